@@ -1,0 +1,156 @@
+"""Bit-packed linear algebra over GF(2).
+
+A vector is a Python ``int`` (bit ``i`` is coordinate ``i``); a matrix is a list of
+such ints. Addition is XOR, so every routine here is exact and needs no
+per-element enumeration.
+
+>>> rank([0b011, 0b110, 0b101])
+2
+>>> solve([0b01, 0b10], 0b11)   # which columns XOR to 0b11?
+3
+"""
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+
+def popcount(x: int) -> int:
+    """Number of set bits. ``popcount(0b1011) == 3``."""
+    return bin(x).count("1")
+
+
+def parity(x: int) -> int:
+    """XOR of the bits of ``x``. ``parity(0b111) == 1``."""
+    return popcount(x) & 1
+
+
+def xor_span(vectors: Iterable[int], select: int) -> int:
+    """XOR of ``vectors[i]`` for every set bit ``i`` of ``select``.
+
+    >>> xor_span([1, 2, 4], 0b101)
+    5
+    """
+    acc = 0
+    for i, v in enumerate(vectors):
+        if (select >> i) & 1:
+            acc ^= v
+    return acc
+
+
+def echelon(vectors: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Reduce ``vectors`` to echelon form keyed by leading (highest) bit.
+
+    Returns ``{pivot_bit: (reduced_vector, combination)}`` where ``combination``
+    is a bit mask over the inputs whose XOR gives ``reduced_vector``. Inputs in
+    the span of earlier ones are dropped.
+
+    >>> sorted(echelon([3, 1, 2]))
+    [0, 1]
+    """
+    table: dict[int, tuple[int, int]] = {}
+    for idx, v in enumerate(vectors):
+        comb = 1 << idx
+        while v:
+            top = v.bit_length() - 1
+            if top not in table:
+                table[top] = (v, comb)
+                break
+            pv, pc = table[top]
+            v ^= pv
+            comb ^= pc
+    return table
+
+
+def rank(vectors: Sequence[int]) -> int:
+    """Rank of the vectors over GF(2). ``rank([1, 1]) == 1``."""
+    return len(echelon(vectors))
+
+
+def independent_mask(vectors: Sequence[int]) -> int:
+    """Mask of the vectors that are *not* in the span of the vectors before them.
+
+    >>> bin(independent_mask([1, 2, 3, 4]))
+    '0b1011'
+    """
+    table: dict[int, int] = {}
+    mask = 0
+    for idx, v in enumerate(vectors):
+        while v:
+            top = v.bit_length() - 1
+            if top not in table:
+                table[top] = v
+                mask |= 1 << idx
+                break
+            v ^= table[top]
+    return mask
+
+
+def solve(vectors: Sequence[int], target: int) -> int | None:
+    """A selection mask ``s`` with ``xor_span(vectors, s) == target``, or None.
+
+    Among the solutions it returns the one built from the earliest independent
+    vectors (the free variables, i.e. vectors dependent on earlier ones, are 0).
+
+    >>> solve([1, 2, 3], 3)
+    3
+    >>> solve([2], 1) is None
+    True
+    """
+    table = echelon(vectors)
+    comb = 0
+    v = target
+    while v:
+        top = v.bit_length() - 1
+        if top not in table:
+            return None
+        pv, pc = table[top]
+        v ^= pv
+        comb ^= pc
+    return comb
+
+
+def nullspace(vectors: Sequence[int]) -> list[int]:
+    """Basis of ``{s : xor_span(vectors, s) == 0}`` as selection masks.
+
+    >>> nullspace([1, 2, 3])
+    [7]
+    """
+    table: dict[int, tuple[int, int]] = {}
+    out = []
+    for idx, v in enumerate(vectors):
+        comb = 1 << idx
+        while v:
+            top = v.bit_length() - 1
+            if top not in table:
+                table[top] = (v, comb)
+                break
+            pv, pc = table[top]
+            v ^= pv
+            comb ^= pc
+        if v == 0:
+            out.append(comb)
+    return out
+
+
+def transpose(rows: Sequence[int], ncols: int) -> list[int]:
+    """Transpose a matrix given as ``rows`` (ints with ``ncols`` bits).
+
+    >>> transpose([0b01, 0b11], 2)
+    [3, 2]
+    """
+    return [sum(((r >> c) & 1) << i for i, r in enumerate(rows)) for c in range(ncols)]
+
+
+def intersect(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """Basis of span(a) ∩ span(b).
+
+    >>> intersect([1, 2], [3, 4])
+    [3]
+    """
+    ns = nullspace(list(a) + list(b))
+    res = [xor_span(a, s & ((1 << len(a)) - 1)) for s in ns]
+    return [v for v in _basis(res)]
+
+
+def _basis(vectors: Sequence[int]) -> list[int]:
+    return [vectors[i] for i in range(len(vectors)) if (independent_mask(vectors) >> i) & 1]
