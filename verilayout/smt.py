@@ -1,0 +1,285 @@
+"""z3 bit-vector encodings of layouts, and the one answer type every proof returns.
+
+Every question verilayout answers ends in a :class:`Verdict`:
+
+* ``proved``: the claim holds for every input (z3 said the negation is unsat,
+  or a complete GF(2) argument was made);
+* ``counterexample``: a concrete input breaks the claim; ``counterexample`` holds
+  the inputs and both sides' values;
+* ``unknown``: the solver gave up (timeout, resource limit). Never reported as proved.
+
+>>> import z3
+>>> x = z3.BitVec("x", 4)
+>>> prove(x ^ x == 0, variables={"x": x}).status
+'proved'
+>>> v = prove(z3.UGT(x + 1, x), variables={"x": x}, show={"x+1": x + 1})
+>>> v.status, v.counterexample
+('counterexample', {'x': 15, 'x+1': 0})
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+import z3
+
+from .errors import LayoutError
+from .layout import LinearLayout
+
+DEFAULT_TIMEOUT_MS = 30_000
+
+PROVED = "proved"
+COUNTEREXAMPLE = "counterexample"
+UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Outcome of a proof obligation.
+
+    ``status`` is ``"proved" | "counterexample" | "unknown"``; ``counterexample``
+    is a dict (inputs and both sides' values) or None; ``reason`` is one line.
+
+    >>> Verdict.holds("bases equal").proved
+    True
+    """
+
+    status: str
+    reason: str
+    counterexample: dict | None = None
+    method: str = ""
+    details: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.status not in (PROVED, COUNTEREXAMPLE, UNKNOWN):
+            raise ValueError(f"bad verdict status {self.status!r}")
+        if self.status == COUNTEREXAMPLE and self.counterexample is None:
+            raise ValueError("a counterexample verdict needs the counterexample")
+
+    @property
+    def proved(self) -> bool:
+        return self.status == PROVED
+
+    @classmethod
+    def holds(cls, reason: str, method: str = "", **details) -> "Verdict":
+        return cls(PROVED, reason, None, method, details)
+
+    @classmethod
+    def fails(cls, counterexample: dict, reason: str, method: str = "", **details) -> "Verdict":
+        return cls(COUNTEREXAMPLE, reason, dict(counterexample), method, details)
+
+    @classmethod
+    def unknown(cls, reason: str, method: str = "", **details) -> "Verdict":
+        return cls(UNKNOWN, reason, None, method, details)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"status": self.status, "proved": self.proved, "reason": self.reason,
+                "counterexample": self.counterexample, "method": self.method}
+
+    def __bool__(self) -> bool:  # pragma: no cover - guard against `if verdict:`
+        raise TypeError("use verdict.proved, not bool(verdict): unknown is not false")
+
+
+def prove(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = None,
+          show: Mapping[str, z3.ExprRef] | None = None, assumptions=(),
+          timeout_ms: int = DEFAULT_TIMEOUT_MS, what: str = "claim") -> Verdict:
+    """Prove ``claim`` for all values of its free variables (under ``assumptions``).
+
+    ``variables`` and ``show`` name the expressions reported in a counterexample.
+
+    >>> y = z3.BitVec("y", 3)
+    >>> prove(z3.ULE(y, 7), variables={"y": y}).proved
+    True
+    """
+    s = z3.Solver()
+    s.set("timeout", int(timeout_ms))
+    for a in assumptions:
+        s.add(a)
+    s.add(z3.Not(claim))
+    res = s.check()
+    if res == z3.unsat:
+        return Verdict.holds(f"{what} holds for every input", method="z3")
+    if res == z3.unknown:
+        return Verdict.unknown(f"z3 gave up on {what}: {s.reason_unknown()}", method="z3")
+    m = s.model()
+    cex = {}
+    for name, expr in {**(variables or {}), **(show or {})}.items():
+        cex[name] = _as_int(m.eval(expr, model_completion=True))
+    return Verdict.fails(cex, f"{what} fails at {_fmt(cex)}", method="z3")
+
+
+def _as_int(v) -> int | bool:
+    if z3.is_bv_value(v):
+        return v.as_long()
+    if z3.is_int_value(v):
+        return v.as_long()
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    raise LayoutError(f"cannot read solver value {v}")
+
+
+def _fmt(d: Mapping) -> str:
+    return ", ".join(f"{k}={v}" for k, v in d.items())
+
+
+# ----- encodings ------------------------------------------------------------------------
+
+def input_vars(in_dims: Mapping[str, int], prefix: str = "") -> dict[str, z3.BitVecRef]:
+    """One bit-vector per input dim, as wide as the dim needs (at least 1 bit).
+
+    >>> sorted(input_vars({"lane": 32, "warp": 4}))
+    ['lane', 'warp']
+    """
+    return {n: z3.BitVec(prefix + n, max(1, (s - 1).bit_length())) for n, s in in_dims.items()}
+
+
+def in_range(vars: Mapping[str, z3.BitVecRef], in_dims: Mapping[str, int]) -> list[z3.BoolRef]:
+    """Constraints ``0 <= v < size`` for dims whose size is not a power of two of the width."""
+    out = []
+    for n, v in vars.items():
+        size = in_dims[n]
+        if size < (1 << v.size()):
+            out.append(z3.ULT(v, size))
+    return out
+
+
+def z3_apply_linear(layout: LinearLayout, vars: Mapping[str, z3.BitVecRef],
+                    width: int | None = None) -> dict[str, z3.BitVecRef]:
+    """Encode ``layout`` as XOR of bases selected by the bits of ``vars``.
+
+    Output dims are ``width`` bits wide (default: just enough for their size).
+
+    >>> L = LinearLayout.identity1D(4, "i", "o")
+    >>> i = z3.BitVec("i", 2); out = z3_apply_linear(L, {"i": i})
+    >>> prove(out["o"] == z3.ZeroExt(1, i), variables={"i": i}).proved
+    True
+    """
+    outs = {}
+    for n, size in layout.out_dims.items():
+        w = width or max(1, size.bit_length())
+        acc = z3.BitVecVal(0, w)
+        for in_name, blist in layout.bases.items():
+            v = vars[in_name]
+            k = layout.out_dim_names.index(n)
+            for bit, b in enumerate(blist):
+                if b[k]:
+                    sel = z3.Extract(bit, bit, v)
+                    acc = acc ^ z3.If(sel == 1, z3.BitVecVal(b[k], w), z3.BitVecVal(0, w))
+        outs[n] = z3.simplify(acc)
+    return outs
+
+
+@dataclass(frozen=True)
+class FunctionLayout:
+    """A layout that is an integer function, not necessarily GF(2)-linear.
+
+    ``fn`` maps an input dict to an output dict (ints); ``z3_fn`` maps a dict of
+    bit-vectors to a dict of bit-vectors (the encoding used in proofs).
+    """
+
+    in_dims: dict
+    out_dims: dict
+    fn: Callable[[Mapping[str, int]], dict]
+    z3_fn: Callable[[Mapping[str, z3.BitVecRef]], dict]
+    name: str = "function"
+
+    def apply(self, coords: Mapping[str, int]) -> dict:
+        return self.fn(coords)
+
+
+def as_function(layout) -> FunctionLayout:
+    """View a LinearLayout (or anything with ``to_function()``) as a FunctionLayout."""
+    if isinstance(layout, FunctionLayout):
+        return layout
+    if isinstance(layout, LinearLayout):
+        return FunctionLayout(layout.in_dims, layout.out_dims, layout.apply,
+                              lambda v, L=layout: z3_apply_linear(L, v), "linear")
+    if hasattr(layout, "to_function"):
+        return layout.to_function()
+    raise LayoutError(f"cannot encode {type(layout).__name__} as a z3 function")
+
+
+def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Prove two layouts are the same function (same input and output dims).
+
+    Both GF(2)-linear: decided by comparing bases (a linear map is fixed by its
+    bases), and a differing basis is the counterexample. Otherwise z3.
+
+    >>> A = LinearLayout.identity1D(4, "i", "o"); B = LinearLayout({"i": [[1], [3]]}, ["o"])
+    >>> v = equal(A, B); v.status, v.counterexample["i"]
+    ('counterexample', 2)
+    """
+    if set(a.in_dims.items()) != set(b.in_dims.items()):
+        raise LayoutError(f"input dims differ: {dict(a.in_dims)} vs {dict(b.in_dims)}")
+    if set(a.out_dims) != set(b.out_dims):
+        raise LayoutError(f"output dims differ: {list(a.out_dims)} vs {list(b.out_dims)}")
+    if isinstance(a, LinearLayout) and isinstance(b, LinearLayout):
+        bb = b.transpose_ins(a.in_dim_names).transpose_outs(a.out_dim_names)
+        ab, bbb = a.bases, bb.bases
+        for n in a.in_dim_names:
+            for i, (x, y) in enumerate(zip(ab[n], bbb[n])):
+                if x != y:
+                    inp = {m: 0 for m in a.in_dim_names}
+                    inp[n] = 1 << i
+                    cex = {**inp, "lhs": dict(zip(a.out_dim_names, x)),
+                           "rhs": dict(zip(a.out_dim_names, y))}
+                    return Verdict.fails(cex, f"layouts differ at {n}={1 << i}: "
+                                         f"{cex['lhs']} vs {cex['rhs']}", method="gf2")
+        return Verdict.holds("every basis is equal, so the linear maps are equal", method="gf2")
+    fa, fb = as_function(a), as_function(b)
+    vars = input_vars(fa.in_dims)
+    oa, ob = fa.z3_fn(vars), fb.z3_fn(vars)
+    width = max(max(e.size() for e in oa.values()), max(e.size() for e in ob.values()))
+    claim = z3.And([_zext(oa[n], width) == _zext(ob[n], width) for n in oa])
+    show = {**{f"lhs.{n}": oa[n] for n in oa}, **{f"rhs.{n}": ob[n] for n in ob}}
+    v = prove(claim, variables=vars, show=show, assumptions=in_range(vars, fa.in_dims),
+              timeout_ms=timeout_ms, what="layout equality")
+    if v.status == COUNTEREXAMPLE:
+        c = v.counterexample
+        cex = {n: c[n] for n in vars}
+        cex["lhs"] = {n: c[f"lhs.{n}"] for n in oa}
+        cex["rhs"] = {n: c[f"rhs.{n}"] for n in ob}
+        return Verdict.fails(cex, f"layouts differ at {_fmt({n: c[n] for n in vars})}: "
+                             f"{cex['lhs']} vs {cex['rhs']}", method="z3")
+    return v
+
+
+def _zext(e: z3.BitVecRef, width: int) -> z3.BitVecRef:
+    return z3.ZeroExt(width - e.size(), e) if e.size() < width else e
+
+
+def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Prove no two inputs map to the same output (GF(2) rank, or z3)."""
+    if isinstance(layout, LinearLayout):
+        from . import gf2
+        ns = gf2.nullspace(list(layout.columns))
+        if not ns:
+            return Verdict.holds("the bases are linearly independent", method="gf2")
+        x = ns[0]
+        a = _unflatten(layout, x)
+        zero = {n: 0 for n in layout.in_dim_names}
+        return Verdict.fails({"input_a": a, "input_b": zero, "output": layout.apply(a)},
+                             f"{_fmt(a)} and the zero input both map to {layout.apply(a)}",
+                             method="gf2")
+    f = as_function(layout)
+    va, vb = input_vars(f.in_dims, "a_"), input_vars(f.in_dims, "b_")
+    oa, ob = f.z3_fn(va), f.z3_fn(vb)
+    same_out = z3.And([oa[n] == ob[n] for n in oa])
+    diff_in = z3.Or([va[n] != vb[n] for n in va])
+    return prove(z3.Not(z3.And(same_out, diff_in)),
+                 variables={**{f"a.{n}": v for n, v in va.items()},
+                            **{f"b.{n}": v for n, v in vb.items()}},
+                 assumptions=in_range(va, f.in_dims) + in_range(vb, f.in_dims),
+                 timeout_ms=timeout_ms, what="injectivity")
+
+
+def _unflatten(layout: LinearLayout, x: int) -> dict[str, int]:
+    out = {}
+    for n, size in layout.in_dims.items():
+        b = size.bit_length() - 1
+        out[n] = x & (size - 1)
+        x >>= b
+    return out
