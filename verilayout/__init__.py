@@ -1,6 +1,23 @@
-"""verilayout: proofs and synthesis for GPU tensor layouts."""
+"""verilayout: proofs and synthesis for GPU tensor layouts.
+
+>>> from verilayout import LinearLayout, equal
+>>> L = LinearLayout.identity1D(32, "lane", "dim0")
+>>> equal(L, L).proved
+True
+"""
 from .errors import LayoutError
 from .layout import LinearLayout
+from .smt import Verdict, equal, prove
 
-__all__ = ["LayoutError", "LinearLayout"]
+__all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "prove", "parse"]
 __version__ = "0.1.0"
+
+
+def parse(text: str, shape=None, **options):
+    """Parse layout text: Triton MLIR (attributes, types, TTGIR files) or CuTe.
+
+    Returns a LinearLayout when the layout is GF(2)-linear, otherwise a CuTe
+    layout object with a z3 encoding. See :func:`verilayout.frontends.triton.parse`.
+    """
+    from .frontends.triton import parse as _parse
+    return _parse(text, shape=shape, **options)

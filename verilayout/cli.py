@@ -1,0 +1,187 @@
+"""The `verilayout` command line. Every subcommand is a thin door onto the library.
+
+Exit codes: 0 the claim holds / the command worked, 1 a claim failed (a
+counterexample was printed), 2 bad input (one line on stderr, no traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Sequence
+
+from .errors import LayoutError
+
+DTYPE_BITS = {
+    "i1": 1, "b1": 1, "i4": 4, "e2m1": 4, "i8": 8, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8,
+    "f8e4m3fn": 8, "f8e5m2": 8, "f8E4M3FN": 8, "f8E5M2": 8,
+    "i16": 16, "f16": 16, "bf16": 16, "i32": 32, "f32": 32, "tf32": 32, "s32": 32, "i64": 64, "f64": 64,
+}
+
+EPILOG_MAIN = """\
+examples:
+  verilayout show '#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw
+  verilayout show 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))' --view bases
+  verilayout check                 # prove every obligation in specs/
+exit codes: 0 holds, 1 a counterexample was found, 2 bad input
+"""
+
+
+def parse_shape_arg(text: str) -> list[int]:
+    """``"256x32"`` -> ``[256, 32]``.
+
+    >>> parse_shape_arg("256x32")
+    [256, 32]
+    """
+    if not re.fullmatch(r"\d+(x\d+)*", text.strip()):
+        raise LayoutError(f"--shape {text!r}: expected sizes separated by 'x', e.g. 256x32")
+    return [int(t) for t in text.strip().split("x")]
+
+
+def parse_type_arg(text: str) -> tuple[list[int], str]:
+    """``"tensor<256x32xf16>"`` -> ``([256, 32], "f16")``.
+
+    >>> parse_type_arg("tensor<64x64xbf16>")
+    ([64, 64], 'bf16')
+    """
+    m = re.fullmatch(r"\s*(?:tensor|!ttg\.memdesc|memdesc)?<?\s*((?:\d+x)+)([A-Za-z][A-Za-z0-9]*)\s*>?\s*", text)
+    if not m:
+        raise LayoutError(f"-t {text!r}: expected a type like tensor<256x32xf16>")
+    dtype = m.group(2)
+    if dtype not in DTYPE_BITS:
+        raise LayoutError(f"-t {text!r}: unknown element type '{dtype}' "
+                          f"(known: {', '.join(sorted(DTYPE_BITS))})")
+    return [int(t) for t in m.group(1).rstrip("x").split("x")], dtype
+
+
+def read_layout_arg(text: str) -> str:
+    """A layout argument is literal text, ``@FILE``, or the path of an existing file."""
+    if text.startswith("@"):
+        path = text[1:]
+    elif os.path.isfile(text) and not text.lstrip().startswith(("#", "(", "Sw", "!")):
+        path = text
+    else:
+        return text
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise LayoutError(f"cannot read layout file {path!r}: {e.strerror}") from None
+
+
+def load_layout(args) -> object:
+    """Parse ``args.layout`` with the shape/type/name options of the command."""
+    from . import parse
+    text = read_layout_arg(args.layout)
+    shape, dtype = None, None
+    if getattr(args, "type", None):
+        shape, dtype = parse_type_arg(args.type)
+    if getattr(args, "shape", None):
+        if shape is not None:
+            raise LayoutError("give either -t/--type or --shape, not both")
+        shape = parse_shape_arg(args.shape)
+    kw = {}
+    if getattr(args, "name", None):
+        kw["name"] = args.name
+    if getattr(args, "swizzle_units", None):
+        kw["swizzle_units"] = args.swizzle_units
+    if dtype is not None:
+        kw["elem_bits"] = DTYPE_BITS[dtype]
+    return parse(text, shape=shape, **kw), shape
+
+
+def cmd_show(args) -> int:
+    from .layout import LinearLayout
+    from .views import format_bases, format_tensor_view
+    layout, shape = load_layout(args)
+    if not isinstance(layout, LinearLayout):
+        to_linear = getattr(layout, "to_linear", None)
+        if to_linear is None:
+            raise LayoutError("this layout is not GF(2)-linear, so it has no bases to show")
+        layout = to_linear()
+    if args.json:
+        print(json.dumps(layout.to_dict()))
+    elif args.view == "hw":
+        from .frontends.triton import format_hardware_view
+        print(format_hardware_view(layout, shape or list(layout.out_dims.values())))
+    elif args.view == "tensor":
+        print(format_tensor_view(layout))
+    else:
+        print(format_bases(layout))
+    if args.svg:
+        from .emit.svg import layout_svg
+        with open(args.svg, "w", encoding="utf-8") as f:
+            f.write(layout_svg(layout))
+    return 0
+
+
+def _add_layout_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("layout", help="layout text (Triton MLIR attribute or type, CuTe layout), "
+                   "@FILE, or a TTGIR file path")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-t", "--type", metavar="TYPE", help="tensor type giving shape and element type, "
+                   "e.g. 'tensor<256x32xf16>'")
+    g.add_argument("--shape", metavar="AxB", help="tensor shape, e.g. 256x32")
+    p.add_argument("--name", metavar="#ALIAS", help="which alias of a TTGIR file to use, e.g. '#blocked1'")
+    p.add_argument("--swizzle-units", choices=["bytes", "elements"],
+                   help="for a bare CuTe 'Swizzle<B,M,S> o L': does the swizzle act on byte "
+                   "addresses or element offsets")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
+        "or a concrete counterexample.", epilog=EPILOG_MAIN,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("show", help="print a layout: its bases, the hardware view, or the tensor grid",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Parse a layout and print it.",
+                       epilog="examples:\n"
+                       "  verilayout show '#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
+                       "warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw\n"
+                       "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n")
+    _add_layout_options(p)
+    p.add_argument("--view", choices=["bases", "hw", "tensor"], default="bases",
+                   help="bases: the basis of every input bit (default); hw: 'Warp0:' listing of who "
+                   "holds what, as Triton's format_hardware_view; tensor: grid of owners per element")
+    p.add_argument("--json", action="store_true", help="print the layout as JSON "
+                   '({"in_dims", "out_dims", "bases"})')
+    p.add_argument("--svg", metavar="FILE", help="also draw the layout as an SVG picture")
+    p.set_defaults(func=cmd_show)
+    for mod in _command_modules():
+        mod.register(sub)
+    return parser
+
+
+def _command_modules():
+    import importlib
+    mods = []
+    for name in ("cli_wgmma", "cli_banks", "cli_blockload", "cli_emit", "cli_check"):
+        try:
+            mods.append(importlib.import_module(f".{name}", __package__))
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{name}":
+                raise
+    return mods
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except LayoutError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
