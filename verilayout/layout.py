@@ -520,10 +520,21 @@ class LinearLayout:
             if b > outer._in_bits(n):
                 raise LayoutError(f"compose: output dim '{n}' has size {1 << b} but the outer "
                                   f"layout's input '{n}' only {outer.in_dim_size(n)}")
+        # where each of self's packed output bits sits in outer's flattened input
+        bit_map = []
+        for n, b in self._out:
+            base = outer._in_offset(n)
+            bit_map.extend(base + i for i in range(b))
+        ocols = outer._cols
         cols = []
         for c in self._cols:
-            x = outer.flatten_in(dict(zip(self.out_dim_names, self._unpack(c))))
-            cols.append(outer.apply_packed(x))
+            acc, k = 0, 0
+            while c:
+                if c & 1:
+                    acc ^= ocols[bit_map[k]]
+                c >>= 1
+                k += 1
+            cols.append(acc)
         return LinearLayout._raw(self._in, outer._out, cols)
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
@@ -539,17 +550,21 @@ class LinearLayout:
         if set(self.out_dim_names) != set(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: output dims differ: {self.out_dim_names} "
                               f"vs {outer.out_dim_names}")
-        if not outer.is_surjective():
-            raise LayoutError("invert_and_compose: the outer layout is not surjective")
         for n, b in self._out:
             if b > outer._out_bits(n):
                 raise LayoutError(f"invert_and_compose: output '{n}' of size {1 << b} exceeds "
                                   f"the outer layout's {outer.out_dim_size(n)}")
         table = gf2.echelon(outer._cols)
+        if len(table) != outer.total_out_bits:
+            raise LayoutError("invert_and_compose: the outer layout is not surjective")
+        same_packing = self._out == outer._out
         cols = []
         for c in self._cols:
-            vals = dict(zip(self.out_dim_names, self._unpack(c)))
-            target = outer._pack([vals.get(n, 0) for n in outer.out_dim_names])
+            if same_packing:
+                target = c
+            else:
+                vals = dict(zip(self.out_dim_names, self._unpack(c)))
+                target = outer._pack([vals.get(n, 0) for n in outer.out_dim_names])
             comb, v = 0, target
             while v:
                 pv, pc = table[v.bit_length() - 1]
@@ -564,7 +579,8 @@ class LinearLayout:
         >>> L = LinearLayout({"r": [[2], [1]]}, ["o"]); L.invert().compose(L) == LinearLayout.identity1D(4, "o", "o")
         True
         """
-        if not self.is_invertible():
+        r = self.rank()
+        if not r == self.total_in_bits == self.total_out_bits:
             raise LayoutError(f"layout is not invertible (rank {self.rank()}, "
                               f"{self.total_in_bits} input bits, {self.total_out_bits} output bits)")
         return self._identity_on_outs().invert_and_compose(self)
@@ -577,10 +593,8 @@ class LinearLayout:
         return self._identity_on_outs().invert_and_compose(self)
 
     def _identity_on_outs(self) -> "LinearLayout":
-        ident = LinearLayout.empty()
-        for n, b in self._out:
-            ident = ident * LinearLayout.identity1D(1 << b, n, n)
-        return ident
+        n = self.total_out_bits
+        return LinearLayout._raw(self._out, self._out, [1 << i for i in range(n)])
 
     def transpose_ins(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder input dims (``order`` is a permutation of the names)."""
