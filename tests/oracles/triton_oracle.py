@@ -29,6 +29,10 @@ Command line
     ``{"ready": true, ...}``, then ``{"index": i, "response": {...}}`` per
     request, then ``{"done": true}``.  It ends with ``os._exit(0)``.
 
+``python tests/oracles/triton_oracle.py --write-sample tests/oracles/fixtures_sample.json``
+    Answers the built-in ``SAMPLE_REQUESTS`` (one per kind, a few failing on
+    purpose) and stores ``[{"request": ..., "response": ...}, ...]``.
+
 Python API
 ----------
 ``run_oracle(requests, timeout=60.0, startup_timeout=300.0, python=None,
@@ -52,7 +56,8 @@ import threading
 import time
 import traceback
 
-__all__ = ["run_oracle", "oracle_available", "LAYOUT_KINDS", "DISTRIBUTED_KINDS", "SHARED_KINDS"]
+__all__ = ["run_oracle", "oracle_available", "write_sample", "SAMPLE_REQUESTS", "LAYOUT_KINDS", "DISTRIBUTED_KINDS",
+           "SHARED_KINDS", "OTHER_KINDS"]
 
 DISTRIBUTED_KINDS = ("blocked", "slice", "nvidia_mma", "dot_operand", "amd_mfma", "amd_wmma", "linear")
 SHARED_KINDS = ("nvmma_shared", "swizzled_shared", "shared_linear", "padded_shared")

@@ -1,0 +1,343 @@
+"""Spec files (``specs/*.toml``) and the runner behind ``verilayout check``.
+
+A spec file names layouts and states obligations about them::
+
+    [layouts.acc]                       # any text verilayout.parse accepts
+    text = "#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 32, 16]}>"
+    shape = [64, 32]
+
+    [layouts.blocked]
+    text = "tensor<32x16xf16, #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>>"
+
+    [[obligation]]
+    name = "blocked covers every element"
+    kind = "surjective"                 # equal | injective | surjective | invertible | ...
+    layout = "blocked"
+
+    [[obligation]]
+    kind = "equal"
+    lhs = "acc"
+    rhs = "acc_by_hand"
+    expect = "proved"                   # or "counterexample": a known-wrong claim stays wrong
+
+A layout entry is a table with ``text`` (or ``file``, a path relative to the spec,
+with optional ``name`` for a TTGIR alias), optional ``shape``, ``swizzle_units``,
+``elem_bits``; or a table with ``bases`` / ``in_dims`` / ``out_dims`` (the JSON form
+of ``LinearLayout.to_dict``). A bare string is ``text``. Other capabilities add layout
+sources and obligation kinds through :func:`register_source` / :func:`register_kind`.
+
+Unknown keys are errors: nothing written in a spec is silently ignored.
+
+>>> spec = load_spec_text('[layouts.l]\\nbases = {lane = [[1], [2]]}\\nout_dims = {dim0 = 4}\\n'
+...                       '[[obligation]]\\nkind = "invertible"\\nlayout = "l"\\n', "inline.toml")
+>>> [r.verdict.status for r in run_spec(spec)]
+['proved']
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .errors import LayoutError
+from .layout import LinearLayout
+from .smt import DEFAULT_TIMEOUT_MS, Verdict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Obligation:
+    """One claim of a spec file."""
+
+    file: str
+    index: int
+    name: str
+    kind: str
+    params: dict
+    expect: str = "proved"
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}::{self.name}"
+
+
+@dataclass
+class Spec:
+    """A parsed spec file: its layout entries (unparsed) and obligations."""
+
+    path: str
+    layouts: dict
+    obligations: list
+    _cache: dict = field(default_factory=dict)
+
+    def layout(self, name: str, where: str) -> Any:
+        """The parsed layout called ``name`` (parsed once, then cached)."""
+        if name not in self.layouts:
+            raise LayoutError(f"{where}: no layout named '{name}' in [layouts] "
+                              f"(have {sorted(self.layouts)})")
+        if name not in self._cache:
+            self._cache[name] = _build_layout(self.layouts[name], self.path, f"layouts.{name}")
+        return self._cache[name]
+
+
+@dataclass(frozen=True)
+class Result:
+    """An obligation and what the prover said about it."""
+
+    obligation: Obligation
+    verdict: Verdict
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict.status == self.obligation.expect
+
+
+# ----- registries ---------------------------------------------------------------------------
+
+_SOURCES: dict[str, Callable[[dict, str, str], Any]] = {}
+_KINDS: dict[str, tuple[Callable[..., Verdict], dict]] = {}
+
+
+def register_source(key: str, fn: Callable[[dict, str, str], Any]) -> None:
+    """A layout entry containing ``key`` is built by ``fn(entry, spec_path, where)``."""
+    _SOURCES[key] = fn
+
+
+def register_kind(kind: str, fn: Callable[..., Verdict], params: Mapping[str, str]) -> None:
+    """Obligation ``kind`` is proved by ``fn(spec, where, timeout_ms, **params)``.
+
+    ``params`` maps each accepted key to "layout" (a layout name, resolved
+    before the call), "required" or "optional" (plain values).
+    """
+    _KINDS[kind] = (fn, dict(params))
+
+
+def kinds() -> list[str]:
+    _load_plugins()
+    return sorted(_KINDS)
+
+
+# ----- loading -----------------------------------------------------------------------------
+
+_LAYOUT_KEYS = {"text", "file", "name", "shape", "swizzle_units", "elem_bits", "dtype",
+                "bases", "in_dims", "out_dims", "description"}
+
+
+def _build_layout(entry: Any, spec_path: str, where: str) -> Any:
+    from . import parse
+    if isinstance(entry, str):
+        entry = {"text": entry}
+    if not isinstance(entry, dict):
+        raise LayoutError(f"{spec_path}: {where}: a layout is a string or a table")
+    for key, fn in _SOURCES.items():
+        if key in entry:
+            return fn(entry, spec_path, where)
+    unknown = set(entry) - _LAYOUT_KEYS
+    if unknown:
+        raise LayoutError(f"{spec_path}: {where}: unknown keys {sorted(unknown)} "
+                          f"(known: {sorted(_LAYOUT_KEYS | set(_SOURCES))})")
+    if "bases" in entry:
+        d = {k: entry[k] for k in ("bases", "in_dims", "out_dims") if k in entry}
+        if "in_dims" not in d:
+            d["in_dims"] = {n: 1 << len(b) for n, b in entry["bases"].items()}
+        try:
+            return LinearLayout.from_dict(d)
+        except LayoutError as e:
+            raise LayoutError(f"{spec_path}: {where}: {e}") from None
+    if "text" in entry:
+        text = entry["text"]
+    elif "file" in entry:
+        path = os.path.join(os.path.dirname(spec_path), entry["file"])
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise LayoutError(f"{spec_path}: {where}: cannot read {path}: {e.strerror}") from None
+    else:
+        raise LayoutError(f"{spec_path}: {where}: needs 'text', 'file' or 'bases'")
+    kw = {k: entry[k] for k in ("name", "swizzle_units", "elem_bits") if k in entry}
+    if "dtype" in entry:
+        from .cli import DTYPE_BITS
+        if entry["dtype"] not in DTYPE_BITS:
+            raise LayoutError(f"{spec_path}: {where}: unknown dtype {entry['dtype']!r}")
+        kw["elem_bits"] = DTYPE_BITS[entry["dtype"]]
+    try:
+        return parse(text, shape=entry.get("shape"), **kw)
+    except LayoutError as e:
+        raise LayoutError(f"{spec_path}: {where}: {e}") from None
+
+
+def load_spec_text(text: str, path: str) -> Spec:
+    """Parse the TOML text of a spec file; errors name the file and the entry."""
+    _load_plugins()
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise LayoutError(f"{path}: {e}") from None
+    unknown = set(data) - {"layouts", "obligation", "description"}
+    if unknown:
+        raise LayoutError(f"{path}: unknown top-level keys {sorted(unknown)} "
+                          "(known: layouts, obligation, description)")
+    layouts = data.get("layouts", {})
+    if not isinstance(layouts, dict):
+        raise LayoutError(f"{path}: [layouts] must be a table")
+    obs = []
+    raw = data.get("obligation", [])
+    if not isinstance(raw, list):
+        raise LayoutError(f"{path}: obligations are written [[obligation]]")
+    names = set()
+    for i, ob in enumerate(raw, 1):
+        where = f"{path}: obligation {i}"
+        kind = ob.get("kind")
+        if kind not in _KINDS:
+            raise LayoutError(f"{where}: unknown kind {kind!r} (known: {', '.join(sorted(_KINDS))})")
+        _, params = _KINDS[kind]
+        allowed = set(params) | {"kind", "name", "expect", "description"}
+        extra = set(ob) - allowed
+        if extra:
+            raise LayoutError(f"{where} ({kind}): unknown keys {sorted(extra)} "
+                              f"(accepted: {sorted(allowed)})")
+        for p, role in params.items():
+            if role in ("layout", "required") and p not in ob:
+                raise LayoutError(f"{where} ({kind}): missing '{p}'")
+        expect = ob.get("expect", "proved")
+        if expect not in ("proved", "counterexample"):
+            raise LayoutError(f"{where}: expect must be 'proved' or 'counterexample', not {expect!r}")
+        name = ob.get("name") or f"{i}-{kind}"
+        if name in names:
+            raise LayoutError(f"{where}: duplicate obligation name {name!r}")
+        names.add(name)
+        obs.append(Obligation(path, i, name, kind,
+                              {k: v for k, v in ob.items() if k in params}, expect))
+    return Spec(path, layouts, obs)
+
+
+def load_spec(path: str) -> Spec:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise LayoutError(f"cannot read spec {path}: {e.strerror}") from None
+    return load_spec_text(text, path)
+
+
+def collect(paths: list[str]) -> list[str]:
+    """Spec files under ``paths`` (directories are searched for ``*.toml``), sorted."""
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, _, names in os.walk(p):
+                files.extend(os.path.join(root, n) for n in names if n.endswith(".toml"))
+        elif os.path.isfile(p):
+            files.append(p)
+        else:
+            raise LayoutError(f"no such spec file or directory: {p}")
+    return sorted(files)
+
+
+# ----- running -----------------------------------------------------------------------------
+
+def run_obligation(spec: Spec, ob: Obligation, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Result:
+    """Prove one obligation; bad layout text in it becomes a LayoutError."""
+    fn, params = _KINDS[ob.kind]
+    where = f"{ob.file}: obligation {ob.index} ({ob.name})"
+    args = {}
+    for p, role in params.items():
+        if p not in ob.params:
+            continue
+        v = ob.params[p]
+        args[p] = spec.layout(v, where) if role == "layout" else v
+    t0 = time.perf_counter()
+    verdict = fn(spec=spec, where=where, timeout_ms=timeout_ms, **args)
+    return Result(ob, verdict, time.perf_counter() - t0)
+
+
+def run_spec(spec: Spec, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[Result]:
+    return [run_obligation(spec, ob, timeout_ms) for ob in spec.obligations]
+
+
+# ----- the basic obligation kinds ------------------------------------------------------------
+
+def _equal(spec, where, timeout_ms, lhs, rhs):
+    from .smt import equal
+    return equal(lhs, rhs, timeout_ms=timeout_ms)
+
+
+def _injective(spec, where, timeout_ms, layout):
+    from .smt import check_injective
+    return check_injective(layout, timeout_ms=timeout_ms)
+
+
+def _surjective(spec, where, timeout_ms, layout):
+    return check_surjective(_linear(layout, where))
+
+
+def _invertible(spec, where, timeout_ms, layout):
+    lin = _linear(layout, where)
+    v = check_surjective(lin)
+    if not v.proved:
+        return v
+    from .smt import check_injective
+    w = check_injective(lin, timeout_ms=timeout_ms)
+    if not w.proved:
+        return w
+    return Verdict.holds("bijective: the bases span every output bit and are independent",
+                         method="gf2")
+
+
+def _linear(layout, where) -> LinearLayout:
+    if isinstance(layout, LinearLayout):
+        return layout
+    to_linear = getattr(layout, "to_linear", None)
+    if to_linear is None:
+        raise LayoutError(f"{where}: this obligation needs a GF(2)-linear layout")
+    return to_linear()
+
+
+def check_surjective(layout: LinearLayout) -> Verdict:
+    """Prove every output is reached; otherwise name an output no input reaches.
+
+    >>> check_surjective(LinearLayout({"r": [[1]]}, {"o": 4}, False)).counterexample
+    {'output': {'o': 2}}
+    """
+    from . import gf2
+    table = gf2.echelon(list(layout.columns))
+    if len(table) == layout.total_out_bits:
+        return Verdict.holds("the bases span every output bit", method="gf2")
+    # the lowest output bit not reachable as a leading bit: 1 << bit is not in the span
+    for bit in range(layout.total_out_bits):
+        if gf2.solve(list(layout.columns), 1 << bit) is None:
+            missed = dict(zip(layout.out_dim_names, layout._unpack(1 << bit)))
+            return Verdict.fails({"output": missed}, f"no input reaches {missed}", method="gf2")
+    raise AssertionError("rank deficit without an unreachable unit vector")  # pragma: no cover
+
+
+register_kind("equal", _equal, {"lhs": "layout", "rhs": "layout"})
+register_kind("injective", _injective, {"layout": "layout"})
+register_kind("surjective", _surjective, {"layout": "layout"})
+register_kind("invertible", _invertible, {"layout": "layout"})
+
+_PLUGINS = ("verilayout.spec_wgmma", "verilayout.spec_banks", "verilayout.spec_blockload")
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    """Capabilities register their obligation kinds in modules named in ``_PLUGINS``."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    import importlib
+    for name in _PLUGINS:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
