@@ -141,3 +141,15 @@ def test_algebra_agrees_with_triton_linear_layout():
     assert sum(checked.values()) == len(cases)
     # pseudoinvert and invert_and_compose choose the same preimages as Triton (free variables 0)
     assert checked["pseudoinvert"] == checked["invert_and_compose"] == 120
+
+
+def test_seed_inferred_size_example_is_rejected_by_triton_too():
+    # seed 004_d7c7c1cef06bdad0.txt: in1 -> {1,0},{5,1},{2,2} with inferred out sizes "8 and 4"
+    # and "requires surjective". Triton's from_bases refuses it (3 bases cannot cover 32
+    # outputs), as verilayout does.
+    req = {"kind": "ll_op", "op": "build",
+           "a": {"bases": [["in1", [[1, 0], [5, 1], [2, 2]]]], "out_dims": ["out1", "out2"]}}
+    (bad,) = oracle.run_oracle([req], timeout=60)
+    assert not bad["ok"] and "surjective" in bad.get("detail", "") + bad.get("message", "")
+    with pytest.raises(Exception, match="not surjective"):
+        LinearLayout({"in1": [[1, 0], [5, 1], [2, 2]]}, ["out1", "out2"])
