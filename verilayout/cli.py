@@ -112,8 +112,12 @@ def cmd_show(args) -> int:
         print(format_bases(layout))
     if args.svg:
         from .emit.svg import layout_svg
-        with open(args.svg, "w", encoding="utf-8") as f:
-            f.write(layout_svg(layout))
+        bits = DTYPE_BITS[parse_type_arg(args.type)[1]] if args.type else 16
+        try:
+            with open(args.svg, "w", encoding="utf-8") as f:
+                f.write(layout_svg(layout, elem_bits=bits))
+        except OSError as e:
+            raise LayoutError(f"cannot write {args.svg}: {e.strerror}") from None
     return 0
 
 
