@@ -71,6 +71,11 @@ def read_layout_arg(text: str) -> str:
         raise LayoutError(f"cannot read layout file {path!r}: {e.strerror}") from None
 
 
+def _is_mlir(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(("#", "!", "tensor", "module", "//")) or "\n#" in t
+
+
 def load_layout(args) -> object:
     """Parse ``args.layout`` with the shape/type/name options of the command."""
     from . import parse
@@ -87,8 +92,8 @@ def load_layout(args) -> object:
         kw["name"] = args.name
     if getattr(args, "swizzle_units", None):
         kw["swizzle_units"] = args.swizzle_units
-    if dtype is not None:
-        kw["elem_bits"] = DTYPE_BITS[dtype]
+    if dtype is not None and not _is_mlir(text):
+        kw["elem_bits"] = DTYPE_BITS[dtype]  # CuTe: the element width fixes byte/element units
     return parse(text, shape=shape, **kw), shape
 
 

@@ -31,7 +31,10 @@ def _owner_label(layout: LinearLayout, coords: dict) -> str:
         if ins.get("block", 1) > 1:
             label = f"B{coords.get('block', 0)}" + label
         return label
-    return ",".join(f"{v}" for v in coords.values())
+    shown = {n: v for n, v in coords.items() if ins[n] > 1}
+    if list(shown) == ["offset"] or not shown:
+        return str(coords.get("offset", 0))
+    return ",".join(f"{n[0]}{v}" for n, v in shown.items())
 
 
 def tensor_view(layout: LinearLayout) -> list[list[list[str]]]:
