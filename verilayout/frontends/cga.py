@@ -258,7 +258,8 @@ def combine_cta_cga_with_shape(cta: LinearLayout, params: Mapping,
     The CGA layout is first broadcast down to ``shape``; each CTA then owns
     ``shape / cga_size`` (at least 1) along each dim, and the CTA layout is fitted
     to that: a smaller layout repeats in its first input dim (registers), a
-    larger one broadcasts (its largest bases are zeroed). The result's out dims
+    larger one broadcasts: its largest register bases are dropped, its largest
+    other bases zeroed (Triton 3.9 drops registers here; checked against the wheel). The result's out dims
     are ``dim0..`` in order, sized exactly ``shape``.
 
     >>> cta = LinearLayout.identity1D(4, "register", "dim0")
@@ -275,7 +276,7 @@ def combine_cta_cga_with_shape(cta: LinearLayout, params: Mapping,
     cga = cga.transpose_outs(cta.out_dim_names)
     cta_shape = {n: max(1, labeled[n] // cga.out_dim_size(n)) for n in cta.out_dim_names}
     cta = ensure_layout_not_smaller_than(cta, cta_shape)
-    cta = ensure_layout_not_larger_than(cta, cta_shape)
+    cta = ensure_layout_not_larger_than(cta, cta_shape, broadcast_registers=False)
     ret = (cta * cga).transpose_outs(names)
     for n in names:
         if ret.out_dim_size(n) != labeled[n]:
