@@ -99,7 +99,7 @@ def load_layout(args) -> object:
 
 def cmd_show(args) -> int:
     from .layout import LinearLayout
-    from .views import format_bases, format_tensor_view
+    from .views import format_bases, format_owner_grid
     layout, shape = load_layout(args)
     if not isinstance(layout, LinearLayout):
         to_linear = getattr(layout, "to_linear", None)
@@ -112,7 +112,10 @@ def cmd_show(args) -> int:
         from .frontends.triton import format_hardware_view
         print(format_hardware_view(layout, shape or list(layout.out_dims.values())))
     elif args.view == "tensor":
-        print(format_tensor_view(layout))
+        from .frontends.triton import format_tensor_view
+        print(format_tensor_view(layout, shape or list(layout.out_dims.values())))
+    elif args.view == "grid":
+        print(format_owner_grid(layout))
     else:
         print(format_bases(layout))
     if args.svg:
@@ -153,9 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw\n"
                        "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n")
     _add_layout_options(p)
-    p.add_argument("--view", choices=["bases", "hw", "tensor"], default="bases",
+    p.add_argument("--view", choices=["bases", "hw", "tensor", "grid"], default="bases",
                    help="bases: the basis of every input bit (default); hw: 'Warp0:' listing of who "
-                   "holds what, as Triton's format_hardware_view; tensor: grid of owners per element")
+                   "holds what, as Triton's format_hardware_view; tensor: Triton's tensor view; "
+                   "grid: one cell per element with its owners (T<thread>:<register>) or its "
+                   "shared-memory offset")
     p.add_argument("--json", action="store_true", help="print the layout as JSON "
                    '({"in_dims", "out_dims", "bases"})')
     p.add_argument("--svg", metavar="FILE", help="also draw the layout as an SVG picture")

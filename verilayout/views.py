@@ -1,8 +1,8 @@
-"""Text views of a layout for people: bases, tensor grid.
+"""Text views of a layout for people: bases, and the grid of owners (or offsets) per element.
 
-The hardware-centric view ("Warp0:" listings) lives with the Triton front-end,
-:func:`verilayout.frontends.triton.format_hardware_view`, because it must match
-Triton's own output byte for byte.
+The hardware-centric and tensor views that must match Triton's own output byte for
+byte live with the Triton front-end (:func:`verilayout.frontends.triton.format_hardware_view`,
+:func:`~verilayout.frontends.triton.format_tensor_view`).
 
 >>> from verilayout.layout import LinearLayout
 >>> print(format_bases(LinearLayout.identity1D(4, "lane", "dim0")))
@@ -37,7 +37,7 @@ def _owner_label(layout: LinearLayout, coords: dict) -> str:
     return ",".join(f"{n[0]}{v}" for n, v in shown.items())
 
 
-def tensor_view(layout: LinearLayout) -> list[list[list[str]]]:
+def owner_grid(layout: LinearLayout) -> list[list[list[str]]]:
     """For a 1-D or 2-D layout, the grid ``[row][col] -> labels`` of who holds each element.
 
     Distributed layouts label ``T<thread>:<register>``; shared layouts label the offset.
@@ -65,13 +65,13 @@ def tensor_view(layout: LinearLayout) -> list[list[list[str]]]:
     return grid
 
 
-def format_tensor_view(layout: LinearLayout) -> str:
+def format_owner_grid(layout: LinearLayout) -> str:
     """The tensor grid as aligned text, one row per ``dim0`` value.
 
-    >>> print(format_tensor_view(LinearLayout.identity1D(4, "offset", "dim0")))
+    >>> print(format_owner_grid(LinearLayout.identity1D(4, "offset", "dim0")))
     [0 1 2 3]
     """
-    grid = tensor_view(layout)
+    grid = owner_grid(layout)
     cells = [["|".join(c) if c else "." for c in row] for row in grid]
     w = max(len(c) for row in cells for c in row)
     return "\n".join("[" + " ".join(c.rjust(w) for c in row) + "]" for row in cells)

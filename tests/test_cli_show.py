@@ -1,0 +1,45 @@
+"""`verilayout show`: views, JSON, exit codes; errors are one line with a position."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verilayout.cli import main
+
+BLOCKED = ("#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], "
+           "warpsPerCTA = [1, 1], order = [1, 0]}>")
+
+
+def test_json_is_to_dict_and_matches_the_blocked_definition(capsys):
+    assert main(["show", BLOCKED, "--shape", "4x16", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    # seed 004 blocked layouts: register bits walk dim1 (order[0] = 1), then lanes: 8 along
+    # dim1 (each 2 wide), 4 along dim0
+    assert d["bases"]["register"] == [[0, 1]]
+    assert d["bases"]["lane"] == [[0, 2], [0, 4], [0, 8], [1, 0], [2, 0]]
+    assert d["out_dims"] == {"dim0": 4, "dim1": 16}
+
+
+def test_type_option_gives_the_shape(capsys):
+    assert main(["show", BLOCKED, "-t", "tensor<4x16xf16>", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["out_dims"] == {"dim0": 4, "dim1": 16}
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["show", BLOCKED, "--shape", "4x"], "--shape '4x'"),
+    (["show", BLOCKED, "-t", "tensor<4x16xq7>"], "unknown element type 'q7'"),
+    (["show", "#ttg.blocked<{sizePerThread = [1, 2], bogus = 1}>", "--shape", "4x16"], "col"),
+    (["show", BLOCKED, "--shape", "4x12"], "12"),
+    (["show", "@/nonexistent/file.ttgir"], "cannot read layout file"),
+])
+def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+
+
+def test_svg_written(tmp_path, capsys):
+    out = tmp_path / "l.svg"
+    assert main(["show", BLOCKED, "--shape", "4x16", "--svg", str(out)]) == 0
+    assert out.read_text().startswith("<svg") and out.read_text().count("<rect") == 64
