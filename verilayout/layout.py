@@ -43,10 +43,13 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     """Shortest merge of two name orders in which both appear as subsequences.
 
     Used by the product to order dims: names only in ``x`` come before the next
-    shared name, and so do names only in ``y``.
+    shared name, and so do names only in ``y``. When the two orders conflict no
+    merge keeps both; the left operand's order wins, as in Triton's product.
 
     >>> supremum(["a", "b"], ["c", "b"])
     ['a', 'c', 'b']
+    >>> supremum(["a", "b"], ["b", "a"])
+    ['a', 'b']
     """
     posx = {n: i for i, n in enumerate(x)}
     posy = {n: i for i, n in enumerate(y)}
@@ -76,12 +79,6 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
                 pick = y[j]
         result.append(pick)
         seen.add(pick)
-    for seq in (x, y):
-        order = [result.index(n) for n in seq]
-        if order != sorted(order):
-            raise LayoutError(
-                f"dims {list(x)} and {list(y)} appear in conflicting orders; "
-                "transpose one operand first")
     return result
 
 

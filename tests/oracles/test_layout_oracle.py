@@ -72,6 +72,9 @@ def build_cases(n=120, seed=1234):
         b = rand_layout(rng, rng.choice([["lane", "warp"], ["register"], ["block"]]),
                         rng.choice([["dim1"], ["dim0", "dim1"], ["dim2"]]))
         cases.append(("mul", a, b, None))
+        # conflicting dim orders: b lists its out dims the other way round
+        b2 = rand_layout(rng, ["lane", "register"], ["dim1", "dim0"])
+        cases.append(("mul", a, b2, None))
         # compose: a: (x) -> (y, z); b: (y, z) -> (o)
         a = rand_layout(rng, ["x"], ["y", "z"])
         b = LinearLayout({"y": [[rng.randrange(8)] for _ in range(a.out_dims["y"].bit_length() - 1)],
@@ -141,6 +144,7 @@ def test_algebra_agrees_with_triton_linear_layout():
     assert sum(checked.values()) == len(cases)
     # pseudoinvert and invert_and_compose choose the same preimages as Triton (free variables 0)
     assert checked["pseudoinvert"] == checked["invert_and_compose"] == 120
+    assert checked["mul"] == 240
 
 
 def test_seed_inferred_size_example_is_rejected_by_triton_too():

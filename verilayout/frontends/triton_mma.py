@@ -135,7 +135,9 @@ def _check_shape(attr: _Attr, shape: Sequence[int], rank: int) -> list[int]:
             raise attr.err(f"shape[{i}] = {s!r} is not a positive power of two")
         out.append(int(s))
     if len(out) != rank:
-        raise attr.err(f"shape {out} has rank {len(out)} but the layout has rank {rank}")
+        hint = (f" (add 'rank = {len(out)}' to the attribute)"
+                if attr.kind.endswith("amd_wmma") and "rank" not in attr.params else "")
+        raise attr.err(f"shape {out} has rank {len(out)} but the layout has rank {rank}{hint}")
     return out
 
 
@@ -415,7 +417,8 @@ def _fma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
         raise battr.err(f"order {order} is not a permutation of 0..{rank - 1}")
     k_dim = rank - 1 if op_idx == 0 else rank - 2
     if k_dim < 0:
-        raise dot.err(f"opIdx 1 needs a parent of rank 2 or more, the blocked parent has rank {rank}")
+        raise dot.err(f"opIdx 1 needs a parent of rank 2 or more; the blocked parent has "
+                      f"rank {rank}")
     shape = _check_shape(dot, shape, rank)
     reg_size = list(size)
     reg_size[k_dim] = shape[k_dim]
@@ -635,20 +638,22 @@ def amd_wmma_to_linear(params: Mapping[str, Any], shape: Sequence[int]) -> Linea
 
 
 def _wmma_rank(attr: _Attr, p: Mapping[str, Any], shape: Sequence[int]) -> int:
-    """The layout's rank: ``rank`` if given, else the length of the ctaLayout bases, else
-    the shape's rank.
+    """The layout's rank: ``rank`` if given, else 2, as Triton 3.9's parser reads it.
 
-    Triton 3.9 prints neither ``rank`` nor empty ``ctaLayout`` entries (``ctaLayout = {}``
-    is one warp), although its own parser then reads rank 2 or aborts; we read the text
-    as the printer means it.
+    Triton's printer omits ``rank``, so a rank-3 layout it prints does not parse back
+    in Triton (it aborts); we refuse such text too, with a hint to add ``rank = 3``,
+    rather than guess.
     """
-    lens = {len(b) for dim in (REG, WARP) for b in p["cta"][dim]}
     if attr.has("rank"):
         rank = attr.int("rank")
-    elif lens:
-        rank = min(lens)
     else:
-        rank = len(shape)
+        rank = 2
+        for dim in (REG, WARP):
+            for i, b in enumerate(p["cta"][dim]):
+                if len(b) != 2:
+                    raise attr.err(f"'ctaLayout.{dim}[{i}]' = {b} has {len(b)} entries but "
+                                   "without a 'rank' key the layout has rank 2 (as Triton "
+                                   "reads it); add 'rank = 3' for a rank-3 layout")
     if rank not in (2, 3):
         raise attr.err(f"rank must be 2 or 3, got {rank}")
     for dim in (REG, WARP):
