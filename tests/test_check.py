@@ -109,3 +109,67 @@ def test_testing_helpers_carry_the_counterexample():
         assert_injective(LinearLayout({"lane": [[1], [1]]}, ["dim0"]))
     with pytest.raises(AssertionError, match=r"no input reaches \{'dim0': 2\}"):
         assert_surjective(LinearLayout({"lane": [[1]]}, {"dim0": 4}, False))
+
+
+KINDS_SPEC = """
+[layouts.sw]
+text = "#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>"
+shape = [4, 8]
+[layouts.id4]
+identity = { size = 4, in = "i", out = "o" }
+[layouts.z2]
+zeros = { size = 2, in = "i", out = "o" }
+[layouts.mod4]
+product = ["id4", "z2"]
+
+[[obligation]]
+name = "table"
+kind = "table"
+layout = "sw"
+rows = [[0, 1, 2, 3, 4, 5, 6, 7], [10, 11, 8, 9, 14, 15, 12, 13],
+        [20, 21, 22, 23, 16, 17, 18, 19], [30, 31, 28, 29, 26, 27, 24, 25]]
+
+[[obligation]]
+name = "formula"
+kind = "formula"
+layout = "mod4"
+outputs = { o = "i % 4" }
+
+[[obligation]]
+name = "maps"
+kind = "maps"
+layout = "mod4"
+points = [[{ i = 7 }, { o = 3 }]]
+
+[[obligation]]
+name = "bases"
+kind = "bases"
+layout = "mod4"
+expected = { i = [[1], [2], [0]] }
+"""
+
+
+@pytest.mark.parametrize("plant, name", [
+    ("[10, 11, 8, 9, 14, 15, 12, 13]", "table"),     # (seed 004's vec=2 table, verbatim)
+    ('"i % 4"', "formula"),
+    ("{ o = 3 }", "maps"),
+    ("[[1], [2], [0]]", "bases"),
+])
+def test_each_kind_proves_the_seed_fact_and_catches_a_planted_error(tmp_path, capsys, plant, name):
+    good = write(tmp_path, "good.toml", KINDS_SPEC)
+    assert main(["check", good]) == 0
+    wrong = {"[10, 11, 8, 9, 14, 15, 12, 13]": "[10, 11, 8, 9, 14, 15, 13, 12]",
+             '"i % 4"': '"i % 8"', "{ o = 3 }": "{ o = 7 }", "[[1], [2], [0]]": "[[1], [2], [4]]"}
+    bad = write(tmp_path, "bad.toml", KINDS_SPEC.replace(plant, wrong[plant]))
+    capsys.readouterr()
+    assert main(["check", bad, "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    failed = [r for r in doc["results"] if not r["ok"]]
+    assert [r["name"] for r in failed] == [name] and failed[0]["counterexample"]
+
+
+def test_self_referential_product_is_an_input_error(tmp_path, capsys):
+    path = write(tmp_path, "loop.toml", "[layouts.a]\nproduct = ['a']\n"
+                 "[[obligation]]\nkind = 'injective'\nlayout = 'a'\n")
+    assert main(["check", path]) == 2
+    assert "in terms of itself" in capsys.readouterr().err

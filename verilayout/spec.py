@@ -75,6 +75,7 @@ class Spec:
     layouts: dict
     obligations: list
     _cache: dict = field(default_factory=dict)
+    _building: set = field(default_factory=set)
 
     def layout(self, name: str, where: str) -> Any:
         """The parsed layout called ``name`` (parsed once, then cached)."""
@@ -82,7 +83,13 @@ class Spec:
             raise LayoutError(f"{where}: no layout named '{name}' in [layouts] "
                               f"(have {sorted(self.layouts)})")
         if name not in self._cache:
-            self._cache[name] = _build_layout(self.layouts[name], self.path, f"layouts.{name}")
+            if name in self._building:
+                raise LayoutError(f"{where}: layout '{name}' is defined in terms of itself")
+            self._building.add(name)
+            try:
+                self._cache[name] = _build_layout(self.layouts[name], self.path, f"layouts.{name}")
+            finally:
+                self._building.discard(name)
         return self._cache[name]
 
 
@@ -216,7 +223,9 @@ def load_spec_text(text: str, path: str) -> Spec:
         names.add(name)
         obs.append(Obligation(path, i, name, kind,
                               {k: v for k, v in ob.items() if k in params}, expect))
-    return Spec(path, layouts, obs)
+    spec = Spec(path, layouts, obs)
+    _CURRENT[path] = spec
+    return spec
 
 
 def load_spec(path: str) -> Spec:
@@ -319,6 +328,173 @@ def check_surjective(layout: LinearLayout) -> Verdict:
     raise AssertionError("rank deficit without an unreachable unit vector")  # pragma: no cover
 
 
+def _enumerate(layout, where, limit=1 << 20):
+    lin = _linear(layout, where)
+    if lin.total_in_bits > 20:
+        raise LayoutError(f"{where}: layout has 2^{lin.total_in_bits} inputs; exhaustive checks "
+                          "are limited to 2^20")
+    names, sizes = lin.in_dim_names, list(lin.in_dims.values())
+    for flat, packed in enumerate(lin.apply_all().tolist()):
+        c, x = {}, flat
+        for n, sz in zip(names, sizes):
+            c[n], x = x % sz, x // sz
+        yield c, dict(zip(lin.out_dim_names, lin._unpack(int(packed))))
+
+
+def _maps(spec, where, timeout_ms, layout, points):
+    """Each ``[input, output]`` pair of ``points`` holds."""
+    if not isinstance(points, list) or not all(isinstance(p, list) and len(p) == 2 for p in points):
+        raise LayoutError(f"{where}: points must be a list of [input-table, output-table] pairs")
+    for inp, want in points:
+        try:
+            got = layout.apply(inp)
+        except LayoutError as e:
+            raise LayoutError(f"{where}: {e}") from None
+        if {k: got.get(k) for k in want} != want or set(want) != set(got):
+            return Verdict.fails({"input": inp, "expected": want, "actual": got},
+                                 f"at {inp} the layout gives {got}, the spec says {want}",
+                                 method="evaluation")
+    return Verdict.holds(f"all {len(points)} points map as stated", method="evaluation")
+
+
+def _formula(spec, where, timeout_ms, layout, outputs):
+    """Every output equals a sympy expression of the inputs, checked on every input."""
+    import sympy
+    if not isinstance(outputs, dict) or not outputs:
+        raise LayoutError(f"{where}: outputs must be a table {{out_dim = \"expression\"}}")
+    lin = _linear(layout, where)
+    unknown = set(outputs) - set(lin.out_dim_names)
+    if unknown:
+        raise LayoutError(f"{where}: outputs names unknown out dims {sorted(unknown)}")
+    syms = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in lin.in_dim_names}
+    exprs = {}
+    for k, text in outputs.items():
+        try:
+            e = sympy.sympify(text, locals={**syms, "xor": _xor_fn()})
+        except (sympy.SympifyError, TypeError, SyntaxError) as err:
+            raise LayoutError(f"{where}: cannot read formula for {k}: {text!r} ({err})") from None
+        extra = {str(f) for f in e.free_symbols} - set(syms)
+        if extra:
+            raise LayoutError(f"{where}: formula for {k} uses unknown names {sorted(extra)}")
+        exprs[k] = sympy.lambdify([syms[n] for n in lin.in_dim_names], e, modules=[
+            {"floor": lambda v: v // 1 if isinstance(v, int) else int(v // 1),
+             "Mod": lambda a, b: a % b, "xor": lambda a, b: int(a) ^ int(b)}, "math"])
+    count = 0
+    for c, out in _enumerate(lin, where):
+        args = [c[n] for n in lin.in_dim_names]
+        for k, f in exprs.items():
+            want = int(f(*args))
+            if out[k] != want:
+                return Verdict.fails({"input": c, "expected": {k: want}, "actual": {k: out[k]}},
+                                     f"at {c}: {k} is {out[k]}, the formula {outputs[k]!r} "
+                                     f"gives {want}", method="enumeration")
+        count += 1
+    return Verdict.holds(f"the formulas hold on all {count} inputs (exhaustive)",
+                         method="enumeration")
+
+
+def _xor_fn():
+    import sympy
+
+    class xor(sympy.Function):  # noqa: N801 - the name users write
+        nargs = 2
+    return xor
+
+
+def _table(spec, where, timeout_ms, layout, rows, value="offset"):
+    """A shared layout's offset (or a distributed layout's thread) at each (row, col)."""
+    lin = _linear(layout, where)
+    if len(lin.out_dims) != 2:
+        raise LayoutError(f"{where}: a table is for 2-D layouts")
+    if value not in ("offset", "thread"):
+        raise LayoutError(f"{where}: value must be 'offset' or 'thread', not {value!r}")
+    d0, d1 = lin.out_dim_names
+    if len(rows) != lin.out_dims[d0] or any(len(r) != lin.out_dims[d1] for r in rows):
+        raise LayoutError(f"{where}: the table is {len(rows)}x{len(rows[0]) if rows else 0} but "
+                          f"the layout is {lin.out_dims[d0]}x{lin.out_dims[d1]}")
+    held: dict = {}
+    lanes = lin.in_dims.get("lane", 1)
+    for c, out in _enumerate(lin, where):
+        v = c.get("offset", 0) if value == "offset" else c.get("lane", 0) + lanes * c.get("warp", 0)
+        held.setdefault((out[d0], out[d1]), set()).add(v)
+    for i, row in enumerate(rows):
+        for j, want in enumerate(row):
+            wants = set(want) if isinstance(want, list) else {want}
+            got = held.get((i, j), set())
+            if got != wants:
+                return Verdict.fails({"element": {d0: i, d1: j}, "expected": sorted(wants),
+                                      "actual": sorted(got)},
+                                     f"element ({i}, {j}) has {value} {sorted(got)}, the table "
+                                     f"says {sorted(wants)}", method="enumeration")
+    return Verdict.holds(f"all {len(rows) * len(rows[0])} entries match (exhaustive)",
+                         method="enumeration")
+
+
+def _bases(spec, where, timeout_ms, layout, expected):
+    """The layout's bases for the named input dims are exactly ``expected``."""
+    lin = _linear(layout, where)
+    if not isinstance(expected, dict):
+        raise LayoutError(f"{where}: expected must be a table {{in_dim = [[...], ...]}}")
+    have = lin.bases
+    for n, want in expected.items():
+        if n not in have:
+            raise LayoutError(f"{where}: no input dim '{n}' (have {lin.in_dim_names})")
+        got = have[n]
+        if got != want:
+            i = next((k for k in range(max(len(got), len(want)))
+                      if k >= len(got) or k >= len(want) or got[k] != want[k]), 0)
+            return Verdict.fails({"input": {n: 1 << i},
+                                  "expected": want[i] if i < len(want) else None,
+                                  "actual": got[i] if i < len(got) else None},
+                                 f"basis {i} of '{n}' is {got[i] if i < len(got) else 'absent'}, "
+                                 f"expected {want[i] if i < len(want) else 'absent'}", method="gf2")
+    return Verdict.holds("bases as stated", method="gf2")
+
+
+def _src_identity(entry, path, where):
+    return _factory(entry, path, where, "identity")
+
+
+def _src_zeros(entry, path, where):
+    return _factory(entry, path, where, "zeros")
+
+
+def _factory(entry, path, where, key):
+    args = entry[key]
+    extra = set(entry) - {key, "description"}
+    if extra or not isinstance(args, dict) or set(args) - {"size", "in", "out"}:
+        raise LayoutError(f"{path}: {where}: write {key} = {{size = N, in = \"dim\", out = \"dim\"}}")
+    try:
+        size, i, o = args["size"], args["in"], args["out"]
+    except KeyError as e:
+        raise LayoutError(f"{path}: {where}: {key} needs {e}") from None
+    fn = LinearLayout.identity1D if key == "identity" else LinearLayout.zeros1D
+    try:
+        return fn(size, i, o)
+    except LayoutError as e:
+        raise LayoutError(f"{path}: {where}: {e}") from None
+
+
+def _src_product(entry, path, where):
+    names = entry["product"]
+    if set(entry) - {"product", "description"} or not isinstance(names, list) or not names:
+        raise LayoutError(f"{path}: {where}: write product = [\"layout\", \"layout\", ...]")
+    spec = _CURRENT.get(path)
+    out = LinearLayout.empty()
+    for n in names:
+        out = out * _linear(spec.layout(n, f"{path}: {where}"), where)
+    return out
+
+
+_CURRENT: dict = {}
+
+register_source("identity", _src_identity)
+register_source("zeros", _src_zeros)
+register_source("product", _src_product)
+register_kind("maps", _maps, {"layout": "layout", "points": "required"})
+register_kind("formula", _formula, {"layout": "layout", "outputs": "required"})
+register_kind("table", _table, {"layout": "layout", "rows": "required", "value": "optional"})
+register_kind("bases", _bases, {"layout": "layout", "expected": "required"})
 register_kind("equal", _equal, {"lhs": "layout", "rhs": "layout"})
 register_kind("injective", _injective, {"layout": "layout"})
 register_kind("surjective", _surjective, {"layout": "layout"})
