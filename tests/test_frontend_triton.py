@@ -378,10 +378,10 @@ def test_old_cga_triple_all_or_none():
 def test_unknown_and_unsupported_kinds():
     with pytest.raises(LayoutError, match=r"unknown layout kind #ttg.foo"):
         tfe.parse("#ttg.foo<{a = 1}>", [4])
-    with pytest.raises(LayoutError, match=r"#ttig.dpas is not supported here"):
-        tfe.parse("#ttig.dpas<{repeatCount = 8}>", [8, 8])
+    with pytest.raises(LayoutError, match=r"#ttig.subgroup_2d_block is not supported here"):
+        tfe.parse("#ttig.subgroup_2d_block<{warpsPerCTA = [8, 4]}>", [8, 8])
     with pytest.raises(LayoutError, match=r"not supported here"):
-        tfe.parse("#triton_intel_gpu.dpas<{repeatCount = 8}>", [8, 8])
+        tfe.parse("#triton_gpu.amd_rotating_shared<{vec = 1}>", [8, 8])
 
 
 def test_tensor_needs_a_distributed_layout():

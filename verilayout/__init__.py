@@ -7,9 +7,11 @@ True
 """
 from .errors import LayoutError
 from .layout import LinearLayout
-from .smt import Verdict, equal, prove
+from .smt import Verdict, equal
 
-__all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "prove", "parse"]
+# ``verilayout.prove`` is the package of provers (wgmma, banks, coverage); the generic
+# z3 entry point is ``verilayout.smt.prove``.
+__all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "parse"]
 __version__ = "0.1.0"
 
 

@@ -369,6 +369,9 @@ def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     parent = _distributed_parent(attr)
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
                   parent.alias, parent.body)
+    if parent.name == "ttig.dpas":
+        from . import triton_intel
+        return _wrap_b(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
     return _wrap_b(attr, lambda: _b_module().dot_op_to_linear(
         attr.params, parent, shape, parent_to_linear=attr_to_linear))
 
@@ -559,6 +562,14 @@ def _register_builtins() -> None:
     reg("ttg.amd_wmma", _amd_wmma_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
+    from .triton_intel import DPAS_KEYS
+    reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
+
+
+def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
+    from . import triton_intel
+    return _wrap_b(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
 
 
 _register_builtins()

@@ -22,7 +22,7 @@ from ..hw.intel_dpas import Dpas
 from ..layout import LinearLayout
 
 __all__ = ["DPAS_KEYS", "DOT_KEYS", "dpas_params", "dpas_to_linear", "dot_op_dpas_to_linear",
-           "is_dpas", "register", "DPAS_NAMES"]
+           "is_dpas", "DPAS_NAMES"]
 
 #: The attribute names that mean a DPAS layout.
 DPAS_NAMES = ("triton_intel_gpu.dpas", "ttig.dpas")
@@ -158,53 +158,3 @@ def is_dpas(attr: Any) -> bool:
     return getattr(attr, "name", None) in DPAS_NAMES
 
 
-_REGISTERED = False
-
-
-def register() -> bool:
-    """Teach the Triton front-end DPAS: registers ``#triton_intel_gpu.dpas`` / ``#ttig.dpas``
-    and wraps the ``#ttg.dot_op`` converter so a DPAS parent is handled here.
-
-    Idempotent; returns False when the front-end has no registry to plug into.
-
-    >>> register()
-    True
-    >>> from verilayout.frontends.triton import parse
-    >>> parse("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
-    ...       "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>", [8, 16]).in_dims
-    {'register': 8, 'lane': 16, 'warp': 1, 'block': 1}
-    """
-    global _REGISTERED
-    if _REGISTERED:
-        return True
-    try:
-        from . import triton as _tri
-    except ImportError:  # pragma: no cover - the front-end is part of the package
-        return False
-    reg = getattr(_tri, "register_layout_kind", None)
-    if reg is None:  # pragma: no cover
-        return False
-
-    def dpas_kind(attr, shape):
-        return dpas_to_linear(attr.params, shape)
-
-    reg("ttig.dpas", dpas_kind, keys=DPAS_KEYS)
-    # Hook wanted from the Triton front-end: a public lookup of the current converter
-    # (or a parent registry for #ttg.dot_op). Until it exists, read its registry.
-    prior = getattr(_tri, "_REGISTRY", {}).get("ttg.dot_op")
-
-    def dot_kind(attr, shape):
-        parent = attr.params.get("parent")
-        if is_dpas(parent) or (getattr(parent, "name", None) or "").endswith("intel_gpu.dpas"):
-            return dot_op_dpas_to_linear(attr.params, parent, shape)
-        if prior is None:
-            raise LayoutError("#ttg.dot_op: no converter for this parent")
-        return prior.fn(attr, shape)
-
-    if prior is not None:
-        reg("ttg.dot_op", dot_kind, memory=prior.memory,
-            keys=sorted(prior.keys) if prior.keys is not None else None)
-    else:  # pragma: no cover - the front-end always registers dot_op
-        reg("ttg.dot_op", dot_kind)
-    _REGISTERED = True
-    return True

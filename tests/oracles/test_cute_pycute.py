@@ -1,0 +1,377 @@
+"""verilayout.cute against independent implementations of CuTe and of Triton's shared layouts.
+
+* pycute (pure Python, in the nvidia-cutlass wheel): composition, logical_divide, complement,
+  logical_product, coalesce, right_inverse on random small layouts. Where verilayout refuses a
+  case, pycute must either refuse it too or return a layout that is not the composed function
+  (checked by enumeration); where both answer and pycute is right, the shapes are the same.
+* CuTe C++ (host-only, the wheel's headers): the exact text CuTe prints for ``tile_to_shape``
+  of every GMMA swizzle atom and for random static algebra cases (static ``_N`` marks included).
+* Triton 3.9 (subprocess harness ``triton_oracle.py``): ``NVMMASharedLayout`` offset bases equal
+  ``shared_linear_layout`` of the CuTe GMMA atom tiled to the same shape.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from verilayout.cute import (ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement,
+                             composition, flatten, format_cute, logical_divide, logical_product,
+                             make_layout, parse_cute, right_inverse, shared_linear_layout,
+                             tile_to_shape)
+from verilayout.errors import LayoutError
+
+pytestmark = pytest.mark.oracle
+ORACLE = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# ----- helpers (brute force) -----------------------------------------------------------------
+
+def ext_eval(a: Layout, x: int) -> int:
+    """CuTe's evaluation of a flat index; the last mode takes the quotient (past the size)."""
+    leaves = [(int(s), int(d)) for s, d in zip(flatten(a.shape), flatten(a.stride))]
+    total = 0
+    for k, (s, d) in enumerate(leaves):
+        total += (x if k == len(leaves) - 1 else x % s) * d
+        x //= s
+    return total
+
+
+def py_eval(shape, stride, i: int) -> int:
+    leaves = list(zip(flatten(shape), flatten(stride)))
+    total = 0
+    for s, d in leaves:
+        total += (i % s) * d
+        i //= s
+    return total
+
+
+def py_flatten(t):
+    return [x for c in t for x in py_flatten(c)] if isinstance(t, tuple) else [t]
+
+
+def py_size(t) -> int:
+    out = 1
+    for x in py_flatten(t):
+        out *= x
+    return out
+
+
+def leafwise_ok(a: Layout, bs, bd, rs, rd) -> bool:
+    """Each leaf s:d of b becomes a sub-layout of the result equal to i -> a(i*d)."""
+    if isinstance(bs, tuple):
+        return isinstance(rs, tuple) and len(rs) == len(bs) and all(
+            leafwise_ok(a, *z) for z in zip(bs, bd, rs, rd))
+    if py_size(rs) != int(bs):
+        return False
+    return all(py_eval(rs, rd, i) == ext_eval(a, i * int(bd)) for i in range(int(bs)))
+
+
+def plain(t):
+    return tuple(plain(x) for x in t) if isinstance(t, tuple) else int(t)
+
+
+def to_pycute(pycute, L: Layout):
+    return pycute.Layout(plain(L.shape), plain(L.stride))
+
+
+# ----- strategies -----------------------------------------------------------------------------
+
+def _tree(leaf, depth=2):
+    if depth == 0:
+        return leaf
+    return st.one_of(leaf, st.lists(_tree(leaf, depth - 1), min_size=1, max_size=3).map(tuple))
+
+
+def _like(tree, leaf):
+    if isinstance(tree, tuple):
+        return st.tuples(*[_like(t, leaf) for t in tree])
+    return leaf
+
+
+@st.composite
+def layouts(draw, extents=(1, 2, 2, 3, 4, 4, 6, 8), strides=(0, 1, 1, 2, 3, 4, 6, 8, 12, 16, 32),
+            max_size=256, compact=False):
+    shape = draw(_tree(st.sampled_from(extents)))
+    assume(py_size(shape) <= max_size)
+    if compact and draw(st.booleans()):
+        return Layout(shape)
+    return Layout(shape, draw(_like(shape, st.sampled_from(strides))))
+
+
+# ----- pycute -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pycute():
+    return pytest.importorskip("pycute")
+
+
+def _run(fn, *args):
+    try:
+        return fn(*args), None
+    except (LayoutError, AssertionError, ZeroDivisionError) as e:
+        return None, e
+
+
+def _check_against_pycute(a: Layout, b_full: Layout | None, mine, theirs):
+    """verilayout is right; it refuses only what pycute gets wrong or refuses; same shapes."""
+    if mine is not None:
+        assert b_full is not None and leafwise_ok(a, b_full.shape, b_full.stride, mine.shape, mine.stride)
+    theirs_ok = theirs is not None and b_full is not None and leafwise_ok(
+        a, b_full.shape, b_full.stride, theirs.shape, theirs.stride)
+    if theirs_ok:
+        assert mine is not None, f"verilayout refused {a} o {b_full}; pycute gives {theirs}"
+        assert plain(mine.shape) == theirs.shape
+
+
+@ORACLE
+@given(layouts(), layouts(max_size=64, compact=True))
+def test_composition_agrees_with_pycute(pycute, a, b):
+    mine, _ = _run(composition, a, b)
+    theirs, _ = _run(pycute.composition, to_pycute(pycute, a), to_pycute(pycute, b))
+    _check_against_pycute(a, b, mine, theirs)
+
+
+@ORACLE
+@given(layouts(), layouts(max_size=32, compact=True))
+def test_logical_divide_agrees_with_pycute(pycute, a, tiler):
+    mine, _ = _run(logical_divide, a, tiler)
+    theirs, _ = _run(pycute.logical_divide, to_pycute(pycute, a), to_pycute(pycute, tiler))
+    full, _ = _run(lambda: make_layout(tiler, complement(tiler, a.size)))
+    _check_against_pycute(a, full, mine, theirs)
+
+
+@ORACLE
+@given(layouts(max_size=64), st.integers(1, 512))
+def test_complement_agrees_with_pycute(pycute, a, cotarget):
+    mine, _ = _run(complement, a, cotarget)
+    theirs, _ = _run(pycute.complement, to_pycute(pycute, a), cotarget)
+    if mine is None:  # verilayout refuses interleaved modes; pycute then makes an empty mode
+        assert theirs is None or 0 in py_flatten(theirs.shape)
+        return
+    assert theirs is not None  # pycute asserts only on what verilayout refuses
+    assert plain(mine.shape) == theirs.shape
+    size = py_size(theirs.shape)
+    assert [mine(i) for i in range(size)] == [theirs(i) for i in range(size)]
+
+
+@ORACLE
+@given(layouts(extents=(1, 2, 3, 4), strides=(0, 1, 2, 3, 4, 8), max_size=16),
+       layouts(extents=(1, 2, 3), strides=(0, 1, 2, 3), max_size=9))
+def test_logical_product_agrees_with_pycute(pycute, a, b):
+    mine, _ = _run(logical_product, a, b)
+    theirs, _ = _run(pycute.logical_product, to_pycute(pycute, a), to_pycute(pycute, b))
+    rest, _ = _run(complement, a, int(a.size) * int(b.cosize))
+    if mine is not None:  # (a, complement(a, size(a)*cosize(b)) o b), leaf by leaf
+        assert mine[0] == a and leafwise_ok(rest, b.shape, b.stride, mine[1].shape, mine[1].stride)
+    if theirs is not None and rest is not None and leafwise_ok(
+            rest, b.shape, b.stride, theirs[1].shape, theirs[1].stride):
+        assert mine is not None and plain(mine.shape) == theirs.shape
+
+
+@ORACLE
+@given(layouts())
+def test_coalesce_and_right_inverse_agree_with_pycute(pycute, a):
+    c, pc = coalesce(a), pycute.coalesce(to_pycute(pycute, a))
+    assert (plain(c.shape), plain(c.stride)) == (pc.shape, pc.stride)
+    r, pr = right_inverse(a), pycute.right_inverse(to_pycute(pycute, a))
+    size = py_size(pr.shape)
+    assert all(a(int(r(i))) == i for i in range(int(r.size)))  # a right inverse
+    strides = [int(d) for s, d in zip(flatten(a.shape), flatten(a.stride)) if s != 1]
+    if 0 not in strides and len(set(strides)) == len(strides):
+        # pycute stops at the first mode that does not continue the run, CuTe C++ (and
+        # verilayout) skip it; pycute does not coalesce first, so it may stop earlier.
+        # With distinct nonzero strides verilayout's inverse extends pycute's.
+        assert r.size >= size and [r(i) for i in range(size)] == [pr(i) for i in range(size)]
+
+
+def test_swizzle_agrees_with_pycute(pycute):
+    for b, m, s in [(3, 4, 3), (2, 4, 3), (1, 4, 3), (3, 3, 3), (2, 1, -3), (0, 4, 3)]:
+        ps = pycute.Swizzle(b, m, s)
+        assert [Swizzle(b, m, s)(x) for x in range(4096)] == [ps(x) for x in range(4096)]
+
+
+# ----- CuTe C++ ------------------------------------------------------------------------------------
+
+GMMA_ATOMS = ["Layout_K_INTER_Atom", "Layout_K_SW32_Atom", "Layout_K_SW64_Atom",
+              "Layout_K_SW128_Atom", "Layout_MN_INTER_Atom", "Layout_MN_SW32_Atom",
+              "Layout_MN_SW64_Atom", "Layout_MN_SW128_Atom"]
+GMMA_TYPES = ["half_t", "tfloat32_t", "float_e4m3_t"]
+TARGETS = [("make_shape(128,128)", (128, 128)),
+           ("make_shape(Int<128>{},Int<128>{})", (StaticInt(128), StaticInt(128))),
+           ("make_shape(Int<128>{},256)", (StaticInt(128), 256))]
+
+
+def _toolchain():
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
+    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    if not (inc / "cute" / "layout.hpp").exists():
+        pytest.skip(f"CuTe headers not found under {inc}")
+    cxx = shutil.which("g++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler on PATH")
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        for sub in ("targets/x86_64-linux/include", "include"):
+            base = pathlib.Path(root or "/nonexistent") / sub
+            if (base / "cuda_runtime_api.h").exists():
+                return cxx, [str(inc), str(base), str(base / "cccl")]
+    pytest.skip("CUDA toolkit headers (cuda_runtime_api.h) not found; CuTe includes them")
+
+
+def _cpp_tree(t, fn="make_shape"):
+    if isinstance(t, tuple):
+        return f"{fn}(" + ",".join(_cpp_tree(x, fn) for x in t) + ")"
+    return f"Int<{int(t)}>{{}}" if isinstance(t, StaticInt) else str(int(t))
+
+
+def _cpp_layout(L: Layout) -> str:
+    return f"make_layout({_cpp_tree(L.shape)}, {_cpp_tree(L.stride, 'make_stride')})"
+
+
+def _static(t):
+    return tuple(_static(x) for x in t) if isinstance(t, tuple) else StaticInt(int(t))
+
+
+def _algebra_cases(n: int):
+    """Random all-static cases verilayout answers; the C++ program prints CuTe's answer."""
+    rnd = random.Random(20240607)
+    ex = [1, 2, 2, 3, 4, 4, 6, 8]
+    sd = [0, 1, 1, 2, 3, 4, 8, 16, 32, 6, 12]
+
+    def tree(depth=0):
+        if depth < 2 and rnd.random() < 0.35:
+            return tuple(tree(depth + 1) for _ in range(rnd.randint(1, 3)))
+        return rnd.choice(ex)
+
+    def strides(t):
+        return tuple(strides(x) for x in t) if isinstance(t, tuple) else rnd.choice(sd)
+
+    cases = []
+    while len(cases) < n:
+        s = tree()
+        a = Layout(_static(s), _static(strides(s)))
+        sb = tree()
+        b = Layout(_static(sb)) if rnd.random() < 0.7 else Layout(_static(sb), _static(strides(sb)))
+        op = rnd.choice(["composition", "logical_divide", "logical_product", "complement",
+                         "coalesce", "right_inverse"])
+        if op in ("coalesce", "right_inverse"):
+            expr, fn = f"{op}({_cpp_layout(a)})", lambda a=a, op=op: globals()[op](a)
+        elif op == "complement":
+            cot = int(b.size) * 8
+            expr, fn = f"complement({_cpp_layout(a)}, Int<{cot}>{{}})", \
+                lambda a=a, cot=cot: complement(a, StaticInt(cot))
+        else:
+            expr = f"{op}({_cpp_layout(a)}, {_cpp_layout(b)})"
+            fn = lambda a=a, b=b, op=op: globals()[op](a, b)  # noqa: E731
+        try:
+            fn()
+        except LayoutError:
+            continue  # CuTe static_asserts on what verilayout refuses; it would stop the build
+        cases.append((expr, fn))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def cute_cpp():
+    cxx, incs = _toolchain()
+    tiles = []
+    for atom in GMMA_ATOMS:
+        for t in GMMA_TYPES:
+            tiles.append((f"{atom}<{t}>{{}}", None, None))
+            for cpp_shape, shape in TARGETS:
+                for order in (None, (1, 0)):
+                    step = ", Step<_2,_1>{}" if order else ""
+                    tiles.append((f"tile_to_shape({atom}<{t}>{{}}, {cpp_shape}{step})", shape, order))
+    algebra = _algebra_cases(60)
+    exprs = [e for e, *_ in tiles] + [e for e, _ in algebra]
+    src = ("#include <cute/tensor.hpp>\n#include <cute/atom/mma_traits_sm90_gmma.hpp>\n"
+           "using namespace cute;\nusing namespace cute::SM90::GMMA;\nint main() {\n"
+           + "\n".join(f'  print({e}); printf("\\n");' for e in exprs) + "\n}\n")
+    key = hashlib.sha256((src + cxx + "".join(incs)).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cute-oracle-{key}"
+    exe = work / "cute_oracle"
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "cute_oracle.cpp").write_text(src)
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, "-std=c++17", "-O0", "-w", *[f"-I{p}" for p in incs],
+                            "cute_oracle.cpp", "-o", str(tmp)], cwd=work, capture_output=True,
+                           text=True, timeout=900)
+        if r.returncode:
+            pytest.fail(f"compiling the CuTe oracle failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout.splitlines()
+    assert len(out) == len(exprs)
+    return tiles, algebra, out
+
+
+def test_tile_to_shape_of_every_gmma_atom_prints_as_cute_cpp(cute_cpp):
+    tiles, _, out = cute_cpp
+    atom = None
+    for (expr, shape, order), printed in zip(tiles, out):
+        if shape is None:
+            atom = parse_cute(printed)  # the atom as CuTe prints it
+            assert format_cute(atom) == printed
+            continue
+        assert format_cute(tile_to_shape(atom, shape, order)) == printed, expr
+
+
+def test_static_algebra_prints_as_cute_cpp(cute_cpp):
+    tiles, algebra, out = cute_cpp
+    for (expr, fn), printed in zip(algebra, out[len(tiles):]):
+        assert format_cute(fn()) == printed, expr
+
+
+# ----- Triton -----------------------------------------------------------------------------------
+
+def _gmma_atom(swizzle_bytes: int, bits: int, mn_major: bool) -> ComposedLayout:
+    """The GMMA swizzle atom from seed 000's table: 8 rows of swizzle_bytes, Swizzle<B,4,3> on bytes."""
+    t, w = 128 // bits, swizzle_bytes // 16
+    b = w.bit_length() - 1
+    if mn_major:
+        inner = Layout((StaticInt(t * w), StaticInt(8)), (StaticInt(1), StaticInt(t * w)))
+    else:
+        inner = Layout((StaticInt(8), StaticInt(t * w)), (StaticInt(t * w), StaticInt(1)))
+    return ComposedLayout(Swizzle(b, 4, 3), inner, ptr_bits=bits)
+
+
+def test_nvmma_shared_layouts_are_tiled_gmma_atoms():
+    pytest.importorskip("triton")
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    try:
+        import triton_oracle
+    finally:
+        sys.path.pop(0)
+    reqs = []
+    for sw in (32, 64, 128):
+        for bits, dtype in ((8, "i8"), (16, "f16"), (32, "f32")):
+            for transposed in (False, True):
+                for shape in ([64, 128], [128, 128], [256, 64], [8, 256], [256, 8]):
+                    reqs.append({"kind": "nvmma_shared", "swizzle_byte_width": sw,
+                                 "element_bitwidth": bits, "transposed": transposed,
+                                 "shape": shape, "dtype": dtype, "views": False, "props": False})
+    answers = triton_oracle.run_oracle(reqs)
+    compared = 0
+    for req, ans in zip(reqs, answers):
+        if not ans.get("ok"):
+            assert ans.get("error") == "exception" and "too small" in ans.get("message", "")
+            continue
+        atom = _gmma_atom(req["swizzle_byte_width"], req["element_bitwidth"], req["transposed"])
+        # Triton tiles the non-contiguous dim first: CuTe's column-major tile order for
+        # K-major (dim1 contiguous), row-major tile order for MN-major (dim0 contiguous)
+        tiled = tile_to_shape(atom, tuple(req["shape"]), (1, 0) if req["transposed"] else None)
+        assert shared_linear_layout(tiled).bases["offset"] == ans["bases"]["offset"], req
+        compared += 1
+    assert compared >= 60

@@ -1,0 +1,198 @@
+"""Differential test against CUTLASS's ``cute::SM90::GMMA::make_gmma_desc`` (host-only C++
+built from the nvidia-cutlass wheel's headers, see /work/shared/reference/oracles.md).
+
+For every swizzle x major-ness x 8/16/32-bit element x several tile shapes x both atom
+orders of ``tile_to_shape`` x every wgmma K-block, the C++ program prints the layout text
+CuTe prints and the descriptor fields CUTLASS computes on that K-block's sub-tile. Then:
+
+* verilayout's descriptor derived from that text has CUTLASS's layout type and start
+  offset, and CUTLASS's LBO / SBO wherever the canonical layout uses them (the m / k mode
+  of the PTX canonical form has more than one element);
+* verilayout proves CUTLASS's own descriptor reads the layout's bytes (so the fields it
+  leaves unused are unused), except that sm_90 wgmma transposes only 16-bit types: there the
+  proof is a contract finding, and the same fields in an sm_100 descriptor prove.
+
+The binary is compiled once per session (cached by source hash in the temp dir).
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+pytestmark = pytest.mark.oracle
+
+HERE = pathlib.Path(__file__).parent / "cutlass"
+HEADER = HERE / "gmma_desc_oracle.hpp"
+TYPES = {8: "cute::uint8_t", 16: "cute::half_t", 32: "float"}
+DTYPE = {8: "e4m3", 16: "f16", 32: "tf32"}
+ATOM = {"none": "INTER", "32B": "SW32", "64B": "SW64", "128B": "SW128"}
+WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8}
+SM90_TYPE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+
+
+def configs():
+    out = []
+    for bits in TYPES:
+        t, kb = 128 // bits, 256 // bits
+        for major in ("K", "MN"):
+            for sw in ATOM:
+                w = WIDTH[sw]
+                amn, ak = (w * t, 8) if major == "MN" else (8, w * t)
+                for a, b in ((1, 1), (2, 2), (4, 1)):
+                    mn, k = amn * a, max(ak, kb) * b
+                    if mn < 8 or mn > 256:
+                        continue
+                    for order in ("col", "row"):
+                        out.append((bits, major, sw, mn, k, order))
+    return out
+
+
+def _cid(c):
+    bits, major, sw, mn, k, order = c
+    return f"b{bits}_{major}_{sw}_{mn}x{k}_{order}"
+
+
+def _source(part):
+    lines = []
+    for c in part:
+        bits, major, sw, mn, k, order = c
+        T = TYPES[bits]
+        step = "cute::Step<cute::_1,cute::_2>" if order == "col" else "cute::Step<cute::_2,cute::_1>"
+        atom = f"cute::SM90::GMMA::Layout_{major}_{ATOM[sw]}_Atom<{T}>"
+        lines.append(f"  vl_oracle::run<{T}, cute::GMMA::Major::{major}, {atom}, "
+                     f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{_cid(c)}\");")
+    return lines
+
+
+def _toolchain():
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
+    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    if not (inc / "cute" / "atom" / "mma_traits_sm90_gmma.hpp").exists():
+        pytest.skip(f"CuTe headers not found under {inc}")
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++/c++/clang++) on PATH")
+    cuda = []
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and (pathlib.Path(root) / "targets/x86_64-linux/include/cuda_runtime_api.h").exists():
+            base = pathlib.Path(root) / "targets/x86_64-linux/include"
+            cuda = [str(base), str(base / "cccl")]
+            break
+        if root and (pathlib.Path(root) / "include/cuda_runtime_api.h").exists():
+            cuda = [str(pathlib.Path(root) / "include"), str(pathlib.Path(root) / "include/cccl")]
+            break
+    if not cuda:
+        pytest.skip("CUDA toolkit headers (cuda_runtime_api.h) not found; CuTe needs them")
+    return cxx, [str(inc)] + cuda
+
+
+@pytest.fixture(scope="session")
+def cutlass_output():
+    cxx, incs = _toolchain()
+    cfgs = configs()
+    parts = [cfgs[0::2], cfgs[1::2]]                       # two units, compiled in parallel
+    sources = {}
+    for i, part in enumerate(parts):
+        sources[f"part{i}.cpp"] = ('#include "gmma_desc_oracle.hpp"\n'
+                                   f"void part{i}() {{\n" + "\n".join(_source(part)) + "\n}\n")
+    sources["main.cpp"] = ("void part0();\nvoid part1();\n"
+                           "int main() { part0(); part1(); return 0; }\n")
+    key = hashlib.sha256((HEADER.read_text() + "".join(sources.values()) + cxx
+                          + "".join(incs)).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cutlass-oracle-{key}"
+    exe = work / "gmma_desc_oracle"
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copy(HEADER, work / HEADER.name)
+        for name, text in sources.items():
+            (work / name).write_text(text)
+        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
+
+        def compile_one(name):
+            return subprocess.run([cxx, *flags, "-c", name, "-o", name[:-4] + ".o"], cwd=work,
+                                  capture_output=True, text=True)
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            results = list(pool.map(compile_one, sources))
+        for r in results:
+            if r.returncode:
+                pytest.fail(f"compiling the CUTLASS oracle failed:\n{r.stderr[-3000:]}")
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.fail(f"linking the CUTLASS oracle failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    layouts, descs = {}, {}
+    for line in out.splitlines():
+        if line.startswith("L "):
+            _, cid, text = line.split(" ", 2)
+            layouts[cid] = text.strip()
+        elif line.startswith("D "):
+            _, cid, kb, off, lbo, sbo, lt, bo = line.split()
+            descs.setdefault(cid, []).append(tuple(int(x) for x in (kb, off, lbo, sbo, lt, bo)))
+    return cfgs, layouts, descs
+
+
+def _used(major, sw, bits, mn):
+    """Which of (LBO, SBO) the PTX canonical form of one K-block uses (seed 000 table)."""
+    t, kx = 128 // bits, 256 // bits
+    if major == "K":
+        return (sw == "none", mn > 8)                 # (T,2):(1,LBO) / (8,m):(.,SBO)
+    if sw == "none":
+        return (kx > 8, mn > t)                       # (8,k):(T,LBO) / (T,1,m):(.,.,SBO)
+    return (mn > t * WIDTH[sw], kx > 8)               # (T,W,m):(.,.,LBO) / (8,k):(WT,SBO)
+
+
+def test_every_configuration_was_printed(cutlass_output):
+    cfgs, layouts, descs = cutlass_output
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        assert _cid(c) in layouts
+        assert len(descs[_cid(c)]) == k // (256 // bits)
+
+
+def test_fields_equal_cutlass_and_cutlass_descriptors_prove(cutlass_output):
+    from verilayout.hw.descriptor import Descriptor
+    from verilayout.wgmma import derive_descriptor, verify
+    cfgs, layouts, descs = cutlass_output
+    checked = 0
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        dtype = DTYPE[bits]
+        text = layouts[_cid(c)]
+        transpose_ok = major == "K" or bits == 16          # sm_90 wgmma rule
+        arch = "sm_90" if transpose_ok else "sm_100"
+        use_lbo, use_sbo = _used(major, sw, bits, mn)
+        for kb, off, lbo, sbo, lt, bo in descs[_cid(c)]:
+            where = f"{_cid(c)} K-block {kb}: {text}"
+            p = derive_descriptor(text, dtype=dtype, major=major, k_block=kb, arch=arch)
+            d = p.descriptor
+            assert p.verdict.proved, where
+            assert d.swizzle == SM90_TYPE[lt], where
+            assert d.start_address == off * bits // 8, where
+            assert d.base_offset == bo == 0, where
+            if use_lbo:
+                assert d.lbo_field == lbo, where
+            if use_sbo:
+                assert d.sbo_field == sbo, where
+            theirs = Descriptor(off * bits // 8, lbo, sbo, bo, lt, "sm_90")
+            v = verify(theirs, text, dtype=dtype, major=major, k_block=kb)
+            if transpose_ok:
+                assert v.proved, f"{where}: {v.reason}"
+            else:
+                assert v.counterexample["rule"] == "transpose-dtype", where
+                again = Descriptor(off * bits // 8, lbo, sbo, bo, d.layout_type, "sm_100")
+                assert verify(again, text, dtype=dtype, major=major, k_block=kb).proved, where
+            checked += 1
+    assert checked >= 250

@@ -1,0 +1,182 @@
+"""``verilayout banks`` and ``verilayout swizzle synth|table``: thin doors onto the library.
+
+The commands parse arguments, call :mod:`verilayout.banks` /
+:mod:`verilayout.synth.swizzle` / :mod:`verilayout.report_swizzle_table` and print.
+Exit codes: 0 conflict-free / optimality proved, 1 a conflict was found (or the
+proof is unknown), 2 bad input (one line ``error: ...`` on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import LayoutError
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+BANKS_EPILOG = """\
+examples:
+  verilayout banks -t 'tensor<64x64xf16>' \\
+      --reg '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>' \\
+      --smem '#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>'
+  verilayout banks -t 'tensor<16x32xf32>' --json \\
+      --reg '#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>' \\
+      --smem '#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>'
+  verilayout banks -t 'tensor<16x32xf32>' --smem '(16,32):(33,1)' \\
+      --reg '#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>'
+  verilayout banks -t 'tensor<16x16xf16>' --instr ldmatrix.x4 --reg @a_operand.mlir --smem @smem.mlir
+exit codes: 0 conflict-free (proved), 1 bank conflict (witness printed) or unknown, 2 bad input
+"""
+
+SWIZZLE_EPILOG = """\
+examples:
+  verilayout swizzle synth -t 'tensor<64x64xf16>' \\
+      --write '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>' \\
+      --read '#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>'
+  verilayout swizzle table            # wgmma swizzle mode x element width x access pattern
+exit codes: 0 optimality proved / done, 1 not proved, 2 bad input
+"""
+
+
+def _fail(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _guard(fn):
+    def run(args) -> int:
+        try:
+            return fn(args)
+        except LayoutError as e:
+            return _fail(str(e))
+    return run
+
+
+def _type(args) -> tuple[list[int] | None, int | None]:
+    from .cli import DTYPE_BITS, parse_type_arg
+    if not args.type:
+        return None, None
+    shape, dtype = parse_type_arg(args.type)
+    return shape, DTYPE_BITS[dtype]
+
+
+def _text(arg: str) -> str:
+    from .cli import read_layout_arg
+    return read_layout_arg(arg)
+
+
+def _elem_bits(args, from_type: int | None) -> int:
+    bits = args.bits if args.bits is not None else from_type
+    if bits is None:
+        raise LayoutError("give the element type with -t/--type (e.g. 'tensor<64x64xf16>') or --bits")
+    if from_type is not None and args.bits is not None and args.bits != from_type:
+        raise LayoutError(f"--bits {args.bits} disagrees with the element type of -t ({from_type} bits)")
+    return bits
+
+
+def _cmd_banks(args) -> int:
+    from .banks import analyze, load_register, load_shared
+    shape, tbits = _type(args)
+    bits = _elem_bits(args, tbits)
+    reg = load_register(_text(args.reg), shape)
+    smem = load_shared(_text(args.smem), shape, bits)
+    rep = analyze(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
+                  store=args.store, timeout_ms=args.timeout_ms, witness_size=32)
+    if args.json:
+        print(json.dumps(rep.to_dict()))
+    else:
+        print(rep.summary())
+    return 0 if rep.conflict_free else 1
+
+
+def _cmd_synth(args) -> int:
+    from .banks import load_register
+    from .synth.swizzle import synthesize
+    shape, tbits = _type(args)
+    bits = _elem_bits(args, tbits)
+    if not args.write and not args.read:
+        raise LayoutError("give --write, --read, or both")
+    write = load_register(_text(args.write), shape) if args.write else None
+    read = load_register(_text(args.read), shape) if args.read else None
+    plan = synthesize(write, read, elem_bits=bits, num_banks=args.banks)
+    if args.json:
+        print(json.dumps(plan.to_dict()))
+    else:
+        print(plan.summary())
+    return 0 if plan.verdict.proved else 1
+
+
+def _cmd_table(args) -> int:
+    from .report_swizzle_table import swizzle_table, swizzle_table_markdown
+    if args.json:
+        print(json.dumps([r.to_dict() for r in swizzle_table()]))
+    else:
+        print(swizzle_table_markdown(), end="")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``banks`` and the ``swizzle`` group (``synth``, ``table``) to argparse subparsers."""
+    p = subparsers.add_parser(
+        "banks", help="shared-memory bank conflicts of a register layout and a shared layout",
+        description="How many wavefronts a warp needs to read (or write) a tensor held in a register "
+        "layout from (to) a shared layout: proved conflict-free, or a witness (two lanes, their "
+        "elements, byte addresses and bank). Also prints what Triton's get_shared_bank_conflicts "
+        "reports for the same pair.", epilog=BANKS_EPILOG, formatter_class=_FMT)
+    p.add_argument("--reg", required=True, metavar="LAYOUT",
+                   help="register layout: Triton MLIR attribute or tensor type, or @FILE")
+    p.add_argument("--smem", required=True, metavar="LAYOUT",
+                   help="shared layout: #ttg.nvmma_shared / swizzled_shared / shared_linear / "
+                   "padded_shared, a CuTe layout (e.g. '(16,32):(33,1)'), or @FILE")
+    p.add_argument("-t", "--type", metavar="TYPE", help="tensor type: shape and element type, "
+                   "e.g. 'tensor<64x64xf16>'")
+    p.add_argument("--bits", type=int, help="element width in bits (when -t has no element type)")
+    p.add_argument("--instr", default="auto", metavar="INSTR",
+                   help="auto (default: the widest ld.shared/st.shared the layouts allow), "
+                   "ld.shared.v4.b32, st.shared.b16, ldmatrix.x4, ldmatrix.x2.trans, stmatrix.x4, ...")
+    p.add_argument("--store", action="store_true", help="with --instr auto: the access is a store")
+    p.add_argument("--banks", type=int, default=32, choices=[32, 64],
+                   help="number of 4-byte banks (32 NVIDIA, default; 64 AMD)")
+    p.add_argument("--timeout-ms", type=int, default=30000, help="z3 time limit per query")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=_guard(_cmd_banks))
+
+    g = subparsers.add_parser(
+        "swizzle", help="synthesize the shared-memory swizzle with the fewest wavefronts",
+        description="Swizzle synthesis (proved optimal over GF(2) swizzles) and the table of wgmma "
+        "swizzle modes.", epilog=SWIZZLE_EPILOG, formatter_class=_FMT)
+    sub = g.add_subparsers(dest="swizzle_command", metavar="SUBCOMMAND")
+    g.set_defaults(func=lambda a: (g.print_help(), 2)[1])
+
+    s = sub.add_parser(
+        "synth", help="best swizzle for a write layout and a read layout",
+        description="The GF(2) shared layout minimising the wavefronts one warp needs to write the "
+        "tile with --write and read it with --read (ld.shared/st.shared of any width they allow), "
+        "with the lower bound that proves no linear swizzle does better; also the best "
+        "#ttg.nvmma_shared of each wgmma swizzle mode and the best #ttg.swizzled_shared.",
+        epilog="examples:\n"
+        "  verilayout swizzle synth -t 'tensor<64x64xf16>' \\\n"
+        "      --write '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+        "order = [1, 0]}>' \\\n"
+        "      --read '#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], "
+        "order = [0, 1]}>'\n"
+        "exit codes: 0 optimality proved, 1 not proved (gap printed), 2 bad input\n",
+        formatter_class=_FMT)
+    s.add_argument("--write", metavar="LAYOUT", help="register layout that stores the tile")
+    s.add_argument("--read", metavar="LAYOUT", help="register layout that loads the tile")
+    s.add_argument("-t", "--type", metavar="TYPE", help="tensor type, e.g. 'tensor<64x64xf16>'")
+    s.add_argument("--bits", type=int, help="element width in bits (when -t has no element type)")
+    s.add_argument("--banks", type=int, default=32, choices=[32, 64], help="number of 4-byte banks")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    s.set_defaults(func=_guard(_cmd_synth))
+
+    t = sub.add_parser(
+        "table", help="wgmma swizzle mode x element width x access pattern: conflict-free or witness",
+        description="The proved table: for each wgmma swizzle mode (none/32B/64B/128B, K-major) and "
+        "element width, whether 16-byte row stores, ldmatrix reads and column reads are "
+        "conflict-free, with a witness where they are not.",
+        epilog="examples:\n  verilayout swizzle table\n  verilayout swizzle table --json\n",
+        formatter_class=_FMT)
+    t.add_argument("--json", action="store_true", help="print JSON")
+    t.set_defaults(func=_guard(_cmd_table))

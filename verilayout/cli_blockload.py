@@ -1,0 +1,145 @@
+"""`verilayout blockload plan|check`: Intel 2D block loads for DPAS operands.
+
+Thin glue over :mod:`verilayout.blockload`. Exit codes: 0 the plan is proved
+(``check``) / a plan was built, 1 a counterexample, 2 bad input, 3 a plan whose
+minimality could not be settled.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import LayoutError
+
+_A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
+      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+      "warpsPerCTA = [8, 4], repCluster = [4, 2], A = [32, 16], B = [16, 32], C = [32, 32]}>, "
+      "kWidth = 1}>'")
+
+EPILOG_PLAN = f"""\
+examples:
+  verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>'
+  verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose --json
+  verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --baseline
+exit codes: 0 plan built (minimal proved), 1 the plan is wrong, 2 bad input, 3 minimality unknown
+"""
+
+EPILOG_CHECK = f"""\
+examples:
+  verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>' --json > plan.json
+  verilayout blockload check --plan plan.json --layout {_A} -t 'tensor<256x32xf16>' --all-warps
+exit codes: 0 proved, 1 a counterexample was found, 2 bad input
+"""
+
+
+def register(subparsers) -> None:
+    """Add ``blockload plan`` and ``blockload check`` to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "blockload", help="Intel 2D block loads for DPAS operands: minimal plans, proofs",
+        description="Plan the 2D block loads one sub-group issues for a DPAS operand, or "
+        "prove a plan right.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG_PLAN)
+    sub = p.add_subparsers(dest="blockload_command", metavar="ACTION")
+    pp = sub.add_parser("plan", help="the plan with the fewest loads, with a lower-bound proof",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog=EPILOG_PLAN,
+                        description="Build the plan with the fewest 2D block loads per "
+                        "sub-group for a DPAS operand and prove that no valid plan uses fewer.")
+    _operand_args(pp)
+    pp.add_argument("--transpose", action="store_true",
+                    help="the operand is stored transposed in memory (the seed's AxBT case)")
+    pp.add_argument("--baseline", action="store_true",
+                    help="the plan the seed's algorithm builds (grow the DPAS tile by "
+                    "iterations up to the limits, then add loads)")
+    pp.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
+                    help="hardware generation for the limits (default xe2)")
+    pp.add_argument("--no-search", action="store_true",
+                    help="do not run the exhaustive search when counting does not settle "
+                    "minimality")
+    pp.set_defaults(func=cmd_plan)
+    pc = sub.add_parser("check", help="prove a plan (from `plan --json`) right, or show the "
+                        "counterexample", formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog=EPILOG_CHECK, description="Prove that a plan respects every "
+                        "limit, loads every element the DPAS instructions read and shuffles "
+                        "each into the right register.")
+    pc.add_argument("--plan", required=True, metavar="FILE",
+                    help="plan JSON as written by `verilayout blockload plan --json` ('-': stdin)")
+    _operand_args(pc)
+    pc.add_argument("--all-warps", action="store_true",
+                    help="check the plan moved to every warp, not only its own")
+    pc.set_defaults(func=cmd_check)
+    p.set_defaults(func=lambda args: _no_action(p))
+
+
+def _operand_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--layout", required=True, metavar="DOT_OP",
+                   help="#ttg.dot_op with a #ttig.dpas parent (or a full tensor type), "
+                   "literal text or @FILE")
+    p.add_argument("-t", "--type", metavar="TYPE",
+                   help="tensor type giving shape and element type, e.g. 'tensor<256x32xf16>'")
+    p.add_argument("--warp", type=int, default=0, help="which sub-group (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _no_action(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _operand(args):
+    from . import blockload
+    from .cli import parse_type_arg, read_layout_arg
+    text = read_layout_arg(args.layout)
+    shape = dtype = None
+    if args.type:
+        shape, dtype = parse_type_arg(args.type)
+    return text, shape, dtype, blockload
+
+
+def cmd_plan(args) -> int:
+    text, shape, dtype, bl = _operand(args)
+    p = bl.plan(text, shape=shape, dtype=dtype, transpose=args.transpose, arch=args.arch,
+                warp=args.warp, baseline=args.baseline, search=not args.no_search)
+    try:
+        layout = p.layout
+    except LayoutError as e:
+        layout, why = None, str(e)
+    if args.json:
+        print(json.dumps(p.to_dict()))
+    else:
+        print(p.describe())
+        if layout is not None:
+            print("loaded data (offset, iteration, load -> memory-view slots):")
+            print(bl.format_load_layout(layout))
+        else:
+            print(f"loaded data: no linear layout ({why})")
+    return {"proved": 0, "counterexample": 1}.get(p.verdict.status, 3)
+
+
+def cmd_check(args) -> int:
+    text, shape, dtype, bl = _operand(args)
+    plan = _read_plan(args.plan)
+    v = bl.check(plan, text, shape=shape, warps="all" if args.all_warps else args.warp)
+    if args.json:
+        print(json.dumps(v.to_dict()))
+    else:
+        print(f"{v.status}: {v.reason}")
+        if v.counterexample:
+            print("counterexample: " + ", ".join(f"{k}={val}" for k, val in
+                                                 v.counterexample.items()))
+    return 0 if v.proved else 1
+
+
+def _read_plan(path: str):
+    from .blockload import Plan
+    try:
+        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    except OSError as e:
+        raise LayoutError(f"cannot read plan file {path!r}: {e.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LayoutError(f"plan file {path!r}: line {e.lineno}, col {e.colno}: {e.msg}") \
+            from None
+    return Plan.from_dict(data)

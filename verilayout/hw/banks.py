@@ -1,0 +1,634 @@
+"""Shared-memory banks, the instructions that access them, and how many wavefronts they need.
+
+This module is the *model*: what the hardware does with a warp's shared-memory
+access. The analyses that answer questions about it live in
+:mod:`verilayout.prove.banks`; the user's door is :func:`verilayout.banks.analyze`.
+
+The rules, with their sources
+-----------------------------
+1. **Banks.** Shared memory is split into banks of 4 bytes; successive 4-byte words
+   go to successive banks, ``bank = (byte_address // 4) % num_banks``
+   (seed ``004_d7c7c1cef06bdad0.txt``, "Shared Layouts"; CUDA C++ Programming Guide,
+   "Shared Memory" of compute capability 5.x and later: "successive 32-bit words map
+   to successive banks"). NVIDIA GPUs have 32 banks; 64 is an option for AMD GPUs
+   whose LDS has 64 banks (Triton passes ``numBanks`` to its swizzling code for them).
+2. **Wavefronts.** Each bank delivers one 4-byte word per pass ("wavefront"), so the
+   requests served together take ``max over banks of (distinct words in that bank)``
+   wavefronts. Lanes that touch the same 4-byte word are served together: same word,
+   no conflict, for reads (broadcast) and writes alike (Programming Guide, 5.x: "a
+   shared memory request for a warp does not generate a bank conflict between two
+   threads that access any address within the same 32-bit word").
+3. **Phases.** One wavefront moves at most ``num_banks * 4`` bytes (128 bytes), so a
+   warp's ``ld.shared``/``st.shared`` is split into *phases* of consecutive lanes, each
+   phase served on its own: 8-, 16- and 32-bit accesses in one phase of the whole
+   warp, 64-bit accesses per half-warp, 128-bit accesses per quarter-warp. In general
+   ``lanes per phase = min(lanes, num_banks * 32 / access_bits)`` (issue 4; NVIDIA
+   developer forum thread 77228, "LDS.128 requires 4 requests per instruction as it
+   returns 4 registers ... return bandwidth of shared memory is 128 bytes/cycle";
+   Triton's ``GenericSwizzling.cpp`` ``getLaneTile`` uses the same phase rule).
+   An access of ``v`` elements per lane must be ``v``-element aligned and contiguous
+   (PTX ISA, ``ld``: vector accesses need natural alignment), at most 128 bits.
+4. **ldmatrix / stmatrix** ``.x1/.x2/.x4`` move 1, 2 or 4 matrices of 8x8 16-bit
+   elements. Each matrix is 8 rows of 16 contiguous, 16-byte aligned bytes whose row
+   addresses come from 8 lanes; thread ``t`` receives (without ``.trans``) the 32-bit
+   word ``t % 4`` of row ``t // 4``; with ``.trans`` it receives column ``t // 4`` of
+   rows ``2 (t % 4)`` and ``2 (t % 4) + 1`` (PTX ISA, "Warp-level matrix load
+   instruction: ldmatrix", fragment figures). Each matrix (128 bytes) is one phase,
+   so the ideal is 1, 2 or 4 wavefronts; ``.trans`` changes who receives what, not
+   which bytes are read.
+5. **Per instruction.** A warp's access of a tensor issues one instruction per
+   register group (and per warp); the report counts wavefronts *per instruction*
+   (sum over its phases) and keeps the worst instruction. For GF(2)-linear layouts
+   every instruction and every phase is a coset of the same subspace, so they all
+   need the same number.
+
+What is not modelled: the Volta/Turing "uniform address pairs" speed-up of
+``LDS.128`` (same forum thread), multi-CTA distributed shared memory (the ``block``
+input is an instruction index here: every CTA has its own banks), and timing.
+
+>>> m = BankModel()
+>>> m.bank(132), m.word(132)
+(1, 33)
+>>> parse_instruction("ld.shared.v4.b32").name, lanes_per_phase(128, 32, m)
+('ld.shared.v4.b32', 8)
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Mapping, Sequence
+
+from ..errors import LayoutError
+
+Bit = tuple[str, int]  # (input dim, bit index)
+
+
+def _log2(x: int) -> int:
+    return x.bit_length() - 1
+
+
+def _is_pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
+@dataclass(frozen=True)
+class BankModel:
+    """Banks of ``bank_bytes`` bytes, ``num_banks`` of them (32 on NVIDIA, 64 an AMD option).
+
+    >>> BankModel(num_banks=64).row_bytes
+    256
+    """
+
+    num_banks: int = 32
+    bank_bytes: int = 4
+
+    def __post_init__(self):
+        if not isinstance(self.num_banks, int) or not _is_pow2(self.num_banks) or \
+                not 8 <= self.num_banks <= 128:
+            raise LayoutError(f"num_banks={self.num_banks!r}: expected a power of two in 8..128 "
+                              "(32 for NVIDIA, 64 for AMD)")
+        if self.bank_bytes != 4:
+            raise LayoutError(f"bank_bytes={self.bank_bytes!r}: only 4-byte banks are modelled")
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes one wavefront can move: one word from every bank."""
+        return self.num_banks * self.bank_bytes
+
+    @property
+    def log2_banks(self) -> int:
+        return _log2(self.num_banks)
+
+    def word(self, byte_address: int) -> int:
+        """Index of the 4-byte word holding ``byte_address``."""
+        return byte_address // self.bank_bytes
+
+    def bank(self, byte_address: int) -> int:
+        """``(byte_address // 4) % num_banks`` (seed 004)."""
+        return self.word(byte_address) % self.num_banks
+
+
+_OPS = ("ld.shared", "st.shared", "ldmatrix", "stmatrix")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One shared-memory access instruction of a warp.
+
+    ``op`` is ``ld.shared``, ``st.shared``, ``ldmatrix`` or ``stmatrix``; ``bits`` the
+    bits one lane moves per address (a 16-byte row, 128, for the matrix ops);
+    ``count`` the matrices of ``.x1/.x2/.x4``; ``trans`` the ``.trans`` flag.
+
+    >>> Instruction("ldmatrix", 128, count=4, trans=True).name
+    'ldmatrix.x4.trans'
+    """
+
+    op: str
+    bits: int
+    count: int = 1
+    trans: bool = False
+
+    def __post_init__(self):
+        if self.op not in _OPS:
+            raise LayoutError(f"unknown shared-memory instruction {self.op!r} (known: {', '.join(_OPS)})")
+        if self.is_matrix:
+            if self.bits != 128 or self.count not in (1, 2, 4):
+                raise LayoutError(f"{self.op} moves .x1/.x2/.x4 matrices of 16-byte rows")
+        else:
+            if self.bits not in (8, 16, 32, 64, 128) or self.count != 1 or self.trans:
+                raise LayoutError(f"{self.op} moves 8, 16, 32, 64 or 128 bits per lane, got {self.bits}")
+
+    @property
+    def is_matrix(self) -> bool:
+        return self.op in ("ldmatrix", "stmatrix")
+
+    @property
+    def is_store(self) -> bool:
+        return self.op.startswith("st")
+
+    @property
+    def name(self) -> str:
+        if self.is_matrix:
+            return f"{self.op}.x{self.count}" + (".trans" if self.trans else "")
+        if self.bits <= 32:
+            return f"{self.op}.b{self.bits}"
+        return f"{self.op}.v{self.bits // 32}.b32"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@functools.lru_cache(maxsize=None)
+def ld_st(bits: int, store: bool = False) -> Instruction:
+    """The ``ld.shared``/``st.shared`` moving ``bits`` per lane.
+
+    >>> ld_st(64).name
+    'ld.shared.v2.b32'
+    """
+    return Instruction("st.shared" if store else "ld.shared", bits)
+
+
+_TOKEN = re.compile(r"^(?:v(\d+)|b(\d+)|[us](\d+)|f(\d+)|x(\d+))$")
+
+
+def parse_instruction(text: str) -> Instruction:
+    """Parse ``ld.shared.v4.b32``, ``st.shared.b16``, ``ldmatrix.x4.trans``, ``stmatrix.x2`` ...
+
+    PTX qualifiers that do not change the access (``sync``, ``aligned``, ``m8n8``,
+    ``shared``, ``b16`` of ldmatrix) are accepted; anything else is an error.
+
+    >>> parse_instruction("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16").name
+    'ldmatrix.x2.trans'
+    >>> parse_instruction("ld.shared.v2.f32").bits
+    64
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise LayoutError("instruction: expected text like 'ld.shared.v4.b32' or 'ldmatrix.x4'")
+    parts = text.strip().lower().split(".")
+    op = parts[0]
+    rest = parts[1:]
+    if op in ("ld", "st"):
+        if not rest or rest[0] != "shared":
+            raise LayoutError(f"instruction {text!r}: only shared-memory accesses are modelled "
+                              f"(expected '{op}.shared...')")
+        op, rest = f"{op}.shared", rest[1:]
+    if op in ("ldmatrix", "stmatrix"):
+        count, trans = None, False
+        for i, tok in enumerate(rest):
+            if tok in ("sync", "aligned", "m8n8", "shared", "b16", "shared::cta"):
+                continue
+            if tok == "trans":
+                trans = True
+                continue
+            m = re.fullmatch(r"x(\d+)", tok)
+            if m and count is None:
+                count = int(m.group(1))
+                continue
+            raise LayoutError(f"instruction {text!r}: unexpected qualifier '.{tok}'")
+        if count is None:
+            raise LayoutError(f"instruction {text!r}: give the matrix count (.x1, .x2 or .x4)")
+        return Instruction(op, 128, count=count, trans=trans)
+    if op not in ("ld.shared", "st.shared"):
+        raise LayoutError(f"instruction {text!r}: expected ld.shared, st.shared, ldmatrix or stmatrix")
+    vec, width = 1, None
+    for tok in rest:
+        if tok in ("shared::cta",):
+            continue
+        m = _TOKEN.match(tok)
+        if not m or m.group(5):
+            raise LayoutError(f"instruction {text!r}: unexpected qualifier '.{tok}'")
+        if m.group(1):
+            vec = int(m.group(1))
+            if vec not in (2, 4):
+                raise LayoutError(f"instruction {text!r}: vectors are .v2 or .v4")
+        else:
+            width = int(m.group(2) or m.group(3) or m.group(4))
+    if width is None:
+        raise LayoutError(f"instruction {text!r}: give the width, e.g. '.b32'")
+    bits = vec * width
+    if bits > 128:
+        raise LayoutError(f"instruction {text!r} moves {bits} bits per lane; at most 128")
+    return Instruction(op, bits)
+
+
+def lanes_per_phase(access_bits: int, lanes: int, model: BankModel = BankModel()) -> int:
+    """Lanes served together: all when ``lanes * access_bits`` fits one wavefront.
+
+    >>> [lanes_per_phase(b, 32) for b in (16, 32, 64, 128)]
+    [32, 32, 16, 8]
+    """
+    words = max(1, access_bits // 32)
+    per = (model.num_banks * 32) // (words * 32)
+    return max(1, min(lanes, per))
+
+
+# ----- access plans ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class AccessPlan:
+    """How one warp-wide access splits the register layout's input bits.
+
+    ``vector``: register bits whose elements are the contiguous offsets 1, 2, 4, ...
+    inside one lane's access (ld/st) or one 32-bit word (ldmatrix); ``phase_bits``:
+    input bits that vary inside one phase (served together); ``phase_select``: bits
+    that pick the phase inside one instruction; ``repeat_bits``: the bits that pick
+    the instruction (other registers, warps, blocks). Broadcast register bits (they
+    hold copies) are in none of them.
+    """
+
+    instruction: Instruction
+    elem_bits: int
+    lane_bits: int
+    vector: tuple[int, ...]
+    phase_bits: tuple[Bit, ...]
+    phase_select: tuple[Bit, ...]
+    repeat_bits: tuple[Bit, ...]
+
+    @property
+    def phases_per_instruction(self) -> int:
+        return 1 << len(self.phase_select)
+
+    @property
+    def instructions_per_warp(self) -> int:
+        return 1 << sum(1 for d, _ in self.repeat_bits if d == "register")
+
+    @property
+    def ideal_wavefronts(self) -> int:
+        """One wavefront per phase (a phase never asks for more than one word per bank)."""
+        return self.phases_per_instruction
+
+    @property
+    def vector_elems(self) -> int:
+        return 1 << len(self.vector)
+
+    def describe(self) -> str:
+        """One line: instruction, phases, vector."""
+        return (f"{self.instruction.name}: {self.phases_per_instruction} phase(s) per instruction, "
+                f"{self.instructions_per_warp} instruction(s) per warp")
+
+
+def element_bytes(elem_bits: int) -> int:
+    """Bytes of one element (8-, 16-, 32- and 64-bit elements are modelled)."""
+    if elem_bits not in (8, 16, 32, 64):
+        raise LayoutError(f"elem_bits={elem_bits!r}: bank analysis models 8-, 16-, 32- and 64-bit elements")
+    return elem_bits // 8
+
+
+@dataclass(frozen=True)
+class BitImages:
+    """Where each input bit of the register layout lands in shared memory.
+
+    ``offset[d][i]``: element offset reached by input ``d = 2**i`` alone; ``block``
+    likewise for the CTA index (0 without a block dim); ``zero[d][i]``: the register
+    basis is all-zero in tensor coordinates (a broadcast copy).
+    """
+
+    offset: dict
+    block: dict
+    zero: dict
+
+    @property
+    def lane_bits(self) -> int:
+        return len(self.offset.get("lane", []))
+
+    def bits(self, dim: str) -> int:
+        return len(self.offset.get(dim, []))
+
+
+def _ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
+    """Register bits holding offsets 1, 2, ..., elems/2 (block 0), others aligned; or None."""
+    regs = img.offset.get("register", [])
+    chosen: list[int] = []
+    for i in range(_log2(elems)):
+        hit = next((j for j, off in enumerate(regs) if off == 1 << i and img.block["register"][j] == 0
+                    and j not in chosen and not img.zero["register"][j]), None)
+        if hit is None:
+            return None
+        chosen.append(hit)
+    for d, offs in img.offset.items():
+        for j, off in enumerate(offs):
+            if d == "register" and j in chosen:
+                continue
+            if off % elems:
+                return None
+    return tuple(chosen)
+
+
+def widest_vector(img: BitImages, elem_bits: int, max_bits: int = 128) -> int:
+    """Elements per lane of the widest aligned, contiguous access the layouts allow.
+
+    The first ``k`` chosen register bits must land on offsets 1, 2, ..., and every
+    other input bit on a multiple of ``2**k`` (Triton's ``largestVectorisation``).
+    """
+    return 1 << len(_widest_chain(img, elem_bits, max_bits))
+
+
+def _widest_chain(img: BitImages, elem_bits: int, max_bits: int = 128) -> tuple[int, ...]:
+    """The register bits of the widest vector, in offset order."""
+    kmax = _log2(max(1, max_bits // elem_bits))
+    regs = img.offset.get("register", [])
+    blocks, zeros = img.block.get("register", []), img.zero.get("register", [])
+    chain: list[int] = []
+    while len(chain) < kmax:  # register bits reaching offsets 1, 2, 4, ... (first match, as Triton)
+        want = 1 << len(chain)
+        hit = next((j for j, off in enumerate(regs) if off == want and blocks[j] == 0
+                    and not zeros[j] and j not in chain), None)
+        if hit is None:
+            break
+        chain.append(hit)
+    k = len(chain)
+    for d, offs in img.offset.items():  # every other bit must be a multiple of the vector
+        for j, off in enumerate(offs):
+            if off and not (d == "register" and j in chain):
+                k = min(k, (off & -off).bit_length() - 1)
+    return tuple(chain[:k])
+
+
+def _nonzero_regs(img: BitImages) -> list[int]:
+    return [j for j, z in enumerate(img.zero.get("register", [])) if not z]
+
+
+def _others(img: BitImages, used: Iterable[Bit]) -> tuple[Bit, ...]:
+    used = set(used)
+    out = []
+    for d, offs in img.offset.items():
+        if d == "lane":
+            continue
+        for j in range(len(offs)):
+            if (d, j) in used or (d == "register" and img.zero[d][j]):
+                continue
+            out.append((d, j))
+    return tuple(out)
+
+
+def plan_ldst(img: BitImages, instr: Instruction, elem_bits: int,
+              model: BankModel = BankModel(), vector: tuple[int, ...] | None = None) -> AccessPlan:
+    """Plan an ``ld.shared``/``st.shared`` of ``instr.bits`` per lane, or raise LayoutError.
+
+    >>> from verilayout.layout import LinearLayout
+    >>> img = BitImages({"register": [1], "lane": [2, 4, 8, 16, 32]}, {"register": [0], "lane": [0] * 5},
+    ...                 {"register": [False], "lane": [False] * 5})
+    >>> plan_ldst(img, ld_st(64), 32).phases_per_instruction
+    2
+    """
+    if instr.bits < elem_bits:
+        raise LayoutError(f"{instr.name} moves {instr.bits} bits per lane but elements are {elem_bits} bits")
+    elems = instr.bits // elem_bits
+    vec = _ldst_vector(img, elems) if vector is None else vector
+    if vec is None:
+        best = widest_vector(img, elem_bits)
+        raise LayoutError(f"{instr.name} needs {elems} contiguous {elem_bits}-bit elements per lane in "
+                          f"registers; these layouts allow at most {best} ({best * elem_bits} bits)")
+    nl = img.lane_bits
+    p = _log2(lanes_per_phase(instr.bits, 1 << nl, model))
+    phase = tuple(("register", r) for r in vec) + tuple(("lane", j) for j in range(p))
+    select = tuple(("lane", j) for j in range(p, nl))
+    return AccessPlan(instr, elem_bits, nl, vec, phase, select, _others(img, phase))
+
+
+def plan_matrix(img: BitImages, instr: Instruction, elem_bits: int) -> AccessPlan:
+    """Plan an ``ldmatrix``/``stmatrix`` (8x8 matrices of 16-byte rows), or raise LayoutError."""
+    name = instr.name
+    if img.lane_bits != 5:
+        raise LayoutError(f"{name} needs 32 lanes per warp, the layout has {1 << img.lane_bits}")
+    if instr.trans and elem_bits != 16:
+        raise LayoutError(f"{name} transposes 16-bit elements; these are {elem_bits}-bit")
+    if elem_bits > 32:
+        raise LayoutError(f"{name} moves 32-bit words; elements are {elem_bits}-bit")
+    regs = _nonzero_regs(img)
+    offs = img.offset
+    per_word = 32 // elem_bits
+    row = 128 // elem_bits  # elements in a 16-byte row
+    if instr.trans:
+        word = regs[:1]
+        if len(word) < 1:
+            raise LayoutError(f"{name}: each thread needs two 16-bit elements (one 32-bit register)")
+        contig = [("lane", 2), ("lane", 3), ("lane", 4)]
+        rows = [("register", word[0]), ("lane", 0), ("lane", 1)]
+    else:
+        word = regs[:_log2(per_word)]
+        if len(word) < _log2(per_word):
+            raise LayoutError(f"{name}: each thread needs {per_word} elements per 32-bit register")
+        contig = [("register", r) for r in word] + [("lane", 0), ("lane", 1)]
+        rows = [("lane", 2), ("lane", 3), ("lane", 4)]
+    for i, (d, j) in enumerate(contig):
+        if offs[d][j] != 1 << i or img.block[d][j]:
+            raise LayoutError(f"{name}: {d} bit {j} must reach element offset {1 << i} of a 16-byte row "
+                              f"(it reaches {offs[d][j]})")
+    used = set(contig) | set(rows)
+    for d, o in offs.items():
+        for j, off in enumerate(o):
+            if (d, j) not in contig and off % row:
+                raise LayoutError(f"{name}: rows must be 16-byte aligned, but {d} bit {j} moves by "
+                                  f"{off} elements")
+    extra = [r for r in regs if ("register", r) not in used]
+    nsel = _log2(instr.count)
+    if len(extra) < nsel:
+        raise LayoutError(f"{name} loads {instr.count} matrices, i.e. {instr.count * (1 << len(word))} "
+                          f"registers per thread; the layout has {1 << len(regs)}")
+    select = tuple(("register", r) for r in extra[:nsel])
+    # one matrix: the word registers and all 32 lanes (trans: the row-pair register)
+    phase = tuple(("register", r) for r in word) + tuple(("lane", j) for j in range(5))
+    return AccessPlan(instr, elem_bits, 5, tuple(word), phase, select,
+                      _others(img, set(phase) | set(select)))
+
+
+def plan_access(img: BitImages, instruction: Instruction | None, elem_bits: int,
+                model: BankModel = BankModel(), store: bool = False) -> AccessPlan:
+    """Plan ``instruction``; ``None`` is "auto": the widest ld/st vector the layouts allow."""
+    element_bytes(elem_bits)
+    if instruction is None:
+        chain = _widest_chain(img, elem_bits)
+        return plan_ldst(img, ld_st((1 << len(chain)) * elem_bits, store), elem_bits, model, chain)
+    if instruction.is_matrix:
+        return plan_matrix(img, instruction, elem_bits)
+    return plan_ldst(img, instruction, elem_bits, model)
+
+
+# ----- the definition, executable -------------------------------------------------------
+
+def phase_wavefronts(byte_ranges: Iterable[tuple[int, int]], model: BankModel = BankModel()) -> int:
+    """Wavefronts for requests served together: max over banks of distinct words in it.
+
+    ``byte_ranges`` holds ``(first_byte, nbytes)`` per lane (rule 2 of the module docstring).
+
+    >>> phase_wavefronts([(0, 4), (128, 4), (4, 4)])
+    2
+    """
+    per_bank: dict[int, set[int]] = {}
+    for start, n in byte_ranges:
+        first, last = model.word(start), model.word(start + n - 1)
+        for w in range(first, last + 1):
+            per_bank.setdefault(w % model.num_banks, set()).add(w)
+    return max((len(s) for s in per_bank.values()), default=0)
+
+
+# ----- shared memory that is not GF(2)-linear -------------------------------------------
+
+@dataclass(frozen=True)
+class SharedAddressMap:
+    """Where each tensor element lives when the map is not GF(2)-linear.
+
+    ``fn`` maps tensor coordinates ``{"dim0": i, ...}`` to an element offset (an int);
+    ``z3_fn`` maps the same coordinates as z3 bit-vectors to a bit-vector offset
+    (``width`` bits). ``shape`` is ``{"dim0": n0, ...}``.
+
+    >>> import z3
+    >>> pad = SharedAddressMap({"dim0": 4, "dim1": 32}, lambda c: c["dim0"] * 33 + c["dim1"],
+    ...     lambda c: z3.ZeroExt(12 - c["dim0"].size(), c["dim0"]) * 33 + z3.ZeroExt(12 - c["dim1"].size(), c["dim1"]),
+    ...     width=12, name="row stride 33")
+    >>> pad.offset({"dim0": 1, "dim1": 0})
+    33
+    """
+
+    shape: dict
+    fn: Callable[[Mapping[str, int]], int]
+    z3_fn: Callable[[Mapping], object]
+    width: int = 32
+    name: str = "address function"
+
+    def offset(self, coords: Mapping[str, int]) -> int:
+        return int(self.fn(coords))
+
+
+def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: str | None = None
+                       ) -> SharedAddressMap:
+    """Triton's padded shared layout: linear offsets, plus ``pad`` elements every ``interval``.
+
+    ``linear_smem`` maps ``offset`` to tensor coordinates (GF(2)); the physical offset
+    of logical offset ``o`` is ``o + sum(pad * (o // interval))`` over the pairs
+    (``#ttg.padded_shared<[interval:+pad, ...]>``).
+
+    >>> from verilayout.layout import identity_standard_nd
+    >>> m = padded_address_map(identity_standard_nd("offset", [4, 32], [1, 0]), [(32, 1)])
+    >>> m.offset({"dim0": 2, "dim1": 1})
+    67
+    """
+    import z3
+    for interval, pad in intervals:
+        if not _is_pow2(interval) or pad < 1 or not _is_pow2(pad):
+            raise LayoutError(f"padding {interval}:+{pad}: interval and padding must be powers of two")
+    inv = linear_smem.invert() if linear_smem.is_invertible() else linear_smem.pseudoinvert()
+    total = linear_smem.total_in_size
+    extra = sum(pad * (total // interval) for interval, pad in intervals)
+    width = max(2, (total + extra).bit_length() + 1)
+
+    def fn(coords):
+        logical = inv.apply(coords)
+        o = logical["offset"]
+        return o + sum(pad * (o // iv) for iv, pad in intervals)
+
+    def z3_fn(coords):
+        from ..smt import z3_apply_linear
+        logical = z3_apply_linear(inv, coords, width=width)["offset"]
+        acc = logical
+        for iv, pad in intervals:
+            acc = acc + z3.LShR(logical, _log2(iv)) * pad
+        return acc
+
+    label = name or "padded " + ",".join(f"{a}:+{b}" for a, b in intervals)
+    return SharedAddressMap(dict(linear_smem.out_dims), fn, z3_fn, width, label)
+
+
+def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
+    """A CuTe layout (``verilayout.cute``) as an address map: top-level mode ``i`` is ``dim{i}``.
+
+    Offsets are in elements (a swizzle declared on byte addresses is converted with
+    the element width). Every mode's size must be a power of two.
+
+    >>> from verilayout.cute import parse_cute
+    >>> cute_address_map(parse_cute("(16,32):(33,1)")).offset({"dim0": 1, "dim1": 2})
+    35
+    """
+    import z3
+    from .. import cute
+    if not isinstance(obj, (cute.Layout, cute.ComposedLayout)):
+        raise LayoutError(f"shared layout: expected a LinearLayout, an address map or a CuTe layout, "
+                          f"got {type(obj).__name__}")
+    base = obj.layout if isinstance(obj, cute.ComposedLayout) else obj
+    sizes = [int(m.size) for m in base.modes()]
+    for i, s in enumerate(sizes):
+        if not _is_pow2(s):
+            raise LayoutError(f"CuTe layout {cute.format_cute(obj)}: mode {i} has size {s}, not a power of two")
+    shape = {f"dim{i}": s for i, s in enumerate(sizes)}
+    names = list(shape)
+    probe = cute.z3_offset(obj, tuple(z3.BitVec(f"_p{i}", max(1, _log2(s))) for i, s in enumerate(sizes)),
+                           "elements", elem_bits)
+    width = probe.size() + 1
+
+    def fn(coords):
+        return int(cute.offset_elements(obj, tuple(coords[n] for n in names), elem_bits))
+
+    def z3_fn(coords):
+        return cute.z3_offset(obj, tuple(coords[n] for n in names), "elements", elem_bits, width=width)
+
+    return SharedAddressMap(shape, fn, z3_fn, width, cute.format_cute(obj))
+
+
+_PADDED = re.compile(r"^\s*#(?:ttg|triton_gpu)\.padded_shared\s*<\s*\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}\s*>\s*$",
+                     re.S)
+
+
+def parse_padded_shared(text: str, shape: Sequence[int]) -> SharedAddressMap:
+    """``#ttg.padded_shared<[interval:+pad, ...] {offset = [...], block = []}>`` (or ``{order, shape}``).
+
+    >>> m = parse_padded_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32])
+    >>> m.offset({"dim0": 1, "dim1": 0}), m.name
+    (33, '#ttg.padded_shared<[32:+1]>')
+    """
+    import json
+    from ..layout import LinearLayout, identity_standard_nd
+    m = _PADDED.match(text)
+    if not m:
+        raise LayoutError("padded_shared: expected '#ttg.padded_shared<[interval:+pad, ...] {offset = [...], "
+                          "block = [...]}>' or '{order = [...], shape = [...]}'")
+    pairs = []
+    for k, part in enumerate(p.strip() for p in m.group("pairs").split(",") if p.strip()):
+        pm = re.fullmatch(r"(\d+)\s*:\s*\+\s*(\d+)", part)
+        if not pm:
+            raise LayoutError(f"padded_shared: padding {k} is {part!r}; expected 'interval:+pad'")
+        pairs.append((int(pm.group(1)), int(pm.group(2))))
+    fields = {}
+    for fm in re.finditer(r"(\w+)\s*=\s*(\[[^=]*\])\s*(?:,|$)", m.group("body").strip()):
+        try:
+            fields[fm.group(1)] = json.loads(fm.group(2))
+        except ValueError:
+            raise LayoutError(f"padded_shared: cannot read {fm.group(1)} = {fm.group(2)}") from None
+    unknown = set(fields) - {"offset", "block", "order", "shape"}
+    if unknown:
+        raise LayoutError(f"padded_shared: unknown keys {sorted(unknown)}")
+    shape = [int(s) for s in shape]
+    names = {f"dim{i}": s for i, s in enumerate(shape)}
+    if "offset" in fields:
+        if any(fields.get("block") or []):
+            raise LayoutError("padded_shared: multi-CTA block bases are not modelled")
+        lin = LinearLayout({"offset": fields["offset"]}, names, require_surjective=False)
+    elif "order" in fields:
+        lin = identity_standard_nd("offset", fields.get("shape", shape), fields["order"])
+    else:
+        raise LayoutError("padded_shared: give 'offset = [...]' bases or 'order = [...]'")
+    if not lin.is_invertible():
+        raise LayoutError("padded_shared: the offset bases are not a bijection onto the tensor")
+    label = "#ttg.padded_shared<[" + ", ".join(f"{a}:+{b}" for a, b in pairs) + "]>"
+    return padded_address_map(lin, pairs, label)

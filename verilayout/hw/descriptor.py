@@ -1,0 +1,814 @@
+"""wgmma / tcgen05 shared-memory matrix descriptors and the hardware address model.
+
+The 64-bit sm_90 descriptor (PTX 9.7.15.5.1.2.2, seed ``003_ce87ea73fe8bc8cb.txt``):
+start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, base offset in
+49-51, swizzle in 62-63 (0 none, 1 128B, 2 64B, 3 32B). The sm_100 (tcgen05)
+descriptor keeps the first three fields, fixes bits 46-48 to 0b001, puts the LBO mode
+in bit 52 and the swizzle in 61-63 (0 none, 1 128B with 32B atom, 2 128B, 4 64B,
+6 32B). ``matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4``.
+
+>>> d = encode(start_address=0x400, lbo=16, sbo=1024, swizzle="128B")
+>>> hex(d.value), d.sbo_field
+('0x4000004000010040', 64)
+>>> decode(d.value) == d
+True
+
+The address model: :func:`hardware_address_function` turns a descriptor, a
+major-ness, an element type and the MN extent of one wgmma into the function
+``(mn, k) -> shared-memory address`` the hardware reads (the canonical layout of
+seed ``000_2b23e188beadbf0d.txt`` plus the swizzle XOR on address bits, the
+swizzle phase given by the base offset). :func:`contract_findings` lists every
+rule of the descriptor contract a descriptor breaks; such a descriptor is not
+modelled as if it worked.
+
+Addresses inside :class:`AddressFunction` are in **bits** (byte address * 8), so
+that ``b1`` operands are exact; the public helpers say which unit they return.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+import numpy as np
+import z3
+
+from ..errors import LayoutError
+from .wgmma import (dtype_bits, elems_per_unit, k_of_dtype, parse_major,
+                    parse_swizzle, swizzle_log2, swizzle_units)
+
+__all__ = [
+    "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
+    "Finding", "contract_findings", "required_base_offset", "pattern_repeat_bytes",
+    "Term", "BitSwizzle", "AddressFunction", "Affine", "Split",
+    "hardware_address_function", "hardware_address",
+]
+
+ARCHS = ("sm_90", "sm_100")
+SMEM_WINDOW = 1 << 18          # bytes addressable by (x & 0x3FFFF)
+ADDR_BITS = 48                 # z3 bit-vector width for bit addresses
+
+_SM90_TYPES = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
+_SM100_TYPES = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
+_FIELD14 = (1 << 14) - 1
+
+
+def _types(arch: str) -> dict[int, str]:
+    if arch == "sm_90":
+        return _SM90_TYPES
+    if arch == "sm_100":
+        return _SM100_TYPES
+    raise LayoutError(f"arch {arch!r}: expected sm_90 (wgmma) or sm_100 (tcgen05)")
+
+
+def _swizzle_shift(arch: str) -> int:
+    return 62 if arch == "sm_90" else 61
+
+
+def _field_mask(arch: str) -> int:
+    """Bits owned by named fields (everything else is reserved or fixed)."""
+    m = _FIELD14 | _FIELD14 << 16 | _FIELD14 << 32 | 0b111 << 49
+    if arch == "sm_90":
+        return m | 0b11 << 62
+    return m | 0b111 << 61 | 1 << 52
+
+
+def _fixed_bits(arch: str) -> int:
+    return 1 << 46 if arch == "sm_100" else 0
+
+
+def matrix_descriptor_encode(x: int) -> int:
+    """PTX's ``matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4``.
+
+    >>> matrix_descriptor_encode(0x400), matrix_descriptor_encode(0x40010)
+    (64, 1)
+    """
+    return (int(x) & 0x3FFFF) >> 4
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded shared-memory matrix descriptor.
+
+    ``start_address`` is in bytes (a multiple of 16 below 2**18); ``lbo_field`` and
+    ``sbo_field`` are the encoded 14-bit fields (bytes >> 4); ``layout_type`` is the
+    raw swizzle field; ``reserved`` holds any bit set outside the named fields
+    (after the sm_100 fixed ``0b001`` is accounted for).
+
+    >>> Descriptor(0, lbo_field=1, sbo_field=64, layout_type=1).swizzle
+    '128B'
+    """
+
+    start_address: int = 0
+    lbo_field: int = 0
+    sbo_field: int = 0
+    base_offset: int = 0
+    layout_type: int = 0
+    arch: str = "sm_90"
+    lbo_mode: int = 0
+    reserved: int = 0
+
+    def __post_init__(self):
+        _types(self.arch)
+        for name, v, hi in (("start_address", self.start_address, SMEM_WINDOW),
+                            ("lbo_field", self.lbo_field, 1 << 14),
+                            ("sbo_field", self.sbo_field, 1 << 14),
+                            ("base_offset", self.base_offset, 8),
+                            ("layout_type", self.layout_type, 4 if self.arch == "sm_90" else 8),
+                            ("lbo_mode", self.lbo_mode, 2 if self.arch == "sm_100" else 1)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= v < hi:
+                raise LayoutError(f"descriptor field {name} = {v!r} is outside [0, {hi})")
+        if self.start_address % 16:
+            raise LayoutError(f"start_address {self.start_address:#x} is not 16-byte aligned "
+                              "(the descriptor stores address >> 4)")
+        if self.reserved & _field_mask(self.arch) or not 0 <= self.reserved < 1 << 64:
+            raise LayoutError("reserved bits overlap the descriptor's named fields")
+
+    # ----- views -------------------------------------------------------------------------
+    @property
+    def start_field(self) -> int:
+        return self.start_address >> 4
+
+    @property
+    def lbo(self) -> int:
+        """Leading dimension byte offset in bytes."""
+        return self.lbo_field << 4
+
+    @property
+    def sbo(self) -> int:
+        """Stride dimension byte offset in bytes."""
+        return self.sbo_field << 4
+
+    @property
+    def swizzle(self) -> str:
+        """``none``, ``32B``, ``64B``, ``128B`` (sm_100 also ``128B_base32B``), or
+        ``invalid(N)`` for a value the PTX table does not list."""
+        return _types(self.arch).get(self.layout_type, f"invalid({self.layout_type})")
+
+    @property
+    def value(self) -> int:
+        """The 64-bit descriptor."""
+        v = (self.start_field | self.lbo_field << 16 | self.sbo_field << 32
+             | self.base_offset << 49 | self.layout_type << _swizzle_shift(self.arch))
+        if self.arch == "sm_100":
+            v |= self.lbo_mode << 52
+        return v | (_fixed_bits(self.arch) ^ self.reserved)
+
+    def with_start(self, start_address: int) -> "Descriptor":
+        """The same descriptor pointing at another start address (bytes).
+
+        >>> Descriptor(0x400, 1, 64, 0, 1).with_start(0x420).start_field
+        66
+        """
+        return replace(self, start_address=start_address)
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (value as a hex string)."""
+        d = {"value": f"{self.value:#018x}", "arch": self.arch,
+             "start_address": self.start_address, "start_field": self.start_field,
+             "lbo_field": self.lbo_field, "lbo_bytes": self.lbo,
+             "sbo_field": self.sbo_field, "sbo_bytes": self.sbo,
+             "base_offset": self.base_offset, "layout_type": self.layout_type,
+             "swizzle": self.swizzle}
+        if self.arch == "sm_100":
+            d["lbo_mode"] = self.lbo_mode
+        if self.reserved:
+            d["reserved_bits"] = f"{self.reserved:#x}"
+        return d
+
+    def __str__(self) -> str:
+        return (f"{self.value:#018x} ({self.arch}: start {self.start_address:#x}, "
+                f"LBO {self.lbo} B (field {self.lbo_field}), SBO {self.sbo} B (field "
+                f"{self.sbo_field}), base offset {self.base_offset}, swizzle {self.swizzle})")
+
+
+def decode(value, arch: str = "sm_90") -> Descriptor:
+    """Split a 64-bit descriptor into its fields (an int or a hex string).
+
+    >>> d = decode("0x4000004000010040"); d.start_address, d.lbo, d.sbo, d.swizzle
+    (1024, 16, 1024, '128B')
+    >>> decode(0x4000004000010040 | 1 << 52).reserved   # a bit no field owns
+    4503599627370496
+    """
+    if isinstance(value, str):
+        try:
+            value = int(value.strip().replace("_", ""), 0)
+        except ValueError:
+            raise LayoutError(f"descriptor {value!r}: expected a 64-bit integer such as "
+                              "0x4000004000010040") from None
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+        raise LayoutError(f"descriptor {value!r} is not a 64-bit unsigned integer")
+    value = int(value)
+    _types(arch)
+    reserved = (value & ~_field_mask(arch) & ((1 << 64) - 1)) ^ _fixed_bits(arch)
+    return Descriptor(
+        start_address=(value & _FIELD14) << 4,
+        lbo_field=(value >> 16) & _FIELD14,
+        sbo_field=(value >> 32) & _FIELD14,
+        base_offset=(value >> 49) & 0b111,
+        layout_type=(value >> _swizzle_shift(arch)) & (0b11 if arch == "sm_90" else 0b111),
+        arch=arch,
+        lbo_mode=(value >> 52) & 1 if arch == "sm_100" else 0,
+        reserved=reserved)
+
+
+def _byte_field(name: str, v, what: str) -> int:
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise LayoutError(f"{name} = {v!r}: expected an integer number of bytes")
+    v = int(v)
+    if v < 0:
+        raise LayoutError(f"{name} = {v} bytes is negative")
+    if v % 16:
+        raise LayoutError(f"{name} = {v} bytes is not a multiple of 16 "
+                          f"(the descriptor stores {what} >> 4)")
+    return v
+
+
+def encode(*, start_address: int = 0, lbo: int = 0, sbo: int = 0, swizzle: str = "none",
+           base_offset: int = 0, arch: str = "sm_90", lbo_mode: int = 0) -> Descriptor:
+    """Build a descriptor from byte values (start address, LBO, SBO in bytes).
+
+    Misaligned or oversized values are errors, never silently truncated.
+
+    >>> encode(start_address=0, lbo=256, sbo=128, swizzle="none").value == (16 << 16 | 8 << 32)
+    True
+    >>> encode(lbo=40)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: lbo = 40 bytes is not a multiple of 16 (the descriptor stores LBO >> 4)
+    """
+    types = _types(arch)
+    start = _byte_field("start_address", start_address, "the start address")
+    if start >= SMEM_WINDOW:
+        raise LayoutError(f"start_address = {start:#x} is outside the 256 KiB window the "
+                          "descriptor encodes ((x & 0x3FFFF) >> 4 would drop bits)")
+    fields = {}
+    for name, v in (("lbo", lbo), ("sbo", sbo)):
+        b = _byte_field(name, v, name.upper())
+        if b >> 4 > _FIELD14:
+            raise LayoutError(f"{name} = {b} bytes does not fit the 14-bit field "
+                              f"(largest {_FIELD14 << 4} bytes)")
+        fields[name] = b >> 4
+    if not isinstance(base_offset, int) or not 0 <= base_offset < 8:
+        raise LayoutError(f"base_offset = {base_offset!r}: expected 0..7 (a 3-bit field)")
+    name = str(swizzle).strip()
+    if name.lower() in ("128b_base32b", "128b-base32b"):
+        name = "128B_base32B"
+    else:
+        name = parse_swizzle(name)
+    codes = {v: k for k, v in types.items()}
+    if name not in codes:
+        raise LayoutError(f"swizzle {swizzle!r} does not exist on {arch} "
+                          f"(have: {', '.join(codes)})")
+    if lbo_mode not in (0, 1) or (lbo_mode and arch != "sm_100"):
+        raise LayoutError(f"lbo_mode = {lbo_mode!r}: 0, or 1 (absolute) on sm_100 only")
+    return Descriptor(start, fields["lbo"], fields["sbo"], base_offset, codes[name], arch,
+                      lbo_mode)
+
+
+# ----- the descriptor contract ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Finding:
+    """A broken (or unmodelled) rule of the descriptor contract.
+
+    ``modelled`` is False when the hardware behaviour past this rule is not
+    modelled (the proof cannot go on); ``rule`` is a short stable name.
+    """
+
+    rule: str
+    message: str
+    modelled: bool = False
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "message": self.message}
+
+
+def pattern_repeat_bytes(swizzle: str) -> int:
+    """Bytes after which the swizzle pattern repeats: 1024 / 512 / 256 for 128B / 64B / 32B.
+
+    >>> pattern_repeat_bytes("64B")
+    512
+    """
+    return 8 * 16 * swizzle_units(swizzle)
+
+
+def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
+    """The base offset the PTX rule demands for a swizzle pattern starting at
+    ``pattern_start`` (bytes): 0 on a 1024/512/256-byte boundary (128B/64B/32B),
+    otherwise ``(pattern_start >> 7) & 7``. None when no value can satisfy the
+    rule (the start is not on a 128-byte row, or the formula gives 0 for an
+    unaligned start).
+
+    >>> required_base_offset("128B", 0x2000), required_base_offset("128B", 0x2080)
+    (0, 1)
+    >>> required_base_offset("128B", 0x2040) is None
+    True
+    """
+    sw = parse_swizzle(swizzle)
+    if sw == "none" or pattern_start % pattern_repeat_bytes(sw) == 0:
+        return 0
+    bo = (pattern_start >> 7) & 7
+    if pattern_start % 128 or bo == 0:
+        return None
+    return bo
+
+
+def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: int) -> list[Finding]:
+    """Rules of the descriptor contract this descriptor breaks for one operand.
+
+    (The base-offset rule also needs the pattern start; see
+    :func:`required_base_offset`.)
+
+    >>> [f.rule for f in contract_findings(Descriptor(0, 1, 8, base_offset=2), major="K",
+    ...                                    dtype="f16", mn_extent=64)]
+    ['base-offset-no-swizzle']
+    """
+    out: list[Finding] = []
+    mj = parse_major(major)
+    bits = dtype_bits(dtype)
+    if desc.reserved:
+        what = ("bits 46-48 must hold 0b001 and bits 53-60 must be 0"
+                if desc.arch == "sm_100" else "bits 14-15, 30-31, 46-48 and 52-61 are unused")
+        out.append(Finding("reserved-bits", f"reserved bits {desc.reserved:#x} are set ({what})"))
+    if desc.swizzle.startswith("invalid"):
+        out.append(Finding("swizzle-mode", f"swizzle field {desc.layout_type} is not a mode of "
+                           f"{desc.arch} (valid: {sorted(_types(desc.arch))})"))
+    elif desc.swizzle == "128B_base32B":
+        out.append(Finding("unmodelled-swizzle", "the 128-byte swizzle with 32-byte atoms "
+                           "(tcgen05 mode 1) is not modelled"))
+    if desc.lbo_mode:
+        out.append(Finding("unmodelled-lbo-mode", "the absolute leading-dimension address mode "
+                           "(bit 52, sm_103a) is not modelled"))
+    if desc.base_offset and desc.swizzle == "none":
+        out.append(Finding("base-offset-no-swizzle", f"base offset {desc.base_offset} is set "
+                           "but the base offset is valid only with a swizzling mode"))
+    if desc.arch == "sm_90" and mj == "MN" and bits != 16:
+        out.append(Finding("transpose-dtype", f"wgmma reads MN-major (transposed) operands only "
+                           f"for f16/bf16; {dtype} must be K-major"))
+    if mn_extent % 8 or not 8 <= mn_extent <= 256:
+        out.append(Finding("mn-extent", f"MN extent {mn_extent} is not a multiple of 8 in 8..256"))
+    if desc.swizzle in ("32B", "64B", "128B"):
+        rep = pattern_repeat_bytes(desc.swizzle)
+        t, w = elems_per_unit(dtype), swizzle_units(desc.swizzle)
+        steps = [("SBO", desc.sbo, mn_extent > 8)] if mj == "K" else \
+            [("LBO", desc.lbo, mn_extent > t * w), ("SBO", desc.sbo, k_of_dtype(dtype) > 8)]
+        for name, v, used in steps:
+            if used and v % rep:
+                out.append(Finding("stride-repeat", f"{name} = {v} bytes steps between {desc.swizzle} "
+                                   f"swizzle atoms but is not a multiple of the {rep}-byte pattern, "
+                                   "so the atoms would not all start the pattern in the same phase"))
+    return out
+
+
+# ----- the address IR ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    """``stride * (((coord + offset) // div) % mod)`` (``mod = 0``: no modulus).
+
+    A CuTe sub-mode of shape ``s`` and stride ``d`` after sub-modes of total size
+    ``p`` is ``Term(coord, p, s, d)`` (the last sub-mode has ``mod = 0``).
+    """
+
+    coord: str
+    div: int
+    mod: int
+    stride: int
+
+    def value(self, x):
+        v = x // self.div
+        return v % self.mod if self.mod else v
+
+
+@dataclass(frozen=True)
+class BitSwizzle:
+    """``x ^ ((((x - phase) >> (base + shift)) & (2**bits - 1)) << base)``.
+
+    CuTe's ``Swizzle<B,M,S>`` on an address in units ``u`` is
+    ``BitSwizzle(B, M + log2(u), S)`` on bit addresses. ``phase`` shifts where the
+    pattern starts (the descriptor's base offset * 128 bytes).
+    """
+
+    bits: int
+    base: int
+    shift: int
+    phase: int = 0
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.bits) - 1
+
+    def apply(self, x):
+        src = ((x - self.phase) >> (self.base + self.shift)) & self.mask
+        return x ^ (src << self.base)
+
+    def z3(self, x):
+        src = z3.LShR(x - self.phase, self.base + self.shift) & self.mask
+        return x ^ (src << self.base)
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``f(x) = const XOR (XOR of cols[(coord, bit)] for every set coordinate bit)``."""
+
+    const: int
+    cols: dict
+
+    def col(self, coord: str, bit: int) -> int:
+        return self.cols.get((coord, bit), 0)
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
+def _nbits(extent: int) -> int:
+    return max(1, (extent - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class AddressFunction:
+    """An address function over the coordinates of ``extents`` (``{"mn": MN, "k": K}``).
+
+    ``address = post + swizzle(((const + sum(terms)) ^ xor_const ^ xor(xor_cols))``
+    in **bits**. ``offsets`` shift a coordinate before the terms read it (a sub-tile).
+    ``xor_cols`` is a tuple of ``(coord, bit, value)``: GF(2)-linear parts (a Triton
+    linear layout). :meth:`affine` certifies when the whole function is GF(2)-affine
+    in the coordinate bits (no carries can happen), which decides equality by bases.
+
+    >>> f = AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 64), Term("k", 1, 0, 8)))
+    >>> f.eval(3, 2), f.affine().col("mn", 1)
+    (208, 128)
+    """
+
+    extents: tuple
+    terms: tuple = ()
+    const: int = 0
+    xor_cols: tuple = ()
+    xor_const: int = 0
+    swizzle: BitSwizzle | None = None
+    post: int = 0
+    offsets: tuple = ()
+    name: str = ""
+
+    @property
+    def domain(self) -> dict[str, int]:
+        return dict(self.extents)
+
+    def _offset(self, coord: str) -> int:
+        return dict(self.offsets).get(coord, 0)
+
+    # ----- evaluation ----------------------------------------------------------------------
+    def eval(self, mn: int, k: int) -> int:
+        """Bit address of one coordinate (exact integers)."""
+        return int(self.eval_np(np.array([mn], dtype=np.int64), np.array([k], dtype=np.int64))[0])
+
+    def eval_np(self, mn: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """Vectorised bit addresses (int64 arrays of equal shape)."""
+        coords = {"mn": np.asarray(mn, dtype=np.int64), "k": np.asarray(k, dtype=np.int64)}
+        x = np.full(coords["mn"].shape, self.const, dtype=np.int64)
+        for t in self.terms:
+            x = x + t.stride * t.value(coords[t.coord] + self._offset(t.coord))
+        if self.xor_cols or self.xor_const:
+            x = x ^ self.xor_const
+            for c, bit, v in self.xor_cols:
+                sel = ((coords[c] + self._offset(c)) >> bit) & 1
+                x = x ^ (sel * v)
+        if self.swizzle is not None:
+            x = self.swizzle.apply(x)
+        return x + self.post
+
+    def table(self) -> np.ndarray:
+        """Every bit address of the domain: ``table[mn, k]`` (brute force)."""
+        d = self.domain
+        mn, k = np.meshgrid(np.arange(d["mn"]), np.arange(d["k"]), indexing="ij")
+        return self.eval_np(mn, k)
+
+    def z3(self, vars: Mapping[str, z3.BitVecRef]) -> z3.BitVecRef:
+        """Encode over bit-vector coordinates (any width up to ADDR_BITS)."""
+        ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self._offset(c) for c, v in vars.items()}
+        x = z3.BitVecVal(self.const, ADDR_BITS)
+        for t in self.terms:
+            v = ext[t.coord]
+            v = z3.UDiv(v, t.div) if t.div != 1 else v
+            v = z3.URem(v, t.mod) if t.mod else v
+            x = x + v * t.stride
+        if self.xor_cols or self.xor_const:
+            x = x ^ self.xor_const
+            for c, bit, val in self.xor_cols:
+                sel = z3.Extract(bit, bit, ext[c])
+                x = x ^ z3.If(sel == 1, z3.BitVecVal(val, ADDR_BITS), z3.BitVecVal(0, ADDR_BITS))
+        if self.swizzle is not None:
+            x = self.swizzle.z3(x)
+        return x + self.post
+
+    # ----- structure ------------------------------------------------------------------------
+    def restrict(self, offsets: Mapping[str, int], extents: Mapping[str, int]) -> "AddressFunction":
+        """The same function on a sub-block: coordinate ``c`` of the result reads
+        ``c + offsets[c]``; the new domain is ``extents``.
+
+        When an offset is a multiple of the block's power-of-two span, the shift is
+        folded into constants (the result stays certifiable); otherwise it is kept
+        as an explicit offset.
+
+        >>> f = AddressFunction((("mn", 64), ("k", 64)), terms=(Term("mn", 1, 0, 1024), Term("k", 1, 0, 16)))
+        >>> g = f.restrict({"k": 16}, {"mn": 64, "k": 16}); g.eval(1, 0) == f.eval(1, 16)
+        True
+        """
+        offs = {c: self._offset(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
+        new_ext = tuple((c, int(extents[c])) for c in ("mn", "k"))
+        foldable = all(o % (1 << _nbits(extents[c])) == 0 for c, o in offs.items()) \
+            and all(_pow2(t.div) and (t.mod == 0 or _pow2(t.mod)) for t in self.terms)
+        if not foldable:
+            return replace(self, extents=new_ext, offsets=tuple(offs.items()))
+        const, xconst = self.const, self.xor_const
+        terms = []
+        for t in self.terms:
+            o = offs[t.coord]
+            lo = t.div.bit_length() - 1
+            width = t.mod.bit_length() - 1 if t.mod else None
+            nb = _nbits(extents[t.coord])
+            const += t.stride * t.value(o)          # the offset's own bits (all >= nb)
+            if lo < nb:                              # the block coordinate's bits
+                w = nb - lo if width is None else min(width, nb - lo)
+                terms.append(Term(t.coord, t.div, 1 << w, t.stride))
+        cols = []
+        for c, bit, v in self.xor_cols:
+            if bit < _nbits(extents[c]):
+                cols.append((c, bit, v))
+            elif (offs[c] >> bit) & 1:
+                xconst ^= v
+        return replace(self, extents=new_ext, terms=tuple(terms), const=const,
+                       xor_cols=tuple(cols), xor_const=xconst, offsets=())
+
+    def movable(self) -> int:
+        """How much constant :meth:`rebase` can take out of this function.
+
+        >>> AddressFunction((("mn", 8), ("k", 8)), const=9216, swizzle=BitSwizzle(3, 7, 3)).movable()
+        9216
+        """
+        if self.offsets and any(o for _, o in self.offsets):
+            return 0
+        if self.xor_cols or self.xor_const:
+            return self.post
+        g = 1 << (self.swizzle.base + self.swizzle.bits) if self.swizzle else 1
+        return self.post + self.const - self.const % g
+
+    def fit(self, c: int) -> int:
+        """The largest constant ``<= c`` that :meth:`rebase` can take out.
+
+        >>> AddressFunction((("mn", 8), ("k", 8)), const=9216, swizzle=BitSwizzle(3, 7, 3)).fit(9000)
+        8192
+        """
+        c = min(c, self.movable())
+        if c <= self.post:
+            return max(c, 0)
+        g = 1 << (self.swizzle.base + self.swizzle.bits) if self.swizzle else 1
+        return self.post + (c - self.post) // g * g
+
+    def rebase(self, c: int) -> "AddressFunction":
+        """``self - c`` as an address function (``c <= movable()``).
+
+        A constant leaves the swizzle when it is a multiple of the swizzle's target
+        span (it changes no XORed bit); the rows the swizzle reads then start
+        ``c`` earlier, so the phase moves by ``c``.
+
+        >>> f = AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 1024),), const=8192,
+        ...                     swizzle=BitSwizzle(3, 7, 3))
+        >>> g = f.rebase(8192); all(g.eval(i, 0) == f.eval(i, 0) - 8192 for i in range(8))
+        True
+        """
+        if not 0 <= c <= self.movable() or self.fit(c) != c:
+            raise LayoutError(f"cannot take {c} out of an address function (at most "
+                              f"{self.movable()})")
+        take_post = min(c, self.post)
+        rest = c - take_post
+        if not rest:
+            return replace(self, post=self.post - take_post)
+        sw = self.swizzle
+        if sw is not None:
+            period = 1 << (sw.base + sw.shift + sw.bits)
+            sw = replace(sw, phase=(sw.phase - rest) % period)
+        return replace(self, post=self.post - take_post, const=self.const - rest, swizzle=sw)
+
+    def _contribs(self) -> list | None:
+        """``[((coord, bit), value)]``: what each coordinate bit adds, if every term is a bit field."""
+        d = self.domain
+        out: list[tuple[tuple[str, int], int]] = []
+        for t in self.terms:
+            if not _pow2(t.div) or (t.mod and not _pow2(t.mod)):
+                return None
+            lo = t.div.bit_length() - 1
+            hi = _nbits(d[t.coord]) if not t.mod else min(_nbits(d[t.coord]),
+                                                         lo + t.mod.bit_length() - 1)
+            for j in range(lo, hi):
+                out.append(((t.coord, j), t.stride << (j - lo)))
+        return out
+
+    def cuts(self) -> int:
+        """Bit mask of the cuts ``c`` (0..ADDR_BITS) at which :meth:`split` may succeed:
+        every field bit adds either less than ``2**c`` or a multiple of it, and the
+        swizzle and XOR parts stay below ``2**c``.
+
+        >>> f = AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 384),))
+        >>> [c for c in range(12) if f.cuts() >> c & 1]     # 384, 768, 1536: below 2**7 or 2**11+
+        [0, 1, 2, 3, 4, 5, 6, 7, 11]
+        """
+        contribs = self._contribs()
+        if contribs is None or any(o for _, o in self.offsets):
+            return 0
+        ok = (1 << (ADDR_BITS + 1)) - 1
+        for _, v in contribs:
+            if v:
+                low_ok = ((1 << (ADDR_BITS + 1)) - 1) >> v.bit_length() << v.bit_length()
+                tz = (v & -v).bit_length() - 1
+                ok &= low_ok | ((1 << (tz + 1)) - 1)
+        floor = 0
+        if self.swizzle is not None:
+            floor = self.swizzle.base + self.swizzle.shift + self.swizzle.bits
+        for _, _, v in self.xor_cols:
+            floor = max(floor, v.bit_length())
+        floor = max(floor, self.xor_const.bit_length())
+        return ok >> floor << floor
+
+    def split(self, cut: int) -> "Split | None":
+        """Certify ``self(x) = low(x) + high(x)`` with ``low`` GF(2)-affine in the
+        coordinate bits and below ``2**cut``, ``high`` an integer-linear function of the
+        coordinate bits and a multiple of ``2**cut``. None when that cannot be shown.
+
+        Sound, not complete: the low field bits and constant occupy disjoint bits (no
+        carry can happen below the cut), the swizzle and XOR parts live below the cut,
+        and every field bit adds either less than ``2**cut`` or a multiple of it.
+        ``cut = ADDR_BITS`` asks for a purely GF(2)-affine function, ``cut = 0`` (no
+        swizzle) for a purely integer-linear one.
+
+        >>> f = AddressFunction((("mn", 24), ("k", 8)), terms=(Term("mn", 1, 8, 128), Term("mn", 8, 0, 3072)))
+        >>> f.affine() is None, f.split(10).high       # 3072 * (mn / 8) carries: integer part
+        (True, {('mn', 3): 3072, ('mn', 4): 6144})
+        """
+        contribs = self._contribs()
+        if contribs is None or any(o for _, o in self.offsets):
+            return None
+        d = self.domain
+        m = 1 << cut
+        low, high = [], {}
+        for key, v in contribs:
+            if v < m:
+                low.append((key, v))
+            elif v % m == 0:
+                high[key] = high.get(key, 0) + v
+            else:
+                return None
+        c_lo = self.const % m
+        s = _certify_sum(c_lo, low)
+        if s is None or self.xor_const >= m:
+            return None
+        cols, const = dict(s.cols), s.const ^ self.xor_const
+        for c, bit, v in self.xor_cols:
+            if bit < _nbits(d[c]):
+                if v >= m:
+                    return None
+                cols[(c, bit)] = cols.get((c, bit), 0) ^ v
+        if self.swizzle is not None:
+            sw = self.swizzle
+            top = sw.base + sw.shift + sw.bits
+            if top > cut:
+                return None
+            if sw.phase:
+                if self.xor_cols or self.xor_const:
+                    return None
+                src = _certify_sum((c_lo - sw.phase) % (1 << top), low)
+                if src is None:
+                    return None
+                src_const, src_cols = src.const, src.cols
+            else:
+                src_const, src_cols = const, cols
+            lift = lambda v: ((v >> (sw.base + sw.shift)) & sw.mask) << sw.base
+            const = const ^ lift(src_const)
+            cols = {key: v ^ lift(src_cols.get(key, 0)) for key, v in cols.items()}
+        p_lo = self.post % m
+        possible = const
+        for v in cols.values():
+            possible |= v
+        if p_lo & possible:
+            return None
+        return Split(cut, Affine(const ^ p_lo, {k: v for k, v in cols.items() if v}),
+                     self.const - c_lo + self.post - p_lo, {k: v for k, v in high.items() if v})
+
+    def affine(self) -> Affine | None:
+        """Certify ``self`` is GF(2)-affine in the coordinate bits of its domain
+        (:meth:`split` with everything below the cut). None when that cannot be shown.
+        """
+        s = self.split(ADDR_BITS)
+        if s is None or s.high or s.high_const:
+            return None
+        return s.low
+
+
+@dataclass(frozen=True)
+class Split:
+    """``f(x) = low(x) + high(x)``: ``low`` GF(2)-affine below ``2**cut``, ``high(x) =
+    high_const + sum(weight * bit)`` over the coordinate bits, a multiple of ``2**cut``.
+    Two such functions with the same cut are equal on a domain containing 0 and every
+    unit vector iff both parts have equal constants, columns and weights."""
+
+    cut: int
+    low: Affine
+    high_const: int
+    high: dict
+
+
+def _certify_sum(const: int, contribs) -> Affine | None:
+    union = 0
+    for _, v in contribs:
+        if union & v:
+            return None
+        union |= v
+    if const < 0:
+        return None
+    if const % (1 << union.bit_length()) & union:
+        return None
+    cols: dict = {}
+    for key, v in contribs:
+        cols[key] = cols.get(key, 0) ^ v
+    return Affine(const, cols)
+
+
+# ----- the hardware model ------------------------------------------------------------------
+
+_MODELLED = ("none", "32B", "64B", "128B")
+
+
+def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
+                              mn_extent: int) -> AddressFunction:
+    """``(mn, k) -> bit address`` that one wgmma reads through ``desc``.
+
+    The canonical layouts of seed 000 in bytes (T = 128 / bits elements per 16-byte
+    unit, W the swizzle width in units):
+
+    * K-major, none:   start + 16*(mn%8) + SBO*(mn/8) + (k%T)*bits/8 + LBO*(k/T)
+    * K-major, W:      start + 16W*(mn%8) + SBO*(mn/8) + k*bits/8
+    * MN-major, none:  start + (mn%T)*bits/8 + SBO*(mn/T) + 16*(k%8) + LBO*(k/8)
+    * MN-major, W:     start + (mn%T)*bits/8 + 16*((mn/T)%W) + LBO*(mn/(TW))
+      + 16W*(k%8) + SBO*(k/8)
+
+    then ``Swizzle<B,4,3>`` on the byte address, its rows counted from
+    ``128 * base_offset`` (B = log2 W). Raises for descriptors whose behaviour is
+    not modelled (check :func:`contract_findings` first).
+
+    >>> d = encode(lbo=1024, sbo=128, swizzle="none")
+    >>> f = hardware_address_function(d, major="K", dtype="f16", mn_extent=64)
+    >>> f.eval(9, 9) // 8          # row 9: SBO + 16; k 9: LBO + 2
+    1170
+    """
+    sw = desc.swizzle
+    if sw not in _MODELLED:
+        raise LayoutError(f"swizzle mode {sw} is not modelled")
+    if desc.lbo_mode:
+        raise LayoutError("the absolute LBO mode is not modelled")
+    mj = parse_major(major)
+    bits = dtype_bits(dtype)
+    t = elems_per_unit(dtype)
+    w = swizzle_units(sw)
+    unit = 128                                   # bits in 16 bytes
+    lbo, sbo = desc.lbo * 8, desc.sbo * 8
+    if mj == "K":
+        if sw == "none":
+            terms = (Term("mn", 1, 8, unit), Term("mn", 8, 0, sbo),
+                     Term("k", 1, t, bits), Term("k", t, 0, lbo))
+        else:
+            terms = (Term("mn", 1, 8, unit * w), Term("mn", 8, 0, sbo), Term("k", 1, 0, bits))
+    else:
+        if sw == "none":
+            terms = (Term("mn", 1, t, bits), Term("mn", t, 0, sbo),
+                     Term("k", 1, 8, unit), Term("k", 8, 0, lbo))
+        else:
+            terms = (Term("mn", 1, t, bits), Term("mn", t, w, unit), Term("mn", t * w, 0, lbo),
+                     Term("k", 1, 8, unit * w), Term("k", 8, 0, sbo))
+    swz = None
+    b = swizzle_log2(sw)
+    if b:
+        swz = BitSwizzle(b, 4 + 3, 3, phase=desc.base_offset * 128 * 8)
+    ext = (("mn", int(mn_extent)), ("k", k_of_dtype(dtype)))
+    return AddressFunction(ext, terms=terms, const=desc.start_address * 8, swizzle=swz,
+                           name=f"descriptor {desc.value:#x}")
+
+
+def hardware_address(desc: Descriptor, *, major: str, dtype: str, mn: int, k: int,
+                     mn_extent: int = 256, unit: str = "byte") -> int:
+    """The shared-memory address one element ``(mn, k)`` is read from.
+
+    ``unit`` is ``"byte"`` (the byte holding the element) or ``"bit"``.
+
+    >>> d = encode(start_address=0x400, lbo=16, sbo=1024, swizzle="128B")
+    >>> hardware_address(d, major="K", dtype="f16", mn=1, k=0)   # row 1, unit 0 ^ 1
+    1168
+    """
+    if unit not in ("byte", "bit"):
+        raise LayoutError(f"unit {unit!r}: expected byte or bit")
+    f = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=mn_extent)
+    kx = k_of_dtype(dtype)
+    if not (0 <= mn < mn_extent and 0 <= k < kx):
+        raise LayoutError(f"coordinate ({mn}, {k}) is outside the {mn_extent}x{kx} operand")
+    a = f.eval(mn, k)
+    return a if unit == "bit" else a // 8

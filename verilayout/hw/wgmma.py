@@ -1,0 +1,464 @@
+"""wgmma (sm_90 warpgroup MMA) facts as data: register fragments, canonical
+shared-memory layouts, swizzle atoms.
+
+Everything here restates the PTX ISA tables quoted in the seeds
+``001_afc8e6ab5857294e.txt`` (9.7.15.5.1.1, register fragments) and
+``000_2b23e188beadbf0d.txt`` (9.7.15.5.1.2, shared-memory layouts).
+
+>>> f = fragment("m64n32k16", "D", "f16", acc="f32")
+>>> f.layout.apply({"register": 2, "lane": 5, "warp": 1})   # d2 of thread 37
+{'dim0': 25, 'dim1': 2}
+
+Conventions: a fragment maps ``register`` (the element index a0, a1, ... / d0,
+d1, ... a thread holds), ``lane`` and ``warp`` to ``dim0`` (row, M) and ``dim1``
+(column, K for A, N for D). Shared-memory coordinates are ``(mn, k)``: ``mn``
+along M (operand A) or N (operand B), ``k`` along K.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy
+
+from ..errors import LayoutError
+from ..layout import LinearLayout
+
+__all__ = [
+    "DTYPE_BITS", "ACCUMULATORS", "SWIZZLES", "MAJORS",
+    "dtype_bits", "elems_per_unit", "k_of_dtype", "k_block_bytes", "parse_shape", "parse_major",
+    "parse_swizzle", "swizzle_units", "swizzle_log2", "valid_n",
+    "Fragment", "fragment",
+    "SwizzleAtom", "swizzle_atom", "CanonicalLayout", "canonical_layout",
+]
+
+#: Element width in bits of every wgmma multiplicand type, spelled as PTX spells it.
+DTYPE_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8,
+                              "s8": 8, "u8": 8, "b1": 1}
+
+#: K of one wgmma per multiplicand type: m64nNk16, m64nNk8, m64nNk32, m64nNk256.
+_K_OF: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
+                         "s8": 32, "u8": 32, "b1": 256}
+
+#: Accumulator (D) types allowed for each multiplicand type (seed 001 tables).
+ACCUMULATORS: dict[str, tuple[str, ...]] = {
+    "f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",),
+    "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"), "s8": ("s32",), "u8": ("s32",),
+    "b1": ("s32",)}
+
+#: Swizzling modes and their width in bytes (one row of the swizzle atom).
+SWIZZLES: dict[str, int] = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+MAJORS = ("K", "MN")
+
+_SWIZZLE_ALIASES = {"none": "none", "0": "none", "interleave": "none", "inter": "none",
+                    "no": "none", "32b": "32B", "32": "32B", "sw32": "32B",
+                    "64b": "64B", "64": "64B", "sw64": "64B",
+                    "128b": "128B", "128": "128B", "sw128": "128B"}
+
+
+def dtype_bits(dtype: str) -> int:
+    """Bits of one element of a wgmma multiplicand type.
+
+    >>> dtype_bits("bf16"), dtype_bits("e4m3"), dtype_bits("b1")
+    (16, 8, 1)
+    """
+    if dtype not in DTYPE_BITS:
+        raise LayoutError(f"unknown wgmma element type {dtype!r} "
+                          f"(PTX names: {', '.join(DTYPE_BITS)})")
+    return DTYPE_BITS[dtype]
+
+
+def elems_per_unit(dtype: str) -> int:
+    """T = 128 / bits: elements in one 16-byte unit (the PTX's normalising factor).
+
+    >>> elems_per_unit("tf32"), elems_per_unit("f16"), elems_per_unit("s8")
+    (4, 8, 16)
+    """
+    return 128 // dtype_bits(dtype)
+
+
+def k_of_dtype(dtype: str) -> int:
+    """K of one wgmma instruction for this multiplicand type (always 32 bytes of K).
+
+    >>> k_of_dtype("f16"), k_of_dtype("tf32"), k_of_dtype("u8"), k_of_dtype("b1")
+    (16, 8, 32, 256)
+    """
+    dtype_bits(dtype)
+    return _K_OF[dtype]
+
+
+def k_block_bytes(dtype: str) -> int:
+    """Bytes of K that one wgmma reads per row: 32 for every type.
+
+    >>> k_block_bytes("tf32")
+    32
+    """
+    return k_of_dtype(dtype) * dtype_bits(dtype) // 8
+
+
+def parse_major(text: str) -> str:
+    """``"K"`` or ``"MN"`` (``"M"``, ``"N"``, ``"mn"`` are accepted for MN).
+
+    >>> parse_major("n"), parse_major("K")
+    ('MN', 'K')
+    """
+    t = str(text).strip().upper()
+    if t == "K":
+        return "K"
+    if t in ("MN", "M", "N", "M/N"):
+        return "MN"
+    raise LayoutError(f"major {text!r}: expected K or MN")
+
+
+def parse_swizzle(text) -> str:
+    """Canonical swizzle name: ``none``, ``32B``, ``64B`` or ``128B``.
+
+    >>> parse_swizzle("128"), parse_swizzle("SW64"), parse_swizzle("interleave")
+    ('128B', '64B', 'none')
+    """
+    t = str(text).strip().lower()
+    if t not in _SWIZZLE_ALIASES:
+        raise LayoutError(f"swizzle {text!r}: expected none, 32B, 64B or 128B")
+    return _SWIZZLE_ALIASES[t]
+
+
+def swizzle_units(swizzle: str) -> int:
+    """Width of the swizzle atom in 16-byte units: none 1, 32B 2, 64B 4, 128B 8.
+
+    >>> swizzle_units("64B")
+    4
+    """
+    return SWIZZLES[parse_swizzle(swizzle)] // 16
+
+
+def swizzle_log2(swizzle: str) -> int:
+    """B of the swizzle functor ``Swizzle<B,4,3>`` of a mode: none 0 ... 128B 3.
+
+    >>> swizzle_log2("128B")
+    3
+    """
+    return swizzle_units(swizzle).bit_length() - 1
+
+
+_SHAPE_RE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+
+
+def parse_shape(text: str) -> tuple[int, int, int]:
+    """``"m64n32k16"`` -> ``(64, 32, 16)``.
+
+    >>> parse_shape("m64n256k8")
+    (64, 256, 8)
+    """
+    m = _SHAPE_RE.fullmatch(str(text).strip().lower())
+    if not m:
+        raise LayoutError(f"shape {text!r}: expected m64nNkK, e.g. m64n32k16")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def valid_n(acc: str) -> tuple[int, ...]:
+    """The N a wgmma accepts for an accumulator type (seed 001).
+
+    f16/f32: 8, 16, ..., 256; s32: 8, 16, 24, 32, then 48, 64, ..., 256.
+
+    >>> valid_n("s32")[:6]
+    (8, 16, 24, 32, 48, 64)
+    """
+    if acc == "s32":
+        return tuple(8 * i for i in (1, 2, 3, 4)) + tuple(16 * i for i in range(3, 17))
+    if acc in ("f16", "f32"):
+        return tuple(8 * i for i in range(1, 33))
+    raise LayoutError(f"unknown accumulator type {acc!r} (expected f16, f32 or s32)")
+
+
+# ----- register fragments ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Fragment:
+    """One wgmma register fragment as a linear layout.
+
+    ``layout`` maps ``register`` (element index within the thread), ``lane`` and
+    ``warp`` to ``dim0`` (row) and ``dim1`` (column). When N is not a power of two
+    the register dim is padded to the next power of two; only registers below
+    ``registers`` exist (the padded ones map outside the ``rows x cols`` tile).
+
+    >>> fragment("m64n8k16", "A", "f16").registers
+    8
+    """
+
+    shape: tuple[int, int, int]
+    operand: str
+    dtype: str
+    acc: str | None
+    rows: int
+    cols: int
+    registers: int
+    elems_per_reg: int
+    reg_type: str
+    layout: LinearLayout
+
+    @property
+    def element_name(self) -> str:
+        return "a" if self.operand == "A" else "d"
+
+    def owner(self, row: int, col: int) -> tuple[int, int]:
+        """``(thread, element)`` holding ``(row, col)``.
+
+        >>> fragment("m64n8k16", "D", "f16", acc="f32").owner(9, 3)
+        (5, 3)
+        """
+        if not (0 <= row < self.rows and 0 <= col < self.cols):
+            raise LayoutError(f"({row}, {col}) is outside the {self.rows}x{self.cols} fragment")
+        for t in range(128):
+            for r in range(self.registers):
+                if self.coord(t, r) == (row, col):
+                    return t, r
+        raise LayoutError(f"no thread holds ({row}, {col})")  # pragma: no cover
+
+    def coord(self, thread: int, element: int) -> tuple[int, int]:
+        """``(row, col)`` of element ``element`` of thread ``thread`` (0..127).
+
+        >>> fragment("m64n8k16", "A", "f16").coord(37, 6)
+        (25, 10)
+        """
+        if not 0 <= thread < 128:
+            raise LayoutError(f"thread {thread} is outside the warpgroup (0..127)")
+        if not 0 <= element < self.registers:
+            raise LayoutError(f"element {element} is outside 0..{self.registers - 1}")
+        out = self.layout.apply({"register": element, "lane": thread % 32, "warp": thread // 32})
+        return out["dim0"], out["dim1"]
+
+    def table(self) -> list[list[tuple[int, int]]]:
+        """``table[row][col] = (thread, element)`` for the whole tile."""
+        grid: list[list[tuple[int, int]]] = [[(-1, -1)] * self.cols for _ in range(self.rows)]
+        for t in range(128):
+            for r in range(self.registers):
+                row, col = self.coord(t, r)
+                grid[row][col] = (t, r)
+        return grid
+
+    def to_dict(self) -> dict:
+        return {"shape": "m{}n{}k{}".format(*self.shape), "operand": self.operand,
+                "dtype": self.dtype, "acc": self.acc, "rows": self.rows, "cols": self.cols,
+                "registers": self.registers, "elements_per_register": self.elems_per_reg,
+                "register_type": self.reg_type, "layout": self.layout.to_dict()}
+
+
+_LANE_ROWS = [[1, 0], [2, 0], [4, 0]]   # lane / 4 selects the row within 8
+_WARP_ROWS = [[16, 0], [32, 0]]          # warp selects 16 rows
+
+
+def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
+    """A: four 32-bit registers per thread laid like mma.m16n8kK (per warp, 16 rows).
+
+    In units of 32-bit columns: register r adds row 8*(r & 1) and column 4*(r >> 1);
+    lane adds column lane % 4 and row lane / 4. Elements inside a register run
+    along the column.
+    """
+    per = 32 // bits                                   # elements per 32-bit register
+    lg = per.bit_length() - 1
+    reg = [[0, 1 << i] for i in range(lg)] + [[8, 0], [0, 4 * per]]
+    lane = [[0, per], [0, 2 * per]] + _LANE_ROWS
+    return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
+
+
+def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
+    """D: d_i at row lane/4 + 8*((i/2)%2) + 16*warp, column 2*(lane%4) + i%2 + 8*(i/4)."""
+    npad = 1 << max(3, (n - 1).bit_length())
+    reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range((npad // 8).bit_length() - 1)]
+    lane = [[0, 2], [0, 4]] + _LANE_ROWS
+    return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
+
+
+def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fragment:
+    """The wgmma register fragment of operand ``A`` or ``D`` (seed 001 tables).
+
+    ``dtype`` is the multiplicand type (f16, bf16, tf32, e4m3, e5m2, s8, u8, b1);
+    ``acc`` the accumulator type for D (default f32 for float types, s32 for
+    integer types).
+
+    >>> fragment("m64n16k8", "A", "tf32").layout.bases["register"]
+    [[8, 0], [0, 4]]
+    >>> fragment("m64n24k16", "D", "bf16").registers
+    12
+    """
+    m, n, k = parse_shape(shape)
+    op = str(operand).strip().upper()
+    if op not in ("A", "D"):
+        raise LayoutError(f"operand {operand!r}: register fragments exist for A and D "
+                          "(B is always read from shared memory)")
+    bits = dtype_bits(dtype)
+    if m != 64:
+        raise LayoutError(f"shape {shape}: wgmma has M = 64, not {m}")
+    if k != _K_OF[dtype]:
+        raise LayoutError(f"shape {shape}: {dtype} needs k{_K_OF[dtype]}, not k{k}")
+    if acc is None:
+        acc = ACCUMULATORS[dtype][-1]
+    if acc not in ACCUMULATORS[dtype]:
+        raise LayoutError(f"accumulator {acc!r} is not allowed with {dtype} "
+                          f"(allowed: {', '.join(ACCUMULATORS[dtype])})")
+    if n not in valid_n(acc):
+        raise LayoutError(f"shape {shape}: N = {n} is not valid with a {acc} accumulator "
+                          f"(valid: {_ranges(valid_n(acc))})")
+    if op == "A":
+        bases = _a_fragment_bases(bits)
+        regs, per = 4 * (32 // bits), 32 // bits
+        rtype = {16: f".{dtype}x2", 32: ".b32", 8: ".b32", 1: ".b32"}[bits]
+        layout = LinearLayout(bases, [("dim0", 64), ("dim1", k)])
+        return Fragment((m, n, k), "A", dtype, acc, 64, k, regs, per, rtype, layout)
+    bases = _d_fragment_bases(n)
+    npad = 1 << max(3, (n - 1).bit_length())
+    per = 2 if acc == "f16" else 1
+    rtype = ".f16x2" if acc == "f16" else f".{acc}"
+    layout = LinearLayout(bases, [("dim0", 64), ("dim1", npad)], require_surjective=False)
+    return Fragment((m, n, k), "D", dtype, acc, 64, n, n // 2, per, rtype, layout)
+
+
+def _ranges(values: tuple[int, ...]) -> str:
+    return ", ".join(str(v) for v in values[:5]) + (f", ..., {values[-1]}" if len(values) > 5 else "")
+
+
+# ----- swizzle atoms and canonical layouts -------------------------------------------------------
+
+@dataclass(frozen=True)
+class SwizzleAtom:
+    """A swizzle layout atom of PTX Table 38 (seed 000) for one element type.
+
+    ``units`` is ``(mn, k)`` in 128-bit elements as the table lists it (MN-major
+    ``Wx8``, K-major ``8xW``, W the swizzle width in 16-byte units); ``shape`` is
+    ``(mn, k)`` in elements: the leading dimension multiplied by T = 128 / bits;
+    ``stride`` the element strides of ``(mn, k)`` before the swizzle.
+
+    >>> a = swizzle_atom("128B", "MN", "tf32"); a.units, a.shape
+    ((8, 8), (32, 8))
+    """
+
+    swizzle: str
+    major: str
+    dtype: str
+    units: tuple[int, int]
+    shape: tuple[int, int]
+    stride: tuple[int, int]
+    swizzle_bits: int
+
+    @property
+    def bytes(self) -> int:
+        """Size of the atom in bytes (8 rows of the swizzle width)."""
+        return 8 * SWIZZLES[self.swizzle]
+
+    def cute_text(self, units: str = "bytes") -> str:
+        """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
+        ``smem_ptr`` form) or on element offsets.
+
+        >>> swizzle_atom("128B", "K", "f16").cute_text("elements")
+        'Sw<3,3,3> o 0 o (8,64):(64,1)'
+        >>> swizzle_atom("64B", "MN", "f16").cute_text()
+        'Sw<2,4,3> o smem_ptr[16b](unset) o (32,8):(1,32)'
+        """
+        b = self.swizzle_bits
+        body = f"({self.shape[0]},{self.shape[1]}):({self.stride[0]},{self.stride[1]})"
+        if units == "bytes":
+            return f"Sw<{b},4,3> o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
+        if units == "elements":
+            m = (128 // DTYPE_BITS[self.dtype]).bit_length() - 1
+            return f"Sw<{b},{m},3> o 0 o {body}"
+        raise LayoutError(f"units {units!r}: expected bytes or elements")
+
+
+def swizzle_atom(swizzle: str, major: str, dtype: str) -> SwizzleAtom:
+    """The swizzle atom of a mode, major-ness and element type (PTX Table 38).
+
+    >>> swizzle_atom("32B", "K", "f16").shape       # 8 rows x 2 units of 8 halves
+    (8, 16)
+    >>> swizzle_atom("none", "MN", "f16").shape     # 1 unit of MN x 8 rows of K
+    (8, 8)
+    """
+    sw = parse_swizzle(swizzle)
+    mj = parse_major(major)
+    t = elems_per_unit(dtype)
+    w = swizzle_units(sw)
+    if mj == "MN":
+        units, shape, stride = (w, 8), (w * t, 8), (1, w * t)
+    else:
+        units, shape, stride = (8, w), (8, w * t), (w * t, 1)
+    return SwizzleAtom(sw, mj, dtype, units, shape, stride, swizzle_log2(sw))
+
+
+T_, m_, k_, LBO_, SBO_ = sympy.symbols("T m k LBO SBO", positive=True, integer=True)
+
+
+@dataclass(frozen=True)
+class CanonicalLayout:
+    """A canonical layout of the PTX table (seed 000, 9.7.15.5.1.2.1.3).
+
+    ``shape`` and ``stride`` are ``((mn modes), (k modes))`` of sympy expressions in
+    T, m, k, LBO, SBO (strides in elements); ``swizzle`` is the B of
+    ``Swizzle<B,4,3>`` acting on byte addresses. :meth:`subs` makes it concrete.
+
+    >>> c = canonical_layout("K", "none"); c.text()
+    'Swizzle<0,4,3> o ((8,m),(T,2*k)):((T,SBO),(1,LBO))'
+    >>> c.subs(T=4, m=2, k=2, LBO=64, SBO=32).text()
+    'Swizzle<0,4,3> o ((8,2),(4,4)):((4,32),(1,64))'
+    """
+
+    major: str
+    swizzle: str
+    shape: tuple
+    stride: tuple
+    swizzle_bits: int
+
+    def subs(self, **values) -> "CanonicalLayout":
+        """Substitute values for T, m, k, LBO, SBO (missing ones stay symbolic)."""
+        unknown = set(values) - {"T", "m", "k", "LBO", "SBO"}
+        if unknown:
+            raise LayoutError(f"unknown canonical-layout parameters {sorted(unknown)} "
+                              "(expected T, m, k, LBO, SBO)")
+        table = {T_: values.get("T", T_), m_: values.get("m", m_), k_: values.get("k", k_),
+                 LBO_: values.get("LBO", LBO_), SBO_: values.get("SBO", SBO_)}
+        f = lambda tup: tuple(tuple(sympy.sympify(e).subs(table) for e in mode) for mode in tup)
+        return CanonicalLayout(self.major, self.swizzle, f(self.shape), f(self.stride),
+                               self.swizzle_bits)
+
+    @property
+    def is_concrete(self) -> bool:
+        return all(sympy.sympify(e).is_Integer for t in (self.shape, self.stride)
+                   for mode in t for e in mode)
+
+    def concrete(self) -> tuple[tuple, tuple]:
+        """``(shape, stride)`` as nested tuples of ints (every parameter substituted)."""
+        if not self.is_concrete:
+            raise LayoutError("canonical layout still has symbols; call subs() first")
+        f = lambda tup: tuple(tuple(int(e) for e in mode) for mode in tup)
+        return f(self.shape), f(self.stride)
+
+    def text(self) -> str:
+        """CuTe notation as the PTX table writes it."""
+        fmt = lambda tup: "(" + ",".join("(" + ",".join(str(e).replace(" ", "") for e in mode)
+                                          + ")" for mode in tup) + ")"
+        return f"Swizzle<{self.swizzle_bits},4,3> o {fmt(self.shape)}:{fmt(self.stride)}"
+
+
+def canonical_layout(major: str, swizzle: str, dtype: str | None = None) -> CanonicalLayout:
+    """The canonical layout of a major-ness and swizzling mode, symbolic in
+    T, m, k, LBO, SBO (PTX table in seed 000); with ``dtype``, T = 128 / bits is
+    substituted (strides stay in elements).
+
+    >>> canonical_layout("MN", "128B").text()
+    'Swizzle<3,4,3> o ((T,8,m),(8,k)):((1,T,LBO),(8*T,SBO))'
+    >>> canonical_layout("K", "64B", "f16").subs(m=2, k=1, SBO=512).text()
+    'Swizzle<2,4,3> o ((8,2),(8,2)):((32,512),(1,8))'
+    """
+    mj, sw = parse_major(major), parse_swizzle(swizzle)
+    w = swizzle_units(sw)
+    if mj == "MN":
+        if sw == "none":
+            shape, stride = ((T_, 1, m_), (8, k_)), ((1, T_, SBO_), (T_, LBO_))
+        else:
+            shape, stride = ((T_, w, m_), (8, k_)), ((1, T_, LBO_), (w * T_, SBO_))
+    else:
+        if sw == "none":
+            shape, stride = ((8, m_), (T_, 2 * k_)), ((T_, SBO_), (1, LBO_))
+        else:
+            shape, stride = ((8, m_), (T_, 2 * k_)), ((w * T_, SBO_), (1, T_))
+    s = lambda tup: tuple(tuple(sympy.sympify(e) for e in mode) for mode in tup)
+    c = CanonicalLayout(mj, sw, s(shape), s(stride), swizzle_log2(sw))
+    return c if dtype is None else c.subs(T=elems_per_unit(dtype))

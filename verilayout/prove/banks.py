@@ -1,0 +1,736 @@
+"""Bank-conflict proofs: GF(2) for linear layouts, z3 for everything else.
+
+The model (banks, phases, instructions) is :mod:`verilayout.hw.banks`. Here:
+
+* :func:`linear_bank_analysis`: both layouts GF(2)-linear. One phase of one
+  instruction reads the byte addresses ``A = a0 xor span(G)``, where ``G`` holds the
+  byte offset moved by each input bit that varies inside the phase (the vector
+  registers and the phase's lanes) and the bytes inside one element. Two addresses
+  of the phase clash when they differ by a vector whose bank bits (byte bits
+  ``2 .. 2 + log2(num_banks)``) are zero and whose word bits above the banks are
+  not. Those differences form a subspace; if its projection on the word bits above
+  the banks has dimension ``c``, every bank that is hit receives exactly ``2**c``
+  distinct words (all banks hit see the same coset structure), so the phase takes
+  ``2**c`` wavefronts, and every phase and instruction is a coset of the same space.
+  No enumeration: Gaussian elimination on ``log2(phase size) + 3`` vectors.
+* :func:`z3_bank_analysis`: the shared side is an arbitrary address function
+  (padded layouts, CuTe layouts with any strides, explicit functions). z3 decides
+  whether ``k`` accesses of one phase can share a bank with pairwise distinct words,
+  for growing ``k``; the largest satisfiable ``k`` is the phase's wavefront count,
+  and the ``k = 2`` query is the conflict-freedom proof.
+* :func:`triton_bank_conflicts`: the number Triton 3.9's
+  ``GluonOpBuilder.get_shared_bank_conflicts`` (C++ ``bankConflictsMemDesc``) returns,
+  recomputed here. Definition (read from Triton's ``lib/Tools/GenericSwizzling.cpp``
+  and ``LayoutUtils.cpp``, and checked against the wheel on random pairs):
+
+  1. drop the register bases that are zero (broadcast copies);
+  2. ``cvt = reg.invertAndCompose(smem)``; the vector is the largest ``v <= 128/bits``
+     such that ``log2 v`` register bases are exactly offsets ``1, 2, ..., v/2`` (block 0)
+     and every other basis of ``cvt`` is a multiple of ``v`` in offset;
+  3. reshape the shared layout's flattened inputs (offset, then block) into
+     ``vector`` (``v``), ``bank`` (``min(32*32/(v*bits), size)``) and ``segment``
+     (the rest); a segment of size 0 (tensor smaller than one 128-byte row while
+     ``v > 1``) makes Triton abort: we return ``None``;
+  4. the lane tile is the lane bases of the register layout (flattened tensor
+     index), without the last ``max(0, log2(max(1, v*bits/32)) + log2(lanes) - 5)``
+     of them (one phase);
+  5. the answer is ``2**k - 1``, where ``k`` counts the segment bases that are also
+     lane-tile bases when all of them are powers of two, and is otherwise the
+     dimension of the intersection of their spans.
+
+  So it is "excess accesses per wavefront" measured on the segment bits only: it
+  agrees with the hardware count when the lanes of a phase differ by whole words,
+  and undercounts when a lane basis mixes bits below a word with bits above the
+  banks (e.g. 16-bit elements in a ``vec=1`` swizzle read down a column): the
+  ``wavefronts`` of a report are the hardware count, ``triton_conflicts`` this figure.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from .. import gf2
+from ..errors import LayoutError
+from ..hw.banks import (AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap,
+                        element_bytes, plan_access)
+from ..layout import LinearLayout
+from ..smt import DEFAULT_TIMEOUT_MS, Verdict
+
+REG_DIMS = ("register", "lane", "warp", "block")
+
+
+def _log2(x: int) -> int:
+    return x.bit_length() - 1
+
+
+# ----- report pieces ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Access:
+    """One lane's access in a witness: who, which element, where, which bank.
+
+    ``byte_address`` is the address of the accessed bytes that fall in ``bank`` (the
+    element's first byte, or its second 4-byte word for a 64-bit element).
+    """
+
+    lane: int
+    register: int
+    warp: int
+    block: int
+    element: dict
+    offset: int
+    byte_address: int
+    bank: int
+    word: int
+
+    def to_dict(self) -> dict:
+        return {"lane": self.lane, "register": self.register, "warp": self.warp, "block": self.block,
+                "element": dict(self.element), "offset": self.offset, "byte_address": self.byte_address,
+                "bank": self.bank, "word": self.word}
+
+    def describe(self) -> str:
+        coords = ", ".join(str(v) for v in self.element.values())
+        return (f"lane {self.lane} register {self.register} -> element ({coords}) at byte "
+                f"{self.byte_address} (bank {self.bank}, word {self.word})")
+
+
+@dataclass(frozen=True)
+class Witness:
+    """Accesses of one phase of one instruction that hit one bank at distinct words.
+
+    The first two are the conflicting pair; all of them together show that the phase
+    needs at least ``len(accesses)`` wavefronts.
+    """
+
+    instruction: str
+    warp: int
+    accesses: tuple
+
+    @property
+    def bank(self) -> int:
+        return self.accesses[0].bank
+
+    def to_dict(self) -> dict:
+        return {"instruction": self.instruction, "bank": self.bank, "warp": self.warp,
+                "accesses": [a.to_dict() for a in self.accesses]}
+
+    def describe(self) -> str:
+        a, b = self.accesses[0], self.accesses[1]
+        more = f" ({len(self.accesses)} accesses hit this bank at distinct words)" \
+            if len(self.accesses) > 2 else ""
+        return (f"{self.instruction}, warp {self.warp}: {a.describe()}; {b.describe()}: "
+                f"same bank, different words{more}")
+
+
+@dataclass(frozen=True)
+class BankAnalysis:
+    """What one analysis found (the facade wraps it into a report)."""
+
+    plan: AccessPlan
+    wavefronts: int
+    verdict: Verdict
+    witness: Witness | None
+    method: str
+    exact: bool = True
+    details: dict = field(default_factory=dict)
+
+
+# ----- linear: the pair, packed ------------------------------------------------------------
+
+def _check_reg(reg: LinearLayout) -> None:
+    if not isinstance(reg, LinearLayout):
+        raise LayoutError(f"register layout: expected a LinearLayout, got {type(reg).__name__}")
+    dims = reg.in_dim_names
+    for need in ("register", "lane"):
+        if need not in dims:
+            raise LayoutError(f"register layout has no '{need}' input dim (has {dims})")
+    extra = [d for d in dims if d not in REG_DIMS]
+    if extra:
+        raise LayoutError(f"register layout: unknown input dims {extra} (expected {list(REG_DIMS)})")
+
+
+def _check_smem(smem: LinearLayout) -> None:
+    if not isinstance(smem, LinearLayout):
+        raise LayoutError(f"shared layout: expected a LinearLayout, got {type(smem).__name__}")
+    dims = smem.in_dim_names
+    if "offset" not in dims:
+        raise LayoutError(f"shared layout has no 'offset' input dim (has {dims})")
+    extra = [d for d in dims if d not in ("offset", "block")]
+    if extra:
+        raise LayoutError(f"shared layout: unknown input dims {extra} (expected ['offset', 'block'])")
+
+
+def _align_outs(reg: LinearLayout, smem) -> LinearLayout:
+    """The register layout with the shared side's output dims (same order and sizes)."""
+    shape = dict(smem.out_dims) if isinstance(smem, LinearLayout) else dict(smem.shape)
+    if set(reg.out_dim_names) != set(shape):
+        raise LayoutError(f"register layout covers dims {reg.out_dim_names}, shared layout "
+                          f"{list(shape)}")
+    if reg.out_dim_names != list(shape):
+        reg = reg.transpose_outs(list(shape))
+    for n, s in reg.out_dims.items():
+        if s > shape[n]:
+            raise LayoutError(f"register layout's {n} has size {s}, the shared layout's only {shape[n]}")
+    if reg.out_dims != shape:
+        reg = reg.with_out_dim_sizes(shape)
+    return reg
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """A register layout and a shared layout, packed: tensor indices as ints (first dim lowest).
+
+    ``cols[d][i]``: tensor index held by input ``d = 2**i``; ``off``/``blk``: the element
+    offset and CTA where that index lives (the conversion ``reg`` then ``smem**-1``, which is
+    linear, so one solve per basis).
+    """
+
+    reg: LinearLayout
+    smem_cols: tuple
+    names: tuple
+    bits: tuple
+    cols: dict
+    off: dict
+    blk: dict
+    zero: dict
+    offset_bits: int
+    table: dict
+
+    def coords(self, packed: int) -> dict:
+        out = {}
+        for n, b in zip(self.names, self.bits):
+            out[n] = packed & ((1 << b) - 1)
+            packed >>= b
+        return out
+
+    def locate(self, packed: int) -> tuple[int, int]:
+        """(offset, block) of a tensor index."""
+        comb, v = 0, packed
+        while v:
+            pv, pc = self.table[v.bit_length() - 1]
+            v ^= pv
+            comb ^= pc
+        return comb & ((1 << self.offset_bits) - 1), comb >> self.offset_bits
+
+    def images(self) -> BitImages:
+        return BitImages(self.off, self.blk, self.zero)
+
+
+def _pair(reg: LinearLayout, smem: LinearLayout) -> _Pair:
+    _check_reg(reg)
+    _check_smem(smem)
+    if smem.in_dim_names[0] != "offset":
+        smem = smem.transpose_ins(["offset", "block"])
+    # LinearLayout keeps (name, log2 size) pairs and packed columns: read them directly (hot path)
+    s_out, r_out = smem._out, reg._out
+    names = tuple(n for n, _ in s_out)
+    bits = tuple(b for _, b in s_out)
+    rbits = dict(r_out)
+    if set(rbits) != set(names):
+        raise LayoutError(f"register layout covers dims {reg.out_dim_names}, shared layout {list(names)}")
+    for n, b in s_out:
+        if rbits[n] > b:
+            raise LayoutError(f"register layout's {n} has size {1 << rbits[n]}, the shared layout's only "
+                              f"{1 << b}")
+    smem_cols = smem._cols
+    table = gf2.echelon(list(smem_cols))
+    if len(table) != sum(bits):
+        raise LayoutError("shared layout does not reach every tensor element (not surjective)")
+    off_bits = dict(smem._in)["offset"]
+    p = _Pair(reg, smem_cols, names, bits, {}, {}, {}, {}, off_bits, table)
+    if r_out == s_out:
+        flat, k = reg._cols, 0          # already packed like the shared layout
+        per_dim = {}
+        for d, nb in reg._in:
+            per_dim[d] = flat[k:k + nb]
+            k += nb
+    else:
+        shifts, acc = [], 0
+        for b in bits:
+            shifts.append(acc)
+            acc += b
+        idx = [reg.out_dim_names.index(n) for n in names]
+        per_dim = {d: [sum(b[i] << sh for i, sh in zip(idx, shifts)) for b in blist]
+                   for d, blist in reg.bases.items()}
+    mask = (1 << off_bits) - 1
+    for d, cols in per_dim.items():
+        p.cols[d] = cols
+        offs, blks = [], []
+        for c in cols:
+            comb = 0
+            while c:
+                pv, pc = table[c.bit_length() - 1]
+                c ^= pv
+                comb ^= pc
+            offs.append(comb & mask)
+            blks.append(comb >> off_bits)
+        p.off[d] = offs
+        p.blk[d] = blks
+        p.zero[d] = [c == 0 for c in cols]
+    return p
+
+
+def conversion(reg: LinearLayout, smem: LinearLayout) -> LinearLayout:
+    """``reg`` followed by the inverse of ``smem``: register-layout inputs -> (offset, block).
+
+    >>> from verilayout.layout import identity_standard_nd
+    >>> smem = identity_standard_nd("offset", [32], [0])
+    >>> conversion(LinearLayout.identity1D(32, "lane", "dim0") * LinearLayout.identity1D(1, "register", "dim0"), smem).apply({"lane": 5, "register": 0})
+    {'offset': 5}
+    """
+    _check_smem(smem)
+    reg = _align_outs(reg, smem)
+    return reg.invert_and_compose(smem)
+
+
+def bit_images(reg: LinearLayout, smem: LinearLayout) -> BitImages:
+    """Element offset and CTA reached by every input bit of ``reg`` in ``smem``."""
+    return _pair(reg, smem).images()
+
+
+def _access(reg: LinearLayout, smem_offset, ins: Mapping[str, int], byte: int, elem_bits: int,
+            model: BankModel) -> Access:
+    coords = reg.apply({d: ins.get(d, 0) for d in reg.in_dim_names})
+    off = smem_offset(coords)
+    addr = off * element_bytes(elem_bits) + byte
+    return Access(ins.get("lane", 0), ins.get("register", 0), ins.get("warp", 0), ins.get("block", 0),
+                  coords, off, addr, model.bank(addr), model.word(addr))
+
+
+def _same_bank_space(gens: list[int], model: BankModel) -> list[int]:
+    """Selection masks over ``gens`` whose XORs hit one bank at independent distinct words."""
+    lo = 2
+    nb = model.log2_banks
+    bank_parts = [(g >> lo) & ((1 << nb) - 1) for g in gens]
+    null = gf2.nullspace(bank_parts)
+    rows = [gf2.xor_span(gens, s) >> (lo + nb) for s in null]
+    table = gf2.echelon(rows)
+    out = []
+    for _, (_, comb) in sorted(table.items()):
+        sel = 0
+        for i, s in enumerate(null):
+            if (comb >> i) & 1:
+                sel ^= s
+        out.append(sel)
+    return out
+
+
+def _conflict_space(img: BitImages, plan: AccessPlan, model: BankModel) -> tuple[list, list[int]]:
+    """(labels of the generators, selection masks spanning the same-bank distinct-word space)."""
+    beta = _log2(element_bytes(plan.elem_bits))
+    labels = list(plan.phase_bits) + [("byte", b) for b in range(beta)]
+    gens = [img.offset[d][j] << beta for d, j in plan.phase_bits] + [1 << b for b in range(beta)]
+    return labels, _same_bank_space(gens, model)
+
+
+def plan_wavefronts(img: BitImages, plan: AccessPlan, model: BankModel = BankModel()) -> int:
+    """Wavefronts per instruction of a planned access (GF(2), no witness).
+
+    >>> from verilayout.hw.banks import plan_access
+    >>> img = BitImages({"register": [], "lane": [32, 64, 128, 256, 0]}, {"register": [], "lane": [0] * 5},
+    ...                 {"register": [], "lane": [False] * 5})
+    >>> plan_wavefronts(img, plan_access(img, None, 32))
+    16
+    """
+    return (1 << len(_conflict_space(img, plan, model)[1])) * plan.phases_per_instruction
+
+
+def _group(p: _Pair, labels, sels: list[int], elem_bits: int, model: BankModel, limit: int) -> tuple:
+    """The accesses ``xor`` of any subset of ``sels`` (from the origin): one bank, distinct words."""
+    dims = ("register", "lane", "warp", "block")
+    basis = []
+    for sel in sels:  # (register, lane, warp, block, packed index, offset, byte)
+        acc = [0] * 7
+        for i, (d, j) in enumerate(labels):
+            if (sel >> i) & 1:
+                if d == "byte":
+                    acc[6] ^= 1 << j
+                else:
+                    acc[dims.index(d)] ^= 1 << j
+                    acc[4] ^= p.cols[d][j]
+                    acc[5] ^= p.off[d][j]
+        basis.append(acc)
+    eb = element_bytes(elem_bits)
+    out = []
+    acc = [0] * 7
+    for m in range(min(1 << len(sels), limit)):
+        if m:  # Gray-code order: one basis vector changes per step
+            b = basis[(m & -m).bit_length() - 1]
+            acc = [x ^ y for x, y in zip(acc, b)]
+        addr = acc[5] * eb + acc[6]
+        out.append(Access(acc[1], acc[0], acc[2], acc[3], p.coords(acc[4]), acc[5], addr,
+                          model.bank(addr), model.word(addr)))
+    return tuple(out)
+
+
+def _linear(p: _Pair, elem_bits: int, instruction: Instruction | None, model: BankModel, store: bool,
+            max_witness: int) -> BankAnalysis:
+    img = p.images()
+    plan = plan_access(img, instruction, elem_bits, model, store)
+    labels, sels = _conflict_space(img, plan, model)
+    c = len(sels)
+    per_phase = 1 << c
+    wave = per_phase * plan.phases_per_instruction
+    if c == 0:
+        v = Verdict.holds(
+            f"{plan.instruction.name}: the {len(plan.phase_bits)} input bits of a phase reach "
+            f"distinct banks or the same word (GF(2) rank); every phase and instruction is a "
+            f"coset of the same subspace", method="gf2")
+        return BankAnalysis(plan, wave, v, None, "gf2")
+    w = Witness(plan.instruction.name, 0, _group(p, labels, sels, elem_bits, model, max_witness))
+    return BankAnalysis(plan, wave, _conflict_verdict(w, per_phase, "gf2"), w, "gf2")
+
+
+def _conflict_verdict(w: Witness, ways: int, method: str) -> Verdict:
+    """The counterexample: the first two accesses of the witness (the report keeps all of them)."""
+    a, b = w.accesses[0], w.accesses[1]
+    cex = {"instruction": w.instruction, "warp": w.warp, "bank": a.bank, "a": a.to_dict(), "b": b.to_dict()}
+    return Verdict.fails(cex, f"{ways}-way bank conflict in bank {a.bank}: lanes {a.lane} and {b.lane} of one "
+                         f"phase of {w.instruction} read words {a.word} and {b.word}", method=method)
+
+
+def linear_bank_analysis(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
+                         instruction: Instruction | None = None, model: BankModel = BankModel(),
+                         store: bool = False, max_witness: int = 32) -> BankAnalysis:
+    """Exact wavefronts of ``instruction`` (None: the widest ld/st) in GF(2), with witness.
+
+    >>> from verilayout.layout import identity_standard_nd
+    >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
+    >>> a = linear_bank_analysis(col, identity_standard_nd("offset", [16, 32], [1, 0]), 32)
+    >>> a.wavefronts, a.verdict.status
+    (16, 'counterexample')
+    """
+    return _linear(_pair(reg, smem), elem_bits, instruction, model, store, max_witness)
+
+
+def linear_analysis_and_triton(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
+                               instruction: Instruction | None = None, model: BankModel = BankModel(),
+                               store: bool = False, max_witness: int = 32) -> tuple[BankAnalysis, int | None]:
+    """:func:`linear_bank_analysis` and :func:`triton_bank_conflicts` sharing one conversion."""
+    p = _pair(reg, smem)
+    res = _linear(p, elem_bits, instruction, model, store, max_witness)
+    # Triton vectorises exactly as "auto" does (largestVectorisation): reuse the plan's vector
+    vec = res.plan.vector_elems if instruction is None else None
+    return res, _triton(p, elem_bits, 32, vec)
+
+
+# ----- Triton's figure -----------------------------------------------------------------
+
+def _triton_vector(p: _Pair, elem_bits: int, off_size: int) -> int:
+    regs = [(o, b) for o, b, z in zip(p.off["register"], p.blk["register"], p.zero["register"]) if not z]
+    v = max(1, 128 // elem_bits)
+    while v >= 1:
+        k = _log2(v)
+        used: list[int] = []
+        for i in range(k):
+            hit = next((j for j, (o, b) in enumerate(regs) if o == 1 << i and b == 0 and j not in used), None)
+            if hit is None:
+                break
+            used.append(hit)
+        if len(used) == k and off_size % v == 0:
+            ok = all(o % v == 0 for j, (o, _) in enumerate(regs) if j not in used) and \
+                all(o % v == 0 for d, offs in p.off.items() if d != "register" for o in offs)
+            if ok:
+                return v
+        v //= 2
+    return 1
+
+
+_POWERS_OF_TWO = frozenset(1 << i for i in range(64))
+
+
+def _intersection_count(seg: list[int], tile: list[int]) -> int:
+    if _POWERS_OF_TWO.issuperset(seg) and _POWERS_OF_TWO.issuperset(tile):  # Triton's shortcut
+        s2 = set(tile)
+        return sum(1 for x in seg if x != 0 and x in s2)
+    return gf2.rank(seg) + gf2.rank(tile) - gf2.rank(seg + tile)  # dim of the span intersection
+
+
+def _triton(p: _Pair, elem_bits: int, num_banks: int, vec: int | None = None) -> int | None:
+    off_size = 1 << p.offset_bits
+    v = vec if vec is not None else _triton_vector(p, elem_bits, off_size)
+    total = 1 << len(p.smem_cols)
+    bank = min(num_banks * 32 // (v * elem_bits), total)
+    if total // (bank * v) < 1:
+        return None  # Triton's reshapeIns asserts on a segment of size 0 (the wheel aborts)
+    seg = list(p.smem_cols[_log2(v) + _log2(bank):])
+    lanes = list(p.cols["lane"])
+    nl = len(lanes)
+    log2vec = _log2(max(1, v * elem_bits // 32))
+    log2phase = max(0, log2vec + nl - _log2(num_banks))
+    tile = lanes[:nl - log2phase]
+    return (1 << _intersection_count(seg, tile)) - 1
+
+
+def triton_bank_conflicts(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
+                          num_banks: int = 32) -> int | None:
+    """Triton 3.9's ``get_shared_bank_conflicts`` for this pair (see the module docstring).
+
+    ``None`` where Triton's own computation aborts (segment of size 0).
+
+    >>> from verilayout.layout import identity_standard_nd
+    >>> reg = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
+    >>> triton_bank_conflicts(reg, identity_standard_nd("offset", [16, 32], [1, 0]), 32)
+    15
+    """
+    return _triton(_pair(reg, smem), elem_bits, num_banks)
+
+
+# ----- z3: shared memory that is not GF(2)-linear --------------------------------------------
+
+def _probe_images(reg: LinearLayout, amap: SharedAddressMap) -> BitImages:
+    """Offsets moved by each input bit alone (from the origin): the candidate plan's input."""
+    zero_in = {d: 0 for d in reg.in_dim_names}
+    base = amap.offset(reg.apply(zero_in))
+    rb = reg.bases
+    offset, block, zero = {}, {}, {}
+    for d in reg.in_dim_names:
+        offs = []
+        for j in range(len(rb[d])):
+            ins = dict(zero_in)
+            ins[d] = 1 << j
+            offs.append(amap.offset(reg.apply(ins)) - base)
+        offset[d] = [o if o >= 0 else -1 for o in offs]  # -1: never contiguous, never aligned
+        block[d] = [0] * len(offs)
+        zero[d] = [not any(v) for v in rb[d]]
+    return BitImages(offset, block, zero)
+
+
+class _Z3Access:
+    """z3 variables of one access: full input bit-vectors plus the byte inside the element."""
+
+    def __init__(self, reg: LinearLayout, tag: str, beta: int):
+        import z3
+        self.vars = {d: z3.BitVec(f"{d}_{tag}", max(1, reg.in_dim_size(d).bit_length() - 1))
+                     for d in reg.in_dim_names}
+        self.byte = z3.BitVec(f"byte_{tag}", max(1, beta)) if beta else None
+
+
+def _z3_address(reg: LinearLayout, amap: SharedAddressMap, acc: _Z3Access, elem_bits: int, width: int):
+    import z3
+    from ..smt import z3_apply_linear
+    coords = z3_apply_linear(reg, acc.vars)
+    off = amap.z3_fn(coords)
+    off = z3.ZeroExt(width - off.size(), off) if off.size() < width else z3.Extract(width - 1, 0, off)
+    addr = off * element_bytes(elem_bits)
+    if acc.byte is not None:
+        addr = addr + z3.ZeroExt(width - acc.byte.size(), acc.byte)
+    return addr
+
+
+def _bit(v, j):
+    import z3
+    return z3.Extract(j, j, v)
+
+
+class _Z3Problem:
+    """The accesses of phases of one instruction, as z3 terms."""
+
+    def __init__(self, reg, amap, plan: AccessPlan, model: BankModel, timeout_ms: int):
+        self.reg, self.amap, self.plan, self.model = reg, amap, plan, model
+        self.timeout_ms = timeout_ms
+        self.beta = _log2(element_bytes(plan.elem_bits))
+        self.width = max(amap.width, 8) + self.beta + 2
+        self.phase = set(plan.phase_bits)
+        self.select = list(plan.phase_select)
+        self.zero = {d: [not any(v) for v in b] for d, b in reg.bases.items()}
+
+    def new_access(self, tag: str) -> tuple[_Z3Access, object]:
+        a = _Z3Access(self.reg, tag, self.beta)
+        return a, _z3_address(self.reg, self.amap, a, self.plan.elem_bits, self.width)
+
+    def tie(self, a: _Z3Access, b: _Z3Access, same_phase: bool = True) -> list:
+        """Constraints: b is the same instruction (and, if asked, the same phase) as a."""
+        cons = []
+        for d, v in a.vars.items():
+            for j in range(self.reg.in_dim_size(d).bit_length() - 1):
+                if (d, j) in self.phase or (not same_phase and (d, j) in self.select):
+                    continue
+                cons.append(_bit(v, j) == _bit(b.vars[d], j))
+        return cons
+
+    def fixed(self, a: _Z3Access) -> list:
+        """Broadcast register bits at 0 (they only name copies); size-1 dims at 0."""
+        cons = [_bit(a.vars["register"], j) == 0 for j, z in enumerate(self.zero["register"]) if z]
+        cons += [v == 0 for d, v in a.vars.items() if self.reg.in_dim_size(d) == 1]
+        return cons
+
+    def solver(self):
+        import z3
+        s = z3.Solver()
+        s.set("timeout", int(self.timeout_ms))
+        return s
+
+    def clash(self, addrs, accs, s):
+        import z3
+        lo = 2 + self.model.log2_banks
+        words = [z3.LShR(x, 2) for x in addrs]
+        banks = [z3.Extract(lo - 1, 2, x) for x in addrs]
+        for i in range(1, len(addrs)):
+            s.add(banks[i] == banks[0])
+            s.add(z3.ULT(words[i - 1], words[i]))
+        for a in accs:
+            s.add(self.fixed(a))
+
+    def k_way(self, k: int, phase_value: dict | None = None):
+        """Solve: k accesses of one phase hit one bank at distinct words. (status, model, accs)."""
+        import z3
+        s = self.solver()
+        accs, addrs = [], []
+        for i in range(k):
+            a, x = self.new_access(f"{k}_{i}")
+            accs.append(a)
+            addrs.append(x)
+            if i:
+                s.add(self.tie(accs[0], a))
+        if phase_value is not None:
+            for (d, j), bit in phase_value.items():
+                s.add(_bit(accs[0].vars[d], j) == bit)
+        self.clash(addrs, accs, s)
+        r = s.check()
+        return r, (s.model() if r == z3.sat else None), accs, s
+
+
+def _z3_plan(reg: LinearLayout, amap: SharedAddressMap, instruction: Instruction | None, elem_bits: int,
+             model: BankModel, store: bool, timeout_ms: int) -> tuple[AccessPlan, Verdict | None]:
+    """A plan whose contiguity z3 proves; narrower vectors for 'auto' when it does not hold."""
+    img = _probe_images(reg, amap)
+    if instruction is None:
+        from ..hw.banks import ld_st, widest_vector
+        elems = widest_vector(img, elem_bits)
+        while True:
+            plan = plan_access(img, ld_st(elems * elem_bits, store), elem_bits, model, store)
+            v = _prove_contiguous(reg, amap, plan, timeout_ms)
+            if v.proved:
+                return plan, None
+            if elems == 1:
+                return plan, v
+            elems //= 2
+    plan = plan_access(img, instruction, elem_bits, model, store)
+    v = _prove_contiguous(reg, amap, plan, timeout_ms)
+    if v.status == "counterexample":
+        raise LayoutError(f"{plan.instruction.name}: the elements one access needs are not contiguous "
+                          f"and aligned in shared memory ({v.reason})")
+    return plan, (None if v.proved else v)
+
+
+def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
+    """For every access: its contiguous bits move the offset by exactly 1, 2, 4, ... from an aligned start."""
+    import z3
+    from ..smt import prove
+    instr = plan.instruction
+    elem_bits = plan.elem_bits
+    if instr.is_matrix:
+        if instr.trans:
+            contig = [("lane", 2), ("lane", 3), ("lane", 4)]
+        else:
+            contig = [("register", r) for r in plan.vector] + [("lane", 0), ("lane", 1)]
+        unit = 128 // elem_bits
+    else:
+        contig = [("register", r) for r in plan.vector]
+        unit = plan.vector_elems
+    if not contig and unit <= 1:
+        return Verdict.holds("one element per access", method="z3")
+    prob = _Z3Problem(reg, amap, plan, BankModel(), timeout_ms)
+    a, _ = prob.new_access("c")
+    width = prob.width
+    cons, assume = [], []
+    for d, j in contig:
+        assume.append(_bit(a.vars[d], j) == 0)
+    coords = _coords(reg, a.vars)
+    base = _fit(amap.z3_fn(coords), width)
+    cons.append(z3.URem(base, unit) == 0)
+    for i, (d, j) in enumerate(contig):
+        moved = {k: (v ^ (1 << j) if k == d else v) for k, v in a.vars.items()}
+        off = _fit(amap.z3_fn(_coords(reg, moved)), width)
+        cons.append(off == base + (1 << i))
+    return prove(z3.And(cons), variables=dict(a.vars), assumptions=assume + prob.fixed(a),
+                 timeout_ms=timeout_ms, what=f"{instr.name} contiguity")
+
+
+def _coords(reg, vars):
+    from ..smt import z3_apply_linear
+    return z3_apply_linear(reg, vars)
+
+
+def _fit(e, width):
+    import z3
+    return z3.ZeroExt(width - e.size(), e) if e.size() < width else z3.Extract(width - 1, 0, e)
+
+
+def _access_from_model(prob: _Z3Problem, m, acc: _Z3Access) -> Access:
+    ins = {d: m.eval(v, model_completion=True).as_long() for d, v in acc.vars.items()}
+    byte = m.eval(acc.byte, model_completion=True).as_long() if acc.byte is not None else 0
+    return _access(prob.reg, prob.amap.offset, ins, byte, prob.plan.elem_bits, prob.model)
+
+
+def z3_bank_analysis(reg: LinearLayout, amap: SharedAddressMap, elem_bits: int,
+                     instruction: Instruction | None = None, model: BankModel = BankModel(),
+                     store: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BankAnalysis:
+    """Wavefronts of a register layout against a non-linear address map, decided by z3.
+
+    >>> from verilayout.hw.banks import padded_address_map
+    >>> from verilayout.layout import identity_standard_nd
+    >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, ["dim0", "dim1"])
+    >>> smem = padded_address_map(identity_standard_nd("offset", [16, 32], [1, 0]), [(32, 1)])
+    >>> z3_bank_analysis(col, smem, 32).verdict.status
+    'proved'
+    """
+    import z3
+    _check_reg(reg)
+    reg = _align_outs(reg, amap)
+    plan, pending = _z3_plan(reg, amap, instruction, elem_bits, model, store, timeout_ms)
+    prob = _Z3Problem(reg, amap, plan, model, timeout_ms)
+    r, m, accs, _ = prob.k_way(2)
+    if r == z3.unknown:
+        v = Verdict.unknown(f"z3 gave up on the bank-conflict query of {plan.instruction.name}", method="z3")
+        return BankAnalysis(plan, 0, v, None, "z3", exact=False)
+    if r == z3.unsat:
+        v = Verdict.holds(f"{plan.instruction.name}: no two accesses of one phase hit one bank at "
+                          f"different words (z3)", method="z3")
+        return BankAnalysis(plan, plan.ideal_wavefronts, v, None, "z3")
+    # largest k with k accesses of one phase in one bank at distinct words
+    limit = 1 << (len(plan.phase_bits) + max(0, prob.beta - 2))
+    best_k, best_m, best_accs = 2, m, accs
+    k = 3
+    exact = True
+    while k <= limit:
+        r, m2, accs2, _ = prob.k_way(k)
+        if r == z3.sat:
+            best_k, best_m, best_accs = k, m2, accs2
+            k += 1
+            continue
+        if r == z3.unknown:
+            exact = False
+        break
+    wave = best_k * plan.phases_per_instruction
+    if plan.phases_per_instruction > 1 and exact:
+        exact = _all_phases_reach(prob, best_k)
+    group = tuple(_access_from_model(prob, best_m, a) for a in best_accs)
+    w = Witness(plan.instruction.name, group[0].warp, group)
+    v = _conflict_verdict(w, best_k, "z3")
+    return BankAnalysis(plan, wave, v, w, "z3", exact=exact,
+                        details={"per_phase": best_k, "contiguity": pending.to_dict() if pending else None})
+
+
+def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
+    """Does one instruction have ``k`` same-bank distinct-word accesses in every phase?"""
+    import z3
+    s = prob.solver()
+    first = None
+    for p in range(prob.plan.phases_per_instruction):
+        accs, addrs = [], []
+        for i in range(k):
+            a, x = prob.new_access(f"all{p}_{i}")
+            accs.append(a)
+            addrs.append(x)
+            if i:
+                s.add(prob.tie(accs[0], a))
+        for t, (d, j) in enumerate(prob.select):
+            s.add(_bit(accs[0].vars[d], j) == (p >> t) & 1)
+        if first is None:
+            first = accs[0]
+        else:
+            s.add(prob.tie(first, accs[0], same_phase=False))
+        prob.clash(addrs, accs, s)
+    return s.check() == z3.sat

@@ -1,0 +1,731 @@
+"""Do 2D block loads feed a DPAS operand? Coverage proofs and lower bounds on the load count.
+
+Vocabulary. The *memory view* of an operand is the matrix as stored: the operand
+itself, or its transpose when it is stored transposed (``transpose=True``, the
+seed's AxBT case). A sub-group's DPAS instructions read, in lane ``l``, register
+``r`` of the operand layout, the element ``layout(register=r, lane=l, warp=w)``:
+the *needed* ``(lane, element)`` pairs. A load delivers element ``e`` to lane
+``l`` (:func:`verilayout.hw.intel_block_io.lane_elements`); the register shuffle
+from loaded data to DPAS operands moves values inside a lane only, so a needed
+pair is served only by a load that puts that element into that lane.
+
+* :func:`check_plan` proves, by enumerating every register of every lane, that
+  loads respect every limit, deliver every needed pair, and that the shuffle
+  hands each DPAS register its element; otherwise it returns the counterexample.
+* :func:`lower_bound` is a counting argument: no valid load serves more than
+  ``X`` needed pairs (``X`` from the largest load window and a per-lane match
+  count, both maximised over every valid load shape and position), so every
+  plan has at least ``ceil(pairs / X)`` loads.
+* :func:`search_fewer` settles the rest exhaustively: every valid load (shape x
+  position) is enumerated and z3 decides whether ``k`` of them cover the pairs.
+
+>>> from verilayout.hw.intel_dpas import Dpas
+>>> L = Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0)
+>>> need = Needed.from_layout(L)
+>>> need.count, lower_bound(need, 2).value
+(128, 1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from ..errors import LayoutError
+from ..hw.intel_block_io import (ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE,
+                                 VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations)
+from ..layout import LinearLayout
+from ..smt import Verdict
+
+#: A surface large enough that no load shape is limited by it.
+_BIG = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
+
+
+# ----------------------------------------------------------------------------
+# what the DPAS instructions read
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Needed:
+    """The ``(register, lane) -> element`` table of one sub-group's DPAS operand.
+
+    ``coords[r, l]`` is the memory-view ``(row, col)`` register ``r`` of lane ``l``
+    holds; ``shape`` the memory-view shape of the whole tensor; ``transpose``
+    whether memory holds the operand transposed; ``warp`` which sub-group.
+    """
+
+    coords: np.ndarray
+    shape: tuple
+    transpose: bool = False
+    warp: int = 0
+
+    @classmethod
+    def from_layout(cls, layout: LinearLayout, warp: int = 0,
+                    transpose: bool = False) -> "Needed":
+        """Enumerate a rank-2 distributed layout's registers x lanes for one warp.
+
+        >>> from verilayout.layout import LinearLayout
+        >>> L = LinearLayout({"register": [[1, 0]], "lane": [[0, 1]] * 1}, ["dim0", "dim1"])
+        >>> Needed.from_layout(L).coords.tolist()
+        [[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
+        """
+        if not isinstance(layout, LinearLayout):
+            raise LayoutError(f"expected a LinearLayout, got {type(layout).__name__}")
+        ins = layout.in_dims
+        extra = set(ins) - {"register", "lane", "warp", "block"}
+        if extra or "register" not in ins or "lane" not in ins:
+            raise LayoutError(f"a DPAS operand layout has in dims register, lane, warp, block; "
+                              f"got {layout.in_dim_names}")
+        if layout.out_dim_names != ["dim0", "dim1"]:
+            raise LayoutError(f"2D block loads feed rank-2 operands; the layout has out dims "
+                              f"{layout.out_dim_names}")
+        n_warps = ins.get("warp", 1)
+        if not isinstance(warp, int) or isinstance(warp, bool) or not 0 <= warp < n_warps:
+            raise LayoutError(f"warp {warp!r} is outside [0, {n_warps})")
+        regs = _span_table(layout, "register")
+        lanes = _span_table(layout, "lane")
+        base = np.array(_coord(layout, {"warp": warp} if "warp" in ins else {}), dtype=np.int64)
+        coords = regs[:, None, :] ^ lanes[None, :, :] ^ base[None, None, :]
+        shape = (layout.out_dim_size("dim0"), layout.out_dim_size("dim1"))
+        if transpose:
+            coords = coords[..., ::-1].copy()
+            shape = shape[::-1]
+        return cls(coords, tuple(shape), bool(transpose), warp)
+
+    @property
+    def registers(self) -> int:
+        return self.coords.shape[0]
+
+    @property
+    def lanes(self) -> int:
+        return self.coords.shape[1]
+
+    def keys(self) -> np.ndarray:
+        """One int per ``(register, lane)``: ``(lane * rows + row) * cols + col``."""
+        lane = np.arange(self.lanes, dtype=np.int64)[None, :]
+        return _key(lane, self.coords[..., 0], self.coords[..., 1], self.shape)
+
+    def pair_keys(self) -> np.ndarray:
+        """The distinct needed ``(lane, element)`` pairs as sorted keys."""
+        return np.unique(self.keys())
+
+    @property
+    def count(self) -> int:
+        """How many distinct ``(lane, element)`` pairs the DPAS instructions read."""
+        return int(self.pair_keys().size)
+
+    def element_mask(self) -> np.ndarray:
+        """Boolean ``rows x cols`` mask of the elements read (by any lane)."""
+        m = np.zeros(self.shape, dtype=bool)
+        m[self.coords[..., 0].ravel(), self.coords[..., 1].ravel()] = True
+        return m
+
+    def operand(self, row: int, col: int) -> tuple[int, int]:
+        """Memory-view ``(row, col)`` -> the operand's ``(dim0, dim1)``."""
+        return (int(col), int(row)) if self.transpose else (int(row), int(col))
+
+
+def _coord(layout: LinearLayout, ins: dict) -> list[int]:
+    full = {n: ins.get(n, 0) for n in layout.in_dim_names}
+    out = layout.apply(full)
+    return [out["dim0"], out["dim1"]]
+
+
+def _span_table(layout: LinearLayout, dim: str) -> np.ndarray:
+    table = np.zeros((1, 2), dtype=np.int64)
+    for b in layout.bases[dim]:
+        table = np.concatenate([table, table ^ np.array(b, dtype=np.int64)])
+    return table
+
+
+def _key(lane, row, col, shape) -> np.ndarray:
+    rows, cols = shape
+    return (np.asarray(lane, dtype=np.int64) * rows + row) * cols + col
+
+
+def _in_bounds(rc: np.ndarray, shape) -> np.ndarray:
+    return (rc[..., 0] >= 0) & (rc[..., 0] < shape[0]) & (rc[..., 1] >= 0) & (rc[..., 1] < shape[1])
+
+
+# ----------------------------------------------------------------------------
+# checking a plan
+# ----------------------------------------------------------------------------
+
+def delivered(loads: Sequence[BlockLoad], elem_bytes: int, shape) -> dict[int, tuple[int, int]]:
+    """``key(lane, row, col) -> (load, element index in that lane)`` for everything the loads
+    put inside the tensor (first load wins).
+
+    >>> s = Surface(64, 8, 64)
+    >>> d = delivered([BlockLoad(2, 16, 1, s)], 2, (8, 32))
+    >>> d[(3 * 8 + 0) * 32 + 3]
+    (0, 0)
+    """
+    keys, load, elem = delivered_arrays(loads, elem_bytes, shape)
+    return {k: (i, e) for k, i, e in zip(keys.tolist(), load.tolist(), elem.tolist())}
+
+
+def delivered_arrays(loads: Sequence[BlockLoad], elem_bytes: int, shape):
+    """Sorted distinct keys ``(lane * rows + row) * cols + col`` of what the loads put inside
+    the tensor, with the (first) load and lane element index that holds each. Elements
+    outside a load's surface read as zero [S], so they are not delivered.
+
+    >>> k, i, e = delivered_arrays([BlockLoad(2, 16, 1, Surface(64, 8, 64))], 2, (8, 32))
+    >>> k[:2].tolist(), i[:2].tolist(), e[:2].tolist()
+    ([0, 257], [0, 0], [0, 0])
+    """
+    keys, load, elem = [], [], []
+    for i, ld in enumerate(loads):
+        el = lane_elements(ld, elem_bytes)
+        lane = np.broadcast_to(np.arange(SUBGROUP_SIZE)[:, None], el.shape[:2])
+        kidx = np.broadcast_to(np.arange(el.shape[1])[None, :], el.shape[:2])
+        ok = _in_bounds(el, shape) & _in_surface(el, ld.surface, elem_bytes)
+        keys.append(_key(lane[ok], el[..., 0][ok], el[..., 1][ok], shape))
+        load.append(np.full(int(ok.sum()), i, dtype=np.int64))
+        elem.append(kidx[ok])
+    if not keys:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    keys_a = np.concatenate(keys)
+    uniq, first = np.unique(keys_a, return_index=True)
+    return uniq, np.concatenate(load)[first], np.concatenate(elem)[first]
+
+
+def _in_surface(el: np.ndarray, surface: Surface, t: int) -> np.ndarray:
+    """Elements a load reads from inside its surface (outside, the hardware returns zeros)."""
+    return (el[..., 0] >= 0) & (el[..., 0] < surface.height) & (el[..., 1] >= 0) & \
+        ((el[..., 1] + 1) * t <= surface.width)
+
+
+def lookup(keys: np.ndarray, table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each key: whether the loads deliver it, and the (load, element) that does."""
+    uniq, load, elem = table
+    if uniq.size == 0:
+        z = np.zeros(keys.shape, dtype=np.int64)
+        return np.zeros(keys.shape, dtype=bool), z - 1, z - 1
+    idx = np.clip(np.searchsorted(uniq, keys), 0, uniq.size - 1)
+    found = uniq[idx] == keys
+    return found, np.where(found, load[idx], -1), np.where(found, elem[idx], -1)
+
+
+def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: int,
+               arch: str = "xe2") -> Verdict:
+    """Prove that ``loads`` and ``shuffle`` feed the DPAS operand, or give a counterexample.
+
+    ``shuffle[r][l] = (load, element)``: DPAS register ``r`` of lane ``l`` takes that
+    element of that load's data in lane ``l``. Checked, in this order: every limit of
+    every load (the limit that is broken); every needed pair is loaded into its lane
+    (the element that is missed); every register receives its element (the register
+    that receives the wrong one). The proof enumerates all registers of all lanes.
+
+    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> ld = BlockLoad(2, 16, 8, Surface(64, 8, 64))
+    >>> check_plan([ld], [[(0, r)] * 16 for r in range(8)], need, 2).proved
+    True
+    >>> check_plan([ld.moved(0, 1)], [[(0, r)] * 16 for r in range(8)], need, 2).counterexample
+    {'register': 0, 'lane': 0, 'element': [0, 0], 'missed': True}
+    """
+    for i, ld in enumerate(loads):
+        for v in violations(ld, arch):
+            return Verdict.fails({"load": i, "limit": v.limit, "value": v.value,
+                                  "rule": v.rule}, f"load {i} ({ld.describe()}) breaks the "
+                                  f"{v.limit} limit: {v.message}", method="limits")
+    table = _shuffle_array(shuffle, needed)
+    found, _, _ = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
+    if not found.all():
+        r, l = (int(v) for v in np.argwhere(~found)[0])
+        el = needed.operand(*needed.coords[r, l])
+        return Verdict.fails(
+            {"register": r, "lane": l, "element": list(el), "missed": True},
+            f"element {el} read by DPAS register {r} of lane {l} is loaded into lane "
+            f"{l} by no load", method="enumeration")
+    got = _shuffled(loads, table, elem_bytes)
+    bad = np.argwhere(np.any(got != needed.coords, axis=2))
+    if bad.size:
+        r, l = (int(v) for v in bad[0])
+        want = needed.operand(*needed.coords[r, l])
+        src = [int(v) for v in table[r, l]]
+        have = None if got[r, l, 0] < 0 else list(needed.operand(*got[r, l]))
+        return Verdict.fails({"register": r, "lane": l, "expected": list(want),
+                              "received": have, "source": src},
+                             f"DPAS register {r} of lane {l} receives "
+                             f"{tuple(have) if have else 'nothing'} from load {src[0]} element "
+                             f"{src[1]}, not {want}", method="enumeration")
+    return Verdict.holds(
+        f"{len(loads)} load(s) respect every limit and feed all {needed.registers} registers "
+        f"x {needed.lanes} lanes of the sub-group's DPAS operand (each checked)",
+        method="enumeration", registers=needed.registers, lanes=needed.lanes,
+        loads=len(loads))
+
+
+def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
+    try:
+        table = np.asarray(shuffle, dtype=np.int64)
+    except (TypeError, ValueError):
+        raise LayoutError("the shuffle must give (load, element) for every register and lane") \
+            from None
+    want = (needed.registers, needed.lanes, 2)
+    if table.shape != want:
+        raise LayoutError(f"the shuffle has shape {list(table.shape)}; the operand needs "
+                          f"{list(want)} (register x lane x (load, element))")
+    return table
+
+
+def _shuffled(loads: Sequence[BlockLoad], table: np.ndarray, elem_bytes: int) -> np.ndarray:
+    got = np.full(table.shape, -1, dtype=np.int64)
+    lane = np.broadcast_to(np.arange(table.shape[1])[None, :], table.shape[:2])
+    for i, ld in enumerate(loads):
+        el = lane_elements(ld, elem_bytes)
+        sel = table[..., 0] == i
+        k = table[..., 1]
+        ok = sel & (k >= 0) & (k < el.shape[1])
+        got[ok] = el[lane[ok], k[ok]]
+    return got
+
+
+def compare_load_layout(layout: LinearLayout, needed: Needed, pack: tuple = (0, 1)) -> Verdict:
+    """Does a load layout in the seed's terms (in dims ``offset``, ``iteration``, ``load``;
+    out dims the memory-view coordinates, dim ``pack[0]`` counted in slots of ``pack[1]``
+    elements) name exactly the elements the sub-group's DPAS instructions read?
+
+    Expands each slot to its elements (the seed's rule: multiply the packed coordinate
+    by the number of packed values, add 0, 1, ...), then checks every named element is
+    inside the tensor and read by the sub-group, and every element read is named. The
+    counterexample names the input and coordinate, or the register and lane.
+
+    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> L = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0]],
+    ...                   "iteration": [], "load": []}, ["dim0", "dim1"])
+    >>> compare_load_layout(L, need).proved
+    True
+    """
+    if layout.out_dim_names != ["dim0", "dim1"]:
+        raise LayoutError(f"a load layout has out dims dim0, dim1; got {layout.out_dim_names}")
+    dim, k = pack
+    if dim not in (0, 1) or not isinstance(k, int) or k < 1:
+        raise LayoutError(f"pack must be (dim 0 or 1, count >= 1), got {pack!r}")
+    names = layout.in_dim_names
+    sizes = [layout.in_dim_size(n) for n in names]
+    table = layout.apply_all()
+    b0 = layout.total_out_bits - (layout.out_dim_size("dim1").bit_length() - 1)
+    slots = np.stack([table & ((1 << b0) - 1), table >> b0], axis=1)
+    mask = needed.element_mask()
+    rows, cols = needed.shape
+    for flat in range(slots.shape[0]):
+        for j in range(k):
+            y, x = int(slots[flat, 0]), int(slots[flat, 1])
+            y, x = (y * k + j, x) if dim == 0 else (y, x * k + j)
+            if not (y < rows and x < cols and mask[y, x]):
+                ins = _unflat(flat, names, sizes)
+                where = "outside the tensor" if not (y < rows and x < cols) else \
+                    "not read by the sub-group"
+                return Verdict.fails({**ins, "slot": [int(v) for v in slots[flat]],
+                                      "element": [y, x], "shape": [rows, cols]},
+                                     f"{_fmt_ins(ins)} -> slot {tuple(int(v) for v in slots[flat])}"
+                                     f" holds element ({y}, {x}), {where} {rows}x{cols}",
+                                     method="enumeration")
+    named = np.zeros(needed.shape, dtype=bool)
+    for j in range(k):
+        y = slots[:, 0] * (k if dim == 0 else 1) + (j if dim == 0 else 0)
+        x = slots[:, 1] * (k if dim == 1 else 1) + (j if dim == 1 else 0)
+        named[y, x] = True
+    miss = ~named[needed.coords[..., 0], needed.coords[..., 1]]
+    if miss.any():
+        r, l = (int(v) for v in np.argwhere(miss)[0])
+        y, x = (int(v) for v in needed.coords[r, l])
+        return Verdict.fails({"register": r, "lane": l, "element": [y, x]},
+                             f"element ({y}, {x}) read by DPAS register {r} of lane {l} is "
+                             "named by no (offset, iteration, load)", method="enumeration")
+    return Verdict.holds(f"the layout names exactly the {int(mask.sum())} elements the "
+                         "sub-group reads", method="enumeration")
+
+
+def _unflat(flat: int, names, sizes) -> dict:
+    out = {}
+    for n, s in zip(names, sizes):
+        out[n] = flat % s
+        flat //= s
+    return out
+
+
+def _fmt_ins(ins: dict) -> str:
+    return ", ".join(f"{n}={v}" for n, v in ins.items())
+
+
+# ----------------------------------------------------------------------------
+# the load shapes that exist
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Shape:
+    """A load shape at the origin, with its lane pattern over the tensor-element box.
+
+    ``lanes[dy, dx]`` is the lane that receives the element at ``(y + dy, x + dx)``
+    (``-1``: none), for ``t``-byte tensor elements.
+    """
+
+    load: BlockLoad
+    lanes: np.ndarray
+    x_align: int
+
+    @property
+    def box(self) -> tuple[int, int]:
+        return self.lanes.shape
+
+    @property
+    def name(self) -> str:
+        return self.load.describe().split(" at ")[0]
+
+
+def load_shapes(elem_bytes: int, arch: str = "xe2") -> tuple[Shape, ...]:
+    """Every valid load shape that may serve ``elem_bytes``-byte tensor elements, with
+    shorter shapes left out where a taller one receives a superset in the same lanes
+    (plain and VNNI loads: lanes do not depend on the height; transposed loads: the
+    height pads to a power of two, so only powers of two are listed).
+
+    >>> names = [s.name for s in load_shapes(2)]
+    >>> "16b 32r16x2c" in names, "32b 32r8x1c transpose" in names
+    (True, True)
+    """
+    return _load_shapes(elem_bytes, arch)
+
+
+@lru_cache(maxsize=None)
+def _load_shapes(t: int, arch: str) -> tuple[Shape, ...]:
+    if arch not in ARCHS:
+        raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
+    protos: list[BlockLoad] = []
+    for e in (1, 2, 4, 8):
+        lo, hi = PLAIN_WIDTH[e]
+        for w in _pow2_range(lo, hi):
+            for a in PLAIN_ARRAY[e]:
+                protos.append(BlockLoad(e, w, MAX_HEIGHT, _BIG, array_length=a))
+    for e in (1, 2):
+        lo, hi = VNNI_WIDTH[arch][e]
+        for w in _pow2_range(lo, hi):
+            for a in (1, 2, 4):
+                protos.append(BlockLoad(e, w, MAX_HEIGHT, _BIG, array_length=a, vnni=True))
+    for w in (1, 2, 4, 8):
+        for h in (1, 2, 4, 8, 16, 32):
+            protos.append(BlockLoad(4, w, h, _BIG, transpose=True))
+    for w in (1, 2, 4):
+        protos.append(BlockLoad(8, w, 8, _BIG, transpose=True))
+    out = []
+    for p in protos:
+        if violations(p, arch):
+            continue
+        pat = _pattern(p, t)
+        if pat is not None:
+            out.append(Shape(p, pat, max(1, 4 // t) if p.elem_bytes <= 2 else
+                             max(1, p.elem_bytes // t)))
+    return tuple(out)
+
+
+def _pow2_range(lo: int, hi: int) -> list[int]:
+    out, v = [], 1
+    while v <= hi:
+        if v >= lo:
+            out.append(v)
+        v *= 2
+    return out
+
+
+def _pattern(load: BlockLoad, t: int) -> np.ndarray | None:
+    el = lane_elements(load, t)
+    ok = el[..., 0] >= 0
+    if not ok.any():
+        return None
+    rows = int(el[..., 0][ok].max()) + 1
+    cols = int(el[..., 1][ok].max()) + 1
+    pat = np.full((rows, cols), -1, dtype=np.int64)
+    lane = np.broadcast_to(np.arange(SUBGROUP_SIZE)[:, None], el.shape[:2])
+    pat[el[..., 0][ok], el[..., 1][ok]] = lane[ok]
+    pat.setflags(write=False)
+    return pat
+
+
+# ----------------------------------------------------------------------------
+# the counting lower bound
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Bound:
+    """``value``: no valid plan has fewer loads. ``per_load``: the most needed pairs one
+    valid load can serve; ``needed``: the pairs; ``argument``: the proof in one line."""
+
+    value: int
+    needed: int
+    per_load: int
+    shape: str
+    argument: str
+
+
+def lower_bound(needed: Needed, elem_bytes: int, arch: str = "xe2", *,
+                exact: bool = True) -> Bound:
+    """Counting bound on the loads any valid plan needs.
+
+    For every valid load shape, the needed pairs it can serve at any position are
+    at most (a) the needed elements inside its box (a sliding-window maximum over
+    the tensor), (b) the box cells whose receiving lane is one that needs an
+    element at that position modulo a period (a cyclic correlation), and (c) the
+    box cells whose receiving lane needs exactly that element (a correlation over
+    the zero-padded tensor; with ``exact=True``, and only for shapes (a) and (b) do
+    not already rule out); each maximised over all positions. ``X`` is the largest
+    min(a, b[, c]); the bound is ``ceil(pairs / X)``.
+
+    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2)).layout((32, 256), 1),
+    ...                           transpose=True)
+    >>> b = lower_bound(need, 2); b.value, b.per_load, b.needed
+    (4, 512, 2048)
+    """
+    total = needed.count
+    mask = needed.element_mask()
+    window = _Windows(mask)
+    residues = _Residues(needed)
+    shapes = sorted(load_shapes(elem_bytes, arch),
+                    key=lambda s: (-window.max(*s.box), s.load.elem_bytes != elem_bytes))
+    sharp = _Exact(needed) if exact else None
+    best, best_shape = 0, ""
+    for s in shapes:
+        a = window.max(*s.box)
+        if a <= best:
+            break
+        b = min(a, residues.max_matches(s.lanes))
+        if b > best and sharp is not None:
+            b = min(b, sharp.max_matches(s.lanes))
+        if b > best:
+            best, best_shape = b, s.name
+    if best == 0:
+        raise LayoutError("no valid load shape can serve any element of this operand")
+    value = -(-total // best)
+    arg = (f"no valid load serves more than {best} of the {total} needed (lane, element) pairs "
+           f"(best shape {best_shape}), so at least ceil({total}/{best}) = {value} "
+           f"load{'s' if value != 1 else ''}")
+    return Bound(value, total, best, best_shape, arg)
+
+
+class _Windows:
+    """Sliding-window maxima of a boolean mask (product sets use 1D maxima)."""
+
+    def __init__(self, mask: np.ndarray):
+        self.mask = mask
+        rows = np.flatnonzero(mask.any(axis=1))
+        cols = np.flatnonzero(mask.any(axis=0))
+        self.rows, self.cols = rows, cols
+        self.product = int(mask.sum()) == rows.size * cols.size
+        self._cache: dict = {}
+        if not self.product:
+            self.prefix = np.pad(mask.astype(np.int64).cumsum(0).cumsum(1), ((1, 0), (1, 0)))
+
+    def max(self, h: int, w: int) -> int:
+        if (h, w) not in self._cache:
+            self._cache[(h, w)] = self._compute(h, w)
+        return self._cache[(h, w)]
+
+    def _compute(self, h: int, w: int) -> int:
+        if self.product:
+            return _win1d(self.rows, h) * _win1d(self.cols, w)
+        p = self.prefix
+        R, C = self.mask.shape
+        y0 = np.arange(-h + 1, R)[:, None]
+        x0 = np.arange(-w + 1, C)[None, :]
+        y1, x1 = np.clip(y0 + h, 0, R), np.clip(x0 + w, 0, C)
+        y0, x0 = np.clip(y0, 0, R), np.clip(x0, 0, C)
+        return int((p[y1, x1] - p[y0, x1] - p[y1, x0] + p[y0, x0]).max())
+
+
+def _win1d(values: np.ndarray, length: int) -> int:
+    """Most of the sorted ``values`` inside any window ``[s, s + length)``."""
+    if values.size == 0:
+        return 0
+    ends = np.searchsorted(values, values + length, side="left")
+    return int((ends - np.arange(values.size)).max())
+
+
+class _Residues:
+    """Which lanes need an element at each position modulo (py, px), for bound (b)."""
+
+    def __init__(self, needed: Needed):
+        rows, cols = needed.shape
+        self.py, self.px = min(rows, 32), min(cols, 64)
+        lanes = np.broadcast_to(np.arange(needed.lanes)[None, :], needed.coords.shape[:2])
+        self.masks = np.zeros((SUBGROUP_SIZE, self.py, self.px), dtype=np.float64)
+        self.masks[lanes.ravel(), needed.coords[..., 0].ravel() % self.py,
+                   needed.coords[..., 1].ravel() % self.px] = 1.0
+        self.spectra = np.fft.rfft2(self.masks)
+
+    def max_matches(self, pattern: np.ndarray) -> int:
+        """Max over positions of the box cells whose lane needs that position (mod period)."""
+        py, px = self.py, self.px
+        folded = np.zeros((SUBGROUP_SIZE, py, px), dtype=np.float64)
+        dy, dx = np.nonzero(pattern >= 0)
+        np.add.at(folded, (pattern[dy, dx], dy % py, dx % px), 1.0)
+        spec = np.fft.rfft2(folded)
+        corr = np.fft.irfft2((self.spectra * np.conj(spec)).sum(axis=0), s=(py, px))
+        return int(np.rint(corr.max()))
+
+
+class _Exact:
+    """Needed pairs a load pattern serves, exactly, at every position (FFT correlation over
+    the tensor padded by the largest box, so nothing wraps around)."""
+
+    def __init__(self, needed: Needed):
+        self.needed = needed
+        rows, cols = needed.shape
+        self.size = (rows + MAX_HEIGHT, cols + 64)
+        self.spectra = None
+
+    def _prepare(self) -> None:
+        n = self.needed
+        lanes = np.broadcast_to(np.arange(n.lanes)[None, :], n.coords.shape[:2])
+        masks = np.zeros((SUBGROUP_SIZE,) + self.size, dtype=np.float64)
+        masks[lanes.ravel(), n.coords[..., 0].ravel(), n.coords[..., 1].ravel()] = 1.0
+        self.spectra = np.fft.rfft2(masks)
+
+    def max_matches(self, pattern: np.ndarray) -> int:
+        if self.spectra is None:
+            self._prepare()
+        folded = np.zeros((SUBGROUP_SIZE,) + self.size, dtype=np.float64)
+        dy, dx = np.nonzero(pattern >= 0)
+        folded[pattern[dy, dx], dy, dx] = 1.0
+        spec = np.fft.rfft2(folded)
+        corr = np.fft.irfft2((self.spectra * np.conj(spec)).sum(axis=0), s=self.size)
+        return int(np.rint(corr.max()))
+
+
+# ----------------------------------------------------------------------------
+# exhaustive search
+# ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Search:
+    """Outcome of :func:`search_fewer`: ``status`` is ``"none"`` (no plan with at most
+    ``limit`` loads exists: proved), ``"found"`` (``loads`` is one) or ``"unknown"``."""
+
+    status: str
+    limit: int
+    loads: tuple = ()
+    candidates: int = 0
+    reason: str = ""
+
+
+def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
+                 arch: str = "xe2", *, max_candidates: int = 200_000,
+                 timeout_ms: int = 20_000, candidates=None) -> Search:
+    """Is there a valid plan of at most ``limit`` loads? Enumerates every valid load (each
+    shape of :func:`load_shapes` at every aligned position that serves a needed pair),
+    keeps those whose served set no other load's contains, and asks z3.
+    ``candidates``: the result of :func:`candidate_loads`, when already computed.
+
+    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> search_fewer(need, 2, 0, Surface(64, 8, 64)).status
+    'none'
+    """
+    import z3
+    keys = needed.pair_keys()
+    if limit < 0:
+        return Search("none", limit, reason="a plan cannot have fewer than 0 loads")
+    if candidates is None:
+        candidates = _candidates(needed, keys, elem_bytes, arch, surface, max_candidates)
+    sets, loads, n = candidates
+    if sets is None:
+        return Search("unknown", limit, candidates=n,
+                      reason=f"more than {max_candidates} candidate load positions")
+    full = (1 << keys.size) - 1
+    union = 0
+    for m in sets:
+        union |= m
+    if union != full:
+        return Search("none", limit, candidates=len(sets),
+                      reason="some needed pair is served by no valid load at all")
+    if limit == 0:
+        return Search("none", limit, candidates=len(sets), reason="the operand needs data")
+    pick = [z3.Bool(f"l{i}") for i in range(len(sets))]
+    s = z3.Solver()
+    s.set("timeout", int(timeout_ms))
+    for j in range(keys.size):
+        s.add(z3.Or([pick[i] for i, m in enumerate(sets) if m >> j & 1]))
+    s.add(z3.AtMost(*pick, limit))
+    res = s.check()
+    if res == z3.unsat:
+        return Search("none", limit, candidates=len(sets),
+                      reason=f"z3: no {limit} of the {len(sets)} undominated valid loads cover "
+                      f"all {keys.size} needed pairs")
+    if res == z3.unknown:
+        return Search("unknown", limit, candidates=len(sets),
+                      reason=f"z3 gave up: {s.reason_unknown()}")
+    model = s.model()
+    chosen = tuple(loads[i] for i, p in enumerate(pick) if z3.is_true(model.eval(p)))
+    return Search("found", limit, chosen, len(sets), reason=f"z3 found {len(chosen)} loads")
+
+
+def _starts(values: np.ndarray, length: int, step: int) -> np.ndarray:
+    """Every ``step``-aligned start ``s`` with some value in ``[s, s + length)``."""
+    lo = (values - length + 1)
+    lo = -(-lo // step) * step
+    spans = [np.arange(a, v + 1, step) for a, v in zip(lo.tolist(), values.tolist())]
+    return np.unique(np.concatenate(spans)) if spans else np.zeros(0, dtype=np.int64)
+
+
+def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: str = "xe2",
+                    max_candidates: int = 200_000):
+    """Every valid load that serves a needed pair, up to domination: a list of served-pair
+    bitmasks (bit ``j``: the ``j``-th of :meth:`Needed.pair_keys`) and the loads, keeping
+    only loads whose served set no other load's contains; ``(None, None, n)`` when more
+    than ``max_candidates`` positions would have to be tried.
+
+    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> sets, loads, n = candidate_loads(need, 2, Surface(64, 8, 64))
+    >>> len(sets), bin(sets[0]).count("1")
+    (1, 128)
+    """
+    return _candidates(needed, needed.pair_keys(), elem_bytes, arch, surface, max_candidates)
+
+
+def _candidates(needed: Needed, keys: np.ndarray, t: int, arch: str, surface: Surface,
+                max_candidates: int):
+    rows, cols = needed.shape
+    coords = needed.coords.reshape(-1, 2)
+    need_rows, need_cols = np.unique(coords[:, 0]), np.unique(coords[:, 1])
+    best: dict[int, BlockLoad] = {}
+    count = 0
+    for s in load_shapes(t, arch):
+        h, w = s.box
+        step = s.x_align
+        # only positions whose box holds a needed row and a needed column can serve
+        y0 = _starts(need_rows, h, 1)
+        x0 = _starts(need_cols, w, step)
+        count += y0.size * x0.size
+        if count > max_candidates:
+            return None, None, count
+        dy, dx = np.nonzero(s.lanes >= 0)
+        lane = s.lanes[dy, dx]
+        Y = y0[:, None, None] + dy[None, None, :]
+        X = x0[None, :, None] + dx[None, None, :]
+        ok = (Y >= 0) & (Y < min(rows, surface.height)) & (X >= 0) & (X < cols) & \
+            ((X + 1) * t <= surface.width)
+        k = _key(lane[None, None, :], Y, X, (rows, cols))
+        idx = np.clip(np.searchsorted(keys, k), 0, keys.size - 1)
+        hit = ok & (keys[idx] == k)
+        for iy, ix in zip(*np.nonzero(hit.any(axis=2))):
+            bits = np.zeros(keys.size, dtype=bool)
+            bits[idx[iy, ix][hit[iy, ix]]] = True
+            m = int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+            if m not in best:
+                xe = int(x0[ix]) * t // s.load.elem_bytes
+                ld = BlockLoad(s.load.elem_bytes, s.load.width, s.load.height, surface, xe,
+                               int(y0[iy]), s.load.array_length, s.load.vnni, s.load.transpose)
+                if not violations(ld, arch):
+                    best[m] = ld
+    masks = sorted(best, key=lambda m: -bin(m).count("1"))
+    kept: list[int] = []
+    for m in masks:
+        if not any(m & ~k == 0 for k in kept):
+            kept.append(m)
+    return kept, [best[m] for m in kept], count

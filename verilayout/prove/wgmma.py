@@ -1,0 +1,522 @@
+"""Prove that a wgmma descriptor reads the bytes an intended shared-memory layout wrote.
+
+The claim, for one wgmma K-block: for every coordinate ``(mn, k)`` of the operand,
+the address the hardware computes from the descriptor (see
+:func:`verilayout.hw.descriptor.hardware_address_function`) equals the address
+where the intended layout (CuTe text, ``#ttg.nvmma_shared``, a linear layout),
+placed at ``base_address``, put that element.
+
+>>> from verilayout.hw.descriptor import encode
+>>> tile = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")  # seed 003, A K-major
+>>> verify(encode(lbo=1024, sbo=128), tile, dtype="f16", major="K").status
+'proved'
+>>> v = verify(encode(lbo=128, sbo=1024), tile, dtype="f16", major="K")   # LBO and SBO swapped
+>>> v.status, v.counterexample["mn"], v.counterexample["k"]
+('counterexample', 8, 0)
+
+Equality is decided by bases when both address functions are certified
+GF(2)-affine in the coordinate bits (no carries possible), or split into a GF(2)
+part below some address bit and an integer-linear part above it
+(:meth:`AddressFunction.split`); otherwise by z3 over bit-vectors of the coordinates.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from ..errors import LayoutError
+from ..hw.descriptor import (ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term,
+                             _nbits, contract_findings, decode, hardware_address_function,
+                             pattern_repeat_bytes, required_base_offset)
+from ..hw.wgmma import dtype_bits, k_of_dtype, parse_major
+from ..layout import LinearLayout
+from ..smt import Verdict, prove
+
+__all__ = ["TileAddress", "strided_tile", "linear_tile", "cute_tile", "intended_tile", "as_descriptor",
+           "OperandBlock", "operand_block", "verify", "verify_block", "equal_addresses"]
+
+DEFAULT_TIMEOUT_MS = 10_000
+
+
+@dataclass(frozen=True)
+class TileAddress:
+    """Where an intended layout puts each element of a whole smem tile.
+
+    ``fn`` maps tile coordinates ``(mn, k)`` to bit addresses; ``pattern_start`` is
+    the byte address where the layout's swizzle pattern starts counting rows
+    (``None``: the swizzle reads absolute address bits, as CuTe's ``smem_ptr``);
+    ``swizzle_hint`` is the wgmma swizzle mode the layout's own swizzle matches
+    (or None).
+    """
+
+    fn: AddressFunction
+    dtype: str
+    pattern_start: int | None
+    swizzle_hint: str | None
+    text: str = ""
+
+    @property
+    def mn_extent(self) -> int:
+        return self.fn.domain["mn"]
+
+    @property
+    def k_extent(self) -> int:
+        return self.fn.domain["k"]
+
+
+_HINTS = {1: "32B", 2: "64B", 3: "128B"}
+
+
+def _hint(bits: int, base_bits: int, shift: int) -> str | None:
+    """A swizzle on bit addresses matching the wgmma ``Swizzle<B,4,3>`` on bytes."""
+    if bits == 0:
+        return "none"
+    if base_bits == 7 and shift == 3 and bits in _HINTS:
+        return _HINTS[bits]
+    return None
+
+
+def _mode_terms(coord: str, shape, stride, bits: int) -> tuple[list[Term], int]:
+    """CuTe crd2idx of one top-level mode as terms (colexicographic sub-modes)."""
+    from ..cute import flatten
+    shapes = list(flatten(shape)) if isinstance(shape, tuple) else [shape]
+    strides = list(flatten(stride)) if isinstance(stride, tuple) else [stride]
+    terms, div = [], 1
+    for i, (s, d) in enumerate(zip(shapes, strides)):
+        s, d = int(s), int(d)
+        last = i == len(shapes) - 1
+        if s > 1 and d != 0:
+            terms.append(Term(coord, div, 0 if last else s, d * bits))
+        div *= s
+    return terms, div
+
+
+def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | None = None,
+                 swizzle_units: str = "bytes", offset: int = 0, base_address: int = 0,
+                 mn_dim: int = 0, text: str = "") -> TileAddress:
+    """A rank-2 CuTe layout ``[swizzle o] offset o shape:stride`` (strides in elements)
+    as a tile address function.
+
+    ``swizzle=(B, M, S)`` acts on byte addresses (``swizzle_units="bytes"``, CuTe's
+    ``smem_ptr``: absolute addresses, so ``base_address`` is inside the swizzle) or on
+    element offsets (``"elements"``: relative to ``base_address``). ``mn_dim`` says
+    which mode is M/N (the other is K).
+
+    >>> t = strided_tile(((8, 8), (64, 1)), ((64, 512), (1, 0)), dtype="f16", swizzle=(3, 4, 3))
+    >>> t.mn_extent, t.k_extent, t.swizzle_hint, t.fn.eval(1, 0) // 8
+    (64, 64, '128B', 144)
+    """
+    bits = dtype_bits(dtype)
+    if not isinstance(shape, tuple) or len(shape) != 2 or not isinstance(stride, tuple) \
+            or len(stride) != 2:
+        raise LayoutError("a wgmma operand tile is a rank-2 layout (MN, K); got shape "
+                          f"{shape!r}")
+    if mn_dim not in (0, 1):
+        raise LayoutError(f"mn_dim = {mn_dim!r}: expected 0 or 1")
+    base_address = _check_base(base_address)
+    coords = ("mn", "k") if mn_dim == 0 else ("k", "mn")
+    terms, ext = [], {}
+    for c, s, d in zip(coords, shape, stride):
+        t, size = _mode_terms(c, s, d, bits)
+        terms += t
+        ext[c] = size
+    extents = (("mn", ext["mn"]), ("k", ext["k"]))
+    lg = bits.bit_length() - 1
+    if swizzle is None or swizzle[0] == 0:
+        fn = AddressFunction(extents, tuple(terms), const=offset * bits, post=base_address * 8)
+        return TileAddress(fn, dtype, base_address, "none" if swizzle else None, text)
+    b, m, s = swizzle
+    if s < b:
+        raise LayoutError(f"Swizzle<{b},{m},{s}>: S must be >= B for a wgmma layout")
+    if swizzle_units == "bytes":
+        sw = BitSwizzle(b, m + 3, s)
+        fn = AddressFunction(extents, tuple(terms), const=base_address * 8 + offset * bits,
+                             swizzle=sw)
+        return TileAddress(fn, dtype, None, _hint(b, m + 3, s), text)
+    if swizzle_units == "elements":
+        sw = BitSwizzle(b, m + lg, s)
+        fn = AddressFunction(extents, tuple(terms), const=offset * bits, swizzle=sw,
+                             post=base_address * 8)
+        return TileAddress(fn, dtype, base_address, _hint(b, m + lg, s), text)
+    raise LayoutError(f"swizzle_units {swizzle_units!r}: expected bytes or elements")
+
+
+def _check_base(base_address) -> int:
+    if not isinstance(base_address, int) or isinstance(base_address, bool) or base_address < 0:
+        raise LayoutError(f"base_address = {base_address!r}: expected a byte address >= 0")
+    if base_address >= SMEM_WINDOW:
+        raise LayoutError(f"base_address = {base_address:#x} is outside the 256 KiB shared window")
+    return base_address
+
+
+def cute_tile(obj, *, dtype: str, base_address: int = 0, mn_dim: int = 0, text: str = "") -> TileAddress:
+    """A :mod:`verilayout.cute` Layout / ComposedLayout as a tile address function.
+
+    >>> from verilayout.cute import parse_cute
+    >>> c = parse_cute("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))")
+    >>> cute_tile(c, dtype="f16").swizzle_hint
+    '32B'
+    """
+    from ..cute import ComposedLayout, Layout
+    bits = dtype_bits(dtype)
+    if isinstance(obj, ComposedLayout):
+        if obj.elem_bits is not None and obj.elem_bits != bits:
+            raise LayoutError(f"the layout is for {obj.elem_bits}-bit elements but dtype {dtype} "
+                              f"has {bits} bits")
+        layout, swz = obj.layout, obj.swizzle
+        units = obj.swizzle_units
+        if not swz.is_identity and units is None:
+            raise LayoutError(f"the units of {swz} are unknown: say whether it acts on byte "
+                              "addresses or element offsets (swizzle_units)")
+        if swz.shift < 0:
+            raise LayoutError(f"{swz}: a negative shift is not a wgmma swizzle")
+        sw = (swz.bits, swz.base, swz.shift)
+        offset = int(obj.offset)
+    elif isinstance(obj, Layout):
+        layout, sw, units, offset = obj, None, "bytes", 0
+    else:
+        raise LayoutError(f"expected a CuTe Layout or ComposedLayout, got {type(obj).__name__}")
+    if layout.is_symbolic:
+        raise LayoutError(f"layout {layout} has symbols {sorted(map(str, layout.free_symbols))}; "
+                          "substitute them first")
+    if layout.rank != 2:
+        raise LayoutError(f"a wgmma operand tile is a rank-2 layout (MN, K); {layout} has rank "
+                          f"{layout.rank}")
+    return strided_tile(tuple(layout.shape), tuple(layout.stride), dtype=dtype, swizzle=sw,
+                        swizzle_units=units or "bytes", offset=offset, base_address=base_address,
+                        mn_dim=mn_dim, text=text or str(obj))
+
+
+def linear_tile(layout: LinearLayout, *, dtype: str, base_address: int = 0, mn_dim: int = 0,
+                text: str = "") -> TileAddress:
+    """A shared-memory linear layout (``offset[, block] -> dim0, dim1``, Triton's
+    convention; or ``dim0, dim1 -> offset``) as a tile address function. Element
+    offsets count from ``base_address``.
+
+    >>> L = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]}, ["dim0", "dim1"])
+    >>> linear_tile(L, dtype="f16").fn.eval(1, 3) // 8      # row 1 starts at element 8
+    22
+    """
+    bits = dtype_bits(dtype)
+    base_address = _check_base(base_address)
+    if mn_dim not in (0, 1):
+        raise LayoutError(f"mn_dim = {mn_dim!r}: expected 0 or 1")
+    ins, outs = layout.in_dims, layout.out_dims
+    if set(outs) == {"dim0", "dim1"} and "offset" in ins:
+        extra = {n: s for n, s in ins.items() if n != "offset"}
+        if any(s != 1 for s in extra.values()):
+            raise LayoutError(f"the layout has input dims {dict(ins)}; only 'offset' (and "
+                              "size-1 'block') describe one CTA's tile")
+        sub = layout.sublayout(["offset"], ["dim0", "dim1"])
+        if not sub.is_invertible():
+            raise LayoutError("the shared layout is not a bijection between offsets and "
+                              "tile elements, so an element has no single address")
+        inv = sub.invert()
+    elif set(ins) == {"dim0", "dim1"} and list(outs) == ["offset"]:
+        inv = layout
+    else:
+        raise LayoutError(f"expected a shared layout offset -> (dim0, dim1), got "
+                          f"{list(ins)} -> {list(outs)}")
+    names = {f"dim{mn_dim}": "mn", f"dim{1 - mn_dim}": "k"}
+    cols = []
+    for d, blist in inv.bases.items():
+        for bit, b in enumerate(blist):
+            if b[0]:
+                cols.append((names[d], bit, b[0] * bits))
+    ext = {names[d]: s for d, s in inv.in_dims.items()}
+    fn = AddressFunction((("mn", ext["mn"]), ("k", ext["k"])), xor_cols=tuple(cols),
+                         post=base_address * 8)
+    return TileAddress(fn, dtype, base_address, None, text)
+
+
+def _looks_like_mlir(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(("#", "!")) or "ttg." in t or "tensor<" in t
+
+
+def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int = 0,
+                  shape=None, swizzle_units: str | None = None) -> TileAddress:
+    """Any intended layout as a :class:`TileAddress`: a TileAddress, a LinearLayout,
+    a CuTe object, or text (CuTe, or Triton MLIR with ``shape``).
+
+    >>> t = intended_tile("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...                   "elementBitWidth = 16}>", dtype="f16", shape=[64, 64])
+    >>> t.fn.eval(1, 0) // 8        # row 1, 16-byte unit 0 XOR 1
+    144
+    """
+    if isinstance(layout, TileAddress):
+        return layout
+    if isinstance(layout, LinearLayout):
+        return linear_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    if isinstance(layout, str):
+        text = layout
+        if _looks_like_mlir(text):
+            from ..frontends.triton import parse
+            m = re.search(r"elementBitWidth\s*=\s*(\d+)", text)
+            if m and int(m.group(1)) != dtype_bits(dtype):
+                raise LayoutError(f"the layout says elementBitWidth = {m.group(1)} but dtype "
+                                  f"{dtype} has {dtype_bits(dtype)} bits")
+            parsed = parse(text, shape=shape)
+            return linear_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim,
+                               text=text)
+        if shape is not None:
+            raise LayoutError("shape applies to Triton layouts; CuTe text carries its own shape")
+        from ..cute import parse_cute
+        obj = parse_cute(text, swizzle_units=swizzle_units)
+        return cute_tile(obj, dtype=dtype, base_address=base_address, mn_dim=mn_dim, text=text)
+    from ..cute import ComposedLayout, Layout
+    if isinstance(layout, (Layout, ComposedLayout)):
+        return cute_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    raise LayoutError(f"cannot read an intended layout from {type(layout).__name__}")
+
+
+def as_descriptor(descriptor, arch: str | None = None) -> Descriptor:
+    """A Descriptor from a Descriptor, an int or a hex string (decoded for ``arch``,
+    default sm_90).
+
+    >>> as_descriptor("0x4000004000010040").swizzle
+    '128B'
+    """
+    if isinstance(descriptor, Descriptor):
+        if arch is not None and arch != descriptor.arch:
+            raise LayoutError(f"the descriptor is for {descriptor.arch}, not {arch}")
+        return descriptor
+    return decode(descriptor, arch or "sm_90")
+
+
+# ----- the operand block ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class OperandBlock:
+    """Which part of the tile one wgmma reads: ``mn`` x ``k`` elements starting at
+    tile coordinate ``(mn_offset, k_offset)``."""
+
+    mn: int
+    k: int
+    mn_offset: int
+    k_offset: int
+    k_block: int
+    mn_block: int
+
+
+def operand_block(tile: TileAddress, *, k_block: int = 0, mn: int | None = None,
+                  mn_block: int = 0) -> OperandBlock:
+    """The operand of one wgmma inside ``tile`` (K-block ``k_block``, MN block ``mn_block``).
+
+    >>> t = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")
+    >>> operand_block(t, k_block=0)
+    OperandBlock(mn=64, k=16, mn_offset=0, k_offset=0, k_block=0, mn_block=0)
+    """
+    kx = k_of_dtype(tile.dtype)
+    for name, v in (("k_block", k_block), ("mn_block", mn_block)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise LayoutError(f"{name} = {v!r}: expected an integer >= 0")
+    if tile.k_extent % kx:
+        raise LayoutError(f"the tile's K extent {tile.k_extent} is not a multiple of one wgmma's "
+                          f"K ({kx} {tile.dtype} elements = 32 bytes)")
+    nk = tile.k_extent // kx
+    if k_block >= nk:
+        raise LayoutError(f"k_block {k_block} is outside the tile's {nk} K-block(s)")
+    if mn is None:
+        if tile.mn_extent > 256:
+            raise LayoutError(f"the tile's MN extent {tile.mn_extent} exceeds one wgmma (at most "
+                              "256); pass mn= (and mn_block=)")
+        mn = tile.mn_extent
+    if not isinstance(mn, int) or mn % 8 or not 8 <= mn <= 256:
+        raise LayoutError(f"mn = {mn!r}: one wgmma reads 8..256 rows of M/N, a multiple of 8")
+    if (mn_block + 1) * mn > tile.mn_extent:
+        raise LayoutError(f"MN block {mn_block} of {mn} rows is outside the tile's MN extent "
+                          f"{tile.mn_extent}")
+    return OperandBlock(mn, kx, mn_block * mn, k_block * kx, k_block, mn_block)
+
+
+# ----- equality of two address functions ------------------------------------------------------
+
+def equal_addresses(a: AddressFunction, b: AddressFunction, *,
+                    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                    method: str = "auto") -> tuple[str, tuple[int, int] | None, str]:
+    """Decide ``a(mn, k) == b(mn, k)`` on ``a``'s domain.
+
+    Returns ``(status, (mn, k) or None, method)``. Both sides first lose a common
+    constant (:meth:`AddressFunction.rebase`); then, at a cut where both certify
+    ``f = low + high`` (:meth:`AddressFunction.split`: low GF(2)-affine, high
+    integer-linear in the coordinate bits), they are equal iff constants, columns
+    and weights are: decided on 0 and the unit vectors, and a difference there is
+    the counterexample (``"gf2"`` when no integer part is needed, else ``"split"``).
+    Otherwise z3 decides over bit-vectors. ``method="z3"`` skips the shortcut.
+
+    >>> f = AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 64), Term("k", 1, 0, 8)))
+    >>> equal_addresses(f, f)[0], equal_addresses(f, AddressFunction(f.extents, terms=f.terms[:1]))[1]
+    ('proved', (0, 1))
+    """
+    d = a.domain
+    common = min(a.movable(), b.movable())
+    for _ in range(4):
+        nxt = min(a.fit(common), b.fit(common))
+        if nxt == common:
+            break
+        common = nxt
+    if a.fit(common) != common or b.fit(common) != common:
+        common = 0
+    a, b = a.rebase(common), b.rebase(common)       # both minus the same constant
+    if method not in ("auto", "z3"):
+        raise LayoutError(f"method {method!r}: expected auto or z3")
+    if method == "auto":
+        cuts = a.cuts() & b.cuts()
+        starts = [c for c in range(ADDR_BITS, -1, -1)   # the start of each interval of
+                  if (cuts >> c) & 1 and not (c and (cuts >> (c - 1)) & 1)]   # valid cuts
+        if (cuts >> ADDR_BITS) & 1:
+            starts.insert(0, ADDR_BITS)             # all GF(2) first: the plain bases
+        for cut in starts:
+            sa, sb = a.split(cut), b.split(cut)
+            if sa is None or sb is None:
+                continue
+            how = "split" if sa.high or sb.high else "gf2"
+            cand = _split_difference(sa, sb, d)
+            if cand is None:
+                return "proved", None, how
+            if a.eval(*cand) != b.eval(*cand):
+                return "counterexample", cand, how
+            break                                   # (cannot happen: both certified) -> z3
+    mn = z3.BitVec("mn", _nbits(d["mn"]))
+    k = z3.BitVec("k", _nbits(d["k"]))
+    assume = []
+    if d["mn"] < 1 << mn.size():
+        assume.append(z3.ULT(mn, d["mn"]))
+    if d["k"] < 1 << k.size():
+        assume.append(z3.ULT(k, d["k"]))
+    v = prove(a.z3({"mn": mn, "k": k}) == b.z3({"mn": mn, "k": k}), variables={"mn": mn, "k": k},
+              assumptions=assume, timeout_ms=timeout_ms, what="address equality")
+    if v.status == "proved":
+        return "proved", None, "z3"
+    if v.status == "unknown":
+        return "unknown", None, "z3"
+    return "counterexample", (v.counterexample["mn"], v.counterexample["k"]), "z3"
+
+
+def _split_difference(sa, sb, d) -> tuple[int, int] | None:
+    """A coordinate where two certified splits differ (0 or a unit vector), or None."""
+    if sa.low.const != sb.low.const or sa.high_const != sb.high_const:
+        return (0, 0)
+    for c in ("mn", "k"):
+        for bit in range((d[c] - 1).bit_length()):
+            key = (c, bit)
+            if sa.low.col(c, bit) != sb.low.col(c, bit) or \
+                    sa.high.get(key, 0) != sb.high.get(key, 0):
+                return (1 << bit, 0) if c == "mn" else (0, 1 << bit)
+    return None
+
+
+# ----- verify ---------------------------------------------------------------------------------
+
+def _finding_verdict(f: Finding, **details) -> Verdict:
+    if f.rule.startswith("unmodelled"):
+        return Verdict.unknown(f"not modelled: {f.message}", method="contract", rule=f.rule,
+                               **details)
+    return Verdict.fails({"rule": f.rule, "finding": f.message},
+                         f"contract broken ({f.rule}): {f.message}", method="contract",
+                         rule=f.rule, **details)
+
+
+def _address_bound(fn: AddressFunction) -> int:
+    """An upper bound of the byte addresses ``fn`` reaches (interval arithmetic)."""
+    d = fn.domain
+    top = fn.const
+    for t in fn.terms:
+        hi = (d[t.coord] - 1 + fn._offset(t.coord)) // t.div
+        if t.mod:
+            hi = min(hi, t.mod - 1)
+        top += max(0, t.stride) * hi
+    if fn.swizzle is not None:
+        top |= fn.swizzle.mask << fn.swizzle.base
+    return (top + fn.post) // 8
+
+
+def _fmt_addr(bits_addr: int, elem_bits: int) -> str:
+    if elem_bits >= 8:
+        return f"byte {bits_addr // 8:#x}"
+    return f"byte {bits_addr // 8:#x} bit {bits_addr % 8}"
+
+
+def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: OperandBlock,
+                 timeout_ms: int = DEFAULT_TIMEOUT_MS, method: str = "auto") -> Verdict:
+    """Prove ``desc`` reads ``block`` of ``tile`` (see :func:`verify`; ``method="z3"``
+    forces the solver even where bases decide)."""
+    major = parse_major(major)
+    dtype = tile.dtype
+    bits = dtype_bits(dtype)
+    for f in contract_findings(desc, major=major, dtype=dtype, mn_extent=block.mn):
+        return _finding_verdict(f)
+    note = ""
+    if desc.swizzle != "none":
+        start = tile.pattern_start if tile.pattern_start is not None else 0
+        need = required_base_offset(desc.swizzle, start)
+        if need is None:
+            return _finding_verdict(Finding(
+                "base-offset", f"the swizzle pattern starts at {start:#x}, which is not on a "
+                "128-byte row, so no base offset describes it"))
+        if desc.base_offset != need:
+            msg = (f"base offset {desc.base_offset}, but the {desc.swizzle} pattern starting at "
+                   f"{start:#x} needs {need} ((start >> 7) & 7 unless the start is on a "
+                   f"{pattern_repeat_bytes(desc.swizzle)}-byte boundary)")
+            if desc.base_offset:
+                return _finding_verdict(Finding("base-offset", msg))
+            note = f"base-offset rule broken: {msg}; "
+    hw = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=block.mn)
+    if _address_bound(hw) >= SMEM_WINDOW:
+        top = int(hw.table().max()) // 8
+        if top >= SMEM_WINDOW:
+            return _finding_verdict(Finding(
+                "address-window", f"the descriptor reaches byte {top:#x}, past the 256 KiB "
+                "shared-memory window the descriptor addresses"))
+    want = tile.fn.restrict({"mn": block.mn_offset, "k": block.k_offset},
+                            {"mn": block.mn, "k": block.k})
+    status, cand, method = equal_addresses(hw, want, timeout_ms=timeout_ms, method=method)
+    where = f"K-block {block.k_block}" + (f", MN block {block.mn_block}" if block.mn_block else "")
+    if status == "proved":
+        return Verdict.holds(f"for every (mn, k) of the {block.mn}x{block.k} operand ({where}) the "
+                             "descriptor reads the element's byte", method=method)
+    if status == "unknown":
+        return Verdict.unknown(f"{note}the solver gave up on the {where} address equality",
+                               method=method)
+    mn, k = cand
+    a, b = hw.eval(mn, k), want.eval(mn, k)
+    cex = {"mn": mn, "k": k, "tile_mn": mn + block.mn_offset, "tile_k": k + block.k_offset,
+           "descriptor_address": a // 8, "layout_address": b // 8}
+    if bits < 8:
+        cex["descriptor_bit"], cex["layout_bit"] = a % 8, b % 8
+    reason = (f"{note}at (mn={mn}, k={k}) of {where} (tile element ({cex['tile_mn']}, "
+              f"{cex['tile_k']})) the descriptor reads {_fmt_addr(a, bits)} but the layout put the "
+              f"element at {_fmt_addr(b, bits)}")
+    return Verdict.fails(cex, reason, method=method)
+
+
+def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+           mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str | None = None,
+           shape=None, swizzle_units: str | None = None,
+           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Prove a descriptor reads, for every ``(mn, k)`` of one wgmma K-block, the byte
+    where ``layout`` (placed at ``base_address``) put that element.
+
+    ``descriptor``: a :class:`Descriptor`, or the 64-bit value (decoded for ``arch``,
+    default sm_90). ``layout``: CuTe text/object, Triton MLIR text (with ``shape``),
+    a LinearLayout, or a :class:`TileAddress`. ``mn_dim``: which dim of the layout
+    is M/N (1 for Triton's ``[K, N]`` B operands). ``mn``/``mn_block``: the rows of a
+    wider tile one wgmma reads. The counterexample names the coordinate and both
+    byte addresses; a descriptor that breaks the contract gets the broken rule.
+
+    >>> verify(0x4000004000010000, "Sw<3,4,3> o smem_ptr[16b](unset) o "
+    ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).status
+    'counterexample'
+    >>> verify(0x4000004000010002, "Sw<3,4,3> o smem_ptr[16b](unset) o "
+    ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).proved
+    True
+    """
+    desc = as_descriptor(descriptor, arch)
+    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim, shape=shape,
+                         swizzle_units=swizzle_units)
+    block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
+    return verify_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)

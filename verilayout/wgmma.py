@@ -1,0 +1,30 @@
+"""wgmma in one import: register fragments, descriptors, proofs, synthesis.
+
+>>> from verilayout import wgmma
+>>> wgmma.fragment("m64n32k16", "D", "f16", acc="f32").registers
+16
+>>> d = wgmma.descriptor_for("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,8),(_8,2)):((_8,_64),(_1,512))",
+...                          dtype="f16", major="K")     # seed 003: A K-major, no swizzle
+>>> d.lbo_field, d.sbo_field
+(64, 8)
+>>> wgmma.verify(d, "Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,8),(_8,2)):((_8,_64),(_1,512))",
+...              dtype="f16", major="K").proved
+True
+>>> wgmma.decode(d.value) == d
+True
+"""
+from .hw.descriptor import (Descriptor, Finding, contract_findings, decode, encode,
+                            hardware_address, hardware_address_function, required_base_offset)
+from .hw.wgmma import (DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout, canonical_layout,
+                       fragment, swizzle_atom)
+from .prove.wgmma import TileAddress, intended_tile, strided_tile, verify
+from .synth.descriptor import (DescriptorPlan, SynthPlan, derive_descriptor, descriptor_for,
+                               synth)
+
+__all__ = [
+    "verify", "descriptor_for", "derive_descriptor", "synth", "Descriptor", "fragment", "decode",
+    "encode", "Fragment", "Finding", "contract_findings", "hardware_address",
+    "hardware_address_function", "required_base_offset", "canonical_layout", "CanonicalLayout",
+    "swizzle_atom", "SwizzleAtom", "intended_tile", "strided_tile", "TileAddress",
+    "DescriptorPlan", "SynthPlan", "DTYPE_BITS",
+]
