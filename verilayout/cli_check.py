@@ -35,18 +35,24 @@ def register(sub) -> None:
                    help="prove obligations in N processes (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="solver time per obligation; past it the verdict is 'unknown' (default 30)")
+    p.add_argument("--smt2", metavar="DIR", help="write every z3 query as an SMT-LIB2 file with "
+                   "z3's answer (a certificate another solver can re-check) into DIR")
     p.add_argument("--list-kinds", action="store_true", help="list the obligation kinds and exit")
     p.set_defaults(func=cmd_check)
 
 
 def _worker(args):
-    path, index, timeout_ms = args
+    path, index, timeout_ms, smt2 = args
+    import contextlib
+    from .smt import record_smt2
     from .spec import load_spec, run_obligation
     spec = _SPEC_CACHE.get(path) or load_spec(path)
     _SPEC_CACHE[path] = spec
     ob = spec.obligations[index]
+    ctx = record_smt2(smt2, ob.id) if smt2 else contextlib.nullcontext()
     try:
-        r = run_obligation(spec, ob, timeout_ms)
+        with ctx:
+            r = run_obligation(spec, ob, timeout_ms)
     except LayoutError as e:
         return {"error": str(e)}
     return {"status": r.verdict.status, "reason": r.verdict.reason,
@@ -100,7 +106,8 @@ def cmd_check(args) -> int:
         for name in s.layouts:
             s.layout(name, f"{s.path}: layouts.{name}")
         _SPEC_CACHE[s.path] = s
-    jobs = [(s.path, i, int(args.timeout * 1000)) for s in specs for i in range(len(s.obligations))]
+    jobs = [(s.path, i, int(args.timeout * 1000), args.smt2)
+            for s in specs for i in range(len(s.obligations))]
     obs = [s.obligations[i] for s in specs for i in range(len(s.obligations))]
     start = time.perf_counter()
     results = []

@@ -18,8 +18,13 @@ Every question verilayout answers ends in a :class:`Verdict`:
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import json
+import os
+import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 import z3
 
@@ -81,6 +86,53 @@ class Verdict:
         raise TypeError("use verdict.proved, not bool(verdict): unknown is not false")
 
 
+# ----- SMT-LIB2 certificates ------------------------------------------------------------
+
+@dataclass
+class _Recorder:
+    directory: str
+    prefix: str
+    count: int = 0
+    files: list = field(default_factory=list)
+
+
+_RECORDER: contextvars.ContextVar = contextvars.ContextVar("verilayout_smt2", default=None)
+
+
+@contextlib.contextmanager
+def record_smt2(directory: str, prefix: str) -> Iterator[_Recorder]:
+    """Within the block, every z3 query is also written to ``directory`` as SMT-LIB2.
+
+    Each file holds the query (declarations, assertions, ``(check-sat)``) and a
+    comment ``; expected: unsat|sat|unknown`` with z3's answer; ``<prefix>.json``
+    lists them. Another solver can re-check the files (see tests/test_certificates.py).
+    """
+    os.makedirs(directory, exist_ok=True)
+    rec = _Recorder(directory, re.sub(r"[^A-Za-z0-9_.-]+", "_", prefix).strip("_") or "query")
+    token = _RECORDER.set(rec)
+    try:
+        yield rec
+    finally:
+        _RECORDER.reset(token)
+        if rec.files:
+            with open(os.path.join(directory, rec.prefix + ".json"), "w", encoding="utf-8") as f:
+                json.dump(rec.files, f, indent=1)
+
+
+def record_query(solver: z3.Solver, result: z3.CheckSatResult, what: str) -> None:
+    """Write ``solver``'s query and z3's ``result`` if a :func:`record_smt2` block is active."""
+    rec = _RECORDER.get()
+    if rec is None:
+        return
+    rec.count += 1
+    name = f"{rec.prefix}-{rec.count:03d}.smt2"
+    expected = "unsat" if result == z3.unsat else "sat" if result == z3.sat else "unknown"
+    with open(os.path.join(rec.directory, name), "w", encoding="utf-8") as f:
+        f.write(f"; verilayout obligation: {what}\n; expected: {expected}\n")
+        f.write("(set-logic ALL)\n" + solver.to_smt2())
+    rec.files.append({"file": name, "what": what, "expected": expected})
+
+
 def prove(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = None,
           show: Mapping[str, z3.ExprRef] | None = None, assumptions=(),
           timeout_ms: int = DEFAULT_TIMEOUT_MS, what: str = "claim") -> Verdict:
@@ -98,6 +150,7 @@ def prove(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = Non
         s.add(a)
     s.add(z3.Not(claim))
     res = s.check()
+    record_query(s, res, what)
     if res == z3.unsat:
         return Verdict.holds(f"{what} holds for every input", method="z3")
     if res == z3.unknown:
@@ -212,6 +265,8 @@ def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     >>> v = equal(A, B); v.status, v.counterexample["i"]
     ('counterexample', 2)
     """
+    if not (isinstance(a, LinearLayout) and isinstance(b, LinearLayout)):
+        a, b = as_function(a), as_function(b)
     if set(a.in_dims.items()) != set(b.in_dims.items()):
         raise LayoutError(f"input dims differ: {dict(a.in_dims)} vs {dict(b.in_dims)}")
     if set(a.out_dims) != set(b.out_dims):

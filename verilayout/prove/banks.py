@@ -588,6 +588,8 @@ class _Z3Problem:
                 s.add(_bit(accs[0].vars[d], j) == bit)
         self.clash(addrs, accs, s)
         r = s.check()
+        from ..smt import record_query
+        record_query(s, r, f"{k} accesses of one phase in one bank at distinct words")
         return r, (s.model() if r == z3.sat else None), accs, s
 
 

@@ -652,6 +652,8 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
         s.add(z3.Or([pick[i] for i, m in enumerate(sets) if m >> j & 1]))
     s.add(z3.AtMost(*pick, limit))
     res = s.check()
+    from ..smt import record_query
+    record_query(s, res, f"{limit} loads cover all {keys.size} needed pairs")
     if res == z3.unsat:
         return Search("none", limit, candidates=len(sets),
                       reason=f"z3: no {limit} of the {len(sets)} undominated valid loads cover "
