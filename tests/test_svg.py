@@ -53,3 +53,22 @@ def test_too_large_or_3d_is_an_error():
         layout_svg(LinearLayout({"lane": [[1, 0, 0]]}, ["a", "b", "c"], False))
     with pytest.raises(LayoutError, match="too large"):
         layout_svg(LinearLayout.identity1D(1 << 17, "offset", "dim0"))
+
+
+def test_banks_svg_marks_the_conflicting_column(tmp_path, capsys):
+    # seed 004: a 16x32 tensor of 32-bit elements read by column without swizzling: all of
+    # column 0 sits in bank 0, so the witness's accesses are the 16 cells of that column
+    from verilayout.cli import main
+    out = tmp_path / "b.svg"
+    rc = main(["banks", "-t", "tensor<16x32xf32>",
+               "--reg", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], "
+               "warpsPerCTA = [1, 1], order = [0, 1]}>",
+               "--smem", "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>",
+               "--svg", str(out)])
+    assert rc == 1
+    root = ET.fromstring(out.read_text())
+    red = {(int(r.get("data-row")), int(r.get("data-col")))
+           for g in root.findall("s:g", NS) for r in [g.find("s:rect", NS)]
+           if r.get("stroke") == "#d00000"}
+    assert red == {(i, 0) for i in range(16)}
+    assert all(key == c for (r, c), (key, _) in cells(out.read_text()).items())

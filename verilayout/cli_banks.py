@@ -87,7 +87,28 @@ def _cmd_banks(args) -> int:
         print(json.dumps(rep.to_dict()))
     else:
         print(rep.summary())
+    if args.svg:
+        _write_svg(args.svg, smem, rep, bits, args.banks)
     return 0 if rep.conflict_free else 1
+
+
+def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
+    """The shared layout colored by bank, the witness's conflicting elements outlined in red."""
+    from .emit.svg import layout_svg
+    from .layout import LinearLayout
+    if not isinstance(smem, LinearLayout):
+        raise LayoutError("--svg draws GF(2)-linear shared layouts (this one is not)")
+    lin = smem.sublayout([d for d in smem.in_dim_names if d != "block"], smem.out_dim_names) \
+        if "block" in smem.in_dims else smem
+    marked = [tuple(a.element.values()) for a in rep.witness.accesses] if rep.witness else []
+    title = ("conflict-free" if rep.conflict_free else
+             f"{rep.wavefronts} wavefronts (ideal {rep.ideal_wavefronts}); red: one bank, "
+             "distinct words")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(layout_svg(lin, elem_bits=bits, banks=banks, marked=marked, title=title))
+    except OSError as e:
+        raise LayoutError(f"cannot write {path}: {e.strerror}") from None
 
 
 def _cmd_synth(args) -> int:
@@ -140,6 +161,8 @@ def register(subparsers) -> None:
                    help="number of 4-byte banks (32 NVIDIA, default; 64 AMD)")
     p.add_argument("--timeout-ms", type=int, default=30000, help="z3 time limit per query")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--svg", metavar="FILE", help="draw the shared layout colored by bank, with the "
+                   "witness's conflicting elements outlined in red")
     p.set_defaults(func=_guard(_cmd_banks))
 
     g = subparsers.add_parser(
