@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from .errors import LayoutError
 
@@ -37,20 +36,6 @@ examples:
   verilayout swizzle table            # wgmma swizzle mode x element width x access pattern
 exit codes: 0 optimality proved / done, 1 not proved, 2 bad input
 """
-
-
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
-def _guard(fn):
-    def run(args) -> int:
-        try:
-            return fn(args)
-        except LayoutError as e:
-            return _fail(str(e))
-    return run
 
 
 def _type(args) -> tuple[list[int] | None, int | None]:
@@ -163,7 +148,7 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--svg", metavar="FILE", help="draw the shared layout colored by bank, with the "
                    "witness's conflicting elements outlined in red")
-    p.set_defaults(func=_guard(_cmd_banks))
+    p.set_defaults(func=_cmd_banks)
 
     g = subparsers.add_parser(
         "swizzle", help="synthesize the shared-memory swizzle with the fewest wavefronts",
@@ -192,7 +177,7 @@ def register(subparsers) -> None:
     s.add_argument("--bits", type=int, help="element width in bits (when -t has no element type)")
     s.add_argument("--banks", type=int, default=32, choices=[32, 64], help="number of 4-byte banks")
     s.add_argument("--json", action="store_true", help="print JSON")
-    s.set_defaults(func=_guard(_cmd_synth))
+    s.set_defaults(func=_cmd_synth)
 
     t = sub.add_parser(
         "table", help="wgmma swizzle mode x element width x access pattern: conflict-free or witness",
@@ -202,4 +187,4 @@ def register(subparsers) -> None:
         epilog="examples:\n  verilayout swizzle table\n  verilayout swizzle table --json\n",
         formatter_class=_FMT)
     t.add_argument("--json", action="store_true", help="print JSON")
-    t.set_defaults(func=_guard(_cmd_table))
+    t.set_defaults(func=_cmd_table)

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from .errors import LayoutError
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -32,20 +30,6 @@ def _int(text: str) -> int:
         return int(str(text).replace("_", ""), 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer (decimal or 0x...)") from None
-
-
-def _fail(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return 2
-
-
-def _guard(fn):
-    def run(args) -> int:
-        try:
-            return fn(args)
-        except LayoutError as e:
-            return _fail(str(e))
-    return run
 
 
 # ----- fragment -----------------------------------------------------------------------------
@@ -270,7 +254,7 @@ def register(subparsers) -> None:
     p.add_argument("--grid", choices=["head", "full"], default="head",
                    help="owner grid: first 8 rows x 16 cols (head, default) or all")
     p.add_argument("--json", action="store_true", help="print JSON (bases and sizes)")
-    p.set_defaults(func=_guard(_cmd_fragment))
+    p.set_defaults(func=_cmd_fragment)
 
     p = sub.add_parser("decode", help="split a 64-bit descriptor into fields",
                        formatter_class=_FMT, description="Decode a shared-memory matrix "
@@ -282,7 +266,7 @@ def register(subparsers) -> None:
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90",
                    help="sm_90 wgmma (default) or sm_100 tcgen05 format")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_guard(_cmd_decode))
+    p.set_defaults(func=_cmd_decode)
 
     p = sub.add_parser("encode", help="build a descriptor from byte values",
                        formatter_class=_FMT, description="Encode start address, LBO and SBO "
@@ -303,7 +287,7 @@ def register(subparsers) -> None:
     p.add_argument("--lbo-mode", type=_int, default=0, metavar="0|1",
                    help="sm_100 only: 1 = absolute LBO address")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_guard(_cmd_encode))
+    p.set_defaults(func=_cmd_encode)
 
     p = sub.add_parser("verify", help="prove a descriptor reads the bytes a layout wrote",
                        formatter_class=_FMT, description="Prove that for every (mn, k) of one "
@@ -321,7 +305,7 @@ def register(subparsers) -> None:
     p.add_argument("--k-block", type=_int, default=0, metavar="N",
                    help="which wgmma K-block of the tile (default 0)")
     _operand_options(p)
-    p.set_defaults(func=_guard(_cmd_verify))
+    p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("desc", help="derive the descriptor for a layout (proved)",
                        formatter_class=_FMT, description="Derive the descriptor (fields and "
@@ -336,7 +320,7 @@ def register(subparsers) -> None:
     p.add_argument("--k-block", default="0", metavar="N|all",
                    help="which wgmma K-block, or 'all' (default 0)")
     _operand_options(p)
-    p.set_defaults(func=_guard(_cmd_desc))
+    p.set_defaults(func=_cmd_desc)
 
     p = sub.add_parser("synth", help="choose smem layout, descriptors and K-block step",
                        formatter_class=_FMT, description="Choose the shared-memory layout of an "
@@ -353,4 +337,4 @@ def register(subparsers) -> None:
     p.add_argument("--base-address", type=_int, default=0, metavar="BYTES")
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(func=_guard(_cmd_synth))
+    p.set_defaults(func=_cmd_synth)

@@ -9,7 +9,6 @@ The random pairs are made by :func:`random_pairs` (also used by ``benchmarks/ban
 """
 from __future__ import annotations
 
-import math
 import random
 import sys
 from pathlib import Path

@@ -6,8 +6,6 @@ implementations; the answers must agree basis for basis. One subprocess for all.
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import random
 
 import pytest
@@ -17,10 +15,7 @@ from verilayout import LinearLayout, gf2
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-_HERE = os.path.dirname(__file__)
-_spec = importlib.util.spec_from_file_location("triton_oracle", os.path.join(_HERE, "triton_oracle.py"))
-oracle = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(oracle)
+import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
 
 
 def ll_json(L: LinearLayout) -> dict:

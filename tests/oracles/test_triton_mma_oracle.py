@@ -12,8 +12,6 @@ parser no longer reads, is checked through the Gluon objects instead.
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import random
 from types import SimpleNamespace
 
@@ -26,10 +24,7 @@ from verilayout.frontends.triton_mma import (amd_mfma_to_linear, amd_wmma_to_lin
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-_HERE = os.path.dirname(__file__)
-_spec = importlib.util.spec_from_file_location("triton_oracle", os.path.join(_HERE, "triton_oracle.py"))
-oracle = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(oracle)
+import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
 
 IN_DIMS = ("register", "lane", "warp", "block")
 

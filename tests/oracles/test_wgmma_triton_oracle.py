@@ -7,8 +7,6 @@
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 
 import pytest
 
@@ -19,10 +17,7 @@ from verilayout.wgmma import derive_descriptor
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-_HERE = os.path.dirname(__file__)
-_spec = importlib.util.spec_from_file_location("triton_oracle", os.path.join(_HERE, "triton_oracle.py"))
-oracle = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(oracle)
+import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
 
 NS = (8, 16, 32, 64, 128, 256)
 MMA = [{"id": f"mma{n}k{k}", "kind": "nvidia_mma", "version": [3, 0], "warps_per_cta": [4, 1],

@@ -186,47 +186,6 @@ def _in_names(names: Sequence[str], order: Sequence[int]) -> list[str]:
     return [names[d] for d in order]
 
 
-def _supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
-    """Triton's merge of two dim orders for ``*``; when they conflict, the earlier claim wins.
-
-    Walks both lists; a name first in one list and still ahead in the other is taken
-    from the list where the other list's next name sits further away (ties: ``x``).
-    """
-    pos_x = {n: i for i, n in enumerate(x)}
-    pos_y = {n: i for i, n in enumerate(y)}
-    out: list[str] = []
-    i = j = 0
-    while i < len(x) or j < len(y):
-        while i < len(x) and x[i] in out:
-            i += 1
-        while j < len(y) and y[j] in out:
-            j += 1
-        if i >= len(x) and j >= len(y):
-            break
-        if i < len(x) and j < len(y) and x[i] == y[j]:
-            out.append(x[i])
-            continue
-        cand_x = pos_y.get(x[i]) if i < len(x) else None
-        cand_y = pos_x.get(y[j]) if j < len(y) else None
-        if i < len(x) and cand_x is None:
-            out.append(x[i])
-        elif j < len(y) and cand_y is None:
-            out.append(y[j])
-        elif cand_x <= cand_y:
-            out.append(x[i])
-        else:
-            out.append(y[j])
-    return out
-
-
-def _mul(inner: LinearLayout, outer: LinearLayout) -> LinearLayout:
-    """Triton's product, also where the two out-dim orders disagree (Triton then picks one)."""
-    order = _supremum(inner.out_dim_names, outer.out_dim_names)
-    a = inner.transpose_outs([n for n in order if n in inner.out_dims])
-    b = outer.transpose_outs([n for n in order if n in outer.out_dims])
-    return a * b
-
-
 def _combine(cta: LinearLayout, cga: Mapping[str, Any], shape: Sequence[int]) -> LinearLayout:
     """Triton's ``combineCtaCgaWithShape`` as the MMA conversions use it.
 
@@ -531,7 +490,7 @@ def _mfma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
     if rank == 3:
         tile = (tile * LinearLayout.identity1D(1, REG, names[0])
                 * LinearLayout.identity1D(1, LANE, names[0]))
-    cta = _mul(tile, _ident_nd(WARP, p["warps"], _matrix_order(rank, row_major=True)))
+    cta = tile * _ident_nd(WARP, p["warps"], _matrix_order(rank, row_major=True))
     return _combine(cta, pattr.cga(), shape).transpose_outs(names)
 
 
@@ -703,5 +662,5 @@ def _wmma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
         for dim in (REG, WARP)}
     cta_bases[REG] = [b for b in cta_bases[REG] if any(b)]
     rep = _in_names(names, order)
-    cta = _mul(tile.transpose_outs(rep), _wmma_cta(pattr, cta_bases, rank).transpose_outs(rep))
+    cta = tile.transpose_outs(rep) * _wmma_cta(pattr, cta_bases, rank).transpose_outs(rep)
     return _combine(cta, _dot_cga(pattr.cga(), rank, k_dim), shape)
