@@ -37,17 +37,10 @@ def xor_span(vectors: Iterable[int], select: int) -> int:
     return acc
 
 
-def echelon(vectors: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """Reduce ``vectors`` to echelon form keyed by leading (highest) bit.
-
-    Returns ``{pivot_bit: (reduced_vector, combination)}`` where ``combination``
-    is a bit mask over the inputs whose XOR gives ``reduced_vector``. Inputs in
-    the span of earlier ones are dropped.
-
-    >>> sorted(echelon([3, 1, 2]))
-    [0, 1]
-    """
+def _reduce(vectors: Sequence[int]) -> tuple[dict[int, tuple[int, int]], list[int]]:
+    """Gaussian elimination keyed by leading bit: (echelon table, nullspace combinations)."""
     table: dict[int, tuple[int, int]] = {}
+    null: list[int] = []
     for idx, v in enumerate(vectors):
         comb = 1 << idx
         while v:
@@ -58,7 +51,22 @@ def echelon(vectors: Sequence[int]) -> dict[int, tuple[int, int]]:
             pv, pc = table[top]
             v ^= pv
             comb ^= pc
-    return table
+        if v == 0:
+            null.append(comb)
+    return table, null
+
+
+def echelon(vectors: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Reduce ``vectors`` to echelon form keyed by leading (highest) bit.
+
+    Returns ``{pivot_bit: (reduced_vector, combination)}`` where ``combination``
+    is a bit mask over the inputs whose XOR gives ``reduced_vector``. Inputs in
+    the span of earlier ones are dropped.
+
+    >>> sorted(echelon([3, 1, 2]))
+    [0, 1]
+    """
+    return _reduce(vectors)[0]
 
 
 def rank(vectors: Sequence[int]) -> int:
@@ -115,21 +123,7 @@ def nullspace(vectors: Sequence[int]) -> list[int]:
     >>> nullspace([1, 2, 3])
     [7]
     """
-    table: dict[int, tuple[int, int]] = {}
-    out = []
-    for idx, v in enumerate(vectors):
-        comb = 1 << idx
-        while v:
-            top = v.bit_length() - 1
-            if top not in table:
-                table[top] = (v, comb)
-                break
-            pv, pc = table[top]
-            v ^= pv
-            comb ^= pc
-        if v == 0:
-            out.append(comb)
-    return out
+    return _reduce(vectors)[1]
 
 
 def transpose(rows: Sequence[int], ncols: int) -> list[int]:
@@ -149,8 +143,9 @@ def intersect(a: Sequence[int], b: Sequence[int]) -> list[int]:
     """
     ns = nullspace(list(a) + list(b))
     res = [xor_span(a, s & ((1 << len(a)) - 1)) for s in ns]
-    return [v for v in _basis(res)]
+    return _basis(res)
 
 
 def _basis(vectors: Sequence[int]) -> list[int]:
-    return [vectors[i] for i in range(len(vectors)) if (independent_mask(vectors) >> i) & 1]
+    mask = independent_mask(vectors)
+    return [v for i, v in enumerate(vectors) if (mask >> i) & 1]
