@@ -43,3 +43,21 @@ def test_svg_written(tmp_path, capsys):
     out = tmp_path / "l.svg"
     assert main(["show", BLOCKED, "--shape", "4x16", "--svg", str(out)]) == 0
     assert out.read_text().startswith("<svg") and out.read_text().count("<rect") == 64
+
+
+def test_cute_layout_bases_are_coordinate_to_offset(capsys):
+    # Sw<3,4,3> on bytes of 16-bit elements over ((8,8),(64,1)):((64,512),(1,0)): row r of the
+    # 8-row atom starts at element 64*r, and the swizzle XORs the 16-byte chunk (8 elements)
+    # with r: row 1 -> 64 ^ 8 = 72, row 2 -> 128 ^ 16 = 144, row 4 -> 256 ^ 32 = 288;
+    # the next atoms along rows are 512 elements apart; columns are contiguous.
+    assert main(["show", "Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["bases"]["dim0"] == [[72], [144], [288], [512], [1024], [2048]]
+    assert d["bases"]["dim1"] == [[1], [2], [4], [8], [16], [32]]
+
+
+def test_non_linear_cute_layout_is_refused_with_the_reason(capsys):
+    assert main(["show", "(_8,_8):(_9,_1)"]) == 2
+    err = capsys.readouterr().err
+    assert "not GF(2)-linear" in err and "9" in err

@@ -97,15 +97,26 @@ def load_layout(args) -> object:
     return parse(text, shape=shape, **kw), shape
 
 
+def _cute_as_linear(layout, args):
+    """A CuTe layout as GF(2) bases: coordinates -> element offset for ``--view bases``,
+    Triton's shared view (offset -> dim0, dim1, ...) for the pictures and the other views."""
+    from . import cute
+    bits = DTYPE_BITS[parse_type_arg(args.type)[1]] if args.type else None
+    reason = cute.why_not_linear(layout, "elements", bits)
+    if reason:
+        raise LayoutError(f"this layout is not GF(2)-linear ({reason}); it has no bases to "
+                          "show, but `verilayout check` proves properties of it with z3")
+    if args.view == "bases" and not args.svg:
+        return cute.to_linear(layout, "elements", bits)
+    return cute.shared_linear_layout(layout, bits)
+
+
 def cmd_show(args) -> int:
     from .layout import LinearLayout
     from .views import format_bases, format_owner_grid
     layout, shape = load_layout(args)
     if not isinstance(layout, LinearLayout):
-        to_linear = getattr(layout, "to_linear", None)
-        if to_linear is None:
-            raise LayoutError("this layout is not GF(2)-linear, so it has no bases to show")
-        layout = to_linear()
+        layout = _cute_as_linear(layout, args)
     if args.json:
         print(json.dumps(layout.to_dict()))
     elif args.view == "hw":
