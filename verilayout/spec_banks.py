@@ -1,0 +1,149 @@
+"""Spec-file source and obligation kinds for shared-memory bank conflicts. Imported by
+:mod:`verilayout.spec`.
+
+* source ``shared = "TEXT"`` (with ``shape``, ``dtype`` or ``elem_bits``): a shared
+  layout read as ``verilayout banks --smem`` reads it, so ``#ttg.padded_shared`` and
+  ``#ttg.shared_linear`` work too (plain ``text`` entries cover the rest);
+* kind ``conflict_free``: ``reg`` accessing ``smem`` has no bank conflict (the proof, or a
+  witness: two accesses of one phase in one bank at different words);
+* kind ``max_wavefronts``: the worst instruction of the access needs at most
+  ``wavefronts`` wavefronts (per instruction, the sum over its phases).
+
+Both take ``elem_bits`` or ``dtype``, and optionally ``instruction`` (default ``auto``:
+the widest ``ld.shared``/``st.shared`` vector, or text such as ``ldmatrix.x4``), ``store``
+and ``num_banks``.
+
+>>> from verilayout.spec import load_spec_text, run_spec
+>>> spec = load_spec_text('''
+... [layouts.col]                  # lanes 0-15 read column 0 of a 16x32 f32 tensor
+... bases = { register = [], lane = [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]] }
+... out_dims = { dim0 = 16, dim1 = 32 }
+... [layouts.rows]
+... text = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+... shape = [16, 32]
+... [[obligation]]
+... kind = "max_wavefronts"
+... reg = "col"
+... smem = "rows"
+... dtype = "f32"
+... wavefronts = 8
+... ''', "inline.toml")
+>>> r = run_spec(spec)[0]; r.verdict.status, r.verdict.counterexample["wavefronts"]
+('counterexample', 16)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import LayoutError
+from .layout import LinearLayout
+from .smt import Verdict
+from .spec import register_kind, register_source
+
+_SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "description"}
+
+
+def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
+    """Element width from exactly one of ``elem_bits`` and ``dtype``."""
+    from .cli import DTYPE_BITS
+    if (elem_bits is None) == (dtype is None):
+        raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
+    if dtype is not None:
+        if dtype not in DTYPE_BITS:
+            raise LayoutError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(sorted(DTYPE_BITS))})")
+        return DTYPE_BITS[dtype]
+    if isinstance(elem_bits, bool) or not isinstance(elem_bits, int) or elem_bits < 1:
+        raise LayoutError(f"{where}: elem_bits must be a positive integer, got {elem_bits!r}")
+    return elem_bits
+
+
+def _src_shared(entry, path, where):
+    from .banks import load_shared
+    w = f"{path}: {where}"
+    extra = set(entry) - _SHARED_KEYS
+    if extra:
+        raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'shared' (accepted: "
+                          f"{', '.join(sorted(_SHARED_KEYS))})")
+    text = entry["shared"]
+    if not isinstance(text, str):
+        raise LayoutError(f"{w}: shared must be layout text")
+    bits = None
+    if "dtype" in entry or "elem_bits" in entry:
+        bits = _bits(entry.get("elem_bits"), entry.get("dtype"), w)
+    try:
+        return load_shared(text, entry.get("shape"), bits)
+    except LayoutError as e:
+        raise LayoutError(f"{w}: {e}") from None
+
+
+def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks):
+    from .banks import analyze
+    if not isinstance(reg, LinearLayout):
+        raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
+    if not isinstance(store, bool):
+        raise LayoutError(f"{where}: store must be true or false, got {store!r}")
+    bits = _bits(elem_bits, dtype, where)
+    try:
+        return analyze(reg, smem, elem_bits=bits, instruction=instruction, num_banks=num_banks,
+                       store=store, timeout_ms=timeout_ms)
+    except LayoutError as e:
+        raise LayoutError(f"{where}: {e}") from None
+
+
+def _witness(rep) -> dict:
+    w = rep.witness
+    if w is None:
+        return {}
+    a, b = w.accesses[0], w.accesses[1]
+    return {"instruction": w.instruction, "warp": w.warp, "bank": w.bank,
+            "first": _access(a), "second": _access(b)}
+
+
+def _access(a) -> dict:
+    return {"lane": a.lane, "register": a.register, "element": dict(a.element),
+            "byte_address": a.byte_address}
+
+
+def _conflict_free(spec, where, timeout_ms, reg, smem, elem_bits=None, dtype=None,
+                   instruction="auto", store=False, num_banks=32):
+    """No two accesses of one phase hit one bank at different words."""
+    rep = _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks)
+    v = rep.verdict
+    if v.status != "counterexample":
+        return v
+    cex = {"wavefronts": rep.wavefronts, "ideal": rep.ideal_wavefronts, **_witness(rep)}
+    return Verdict.fails(cex, f"{rep.conflict_ways}-way bank conflict: {v.reason}", method=v.method)
+
+
+def _max_wavefronts(spec, where, timeout_ms, reg, smem, wavefronts, elem_bits=None, dtype=None,
+                    instruction="auto", store=False, num_banks=32):
+    """The worst instruction of the access needs at most ``wavefronts`` wavefronts."""
+    if isinstance(wavefronts, bool) or not isinstance(wavefronts, int) or wavefronts < 1:
+        raise LayoutError(f"{where}: wavefronts must be a positive integer, got {wavefronts!r}")
+    rep = _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks)
+    what = f"{rep.instruction}: {rep.wavefronts} wavefronts per instruction (ideal {rep.ideal_wavefronts})"
+    if rep.exact and rep.conflict_free is not None:
+        if rep.wavefronts <= wavefronts:
+            return Verdict.holds(f"{what} <= {wavefronts}", method=rep.method)
+        return Verdict.fails({"wavefronts": rep.wavefronts, "limit": wavefronts,
+                              "ideal": rep.ideal_wavefronts, **_witness(rep)},
+                             f"{what} > {wavefronts}", method=rep.method)
+    # not exact: the witness is a lower bound (its accesses in one phase, one wavefront
+    # for every other phase of the instruction)
+    lower = rep.ideal_wavefronts
+    if rep.witness is not None:
+        lower = len(rep.witness.accesses) + rep.phases_per_instruction - 1
+    if lower > wavefronts:
+        return Verdict.fails({"wavefronts_at_least": lower, "limit": wavefronts, **_witness(rep)},
+                             f"{rep.instruction}: at least {lower} wavefronts > {wavefronts}",
+                             method=rep.method)
+    return Verdict.unknown(f"{rep.instruction}: the solver could not settle the wavefront count "
+                           f"(at least {lower}); cannot decide <= {wavefronts}", method=rep.method)
+
+
+_PARAMS = {"reg": "layout", "smem": "layout", "elem_bits": "optional", "dtype": "optional",
+           "instruction": "optional", "store": "optional", "num_banks": "optional"}
+
+register_source("shared", _src_shared)
+register_kind("conflict_free", _conflict_free, _PARAMS)
+register_kind("max_wavefronts", _max_wavefronts, {**_PARAMS, "wavefronts": "required"})
