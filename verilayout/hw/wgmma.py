@@ -302,7 +302,8 @@ def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fr
     if op == "A":
         bases = _a_fragment_bases(bits)
         regs, per = 4 * (32 // bits), 32 // bits
-        rtype = {16: f".{dtype}x2", 32: ".b32", 8: ".b32", 1: ".b32"}[bits]
+        # seed 001: f16 and bf16 A fragments are both ".f16x2" registers
+        rtype = {16: ".f16x2", 32: ".b32", 8: ".b32", 1: ".b32"}[bits]
         layout = LinearLayout(bases, [("dim0", 64), ("dim1", k)])
         return Fragment((m, n, k), "A", dtype, acc, 64, k, regs, per, rtype, layout)
     bases = _d_fragment_bases(n)
