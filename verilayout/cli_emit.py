@@ -1,0 +1,250 @@
+"""``verilayout emit wgmma|blockload`` and ``verilayout simulate``: write verified kernels,
+and run their executable model without a GPU.
+
+Thin glue over :mod:`verilayout.emit`. Exit codes: 0 written / the model reproduces the
+kernel's result, 1 the model finds a mismatch (the differing coordinate is printed),
+2 bad input (one line ``error: ...`` on stderr).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import LayoutError
+
+_FMT = argparse.RawDescriptionHelpFormatter
+
+_DOT_A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
+          "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+          "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>'")
+
+EPILOG_EMIT = """\
+examples:
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ss
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --a reg --b N:64B --k 64 -o out/rs
+  verilayout emit blockload --layout {a} -t 'tensor<256x32xf16>' -o out/a
+  verilayout simulate out/ss
+exit codes: 0 written, 2 bad input
+""".format(a=_DOT_A)
+
+EPILOG_WGMMA = """\
+examples (the four m64n32k16 kernels of the wgmma tutorial, seed 003):
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ex1
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a MN:64B --b N:none -o out/ex2
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a M:128B --b K:32B -o out/ex3
+  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a reg --b N:64B -o out/ex4
+  verilayout emit wgmma --shape m64n256k8 --dtype tf32 --a K:128B --b K:64B --k 64 -o out/tf32
+then:
+  verilayout simulate out/ex1                 # the numpy model: D must equal A @ B
+  nvcc -gencode=arch=compute_90a,code=sm_90a -c out/ex1/kernel.cu
+  out/ex1/run.sh                              # on an H100: build, run, compare, TFLOP/s
+DIR gets kernel.cu (kernel + host harness), manifest.json (what kernel.cu is generated from;
+`simulate` reads it) and run.sh.
+exit codes: 0 written, 2 bad input
+"""
+
+EPILOG_BLOCKLOAD = f"""\
+examples (the seed 002 operands):
+  verilayout emit blockload --layout {_DOT_A} -t 'tensor<256x32xf16>' -o out/a
+  verilayout emit blockload --layout @b_operand.mlir -t 'tensor<32x256xf16>' -o out/b
+  verilayout emit blockload --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose -o out/bt
+then:
+  verilayout simulate out/a     # the numpy model of the loads and the shuffle
+DIR gets kernel.cl (OpenCL C, cl_intel_subgroup_2d_block_io built-ins) and manifest.json.
+exit codes: 0 written, 2 bad input
+"""
+
+EPILOG_SIMULATE = """\
+examples:
+  verilayout simulate out/ex1
+  verilayout simulate out/ex1 --seed 7 --smem-base 0x8000 --json
+  verilayout simulate out/a
+wgmma: builds the shared-memory image the emitted copy produces, reads every K-block through
+the descriptor address model and the PTX fragment tables, and compares D with A @ B.
+blockload: runs the loads (the block-IO model's register placement) and the shuffle, and
+compares every DPAS operand register of every lane of every sub-group with the DPAS layout.
+exit codes: 0 the model reproduces the result, 1 a mismatch (coordinate printed), 2 bad input
+"""
+
+
+def _int(text: str) -> int:
+    try:
+        return int(str(text).replace("_", ""), 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (decimal or 0x...)") from None
+
+
+def _guard(fn):
+    def run(args) -> int:
+        try:
+            return fn(args)
+        except LayoutError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    return run
+
+
+# ----- emit wgmma -----------------------------------------------------------------------------
+
+def _cmd_emit_wgmma(args) -> int:
+    from .emit.cuda_wgmma import emit_wgmma, write_emission
+    e = emit_wgmma(args.shape, args.dtype, args.acc, a=args.a, b=args.b, k=args.k)
+    paths = write_emission(e, args.out)
+    m = e.manifest
+    if args.json:
+        print(json.dumps({"directory": args.out, "files": paths, "tag": m["tag"],
+                          "instruction": m["instruction"], "smem_bytes": m["smem"]["bytes"],
+                          "a": _operand_summary(m["a"]), "b": _operand_summary(m["b"]),
+                          "obligations": m["obligations"]}))
+        return 0
+    print(f"wrote {', '.join(paths)}")
+    print(f"{m['instruction']} x {m['k_blocks']} K-block(s): {m['m']}x{m['n']}x{m['k']}, "
+          f"{m['smem']['bytes']} bytes of shared memory")
+    for name in ("a", "b"):
+        op = m[name]
+        if op["source"] == "reg":
+            f = op["fragment"]
+            print(f"{name.upper()}: registers, {f['registers']} elements per thread in "
+                  f"{f['registers'] // f['elements_per_register']} 32-bit registers per K-block "
+                  "(PTX A fragment)")
+            continue
+        print(f"{name.upper()}: {op['major']}-major {op['swizzle']}, {op['layout']} at byte "
+              f"{op['offset_bytes']:#x} (trans {op['trans']})")
+        for kb, (d, v) in enumerate(zip(op["descriptors"], op["verdicts"])):
+            print(f"  K-block {kb}: descriptor {d}  [{v['status']}, {v['method']}]")
+    f = m["d"]["fragment"]
+    print(f"D: {f['registers']} {m['acc']} elements per thread in "
+          f"{f['registers'] // f['elements_per_register']} registers (PTX D fragment)")
+    n_ok = sum(o["status"] == "proved" for o in m["obligations"])
+    print(f"obligations: {n_ok} of {len(m['obligations'])} proved (listed at the top of "
+          "kernel.cu)")
+    print(f"next: verilayout simulate {args.out}")
+    return 0 if n_ok == len(m["obligations"]) else 1
+
+
+def _operand_summary(op: dict) -> dict:
+    if op["source"] == "reg":
+        return {"source": "reg", "registers": op["fragment"]["registers"]}
+    return {k: op[k] for k in ("source", "major", "swizzle", "layout", "offset_bytes", "trans",
+                               "descriptors")}
+
+
+# ----- emit blockload ------------------------------------------------------------------------
+
+def _cmd_emit_blockload(args) -> int:
+    from .cli import parse_type_arg, read_layout_arg
+    from .emit.cuda_wgmma import write_emission
+    from .emit.opencl_block_io import emit_blockload
+    text = read_layout_arg(args.layout)
+    shape = dtype = None
+    if args.type:
+        shape, dtype = parse_type_arg(args.type)
+    e = emit_blockload(text, shape=shape, dtype=dtype, transpose=args.transpose, arch=args.arch,
+                       baseline=args.baseline)
+    paths = write_emission(e, args.out)
+    m = e.manifest
+    if args.json:
+        print(json.dumps({"directory": args.out, "files": paths, "loads": m["loads"],
+                          "builtins": m["builtins"], "registers": m["registers"],
+                          "subgroups": m["warps"]["count"], "obligations": m["obligations"]}))
+        return 0
+    print(f"wrote {', '.join(paths)}")
+    o = m["operand"]
+    print(f"operand {'AB'[o['op_idx']]} {'x'.join(map(str, o['shape']))}x{o['dtype']}"
+          f"{' stored transposed' if m['transpose'] else ''}: {m['registers']} DPAS registers "
+          f"per lane, {m['warps']['count']} sub-group(s), {len(m['loads'])} load(s) each")
+    for i, (ld, b) in enumerate(zip(m["loads"], m["builtins"])):
+        print(f"  load {i}: {b['name']} at (x={ld['x']}, y={ld['y']}) -> {b['dest_count']} "
+              f"{b['dest_type']} per work-item")
+    for ob in m["obligations"]:
+        print(f"[{ob['status']}, {ob['method']}] {ob['claim']}")
+    print(f"next: verilayout simulate {args.out}")
+    return 0
+
+
+# ----- simulate ------------------------------------------------------------------------------
+
+def _cmd_simulate(args) -> int:
+    from .emit.simulate import simulate
+    r = simulate(args.dir, seed=args.seed, smem_base=args.smem_base)
+    if args.json:
+        print(json.dumps(r.to_dict()))
+        return 0 if r.ok else 1
+    if r.ok:
+        print(f"ok: {r.summary}")
+        return 0
+    print(f"mismatch: {r.summary}")
+    mm = r.mismatch or {}
+    coord = ", ".join(f"{k}={v}" for k, v in mm.items() if k not in ("where",))
+    print(f"  at {mm.get('where', '?')}: {coord}")
+    for c in r.causes:
+        print(f"  cause: {c}")
+    return 1
+
+
+def register(subparsers) -> None:
+    """Add ``emit`` (``emit wgmma``, ``emit blockload``) and ``simulate`` to an argparse
+    subparsers object."""
+    g = subparsers.add_parser("emit", help="write a verified kernel: wgmma (CUDA) or Intel block "
+                              "loads (OpenCL C)", formatter_class=_FMT, epilog=EPILOG_EMIT,
+                              description="Write a kernel whose every index comes from a proved "
+                              "object, with the manifest `verilayout simulate` runs.")
+    sub = g.add_subparsers(dest="emit_command", metavar="KIND")
+    g.set_defaults(func=lambda a: (g.print_help(sys.stderr), 2)[1])
+
+    p = sub.add_parser("wgmma", help="a CUDA C++ wgmma kernel and its host harness",
+                       formatter_class=_FMT, epilog=EPILOG_WGMMA,
+                       description="Write a self-contained sm_90a kernel computing D = A @ B for "
+                       "one 64 x N x K tile per CTA: the global-to-shared copy follows the proved "
+                       "shared-memory layout, the descriptors are the proved ones, registers "
+                       "follow the PTX fragments.")
+    p.add_argument("--shape", required=True, help="one instruction, m64nNkK (e.g. m64n32k16; K "
+                   "is 16 for f16/bf16, 8 for tf32, 32 for s8/u8)")
+    p.add_argument("--dtype", required=True, help="multiplicand type: f16, bf16, tf32, s8, u8")
+    p.add_argument("--acc", help="accumulator: f32 or f16 (f16 inputs), s32 (integers); default "
+                   "f32 / s32")
+    p.add_argument("--a", default="K:none", metavar="MAJOR:SWIZZLE|reg",
+                   help="operand A: K:none, MN:64B, M:128B, ... or reg (from registers); "
+                   "default K:none")
+    p.add_argument("--b", default="K:none", metavar="MAJOR:SWIZZLE",
+                   help="operand B: K:none, N:64B, K:32B, ...; default K:none")
+    p.add_argument("--k", type=_int, metavar="K", help="K of the whole tile, a multiple of the "
+                   "instruction's K (default: one instruction)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_guard(_cmd_emit_wgmma))
+
+    p = sub.add_parser("blockload", help="an OpenCL C kernel: 2D block loads + shuffle for a DPAS "
+                       "operand", formatter_class=_FMT, epilog=EPILOG_BLOCKLOAD,
+                       description="Write an OpenCL C kernel issuing the proved minimal 2D "
+                       "block-load plan of a DPAS operand with the cl_intel_subgroup_2d_block_io "
+                       "built-ins, and the register shuffle into the DPAS operand registers.")
+    p.add_argument("--layout", required=True, metavar="DOT_OP",
+                   help="#ttg.dot_op with a #ttig.dpas parent (or a full tensor type), literal "
+                   "text or @FILE")
+    p.add_argument("-t", "--type", metavar="TYPE", help="tensor type giving shape and element "
+                   "type, e.g. 'tensor<256x32xf16>'")
+    p.add_argument("--transpose", action="store_true", help="the operand is stored transposed "
+                   "in memory (the seed's AxBT case)")
+    p.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
+                   help="hardware generation for the limits (default xe2)")
+    p.add_argument("--baseline", action="store_true", help="emit the seed algorithm's plan "
+                   "instead of the minimal one")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_guard(_cmd_emit_blockload))
+
+    p = subparsers.add_parser("simulate", help="run the numpy model of an emitted kernel",
+                              formatter_class=_FMT, epilog=EPILOG_SIMULATE,
+                              description="Run the executable model of a kernel written by "
+                              "`verilayout emit` from its manifest.json (and check the kernel "
+                              "file is what that manifest generates).")
+    p.add_argument("dir", metavar="DIR", help="a directory written by `verilayout emit`")
+    p.add_argument("--seed", type=_int, default=0, help="seed of the random integer inputs "
+                   "(default 0)")
+    p.add_argument("--smem-base", type=_int, default=0, metavar="BYTES",
+                   help="wgmma: shared address of the kernel's aligned buffer, a multiple of "
+                   "1024 (default 0)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_guard(_cmd_simulate))
