@@ -51,6 +51,10 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     >>> supremum(["a", "b"], ["b", "a"])
     ['a', 'b']
     """
+    if list(x) == list(y) or not y:
+        return list(x)
+    if not x:
+        return list(y)
     posx = {n: i for i, n in enumerate(x)}
     posy = {n: i for i, n in enumerate(y)}
     result: list[str] = []
@@ -480,8 +484,8 @@ class LinearLayout:
         inner = self
         in_names = supremum(inner.in_dim_names, outer.in_dim_names)
         out_names = supremum(inner.out_dim_names, outer.out_dim_names)
-        ib = {n: 0 for n in in_names}
-        ob = {n: 0 for n in out_names}
+        ib = dict.fromkeys(in_names, 0)
+        ob = dict.fromkeys(out_names, 0)
         for L in (inner, outer):
             for n, b in L._in:
                 ib[n] += b
@@ -489,16 +493,31 @@ class LinearLayout:
                 ob[n] += b
         outs = [(n, ob[n]) for n in out_names]
         offs = dict(zip(out_names, _offsets(outs)))
+        inner_bits = dict(inner._out)
+        # per operand: (source shift, mask, destination shift) of each of its out dims
+        fields = []
+        for L, high in ((inner, False), (outer, True)):
+            f, src = [], 0
+            for d, b in L._out:
+                dst = offs[d] + (inner_bits.get(d, 0) if high else 0)
+                f.append((src, (1 << b) - 1, dst))
+                src += b
+            fields.append(f)
+        starts = []
+        for L in (inner, outer):
+            st, k = {}, 0
+            for n, b in L._in:
+                st[n] = (k, b)
+                k += b
+            starts.append(st)
         cols = []
         for n in in_names:
-            for L, shift_of in ((inner, lambda d: 0),
-                                (outer, lambda d: inner._out_bits(d) if d in inner.out_dims else 0)):
-                if n not in L.in_dims:
+            for L, f, st in ((inner, fields[0], starts[0]), (outer, fields[1], starts[1])):
+                if n not in st:
                     continue
-                for c in L._cols[L._in_offset(n):L._in_offset(n) + L._in_bits(n)]:
-                    vals = L._unpack(c)
-                    cols.append(sum(v << (offs[d] + shift_of(d))
-                                    for v, d in zip(vals, L.out_dim_names)))
+                k, b = st[n]
+                for c in L._cols[k:k + b]:
+                    cols.append(sum(((c >> src) & mask) << dst for src, mask, dst in f))
         return LinearLayout._raw([(n, ib[n]) for n in in_names], outs, cols)
 
     def compose(self, outer: "LinearLayout") -> "LinearLayout":
