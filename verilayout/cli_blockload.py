@@ -22,7 +22,7 @@ examples:
   verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>'
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose --json
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --baseline
-exit codes: 0 plan built (minimal proved), 1 the plan is wrong, 2 bad input, 3 minimality unknown
+exit codes: 0 plan built and proved minimal, 1 the plan is wrong or its minimality is unknown, 2 bad input
 """
 
 EPILOG_CHECK = f"""\
@@ -114,7 +114,7 @@ def cmd_plan(args) -> int:
             print(bl.format_load_layout(layout))
         else:
             print(f"loaded data: no linear layout ({why})")
-    return {"proved": 0, "counterexample": 1}.get(p.verdict.status, 3)
+    return 0 if p.verdict.proved else 1
 
 
 def cmd_check(args) -> int:
