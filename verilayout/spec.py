@@ -479,7 +479,7 @@ def _src_product(entry, path, where):
     names = entry["product"]
     if set(entry) - {"product", "description"} or not isinstance(names, list) or not names:
         raise LayoutError(f"{path}: {where}: write product = [\"layout\", \"layout\", ...]")
-    spec = _CURRENT.get(path)
+    spec = spec_for(path)
     out = LinearLayout.empty()
     for n in names:
         out = out * _linear(spec.layout(n, f"{path}: {where}"), where)
@@ -487,6 +487,19 @@ def _src_product(entry, path, where):
 
 
 _CURRENT: dict = {}
+
+
+def spec_for(path: str) -> "Spec":
+    """The spec being loaded from ``path`` (for sources that refer to other layouts)."""
+    return _CURRENT[path]
+
+
+def prefixed(where: str, fn, *args, **kw):
+    """Call ``fn``; a LayoutError it raises is re-raised with ``where: `` in front."""
+    try:
+        return fn(*args, **kw)
+    except LayoutError as e:
+        raise LayoutError(f"{where}: {e}") from None
 
 register_source("identity", _src_identity)
 register_source("zeros", _src_zeros)

@@ -50,24 +50,12 @@ import numpy as np
 from .errors import LayoutError
 from .layout import LinearLayout
 from .smt import Verdict
-from .spec import register_kind, register_source
+from .spec import prefixed, register_kind, register_source, spec_for
 
 _SYNTH_KEYS = {"operand", "algorithm", "transpose", "arch", "warp", "dtype"}
 _PLAN_KEYS = {"operand", "dtype", "op_idx", "shape", "inst_shape", "transpose", "arch", "warp",
               "warp_origin", "algorithm", "loads", "shuffle", "lower_bound", "minimal", "verdict",
               "layout"}
-
-
-def _wrap(where: str, fn, *a, **kw):
-    try:
-        return fn(*a, **kw)
-    except LayoutError as e:
-        raise LayoutError(f"{where}: {e}") from None
-
-
-def _spec_of(path: str):
-    from .spec import _CURRENT
-    return _CURRENT[path]
 
 
 def resolve_operand(spec, name: Any, where: str, dtype: str | None = None):
@@ -86,7 +74,7 @@ def resolve_operand(spec, name: Any, where: str, dtype: str | None = None):
         raise LayoutError(f"{where}: operand must name a [layouts] entry holding the operand's "
                           "Triton text")
     spec.layout(name, where)                     # the entry itself is valid
-    return _wrap(where, operand, entry["text"], shape=entry.get("shape"), dtype=dtype)
+    return prefixed(where, operand, entry["text"], shape=entry.get("shape"), dtype=dtype)
 
 
 # ----- sources ------------------------------------------------------------------------------
@@ -113,8 +101,8 @@ def _src_plan(entry, path, where):
     if algorithm not in ("minimal", "baseline"):
         raise LayoutError(f"{w}: algorithm must be 'minimal' or 'baseline', not {algorithm!r}")
     from .blockload import plan
-    op = resolve_operand(_spec_of(path), args["operand"], w, args.get("dtype"))
-    return _wrap(w, plan, op.layout, dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape,
+    op = resolve_operand(spec_for(path), args["operand"], w, args.get("dtype"))
+    return prefixed(w, plan, op.layout, dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape,
                  transpose=args.get("transpose", False), arch=args.get("arch", "xe2"),
                  warp=args.get("warp", 0), baseline=algorithm == "baseline")
 
@@ -128,8 +116,8 @@ def _given_plan(args: dict, path: str, w: str):
                           f"{', '.join(sorted(_PLAN_KEYS))})")
     d = {k: v for k, v in args.items() if k != "operand"}
     if "operand" not in args:
-        return _wrap(w, Plan.from_dict, d)
-    op = resolve_operand(_spec_of(path), args["operand"], w, args.get("dtype"))
+        return prefixed(w, Plan.from_dict, d)
+    op = resolve_operand(spec_for(path), args["operand"], w, args.get("dtype"))
     for key, have in (("dtype", op.dtype), ("op_idx", op.op_idx), ("shape", list(op.shape)),
                       ("inst_shape", list(op.inst_shape))):
         if key in d and d[key] != have:
@@ -144,7 +132,7 @@ def _given_plan(args: dict, path: str, w: str):
                    if isinstance(ld, dict) and "surface" not in ld else ld) for ld in d["loads"]]
     if "shuffle" not in d:
         d["shuffle"] = _derived_shuffle(d, op, transpose, t, w)
-    return _wrap(w, Plan.from_dict, d)
+    return prefixed(w, Plan.from_dict, d)
 
 
 def _derived_shuffle(d: dict, op, transpose: bool, t: int, w: str) -> list:
@@ -152,8 +140,8 @@ def _derived_shuffle(d: dict, op, transpose: bool, t: int, w: str) -> list:
     (``[0, -1]`` where none does: the coverage check then names the missed element)."""
     from .blockload import BlockLoad
     from .prove.coverage import Needed, delivered_arrays, lookup
-    loads = [_wrap(w, BlockLoad.from_dict, ld) for ld in d["loads"]]
-    need = _wrap(w, Needed.from_layout, op.layout, d.get("warp", 0), bool(transpose))
+    loads = [prefixed(w, BlockLoad.from_dict, ld) for ld in d["loads"]]
+    need = prefixed(w, Needed.from_layout, op.layout, d.get("warp", 0), bool(transpose))
     found, load, elem = lookup(need.keys(), delivered_arrays(loads, t, need.shape))
     load, elem = np.where(found, load, 0), np.where(found, elem, -1)
     return [[[int(a), int(b)] for a, b in zip(lr, er)] for lr, er in zip(load, elem)]
@@ -166,10 +154,10 @@ def _src_plan_layout(entry, path, where):
     if extra:
         raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'plan_layout'")
     name = entry["plan_layout"]
-    p = _spec_of(path).layout(name, w) if isinstance(name, str) else None
+    p = spec_for(path).layout(name, w) if isinstance(name, str) else None
     if not isinstance(p, Plan):
         raise LayoutError(f"{w}: plan_layout must name a [layouts] entry holding a plan")
-    return _wrap(w, lambda: p.layout)
+    return prefixed(w, lambda: p.layout)
 
 
 def _src_sublayout(entry, path, where):
@@ -178,7 +166,7 @@ def _src_sublayout(entry, path, where):
     args = entry["sublayout"]
     if extra or not isinstance(args, dict) or set(args) != {"layout", "ins"}:
         raise LayoutError(f"{w}: write sublayout = {{layout = \"NAME\", ins = [\"register\", ...]}}")
-    base = _spec_of(path).layout(args["layout"], w) if isinstance(args["layout"], str) else None
+    base = spec_for(path).layout(args["layout"], w) if isinstance(args["layout"], str) else None
     if not isinstance(base, LinearLayout):
         raise LayoutError(f"{w}: sublayout needs 'layout' naming a linear layout entry")
     ins = args["ins"]
@@ -227,15 +215,15 @@ def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=
                 raise LayoutError(f"{where}: '{key}' is for load layouts; a plan carries its own")
         if mode != "exact":
             raise LayoutError(f"{where}: mode applies to load layouts; a plan is checked exactly")
-        return _wrap(where, check, p, op.layout, warps=p.warp if warps is None else warps)
+        return prefixed(where, check, p, op.layout, warps=p.warp if warps is None else warps)
     if mode not in ("exact", "within"):
         raise LayoutError(f"{where}: mode must be 'exact' or 'within', not {mode!r}")
     if warps is not None and not isinstance(warps, int):
         raise LayoutError(f"{where}: a load layout is checked for one warp (warps = N)")
     if transpose is not None and not isinstance(transpose, bool):
         raise LayoutError(f"{where}: transpose must be true or false")
-    need = _wrap(where, Needed.from_layout, op.layout, warps or 0, bool(transpose))
-    v = _wrap(where, compare_load_layout, p, need, _pack(pack, where))
+    need = prefixed(where, Needed.from_layout, op.layout, warps or 0, bool(transpose))
+    v = prefixed(where, compare_load_layout, p, need, _pack(pack, where))
     if mode == "within" and not v.proved and "slot" not in v.counterexample:
         return Verdict.holds("every element the layout names is inside the tensor and read by the "
                              "sub-group", method="enumeration")
@@ -259,7 +247,7 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
         p = _resolve_plan(spec, plan, where)
         if not isinstance(p, Plan):
             raise LayoutError(f"{where}: plan must be a plan (not a load layout)")
-        v = _wrap(where, check, p, op.layout, warps=p.warp)
+        v = prefixed(where, check, p, op.layout, warps=p.warp)
         if not v.proved:
             return v
         loads, transpose, arch, warp = len(p.loads), p.transpose, p.arch, p.warp
@@ -268,7 +256,7 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
     warp = 0 if warp is None else warp
     if isinstance(loads, bool) or not isinstance(loads, int) or loads < 1:
         raise LayoutError(f"{where}: loads must be a positive integer, got {loads!r}")
-    best = _wrap(where, synth, op.layout, dtype=op.dtype, op_idx=op.op_idx,
+    best = prefixed(where, synth, op.layout, dtype=op.dtype, op_idx=op.op_idx,
                  inst_shape=op.inst_shape, transpose=transpose, arch=arch, warp=warp)
     return _compare_minimum(best, loads)
 

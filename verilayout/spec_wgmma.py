@@ -42,7 +42,7 @@ import numpy as np
 
 from .errors import LayoutError
 from .smt import Verdict
-from .spec import register_kind, register_source
+from .spec import prefixed, register_kind, register_source, spec_for
 
 __all__ = ["resolve_descriptor", "fragment_coverage"]
 
@@ -74,19 +74,6 @@ def _int(v: Any, what: str, where: str, minimum: int = 0) -> int:
     return v
 
 
-def _wrap(where: str, fn, *a, **kw):
-    """Call ``fn``; a LayoutError it raises is prefixed with ``where``."""
-    try:
-        return fn(*a, **kw)
-    except LayoutError as e:
-        raise LayoutError(f"{where}: {e}") from None
-
-
-def _spec_of(path: str):
-    from .spec import _CURRENT
-    return _CURRENT[path]
-
-
 # ----- sources ------------------------------------------------------------------------------
 
 _FRAGMENT_KEYS = {"shape", "operand", "dtype", "acc"}
@@ -94,7 +81,7 @@ _FRAGMENT_KEYS = {"shape", "operand", "dtype", "acc"}
 
 def _fragment_of(args: dict, where: str):
     from .hw.wgmma import fragment
-    return _wrap(where, fragment, args["shape"], args["operand"], args["dtype"], acc=args.get("acc"))
+    return prefixed(where, fragment, args["shape"], args["operand"], args["dtype"], acc=args.get("acc"))
 
 
 def _src_fragment(entry, path, where):
@@ -114,7 +101,7 @@ def _descriptor_from_table(d: dict, where: str):
         if extra:
             raise LayoutError(f"{where}: a descriptor 'value' stands alone (with 'arch'); "
                               f"drop {sorted(extra)}")
-        return _wrap(where, decode, d["value"], d.get("arch", "sm_90"))
+        return prefixed(where, decode, d["value"], d.get("arch", "sm_90"))
     unknown = set(d) - _DESC_FIELDS
     if unknown:
         raise LayoutError(f"{where}: unknown descriptor keys {sorted(unknown)} (accepted: value, "
@@ -136,11 +123,11 @@ def _descriptor_from_table(d: dict, where: str):
         if "layout_type" in d:
             lt = _int(d["layout_type"], "layout_type", where)
         else:
-            lt = _wrap(where, encode, swizzle=d.get("swizzle", "none"), arch=arch).layout_type
-        return _wrap(where, Descriptor, _int(d.get("start_address", 0), "start_address", where),
+            lt = prefixed(where, encode, swizzle=d.get("swizzle", "none"), arch=arch).layout_type
+        return prefixed(where, Descriptor, _int(d.get("start_address", 0), "start_address", where),
                      fields["lbo_field"], fields["sbo_field"],
                      _int(d.get("base_offset", 0), "base_offset", where), lt, arch)
-    return _wrap(where, encode, start_address=d.get("start_address", 0), lbo=d.get("lbo", 0),
+    return prefixed(where, encode, start_address=d.get("start_address", 0), lbo=d.get("lbo", 0),
                  sbo=d.get("sbo", 0), swizzle=d.get("swizzle", "none"),
                  base_offset=d.get("base_offset", 0), arch=arch)
 
@@ -156,7 +143,7 @@ def _src_descriptor(entry, path, where):
         return _descriptor_from_table(v, w)
     from .hw.descriptor import decode
     if isinstance(v, (int, str)) and not isinstance(v, bool):
-        return _wrap(w, decode, v)
+        return prefixed(w, decode, v)
     raise LayoutError(f"{w}: descriptor must be a 64-bit value (\"0x...\") or a table of fields")
 
 
@@ -176,7 +163,7 @@ def resolve_descriptor(spec, value: Any, where: str):
     if isinstance(value, dict):
         return _descriptor_from_table(value, where)
     if isinstance(value, (int, str)) and not isinstance(value, bool):
-        return _wrap(where, decode, value)
+        return prefixed(where, decode, value)
     raise LayoutError(f"{where}: descriptor must name a descriptor entry, or be a value or a "
                       "table of fields")
 
@@ -188,7 +175,7 @@ def _src_canonical(entry, path, where):
     args = _args(entry, "canonical", path, where, {"major", "swizzle", "dtype", "T", "m", "k",
                                                      "LBO", "SBO"}, ("major", "swizzle", "m", "k"))
     if "dtype" in args:
-        bits = _wrap(w, dtype_bits, args["dtype"])
+        bits = prefixed(w, dtype_bits, args["dtype"])
         if "T" in args and args["T"] != 128 // bits:
             raise LayoutError(f"{w}: T = {args['T']!r} but {args['dtype']} has T = 128/{bits} = "
                               f"{128 // bits}")
@@ -199,7 +186,7 @@ def _src_canonical(entry, path, where):
         bits = 128 // t
     else:
         raise LayoutError(f"{w}: canonical needs 'dtype' or 'T'")
-    c = _wrap(w, canonical_layout, args["major"], args["swizzle"])
+    c = prefixed(w, canonical_layout, args["major"], args["swizzle"])
     used = {str(s) for mode in c.stride for e in mode for s in getattr(e, "free_symbols", ())}
     for sym in ("LBO", "SBO"):
         if sym in args and sym not in used:
@@ -221,7 +208,7 @@ def _src_swizzle_atom(entry, path, where):
     w = f"{path}: {where}"
     args = _args(entry, "swizzle_atom", path, where, {"swizzle", "major", "dtype"},
                  ("swizzle", "major"))
-    a = _wrap(w, swizzle_atom, args["swizzle"], args["major"], args.get("dtype", "f16"))
+    a = prefixed(w, swizzle_atom, args["swizzle"], args["major"], args.get("dtype", "f16"))
     if "dtype" in args:
         shape, stride, bits = a.shape, a.stride, DTYPE_BITS[a.dtype]
     else:                                   # 128-bit elements: the table's own units
@@ -234,13 +221,13 @@ def _src_tile_to_shape(entry, path, where):
     from .cute import ComposedLayout, Layout, tile_to_shape
     w = f"{path}: {where}"
     args = _args(entry, "tile_to_shape", path, where, {"atom", "shape", "order"}, ("atom", "shape"))
-    atom = _spec_of(path).layout(args["atom"], w) if isinstance(args["atom"], str) else None
+    atom = spec_for(path).layout(args["atom"], w) if isinstance(args["atom"], str) else None
     if not isinstance(atom, (Layout, ComposedLayout)):
         raise LayoutError(f"{w}: tile_to_shape needs 'atom' naming a CuTe layout entry")
     shape = args["shape"]
     if not isinstance(shape, list) or not all(isinstance(s, int) and s > 0 for s in shape):
         raise LayoutError(f"{w}: shape must be a list of positive integers, got {shape!r}")
-    return _wrap(w, tile_to_shape, atom, tuple(shape), args.get("order"))
+    return prefixed(w, tile_to_shape, atom, tuple(shape), args.get("order"))
 
 
 # ----- kinds --------------------------------------------------------------------------------
@@ -251,7 +238,7 @@ def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, majo
     ``layout`` (placed at ``base_address``) put that element."""
     from .prove.wgmma import verify
     desc = resolve_descriptor(spec, descriptor, where)
-    return _wrap(where, verify, desc, layout, dtype=dtype, major=major, k_block=k_block,
+    return prefixed(where, verify, desc, layout, dtype=dtype, major=major, k_block=k_block,
                  base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
                  timeout_ms=timeout_ms)
 
@@ -278,7 +265,7 @@ def _descriptor_fields(spec, where, timeout_ms, descriptor, fields):
         if name == "value":
             want = _value_int(want, where)
         if name == "swizzle" and desc.arch == "sm_90":
-            want = _wrap(where, parse_swizzle, want)
+            want = prefixed(where, parse_swizzle, want)
         if want != got:
             show = (lambda v: f"{v:#018x}") if name == "value" else (lambda v: v)
             return Verdict.fails({"field": name, "expected": show(want), "actual": show(got),
@@ -364,11 +351,11 @@ def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     """Exactly the N in ``n`` make a valid m64nNkK wgmma with this multiplicand and
     accumulator type, and each such D fragment holds the 64xN tile exactly once."""
     from .hw.wgmma import fragment, k_of_dtype
-    k = _wrap(where, k_of_dtype, dtype)
+    k = prefixed(where, k_of_dtype, dtype)
     if not isinstance(n, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                           for x in n):
         raise LayoutError(f"{where}: n must be a list of integers")
-    _wrap(where, fragment, f"m64n8k{k}", "D", dtype, acc=acc)     # N = 8 is valid for every type
+    prefixed(where, fragment, f"m64n8k{k}", "D", dtype, acc=acc)     # N = 8 is valid for every type
     claimed = set(n)
     for cand in sorted(set(range(1, 257)) | claimed):
         try:
@@ -408,7 +395,7 @@ def _offsets(spec, where, timeout_ms, layout, points, unit="elements"):
         raise LayoutError(f"{where}: points must be a list of [coordinate, offset] pairs")
     fn = offset_elements if unit == "elements" else offset_bytes
     for coord, want in points:
-        got = _wrap(where, fn, layout, _coord(coord))
+        got = prefixed(where, fn, layout, _coord(coord))
         if got != want:
             return Verdict.fails({"coordinate": coord, "expected": want, "actual": got},
                                  f"at {coord} the layout gives {unit} offset {got}, the spec says "
