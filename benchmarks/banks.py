@@ -89,7 +89,7 @@ def main(argv=None) -> int:
     from test_banks_oracle import oracle_requests, random_pairs, resolved_cases
 
     from verilayout.banks import analyze
-    from verilayout.hw.banks import plan_access
+    from verilayout.hw.nvidia.banks import plan_access
     from verilayout.prove.banks import bit_images, plan_wavefronts, triton_bank_conflicts
 
     from verilayout.banks import load_register, load_shared

@@ -19,7 +19,7 @@ import sys
 import time
 from collections import Counter
 
-from verilayout.hw.intel_dpas import OPS_PER_CHAN, dpas_for_dtype
+from verilayout.hw.intel.dpas import OPS_PER_CHAN, dpas_for_dtype
 from verilayout.synth.blockload import plan_baseline, plan_minimal
 
 DTYPES = ("f16", "bf16", "i8", "tf32")

@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from verilayout import LinearLayout, equal, gf2
+from verilayout import LinearLayout, equal
+from verilayout.core import gf2
 
 
 def random_invertible(rng: random.Random, bits: int, ins: list[tuple[str, int]], out: str) -> LinearLayout:

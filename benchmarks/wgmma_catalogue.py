@@ -26,9 +26,8 @@ from collections import Counter
 
 import numpy as np
 
-from verilayout.hw.descriptor import hardware_address_function
-from verilayout.hw.wgmma import (dtype_bits, elems_per_unit, k_of_dtype, swizzle_log2,
-                                 swizzle_units)
+from verilayout.hw.nvidia.descriptor import hardware_address_function
+from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import operand_block, strided_tile, verify_block
 from verilayout.synth.descriptor import derive_descriptor
 

@@ -24,11 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_banks_bruteforce import auto_count, count, element_offsets, phase_lanes_for  # noqa: E402
 
 from verilayout.banks import analyze  # noqa: E402
-from verilayout.cute import parse_cute  # noqa: E402
+from verilayout.core.cute import parse_cute
 from verilayout.errors import LayoutError  # noqa: E402
-from verilayout.hw.banks import (BankModel, lanes_per_phase, padded_address_map,  # noqa: E402
-                                 parse_instruction, SharedAddressMap)
-from verilayout.layout import LinearLayout, identity_standard_nd  # noqa: E402
+from verilayout.hw.nvidia.banks import BankModel, lanes_per_phase, padded_address_map, parse_instruction, SharedAddressMap
+from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.prove.banks import triton_bank_conflicts  # noqa: E402
 
 SHAPE = {"dim0": 16, "dim1": 32}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from verilayout.layout import LinearLayout, identity_standard_nd
+from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 
 
 def _aligned(reg: LinearLayout, out_dims: dict) -> LinearLayout:

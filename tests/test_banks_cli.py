@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 
 COL16 = ("#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], "
          "order = [0, 1]}>")

@@ -21,8 +21,8 @@ from test_banks import random_reg  # noqa: E402
 from test_banks_bruteforce import (_aligned_everywhere, count, element_offsets,  # noqa: E402
                                    find_vector_registers, phase_lanes_for)
 
-from verilayout import gf2  # noqa: E402
-from verilayout.layout import LinearLayout  # noqa: E402
+from verilayout.core import gf2
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.synth.swizzle import (nvmma_shared_layout, swizzled_shared_layout,  # noqa: E402
                                       synthesize)
 

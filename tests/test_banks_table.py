@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from test_banks_bruteforce import count, phase_lanes_for  # noqa: E402
 
-from verilayout.report_swizzle_table import PATTERNS, pattern_access, swizzle_table  # noqa: E402
+from verilayout.report.swizzle_table import PATTERNS, pattern_access, swizzle_table
 from verilayout.synth.swizzle import nvmma_shared_layout  # noqa: E402
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 
 cvc5 = pytest.importorskip("cvc5", reason="cvc5 (the second solver) is in the test extra")
 

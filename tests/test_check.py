@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from verilayout import LinearLayout
-from verilayout.cli import main
+from verilayout.cli.main import main
 from verilayout.testing import assert_equivalent, assert_injective, assert_surjective
 
 GOOD = """

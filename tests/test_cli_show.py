@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 
 BLOCKED = ("#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], "
            "warpsPerCTA = [1, 1], order = [1, 0]}>")

@@ -20,9 +20,9 @@ from verilayout.blockload import operand
 from verilayout.emit.cuda_wgmma import write_emission
 from verilayout.emit.opencl_block_io import (build_manifest, builtin_for, emit_blockload,
                                              render_opencl)
-from verilayout.emit.simulate import simulate, simulate_blockload
+from verilayout.simulate.replay import simulate, simulate_blockload
 from verilayout.errors import LayoutError
-from verilayout.hw.intel_block_io import BlockLoad, Surface
+from verilayout.hw.intel.block_io import BlockLoad, Surface
 
 PARENT = ("#triton_intel_gpu.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, "
           "opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2], "

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 from verilayout.emit.cuda_wgmma import render_cuda
-from verilayout.hw.descriptor import decode
+from verilayout.hw.nvidia.descriptor import decode
 
 DOT_A = ("#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
          "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "

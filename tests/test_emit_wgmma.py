@@ -20,9 +20,9 @@ import pytest
 
 from verilayout.emit.cuda_wgmma import (build_manifest, emit_wgmma, render_cuda,
                                         write_emission)
-from verilayout.emit.simulate import simulate, simulate_wgmma
+from verilayout.simulate.replay import simulate, simulate_wgmma
 from verilayout.errors import LayoutError
-from verilayout.hw.descriptor import decode
+from verilayout.hw.nvidia.descriptor import decode
 
 # The four m64n32k16 kernels of the tutorial seed 003 (f16 x f16 -> f32, K = 16).
 SEED_EXAMPLES = [("K:none", "K:none"), ("MN:64B", "N:none"), ("MN:128B", "K:32B"),
@@ -307,7 +307,7 @@ def test_a_malformed_manifest_is_bad_input_not_a_mismatch():
         simulate_wgmma(man)
 
 
-@pytest.mark.parametrize("module", ["verilayout.emit.cuda_wgmma", "verilayout.emit.simulate"])
+@pytest.mark.parametrize("module", ["verilayout.emit.cuda_wgmma", "verilayout.simulate.replay"])
 def test_docstring_examples_run(module):
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
@@ -374,8 +374,8 @@ def _seed_store(t, e):
 def test_the_compiled_index_code_is_the_seed_store_the_ptx_fragments_and_the_model(tmp_path):
     """The kernel's own index functions, compiled by nvcc and run on the CPU, against
     seed 003's hand-written store, the PTX fragment tables and the simulated copy."""
-    from verilayout.emit.simulate import _copy_addresses
-    from verilayout.hw.wgmma import fragment
+    from verilayout.simulate.replay import _copy_addresses
+    from verilayout.hw.nvidia.wgmma import fragment
     cfgs = [("m64n32k16", "f16", "f32", a, b, 16) for a, b in SEED_EXAMPLES] + \
         [("m64n32k8", "tf32", "f32", "reg", "K:64B", 64),
          ("m64n32k32", "s8", "s32", "reg", "K:none", 64),

@@ -13,10 +13,10 @@ import types
 import pytest
 
 from verilayout.errors import LayoutError
-from verilayout.frontends import cga
+from verilayout.core import cga
 from verilayout.frontends import triton as tfe
 from verilayout.frontends.mlir import Attr, TensorType, parse_aliases, parse_value
-from verilayout.layout import LinearLayout
+from verilayout.core.linear_layout import LinearLayout
 
 SEED = "004_d7c7c1cef06bdad0.txt"
 
@@ -423,10 +423,9 @@ def test_a_registered_kind_plugs_into_parse(monkeypatch):
 
 def test_non_mlir_text_goes_to_the_cute_reader(monkeypatch):
     calls = []
-    fake = types.ModuleType("verilayout.cute")
-    fake.parse_cute = lambda text, swizzle_units=None, elem_bits=None: calls.append(
-        (text, swizzle_units, elem_bits)) or "cute-layout"
-    monkeypatch.setitem(sys.modules, "verilayout.cute", fake)
+    fake = types.SimpleNamespace(parse_cute=lambda text, swizzle_units=None, elem_bits=None:
+                                 calls.append((text, swizzle_units, elem_bits)) or "cute-layout")
+    monkeypatch.setattr(tfe, "cute", fake)
     assert tfe.parse("(4,8):(8,1)", elem_bits=16) == "cute-layout"
     assert calls == [("(4,8):(8,1)", None, 16)]
     with pytest.raises(LayoutError, match="apply to Triton MLIR"):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from verilayout import gf2
+from verilayout.core import gf2
 
 vecs = st.lists(st.integers(0, 63), max_size=6)
 

@@ -15,8 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.hw.intel_block_io import (BlockLoad, Surface, lane_bytes, lane_elements,
-                                          unit_elements, violations)
+from verilayout.hw.intel.block_io import BlockLoad, Surface, lane_bytes, lane_elements, unit_elements, violations
 
 S = Surface(width=1024, height=1024, pitch=1024)
 

@@ -19,9 +19,9 @@ from hypothesis import given, settings, strategies as st
 
 from verilayout import blockload
 from verilayout.errors import LayoutError
-from verilayout.hw.intel_block_io import BlockLoad, Surface
-from verilayout.hw.intel_dpas import OPS_PER_CHAN, Dpas, dpas_for_dtype
-from verilayout.layout import LinearLayout
+from verilayout.hw.intel.block_io import BlockLoad, Surface
+from verilayout.hw.intel.dpas import OPS_PER_CHAN, Dpas, dpas_for_dtype
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Needed, compare_load_layout, lower_bound, search_fewer
 from verilayout.synth.blockload import Plan, plan_baseline, plan_minimal
 

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 
 DPAS = ("#triton_intel_gpu.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, "
         "opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2], "

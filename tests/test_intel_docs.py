@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-MODULES = ["verilayout.hw.intel_dpas", "verilayout.hw.intel_block_io",
+MODULES = ["verilayout.hw.intel.dpas", "verilayout.hw.intel.block_io",
            "verilayout.frontends.triton_intel", "verilayout.prove.coverage",
            "verilayout.synth.blockload", "verilayout.blockload"]
 

@@ -19,7 +19,7 @@ from hypothesis import given, settings, strategies as st
 from verilayout.errors import LayoutError
 from verilayout.frontends import triton_intel
 from verilayout.frontends.triton import parse
-from verilayout.hw.intel_dpas import Dpas, dpas_for_dtype
+from verilayout.hw.intel.dpas import Dpas, dpas_for_dtype
 
 SEED_PARAMS = {"repeatCount": 8, "systolicDepth": 8, "executionSize": 16, "opsPerChan": 2,
                "threadsPerWarp": 16, "warpsPerCTA": [8, 4], "repCluster": [4, 2]}

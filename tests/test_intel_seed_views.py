@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 from verilayout.frontends.triton import format_hardware_view, parse
 
 SEED = "/work/shared/seeds/002_5b1756cea8788f7c.txt"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from verilayout import LayoutError, LinearLayout
-from verilayout.layout import identity_standard_nd, supremum
+from verilayout.core.linear_layout import identity_standard_nd, supremum
 
 SEED = "004_d7c7c1cef06bdad0.txt"
 
@@ -228,7 +228,7 @@ def layouts(draw, in_names=("register", "lane"), out_names=("dim0", "dim1"), max
 
 
 def _invertible(draw, n, name_in, name_out):
-    from verilayout import gf2
+    from verilayout.core import gf2
     cols = []
     while len(cols) < n:
         v = draw(st.integers(1, (1 << n) - 1))

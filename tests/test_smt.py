@@ -8,8 +8,8 @@ import z3
 from hypothesis import given, settings, strategies as st
 
 from verilayout import LayoutError, LinearLayout, Verdict, equal
-from verilayout.smt import prove
-from verilayout.smt import FunctionLayout, check_injective, input_vars, z3_apply_linear
+from verilayout.core.smt import prove
+from verilayout.core.smt import FunctionLayout, check_injective, input_vars, z3_apply_linear
 
 
 @st.composite

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.spec import kinds, load_spec_text, run_spec
+from verilayout.spec.core import kinds, load_spec_text, run_spec
 
 
 def run(text: str, path: str = "inline.toml"):
@@ -90,7 +90,7 @@ def canonical_offset(major, swizzle, T, m, k, LBO, SBO, mn, kk):
     ("MN", "128B", dict(m=2, k=2, LBO=512, SBO=1024)),
 ])
 def test_canonical_source_is_the_ptx_table_row(major, swizzle, params):
-    from verilayout.cute import offset_elements
+    from verilayout.core.cute import offset_elements
     args = ", ".join(f"{k} = {v}" for k, v in params.items())
     L = build(f'[layouts.c]\ncanonical = {{ major = "{major}", swizzle = "{swizzle}", dtype = "f16", '
               f"{args} }}\n", "c")
@@ -129,7 +129,7 @@ def test_canonical_source_rejects_bad_parameters(args, message):
 
 def test_swizzle_atom_source_is_16_byte_units_xor_row():
     # seed 003: the half 128B K-major atom; byte address = 128 r + 16 (u ^ r) + 2 (k % 8), u = k / 8
-    from verilayout.cute import offset_bytes
+    from verilayout.core.cute import offset_bytes
     atom = build('[layouts.a]\nswizzle_atom = { swizzle = "128B", major = "K", dtype = "f16" }\n', "a")
     for r, k in itertools.product(range(8), range(64)):
         assert offset_bytes(atom, (r, k)) == 128 * r + 16 * ((k // 8) ^ r) + 2 * (k % 8)
@@ -260,9 +260,9 @@ def test_fragment_table_states_the_seed_001_counts():
 def test_fragment_coverage_finds_an_element_held_twice():
     from dataclasses import replace
 
-    from verilayout.hw.wgmma import fragment
-    from verilayout.layout import LinearLayout
-    from verilayout.spec_wgmma import fragment_coverage
+    from verilayout.hw.nvidia.wgmma import fragment
+    from verilayout.core.linear_layout import LinearLayout
+    from verilayout.spec.kinds.wgmma import fragment_coverage
     f = fragment("m64n8k16", "D", "f16")
     bases = {k: [list(b) for b in v] for k, v in f.layout.bases.items()}
     bases["register"][0] = [8, 0]          # d1 now lands where d2 is

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from verilayout import LayoutError, LinearLayout
-from verilayout.emit.svg import layout_svg
-from verilayout.layout import identity_standard_nd
+from verilayout.report.svg import layout_svg
+from verilayout.core.linear_layout import identity_standard_nd
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 
@@ -58,7 +58,7 @@ def test_too_large_or_3d_is_an_error():
 def test_banks_svg_marks_the_conflicting_column(tmp_path, capsys):
     # seed 004: a 16x32 tensor of 32-bit elements read by column without swizzling: all of
     # column 0 sits in bank 0, so the witness's accesses are the 16 cells of that column
-    from verilayout.cli import main
+    from verilayout.cli.main import main
     out = tmp_path / "b.svg"
     rc = main(["banks", "-t", "tensor<16x32xf32>",
                "--reg", "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], "

@@ -10,7 +10,7 @@ import numpy as np
 import z3
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from verilayout.hw.descriptor import ADDR_BITS, AddressFunction, BitSwizzle, Term
+from verilayout.hw.nvidia.descriptor import ADDR_BITS, AddressFunction, BitSwizzle, Term
 from verilayout.prove.wgmma import equal_addresses
 
 

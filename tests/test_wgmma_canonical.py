@@ -12,9 +12,9 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
-from verilayout.cute import Swizzle, offsets_table, parse_cute
-from verilayout.hw.descriptor import encode, hardware_address, hardware_address_function
-from verilayout.hw.wgmma import canonical_layout, swizzle_atom
+from verilayout.core.cute import Swizzle, offsets_table, parse_cute
+from verilayout.hw.nvidia.descriptor import encode, hardware_address, hardware_address_function
+from verilayout.hw.nvidia.wgmma import canonical_layout, swizzle_atom
 
 # seed 000, "Canonical Layouts" table (the "1T" of the table is T)
 SEED_TABLE = {

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from verilayout.cli import main
+from verilayout.cli.main import main
 
 K128 = "Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))"
 A_K_NONE = "Sw<0,4,3> o smem_ptr16b o ((_8,8),(_8,2)):((_8,_64),(_1,512))"   # seed 003
@@ -116,7 +116,7 @@ def test_every_subcommand_help_teaches_with_an_example(capsys, sub):
 
 def _help_examples():
     import argparse
-    from verilayout.cli import build_parser
+    from verilayout.cli.main import build_parser
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     wg = sub.choices["wgmma"]

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.hw.descriptor import (Descriptor, contract_findings, decode, encode,
-                                      matrix_descriptor_encode, required_base_offset)
+from verilayout.hw.nvidia.descriptor import Descriptor, contract_findings, decode, encode, matrix_descriptor_encode, required_base_offset
 
 SM90_SWIZZLE = {"none": 0, "128B": 1, "64B": 2, "32B": 3}
 SM100_SWIZZLE = {"none": 0, "128B_base32B": 1, "128B": 2, "64B": 4, "32B": 6}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from verilayout.errors import LayoutError
-from verilayout.hw.wgmma import fragment, valid_n
+from verilayout.hw.nvidia.wgmma import fragment, valid_n
 
 
 def held(frag):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from test_wgmma_canonical import canonical_addresses
-from verilayout.cute import offsets_table, parse_cute, tile_to_shape
+from verilayout.core.cute import offsets_table, parse_cute, tile_to_shape
 from verilayout.errors import LayoutError
 from verilayout.wgmma import derive_descriptor, encode, synth, verify
 

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from test_wgmma_canonical import canonical_addresses
-from verilayout.cute import offsets_table, parse_cute, tile_to_shape
+from verilayout.core.cute import offsets_table, parse_cute, tile_to_shape
 from verilayout.errors import LayoutError
-from verilayout.hw.descriptor import Descriptor, decode, encode
+from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
 from verilayout.wgmma import derive_descriptor, descriptor_for, verify
 
 SEED000 = "000_2b23e188beadbf0d.txt"

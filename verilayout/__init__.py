@@ -5,12 +5,12 @@
 >>> equal(L, L).proved
 True
 """
-from .errors import LayoutError
-from .layout import LinearLayout
-from .smt import Verdict, equal
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict, equal
 
 # ``verilayout.prove`` is the package of provers (wgmma, banks, coverage); the generic
-# z3 entry point is ``verilayout.smt.prove``.
+# z3 entry point is ``verilayout.core.smt.prove``.
 __all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "parse"]
 __version__ = "0.1.0"
 
@@ -21,5 +21,5 @@ def parse(text: str, shape=None, **options):
     Returns a LinearLayout when the layout is GF(2)-linear, otherwise a CuTe
     layout object with a z3 encoding. See :func:`verilayout.frontends.triton.parse`.
     """
-    from .frontends.triton import parse as _parse
+    from verilayout.frontends.triton import parse as _parse
     return _parse(text, shape=shape, **options)

@@ -3,11 +3,11 @@
 ``analyze(reg_layout, smem_layout, elem_bits=..., instruction="auto")`` takes a
 register layout (who holds which element: ``register, lane, warp[, block] -> dim0..``),
 a shared layout (where each element lives: ``offset[, block] -> dim0..`` as Triton
-writes it, or a non-linear :class:`~verilayout.hw.banks.SharedAddressMap`), the
+writes it, or a non-linear :class:`~verilayout.hw.nvidia.banks.SharedAddressMap`), the
 element width and the instruction, and returns a :class:`BankReport`.
 
 * ``wavefronts``: per instruction (the sum over its phases), for the worst
-  instruction of the access (the model: :mod:`verilayout.hw.banks`);
+  instruction of the access (the model: :mod:`verilayout.hw.nvidia.banks`);
 * ``ideal_wavefronts``: one per phase (what a conflict-free access needs);
 * ``conflict_free`` and ``verdict``: the proof (GF(2) rank argument, or z3), or the
   counterexample, which is also ``witness``: accesses of one phase that hit one bank
@@ -21,7 +21,7 @@ element width and the instruction, and returns a :class:`BankReport`.
 The seed's example (``004_d7c7c1cef06bdad0.txt``): a 16x32 tensor of 32-bit
 elements whose column 0 is read by lanes 0-15 (lanes 16-31 read it again).
 
->>> from verilayout.layout import LinearLayout, identity_standard_nd
+>>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, {"dim0": 16, "dim1": 32})
 >>> analyze(col, identity_standard_nd("offset", [16, 32], [1, 0]), elem_bits=32).wavefronts
 16
@@ -36,12 +36,11 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import LayoutError
-from .hw.banks import BankModel, Instruction, SharedAddressMap, parse_instruction
-from .layout import LinearLayout
-from .prove.banks import (Access, BankAnalysis, Witness, linear_analysis_and_triton,
-                          z3_bank_analysis)
-from .smt import DEFAULT_TIMEOUT_MS, Verdict
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import BankModel, Instruction, SharedAddressMap, parse_instruction
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.prove.banks import Access, BankAnalysis, Witness, linear_analysis_and_triton, z3_bank_analysis
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict
 
 __all__ = ["analyze", "BankReport", "Access", "Witness", "as_shared"]
 
@@ -127,8 +126,8 @@ def as_shared(smem: Any, elem_bits: int | None = None):
     conv = getattr(smem, "to_address_map", None)
     if conv is not None:
         return conv()
-    from . import cute
-    from .hw.banks import cute_address_map
+    from verilayout.core import cute
+    from verilayout.hw.nvidia.banks import cute_address_map
     if isinstance(smem, (cute.Layout, cute.ComposedLayout)):
         try:
             return cute.shared_linear_layout(smem, elem_bits)
@@ -162,7 +161,7 @@ def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instr
     ``witness_size``: how many same-bank accesses the witness lists (at least the
     conflicting pair; up to the per-phase wavefront count on the GF(2) path).
 
-    >>> from verilayout.layout import LinearLayout, identity_standard_nd
+    >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
     >>> row = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]]},
     ...                    ["dim0", "dim1"])
     >>> r = analyze(row, identity_standard_nd("offset", [2, 32], [1, 0]), elem_bits=16)
@@ -226,7 +225,7 @@ def load_shared(text: str, shape=None, elem_bits: int | None = None):
     >>> load_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32]).name
     '#ttg.padded_shared<[32:+1]>'
     """
-    from .hw.banks import parse_padded_shared
+    from verilayout.hw.nvidia.banks import parse_padded_shared
     if _looks_like_mlir(text):
         if "padded_shared" in text:
             if shape is None:
@@ -236,9 +235,9 @@ def load_shared(text: str, shape=None, elem_bits: int | None = None):
             if shape is None:
                 raise LayoutError("shared_linear needs the tensor shape (-t/--type)")
             return parse_shared_linear(_attr_text(text), shape)
-        from . import parse
+        from verilayout import parse
         return parse(text, shape=shape)
-    from . import parse
+    from verilayout import parse
     return as_shared(parse(text, elem_bits=elem_bits), elem_bits)
 
 
@@ -261,7 +260,7 @@ def _attr_text(text: str) -> str:
 
 def load_register(text: str, shape=None) -> LinearLayout:
     """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type)."""
-    from . import parse
+    from verilayout import parse
     lay = parse(text, shape=shape)
     if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dim_names:
         raise LayoutError("--reg: expected a distributed layout (register, lane, warp -> dims)")

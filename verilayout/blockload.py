@@ -3,7 +3,7 @@ fewest loads and prove that no valid plan has fewer.
 
 An operand is given as Triton MLIR text (``tensor<256x32xf16, #ttg.dot_op<{opIdx = 0,
 parent = #ttig.dpas<{...}>, kWidth = 1}>>``, or the ``#ttg.dot_op`` attribute with
-``shape=`` and ``dtype=``) or as a :class:`~verilayout.layout.LinearLayout` with
+``shape=`` and ``dtype=``) or as a :class:`~verilayout.core.linear_layout.LinearLayout` with
 ``op_idx=`` and ``dtype=``. ``transpose=True`` means memory holds the operand
 transposed (the seed's AxBT case, ``002_5b1756cea8788f7c.txt``).
 
@@ -21,15 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from .errors import LayoutError
-from .hw.intel_block_io import (BlockLoad, Surface, Violation, lane_elements, unit_elements,
-                                violations)
-from .hw.intel_dpas import DTYPE_BYTES, OPS_PER_CHAN, Dpas
-from .layout import LinearLayout
-from .prove.coverage import Bound, Needed, check_plan, lower_bound, search_fewer
-from .smt import Verdict
-from .synth.blockload import (Plan, default_surface, format_load_layout, plan_baseline,
-                              plan_minimal)
+from verilayout.errors import LayoutError
+from verilayout.hw.intel.block_io import BlockLoad, Surface, Violation, lane_elements, unit_elements, violations
+from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Dpas
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.prove.coverage import Bound, Needed, check_plan, lower_bound, search_fewer
+from verilayout.core.smt import Verdict
+from verilayout.synth.blockload import Plan, default_surface, format_load_layout, plan_baseline, plan_minimal
 
 __all__ = ["plan", "check", "operand", "Operand", "Plan", "BlockLoad", "Surface", "Violation",
            "violations", "lane_elements", "unit_elements", "lower_bound", "Bound", "Needed",
@@ -88,9 +86,9 @@ def _check_dtype(dtype: Any) -> str:
 
 
 def _from_text(text: str, shape, dtype, op_idx) -> Operand:
-    from .frontends import triton_intel
-    from .frontends.mlir import Attr, TensorType
-    from .frontends.triton import parse_attr
+    from verilayout.frontends import triton_intel
+    from verilayout.frontends.mlir import Attr, TensorType
+    from verilayout.frontends.triton import parse_attr
     value = parse_attr(text)
     if isinstance(value, TensorType):
         if shape is not None and tuple(shape) != tuple(value.shape):

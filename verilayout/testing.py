@@ -10,12 +10,12 @@ did not finish is not a pass).
 """
 from __future__ import annotations
 
-from .smt import DEFAULT_TIMEOUT_MS, Verdict
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict
 
 
 def _layout(x, shape=None):
     if isinstance(x, str):
-        from . import parse
+        from verilayout import parse
         return parse(x, shape=shape)
     return x
 
@@ -32,21 +32,21 @@ def assert_verdict(verdict: Verdict, what: str) -> None:
 
 def assert_equivalent(a, b, *, shape=None, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
     """Both layouts (objects or text) are the same function."""
-    from .smt import equal
+    from verilayout.core.smt import equal
     assert_verdict(equal(_layout(a, shape), _layout(b, shape), timeout_ms=timeout_ms),
                    "layouts are not equivalent")
 
 
 def assert_injective(layout, *, shape=None, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> None:
     """No two inputs map to the same output."""
-    from .smt import check_injective
+    from verilayout.core.smt import check_injective
     assert_verdict(check_injective(_layout(layout, shape), timeout_ms=timeout_ms),
                    "layout is not injective")
 
 
 def assert_surjective(layout, *, shape=None) -> None:
     """Every output coordinate is reached."""
-    from .spec import _linear, check_surjective
+    from verilayout.spec.core import _linear, check_surjective
     assert_verdict(check_surjective(_linear(_layout(layout, shape), "assert_surjective")),
                    "layout is not surjective")
 
@@ -54,7 +54,7 @@ def assert_surjective(layout, *, shape=None) -> None:
 def assert_conflict_free(reg_layout, smem_layout, *, elem_bits: int, instruction: str = "auto",
                          shape=None) -> None:
     """The shared-memory access of ``reg_layout`` into ``smem_layout`` has no bank conflict."""
-    from .banks import analyze
+    from verilayout.banks import analyze
     rep = analyze(_layout(reg_layout, shape), _layout(smem_layout, shape),
                   elem_bits=elem_bits, instruction=instruction)
     if not rep.conflict_free:
@@ -64,11 +64,11 @@ def assert_conflict_free(reg_layout, smem_layout, *, elem_bits: int, instruction
 
 def assert_descriptor_matches(descriptor, layout, **kw) -> None:
     """A wgmma descriptor addresses exactly the bytes ``layout`` placed the data at."""
-    from .wgmma import verify
+    from verilayout.wgmma import verify
     assert_verdict(verify(descriptor, _layout(layout), **kw), "descriptor does not match layout")
 
 
 def assert_covers(plan, layout, **kw) -> None:
     """An Intel 2D block-load plan loads every element the DPAS operand needs."""
-    from .blockload import check
+    from verilayout.blockload import check
     assert_verdict(check(plan, layout, **kw), "block-load plan does not cover the operand")

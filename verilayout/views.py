@@ -4,15 +4,15 @@ The hardware-centric and tensor views that must match Triton's own output byte f
 byte live with the Triton front-end (:func:`verilayout.frontends.triton.format_hardware_view`,
 :func:`~verilayout.frontends.triton.format_tensor_view`).
 
->>> from verilayout.layout import LinearLayout
+>>> from verilayout.core.linear_layout import LinearLayout
 >>> print(format_bases(LinearLayout.identity1D(4, "lane", "dim0")))
 lane: [[1], [2]]
 out: dim0=4
 """
 from __future__ import annotations
 
-from .errors import LayoutError
-from .layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
 
 
 def format_bases(layout: LinearLayout) -> str:

@@ -13,13 +13,10 @@ True
 >>> wgmma.decode(d.value) == d
 True
 """
-from .hw.descriptor import (Descriptor, Finding, contract_findings, decode, encode,
-                            hardware_address, hardware_address_function, required_base_offset)
-from .hw.wgmma import (DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout, canonical_layout,
-                       fragment, swizzle_atom)
-from .prove.wgmma import TileAddress, intended_tile, strided_tile, verify
-from .synth.descriptor import (DescriptorPlan, SynthPlan, derive_descriptor, descriptor_for,
-                               synth)
+from verilayout.hw.nvidia.descriptor import Descriptor, Finding, contract_findings, decode, encode, hardware_address, hardware_address_function, required_base_offset
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout, canonical_layout, fragment, swizzle_atom
+from verilayout.prove.wgmma import TileAddress, intended_tile, strided_tile, verify
+from verilayout.synth.descriptor import DescriptorPlan, SynthPlan, derive_descriptor, descriptor_for, synth
 
 __all__ = [
     "verify", "descriptor_for", "derive_descriptor", "synth", "Descriptor", "fragment", "decode",

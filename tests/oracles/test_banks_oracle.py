@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 from test_banks_bruteforce import auto_count  # noqa: E402
 
 from verilayout.banks import analyze  # noqa: E402
-from verilayout.layout import LinearLayout  # noqa: E402
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import triton_bank_conflicts  # noqa: E402
 from verilayout.synth.swizzle import (mlir_text, nvmma_shared_layout, optimal_swizzle,  # noqa: E402
                                       swizzled_shared_layout)

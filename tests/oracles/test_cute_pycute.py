@@ -25,10 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from verilayout.cute import (ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement,
-                             composition, flatten, format_cute, logical_divide, logical_product,
-                             make_layout, parse_cute, right_inverse, shared_linear_layout,
-                             tile_to_shape)
+from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement, composition, flatten, format_cute, logical_divide, logical_product, make_layout, parse_cute, right_inverse, shared_linear_layout, tile_to_shape
 from verilayout.errors import LayoutError
 
 pytestmark = pytest.mark.oracle

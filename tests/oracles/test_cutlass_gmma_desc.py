@@ -163,7 +163,7 @@ def test_every_configuration_was_printed(cutlass_output):
 
 
 def test_fields_equal_cutlass_and_cutlass_descriptors_prove(cutlass_output):
-    from verilayout.hw.descriptor import Descriptor
+    from verilayout.hw.nvidia.descriptor import Descriptor
     from verilayout.wgmma import derive_descriptor, verify
     cfgs, layouts, descs = cutlass_output
     checked = 0

@@ -10,7 +10,8 @@ import random
 
 import pytest
 
-from verilayout import LinearLayout, gf2
+from verilayout import LinearLayout
+from verilayout.core import gf2
 
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle

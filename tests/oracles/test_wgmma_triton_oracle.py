@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from verilayout.hw.wgmma import fragment
-from verilayout.layout import LinearLayout
+from verilayout.hw.nvidia.wgmma import fragment
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.wgmma import derive_descriptor
 
 pytest.importorskip("triton")

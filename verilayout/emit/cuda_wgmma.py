@@ -8,7 +8,7 @@ and proved to read the bytes it wrote (:func:`verilayout.synth.descriptor.derive
 and the register fragments of A and D are the PTX tables (seed ``001_afc8e6ab5857294e.txt``).
 The manifest is plain JSON; :func:`render_cuda` turns a manifest, and nothing else,
 into ``kernel.cu``, so the kernel and the executable model
-(:mod:`verilayout.emit.simulate`) read the same numbers.
+(:mod:`verilayout.simulate.replay`) read the same numbers.
 
 >>> m = build_manifest("m64n32k16", "f16", acc="f32", a="K:none", b="K:none")
 >>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003, example 1
@@ -24,10 +24,9 @@ import json
 import os
 from dataclasses import dataclass
 
-from ..errors import LayoutError
-from ..hw.descriptor import contract_findings, decode
-from ..hw.wgmma import (ACCUMULATORS, dtype_bits, fragment, k_of_dtype, parse_major,
-                        parse_shape, parse_swizzle, swizzle_atom)
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.descriptor import contract_findings, decode
+from verilayout.hw.nvidia.wgmma import ACCUMULATORS, dtype_bits, fragment, k_of_dtype, parse_major, parse_shape, parse_swizzle, swizzle_atom
 
 __all__ = ["FORMAT", "SUPPORTED_DTYPES", "MAX_SMEM_BYTES", "OperandSpec", "parse_operand",
            "build_manifest", "render_cuda", "render_run_script", "Emission", "emit_wgmma",
@@ -153,9 +152,9 @@ def _operand_bytes(copy: dict, mn: int, k: int) -> int:
 
 def _smem_operand(name: str, spec: OperandSpec, dtype: str, mn: int, k: int,
                   offset: int) -> dict:
-    from ..cute import parse_cute, tile_to_shape
-    from ..prove.wgmma import intended_tile
-    from ..synth.descriptor import derive_descriptor
+    from verilayout.core.cute import parse_cute, tile_to_shape
+    from verilayout.prove.wgmma import intended_tile
+    from verilayout.synth.descriptor import derive_descriptor
     bits = dtype_bits(dtype)
     if spec.major == "MN" and bits != 16:
         raise LayoutError(f"--{name.lower()} {spec.text}: wgmma reads MN-major (transposed) "

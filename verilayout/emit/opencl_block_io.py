@@ -6,7 +6,7 @@ issued through the ``cl_intel_subgroup_2d_block_io`` built-in of its shape
 ``..._transpose_32b_...``); the register shuffle copies, inside each lane, the element
 the plan names into each DPAS operand register. The kernel writes every operand
 register of every lane to ``out`` so that a run on Intel hardware can be compared with
-the model (:func:`verilayout.emit.simulate.simulate_blockload`).
+the model (:func:`verilayout.simulate.replay.simulate_blockload`).
 
 The built-ins exist only for the shapes the extension lists; a plan with another shape
 is refused (it needs the SPIR-V ``OpSubgroup2DBlockLoadINTEL`` instead). The 8-bit
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LayoutError
-from ..hw.intel_block_io import BlockLoad
+from verilayout.errors import LayoutError
+from verilayout.hw.intel.block_io import BlockLoad
 
 __all__ = ["FORMAT", "Builtin", "builtin_for", "build_manifest", "render_opencl",
            "emit_blockload", "operand_of"]
@@ -67,7 +67,7 @@ class Builtin:
     """The OpenCL C built-in issuing one load: its name, the destination element type and
     how many of them each work-item receives.
 
-    >>> from verilayout.hw.intel_block_io import Surface
+    >>> from verilayout.hw.intel.block_io import Surface
     >>> builtin_for(BlockLoad(2, 16, 32, Surface(64, 32, 64), vnni=True, array_length=2))
     Builtin(name='intel_sub_group_2d_block_read_transform_16b_32r16x2c', dest_type='uint', dest_count=32)
     """
@@ -88,7 +88,7 @@ def builtin_for(load: BlockLoad) -> Builtin:
     """The ``intel_sub_group_2d_block_read_*`` built-in of a load's shape; a load the
     extension has no built-in for raises :class:`LayoutError`.
 
-    >>> from verilayout.hw.intel_block_io import Surface
+    >>> from verilayout.hw.intel.block_io import Surface
     >>> builtin_for(BlockLoad(2, 8, 8, Surface(64, 8, 64)))
     Traceback (most recent call last):
     ...
@@ -120,7 +120,7 @@ def operand_of(man: dict):
     ...     "shape": [8, 16], "dtype": "f16"}}).inst_shape
     (8, 16)
     """
-    from ..blockload import operand
+    from verilayout.blockload import operand
     o = man.get("operand") if isinstance(man, dict) else None
     if not isinstance(o, dict) or not isinstance(o.get("layout"), str):
         raise LayoutError("manifest: 'operand' must hold the layout text, shape and dtype")
@@ -130,7 +130,7 @@ def operand_of(man: dict):
 
 def _warp_offsets(op, plan) -> list[list[int]]:
     """Per sub-group, ``(dx, dy)`` that moves the plan's loads (x in load elements)."""
-    from ..prove.coverage import Needed
+    from verilayout.prove.coverage import Needed
     n = op.layout.in_dims.get("warp", 1)
     home = Needed.from_layout(op.layout, plan.warp, plan.transpose).coords[0, 0]
     t, le = plan.elem_bytes, plan.loads[0].elem_bytes
@@ -156,8 +156,8 @@ def build_manifest(layout: str, *, shape=None, dtype: str | None = None, transpo
     >>> len(m["loads"]), m["builtins"][0]["name"], [o["status"] for o in m["obligations"]]
     (4, 'intel_sub_group_2d_block_read_transpose_32b_32r8x1c', ['proved', 'proved'])
     """
-    from .. import blockload as bl
-    from ..blockload import operand
+    from verilayout import blockload as bl
+    from verilayout.blockload import operand
     if not isinstance(layout, str):
         raise LayoutError("the block-load emitter takes the operand as MLIR text")
     op = operand(layout, shape=shape, dtype=dtype)
@@ -298,7 +298,7 @@ def emit_blockload(layout: str, *, shape=None, dtype: str | None = None, transpo
     >>> sorted(emit_blockload(A).files)
     ['kernel.cl', 'manifest.json']
     """
-    from .cuda_wgmma import Emission
+    from verilayout.emit.cuda_wgmma import Emission
     man = build_manifest(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
                          baseline=baseline)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1, default=_json) + "\n",

@@ -1,6 +1,6 @@
 """Front-ends: text in, layouts out (Triton MLIR attributes and types, TTGIR files, CuTe text).
 
-The names below are loaded on first use, so ``verilayout.frontends.cga`` can be
+The names below are loaded on first use, so ``verilayout.core.cga`` can be
 imported on its own.
 
 >>> from verilayout.frontends import parse

@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..errors import LayoutError
+from verilayout.errors import LayoutError
 
 __all__ = ["Attr", "TensorType", "Scanner", "parse_value", "parse_aliases", "format_value",
            "elem_bit_width", "AliasDef"]

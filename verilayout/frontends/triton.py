@@ -2,7 +2,7 @@
 
 ``parse`` accepts an attribute (``#ttg.blocked<{...}>``), a full type
 (``tensor<64x64xf16, #...>``, ``!ttg.memdesc<...>``), or a TTGIR file with
-``#name = ...`` alias lines, and returns the :class:`~verilayout.layout.LinearLayout`
+``#name = ...`` alias lines, and returns the :class:`~verilayout.core.linear_layout.LinearLayout`
 Triton computes: distributed layouts have in dims ``register, lane, warp, block``,
 shared layouts ``offset, block``; out dims are ``dim0, dim1, ...``.
 
@@ -18,18 +18,18 @@ Layout kinds live in a registry; another front-end adds one with
 """
 from __future__ import annotations
 
-import importlib
+
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
-from . import cga as _cga
-from .cga import (combine_cta_cga_with_shape, ensure_layout_not_larger_than,
-                  ensure_layout_not_smaller_than, identity_standard_nd_raw, make_cga_layout,
-                  standard_out_dims)
-from .mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core import cga as _cga
+from verilayout.core.cga import combine_cta_cga_with_shape, ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd_raw, make_cga_layout, standard_out_dims
+from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
+from verilayout.core import cute
+from verilayout.frontends import triton_mma
 
 __all__ = ["parse", "parse_attr", "format_attr", "attr_to_linear", "register_layout_kind",
            "registered_kinds", "format_hardware_view", "format_tensor_view", "LayoutKind"]
@@ -338,11 +338,7 @@ def linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 
 def _b_module():
-    try:
-        return importlib.import_module(".triton_mma", __package__)
-    except ImportError as e:
-        raise LayoutError(f"the MMA layout converters (verilayout.frontends.triton_mma) are "
-                          f"not available: {e}") from None
+    return triton_mma
 
 
 def _wrap_b(attr: Attr, call: Callable[[], LinearLayout]) -> LinearLayout:
@@ -370,7 +366,7 @@ def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
                   parent.alias, parent.body)
     if parent.name == "ttig.dpas":
-        from . import triton_intel
+        from verilayout.frontends import triton_intel
         return _wrap_b(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
     return _wrap_b(attr, lambda: _b_module().dot_op_to_linear(
         attr.params, parent, shape, parent_to_linear=attr_to_linear))
@@ -562,13 +558,13 @@ def _register_builtins() -> None:
     reg("ttg.amd_wmma", _amd_wmma_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
-    from .triton_intel import DPAS_KEYS
+    from verilayout.frontends.triton_intel import DPAS_KEYS
     reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
 
 
 def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
-    from . import triton_intel
+    from verilayout.frontends import triton_intel
     return _wrap_b(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
 
 
@@ -790,11 +786,6 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
         if shape is not None or name is not None:
             raise LayoutError("shape= and name= apply to Triton MLIR text; this looks like CuTe "
                               "text, which carries its own shape")
-        try:
-            cute = importlib.import_module("..cute", __package__)
-        except ImportError as e:
-            raise LayoutError(f"text is not Triton MLIR and the CuTe reader is unavailable: {e}") \
-                from None
         return cute.parse_cute(text, swizzle_units=swizzle_units, elem_bits=elem_bits)
     if swizzle_units is not None or elem_bits is not None:
         raise LayoutError("swizzle_units= and elem_bits= apply to CuTe text, not to Triton MLIR")

@@ -1,7 +1,7 @@
 """Intel DPAS layouts from Triton's MLIR: ``#triton_intel_gpu.dpas`` / ``#ttig.dpas`` and
 ``#ttg.dot_op`` with a DPAS parent.
 
-The conversion itself lives in :mod:`verilayout.hw.intel_dpas`; this module reads
+The conversion itself lives in :mod:`verilayout.hw.intel.dpas`; this module reads
 the attribute parameters (every key checked, ``A``/``B``/``C`` compared with the
 shapes the other keys imply) and plugs the converters into the Triton front-end's
 registry (:func:`register`).
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..errors import LayoutError
-from ..hw.intel_dpas import Dpas
-from ..layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.hw.intel.dpas import Dpas
+from verilayout.core.linear_layout import LinearLayout
 
 __all__ = ["DPAS_KEYS", "DOT_KEYS", "dpas_params", "dpas_to_linear", "dot_op_dpas_to_linear",
            "is_dpas", "DPAS_NAMES"]

@@ -2,14 +2,14 @@
 
 Converts the parameters of ``#ttg.nvidia_mma``, ``#ttg.dot_op``, ``#ttg.amd_mfma``
 and ``#ttg.amd_wmma`` attributes (a dict keyed exactly as Triton prints them) and a
-tensor shape into a :class:`~verilayout.layout.LinearLayout` with input dims
+tensor shape into a :class:`~verilayout.core.linear_layout.LinearLayout` with input dims
 ``register, lane, warp, block`` and output dims ``dim0, dim1, ...``, basis for basis
 what Triton 3.9's ``toLinearLayout`` returns.
 
 Each conversion first builds the layout of one CTA (``register, lane, warp``), then
 tiles or trims it to the per-CTA shape and adds the ``block`` dim from the CGA fields
 (``CGALayout``, or the older ``CTAsPerCGA`` / ``CTASplitNum`` / ``CTAOrder``) with the
-helpers of :mod:`verilayout.frontends.cga` (Triton's ``combineCtaCgaWithShape``; an MMA
+helpers of :mod:`verilayout.core.cga` (Triton's ``combineCtaCgaWithShape``; an MMA
 layout keeps surplus registers as zero bases where a blocked layout drops them).
 
 >>> L = nvidia_mma_to_linear({"versionMajor": 2, "versionMinor": 0,
@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
-from . import cga as _cga
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core import cga as _cga
 
 __all__ = [
     "nvidia_mma_to_linear",

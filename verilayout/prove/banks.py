@@ -1,6 +1,6 @@
 """Bank-conflict proofs: GF(2) for linear layouts, z3 for everything else.
 
-The model (banks, phases, instructions) is :mod:`verilayout.hw.banks`. Here:
+The model (banks, phases, instructions) is :mod:`verilayout.hw.nvidia.banks`. Here:
 
 * :func:`linear_bank_analysis`: both layouts GF(2)-linear. One phase of one
   instruction reads the byte addresses ``A = a0 xor span(G)``, where ``G`` holds the
@@ -49,12 +49,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from .. import gf2
-from ..errors import LayoutError
-from ..hw.banks import (AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap,
-                        element_bytes, plan_access)
-from ..layout import LinearLayout
-from ..smt import DEFAULT_TIMEOUT_MS, Verdict
+from verilayout.core import gf2
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, element_bytes, plan_access
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict
 
 REG_DIMS = ("register", "lane", "warp", "block")
 
@@ -273,7 +272,7 @@ def _pair(reg: LinearLayout, smem: LinearLayout) -> _Pair:
 def conversion(reg: LinearLayout, smem: LinearLayout) -> LinearLayout:
     """``reg`` followed by the inverse of ``smem``: register-layout inputs -> (offset, block).
 
-    >>> from verilayout.layout import identity_standard_nd
+    >>> from verilayout.core.linear_layout import identity_standard_nd
     >>> smem = identity_standard_nd("offset", [32], [0])
     >>> conversion(LinearLayout.identity1D(32, "lane", "dim0") * LinearLayout.identity1D(1, "register", "dim0"), smem).apply({"lane": 5, "register": 0})
     {'offset': 5}
@@ -326,7 +325,7 @@ def _conflict_space(img: BitImages, plan: AccessPlan, model: BankModel) -> tuple
 def plan_wavefronts(img: BitImages, plan: AccessPlan, model: BankModel = BankModel()) -> int:
     """Wavefronts per instruction of a planned access (GF(2), no witness).
 
-    >>> from verilayout.hw.banks import plan_access
+    >>> from verilayout.hw.nvidia.banks import plan_access
     >>> img = BitImages({"register": [], "lane": [32, 64, 128, 256, 0]}, {"register": [], "lane": [0] * 5},
     ...                 {"register": [], "lane": [False] * 5})
     >>> plan_wavefronts(img, plan_access(img, None, 32))
@@ -394,7 +393,7 @@ def linear_bank_analysis(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
                          store: bool = False, max_witness: int = 32) -> BankAnalysis:
     """Exact wavefronts of ``instruction`` (None: the widest ld/st) in GF(2), with witness.
 
-    >>> from verilayout.layout import identity_standard_nd
+    >>> from verilayout.core.linear_layout import identity_standard_nd
     >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
     >>> a = linear_bank_analysis(col, identity_standard_nd("offset", [16, 32], [1, 0]), 32)
     >>> a.wavefronts, a.verdict.status
@@ -468,7 +467,7 @@ def triton_bank_conflicts(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
 
     ``None`` where Triton's own computation aborts (segment of size 0).
 
-    >>> from verilayout.layout import identity_standard_nd
+    >>> from verilayout.core.linear_layout import identity_standard_nd
     >>> reg = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
     >>> triton_bank_conflicts(reg, identity_standard_nd("offset", [16, 32], [1, 0]), 32)
     15
@@ -508,7 +507,7 @@ class _Z3Access:
 
 def _z3_address(reg: LinearLayout, amap: SharedAddressMap, acc: _Z3Access, elem_bits: int, width: int):
     import z3
-    from ..smt import z3_apply_linear
+    from verilayout.core.smt import z3_apply_linear
     coords = z3_apply_linear(reg, acc.vars)
     off = amap.z3_fn(coords)
     off = z3.ZeroExt(width - off.size(), off) if off.size() < width else z3.Extract(width - 1, 0, off)
@@ -588,7 +587,7 @@ class _Z3Problem:
                 s.add(_bit(accs[0].vars[d], j) == bit)
         self.clash(addrs, accs, s)
         r = s.check()
-        from ..smt import record_query
+        from verilayout.core.smt import record_query
         record_query(s, r, f"{k} accesses of one phase in one bank at distinct words")
         return r, (s.model() if r == z3.sat else None), accs, s
 
@@ -598,7 +597,7 @@ def _z3_plan(reg: LinearLayout, amap: SharedAddressMap, instruction: Instruction
     """A plan whose contiguity z3 proves; narrower vectors for 'auto' when it does not hold."""
     img = _probe_images(reg, amap)
     if instruction is None:
-        from ..hw.banks import ld_st, widest_vector
+        from verilayout.hw.nvidia.banks import ld_st, widest_vector
         elems = widest_vector(img, elem_bits)
         while True:
             plan = plan_access(img, ld_st(elems * elem_bits, store), elem_bits, model, store)
@@ -619,7 +618,7 @@ def _z3_plan(reg: LinearLayout, amap: SharedAddressMap, instruction: Instruction
 def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
     """For every access: its contiguous bits move the offset by exactly 1, 2, 4, ... from an aligned start."""
     import z3
-    from ..smt import prove
+    from verilayout.core.smt import prove
     instr = plan.instruction
     elem_bits = plan.elem_bits
     if instr.is_matrix:
@@ -651,7 +650,7 @@ def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
 
 
 def _coords(reg, vars):
-    from ..smt import z3_apply_linear
+    from verilayout.core.smt import z3_apply_linear
     return z3_apply_linear(reg, vars)
 
 
@@ -671,8 +670,8 @@ def z3_bank_analysis(reg: LinearLayout, amap: SharedAddressMap, elem_bits: int,
                      store: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> BankAnalysis:
     """Wavefronts of a register layout against a non-linear address map, decided by z3.
 
-    >>> from verilayout.hw.banks import padded_address_map
-    >>> from verilayout.layout import identity_standard_nd
+    >>> from verilayout.hw.nvidia.banks import padded_address_map
+    >>> from verilayout.core.linear_layout import identity_standard_nd
     >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, ["dim0", "dim1"])
     >>> smem = padded_address_map(identity_standard_nd("offset", [16, 32], [1, 0]), [(32, 1)])
     >>> z3_bank_analysis(col, smem, 32).verdict.status

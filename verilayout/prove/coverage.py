@@ -5,7 +5,7 @@ itself, or its transpose when it is stored transposed (``transpose=True``, the
 seed's AxBT case). A sub-group's DPAS instructions read, in lane ``l``, register
 ``r`` of the operand layout, the element ``layout(register=r, lane=l, warp=w)``:
 the *needed* ``(lane, element)`` pairs. A load delivers element ``e`` to lane
-``l`` (:func:`verilayout.hw.intel_block_io.lane_elements`); the register shuffle
+``l`` (:func:`verilayout.hw.intel.block_io.lane_elements`); the register shuffle
 from loaded data to DPAS operands moves values inside a lane only, so a needed
 pair is served only by a load that puts that element into that lane.
 
@@ -19,7 +19,7 @@ pair is served only by a load that puts that element into that lane.
 * :func:`search_fewer` settles the rest exhaustively: every valid load (shape x
   position) is enumerated and z3 decides whether ``k`` of them cover the pairs.
 
->>> from verilayout.hw.intel_dpas import Dpas
+>>> from verilayout.hw.intel.dpas import Dpas
 >>> L = Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0)
 >>> need = Needed.from_layout(L)
 >>> need.count, lower_bound(need, 2).value
@@ -33,11 +33,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import LayoutError
-from ..hw.intel_block_io import (ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE,
-                                 VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations)
-from ..layout import LinearLayout
-from ..smt import Verdict
+from verilayout.errors import LayoutError
+from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE, VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict
 
 #: A surface large enough that no load shape is limited by it.
 _BIG = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
@@ -66,7 +65,7 @@ class Needed:
                     transpose: bool = False) -> "Needed":
         """Enumerate a rank-2 distributed layout's registers x lanes for one warp.
 
-        >>> from verilayout.layout import LinearLayout
+        >>> from verilayout.core.linear_layout import LinearLayout
         >>> L = LinearLayout({"register": [[1, 0]], "lane": [[0, 1]] * 1}, ["dim0", "dim1"])
         >>> Needed.from_layout(L).coords.tolist()
         [[[0, 0], [0, 1]], [[1, 0], [1, 1]]]
@@ -219,7 +218,7 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
     (the element that is missed); every register receives its element (the register
     that receives the wrong one). The proof enumerates all registers of all lanes.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
     >>> ld = BlockLoad(2, 16, 8, Surface(64, 8, 64))
     >>> check_plan([ld], [[(0, r)] * 16 for r in range(8)], need, 2).proved
@@ -295,7 +294,7 @@ def compare_load_layout(layout: LinearLayout, needed: Needed, pack: tuple = (0, 
     inside the tensor and read by the sub-group, and every element read is named. The
     counterexample names the input and coordinate, or the register and lane.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
     >>> L = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0]],
     ...                   "iteration": [], "load": []}, ["dim0", "dim1"])
@@ -476,7 +475,7 @@ def lower_bound(needed: Needed, elem_bytes: int, arch: str = "xe2", *,
     not already rule out); each maximised over all positions. ``X`` is the largest
     min(a, b[, c]); the bound is ``ceil(pairs / X)``.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2)).layout((32, 256), 1),
     ...                           transpose=True)
     >>> b = lower_bound(need, 2); b.value, b.per_load, b.needed
@@ -621,7 +620,7 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
     keeps those whose served set no other load's contains, and asks z3.
     ``candidates``: the result of :func:`candidate_loads`, when already computed.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
     >>> search_fewer(need, 2, 0, Surface(64, 8, 64)).status
     'none'
@@ -652,7 +651,7 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
         s.add(z3.Or([pick[i] for i, m in enumerate(sets) if m >> j & 1]))
     s.add(z3.AtMost(*pick, limit))
     res = s.check()
-    from ..smt import record_query
+    from verilayout.core.smt import record_query
     record_query(s, res, f"{limit} loads cover all {keys.size} needed pairs")
     if res == z3.unsat:
         return Search("none", limit, candidates=len(sets),
@@ -681,7 +680,7 @@ def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: str
     only loads whose served set no other load's contains; ``(None, None, n)`` when more
     than ``max_candidates`` positions would have to be tried.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
     >>> sets, loads, n = candidate_loads(need, 2, Surface(64, 8, 64))
     >>> len(sets), bin(sets[0]).count("1")

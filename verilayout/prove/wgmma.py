@@ -2,11 +2,11 @@
 
 The claim, for one wgmma K-block: for every coordinate ``(mn, k)`` of the operand,
 the address the hardware computes from the descriptor (see
-:func:`verilayout.hw.descriptor.hardware_address_function`) equals the address
+:func:`verilayout.hw.nvidia.descriptor.hardware_address_function`) equals the address
 where the intended layout (CuTe text, ``#ttg.nvmma_shared``, a linear layout),
 placed at ``base_address``, put that element.
 
->>> from verilayout.hw.descriptor import encode
+>>> from verilayout.hw.nvidia.descriptor import encode
 >>> tile = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")  # seed 003, A K-major
 >>> verify(encode(lbo=1024, sbo=128), tile, dtype="f16", major="K").status
 'proved'
@@ -27,13 +27,11 @@ from typing import Any
 
 import z3
 
-from ..errors import LayoutError
-from ..hw.descriptor import (ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term,
-                             _nbits, contract_findings, decode, hardware_address_function,
-                             pattern_repeat_bytes, required_base_offset)
-from ..hw.wgmma import dtype_bits, k_of_dtype, parse_major
-from ..layout import LinearLayout
-from ..smt import Verdict, prove
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, pattern_repeat_bytes, required_base_offset
+from verilayout.hw.nvidia.wgmma import dtype_bits, k_of_dtype, parse_major
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict, prove
 
 __all__ = ["TileAddress", "strided_tile", "linear_tile", "cute_tile", "intended_tile", "as_descriptor",
            "OperandBlock", "operand_block", "verify", "verify_block", "equal_addresses"]
@@ -81,7 +79,7 @@ def _hint(bits: int, base_bits: int, shift: int) -> str | None:
 
 def _mode_terms(coord: str, shape, stride, bits: int) -> tuple[list[Term], int]:
     """CuTe crd2idx of one top-level mode as terms (colexicographic sub-modes)."""
-    from ..cute import flatten
+    from verilayout.core.cute import flatten
     shapes = list(flatten(shape)) if isinstance(shape, tuple) else [shape]
     strides = list(flatten(stride)) if isinstance(stride, tuple) else [stride]
     terms, div = [], 1
@@ -160,7 +158,7 @@ def cute_tile(obj, *, dtype: str, base_address: int = 0, mn_dim: int = 0, text: 
     >>> cute_tile(c, dtype="f16").swizzle_hint
     '32B'
     """
-    from ..cute import ComposedLayout, Layout
+    from verilayout.core.cute import ComposedLayout, Layout
     bits = dtype_bits(dtype)
     if isinstance(obj, ComposedLayout):
         if obj.elem_bits is not None and obj.elem_bits != bits:
@@ -254,7 +252,7 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
     if isinstance(layout, str):
         text = layout
         if _looks_like_mlir(text):
-            from ..frontends.triton import parse
+            from verilayout.frontends.triton import parse
             m = re.search(r"elementBitWidth\s*=\s*(\d+)", text)
             if m and int(m.group(1)) != dtype_bits(dtype):
                 raise LayoutError(f"the layout says elementBitWidth = {m.group(1)} but dtype "
@@ -264,10 +262,10 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
                                text=text)
         if shape is not None:
             raise LayoutError("shape applies to Triton layouts; CuTe text carries its own shape")
-        from ..cute import parse_cute
+        from verilayout.core.cute import parse_cute
         obj = parse_cute(text, swizzle_units=swizzle_units)
         return cute_tile(obj, dtype=dtype, base_address=base_address, mn_dim=mn_dim, text=text)
-    from ..cute import ComposedLayout, Layout
+    from verilayout.core.cute import ComposedLayout, Layout
     if isinstance(layout, (Layout, ComposedLayout)):
         return cute_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     raise LayoutError(f"cannot read an intended layout from {type(layout).__name__}")

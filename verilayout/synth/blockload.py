@@ -17,7 +17,7 @@ register shuffle from loaded data to DPAS operand registers. Two planners:
   within the limits, and turn the first basis that does not, and every later
   one, into *loads*.
 
->>> from verilayout.hw.intel_dpas import Dpas
+>>> from verilayout.hw.intel.dpas import Dpas
 >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
 >>> p = plan_minimal(d.layout((256, 32), 0), dtype="f16", op_idx=0, inst_shape=d.inst_shape_a)
 >>> len(p.loads), p.loads[0].describe(), p.minimal
@@ -31,14 +31,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import LayoutError
-from ..hw.intel_block_io import (ARCHS, MAX_HEIGHT, BlockLoad, Surface, unit_elements,
-                                 violations)
-from ..hw.intel_dpas import DTYPE_BYTES, OPS_PER_CHAN
-from ..layout import LinearLayout
-from ..prove.coverage import (Bound, Needed, Search, candidate_loads, check_plan,
-                              delivered_arrays, lookup, lower_bound, search_fewer)
-from ..smt import Verdict
+from verilayout.errors import LayoutError
+from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, BlockLoad, Surface, unit_elements, violations
+from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.prove.coverage import Bound, Needed, Search, candidate_loads, check_plan, delivered_arrays, lookup, lower_bound, search_fewer
+from verilayout.core.smt import Verdict
 
 __all__ = ["Plan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
            "DTYPE_BYTES"]
@@ -107,7 +105,7 @@ class Plan:
         """``(dim, n)``: each register slot of the loads holds ``n`` consecutive tensor
         elements along memory-view dim ``dim`` (the seed's packed values).
 
-        >>> from verilayout.hw.intel_dpas import Dpas
+        >>> from verilayout.hw.intel.dpas import Dpas
         >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
         >>> plan_minimal(d.layout((32, 256), 1), dtype="f16", op_idx=1,
         ...              inst_shape=d.inst_shape_b).pack
@@ -134,7 +132,7 @@ class Plan:
         """JSON-ready form (:meth:`from_dict` reads it back); ``layout`` is the seed-style
         :attr:`layout` (``None`` when the plan has none).
 
-        >>> from verilayout.hw.intel_dpas import Dpas
+        >>> from verilayout.hw.intel.dpas import Dpas
         >>> p = plan_minimal(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0),
         ...                  dtype="f16", op_idx=0)
         >>> d = p.to_dict(); d["shuffle"][:2], d["lower_bound"]
@@ -624,7 +622,7 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
     ``inst_shape`` one DPAS instruction's tile of it (default: repeatCount 8,
     executionSize 16). ``transpose``: memory holds the operand transposed.
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
     >>> p = plan_minimal(d.layout((32, 256), 1), dtype="f16", op_idx=1, transpose=True)
     >>> len(p.loads), p.verdict.status, p.verdict.method
@@ -665,7 +663,7 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
     first one that does not, and all after it, become *loads*. B uses VNNI loads,
     A plain loads, a transposed operand d32 transposed loads (as the seed does).
 
-    >>> from verilayout.hw.intel_dpas import Dpas
+    >>> from verilayout.hw.intel.dpas import Dpas
     >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
     >>> p = plan_baseline(d.layout((32, 256), 1), dtype="f16", op_idx=1)
     >>> [ld.describe() for ld in p.loads]

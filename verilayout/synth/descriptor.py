@@ -15,13 +15,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import LayoutError
-from ..hw.descriptor import (SMEM_WINDOW, BitSwizzle, Descriptor, required_base_offset)
-from ..hw.wgmma import (dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2,
-                        swizzle_units)
-from ..prove.wgmma import (DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile,
-                           operand_block, strided_tile, verify_block)
-from ..smt import Verdict
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, required_base_offset
+from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
+from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, verify_block
+from verilayout.core.smt import Verdict
 
 __all__ = ["DescriptorPlan", "derive_descriptor", "descriptor_for", "SynthPlan", "synth"]
 

@@ -35,12 +35,12 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from .. import gf2
-from ..errors import LayoutError
-from ..hw.banks import BankModel, element_bytes, ld_st, plan_ldst
-from ..layout import LinearLayout
-from ..prove.banks import _align_outs, bit_images, plan_wavefronts
-from ..smt import Verdict
+from verilayout.core import gf2
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import BankModel, element_bytes, ld_st, plan_ldst
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.prove.banks import _align_outs, bit_images, plan_wavefronts
+from verilayout.core.smt import Verdict
 
 
 def _log2(x: int) -> int:
@@ -297,7 +297,7 @@ class _Choice:
 
 
 def _phase_lanes(elem_bits: int, k: int, lane_bits: int, model: BankModel) -> int:
-    from ..hw.banks import lanes_per_phase
+    from verilayout.hw.nvidia.banks import lanes_per_phase
     return _log2(lanes_per_phase((1 << k) * elem_bits, 1 << lane_bits, model))
 
 
@@ -565,7 +565,7 @@ def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bi
                num_banks: int = 32) -> SwizzlePlan:
     """Best swizzle for writing with ``write`` and reading with ``read`` (either may be None).
 
-    >>> from verilayout.layout import LinearLayout
+    >>> from verilayout.core.linear_layout import LinearLayout
     >>> rows = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]],
     ...                      "warp": [[4, 0], [8, 0]]}, ["dim0", "dim1"])
     >>> cols = LinearLayout({"register": [[1, 0], [2, 0]], "lane": [[4, 0], [8, 0], [0, 1], [0, 2], [0, 4]],

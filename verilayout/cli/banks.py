@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .errors import LayoutError
+from verilayout.errors import LayoutError
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -39,7 +39,7 @@ exit codes: 0 optimality proved / done, 1 not proved, 2 bad input
 
 
 def _type(args) -> tuple[list[int] | None, int | None]:
-    from .cli import DTYPE_BITS, parse_type_arg
+    from verilayout.cli.common import DTYPE_BITS, parse_type_arg
     if not args.type:
         return None, None
     shape, dtype = parse_type_arg(args.type)
@@ -47,7 +47,7 @@ def _type(args) -> tuple[list[int] | None, int | None]:
 
 
 def _text(arg: str) -> str:
-    from .cli import read_layout_arg
+    from verilayout.cli.common import read_layout_arg
     return read_layout_arg(arg)
 
 
@@ -61,7 +61,7 @@ def _elem_bits(args, from_type: int | None) -> int:
 
 
 def _cmd_banks(args) -> int:
-    from .banks import analyze, load_register, load_shared
+    from verilayout.banks import analyze, load_register, load_shared
     shape, tbits = _type(args)
     bits = _elem_bits(args, tbits)
     reg = load_register(_text(args.reg), shape)
@@ -79,8 +79,8 @@ def _cmd_banks(args) -> int:
 
 def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
     """The shared layout colored by bank, the witness's conflicting elements outlined in red."""
-    from .emit.svg import layout_svg
-    from .layout import LinearLayout
+    from verilayout.report.svg import layout_svg
+    from verilayout.core.linear_layout import LinearLayout
     if not isinstance(smem, LinearLayout):
         raise LayoutError("--svg draws GF(2)-linear shared layouts (this one is not)")
     lin = smem.sublayout([d for d in smem.in_dim_names if d != "block"], smem.out_dim_names) \
@@ -97,8 +97,8 @@ def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
 
 
 def _cmd_synth(args) -> int:
-    from .banks import load_register
-    from .synth.swizzle import synthesize
+    from verilayout.banks import load_register
+    from verilayout.synth.swizzle import synthesize
     shape, tbits = _type(args)
     bits = _elem_bits(args, tbits)
     if not args.write and not args.read:
@@ -114,7 +114,7 @@ def _cmd_synth(args) -> int:
 
 
 def _cmd_table(args) -> int:
-    from .report_swizzle_table import swizzle_table, swizzle_table_markdown
+    from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
     if args.json:
         print(json.dumps([r.to_dict() for r in swizzle_table()]))
     else:

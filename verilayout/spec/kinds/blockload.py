@@ -47,10 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .layout import LinearLayout
-from .smt import Verdict
-from .spec import prefixed, register_kind, register_source, spec_for
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict
+from verilayout.spec.core import prefixed, register_kind, register_source, spec_for
 
 _SYNTH_KEYS = {"operand", "algorithm", "transpose", "arch", "warp", "dtype"}
 _PLAN_KEYS = {"operand", "dtype", "op_idx", "shape", "inst_shape", "transpose", "arch", "warp",
@@ -66,7 +66,7 @@ def resolve_operand(spec, name: Any, where: str, dtype: str | None = None):
     ...
     verilayout.errors.LayoutError: here: operand must name a [layouts] entry holding the operand's Triton text
     """
-    from .blockload import operand
+    from verilayout.blockload import operand
     entry = spec.layouts.get(name) if spec is not None and isinstance(name, str) else None
     if isinstance(entry, str):
         entry = {"text": entry}
@@ -100,7 +100,7 @@ def _src_plan(entry, path, where):
     algorithm = args.get("algorithm", "minimal")
     if algorithm not in ("minimal", "baseline"):
         raise LayoutError(f"{w}: algorithm must be 'minimal' or 'baseline', not {algorithm!r}")
-    from .blockload import plan
+    from verilayout.blockload import plan
     op = resolve_operand(spec_for(path), args["operand"], w, args.get("dtype"))
     return prefixed(w, plan, op.layout, dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape,
                  transpose=args.get("transpose", False), arch=args.get("arch", "xe2"),
@@ -108,8 +108,8 @@ def _src_plan(entry, path, where):
 
 
 def _given_plan(args: dict, path: str, w: str):
-    from .blockload import Plan, default_surface
-    from .hw.intel_dpas import DTYPE_BYTES
+    from verilayout.blockload import Plan, default_surface
+    from verilayout.hw.intel.dpas import DTYPE_BYTES
     unknown = set(args) - _PLAN_KEYS
     if unknown:
         raise LayoutError(f"{w}: unknown keys {sorted(unknown)} in plan (accepted: "
@@ -138,8 +138,8 @@ def _given_plan(args: dict, path: str, w: str):
 def _derived_shuffle(d: dict, op, transpose: bool, t: int, w: str) -> list:
     """Each DPAS register takes its element from the first load delivering it to its lane
     (``[0, -1]`` where none does: the coverage check then names the missed element)."""
-    from .blockload import BlockLoad
-    from .prove.coverage import Needed, delivered_arrays, lookup
+    from verilayout.blockload import BlockLoad
+    from verilayout.prove.coverage import Needed, delivered_arrays, lookup
     loads = [prefixed(w, BlockLoad.from_dict, ld) for ld in d["loads"]]
     need = prefixed(w, Needed.from_layout, op.layout, d.get("warp", 0), bool(transpose))
     found, load, elem = lookup(need.keys(), delivered_arrays(loads, t, need.shape))
@@ -148,7 +148,7 @@ def _derived_shuffle(d: dict, op, transpose: bool, t: int, w: str) -> list:
 
 
 def _src_plan_layout(entry, path, where):
-    from .blockload import Plan
+    from verilayout.blockload import Plan
     w = f"{path}: {where}"
     extra = set(entry) - {"plan_layout", "description"}
     if extra:
@@ -179,9 +179,9 @@ def _src_sublayout(entry, path, where):
 # ----- kinds --------------------------------------------------------------------------------
 
 def _resolve_plan(spec, plan: Any, where: str):
-    from .blockload import Plan
+    from verilayout.blockload import Plan
     if isinstance(plan, dict):
-        from .spec import _CURRENT
+        from verilayout.spec.core import _CURRENT
         _CURRENT.setdefault(spec.path, spec)
         return _src_plan({"plan": plan}, spec.path, where.split(": ", 1)[-1])
     if isinstance(plan, str):
@@ -204,8 +204,8 @@ def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=
                       transpose=None, pack=None, mode="exact"):
     """A plan feeds every register of the sub-group's DPAS operand; or a seed-style load
     layout names exactly (``mode = "exact"``) or only (``"within"``) elements it reads."""
-    from .blockload import Plan, check
-    from .prove.coverage import Needed, compare_load_layout
+    from verilayout.blockload import Plan, check
+    from verilayout.prove.coverage import Needed, compare_load_layout
     p = _resolve_plan(spec, plan, where)
     op = resolve_operand(spec, operand, where, dtype if dtype is not None else
                          (p.dtype if isinstance(p, Plan) else None))
@@ -234,8 +234,8 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
                   transpose=None, arch=None, warp=None):
     """The fewest loads any valid plan needs is ``loads`` (or the stated plan's count, the
     plan being valid); proved by the counting bound or exhaustive search."""
-    from .blockload import Plan, check
-    from .blockload import plan as synth
+    from verilayout.blockload import Plan, check
+    from verilayout.blockload import plan as synth
     if (loads is None) == (plan is None):
         raise LayoutError(f"{where}: give exactly one of 'loads' (the claimed minimum) and 'plan'")
     op = resolve_operand(spec, operand, where, dtype)

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from .errors import LayoutError
+from verilayout.errors import LayoutError
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -88,7 +88,7 @@ def _guard(fn):
 # ----- emit wgmma -----------------------------------------------------------------------------
 
 def _cmd_emit_wgmma(args) -> int:
-    from .emit.cuda_wgmma import emit_wgmma, write_emission
+    from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
     e = emit_wgmma(args.shape, args.dtype, args.acc, a=args.a, b=args.b, k=args.k)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -133,9 +133,9 @@ def _operand_summary(op: dict) -> dict:
 # ----- emit blockload ------------------------------------------------------------------------
 
 def _cmd_emit_blockload(args) -> int:
-    from .cli import parse_type_arg, read_layout_arg
-    from .emit.cuda_wgmma import write_emission
-    from .emit.opencl_block_io import emit_blockload
+    from verilayout.cli.common import parse_type_arg, read_layout_arg
+    from verilayout.emit.cuda_wgmma import write_emission
+    from verilayout.emit.opencl_block_io import emit_blockload
     text = read_layout_arg(args.layout)
     shape = dtype = None
     if args.type:
@@ -166,7 +166,7 @@ def _cmd_emit_blockload(args) -> int:
 # ----- simulate ------------------------------------------------------------------------------
 
 def _cmd_simulate(args) -> int:
-    from .emit.simulate import simulate
+    from verilayout.simulate.replay import simulate
     r = simulate(args.dir, seed=args.seed, smem_base=args.smem_base)
     if args.json:
         print(json.dumps(r.to_dict()))

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
 
 OP_A, OP_B, OP_C = 0, 1, 2
 
@@ -220,7 +220,7 @@ class Dpas:
         >>> L.bases["register"], L.bases["lane"][:2]
         ([[1, 0], [2, 0], [4, 0]], [[0, 1], [0, 2]])
         """
-        from ..frontends.cga import combine_cta_cga_with_shape
+        from verilayout.core.cga import combine_cta_cga_with_shape
         op = _op(op_idx)
         shape = _check_shape(shape, self.rank)
         rank = self.rank

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
 
 __all__ = [
     "DTYPE_BITS", "ACCUMULATORS", "SWIZZLES", "MAJORS",

@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutError
-from .smt import Verdict
-from .spec import prefixed, register_kind, register_source, spec_for
+from verilayout.errors import LayoutError
+from verilayout.core.smt import Verdict
+from verilayout.spec.core import prefixed, register_kind, register_source, spec_for
 
 __all__ = ["resolve_descriptor", "fragment_coverage"]
 
@@ -80,7 +80,7 @@ _FRAGMENT_KEYS = {"shape", "operand", "dtype", "acc"}
 
 
 def _fragment_of(args: dict, where: str):
-    from .hw.wgmma import fragment
+    from verilayout.hw.nvidia.wgmma import fragment
     return prefixed(where, fragment, args["shape"], args["operand"], args["dtype"], acc=args.get("acc"))
 
 
@@ -95,7 +95,7 @@ _DESC_FIELDS = {"start_address", "lbo", "lbo_field", "sbo", "sbo_field", "base_o
 
 def _descriptor_from_table(d: dict, where: str):
     """A Descriptor from ``{value, arch}`` or from fields (bytes or encoded fields)."""
-    from .hw.descriptor import Descriptor, decode, encode
+    from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
     if "value" in d:
         extra = set(d) - {"value", "arch"}
         if extra:
@@ -141,7 +141,7 @@ def _src_descriptor(entry, path, where):
     w = f"{path}: {where}"
     if isinstance(v, dict):
         return _descriptor_from_table(v, w)
-    from .hw.descriptor import decode
+    from verilayout.hw.nvidia.descriptor import decode
     if isinstance(v, (int, str)) and not isinstance(v, bool):
         return prefixed(w, decode, v)
     raise LayoutError(f"{w}: descriptor must be a 64-bit value (\"0x...\") or a table of fields")
@@ -154,7 +154,7 @@ def resolve_descriptor(spec, value: Any, where: str):
     >>> resolve_descriptor(None, "0x4000004000010040", "here").swizzle
     '128B'
     """
-    from .hw.descriptor import Descriptor, decode
+    from verilayout.hw.nvidia.descriptor import Descriptor, decode
     if isinstance(value, str) and spec is not None and value in spec.layouts:
         d = spec.layout(value, where)
         if not isinstance(d, Descriptor):
@@ -169,8 +169,8 @@ def resolve_descriptor(spec, value: Any, where: str):
 
 
 def _src_canonical(entry, path, where):
-    from .cute import ComposedLayout, Layout, Swizzle
-    from .hw.wgmma import canonical_layout, dtype_bits
+    from verilayout.core.cute import ComposedLayout, Layout, Swizzle
+    from verilayout.hw.nvidia.wgmma import canonical_layout, dtype_bits
     w = f"{path}: {where}"
     args = _args(entry, "canonical", path, where, {"major", "swizzle", "dtype", "T", "m", "k",
                                                      "LBO", "SBO"}, ("major", "swizzle", "m", "k"))
@@ -203,8 +203,8 @@ def _src_canonical(entry, path, where):
 
 
 def _src_swizzle_atom(entry, path, where):
-    from .cute import ComposedLayout, Layout, Swizzle
-    from .hw.wgmma import DTYPE_BITS, swizzle_atom
+    from verilayout.core.cute import ComposedLayout, Layout, Swizzle
+    from verilayout.hw.nvidia.wgmma import DTYPE_BITS, swizzle_atom
     w = f"{path}: {where}"
     args = _args(entry, "swizzle_atom", path, where, {"swizzle", "major", "dtype"},
                  ("swizzle", "major"))
@@ -218,7 +218,7 @@ def _src_swizzle_atom(entry, path, where):
 
 
 def _src_tile_to_shape(entry, path, where):
-    from .cute import ComposedLayout, Layout, tile_to_shape
+    from verilayout.core.cute import ComposedLayout, Layout, tile_to_shape
     w = f"{path}: {where}"
     args = _args(entry, "tile_to_shape", path, where, {"atom", "shape", "order"}, ("atom", "shape"))
     atom = spec_for(path).layout(args["atom"], w) if isinstance(args["atom"], str) else None
@@ -236,7 +236,7 @@ def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, majo
                         base_address=0, mn=None, mn_block=0, mn_dim=0):
     """The descriptor reads, for every (mn, k) of one wgmma K-block, the byte where
     ``layout`` (placed at ``base_address``) put that element."""
-    from .prove.wgmma import verify
+    from verilayout.prove.wgmma import verify
     desc = resolve_descriptor(spec, descriptor, where)
     return prefixed(where, verify, desc, layout, dtype=dtype, major=major, k_block=k_block,
                  base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
@@ -249,7 +249,7 @@ _FIELD_NAMES = ("value", "start_address", "start_field", "lbo", "lbo_field", "sb
 
 def _descriptor_fields(spec, where, timeout_ms, descriptor, fields):
     """The descriptor's value and fields are as stated (the bitfield of seed 003)."""
-    from .hw.wgmma import parse_swizzle
+    from verilayout.hw.nvidia.wgmma import parse_swizzle
     desc = resolve_descriptor(spec, descriptor, where)
     if not isinstance(fields, dict) or not fields:
         raise LayoutError(f"{where}: fields must be a table such as {{lbo_field = 16, swizzle = "
@@ -291,7 +291,7 @@ def fragment_coverage(frag) -> tuple[dict | None, int]:
     """``(problem, cells)``: the first element of the ``rows x cols`` tile held by other
     than exactly one ``(thread, element)`` (None: every element exactly once).
 
-    >>> from verilayout.hw.wgmma import fragment
+    >>> from verilayout.hw.nvidia.wgmma import fragment
     >>> fragment_coverage(fragment("m64n24k16", "D", "f16"))
     (None, 1536)
     """
@@ -350,7 +350,7 @@ def _fragment_table(spec, where, timeout_ms, fragment, elements=None, registers=
 def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     """Exactly the N in ``n`` make a valid m64nNkK wgmma with this multiplicand and
     accumulator type, and each such D fragment holds the 64xN tile exactly once."""
-    from .hw.wgmma import fragment, k_of_dtype
+    from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
     k = prefixed(where, k_of_dtype, dtype)
     if not isinstance(n, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                           for x in n):
@@ -385,7 +385,7 @@ def _coord(c: Any):
 
 def _offsets(spec, where, timeout_ms, layout, points, unit="elements"):
     """A CuTe layout's offset at each stated coordinate (e.g. a figure's cells)."""
-    from .cute import ComposedLayout, Layout, offset_bytes, offset_elements
+    from verilayout.core.cute import ComposedLayout, Layout, offset_bytes, offset_elements
     if not isinstance(layout, (Layout, ComposedLayout)):
         raise LayoutError(f"{where}: offsets are stated for CuTe layouts")
     if unit not in ("elements", "bytes"):

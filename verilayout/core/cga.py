@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
 
 __all__ = [
     "CGA_KEYS",
@@ -58,7 +58,7 @@ def _is_pow2(x: int) -> bool:
 def identity_standard_nd_raw(in_dim: str, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:
     """Triton's ``identityStandardND``: out dims left in ``order`` (most minor first).
 
-    Unlike :func:`verilayout.layout.identity_standard_nd` the output dims are not
+    Unlike :func:`verilayout.core.linear_layout.identity_standard_nd` the output dims are not
     transposed back to ``dim0, dim1, ...``; Triton's later steps
     (``ensureLayoutNotSmallerThan``) depend on that order.
 

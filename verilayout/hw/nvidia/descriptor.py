@@ -32,9 +32,8 @@ from typing import Mapping
 import numpy as np
 import z3
 
-from ..errors import LayoutError
-from .wgmma import (dtype_bits, elems_per_unit, k_of_dtype, parse_major,
-                    parse_swizzle, swizzle_log2, swizzle_units)
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",

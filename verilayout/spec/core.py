@@ -41,9 +41,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .errors import LayoutError
-from .layout import LinearLayout
-from .smt import DEFAULT_TIMEOUT_MS, Verdict
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -138,7 +138,7 @@ _LAYOUT_KEYS = {"text", "file", "name", "shape", "swizzle_units", "elem_bits", "
 
 
 def _build_layout(entry: Any, spec_path: str, where: str) -> Any:
-    from . import parse
+    from verilayout import parse
     if isinstance(entry, str):
         entry = {"text": entry}
     if not isinstance(entry, dict):
@@ -171,7 +171,7 @@ def _build_layout(entry: Any, spec_path: str, where: str) -> Any:
         raise LayoutError(f"{spec_path}: {where}: needs 'text', 'file' or 'bases'")
     kw = {k: entry[k] for k in ("name", "swizzle_units", "elem_bits") if k in entry}
     if "dtype" in entry:
-        from .cli import DTYPE_BITS
+        from verilayout.dtypes import BITS as DTYPE_BITS
         if entry["dtype"] not in DTYPE_BITS:
             raise LayoutError(f"{spec_path}: {where}: unknown dtype {entry['dtype']!r}")
         kw["elem_bits"] = DTYPE_BITS[entry["dtype"]]
@@ -275,12 +275,12 @@ def run_spec(spec: Spec, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> list[Result]:
 # ----- the basic obligation kinds ------------------------------------------------------------
 
 def _equal(spec, where, timeout_ms, lhs, rhs):
-    from .smt import equal
+    from verilayout.core.smt import equal
     return equal(lhs, rhs, timeout_ms=timeout_ms)
 
 
 def _injective(spec, where, timeout_ms, layout):
-    from .smt import check_injective
+    from verilayout.core.smt import check_injective
     return check_injective(layout, timeout_ms=timeout_ms)
 
 
@@ -293,7 +293,7 @@ def _invertible(spec, where, timeout_ms, layout):
     v = check_surjective(lin)
     if not v.proved:
         return v
-    from .smt import check_injective
+    from verilayout.core.smt import check_injective
     w = check_injective(lin, timeout_ms=timeout_ms)
     if not w.proved:
         return w
@@ -316,7 +316,7 @@ def check_surjective(layout: LinearLayout) -> Verdict:
     >>> check_surjective(LinearLayout({"r": [[1]]}, {"o": 4}, False)).counterexample
     {'output': {'o': 2}}
     """
-    from . import gf2
+    from verilayout.core import gf2
     table = gf2.echelon(list(layout.columns))
     if len(table) == layout.total_out_bits:
         return Verdict.holds("the bases span every output bit", method="gf2")
@@ -513,7 +513,7 @@ register_kind("injective", _injective, {"layout": "layout"})
 register_kind("surjective", _surjective, {"layout": "layout"})
 register_kind("invertible", _invertible, {"layout": "layout"})
 
-_PLUGINS = ("verilayout.spec_wgmma", "verilayout.spec_banks", "verilayout.spec_blockload")
+_PLUGINS = ("verilayout.spec.kinds.wgmma", "verilayout.spec.kinds.banks", "verilayout.spec.kinds.blockload")
 _plugins_loaded = False
 
 

@@ -6,7 +6,7 @@
   (``(offset * elem_bytes / 4) % banks``), labelled with the offset; cells listed in
   ``marked`` (e.g. the two elements of a bank-conflict witness) get a thick red border.
 
->>> from verilayout.layout import LinearLayout
+>>> from verilayout.core.linear_layout import LinearLayout
 >>> svg = layout_svg(LinearLayout({"lane": [[0, 1], [1, 0]]}, ["dim0", "dim1"]))
 >>> svg.startswith("<svg") and svg.count("<rect") == 4
 True
@@ -17,8 +17,8 @@ import colorsys
 from typing import Iterable
 from xml.sax.saxutils import escape
 
-from ..errors import LayoutError
-from ..layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
 
 CELL = 44
 MAX_CELLS = 1 << 14

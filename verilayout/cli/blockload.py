@@ -10,7 +10,7 @@ import argparse
 import json
 import sys
 
-from .errors import LayoutError
+from verilayout.errors import LayoutError
 
 _A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
       "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
@@ -88,8 +88,8 @@ def _no_action(p: argparse.ArgumentParser) -> int:
 
 
 def _operand(args):
-    from . import blockload
-    from .cli import parse_type_arg, read_layout_arg
+    from verilayout import blockload
+    from verilayout.cli.common import parse_type_arg, read_layout_arg
     text = read_layout_arg(args.layout)
     shape = dtype = None
     if args.type:
@@ -132,7 +132,7 @@ def cmd_check(args) -> int:
 
 
 def _read_plan(path: str):
-    from .blockload import Plan
+    from verilayout.blockload import Plan
     try:
         text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
     except OSError as e:

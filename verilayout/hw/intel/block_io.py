@@ -35,7 +35,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import LayoutError
+from verilayout.errors import LayoutError
 
 ARCHS = ("pvc", "xe2", "xe3")
 SUBGROUP_SIZE = 16

@@ -9,7 +9,7 @@ import time
 import xml.etree.ElementTree as ET
 from concurrent.futures import ProcessPoolExecutor
 
-from .errors import LayoutError
+from verilayout.errors import LayoutError
 
 EPILOG = """\
 spec format: see specs/README.md (layouts by name, then [[obligation]] tables with a kind:
@@ -44,8 +44,8 @@ def register(sub) -> None:
 def _worker(args):
     path, index, timeout_ms, smt2 = args
     import contextlib
-    from .smt import record_smt2
-    from .spec import load_spec, run_obligation
+    from verilayout.core.smt import record_smt2
+    from verilayout.spec.core import load_spec, run_obligation
     spec = _SPEC_CACHE.get(path) or load_spec(path)
     _SPEC_CACHE[path] = spec
     ob = spec.obligations[index]
@@ -89,7 +89,7 @@ def format_counterexample(cex: dict) -> str:
 
 
 def cmd_check(args) -> int:
-    from .spec import collect, kinds, load_spec
+    from verilayout.spec.core import collect, kinds, load_spec
     if args.list_kinds:
         print("\n".join(kinds()))
         return 0

@@ -15,7 +15,7 @@ kernel file, which must be exactly what the manifest generates.
   differing coordinate is reported, with what the hardware read there.
 * **blockload** (:func:`simulate_blockload`). Each load of the manifest, moved to
   each sub-group's origin, delivers bytes to lanes as the block-I/O model places them
-  (:func:`verilayout.hw.intel_block_io.lane_bytes`); the emitted shuffle picks each
+  (:func:`verilayout.hw.intel.block_io.lane_bytes`); the emitted shuffle picks each
   DPAS operand register out of the built-ins' destination arrays. Every register of
   every lane of every sub-group must hold the element the DPAS layout names.
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import LayoutError
+from verilayout.errors import LayoutError
 
 __all__ = ["SimulationResult", "simulate", "simulate_wgmma", "simulate_blockload",
            "load_emission", "KERNEL_FILES"]
@@ -333,7 +333,7 @@ def _name_of(eid: int, vals: dict) -> str:
 
 
 def _validate_wgmma(man: dict) -> dict:
-    from .cuda_wgmma import FORMAT
+    from verilayout.emit.cuda_wgmma import FORMAT
     if man.get("format") != FORMAT:
         raise LayoutError(f"manifest: format {man.get('format')!r}, expected {FORMAT!r}")
     instr = _need(man, "instruction", str, "manifest")
@@ -364,7 +364,7 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
     >>> r = simulate_wgmma(m); r.ok, r.mismatch["where"]
     (False, 'D')
     """
-    from .cuda_wgmma import SMEM_ALIGN, render_cuda
+    from verilayout.emit.cuda_wgmma import SMEM_ALIGN, render_cuda
     hw = _validate_wgmma(man)
     bad = _source_check("wgmma", source, render_cuda, man, "kernel.cu")
     if bad is not None:
@@ -384,7 +384,7 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
 
 
 def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
-    from .cuda_wgmma import value_range
+    from verilayout.emit.cuda_wgmma import value_range
     M, N, K = man["m"], man["n"], man["k"]
     if inputs is None:
         lo, hi = value_range(hw["dtype"], hw["acc"], K)
@@ -399,7 +399,7 @@ def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
 
 def _hardware_product(man, hw, A, vals, img, ids, smem_base):
     """Sum over the kernel's K-blocks of what the instruction multiplies: ``(D, causes)``."""
-    from ..hw.wgmma import fragment, parse_shape
+    from verilayout.hw.nvidia.wgmma import fragment, parse_shape
     _, n_hw, kx = parse_shape(hw["shape"])
     D_hw = np.zeros((64, n_hw), dtype=np.float64)
     a_frag_hw = fragment(hw["shape"], "A", hw["dtype"])
@@ -450,7 +450,7 @@ def _verdict(man, hw, C, want, store_problem, causes, smem_base) -> SimulationRe
 
 def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
     """Read one K-block of an operand as the hardware does through the descriptor."""
-    from ..hw.descriptor import contract_findings, decode, hardware_address_function
+    from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
     descs = _need(op, "descriptors", list, name)
     if len(descs) != man["k_blocks"]:
         raise LayoutError(f"manifest: {name}.descriptors has {len(descs)} entries, "
@@ -521,7 +521,7 @@ def _a_from_registers(op, A, kb, kx, frag_hw):
 
 def _store(man, D_hw, hw):
     """C as the kernel stores the accumulator registers."""
-    from ..hw.wgmma import fragment
+    from verilayout.hw.nvidia.wgmma import fragment
     f_hw = fragment(hw["shape"], "D", hw["dtype"], acc=hw["acc"])
     bases, regs, per = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
     if regs != f_hw.registers or per != f_hw.elems_per_reg:
@@ -564,8 +564,8 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
     >>> r = simulate_blockload(m); r.ok, r.checked
     (True, 128)
     """
-    from ..hw.intel_block_io import BlockLoad, lane_bytes
-    from .opencl_block_io import FORMAT, builtin_for, operand_of, render_opencl
+    from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
+    from verilayout.emit.opencl_block_io import FORMAT, builtin_for, operand_of, render_opencl
     if man.get("format") != FORMAT:
         raise LayoutError(f"manifest: format {man.get('format')!r}, expected {FORMAT!r}")
     bad = _source_check("blockload", source, render_opencl, man, "kernel.cl")

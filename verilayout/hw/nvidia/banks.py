@@ -59,7 +59,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping, Sequence
 
-from ..errors import LayoutError
+from verilayout.errors import LayoutError
 
 Bit = tuple[str, int]  # (input dim, bit index)
 
@@ -386,7 +386,7 @@ def plan_ldst(img: BitImages, instr: Instruction, elem_bits: int,
               model: BankModel = BankModel(), vector: tuple[int, ...] | None = None) -> AccessPlan:
     """Plan an ``ld.shared``/``st.shared`` of ``instr.bits`` per lane, or raise LayoutError.
 
-    >>> from verilayout.layout import LinearLayout
+    >>> from verilayout.core.linear_layout import LinearLayout
     >>> img = BitImages({"register": [1], "lane": [2, 4, 8, 16, 32]}, {"register": [0], "lane": [0] * 5},
     ...                 {"register": [False], "lane": [False] * 5})
     >>> plan_ldst(img, ld_st(64), 32).phases_per_instruction
@@ -520,7 +520,7 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
     of logical offset ``o`` is ``o + sum(pad * (o // interval))`` over the pairs
     (``#ttg.padded_shared<[interval:+pad, ...]>``).
 
-    >>> from verilayout.layout import identity_standard_nd
+    >>> from verilayout.core.linear_layout import identity_standard_nd
     >>> m = padded_address_map(identity_standard_nd("offset", [4, 32], [1, 0]), [(32, 1)])
     >>> m.offset({"dim0": 2, "dim1": 1})
     67
@@ -540,7 +540,7 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
         return o + sum(pad * (o // iv) for iv, pad in intervals)
 
     def z3_fn(coords):
-        from ..smt import z3_apply_linear
+        from verilayout.core.smt import z3_apply_linear
         logical = z3_apply_linear(inv, coords, width=width)["offset"]
         acc = logical
         for iv, pad in intervals:
@@ -562,7 +562,7 @@ def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     35
     """
     import z3
-    from .. import cute
+    from verilayout.core import cute
     if not isinstance(obj, (cute.Layout, cute.ComposedLayout)):
         raise LayoutError(f"shared layout: expected a LinearLayout, an address map or a CuTe layout, "
                           f"got {type(obj).__name__}")
@@ -598,7 +598,7 @@ def parse_padded_shared(text: str, shape: Sequence[int]) -> SharedAddressMap:
     (33, '#ttg.padded_shared<[32:+1]>')
     """
     import json
-    from ..layout import LinearLayout, identity_standard_nd
+    from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
     m = _PADDED.match(text)
     if not m:
         raise LayoutError("padded_shared: expected '#ttg.padded_shared<[interval:+pad, ...] {offset = [...], "

@@ -12,7 +12,7 @@ bits (seed ``004_d7c7c1cef06bdad0.txt``).
 
 Internally each basis is also kept *packed* as one Python int: the output dims
 are concatenated, the first output dim in the low bits. Every operation below
-works on those ints (Gaussian elimination over GF(2), see :mod:`verilayout.gf2`);
+works on those ints (Gaussian elimination over GF(2), see :mod:`verilayout.core.gf2`);
 nothing enumerates elements.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import gf2
-from .errors import LayoutError
+from verilayout.core import gf2
+from verilayout.errors import LayoutError
 
 
 def _log2_exact(size: int, what: str) -> int:

@@ -35,7 +35,7 @@ def _int(text: str) -> int:
 # ----- fragment -----------------------------------------------------------------------------
 
 def _cmd_fragment(args) -> int:
-    from .hw.wgmma import fragment
+    from verilayout.hw.nvidia.wgmma import fragment
     f = fragment(args.shape, args.operand, args.dtype, acc=args.acc)
     if args.json:
         print(json.dumps(f.to_dict()))
@@ -80,7 +80,7 @@ def _print_descriptor(d, findings=()) -> None:
 
 
 def _desc_findings(d):
-    from .hw.descriptor import contract_findings
+    from verilayout.hw.nvidia.descriptor import contract_findings
     field_rules = ("reserved-bits", "swizzle-mode", "unmodelled-swizzle", "unmodelled-lbo-mode",
                    "base-offset-no-swizzle")     # the rules that do not depend on the operand
     return [f for f in contract_findings(d, major="K", dtype="f16", mn_extent=64)
@@ -88,7 +88,7 @@ def _desc_findings(d):
 
 
 def _cmd_decode(args) -> int:
-    from .hw.descriptor import decode
+    from verilayout.hw.nvidia.descriptor import decode
     d = decode(args.value, args.arch)
     findings = _desc_findings(d)
     if args.json:
@@ -99,7 +99,7 @@ def _cmd_decode(args) -> int:
 
 
 def _cmd_encode(args) -> int:
-    from .hw.descriptor import encode
+    from verilayout.hw.nvidia.descriptor import encode
     d = encode(start_address=args.start, lbo=args.lbo, sbo=args.sbo, swizzle=args.swizzle,
                base_offset=args.base_offset, arch=args.arch, lbo_mode=args.lbo_mode)
     if args.json:
@@ -112,14 +112,14 @@ def _cmd_encode(args) -> int:
 # ----- verify / desc --------------------------------------------------------------------------
 
 def _layout_text(args) -> str:
-    from .cli import read_layout_arg
+    from verilayout.cli.common import read_layout_arg
     return read_layout_arg(args.layout)
 
 
 def _shape(args):
     if not args.shape:
         return None
-    from .cli import parse_shape_arg
+    from verilayout.cli.common import parse_shape_arg
     return parse_shape_arg(args.shape)
 
 
@@ -142,8 +142,8 @@ def _print_verdict(v) -> None:
 
 
 def _cmd_verify(args) -> int:
-    from .prove.wgmma import as_descriptor
-    from .wgmma import verify
+    from verilayout.prove.wgmma import as_descriptor
+    from verilayout.wgmma import verify
     d = as_descriptor(args.desc, args.arch)
     v = verify(d, _layout_text(args), k_block=args.k_block, **_common(args))
     if args.json:
@@ -155,9 +155,9 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_desc(args) -> int:
-    from .prove.wgmma import intended_tile
-    from .hw.wgmma import k_of_dtype
-    from .synth.descriptor import derive_descriptor
+    from verilayout.prove.wgmma import intended_tile
+    from verilayout.hw.nvidia.wgmma import k_of_dtype
+    from verilayout.synth.descriptor import derive_descriptor
     text = _layout_text(args)
     common = _common(args)
     if args.k_block == "all":
@@ -181,7 +181,7 @@ def _cmd_desc(args) -> int:
 
 
 def _cmd_synth(args) -> int:
-    from .synth.descriptor import synth
+    from verilayout.synth.descriptor import synth
     p = synth(dtype=args.dtype, major=args.major, mn=args.mn, k=args.k, arch=args.arch,
               base_address=args.base_address)
     if args.json:

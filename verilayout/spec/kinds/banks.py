@@ -35,17 +35,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import LayoutError
-from .layout import LinearLayout
-from .smt import Verdict
-from .spec import register_kind, register_source
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict
+from verilayout.spec.core import register_kind, register_source
 
 _SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "description"}
 
 
 def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
     """Element width from exactly one of ``elem_bits`` and ``dtype``."""
-    from .cli import DTYPE_BITS
+    from verilayout.dtypes import BITS as DTYPE_BITS
     if (elem_bits is None) == (dtype is None):
         raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
     if dtype is not None:
@@ -58,7 +58,7 @@ def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
 
 
 def _src_shared(entry, path, where):
-    from .banks import load_shared
+    from verilayout.banks import load_shared
     w = f"{path}: {where}"
     extra = set(entry) - _SHARED_KEYS
     if extra:
@@ -77,7 +77,7 @@ def _src_shared(entry, path, where):
 
 
 def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks):
-    from .banks import analyze
+    from verilayout.banks import analyze
     if not isinstance(reg, LinearLayout):
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     if not isinstance(store, bool):

@@ -1,0 +1,106 @@
+"""What every command shares: reading layout arguments, shapes, types and options."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+
+from verilayout import parse
+from verilayout.core import cute
+from verilayout.dtypes import BITS as DTYPE_BITS
+from verilayout.errors import LayoutError
+
+
+def parse_shape_arg(text: str) -> list[int]:
+    """``"256x32"`` -> ``[256, 32]``.
+
+    >>> parse_shape_arg("256x32")
+    [256, 32]
+    """
+    if not re.fullmatch(r"\d+(x\d+)*", text.strip()):
+        raise LayoutError(f"--shape {text!r}: expected sizes separated by 'x', e.g. 256x32")
+    return [int(t) for t in text.strip().split("x")]
+
+
+def parse_type_arg(text: str) -> tuple[list[int], str]:
+    """``"tensor<256x32xf16>"`` -> ``([256, 32], "f16")``.
+
+    >>> parse_type_arg("tensor<64x64xbf16>")
+    ([64, 64], 'bf16')
+    """
+    m = re.fullmatch(r"\s*(?:tensor|!ttg\.memdesc|memdesc)?<?\s*((?:\d+x)+)([A-Za-z][A-Za-z0-9]*)\s*>?\s*", text)
+    if not m:
+        raise LayoutError(f"-t {text!r}: expected a type like tensor<256x32xf16>")
+    dtype = m.group(2)
+    if dtype not in DTYPE_BITS:
+        raise LayoutError(f"-t {text!r}: unknown element type '{dtype}' "
+                          f"(known: {', '.join(sorted(DTYPE_BITS))})")
+    return [int(t) for t in m.group(1).rstrip("x").split("x")], dtype
+
+
+def read_layout_arg(text: str) -> str:
+    """A layout argument is literal text, ``@FILE``, or the path of an existing file."""
+    if text.startswith("@"):
+        path = text[1:]
+    elif os.path.isfile(text) and not text.lstrip().startswith(("#", "(", "Sw", "!")):
+        path = text
+    else:
+        return text
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise LayoutError(f"cannot read layout file {path!r}: {e.strerror}") from None
+
+
+def _is_mlir(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(("#", "!", "tensor", "module", "//")) or "\n#" in t
+
+
+def load_layout(args) -> object:
+    """Parse ``args.layout`` with the shape/type/name options of the command."""
+    text = read_layout_arg(args.layout)
+    shape, dtype = None, None
+    if getattr(args, "type", None):
+        shape, dtype = parse_type_arg(args.type)
+    if getattr(args, "shape", None):
+        if shape is not None:
+            raise LayoutError("give either -t/--type or --shape, not both")
+        shape = parse_shape_arg(args.shape)
+    kw = {}
+    if getattr(args, "name", None):
+        kw["name"] = args.name
+    if getattr(args, "swizzle_units", None):
+        kw["swizzle_units"] = args.swizzle_units
+    if dtype is not None and not _is_mlir(text):
+        kw["elem_bits"] = DTYPE_BITS[dtype]  # CuTe: the element width fixes byte/element units
+    return parse(text, shape=shape, **kw), shape
+
+
+def cute_as_linear(layout, args):
+    """A CuTe layout as GF(2) bases: coordinates -> element offset for ``--view bases``,
+    Triton's shared view (offset -> dim0, dim1, ...) for the pictures and the other views."""
+    bits = DTYPE_BITS[parse_type_arg(args.type)[1]] if args.type else None
+    reason = cute.why_not_linear(layout, "elements", bits)
+    if reason:
+        raise LayoutError(f"this layout is not GF(2)-linear ({reason}); it has no bases to "
+                          "show, but `verilayout check` proves properties of it with z3")
+    if args.view == "bases" and not args.svg:
+        return cute.to_linear(layout, "elements", bits)
+    return cute.shared_linear_layout(layout, bits)
+
+
+def add_layout_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("layout", help="layout text (Triton MLIR attribute or type, CuTe layout), "
+                   "@FILE, or a TTGIR file path")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-t", "--type", metavar="TYPE", help="tensor type giving shape and element type, "
+                   "e.g. 'tensor<256x32xf16>'")
+    g.add_argument("--shape", metavar="AxB", help="tensor shape, e.g. 256x32")
+    p.add_argument("--name", metavar="#ALIAS", help="which alias of a TTGIR file to use, e.g. '#blocked1'")
+    p.add_argument("--swizzle-units", choices=["bytes", "elements"],
+                   help="for a bare CuTe 'Swizzle<B,M,S> o L': does the swizzle act on byte "
+                   "addresses or element offsets")
+
+

@@ -1,0 +1,59 @@
+"""`verilayout show`: print a layout as bases, Triton's views, a grid, JSON or SVG."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from verilayout.cli.common import (DTYPE_BITS, add_layout_options, cute_as_linear, load_layout,
+                                   parse_type_arg)
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.frontends.triton import format_hardware_view, format_tensor_view
+from verilayout.report.svg import layout_svg
+from verilayout.views import format_bases, format_owner_grid
+
+
+def cmd_show(args) -> int:
+    layout, shape = load_layout(args)
+    if not isinstance(layout, LinearLayout):
+        layout = cute_as_linear(layout, args)
+    if args.json:
+        print(json.dumps(layout.to_dict()))
+    elif args.view == "hw":
+        print(format_hardware_view(layout, shape or list(layout.out_dims.values())))
+    elif args.view == "tensor":
+        print(format_tensor_view(layout, shape or list(layout.out_dims.values())))
+    elif args.view == "grid":
+        print(format_owner_grid(layout))
+    else:
+        print(format_bases(layout))
+    if args.svg:
+        bits = DTYPE_BITS[parse_type_arg(args.type)[1]] if args.type else 16
+        try:
+            with open(args.svg, "w", encoding="utf-8") as f:
+                f.write(layout_svg(layout, elem_bits=bits))
+        except OSError as e:
+            raise LayoutError(f"cannot write {args.svg}: {e.strerror}") from None
+    return 0
+
+
+
+
+def register(sub) -> None:
+    p = sub.add_parser("show", help="print a layout: its bases, the hardware view, or the tensor grid",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description="Parse a layout and print it.",
+                       epilog="examples:\n"
+                       "  verilayout show '#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
+                       "warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw\n"
+                       "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n")
+    add_layout_options(p)
+    p.add_argument("--view", choices=["bases", "hw", "tensor", "grid"], default="bases",
+                   help="bases: the basis of every input bit (default); hw: 'Warp0:' listing of who "
+                   "holds what, as Triton's format_hardware_view; tensor: Triton's tensor view; "
+                   "grid: one cell per element with its owners (T<thread>:<register>) or its "
+                   "shared-memory offset")
+    p.add_argument("--json", action="store_true", help="print the layout as JSON "
+                   '({"in_dims", "out_dims", "bases"})')
+    p.add_argument("--svg", metavar="FILE", help="also draw the layout as an SVG picture")
+    p.set_defaults(func=cmd_show)

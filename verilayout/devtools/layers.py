@@ -1,0 +1,213 @@
+"""The layering rule of verilayout, checked by reading every module's imports with ``ast``.
+
+Each module belongs to one layer; a module may import only from layers *below* its own, or
+from its own capability folder. Run ``python -m verilayout.devtools.layers``: it prints the layer
+of every module and every violation, and exits 1 when there is one (an upward import, a sideways
+import between two capability folders of one layer, a cycle, or an import inside a function that
+is not marked as a deferred optional dependency with ``# deferred:`` on its line).
+
+>>> layer_of("verilayout.core.gf2")
+'core'
+>>> rank("verilayout.errors") < rank("verilayout.core.linear_layout") < rank("verilayout.cli.main")
+True
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+import sys
+from dataclasses import dataclass
+
+#: Layers from the bottom up. A module's layer is the longest prefix of its dotted name listed
+#: here; folders that share a rank are capability folders and may not import each other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "bits"),
+    ("dtypes",),
+    ("core",),
+    ("hw",),
+    ("frontends",),
+    ("prove",),
+    ("synth",),
+    ("report",),
+    ("emit",),
+    ("simulate",),
+    ("audit",),
+    ("spec",),
+    ("api",),   # the package's public facades: __init__, banks, blockload, wgmma, cute, views, testing
+    ("cli",),
+    ("devtools",),
+)
+
+#: Facade modules at the package root (the public API, thin re-exports).
+API = ("verilayout", "verilayout.banks", "verilayout.blockload", "verilayout.wgmma",
+       "verilayout.cute", "verilayout.views", "verilayout.testing", "verilayout.audit_api")
+
+#: Capability folders inside ``hw`` (one per vendor): none of them imports another.
+SUBFOLDERS = {"hw": ("nvidia", "amd", "intel")}
+
+PACKAGE = "verilayout"
+
+
+def layer_of(module: str) -> str:
+    """The layer name of a dotted module name.
+
+    >>> layer_of("verilayout.hw.nvidia.wgmma"), layer_of("verilayout.banks")
+    ('hw', 'api')
+    """
+    if module in API:
+        return "api"
+    parts = module.split(".")
+    if len(parts) < 2:
+        return "api"
+    for group in LAYERS:
+        if parts[1] in group:
+            return parts[1]
+    raise ValueError(f"module {module} is in no layer; add it to verilayout.devtools.layers.LAYERS")
+
+
+def rank(module: str) -> int:
+    """The index of the module's layer in ``LAYERS`` (0 is the bottom).
+
+    >>> rank("verilayout.errors"), rank("verilayout.bits")
+    (0, 0)
+    """
+    name = layer_of(module)
+    return next(i for i, g in enumerate(LAYERS) if name in g)
+
+
+def _folder(module: str) -> str:
+    """The capability folder: ``verilayout.hw.nvidia.x`` -> ``hw.nvidia``."""
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] in SUBFOLDERS and parts[2] in SUBFOLDERS[parts[1]]:
+        return ".".join(parts[1:3])
+    return layer_of(module)
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a package module by another, at a line; ``top`` is False inside a function."""
+    source: str
+    target: str
+    line: int
+    top: bool
+    deferred: bool
+
+
+def module_name(path: pathlib.Path, root: pathlib.Path) -> str:
+    """``root/verilayout/core/gf2.py`` -> ``verilayout.core.gf2`` (packages drop ``__init__``)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _resolve(source: str, is_pkg: bool, node: ast.ImportFrom, modules: set[str]) -> list[str]:
+    if node.level:
+        base = source.split(".") if is_pkg else source.split(".")[:-1]
+        base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if not (target == PACKAGE or target.startswith(PACKAGE + ".")):
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        out.append(sub if sub in modules else target)
+    return out
+
+
+def imports_of(path: pathlib.Path, root: pathlib.Path, modules: set[str]) -> list[Import]:
+    """Every import of a ``verilayout`` module in one file."""
+    source = module_name(path, root)
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text)
+    top_nodes = set()
+    for node in tree.body:
+        if isinstance(node, (ast.If, ast.Try)):  # TYPE_CHECKING blocks and guarded imports
+            top_nodes.update(id(n) for n in ast.walk(node))
+        top_nodes.add(id(node))
+    found = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.ImportFrom):
+            targets = _resolve(source, path.name == "__init__.py", node, modules)
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names if a.name.startswith(PACKAGE + ".")]
+        line = lines[node.lineno - 1] if targets else ""
+        for t in targets:
+            found.append(Import(source, t, node.lineno, id(node) in top_nodes, "# deferred:" in line))
+    return found
+
+
+def violations(root: pathlib.Path) -> tuple[dict[str, str], list[str]]:
+    """The layer of every module under ``root/verilayout`` and the list of violations."""
+    files = sorted((root / PACKAGE).rglob("*.py"))
+    modules = {module_name(p, root) for p in files}
+    layers, problems, graph = {}, [], {}
+    for p in files:
+        mod = module_name(p, root)
+        layers[mod] = layer_of(mod)
+        for imp in imports_of(p, root, modules):
+            graph.setdefault(mod, set()).add(imp.target)
+            where = f"{p.relative_to(root)}:{imp.line}"
+            if not imp.top and not imp.deferred:
+                problems.append(f"{where}: import of {imp.target} inside a function (mark a deferred "
+                                "optional dependency with '# deferred: <why>')")
+            if imp.target == PACKAGE and mod != PACKAGE and layer_of(mod) != "cli":
+                problems.append(f"{where}: {mod} imports the package facade 'verilayout'; import the "
+                                "module that defines the name")
+                continue
+            if imp.target == PACKAGE:
+                continue
+            rs, rt = rank(mod), rank(imp.target)
+            if rt > rs:
+                problems.append(f"{where}: {mod} ({layer_of(mod)}) imports upward {imp.target} "
+                                f"({layer_of(imp.target)})")
+            elif rt == rs and _folder(mod) != _folder(imp.target):
+                problems.append(f"{where}: {mod} imports sideways {imp.target} (capability folders "
+                                f"{_folder(mod)} and {_folder(imp.target)})")
+    problems.extend(_cycles(graph))
+    return layers, problems
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """One message per import cycle found by depth-first search."""
+    state: dict[str, int] = {}
+    out: list[str] = []
+    stack: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph.get(n, ())):
+            if m == n:
+                continue
+            if state.get(m) == 1:
+                out.append("import cycle: " + " -> ".join(stack[stack.index(m):] + [m]))
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print every module's layer, then the violations; exit 1 if there is any."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    layers, problems = violations(root)
+    for mod in sorted(layers):
+        print(f"{layers[mod]:10s} {mod}")
+    for p in problems:
+        print(f"violation: {p}")
+    print(f"{len(layers)} modules, {len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""The one table of element types: every name verilayout reads, and its width in bits.
+
+Names are the ones PTX (``f16``, ``e4m3``, ``s8``), Triton's MLIR (``f8E4M3FN``, ``i8``) and the
+CLI use; each capability keeps only the list of names it supports, and takes widths from here.
+
+Law: ``bits(name) == BITS[name]``; an unknown name raises ``LayoutError`` naming the known ones.
+
+>>> bits("bf16"), bits("e4m3"), bits("f8E5M2")
+(16, 8, 8)
+>>> bytes_of("tf32")
+4
+"""
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from verilayout.errors import LayoutError
+
+#: Element width in bits of every element type name verilayout reads.
+BITS: dict[str, int] = {
+    "i1": 1, "b1": 1,
+    "i4": 4, "e2m1": 4, "f4E2M1FN": 4,
+    "e2m3": 6, "e3m2": 6, "f6E2M3FN": 6, "f6E3M2FN": 6,
+    "i8": 8, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8,
+    "f8e4m3fn": 8, "f8e5m2": 8, "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8,
+    "f8E8M0FNU": 8, "e8m0": 8,
+    "i16": 16, "f16": 16, "bf16": 16,
+    "i32": 32, "f32": 32, "tf32": 32, "s32": 32,
+    "i64": 64, "f64": 64,
+}
+
+#: Names of the operand-major choices of an MMA operand.
+Major = Literal["K", "MN"]
+#: Names of the swizzle modes of NVIDIA shared-memory descriptors and tensor maps.
+SwizzleMode = Literal["none", "32B", "64B", "128B"]
+#: Architectures verilayout models.
+Arch = Literal["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "gfx942", "gfx950", "xe2"]
+
+
+def bits(name: str) -> int:
+    """Width in bits of element type ``name``; ``LayoutError`` for an unknown name.
+
+    >>> bits("f16")
+    16
+    """
+    if not isinstance(name, str) or name not in BITS:
+        raise LayoutError(f"unknown element type {name!r} (known: {', '.join(sorted(BITS))})")
+    return BITS[name]
+
+
+def bytes_of(name: str) -> int:
+    """Whole bytes of one element (types narrower than a byte are refused).
+
+    >>> bytes_of("f16"), bytes_of("i8")
+    (2, 1)
+    """
+    b = bits(name)
+    if b % 8:
+        raise LayoutError(f"element type {name!r} is {b} bits, not a whole number of bytes")
+    return b // 8
+
+
+def mlir_bits(elem: str) -> int | None:
+    """Bits of an MLIR element type, or None when it is not an element type.
+
+    Pointers (``!tt.ptr<...>``) are 64 bits; ``iN``/``uiN``/``siN`` are N bits.
+
+    >>> mlir_bits("bf16"), mlir_bits("f8E5M2"), mlir_bits("!tt.ptr<f16>"), mlir_bits("foo")
+    (16, 8, 64, None)
+    """
+    if elem in BITS:
+        return BITS[elem]
+    if elem.startswith("f8"):
+        return 8
+    if elem.startswith("f6"):
+        return 6
+    if elem.startswith("f4"):
+        return 4
+    if elem.startswith("!tt.ptr"):
+        return 64
+    m = re.fullmatch(r"[isu]i?([0-9]+)", elem)
+    return int(m.group(1)) if m else None
+
+
+def subset(names: tuple[str, ...]) -> dict[str, int]:
+    """The widths of a capability's supported names, in the order given.
+
+    >>> subset(("f16", "tf32"))
+    {'f16': 16, 'tf32': 32}
+    """
+    return {n: bits(n) for n in names}
