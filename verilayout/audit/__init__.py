@@ -1,0 +1,1 @@
+"""Whole-kernel audits: read what the compiler wrote (TTGIR, PTX) and check every layout it uses."""
