@@ -237,7 +237,7 @@ CLANG = next((c for c in ("clang", "clang-18", "clang-17", "clang-16", "clang-15
               if shutil.which(c)), None)
 
 
-@pytest.mark.skipif(CLANG is None, reason="clang (OpenCL C front-end) is not installed; the "
+@pytest.mark.skipif(CLANG is None, reason="(optional tool) clang (OpenCL C front-end) is not installed; the "
                     "OpenCL C syntax check needs it")
 @pytest.mark.parametrize("name", ["A", "B", "BT"])
 def test_the_opencl_kernel_is_valid_opencl_c(emitted, name, tmp_path):
