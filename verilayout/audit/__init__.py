@@ -1,1 +1,11 @@
-"""Whole-kernel audits: read what the compiler wrote (TTGIR, PTX) and check every layout it uses."""
+"""Whole-kernel audits: read what the compiler wrote (TTGIR, PTX) and check every layout it uses.
+
+>>> audit_text("module {\\n}\\n").counts()["errors"]
+0
+"""
+from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
+from verilayout.audit.ttgir import audit_file, audit_module, audit_paths, audit_text, classify_conversion
+from verilayout.audit.testing import KernelNotClean, assert_kernel_clean
+
+__all__ = ["AuditReport", "Check", "FileReport", "Unsupported", "audit_file", "audit_paths", "audit_text",
+           "audit_module", "classify_conversion", "assert_kernel_clean", "KernelNotClean"]

@@ -1,0 +1,107 @@
+"""verilayout audit: time per TTGIR file (warm, one process), Triton's compile time, cold start.
+
+    python benchmarks/audit.py [PATH ...] [--reps 5]
+
+* warm: every ``*.ttgir`` under the paths (default: ``tests/corpus`` and ``examples``) audited
+  in this process, ``--reps`` times; median ms per file over the files (each file's best run);
+* Triton: ``triton.compile`` of the example kernels (``examples/*.py`` with ``compile_ttgir``),
+  each in a fresh subprocess (its in-process cache would otherwise answer), best of 2, against
+  the audit of the TTGIR it writes;
+* cold start: ``python -m verilayout.cli audit FILE`` wall time, median of 5 runs.
+
+Goals: median < 20 ms per file, cold start < 0.3 s.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from verilayout.audit import audit_file  # noqa: E402
+from verilayout.audit.ttgir import expand_paths  # noqa: E402
+
+COMPILE = """
+import os, sys, time, importlib.util
+spec = importlib.util.spec_from_file_location("k", sys.argv[1]); m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+t = time.perf_counter(); m.compile_ttgir(); print(time.perf_counter() - t); sys.stdout.flush(); os._exit(0)
+"""
+
+
+def warm(files, reps):
+    per = {}
+    for f in files:
+        audit_file(f)                        # first touch: imports, caches
+        best = min(_time(lambda: audit_file(f)) for _ in range(reps))
+        per[f] = best * 1e3
+    return per
+
+
+def _time(fn):
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def triton_compile_ms(py):
+    env = dict(os.environ, TRITON_CACHE_DIR=os.path.join("/tmp", f"vl-bench-cache-{os.getpid()}"),
+               TRITON_ALWAYS_COMPILE="1", TRITON_DEFAULT_FP_FUSION="1")
+    best = None
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", COMPILE, str(py)], capture_output=True, text=True, env=env)
+        if r.returncode != 0 or not r.stdout.strip():
+            return None
+        t = float(r.stdout.strip().splitlines()[-1]) * 1e3
+        best = t if best is None else min(best, t)
+    return best
+
+
+def cold_start(path):
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "verilayout.cli", "audit", path], capture_output=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="*")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args(argv)
+    paths = args.paths or [p for p in (str(ROOT / "tests" / "corpus"), str(ROOT / "examples")) if os.path.isdir(p)]
+    files = expand_paths(paths)
+    if not files:
+        print("no .ttgir files")
+        return 2
+    t0 = time.perf_counter()
+    per = warm(files, args.reps)
+    total = time.perf_counter() - t0
+    ms = sorted(per.values())
+    print(f"{len(files)} files, {args.reps} reps, {total:.1f} s in one process")
+    print(f"audit, warm: median {statistics.median(ms):.2f} ms/file, p90 {ms[int(0.9 * (len(ms) - 1))]:.2f}, "
+          f"max {ms[-1]:.2f} ({max(per, key=per.get)})")
+    for py in sorted(glob.glob(str(ROOT / "examples" / "*.py"))):
+        tt = Path(py).with_suffix(".ttgir")
+        if not tt.exists() or "def compile_ttgir" not in Path(py).read_text():
+            continue
+        c = triton_compile_ms(py)
+        a = per.get(str(tt)) or min(_time(lambda: audit_file(str(tt))) for _ in range(args.reps)) * 1e3
+        ctext = "n/a (Triton not importable)" if c is None else f"{c:.0f} ms"
+        ratio = "" if c is None else f" ({a / c * 100:.1f}% of the compile)"
+        print(f"{Path(py).name}: Triton compile {ctext}, audit {a:.2f} ms{ratio}")
+    print(f"cold start (python -m verilayout.cli audit {Path(files[0]).name}): {cold_start(files[0]):.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,369 @@
+"""verilayout audit: whole TTGIR kernels, no property typed by hand.
+
+Expected values come from outside the code under test:
+* bank figures: a brute-force count written here (every warp, instruction, phase, lane and
+  byte enumerated from the layouts' bases; banks = 4-byte words mod 32);
+* locations: the line of examples/matmul_fp8.py that loads B (found by its text);
+* conversions and views: derivations written next to each case.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verilayout.audit import assert_kernel_clean, audit_file, audit_paths, audit_text
+from verilayout.audit.testing import KernelNotClean
+from verilayout.cli.main import main
+from verilayout.errors import LayoutError
+from verilayout.frontends.triton import attr_to_linear
+from verilayout.frontends.ttgir import parse_module
+
+ROOT = Path(__file__).resolve().parent.parent
+FP8 = ROOT / "examples" / "matmul_fp8.ttgir"
+FP8_PY = ROOT / "examples" / "matmul_fp8.py"
+CORPUS = sorted(glob.glob(str(ROOT / "tests" / "corpus" / "**" / "*.ttgir"), recursive=True))
+EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.ttgir")))
+SAMPLES = EXAMPLES + CORPUS
+
+
+def _line_of(py: Path, marker: str) -> int:
+    for i, line in enumerate(py.read_text().splitlines(), 1):
+        if marker in line:
+            return i
+    raise AssertionError(f"{marker!r} is gone from {py}")
+
+
+def _b_load_line() -> int:
+    return _line_of(FP8_PY, "b = tl.load(b_ptrs)")
+
+
+# ----- brute force -----------------------------------------------------------------------------
+
+def _xor_apply(bases, index):
+    out = [0] * len(bases[0]) if bases else []
+    i = 0
+    while index:
+        if index & 1:
+            out = [a ^ b for a, b in zip(out, bases[i])]
+        index >>= 1
+        i += 1
+    return tuple(out)
+
+
+def brute_wavefronts(reg, smem, bits):
+    """(vector elems, worst wavefronts per instruction) of the widest ld/st.shared, by enumeration."""
+    offs = smem.bases["offset"]
+    where = {}
+    for o in range(1 << len(offs)):
+        where.setdefault(_xor_apply(offs, o), o)          # first offset holding the element
+    regs = reg.bases.get("register", [])
+    lanes, warps = reg.bases.get("lane", []), reg.bases.get("warp", [])
+    nz = [b for b in regs if any(b)]
+    # vector: leading non-zero register bases that step the offset by 1, 2, 4, ... (<= 128 bits)
+    v = 1
+    for k, b in enumerate(nz):
+        if where[tuple(b)] == 1 << k and (v * 2) * bits <= 128:
+            v *= 2
+        else:
+            break
+    others = nz[v.bit_length() - 1:]
+    per_phase = 32 if v * bits <= 32 else 16 if v * bits == 64 else 8
+    worst = 0
+    for w in range(1 << len(warps)):
+        for r in range(1 << len(others)):
+            total = 0
+            for ph in range(32 // per_phase):
+                banks = {}
+                for lane in range(ph * per_phase, (ph + 1) * per_phase):
+                    base = [a ^ b ^ c for a, b, c in zip(_xor_apply(others, r), _xor_apply(lanes, lane),
+                                                           _xor_apply(warps, w))]
+                    off = where[tuple(base)]
+                    for byte in range(off * bits // 8, (off + v) * bits // 8):
+                        banks.setdefault((byte // 4) % 32, set()).add(byte // 4)
+                total += max(len(s) for s in banks.values())
+            worst = max(worst, total)
+    return v, worst
+
+
+def _bank_checks(rep):
+    return [c for c in rep.checks if c.check == "bank-conflicts" and c.status in ("proved", "counterexample")]
+
+
+def _layouts_of(path, check):
+    """The register and shared layouts of a bank check, read again from the op's TTGIR line."""
+    mod = parse_module(Path(path).read_text())
+    op = next(o for o in mod.ops if o.line == check.line)
+    if op.name == "ttg.local_load":
+        reg_t, mem_t = op.result_types[0], op.operand_types[0]
+    elif op.name == "ttg.local_alloc":
+        reg_t, mem_t = op.operand_types[0], op.result_types[0]
+    else:
+        reg_t = next(t for t in op.operand_types if "memdesc" not in t)
+        mem_t = next(t for t in op.operand_types + op.result_types if "memdesc" in t)
+    rt, mt = mod.type_of(reg_t), mod.type_of(mem_t)
+    return attr_to_linear(rt.encoding, rt.shape), attr_to_linear(mt.encoding, mt.shape), mt.elem
+
+
+BITS = {"f8E4M3FN": 8, "f8E5M2": 8, "i8": 8, "f16": 16, "bf16": 16, "f32": 32, "i32": 32, "f64": 64}
+
+
+# ----- the fp8 example ---------------------------------------------------------------------------
+
+def test_fp8_b_store_is_an_8_way_conflict_at_the_python_line():
+    rep = audit_file(str(FP8))
+    bad = [c for c in rep.checks if c.status == "counterexample"]
+    assert len(bad) == 1
+    c = bad[0]
+    assert (c.op, c.check, c.severity) == ("ttg.local_alloc", "bank-conflicts", "warning")
+    assert c.loc == f"matmul_fp8.py:{_b_load_line()}"
+    assert "transposed = true" in c.data["shared_layout"]
+    reg, smem, elem = _layouts_of(FP8, c)
+    v, wf = brute_wavefronts(reg, smem, BITS[elem])
+    assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf) == (1, 8)
+    w = c.data["witness"]["accesses"]
+    assert w[0]["bank"] == w[1]["bank"] and w[0]["word"] != w[1]["word"]
+    fix = c.data["fix"]
+    # the optimum needs the lower bound of one wavefront per instruction (64 st.shared per warp
+    # would be ideal with 1 B/lane; the optimum vectorises): fewer wavefronts than today's 8 * 64
+    assert fix["optimum_wavefronts_per_warp"] < 8 * 64 and fix["optimum_status"] == "proved"
+
+
+def test_w4a16_dequantized_b_store_is_8_way():
+    path = ROOT / "examples" / "w4a16.ttgir"
+    rep = audit_file(str(path))
+    bad = [c for c in rep.checks if c.severity == "warning"]
+    assert len(bad) == 1 and bad[0].check == "bank-conflicts" and bad[0].op == "ttg.local_alloc"
+    c = bad[0]
+    assert c.loc == f"w4a16.py:{_line_of(ROOT / 'examples' / 'w4a16.py', 'b = b.to(tl.float16)')}"
+    reg, smem, elem = _layouts_of(path, c)
+    assert brute_wavefronts(reg, smem, BITS[elem]) == (2, 8)      # st.shared.b32 (2 x f16), 8 words/bank
+    # the join / permute / reshape that unpack the nibbles are proved to move no data
+    views = {x.op: x.status for x in rep.checks if x.check == "view-layout"}
+    assert views == {"tt.join": "proved", "tt.trans": "proved", "tt.reshape": "proved"}
+
+
+def test_fp8_every_shared_wgmma_operand_has_proved_descriptors():
+    rep = audit_file(str(FP8))
+    d = [c for c in rep.checks if c.check == "mma-descriptor"]
+    assert sorted(c.data["operand"] for c in d) == ["A", "B"]
+    for c in d:
+        assert c.status == "proved"
+        # 128x64 A: 2 row blocks of 64 x 2 K-blocks of 32 fp8; 64x128 B: 2 K-blocks
+        assert len(c.data["descriptors"]) == (4 if c.data["operand"] == "A" else 2)
+        assert all(x["descriptor"].startswith("0x") for x in c.data["descriptors"])
+        assert c.data["major"] == "K"           # fp8 wgmma reads both operands K-major
+
+
+@pytest.mark.parametrize("path", SAMPLES)
+def test_every_nvidia_bank_figure_equals_brute_force(path):
+    rep = audit_file(path)
+    if not (rep.target or "cuda").startswith("cuda"):
+        pytest.skip("AMD target")
+    for c in _bank_checks(rep):
+        reg, smem, elem = _layouts_of(path, c)
+        v, wf = brute_wavefronts(reg, smem, BITS[elem])
+        assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf), (c.line, c.message)
+        assert (c.status == "proved") == (wf == c.data["ideal_wavefronts"])
+
+
+@pytest.mark.parametrize("path", SAMPLES)
+def test_corpus_audits_cleanly(path):
+    rep = audit_file(path)
+    json.loads(json.dumps(rep.to_dict()))
+    assert main(["audit", path, "--json"]) in (0, 1)
+    for c in rep.checks:
+        if c.op == "ttng.warp_group_dot" and c.check == "mma-descriptor" and "reason" not in c.data:
+            assert c.status == "proved", c.message
+
+
+# ----- hand-written modules --------------------------------------------------------------------
+
+HEAD = """#loc1 = loc("k.py":7:3)
+#loc2 = loc("x"(#loc1))
+#loc3 = loc(callsite(#loc2 at #loc1))
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = %d : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+"""
+
+
+def _mod(body, warps=1, aliases=""):
+    return aliases + HEAD % warps + body + "\n}\n"
+
+
+def _one(text):
+    rep = audit_text(text, "t.ttgir")
+    assert len(rep.checks) == 1, rep.checks
+    return rep.checks[0]
+
+
+def test_locations_through_named_and_callsite_locs():
+    m = parse_module(_mod("  %1 = tt.trans %0 {order = array<i32: 1, 0>} : tensor<4x4xf32, #a> -> "
+                          "tensor<4x4xf32, #a> loc(#loc3)", aliases="#a = #ttg.blocked<{sizePerThread = [1, 1], "
+                          "threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>\n"))
+    assert (m.num_warps, m.target, m.threads_per_warp, m.num_ctas) == (1, "cuda:90", 32, 1)
+    assert m.ops[0].loc == "k.py:7" and m.ops[0].line == 6
+
+
+BLK = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [2, 1], order = [1, 0]}>"
+# transposing swaps every per-dim array and maps the order through the permutation
+BLK_T = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 2], order = [0, 1]}>"
+BLK_T_WRONG = "#ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 2], order = [1, 0]}>"
+
+
+@pytest.mark.parametrize("dst,status", [(BLK_T, "proved"), (BLK_T_WRONG, "counterexample")])
+def test_trans_view(dst, status):
+    c = _one(_mod(f"  %1 = tt.trans %0 {{order = array<i32: 1, 0>}} : tensor<32x16xf32, {BLK}> -> "
+                  f"tensor<16x32xf32, {dst}> loc(#loc1)", warps=2))
+    assert (c.check, c.status, c.loc) == ("view-layout", status, "k.py:7")
+    assert c.severity == (None if status == "proved" else "error")
+
+
+def test_join_adds_one_register_bit():
+    # join appends a size-2 dim held by one more register (fastest: order [2, 1, 0])
+    joined = "#ttg.blocked<{sizePerThread = [1, 4, 2], threadsPerWarp = [8, 4, 1], warpsPerCTA = [2, 1, 1], order = [2, 1, 0]}>"
+    c = _one(_mod(f"  %2 = tt.join %0, %1 : tensor<32x16xf32, {BLK}> -> tensor<32x16x2xf32, {joined}> loc(#loc1)", 2))
+    assert (c.check, c.status) == ("view-layout", "proved")
+    bad = "#ttg.blocked<{sizePerThread = [1, 4, 2], threadsPerWarp = [8, 4, 1], warpsPerCTA = [2, 1, 1], order = [1, 2, 0]}>"
+    c = _one(_mod(f"  %2 = tt.join %0, %1 : tensor<32x16xf32, {BLK}> -> tensor<32x16x2xf32, {bad}> loc(#loc1)", 2))
+    assert (c.status, c.severity) == ("counterexample", "error")
+
+
+def test_reshape_row_major():
+    # 4x8 with lanes along the row (8) then down (4): flat index row*8+col = the lane id
+    src = "#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>"
+    dst = "#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], order = [0]}>"
+    c = _one(_mod(f"  %1 = tt.reshape %0 : tensor<4x8xf32, {src}> -> tensor<32xf32, {dst}> loc(#loc1)"))
+    assert (c.check, c.status) == ("view-layout", "proved")
+
+
+def _lin(reg, lane, warp=()):
+    f = lambda bs: "[" + ", ".join(f"[{b}]" for b in bs) + "]"  # noqa: E731
+    return f"#ttg.linear<{{register = {f(reg)}, lane = {f(lane)}, warp = {f(warp)}, block = []}}>"
+
+
+@pytest.mark.parametrize("src,dst,kind", [
+    # equal layouts: nothing moves
+    (_lin([1, 2], [4, 8, 16, 32, 64]), _lin([1, 2], [4, 8, 16, 32, 64]), "none"),
+    # the two register bits swap roles: each thread keeps its elements, reordered
+    (_lin([1, 2], [4, 8, 16, 32, 64]), _lin([2, 1], [4, 8, 16, 32, 64]), "register"),
+    # register bit 1 and lane bit 0 swap: elements cross lanes of one warp
+    (_lin([1, 2], [4, 8, 16, 32, 64]), _lin([1, 4], [2, 8, 16, 32, 64]), "warp-shuffle"),
+    # a lane bit and the warp bit swap: elements cross warps
+    (_lin([1], [2, 4, 8, 16, 32], [64]), _lin([1], [2, 4, 8, 16, 64], [32]), "shared-memory"),
+])
+def test_convert_layout_classification(src, dst, kind):
+    warps = 2 if "warp = [[" in src else 1
+    c = _one(_mod(f"  %1 = ttg.convert_layout %0 : tensor<128xf32, {src}> -> tensor<128xf32, {dst}> loc(#loc1)", warps))
+    assert (c.check, c.data["movement"]) == ("convert-layout", kind)
+    assert c.severity == ("note" if kind == "shared-memory" else None)
+
+
+def test_column_read_of_unswizzled_tile_is_16_way():
+    # seed 004: 16x32 f32 read down column 0 by lanes 0-15: 16 rows 128 B apart, one bank
+    rep = audit_text(audit_example(), "e.ttgir")
+    c = rep.checks[0]
+    assert (c.status, c.data["wavefronts"], c.loc) == ("counterexample", 16, "k.py:9")
+
+
+def audit_example():
+    from verilayout.audit.ttgir import EXAMPLE
+    return EXAMPLE
+
+
+def test_unsupported_layouts_and_unmodelled_ops_are_listed_not_skipped():
+    text = _mod("  %1 = ttg.local_load %0 : !ttg.memdesc<16x16xf16, #ttg.weird<{a = 1}>, #smem> -> "
+                "tensor<16x16xf16, #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], "
+                "warpsPerCTA = [1, 1], order = [1, 0]}>> loc(#loc1)\n"
+                "  ttg.async_copy_global_to_local %p, %m : tensor<16x16x!tt.ptr<f16>, #b> -> "
+                "<16x16xf16, #s, #smem, mutable> loc(#loc1)", aliases="#smem = #ttg.shared_memory\n")
+    rep = audit_text(text, "u.ttgir")
+    assert [c.status for c in rep.checks] == ["unchecked", "unchecked"]
+    assert rep.unsupported and "weird" in rep.unsupported[0].text
+
+
+def test_amd_target_is_unchecked_with_reason():
+    text = _mod("  %1 = ttg.local_load %0 : !ttg.memdesc<16x32xf32, #s, #smem> -> tensor<16x32xf32, #b> loc(#loc1)",
+                aliases="#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], "
+                "order = [0, 1]}>\n#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>\n"
+                "#smem = #ttg.shared_memory\n").replace("cuda:90", "hip:gfx942")
+    c = _one(text)
+    if os.path.isdir(ROOT / "verilayout" / "hw" / "amd"):
+        assert c.status in ("unchecked", "proved", "counterexample")
+    else:
+        assert (c.status, c.data["reason"]) == ("unchecked", "no AMD LDS model")
+
+
+@pytest.mark.parametrize("data,what", [(b"\xff\xfe", "UTF-8"), ("tensor<" * 5000, "nested"),
+                                       ("x" * ((64 << 20) + 1), "exceeds")])
+def test_bad_input_is_a_layout_error(data, what):
+    with pytest.raises(LayoutError, match=what):
+        audit_text(data if what != "nested" else _mod("  %1 = ttg.local_load %0 : " + data + " loc(#loc1)"))
+
+
+# ----- CLI and API -----------------------------------------------------------------------------
+
+def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
+    sarif, junit = tmp_path / "a.sarif", tmp_path / "a.xml"
+    assert main(["audit", str(FP8)]) == 0                     # a conflict is a warning
+    capsys.readouterr()
+    assert main(["audit", str(FP8), "--fail-on", "warning", "--json", "--sarif", str(sarif),
+                 "--junit", str(junit)]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"files", "summary"}
+    f = out["files"][0]
+    assert set(f) >= {"path", "target", "num_warps", "layouts", "checks"}
+    assert set(f["checks"][0]) == {"op", "line", "loc", "check", "status", "severity", "message", "data"}
+    s = json.loads(sarif.read_text())
+    res = s["runs"][0]["results"]
+    assert s["version"] == "2.1.0" and len(res) == 2         # the warning and the convert_layout note
+    warn = next(r for r in res if r["level"] == "warning")
+    loc = warn["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"] == "matmul_fp8.py" and loc["region"]["startLine"] == _b_load_line()
+    assert junit.read_text().count("<testcase") == out["summary"]["checks"]
+    assert main(["audit", str(tmp_path / "missing.ttgir")]) == 2
+    bad = tmp_path / "bad.ttgir"
+    bad.write_bytes(b"\xff")
+    assert main(["audit", str(bad)]) == 2
+
+
+def test_directory_and_stdin(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "k.ttgir").write_text(FP8.read_text())
+    (tmp_path / "ignored.txt").write_text("x")
+    rep = audit_paths([str(tmp_path)])
+    assert [os.path.basename(f.path) for f in rep.files] == ["k.ttgir"]
+    r = subprocess.run([sys.executable, "-m", "verilayout.cli", "audit", "-", "--fail-on", "warning"],
+                       input=FP8.read_bytes(), capture_output=True, cwd=ROOT)
+    assert r.returncode == 1 and b"8-way" in r.stdout
+
+
+def test_assert_kernel_clean():
+    assert assert_kernel_clean(str(FP8)).counts()["warnings"] == 1
+    with pytest.raises(KernelNotClean, match="8-way"):
+        assert_kernel_clean(FP8.read_text(), fail_on="warning")
+
+
+def test_field_bug_transposed_zero_swizzle_b_operand_is_an_error():
+    # Triton #10453 reconstructed: a K-major (transposed) B tile in nvmma_shared with swizzle 0.
+    # Triton 3.9's own linear layout for it is plain column-major (checked with the wheel:
+    # offset bases [1,0]..[32,0] then [0,1]..[0,32]): 8 consecutive K elements of one column
+    # are 16 contiguous bytes, but the next column (n + 1) is 128 bytes away, while a no-swizzle
+    # wgmma descriptor reads 8 x 16-byte core matrices as 128 contiguous bytes. No descriptor
+    # reads it: the audit must say so without any property written for it.
+    text = _mod("  %d = ttng.warp_group_dot %a, %b, %c {inputPrecision = 0 : i32} : "
+                "!ttg.memdesc<64x64xf16, #sa, #smem> * !ttg.memdesc<64x64xf16, #sb, #smem> -> "
+                "tensor<64x64xf32, #mma> loc(#loc1)", 4,
+                aliases="#mma = #ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], "
+                "instrShape = [16, 64, 16]}>\n#sa = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = "
+                "false, elementBitWidth = 16}>\n#sb = #ttg.nvmma_shared<{swizzlingByteWidth = 0, transposed = "
+                "true, elementBitWidth = 16}>\n#smem = #ttg.shared_memory\n")
+    rep = audit_text(text, "bug10453.ttgir")
+    by = {c.data["operand"]: c for c in rep.checks}
+    assert by["A"].status == "proved"
+    assert (by["B"].status, by["B"].severity, by["B"].loc) == ("counterexample", "error", "k.py:7")
+    assert "no sm_90 descriptor" in by["B"].message

@@ -1,0 +1,664 @@
+"""Audit a TTGIR module: check every op that moves data through shared memory or hands it to MMA.
+
+No property is typed by hand: each check follows from the op and the layouts the compiler
+wrote on its types.
+
+* ``bank-conflicts`` (``ttg.local_alloc`` with a source, ``ttg.local_store``,
+  ``ttg.local_load``): wavefronts per instruction of the widest ``ld/st.shared`` the two
+  layouts allow (the vector width Triton's generic lowering picks) vs one per phase,
+  proved in GF(2) by :mod:`verilayout.prove.banks`; a conflict carries the witness and the
+  best swizzle :mod:`verilayout.synth.swizzle` finds for the access (a ``warning``: the
+  kernel is correct, only slower). ldmatrix/stmatrix paths are not modelled (assumption
+  recorded on the file).
+* ``mma-descriptor`` (``ttng.warp_group_dot`` sm_90, ``ttng.tc_gen5_mma`` sm_100): the
+  descriptor of every K-block (and 64-row block of A) derived from the operand's shared
+  layout and proved to read it (:mod:`verilayout.synth.descriptor`); no descriptor is an
+  ``error``. ``mma-fragment``: a register A operand's lane/warp/register bases against the
+  wgmma fragment (:mod:`verilayout.hw.nvidia.wgmma`).
+* ``convert-layout``: classified from ``dst^-1 o src`` (which input dims move data).
+* ``view-layout`` (``tt.trans``, ``tt.reshape``, ``tt.join``, ``tt.split``,
+  ``ttg.memdesc_trans``, ``ttg.memdesc_reshape``): the result layout equals the transformed
+  source layout; a difference is an ``error`` (the op would need data movement the
+  compiler did not plan).
+* everything else that carries a shared-memory type: ``unchecked`` with the reason.
+
+Law: every op whose types mention a memdesc, and every op named above, yields at least
+one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when proved.
+
+>>> rep = audit_text(EXAMPLE, "ex.ttgir")
+>>> [(c.op, c.check, c.status) for c in rep.checks]
+[('ttg.local_load', 'bank-conflicts', 'counterexample')]
+>>> rep.checks[0].data["wavefronts"], rep.checks[0].loc
+(16, 'k.py:9')
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from typing import Any, Iterable
+
+from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value
+from verilayout.frontends.triton import attr_to_linear
+from verilayout.frontends.ttgir import Module, Op, parse_module
+from verilayout.hw.nvidia.banks import BankModel
+from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
+from verilayout.prove.banks import linear_analysis_and_triton
+from verilayout.synth.descriptor import derive_descriptor
+from verilayout.synth.swizzle import synthesize
+
+__all__ = ["audit_text", "audit_file", "audit_paths", "audit_module", "EXAMPLE"]
+
+EXAMPLE = """#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>
+#s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+#loc1 = loc("k.py":9:4)
+module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threads-per-warp" = 32 : i32} {
+  %1 = ttg.local_load %0 : !ttg.memdesc<16x32xf32, #s, #smem> -> tensor<16x32xf32, #b> loc(#loc1)
+}
+"""
+
+VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
+         "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
+UNCHECKED = {
+    "ttg.async_copy_global_to_local": "cp.async copies are not modelled yet (the TMA/cp.async model is "
+                                      "another module's work)",
+    "ttng.async_tma_copy_global_to_local": "TMA copies are not modelled yet",
+    "ttng.async_tma_copy_local_to_global": "TMA copies are not modelled yet",
+    "ttng.async_tma_gather": "TMA copies are not modelled yet",
+    "ttng.async_tma_scatter": "TMA copies are not modelled yet",
+    "ttng.tmem_load": "tensor-memory loads are not modelled",
+    "ttng.tmem_store": "tensor-memory stores are not modelled",
+    "ttng.tmem_alloc": "tensor-memory allocations are not modelled",
+    "ttg.local_dealloc": "frees memory: nothing to check",
+}
+_MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
+               "i8": "s8", "ui8": "u8"}
+
+
+class _Ctx:
+    """Per-file state: the module, parsed layouts, unsupported texts and the checks."""
+
+    def __init__(self, mod: Module, path: str):
+        self.mod = mod
+        self.path = path
+        self.checks: list[Check] = []
+        self.unsupported: dict[str, str] = {}
+        self.seen: set[str] = set()
+        self.parsed: set[str] = set()
+        self.cache: dict[str, Any] = {}
+        self.producers = mod.producers()
+
+    def add(self, op: Op, check: str, status: str, severity: str | None, message: str, **data) -> None:
+        self.checks.append(Check(op.name, op.line, op.loc, check, status, severity, message, data))
+
+    def typ(self, text: str) -> TensorType | None:
+        """The parsed type, or None (recorded as unsupported) when it cannot be read."""
+        if text in self.cache:
+            return self.cache[text][0]
+        try:
+            t = self.mod.type_of(text)
+            if not isinstance(t, TensorType):
+                t = None
+        except LayoutError as e:
+            self.unsupported.setdefault(text, str(e))
+            t = None
+        self.cache[text] = (t, None)
+        return t
+
+    def layout(self, text: str) -> LinearLayout | None:
+        """The linear layout of a tensor/memdesc type text, or None (recorded as unsupported)."""
+        key = "LL:" + text
+        if key in self.cache:
+            return self.cache[key]
+        t = self.typ(text)
+        ll = None
+        if t is not None and isinstance(t.encoding, Attr) and t.encoding.dialect in ("ttg", "ttng", "triton_gpu"):
+            enc = format_value(t.encoding)
+            self.seen.add(enc)
+            try:
+                shape = layout_shape(t)
+                ll = attr_to_linear(t.encoding, shape)
+                self.parsed.add(enc)
+            except LayoutError as e:
+                self.unsupported.setdefault(enc, str(e))
+        self.cache[key] = ll
+        return ll
+
+
+def layout_shape(t: TensorType) -> tuple:
+    """The shape a type's layout covers (a memdesc view's layout covers the allocation's
+    trailing dims).
+
+    >>> layout_shape(TensorType("memdesc", (64, 32), "f16", None, None, True, (3, 64, 32)))
+    (64, 32)
+    """
+    if t.kind == "memdesc" and t.alloc_shape:
+        return tuple(t.alloc_shape[-len(t.shape):]) if t.shape else tuple(t.alloc_shape)
+    return tuple(t.shape)
+
+
+def _is_memdesc(text: str) -> bool:
+    return "memdesc<" in text
+
+
+def _root_alloc(ctx: _Ctx, name: str) -> Op | None:
+    """Follow memdesc views up to the op that allocated the memory."""
+    seen = 0
+    while name in ctx.producers and seen < 64:
+        op = ctx.producers[name]
+        if op.name not in VIEWS or not op.operands:
+            return op
+        name = op.operands[0]
+        seen += 1
+    return None
+
+
+# ----- bank conflicts ----------------------------------------------------------------------
+
+def _nvidia(target: str | None) -> bool:
+    return target is None or target.startswith("cuda")
+
+
+def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None, store: bool) -> None:
+    what = "store" if store else "load"
+    if not _nvidia(ctx.mod.target):
+        ctx.add(op, "bank-conflicts", "unchecked", None,
+                f"{what} on {ctx.mod.target}: no AMD LDS model", reason="no AMD LDS model")
+        return
+    mt, rt = ctx.typ(mem_text), ctx.typ(reg_text)
+    reg, smem = ctx.layout(reg_text), ctx.layout(mem_text)
+    if mt is None or rt is None or reg is None or smem is None:
+        ctx.add(op, "bank-conflicts", "unchecked", None,
+                f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
+                reason="unsupported layout")
+        return
+    if "offset" not in smem.in_dims:
+        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the memory side is not a shared "
+                "layout", reason="not shared memory")
+        return
+    if tuple(mt.shape) != layout_shape(mt) or tuple(rt.shape) != tuple(mt.shape):
+        ctx.add(op, "bank-conflicts", "unchecked", None,
+                f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): "
+                "subslice offsets are not modelled", reason="subslice view")
+        return
+    bits = elem_bit_width(mt.elem)
+    if not bits:
+        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
+                "width", reason="element type")
+        return
+    try:
+        res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
+    except LayoutError as e:
+        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
+        return
+    plan = res.plan
+    root = _root_alloc(ctx, mem_name) if mem_name else None
+    data = {"instruction": plan.instruction.name, "elem_bits": bits, "vector_elems": plan.vector_elems,
+            "wavefronts": res.wavefronts, "ideal_wavefronts": plan.ideal_wavefronts,
+            "instructions_per_warp": plan.instructions_per_warp,
+            "triton_conflicts": triton, "register_layout": reg_text.split(",", 1)[-1].strip()[:-1],
+            "shared_layout": format_value(mt.encoding), "shape": list(mt.shape),
+            "alloc_line": root.line if root is not None else None, "method": res.method}
+    st = res.verdict.status
+    if st == "proved":
+        ctx.add(op, "bank-conflicts", "proved", None,
+                f"{what} is conflict-free: {plan.instruction.name}, {res.wavefronts} wavefront(s) per "
+                f"instruction (ideal {plan.ideal_wavefronts})", **data)
+        return
+    if st == "unknown":
+        ctx.add(op, "bank-conflicts", "unknown", "note", f"{what}: {res.verdict.reason}", **data)
+        return
+    ways = max(1, res.wavefronts // max(1, plan.ideal_wavefronts))
+    data["ways"] = ways
+    if res.witness is not None:
+        data["witness"] = res.witness.to_dict()
+    fix = _best_swizzle(reg, bits, store, mt.encoding)
+    data["fix"] = fix
+    msg = (f"{ways}-way bank conflict on this {what}: {plan.instruction.name} takes {res.wavefronts} "
+           f"wavefronts per instruction, ideal {plan.ideal_wavefronts} ({plan.instructions_per_warp} "
+           f"instruction(s) per warp), {data['shared_layout']}")
+    if res.witness is not None:
+        msg += f"; witness: {res.witness.describe()}"
+    if fix:
+        now = res.wavefronts * plan.instructions_per_warp
+        nvmma = "nvmma_shared" in data["shared_layout"]
+        if fix.get("name") and fix["wavefronts_per_warp"] < now:
+            msg += f"; best {'same-majorness ' if nvmma else ''}layout: " \
+                   f"{fix['mlir']} ({fix['wavefronts_per_warp']} wavefronts per warp vs {now})"
+        elif nvmma:
+            msg += "; no nvmma_shared swizzle of the same majorness (fixed by the MMA) does better: " \
+                   "change the register layout of the stored value, or use the layout below if an MMA " \
+                   "descriptor can read it"
+        msg += f"; the best GF(2) swizzle for this access needs {fix['optimum_wavefronts_per_warp']} " \
+               f"wavefronts per warp (lower bound {fix['lower_bound']}): {fix['optimum_mlir']}"
+    ctx.add(op, "bank-conflicts", "counterexample", "warning", msg, **data)
+
+
+def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> dict | None:
+    """The best shared layout for this access alone: among ``nvmma_shared`` layouts of the same
+    majorness when the memory is an ``nvmma_shared`` (an MMA reads it: its majorness is fixed),
+    else among every named layout; and the GF(2) optimum with its lower bound."""
+    try:
+        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits)
+    except (LayoutError, AssertionError, ValueError):
+        return None
+    nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
+    if nvmma:
+        tr = bool(smem_attr.params.get("transposed", False))
+        named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]
+    else:
+        named = [c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None]
+    best = min(named, key=lambda c: c.total) if named else None
+    out = {"optimum_wavefronts_per_warp": plan.best.total, "optimum_mlir": plan.best.mlir,
+           "lower_bound": plan.lower_bound, "optimum_status": plan.verdict.status}
+    if best is not None:
+        out.update(name=best.name, mlir=best.mlir, wavefronts_per_warp=best.total)
+    return out
+
+
+# ----- MMA ---------------------------------------------------------------------------------
+
+def _mma_check(ctx: _Ctx, op: Op, arch: str) -> None:
+    for idx, operand in ((0, "A"), (1, "B")):
+        if idx >= len(op.operand_types):
+            ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: no type on the op",
+                    operand=operand, reason="no type")
+            continue
+        text = op.operand_types[idx]
+        if _is_memdesc(text):
+            _descriptor_check(ctx, op, operand, text, arch)
+        elif operand == "A":
+            _fragment_check(ctx, op, text, arch)
+
+
+def _major(ll: LinearLayout, k_dim: str) -> str:
+    first = ll.bases["offset"][0] if ll.bases.get("offset") else None
+    if first is None:
+        return "K"
+    names = ll.out_dim_names
+    moved = [n for n, v in zip(names, first) if v]
+    return "K" if moved == [k_dim] else "MN"
+
+
+def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> None:
+    t, ll = ctx.typ(text), ctx.layout(text)
+    base = {"operand": operand, "arch": arch}
+    if t is None or ll is None:
+        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: its layout could not be read",
+                reason="unsupported layout", **base)
+        return
+    dtype = _MMA_DTYPES.get(t.elem)
+    if dtype is None:
+        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: element type {t.elem} has "
+                "no wgmma dtype in the model", reason="dtype", **base)
+        return
+    if len(t.shape) != 2 or tuple(t.shape) != layout_shape(t):
+        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: shape {list(t.shape)} "
+                f"(layout over {list(layout_shape(t))}): only whole 2-D tiles are modelled",
+                reason="shape", **base)
+        return
+    names = ll.out_dim_names
+    mn_dim = 0 if operand == "A" else 1
+    k_dim = names[1 - mn_dim]
+    major = _major(ll, k_dim)
+    mn_ext, k_ext = t.shape[mn_dim], t.shape[1 - mn_dim]
+    kx = k_of_dtype(dtype)
+    mn = 64 if operand == "A" and mn_ext >= 64 else min(mn_ext, 256)
+    descs, failed = [], None
+    for mb in range(max(1, mn_ext // mn)):
+        for kb in range(max(1, k_ext // kx)):
+            try:
+                p = derive_descriptor(ll, dtype=dtype, major=major, k_block=kb, mn=mn, mn_block=mb,
+                                      mn_dim=mn_dim, arch=arch)
+            except LayoutError as e:
+                failed = (mb, kb, str(e))
+                break
+            descs.append({"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
+                          "swizzle": p.descriptor.swizzle, "status": p.verdict.status})
+        if failed:
+            break
+    data = dict(base, dtype=dtype, major=major, layout=format_value(t.encoding), shape=list(t.shape),
+                descriptors=descs)
+    if failed:
+        mb, kb, why = failed
+        ctx.add(op, "mma-descriptor", "counterexample", "error",
+                f"operand {operand}: no {arch} descriptor reads {data['layout']} for K-block {kb} "
+                f"(MN block {mb}): {why}", **data)
+        return
+    statuses = {d["status"] for d in descs}
+    status = "proved" if statuses == {"proved"} else "unknown"
+    ctx.add(op, "mma-descriptor", status, None if status == "proved" else "note",
+            f"operand {operand} ({major}-major {dtype}, {descs[0]['swizzle'] if descs else '?'} swizzle): "
+            f"{len(descs)} descriptor(s) proved to read {data['layout']}", **data)
+
+
+def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
+    t, ll = ctx.typ(text), ctx.layout(text)
+    base = {"operand": "A", "arch": arch}
+    if arch != "sm_90" or t is None or ll is None or _MMA_DTYPES.get(t.elem) is None:
+        ctx.add(op, "mma-fragment", "unchecked", None, "register A operand: not modelled for this "
+                "arch/type/layout", reason="not modelled", **base)
+        return
+    dtype = _MMA_DTYPES[t.elem]
+    kx = k_of_dtype(dtype)
+    try:
+        frag = fragment(f"m64n8k{kx}", "A", dtype)
+    except LayoutError as e:
+        ctx.add(op, "mma-fragment", "unchecked", None, f"register A operand: {e}", reason=str(e), **base)
+        return
+    fb, lb = frag.layout.bases, ll.bases
+    problems = []
+    if [list(b) for b in lb.get("lane", [])] != [list(b) for b in fb["lane"]]:
+        problems.append(f"lane bases {lb.get('lane')} differ from the fragment's {fb['lane']}")
+    if [list(b) for b in lb.get("warp", [])[:2]] != [list(b) for b in fb["warp"][:2]]:
+        problems.append(f"warp bases {lb.get('warp', [])[:2]} differ from the fragment's {fb['warp'][:2]}")
+    regs = [list(b) for b in lb.get("register", [])]
+    for b in fb["register"]:
+        if list(b) not in regs:
+            problems.append(f"fragment register basis {b} is not a register basis of the operand")
+            break
+    data = dict(base, dtype=dtype, fragment=f"m64n8k{kx}", layout=format_value(t.encoding))
+    if problems:
+        ctx.add(op, "mma-fragment", "counterexample", "error",
+                "register A operand does not hold the wgmma fragment: " + "; ".join(problems), **data)
+    else:
+        ctx.add(op, "mma-fragment", "proved", None, "register A operand holds the wgmma A fragment "
+                f"(lanes, warps and registers of m64n*k{kx} {dtype})", **data)
+
+
+# ----- convert_layout ----------------------------------------------------------------------
+
+def classify_conversion(src: LinearLayout, dst: LinearLayout) -> str:
+    """``none`` / ``register`` / ``warp-shuffle`` / ``shared-memory`` for ``src -> dst``.
+
+    The conversion ``dst^-1 o src`` maps (register, lane, warp, block) of the source to the
+    destination's; data crosses warps (or blocks) through shared memory, crosses lanes by
+    shuffles, else stays in the thread.
+
+    >>> a = LinearLayout({"register": [[1]], "lane": [[2]], "warp": [], "block": []}, ["dim0"])
+    >>> b = LinearLayout({"register": [[2]], "lane": [[1]], "warp": [], "block": []}, ["dim0"])
+    >>> classify_conversion(a, a), classify_conversion(a, b)
+    ('none', 'warp-shuffle')
+    """
+    if src.bases == dst.bases:
+        return "none"
+    cvt = src.invert_and_compose(dst)
+    outs = cvt.out_dim_names
+    worst = 0
+    rank = {"none": 0, "register": 1, "warp-shuffle": 2, "shared-memory": 3}
+    names = ["none", "register", "warp-shuffle", "shared-memory"]
+    for d, bases in cvt.bases.items():
+        for i, b in enumerate(bases):
+            img = dict(zip(outs, b))
+            if not any(img.values()) or img == {o: (1 << i if o == d else 0) for o in outs}:
+                continue
+            touched = {o for o, v in img.items() if v} | {d}
+            if touched & {"warp", "block"}:
+                k = "shared-memory"
+            elif "lane" in touched:
+                k = "warp-shuffle"
+            else:
+                k = "register"
+            worst = max(worst, rank[k])
+    return names[worst]
+
+
+def _convert_check(ctx: _Ctx, op: Op) -> None:
+    if not op.operand_types or not op.result_types:
+        ctx.add(op, "convert-layout", "unchecked", None, "no types on the op", reason="no type")
+        return
+    src, dst = ctx.layout(op.operand_types[0]), ctx.layout(op.result_types[0])
+    if src is None or dst is None:
+        ctx.add(op, "convert-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
+        return
+    try:
+        kind = classify_conversion(src, dst)
+    except LayoutError as e:
+        ctx.add(op, "convert-layout", "unchecked", None, f"cannot compose the layouts: {e}", reason=str(e))
+        return
+    text = {"none": "no data movement (the layouts are equal up to naming)",
+            "register": "a permutation of each thread's registers",
+            "warp-shuffle": "warp shuffles (data crosses lanes, not warps)",
+            "shared-memory": "a round trip through shared memory (data crosses warps)"}[kind]
+    sev = "note" if kind == "shared-memory" else None
+    ctx.add(op, "convert-layout", "proved", sev, f"layout conversion needs {text}", movement=kind)
+
+
+# ----- views -------------------------------------------------------------------------------
+
+def _order_attr(op: Op) -> list[int] | None:
+    m = re.search(r"order\s*=\s*array<i32:\s*([\d,\s]+)>", op.attrs) or re.search(
+        r"order\s*=\s*\[([\d,\s]+)\]", op.attrs)
+    return [int(x) for x in m.group(1).split(",")] if m else None
+
+
+def _expected_view(op: Op, src: LinearLayout, dst_shape: tuple, src_shape: tuple) -> LinearLayout | str:
+    names = src.out_dim_names
+    if op.name in ("tt.trans", "ttg.memdesc_trans"):
+        order = _order_attr(op)
+        if order is None or sorted(order) != list(range(len(names))):
+            return "no permutation order on the op"
+        # result dim i is source dim order[i]
+        moved = src.transpose_outs([names[o] for o in order])
+        return moved.with_out_names([f"dim{i}" for i in range(len(order))]) if hasattr(moved, "with_out_names") \
+            else _rename_outs(moved, [f"dim{i}" for i in range(len(order))])
+    if op.name in ("tt.reshape", "ttg.memdesc_reshape"):
+        # Triton flattens row-major (last dim fastest): reverse to our first-dim-low order
+        rev = src.transpose_outs(list(reversed(names)))
+        flat = rev.reshape_outs([("flat", src.total_out_size if src.is_surjective() else _size(src_shape))])
+        new = [(f"dim{i}", s) for i, s in reversed(list(enumerate(dst_shape)))]
+        return flat.reshape_outs(new).transpose_outs([f"dim{i}" for i in range(len(dst_shape))])
+    return "not modelled"
+
+
+def _size(shape: tuple) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _rename_outs(ll: LinearLayout, names: list[str]) -> LinearLayout:
+    outs = dict(zip(names, [ll.out_dims[n] for n in ll.out_dim_names]))
+    return LinearLayout({k: [list(b) for b in v] for k, v in ll.bases.items()}, outs)
+
+
+def _view_check(ctx: _Ctx, op: Op) -> None:
+    if op.name in ("tt.join", "tt.split"):
+        _join_split_check(ctx, op)
+        return
+    if not op.operand_types or not op.result_types:
+        ctx.add(op, "view-layout", "unchecked", None, "no types on the op", reason="no type")
+        return
+    st, dt = ctx.typ(op.operand_types[0]), ctx.typ(op.result_types[0])
+    src, dst = ctx.layout(op.operand_types[0]), ctx.layout(op.result_types[0])
+    if src is None or dst is None or st is None or dt is None:
+        ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
+        return
+    if st.kind == "memdesc" and (layout_shape(st) != tuple(st.shape) or layout_shape(dt) != tuple(dt.shape)):
+        ctx.add(op, "view-layout", "unchecked", None, "view of a subslice: not modelled", reason="subslice")
+        return
+    try:
+        want = _expected_view(op, src, tuple(dt.shape), tuple(st.shape))
+    except LayoutError as e:
+        want = str(e)
+    if isinstance(want, str):
+        ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
+        return
+    if _same(want, dst):
+        ctx.add(op, "view-layout", "proved", None,
+                f"{op.name}: the result layout is the source layout, {'transposed' if 'trans' in op.name else 'reshaped'} "
+                "(no data movement)")
+    else:
+        ctx.add(op, "view-layout", "counterexample", "error",
+                f"{op.name}: the result layout is not the {'transpose' if 'trans' in op.name else 'reshape'} of the "
+                f"source layout: expected bases {want.bases}, the op's type says {dst.bases}",
+                expected=want.to_dict(), actual=dst.to_dict())
+
+
+def _same(a: LinearLayout, b: LinearLayout) -> bool:
+    if a.out_dims != b.out_dims:
+        return False
+    keys = set(a.bases) | set(b.bases)
+    return all(a.bases.get(k, []) == b.bases.get(k, []) for k in keys)
+
+
+def _join_split_check(ctx: _Ctx, op: Op) -> None:
+    """join: result = source with a new last dim of 2 selected by a register bit (and split the inverse)."""
+    joined_text = op.result_types[0] if op.name == "tt.join" and op.result_types else \
+        (op.operand_types[0] if op.operand_types else None)
+    part_text = (op.operand_types[0] if op.name == "tt.join" else op.result_types[0]) \
+        if op.operand_types and op.result_types else None
+    if joined_text is None or part_text is None:
+        ctx.add(op, "view-layout", "unchecked", None, "no types on the op", reason="no type")
+        return
+    full, part = ctx.layout(joined_text), ctx.layout(part_text)
+    if full is None or part is None:
+        ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
+        return
+    last = full.out_dim_names[-1]
+    regs = full.bases.get("register", [])
+    hits = [i for i, b in enumerate(regs) if list(b) == [0] * (len(b) - 1) + [1]]
+    others = [d for d in full.bases if d != "register"]
+    # Triton's lowering interleaves the two halves register by register: the new dim is register bit 0
+    ok = hits == [0] and all(all(b[-1] == 0 for b in full.bases[d]) for d in others)
+    if ok:
+        rest = [list(b[:-1]) for i, b in enumerate(regs) if i != hits[0]]
+        ok = rest == [list(b) for b in part.bases.get("register", [])] and all(
+            [list(b[:-1]) for b in full.bases[d]] == [list(b) for b in part.bases.get(d, [])] for d in others)
+    if ok:
+        ctx.add(op, "view-layout", "proved", None,
+                f"{op.name}: the new last dim ({last}) is register bit 0 and every other basis matches "
+                "(no data movement)")
+    else:
+        ctx.add(op, "view-layout", "counterexample", "error",
+                f"{op.name}: the result layout is not the source with the new last dim as register bit 0 "
+                f"({full.bases} vs {part.bases}); the op needs data movement",
+                expected=part.to_dict(), actual=full.to_dict())
+
+
+# ----- the driver --------------------------------------------------------------------------
+
+def _audit_op(ctx: _Ctx, op: Op) -> None:
+    n = op.name
+    arch_mma = {"ttng.warp_group_dot": "sm_90", "ttng.tc_gen5_mma": "sm_100",
+                "ttng.tc_gen5_mma_scaled": "sm_100"}
+    if n == "ttg.local_alloc":
+        if op.operands and op.operand_types and op.result_types:
+            _bank_check(ctx, op, op.operand_types[0], op.result_types[0], op.results[0] if op.results else None, True)
+        # an allocation without a source moves no data: nothing to check
+        return
+    if n == "ttg.local_store":
+        if len(op.operand_types) >= 1 and op.result_types:
+            mem = op.result_types[0] if _is_memdesc(op.result_types[0]) else None
+            mem = mem or next((t for t in op.operand_types if _is_memdesc(t)), None)
+            reg = next((t for t in op.operand_types if not _is_memdesc(t)), None)
+            if mem and reg:
+                _bank_check(ctx, op, reg, mem, op.operands[1] if len(op.operands) > 1 else None, True)
+                return
+        ctx.add(op, "bank-conflicts", "unchecked", None, "local_store without readable types", reason="no type")
+        return
+    if n == "ttg.local_load":
+        if op.operand_types and op.result_types:
+            _bank_check(ctx, op, op.result_types[0], op.operand_types[0], op.operands[0] if op.operands else None, False)
+        else:
+            ctx.add(op, "bank-conflicts", "unchecked", None, "local_load without types", reason="no type")
+        return
+    if n in arch_mma:
+        _mma_check(ctx, op, arch_mma[n])
+        return
+    if n == "ttg.convert_layout":
+        _convert_check(ctx, op)
+        return
+    if n in ("tt.trans", "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans", "ttg.memdesc_reshape"):
+        _view_check(ctx, op)
+        return
+    if n in ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview"):
+        return  # views that only select part of the allocation: checked at their loads/stores
+    if n in UNCHECKED:
+        if n != "ttg.local_dealloc":
+            ctx.add(op, "copy-layout", "unchecked", None, f"{n}: {UNCHECKED[n]}", reason=UNCHECKED[n])
+        return
+    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in (
+            "ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
+            "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
+            "ttg.async_wait", "ttg.async_commit_group"):
+        ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
+                reason="op not modelled")
+
+
+def audit_module(mod: Module, path: str) -> FileReport:
+    """Every check of one parsed module (see the module docstring)."""
+    ctx = _Ctx(mod, path)
+    for op in mod.ops:
+        try:
+            _audit_op(ctx, op)
+        except LayoutError as e:
+            ctx.add(op, "layout", "unchecked", None, f"{op.name}: {e}", reason=str(e))
+        except RecursionError:
+            ctx.add(op, "layout", "unchecked", None, f"{op.name}: nested too deeply", reason="recursion")
+    assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
+                   "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
+    unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())
+    return FileReport(path, mod.target, mod.num_warps, tuple(ctx.checks), len(ctx.seen | set(ctx.unsupported)),
+                      len(ctx.parsed), unsup, assumptions)
+
+
+def audit_text(text: str | bytes, path: str = "<text>") -> FileReport:
+    """Audit TTGIR text. Raises ``LayoutError`` only when the text is not readable at all.
+
+    >>> audit_text("module {\\n}\\n", "empty.ttgir").checks
+    ()
+    """
+    try:
+        mod = parse_module(text)
+    except RecursionError:
+        raise LayoutError(f"{path}: nested too deeply") from None
+    return audit_module(mod, path)
+
+
+def audit_file(path: str) -> FileReport:
+    """Audit one ``.ttgir`` file (``-``: standard input).
+
+    >>> audit_file("/nonexistent.ttgir")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: /nonexistent.ttgir: cannot read: No such file or directory
+    """
+    if path == "-":
+        return audit_text(sys.stdin.buffer.read(), "<stdin>")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
+    try:
+        return audit_text(data, path)
+    except LayoutError as e:
+        raise LayoutError(f"{path}: {e}") from None
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Files to audit: files as given, directories searched recursively for ``*.ttgir``."""
+    out = []
+    for p in paths:
+        if p != "-" and os.path.isdir(p):
+            for root, _dirs, files in sorted(os.walk(p)):
+                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".ttgir"))
+        else:
+            out.append(p)
+    return out
+
+
+def audit_paths(paths: Iterable[str]) -> AuditReport:
+    """Audit files, stdin (``-``) and directories (every ``*.ttgir`` below them)."""
+    t0 = time.perf_counter()
+    files = tuple(audit_file(p) for p in expand_paths(paths))
+    return AuditReport(files, time.perf_counter() - t0)
+
+

@@ -1,0 +1,279 @@
+"""Read the ops of a TTGIR module: names, SSA values, types, lines and source locations.
+
+A TTGIR file (what ``triton.compile`` keeps as ``k.asm["ttgir"]``) holds alias lines
+(``#blocked = #ttg.blocked<...>``, ``#loc12 = loc("k.py":42:13)``), then a module whose
+attributes name the target and the warp count, and one op per line. :func:`parse_module`
+returns a :class:`Module`: every op with its 1-based line, its result and operand SSA
+names, its operand and result types (parsed lazily by :meth:`Module.type_of`), and its
+``loc`` resolved through the ``#locN`` aliases (named, fused and call-site locations) to
+the user's ``file:line``.
+
+Law: every op line of the text (``%x = dialect.op ...`` or ``dialect.op ...``) yields one
+:class:`Op` whose ``line`` is that line; bad input raises ``LayoutError``, never another
+exception.
+
+>>> m = parse_module('#loc3 = loc("k.py":7:1)\\nmodule attributes {"ttg.num-warps" = 4 : i32, '
+...                  'ttg.target = "cuda:90"} {\\n  %0 = ttg.local_load %a : '
+...                  '!ttg.memdesc<16x16xf16, #s, #smem> -> tensor<16x16xf16, #b> loc(#loc3)\\n}')
+>>> m.target, m.num_warps, m.ops[0].name, m.ops[0].line, m.ops[0].loc
+('cuda:90', 4, 'ttg.local_load', 3, 'k.py:7')
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from verilayout.errors import LayoutError
+from verilayout.frontends.mlir import AliasDef, Scanner, TensorType, parse_aliases
+
+__all__ = ["Op", "Module", "parse_module", "MAX_BYTES"]
+
+MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
+MAX_DEPTH = 200               # deeper bracket nesting is refused
+
+_OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
+                 r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
+_SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
+_LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$")
+_LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
+_LOC_REF = re.compile(r"#(loc\w*)")
+_MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
+                "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op: ``results = name operands {attrs} : operand types -> result types loc(...)``.
+
+    ``operand_types``/``result_types`` are the raw type texts (parse them with
+    :meth:`Module.type_of`); ``attrs`` is the raw ``{...}`` text, if any.
+    """
+    name: str
+    line: int
+    results: tuple[str, ...]
+    operands: tuple[str, ...]
+    operand_types: tuple[str, ...]
+    result_types: tuple[str, ...]
+    attrs: str = ""
+    loc: str | None = None
+    text: str = field(default="", repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class Module:
+    """A TTGIR module: its attributes, ops and alias table."""
+    target: str | None
+    num_warps: int | None
+    threads_per_warp: int
+    num_ctas: int
+    ops: tuple[Op, ...]
+    aliases: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    def type_of(self, text: str) -> Any:
+        """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases.
+
+        >>> m = parse_module('#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], '
+        ...                  'warpsPerCTA = [1], order = [0]}>\\nmodule {\\n}')
+        >>> m.type_of("tensor<32xf16, #b>").shape
+        (32,)
+        """
+        s = Scanner(text, 0, self.aliases)
+        try:
+            v = s.value()
+        except RecursionError:
+            raise LayoutError(f"type {text[:60]!r}: nested too deeply") from None
+        if not s.at_end():
+            raise s.error(f"unexpected {s.found()} after the type")
+        return v
+
+    def producers(self) -> dict[str, Op]:
+        """SSA name (``%x``, ``%x#1`` for the second result of ``%x:2``) -> the op defining it."""
+        out: dict[str, Op] = {}
+        for op in self.ops:
+            for r in op.results:
+                out[r] = op
+        return out
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """Split at ``sep`` outside brackets and strings."""
+    out, depth, cur, i, n = [], 0, 0, 0, len(text)
+    in_str = False
+    while i < n:
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "([{<":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise LayoutError(f"brackets nested deeper than {MAX_DEPTH}")
+        elif c in ")]}>" and not (c == ">" and i > 0 and text[i - 1] == "-"):
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            out.append(text[cur:i])
+            i += len(sep)
+            cur = i
+            continue
+        i += 1
+    out.append(text[cur:])
+    return out
+
+
+def _strip_loc(rest: str) -> tuple[str, str | None]:
+    """Remove a trailing ``loc(...)``; return the rest and the loc body."""
+    r = rest.rstrip()
+    if r.endswith("{"):          # a region op: `scf.for ... {` has its loc on the closing line
+        r = r[:-1].rstrip()
+    j = r.rfind("loc(")
+    if j < 0 or not r.endswith(")"):
+        return r, None
+    return r[:j].rstrip(), r[j:]
+
+
+def _type_list(text: str) -> tuple[str, ...]:
+    t = text.strip()
+    if t.startswith("(") and t.endswith(")"):
+        t = t[1:-1]
+    parts = []
+    for chunk in _split_top(t, ","):
+        for p in _split_top(chunk, " * "):
+            p = p.strip()
+            if p:
+                parts.append(p)
+    return tuple(parts)
+
+
+def _results(res: str | None) -> tuple[str, ...]:
+    if not res:
+        return ()
+    out = []
+    for r in res.split(","):
+        r = r.strip()
+        m = re.match(r"(%[\w.$-]+):(\d+)$", r)
+        if m:
+            out.append(m.group(1))
+            out.extend(f"{m.group(1)}#{k}" for k in range(1, int(m.group(2))))
+        else:
+            out.append(r)
+    return tuple(out)
+
+
+def _parse_op(line_no: int, m: re.Match) -> Op:
+    name = m.group("name").strip('"')
+    body, loc = _strip_loc(m.group("rest"))
+    parts = _split_top(body, " : ")
+    head = parts[0]
+    sig = " : ".join(parts[1:]) if len(parts) > 1 else ""
+    attrs = ""
+    k = head.find("{")
+    if k >= 0:
+        attrs = head[k:]
+        head = head[:k]
+    operands = tuple(_SSA.findall(head))
+    ins, outs = sig, sig
+    if sig:
+        arrow = _split_top(sig, "->")
+        if len(arrow) == 2:
+            ins, outs = arrow
+    return Op(name, line_no, _results(m.group("res")), operands, _type_list(ins) if sig else (),
+              _type_list(outs) if sig else (), attrs, loc, m.group(0))
+
+
+def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> str | None:
+    """``loc("f.py":42:1)``, ``loc(#loc3)``, ``loc("name"(#loc3))``, fused/callsite -> ``f.py:42``."""
+    if body is None or depth > 32:
+        return None
+    m = _LOC_FILE.search(body)
+    if m:
+        return f"{os.path.basename(m.group(1))}:{m.group(2)}"
+    for ref in _LOC_REF.findall(body):
+        if ref in locs:
+            got = _resolve_loc(locs[ref], locs, depth + 1)
+            if got:
+                return got
+    return None
+
+
+def _module_attrs(text: str) -> dict:
+    m = re.search(r"^\s*module\b[^\n]*?attributes\s*\{([^\n]*)\}\s*\{", text, re.M)
+    out: dict = {}
+    if not m:
+        return out
+    for key, val in re.findall(r'"?([\w.-]+)"?\s*=\s*("[^"]*"|[-\w]+)', m.group(1)):
+        if key in _MODULE_ATTR:
+            out[_MODULE_ATTR[key]] = val.strip('"') if val.startswith('"') else int(val) \
+                if re.fullmatch(r"-?\d+", val) else val
+    return out
+
+
+def _decode(data: bytes | str) -> str:
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LayoutError(f"byte {e.start}: not UTF-8 text (a TTGIR file is text)") from None
+
+
+def parse_module(text: str | bytes) -> Module:
+    """The :class:`Module` of a TTGIR text (see the module docstring for the law).
+
+    >>> parse_module("module {\\n  %0:2 = tt.split %x : tensor<4x2xf32, #b> -> tensor<4xf32, #c>\\n}").ops[0].results
+    ('%0', '%0#1')
+    >>> parse_module(b"\\xff")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: byte 0: not UTF-8 text (a TTGIR file is text)
+    """
+    if len(text) > MAX_BYTES:
+        raise LayoutError(f"input of {len(text)} bytes exceeds the {MAX_BYTES >> 20} MiB limit")
+    text = _decode(text)
+    if "\x00" in text:
+        raise LayoutError("the input holds NUL bytes: not a TTGIR text file")
+    locs: dict[str, str] = {}
+    lines = text.split("\n")
+    layout_text = []
+    for ln in lines:
+        lm = _LOC_ALIAS.match(ln)
+        if lm:
+            locs[lm.group(1)] = lm.group(2)
+            layout_text.append("")
+        else:
+            layout_text.append(ln)
+    try:
+        aliases: dict[str, Any] = dict(parse_aliases("\n".join(layout_text)))
+    except RecursionError:
+        raise LayoutError("alias definitions nested too deeply") from None
+    attrs = _module_attrs(text)
+    ops = []
+    for i, ln in enumerate(lines, 1):
+        s = ln.lstrip()
+        if not s or s.startswith(("#", "//", "}", "module", "^")):
+            continue
+        m = _OP.match(ln)
+        if not m:
+            continue
+        op = _parse_op(i, m)
+        op = Op(op.name, op.line, op.results, op.operands, op.operand_types, op.result_types,
+                op.attrs, _resolve_loc(op.loc, locs), op.text)
+        ops.append(op)
+    nw = attrs.get("num_warps")
+    return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
+                  int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
+                  int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
+                  tuple(ops), aliases)
+
+
+def is_type(value: Any) -> bool:
+    """True for a parsed tensor or memdesc type."""
+    return isinstance(value, TensorType)
+
+
+_ = AliasDef  # re-exported type of lazily parsed alias values
