@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from verilayout import LayoutError, parse
-from verilayout.spec.core import load_spec_text, run_spec
+from verilayout.spec import load_spec_text, run_spec
 
 VALID = [
     "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>",

@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from verilayout.cli.main import main
-from verilayout.spec.core import load_spec, load_spec_text, run_spec
+from verilayout.spec import load_spec, load_spec_text, run_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROOFS = os.path.join(ROOT, "proofs")

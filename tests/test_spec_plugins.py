@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.spec.core import kinds, load_spec_text, run_spec
+from verilayout.spec import kinds, load_spec_text, run_spec
 
 
 def run(text: str, path: str = "inline.toml"):

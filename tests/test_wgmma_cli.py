@@ -93,10 +93,18 @@ def test_desc_all_k_blocks_and_json(capsys):
     assert all(p["verdict"]["proved"] for p in plans)
 
 
-def test_desc_unexpressible_layout_is_an_error(capsys):
-    rc, _, err = run(capsys, "wgmma", "desc", "--layout", "((_8,_8),(_64,_1)):((_72,_576),(_1,_0))",
-                     "--dtype", "f16", "--major", "K")
-    assert rc == 2 and "no sm_90 descriptor reads this layout" in err
+def test_desc_unexpressible_layout_is_a_finding_exit_1(capsys):
+    # rows 72 elements apart (144 bytes): no LBO/SBO pair of 16-byte multiples with a 128-byte
+    # core-matrix row reads it -- a finding about the layout (exit 1), not unreadable input (2)
+    rc, out, err = run(capsys, "wgmma", "desc", "--layout", "((_8,_8),(_64,_1)):((_72,_576),(_1,_0))",
+                       "--dtype", "f16", "--major", "K")
+    assert rc == 1 and "no sm_90 descriptor reads this layout" in out and err == ""
+
+
+def test_desc_k_block_word_is_one_line_error(capsys):
+    rc, _, err = run(capsys, "wgmma", "desc", "--layout", K128, "--dtype", "f16", "--major", "K",
+                     "--k-block", "some")
+    assert rc == 2 and err.startswith("error: --k-block 'some'") and err.count("\n") == 1
 
 
 def test_synth_prints_layout_step_and_proof(capsys):

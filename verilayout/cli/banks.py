@@ -9,8 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
+from verilayout.banks import analyze, load_register, load_shared
+from verilayout.cli.common import DTYPE_BITS, parse_shape_arg, parse_type_arg, read_layout_arg
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
+from verilayout.frontends.triton import parse
+from verilayout.report.svg import layout_svg
+from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
+from verilayout.synth.swizzle import synthesize
+
+_TENSOR = re.compile(r"tensor<\s*((?:\d+\s*x\s*)+)([A-Za-z][A-Za-z0-9]*)\s*,")
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -38,33 +48,50 @@ exit codes: 0 optimality proved / done, 1 not proved, 2 bad input
 """
 
 
-def _type(args) -> tuple[list[int] | None, int | None]:
-    from verilayout.cli.common import DTYPE_BITS, parse_type_arg
-    if not args.type:
-        return None, None
-    shape, dtype = parse_type_arg(args.type)
-    return shape, DTYPE_BITS[dtype]
+def _type(args, reg_text: str | None = None) -> tuple[list[int] | None, int | None]:
+    """Shape and element width from -t, else --shape, else the ``tensor<...>`` type of --reg."""
+    if getattr(args, "shape", None):
+        if args.type:
+            raise LayoutError("give either -t/--type or --shape, not both")
+        return parse_shape_arg(args.shape), None
+    if args.type:
+        shape, dtype = parse_type_arg(args.type)
+        return shape, DTYPE_BITS[dtype]
+    m = _TENSOR.search(reg_text or "")
+    if m and m.group(2) in DTYPE_BITS:
+        return [int(t) for t in re.split(r"\s*x\s*", m.group(1).strip()) if t], DTYPE_BITS[m.group(2)]
+    return None, None
+
+
+def _register(text: str, shape, name: str | None) -> LinearLayout:
+    if name is None:
+        return load_register(text, shape)
+    lay = parse(text, shape=shape, name=name)
+    if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dim_names:
+        raise LayoutError(f"--reg with --name {name}: expected a distributed layout "
+                          "(register, lane, warp -> dims)")
+    return lay
 
 
 def _text(arg: str) -> str:
-    from verilayout.cli.common import read_layout_arg
     return read_layout_arg(arg)
 
 
 def _elem_bits(args, from_type: int | None) -> int:
     bits = args.bits if args.bits is not None else from_type
     if bits is None:
-        raise LayoutError("give the element type with -t/--type (e.g. 'tensor<64x64xf16>') or --bits")
+        raise LayoutError("give the element type with -t/--type (e.g. 'tensor<64x64xf16>'), --bits, "
+                          "or a --reg tensor type")
     if from_type is not None and args.bits is not None and args.bits != from_type:
         raise LayoutError(f"--bits {args.bits} disagrees with the element type of -t ({from_type} bits)")
     return bits
 
 
 def _cmd_banks(args) -> int:
-    from verilayout.banks import analyze, load_register, load_shared
-    shape, tbits = _type(args)
+    reg_text = _text(args.reg)
+    shape, tbits = _type(args, reg_text)
     bits = _elem_bits(args, tbits)
-    reg = load_register(_text(args.reg), shape)
+    reg = _register(reg_text, shape, args.name)
     smem = load_shared(_text(args.smem), shape, bits)
     rep = analyze(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
                   store=args.store, timeout_ms=args.timeout_ms, witness_size=32)
@@ -79,8 +106,6 @@ def _cmd_banks(args) -> int:
 
 def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
     """The shared layout colored by bank, the witness's conflicting elements outlined in red."""
-    from verilayout.report.svg import layout_svg
-    from verilayout.core.linear_layout import LinearLayout
     if not isinstance(smem, LinearLayout):
         raise LayoutError("--svg draws GF(2)-linear shared layouts (this one is not)")
     lin = smem.sublayout([d for d in smem.in_dim_names if d != "block"], smem.out_dim_names) \
@@ -97,8 +122,6 @@ def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
 
 
 def _cmd_synth(args) -> int:
-    from verilayout.banks import load_register
-    from verilayout.synth.swizzle import synthesize
     shape, tbits = _type(args)
     bits = _elem_bits(args, tbits)
     if not args.write and not args.read:
@@ -114,7 +137,6 @@ def _cmd_synth(args) -> int:
 
 
 def _cmd_table(args) -> int:
-    from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
     if args.json:
         print(json.dumps([r.to_dict() for r in swizzle_table()]))
     else:
@@ -137,6 +159,9 @@ def register(subparsers) -> None:
                    "padded_shared, a CuTe layout (e.g. '(16,32):(33,1)'), or @FILE")
     p.add_argument("-t", "--type", metavar="TYPE", help="tensor type: shape and element type, "
                    "e.g. 'tensor<64x64xf16>'")
+    p.add_argument("--shape", metavar="AxB", help="tensor shape, e.g. 64x64 (with --bits; instead of -t)")
+    p.add_argument("--name", metavar="#ALIAS", help="which alias of a TTGIR file given to --reg, "
+                   "e.g. '#blocked1'")
     p.add_argument("--bits", type=int, help="element width in bits (when -t has no element type)")
     p.add_argument("--instr", default="auto", metavar="INSTR",
                    help="auto (default: the widest ld.shared/st.shared the layouts allow), "

@@ -1,8 +1,8 @@
 """`verilayout blockload plan|check`: Intel 2D block loads for DPAS operands.
 
 Thin glue over :mod:`verilayout.blockload`. Exit codes: 0 the plan is proved
-(``check``) / a plan was built, 1 a counterexample, 2 bad input, 3 a plan whose
-minimality could not be settled.
+(``check``) / a plan was built with its minimality proved, 1 a counterexample or a plan whose
+minimality could not be settled, 2 bad input.
 """
 from __future__ import annotations
 
@@ -10,7 +10,11 @@ import argparse
 import json
 import sys
 
+from verilayout import blockload
+from verilayout.blockload import Plan
+from verilayout.cli.common import parse_type_arg, read_layout_arg
 from verilayout.errors import LayoutError
+from verilayout.spec.format import MAX_SPEC_BYTES, read_text
 
 _A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
       "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
@@ -88,8 +92,6 @@ def _no_action(p: argparse.ArgumentParser) -> int:
 
 
 def _operand(args):
-    from verilayout import blockload
-    from verilayout.cli.common import parse_type_arg, read_layout_arg
     text = read_layout_arg(args.layout)
     shape = dtype = None
     if args.type:
@@ -132,14 +134,22 @@ def cmd_check(args) -> int:
 
 
 def _read_plan(path: str):
-    from verilayout.blockload import Plan
-    try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
-    except OSError as e:
-        raise LayoutError(f"cannot read plan file {path!r}: {e.strerror}") from None
+    if path == "-":
+        try:
+            text = sys.stdin.read(MAX_SPEC_BYTES + 1)
+        except UnicodeDecodeError:
+            raise LayoutError("plan on stdin: not UTF-8 text") from None
+        if len(text) > MAX_SPEC_BYTES:
+            raise LayoutError(f"plan on stdin: larger than the {MAX_SPEC_BYTES >> 20} MiB limit")
+    else:
+        text = read_text(path, "plan file")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise LayoutError(f"plan file {path!r}: line {e.lineno}, col {e.colno}: {e.msg}") \
             from None
+    except RecursionError:
+        raise LayoutError(f"plan file {path!r}: JSON nested too deeply") from None
+    if not isinstance(data, dict):
+        raise LayoutError(f"plan file {path!r}: expected a JSON object (Plan.to_dict())")
     return Plan.from_dict(data)

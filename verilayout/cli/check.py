@@ -1,25 +1,35 @@
-"""`verilayout check`: prove every obligation of the spec files; exit 0, 1 or 2."""
+"""`verilayout check`: prove every obligation of the spec files; exit 0, 1 or 2.
+
+This module parses arguments and prints; loading is :mod:`verilayout.spec.format`,
+running :mod:`verilayout.spec.runner`, the report :mod:`verilayout.spec.junit`.
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
-import xml.etree.ElementTree as ET
-from concurrent.futures import ProcessPoolExecutor
 
+from verilayout.cli.common import one_line
 from verilayout.errors import LayoutError
+from verilayout.spec import collect, load_spec_text, read_text, registry
+from verilayout.spec.runner import progress_bar, run_all
+from verilayout.spec import junit as spec_junit
+from verilayout.spec.junit import write_junit
 
 EPILOG = """\
-spec format: see specs/README.md (layouts by name, then [[obligation]] tables with a kind:
-equal, injective, surjective, invertible, and the kinds the capabilities add).
+spec format: see specs/README.md (layouts by name, then [[obligation]] tables with a kind;
+`verilayout check --list-kinds` lists every kind and its keys).
 
 examples:
   verilayout check                       # every spec under ./specs
   verilayout check specs/ proofs/ --jobs 2 --junit report.xml
   verilayout check my.toml --json
-exit codes: 0 every obligation holds, 1 a counterexample (or unknown), 2 bad input
+exit codes: 0 every obligation holds, 1 a counterexample or unknown (or, with --strict, a spec
+file without obligations), 2 an input could not be read or an obligation could not be
+evaluated (the others still run and the JUnit report is still written)
 """
 
 
@@ -30,147 +40,161 @@ def register(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="*", help="spec files or directories (default: specs)")
     p.add_argument("--json", action="store_true", help="print one JSON document with every result")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE "
+                   "(its folder must exist)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                    help="prove obligations in N processes (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                    help="solver time per obligation; past it the verdict is 'unknown' (default 30)")
     p.add_argument("--smt2", metavar="DIR", help="write every z3 query as an SMT-LIB2 file with "
                    "z3's answer (a certificate another solver can re-check) into DIR")
-    p.add_argument("--list-kinds", action="store_true", help="list the obligation kinds and exit")
+    p.add_argument("--strict", action="store_true",
+                   help="a spec file that is empty or has no obligations fails the run (exit 1)")
+    p.add_argument("--list-kinds", action="store_true",
+                   help="list the obligation kinds with their keys and exit")
     p.set_defaults(func=cmd_check)
 
 
-def _worker(args):
-    path, index, timeout_ms, smt2 = args
-    import contextlib
-    from verilayout.core.smt import record_smt2
-    from verilayout.spec.core import load_spec, run_obligation
-    spec = _SPEC_CACHE.get(path) or load_spec(path)
-    _SPEC_CACHE[path] = spec
-    ob = spec.obligations[index]
-    ctx = record_smt2(smt2, ob.id) if smt2 else contextlib.nullcontext()
-    try:
-        with ctx:
-            r = run_obligation(spec, ob, timeout_ms)
-    except LayoutError as e:
-        return {"error": str(e)}
-    return {"status": r.verdict.status, "reason": r.verdict.reason,
-            "counterexample": r.verdict.counterexample, "method": r.verdict.method,
-            "seconds": r.seconds}
+def format_counterexample(cex: object) -> str:
+    """One line: inputs first, then each side's value.
+
+    >>> format_counterexample({"input": {"lane": 2}, "lhs": 4096})
+    'input=(lane=2), lhs=0x1000'
+    """
+    return one_line(spec_junit.format_counterexample(cex))
 
 
-_SPEC_CACHE: dict = {}
+def list_kinds() -> list[str]:
+    """One line per kind: its name, keys (``?`` marks optional ones) and what it claims.
+
+    >>> next(l for l in list_kinds() if l.startswith("equal:"))
+    'equal: lhs, rhs  -- the two layouts agree on every input (z3 or GF(2))'
+    """
+    out = []
+    for name, kind in sorted(registry().kinds.items()):
+        keys = ", ".join(k + ("?" if role == "optional" else "") for k, role in kind.params.items())
+        out.append(f"{name}: {keys}  -- {kind.doc}")
+    return out
 
 
-def _progress(done: int, total: int, start: float) -> None:
-    if not sys.stderr.isatty():
-        return
-    width = 30
-    filled = int(width * done / max(total, 1))
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} "
-                     f"{time.perf_counter() - start:5.1f}s")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
+def _check_options(args) -> None:
+    if not math.isfinite(args.timeout) or args.timeout <= 0:
+        raise LayoutError(f"--timeout {args.timeout}: need a positive, finite number of seconds")
+    if args.timeout > 86400:
+        raise LayoutError(f"--timeout {args.timeout}: at most 86400 seconds")
+    if args.jobs < 1 or args.jobs > 256:
+        raise LayoutError(f"--jobs {args.jobs}: need a number of processes from 1 to 256")
+    if args.junit is not None:
+        parent = os.path.dirname(os.path.abspath(args.junit))
+        if not args.junit or os.path.isdir(args.junit):
+            raise LayoutError(f"--junit {args.junit!r}: is a directory, give a file name")
+        if not os.path.isdir(parent):
+            raise LayoutError(f"--junit {args.junit}: the folder {parent} does not exist")
+        if not os.access(parent, os.W_OK) or (os.path.exists(args.junit)
+                                              and not os.access(args.junit, os.W_OK)):
+            raise LayoutError(f"--junit {args.junit}: cannot write there")
+    if args.smt2 is not None:
+        d = args.smt2
+        if not d or (os.path.exists(d) and not os.path.isdir(d)):
+            raise LayoutError(f"--smt2 {d!r}: exists and is not a directory")
+        parent = os.path.dirname(os.path.abspath(d))
+        if not os.path.isdir(d) and not os.path.isdir(parent):
+            raise LayoutError(f"--smt2 {d}: the folder {parent} does not exist")
+        if not os.access(d if os.path.isdir(d) else parent, os.W_OK):
+            raise LayoutError(f"--smt2 {d}: cannot write there")
 
 
-def _fmt_value(v) -> str:
-    if isinstance(v, dict):
-        return "(" + ", ".join(f"{k}={_fmt_value(x)}" for k, x in v.items()) + ")"
-    if isinstance(v, int) and not isinstance(v, bool) and v >= 4096:
-        return hex(v)
-    return str(v)
+def _load(files: list[str]):
+    """Every file read and validated before any proof: (specs, texts, load errors)."""
+    reg = registry()
+    specs, texts, errors = [], [], []
+    for f in files:
+        try:
+            text = read_text(f, "spec")
+            spec = load_spec_text(text, f, reg)
+        except LayoutError as e:
+            errors.append({"id": f, "file": f, "name": "(spec file)", "kind": "load",
+                           "expect": "proved", "ok": False, "status": "error", "reason": "",
+                           "counterexample": None, "method": "", "seconds": 0.0,
+                           "error": str(e)})
+            continue
+        for name in spec.layouts:  # an unused layout that does not build is still an error
+            try:
+                spec.layout(name, f"{f}: layouts.{name}")
+            except LayoutError as e:
+                errors.append({"id": f"{f}::layouts.{name}", "file": f, "name": f"layouts.{name}",
+                               "kind": "layout", "expect": "proved", "ok": False,
+                               "status": "error", "reason": "", "counterexample": None,
+                               "method": "", "seconds": 0.0, "error": str(e)})
+            except RecursionError:
+                errors.append({"id": f"{f}::layouts.{name}", "file": f, "name": f"layouts.{name}",
+                               "kind": "layout", "expect": "proved", "ok": False,
+                               "status": "error", "reason": "", "counterexample": None,
+                               "method": "", "seconds": 0.0,
+                               "error": f"{f}: layouts.{name}: nested too deeply"})
+        specs.append(spec)
+        texts.append(text)
+    return specs, texts, errors
 
 
-def format_counterexample(cex: dict) -> str:
-    """One line: inputs first, then each side's value."""
-    return ", ".join(f"{k}={_fmt_value(v)}" for k, v in cex.items())
+def _print_text(rows: list[dict], warnings: list[str], total: float) -> None:
+    for r in rows:
+        rid = one_line(r["id"])
+        if "error" in r:
+            print(f"ERROR {rid} [{one_line(r['kind'])}] {one_line(r['error'])}")
+        elif r["ok"]:
+            note = " (expected counterexample)" if r["expect"] == "counterexample" else ""
+            print(f"PASS {rid} [{r['kind']}] {r['status']}{note}  {r['seconds'] * 1e3:.1f} ms")
+        else:
+            print(f"FAIL {rid} [{r['kind']}] expected {r['expect']}, got {r['status']}")
+            print(f"     {one_line(r['reason'])}")
+            if r.get("counterexample"):
+                print(f"     counterexample: {format_counterexample(r['counterexample'])}")
+    counts = {s: sum(r["status"] == s for r in rows)
+              for s in ("proved", "counterexample", "unknown", "error")}
+    failed = sum(not r["ok"] and "error" not in r for r in rows)
+    errs = f", {counts['error']} errors" if counts["error"] else ""
+    print(f"{sum(r['ok'] for r in rows)} passed, {failed} failed{errs} "
+          f"({counts['proved']} proved, {counts['counterexample']} counterexamples, "
+          f"{counts['unknown']} unknown) in {total:.2f}s")
 
 
 def cmd_check(args) -> int:
-    from verilayout.spec.core import collect, kinds, load_spec
     if args.list_kinds:
-        print("\n".join(kinds()))
+        print("\n".join(list_kinds()))
         return 0
-    if args.jobs < 1:
-        raise LayoutError(f"--jobs {args.jobs}: need at least 1")
-    if args.timeout <= 0:
-        raise LayoutError(f"--timeout {args.timeout}: need a positive number of seconds")
+    _check_options(args)
     paths = args.paths or ["specs"]
     files = collect(paths)
     if not files:
         raise LayoutError(f"no spec files (*.toml) under {', '.join(paths)}")
-    specs = [load_spec(f) for f in files]  # every file is read and validated before any proof
-    for s in specs:  # layouts that do not parse are input errors, reported before any proof
-        for name in s.layouts:
-            s.layout(name, f"{s.path}: layouts.{name}")
-        _SPEC_CACHE[s.path] = s
-    jobs = [(s.path, i, int(args.timeout * 1000), args.smt2)
-            for s in specs for i in range(len(s.obligations))]
-    obs = [s.obligations[i] for s in specs for i in range(len(s.obligations))]
+    specs, texts, load_errors = _load(files)
+    warnings = [w for s in specs for w in s.warnings]
     start = time.perf_counter()
-    results = []
-    if args.jobs == 1 or len(jobs) <= 1:
-        for k, j in enumerate(jobs):
-            results.append(_worker(j))
-            _progress(k + 1, len(jobs), start)
-    else:
-        with ProcessPoolExecutor(max_workers=args.jobs) as ex:
-            for k, r in enumerate(ex.map(_worker, jobs, chunksize=max(1, len(jobs) // (4 * args.jobs)))):
-                results.append(r)
-                _progress(k + 1, len(jobs), start)
-    errors = [(ob, r["error"]) for ob, r in zip(obs, results) if "error" in r]
-    if errors:
-        ob, msg = errors[0]
-        raise LayoutError(msg)
+    progress = progress_bar(sys.stderr) if sys.stderr.isatty() else None
+    outcomes = run_all(specs, int(args.timeout * 1000), args.jobs, args.smt2, texts, progress)
     total = time.perf_counter() - start
-    rows = []
-    for ob, r in zip(obs, results):
-        ok = r["status"] == ob.expect
-        rows.append({"id": ob.id, "file": ob.file, "name": ob.name, "kind": ob.kind,
-                     "expect": ob.expect, "ok": ok, **r})
-    failed = [r for r in rows if not r["ok"]]
+    rows = load_errors + [o.to_dict() for o in outcomes]
     if args.json:
-        print(json.dumps({"ok": not failed, "total": len(rows), "failed": len(failed),
-                          "seconds": total, "results": rows}, indent=1))
+        print(json.dumps({"ok": all(r["ok"] for r in rows) and not (args.strict and warnings),
+                          "total": len(rows), "failed": sum(not r["ok"] for r in rows),
+                          "errors": sum("error" in r for r in rows), "warnings": warnings,
+                          "seconds": total, "results": rows}, indent=1, default=str))
     else:
-        for r in rows:
-            if r["ok"]:
-                note = " (expected counterexample)" if r["expect"] == "counterexample" else ""
-                print(f"PASS {r['id']} [{r['kind']}] {r['status']}{note}  {r['seconds'] * 1e3:.1f} ms")
-            else:
-                print(f"FAIL {r['id']} [{r['kind']}] expected {r['expect']}, got {r['status']}")
-                print(f"     {r['reason']}")
-                if r.get("counterexample"):
-                    print(f"     counterexample: {format_counterexample(r['counterexample'])}")
-        counts = {s: sum(r["status"] == s for r in rows) for s in ("proved", "counterexample", "unknown")}
-        print(f"{len(rows) - len(failed)} passed, {len(failed)} failed "
-              f"({counts['proved']} proved, {counts['counterexample']} counterexamples, "
-              f"{counts['unknown']} unknown) in {total:.2f}s")
+        _print_text(rows, warnings, total)
     if args.junit:
-        write_junit(args.junit, rows, total)
-    return 1 if failed else 0
-
-
-def write_junit(path: str, rows: list[dict], seconds: float) -> None:
-    """JUnit XML: one testsuite per spec file, one testcase per obligation."""
-    root = ET.Element("testsuites", name="verilayout", tests=str(len(rows)),
-                      failures=str(sum(not r["ok"] for r in rows)), time=f"{seconds:.3f}")
-    by_file: dict[str, list[dict]] = {}
-    for r in rows:
-        by_file.setdefault(r["file"], []).append(r)
-    for f, rs in by_file.items():
-        suite = ET.SubElement(root, "testsuite", name=f, tests=str(len(rs)),
-                              failures=str(sum(not r["ok"] for r in rs)))
-        for r in rs:
-            case = ET.SubElement(suite, "testcase", classname=f, name=r["name"],
-                                 time=f"{r['seconds']:.4f}")
-            if not r["ok"]:
-                fail = ET.SubElement(case, "failure", type=r["status"],
-                                     message=f"{r['kind']}: expected {r['expect']}, got {r['status']}: "
-                                     f"{r['reason']}")
-                if r.get("counterexample"):
-                    fail.text = "counterexample: " + format_counterexample(r["counterexample"])
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+        try:
+            write_junit(args.junit, rows, total)
+        except OSError as e:
+            raise LayoutError(f"--junit {args.junit}: cannot write: {e.strerror}") from None
+    for w in warnings:
+        if not any("error" in r for r in rows):
+            print(f"{'error' if args.strict else 'warning'}: {one_line(w)}"
+                  f"{' (--strict)' if args.strict else ''}", file=sys.stderr)
+    errors = [r["error"] for r in rows if "error" in r]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise LayoutError(errors[0] + more)
+    if any(not r["ok"] for r in rows) or (args.strict and warnings):
+        return 1
+    return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 
@@ -9,6 +10,29 @@ from verilayout import parse
 from verilayout.core import cute
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.errors import LayoutError
+from verilayout.spec.format import read_text
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with newlines and other control characters escaped, so it prints as one line.
+
+    >>> one_line("a\\nFAIL b")
+    'a\\\\nFAIL b'
+    """
+    return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
+def timeout_ms(seconds: float, flag: str = "--timeout") -> int:
+    """A positive, finite number of seconds as milliseconds; anything else is a LayoutError.
+
+    >>> timeout_ms(1.5)
+    1500
+    """
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > 86400:
+        raise LayoutError(f"{flag} {seconds}: need a positive, finite number of seconds (at most 86400)")
+    return max(1, int(seconds * 1000))
 
 
 def parse_shape_arg(text: str) -> list[int]:
@@ -46,11 +70,7 @@ def read_layout_arg(text: str) -> str:
         path = text
     else:
         return text
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except OSError as e:
-        raise LayoutError(f"cannot read layout file {path!r}: {e.strerror}") from None
+    return read_text(path, "layout file")
 
 
 def _is_mlir(text: str) -> bool:

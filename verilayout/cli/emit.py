@@ -11,6 +11,11 @@ import argparse
 import json
 import sys
 
+from verilayout.cli.common import parse_type_arg, read_layout_arg
+from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
+from verilayout.emit.cuda_wgmma import write_emission
+from verilayout.emit.opencl_block_io import emit_blockload
+from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
 
 _FMT = argparse.RawDescriptionHelpFormatter
@@ -88,7 +93,6 @@ def _guard(fn):
 # ----- emit wgmma -----------------------------------------------------------------------------
 
 def _cmd_emit_wgmma(args) -> int:
-    from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
     e = emit_wgmma(args.shape, args.dtype, args.acc, a=args.a, b=args.b, k=args.k)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -133,9 +137,6 @@ def _operand_summary(op: dict) -> dict:
 # ----- emit blockload ------------------------------------------------------------------------
 
 def _cmd_emit_blockload(args) -> int:
-    from verilayout.cli.common import parse_type_arg, read_layout_arg
-    from verilayout.emit.cuda_wgmma import write_emission
-    from verilayout.emit.opencl_block_io import emit_blockload
     text = read_layout_arg(args.layout)
     shape = dtype = None
     if args.type:
@@ -166,7 +167,10 @@ def _cmd_emit_blockload(args) -> int:
 # ----- simulate ------------------------------------------------------------------------------
 
 def _cmd_simulate(args) -> int:
-    from verilayout.simulate.replay import simulate
+    _, source, kind = load_emission(args.dir)
+    if source is None:
+        raise LayoutError(f"{args.dir}: no {KERNEL_FILES[kind]} next to manifest.json (the kernel "
+                          "the model is checked against)")
     r = simulate(args.dir, seed=args.seed, smem_base=args.smem_base)
     if args.json:
         print(json.dumps(r.to_dict()))

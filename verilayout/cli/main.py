@@ -9,8 +9,17 @@ import argparse
 import sys
 from typing import Sequence
 
-from verilayout.cli import banks, blockload, check, emit, show, wgmma
+from verilayout.cli import audit, banks, blockload, check, emit, show, wgmma
+from verilayout.cli.common import one_line
 from verilayout.errors import LayoutError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (``error: ...``) and exit 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse's hook
+        print(f"error: {self.prog}: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
 
 EPILOG_MAIN = """\
 examples:
@@ -21,13 +30,27 @@ exit codes: 0 holds, 1 a counterexample was found, 2 bad input
 """
 
 
+def cli_message(message: str) -> str:
+    """A library message in the words of the command line, on one line.
+
+    >>> cli_message("#ttg.blocked has no shape: give a full type (tensor<...>) or pass shape=[...]")
+    '#ttg.blocked has no shape: give a full type (tensor<...>) or give --shape AxB or a type with -t'
+    """
+    for lib, cli in (("pass shape=[...]", "give --shape AxB or a type with -t"),
+                     ("pass shape=", "give --shape AxB or a type with -t"),
+                     ("pass mn= (and mn_block=)", "give --mn (and --mn-block)"),
+                     ("pass swizzle_units='bytes'", "give --swizzle-units bytes")):
+        message = message.replace(lib, cli)
+    return one_line(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
         "or a concrete counterexample.", epilog=EPILOG_MAIN,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in (show, wgmma, banks, blockload, emit, check):
+    for mod in (show, wgmma, banks, blockload, emit, check, audit):
         mod.register(sub)
     return parser
 
@@ -41,7 +64,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LayoutError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {cli_message(str(e))}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print("error: input nested too deeply", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("error: out of memory reading the input (is it too large?)", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover
         return 0

@@ -8,6 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 
+from verilayout.cli.common import parse_shape_arg, read_layout_arg, timeout_ms
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.descriptor import contract_findings, decode, encode
+from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
+from verilayout.prove.wgmma import as_descriptor, intended_tile
+from verilayout.synth.descriptor import derive_descriptor, synth
+from verilayout.wgmma import verify
+
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -35,7 +43,6 @@ def _int(text: str) -> int:
 # ----- fragment -----------------------------------------------------------------------------
 
 def _cmd_fragment(args) -> int:
-    from verilayout.hw.nvidia.wgmma import fragment
     f = fragment(args.shape, args.operand, args.dtype, acc=args.acc)
     if args.json:
         print(json.dumps(f.to_dict()))
@@ -80,7 +87,6 @@ def _print_descriptor(d, findings=()) -> None:
 
 
 def _desc_findings(d):
-    from verilayout.hw.nvidia.descriptor import contract_findings
     field_rules = ("reserved-bits", "swizzle-mode", "unmodelled-swizzle", "unmodelled-lbo-mode",
                    "base-offset-no-swizzle")     # the rules that do not depend on the operand
     return [f for f in contract_findings(d, major="K", dtype="f16", mn_extent=64)
@@ -88,7 +94,6 @@ def _desc_findings(d):
 
 
 def _cmd_decode(args) -> int:
-    from verilayout.hw.nvidia.descriptor import decode
     d = decode(args.value, args.arch)
     findings = _desc_findings(d)
     if args.json:
@@ -99,7 +104,6 @@ def _cmd_decode(args) -> int:
 
 
 def _cmd_encode(args) -> int:
-    from verilayout.hw.nvidia.descriptor import encode
     d = encode(start_address=args.start, lbo=args.lbo, sbo=args.sbo, swizzle=args.swizzle,
                base_offset=args.base_offset, arch=args.arch, lbo_mode=args.lbo_mode)
     if args.json:
@@ -112,21 +116,19 @@ def _cmd_encode(args) -> int:
 # ----- verify / desc --------------------------------------------------------------------------
 
 def _layout_text(args) -> str:
-    from verilayout.cli.common import read_layout_arg
     return read_layout_arg(args.layout)
 
 
 def _shape(args):
     if not args.shape:
         return None
-    from verilayout.cli.common import parse_shape_arg
     return parse_shape_arg(args.shape)
 
 
 def _common(args) -> dict:
     return dict(dtype=args.dtype, major=args.major, base_address=args.base_address, mn=args.mn,
                 mn_block=args.mn_block, mn_dim=args.mn_dim, shape=_shape(args),
-                swizzle_units=args.swizzle_units, timeout_ms=int(args.timeout * 1000))
+                swizzle_units=args.swizzle_units, timeout_ms=timeout_ms(args.timeout))
 
 
 def _print_verdict(v) -> None:
@@ -142,8 +144,6 @@ def _print_verdict(v) -> None:
 
 
 def _cmd_verify(args) -> int:
-    from verilayout.prove.wgmma import as_descriptor
-    from verilayout.wgmma import verify
     d = as_descriptor(args.desc, args.arch)
     v = verify(d, _layout_text(args), k_block=args.k_block, **_common(args))
     if args.json:
@@ -155,9 +155,6 @@ def _cmd_verify(args) -> int:
 
 
 def _cmd_desc(args) -> int:
-    from verilayout.prove.wgmma import intended_tile
-    from verilayout.hw.nvidia.wgmma import k_of_dtype
-    from verilayout.synth.descriptor import derive_descriptor
     text = _layout_text(args)
     common = _common(args)
     if args.k_block == "all":
@@ -166,8 +163,17 @@ def _cmd_desc(args) -> int:
                              swizzle_units=args.swizzle_units)
         blocks = list(range(max(1, tile.k_extent // k_of_dtype(args.dtype))))
     else:
-        blocks = [_int(args.k_block)]
-    plans = [derive_descriptor(text, k_block=kb, arch=args.arch, **common) for kb in blocks]
+        try:
+            blocks = [int(str(args.k_block).replace("_", ""), 0)]
+        except ValueError:
+            raise LayoutError(f"--k-block {args.k_block!r}: expected a K-block number or 'all'") from None
+    try:
+        plans = [derive_descriptor(text, k_block=kb, arch=args.arch, **common) for kb in blocks]
+    except LayoutError as e:
+        if not str(e).startswith(f"no {args.arch} descriptor reads"):
+            raise
+        print(f"counterexample: {e}")        # a finding about the layout, not unreadable input
+        return 1
     if args.json:
         print(json.dumps([p.to_dict() for p in plans] if len(plans) > 1 else plans[0].to_dict()))
         return 0
@@ -181,7 +187,6 @@ def _cmd_desc(args) -> int:
 
 
 def _cmd_synth(args) -> int:
-    from verilayout.synth.descriptor import synth
     p = synth(dtype=args.dtype, major=args.major, mn=args.mn, k=args.k, arch=args.arch,
               base_address=args.base_address)
     if args.json:

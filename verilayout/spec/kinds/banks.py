@@ -1,5 +1,5 @@
-"""Spec-file source and obligation kinds for shared-memory bank conflicts. Imported by
-:mod:`verilayout.spec`.
+"""Spec-file source and obligation kinds for shared-memory bank conflicts. Exported as the mappings
+``SOURCES`` and ``KINDS``, joined by :func:`verilayout.spec.kinds.registry`.
 
 * source ``shared = "TEXT"`` (with ``shape``, ``dtype`` or ``elem_bits``): a shared
   layout read as ``verilayout banks --smem`` reads it, so ``#ttg.padded_shared`` and
@@ -38,14 +38,17 @@ from typing import Any
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
-from verilayout.spec.core import register_kind, register_source
+from types import MappingProxyType
+
+from verilayout.banks import analyze, load_shared
+from verilayout.dtypes import BITS as DTYPE_BITS
+from verilayout.spec.format import Kind
 
 _SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "description"}
 
 
 def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
     """Element width from exactly one of ``elem_bits`` and ``dtype``."""
-    from verilayout.dtypes import BITS as DTYPE_BITS
     if (elem_bits is None) == (dtype is None):
         raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
     if dtype is not None:
@@ -57,8 +60,8 @@ def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
     return elem_bits
 
 
-def _src_shared(entry, path, where):
-    from verilayout.banks import load_shared
+def _src_shared(entry, spec, where):
+    path = spec.path
     w = f"{path}: {where}"
     extra = set(entry) - _SHARED_KEYS
     if extra:
@@ -77,7 +80,6 @@ def _src_shared(entry, path, where):
 
 
 def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks):
-    from verilayout.banks import analyze
     if not isinstance(reg, LinearLayout):
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     if not isinstance(store, bool):
@@ -144,6 +146,10 @@ def _max_wavefronts(spec, where, timeout_ms, reg, smem, wavefronts, elem_bits=No
 _PARAMS = {"reg": "layout", "smem": "layout", "elem_bits": "optional", "dtype": "optional",
            "instruction": "optional", "store": "optional", "num_banks": "optional"}
 
-register_source("shared", _src_shared)
-register_kind("conflict_free", _conflict_free, _PARAMS)
-register_kind("max_wavefronts", _max_wavefronts, {**_PARAMS, "wavefronts": "required"})
+SOURCES = MappingProxyType({"shared": _src_shared})
+KINDS = MappingProxyType({
+    "conflict_free": Kind(_conflict_free, MappingProxyType(_PARAMS),
+                          "no two accesses of one phase hit one bank at different words"),
+    "max_wavefronts": Kind(_max_wavefronts, MappingProxyType({**_PARAMS, "wavefronts": "required"}),
+                           "the worst instruction needs at most `wavefronts` wavefronts"),
+})

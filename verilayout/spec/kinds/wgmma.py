@@ -1,6 +1,6 @@
 """Spec-file sources and obligation kinds for wgmma (register fragments, shared-memory
-layouts, descriptors). Imported by :mod:`verilayout.spec`, which registers nothing of
-wgmma itself.
+layouts, descriptors). Exported as the mappings ``SOURCES`` and ``KINDS``,
+joined by :func:`verilayout.spec.kinds.registry`.
 
 Sources (a ``[layouts.NAME]`` entry holding the key):
 
@@ -42,7 +42,13 @@ import numpy as np
 
 from verilayout.errors import LayoutError
 from verilayout.core.smt import Verdict
-from verilayout.spec.core import prefixed, register_kind, register_source, spec_for
+from types import MappingProxyType
+
+from verilayout.core.cute import ComposedLayout, Layout, Swizzle, offset_bytes, offset_elements, tile_to_shape
+from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, parse_swizzle, swizzle_atom
+from verilayout.prove.wgmma import verify
+from verilayout.spec.format import Kind, prefixed
 
 __all__ = ["resolve_descriptor", "fragment_coverage"]
 
@@ -80,11 +86,11 @@ _FRAGMENT_KEYS = {"shape", "operand", "dtype", "acc"}
 
 
 def _fragment_of(args: dict, where: str):
-    from verilayout.hw.nvidia.wgmma import fragment
     return prefixed(where, fragment, args["shape"], args["operand"], args["dtype"], acc=args.get("acc"))
 
 
-def _src_fragment(entry, path, where):
+def _src_fragment(entry, spec, where):
+    path = spec.path
     args = _args(entry, "fragment", path, where, _FRAGMENT_KEYS, ("shape", "operand", "dtype"))
     return _fragment_of(args, f"{path}: {where}").layout
 
@@ -95,7 +101,6 @@ _DESC_FIELDS = {"start_address", "lbo", "lbo_field", "sbo", "sbo_field", "base_o
 
 def _descriptor_from_table(d: dict, where: str):
     """A Descriptor from ``{value, arch}`` or from fields (bytes or encoded fields)."""
-    from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
     if "value" in d:
         extra = set(d) - {"value", "arch"}
         if extra:
@@ -132,7 +137,8 @@ def _descriptor_from_table(d: dict, where: str):
                  base_offset=d.get("base_offset", 0), arch=arch)
 
 
-def _src_descriptor(entry, path, where):
+def _src_descriptor(entry, spec, where):
+    path = spec.path
     extra = set(entry) - {"descriptor", "description"}
     if extra:
         raise LayoutError(f"{path}: {where}: unknown keys {sorted(extra)} next to 'descriptor' "
@@ -141,7 +147,6 @@ def _src_descriptor(entry, path, where):
     w = f"{path}: {where}"
     if isinstance(v, dict):
         return _descriptor_from_table(v, w)
-    from verilayout.hw.nvidia.descriptor import decode
     if isinstance(v, (int, str)) and not isinstance(v, bool):
         return prefixed(w, decode, v)
     raise LayoutError(f"{w}: descriptor must be a 64-bit value (\"0x...\") or a table of fields")
@@ -154,7 +159,6 @@ def resolve_descriptor(spec, value: Any, where: str):
     >>> resolve_descriptor(None, "0x4000004000010040", "here").swizzle
     '128B'
     """
-    from verilayout.hw.nvidia.descriptor import Descriptor, decode
     if isinstance(value, str) and spec is not None and value in spec.layouts:
         d = spec.layout(value, where)
         if not isinstance(d, Descriptor):
@@ -168,9 +172,8 @@ def resolve_descriptor(spec, value: Any, where: str):
                       "table of fields")
 
 
-def _src_canonical(entry, path, where):
-    from verilayout.core.cute import ComposedLayout, Layout, Swizzle
-    from verilayout.hw.nvidia.wgmma import canonical_layout, dtype_bits
+def _src_canonical(entry, spec, where):
+    path = spec.path
     w = f"{path}: {where}"
     args = _args(entry, "canonical", path, where, {"major", "swizzle", "dtype", "T", "m", "k",
                                                      "LBO", "SBO"}, ("major", "swizzle", "m", "k"))
@@ -202,9 +205,8 @@ def _src_canonical(entry, path, where):
     return ComposedLayout(Swizzle(c.swizzle_bits, 4, 3), Layout(shape, stride), ptr_bits=bits)
 
 
-def _src_swizzle_atom(entry, path, where):
-    from verilayout.core.cute import ComposedLayout, Layout, Swizzle
-    from verilayout.hw.nvidia.wgmma import DTYPE_BITS, swizzle_atom
+def _src_swizzle_atom(entry, spec, where):
+    path = spec.path
     w = f"{path}: {where}"
     args = _args(entry, "swizzle_atom", path, where, {"swizzle", "major", "dtype"},
                  ("swizzle", "major"))
@@ -217,11 +219,11 @@ def _src_swizzle_atom(entry, path, where):
                           ptr_bits=bits)
 
 
-def _src_tile_to_shape(entry, path, where):
-    from verilayout.core.cute import ComposedLayout, Layout, tile_to_shape
+def _src_tile_to_shape(entry, spec, where):
+    path = spec.path
     w = f"{path}: {where}"
     args = _args(entry, "tile_to_shape", path, where, {"atom", "shape", "order"}, ("atom", "shape"))
-    atom = spec_for(path).layout(args["atom"], w) if isinstance(args["atom"], str) else None
+    atom = spec.layout(args["atom"], w) if isinstance(args["atom"], str) else None
     if not isinstance(atom, (Layout, ComposedLayout)):
         raise LayoutError(f"{w}: tile_to_shape needs 'atom' naming a CuTe layout entry")
     shape = args["shape"]
@@ -236,7 +238,6 @@ def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, majo
                         base_address=0, mn=None, mn_block=0, mn_dim=0):
     """The descriptor reads, for every (mn, k) of one wgmma K-block, the byte where
     ``layout`` (placed at ``base_address``) put that element."""
-    from verilayout.prove.wgmma import verify
     desc = resolve_descriptor(spec, descriptor, where)
     return prefixed(where, verify, desc, layout, dtype=dtype, major=major, k_block=k_block,
                  base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
@@ -249,7 +250,6 @@ _FIELD_NAMES = ("value", "start_address", "start_field", "lbo", "lbo_field", "sb
 
 def _descriptor_fields(spec, where, timeout_ms, descriptor, fields):
     """The descriptor's value and fields are as stated (the bitfield of seed 003)."""
-    from verilayout.hw.nvidia.wgmma import parse_swizzle
     desc = resolve_descriptor(spec, descriptor, where)
     if not isinstance(fields, dict) or not fields:
         raise LayoutError(f"{where}: fields must be a table such as {{lbo_field = 16, swizzle = "
@@ -350,7 +350,6 @@ def _fragment_table(spec, where, timeout_ms, fragment, elements=None, registers=
 def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     """Exactly the N in ``n`` make a valid m64nNkK wgmma with this multiplicand and
     accumulator type, and each such D fragment holds the 64xN tile exactly once."""
-    from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
     k = prefixed(where, k_of_dtype, dtype)
     if not isinstance(n, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                           for x in n):
@@ -385,7 +384,6 @@ def _coord(c: Any):
 
 def _offsets(spec, where, timeout_ms, layout, points, unit="elements"):
     """A CuTe layout's offset at each stated coordinate (e.g. a figure's cells)."""
-    from verilayout.core.cute import ComposedLayout, Layout, offset_bytes, offset_elements
     if not isinstance(layout, (Layout, ComposedLayout)):
         raise LayoutError(f"{where}: offsets are stated for CuTe layouts")
     if unit not in ("elements", "bytes"):
@@ -403,18 +401,25 @@ def _offsets(spec, where, timeout_ms, layout, points, unit="elements"):
     return Verdict.holds(f"all {len(points)} offsets as stated", method="evaluation")
 
 
-register_source("fragment", _src_fragment)
-register_source("descriptor", _src_descriptor)
-register_source("canonical", _src_canonical)
-register_source("swizzle_atom", _src_swizzle_atom)
-register_source("tile_to_shape", _src_tile_to_shape)
-register_kind("descriptor_matches", _descriptor_matches,
-              {"descriptor": "required", "layout": "layout", "dtype": "required", "major": "required",
-               "k_block": "optional", "base_address": "optional", "mn": "optional",
-               "mn_block": "optional", "mn_dim": "optional"})
-register_kind("descriptor_fields", _descriptor_fields, {"descriptor": "required", "fields": "required"})
-register_kind("fragment_table", _fragment_table,
-              {"fragment": "required", "elements": "optional", "registers": "optional",
-               "register_type": "optional"})
-register_kind("wgmma_n", _wgmma_n, {"dtype": "required", "acc": "required", "n": "required"})
-register_kind("offsets", _offsets, {"layout": "layout", "points": "required", "unit": "optional"})
+SOURCES = MappingProxyType({"fragment": _src_fragment, "descriptor": _src_descriptor,
+                            "canonical": _src_canonical, "swizzle_atom": _src_swizzle_atom,
+                            "tile_to_shape": _src_tile_to_shape})
+KINDS = MappingProxyType({
+    "descriptor_matches": Kind(_descriptor_matches, MappingProxyType(
+        {"descriptor": "required", "layout": "layout", "dtype": "required", "major": "required",
+         "k_block": "optional", "base_address": "optional", "mn": "optional",
+         "mn_block": "optional", "mn_dim": "optional"}),
+        "the descriptor reads every element where the layout put it"),
+    "descriptor_fields": Kind(_descriptor_fields, MappingProxyType(
+        {"descriptor": "required", "fields": "required"}),
+        "the descriptor's decoded fields are as stated"),
+    "fragment_table": Kind(_fragment_table, MappingProxyType(
+        {"fragment": "required", "elements": "optional", "registers": "optional",
+         "register_type": "optional"}),
+        "a register fragment holds the stated elements/registers"),
+    "wgmma_n": Kind(_wgmma_n, MappingProxyType({"dtype": "required", "acc": "required", "n": "required"}),
+                    "the valid N sizes of wgmma for a dtype and accumulator"),
+    "offsets": Kind(_offsets, MappingProxyType({"layout": "layout", "points": "required",
+                                                "unit": "optional"}),
+                    "a CuTe layout's offset at each coordinate (unit elements or bytes)"),
+})
