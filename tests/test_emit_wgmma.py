@@ -209,11 +209,12 @@ def test_a_swapped_swizzle_code_is_caught_with_the_differing_coordinate():
 
 def test_a_swizzle_code_that_breaks_the_descriptor_contract_is_named():
     # B of example 3 is 32B-swizzled with SBO = 256 bytes; as 64B (code 2) the 512-byte
-    # pattern no longer repeats at SBO: PTX's rule is broken and the result is wrong
+    # pattern no longer repeats at SBO: the bytes read are wrong, and the inferred stride-repeat
+    # rule is named beside them (as an inference, not a hardware fact)
     man = build_manifest("m64n32k16", "f16", "f32", "MN:128B", "K:32B")
     _plant(man, "b", 0, layout_type=2)
     r = simulate_wgmma(man)
-    assert not r.ok and "stride-repeat" in " ".join(r.causes)
+    assert not r.ok and "stride-repeat" in " ".join(r.causes) and "inference" in " ".join(r.causes)
 
 
 @pytest.mark.parametrize("where", ["const", "stride"])

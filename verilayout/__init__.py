@@ -8,6 +8,8 @@ True
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, equal
+from verilayout.frontends.shared_text import shared_text_to_layout
+from verilayout.frontends.triton import parse as _parse
 
 # ``verilayout.prove`` is the package of provers (wgmma, banks, coverage); the generic
 # z3 entry point is ``verilayout.core.smt.prove``.
@@ -20,6 +22,14 @@ def parse(text: str, shape=None, **options):
 
     Returns a LinearLayout when the layout is GF(2)-linear, otherwise a CuTe
     layout object with a z3 encoding. See :func:`verilayout.frontends.triton.parse`.
+    ``#ttg.padded_shared`` and ``#ttg.shared_linear<{...}, alignment = N>`` (the text Triton
+    prints) go through the same converter that ``banks`` uses.
+
+    >>> parse("#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, alignment = 16>", shape=[2, 2]).bases["offset"]
+    [[0, 1], [1, 0]]
     """
-    from verilayout.frontends.triton import parse as _parse
+    if isinstance(text, str) and not options and ("padded_shared" in text or "shared_linear" in text):
+        special = shared_text_to_layout(text, shape)
+        if special is not None:
+            return special
     return _parse(text, shape=shape, **options)

@@ -1,77 +1,14 @@
 """Text views of a layout for people: bases, and the grid of owners (or offsets) per element.
 
-The hardware-centric and tensor views that must match Triton's own output byte for
-byte live with the Triton front-end (:func:`verilayout.frontends.triton.format_hardware_view`,
-:func:`~verilayout.frontends.triton.format_tensor_view`).
+The code lives in :mod:`verilayout.report.views`; the hardware-centric and tensor views that
+must match Triton's own output byte for byte live with the Triton front-end
+(:func:`verilayout.frontends.triton.format_hardware_view`).
 
 >>> from verilayout.core.linear_layout import LinearLayout
 >>> print(format_bases(LinearLayout.identity1D(4, "lane", "dim0")))
 lane: [[1], [2]]
 out: dim0=4
 """
-from __future__ import annotations
+from verilayout.report.views import format_bases, format_owner_grid, owner_grid
 
-from verilayout.errors import LayoutError
-from verilayout.core.linear_layout import LinearLayout
-
-
-def format_bases(layout: LinearLayout) -> str:
-    """One line per input dim with its bases, then the output dims and sizes."""
-    lines = [f"{n}: {b}" for n, b in layout.bases.items()]
-    lines.append("out: " + " ".join(f"{n}={s}" for n, s in layout.out_dims.items()))
-    return "\n".join(lines)
-
-
-def _owner_label(layout: LinearLayout, coords: dict) -> str:
-    ins = layout.in_dims
-    if "lane" in ins or "warp" in ins:
-        lanes = ins.get("lane", 1)
-        t = coords.get("lane", 0) + lanes * coords.get("warp", 0)
-        label = f"T{t}:{coords.get('register', 0)}"
-        if ins.get("block", 1) > 1:
-            label = f"B{coords.get('block', 0)}" + label
-        return label
-    shown = {n: v for n, v in coords.items() if ins[n] > 1}
-    if list(shown) == ["offset"] or not shown:
-        return str(coords.get("offset", 0))
-    return ",".join(f"{n[0]}{v}" for n, v in shown.items())
-
-
-def owner_grid(layout: LinearLayout) -> list[list[list[str]]]:
-    """For a 1-D or 2-D layout, the grid ``[row][col] -> labels`` of who holds each element.
-
-    Distributed layouts label ``T<thread>:<register>``; shared layouts label the offset.
-    Every input is visited once (this is a picture, bounded to 2**16 inputs).
-    """
-    outs = layout.out_dim_names
-    if not 1 <= len(outs) <= 2:
-        raise LayoutError(f"the tensor view draws 1-D or 2-D layouts; this one has out dims {outs}")
-    if layout.total_in_bits > 16:
-        raise LayoutError(f"layout has 2^{layout.total_in_bits} inputs; the tensor view draws at most 2^16")
-    rows = layout.out_dims[outs[0]] if len(outs) == 2 else 1
-    cols = layout.out_dims[outs[-1]]
-    grid: list[list[list[str]]] = [[[] for _ in range(cols)] for _ in range(rows)]
-    names = layout.in_dim_names
-    sizes = [layout.in_dims[n] for n in names]
-    table = layout.apply_all()
-    for flat, packed in enumerate(table.tolist()):
-        coords, x = {}, flat
-        for n, s in zip(names, sizes):
-            coords[n] = x % s
-            x //= s
-        vals = layout._unpack(int(packed))
-        r, c = (vals[0], vals[1]) if len(outs) == 2 else (0, vals[0])
-        grid[r][c].append(_owner_label(layout, coords))
-    return grid
-
-
-def format_owner_grid(layout: LinearLayout) -> str:
-    """The tensor grid as aligned text, one row per ``dim0`` value.
-
-    >>> print(format_owner_grid(LinearLayout.identity1D(4, "offset", "dim0")))
-    [0 1 2 3]
-    """
-    grid = owner_grid(layout)
-    cells = [["|".join(c) if c else "." for c in row] for row in grid]
-    w = max(len(c) for row in cells for c in row)
-    return "\n".join("[" + " ".join(c.rjust(w) for c in row) + "]" for row in cells)
+__all__ = ["format_bases", "format_owner_grid", "owner_grid"]

@@ -50,6 +50,7 @@ import z3
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import FunctionLayout
 
 __all__ = [
     "StaticInt", "Swizzle", "Layout", "ComposedLayout", "parse_cute", "format_cute",
@@ -1005,7 +1006,6 @@ def to_function(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = 
     >>> f = to_function(Layout((3, 4), (4, 1))); f.apply({"dim0": 2, "dim1": 1})
     {'offset': 9}
     """
-    from verilayout.core.smt import FunctionLayout
     plan = _plan(obj, unit, elem_bits)
     names = _dim_names(obj, in_dims)
     if isinstance(names, str):

@@ -28,6 +28,7 @@ from typing import Callable, Iterator, Mapping
 
 import z3
 
+from verilayout.core import gf2
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -311,7 +312,6 @@ def _zext(e: z3.BitVecRef, width: int) -> z3.BitVecRef:
 def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove no two inputs map to the same output (GF(2) rank, or z3)."""
     if isinstance(layout, LinearLayout):
-        from verilayout.core import gf2
         ns = gf2.nullspace(list(layout.columns))
         if not ns:
             return Verdict.holds("the bases are linearly independent", method="gf2")

@@ -30,7 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from verilayout.errors import LayoutError
+from verilayout.emit.cuda_wgmma import Emission
+from verilayout.frontends.shared_text import operand
 from verilayout.hw.intel.block_io import BlockLoad
+from verilayout.prove.coverage import Needed
+from verilayout.synth.blockload import check_operand_plan, plan_operand
 
 __all__ = ["FORMAT", "Builtin", "builtin_for", "build_manifest", "render_opencl",
            "emit_blockload", "operand_of"]
@@ -120,7 +124,6 @@ def operand_of(man: dict):
     ...     "shape": [8, 16], "dtype": "f16"}}).inst_shape
     (8, 16)
     """
-    from verilayout.blockload import operand
     o = man.get("operand") if isinstance(man, dict) else None
     if not isinstance(o, dict) or not isinstance(o.get("layout"), str):
         raise LayoutError("manifest: 'operand' must hold the layout text, shape and dtype")
@@ -130,7 +133,6 @@ def operand_of(man: dict):
 
 def _warp_offsets(op, plan) -> list[list[int]]:
     """Per sub-group, ``(dx, dy)`` that moves the plan's loads (x in load elements)."""
-    from verilayout.prove.coverage import Needed
     n = op.layout.in_dims.get("warp", 1)
     home = Needed.from_layout(op.layout, plan.warp, plan.transpose).coords[0, 0]
     t, le = plan.elem_bytes, plan.loads[0].elem_bytes
@@ -156,16 +158,14 @@ def build_manifest(layout: str, *, shape=None, dtype: str | None = None, transpo
     >>> len(m["loads"]), m["builtins"][0]["name"], [o["status"] for o in m["obligations"]]
     (4, 'intel_sub_group_2d_block_read_transpose_32b_32r8x1c', ['proved', 'proved'])
     """
-    from verilayout import blockload as bl
-    from verilayout.blockload import operand
     if not isinstance(layout, str):
         raise LayoutError("the block-load emitter takes the operand as MLIR text")
     op = operand(layout, shape=shape, dtype=dtype)
-    plan = bl.plan(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
+    plan = plan_operand(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
                    baseline=baseline)
     if plan.verdict is not None and plan.verdict.status == "counterexample":
         raise LayoutError(f"the plan is wrong: {plan.verdict.reason}")
-    check = bl.check(plan, layout, shape=shape, warps="all")
+    check = check_operand_plan(plan, layout, shape=shape, warps="all")
     if not check.proved:
         raise LayoutError(f"the plan does not feed every sub-group: {check.reason}")
     builtins = [builtin_for(ld) for ld in plan.loads]
@@ -298,7 +298,6 @@ def emit_blockload(layout: str, *, shape=None, dtype: str | None = None, transpo
     >>> sorted(emit_blockload(A).files)
     ['kernel.cl', 'manifest.json']
     """
-    from verilayout.emit.cuda_wgmma import Emission
     man = build_manifest(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
                          baseline=baseline)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1, default=_json) + "\n",

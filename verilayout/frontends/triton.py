@@ -29,7 +29,8 @@ from verilayout.core import cga as _cga
 from verilayout.core.cga import combine_cta_cga_with_shape, ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd_raw, make_cga_layout, standard_out_dims
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.core import cute
-from verilayout.frontends import triton_mma
+from verilayout.frontends import triton_intel, triton_mma
+from verilayout.frontends.triton_intel import DPAS_KEYS
 
 __all__ = ["parse", "parse_attr", "format_attr", "attr_to_linear", "register_layout_kind",
            "registered_kinds", "format_hardware_view", "format_tensor_view", "LayoutKind"]
@@ -366,7 +367,6 @@ def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
                   parent.alias, parent.body)
     if parent.name == "ttig.dpas":
-        from verilayout.frontends import triton_intel
         return _wrap_b(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
     return _wrap_b(attr, lambda: _b_module().dot_op_to_linear(
         attr.params, parent, shape, parent_to_linear=attr_to_linear))
@@ -558,13 +558,11 @@ def _register_builtins() -> None:
     reg("ttg.amd_wmma", _amd_wmma_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
-    from verilayout.frontends.triton_intel import DPAS_KEYS
     reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
 
 
 def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
-    from verilayout.frontends import triton_intel
     return _wrap_b(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
 
 

@@ -46,20 +46,22 @@ The model (banks, phases, instructions) is :mod:`verilayout.hw.nvidia.banks`. He
 """
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
+import z3
+
+from verilayout.bits import log2 as _log2
 from verilayout.core import gf2
-from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.banks import AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, element_bytes, plan_access
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, prove, record_query, z3_apply_linear
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
+    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector
 
 REG_DIMS = ("register", "lane", "warp", "block")
-
-
-def _log2(x: int) -> int:
-    return x.bit_length() - 1
 
 
 # ----- report pieces ---------------------------------------------------------------------
@@ -126,12 +128,13 @@ class BankAnalysis:
     """What one analysis found (the facade wraps it into a report)."""
 
     plan: AccessPlan
-    wavefronts: int
+    wavefronts: int | None
     verdict: Verdict
     witness: Witness | None
     method: str
     exact: bool = True
     details: dict = field(default_factory=dict)
+    bound: str = "exact"  # "exact", "at least", "at most", or "unknown" (wavefronts is None)
 
 
 # ----- linear: the pair, packed ------------------------------------------------------------
@@ -499,15 +502,12 @@ class _Z3Access:
     """z3 variables of one access: full input bit-vectors plus the byte inside the element."""
 
     def __init__(self, reg: LinearLayout, tag: str, beta: int):
-        import z3
         self.vars = {d: z3.BitVec(f"{d}_{tag}", max(1, reg.in_dim_size(d).bit_length() - 1))
                      for d in reg.in_dim_names}
         self.byte = z3.BitVec(f"byte_{tag}", max(1, beta)) if beta else None
 
 
 def _z3_address(reg: LinearLayout, amap: SharedAddressMap, acc: _Z3Access, elem_bits: int, width: int):
-    import z3
-    from verilayout.core.smt import z3_apply_linear
     coords = z3_apply_linear(reg, acc.vars)
     off = amap.z3_fn(coords)
     off = z3.ZeroExt(width - off.size(), off) if off.size() < width else z3.Extract(width - 1, 0, off)
@@ -518,7 +518,6 @@ def _z3_address(reg: LinearLayout, amap: SharedAddressMap, acc: _Z3Access, elem_
 
 
 def _bit(v, j):
-    import z3
     return z3.Extract(j, j, v)
 
 
@@ -555,13 +554,11 @@ class _Z3Problem:
         return cons
 
     def solver(self):
-        import z3
         s = z3.Solver()
         s.set("timeout", int(self.timeout_ms))
         return s
 
     def clash(self, addrs, accs, s):
-        import z3
         lo = 2 + self.model.log2_banks
         words = [z3.LShR(x, 2) for x in addrs]
         banks = [z3.Extract(lo - 1, 2, x) for x in addrs]
@@ -573,7 +570,6 @@ class _Z3Problem:
 
     def k_way(self, k: int, phase_value: dict | None = None):
         """Solve: k accesses of one phase hit one bank at distinct words. (status, model, accs)."""
-        import z3
         s = self.solver()
         accs, addrs = [], []
         for i in range(k):
@@ -587,7 +583,6 @@ class _Z3Problem:
                 s.add(_bit(accs[0].vars[d], j) == bit)
         self.clash(addrs, accs, s)
         r = s.check()
-        from verilayout.core.smt import record_query
         record_query(s, r, f"{k} accesses of one phase in one bank at distinct words")
         return r, (s.model() if r == z3.sat else None), accs, s
 
@@ -597,10 +592,10 @@ def _z3_plan(reg: LinearLayout, amap: SharedAddressMap, instruction: Instruction
     """A plan whose contiguity z3 proves; narrower vectors for 'auto' when it does not hold."""
     img = _probe_images(reg, amap)
     if instruction is None:
-        from verilayout.hw.nvidia.banks import ld_st, widest_vector
         elems = widest_vector(img, elem_bits)
         while True:
-            plan = plan_access(img, ld_st(elems * elem_bits, store), elem_bits, model, store)
+            plan = dataclasses.replace(plan_access(img, ld_st(elems * elem_bits, store), elem_bits, model, store),
+                                       choice=AUTO_RULE + "; contiguity proved by z3")
             v = _prove_contiguous(reg, amap, plan, timeout_ms)
             if v.proved:
                 return plan, None
@@ -616,9 +611,10 @@ def _z3_plan(reg: LinearLayout, amap: SharedAddressMap, instruction: Instruction
 
 
 def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
-    """For every access: its contiguous bits move the offset by exactly 1, 2, 4, ... from an aligned start."""
-    import z3
-    from verilayout.core.smt import prove
+    """For every access: the aligned start plus, for every subset of its contiguous bits, the
+    offset the hardware needs (ld/st: the xor of the bits' own offsets, which span ``0 .. v-1`` in
+    any order; matrix rows: ``1, 2, 4, ...`` in order). Every subset is checked, not each bit
+    alone: a non-linear map may move two bits together elsewhere than their xor."""
     instr = plan.instruction
     elem_bits = plan.elem_bits
     if instr.is_matrix:
@@ -627,9 +623,12 @@ def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
         else:
             contig = [("register", r) for r in plan.vector] + [("lane", 0), ("lane", 1)]
         unit = 128 // elem_bits
+        steps = [1 << i for i in range(len(contig))]
     else:
         contig = [("register", r) for r in plan.vector]
         unit = plan.vector_elems
+        probe = _probe_images(reg, amap).offset["register"]
+        steps = [probe[r] for r in plan.vector]
     if not contig and unit <= 1:
         return Verdict.holds("one element per access", method="z3")
     prob = _Z3Problem(reg, amap, plan, BankModel(), timeout_ms)
@@ -641,21 +640,23 @@ def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
     coords = _coords(reg, a.vars)
     base = _fit(amap.z3_fn(coords), width)
     cons.append(z3.URem(base, unit) == 0)
-    for i, (d, j) in enumerate(contig):
-        moved = {k: (v ^ (1 << j) if k == d else v) for k, v in a.vars.items()}
+    for subset in range(1, 1 << len(contig)):
+        moved, want = dict(a.vars), 0
+        for i, (d, j) in enumerate(contig):
+            if (subset >> i) & 1:
+                moved[d] = moved[d] ^ (1 << j)
+                want ^= steps[i]
         off = _fit(amap.z3_fn(_coords(reg, moved)), width)
-        cons.append(off == base + (1 << i))
+        cons.append(off == base + want)
     return prove(z3.And(cons), variables=dict(a.vars), assumptions=assume + prob.fixed(a),
                  timeout_ms=timeout_ms, what=f"{instr.name} contiguity")
 
 
 def _coords(reg, vars):
-    from verilayout.core.smt import z3_apply_linear
     return z3_apply_linear(reg, vars)
 
 
 def _fit(e, width):
-    import z3
     return z3.ZeroExt(width - e.size(), e) if e.size() < width else z3.Extract(width - 1, 0, e)
 
 
@@ -677,16 +678,22 @@ def z3_bank_analysis(reg: LinearLayout, amap: SharedAddressMap, elem_bits: int,
     >>> z3_bank_analysis(col, smem, 32).verdict.status
     'proved'
     """
-    import z3
     _check_reg(reg)
     reg = _align_outs(reg, amap)
     plan, pending = _z3_plan(reg, amap, instruction, elem_bits, model, store, timeout_ms)
     prob = _Z3Problem(reg, amap, plan, model, timeout_ms)
     r, m, accs, _ = prob.k_way(2)
     if r == z3.unknown:
-        v = Verdict.unknown(f"z3 gave up on the bank-conflict query of {plan.instruction.name}", method="z3")
-        return BankAnalysis(plan, 0, v, None, "z3", exact=False)
+        v = Verdict.unknown(f"z3 gave up on the bank-conflict query of {plan.instruction.name}: the "
+                            f"wavefront count is unknown (no bound)", method="z3")
+        return BankAnalysis(plan, None, v, None, "z3", exact=False, bound="unknown")
     if r == z3.unsat:
+        if pending is not None:  # the access itself is not proved legal: no proof of anything
+            v = Verdict.unknown(f"{plan.instruction.name}: no two accesses of one phase hit one bank "
+                                f"at different words, but z3 gave up proving the access contiguous and "
+                                f"aligned ({pending.reason})", method="z3")
+            return BankAnalysis(plan, None, v, None, "z3", exact=False, bound="unknown",
+                                details={"contiguity": pending.to_dict()})
         v = Verdict.holds(f"{plan.instruction.name}: no two accesses of one phase hit one bank at "
                           f"different words (z3)", method="z3")
         return BankAnalysis(plan, plan.ideal_wavefronts, v, None, "z3")
@@ -705,18 +712,19 @@ def z3_bank_analysis(reg: LinearLayout, amap: SharedAddressMap, elem_bits: int,
             exact = False
         break
     wave = best_k * plan.phases_per_instruction
+    bound = "exact" if exact else "at least"  # a timeout at k + 1: k ways are reached, more may be
     if plan.phases_per_instruction > 1 and exact:
         exact = _all_phases_reach(prob, best_k)
+        bound = "exact" if exact else "at most"
     group = tuple(_access_from_model(prob, best_m, a) for a in best_accs)
     w = Witness(plan.instruction.name, group[0].warp, group)
     v = _conflict_verdict(w, best_k, "z3")
-    return BankAnalysis(plan, wave, v, w, "z3", exact=exact,
+    return BankAnalysis(plan, wave, v, w, "z3", exact=exact, bound=bound,
                         details={"per_phase": best_k, "contiguity": pending.to_dict() if pending else None})
 
 
 def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
     """Does one instruction have ``k`` same-bank distinct-word accesses in every phase?"""
-    import z3
     s = prob.solver()
     first = None
     for p in range(prob.plan.phases_per_instruction):
@@ -735,3 +743,147 @@ def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
             s.add(prob.tie(first, accs[0], same_phase=False))
         prob.clash(addrs, accs, s)
     return s.check() == z3.sat
+
+
+# ----- the report of one analysis (the door is verilayout.banks.analyze) -------------------
+
+@dataclass(frozen=True)
+class BankReport:
+    """The answer of :func:`analyze` (see :mod:`verilayout.banks` for each field).
+
+    ``wavefronts`` is ``None`` when the solver gave up (an unknown has no bound);
+    ``bound`` says whether a count is ``exact``, ``at least`` or ``at most`` that figure;
+    ``choice`` says which rule chose the instruction and its vector.
+    """
+
+    instruction: str
+    elem_bits: int
+    num_banks: int
+    wavefronts: int | None
+    ideal_wavefronts: int
+    conflict_free: bool | None
+    verdict: Verdict
+    witness: Witness | None
+    triton_conflicts: int | None
+    phases_per_instruction: int
+    instructions_per_warp: int
+    vector_elems: int
+    method: str
+    exact: bool = True
+    bound: str = "exact"
+    choice: str = ""
+
+    @property
+    def conflict_ways(self) -> int | None:
+        """Wavefronts per phase of the worst instruction (1 when conflict-free; None when unknown)."""
+        if self.wavefronts is None:
+            return None
+        return max(1, self.wavefronts // max(1, self.phases_per_instruction))
+
+    @property
+    def wavefronts_per_warp(self) -> int | None:
+        """Wavefronts of all the instructions one warp issues for the whole access (None when unknown)."""
+        return None if self.wavefronts is None else self.wavefronts * self.instructions_per_warp
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"instruction": self.instruction, "elem_bits": self.elem_bits, "num_banks": self.num_banks,
+                "wavefronts": self.wavefronts, "ideal_wavefronts": self.ideal_wavefronts,
+                "conflict_free": self.conflict_free, "triton_conflicts": self.triton_conflicts,
+                "phases_per_instruction": self.phases_per_instruction,
+                "instructions_per_warp": self.instructions_per_warp,
+                "wavefronts_per_warp": self.wavefronts_per_warp, "vector_elems": self.vector_elems,
+                "method": self.method, "exact": self.exact, "bound": self.bound, "choice": self.choice,
+                "witness": self.witness.to_dict() if self.witness else None,
+                "verdict": self.verdict.to_dict()}
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        if self.wavefronts is None:
+            head = (f"{self.instruction}: unknown wavefronts per instruction (the solver gave up; no "
+                    f"bound), ideal {self.ideal_wavefronts}: unknown")
+        else:
+            state = {True: "conflict-free (proved)", False: f"{self.conflict_ways}-way bank conflict",
+                     None: "unknown (solver gave up)"}[self.conflict_free]
+            bound = "" if self.bound == "exact" else f" ({self.bound})"
+            head = (f"{self.instruction}: {self.wavefronts} wavefronts per instruction{bound}, ideal "
+                    f"{self.ideal_wavefronts}: {state}")
+        lines = [head,
+                 f"  {self.phases_per_instruction} phase(s) per instruction, {self.instructions_per_warp} "
+                 f"instruction(s) per warp, {self.vector_elems} element(s) of {self.elem_bits} bits per "
+                 f"lane access; proof by {self.method}"]
+        if self.choice:
+            lines.append(f"  instruction: {self.choice}")
+        tc = "n/a (Triton cannot compute it for this pair)" if self.triton_conflicts is None \
+            else str(self.triton_conflicts)
+        lines.append(f"  Triton's get_shared_bank_conflicts: {tc}")
+        if self.witness is not None:
+            lines.append(f"  witness: {self.witness.instruction}, warp {self.witness.warp}, bank "
+                         f"{self.witness.bank}:")
+            for a in self.witness.accesses[:4]:
+                lines.append(f"    {a.describe()}")
+            if len(self.witness.accesses) > 4:
+                lines.append(f"    ... {len(self.witness.accesses) - 4} more accesses in bank "
+                             f"{self.witness.bank} at distinct words")
+        return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=None)
+def _model(num_banks: int) -> BankModel:
+    return BankModel(num_banks=num_banks)
+
+
+def _instruction(instruction) -> Instruction | None:
+    if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
+        return None
+    if isinstance(instruction, Instruction):
+        return instruction
+    return parse_instruction(instruction)
+
+
+def _as_int(value: Any, what: str) -> int:
+    """A Python int from an int or a numpy integer (not a bool, not a float)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise LayoutError(f"{what}={value!r}: expected an integer")
+    return int(value.__index__())
+
+
+def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instruction: Any = "auto",
+            num_banks: int = 32, store: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+            witness_size: int = 2) -> BankReport:
+    """Wavefronts, proof and witness of ``reg_layout`` accessing ``smem_layout``.
+
+    ``instruction``: ``"auto"`` (the widest ``ld.shared`` vector the two layouts allow by
+    Triton's rule, as a compiler picks; ``st.shared`` with ``store=True``), or text such as
+    ``"ld.shared.v2.b32"`` (legal when the registers of one access cover an aligned
+    contiguous vector, in any order), ``"ldmatrix.x4"``, ``"stmatrix.x4.trans"``.
+    ``witness_size``: how many same-bank accesses the witness lists (at least the
+    conflicting pair; up to the per-phase wavefront count on the GF(2) path).
+    Law: ``conflict_free`` is True only with a proof, ``None`` when the solver gave up.
+
+    >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+    >>> row = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]]},
+    ...                    ["dim0", "dim1"])
+    >>> r = analyze(row, identity_standard_nd("offset", [2, 32], [1, 0]), elem_bits=16)
+    >>> r.instruction, r.wavefronts, r.conflict_free
+    ('ld.shared.b32', 1, True)
+    """
+    elem_bits = _as_int(elem_bits, "elem_bits")
+    num_banks = _as_int(num_banks, "num_banks")
+    if not isinstance(reg_layout, LinearLayout):
+        raise LayoutError("register layout: expected a LinearLayout (register, lane, warp -> dims)")
+    model = _model(num_banks)
+    instr = _instruction(instruction)
+    smem = as_shared(smem_layout, elem_bits)
+    if isinstance(smem, LinearLayout):
+        res, triton = linear_analysis_and_triton(reg_layout, smem, elem_bits, instr, model, store,
+                                                 max(2, witness_size))
+    else:
+        res = z3_bank_analysis(reg_layout, smem, elem_bits, instr, model, store, timeout_ms)
+        triton = None
+    plan = res.plan
+    free = {"proved": True, "counterexample": False, "unknown": None}[res.verdict.status]
+    return BankReport(plan.instruction.name, elem_bits, num_banks, res.wavefronts, plan.ideal_wavefronts,
+                      free, res.verdict, res.witness, triton, plan.phases_per_instruction,
+                      plan.instructions_per_warp, plan.vector_elems, res.method, res.exact, res.bound,
+                      plan.choice)

@@ -32,11 +32,12 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
+import z3
 
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE, VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import Verdict
+from verilayout.core.smt import Verdict, record_query
 
 #: A surface large enough that no load shape is limited by it.
 _BIG = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
@@ -208,8 +209,53 @@ def lookup(keys: np.ndarray, table) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return found, np.where(found, load[idx], -1), np.where(found, elem[idx], -1)
 
 
+def surface_mismatch(loads: Sequence[BlockLoad], storage: Surface | Sequence[Surface],
+                     elem_bytes: int) -> Verdict | None:
+    """The first load that reads a byte outside the operand's storage, or reads a byte the
+    storage holds as another element; ``None`` when every load reads the storage.
+
+    Coverage identifies elements by ``(row, column)`` of each load's own surface; that is the
+    operand's element only when the load's surface addresses it at the byte the storage does
+    (``base + row * pitch + column * elem_bytes``). ``storage``: the operand's surface, or the
+    surfaces the user declares (a byte must be one of them at the same element).
+
+    >>> op = Surface(64, 8, 64)
+    >>> surface_mismatch([BlockLoad(2, 16, 8, op)], op, 2) is None
+    True
+    >>> surface_mismatch([BlockLoad(2, 16, 8, Surface(64, 8, 64, base=4096))], op, 2).counterexample["byte"]
+    4096
+    """
+    stores = (storage,) if isinstance(storage, Surface) else tuple(storage)
+    for i, ld in enumerate(loads):
+        s = ld.surface
+        if s in stores:
+            continue
+        el = lane_elements(ld, elem_bytes)
+        ok = (el[..., 0] >= 0) & _in_surface(el, s, elem_bytes)
+        rows, cols = el[..., 0][ok], el[..., 1][ok]
+        if rows.size == 0:
+            continue
+        addr = s.base + rows * s.pitch + cols * elem_bytes
+        good = np.zeros(addr.shape, dtype=bool)
+        for st in stores:
+            rel = addr - st.base
+            r, c = np.divmod(rel, st.pitch) if st.pitch > 0 else (rel * 0 - 1, rel * 0)
+            good |= (rel >= 0) & (r == rows) & (c == cols * elem_bytes) & (r < st.height) & \
+                ((cols + 1) * elem_bytes <= st.width)
+        if not good.all():
+            k = int(np.argmin(good))
+            byte, row, col = int(addr[k]), int(rows[k]), int(cols[k])
+            return Verdict.fails(
+                {"load": i, "byte": byte, "element": [row, col], "surface": s.to_dict(),
+                 "storage": [st.to_dict() for st in stores]},
+                f"load {i} ({ld.describe()}) reads element ({row}, {col}) of its surface at byte "
+                f"{byte}, which the operand's storage (base {stores[0].base}, pitch "
+                f"{stores[0].pitch}) does not hold as that element", method="enumeration")
+    return None
+
+
 def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: int,
-               arch: str = "xe2") -> Verdict:
+               arch: str = "xe2", storage: Surface | Sequence[Surface] | None = None) -> Verdict:
     """Prove that ``loads`` and ``shuffle`` feed the DPAS operand, or give a counterexample.
 
     ``shuffle[r][l] = (load, element)``: DPAS register ``r`` of lane ``l`` takes that
@@ -217,6 +263,9 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
     every load (the limit that is broken); every needed pair is loaded into its lane
     (the element that is missed); every register receives its element (the register
     that receives the wrong one). The proof enumerates all registers of all lanes.
+    ``storage``: the operand's surface (or the surfaces the user declares); ``None`` takes
+    the first load's surface. A load that reads any other byte is a counterexample naming
+    the load and the byte (:func:`surface_mismatch`).
 
     >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
@@ -231,6 +280,10 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
             return Verdict.fails({"load": i, "limit": v.limit, "value": v.value,
                                   "rule": v.rule}, f"load {i} ({ld.describe()}) breaks the "
                                   f"{v.limit} limit: {v.message}", method="limits")
+    if loads:
+        bad = surface_mismatch(loads, loads[0].surface if storage is None else storage, elem_bytes)
+        if bad is not None:
+            return bad
     table = _shuffle_array(shuffle, needed)
     found, _, _ = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
     if not found.all():
@@ -625,7 +678,6 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
     >>> search_fewer(need, 2, 0, Surface(64, 8, 64)).status
     'none'
     """
-    import z3
     keys = needed.pair_keys()
     if limit < 0:
         return Search("none", limit, reason="a plan cannot have fewer than 0 loads")
@@ -651,7 +703,6 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
         s.add(z3.Or([pick[i] for i, m in enumerate(sets) if m >> j & 1]))
     s.add(z3.AtMost(*pick, limit))
     res = s.check()
-    from verilayout.core.smt import record_query
     record_query(s, res, f"{limit} loads cover all {keys.size} needed pairs")
     if res == z3.unsat:
         return Search("none", limit, candidates=len(sets),

@@ -31,7 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from verilayout.banks import BankReport, analyze
+from verilayout.prove.banks import BankReport, analyze
+from verilayout.bits import log2 as _log2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.synth.swizzle import nvmma_shared_layout
 
@@ -39,10 +40,6 @@ MODES = ((0, "none"), (32, "32B"), (64, "64B"), (128, "128B"))
 WIDTHS = (8, 16, 32)
 PATTERNS = ("16-byte row stores", "16-byte atom-row stores", "ldmatrix reads", "column reads")
 ROWS = 64
-
-
-def _log2(x: int) -> int:
-    return x.bit_length() - 1
 
 
 def _shape(elem_bits: int) -> tuple[int, int]:

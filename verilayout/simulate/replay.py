@@ -36,6 +36,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verilayout.errors import LayoutError
+from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
+from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, operand_of, render_opencl
+from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
+from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
+from verilayout.hw.nvidia.wgmma import fragment, parse_shape
+from verilayout.prove.wgmma import INFERRED_RULES
 
 __all__ = ["SimulationResult", "simulate", "simulate_wgmma", "simulate_blockload",
            "load_emission", "KERNEL_FILES"]
@@ -333,9 +339,8 @@ def _name_of(eid: int, vals: dict) -> str:
 
 
 def _validate_wgmma(man: dict) -> dict:
-    from verilayout.emit.cuda_wgmma import FORMAT
-    if man.get("format") != FORMAT:
-        raise LayoutError(f"manifest: format {man.get('format')!r}, expected {FORMAT!r}")
+    if man.get("format") != WGMMA_FORMAT:
+        raise LayoutError(f"manifest: format {man.get('format')!r}, expected {WGMMA_FORMAT!r}")
     instr = _need(man, "instruction", str, "manifest")
     m = _INSTR.fullmatch(instr)
     if not m or m.group(3) != m.group(4):
@@ -364,7 +369,6 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
     >>> r = simulate_wgmma(m); r.ok, r.mismatch["where"]
     (False, 'D')
     """
-    from verilayout.emit.cuda_wgmma import SMEM_ALIGN, render_cuda
     hw = _validate_wgmma(man)
     bad = _source_check("wgmma", source, render_cuda, man, "kernel.cu")
     if bad is not None:
@@ -384,7 +388,6 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
 
 
 def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
-    from verilayout.emit.cuda_wgmma import value_range
     M, N, K = man["m"], man["n"], man["k"]
     if inputs is None:
         lo, hi = value_range(hw["dtype"], hw["acc"], K)
@@ -399,7 +402,6 @@ def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
 
 def _hardware_product(man, hw, A, vals, img, ids, smem_base):
     """Sum over the kernel's K-blocks of what the instruction multiplies: ``(D, causes)``."""
-    from verilayout.hw.nvidia.wgmma import fragment, parse_shape
     _, n_hw, kx = parse_shape(hw["shape"])
     D_hw = np.zeros((64, n_hw), dtype=np.float64)
     a_frag_hw = fragment(hw["shape"], "A", hw["dtype"])
@@ -450,7 +452,6 @@ def _verdict(man, hw, C, want, store_problem, causes, smem_base) -> SimulationRe
 
 def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
     """Read one K-block of an operand as the hardware does through the descriptor."""
-    from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
     descs = _need(op, "descriptors", list, name)
     if len(descs) != man["k_blocks"]:
         raise LayoutError(f"manifest: {name}.descriptors has {len(descs)} entries, "
@@ -462,9 +463,14 @@ def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
     d = decode(value)
     trans = op.get("trans", 0)
     major = "MN" if trans and dtype in ("f16", "bf16") else "K"
+    findings = contract_findings(d, major=major, dtype=dtype, mn_extent=ext)
     why = [f"descriptor {name.upper()}[{kb}] = {value:#018x} breaks the descriptor contract "
            f"({f.rule}): {f.message}"
-           for f in contract_findings(d, major=major, dtype=dtype, mn_extent=ext)]
+           for f in findings if f.rule not in INFERRED_RULES]
+    # an inferred rule never outvotes the bytes read: it is named only next to a real failure
+    inferred = [f"descriptor {name.upper()}[{kb}] = {value:#018x}: inferred rule {f.rule} (an "
+                f"inference, not a cited hardware fact): {f.message}"
+                for f in findings if f.rule in INFERRED_RULES]
     try:
         fn = hardware_address_function(d, major=major, dtype=dtype, mn_extent=ext)
     except LayoutError as e:              # the hardware's behaviour is not modelled
@@ -492,7 +498,7 @@ def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
             f"holds {_name_of(int(got_id[mn, k]), vals)}"
         why.append(f"wgmma K-block {kb} reads {what}({coord}) from byte "
                    f"{int(addr[mn, k]) - smem_base:#x} (descriptor {value:#x}), which {held}")
-    return values, why
+    return values, (why + inferred if why else why)
 
 
 def _a_from_registers(op, A, kb, kx, frag_hw):
@@ -521,7 +527,6 @@ def _a_from_registers(op, A, kb, kx, frag_hw):
 
 def _store(man, D_hw, hw):
     """C as the kernel stores the accumulator registers."""
-    from verilayout.hw.nvidia.wgmma import fragment
     f_hw = fragment(hw["shape"], "D", hw["dtype"], acc=hw["acc"])
     bases, regs, per = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
     if regs != f_hw.registers or per != f_hw.elems_per_reg:
@@ -564,10 +569,8 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
     >>> r = simulate_blockload(m); r.ok, r.checked
     (True, 128)
     """
-    from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
-    from verilayout.emit.opencl_block_io import FORMAT, builtin_for, operand_of, render_opencl
-    if man.get("format") != FORMAT:
-        raise LayoutError(f"manifest: format {man.get('format')!r}, expected {FORMAT!r}")
+    if man.get("format") != BLOCKLOAD_FORMAT:
+        raise LayoutError(f"manifest: format {man.get('format')!r}, expected {BLOCKLOAD_FORMAT!r}")
     bad = _source_check("blockload", source, render_opencl, man, "kernel.cl")
     if bad is not None:
         return bad

@@ -37,8 +37,10 @@ from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, candidate_loads, check_plan, delivered_arrays, lookup, lower_bound, search_fewer
 from verilayout.core.smt import Verdict
+from verilayout.frontends.shared_text import operand, plain_ints
 
-__all__ = ["Plan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
+__all__ = ["Plan", "BlockLoadPlan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
+           "plan_operand", "check_operand_plan",
            "DTYPE_BYTES"]
 
 
@@ -63,7 +65,7 @@ def default_surface(memory_shape: Sequence[int], elem_bytes: int) -> Surface:
 # ----------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
-class Plan:
+class BlockLoadPlan:
     """Loads and shuffle feeding one DPAS operand of one sub-group (warp ``warp``).
 
     ``shuffle[r][l] = (load, element)``: DPAS register ``r`` of lane ``l`` receives
@@ -221,6 +223,10 @@ class Plan:
             lines.append(f"verdict: {self.verdict.status} ({self.verdict.method}): "
                          f"{self.verdict.reason}")
         return "\n".join(lines)
+
+
+#: The old name; a :class:`verilayout.synth.plan.Plan` like every synthesized answer.
+Plan = BlockLoadPlan
 
 
 def _pair(v: Any, key: str) -> tuple:
@@ -713,3 +719,90 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
                                method="counting"))
     return _finish(req, loads, shuffle, "baseline", bound, minimal, tuple(iterations))
 
+
+# ----- the doors of verilayout.blockload: an operand from text or a layout -------------------
+
+def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: str = "xe2",
+         shape: Sequence[int] | None = None, op_idx: int | None = None,
+         inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
+         warp: int = 0, baseline: bool = False, search: bool = True) -> Plan:
+    """The plan with the fewest loads per sub-group (``baseline=True``: the seed's plan),
+    with a lower-bound proof that no valid plan uses fewer.
+
+    >>> B = ("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
+    ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+    ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 2}>>")
+    >>> len(plan_operand(B).loads), len(plan_operand(B, transpose=True).loads)
+    (2, 4)
+    """
+    op = operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
+    kw = dict(dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape, transpose=transpose,
+              arch=arch, surface=surface, warp=warp)
+    if baseline:
+        return plan_baseline(op.layout, **kw)
+    return plan_minimal(op.layout, search=search, **kw)
+
+
+def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None,
+          warps: Any = 0, surface: Surface | Sequence[Surface] | None = None) -> Verdict:
+    """Prove that ``plan`` respects every limit, loads every element each DPAS instruction
+    of the sub-group reads, and that its shuffle delivers each to the right register;
+    otherwise the counterexample (the broken limit, the missed element, or the register
+    that receives the wrong element). ``warps``: a warp, a list, or ``"all"`` (the plan
+    is moved to each warp's origin). ``surface``: the operand's storage (or the surfaces
+    the user declares); by default the first load's surface. A load reading any other byte
+    is a counterexample naming the load and the byte.
+
+    >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
+    ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+    ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>>")
+    >>> p = plan_operand(A)
+    >>> check_operand_plan(p, A, warps="all").proved
+    True
+    >>> from dataclasses import replace
+    >>> short = replace(p, loads=(replace(p.loads[0], height=16),))
+    >>> check_operand_plan(short, A).counterexample
+    {'register': 16, 'lane': 0, 'element': [16, 0], 'missed': True, 'warp': 0}
+    """
+    if not isinstance(plan, Plan):
+        raise LayoutError(f"expected a Plan, got {type(plan).__name__}")
+    op = operand(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
+                 inst_shape=plan.inst_shape)
+    if op.shape != tuple(plan.shape):
+        raise LayoutError(f"the plan is for shape {list(plan.shape)}, the layout has "
+                          f"{list(op.shape)}")
+    n_warps = op.layout.in_dims.get("warp", 1)
+    warps = plain_ints(warps)
+    if isinstance(warps, str) and warps == "all":
+        warps = list(range(n_warps))
+    elif isinstance(warps, int) and not isinstance(warps, bool):
+        warps = [warps]
+    if not isinstance(warps, (list, tuple)) or not warps or not all(
+            isinstance(w, int) and not isinstance(w, bool) and 0 <= w < n_warps for w in warps):
+        raise LayoutError(f"warps={warps!r}: expected a warp in 0..{n_warps - 1}, a list of them, "
+                          f"or 'all'")
+    t = DTYPE_BYTES[plan.dtype]
+    if surface is not None and not (isinstance(surface, Surface) or (
+            isinstance(surface, (list, tuple)) and surface and all(isinstance(x, Surface) for x in surface))):
+        raise LayoutError(f"surface must be a Surface or a list of Surfaces, got {surface!r}")
+    storage = surface if surface is not None else (plan.loads[0].surface if plan.loads else None)
+    home = Needed.from_layout(op.layout, plan.warp, plan.transpose)
+    origin = home.coords[0, 0]
+    for w in warps:
+        need = Needed.from_layout(op.layout, w, plan.transpose)
+        dy, dx = (int(v) for v in need.coords[0, 0] - origin)
+        loads = [_moved(ld, dx, dy, t) for ld in plan.loads]
+        v = check_plan(loads, plan.shuffle, need, t, plan.arch, storage)
+        if not v.proved:
+            cex = dict(v.counterexample, warp=w)
+            return Verdict.fails(cex, f"warp {w}: {v.reason}", method=v.method)
+    return Verdict.holds(f"{v.reason}, for warp{'s' if len(warps) != 1 else ''} "
+                         f"{', '.join(map(str, warps))}", method="enumeration",
+                         warps=list(warps))
+
+
+def _moved(ld: BlockLoad, dx_t: int, dy: int, t: int) -> BlockLoad:
+    if (dx_t * t) % ld.elem_bytes:
+        raise LayoutError(f"moving {ld.describe()} by {dx_t} elements is not a whole number "
+                          f"of its {8 * ld.elem_bytes}-bit elements")
+    return ld.moved(dx_t * t // ld.elem_bytes, dy)

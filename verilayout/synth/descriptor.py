@@ -20,6 +20,7 @@ from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor,
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, verify_block
 from verilayout.core.smt import Verdict
+from verilayout.frontends.shared_text import plain_ints
 
 __all__ = ["DescriptorPlan", "derive_descriptor", "descriptor_for", "SynthPlan", "synth"]
 
@@ -109,6 +110,8 @@ def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_
     """
     if arch not in _CODES:
         raise LayoutError(f"arch {arch!r}: expected sm_90 or sm_100")
+    k_block, base_address, mn, mn_block, mn_dim, shape = plain_ints(
+        (k_block, base_address, mn, mn_block, mn_dim, shape))
     major = parse_major(major)
     tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim, shape=shape,
                          swizzle_units=swizzle_units)
@@ -221,6 +224,7 @@ def synth(*, dtype: str, major: str, mn: int, k: int, arch: str = "sm_90", base_
     >>> p.k_step_bytes, [hex(d.value) for d in p.descriptors][:2]
     (32, ['0x4000004000010000', '0x4000004000010002'])
     """
+    mn, k, base_address = plain_ints((mn, k, base_address))
     major = parse_major(major)
     bits = dtype_bits(dtype)
     if arch not in _CODES:

@@ -35,62 +35,41 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from verilayout.bits import log2 as _log2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.banks import BankModel, element_bytes, ld_st, plan_ldst
+from verilayout.frontends.triton import attr_to_linear, parse_attr
+from verilayout.hw.nvidia.banks import BankModel, element_bytes, lanes_per_phase, ld_st, plan_ldst
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import _align_outs, bit_images, plan_wavefronts
 from verilayout.core.smt import Verdict
-
-
-def _log2(x: int) -> int:
-    return x.bit_length() - 1
 
 
 # ----- shared layouts Triton can name ------------------------------------------------------
 
 def swizzled_shared_layout(shape: Sequence[int], vec: int, per_phase: int, max_phase: int,
                            order: Sequence[int]) -> LinearLayout:
-    """``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` as ``offset -> dim0..``.
+    """``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` as ``offset -> dim0..``, by the
+    Triton front-end's converter (:func:`verilayout.frontends.triton.swizzled_shared_to_linear`).
 
-    Row ``i`` (dim ``order[1]``) XORs column group ``(i // perPhase) % maxPhase`` (groups
-    of ``vec`` elements) into dim ``order[0]``; the construction of seed
-    ``004_d7c7c1cef06bdad0.txt`` ("swizzledSharedToLinearLayout").
+    Law: equals ``parse(mlir_text("swizzled_shared", ...), shape)`` (seed ``004_d7c7c1cef06bdad0.txt``).
 
     >>> swizzled_shared_layout([4, 8], 2, 1, 4, [1, 0]).apply({"offset": 8})
     {'dim0': 1, 'dim1': 2}
     """
-    rank = len(shape)
     for name, v in (("vec", vec), ("perPhase", per_phase), ("maxPhase", max_phase)):
         if v < 1 or v & (v - 1):
             raise LayoutError(f"swizzled_shared {name}={v}: expected a power of two")
-    if sorted(order) != list(range(rank)) or rank < 1:
-        raise LayoutError(f"swizzled_shared order {list(order)} is not a permutation of 0..{rank - 1}")
-    names = [f"dim{i}" for i in range(rank)]
-    if rank == 1:
-        return LinearLayout.identity1D(shape[0], "offset", "dim0")
-    col, row = order[0], order[1]
-    ncols, nrows = shape[col], shape[row]
-    bases = []
-    for b in range(_log2(ncols)):
-        bases.append([0, 1 << b])
-    for b in range(_log2(nrows)):
-        r = 1 << b
-        bases.append([r, (vec * ((r // per_phase) % max_phase)) % ncols])
-    lay = LinearLayout({"offset": bases}, {names[row]: nrows, names[col]: ncols}, require_surjective=False)
-    for d in order[2:]:
-        lay = lay * LinearLayout.identity1D(shape[d], "offset", names[d])
-    return lay.transpose_outs(names)
+    params = {"vec": vec, "perPhase": per_phase, "maxPhase": max_phase, "order": list(order)}
+    return _offset_only(attr_to_linear(parse_attr(mlir_text("swizzled", params)), tuple(shape)))
 
 
 def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int,
                         transposed: bool = False) -> LinearLayout:
-    """``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>`` of a 2-D tile.
+    """``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>`` of a 2-D tile, by the
+    Triton front-end's converter (:func:`verilayout.frontends.triton.nvmma_shared_to_linear`).
 
-    The wgmma swizzle atoms of seed ``003_ce87ea73fe8bc8cb.txt`` (``Sw<B,4,3>`` on byte
-    addresses: 16-byte chunk ``c`` of 128-byte line ``l`` goes to chunk ``c xor (l % 2**B)``),
-    laid out as Triton does: 8 rows of ``swizzle_bytes`` per core matrix, rows first,
-    then ``swizzle_bytes``-wide column tiles. ``transposed`` makes dim0 contiguous.
+    Law: equals ``parse(mlir_text("nvmma", ...), shape)`` (seed ``003_ce87ea73fe8bc8cb.txt``'s atoms).
 
     >>> L = nvmma_shared_layout([8, 64], 128, 16)
     >>> L.apply({"offset": 64})
@@ -98,33 +77,16 @@ def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int
     """
     if len(shape) != 2:
         raise LayoutError(f"nvmma_shared: only 2-D tiles are built here, got shape {list(shape)}")
-    if swizzle_bytes not in (0, 32, 64, 128):
-        raise LayoutError(f"nvmma_shared swizzle {swizzle_bytes}: expected 0, 32, 64 or 128 bytes")
-    ebytes = element_bytes(elem_bits)
-    rows, cols = (shape[1], shape[0]) if transposed else (shape[0], shape[1])
-    tma = [min(rows, 256), min(cols, 256)]
-    if swizzle_bytes == 0:
-        lay = LinearLayout.identity1D(tma[1], "offset", "c") * LinearLayout.identity1D(tma[0], "offset", "r")
-    else:
-        tile_cols = swizzle_bytes // ebytes
-        tma[1] = min(tma[1], tile_cols)
-        if cols < tile_cols or rows < 8:
-            raise LayoutError(f"nvmma_shared swizzle {swizzle_bytes}B needs at least 8 x {tile_cols} "
-                              f"elements along (rows, contiguous dim); the tile is {rows} x {cols}")
-        vec, per_phase, max_phase = 16 // ebytes, 128 // swizzle_bytes, swizzle_bytes // 16
-        bases = [[0, 1 << b] for b in range(_log2(tile_cols))]
-        bases += [[1 << b, vec * (((1 << b) // per_phase) % max_phase)] for b in range(3)]
-        lay = LinearLayout({"offset": bases}, {"r": 8, "c": tile_cols}, require_surjective=False)
-        lay = lay * LinearLayout.identity1D(tma[0] // 8, "offset", "r")
-    # beyond one TMA box, Triton grows dim0 first, then dim1
-    grow = [("r", rows // tma[0]), ("c", cols // tma[1])]
-    for name, size in (grow[::-1] if transposed else grow):
-        lay = lay * LinearLayout.identity1D(size, "offset", name)
-    if transposed:
-        return LinearLayout(_rename(lay, {"r": "dim1", "c": "dim0"}).bases, {"dim0": cols, "dim1": rows},
-                            require_surjective=False)
-    return LinearLayout(_rename(lay, {"r": "dim0", "c": "dim1"}).bases, {"dim0": rows, "dim1": cols},
-                        require_surjective=False)
+    params = {"swizzle_byte_width": swizzle_bytes, "transposed": bool(transposed)}
+    text = mlir_text("wgmma", params, elem_bits=elem_bits)
+    return _offset_only(attr_to_linear(parse_attr(text), tuple(shape)))
+
+
+def _offset_only(lay: LinearLayout) -> LinearLayout:
+    """Drop a trivial ``block`` input (one CTA): the synthesis works on ``offset -> dims``."""
+    if lay.in_dims.get("block", 1) == 1 and "block" in lay.in_dims:
+        return LinearLayout({"offset": lay.bases["offset"]}, dict(lay.out_dims), require_surjective=False)
+    return lay
 
 
 def _rename(lay: LinearLayout, names: dict) -> LinearLayout:
@@ -297,7 +259,6 @@ class _Choice:
 
 
 def _phase_lanes(elem_bits: int, k: int, lane_bits: int, model: BankModel) -> int:
-    from verilayout.hw.nvidia.banks import lanes_per_phase
     return _log2(lanes_per_phase((1 << k) * elem_bits, 1 << lane_bits, model))
 
 

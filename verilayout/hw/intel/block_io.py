@@ -35,6 +35,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from verilayout.bits import is_pow2 as _pow2
 from verilayout.errors import LayoutError
 
 ARCHS = ("pvc", "xe2", "xe3")
@@ -57,10 +58,6 @@ MAX_HEIGHT = 32
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _pow2(v: int) -> bool:
-    return v > 0 and v & (v - 1) == 0
 
 
 def _next_pow2(v: int) -> int:

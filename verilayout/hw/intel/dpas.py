@@ -21,7 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from verilayout.bits import is_pow2 as _pow2
+from verilayout.dtypes import subset
 from verilayout.errors import LayoutError
+from verilayout.core.cga import combine_cta_cga_with_shape
 from verilayout.core.linear_layout import LinearLayout
 
 OP_A, OP_B, OP_C = 0, 1, 2
@@ -30,11 +33,7 @@ OP_A, OP_B, OP_C = 0, 1, 2
 OPS_PER_CHAN = {"tf32": 1, "f32": 1, "f16": 2, "bf16": 2, "i8": 4, "s8": 4, "u8": 4}
 
 #: Bytes per element of those types.
-DTYPE_BYTES = {"tf32": 4, "f32": 4, "f16": 2, "bf16": 2, "i8": 1, "s8": 1, "u8": 1}
-
-
-def _pow2(x: int) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & (x - 1) == 0
+DTYPE_BYTES = {name: b // 8 for name, b in subset(tuple(OPS_PER_CHAN)).items()}
 
 
 def _names(rank: int) -> list[str]:
@@ -220,7 +219,6 @@ class Dpas:
         >>> L.bases["register"], L.bases["lane"][:2]
         ([[1, 0], [2, 0], [4, 0]], [[0, 1], [0, 2]])
         """
-        from verilayout.core.cga import combine_cta_cga_with_shape
         op = _op(op_idx)
         shape = _check_shape(shape, self.rank)
         rank = self.rank

@@ -27,7 +27,12 @@ The rules, with their sources
    returns 4 registers ... return bandwidth of shared memory is 128 bytes/cycle";
    Triton's ``GenericSwizzling.cpp`` ``getLaneTile`` uses the same phase rule).
    An access of ``v`` elements per lane must be ``v``-element aligned and contiguous
-   (PTX ISA, ``ld``: vector accesses need natural alignment), at most 128 bits.
+   (PTX ISA, ``ld``: vector accesses need natural alignment), at most 128 bits. Which
+   register receives which element of the vector is the compiler's choice (it names the
+   destination registers in any order), so a user-chosen ``ld/st`` is legal whenever the
+   registers of one access cover an aligned contiguous vector in any order, the same order
+   for every lane of the instruction; "auto" keeps Triton's stricter rule (offsets 1, 2, 4,
+   ... in register order) and says so (:data:`AUTO_RULE`).
 4. **ldmatrix / stmatrix** ``.x1/.x2/.x4`` move 1, 2 or 4 matrices of 8x8 16-bit
    elements. Each matrix is 8 rows of 16 contiguous, 16-byte aligned bytes whose row
    addresses come from 8 lanes; thread ``t`` receives (without ``.trans``) the 32-bit
@@ -57,19 +62,17 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+import z3
+
+from verilayout.bits import is_pow2 as _is_pow2, log2 as _log2
+from verilayout.core import cute
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import z3_apply_linear
 from verilayout.errors import LayoutError
 
 Bit = tuple[str, int]  # (input dim, bit index)
-
-
-def _log2(x: int) -> int:
-    return x.bit_length() - 1
-
-
-def _is_pow2(x: int) -> bool:
-    return x > 0 and x & (x - 1) == 0
 
 
 @dataclass(frozen=True)
@@ -245,12 +248,22 @@ def lanes_per_phase(access_bits: int, lanes: int, model: BankModel = BankModel()
 
 # ----- access plans ------------------------------------------------------------------
 
+#: How "auto" picks the vector: Triton's ``largestVectorisation`` (register bits reaching
+#: element offsets 1, 2, 4, ... in that order; every other bit a multiple of the vector).
+AUTO_RULE = ("auto: the widest vector by Triton's rule (register bits reaching offsets 1, 2, 4, ... "
+             "in order)")
+#: How a user-chosen ld/st is checked: its registers cover one aligned contiguous vector, in any
+#: order (compilers reorder registers for free).
+GIVEN_RULE = ("the instruction given: its registers cover one aligned contiguous vector, in any "
+              "order")
+
+
 @dataclass(frozen=True)
 class AccessPlan:
     """How one warp-wide access splits the register layout's input bits.
 
-    ``vector``: register bits whose elements are the contiguous offsets 1, 2, 4, ...
-    inside one lane's access (ld/st) or one 32-bit word (ldmatrix); ``phase_bits``:
+    ``vector``: register bits whose elements span the contiguous offsets ``0 .. v-1``
+    (in any order) inside one lane's access (ld/st) or one 32-bit word (ldmatrix); ``phase_bits``:
     input bits that vary inside one phase (served together); ``phase_select``: bits
     that pick the phase inside one instruction; ``repeat_bits``: the bits that pick
     the instruction (other registers, warps, blocks). Broadcast register bits (they
@@ -264,6 +277,7 @@ class AccessPlan:
     phase_bits: tuple[Bit, ...]
     phase_select: tuple[Bit, ...]
     repeat_bits: tuple[Bit, ...]
+    choice: str = "the instruction given"
 
     @property
     def phases_per_instruction(self) -> int:
@@ -289,9 +303,17 @@ class AccessPlan:
 
 
 def element_bytes(elem_bits: int) -> int:
-    """Bytes of one element (8-, 16-, 32- and 64-bit elements are modelled)."""
-    if elem_bits not in (8, 16, 32, 64):
-        raise LayoutError(f"elem_bits={elem_bits!r}: bank analysis models 8-, 16-, 32- and 64-bit elements")
+    """Bytes of one element (8-, 16-, 32-, 64- and 128-bit elements are modelled).
+
+    Law: ``element_bytes(b) * 8 == b``. A 128-bit element spans four banks; one lane's
+    access of it is a ``.v4.b32`` (quarter-warp phases, rule 3).
+
+    >>> element_bytes(128)
+    16
+    """
+    if elem_bits not in (8, 16, 32, 64, 128):
+        raise LayoutError(f"elem_bits={elem_bits!r}: bank analysis models 8-, 16-, 32-, 64- and "
+                          "128-bit elements")
     return elem_bits // 8
 
 
@@ -317,21 +339,43 @@ class BitImages:
 
 
 def _ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
-    """Register bits holding offsets 1, 2, ..., elems/2 (block 0), others aligned; or None."""
+    """``log2(elems)`` register bits whose offsets span ``0 .. elems-1`` (in any order), block 0,
+    every lane, warp and block bit a multiple of ``elems``; or None.
+
+    Law: the registers of one access then cover exactly the aligned contiguous vector that
+    holds its first element (``base xor span = (base & ~(elems-1)) + {0 .. elems-1}``), in an
+    order that is the same for every lane of the instruction (lane, warp and block bits do not
+    touch the low offset bits). Other register bits pick other instructions and may permute the
+    vector: each instruction names its registers in its own order, which costs nothing.
+
+    >>> img = BitImages({"register": [1, 3], "lane": [4, 8, 16, 32, 64]}, {"register": [0, 0], "lane": [0] * 5},
+    ...                 {"register": [False, False], "lane": [False] * 5})
+    >>> _ldst_vector(img, 4), _ldst_vector(img, 8)
+    ((0, 1), None)
+    """
     regs = img.offset.get("register", [])
+    k = _log2(elems)
     chosen: list[int] = []
-    for i in range(_log2(elems)):
-        hit = next((j for j, off in enumerate(regs) if off == 1 << i and img.block["register"][j] == 0
-                    and j not in chosen and not img.zero["register"][j]), None)
-        if hit is None:
-            return None
-        chosen.append(hit)
+    span: list[int] = []  # echelon rows (by leading bit) of the chosen offsets
+    for j, off in enumerate(regs):
+        if len(chosen) == k:
+            break
+        if off <= 0 or off >= elems or img.block["register"][j] or img.zero["register"][j]:
+            continue
+        v = off
+        for row in span:
+            v = min(v, v ^ row)
+        if v:
+            span.append(v)
+            span.sort(reverse=True)
+            chosen.append(j)
+    if len(chosen) < k:
+        return None
     for d, offs in img.offset.items():
-        for j, off in enumerate(offs):
-            if d == "register" and j in chosen:
-                continue
-            if off % elems:
-                return None
+        if d == "register":
+            continue
+        if any(off % elems for off in offs):
+            return None
     return tuple(chosen)
 
 
@@ -397,14 +441,17 @@ def plan_ldst(img: BitImages, instr: Instruction, elem_bits: int,
     elems = instr.bits // elem_bits
     vec = _ldst_vector(img, elems) if vector is None else vector
     if vec is None:
-        best = widest_vector(img, elem_bits)
-        raise LayoutError(f"{instr.name} needs {elems} contiguous {elem_bits}-bit elements per lane in "
-                          f"registers; these layouts allow at most {best} ({best * elem_bits} bits)")
+        best = max(e for e in (1, 2, 4, 8, 16) if e * elem_bits <= max(128, elem_bits)
+                   and (e == 1 or _ldst_vector(img, e) is not None))
+        raise LayoutError(f"{instr.name} needs {elems} {elem_bits}-bit elements per lane that registers "
+                          f"hold as one aligned contiguous vector (in any order); these layouts allow at "
+                          f"most {best} ({best * elem_bits} bits)")
     nl = img.lane_bits
     p = _log2(lanes_per_phase(instr.bits, 1 << nl, model))
     phase = tuple(("register", r) for r in vec) + tuple(("lane", j) for j in range(p))
     select = tuple(("lane", j) for j in range(p, nl))
-    return AccessPlan(instr, elem_bits, nl, vec, phase, select, _others(img, phase))
+    choice = AUTO_RULE if vector is not None else GIVEN_RULE
+    return AccessPlan(instr, elem_bits, nl, vec, phase, select, _others(img, phase), choice)
 
 
 def plan_matrix(img: BitImages, instr: Instruction, elem_bits: int) -> AccessPlan:
@@ -525,7 +572,6 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
     >>> m.offset({"dim0": 2, "dim1": 1})
     67
     """
-    import z3
     for interval, pad in intervals:
         if not _is_pow2(interval) or pad < 1 or not _is_pow2(pad):
             raise LayoutError(f"padding {interval}:+{pad}: interval and padding must be powers of two")
@@ -540,7 +586,6 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
         return o + sum(pad * (o // iv) for iv, pad in intervals)
 
     def z3_fn(coords):
-        from verilayout.core.smt import z3_apply_linear
         logical = z3_apply_linear(inv, coords, width=width)["offset"]
         acc = logical
         for iv, pad in intervals:
@@ -557,12 +602,10 @@ def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     Offsets are in elements (a swizzle declared on byte addresses is converted with
     the element width). Every mode's size must be a power of two.
 
-    >>> from verilayout.cute import parse_cute
+    >>> from verilayout.core.cute import parse_cute
     >>> cute_address_map(parse_cute("(16,32):(33,1)")).offset({"dim0": 1, "dim1": 2})
     35
     """
-    import z3
-    from verilayout.core import cute
     if not isinstance(obj, (cute.Layout, cute.ComposedLayout)):
         raise LayoutError(f"shared layout: expected a LinearLayout, an address map or a CuTe layout, "
                           f"got {type(obj).__name__}")
@@ -586,49 +629,26 @@ def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     return SharedAddressMap(shape, fn, z3_fn, width, cute.format_cute(obj))
 
 
-_PADDED = re.compile(r"^\s*#(?:ttg|triton_gpu)\.padded_shared\s*<\s*\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}\s*>\s*$",
-                     re.S)
+def as_shared(smem: Any, elem_bits: int | None = None):
+    """The shared side as a LinearLayout (GF(2) path) or a SharedAddressMap (z3 path).
 
+    Accepts a LinearLayout with an ``offset`` input, a SharedAddressMap, a CuTe layout
+    (GF(2)-linear bijections take the GF(2) path, anything else z3), or any object
+    with ``to_address_map()``. Law: the result addresses every element where ``smem`` does.
 
-def parse_padded_shared(text: str, shape: Sequence[int]) -> SharedAddressMap:
-    """``#ttg.padded_shared<[interval:+pad, ...] {offset = [...], block = []}>`` (or ``{order, shape}``).
-
-    >>> m = parse_padded_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32])
-    >>> m.offset({"dim0": 1, "dim1": 0}), m.name
-    (33, '#ttg.padded_shared<[32:+1]>')
+    >>> from verilayout.core.cute import parse_cute
+    >>> type(as_shared(parse_cute("(16,32):(33,1)"))).__name__, type(as_shared(parse_cute("(16,32):(32,1)"))).__name__
+    ('SharedAddressMap', 'LinearLayout')
     """
-    import json
-    from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
-    m = _PADDED.match(text)
-    if not m:
-        raise LayoutError("padded_shared: expected '#ttg.padded_shared<[interval:+pad, ...] {offset = [...], "
-                          "block = [...]}>' or '{order = [...], shape = [...]}'")
-    pairs = []
-    for k, part in enumerate(p.strip() for p in m.group("pairs").split(",") if p.strip()):
-        pm = re.fullmatch(r"(\d+)\s*:\s*\+\s*(\d+)", part)
-        if not pm:
-            raise LayoutError(f"padded_shared: padding {k} is {part!r}; expected 'interval:+pad'")
-        pairs.append((int(pm.group(1)), int(pm.group(2))))
-    fields = {}
-    for fm in re.finditer(r"(\w+)\s*=\s*(\[[^=]*\])\s*(?:,|$)", m.group("body").strip()):
+    if isinstance(smem, (LinearLayout, SharedAddressMap)):
+        return smem
+    conv = getattr(smem, "to_address_map", None)
+    if conv is not None:
+        return conv()
+    if isinstance(smem, (cute.Layout, cute.ComposedLayout)):
         try:
-            fields[fm.group(1)] = json.loads(fm.group(2))
-        except ValueError:
-            raise LayoutError(f"padded_shared: cannot read {fm.group(1)} = {fm.group(2)}") from None
-    unknown = set(fields) - {"offset", "block", "order", "shape"}
-    if unknown:
-        raise LayoutError(f"padded_shared: unknown keys {sorted(unknown)}")
-    shape = [int(s) for s in shape]
-    names = {f"dim{i}": s for i, s in enumerate(shape)}
-    if "offset" in fields:
-        if any(fields.get("block") or []):
-            raise LayoutError("padded_shared: multi-CTA block bases are not modelled")
-        lin = LinearLayout({"offset": fields["offset"]}, names, require_surjective=False)
-    elif "order" in fields:
-        lin = identity_standard_nd("offset", fields.get("shape", shape), fields["order"])
-    else:
-        raise LayoutError("padded_shared: give 'offset = [...]' bases or 'order = [...]'")
-    if not lin.is_invertible():
-        raise LayoutError("padded_shared: the offset bases are not a bijection onto the tensor")
-    label = "#ttg.padded_shared<[" + ", ".join(f"{a}:+{b}" for a, b in pairs) + "]>"
-    return padded_address_map(lin, pairs, label)
+            return cute.shared_linear_layout(smem, elem_bits)
+        except LayoutError:
+            return cute_address_map(smem, elem_bits)
+    raise LayoutError(f"shared layout: expected a LinearLayout, a SharedAddressMap or a CuTe layout, "
+                      f"got {type(smem).__name__}")

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import sympy
 
+from verilayout.dtypes import subset
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -33,8 +34,7 @@ __all__ = [
 ]
 
 #: Element width in bits of every wgmma multiplicand type, spelled as PTX spells it.
-DTYPE_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8,
-                              "s8": 8, "u8": 8, "b1": 1}
+DTYPE_BITS: dict[str, int] = subset(("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"))
 
 #: K of one wgmma per multiplicand type: m64nNk16, m64nNk8, m64nNk32, m64nNk256.
 _K_OF: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,

@@ -40,7 +40,8 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
-from verilayout.banks import analyze, load_shared
+from verilayout.frontends.shared_text import load_shared
+from verilayout.prove.banks import analyze
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.spec.format import Kind
 

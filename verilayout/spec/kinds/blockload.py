@@ -53,10 +53,11 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
-from verilayout.blockload import check, operand  # api facade: needs moving below spec (reported)
+from verilayout.frontends.shared_text import operand
+from verilayout.synth.blockload import check_operand_plan as check
 from verilayout.hw.intel.block_io import BlockLoad
 from verilayout.synth.blockload import Plan, default_surface
-from verilayout.blockload import plan as synth  # api facade: needs moving below spec (reported)
+from verilayout.synth.blockload import plan_operand as synth
 from verilayout.hw.intel.dpas import DTYPE_BYTES
 from verilayout.prove.coverage import Needed, compare_load_layout, delivered_arrays, lookup
 from verilayout.spec.format import Kind, prefixed

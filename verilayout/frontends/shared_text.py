@@ -1,0 +1,350 @@
+"""Shared-memory layouts from text: ``#ttg.padded_shared``, ``#ttg.shared_linear``, and the
+"shared or register layout from whatever the user typed" doors of the bank analysis.
+
+One converter per kind: :func:`parse_padded_shared` (``#ttg.padded_shared<[interval:+pad, ...]
+{...}>`` -> a :class:`~verilayout.hw.nvidia.banks.SharedAddressMap`) and
+:func:`parse_shared_linear` (``#ttg.shared_linear<{offset = ..., block = ...}, alignment = N>``
+-> an ``offset, block -> dims`` LinearLayout). Every other Triton kind (``#ttg.swizzled_shared``,
+``#ttg.nvmma_shared``, ...) is converted by :mod:`verilayout.frontends.triton`.
+
+>>> parse_shared_linear("#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, alignment = 16>", [2, 2]).bases
+{'offset': [[0, 1], [1, 0]], 'block': []}
+>>> parse_padded_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32]).offset({"dim0": 1, "dim1": 0})
+33
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from verilayout.core.cute import parse_cute
+from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+from verilayout.errors import LayoutError
+from verilayout.frontends import triton_intel
+from verilayout.frontends.mlir import Attr, TensorType
+from verilayout.frontends.triton import parse, parse_attr
+from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Dpas
+from verilayout.hw.nvidia.banks import SharedAddressMap, as_shared, padded_address_map
+
+__all__ = ["parse_padded_shared", "parse_shared_linear", "load_shared", "load_register", "attr_text",
+           "shared_text_to_layout", "Operand", "operand", "operand_tile_layout", "plain_ints"]
+
+_PADDED = re.compile(r"^\s*#(?:ttg|triton_gpu)\.padded_shared\s*<\s*\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}\s*>\s*$",
+                     re.S)
+_SHARED_LINEAR = re.compile(r"\s*#(?:ttg|triton_gpu)\.shared_linear\s*<\s*\{(?P<body>.*)\}\s*"
+                            r"(?:,\s*alignment\s*=\s*(?P<align>\d+)\s*)?>\s*", re.S)
+_FIELD = re.compile(r"(\w+)\s*=\s*(\[[^=]*\])\s*(?:,|$)")
+
+
+def plain_ints(value: Any) -> Any:
+    """``value`` with numpy integers (anything with ``__index__`` that is not a bool) made Python
+    ints, inside lists and tuples too; anything else unchanged, for the callee to refuse.
+
+    Law: ``plain_ints(x) == x`` for every int, and the type is ``int``.
+
+    >>> import numpy as np
+    >>> plain_ints([np.int64(8), 16]), type(plain_ints(np.int32(4))).__name__, plain_ints("8x8")
+    ([8, 16], 'int', '8x8')
+    """
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain_ints(v) for v in value)
+    if isinstance(value, (bool, str, float)) or not hasattr(value, "__index__") or isinstance(value, int) \
+            and type(value) is int:
+        return value
+    try:
+        return int(value.__index__())
+    except TypeError:
+        return value
+
+
+def _fields(body: str, what: str) -> dict:
+    out = {}
+    for fm in _FIELD.finditer(body.strip()):
+        try:
+            out[fm.group(1)] = json.loads(fm.group(2))
+        except ValueError:
+            raise LayoutError(f"{what}: cannot read {fm.group(1)} = {fm.group(2)}") from None
+    return out
+
+
+def _shape(shape: Any, what: str) -> list[int]:
+    if shape is None:
+        raise LayoutError(f"{what} needs the tensor shape (-t/--type or shape=)")
+    try:
+        dims = [int(s.__index__()) for s in shape]
+    except (AttributeError, TypeError):
+        raise LayoutError(f"{what}: shape {shape!r} must be a list of integers") from None
+    if not dims or any(d < 1 for d in dims):
+        raise LayoutError(f"{what}: shape {dims} must be positive integers")
+    return dims
+
+
+def parse_padded_shared(text: str, shape: Sequence[int]) -> SharedAddressMap:
+    """``#ttg.padded_shared<[interval:+pad, ...] {offset = [...], block = []}>`` (or ``{order, shape}``).
+
+    Law: the physical offset of logical offset ``o`` is ``o + sum(pad * (o // interval))``.
+
+    >>> m = parse_padded_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32])
+    >>> m.offset({"dim0": 1, "dim1": 0}), m.name
+    (33, '#ttg.padded_shared<[32:+1]>')
+    """
+    m = _PADDED.match(text) if isinstance(text, str) else None
+    if not m:
+        raise LayoutError("padded_shared: expected '#ttg.padded_shared<[interval:+pad, ...] {offset = [...], "
+                          "block = [...]}>' or '{order = [...], shape = [...]}'")
+    pairs = []
+    for k, part in enumerate(p.strip() for p in m.group("pairs").split(",") if p.strip()):
+        pm = re.fullmatch(r"(\d+)\s*:\s*\+\s*(\d+)", part)
+        if not pm:
+            raise LayoutError(f"padded_shared: padding {k} is {part!r}; expected 'interval:+pad'")
+        pairs.append((int(pm.group(1)), int(pm.group(2))))
+    fields = _fields(m.group("body"), "padded_shared")
+    unknown = set(fields) - {"offset", "block", "order", "shape"}
+    if unknown:
+        raise LayoutError(f"padded_shared: unknown keys {sorted(unknown)}")
+    dims = _shape(shape, "padded_shared")
+    names = {f"dim{i}": s for i, s in enumerate(dims)}
+    if "offset" in fields:
+        if any(fields.get("block") or []):
+            raise LayoutError("padded_shared: multi-CTA block bases are not modelled")
+        lin = LinearLayout({"offset": fields["offset"]}, names, require_surjective=False)
+    elif "order" in fields:
+        lin = identity_standard_nd("offset", fields.get("shape", dims), fields["order"])
+    else:
+        raise LayoutError("padded_shared: give 'offset = [...]' bases or 'order = [...]'")
+    if not lin.is_invertible():
+        raise LayoutError("padded_shared: the offset bases are not a bijection onto the tensor")
+    label = "#ttg.padded_shared<[" + ", ".join(f"{a}:+{b}" for a, b in pairs) + "]>"
+    return padded_address_map(lin, pairs, label)
+
+
+def parse_shared_linear(text: str, shape: Sequence[int]) -> LinearLayout:
+    """``#ttg.shared_linear<{offset = [[..], ..], block = [..]}, alignment = N>`` -> ``offset, block -> dims``.
+
+    Law: the result's bases are the text's bases; ``alignment`` (the byte alignment of the
+    allocation) does not change where elements live and is accepted without effect.
+
+    >>> parse_shared_linear("#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, alignment = 16>", [2, 2]).bases
+    {'offset': [[0, 1], [1, 0]], 'block': []}
+    """
+    m = _SHARED_LINEAR.fullmatch(text) if isinstance(text, str) else None
+    if not m:
+        raise LayoutError("shared_linear: expected '#ttg.shared_linear<{offset = [[...], ...]}, alignment = N>'")
+    fields = _fields(m.group("body"), "shared_linear")
+    unknown = set(fields) - {"offset", "block"}
+    if unknown or "offset" not in fields:
+        raise LayoutError(f"shared_linear: expected keys offset (and block), got {sorted(fields)}")
+    dims = {f"dim{i}": s for i, s in enumerate(_shape(shape, "shared_linear"))}
+    return LinearLayout({"offset": fields["offset"], "block": fields.get("block", [])}, dims,
+                        require_surjective=False)
+
+
+def _looks_like_mlir(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(("#", "!", "tensor<", "module")) or "#ttg." in t or "#triton_gpu." in t
+
+
+def attr_text(text: str) -> str:
+    """The layout attribute of a ``!ttg.memdesc<...>`` type, or the text itself.
+
+    >>> attr_text("!ttg.memdesc<4x4xf16, #ttg.shared_linear<{offset = [[0, 1]]}>, #smem>")
+    '#ttg.shared_linear<{offset = [[0, 1]]}>'
+    """
+    t = text.strip()
+    if t.startswith("!") and "#" in t:
+        start = t.index("#")
+        depth = 0
+        for i in range(start, len(t)):
+            if t[i] == "<":
+                depth += 1
+            elif t[i] == ">":
+                depth -= 1
+                if depth == 0:
+                    return t[start:i + 1]
+    return t
+
+
+def _memdesc_shape(text: str) -> list[int] | None:
+    m = re.match(r"\s*!(?:ttg|triton_gpu)\.memdesc<\s*((?:\d+x)+)", text)
+    return [int(v) for v in m.group(1).rstrip("x").split("x")] if m else None
+
+
+def shared_text_to_layout(text: str, shape: Sequence[int] | None = None):
+    """The converter ``verilayout.parse`` calls for ``#ttg.padded_shared`` and ``#ttg.shared_linear``
+    (the attribute, or a ``!ttg.memdesc`` type carrying it); ``None`` for any other text.
+
+    >>> shared_text_to_layout("#ttg.shared_linear<{offset = [[1]]}, alignment = 4>", [2]).bases["offset"]
+    [[1]]
+    >>> shared_text_to_layout("#ttg.blocked<{}>", [2]) is None
+    True
+    """
+    attr = attr_text(text)
+    shape = plain_ints(shape)
+    if shape is None:
+        shape = _memdesc_shape(text)
+    if re.match(r"\s*#(?:ttg|triton_gpu)\.padded_shared\b", attr):
+        return parse_padded_shared(attr, _shape(shape, "padded_shared"))
+    if re.match(r"\s*#(?:ttg|triton_gpu)\.shared_linear\b", attr):
+        return parse_shared_linear(attr, _shape(shape, "shared_linear"))
+    return None
+
+
+def _mlir_like(text: str) -> bool:
+    t = text.lstrip()
+    return t.startswith(("#", "!")) or "ttg." in t or "tensor<" in t
+
+
+def operand_tile_layout(text: str, *, elem_bits: int, shape=None, swizzle_units: str | None = None):
+    """The layout an MMA operand tile was stored in, from text: Triton MLIR (with ``shape``; a
+    LinearLayout) or CuTe (a CuTe object carrying its own shape).
+
+    Law: an ``elementBitWidth`` in the text must equal ``elem_bits``.
+
+    >>> operand_tile_layout("#ttg.nvmma_shared<{swizzlingByteWidth = 32, transposed = false, "
+    ...                     "elementBitWidth = 16}>", elem_bits=16, shape=[8, 16]).out_dims
+    {'dim0': 8, 'dim1': 16}
+    >>> type(operand_tile_layout("(8,16):(16,1)", elem_bits=16)).__name__
+    'Layout'
+    """
+    if not isinstance(text, str):
+        raise LayoutError(f"operand layout: expected text, got {type(text).__name__}")
+    shape = plain_ints(shape)
+    if _mlir_like(text):
+        m = re.search(r"elementBitWidth\s*=\s*(\d+)", text)
+        if m and int(m.group(1)) != elem_bits:
+            raise LayoutError(f"the layout says elementBitWidth = {m.group(1)} but the element type "
+                              f"has {elem_bits} bits")
+        return parse(text, shape=shape)
+    if shape is not None:
+        raise LayoutError("shape applies to Triton layouts; CuTe text carries its own shape")
+    return parse_cute(text, swizzle_units=swizzle_units)
+
+
+def load_shared(text: str, shape=None, elem_bits: int | None = None):
+    """Shared layout from text: Triton MLIR (nvmma, swizzled, shared_linear, padded) or CuTe.
+
+    Law: a LinearLayout (GF(2)-linear) or a SharedAddressMap that places every element
+    where the text does.
+
+    >>> load_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32]).name
+    '#ttg.padded_shared<[32:+1]>'
+    """
+    if not isinstance(text, str):
+        raise LayoutError(f"shared layout: expected text, got {type(text).__name__}")
+    shape, elem_bits = plain_ints(shape), plain_ints(elem_bits)
+    if _looks_like_mlir(text):
+        special = shared_text_to_layout(text, shape)
+        if special is not None:
+            return special
+        return parse(text, shape=shape)
+    return as_shared(parse(text, elem_bits=elem_bits), elem_bits)
+
+
+def load_register(text: str, shape=None) -> LinearLayout:
+    """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type).
+
+    >>> load_register("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], "
+    ...               "order = [0]}>", [32]).in_dims["lane"]
+    32
+    """
+    if not isinstance(text, str):
+        raise LayoutError(f"register layout: expected text, got {type(text).__name__}")
+    shape = plain_ints(shape)
+    lay = parse(text, shape=shape)
+    if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dim_names:
+        raise LayoutError("--reg: expected a distributed layout (register, lane, warp -> dims)")
+    return lay
+
+
+# ----- DPAS operands of Intel 2D block-load plans -----------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Operand:
+    """A DPAS operand resolved from text or a layout: its linear layout, element type,
+    ``op_idx`` (0 A, 1 B), one instruction's tile ``inst_shape`` and the DPAS parameters
+    (``None`` when given as a bare layout)."""
+
+    layout: LinearLayout
+    dtype: str
+    op_idx: int
+    inst_shape: tuple
+    dpas: Dpas | None = None
+
+    @property
+    def shape(self) -> tuple:
+        return (self.layout.out_dim_size("dim0"), self.layout.out_dim_size("dim1"))
+
+
+def operand(layout: Any, *, shape: Sequence[int] | None = None, dtype: str | None = None,
+            op_idx: int | None = None, inst_shape: Sequence[int] | None = None) -> Operand:
+    """Resolve a DPAS operand from MLIR text or a LinearLayout.
+
+    >>> operand("#ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, systolicDepth = 8, "
+    ...         "executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [1, 1], "
+    ...         "repCluster = [1, 1]}>, kWidth = 2}>", shape=[16, 16], dtype="bf16").inst_shape
+    (16, 16)
+    """
+    shape, op_idx, inst_shape = plain_ints(shape), plain_ints(op_idx), plain_ints(inst_shape)
+    if isinstance(layout, LinearLayout):
+        if op_idx is None or dtype is None:
+            raise LayoutError("a LinearLayout operand needs op_idx= (0 A, 1 B) and dtype=")
+        if shape is not None and tuple(shape) != (layout.out_dims.get("dim0"),
+                                                  layout.out_dims.get("dim1")):
+            raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
+                              f"{layout.out_dims}")
+        _check_dtype(dtype)
+        inst = tuple(inst_shape) if inst_shape is not None else None
+        if inst is None:
+            k = 8 * OPS_PER_CHAN[dtype]
+            inst = (8, k) if op_idx == 0 else (k, 16)
+        return Operand(layout, dtype, op_idx, inst)
+    if not isinstance(layout, str):
+        raise LayoutError(f"expected MLIR text or a LinearLayout, got {type(layout).__name__}")
+    return _from_text(layout, shape, dtype, op_idx)
+
+
+def _check_dtype(dtype: Any) -> str:
+    if dtype not in DTYPE_BYTES:
+        raise LayoutError(f"element type {dtype!r} is not one DPAS multiplies (known: "
+                          f"{', '.join(DTYPE_BYTES)})")
+    return dtype
+
+
+def _from_text(text: str, shape, dtype, op_idx) -> Operand:
+    value = parse_attr(text)
+    if isinstance(value, TensorType):
+        if shape is not None and tuple(shape) != tuple(value.shape):
+            raise LayoutError(f"shape {list(shape)} differs from the type's "
+                              f"{'x'.join(map(str, value.shape))}")
+        if dtype is not None and dtype != value.elem:
+            raise LayoutError(f"dtype {dtype!r} differs from the type's element type "
+                              f"{value.elem!r}")
+        shape, dtype, attr = tuple(value.shape), value.elem, value.encoding
+    else:
+        attr = value
+    if shape is None or dtype is None:
+        raise LayoutError("give the tensor type (tensor<256x32xf16, #ttg.dot_op<...>>), or "
+                          "shape= and dtype= with the attribute")
+    _check_dtype(dtype)
+    parent = attr.params.get("parent") if isinstance(attr, Attr) else None
+    if not (isinstance(attr, Attr) and attr.name in ("ttg.dot_op", "triton_gpu.dot_op")
+            and triton_intel.is_dpas(parent)):
+        name = f"#{attr.name}" if isinstance(attr, Attr) else repr(attr)
+        raise LayoutError(f"block-load plans feed DPAS operands: expected #ttg.dot_op with a "
+                          f"#ttig.dpas parent, got {name}")
+    try:
+        layout = triton_intel.dot_op_dpas_to_linear(attr.params, parent, tuple(shape))
+        dpas = triton_intel.dpas_params(parent.params)
+    except LayoutError as e:
+        key = next((k for k in (*attr.params, *parent.params) if f"'{k}'" in str(e)), None)
+        where = parent.where(key) if key in parent.params else attr.where(key)
+        raise LayoutError(f"{where}: {e}") from None
+    idx = attr.params["opIdx"]
+    if op_idx is not None and op_idx != idx:
+        raise LayoutError(f"op_idx={op_idx} but the text has opIdx = {idx}")
+    if OPS_PER_CHAN[dtype] != dpas.ops_per_chan:
+        raise LayoutError(f"{attr.where('parent')}: the DPAS layout has opsPerChan = "
+                          f"{dpas.ops_per_chan} but {dtype} needs {OPS_PER_CHAN[dtype]}")
+    return Operand(layout, dtype, idx, dpas.inst_shape(idx), dpas)
