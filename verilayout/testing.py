@@ -10,6 +10,7 @@ did not finish is not a pass).
 """
 from __future__ import annotations
 
+from verilayout.audit.testing import KernelNotClean, assert_kernel_clean  # noqa: F401 (re-export)
 from verilayout.banks import analyze
 from verilayout.blockload import check
 from verilayout.core.linear_layout import LinearLayout
