@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
 
 __all__ = ["Attr", "TensorType", "Scanner", "parse_value", "parse_aliases", "format_value",
@@ -503,23 +504,11 @@ def format_value(v: Any) -> str:
     raise LayoutError(f"cannot print {v!r} as MLIR")
 
 
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i1": 1, "i8": 8, "i16": 16,
-         "i32": 32, "i64": 64, "f4E2M1FN": 4}
-
-
 def elem_bit_width(elem: str) -> int | None:
-    """Bits of an MLIR element type (``f16`` -> 16, ``f8E4M3FN`` -> 8, ``!tt.ptr<..>`` -> 64).
+    """Bits of an MLIR element type (``f16`` -> 16, ``f8E4M3FN`` -> 8, ``!tt.ptr<..>`` -> 64);
+    the one table is :func:`verilayout.dtypes.mlir_bits`.
 
     >>> elem_bit_width("bf16"), elem_bit_width("f8E5M2"), elem_bit_width("!tt.ptr<f16>")
     (16, 8, 64)
     """
-    if elem in _BITS:
-        return _BITS[elem]
-    if elem.startswith("f8"):
-        return 8
-    if elem.startswith("f6"):
-        return 6
-    if elem.startswith("!tt.ptr"):
-        return 64
-    m = re.fullmatch(r"[isu]i?([0-9]+)", elem)
-    return int(m.group(1)) if m else None
+    return mlir_bits(elem)
