@@ -4,7 +4,7 @@ Sources of truth:
 * seed ``004_d7c7c1cef06bdad0.txt`` ("Shared Layouts"): a 16x32 tensor of 32-bit
   elements, column 0 read without swizzling: all in bank 0, 16 serial reads; with
   element (i, j) stored at column ``i xor j`` of row i: all in distinct banks;
-* brute-force enumeration (``tests/test_banks_bruteforce.py``): every access's bytes,
+* brute-force enumeration (``tests/reference/banks.py``): every access's bytes,
   words and banks, counted per phase;
 * values measured with the Triton 3.9 wheel on this machine, listed in
   ``tests/oracles/README.md`` ("bank_conflicts" table);
@@ -19,9 +19,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from test_banks_bruteforce import auto_count, count, element_offsets, phase_lanes_for  # noqa: E402
+from tests.reference.banks import auto_count, count, element_offsets, phase_lanes_for
+from tests.reference.strategies import _mixed, _units, random_reg, random_smem  # noqa: F401
 
 from verilayout.banks import analyze  # noqa: E402
 from verilayout.core.cute import parse_cute
@@ -131,45 +130,6 @@ def test_bad_instruction_is_one_line_layout_error(text):
 
 
 # ----- random linear pairs against brute force ---------------------------------------------------
-
-def _units(shape):
-    return [[1 << b if d == k else 0 for k in range(len(shape))]
-            for d, n in enumerate(shape) for b in range(n.bit_length() - 1)]
-
-
-def _mixed(rng, bases, p):
-    bases = [list(b) for b in bases]
-    for i in range(1, len(bases)):
-        if rng.random() < p:
-            j = rng.randrange(i)
-            bases[i] = [x ^ y for x, y in zip(bases[i], bases[j])]
-    return bases
-
-
-def random_reg(rng, shape, zero_reg=False, zero_lane=False, mix=0.2):
-    units = _units(shape)
-    rng.shuffle(units)
-    units = _mixed(rng, units, mix)
-    if zero_lane:
-        units.insert(rng.randrange(5), [0, 0])
-    lane, rest = units[:5], units[5:]
-    while len(lane) < 5:
-        lane.append([0, 0])
-    nw = rng.randint(0, min(1, len(rest)))
-    warp, reg = rest[:nw], rest[nw:]
-    if zero_reg:
-        reg.insert(rng.randrange(len(reg) + 1), [0, 0])
-    out = {"dim0": shape[0], "dim1": shape[1]}
-    return LinearLayout({"register": reg, "lane": lane, "warp": warp}, out, require_surjective=False)
-
-
-def random_smem(rng, shape, mix=0.3, keep_low=0):
-    units = _units(shape)
-    low, rest = units[:keep_low], units[keep_low:]
-    rng.shuffle(rest)
-    return LinearLayout({"offset": low + _mixed(rng, rest, mix)}, {"dim0": shape[0], "dim1": shape[1]},
-                        require_surjective=False)
-
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10**9), bits=st.sampled_from([8, 16, 32, 64]),

@@ -4,7 +4,7 @@ Sources of truth:
 * seed 004_d7c7c1cef06bdad0.txt: the two #ttg.swizzled_shared tables (offset of each element);
 * seed 003_ce87ea73fe8bc8cb.txt: the wgmma swizzle atoms Sw<1,0,3>, Sw<2,0,3>, Sw<3,0,3> on
   128-bit units (8 rows of 32, 64 or 128 bytes);
-* brute force (tests/test_banks_bruteforce.py) for every cost and for random competing swizzles;
+* brute force (tests/reference/banks.py) for every cost and for random competing swizzles;
   the lower bound must hold against all of them.
 """
 from __future__ import annotations
@@ -15,10 +15,8 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from test_banks import random_reg  # noqa: E402
-from test_banks_bruteforce import (_aligned_everywhere, count, element_offsets,  # noqa: E402
+from tests.reference.strategies import random_reg
+from tests.reference.banks import (_aligned_everywhere, count, element_offsets,  # noqa: E402
                                    find_vector_registers, phase_lanes_for)
 
 from verilayout.core import gf2

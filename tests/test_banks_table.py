@@ -1,6 +1,6 @@
 """The wgmma swizzle table (docs/swizzle_table.md): every cell recounted by brute force.
 
-Sources of truth: brute-force enumeration (tests/test_banks_bruteforce.py) of each access pattern
+Sources of truth: brute-force enumeration (tests/reference/banks.py) of each access pattern
 against the #ttg.nvmma_shared layouts, whose construction is checked against seed
 003_ce87ea73fe8bc8cb.txt (tests/test_banks_synth.py) and the Triton wheel (oracle test); the
 well-known facts the table must show: without swizzling, ldmatrix rows 128 bytes apart all hit
@@ -12,9 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from test_banks_bruteforce import count, phase_lanes_for  # noqa: E402
+from tests.reference.banks import count, phase_lanes_for
 
 from verilayout.report.swizzle_table import PATTERNS, pattern_access, swizzle_table
 from verilayout.synth.swizzle import nvmma_shared_layout  # noqa: E402

@@ -9,6 +9,8 @@ must match Triton's own output byte for byte live with the Triton front-end
 lane: [[1], [2]]
 out: dim0=4
 """
-from verilayout.report.views import format_bases, format_owner_grid, owner_grid
+from verilayout.report.views import (VIEW_MAX_ELEMENTS, format_bases, format_owner_grid,
+                                     hardware_view, owner_grid, tensor_view)
 
-__all__ = ["format_bases", "format_owner_grid", "owner_grid"]
+__all__ = ["VIEW_MAX_ELEMENTS", "format_bases", "format_owner_grid", "hardware_view", "owner_grid",
+           "tensor_view"]

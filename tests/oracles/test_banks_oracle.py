@@ -19,8 +19,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent.parent))
 
-sys.path.insert(0, str(HERE.parent))
-from test_banks_bruteforce import auto_count  # noqa: E402
+from tests.reference.banks import auto_count  # noqa: E402
 
 from verilayout.banks import analyze  # noqa: E402
 from verilayout.core.linear_layout import LinearLayout

@@ -8,9 +8,8 @@ from verilayout.cli.common import (DTYPE_BITS, add_layout_options, cute_as_linea
                                    parse_type_arg)
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.triton import format_hardware_view, format_tensor_view
 from verilayout.report.svg import layout_svg
-from verilayout.views import format_bases, format_owner_grid
+from verilayout.views import format_bases, format_owner_grid, hardware_view, tensor_view
 
 
 def cmd_show(args) -> int:
@@ -20,9 +19,9 @@ def cmd_show(args) -> int:
     if args.json:
         print(json.dumps(layout.to_dict()))
     elif args.view == "hw":
-        print(format_hardware_view(layout, shape or list(layout.out_dims.values())))
+        print(hardware_view(layout, shape))
     elif args.view == "tensor":
-        print(format_tensor_view(layout, shape or list(layout.out_dims.values())))
+        print(tensor_view(layout, shape))
     elif args.view == "grid":
         print(format_owner_grid(layout))
     else:

@@ -326,14 +326,25 @@ def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
 
 
 def _shuffled(loads: Sequence[BlockLoad], table: np.ndarray, elem_bytes: int) -> np.ndarray:
+    """What each (register, lane) receives under the shuffle ``table``; ``-1`` where nothing.
+
+    Entries are grouped by load once (a stable sort), so the cost is linear in the number of
+    entries plus the loads' elements, not their product.
+    """
     got = np.full(table.shape, -1, dtype=np.int64)
-    lane = np.broadcast_to(np.arange(table.shape[1])[None, :], table.shape[:2])
+    flat, gflat = table.reshape(-1, 2), got.reshape(-1, 2)
+    lanes = np.broadcast_to(np.arange(table.shape[1])[None, :], table.shape[:2]).reshape(-1)
+    order = np.argsort(flat[:, 0], kind="stable")
+    bounds = np.searchsorted(flat[order, 0], np.arange(len(loads) + 1), side="left")
     for i, ld in enumerate(loads):
+        idx = order[bounds[i]:bounds[i + 1]]
+        if idx.size == 0:
+            continue
         el = lane_elements(ld, elem_bytes)
-        sel = table[..., 0] == i
-        k = table[..., 1]
-        ok = sel & (k >= 0) & (k < el.shape[1])
-        got[ok] = el[lane[ok], k[ok]]
+        k = flat[idx, 1]
+        ok = (k >= 0) & (k < el.shape[1])
+        idx, k = idx[ok], k[ok]
+        gflat[idx] = el[lanes[idx], k]
     return got
 
 

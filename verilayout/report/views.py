@@ -11,8 +11,15 @@ out: dim0=4
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.frontends.triton import format_hardware_view, format_tensor_view
+
+#: The most elements (and layout inputs) a text view prints: one line or cell each, so
+#: 2**20 keeps a view under ~50 MB of text. Checked before anything is allocated.
+VIEW_MAX_ELEMENTS = 2 ** 20
 
 
 def format_bases(layout: LinearLayout) -> str:
@@ -63,6 +70,48 @@ def owner_grid(layout: LinearLayout) -> list[list[list[str]]]:
         r, c = (vals[0], vals[1]) if len(outs) == 2 else (0, vals[0])
         grid[r][c].append(_owner_label(layout, coords))
     return grid
+
+
+def _check_view_size(layout: LinearLayout, shape: Sequence[int] | None, what: str) -> list[int]:
+    dims = list(shape) if shape else list(layout.out_dims.values())
+    size = 1
+    for d in dims:
+        if not isinstance(d, int) or d < 1:
+            raise LayoutError(f"the {what} needs positive integer sizes, got shape {dims}")
+        size *= d
+    inputs = 1 << layout.total_in_bits
+    if size > VIEW_MAX_ELEMENTS or inputs > VIEW_MAX_ELEMENTS:
+        asked = max(size, inputs)
+        raise LayoutError(f"the {what} prints one entry per element; this layout has "
+                          f"{asked} (limit {VIEW_MAX_ELEMENTS} = 2^20); use --view bases or a smaller shape")
+    return dims
+
+
+def hardware_view(layout: LinearLayout, shape: Sequence[int] | None = None) -> str:
+    """Triton's hardware-centric view (``Warp0:`` blocks listing who holds which element),
+    byte for byte as ``triton.tools.tensor_descriptor``'s ``format_hardware_view`` prints it.
+
+    Law: one entry per (warp, lane, register) input; refused (``LayoutError``) above
+    ``VIEW_MAX_ELEMENTS`` elements or inputs, before anything is allocated.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> hardware_view(LinearLayout.identity1D(1 << 21, "register", "dim0"))
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: the hardware view prints one entry per element; this layout has 2097152 (limit 1048576 = 2^20); use --view bases or a smaller shape
+    """
+    return format_hardware_view(layout, _check_view_size(layout, shape, "hardware view"))
+
+
+def tensor_view(layout: LinearLayout, shape: Sequence[int] | None = None) -> str:
+    """Triton's tensor-centric view (one cell per element naming its owners), bounded as
+    :func:`hardware_view` is.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> print(tensor_view(LinearLayout.identity1D(2, "lane", "dim0")).splitlines()[0][:8])
+    [T0:0, T
+    """
+    return format_tensor_view(layout, _check_view_size(layout, shape, "tensor view"))
 
 
 def format_owner_grid(layout: LinearLayout) -> str:

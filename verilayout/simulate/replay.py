@@ -113,6 +113,10 @@ def load_emission(directory: str) -> tuple[dict, str | None, str]:
             man = json.load(f)
     except json.JSONDecodeError as e:
         raise LayoutError(f"{path}: line {e.lineno}, col {e.colno}: {e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise LayoutError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except RecursionError:
+        raise LayoutError(f"{path}: JSON nested too deeply") from None
     except OSError as e:
         raise LayoutError(f"cannot read {path}: {e.strerror}") from None
     kind = man.get("kind") if isinstance(man, dict) else None

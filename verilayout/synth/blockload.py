@@ -403,6 +403,12 @@ def _widths(fam: _Family, span_le: int, tile_le: int, arch: str, wide: bool) -> 
     return sorted(out, key=key)
 
 
+#: The most operand elements one sub-group's plan may cover: 2**23 is an 8192 x 8192 A
+#: operand split over 8 sub-groups along M. Plan time and memory grow linearly with it
+#: (about 0.5 KB and 7 us per element; ``benchmarks/blockload_scaling.py``), so the limit
+#: keeps a plan near 4 GB; it is checked before anything per element is allocated.
+PLAN_MAX_ELEMENTS = 1 << 23
+
 _PROTO_SURFACE = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
 
 
@@ -467,6 +473,14 @@ class _Request:
         return tuple(self.inst_shape[::-1]) if self.transpose else tuple(self.inst_shape)
 
 
+def _check_plan_size(layout: LinearLayout) -> None:
+    ins = layout.in_dims
+    per_subgroup = ins.get("register", 1) * ins.get("lane", 1)
+    if per_subgroup > PLAN_MAX_ELEMENTS:
+        raise LayoutError(f"a block-load plan covers at most {PLAN_MAX_ELEMENTS} = 2^23 elements per "
+                          f"sub-group; this operand gives each sub-group {per_subgroup}")
+
+
 def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpose: bool,
              arch: str, surface: Surface | None, warp: int) -> _Request:
     dtype = _dtype(dtype)
@@ -476,6 +490,7 @@ def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpos
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
     if not isinstance(transpose, bool):
         raise LayoutError(f"transpose must be true or false, got {transpose!r}")
+    _check_plan_size(layout)
     needed = Needed.from_layout(layout, warp, transpose)
     if needed.lanes != 16:
         raise LayoutError(f"2D block loads serve 16-lane sub-groups; the layout has "

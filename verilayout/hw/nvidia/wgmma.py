@@ -140,7 +140,7 @@ def swizzle_log2(swizzle: str) -> int:
     return swizzle_units(swizzle).bit_length() - 1
 
 
-_SHAPE_RE = re.compile(r"m(\d+)n(\d+)k(\d+)")
+_SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
@@ -151,7 +151,9 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     """
     m = _SHAPE_RE.fullmatch(str(text).strip().lower())
     if not m:
-        raise LayoutError(f"shape {text!r}: expected m64nNkK, e.g. m64n32k16")
+        shown = str(text) if len(str(text)) <= 40 else str(text)[:32] + f"...({len(str(text))} chars)"
+        raise LayoutError(f"shape {shown!r}: expected m64nNkK with numbers of at most 6 digits, "
+                          "e.g. m64n32k16")
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
