@@ -17,7 +17,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_injective, equal
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
-from verilayout.spec.core import _linear, check_surjective
+from verilayout.spec.kinds.linear import as_linear as _linear, check_surjective
 from verilayout.wgmma import verify
 
 
