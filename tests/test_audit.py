@@ -29,7 +29,8 @@ FP8 = ROOT / "examples" / "matmul_fp8.ttgir"
 FP8_PY = ROOT / "examples" / "matmul_fp8.py"
 CORPUS = sorted(glob.glob(str(ROOT / "tests" / "corpus" / "**" / "*.ttgir"), recursive=True))
 EXAMPLES = sorted(glob.glob(str(ROOT / "examples" / "*.ttgir")))
-SAMPLES = EXAMPLES + CORPUS
+FIXTURES = sorted(glob.glob(str(ROOT / "tests" / "fixtures" / "ttgir" / "*.ttgir")))
+SAMPLES = EXAMPLES + FIXTURES + CORPUS
 
 
 def _line_of(py: Path, marker: str) -> int:
@@ -56,19 +57,29 @@ def _xor_apply(bases, index):
     return tuple(out)
 
 
-def brute_wavefronts(reg, smem, bits):
-    """(vector elems, worst wavefronts per instruction) of the widest ld/st.shared, by enumeration."""
+def brute_wavefronts(reg, smem, bits, shift=None):
+    """(vector elems, worst wavefronts per instruction) of the widest ld/st.shared, by enumeration.
+
+    ``shift``: a subslice's offsets within the allocation ``smem`` covers; every element the
+    registers name is moved there (integer addition) before its offset is looked up."""
     offs = smem.bases["offset"]
-    where = {}
+    table = {}
     for o in range(1 << len(offs)):
-        where.setdefault(_xor_apply(offs, o), o)          # first offset holding the element
+        table.setdefault(_xor_apply(offs, o), o)          # first offset holding the element
+    shift = tuple(shift or (0,) * len(next(iter(table))))
+
+    class _Where(dict):
+        def __missing__(self, coord):
+            return table[tuple(a + b for a, b in zip(coord, shift))]
+    where = _Where()
+    origin = where[tuple(0 for _ in shift)]
     regs = reg.bases.get("register", [])
     lanes, warps = reg.bases.get("lane", []), reg.bases.get("warp", [])
     nz = [b for b in regs if any(b)]
     # vector: leading non-zero register bases that step the offset by 1, 2, 4, ... (<= 128 bits)
     v = 1
     for k, b in enumerate(nz):
-        if where[tuple(b)] == 1 << k and (v * 2) * bits <= 128:
+        if where[tuple(b)] - origin == 1 << k and (v * 2) * bits <= 128:
             v *= 2
         else:
             break
@@ -99,15 +110,32 @@ def _layouts_of(path, check):
     """The register and shared layouts of a bank check, read again from the op's TTGIR line."""
     mod = parse_module(Path(path).read_text())
     op = next(o for o in mod.ops if o.line == check.line)
+    mem_name = None
     if op.name == "ttg.local_load":
-        reg_t, mem_t = op.result_types[0], op.operand_types[0]
+        reg_t, mem_t, mem_name = op.result_types[0], op.operand_types[0], op.operands[0]
     elif op.name == "ttg.local_alloc":
         reg_t, mem_t = op.operand_types[0], op.result_types[0]
+    elif op.name == "ttg.async_copy_global_to_local":
+        # cp.async: pointers in registers; the destination's full type is its producer's result
+        reg_t, mem_name = op.operand_types[0], op.operands[1]
+        prod = mod.producers()[mem_name]
+        mem_t = prod.result_types[prod.results.index(mem_name)]
     else:
         reg_t = next(t for t in op.operand_types if "memdesc" not in t)
         mem_t = next(t for t in op.operand_types + op.result_types if "memdesc" in t)
+        mem_name = next((n for n, t in zip(op.operands, op.operand_types) if "memdesc" in t), None)
     rt, mt = mod.type_of(reg_t), mod.type_of(mem_t)
-    return attr_to_linear(rt.encoding, rt.shape), attr_to_linear(mt.encoding, mt.shape), mt.elem
+    alloc = tuple(mt.alloc_shape[-len(mt.shape):]) if mt.alloc_shape else tuple(mt.shape)
+    shift = [0] * len(mt.shape)
+    producers = mod.producers()
+    while mem_name in producers and producers[mem_name].name in ("ttg.memdesc_subslice", "ttg.memdesc_index"):
+        view = producers[mem_name]
+        if view.name == "ttg.memdesc_subslice":     # `%x = ttg.memdesc_subslice %y[a, b] : ...`
+            nums = view.text.split("[", 1)[1].split("]", 1)[0]
+            shift = [a + int(b) for a, b in zip(shift, nums.split(","))]
+        mem_name = view.operands[0]
+    return (attr_to_linear(rt.encoding, rt.shape), attr_to_linear(mt.encoding, alloc), mt.elem,
+            tuple(shift))
 
 
 BITS = {"f8E4M3FN": 8, "f8E5M2": 8, "i8": 8, "f16": 16, "bf16": 16, "f32": 32, "i32": 32, "f64": 64}
@@ -123,7 +151,7 @@ def test_fp8_b_store_is_an_8_way_conflict_at_the_python_line():
     assert (c.op, c.check, c.severity) == ("ttg.local_alloc", "bank-conflicts", "warning")
     assert c.loc == f"matmul_fp8.py:{_b_load_line()}"
     assert "transposed = true" in c.data["shared_layout"]
-    reg, smem, elem = _layouts_of(FP8, c)
+    reg, smem, elem, _ = _layouts_of(FP8, c)
     v, wf = brute_wavefronts(reg, smem, BITS[elem])
     assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf) == (1, 8)
     w = c.data["witness"]["accesses"]
@@ -134,6 +162,22 @@ def test_fp8_b_store_is_an_8_way_conflict_at_the_python_line():
     assert fix["optimum_wavefronts_per_warp"] < 8 * 64 and fix["optimum_status"] == "proved"
 
 
+def test_cp_async_writes_and_subslice_reads_are_checked():
+    # sm_80 pipelined matmul: 6 cp.async copies (A and B, prologue x2 and loop) and 6 local_loads
+    # through memdesc_subslice views at K offsets 0 and 16 (see tests/fixtures/ttgir/README.md)
+    path = ROOT / "tests" / "fixtures" / "ttgir" / "matmul_sm80_cp_async.ttgir"
+    rep = audit_file(str(path))
+    banks = [c for c in rep.checks if c.check == "bank-conflicts"]
+    assert sum(c.op == "ttg.async_copy_global_to_local" for c in banks) == 6
+    assert sum(c.op == "ttg.local_load" for c in banks) == 6
+    assert all(c.status in ("proved", "counterexample") for c in banks), [c.message for c in banks]
+    shifted = [c for c in banks if c.data.get("subslice") and any(c.data["subslice"]["offsets"])]
+    assert {tuple(c.data["subslice"]["offsets"]) for c in shifted} == {(0, 16), (16, 0)}
+    for c in banks:        # every figure equals the brute force at the view's true offsets
+        reg, smem, elem, shift = _layouts_of(str(path), c)
+        assert (c.data["vector_elems"], c.data["wavefronts"]) == brute_wavefronts(reg, smem, BITS[elem], shift)
+
+
 def test_w4a16_dequantized_b_store_is_8_way():
     path = ROOT / "examples" / "w4a16.ttgir"
     rep = audit_file(str(path))
@@ -141,7 +185,7 @@ def test_w4a16_dequantized_b_store_is_8_way():
     assert len(bad) == 1 and bad[0].check == "bank-conflicts" and bad[0].op == "ttg.local_alloc"
     c = bad[0]
     assert c.loc == f"w4a16.py:{_line_of(ROOT / 'examples' / 'w4a16.py', 'b = b.to(tl.float16)')}"
-    reg, smem, elem = _layouts_of(path, c)
+    reg, smem, elem, _ = _layouts_of(path, c)
     assert brute_wavefronts(reg, smem, BITS[elem]) == (2, 8)      # st.shared.b32 (2 x f16), 8 words/bank
     # the join / permute / reshape that unpack the nibbles are proved to move no data
     views = {x.op: x.status for x in rep.checks if x.check == "view-layout"}
@@ -166,8 +210,8 @@ def test_every_nvidia_bank_figure_equals_brute_force(path):
     if not (rep.target or "cuda").startswith("cuda"):
         pytest.skip("AMD target")
     for c in _bank_checks(rep):
-        reg, smem, elem = _layouts_of(path, c)
-        v, wf = brute_wavefronts(reg, smem, BITS[elem])
+        reg, smem, elem, shift = _layouts_of(path, c)
+        v, wf = brute_wavefronts(reg, smem, BITS[elem], shift)
         assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf), (c.line, c.message)
         assert (c.status == "proved") == (wf == c.data["ideal_wavefronts"])
 

@@ -65,8 +65,6 @@ module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threa
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
          "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
 UNCHECKED = {
-    "ttg.async_copy_global_to_local": "cp.async copies are not modelled yet (the TMA/cp.async model is "
-                                      "another module's work)",
     "ttng.async_tma_copy_global_to_local": "TMA copies are not modelled yet",
     "ttng.async_tma_copy_local_to_global": "TMA copies are not modelled yet",
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
@@ -164,8 +162,9 @@ def _nvidia(target: str | None) -> bool:
     return target is None or target.startswith("cuda")
 
 
-def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None, store: bool) -> None:
-    what = "store" if store else "load"
+def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None, store: bool,
+                what: str | None = None, extra: dict | None = None) -> None:
+    what = what or ("store" if store else "load")
     if not _nvidia(ctx.mod.target):
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what} on {ctx.mod.target}: no AMD LDS model", reason="no AMD LDS model")
@@ -181,11 +180,19 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the memory side is not a shared "
                 "layout", reason="not shared memory")
         return
-    if tuple(mt.shape) != layout_shape(mt) or tuple(rt.shape) != tuple(mt.shape):
-        ctx.add(op, "bank-conflicts", "unchecked", None,
-                f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): "
-                "subslice offsets are not modelled", reason="subslice view")
+    subslice = None
+    if tuple(rt.shape) != tuple(mt.shape):
+        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the register shape {list(rt.shape)} "
+                f"differs from the memory view {list(mt.shape)}", reason="shape mismatch")
         return
+    if tuple(mt.shape) != layout_shape(mt):
+        subslice = _subslice_offsets(ctx, mem_name, mt)
+        if isinstance(subslice, str):
+            ctx.add(op, "bank-conflicts", "unchecked", None,
+                    f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): {subslice}",
+                    reason="subslice view")
+            return
+        reg = _embed(reg, layout_shape(mt))
     bits = elem_bit_width(mt.elem)
     if not bits:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
@@ -197,17 +204,23 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
         return
     plan = res.plan
+    instr = plan.instruction.name
+    if what.startswith("cp.async"):
+        instr = f"cp.async {plan.instruction.bits // 8}-byte (banked as {instr})"
     root = _root_alloc(ctx, mem_name) if mem_name else None
     data = {"instruction": plan.instruction.name, "elem_bits": bits, "vector_elems": plan.vector_elems,
             "wavefronts": res.wavefronts, "ideal_wavefronts": plan.ideal_wavefronts,
             "instructions_per_warp": plan.instructions_per_warp,
             "triton_conflicts": triton, "register_layout": reg_text.split(",", 1)[-1].strip()[:-1],
             "shared_layout": format_value(mt.encoding), "shape": list(mt.shape),
-            "alloc_line": root.line if root is not None else None, "method": res.method}
+            "alloc_line": root.line if root is not None else None, "method": res.method,
+            **({"subslice": {"offsets": list(subslice), "of": list(layout_shape(mt)),
+                             "assumption": SUBSLICE_RULE}} if subslice is not None else {}),
+            **(extra or {})}
     st = res.verdict.status
     if st == "proved":
         ctx.add(op, "bank-conflicts", "proved", None,
-                f"{what} is conflict-free: {plan.instruction.name}, {res.wavefronts} wavefront(s) per "
+                f"{what} is conflict-free: {instr}, {res.wavefronts} wavefront(s) per "
                 f"instruction (ideal {plan.ideal_wavefronts})", **data)
         return
     if st == "unknown":
@@ -219,7 +232,7 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         data["witness"] = res.witness.to_dict()
     fix = _best_swizzle(reg, bits, store, mt.encoding)
     data["fix"] = fix
-    msg = (f"{ways}-way bank conflict on this {what}: {plan.instruction.name} takes {res.wavefronts} "
+    msg = (f"{ways}-way bank conflict on this {what}: {instr} takes {res.wavefronts} "
            f"wavefronts per instruction, ideal {plan.ideal_wavefronts} ({plan.instructions_per_warp} "
            f"instruction(s) per warp), {data['shared_layout']}")
     if res.witness is not None:
@@ -237,6 +250,86 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         msg += f"; the best GF(2) swizzle for this access needs {fix['optimum_wavefronts_per_warp']} " \
                f"wavefronts per warp (lower bound {fix['lower_bound']}): {fix['optimum_mlir']}"
     ctx.add(op, "bank-conflicts", "counterexample", "warning", msg, **data)
+
+
+SUBSLICE_RULE = ("a subslice at offsets that are multiples of its (power-of-two) sizes addresses "
+                 "the allocation's layout XOR a constant, which keeps every pair of accesses in the "
+                 "same bank / word relation, so its wavefronts are those of the same access at "
+                 "offset 0 (derived from the layout being GF(2)-linear)")
+
+_OFFSETS = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
+
+
+def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int, ...] | str:
+    """The static offsets of a memdesc subslice view within its allocation (summed along the chain
+    of ``memdesc_subslice`` ops that made it), or why they cannot be used."""
+    rank, total, seen = len(mt.shape), [0] * len(mt.shape), 0
+    while name in ctx.producers and seen < 64:
+        op = ctx.producers[name]
+        seen += 1
+        if op.name == "ttg.memdesc_subslice":
+            m = _OFFSETS.search(op.text.split("=", 1)[-1])
+            offs = [int(x) for x in m.group(1).split(",")] if m else None
+            if offs is None or len(offs) != rank:
+                return "its offsets are not static"
+            total = [a + b for a, b in zip(total, offs)]
+        elif op.name != "ttg.memdesc_index":
+            if op.name in VIEWS:
+                return f"a {op.name} in the view chain is not modelled"
+            break
+        if not op.operands:
+            break
+        name = op.operands[0]
+    else:
+        if seen >= 64 or name is None:
+            return "the view chain could not be followed"
+    for off, size in zip(total, mt.shape):
+        span = 1 << max(0, (size - 1).bit_length())
+        if off < 0 or off % span:
+            return (f"offset {off} is not a multiple of the view size {size} (only aligned "
+                    "subslices are modelled)")
+    return tuple(total)
+
+
+def _embed(reg: LinearLayout, alloc: tuple) -> LinearLayout:
+    """The register layout with its out dims widened to the allocation (same bases)."""
+    outs = dict(zip(reg.out_dim_names, alloc))
+    return LinearLayout({k: [list(b) for b in v] for k, v in reg.bases.items()}, outs,
+                        require_surjective=False)
+
+
+def _memdesc_of(ctx: _Ctx, name: str | None, printed: str | None) -> str | None:
+    """The full memdesc type of SSA value ``name`` (from the op that produced it), else the
+    type the op printed (Triton prints cp.async destinations without ``!ttg.memdesc``)."""
+    prod = ctx.producers.get(name) if name else None
+    if prod is not None:
+        for res, typ in zip(prod.results, prod.result_types):
+            if res == name and _is_memdesc(typ):
+                return typ
+    if printed:
+        return printed if _is_memdesc(printed) else "!ttg.memdesc" + printed
+    return None
+
+
+def _async_copy_check(ctx: _Ctx, op: Op) -> None:
+    """``ttg.async_copy_global_to_local`` (cp.async): each thread writes the elements its pointer
+    layout holds to the destination memdesc's offsets; the shared-memory side is checked like a
+    store of the same width (an inference: cp.async's shared writes go through the same banks as
+    ``st.shared``; the PTX ISA gives no separate rule)."""
+    if not op.operand_types or len(op.operands) < 2:
+        ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async without readable operand types",
+                reason="no type")
+        return
+    mem = _memdesc_of(ctx, op.operands[1], op.result_types[0] if op.result_types else None)
+    if mem is None:
+        ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async: the destination's type is not in "
+                "the file", reason="no type")
+        return
+    m = re.search(r"contiguity\s*=\s*(\d+)", op.attrs or "")
+    extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
+             "contiguity": int(m.group(1)) if m else None}
+    _bank_check(ctx, op, op.operand_types[0], mem, op.operands[1], True, what="cp.async write",
+                extra=extra)
 
 
 def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> dict | None:
@@ -568,6 +661,9 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
             _bank_check(ctx, op, op.result_types[0], op.operand_types[0], op.operands[0] if op.operands else None, False)
         else:
             ctx.add(op, "bank-conflicts", "unchecked", None, "local_load without types", reason="no type")
+        return
+    if n == "ttg.async_copy_global_to_local":
+        _async_copy_check(ctx, op)
         return
     if n in arch_mma:
         _mma_check(ctx, op, arch_mma[n])
