@@ -37,6 +37,7 @@ import os
 import re
 import sys
 import time
+from functools import lru_cache
 from typing import Any, Iterable
 
 from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
@@ -49,7 +50,7 @@ from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import linear_analysis_and_triton
 from verilayout.synth.descriptor import derive_descriptor
-from verilayout.synth.swizzle import synthesize
+from verilayout.synth.swizzle import optimal_swizzle, synthesize
 
 __all__ = ["audit_text", "audit_file", "audit_paths", "audit_module", "EXAMPLE"]
 
@@ -519,7 +520,37 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
             "warp-shuffle": "warp shuffles (data crosses lanes, not warps)",
             "shared-memory": "a round trip through shared memory (data crosses warps)"}[kind]
     sev = "note" if kind == "shared-memory" else None
-    ctx.add(op, "convert-layout", "proved", sev, f"layout conversion needs {text}", movement=kind)
+    data: dict = {"movement": kind}
+    msg = f"layout conversion needs {text}"
+    if kind == "shared-memory" and _nvidia(ctx.mod.target):
+        best = _scratch_swizzle(ctx, op, src, dst)
+        if best is not None:
+            data["best"] = best
+            msg += (f"; the best scratch swizzle for this pair takes {best['wavefronts_per_warp']} "
+                    f"wavefronts per warp (write + read; lower bound {best['lower_bound']}, "
+                    f"{best['status']}): {best['layout']}")
+    ctx.add(op, "convert-layout", "proved", sev, msg, **data)
+
+
+def _scratch_swizzle(ctx: _Ctx, op: Op, src: LinearLayout, dst: LinearLayout) -> dict | None:
+    """The GF(2) swizzle with the fewest wavefronts for writing ``src`` and reading ``dst``
+    through scratch memory (``swizzle synth``'s optimum), or None when out of its reach."""
+    t = ctx.typ(op.operand_types[0])
+    bits = elem_bit_width(t.elem) if t is not None else None
+    if not bits or src.total_in_bits > 16:
+        return None
+    return _optimal_scratch(src, dst, bits)
+
+
+@lru_cache(maxsize=256)  # keyed by the two layouts and the width; kernels repeat their epilogue pairs
+def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | None:
+    try:
+        outs = {n: max(src.out_dims[n], dst.out_dims[n]) for n in src.out_dim_names}
+        best, lower, verdict = optimal_swizzle([(src, "write"), (dst, "read")], bits, outs, BankModel())
+    except (LayoutError, AssertionError, ValueError, KeyError):
+        return None
+    return {"layout": best.mlir, "wavefronts_per_warp": best.total, "lower_bound": lower,
+            "status": verdict.status}
 
 
 # ----- views -------------------------------------------------------------------------------
