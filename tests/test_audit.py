@@ -156,6 +156,10 @@ def test_fp8_b_store_is_an_8_way_conflict_at_the_python_line():
     assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf) == (1, 8)
     w = c.data["witness"]["accesses"]
     assert w[0]["bank"] == w[1]["bank"] and w[0]["word"] != w[1]["word"]
+    # the JSON contract: `ideal` per instruction (32 lanes x 1 byte fit one 128-byte wavefront)
+    # and `best` with its layout text and figure
+    assert c.data["ideal"] == 1 and c.data["instruction"] == "st.shared.b8"
+    assert c.data["best"]["layout"].startswith("#ttg.") and c.data["best"]["wavefronts_per_warp"] < 8 * 64
     fix = c.data["fix"]
     # the optimum needs the lower bound of one wavefront per instruction (64 st.shared per warp
     # would be ideal with 1 B/lane; the optimum vectorises): fewer wavefronts than today's 8 * 64

@@ -210,7 +210,8 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         instr = f"cp.async {plan.instruction.bits // 8}-byte (banked as {instr})"
     root = _root_alloc(ctx, mem_name) if mem_name else None
     data = {"instruction": plan.instruction.name, "elem_bits": bits, "vector_elems": plan.vector_elems,
-            "wavefronts": res.wavefronts, "ideal_wavefronts": plan.ideal_wavefronts,
+            "wavefronts": res.wavefronts, "ideal": plan.ideal_wavefronts,
+            "ideal_wavefronts": plan.ideal_wavefronts,
             "instructions_per_warp": plan.instructions_per_warp,
             "triton_conflicts": triton, "register_layout": reg_text.split(",", 1)[-1].strip()[:-1],
             "shared_layout": format_value(mt.encoding), "shape": list(mt.shape),
@@ -233,6 +234,14 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         data["witness"] = res.witness.to_dict()
     fix = _best_swizzle(reg, bits, store, mt.encoding)
     data["fix"] = fix
+    if fix:
+        # the contract's `best`: the layout with the fewest wavefronts per warp for this access
+        now = res.wavefronts * plan.instructions_per_warp
+        named = fix.get("name") and fix["wavefronts_per_warp"] < now
+        data["best"] = ({"layout": fix["mlir"], "wavefronts_per_warp": fix["wavefronts_per_warp"]} if named
+                        else {"layout": fix["optimum_mlir"],
+                              "wavefronts_per_warp": fix["optimum_wavefronts_per_warp"]})
+        data["best"]["wavefronts_per_warp_now"] = now
     msg = (f"{ways}-way bank conflict on this {what}: {instr} takes {res.wavefronts} "
            f"wavefronts per instruction, ideal {plan.ideal_wavefronts} ({plan.instructions_per_warp} "
            f"instruction(s) per warp), {data['shared_layout']}")
