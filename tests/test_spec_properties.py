@@ -297,3 +297,18 @@ def test_wgmma_n(types, edit, data):
         claim.append(data.draw(st.sampled_from([n for n in range(1, 300) if n not in true])))
     text = f'[[obligation]]\nname = "p"\nkind = "wgmma_n"\ndtype = "{dtype}"\nacc = "{acc}"\nn = {claim}\n'
     assert run(text) == ("proved" if sorted(claim) == sorted(true) else "counterexample")
+
+
+# ---------------------------------------------------------------- wgmma fragments -----------
+
+@SETTINGS
+@given(st.integers(1, 32), st.sampled_from(["f32", "f16"]), st.integers(-1, 1), st.integers(-1, 1))
+def test_fragment_table(i, acc, de, dr):
+    # seed 001, accumulator D of m64nNk16: .f32 -> N/2 registers of one element each;
+    # .f16 -> N/4 .f16x2 registers holding two elements each (N/2 elements per thread)
+    n = 8 * i
+    elements = n // 2
+    registers = n // 2 if acc == "f32" else n // 4
+    text = (f'[layouts.d]\nfragment = {{ shape = "m64n{n}k16", operand = "D", dtype = "f16", acc = "{acc}" }}\n\n'
+            + ob("fragment_table", fragment='"d"', elements=elements + de, registers=registers + dr))
+    assert run(text) == ("proved" if de == dr == 0 else "counterexample")
