@@ -380,7 +380,7 @@ def test_unknown_and_unsupported_kinds():
         tfe.parse("#ttg.foo<{a = 1}>", [4])
     with pytest.raises(LayoutError, match=r"#ttig.subgroup_2d_block is not supported here"):
         tfe.parse("#ttig.subgroup_2d_block<{warpsPerCTA = [8, 4]}>", [8, 8])
-    with pytest.raises(LayoutError, match=r"not supported here"):
+    with pytest.raises(LayoutError, match=r"missing the key 'perPhase'"):
         tfe.parse("#triton_gpu.amd_rotating_shared<{vec = 1}>", [8, 8])
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, format_value
+from verilayout.frontends.triton import memdesc_buffers
 from verilayout.frontends.ttgir import parse_module
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -19,6 +20,7 @@ class CorpusType:
     the element type, whether it is a memdesc, and the first file and type text it came from."""
     attr: str
     shape: tuple
+    layout_shape: tuple
     elem: str
     memdesc: bool
     target: str
@@ -53,5 +55,6 @@ def distinct_types(paths: list[str] | None = None) -> tuple[list[CorpusType], li
                 shape = tuple(t.alloc_shape) if (t.kind == "memdesc" and t.alloc_shape) else tuple(t.shape)
                 key = (format_value(enc), shape, t.elem, t.kind == "memdesc")
                 if key not in seen:
-                    seen[key] = CorpusType(key[0], shape, t.elem, key[3], mod.target or "", path, t_text)
+                    seen[key] = CorpusType(key[0], shape, memdesc_buffers(t)[0], t.elem, key[3],
+                                           mod.target or "", path, t_text)
     return list(seen.values()), bad

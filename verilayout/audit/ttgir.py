@@ -44,7 +44,7 @@ from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value
-from verilayout.frontends.triton import attr_to_linear
+from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
@@ -136,9 +136,7 @@ def layout_shape(t: TensorType) -> tuple:
     >>> layout_shape(TensorType("memdesc", (64, 32), "f16", None, None, True, (3, 64, 32)))
     (64, 32)
     """
-    if t.kind == "memdesc" and t.alloc_shape:
-        return tuple(t.alloc_shape[-len(t.shape):]) if t.shape else tuple(t.alloc_shape)
-    return tuple(t.shape)
+    return memdesc_buffers(t)[0]
 
 
 def _is_memdesc(text: str) -> bool:
@@ -394,6 +392,11 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
     if t is None or ll is None:
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: its layout could not be read",
                 reason="unsupported layout", **base)
+        return
+    if "row" in ll.in_dims and "col" in ll.in_dims:
+        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand} is read from tensor memory "
+                "(tcgen05 .kind with a TMEM A operand): no shared-memory descriptor to prove; the TMEM "
+                "operand layout is not checked", reason="tensor-memory operand", **base)
         return
     dtype = _MMA_DTYPES.get(t.elem)
     if dtype is None:

@@ -171,6 +171,17 @@ def _memdesc_shape(text: str) -> list[int] | None:
     return [int(v) for v in m.group(1).rstrip("x").split("x")] if m else None
 
 
+def _buffer_shape(attr: str, shape: list[int] | None) -> list[int] | None:
+    """A memdesc with leading pipeline-buffer dims (``3x128x64``) holds buffers of the encoding's
+    rank (the length of its first offset basis): the layout is one buffer's (see
+    ``frontends.triton.memdesc_buffers``)."""
+    m = re.search(r"offset\s*=\s*\[\s*\[([^\]]*)\]", attr)
+    if shape is None or not m:
+        return shape
+    rank = m.group(1).count(",") + 1
+    return shape[-rank:] if len(shape) > rank else shape
+
+
 def shared_text_to_layout(text: str, shape: Sequence[int] | None = None):
     """The converter ``verilayout.parse`` calls for ``#ttg.padded_shared`` and ``#ttg.shared_linear``
     (the attribute, or a ``!ttg.memdesc`` type carrying it); ``None`` for any other text.
@@ -183,7 +194,7 @@ def shared_text_to_layout(text: str, shape: Sequence[int] | None = None):
     attr = attr_text(text)
     shape = plain_ints(shape)
     if shape is None:
-        shape = _memdesc_shape(text)
+        shape = _buffer_shape(attr, _memdesc_shape(text))
     if re.match(r"\s*#(?:ttg|triton_gpu)\.padded_shared\b", attr):
         return parse_padded_shared(attr, _shape(shape, "padded_shared"))
     if re.match(r"\s*#(?:ttg|triton_gpu)\.shared_linear\b", attr):

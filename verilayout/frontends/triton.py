@@ -20,7 +20,7 @@ from __future__ import annotations
 
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 from verilayout.errors import LayoutError
@@ -393,6 +393,22 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> swizzled_shared_to_linear(a, (4, 8)).bases["offset"]
     [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
     """
+    return _swizzled(attr, shape, rotating=False)
+
+
+def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.amd_rotating_shared`` (gfx942): the swizzled layout whose phase is XORed with the
+    block number ``(r / perPhase / maxPhase) % maxPhase``, so each block of ``perPhase*maxPhase``
+    rows rotates the pattern (Triton's ``sharedToLinearLayoutAMDRotating``).
+
+    >>> a = parse_attr("#ttg.amd_rotating_shared<{vec = 1, perPhase = 1, maxPhase = 2, order = [1, 0]}>")
+    >>> amd_rotating_shared_to_linear(a, (4, 2)).bases["offset"]
+    [[0, 1], [1, 1], [2, 1]]
+    """
+    return _swizzled(attr, shape, rotating=True)
+
+
+def _swizzled(attr: Attr, shape: tuple, rotating: bool) -> LinearLayout:
     keys = ("vec", "perPhase", "maxPhase", "order") + _CGA_KEYS
     _check_keys(attr, keys, keys[:4])
     vec, per_phase, max_phase = (_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
@@ -411,7 +427,7 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     col, row = order[0], order[1]
     ncols, nrows = per_cta[col], per_cta[row]
     bases = [[0, c] for c in _powers_below(ncols)]
-    bases += [[r, (vec * ((r // per_phase) % max_phase)) % ncols] for r in _powers_below(nrows)]
+    bases += [[r, (vec * _phase(r, per_phase, max_phase, rotating)) % ncols] for r in _powers_below(nrows)]
     try:
         cta = LinearLayout({"offset": bases}, [names[row], names[col]])
     except LayoutError as e:
@@ -420,6 +436,113 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     for d in order[2:]:
         cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
     return _combine(attr, cta, shape)
+
+
+def _phase(row: int, per_phase: int, max_phase: int, rotating: bool) -> int:
+    phase = (row // per_phase) % max_phase
+    return phase ^ ((row // max_phase // per_phase) % max_phase) if rotating else phase
+
+
+# ----------------------------------------------------------------------------
+# conversions: tensor memory (sm_100)
+# ----------------------------------------------------------------------------
+
+_BODY_PAIR = re.compile(r"(\w+)\s*=\s*(\w+)")
+
+
+def _body_params(attr: Attr) -> Attr:
+    """Attributes printed without braces (``<blockM = 128, colStride = 1>``): their ``k = v``
+    pairs as params (integers and booleans)."""
+    if attr.params or not attr.body:
+        return attr
+    params: dict = {}
+    for k, v in _BODY_PAIR.findall(attr.body):
+        params[k] = int(v) if v.isdigit() else {"true": True, "false": False}.get(v, v)
+    return replace(attr, params=params)
+
+
+def _tmem_split(attr: Attr, shape: tuple, inner: Callable[[tuple], LinearLayout]) -> LinearLayout:
+    """CTASplitN, then CTASplitM, as column bits (Triton splits N first: ``tile * splitM * splitN``)."""
+    if len(shape) != 2:
+        raise _fail(attr, None, f"tensor memory holds 2-D tiles; the shape {list(shape)} is not")
+    sm, sn = _uint(attr, "CTASplitM", 1), _uint(attr, "CTASplitN", 1)
+    _pow2s(attr, "CTASplitM", [sm])
+    _pow2s(attr, "CTASplitN", [sn])
+    if shape[0] % sm or shape[1] % sn:
+        raise _fail(attr, None, f"shape {list(shape)} is not divisible by the CTA split [{sm}, {sn}]")
+    ll = inner((shape[0] // sm, shape[1] // sn))
+    return ll * LinearLayout.identity1D(sm, "col", "dim0") * LinearLayout.identity1D(sn, "col", "dim1")
+
+
+def tensor_memory_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_encoding``: TMEM (in dims ``row`` = lane 0..127, ``col`` = 32-bit column)
+    -> the tile, as Triton's ``tensorMemoryToLinearLayout``: ``colStride`` zero column bits
+    first, then blockM (128: rows identity; 64: rows 0..15 then one free bit that holds row 64,
+    column ``blockN`` or nothing, then rows 16 and 32) by ``min(blockN, N)`` columns, then the
+    remaining rows and columns repeat along the columns.
+
+    >>> a = parse_attr("#ttng.tensor_memory_encoding<blockM = 64, blockN = 128, colStride = 1>")
+    >>> tensor_memory_to_linear(a, (64, 128)).bases["row"]
+    [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0], [16, 0], [32, 0]]
+    """
+    attr = _body_params(attr)
+    _check_keys(attr, ("blockM", "blockN", "colStride", "unpacked", "CTASplitM", "CTASplitN", "twoCTAs"),
+                ("blockM", "blockN"))
+
+    def tile(shp: tuple) -> LinearLayout:
+        bm, bn = _uint(attr, "blockM"), min(_uint(attr, "blockN"), shp[1])
+        stride = _uint(attr, "colStride", 1)
+        if bm not in (64, 128):
+            raise _fail(attr, "blockM", f"blockM must be 64 or 128 (Triton asserts it), got {bm}")
+        _pow2s(attr, "colStride", [stride])
+        _pow2s(attr, "blockN", [bn])
+        cols = [[0, 0]] * (stride.bit_length() - 1) + [[0, c] for c in _powers_below(bn)]
+        if bm == 64:
+            free = [64, 0] if shp[0] > 64 else [0, bn] if shp[1] > bn else [0, 0]
+            rows = [[r, 0] for r in (1, 2, 4, 8)] + [free, [16, 0], [32, 0]]
+        else:
+            rows = [[r, 0] for r in _powers_below(128)]
+        out_m = 128 if (bm == 128 or shp[0] > 64) else 64
+        out_n = bn * 2 if (bm == 64 and shp[0] <= 64 and shp[1] > bn) else bn
+        ll = LinearLayout({"row": rows, "col": cols}, {"dim0": out_m, "dim1": out_n}, require_surjective=False)
+        reps_m, reps_n = shp[0] // out_m, shp[1] // out_n
+        if reps_m < 1 or reps_n < 1:
+            raise _fail(attr, None, f"shape {list(shp)} is smaller than the TMEM tile [{out_m}, {out_n}]")
+        return ll * LinearLayout.identity1D(reps_m, "col", "dim0") * LinearLayout.identity1D(reps_n, "col", "dim1")
+
+    return _tmem_split(attr, tuple(shape), tile)
+
+
+def tensor_memory_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_scales_encoding``: the tcgen05 scale-factor layout (PTX ISA
+    "tcgen05-mma-scale-factor-a-layout-1x"): 32 rows of lanes, broadcast over the 4 warps' lane
+    groups, 4 columns, then 2 rows per column pair; repeats along columns, as Triton's
+    ``tensorMemoryScalesToLinearLayout``, cut to the shape.
+
+    >>> a = parse_attr("#ttng.tensor_memory_scales_encoding<>")
+    >>> tensor_memory_scales_to_linear(a, (128, 4)).bases["col"]
+    [[0, 1], [0, 2], [32, 0], [64, 0]]
+    """
+    attr = _body_params(attr)
+    _check_keys(attr, ("CTASplitM", "CTASplitN"))
+
+    def tile(shp: tuple) -> LinearLayout:
+        ll = (LinearLayout.identity1D(32, "row", "dim0") * LinearLayout.zeros1D(4, "row", "dim0")
+              * LinearLayout.identity1D(4, "col", "dim1") * LinearLayout.identity1D(2, "col", "dim0"))
+        m, n = ll.out_dims["dim0"], ll.out_dims["dim1"]
+        ll = ll * LinearLayout.identity1D(-(-shp[0] // m), "col", "dim0") \
+            * LinearLayout.identity1D(-(-shp[1] // n), "col", "dim1")
+        return _not_larger(ll, {"dim0": shp[0], "dim1": shp[1]})
+
+    return _tmem_split(attr, tuple(shape), tile)
+
+
+def _not_larger(ll: LinearLayout, sizes: dict) -> LinearLayout:
+    """Triton's ``ensureLayoutNotLargerThan``: bases past a dim's size become zero in it."""
+    bases = {k: [[c if c < sizes[n] else 0 for c, n in zip(b, ll.out_dim_names)] for b in v]
+             for k, v in ll.bases.items()}
+    return LinearLayout(bases, {n: min(ll.out_dims[n], sizes[n]) for n in ll.out_dim_names},
+                        require_surjective=False)
 
 
 def _powers_below(n: int) -> list[int]:
@@ -558,6 +681,9 @@ def _register_builtins() -> None:
     reg("ttg.amd_wmma", _amd_wmma_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
+    reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED)
+    reg("ttng.tensor_memory_encoding", tensor_memory_to_linear, memory=SHARED)
+    reg("ttng.tensor_memory_scales_encoding", tensor_memory_scales_to_linear, memory=SHARED)
     reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
 
 
@@ -677,6 +803,51 @@ def _uses_of(types: list[TensorType], name: str) -> list[tuple]:
             if shp not in shapes:
                 shapes.append(shp)
     return shapes
+
+
+def shared_rank(attr: Any) -> int | None:
+    """The rank a shared-memory encoding is written for (None when it does not say).
+
+    >>> shared_rank(parse_attr("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"))
+    1
+    """
+    if not isinstance(attr, Attr):
+        return None
+    p, kind = attr.params, attr.name.split(".")[-1]
+    if kind in ("swizzled_shared", "amd_rotating_shared") and isinstance(p.get("order"), list):
+        return len(p["order"])
+    if kind == "nvmma_shared":
+        return int(p["rank"]) if isinstance(p.get("rank"), int) else _nvmma_rank(attr)
+    if kind == "shared_linear":
+        offs = p.get("offset")
+        if isinstance(offs, list) and offs and isinstance(offs[0], list):
+            return len(offs[0])
+    return None
+
+
+def memdesc_buffers(t: TensorType) -> tuple[tuple, int, int]:
+    """``(layout shape, buffers, buffer stride in elements)`` of a type: a memdesc whose leading
+    dims exceed its encoding's rank is a ring of buffers (Triton's pipelining allocates
+    ``!ttg.memdesc<3x128x64xf16, #shared, ...>``); each buffer has the encoding's layout over the
+    trailing dims, and buffer ``i`` starts ``i * stride`` elements after buffer 0. Triton's own
+    ``toLinearLayout`` refuses these types; the layout of one buffer is what its views use.
+
+    >>> from verilayout.frontends.mlir import TensorType
+    >>> a = parse_attr("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>")
+    >>> memdesc_buffers(TensorType("memdesc", (3, 128, 64), "f16", a, None, True, None))
+    ((128, 64), 3, 8192)
+    """
+    shape = _type_layout_shape(t)
+    r = shared_rank(t.encoding) if t.kind == "memdesc" else None
+    if r is None or len(shape) <= r:
+        return shape, 1, 0
+    per, lead = tuple(shape[-r:]), shape[:-r]
+    count, stride = 1, 1
+    for d in lead:
+        count *= d
+    for d in per:
+        stride *= d
+    return per, count, stride
 
 
 def _type_layout_shape(t: TensorType) -> tuple:
@@ -814,7 +985,7 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     if kind.memory != want:
         what = "tensor<>" if t.kind == "tensor" else "!ttg.memdesc<>"
         raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
-    return attr_to_linear(t.encoding, tshape)
+    return attr_to_linear(t.encoding, memdesc_buffers(t)[0])
 
 
 # ----------------------------------------------------------------------------

@@ -78,7 +78,11 @@ class Module:
         ...                  'warpsPerCTA = [1], order = [0]}>\\nmodule {\\n}')
         >>> m.type_of("tensor<32xf16, #b>").shape
         (32,)
+        >>> m.type_of("<32xf16, #b, #ttg.shared_memory, mutable>").kind   # a memdesc printed bare
+        'memdesc'
         """
+        if text.lstrip().startswith("<"):   # Triton prints some memdesc results without `!ttg.memdesc`
+            text = "!ttg.memdesc" + text.lstrip()
         s = Scanner(text, 0, self.aliases)
         try:
             v = s.value()
@@ -180,8 +184,11 @@ def _parse_op(line_no: int, m: re.Match) -> Op:
     ins, outs = sig, sig
     if sig:
         arrow = _split_top(sig, "->")
+        cast = _split_top(sig, " to ")
         if len(arrow) == 2:
             ins, outs = arrow
+        elif len(cast) == 2:                # casts print `: srcType to dstType`
+            ins, outs = cast
     return Op(name, line_no, _results(m.group("res")), operands, _type_list(ins) if sig else (),
               _type_list(outs) if sig else (), attrs, loc, m.group(0))
 
