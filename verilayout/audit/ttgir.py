@@ -344,11 +344,11 @@ def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> 
     """The best shared layout for this access alone: among ``nvmma_shared`` layouts of the same
     majorness when the memory is an ``nvmma_shared`` (an MMA reads it: its majorness is fixed),
     else among every named layout; and the GF(2) optimum with its lower bound."""
+    nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
     try:
-        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits)
+        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
     except (LayoutError, AssertionError, ValueError):
         return None
-    nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
     if nvmma:
         tr = bool(smem_attr.params.get("transposed", False))
         named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]

@@ -500,7 +500,7 @@ def optimal_swizzle(accesses, elem_bits: int, out_dims: dict, model: BankModel =
     return best, lower, v
 
 
-def _named_candidates(shape: Sequence[int], elem_bits: int):
+def _named_candidates(shape: Sequence[int], elem_bits: int, swizzled: bool = True):
     for sw in (0, 32, 64, 128):
         for tr in (False, True):
             try:
@@ -509,6 +509,8 @@ def _named_candidates(shape: Sequence[int], elem_bits: int):
                 continue
             yield "wgmma", f"{sw}B" if sw else "none", lay, {"swizzle_byte_width": sw, "transposed": tr}
     rank = len(shape)
+    if not swizzled:
+        return
     for order in ([1, 0], [0, 1]) if rank == 2 else ([list(range(rank))[::-1]]):
         for vec in (1, 2, 4, 8, 16):
             for per in (1, 2, 4, 8):
@@ -523,8 +525,10 @@ def _named_candidates(shape: Sequence[int], elem_bits: int):
 
 
 def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bits: int,
-               num_banks: int = 32) -> SwizzlePlan:
+               num_banks: int = 32, swizzled: bool = True) -> SwizzlePlan:
     """Best swizzle for writing with ``write`` and reading with ``read`` (either may be None).
+    ``swizzled=False`` skips the ``swizzled_shared`` family (when only an MMA-readable
+    ``nvmma_shared`` layout can be used, as for a wgmma operand).
 
     >>> from verilayout.core.linear_layout import LinearLayout
     >>> rows = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[0, 4], [0, 8], [0, 16], [1, 0], [2, 0]],
@@ -544,7 +548,7 @@ def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bi
     shape = list(out_dims.values())
     wgmma: dict = {"none": None, "32B": None, "64B": None, "128B": None}
     swz = None
-    for family, name, lay, params in _named_candidates(shape, elem_bits):
+    for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
         lay = lay.transpose_outs(list(out_dims))
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
         cand = Candidate(cand.name, cand.layout, cand.params, cand.costs, mlir_text(family, params, lay, elem_bits))
