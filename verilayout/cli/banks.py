@@ -16,6 +16,7 @@ from verilayout.cli.common import DTYPE_BITS, parse_shape_arg, parse_type_arg, r
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
+from verilayout.prove.banks import lds_analyze
 from verilayout.report.svg import layout_svg
 from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
 from verilayout.synth.swizzle import synthesize
@@ -35,6 +36,9 @@ examples:
   verilayout banks -t 'tensor<16x32xf32>' --smem '(16,32):(33,1)' \\
       --reg '#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>'
   verilayout banks -t 'tensor<16x16xf16>' --instr ldmatrix.x4 --reg @a_operand.mlir --smem @smem.mlir
+  verilayout banks --target gfx950 -t 'tensor<64x64xf16>' --instr ds_read_b128 \\
+      --reg '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]}>' \\
+      --smem '#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>'
 exit codes: 0 conflict-free (proved), 1 bank conflict (witness printed) or unknown, 2 bad input
 """
 
@@ -93,6 +97,8 @@ def _cmd_banks(args) -> int:
     bits = _elem_bits(args, tbits)
     reg = _register(reg_text, shape, args.name)
     smem = load_shared(_text(args.smem), shape, bits)
+    if args.target != "nvidia":
+        return _amd_banks(args, reg, smem, bits)
     rep = analyze(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
                   store=args.store, timeout_ms=args.timeout_ms, witness_size=32)
     if args.json:
@@ -104,16 +110,48 @@ def _cmd_banks(args) -> int:
     return 0 if rep.conflict_free else 1
 
 
+def _amd_banks(args, reg, smem, bits: int) -> int:
+    """``--target gfx942|gfx950``: the LDS model (phase groups of the AMD target)."""
+    instr = args.instr
+    if instr != "auto" and not instr.lower().startswith("ds_"):
+        raise LayoutError(f"--instr {instr!r} with --target {args.target}: give auto or an LDS instruction "
+                          "such as ds_read_b128, ds_write_b64, ds_read_b64_tr_b16")
+    rep = lds_analyze(reg, smem, elem_bits=bits, target=args.target, instruction=instr, store=args.store)
+    print(json.dumps(rep.to_dict()) if args.json else rep.summary())
+    if args.svg:
+        title = ("conflict-free" if rep.conflict_free else
+                 f"{rep.wavefronts} cycles (ideal {rep.ideal}) on {rep.target}")
+        _draw(args.svg, smem, bits, rep.num_banks, [], title)
+    return 0 if rep.conflict_free else 1
+
+
+def svg_title(conflict_free, wavefronts, ideal) -> str:
+    """The SVG caption: ``unknown`` (not ``None``) when the solver gave up.
+
+    >>> svg_title(None, None, 2)
+    'unknown wavefronts (ideal 2): the solver gave up'
+    >>> svg_title(False, 4, 2)
+    '4 wavefronts (ideal 2); red: one bank, distinct words'
+    """
+    if conflict_free:
+        return "conflict-free"
+    if wavefronts is None or conflict_free is None:
+        shown = "unknown" if wavefronts is None else f"at least {wavefronts}"
+        return f"{shown} wavefronts (ideal {ideal}): the solver gave up"
+    return f"{wavefronts} wavefronts (ideal {ideal}); red: one bank, distinct words"
+
+
 def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
     """The shared layout colored by bank, the witness's conflicting elements outlined in red."""
+    marked = [tuple(a.element.values()) for a in rep.witness.accesses] if rep.witness else []
+    _draw(path, smem, bits, banks, marked, svg_title(rep.conflict_free, rep.wavefronts, rep.ideal_wavefronts))
+
+
+def _draw(path: str, smem, bits: int, banks: int, marked, title: str) -> None:
     if not isinstance(smem, LinearLayout):
         raise LayoutError("--svg draws GF(2)-linear shared layouts (this one is not)")
     lin = smem.sublayout([d for d in smem.in_dim_names if d != "block"], smem.out_dim_names) \
         if "block" in smem.in_dims else smem
-    marked = [tuple(a.element.values()) for a in rep.witness.accesses] if rep.witness else []
-    title = ("conflict-free" if rep.conflict_free else
-             f"{rep.wavefronts} wavefronts (ideal {rep.ideal_wavefronts}); red: one bank, "
-             "distinct words")
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(layout_svg(lin, elem_bits=bits, banks=banks, marked=marked, title=title))
@@ -169,6 +207,10 @@ def register(subparsers) -> None:
     p.add_argument("--store", action="store_true", help="with --instr auto: the access is a store")
     p.add_argument("--banks", type=int, default=32, choices=[32, 64],
                    help="number of 4-byte banks (32 NVIDIA, default; 64 AMD)")
+    p.add_argument("--target", default="nvidia", choices=["nvidia", "gfx942", "gfx950"],
+                   help="hardware model: nvidia (default: ld/st.shared, ldmatrix phases) or an AMD LDS "
+                   "(gfx942: 32 banks, gfx950: 64 banks, with the ds_read/ds_write phase groups; needs a "
+                   "64-lane register layout)")
     p.add_argument("--timeout-ms", type=int, default=30000, help="z3 time limit per query")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--svg", metavar="FILE", help="draw the shared layout colored by bank, with the "

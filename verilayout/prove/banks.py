@@ -58,8 +58,9 @@ from verilayout.core import gf2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, prove, record_query, z3_apply_linear
 from verilayout.errors import LayoutError
+from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
-    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector
+    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector, _ldst_vector, _widest_chain
 
 REG_DIMS = ("register", "lane", "warp", "block")
 
@@ -887,3 +888,231 @@ def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instr
                       free, res.verdict, res.witness, triton, plan.phases_per_instruction,
                       plan.instructions_per_warp, plan.vector_elems, res.method, res.exact, res.bound,
                       plan.choice)
+
+
+# ----- AMD LDS (gfx942 / gfx950): phases are affine lane subspaces --------------------------------
+
+@dataclass(frozen=True)
+class LdsReport:
+    """The answer of :func:`lds_analyze`: one wavefront's ``ds_read``/``ds_write`` of a tensor.
+
+    ``wavefronts``: cycles of the worst instruction (sum over its phases); ``ideal``: one per
+    phase; ``ways``: the worst phase's cycles; ``witness``: ``(lane, byte address)`` pairs of one
+    phase that hit ``bank`` at distinct dwords; ``inferred``: the phase groups are not published
+    (see :mod:`verilayout.hw.amd.lds`).
+    """
+
+    instruction: str
+    target: str
+    num_banks: int
+    elem_bits: int
+    vector_elems: int
+    phases: int
+    wavefronts: int
+    ideal: int
+    ways: int
+    instructions_per_wave: int
+    verdict: Verdict
+    witness: tuple
+    bank: int | None
+    method: str
+    inferred: bool
+
+    @property
+    def conflict_free(self) -> bool:
+        return self.ways <= 1
+
+    def to_dict(self) -> dict:
+        """JSON-ready form."""
+        return {"instruction": self.instruction, "target": self.target, "num_banks": self.num_banks,
+                "elem_bits": self.elem_bits, "vector_elems": self.vector_elems, "phases": self.phases,
+                "wavefronts": self.wavefronts, "ideal_wavefronts": self.ideal, "conflict_ways": self.ways,
+                "conflict_free": self.conflict_free, "instructions_per_wave": self.instructions_per_wave,
+                "witness": [{"lane": lane, "byte_address": a} for lane, a in self.witness],
+                "bank": self.bank, "method": self.method, "inferred_phases": self.inferred,
+                "verdict": self.verdict.to_dict()}
+
+    def summary(self) -> str:
+        """A few lines for people."""
+        state = "conflict-free (proved)" if self.conflict_free else f"{self.ways}-way bank conflict"
+        lines = [f"{self.instruction} on {self.target} ({self.num_banks} banks): {self.wavefronts} cycles per "
+                 f"instruction, ideal {self.ideal}: {state}",
+                 f"  {self.phases} phase(s) per instruction, {self.instructions_per_wave} instruction(s) per "
+                 f"wavefront, {self.vector_elems} element(s) of {self.elem_bits} bits per lane; proof by "
+                 f"{self.method}" + ("; phase groups inferred (not published)" if self.inferred else "")]
+        if self.witness:
+            pairs = ", ".join(f"lane {lane} byte {a}" for lane, a in self.witness[:4])
+            lines.append(f"  witness: bank {self.bank}: {pairs}")
+        return "\n".join(lines)
+
+
+def _lds_access(instruction, elem_bits: int, bits_auto: int, store: bool) -> amd_lds.LdsAccess:
+    if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
+        return amd_lds.LdsAccess("write" if store else "read", max(8, bits_auto))
+    if isinstance(instruction, amd_lds.LdsAccess):
+        return instruction
+    return amd_lds.parse_lds_instruction(instruction)
+
+
+def _lds_gf2(p: _Pair, vec: tuple, elem_bits: int, t, access) -> int:
+    """Cycles per phase, GF(2): the phase is ``a0 xor span(vector, V0 lanes, bytes)``; its same-bank
+    distinct-dword differences have dimension ``c``, so every phase of every instruction costs ``2**c``."""
+    ps = amd_lds.phase_subspace(amd_lds.phase_groups(t, access))
+    lane_off = p.off["lane"]
+    beta = _log2(element_bytes(elem_bits))
+    gens = [p.off["register"][j] << beta for j in vec]
+    for mask in ps.basis:
+        v = 0
+        for i, o in enumerate(lane_off):
+            if (mask >> i) & 1:
+                v ^= o
+        gens.append(v << beta)
+    gens += [1 << b for b in range(beta)]
+    return 1 << len(_same_bank_space(gens, _model(t.num_banks)))
+
+
+def _instruction_inputs(reg: LinearLayout, vec_regs: tuple, zero: list) -> list[dict]:
+    """One input assignment (without lane) per instruction: the other non-broadcast registers,
+    warps and blocks."""
+    bits = [("register", j) for j in range(reg.in_dims.get("register", 1).bit_length() - 1)
+            if j not in vec_regs and not zero[j]]
+    for d in ("warp", "block"):
+        bits += [(d, j) for j in range(reg.in_dims.get(d, 1).bit_length() - 1)]
+    if len(bits) > 14:
+        raise LayoutError(f"LDS enumeration: {1 << len(bits)} instructions per wavefront is too many "
+                          "(at most 16384)")
+    out = []
+    for m in range(1 << len(bits)):
+        ins: dict = {}
+        for i, (d, j) in enumerate(bits):
+            if (m >> i) & 1:
+                ins[d] = ins.get(d, 0) | (1 << j)
+        out.append(ins)
+    return out
+
+
+def _lane_addresses(reg: LinearLayout, offset_of, ins: dict, vec_regs: tuple, elem_bits: int,
+                    lanes: int) -> list[int]:
+    """Byte address of each lane's access (the lowest element of its vector); LayoutError when the
+    vector's elements are not one aligned contiguous run."""
+    n = 1 << len(vec_regs)
+    eb = element_bytes(elem_bits)
+    out = []
+    for lane in range(lanes):
+        offs = []
+        for m in range(n):
+            r = ins.get("register", 0)
+            for i, j in enumerate(vec_regs):
+                if (m >> i) & 1:
+                    r |= 1 << j
+            coords = reg.apply({d: (lane if d == "lane" else r if d == "register" else ins.get(d, 0))
+                                for d in reg.in_dim_names})
+            offs.append(offset_of(coords))
+        lo = min(offs)
+        if sorted(offs) != list(range(lo, lo + n)) or lo % n:
+            raise LayoutError(f"lane {lane}: the {n} elements of one access sit at offsets {sorted(offs)}, "
+                              "not one aligned contiguous vector")
+        out.append(lo * eb)
+    return out
+
+
+def lds_analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, target: str,
+                instruction: Any = "auto", store: bool = False) -> LdsReport:
+    """Cycles of a wavefront reading (``store``: writing) ``smem_layout`` through ``reg_layout``
+    on an AMD ``target`` (``gfx942``/``gfx950``), with the phase groups of :mod:`verilayout.hw.amd.lds`.
+
+    ``instruction``: ``auto`` (the widest vector by Triton's rule, at most 128 bits) or text such
+    as ``ds_read_b128``, ``ds_write_b64``, ``ds_read_b64_tr_b16``. GF(2)-linear shared layouts are
+    proved by rank (every phase of every instruction is a coset of one subspace: method ``gf2``);
+    other address maps (padded layouts, CuTe strides) by enumerating every instruction
+    (``enumeration``, exact). Law: ``wavefronts == phases * ways`` on the GF(2) path, and
+    ``conflict_free`` only with a proof.
+
+    >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+    >>> rows = LinearLayout({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[0, 8], [0, 16], [0, 32], [1, 0], [2, 0], [4, 0]]},
+    ...                     ["dim0", "dim1"])
+    >>> r = lds_analyze(rows, identity_standard_nd("offset", [8, 64], [1, 0]), elem_bits=16, target="gfx942")
+    >>> r.instruction, r.wavefronts, r.ideal, r.conflict_free
+    ('ds_read_b128', 8, 8, True)
+    """
+    elem_bits = _as_int(elem_bits, "elem_bits")
+    t = amd_lds.target(target)
+    if not isinstance(reg_layout, LinearLayout):
+        raise LayoutError("register layout: expected a LinearLayout (register, lane, warp -> dims)")
+    _check_reg(reg_layout)
+    if reg_layout.in_dims["lane"] != t.wave:
+        raise LayoutError(f"{t.name} wavefronts have {t.wave} lanes; the register layout has "
+                          f"{reg_layout.in_dims['lane']}")
+    element_bytes(elem_bits)
+    if isinstance(instruction, (str, amd_lds.LdsAccess)) and str(instruction).lower() != "auto" and \
+            _lds_access(instruction, elem_bits, elem_bits, store).tr:
+        raise LayoutError(f"{instruction}: a transposing read hands lanes other lanes' elements; its bank "
+                          "figure is modelled on explicit lane addresses (verilayout.hw.amd.lds.wavefronts), "
+                          "not from a register layout")
+    smem = as_shared(smem_layout, elem_bits)
+    if isinstance(smem, LinearLayout):
+        p = _pair(reg_layout, smem)
+        img = p.images()
+        if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
+            vec = _widest_chain(img, elem_bits)
+            access = _lds_access(None, elem_bits, (1 << len(vec)) * elem_bits, store)
+        else:
+            access = _lds_access(instruction, elem_bits, elem_bits, store)
+            if access.bits < elem_bits:
+                raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
+            vec = _ldst_vector(img, access.bits // elem_bits)
+            if vec is None:
+                raise LayoutError(f"{access.name} needs {access.bits // elem_bits} elements per lane as one "
+                                  "aligned contiguous vector; these layouts do not give it")
+        zero = p.zero["register"]
+        inv = smem.invert() if smem.is_invertible() else smem.pseudoinvert()
+        offset_of = lambda c: inv.apply(c)["offset"]  # noqa: E731
+        ways = _lds_gf2(p, vec, elem_bits, t, access)
+        insts = _instruction_inputs(reg_layout, vec, zero)[:1]  # all instructions are cosets: one shows it
+        method = "gf2"
+    else:
+        zero = [not any(b) for b in reg_layout.bases.get("register", [])]
+        regs = tuple(j for j in range(len(zero)) if not zero[j])
+        auto = instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto")
+        if auto:  # the widest vector whose elements are one aligned contiguous run (tried on instruction 0)
+            k = min(len(regs), _log2(max(1, 128 // elem_bits)))
+            while k > 0:
+                try:
+                    _lane_addresses(reg_layout, smem.offset, {}, regs[:k], elem_bits, t.wave)
+                    break
+                except LayoutError:
+                    k -= 1
+            access = _lds_access(None, elem_bits, (1 << k) * elem_bits, store)
+        else:
+            access = _lds_access(instruction, elem_bits, elem_bits, store)
+        if access.bits < elem_bits:
+            raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
+        k = _log2(max(1, access.bits // elem_bits))
+        vec = regs[:k]
+        if len(vec) < k:
+            raise LayoutError(f"{access.name}: each lane needs {1 << k} elements, the layout holds fewer")
+        offset_of = smem.offset
+        insts = _instruction_inputs(reg_layout, vec, zero)
+        ways = None
+        method = "enumeration"
+    worst = None
+    for ins in insts:
+        addrs = _lane_addresses(reg_layout, offset_of, ins, vec, elem_bits, t.wave)
+        cnt = amd_lds.wavefronts(addrs, t, access)
+        if worst is None or cnt.total > worst.total:
+            worst = cnt
+    if ways is not None and worst.ways != ways:
+        raise LayoutError(f"internal: GF(2) gives {ways} cycles per phase, enumeration {worst.ways}")
+    ideal = amd_lds.ideal(t, access)
+    total = worst.total if ways is None else ways * worst.phases
+    n_inst = len(_instruction_inputs(reg_layout, vec, zero))
+    what = f"{access.name} on {t.name}"
+    if worst.ways <= 1:
+        v = Verdict.holds(f"{what}: every phase reaches distinct banks or shared dwords", method=method)
+    else:
+        cex = {"instruction": access.name, "target": t.name, "bank": worst.bank,
+               "accesses": [{"lane": lane, "byte_address": a} for lane, a in worst.witness]}
+        v = Verdict.fails(cex, f"{worst.ways}-way bank conflict in bank {worst.bank}: lanes "
+                          f"{worst.witness[0][0]} and {worst.witness[1][0]} of one phase of {what}", method=method)
+    return LdsReport(access.name, t.name, t.num_banks, elem_bits, 1 << len(vec), worst.phases, total, ideal,
+                     worst.ways, n_inst, v, worst.witness, worst.bank, method, amd_lds.inferred(t, access))

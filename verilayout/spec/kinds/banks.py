@@ -10,8 +10,9 @@
   ``wavefronts`` wavefronts (per instruction, the sum over its phases).
 
 Both take ``elem_bits`` or ``dtype``, and optionally ``instruction`` (default ``auto``:
-the widest ``ld.shared``/``st.shared`` vector, or text such as ``ldmatrix.x4``), ``store``
-and ``num_banks``.
+the widest ``ld.shared``/``st.shared`` vector, or text such as ``ldmatrix.x4``), ``store``,
+``num_banks`` and ``target`` (``nvidia``, default; ``gfx942`` / ``gfx950``: the AMD LDS model,
+instructions such as ``ds_read_b128``, a 64-lane register layout, wavefronts counted in cycles).
 
 >>> from verilayout.spec import load_spec_text, run_spec
 >>> spec = load_spec_text('''
@@ -41,7 +42,7 @@ from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
 from verilayout.frontends.shared_text import load_shared
-from verilayout.prove.banks import analyze
+from verilayout.prove.banks import analyze, lds_analyze
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.spec.format import Kind
 
@@ -107,9 +108,21 @@ def _access(a) -> dict:
             "byte_address": a.byte_address}
 
 
+def _lds(reg, smem, where, elem_bits, dtype, instruction, store, target):
+    if not isinstance(reg, LinearLayout):
+        raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
+    try:
+        return lds_analyze(reg, smem, elem_bits=_bits(elem_bits, dtype, where), target=target,
+                           instruction=instruction, store=bool(store))
+    except LayoutError as e:
+        raise LayoutError(f"{where}: {e}") from None
+
+
 def _conflict_free(spec, where, timeout_ms, reg, smem, elem_bits=None, dtype=None,
-                   instruction="auto", store=False, num_banks=32):
+                   instruction="auto", store=False, num_banks=32, target="nvidia"):
     """No two accesses of one phase hit one bank at different words."""
+    if target != "nvidia":
+        return _lds(reg, smem, where, elem_bits, dtype, instruction, store, target).verdict
     rep = _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks)
     v = rep.verdict
     if v.status != "counterexample":
@@ -119,10 +132,18 @@ def _conflict_free(spec, where, timeout_ms, reg, smem, elem_bits=None, dtype=Non
 
 
 def _max_wavefronts(spec, where, timeout_ms, reg, smem, wavefronts, elem_bits=None, dtype=None,
-                    instruction="auto", store=False, num_banks=32):
+                    instruction="auto", store=False, num_banks=32, target="nvidia"):
     """The worst instruction of the access needs at most ``wavefronts`` wavefronts."""
     if isinstance(wavefronts, bool) or not isinstance(wavefronts, int) or wavefronts < 1:
         raise LayoutError(f"{where}: wavefronts must be a positive integer, got {wavefronts!r}")
+    if target != "nvidia":
+        r = _lds(reg, smem, where, elem_bits, dtype, instruction, store, target)
+        what = f"{r.instruction} on {r.target}: {r.wavefronts} cycles per instruction (ideal {r.ideal})"
+        if r.wavefronts <= wavefronts:
+            return Verdict.holds(f"{what} <= {wavefronts}", method=r.method)
+        return Verdict.fails({"wavefronts": r.wavefronts, "limit": wavefronts, "ideal": r.ideal,
+                              "bank": r.bank, "accesses": [list(a) for a in r.witness]},
+                             f"{what} > {wavefronts}", method=r.method)
     rep = _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks)
     what = f"{rep.instruction}: {rep.wavefronts} wavefronts per instruction (ideal {rep.ideal_wavefronts})"
     if rep.exact and rep.conflict_free is not None:
@@ -145,7 +166,7 @@ def _max_wavefronts(spec, where, timeout_ms, reg, smem, wavefronts, elem_bits=No
 
 
 _PARAMS = {"reg": "layout", "smem": "layout", "elem_bits": "optional", "dtype": "optional",
-           "instruction": "optional", "store": "optional", "num_banks": "optional"}
+           "instruction": "optional", "store": "optional", "num_banks": "optional", "target": "optional"}
 
 SOURCES = MappingProxyType({"shared": _src_shared})
 KINDS = MappingProxyType({

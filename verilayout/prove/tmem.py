@@ -1,0 +1,172 @@
+"""Proofs about tensor memory: a register layout is what ``tcgen05.ld`` messages deliver, and the
+MMA's accumulator sits where the epilogue reads it.
+
+The model is :mod:`verilayout.hw.nvidia.tmem`. Both questions are GF(2): a register layout
+``reg`` (``register, lane, warp -> dim0, dim1``) and a TMEM layout ``tmem`` (``lane, col -> dim0,
+dim1``) give the conversion ``C = reg ; tmem^-1`` (which TMEM cell each register must read).
+:func:`load_verdict` proves that ``C`` is exactly a warpgroup's ``tcgen05.ld.<shape>.x<num>``
+(its registers and lanes bit for bit, warp ``w`` at lane ``32 * (w % 4)``) repeated at aligned
+offsets (the other register bits and warps move whole messages: columns by multiples of the
+message's width, or the other 16-lane half for 16-lane shapes), or gives the first input bit where
+the register layout asks for a cell the message does not deliver.
+
+>>> from verilayout.core.linear_layout import LinearLayout
+>>> reg = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]],
+...                     "warp": [[32, 0], [64, 0]]}, ["dim0", "dim1"])
+>>> load_verdict(reg, accumulator_layout(128, 8), "32x32b").status
+'proved'
+"""
+from __future__ import annotations
+
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.tmem import Message, accumulator_layout, message
+
+__all__ = ["load_verdict", "accumulator_verdict", "epilogue_verdict", "conversion"]
+
+
+def _check(reg: LinearLayout, tmem: LinearLayout) -> None:
+    if not isinstance(reg, LinearLayout) or not isinstance(tmem, LinearLayout):
+        raise LayoutError("tmem proofs take LinearLayouts (register layout, TMEM layout)")
+    for d in ("register", "lane", "warp"):
+        if d not in reg.in_dims:
+            raise LayoutError(f"register layout has no '{d}' input (has {reg.in_dim_names})")
+    if reg.in_dims["lane"] != 32 or reg.in_dims["warp"] not in (4, 8):
+        raise LayoutError(f"tcgen05.ld is issued by 4 or 8 warps of 32 lanes; the layout has "
+                          f"{reg.in_dims['warp']} warps of {reg.in_dims['lane']} lanes")
+    if set(tmem.in_dim_names) != {"lane", "col"}:
+        raise LayoutError(f"TMEM layout: expected inputs 'lane' and 'col', got {tmem.in_dim_names}")
+
+
+def conversion(reg: LinearLayout, tmem: LinearLayout) -> LinearLayout:
+    """``register, lane, warp -> lane, col``: the TMEM cell each register's element lives in.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> reg = LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]],
+    ...                     "warp": [[32, 0], [64, 0]]}, ["dim0", "dim1"])
+    >>> conversion(reg, accumulator_layout(128, 8)).apply({"register": 1, "lane": 3, "warp": 1})
+    {'lane': 35, 'col': 1}
+    """
+    _check(reg, tmem)
+    if reg.out_dim_names != tmem.out_dim_names:
+        reg = reg.transpose_outs(tmem.out_dim_names)
+    return reg.invert_and_compose(tmem)
+
+
+def _expected(msg: LinearLayout) -> list[tuple[str, int, tuple[int, int]]]:
+    out = []
+    for d in ("register", "lane"):
+        for j, (row, col) in enumerate(msg.bases[d]):
+            out.append((d, j, (row, col)))
+    return out
+
+
+def _aligned(m: Message, lane: int, col: int) -> bool:
+    """A repeat offset that moves a whole message (rule: aligned, non-overlapping)."""
+    if lane not in ((0, 16) if m.rows == 16 else (0,)):
+        return False
+    if lane and col:
+        return False
+    if m.shape == "16x32bx2":
+        return col % m.num == 0 and not (col & m.split)
+    return col % m.columns == 0
+
+
+def _try(conv: LinearLayout, m: Message) -> tuple | None:
+    """None when ``conv`` is messages of ``m``; else (input dim, bit, expected, actual)."""
+    msg = message(m.shape, m.num, m.split)
+    bases = conv.bases
+    nreg = len(msg.bases["register"])
+    if len(bases["register"]) < nreg:
+        return ("register", len(bases["register"]), "a register bit", "none")
+    for d, j, (row, col) in _expected(msg):
+        got = tuple(bases[d][j])
+        if got != (row, col):
+            return (d, j, (row, col), got)
+    for j, want in ((0, (32, 0)), (1, (64, 0))):
+        got = tuple(bases["warp"][j])
+        if got != want:
+            return ("warp", j, want, got)
+    extra = [("register", j) for j in range(nreg, len(bases["register"]))]
+    extra += [("warp", j) for j in range(2, len(bases["warp"]))]
+    extra += [("block", j) for j in range(len(bases.get("block", [])))]
+    for d, j in extra:
+        lane, col = bases[d][j]
+        if not _aligned(m, lane, col):
+            return (d, j, "a whole-message offset", (lane, col))
+    return None
+
+
+def load_verdict(reg: LinearLayout, tmem: LinearLayout, shape: str, num: int | None = None,
+                 split: int | None = None) -> Verdict:
+    """Proved when every register of ``reg`` receives its element from ``tcgen05.ld.<shape>.x<num>``
+    messages reading ``tmem`` (``num=None``: the widest ``.num`` that fits); else the first input
+    bit whose cell differs from what the message delivers.
+
+    Law: proved iff ``conversion(reg, tmem)`` restricted to the message's registers, lanes and
+    warps 0-3 equals :func:`~verilayout.hw.nvidia.tmem.warpgroup_message`, and every other input
+    bit moves by a whole message.
+    """
+    conv = conversion(reg, tmem)
+    nums = [num] if num is not None else [1 << k for k in range(7, -1, -1)]
+    first_fail = None
+    for n in nums:
+        try:
+            m = Message(shape, n, split)
+        except LayoutError:
+            if num is not None:
+                raise
+            continue
+        bad = _try(conv, m)
+        if bad is None:
+            return Verdict.holds(f"the register layout is {m.name} messages (registers, lanes, warps "
+                                 "bit for bit; other bits move whole messages)", method="gf2",
+                                 num=n, shape=shape)
+        if first_fail is None or n == 1:
+            first_fail = (m, bad)
+    if first_fail is None:
+        raise LayoutError(f"tcgen05.{shape}: no .num fits this register layout")
+    m, (d, j, want, got) = first_fail
+    cex = {"input": {d: 1 << j}, "message_reads": list(want) if isinstance(want, tuple) else want,
+           "layout_needs": list(got) if isinstance(got, tuple) else got,
+           "element": dict(zip(reg.out_dim_names, reg.bases[d][j])) if j < len(reg.bases.get(d, [])) else None}
+    return Verdict.fails(cex, f"{d} {1 << j}: {m.name} delivers TMEM (lane, col) {want}, the register "
+                         f"layout's element lives at {got}", method="gf2")
+
+
+def accumulator_verdict(tmem: LinearLayout, m: int, n: int, cta_group: int = 1, ws: bool = False) -> Verdict:
+    """Proved when ``tmem`` (e.g. a ``#ttng.tensor_memory_encoding`` as a LinearLayout) places every
+    element where ``tcgen05.mma`` M=``m`` N=``n`` writes D; else a cell where they differ.
+
+    >>> accumulator_verdict(accumulator_layout(128, 64), 128, 64).status
+    'proved'
+    """
+    acc = accumulator_layout(m, n, cta_group, ws)
+    if set(tmem.in_dim_names) != {"lane", "col"}:
+        raise LayoutError(f"TMEM layout: expected inputs 'lane' and 'col', got {tmem.in_dim_names}")
+    t = tmem.transpose_outs(acc.out_dim_names) if tmem.out_dim_names != acc.out_dim_names else tmem
+    for d in ("lane", "col"):
+        mine, theirs = acc.bases.get(d, []), t.bases.get(d, [])
+        for j in range(max(len(mine), len(theirs))):
+            a = tuple(mine[j]) if j < len(mine) else None
+            b = tuple(theirs[j]) if j < len(theirs) else None
+            if a != b:
+                return Verdict.fails({"cell": {d: 1 << j}, "mma_writes": a, "layout_says": b},
+                                     f"TMEM {d} {1 << j}: the MMA writes element {a}, the layout expects {b}",
+                                     method="gf2")
+    return Verdict.holds(f"the TMEM layout is the M={m} cta_group::{cta_group} datapath layout", method="gf2")
+
+
+def epilogue_verdict(reg: LinearLayout, m: int, n: int, shape: str = "32x32b", cta_group: int = 1,
+                     num: int | None = None, split: int | None = None) -> Verdict:
+    """The epilogue's register layout ``reg`` reads D where ``tcgen05.mma`` wrote it:
+    :func:`load_verdict` against the datapath layout of ``M = m``.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> rows = LinearLayout({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]],
+    ...                      "warp": [[32, 0], [0, 0]]}, ["dim0", "dim1"])   # lane 16 wants row 16
+    >>> v = epilogue_verdict(rows, 64, 8); v.status, v.counterexample["input"]   # M=64 puts row 16 at lane 32
+    ('counterexample', {'lane': 16})
+    """
+    return load_verdict(reg, accumulator_layout(m, n, cta_group), shape, num, split)
