@@ -323,3 +323,26 @@ def test_field_bug_transposed_zero_swizzle_b_operand_is_an_error():
     assert by["A"].status == "proved"
     assert (by["B"].status, by["B"].severity, by["B"].loc) == ("counterexample", "error", "k.py:7")
     assert "no sm_90 descriptor" in by["B"].message
+
+
+# ----- AMD targets: the LDS model of hw/amd/lds.py ------------------------------------------------
+
+def test_amd_corpus_loads_and_stores_are_checked_with_the_lds_model():
+    for target in ("gfx942", "gfx950"):
+        files = sorted((ROOT / "tests" / "corpus" / target).glob("*.ttgir"))
+        banks = [c for f in files for c in audit_file(str(f)).checks if c.check == "bank-conflicts"]
+        assert banks and all(c.status != "unchecked" for c in banks), [c.message for c in banks if c.status == "unchecked"][:3]
+        assert {c.data["target"] for c in banks} == {target}
+
+
+def test_amd_unswizzled_transposed_k_read_is_16_way():
+    # attention on gfx942 reads K (64x64 f16) from #ttg.swizzled_shared<{vec = 1, perPhase = 1,
+    # maxPhase = 1}> (no swizzle: row r at byte 128 r) into #linear1, whose lane bits 0-3 step rows
+    # 1, 2, 4, 8 at the same columns. ds_read_b64 (8 bytes a lane) on gfx942 serves 16 consecutive
+    # lanes per phase (AMD's guide, hw/amd/lds.py): lanes 0-15 read rows 0-15, all in banks 0-1
+    # at 16 distinct words -> 16 cycles a phase; 4 phases -> 64 cycles against the ideal of
+    # 64 lanes x 8 B / 128 B = 4.
+    path = ROOT / "tests" / "corpus" / "gfx942" / "attention_fwd_d64_128x64_w4_s2.ttgir"
+    c = next(c for c in audit_file(str(path)).checks if c.check == "bank-conflicts" and c.line == 107)
+    assert (c.status, c.data["instruction"], c.data["ways"], c.data["wavefronts"], c.data["ideal"]) == \
+        ("counterexample", "ds_read_b64", 16, 64, 4)

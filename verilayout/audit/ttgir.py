@@ -44,11 +44,13 @@ from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value
+from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir import Module, Op, parse_module
+from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
-from verilayout.prove.banks import linear_analysis_and_triton
+from verilayout.prove.banks import lds_analyze, linear_analysis_and_triton
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
 
@@ -164,18 +166,21 @@ def _nvidia(target: str | None) -> bool:
 def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None, store: bool,
                 what: str | None = None, extra: dict | None = None) -> None:
     what = what or ("store" if store else "load")
-    if not _nvidia(ctx.mod.target):
+    amd = None if _nvidia(ctx.mod.target) else lds_target_of(ctx.mod.target)
+    if not _nvidia(ctx.mod.target) and amd is None:
         ctx.add(op, "bank-conflicts", "unchecked", None,
-                f"{what} on {ctx.mod.target}: no AMD LDS model", reason="no AMD LDS model")
+                f"{what} on {ctx.mod.target}: no LDS model for this target", reason="no LDS model")
         return
     mt, rt = ctx.typ(mem_text), ctx.typ(reg_text)
     reg, smem = ctx.layout(reg_text), ctx.layout(mem_text)
+    if amd is not None and smem is None and mt is not None and isinstance(mt.encoding, Attr):
+        smem = _padded(mt)                  # padded_shared (gfx950): an address map, not linear
     if mt is None or rt is None or reg is None or smem is None:
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
                 reason="unsupported layout")
         return
-    if "offset" not in smem.in_dims:
+    if isinstance(smem, LinearLayout) and "offset" not in smem.in_dims:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the memory side is not a shared "
                 "layout", reason="not shared memory")
         return
@@ -196,6 +201,9 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
     if not bits:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
                 "width", reason="element type")
+        return
+    if amd is not None:
+        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
         return
     try:
         res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
@@ -304,6 +312,47 @@ def _embed(reg: LinearLayout, alloc: tuple) -> LinearLayout:
     outs = dict(zip(reg.out_dim_names, alloc))
     return LinearLayout({k: [list(b) for b in v] for k, v in reg.bases.items()}, outs,
                         require_surjective=False)
+
+
+def _padded(mt: TensorType) -> Any:
+    """A ``#ttg.padded_shared`` memdesc's address map (None for other encodings)."""
+    enc = format_value(mt.encoding)
+    if "padded_shared" not in enc:
+        return None
+    try:
+        return shared_text_to_layout(enc, list(layout_shape(mt)))
+    except LayoutError:
+        return None
+
+
+def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store: bool, what: str,
+               target: str, subslice: tuple | None, mt: TensorType, extra: dict | None) -> None:
+    """The AMD LDS figure (``prove.banks.lds_analyze``: phase groups of ``hw/amd/lds``)."""
+    try:
+        r = lds_analyze(reg, smem, elem_bits=bits, target=target, store=store)
+    except LayoutError as e:
+        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
+        return
+    data = {"instruction": r.instruction, "target": target, "elem_bits": bits,
+            "vector_elems": r.vector_elems, "wavefronts": r.wavefronts, "ideal": r.ideal,
+            "ideal_wavefronts": r.ideal, "ways": r.ways, "instructions_per_warp": r.instructions_per_wave,
+            "shared_layout": format_value(mt.encoding), "shape": list(mt.shape), "method": r.method,
+            "inferred_phases": r.inferred, **(extra or {})}
+    if subslice is not None:
+        data["subslice"] = {"offsets": list(subslice), "of": list(layout_shape(mt)), "assumption": SUBSLICE_RULE}
+    note = " (phase groups inferred, not published)" if r.inferred else ""
+    st = r.verdict.status
+    if st == "proved" and r.conflict_free:
+        ctx.add(op, "bank-conflicts", "proved", None, f"{what} is conflict-free on {target}: {r.instruction}, "
+                f"{r.wavefronts} cycle(s) per instruction (ideal {r.ideal}){note}", **data)
+    elif st == "unknown":
+        ctx.add(op, "bank-conflicts", "unknown", "note", f"{what} on {target}: {r.verdict.reason}", **data)
+    else:
+        data["witness"] = [list(w) for w in r.witness]
+        ctx.add(op, "bank-conflicts", "counterexample", "warning",
+                f"{r.ways}-way LDS bank conflict on this {what} ({target}): {r.instruction} takes "
+                f"{r.wavefronts} cycles per instruction, ideal {r.ideal}; witness (lane, byte): "
+                f"{list(r.witness)[:4]} in bank {r.bank}{note}", **data)
 
 
 def _memdesc_of(ctx: _Ctx, name: str | None, printed: str | None) -> str | None:
