@@ -346,3 +346,27 @@ def test_amd_unswizzled_transposed_k_read_is_16_way():
     c = next(c for c in audit_file(str(path)).checks if c.check == "bank-conflicts" and c.line == 107)
     assert (c.status, c.data["instruction"], c.data["ways"], c.data["wavefronts"], c.data["ideal"]) == \
         ("counterexample", "ds_read_b64", 16, 64, 4)
+
+
+# ----- tensor memory (sm_100) ---------------------------------------------------------------------
+
+def test_every_tmem_load_and_store_in_the_corpus_is_a_tcgen05_message():
+    # Triton 3.9 assigns tmem_load/tmem_store register layouts that tcgen05.ld/st messages move
+    # (32x32b for M = 128 tiles, 16x32bx2 for M = 64); the scale factors go through tcgen05.cp
+    checks = [c for f in sorted((ROOT / "tests" / "corpus" / "cuda100").glob("*.ttgir"))
+              for c in audit_file(str(f)).checks if c.check == "tmem-layout"]
+    proved = [c for c in checks if c.status == "proved"]
+    assert len(proved) >= 40 and {c.data["tmem_message"] for c in proved} == {"32x32b", "16x32bx2"}
+    assert all(c.status == "proved" or c.data.get("reason") == "tcgen05.cp" for c in checks)
+
+
+def test_a_tmem_load_into_a_layout_no_message_delivers_is_an_error():
+    # the accumulator (128 x 128 f32 in TMEM lanes = rows) loaded into #blocked, where lane l holds
+    # columns l (threadsPerWarp [1, 32]): a tcgen05.ld lane reads one TMEM lane = one row, so lane 1
+    # would need row 0 column 1 from TMEM lane 0: no message shape delivers it
+    path = ROOT / "tests" / "corpus" / "cuda100" / "matmul_f16_128x128x64_w4_s3.ttgir"
+    lines = path.read_text().split("\n")
+    assert "ttng.tmem_load" in lines[127] and lines[127].count("#linear>") == 1
+    lines[127] = lines[127].replace("#linear>", "#blocked>")
+    c = next(c for c in audit_text("\n".join(lines), "mutated.ttgir").checks if c.line == 128)
+    assert (c.check, c.status, c.severity) == ("tmem-layout", "counterexample", "error")

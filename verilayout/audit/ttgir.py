@@ -51,6 +51,8 @@ from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import lds_analyze, linear_analysis_and_triton
+from verilayout.prove.tmem import load_verdict
+from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
 
@@ -67,14 +69,12 @@ module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threa
 
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
          "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
+TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 UNCHECKED = {
     "ttng.async_tma_copy_global_to_local": "TMA copies are not modelled yet",
     "ttng.async_tma_copy_local_to_global": "TMA copies are not modelled yet",
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
     "ttng.async_tma_scatter": "TMA copies are not modelled yet",
-    "ttng.tmem_load": "tensor-memory loads are not modelled",
-    "ttng.tmem_store": "tensor-memory stores are not modelled",
-    "ttng.tmem_alloc": "tensor-memory allocations are not modelled",
     "ttg.local_dealloc": "frees memory: nothing to check",
 }
 _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
@@ -353,6 +353,51 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
                 f"{r.ways}-way LDS bank conflict on this {what} ({target}): {r.instruction} takes "
                 f"{r.wavefronts} cycles per instruction, ideal {r.ideal}; witness (lane, byte): "
                 f"{list(r.witness)[:4]} in bank {r.bank}{note}", **data)
+
+
+def _tmem_check(ctx: _Ctx, op: Op) -> None:
+    """``ttng.tmem_load`` / ``tmem_store`` / ``tmem_alloc`` with a source: the register layout must be
+    what ``tcgen05.ld``/``st`` messages deliver from the TMEM layout (``prove.tmem.load_verdict``);
+    the first message shape that fits is reported."""
+    types = op.operand_types + op.result_types
+    mem = next((t for t in types if _is_memdesc(t)), None)
+    reg_t = next((t for t in types if t.lstrip().startswith("tensor<")), None)
+    if mem is None or reg_t is None:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no register and TMEM types on the op",
+                reason="no type")
+        return
+    reg, tm = ctx.layout(reg_t), ctx.layout(mem)
+    if reg is None or tm is None or "row" not in tm.in_dims:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a layout could not be read as a register "
+                "and a tensor-memory layout", reason="unsupported layout")
+        return
+    mt = ctx.typ(mem)
+    if mt is not None and isinstance(mt.encoding, Attr) and "tensor_memory_scales" in mt.encoding.name:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: MMA scale factors reach tensor memory "
+                "through tcgen05.cp, which is not modelled", reason="tcgen05.cp")
+        return
+    tmem = LinearLayout({"lane": [list(b) for b in tm.bases["row"]], "col": [list(b) for b in tm.bases["col"]]},
+                        tm.out_dims, require_surjective=False)
+    first = None
+    tries = [(shape, None) for shape in TMEM_SHAPES if shape != "16x32bx2"]
+    tries += [("16x32bx2", 1 << k) for k in range(9)]   # the second half-warp's column offset
+    for shape, split in tries:
+        try:
+            v = load_verdict(reg, tmem, shape, split=split)
+        except LayoutError as e:
+            first = str(e) if first is None else first
+            continue
+        if v.status == "proved":
+            ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: the register layout is what "
+                    f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{v.details.get('num', '?')} "
+                    "messages move", tmem_message=shape, num=v.details.get("num"))
+            return
+        first = v if first is None or isinstance(first, str) else first
+    if isinstance(first, Verdict):
+        ctx.add(op, "tmem-layout", "counterexample", "error", f"{op.name}: no tcgen05.ld/st message shape "
+                f"delivers this register layout; with 32x32b: {first.reason}", counterexample=first.counterexample)
+    else:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: {first}", reason=str(first))
 
 
 def _memdesc_of(ctx: _Ctx, name: str | None, printed: str | None) -> str | None:
@@ -754,6 +799,11 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         else:
             ctx.add(op, "bank-conflicts", "unchecked", None, "local_load without types", reason="no type")
         return
+    if n in ("ttng.tmem_load", "ttng.tmem_store") or (n == "ttng.tmem_alloc" and op.operands):
+        _tmem_check(ctx, op)
+        return
+    if n == "ttng.tmem_alloc":
+        return  # an allocation without a source moves no data: nothing to check
     if n == "ttg.async_copy_global_to_local":
         _async_copy_check(ctx, op)
         return
@@ -790,6 +840,9 @@ def audit_module(mod: Module, path: str) -> FileReport:
             ctx.add(op, "layout", "unchecked", None, f"{op.name}: {e}", reason=str(e))
         except RecursionError:
             ctx.add(op, "layout", "unchecked", None, f"{op.name}: nested too deeply", reason="recursion")
+        except Exception as e:  # noqa: BLE001 - one op the models trip on must not stop the audit
+            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: internal error ({type(e).__name__}: {e}); "
+                    "please report it", reason="internal error")
     assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
                    "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
     unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())
