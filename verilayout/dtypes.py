@@ -35,7 +35,11 @@ Major = Literal["K", "MN"]
 #: Names of the swizzle modes of NVIDIA shared-memory descriptors and tensor maps.
 SwizzleMode = Literal["none", "32B", "64B", "128B"]
 #: Architectures verilayout models.
-Arch = Literal["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "gfx942", "gfx950", "xe2"]
+Arch = Literal["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "gfx942", "gfx950", "pvc", "xe2", "xe3"]
+#: NVIDIA architectures with shared-memory matrix descriptors (wgmma, tcgen05).
+NvArch = Literal["sm_90", "sm_100"]
+#: Intel generations with 2D block loads.
+IntelArch = Literal["pvc", "xe2", "xe3"]
 
 
 def bits(name: str) -> int:

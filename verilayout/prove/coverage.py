@@ -34,6 +34,7 @@ from typing import Sequence
 import numpy as np
 import z3
 
+from verilayout.dtypes import IntelArch
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE, VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations
 from verilayout.core.linear_layout import LinearLayout
@@ -255,7 +256,7 @@ def surface_mismatch(loads: Sequence[BlockLoad], storage: Surface | Sequence[Sur
 
 
 def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: int,
-               arch: str = "xe2", storage: Surface | Sequence[Surface] | None = None) -> Verdict:
+               arch: IntelArch = "xe2", storage: Surface | Sequence[Surface] | None = None) -> Verdict:
     """Prove that ``loads`` and ``shuffle`` feed the DPAS operand, or give a counterexample.
 
     ``shuffle[r][l] = (load, element)``: DPAS register ``r`` of lane ``l`` takes that
@@ -443,7 +444,7 @@ class Shape:
         return self.load.describe().split(" at ")[0]
 
 
-def load_shapes(elem_bytes: int, arch: str = "xe2") -> tuple[Shape, ...]:
+def load_shapes(elem_bytes: int, arch: IntelArch = "xe2") -> tuple[Shape, ...]:
     """Every valid load shape that may serve ``elem_bytes``-byte tensor elements, with
     shorter shapes left out where a taller one receives a superset in the same lanes
     (plain and VNNI loads: lanes do not depend on the height; transposed loads: the
@@ -457,7 +458,7 @@ def load_shapes(elem_bytes: int, arch: str = "xe2") -> tuple[Shape, ...]:
 
 
 @lru_cache(maxsize=None)
-def _load_shapes(t: int, arch: str) -> tuple[Shape, ...]:
+def _load_shapes(t: int, arch: IntelArch) -> tuple[Shape, ...]:
     if arch not in ARCHS:
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
     protos: list[BlockLoad] = []
@@ -526,7 +527,7 @@ class Bound:
     argument: str
 
 
-def lower_bound(needed: Needed, elem_bytes: int, arch: str = "xe2", *,
+def lower_bound(needed: Needed, elem_bytes: int, arch: IntelArch = "xe2", *,
                 exact: bool = True) -> Bound:
     """Counting bound on the loads any valid plan needs.
 
@@ -677,7 +678,7 @@ class Search:
 
 
 def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
-                 arch: str = "xe2", *, max_candidates: int = 200_000,
+                 arch: IntelArch = "xe2", *, max_candidates: int = 200_000,
                  timeout_ms: int = 20_000, candidates=None) -> Search:
     """Is there a valid plan of at most ``limit`` loads? Enumerates every valid load (each
     shape of :func:`load_shapes` at every aligned position that serves a needed pair),
@@ -735,7 +736,7 @@ def _starts(values: np.ndarray, length: int, step: int) -> np.ndarray:
     return np.unique(np.concatenate(spans)) if spans else np.zeros(0, dtype=np.int64)
 
 
-def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: str = "xe2",
+def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: IntelArch = "xe2",
                     max_candidates: int = 200_000):
     """Every valid load that serves a needed pair, up to domination: a list of served-pair
     bitmasks (bit ``j``: the ``j``-th of :meth:`Needed.pair_keys`) and the loads, keeping
@@ -751,7 +752,7 @@ def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: str
     return _candidates(needed, needed.pair_keys(), elem_bytes, arch, surface, max_candidates)
 
 
-def _candidates(needed: Needed, keys: np.ndarray, t: int, arch: str, surface: Surface,
+def _candidates(needed: Needed, keys: np.ndarray, t: int, arch: IntelArch, surface: Surface,
                 max_candidates: int):
     rows, cols = needed.shape
     coords = needed.coords.reshape(-1, 2)

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from verilayout.dtypes import IntelArch
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, BlockLoad, Surface, unit_elements, violations
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
@@ -84,7 +85,7 @@ class BlockLoadPlan:
     shape: tuple
     inst_shape: tuple
     transpose: bool = False
-    arch: str = "xe2"
+    arch: IntelArch = "xe2"
     warp: int = 0
     warp_origin: tuple = (0, 0)
     lower_bound: int | None = None
@@ -386,7 +387,7 @@ def _families(t: int, op_idx: int, transpose: bool) -> list[_Family]:
 
 
 @lru_cache(maxsize=4096)
-def _widths(fam: _Family, span_le: int, tile_le: int, arch: str, wide: bool) -> list[tuple]:
+def _widths(fam: _Family, span_le: int, tile_le: int, arch: IntelArch, wide: bool) -> list[tuple]:
     """Valid (width, array length) pairs covering ``span_le`` load elements, best first."""
     out = []
     for w in (1, 2, 4, 8, 16, 32, 64):
@@ -422,7 +423,7 @@ def _height(fam: _Family, rows_needed: int) -> int:
 
 
 def _make_load(fam: _Family, x_t: int, y: int, rows: int, cols: int, t: int, tile_w: int,
-               surface: Surface, arch: str, wide: bool) -> BlockLoad | None:
+               surface: Surface, arch: IntelArch, wide: bool) -> BlockLoad | None:
     e = fam.elem_bytes
     span_le = -(-cols * t // e)
     tile_le = max(1, tile_w * t // e)
@@ -459,7 +460,7 @@ class _Request:
     op_idx: int
     inst_shape: tuple
     transpose: bool
-    arch: str
+    arch: IntelArch
     surface: Surface
     warp: int
     needed: Needed
@@ -482,7 +483,7 @@ def _check_plan_size(layout: LinearLayout) -> None:
 
 
 def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpose: bool,
-             arch: str, surface: Surface | None, warp: int) -> _Request:
+             arch: IntelArch, surface: Surface | None, warp: int) -> _Request:
     dtype = _dtype(dtype)
     if op_idx not in (0, 1) or isinstance(op_idx, bool):
         raise LayoutError(f"op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
@@ -635,7 +636,7 @@ def _minimality(req: _Request, n: int, bound: Bound, search: bool, max_candidate
 
 
 def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
-                 transpose: bool = False, arch: str = "xe2", surface: Surface | None = None,
+                 transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                  warp: int = 0, search: bool = True, max_candidates: int = 200_000) -> Plan:
     """The plan with the fewest loads for sub-group ``warp``, with its minimality proof.
 
@@ -674,7 +675,7 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
 
 
 def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
-                  transpose: bool = False, arch: str = "xe2", surface: Surface | None = None,
+                  transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                   warp: int = 0) -> Plan:
     """The plan the seed's algorithm builds (``002_5b1756cea8788f7c.txt``).
 
@@ -737,7 +738,7 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
 
 # ----- the doors of verilayout.blockload: an operand from text or a layout -------------------
 
-def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: str = "xe2",
+def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: IntelArch = "xe2",
          shape: Sequence[int] | None = None, op_idx: int | None = None,
          inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
          warp: int = 0, baseline: bool = False, search: bool = True) -> Plan:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from verilayout.dtypes import Major, NvArch, SwizzleMode
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, required_base_offset
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
@@ -51,7 +52,7 @@ def _candidates(tile: TileAddress) -> list[str]:
     return order
 
 
-def _fields(tile: TileAddress, block: OperandBlock, major: str, swizzle: str,
+def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: SwizzleMode,
             base_offset: int) -> tuple[int, int, int] | str:
     """``(start, lbo, sbo)`` in bytes read off the layout, or why they cannot be."""
     fn = tile.fn.restrict({"mn": block.mn_offset, "k": block.k_offset},
@@ -92,9 +93,9 @@ def _fields(tile: TileAddress, block: OperandBlock, major: str, swizzle: str,
     return start, lbo, sbo
 
 
-def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, base_address: int = 0,
                       mn: int | None = None, mn_block: int = 0, mn_dim: int = 0,
-                      arch: str = "sm_90", shape=None, swizzle_units: str | None = None,
+                      arch: NvArch = "sm_90", shape=None, swizzle_units: str | None = None,
                       timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
     """The descriptor for one wgmma K-block of ``layout``, with its proof.
 
@@ -140,7 +141,7 @@ def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_
                       f"({major}-major {dtype}): {why}")
 
 
-def descriptor_for(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+def descriptor_for(layout, *, dtype: str, major: Major, k_block: int = 0, base_address: int = 0,
                    **options) -> Descriptor:
     """The descriptor one wgmma K-block needs to read ``layout`` (proved; see
     :func:`derive_descriptor` for the options).
@@ -165,10 +166,10 @@ class SynthPlan:
     """
 
     dtype: str
-    major: str
+    major: Major
     mn: int
     k: int
-    swizzle: str
+    swizzle: SwizzleMode
     layout_text: str
     tile: TileAddress
     descriptors: tuple
@@ -187,14 +188,14 @@ class SynthPlan:
                 "verdict": self.verdict.to_dict()}
 
 
-def _atom_fits(major: str, sw: str, dtype: str, mn: int, k: int) -> bool:
+def _atom_fits(major: Major, sw: SwizzleMode, dtype: str, mn: int, k: int) -> bool:
     t, w = elems_per_unit(dtype), swizzle_units(sw)
     if major == "MN":
         return mn % (t * w) == 0 and k % 8 == 0
     return mn % 8 == 0 and k % (t * w) == 0
 
 
-def _tiled(major: str, sw: str, dtype: str, mn: int, k: int) -> tuple[tuple, tuple]:
+def _tiled(major: Major, sw: SwizzleMode, dtype: str, mn: int, k: int) -> tuple[tuple, tuple]:
     """CuTe's ``tile_to_shape(atom, (mn, k))`` (atoms column-major) as (shape, stride)."""
     t, w = elems_per_unit(dtype), swizzle_units(sw)
     if major == "MN":
@@ -213,7 +214,7 @@ def _cute_text(shape, stride, b: int, bits: int) -> str:
     return f"Sw<{b},4,3> o smem_ptr[{bits}b](unset) o {f(shape)}:{f(stride)}"
 
 
-def synth(*, dtype: str, major: str, mn: int, k: int, arch: str = "sm_90", base_address: int = 0,
+def synth(*, dtype: str, major: Major, mn: int, k: int, arch: NvArch = "sm_90", base_address: int = 0,
           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> SynthPlan:
     """Choose the smem layout of an ``mn x k`` operand tile (the widest swizzle whose
     atom fits), its descriptor for every K-block, and the start-address step; proved.

@@ -35,6 +35,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from verilayout.dtypes import IntelArch
 from verilayout.bits import is_pow2 as _pow2
 from verilayout.errors import LayoutError
 
@@ -226,7 +227,7 @@ class Violation:
                 "source": self.source, "message": self.message}
 
 
-def violations(load: BlockLoad, arch: str = "xe2") -> tuple[Violation, ...]:
+def violations(load: BlockLoad, arch: IntelArch = "xe2") -> tuple[Violation, ...]:
     """Every limit of the reference table that ``load`` breaks (empty when it is valid).
 
     >>> s = Surface(64, 64, 64, base=16)
@@ -283,7 +284,7 @@ def _plain_limits(load: BlockLoad) -> list[Violation]:
     return out
 
 
-def _vnni_limits(load: BlockLoad, arch: str) -> list[Violation]:
+def _vnni_limits(load: BlockLoad, arch: IntelArch) -> list[Violation]:
     e = load.elem_bytes
     if e not in (1, 2):
         return [Violation("VNNI element size", e, "VNNI transforms 8- and 16-bit elements only",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from verilayout.dtypes import subset
+from verilayout.dtypes import Major, SwizzleMode, subset
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -122,7 +122,7 @@ def parse_swizzle(text) -> str:
     return _SWIZZLE_ALIASES[t]
 
 
-def swizzle_units(swizzle: str) -> int:
+def swizzle_units(swizzle: SwizzleMode) -> int:
     """Width of the swizzle atom in 16-byte units: none 1, 32B 2, 64B 4, 128B 8.
 
     >>> swizzle_units("64B")
@@ -131,7 +131,7 @@ def swizzle_units(swizzle: str) -> int:
     return SWIZZLES[parse_swizzle(swizzle)] // 16
 
 
-def swizzle_log2(swizzle: str) -> int:
+def swizzle_log2(swizzle: SwizzleMode) -> int:
     """B of the swizzle functor ``Swizzle<B,4,3>`` of a mode: none 0 ... 128B 3.
 
     >>> swizzle_log2("128B")
@@ -335,8 +335,8 @@ class SwizzleAtom:
     ((8, 8), (32, 8))
     """
 
-    swizzle: str
-    major: str
+    swizzle: SwizzleMode
+    major: Major
     dtype: str
     units: tuple[int, int]
     shape: tuple[int, int]
@@ -367,7 +367,7 @@ class SwizzleAtom:
         raise LayoutError(f"units {units!r}: expected bytes or elements")
 
 
-def swizzle_atom(swizzle: str, major: str, dtype: str) -> SwizzleAtom:
+def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
     """The swizzle atom of a mode, major-ness and element type (PTX Table 38).
 
     >>> swizzle_atom("32B", "K", "f16").shape       # 8 rows x 2 units of 8 halves
@@ -403,8 +403,8 @@ class CanonicalLayout:
     'Swizzle<0,4,3> o ((8,2),(4,4)):((4,32),(1,64))'
     """
 
-    major: str
-    swizzle: str
+    major: Major
+    swizzle: SwizzleMode
     shape: tuple
     stride: tuple
     swizzle_bits: int
@@ -440,7 +440,7 @@ class CanonicalLayout:
         return f"Swizzle<{self.swizzle_bits},4,3> o {fmt(self.shape)}:{fmt(self.stride)}"
 
 
-def canonical_layout(major: str, swizzle: str, dtype: str | None = None) -> CanonicalLayout:
+def canonical_layout(major: Major, swizzle: SwizzleMode, dtype: str | None = None) -> CanonicalLayout:
     """The canonical layout of a major-ness and swizzling mode, symbolic in
     T, m, k, LBO, SBO (PTX table in seed 000); with ``dtype``, T = 128 / bits is
     substituted (strides stay in elements).
