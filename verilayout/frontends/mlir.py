@@ -24,6 +24,7 @@ verilayout.errors.LayoutError: line 1, col 6: expected ',' or ']' in array, foun
 """
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -62,6 +63,19 @@ class Attr:
     @property
     def dialect(self) -> str:
         return self.name.split(".", 1)[0] if "." in self.name else ""
+
+    def key(self) -> str:
+        """Text that fixes the attribute's meaning, for caches: its printed form with aliases
+        written out (or the text it was read from, when that names no alias); kept once computed.
+
+        >>> parse_value("#ttg.slice<{dim = 0, parent = #b}>", {"b": "#ttg.blocked<{order = [0]}>"}).key()
+        '#ttg.slice<{dim = 0, parent = #ttg.blocked<{order = [0]}>}>'
+        """
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = format_value(self)
+            object.__setattr__(self, "_key", k)   # frozen: a memo, not a field
+        return k
 
     def where(self, key: str | None = None) -> str:
         """``"line L, col C"`` of a key (or of the attribute itself)."""
@@ -105,6 +119,27 @@ _DIMS = re.compile(r"((?:[0-9]+|\?)x)+")
 _INT = re.compile(r"-?[0-9]+")
 
 
+@functools.lru_cache(maxsize=64)
+def _line_starts(text: str) -> tuple[int, ...]:
+    """Offsets where the lines of ``text`` start. Every alias of a file is read by a scanner over
+    the whole file, so the table is kept for the last 64 texts (a string hashes once)."""
+    return (0,) + tuple(m.end() for m in re.finditer("\n", text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _standalone_value(text: str, line: int, col: int) -> tuple[Any, int]:
+    """An alias value that names no other alias (``#ttg.blocked<{...}>``), parsed as if it stood
+    at ``line``, ``col`` (so positions are right), and where it ends in ``text``. Files repeat the
+    same alias lines (``#blocked = ...`` on line 1), so the last 1024 are kept; values are frozen."""
+    pad = "\n" * (line - 1) + " " * (col - 1)
+    sub = Scanner(pad + text, len(pad), {})
+    v = sub.value()
+    end = sub.i - len(pad)
+    if isinstance(v, Attr):
+        object.__setattr__(v, "_key", text[:end].strip())
+    return v, end
+
+
 class Scanner:
     """A cursor over text that knows line and column; raises positioned ``LayoutError``.
 
@@ -117,7 +152,7 @@ class Scanner:
         self.i = offset
         self.aliases = aliases if aliases is not None else {}
         self._resolving: list[str] = []
-        self._line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self._line_starts = _line_starts(text)
 
     # ----- positions -----
     def pos_of(self, i: int) -> tuple[int, int]:
@@ -318,10 +353,44 @@ class Scanner:
             params, where = self.dictionary()
             if self.accept(">"):
                 return Attr(name, params, (line, col), where)
-            raise self.error(f"expected '>' to close #{name}, found {self.found()}")
-        self.i = save
+            if not self.peek(","):
+                raise self.error(f"expected '>' to close #{name}, found {self.found()}")
+            self.i = save      # `<{...}, alignment = N>`: the dictionary, then trailing pairs
+            body = self.balanced("<", ">")
+            params, where = self._keyed_body(body, save)
+            return Attr(name, params, (line, col), where, None, body.strip())
         body = self.balanced("<", ">")
-        return Attr(name, {}, (line, col), {}, None, body.strip())
+        params, where = self._keyed_body(body, save)
+        return Attr(name, params, (line, col), where, None, body.strip())
+
+    def _keyed_body(self, body: str, offset: int) -> tuple[dict, dict]:
+        """Params of an attribute body written as ``{...}, k = v`` or ``k = v, ...`` (Triton
+        prints ``#ttng.tensor_memory_encoding<blockM = 128, ...>`` this way); ``{}`` when the
+        body is anything else (the converter reads the raw body)."""
+        sub = Scanner(self.text[:offset + len(body)], offset, self.aliases)
+        sub._line_starts = self._line_starts
+        params: dict = {}
+        where: dict = {}
+        try:
+            if sub.peek("{"):
+                params, where = sub.dictionary()
+                if not sub.accept(","):
+                    return ({}, {}) if not sub.at_end() else (params, where)
+            while not sub.at_end():
+                kstart = sub._ws_i()
+                key = sub.ident("as a key")
+                sub.expect("=", f"after '{key}'")
+                if key in params:
+                    return {}, {}
+                where[key] = sub.pos_of(kstart)
+                params[key] = sub.value()
+                if not sub.accept(","):
+                    break
+            if not sub.at_end():
+                return {}, {}
+        except LayoutError:
+            return {}, {}
+        return params, where
 
     def alias_ref(self, name: str, start: int) -> Any:
         if name not in self.aliases:
@@ -332,11 +401,16 @@ class Scanner:
             if name in self._resolving:
                 raise self.error(f"alias #{name} refers to itself", at=start)
             self._resolving.append(name)
-            sub = Scanner(val.source or val.text, val.offset if val.source else 0, self.aliases)
-            sub._resolving = self._resolving
             try:
-                got = sub.value()
-                rest = sub.text[sub.i:].split("\n", 1)[0].strip()
+                if val.source and val.text.startswith("#") and val.text.count("#") == 1:
+                    got, end = _standalone_value(val.text, val.line, val.col)
+                    sub = Scanner(val.source, val.offset + end, self.aliases)
+                else:
+                    sub = Scanner(val.source or val.text, val.offset if val.source else 0, self.aliases)
+                    sub._resolving = self._resolving
+                    got = sub.value()
+                eol = sub.text.find("\n", sub.i)
+                rest = sub.text[sub.i:len(sub.text) if eol < 0 else eol].strip()
                 if rest and not rest.startswith("//"):
                     raise sub.error(f"unexpected {sub.found()} after the value of #{name}")
             finally:
@@ -347,7 +421,10 @@ class Scanner:
             sub = Scanner(val, 0, self.aliases)
             val = sub.value()
         if isinstance(val, Attr):
-            return Attr(val.name, val.params, val.pos, val.key_pos, name, val.body)
+            out = Attr(val.name, val.params, val.pos, val.key_pos, name, val.body)
+            if "_key" in val.__dict__:
+                object.__setattr__(out, "_key", val.__dict__["_key"])
+            return out
         return val
 
     def elem_type(self, context: str) -> str:
@@ -401,6 +478,8 @@ class Scanner:
         if not m:
             raise self.error(f"expected a type name after '!', found {self.found()}")
         name = m.group(0)
+        if name == "tt.tensordesc":
+            return self._tensordesc(start, m.end())
         if name not in ("ttg.memdesc", "triton_gpu.memdesc", "tt.memdesc"):
             self.i = start
             return self.elem_type("")
@@ -428,6 +507,22 @@ class Scanner:
                 raise self.error(f"unexpected {self.found()} in memdesc type")
         self.expect(">", "to close the memdesc type")
         return TensorType("memdesc", shape, elem, enc, space, mutable, alloc, self.pos_of(start))
+
+    def _tensordesc(self, start: int, after_name: int) -> TensorType:
+        """``!tt.tensordesc<128x64xf16, #shared>`` (Triton 3.9; older Tritons wrote the block as
+        ``!tt.tensordesc<tensor<128x64xf16, #shared>>``): kind ``tensordesc``, the block's shape,
+        element and shared encoding."""
+        self.i = after_name
+        self.expect("<", "after '!tt.tensordesc'")
+        if self.peek("tensor<"):
+            inner = self.tensor_type()
+            shape, elem, enc = inner.shape, inner.elem, inner.encoding
+        else:
+            shape = self.dims("in tensordesc type") if _DIMS.match(self.text, self._ws_i()) else ()
+            elem = self.elem_type("in tensordesc type")
+            enc = self.value() if self.accept(",") else None
+        self.expect(">", "to close the tensordesc type")
+        return TensorType("tensordesc", shape, elem, enc, None, False, None, self.pos_of(start))
 
 
 def parse_value(text: str, aliases: Mapping[str, Any] | None = None, offset: int = 0) -> Any:
@@ -493,6 +588,9 @@ def format_value(v: Any) -> str:
         if v.kind == "tensor":
             enc = f", {format_value(v.encoding)}" if v.encoding is not None else ""
             return f"tensor<{dims}{v.elem}{enc}>"
+        if v.kind == "tensordesc":
+            enc = f", {format_value(v.encoding)}" if v.encoding is not None else ""
+            return f"!tt.tensordesc<{dims}{v.elem}{enc}>"
         parts = [f"{dims}{v.elem}", format_value(v.encoding)]
         if v.memory_space is not None:
             parts.append(format_value(v.memory_space))

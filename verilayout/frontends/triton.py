@@ -19,8 +19,9 @@ Layout kinds live in a registry; another front-end adds one with
 from __future__ import annotations
 
 
+import functools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from verilayout.errors import LayoutError
@@ -29,10 +30,12 @@ from verilayout.core import cga as _cga
 from verilayout.core.cga import combine_cta_cga_with_shape, ensure_layout_not_larger_than, ensure_layout_not_smaller_than, identity_standard_nd_raw, make_cga_layout, standard_out_dims
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.core import cute
-from verilayout.frontends import triton_intel, triton_mma
+from verilayout.frontends import triton_intel, triton_memory, triton_mma
+from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.frontends.triton_intel import DPAS_KEYS
 
-__all__ = ["parse", "parse_attr", "format_attr", "attr_to_linear", "register_layout_kind",
+__all__ = ["parse", "parse_attr", "format_attr", "attr_to_linear", "attr_to_layout", "type_to_layout",
+           "memdesc_view_layout", "memdesc_buffers", "shared_rank", "register_layout_kind",
            "registered_kinds", "format_hardware_view", "format_tensor_view", "LayoutKind"]
 
 Converter = Callable[[Attr, tuple], LinearLayout]
@@ -58,9 +61,8 @@ _DIALECT_ALIASES = {"triton_gpu": "ttg", "triton_intel_gpu": "ttig", "triton_nvi
 
 #: Triton kinds this module knows of but has no converter for (unless one is registered).
 _KNOWN_UNSUPPORTED = (
-    "ttg.padded_shared", "ttg.shared_linear", "ttg.amd_rotating_shared", "ttg.partitioned_shared",
-    "ttg.shared", "ttg.nvmma_shared_tma", "ttng.tensor_memory_encoding",
-    "ttng.tensor_memory_scales_encoding", "ttig.dpas", "ttig.warp", "ttig.subgroup_2d_block",
+    "ttg.partitioned_shared", "ttg.shared", "ttg.nvmma_shared_tma", "ttig.dpas", "ttig.warp",
+    "ttig.subgroup_2d_block",
 )
 
 
@@ -92,6 +94,8 @@ def register_layout_kind(name: str, fn: Converter, *, memory: str = DISTRIBUTED,
         raise LayoutError(f"memory must be 'distributed' or 'shared', not {memory!r}")
     full = canonical_kind(name.lstrip("#"))
     _REGISTRY[full] = LayoutKind(full, fn, memory, frozenset(keys) if keys is not None else None)
+    if "_convert_cached" in globals():   # the built-ins register before the cache exists
+        _convert_cached.cache_clear()
 
 
 def registered_kinds() -> list[str]:
@@ -222,6 +226,15 @@ def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     _check_keys(attr, keys, keys[:4])
     rank = len(_uints(attr, "order"))
     _rank_matches(attr, rank, shape, "'order' has that many entries")
+    return _combine(attr, _blocked_cta(_AttrKey(attr)), shape)
+
+
+#: A blocked layout's CTA part does not depend on the shape, and a file uses each blocked layout
+#: at several shapes (128x1, 1x128, 128x128, ...): kept per attribute text, at most 1024.
+@functools.lru_cache(maxsize=1024)
+def _blocked_cta(handle: "_AttrKey") -> LinearLayout:
+    attr = handle.attr
+    rank = len(_uints(attr, "order"))
     order = _order(attr, "order", rank)
     parts = []
     for key, in_dim in (("sizePerThread", "register"), ("threadsPerWarp", "lane"),
@@ -230,7 +243,7 @@ def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         _pow2s(attr, key, vals)
         parts.append(identity_standard_nd_raw(in_dim, vals, order))
     _cga_checked(attr, rank)
-    return _combine(attr, parts[0] * parts[1] * parts[2], shape)
+    return parts[0] * parts[1] * parts[2]
 
 
 def _distributed_parent(attr: Attr, key: str = "parent") -> Attr:
@@ -291,6 +304,26 @@ def _bases_list(attr: Attr, key: str) -> list[list[int]]:
     return [list(b) for b in v]
 
 
+def _permutation_checked(attr: Attr, bases: dict) -> None:
+    """Triton 3.9's ``LinearEncodingAttr`` verifier: with the zero (broadcast) bases removed, the
+    bases form a permutation matrix: each moves by one power of two in one dim, no two alike."""
+    seen: dict[tuple, str] = {}
+    why = "Triton refuses it too: LinearEncodingAttr requires a permutation matrix layout after " \
+          "removing broadcast bases"
+    for k, blist in bases.items():
+        for i, b in enumerate(blist):
+            nz = [x for x in b if x]
+            if not nz:
+                continue
+            if len(nz) > 1:
+                raise _fail(attr, k, f"'{k}' basis {i} = {b} moves in more than one dimension; {why}")
+            if nz[0] & (nz[0] - 1):
+                raise _fail(attr, k, f"'{k}' basis {i} = {b} moves by more than one power of two; {why}")
+            if tuple(b) in seen:
+                raise _fail(attr, k, f"'{k}' basis {i} = {b} repeats {seen[tuple(b)]}; {why}")
+            seen[tuple(b)] = f"'{k}' basis {i}"
+
+
 def linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.linear``: the bases as written, repeated or broadcast to ``shape``.
 
@@ -312,9 +345,7 @@ def linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         for i, b in enumerate(blist):
             if len(b) != rank:
                 raise _fail(attr, k, f"'{k}' basis {i} has {len(b)} entries; expected {rank}")
-            if sum(1 for x in b if x) > 1:
-                raise _fail(attr, k, f"'{k}' basis {i} = {b} moves in more than one dimension; "
-                                     "each basis of a distributed layout moves in at most one")
+    _permutation_checked(attr, bases)
     _rank_matches(attr, rank, shape, "its bases have that many entries")
     names = standard_out_dims(rank)
     try:
@@ -393,22 +424,10 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> swizzled_shared_to_linear(a, (4, 8)).bases["offset"]
     [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
     """
-    return _swizzled(attr, shape, rotating=False)
+    return _swizzled(attr, shape)
 
 
-def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttg.amd_rotating_shared`` (gfx942): the swizzled layout whose phase is XORed with the
-    block number ``(r / perPhase / maxPhase) % maxPhase``, so each block of ``perPhase*maxPhase``
-    rows rotates the pattern (Triton's ``sharedToLinearLayoutAMDRotating``).
-
-    >>> a = parse_attr("#ttg.amd_rotating_shared<{vec = 1, perPhase = 1, maxPhase = 2, order = [1, 0]}>")
-    >>> amd_rotating_shared_to_linear(a, (4, 2)).bases["offset"]
-    [[0, 1], [1, 1], [2, 1]]
-    """
-    return _swizzled(attr, shape, rotating=True)
-
-
-def _swizzled(attr: Attr, shape: tuple, rotating: bool) -> LinearLayout:
+def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
     keys = ("vec", "perPhase", "maxPhase", "order") + _CGA_KEYS
     _check_keys(attr, keys, keys[:4])
     vec, per_phase, max_phase = (_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
@@ -427,7 +446,7 @@ def _swizzled(attr: Attr, shape: tuple, rotating: bool) -> LinearLayout:
     col, row = order[0], order[1]
     ncols, nrows = per_cta[col], per_cta[row]
     bases = [[0, c] for c in _powers_below(ncols)]
-    bases += [[r, (vec * _phase(r, per_phase, max_phase, rotating)) % ncols] for r in _powers_below(nrows)]
+    bases += [[r, (vec * ((r // per_phase) % max_phase)) % ncols] for r in _powers_below(nrows)]
     try:
         cta = LinearLayout({"offset": bases}, [names[row], names[col]])
     except LayoutError as e:
@@ -436,113 +455,6 @@ def _swizzled(attr: Attr, shape: tuple, rotating: bool) -> LinearLayout:
     for d in order[2:]:
         cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
     return _combine(attr, cta, shape)
-
-
-def _phase(row: int, per_phase: int, max_phase: int, rotating: bool) -> int:
-    phase = (row // per_phase) % max_phase
-    return phase ^ ((row // max_phase // per_phase) % max_phase) if rotating else phase
-
-
-# ----------------------------------------------------------------------------
-# conversions: tensor memory (sm_100)
-# ----------------------------------------------------------------------------
-
-_BODY_PAIR = re.compile(r"(\w+)\s*=\s*(\w+)")
-
-
-def _body_params(attr: Attr) -> Attr:
-    """Attributes printed without braces (``<blockM = 128, colStride = 1>``): their ``k = v``
-    pairs as params (integers and booleans)."""
-    if attr.params or not attr.body:
-        return attr
-    params: dict = {}
-    for k, v in _BODY_PAIR.findall(attr.body):
-        params[k] = int(v) if v.isdigit() else {"true": True, "false": False}.get(v, v)
-    return replace(attr, params=params)
-
-
-def _tmem_split(attr: Attr, shape: tuple, inner: Callable[[tuple], LinearLayout]) -> LinearLayout:
-    """CTASplitN, then CTASplitM, as column bits (Triton splits N first: ``tile * splitM * splitN``)."""
-    if len(shape) != 2:
-        raise _fail(attr, None, f"tensor memory holds 2-D tiles; the shape {list(shape)} is not")
-    sm, sn = _uint(attr, "CTASplitM", 1), _uint(attr, "CTASplitN", 1)
-    _pow2s(attr, "CTASplitM", [sm])
-    _pow2s(attr, "CTASplitN", [sn])
-    if shape[0] % sm or shape[1] % sn:
-        raise _fail(attr, None, f"shape {list(shape)} is not divisible by the CTA split [{sm}, {sn}]")
-    ll = inner((shape[0] // sm, shape[1] // sn))
-    return ll * LinearLayout.identity1D(sm, "col", "dim0") * LinearLayout.identity1D(sn, "col", "dim1")
-
-
-def tensor_memory_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttng.tensor_memory_encoding``: TMEM (in dims ``row`` = lane 0..127, ``col`` = 32-bit column)
-    -> the tile, as Triton's ``tensorMemoryToLinearLayout``: ``colStride`` zero column bits
-    first, then blockM (128: rows identity; 64: rows 0..15 then one free bit that holds row 64,
-    column ``blockN`` or nothing, then rows 16 and 32) by ``min(blockN, N)`` columns, then the
-    remaining rows and columns repeat along the columns.
-
-    >>> a = parse_attr("#ttng.tensor_memory_encoding<blockM = 64, blockN = 128, colStride = 1>")
-    >>> tensor_memory_to_linear(a, (64, 128)).bases["row"]
-    [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0], [16, 0], [32, 0]]
-    """
-    attr = _body_params(attr)
-    _check_keys(attr, ("blockM", "blockN", "colStride", "unpacked", "CTASplitM", "CTASplitN", "twoCTAs"),
-                ("blockM", "blockN"))
-
-    def tile(shp: tuple) -> LinearLayout:
-        bm, bn = _uint(attr, "blockM"), min(_uint(attr, "blockN"), shp[1])
-        stride = _uint(attr, "colStride", 1)
-        if bm not in (64, 128):
-            raise _fail(attr, "blockM", f"blockM must be 64 or 128 (Triton asserts it), got {bm}")
-        _pow2s(attr, "colStride", [stride])
-        _pow2s(attr, "blockN", [bn])
-        cols = [[0, 0]] * (stride.bit_length() - 1) + [[0, c] for c in _powers_below(bn)]
-        if bm == 64:
-            free = [64, 0] if shp[0] > 64 else [0, bn] if shp[1] > bn else [0, 0]
-            rows = [[r, 0] for r in (1, 2, 4, 8)] + [free, [16, 0], [32, 0]]
-        else:
-            rows = [[r, 0] for r in _powers_below(128)]
-        out_m = 128 if (bm == 128 or shp[0] > 64) else 64
-        out_n = bn * 2 if (bm == 64 and shp[0] <= 64 and shp[1] > bn) else bn
-        ll = LinearLayout({"row": rows, "col": cols}, {"dim0": out_m, "dim1": out_n}, require_surjective=False)
-        reps_m, reps_n = shp[0] // out_m, shp[1] // out_n
-        if reps_m < 1 or reps_n < 1:
-            raise _fail(attr, None, f"shape {list(shp)} is smaller than the TMEM tile [{out_m}, {out_n}]")
-        return ll * LinearLayout.identity1D(reps_m, "col", "dim0") * LinearLayout.identity1D(reps_n, "col", "dim1")
-
-    return _tmem_split(attr, tuple(shape), tile)
-
-
-def tensor_memory_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttng.tensor_memory_scales_encoding``: the tcgen05 scale-factor layout (PTX ISA
-    "tcgen05-mma-scale-factor-a-layout-1x"): 32 rows of lanes, broadcast over the 4 warps' lane
-    groups, 4 columns, then 2 rows per column pair; repeats along columns, as Triton's
-    ``tensorMemoryScalesToLinearLayout``, cut to the shape.
-
-    >>> a = parse_attr("#ttng.tensor_memory_scales_encoding<>")
-    >>> tensor_memory_scales_to_linear(a, (128, 4)).bases["col"]
-    [[0, 1], [0, 2], [32, 0], [64, 0]]
-    """
-    attr = _body_params(attr)
-    _check_keys(attr, ("CTASplitM", "CTASplitN"))
-
-    def tile(shp: tuple) -> LinearLayout:
-        ll = (LinearLayout.identity1D(32, "row", "dim0") * LinearLayout.zeros1D(4, "row", "dim0")
-              * LinearLayout.identity1D(4, "col", "dim1") * LinearLayout.identity1D(2, "col", "dim0"))
-        m, n = ll.out_dims["dim0"], ll.out_dims["dim1"]
-        ll = ll * LinearLayout.identity1D(-(-shp[0] // m), "col", "dim0") \
-            * LinearLayout.identity1D(-(-shp[1] // n), "col", "dim1")
-        return _not_larger(ll, {"dim0": shp[0], "dim1": shp[1]})
-
-    return _tmem_split(attr, tuple(shape), tile)
-
-
-def _not_larger(ll: LinearLayout, sizes: dict) -> LinearLayout:
-    """Triton's ``ensureLayoutNotLargerThan``: bases past a dim's size become zero in it."""
-    bases = {k: [[c if c < sizes[n] else 0 for c, n in zip(b, ll.out_dim_names)] for b in v]
-             for k, v in ll.bases.items()}
-    return LinearLayout(bases, {n: min(ll.out_dims[n], sizes[n]) for n in ll.out_dim_names},
-                        require_surjective=False)
 
 
 def _powers_below(n: int) -> list[int]:
@@ -565,8 +477,9 @@ def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp
         need = 8 * swizzle // bits
         if block[contig] < need:
             raise _fail(attr, "swizzlingByteWidth",
-                        f"the block is {block[contig]} elements along its contiguous dim, less "
-                        f"than the {need} a {swizzle}-byte swizzle of {bits}-bit elements needs")
+                        f"Triton refuses it too: the block is {block[contig]} elements along its "
+                        f"contiguous dim, less than the {need} a {swizzle}-byte swizzle of "
+                        f"{bits}-bit elements needs")
         block[contig] = need
     if fp4:
         block[contig] //= 2
@@ -596,7 +509,13 @@ def _reshape_layout(ll: LinearLayout, shape: Sequence[int]) -> LinearLayout:
 
 
 def _nvmma_rank(attr: Attr) -> int:
-    """An nvmma_shared attribute's rank: its CGA's, else 2 (Triton's default CGA is 2-d)."""
+    """An nvmma_shared attribute's rank: its ``rank`` key (Triton 3.9 prints it for rank != 2),
+    else its CGA's, else 2 (Triton's default CGA is 2-d)."""
+    if "rank" in attr.params:
+        r = _uint(attr, "rank")
+        if r < 1:
+            raise _fail(attr, "rank", "'rank' must be at least 1")
+        return r
     cga = attr.params.get("CGALayout")
     if isinstance(cga, list) and cga and isinstance(cga[0], list):
         return len(cga[0])
@@ -613,7 +532,7 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> nvmma_shared_to_linear(a, (8, 16)).bases["offset"][4:]
     [[1, 0], [2, 0], [4, 8]]
     """
-    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded") + _CGA_KEYS
+    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + _CGA_KEYS
     _check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
     swizzle = _uint(attr, "swizzlingByteWidth")
     bits = _uint(attr, "elementBitWidth")
@@ -655,7 +574,8 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     rows, cols = tile.out_dim_size("dim0"), tile.out_dim_size("dim1")
     packing = 2 if fp4 else 1
     if collapsed[1] * packing < cols or collapsed[0] < rows:
-        raise _fail(attr, None, f"shape per CTA {per_cta} is smaller than one swizzle atom: "
+        raise _fail(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
+                                "one swizzle atom: "
                                 f"need at least [{rows}, {cols // packing}], got the collapsed "
                                 f"block {collapsed}")
     ll = ensure_layout_not_smaller_than(tile, {"dim0": collapsed[0], "dim1": collapsed[1]})
@@ -681,10 +601,53 @@ def _register_builtins() -> None:
     reg("ttg.amd_wmma", _amd_wmma_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
-    reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED)
-    reg("ttng.tensor_memory_encoding", tensor_memory_to_linear, memory=SHARED)
-    reg("ttng.tensor_memory_scales_encoding", tensor_memory_scales_to_linear, memory=SHARED)
     reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
+    reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED,
+        keys=triton_memory.ROTATING_KEYS)
+    reg("ttg.shared_linear", _shared_linear_to_linear, memory=SHARED,
+        keys=triton_memory.SHARED_LINEAR_KEYS)
+    reg("ttg.padded_shared", _padded_shared_to_map, memory=SHARED)
+    reg("ttng.tensor_memory_encoding", _tmem_to_linear, memory=SHARED, keys=triton_memory.TMEM_KEYS)
+    reg("ttng.tensor_memory_scales_encoding", _tmem_scales_to_linear, memory=SHARED,
+        keys=triton_memory.TMEM_SCALES_KEYS)
+
+
+def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.amd_rotating_shared`` (gfx942): delegated to ``triton_memory.amd_rotating_to_linear``.
+
+    >>> a = parse_attr("#ttg.amd_rotating_shared<{vec = 1, perPhase = 1, maxPhase = 2, order = [1, 0]}>")
+    >>> amd_rotating_shared_to_linear(a, (8, 2)).bases["offset"]
+    [[0, 1], [1, 1], [2, 1], [4, 0]]
+    """
+    _check_keys(attr, triton_memory.ROTATING_KEYS, ("vec", "perPhase", "maxPhase", "order"))
+    rank = len(_uints(attr, "order"))
+    _rank_matches(attr, rank, shape, "'order' has that many entries")
+    order = _order(attr, "order", rank)
+    _cga_checked(attr, rank)
+    return _wrap_b(attr, lambda: triton_memory.amd_rotating_to_linear(attr.params, shape, order))
+
+
+def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
+
+
+def _tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_encoding``: delegated to ``triton_memory.tensor_memory_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.tensor_memory_to_linear(attr.params, shape))
+
+
+def _tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_scales_encoding``: ``triton_memory.tensor_memory_scales_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.tensor_memory_scales_to_linear(attr.params, shape))
+
+
+def _padded_shared_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
+    """``#ttg.padded_shared``: an address map (not GF(2)-linear), ``triton_memory.padded_shared_to_map``."""
+    try:
+        return triton_memory.padded_shared_to_map(attr.body, shape, format_value(attr))
+    except LayoutError as e:
+        raise _fail(attr, None, str(e)) from None
 
 
 def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -731,27 +694,69 @@ def _check_shape(shape: Any, where: str) -> tuple:
 
 
 def attr_to_linear(attr: Attr, shape: Sequence[int]) -> LinearLayout:
-    """The linear layout Triton computes for a parsed attribute at ``shape``.
+    """The linear layout Triton computes for a parsed attribute at ``shape``; a layout that is not
+    GF(2)-linear (``#ttg.padded_shared``) raises ``LayoutError`` (use :func:`attr_to_layout`).
 
     >>> a = parse_attr("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [4], warpsPerCTA = [2], order = [0]}>")
     >>> attr_to_linear(a, [4]).bases
     {'register': [], 'lane': [[1], [2]], 'warp': [[0]], 'block': []}
     """
+    out = attr_to_layout(attr, shape)
+    if not isinstance(out, LinearLayout):
+        raise _fail(attr, None, f"#{attr.name} is not GF(2)-linear (padding breaks linearity): it "
+                                "is an address map, not a LinearLayout")
+    return out
+
+
+def attr_to_layout(attr: Attr, shape: Sequence[int]) -> LinearLayout | SharedAddressMap:
+    """What Triton's layout means at ``shape``: a LinearLayout, or for ``#ttg.padded_shared`` a
+    :class:`~verilayout.hw.nvidia.banks.SharedAddressMap` (element -> padded offset, with z3).
+
+    >>> a = parse_attr("#ttg.padded_shared<[4:+1] {offset = [[0, 1], [0, 2], [1, 0]], block = []}>")
+    >>> attr_to_layout(a, [2, 4]).offset({"dim0": 1, "dim1": 1})
+    6
+    """
     if not isinstance(attr, Attr):
         raise LayoutError(f"expected a layout attribute, got {format_value(attr)}")
     shape = _check_shape(shape, attr.where())
+    return _convert_cached(_AttrKey(attr), shape)
+
+
+class _AttrKey:
+    """A hashable handle on an attribute: equal when their texts (``Attr.key``) are, which fixes
+    their meaning; positions and alias names do not count."""
+
+    __slots__ = ("attr", "key")
+
+    def __init__(self, attr: Attr):
+        self.attr = attr
+        self.key = attr.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _AttrKey) and other.key == self.key
+
+
+#: Conversions repeat: a TTGIR file uses each layout at a few shapes, slices and dot operands
+#: convert their parent again, and audits ask for the same types op after op. Keyed by the
+#: attribute's text and the shape; at most 4096 layouts (a few MiB) are kept; a failed conversion
+#: is not kept (its error names positions); registering a kind clears it. Results are immutable.
+@functools.lru_cache(maxsize=4096)
+def _convert_cached(handle: _AttrKey, shape: tuple) -> Any:
+    attr = handle.attr
     kind = _lookup(attr)
     if kind.keys is not None:
         _check_keys(attr, sorted(kind.keys))
     try:
-        out = kind.fn(attr, shape)
+        return kind.fn(attr, shape)
     except LayoutError as e:
         msg = str(e)
         if re.match(r"line \d+, col \d+:", msg):
             raise
         key = next((k for k in attr.params if f"'{k}'" in msg), None)
         raise _fail(attr, key, msg) from None
-    return out
 
 
 def _looks_like_mlir(text: str) -> bool:
@@ -818,10 +823,19 @@ def shared_rank(attr: Any) -> int | None:
         return len(p["order"])
     if kind == "nvmma_shared":
         return int(p["rank"]) if isinstance(p.get("rank"), int) else _nvmma_rank(attr)
-    if kind == "shared_linear":
+    if kind in ("shared_linear", "padded_shared"):
+        if kind == "padded_shared":
+            try:
+                p = triton_memory.padded_shared_parts(attr.body)[1]
+            except LayoutError:
+                return None
+            if isinstance(p.get("order"), list):
+                return len(p["order"])
         offs = p.get("offset")
         if isinstance(offs, list) and offs and isinstance(offs[0], list):
             return len(offs[0])
+    if kind in ("tensor_memory_encoding", "tensor_memory_scales_encoding"):
+        return 2
     return None
 
 
@@ -969,7 +983,53 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
     if shape is None:
         raise _fail(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
                                  "pass shape=[...]")
-    return attr_to_linear(value, shape)
+    return attr_to_layout(value, shape)
+
+
+def type_to_layout(t: TensorType) -> LinearLayout | SharedAddressMap:
+    """The layout of a parsed ``tensor<>``/``!ttg.memdesc<>``/``!tt.tensordesc<>`` type, as Triton's
+    ``toLinearLayout(type)``: a memdesc view uses its allocation's trailing dims, a ring of
+    pipeline buffers (leading dims beyond the encoding's rank) the layout of one buffer.
+
+    >>> from verilayout.frontends.mlir import parse_value
+    >>> type_to_layout(parse_value("!ttg.memdesc<2x4x4xf16, #ttg.swizzled_shared<{vec = 1, "
+    ...     "perPhase = 1, maxPhase = 1, order = [1, 0]}>, #ttg.shared_memory>")).out_dims
+    {'dim0': 4, 'dim1': 4}
+    """
+    if not isinstance(t, TensorType):
+        raise LayoutError(f"expected a tensor, memdesc or tensordesc type, got {format_value(t)}")
+    return _type_to_linear(t, None)
+
+
+def memdesc_view_layout(t: TensorType) -> LinearLayout:
+    """Where a memdesc view's elements live: view coordinates (``dim0, ...`` of the view's shape)
+    -> ``offset`` (and ``block``) in the allocation. Triton lays the allocation out
+    (:func:`type_to_layout`) and inverts it, trimmed to the view (its ``invertAndCompose``); a
+    subslice starting at ``o`` adds the constant ``view(o)`` (XOR: the map is linear).
+
+    Law: for ``x`` in the view, ``type_to_layout(t)`` maps ``memdesc_view_layout(t)(x)`` back to ``x``.
+
+    >>> from verilayout.frontends.mlir import parse_value
+    >>> t = parse_value("!ttg.memdesc<2x4xf16, #ttg.swizzled_shared<{vec = 1, perPhase = 1, "
+    ...                 "maxPhase = 4, order = [1, 0]}>, #ttg.shared_memory, mutable, 4x4>")
+    >>> memdesc_view_layout(t).bases      # row 1 is stored at offset 4 XOR 1 (its swizzle)
+    {'dim0': [[5, 0]], 'dim1': [[1, 0], [2, 0]]}
+    """
+    full = type_to_layout(t)
+    if not isinstance(full, LinearLayout) or "offset" not in full.in_dim_names:
+        raise LayoutError(f"line {t.pos[0]}, col {t.pos[1]}: a view layout needs a GF(2)-linear "
+                          "shared-memory layout")
+    inv = full.invert() if full.is_invertible() else full.pseudoinvert()
+    lshape = memdesc_buffers(t)[0]
+    view = tuple(t.shape[-len(lshape):])
+    bases = inv.bases
+    kept = {}
+    for i, (name, size) in enumerate(zip(standard_out_dims(len(lshape)), view)):
+        if size > lshape[i] or size & (size - 1):
+            raise LayoutError(f"line {t.pos[0]}, col {t.pos[1]}: view shape {list(view)} does not "
+                              f"fit the allocation {list(lshape)}")
+        kept[name] = bases[name][:size.bit_length() - 1]
+    return LinearLayout(kept, inv.out_dims, require_surjective=False)
 
 
 def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
@@ -983,9 +1043,9 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     kind = _lookup(t.encoding)
     want = DISTRIBUTED if t.kind == "tensor" else SHARED
     if kind.memory != want:
-        what = "tensor<>" if t.kind == "tensor" else "!ttg.memdesc<>"
+        what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
         raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
-    return attr_to_linear(t.encoding, memdesc_buffers(t)[0])
+    return attr_to_layout(t.encoding, memdesc_buffers(t)[0])
 
 
 # ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ exception.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ __all__ = ["Op", "Module", "parse_module", "MAX_BYTES"]
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
+MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (Module.type_of)
 
 _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
@@ -70,6 +72,9 @@ class Module:
     num_ctas: int
     ops: tuple[Op, ...]
     aliases: Mapping[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    #: type text -> parsed type: a module repeats its few types on every op line, so each is
+    #: parsed once (at most MAX_PARSED_TYPES kept; values are frozen)
+    parsed_types: dict = field(repr=False, compare=False, default_factory=dict)
 
     def type_of(self, text: str) -> Any:
         """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases.
@@ -81,6 +86,10 @@ class Module:
         >>> m.type_of("<32xf16, #b, #ttg.shared_memory, mutable>").kind   # a memdesc printed bare
         'memdesc'
         """
+        hit = self.parsed_types.get(text)
+        if hit is not None:
+            return hit
+        key = text
         if text.lstrip().startswith("<"):   # Triton prints some memdesc results without `!ttg.memdesc`
             text = "!ttg.memdesc" + text.lstrip()
         s = Scanner(text, 0, self.aliases)
@@ -90,6 +99,8 @@ class Module:
             raise LayoutError(f"type {text[:60]!r}: nested too deeply") from None
         if not s.at_end():
             raise s.error(f"unexpected {s.found()} after the type")
+        if len(self.parsed_types) < MAX_PARSED_TYPES:
+            self.parsed_types[key] = v
         return v
 
     def producers(self) -> dict[str, Op]:
@@ -102,32 +113,45 @@ class Module:
 
 
 def _split_top(text: str, sep: str) -> list[str]:
-    """Split at ``sep`` outside brackets and strings."""
-    out, depth, cur, i, n = [], 0, 0, 0, len(text)
+    """Split at ``sep`` outside brackets and strings (the ``>`` of ``->`` closes nothing).
+
+    >>> _split_top('a<b, c>, "d, e", f', ",")
+    ['a<b, c>', ' "d, e"', ' f']
+    """
+    if sep not in text and len(text) <= MAX_DEPTH:   # nothing to split, too short to nest too deep
+        return [text]
+    out, depth, cur, skip = [], 0, 0, -1
     in_str = False
-    while i < n:
-        c = text[i]
+    for m in _splitter(sep).finditer(text):
+        i, tok = m.start(), m.group(0)
+        if i < skip:
+            continue
         if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
+            if tok == "\\":
+                skip = i + 2
+            elif tok == '"':
                 in_str = False
-        elif c == '"':
+        elif tok == '"':
             in_str = True
-        elif c in "([{<":
+        elif tok in "([{<":
             depth += 1
             if depth > MAX_DEPTH:
                 raise LayoutError(f"brackets nested deeper than {MAX_DEPTH}")
-        elif c in ")]}>" and not (c == ">" and i > 0 and text[i - 1] == "-"):
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
+        elif tok in ")]}>" and len(tok) == 1:
+            if not (tok == ">" and i > 0 and text[i - 1] == "-"):
+                depth -= 1
+        elif tok == sep and depth == 0 and i >= cur:
             out.append(text[cur:i])
-            i += len(sep)
-            cur = i
-            continue
-        i += 1
+            cur = m.end()
     out.append(text[cur:])
     return out
+
+
+@functools.lru_cache(maxsize=16)
+def _splitter(sep: str) -> re.Pattern:
+    """Tokens :func:`_split_top` looks at: quotes, escapes, brackets and ``sep`` (a handful of
+    separators, each compiled once)."""
+    return re.compile(r'[\\"()\[\]{}<>]|' + re.escape(sep))
 
 
 def _strip_loc(rest: str) -> tuple[str, str | None]:
