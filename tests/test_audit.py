@@ -370,3 +370,14 @@ def test_a_tmem_load_into_a_layout_no_message_delivers_is_an_error():
     lines[127] = lines[127].replace("#linear>", "#blocked>")
     c = next(c for c in audit_text("\n".join(lines), "mutated.ttgir").checks if c.line == 128)
     assert (c.check, c.status, c.severity) == ("tmem-layout", "counterexample", "error")
+
+
+def test_the_whole_corpus_is_read_and_only_unmodelled_ops_stay_unchecked():
+    rep = audit_paths([str(ROOT / "tests" / "corpus")])
+    assert len(rep.files) >= 100
+    for f in rep.files:
+        assert f.layouts_parsed == f.layouts_seen and not f.unsupported, (f.path, f.unsupported[:2])
+    reasons = {c.data.get("reason") for f in rep.files for c in f.checks if c.status == "unchecked"}
+    # what no model covers yet, each named: TMA copies, tcgen05.cp of scale factors, TMEM A operands
+    assert reasons <= {"TMA copies are not modelled yet", "tcgen05.cp", "tensor-memory operand"}, reasons
+    assert not [c for f in rep.files for c in f.checks if c.data.get("reason") == "internal error"]

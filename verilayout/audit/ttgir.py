@@ -126,7 +126,10 @@ class _Ctx:
                 ll = attr_to_linear(t.encoding, shape)
                 self.parsed.add(enc)
             except LayoutError as e:
-                self.unsupported.setdefault(enc, str(e))
+                if t.kind == "memdesc" and _padded(t) is not None:
+                    self.parsed.add(enc)      # read as an address map (not GF(2)-linear): see _padded
+                else:
+                    self.unsupported.setdefault(enc, str(e))
         self.cache[key] = ll
         return ll
 
