@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from verilayout.audit import audit_file  # noqa: E402
-from verilayout.audit.ttgir import expand_paths  # noqa: E402
+from verilayout.audit.paths import expand_paths  # noqa: E402
 
 COMPILE = """
 import os, sys, time, importlib.util

@@ -56,7 +56,7 @@ from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
 
-__all__ = ["audit_text", "audit_file", "audit_paths", "audit_module", "EXAMPLE"]
+__all__ = ["audit_text", "audit_file", "audit_module", "EXAMPLE"]
 
 EXAMPLE = """#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>
 #s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
@@ -885,24 +885,3 @@ def audit_file(path: str) -> FileReport:
         return audit_text(data, path)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
-
-
-def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files to audit: files as given, directories searched recursively for ``*.ttgir``."""
-    out = []
-    for p in paths:
-        if p != "-" and os.path.isdir(p):
-            for root, _dirs, files in sorted(os.walk(p)):
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(".ttgir"))
-        else:
-            out.append(p)
-    return out
-
-
-def audit_paths(paths: Iterable[str]) -> AuditReport:
-    """Audit files, stdin (``-``) and directories (every ``*.ttgir`` below them)."""
-    t0 = time.perf_counter()
-    files = tuple(audit_file(p) for p in expand_paths(paths))
-    return AuditReport(files, time.perf_counter() - t0)
-
-

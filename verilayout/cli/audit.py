@@ -19,7 +19,8 @@ trans/reshape/join/split views need no data movement. Ops no check models are li
 
 examples:
   verilayout audit kernel.ttgir
-  verilayout audit ~/.triton/cache --fail-on warning          # every *.ttgir below the folder
+  verilayout audit ~/.triton/cache --fail-on warning          # every *.ttgir and *.ptx below the folder
+  verilayout audit k.ptx                                       # the lowering, against k.ttgir beside it
   verilayout audit k.ttgir --json > audit.json
   verilayout audit k.ttgir --sarif audit.sarif --junit audit.xml
   cat k.ttgir | verilayout audit -
@@ -29,13 +30,28 @@ exit codes: 0 clean, 1 findings at or above --fail-on (default error), 2 unreada
 _ORDER = {"error": 0, "warning": 1, "note": 2, None: 3}
 
 
+def _jobs(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--jobs {text!r}: expected a whole number >= 0") from None
+    if n < 0 or n > 1024:
+        raise argparse.ArgumentTypeError(f"--jobs {n}: expected 0 (one per CPU) to 1024")
+    return n or (os.cpu_count() or 1)
+
+
 def register(sub) -> None:
-    p = sub.add_parser("audit", help="check every layout of compiled kernels (TTGIR files)",
+    p = sub.add_parser("audit", help="check every layout of compiled kernels (TTGIR and PTX files)",
                        description="Audit TTGIR files (or folders of them, such as Triton's cache): "
                        "every op that moves data through shared memory or feeds an MMA is checked "
-                       "with a proof or a counterexample located at the kernel's source line.",
+                       "with a proof or a counterexample located at the kernel's source line. PTX files "
+                       "(X.ptx beside X.ttgir, as Triton's cache keeps them) are checked against that "
+                       "plan: each wgmma descriptor the compiler wrote is proved to read the planned "
+                       "K-block of the planned layout.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir file, folder, or - for stdin")
+    p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir or .ptx file, folder, or - for stdin (TTGIR)")
+    p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
+                   help="audit files in N processes (default 0: one per CPU); the report does not depend on N")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the documented contract)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check)")
     p.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 (results at the kernel's "
@@ -150,7 +166,7 @@ def cmd_audit(args) -> int:
     for p in args.paths:
         if p != "-" and not os.path.exists(p):
             raise LayoutError(f"{p}: no such file or directory")
-    report = audit_paths(args.paths)
+    report = audit_paths(args.paths, jobs=args.jobs)
     if args.json:
         print(report.to_json())
     else:

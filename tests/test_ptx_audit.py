@@ -1,0 +1,153 @@
+"""The PTX audit (issue 18): the reader on all real PTX of the corpus, and the wgmma descriptor
+checks against the TTGIR plan, with lowering bugs planted in copies of real PTX.
+
+Expected values come from outside the auditor: the sm_90 matrix-descriptor bit positions of the
+PTX ISA (start address bits 0-13 in 16-byte units, LBO bits 16-29, SBO bits 32-45, layout type
+bits 62-63: 1 = 128-byte swizzle, 2 = 64-byte, 3 = 32-byte), the lines of the corpus PTX found by
+their text, and the planted edits derived below."""
+from __future__ import annotations
+
+import glob
+from pathlib import Path
+
+import pytest
+
+from verilayout.audit import audit_file, audit_ptx_file, audit_ptx_text
+from verilayout.cli.main import main
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import parse_ptx
+
+ROOT = Path(__file__).resolve().parent.parent
+PTX = sorted(glob.glob(str(ROOT / "tests" / "corpus" / "cuda*" / "*.ptx")))
+STEM = ROOT / "tests" / "corpus" / "cuda90" / "matmul_f16_128x128x64_w4_s3"
+SW128_SBO64 = (1 << 62) | (64 << 32)       # 128B swizzle, SBO 64 x 16 = 1024 bytes
+
+
+def test_reader_reads_every_corpus_ptx():
+    assert len(PTX) >= 60
+    for p in PTX:
+        m = parse_ptx(Path(p).read_bytes())
+        assert m.target and m.target.startswith("sm_") and m.instrs and m.functions
+
+
+@pytest.mark.parametrize("data, where", [(b"\xff\xfe", "byte 0"), (b"hello world\n", "not PTX"),
+                                         (b".version 8.7\n.visible .entry f()\n{\nadd.s32 %r1, " + b"{" * 100 + b";\n}",
+                                          "nested")])
+def test_reader_bad_input_is_one_line_error(data, where):
+    with pytest.raises(LayoutError) as e:
+        parse_ptx(data)
+    assert where in str(e.value) and "\n" not in str(e.value)
+
+
+def _plan():
+    ttgir = (STEM.with_suffix(".ttgir")).read_text()
+    return ttgir, audit_file(str(STEM.with_suffix(".ttgir"))).checks
+
+
+def _audit(ptx_text: str):
+    ttgir, plan = _plan()
+    return audit_ptx_text(ptx_text, "mutated.ptx", ttgir, plan).checks
+
+
+def _line(lines: list[str], text: str) -> int:
+    hits = [i for i, ln in enumerate(lines) if text in ln]
+    assert len(hits) == 1, (text, hits)
+    return hits[0]
+
+
+def test_every_wgmma_of_the_sm90_corpus_reads_its_planned_k_block():
+    n = 0
+    for p in [p for p in PTX if "/cuda90/" in p]:
+        for c in audit_ptx_file(p).checks:
+            assert c.status == "proved", (p, c.line, c.message)
+            assert c.data["source"] == "ptx" and c.loc
+            n += 1
+    assert n >= 200
+
+
+def test_unmutated_file_is_all_proved():
+    checks = _audit(STEM.with_suffix(".ptx").read_text())
+    assert len(checks) == 16 and {c.status for c in checks} == {"proved"}
+
+
+def _first_wgmma(lines):
+    return next(i for i, ln in enumerate(lines) if "wgmma.mma_async" in ln) + 1
+
+
+@pytest.mark.parametrize("name, edit, operand", [
+    # A's K-block 0 descriptor: SBO 32 x 16 = 512 bytes instead of 1024 (the 8-row group stride)
+    ("sbo", lambda v: (1 << 62) | (32 << 32), "A"),
+    # A's K-block 0 descriptor: layout type 2 (64-byte swizzle) over a 128-byte swizzled tile
+    ("swizzle", lambda v: (2 << 62) | (64 << 32), "A"),
+    # A's K-block 0 descriptor: the 128-byte swizzle with LBO and SBO exchanged (#8378's edit)
+    ("lbo-sbo-swapped", lambda v: (1 << 62) | (1 << 32) | (64 << 16), "A"),
+])
+def test_planted_descriptor_field_bugs_are_errors_at_the_instruction(name, edit, operand):
+    lines = STEM.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, f"or.b64 \t%rd210, %rd71, {SW128_SBO64};")
+    lines[k] = lines[k].replace(str(SW128_SBO64), str(edit(SW128_SBO64)))
+    bad = [c for c in _audit("\n".join(lines)) if c.status != "proved"]
+    assert bad and all(c.severity == "error" for c in bad), [(c.line, c.message) for c in bad]
+    assert {(c.line, c.data["operand"], c.data["k_block"]) for c in bad} == {(_first_wgmma(lines), operand, 0)}
+
+
+def test_planted_k_block_start_bug_names_the_offset():
+    # A's K-block 1 starts 2 x 16 = 32 bytes after K-block 0 (64 f16 of a 128-byte swizzled row are
+    # 16 elements = 32 bytes per wgmma K of 16); plant 3 (48 bytes)
+    lines = STEM.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, "add.s32 \t%r119, %r115, 2;")
+    lines[k] = lines[k].replace("%r115, 2;", "%r115, 3;")
+    bad = [c for c in _audit("\n".join(lines)) if c.status != "proved"]
+    assert len(bad) == 1 and bad[0].severity == "error"
+    c = bad[0]
+    # 16 bytes away from where the plan puts K-block 1 relative to the other 7 instructions
+    assert (c.data["operand"], c.data["k_block"], c.data["ptx_offset_bytes"]) == ("A", 1, 16)
+    assert c.line == _first_wgmma(lines) + 5          # the second wgmma (5 PTX lines later)
+
+
+def test_planted_b_lbo_bug():
+    # B is MN-major: its LBO field (bits 16-29 of the 64-bit descriptor, bit 25 of the low word
+    # = field 512, 8192 bytes between 64-element MN groups) planted as 256
+    lines = STEM.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, "or.b32 \t%r118, %r117, 33554432;")
+    lines[k] = lines[k].replace("33554432", str(256 << 16))
+    bad = [c for c in _audit("\n".join(lines)) if c.status != "proved"]
+    assert bad and {c.data["operand"] for c in bad} == {"B"} and all(c.severity == "error" for c in bad)
+
+
+def test_swapped_operands_are_errors():
+    lines = STEM.with_suffix(".ptx").read_text().split("\n")
+    k = _first_wgmma(lines) - 1
+    assert "%rd210, %rd211," in lines[k]
+    lines[k] = lines[k].replace("%rd210, %rd211,", "%rd211, %rd210,")
+    bad = [c for c in _audit("\n".join(lines)) if c.status != "proved"]
+    assert {(c.line, c.data["operand"]) for c in bad} == {(k + 1, "A"), (k + 1, "B")}
+
+
+def test_cli_pairs_ptx_with_ttgir_and_jobs_do_not_change_the_report(tmp_path, capsys):
+    d = tmp_path / "cache" / "abc"
+    d.mkdir(parents=True)
+    for suf in (".ttgir", ".ptx"):
+        (d / ("k" + suf)).write_text(STEM.with_suffix(suf).read_text())
+    import json
+    outs = []
+    for jobs in ("1", "2"):
+        assert main(["audit", str(tmp_path / "cache"), "--json", "--jobs", jobs]) == 0
+        rep = json.loads(capsys.readouterr().out)
+        for f in rep["files"]:
+            for c in f["checks"]:
+                c.pop("seconds", None)
+        rep.pop("summary")
+        outs.append(rep)
+    assert outs[0] == outs[1]
+    paths = [f["path"] for f in outs[0]["files"]]
+    assert [Path(p).name for p in paths] == ["k.ptx", "k.ttgir"]
+    ptx = outs[0]["files"][0]
+    assert all(c["data"]["source"] == "ptx" for c in ptx["checks"]) and len(ptx["checks"]) == 16
+
+
+def test_ptx_without_ttgir_is_listed_unchecked(tmp_path):
+    p = tmp_path / "alone.ptx"
+    p.write_text(STEM.with_suffix(".ptx").read_text())
+    rep = audit_ptx_file(str(p))
+    assert rep.checks and {c.status for c in rep.checks} == {"unchecked"}

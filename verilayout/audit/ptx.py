@@ -1,0 +1,400 @@
+"""Audit the lowering: prove from a kernel's PTX that each ``wgmma.mma_async`` reads the shared
+operand layout its TTGIR planned (``X.ptx`` beside ``X.ttgir``, as in Triton's cache).
+
+How: every register a descriptor operand depends on is evaluated symbolically over z3 bit-vectors
+(``%tid``, kernel parameters, loads and registers defined more than once, i.e. loop-carried, are
+free symbols; ``global_smem`` is the shared-memory base, a symbol assumed 1024-byte aligned). For
+the ``i``-th wgmma of a ``ttng.warp_group_dot`` (matched by the source line ``.loc`` records), with
+the descriptor the TTGIR audit derived for its K-block ``k`` (``derived_k``, base address 0):
+
+* fields: the PTX descriptor's bits other than the 14-bit start address are one constant ``H``
+  for every value of the symbols, and ``H | start(derived_k)`` is proved to read K-block ``k`` of
+  the operand layout (``prove.wgmma.verify``): LBO, SBO, swizzle mode and the operand order;
+* K-block advance: ``start_i - start_0 == start(derived_k) - start(derived_0)`` (mod 2^14) for every
+  value of the symbols;
+* base: ``start_0 - start(derived_0)`` is a multiple of the swizzle pattern's repeat (in 16-byte
+  units) whenever the shared-memory base is 1024-byte aligned (the assumption is reported).
+
+A descriptor the evaluator cannot reduce (an unmodelled instruction on its path) gives
+``unknown``, never ``proved``.
+
+>>> v = _Eval(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.b32 %r1, global_smem;\\n"
+...                      "add.s32 %r2, %r1, 16;\\nbfe.u32 %r3, %r2, 4, 14;\\n}"))
+>>> str(z3.simplify(v.reg("%r3") - z3.Extract(31, 0, z3.LShR(z3.ZeroExt(32, SMEM), 4)) & 0x3FFF)) != ""
+True
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import z3
+
+from verilayout.audit.model import Check, FileReport
+from verilayout.audit.ttgir import audit_text, layout_shape
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
+from verilayout.frontends.triton import attr_to_linear
+from verilayout.frontends.ttgir import Module, parse_module
+from verilayout.prove.wgmma import verify
+
+#: The shared-memory base (``global_smem``), 32 bits.
+SMEM = z3.BitVec("smem_base", 32)
+SMEM_ALIGNMENT = 1024
+SMEM_BELOW = 1 << 17
+ASSUMPTIONS = (f"the dynamic shared-memory base (global_smem) is {SMEM_ALIGNMENT}-byte aligned and below "
+               f"{SMEM_BELOW >> 10} KB (an sm_90 CTA has at most 227 KB, so its shared addresses stay below 2^18)",
+               "registers written more than once (loop-carried) and values loaded from memory are "
+               "unconstrained symbols")
+_START = 0x3FFF
+_FIELDS = ~0xFFFF & ((1 << 64) - 1)     # LBO, SBO, base offset, layout type: bits 16-63
+_NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
+            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
+_WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
+          "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
+_REPEAT_UNITS = {0: 1, 1: 64, 2: 32, 3: 16}   # sm_90 layout type -> swizzle repeat in 16-byte units
+
+
+def _reg_width(name: str) -> int:
+    if name.startswith("%rd"):
+        return 64
+    if name.startswith("%rs"):
+        return 16
+    if name.startswith("%p"):
+        return 1
+    return 32
+
+
+def _fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
+    n = e.size()
+    return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
+
+
+class _Eval:
+    """Symbolic values of a PTX function's registers (see the module docstring)."""
+
+    def __init__(self, mod: PtxModule, func: str | None = None):
+        self.defs: dict[str, list[Instr]] = {}
+        for i in mod.instrs:
+            if func is not None and i.func != func:
+                continue
+            if i.operands and i.operands[0].startswith("%") and not i.opcode.startswith(_NO_DEST) \
+                    and not i.opcode.startswith("setp"):
+                self.defs.setdefault(i.operands[0], []).append(i)
+        self.memo: dict[str, z3.BitVecRef] = {}
+        self.opaque: set[str] = set()
+        self.depth = 0
+
+    def _sym(self, name: str, why: str) -> z3.BitVecRef:
+        self.opaque.add(f"{name} ({why})")
+        return z3.BitVec(f"v{name}", max(_reg_width(name), 8))
+
+    def reg(self, name: str) -> z3.BitVecRef:
+        """The value of register ``name`` as a bit-vector of its width."""
+        if name in self.memo:
+            return self.memo[name]
+        ds = self.defs.get(name, [])
+        if len(ds) != 1 or self.depth > 400:
+            v = self._sym(name, "loop-carried" if len(ds) > 1 else "no definition")
+        else:
+            self.depth += 1
+            try:
+                v = self._instr(ds[0], _reg_width(name))
+            finally:
+                self.depth -= 1
+            if v is None:
+                v = self._sym(name, ds[0].opcode)
+        v = _fit(v, max(_reg_width(name), 8))
+        self.memo[name] = v
+        return v
+
+    def operand(self, text: str, w: int) -> z3.BitVecRef | None:
+        t = text.strip()
+        if t == "global_smem":
+            return _fit(SMEM, w)
+        imm = parse_immediate(t)
+        if imm is not None:
+            return z3.BitVecVal(imm % (1 << w), w)
+        m = re.fullmatch(r"\{\s*(%[\w$]+)\s*,\s*(%[\w$]+)\s*\}", t)
+        if m:                                          # mov.b64 %rd, {lo, hi}
+            lo, hi = self.reg(m.group(1)), self.reg(m.group(2))
+            return _fit(z3.Concat(hi, lo), w)
+        if t.startswith("%"):
+            return _fit(self.reg(t), w)
+        return None
+
+    def _instr(self, i: Instr, w: int) -> z3.BitVecRef | None:
+        parts = i.parts
+        head = parts[0]
+        tw = next((_WIDTH[p] for p in reversed(parts) if p in _WIDTH), w)
+        ops = [self.operand(o, tw) for o in i.operands[1:]]
+        if any(o is None for o in ops) and head not in ("cvt", "selp"):
+            return None
+        if head == "mov" and len(ops) == 1:
+            return ops[0]
+        if head in ("add", "sub", "and", "or", "xor", "shl", "shr", "mul", "mad") and len(ops) >= 2:
+            a, b = ops[0], ops[1]
+            if head == "add":
+                return a + b
+            if head == "sub":
+                return a - b
+            if head == "and":
+                return a & b
+            if head == "or":
+                return a | b
+            if head == "xor":
+                return a ^ b
+            if head == "shl":
+                return a << b
+            if head == "shr":
+                return a >> b if "s32" in parts or "s64" in parts else z3.LShR(a, b)
+            if head == "mul" and "lo" in parts:
+                return a * b
+            if head == "mad" and "lo" in parts and len(ops) == 3:
+                return a * b + ops[2]
+            return None
+        if head == "not" and len(ops) == 1:
+            return ~ops[0]
+        if head == "bfe" and len(ops) == 3 and "u32" in parts or head == "bfe" and "u64" in parts:
+            pos, ln = (parse_immediate(o) for o in i.operands[2:4])
+            if pos is None or ln is None or not 0 < ln <= tw:
+                return None
+            return z3.LShR(ops[0], pos) & z3.BitVecVal((1 << ln) - 1, tw)
+        if head == "cvt" and len(i.operands) == 2:
+            dst_w = next((_WIDTH[p] for p in parts[1:2] if p in _WIDTH), w)
+            src_w = next((_WIDTH[p] for p in parts[2:] if p in _WIDTH), w)
+            src = self.operand(i.operands[1], src_w)
+            if src is None:
+                return None
+            if dst_w > src_w:
+                return z3.SignExt(dst_w - src_w, src) if parts[1].startswith("s") else z3.ZeroExt(dst_w - src_w, src)
+            return z3.Extract(dst_w - 1, 0, src)
+        return None
+
+
+def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, LinearLayout] | None:
+    op = next((o for o in mod.ops if o.line == line), None)
+    if op is None or idx >= len(op.operand_types):
+        return None
+    t = mod.type_of(op.operand_types[idx])
+    return t, attr_to_linear(t.encoding, layout_shape(t))
+
+
+def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000) -> tuple[str, Any]:
+    s = z3.Solver()
+    s.set("timeout", timeout_ms)
+    if assume is not None:
+        s.add(assume)
+    s.add(z3.Not(claim))
+    r = s.check()
+    if r == z3.unsat:
+        return "proved", None
+    if r == z3.sat:
+        return "counterexample", s.model()
+    return "unknown", None
+
+
+def _smem_assumption() -> z3.BoolRef:
+    return z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULT(SMEM, SMEM_BELOW))
+
+
+def _constant(e: z3.BitVecRef) -> int | None:
+    """``e``'s value if it is one constant for every value of its symbols (under the assumptions)."""
+    e = z3.simplify(e)
+    if z3.is_bv_value(e):
+        return e.as_long()
+    s = z3.Solver()
+    s.set("timeout", 3000)
+    s.add(_smem_assumption())
+    if s.check() != z3.sat:
+        return None
+    v = s.model().eval(e, model_completion=True).as_long()
+    return v if _prove(e == v, _smem_assumption())[0] == "proved" else None
+
+
+def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
+                  path: str) -> list[Check]:
+    out = []
+    by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
+    for slot, name in ((1, "A"), (2, "B")):
+        tcheck = by_operand.get(name)
+        descs = (tcheck.data.get("descriptors") if tcheck is not None else None) or []
+        if tcheck is None or not descs or wg[0].operands[slot].startswith("{"):
+            continue                                   # register operand, or nothing derived
+        per_group = len(descs)
+        if len(wg) % per_group == 0:
+            idx = [descs[i % per_group] for i in range(len(wg))]
+        elif per_group % len(wg) == 0:
+            # several warpgroups: each issues the K-blocks of its own MN block, whose offset comes from
+            # the warp id (a free symbol that cancels in the K-block advance): compare with MN block 0
+            idx = descs[:len(wg)]
+        else:
+            out.append(_check(wg[0], path, name, "unknown", "note", f"operand {name}: {len(wg)} wgmma "
+                              f"instructions cannot be matched to the {per_group} derived K-block descriptors",
+                              {"reason": "instruction count"}))
+            continue
+        got = _tl = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        if got is None:
+            continue
+        _t, ll = got
+        out.extend(_operand_checks(ev, wg, slot, name, idx, tcheck, ll, path))
+    return out
+
+
+def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
+                    ll: LinearLayout, path: str) -> list[Check]:
+    out = []
+    d = tcheck.data
+    mn_dim = 0 if name == "A" else 1
+    t_shape = d["shape"]
+    mn = 64 if name == "A" and t_shape[0] >= 64 else min(t_shape[mn_dim], 256)
+    exprs = [ev.operand(i.operands[slot], 64) for i in wg]
+    # the base each instruction implies: its start minus the start the plan derives at base 0
+    starts: list[tuple[int, Instr, z3.BitVecRef, dict, int]] = []
+    for i, (ins, e, want) in enumerate(zip(wg, exprs, idx)):
+        derived = int(want["descriptor"], 16)
+        data = {"source": "ptx", "operand": name, "instruction": i, "k_block": want["k_block"],
+                "mn_block": want["mn_block"], "ttgir_descriptor": want["descriptor"]}
+        if e is None:
+            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}: the descriptor "
+                              f"{ins.operands[slot]} is not a register the evaluator reads", data))
+            continue
+        hi = _constant(e & z3.BitVecVal(_FIELDS, 64))
+        if hi is None:
+            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, wgmma {i}: the descriptor's "
+                              "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
+                              f"{sorted(ev.opaque)[:3]})", data))
+            continue
+        value = hi | (derived & _START)
+        data["ptx_fields"] = f"{hi:#018x}"
+        v = verify(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"], mn=mn,
+                   mn_block=want["mn_block"], mn_dim=mn_dim, arch="sm_90")
+        if v.status != "proved":
+            out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
+                              f"operand {name}, wgmma {i} (K-block {want['k_block']}): the PTX descriptor's fields "
+                              f"{hi:#018x} do not read the planned layout {d['layout']}: {v.reason} "
+                              f"(the TTGIR plan derives {want['descriptor']})",
+                              dict(data, counterexample=v.counterexample)))
+            continue
+        base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
+        starts.append((i, ins, base, data, (hi >> 62) & 3))
+    out.extend(_start_checks(starts, name, path))
+    return out
+
+
+def _start_checks(starts: list, name: str, path: str) -> list[Check]:
+    """Every instruction must imply the same operand base (its start minus the planned K-block
+    offset); the base most instructions agree on is the reference, and it must sit on the swizzle
+    repeat under the shared-memory assumption."""
+    groups: list[list] = []
+    for item in starts:
+        for g in groups:
+            if _prove(item[2] == g[0][2])[0] == "proved":
+                g.append(item)
+                break
+        else:
+            groups.append([item])
+    if not groups:
+        return []
+    ref = max(groups, key=len)
+    out = []
+    rep = _REPEAT_UNITS.get(ref[0][4], 1)
+    aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption())
+    for g in groups:
+        for i, ins, base, data, _mode in g:
+            if g is ref:
+                ok = aligned == "proved"
+                data = dict(data, assumption=ASSUMPTIONS[0])
+                out.append(_check(ins, path, name, "proved" if ok else "unknown", None if ok else "note",
+                                  f"operand {name}, wgmma {i} (K-block {data['k_block']}): fields read the planned "
+                                  "layout and the start address is the planned K-block's"
+                                  + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not proved "
+                                     f"aligned to the {rep * 16}-byte swizzle repeat (free values on its path)"),
+                                  data))
+                continue
+            s = z3.Solver()
+            s.add(_smem_assumption())
+            s.check()
+            off = s.model().eval(base - ref[0][2], model_completion=True).as_long() if s.check() == z3.sat else None
+            data = dict(data, ptx_offset_bytes=(off * 16) if off is not None else None)
+            out.append(_check(ins, path, name, "counterexample", "error",
+                              f"operand {name}, wgmma {i} (K-block {data['k_block']}): its descriptor starts "
+                              f"{(off or 0) * 16} bytes away from where the plan puts K-block {data['k_block']} "
+                              f"relative to the other {len(ref)} instruction(s) (the TTGIR plan derives "
+                              f"{data['ttgir_descriptor']} at base 0)", data))
+    return out
+
+
+def _check(ins: Instr, path: str, operand: str, status: str, severity: str | None, message: str,
+           data: dict) -> Check:
+    return Check(ins.opcode.split(".")[0] + "." + ins.opcode.split(".")[1], ins.line, ins.loc,
+                 "mma-descriptor", status, severity, message, dict(data, source="ptx"))
+
+
+def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | None = None,
+                   ttgir_checks: tuple[Check, ...] = ()) -> FileReport:
+    """The PTX checks of one file (see the module docstring); ``ttgir``: the TTGIR beside it and
+    ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is listed unchecked."""
+    mod = parse_ptx(text)
+    checks: list[Check] = []
+    wgmmas = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
+    tc05 = [i for i in mod.instrs if i.opcode.startswith("tcgen05.mma")]
+    if ttgir is None:
+        for i in wgmmas + tc05:
+            checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: no TTGIR beside this PTX "
+                                 "(X.ttgir): the plan to compare with is missing", {"reason": "no ttgir"}))
+        return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+    tmod = parse_module(ttgir)
+    dots = [o for o in tmod.ops if o.name == "ttng.warp_group_dot"]
+    mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op == "ttng.warp_group_dot"]
+    by_func: dict[str, _Eval] = {}
+    matched: set[int] = set()
+    for dot in dots:
+        wg = [i for i in wgmmas if i.loc == dot.loc and i.line not in matched]
+        if not wg:
+            continue
+        matched.update(i.line for i in wg)
+        ev = by_func.setdefault(wg[0].func, _Eval(mod, wg[0].func))
+        try:
+            checks.extend(_wgmma_checks(ev, wg, dot, tmod, mma_checks, path))
+        except LayoutError as e:
+            checks.append(_check(wg[0], path, "?", "unchecked", None, f"{wg[0].opcode}: {e}", {"reason": str(e)}))
+    for i in wgmmas:
+        if i.line not in matched:
+            checks.append(_check(i, path, "?", "unchecked", None, "no ttng.warp_group_dot of the TTGIR has this "
+                                 f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
+    for i in tc05:
+        checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: tcgen05 descriptors are not yet "
+                             "checked from PTX", {"reason": "tcgen05 not modelled"}))
+    return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+
+
+def audit_ptx_file(path: str) -> FileReport:
+    """Audit one ``.ptx`` file, paired with the ``.ttgir`` of the same stem beside it (Triton's cache
+    keeps both), whose own audit gives the plan.
+
+    >>> audit_ptx_file("/nonexistent.ptx")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: /nonexistent.ptx: cannot read: No such file or directory
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
+    stem = path[:-4] if path.endswith(".ptx") else path
+    ttgir, plan = None, ()
+    if os.path.isfile(stem + ".ttgir"):
+        with open(stem + ".ttgir", "rb") as f:
+            ttgir = f.read()
+        try:
+            plan = audit_text(ttgir, stem + ".ttgir").checks
+        except LayoutError:
+            ttgir = None
+    try:
+        return audit_ptx_text(data, path, ttgir, plan)
+    except LayoutError as e:
+        raise LayoutError(f"{path}: {e}") from None

@@ -1,0 +1,198 @@
+"""PTX as compilers write it (Triton, nvcc): entry functions, labels, predicated instructions with
+typed opcodes and operands, and the source location (``.loc`` with ``.file``) of each instruction.
+
+Law: every instruction line of the text becomes one :class:`Instr` (opcode split at dots, the
+operands split at top-level commas, vector braces and address brackets kept whole), in order,
+with its 1-based line number and the ``file:line`` of the last ``.loc`` before it. Directives
+other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is interpreted here (see
+``verilayout.audit.ptx``). Text that is not PTX, is not UTF-8, or nests braces too deeply raises
+``LayoutError`` naming the line.
+
+>>> m = parse_ptx('.version 8.7\\n.target sm_90a\\n.file 1 "k.py"\\n.visible .entry f()\\n{\\n'
+...               '.loc 1 7 3\\n@%p1 add.s32 %r1, %r2, 16;\\n}')
+>>> i = m.instrs[0]
+>>> (i.opcode, i.pred, i.operands, i.line, i.loc, m.target)
+('add.s32', '%p1', ('%r1', '%r2', '16'), 7, 'k.py:7', 'sm_90a')
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from verilayout.errors import LayoutError
+
+#: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
+MAX_PTX_BYTES = 64 << 20
+_MAX_DEPTH = 64
+
+_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+_ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b[^(]*?([\w$]+)\s*\(")
+_LABEL = re.compile(r"^\s*([\w$]+):")
+_PRED = re.compile(r"^@(!?%[\w$]+)\s+")
+_OPCODE = re.compile(r"^([a-z][\w.:]*)")
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One instruction: ``[@pred] opcode operands;`` at ``line`` (1-based) in function ``func``."""
+    opcode: str
+    operands: tuple[str, ...]
+    line: int
+    pred: str | None = None
+    loc: str | None = None
+    func: str = ""
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The opcode's dotted parts: ``wgmma.mma_async.sync`` -> ``('wgmma', 'mma_async', 'sync')``."""
+        return tuple(self.opcode.split("."))
+
+
+@dataclass(frozen=True)
+class PtxModule:
+    """The instructions of a PTX text, the ``.target`` and the entry points."""
+    target: str | None
+    instrs: tuple[Instr, ...]
+    functions: tuple[str, ...]
+
+
+def split_operands(text: str) -> tuple[str, ...]:
+    """Operands at top-level commas (``{a, b}`` and ``[r+4]`` stay whole).
+
+    >>> split_operands("{%r1, %r2}, [%rd3+16], 0f3F800000")
+    ('{%r1, %r2}', '[%rd3+16]', '0f3F800000')
+    """
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "{[(":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                raise LayoutError(f"operands nested deeper than {_MAX_DEPTH}")
+        elif ch in "}])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    last = "".join(cur).strip()
+    if last:
+        out.append(last)
+    return tuple(out)
+
+
+def parse_immediate(text: str) -> int | None:
+    """An integer immediate in any PTX form (decimal, ``0x``, octal ``0..``, ``0b``, with ``U``
+    suffix or sign), else None; float immediates (``0f``/``0d`` hex) give their bit pattern.
+
+    >>> [parse_immediate(t) for t in ("16", "-2", "0x10", "0b101", "017", "4U", "0f3F800000", "%r1")]
+    [16, -2, 16, 5, 15, 4, 1065353216, None]
+    """
+    t = text.strip()
+    m = re.fullmatch(r"0[fFdD]([0-9a-fA-F]+)", t)
+    if m:
+        return int(m.group(1), 16)
+    m = re.fullmatch(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]+|\d+)[uU]?", t)
+    if not m:
+        return None
+    body = m.group(2)
+    if len(body) > 40:
+        return None
+    if body[:2] in ("0x", "0X"):
+        v = int(body, 16)
+    elif body[:2] in ("0b", "0B"):
+        v = int(body[2:], 2)
+    elif len(body) > 1 and body[0] == "0":
+        v = int(body, 8)
+    else:
+        v = int(body)
+    return -v if m.group(1) == "-" else v
+
+
+def _decode(data: str | bytes) -> str:
+    if isinstance(data, bytes):
+        if len(data) > MAX_PTX_BYTES:
+            raise LayoutError(f"PTX of {len(data)} bytes exceeds the {MAX_PTX_BYTES >> 20} MiB limit")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise LayoutError(f"byte {e.start}: not UTF-8 text (a PTX file is text)") from None
+    if len(data) > MAX_PTX_BYTES:
+        raise LayoutError(f"PTX of {len(data)} characters exceeds the {MAX_PTX_BYTES >> 20} MiB limit")
+    return data
+
+
+def _strip_comment(line: str) -> str:
+    i = line.find("//")
+    return line if i < 0 else line[:i]
+
+
+def _instr_text(s: str) -> str | None:
+    """The instruction part of a code line (labels and braces removed), or None."""
+    s = s.strip()
+    while True:
+        m = _LABEL.match(s)
+        if not m:
+            break
+        s = s[m.end():].strip()
+    s = s.strip("{} \t")
+    if not s or s.startswith("."):
+        return None
+    return s[:-1].strip() if s.endswith(";") else s
+
+
+def parse_ptx(text: str | bytes) -> PtxModule:
+    """The :class:`PtxModule` of a PTX text (see the module docstring for the law)."""
+    text = _decode(text)
+    if "\x00" in text:
+        raise LayoutError("the input holds NUL bytes: not a PTX text file")
+    files: dict[str, str] = {}
+    instrs: list[Instr] = []
+    funcs: list[str] = []
+    target, loc, func, saw_version = None, None, "", False
+    for n, raw in enumerate(text.split("\n"), 1):
+        s = _strip_comment(raw)
+        st = s.strip()
+        if not st:
+            continue
+        if st.startswith(".version"):
+            saw_version = True
+            continue
+        if st.startswith(".target"):
+            target = st.split(None, 1)[1].split(",")[0].strip() if len(st.split()) > 1 else None
+            continue
+        m = _FILE.match(s)
+        if m:
+            files[m.group(1)] = m.group(2).rsplit("/", 1)[-1]
+            continue
+        m = _LOC.match(s)
+        if m:
+            loc = (m.group(1), m.group(2))   # resolved below: .file lines may come last
+            continue
+        m = _ENTRY.match(s)
+        if m:
+            func = m.group(2)
+            funcs.append(func)
+            continue
+        body = _instr_text(s)
+        if body is None or not func:
+            continue
+        pred = None
+        pm = _PRED.match(body)
+        if pm:
+            pred, body = pm.group(1), body[pm.end():]
+        om = _OPCODE.match(body)
+        if not om:
+            continue
+        try:
+            ops = split_operands(body[om.end():])
+        except LayoutError as e:
+            raise LayoutError(f"line {n}: {e}") from None
+        instrs.append(Instr(om.group(1), ops, n, pred, loc, func))
+    if not saw_version and not instrs:
+        raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
+    resolved = tuple(Instr(i.opcode, i.operands, i.line, i.pred,
+                           f"{files.get(i.loc[0], i.loc[0])}:{i.loc[1]}" if i.loc else None, i.func)
+                     for i in instrs)
+    return PtxModule(target, resolved, tuple(funcs))
