@@ -2,7 +2,7 @@
 
     python benchmarks/audit.py [PATH ...] [--reps 5]
 
-* warm: every ``*.ttgir`` under the paths (default: ``tests/corpus`` and ``examples``) audited
+* warm: every ``*.ttgir`` and ``*.ptx`` under the paths (default: ``tests/corpus`` and ``examples``) audited
   in this process, ``--reps`` times; median ms per file over the files (each file's best run);
 * Triton: ``triton.compile`` of the example kernels (``examples/*.py`` with ``compile_ttgir``),
   each in a fresh subprocess (its in-process cache would otherwise answer), best of 2, against
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from verilayout.audit import audit_file  # noqa: E402
-from verilayout.audit.paths import expand_paths  # noqa: E402
+from verilayout.audit.paths import audit_any, expand_paths  # noqa: E402
 
 COMPILE = """
 import os, sys, time, importlib.util
@@ -39,8 +39,8 @@ t = time.perf_counter(); m.compile_ttgir(); print(time.perf_counter() - t); sys.
 def warm(files, reps):
     per = {}
     for f in files:
-        audit_file(f)                        # first touch: imports, caches
-        best = min(_time(lambda: audit_file(f)) for _ in range(reps))
+        audit_any(f)                         # first touch: imports, caches
+        best = min(_time(lambda: audit_any(f)) for _ in range(reps))
         per[f] = best * 1e3
     return per
 
@@ -86,10 +86,16 @@ def main(argv=None):
     t0 = time.perf_counter()
     per = warm(files, args.reps)
     total = time.perf_counter() - t0
-    ms = sorted(per.values())
     print(f"{len(files)} files, {args.reps} reps, {total:.1f} s in one process")
-    print(f"audit, warm: median {statistics.median(ms):.2f} ms/file, p90 {ms[int(0.9 * (len(ms) - 1))]:.2f}, "
-          f"max {ms[-1]:.2f} ({max(per, key=per.get)})")
+    medians = {}
+    for kind in (".ttgir", ".ptx"):
+        sub = {f: t for f, t in per.items() if f.endswith(kind)}
+        if not sub:
+            continue
+        ms = sorted(sub.values())
+        medians[kind] = statistics.median(ms)
+        print(f"{kind[1:].upper()} audit, warm: {len(ms)} files, median {medians[kind]:.2f} ms/file, "
+              f"p90 {ms[int(0.9 * (len(ms) - 1))]:.2f}, max {ms[-1]:.2f} ({max(sub, key=sub.get)})")
     for py in sorted(glob.glob(str(ROOT / "examples" / "*.py"))):
         tt = Path(py).with_suffix(".ttgir")
         if not tt.exists() or "def compile_ttgir" not in Path(py).read_text():
@@ -99,6 +105,8 @@ def main(argv=None):
         ctext = "n/a (Triton not importable)" if c is None else f"{c:.0f} ms"
         ratio = "" if c is None else f" ({a / c * 100:.1f}% of the compile)"
         print(f"{Path(py).name}: Triton compile {ctext}, audit {a:.2f} ms{ratio}")
+        if c is not None and ".ptx" in medians:
+            print(f"  PTX audit median {medians['.ptx']:.2f} ms = {medians['.ptx'] / c * 100:.1f}% of this compile")
     print(f"cold start (python -m verilayout.cli audit {Path(files[0]).name}): {cold_start(files[0]):.3f} s")
     return 0
 

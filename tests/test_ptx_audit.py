@@ -151,3 +151,39 @@ def test_ptx_without_ttgir_is_listed_unchecked(tmp_path):
     p.write_text(STEM.with_suffix(".ptx").read_text())
     rep = audit_ptx_file(str(p))
     assert rep.checks and {c.status for c in rep.checks} == {"unchecked"}
+
+
+# ----- Triton #8378: LBO and SBO swapped for an unswizzled operand --------------------------------
+
+UNSW = ROOT / "tests" / "fixtures" / "ptx" / "matmul_sm90_n8_unswizzled"
+
+
+def _audit_unswizzled(ptx_text: str):
+    ttgir = UNSW.with_suffix(".ttgir").read_text()
+    return audit_ptx_text(ptx_text, "k.ptx", ttgir, audit_file(str(UNSW.with_suffix(".ttgir"))).checks).checks
+
+
+def test_unswizzled_operand_as_triton_lowers_it_is_proved():
+    # B (64 x 8 f16, MN-major, no swizzle) is read with LBO 8 x 16 = 128 bytes and SBO 0: proved;
+    # Triton 3.9 also sets the base-offset field (bits 49-51) on K-blocks 1-3, which the PTX ISA
+    # defines only for swizzled modes: reported as warnings, never as a proof failure
+    checks = _audit_unswizzled(UNSW.with_suffix(".ptx").read_text())
+    assert not [c for c in checks if c.severity == "error"]
+    assert len([c for c in checks if c.status == "proved"]) == 8
+    warns = [c for c in checks if c.severity == "warning"]
+    assert len(warns) == 3 and {c.data["operand"] for c in warns} == {"B"}
+
+
+def test_triton_8378_lbo_sbo_swapped_on_the_unswizzled_operand_is_caught():
+    # the lowering of #8378 wrote the leading-byte offset into SBO and the stride into LBO: B's
+    # K-block 0 descriptor gets LBO 0 and SBO 8 (bits 32-45) instead of LBO 8 (bits 16-29)
+    lines = UNSW.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, "or.b32 \t%r46, %r45, 524288;")
+    lines[k] = lines[k].replace("524288", "0")
+    c = _line(lines, "cvt.u64.u32 \t%rd55, %r46;")
+    lines[c] = "\tcvt.u64.u32 \t%rd990, %r46;\n\tor.b64 \t%rd55, %rd990, " + str(8 << 32) + ";"
+    text = "\n".join(lines)
+    bad = [x for x in _audit_unswizzled(text) if x.severity == "error"]
+    first = next(i for i, ln in enumerate(text.split("\n")) if "wgmma.mma_async" in ln) + 1
+    assert [(x.line, x.data["operand"], x.data["k_block"]) for x in bad] == [(first, "B", 0)]
+    assert bad[0].data["counterexample"]
