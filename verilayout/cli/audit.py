@@ -79,7 +79,8 @@ def format_text(report: AuditReport, verbose: bool = False) -> str:
     lines = []
     for f in report.files:
         c = f.counts()
-        lines.append(f"{f.path}: target {f.target or '?'}, {f.num_warps or '?'} warps, "
+        warps = f", {f.num_warps} warps" if f.num_warps else ""
+        lines.append(f"{f.path}: target {f.target or '?'}{warps}, "
                      f"{len(f.checks)} checks ({c['proved']} proved, {c['errors']} errors, "
                      f"{c['warnings']} warnings, {c['unchecked']} unchecked)")
         shown = [x for x in f.checks if verbose or x.severity in ("error", "warning")]
