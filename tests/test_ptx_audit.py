@@ -187,3 +187,54 @@ def test_triton_8378_lbo_sbo_swapped_on_the_unswizzled_operand_is_caught():
     first = next(i for i, ln in enumerate(text.split("\n")) if "wgmma.mma_async" in ln) + 1
     assert [(x.line, x.data["operand"], x.data["k_block"]) for x in bad] == [(first, "B", 0)]
     assert bad[0].data["counterexample"]
+
+
+# ----- sm_100: tcgen05.mma shared-memory and instruction descriptors --------------------------
+
+BW = ROOT / "tests" / "corpus" / "cuda100" / "matmul_f16_128x128x64_w4_s3"
+
+
+def _audit_bw(text: str):
+    return audit_ptx_text(text, "k.ptx", BW.with_suffix(".ttgir").read_text(),
+                          audit_file(str(BW.with_suffix(".ttgir"))).checks).checks
+
+
+def test_every_tcgen05_mma_of_the_sm100_corpus_is_proved():
+    kinds = {"mma-descriptor": 0, "mma-instruction": 0}
+    for p in [p for p in PTX if "/cuda100/" in p]:
+        for c in audit_ptx_file(p).checks:
+            assert c.status == "proved", (p, c.line, c.message)
+            kinds[c.check] += 1
+    assert kinds["mma-descriptor"] >= 200 and kinds["mma-instruction"] >= 100
+
+
+# the instruction descriptor Triton wrote: 0x08210010 = M 128 (bits 24-28: 8 x 16), N 128
+# (bits 17-22: 16 x 8), A K-major (bit 15 = 0), B MN-major (bit 16 = 1), D f32 (bit 4)
+IDESC = 136380432
+
+
+@pytest.mark.parametrize("new, what", [
+    ((IDESC & ~(0x3F << 17)) | (8 << 17), "N = 64"),          # N field 8: 64 columns, B has 128
+    (IDESC ^ (1 << 16), "operand B is read K-major"),          # B major bit cleared
+    (IDESC ^ (1 << 15), "operand A is read MN-major"),         # A major bit set
+])
+def test_planted_instruction_descriptor_bugs(new, what):
+    lines = BW.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, f"mov.b32 \t%r254, {IDESC};")
+    lines[k] = lines[k].replace(str(IDESC), str(new))
+    bad = [c for c in _audit_bw("\n".join(lines)) if c.severity == "error"]
+    assert bad and all(c.check == "mma-instruction" for c in bad) and what in bad[0].message
+
+
+def test_planted_sm100_swizzle_mode_bug():
+    # the descriptors' high word 0x40004040: SBO 64 (1024 B), bit 46 set (the fixed 0b001 of bits
+    # 46-48), swizzle mode 2 (bits 61-63: 128-byte); plant mode 4 (64-byte) on the first K-block
+    hi = 0x40004040
+    lines = BW.with_suffix(".ptx").read_text().split("\n")
+    k = _line(lines, f"mov.b32 \t%r260, {hi};")
+    lines[k] = lines[k].replace(str(hi), str((hi & ~(7 << 29)) | (4 << 29)))
+    bad = [c for c in _audit_bw("\n".join(lines)) if c.severity == "error"]
+    # the word is shared by A and B and by the 4 K-blocks of the first copy of the loop body
+    firsts = [i + 1 for i, ln in enumerate(lines) if "tcgen05.mma" in ln][:4]
+    assert {(c.line, c.data["k_block"], c.data["operand"]) for c in bad} == \
+        {(ln, k, o) for k, ln in enumerate(firsts) for o in "AB"}

@@ -55,7 +55,13 @@ _NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "
             "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
 _WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
           "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
-_REPEAT_UNITS = {0: 1, 1: 64, 2: 32, 3: 16}   # sm_90 layout type -> swizzle repeat in 16-byte units
+# swizzle code -> swizzle pattern repeat in 16-byte units: sm_90 layout type (bits 62-63: 1 = 128B,
+# 2 = 64B, 3 = 32B); sm_100 swizzle mode (bits 61-63: 1 = 128B with 32B atoms, 2 = 128B, 4 = 64B, 6 = 32B)
+_REPEATS = {"sm_90": {0: 1, 1: 64, 2: 32, 3: 16}, "sm_100": {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}}
+
+
+def _swizzle_code(hi: int, arch: str) -> int:
+    return (hi >> 62) & 3 if arch == "sm_90" else (hi >> 61) & 7
 
 
 def _reg_width(name: str) -> int:
@@ -216,36 +222,41 @@ def _constant(e: z3.BitVecRef) -> int | None:
 
 
 def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
-                  path: str) -> list[Check]:
+                  path: str, arch: str = "sm_90") -> list[Check]:
     out = []
     by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
     for slot, name in ((1, "A"), (2, "B")):
         tcheck = by_operand.get(name)
         descs = (tcheck.data.get("descriptors") if tcheck is not None else None) or []
-        if tcheck is None or not descs or wg[0].operands[slot].startswith("{"):
-            continue                                   # register operand, or nothing derived
+        if tcheck is None or not descs or wg[0].operands[slot].startswith(("{", "[")):
+            continue                                   # register / tensor-memory operand, or nothing derived
+        if arch == "sm_100":
+            # one tcgen05.mma covers the whole M (64-256 rows) of a K-block: the plan's MN block 0
+            # descriptor (64 rows, the SBO step then repeats) stands for the instruction
+            descs = [x for x in descs if x["mn_block"] == 0]
         per_group = len(descs)
         if len(wg) % per_group == 0:
-            idx = [descs[i % per_group] for i in range(len(wg))]
+            chunks = [(wg[c:c + per_group], descs) for c in range(0, len(wg), per_group)]
         elif per_group % len(wg) == 0:
             # several warpgroups: each issues the K-blocks of its own MN block, whose offset comes from
             # the warp id (a free symbol that cancels in the K-block advance): compare with MN block 0
-            idx = descs[:len(wg)]
+            chunks = [(wg, descs[:len(wg)])]
         else:
-            out.append(_check(wg[0], path, name, "unknown", "note", f"operand {name}: {len(wg)} wgmma "
+            out.append(_check(wg[0], path, name, "unknown", "note", f"operand {name}: {len(wg)} MMA "
                               f"instructions cannot be matched to the {per_group} derived K-block descriptors",
                               {"reason": "instruction count"}))
             continue
-        got = _tl = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
         if got is None:
             continue
         _t, ll = got
-        out.extend(_operand_checks(ev, wg, slot, name, idx, tcheck, ll, path))
+        for part, idx in chunks:                       # each copy of the loop body has its own base
+            out.extend(_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch))
     return out
 
 
 def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
-                    ll: LinearLayout, path: str) -> list[Check]:
+                    ll: LinearLayout, path: str, arch: str = "sm_90") -> list[Check]:
     out = []
     d = tcheck.data
     mn_dim = 0 if name == "A" else 1
@@ -264,31 +275,31 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
             continue
         hi = _constant(e & z3.BitVecVal(_FIELDS, 64))
         if hi is None:
-            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, wgmma {i}: the descriptor's "
+            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.opcode.split('.')[0]} {i}: the descriptor's "
                               "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
                               f"{sorted(ev.opaque)[:3]})", data))
             continue
         data["ptx_fields"] = f"{hi:#018x}"
-        if (hi >> 62) & 3 == 0 and hi & _BASE_OFFSET:
+        if _swizzle_code(hi, arch) == 0 and hi & _BASE_OFFSET:
             # PTX ISA (matrix descriptor, bits 49-51): the base offset "is valid for all swizzling modes
             # except no-swizzle mode"; Triton 3.9 sets it on unswizzled operands. Reported, then ignored.
-            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, wgmma {i}: base "
+            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, {ins.opcode.split('.')[0]} {i}: base "
                               f"offset {(hi & _BASE_OFFSET) >> 49} is set on an unswizzled operand; the PTX ISA "
                               "defines the field for the swizzling modes (0 for canonical layouts), so how the "
                               "hardware treats it here is undocumented (the check goes on without it)", dict(data)))
             hi &= ~_BASE_OFFSET
         value = hi | (derived & _START)
         v = verify(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"], mn=mn,
-                   mn_block=want["mn_block"], mn_dim=mn_dim, arch="sm_90")
+                   mn_block=want["mn_block"], mn_dim=mn_dim, arch=arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
-                              f"operand {name}, wgmma {i} (K-block {want['k_block']}): the PTX descriptor's fields "
+                              f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
                               f"{hi:#018x} do not read the planned layout {d['layout']}: {v.reason} "
                               f"(the TTGIR plan derives {want['descriptor']})",
                               dict(data, counterexample=v.counterexample)))
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
-        starts.append((i, ins, base, data, (hi >> 62) & 3))
+        starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
     out.extend(_start_checks(starts, name, path))
     return out
 
@@ -309,7 +320,7 @@ def _start_checks(starts: list, name: str, path: str) -> list[Check]:
         return []
     ref = max(groups, key=len)
     out = []
-    rep = _REPEAT_UNITS.get(ref[0][4], 1)
+    rep = ref[0][4]
     aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption())
     for g in groups:
         for i, ins, base, data, _mode in g:
@@ -317,7 +328,7 @@ def _start_checks(starts: list, name: str, path: str) -> list[Check]:
                 ok = aligned == "proved"
                 data = dict(data, assumption=ASSUMPTIONS[0])
                 out.append(_check(ins, path, name, "proved" if ok else "unknown", None if ok else "note",
-                                  f"operand {name}, wgmma {i} (K-block {data['k_block']}): fields read the planned "
+                                  f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}): fields read the planned "
                                   "layout and the start address is the planned K-block's"
                                   + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not proved "
                                      f"aligned to the {rep * 16}-byte swizzle repeat (free values on its path)"),
@@ -329,7 +340,7 @@ def _start_checks(starts: list, name: str, path: str) -> list[Check]:
             off = s.model().eval(base - ref[0][2], model_completion=True).as_long() if s.check() == z3.sat else None
             data = dict(data, ptx_offset_bytes=(off * 16) if off is not None else None)
             out.append(_check(ins, path, name, "counterexample", "error",
-                              f"operand {name}, wgmma {i} (K-block {data['k_block']}): its descriptor starts "
+                              f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}): its descriptor starts "
                               f"{(off or 0) * 16} bytes away from where the plan puts K-block {data['k_block']} "
                               f"relative to the other {len(ref)} instruction(s) (the TTGIR plan derives "
                               f"{data['ttgir_descriptor']} at base 0)", data))
@@ -356,28 +367,66 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                                  "(X.ttgir): the plan to compare with is missing", {"reason": "no ttgir"}))
         return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
     tmod = parse_module(ttgir)
-    dots = [o for o in tmod.ops if o.name == "ttng.warp_group_dot"]
-    mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op == "ttng.warp_group_dot"]
     by_func: dict[str, _Eval] = {}
-    matched: set[int] = set()
-    for dot in dots:
-        wg = [i for i in wgmmas if i.loc == dot.loc and i.line not in matched]
-        if not wg:
-            continue
-        matched.update(i.line for i in wg)
-        ev = by_func.setdefault(wg[0].func, _Eval(mod, wg[0].func))
-        try:
-            checks.extend(_wgmma_checks(ev, wg, dot, tmod, mma_checks, path))
-        except LayoutError as e:
-            checks.append(_check(wg[0], path, "?", "unchecked", None, f"{wg[0].opcode}: {e}", {"reason": str(e)}))
-    for i in wgmmas:
-        if i.line not in matched:
-            checks.append(_check(i, path, "?", "unchecked", None, "no ttng.warp_group_dot of the TTGIR has this "
-                                 f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
-    for i in tc05:
-        checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: tcgen05 descriptors are not yet "
-                             "checked from PTX", {"reason": "tcgen05 not modelled"}))
+    for ops, instrs, arch in ((("ttng.warp_group_dot",), wgmmas, "sm_90"),
+                              (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), tc05, "sm_100")):
+        dots = [o for o in tmod.ops if o.name in ops]
+        mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op in ops]
+        matched: set[int] = set()
+        for dot in dots:
+            wg = [i for i in instrs if i.loc == dot.loc and i.line not in matched]
+            if not wg:
+                continue
+            matched.update(i.line for i in wg)
+            ev = by_func.setdefault(wg[0].func, _Eval(mod, wg[0].func))
+            try:
+                checks.extend(_wgmma_checks(ev, wg, dot, tmod, mma_checks, path, arch))
+                if arch == "sm_100":
+                    checks.extend(_idesc_checks(ev, wg, mma_checks, dot, path))
+            except LayoutError as e:
+                checks.append(_check(wg[0], path, "?", "unchecked", None, f"{wg[0].opcode}: {e}",
+                                     {"reason": str(e)}))
+        for i in instrs:
+            if i.line not in matched:
+                checks.append(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has this "
+                                     f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+
+
+def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: Any, path: str) -> list[Check]:
+    """tcgen05 ``kind::f16``/``tf32``/``f8f6f4`` instruction descriptor (PTX ISA, "Instruction
+    descriptor"): bit 15 A transposed (MN-major), bit 16 B transposed, bits 17-22 N >> 3, bits 24-28
+    M >> 4; compared with the majors the plan derived and the operands' M and N extents."""
+    out = []
+    plan = {c.data.get("operand"): c.data for c in mma_checks if c.line == dot.line}
+    for ins in instrs:
+        kind = next((p for p in ins.parts if p.startswith("kind::")), "")
+        if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.operands) < 4:
+            continue
+        e = ev.operand(ins.operands[3], 32)
+        val = _constant(e) if e is not None else None
+        data = {"source": "ptx", "operand": "idesc", "kind": kind}
+        if val is None:
+            out.append(Check("tcgen05.mma", ins.line, ins.loc, "mma-instruction", "unknown", "note",
+                             "the instruction descriptor is not one constant", data))
+            continue
+        m, n = ((val >> 24) & 0x1F) * 16, ((val >> 17) & 0x3F) * 8
+        got = {"A": "MN" if (val >> 15) & 1 else "K", "B": "MN" if (val >> 16) & 1 else "K"}
+        data.update(idesc=f"{val:#010x}", m=m, n=n, a_major=got["A"], b_major=got["B"])
+        wrong = [f"operand {o} is read {got[o]}-major, the plan stores it {plan[o]['major']}-major"
+                 for o in ("A", "B") if o in plan and plan[o].get("major") and plan[o]["major"] != got[o]]
+        if "B" in plan and plan["B"].get("shape") and n != min(plan["B"]["shape"][1], 256):
+            wrong.append(f"N = {n}, the B operand has {plan['B']['shape'][1]} columns")
+        if "A" in plan and plan["A"].get("shape") and m not in (min(plan["A"]["shape"][0], 128), 64):
+            wrong.append(f"M = {m}, the A operand has {plan['A']['shape'][0]} rows")
+        if wrong:
+            out.append(Check("tcgen05.mma", ins.line, ins.loc, "mma-instruction", "counterexample", "error",
+                             f"instruction descriptor {val:#010x}: " + "; ".join(wrong), data))
+        else:
+            out.append(Check("tcgen05.mma", ins.line, ins.loc, "mma-instruction", "proved", None,
+                             f"instruction descriptor {val:#010x}: M {m}, N {n}, A {got['A']}-major, "
+                             f"B {got['B']}-major, as planned", data))
+    return out
 
 
 def audit_ptx_file(path: str) -> FileReport:
