@@ -99,3 +99,23 @@ def test_swizzle_table_matches_committed_doc(capsys):
     rc, out, _ = run(["swizzle", "table"], capsys)
     doc = Path(__file__).resolve().parent.parent / "docs" / "swizzle_table.md"
     assert rc == 0 and out == doc.read_text(encoding="utf-8")
+
+
+def test_banks_reads_a_memdesc_view_in_its_allocation(capsys):
+    # a 128x16 view of a 128x64 f16 allocation with the 128-byte swizzle: row r starts at byte
+    # 128 r and its 16-byte chunk c sits at chunk c ^ (r % 8). blocked [1, 8] x [16, 2]: in the first
+    # 8-lane phase of ld.shared.v4.b32, lane bit 0 picks chunk c and lane bits 1-2 rows 0..3, so
+    # (r, c) = (0, 1) and (1, 0) both hit chunk 1 of different rows: 2-way (8 wavefronts for 4 ideal)
+    from verilayout.cli.main import main
+    reg = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 2], warpsPerCTA = [4, 1], order = [1, 0]}>"
+    view = ("!ttg.memdesc<128x16xf16, #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+            "elementBitWidth = 16}>, #ttg.shared_memory, mutable, 128x64>")
+    chunks = {}
+    for r in range(4):
+        for c in range(2):
+            chunks.setdefault(c ^ (r % 8), set()).add(r)
+    assert max(len(rows) for rows in chunks.values()) == 2
+    assert main(["banks", "--reg", reg, "--smem", view, "-t", "tensor<128x16xf16>", "--json"]) == 1
+    import json
+    rep = json.loads(capsys.readouterr().out)
+    assert (rep["wavefronts"], rep["ideal_wavefronts"]) == (8, 4)

@@ -50,7 +50,7 @@ from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
-from verilayout.prove.banks import lds_analyze, linear_analysis_and_triton
+from verilayout.prove.banks import embed_in_allocation, lds_analyze, linear_analysis_and_triton
 from verilayout.prove.tmem import load_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -199,7 +199,7 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
                     f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): {subslice}",
                     reason="subslice view")
             return
-        reg = _embed(reg, layout_shape(mt))
+        reg = embed_in_allocation(reg, layout_shape(mt))
     bits = elem_bit_width(mt.elem)
     if not bits:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
@@ -308,13 +308,6 @@ def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int,
             return (f"offset {off} is not a multiple of the view size {size} (only aligned "
                     "subslices are modelled)")
     return tuple(total)
-
-
-def _embed(reg: LinearLayout, alloc: tuple) -> LinearLayout:
-    """The register layout with its out dims widened to the allocation (same bases)."""
-    outs = dict(zip(reg.out_dim_names, alloc))
-    return LinearLayout({k: [list(b) for b in v] for k, v in reg.bases.items()}, outs,
-                        require_surjective=False)
 
 
 def _padded(mt: TensorType) -> Any:

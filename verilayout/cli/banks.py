@@ -16,7 +16,8 @@ from verilayout.cli.common import DTYPE_BITS, parse_shape_arg, parse_type_arg, r
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
-from verilayout.prove.banks import lds_analyze
+from verilayout.frontends.shared_text import memdesc_view_shapes
+from verilayout.prove.banks import embed_in_allocation, lds_analyze
 from verilayout.report.svg import layout_svg
 from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
 from verilayout.synth.swizzle import synthesize
@@ -96,7 +97,16 @@ def _cmd_banks(args) -> int:
     shape, tbits = _type(args, reg_text)
     bits = _elem_bits(args, tbits)
     reg = _register(reg_text, shape, args.name)
-    smem = load_shared(_text(args.smem), shape, bits)
+    smem_text = _text(args.smem)
+    view = memdesc_view_shapes(smem_text)
+    if view is not None:
+        # a view into a larger allocation: its elements sit where the allocation's layout puts them
+        if shape is not None and list(shape) != view[0]:
+            raise LayoutError(f"--smem is a view of shape {view[0]}, the register tensor is {list(shape)}")
+        smem = load_shared(smem_text, None, bits)
+        reg = embed_in_allocation(reg, view[1])
+    else:
+        smem = load_shared(smem_text, shape, bits)
     if args.target != "nvidia":
         return _amd_banks(args, reg, smem, bits)
     rep = analyze(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,

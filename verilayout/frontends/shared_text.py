@@ -182,6 +182,24 @@ def _buffer_shape(attr: str, shape: list[int] | None) -> list[int] | None:
     return shape[-rank:] if len(shape) > rank else shape
 
 
+def memdesc_view_shapes(text: str) -> tuple[list[int], list[int]] | None:
+    """``(view shape, allocation shape)`` of a ``!ttg.memdesc`` type that is a view into a larger
+    allocation (Triton prints the allocation's shape last), else None.
+
+    >>> memdesc_view_shapes("!ttg.memdesc<128x16xf16, #shared, #smem, mutable, 128x64>")
+    ([128, 16], [128, 64])
+    >>> memdesc_view_shapes("!ttg.memdesc<128x64xf16, #shared, #smem>") is None
+    True
+    """
+    view = _memdesc_shape(text)
+    m = re.search(r",\s*((?:\d+x)*\d+)\s*>\s*$", text.strip())
+    if view is None or not m:
+        return None
+    alloc = [int(v) for v in m.group(1).split("x")]
+    alloc = alloc[-len(view):] if len(alloc) >= len(view) else alloc
+    return (view, alloc) if alloc != view else None
+
+
 def shared_text_to_layout(text: str, shape: Sequence[int] | None = None):
     """The converter ``verilayout.parse`` calls for ``#ttg.padded_shared`` and ``#ttg.shared_linear``
     (the attribute, or a ``!ttg.memdesc`` type carrying it); ``None`` for any other text.

@@ -1116,3 +1116,20 @@ def lds_analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, t
                           f"{worst.witness[0][0]} and {worst.witness[1][0]} of one phase of {what}", method=method)
     return LdsReport(access.name, t.name, t.num_banks, elem_bits, 1 << len(vec), worst.phases, total, ideal,
                      worst.ways, n_inst, v, worst.witness, worst.bank, method, amd_lds.inferred(t, access))
+
+
+def embed_in_allocation(reg: LinearLayout, alloc_shape) -> LinearLayout:
+    """The register layout of a view, placed in its allocation: the same bases, out dims widened to
+    ``alloc_shape`` (the view at offset 0). Law: an aligned subslice (offsets multiples of its
+    power-of-two sizes) addresses the allocation's GF(2) layout XOR a constant, which keeps every
+    pair of accesses in the same bank/word relation, so its wavefronts equal the figure at offset 0.
+
+    >>> r = LinearLayout({"lane": [[1, 0], [0, 1]]}, {"dim0": 2, "dim1": 2})
+    >>> embed_in_allocation(r, (2, 8)).out_dims
+    {'dim0': 2, 'dim1': 8}
+    """
+    sizes = [int(x) for x in alloc_shape]
+    if len(sizes) != len(reg.out_dim_names) or any(a < reg.out_dims[n] for a, n in zip(sizes, reg.out_dim_names)):
+        raise LayoutError(f"a view of shape {list(reg.out_dims.values())} does not fit in the allocation {sizes}")
+    return LinearLayout({k: [list(b) for b in v] for k, v in reg.bases.items()},
+                        dict(zip(reg.out_dim_names, sizes)), require_surjective=False)
