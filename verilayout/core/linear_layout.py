@@ -183,21 +183,27 @@ class LinearLayout:
 
     @classmethod
     def identity1D(cls, size: int, in_dim: str, out_dim: str) -> "LinearLayout":
-        """``L(x) = x`` for ``x`` in ``[0, size)``.
+        """``L(x) = x`` for ``x`` in ``[0, size)``; ``size == 0`` gives :meth:`empty` (as Triton).
 
         >>> LinearLayout.identity1D(4, "i", "o").bases
         {'i': [[1], [2]]}
+        >>> LinearLayout.identity1D(0, "i", "o") == LinearLayout.empty()
+        True
         """
+        if size == 0 and not isinstance(size, bool):
+            return cls.empty()
         n = _log2_exact(size, f"identity1D over '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n),), [1 << i for i in range(n)])
 
     @classmethod
     def zeros1D(cls, size: int, in_dim: str, out_dim: str, out_dim_size: int = 1) -> "LinearLayout":
-        """``L(x) = 0`` for ``x`` in ``[0, size)`` (a broadcast).
+        """``L(x) = 0`` for ``x`` in ``[0, size)`` (a broadcast); ``size == 0`` gives :meth:`empty`.
 
         >>> LinearLayout.zeros1D(4, "i", "o").apply({"i": 3})
         {'o': 0}
         """
+        if size == 0 and not isinstance(size, bool):
+            return cls.empty()
         n = _log2_exact(size, f"zeros1D over '{in_dim}'")
         m = _log2_exact(out_dim_size, f"zeros1D output '{out_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, m),), [0] * n)
@@ -206,9 +212,13 @@ class LinearLayout:
     def strided1D(cls, size: int, stride: int, in_dim: str, out_dim: str) -> "LinearLayout":
         """``L(x) = x * stride`` (stride a power of two), output sized ``size * stride``.
 
+        ``size == 0`` gives :meth:`empty` (as Triton's ``strided1D``).
+
         >>> LinearLayout.strided1D(4, 2, "i", "o").bases
         {'i': [[2], [4]]}
         """
+        if size == 0 and not isinstance(size, bool):
+            return cls.empty()
         n = _log2_exact(size, f"strided1D over '{in_dim}'")
         s = _log2_exact(stride, f"strided1D stride for '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n + s),), [1 << (i + s) for i in range(n)])
@@ -447,10 +457,20 @@ class LinearLayout:
     def num_consecutive(self, in_dim: str | None = None, out_dim: str | None = None) -> int:
         """How many consecutive values of ``in_dim`` land on consecutive values of ``out_dim``.
 
-        Defaults: first input dim, first output dim. This is the vector width a
-        compiler can use: the first ``k`` bases of ``in_dim`` are 1, 2, 4, ... along
+        Law: the largest power of two ``V <= min(size(in_dim), size(out_dim))`` with
+        ``L(a*V + v, rest) == L(a*V, rest) + v * e_out`` for every ``a``, ``rest`` and
+        ``v < V`` (``+``, not XOR: ``L(a*V, rest)`` has no bit of ``v`` along ``out_dim``).
+        Equivalently the first ``log2 V`` bases of ``in_dim`` are ``1, 2, 4, ...`` along
         ``out_dim`` and zero elsewhere, and no other basis touches those low bits.
+        Only bits of ``out_dim`` count: a run never continues into the next output dim.
 
+        Defaults (first input dim, first output dim) are Triton's
+        ``getNumConsecutiveInOut`` (see :meth:`num_consecutive_in_out`); the two
+        arguments generalize it to any pair of dims. A layout with no dims gives 1.
+
+        >>> L = LinearLayout.identity1D(4, "in", "o1") * LinearLayout.identity1D(8, "in", "o2")
+        >>> L.num_consecutive()
+        4
         >>> LinearLayout({"register": [[1], [2], [8]]}, {"dim0": 16}, False).num_consecutive()
         4
         """
@@ -458,19 +478,49 @@ class LinearLayout:
             return 1
         in_dim = in_dim or self._in[0][0]
         out_dim = out_dim or self._out[0][0]
-        k_out = self.out_dim_names.index(out_dim) if out_dim in self.out_dim_names else None
-        if k_out is None:
+        if out_dim not in self.out_dim_names:
             raise LayoutError(f"no output dim '{out_dim}' (have {self.out_dim_names})")
+        k_out = self.out_dim_names.index(out_dim)
         off = self._in_offset(in_dim)
-        nb = self._in_bits(in_dim)
+        limit = min(self._in_bits(in_dim), self._out[k_out][1])
         shift = _offsets(self._out)[k_out]
         k = 0
-        while k < nb and self._cols[off + k] == 1 << (shift + k):
+        while k < limit and self._cols[off + k] == 1 << (shift + k):
             k += 1
         others = [c for i, c in enumerate(self._cols) if not off <= i < off + k]
         while k > 0 and any((c >> shift) & ((1 << k) - 1) for c in others):
             k -= 1
         return 1 << k
+
+    def num_consecutive_in_out(self) -> int:
+        """Triton's ``getNumConsecutiveInOut``: :meth:`num_consecutive` of the first in/out dims.
+
+        Law: the largest ``V`` (a power of two, at most the sizes of the first input
+        and first output dim) such that ``divide_left(self, identity1D(V, in0, out0))``
+        exists. 1 for a layout without input or output dims.
+
+        >>> L = LinearLayout.identity1D(4, "in", "o1") * LinearLayout.identity1D(8, "in", "o2")
+        >>> L.num_consecutive_in_out()
+        4
+        """
+        return self.num_consecutive()
+
+    def contiguous_elems_along_output_dim(self, out_dim: str) -> int:
+        """Triton's ``contiguousElemsAlongOutputDim``: the largest prefix ``[0, n)`` of
+        ``out_dim`` inside the image of the layout projected onto ``out_dim``.
+
+        Law: ``n`` is the largest power of two with every value below ``n`` equal to
+        ``L(x)[out_dim]`` for some ``x`` (the image is a subspace, so this is the
+        lowest bit ``2**k`` of ``out_dim`` not in the projected span, or the full size).
+
+        >>> LinearLayout({"logical": [[1], [4]]}, {"offset": 8}, False).contiguous_elems_along_output_dim("offset")
+        2
+        """
+        proj = self.sublayout(self.in_dim_names, [out_dim])
+        for k in range(proj.total_out_bits):
+            if gf2.solve(proj.columns, 1 << k) is None:
+                return 1 << k
+        return proj.total_out_size
 
     # ----- algebra ---------------------------------------------------------------------
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
@@ -554,40 +604,56 @@ class LinearLayout:
         return LinearLayout._raw(self._in, outer._out, cols)
 
     def invert_and_compose(self, outer: "LinearLayout") -> "LinearLayout":
-        """The layout ``C`` with ``outer(C(x)) == self(x)`` for every ``x``.
+        """Triton's ``invertAndCompose``: a layout ``C`` with ``outer(C(x)) == self(x)``.
 
-        ``outer`` must be surjective onto self's output dims (same names; outer's
-        sizes at least self's). Where ``outer`` is not injective, the preimage
-        chosen sets outer's free variables to 0.
+        Requires: the same output dim names (any order); each of outer's output
+        sizes at least self's; outer's image contains self's image.
+        Postcondition: ``C`` maps self's input dims to outer's input dims (sizes as in
+        outer), in those orders. Choice of preimage, as the Triton 3.9 wheel makes it
+        (checked on random layouts against ``triton.tools.LinearLayout``): an input dim
+        ``d`` of both layouts with the same bases (output sizes aside) whose image in
+        outer meets the image of outer's other input dims only in 0 maps to itself
+        (identity); the other dims are solved by :func:`lstsq` (outer's free variables
+        set to 0). Where that reduced solve has no solution (Triton asserts) every dim
+        is solved instead. Triton's newer sources drop the "meets only in 0" test.
 
         >>> L = LinearLayout({"r": [[2], [1]]}, ["o"]); L.invert_and_compose(L).apply({"r": 2})
         {'r': 2}
+        >>> LinearLayout({"i": [[1], [2]]}, ["o"]).invert_and_compose(LinearLayout({"j": [[0], [2], [1]]}, ["o"])).bases
+        {'i': [[4], [2]]}
         """
-        if set(self.out_dim_names) != set(outer.out_dim_names):
+        if sorted(self.out_dim_names) != sorted(outer.out_dim_names):
             raise LayoutError(f"invert_and_compose: output dims differ: {self.out_dim_names} "
                               f"vs {outer.out_dim_names}")
         for n, b in self._out:
             if b > outer._out_bits(n):
                 raise LayoutError(f"invert_and_compose: output '{n}' of size {1 << b} exceeds "
                                   f"the outer layout's {outer.out_dim_size(n)}")
-        table = gf2.echelon(outer._cols)
-        if len(table) != outer.total_out_bits:
-            raise LayoutError("invert_and_compose: the outer layout is not surjective")
-        same_packing = self._out == outer._out
-        cols = []
-        for c in self._cols:
-            if same_packing:
-                target = c
-            else:
-                vals = dict(zip(self.out_dim_names, self._unpack(c)))
-                target = outer._pack([vals.get(n, 0) for n in outer.out_dim_names])
-            comb, v = 0, target
-            while v:
-                pv, pc = table[v.bit_length() - 1]
-                v ^= pv
-                comb ^= pc
-            cols.append(comb)
-        return LinearLayout._raw(self._in, outer._in, cols)
+        outs = self.out_dim_names
+        A = outer.transpose_outs(outs)
+        B = self
+        same = []
+        for d in A.in_dim_names:
+            if d not in B.in_dim_names:
+                continue
+            a_d = A.sublayout([d], outs)
+            if not a_d.equal_ignoring_out_dim_sizes(B.sublayout([d], outs)):
+                continue
+            rest = A.sublayout([e for e in A.in_dim_names if e != d], outs)
+            if not gf2.intersect(a_d.columns, rest.columns):
+                same.append(d)
+        a_red = A.sublayout([d for d in A.in_dim_names if d not in same], outs)
+        b_red = B.sublayout([d for d in B.in_dim_names if d not in same], outs)
+        ret = lstsq(a_red, b_red) if same else None
+        if ret is None:
+            same = []
+            ret = lstsq(A, B)
+            if ret is None:
+                raise LayoutError("invert_and_compose: the outer layout does not cover this "
+                                  "layout's image (self reaches an output outer never does)")
+        for d in same:
+            ret = ret * LinearLayout.identity1D(A.in_dim_size(d), d, d)
+        return ret.transpose_ins(B.in_dim_names).transpose_outs(A.in_dim_names)
 
     def invert(self) -> "LinearLayout":
         """The inverse of an invertible layout (input and output dims swap roles).
@@ -656,8 +722,13 @@ class LinearLayout:
         return LinearLayout._raw(self._in, bits, self._cols)
 
     def sublayout(self, in_dims: Iterable[str], out_dims: Iterable[str]) -> "LinearLayout":
-        """Restrict to some input dims and some output dims (original order kept)."""
-        in_dims, out_dims = set(in_dims), set(out_dims)
+        """Triton's ``sublayout``: the input dims not named are set to 0, the output dims
+        not named are dropped; sizes and the layout's own dim order are kept.
+
+        >>> LinearLayout({"a": [[1, 0]], "b": [[0, 1]]}, ["x", "y"]).sublayout(["b"], "y").bases
+        {'b': [[1]]}
+        """
+        in_dims, out_dims = set(_names(in_dims)), set(_names(out_dims))
         for n in in_dims - set(self.in_dim_names):
             raise LayoutError(f"sublayout: no input dim '{n}'")
         for n in out_dims - set(self.out_dim_names):
@@ -681,6 +752,408 @@ class LinearLayout:
         b = self.bases
         new = {n: sizes.get(n, s) for n, s in self.out_dims.items()}
         return LinearLayout(b, new, require_surjective=False)
+
+
+    # ----- more of Triton's LinearLayout operations ------------------------------------
+    def equal_ignoring_out_dim_sizes(self, other: "LinearLayout") -> bool:
+        """Same in dims, same out dim names (in order) and same bases; out sizes may differ.
+
+        >>> LinearLayout.identity1D(4, "i", "o").equal_ignoring_out_dim_sizes(
+        ...     LinearLayout({"i": [[1], [2]]}, {"o": 8}, False))
+        True
+        """
+        return (self.out_dim_names == other.out_dim_names and self._in == other._in
+                and self.bases == other.bases)
+
+    def flatten_ins(self) -> "LinearLayout":
+        """One input dim, named as the first, holding every input bit in order.
+
+        >>> LinearLayout({"a": [[1]], "b": [[2]]}, ["o"]).flatten_ins().bases
+        {'a': [[1], [2]]}
+        """
+        if not self._in:
+            return self
+        return self.reshape_ins([(self._in[0][0], self.total_in_size)])
+
+    def flatten_outs(self) -> "LinearLayout":
+        """One output dim, named as the first, first dim in the low bits.
+
+        >>> LinearLayout({"i": [[1, 1]]}, {"x": 2, "y": 2}, False).flatten_outs().bases
+        {'i': [[3]]}
+        """
+        if not self._out:
+            return self
+        return self.reshape_outs([(self._out[0][0], self.total_out_size)])
+
+    def squeeze_ins(self, dim: str) -> "LinearLayout":
+        """Drop input dim ``dim`` of size 1.
+
+        >>> LinearLayout({"a": [[1]], "b": []}, ["o"]).squeeze_ins("b").in_dims
+        {'a': 2}
+        """
+        if self._in_bits(dim):
+            raise LayoutError(f"squeeze_ins: input dim '{dim}' has size {self.in_dim_size(dim)}, not 1")
+        return LinearLayout._raw([p for p in self._in if p[0] != dim], self._out, self._cols)
+
+    def squeeze_outs(self, dim: str) -> "LinearLayout":
+        """Drop output dim ``dim`` of size 1.
+
+        >>> LinearLayout({"a": [[1, 0]]}, ["x", "y"]).squeeze_outs("y").bases
+        {'a': [[1]]}
+        """
+        if self._out_bits(dim):
+            raise LayoutError(f"squeeze_outs: output dim '{dim}' has size {self.out_dim_size(dim)}, not 1")
+        return LinearLayout._raw(self._in, [p for p in self._out if p[0] != dim], self._cols)
+
+    def resize_in_dim(self, dim: str, size: int) -> "LinearLayout":
+        """Triton's ``resizeInDim``: shrinking drops the top bases of ``dim``; growing
+        appends zero bases (the new inputs are copies).
+
+        >>> LinearLayout.identity1D(4, "in", "out").resize_in_dim("in", 16).bases
+        {'in': [[1], [2], [0], [0]]}
+        """
+        n = _log2_exact(size, f"resize_in_dim '{dim}'")
+        old = self._in_bits(dim)
+        off = self._in_offset(dim)
+        mid = list(self._cols[off:off + min(n, old)]) + [0] * max(0, n - old)
+        cols = list(self._cols[:off]) + mid + list(self._cols[off + old:])
+        return LinearLayout._raw([(d, n if d == dim else b) for d, b in self._in], self._out, cols)
+
+    def resize_out_dim(self, dim: str, size: int) -> "LinearLayout":
+        """Triton's ``resizeOutDim``: shrink output dim ``dim``; basis values that no
+        longer fit become 0.
+
+        >>> LinearLayout.identity1D(8, "in", "out").resize_out_dim("out", 4).bases
+        {'in': [[1], [2], [0]]}
+        """
+        n = _log2_exact(size, f"resize_out_dim '{dim}'")
+        if n > self._out_bits(dim):
+            raise LayoutError(f"resize_out_dim: '{dim}' can only shrink "
+                              f"({self.out_dim_size(dim)} -> {size})")
+        k = self.out_dim_names.index(dim)
+        outs = [(d, n if d == dim else b) for d, b in self._out]
+        offs = _offsets(outs)
+        cols = []
+        for c in self._cols:
+            vals = self._unpack(c)
+            if vals[k] >= size:
+                vals[k] = 0
+            cols.append(sum(v << o for v, o in zip(vals, offs)))
+        return LinearLayout._raw(self._in, outs, cols)
+
+    def rename_in_dim(self, old: str, new: str) -> "LinearLayout":
+        """The same layout with input dim ``old`` called ``new``.
+
+        >>> LinearLayout.identity1D(2, "a", "o").rename_in_dim("a", "b").in_dims
+        {'b': 2}
+        """
+        self._in_bits(old)
+        if new != old and new in self.in_dim_names:
+            raise LayoutError(f"rename_in_dim: input dim '{new}' already exists")
+        return LinearLayout._raw([(new if d == old else d, b) for d, b in self._in],
+                                 self._out, self._cols)
+
+    def rename_dims(self, ins: Mapping[str, str] | None = None,
+                    outs: Mapping[str, str] | None = None) -> "LinearLayout":
+        """Triton's ``renameLinearLayoutDims``: rename input and output dims at once
+        (a swap is allowed); order and bases are kept.
+
+        >>> L = LinearLayout({"a": [[1, 0]], "b": [[0, 1]]}, ["x", "y"])
+        >>> L.rename_dims({"a": "b", "b": "a"}, {"x": "y", "y": "x"}).bases
+        {'b': [[1, 0]], 'a': [[0, 1]]}
+        """
+        ins, outs = dict(ins or {}), dict(outs or {})
+        for old in ins:
+            self._in_bits(old)
+        for old in outs:
+            self._out_bits(old)
+        new_in = [(ins.get(d, d), b) for d, b in self._in]
+        new_out = [(outs.get(d, d), b) for d, b in self._out]
+        if len({d for d, _ in new_in}) != len(new_in) or len({d for d, _ in new_out}) != len(new_out):
+            raise LayoutError("rename_dims: renaming creates duplicate dimensions")
+        return LinearLayout._raw(new_in, new_out, self._cols)
+
+    def output_basis_mask(self, in_dims: str | Iterable[str], out_dim: str) -> int:
+        """Triton's ``getOutputBasisMask``: OR of the ``out_dim`` values of every basis of
+        ``in_dims`` (the bits of ``out_dim`` those inputs can flip).
+
+        >>> LinearLayout({"x": [[1, 8], [2, 16]]}, {"o0": 8, "o1": 32}, False).output_basis_mask("x", "o1")
+        24
+        """
+        mask = 0
+        for b in self.sublayout(in_dims, [out_dim]).columns:
+            mask |= b
+        return mask
+
+    def input_basis_mask(self, in_dim: str, out_dims: str | Iterable[str]) -> int:
+        """Triton's ``getInputBasisMask``: bit ``i`` set when basis ``i`` of ``in_dim`` is
+        nonzero in some of ``out_dims``.
+
+        >>> LinearLayout({"x": [[1, 0], [0, 2], [0, 0]]}, {"o0": 8, "o1": 4}, False).input_basis_mask("x", ["o1"])
+        2
+        """
+        cols = self.sublayout([in_dim], out_dims).columns
+        return sum(1 << i for i, c in enumerate(cols) if c)
+
+    def concat_ins(self, other: "LinearLayout") -> "LinearLayout":
+        """Triton's ``concatIns``: other's input dims after self's, over the same outputs.
+
+        Requires: identical output dims and sizes; disjoint input dims.
+        Law: ``R(x, y) = self(x) XOR other(y)``.
+
+        >>> a = LinearLayout.identity1D(2, "i", "o"); b = LinearLayout({"j": [[1]]}, ["o"])
+        >>> a.concat_ins(b).bases
+        {'i': [[1]], 'j': [[1]]}
+        """
+        if self._out != other._out:
+            raise LayoutError(f"concat_ins: layouts must have the same output dimensions "
+                              f"({self.out_dims} vs {other.out_dims})")
+        if set(self.in_dim_names) & set(other.in_dim_names):
+            raise LayoutError("concat_ins: layouts must have disjoint input dimensions")
+        return LinearLayout._raw(self._in + other._in, self._out, self._cols + other._cols)
+
+    def concat_outs(self, other: "LinearLayout") -> "LinearLayout":
+        """Triton's ``concatOuts``: other's output dims after self's, over the same inputs.
+
+        Requires: identical input dims and sizes; disjoint output dims.
+        Law: ``R(x) = (self(x), other(x))``.
+
+        >>> a = LinearLayout.identity1D(2, "i", "o"); b = LinearLayout({"i": [[1]]}, ["p"])
+        >>> a.concat_outs(b).bases
+        {'i': [[1, 1]]}
+        """
+        if self._in != other._in:
+            raise LayoutError(f"concat_outs: layouts must have the same input dimensions "
+                              f"({self.in_dims} vs {other.in_dims})")
+        if set(self.out_dim_names) & set(other.out_dim_names):
+            raise LayoutError("concat_outs: layouts must have disjoint output dimensions")
+        sh = self.total_out_bits
+        return LinearLayout._raw(self._in, self._out + other._out,
+                                 [a | (b << sh) for a, b in zip(self._cols, other._cols)])
+
+    def sublayout_is_zero(self, in_dims: str | Iterable[str], out_dims: str | Iterable[str]) -> bool:
+        """Triton's ``sublayoutIsZero``: no basis of ``in_dims`` reaches any of ``out_dims``.
+
+        >>> LinearLayout.identity1D(4, "in", "out").sublayout_is_zero([], ["out"])
+        True
+        """
+        return not any(self.sublayout(in_dims, out_dims).columns)
+
+    def square_sublayout_is_identity(self, dims: str | Iterable[str]) -> bool:
+        """Triton's ``squareSublayoutIsIdentity``: restricted to ``dims`` (each both an
+        input and an output dim, same size), the flattened sublayout is the identity:
+        input bit ``i`` (dims in the layout's input order) sets output bit ``i`` (dims
+        in the layout's output order). Other output dims are not looked at.
+
+        >>> LinearLayout.identity1D(4, "d", "d").square_sublayout_is_identity(["d"])
+        True
+        """
+        dims = _names(dims)
+        if not dims:
+            return True
+        for d in dims:
+            if self._in_bits(d) != self._out_bits(d):
+                return False
+        # flattened (in the layout's own in and out orders), as Triton does
+        return all(c == 1 << i for i, c in enumerate(self.sublayout(dims, dims).columns))
+
+    def is_trivial_over(self, dims: str | Iterable[str]) -> bool:
+        """Triton's ``isTrivialOver``: the identity on ``dims``, which reach no other
+        output and are reached by no other input.
+
+        Requires: every dim is both an input and an output dim.
+
+        >>> LinearLayout({"block": [[1, 0]], "lane": [[0, 1]]}, ["block", "dim0"]).is_trivial_over("block")
+        True
+        """
+        dims = _names(dims)
+        for d in dims:
+            if d not in self.in_dim_names or d not in self.out_dim_names:
+                raise LayoutError(f"is_trivial_over: dim '{d}' must be both an input and "
+                                  "an output dim of the layout")
+        rest_in = [d for d in self.in_dim_names if d not in dims]
+        rest_out = [d for d in self.out_dim_names if d not in dims]
+        return (self.square_sublayout_is_identity(dims) and
+                self.sublayout_is_zero(rest_in, dims) and
+                self.sublayout_is_zero(dims, rest_out))
+
+    def is_identity_on_out_dim(self, dim: str) -> bool:
+        """Triton's ``isIdentityOnOutDim``: output ``dim`` equals input ``dim``; no other
+        input reaches it (``dim`` may still reach other outputs). False when ``dim``
+        is not both an input and an output dim.
+
+        >>> LinearLayout({"block": [[1, 1]]}, {"offset": 2, "block": 2}, False).is_identity_on_out_dim("block")
+        True
+        """
+        if dim not in self.in_dim_names or dim not in self.out_dim_names:
+            return False
+        others = [d for d in self.in_dim_names if d != dim]
+        return self.square_sublayout_is_identity([dim]) and self.sublayout_is_zero(others, [dim])
+
+    def quotient(self, dims: str | Iterable[str]) -> "LinearLayout | None":
+        """Triton's ``quotient``: drop ``dims`` from a layout that is trivial over them.
+
+        Law: when :meth:`is_trivial_over` ``dims`` holds, the result is the
+        :meth:`sublayout` of the remaining input and output dims, and
+        ``self == result * identity over dims`` up to dim order.
+        Requires nothing; returns None exactly where Triton returns ``nullopt``:
+        a dim of ``dims`` is not an input dim, or the layout is not trivial over them.
+        (A dim that is an input but not an output dim makes Triton abort; here it
+        raises :class:`LayoutError`.)
+
+        >>> L = LinearLayout.identity1D(4, "block", "block") * LinearLayout.identity1D(8, "lane", "dim0")
+        >>> L.quotient(["block"]).bases
+        {'lane': [[1], [2], [4]]}
+        """
+        dims = _names(dims)
+        if any(d not in self.in_dim_names for d in dims):
+            return None
+        if not self.is_trivial_over(dims):
+            return None
+        return self.sublayout([d for d in self.in_dim_names if d not in dims],
+                              [d for d in self.out_dim_names if d not in dims])
+
+    def remove_zero_bases_along_dim(self, dim: str) -> "LinearLayout":
+        """Triton's ``removeZeroBasesAlongDim``: drop the zero bases of input ``dim``.
+
+        >>> LinearLayout({"r": [[1], [0], [2]]}, ["o"]).remove_zero_bases_along_dim("r").bases
+        {'r': [[1], [2]]}
+        """
+        off, nb = self._in_offset(dim), self._in_bits(dim)
+        keep = [c for c in self._cols[off:off + nb] if c]
+        cols = list(self._cols[:off]) + keep + list(self._cols[off + nb:])
+        return LinearLayout._raw([(d, len(keep) if d == dim else b) for d, b in self._in],
+                                 self._out, cols)
+
+def _names(x: str | Iterable[str]) -> list[str]:
+    """A dim-name argument as a list (a bare string is one name, not its characters)."""
+    return [x] if isinstance(x, str) else list(x)
+
+
+def lstsq(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
+    """Triton's ``lstsq``: ``X`` with ``X.compose(A) == B`` (outputs in A's order), or None.
+
+    Requires: the same output dim names, each of B's sizes at most A's.
+    Postcondition: ``X`` maps B's input dims to A's input dims (A's sizes); among the
+    solutions, A's free variables (inputs whose basis lies in the span of earlier
+    ones) are 0. None when the dims do not match or B's image is not inside A's.
+    (Triton also gives up beyond 64 matrix columns; this one does not.)
+
+    >>> A = LinearLayout({"s": [[1, 1], [2, 0]]}, {"x": 4, "y": 2}, False)
+    >>> lstsq(A, LinearLayout({"v": [[3, 1]]}, {"x": 4, "y": 2}, False)).bases
+    {'v': [[3]]}
+    """
+    if sorted(A.out_dim_names) != sorted(B.out_dim_names):
+        return None
+    if any(B.out_dim_size(n) > A.out_dim_size(n) for n in A.out_dim_names):
+        return None
+    Bt = B.transpose_outs(A.out_dim_names)
+    table = gf2.echelon(A.columns)
+    cols = []
+    for c in Bt.columns:
+        target = A._pack(Bt._unpack(c))
+        comb, v = 0, target
+        while v:
+            top = v.bit_length() - 1
+            if top not in table:
+                return None
+            pv, pc = table[top]
+            v ^= pv
+            comb ^= pc
+        cols.append(comb)
+    return LinearLayout._raw(Bt._in, A._in, cols)
+
+
+def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
+    """Triton's ``divideLeft``: ``C`` with ``B * C == A``, or None where none exists.
+
+    Law: such a ``C`` exists iff, for B's dims, A's matrix is block diagonal
+    ``[[B, 0], [0, C]]``: the first bases of each of B's input dims are B's bases
+    (zero in A's other output dims) and every other basis of A is zero in the low
+    bits that B fills. ``C`` has A's input and output dims (sizes A's minus B's).
+    None also when B has a dim that A lacks or is larger than A's.
+
+    >>> A = LinearLayout.identity1D(8, "in", "out")
+    >>> divide_left(A, LinearLayout.identity1D(4, "in", "out")) == LinearLayout.identity1D(2, "in", "out")
+    True
+    """
+    if any(d not in A.in_dim_names for d in B.in_dim_names) or \
+            any(d not in A.out_dim_names for d in B.out_dim_names):
+        return None
+    bout = dict(B._out)
+    bin_ = dict(B._in)
+    c_out = []
+    for n, b in A._out:
+        if b < bout.get(n, 0):
+            return None
+        c_out.append((n, b - bout.get(n, 0)))
+    bb = B.bases
+    c_in, c_cols = [], []
+    c_offs = _offsets(c_out)
+    for n, b in A._in:
+        nb = bin_.get(n, 0)
+        if b < nb:
+            return None
+        off = A._in_offset(n)
+        for i in range(nb):
+            vals = A._unpack(A._cols[off + i])
+            want = [bb[n][i][B.out_dim_names.index(o)] if o in bout else 0
+                    for o in A.out_dim_names]
+            if vals != want:
+                return None
+        for i in range(nb, b):
+            vals = A._unpack(A._cols[off + i])
+            packed = 0
+            for k, (o, _) in enumerate(A._out):
+                low = bout.get(o, 0)
+                if vals[k] & ((1 << low) - 1):
+                    return None
+                packed |= (vals[k] >> low) << c_offs[k]
+            c_cols.append(packed)
+        c_in.append((n, b - nb))
+    C = LinearLayout._raw(c_in, c_out, c_cols)
+    return C if B * C == A else None
+
+
+def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
+    """Triton's ``divideRight``: ``C`` with ``C * B == A``, or None where none exists.
+
+    Law: such a ``C`` exists iff, for B's dims, A's matrix is ``[[C, 0], [0, B]]``:
+    the last bases of each of B's input dims are B's bases shifted above C's bits
+    and C's bases stay below B's part. ``C`` has A's input and output dims. None
+    where Triton returns nullopt, and also where Triton would assert (no such C).
+
+    >>> A = LinearLayout.identity1D(8, "in", "out")
+    >>> divide_right(A, LinearLayout.identity1D(4, "in", "out")) == LinearLayout.identity1D(2, "in", "out")
+    True
+    """
+    if any(d not in A.in_dim_names for d in B.in_dim_names) or \
+            any(d not in A.out_dim_names for d in B.out_dim_names):
+        return None
+    bout = dict(B._out)
+    bin_ = dict(B._in)
+    c_out = []
+    for n, b in A._out:
+        if b < bout.get(n, 0):
+            return None
+        c_out.append((n, b - bout.get(n, 0)))
+    c_in, c_cols = [], []
+    c_offs = _offsets(c_out)
+    for n, b in A._in:
+        nc = b - bin_.get(n, 0)
+        if nc < 0:
+            return None
+        off = A._in_offset(n)
+        for i in range(nc):
+            vals = A._unpack(A._cols[off + i])
+            if any(v >> cb for v, (_, cb) in zip(vals, c_out)):
+                return None
+            c_cols.append(sum(v << o for v, o in zip(vals, c_offs)))
+        c_in.append((n, nc))
+    C = LinearLayout._raw(c_in, c_out, c_cols)
+    return C if C * B == A else None
+
+
 
 
 def _offsets(outs: Sequence[tuple[str, int]]) -> list[int]:

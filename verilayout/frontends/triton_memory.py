@@ -11,11 +11,11 @@ toLinearLayout``, the padded layout's linear component); the tests check them ag
 Triton 3.9 wheel.
 
 Tensor-memory layouts have in dims ``row, col`` (TMEM lanes and 32-bit columns, as Triton
-names them) and out dims ``dim0, dim1``.
+names them, and Triton's size-1 ``block``) and out dims ``dim0, dim1``.
 
 >>> L = tensor_memory_to_linear({"blockM": 128, "blockN": 32, "colStride": 1}, (128, 64))
 >>> L.in_dims, L.bases["col"][-1]
-({'row': 128, 'col': 64}, [0, 32])
+({'row': 128, 'col': 64, 'block': 1}, [0, 32])
 """
 from __future__ import annotations
 
@@ -103,7 +103,9 @@ def tensor_memory_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayo
         tile_m, tile_n = 128, block_n
     cols += [[tile_m * r, 0] for r in _pows(m // tile_m)]
     cols += [[0, tile_n * r] for r in _pows(n // tile_n)]
-    return LinearLayout({"row": rows, "col": cols}, {"dim0": m, "dim1": n}, require_surjective=False)
+    # Triton's TMEM layouts carry a size-1 ``block`` input dim (one CTA)
+    return LinearLayout({"row": rows, "col": cols, "block": []}, {"dim0": m, "dim1": n},
+                        require_surjective=False)
 
 
 def tensor_memory_scales_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayout:
