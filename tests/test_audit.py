@@ -24,7 +24,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import parse_module
 
-from tests.reference.ttgir_banks import BITS, brute_wavefronts, layouts_of
+from tests.reference.ttgir_banks import BITS, brute_wavefronts, layouts_of, max_vector_bits
 
 ROOT = Path(__file__).resolve().parent.parent
 FP8 = ROOT / "examples" / "matmul_fp8.ttgir"
@@ -89,7 +89,8 @@ def test_cp_async_writes_and_subslice_reads_are_checked():
     assert {tuple(c.data["subslice"]["offsets"]) for c in shifted} == {(0, 16), (16, 0)}
     for c in banks:        # every figure equals the brute force at the view's true offsets
         reg, smem, elem, shift = layouts_of(str(path), c)
-        assert (c.data["vector_elems"], c.data["wavefronts"]) == brute_wavefronts(reg, smem, BITS[elem], shift)
+        assert (c.data["vector_elems"], c.data["wavefronts"]) == \
+            brute_wavefronts(reg, smem, BITS[elem], shift, max_vector_bits(str(path), c))
 
 
 def test_w4a16_dequantized_b_store_is_8_way():
@@ -123,7 +124,7 @@ def test_every_nvidia_bank_figure_equals_brute_force(path):
     rep = audit_file(path)
     for c in _bank_checks(rep):
         reg, smem, elem, shift = layouts_of(path, c)
-        v, wf = brute_wavefronts(reg, smem, BITS[elem], shift)
+        v, wf = brute_wavefronts(reg, smem, BITS[elem], shift, max_vector_bits(path, c))
         assert (c.data["vector_elems"], c.data["wavefronts"]) == (v, wf), (c.line, c.message)
         assert (c.status == "proved") == (wf == c.data["ideal_wavefronts"])
 

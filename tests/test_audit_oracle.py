@@ -34,8 +34,8 @@ def _pairs():
         for c in audit_file(path).checks:
             if c.check != "bank-conflicts" or c.status not in ("proved", "counterexample"):
                 continue
-            if c.data.get("subslice"):
-                continue            # Triton's query takes the view's own layout only
+            if c.data.get("subslice") or c.op == "ttg.async_copy_global_to_local":
+                continue            # Triton's query: a view's own layout, ld/st.shared vectorised its way
             reg, smem, _, _ = layouts_of(path, c)
             out.append((f"{Path(path).name}:{c.line}", c, reg, smem, list(smem.out_dims.values())))
     return out

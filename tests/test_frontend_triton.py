@@ -405,7 +405,8 @@ def test_non_text_input():
 # ---------------------------------------------------------------------------
 
 def test_a_registered_kind_plugs_into_parse(monkeypatch):
-    monkeypatch.setattr(tfe, "_REGISTRY", dict(tfe._REGISTRY))
+    from verilayout.frontends.triton import registry
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     seen = {}
 
     def dpas(attr, shape):
@@ -425,7 +426,8 @@ def test_non_mlir_text_goes_to_the_cute_reader(monkeypatch):
     calls = []
     fake = types.SimpleNamespace(parse_cute=lambda text, swizzle_units=None, elem_bits=None:
                                  calls.append((text, swizzle_units, elem_bits)) or "cute-layout")
-    monkeypatch.setattr(tfe, "cute", fake)
+    from verilayout.frontends.triton import text as tfe_text
+    monkeypatch.setattr(tfe_text, "cute", fake)
     assert tfe.parse("(4,8):(8,1)", elem_bits=16) == "cute-layout"
     assert calls == [("(4,8):(8,1)", None, 16)]
     with pytest.raises(LayoutError, match="apply to Triton MLIR"):

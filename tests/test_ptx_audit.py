@@ -46,7 +46,7 @@ def _plan():
 
 def _audit(ptx_text: str):
     ttgir, plan = _plan()
-    return audit_ptx_text(ptx_text, "mutated.ptx", ttgir, plan).checks
+    return [c for c in audit_ptx_text(ptx_text, "mutated.ptx", ttgir, plan).checks if c.check.startswith("mma-")]
 
 
 def _line(lines: list[str], text: str) -> int:
@@ -59,6 +59,8 @@ def test_every_wgmma_of_the_sm90_corpus_reads_its_planned_k_block():
     n = 0
     for p in [p for p in PTX if "/cuda90/" in p]:
         for c in audit_ptx_file(p).checks:
+            if c.check != "mma-descriptor":
+                continue
             assert c.status == "proved", (p, c.line, c.message)
             assert c.data["source"] == "ptx" and c.loc
             n += 1
@@ -143,7 +145,8 @@ def test_cli_pairs_ptx_with_ttgir_and_jobs_do_not_change_the_report(tmp_path, ca
     paths = [f["path"] for f in outs[0]["files"]]
     assert [Path(p).name for p in paths] == ["k.ptx", "k.ttgir"]
     ptx = outs[0]["files"][0]
-    assert all(c["data"]["source"] == "ptx" for c in ptx["checks"]) and len(ptx["checks"]) == 16
+    assert all(c["data"]["source"] == "ptx" for c in ptx["checks"])
+    assert len([c for c in ptx["checks"] if c["check"] == "mma-descriptor"]) == 16
 
 
 def test_ptx_without_ttgir_is_listed_unchecked(tmp_path):
@@ -151,6 +154,7 @@ def test_ptx_without_ttgir_is_listed_unchecked(tmp_path):
     p.write_text(STEM.with_suffix(".ptx").read_text())
     rep = audit_ptx_file(str(p))
     assert rep.checks and {c.status for c in rep.checks} == {"unchecked"}
+    assert {c.check for c in rep.checks} == {"mma-descriptor"}
 
 
 # ----- Triton #8378: LBO and SBO swapped for an unswizzled operand --------------------------------
@@ -160,7 +164,8 @@ UNSW = ROOT / "tests" / "fixtures" / "ptx" / "matmul_sm90_n8_unswizzled"
 
 def _audit_unswizzled(ptx_text: str):
     ttgir = UNSW.with_suffix(".ttgir").read_text()
-    return audit_ptx_text(ptx_text, "k.ptx", ttgir, audit_file(str(UNSW.with_suffix(".ttgir"))).checks).checks
+    return [c for c in audit_ptx_text(ptx_text, "k.ptx", ttgir, audit_file(str(UNSW.with_suffix(".ttgir"))).checks).checks
+            if c.check.startswith("mma-")]
 
 
 def test_unswizzled_operand_as_triton_lowers_it_is_proved():
@@ -195,14 +200,17 @@ BW = ROOT / "tests" / "corpus" / "cuda100" / "matmul_f16_128x128x64_w4_s3"
 
 
 def _audit_bw(text: str):
-    return audit_ptx_text(text, "k.ptx", BW.with_suffix(".ttgir").read_text(),
-                          audit_file(str(BW.with_suffix(".ttgir"))).checks).checks
+    return [c for c in audit_ptx_text(text, "k.ptx", BW.with_suffix(".ttgir").read_text(),
+                                      audit_file(str(BW.with_suffix(".ttgir"))).checks).checks
+            if c.check.startswith("mma-")]
 
 
 def test_every_tcgen05_mma_of_the_sm100_corpus_is_proved():
     kinds = {"mma-descriptor": 0, "mma-instruction": 0}
     for p in [p for p in PTX if "/cuda100/" in p]:
         for c in audit_ptx_file(p).checks:
+            if c.check not in kinds:
+                continue
             assert c.status == "proved", (p, c.line, c.message)
             kinds[c.check] += 1
     assert kinds["mma-descriptor"] >= 200 and kinds["mma-instruction"] >= 100
@@ -238,3 +246,50 @@ def test_planted_sm100_swizzle_mode_bug():
     firsts = [i + 1 for i, ln in enumerate(lines) if "tcgen05.mma" in ln][:4]
     assert {(c.line, c.data["k_block"], c.data["operand"]) for c in bad} == \
         {(ln, k, o) for k, ln in enumerate(firsts) for o in "AB"}
+
+
+# ----- shared-memory accesses from PTX addresses ----------------------------------------------
+
+def _bank(path):
+    return [c for c in audit_ptx_file(str(path)).checks if c.check == "bank-conflicts"]
+
+
+def test_w4a16_dequantized_store_conflict_is_seen_in_the_ptx_too():
+    # the TTGIR model counts 8 wavefronts for the dequantized B store (examples/w4a16 and the
+    # corpus); the PTX stores (st.shared.v2.b16, 4 bytes a lane) of the same line: lanes 0..7 at
+    # offsets 0, 2048, ... (one bank, 8 words) -> 8 wavefronts for 1 ideal, from the addresses alone
+    p = ROOT / "tests" / "corpus" / "cuda90" / "w4a16_matmul_64x128x64_w4_s3.ptx"
+    stores = [c for c in _bank(p) if c.loc == "kernels.py:146" and c.data["kind"] == "store"
+              and c.status == "counterexample"]
+    assert stores and all(c.data["wavefronts"] == 8 and c.data["ideal"] == 1 for c in stores)
+    assert all(c.data["ttgir_wavefronts"] == 8 for c in stores)
+
+
+def test_tf32_four_byte_cp_async_is_4_way_in_ptx_and_ttgir():
+    # B's cp.async copies 4 bytes a lane (no contiguity attribute): lane offsets step 144 bytes
+    # (a 128-byte row plus the 16-byte swizzle step), so lanes 0, 8, 16, 24 land 1024 bytes apart
+    # in bank 0: 4 words -> 4 wavefronts, ideal 1
+    p = ROOT / "tests" / "corpus" / "cuda90" / "matmul_tf32_128x128x32_w4_s3.ptx"
+    cps = [c for c in _bank(p) if c.op.startswith("cp.async") and c.loc == "kernels.py:26"]
+    assert cps and all((c.data["wavefronts"], c.data["ideal"]) == (4, 1) for c in cps)
+    offs = cps[0].data["lane_offsets"]
+    assert offs[:2] == [0, 144]
+    assert all(c.data["ttgir_wavefronts"] == 4 for c in cps)
+
+
+def test_ptx_and_ttgir_conflict_factors_agree_on_the_corpus():
+    from collections import defaultdict
+    agree = differ = 0
+    for p in PTX:
+        per = defaultdict(list)
+        for c in _bank(p):
+            if c.data.get("ttgir_wavefronts") is not None:
+                per[(c.loc, c.data["kind"])].append(c)
+        for cs in per.values():
+            ptx = max(c.data["wavefronts"] / c.data["ideal"] for c in cs)
+            d = cs[0].data
+            ttgir = d["ttgir_wavefronts"] / max(1, d["ttgir_ideal"])
+            agree += ptx == ttgir
+            differ += ptx != ttgir
+    # the one documented difference (README): matmul_fp8e5's B store on sm_90
+    assert agree >= 100 and differ <= 1, (agree, differ)

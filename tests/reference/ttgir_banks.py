@@ -2,6 +2,7 @@
 again from the op's TTGIR line (independent of the auditor's own code paths)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from verilayout.frontends.triton import attr_to_linear
@@ -19,7 +20,7 @@ def _xor_apply(bases, index):
     return tuple(out)
 
 
-def brute_wavefronts(reg, smem, bits, shift=None):
+def brute_wavefronts(reg, smem, bits, shift=None, max_bits=128):
     """(vector elems, worst wavefronts per instruction) of the widest ld/st.shared, by enumeration.
 
     ``shift``: a subslice's offsets within the allocation ``smem`` covers; every element the
@@ -41,7 +42,7 @@ def brute_wavefronts(reg, smem, bits, shift=None):
     # vector: leading non-zero register bases that step the offset by 1, 2, 4, ... (<= 128 bits)
     v = 1
     for k, b in enumerate(nz):
-        if where[tuple(b)] - origin == 1 << k and (v * 2) * bits <= 128:
+        if where[tuple(b)] - origin == 1 << k and (v * 2) * bits <= max_bits:
             v *= 2
         else:
             break
@@ -80,8 +81,11 @@ def layouts_of(path, check):
     elif op.name == "ttg.local_alloc":
         reg_t, mem_t = op.operand_types[0], op.result_types[0]
     elif op.name == "ttg.async_copy_global_to_local":
-        # cp.async: pointers in registers; the destination's full type is its producer's result
+        # cp.async: pointers in registers; the destination's full type is its producer's result;
+        # each copy moves `contiguity` elements (Triton prints the attribute when it is > 1)
         reg_t, mem_name = op.operand_types[0], op.operands[1]
+        m = re.search(r"contiguity = (\d+)", op.attrs)
+        contiguity = int(m.group(1)) if m else 1
         prod = mod.producers()[mem_name]
         mem_t = prod.result_types[prod.results.index(mem_name)]
     else:
@@ -100,6 +104,18 @@ def layouts_of(path, check):
         mem_name = view.operands[0]
     return (attr_to_linear(rt.encoding, rt.shape), attr_to_linear(mt.encoding, alloc), mt.elem,
             tuple(shift))
+
+
+def max_vector_bits(path, check) -> int:
+    """The widest access the op allows: 128 bits, or a cp.async's ``contiguity`` elements (at least
+    32 bits: cp.async copies 4, 8 or 16 bytes)."""
+    mod = parse_module(Path(path).read_text())
+    op = next(o for o in mod.ops if o.line == check.line)
+    if op.name != "ttg.async_copy_global_to_local":
+        return 128
+    m = re.search(r"contiguity = (\d+)", op.attrs)
+    bits = BITS[layouts_of(path, check)[2]]
+    return max(32, min((int(m.group(1)) if m else 1) * bits, 128))
 
 
 BITS = {"f8E4M3FN": 8, "f8E5M2": 8, "i8": 8, "f16": 16, "bf16": 16, "f32": 32, "i32": 32, "f64": 64}

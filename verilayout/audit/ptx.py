@@ -32,6 +32,7 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check, FileReport
+from verilayout.audit.ptx_smem import TID, smem_checks
 from verilayout.audit.ttgir import audit_text, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -48,6 +49,9 @@ ASSUMPTIONS = (f"the dynamic shared-memory base (global_smem) is {SMEM_ALIGNMENT
                f"{SMEM_BELOW >> 10} KB (an sm_90 CTA has at most 227 KB, so its shared addresses stay below 2^18)",
                "registers written more than once (loop-carried) and values loaded from memory are "
                "unconstrained symbols")
+SMEM_ASSUMPTIONS = ("shared-memory bank figures from PTX: warp 0, the first iteration of each loop "
+                    "(loop-carried registers at their entry value), lane addresses exact relative to lane 0, "
+                    "the access's base 128-byte aligned",)
 _START = 0x3FFF
 _FIELDS = ~0xFFFF & ((1 << 64) - 1)     # LBO, SBO, base offset, layout type: bits 16-63
 _BASE_OFFSET = 7 << 49
@@ -82,7 +86,7 @@ def _fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
 class _Eval:
     """Symbolic values of a PTX function's registers (see the module docstring)."""
 
-    def __init__(self, mod: PtxModule, func: str | None = None):
+    def __init__(self, mod: PtxModule, func: str | None = None, first_iteration: bool = False):
         self.defs: dict[str, list[Instr]] = {}
         for i in mod.instrs:
             if func is not None and i.func != func:
@@ -90,6 +94,7 @@ class _Eval:
             if i.operands and i.operands[0].startswith("%") and not i.opcode.startswith(_NO_DEST) \
                     and not i.opcode.startswith("setp"):
                 self.defs.setdefault(i.operands[0], []).append(i)
+        self.first_iteration = first_iteration   # loop-carried registers take their first definition
         self.memo: dict[str, z3.BitVecRef] = {}
         self.opaque: set[str] = set()
         self.depth = 0
@@ -103,6 +108,8 @@ class _Eval:
         if name in self.memo:
             return self.memo[name]
         ds = self.defs.get(name, [])
+        if self.first_iteration and len(ds) > 1:
+            ds = ds[:1]                       # the value on entry to the loop: its first iteration
         if len(ds) != 1 or self.depth > 400:
             v = self._sym(name, "loop-carried" if len(ds) > 1 else "no definition")
         else:
@@ -121,6 +128,8 @@ class _Eval:
         t = text.strip()
         if t == "global_smem":
             return _fit(SMEM, w)
+        if t == "%tid.x":
+            return _fit(TID, w)
         imm = parse_immediate(t)
         if imm is not None:
             return z3.BitVecVal(imm % (1 << w), w)
@@ -137,6 +146,11 @@ class _Eval:
         head = parts[0]
         tw = next((_WIDTH[p] for p in reversed(parts) if p in _WIDTH), w)
         ops = [self.operand(o, tw) for o in i.operands[1:]]
+        if head == "selp" and len(i.operands) == 4:
+            a, b = ops[0], ops[1]
+            if a is None or b is None:
+                return None
+            return z3.If(z3.Bool(f"pred{i.operands[3].strip()}"), a, b)
         if any(o is None for o in ops) and head not in ("cvt", "selp"):
             return None
         if head == "mov" and len(ops) == 1:
@@ -164,11 +178,13 @@ class _Eval:
             return None
         if head == "not" and len(ops) == 1:
             return ~ops[0]
-        if head == "bfe" and len(ops) == 3 and "u32" in parts or head == "bfe" and "u64" in parts:
+        if head == "bfe" and len(ops) == 3:
             pos, ln = (parse_immediate(o) for o in i.operands[2:4])
-            if pos is None or ln is None or not 0 < ln <= tw:
+            if pos is None or ln is None or not 0 < ln <= tw or pos + ln > tw:
                 return None
-            return z3.LShR(ops[0], pos) & z3.BitVecVal((1 << ln) - 1, tw)
+            field = z3.Extract(pos + ln - 1, pos, ops[0])
+            signed = "s32" in parts or "s64" in parts
+            return z3.SignExt(tw - ln, field) if signed else z3.ZeroExt(tw - ln, field)
         if head == "cvt" and len(i.operands) == 2:
             dst_w = next((_WIDTH[p] for p in parts[1:2] if p in _WIDTH), w)
             src_w = next((_WIDTH[p] for p in parts[2:] if p in _WIDTH), w)
@@ -390,7 +406,9 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
             if i.line not in matched:
                 checks.append(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has this "
                                      f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
-    return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+    first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
+    checks.extend(smem_checks(mod, first, ttgir_checks, path))
+    return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 
 def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: Any, path: str) -> list[Check]:

@@ -48,7 +48,7 @@ from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
-from verilayout.hw.nvidia.banks import BankModel
+from verilayout.hw.nvidia.banks import BankModel, parse_instruction
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, lds_analyze, linear_analysis_and_triton
 from verilayout.prove.tmem import load_verdict
@@ -209,7 +209,10 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
         return
     try:
-        res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
+        instr = None
+        if extra and extra.get("vector_bits"):
+            instr = parse_instruction(_store_of_width(min(extra["vector_bits"], 128)))
+        res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
     except LayoutError as e:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
         return
@@ -396,6 +399,11 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: {first}", reason=str(first))
 
 
+def _store_of_width(bits: int) -> str:
+    """The st.shared instruction that writes ``bits`` per lane (32, 64 or 128)."""
+    return {32: "st.shared.b32", 64: "st.shared.v2.b32", 128: "st.shared.v4.b32"}[bits]
+
+
 def _memdesc_of(ctx: _Ctx, name: str | None, printed: str | None) -> str | None:
     """The full memdesc type of SSA value ``name`` (from the op that produced it), else the
     type the op printed (Triton prints cp.async destinations without ``!ttg.memdesc``)."""
@@ -424,8 +432,14 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
                 "the file", reason="no type")
         return
     m = re.search(r"contiguity\s*=\s*(\d+)", op.attrs or "")
+    contiguity = int(m.group(1)) if m else 1          # Triton prints the attribute only when > 1
+    t = ctx.typ(mem)
+    bits = elem_bit_width(t.elem) if t is not None else None
     extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
-             "contiguity": int(m.group(1)) if m else None}
+             "contiguity": contiguity}
+    if bits:
+        # each cp.async moves `contiguity` elements (4, 8 or 16 bytes): the vector is that wide
+        extra["vector_bits"] = max(32, min(contiguity * bits, 128))
     _bank_check(ctx, op, op.operand_types[0], mem, op.operands[1], True, what="cp.async write",
                 extra=extra)
 

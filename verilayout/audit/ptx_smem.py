@@ -1,0 +1,214 @@
+"""Shared-memory accesses in PTX: the address each lane uses, and the wavefronts they cost.
+
+For every ``st.shared`` / ``ld.shared`` / ``cp.async`` (shared destination) / ``ldmatrix`` /
+``stmatrix`` instruction, the address register is evaluated symbolically (``verilayout.audit.ptx``'s
+evaluator; ``%tid.x`` is a symbol) and instantiated for the 32 lanes of warp 0. The addresses
+are exact relative to lane 0 when ``addr(lane) - addr(0)`` is one constant for every value of the
+other symbols (stage offsets, the shared-memory base); the bank figure then assumes the base is
+128-byte aligned (said in the report). Instructions that share an address register differ only by
+their immediate offset, which moves every lane alike: one figure per register, width and kind.
+
+Wavefronts follow the NVIDIA rule the rest of verilayout uses (:mod:`verilayout.hw.nvidia.banks`:
+32 banks of 4 bytes; a 64-bit access is served a half warp per wavefront, 128-bit a quarter warp;
+``ldmatrix``/``stmatrix``: each 8 lanes name the 16-byte rows of one 8x8 matrix, one phase each);
+a phase costs the largest number of distinct words one bank holds. Each figure is compared with the
+TTGIR-level figure of the op with the same source line.
+
+>>> phase_cost([0, 4, 128, 132], 4)
+2
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import z3
+
+from verilayout.audit.model import Check
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+
+TID = z3.BitVec("tid_x", 32)
+_ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
+_VEC = {"v2": 2, "v4": 4, "v8": 8}
+_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
+         "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64, "b128": 128}
+
+
+def phase_cost(addresses: list[int], width: int) -> int:
+    """Wavefronts of one phase: the most distinct 4-byte words that map to one bank.
+
+    >>> phase_cost([0, 128, 256], 4), phase_cost([0, 16, 32, 48], 16)
+    (3, 1)
+    """
+    banks: dict[int, set[int]] = {}
+    for a in addresses:
+        for byte in range(a, a + max(width, 1), 4):
+            banks.setdefault((byte // 4) % 32, set()).add(byte // 4)
+    return max((len(w) for w in banks.values()), default=0)
+
+
+def _access(ins: Instr) -> tuple[str, int, int, int] | None:
+    """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
+    p = ins.parts
+    if p[0] == "ldmatrix" or p[0] == "stmatrix":
+        return ("load" if p[0] == "ldmatrix" else "store", 1 if p[0] == "ldmatrix" else 0, 16, 8)
+    if p[0] in ("st", "ld") and "shared" in ".".join(p) or p[0] == "st" and any(x.startswith("shared") for x in p):
+        vec = next((_VEC[x] for x in p if x in _VEC), 1)
+        bits = next((_BITS[x] for x in reversed(p) if x in _BITS), 32)
+        width = vec * bits // 8
+        lanes = 32 if width <= 4 else 16 if width == 8 else 8
+        return ("store" if p[0] == "st" else "load", 0 if p[0] == "st" else 1, width, lanes)
+    if p[0] == "cp" and "async" in p and ("shared" in ".".join(p) or "ca" in p or "cg" in p) and "bulk" not in p:
+        size = parse_immediate(ins.operands[2]) if len(ins.operands) > 2 else None
+        if size not in (4, 8, 16):
+            return None
+        return ("store", 0, size, 32 if size <= 4 else 16 if size == 8 else 8)
+    return None
+
+
+def _free_vars(e: z3.ExprRef) -> set[str]:
+    seen, out, todo = set(), set(), [e]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_const(x) and not z3.is_bv_value(x) and not z3.is_true(x) and not z3.is_false(x):
+            out.add(str(x))
+        todo.extend(x.children())
+    return out
+
+
+def _compile(e: z3.ExprRef, memo: dict) -> Any:
+    """``e`` (bit-vector, only ``tid_x`` free) as a Python function of ``tid`` (the z3 tree is
+    walked once; walking it per lane through the z3 API is slow)."""
+    k = e.get_id()
+    if k in memo:
+        return memo[k]
+    w = e.size()
+    mask = (1 << w) - 1
+    if z3.is_bv_value(e):
+        c = e.as_long()
+        f = lambda t, c=c: c  # noqa: E731
+    elif z3.is_const(e):
+        f = lambda t, m=mask: t & m  # noqa: E731
+    else:
+        kind = e.decl().kind()
+        kids = e.children()
+        a = [_compile(x, memo) for x in kids]
+        if kind == z3.Z3_OP_EXTRACT:
+            lo = e.params()[1]
+            f = lambda t, g=a[0], lo=lo, m=mask: (g(t) >> lo) & m  # noqa: E731
+        elif kind == z3.Z3_OP_CONCAT:
+            sizes = [x.size() for x in kids]
+            def f(t, gs=a, sizes=sizes, m=mask):
+                v = 0
+                for g, sz in zip(gs, sizes):
+                    v = (v << sz) | g(t)
+                return v & m
+        elif kind == z3.Z3_OP_SIGN_EXT:
+            cw = kids[0].size()
+            f = lambda t, g=a[0], cw=cw, m=mask: ((g(t) - (1 << cw)) if g(t) >> (cw - 1) & 1 else g(t)) & m  # noqa: E731
+        elif kind == z3.Z3_OP_ZERO_EXT:
+            f = a[0]
+        else:
+            op = _OPS.get(kind)
+            if op is None:
+                raise ValueError(f"unsupported {e.decl()}")
+            f = lambda t, gs=a, op=op, m=mask, w=w: op([g(t) for g in gs], w) & m  # noqa: E731
+    memo[k] = f
+    return f
+
+
+def _fold(fn):
+    def run(xs, w):
+        v = xs[0]
+        for x in xs[1:]:
+            v = fn(v, x, w)
+        return v
+    return run
+
+
+_OPS = {
+    z3.Z3_OP_BADD: _fold(lambda a, b, w: a + b), z3.Z3_OP_BSUB: _fold(lambda a, b, w: a - b),
+    z3.Z3_OP_BMUL: _fold(lambda a, b, w: a * b), z3.Z3_OP_BAND: _fold(lambda a, b, w: a & b),
+    z3.Z3_OP_BOR: _fold(lambda a, b, w: a | b), z3.Z3_OP_BXOR: _fold(lambda a, b, w: a ^ b),
+    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: -xs[0],
+    z3.Z3_OP_BSHL: _fold(lambda a, b, w: a << b if b < w else 0),
+    z3.Z3_OP_BLSHR: _fold(lambda a, b, w: a >> b if b < w else 0),
+}
+
+
+def _lane_offsets(ev: Any, base: str) -> list[int] | None:
+    """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
+    difference still depends on a symbol other than ``%tid.x`` after simplification)."""
+    expr = ev.operand(base, 32)
+    if expr is None:
+        return None
+    delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
+    if _free_vars(delta) - {"tid_x"}:
+        return None
+    try:
+        f = _compile(delta, {})
+    except ValueError:
+        return None
+    out = []
+    for lane in range(32):
+        v = f(lane)
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return out
+
+
+def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str) -> list[Check]:
+    """One ``bank-conflicts`` check per (source line, address register, width, kind) of the PTX,
+    compared with the TTGIR figure of the same line where there is one (see the module docstring)."""
+    by_loc: dict[str, list[Check]] = {}
+    for c in plan:
+        if c.check == "bank-conflicts" and c.status in ("proved", "counterexample") and c.loc:
+            by_loc.setdefault(c.loc, []).append(c)
+    seen: dict[tuple, Instr] = {}
+    for ins in mod.instrs:
+        acc = _access(ins)
+        if acc is None or len(ins.operands) <= acc[1]:
+            continue
+        m = _ADDR.match(ins.operands[acc[1]].strip())
+        if not m:
+            continue
+        key = (ins.loc, m.group(1), acc[0], acc[2], ins.parts[0])
+        seen.setdefault(key, ins)
+    out = []
+    for (loc, base, kind, width, _head), ins in seen.items():
+        head = ".".join(ins.parts[:2])
+        ev = evals.get(ins.func)
+        if ev is None:
+            continue
+        offs = _lane_offsets(ev, base)
+        lanes_per_phase = _access(ins)[3]
+        data = {"source": "ptx", "instruction": ins.opcode, "kind": kind, "bytes_per_lane": width,
+                "address_register": base}
+        if offs is None:
+            out.append(Check(head, ins.line, loc, "bank-conflicts", "unknown", "note",
+                             f"{ins.opcode}: the lanes' addresses are not exact relative to lane 0 "
+                             "(they depend on values the evaluator leaves free)", data))
+            continue
+        used = 32 if ins.parts[0] != "ldmatrix" else 8 * int((re.search(r"x(\d)", ins.opcode) or [0, 4])[1])
+        phases = [offs[i:i + lanes_per_phase] for i in range(0, used, lanes_per_phase)]
+        cost = sum(phase_cost(ph, width) for ph in phases)
+        ideal = max(1, (used * width + 127) // 128) if ins.parts[0] not in ("ldmatrix", "stmatrix") else len(phases)
+        data.update(wavefronts=cost, ideal=ideal, lane_offsets=offs[:8])
+        planned = [c for c in by_loc.get(loc or "", []) if _direction(c.op) == kind]
+        if planned:
+            worst = max(planned, key=lambda c: c.data.get("wavefronts", 0) / max(1, c.data.get("ideal", 1)))
+            data.update(ttgir_wavefronts=worst.data.get("wavefronts"), ttgir_ideal=worst.data.get("ideal"),
+                        ttgir_instruction=worst.data.get("instruction"))
+        status = "proved" if cost <= ideal else "counterexample"
+        msg = (f"{ins.opcode} ({width} B a lane, address {base}): {cost} wavefront(s) per instruction, ideal {ideal}"
+               + (f"; the TTGIR model says {data['ttgir_wavefronts']} for {data['ttgir_instruction']}"
+                  if planned else ""))
+        out.append(Check(head, ins.line, loc, "bank-conflicts", status, None if status == "proved" else "warning",
+                         msg, data))
+    return out
+
+
+def _direction(op: str) -> str:
+    return "load" if op == "ttg.local_load" else "store"

@@ -1,0 +1,258 @@
+"""Shared-memory layouts: ``#ttg.swizzled_shared``, ``#ttg.nvmma_shared``, and the converters that
+delegate to :mod:`verilayout.frontends.triton_memory` (``#ttg.amd_rotating_shared``,
+``#ttg.shared_linear``, ``#ttg.padded_shared``, ``#ttng.tensor_memory_encoding``,
+``#ttng.tensor_memory_scales_encoding``). In dims ``offset, block``; out dims ``dim0, dim1, ...``.
+
+>>> from verilayout.frontends.triton import parse_attr
+>>> a = parse_attr("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>")
+>>> swizzled_shared_to_linear(a, (4,)).bases
+{'offset': [[1], [2]], 'block': []}
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.cga import ensure_layout_not_smaller_than, standard_out_dims
+from verilayout.frontends.mlir import Attr, format_value
+from verilayout.frontends import triton_memory
+from verilayout.frontends.triton.common import (_CGA_KEYS, _bool, _cga_checked, _check_keys, _combine,
+                                                _fail, _order, _rank_matches, _shape_per_cta, _uint,
+                                                _uints, _wrap_b)
+from verilayout.hw.nvidia.banks import SharedAddressMap
+
+
+def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.swizzled_shared`` (seed 004's table): row ``r`` XORs ``vec*((r/perPhase)%maxPhase)``.
+
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> a = parse_attr("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>")
+    >>> swizzled_shared_to_linear(a, (4, 8)).bases["offset"]
+    [[0, 1], [0, 2], [0, 4], [1, 2], [2, 4]]
+    """
+    return _swizzled(attr, shape)
+
+
+def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
+    keys = ("vec", "perPhase", "maxPhase", "order") + _CGA_KEYS
+    _check_keys(attr, keys, keys[:4])
+    vec, per_phase, max_phase = (_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
+    rank = len(_uints(attr, "order"))
+    _rank_matches(attr, rank, shape, "'order' has that many entries")
+    order = _order(attr, "order", rank)
+    if per_phase == 0:
+        raise _fail(attr, "perPhase", "'perPhase' must be positive")
+    if max_phase == 0:
+        raise _fail(attr, "maxPhase", "'maxPhase' must be positive")
+    _cga_checked(attr, rank)
+    per_cta = _shape_per_cta(attr, shape)
+    names = standard_out_dims(rank)
+    if rank == 1:
+        return _combine(attr, LinearLayout.identity1D(per_cta[0], "offset", "dim0"), shape)
+    col, row = order[0], order[1]
+    ncols, nrows = per_cta[col], per_cta[row]
+    bases = [[0, c] for c in _powers_below(ncols)]
+    bases += [[r, (vec * ((r // per_phase) % max_phase)) % ncols] for r in _powers_below(nrows)]
+    try:
+        cta = LinearLayout({"offset": bases}, [names[row], names[col]])
+    except LayoutError as e:
+        raise _fail(attr, None, f"swizzle (vec={vec}, perPhase={per_phase}, "
+                                f"maxPhase={max_phase}) is not linear here: {e}") from None
+    for d in order[2:]:
+        cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
+    return _combine(attr, cta, shape)
+
+
+def _powers_below(n: int) -> list[int]:
+    out, p = [], 1
+    while p < n:
+        out.append(p)
+        p *= 2
+    return out
+
+
+def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
+                     transposed: bool) -> list[int]:
+    """Triton's ``getTMABlockShape`` (packed size)."""
+    block = list(per_cta)
+    contig = 0 if transposed else len(block) - 1
+    if fp4:
+        block[contig] *= 2
+    block = [min(s, 256) for s in block]
+    if swizzle:
+        need = 8 * swizzle // bits
+        if block[contig] < need:
+            raise _fail(attr, "swizzlingByteWidth",
+                        f"Triton refuses it too: the block is {block[contig]} elements along its "
+                        f"contiguous dim, less than the {need} a {swizzle}-byte swizzle of "
+                        f"{bits}-bit elements needs")
+        block[contig] = need
+    if fp4:
+        block[contig] //= 2
+    return block
+
+
+def _nvmma_core(attr: Attr, bits: int, swizzle: int, fp4: bool) -> LinearLayout:
+    vec = 128 // bits
+    per_phase = 128 // swizzle
+    max_phase = swizzle // 16
+    cols = 8 * max(16, swizzle) // bits
+    bases = []
+    for c in _powers_below(cols):
+        bases.append([0, c // 16 * 8 + c % 8] if fp4 else [0, c])
+    for r in _powers_below(8):
+        col = vec * ((r // per_phase) % max_phase)
+        bases.append([r, col // 16 * 8 + col % 8] if fp4 else [r, col])
+    return LinearLayout({"offset": bases}, ["dim0", "dim1"])
+
+
+def _reshape_layout(ll: LinearLayout, shape: Sequence[int]) -> LinearLayout:
+    """Triton's ``reshapeLayout``: row-major re-interpretation of the out dims."""
+    rank = len(shape)
+    src = list(reversed(ll.out_dim_names))
+    new = list(reversed([(f"dim{i}", s) for i, s in enumerate(shape)]))
+    return ll.transpose_outs(src).reshape_outs(new).transpose_outs(standard_out_dims(rank))
+
+
+def _nvmma_rank(attr: Attr) -> int:
+    """An nvmma_shared attribute's rank: its ``rank`` key (Triton 3.9 prints it for rank != 2),
+    else its CGA's, else 2 (Triton's default CGA is 2-d)."""
+    if "rank" in attr.params:
+        r = _uint(attr, "rank")
+        if r < 1:
+            raise _fail(attr, "rank", "'rank' must be at least 1")
+        return r
+    cga = attr.params.get("CGALayout")
+    if isinstance(cga, list) and cga and isinstance(cga[0], list):
+        return len(cga[0])
+    order = attr.params.get("CTAOrder")
+    if isinstance(order, list) and order:
+        return len(order)
+    return 2
+
+
+def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.nvmma_shared``: 8-row swizzle atoms of ``swizzlingByteWidth`` bytes, as Triton 3.9.
+
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> a = parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 32, transposed = false, elementBitWidth = 16}>")
+    >>> nvmma_shared_to_linear(a, (8, 16)).bases["offset"][4:]
+    [[1, 0], [2, 0], [4, 8]]
+    """
+    swizzle, bits, transposed, fp4 = _nvmma_params(attr)
+    rank = _nvmma_rank(attr)
+    _rank_matches(attr, rank, shape, "set by its CGA layout; 2 when it has none")
+    _cga_checked(attr, rank)
+    per_cta = _shape_per_cta(attr, shape)
+    tma = _tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
+    if swizzle == 0:
+        ll = _nvmma_unswizzled(attr, tma, per_cta, transposed)
+    else:
+        ll = _nvmma_swizzled(attr, tma, per_cta, bits, swizzle, fp4, transposed)
+    return _combine(attr, ll, shape)
+
+
+def _nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
+    """``(swizzlingByteWidth, elementBitWidth, transposed, fp4Padded)``, checked."""
+    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + _CGA_KEYS
+    _check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
+    swizzle = _uint(attr, "swizzlingByteWidth")
+    bits = _uint(attr, "elementBitWidth")
+    transposed = _bool(attr, "transposed", False)
+    fp4 = _bool(attr, "fp4Padded", False)
+    if swizzle not in (0, 32, 64, 128):
+        raise _fail(attr, "swizzlingByteWidth", f"'swizzlingByteWidth' = {swizzle}; expected 0, "
+                                                "32, 64 or 128")
+    if bits not in (8, 16, 32, 64):
+        raise _fail(attr, "elementBitWidth", f"'elementBitWidth' = {bits}; expected 8, 16, 32 or 64")
+    if fp4 and (swizzle != 128 or bits != 8):
+        raise _fail(attr, "fp4Padded", "'fp4Padded' needs swizzlingByteWidth = 128 and "
+                                       "elementBitWidth = 8")
+    return swizzle, bits, transposed, fp4
+
+
+def _nvmma_unswizzled(attr: Attr, tma: list[int], per_cta: list[int], transposed: bool) -> LinearLayout:
+    """The CTA layout of an nvmma_shared layout without swizzling (``swizzlingByteWidth = 0``)."""
+    rank = len(per_cta)
+    names = standard_out_dims(rank)
+    if transposed and rank > 2:
+        raise _fail(attr, "transposed", "a transposed #ttg.nvmma_shared without swizzling "
+                                        "and rank > 2 is not supported here (Triton 3.9's "
+                                        "layout for it is not reproduced)")
+    ll = LinearLayout.empty()
+    for d in ([0] + list(range(rank - 1, 0, -1)) if transposed else reversed(range(rank))):
+        ll = ll * LinearLayout.identity1D(tma[d], "offset", names[d])
+    ll = ll.transpose_outs(names[::-1])  # the repeat below grows dim{rank-1} first
+    return ensure_layout_not_smaller_than(ll, dict(zip(names, per_cta)))
+
+
+def _nvmma_swizzled(attr: Attr, tma: list[int], per_cta: list[int], bits: int, swizzle: int,
+                    fp4: bool, transposed: bool) -> LinearLayout:
+    """The CTA layout of a swizzled nvmma_shared layout: the swizzle atom repeated over the TMA
+    block collapsed to 2-d, reshaped back to the block's rank, then repeated to the CTA's shape."""
+    rank = len(per_cta)
+    names = standard_out_dims(rank)
+    if rank < 2:
+        raise _fail(attr, None, "a swizzled #ttg.nvmma_shared layout needs rank >= 2")
+    collapsed = [1, tma[-1]]
+    for s in tma[:-1]:
+        collapsed[0] *= s
+    if transposed:
+        collapsed.reverse()
+    tile = _nvmma_core(attr, bits, swizzle, fp4)
+    rows, cols = tile.out_dim_size("dim0"), tile.out_dim_size("dim1")
+    packing = 2 if fp4 else 1
+    if collapsed[1] * packing < cols or collapsed[0] < rows:
+        raise _fail(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
+                                "one swizzle atom: "
+                                f"need at least [{rows}, {cols // packing}], got the collapsed "
+                                f"block {collapsed}")
+    ll = ensure_layout_not_smaller_than(tile, {"dim0": collapsed[0], "dim1": collapsed[1]})
+    target = list(tma)
+    if transposed:
+        target = target[1:] + target[:1]
+    ll = _reshape_layout(ll, target)
+    if transposed:
+        perm = [rank - 1] + list(range(rank - 1))
+        ll = LinearLayout({k: [[b[p] for p in perm] for b in v] for k, v in ll.bases.items()}, names)
+    return ensure_layout_not_smaller_than(ll, dict(zip(names, per_cta)))
+
+
+def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.amd_rotating_shared`` (gfx942): delegated to ``triton_memory.amd_rotating_to_linear``.
+
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> a = parse_attr("#ttg.amd_rotating_shared<{vec = 1, perPhase = 1, maxPhase = 2, order = [1, 0]}>")
+    >>> amd_rotating_shared_to_linear(a, (8, 2)).bases["offset"]
+    [[0, 1], [1, 1], [2, 1], [4, 0]]
+    """
+    _check_keys(attr, triton_memory.ROTATING_KEYS, ("vec", "perPhase", "maxPhase", "order"))
+    rank = len(_uints(attr, "order"))
+    _rank_matches(attr, rank, shape, "'order' has that many entries")
+    order = _order(attr, "order", rank)
+    _cga_checked(attr, rank)
+    return _wrap_b(attr, lambda: triton_memory.amd_rotating_to_linear(attr.params, shape, order))
+
+
+def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
+
+
+def _tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_encoding``: delegated to ``triton_memory.tensor_memory_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.tensor_memory_to_linear(attr.params, shape))
+
+
+def _tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttng.tensor_memory_scales_encoding``: ``triton_memory.tensor_memory_scales_to_linear``."""
+    return _wrap_b(attr, lambda: triton_memory.tensor_memory_scales_to_linear(attr.params, shape))
+
+
+def _padded_shared_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
+    """``#ttg.padded_shared``: an address map (not GF(2)-linear), ``triton_memory.padded_shared_to_map``."""
+    try:
+        return triton_memory.padded_shared_to_map(attr.body, shape, format_value(attr))
+    except LayoutError as e:
+        raise _fail(attr, None, str(e)) from None

@@ -1,0 +1,221 @@
+"""Triton's text views of a layout: :func:`format_hardware_view` (who holds what, per warp and
+register, as ``triton-tensor-layout -use-hw-view`` prints it) and :func:`format_tensor_view` (the
+tensor, each element naming its holders).
+
+>>> from verilayout.frontends.triton import parse
+>>> print(format_tensor_view(parse("#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [1], "
+...                                "warpsPerCTA = [1], order = [0]}>", [2])), end="")
+[T0:0, T0:1]
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from verilayout.errors import LayoutError
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.cga import standard_out_dims
+
+
+def _padded(value: int, size: int) -> str:
+    return str(value).rjust(len(str(max(size - 1, 0))))
+
+
+def _row_major(coords: Sequence[int], shape: Sequence[int]) -> int:
+    idx = 0
+    for c, s in zip(coords, shape):
+        idx = idx * s + c
+    return idx
+
+
+def _unravel(i: int, shape: Sequence[int]) -> list[int]:
+    out = []
+    for s in reversed(shape):
+        out.append(i % s)
+        i //= s
+    return out[::-1]
+
+
+def _view_dims(layout: LinearLayout, shape: Sequence[int] | None) -> list[int]:
+    if not isinstance(layout, LinearLayout):
+        raise LayoutError(f"expected a LinearLayout, got {type(layout).__name__}")
+    names = standard_out_dims(len(layout.out_dims))
+    if layout.out_dim_names != names:
+        raise LayoutError(f"the view needs out dims {names}, got {layout.out_dim_names}")
+    dims = [layout.out_dim_size(n) for n in names]
+    if shape is not None and list(shape) != dims:
+        raise LayoutError(f"shape {list(shape)} differs from the layout's out dims {dims}")
+    return dims
+
+
+def _is_shared(layout: LinearLayout) -> bool:
+    ins = set(layout.in_dim_names)
+    if ins <= {"offset", "block"} and "offset" in ins:
+        return True
+    if ins <= {"register", "lane", "warp", "block"}:
+        return False
+    raise LayoutError(f"a view needs in dims register/lane/warp/block or offset/block, got "
+                      f"{layout.in_dim_names}")
+
+
+def _in_size(layout: LinearLayout, name: str) -> int:
+    return layout.in_dims.get(name, 1)
+
+
+def _walk(layout: LinearLayout, order: Sequence[str]):
+    """Yield (inputs, outputs) over every hardware coordinate, ``order`` outermost first."""
+    sizes = [_in_size(layout, n) for n in order]
+    table = layout.apply_all()  # packed outputs, flat input with the first in dim low
+    offs, acc = [], 0
+    for n, s in layout.out_dims.items():
+        offs.append((acc, s - 1))
+        acc += s.bit_length() - 1
+    in_off = {}
+    acc = 0
+    for n, s in layout.in_dims.items():
+        in_off[n] = acc
+        acc += s.bit_length() - 1
+    total = 1
+    for s in sizes:
+        total *= s
+    flat = np.arange(total, dtype=np.int64)
+    idx = np.zeros(total, dtype=np.int64)
+    coords = []
+    rem = flat.copy()
+    for n, s in reversed(list(zip(order, sizes))):
+        c = rem % s
+        rem //= s
+        coords.append((n, c))
+        if n in in_off:
+            idx |= c << in_off[n]
+    coords = dict(coords)
+    packed = table[idx]
+    outs = [((packed >> o) & m).tolist() for o, m in offs]
+    cols = {n: coords[n].tolist() for n in order}
+    for k in range(total):
+        yield {n: cols[n][k] for n in order}, [o[k] for o in outs]
+
+
+def _shared_points(layout: LinearLayout, dims: list[int]):
+    """(block, offset, coords) as Triton's shared views walk them.
+
+    Triton shows ``elements / blocks`` offsets per block (not the layout's offset
+    size): with broadcast blocks, or offsets beyond one copy, the rest is not shown.
+    """
+    total = 1
+    for d in dims:
+        total *= d
+    per_block = total // _in_size(layout, "block")
+    for ins, out in _walk(layout, ["block", "offset"]):
+        if ins["offset"] < per_block:
+            yield ins["block"], ins["offset"], out
+
+
+def format_hardware_view(layout: LinearLayout, shape: Sequence[int] | None = None) -> str:
+    """Triton's hardware view (``format_hardware_view``, ``triton-tensor-layout -use-hw-view``).
+
+    Distributed: ``Block<b>:`` (only with several blocks), ``Warp<w>:``, then one
+    line per register with one ``(i,j)`` per lane, each coordinate padded to the
+    width of its dim's largest index. Shared: ``Block: <b>:`` then
+    ``Offset: <o> -> (i,j)`` for the first ``elements / blocks`` offsets (as Triton).
+
+    >>> from verilayout.frontends.triton import parse
+    >>> L = parse("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [4], warpsPerCTA = [1], order = [0]}>", [4])
+    >>> print(format_hardware_view(L), end="")
+    Warp0:
+    (0), (1), (2), (3)
+    """
+    dims = _view_dims(layout, shape)
+    coord = lambda out: "(" + ",".join(_padded(v, d) for v, d in zip(out, dims)) + ")"
+    lines: list[str] = []
+    if _is_shared(layout):
+        for block, offset, out in _shared_points(layout, dims):
+            if offset == 0:
+                lines.append(f"Block: {block}:")
+            lines.append(f"Offset: {offset} -> {coord(out)}")
+        return "\n".join(lines) + "\n"
+    n_blocks = _in_size(layout, "block")
+    n_lanes = _in_size(layout, "lane")
+    row: list[str] = []
+    for ins, out in _walk(layout, ["block", "warp", "register", "lane"]):
+        if ins["lane"] == 0 and ins["register"] == 0:
+            if ins["warp"] == 0 and n_blocks > 1:
+                lines.append(f"Block{ins['block']}:")
+            lines.append(f"Warp{ins['warp']}:")
+        row.append(coord(out))
+        if ins["lane"] == n_lanes - 1:
+            lines.append(", ".join(row))
+            row = []
+    return "\n".join(lines) + "\n"
+
+
+def format_tensor_view(layout: LinearLayout, shape: Sequence[int] | None = None) -> str:
+    """Triton's tensor view (``format_tensor_view``): who holds each element, row-major.
+
+    Distributed entries read ``[B<b>:]T<thread>:<register>`` (thread = lane + warp *
+    lanes), several holders joined by ``|``. Shared layouts are shown from memory's
+    side, as Triton does: cell ``block * (elements / blocks) + offset`` (row-major in
+    the tensor's shape) reads ``(i:j)``, the element stored there.
+
+    >>> from verilayout.frontends.triton import parse
+    >>> L = parse("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [2], warpsPerCTA = [1], order = [0]}>", [4])
+    >>> print(format_tensor_view(L), end="")
+    [T0:0, T1:0, T0:1, T1:1]
+    """
+    dims = _view_dims(layout, shape)
+    total = 1
+    for d in dims:
+        total *= d
+    cells: list[list[str]] = [[] for _ in range(total)]
+    shared = _is_shared(layout)
+    if shared:
+        per_block = total // _in_size(layout, "block")
+        for block, offset, out in _shared_points(layout, dims):
+            cells[block * per_block + offset].append(
+                "(" + ":".join(_padded(v, d) for v, d in zip(out, dims)) + ")")
+        sep = ","
+    else:
+        n_blocks = _in_size(layout, "block")
+        n_lanes, n_warps = _in_size(layout, "lane"), _in_size(layout, "warp")
+        n_regs = _in_size(layout, "register")
+        pad = lambda v, m: " " * (len(str(m - 1)) - len(str(v)))
+        for ins, out in _walk(layout, ["block", "warp", "lane", "register"]):
+            tid = ins["lane"] + ins["warp"] * n_lanes
+            text = pad(ins["block"], n_blocks) + pad(tid, n_warps * n_lanes) + \
+                pad(ins["register"], n_regs)
+            if n_blocks > 1:
+                text += f"B{ins['block']}:"
+            text += f"T{tid}:{ins['register']}"
+            cells[_row_major(out, dims)].append(text)
+        sep = ", "
+    return _tensor_text(["|".join(c) for c in cells], dims, sep)
+
+
+def _tensor_text(cells: list[str], dims: list[int], sep: str) -> str:
+    rank = len(dims)
+    out: list[str] = []
+    new_line = True
+    for i, cell in enumerate(cells):
+        idx = _unravel(i, dims)
+        opened = 0
+        for j in range(rank - 1, -1, -1):
+            if idx[j] != 0:
+                break
+            out.append("[")
+            opened += 1
+        if new_line:
+            out.append(" " * (rank - opened))
+            new_line = False
+        out.append(cell)
+        nxt = _unravel(i + 1, dims) if i + 1 < len(cells) else [0] * rank
+        for j in range(rank - 1, -1, -1):
+            if nxt[j] != 0:
+                break
+            out.append("]")
+        if nxt[-1] == 0:
+            out.append("\n")
+            new_line = True
+        else:
+            out.append(sep)
+    return "".join(out)
