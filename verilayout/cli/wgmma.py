@@ -10,7 +10,7 @@ import json
 
 from verilayout.cli.common import parse_shape_arg, read_layout_arg, timeout_ms
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import contract_findings, decode, encode
+from verilayout.hw.nvidia.descriptor import decode, encode, field_findings
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.wgmma import as_descriptor, intended_tile
 from verilayout.synth.descriptor import derive_descriptor, synth
@@ -86,16 +86,9 @@ def _print_descriptor(d, findings=()) -> None:
         print(f"finding        {f.rule}: {f.message}")
 
 
-def _desc_findings(d):
-    field_rules = ("reserved-bits", "swizzle-mode", "unmodelled-swizzle", "unmodelled-lbo-mode",
-                   "base-offset-no-swizzle")     # the rules that do not depend on the operand
-    return [f for f in contract_findings(d, major="K", dtype="f16", mn_extent=64)
-            if f.rule in field_rules]
-
-
 def _cmd_decode(args) -> int:
     d = decode(args.value, args.arch)
-    findings = _desc_findings(d)
+    findings = field_findings(d)
     if args.json:
         print(json.dumps({**d.to_dict(), "findings": [f.to_dict() for f in findings]}))
     else:

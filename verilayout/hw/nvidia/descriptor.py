@@ -312,6 +312,25 @@ def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
     return bo
 
 
+#: The contract rules a descriptor can break on its own, whatever operand it is used for.
+FIELD_RULES = ("reserved-bits", "swizzle-mode", "unmodelled-swizzle", "unmodelled-lbo-mode",
+               "base-offset-no-swizzle")
+
+
+def field_findings(desc: Descriptor) -> list[Finding]:
+    """The broken rules of :data:`FIELD_RULES`: those that depend on the descriptor's fields alone
+    (``decode`` reports them with no operand to compare with).
+
+    Law: ``field_findings(d) == [f for f in contract_findings(d, ...) if f.rule in FIELD_RULES]``
+    for every operand; the operand-dependent rules are not evaluated (the operand given to
+    ``contract_findings`` here is a placeholder that none of the field rules reads).
+
+    >>> [f.rule for f in field_findings(Descriptor(0, 1, 8, base_offset=2))]
+    ['base-offset-no-swizzle']
+    """
+    return [f for f in contract_findings(desc, major="K", dtype="f16", mn_extent=64) if f.rule in FIELD_RULES]
+
+
 def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: int) -> list[Finding]:
     """Rules of the descriptor contract this descriptor breaks for one operand.
 
