@@ -97,6 +97,16 @@ def make_files(d: str) -> dict:
     put("list.json", b"[1, 2, 3]")
     put("null.json", b"null")
     put("bad.json", b"{loads: }")
+    put("latin1.ptx", b".version 8.7\n.target sm_90a\n// caf\xe9\n")
+    put("binary.ptx", bytes(range(256)) * 16)
+    put("nul.ptx", b".version 8.7\n\x00\x00")
+    put("text.ptx", b"hello world\n")
+    put("deep.ptx", b".version 8.7\n.visible .entry f()\n{\nadd.s32 %r1, " + b"{" * 5000 + b"%r2" + b"}" * 5000 + b";\n}\n")
+    put("garbage.ptx", b".version 8.7\n.visible .entry f()\n{\nwgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r1}, %rd9, %rd8;\n@@ ;;; {\n")
+    hp = os.path.join(d, "huge.ptx")
+    with open(hp, "wb") as fh:
+        fh.truncate(65 << 20)
+    f["huge.ptx"] = hp
     big = os.path.join(d, "huge.txt")
     with open(big, "wb") as fh:          # sparse: 65 MiB of zero bytes without writing them
         fh.truncate(65 << 20)
@@ -172,6 +182,9 @@ def cases_encoding(f: dict) -> list:
         out.append(["blockload", "check", "--plan", f[name], "--layout", DOT_A,
                     "-t", "tensor<256x32xf16>"])
     out.append(["simulate", f["em_latin1"]])
+    for name in ("latin1.ptx", "binary.ptx", "nul.ptx", "text.ptx", "deep.ptx", "huge.ptx"):
+        out.append(["audit", f[name]])
+        out.append(["audit", f[name], "--json", "--jobs", "2"])
     for x in ("caf\udce9", "\udcff\udcfe", "#ttg.blocked<{\udce9}>", "\u202e#ttg", "\x01\x02"):
         out.append(["show", x])
         out.append(["wgmma", "decode", x])

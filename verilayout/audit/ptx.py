@@ -370,7 +370,8 @@ def _check(ins: Instr, path: str, operand: str, status: str, severity: str | Non
 
 
 def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | None = None,
-                   ttgir_checks: tuple[Check, ...] = ()) -> FileReport:
+                   ttgir_checks: tuple[Check, ...] = (),
+                   no_plan: str = "no TTGIR beside this PTX (X.ttgir)") -> FileReport:
     """The PTX checks of one file (see the module docstring); ``ttgir``: the TTGIR beside it and
     ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is listed unchecked."""
     mod = parse_ptx(text)
@@ -379,8 +380,8 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     tc05 = [i for i in mod.instrs if i.opcode.startswith("tcgen05.mma")]
     if ttgir is None:
         for i in wgmmas + tc05:
-            checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: no TTGIR beside this PTX "
-                                 "(X.ttgir): the plan to compare with is missing", {"reason": "no ttgir"}))
+            checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: {no_plan}: the plan to "
+                                 "compare with is missing", {"reason": "no ttgir"}))
         return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
     tmod = parse_module(ttgir)
     by_func: dict[str, _Eval] = {}
@@ -462,15 +463,15 @@ def audit_ptx_file(path: str) -> FileReport:
     except OSError as e:
         raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
     stem = path[:-4] if path.endswith(".ptx") else path
-    ttgir, plan = None, ()
+    ttgir, plan, why = None, (), "no TTGIR beside this PTX (X.ttgir)"
     if os.path.isfile(stem + ".ttgir"):
-        with open(stem + ".ttgir", "rb") as f:
-            ttgir = f.read()
         try:
+            with open(stem + ".ttgir", "rb") as f:
+                ttgir = f.read()
             plan = audit_text(ttgir, stem + ".ttgir").checks
-        except LayoutError:
-            ttgir = None
+        except (OSError, LayoutError) as e:
+            ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: {e})"
     try:
-        return audit_ptx_text(data, path, ttgir, plan)
+        return audit_ptx_text(data, path, ttgir, plan, why)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
