@@ -23,7 +23,7 @@ from tests.reference.banks import auto_count, count, element_offsets, phase_lane
 from tests.reference.strategies import _mixed, _units, random_reg, random_smem  # noqa: F401
 
 from verilayout.banks import analyze  # noqa: E402
-from verilayout.core.cute import parse_cute
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError  # noqa: E402
 from verilayout.hw.nvidia.banks import BankModel, lanes_per_phase, padded_address_map, parse_instruction, SharedAddressMap
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from verilayout.core import cute
 from verilayout.core import smt
-from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, blocked_product, coalesce, complement, composition, filter_layout, flatten, format_cute, is_linear, left_inverse, logical_divide, logical_product, make_layout, make_ordered_layout, offset_bytes, offset_elements, offsets_table, parse_cute, product, right_inverse, shared_linear_layout, symbol, tile_to_shape, to_linear, why_not_linear, z3_in_domain, z3_offset
+from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, blocked_product, coalesce, complement, composition, filter_layout, flatten, format_cute, is_linear, left_inverse, logical_divide, logical_product, make_layout, make_ordered_layout, offset_bytes, offset_elements, offsets_table, product, right_inverse, shared_linear_layout, symbol, tile_to_shape, to_linear, why_not_linear, z3_in_domain, z3_offset
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 
 SEED000 = "000_2b23e188beadbf0d.txt"

@@ -427,7 +427,7 @@ def test_non_mlir_text_goes_to_the_cute_reader(monkeypatch):
     fake = types.SimpleNamespace(parse_cute=lambda text, swizzle_units=None, elem_bits=None:
                                  calls.append((text, swizzle_units, elem_bits)) or "cute-layout")
     from verilayout.frontends.triton import text as tfe_text
-    monkeypatch.setattr(tfe_text, "cute", fake)
+    monkeypatch.setattr(tfe_text, "cute_text", fake)
     assert tfe.parse("(4,8):(8,1)", elem_bits=16) == "cute-layout"
     assert calls == [("(4,8):(8,1)", None, 16)]
     with pytest.raises(LayoutError, match="apply to Triton MLIR"):

@@ -12,7 +12,8 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
-from verilayout.core.cute import Swizzle, offsets_table, parse_cute
+from verilayout.core.cute import Swizzle, offsets_table
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.descriptor import encode, hardware_address, hardware_address_function
 from verilayout.hw.nvidia.wgmma import canonical_layout, swizzle_atom
 

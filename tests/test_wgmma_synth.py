@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from test_wgmma_canonical import canonical_addresses
-from verilayout.core.cute import offsets_table, parse_cute, tile_to_shape
+from verilayout.core.cute import offsets_table, tile_to_shape
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 from verilayout.wgmma import derive_descriptor, encode, synth, verify
 

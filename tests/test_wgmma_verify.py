@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from test_wgmma_canonical import canonical_addresses
-from verilayout.core.cute import offsets_table, parse_cute, tile_to_shape
+from verilayout.core.cute import offsets_table, tile_to_shape
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
 from verilayout.wgmma import derive_descriptor, descriptor_for, verify

@@ -6,4 +6,7 @@
 10
 """
 from verilayout.core.cute import *  # noqa: F401,F403  (the public algebra, listed in its __all__)
-from verilayout.core.cute import __all__  # noqa: F401
+from verilayout.core.cute import __all__ as _algebra
+from verilayout.frontends.cute_text import parse_cute  # noqa: F401  (the text reader)
+
+__all__ = [*_algebra, "parse_cute"]

@@ -25,7 +25,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement, composition, flatten, format_cute, logical_divide, logical_product, make_layout, parse_cute, right_inverse, shared_linear_layout, tile_to_shape
+from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement, composition, flatten, format_cute, logical_divide, logical_product, make_layout, right_inverse, shared_linear_layout, tile_to_shape
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 
 pytestmark = pytest.mark.oracle

@@ -4,6 +4,7 @@ A CuTe layout maps a (nested) coordinate to an offset: the coordinate is read
 colexicographically (the first mode varies fastest) and the offset is the dot
 product of the coordinate with the strides. Strides count *elements*.
 
+>>> from verilayout.frontends.cute_text import parse_cute
 >>> L = parse_cute("((_8,2),(4,4)):((8,64),(1,4))")
 >>> L((3, 5)), L(11), L.size
 (29, 88, 256)
@@ -53,7 +54,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import FunctionLayout
 
 __all__ = [
-    "StaticInt", "Swizzle", "Layout", "ComposedLayout", "parse_cute", "format_cute",
+    "StaticInt", "Swizzle", "Layout", "ComposedLayout", "format_cute",
     "flatten", "product", "make_layout", "offset_elements", "offset_bytes", "offsets_table",
     "why_not_linear", "is_linear", "to_linear", "shared_linear_layout", "z3_offset",
     "z3_in_domain", "coalesce", "filter_layout", "composition", "complement",
@@ -127,6 +128,7 @@ _SYMBOLS: dict[str, sympy.Symbol] = {}
 def symbol(name: str) -> sympy.Symbol:
     """The sympy symbol the parser uses for ``name`` (a positive integer).
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> parse_cute("(8,m):(1,8)").shape[1] == symbol("m")
     True
     """
@@ -404,6 +406,7 @@ class Layout:
     def subs(self, values: Mapping[Any, Any]) -> "Layout":
         """Substitute symbols (names or sympy symbols) by integers or expressions.
 
+        >>> from verilayout.frontends.cute_text import parse_cute
         >>> parse_cute("((8,m),(T,2k)):((8T,SBO),(1,T))").subs({"T": 4, "m": 2, "k": 2, "SBO": 256})
         Layout('((8,2),(4,4)):((32,256),(1,4))')
         """
@@ -704,6 +707,7 @@ def _finish(plan: _Plan, pre: int, where: Any) -> int:
 def offset_elements(obj: AnyLayout, coord: Any, elem_bits: int | None = None) -> int:
     """Element offset of ``coord``, swizzle applied in its declared units.
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> C = parse_cute("Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)")
     >>> offset_elements(C, (1, 0))
     72
@@ -715,6 +719,7 @@ def offset_elements(obj: AnyLayout, coord: Any, elem_bits: int | None = None) ->
 def offset_bytes(obj: AnyLayout, coord: Any, elem_bits: int | None = None) -> int:
     """Byte offset of ``coord`` (needs the element width unless the layout carries it).
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> offset_bytes(parse_cute("Swizzle<1,4,3> o (8,2):(8,64)", swizzle_units="bytes"), (4, 0), 32)
     144
     """
@@ -812,6 +817,7 @@ def why_not_linear(obj: AnyLayout, unit: str = "elements", elem_bits: int | None
 def is_linear(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = None) -> bool:
     """True when the coordinate -> offset map is GF(2)-linear (see :func:`why_not_linear`).
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> is_linear(parse_cute("((8,2),(4,4)):((4,32),(1,64))")), is_linear(Layout(6, 1))
     (True, False)
     """
@@ -839,6 +845,7 @@ def to_linear(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = No
     ``in_dims`` is a single name. Out dim ``out_dim`` in ``unit``
     (elements by default; bytes needs the element width).
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> to_linear(parse_cute("Sw<1,4,3> o smem_ptr[16b](unset) o (8,16):(16,1)")).bases["dim0"]
     [[16], [32], [72]]
     """
@@ -865,6 +872,7 @@ def shared_linear_layout(obj: AnyLayout, elem_bits: int | None = None, *,
     The inverse of :func:`to_linear` (unit elements); top-level mode ``i`` is
     tensor dim ``i``. Raises when the map is not a bijection onto ``[0, size)``.
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> shared_linear_layout(parse_cute("(2,2):(2,1)")).bases
     {'offset': [[0, 1], [1, 0]]}
     """
@@ -1329,6 +1337,7 @@ def tile_to_shape(block: AnyLayout, shape: IntTuple, order: Sequence[int] | None
     ``shape_i / block_i`` are laid out column-major (or by ``order``). The block
     must divide the shape. A swizzled block keeps its swizzle.
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> tile_to_shape(parse_cute("(_8,_8):(_8,_1)"), (64, 16))
     Layout('((_8,8),(_8,2)):((_8,_64),(_1,512))')
     """
@@ -1437,6 +1446,7 @@ def _fmt_tree(t: IntTuple, style: str) -> str:
 def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
     """Text of a layout: ``style="cute"`` is CuTe's ``print`` form, ``"seed"`` the PTX-doc form.
 
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> C = ComposedLayout(Swizzle(3, 4, 3), parse_cute("(_8,_64):(_64,_1)"), ptr_bits=16)
     >>> format_cute(C), format_cute(C, "seed")
     ('Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)', 'Swizzle<3,4,3> o smem_ptr16b o (8,64):(64,1)')
@@ -1461,297 +1471,3 @@ def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
         parts.append(format_cute(obj.layout, style))
         return " o ".join(parts)
     raise LayoutError(f"cannot format {type(obj).__name__}")
-
-
-_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_INT = re.compile(r"[0-9]+")
-
-
-class _Parser:
-    def __init__(self, text: str, swizzle_units: str | None, elem_bits: int | None):
-        self.t = text
-        self.i = 0
-        self.swizzle_units = swizzle_units
-        self.elem_bits = elem_bits
-
-    def error(self, msg: str, pos: int | None = None) -> LayoutError:
-        pos = self.i if pos is None else pos
-        if "\n" in self.t:
-            line = self.t.count("\n", 0, pos) + 1
-            col = pos - (self.t.rfind("\n", 0, pos) + 1) + 1
-            return LayoutError(f"line {line}, col {col}: {msg}")
-        return LayoutError(f"col {pos + 1}: {msg}")
-
-    def ws(self) -> None:
-        while self.i < len(self.t) and self.t[self.i].isspace():
-            self.i += 1
-
-    def peek(self, s: str) -> bool:
-        return self.t.startswith(s, self.i)
-
-    def at_end(self) -> bool:
-        return self.i >= len(self.t)
-
-    def here(self) -> str:
-        return repr(self.t[self.i]) if not self.at_end() else "end of text"
-
-    def expect(self, s: str, msg: str) -> None:
-        self.ws()
-        if not self.peek(s):
-            raise self.error(f"{msg}, found {self.here()}")
-        self.i += len(s)
-
-    def at_compose(self) -> bool:
-        if self.peek("∘"):
-            return True
-        return self.peek("o") and not (self.i + 1 < len(self.t) and
-                                       (self.t[self.i + 1].isalnum() or self.t[self.i + 1] == "_"))
-
-    def compose_op(self) -> None:
-        self.ws()
-        if not self.at_compose():
-            raise self.error(f"expected 'o' (composition), found {self.here()}")
-        self.i += 1
-
-    def integer(self, what: str) -> int:
-        self.ws()
-        start = self.i
-        if self.peek("-"):
-            self.i += 1
-        m = _INT.match(self.t, self.i)
-        if not m:
-            raise self.error(f"expected an integer for {what}, found {self.here()}", start)
-        self.i = m.end()
-        return int(self.t[start:self.i])
-
-    # --- grammar
-    def top(self) -> AnyLayout:
-        self.ws()
-        if self.at_end():
-            raise self.error("empty text: expected a CuTe layout")
-        if self.peek("Sw<") or self.peek("Swizzle<") or self.peek("SW_"):
-            result = self.composed()
-        else:
-            result = self.layout()
-        self.ws()
-        if not self.at_end():
-            raise self.error(f"unexpected {self.here()} after the layout")
-        return result
-
-    def swizzle(self) -> Swizzle:
-        start = self.i
-        m = re.compile(r"SW_([0-9]+)_([0-9]+)_(-?[0-9]+)").match(self.t, self.i)
-        if m:
-            self.i = m.end()
-            vals = [int(g) for g in m.groups()]
-        else:
-            self.i += 3 if self.peek("Sw<") else len("Swizzle<")
-            vals = [self.integer("B")]
-            self.expect(",", "expected ',' after B in Swizzle<B,M,S>")
-            vals.append(self.integer("M"))
-            self.expect(",", "expected ',' after M in Swizzle<B,M,S>")
-            vals.append(self.integer("S"))
-            self.expect(">", "expected '>' closing Swizzle<B,M,S>")
-        try:
-            return Swizzle(*vals)
-        except LayoutError as e:
-            raise self.error(str(e), start) from None
-
-    def pointer(self) -> int | None:
-        self.i += len("smem_ptr")
-        m = re.compile(r"([0-9]+)b").match(self.t, self.i)
-        if m:
-            self.i = m.end()
-            return self.bits(int(m.group(1)), m.start())
-        if self.peek("["):
-            self.i += 1
-            start = self.i
-            m = re.compile(r"([0-9]+)b\]").match(self.t, self.i)
-            if not m:
-                raise self.error("expected '<bits>b]' in smem_ptr[...]", start)
-            self.i = m.end()
-            if self.peek("("):
-                if not self.peek("(unset)"):
-                    raise self.error("expected '(unset)': a pointer with an address is not a layout")
-                self.i += len("(unset)")
-            return self.bits(int(m.group(1)), start)
-        return None
-
-    def bits(self, n: int, pos: int) -> int:
-        if n < 1 or n & (n - 1):
-            raise self.error(f"element width {n} bits is not a power of two", pos)
-        return n
-
-    def composed(self) -> ComposedLayout:
-        sw_pos = self.i
-        swz = self.swizzle()
-        self.compose_op()
-        ptr_bits: int | None = None
-        has_ptr = False
-        offset: int | None = None
-        while True:
-            self.ws()
-            if self.peek("smem_ptr"):
-                if has_ptr or offset is not None:
-                    raise self.error("smem_ptr must come once, right after the swizzle")
-                has_ptr = True
-                ptr_bits = self.pointer()
-                self.compose_op()
-                continue
-            start = self.i
-            tree = self.tree()
-            self.ws()
-            if self.peek(":"):
-                self.i += 1
-                stride = self.tree()
-                layout = self.make(tree, stride, start)
-                break
-            if self.at_compose() and not _is_tuple(tree):
-                if offset is not None:
-                    raise self.error("more than one offset between the swizzle and the layout", start)
-                if isinstance(tree, sympy.Basic):
-                    raise self.error("the offset must be an integer", start)
-                offset = tree
-                self.compose_op()
-                continue
-            raise self.error("expected ':' between shape and stride")
-        return self.build(swz, layout, offset, has_ptr, ptr_bits, sw_pos)
-
-    def build(self, swz, layout, offset, has_ptr, ptr_bits, pos) -> ComposedLayout:
-        units, elem_bits = self.swizzle_units, self.elem_bits
-        if has_ptr:
-            if units == "elements":
-                raise self.error("the text has smem_ptr (byte addresses) but swizzle_units='elements'", pos)
-            if ptr_bits is not None and elem_bits is not None and ptr_bits != elem_bits:
-                raise self.error(f"the text says smem_ptr[{ptr_bits}b] but elem_bits={elem_bits}", pos)
-            units = "bytes"
-            elem_bits = ptr_bits if ptr_bits is not None else elem_bits
-        try:
-            return ComposedLayout(swz, layout, offset if offset is not None else 0,
-                                  swizzle_units=units, elem_bits=elem_bits)
-        except LayoutError as e:
-            raise self.error(str(e), pos) from None
-
-    def layout(self) -> Layout:
-        start = self.i
-        shape = self.tree()
-        self.ws()
-        if not self.peek(":"):
-            raise self.error(f"expected ':' between shape and stride, found {self.here()}")
-        self.i += 1
-        stride = self.tree()
-        return self.make(shape, stride, start)
-
-    def make(self, shape, stride, pos) -> Layout:
-        if not _congruent(shape, stride):
-            raise self.error(f"shape {_fmt_tree(shape, 'cute')} and stride {_fmt_tree(stride, 'cute')} "
-                             "are not congruent", pos)
-        try:
-            return Layout(shape, stride)
-        except LayoutError as e:
-            raise self.error(str(e), pos) from None
-
-    def tree(self) -> IntTuple:
-        self.ws()
-        if self.peek("("):
-            self.i += 1
-            items = [self.tree()]
-            while True:
-                self.ws()
-                if self.peek(","):
-                    self.i += 1
-                    items.append(self.tree())
-                elif self.peek(")"):
-                    self.i += 1
-                    return tuple(items)
-                else:
-                    raise self.error(f"expected ',' or ')' in tuple, found {self.here()}")
-        return self.expr()
-
-    def expr(self) -> Any:
-        value = self.term()
-        while True:
-            save = self.i
-            self.ws()
-            if self.peek("+") or (self.peek("-") and not self.peek("->")):
-                op = self.t[self.i]
-                self.i += 1
-                rhs = self.term()
-                value = _arith(value, rhs, op)
-            else:
-                self.i = save
-                return value
-
-    def term(self) -> Any:
-        value = self.factor()
-        while True:
-            save = self.i
-            self.ws()
-            if self.peek("*"):
-                self.i += 1
-                value = _arith(value, self.factor(), "*")
-            else:
-                self.i = save
-                return value
-
-    def factor(self) -> Any:
-        self.ws()
-        start = self.i
-        if self.peek("-"):
-            self.i += 1
-            return _arith(0, self.factor(), "-")
-        if self.peek("_"):
-            m = re.compile(r"_(-?[0-9]+)").match(self.t, self.i)
-            if not m:
-                raise self.error("expected digits after '_' (a static integer like _8)")
-            self.i = m.end()
-            return StaticInt(int(m.group(1)))
-        m = _INT.match(self.t, self.i)
-        if m:
-            self.i = m.end()
-            value: Any = int(m.group(0))
-            m2 = _IDENT.match(self.t, self.i)
-            if m2:  # implicit multiplication: 8T, 2k
-                self.i = m2.end()
-                value = _arith(value, symbol(m2.group(0)), "*")
-            return value
-        m = _IDENT.match(self.t, self.i)
-        if m:
-            self.i = m.end()
-            return symbol(m.group(0))
-        raise self.error(f"expected a number or a name, found {self.here()}", start)
-
-
-def _arith(a: Any, b: Any, op: str) -> Any:
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
-        r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
-        return _norm_leaf(sympy.expand(r), "expression")
-    return {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]
-
-
-def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | None = None) -> AnyLayout:
-    """Parse a CuTe layout: ``shape:stride``, optionally ``Swizzle o [smem_ptr|offset o] shape:stride``.
-
-    Accepts CuTe's print form
-    (``Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))``),
-    older ``smem_ptr16b``, bare ``smem_ptr``, an offset (``Sw<2,0,3> o _0 o ...``), the seeds'
-    ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, pycute's ``SW_3_4_3``, ``o`` or ``∘``,
-    ``_8`` or ``8``, and symbolic entries (``8T``, ``2k``, ``SBO``; implicit multiplication
-    after a number, ``*``, ``+``, ``-``). ``swizzle_units`` ("bytes"/"elements") and
-    ``elem_bits`` say how to read a swizzle in the text (a plain layout has none);
-    ``smem_ptr[Nb]`` in the text means byte addresses of N-bit elements.
-
-    >>> parse_cute("Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))", swizzle_units="bytes", elem_bits=32)
-    ComposedLayout('Sw<1,4,3> o smem_ptr[32b](unset) o ((8,2),(4,4)):((8,64),(1,4))')
-    >>> parse_cute("((8,2),(4,4))")
-    Traceback (most recent call last):
-    ...
-    verilayout.errors.LayoutError: col 14: expected ':' between shape and stride, found end of text
-    """
-    if not isinstance(text, str):
-        raise LayoutError(f"parse_cute needs text, got {type(text).__name__}")
-    if swizzle_units not in (None,) + UNITS:
-        raise LayoutError(f"swizzle_units must be 'bytes', 'elements' or None, got {swizzle_units!r}")
-    if elem_bits is not None:
-        elem_bits = _check_elem_bits(elem_bits)
-    return _Parser(text, swizzle_units, elem_bits).top()

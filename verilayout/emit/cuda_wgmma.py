@@ -24,7 +24,8 @@ import json
 import os
 from dataclasses import dataclass
 
-from verilayout.core.cute import parse_cute, tile_to_shape
+from verilayout.core.cute import tile_to_shape
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode
 from verilayout.prove.wgmma import INFERRED_RULES, intended_tile

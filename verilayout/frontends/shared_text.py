@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from verilayout.core.cute import parse_cute
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.errors import LayoutError
 from verilayout.frontends import triton_intel

@@ -153,7 +153,7 @@ def _check_base(base_address) -> int:
 def cute_tile(obj, *, dtype: str, base_address: int = 0, mn_dim: int = 0, text: str = "") -> TileAddress:
     """A :mod:`verilayout.cute` Layout / ComposedLayout as a tile address function.
 
-    >>> from verilayout.core.cute import parse_cute
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> c = parse_cute("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))")
     >>> cute_tile(c, dtype="f16").swizzle_hint
     '32B'

@@ -24,7 +24,6 @@ built-in kinds and re-exports the names the single module ``frontends/triton.py`
 from __future__ import annotations
 
 
-from verilayout.core import cute
 from verilayout.frontends import triton_memory
 from verilayout.frontends.triton_intel import DPAS_KEYS
 from verilayout.frontends.triton import registry, text

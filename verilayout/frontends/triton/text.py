@@ -15,7 +15,7 @@ from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import standard_out_dims
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
-from verilayout.core import cute
+from verilayout.frontends import cute_text
 from verilayout.frontends import triton_memory
 from verilayout.frontends.triton.common import _fail
 from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, _known_kind, _lookup,
@@ -234,7 +234,7 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
         if shape is not None or name is not None:
             raise LayoutError("shape= and name= apply to Triton MLIR text; this looks like CuTe "
                               "text, which carries its own shape")
-        return cute.parse_cute(text, swizzle_units=swizzle_units, elem_bits=elem_bits)
+        return cute_text.parse_cute(text, swizzle_units=swizzle_units, elem_bits=elem_bits)
     if swizzle_units is not None or elem_bits is not None:
         raise LayoutError("swizzle_units= and elem_bits= apply to CuTe text, not to Triton MLIR")
     value, file_shape = _resolve(text, name)

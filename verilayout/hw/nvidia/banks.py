@@ -602,7 +602,7 @@ def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     Offsets are in elements (a swizzle declared on byte addresses is converted with
     the element width). Every mode's size must be a power of two.
 
-    >>> from verilayout.core.cute import parse_cute
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> cute_address_map(parse_cute("(16,32):(33,1)")).offset({"dim0": 1, "dim1": 2})
     35
     """
@@ -636,7 +636,7 @@ def as_shared(smem: Any, elem_bits: int | None = None):
     (GF(2)-linear bijections take the GF(2) path, anything else z3), or any object
     with ``to_address_map()``. Law: the result addresses every element where ``smem`` does.
 
-    >>> from verilayout.core.cute import parse_cute
+    >>> from verilayout.frontends.cute_text import parse_cute
     >>> type(as_shared(parse_cute("(16,32):(33,1)"))).__name__, type(as_shared(parse_cute("(16,32):(32,1)"))).__name__
     ('SharedAddressMap', 'LinearLayout')
     """
