@@ -71,8 +71,6 @@ VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.
          "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
 TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 UNCHECKED = {
-    "ttng.async_tma_copy_global_to_local": "TMA copies are not modelled yet",
-    "ttng.async_tma_copy_local_to_global": "TMA copies are not modelled yet",
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
     "ttng.async_tma_scatter": "TMA copies are not modelled yet",
     "ttg.local_dealloc": "frees memory: nothing to check",
@@ -397,6 +395,50 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
                 f"delivers this register layout; with 32x32b: {first.reason}", counterexample=first.counterexample)
     else:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: {first}", reason=str(first))
+
+
+TMA_RULE = ("a TMA copy writes (reads) its box with the swizzle of the tensor descriptor's encoding, "
+            "applied to the shared-memory address; Triton builds the descriptor's box from that encoding "
+            "(a box inner extent of at most the swizzle width, CUDA's cuTensorMapEncodeTiled limits)")
+
+
+def _tma_check(ctx: _Ctx, op: Op) -> None:
+    """``ttng.async_tma_copy_*``: the tensor descriptor's encoding and block must be the shared
+    memory's (a TMA box written with one swizzle and read with another is DeepGEMM #379's bug)."""
+    types = op.operand_types + op.result_types
+    desc = next((t for t in types if t.lstrip().startswith("!tt.tensordesc")), None)
+    mems = [t for t in types if _is_memdesc(t)]
+    mt = None
+    for t in mems:
+        tt = ctx.typ(t)
+        if tt is not None and len(tt.shape) >= 2:   # not the 1xi64 barrier
+            mt = tt
+            mem_text = t
+    dt = ctx.typ(desc) if desc else None
+    if dt is None or mt is None:
+        ctx.add(op, "copy-layout", "unchecked", None, f"{op.name}: no tensor descriptor and shared-memory "
+                "types on the op", reason="no type")
+        return
+    d_enc, m_enc = format_value(dt.encoding), format_value(mt.encoding)
+    data = {"descriptor_layout": d_enc, "shared_layout": m_enc, "box": list(dt.shape),
+            "shared_shape": list(mt.shape), "rule": TMA_RULE,
+            "assumption": "the destination buffer is aligned to the swizzle pattern (1024 bytes for the "
+                          "128-byte swizzle); allocation offsets are not in the TTGIR"}
+    ctx.layout(mem_text)                      # counted as read
+    if d_enc != m_enc:
+        d_ll, m_ll = ctx.layout(desc), ctx.layout(mem_text)
+        same = d_ll is not None and m_ll is not None and _same(d_ll, m_ll)
+        if not same:
+            ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the tensor descriptor's layout "
+                    f"{d_enc} is not the shared memory's {m_enc}: TMA writes the box with one swizzle and the "
+                    "readers of the buffer assume the other", **data)
+            return
+    if list(dt.shape) != list(mt.shape):
+        ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the descriptor's block "
+                f"{list(dt.shape)} is not the shared-memory view {list(mt.shape)}", **data)
+        return
+    ctx.add(op, "copy-layout", "proved", None, f"{op.name}: the TMA box {list(dt.shape)} is written with the "
+            "layout the shared memory declares (same encoding)", **data)
 
 
 def _store_of_width(bits: int) -> str:
@@ -816,6 +858,9 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         return  # an allocation without a source moves no data: nothing to check
     if n == "ttg.async_copy_global_to_local":
         _async_copy_check(ctx, op)
+        return
+    if n in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
+        _tma_check(ctx, op)
         return
     if n in arch_mma:
         _mma_check(ctx, op, arch_mma[n])
