@@ -65,6 +65,19 @@ def bytes_of(name: str) -> int:
     return b // 8
 
 
+_PTX_TYPE = re.compile(r"[bsuf](8|16|32|64|128)")
+
+
+def ptx_bits(suffix: str) -> int | None:
+    """Bits of a PTX type suffix (``b32``, ``u64``, ``f16``, ``s8``, ``b128``), else None.
+
+    >>> ptx_bits("u32"), ptx_bits("b128"), ptx_bits("f16"), ptx_bits("sync")
+    (32, 128, 16, None)
+    """
+    m = _PTX_TYPE.fullmatch(suffix)
+    return int(m.group(1)) if m else None
+
+
 def mlir_bits(elem: str) -> int | None:
     """Bits of an MLIR element type, or None when it is not an element type.
 

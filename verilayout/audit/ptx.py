@@ -35,6 +35,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_smem import TID, smem_checks
 from verilayout.audit.ttgir import audit_text, layout_shape
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.dtypes import ptx_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
@@ -57,8 +58,6 @@ _FIELDS = ~0xFFFF & ((1 << 64) - 1)     # LBO, SBO, base offset, layout type: bi
 _BASE_OFFSET = 7 << 49
 _NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
             "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
-_WIDTH = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
-          "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64}
 # swizzle code -> swizzle pattern repeat in 16-byte units: sm_90 layout type (bits 62-63: 1 = 128B,
 # 2 = 64B, 3 = 32B); sm_100 swizzle mode (bits 61-63: 1 = 128B with 32B atoms, 2 = 128B, 4 = 64B, 6 = 32B)
 _REPEATS = {"sm_90": {0: 1, 1: 64, 2: 32, 3: 16}, "sm_100": {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}}
@@ -144,7 +143,7 @@ class _Eval:
     def _instr(self, i: Instr, w: int) -> z3.BitVecRef | None:
         parts = i.parts
         head = parts[0]
-        tw = next((_WIDTH[p] for p in reversed(parts) if p in _WIDTH), w)
+        tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
         ops = [self.operand(o, tw) for o in i.operands[1:]]
         if head == "selp" and len(i.operands) == 4:
             a, b = ops[0], ops[1]
@@ -186,8 +185,8 @@ class _Eval:
             signed = "s32" in parts or "s64" in parts
             return z3.SignExt(tw - ln, field) if signed else z3.ZeroExt(tw - ln, field)
         if head == "cvt" and len(i.operands) == 2:
-            dst_w = next((_WIDTH[p] for p in parts[1:2] if p in _WIDTH), w)
-            src_w = next((_WIDTH[p] for p in parts[2:] if p in _WIDTH), w)
+            dst_w = next((ptx_bits(p) for p in parts[1:2] if ptx_bits(p)), w)
+            src_w = next((ptx_bits(p) for p in parts[2:] if ptx_bits(p)), w)
             src = self.operand(i.operands[1], src_w)
             if src is None:
                 return None

@@ -25,13 +25,12 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 
 TID = z3.BitVec("tid_x", 32)
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
 _VEC = {"v2": 2, "v4": 4, "v8": 8}
-_BITS = {"b8": 8, "u8": 8, "s8": 8, "b16": 16, "u16": 16, "s16": 16, "f16": 16, "b32": 32, "u32": 32,
-         "s32": 32, "f32": 32, "b64": 64, "u64": 64, "s64": 64, "f64": 64, "b128": 128}
 
 
 def phase_cost(addresses: list[int], width: int) -> int:
@@ -54,7 +53,7 @@ def _access(ins: Instr) -> tuple[str, int, int, int] | None:
         return ("load" if p[0] == "ldmatrix" else "store", 1 if p[0] == "ldmatrix" else 0, 16, 8)
     if p[0] in ("st", "ld") and "shared" in ".".join(p) or p[0] == "st" and any(x.startswith("shared") for x in p):
         vec = next((_VEC[x] for x in p if x in _VEC), 1)
-        bits = next((_BITS[x] for x in reversed(p) if x in _BITS), 32)
+        bits = next((ptx_bits(x) for x in reversed(p) if ptx_bits(x)), 32)
         width = vec * bits // 8
         lanes = 32 if width <= 4 else 16 if width == 8 else 8
         return ("store" if p[0] == "st" else "load", 0 if p[0] == "st" else 1, width, lanes)

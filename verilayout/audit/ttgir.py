@@ -33,14 +33,12 @@ one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when prov
 """
 from __future__ import annotations
 
-import os
 import re
 import sys
-import time
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
-from verilayout.audit.model import AuditReport, Check, FileReport, Unsupported
+from verilayout.audit.model import Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value

@@ -13,7 +13,6 @@ import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-from verilayout.emit.cuda_wgmma import write_emission
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError

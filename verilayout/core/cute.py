@@ -40,7 +40,6 @@ map is linear, :func:`shared_linear_layout` Triton's inverse view (``offset`` ->
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union

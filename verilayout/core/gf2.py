@@ -104,7 +104,15 @@ def solve(vectors: Sequence[int], target: int) -> int | None:
     >>> solve([2], 1) is None
     True
     """
-    table = echelon(vectors)
+    return solve_echelon(echelon(vectors), target)
+
+
+def solve_echelon(table: dict, target: int) -> int | None:
+    """:func:`solve` against a table :func:`echelon` built once (for many targets).
+
+    >>> solve_echelon(echelon([1, 2, 3]), 3), solve_echelon(echelon([2]), 1)
+    (3, None)
+    """
     comb = 0
     v = target
     while v:

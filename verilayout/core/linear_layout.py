@@ -1051,17 +1051,26 @@ def lstsq(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     table = gf2.echelon(A.columns)
     cols = []
     for c in Bt.columns:
-        target = A._pack(Bt._unpack(c))
-        comb, v = 0, target
-        while v:
-            top = v.bit_length() - 1
-            if top not in table:
-                return None
-            pv, pc = table[top]
-            v ^= pv
-            comb ^= pc
+        comb = gf2.solve_echelon(table, A._pack(Bt._unpack(c)))
+        if comb is None:
+            return None
         cols.append(comb)
     return LinearLayout._raw(Bt._in, A._in, cols)
+
+
+def _quotient_shapes(A: "LinearLayout", B: "LinearLayout") -> tuple[dict, dict, list] | None:
+    """For ``divide_left``/``divide_right``: B's output and input bit counts and the output bits
+    left for the quotient; None when B has a dim A lacks or is larger than A."""
+    if any(d not in A.in_dim_names for d in B.in_dim_names) or \
+            any(d not in A.out_dim_names for d in B.out_dim_names):
+        return None
+    bout = dict(B._out)
+    c_out = []
+    for n, b in A._out:
+        if b < bout.get(n, 0):
+            return None
+        c_out.append((n, b - bout.get(n, 0)))
+    return bout, dict(B._in), c_out
 
 
 def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
@@ -1077,16 +1086,10 @@ def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     >>> divide_left(A, LinearLayout.identity1D(4, "in", "out")) == LinearLayout.identity1D(2, "in", "out")
     True
     """
-    if any(d not in A.in_dim_names for d in B.in_dim_names) or \
-            any(d not in A.out_dim_names for d in B.out_dim_names):
+    shapes = _quotient_shapes(A, B)
+    if shapes is None:
         return None
-    bout = dict(B._out)
-    bin_ = dict(B._in)
-    c_out = []
-    for n, b in A._out:
-        if b < bout.get(n, 0):
-            return None
-        c_out.append((n, b - bout.get(n, 0)))
+    bout, bin_, c_out = shapes
     bb = B.bases
     c_in, c_cols = [], []
     c_offs = _offsets(c_out)
@@ -1127,16 +1130,10 @@ def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     >>> divide_right(A, LinearLayout.identity1D(4, "in", "out")) == LinearLayout.identity1D(2, "in", "out")
     True
     """
-    if any(d not in A.in_dim_names for d in B.in_dim_names) or \
-            any(d not in A.out_dim_names for d in B.out_dim_names):
+    shapes = _quotient_shapes(A, B)
+    if shapes is None:
         return None
-    bout = dict(B._out)
-    bin_ = dict(B._in)
-    c_out = []
-    for n, b in A._out:
-        if b < bout.get(n, 0):
-            return None
-        c_out.append((n, b - bout.get(n, 0)))
+    bout, bin_, c_out = shapes
     c_in, c_cols = [], []
     c_offs = _offsets(c_out)
     for n, b in A._in:

@@ -19,7 +19,7 @@ import sympy
 
 from verilayout.core.cute import (UNITS, AnyLayout, ComposedLayout, IntTuple, Layout, StaticInt, Swizzle,
                                   _check_elem_bits, _congruent, _fmt_tree, _is_tuple, _norm_leaf,
-                                  composition, symbol)
+                                  symbol)
 from verilayout.errors import LayoutError
 
 __all__ = ["parse_cute"]

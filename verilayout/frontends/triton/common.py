@@ -125,15 +125,20 @@ def _shape_per_cta(attr: Attr, shape: tuple) -> list[int]:
 _CGA_KEYS = ("CGALayout",) + _cga.OLD_CGA_KEYS
 
 
-def _wrap_b(attr: Attr, call: Callable[[], LinearLayout]) -> LinearLayout:
+def _located(attr: Attr, call: Callable[[], Any]) -> Any:
+    """``call()``, with a converter's error located at the attribute (and at the key it names)."""
     try:
-        out = call()
+        return call()
     except LayoutError as e:
         msg = str(e)
         if re.match(r"line \d+, col \d+:", msg):
             raise
         key = next((k for k in attr.params if f"'{k}'" in msg), None)
         raise _fail(attr, key, msg) from None
+
+
+def _wrap_b(attr: Attr, call: Callable[[], LinearLayout]) -> LinearLayout:
+    out = _located(attr, call)
     if not isinstance(out, LinearLayout):
         raise LayoutError(f"{attr.where()}: converter for #{attr.name} returned {type(out).__name__}")
     return out

@@ -11,14 +11,13 @@ Conversions are cached by attribute text and shape (:func:`_convert_cached`).
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends.triton.common import _check_keys, _fail, _is_int
+from verilayout.frontends.triton.common import _check_keys, _fail, _is_int, _located
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
 Converter = Callable[[Attr, tuple], LinearLayout]
@@ -190,11 +189,4 @@ def _convert_cached(handle: _AttrKey, shape: tuple) -> Any:
     kind = _lookup(attr)
     if kind.keys is not None:
         _check_keys(attr, sorted(kind.keys))
-    try:
-        return kind.fn(attr, shape)
-    except LayoutError as e:
-        msg = str(e)
-        if re.match(r"line \d+, col \d+:", msg):
-            raise
-        key = next((k for k in attr.params if f"'{k}'" in msg), None)
-        raise _fail(attr, key, msg) from None
+    return _located(attr, lambda: kind.fn(attr, shape))
