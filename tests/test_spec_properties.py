@@ -312,3 +312,55 @@ def test_fragment_table(i, acc, de, dr):
     text = (f'[layouts.d]\nfragment = {{ shape = "m64n{n}k16", operand = "D", dtype = "f16", acc = "{acc}" }}\n\n'
             + ob("fragment_table", fragment='"d"', elements=elements + de, registers=registers + dr))
     assert run(text) == ("proved" if de == dr == 0 else "counterexample")
+
+
+# ---------------------------------------------------------------- 2D block loads ------------
+
+# specs/blockload.toml's A operand: 128x32 bf16, DPAS repeatCount 8 x repCluster 2 = 16 rows per
+# repetition, warpsPerCTA [4, 2] puts the next repetition 4 x 16 = 64 rows below: sub-group 0
+# reads rows 0..15 and 64..79, all 32 columns
+A_TEXT = ("tensor<128x32xbf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, systolicDepth = 8, "
+          "executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [4, 2], repCluster = [2, 2]}>, "
+          "kWidth = 1}>>")
+NEEDED_ROWS = set(range(0, 16)) | set(range(64, 80))
+STRIPS = [0, 8, 16, 32, 64, 72]          # 8-row x 32-column loads (16 bf16 x 2 arrays) at these rows
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sets(st.sampled_from(STRIPS), min_size=1))
+def test_blockload_covers(ys):
+    loads = ", ".join(f"{{ elem_bytes = 2, width = 16, height = 8, array_length = 2, x = 0, y = {y} }}"
+                      for y in sorted(ys))
+    text = (f'[layouts.A]\ntext = "{A_TEXT}"\n\n'
+            f'[[obligation]]\nname = "p"\nkind = "blockload_covers"\noperand = "A"\n'
+            f'plan = {{ operand = "A", loads = [{loads}] }}\n')
+    covered = {r for y in ys for r in range(y, y + 8)}
+    assert run(text) == ("proved" if NEEDED_ROWS <= covered else "counterexample")
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(1, 4))
+def test_plan_minimal(n):
+    # a load is at most 32 rows tall (Xe2), rows 0..15 and 64..79 are 80 rows apart: one load
+    # cannot reach both, and two 16-row x 32-column loads read them all -> the fewest is 2
+    text = (f'[layouts.A]\ntext = "{A_TEXT}"\n\n'
+            f'[[obligation]]\nname = "p"\nkind = "plan_minimal"\noperand = "A"\nloads = {n}\n')
+    assert run(text) == ("proved" if n == 2 else "counterexample")
+
+
+# ---------------------------------------------------------------- descriptor vs layout -------
+
+K128 = "Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))"
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([1, 2, 8, 32, 64]), st.sampled_from([8, 32, 64, 128]), st.sampled_from(["128B", "64B"]))
+def test_descriptor_matches(lbo, sbo, swizzle):
+    # CUTLASS's K-major 128-byte-swizzle atom of f16 (specs/wgmma.toml): rows of 128 bytes, 8-row
+    # core-matrix groups 8 x 128 = 1024 bytes apart -> SBO = 1024 / 16 = 64; the K extent of one
+    # wgmma (16 f16 = 32 bytes) stays inside the swizzle atom, so LBO is never used
+    text = (f'[layouts.t]\ntext = "{K128}"\n\n[layouts.d]\n'
+            f'descriptor = {{ lbo_field = {lbo}, sbo_field = {sbo}, swizzle = "{swizzle}" }}\n\n'
+            f'[[obligation]]\nname = "p"\nkind = "descriptor_matches"\ndescriptor = "d"\nlayout = "t"\n'
+            f'dtype = "f16"\nmajor = "K"\n')
+    assert run(text) == ("proved" if (sbo, swizzle) == (64, "128B") else "counterexample")
