@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, coalesce, complement, composition, flatten, format_cute, logical_divide, logical_product, make_layout, right_inverse, shared_linear_layout, tile_to_shape
+from verilayout.core.cute import ComposedLayout, Layout, LayoutLeft, LayoutRight, StaticInt, Swizzle, coalesce, compact_col_major, compact_row_major, complement, composition, flatten, format_cute, logical_divide, logical_product, make_layout, make_ordered_layout, right_inverse, shared_linear_layout, tile_to_shape
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 
@@ -373,3 +373,75 @@ def test_nvmma_shared_layouts_are_tiled_gmma_atoms():
         assert shared_linear_layout(tiled).bases["offset"] == ans["bases"]["offset"], req
         compared += 1
     assert compared >= 60
+
+
+# ----- compact major orders over nested shapes (issue 12) ------------------------------------------
+
+def _rev(t):
+    """The nested tuple reversed at every level (a derivation: row-major is column-major of this)."""
+    return tuple(_rev(x) for x in reversed(t)) if isinstance(t, tuple) else t
+
+
+nested_shapes = _tree(st.sampled_from((1, 2, 3, 4, 5)), depth=3).filter(lambda s: py_size(s) <= 4096)
+
+
+@ORACLE
+@given(shape=nested_shapes)
+def test_compact_col_major_agrees_with_pycute(pycute, shape):
+    # pycute's Layout(shape) strides are its prefix_product: compact column-major over nested shapes
+    assert plain(compact_col_major(shape)) == pycute.prefix_product(shape)
+    assert plain(make_layout(shape, LayoutLeft).stride) == pycute.Layout(shape).stride
+
+
+@ORACLE
+@given(shape=nested_shapes)
+def test_compact_row_major_is_pycute_col_major_of_the_reversed_shape(pycute, shape):
+    assert plain(compact_row_major(shape)) == _rev(pycute.prefix_product(_rev(shape)))
+    assert plain(make_layout(shape, LayoutRight).stride) == _rev(pycute.Layout(_rev(shape)).stride)
+
+
+@st.composite
+def ordered_cases(draw):
+    shape = draw(_tree(st.sampled_from((1, 2, 3, 4)), depth=2).filter(lambda s: py_size(s) <= 4096))
+
+    def profile(s):  # an order that stops above the leaves somewhere
+        if isinstance(s, tuple) and draw(st.booleans()):
+            return tuple(profile(x) for x in s)
+        return None
+    prof = profile(shape)
+    holes = len(py_flatten(prof)) if isinstance(prof, tuple) else 1
+    values = draw(st.permutations(range(holes)))
+    it = iter(values)
+
+    def fill(p):
+        return tuple(fill(x) for x in p) if isinstance(p, tuple) else next(it)
+    return shape, fill(prof)
+
+
+@ORACLE
+@given(case=ordered_cases())
+def test_make_ordered_layout_agrees_with_pycute_prefix_products(pycute, case):
+    shape, order = case
+    mine = make_ordered_layout(shape, order)
+    # CuTe's compact_order, with pycute's prefix_product for each block: the block with order o starts
+    # at the product of the sizes of the blocks with smaller orders
+
+    def blocks(s, o):
+        if isinstance(o, tuple):
+            return [b for si, oi in zip(s, o) for b in blocks(si, oi)]
+        return [(s, o)]
+    bl = blocks(shape, order)
+
+    def strides(s, o):
+        if isinstance(o, tuple):
+            return tuple(strides(si, oi) for si, oi in zip(s, o))
+        start = 1
+        for t, p in bl:
+            if p < o:
+                start *= pycute.product(t)
+        return pycute.prefix_product(s, start)
+    assert plain(mine.shape) == shape  # (an order tuple only ever sits over a shape tuple here)
+    assert plain(mine.stride) == strides(shape, order)
+    # and it is compact: pycute's layout of it enumerates [0, size) exactly once
+    theirs = pycute.Layout(shape, strides(shape, order))
+    assert sorted(theirs(i) for i in range(pycute.size(theirs))) == list(range(py_size(shape)))

@@ -15,11 +15,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sympy
-
-from verilayout.core.cute import (UNITS, AnyLayout, ComposedLayout, IntTuple, Layout, StaticInt, Swizzle,
-                                  _check_elem_bits, _congruent, _fmt_tree, _is_tuple, _norm_leaf,
-                                  symbol)
+from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, _congruent, _fmt_tree, _is_tuple, _norm_leaf,
+                                            is_sym, symbol)
+from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout, _check_elem_bits
+from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 
 __all__ = ["parse_cute"]
@@ -171,7 +170,7 @@ class _Parser:
             if self.at_compose() and not _is_tuple(tree):
                 if offset is not None:
                     raise self.error("more than one offset between the swizzle and the layout", start)
-                if isinstance(tree, sympy.Basic):
+                if is_sym(tree):
                     raise self.error("the offset must be an integer", start)
                 offset = tree
                 self.compose_op()
@@ -285,9 +284,9 @@ class _Parser:
 
 
 def _arith(a: Any, b: Any, op: str) -> Any:
-    if isinstance(a, sympy.Basic) or isinstance(b, sympy.Basic):
+    if is_sym(a) or is_sym(b):
         r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
-        return _norm_leaf(sympy.expand(r), "expression")
+        return _norm_leaf(r.expand(), "expression")
     return {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]
 
 

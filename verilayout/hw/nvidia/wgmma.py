@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import sympy
 
 from verilayout.dtypes import Major, SwizzleMode, subset
 from verilayout.errors import LayoutError
@@ -386,7 +385,10 @@ def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
     return SwizzleAtom(sw, mj, dtype, units, shape, stride, swizzle_log2(sw))
 
 
-T_, m_, k_, LBO_, SBO_ = sympy.symbols("T m k LBO SBO", positive=True, integer=True)
+def _symbols() -> tuple:
+    """The canonical layouts' parameters T, m, k, LBO, SBO as sympy symbols."""
+    import sympy  # deferred: sympy costs ~0.2 s at start-up; only canonical layouts need it
+    return sympy.symbols("T m k LBO SBO", positive=True, integer=True)
 
 
 @dataclass(frozen=True)
@@ -415,6 +417,8 @@ class CanonicalLayout:
         if unknown:
             raise LayoutError(f"unknown canonical-layout parameters {sorted(unknown)} "
                               "(expected T, m, k, LBO, SBO)")
+        import sympy  # deferred: sympy costs ~0.2 s at start-up; only canonical layouts need it
+        T_, m_, k_, LBO_, SBO_ = _symbols()
         table = {T_: values.get("T", T_), m_: values.get("m", m_), k_: values.get("k", k_),
                  LBO_: values.get("LBO", LBO_), SBO_: values.get("SBO", SBO_)}
         f = lambda tup: tuple(tuple(sympy.sympify(e).subs(table) for e in mode) for mode in tup)
@@ -423,6 +427,7 @@ class CanonicalLayout:
 
     @property
     def is_concrete(self) -> bool:
+        import sympy  # deferred: sympy costs ~0.2 s at start-up; only canonical layouts need it
         return all(sympy.sympify(e).is_Integer for t in (self.shape, self.stride)
                    for mode in t for e in mode)
 
@@ -450,6 +455,8 @@ def canonical_layout(major: Major, swizzle: SwizzleMode, dtype: str | None = Non
     >>> canonical_layout("K", "64B", "f16").subs(m=2, k=1, SBO=512).text()
     'Swizzle<2,4,3> o ((8,2),(8,2)):((32,512),(1,8))'
     """
+    import sympy  # deferred: sympy costs ~0.2 s at start-up; only canonical layouts need it
+    T_, m_, k_, LBO_, SBO_ = _symbols()
     mj, sw = parse_major(major), parse_swizzle(swizzle)
     w = swizzle_units(sw)
     if mj == "MN":

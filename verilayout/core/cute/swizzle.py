@@ -1,0 +1,96 @@
+"""CuTe's ``Swizzle<B,M,S>``: an XOR of address bits, on ints, numpy arrays and z3 bit-vectors.
+
+>>> str(Swizzle(3, 4, 3)), Swizzle(3, 4, 3)(0b1010000000)
+('Sw<3,4,3>', 720)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import z3
+
+from verilayout.errors import LayoutError
+
+__all__ = ["Swizzle"]
+
+
+# ----- Swizzle -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Swizzle:
+    """CuTe's ``Swizzle<B,M,S>``: XOR ``B`` bits taken ``S`` above bit ``M`` into bit ``M``.
+
+    ``yyy_mask = ((1<<B)-1) << (M + max(0,S))``, ``zzz_mask = ((1<<B)-1) << (M - min(0,S))``
+    and ``swizzle(x) = x ^ shiftr(x & yyy_mask, S)`` (a negative ``S`` shifts left).
+    It is a GF(2)-linear involution. It works on ints and numpy integer arrays.
+
+    >>> Swizzle(3, 4, 3)(0b1010000000), Swizzle(3, 4, 3)(Swizzle(3, 4, 3)(1234))
+    (720, 1234)
+    """
+
+    bits: int
+    base: int
+    shift: int
+
+    def __post_init__(self):
+        for name in ("bits", "base", "shift"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, Integral):
+                raise LayoutError(f"Swizzle {name} must be an integer, got {v!r}")
+            object.__setattr__(self, name, int(v))
+        if self.bits < 0 or self.base < 0:
+            raise LayoutError(f"Swizzle<{self.bits},{self.base},{self.shift}>: B and M must be >= 0")
+        if abs(self.shift) < self.bits:
+            raise LayoutError(f"Swizzle<{self.bits},{self.base},{self.shift}>: |S| must be >= B "
+                              "(the XOR source and target bits would overlap)")
+
+    @property
+    def yyy_mask(self) -> int:
+        """Bits read (the source of the XOR): ``((1<<B)-1) << (M + max(0,S))``.
+
+        >>> bin(Swizzle(3, 4, 3).yyy_mask), bin(Swizzle(3, 4, 3).zzz_mask)
+        ('0b1110000000', '0b1110000')
+        """
+        return ((1 << self.bits) - 1) << (self.base + max(0, self.shift))
+
+    @property
+    def zzz_mask(self) -> int:
+        """Bits changed (the target of the XOR): ``((1<<B)-1) << (M - min(0,S))``."""
+        return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
+
+    @property
+    def is_identity(self) -> bool:
+        """``B == 0``: the swizzle changes nothing (units then do not matter).
+
+        >>> Swizzle(0, 4, 3).is_identity, Swizzle(1, 4, 3).is_identity
+        (True, False)
+        """
+        return self.bits == 0
+
+    def __call__(self, x):
+        y = x & self.yyy_mask
+        return x ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
+
+    def rebased(self, extra: int) -> "Swizzle":
+        """The same swizzle on addresses ``2**extra`` times finer (``M + extra``).
+
+        >>> Swizzle(3, 3, 3).rebased(1)
+        Swizzle(bits=3, base=4, shift=3)
+        """
+        return Swizzle(self.bits, self.base + extra, self.shift)
+
+    def z3(self, x: z3.BitVecRef) -> z3.BitVecRef:
+        """The swizzle on a z3 bit-vector (logical shifts): ``z3.simplify(sw.z3(c)) == sw(c)``.
+
+        >>> z3.simplify(Swizzle(3, 4, 3).z3(z3.BitVecVal(0b1010000000, 16))).as_long()
+        720
+        """
+        if self.bits == 0:
+            return x
+        y = x & z3.BitVecVal(self.yyy_mask % (1 << x.size()), x.size())
+        return x ^ (z3.LShR(y, self.shift) if self.shift >= 0 else y << -self.shift)
+
+    def __str__(self) -> str:
+        return f"Sw<{self.bits},{self.base},{self.shift}>"
+
