@@ -461,8 +461,9 @@ def _kernel(man, reg_t, aconstr, store_t, d_regs) -> list[str]:
          "  const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);   "
          "// swizzle patterns start on 1024-byte rows",
          "  uint8_t* smem = smem_raw + (base - raw);",
-         "  const uint64_t base_field = static_cast<uint64_t>(base >> 4);   "
-         "// descriptors hold addresses >> 4",
+         "  // descriptors hold (address & 0x3FFFF) >> 4 in a 14-bit field: under a cluster launch",
+         "  // the CTA rank sits above bit 18 of the shared address and must not reach LBO",
+         "  const uint64_t base_field = static_cast<uint64_t>((base & 0x3FFFFu) >> 4);",
          "  const elem_bits_t* At = A + static_cast<size_t>(blockIdx.x) * M * K;",
          "  out_t* Dt = D + static_cast<size_t>(blockIdx.x) * M * N;", ""]
     if a["source"] == "smem":

@@ -249,7 +249,7 @@ def render_opencl(man: dict) -> str:
           "(row-major memory view).", ""]
     L += ["#ifdef VL_DECLARE_BUILTINS   // for offline syntax checks without the Intel headers"]
     for b in sorted({(b.name, b.dest_type) for b in builtins}):
-        L.append(f"void {b[0]}(global void* base_address, int width, int height, int pitch, "
+        L.append(f"__attribute__((overloadable)) void {b[0]}(global void* base_address, int width, int height, int pitch, "
                  f"int2 coord, private {b[1]}* destination);")
     L += ["#endif", "",
           f"#define VL_SUBGROUPS {n}", f"#define VL_REGISTERS {regs}", ""]

@@ -1,0 +1,260 @@
+"""The plan (manifest) of a persistent, warp-specialized Hopper GEMM: every layout, descriptor,
+tensor map and fragment it uses, each with its proof.
+
+Problem contract: ``D[M, N] = A[M, K] @ B[N, K]^T`` with A, B and D row-major (A and B both
+K-major: the "TN" GEMM that TMA and wgmma read without transposes for every dtype), D in f32.
+Any M, N, K >= 1: TMA zero-fills the loads beyond M, N, K and the epilogue predicates its stores;
+each row of A and B must start on 16 bytes (``K * bytes(dtype) % 16 == 0``, a TMA rule).
+
+What is proved here (listed at the top of ``kernel.cu``):
+
+* the shared layout of each stage of A (``BM x BK``) and B (``BN x BK``) is CuTe's
+  ``tile_to_shape`` of the K-major swizzle atom (PTX Table 38), the widest swizzle whose row
+  (32/64/128 bytes) divides ``BK`` bytes;
+* the TMA boxes (inner ``swizzle bytes / element`` elements, outer ``BM`` or ``BN`` rows, placed
+  at ``j * rows * swizzle bytes`` for K-column ``j``) write element ``(mn, k)`` at the byte the
+  layout names, for every coordinate (exhaustive: TMA's ``SWIZZLE_{32,64,128}B`` pattern XORs the
+  16-byte chunk index with the 128-byte row index modulo the span, CUDA Programming Guide,
+  "TMA swizzle");
+* each consumer warpgroup's descriptor of each K-block (A: its 64 rows; B: all ``BN``) reads the
+  byte the layout put there (:func:`verilayout.synth.descriptor.derive_descriptor`), at every
+  stage base (re-derived per stage);
+* the accumulator fragment is the PTX ``m64nNk*`` D table (:func:`verilayout.hw.nvidia.wgmma.fragment`),
+  and each even element and the next are adjacent columns of one row (the vector store).
+
+>>> p = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+>>> p["swizzle"], p["tma"]["box_k"], p["consumers"], p["threads"]
+('128B', 64, 2, 384)
+>>> sorted({o["status"] for o in p["obligations"]})
+['proved']
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from verilayout.core.cute import tile_to_shape
+from verilayout.dtypes import bytes_of
+from verilayout.errors import LayoutError
+from verilayout.frontends.cute_text import parse_cute
+from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype, swizzle_atom, valid_n
+from verilayout.prove.wgmma import intended_tile
+from verilayout.synth.descriptor import derive_descriptor
+
+__all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "parse_tile",
+           "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag"]
+
+GEMM_FORMAT = "verilayout-emit-gemm/1"
+#: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
+GEMM_DTYPES = ("f16", "bf16", "e4m3", "tf32")
+#: Dynamic shared memory one sm_90 CTA may use (227 KiB).
+MAX_SMEM_BYTES = 232448
+#: ``CUtensorMapSwizzle`` values of cuda.h (NONE, 32B, 64B, 128B).
+TMA_SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+_SPAN = {"32B": 32, "64B": 64, "128B": 128}
+_TILE_RE = re.compile(r"^\s*(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(\d{1,4})\s*$")
+
+
+def default_tile(dtype: str) -> str:
+    """128 x 256 x (128 bytes of K): one 128-byte swizzle row of K per stage.
+
+    >>> default_tile("f16"), default_tile("e4m3"), default_tile("tf32")
+    ('128x256x64', '128x256x128', '128x256x32')
+    """
+    return f"128x256x{128 // bytes_of(dtype)}"
+
+
+def parse_tile(text: str) -> tuple[int, int, int]:
+    """``"BMxBNxBK"`` -> ``(BM, BN, BK)``.
+
+    >>> parse_tile("128x256x64")
+    (128, 256, 64)
+    >>> parse_tile("128x256")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --tile '128x256': expected BMxBNxBK such as 128x256x64
+    """
+    m = _TILE_RE.match(str(text))
+    if not m:
+        raise LayoutError(f"--tile {text!r}: expected BMxBNxBK such as 128x256x64")
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def swizzle_for(k_bytes: int) -> str:
+    """The widest K-major swizzle whose row divides ``k_bytes`` (the bytes of K per stage).
+
+    >>> swizzle_for(128), swizzle_for(64), swizzle_for(256), swizzle_for(32)
+    ('128B', '64B', '128B', '32B')
+    """
+    for sw in ("128B", "64B", "32B"):
+        if k_bytes % _SPAN[sw] == 0:
+            return sw
+    raise LayoutError(f"{k_bytes} bytes of K per stage is not a multiple of 32 bytes; no "
+                      "swizzled K-major layout holds it")
+
+
+def tma_box_byte(row: int, col_byte: int, span: int) -> int:
+    """Byte offset within a TMA box (rows of ``span`` bytes, box start 1024-aligned) where
+    ``SWIZZLE_<span>B`` puts byte ``col_byte`` of row ``row``: the 16-byte chunk index is XORed
+    with bits 7.. of the unswizzled offset, modulo ``span / 16`` chunks.
+
+    >>> tma_box_byte(1, 0, 128), tma_box_byte(8, 16, 128), tma_box_byte(2, 0, 64)
+    (144, 1040, 144)
+    """
+    off = row * span + col_byte
+    mask = span // 16 - 1
+    return off ^ (((off >> 7) & mask) << 4)
+
+
+def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int) -> str:
+    """A C identifier naming one configuration.
+
+    >>> gemm_tag("bf16", 128, 256, 64, 4)
+    'gemm_bf16_128x256x64_s4'
+    """
+    return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}"
+
+
+def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int) -> None:
+    if dtype not in GEMM_DTYPES:
+        raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
+    if bm not in (64, 128):
+        raise LayoutError(f"--tile: BM {bm} must be 64 (one consumer warpgroup) or 128 (two)")
+    if bn not in valid_n("f32") or bn % 16:
+        raise LayoutError(f"--tile: BN {bn} must be a multiple of 16 from 16 to 256 (wgmma N)")
+    kx = k_of_dtype(dtype)
+    if bk <= 0 or bk % kx:
+        raise LayoutError(f"--tile: BK {bk} must be a positive multiple of the {dtype} wgmma K ({kx})")
+    if not isinstance(stages, int) or isinstance(stages, bool) or not 2 <= stages <= 8:
+        raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
+
+
+def _stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
+    atom = swizzle_atom(sw, "K", dtype)
+    return str(tile_to_shape(parse_cute(atom.cute_text()), (rows, bk)))
+
+
+def _tma_obligation(name: str, text: str, dtype: str, rows: int, bk: int, sw: str) -> dict:
+    """Every (mn, k) of the stage: the byte the TMA boxes write equals the layout's byte."""
+    eb = bytes_of(dtype)
+    span = _SPAN[sw]
+    box_k = span // eb
+    table = intended_tile(text, dtype=dtype, base_address=0).fn.table() // 8
+    mn, k = np.meshgrid(np.arange(rows), np.arange(bk), indexing="ij")
+    j, kk = k // box_k, k % box_k
+    off = mn * span + kk * eb
+    tma = j * rows * span + (off ^ (((off >> 7) & (span // 16 - 1)) << 4))
+    bad = np.argwhere(tma != table)
+    status = "proved" if bad.size == 0 else "counterexample"
+    reason = (f"all {rows * bk} coordinates agree" if bad.size == 0 else
+              f"(mn={bad[0][0]}, k={bad[0][1]}): TMA writes byte {int(tma[tuple(bad[0])])}, "
+              f"the layout says {int(table[tuple(bad[0])])}")
+    return {"claim": f"TMA boxes of {name} ({box_k} x {rows}, SWIZZLE_{sw}, box j at "
+                     f"j*{rows * span} B) write every (mn, k) of the {rows}x{bk} stage at the byte "
+                     f"of {text}", "status": status, "method": "exhaustive", "reason": reason}
+
+
+def _descriptors(name: str, text: str, dtype: str, bk: int, mn: int, blocks: int,
+                 stage_offsets: list[int]) -> tuple[list[list[str]], list[dict]]:
+    """Descriptors at base 0 per (mn block, K-block), each proved; and re-derived at every
+    stage base, where it must equal the base-0 value plus ``base >> 4`` in the start field."""
+    kx = k_of_dtype(dtype)
+    out, obls = [], []
+    for mb in range(blocks):
+        row = []
+        for kb in range(bk // kx):
+            plan = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn, mn_block=mb)
+            d0 = plan.descriptor.value
+            status, reason = plan.verdict.status, plan.verdict.reason
+            for off in stage_offsets[1:]:
+                p = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn,
+                                      mn_block=mb, base_address=off)
+                if p.verdict.status != "proved" or p.descriptor.value != d0 + (off >> 4):
+                    status, reason = "counterexample", (f"at stage base {off:#x} the proved "
+                                                        f"descriptor is {p.descriptor.value:#x}")
+            row.append(f"{d0:#018x}")
+            obls.append({"claim": f"descriptor {name}[{mb}][{kb}] = {d0:#018x} (+ stage base >> 4) "
+                                  f"reads rows {mb * mn}..{mb * mn + mn - 1}, K-block {kb} of every "
+                                  f"stage", "status": status, "method": plan.verdict.method,
+                         "reason": f"{reason}; re-derived at {len(stage_offsets)} stage bases"})
+        out.append(row)
+    return out, obls
+
+
+def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
+    f = fragment(f"m64n{bn}k{k_of_dtype(dtype)}", "D", dtype, acc="f32")
+    rc = f.layout
+    bases = {d: [list(b) for b in v] for d, v in rc.bases.items()}
+    ok = True
+    for e in range(0, f.registers, 2):                   # e and e+1: same row, next column
+        r0 = c0 = r1 = c1 = 0
+        for bit, (r, c) in enumerate(bases["register"]):
+            if e >> bit & 1:
+                r0, c0 = r0 ^ r, c0 ^ c
+            if (e + 1) >> bit & 1:
+                r1, c1 = r1 ^ r, c1 ^ c
+        ok &= (r1 == r0 and c1 == c0 + 1 and c0 % 2 == 0)
+    frag = {"bases": bases, "registers": f.registers, "rows": f.rows, "cols": f.cols}
+    obl = {"claim": f"accumulator element e of thread t is D(row, col) of the PTX m64n{bn} f32 D "
+                    "fragment; elements 2i and 2i+1 are columns c, c+1 (c even) of one row",
+           "status": "proved" if ok else "counterexample", "method": "exhaustive",
+           "reason": f"{f.registers} registers x 128 threads read off the fragment bases"}
+    return frag, obl
+
+
+def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
+                        arch: str = "sm_90a") -> dict:
+    """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
+
+    >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
+    >>> m["instruction"], m["smem"]["bytes"] <= MAX_SMEM_BYTES
+    ('wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3', True)
+    """
+    if arch not in ("sm_90a",):
+        raise LayoutError(f"--arch {arch!r}: emit gemm writes sm_90a (Hopper wgmma + TMA) kernels")
+    if dtype not in GEMM_DTYPES:
+        raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
+    bm, bn, bk = parse_tile(tile or default_tile(dtype))
+    _check_config(dtype, bm, bn, bk, stages)
+    eb = bytes_of(dtype)
+    sw = swizzle_for(bk * eb)
+    span = _SPAN[sw]
+    consumers = bm // 64
+    a_text, b_text = _stage_layout(dtype, bm, bk, sw), _stage_layout(dtype, bn, bk, sw)
+    a_stage, b_stage = bm * bk * eb, bn * bk * eb
+    if a_stage % 1024 or b_stage % 1024:
+        raise LayoutError(f"--tile {bm}x{bn}x{bk}: a stage of A ({a_stage} B) or B ({b_stage} B) "
+                          "is not a multiple of 1024 bytes (the swizzle repeat)")
+    b_off = stages * a_stage
+    bar_off = b_off + stages * b_stage
+    total = bar_off + 16 * stages
+    if total + 1024 > MAX_SMEM_BYTES:
+        raise LayoutError(f"--tile {bm}x{bn}x{bk} --stages {stages}: {total} bytes of shared "
+                          f"memory (+1024 alignment) exceed {MAX_SMEM_BYTES}; lower --stages")
+    kx = k_of_dtype(dtype)
+    obls = [_tma_obligation("A", a_text, dtype, bm, bk, sw),
+            _tma_obligation("B", b_text, dtype, bn, bk, sw)]
+    da, oa = _descriptors("A", a_text, dtype, bk, 64, consumers,
+                          [s * a_stage for s in range(stages)])
+    db, ob = _descriptors("B", b_text, dtype, bk, bn, 1,
+                          [b_off + s * b_stage for s in range(stages)])
+    frag, of = _fragment_obligation(bn, dtype)
+    shape = f"m64n{bn}k{kx}"
+    return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
+            "tag": gemm_tag(dtype, bm, bn, bk, stages), "dtype": dtype, "acc": "f32",
+            "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
+            "consumers": consumers, "threads": 128 * (consumers + 1),
+            "shape": shape, "k_inst": kx, "k_blocks": bk // kx,
+            "instruction": f"wgmma.mma_async.sync.aligned.{shape}.f32.{dtype}.{dtype}",
+            "swizzle": sw,
+            "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
+            "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
+            "barriers": {"offset": bar_off, "full_count": 1, "empty_count": 4 * consumers},
+            "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
+                    "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
+                    "tx_bytes": a_stage + b_stage},
+            "d": {"fragment": frag},
+            "smem": {"bytes": total, "alignment": 1024},
+            "global": {"a": "row-major M x K", "b": "row-major N x K", "d": "row-major M x N f32"},
+            "obligations": obls + oa + ob + [of]}
