@@ -26,24 +26,22 @@ True
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import z3
 
 from verilayout.audit.model import Check, FileReport
-from verilayout.audit.ptx_smem import TID, smem_checks
+from verilayout.audit.ptx_smem import smem_checks
 from verilayout.audit.ttgir import audit_text, layout_shape
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.dtypes import ptx_bits
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
+from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
+from verilayout.prove.ptx_values import SMEM, PtxValues as _Eval, constant, prove_claim
 from verilayout.prove.wgmma import verify
 
 #: The shared-memory base (``global_smem``), 32 bits.
-SMEM = z3.BitVec("smem_base", 32)
 SMEM_ALIGNMENT = 1024
 SMEM_BELOW = 1 << 17
 ASSUMPTIONS = (f"the dynamic shared-memory base (global_smem) is {SMEM_ALIGNMENT}-byte aligned and below "
@@ -56,8 +54,6 @@ SMEM_ASSUMPTIONS = ("shared-memory bank figures from PTX: warp 0, the first iter
 _START = 0x3FFF
 _FIELDS = ~0xFFFF & ((1 << 64) - 1)     # LBO, SBO, base offset, layout type: bits 16-63
 _BASE_OFFSET = 7 << 49
-_NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
-            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
 # swizzle code -> swizzle pattern repeat in 16-byte units: sm_90 layout type (bits 62-63: 1 = 128B,
 # 2 = 64B, 3 = 32B); sm_100 swizzle mode (bits 61-63: 1 = 128B with 32B atoms, 2 = 128B, 4 = 64B, 6 = 32B)
 _REPEATS = {"sm_90": {0: 1, 1: 64, 2: 32, 3: 16}, "sm_100": {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}}
@@ -65,135 +61,6 @@ _REPEATS = {"sm_90": {0: 1, 1: 64, 2: 32, 3: 16}, "sm_100": {0: 1, 1: 64, 2: 64,
 
 def _swizzle_code(hi: int, arch: str) -> int:
     return (hi >> 62) & 3 if arch == "sm_90" else (hi >> 61) & 7
-
-
-def _reg_width(name: str) -> int:
-    if name.startswith("%rd"):
-        return 64
-    if name.startswith("%rs"):
-        return 16
-    if name.startswith("%p"):
-        return 1
-    return 32
-
-
-def _fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
-    n = e.size()
-    return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
-
-
-class _Eval:
-    """Symbolic values of a PTX function's registers (see the module docstring)."""
-
-    def __init__(self, mod: PtxModule, func: str | None = None, first_iteration: bool = False):
-        self.defs: dict[str, list[Instr]] = {}
-        for i in mod.instrs:
-            if func is not None and i.func != func:
-                continue
-            if i.operands and i.operands[0].startswith("%") and not i.opcode.startswith(_NO_DEST) \
-                    and not i.opcode.startswith("setp"):
-                self.defs.setdefault(i.operands[0], []).append(i)
-        self.first_iteration = first_iteration   # loop-carried registers take their first definition
-        self.memo: dict[str, z3.BitVecRef] = {}
-        self.opaque: set[str] = set()
-        self.depth = 0
-
-    def _sym(self, name: str, why: str) -> z3.BitVecRef:
-        self.opaque.add(f"{name} ({why})")
-        return z3.BitVec(f"v{name}", max(_reg_width(name), 8))
-
-    def reg(self, name: str) -> z3.BitVecRef:
-        """The value of register ``name`` as a bit-vector of its width."""
-        if name in self.memo:
-            return self.memo[name]
-        ds = self.defs.get(name, [])
-        if self.first_iteration and len(ds) > 1:
-            ds = ds[:1]                       # the value on entry to the loop: its first iteration
-        if len(ds) != 1 or self.depth > 400:
-            v = self._sym(name, "loop-carried" if len(ds) > 1 else "no definition")
-        else:
-            self.depth += 1
-            try:
-                v = self._instr(ds[0], _reg_width(name))
-            finally:
-                self.depth -= 1
-            if v is None:
-                v = self._sym(name, ds[0].opcode)
-        v = _fit(v, max(_reg_width(name), 8))
-        self.memo[name] = v
-        return v
-
-    def operand(self, text: str, w: int) -> z3.BitVecRef | None:
-        t = text.strip()
-        if t == "global_smem":
-            return _fit(SMEM, w)
-        if t == "%tid.x":
-            return _fit(TID, w)
-        imm = parse_immediate(t)
-        if imm is not None:
-            return z3.BitVecVal(imm % (1 << w), w)
-        m = re.fullmatch(r"\{\s*(%[\w$]+)\s*,\s*(%[\w$]+)\s*\}", t)
-        if m:                                          # mov.b64 %rd, {lo, hi}
-            lo, hi = self.reg(m.group(1)), self.reg(m.group(2))
-            return _fit(z3.Concat(hi, lo), w)
-        if t.startswith("%"):
-            return _fit(self.reg(t), w)
-        return None
-
-    def _instr(self, i: Instr, w: int) -> z3.BitVecRef | None:
-        parts = i.parts
-        head = parts[0]
-        tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
-        ops = [self.operand(o, tw) for o in i.operands[1:]]
-        if head == "selp" and len(i.operands) == 4:
-            a, b = ops[0], ops[1]
-            if a is None or b is None:
-                return None
-            return z3.If(z3.Bool(f"pred{i.operands[3].strip()}"), a, b)
-        if any(o is None for o in ops) and head not in ("cvt", "selp"):
-            return None
-        if head == "mov" and len(ops) == 1:
-            return ops[0]
-        if head in ("add", "sub", "and", "or", "xor", "shl", "shr", "mul", "mad") and len(ops) >= 2:
-            a, b = ops[0], ops[1]
-            if head == "add":
-                return a + b
-            if head == "sub":
-                return a - b
-            if head == "and":
-                return a & b
-            if head == "or":
-                return a | b
-            if head == "xor":
-                return a ^ b
-            if head == "shl":
-                return a << b
-            if head == "shr":
-                return a >> b if "s32" in parts or "s64" in parts else z3.LShR(a, b)
-            if head == "mul" and "lo" in parts:
-                return a * b
-            if head == "mad" and "lo" in parts and len(ops) == 3:
-                return a * b + ops[2]
-            return None
-        if head == "not" and len(ops) == 1:
-            return ~ops[0]
-        if head == "bfe" and len(ops) == 3:
-            pos, ln = (parse_immediate(o) for o in i.operands[2:4])
-            if pos is None or ln is None or not 0 < ln <= tw or pos + ln > tw:
-                return None
-            field = z3.Extract(pos + ln - 1, pos, ops[0])
-            signed = "s32" in parts or "s64" in parts
-            return z3.SignExt(tw - ln, field) if signed else z3.ZeroExt(tw - ln, field)
-        if head == "cvt" and len(i.operands) == 2:
-            dst_w = next((ptx_bits(p) for p in parts[1:2] if ptx_bits(p)), w)
-            src_w = next((ptx_bits(p) for p in parts[2:] if ptx_bits(p)), w)
-            src = self.operand(i.operands[1], src_w)
-            if src is None:
-                return None
-            if dst_w > src_w:
-                return z3.SignExt(dst_w - src_w, src) if parts[1].startswith("s") else z3.ZeroExt(dst_w - src_w, src)
-            return z3.Extract(dst_w - 1, 0, src)
-        return None
 
 
 def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, LinearLayout] | None:
@@ -205,17 +72,7 @@ def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, Linear
 
 
 def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000) -> tuple[str, Any]:
-    s = z3.Solver()
-    s.set("timeout", timeout_ms)
-    if assume is not None:
-        s.add(assume)
-    s.add(z3.Not(claim))
-    r = s.check()
-    if r == z3.unsat:
-        return "proved", None
-    if r == z3.sat:
-        return "counterexample", s.model()
-    return "unknown", None
+    return prove_claim(claim, assume, timeout_ms)
 
 
 def _smem_assumption() -> z3.BoolRef:
@@ -224,16 +81,7 @@ def _smem_assumption() -> z3.BoolRef:
 
 def _constant(e: z3.BitVecRef) -> int | None:
     """``e``'s value if it is one constant for every value of its symbols (under the assumptions)."""
-    e = z3.simplify(e)
-    if z3.is_bv_value(e):
-        return e.as_long()
-    s = z3.Solver()
-    s.set("timeout", 3000)
-    s.add(_smem_assumption())
-    if s.check() != z3.sat:
-        return None
-    v = s.model().eval(e, model_completion=True).as_long()
-    return v if _prove(e == v, _smem_assumption())[0] == "proved" else None
+    return constant(e, _smem_assumption())
 
 
 def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],

@@ -27,8 +27,8 @@ import z3
 from verilayout.audit.model import Check
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.prove.ptx_values import TID
 
-TID = z3.BitVec("tid_x", 32)
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
 _VEC = {"v2": 2, "v4": 4, "v8": 8}
 
