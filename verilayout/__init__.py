@@ -5,16 +5,35 @@
 >>> equal(L, L).proved
 True
 """
+from importlib import import_module
+
 from verilayout.errors import LayoutError
-from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import Verdict, equal
-from verilayout.frontends.shared_text import shared_text_to_layout
-from verilayout.frontends.triton import parse as _parse
 
 # ``verilayout.prove`` is the package of provers (wgmma, banks, coverage); the generic
 # z3 entry point is ``verilayout.core.smt.prove``.
 __all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "parse"]
 __version__ = "0.1.0"
+
+#: Names loaded on first use (PEP 562), so that importing one module of the package (the CLI,
+#: ``verilayout.core.gf2``) does not import numpy, z3 and every front end: start-up time.
+_LAZY = {"LinearLayout": "verilayout.core.linear_layout", "Verdict": "verilayout.core.smt",
+         "equal": "verilayout.core.smt"}
+
+
+def __getattr__(name: str):
+    """Load ``LinearLayout``, ``Verdict`` and ``equal`` when first asked for.
+
+    Law: ``verilayout.X is M.X`` for the defining module ``M`` of every lazy name ``X``.
+
+    >>> import verilayout, verilayout.core.smt
+    >>> verilayout.Verdict is verilayout.core.smt.Verdict
+    True
+    """
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'verilayout' has no attribute {name!r}")
 
 
 def parse(text: str, shape=None, **options):
@@ -28,6 +47,8 @@ def parse(text: str, shape=None, **options):
     >>> parse("#ttg.shared_linear<{offset = [[0, 1], [1, 0]]}, alignment = 16>", shape=[2, 2]).bases["offset"]
     [[0, 1], [1, 0]]
     """
+    from verilayout.frontends.shared_text import shared_text_to_layout  # deferred: start-up
+    from verilayout.frontends.triton import parse as _parse  # deferred: start-up time
     if isinstance(text, str) and not options and ("padded_shared" in text or "shared_linear" in text):
         special = shared_text_to_layout(text, shape)
         if special is not None:

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from verilayout.cli.common import one_line
+from verilayout.errors import one_line
 from verilayout.errors import LayoutError
 from verilayout.spec import collect, load_spec_text, read_text, registry
 from verilayout.spec.runner import progress_bar, run_all

@@ -9,20 +9,8 @@ import re
 from verilayout import parse
 from verilayout.core import cute
 from verilayout.dtypes import BITS as DTYPE_BITS
-from verilayout.errors import LayoutError
+from verilayout.errors import LayoutError, one_line
 from verilayout.spec.format import read_text
-
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029\x85]")
-
-
-def one_line(text: str) -> str:
-    """``text`` with newlines and other control characters escaped, so it prints as one line.
-
-    >>> one_line("a\\nFAIL b")
-    'a\\\\nFAIL b'
-    """
-    return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
-
 
 def timeout_ms(seconds: float, flag: str = "--timeout") -> int:
     """A positive, finite number of seconds as milliseconds; anything else is a LayoutError.

@@ -9,8 +9,9 @@ import argparse
 import sys
 from typing import Sequence
 
-from verilayout.cli import audit, banks, blockload, check, emit, show, wgmma
-from verilayout.cli.common import one_line
+from importlib import import_module
+
+from verilayout.errors import one_line
 from verilayout.errors import LayoutError
 
 
@@ -44,19 +45,43 @@ def cli_message(message: str) -> str:
     return one_line(message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Each top-level command and the CLI module that registers it, in ``--help`` order.
+COMMANDS = {"show": "show", "wgmma": "wgmma", "banks": "banks", "swizzle": "banks",
+            "blockload": "blockload", "emit": "emit", "simulate": "emit", "check": "check",
+            "audit": "audit"}
+
+
+def command_modules(argv: Sequence[str]) -> tuple[str, ...]:
+    """The CLI modules to load for ``argv``: only the named command's (start-up time), or all of
+    them when no known command comes first (``--help``, a typo: the full parser answers).
+
+    Law: the parser built from ``command_modules(argv)`` parses ``argv`` as the full one does.
+
+    >>> command_modules(["audit", "k.ttgir"]), command_modules(["simulate", "d"])
+    (('audit',), ('emit',))
+    >>> len(command_modules(["--help"])) == len(set(COMMANDS.values()))
+    True
+    """
+    if argv and argv[0] in COMMANDS:
+        return (COMMANDS[argv[0]],)
+    return tuple(dict.fromkeys(COMMANDS.values()))
+
+
+def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
         "or a concrete counterexample.", epilog=EPILOG_MAIN,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for mod in (show, wgmma, banks, blockload, emit, check, audit):
-        mod.register(sub)
+    for name in modules if modules is not None else command_modules(()):
+        # each command's module (and what it imports) is loaded only when that command runs
+        import_module(f"verilayout.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
