@@ -12,9 +12,9 @@ The DPAS parameters are passed to :class:`verilayout.hw.intel.dpas.Dpas` in the 
 order (repeatCount, systolicDepth, executionSize, opsPerChan, threadsPerWarp, warpsPerCTA,
 repCluster) and, through ``verilayout.parse``, as the ``#ttig.dpas`` text (opIdx 2) or a
 ``#ttg.dot_op`` with that parent (opIdx 0/1, with the kWidth the Intel backend requires).
-Layouts verilayout does not have yet (the block-scaled scale operands, opIdx 3/4, and
-``#ttig.subgroup_2d_block``, whose text is written as Intel's ``Subgroup2DBlockEncodingAttr::print``
-prints it) are ``xfail(strict=True)``.
+The block-scaled scale operands (opIdx 3/4, ``BlockScaledDPAStoLinearLayout``, with the
+optional ``fp4KPack``) go through ``Dpas.layout``; ``#ttig.subgroup_2d_block`` is written as
+Intel's ``Subgroup2DBlockEncodingAttr::print`` prints it and read by ``verilayout.parse``.
 """
 from __future__ import annotations
 
@@ -119,13 +119,11 @@ SCALES = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="block-scaled DPAS scale operands (opIdx 3/4, "
-                   "BlockScaledDPAStoLinearLayout) are not modelled by verilayout.hw.intel.dpas yet")
 @pytest.mark.parametrize("case", [pytest.param(c, id=f"{c[0]}-{i}") for i, c in enumerate(SCALES)])
 def test_block_scaled_dpas_scale_layout(case):
     name, args, op, fp4, shape, bases = case
     assert fp4 in (None, 2)
-    assert Dpas(*args).layout(shape, op) == _expected(bases)
+    assert Dpas(*args, fp4_k_pack=fp4).layout(shape, op) == _expected(bases)
 
 
 # (TEST_F name, #ttig.subgroup_2d_block text, block shape, expected bases)
@@ -149,7 +147,6 @@ SUBGROUP_2D_BLOCK = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="#ttig.subgroup_2d_block has no converter in verilayout yet")
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0]) for c in SUBGROUP_2D_BLOCK])
 def test_subgroup_2d_block_matches_intel_unit_test(case):
     name, text, shape, bases = case

@@ -13,6 +13,8 @@ other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is inter
 >>> i = m.instrs[0]
 >>> (i.opcode, i.pred, i.operands, i.line, i.loc, m.target)
 ('add.s32', '%p1', ('%r1', '%r2', '16'), 7, 'k.py:7', 'sm_90a')
+>>> parse_ptx('.version 8.7\\n.extern .shared .align 16 .b8 buf[];\\n.entry g()\\n{\\nL1:\\nbra L1;\\n}').labels
+(('g', 'L1', 0),)
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ _ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\
 _LABEL = re.compile(r"^\s*([\w$]+):")
 _PRED = re.compile(r"^@(!?%[\w$]+)\s+")
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
+_SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,14 @@ class Instr:
 
 @dataclass(frozen=True)
 class PtxModule:
-    """The instructions of a PTX text, the ``.target`` and the entry points."""
+    """The instructions of a PTX text, the ``.target`` and the entry points; ``labels``: each
+    label as ``(function, label, index in instrs of the instruction it names)``; ``shared``: the
+    names of the module's ``.shared`` variables."""
     target: str | None
     instrs: tuple[Instr, ...]
     functions: tuple[str, ...]
+    labels: tuple[tuple[str, str, int], ...] = ()
+    shared: tuple[str, ...] = ()
 
 
 def split_operands(text: str) -> tuple[str, ...]:
@@ -150,6 +157,8 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     files: dict[str, str] = {}
     instrs: list[Instr] = []
     funcs: list[str] = []
+    labels: list[tuple[str, str, int]] = []
+    shared: list[str] = []
     target, loc, func, saw_version = None, None, "", False
     for n, raw in enumerate(text.split("\n"), 1):
         s = _strip_comment(raw)
@@ -175,6 +184,14 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             func = m.group(2)
             funcs.append(func)
             continue
+        m = _SHARED.match(s)
+        if m:
+            shared.append(m.group(1))
+            continue
+        lab = st.lstrip("{ \t")
+        while func and (m := _LABEL.match(lab)):
+            labels.append((func, m.group(1), len(instrs)))
+            lab = lab[m.end():].strip()
         body = _instr_text(s)
         if body is None or not func:
             continue
@@ -195,4 +212,4 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     resolved = tuple(Instr(i.opcode, i.operands, i.line, i.pred,
                            f"{files.get(i.loc[0], i.loc[0])}:{i.loc[1]}" if i.loc else None, i.func)
                      for i in instrs)
-    return PtxModule(target, resolved, tuple(funcs))
+    return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared))

@@ -17,20 +17,24 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from verilayout.bits import is_pow2
+from verilayout.core.cga import OLD_CGA_KEYS, combine_cta_cga_with_shape
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.dpas import Dpas
 from verilayout.core.linear_layout import LinearLayout
 
 __all__ = ["DPAS_KEYS", "DOT_KEYS", "dpas_params", "dpas_to_linear", "dot_op_dpas_to_linear",
-           "is_dpas", "DPAS_NAMES"]
+           "is_dpas", "DPAS_NAMES", "SUBGROUP_2D_BLOCK_KEYS", "subgroup_2d_block_to_linear",
+           "subgroup_2d_block_tile"]
 
 #: The attribute names that mean a DPAS layout.
 DPAS_NAMES = ("triton_intel_gpu.dpas", "ttig.dpas")
 
 _REQUIRED = ("repeatCount", "systolicDepth", "executionSize", "opsPerChan", "threadsPerWarp",
              "warpsPerCTA", "repCluster")
-#: Keys ``#ttig.dpas`` accepts; ``A``, ``B``, ``C`` are printed by Triton and derived.
-DPAS_KEYS = _REQUIRED + ("A", "B", "C")
+#: Keys ``#ttig.dpas`` accepts; ``A``, ``B``, ``C`` are printed by Triton and derived;
+#: ``fp4KPack`` is optional (``DpasEncodingAttr::parse`` in the Intel backend).
+DPAS_KEYS = _REQUIRED + ("fp4KPack", "A", "B", "C")
 #: Keys ``#ttg.dot_op`` accepts.
 DOT_KEYS = ("opIdx", "parent", "kWidth")
 
@@ -78,7 +82,8 @@ def dpas_params(params: Mapping[str, Any]) -> Dpas:
     d = Dpas(_uint(params, "repeatCount"), _uint(params, "systolicDepth"),
              _uint(params, "executionSize"), _uint(params, "opsPerChan"),
              _uint(params, "threadsPerWarp"), tuple(_uints(params, "warpsPerCTA")),
-             tuple(_uints(params, "repCluster")))
+             tuple(_uints(params, "repCluster")),
+             _uint(params, "fp4KPack") if "fp4KPack" in params else None)
     derived = {"A": (d.shape_a, "repeatCount * repCluster[-2], systolicDepth * opsPerChan"),
                "B": (d.shape_b, "systolicDepth * opsPerChan, executionSize * repCluster[-1]"),
                "C": (d.shape_c, "repeatCount * repCluster[-2], executionSize * repCluster[-1]")}
@@ -158,3 +163,92 @@ def is_dpas(attr: Any) -> bool:
     return getattr(attr, "name", None) in DPAS_NAMES
 
 
+
+
+# ----- #ttig.subgroup_2d_block --------------------------------------------------------------
+
+_SG2D_REQUIRED = ("warpsPerCTA", "instrShape", "numBlocks", "order", "kWidth", "threadsPerWarp")
+#: Keys ``#ttig.subgroup_2d_block`` accepts (``Subgroup2DBlockEncodingAttr::parse``, Intel
+#: backend), the CGA keys in either spelling.
+SUBGROUP_2D_BLOCK_KEYS = _SG2D_REQUIRED + ("CGALayout",) + OLD_CGA_KEYS
+
+
+def subgroup_2d_block_tile(height: int, width: int,
+                           threads_per_warp: int) -> tuple[list[list[int]], list[list[int]]]:
+    """Register and lane bases ``(row, col)`` of one ``height x width`` block load's data in a
+    sub-group, as the Intel backend lays it out (``createRegisterLaneBases``).
+
+    Law: each lane holds ``p = ceil(width / threadsPerWarp)`` consecutive elements of a row
+    (registers), lanes run along the row, then further rows fill the remaining lanes; the
+    rows beyond those go to registers.
+
+    >>> subgroup_2d_block_tile(4, 8, 16)
+    ([[2, 0]], [[0, 1], [0, 2], [0, 4], [1, 0]])
+    """
+    packed = -(-width // threads_per_warp)
+    lanes = [[0, i] for i in _doubling(packed, width)]
+    rows_per_warp = -(-threads_per_warp // (1 << len(lanes)))
+    lanes += [[i, 0] for i in _doubling(1, rows_per_warp)]
+    regs = [[0, i] for i in _doubling(1, packed)]
+    regs += [[i * rows_per_warp, 0] for i in _doubling(1, height // rows_per_warp)]
+    return regs, lanes
+
+
+def _doubling(start: int, stop: int) -> list[int]:
+    out, v = [], start
+    while v < stop:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def subgroup_2d_block_to_linear(params: Mapping[str, Any], shape: Sequence[int]) -> LinearLayout:
+    """``#ttig.subgroup_2d_block<{...}>`` over ``shape``, exactly as the Intel backend converts it
+    (``subgroup2DBlockToLinearLayout``).
+
+    Law: the block tile of :func:`subgroup_2d_block_tile` for ``instrShape``, ``numBlocks``
+    blocks side by side along dim 1 (registers, whatever the order), warps laid out row-major
+    over ``warpsPerCTA`` and broadcast (zero bases) along ``order[0]``, then fitted to
+    ``shape`` with the CGA layout. Checked as ``Subgroup2DBlockEncodingAttr::verify`` checks:
+    rank 2, ``kWidth`` 1, 2 or 4, ``threadsPerWarp`` 16; sizes must be powers of two (a linear
+    layout needs them: verilayout's restriction).
+
+    >>> p = {"warpsPerCTA": [2, 1], "instrShape": [8, 16], "numBlocks": 2, "order": [1, 0],
+    ...      "kWidth": 2, "threadsPerWarp": 16}
+    >>> subgroup_2d_block_to_linear(p, (16, 32)).bases["warp"]
+    [[8, 0]]
+    """
+    if not isinstance(params, Mapping):
+        raise LayoutError(f"subgroup_2d_block parameters must be a dict, got {type(params).__name__}")
+    _check_keys(params, SUBGROUP_2D_BLOCK_KEYS, "#ttig.subgroup_2d_block")
+    for k in _SG2D_REQUIRED:
+        if k not in params:
+            raise LayoutError(f"#ttig.subgroup_2d_block is missing the key '{k}'")
+    warps, instr, order = (_uints(params, k) for k in ("warpsPerCTA", "instrShape", "order"))
+    for key, v in (("instrShape", instr), ("order", order), ("warpsPerCTA", warps)):
+        if len(v) != 2:
+            raise LayoutError(f"'{key}' must be rank 2 but has {len(v)} entries")
+    if sorted(order) != [0, 1]:
+        raise LayoutError(f"'order' = {order} is not a permutation of 0..1")
+    k_width, tpw, blocks = (_uint(params, k) for k in ("kWidth", "threadsPerWarp", "numBlocks"))
+    if k_width not in (1, 2, 4):
+        raise LayoutError(f"'kWidth' must be 1, 2 or 4, got {k_width}")
+    if tpw != 16:
+        raise LayoutError(f"'threadsPerWarp' must be 16, got {tpw}")
+    for key, vals in (("instrShape", instr), ("warpsPerCTA", warps), ("numBlocks", [blocks])):
+        for v in vals:
+            if not is_pow2(v):
+                raise LayoutError(f"'{key}' has {v}, not a power of two (a linear layout needs one)")
+    if len(shape) != 2:
+        raise LayoutError(f"tensor shape {list(shape)} has rank {len(shape)}; "
+                          "#ttig.subgroup_2d_block has rank 2")
+    regs, lanes = subgroup_2d_block_tile(instr[0], instr[1], tpw)
+    cta = LinearLayout({"register": regs, "lane": lanes}, ["dim0", "dim1"])
+    cta = cta * LinearLayout.identity1D(blocks, "register", "dim1")
+    inner = order[0]
+    warp = LinearLayout.empty()
+    for d in (1, 0):  # row-major warp order, the inner (order[0]) dim broadcast
+        make = LinearLayout.zeros1D if d == inner else LinearLayout.identity1D
+        warp = warp * make(warps[d], "warp", f"dim{d}")
+    cta = cta * warp.transpose_outs(cta.out_dim_names)
+    return combine_cta_cga_with_shape(cta, params, shape)

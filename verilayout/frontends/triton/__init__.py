@@ -25,11 +25,11 @@ from __future__ import annotations
 
 
 from verilayout.frontends import triton_memory
-from verilayout.frontends.triton_intel import DPAS_KEYS
+from verilayout.frontends.triton_intel import DPAS_KEYS, SUBGROUP_2D_BLOCK_KEYS
 from verilayout.frontends.triton import registry, text
 from verilayout.frontends.triton.distributed import (
     _amd_mfma_to_linear, _amd_wmma_to_linear, _blocked_cta, _dot_op_to_linear, _dpas_to_linear,
-    _nvidia_mma_to_linear, blocked_to_linear, linear_to_linear, slice_to_linear)
+    _nvidia_mma_to_linear, _subgroup_2d_block_to_linear, blocked_to_linear, linear_to_linear, slice_to_linear)
 from verilayout.frontends.triton.registry import (
     DISTRIBUTED, SHARED, Converter, LayoutKind, _REGISTRY, _convert_cached, attr_to_layout,
     attr_to_linear, canonical_kind, register_layout_kind, registered_kinds)
@@ -57,6 +57,7 @@ def _register_builtins() -> None:
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
     reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
+    reg("ttig.subgroup_2d_block", _subgroup_2d_block_to_linear, keys=SUBGROUP_2D_BLOCK_KEYS)
     reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED,
         keys=triton_memory.ROTATING_KEYS)
     reg("ttg.shared_linear", _shared_linear_to_linear, memory=SHARED,

@@ -211,3 +211,8 @@ def _amd_wmma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
     return _wrap_b(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
+
+
+def _subgroup_2d_block_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttig.subgroup_2d_block``: delegated to ``triton_intel``."""
+    return _wrap_b(attr, lambda: triton_intel.subgroup_2d_block_to_linear(attr.params, shape))

@@ -28,6 +28,8 @@ from verilayout.core.cga import combine_cta_cga_with_shape
 from verilayout.core.linear_layout import LinearLayout
 
 OP_A, OP_B, OP_C = 0, 1, 2
+#: The scale operands of block-scaled DPAS (Intel backend: ``BlockScaledDPAStoLinearLayout``).
+OP_SCALE_A, OP_SCALE_B = 3, 4
 
 #: opsPerChan for each element type DPAS multiplies (32 bits per channel / element bits).
 OPS_PER_CHAN = {"tf32": 1, "f32": 1, "f16": 2, "bf16": 2, "i8": 4, "s8": 4, "u8": 4}
@@ -45,8 +47,9 @@ class Dpas:
     """The parameters of ``#triton_intel_gpu.dpas`` (alias ``#ttig.dpas``).
 
     Field order follows the attribute: repeatCount, systolicDepth, executionSize,
-    opsPerChan, threadsPerWarp, warpsPerCTA, repCluster. Invalid parameters raise
-    :class:`LayoutError` naming the attribute key.
+    opsPerChan, threadsPerWarp, warpsPerCTA, repCluster, then the optional ``fp4KPack``
+    (fp4 values packed into one i8 along K; ``DpasEncodingAttr::verify``: 2, and only with
+    opsPerChan 4). Invalid parameters raise :class:`LayoutError` naming the attribute key.
 
     >>> Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).inst_shape_a
     (8, 16)
@@ -63,6 +66,7 @@ class Dpas:
     threads_per_warp: int
     warps_per_cta: tuple
     rep_cluster: tuple
+    fp4_k_pack: int | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "warps_per_cta", tuple(self.warps_per_cta))
@@ -87,6 +91,12 @@ class Dpas:
         if self.threads_per_warp < self.execution_size:
             raise LayoutError(f"'threadsPerWarp' = {self.threads_per_warp} is smaller than "
                               f"'executionSize' = {self.execution_size}")
+        if self.fp4_k_pack is not None:
+            if self.fp4_k_pack != 2 or isinstance(self.fp4_k_pack, bool):
+                raise LayoutError(f"'fp4KPack' must be 2, got {self.fp4_k_pack!r}")
+            if self.ops_per_chan != 4:
+                raise LayoutError(f"'fp4KPack' needs 'opsPerChan' = 4 (fp4 packed in i8), got "
+                                  f"{self.ops_per_chan}")
         rank = len(self.rep_cluster)
         if rank not in (2, 3):
             raise LayoutError(f"'repCluster' must have 2 or 3 entries, got {list(self.rep_cluster)}")
@@ -215,10 +225,14 @@ class Dpas:
     def layout(self, shape: Sequence[int], op_idx: int = OP_C) -> LinearLayout:
         """The operand's linear layout over ``shape`` (in dims register, lane, warp, block).
 
+        ``op_idx`` 3 and 4 are the scale operands of block-scaled DPAS (:meth:`scale_layout`).
+
         >>> L = Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 2)
         >>> L.bases["register"], L.bases["lane"][:2]
         ([[1, 0], [2, 0], [4, 0]], [[0, 1], [0, 2]])
         """
+        if op_idx in (OP_SCALE_A, OP_SCALE_B) and not isinstance(op_idx, bool):
+            return self.scale_layout(shape, op_idx)
         op = _op(op_idx)
         shape = _check_shape(shape, self.rank)
         rank = self.rank
@@ -252,6 +266,81 @@ class Dpas:
                                               names[non_k])
         if rank == 3:
             tile = tile * LinearLayout.identity1D(reps[0], "register", names[0])
+        return combine_cta_cga_with_shape(tile, {}, shape)
+
+
+    # ----- block-scaled DPAS: the scale operands ---------------------------------------
+    @property
+    def scale_ops_per_chan(self) -> int:
+        """opsPerChan of block-scaled DPAS: ``opsPerChan * fp4KPack`` (fp4 packed in i8)."""
+        return self.ops_per_chan * (self.fp4_k_pack or 1)
+
+    def scale_tile_bases(self, op_idx: int) -> tuple[list[list[int]], list[list[int]]]:
+        """Register and lane bases ``(non-K, K)`` of one block-scaled DPAS's scale operand.
+
+        Law (Intel backend, ``BlockScaledDPASRegBasesScale{A,B}`` and ``...LaneBasesScale{A,B}``
+        in ``LinearLayoutConversions.cpp``): lane ``t < repeatCount`` (A) or ``< executionSize``
+        (B) holds row ``t``, the other lanes repeat it (zero bases); with 8 ops per channel
+        (fp4 packed twice) a register holds the second K scale.
+
+        >>> Dpas(8, 8, 16, 4, 16, (1, 1), (1, 1), fp4_k_pack=2).scale_tile_bases(3)
+        ([[0, 1]], [[1, 0], [2, 0], [4, 0], [0, 0]])
+        """
+        if op_idx not in (OP_SCALE_A, OP_SCALE_B) or isinstance(op_idx, bool):
+            raise LayoutError(f"a scale operand has opIdx 3 (scale A) or 4 (scale B), got "
+                              f"{op_idx!r}")
+        if self.repeat_count != 8:
+            raise LayoutError(f"'repeatCount' = {self.repeat_count}: block-scaled DPAS needs 8 "
+                              "(Intel backend, BlockScaledDPAStoLinearLayout)")
+        opc = self.scale_ops_per_chan
+        if opc not in (2, 4, 8):
+            raise LayoutError(f"'opsPerChan' (times 'fp4KPack') = {opc}: block-scaled DPAS "
+                              "needs 2, 4 or 8")
+        rows = self.repeat_count if op_idx == OP_SCALE_A else self.execution_size
+        if op_idx == OP_SCALE_B and rows != 16:
+            raise LayoutError(f"'executionSize' = {rows}: block-scaled DPAS scale B needs 16")
+        regs = [[0, 1]] if opc == 8 else []
+        lanes = [[t, 0] for t in _doubling(1, rows)]
+        lanes += [[0, 0] for _ in _doubling(max(rows, 1), self.threads_per_warp)]
+        return regs, lanes
+
+    def scale_layout(self, shape: Sequence[int], op_idx: int) -> LinearLayout:
+        """The layout of a block-scaled DPAS scale operand (3: scale A ``M x K/32``, 4: scale
+        B ``N x K/32``) over ``shape``, K last, as the Intel backend builds it.
+
+        Law (``BlockScaledDPAStoLinearLayout``, K index -1): the tile of
+        :meth:`scale_tile_bases`, repeated in registers by repCluster along the non-K dim,
+        spread over warps along the non-K dim and broadcast over the K warps, then repeated
+        in registers to cover ``shape`` (K first, then non-K, then the batch).
+
+        >>> d = Dpas(8, 8, 16, 4, 16, (2, 2), (4, 2))
+        >>> d.layout((128, 2), 4).bases["register"]
+        [[16, 0], [0, 1], [64, 0]]
+        """
+        regs, lanes = self.scale_tile_bases(op_idx)
+        shape = _check_shape(shape, self.rank)
+        rank = self.rank
+        names = _names(rank)
+        k_out, non_k_out = names[rank - 1], names[rank - 2]
+        w, rc = self.warps_per_cta, self.rep_cluster
+        tile = LinearLayout({"register": regs, "lane": lanes}, names[-2:])
+        if op_idx == OP_SCALE_A:
+            dpas_non_k, dpas_k = rank - 2, rank - 1
+            tile = tile * LinearLayout.identity1D(rc[dpas_non_k], "register", non_k_out)
+            tile = tile * LinearLayout.zeros1D(w[dpas_k], "warp", k_out)
+            tile = tile * LinearLayout.identity1D(w[dpas_non_k], "warp", non_k_out)
+        else:
+            dpas_non_k, dpas_k = rank - 1, rank - 2
+            tile = tile * LinearLayout.identity1D(rc[dpas_non_k], "register", non_k_out)
+            tile = tile * LinearLayout.identity1D(w[dpas_non_k], "warp", non_k_out)
+            tile = tile * LinearLayout.zeros1D(w[dpas_k], "warp", k_out)
+        if rank == 3:
+            tile = tile * LinearLayout.identity1D(w[0], "warp", names[0])
+        reps = {n: -(-s // tile.out_dims.get(n, 1)) for n, s in zip(names, shape)}
+        tile = tile * LinearLayout.identity1D(reps[k_out], "register", k_out)
+        tile = tile * LinearLayout.identity1D(reps[non_k_out], "register", non_k_out)
+        if rank == 3:
+            tile = tile * LinearLayout.identity1D(reps[names[0]], "register", names[0])
         return combine_cta_cga_with_shape(tile, {}, shape)
 
 
