@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     from test_banks_bruteforce import auto_count
     from test_banks_oracle import oracle_requests, random_pairs, resolved_cases
 
-    from verilayout.banks import analyze
+    from verilayout.banks import check_banks
     from verilayout.hw.nvidia.banks import plan_access
     from verilayout.prove.banks import bit_images, plan_wavefronts, triton_bank_conflicts
 
@@ -115,11 +115,11 @@ def main(argv=None) -> int:
     mismatch = {"triton figure": 0, "wavefronts": 0, "parsed text": 0}
     for (c, reg, smem, tc), (_, tval), (rtext, stext) in zip(usable, t_tri, texts):
         bits = c["bits"]
-        t, rep = _best_of(lambda: analyze(reg, smem, elem_bits=bits), args.reps)
+        t, rep = _best_of(lambda: check_banks(reg, smem, elem_bits=bits), args.reps)
         ours.append(t)
 
         def parse_and_analyze():
-            return analyze(load_register(rtext, c["shape"]), load_shared(stext, c["shape"], bits), elem_bits=bits)
+            return check_banks(load_register(rtext, c["shape"]), load_shared(stext, c["shape"], bits), elem_bits=bits)
 
         t, rep2 = _best_of(parse_and_analyze, args.reps)
         from_text.append(t)

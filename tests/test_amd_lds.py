@@ -19,7 +19,7 @@ from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds
 from verilayout.hw.nvidia.banks import padded_address_map
-from verilayout.prove.banks import lds_analyze
+from verilayout.prove.banks import check_lds_banks
 
 
 def _runs(*pairs):
@@ -198,7 +198,7 @@ def test_layout_analysis_equals_brute_force(name):
             continue
         reg, smem = _random_reg(rng, shape), _random_smem(rng, shape)
         try:
-            rep = lds_analyze(reg, smem, elem_bits=bits, target=name)
+            rep = check_lds_banks(reg, smem, elem_bits=bits, target=name)
         except LayoutError:
             continue
         acc = lds.parse_lds_instruction(rep.instruction)
@@ -217,30 +217,30 @@ def test_column_read_and_its_padding_fix():
     col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [32, 0]]},
                        {"dim0": 64, "dim1": 32})
     plain = identity_standard_nd("offset", [64, 32], [1, 0])
-    r = lds_analyze(col, plain, elem_bits=32, target="gfx942")
+    r = check_lds_banks(col, plain, elem_bits=32, target="gfx942")
     assert (r.wavefronts, r.ideal, r.ways, r.method) == (64, 2, 32, "gf2")
     assert not r.conflict_free and r.verdict.status == "counterexample"
     # gfx950: one 64-lane phase, 64 banks: byte 128*i -> bank 32*(i%2): 32 dwords in each of 2 banks
-    assert lds_analyze(col, plain, elem_bits=32, target="gfx950").wavefronts == 32
+    assert check_lds_banks(col, plain, elem_bits=32, target="gfx950").wavefronts == 32
     # one padding dword per row: byte 132*i -> bank i % 32 (gfx942): conflict-free, by enumeration
     padded = padded_address_map(plain, [(32, 1)])
-    r = lds_analyze(col, padded, elem_bits=32, target="gfx942")
+    r = check_lds_banks(col, padded, elem_bits=32, target="gfx942")
     assert (r.wavefronts, r.conflict_free, r.method) == (2, True, "enumeration")
     # gfx950: 64 lanes at bank (33*i) % 64 are all distinct -> 1 cycle
-    assert lds_analyze(col, padded, elem_bits=32, target="gfx950").wavefronts == 1
+    assert check_lds_banks(col, padded, elem_bits=32, target="gfx950").wavefronts == 1
 
 
 def test_wrong_lane_count_is_refused():
     reg32 = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]}, {"dim0": 32, "dim1": 2})
     with pytest.raises(LayoutError, match="64 lanes"):
-        lds_analyze(reg32, identity_standard_nd("offset", [32, 2], [1, 0]), elem_bits=32, target="gfx942")
+        check_lds_banks(reg32, identity_standard_nd("offset", [32, 2], [1, 0]), elem_bits=32, target="gfx942")
 
 
 def test_transposing_read_is_refused_on_register_layouts_but_counted_on_addresses():
     col = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [32, 0]]},
                        {"dim0": 64, "dim1": 4})
     with pytest.raises(LayoutError, match="transposing"):
-        lds_analyze(col, identity_standard_nd("offset", [64, 4], [1, 0]), elem_bits=16, target="gfx950",
+        check_lds_banks(col, identity_standard_nd("offset", [64, 4], [1, 0]), elem_bits=16, target="gfx950",
                     instruction="ds_read_b64_tr_b16")
     # on addresses: lane i reads 8 bytes at 8*i -> 2 phases of 32 lanes x 8 bytes = 256 bytes each:
     # every bank once per phase (the inferred ds_read_b64 groups on gfx950)

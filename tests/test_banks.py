@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 from tests.reference.banks import auto_count, count, element_offsets, phase_lanes_for
 from tests.reference.strategies import _mixed, _units, random_reg, random_smem  # noqa: F401
 
-from verilayout.banks import analyze  # noqa: E402
+from verilayout.banks import check_banks  # noqa: E402
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError  # noqa: E402
 from verilayout.hw.nvidia.banks import BankModel, lanes_per_phase, padded_address_map, parse_instruction, SharedAddressMap
@@ -74,7 +74,7 @@ def linear_offset(smem: LinearLayout):
 # ----- the seed's example (acceptance) ----------------------------------------------------------
 
 def test_seed_column_read_without_swizzle_takes_16_wavefronts():
-    rep = analyze(col_read(), row_major(), elem_bits=32, witness_size=32)
+    rep = check_banks(col_read(), row_major(), elem_bits=32, witness_size=32)
     assert rep.wavefronts == 16 == count(col_read(), row_major(), 32)
     assert rep.ideal_wavefronts == 1 and rep.conflict_free is False
     assert rep.verdict.status == "counterexample"
@@ -83,7 +83,7 @@ def test_seed_column_read_without_swizzle_takes_16_wavefronts():
 
 
 def test_seed_xor_swizzle_makes_the_column_read_conflict_free():
-    rep = analyze(col_read(), seed_xor_swizzle(), elem_bits=32)
+    rep = check_banks(col_read(), seed_xor_swizzle(), elem_bits=32)
     assert rep.conflict_free is True and rep.verdict.proved and rep.wavefronts == 1
     assert count(col_read(), seed_xor_swizzle(), 32) == 1
     assert rep.witness is None
@@ -92,7 +92,7 @@ def test_seed_xor_swizzle_makes_the_column_read_conflict_free():
 def test_xor_swizzle_with_two_columns_per_warp_is_two_way():
     # a 32-lane warp reading columns 0 and 1: i xor 0 and i xor 1 cover the same 16 banks
     reg = col_read(second_column=1)
-    rep = analyze(reg, seed_xor_swizzle(), elem_bits=32)
+    rep = check_banks(reg, seed_xor_swizzle(), elem_bits=32)
     assert rep.wavefronts == count(reg, seed_xor_swizzle(), 32) == 2
     check_witness(rep, reg, linear_offset(seed_xor_swizzle()), 32)
 
@@ -138,7 +138,7 @@ def test_auto_wavefronts_equal_brute_force_and_witness_checks(seed, bits, shape)
     rng = random.Random(seed)
     reg = random_reg(rng, shape, zero_reg=rng.random() < 0.3, zero_lane=rng.random() < 0.2)
     smem = random_smem(rng, shape)
-    rep = analyze(reg, smem, elem_bits=bits, witness_size=32)
+    rep = check_banks(reg, smem, elem_bits=bits, witness_size=32)
     elems, waves = auto_count(reg, smem, bits)
     assert rep.vector_elems == elems
     assert rep.wavefronts == waves
@@ -155,7 +155,7 @@ def test_narrower_instruction_wavefronts_equal_brute_force(seed, bits):
     shape = [32, 32]
     reg = random_reg(rng, shape, mix=0.0)
     smem = random_smem(rng, shape, mix=0.2)
-    rep = analyze(reg, smem, elem_bits=bits, instruction=f"ld.shared.b{bits}")
+    rep = check_banks(reg, smem, elem_bits=bits, instruction=f"ld.shared.b{bits}")
     assert rep.vector_elems == 1
     assert rep.wavefronts == count(reg, smem, bits, phase_lanes=32)
 
@@ -200,7 +200,7 @@ def test_ldmatrix_wavefronts_equal_brute_force_per_matrix(seed, bits, n, store):
     smem = LinearLayout({"offset": contig + _mixed(rng, rest, 0.3)}, {"dim0": rows, "dim1": cols},
                         require_surjective=False)
     op = "stmatrix" if store else "ldmatrix"
-    rep = analyze(reg, smem, elem_bits=bits, instruction=f"{op}.x{n}")
+    rep = check_banks(reg, smem, elem_bits=bits, instruction=f"{op}.x{n}")
     word = list(range((32 // bits).bit_length() - 1))
     sel = [len(word) + i for i in range(n.bit_length() - 1)]
     assert rep.ideal_wavefronts == n
@@ -221,7 +221,7 @@ def test_ldmatrix_trans_wavefronts_equal_brute_force(seed, n):
     smem = LinearLayout({"offset": contig + _mixed(rng, rest, 0.3)}, {"dim0": rows, "dim1": cols},
                         require_surjective=False)
     reg = ldmatrix_trans_fragment(rows, cols)
-    rep = analyze(reg, smem, elem_bits=16, instruction=f"ldmatrix.x{n}.trans")
+    rep = check_banks(reg, smem, elem_bits=16, instruction=f"ldmatrix.x{n}.trans")
     sel = [1 + i for i in range(n.bit_length() - 1)]
     assert rep.wavefronts == count(reg, smem, 16, vector_regs=[0], matrix_regs=sel)
 
@@ -230,12 +230,12 @@ def test_ldmatrix_on_rows_that_are_not_16_bytes_is_a_layout_error():
     reg = ldmatrix_a_fragment(32, 32, 16)
     smem = identity_standard_nd("offset", [32, 32], [0, 1])  # column-major: rows are not contiguous
     with pytest.raises(LayoutError, match="ldmatrix.x4"):
-        analyze(reg, smem, elem_bits=16, instruction="ldmatrix.x4")
+        check_banks(reg, smem, elem_bits=16, instruction="ldmatrix.x4")
 
 
 def test_ldmatrix_trans_needs_16_bit_elements():
     with pytest.raises(LayoutError, match="16-bit"):
-        analyze(ldmatrix_trans_fragment(32, 32), identity_standard_nd("offset", [32, 32], [1, 0]),
+        check_banks(ldmatrix_trans_fragment(32, 32), identity_standard_nd("offset", [32, 32], [1, 0]),
                 elem_bits=32, instruction="ldmatrix.x4.trans")
 
 
@@ -250,7 +250,7 @@ def test_padded_layout_wavefronts_equal_brute_force(seed, bits, interval, pad):
     reg = random_reg(rng, shape, mix=0.0)
     lin = random_smem(rng, shape, mix=0.0)
     amap = padded_address_map(lin, [(interval, pad)])
-    rep = analyze(reg, amap, elem_bits=bits)
+    rep = check_banks(reg, amap, elem_bits=bits)
     assert rep.method == "z3" and rep.triton_conflicts is None
     elems, waves = auto_count(reg, (amap.shape, amap.offset), bits)
     assert rep.vector_elems == elems
@@ -265,13 +265,13 @@ def test_cute_row_stride_column_read(stride, ways):
     # 16 rows of 32-bit elements, row stride `stride` words, lanes 0-15 read column 0: row i is in
     # bank stride*i mod 32, so 32/gcd(stride, 32) distinct banks share the 16 rows
     cl = parse_cute(f"(16,32):({stride},1)")
-    rep = analyze(col_read(), cl, elem_bits=32)
+    rep = check_banks(col_read(), cl, elem_bits=32)
     assert rep.wavefronts == ways == count(col_read(), (SHAPE, lambda c: stride * c["dim0"] + c["dim1"]), 32)
     assert rep.method == ("gf2" if stride == 32 else "z3")
 
 
 def test_cute_linear_layout_takes_the_gf2_path():
-    rep = analyze(col_read(), parse_cute("(16,32):(32,1)"), elem_bits=32)
+    rep = check_banks(col_read(), parse_cute("(16,32):(32,1)"), elem_bits=32)
     assert rep.method == "gf2" and rep.triton_conflicts == 15
 
 
@@ -280,7 +280,7 @@ def test_explicit_address_function():
     amap = SharedAddressMap(SHAPE, lambda c: 33 * c["dim0"] + c["dim1"],
                             lambda c: z3.ZeroExt(10 - c["dim0"].size(), c["dim0"]) * 33
                             + z3.ZeroExt(10 - c["dim1"].size(), c["dim1"]), width=10, name="stride 33")
-    rep = analyze(col_read(), amap, elem_bits=32)
+    rep = check_banks(col_read(), amap, elem_bits=32)
     assert rep.conflict_free and rep.verdict.method == "z3"
 
 
@@ -310,7 +310,7 @@ def test_triton_figure_matches_values_measured_with_the_wheel(reg, smem, shape, 
     from verilayout import parse
     r, s = parse(reg, shape=shape), parse(smem, shape=shape)
     assert triton_bank_conflicts(r, s, bits) == expected
-    assert analyze(r, s, elem_bits=bits).triton_conflicts == expected
+    assert check_banks(r, s, elem_bits=bits).triton_conflicts == expected
 
 
 def test_triton_figure_undercounts_mixed_subword_lanes():
@@ -320,7 +320,7 @@ def test_triton_figure_undercounts_mixed_subword_lanes():
     reg = LinearLayout({"register": [[0, 1 << b] for b in range(6)], "lane": [[1 << b, 0] for b in range(5)],
                         "warp": []}, {"dim0": 32, "dim1": 64}, require_surjective=False)
     smem = swizzled_shared_layout([32, 64], 1, 1, 8, [1, 0])
-    rep = analyze(reg, smem, elem_bits=16, instruction="ld.shared.b16")
+    rep = check_banks(reg, smem, elem_bits=16, instruction="ld.shared.b16")
     assert rep.wavefronts == 8 == count(reg, smem, 16, phase_lanes=32)
     # the wheel answers 3 for this pair (measured: tests/oracles/test_banks_oracle.py pins it too)
     assert rep.triton_conflicts == 3
@@ -332,19 +332,19 @@ def test_triton_figure_is_none_where_triton_aborts():
                         "warp": []}, {"dim0": 8, "dim1": 8}, require_surjective=False)
     smem = identity_standard_nd("offset", [8, 8], [1, 0])
     assert triton_bank_conflicts(reg, smem, 8) is None
-    assert analyze(reg, smem, elem_bits=8).conflict_free
+    assert check_banks(reg, smem, elem_bits=8).conflict_free
 
 
 # ----- bad input ------------------------------------------------------------------------------------
 
 def test_bad_inputs_are_one_line_layout_errors():
     cases = [
-        lambda: analyze(col_read(), row_major(), elem_bits=12),
-        lambda: analyze(col_read(), row_major(), elem_bits=32, instruction="ld.shared.v4.b32"),
-        lambda: analyze(col_read(), identity_standard_nd("offset", [16, 32, 2], [2, 1, 0]), elem_bits=32),
-        lambda: analyze(col_read(), row_major(), elem_bits=32, num_banks=48),
-        lambda: analyze(row_major(), row_major(), elem_bits=32),
-        lambda: analyze(col_read(), "not a layout", elem_bits=32),
+        lambda: check_banks(col_read(), row_major(), elem_bits=12),
+        lambda: check_banks(col_read(), row_major(), elem_bits=32, instruction="ld.shared.v4.b32"),
+        lambda: check_banks(col_read(), identity_standard_nd("offset", [16, 32, 2], [2, 1, 0]), elem_bits=32),
+        lambda: check_banks(col_read(), row_major(), elem_bits=32, num_banks=48),
+        lambda: check_banks(row_major(), row_major(), elem_bits=32),
+        lambda: check_banks(col_read(), "not a layout", elem_bits=32),
     ]
     for make in cases:
         with pytest.raises(LayoutError) as e:
@@ -353,7 +353,7 @@ def test_bad_inputs_are_one_line_layout_errors():
 
 
 def test_report_json_carries_every_field():
-    rep = analyze(col_read(), row_major(), elem_bits=32).to_dict()
+    rep = check_banks(col_read(), row_major(), elem_bits=32).to_dict()
     for key in ("wavefronts", "ideal_wavefronts", "triton_conflicts", "conflict_free", "witness", "verdict",
                 "instruction"):
         assert key in rep
@@ -379,7 +379,7 @@ def test_64_banks_and_64_lanes_match_brute_force(seed, bits):
     layout = LinearLayout({"register": reg, "lane": lane, "warp": []}, {"dim0": 32, "dim1": 64},
                           require_surjective=False)
     smem = random_smem(rng, shape)
-    rep = analyze(layout, smem, elem_bits=bits, num_banks=64)
+    rep = check_banks(layout, smem, elem_bits=bits, num_banks=64)
     elems, waves = auto_count(layout, smem, bits, num_banks=64)
     assert (rep.vector_elems, rep.wavefronts) == (elems, waves)
     if not rep.conflict_free:

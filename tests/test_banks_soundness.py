@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import z3
 
-from verilayout.banks import analyze
+from verilayout.banks import check_banks
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.banks import padded_address_map
@@ -43,7 +43,7 @@ ROW_MAJOR = identity_standard_nd("offset", [4, 32], [1, 0])
 def test_user_vector_in_any_register_order_is_legal():
     # the four registers of a lane cover columns {0, 1, 3, 2} = an aligned 16-byte vector;
     # 32 lanes x 16 bytes are 512 contiguous bytes: 4 quarter-warp phases, 1 wavefront each.
-    rep = analyze(ANY_ORDER, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v4.b32")
+    rep = check_banks(ANY_ORDER, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v4.b32")
     assert rep.instruction == "ld.shared.v4.b32"
     assert rep.wavefronts == 4 == _brute_wavefronts(ANY_ORDER, lambda c: 32 * c["dim0"] + c["dim1"], 4, 4, 8)
     assert rep.conflict_free is True
@@ -53,14 +53,14 @@ def test_user_vector_in_any_register_order_is_legal():
 def test_user_v2_where_other_registers_permute_the_pair():
     # with register bit 1 set a lane holds columns (3, 2): still the aligned pair {2, 3}.
     # 16 lanes per phase of 8 bytes each, 16 bytes apart: lanes 0 and 8 are 128 bytes apart (2-way)
-    rep = analyze(ANY_ORDER, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v2.b32")
+    rep = check_banks(ANY_ORDER, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v2.b32")
     assert rep.vector_elems == 2
     assert rep.wavefronts == 4 == _brute_wavefronts(ANY_ORDER, lambda c: 32 * c["dim0"] + c["dim1"], 4, 2, 16)
 
 
 def test_auto_keeps_tritons_rule_and_says_so():
     # Triton's rule wants register bits at offsets 1, 2 in order: offset 3 stops it at 1 element.
-    rep = analyze(ANY_ORDER, ROW_MAJOR, elem_bits=32)
+    rep = check_banks(ANY_ORDER, ROW_MAJOR, elem_bits=32)
     assert rep.instruction == "ld.shared.b32"
     assert "Triton" in rep.choice and "Triton" in rep.summary()
 
@@ -70,14 +70,14 @@ def test_lane_order_must_agree():
     bad = LinearLayout({"register": [[0, 2], [0, 4]], "lane": [[0, 1], [0, 8], [0, 16], [1, 0], [2, 0]]},
                        {"dim0": 4, "dim1": 32})
     with pytest.raises(LayoutError, match="any order"):
-        analyze(bad, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v2.b32")
+        check_banks(bad, ROW_MAJOR, elem_bits=32, instruction="ld.shared.v2.b32")
 
 
 def test_timeout_reports_unknown_not_a_bound(monkeypatch):
     col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, ["dim0", "dim1"])
     smem = padded_address_map(identity_standard_nd("offset", [16, 32], [1, 0]), [(32, 1)])
     monkeypatch.setattr(prove_banks._Z3Problem, "k_way", lambda self, k, phase_value=None: (z3.unknown, None, [], None))
-    rep = analyze(col, smem, elem_bits=32)
+    rep = check_banks(col, smem, elem_bits=32)
     assert rep.conflict_free is None and rep.verdict.status == "unknown"
     assert rep.wavefronts is None
     text = rep.summary()
@@ -93,7 +93,7 @@ def test_128_bit_elements(stride, expected):
     lane = [[0, stride << i] if stride << i < 8 else [(stride << i) // 8, 0] for i in range(5)]
     reg = LinearLayout({"register": [], "lane": lane}, {"dim0": 32, "dim1": 8}, require_surjective=False)
     smem = identity_standard_nd("offset", [32, 8], [1, 0])
-    rep = analyze(reg, smem, elem_bits=128)
+    rep = check_banks(reg, smem, elem_bits=128)
     assert rep.instruction == "ld.shared.v4.b32"
     assert rep.wavefronts == expected == _brute_wavefronts(reg, lambda c: 8 * c["dim0"] + c["dim1"], 16, 1, 8)
     assert rep.conflict_free is (expected == 4)
@@ -102,7 +102,7 @@ def test_128_bit_elements(stride, expected):
 def test_numpy_integers_and_wrong_types():
     col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, {"dim0": 16, "dim1": 32})
     smem = identity_standard_nd("offset", [16, 32], [1, 0])
-    assert analyze(col, smem, elem_bits=np.int64(32)).wavefronts == analyze(col, smem, elem_bits=32).wavefronts
+    assert check_banks(col, smem, elem_bits=np.int64(32)).wavefronts == check_banks(col, smem, elem_bits=32).wavefronts
     for bad in (32.0, "32", True):
         with pytest.raises(LayoutError):
-            analyze(col, smem, elem_bits=bad)
+            check_banks(col, smem, elem_bits=bad)

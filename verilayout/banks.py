@@ -1,6 +1,7 @@
 """Shared-memory bank conflicts: how many wavefronts a warp's access needs, proved.
 
-``analyze(reg_layout, smem_layout, elem_bits=..., instruction="auto")`` takes a
+``check_banks(reg_layout, smem_layout, elem_bits=..., instruction="auto")`` (also importable
+under its first name, ``analyze``, for scripts written against earlier releases) takes a
 register layout (who holds which element: ``register, lane, warp[, block] -> dim0..``),
 a shared layout (where each element lives: ``offset[, block] -> dim0..`` as Triton
 writes it, or a non-linear :class:`~verilayout.hw.nvidia.banks.SharedAddressMap`), the
@@ -23,17 +24,20 @@ elements whose column 0 is read by lanes 0-15 (lanes 16-31 read it again).
 
 >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, {"dim0": 16, "dim1": 32})
->>> analyze(col, identity_standard_nd("offset", [16, 32], [1, 0]), elem_bits=32).wavefronts
+>>> check_banks(col, identity_standard_nd("offset", [16, 32], [1, 0]), elem_bits=32).wavefronts
 16
 >>> xor = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 1], [2, 2], [4, 4], [8, 8]]},
 ...                    ["dim0", "dim1"])
->>> analyze(col, xor, elem_bits=32).conflict_free
+>>> check_banks(col, xor, elem_bits=32).conflict_free
 True
 """
 from __future__ import annotations
 
 from verilayout.frontends.shared_text import load_register, load_shared, parse_shared_linear
-from verilayout.prove.banks import Access, BankReport, Witness, analyze, as_shared
+from verilayout.prove.banks import Access, BankReport, Witness, as_shared, check_banks
 
-__all__ = ["analyze", "BankReport", "Access", "Witness", "as_shared", "load_shared", "load_register",
+#: The first public name of :func:`check_banks`, kept for scripts outside the project.
+analyze = check_banks
+
+__all__ = ["check_banks", "analyze", "BankReport", "Access", "Witness", "as_shared", "load_shared", "load_register",
            "parse_shared_linear"]

@@ -11,7 +11,7 @@ did not finish is not a pass).
 from __future__ import annotations
 
 from verilayout.audit.testing import KernelNotClean, assert_kernel_clean  # noqa: F401 (re-export)
-from verilayout.banks import analyze
+from verilayout.banks import check_banks
 from verilayout.blockload import check
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_injective, equal
@@ -58,7 +58,7 @@ def assert_surjective(layout, *, shape=None) -> None:
 def assert_conflict_free(reg_layout, smem_layout, *, elem_bits: int, instruction: str = "auto",
                          shape=None) -> None:
     """The shared-memory access of ``reg_layout`` into ``smem_layout`` has no bank conflict."""
-    rep = analyze(_layout(reg_layout, shape), _layout(smem_layout, shape),
+    rep = check_banks(_layout(reg_layout, shape), _layout(smem_layout, shape),
                   elem_bits=elem_bits, instruction=instruction)
     if not rep.conflict_free:
         raise AssertionError(f"bank conflicts: {rep.wavefronts} wavefronts, ideal "

@@ -7,7 +7,7 @@
   moving 128 bytes over 32 banks: for a 64-lane wavefront that is exactly the gfx942 rule for
   32- and 64-bit accesses (2 phases of 32 lanes, 4 of 16; the AMDGPU optimization guide's MI300
   table). There the wheel's figure is "excess dwords per bank and phase", i.e. ``ways - 1`` of
-  :func:`verilayout.prove.banks.lds_analyze` on ``gfx942`` for 32-bit elements.
+  :func:`verilayout.prove.banks.check_lds_banks` on ``gfx942`` for 32-bit elements.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from verilayout.core.linear_layout import LinearLayout  # noqa: E402
-from verilayout.prove.banks import lds_analyze  # noqa: E402
+from verilayout.prove.banks import check_lds_banks  # noqa: E402
 
 pytestmark = pytest.mark.oracle
 
@@ -77,7 +77,7 @@ def test_gfx942_b32_b64_agree_with_the_wheels_generic_figure(oracle):
         if not r.get("ok"):
             continue
         reg, smem = _layouts(c)
-        rep = lds_analyze(reg, smem, elem_bits=32, target="gfx942")
+        rep = check_lds_banks(reg, smem, elem_bits=32, target="gfx942")
         if rep.instruction not in ("ds_read_b32", "ds_read_b64"):
             continue
         assert r["conflicts"] == rep.ways - 1, (c, r["conflicts"], rep.summary())
@@ -94,7 +94,7 @@ def test_wheel_hip_query(oracle):
     reg, smem = _layouts(c)
     for t, r in zip(("gfx942", "gfx950"), resp):
         if r.get("ok"):  # a wheel that answers: its figure must agree on conflict-freedom
-            rep = lds_analyze(reg, smem, elem_bits=32, target=t)
+            rep = check_lds_banks(reg, smem, elem_bits=32, target=t)
             assert (r["conflicts"] == 0) == rep.conflict_free, (t, r, rep.summary())
         else:  # Triton 3.9: the hip path aborts before answering
             assert r.get("error") == "aborted" and "inDim not found" in r.get("detail", ""), r

@@ -21,7 +21,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from tests.reference.banks import auto_count  # noqa: E402
 
-from verilayout.banks import analyze  # noqa: E402
+from verilayout.banks import check_banks  # noqa: E402
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import triton_bank_conflicts  # noqa: E402
 from verilayout.synth.swizzle import (mlir_text, nvmma_shared_layout, optimal_swizzle,  # noqa: E402
@@ -238,7 +238,7 @@ def test_triton_figure_agrees_with_the_wheel_on_every_pair(differential):
 
 def test_wavefronts_agree_with_brute_force_and_every_conflict_has_a_confirmed_witness(differential):
     for c, reg, smem, tc, _, _ in differential:
-        rep = analyze(reg, smem, elem_bits=c["bits"])
+        rep = check_banks(reg, smem, elem_bits=c["bits"])
         elems, waves = auto_count(reg, smem, c["bits"])
         assert (rep.vector_elems, rep.wavefronts) == (elems, waves), c
         assert rep.triton_conflicts == tc
@@ -259,7 +259,7 @@ def test_wavefronts_agree_with_brute_force_and_every_conflict_has_a_confirmed_wi
 
 def _triton_answer(reg, smem, bits, figure, store=False):
     """Triton's figure in wavefronts per warp: (figure + 1) per phase of the widest ld/st."""
-    rep = analyze(reg, smem, elem_bits=bits, store=store)
+    rep = check_banks(reg, smem, elem_bits=bits, store=store)
     return (figure + 1) * rep.phases_per_instruction * rep.instructions_per_warp
 
 
@@ -299,7 +299,7 @@ def test_wheel_undercounts_subword_lane_mixing(oracle):
     case = {"reg": reg, "shared": smem, "shape": [32, 64], "bits": 16}
     resp = oracle.run_oracle(oracle_requests([case]))
     (_, r, s, tc), = resolved_cases([case], resp)
-    rep = analyze(r, s, elem_bits=16)
+    rep = check_banks(r, s, elem_bits=16)
     assert tc == 3 == rep.triton_conflicts
     assert rep.wavefronts == 8 == auto_count(r, s, 16)[1]
 

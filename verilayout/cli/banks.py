@@ -11,13 +11,13 @@ import argparse
 import json
 import re
 
-from verilayout.banks import analyze, load_register, load_shared
+from verilayout.banks import check_banks, load_register, load_shared
 from verilayout.cli.common import DTYPE_BITS, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
-from verilayout.prove.banks import embed_in_allocation, lds_analyze
+from verilayout.prove.banks import embed_in_allocation, check_lds_banks
 from verilayout.report.svg import layout_svg
 from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
 from verilayout.synth.swizzle import synthesize
@@ -109,7 +109,7 @@ def _cmd_banks(args) -> int:
         smem = load_shared(smem_text, shape, bits)
     if args.target != "nvidia":
         return _amd_banks(args, reg, smem, bits)
-    rep = analyze(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
+    rep = check_banks(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
                   store=args.store, timeout_ms=args.timeout_ms, witness_size=32)
     if args.json:
         print(json.dumps(rep.to_dict()))
@@ -126,7 +126,7 @@ def _amd_banks(args, reg, smem, bits: int) -> int:
     if instr != "auto" and not instr.lower().startswith("ds_"):
         raise LayoutError(f"--instr {instr!r} with --target {args.target}: give auto or an LDS instruction "
                           "such as ds_read_b128, ds_write_b64, ds_read_b64_tr_b16")
-    rep = lds_analyze(reg, smem, elem_bits=bits, target=args.target, instruction=instr, store=args.store)
+    rep = check_lds_banks(reg, smem, elem_bits=bits, target=args.target, instruction=instr, store=args.store)
     print(json.dumps(rep.to_dict()) if args.json else rep.summary())
     if args.svg:
         title = ("conflict-free" if rep.conflict_free else

@@ -746,11 +746,11 @@ def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
     return s.check() == z3.sat
 
 
-# ----- the report of one analysis (the door is verilayout.banks.analyze) -------------------
+# ----- the report of one analysis (the door is verilayout.banks.check_banks) -------------------
 
 @dataclass(frozen=True)
 class BankReport:
-    """The answer of :func:`analyze` (see :mod:`verilayout.banks` for each field).
+    """The answer of :func:`check_banks` (see :mod:`verilayout.banks` for each field).
 
     ``wavefronts`` is ``None`` when the solver gave up (an unknown has no bound);
     ``bound`` says whether a count is ``exact``, ``at least`` or ``at most`` that figure;
@@ -849,7 +849,7 @@ def _as_int(value: Any, what: str) -> int:
     return int(value.__index__())
 
 
-def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instruction: Any = "auto",
+def check_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instruction: Any = "auto",
             num_banks: int = 32, store: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS,
             witness_size: int = 2) -> BankReport:
     """Wavefronts, proof and witness of ``reg_layout`` accessing ``smem_layout``.
@@ -865,7 +865,7 @@ def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instr
     >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
     >>> row = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]]},
     ...                    ["dim0", "dim1"])
-    >>> r = analyze(row, identity_standard_nd("offset", [2, 32], [1, 0]), elem_bits=16)
+    >>> r = check_banks(row, identity_standard_nd("offset", [2, 32], [1, 0]), elem_bits=16)
     >>> r.instruction, r.wavefronts, r.conflict_free
     ('ld.shared.b32', 1, True)
     """
@@ -894,7 +894,7 @@ def analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instr
 
 @dataclass(frozen=True)
 class LdsReport:
-    """The answer of :func:`lds_analyze`: one wavefront's ``ds_read``/``ds_write`` of a tensor.
+    """The answer of :func:`check_lds_banks`: one wavefront's ``ds_read``/``ds_write`` of a tensor.
 
     ``wavefronts``: cycles of the worst instruction (sum over its phases); ``ideal``: one per
     phase; ``ways``: the worst phase's cycles; ``witness``: ``(lane, byte address)`` pairs of one
@@ -1016,7 +1016,7 @@ def _lane_addresses(reg: LinearLayout, offset_of, ins: dict, vec_regs: tuple, el
     return out
 
 
-def lds_analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, target: str,
+def check_lds_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, target: str,
                 instruction: Any = "auto", store: bool = False) -> LdsReport:
     """Cycles of a wavefront reading (``store``: writing) ``smem_layout`` through ``reg_layout``
     on an AMD ``target`` (``gfx942``/``gfx950``), with the phase groups of :mod:`verilayout.hw.amd.lds`.
@@ -1031,7 +1031,7 @@ def lds_analyze(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, t
     >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
     >>> rows = LinearLayout({"register": [[0, 1], [0, 2], [0, 4]], "lane": [[0, 8], [0, 16], [0, 32], [1, 0], [2, 0], [4, 0]]},
     ...                     ["dim0", "dim1"])
-    >>> r = lds_analyze(rows, identity_standard_nd("offset", [8, 64], [1, 0]), elem_bits=16, target="gfx942")
+    >>> r = check_lds_banks(rows, identity_standard_nd("offset", [8, 64], [1, 0]), elem_bits=16, target="gfx942")
     >>> r.instruction, r.wavefronts, r.ideal, r.conflict_free
     ('ds_read_b128', 8, 8, True)
     """

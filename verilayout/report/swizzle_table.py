@@ -18,7 +18,7 @@ patterns:
 * **column reads**: ``ld.shared`` of one element per lane, lane ``t`` reads row
   ``t`` of a column.
 
-Each cell is the GF(2) proof of :func:`verilayout.banks.analyze`: "conflict-free"
+Each cell is the GF(2) proof of :func:`verilayout.banks.check_banks`: "conflict-free"
 (wavefronts = ideal, proved), or the wavefront count with a witness: two lanes of
 one phase, their elements (row, column) and byte addresses, and the shared bank.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from verilayout.prove.banks import BankReport, analyze
+from verilayout.prove.banks import BankReport, check_banks
 from verilayout.bits import log2 as _log2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.synth.swizzle import nvmma_shared_layout
@@ -130,7 +130,7 @@ def swizzle_table() -> list[TableRow]:
             reps = {}
             for pat in PATTERNS:
                 reg, instr = pattern_access(pat, bits, sw)
-                reps[pat] = analyze(reg, smem, elem_bits=bits, instruction=instr)
+                reps[pat] = check_banks(reg, smem, elem_bits=bits, instruction=instr)
             out.append(TableRow(mode, sw, bits, reps))
     return out
 

@@ -2,7 +2,7 @@
 
 This module is the *model*: what the hardware does with a warp's shared-memory
 access. The analyses that answer questions about it live in
-:mod:`verilayout.prove.banks`; the user's door is :func:`verilayout.banks.analyze`.
+:mod:`verilayout.prove.banks`; the user's door is :func:`verilayout.banks.check_banks`.
 
 The rules, with their sources
 -----------------------------

@@ -42,7 +42,7 @@ from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
 from verilayout.frontends.shared_text import load_shared
-from verilayout.prove.banks import analyze, lds_analyze
+from verilayout.prove.banks import check_banks, check_lds_banks
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.spec.format import Kind
 
@@ -88,7 +88,7 @@ def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, 
         raise LayoutError(f"{where}: store must be true or false, got {store!r}")
     bits = _bits(elem_bits, dtype, where)
     try:
-        return analyze(reg, smem, elem_bits=bits, instruction=instruction, num_banks=num_banks,
+        return check_banks(reg, smem, elem_bits=bits, instruction=instruction, num_banks=num_banks,
                        store=store, timeout_ms=timeout_ms)
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None
@@ -112,7 +112,7 @@ def _lds(reg, smem, where, elem_bits, dtype, instruction, store, target):
     if not isinstance(reg, LinearLayout):
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     try:
-        return lds_analyze(reg, smem, elem_bits=_bits(elem_bits, dtype, where), target=target,
+        return check_lds_banks(reg, smem, elem_bits=_bits(elem_bits, dtype, where), target=target,
                            instruction=instruction, store=bool(store))
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None
