@@ -48,7 +48,7 @@ from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel, parse_instruction
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
-from verilayout.prove.banks import embed_in_allocation, lds_analyze, linear_analysis_and_triton
+from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tmem import load_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -322,9 +322,9 @@ def _padded(mt: TensorType) -> Any:
 
 def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store: bool, what: str,
                target: str, subslice: tuple | None, mt: TensorType, extra: dict | None) -> None:
-    """The AMD LDS figure (``prove.banks.lds_analyze``: phase groups of ``hw/amd/lds``)."""
+    """The AMD LDS figure (``prove.banks.check_lds_banks``: phase groups of ``hw/amd/lds``)."""
     try:
-        r = lds_analyze(reg, smem, elem_bits=bits, target=target, store=store)
+        r = check_lds_banks(reg, smem, elem_bits=bits, target=target, store=store)
     except LayoutError as e:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
         return
