@@ -61,3 +61,14 @@ def test_non_linear_cute_layout_is_refused_with_the_reason(capsys):
     assert main(["show", "(_8,_8):(_9,_1)"]) == 2
     err = capsys.readouterr().err
     assert "not GF(2)-linear" in err and "9" in err
+
+
+def test_version_is_the_distribution_version(capsys):
+    # the version pyproject.toml declares (read here with tomllib, not through the package)
+    import tomllib
+    from pathlib import Path
+    declared = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"verilayout {declared['project']['version']}"

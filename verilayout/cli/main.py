@@ -67,11 +67,23 @@ def command_modules(argv: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(COMMANDS.values()))
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version (read only when asked: start-up)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"verilayout {sys.modules['verilayout'].__version__}")
+        parser.exit(0)
+
+
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
         "or a concrete counterexample.", epilog=EPILOG_MAIN,
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in modules if modules is not None else command_modules(()):
         # each command's module (and what it imports) is loaded only when that command runs
