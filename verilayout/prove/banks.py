@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import z3
 
@@ -1037,6 +1037,31 @@ def check_lds_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: in
     """
     elem_bits = _as_int(elem_bits, "elem_bits")
     t = amd_lds.target(target)
+    _check_lds_inputs(reg_layout, t, instruction, elem_bits, store)
+    smem = as_shared(smem_layout, elem_bits)
+    plan = (_lds_linear_plan(reg_layout, smem, instruction, elem_bits, t, store)
+            if isinstance(smem, LinearLayout) else
+            _lds_enumerated_plan(reg_layout, smem, instruction, elem_bits, t, store))
+    worst = None
+    for ins in plan.insts:
+        addrs = _lane_addresses(reg_layout, plan.offset_of, ins, plan.vec, elem_bits, t.wave)
+        cnt = amd_lds.wavefronts(addrs, t, plan.access)
+        if worst is None or cnt.total > worst.total:
+            worst = cnt
+    if plan.ways is not None and worst.ways != plan.ways:
+        raise LayoutError(f"internal: GF(2) gives {plan.ways} cycles per phase, enumeration {worst.ways}")
+    access, vec = plan.access, plan.vec
+    ideal = amd_lds.ideal(t, access)
+    total = worst.total if plan.ways is None else plan.ways * worst.phases
+    n_inst = len(_instruction_inputs(reg_layout, vec, plan.zero))
+    return LdsReport(access.name, t.name, t.num_banks, elem_bits, 1 << len(vec), worst.phases, total, ideal,
+                     worst.ways, n_inst, _lds_verdict(worst, access, t, plan.method), worst.witness, worst.bank,
+                     plan.method, amd_lds.inferred(t, access))
+
+
+def _check_lds_inputs(reg_layout: Any, t: Any, instruction: Any, elem_bits: int, store: bool) -> None:
+    """The refusals of :func:`check_lds_banks`: a register layout of one wavefront, a known
+    element width, and no transposing read (its lanes receive other lanes' elements)."""
     if not isinstance(reg_layout, LinearLayout):
         raise LayoutError("register layout: expected a LinearLayout (register, lane, warp -> dims)")
     _check_reg(reg_layout)
@@ -1049,73 +1074,84 @@ def check_lds_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: in
         raise LayoutError(f"{instruction}: a transposing read hands lanes other lanes' elements; its bank "
                           "figure is modelled on explicit lane addresses (verilayout.hw.amd.lds.wavefronts), "
                           "not from a register layout")
-    smem = as_shared(smem_layout, elem_bits)
-    if isinstance(smem, LinearLayout):
-        p = _pair(reg_layout, smem)
-        img = p.images()
-        if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
-            vec = _widest_chain(img, elem_bits)
-            access = _lds_access(None, elem_bits, (1 << len(vec)) * elem_bits, store)
-        else:
-            access = _lds_access(instruction, elem_bits, elem_bits, store)
-            if access.bits < elem_bits:
-                raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
-            vec = _ldst_vector(img, access.bits // elem_bits)
-            if vec is None:
-                raise LayoutError(f"{access.name} needs {access.bits // elem_bits} elements per lane as one "
-                                  "aligned contiguous vector; these layouts do not give it")
-        zero = p.zero["register"]
-        inv = smem.invert() if smem.is_invertible() else smem.pseudoinvert()
-        offset_of = lambda c: inv.apply(c)["offset"]  # noqa: E731
-        ways = _lds_gf2(p, vec, elem_bits, t, access)
-        insts = _instruction_inputs(reg_layout, vec, zero)[:1]  # all instructions are cosets: one shows it
-        method = "gf2"
+
+
+@dataclass(frozen=True)
+class _LdsPlan:
+    """How :func:`check_lds_banks` counts: the access, the registers of one lane's vector, the
+    element -> offset map, the instructions to enumerate, and the GF(2) cycle count if known."""
+    access: Any
+    vec: tuple
+    zero: list
+    offset_of: Callable
+    insts: list
+    ways: int | None
+    method: str
+
+
+def _is_auto(instruction: Any) -> bool:
+    return instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto")
+
+
+def _lds_linear_plan(reg_layout: LinearLayout, smem: LinearLayout, instruction: Any, elem_bits: int,
+                     t: Any, store: bool) -> _LdsPlan:
+    """A GF(2)-linear shared layout: every instruction is a coset of one subspace, so the
+    cycles per phase come from ranks and one instruction is enumerated to show the witness."""
+    p = _pair(reg_layout, smem)
+    img = p.images()
+    if _is_auto(instruction):
+        vec = _widest_chain(img, elem_bits)
+        access = _lds_access(None, elem_bits, (1 << len(vec)) * elem_bits, store)
     else:
-        zero = [not any(b) for b in reg_layout.bases.get("register", [])]
-        regs = tuple(j for j in range(len(zero)) if not zero[j])
-        auto = instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto")
-        if auto:  # the widest vector whose elements are one aligned contiguous run (tried on instruction 0)
-            k = min(len(regs), _log2(max(1, 128 // elem_bits)))
-            while k > 0:
-                try:
-                    _lane_addresses(reg_layout, smem.offset, {}, regs[:k], elem_bits, t.wave)
-                    break
-                except LayoutError:
-                    k -= 1
-            access = _lds_access(None, elem_bits, (1 << k) * elem_bits, store)
-        else:
-            access = _lds_access(instruction, elem_bits, elem_bits, store)
+        access = _lds_access(instruction, elem_bits, elem_bits, store)
         if access.bits < elem_bits:
             raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
-        k = _log2(max(1, access.bits // elem_bits))
-        vec = regs[:k]
-        if len(vec) < k:
-            raise LayoutError(f"{access.name}: each lane needs {1 << k} elements, the layout holds fewer")
-        offset_of = smem.offset
-        insts = _instruction_inputs(reg_layout, vec, zero)
-        ways = None
-        method = "enumeration"
-    worst = None
-    for ins in insts:
-        addrs = _lane_addresses(reg_layout, offset_of, ins, vec, elem_bits, t.wave)
-        cnt = amd_lds.wavefronts(addrs, t, access)
-        if worst is None or cnt.total > worst.total:
-            worst = cnt
-    if ways is not None and worst.ways != ways:
-        raise LayoutError(f"internal: GF(2) gives {ways} cycles per phase, enumeration {worst.ways}")
-    ideal = amd_lds.ideal(t, access)
-    total = worst.total if ways is None else ways * worst.phases
-    n_inst = len(_instruction_inputs(reg_layout, vec, zero))
+        vec = _ldst_vector(img, access.bits // elem_bits)
+        if vec is None:
+            raise LayoutError(f"{access.name} needs {access.bits // elem_bits} elements per lane as one "
+                              "aligned contiguous vector; these layouts do not give it")
+    zero = p.zero["register"]
+    inv = smem.invert() if smem.is_invertible() else smem.pseudoinvert()
+    ways = _lds_gf2(p, vec, elem_bits, t, access)
+    insts = _instruction_inputs(reg_layout, vec, zero)[:1]  # all instructions are cosets: one shows it
+    return _LdsPlan(access, vec, zero, lambda c: inv.apply(c)["offset"], insts, ways, "gf2")
+
+
+def _lds_enumerated_plan(reg_layout: LinearLayout, smem: Any, instruction: Any, elem_bits: int,
+                         t: Any, store: bool) -> _LdsPlan:
+    """A non-linear address map (padded layouts, CuTe strides): every instruction enumerated."""
+    zero = [not any(b) for b in reg_layout.bases.get("register", [])]
+    regs = tuple(j for j in range(len(zero)) if not zero[j])
+    if _is_auto(instruction):  # the widest vector whose elements are one aligned contiguous run (instruction 0)
+        k = min(len(regs), _log2(max(1, 128 // elem_bits)))
+        while k > 0:
+            try:
+                _lane_addresses(reg_layout, smem.offset, {}, regs[:k], elem_bits, t.wave)
+                break
+            except LayoutError:
+                k -= 1
+        access = _lds_access(None, elem_bits, (1 << k) * elem_bits, store)
+    else:
+        access = _lds_access(instruction, elem_bits, elem_bits, store)
+    if access.bits < elem_bits:
+        raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
+    k = _log2(max(1, access.bits // elem_bits))
+    vec = regs[:k]
+    if len(vec) < k:
+        raise LayoutError(f"{access.name}: each lane needs {1 << k} elements, the layout holds fewer")
+    return _LdsPlan(access, vec, zero, smem.offset, _instruction_inputs(reg_layout, vec, zero), None,
+                    "enumeration")
+
+
+def _lds_verdict(worst: Any, access: Any, t: Any, method: str) -> Verdict:
+    """Conflict-free when every phase takes one cycle; otherwise the witness lanes and bank."""
     what = f"{access.name} on {t.name}"
     if worst.ways <= 1:
-        v = Verdict.holds(f"{what}: every phase reaches distinct banks or shared dwords", method=method)
-    else:
-        cex = {"instruction": access.name, "target": t.name, "bank": worst.bank,
-               "accesses": [{"lane": lane, "byte_address": a} for lane, a in worst.witness]}
-        v = Verdict.fails(cex, f"{worst.ways}-way bank conflict in bank {worst.bank}: lanes "
-                          f"{worst.witness[0][0]} and {worst.witness[1][0]} of one phase of {what}", method=method)
-    return LdsReport(access.name, t.name, t.num_banks, elem_bits, 1 << len(vec), worst.phases, total, ideal,
-                     worst.ways, n_inst, v, worst.witness, worst.bank, method, amd_lds.inferred(t, access))
+        return Verdict.holds(f"{what}: every phase reaches distinct banks or shared dwords", method=method)
+    cex = {"instruction": access.name, "target": t.name, "bank": worst.bank,
+           "accesses": [{"lane": lane, "byte_address": a} for lane, a in worst.witness]}
+    return Verdict.fails(cex, f"{worst.ways}-way bank conflict in bank {worst.bank}: lanes "
+                         f"{worst.witness[0][0]} and {worst.witness[1][0]} of one phase of {what}", method=method)
 
 
 def embed_in_allocation(reg: LinearLayout, alloc_shape) -> LinearLayout:
