@@ -1,0 +1,712 @@
+"""Render the manifest of :mod:`verilayout.emit.gemm_plan` to a complete sm_90a CUDA GEMM.
+
+``kernel.cu`` computes ``D[M, N] = A[M, K] @ B[N, K]^T`` (A, B row-major ``dtype``, D row-major
+f32) for any ``M, N, K >= 1`` with ``K * bytes(dtype) % 16 == 0``:
+
+* a persistent grid (one CTA per SM) walks the output tiles in groups of ``GROUP_M`` tile rows;
+* warpgroup 0 is the producer: one thread issues the TMA loads (``cp.async.bulk.tensor.2d``,
+  tensor maps encoded on the host by ``cuTensorMapEncodeTiled`` with the manifest's swizzle and
+  box) into a ring of ``stages`` buffers guarded by ``full``/``empty`` mbarriers
+  (``expect_tx``, phase bits); out-of-range rows and columns are zero-filled by TMA;
+* warpgroups 1.. are the consumers, one per 64 rows of the tile (2 for a 128-row tile); each
+  issues ``wgmma.mma_async`` with the proved descriptors (start field ``(address & 0x3FFFF) >> 4``
+  added to the base-0 value), keeps one wgmma group in flight (``wgmma.wait_group 1``) and
+  releases a stage only after the group that read it retired;
+* with two consumers the registers are rebalanced with ``setmaxnreg`` (producer 40, consumers 232);
+* the epilogue writes each pair of adjacent accumulator columns with one 8-byte store, predicated
+  on ``M`` and ``N`` (scalar stores where ``N`` is odd).
+
+The manifest's obligations are printed at the top of the file. ``main.cu`` is the host program
+for a GPU: an exact reference check on small shapes (integer-valued inputs, sums exact in f32)
+and a timed comparison with cuBLASLt (loaded with ``dlopen``; the header is not needed to build).
+
+>>> m = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+>>> src = render_gemm_cuda(m)
+>>> "cp.async.bulk.tensor.2d" in src, "wgmma.wait_group.sync.aligned 1" in src
+(True, True)
+"""
+from __future__ import annotations
+
+import json
+from string import Template
+
+from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.gemm_plan import GEMM_FORMAT, build_gemm_manifest
+from verilayout.errors import LayoutError
+
+__all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
+           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "wgmma_asm"]
+
+#: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
+GROUP_M = 8
+#: ``setmaxnreg`` targets with two consumer warpgroups: 128 * 40 + 256 * 232 <= 65536.
+PRODUCER_REGS = 40
+CONSUMER_REGS = 232
+
+_TMA_DTYPE = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+              "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
+_ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
+# cudaDataType_t of library_types.h (CUDA_R_16F 2, CUDA_R_16BF 14, CUDA_R_8F_E4M3 28,
+# CUDA_R_32F 0) and cublasComputeType_t (COMPUTE_32F 68, COMPUTE_32F_FAST_TF32 77)
+_CUBLAS_TYPE = {"f16": (2, 68), "bf16": (14, 68), "e4m3": (28, 68), "tf32": (0, 77)}
+
+
+def _check(man: dict) -> None:
+    if not isinstance(man, dict) or man.get("format") != GEMM_FORMAT:
+        raise LayoutError(f"not a GEMM emit manifest (expected format {GEMM_FORMAT!r})")
+    bad = [o["claim"] for o in man.get("obligations", []) if o.get("status") != "proved"]
+    if bad:
+        raise LayoutError(f"obligation not proved, no kernel written: {bad[0]}")
+
+
+def _u64(text: str) -> str:
+    return f"{int(text, 16):#018x}ull"
+
+
+def _select(values: list[str], var: str) -> str:
+    """``var == 0 ? v0 : var == 1 ? v1 : ... : vn`` (folded by the compiler when var is known)."""
+    out = values[-1]
+    for i in range(len(values) - 2, -1, -1):
+        out = f"({var} == {i}u ? {values[i]} : {out})"
+    return out
+
+
+def _xor_terms(bases: list, var: str, axis: int) -> list[str]:
+    terms = []
+    for bit, b in enumerate(bases):
+        if b[axis]:
+            terms.append(f"((({var} >> {bit}u) & 1u) * {b[axis]}u)")
+    return terms
+
+
+def _fragment_function(frag: dict) -> list[str]:
+    """``d_row``/``d_col``: (row, col) of accumulator element ``e`` of thread ``tid`` of one
+    warpgroup, the XOR of the PTX D-fragment bases its register, lane and warp bits select."""
+    b = frag["bases"]
+    out = []
+    for name, axis in (("d_row", 0), ("d_col", 1)):
+        terms = (_xor_terms(b["register"], "e", axis) + _xor_terms(b["lane"], "lane", axis)
+                 + _xor_terms(b.get("warp", []), "warp", axis))
+        expr = " ^ ".join(terms) if terms else "0u"
+        out += [f"__host__ __device__ __forceinline__ uint32_t {name}(uint32_t tid, uint32_t e) {{",
+                "  const uint32_t lane = tid % 32u, warp = tid / 32u;",
+                "  (void)lane; (void)warp; (void)e;",
+                f"  return {expr};", "}"]
+    return out
+
+
+def wgmma_asm(man: dict) -> list[str]:
+    """The C++ lines of ``wgmma_tile``: one ``wgmma.mma_async`` on the whole accumulator,
+    descriptors in ``%{n}``/``%{n+1}``, the scale-d predicate from ``%{n+2}``.
+
+    >>> m = build_gemm_manifest("tf32", tile="64x64x32", stages=2)
+    >>> [l for l in wgmma_asm(m) if "wgmma.mma_async" in l][0].strip()[:60]
+    '"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0, %1,'
+    """
+    n = man["bn"] // 2
+    regs = ", ".join(f"%{i}" for i in range(n))
+    # f16/bf16 take imm-trans-a/b (0: K-major); tf32 and e4m3 have no transpose operands
+    tail = "p, 1, 1, 0, 0" if man["dtype"] in ("f16", "bf16") else "p, 1, 1"
+    ops = ", ".join(f'"+f"(d[{i}])' for i in range(n))
+    return ["__device__ __forceinline__ void wgmma_tile(float* d, uint64_t desc_a, uint64_t desc_b, "
+            "uint32_t scale_d) {",
+            "  asm volatile(",
+            '    "{\\n"',
+            '    ".reg .pred p;\\n"',
+            f'    "setp.ne.b32 p, %{n + 2}, 0;\\n"',
+            f'    "{man["instruction"]} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n"',
+            '    "}\\n"',
+            f"    : {ops}",
+            '    : "l"(desc_a), "l"(desc_b), "r"(scale_d));',
+            "}"]
+
+
+_KERNEL = Template(r"""
+namespace vl_${tag} {
+
+// ----- configuration (manifest.json) ---------------------------------------------------------
+constexpr int BM = ${bm}, BN = ${bn}, BK = ${bk}, STAGES = ${stages};
+constexpr int CONSUMERS = ${consumers};            // consumer warpgroups, 64 rows of the tile each
+constexpr int THREADS = ${threads};               // warpgroup 0: producer; 1..CONSUMERS: consumers
+constexpr int K_INST = ${k_inst}, K_BLOCKS = ${k_blocks};   // ${instruction} x K_BLOCKS per stage
+constexpr int D_REGS = ${d_regs};                 // f32 accumulators per consumer thread (64 x BN / 128)
+constexpr int ELEM_BYTES = ${eb};
+constexpr int GROUP_M = ${group_m};
+constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
+constexpr uint32_t A_OFFSET = ${a_off}u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u;
+constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = ${smem_align}u;
+constexpr uint32_t BOX_K = ${box_k}u, BOXES = ${boxes}u;   // TMA box: BOX_K elements x rows, SWIZZLE_${swizzle}
+constexpr uint32_t A_BOX_BYTES = ${a_box}u, B_BOX_BYTES = ${b_box}u, TX_BYTES = ${tx}u;
+constexpr uint32_t FULL_ARRIVALS = ${full_count}u, EMPTY_ARRIVALS = ${empty_count}u;
+static_assert(BOX_K * BOXES == uint32_t(BK), "the TMA boxes cover BK");
+static_assert(BK == K_INST * K_BLOCKS && THREADS == 128 * (CONSUMERS + 1), "K-blocks and warpgroups");
+static_assert(TX_BYTES == A_STAGE_BYTES + B_STAGE_BYTES, "expect_tx counts one stage of A and B");
+static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_STAGE_BYTES, "boxes tile a stage");
+static_assert(BAR_OFFSET + 16u * STAGES == SMEM_BYTES, "full[STAGES] and empty[STAGES] end the buffer");
+typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
+
+// ----- descriptors (proved at shared address 0; see the obligations above) ------------------
+__host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t wg, uint32_t kb) {
+  return ${desc_a};
+}
+__host__ __device__ __forceinline__ uint64_t desc_b0(uint32_t kb) {
+  return ${desc_b};
+}
+// the start-address field (bits 0-13) holds (address & 0x3FFFF) >> 4: add the byte address of the
+// stage to the base-0 start and keep 18 bits, so a CTA rank above bit 18 never reaches LBO
+__host__ __device__ __forceinline__ uint64_t with_start(uint64_t d0, uint32_t addr) {
+  const uint64_t start = (((d0 & 0x3FFFull) << 4) + addr) & 0x3FFFFull;
+  return (d0 & ~0x3FFFull) | (start >> 4);
+}
+__host__ __device__ __forceinline__ uint64_t desc_a(uint32_t smem_base, uint32_t stage, uint32_t wg, uint32_t kb) {
+  return with_start(desc_a0(wg, kb), smem_base + A_OFFSET + stage * A_STAGE_BYTES);
+}
+__host__ __device__ __forceinline__ uint64_t desc_b(uint32_t smem_base, uint32_t stage, uint32_t kb) {
+  return with_start(desc_b0(kb), smem_base + B_OFFSET + stage * B_STAGE_BYTES);
+}
+
+// ----- the accumulator fragment (PTX m64nNk* D table, bases from manifest.json) --------------
+${fragment}
+
+// ----- persistent tile scheduler: tile t -> (tile row, tile column), GROUP_M tile rows at a time
+__host__ __device__ __forceinline__ void tile_coords(uint32_t t, uint32_t tiles_m, uint32_t tiles_n,
+                                                     uint32_t& tm, uint32_t& tn) {
+  const uint32_t per_group = GROUP_M * tiles_n;
+  const uint32_t first = (t / per_group) * GROUP_M;
+  const uint32_t rows = tiles_m - first < uint32_t(GROUP_M) ? tiles_m - first : uint32_t(GROUP_M);
+  tm = first + (t % per_group) % rows;
+  tn = (t % per_group) / rows;
+}
+
+// ----- PTX wrappers ------------------------------------------------------------------------------
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+    "{\n"
+    ".reg .pred done;\n"
+    "WAIT_%=:\n"
+    "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+    "@!done bra WAIT_%=;\n"
+    "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar) {
+  asm volatile(
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+    :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory");
+}
+// keep the accumulators in place across the asynchronous wgmma (no reordering of their uses)
+__device__ __forceinline__ void fence_acc(float* d) {
+#pragma unroll
+  for (int i = 0; i < D_REGS; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+${wgmma}
+
+// ----- the kernel ------------------------------------------------------------------------------
+__global__ void __launch_bounds__(THREADS, 1)
+vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+               float* __restrict__ D, int M, int N, int K) {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);   // swizzle rows start on 1024 B
+  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
+  const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t tiles = tiles_m * tiles_n, k_tiles = (uint32_t(K) + BK - 1) / BK;
+  const uint32_t wg = threadIdx.x / 128u, tid = threadIdx.x % 128u;
+
+  if (threadIdx.x == 0) {
+    asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(&tmap_a)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(&tmap_b)) : "memory");
+    for (uint32_t s = 0; s < uint32_t(STAGES); ++s) {
+      mbar_init(full0 + 8u * s, FULL_ARRIVALS);    // the producer's arrive.expect_tx
+      mbar_init(empty0 + 8u * s, EMPTY_ARRIVALS);  // one lane of each consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer warpgroup: one thread issues every TMA load ----
+${producer_regs}
+    if (tid == 0) {
+      uint32_t stage = 0, phase = 0;
+      for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        uint32_t tm, tn;
+        tile_coords(t, tiles_m, tiles_n, tm, tn);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty0 + 8u * stage, phase ^ 1u);          // consumers released this stage
+          const uint32_t full = full0 + 8u * stage;
+          mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too
+          const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES;
+          const uint32_t b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+#pragma unroll
+          for (uint32_t j = 0; j < BOXES; ++j) {
+            const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+            tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
+            tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+          }
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+      }
+    }
+  } else {
+    // ---- consumer warpgroup c = wg - 1: rows 64c .. 64c+63 of each tile ----
+${consumer_regs}
+    const uint32_t c = wg - 1u, lane = tid % 32u;
+    uint32_t stage = 0, phase = 0;
+    float d[D_REGS];
+    for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      uint32_t tm, tn;
+      tile_coords(t, tiles_m, tiles_n, tm, tn);
+#pragma unroll
+      for (int i = 0; i < D_REGS; ++i) d[i] = 0.0f;
+      uint32_t prev = 0;
+      for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+        mbar_wait(full0 + 8u * stage, phase);                    // TMA bytes of this stage landed
+        fence_acc(d);
+        wgmma_fence();
+#pragma unroll
+        for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+          wgmma_tile(d, desc_a(base, stage, c, kb), desc_b(base, stage, kb), (kt | kb) != 0u);
+        wgmma_commit();
+        fence_acc(d);
+        wgmma_wait<1>();                                         // the previous stage's group retired
+        fence_acc(d);
+        if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8u * prev);
+        prev = stage;
+        if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+      }
+      wgmma_wait<0>();                                           // every group retired: d is final
+      fence_acc(d);
+      if (lane == 0) mbar_arrive(empty0 + 8u * prev);
+      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one 8-byte store ----
+      const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
+      const bool even_n = (N & 1) == 0;
+#pragma unroll
+      for (uint32_t e = 0; e < uint32_t(D_REGS); e += 2) {
+        const uint32_t r = row0 + d_row(tid, e), col = col0 + d_col(tid, e);
+        if (r < uint32_t(M)) {
+          float* p = D + size_t(r) * size_t(N) + col;
+          if (even_n && col + 1u < uint32_t(N)) {
+            *reinterpret_cast<float2*>(p) = make_float2(d[e], d[e + 1]);
+          } else {
+            if (col < uint32_t(N)) p[0] = d[e];
+            if (col + 1u < uint32_t(N)) p[1] = d[e + 1];
+          }
+        }
+      }
+    }
+  }
+}
+
+// ----- host side: tensor maps and the launch -----------------------------------------------------
+typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                      const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                      const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static vl_encode_tiled_t encode_tiled() {
+  static vl_encode_tiled_t fn = nullptr;
+  if (fn == nullptr) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+#else
+    if (cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+#endif
+    fn = reinterpret_cast<vl_encode_tiled_t>(p);
+  }
+  return fn;
+}
+
+// rows x K row-major operand; box = BOX_K elements of K x box_rows rows, SWIZZLE_${swizzle}, zero fill
+static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
+  vl_encode_tiled_t fn = encode_tiled();
+  if (fn == nullptr) return 4;
+  const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(K) * ELEM_BYTES};
+  const cuuint32_t box[2] = {BOX_K, box_rows};
+  const cuuint32_t estr[2] = {1u, 1u};
+  const CUresult r = fn(map, ${tma_dtype}, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CUtensorMapSwizzle(${swizzle_code}),
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : 5;
+}
+
+// Why a problem is refused ("" when accepted): the TMA row stride must be a multiple of 16 bytes.
+[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
+  if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";
+  if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
+  return "";
+}
+
+// D = A @ B^T on `stream`; 0 on success, 2 bad problem, 3 CUDA error, 4/5 tensor-map encoding.
+// sms: CTAs of the persistent grid (0: the device's SM count).
+[[maybe_unused]] static int launch(const void* A, const void* B, float* D, int M, int N, int K,
+                  cudaStream_t stream = 0, int sms = 0) {
+  if (problem_error(M, N, K)[0] != '\0') return 2;
+  static CUtensorMap ta, tb;
+  static const void *last_a = nullptr, *last_b = nullptr;
+  static int last_m = -1, last_n = -1, last_k = -1;
+  if (A != last_a || B != last_b || M != last_m || N != last_n || K != last_k) {
+    int e = make_tensor_map(&ta, A, M, K, BM);
+    if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
+    if (e != 0) return e;
+    last_a = A; last_b = B; last_m = M; last_n = N; last_k = K;
+  }
+  static int smem_set = 0, sm_count = 0;
+  if (!smem_set) {
+    if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 3;
+    if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
+    smem_set = 1;
+  }
+  const long tiles = long((M + BM - 1) / BM) * long((N + BN - 1) / BN);
+  const int grid = int(tiles < long(sms > 0 ? sms : sm_count) ? tiles : long(sms > 0 ? sms : sm_count));
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, D, M, N, K);
+  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+}
+
+}  // namespace vl_${tag}
+""")
+
+
+def _obligation_block(man: dict) -> list[str]:
+    out = ["// Obligations (each proved by verilayout when this file was written; manifest.json has them):"]
+    for i, o in enumerate(man["obligations"], 1):
+        out.append(f"//  {i:2d}. [{o['status']}, {o['method']}] {o['claim']}")
+        out.append(f"//      ({o['reason']})")
+    return out
+
+
+def render_gemm_cuda(man: dict) -> str:
+    """``kernel.cu``: the kernel, its tensor maps and ``launch()``, written from the manifest
+    alone (every layout number is the manifest's; the obligations head the file).
+
+    >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
+    >>> src = render_gemm_cuda(m)
+    >>> src.count("setmaxnreg"), "0x3FFFF" in src, "CU_TENSOR_MAP_DATA_TYPE_UINT8" in src
+    (2, True, True)
+    """
+    _check(man)
+    da = man["a"]["descriptors"]
+    db = man["b"]["descriptors"][0]
+    desc_a = _select([_select([_u64(v) for v in row], "kb") for row in da], "wg")
+    desc_b = _select([_u64(v) for v in db], "kb")
+    two = man["consumers"] == 2
+    head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
+            f"// D[M,N] (f32, row-major) = A[M,K] @ B[N,K]^T, A and B row-major {man['dtype']} "
+            "(both K-major), f32 accumulation.",
+            f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
+            f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
+            f"{man['instruction']}.",
+            "// Contract: any M, N, K >= 1 with K * bytes(dtype) a multiple of 16 (TMA row "
+            "stride); A, B, D 16-byte aligned.",
+            "// Generated from manifest.json by verilayout.emit.cuda_gemm; do not edit by hand.",
+            "//", *_obligation_block(man), "",
+            "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>",
+            "#include <cstdint>"]
+    rep = {
+        "tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
+        "stages": man["stages"], "consumers": man["consumers"], "threads": man["threads"],
+        "k_inst": man["k_inst"], "k_blocks": man["k_blocks"], "instruction": man["instruction"],
+        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": GROUP_M,
+        "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
+        "a_off": man["a"]["offset"], "b_off": man["b"]["offset"],
+        "bar_off": man["barriers"]["offset"], "smem_bytes": man["smem"]["bytes"],
+        "smem_align": man["smem"]["alignment"], "box_k": man["tma"]["box_k"],
+        "boxes": man["tma"]["boxes"], "swizzle": man["tma"]["swizzle"],
+        "swizzle_code": man["tma"]["swizzle_code"], "a_box": man["tma"]["a_box_bytes"],
+        "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
+        "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
+        "elem_t": _ELEM_T[man["elem_bytes"]], "dtype": man["dtype"],
+        "desc_a": desc_a, "desc_b": desc_b,
+        "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
+        "wgmma": "\n".join(wgmma_asm(man)),
+        "tma_dtype": _TMA_DTYPE[man["dtype"]],
+        "producer_regs": (f'    asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n");'
+                          if two else "    // one consumer: no register rebalancing needed"),
+        "consumer_regs": (f'    asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n");'
+                          if two else ""),
+    }
+    return "\n".join(head) + "\n" + _KERNEL.substitute(rep)
+
+
+_MAIN = Template(r"""// Host program for ${tag}: exact reference check on small shapes, then TFLOP/s against cuBLASLt.
+// Build: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o gemm main.cu -ldl
+// Usage: ./gemm [M N K [ITERS]]      (default 8192 8192 8192, 20 timed launches)
+// Exit status: 0 every reference check exact, 1 a difference, 3 a CUDA error.
+#include "kernel.cu"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <vector>
+
+namespace vl_host {
+using namespace vl_${tag};
+
+[[maybe_unused]] static uint32_t f32_bits(float f) { uint32_t x; std::memcpy(&x, &f, 4); return x; }
+// an integer in [-16, 16] as ${dtype} bits (exact: at most 4 significant bits)
+static elem_bits_t encode(int v) {
+  const uint32_t s = v < 0 ? 1u : 0u, a = uint32_t(v < 0 ? -v : v);
+  (void)s; (void)a;
+${encode}
+}
+static uint32_t lcg(uint64_t& s) { s = s * 6364136223846793005ull + 1442695040888963407ull; return uint32_t(s >> 33); }
+
+#define VL_CHECK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); std::exit(3); } } while (0)
+
+struct Problem {
+  int M, N, K;
+  std::vector<int> a, b;              // integer values
+  elem_bits_t *dA = nullptr, *dB = nullptr;
+  float* dD = nullptr;
+  Problem(int m, int n, int k, uint64_t seed, int lo, int hi) : M(m), N(n), K(k), a(size_t(m) * k), b(size_t(n) * k) {
+    std::vector<elem_bits_t> ab(a.size()), bb(b.size());
+    uint64_t s = seed;
+    for (size_t i = 0; i < a.size(); ++i) { a[i] = lo + int(lcg(s) % uint32_t(hi - lo + 1)); ab[i] = encode(a[i]); }
+    for (size_t i = 0; i < b.size(); ++i) { b[i] = lo + int(lcg(s) % uint32_t(hi - lo + 1)); bb[i] = encode(b[i]); }
+    VL_CHECK(cudaMalloc(&dA, ab.size() * sizeof(elem_bits_t)));
+    VL_CHECK(cudaMalloc(&dB, bb.size() * sizeof(elem_bits_t)));
+    VL_CHECK(cudaMalloc(&dD, size_t(m) * n * sizeof(float)));
+    VL_CHECK(cudaMemcpy(dA, ab.data(), ab.size() * sizeof(elem_bits_t), cudaMemcpyHostToDevice));
+    VL_CHECK(cudaMemcpy(dB, bb.data(), bb.size() * sizeof(elem_bits_t), cudaMemcpyHostToDevice));
+  }
+  ~Problem() { cudaFree(dA); cudaFree(dB); cudaFree(dD); }
+};
+
+// exact check: D(r, c) == sum_k a(r, k) * b(c, k) for every output (integers, |sum| < 2^24)
+static bool check(int M, int N, int K, uint64_t seed, int sms) {
+  Problem p(M, N, K, seed, -3, 3);
+  VL_CHECK(cudaMemset(p.dD, 0xff, size_t(M) * N * sizeof(float)));   // NaN: unwritten outputs show
+  const int rc = launch(p.dA, p.dB, p.dD, M, N, K, 0, sms);
+  if (rc != 0) { std::printf("launch failed (%d) for %dx%dx%d\n", rc, M, N, K); std::exit(3); }
+  VL_CHECK(cudaDeviceSynchronize());
+  std::vector<float> d(size_t(M) * N);
+  VL_CHECK(cudaMemcpy(d.data(), p.dD, d.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  size_t bad = 0, first = 0;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      long long ref = 0;
+      for (int k = 0; k < K; ++k) ref += (long long)p.a[size_t(r) * K + k] * p.b[size_t(c) * K + k];
+      if (!(double(d[size_t(r) * N + c]) == double(ref)) && bad++ == 0) first = size_t(r) * N + c;
+    }
+  std::printf("check %5d x %5d x %5d (grid %3d): %s", M, N, K, sms, bad ? "FAIL" : "exact");
+  if (bad) std::printf(" -- %zu of %zu differ, first (%zu, %zu): got %g\n", bad, d.size(), first / N, first % N, double(d[first]));
+  else std::printf("\n");
+  return bad == 0;
+}
+
+// ----- cuBLASLt through dlopen (declarations of the public cublasLt.h API) -----
+typedef int (*lt_create_t)(void**);
+typedef int (*lt_desc_create_t)(void**, int, int);
+typedef int (*lt_desc_set_t)(void*, int, const void*, size_t);
+typedef int (*lt_layout_create_t)(void**, int, uint64_t, uint64_t, int64_t);
+typedef int (*lt_pref_create_t)(void**);
+typedef int (*lt_pref_set_t)(void*, int, const void*, size_t);
+struct LtAlgo { uint64_t data[8]; };
+struct LtHeuristic { LtAlgo algo; size_t workspace; int state; float waves; int reserved[4]; };
+typedef int (*lt_heuristic_t)(void*, void*, void*, void*, void*, void*, void*, int, LtHeuristic*, int*);
+typedef int (*lt_matmul_t)(void*, void*, const void*, const void*, void*, const void*, void*, const void*,
+                           const void*, void*, void*, void*, const LtAlgo*, void*, size_t, cudaStream_t);
+
+struct Cublas {
+  lt_matmul_t matmul = nullptr;
+  void *handle = nullptr, *desc = nullptr, *la = nullptr, *lb = nullptr, *ld = nullptr, *ws = nullptr;
+  LtHeuristic h{};
+  size_t ws_bytes = size_t(64) << 20;
+  const char* why = "";
+  // cuBLAS is column-major: D^T (N x M, ld N) = op_T(B as K x N, ld K) * op_N(A^T as K x M, ld K): the "TN" case
+  bool init(int M, int N, int K) {
+    const char* names[] = {"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"};
+    void* lib = nullptr;
+    for (const char* n : names) if ((lib = dlopen(n, RTLD_NOW)) != nullptr) break;
+    if (lib == nullptr) { why = "libcublasLt.so not found"; return false; }
+    auto create = (lt_create_t)dlsym(lib, "cublasLtCreate");
+    auto dcreate = (lt_desc_create_t)dlsym(lib, "cublasLtMatmulDescCreate");
+    auto dset = (lt_desc_set_t)dlsym(lib, "cublasLtMatmulDescSetAttribute");
+    auto lcreate = (lt_layout_create_t)dlsym(lib, "cublasLtMatrixLayoutCreate");
+    auto pcreate = (lt_pref_create_t)dlsym(lib, "cublasLtMatmulPreferenceCreate");
+    auto pset = (lt_pref_set_t)dlsym(lib, "cublasLtMatmulPreferenceSetAttribute");
+    auto heur = (lt_heuristic_t)dlsym(lib, "cublasLtMatmulAlgoGetHeuristic");
+    matmul = (lt_matmul_t)dlsym(lib, "cublasLtMatmul");
+    if (!create || !dcreate || !dset || !lcreate || !pcreate || !pset || !heur || !matmul) { why = "a cublasLt symbol is missing"; return false; }
+    const int in_type = ${cublas_type}, compute = ${cublas_compute}, f32 = 0, op_t = 1, op_n = 0;
+    void* pref = nullptr;
+    if (create(&handle) || dcreate(&desc, compute, f32)) { why = "cublasLtCreate/MatmulDescCreate failed"; return false; }
+    if (dset(desc, 3, &op_t, sizeof(op_t)) || dset(desc, 4, &op_n, sizeof(op_n))) { why = "TRANSA/TRANSB refused"; return false; }
+    if (lcreate(&la, in_type, K, N, K) || lcreate(&lb, in_type, K, M, K) || lcreate(&ld, f32, N, M, N)) { why = "layout refused"; return false; }
+    if (pcreate(&pref) || pset(pref, 1, &ws_bytes, sizeof(ws_bytes))) { why = "preference refused"; return false; }
+    int found = 0;
+    if (heur(handle, desc, la, lb, ld, ld, pref, 1, &h, &found) || found == 0) { why = "no cuBLASLt algorithm for this problem"; return false; }
+    VL_CHECK(cudaMalloc(&ws, ws_bytes));
+    return true;
+  }
+  int run(const void* A, const void* B, float* D) {
+    const float one = 1.0f, zero = 0.0f;
+    return matmul(handle, desc, &one, B, la, A, lb, &zero, D, ld, D, ld, &h.algo, ws, ws_bytes, 0);
+  }
+};
+
+template <class F> static float time_ms(F f, int iters) {
+  for (int i = 0; i < 3; ++i) f();
+  VL_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t t0, t1;
+  VL_CHECK(cudaEventCreate(&t0)); VL_CHECK(cudaEventCreate(&t1));
+  VL_CHECK(cudaEventRecord(t0));
+  for (int i = 0; i < iters; ++i) f();
+  VL_CHECK(cudaEventRecord(t1));
+  VL_CHECK(cudaEventSynchronize(t1));
+  float ms = 0.f; VL_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+  return ms / iters;
+}
+
+int run(int argc, char** argv) {
+  int dev = 0, sms = 0;
+  VL_CHECK(cudaGetDevice(&dev));
+  VL_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::printf("config ${tag}: ${instruction}, tile ${bm}x${bn}x${bk}, ${stages} stages\n");
+  // small shapes: whole tiles, ragged M/N/K edges (TMA zero fill + predicated stores), several
+  // tiles per CTA of the persistent grid, odd N (scalar stores)
+  const int KA = ${k_align};   // smallest legal K step (16 bytes)
+  const int shapes[][4] = {{${bm}, ${bn}, ${bk}, 0}, {1, 1, KA, 0}, {${bm} + 3, ${bn} - 5, ${bk} * 3 + KA, 0},
+                           {333, 517, ${bk} * 2 + 5 * KA, 3}, {517, 333, ${bk} + KA, 0}, {640, 768, ${bk} * 4, 5},
+                           {257, 129, KA * 3, 1}};
+  bool ok = true;
+  for (auto& s : shapes) ok &= check(s[0], s[1], s[2], 1234u + uint64_t(s[0]), s[3]);
+  std::printf(ok ? "PASS reference checks\n" : "FAIL reference checks\n");
+
+  const int M = argc > 3 ? std::atoi(argv[1]) : 8192, N = argc > 3 ? std::atoi(argv[2]) : 8192;
+  const int K = argc > 3 ? std::atoi(argv[3]) : 8192, iters = argc > 4 ? std::atoi(argv[4]) : 20;
+  if (problem_error(M, N, K)[0] != '\0') { std::printf("error: %s\n", problem_error(M, N, K)); return 2; }
+  Problem p(M, N, K, 99u, -2, 2);
+  const double flop = 2.0 * M * N * double(K);
+  const float ms = time_ms([&] { launch(p.dA, p.dB, p.dD, M, N, K); }, iters);
+  VL_CHECK(cudaGetLastError());
+  const double tf = flop / (ms * 1e-3) / 1e12;
+  std::printf("verilayout %d x %d x %d: %.3f ms, %.1f TFLOP/s\n", M, N, K, ms, tf);
+  std::vector<float> mine(size_t(M) * N), theirs(size_t(M) * N);
+  VL_CHECK(cudaMemcpy(mine.data(), p.dD, mine.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  Cublas cb;
+  if (!cb.init(M, N, K)) {
+    std::printf("cuBLAS: not compared (%s)\n", cb.why);
+  } else {
+    const float cms = time_ms([&] { cb.run(p.dA, p.dB, p.dD); }, iters);
+    VL_CHECK(cudaGetLastError());
+    const double ctf = flop / (cms * 1e-3) / 1e12;
+    VL_CHECK(cudaMemcpy(theirs.data(), p.dD, theirs.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t diff = 0;
+    for (size_t i = 0; i < mine.size(); ++i) diff += mine[i] != theirs[i];
+    std::printf("cuBLASLt   %d x %d x %d: %.3f ms, %.1f TFLOP/s\n", M, N, K, cms, ctf);
+    std::printf("verilayout / cuBLAS: %.1f %% (outputs differing from cuBLAS: %zu of %zu)\n", 100.0 * tf / ctf, diff, mine.size());
+  }
+  return ok ? 0 : 1;
+}
+}  // namespace vl_host
+
+int main(int argc, char** argv) { return vl_host::run(argc, argv); }
+""")
+
+_ENCODE = {
+    "f16": ["  if (a == 0) return elem_bits_t(s << 15);",
+            "  uint32_t e = 0; while ((a >> (e + 1)) != 0u) ++e;          // a = 1.m x 2^e",
+            "  return elem_bits_t((s << 15) | ((e + 15u) << 10) | (((a << 10) >> e) & 0x3ffu));"],
+    "bf16": ["  return elem_bits_t(f32_bits(float(v)) >> 16);"],
+    "tf32": ["  return f32_bits(float(v));"],
+    "e4m3": ["  if (a == 0) return elem_bits_t(s << 7);",
+             "  uint32_t e = 0; while ((a >> (e + 1)) != 0u) ++e;          // a = 1.m x 2^e, bias 7",
+             "  return elem_bits_t((s << 7) | ((e + 7u) << 3) | (((a << 3) >> e) & 0x7u));"],
+}
+
+
+def render_gemm_main(man: dict) -> str:
+    """``main.cu``: includes ``kernel.cu``; exact checks on small shapes, then TFLOP/s and the
+    percentage of cuBLASLt on ``M N K`` (default 8192^3).
+
+    >>> src = render_gemm_main(build_gemm_manifest("bf16", tile="128x128x64", stages=3))
+    >>> '#include "kernel.cu"' in src, "cublasLtMatmul" in src
+    (True, True)
+    """
+    _check(man)
+    t, comp = _CUBLAS_TYPE[man["dtype"]]
+    return _MAIN.substitute(tag=man["tag"], dtype=man["dtype"], encode="\n".join(_ENCODE[man["dtype"]]),
+                            instruction=man["instruction"], bm=man["bm"], bn=man["bn"], bk=man["bk"],
+                            stages=man["stages"], k_align=16 // man["elem_bytes"],
+                            cublas_type=t, cublas_compute=comp)
+
+
+def render_gemm_makefile(man: dict) -> str:
+    """``Makefile``: ``make`` builds ``gemm`` (needs nvcc >= 12.0); ``make run`` runs it.
+
+    >>> "compute_90a" in render_gemm_makefile(build_gemm_manifest("f16"))
+    True
+    """
+    return "\n".join([
+        f"# verilayout emit gemm: {man['tag']}",
+        "NVCC ?= nvcc",
+        "FLAGS ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a",
+        "gemm: main.cu kernel.cu",
+        "\t$(NVCC) $(FLAGS) -o gemm main.cu -ldl",
+        "kernel.cubin: kernel.cu",
+        "\t$(NVCC) $(FLAGS) -cubin -Xptxas -v -o kernel.cubin kernel.cu",
+        "run: gemm",
+        "\t./gemm",
+        ".PHONY: run", ""])
+
+
+def render_gemm_readme(man: dict) -> str:
+    """``README.md`` of an emitted GEMM directory.
+
+    >>> render_gemm_readme(build_gemm_manifest("tf32")).splitlines()[0]
+    '# gemm_tf32_128x256x32_s4'
+    """
+    n_ok = sum(o["status"] == "proved" for o in man["obligations"])
+    return "\n".join([
+        f"# {man['tag']}", "",
+        f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
+        f"accumulation and output; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
+        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`.", "",
+        "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
+        f"{len(man['obligations'])} obligations ({n_ok} proved).",
+        "- `main.cu`: exact reference checks on small shapes, then TFLOP/s and % of cuBLASLt on "
+        "8192^3 (`./gemm M N K ITERS` for another shape).",
+        "- `manifest.json`: everything `kernel.cu` is written from.", "",
+        "Build and run on an H100 / H200 (CUDA 12.0 or newer):", "",
+        "    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o gemm main.cu -ldl",
+        "    ./gemm", "",
+        "Contract: any M, N, K >= 1 with K * bytes(dtype) a multiple of 16 (the TMA row stride); "
+        "A, B and D 16-byte aligned.", ""])
+
+
+def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
+              arch: str = "sm_90a") -> Emission:
+    """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
+
+    >>> e = emit_gemm("f16", tile="128x128x64", stages=3)
+    >>> sorted(e.files)
+    ['Makefile', 'README.md', 'kernel.cu', 'main.cu', 'manifest.json']
+    """
+    man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch)
+    return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
+                          "kernel.cu": render_gemm_cuda(man), "main.cu": render_gemm_main(man),
+                          "Makefile": render_gemm_makefile(man),
+                          "README.md": render_gemm_readme(man)})
