@@ -1,0 +1,442 @@
+"""The Tensor Memory Accelerator (TMA): a tiled tensor map and what one box load writes to shared memory.
+
+A tiled tensor map (CUDA driver API ``cuTensorMapEncodeTiled``; the comment block above its
+declaration in ``cuda.h`` of CUDA 13.0 is the source of every limit below) describes a global
+tensor and a *box*; ``cp.async.bulk.tensor`` (PTX ISA, "Data Movement and Conversion
+Instructions: cp.async.bulk.tensor") copies one box between global and shared memory.
+
+The rules, each with its source (``cuda.h`` = the ``cuTensorMapEncodeTiled`` documentation):
+
+* rank 1..5, and >= 3 with an interleave (cuda.h);
+* global address 16-byte aligned, 32 with ``INTERLEAVE_32B`` (cuda.h);
+* global strides (rank - 1 of them, bytes) multiples of 16 (32 with ``INTERLEAVE_32B``), below
+  2**40; global dims 1..2**32 (cuda.h);
+* box dims 1..256; without interleave ``box[0] * element bytes`` a multiple of 16 (cuda.h);
+* element strides 1..8; ``element_strides[0]`` is ignored without interleave, and along dim ``i``
+  TMA moves ``ceil(box[i] / element_strides[i])`` elements (cuda.h);
+* with a swizzle and no interleave, the box's inner extent in bytes is at most the swizzle span:
+  32 / 64 / 128 bytes (cuda.h); ``INTERLEAVE_32B`` requires ``SWIZZLE_32B`` (cuda.h);
+* the shared-memory destination is 128-byte aligned (PTX ISA cp.async.bulk.tensor; the CUDA C++
+  Programming Guide's TMA swizzle table lists 128 bytes of shared-memory alignment for every mode);
+* the swizzle modes (cuda.h: "Swizzle 16B chunks within 32B span" etc.): a 16-byte chunk index
+  (bits 4..) XOR the 128-byte row index (bits 7..) modulo span/16; the 128B_ATOM variants move
+  32- or 64-byte atoms instead. In CuTe terms (CUTLASS ``cute/atom/copy_traits_sm90_tma_swizzle.hpp``
+  ``get_tma_swizzle_bits`` / ``get_tma_swizzle_base``): ``Swizzle<1,4,3>`` = 32B, ``<2,4,3>`` = 64B,
+  ``<3,4,3>`` = 128B, ``<2,5,2>`` = 128B_ATOM_32B. The swizzle acts on the ABSOLUTE shared-memory
+  address bits, so the pattern repeats every ``128 * 2**B`` bytes (1024 for 128B) and a reader that
+  swizzles buffer-relative offsets agrees only on buffers aligned to that repeat.
+
+Inferences (said so wherever they are used, see :attr:`SwizzlePattern.inferred`):
+``128B_ATOM_64B`` as ``Swizzle<1,6,1>`` (the cuda.h comment "Swizzle 64B chunks within 128B span"
+read with the 16/32-byte rule; CUTLASS asserts ``B == 2`` for it and gives no ``S``);
+``128B_ATOM_32B_FLIP_8B`` as ``Swizzle<2,5,2>`` plus address bit 3 XOR bit 7 ("swap lower 8B with
+upper 8B within each 16B for every alternate row", a row read as 128 bytes); and the dense
+placement of a box whose inner extent is narrower than the swizzle span.
+
+Not modelled (a :class:`LayoutError` from :func:`write_address` and friends): interleaved layouts
+and the packed ``16U4``/``16U6`` types (their shared-memory placement is not in the sources above).
+
+>>> t = TensorMap("f16", global_dims=(4096, 4096), global_strides=(8192,), box=(64, 128),
+...               swizzle="128B")
+>>> t.box_bytes, t.pattern.repeat, write_address(t, 0x400, (8, 1))   # row 1: chunk 1 ^ 1 = 0
+(16384, 1024, 1152)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import z3
+
+from verilayout.dtypes import BITS
+from verilayout.errors import LayoutError
+
+__all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
+           "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "check_limits", "write_address",
+           "write_z3", "write_table", "ADDR_BITS"]
+
+#: CUtensorMapSwizzle, in enum order (cuda.h).
+SWIZZLES = ("none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
+#: CUtensorMapInterleave (cuda.h).
+INTERLEAVES = ("none", "16B", "32B")
+#: CUtensorMapFloatOOBfill (cuda.h): zero fill, or the NaN that requests a zero FMA.
+OOB_FILLS = ("none", "nan_request_zero_fma")
+#: CUtensorMapDataType names (cuda.h) -> bits; verilayout's element names are accepted too.
+TMA_DTYPES = {"uint8": 8, "uint16": 16, "uint32": 32, "int32": 32, "uint64": 64, "int64": 64,
+              "float16": 16, "float32": 32, "float64": 64, "bfloat16": 16, "float32_ftz": 32,
+              "tfloat32": 32, "tfloat32_ftz": 32, "16u4_align8b": 4, "16u4_align16b": 4,
+              "16u6_align16b": 6}
+_PACKED = ("16u4_align8b", "16u4_align16b", "16u6_align16b")
+_FLOAT = ("float16", "float32", "float64", "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz")
+#: Shared-memory destination alignment of cp.async.bulk.tensor, bytes (PTX ISA; CUDA guide table).
+SMEM_ALIGN = 128
+ADDR_BITS = 32
+
+
+@dataclass(frozen=True)
+class SwizzlePattern:
+    """One swizzle mode as an XOR on absolute byte addresses: ``a ^ (((a >> 7) & (2**bits - 1)) << base)``
+    (CuTe ``Swizzle<bits, base, 7 - base>`` on bytes), plus bit 3 ^= bit 7 when ``flip8``.
+
+    ``span`` is the swizzle span in bytes, ``atom`` the unit it moves, ``repeat`` the bytes after
+    which the pattern repeats; ``inferred`` says why the rule is an inference ("" when cited).
+
+    >>> p = swizzle_pattern("64B"); (p.cute, p.repeat, p.apply(0x80 + 0x10))
+    ((2, 4, 3), 512, 128)
+    """
+
+    mode: str
+    span: int
+    atom: int
+    bits: int
+    base: int
+    flip8: bool = False
+    inferred: str = ""
+
+    @property
+    def cute(self) -> tuple[int, int, int]:
+        """CuTe's ``Swizzle<B, M, S>`` on byte addresses (``(0, 4, 3)`` for none)."""
+        return (self.bits, self.base, 7 - self.base)
+
+    @property
+    def repeat(self) -> int:
+        """Bytes after which the pattern repeats (1 for none)."""
+        return 128 << self.bits if self.bits or self.flip8 else 1
+
+    def apply(self, addr: int) -> int:
+        """The swizzled byte address (integers or numpy arrays)."""
+        out = addr ^ (((addr >> 7) & ((1 << self.bits) - 1)) << self.base)
+        if self.flip8:
+            out = out ^ (((addr >> 7) & 1) << 3)
+        return out
+
+    def z3(self, addr: z3.BitVecRef) -> z3.BitVecRef:
+        """:meth:`apply` on a bit-vector byte address."""
+        out = addr ^ ((z3.LShR(addr, 7) & ((1 << self.bits) - 1)) << self.base)
+        if self.flip8:
+            out = out ^ ((z3.LShR(addr, 7) & 1) << 3)
+        return out
+
+
+_PATTERNS = {
+    "none": SwizzlePattern("none", 0, 16, 0, 4),
+    "32B": SwizzlePattern("32B", 32, 16, 1, 4),
+    "64B": SwizzlePattern("64B", 64, 16, 2, 4),
+    "128B": SwizzlePattern("128B", 128, 16, 3, 4),
+    "128B_ATOM_32B": SwizzlePattern("128B_ATOM_32B", 128, 32, 2, 5),
+    "128B_ATOM_32B_FLIP_8B": SwizzlePattern(
+        "128B_ATOM_32B_FLIP_8B", 128, 32, 2, 5, True,
+        "inference: 128B_ATOM_32B plus byte-address bit 3 XOR bit 7 (cuda.h: 'swap lower 8B with upper "
+        "8B within each 16B for every alternate row', a row read as 128 bytes)"),
+    "128B_ATOM_64B": SwizzlePattern(
+        "128B_ATOM_64B", 128, 64, 1, 6, False,
+        "inference: Swizzle<1,6,1> (cuda.h: 'Swizzle 64B chunks within 128B span' read as the 16- and "
+        "32-byte atom rules; CUTLASS gives no shift for it)"),
+}
+
+
+def swizzle_pattern(mode: str) -> SwizzlePattern:
+    """The :class:`SwizzlePattern` of a CUtensorMapSwizzle name (``128B``, ``SWIZZLE_64B``, 3, ...).
+
+    >>> swizzle_pattern("CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B").cute
+    (2, 5, 2)
+    """
+    return _PATTERNS[parse_swizzle(mode)]
+
+
+def parse_swizzle(mode) -> str:
+    """Normalise a swizzle name or enum value to one of :data:`SWIZZLES`.
+
+    >>> parse_swizzle("swizzle_128b"), parse_swizzle(2), parse_swizzle("none")
+    ('128B', '64B', 'none')
+    """
+    if isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode < len(SWIZZLES):
+        return SWIZZLES[mode]
+    if isinstance(mode, str):
+        s = mode.strip().upper().removeprefix("CU_TENSOR_MAP_").removeprefix("SWIZZLE_").removeprefix("_")
+        for name in SWIZZLES:
+            if s == name.upper():
+                return name
+        if s in ("0", "NONE", "DISABLE"):
+            return "none"
+    raise LayoutError(f"swizzle {mode!r}: expected one of {', '.join(SWIZZLES)}")
+
+
+def _dtype_bits(dtype: str) -> int:
+    key = dtype.lower() if isinstance(dtype, str) else dtype
+    if isinstance(dtype, str) and key.removeprefix("cu_tensor_map_data_type_") in TMA_DTYPES:
+        return TMA_DTYPES[key.removeprefix("cu_tensor_map_data_type_")]
+    if isinstance(dtype, str) and dtype in BITS:
+        return BITS[dtype]
+    raise LayoutError(f"tensor map element type {dtype!r}: expected a CUtensorMapDataType name "
+                      f"({', '.join(TMA_DTYPES)}) or an element type such as f16, bf16, e4m3, f32")
+
+
+def _ints(name: str, v, n: int | None = None) -> tuple[int, ...]:
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+        v = (v,)
+    if not isinstance(v, (tuple, list)) or any(isinstance(x, bool) or not isinstance(x, (int, np.integer))
+                                               for x in v):
+        raise LayoutError(f"tensor map {name} = {v!r}: expected a list of integers")
+    if n is not None and len(v) != n:
+        raise LayoutError(f"tensor map {name} has {len(v)} entries, expected {n}")
+    return tuple(int(x) for x in v)
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """A tiled tensor map (``cuTensorMapEncodeTiled``'s arguments; dims innermost first).
+
+    ``global_strides`` are the ``rank - 1`` byte strides of dims 1.. (default: dense);
+    ``element_strides`` default to ones. Construction checks the shape of the arguments only;
+    the hardware limits are :func:`limit_findings` (a tensor map the driver refuses is a finding,
+    not bad input).
+
+    >>> TensorMap("bf16", global_dims=(128, 64), box=(64, 64), swizzle="128B").global_strides
+    (256,)
+    """
+
+    dtype: str
+    global_dims: tuple
+    box: tuple
+    global_strides: tuple | None = None
+    element_strides: tuple | None = None
+    interleave: str = "none"
+    swizzle: str = "none"
+    oob_fill: str = "none"
+    global_address: int = 0
+    bits: int = field(init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "bits", _dtype_bits(self.dtype))
+        box = _ints("box", self.box)
+        rank = len(box)
+        if not 1 <= rank <= 5:
+            raise LayoutError(f"tensor map rank {rank}: cuTensorMapEncodeTiled takes 1..5 dims")
+        dims = _ints("global_dims", self.global_dims, rank)
+        if self.global_strides is None:
+            strides, acc = [], max(1, self.bits // 8)
+            for d in dims[:-1]:
+                acc *= d
+                strides.append(acc)
+            strides = tuple(strides)
+        else:
+            strides = _ints("global_strides", self.global_strides, rank - 1)
+        es = (1,) * rank if self.element_strides is None else _ints("element_strides", self.element_strides, rank)
+        object.__setattr__(self, "box", box)
+        object.__setattr__(self, "global_dims", dims)
+        object.__setattr__(self, "global_strides", strides)
+        object.__setattr__(self, "element_strides", es)
+        object.__setattr__(self, "swizzle", parse_swizzle(self.swizzle))
+        il = str(self.interleave).strip().upper().removeprefix("CU_TENSOR_MAP_INTERLEAVE_").lower()
+        if il.upper() not in [i.upper() for i in INTERLEAVES]:
+            raise LayoutError(f"interleave {self.interleave!r}: expected one of {', '.join(INTERLEAVES)}")
+        object.__setattr__(self, "interleave", "none" if il == "none" else il.upper())
+        oob = str(self.oob_fill).strip().lower().removeprefix("cu_tensor_map_float_oob_fill_")
+        if oob not in OOB_FILLS:
+            raise LayoutError(f"oob_fill {self.oob_fill!r}: expected one of {', '.join(OOB_FILLS)}")
+        object.__setattr__(self, "oob_fill", oob)
+        if isinstance(self.global_address, bool) or not isinstance(self.global_address, (int, np.integer)) \
+                or self.global_address < 0:
+            raise LayoutError(f"global_address {self.global_address!r}: expected a byte address >= 0")
+
+    @property
+    def rank(self) -> int:
+        return len(self.box)
+
+    @property
+    def pattern(self) -> SwizzlePattern:
+        return _PATTERNS[self.swizzle]
+
+    @property
+    def elem_bytes(self) -> int:
+        if self.bits % 8:
+            raise LayoutError(f"tensor map type {self.dtype} ({self.bits}-bit packed) is not modelled")
+        return self.bits // 8
+
+    @property
+    def smem_box(self) -> tuple[int, ...]:
+        """Elements written along each dim: ``ceil(box[i] / element_strides[i])``, dim 0 whole
+        without interleave (cuda.h: element_strides[0] is ignored then)."""
+        out = []
+        for i, (b, e) in enumerate(zip(self.box, self.element_strides)):
+            out.append(b if (i == 0 and self.interleave == "none") else -(-b // e))
+        return tuple(out)
+
+    @property
+    def inner_bytes(self) -> int:
+        """The box's inner extent in bytes (``box[0] * element size``)."""
+        return self.box[0] * self.bits // 8
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one box load writes (the transaction count an mbarrier expects)."""
+        n = self.bits
+        for s in self.smem_box:
+            n *= s
+        return n // 8
+
+    def pitches(self) -> tuple[int, ...]:
+        """Byte distance between neighbours along each dim in shared memory (dense, dim 0 fastest)."""
+        out, acc = [], self.elem_bytes
+        for s in self.smem_box:
+            out.append(acc)
+            acc *= s
+        return tuple(out)
+
+    def notes(self) -> list[str]:
+        """The inferences the write model of this tensor map rests on (empty: all cited)."""
+        out = [self.pattern.inferred] if self.pattern.inferred else []
+        if self.pattern.span and self.interleave == "none" and self.inner_bytes < self.pattern.span:
+            out.append(f"inference: a {self.inner_bytes}-byte inner box narrower than the {self.pattern.span}-byte "
+                       "swizzle span is placed densely before the swizzle")
+        return out
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {"dtype": self.dtype, "global_dims": list(self.global_dims), "box": list(self.box),
+                "global_strides": list(self.global_strides), "element_strides": list(self.element_strides),
+                "interleave": self.interleave, "swizzle": self.swizzle, "oob_fill": self.oob_fill}
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A ``cuTensorMapEncodeTiled`` / ``cp.async.bulk.tensor`` rule a tensor map breaks."""
+
+    rule: str
+    message: str
+    source: str
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "message": self.message, "source": self.source}
+
+
+_CUDA_H = "CUDA driver API cuTensorMapEncodeTiled (cuda.h)"
+_PTX = "PTX ISA cp.async.bulk.tensor"
+
+
+def _is_float(dtype: str) -> bool:
+    d = dtype.lower()
+    return d in _FLOAT or (d not in TMA_DTYPES and d.startswith(("f", "bf", "tf", "e")))
+
+
+def limit_findings(t: TensorMap, smem_address: int | None = None) -> list[Limit]:
+    """Every hardware limit ``t`` breaks (and the 128-byte destination alignment when
+    ``smem_address`` is given). Law: empty iff the driver's documented requirements hold.
+
+    >>> t = TensorMap("f16", global_dims=(4096, 64), box=(128, 64), swizzle="128B")
+    >>> [f.rule for f in limit_findings(t, smem_address=0x440)]
+    ['inner-box-vs-swizzle', 'smem-alignment']
+    """
+    out: list[Limit] = []
+    il = t.interleave
+    if il != "none" and t.rank < 3:
+        out.append(Limit("rank", f"rank {t.rank} with interleave {il}: interleaved maps need rank >= 3", _CUDA_H))
+    ga = 32 if il == "32B" or t.dtype.lower() in ("16u4_align16b", "16u6_align16b") else 16
+    if t.global_address % ga:
+        out.append(Limit("global-address", f"global address {t.global_address:#x} is not {ga}-byte aligned", _CUDA_H))
+    for i, d in enumerate(t.global_dims):
+        if not 1 <= d <= 1 << 32:
+            out.append(Limit("global-dim", f"global_dims[{i}] = {d} is outside 1..2**32", _CUDA_H))
+    sa = 32 if ga == 32 else 16
+    for i, s in enumerate(t.global_strides):
+        if s % sa or not 0 < s < 1 << 40:
+            out.append(Limit("global-stride", f"global_strides[{i}] = {s} bytes is not a multiple of {sa} "
+                             "below 2**40", _CUDA_H))
+    for i, b in enumerate(t.box):
+        if not 1 <= b <= 256:
+            out.append(Limit("box-dim", f"box[{i}] = {b} is outside 1..256", _CUDA_H))
+    if il == "none" and (t.box[0] * t.bits) % 128:
+        out.append(Limit("box-inner-16B", f"box[0] * element size = {t.box[0] * t.bits / 8:g} bytes is not a "
+                         "multiple of 16", _CUDA_H))
+    for i, e in enumerate(t.element_strides):
+        if not 1 <= e <= 8:
+            out.append(Limit("element-stride", f"element_strides[{i}] = {e} is outside 1..8", _CUDA_H))
+    span = t.pattern.span
+    if il == "none" and span and t.inner_bytes > span:
+        out.append(Limit("inner-box-vs-swizzle", f"the box's inner extent is {t.inner_bytes} bytes, more than the "
+                         f"{span}-byte span of SWIZZLE_{t.swizzle}", _CUDA_H))
+    if il == "32B" and t.swizzle != "32B":
+        out.append(Limit("interleave-swizzle", f"INTERLEAVE_32B needs SWIZZLE_32B, not {t.swizzle}", _CUDA_H))
+    if t.oob_fill != "none" and not _is_float(t.dtype):
+        out.append(Limit("oob-fill", f"NaN OOB fill needs a floating-point type, not {t.dtype}", _CUDA_H))
+    if smem_address is not None and smem_address % SMEM_ALIGN:
+        out.append(Limit("smem-alignment", f"the shared-memory destination {smem_address:#x} is not "
+                         f"{SMEM_ALIGN}-byte aligned", _PTX))
+    return out
+
+
+def check_limits(t: TensorMap, smem_address: int | None = None) -> TensorMap:
+    """``t`` itself, or a :class:`LayoutError` naming the first broken limit.
+
+    >>> check_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: tensor map: box[0] = 300 is outside 1..256 (CUDA driver API cuTensorMapEncodeTiled (cuda.h))
+    """
+    f = limit_findings(t, smem_address)
+    if f:
+        raise LayoutError(f"tensor map: {f[0].message} ({f[0].source})")
+    return t
+
+
+def _modelled(t: TensorMap) -> None:
+    if t.interleave != "none":
+        raise LayoutError(f"the shared-memory placement of interleave {t.interleave} is not modelled")
+    if t.dtype.lower() in _PACKED or t.bits % 8:
+        raise LayoutError(f"the shared-memory placement of packed type {t.dtype} is not modelled")
+
+
+def write_address(t: TensorMap, smem_address: int, coord) -> int:
+    """The shared-memory byte where one box load to ``smem_address`` writes the first byte of the
+    element at box coordinate ``coord`` (dims innermost first, in written elements):
+    ``swizzle(smem_address + sum(coord[i] * pitch[i]))``, the swizzle on the absolute address.
+
+    >>> t = TensorMap("f16", global_dims=(64, 64), box=(64, 16), swizzle="128B")
+    >>> write_address(t, 0, (0, 1)), write_address(t, 0x80, (0, 0))   # the same row, two bases
+    (144, 144)
+    """
+    _modelled(t)
+    c = _ints("coordinate", coord, t.rank)
+    for i, (x, n) in enumerate(zip(c, t.smem_box)):
+        if not 0 <= x < n:
+            raise LayoutError(f"box coordinate {c}: dim {i} is outside 0..{n - 1}")
+    lin = smem_address + sum(x * p for x, p in zip(c, t.pitches()))
+    return int(t.pattern.apply(lin))
+
+
+def write_z3(t: TensorMap, smem_address: z3.BitVecRef, coord) -> z3.BitVecRef:
+    """:func:`write_address` over bit-vectors (``ADDR_BITS`` wide; coordinates zero-extended).
+
+    >>> t = TensorMap("f16", global_dims=(64, 64), box=(64, 16), swizzle="128B")
+    >>> z3.simplify(write_z3(t, z3.BitVecVal(0, 32), (z3.BitVecVal(0, 8), z3.BitVecVal(1, 8)))).as_long()
+    144
+    """
+    _modelled(t)
+    if len(coord) != t.rank:
+        raise LayoutError(f"{len(coord)} coordinates for a rank-{t.rank} box")
+    lin = smem_address
+    for x, p in zip(coord, t.pitches()):
+        xv = z3.ZeroExt(ADDR_BITS - x.size(), x) if x.size() < ADDR_BITS else x
+        lin = lin + xv * p
+    return t.pattern.z3(lin)
+
+
+def write_table(t: TensorMap, smem_address: int) -> np.ndarray:
+    """Every element's byte (brute force): ``table[c_{r-1}, ..., c_0]`` (C order, dim 0 last).
+
+    >>> t = TensorMap("f16", global_dims=(16, 8), box=(16, 8), swizzle="32B")
+    >>> write_table(t, 0)[4, :9:8].tolist()    # box row 4 = bytes 128..159: 128-byte row 1 swaps chunks
+    [144, 128]
+    """
+    _modelled(t)
+    n = 1
+    for s in t.smem_box:
+        n *= s
+    if n > 1 << 22:
+        raise LayoutError(f"a box of {n} elements is too large to enumerate (limit {1 << 22})")
+    grids = np.meshgrid(*[np.arange(s, dtype=np.int64) for s in reversed(t.smem_box)], indexing="ij")
+    lin = np.full(grids[0].shape, smem_address, dtype=np.int64)
+    for g, p in zip(reversed(grids), t.pitches()):
+        lin = lin + g * p
+    return t.pattern.apply(lin)
