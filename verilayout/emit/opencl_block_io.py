@@ -36,7 +36,7 @@ from verilayout.hw.intel.block_io import BlockLoad
 from verilayout.prove.coverage import Needed
 from verilayout.synth.blockload import check_operand_plan, plan_operand
 
-__all__ = ["FORMAT", "Builtin", "builtin_for", "build_manifest", "render_opencl",
+__all__ = ["FORMAT", "Builtin", "builtin_for", "build_manifest", "render_opencl", "operand_lines",
            "emit_blockload", "operand_of"]
 
 FORMAT = "verilayout-emit-blockload/1"
@@ -261,28 +261,50 @@ def render_opencl(man: dict) -> str:
           "  const int sg = get_sub_group_id();",
           "  const int lane = get_sub_group_local_id();",
           "  const int dx = VL_WARP_DX[sg], dy = VL_WARP_DY[sg];"]
-    for i, (ld, b) in enumerate(zip(loads, builtins)):
-        s = ld.surface
-        L.append(f"  private {b.dest_type} ld{i}[{b.dest_count}];   // {ld.describe()}")
-        L.append(f"  {b.name}(base, {s.width}, {s.height}, {s.pitch}, "
-                 f"(int2)({ld.x} + dx, {ld.y} + dy), ld{i});")
-    L.append(f"  private {elem_t} op[VL_REGISTERS];   // the DPAS operand registers")
-    pers = [b.dest_bytes // t for b in builtins]
-    for r, entry in enumerate(man["shuffle"]):
-        if isinstance(entry[0], int):
-            ld, e = entry
-            L.append(f"  op[{r}] = {_extract(f'ld{ld}', e, pers[ld], t, elem_t)};")
-        else:
-            L += _lane_shuffle(r, entry, pers, t, elem_t)
+    L += operand_lines(man, declare_op="VL_REGISTERS")
     L += ["  for (int r = 0; r < VL_REGISTERS; ++r)",
           "    out[(sg * VL_REGISTERS + r) * 16 + lane] = op[r];", "}", ""]
     return "\n".join(L)
 
 
-def _lane_shuffle(r: int, entry, pers, t: int, elem_t: str) -> list[str]:
+def operand_lines(man: dict, *, base: str = "base", ld: str = "ld", op: str = "op",
+                  dx: str = "dx", dy: str = "dy", declare_op: str | None = None) -> list[str]:
+    """The kernel-body lines of one operand: each load of the plan issued at ``(x + dx, y + dy)``
+    into ``<ld><i>``, then the shuffle into ``<op>[register]`` (declared with ``declare_op``
+    registers, default the manifest's count).
+
+    >>> m = build_manifest("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
+    ...     "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
+    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>")
+    >>> operand_lines(m, base="a", ld="a_ld", op="a_op", dx="adx", dy="ady")[1].strip()
+    'intel_sub_group_2d_block_read_16b_8r16x1c(a, 64, 8, 64, (int2)(0 + adx, 0 + ady), a_ld0);'
+    """
+    loads = [BlockLoad.from_dict(x) for x in man["loads"]]
+    builtins = [builtin_for(x) for x in loads]
+    t, elem_t = man["elem_bytes"], man["elem_type"]
+    L = []
+    for i, (load, b) in enumerate(zip(loads, builtins)):
+        s = load.surface
+        L.append(f"  private {b.dest_type} {ld}{i}[{b.dest_count}];   // {load.describe()}")
+        L.append(f"  {b.name}({base}, {s.width}, {s.height}, {s.pitch}, "
+                 f"(int2)({load.x} + {dx}, {load.y} + {dy}), {ld}{i});")
+    L.append(f"  private {elem_t} {op}[{declare_op or man['registers']}];   // the DPAS operand "
+             "registers")
+    pers = [b.dest_bytes // t for b in builtins]
+    for r, entry in enumerate(man["shuffle"]):
+        if isinstance(entry[0], int):
+            src, e = entry
+            L.append(f"  {op}[{r}] = {_extract(f'{ld}{src}', e, pers[src], t, elem_t)};")
+        else:
+            L += _lane_shuffle(r, entry, pers, t, elem_t, ld, op)
+    return L
+
+
+def _lane_shuffle(r: int, entry, pers, t: int, elem_t: str, ld: str = "ld",
+                  op: str = "op") -> list[str]:
     L = [f"  switch (lane) {{   // register {r}: the source differs between lanes"]
-    for lane, (ld, e) in enumerate(entry):
-        L.append(f"    case {lane}: op[{r}] = {_extract(f'ld{ld}', e, pers[ld], t, elem_t)}; "
+    for lane, (src, e) in enumerate(entry):
+        L.append(f"    case {lane}: {op}[{r}] = {_extract(f'{ld}{src}', e, pers[src], t, elem_t)}; "
                  "break;")
     L.append("  }")
     return L
