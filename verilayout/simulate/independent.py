@@ -1,0 +1,1217 @@
+"""Independent checks of an emitted wgmma kernel: what nvcc compiled, not what the renderer meant.
+
+Nothing here reads the renderer (``verilayout.emit``) or the numbers it derived (the manifest's
+descriptors, copy terms and fragment tables). From the manifest only the *specification* is
+taken: the instruction shape, the types, each shared operand's layout **text**, its major-ness
+and its byte offset in the kernel's buffer. Every value the kernel uses comes from the PTX that
+``nvcc -arch=sm_90a -ptx`` writes for ``kernel.cu`` (read by :mod:`verilayout.frontends.ptx`,
+evaluated over z3 bit-vectors by :mod:`verilayout.prove.ptx_values`), or from the kernel's index
+functions compiled for the host and run. The checks:
+
+* ``instruction``: each ``wgmma.mma_async`` has the opcode of the shape and types, one per
+  K-block, the operand order of the PTX ISA (D, A descriptor or A registers, B descriptor,
+  scale-d, imm-scale-a, imm-scale-b[, imm-trans-a][, imm-trans-b]), scales ``1``, ``imm-trans``
+  equal to the operand's major-ness (1 = MN-major), and scale-d ``1`` after the first K-block.
+* ``copy``: every ``st.shared`` before the first wgmma, evaluated for every thread and every
+  iteration of its loop (induction registers ``r = init + step * j``), stores the global element
+  its ``ld.global`` read (row-major A ``M x K``, B ``K x N``, the kernel's interface) at
+  ``buffer + layout(mn, k)``, the layout of the manifest's text placed at its offset, with the
+  buffer 1024-byte aligned; every element is written.
+* ``descriptor``: bits 16-63 of each descriptor are one constant for every shared-memory base a
+  CTA can have (the low 18 bits of the address hold its offset, higher bits, e.g. a cluster
+  rank, are free), so the 14-bit start field never carries into LBO; at each sampled base the
+  descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.verify`) to read
+  K-block ``i`` of the layout exactly where the copy put it.
+* ``order``: seed 003 (PTX ISA, wgmma.fence / commit_group / wait_group): every ``st.shared`` is
+  followed by ``fence.proxy.async`` and then a barrier before a wgmma reads shared memory;
+  ``wgmma.fence`` separates any other access of a wgmma's registers from it; every wgmma is
+  committed; an accumulator register is not touched while a group holding a wgmma that writes it
+  may be pending (``wait_group N`` completes all but the ``N`` newest groups).
+* ``d-store``: each ``st.global`` of an accumulator register (f32/s32) writes
+  ``D(row, col)`` of the PTX D fragment (:func:`verilayout.hw.nvidia.wgmma.fragment`).
+* ``index-functions``: the kernel's ``a_smem_offset``/``b_smem_offset``, ``d_index`` and
+  ``a_index``, compiled for the host by nvcc and run, equal the layout and the PTX fragments on
+  every coordinate.
+
+Assumptions (printed with the report): the shared-memory base of the kernel's variable is a
+multiple of 16 whose low 18 bits leave room for 227 KB; threads 0..127; CTA 0; kernel parameters
+``(A, B, D)`` in this order.
+
+>>> c = Check("order", "proved", "ok")
+>>> IndependentReport((c,), ()).ok, c.to_dict()["check"]
+(True, 'order')
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+import z3
+
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
+from verilayout.hw.nvidia.descriptor import decode
+from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
+from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, prove_claim
+from verilayout.prove.wgmma import intended_tile, verify
+
+__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "check_wgmma_source",
+           "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
+
+NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-lineinfo", "-DVL_NO_MAIN")
+#: Shared-memory bases the concrete checks evaluate at: offset 0, a misaligned raw base (the
+#: kernel must align it up), and the same with a cluster rank at bit 24 (above the 18-bit window).
+SMEM_SAMPLES = (0x0, 0x410, (1 << 24) | 0x410)
+MAX_DYNAMIC_SMEM = 232448
+ASSUMPTIONS = (
+    "the shared variable's address is a multiple of 16 and its low 18 bits leave room for 227 KB; "
+    f"bits 18 and up are free (cluster rank); concrete checks at bases "
+    f"{', '.join(hex(s) for s in SMEM_SAMPLES)}",
+    "threads 0..127 of CTA 0; the kernel's parameters are (A, B, D), A row-major M x K, B row-major "
+    "K x N, D row-major M x N",
+    "loops: registers updated by a constant step are induction variables; a loop runs while its "
+    "back-edge condition holds (monotone)")
+_FIELDS = ((1 << 64) - 1) & ~0xFFFF
+_REG = re.compile(r"%[A-Za-z_][\w$]*")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One independent check: ``check`` (instruction, copy, descriptor, order, d-store,
+    index-functions, compile), ``status`` proved / counterexample / unknown, a one-line
+    ``message`` naming what is wrong, and where (``ptx_line``, ``source``: kernel.cu:line).
+
+    >>> Check("copy", "counterexample", "A(0, 1) written at 0x12", 66).to_dict()["ptx_line"]
+    66
+    """
+
+    check: str
+    status: str
+    message: str
+    ptx_line: int | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"check": self.check, "status": self.status, "message": self.message,
+                "ptx_line": self.ptx_line, "source": self.source}
+
+
+@dataclass(frozen=True)
+class IndependentReport:
+    """Every check run on one kernel and the assumptions they used; ``ok`` when all are proved.
+
+    >>> r = IndependentReport((Check("copy", "counterexample", "x"),), ASSUMPTIONS)
+    >>> r.ok, [c.check for c in r.failures]
+    (False, ['copy'])
+    """
+
+    checks: tuple[Check, ...]
+    assumptions: tuple[str, ...] = ASSUMPTIONS
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(c.status == "proved" for c in self.checks)
+
+    @property
+    def failures(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.status != "proved")
+
+    def summary(self) -> str:
+        kinds = sorted({c.check for c in self.checks})
+        n = sum(c.status == "proved" for c in self.checks)
+        return f"{n} of {len(self.checks)} independent checks proved ({', '.join(kinds)})"
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks],
+                "assumptions": list(self.assumptions)}
+
+
+# ----- compiling -------------------------------------------------------------------------------
+
+def nvcc_path() -> str | None:
+    """The nvcc on PATH (``$NVCC`` first), or None.
+
+    >>> nvcc_path() is None or nvcc_path().endswith("nvcc")
+    True
+    """
+    env = os.environ.get("NVCC")
+    return env if env and os.path.isfile(env) else shutil.which("nvcc")
+
+
+def _run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
+    nvcc = nvcc_path()
+    if nvcc is None:
+        raise LayoutError("nvcc is not installed: the independent check compiles kernel.cu")
+    p = subprocess.run([nvcc, *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+    return p.returncode, p.stdout + p.stderr
+
+
+@functools.lru_cache(maxsize=64)   # keyed by the source text; one compile per kernel per process
+def compile_ptx(source: str) -> tuple[bool, str]:
+    """``(True, PTX)`` of ``source`` compiled by ``nvcc -arch=sm_90a -ptx -lineinfo`` (with
+    ``VL_NO_MAIN``), or ``(False, first error line)``.
+
+    >>> ok, ptx = compile_ptx("__global__ void k(int* p) { p[0] = 1; }")   # doctest: +SKIP
+    >>> ok and ".target sm_90a" in ptx                                    # doctest: +SKIP
+    True
+    """
+    with tempfile.TemporaryDirectory(prefix="vl_ind_") as d:
+        with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
+            f.write(source)
+        rc, out = _run_nvcc([*NVCC_FLAGS, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
+        if rc != 0:
+            errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
+            return False, errs[0].strip()
+        with open(os.path.join(d, "kernel.ptx"), encoding="utf-8") as f:
+            return True, f.read()
+
+
+# ----- numpy evaluation of z3 bit-vector expressions -------------------------------------------
+
+def eval_np(expr: z3.ExprRef, env: dict[str, object]) -> np.ndarray:
+    """Evaluate a z3 bit-vector (or Boolean) expression on numpy arrays: ``env`` maps each free
+    constant's name to an integer or an array (broadcast together); widths up to 64 bits,
+    arithmetic modulo 2^width, as z3 defines it.
+
+    >>> x = z3.BitVec("x", 8)
+    >>> eval_np((x << 4) + 0x20, {"x": np.arange(3)}).tolist()
+    [32, 48, 64]
+    """
+    memo: dict[int, np.ndarray] = {}
+    return _ev(expr, env, memo)
+
+
+def _mask(w: int) -> np.uint64:
+    return np.uint64((1 << w) - 1) if w < 64 else np.uint64((1 << 64) - 1)
+
+
+def _ev(e, env, memo):
+    key = e.get_id()
+    if key in memo:
+        return memo[key]
+    r = _ev1(e, env, memo)
+    memo[key] = r
+    return r
+
+
+def _ev1(e, env, memo):
+    if z3.is_bv_value(e):
+        return np.uint64(e.as_long())
+    if z3.is_true(e):
+        return np.bool_(True)
+    if z3.is_false(e):
+        return np.bool_(False)
+    k = e.decl().kind()
+    if z3.is_const(e) and k == z3.Z3_OP_UNINTERPRETED:
+        name = e.decl().name()
+        if name not in env:
+            raise LayoutError(f"no value for the symbol {name}")
+        v = env[name]
+        if z3.is_bool(e):
+            return np.asarray(v, dtype=bool)
+        return np.asarray(v).astype(np.uint64) & _mask(e.size())
+    args = [_ev(a, env, memo) for a in e.children()]
+    w = e.size() if z3.is_bv(e) else 0
+    m = _mask(w) if w else None
+    with np.errstate(over="ignore"):
+        if k == z3.Z3_OP_BADD:
+            out = args[0]
+            for a in args[1:]:
+                out = out + a
+            return out & m
+        if k == z3.Z3_OP_BSUB:
+            return (args[0] - args[1]) & m
+        if k == z3.Z3_OP_BMUL:
+            out = args[0]
+            for a in args[1:]:
+                out = out * a
+            return out & m
+        if k == z3.Z3_OP_BNEG:
+            return (np.uint64(0) - args[0]) & m
+        if k == z3.Z3_OP_BAND:
+            return functools.reduce(np.bitwise_and, args)
+        if k == z3.Z3_OP_BOR:
+            return functools.reduce(np.bitwise_or, args)
+        if k == z3.Z3_OP_BXOR:
+            return functools.reduce(np.bitwise_xor, args)
+        if k == z3.Z3_OP_BNOT:
+            return (~args[0]) & m
+        if k == z3.Z3_OP_BSHL:
+            s = args[1]
+            return np.where(s >= w, np.uint64(0), (args[0] << np.minimum(s, 63)) & m)
+        if k == z3.Z3_OP_BLSHR:
+            s = args[1]
+            return np.where(s >= w, np.uint64(0), args[0] >> np.minimum(s, 63))
+        if k == z3.Z3_OP_EXTRACT:
+            hi, lo = e.params()
+            return (args[0] >> np.uint64(lo)) & _mask(hi - lo + 1)
+        if k == z3.Z3_OP_ZERO_EXT:
+            return args[0]
+        if k == z3.Z3_OP_SIGN_EXT:
+            src_w = e.children()[0].size()
+            neg = (args[0] >> np.uint64(src_w - 1)) & np.uint64(1)
+            ext = m & ~_mask(src_w)
+            return np.where(neg == 1, args[0] | ext, args[0])
+        if k == z3.Z3_OP_CONCAT:
+            out = np.uint64(0)
+            for a, c in zip(args, e.children()):
+                out = (out << np.uint64(c.size())) | a
+            return out & m
+        if k == z3.Z3_OP_ITE:
+            return np.where(args[0], args[1], args[2])
+        if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I):
+            return np.where(args[1] == 0, m, args[0] // np.maximum(args[1], np.uint64(1)))
+        if k in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
+            return np.where(args[1] == 0, args[0], args[0] % np.maximum(args[1], np.uint64(1)))
+        if k == z3.Z3_OP_EQ:
+            return args[0] == args[1]
+        if k == z3.Z3_OP_DISTINCT:
+            return args[0] != args[1]
+        if k == z3.Z3_OP_ULT:
+            return args[0] < args[1]
+        if k == z3.Z3_OP_ULEQ:
+            return args[0] <= args[1]
+        if k == z3.Z3_OP_UGT:
+            return args[0] > args[1]
+        if k == z3.Z3_OP_UGEQ:
+            return args[0] >= args[1]
+        if k in (z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ):
+            cw = e.children()[0].size()
+            a, b = (_signed(x, cw) for x in args)
+            return {z3.Z3_OP_SLT: a < b, z3.Z3_OP_SLEQ: a <= b, z3.Z3_OP_SGT: a > b,
+                    z3.Z3_OP_SGEQ: a >= b}[k]
+        if k == z3.Z3_OP_AND:
+            return functools.reduce(np.logical_and, args)
+        if k == z3.Z3_OP_OR:
+            return functools.reduce(np.logical_or, args)
+        if k == z3.Z3_OP_NOT:
+            return np.logical_not(args[0])
+    raise LayoutError(f"eval_np: operation {e.decl().name()} is not modelled")
+
+
+def _signed(x, w):
+    x = np.asarray(x, dtype=np.uint64)
+    v = x.astype(np.int64) if w == 64 else x.astype(np.int64)
+    if w < 64:
+        v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
+    return v
+
+
+# ----- the PTX evaluator with loops ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Loop:
+    label: str
+    start: int             # index of the first instruction of the body
+    end: int               # index of the backward branch
+    var: z3.BitVecRef      # iteration counter j
+
+
+class _Values(PtxValues):
+    """:class:`PtxValues` plus what the emitted kernels need: induction registers of counted loops
+    (``init + step * j``, ``j`` a symbol per loop; ``j + 1`` after the update in the body),
+    ``cvta`` (identity), ``mul.wide``, ``setp`` as a Boolean, kernel parameters as symbols
+    ``param<i>``."""
+
+    def __init__(self, mod: PtxModule, func: str, smem_names: tuple[str, ...]):
+        super().__init__(mod, func, smem_names=smem_names)
+        self.instrs = [i for i in mod.instrs if i.func == func]
+        self.index = {i.line: n for n, i in enumerate(self.instrs)}
+        self.loops: list[_Loop] = []
+        for f, lab, at in mod.labels:
+            if f != func:
+                continue
+            # labels index mod.instrs; translate to this function's list
+            glob = mod.instrs[at] if at < len(mod.instrs) else None
+            if glob is None or glob.func != func:
+                continue
+            s = self.index[glob.line]
+            for n in range(s, len(self.instrs)):
+                i = self.instrs[n]
+                if i.opcode.startswith("bra") and i.operands and i.operands[0] == lab:
+                    self.loops.append(_Loop(lab, s, n, z3.BitVec(f"iter_{lab}", 32)))
+        self.induction: dict[str, tuple[_Loop, Instr, Instr, int]] = {}
+        for reg, ds in self.defs.items():
+            if len(ds) != 2:
+                continue
+            for lp in self.loops:
+                inside = [d for d in ds if lp.start <= self.index[d.line] <= lp.end]
+                outside = [d for d in ds if self.index[d.line] < lp.start]
+                if len(inside) == 1 and len(outside) == 1:
+                    up = inside[0]
+                    ops = up.operands
+                    if up.parts[0] == "add" and len(ops) == 3 and ops[1] == reg and \
+                            parse_immediate(ops[2]) is not None:
+                        self.induction[reg] = (lp, outside[0], up, parse_immediate(ops[2]))
+        self.at: list[int] = []
+        self.params: dict[str, int] = {}
+
+    def reg(self, name: str) -> z3.BitVecRef:
+        if name in self.induction:
+            lp, init, up, step = self.induction[name]
+            w = max(8, _width(name))
+            start = fit(self._instr_at(init, w), w)
+            j = fit(lp.var, w)
+            pos = self.at[-1] if self.at else None
+            if pos is not None and lp.start <= pos <= lp.end and pos > self.index[up.line]:
+                j = j + 1
+            return start + z3.BitVecVal(step % (1 << w), w) * j
+        return super().reg(name)
+
+    def _instr_at(self, i: Instr, w: int):
+        self.at.append(self.index.get(i.line, -1))
+        try:
+            v = self._instr(i, w)
+        finally:
+            self.at.pop()
+        if v is None:
+            v = self._sym(i.operands[0], i.opcode)
+        return v
+
+    def _instr(self, i: Instr, w: int, *rest):
+        self.at.append(self.index.get(i.line, -1))
+        try:
+            return self._instr_inner(i, w, *rest)
+        finally:
+            self.at.pop()
+
+    def _instr_inner(self, i: Instr, w: int, *rest):
+        parts = i.parts
+        head = parts[0]
+        if head == "cvta" and len(i.operands) == 2:
+            return self.operand(i.operands[1], w)
+        if head == "ld" and "param" in parts and len(i.operands) == 2:
+            m = re.search(r"_param_(\d+)", i.operands[1])
+            if m:
+                return z3.BitVec(f"param{m.group(1)}", w)
+        if head == "mul" and "wide" in parts and len(i.operands) == 3:
+            sw = w // 2
+            a, b = (self.operand(o, sw) for o in i.operands[1:3])
+            if a is None or b is None:
+                return None
+            ext = z3.SignExt if parts[-1].startswith("s") else z3.ZeroExt
+            return ext(sw, a) * ext(sw, b)
+        if head == "mov" and len(i.operands) == 2 and i.operands[1].startswith("%ctaid"):
+            return z3.BitVec("ctaid" + i.operands[1][6:].replace(".", "_"), w)
+        return super()._instr(i, w, *rest)
+
+    def pred_of(self, name: str) -> z3.BoolRef | None:
+        """The Boolean a ``setp`` defines (its latest definition), or None."""
+        ds = [i for i in self.instrs if i.opcode.startswith("setp") and i.operands
+              and i.operands[0] == name]
+        if len(ds) != 1:
+            return None
+        return self.setp(ds[0])
+
+    def setp(self, i: Instr) -> z3.BoolRef | None:
+        parts = i.parts
+        if len(parts) < 3 or len(i.operands) < 3:
+            return None
+        cmp, ty = parts[1], parts[-1]
+        w = {"b16": 16, "u16": 16, "s16": 16, "b64": 64, "u64": 64, "s64": 64}.get(ty, 32)
+        self.at.append(self.index.get(i.line, -1))
+        try:
+            a, b = self.operand(i.operands[1], w), self.operand(i.operands[2], w)
+        finally:
+            self.at.pop()
+        if a is None or b is None:
+            return None
+        signed = ty.startswith("s")
+        ops = {"eq": lambda: a == b, "ne": lambda: a != b,
+               "lt": lambda: a < b if signed else z3.ULT(a, b),
+               "le": lambda: a <= b if signed else z3.ULE(a, b),
+               "gt": lambda: a > b if signed else z3.UGT(a, b),
+               "ge": lambda: a >= b if signed else z3.UGE(a, b),
+               "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b),
+               "hi": lambda: z3.UGT(a, b), "hs": lambda: z3.UGE(a, b)}
+        return ops[cmp]() if cmp in ops else None
+
+    def address(self, text: str) -> z3.BitVecRef | None:
+        """``[reg+off]`` as a 64-bit expression (registers of 32 bits zero-extended)."""
+        m = re.fullmatch(r"\[\s*([^\]+]+?)\s*(?:\+\s*(-?\w+))?\s*\]", text.strip())
+        if not m:
+            return None
+        base = m.group(1).strip()
+        v = self.operand(base, _width(base) if base.startswith("%") else 32)
+        if v is None:
+            return None
+        v = fit(v, 64)
+        off = parse_immediate(m.group(2)) if m.group(2) else 0
+        return v + z3.BitVecVal((off or 0) % (1 << 64), 64)
+
+
+def _width(name: str) -> int:
+    if name.startswith("%rd") or name.startswith("%fd"):
+        return 64
+    if name.startswith("%rs") or name.startswith("%h"):
+        return 16
+    if name.startswith("%p"):
+        return 1
+    return 32
+
+
+# ----- the checks ---------------------------------------------------------------------------------
+
+def _ptx_regs(text: str) -> list[str]:
+    return [r for r in _REG.findall(text) if not r.startswith(("%tid", "%ctaid", "%ntid", "%nctaid",
+                                                                "%laneid", "%warpid"))]
+
+
+def _imm_ops(man: dict) -> list[str]:
+    """The immediates after scale-d, in PTX ISA order, for the manifest's types and operands."""
+    dtype = man["dtype"]
+    if dtype in ("s8", "u8", "e4m3", "e5m2", "b1"):
+        return []
+    names = ["imm-scale-a", "imm-scale-b"]
+    if dtype in ("f16", "bf16"):
+        if man["a"]["source"] == "smem":
+            names.append("imm-trans-a")
+        names.append("imm-trans-b")
+    return names
+
+
+class _Ctx:
+    def __init__(self, man, mod, ev, func, src_of):
+        self.man, self.mod, self.ev, self.func, self.src_of = man, mod, ev, func, src_of
+        self.instrs = ev.instrs
+        self.checks: list[Check] = []
+
+    def add(self, check, status, message, ins: Instr | None = None):
+        self.checks.append(Check(check, status, message, ins.line if ins else None,
+                                 self.src_of(ins) if ins else None))
+
+
+def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+    """Compile ``source`` (an emitted ``kernel.cu``) and run every independent check against the
+    specification in ``man`` (shape, types, layout texts, majors, offsets).
+
+    Law: a check is ``proved`` only when it holds for every thread, loop iteration and sampled
+    shared-memory base; a wrong kernel gets a ``counterexample`` naming the instruction and the
+    coordinate; whatever cannot be evaluated is ``unknown``.
+
+    >>> from verilayout.emit.cuda_wgmma import emit_wgmma                # doctest: +SKIP
+    >>> e = emit_wgmma("m64n8k16", "f16")                                # doctest: +SKIP
+    >>> check_wgmma_source(e.manifest, e.files["kernel.cu"]).ok          # doctest: +SKIP
+    True
+    """
+    _spec(man)
+    ok, ptx = compile_ptx(source)
+    if not ok:
+        return IndependentReport((Check("compile", "counterexample",
+                                        f"kernel.cu does not compile for sm_90a: {ptx}"),))
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)")]
+    checks += _ptx_checks(man, ptx)
+    if host:
+        checks += _host_checks(man, source)
+    return IndependentReport(tuple(checks))
+
+
+def _spec(man: dict) -> None:
+    for key in ("shape", "dtype", "acc", "k", "a", "b"):
+        if key not in man:
+            raise LayoutError(f"manifest: missing '{key}'")
+    for name in ("a", "b"):
+        op = man[name]
+        if not isinstance(op, dict) or op.get("source") not in ("smem", "reg"):
+            raise LayoutError(f"manifest: {name}.source must be smem or reg")
+        if op["source"] == "smem":
+            for key in ("layout", "major", "offset_bytes"):
+                if key not in op:
+                    raise LayoutError(f"manifest: {name} is missing '{key}'")
+
+
+def _ptx_checks(man: dict, ptx: str) -> list[Check]:
+    mod = parse_ptx(ptx)
+    wg = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
+    if not wg:
+        return [Check("instruction", "counterexample", "the PTX holds no wgmma.mma_async")]
+    func = wg[0].func
+    ev = _Values(mod, func, tuple(mod.shared) or ("global_smem",))
+    ctx = _Ctx(man, mod, ev, func, lambda i: i.loc)
+    _instruction_checks(ctx, wg)
+    bases = _copy_checks(ctx, wg)
+    _descriptor_checks(ctx, wg, bases)
+    _order_checks(ctx)
+    _d_store_checks(ctx, wg)
+    return ctx.checks
+
+
+# --- instruction ---
+
+def _instruction_checks(ctx: _Ctx, wg: list[Instr]) -> None:
+    man = ctx.man
+    m, n, kx = parse_shape(man["shape"])
+    k = int(man["k"])
+    want = f"wgmma.mma_async.sync.aligned.{man['shape']}.{man['acc']}.{man['dtype']}.{man['dtype']}"
+    nkb = k // kx
+    if len(wg) != nkb:
+        ctx.add("instruction", "counterexample", f"{len(wg)} wgmma.mma_async in the PTX, but K = {k} "
+                f"needs {nkb} K-blocks of {kx}", wg[0])
+    imms = _imm_ops(man)
+    a_reg = man["a"]["source"] == "reg"
+    bad = 0
+    for idx, i in enumerate(wg):
+        ops = i.operands
+        where = f"wgmma {idx} (K-block {idx})"
+        if i.opcode != want:
+            ctx.add("instruction", "counterexample", f"{where} is {i.opcode}, expected {want}", i)
+            bad += 1
+            continue
+        if len(ops) != 4 + len(imms):
+            ctx.add("instruction", "counterexample", f"{where} has {len(ops)} operands; the PTX ISA "
+                    f"form for these operands is D, A, B, scale-d{''.join(', ' + x for x in imms)}", i)
+            bad += 1
+            continue
+        if a_reg != ops[1].startswith("{"):
+            ctx.add("instruction", "counterexample", f"{where}: operand A is {ops[1]!r}, expected "
+                    + ("a vector of A registers" if a_reg else "a 64-bit descriptor"), i)
+            bad += 1
+        if ops[2].startswith("{"):
+            ctx.add("instruction", "counterexample", f"{where}: operand B must be a descriptor", i)
+            bad += 1
+        for name, text in zip(imms, ops[4:]):
+            v = parse_immediate(text)
+            if name.startswith("imm-scale") and v != 1:
+                ctx.add("instruction", "counterexample", f"{where}: {name} is {text} (1 keeps the "
+                        "operand's sign; -1 negates it)", i)
+                bad += 1
+            if name.startswith("imm-trans"):
+                op = man[name[-1]]
+                need = 1 if op.get("major") == "MN" else 0
+                if v != need:
+                    ctx.add("instruction", "counterexample", f"{where}: {name} is {text}, but "
+                            f"{name[-1].upper()} is {op.get('major')}-major (imm-trans "
+                            f"{need} reads it so)", i)
+                    bad += 1
+        sd = _scale_d(ctx, i)
+        if idx > 0 and sd is not True:
+            ctx.add("instruction", "counterexample", f"{where}: scale-d is "
+                    f"{'0' if sd is False else 'not a constant'}: D = A*B discards K-blocks "
+                    f"0..{idx - 1} (it must accumulate, D = A*B + D)", i)
+            bad += 1
+        if idx == 0 and sd is not False:
+            dregs = _ptx_regs(ops[0])
+            zero = all(constant(ctx.ev.reg(r)) == 0 for r in dregs)
+            if not zero:
+                ctx.add("instruction", "counterexample", f"{where}: scale-d is not 0 and the "
+                        "accumulator registers are not all zero before the first K-block", i)
+                bad += 1
+    if not bad and len(wg) == nkb:
+        ctx.add("instruction", "proved", f"{nkb} x {want}: operands D, "
+                f"{'{A regs}' if a_reg else 'A desc'}, B desc, scale-d"
+                f"{''.join(', ' + x for x in imms)}; scales 1, trans as the majors, "
+                "scale-d accumulates after K-block 0", wg[0])
+
+
+def _scale_d(ctx: _Ctx, w: Instr) -> bool | None:
+    """The scale-d predicate of a wgmma: the latest setp of that name before it, as a constant."""
+    name = w.operands[3]
+    pos = ctx.ev.index[w.line]
+    for j in range(pos - 1, -1, -1):
+        i = ctx.instrs[j]
+        if i.opcode.startswith("setp") and i.operands and i.operands[0] == name:
+            b = ctx.ev.setp(i)
+            if b is None:
+                return None
+            v = z3.simplify(b)
+            return True if z3.is_true(v) else False if z3.is_false(v) else None
+    imm = parse_immediate(name)
+    return None if imm is None else bool(imm)
+
+
+# --- copy ---
+
+def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
+    """Check the global -> shared copy; return {smem sample: (buffer base, {op: address table})}."""
+    man, ev = ctx.man, ctx.ev
+    first = ev.index[wg[0].line]
+    stores = [i for i in ctx.instrs[:first] if i.opcode.startswith("st.shared")]
+    ops = {name: man[name] for name in ("a", "b") if man[name]["source"] == "smem"}
+    m, n, kx = parse_shape(man["shape"])
+    k = int(man["k"])
+    ext = {"a": (m, k), "b": (n, k)}
+    eb = dtype_bits(man["dtype"]) // 8
+    result: dict = {}
+    per_op: dict[str, list] = {name: [] for name in ops}
+    for st in stores:
+        info = _store_info(ctx, st, eb)
+        if info is None:
+            ctx.add("copy", "unknown", f"st.shared at PTX line {st.line}: the stored value or its "
+                    "address is not an evaluable global element", st)
+            continue
+        per_op.setdefault(info[0], []).append((st, info))
+    for name, op in ops.items():
+        items = per_op.get({"a": 0, "b": 1}[name], [])
+        mn, kk = ext[name]
+        if not items:
+            ctx.add("copy", "counterexample", f"no st.shared writes operand {name.upper()} "
+                    "before the first wgmma", wg[0])
+            continue
+        tile = intended_tile(op["layout"], dtype=man["dtype"], base_address=int(op["offset_bytes"]))
+        want = tile.fn.table() // 8                      # (mn, k) bytes from the buffer start
+        if want.shape != (mn, kk):
+            ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
+                    f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
+            continue
+        for smem in SMEM_SAMPLES:
+            r = _copy_table(ctx, name, items, mn, kk, eb, smem)
+            if isinstance(r, Check):
+                ctx.checks.append(r)
+                break
+            addr, st_of = r
+            base = int(addr[0, 0]) - int(want[0, 0])
+            diff = np.argwhere(addr - base != want)
+            if diff.size:
+                a, b = (int(x) for x in diff[0])
+                ctx.add("copy", "counterexample", f"the copy writes {name.upper()}(mn={a}, k={b}) at "
+                        f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op['layout']} at "
+                        f"offset {op['offset_bytes']} puts it at {int(want[a, b]):#x} "
+                        f"({diff.shape[0]} of {mn * kk} elements differ; smem base {smem:#x})",
+                        st_of[a][b])
+                break
+            if base % 1024 or base < smem:
+                ctx.add("copy", "counterexample", f"operand {name.upper()}: the layout is placed at "
+                        f"buffer {base:#x}, not a 1024-byte aligned address at or above the shared "
+                        f"variable {smem:#x} (the swizzle pattern repeats every 1024 bytes)",
+                        items[0][0])
+                break
+            result.setdefault(smem, {})[name] = (base, addr)
+        else:
+            ctx.add("copy", "proved", f"operand {name.upper()}: every one of the {mn * kk} elements is "
+                    f"stored at buffer + layout(mn, k) of {op['layout']} (offset "
+                    f"{op['offset_bytes']}), buffer 1024-aligned, at {len(SMEM_SAMPLES)} shared bases",
+                    items[0][0])
+    for smem, got in result.items():
+        if len(got) == 2 and got["a"][0] != got["b"][0]:
+            ctx.add("copy", "counterexample", f"A and B are placed in different buffers "
+                    f"({got['a'][0]:#x}, {got['b'][0]:#x}) at smem base {smem:#x}")
+    return result
+
+
+def _store_info(ctx: _Ctx, st: Instr, eb: int):
+    """(parameter index, address expr, global byte offset expr) of a copy store."""
+    ev = ctx.ev
+    if len(st.operands) != 2 or not st.operands[1].startswith("%"):
+        return None
+    val = st.operands[1]
+    ds = ev.defs.get(val, [])
+    if len(ds) != 1 or not ds[0].opcode.startswith("ld.global"):
+        return None
+    gaddr = ev.address(ds[0].operands[1])
+    saddr = ev.address(st.operands[0])
+    if gaddr is None or saddr is None:
+        return None
+    params = sorted({str(v) for v in z3.z3util.get_vars(gaddr) if str(v).startswith("param")})
+    if len(params) != 1:
+        return None
+    return int(params[0][5:]), saddr, gaddr, params[0], ds[0]
+
+
+def _loop_of(ctx: _Ctx, st: Instr):
+    pos = ctx.ev.index[st.line]
+    inside = [lp for lp in ctx.ev.loops if lp.start <= pos <= lp.end]
+    return min(inside, key=lambda lp: lp.end - lp.start) if inside else None
+
+
+def _copy_table(ctx: _Ctx, name: str, items, mn: int, kk: int, eb: int, smem: int):
+    """(address table (mn, k), store instr per element) at one smem base, or a failing Check."""
+    addr = np.full((mn, kk), -1, dtype=np.int64)
+    st_of = [[None] * kk for _ in range(mn)]
+    total = mn * kk
+    for st, (_p, saddr, gaddr, pname, ld) in items:
+        lp = _loop_of(ctx, st)
+        tid = np.arange(128, dtype=np.uint64)[:, None]
+        iters = -(-total // 128) + 2 if lp is not None else 1
+        j = np.arange(iters, dtype=np.uint64)[None, :]
+        env = {"tid_x": tid, "smem_base": np.uint64(smem), pname: np.uint64(0),
+               "ctaid_x": np.uint64(0)}
+        if lp is not None:
+            env[str(lp.var)] = j
+        runs = _executes(ctx, lp, st, env, tid, j)
+        if runs is None:
+            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: its loop's trip "
+                         "condition is not evaluable", st.line)
+        if lp is not None and runs[:, -1].any():
+            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: the loop runs past "
+                         f"{iters} iterations for some thread", st.line)
+        try:
+            g = np.broadcast_to(eval_np(gaddr, env), runs.shape).astype(np.int64)
+            s = np.broadcast_to(eval_np(saddr, env), runs.shape).astype(np.int64)
+        except LayoutError as e:
+            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: {e}", st.line)
+        g, s = g[runs], s[runs]
+        if (g % eb).any():
+            return Check("copy", "counterexample", f"the copy of {name.upper()} loads from a global "
+                         "address that is not a whole element", st.line)
+        idx = g // eb
+        row_len = kk if name == "a" else mn
+        if (idx < 0).any() or (idx >= total).any():
+            bad = int(idx[(idx < 0) | (idx >= total)][0])
+            return Check("copy", "counterexample", f"the copy of {name.upper()} reads global element "
+                         f"{bad}, outside the {total} elements of the operand", st.line)
+        if name == "a":
+            r, c = idx // row_len, idx % row_len          # A row-major M x K: (m, k)
+        else:
+            c, r = idx // row_len, idx % row_len          # B row-major K x N: (k, n)
+        prev = addr[r, c]
+        clash = (prev >= 0) & (prev != s)
+        if clash.any():
+            i0 = int(np.nonzero(clash)[0][0])
+            return Check("copy", "counterexample", f"{name.upper()}(mn={r[i0]}, k={c[i0]}) is written "
+                         f"to two addresses", st.line)
+        addr[r, c] = s
+        for rr, cc in zip(r.tolist(), c.tolist()):
+            st_of[rr][cc] = st
+    miss = np.argwhere(addr < 0)
+    if miss.size:
+        a, b = (int(x) for x in miss[0])
+        return Check("copy", "counterexample", f"the copy never writes {name.upper()}(mn={a}, k={b}) "
+                     f"({miss.shape[0]} of {total} elements unwritten)", items[0][0].line)
+    return addr, st_of
+
+
+def _executes(ctx: _Ctx, lp, st: Instr, env, tid, j):
+    """Which (thread, iteration) run the store: iteration 0 unless a guard branch skips the loop,
+    iteration j > 0 while the back edge's condition held at iteration j - 1."""
+    shape = np.broadcast_shapes(tid.shape, j.shape)
+    runs = np.ones(shape, dtype=bool)
+    if lp is None:
+        return runs
+    br = ctx.instrs[lp.end]
+    cond = ctx.ev.pred_of(br.pred.lstrip("!")) if br.pred else z3.BoolVal(True)
+    if cond is None:
+        return None
+    if br.pred and br.pred.startswith("!"):
+        cond = z3.Not(cond)
+    c = np.broadcast_to(eval_np(cond, env), shape)       # at iteration j: continue to j + 1
+    cont = np.concatenate([np.ones((shape[0], 1), dtype=bool), c[:, :-1]], axis=1)
+    runs = np.logical_and.accumulate(cont, axis=1)
+    guard = _guard(ctx, lp)
+    if guard is not None:
+        skip = np.broadcast_to(eval_np(guard, env), shape)
+        runs = runs & ~skip
+    elif guard is None and _has_guard(ctx, lp):
+        return None
+    return runs
+
+
+def _guard_branch(ctx: _Ctx, lp):
+    labels = {lab: at for f, lab, at in ctx.mod.labels if f == ctx.func}
+    for n in range(lp.start - 1, -1, -1):
+        i = ctx.instrs[n]
+        if i.opcode.startswith("bra"):
+            tgt = labels.get(i.operands[0]) if i.operands else None
+            if tgt is not None and tgt < len(ctx.mod.instrs):
+                t = ctx.ev.index.get(ctx.mod.instrs[tgt].line, -1)
+                if t > lp.end and i.pred:
+                    return i
+            return None
+    return None
+
+
+def _has_guard(ctx, lp) -> bool:
+    return _guard_branch(ctx, lp) is not None
+
+
+def _guard(ctx: _Ctx, lp):
+    br = _guard_branch(ctx, lp)
+    if br is None:
+        return None
+    p = ctx.ev.pred_of(br.pred.lstrip("!"))
+    if p is None:
+        return None
+    return z3.Not(p) if br.pred.startswith("!") else p
+
+
+# --- descriptors ---
+
+def _smem_assumption() -> z3.BoolRef:
+    low = SMEM & 0x3FFFF
+    return z3.And(SMEM & 15 == 0, z3.ULE(low, (1 << 18) - MAX_DYNAMIC_SMEM - 1024))
+
+
+def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
+    man, ev = ctx.man, ctx.ev
+    m, n, kx = parse_shape(man["shape"])
+    imms = _imm_ops(man)
+    for slot, name in ((1, "a"), (2, "b")):
+        op = man[name]
+        if op["source"] != "smem":
+            continue
+        other = "b" if name == "a" else "a"
+        ok = 0
+        for kb, ins in enumerate(wg):
+            if len(ins.operands) <= slot or ins.operands[slot].startswith("{"):
+                continue
+            where = f"{name.upper()} descriptor of wgmma {kb} (K-block {kb})"
+            e = ev.operand(ins.operands[slot], 64)
+            if e is None:
+                ctx.add("descriptor", "unknown", f"{where}: {ins.operands[slot]} is not evaluable", ins)
+                continue
+            free = {str(v) for v in z3.z3util.get_vars(e)} - {"smem_base"}
+            if free:
+                ctx.add("descriptor", "unknown", f"{where} depends on {sorted(free)[:3]} (not one "
+                        "value per shared base)", ins)
+                continue
+            hi = constant(e & z3.BitVecVal(_FIELDS, 64), _smem_assumption())
+            if hi is None:
+                s = z3.Solver()
+                s.add(_smem_assumption())
+                a0 = z3.BitVec("a0", 32)
+                s.add(z3.substitute(e & _FIELDS, (SMEM, a0)) != e & _FIELDS)
+                s.add(_smem_assumption() if False else z3.And(a0 & 15 == 0))
+                ex = ""
+                if s.check() == z3.sat:
+                    mdl = s.model()
+                    ex = (f" (shared base {mdl.eval(SMEM, True).as_long():#x} gives bits 16-63 "
+                          f"{mdl.eval(e & _FIELDS, True).as_long():#018x}, base "
+                          f"{mdl.eval(a0, True).as_long():#x} gives "
+                          f"{mdl.eval(z3.substitute(e & _FIELDS, (SMEM, a0)), True).as_long():#018x})")
+                ctx.add("descriptor", "counterexample", f"{where}: LBO/SBO/base-offset/layout bits "
+                        "change with the shared-memory address: the start address is not confined "
+                        f"to its 14-bit field{ex}", ins)
+                continue
+            trans = _trans_of(ins, imms, name)
+            major = "MN" if trans == 1 else "K"
+            failed = None
+            for smem in SMEM_SAMPLES:
+                placed = bases.get(smem, {})
+                if name not in placed:
+                    failed = "skip"
+                    break
+                buf = placed[name][0]
+                value = eval_np(e, {"smem_base": np.uint64(smem)})
+                value = int(value)
+                local = (buf & 0x3FFFF) + int(op["offset_bytes"])
+                v = verify(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
+                           base_address=local, mn=m if name == "a" else n)
+                if v.status != "proved":
+                    hint = ""
+                    if other in placed and man[other]["source"] == "smem":
+                        ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
+                        w2 = verify(value, man[other]["layout"], dtype=man["dtype"],
+                                    major="MN" if man[other].get("major") == "MN" else "K",
+                                    k_block=kb, base_address=ob, mn=n if name == "a" else m)
+                        if w2.status == "proved":
+                            hint = (f"; it reads {other.upper()}'s K-block {kb} instead: the A and B "
+                                    "descriptor operands are swapped")
+                    failed = (f"{where} = {value:#018x} at shared base {smem:#x} ({decode(value)}) "
+                              f"does not read {name.upper()}'s layout {op['layout']} where the copy "
+                              f"put it (buffer {buf:#x} + {op['offset_bytes']}): {v.reason}{hint}")
+                    break
+            if failed == "skip":
+                ctx.add("descriptor", "unknown", f"{where}: the copy of {name.upper()} was not "
+                        "proved, so where it lives is unknown", ins)
+            elif failed:
+                ctx.add("descriptor", "counterexample", failed, ins)
+            else:
+                ok += 1
+        if ok == len(wg):
+            ctx.add("descriptor", "proved", f"{name.upper()}: all {ok} descriptors keep bits 16-63 "
+                    "constant for every shared base (14-bit start field) and read their K-block of "
+                    f"{op['layout']} where the copy wrote it, at {len(SMEM_SAMPLES)} shared bases",
+                    wg[0])
+
+
+def _trans_of(ins: Instr, imms: list[str], name: str) -> int:
+    key = f"imm-trans-{name}"
+    if key not in imms:
+        return 0
+    i = 4 + imms.index(key)
+    return parse_immediate(ins.operands[i]) if i < len(ins.operands) else 0
+
+
+# --- ordering ---
+
+def _order_checks(ctx: _Ctx) -> None:
+    """Program order of the straight-line part (loops are before the first wgmma)."""
+    writes: list[Instr] = []          # st.shared not yet fenced
+    fenced: list[Instr] = []          # fenced, waiting for a barrier
+    pending: list[tuple[int, set]] = []   # committed groups: (group id, registers)
+    uncommitted: set = set()
+    uncommitted_ins: list[Instr] = []
+    touched_since_fence: dict[str, Instr] = {}
+    fence_seen = False
+    bad = 0
+    wg_regs: set = set()
+    for i in ctx.instrs:
+        op = i.opcode
+        if op.startswith("st.shared") or op.startswith("st.volatile.shared") or \
+                op.startswith("atom.shared"):
+            writes.append(i)
+        elif op.startswith("fence.proxy.async"):
+            fenced += writes
+            writes = []
+        elif op.startswith(("bar.sync", "barrier.sync", "barrier.cta.sync", "bar.cta.sync")):
+            fenced = []
+        elif op.startswith("wgmma.fence"):
+            fence_seen = True
+            touched_since_fence = {}
+        elif op.startswith("wgmma.mma_async"):
+            if writes:
+                ctx.add("order", "counterexample", f"wgmma at PTX line {i.line} reads shared memory "
+                        f"that st.shared at PTX line {writes[0].line} wrote with no "
+                        "fence.proxy.async in between (generic-proxy writes are not visible to the "
+                        "async proxy wgmma reads through)", i)
+                bad += 1
+                writes = []
+            if fenced:
+                ctx.add("order", "counterexample", f"wgmma at PTX line {i.line}: the "
+                        f"fence.proxy.async after st.shared (line {fenced[0].line}) is not followed by "
+                        "a CTA barrier, so other threads' writes may not be fenced yet", i)
+                bad += 1
+                fenced = []
+            regs = set(_ptx_regs(i.operands[0])) | (set(_ptx_regs(i.operands[1]))
+                                                     if i.operands[1].startswith("{") else set())
+            if not fence_seen:
+                ctx.add("order", "counterexample", f"wgmma at PTX line {i.line} is not preceded by "
+                        "wgmma.fence (required before the first wgmma.mma_async)", i)
+                bad += 1
+                fence_seen = True
+            clash = sorted(r for r in regs if r in touched_since_fence)
+            if clash:
+                ctx.add("order", "counterexample", f"wgmma at PTX line {i.line} uses {clash[0]}, which "
+                        f"PTX line {touched_since_fence[clash[0]].line} accessed after the last "
+                        "wgmma.fence", i)
+                bad += 1
+            uncommitted |= regs
+            uncommitted_ins.append(i)
+            wg_regs |= regs
+        elif op.startswith("wgmma.commit_group"):
+            pending.append((len(pending), set(uncommitted)))
+            uncommitted, uncommitted_ins = set(), []
+        elif op.startswith("wgmma.wait_group"):
+            nwait = parse_immediate(i.operands[0]) if i.operands else None
+            if nwait is None:
+                ctx.add("order", "unknown", "wgmma.wait_group without an immediate", i)
+                continue
+            pending = pending[len(pending) - nwait:] if nwait < len(pending) else pending
+            if nwait == 0:
+                pending = []
+        else:
+            used = set(_ptx_regs(" ".join(i.operands)))
+            for r in used & wg_regs:
+                touched_since_fence.setdefault(r, i)
+            busy = set().union(*(g for _, g in pending)) | uncommitted
+            hit = sorted(used & busy)
+            if hit:
+                why = ("a wgmma not yet committed (no wgmma.commit_group)" if hit[0] in uncommitted
+                       else "a wgmma group that may still be pending (wgmma.wait_group N completes "
+                       "all but the N most recent groups; this read needs N = 0)")
+                ctx.add("order", "counterexample", f"PTX line {i.line} ({op}) accesses accumulator "
+                        f"{hit[0]} written by {why}", i)
+                bad += 1
+                pending, uncommitted = [], set()
+    if uncommitted_ins:
+        ctx.add("order", "counterexample", f"wgmma at PTX line {uncommitted_ins[0].line} is never "
+                "committed (no wgmma.commit_group after it)", uncommitted_ins[0])
+        bad += 1
+    elif pending:
+        ctx.add("order", "counterexample", "the kernel ends with wgmma groups pending (no "
+                "wgmma.wait_group 0 after the last commit)")
+        bad += 1
+    if not bad:
+        ctx.add("order", "proved", "st.shared -> fence.proxy.async -> barrier before every wgmma; "
+                "wgmma.fence before the wgmmas and after other accesses of their registers; every "
+                "wgmma committed and waited for (N = 0) before its accumulators are read")
+
+
+# --- D stores ---
+
+def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
+    man, ev = ctx.man, ctx.ev
+    if man["acc"] == "f16":
+        ctx.add("d-store", "unknown", "f16 accumulators are stored as packed halves; the PTX-level "
+                "store check covers f32/s32 (the host-compiled d_index is checked below)")
+        return
+    dregs = _ptx_regs(wg[-1].operands[0])
+    pos = {r: e for e, r in enumerate(dregs)}
+    f = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
+    m, n, _ = parse_shape(man["shape"])
+    want = np.array([[r * n + c for r, c in (f.coord(t, e) for e in range(f.registers))]
+                     for t in range(128)], dtype=np.int64)
+    got = np.full((128, f.registers), -1, dtype=np.int64)
+    last = ev.index[wg[-1].line]
+    stores = [i for i in ctx.instrs[last:] if i.opcode.startswith("st.global")]
+    tid = np.arange(128, dtype=np.uint64)
+    for st in stores:
+        vals = _ptx_regs(st.operands[1]) if len(st.operands) == 2 else []
+        a = ev.address(st.operands[0])
+        if a is None:
+            continue
+        params = sorted({str(v) for v in z3.z3util.get_vars(a) if str(v).startswith("param")})
+        for j, r in enumerate(vals):
+            if r not in pos:
+                continue
+            if params != ["param2"]:
+                ctx.add("d-store", "counterexample", f"accumulator {r} is stored through "
+                        f"{params or 'no parameter'}, not D (parameter 2)", st)
+                return
+            env = {"tid_x": tid, "param2": np.uint64(0), "ctaid_x": np.uint64(0),
+                   "smem_base": np.uint64(0)}
+            try:
+                x = np.broadcast_to(eval_np(a, env), tid.shape).astype(np.int64) + 4 * j
+            except LayoutError as e:
+                ctx.add("d-store", "unknown", f"store at PTX line {st.line}: {e}", st)
+                return
+            got[:, pos[r]] = x // 4
+    bad = np.argwhere(got != want)
+    if bad.size:
+        t, e = (int(v) for v in bad[0])
+        what = "never stored" if got[t, e] < 0 else \
+            f"stored at D({got[t, e] // n}, {got[t, e] % n})"
+        ctx.add("d-store", "counterexample", f"thread {t}'s accumulator element {e} ({dregs[e]}) is "
+                f"{what}; the PTX D fragment puts it at D({want[t, e] // n}, {want[t, e] % n}) "
+                f"({bad.shape[0]} of {got.size} differ)")
+        return
+    ctx.add("d-store", "proved", f"every accumulator element of all 128 threads is stored at its "
+            f"D(row, col) of the PTX {man['shape']} D fragment")
+
+
+# ----- host-compiled index functions --------------------------------------------------------------
+
+def _host_checks(man: dict, source: str) -> list[Check]:
+    ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
+    if not ns:
+        return [Check("index-functions", "unknown", "kernel.cu has no namespace vl_<tag>")]
+    ns = ns.group(1)
+    m, n, kx = parse_shape(man["shape"])
+    k = int(man["k"])
+    body = ["int main() {"]
+    wanted = []
+    for name, ext in (("a", m), ("b", n)):
+        if man[name]["source"] == "smem":
+            body.append(f'  for (uint32_t mn = 0; mn < {ext}u; ++mn) for (uint32_t k = 0; k < {k}u; '
+                        f'++k) std::printf("%u\\n", {ns}::{name}_smem_offset(mn, k));')
+            wanted.append(("smem", name, ext))
+    fd = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
+    body.append(f'  for (uint32_t t = 0; t < 128u; ++t) for (uint32_t e = 0; e < {fd.registers}u; '
+                f'++e) std::printf("%u\\n", {ns}::d_index(t, e));')
+    wanted.append(("d", "d", fd.registers))
+    if man["a"]["source"] == "reg":
+        fa = fragment(man["shape"], "A", man["dtype"])
+        body.append(f'  for (uint32_t kb = 0; kb < {k // kx}u; ++kb) for (uint32_t t = 0; t < 128u; '
+                    f'++t) for (uint32_t e = 0; e < {fa.registers}u; ++e) '
+                    f'std::printf("%u\\n", {ns}::a_index(t, e, kb));')
+        wanted.append(("areg", "a", fa.registers))
+    body += ["  return 0;", "}"]
+    out = _host_run(source, "\n".join(body) + "\n")
+    if isinstance(out, Check):
+        return [out]
+    vals = np.array(out.split(), dtype=np.int64)
+    checks, at = [], 0
+    for kind, name, ext in wanted:
+        if kind == "smem":
+            op = man[name]
+            want = intended_tile(op["layout"], dtype=man["dtype"],
+                                 base_address=int(op["offset_bytes"])).fn.table() // 8
+            got = vals[at:at + ext * k].reshape(ext, k)
+            at += ext * k
+            bad = np.argwhere(got != want)
+            fn = f"{name}_smem_offset"
+            if bad.size:
+                a, b = (int(v) for v in bad[0])
+                checks.append(Check("index-functions", "counterexample", f"{fn}({a}, {b}) = "
+                                    f"{int(got[a, b]):#x} compiled for the host, but the layout "
+                                    f"{op['layout']} at offset {op['offset_bytes']} puts "
+                                    f"{name.upper()}({a}, {b}) at {int(want[a, b]):#x} "
+                                    f"({bad.shape[0]} of {got.size} differ)"))
+            else:
+                checks.append(Check("index-functions", "proved", f"{fn} equals the layout on all "
+                                    f"{got.size} coordinates (host-compiled)"))
+        elif kind == "d":
+            want = np.array([[r * n + c for r, c in (fd.coord(t, e) for e in range(ext))]
+                             for t in range(128)])
+            got = vals[at:at + 128 * ext].reshape(128, ext)
+            at += 128 * ext
+            checks.append(_frag_check("d_index", got, want, n, "D"))
+        else:
+            fa = fragment(man["shape"], "A", man["dtype"])
+            nkb = k // kx
+            want = np.array([[[r * k + kb * kx + c for r, c in (fa.coord(t, e) for e in range(ext))]
+                              for t in range(128)] for kb in range(nkb)])
+            got = vals[at:at + nkb * 128 * ext].reshape(nkb, 128, ext)
+            at += nkb * 128 * ext
+            checks.append(_frag_check("a_index", got.reshape(-1, ext), want.reshape(-1, ext), k, "A"))
+    return checks
+
+
+def _frag_check(fn: str, got, want, width: int, what: str) -> Check:
+    bad = np.argwhere(got != want)
+    if bad.size:
+        t, e = (int(v) for v in bad[0])
+        return Check("index-functions", "counterexample", f"{fn}: row {t} element {e} is "
+                     f"{what}({got[t, e] // width}, {got[t, e] % width}) compiled for the host; the "
+                     f"PTX {what} fragment says {what}({want[t, e] // width}, {want[t, e] % width}) "
+                     f"({bad.shape[0]} of {got.size} differ)")
+    return Check("index-functions", "proved", f"{fn} equals the PTX {what} fragment on all "
+                 f"{got.size} (thread, element) pairs (host-compiled)")
+
+
+@functools.lru_cache(maxsize=64)   # keyed by (kernel source, driver); one build per process
+def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory(prefix="vl_host_") as d:
+        with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
+            f.write(source)
+        with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
+            f.write('#define VL_NO_MAIN\n#include "kernel.cu"\n' + main)
+        rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
+        if rc != 0:
+            errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
+            return False, errs[0].strip()
+        p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            return False, f"the host driver exited {p.returncode}"
+        return True, p.stdout
+
+
+def _host_run(source: str, main: str):
+    ok, out = _host_run_cached(source, main)
+    if not ok:
+        return Check("index-functions", "counterexample", f"the index functions do not build or "
+                     f"run on the host: {out}")
+    return out
+
+
+# ----- directories --------------------------------------------------------------------------------
+
+def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
+    """The independent checks of a directory written by ``verilayout emit wgmma``.
+
+    >>> check_directory("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: /nonexistent: no manifest.json (expected a directory written by `verilayout emit`)
+    """
+    path = os.path.join(directory, "manifest.json")
+    if not os.path.isfile(path):
+        raise LayoutError(f"{directory}: no manifest.json (expected a directory written by "
+                          "`verilayout emit`)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            man = json.load(f)
+    except (OSError, ValueError) as e:
+        raise LayoutError(f"{path}: cannot read: {e}") from None
+    src = os.path.join(directory, "kernel.cu")
+    if not os.path.isfile(src):
+        raise LayoutError(f"{directory}: no kernel.cu")
+    with open(src, encoding="utf-8") as f:
+        source = f.read()
+    return check_wgmma_source(man, source, host=host)
+
+
+def source_digest(source: str) -> str:
+    """A short digest of a kernel source (names cached builds).
+
+    >>> len(source_digest("x"))
+    12
+    """
+    return hashlib.sha256(source.encode()).hexdigest()[:12]
