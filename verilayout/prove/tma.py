@@ -1,0 +1,423 @@
+"""Prove that what TMA writes into a shared-memory ring is what its reader reads, at any base.
+
+The claim, for a tensor map ``t`` (:mod:`verilayout.hw.nvidia.tma`), a reader, a ring of
+``stages`` buffers ``stage_bytes`` apart and every buffer base allowed by the stated alignment:
+
+    for every stage s, every tile coordinate (mn, k):
+        TMA's byte of (mn, k) in stage s  ==  the reader's byte of (mn, k) in stage s
+
+where TMA writes ``copies`` boxes side by side along its inner dimension (copy ``j`` at
+``stage base + j * box bytes``, as Triton's and CUTLASS's multi-box tiles do) with the swizzle on
+the ABSOLUTE address, and the reader is
+
+* a layout (:func:`layout_reader`): CuTe text/objects, Triton ``#ttg.*`` text, a LinearLayout
+  ``offset -> dim0, dim1``, or a :class:`~verilayout.prove.wgmma.TileAddress`. A CuTe swizzle on
+  byte addresses (``smem_ptr``) is absolute; a swizzle on element offsets and every linear layout
+  (Triton computes shared offsets from the buffer start) is buffer-RELATIVE: such a reader agrees
+  with TMA only on buffers aligned to the swizzle repeat (1024 bytes for 128B);
+* wgmma/tcgen05 descriptors (:func:`descriptor_reader`): one descriptor per (MN block, K-block),
+  start address = stage base + ``start_address + kb * k_step + mb * mn_step``, read through the
+  hardware address model (:func:`verilayout.hw.nvidia.descriptor.hardware_address_function`).
+
+Assumptions, stated in every verdict: base = a multiple of ``base_align`` (default 128, the TMA
+destination alignment; or one concrete ``base``), and the whole ring below the 256 KiB shared
+window. The base and the stage are z3 variables, so "proved" covers every such base and stage.
+A counterexample names the base, the stage, the coordinate, the byte TMA wrote and the byte the
+reader reads. A box larger than the reader's tile (or than a stage) is a counterexample at the
+first coordinate the reader does not read, with the reader's (stage, coordinate) that the write
+lands on.
+
+>>> from verilayout.hw.nvidia.tma import TensorMap
+>>> t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
+>>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,64):(64,1)", dtype="f16")
+>>> verify_ring(t, r, stages=4, stage_bytes=8192).status          # absolute reader: any 128-aligned base
+'proved'
+>>> rel = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+...                     "elementBitWidth = 16}>", dtype="f16", shape=[64, 64])
+>>> v = verify_ring(t, rel, stages=4, stage_bytes=8192); v.status, v.counterexample["base"] % 1024 != 0
+('counterexample', True)
+>>> verify_ring(t, rel, stages=4, stage_bytes=8192, base_align=1024).status
+'proved'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.core.smt import Verdict, prove
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function
+from verilayout.dtypes import bits as dtype_bits
+from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, write_address, write_z3
+from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
+from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
+
+__all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "verify_ring",
+           "DEFAULT_TIMEOUT_MS"]
+
+DEFAULT_TIMEOUT_MS = 20_000
+_B = ADDR_BITS
+
+
+@dataclass(frozen=True)
+class LayoutReader:
+    """A reader that reads tile element ``(mn, k)`` at ``stage base + offset + tile(mn, k)``;
+    ``relative``: its swizzle counts from the buffer start (else from address 0)."""
+
+    tile: TileAddress
+    relative: bool
+    offset: int = 0
+
+    @property
+    def extents(self) -> tuple[int, int]:
+        return self.tile.mn_extent, self.tile.k_extent
+
+    @property
+    def dtype(self) -> str:
+        return self.tile.dtype
+
+    def describe(self) -> str:
+        return (f"layout {self.tile.text or self.tile.fn.name or '(given)'} "
+                f"({'buffer-relative' if self.relative else 'absolute'} swizzle)")
+
+
+@dataclass(frozen=True)
+class DescriptorReader:
+    """wgmma/tcgen05 reads: descriptor ``desc`` (its start address relative to the stage base) for
+    MN block ``mb`` < ``mn_blocks`` of ``mn`` rows and K-block ``kb`` < ``k_blocks``, started at
+    ``desc.start_address + kb * k_step + mb * mn_step`` bytes into the stage."""
+
+    desc: Descriptor
+    major: str
+    dtype: str
+    mn: int
+    k_blocks: int = 1
+    k_step: int = 0
+    mn_blocks: int = 1
+    mn_step: int = 0
+
+    @property
+    def extents(self) -> tuple[int, int]:
+        return self.mn * self.mn_blocks, k_of_dtype(self.dtype) * self.k_blocks
+
+    def describe(self) -> str:
+        return (f"descriptor {self.desc.value:#x} ({self.major}-major, {self.mn_blocks} x {self.mn} rows, "
+                f"{self.k_blocks} K-block(s), k_step {self.k_step} B, mn_step {self.mn_step} B)")
+
+
+def layout_reader(layout: Any, *, dtype: str, mn_dim: int = 0, shape=None, swizzle_units: str | None = None,
+                  offset: int = 0, relative: bool | None = None) -> LayoutReader:
+    """A layout as a reader (see the module text for which layouts swizzle relative addresses;
+    ``relative`` overrides it, e.g. for an ldmatrix reader that XORs buffer offsets itself).
+
+    >>> layout_reader("Sw<2,4,3> o smem_ptr[16b](unset) o (16,32):(32,1)", dtype="f16").relative
+    False
+    """
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise LayoutError(f"reader offset {offset!r}: expected bytes >= 0")
+    tile = intended_tile(layout, dtype=dtype, base_address=0, mn_dim=mn_dim, shape=shape,
+                         swizzle_units=swizzle_units)
+    rel = tile.pattern_start is not None if relative is None else bool(relative)
+    return LayoutReader(tile, rel, offset)
+
+
+def descriptor_reader(descriptor, *, major: str, dtype: str, mn: int, k_blocks: int = 1,
+                      k_step: int | None = None, mn_blocks: int = 1, mn_step: int | None = None,
+                      arch: str | None = None) -> DescriptorReader:
+    """Descriptors as a reader. ``k_step`` (bytes the start advances per K-block) defaults to the
+    K-major swizzled advance, one K-block's bytes along the row (``K * element bytes``, as CUTLASS's
+    descriptor iterator and Triton advance it); other cases must give it when ``k_blocks > 1``.
+    ``mn_step`` must be given when ``mn_blocks > 1``.
+
+    >>> r = descriptor_reader("0x4000004000010000", major="K", dtype="f16", mn=64, k_blocks=4)
+    >>> r.k_step, r.extents
+    (32, (64, 64))
+    """
+    desc = as_descriptor(descriptor, arch)
+    mj = parse_major(major)
+    for name, v in (("mn", mn), ("k_blocks", k_blocks), ("mn_blocks", mn_blocks)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise LayoutError(f"descriptor reader {name} = {v!r}: expected an integer >= 1")
+    if k_step is None:
+        if k_blocks > 1 and (mj != "K" or desc.swizzle == "none"):
+            raise LayoutError("k_step: give the bytes the descriptor start advances per K-block "
+                              "(only the K-major swizzled advance has a default)")
+        k_step = k_of_dtype(dtype) * _bytes(dtype) if k_blocks > 1 else 0
+    if mn_step is None:
+        if mn_blocks > 1:
+            raise LayoutError("mn_step: give the bytes between the MN blocks' descriptor starts")
+        mn_step = 0
+    for name, v in (("k_step", k_step), ("mn_step", mn_step)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v % 16:
+            raise LayoutError(f"descriptor reader {name} = {v!r}: expected bytes >= 0, a multiple of 16")
+    return DescriptorReader(desc, mj, dtype, mn, k_blocks, k_step, mn_blocks, mn_step)
+
+
+def _bytes(dtype: str) -> int:
+    return dtype_bits(dtype) // 8
+
+
+# ----- z3 encodings -----------------------------------------------------------------------------
+
+def _bv(x, width: int = _B) -> z3.BitVecRef:
+    if isinstance(x, int):
+        return z3.BitVecVal(x, width)
+    return z3.ZeroExt(width - x.size(), x) if x.size() < width else x
+
+
+def _layout_bits(r: LayoutReader, base: z3.BitVecRef, mn, k) -> z3.BitVecRef:
+    """Bit address the layout reader reads ``(mn, k)`` at, the stage starting at byte ``base``."""
+    fn = r.tile.fn
+    start = (base + r.offset) * 8
+    v = {"mn": mn, "k": k}
+    if r.relative or fn.swizzle is None:
+        return fn.z3(v) + start
+    inner = replace(fn, swizzle=None, post=0).z3(v) + start
+    return fn.swizzle.z3(inner) + fn.post
+
+
+def _descriptor_bits(r: DescriptorReader, base: z3.BitVecRef, mn, k, mb: int, kb: int) -> z3.BitVecRef:
+    """Bit address descriptor block ``(mb, kb)`` reads its ``(mn, k)`` at (block-local coordinates)."""
+    fn = hardware_address_function(r.desc.with_start(0), major=r.major, dtype=r.dtype, mn_extent=r.mn)
+    start = (base + r.desc.start_address + kb * r.k_step + mb * r.mn_step) * 8
+    inner = replace(fn, swizzle=None, post=0).z3({"mn": mn, "k": k}) + start
+    return (fn.swizzle.z3(inner) if fn.swizzle is not None else inner) + fn.post
+
+
+def _tma_bits(t: TensorMap, copies: int, stage_base, x, y) -> z3.BitVecRef:
+    """Bit address TMA writes tile coordinate (inner x, outer y) at."""
+    n0 = t.smem_box[0]
+    xv = _bv(x)
+    j = z3.UDiv(xv, n0)
+    x0 = z3.URem(xv, n0)
+    others = [z3.BitVecVal(0, 8)] * (t.rank - 2)
+    coord = (x0, _bv(y)) + tuple(others) if t.rank >= 2 else (x0,)
+    return write_z3(t, stage_base + j * t.box_bytes, coord) * 8
+
+
+def _eval(e: z3.BitVecRef) -> int:
+    return z3.simplify(e).as_long()
+
+
+# ----- the proof --------------------------------------------------------------------------------
+
+def _int_arg(name: str, v, lo: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        raise LayoutError(f"{name} = {v!r}: expected an integer >= {lo}")
+    return v
+
+
+def verify_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stages: int = 1,
+                stage_bytes: int | None = None, base_align: int = 128, base: int | None = None,
+                copies: int = 1, inner: str | None = None, trust_inferred: bool = False,
+                timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """Prove TMA's writes into every stage of the ring equal what ``reader`` reads (module text).
+
+    ``inner`` is the reader coordinate that is TMA's dim 0: ``"k"`` (default for K-major readers
+    and row-major tiles) or ``"mn"`` (MN-major descriptors default to it). Swizzle modes whose
+    pattern is an inference answer ``unknown`` unless ``trust_inferred`` (then the reason says so).
+
+    >>> from verilayout.hw.nvidia.tma import TensorMap
+    >>> t = TensorMap("bf16", global_dims=(4096, 4096), box=(32, 64), swizzle="64B")
+    >>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,32):(32,1)", dtype="bf16")
+    >>> v = verify_ring(t, r, base_align=1024); v.status, sorted(v.counterexample)[:3]
+    ('counterexample', ['base', 'k', 'mn'])
+    """
+    if not isinstance(tmap, TensorMap):
+        raise LayoutError(f"expected a TensorMap, got {type(tmap).__name__}")
+    if not isinstance(reader, (LayoutReader, DescriptorReader)):
+        raise LayoutError(f"expected a layout_reader(...) or descriptor_reader(...), got {type(reader).__name__}")
+    stages, copies = _int_arg("stages", stages, 1), _int_arg("copies", copies, 1)
+    base_align = _int_arg("base_align", base_align, 1)
+    if base is not None:
+        base = _int_arg("base", base, 0)
+        if base >= SMEM_WINDOW:
+            raise LayoutError(f"base = {base:#x} is outside the 256 KiB shared window")
+    if tmap.bits % 8 or tmap.interleave != "none":
+        return Verdict.unknown(f"the shared-memory placement of {tmap.dtype} / interleave {tmap.interleave} "
+                               "is not modelled", method="model")
+    if tmap.bits != _bits_of(reader.dtype if isinstance(reader, DescriptorReader) else reader.tile.dtype):
+        raise LayoutError(f"the tensor map moves {tmap.bits}-bit elements but the reader reads "
+                          f"{reader.dtype if isinstance(reader, DescriptorReader) else reader.tile.dtype}")
+    if tmap.rank < 2 or any(b != 1 for b in tmap.smem_box[2:]):
+        raise LayoutError(f"box {list(tmap.box)}: the ring proof covers 2-d boxes (outer dims of 1)")
+    tile_bytes = copies * tmap.box_bytes
+    stage_bytes = tile_bytes if stage_bytes is None else _int_arg("stage_bytes", stage_bytes, 1)
+    if inner is None:
+        inner = "mn" if isinstance(reader, DescriptorReader) and reader.major == "MN" else "k"
+    if inner not in ("k", "mn"):
+        raise LayoutError(f"inner = {inner!r}: expected 'k' or 'mn'")
+    notes = tmap.notes()
+    if notes and not trust_inferred:
+        return Verdict.unknown(f"the write model rests on an inference ({'; '.join(notes)}); pass "
+                               "trust_inferred to prove under it", method="model", notes=notes)
+    lims = [f for f in limit_findings(tmap) if f.rule != "global-address" or tmap.global_address]
+    if base is not None and base % SMEM_ALIGN:
+        lims.append(Limit("smem-alignment", f"the buffer base {base:#x} is not {SMEM_ALIGN}-byte aligned",
+                          "PTX ISA cp.async.bulk.tensor"))
+    elif base is None and base_align % SMEM_ALIGN:
+        lims.append(_align_limit(base_align))
+    if lims:
+        f = lims[0]
+        return Verdict.fails({"rule": f.rule, "finding": f.message},
+                             f"the tensor map breaks a hardware limit ({f.rule}): {f.message} [{f.source}]",
+                             method="limits", rule=f.rule, source=f.source)
+    if isinstance(reader, DescriptorReader):
+        for fd in contract_findings(reader.desc, major=reader.major, dtype=reader.dtype, mn_extent=reader.mn):
+            if fd.rule not in INFERRED_RULES:
+                status = Verdict.unknown if fd.rule.startswith("unmodelled") else None
+                if status:
+                    return status(f"not modelled: {fd.message}", method="contract", rule=fd.rule)
+                return Verdict.fails({"rule": fd.rule, "finding": fd.message},
+                                     f"the descriptor breaks its contract ({fd.rule}): {fd.message}",
+                                     method="contract", rule=fd.rule)
+    assume = _assumption_text(base, base_align, stages, stage_bytes)
+    pre = "; ".join(notes) + "; " if notes else ""
+    # ----- domains and stage overlap (concrete) ----------------------------------------------
+    r_mn, r_k = reader.extents
+    r_inner, r_outer = (r_k, r_mn) if inner == "k" else (r_mn, r_k)
+    t_inner, t_outer = copies * tmap.smem_box[0], tmap.smem_box[1]
+    b0 = base if base is not None else 0
+    if (t_inner, t_outer) != (r_inner, r_outer) or (stages > 1 and tile_bytes > stage_bytes):
+        return _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, b0, (t_inner, t_outer),
+                               (r_inner, r_outer), pre + assume)
+    # ----- the symbolic proof ------------------------------------------------------------------
+    qbits = max(1, (SMEM_WINDOW // base_align).bit_length())
+    q = z3.BitVec("q", qbits)
+    s = z3.BitVec("stage", max(1, (stages - 1).bit_length()))
+    base_e = _bv(base) if base is not None else _bv(q) * base_align
+    stage_base = base_e + _bv(s) * stage_bytes
+    cons = [z3.ULT(_bv(s), stages)]
+    if base is None:
+        cons.append(z3.ULE(_bv(q) * base_align + stages * stage_bytes, SMEM_WINDOW))
+        cons.append(z3.ULT(_bv(q), SMEM_WINDOW // base_align + 1))
+    pieces = _pieces(reader)
+    for (mb, kb, mn_off, k_off, mn_n, k_n) in pieces:
+        mn = z3.BitVec("mn", max(1, (mn_n - 1).bit_length()))
+        k = z3.BitVec("k", max(1, (k_n - 1).bit_length()))
+        cc = cons + [z3.ULT(_bv(mn, 16), mn_n), z3.ULT(_bv(k, 16), k_n)]
+        gmn, gk = _bv(mn) + mn_off, _bv(k) + k_off
+        x, y = (gk, gmn) if inner == "k" else (gmn, gk)
+        tma = _tma_bits(tmap, copies, stage_base, x, y)
+        if isinstance(reader, DescriptorReader):
+            rd = _descriptor_bits(reader, stage_base, mn, k, mb, kb)
+        else:
+            rd = _layout_bits(reader, stage_base, gmn, gk)
+        v = prove(tma == rd, variables={"q": q, "stage": s, "mn": mn, "k": k}, assumptions=cc,
+                  timeout_ms=timeout_ms, what="TMA write == reader read")
+        if v.status == "unknown":
+            return Verdict.unknown(f"{pre}z3 gave up on the TMA/reader equality ({assume})", method="z3")
+        if v.status == "counterexample":
+            cx = v.counterexample
+            bval = base if base is not None else cx["q"] * base_align
+            sval = cx["stage"]
+            sb = z3.BitVecVal(bval + sval * stage_bytes, _B)
+            m_, k_ = cx["mn"] + mn_off, cx["k"] + k_off
+            xx, yy = (k_, m_) if inner == "k" else (m_, k_)
+            tbyte = _eval(_tma_bits(tmap, copies, sb, xx, yy)) // 8
+            mnv, kv = z3.BitVecVal(cx["mn"], mn.size()), z3.BitVecVal(cx["k"], k.size())
+            if isinstance(reader, DescriptorReader):
+                rbyte = _eval(_descriptor_bits(reader, sb, mnv, kv, mb, kb)) // 8
+            else:
+                rbyte = _eval(_layout_bits(reader, sb, z3.BitVecVal(m_, 16), z3.BitVecVal(k_, 16))) // 8
+            cex = {"base": bval, "stage": sval, "mn": m_, "k": k_, "tma_byte": tbyte, "reader_byte": rbyte}
+            where = f", K-block {kb}" + (f", MN block {mb}" if reader.extents[0] != pieces[0][4] else "") \
+                if isinstance(reader, DescriptorReader) else ""
+            return Verdict.fails(cex, f"{pre}at buffer base {bval:#x}, stage {sval}, element (mn={m_}, k={k_}){where}: "
+                                 f"TMA wrote byte {tbyte:#x} but the {reader.describe()} reads byte {rbyte:#x}",
+                                 method="z3", assumption=assume)
+    return Verdict.holds(f"{pre}for every stage of the {stages}-stage ring and every element of the "
+                         f"{r_mn}x{r_k} tile, TMA's write (SWIZZLE_{tmap.swizzle}, {copies} box(es) of "
+                         f"{list(tmap.box)}) is the byte the {reader.describe()} reads ({assume})",
+                         method="z3", assumption=assume)
+
+
+def _bits_of(dtype: str) -> int:
+    return dtype_bits(dtype)
+
+
+def _align_limit(base_align: int):
+    return Limit("smem-alignment", f"buffers aligned to {base_align} bytes may start off the {SMEM_ALIGN}-byte "
+                 "alignment TMA destinations need", "PTX ISA cp.async.bulk.tensor")
+
+
+def _assumption_text(base, base_align, stages, stage_bytes) -> str:
+    where = f"buffer base {base:#x}" if base is not None else f"any buffer base that is a multiple of {base_align} bytes"
+    return (f"assumption: {where}, stage s at base + s * {stage_bytes} for s < {stages}, the ring inside the "
+            "256 KiB shared window")
+
+
+def _pieces(reader) -> list[tuple[int, int, int, int, int, int]]:
+    """``(mn block, k block, mn offset, k offset, mn extent, k extent)`` of each reader piece."""
+    if isinstance(reader, LayoutReader):
+        mn, k = reader.extents
+        return [(0, 0, 0, 0, mn, k)]
+    kx = k_of_dtype(reader.dtype)
+    return [(mb, kb, mb * reader.mn, kb * kx, reader.mn, kx)
+            for mb in range(reader.mn_blocks) for kb in range(reader.k_blocks)]
+
+
+def _reader_table(reader, stage_base: int) -> np.ndarray:
+    """``table[mn, k]``: the byte the reader reads each element of its tile at (brute force)."""
+    if isinstance(reader, LayoutReader):
+        fn = reader.tile.fn
+        start = (stage_base + reader.offset) * 8
+        if reader.relative or fn.swizzle is None:
+            return (fn.table() + start) // 8
+        return replace(fn, const=fn.const + start).table() // 8
+    mn_n, k_n = reader.extents
+    kx = k_of_dtype(reader.dtype)
+    out = np.zeros((mn_n, k_n), dtype=np.int64)
+    for mb in range(reader.mn_blocks):
+        for kb in range(reader.k_blocks):
+            start = stage_base + reader.desc.start_address + kb * reader.k_step + mb * reader.mn_step
+            fn = hardware_address_function(reader.desc.with_start(start), major=reader.major,
+                                           dtype=reader.dtype, mn_extent=reader.mn)
+            out[mb * reader.mn:(mb + 1) * reader.mn, kb * kx:(kb + 1) * kx] = fn.table() // 8
+    return out
+
+
+def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ext, r_ext, assume) -> Verdict:
+    """The box and the reader's tile differ in extent, or a stage's box spills into the next."""
+    (ti, to), (ri, ro) = t_ext, r_ext
+    n0 = tmap.smem_box[0]
+
+    def tma_byte(sb, x, y):
+        j, x0 = divmod(x, n0)
+        return write_address(tmap, sb + j * tmap.box_bytes, (x0, y) + (0,) * (tmap.rank - 2))
+
+    def mnk(x, y):
+        return (y, x) if inner == "k" else (x, y)
+    if ti > ri or to > ro or (stages > 1 and copies * tmap.box_bytes > stage_bytes):
+        x, y = (ri, 0) if ti > ri else ((0, ro) if to > ro else (0, 0))
+        if not (ti > ri or to > ro):            # spill: first element past the stage
+            y = next((yy for yy in range(to) if tma_byte(base, 0, yy) >= base + stage_bytes), 0)
+        tb = tma_byte(base, x, y)
+        hit = None
+        for st in range(stages):                # which element the reader reads at that byte
+            where = np.argwhere(_reader_table(reader, base + st * stage_bytes) == tb)
+            if len(where):
+                hit = (st, int(where[0][0]), int(where[0][1]))
+                break
+        m_, k_ = mnk(x, y)
+        cex = {"base": base, "stage": 0, "mn": m_, "k": k_, "tma_byte": tb, "reader_byte": None,
+               "tma_tile": [t_ext[1], t_ext[0]] if inner == "k" else list(t_ext),
+               "reader_tile": list(reader.extents)}
+        over = ""
+        if hit:
+            cex["overwrites"] = {"stage": hit[0], "mn": hit[1], "k": hit[2]}
+            over = f", where the reader reads element (mn={hit[1]}, k={hit[2]}) of stage {hit[0]}"
+        return Verdict.fails(cex, f"the TMA box ({copies} x {list(tmap.box)}, {copies * tmap.box_bytes} bytes) is larger "
+                             f"than the reader's {reader.extents[0]}x{reader.extents[1]} tile / {stage_bytes}-byte stage: "
+                             f"at base {base:#x}, stage 0, TMA writes element (mn={m_}, k={k_}) to byte {tb:#x}"
+                             f"{over} ({assume})", method="domain", assumption=assume)
+    x, y = (ti, 0) if ri > ti else (0, to)
+    m_, k_ = mnk(x, y)
+    rb = int(_reader_table(reader, base)[m_, k_])
+    cex = {"base": base, "stage": 0, "mn": m_, "k": k_, "tma_byte": None, "reader_byte": rb,
+           "reader_tile": list(reader.extents)}
+    return Verdict.fails(cex, f"the reader reads element (mn={m_}, k={k_}) at byte {rb:#x}, which the TMA box "
+                         f"({copies} x {list(tmap.box)}) never writes ({assume})", method="domain", assumption=assume)
