@@ -12,7 +12,9 @@ import json
 import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
+from verilayout.emit.cuda_gemm import emit_gemm
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
+from verilayout.emit.gemm_plan import GEMM_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
@@ -25,6 +27,7 @@ _DOT_A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount
 
 EPILOG_EMIT = """\
 examples:
+  verilayout emit gemm --dtype bf16 -o out/gemm
   verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ss
   verilayout emit wgmma --shape m64n32k16 --dtype f16 --a reg --b N:64B --k 64 -o out/rs
   verilayout emit blockload --layout {a} -t 'tensor<256x32xf16>' -o out/a
@@ -45,6 +48,21 @@ then:
   out/ex1/run.sh                              # on an H100: build, run, compare, TFLOP/s
 DIR gets kernel.cu (kernel + host harness), manifest.json (what kernel.cu is generated from;
 `simulate` reads it) and run.sh.
+exit codes: 0 written, 2 bad input
+"""
+
+EPILOG_GEMM = """\
+examples:
+  verilayout emit gemm --dtype f16 -o out/gemm_f16                  # 128x256x64, 4 stages
+  verilayout emit gemm --arch sm_90a --dtype bf16 --tile 128x256x64 --stages 4 -o out/bf16
+  verilayout emit gemm --dtype e4m3 --tile 128x128x128 --stages 6 -o out/e4m3
+  verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
+then, on an H100 / H200:
+  nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o out/gemm_f16/gemm out/gemm_f16/main.cu -ldl
+  out/gemm_f16/gemm                 # exact checks on small shapes, then TFLOP/s and % of cuBLASLt at 8192^3
+DIR gets kernel.cu (kernel, tensor maps, launch(); the proof obligations at its top), main.cu (the
+host program), manifest.json (what kernel.cu is written from), Makefile and README.md.
+defaults: --arch sm_90a, --tile 128x256x(128 bytes of K: 64 f16/bf16, 128 e4m3, 32 tf32), --stages 4
 exit codes: 0 written, 2 bad input
 """
 
@@ -133,6 +151,35 @@ def _operand_summary(op: dict) -> dict:
                                "descriptors")}
 
 
+# ----- emit gemm ------------------------------------------------------------------------------
+
+def _cmd_emit_gemm(args) -> int:
+    e = emit_gemm(args.dtype, tile=args.tile, stages=args.stages, arch=args.arch)
+    paths = write_emission(e, args.out)
+    m = e.manifest
+    n_ok = sum(o["status"] == "proved" for o in m["obligations"])
+    if args.json:
+        print(json.dumps({"directory": args.out, "files": paths, "tag": m["tag"],
+                          "instruction": m["instruction"], "tile": [m["bm"], m["bn"], m["bk"]],
+                          "stages": m["stages"], "threads": m["threads"],
+                          "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
+                          "obligations": m["obligations"]}))
+        return 0
+    print(f"wrote {', '.join(paths)}")
+    print(f"{m['tag']}: {m['instruction']} x {m['k_blocks']} per stage, tile {m['bm']}x{m['bn']}x"
+          f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
+          f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
+    t = m["tma"]
+    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {m['bm']} (A) and {t['box_k']} x "
+          f"{m['bn']} (B), {t['boxes']} per stage, expect_tx {t['tx_bytes']} bytes")
+    print(f"A stage: {m['a']['layout']}")
+    print(f"B stage: {m['b']['layout']}")
+    print(f"obligations: {n_ok} of {len(m['obligations'])} proved (listed at the top of kernel.cu)")
+    print(f"next: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o {args.out}/gemm "
+          f"{args.out}/main.cu -ldl   (on a GPU: {args.out}/gemm)")
+    return 0
+
+
 # ----- emit blockload ------------------------------------------------------------------------
 
 def _cmd_emit_blockload(args) -> int:
@@ -217,6 +264,25 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_guard(_cmd_emit_wgmma))
+
+    p = sub.add_parser("gemm", help="a complete Hopper GEMM (TMA, mbarrier ring, warp-specialized "
+                       "wgmma, persistent) and its host program", formatter_class=_FMT,
+                       epilog=EPILOG_GEMM,
+                       description="Write a persistent, warp-specialized sm_90a GEMM D = A @ B^T "
+                       "(A M x K, B N x K, both row-major; D f32 row-major) for any M, N, K: TMA "
+                       "loads into a multistage mbarrier ring, a producer warpgroup and one consumer "
+                       "warpgroup per 64 tile rows issuing wgmma with the proved descriptors.")
+    p.add_argument("--arch", default="sm_90a", help="target (sm_90a only; default sm_90a)")
+    p.add_argument("--dtype", required=True, choices=GEMM_DTYPES, metavar="DTYPE",
+                   help=f"multiplicand type: {', '.join(GEMM_DTYPES)} (f32 accumulation and output)")
+    p.add_argument("--tile", metavar="BMxBNxBK", help="CTA tile: BM 64 or 128, BN a multiple of 16 "
+                   f"up to 256, BK a multiple of 32 bytes (default 128x256x(128 bytes), e.g. "
+                   f"{default_tile('f16')} for f16)")
+    p.add_argument("--stages", type=_int, default=4, metavar="N", help="pipeline stages, 2 to 8 "
+                   "(default 4; must fit 227 KiB of shared memory)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_guard(_cmd_emit_gemm))
 
     p = sub.add_parser("blockload", help="an OpenCL C kernel: 2D block loads + shuffle for a DPAS "
                        "operand", formatter_class=_FMT, epilog=EPILOG_BLOCKLOAD,
