@@ -8,18 +8,14 @@ verilayout.prove.banks); it is 0 exactly when the access is conflict-free for th
 from __future__ import annotations
 
 import glob
-import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "oracles"))
-import triton_oracle  # noqa: E402
+from tests.oracles import triton_oracle  # noqa: E402
 
 from verilayout.audit import audit_file  # noqa: E402
-from verilayout.frontends.triton import attr_to_linear  # noqa: E402
-from verilayout.frontends.ttgir import parse_module  # noqa: E402
 
 from tests.reference.ttgir_banks import layouts_of  # noqa: E402
 

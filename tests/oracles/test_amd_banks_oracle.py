@@ -12,13 +12,11 @@
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from verilayout.core.linear_layout import LinearLayout  # noqa: E402
 from verilayout.prove.banks import check_lds_banks  # noqa: E402
@@ -29,7 +27,7 @@ pytestmark = pytest.mark.oracle
 @pytest.fixture(scope="module")
 def oracle():
     pytest.importorskip("triton")
-    import triton_oracle
+    from tests.oracles import triton_oracle
     if not triton_oracle.oracle_available():
         pytest.fail("the Triton oracle worker does not start")
     return triton_oracle

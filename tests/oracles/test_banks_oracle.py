@@ -10,14 +10,11 @@ The random pairs are made by :func:`random_pairs` (also used by ``benchmarks/ban
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent.parent))
 
 from tests.reference.banks import auto_count  # noqa: E402
 
@@ -190,7 +187,7 @@ pytestmark = pytest.mark.oracle
 
 def _oracle():
     pytest.importorskip("triton")
-    import triton_oracle
+    from tests.oracles import triton_oracle
     if not triton_oracle.oracle_available():
         pytest.skip("the Triton oracle worker does not start")
     return triton_oracle

@@ -18,7 +18,6 @@ import pathlib
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 
 import pytest
@@ -347,11 +346,7 @@ def _gmma_atom(swizzle_bytes: int, bits: int, mn_major: bool) -> ComposedLayout:
 
 def test_nvmma_shared_layouts_are_tiled_gmma_atoms():
     pytest.importorskip("triton")
-    sys.path.insert(0, str(pathlib.Path(__file__).parent))
-    try:
-        import triton_oracle
-    finally:
-        sys.path.pop(0)
+    from tests.oracles import triton_oracle
     reqs = []
     for sw in (32, 64, 128):
         for bits, dtype in ((8, "i8"), (16, "f16"), (32, "f32")):

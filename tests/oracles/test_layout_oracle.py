@@ -16,7 +16,7 @@ from verilayout.core import gf2
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
+from tests.oracles import triton_oracle as oracle  # noqa: E402
 
 
 def ll_json(L: LinearLayout) -> dict:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pytest
 
 pytest.importorskip("triton")
-from triton_oracle import run_oracle  # noqa: E402  (tests/oracles/conftest.py)
+from tests.oracles.triton_oracle import run_oracle  # noqa: E402
 
 from verilayout.errors import LayoutError  # noqa: E402
 from verilayout.frontends import triton as tfe  # noqa: E402

@@ -24,7 +24,7 @@ from verilayout.frontends.triton_mma import (amd_mfma_to_linear, amd_wmma_to_lin
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
+from tests.oracles import triton_oracle as oracle  # noqa: E402
 
 IN_DIMS = ("register", "lane", "warp", "block")
 

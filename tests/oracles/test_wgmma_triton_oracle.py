@@ -17,7 +17,7 @@ from verilayout.wgmma import derive_descriptor
 pytest.importorskip("triton")
 pytestmark = pytest.mark.oracle
 
-import triton_oracle as oracle  # noqa: E402  (tests/oracles/conftest.py puts it on the path)
+from tests.oracles import triton_oracle as oracle  # noqa: E402
 
 NS = (8, 16, 32, 64, 128, 256)
 MMA = [{"id": f"mma{n}k{k}", "kind": "nvidia_mma", "version": [3, 0], "warps_per_cta": [4, 1],
