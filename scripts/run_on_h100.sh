@@ -1,44 +1,42 @@
 #!/usr/bin/env bash
-# Build and run verilayout's emitted wgmma kernels on an H100 (sm_90a), compare each with a
-# CPU reference, and print max error and TFLOP/s. It cannot run in CI (no GPU there); every
-# kernel it runs is first checked by the executable model (`verilayout simulate`).
+# Build and run verilayout's emitted kernels on an H100 / H200 (sm_90a): exact reference checks
+# on small shapes, then TFLOP/s and % of cuBLASLt on a compute-bound shape (default 8192^3).
 #
-# Usage:
-#   scripts/run_on_h100.sh DIR [DIR...]      # directories written by `verilayout emit wgmma`
-#   scripts/run_on_h100.sh                   # emit the acceptance set of issue 6 and run it all
-# Environment: TILES (CTAs per launch, default 1056 = 8 per SM), ITERS (timed launches, 50),
-#              NVCC (default nvcc), VERILAYOUT (default "python -m verilayout.cli").
-# Exit status: 0 when every kernel prints PASS, 1 otherwise.
+# Two steps, so that the GPU machine needs nothing but the repository and a CUDA toolkit:
+#   1. on the CPU (python with verilayout installed):
+#        scripts/run_on_h100.sh --emit [DIR]     # DIR defaults to build/h100
+#      writes one directory per kernel (kernel.cu, main.cu, manifest.json, ...): the GEMMs for
+#      f16, bf16, e4m3 and tf32 at three tile shapes each, and the 15 one-tile `emit wgmma`
+#      demos of issue 6. Carry DIR to the GPU machine.
+#   2. on the GPU machine (nvcc >= 12.0 and libcublasLt; no python, numpy or z3):
+#        scripts/run_on_h100.sh [DIR...]         # DIR: an emitted kernel, or a folder of them
+#      builds each with nvcc, runs it and prints one line per kernel.
+#      `emit wgmma` directories (kernel.cu + run.sh, no main.cu) are run as their own harness.
+#
+# Environment: NVCC (default nvcc), SHAPE ("M N K", default "8192 8192 8192"), ITERS (timed
+#              launches, default 20), PYTHON (step 1 only; default the
+#              repository's .venv/bin/python, else python3).
+# Exit status: 0 every kernel built and every reference check was exact, 1 otherwise,
+#              2 a missing tool or GPU.
 set -uo pipefail
 
-NVCC=${NVCC:-nvcc}
-VERILAYOUT=${VERILAYOUT:-python -m verilayout.cli}
-TILES=${TILES:-1056}
-ITERS=${ITERS:-50}
+root=$(cd "$(dirname "$0")/.." && pwd)
+default_dir="$root/build/h100"
 
-if ! command -v "$NVCC" >/dev/null 2>&1; then
-  echo "error: $NVCC not found (CUDA 12.0 or newer is needed for sm_90a)" >&2; exit 2
-fi
-if command -v nvidia-smi >/dev/null 2>&1; then
-  cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
-  if [ -n "$cap" ] && [ "$cap" != "9.0" ]; then
-    echo "error: the first GPU has compute capability $cap; wgmma kernels need 9.0 (H100/H200)" >&2
-    exit 2
+if [ "${1:-}" = "--emit" ]; then
+  out=${2:-$default_dir}
+  if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3; [ -x "$root/.venv/bin/python" ] && PYTHON="$root/.venv/bin/python"
   fi
-else
-  echo "error: nvidia-smi not found: no NVIDIA GPU on this machine" >&2; exit 2
-fi
-
-dirs=("$@")
-if [ ${#dirs[@]} -eq 0 ]; then
-  root=$(mktemp -d /tmp/verilayout-h100.XXXXXX)
-  # shape dtype acc A B K  (the four m64n32k16 kernels of seed 003, dtype variants, N sweep)
+  mkdir -p "$out" || exit 2
+  vl() { (cd "$root" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m verilayout.cli "$@" >/dev/null); }
+  # emit wgmma demos (one tile per CTA; the acceptance set of issue 6): shape dtype acc A B K
   while read -r shape dtype acc a b k; do
     [ -z "$shape" ] && continue
-    d="$root/${shape}_${dtype}_${acc}_${a//:/}_${b//:/}_k${k}"
-    $VERILAYOUT emit wgmma --shape "$shape" --dtype "$dtype" --acc "$acc" --a "$a" --b "$b" \
-      --k "$k" -o "$d" >/dev/null || { echo "error: emit failed for $d" >&2; exit 2; }
-    dirs+=("$d")
+    d="$out/wgmma_${shape}_${dtype}_${acc}_${a//:/}_${b//:/}_k${k}"
+    vl emit wgmma --shape "$shape" --dtype "$dtype" --acc "$acc" --a "$a" --b "$b" --k "$k" -o "$d" \
+      || { echo "error: emit failed for $d" >&2; exit 2; }
+    echo "emitted $d"
   done <<'EOF'
 m64n32k16 f16 f32 K:none K:none 16
 m64n32k16 f16 f32 MN:64B N:none 16
@@ -56,25 +54,97 @@ m64n128k16 bf16 f32 K:128B N:64B 64
 m64n256k16 f16 f32 reg N:128B 64
 m64n256k8 tf32 f32 K:128B K:128B 64
 EOF
+  # emit gemm (issue 15): dtype tile stages, the set tests/test_emit_gemm.py compiles
+  while read -r dtype tile stages; do
+    [ -z "$dtype" ] && continue
+    d="$out/gemm_${dtype}_${tile}_s${stages}"
+    vl emit gemm --arch sm_90a --dtype "$dtype" --tile "$tile" --stages "$stages" -o "$d" \
+      || { echo "error: emit failed for $d" >&2; exit 2; }
+    echo "emitted $d"
+  done <<'EOF2'
+f16 128x256x64 4
+f16 128x128x64 6
+f16 64x128x32 5
+bf16 128x256x64 4
+bf16 128x128x64 6
+bf16 64x128x32 5
+e4m3 128x256x128 4
+e4m3 128x128x128 6
+e4m3 64x128x64 5
+tf32 128x256x32 4
+tf32 128x128x32 6
+tf32 64x128x16 5
+EOF2
+  echo "now carry $out to the GPU machine and run: scripts/run_on_h100.sh $out"
+  exit 0
 fi
 
+NVCC=${NVCC:-nvcc}
+SHAPE=${SHAPE:-8192 8192 8192}
+ITERS=${ITERS:-20}
+FLAGS="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a"
+
+if ! command -v "$NVCC" >/dev/null 2>&1; then
+  echo "error: $NVCC not found (CUDA 12.0 or newer is needed for sm_90a)" >&2; exit 2
+fi
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "error: nvidia-smi not found: no NVIDIA GPU on this machine" >&2; exit 2
+fi
+cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+if [ -n "$cap" ] && [ "$cap" != "9.0" ]; then
+  echo "error: the first GPU has compute capability $cap; these kernels need 9.0 (H100/H200)" >&2
+  exit 2
+fi
+
+# the kernel directories: each argument is one, or a folder holding several
+dirs=()
+args=("$@")
+[ ${#args[@]} -eq 0 ] && args=("$default_dir")
+for a in "${args[@]}"; do
+  if [ -f "$a/kernel.cu" ]; then dirs+=("$a"); continue; fi
+  found=0
+  for k in "$a"/*/kernel.cu; do
+    [ -f "$k" ] && { dirs+=("$(dirname "$k")"); found=1; }
+  done
+  if [ $found -eq 0 ]; then
+    echo "error: $a holds no kernel.cu (emit on the CPU first: scripts/run_on_h100.sh --emit $a)" >&2
+    exit 2
+  fi
+done
+
+echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$NVCC" --version | tail -1)"
+echo "shape for timing: $SHAPE, $ITERS launches"
+printf '%-42s %-7s %-10s %-10s %-10s %s\n' "kernel" "checks" "TFLOP/s" "cuBLAS" "% cuBLAS" "note"
 status=0
-printf '%-48s %-8s %-12s %s\n' "kernel" "result" "max error" "throughput"
 for d in "${dirs[@]}"; do
   name=$(basename "$d")
-  if ! $VERILAYOUT simulate "$d" >"$d/simulate.log" 2>&1; then
-    printf '%-48s %-8s %s\n' "$name" "MODEL" "the executable model disagrees: see $d/simulate.log"
-    status=1; continue
+  if [ -f "$d/main.cu" ]; then                      # emit gemm
+    if ! "$NVCC" $FLAGS -o "$d/gemm" "$d/main.cu" -ldl >"$d/build.log" 2>&1; then
+      printf '%-42s %-7s %s\n' "$name" "BUILD" "see $d/build.log"; status=1; continue
+    fi
+    # shellcheck disable=SC2086
+    "$d/gemm" $SHAPE "$ITERS" >"$d/run.log" 2>&1
+    rc=$?
+    checks=FAIL; grep -q '^PASS reference checks' "$d/run.log" && checks=exact
+    [ $rc -eq 0 ] && [ "$checks" = exact ] || status=1
+    ours=$(sed -n 's/^verilayout .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+    theirs=$(sed -n 's/^cuBLASLt .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+    pct=$(sed -n 's/^verilayout \/ cuBLAS: \([0-9.]*\) %.*/\1/p' "$d/run.log" | head -1)
+    note=$(grep -E '^cuBLAS: not compared|differing from cuBLAS|^launch failed|error' "$d/run.log" \
+           | sed 's/.*(outputs/outputs/; s/)$//' | head -1)
+    [ $rc -gt 1 ] && note="exit $rc: see $d/run.log"
+    printf '%-42s %-7s %-10s %-10s %-10s %s\n' "$name" "$checks" "${ours:-?}" "${theirs:--}" \
+      "${pct:--}" "$note"
+  else                                              # emit wgmma (one tile per CTA, own harness)
+    if ! "$NVCC" $FLAGS -o "$d/kernel" "$d/kernel.cu" >"$d/build.log" 2>&1; then
+      printf '%-42s %-7s %s\n' "$name" "BUILD" "see $d/build.log"; status=1; continue
+    fi
+    "$d/kernel" 1056 "$ITERS" >"$d/run.log" 2>&1
+    rc=$?
+    checks=FAIL; [ $rc -eq 0 ] && grep -q '^PASS' "$d/run.log" && checks=exact
+    [ "$checks" = exact ] || status=1
+    tput=$(grep -Eo '^[0-9.]+ T(FL)?OP/s' "$d/run.log" | head -1)
+    printf '%-42s %-7s %-10s %-10s %-10s %s\n' "$name" "$checks" "${tput%% *}" "-" "-" "emit wgmma demo"
   fi
-  if ! "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o "$d/kernel" \
-       "$d/kernel.cu" >"$d/build.log" 2>&1; then
-    printf '%-48s %-8s %s\n' "$name" "BUILD" "see $d/build.log"; status=1; continue
-  fi
-  "$d/kernel" "$TILES" "$ITERS" >"$d/run.log" 2>&1
-  rc=$?
-  err=$(sed -n 's/^max error \([^ ]*\).*/\1/p' "$d/run.log")
-  tput=$(grep -E '^[0-9.]+ T(FL)?OP/s' "$d/run.log" | head -1)
-  if [ $rc -eq 0 ] && grep -q '^PASS' "$d/run.log"; then res=PASS; else res=FAIL; status=1; fi
-  printf '%-48s %-8s %-12s %s\n' "$name" "$res" "${err:-?}" "${tput:-see $d/run.log}"
 done
 exit $status
