@@ -29,8 +29,8 @@ import z3
 from verilayout.core.cute import ComposedLayout, Layout, flatten
 from verilayout.errors import LayoutError
 from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
-from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, pattern_repeat_bytes, required_base_offset
-from verilayout.hw.nvidia.wgmma import dtype_bits, k_of_dtype, parse_major
+from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
+from verilayout.hw.nvidia.wgmma import parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, prove
 
@@ -107,7 +107,7 @@ def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | N
     >>> t.mn_extent, t.k_extent, t.swizzle_hint, t.fn.eval(1, 0) // 8
     (64, 64, '128B', 144)
     """
-    bits = dtype_bits(dtype)
+    bits = operand_bits(dtype)
     if not isinstance(shape, tuple) or len(shape) != 2 or not isinstance(stride, tuple) \
             or len(stride) != 2:
         raise LayoutError("a wgmma operand tile is a rank-2 layout (MN, K); got shape "
@@ -158,7 +158,7 @@ def cute_tile(obj, *, dtype: str, base_address: int = 0, mn_dim: int = 0, text: 
     >>> cute_tile(c, dtype="f16").swizzle_hint
     '32B'
     """
-    bits = dtype_bits(dtype)
+    bits = operand_bits(dtype)
     if isinstance(obj, ComposedLayout):
         if obj.elem_bits is not None and obj.elem_bits != bits:
             raise LayoutError(f"the layout is for {obj.elem_bits}-bit elements but dtype {dtype} "
@@ -197,7 +197,7 @@ def linear_tile(layout: LinearLayout, *, dtype: str, base_address: int = 0, mn_d
     >>> linear_tile(L, dtype="f16").fn.eval(1, 3) // 8      # row 1 starts at element 8
     22
     """
-    bits = dtype_bits(dtype)
+    bits = operand_bits(dtype)
     base_address = _check_base(base_address)
     if mn_dim not in (0, 1):
         raise LayoutError(f"mn_dim = {mn_dim!r}: expected 0 or 1")
@@ -245,7 +245,7 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
         return linear_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     if isinstance(layout, str):
         try:
-            parsed = operand_tile_layout(layout, elem_bits=dtype_bits(dtype), shape=shape,
+            parsed = operand_tile_layout(layout, elem_bits=operand_bits(dtype), shape=shape,
                                          swizzle_units=swizzle_units)
         except LayoutError as e:
             raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
@@ -288,20 +288,24 @@ class OperandBlock:
 
 
 def operand_block(tile: TileAddress, *, k_block: int = 0, mn: int | None = None,
-                  mn_block: int = 0) -> OperandBlock:
-    """The operand of one wgmma inside ``tile`` (K-block ``k_block``, MN block ``mn_block``).
+                  mn_block: int = 0, k: int | None = None) -> OperandBlock:
+    """The operand of one wgmma / tcgen05.mma inside ``tile`` (K-block ``k_block``, MN block
+    ``mn_block``). ``k``: the K of one instruction (default :func:`operand_k`, 256 bits; the
+    48-byte K-blocks of the absolute LBO mode pass ``k`` explicitly).
 
     >>> t = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")
     >>> operand_block(t, k_block=0)
     OperandBlock(mn=64, k=16, mn_offset=0, k_offset=0, k_block=0, mn_block=0)
     """
-    kx = k_of_dtype(tile.dtype)
+    kx = operand_k(tile.dtype) if k is None else k
+    if not isinstance(kx, int) or isinstance(kx, bool) or kx <= 0 or kx * operand_bits(tile.dtype) % 128:
+        raise LayoutError(f"k = {kx!r}: expected a whole number of 16-byte units of {tile.dtype}")
     for name, v in (("k_block", k_block), ("mn_block", mn_block)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise LayoutError(f"{name} = {v!r}: expected an integer >= 0")
     if tile.k_extent % kx:
-        raise LayoutError(f"the tile's K extent {tile.k_extent} is not a multiple of one wgmma's "
-                          f"K ({kx} {tile.dtype} elements = 32 bytes)")
+        raise LayoutError(f"the tile's K extent {tile.k_extent} is not a multiple of one MMA's "
+                          f"K ({kx} {tile.dtype} elements = {kx * operand_bits(tile.dtype) // 8} bytes)")
     nk = tile.k_extent // kx
     if k_block >= nk:
         raise LayoutError(f"k_block {k_block} is outside the tile's {nk} K-block(s)")
@@ -400,7 +404,7 @@ def _split_difference(sa, sb, d) -> tuple[int, int] | None:
 #: Contract rules that are inferences (reasoning about the address arithmetic), not cited
 #: hardware facts: they are reported as notes and never turn an address-exact match into a
 #: counterexample; the address proof decides.
-INFERRED_RULES = frozenset({"stride-repeat"})
+INFERRED_RULES = frozenset({"stride-repeat", "inferred-layout"})
 
 
 def _inferred_note(findings: list[Finding]) -> str:
@@ -443,7 +447,7 @@ def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Oper
     forces the solver even where bases decide)."""
     major = parse_major(major)
     dtype = tile.dtype
-    bits = dtype_bits(dtype)
+    bits = operand_bits(dtype)
     findings = contract_findings(desc, major=major, dtype=dtype, mn_extent=block.mn)
     for f in findings:
         if f.rule not in INFERRED_RULES:
@@ -456,6 +460,10 @@ def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Oper
             return _finding_verdict(Finding(
                 "base-offset", f"the swizzle pattern starts at {start:#x}, which is not on a "
                 "128-byte row, so no base offset describes it"))
+        if desc.swizzle == "128B_base32B" and (desc.base_offset or need):
+            note += ("inferred rule base-offset: the base offset of 128B_base32B is modelled as for "
+                     "the PTX modes (phase = 128 * base offset, pattern repeat 512 bytes); PTX ISA "
+                     "Table 41 does not list this mode; ")
         if desc.base_offset != need:
             msg = (f"base offset {desc.base_offset}, but the {desc.swizzle} pattern starting at "
                    f"{start:#x} needs {need} ((start >> 7) & 7 unless the start is on a "
@@ -463,7 +471,8 @@ def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Oper
             if desc.base_offset:
                 return _finding_verdict(Finding("base-offset", msg))
             note += f"base-offset rule broken: {msg}; "
-    hw = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=block.mn)
+    hw = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=block.mn,
+                                   k_extent=block.k)
     if _address_bound(hw) >= SMEM_WINDOW:
         top = int(hw.table().max()) // 8
         if top >= SMEM_WINDOW:
@@ -518,5 +527,6 @@ def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base
     desc = as_descriptor(descriptor, arch)
     tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim, shape=shape,
                          swizzle_units=swizzle_units)
-    block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
+    k = ABSOLUTE_LBO_K_BYTES * 8 // operand_bits(dtype) if desc.lbo_mode else None
+    block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block, k=k)
     return verify_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)

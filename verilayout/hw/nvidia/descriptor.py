@@ -33,13 +33,15 @@ import numpy as np
 import z3
 
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, elems_per_unit, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
     "Finding", "contract_findings", "required_base_offset", "pattern_repeat_bytes",
     "Term", "BitSwizzle", "AddressFunction", "Affine", "Split",
     "hardware_address_function", "hardware_address",
+    "TCGEN05_TYPES", "operand_bits", "operand_elems_per_unit", "operand_k", "storage_bits",
+    "swizzle_geometry", "ABSOLUTE_LBO_K_BYTES",
 ]
 
 ARCHS = ("sm_90", "sm_100")
@@ -82,6 +84,112 @@ def matrix_descriptor_encode(x: int) -> int:
     (64, 1)
     """
     return (int(x) & 0x3FFFF) >> 4
+
+
+# ----- tcgen05-only operand types (fp4 / fp6) -----------------------------------------------
+#
+# name: (element bits, address bits per element, elements per 16-byte unit, K of one MMA).
+#
+# * ``e2m1``: ``.kind::mxf4`` / ``.kind::mxf4nvf4``: two 4-bit elements per byte, no padding
+#   (PTX ISA 9.7.16.10.4.6 "Packing format used for matrix A and B by .kind::mxf4 and
+#   .kind::mxf4nvf4 in Shared Memory"); K = 64 (256 bits of K, like every kind).
+# * ``e2m1_padded``, ``e3m2``, ``e2m3``: ``.kind::f8f6f4`` / ``.kind::mxf8f6f4``: "contiguously
+#   packed along with padding" (PTX ISA 9.7.16.10.4.4): 16 elements fill the first 8 (4-bit) or
+#   12 (6-bit) bytes of each 16-byte unit and the rest is a gap (CUDA 13.0 ``cuda.h``:
+#   ``CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`` "8 byte gaps between every 8 byte chunk",
+#   ``CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B`` "4 byte gaps between every 12 byte chunk"; Triton's
+#   ``fp4Padded`` nvmma_shared, whose offset basis 3 is zero). K = 32 (CUTLASS
+#   ``mma_traits_sm100.hpp`` SM100_MMA_F8F6F4_SS: "Logical shape-K is always 256bits", K = 32).
+#   Addresses of these types are **slot addresses**: element j of a 16-byte unit sits in 8-bit
+#   slot j, as CUTLASS allocates them (``ElementAMma_SmemAllocType = uint8_t`` for the
+#   Mxf8f6f4 kinds, ``sm100_blockscaled_*_builder.inl``); the packing of the 16 slots of a unit
+#   into its first 8/12 bytes is one fixed map per unit that the writer (TMA 16U4/16U6_ALIGN16B)
+#   and the MMA reader both apply, so equal slot addresses mean equal bits.
+TCGEN05_TYPES: dict[str, tuple[int, int, int, int]] = {
+    "e2m1": (4, 4, 32, 64),
+    "e2m1_padded": (4, 8, 16, 32),
+    "e3m2": (6, 8, 16, 32),
+    "e2m3": (6, 8, 16, 32),
+}
+
+#: The K extent, in bytes, of the MMAs the absolute leading-dimension mode is for (PTX ISA
+#: 9.7.16.3.1.2 "Absolute address mode for K dimension being 48B"; CUTLASS SM103 MXF4 "ULTRA":
+#: K = 96 e2m1).
+ABSOLUTE_LBO_K_BYTES = 48
+
+
+def _is_tcgen05_only(dtype: str) -> bool:
+    return dtype in TCGEN05_TYPES and dtype not in DTYPE_BITS
+
+
+def operand_bits(dtype: str) -> int:
+    """Address bits one element of an MMA operand occupies (its slot): the element width for
+    wgmma types and packed ``e2m1``, 8 for the 16-byte-padded fp4/fp6 types.
+
+    Law: ``operand_bits(t) * operand_elems_per_unit(t) == 128`` for every type.
+
+    >>> operand_bits("f16"), operand_bits("e2m1"), operand_bits("e3m2")
+    (16, 4, 8)
+    """
+    if dtype in TCGEN05_TYPES:
+        return TCGEN05_TYPES[dtype][1]
+    if dtype not in DTYPE_BITS:
+        raise LayoutError(f"unknown wgmma element type {dtype!r} (PTX names: "
+                          f"{', '.join(DTYPE_BITS)}; tcgen05 also: {', '.join(TCGEN05_TYPES)})")
+    return dtype_bits(dtype)
+
+
+def storage_bits(dtype: str) -> int:
+    """Bits of the value itself (4 for every e2m1, 6 for e3m2/e2m3).
+
+    >>> storage_bits("e2m1_padded"), storage_bits("e2m3"), storage_bits("bf16")
+    (4, 6, 16)
+    """
+    if dtype in TCGEN05_TYPES:
+        return TCGEN05_TYPES[dtype][0]
+    return operand_bits(dtype)
+
+
+def operand_elems_per_unit(dtype: str) -> int:
+    """T: elements in one 16-byte unit (32 for packed e2m1, 16 for the padded types).
+
+    >>> operand_elems_per_unit("e2m1"), operand_elems_per_unit("e2m1_padded"), operand_elems_per_unit("tf32")
+    (32, 16, 4)
+    """
+    return 128 // operand_bits(dtype)
+
+
+def operand_k(dtype: str) -> int:
+    """K of one MMA (256 bits of K in slots: 2 units) for this operand type.
+
+    >>> operand_k("f16"), operand_k("e2m1"), operand_k("e2m3")
+    (16, 64, 32)
+    """
+    if dtype in TCGEN05_TYPES:
+        return TCGEN05_TYPES[dtype][3]
+    return k_of_dtype(dtype)
+
+
+def swizzle_geometry(swizzle: str) -> tuple[int, int, int, int]:
+    """``(B, M, S, atom rows along K)`` of a swizzle mode: the CuTe functor ``Swizzle<B,M,S>`` on
+    byte addresses and the K rows of one MN-major atom.
+
+    ``128B_base32B`` (tcgen05 mode 1, "128-Byte with 32B atomic swizzling") is
+    ``Swizzle<2,5,2>`` with 4 K rows: CUTLASS ``mma_traits_sm100.hpp`` ``layout_type`` (M == 5,
+    B == 2, S == 2) and ``Layout_MN_SW128_32B_Atom_Bits`` = ``Sw<2,5,2> o (1024,4):(1,1024)`` bits.
+
+    >>> swizzle_geometry("128B"), swizzle_geometry("128B_base32B")
+    ((3, 4, 3, 8), (2, 5, 2, 4))
+    """
+    if swizzle == "128B_base32B":
+        return (2, 5, 2, 4)
+    b = swizzle_log2(swizzle)
+    return (b, 4, 3, 8)
+
+
+def _units(swizzle: str) -> int:
+    """Width in 16-byte units of one swizzle row (128B_base32B: 8, a 128-byte row)."""
+    return 8 if swizzle == "128B_base32B" else swizzle_units(swizzle)
 
 
 @dataclass(frozen=True)
@@ -283,11 +391,17 @@ class Finding:
 
 
 def pattern_repeat_bytes(swizzle: str) -> int:
-    """Bytes after which the swizzle pattern repeats: 1024 / 512 / 256 for 128B / 64B / 32B.
+    """Bytes after which the swizzle pattern repeats: 1024 / 512 / 256 for 128B / 64B / 32B
+    (PTX ISA 9.7.16.4.1 Table 41), 512 for ``128B_base32B``.
 
-    >>> pattern_repeat_bytes("64B")
-    512
+    ``128B_base32B`` is not in the PTX table; 512 is an inference: ``Swizzle<2,5,2>`` reads address
+    bits 7-8 only, so the pattern repeats every 4 rows of 128 bytes.
+
+    >>> pattern_repeat_bytes("64B"), pattern_repeat_bytes("128B_base32B")
+    (512, 512)
     """
+    if swizzle == "128B_base32B":
+        return 512
     return 8 * 16 * swizzle_units(swizzle)
 
 
@@ -303,7 +417,7 @@ def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
     >>> required_base_offset("128B", 0x2040) is None
     True
     """
-    sw = parse_swizzle(swizzle)
+    sw = swizzle if swizzle == "128B_base32B" else parse_swizzle(swizzle)
     if sw == "none" or pattern_start % pattern_repeat_bytes(sw) == 0:
         return 0
     bo = (pattern_start >> 7) & 7
@@ -313,8 +427,7 @@ def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
 
 
 #: The contract rules a descriptor can break on its own, whatever operand it is used for.
-FIELD_RULES = ("reserved-bits", "swizzle-mode", "unmodelled-swizzle", "unmodelled-lbo-mode",
-               "base-offset-no-swizzle")
+FIELD_RULES = ("reserved-bits", "swizzle-mode", "base-offset-no-swizzle")
 
 
 def field_findings(desc: Descriptor) -> list[Finding]:
@@ -343,36 +456,68 @@ def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: in
     """
     out: list[Finding] = []
     mj = parse_major(major)
-    bits = dtype_bits(dtype)
+    bits = operand_bits(dtype)
+    sw = desc.swizzle
     if desc.reserved:
         what = ("bits 46-48 must hold 0b001 and bits 53-60 must be 0"
                 if desc.arch == "sm_100" else "bits 14-15, 30-31, 46-48 and 52-61 are unused")
         out.append(Finding("reserved-bits", f"reserved bits {desc.reserved:#x} are set ({what})"))
-    if desc.swizzle.startswith("invalid"):
+    if sw.startswith("invalid"):
         out.append(Finding("swizzle-mode", f"swizzle field {desc.layout_type} is not a mode of "
                            f"{desc.arch} (valid: {sorted(_types(desc.arch))})"))
-    elif desc.swizzle == "128B_base32B":
-        out.append(Finding("unmodelled-swizzle", "the 128-byte swizzle with 32-byte atoms "
-                           "(tcgen05 mode 1) is not modelled"))
-    if desc.lbo_mode:
-        out.append(Finding("unmodelled-lbo-mode", "the absolute leading-dimension address mode "
-                           "(bit 52, sm_103a) is not modelled"))
-    if desc.base_offset and desc.swizzle == "none":
+    if desc.base_offset and sw == "none":
         out.append(Finding("base-offset-no-swizzle", f"base offset {desc.base_offset} is set "
                            "but the base offset is valid only with a swizzling mode"))
+    if desc.arch == "sm_90" and _is_tcgen05_only(dtype):
+        out.append(Finding("dtype-arch", f"{dtype} is a tcgen05 (sm_100) operand type; wgmma reads "
+                           f"only {', '.join(DTYPE_BITS)}"))
     if desc.arch == "sm_90" and mj == "MN" and bits != 16:
         out.append(Finding("transpose-dtype", f"wgmma reads MN-major (transposed) operands only "
                            f"for f16/bf16; {dtype} must be K-major"))
+    if desc.arch == "sm_100" and mj == "MN" and not sw.startswith("invalid"):
+        # PTX ISA 9.7.16.10.1 Table 49 and 9.7.16.10.3 Table 52.
+        if dtype == "e2m1":
+            out.append(Finding("transpose-dtype", "packed e2m1 (.kind::mxf4 / mxf4nvf4) cannot be "
+                               "transposed (PTX ISA Table 49): it must be K-major"))
+        elif bits == 32 and sw != "128B_base32B":
+            out.append(Finding("transpose-swizzle", f"a transposed (MN-major) 32-bit operand is read "
+                               f"only with 128B_base32B swizzling (PTX ISA Table 52), not {sw}"))
+        elif bits != 32 and sw == "128B_base32B":
+            out.append(Finding("transpose-swizzle", f"a transposed (MN-major) {dtype} operand cannot "
+                               "use 128B_base32B swizzling (PTX ISA Table 52)"))
+    if desc.lbo_mode:
+        # PTX ISA 9.7.16.3.1.2.1 "Restrictions on the Leading Dimension Absolute Address Stride".
+        broken = [why for bad, why in ((sw != "128B", f"swizzle {sw}, not 128B"),
+                                       (mj != "K", "an MN-major operand"),
+                                       (desc.base_offset != 0, f"base offset {desc.base_offset}"))
+                  if bad]
+        if broken:
+            out.append(Finding("lbo-absolute-mode", "the absolute leading-dimension address mode "
+                               "(bit 52) needs 128B swizzling, a K-major operand and base offset 0 "
+                               f"(PTX ISA 9.7.16.3.1.2.1); this descriptor has {', '.join(broken)}"))
+        out.append(Finding("inferred-layout", "absolute LBO mode: the K-block's bytes past the "
+                           "128-byte row are read from the LBO address (PTX ISA 9.7.16.3.1.2: 'the "
+                           "leading dimension absolute address can point to the second data chunk'); "
+                           "that the split falls at the row boundary and that the second chunk keeps "
+                           "the rows' SBO and 128-byte pitch is an inference from CUTLASS's SM103 "
+                           "mainloop"))
+    if sw == "128B_base32B" and mj == "K":
+        out.append(Finding("inferred-layout", "128B_base32B on a K-major operand: PTX ISA Table 52 "
+                           "allows it but CUTLASS make_umma_desc refuses it; modelled as the 128B "
+                           "K-major canonical layout under Swizzle<2,5,2> (an inference)"))
     if mn_extent % 8 or not 8 <= mn_extent <= 256:
         out.append(Finding("mn-extent", f"MN extent {mn_extent} is not a multiple of 8 in 8..256"))
-    if desc.swizzle in ("32B", "64B", "128B"):
-        rep = pattern_repeat_bytes(desc.swizzle)
-        t, w = elems_per_unit(dtype), swizzle_units(desc.swizzle)
+    if sw in ("32B", "64B", "128B", "128B_base32B"):
+        rep = pattern_repeat_bytes(sw)
+        t, w = operand_elems_per_unit(dtype), _units(sw)
+        krows = swizzle_geometry(sw)[3]
         steps = [("SBO", desc.sbo, mn_extent > 8)] if mj == "K" else \
-            [("LBO", desc.lbo, mn_extent > t * w), ("SBO", desc.sbo, k_of_dtype(dtype) > 8)]
+            [("LBO", desc.lbo, mn_extent > t * w), ("SBO", desc.sbo, operand_k(dtype) > krows)]
+        if desc.lbo_mode:
+            steps = steps[1:] if mj == "MN" else steps
         for name, v, used in steps:
             if used and v % rep:
-                out.append(Finding("stride-repeat", f"{name} = {v} bytes steps between {desc.swizzle} "
+                out.append(Finding("stride-repeat", f"{name} = {v} bytes steps between {sw} "
                                    f"swizzle atoms but is not a multiple of the {rep}-byte pattern, "
                                    "so the atoms would not all start the pattern in the same phase"))
     return out
@@ -754,25 +899,29 @@ def _certify_sum(const: int, contribs) -> Affine | None:
 
 # ----- the hardware model ------------------------------------------------------------------
 
-_MODELLED = ("none", "32B", "64B", "128B")
+_MODELLED = ("none", "32B", "64B", "128B", "128B_base32B")
 
 
 def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
-                              mn_extent: int) -> AddressFunction:
-    """``(mn, k) -> bit address`` that one wgmma reads through ``desc``.
+                              mn_extent: int, k_extent: int | None = None) -> AddressFunction:
+    """``(mn, k) -> bit address`` that one wgmma / tcgen05.mma reads through ``desc``.
 
-    The canonical layouts of seed 000 in bytes (T = 128 / bits elements per 16-byte
-    unit, W the swizzle width in units):
+    The canonical layouts of seed 000 (PTX ISA 9.7.15.5.1.2; tcgen05: 9.7.16.3 and CUTLASS
+    ``make_umma_desc``) in bytes (T = elements per 16-byte unit, W the swizzle row in units,
+    R the K rows of one MN-major atom: 8, or 4 for ``128B_base32B``):
 
     * K-major, none:   start + 16*(mn%8) + SBO*(mn/8) + (k%T)*bits/8 + LBO*(k/T)
-    * K-major, W:      start + 16W*(mn%8) + SBO*(mn/8) + k*bits/8
+    * K-major, W:      start + 16W*(mn%8) + SBO*(mn/8) + (k%T)*bits/8 + 16*(k/T)
     * MN-major, none:  start + (mn%T)*bits/8 + SBO*(mn/T) + 16*(k%8) + LBO*(k/8)
     * MN-major, W:     start + (mn%T)*bits/8 + 16*((mn/T)%W) + LBO*(mn/(TW))
-      + 16W*(k%8) + SBO*(k/8)
+      + 16W*(k%R) + SBO*(k/R)
 
-    then ``Swizzle<B,4,3>`` on the byte address, its rows counted from
-    ``128 * base_offset`` (B = log2 W). Raises for descriptors whose behaviour is
-    not modelled (check :func:`contract_findings` first).
+    then ``Swizzle<B,M,S>`` on the byte address (:func:`swizzle_geometry`), its rows counted
+    from ``128 * base_offset``. ``bits`` is the slot width (:func:`operand_bits`).
+
+    Absolute LBO mode (bit 52, K-major 128B only): the K-block (``k_extent``, default 48 bytes)
+    reads from the start address up to the end of its 128-byte row and the rest from the same
+    rows at the LBO address (an inference, see :func:`contract_findings`).
 
     >>> d = encode(lbo=1024, sbo=128, swizzle="none")
     >>> f = hardware_address_function(d, major="K", dtype="f16", mn_extent=64)
@@ -781,34 +930,52 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
     """
     sw = desc.swizzle
     if sw not in _MODELLED:
-        raise LayoutError(f"swizzle mode {sw} is not modelled")
-    if desc.lbo_mode:
-        raise LayoutError("the absolute LBO mode is not modelled")
+        raise LayoutError(f"swizzle field {desc.layout_type} is not a mode of {desc.arch}")
     mj = parse_major(major)
-    bits = dtype_bits(dtype)
-    t = elems_per_unit(dtype)
-    w = swizzle_units(sw)
+    bits = operand_bits(dtype)
+    t = 128 // bits
     unit = 128                                   # bits in 16 bytes
     lbo, sbo = desc.lbo * 8, desc.sbo * 8
-    if mj == "K":
+    kx = operand_k(dtype) if k_extent is None else int(k_extent)
+    if desc.lbo_mode and k_extent is None:
+        kx = ABSOLUTE_LBO_K_BYTES * 8 // bits
+    if kx <= 0 or kx * bits % 128:
+        raise LayoutError(f"k_extent {kx} is not a whole number of 16-byte units of {dtype}")
+    b, m, shift, krows = swizzle_geometry(sw) if sw != "none" else (0, 4, 3, 8)
+    w = _units(sw)
+    const = desc.start_address * 8
+    offsets: tuple = ()
+    if desc.lbo_mode:
+        if sw != "128B" or mj != "K":
+            raise LayoutError("the absolute LBO mode is defined for K-major 128B operands only "
+                              "(PTX ISA 9.7.16.3.1.2.1)")
+        # k -> unit x = k/T + s (s: the start's unit inside its 128-byte row); x < 8 reads
+        # row_base + 16x, x >= 8 reads LBO + 16(x - 8) = row_base + 16(x % 8) + (LBO - row_base).
+        s_units = (desc.start_address % 128) // 16
+        row_base = desc.start_address - desc.start_address % 128
+        const = row_base * 8
+        offsets = (("mn", 0), ("k", s_units * t))
+        terms = (Term("mn", 1, 8, unit * w), Term("mn", 8, 0, sbo), Term("k", 1, t, bits),
+                 Term("k", t, 8, unit), Term("k", 8 * t, 0, (desc.lbo - row_base) * 8))
+    elif mj == "K":
         if sw == "none":
             terms = (Term("mn", 1, 8, unit), Term("mn", 8, 0, sbo),
                      Term("k", 1, t, bits), Term("k", t, 0, lbo))
         else:
-            terms = (Term("mn", 1, 8, unit * w), Term("mn", 8, 0, sbo), Term("k", 1, 0, bits))
+            terms = (Term("mn", 1, 8, unit * w), Term("mn", 8, 0, sbo), Term("k", 1, t, bits),
+                     Term("k", t, 0, unit))
     else:
         if sw == "none":
             terms = (Term("mn", 1, t, bits), Term("mn", t, 0, sbo),
                      Term("k", 1, 8, unit), Term("k", 8, 0, lbo))
         else:
             terms = (Term("mn", 1, t, bits), Term("mn", t, w, unit), Term("mn", t * w, 0, lbo),
-                     Term("k", 1, 8, unit * w), Term("k", 8, 0, sbo))
+                     Term("k", 1, krows, unit * w), Term("k", krows, 0, sbo))
     swz = None
-    b = swizzle_log2(sw)
     if b:
-        swz = BitSwizzle(b, 4 + 3, 3, phase=desc.base_offset * 128 * 8)
-    ext = (("mn", int(mn_extent)), ("k", k_of_dtype(dtype)))
-    return AddressFunction(ext, terms=terms, const=desc.start_address * 8, swizzle=swz,
+        swz = BitSwizzle(b, m + 3, shift, phase=desc.base_offset * 128 * 8)
+    ext = (("mn", int(mn_extent)), ("k", kx))
+    return AddressFunction(ext, terms=terms, const=const, swizzle=swz, offsets=offsets,
                            name=f"descriptor {desc.value:#x}")
 
 
@@ -825,7 +992,7 @@ def hardware_address(desc: Descriptor, *, major: str, dtype: str, mn: int, k: in
     if unit not in ("byte", "bit"):
         raise LayoutError(f"unit {unit!r}: expected byte or bit")
     f = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=mn_extent)
-    kx = k_of_dtype(dtype)
+    kx = f.domain["k"]
     if not (0 <= mn < mn_extent and 0 <= k < kx):
         raise LayoutError(f"coordinate ({mn}, {k}) is outside the {mn_extent}x{kx} operand")
     a = f.eval(mn, k)
