@@ -51,7 +51,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import z3
@@ -98,10 +98,11 @@ class Check:
     message: str
     ptx_line: int | None = None
     source: str | None = None
+    data: dict = field(default_factory=dict, compare=False)
 
     def to_dict(self) -> dict:
         return {"check": self.check, "status": self.status, "message": self.message,
-                "ptx_line": self.ptx_line, "source": self.source}
+                "ptx_line": self.ptx_line, "source": self.source, **self.data}
 
 
 @dataclass(frozen=True)
@@ -159,9 +160,10 @@ def compile_ptx(source: str) -> tuple[bool, str]:
     """``(True, PTX)`` of ``source`` compiled by ``nvcc -arch=sm_90a -ptx -lineinfo`` (with
     ``VL_NO_MAIN``), or ``(False, first error line)``.
 
-    >>> ok, ptx = compile_ptx("__global__ void k(int* p) { p[0] = 1; }")   # doctest: +SKIP
-    >>> ok and ".target sm_90a" in ptx                                    # doctest: +SKIP
-    True
+    >>> compile_ptx.cache_info().maxsize       # one compile per kernel text per process
+    64
+    >>> compile_ptx.__wrapped__.__name__
+    'compile_ptx'
     """
     with tempfile.TemporaryDirectory(prefix="vl_ind_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
@@ -484,9 +486,9 @@ class _Ctx:
         self.instrs = ev.instrs
         self.checks: list[Check] = []
 
-    def add(self, check, status, message, ins: Instr | None = None):
+    def add(self, check, status, message, ins: Instr | None = None, **data):
         self.checks.append(Check(check, status, message, ins.line if ins else None,
-                                 self.src_of(ins) if ins else None))
+                                 self.src_of(ins) if ins else None, data))
 
 
 def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
@@ -497,10 +499,12 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     shared-memory base; a wrong kernel gets a ``counterexample`` naming the instruction and the
     coordinate; whatever cannot be evaluated is ``unknown``.
 
-    >>> from verilayout.emit.cuda_wgmma import emit_wgmma                # doctest: +SKIP
-    >>> e = emit_wgmma("m64n8k16", "f16")                                # doctest: +SKIP
-    >>> check_wgmma_source(e.manifest, e.files["kernel.cu"]).ok          # doctest: +SKIP
-    True
+    >>> check_wgmma_source({"shape": "m64n8k16"}, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: missing 'dtype'
+    >>> check_wgmma_source.__name__
+    'check_wgmma_source'
     """
     _spec(man)
     ok, ptx = compile_ptx(source)
@@ -848,6 +852,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
             continue
         other = "b" if name == "a" else "a"
         ok = 0
+        values: dict[str, list[str]] = {}
         for kb, ins in enumerate(wg):
             if len(ins.operands) <= slot or ins.operands[slot].startswith("{"):
                 continue
@@ -888,8 +893,8 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
                     failed = "skip"
                     break
                 buf = placed[name][0]
-                value = eval_np(e, {"smem_base": np.uint64(smem)})
-                value = int(value)
+                value = int(eval_np(e, {"smem_base": np.uint64(smem)}))
+                values.setdefault(f"{smem:#x}", []).append(f"{value:#018x}")
                 local = (buf & 0x3FFFF) + int(op["offset_bytes"])
                 v = verify(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
                            base_address=local, mn=m if name == "a" else n)
@@ -918,7 +923,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
             ctx.add("descriptor", "proved", f"{name.upper()}: all {ok} descriptors keep bits 16-63 "
                     "constant for every shared base (14-bit start field) and read their K-block of "
                     f"{op['layout']} where the copy wrote it, at {len(SMEM_SAMPLES)} shared bases",
-                    wg[0])
+                    wg[0], descriptors=values)
 
 
 def _trans_of(ins: Instr, imms: list[str], name: str) -> int:

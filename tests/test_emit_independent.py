@@ -1,0 +1,226 @@
+"""The independent check of emitted wgmma kernels (verilayout.simulate.independent).
+
+Oracles: nvcc (the kernel is compiled to PTX and, for the index functions, to a host program),
+seed 003 (the descriptor values of its example 1), the PTX ISA matrix-descriptor field layout
+(bits 16-29 LBO, 32-45 SBO, in 16-byte units) and the PTX ISA rules quoted in seed 003
+(wgmma.fence, commit_group, wait_group, the async-proxy fence). Each planted bug is an edit of the
+emitted ``kernel.cu`` text, written here; the check must name what is wrong.
+"""
+import re
+import shutil
+
+import pytest
+
+from verilayout.emit.cuda_wgmma import emit_wgmma
+from verilayout.simulate.independent import SMEM_SAMPLES, check_wgmma_source
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) "
+                                "is not installed; the independent check compiles kernel.cu")
+
+SS = ("m64n32k16", "f16", "f32", "M:128B", "K:32B", 32)      # both operands in shared memory
+RS = ("m64n32k16", "f16", "f32", "reg", "N:64B", 32)         # A from registers
+SEED1 = ("m64n32k16", "f16", "f32", "K:none", "K:none", 16)  # seed 003, example 1
+
+
+@pytest.fixture(scope="module")
+def kernels():
+    out = {}
+    for name, cfg in (("ss", SS), ("rs", RS), ("seed1", SEED1)):
+        e = emit_wgmma(*cfg)
+        out[name] = (e.manifest, e.files["kernel.cu"])
+    return out
+
+
+def _check(kernels, name, edit=None, host=False):
+    man, src = kernels[name]
+    if edit is not None:
+        new = edit(src)
+        assert new != src, "the planted edit did not change kernel.cu"
+        src = new
+    return check_wgmma_source(man, src, host=host)
+
+
+def _caught(report, check, pattern):
+    bad = [c for c in report.checks if c.status == "counterexample" and c.check == check]
+    assert bad, [c.to_dict() for c in report.checks]
+    assert any(re.search(pattern, c.message) for c in bad), [c.message for c in bad]
+    assert not report.ok
+
+
+def _sub(pattern, repl, count=0):
+    def edit(src):
+        return re.sub(pattern, repl, src, count=count)
+    return edit
+
+
+# ----- the emitted kernels pass --------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["ss", "rs", "seed1"])
+def test_emitted_kernels_pass_every_independent_check(kernels, name):
+    r = _check(kernels, name, host=True)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    kinds = {c.check for c in r.checks}
+    assert {"compile", "instruction", "order", "d-store", "index-functions"} <= kinds
+    if name != "rs":
+        assert {"copy", "descriptor"} <= kinds
+
+
+@pytest.mark.parametrize("cfg", [("m64n8k8", "tf32", "f32", "K:32B", "K:32B", 8),
+                                 ("m64n16k32", "s8", "s32", "K:64B", "K:none", 64),
+                                 ("m64n64k16", "bf16", "f32", "MN:64B", "N:128B", 32),
+                                 ("m64n256k16", "f16", "f16", "MN:128B", "N:128B", 16)])
+def test_more_configurations_pass(cfg):
+    e = emit_wgmma(*cfg)
+    r = check_wgmma_source(e.manifest, e.files["kernel.cu"], host=False)
+    assert not [c for c in r.checks if c.status == "counterexample"], \
+        [c.to_dict() for c in r.failures]
+    assert {c.check for c in r.checks if c.status == "proved"} >= {"instruction", "copy",
+                                                                   "descriptor", "order"}
+
+
+def test_descriptors_read_from_the_ptx_are_seed_003_example_1(kernels):
+    """Seed 003 example 1 (A K:none 64x16 -> 0x0000000800400000, B K:none 32x16 at byte 2048 ->
+    0x0000000800200080 at base 0): nvcc's PTX evaluated at shared base 0 gives these values."""
+    r = _check(kernels, "seed1")
+    got = {c.message[0]: c.data["descriptors"][f"{SMEM_SAMPLES[0]:#x}"]
+           for c in r.checks if c.check == "descriptor" and c.status == "proved"}
+    assert got == {"A": ["0x0000000800400000"], "B": ["0x0000000800200080"]}
+
+
+def test_comments_and_spacing_are_not_failures(kernels):
+    r = _check(kernels, "ss", lambda s: s.replace("\n  asm volatile(\"fence.proxy",
+                                                  "\n  // a harmless comment\n\n   asm volatile("
+                                                  "\"fence.proxy", 1))
+    assert r.ok, [c.to_dict() for c in r.failures]
+
+
+# ----- the four planted bugs of issue 15 -----------------------------------------------------
+
+def test_planted_copy_swizzle_xor_is_caught(kernels):
+    # the Swizzle<3,4,3> line of a_smem_offset dropped: the copy writes an unswizzled A
+    edit = _sub(r"(a_smem_offset\(uint32_t mn, uint32_t k\) \{(?:\n[^\n]*){4})\n  x \^= [^\n]*",
+                r"\1", 1)
+    r = _check(kernels, "ss", edit, host=True)
+    _caught(r, "copy", r"writes A\(mn=\d+, k=\d+\) at buffer byte")
+    _caught(r, "index-functions", r"a_smem_offset\(\d+, \d+\)")
+
+
+def test_planted_missing_fence_proxy_async_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r'  asm volatile\("fence\.proxy\.async[^\n]*\n', ""))
+    _caught(r, "order", r"no fence\.proxy\.async")
+
+
+def test_planted_swapped_descriptor_operands_are_caught(kernels):
+    edit = _sub(r'"l"\(DESC_A_(\d) \+ base_field\), "l"\(DESC_B_\d \+ base_field\)',
+                r'"l"(DESC_B_\1 + base_field), "l"(DESC_A_\1 + base_field)')
+    r = _check(kernels, "ss", edit)
+    _caught(r, "descriptor", r"swapped")
+
+
+def test_planted_wait_group_1_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r'wait_group\.sync\.aligned %0;\\n" :: "n"\(0\)',
+                                   r'wait_group.sync.aligned %0;\\n" :: "n"(1)'))
+    _caught(r, "order", r"accumulator %f\d+ written by a wgmma group that may still be pending")
+
+
+# ----- more planted bugs ---------------------------------------------------------------------
+
+def test_planted_missing_wait_group_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r'  asm volatile\("wgmma\.wait_group[^\n]*\n', ""))
+    _caught(r, "order", r"may still be pending")
+
+
+def _swap_lbo_sbo(value: int) -> int:
+    """PTX ISA matrix descriptor: LBO bits 16-29, SBO bits 32-45 (16-byte units)."""
+    lbo, sbo = (value >> 16) & 0x3FFF, (value >> 32) & 0x3FFF
+    return value & ~((0x3FFF << 16) | (0x3FFF << 32)) | (sbo << 16) | (lbo << 32)
+
+
+def test_planted_lbo_sbo_swap_is_caught(kernels):
+    man, src = kernels["ss"]
+    m = re.search(r"constexpr uint64_t DESC_B_0 = (0x[0-9a-f]+)ull", src)
+    old = int(m.group(1), 16)
+    assert (old >> 16) & 0x3FFF != (old >> 32) & 0x3FFF
+    new = _swap_lbo_sbo(old)
+    r = _check(kernels, "ss", lambda s: s.replace(m.group(0), m.group(0).replace(m.group(1),
+                                                                                 f"{new:#018x}")))
+    _caught(r, "descriptor", r"B descriptor of wgmma 0 .* does not read B's layout")
+
+
+def test_planted_unmasked_14_bit_start_is_caught(kernels):
+    # the start field without the & 0x3FFFF: a cluster rank above bit 18 reaches LBO
+    r = _check(kernels, "ss", _sub(r"\(\(base & 0x3FFFFu\) >> 4\)", "(base >> 4)"))
+    _caught(r, "descriptor", r"not confined to its 14-bit field")
+
+
+def test_planted_wrong_trans_immediate_is_caught(kernels):
+    # imm-trans-b 1 (MN-major) for the K-major B
+    r = _check(kernels, "ss", _sub(r"p, 1, 1, 1, 0;", "p, 1, 1, 1, 1;"))
+    _caught(r, "instruction", r"imm-trans-b is 1, but B is K-major")
+
+
+def test_planted_k_block_start_is_caught(kernels):
+    # K-block 1 of B reads K-block 0's start
+    r = _check(kernels, "ss", _sub(r'"l"\(DESC_B_1 \+ base_field\)', '"l"(DESC_B_0 + base_field)'))
+    _caught(r, "descriptor", r"B descriptor of wgmma 1 \(K-block 1\)")
+
+
+def test_planted_scale_d_zero_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r"const int scale_d_1 = 1;", "const int scale_d_1 = 0;"))
+    _caught(r, "instruction", r"scale-d is 0: D = A\*B discards K-blocks 0\.\.0")
+
+
+def test_planted_negated_operand_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r"p, 1, 1, 1, 0;", "p, -1, 1, 1, 0;", 1))
+    _caught(r, "instruction", r"imm-scale-a is -1")
+
+
+def test_planted_missing_wgmma_fence_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r'  asm volatile\("wgmma\.fence[^\n]*\n', ""))
+    _caught(r, "order", r"not preceded by wgmma\.fence")
+
+
+def test_planted_missing_commit_group_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r'  asm volatile\("wgmma\.commit_group[^\n]*\n', ""))
+    _caught(r, "order", r"not yet committed|never committed")
+
+
+def test_planted_missing_barrier_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r"\n  __syncthreads\(\);", "", 1))
+    _caught(r, "order", r"not followed by a CTA barrier")
+
+
+def test_planted_transposed_copy_in_the_kernel_is_caught(kernels):
+    # the copy loop itself (not the index function) reads A column-major
+    r = _check(kernels, "ss", _sub(r"a_smem_offset\(i / K, i % K\)", "a_smem_offset(i % M, i / M)"))
+    _caught(r, "copy", r"writes A\(mn=\d+, k=\d+\)")
+
+
+def test_planted_xor_in_the_copy_loop_is_caught(kernels):
+    r = _check(kernels, "ss", _sub(r"smem \+ b_smem_offset\(i % N, i / N\)",
+                                   "smem + (b_smem_offset(i % N, i / N) ^ 16u)"))
+    _caught(r, "copy", r"writes B\(mn=\d+, k=\d+\)")
+
+
+def test_planted_d_store_index_is_caught(kernels):
+    # d_index: lane bit 2 moves to row 2 instead of row 1 (the PTX D fragment: row lane / 4)
+    edit = _sub(r"if \(lane & 4u\) \{ r \^= 1u; \}", "if (lane & 4u) { r ^= 2u; }")
+    r = _check(kernels, "ss", edit, host=True)
+    _caught(r, "d-store", r"accumulator element \d+ .* PTX D fragment puts it at")
+    _caught(r, "index-functions", r"d_index")
+
+
+def test_planted_register_a_index_is_caught(kernels):
+    # a_index: lane bit 2 moves to row 2 instead of row 1 (the PTX A fragment: row lane / 4)
+    def edit(src):
+        head, tail = src.split("uint32_t a_index(uint32_t tid", 1)
+        body, rest = tail.split("return ", 1)
+        return head + "uint32_t a_index(uint32_t tid" + body.replace(
+            "if (lane & 4u) { r ^= 1u; }", "if (lane & 4u) { r ^= 2u; }") + "return " + rest
+    r = _check(kernels, "rs", edit, host=True)
+    _caught(r, "index-functions", r"a_index")
+
+
+def test_a_kernel_that_does_not_compile_is_a_counterexample(kernels):
+    r = _check(kernels, "ss", _sub(r"__syncthreads\(\);", "__syncthreads()", 1))
+    _caught(r, "compile", r"does not compile")
