@@ -67,7 +67,8 @@ def tensor_memory_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayo
     """``#ttng.tensor_memory_encoding<blockM, blockN, colStride>``: TMEM ``row, col`` -> ``dim0, dim1``.
 
     Triton's ``tensorMemoryToLinearLayout``: ``log2(colStride)`` zero column bases (a packed
-    element spreads over ``colStride`` columns), then ``blockM`` rows and ``min(blockN, N)``
+    element spreads over ``colStride`` columns; ``fp4Padded``: one, and ``colStride`` must be 1,
+    as the Triton 3.9 wheel computes and checks), then ``blockM`` rows and ``min(blockN, N)``
     columns; a ``blockM = 64`` tile uses 16 rows of each 32-lane quarter and puts its third row
     bit on the next 64 rows (``M > 64``), on the next ``blockN`` columns, or nowhere (``[0, 0]``,
     undefined lanes); the tile then repeats along dim0, then dim1, in columns.
@@ -78,10 +79,14 @@ def tensor_memory_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayo
     if len(shape) != 2:
         raise LayoutError(f"a tensor-memory layout is 2-d; the shape {list(shape)} has rank {len(shape)}")
     _single_cta(params, ("CGALayout", "twoCTAs"), "tensor-memory layout")
-    if params.get("fp4Padded"):
-        raise LayoutError("'fp4Padded' = true: the padded FP4 tensor-memory layout is not modelled here")
+    fp4 = params.get("fp4Padded", False)
+    if not isinstance(fp4, bool):
+        raise LayoutError(f"'fp4Padded' must be true or false, got {fp4!r}")
     block_m, block_n = _int(params, "blockM"), _int(params, "blockN")
     col_stride = _int(params, "colStride", 1)
+    if fp4 and col_stride != 1:
+        raise LayoutError(f"'fp4Padded' = true needs 'colStride' = 1, got {col_stride} (Triton "
+                          "refuses it too: 'fp4Padded tensor memory layout requires colStride 1')")
     if block_m not in (64, 128):
         raise LayoutError(f"'blockM' = {block_m}; Triton accepts 64 or 128")
     if not is_pow2(block_n) or not is_pow2(col_stride):
@@ -91,7 +96,9 @@ def tensor_memory_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayo
     if m < block_m:
         raise LayoutError(f"Triton refuses it too: the tensor shape must be at least "
                           f"{block_m}x{block_n}, got {m}x{n}")
-    cols = [[0, 0] for _ in range(log2(col_stride))] + [[0, c] for c in _pows(block_n)]
+    # fp4Padded: each packed pair of fp4 values (one i8 element) is padded to two columns
+    pad = log2(col_stride) + (1 if fp4 else 0)
+    cols = [[0, 0] for _ in range(pad)] + [[0, c] for c in _pows(block_n)]
     rows: list[list[int]]
     if block_m == 64:
         third = [64, 0] if m > 64 else [0, block_n] if n > block_n else [0, 0]
