@@ -765,8 +765,6 @@ CASES = [
 XFAIL = {
     ("Blocked4D", (2, 1, 1, 1)): "sizePerThread [1, 1, 1, 4] over a dim of size 1: Triton keeps "
                                   "two zero register bases, verilayout drops them",
-    ("TensorMemory_fp4Padded", (128, 64)): "fp4Padded TMEM: no size-1 'block' input dim and/or "
-                                           "no padding column basis",
 }
 
 
