@@ -456,3 +456,34 @@ def test_cutlass_maps_cute_swizzles_to_our_tma_modes(cutlass_tma_swizzles):
         assert p.apply(np.arange(4096)).tolist() == table, mode
     assert {SWIZZLES[c] for c, _ in cutlass_tma_swizzles.values()} == {"none", "32B", "64B", "128B",
                                                                        "128B_ATOM_32B"}
+
+
+# ----- the spec kind ---------------------------------------------------------------------------------
+
+def _check(path):
+    import sys
+    return subprocess.run([sys.executable, "-m", "verilayout.cli", "check", str(path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_spec_example_proves_and_the_failing_spec_fails_with_both_bytes():
+    good = _check(ROOT / "specs" / "tma.toml")
+    assert good.returncode == 0 and " 0 failed" in good.stdout, good.stdout
+    bad = _check(ROOT / "tests" / "fixtures" / "specs" / "tma_fails.toml")
+    assert bad.returncode == 1
+    m = re.search(r"at buffer base (0x[0-9a-f]+), stage (\d+), element \(mn=(\d+), k=(\d+)\): TMA wrote byte "
+                  r"(0x[0-9a-f]+) but the layout .* reads byte (0x[0-9a-f]+)", bad.stdout)
+    base, stage, mn, k, tma, rd = m.groups()
+    sb = int(base, 16) + int(stage) * 64 * 32
+    # 32B swizzle (docs formula) vs the reader's CuTe Swizzle<3,4,3> on the absolute byte
+    assert int(tma, 16) == docs_write(sb, int(k), int(mn), 32, 2, 32)
+    assert int(rd, 16) == cute_swizzle(sb + (int(mn) * 16 + int(k)) * 2, 3, 4, 3)
+
+
+def test_spec_bad_tensor_map_is_one_line_exit_2(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('[layouts.a]\ntext = "(8,64):(64,1)"\n[[obligation]]\nkind = "tma_matches"\n'
+                 'tensor_map = { dtype = "f16", box = [64, 8, 1, 1, 1, 1] }\nlayout = "a"\ndtype = "f16"\n')
+    r = _check(p)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "tensor_map: tensor map rank 6" in (r.stdout + r.stderr)

@@ -12,9 +12,9 @@ from types import MappingProxyType
 
 from verilayout.errors import LayoutError
 from verilayout.spec.format import Registry
-from verilayout.spec.kinds import banks, blockload, linear, tmem, wgmma
+from verilayout.spec.kinds import banks, blockload, linear, tma, tmem, wgmma
 
-MODULES = (linear, wgmma, banks, blockload, tmem)
+MODULES = (linear, wgmma, banks, blockload, tmem, tma)
 
 
 def registry(modules=MODULES) -> Registry:
