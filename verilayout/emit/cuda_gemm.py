@@ -234,6 +234,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
       mbar_init(empty0 + 8u * s, EMPTY_ARRIVALS);  // one lane of each consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // init visible to TMA
   }
   __syncthreads();
 
