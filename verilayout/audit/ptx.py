@@ -32,6 +32,7 @@ import z3
 
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_smem import smem_checks
+from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audit_text, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -57,6 +58,23 @@ _BASE_OFFSET = 7 << 49
 # swizzle code -> swizzle pattern repeat in 16-byte units: sm_90 layout type (bits 62-63: 1 = 128B,
 # 2 = 64B, 3 = 32B); sm_100 swizzle mode (bits 61-63: 1 = 128B with 32B atoms, 2 = 128B, 4 = 64B, 6 = 32B)
 _REPEATS = {"sm_90": {0: 1, 1: 64, 2: 32, 3: 16}, "sm_100": {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}}
+
+
+NO_PLAN_ASSUMPTIONS = ("without a TTGIR: the shared-memory base (Triton's global_smem, or the module's one "
+                      f".shared variable) is {SMEM_ALIGNMENT}-byte aligned and the largest offset the kernel adds "
+                      "to it stays inside the 227 KB of an sm_90 CTA (each proof states the bound it used)",
+                      "wgmmas between a wgmma.fence and a wgmma.commit_group that accumulate into the same "
+                      "registers are successive K-blocks, in program order",
+                      "loop-carried registers are free symbols, bounded where an invariant is proved by "
+                      "induction over their reaching definitions")
+
+
+def _smem_names(mod) -> tuple[str, ...]:
+    """Names whose address is the shared-memory base: Triton's ``global_smem``, else the module's
+    only ``.shared`` variable (nvcc's ``extern __shared__`` array)."""
+    if "global_smem" in mod.shared or len(mod.shared) != 1:
+        return ("global_smem",)
+    return tuple(mod.shared)
 
 
 def _swizzle_code(hi: int, arch: str) -> int:
@@ -125,7 +143,7 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
     mn_dim = 0 if name == "A" else 1
     t_shape = d["shape"]
     mn = 64 if name == "A" and t_shape[0] >= 64 else min(t_shape[mn_dim], 256)
-    exprs = [ev.operand(i.operands[slot], 64) for i in wg]
+    exprs = [ev.operand(i.operands[slot], 64, at=i) for i in wg]
     # the base each instruction implies: its start minus the start the plan derives at base 0
     starts: list[tuple[int, Instr, z3.BitVecRef, dict, int]] = []
     for i, (ins, e, want) in enumerate(zip(wg, exprs, idx)):
@@ -220,16 +238,21 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                    ttgir_checks: tuple[Check, ...] = (),
                    no_plan: str = "no TTGIR beside this PTX (X.ttgir)") -> FileReport:
     """The PTX checks of one file (see the module docstring); ``ttgir``: the TTGIR beside it and
-    ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is listed unchecked."""
+    ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is checked on its own
+    (``verilayout.audit.ptx_wgmma``: valid canonical descriptors, shape, K-block advance) and each
+    tcgen05.mma is listed unchecked."""
     mod = parse_ptx(text)
     checks: list[Check] = []
     wgmmas = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
     tc05 = [i for i in mod.instrs if i.opcode.startswith("tcgen05.mma")]
     if ttgir is None:
-        for i in wgmmas + tc05:
+        # no plan: each wgmma's own descriptors and K-block chain (audit.ptx_wgmma); tcgen05 unchecked
+        evals = {f: _Eval(mod, f, smem_names=_smem_names(mod)) for f in mod.functions}
+        checks.extend(wgmma_checks_without_plan(mod, evals, path))
+        for i in tc05:
             checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: {no_plan}: the plan to "
                                  "compare with is missing", {"reason": "no ttgir"}))
-        return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+        return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
     tmod = parse_module(ttgir)
     by_func: dict[str, _Eval] = {}
     for ops, instrs, arch in ((("ttng.warp_group_dot",), wgmmas, "sm_90"),
@@ -269,7 +292,7 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
         kind = next((p for p in ins.parts if p.startswith("kind::")), "")
         if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.operands) < 4:
             continue
-        e = ev.operand(ins.operands[3], 32)
+        e = ev.operand(ins.operands[3], 32, at=ins)
         val = _constant(e) if e is not None else None
         data = {"source": "ptx", "operand": "idesc", "kind": kind}
         if val is None:

@@ -84,6 +84,13 @@ def _compile(e: z3.ExprRef, memo: dict) -> Any:
     k = e.get_id()
     if k in memo:
         return memo[k]
+    if z3.is_bool(e):
+        return _compile_bool(e, memo)
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        c, a, b = (_compile(x, memo) for x in e.children())
+        f = lambda t, c=c, a=a, b=b: a(t) if c(t) else b(t)  # noqa: E731
+        memo[k] = f
+        return f
     w = e.size()
     mask = (1 << w) - 1
     if z3.is_bv_value(e):
@@ -119,6 +126,44 @@ def _compile(e: z3.ExprRef, memo: dict) -> Any:
     return f
 
 
+def _signed(v: int, w: int) -> int:
+    return v - (1 << w) if v >> (w - 1) & 1 else v
+
+
+_CMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w: a != b,
+        z3.Z3_OP_ULT: lambda a, b, w: a < b, z3.Z3_OP_ULEQ: lambda a, b, w: a <= b,
+        z3.Z3_OP_UGT: lambda a, b, w: a > b, z3.Z3_OP_UGEQ: lambda a, b, w: a >= b,
+        z3.Z3_OP_SLT: lambda a, b, w: _signed(a, w) < _signed(b, w),
+        z3.Z3_OP_SLEQ: lambda a, b, w: _signed(a, w) <= _signed(b, w),
+        z3.Z3_OP_SGT: lambda a, b, w: _signed(a, w) > _signed(b, w),
+        z3.Z3_OP_SGEQ: lambda a, b, w: _signed(a, w) >= _signed(b, w)}
+
+
+def _compile_bool(e: z3.ExprRef, memo: dict) -> Any:
+    """A boolean z3 term (comparisons of bit-vectors, not/and/or, constants) as a function of tid."""
+    k = e.get_id()
+    kind = e.decl().kind()
+    kids = e.children()
+    if z3.is_true(e) or z3.is_false(e):
+        c = z3.is_true(e)
+        f = lambda t, c=c: c  # noqa: E731
+    elif kind == z3.Z3_OP_NOT:
+        g = _compile_bool(kids[0], memo)
+        f = lambda t, g=g: not g(t)  # noqa: E731
+    elif kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+        gs = [_compile_bool(x, memo) for x in kids]
+        f = (lambda t, gs=gs: all(g(t) for g in gs)) if kind == z3.Z3_OP_AND else \
+            (lambda t, gs=gs: any(g(t) for g in gs))  # noqa: E731
+    elif kind in _CMP and len(kids) == 2 and z3.is_bv(kids[0]):
+        a, b = (_compile(x, memo) for x in kids)
+        op, w = _CMP[kind], kids[0].size()
+        f = lambda t, a=a, b=b, op=op, w=w: op(a(t), b(t), w)  # noqa: E731
+    else:
+        raise ValueError(f"unsupported {e.decl()}")
+    memo[k] = f
+    return f
+
+
 def _fold(fn):
     def run(xs, w):
         v = xs[0]
@@ -138,10 +183,10 @@ _OPS = {
 }
 
 
-def _lane_offsets(ev: Any, base: str) -> list[int] | None:
+def _lane_offsets(ev: Any, base: str, at: Instr | None = None) -> list[int] | None:
     """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
     difference still depends on a symbol other than ``%tid.x`` after simplification)."""
-    expr = ev.operand(base, 32)
+    expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
     delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
@@ -149,7 +194,7 @@ def _lane_offsets(ev: Any, base: str) -> list[int] | None:
         return None
     try:
         f = _compile(delta, {})
-    except ValueError:
+    except (ValueError, AttributeError):
         return None
     out = []
     for lane in range(32):
@@ -181,7 +226,7 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str)
         ev = evals.get(ins.func)
         if ev is None:
             continue
-        offs = _lane_offsets(ev, base)
+        offs = _lane_offsets(ev, base, ins)
         lanes_per_phase = _access(ins)[3]
         data = {"source": "ptx", "instruction": ins.opcode, "kind": kind, "bytes_per_lane": width,
                 "address_register": base}

@@ -3,7 +3,9 @@ typed opcodes and operands, and the source location (``.loc`` with ``.file``) of
 
 Law: every instruction line of the text becomes one :class:`Instr` (opcode split at dots, the
 operands split at top-level commas, vector braces and address brackets kept whole), in order,
-with its 1-based line number and the ``file:line`` of the last ``.loc`` before it. Directives
+with its 1-based line number and the ``file:line`` of the last ``.loc`` before it (a ``.loc`` inside an
+inline-asm region, between nvcc's ``// begin inline asm`` and ``// end inline asm`` comments, holds
+only until the region ends). Directives
 other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is interpreted here (see
 ``verilayout.audit.ptx``). Text that is not PTX, is not UTF-8, or nests braces too deeply raises
 ``LayoutError`` naming the line.
@@ -160,10 +162,21 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     labels: list[tuple[str, str, int]] = []
     shared: list[str] = []
     target, loc, func, saw_version = None, None, "", False
+    outside = None                      # the .loc in force outside the inline-asm region
+    in_asm = False
     for n, raw in enumerate(text.split("\n"), 1):
         s = _strip_comment(raw)
         st = s.strip()
         if not st:
+            if "inline asm" in raw:
+                # nvcc/LLVM mark inline asm with comments; a .loc written inside the asm text (as
+                # Triton's load asm does) is not LLVM's: after the region the location in force
+                # is LLVM's last one again (LLVM emits no new .loc when the line did not change)
+                c = raw.strip()
+                if c.startswith("// begin inline asm") and not in_asm:
+                    in_asm, outside = True, loc
+                elif c.startswith("// end inline asm") and in_asm:
+                    in_asm, loc = False, outside
             continue
         if st.startswith(".version"):
             saw_version = True

@@ -74,44 +74,168 @@ class PtxValues:
     def __init__(self, mod: PtxModule, func: str | None = None, first_iteration: bool = False,
                  smem_names: tuple[str, ...] = ("global_smem",)):
         self.defs: dict[str, list[Instr]] = {}
+        self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
+        self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
         for i in mod.instrs:
             if func is not None and i.func != func:
                 continue
-            if i.operands and i.operands[0].startswith("%") and not i.opcode.startswith(NO_DEST) \
-                    and not i.opcode.startswith("setp"):
-                self.defs.setdefault(i.operands[0], []).append(i)
+            if not i.operands or i.opcode.startswith(NO_DEST):
+                continue
+            dest = i.operands[0]
+            if i.opcode.startswith("setp"):
+                for d in dest.split("|"):
+                    if d.strip().startswith("%"):
+                        self.pdefs.setdefault(d.strip(), []).append(i)
+            elif dest.startswith("%"):
+                self.defs.setdefault(dest, []).append(i)
+            elif dest.startswith("{"):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
+                for k, d in enumerate(x.strip() for x in dest.strip("{} ").split(",")):
+                    if d.startswith("%"):
+                        self.defs.setdefault(d, []).append(i)
+                        self.lane[(i.line, d)] = k
         self.first_iteration = first_iteration   # loop-carried registers take their first definition
         self.memo: dict[str, z3.BitVecRef] = {}
+        self.pmemo: dict[str, z3.BoolRef] = {}
         self.opaque: set[str] = set()
+        self.carried: dict[str, tuple[str, list[Instr]]] = {}   # symbol -> (register, its definitions)
+        self.invariants: dict[str, tuple[z3.BoolRef, str] | None] = {}   # symbol -> (law, text) or None
         self.depth = 0
         self.smem_names = tuple(smem_names)   # shared variables whose address is SMEM
+        # flow sensitivity (one function): a use reads the definitions that reach it in the CFG
+        self.flow = func is not None
+        self.code: list[Instr] = [i for i in mod.instrs if i.func == func] if self.flow else []
+        self.index = {i.line: k for k, i in enumerate(self.code)}
+        gidx = {id(i): k for k, i in enumerate(self.code)}
+        glob = [gidx.get(id(i)) for i in mod.instrs]
+        self.labels: dict[str, list[int]] = {}
+        for f, lab, at in mod.labels:
+            if f == func and at < len(glob):
+                k = next((glob[j] for j in range(at, len(glob)) if glob[j] is not None), len(self.code))
+                self.labels.setdefault(lab, []).append(k)
+        self._at: int | None = None                     # the instruction whose operands are read
+        self._cfg: tuple | None = None
+        self._rd: dict[str, tuple] = {}
 
     def _sym(self, name: str, why: str) -> z3.BitVecRef:
         self.opaque.add(f"{name} ({why})")
         return z3.BitVec(f"v{name}", max(reg_width(name), 8))
 
-    def reg(self, name: str) -> z3.BitVecRef:
-        """The value of register ``name`` as a bit-vector of its width."""
-        if name in self.memo:
-            return self.memo[name]
-        ds = self.defs.get(name, [])
+    def reg(self, name: str, at: Instr | None = None) -> z3.BitVecRef:
+        """The value of register ``name`` as a bit-vector of its width, read by instruction ``at``
+        (default: the instruction being evaluated; with neither, every definition counts)."""
+        if at is not None:
+            saved, self._at = self._at, self.index.get(at.line)
+            try:
+                return self.reg(name)
+            finally:
+                self._at = saved
+        ds_all = self.defs.get(name, [])
+        ds = ds_all
+        if self.flow and self._at is not None and len(ds_all) > 1:
+            ds = self.reaching(name, self._at)
+        key = name if ds is ds_all else name + "@" + ",".join(str(d.line) for d in ds)
+        if key in self.memo:
+            return self.memo[key]
         if self.first_iteration and len(ds) > 1:
             ds = ds[:1]                       # the value on entry to the loop: its first iteration
         if len(ds) != 1 or self.depth > 400:
-            v = self._sym(name, "loop-carried" if len(ds) > 1 else "no definition")
+            v = self._sym(key, "loop-carried" if len(ds) > 1 else "no definition")
+            if len(ds) > 1:
+                self.carried[str(v)] = (name, ds, key)
         else:
             self.depth += 1
+            saved, self._at = self._at, self.index.get(ds[0].line)
             try:
-                v = self._instr(ds[0], reg_width(name))
+                v = self._instr(ds[0], reg_width(name), name)
+            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError):
+                v = None                                 # never a crash: an unmodelled form is a symbol
             finally:
                 self.depth -= 1
+                self._at = saved
             if v is None:
-                v = self._sym(name, ds[0].opcode)
+                v = self._sym(key, ds[0].opcode)
         v = fit(v, max(reg_width(name), 8))
-        self.memo[name] = v
+        self.memo[key] = v
         return v
 
-    def operand(self, text: str, w: int) -> z3.BitVecRef | None:
+    def _blocks(self) -> tuple:
+        """Basic blocks of the function: ``(starts, block of each instruction, successors)``."""
+        if self._cfg is not None:
+            return self._cfg
+        n = len(self.code)
+        leaders = {0} | {k for ks in self.labels.values() for k in ks if k < n}
+        for k, i in enumerate(self.code):
+            if i.opcode.startswith(("bra", "ret", "exit", "trap", "brx")) and k + 1 < n:
+                leaders.add(k + 1)
+        starts = sorted(leaders)
+        block = [0] * n
+        for b, st in enumerate(starts):
+            for k in range(st, starts[b + 1] if b + 1 < len(starts) else n):
+                block[k] = b
+        succ: list[set[int]] = []
+        for b, st in enumerate(starts):
+            end = (starts[b + 1] if b + 1 < len(starts) else n) - 1
+            last = self.code[end] if n else None
+            out: set[int] = set()
+            falls = True
+            if last is not None and last.opcode.startswith(("bra", "brx")):
+                targets = self.labels.get(last.operands[0].strip(), []) if last.operands else []
+                if targets:                    # labels repeat in inline asm: take the nearest
+                    out.add(block[min(targets, key=lambda t: abs(t - end))] if min(targets) < n else b)
+                else:
+                    out.update(range(len(starts)))   # an unknown target: anywhere (sound)
+                falls = last.pred is not None
+            elif last is not None and last.opcode.startswith(("ret", "exit", "trap")):
+                falls = last.pred is not None
+            if falls and b + 1 < len(starts):
+                out.add(b + 1)
+            succ.append(out)
+        self._cfg = (starts, block, succ)
+        return self._cfg
+
+    def reaching(self, name: str, at: int) -> list[Instr]:
+        """The definitions of ``name`` that reach instruction ``at`` (index in the function) along
+        the control-flow graph (reaching definitions, iterated to the fixpoint)."""
+        starts, block, succ = self._blocks()
+        ds = self.defs.get(name, [])
+        if name not in self._rd:
+            nb = len(starts)
+            last: dict[int, int] = {}
+            for j, d in enumerate(ds):
+                k = self.index.get(d.line)
+                if k is not None:
+                    last[block[k]] = j
+            preds: list[list[int]] = [[] for _ in range(nb)]
+            for b, ss in enumerate(succ):
+                for t in ss:
+                    preds[t].append(b)
+            inn: list[frozenset] = [frozenset()] * nb
+            out = [frozenset([last[b]]) if b in last else frozenset() for b in range(nb)]
+            work = list(range(nb))
+            while work:
+                b = work.pop()
+                inn[b] = frozenset().union(*(out[q] for q in preds[b]))
+                new_out = frozenset([last[b]]) if b in last else inn[b]
+                if new_out != out[b]:
+                    out[b] = new_out
+                    work.extend(succ[b])
+            self._rd[name] = (inn, {self.index.get(d.line): j for j, d in enumerate(ds)})
+        inn, pos = self._rd[name]
+        b = block[at]
+        for k in range(at - 1, starts[b] - 1, -1):
+            if k in pos:
+                return [ds[pos[k]]]
+        return [ds[j] for j in sorted(inn[b])]
+
+    def operand(self, text: str, w: int, at: Instr | None = None) -> z3.BitVecRef | None:
+        """The value of one operand text (register, immediate, shared variable, ``{lo, hi}``) at
+        ``w`` bits, read by instruction ``at`` (see :meth:`reg`); None if it is none of those."""
+        if at is not None:
+            saved, self._at = self._at, self.index.get(at.line)
+            try:
+                return self.operand(text, w)
+            finally:
+                self._at = saved
         t = text.strip()
         if t in self.smem_names:
             return fit(SMEM, w)
@@ -128,20 +252,139 @@ class PtxValues:
             return fit(self.reg(t), w)
         return None
 
-    def _instr(self, i: Instr, w: int) -> z3.BitVecRef | None:
+    def invariant(self, sym: str) -> tuple[z3.BoolRef, str] | None:
+        """An inductive bound ``sym < c`` (unsigned) of a loop-carried register's symbol, proved
+        by induction over its definitions: each definition that does not read the register is
+        below ``c``, and each that does stays below ``c`` whenever the register's old value was
+        (the other values on its path are universally quantified, so the law holds on every
+        path). ``c`` is tried among the constants of the definitions and 2; None if none proves.
+        The law is an inference from the PTX alone and is reported with the proofs using it."""
+        if sym in self.invariants:
+            return self.invariants[sym]
+        self.invariants[sym] = None                      # a cycle through this symbol: no law
+        got = self.carried.get(sym)
+        if got is None:
+            return None
+        name, ds, key = got
+        x = self.memo[key]
+        w = x.size()
+        exprs = []
+        for d in ds:
+            saved, self._at = self._at, self.index.get(d.line)
+            try:
+                e = self._instr(d, reg_width(name), name)
+            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError):
+                e = None
+            finally:
+                self._at = saved
+            if e is None:
+                return None
+            exprs.append(fit(e, w))
+        others = [lw for lw, _ in self.laws(*exprs)]   # bounds of other loop-carried values they read
+        consts = {2} | {c for e in exprs for c in _constants(e) if 1 < c <= 1 << 16}
+        for c in sorted(consts):
+            law = z3.ULT(x, c)
+            if all(prove_claim(z3.ULT(e, c), z3.And(law, *others), 2000)[0] == "proved" for e in exprs):
+                text = (f"loop-carried {name} < {c} (proved by induction over its {len(ds)} definitions, "
+                        f"PTX lines {', '.join(str(d.line) for d in ds)})")
+                self.invariants[sym] = (law, text)
+                return self.invariants[sym]
+        return None
+
+    def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
+        """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read."""
+        out = []
+        for v in sorted(_symbols_of(*exprs)):
+            if v in self.carried:
+                got = self.invariant(v)
+                if got is not None:
+                    out.append(got)
+        return out
+
+    def pred(self, name: str) -> z3.BoolRef:
+        """The value of predicate register ``name`` (``!%p`` negated): its ``setp`` comparison
+        when it has exactly one definition of a modelled form, else a free boolean."""
+        name = name.strip()
+        if name.startswith("!"):
+            return z3.Not(self.pred(name[1:]))
+        if name in self.pmemo:
+            return self.pmemo[name]
+        ds = self.pdefs.get(name, [])
+        v = None
+        if len(ds) == 1 and self.depth <= 400:
+            self.depth += 1
+            try:
+                v = self._setp(ds[0])
+            except (z3.Z3Exception, ValueError, TypeError, IndexError):
+                v = None
+            finally:
+                self.depth -= 1
+        if v is None:
+            v = z3.Bool(f"pred{name}")
+        self.pmemo[name] = v
+        return v
+
+    def _setp(self, i: Instr) -> z3.BoolRef | None:
+        """``setp.CMP.TYPE p, a, b`` (no combining operator, no second destination)."""
+        parts = i.parts
+        if len(i.operands) != 3 or "|" in i.operands[0] or len(parts) < 3:
+            return None
+        cmp, ty = parts[1], parts[-1]
+        w = ptx_bits(ty)
+        if w is None or ty[0] == "f":
+            return None
+        a, b = (self.operand(o, w) for o in i.operands[1:3])
+        if a is None or b is None:
+            return None
+        signed = ty[0] == "s"
+        table = {"eq": lambda: a == b, "ne": lambda: a != b,
+                 "lt": lambda: a < b if signed else z3.ULT(a, b), "le": lambda: a <= b if signed else z3.ULE(a, b),
+                 "gt": lambda: a > b if signed else z3.UGT(a, b), "ge": lambda: a >= b if signed else z3.UGE(a, b),
+                 "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b), "hi": lambda: z3.UGT(a, b),
+                 "hs": lambda: z3.UGE(a, b)}
+        f = table.get(cmp)
+        return f() if f else None
+
+    def _instr(self, i: Instr, w: int, dest: str = "") -> z3.BitVecRef | None:
         parts = i.parts
         head = parts[0]
         tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
-        ops = [self.operand(o, tw) for o in i.operands[1:]]
+        if (i.line, dest) in self.lane:                # one element of a vector destination
+            if head != "mov" or len(i.operands) != 2:
+                return None
+            n = len(i.operands[0].strip("{} ").split(","))
+            src = self.operand(i.operands[1], tw)
+            if src is None or tw % n:
+                return None
+            ew, k = tw // n, self.lane[(i.line, dest)]
+            return z3.Extract(ew * (k + 1) - 1, ew * k, src)
+        if head in ("mul", "mad") and "wide" in parts:  # mul.wide.u32 d, a, b: 2w-bit product
+            ops = [self.operand(o, tw) for o in i.operands[1:]]
+            if any(o is None for o in ops) or len(ops) < 2:
+                return None
+            ext = (lambda e: z3.SignExt(tw, e)) if parts[-1].startswith("s") else (lambda e: z3.ZeroExt(tw, e))
+            prod = ext(ops[0]) * ext(ops[1])
+            if head == "mad":
+                c = self.operand(i.operands[3], 2 * tw) if len(i.operands) > 3 else None
+                return None if c is None else prod + c
+            return prod
+        ops = [self.operand(o, tw) for o in i.operands[1:(3 if head == "selp" else None)]]
         if head == "selp" and len(i.operands) == 4:
             a, b = ops[0], ops[1]
             if a is None or b is None:
                 return None
-            return z3.If(z3.Bool(f"pred{i.operands[3].strip()}"), a, b)
+            return z3.If(self.pred(i.operands[3]), a, b)
         if any(o is None for o in ops) and head not in ("cvt", "selp"):
             return None
         if head == "mov" and len(ops) == 1:
             return ops[0]
+        if head == "neg" and len(ops) == 1:
+            return -ops[0]
+        if head in ("min", "max") and len(ops) == 2:
+            a, b = ops
+            signed = parts[-1].startswith("s")
+            lt = a < b if signed else z3.ULT(a, b)
+            return z3.If(lt, a, b) if head == "min" else z3.If(lt, b, a)
         if head in ("add", "sub", "and", "or", "xor", "shl", "shr", "mul", "mad") and len(ops) >= 2:
             a, b = ops[0], ops[1]
             if head == "add":
@@ -182,6 +425,38 @@ class PtxValues:
                 return z3.SignExt(dst_w - src_w, src) if parts[1].startswith("s") else z3.ZeroExt(dst_w - src_w, src)
             return z3.Extract(dst_w - 1, 0, src)
         return None
+
+
+def _symbols_of(*exprs: z3.ExprRef) -> set[str]:
+    """Names of the uninterpreted constants in ``exprs`` (each shared subterm visited once)."""
+    seen, out, todo = set(), set(), list(exprs)
+    while todo:
+        x = todo.pop()
+        k = x.get_id()
+        if k in seen:
+            continue
+        seen.add(k)
+        if z3.is_const(x):
+            if x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out.add(str(x))
+            continue
+        todo.extend(x.children())
+    return out
+
+
+def _constants(e: z3.ExprRef) -> set[int]:
+    """The bit-vector constants that occur in ``e``."""
+    seen, out, todo = set(), set(), [e]
+    while todo:
+        x = todo.pop()
+        k = x.get_id()
+        if k in seen:
+            continue
+        seen.add(k)
+        if z3.is_bv_value(x):
+            out.add(x.as_long())
+        todo.extend(x.children())
+    return out
 
 
 def prove_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,

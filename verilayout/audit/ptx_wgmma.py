@@ -1,0 +1,429 @@
+"""wgmma instructions checked from the PTX alone, with no TTGIR plan beside it (nvcc's PTX of a
+CUTLASS kernel, or a Triton kernel whose TTGIR is missing).
+
+For every ``wgmma.mma_async`` of a function:
+
+* ``mma-instruction``: the shape ``m64nNkK`` is one the PTX ISA lists for the multiplicand and
+  accumulator types (M 64, K = 32 bytes of the type, N in the accumulator's set), and the
+  accumulator (and register-A) vectors hold as many registers as the fragment needs
+  (N/2 for f32/s32, N/4 for f16; A: K x bits / 64);
+* ``mma-descriptor`` per shared operand: bits 14-63 of the descriptor are one constant for every
+  value of the symbols (under the assumptions below), they decode to a descriptor that breaks no
+  rule of the descriptor contract for the operand's type, major-ness (``imm-trans``) and M or N,
+  and the canonical layout they select reads every element of the ``MN x K`` block from its own
+  byte (injective: no stride that must step is zero or overlapping); the start of a swizzled
+  operand lies in the first row of a swizzle repeat;
+* K-block advance: wgmmas between one ``wgmma.fence`` and the next ``wgmma.commit_group`` that
+  accumulate into the same registers are successive K-blocks; the start of K-block ``k`` is
+  K-block 0's start plus ``k`` K-blocks of the canonical layout (one K-block: the address the
+  layout, extended along K, gives to ``(0, K)``). A K-major swizzled K-block that would run past the swizzle row starts a new
+  atom instead: its start must be at the start of a swizzle repeat and it must read no byte the
+  previous K-block reads (an inference: the atoms' placement is not in the descriptor).
+
+Assumptions, reported with every proof: the shared-memory base is 1024-byte aligned and
+``base + the largest constant offset the function adds to it`` stays inside the 227 KB an sm_90 CTA
+can have; loop-carried registers satisfy the bounds proved by induction
+(``PtxValues.invariant``). A claim that fails only for some values of symbols the evaluator leaves
+free is ``unknown``, never an error: an error needs a claim false for every value.
+
+>>> wgmma_shape("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16")
+(64, 128, 16, 'f32', 'f16', 'f16')
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.audit.model import Check
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
+                                             pattern_repeat_bytes)
+from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
+from verilayout.prove.ptx_values import SMEM, PtxValues, prove_claim
+
+#: The most shared memory an sm_90 CTA can have (227 KB, CUDA C++ Programming Guide, compute
+#: capability 9.0 table); every shared address a kernel forms lies below it.
+SM90_SMEM_BYTES = 227 * 1024
+SMEM_ALIGN = 1024
+_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+_START = 0x3FFF
+_HIGH = ((1 << 64) - 1) & ~0xFFFF           # bits 16-63: LBO, SBO, base offset, mode (as the plan audit)
+_BASE_OFFSET = 7 << 49
+#: rules of the descriptor contract that are inferences (reported, never errors)
+_INFERRED = frozenset({"stride-repeat", "inferred-layout"})
+
+
+def wgmma_shape(opcode: str) -> tuple[int, int, int, str, str, str] | None:
+    """``(M, N, K, accumulator, A type, B type)`` of a ``wgmma.mma_async`` opcode, else None.
+
+    >>> wgmma_shape("wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.e4m3.e5m2")
+    (64, 64, 32, 'f32', 'e4m3', 'e5m2')
+    """
+    parts = opcode.split(".")
+    idx = next((i for i, p in enumerate(parts) if _SHAPE.match(p)), None)
+    if idx is None or len(parts) < idx + 4:
+        return None
+    m, n, k = (int(x) for x in _SHAPE.match(parts[idx]).groups())
+    acc, a, b = parts[idx + 1:idx + 4]
+    return m, n, k, acc, a, b
+
+
+def _regs(text: str) -> list[str]:
+    t = text.strip()
+    return [x.strip() for x in t.strip("{}").split(",") if x.strip()] if t.startswith("{") else []
+
+
+def smem_offset_bound(mod: PtxModule, ev: PtxValues, func: str) -> int:
+    """The largest constant the function adds to the shared-memory base (``add d, base, imm``).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, s;\\nadd.s32 %r2, %r1, 4096;\\n}")
+    >>> smem_offset_bound(m, PtxValues(m, "f", smem_names=("s",)), "f")
+    4096
+    """
+    best = 0
+    for i in mod.instrs:
+        if i.func != func or not i.opcode.startswith("add.") or len(i.operands) != 3:
+            continue
+        imm = parse_immediate(i.operands[2])
+        if imm is None or not 0 < imm < 1 << 20 or not i.operands[1].startswith("%"):
+            continue
+        v = ev.reg(i.operands[1], at=i)
+        if v.size() >= 32 and z3.eq(z3.Extract(31, 0, v) if v.size() > 32 else v, SMEM):
+            best = max(best, imm)
+    return best
+
+
+class _Ctx:
+    """What the proofs of one function share: the evaluator, the assumptions and their text."""
+
+    def __init__(self, ev: PtxValues, max_off: int):
+        self.ev = ev
+        self.max_off = max_off
+        self.base = z3.And(z3.URem(SMEM, SMEM_ALIGN) == 0, z3.ULE(SMEM, SM90_SMEM_BYTES - max_off))
+        self.text = (f"the shared-memory base is {SMEM_ALIGN}-byte aligned and at most "
+                     f"{SM90_SMEM_BYTES - max_off} (the function adds up to {max_off} to it and an sm_90 CTA "
+                     f"has at most {SM90_SMEM_BYTES} bytes)")
+
+    def assume(self, *exprs: z3.ExprRef) -> tuple[z3.BoolRef, list[str]]:
+        laws = self.ev.laws(*exprs)
+        return z3.And(self.base, *[lw for lw, _ in laws]), [self.text] + [t for _, t in laws]
+
+    def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
+        assume, texts = self.assume(e)
+        s = z3.simplify(e)
+        if z3.is_bv_value(s):
+            return s.as_long(), texts
+        sol = z3.Solver()
+        sol.set("timeout", 3000)
+        sol.add(assume)
+        if sol.check() != z3.sat:
+            return None, texts
+        v = sol.model().eval(s, model_completion=True).as_long()
+        return (v if prove_claim(s == v, assume)[0] == "proved" else None), texts
+
+    def decide(self, claim: z3.BoolRef) -> tuple[str, list[str]]:
+        """``proved``; ``counterexample`` when the claim is false for every value of the symbols;
+        else ``unknown`` (it fails only for some values of free symbols, or the solver gave up)."""
+        assume, texts = self.assume(claim)
+        st, _ = prove_claim(claim, assume)
+        if st == "proved":
+            return "proved", texts
+        if st == "counterexample" and prove_claim(z3.Not(claim), assume)[0] == "proved":
+            return "counterexample", texts
+        return "unknown", texts
+
+
+def _check(ins: Instr, check: str, status: str, severity: str | None, message: str, data: dict) -> Check:
+    return Check("wgmma.mma_async", ins.line, ins.loc, check, status, severity, message,
+                 dict(data, source="ptx", plan="none"))
+
+
+def _instruction_check(ins: Instr, shape: tuple, a_is_reg: bool) -> Check:
+    m, n, k, acc, ta, tb = shape
+    data = {"m": m, "n": n, "k": k, "accumulator": acc, "a_type": ta, "b_type": tb}
+    wrong = []
+    if ta not in DTYPE_BITS or tb not in DTYPE_BITS:
+        wrong.append(f"multiplicand types {ta}/{tb} are not wgmma types")
+    else:
+        if DTYPE_BITS[ta] != DTYPE_BITS[tb] or (DTYPE_BITS[ta] == 16 and ta != tb):
+            wrong.append(f"A is {ta} but B is {tb}")
+        if m != 64:
+            wrong.append(f"M = {m}; wgmma has M = 64")
+        if k != k_of_dtype(ta):
+            wrong.append(f"K = {k}; a {ta} wgmma has K = {k_of_dtype(ta)} (32 bytes)")
+        if acc not in ACCUMULATORS.get(ta, ()):
+            wrong.append(f"accumulator {acc} is not one of {ACCUMULATORS.get(ta)} for {ta}")
+        elif n not in valid_n(acc):
+            wrong.append(f"N = {n} is not a valid N for a {acc} accumulator")
+    nd = len(_regs(ins.operands[0])) if ins.operands else 0
+    want_d = n // 4 if acc == "f16" else n // 2
+    data["d_registers"] = nd
+    if nd != want_d:
+        wrong.append(f"the accumulator vector has {nd} registers; m64n{n} {acc} needs {want_d}")
+    if a_is_reg and ta in DTYPE_BITS:
+        na, want_a = len(_regs(ins.operands[1])), k * DTYPE_BITS[ta] // 64
+        data["a_registers"] = na
+        if na != want_a:
+            wrong.append(f"register A has {na} registers; {ta} m64k{k} needs {want_a}")
+    if wrong:
+        return _check(ins, "mma-instruction", "counterexample", "error",
+                      f"{ins.opcode}: " + "; ".join(wrong), data)
+    return _check(ins, "mma-instruction", "proved", None,
+                  f"m{m}n{n}k{k} {acc} += {ta} x {tb}: a shape of the PTX ISA table, K = 32 bytes, "
+                  f"{nd} accumulator registers", data)
+
+
+def _majors(ins: Instr, shape: tuple, a_is_reg: bool) -> tuple[str, str]:
+    """Operand major-ness: ``imm-trans-a``/``imm-trans-b`` (f16/bf16 only; 1 = transposed =
+    MN-major); every other type is K-major."""
+    if shape[4] not in ("f16", "bf16"):
+        return "K", "K"
+    imms = [parse_immediate(o) for o in ins.operands[3:]]
+    if a_is_reg:                       # d, a, b, scale-d, scale-a, scale-b, trans-b
+        tb = imms[3] if len(imms) > 3 else 0
+        return "K", "MN" if tb else "K"
+    ta = imms[3] if len(imms) > 3 else 0
+    tb = imms[4] if len(imms) > 4 else 0
+    return ("MN" if ta else "K"), ("MN" if tb else "K")
+
+
+def _injective(fn) -> tuple[int, int, int, int] | None:
+    """Two coordinates the address function sends to one address (the first found), or None."""
+    tab = fn.table()
+    flat = tab.reshape(-1)
+    order = np.argsort(flat, kind="stable")
+    same = np.nonzero(np.diff(flat[order]) == 0)[0]
+    if not len(same):
+        return None
+    kx = tab.shape[1]
+    i, j = int(order[same[0]]), int(order[same[0] + 1])
+    return i // kx, i % kx, j // kx, j % kx
+
+
+class _Operand:
+    """One shared operand of one wgmma: its descriptor expression and decoded fields."""
+
+    def __init__(self, ins, name, expr, desc, major, dtype, mn, k):
+        self.ins, self.name, self.expr, self.desc = ins, name, expr, desc
+        self.major, self.dtype, self.mn, self.k = major, dtype, mn, k
+
+    def start(self) -> z3.BitVecRef:
+        return z3.Extract(13, 0, self.expr)
+
+
+def _operand_check(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str,
+                   data: dict) -> tuple[list[Check], _Operand | None]:
+    """The descriptor checks of one operand (a warning first where there is one), and the operand
+    for the K-block chain (None where its fields are not known)."""
+    warns: list[Check] = []
+    c, op = _operand_check1(ctx, ins, slot, name, shape, major, data, warns)
+    return warns + [c], op
+
+
+def _operand_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str,
+                    data: dict, warns: list[Check]) -> tuple[Check, _Operand | None]:
+    m, n, k, _acc, ta, tb = shape
+    dtype, mn = (ta, m) if name == "A" else (tb, n)
+    e = ctx.ev.operand(ins.operands[slot], 64, at=ins)
+    data = dict(data, operand=name, major=major, dtype=dtype, mn=mn)
+    if e is None:
+        return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: the descriptor "
+                      f"{ins.operands[slot]} is not a register the evaluator reads", data), None
+    hi, texts = ctx.constant(e & z3.BitVecVal(_HIGH, 64))
+    data["assumptions"] = texts
+    if hi is None:
+        return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: the descriptor's bits "
+                      "16-63 (LBO, SBO, base offset, swizzle) are not one constant (free values on its path: "
+                      f"{sorted(ctx.ev.opaque)[:3]})", data), None
+    warn = None
+    if (hi >> 62) & 3 == 0 and hi & _BASE_OFFSET:
+        # as in the plan audit: the PTX ISA defines the base offset for the swizzling modes only;
+        # Triton 3.9 sets it on unswizzled operands. A warning; the check goes on without it.
+        warn = _check(ins, "mma-descriptor", "counterexample", "warning", f"operand {name}: base offset "
+                      f"{(hi & _BASE_OFFSET) >> 49} is set on an unswizzled operand; the PTX ISA defines the "
+                      "field for the swizzling modes only (the check goes on without it)", dict(data))
+        hi &= ~_BASE_OFFSET
+        warns.append(warn)
+    desc = decode(hi, "sm_90")
+    data.update(ptx_fields=f"{hi:#018x}", lbo=desc.lbo, sbo=desc.sbo, swizzle=desc.swizzle,
+                base_offset=desc.base_offset)
+    if dtype not in DTYPE_BITS:
+        return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: type {dtype} is not "
+                      "modelled", data), None
+    findings = contract_findings(desc, major=major, dtype=dtype, mn_extent=mn)
+    hard = [f for f in findings if f.rule not in _INFERRED]
+    if hard:
+        return _check(ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name} ({dtype}, {major}-major, {mn} x {k}): descriptor fields {hi:#018x} break "
+                      "the descriptor contract: " + "; ".join(f.message for f in hard),
+                      dict(data, rules=[f.rule for f in hard])), None
+    try:
+        fn = hardware_address_function(desc, major=major, dtype=dtype, mn_extent=mn)
+    except LayoutError as err:
+        return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: {err}", data), None
+    clash = _injective(fn)
+    if clash is not None:
+        a, b, c, d = clash
+        return _check(ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name} ({dtype}, {major}-major, {mn} x {k}): the canonical layout of fields "
+                      f"{hi:#018x} (LBO {desc.lbo} B, SBO {desc.sbo} B, {desc.swizzle}) reads elements "
+                      f"(mn={a}, k={b}) and (mn={c}, k={d}) from the same byte {fn.eval(a, b) // 8}",
+                      dict(data, witness={"first": [a, b], "second": [c, d], "byte": fn.eval(a, b) // 8})), None
+    op = _Operand(ins, name, e, desc, major, dtype, mn, k)
+    note = "".join(f"; inferred rule {f.rule}: {f.message}" for f in findings if f.rule in _INFERRED)
+    if desc.swizzle != "none":
+        rep = pattern_repeat_bytes(desc.swizzle)
+        row = 16 * swizzle_units(desc.swizzle)
+        pos = z3.URem(z3.ZeroExt(18, op.start()) * 16, rep)
+        claim = z3.ULT(pos, row) if not desc.base_offset else z3.BoolVal(False)
+        st, texts = ctx.decide(claim)
+        data["assumptions"] = texts
+        if desc.base_offset:
+            return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: base offset "
+                          f"{desc.base_offset} is set; without a plan the pattern start it encodes is not "
+                          "checked", data), op
+        if st != "proved":
+            return _check(ins, "mma-descriptor", st, "error" if st == "counterexample" else "note",
+                          f"operand {name}: the start address is not in the first row of a {rep}-byte "
+                          f"{desc.swizzle} swizzle repeat (base offset 0 anchors the pattern there)"
+                          + ("" if st == "counterexample" else ": not proved for every value of the free symbols"),
+                          data), op
+    return _check(ins, "mma-descriptor", "proved", None,
+                  f"operand {name} ({dtype}, {major}-major, {mn} x {k}): fields {hi:#018x} (LBO {desc.lbo} B, "
+                  f"SBO {desc.sbo} B, {desc.swizzle}) select a canonical layout that reads each element from "
+                  f"its own byte" + (", start in the first row of a swizzle repeat" if desc.swizzle != "none"
+                                     else "") + note, data), op
+
+
+def _k_step_bytes(op: _Operand) -> int:
+    """Bytes from K-block ``k`` to ``k + 1`` in the canonical layout extended along K."""
+    fn = hardware_address_function(op.desc, major=op.major, dtype=op.dtype, mn_extent=op.mn)
+    ext = replace(fn, extents=(("mn", op.mn), ("k", 2 * op.k)), const=0, swizzle=None, post=0)
+    return ext.eval(0, op.k) // 8
+
+
+def _advance_check(ctx: _Ctx, first: _Operand, prev: _Operand, cur: _Operand, kb: int, data: dict) -> Check:
+    """K-block ``kb`` of a chain against its K-block 0 (``first``): ``kb`` K-blocks further on; a
+    K-major swizzled K-block past the swizzle row is checked against the previous one instead."""
+    name = cur.name
+    data = dict(data, operand=name, k_block=kb)
+    if first.desc.value & _HIGH != cur.desc.value & _HIGH:
+        return _check(cur.ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name}, K-block {kb}: fields {cur.desc.value:#018x} differ from K-block 0's "
+                      f"{first.desc.value:#018x} (line {first.ins.line}): one operand, one layout", data)
+    want = _k_step_bytes(cur)
+    desc = cur.desc
+    ref, steps = first, kb
+    crossing = False
+    if desc.swizzle != "none" and cur.major == "K":
+        row = 16 * swizzle_units(desc.swizzle)
+        p0, _ = ctx.constant(z3.URem(z3.ZeroExt(18, first.start()) * 16, row))
+        if p0 is None:
+            return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: "
+                          "K-block 0's place in its swizzle row is not one constant", data)
+        if p0 + (kb + 1) * want > row:            # past the row: a new atom, against the previous block
+            ref, steps, crossing = prev, 1, True
+    delta = z3.Extract(13, 0, cur.start() - ref.start())
+    d, texts = ctx.constant(delta)
+    data.update(reference_line=ref.ins.line, assumptions=texts)
+    if d is None:
+        return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: the "
+                      f"start's distance to K-block {kb - steps} is not one constant", data)
+    got = d * 16 if d < 1 << 13 else (d - (1 << 14)) * 16
+    data.update(advance_bytes=got, k_block_bytes=want, from_k_block=kb - steps)
+    if crossing:
+        rep = pattern_repeat_bytes(desc.swizzle)
+        row = 16 * swizzle_units(desc.swizzle)
+        p, _ = ctx.constant(z3.URem(z3.ZeroExt(18, prev.start()) * 16, rep))
+        fn = hardware_address_function(desc, major="K", dtype=cur.dtype, mn_extent=cur.mn)
+        ok = p is not None and (p + got) % rep == 0 and p + got >= 0
+        if ok:
+            t0 = set(replace(fn, const=p * 8).table().reshape(-1).tolist())
+            t1 = set(replace(fn, const=(p + got) * 8).table().reshape(-1).tolist())
+            ok = not (t0 & t1)
+        if ok:
+            return _check(cur.ins, "mma-descriptor", "proved", None,
+                          f"operand {name}, K-block {kb}: starts a new {desc.swizzle} atom {got} bytes after "
+                          f"K-block {kb - 1} (line {prev.ins.line}), on a swizzle repeat, reading none of "
+                          "its bytes (inferred rule: the atoms' placement is not in the descriptor)", data)
+        return _check(cur.ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name}, K-block {kb}: past the {row}-byte swizzle row it must start a new "
+                      f"atom on a {rep}-byte repeat and read none of K-block {kb - 1}'s bytes; it starts "
+                      f"{got} bytes after K-block {kb - 1} (line {prev.ins.line})", data)
+    if got != steps * want:
+        return _check(cur.ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name}, K-block {kb}: starts {got} bytes after K-block {kb - steps} "
+                      f"(line {ref.ins.line}); the {desc.swizzle} {cur.major}-major {cur.dtype} layout puts it "
+                      f"{steps} x {want} = {steps * want} bytes on", data)
+    return _check(cur.ins, "mma-descriptor", "proved", None,
+                  f"operand {name}, K-block {kb}: starts {steps} K-block(s) ({steps * want} bytes) after "
+                  f"K-block {kb - steps} (line {ref.ins.line})", data)
+
+
+def _chains(mod: PtxModule, func: str) -> list[list[Instr]]:
+    """wgmmas between a ``wgmma.fence`` and a ``wgmma.commit_group`` that accumulate into the same
+    registers, in program order."""
+    chains: list[list[Instr]] = []
+    cur: dict[str, list[Instr]] = {}
+    for i in mod.instrs:
+        if i.func != func:
+            continue
+        if i.opcode.startswith(("wgmma.fence", "wgmma.commit_group")):
+            chains.extend(cur.values())
+            cur = {}
+        elif i.opcode.startswith("wgmma.mma_async") and i.operands:
+            cur.setdefault(re.sub(r"\s+", "", i.operands[0]), []).append(i)
+    chains.extend(cur.values())
+    return chains
+
+
+def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path: str = "") -> list[Check]:
+    """The checks of the module docstring for every ``wgmma.mma_async`` of ``mod`` (``evals``: one
+    evaluator per function, reading the shared-memory base of the module)."""
+    out: list[Check] = []
+    for func in mod.functions:
+        ev = evals.get(func)
+        if ev is None:
+            continue
+        ctx: _Ctx | None = None
+        for chain_no, chain in enumerate(_chains(mod, func)):
+            prev: dict[str, _Operand] = {}
+            firsts: dict[str, _Operand] = {}
+            for kb, ins in enumerate(chain):
+                shape = wgmma_shape(ins.opcode)
+                if shape is None or len(ins.operands) < 3:
+                    out.append(_check(ins, "mma-instruction", "unknown", "note",
+                                      f"{ins.opcode}: no m64nNkK shape and types to check", {}))
+                    continue
+                a_is_reg = ins.operands[1].strip().startswith("{")
+                out.append(_instruction_check(ins, shape, a_is_reg))
+                if ctx is None:
+                    ctx = _Ctx(ev, smem_offset_bound(mod, ev, func))
+                majors = _majors(ins, shape, a_is_reg)
+                data: dict[str, Any] = {"chain": chain_no, "k_block": kb}
+                for slot, name in ((1, "A"), (2, "B")):
+                    if slot == 1 and a_is_reg:
+                        continue
+                    try:
+                        cs, op = _operand_check(ctx, ins, slot, name, shape, majors[slot - 1], data)
+                        out.extend(cs)
+                        if op is not None and name in prev and name in firsts:
+                            out.append(_advance_check(ctx, firsts[name], prev[name], op, kb, data))
+                    except (LayoutError, z3.Z3Exception) as err:
+                        out.append(_check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: {err}",
+                                          dict(data, operand=name)))
+                        op = None
+                    if op is not None:
+                        prev[name] = op
+                        if kb == 0:
+                            firsts[name] = op
+                    else:                      # a broken link: no later K-block of this chain is compared
+                        prev.pop(name, None)
+                        firsts.pop(name, None)
+    return out
