@@ -16,6 +16,7 @@ nvcc missing: the compile tests skip locally and fail under VERILAYOUT_REQUIRE_O
 """
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -236,3 +237,14 @@ def test_help_has_examples(capsys):
     out = capsys.readouterr().out
     assert e.value.code == 0
     assert "verilayout emit gemm --dtype f16 -o" in out and "--stages" in out
+
+
+def test_emit_gemm_json(capsys, tmp_path):
+    rc, out, err = _cli(capsys, "emit", "gemm", "--dtype", "e4m3", "--tile", "128x128x128",
+                        "--stages", "6", "-o", str(tmp_path), "--json")
+    doc = json.loads(out)
+    assert rc == 0 and err == ""
+    # e4m3: 128 bytes of K per stage -> one 128-byte swizzle row (PTX Table: widest swizzle)
+    assert doc["tile"] == [128, 128, 128] and doc["stages"] == 6 and doc["swizzle"] == "128B"
+    assert doc["instruction"] == "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"
+    assert {o["status"] for o in doc["obligations"]} == {"proved"}
