@@ -1,0 +1,244 @@
+"""Differential test against CUTLASS's ``cute::UMMA::make_umma_desc`` (sm_100 tcgen05 shared-memory
+descriptors; host-only C++ from the nvidia-cutlass wheel's headers, built as
+``test_cutlass_gmma_desc.py`` builds the sm_90 oracle; see /work/shared/reference/oracles.md).
+
+For every element width CuTe's UMMA atoms take (4-bit ``float_e2m1_t``: packed e2m1 of
+``.kind::mxf4``; 8-bit ``uint8_t``: e4m3 and the 8-bit slots CUTLASS allocates for the 16-byte
+padded fp4/fp6 of ``.kind::f8f6f4`` (``ElementAMma_SmemAllocType = uint8_t``); 16-bit; 32-bit)
+x K/MN major x every swizzle atom, ``128B_base32B`` (``Layout_MN_SW128_32B_Atom``) included,
+x several tile shapes x both atom orders x every K-block (256 bits of K), the C++ program prints
+CuTe's layout text and CUTLASS's descriptor. Then:
+
+* the raw 64-bit value equals verilayout's ``Descriptor`` built from those fields (arch sm_100):
+  the bit positions of every field, the version bits 46-48 = 0b001 and the 3-bit swizzle code;
+* ``decode(raw, "sm_100")`` names the swizzle of the CuTe atom;
+* verilayout proves that CUTLASS's descriptor reads, for every (mn, k) of the K-block, the byte
+  where CuTe's layout put the element -- for every padded fp4/fp6 name too -- except where the PTX
+  ISA forbids the combination (Table 49: packed e2m1 is never transposed; Table 52: a
+  transposed 32-bit operand needs 128B_base32B, a transposed 8/16-bit one must not use it):
+  there verilayout answers a counterexample naming that rule (CUTLASS builds the descriptor
+  anyway), never ``unknown``;
+* where verilayout derives a descriptor itself (``derive_descriptor``: the four wgmma modes, 8-,
+  16- and 32-bit types), it has CUTLASS's swizzle code, start and the LBO/SBO the canonical form
+  uses.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+pytestmark = pytest.mark.oracle
+
+
+def _toolchain():
+    """The sm_90 oracle's compiler and include discovery (one copy: loaded from its file)."""
+    spec = importlib.util.spec_from_file_location(
+        "vl_gmma_oracle_test", pathlib.Path(__file__).with_name("test_cutlass_gmma_desc.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod._toolchain()
+
+HERE = pathlib.Path(__file__).parent / "cutlass"
+HEADER = HERE / "umma_desc_oracle.hpp"
+TYPES = {4: "cutlass::float_e2m1_t", 8: "cute::uint8_t", 16: "cute::half_t", 32: "float"}
+#: verilayout's names for what each CuTe element width holds
+DTYPES = {4: ("e2m1",), 8: ("e4m3", "e2m1_padded", "e3m2", "e2m3"), 16: ("f16",), 32: ("tf32",)}
+ATOM = {"none": "INTER", "32B": "SW32", "64B": "SW64", "128B": "SW128", "128B_base32B": "SW128_32B"}
+WIDTH = {"none": 1, "32B": 2, "64B": 4, "128B": 8, "128B_base32B": 8}
+KROWS = {"128B_base32B": 4}
+#: CUTLASS UMMA::LayoutType values (cute/arch/mma_sm100_desc.hpp)
+SM100_TYPE = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
+
+
+def configs():
+    out = []
+    for bits in TYPES:
+        t, kb = 128 // bits, 256 // bits
+        for major in ("K", "MN"):
+            for sw in ATOM:
+                if sw == "128B_base32B" and major == "K":
+                    continue                      # make_umma_desc static_asserts (not for K)
+                w = WIDTH[sw]
+                amn, ak = (w * t, KROWS.get(sw, 8)) if major == "MN" else (8, w * t)
+                for a, b in ((1, 1), (2, 2), (4, 1)):
+                    mn, k = amn * a, max(ak, kb) * b
+                    if mn < 8 or mn > 256:
+                        continue
+                    for order in ("col", "row"):
+                        out.append((bits, major, sw, mn, k, order))
+    return out
+
+
+def _cid(c):
+    bits, major, sw, mn, k, order = c
+    return f"b{bits}_{major}_{sw}_{mn}x{k}_{order}"
+
+
+def _source(part):
+    lines = []
+    for c in part:
+        bits, major, sw, mn, k, order = c
+        T = TYPES[bits]
+        step = "cute::Step<cute::_1,cute::_2>" if order == "col" else "cute::Step<cute::_2,cute::_1>"
+        atom = f"cute::UMMA::Layout_{major}_{ATOM[sw]}_Atom<{T}>"
+        lines.append(f"  vl_umma_oracle::run<{T}, cute::UMMA::Major::{major}, {atom}, "
+                     f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{_cid(c)}\");")
+    return lines
+
+
+@pytest.fixture(scope="session")
+def umma_output():
+    cxx, incs = _toolchain()
+    cfgs = configs()
+    parts = [cfgs[0::2], cfgs[1::2]]
+    sources = {}
+    for i, part in enumerate(parts):
+        sources[f"part{i}.cpp"] = ('#include "umma_desc_oracle.hpp"\n'
+                                   f"void part{i}() {{\n" + "\n".join(_source(part)) + "\n}\n")
+    sources["main.cpp"] = ("void part0();\nvoid part1();\n"
+                           "int main() { part0(); part1(); return 0; }\n")
+    key = hashlib.sha256((HEADER.read_text() + "".join(sources.values()) + cxx
+                          + "".join(incs)).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-umma-oracle-{key}"
+    exe = work / "umma_desc_oracle"
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copy(HEADER, work / HEADER.name)
+        for name, text in sources.items():
+            (work / name).write_text(text)
+        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
+
+        def compile_one(name):
+            return subprocess.run([cxx, *flags, "-c", name, "-o", name[:-4] + ".o"], cwd=work,
+                                  capture_output=True, text=True)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(compile_one, sources))
+        for r in results:
+            if r.returncode:
+                pytest.fail(f"compiling the CUTLASS UMMA oracle failed:\n{r.stderr[-3000:]}")
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.fail(f"linking the CUTLASS UMMA oracle failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    layouts, descs = {}, {}
+    for line in out.splitlines():
+        if line.startswith("L "):
+            _, cid, text = line.split(" ", 2)
+            layouts[cid] = text.strip()
+        elif line.startswith("D "):
+            _, cid, kb, off, lbo, sbo, lt, bo, ver, mode, raw = line.split()
+            descs.setdefault(cid, []).append(tuple(int(x) for x in (kb, off, lbo, sbo, lt, bo, ver,
+                                                                    mode)) + (int(raw, 16),))
+    return cfgs, layouts, descs
+
+
+def _ptx_forbids(bits, major, sw):
+    """The PTX ISA rule (Tables 49, 52) that forbids this operand, or None."""
+    if major != "MN":
+        return None
+    if bits == 4:
+        return "transpose-dtype"
+    if (bits == 32) != (sw == "128B_base32B"):
+        return "transpose-swizzle"
+    return None
+
+
+def test_every_configuration_was_printed(umma_output):
+    cfgs, layouts, descs = umma_output
+    assert len(cfgs) >= 150
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        assert _cid(c) in layouts
+        assert len(descs[_cid(c)]) == k // (256 // bits)
+
+
+def test_raw_values_and_fields_equal_cutlass(umma_output):
+    from verilayout.hw.nvidia.descriptor import Descriptor, decode
+    cfgs, layouts, descs = umma_output
+    n = 0
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
+            where = f"{_cid(c)} K-block {kb}"
+            assert ver == 1 and mode == 0 and bo == 0, where        # make_umma_desc's constants
+            ours = Descriptor(0, lbo, sbo, bo, lt, "sm_100")
+            assert ours.value == raw, f"{where}: {ours.value:#x} != {raw:#x}"
+            d = decode(raw, "sm_100")
+            assert d.swizzle == sw == SM100_TYPE[lt] and d.reserved == 0, where
+            n += 1
+    assert n >= 390
+
+
+def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
+    from verilayout.hw.nvidia.descriptor import Descriptor
+    from verilayout.prove.wgmma import verify
+    cfgs, layouts, descs = umma_output
+    proved = refused = mutated = 0
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        text = layouts[_cid(c)]
+        forbid = _ptx_forbids(bits, major, sw)
+        for dtype in DTYPES[bits]:
+            for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
+                where = f"{_cid(c)} {dtype} K-block {kb}: {text}"
+                theirs = Descriptor(off * bits // 8, lbo, sbo, bo, lt, "sm_100")
+                v = verify(theirs, text, dtype=dtype, major=major, k_block=kb)
+                if forbid is None:
+                    assert v.proved, f"{where}: {v.reason}"
+                    proved += 1
+                    if kb == 0 and dtype == DTYPES[bits][0] and sbo and (major == "K" or sw != "none"):
+                        # not vacuous: one SBO step of 16 bytes more reads other bytes
+                        bad = Descriptor(off * bits // 8, lbo, sbo + 1, bo, lt, "sm_100")
+                        w = verify(bad, text, dtype=dtype, major=major, k_block=kb)
+                        sbo_used = mn > 8 if major == "K" else 256 // bits > KROWS.get(sw, 8)
+                        if sbo_used:                    # (seed 000 / make_umma_desc forms)
+                            assert w.status == "counterexample", f"{where}: SBO+16 {w.reason}"
+                            mutated += 1
+                else:
+                    assert v.status == "counterexample" and v.counterexample["rule"] == forbid, \
+                        f"{where}: {v.reason}"
+                    refused += 1
+    print("umma oracle:", proved, refused, mutated)
+    assert proved >= 400 and refused >= 50 and mutated >= 40, (proved, refused, mutated)
+
+
+def test_derived_descriptors_have_cutlass_fields(umma_output):
+    from verilayout.synth.descriptor import derive_descriptor
+    cfgs, layouts, descs = umma_output
+    checked = 0
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        if sw == "128B_base32B" or _ptx_forbids(bits, major, sw) or bits == 4:
+            continue                # synth derives the four wgmma modes for wgmma types only
+        text = layouts[_cid(c)]
+        t, w = 128 // bits, WIDTH[sw]
+        kx = 256 // bits
+        if major == "K":
+            use_lbo, use_sbo = sw == "none", mn > 8
+        elif sw == "none":
+            use_lbo, use_sbo = kx > 8, mn > t
+        else:
+            use_lbo, use_sbo = mn > t * w, kx > 8
+        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
+            where = f"{_cid(c)} K-block {kb}: {text}"
+            p = derive_descriptor(text, dtype=DTYPES[bits][0], major=major, k_block=kb, arch="sm_100")
+            d = p.descriptor
+            assert p.verdict.proved, where
+            assert d.layout_type == lt and d.start_address == off * bits // 8, where
+            if use_lbo:
+                assert d.lbo_field == lbo, where
+            if use_sbo:
+                assert d.sbo_field == sbo, where
+            checked += 1
+    assert checked >= 250
