@@ -20,6 +20,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -248,3 +249,43 @@ def test_emit_gemm_json(capsys, tmp_path):
     assert doc["tile"] == [128, 128, 128] and doc["stages"] == 6 and doc["swizzle"] == "128B"
     assert doc["instruction"] == "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"
     assert {o["status"] for o in doc["obligations"]} == {"proved"}
+
+
+# ----- the renderer refuses what is not proved; the H100 script ---------------------------------
+
+def test_an_unproved_obligation_writes_no_kernel():
+    from verilayout.emit.cuda_gemm import render_gemm_cuda
+    from verilayout.emit.gemm_plan import build_gemm_manifest
+    from verilayout.errors import LayoutError
+    man = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+    man["obligations"][2]["status"] = "unknown"
+    with pytest.raises(LayoutError, match="obligation not proved"):
+        render_gemm_cuda(man)
+
+
+SCRIPT = Path(__file__).parents[1] / "scripts" / "run_on_h100.sh"
+
+
+def test_the_h100_script_emits_the_tested_gemm_set():
+    if shutil.which("bash"):
+        subprocess.run(["bash", "-n", str(SCRIPT)], check=True)
+    text = SCRIPT.read_text()
+    block = text[text.index("<<'EOF2'\n") + 9:text.index("\nEOF2\n")]
+    cfgs = [(dt, tile, int(st)) for dt, tile, st in (ln.split() for ln in block.splitlines() if ln.strip())]
+    assert sorted(cfgs) == sorted(CONFIGS)
+    # the GPU step runs no python: nothing after the --emit branch calls it
+    run_part = text[text.index('echo "now carry'):]
+    assert "python" not in run_part.lower().replace("no python", "")
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run the script "
+                    "(optional tool)")
+def test_the_h100_script_without_a_gpu_says_so_and_exits_2(tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvcc").write_text("#!/bin/sh\nexit 0\n")
+    (fake / "nvcc").chmod(0o755)
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run(["bash", str(SCRIPT), str(tmp_path)], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "GPU" in r.stderr, r.stderr
