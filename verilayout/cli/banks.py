@@ -12,11 +12,12 @@ import json
 import re
 
 from verilayout.banks import check_banks, load_register, load_shared
-from verilayout.cli.common import DTYPE_BITS, parse_shape_arg, parse_type_arg, read_layout_arg
+from verilayout.cli.common import DTYPE_BITS, int_arg, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
+from verilayout.hw.nvidia.banks import placed
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks
 from verilayout.report.svg import layout_svg
 from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
@@ -107,6 +108,8 @@ def _cmd_banks(args) -> int:
         reg = embed_in_allocation(reg, view[1])
     else:
         smem = load_shared(smem_text, shape, bits)
+    if args.base_address:
+        smem = placed(smem, args.base_address, bits)
     if args.target != "nvidia":
         return _amd_banks(args, reg, smem, bits)
     rep = check_banks(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
@@ -215,6 +218,9 @@ def register(subparsers) -> None:
                    help="auto (default: the widest ld.shared/st.shared the layouts allow), "
                    "ld.shared.v4.b32, st.shared.b16, ldmatrix.x4, ldmatrix.x2.trans, stmatrix.x4, ...")
     p.add_argument("--store", action="store_true", help="with --instr auto: the access is a store")
+    p.add_argument("--base-address", type=int_arg, default=0, metavar="BYTES",
+                   help="the buffer's byte address in shared memory (default 0): every element at "
+                   "base + offset; vector accesses must stay aligned")
     p.add_argument("--banks", type=int, default=32, choices=[32, 64],
                    help="number of 4-byte banks (32 NVIDIA, default; 64 AMD)")
     p.add_argument("--target", default="nvidia", choices=["nvidia", "gfx942", "gfx950"],

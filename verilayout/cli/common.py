@@ -9,7 +9,7 @@ import re
 from verilayout import parse
 from verilayout.core import cute
 from verilayout.dtypes import BITS as DTYPE_BITS
-from verilayout.errors import LayoutError, one_line
+from verilayout.errors import LayoutError
 from verilayout.spec.format import read_text
 
 def timeout_ms(seconds: float, flag: str = "--timeout") -> int:
@@ -21,6 +21,18 @@ def timeout_ms(seconds: float, flag: str = "--timeout") -> int:
     if not math.isfinite(seconds) or seconds <= 0 or seconds > 86400:
         raise LayoutError(f"{flag} {seconds}: need a positive, finite number of seconds (at most 86400)")
     return max(1, int(seconds * 1000))
+
+
+def int_arg(text: str) -> int:
+    """An integer option, decimal or ``0x...`` (``_`` separators allowed); argparse's type hook.
+
+    >>> int_arg("0x4_80"), int_arg("1152")
+    (1152, 1152)
+    """
+    try:
+        return int(str(text).replace("_", ""), 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (decimal or 0x...)") from None
 
 
 def parse_shape_arg(text: str) -> list[int]:

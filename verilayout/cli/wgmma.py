@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from verilayout.cli.common import parse_shape_arg, read_layout_arg, timeout_ms
+from verilayout.cli.common import int_arg, parse_shape_arg, read_layout_arg, timeout_ms
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import decode, encode, field_findings
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
@@ -31,13 +31,6 @@ examples:
   verilayout wgmma synth --dtype bf16 --major MN --mn 64 --k 64
 exit codes: 0 proved / done, 1 counterexample or unknown, 2 bad input
 """
-
-
-def _int(text: str) -> int:
-    try:
-        return int(str(text).replace("_", ""), 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (decimal or 0x...)") from None
 
 
 # ----- fragment -----------------------------------------------------------------------------
@@ -206,12 +199,12 @@ def _operand_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", required=True, help="element type as PTX spells it: f16, bf16, "
                    "tf32, e4m3, e5m2, s8, u8, b1")
     p.add_argument("--major", required=True, help="K or MN (M/N-major = transposed)")
-    p.add_argument("--base-address", type=_int, default=0, metavar="BYTES",
+    p.add_argument("--base-address", type=int_arg, default=0, metavar="BYTES",
                    help="shared-memory byte address where the layout's element offset 0 lies "
                    "(default 0)")
-    p.add_argument("--mn", type=_int, metavar="ROWS", help="M/N rows one wgmma reads (default: "
+    p.add_argument("--mn", type=int_arg, metavar="ROWS", help="M/N rows one wgmma reads (default: "
                    "the tile's MN extent)")
-    p.add_argument("--mn-block", type=_int, default=0, metavar="I",
+    p.add_argument("--mn-block", type=int_arg, default=0, metavar="I",
                    help="which block of --mn rows of a wider tile (default 0)")
     p.add_argument("--mn-dim", type=int, choices=[0, 1], default=0,
                    help="which layout dim is M/N (default 0; 1 for Triton [K, N] B operands)")
@@ -273,16 +266,16 @@ def register(subparsers) -> None:
                        epilog="examples:\n"
                        "  verilayout wgmma encode --start 0x400 --lbo 16 --sbo 1024 --swizzle 128B\n"
                        "  verilayout wgmma encode --lbo 256 --sbo 128 --swizzle none --json\n")
-    p.add_argument("--start", type=_int, default=0, metavar="BYTES", help="start address (bytes)")
-    p.add_argument("--lbo", type=_int, default=0, metavar="BYTES",
+    p.add_argument("--start", type=int_arg, default=0, metavar="BYTES", help="start address (bytes)")
+    p.add_argument("--lbo", type=int_arg, default=0, metavar="BYTES",
                    help="leading dimension byte offset (bytes)")
-    p.add_argument("--sbo", type=_int, default=0, metavar="BYTES",
+    p.add_argument("--sbo", type=int_arg, default=0, metavar="BYTES",
                    help="stride dimension byte offset (bytes)")
     p.add_argument("--swizzle", default="none", help="none, 32B, 64B, 128B (sm_100 also "
                    "128B_base32B)")
-    p.add_argument("--base-offset", type=_int, default=0, metavar="N", help="base offset 0..7")
+    p.add_argument("--base-offset", type=int_arg, default=0, metavar="N", help="base offset 0..7")
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90")
-    p.add_argument("--lbo-mode", type=_int, default=0, metavar="0|1",
+    p.add_argument("--lbo-mode", type=int_arg, default=0, metavar="0|1",
                    help="sm_100 only: 1 = absolute LBO address")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_encode)
@@ -300,7 +293,7 @@ def register(subparsers) -> None:
                        "false, elementBitWidth = 16}>'\n"
                        "(--mn-dim 1: the layout's dim 1 is N, as in Triton's [K, N] B operand)\n")
     p.add_argument("--desc", required=True, help="the 64-bit descriptor (hex or decimal)")
-    p.add_argument("--k-block", type=_int, default=0, metavar="N",
+    p.add_argument("--k-block", type=int_arg, default=0, metavar="N",
                    help="which wgmma K-block of the tile (default 0)")
     _operand_options(p)
     p.set_defaults(func=_cmd_verify)
@@ -329,10 +322,10 @@ def register(subparsers) -> None:
                        "  verilayout wgmma synth --dtype e4m3 --major K --mn 128 --k 128 --json\n")
     p.add_argument("--dtype", required=True, help="f16, bf16, tf32, e4m3, e5m2, s8, u8, b1")
     p.add_argument("--major", required=True, help="K or MN")
-    p.add_argument("--mn", type=_int, required=True, help="rows along M/N (8..256)")
-    p.add_argument("--k", type=_int, required=True, help="columns along K (a multiple of the "
+    p.add_argument("--mn", type=int_arg, required=True, help="rows along M/N (8..256)")
+    p.add_argument("--k", type=int_arg, required=True, help="columns along K (a multiple of the "
                    "instruction's K)")
-    p.add_argument("--base-address", type=_int, default=0, metavar="BYTES")
+    p.add_argument("--base-address", type=int_arg, default=0, metavar="BYTES")
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_synth)

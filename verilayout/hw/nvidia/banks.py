@@ -596,6 +596,49 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
     return SharedAddressMap(dict(linear_smem.out_dims), fn, z3_fn, width, label)
 
 
+def placed(smem: Any, base_bytes: int, elem_bits: int) -> Any:
+    """``smem`` placed at byte address ``base_bytes``: the outer offset ``base + L`` (every
+    element moves by the same amount; a CuTe swizzle inside ``L`` still acts on ``L``'s own
+    offsets, as Triton's shared layouts and CuTe's ``swz(base + L)`` with an aligned base do).
+
+    Law: ``placed(L, b, w).offset(c) == b * 8 // w + as_shared(L).offset(c)``; base 0 is ``L``
+    itself. A base that is not a whole number of elements is refused (no element straddles).
+
+    >>> from verilayout.core.linear_layout import identity_standard_nd
+    >>> placed(identity_standard_nd("offset", [4, 32], [1, 0]), 0x484, 32).offset({"dim0": 1, "dim1": 0})
+    321
+    """
+    if isinstance(base_bytes, bool) or not isinstance(base_bytes, int) or base_bytes < 0:
+        raise LayoutError(f"base address {base_bytes!r}: expected a byte address >= 0")
+    if base_bytes >= 1 << 32:
+        raise LayoutError(f"base address {base_bytes:#x}: the shared window is 32-bit")
+    if elem_bits % 8 and base_bytes:
+        raise LayoutError(f"base address {base_bytes:#x}: {elem_bits}-bit elements are placed only at 0")
+    if base_bytes * 8 % elem_bits:
+        raise LayoutError(f"base address {base_bytes:#x} is not a multiple of the element size "
+                          f"({elem_bits // 8} bytes)")
+    inner = as_shared(smem, elem_bits)
+    if not base_bytes:
+        return inner
+    shift = base_bytes * 8 // elem_bits
+    if isinstance(inner, LinearLayout):
+        inv = inner.invert() if inner.is_invertible() else inner.pseudoinvert()
+        shape, lin_width = dict(inner.out_dims), max(2, inner.total_in_size.bit_length() + 1)
+        fn = lambda c: inv.apply(c)["offset"]  # noqa: E731
+        z3_inner = lambda c: z3_apply_linear(inv, c, width=lin_width)["offset"]  # noqa: E731
+        name = "linear layout"
+    else:
+        shape, lin_width, fn, z3_inner, name = inner.shape, inner.width, inner.fn, inner.z3_fn, inner.name
+    width = max(lin_width, shift.bit_length()) + 2
+
+    def z3_fn(coords):
+        off = z3_inner(coords)
+        return z3.ZeroExt(width - off.size(), off) + shift
+
+    return SharedAddressMap(dict(shape), lambda c: shift + int(fn(c)), z3_fn, width,
+                            f"{name} at byte {base_bytes:#x}")
+
+
 def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     """A CuTe layout (``verilayout.cute``) as an address map: top-level mode ``i`` is ``dim{i}``.
 

@@ -42,11 +42,12 @@ from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
 from verilayout.frontends.shared_text import load_shared
+from verilayout.hw.nvidia.banks import placed
 from verilayout.prove.banks import check_banks, check_lds_banks
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.spec.format import Kind
 
-_SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "description"}
+_SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "description"}
 
 
 def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
@@ -75,8 +76,12 @@ def _src_shared(entry, spec, where):
     bits = None
     if "dtype" in entry or "elem_bits" in entry:
         bits = _bits(entry.get("elem_bits"), entry.get("dtype"), w)
+    base = entry.get("base_address", 0)
+    if base and bits is None:
+        raise LayoutError(f"{w}: base_address needs the element type (dtype or elem_bits)")
     try:
-        return load_shared(text, entry.get("shape"), bits)
+        smem = load_shared(text, entry.get("shape"), bits)
+        return placed(smem, base, bits) if base or "base_address" in entry else smem
     except LayoutError as e:
         raise LayoutError(f"{w}: {e}") from None
 
