@@ -97,9 +97,10 @@ def _smem_assumption() -> z3.BoolRef:
     return z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULT(SMEM, SMEM_BELOW))
 
 
-def _constant(e: z3.BitVecRef) -> int | None:
-    """``e``'s value if it is one constant for every value of its symbols (under the assumptions)."""
-    return constant(e, _smem_assumption())
+def _constant(e: z3.BitVecRef, cache: dict | None = None) -> int | None:
+    """``e``'s value if it is one constant for every value of its symbols (under the assumptions);
+    ``cache``: the answers already found in this file."""
+    return constant(e, _smem_assumption(), cache)
 
 
 def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
@@ -154,7 +155,7 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
             out.append(_check(ins, path, name, "unknown", "note", f"operand {name}: the descriptor "
                               f"{ins.operands[slot]} is not a register the evaluator reads", data))
             continue
-        hi = _constant(e & z3.BitVecVal(_FIELDS, 64))
+        hi = _constant(e & z3.BitVecVal(_FIELDS, 64), ev.const_cache)
         if hi is None:
             out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.opcode.split('.')[0]} {i}: the descriptor's "
                               "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
@@ -293,7 +294,7 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
         if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.operands) < 4:
             continue
         e = ev.operand(ins.operands[3], 32, at=ins)
-        val = _constant(e) if e is not None else None
+        val = _constant(e, ev.const_cache) if e is not None else None
         data = {"source": "ptx", "operand": "idesc", "kind": kind}
         if val is None:
             out.append(Check("tcgen05.mma", ins.line, ins.loc, "mma-instruction", "unknown", "note",

@@ -44,7 +44,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
                                              pattern_repeat_bytes)
 from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
-from verilayout.prove.ptx_values import SMEM, PtxValues, prove_claim
+from verilayout.prove.ptx_values import SMEM, PtxValues, constant, prove_claim
 
 #: The most shared memory an sm_90 CTA can have (227 KB, CUDA C++ Programming Guide, compute
 #: capability 9.0 table); every shared address a kernel forms lies below it.
@@ -116,16 +116,7 @@ class _Ctx:
 
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
         assume, texts = self.assume(e)
-        s = z3.simplify(e)
-        if z3.is_bv_value(s):
-            return s.as_long(), texts
-        sol = z3.Solver()
-        sol.set("timeout", 3000)
-        sol.add(assume)
-        if sol.check() != z3.sat:
-            return None, texts
-        v = sol.model().eval(s, model_completion=True).as_long()
-        return (v if prove_claim(s == v, assume)[0] == "proved" else None), texts
+        return constant(e, assume, self.ev.const_cache), texts
 
     def decide(self, claim: z3.BoolRef) -> tuple[str, list[str]]:
         """``proved``; ``counterexample`` when the claim is false for every value of the symbols;

@@ -72,6 +72,8 @@ def split_operands(text: str) -> tuple[str, ...]:
     >>> split_operands("{%r1, %r2}, [%rd3+16], 0f3F800000")
     ('{%r1, %r2}', '[%rd3+16]', '0f3F800000')
     """
+    if not any(c in text for c in "{[()]}"):              # the common case: no nesting to respect
+        return tuple(x.strip() for x in text.split(",") if x.strip()) if text.strip() else ()
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "{[(":

@@ -115,6 +115,7 @@ class PtxValues:
         self._at: int | None = None                     # the instruction whose operands are read
         self._cfg: tuple | None = None
         self._rd: dict[str, tuple] = {}
+        self.const_cache: dict = {}                     # constant()'s answers for this function's values
 
     def _sym(self, name: str, why: str) -> z3.BitVecRef:
         self.opaque.add(f"{name} ({why})")
@@ -481,9 +482,10 @@ def prove_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
     return "unknown", None
 
 
-def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None) -> int | None:
+def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None, cache: dict | None = None) -> int | None:
     """``e``'s value if it is one constant for every value of its symbols under ``assume``,
-    else None (also when the solver times out).
+    else None (also when the solver times out). ``cache`` (a dict the caller owns, e.g. one per
+    audited file) keeps answers by the simplified expression and assumption, compared structurally.
 
     >>> x = z3.BitVec("x", 8)
     >>> constant(z3.LShR(x & 0xF0, 8)), constant(x & 1), constant(x & 1, x == 3)
@@ -492,6 +494,18 @@ def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None) -> int | None:
     e = z3.simplify(e)
     if z3.is_bv_value(e):
         return e.as_long()
+    if cache is None:
+        return _constant(e, assume)
+    key = (e.hash(), None if assume is None else assume.hash())
+    for ce, ca, v in cache.get(key, ()):
+        if z3.eq(ce, e) and (assume is None if ca is None else ca is not None and z3.eq(ca, assume)):
+            return v
+    v = _constant(e, assume)
+    cache.setdefault(key, []).append((e, assume, v))
+    return v
+
+
+def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
     s = z3.Solver()
     s.set("timeout", 3000)
     if assume is not None:
