@@ -167,7 +167,7 @@ def _descriptors(name: str, text: str, dtype: str, bk: int, mn: int, blocks: int
             plan = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn, mn_block=mb)
             d0 = plan.descriptor.value
             status, reason = plan.verdict.status, plan.verdict.reason
-            for off in stage_offsets[1:]:
+            for off in (o for o in stage_offsets if o):  # base 0 is d0 itself; B's stage 0 is not
                 p = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn,
                                       mn_block=mb, base_address=off)
                 if p.verdict.status != "proved" or p.descriptor.value != d0 + (off >> 4):
