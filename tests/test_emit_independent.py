@@ -224,3 +224,28 @@ def test_planted_register_a_index_is_caught(kernels):
 def test_a_kernel_that_does_not_compile_is_a_counterexample(kernels):
     r = _check(kernels, "ss", _sub(r"__syncthreads\(\);", "__syncthreads()", 1))
     _caught(r, "compile", r"does not compile")
+
+
+# ----- simulate runs the independent check -----------------------------------------------------
+
+def test_simulate_reports_the_independent_checks_and_their_findings(tmp_path):
+    from verilayout.emit.cuda_wgmma import write_emission
+    from verilayout.simulate.replay import simulate
+    write_emission(emit_wgmma(*SEED1), str(tmp_path))
+    path = tmp_path / "kernel.cu"
+    path.write_text("// an edited comment\n" + path.read_text().replace("\n", "\n\n", 3))
+    r = simulate(str(tmp_path))
+    assert r.ok and "independent checks proved" in r.summary
+    assert r.details["independent"]["ok"]
+    path.write_text(path.read_text().replace('"n"(0)', '"n"(1)'))
+    r = simulate(str(tmp_path))
+    assert not r.ok and r.mismatch["where"] == "order" and "pending" in r.summary
+
+
+def test_run_threads_follows_an_unrolled_copy_loop():
+    """The copy of a K = 64 bf16 kernel is unrolled by nvcc with a remainder loop; every element
+    is still found (4096 of A, 2048 of B) through the run of the 128 threads."""
+    e = emit_wgmma("m64n32k16", "bf16", "f32", "K:none", "K:none", 64)
+    r = check_wgmma_source(e.manifest, e.files["kernel.cu"], host=False)
+    msgs = [c.message for c in r.checks if c.check == "copy" and c.status == "proved"]
+    assert any("4096 elements" in m for m in msgs) and any("2048 elements" in m for m in msgs)

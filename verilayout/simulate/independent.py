@@ -62,6 +62,7 @@ from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, prove_claim
 from verilayout.prove.wgmma import intended_tile, verify
+from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
@@ -401,6 +402,24 @@ class _Values(PtxValues):
                 return None
             ext = z3.SignExt if parts[-1].startswith("s") else z3.ZeroExt
             return ext(sw, a) * ext(sw, b)
+        if head == "bfi" and len(i.operands) == 5:        # bfi d, a, b, pos, len: a into b
+            pos, ln = (parse_immediate(o) for o in i.operands[3:5])
+            a, b = (self.operand(o, w) for o in i.operands[1:3])
+            if pos is None or ln is None or a is None or b is None or not 0 < ln or pos + ln > w:
+                return None
+            field = ((1 << ln) - 1) << pos
+            return (b & z3.BitVecVal(~field % (1 << w), w)) | ((a << pos) & field)
+        if head in ("min", "max", "div", "rem") and len(i.operands) == 3:
+            a, b = (self.operand(o, w) for o in i.operands[1:3])
+            if a is None or b is None:
+                return None
+            signed = parts[-1].startswith("s")
+            if head == "div":
+                return a / b if signed else z3.UDiv(a, b)
+            if head == "rem":
+                return z3.SRem(a, b) if signed else z3.URem(a, b)
+            lt = (a < b) if signed else z3.ULT(a, b)
+            return z3.If(lt, a, b) if head == "min" else z3.If(lt, b, a)
         if head == "mov" and len(i.operands) == 2 and i.operands[1].startswith("%ctaid"):
             return z3.BitVec("ctaid" + i.operands[1][6:].replace(".", "_"), w)
         return super()._instr(i, w, *rest)
@@ -633,44 +652,50 @@ def _scale_d(ctx: _Ctx, w: Instr) -> bool | None:
 
 # --- copy ---
 
+PARAM_VALUES = {0: 0x10000000, 1: 0x20000000, 2: 0x30000000}   # A, B, D: disjoint, aligned
+
+
 def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
-    """Check the global -> shared copy; return {smem sample: (buffer base, {op: address table})}."""
-    man, ev = ctx.man, ctx.ev
-    first = ev.index[wg[0].line]
-    stores = [i for i in ctx.instrs[:first] if i.opcode.startswith("st.shared")]
+    """Run the 128 threads up to the first wgmma (:func:`verilayout.simulate.ptx_run.run_threads`)
+    at each sampled shared base; every ``st.shared`` of a loaded global element is placed in A or
+    B by the element's address. Returns {smem sample: {operand: (buffer base, address table)}}."""
+    man = ctx.man
     ops = {name: man[name] for name in ("a", "b") if man[name]["source"] == "smem"}
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
     ext = {"a": (m, k), "b": (n, k)}
     eb = dtype_bits(man["dtype"]) // 8
     result: dict = {}
-    per_op: dict[str, list] = {name: [] for name in ops}
-    for st in stores:
-        info = _store_info(ctx, st, eb)
-        if info is None:
-            ctx.add("copy", "unknown", f"st.shared at PTX line {st.line}: the stored value or its "
-                    "address is not an evaluable global element", st)
-            continue
-        per_op.setdefault(info[0], []).append((st, info))
-    for name, op in ops.items():
-        items = per_op.get({"a": 0, "b": 1}[name], [])
-        mn, kk = ext[name]
-        if not items:
-            ctx.add("copy", "counterexample", f"no st.shared writes operand {name.upper()} "
-                    "before the first wgmma", wg[0])
-            continue
-        tile = intended_tile(op["layout"], dtype=man["dtype"], base_address=int(op["offset_bytes"]))
-        want = tile.fn.table() // 8                      # (mn, k) bytes from the buffer start
-        if want.shape != (mn, kk):
-            ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
-                    f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
-            continue
-        for smem in SMEM_SAMPLES:
-            r = _copy_table(ctx, name, items, mn, kk, eb, smem)
+    first_line = wg[0].line
+    failed: set = set()
+    for smem in SMEM_SAMPLES:
+        run = run_threads(ctx.mod, ctx.func, range(128), param_values=PARAM_VALUES,
+                          shared_base=smem, stop=lambda i: i.line == first_line)
+        if not run.complete:
+            for name in ops:
+                if name not in failed:
+                    ctx.add("copy", "unknown", f"operand {name.upper()}: the copy could not be run "
+                            f"({run.reason})")
+                    failed.add(name)
+            break
+        stores = [e for e in run.events if e.op.startswith("st.shared")]
+        for name, op in ops.items():
+            if name in failed:
+                continue
+            r = _copy_table(ctx, name, stores, ext[name], eb)
             if isinstance(r, Check):
                 ctx.checks.append(r)
-                break
+                failed.add(name)
+                continue
             addr, st_of = r
+            mn, kk = ext[name]
+            want = intended_tile(op["layout"], dtype=man["dtype"],
+                                 base_address=int(op["offset_bytes"])).fn.table() // 8
+            if want.shape != (mn, kk):
+                ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
+                        f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
+                failed.add(name)
+                continue
             base = int(addr[0, 0]) - int(want[0, 0])
             diff = np.argwhere(addr - base != want)
             if diff.size:
@@ -679,160 +704,73 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
                         f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op['layout']} at "
                         f"offset {op['offset_bytes']} puts it at {int(want[a, b]):#x} "
                         f"({diff.shape[0]} of {mn * kk} elements differ; smem base {smem:#x})",
-                        st_of[a][b])
-                break
+                        st_of.get((a, b)))
+                failed.add(name)
+                continue
             if base % 1024 or base < smem:
                 ctx.add("copy", "counterexample", f"operand {name.upper()}: the layout is placed at "
                         f"buffer {base:#x}, not a 1024-byte aligned address at or above the shared "
                         f"variable {smem:#x} (the swizzle pattern repeats every 1024 bytes)",
-                        items[0][0])
-                break
+                        st_of.get((0, 0)))
+                failed.add(name)
+                continue
             result.setdefault(smem, {})[name] = (base, addr)
-        else:
-            ctx.add("copy", "proved", f"operand {name.upper()}: every one of the {mn * kk} elements is "
-                    f"stored at buffer + layout(mn, k) of {op['layout']} (offset "
-                    f"{op['offset_bytes']}), buffer 1024-aligned, at {len(SMEM_SAMPLES)} shared bases",
-                    items[0][0])
+    for name, op in ops.items():
+        if name not in failed:
+            mn, kk = ext[name]
+            ctx.add("copy", "proved", f"operand {name.upper()}: every one of the {mn * kk} elements "
+                    f"is stored at buffer + layout(mn, k) of {op['layout']} (offset "
+                    f"{op['offset_bytes']}), buffer 1024-aligned, at {len(SMEM_SAMPLES)} shared bases "
+                    "(all 128 threads run on the PTX)")
     for smem, got in result.items():
         if len(got) == 2 and got["a"][0] != got["b"][0]:
             ctx.add("copy", "counterexample", f"A and B are placed in different buffers "
                     f"({got['a'][0]:#x}, {got['b'][0]:#x}) at smem base {smem:#x}")
-    return result
+    return {s: g for s, g in result.items() if not failed & set(g)}
 
 
-def _store_info(ctx: _Ctx, st: Instr, eb: int):
-    """(parameter index, address expr, global byte offset expr) of a copy store."""
-    ev = ctx.ev
-    if len(st.operands) != 2 or not st.operands[1].startswith("%"):
-        return None
-    val = st.operands[1]
-    ds = ev.defs.get(val, [])
-    if len(ds) != 1 or not ds[0].opcode.startswith("ld.global"):
-        return None
-    gaddr = ev.address(ds[0].operands[1])
-    saddr = ev.address(st.operands[0])
-    if gaddr is None or saddr is None:
-        return None
-    params = sorted({str(v) for v in z3.z3util.get_vars(gaddr) if str(v).startswith("param")})
-    if len(params) != 1:
-        return None
-    return int(params[0][5:]), saddr, gaddr, params[0], ds[0]
-
-
-def _loop_of(ctx: _Ctx, st: Instr):
-    pos = ctx.ev.index[st.line]
-    inside = [lp for lp in ctx.ev.loops if lp.start <= pos <= lp.end]
-    return min(inside, key=lambda lp: lp.end - lp.start) if inside else None
-
-
-def _copy_table(ctx: _Ctx, name: str, items, mn: int, kk: int, eb: int, smem: int):
-    """(address table (mn, k), store instr per element) at one smem base, or a failing Check."""
-    addr = np.full((mn, kk), -1, dtype=np.int64)
-    st_of = [[None] * kk for _ in range(mn)]
+def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
+    """(address table (mn, k), the store instruction per element) or a failing Check."""
+    mn, kk = shape
     total = mn * kk
-    for st, (_p, saddr, gaddr, pname, ld) in items:
-        lp = _loop_of(ctx, st)
-        tid = np.arange(128, dtype=np.uint64)[:, None]
-        iters = -(-total // 128) + 2 if lp is not None else 1
-        j = np.arange(iters, dtype=np.uint64)[None, :]
-        env = {"tid_x": tid, "smem_base": np.uint64(smem), pname: np.uint64(0),
-               "ctaid_x": np.uint64(0)}
-        if lp is not None:
-            env[str(lp.var)] = j
-        runs = _executes(ctx, lp, st, env, tid, j)
-        if runs is None:
-            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: its loop's trip "
-                         "condition is not evaluable", st.line)
-        if lp is not None and runs[:, -1].any():
-            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: the loop runs past "
-                         f"{iters} iterations for some thread", st.line)
-        try:
-            g = np.broadcast_to(eval_np(gaddr, env), runs.shape).astype(np.int64)
-            s = np.broadcast_to(eval_np(saddr, env), runs.shape).astype(np.int64)
-        except LayoutError as e:
-            return Check("copy", "unknown", f"st.shared at PTX line {st.line}: {e}", st.line)
-        g, s = g[runs], s[runs]
+    lo = PARAM_VALUES[0 if name == "a" else 1]
+    addr = np.full((mn, kk), -1, dtype=np.int64)
+    st_of: dict = {}
+    for ev in stores:
+        org = ev.values.get("origin")
+        if org is None:
+            continue
+        org = org.astype(np.int64)
+        sel = (org >= lo) & (org < lo + total * eb)
+        if not sel.any():
+            continue
+        g = org[sel] - lo
+        s = ev.values["addr"].astype(np.int64)[sel]
         if (g % eb).any():
             return Check("copy", "counterexample", f"the copy of {name.upper()} loads from a global "
-                         "address that is not a whole element", st.line)
+                         "address that is not a whole element", ev.line)
         idx = g // eb
-        row_len = kk if name == "a" else mn
-        if (idx < 0).any() or (idx >= total).any():
-            bad = int(idx[(idx < 0) | (idx >= total)][0])
-            return Check("copy", "counterexample", f"the copy of {name.upper()} reads global element "
-                         f"{bad}, outside the {total} elements of the operand", st.line)
         if name == "a":
-            r, c = idx // row_len, idx % row_len          # A row-major M x K: (m, k)
+            r, c = idx // kk, idx % kk                    # A row-major M x K: (m, k)
         else:
-            c, r = idx // row_len, idx % row_len          # B row-major K x N: (k, n)
+            c, r = idx // mn, idx % mn                    # B row-major K x N: (k, n)
         prev = addr[r, c]
         clash = (prev >= 0) & (prev != s)
         if clash.any():
             i0 = int(np.nonzero(clash)[0][0])
             return Check("copy", "counterexample", f"{name.upper()}(mn={r[i0]}, k={c[i0]}) is written "
-                         f"to two addresses", st.line)
+                         "to two addresses", ev.line, ev.instr.loc if ev.instr else None)
         addr[r, c] = s
+        for rr, cc in zip(r.tolist()[:1], c.tolist()[:1]):
+            st_of[(rr, cc)] = ev.instr
         for rr, cc in zip(r.tolist(), c.tolist()):
-            st_of[rr][cc] = st
+            st_of.setdefault((rr, cc), ev.instr)
     miss = np.argwhere(addr < 0)
     if miss.size:
         a, b = (int(x) for x in miss[0])
         return Check("copy", "counterexample", f"the copy never writes {name.upper()}(mn={a}, k={b}) "
-                     f"({miss.shape[0]} of {total} elements unwritten)", items[0][0].line)
+                     f"({miss.shape[0]} of {total} elements unwritten)")
     return addr, st_of
-
-
-def _executes(ctx: _Ctx, lp, st: Instr, env, tid, j):
-    """Which (thread, iteration) run the store: iteration 0 unless a guard branch skips the loop,
-    iteration j > 0 while the back edge's condition held at iteration j - 1."""
-    shape = np.broadcast_shapes(tid.shape, j.shape)
-    runs = np.ones(shape, dtype=bool)
-    if lp is None:
-        return runs
-    br = ctx.instrs[lp.end]
-    cond = ctx.ev.pred_of(br.pred.lstrip("!")) if br.pred else z3.BoolVal(True)
-    if cond is None:
-        return None
-    if br.pred and br.pred.startswith("!"):
-        cond = z3.Not(cond)
-    c = np.broadcast_to(eval_np(cond, env), shape)       # at iteration j: continue to j + 1
-    cont = np.concatenate([np.ones((shape[0], 1), dtype=bool), c[:, :-1]], axis=1)
-    runs = np.logical_and.accumulate(cont, axis=1)
-    guard = _guard(ctx, lp)
-    if guard is not None:
-        skip = np.broadcast_to(eval_np(guard, env), shape)
-        runs = runs & ~skip
-    elif guard is None and _has_guard(ctx, lp):
-        return None
-    return runs
-
-
-def _guard_branch(ctx: _Ctx, lp):
-    labels = {lab: at for f, lab, at in ctx.mod.labels if f == ctx.func}
-    for n in range(lp.start - 1, -1, -1):
-        i = ctx.instrs[n]
-        if i.opcode.startswith("bra"):
-            tgt = labels.get(i.operands[0]) if i.operands else None
-            if tgt is not None and tgt < len(ctx.mod.instrs):
-                t = ctx.ev.index.get(ctx.mod.instrs[tgt].line, -1)
-                if t > lp.end and i.pred:
-                    return i
-            return None
-    return None
-
-
-def _has_guard(ctx, lp) -> bool:
-    return _guard_branch(ctx, lp) is not None
-
-
-def _guard(ctx: _Ctx, lp):
-    br = _guard_branch(ctx, lp)
-    if br is None:
-        return None
-    p = ctx.ev.pred_of(br.pred.lstrip("!"))
-    if p is None:
-        return None
-    return z3.Not(p) if br.pred.startswith("!") else p
 
 
 # --- descriptors ---
@@ -1032,53 +970,52 @@ def _order_checks(ctx: _Ctx) -> None:
 # --- D stores ---
 
 def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
-    man, ev = ctx.man, ctx.ev
-    if man["acc"] == "f16":
-        ctx.add("d-store", "unknown", "f16 accumulators are stored as packed halves; the PTX-level "
-                "store check covers f32/s32 (the host-compiled d_index is checked below)")
-        return
-    dregs = _ptx_regs(wg[-1].operands[0])
-    pos = {r: e for e, r in enumerate(dregs)}
+    """Run all 128 threads through the whole kernel; after the wgmmas each accumulator register
+    holds a tag (:mod:`verilayout.simulate.ptx_run`), so each ``st.global`` to D says which
+    element of which thread it writes where."""
+    man = ctx.man
     f = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
     m, n, _ = parse_shape(man["shape"])
+    half = man["acc"] == "f16"
+    eb = 2 if half else 4
     want = np.array([[r * n + c for r, c in (f.coord(t, e) for e in range(f.registers))]
                      for t in range(128)], dtype=np.int64)
+    run = run_threads(ctx.mod, ctx.func, range(128), param_values=PARAM_VALUES, shared_base=0)
+    if not run.complete:
+        ctx.add("d-store", "unknown", f"the epilogue could not be run ({run.reason})")
+        return
     got = np.full((128, f.registers), -1, dtype=np.int64)
-    last = ev.index[wg[-1].line]
-    stores = [i for i in ctx.instrs[last:] if i.opcode.startswith("st.global")]
-    tid = np.arange(128, dtype=np.uint64)
-    for st in stores:
-        vals = _ptx_regs(st.operands[1]) if len(st.operands) == 2 else []
-        a = ev.address(st.operands[0])
-        if a is None:
+    last = max(e.seq for e in run.events if e.op.startswith("wgmma.mma_async"))
+    lo = PARAM_VALUES[2]
+    for ev in run.events:
+        if ev.seq < last or not ev.op.startswith("st.global"):
             continue
-        params = sorted({str(v) for v in z3.z3util.get_vars(a) if str(v).startswith("param")})
-        for j, r in enumerate(vals):
-            if r not in pos:
+        vals = [ev.values.get(f"a{j}") for j in range(8) if f"a{j}" in ev.values]
+        addr = ev.values["addr"].astype(np.int64) - lo
+        for j, v in enumerate(vals):
+            if v is None:
                 continue
-            if params != ["param2"]:
-                ctx.add("d-store", "counterexample", f"accumulator {r} is stored through "
-                        f"{params or 'no parameter'}, not D (parameter 2)", st)
+            v = v.astype(np.int64) & (0xFFFF if half else 0xFFFFFFFF)
+            e = v - 1
+            ok = (e >= 0) & (e < f.registers)
+            x = (addr + eb * j) // eb
+            t = np.asarray(run.threads)[ev.lanes]
+            if ((addr + eb * j) % eb).any() or (x < 0).any() or (x >= m * n).any():
+                ctx.add("d-store", "counterexample", f"an accumulator is stored outside D's {m}x{n} "
+                        "elements (or not on an element)", ev.instr)
                 return
-            env = {"tid_x": tid, "param2": np.uint64(0), "ctaid_x": np.uint64(0),
-                   "smem_base": np.uint64(0)}
-            try:
-                x = np.broadcast_to(eval_np(a, env), tid.shape).astype(np.int64) + 4 * j
-            except LayoutError as e:
-                ctx.add("d-store", "unknown", f"store at PTX line {st.line}: {e}", st)
-                return
-            got[:, pos[r]] = x // 4
+            got[t[ok], e[ok]] = x[ok]
     bad = np.argwhere(got != want)
     if bad.size:
         t, e = (int(v) for v in bad[0])
         what = "never stored" if got[t, e] < 0 else \
             f"stored at D({got[t, e] // n}, {got[t, e] % n})"
-        ctx.add("d-store", "counterexample", f"thread {t}'s accumulator element {e} ({dregs[e]}) is "
-                f"{what}; the PTX D fragment puts it at D({want[t, e] // n}, {want[t, e] % n}) "
+        ctx.add("d-store", "counterexample", f"thread {t}'s accumulator element {e} is {what}; the "
+                f"PTX D fragment puts it at D({want[t, e] // n}, {want[t, e] % n}) "
                 f"({bad.shape[0]} of {got.size} differ)")
         return
     ctx.add("d-store", "proved", f"every accumulator element of all 128 threads is stored at its "
-            f"D(row, col) of the PTX {man['shape']} D fragment")
+            f"D(row, col) of the PTX {man['shape']} D fragment (the kernel run on the PTX)")
 
 
 # ----- host-compiled index functions --------------------------------------------------------------

@@ -2,7 +2,11 @@
 
 ``simulate(DIR)`` reads what ``verilayout emit`` wrote, never the objects it was built
 from: ``manifest.json`` (the numbers the kernel source is generated from) and the
-kernel file, which must be exactly what the manifest generates.
+kernel file. Where nvcc is installed, ``kernel.cu`` of a wgmma emission is compiled and
+checked independently of the renderer (:mod:`verilayout.simulate.independent`: PTX-level
+wgmma operands, descriptors, copy, fence/commit/wait order, D stores, host-compiled index
+functions); without nvcc the kernel file must be what the manifest generates (comments
+and spacing aside).
 
 * **wgmma** (:func:`simulate_wgmma`). The *kernel side* is the manifest: the
   global-to-shared copy (its terms and swizzle) builds a shared-memory byte image of
@@ -39,6 +43,7 @@ from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, operand_of, render_opencl
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
+from verilayout.simulate.independent import check_wgmma_source, nvcc_path
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.hw.nvidia.wgmma import fragment, parse_shape
 from verilayout.prove.wgmma import INFERRED_RULES
@@ -144,8 +149,30 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     """
     man, source, kind = load_emission(directory)
     if kind == "wgmma":
-        return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)
+        if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
+            return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)
+        return _with_independent(simulate_wgmma(man, seed=seed, smem_base=smem_base),
+                                 check_wgmma_source(man, source))
     return simulate_blockload(man, source=source, seed=seed)
+
+
+def _with_independent(model: SimulationResult, ind) -> SimulationResult:
+    """The model's result joined with the independent checks of the compiled ``kernel.cu``
+    (:mod:`verilayout.simulate.independent`): ok only when both are."""
+    details = dict(model.details, independent=ind.to_dict())
+    if not model.ok:
+        return SimulationResult(model.kind, False, model.summary, model.checked, model.mismatch,
+                                model.causes, details, model.output)
+    if not ind.ok:
+        first = ind.failures[0]
+        return SimulationResult(model.kind, False, f"kernel.cu ({first.check}, {first.status}): "
+                                f"{first.message}", model.checked,
+                                {"where": first.check, "ptx_line": first.ptx_line,
+                                 "source": first.source},
+                                tuple(f"{c.check}: {c.message}" for c in ind.failures[1:5]),
+                                details, model.output)
+    return SimulationResult(model.kind, True, f"{model.summary}; kernel.cu compiled by nvcc: "
+                            f"{ind.summary()}", model.checked, None, (), details, model.output)
 
 
 def _source_check(kind: str, source: str | None, render, man: dict, name: str):

@@ -1,0 +1,453 @@
+"""Run one PTX kernel function concretely for a set of threads of one CTA, and record what it does.
+
+Law: every thread executes the instructions of :mod:`verilayout.frontends.ptx`'s reading of the
+function with the given special registers and parameter values; threads run in lock step by the
+lowest program counter first (they reconverge at the join of structured branches), with values
+held as numpy ``uint64`` arrays over the threads. Memory is not modelled: ``ld.global`` yields a
+*tag* (its address), remembered as the register's origin, so a store of a loaded value records
+which global address it copies; ``mbarrier.try_wait`` succeeds at once (its ``(barrier,
+parity)`` is recorded: :mod:`verilayout.simulate.independent` replays the waits against the
+arrivals). Every ``st``, ``cp.async``, ``mbarrier``, ``wgmma``, ``fence`` and ``bar`` instruction
+is an :class:`Event` with its operand values per thread; after a ``wgmma.mma_async`` its
+accumulator register ``r`` holds the tag ``r + 1`` (f16 accumulators: the halves ``2r + 1`` and
+``2r + 2``), so a store shows which accumulator element it writes. An instruction that is not modelled
+makes its destination *unknown*; a branch on an unknown value, or more than ``max_steps`` steps,
+stops the run with ``complete = False`` and the reason.
+
+>>> from verilayout.frontends.ptx import parse_ptx
+>>> m = parse_ptx(".version 8.7\\n.visible .entry f(.param .u64 f_param_0)\\n{\\nmov.u32 %r1, %tid.x;\\n"
+...               "shl.b32 %r2, %r1, 2;\\nst.shared.u32 [%r2], %r1;\\nret;\\n}")
+>>> r = run_threads(m, "f", threads=range(4))
+>>> [e.values["addr"].tolist() for e in r.events if e.op == "st.shared.u32"]
+[[0, 4, 8, 12]]
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+
+__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS"]
+
+#: Opcode heads recorded as events.
+EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom")
+_U64 = np.uint64
+_ALL = (1 << 64) - 1
+_WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
+_ADDR = re.compile(r"^\[\s*([^\]+]+?)\s*(?:\+\s*(-?\w+))?\s*\]$")
+
+
+@dataclass(frozen=True)
+class Event:
+    """One executed event instruction: ``op``, its PTX ``line``, the thread indices (positions in
+    ``threads``) that ran it, in run order ``seq``, and operand values (arrays over those
+    threads): ``addr`` (the first memory operand), ``a0``, ``a1``, ... (the others, in order;
+    vectors flattened), ``origin`` (global address tags of stored loaded values)."""
+    op: str
+    line: int
+    seq: int
+    lanes: np.ndarray
+    values: dict = field(default_factory=dict, compare=False)
+    instr: Instr | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """The events of a run, in execution order, whether it ran to the end, and why not."""
+    events: tuple[Event, ...]
+    complete: bool
+    reason: str = ""
+    threads: tuple[int, ...] = ()
+
+
+def _width(parts: tuple[str, ...], default: int = 32) -> int:
+    for p in reversed(parts):
+        if len(p) >= 2 and p[0] in "usbf" and p[1:] in _WIDTH:
+            return _WIDTH[p[1:]]
+        if p == "pred":
+            return 1
+    return default
+
+
+def _signed(parts: tuple[str, ...]) -> bool:
+    return any(len(p) >= 2 and p[0] == "s" and p[1:] in _WIDTH for p in parts)
+
+
+def _mask(w: int) -> np.uint64:
+    return _U64(_ALL if w >= 64 else (1 << w) - 1)
+
+
+def _to_signed(x: np.ndarray, w: int) -> np.ndarray:
+    v = x.astype(np.int64) if w == 64 else (x & _mask(w)).astype(np.int64)
+    if w < 64:
+        v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
+    return v
+
+
+class _Unknown(Exception):
+    pass
+
+
+class _Machine:
+    def __init__(self, mod: PtxModule, func: str, threads, special: dict, params: dict,
+                 shared: dict, stop_at=None):
+        self.instrs = [i for i in mod.instrs if i.func == func]
+        first = next(n for n, i in enumerate(mod.instrs) if i.func == func)
+        self.labels = {lab: at - first for f, lab, at in mod.labels if f == func}
+        self.t = np.asarray(list(threads), dtype=np.int64)
+        self.n = len(self.t)
+        self.special = special
+        self.params = params
+        self.shared = shared
+        self.regs: dict[str, np.ndarray] = {}
+        self.origin: dict[str, np.ndarray] = {}
+        self.unknown: set[str] = set()
+        self.events: list[Event] = []
+        self.stop_at = stop_at or (lambda i: False)
+
+    # ---- values ----
+    def value(self, text: str, w: int) -> np.ndarray:
+        t = text.strip()
+        if t.startswith("-") and t[1:].startswith("%"):
+            return (_U64(0) - self.value(t[1:], w)) & _mask(w)
+        if t in self.unknown:
+            raise _Unknown(t)
+        if t in self.regs:
+            return self.regs[t] & _mask(w)
+        if t in self.shared:
+            return np.full(self.n, self.shared[t], dtype=_U64) & _mask(w)
+        if t in self.params:
+            return np.full(self.n, self.params[t], dtype=_U64) & _mask(w)
+        sp = self.special.get(t)
+        if sp is not None:
+            return np.broadcast_to(np.asarray(sp, dtype=_U64), (self.n,)).copy() & _mask(w)
+        imm = parse_immediate(t)
+        if imm is not None:
+            return np.full(self.n, imm % (1 << 64), dtype=_U64) & _mask(w)
+        if t.startswith("%"):
+            raise _Unknown(t)                   # read before any write
+        raise _Unknown(t)
+
+    def address(self, text: str) -> np.ndarray:
+        m = _ADDR.match(text.strip())
+        if not m:
+            raise _Unknown(text)
+        base = m.group(1).strip()
+        if base in self.params:                 # [param_name]: the parameter's value
+            return np.full(self.n, self.params[base], dtype=_U64)
+        v = self.value(base, 64)
+        off = parse_immediate(m.group(2)) if m.group(2) else 0
+        return (v + _U64((off or 0) % (1 << 64))) & _mask(64)
+
+    def write(self, name: str, v: np.ndarray, sel: np.ndarray, w: int, origin=None) -> None:
+        v = np.asarray(v, dtype=_U64) & _mask(w)
+        old = self.regs.get(name)
+        self.regs[name] = v if old is None else np.where(sel, v, old)
+        self.unknown.discard(name)
+        if origin is not None:
+            o = self.origin.get(name, np.zeros(self.n, dtype=_U64))
+            self.origin[name] = np.where(sel, origin, o)
+        elif name in self.origin:
+            self.origin[name] = np.where(sel, _U64(0), self.origin[name])
+
+    # ---- one instruction ----
+    def step(self, i: Instr, sel: np.ndarray) -> np.ndarray | None:
+        """Execute ``i`` for the threads ``sel``; the branch-taken mask for a ``bra``."""
+        parts = i.parts
+        head = parts[0]
+        ops = i.operands
+        if i.pred is not None:
+            neg = i.pred.startswith("!")
+            p = self.value(i.pred.lstrip("!"), 1).astype(bool)
+            sel = sel & (~p if neg else p)
+        if head == "bra":
+            return sel
+        if head in EVENT_HEADS or head == "prefetch":
+            if head in EVENT_HEADS:
+                self._event(i, sel)
+            return None
+        if head in ("setmaxnreg", "ret", "exit", "griddepcontrol", "trap", "membar", "nanosleep"):
+            return None
+        if not ops:
+            return None
+        dest = ops[0]
+        try:
+            v, w, origin = self._compute(i, parts, head, ops)
+        except _Unknown:
+            if dest.startswith("%") or dest.isidentifier():
+                self.unknown.add(dest)
+                self.regs.pop(dest, None)
+            return None
+        if v is None:
+            self.unknown.add(dest)
+            self.regs.pop(dest, None)
+            return None
+        self.write(dest, v, sel, w, origin)
+        return None
+
+    def _compute(self, i, parts, head, ops):
+        w = _width(parts)
+        if head == "mbarrier" or head == "elect":
+            return None, w, None
+        if head == "setp":
+            w = _width(parts)
+            a, b = self.value(ops[1], w), self.value(ops[2], w)
+            cmp = parts[1]
+            if _signed(parts):
+                a, b = _to_signed(a, w), _to_signed(b, w)
+            r = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b,
+                 "lo": a < b, "ls": a <= b, "hi": a > b, "hs": a >= b}.get(cmp)
+            if r is None:
+                return None, 1, None
+            if len(parts) > 3 and parts[2] in ("and", "or", "xor") and len(ops) > 3:
+                c = self.value(ops[3].lstrip("!"), 1).astype(bool)
+                if ops[3].startswith("!"):
+                    c = ~c
+                r = {"and": r & c, "or": r | c, "xor": r ^ c}[parts[2]]
+            return r.astype(_U64), 1, None
+        if head in ("and", "or", "xor", "not") and "pred" in parts:
+            a = self.value(ops[1].lstrip("!"), 1)
+            if ops[1].startswith("!"):
+                a = a ^ _U64(1)
+            if head == "not":
+                return a ^ _U64(1), 1, None
+            b = self.value(ops[2].lstrip("!"), 1)
+            if ops[2].startswith("!"):
+                b = b ^ _U64(1)
+            return {"and": a & b, "or": a | b, "xor": a ^ b}[head], 1, None
+        if head == "ld":
+            if "param" in parts:
+                return self.address(ops[1]), w, None
+            if "global" in parts or parts[1] in ("nc",):
+                a = self.address(ops[1])
+                return a, 64, a                 # the tag: the address read
+            return None, w, None
+        if head == "mov":
+            src = ops[1].strip()
+            if src.startswith("{"):
+                regs = [r.strip() for r in src.strip("{}").split(",")]
+                pw = w // len(regs)
+                v = np.zeros(self.n, dtype=_U64)
+                for k, r in enumerate(regs):
+                    v |= (self.value(r, pw) & _mask(pw)) << _U64(pw * k)
+                return v, w, None
+            v = self.value(src, max(w, 1) if w else 64)
+            return v, w, self.origin.get(src)
+        if head == "cvta":
+            return self.value(ops[1], 64), 64, None
+        if head == "cvt":
+            dw = _width(parts[1:2]) if len(parts) > 1 else w
+            sw = _width(parts[2:]) if len(parts) > 2 else w
+            if any(p.startswith("f") for p in parts[1:3]):
+                return None, dw, None
+            v = self.value(ops[1], sw)
+            if dw > sw and parts[2].startswith("s"):
+                v = _to_signed(v, sw).astype(np.int64).astype(_U64)
+            return v & _mask(dw), dw, self.origin.get(ops[1].strip())
+        if head == "selp":
+            a, b = self.value(ops[1], w), self.value(ops[2], w)
+            c = self.value(ops[3], 1).astype(bool)
+            return np.where(c, a, b), w, None
+        if head == "prmt" and len(parts) == 2 and len(ops) == 4:   # default byte permute
+            a, b, c = (self.value(o, 32) for o in ops[1:4])
+            both = a | (b << _U64(32))
+            out = np.zeros(self.n, dtype=_U64)
+            for k in range(4):
+                sel = (c >> _U64(4 * k)) & _U64(0xF)
+                byte = (both >> ((sel & _U64(7)) * _U64(8))) & _U64(0xFF)
+                byte = np.where(sel & _U64(8), np.where(byte & _U64(0x80), _U64(0xFF), _U64(0)), byte)
+                out |= byte << _U64(8 * k)
+            return out, 32, None
+        if head in ("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg",
+                    "min", "max", "div", "rem", "bfe", "bfi", "abs"):
+            return self._arith(parts, head, ops, w), (2 * w if "wide" in parts else w), None
+        return None, w, None
+
+    def _arith(self, parts, head, ops, w):
+        sgn = _signed(parts)
+        m = _mask(w)
+        if head == "not":
+            return ~self.value(ops[1], w) & m
+        if head == "neg":
+            return (_U64(0) - self.value(ops[1], w)) & m
+        a = self.value(ops[1], w)
+        if head == "bfe":
+            pos, ln = (int(x) for x in (self.value(ops[2], 32)[0], self.value(ops[3], 32)[0]))
+            f = (a >> _U64(pos)) & _mask(ln) if ln else np.zeros_like(a)
+            if sgn and ln:
+                f = np.where((f >> _U64(ln - 1)) & _U64(1), f | (m & ~_mask(ln)), f)
+            return f & m
+        b = self.value(ops[2], w) if head != "shl" and head != "shr" else self.value(ops[2], 32)
+        with np.errstate(over="ignore"):
+            if head == "add":
+                return (a + b) & m
+            if head == "sub":
+                return (a - b) & m
+            if head == "and":
+                return a & b
+            if head == "or":
+                return a | b
+            if head == "xor":
+                return a ^ b
+            if head == "shl":
+                return np.where(b >= w, _U64(0), (a << np.minimum(b, _U64(63))) & m)
+            if head == "shr":
+                if sgn:
+                    sa = _to_signed(a, w)
+                    return (sa >> np.minimum(b, _U64(63)).astype(np.int64)).astype(_U64) & m
+                return np.where(b >= w, _U64(0), a >> np.minimum(b, _U64(63)))
+            if head in ("mul", "mad"):
+                if "wide" in parts:
+                    if sgn:
+                        p = (_to_signed(a, w) * _to_signed(b, w)).astype(_U64)
+                    else:
+                        p = a * b
+                    p = p & _mask(2 * w)
+                    if head == "mad":
+                        p = (p + self.value(ops[3], 2 * w)) & _mask(2 * w)
+                    return p
+                if "hi" in parts:
+                    return None
+                p = (a * b) & m
+                if head == "mad":
+                    p = (p + self.value(ops[3], w)) & m
+                return p
+            if head in ("min", "max"):
+                x, y = (_to_signed(a, w), _to_signed(b, w)) if sgn else (a, b)
+                pick = (x < y) if head == "min" else (x > y)
+                return np.where(pick, a, b)
+            if head in ("div", "rem"):
+                if sgn:
+                    x, y = _to_signed(a, w), _to_signed(b, w)
+                    y1 = np.where(y == 0, 1, y)
+                    q = np.trunc(x / y1).astype(np.int64)
+                    r = x - q * y1
+                    return ((q if head == "div" else r).astype(_U64)) & m
+                b1 = np.where(b == 0, _U64(1), b)
+                return (a // b1 if head == "div" else a % b1) & m
+            if head == "bfi":
+                pos, ln = (int(x) for x in (self.value(ops[3], 32)[0], self.value(ops[4], 32)[0]))
+                f = _mask(ln) << _U64(pos)
+                return ((b & ~f) | ((a << _U64(pos)) & f)) & m
+        return None
+
+    def _event(self, i: Instr, sel: np.ndarray) -> None:
+        lanes = np.nonzero(sel)[0]
+        if not len(lanes):
+            return
+        vals: dict[str, np.ndarray] = {}
+        k = 0
+        for text in i.operands:
+            t = text.strip()
+            try:
+                if t.startswith("["):
+                    inner = t[1:-1].strip()
+                    if inner.count(",") or inner.startswith("%") is False and "," in inner:
+                        pass
+                    if "," in inner:               # [map, {c0, c1}]
+                        first, rest = inner.split(",", 1)
+                        vals.setdefault("addr", self.value(first.strip(), 64)[lanes])
+                        for r in re.findall(r"%[\w$]+", rest):
+                            vals[f"a{k}"] = self.value(r, 32)[lanes]
+                            k += 1
+                        continue
+                    key = "addr" if "addr" not in vals else f"a{k}"
+                    vals[key] = self.address(t)[lanes]
+                    if key != "addr":
+                        k += 1
+                    continue
+                if t.startswith("{"):
+                    for r in [x.strip() for x in t.strip("{}").split(",") if x.strip()]:
+                        vals[f"a{k}"] = self.value(r, 64)[lanes] if r.startswith("%rd") else \
+                            self.value(r, 32)[lanes]
+                        if r in self.origin:
+                            vals.setdefault("origin", self.origin[r][lanes])
+                        k += 1
+                    continue
+                w = 64 if t.startswith("%rd") else 32
+                vals[f"a{k}"] = self.value(t, w)[lanes]
+                if t in self.origin:
+                    vals["origin"] = self.origin[t][lanes]
+            except _Unknown:
+                vals[f"a{k}"] = None
+            k += 1
+        if "st" == i.parts[0] and len(i.operands) == 2 and "origin" not in vals:
+            src = i.operands[1].strip()
+            if src in self.origin:
+                vals["origin"] = self.origin[src][lanes]
+        self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
+        if i.opcode.startswith("wgmma.mma_async") and i.operands:
+            # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
+            half = len(i.parts) > 5 and i.parts[5] == "f16"
+            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            for r, name in enumerate(dregs):
+                tag = (2 * r + 1) | ((2 * r + 2) << 16) if half else r + 1
+                self.write(name, np.full(self.n, tag, dtype=_U64), sel, 32)
+
+
+def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
+                ntid: int | None = None, params: dict | None = None, shared_base: int = 0,
+                param_values: dict | None = None, stop=None, max_steps: int = 200000) -> RunResult:
+    """Run ``func`` for the thread ids ``threads`` of CTA ``ctaid`` (see the module docstring).
+
+    ``param_values``: the value of parameter ``i`` (``ld.param [..._param_<i>]``, or the address of
+    a by-value parameter); ``shared_base``: the address of every ``.shared`` variable; ``stop``:
+    a predicate on an instruction at which a thread stops (before executing it).
+    """
+    threads = list(threads)
+    tid = np.asarray(threads, dtype=_U64)
+    ntid = ntid or max(threads) + 1
+    special = {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": ntid, "%ntid.y": 1,
+               "%ntid.z": 1, "%ctaid.x": ctaid, "%ctaid.y": 0, "%ctaid.z": 0, "%nctaid.x": nctaid,
+               "%nctaid.y": 1, "%nctaid.z": 1, "%laneid": tid % _U64(32),
+               "%warpid": tid // _U64(32)}
+    pv = dict(param_values or {})
+    names = {}
+    for i in mod.instrs:
+        if i.func != func:
+            continue
+        for o in i.operands:
+            m = re.search(r"([\w$]+_param_(\d+))", o)
+            if m and int(m.group(2)) in pv:
+                names[m.group(1)] = pv[int(m.group(2))]
+    names.update(params or {})
+    mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
+                    stop)
+    n = len(mach.instrs)
+    pc = np.zeros(mach.n, dtype=np.int64)
+    done = np.zeros(mach.n, dtype=bool)
+    steps = 0
+    while not done.all():
+        steps += 1
+        if steps > max_steps:
+            return RunResult(tuple(mach.events), False, f"more than {max_steps} steps", tuple(threads))
+        live = ~done
+        p = int(pc[live].min())
+        sel = live & (pc == p)
+        if p >= n:
+            done |= sel
+            continue
+        ins = mach.instrs[p]
+        if mach.stop_at(ins):
+            done |= sel
+            continue
+        if ins.parts[0] in ("ret", "exit") and ins.pred is None:
+            done |= sel
+            continue
+        try:
+            taken = mach.step(ins, sel)
+        except _Unknown as e:
+            return RunResult(tuple(mach.events), False, f"PTX line {ins.line}: {ins.opcode} reads "
+                             f"{e.args[0]}, which is not modelled", tuple(threads))
+        if taken is not None:
+            tgt = mach.labels.get(ins.operands[0].strip()) if ins.operands else None
+            if tgt is None:
+                return RunResult(tuple(mach.events), False, f"PTX line {ins.line}: branch to an "
+                                 "unknown label", tuple(threads))
+            pc = np.where(taken, tgt, np.where(sel, pc + 1, pc))
+        else:
+            pc = np.where(sel, pc + 1, pc)
+    return RunResult(tuple(mach.events), True, "", tuple(threads))
