@@ -487,3 +487,36 @@ def test_spec_bad_tensor_map_is_one_line_exit_2(tmp_path):
     r = _check(p)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "tensor_map: tensor map rank 6" in (r.stdout + r.stderr)
+
+
+# ----- the TTGIR audit of TMA copies ----------------------------------------------------------------------
+
+def test_audit_proves_every_tma_copy_of_the_corpus_and_says_the_tensor_map_is_out_of_view():
+    from verilayout.audit.ttgir import audit_file
+    checks = [c for f in sorted((ROOT / "tests" / "corpus").glob("cuda*/*.ttgir"))
+              for c in audit_file(str(f)).checks if c.check == "tma-write"]
+    assert len(checks) >= 20 and {c.status for c in checks} == {"proved"}
+    assert all("encoded on the host" in c.data["host"] for c in checks)
+    # the epilogue store: 128x128 f16 rows of 256 bytes go as two boxes of 64 x 128 (inner 128 B)
+    stores = [c for c in checks if c.op == "ttng.async_tma_copy_local_to_global"
+              and c.data["tensor_map"]["dtype"] == "f16" and c.data["tensor_map"]["box"] == [64, 128]]
+    assert stores and all("2 box(es)" in c.message for c in stores)
+
+
+def test_audit_catches_deepgemm_379_in_ttgir_with_both_bytes():
+    from verilayout.audit.ttgir import audit_text
+    path = ROOT / "tests" / "corpus" / "cuda90" / "persistent_tma_matmul_128x128x64_w4_s3.ttgir"
+    lines = path.read_text().split("\n")
+    i = next(k for k, ln in enumerate(lines) if "async_tma_copy_global_to_local %a_desc" in ln)
+    lines[i] = lines[i].replace("!tt.tensordesc<128x64xf16, #shared>", "!tt.tensordesc<128x64xf16, #sw64>")
+    lines.insert(0, "#sw64 = #ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16}>")
+    c = next(c for c in audit_text("\n".join(lines), "bug379.ttgir").checks
+             if c.line == i + 2 and c.check == "tma-write")
+    assert (c.status, c.severity) == ("counterexample", "error")
+    assert c.data["tensor_map"]["box"] == [32, 128] and c.data["tensor_map"]["swizzle"] == "64B"
+    cx = c.data["counterexample"]
+    # TMA: two 64B-swizzled boxes of 32 f16 x 128 rows side by side (box j at j * 8192 bytes)
+    j, x = divmod(cx["k"], 32)
+    assert cx["tma_byte"] == docs_write(cx["base"] + j * 8192, x, cx["mn"], 64, 2, 64)
+    # the reader: Triton's 128B nvmma_shared, 128-byte rows, buffer-relative Swizzle<3,4,3>
+    assert cx["reader_byte"] == cx["base"] + cute_swizzle(cx["mn"] * 128 + cx["k"] * 2, 3, 4, 3)

@@ -15,6 +15,10 @@ wrote on its types.
   layout and proved to read it (:mod:`verilayout.synth.descriptor`); no descriptor is an
   ``error``. ``mma-fragment``: a register A operand's lane/warp/register bases against the
   wgmma fragment (:mod:`verilayout.hw.nvidia.wgmma`).
+* ``tma-write`` (``ttng.async_tma_copy_*``): the box Triton derives from the tensor descriptor type,
+  written with the descriptor's swizzle on absolute addresses, is the destination memdesc's layout
+  at any base on the swizzle repeat (:mod:`verilayout.prove.tma`); the host-built tensor map is out
+  of view, said on the check.
 * ``convert-layout``: classified from ``dst^-1 o src`` (which input dims move data).
 * ``view-layout`` (``tt.trans``, ``tt.reshape``, ``tt.join``, ``tt.split``,
   ``ttg.memdesc_trans``, ``ttg.memdesc_reshape``): the result layout equals the transformed
@@ -49,6 +53,7 @@ from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel, parse_instruction
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
+from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
 from verilayout.prove.tmem import load_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -437,6 +442,39 @@ def _tma_check(ctx: _Ctx, op: Op) -> None:
         return
     ctx.add(op, "copy-layout", "proved", None, f"{op.name}: the TMA box {list(dt.shape)} is written with the "
             "layout the shared memory declares (same encoding)", **data)
+
+
+def _tma_write_check(ctx: _Ctx, op: Op) -> None:
+    """``tma-write``: the box Triton's lowering derives from the descriptor type (its inner bytes within
+    the swizzle span), written by TMA with the descriptor's swizzle on absolute addresses, is the
+    destination memdesc's layout at any base aligned to the swizzle repeat
+    (:func:`verilayout.prove.tma.triton_copy_verdict`); the host-built tensor map is out of view."""
+    types = op.operand_types + op.result_types
+    desc = next((t for t in types if t.lstrip().startswith("!tt.tensordesc")), None)
+    mem_text = next((t for t in types if _is_memdesc(t) and (ctx.typ(t) is not None)
+                     and len(ctx.typ(t).shape) >= 2), None)
+    dt = ctx.typ(desc) if desc else None
+    if dt is None or mem_text is None:
+        return                                    # _tma_check reported it
+    mem_ll = ctx.layout(mem_text)
+    if mem_ll is None:
+        ctx.add(op, "tma-write", "unchecked", None, f"{op.name}: the shared memory's layout is not read",
+                reason="layout", host=HOST_NOTE)
+        return
+    key = "TMA:" + desc + "|" + mem_text           # the same copy types: one proof per file
+    try:
+        if key not in ctx.cache:
+            ctx.cache[key] = triton_copy_verdict(dt.encoding, list(dt.shape), dt.elem, mem_ll)
+        tmap, v = ctx.cache[key]
+    except LayoutError as e:
+        ctx.add(op, "tma-write", "unchecked", None, f"{op.name}: {e}", reason=str(e), host=HOST_NOTE)
+        return
+    data = {"host": HOST_NOTE, **({"tensor_map": tmap.to_dict()} if tmap is not None else {})}
+    if v.status == "counterexample":
+        ctx.add(op, "tma-write", "counterexample", "error", f"{op.name}: {v.reason}",
+                counterexample=v.counterexample, **data)
+    else:
+        ctx.add(op, "tma-write", v.status, None, f"{op.name}: {v.reason}", reason=v.reason, **data)
 
 
 def _store_of_width(bits: int) -> str:
@@ -859,6 +897,7 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         return
     if n in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
         _tma_check(ctx, op)
+        _tma_write_check(ctx, op)
         return
     if n in arch_mma:
         _mma_check(ctx, op, arch_mma[n])

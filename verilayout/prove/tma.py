@@ -50,13 +50,16 @@ import z3
 from verilayout.core.smt import Verdict, prove
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bits as dtype_bits
+from verilayout.frontends.mlir import Attr
+from verilayout.frontends.triton.shared import _nvmma_params, _tma_block_shape
 from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, write_address, write_z3
 from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
 __all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "verify_ring",
-           "DEFAULT_TIMEOUT_MS"]
+           "triton_copy_verdict", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
 
 DEFAULT_TIMEOUT_MS = 20_000
 _B = ADDR_BITS
@@ -421,3 +424,53 @@ def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ex
            "reader_tile": list(reader.extents)}
     return Verdict.fails(cex, f"the reader reads element (mn={m_}, k={k_}) at byte {rb:#x}, which the TMA box "
                          f"({copies} x {list(tmap.box)}) never writes ({assume})", method="domain", assumption=assume)
+
+
+# ----- a Triton TMA copy ------------------------------------------------------------------------
+
+#: What the TTGIR does not show about a TMA copy, said on every verdict of :func:`triton_copy_verdict`.
+HOST_NOTE = ("the tensor map itself is encoded on the host (make_tensor_descriptor / TensorDescriptor) and "
+             "is not in the TTGIR: its box and swizzle are taken as Triton's lowering derives them from the "
+             "descriptor type (getTMABlockShape)")
+_READ_AS = {8: "u8", 16: "f16", 32: "tf32"}
+_SWZ = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
+
+
+def triton_copy_verdict(desc_attr: Attr, block, elem: str, mem_layout: LinearLayout,
+                        timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[TensorMap | None, Verdict]:
+    """A Triton TMA copy (``ttng.async_tma_copy_*``): the box Triton's lowering uses for a descriptor
+    of encoding ``desc_attr`` and block ``block`` (TTGIR order), written by TMA, equals the shared
+    memory's layout ``mem_layout`` (``offset -> dim0, dim1``, buffer-relative as Triton addresses it),
+    at any buffer base aligned to the swizzle repeat (the stated assumption).
+
+    >>> from verilayout.frontends.triton import parse_attr, attr_to_linear
+    >>> a = parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>")
+    >>> t, v = triton_copy_verdict(a, [128, 128], "f16", attr_to_linear(a, (128, 128)))
+    >>> t.box, v.status, v.details["copies"]
+    ((64, 128), 'proved', 2)
+    """
+    block = [int(b) for b in block]
+    if not isinstance(desc_attr, Attr) or desc_attr.name.split(".")[-1] != "nvmma_shared":
+        return None, Verdict.unknown(f"the descriptor's encoding is not #ttg.nvmma_shared; {HOST_NOTE}",
+                                     method="model")
+    if len(block) != 2:
+        return None, Verdict.unknown(f"a rank-{len(block)} box: the write model covers 2-d boxes", method="model")
+    swizzle, bits, transposed, fp4 = _nvmma_params(desc_attr)
+    if fp4 or bits not in _READ_AS:
+        return None, Verdict.unknown(f"{'fp4-padded' if fp4 else f'{bits}-bit'} TMA boxes are not modelled",
+                                     method="model")
+    box = _tma_block_shape(desc_attr, list(block), bits, swizzle, fp4, transposed)
+    contig = 0 if transposed else 1
+    other = 1 - contig
+    if block[other] != box[other] or block[contig] % box[contig]:
+        return None, Verdict.unknown(f"block {block} in boxes of {box}: copies along the outer dim are not "
+                                     "modelled", method="model")
+    copies = block[contig] // box[contig]
+    tmap = TensorMap(elem, global_dims=(box[contig], box[other]), box=(box[contig], box[other]),
+                     swizzle=_SWZ[swizzle])
+    reader = layout_reader(mem_layout, dtype=_READ_AS[bits])
+    align = max(SMEM_ALIGN, tmap.pattern.repeat)
+    v = verify_ring(tmap, reader, copies=copies, base_align=align, inner="mn" if transposed else "k",
+                    timeout_ms=timeout_ms)
+    return tmap, replace(v, reason=f"{v.reason}; {HOST_NOTE}",
+                         details={**v.details, "copies": copies, "box": list(tmap.box), "swizzle": tmap.swizzle})
