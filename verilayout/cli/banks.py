@@ -195,8 +195,8 @@ def _cmd_table(args) -> int:
     return 0
 
 
-def register(subparsers) -> None:
-    """Add ``banks`` and the ``swizzle`` group (``synth``, ``table``) to argparse subparsers."""
+def _add_banks(subparsers) -> None:
+    """``verilayout banks``: its options and examples."""
     p = subparsers.add_parser(
         "banks", help="shared-memory bank conflicts of a register layout and a shared layout",
         description="How many wavefronts a warp needs to read (or write) a tensor held in a register "
@@ -233,13 +233,9 @@ def register(subparsers) -> None:
                    "witness's conflicting elements outlined in red")
     p.set_defaults(func=_cmd_banks)
 
-    g = subparsers.add_parser(
-        "swizzle", help="synthesize the shared-memory swizzle with the fewest wavefronts",
-        description="Swizzle synthesis (proved optimal over GF(2) swizzles) and the table of wgmma "
-        "swizzle modes.", epilog=SWIZZLE_EPILOG, formatter_class=_FMT)
-    sub = g.add_subparsers(dest="swizzle_command", metavar="SUBCOMMAND")
-    g.set_defaults(func=lambda a: (g.print_help(), 2)[1])
 
+def _add_swizzle_synth(sub) -> None:
+    """``verilayout swizzle synth``: its options and examples."""
     s = sub.add_parser(
         "synth", help="best swizzle for a write layout and a read layout",
         description="The GF(2) shared layout minimising the wavefronts one warp needs to write the "
@@ -262,6 +258,9 @@ def register(subparsers) -> None:
     s.add_argument("--json", action="store_true", help="print JSON")
     s.set_defaults(func=_cmd_synth)
 
+
+def _add_swizzle_table(sub) -> None:
+    """``verilayout swizzle table``: its options and examples."""
     t = sub.add_parser(
         "table", help="wgmma swizzle mode x element width x access pattern: conflict-free or witness",
         description="The proved table: for each wgmma swizzle mode (none/32B/64B/128B, K-major) and "
@@ -271,3 +270,16 @@ def register(subparsers) -> None:
         formatter_class=_FMT)
     t.add_argument("--json", action="store_true", help="print JSON")
     t.set_defaults(func=_cmd_table)
+
+
+def register(subparsers) -> None:
+    """Add ``banks`` and the ``swizzle`` group (``synth``, ``table``) to argparse subparsers."""
+    _add_banks(subparsers)
+    g = subparsers.add_parser(
+        "swizzle", help="synthesize the shared-memory swizzle with the fewest wavefronts",
+        description="Swizzle synthesis (proved optimal over GF(2) swizzles) and the table of wgmma "
+        "swizzle modes.", epilog=SWIZZLE_EPILOG, formatter_class=_FMT)
+    sub = g.add_subparsers(dest="swizzle_command", metavar="SUBCOMMAND")
+    g.set_defaults(func=lambda a: (g.print_help(), 2)[1])
+    _add_swizzle_synth(sub)
+    _add_swizzle_table(sub)

@@ -219,16 +219,8 @@ def _operand_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def register(subparsers) -> None:
-    """Add the ``wgmma`` command group to a ``argparse`` subparsers object."""
-    g = subparsers.add_parser(
-        "wgmma", help="wgmma fragments, descriptors: decode, encode, verify, derive, synthesize",
-        description="Hopper wgmma: register fragments, shared-memory descriptors, the proof that "
-        "a descriptor reads the bytes a layout wrote, and layouts/descriptors chosen for a tile.",
-        epilog=GROUP_EPILOG, formatter_class=_FMT)
-    sub = g.add_subparsers(dest="wgmma_command", metavar="SUBCOMMAND")
-    g.set_defaults(func=lambda a: (g.print_help(), 2)[1])
-
+def _add_fragment(sub) -> None:
+    """``verilayout wgmma fragment``: its options and examples."""
     p = sub.add_parser("fragment", help="a register fragment (A or D) as a linear layout",
                        formatter_class=_FMT, description="Print the wgmma register fragment of "
                        "operand A or the accumulator D: bases of (register, lane, warp) -> (row, "
@@ -247,6 +239,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON (bases and sizes)")
     p.set_defaults(func=_cmd_fragment)
 
+
+def _add_decode(sub) -> None:
+    """``verilayout wgmma decode``: its options and examples."""
     p = sub.add_parser("decode", help="split a 64-bit descriptor into fields",
                        formatter_class=_FMT, description="Decode a shared-memory matrix "
                        "descriptor and list the contract rules its fields break.",
@@ -259,6 +254,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_decode)
 
+
+def _add_encode(sub) -> None:
+    """``verilayout wgmma encode``: its options and examples."""
     p = sub.add_parser("encode", help="build a descriptor from byte values",
                        formatter_class=_FMT, description="Encode start address, LBO and SBO "
                        "(bytes, multiples of 16) and the swizzle mode into a 64-bit descriptor. "
@@ -280,6 +278,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_encode)
 
+
+def _add_verify(sub) -> None:
+    """``verilayout wgmma verify``: its options and examples."""
     p = sub.add_parser("verify", help="prove a descriptor reads the bytes a layout wrote",
                        formatter_class=_FMT, description="Prove that for every (mn, k) of one "
                        "wgmma K-block the descriptor addresses the byte where the layout put "
@@ -298,6 +299,9 @@ def register(subparsers) -> None:
     _operand_options(p)
     p.set_defaults(func=_cmd_verify)
 
+
+def _add_desc(sub) -> None:
+    """``verilayout wgmma desc``: its options and examples."""
     p = sub.add_parser("desc", help="derive the descriptor for a layout (proved)",
                        formatter_class=_FMT, description="Derive the descriptor (fields and "
                        "64-bit value) that reads a layout's K-block, including dynamic strides "
@@ -313,6 +317,9 @@ def register(subparsers) -> None:
     _operand_options(p)
     p.set_defaults(func=_cmd_desc)
 
+
+def _add_synth(sub) -> None:
+    """``verilayout wgmma synth``: its options and examples."""
     p = sub.add_parser("synth", help="choose smem layout, descriptors and K-block step",
                        formatter_class=_FMT, description="Choose the shared-memory layout of an "
                        "mn x k operand tile (the widest swizzle whose atom fits), its descriptor "
@@ -329,3 +336,16 @@ def register(subparsers) -> None:
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_synth)
+
+
+def register(subparsers) -> None:
+    """Add the ``wgmma`` command group to a ``argparse`` subparsers object."""
+    g = subparsers.add_parser(
+        "wgmma", help="wgmma fragments, descriptors: decode, encode, verify, derive, synthesize",
+        description="Hopper wgmma: register fragments, shared-memory descriptors, the proof that "
+        "a descriptor reads the bytes a layout wrote, and layouts/descriptors chosen for a tile.",
+        epilog=GROUP_EPILOG, formatter_class=_FMT)
+    sub = g.add_subparsers(dest="wgmma_command", metavar="SUBCOMMAND")
+    g.set_defaults(func=lambda a: (g.print_help(), 2)[1])
+    for add in (_add_fragment, _add_decode, _add_encode, _add_verify, _add_desc, _add_synth):
+        add(sub)
