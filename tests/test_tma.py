@@ -520,3 +520,62 @@ def test_audit_catches_deepgemm_379_in_ttgir_with_both_bytes():
     assert cx["tma_byte"] == docs_write(cx["base"] + j * 8192, x, cx["mn"], 64, 2, 64)
     # the reader: Triton's 128B nvmma_shared, 128-byte rows, buffer-relative Swizzle<3,4,3>
     assert cx["reader_byte"] == cx["base"] + cute_swizzle(cx["mn"] * 128 + cx["k"] * 2, 3, 4, 3)
+
+
+# ----- MN-major descriptors, and random rings against brute force ------------------------------------------
+
+def test_mn_major_wgmma_descriptor_reads_a_box_whose_inner_dim_is_n():
+    # B stored N-major: the box's 64 contiguous f16 are 64 N (128 bytes), its 64 rows are K. PTX canonical
+    # MN-major SW128: k row at 128 * (k % 8) + SBO * (k / 8), SBO = 1024; a 16-deep K-block is 2048 bytes
+    t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
+    d = encode(lbo=8192, sbo=1024, swizzle="128B")
+    r = descriptor_reader(d, major="MN", dtype="f16", mn=64, k_blocks=4, k_step=2048)
+    assert verify_ring(t, r, stages=3, stage_bytes=8192 + 0x100).proved
+    wrong = descriptor_reader(d, major="MN", dtype="f16", mn=64, k_blocks=4, k_step=1024)
+    v = verify_ring(t, wrong, stages=3, stage_bytes=8192)
+    assert v.status == "counterexample" and v.counterexample["k"] >= 16
+
+
+def _random_ring(seed):
+    rng = np.random.default_rng(seed)
+    mode = ["32B", "64B", "128B"][rng.integers(3)]
+    eb = int(rng.choice([1, 2, 4]))
+    dtype = {1: "e4m3", 2: "f16", 4: "tf32"}[eb]
+    span = SPAN[mode]
+    inner, rows = span // eb, int(rng.choice([8, 16, 32]))
+    rb = int(rng.integers(0, 4))                   # the reader's Swizzle<rb,4,3>, maybe not TMA's
+    relative = bool(rng.integers(2))
+    align = int(rng.choice([128, 256, 512, 1024]))
+    stages = int(rng.integers(1, 4))
+    stage = rows * span + 128 * int(rng.integers(0, 3))
+    t = TensorMap(dtype, global_dims=(4096, 4096), box=(inner, rows), swizzle=mode)
+    if relative:                                   # Swizzle<rb,4,3> on bytes = <rb, 4 - log2(eb), 3> on elements
+        r = layout_reader(f"Sw<{rb},{4 - (eb.bit_length() - 1)},3> o ({rows},{inner}):({inner},1)",
+                          dtype=dtype, swizzle_units="elements")
+    else:
+        r = layout_reader(f"Sw<{rb},4,3> o smem_ptr[{8 * eb}b](unset) o ({rows},{inner}):({inner},1)", dtype=dtype)
+
+    def reader(sb, y, x):
+        off = (y * inner + x) * eb
+        return sb + cute_swizzle(off, rb, 4, 3) if relative else cute_swizzle(sb + off, rb, 4, 3)
+    v = verify_ring(t, r, stages=stages, stage_bytes=stage, base_align=align)
+    return v, (mode, eb, rows, span, align, stages, stage), reader
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_random_rings_agree_with_brute_force(seed):
+    v, (mode, eb, rows, span, align, stages, stage), reader = _random_ring(seed)
+    if v.proved:
+        for q in range(0, 40, 3):                 # bases the proof covers: multiples of the alignment
+            assert brute_mismatch(mode, eb, rows, q * align, stages, stage, reader) is None
+    else:
+        assert v.status == "counterexample"
+        cx = v.counterexample
+        assert cx["base"] % align == 0
+        sb = cx["base"] + cx["stage"] * stage
+        assert cx["tma_byte"] == docs_write(sb, cx["k"], cx["mn"], span, eb, span)
+        assert cx["reader_byte"] == reader(sb, cx["mn"], cx["k"]) != cx["tma_byte"]
+
+
+def test_random_rings_cover_both_outcomes():
+    assert {_random_ring(seed)[0].status for seed in range(24)} == {"proved", "counterexample"}
