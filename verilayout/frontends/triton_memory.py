@@ -29,7 +29,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Scanner
 from verilayout.hw.nvidia.banks import SharedAddressMap, padded_address_map
 
-__all__ = ["tensor_memory_to_linear", "tensor_memory_scales_to_linear", "amd_rotating_to_linear",
+__all__ = ["tensor_memory_to_linear", "tensor_memory_view", "tensor_memory_scales_to_linear", "amd_rotating_to_linear",
            "shared_linear_to_linear", "padded_shared_parts", "padded_shared_to_map",
            "TMEM_KEYS", "TMEM_SCALES_KEYS", "ROTATING_KEYS", "SHARED_LINEAR_KEYS"]
 
@@ -113,6 +113,39 @@ def tensor_memory_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayo
     # Triton's TMEM layouts carry a size-1 ``block`` input dim (one CTA)
     return LinearLayout({"row": rows, "col": cols, "block": []}, {"dim0": m, "dim1": n},
                         require_surjective=False)
+
+
+def tensor_memory_view(full: LinearLayout, view: Sequence[int]) -> LinearLayout:
+    """The layout of a tensor-memory view (``!ttg.memdesc<VIEW, #tmem, ..., ALLOC>``, from
+    ``memdesc_index``/``tmem_subslice``) at the allocation's origin: the allocation's layout with
+    every basis whose element lies outside the view zeroed (a TMEM row or column the view does not
+    use), and the trailing column bases that only reach outside the view dropped (the view spans
+    fewer columns). Out dims are the view's.
+
+    Evidence (an inference, stated): the Triton 3.9 wheel's ``compute_tmem_reg_layout`` for a
+    ``128x256`` view of a ``256x256`` allocation (blockM 128, blockN 64) has a zero register basis
+    where the allocation's column bit 6 reaches row 128, and none when the allocation is the view;
+    Triton's unit test ``TensorMemory_subview`` (upstream, after 3.9) expects these layouts.
+
+    >>> full = tensor_memory_to_linear({"blockM": 128, "blockN": 64, "colStride": 1}, (256, 256))
+    >>> tensor_memory_view(full, (128, 256)).bases["col"][5:]
+    [[0, 32], [0, 0], [0, 64], [0, 128]]
+    """
+    names = list(full.out_dims)
+    if len(view) != len(names) or any(v > full.out_dims[n] or v < 1 or v & (v - 1)
+                                      for v, n in zip(view, names)):
+        raise LayoutError(f"view shape {list(view)} does not fit the tensor-memory allocation "
+                          f"{[full.out_dims[n] for n in names]}")
+    def inside(b):
+        return all(x < v for x, v in zip(b, view))
+    bases = {}
+    for dim, bs in full.bases.items():
+        out = [list(b) if inside(b) else [0] * len(b) for b in bs]
+        if dim == "col":
+            while out and not inside(bs[len(out) - 1]):
+                out.pop()
+        bases[dim] = out
+    return LinearLayout(bases, dict(zip(names, view)), require_surjective=False)
 
 
 def tensor_memory_scales_to_linear(params: Mapping, shape: Sequence[int]) -> LinearLayout:

@@ -310,4 +310,11 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     if kind.memory != want:
         what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
         raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
-    return attr_to_layout(t.encoding, memdesc_buffers(t)[0])
+    full = attr_to_layout(t.encoding, memdesc_buffers(t)[0])
+    if t.kind == "memdesc" and t.alloc_shape and t.encoding.name.endswith("tensor_memory_encoding") \
+            and tuple(t.shape) != tshape:
+        try:
+            return triton_memory.tensor_memory_view(full, t.shape)
+        except LayoutError as e:
+            raise LayoutError(f"{where}: {e}") from None
+    return full
