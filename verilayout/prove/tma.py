@@ -132,7 +132,9 @@ def descriptor_reader(descriptor, *, major: str, dtype: str, mn: int, k_blocks: 
                       arch: str | None = None) -> DescriptorReader:
     """Descriptors as a reader. ``k_step`` (bytes the start advances per K-block) defaults to the
     K-major swizzled advance, one K-block's bytes along the row (``K * element bytes``, as CUTLASS's
-    descriptor iterator and Triton advance it); other cases must give it when ``k_blocks > 1``.
+    descriptor iterator and Triton advance it inside one swizzle atom; K-blocks past the atom's row
+    need their own start, and the proof refutes the default there); other cases must give it when
+    ``k_blocks > 1``.
     ``mn_step`` must be given when ``mn_blocks > 1``.
 
     >>> r = descriptor_reader("0x4000004000010000", major="K", dtype="f16", mn=64, k_blocks=4)
@@ -257,7 +259,7 @@ def verify_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, sta
     if notes and not trust_inferred:
         return Verdict.unknown(f"the write model rests on an inference ({'; '.join(notes)}); pass "
                                "trust_inferred to prove under it", method="model", notes=notes)
-    lims = [f for f in limit_findings(tmap) if f.rule != "global-address" or tmap.global_address]
+    lims = limit_findings(tmap)
     if base is not None and base % SMEM_ALIGN:
         lims.append(Limit("smem-alignment", f"the buffer base {base:#x} is not {SMEM_ALIGN}-byte aligned",
                           "PTX ISA cp.async.bulk.tensor"))
