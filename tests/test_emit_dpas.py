@@ -286,6 +286,8 @@ CASES = [  # (id, parent, m, n, k, dtype, transpose_b)
     ("i8-2x1", _parent(8, 4, (2, 1), (1, 2)), 16, 32, 64, "i8", False),
     ("f16-M4", _parent(4, 2, (2, 2), (1, 1)), 8, 32, 32, "f16", False),
     ("f16-M1", _parent(1, 2, (1, 1), (1, 1)), 1, 16, 16, "f16", False),
+    ("bf16-4x1-rc1x4", _parent(8, 2, (4, 1), (1, 4)), 32, 64, 64, "bf16", False),
+    ("bf16-BT", _parent(8, 2, (2, 2), (2, 2)), 32, 64, 32, "bf16", True),
 ]
 
 
@@ -354,6 +356,22 @@ def test_planted_kernel_bugs_are_caught_by_the_replay(kernels, plant):
     assert bad != src, "the plant changed nothing"
     A, B, C, written = run(bad, dtype, m, n, k, tr)
     assert not ((written == 1).all() and np.array_equal(C, A @ B))
+
+
+@pytest.mark.parametrize("parent,shape,dtype,why", [
+    # executionSize 8: N = 8, but the sub-group-16 built-ins multiply by 16 columns
+    (_parent(8, 2, (1, 1), (1, 1)).replace("executionSize = 16", "executionSize = 8"),
+     (8, 8, 16), "f16", "multiplies 8x16 by 16x16"),
+    (_parent(8, 2, (1, 1), (1, 1)).replace("threadsPerWarp = 16", "threadsPerWarp = 32"),
+     (8, 16, 16), "f16", "sub-groups of 16"),
+    # 2x2 sub-groups over an 8-row C: two sub-groups would hold the same elements
+    (_parent(8, 2, (2, 2), (1, 1)), (8, 32, 16), "f16", "repeats elements"),
+    (_parent(8, 4, (1, 1), (1, 1)), (8, 16, 32), "f16", "opsPerChan = 4 but f16 needs 2"),
+])
+def test_layouts_the_built_ins_cannot_serve_are_refused(parent, shape, dtype, why):
+    m, n, k = shape
+    with pytest.raises(LayoutError, match=why):
+        build_dpas_manifest(parent, m=m, n=n, k=k, dtype=dtype)
 
 
 def test_tf32_and_mismatched_layouts_are_refused():

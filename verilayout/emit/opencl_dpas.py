@@ -185,8 +185,6 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
         rel.append([(tm * mi - c0[0], tn * ni - c0[1], tk) for tm, tn, tk in plan])
     if any(r != rel[0] for r in rel):
         raise LayoutError("the sub-groups' instruction sequences differ relative to their origins")
-    a0 = [tuple(int(v) for v in ta[w, 0, 0]) for w in range(warps)]
-    b0 = [tuple(int(v) for v in tb[w, 0, 0]) for w in range(warps)]
     c0 = [tuple(int(v) for v in tc[w, 0, 0]) for w in range(warps)]
     insts = []
     for i, (dm, dn, tk) in enumerate(rel[0]):
@@ -209,7 +207,6 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
         bad = int(np.nonzero(count != k // ki)[0][0])
         raise LayoutError(f"accumulator register {bad} is updated {int(count[bad])} times, not "
                           f"{k // ki} (one per K step)")
-    del a0, b0
     steps = k // ki
     obligations = [
         {**man_a["obligations"][1],
