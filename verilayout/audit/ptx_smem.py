@@ -65,31 +65,18 @@ def _access(ins: Instr) -> tuple[str, int, int, int] | None:
     return None
 
 
-def _free_vars(e: z3.ExprRef) -> set[str]:
-    seen, out, todo = set(), set(), [e]
-    while todo:
-        x = todo.pop()
-        if x.get_id() in seen:
-            continue
-        seen.add(x.get_id())
-        if z3.is_const(x) and not z3.is_bv_value(x) and not z3.is_true(x) and not z3.is_false(x):
-            out.add(str(x))
-        todo.extend(x.children())
-    return out
-
-
 def _compile(e: z3.ExprRef, memo: dict) -> Any:
     """``e`` (bit-vector, only ``tid_x`` free) as a Python function of ``tid`` (the z3 tree is
     walked once; walking it per lane through the z3 API is slow)."""
     k = e.get_id()
     if k in memo:
-        return memo[k]
+        return memo[k][1]
     if z3.is_bool(e):
         return _compile_bool(e, memo)
     if z3.is_app_of(e, z3.Z3_OP_ITE):
         c, a, b = (_compile(x, memo) for x in e.children())
         f = lambda t, c=c, a=a, b=b: a(t) if c(t) else b(t)  # noqa: E731
-        memo[k] = f
+        memo[k] = (e, f)
         return f
     w = e.size()
     mask = (1 << w) - 1
@@ -97,6 +84,8 @@ def _compile(e: z3.ExprRef, memo: dict) -> Any:
         c = e.as_long()
         f = lambda t, c=c: c  # noqa: E731
     elif z3.is_const(e):
+        if str(e) != "tid_x":
+            raise ValueError(f"free symbol {e}")
         f = lambda t, m=mask: t & m  # noqa: E731
     else:
         kind = e.decl().kind()
@@ -122,7 +111,7 @@ def _compile(e: z3.ExprRef, memo: dict) -> Any:
             if op is None:
                 raise ValueError(f"unsupported {e.decl()}")
             f = lambda t, gs=a, op=op, m=mask, w=w: op([g(t) for g in gs], w) & m  # noqa: E731
-    memo[k] = f
+    memo[k] = (e, f)
     return f
 
 
@@ -160,7 +149,7 @@ def _compile_bool(e: z3.ExprRef, memo: dict) -> Any:
         f = lambda t, a=a, b=b, op=op, w=w: op(a(t), b(t), w)  # noqa: E731
     else:
         raise ValueError(f"unsupported {e.decl()}")
-    memo[k] = f
+    memo[k] = (e, f)
     return f
 
 
@@ -183,17 +172,22 @@ _OPS = {
 }
 
 
-def _lane_offsets(ev: Any, base: str, at: Instr | None = None) -> list[int] | None:
+def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None) -> list[int] | None:
     """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
-    difference still depends on a symbol other than ``%tid.x`` after simplification)."""
+    difference ``addr(tid) - addr(0)`` still depends on a symbol other than ``%tid.x`` after z3's
+    simplifier; lane 1 is tried first, which rejects most such addresses with one simplification).
+    ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
+    z3's term ids stay unique)."""
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
     delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
-    if _free_vars(delta) - {"tid_x"}:
+    if z3.is_bv_value(delta):
+        return [0] * 32 if delta.as_long() == 0 else None
+    if not z3.is_bv_value(z3.simplify(z3.substitute(delta, (TID, z3.BitVecVal(1, 32))))):
         return None
     try:
-        f = _compile(delta, {})
+        f = _compile(delta, {} if memo is None else memo)
     except (ValueError, AttributeError):
         return None
     out = []
@@ -221,12 +215,13 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str)
         key = (ins.loc, m.group(1), acc[0], acc[2], ins.parts[0])
         seen.setdefault(key, ins)
     out = []
+    memo: dict = {}
     for (loc, base, kind, width, _head), ins in seen.items():
         head = ".".join(ins.parts[:2])
         ev = evals.get(ins.func)
         if ev is None:
             continue
-        offs = _lane_offsets(ev, base, ins)
+        offs = _lane_offsets(ev, base, ins, memo)
         lanes_per_phase = _access(ins)[3]
         data = {"source": "ptx", "instruction": ins.opcode, "kind": kind, "bytes_per_lane": width,
                 "address_register": base}
