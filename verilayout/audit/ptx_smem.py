@@ -184,10 +184,21 @@ def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None
     delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
     if z3.is_bv_value(delta):
         return [0] * 32 if delta.as_long() == 0 else None
+    memo = {} if memo is None else memo
+    key = ("offsets", delta.hash())
+    for d, offs in memo.get(key, ()):                 # addresses that differ by a constant
+        if z3.eq(d, delta):
+            return offs
+    offs = _offsets_of(delta, memo)
+    memo.setdefault(key, []).append((delta, offs))
+    return offs
+
+
+def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
     if not z3.is_bv_value(z3.simplify(z3.substitute(delta, (TID, z3.BitVecVal(1, 32))))):
         return None
     try:
-        f = _compile(delta, {} if memo is None else memo)
+        f = _compile(delta, memo)
     except (ValueError, AttributeError):
         return None
     out = []
