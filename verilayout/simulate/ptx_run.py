@@ -168,6 +168,8 @@ class _Machine:
         if head in EVENT_HEADS or head == "prefetch":
             if head in EVENT_HEADS:
                 self._event(i, sel)
+            if i.opcode.startswith(("mbarrier.try_wait", "mbarrier.test_wait")) and ops:
+                self.write(ops[0], np.ones(self.n, dtype=_U64), sel, 1)   # the wait succeeds
             return None
         if head in ("setmaxnreg", "ret", "exit", "griddepcontrol", "trap", "membar", "nanosleep"):
             return None
@@ -340,19 +342,23 @@ class _Machine:
             return
         vals: dict[str, np.ndarray] = {}
         k = 0
+        if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
+            for key, text in (("desc_a", i.operands[1]), ("desc_b", i.operands[2])):
+                if not text.strip().startswith("{"):
+                    try:
+                        vals[key] = self.value(text, 64)[lanes]
+                    except _Unknown:
+                        vals[key] = None
         for text in i.operands:
             t = text.strip()
             try:
                 if t.startswith("["):
                     inner = t[1:-1].strip()
-                    if inner.count(",") or inner.startswith("%") is False and "," in inner:
-                        pass
-                    if "," in inner:               # [map, {c0, c1}]
+                    if "," in inner:               # [map, {c0, c1}]: "map", "c0", "c1"
                         first, rest = inner.split(",", 1)
-                        vals.setdefault("addr", self.value(first.strip(), 64)[lanes])
-                        for r in re.findall(r"%[\w$]+", rest):
-                            vals[f"a{k}"] = self.value(r, 32)[lanes]
-                            k += 1
+                        vals["map"] = self.value(first.strip(), 64)[lanes]
+                        for j, r in enumerate(re.findall(r"%[\w$]+|-?\d+", rest)):
+                            vals[f"c{j}"] = self.value(r, 32)[lanes]
                         continue
                     key = "addr" if "addr" not in vals else f"a{k}"
                     vals[key] = self.address(t)[lanes]

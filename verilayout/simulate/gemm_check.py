@@ -1,0 +1,662 @@
+"""Independent checks of an emitted Hopper GEMM (``verilayout emit gemm``): the PTX nvcc writes for
+``kernel.cu`` run for every thread of one CTA, the host code's tensor maps captured, and the
+mbarrier ring replayed as a transition system over every interleaving.
+
+Nothing here reads the renderer (``verilayout.emit``): from the manifest only the specification is
+taken (``dtype``, ``bm``/``bn``/``bk``, ``stages``, ``consumers``, the two stage layout **texts**).
+The kernel is run by :func:`verilayout.simulate.ptx_run.run_threads` (all ``128 * (consumers + 1)``
+threads of CTA 0, one CTA for the grid, ``M = 2 BM``, ``N = BN``, ``K`` giving ``stages + 2``
+pipeline iterations, so the ring wraps and the phase bit flips). The checks:
+
+* ``tensor-map``: ``launch`` compiled for the host with ``cuTensorMapEncodeTiled`` replaced by a
+  recorder: data type, rank 2, dims ``{K, rows}``, row stride ``K * bytes``, box ``{swizzle span /
+  bytes, BM | BN}``, element strides 1, no interleave, and the swizzle enum equal to cuda.h's
+  ``CU_TENSOR_MAP_SWIZZLE_<span>B`` for the span of the layout text's ``Sw<B,4,3>`` (16 << B);
+* ``tma``: the boxes of each stage, at the destinations the PTX computes, with TMA's swizzle
+  (the 16-byte chunk index XORed with the 128-byte row index modulo span / 16, CUDA Programming
+  Guide, "TMA swizzle"; an inference where the guide is silent about spans below 128 bytes) write
+  element ``(mn, k)`` at the byte of the layout text, for every coordinate; coordinates walk the
+  tiles and K in order;
+* ``descriptor``: every consumer wgmma's descriptors (values from the run) read, by
+  :func:`verilayout.prove.wgmma.verify`, K-block ``kb`` (A: the warpgroup's 64 rows) of the layout
+  at the stage the same pipeline iteration filled;
+* ``protocol``: the ring as a transition system (producer thread, one process per consumer
+  warpgroup, each TMA landing as its own action), explored exhaustively: every wait on
+  ``(barrier, parity)`` returns only after that phase completed (PTX ISA mbarrier: a phase completes
+  when its pending arrivals and tx-count reach zero), arrivals never exceed the init count, no
+  ``complete_tx`` without ``expect_tx``, a wgmma reads only landed bytes of its own iteration, no
+  TMA overwrites a stage before every consumer's wgmma group that read it retired, no deadlock;
+* ``d-store``: each accumulator tag (:mod:`verilayout.simulate.ptx_run`) is stored once at
+  ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
+  loaded for that iteration.
+
+>>> GEMM_ASSUMPTIONS[0][:40]
+'one CTA (grid 1) of 128 * (consumers + 1'
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from collections import deque
+
+import numpy as np
+
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import parse_ptx
+from verilayout.hw.nvidia.descriptor import decode
+from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
+from verilayout.prove.wgmma import intended_tile, verify
+from verilayout.simulate.independent import Check, IndependentReport, _run_nvcc, compile_ptx
+from verilayout.simulate.ptx_run import run_threads
+
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES"]
+
+GEMM_ASSUMPTIONS = (
+    "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
+    "iterations; shared variable at 0x410 (the kernel aligns it up)",
+    "a consumer warpgroup is one process: its warps' arrivals are counted together",
+    "TMA swizzle: the 16-byte chunk index XOR the 128-byte row index mod span/16 (box inner "
+    "extent = span)")
+#: States the protocol exploration may visit before it answers unknown.
+MAX_STATES = 400000
+_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
+_MAP_A, _MAP_B, _D = 0x70000000, 0x71000000, 0x30000000
+_SMEM = 0x410
+
+
+def _spec(man: dict) -> tuple:
+    try:
+        dt, bm, bn, bk, st = man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), \
+            int(man["stages"])
+        return dt, bm, bn, bk, st, int(man["consumers"]), man["a"]["layout"], man["b"]["layout"]
+    except (KeyError, TypeError, ValueError) as e:
+        raise LayoutError(f"manifest: not a GEMM specification ({type(e).__name__}: {e})") from None
+
+
+def _span(text: str) -> int:
+    m = re.match(r"\s*Sw<(\d+),\s*4,\s*3>", text)
+    if not m:
+        raise LayoutError(f"layout {text!r}: expected a Sw<B,4,3> swizzled layout")
+    return 16 << int(m.group(1))
+
+
+def check_gemm_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+    """Compile an emitted GEMM ``kernel.cu`` and run the checks of the module docstring.
+
+    Law: ``proved`` only where the check held for every thread, coordinate and interleaving it
+    covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``.
+
+    >>> check_gemm_source({"dtype": "f16"}, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    """
+    dt, bm, bn, bk, stages, cons, la, lb = _spec(man)
+    ok, ptx = compile_ptx(source)
+    if not ok:
+        return IndependentReport((Check("compile", "counterexample",
+                                        f"kernel.cu does not compile for sm_90a: {ptx}"),),
+                                 GEMM_ASSUMPTIONS)
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)")]
+    eb = _BYTES.get(dt)
+    if eb is None:
+        raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")
+    maps = None
+    if host:
+        maps, c = _tensor_maps(source, man)
+        checks += c
+    mod = parse_ptx(ptx)
+    entry = mod.functions[0] if mod.functions else None
+    if entry is None:
+        return IndependentReport(tuple(checks + [Check("run", "counterexample", "no entry")]),
+                                 GEMM_ASSUMPTIONS)
+    iters = stages + 2
+    k_tiles = -(-iters // 2)
+    M, N, K = 2 * bm, bn, k_tiles * bk
+    run = run_threads(mod, entry, range(128 * (cons + 1)),
+                      param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K},
+                      shared_base=_SMEM)
+    if not run.complete:
+        checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX: {run.reason}"))
+        return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+    g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+    checks += g.all()
+    return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+
+
+# ----- host side: the tensor maps -----------------------------------------------------------------
+
+_DRIVER = r"""
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cstdio>
+static CUresult vl_fake_encode(CUtensorMap*, CUtensorMapDataType dt, cuuint32_t rank, void* ptr,
+    const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box, const cuuint32_t* es,
+    CUtensorMapInterleave il, CUtensorMapSwizzle sw, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  std::printf("MAP %llu %d %u", (unsigned long long)(size_t)ptr, (int)dt, rank);
+  for (cuuint32_t i = 0; i < rank; ++i) std::printf(" %llu", (unsigned long long)dims[i]);
+  for (cuuint32_t i = 0; i + 1 < rank; ++i) std::printf(" %llu", (unsigned long long)strides[i]);
+  for (cuuint32_t i = 0; i < rank; ++i) std::printf(" %u", box[i]);
+  for (cuuint32_t i = 0; i < rank; ++i) std::printf(" %u", es[i]);
+  std::printf(" %d %d\n", (int)il, (int)sw);
+  return CUDA_SUCCESS;
+}
+static cudaError_t vl_entry(void** p) { *p = (void*)&vl_fake_encode; return cudaSuccess; }
+#define cudaGetDriverEntryPointByVersion(name, p, ver, flags, q) vl_entry(p)
+#define cudaGetDriverEntryPoint(name, p, flags, q) vl_entry(p)
+#define cudaFuncSetAttribute(f, a, v) cudaErrorNotSupported
+#define VL_NO_MAIN
+#include "kernel.cu"
+int main() {
+  std::printf("ENUM %d %d %d %d %d %d %d %d %d %d\n", (int)CU_TENSOR_MAP_SWIZZLE_NONE,
+    (int)CU_TENSOR_MAP_SWIZZLE_32B, (int)CU_TENSOR_MAP_SWIZZLE_64B, (int)CU_TENSOR_MAP_SWIZZLE_128B,
+    (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT16, (int)CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+    (int)CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, (int)CU_TENSOR_MAP_INTERLEAVE_NONE);
+  %NS%::launch((const void*)4096, (const void*)8192, (float*)12288, %M%, %N%, %K%);
+  return 0;
+}
+"""
+
+
+def _tensor_maps(source: str, man: dict):
+    dt, bm, bn, bk, stages, cons, la, lb = _spec(man)
+    ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
+    if not ns:
+        return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
+    eb = _BYTES[dt]
+    M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
+    drv = _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
+        .replace("%K%", str(K))
+    with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
+        with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
+            f.write(source)
+        with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
+            f.write(drv)
+        rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu",
+                             "-o", "driver", "-lcuda"], d)
+        if rc != 0:
+            rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a",
+                                 "driver.cu", "-o", "driver"], d)
+        if rc != 0:
+            err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
+            return None, [Check("tensor-map", "counterexample", f"the host code does not build "
+                                f"with a recording cuTensorMapEncodeTiled: {err.strip()}")]
+        p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
+    lines = p.stdout.splitlines()
+    enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
+    maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
+    sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
+    want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
+    out_checks, got = [], {}
+    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm, la), (8192, "B", N, bn, lb)):
+        mp = next((x for x in maps if x[0] == ptr), None)
+        if mp is None:
+            out_checks.append(Check("tensor-map", "counterexample", f"launch encodes no tensor map "
+                                    f"over {name}"))
+            continue
+        _, dtype, rank = mp[:3]
+        span = _span(text)
+        if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
+            out_checks.append(Check("tensor-map", "counterexample", f"tensor map of {name}: rank "
+                                    f"{rank}, expected 2"))
+            continue
+        dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+        want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
+                              f"{sorted(want_types[dt])}"),
+                "dims": (dims == [K, rows], f"{dims}, expected [K={K}, rows={rows}]"),
+                "row stride": (stride == K * eb, f"{stride} bytes, expected K * {eb} = {K * eb}"),
+                "box": (box == [span // eb, box_rows], f"{box}, expected [{span // eb} (the "
+                        f"{span}-byte swizzle span), {box_rows}]"),
+                "element strides": (es == [1, 1], f"{es}"),
+                "interleave": (il == enum[9], f"{il}"),
+                "swizzle": (sw == sw_enum.get(span), f"{sw}, but the layout {text.split(' o ')[0]} "
+                            f"is the {span}-byte swizzle: cuda.h's CU_TENSOR_MAP_SWIZZLE_{span}B = "
+                            f"{sw_enum.get(span)}")}
+        bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
+        if bad:
+            out_checks.append(Check("tensor-map", "counterexample", f"tensor map of {name}: "
+                                    + "; ".join(bad)))
+        else:
+            out_checks.append(Check("tensor-map", "proved", f"tensor map of {name}: data type, dims, "
+                                    f"stride, box {box}, swizzle {span}B as cuda.h and the layout "
+                                    "text say (host code run with a recording encoder)"))
+            got[name] = {"box": box, "span": span}
+    return got, out_checks
+
+
+# ----- the run ---------------------------------------------------------------------------------
+
+class _Gemm:
+    def __init__(self, man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
+        self.man, self.run, self.dt, self.eb = man, run, dt, eb
+        self.bm, self.bn, self.bk, self.stages, self.cons = bm, bn, bk, stages, cons
+        self.la, self.lb, self.M, self.N, self.K, self.k_tiles = la, lb, M, N, K, k_tiles
+        self.maps = maps
+        self.kx = k_of_dtype(dt)
+        self.th = np.asarray(run.threads)
+        self.checks: list[Check] = []
+
+    def add(self, check, status, msg, ev=None):
+        ins = ev.instr if ev is not None else None
+        self.checks.append(Check(check, status, msg, ins.line if ins else None,
+                                 ins.loc if ins else None))
+
+    # roles: process 0 = the producer thread (the one issuing TMA), 1.. = consumer warpgroups
+    def traces(self):
+        tma = [e for e in self.run.events if e.op.startswith("cp.async.bulk.tensor")]
+        if not tma:
+            return None
+        prod_t = int(self.th[tma[0].lanes[0]])
+        procs: list[list] = [[] for _ in range(self.cons + 1)]
+        for ev in self.run.events:
+            t = self.th[ev.lanes]
+            wg = t // 128
+            for p in range(self.cons + 1):
+                if p == 0:
+                    sel = t == prod_t
+                else:
+                    sel = wg == p
+                if not sel.any():
+                    continue
+                idx = np.nonzero(sel)[0]
+                vals = {k: (None if v is None else v[idx]) for k, v in ev.values.items()}
+                procs[p].append((ev, vals, int(sel.sum()), t[idx]))
+        return procs
+
+    def all(self) -> list[Check]:
+        procs = self.traces()
+        if procs is None:
+            self.add("tma", "counterexample", "the PTX issues no cp.async.bulk.tensor")
+            return self.checks
+        prod = procs[0]
+        init = {int(v["addr"][0]): int(v["a0"][0]) for ev, v, n, t in prod
+                if ev.op.startswith("mbarrier.init")}
+        tmas, it = [], -1
+        for ev, v, n, t in prod:
+            if ev.op.startswith("mbarrier.try_wait"):
+                it += 1
+            if ev.op.startswith("cp.async.bulk.tensor"):
+                tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
+                             "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
+                             "bar": int(v.get("a1", v.get("a0"))[0]) if v.get("a1", v.get("a0"))
+                             is not None else None, "ev": ev})
+        tiles = self._tma_checks(tmas)
+        self._descriptor_checks(procs, tmas)
+        self._protocol(procs, init, tmas)
+        self._d_store(procs, tiles)
+        return self.checks
+
+    # ---- TMA placement and coordinates ----
+    def _tma_checks(self, tmas):
+        out_tiles: dict[int, tuple[int, int]] = {}
+        bad = False
+        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
+            span = _span(text)
+            box_k = span // self.eb
+            boxes = self.bk // box_k
+            want = intended_tile(text, dtype=self.dt, base_address=0).fn.table() // 8
+            mn, kk = np.meshgrid(np.arange(rows), np.arange(self.bk), indexing="ij")
+            j, kin = kk // box_k, kk % box_k
+            off = mn * span + kin * self.eb
+            sw = off ^ (((off >> 7) & (span // 16 - 1)) << 4)
+            mine = [x for x in tmas if x["map"] == tag]
+            other = [x for x in tmas if x["map"] not in (_MAP_A, _MAP_B)]
+            if other:
+                self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0]["ev"])
+                bad = True
+            by_it: dict[int, list] = {}
+            for x in mine:
+                by_it.setdefault(x["it"], []).append(x)
+            iters = self.k_tiles * 2
+            if len(by_it) != iters:
+                self.add("tma", "counterexample", f"{name}: TMA loads in {len(by_it)} pipeline "
+                         f"iterations, the problem has {iters} (2 tiles x {self.k_tiles} K-tiles)")
+                bad = True
+                continue
+            for i, xs in sorted(by_it.items()):
+                xs = sorted(xs, key=lambda x: x["c0"])
+                d0 = xs[0]["dst"]
+                if len(xs) != boxes:
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: {len(xs)} boxes, "
+                             f"BK = {self.bk} needs {boxes} of {box_k}", xs[0]["ev"])
+                    bad = True
+                    break
+                dst = np.array([x["dst"] - d0 for x in xs])[j]
+                got = dst + sw
+                diff = np.argwhere(got != want)
+                if diff.size:
+                    a, b = (int(v) for v in diff[0])
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: TMA puts ({a}, {b}) at "
+                             f"stage byte {int(got[a, b]):#x}, the layout {text.split(' o ')[0]}... "
+                             f"at {int(want[a, b]):#x}", xs[0]["ev"])
+                    bad = True
+                    break
+                if (d0 - _SMEM) % 1024 and d0 % 1024:
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: stage at {d0:#x} is "
+                             "not 1024-byte aligned (the swizzle repeat)", xs[0]["ev"])
+                    bad = True
+                    break
+                kt, c1 = i % self.k_tiles, xs[0]["c1"]
+                ks = [x["c0"] for x in xs]
+                if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: coordinates (k "
+                             f"{ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} and a tile "
+                             f"row at a multiple of {rows}", xs[0]["ev"])
+                    bad = True
+                    break
+                tm, tn = out_tiles.get(i, (None, None))
+                out_tiles[i] = (c1 // rows, tn) if name == "A" else (tm, c1 // rows)
+        seen = {}
+        for i, (tm, tn) in out_tiles.items():
+            seen.setdefault((tm, tn), []).append(i)
+        if not bad:
+            grid = {(a, b) for a in range(self.M // self.bm) for b in range(self.N // self.bn)}
+            runs_ok = all(sorted(v) == list(range(v[0], v[0] + self.k_tiles)) for v in seen.values())
+            if set(seen) != grid or not runs_ok:
+                self.add("tma", "counterexample", f"the producer's tiles {sorted(seen)} do not walk "
+                         f"the {self.M // self.bm}x{self.N // self.bn} tile grid once, K-tiles in order")
+            else:
+                self.add("tma", "proved", f"every TMA box of every iteration writes each (mn, k) of the "
+                         f"stage at the byte of the layout text (A {self.bm}x{self.bk}, B "
+                         f"{self.bn}x{self.bk}); tiles and K-tiles walked once, in order")
+        return out_tiles
+
+    # ---- descriptors ----
+    def _descriptor_checks(self, procs, tmas):
+        cache: dict = {}
+        stage_of: dict = {}
+        for x in tmas:
+            stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
+        bad = 0
+        total = 0
+        for c in range(1, self.cons + 1):
+            it, kb = -1, 0
+            for ev, v, n, t in procs[c]:
+                if ev.op.startswith("mbarrier.try_wait"):
+                    it, kb = it + 1, 0
+                    continue
+                if not ev.op.startswith("wgmma.mma_async"):
+                    continue
+                for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
+                                                     ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
+                    vals = v.get(key)
+                    if vals is None or len(set(vals.tolist())) != 1:
+                        self.add("descriptor", "counterexample", f"consumer {c - 1}: the {name} "
+                                 "descriptor is not one value across the warpgroup", ev)
+                        bad += 1
+                        continue
+                    value = int(vals[0])
+                    dsts = stage_of.get((tag, it))
+                    if not dsts:
+                        self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}: "
+                                 f"no TMA filled {name} for this iteration", ev)
+                        bad += 1
+                        continue
+                    base = min(dsts) & 0x3FFFF
+                    kkb = kb % (self.bk // self.kx)
+                    key2 = (value, base, kkb, name, mb)
+                    if key2 not in cache:
+                        cache[key2] = verify(value, text, dtype=self.dt, major="K", k_block=kkb,
+                                             base_address=base, mn=mn, mn_block=mb)
+                    total += 1
+                    vd = cache[key2]
+                    if vd.status != "proved":
+                        self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                                 f"K-block {kkb}: {name} descriptor {value:#018x} "
+                                 f"({decode(value)}) does not read that K-block of the stage the "
+                                 f"iteration's TMA filled at {base:#x}: {vd.reason}", ev)
+                        bad += 1
+                        if bad > 3:
+                            return
+                kb += 1
+        if not bad:
+            self.add("descriptor", "proved", f"all {total} wgmma descriptors (both operands, every "
+                     "consumer, iteration and K-block) read their K-block of the stage the same "
+                     "iteration's TMA filled")
+
+    # ---- the ring as a transition system ----
+    def _protocol(self, procs, init, tmas):
+        box_bytes = {}
+        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
+            box_bytes[tag] = rows * _span(text)
+            if self.maps and name in self.maps:
+                b = self.maps[name]["box"]
+                box_bytes[tag] = b[0] * b[1] * self.eb
+        # compile each process's trace to actions
+        prog: list[list[tuple]] = []
+        tma_info = []
+        for p, tr in enumerate(procs):
+            acts = []
+            it = -1
+            for ev, v, n, t in tr:
+                op = ev.op
+                if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
+                    it += 1
+                    acts.append(("wait", int(v["addr"][0]), int(v["a1"][0]) & 1, ev))
+                elif op.startswith("mbarrier.arrive.expect_tx"):
+                    acts.append(("arrive", int(v["addr"][0]), n, int(v["a1"][0]), ev))
+                elif op.startswith("mbarrier.arrive"):
+                    acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
+                elif op.startswith("cp.async.bulk.tensor") and p == 0:
+                    bar = v.get("a1") if v.get("a1") is not None else v.get("a0")
+                    tid = len(tma_info)
+                    tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
+                                     int(bar[0]), max(it, 0), ev))
+                    acts.append(("tma", tid, ev))
+                elif op.startswith("wgmma.mma_async") and p > 0:
+                    reads = []
+                    for key in ("desc_a", "desc_b"):
+                        if v.get(key) is not None:
+                            reads.append((int(v[key][0]) & 0x3FFF) << 4)
+                    acts.append(("read", tuple(reads), max(it, 0), ev))
+                elif op.startswith("wgmma.commit_group") and p > 0:
+                    acts.append(("commit", ev))
+                elif op.startswith("wgmma.wait_group") and p > 0:
+                    acts.append(("retire", int(v["a0"][0]), ev))
+            prog.append(acts)
+        boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
+        spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
+
+        def box_of(addr):
+            for d in boxes:
+                if d <= addr < d + spans[d]:
+                    return d
+            return None
+
+        bars = sorted(init)
+        bidx = {b: i for i, b in enumerate(bars)}
+        ncons = self.cons
+        # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
+        #          readers_done)...), per consumer (uncommitted reads, groups tuple))
+        start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
+                 tuple((-1, True, frozenset()) for _ in boxes),
+                 tuple((frozenset(), ()) for _ in range(ncons)))
+        seen = {start}
+        queue = deque([start])
+        error = None
+        while queue and error is None:
+            if len(seen) > MAX_STATES:
+                self.add("protocol", "unknown", f"more than {MAX_STATES} states; the ring was not "
+                         "explored completely")
+                return
+            s = queue.popleft()
+            succ, err, blocked = self._step(s, prog, tma_info, bidx, init, bars, boxes, box_of)
+            if err:
+                error = err
+                break
+            if not succ:
+                pcs = s[0]
+                if all(pc == len(prog[p]) for p, pc in enumerate(pcs)) and not s[2]:
+                    continue
+                error = ("deadlock: " + "; ".join(blocked), None)
+                break
+            for n in succ:
+                if n not in seen:
+                    seen.add(n)
+                    queue.append(n)
+        if error:
+            msg, ev = error
+            self.add("protocol", "counterexample", msg, ev)
+            return
+        self.add("protocol", "proved", f"the {self.stages}-stage ring explored over every "
+                 f"interleaving ({len(seen)} states: the producer, {ncons} consumer warpgroup(s), "
+                 f"{len(tma_info)} TMA landings): waits return after their phase, no overwrite "
+                 "before release, no read before landing, no deadlock")
+
+    def _step(self, s, prog, tma_info, bidx, init, bars, boxes, box_of):
+        pcs, bst, inflight, bx, cst = s
+        succ, blocked = [], []
+        bidx_box = {d: i for i, d in enumerate(boxes)}
+
+        def arrive(bl, b, n, tx):
+            i = bidx.get(b)
+            if i is None:
+                return None, f"arrive on {b:#x}, which no mbarrier.init initialised"
+            ph, pend, t = bl[i]
+            pend -= n
+            t += tx
+            if pend < 0:
+                return None, f"mbarrier {b:#x}: more arrivals than its init count {init[b]}"
+            if pend == 0 and t == 0:
+                ph, pend = ph ^ 1, init[b]
+            bl[i] = (ph, pend, t)
+            return bl, None
+
+        for p, acts in enumerate(prog):
+            pc = pcs[p]
+            if pc >= len(acts):
+                continue
+            a = acts[pc]
+            kind = a[0]
+            bl, bxl, cl, inf = list(bst), list(bx), list(cst), set(inflight)
+            npcs = list(pcs)
+            npcs[p] += 1
+            if kind == "wait":
+                i = bidx.get(a[1])
+                if i is None:
+                    return [], (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3]), []
+                if bst[i][0] == a[2]:          # the phase with this parity has not completed
+                    who = "producer" if p == 0 else f"consumer {p - 1}"
+                    blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
+                                   f"{a[3].instr.line})")
+                    continue
+            elif kind == "arrive":
+                bl, err = arrive(bl, a[1], a[2], a[3])
+                if err:
+                    return [], (err, a[4]), []
+            elif kind == "tma":
+                dst, nbytes, bar, it, ev = tma_info[a[1]]
+                d = dst & 0x3FFFF
+                k = bidx_box[d]
+                tag, landed, done = bxl[k]
+                if tag >= 0 and len(done) < self.cons:
+                    miss = sorted(set(range(self.cons)) - done)
+                    return [], (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while "
+                                f"consumer {miss[0]} may still read iteration {tag}'s data there "
+                                "(its wgmma group has not retired, or it has not read it yet)", ev), []
+                bxl[k] = (it, False, frozenset())
+                inf.add(a[1])
+            elif kind == "read":
+                c = p - 1
+                unc, groups = cl[c]
+                for addr in a[1]:
+                    d = box_of(addr)
+                    if d is None:
+                        return [], (f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA "
+                                    "stage buffer", a[3]), []
+                    tag, landed, done = bxl[bidx_box[d]]
+                    if tag != a[2]:
+                        return [], (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer "
+                                    f"{d:#x}, which holds iteration {tag}'s data", a[3]), []
+                    if not landed:
+                        return [], (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer "
+                                    f"{d:#x} before its TMA bytes landed (the full barrier's phase "
+                                    "completed early: expect_tx missing or short?)", a[3]), []
+                    unc = unc | {(d, tag)}
+                cl[c] = (unc, groups)
+            elif kind == "commit":
+                c = p - 1
+                unc, groups = cl[c]
+                cl[c] = (frozenset(), groups + (unc,))
+            elif kind == "retire":
+                c = p - 1
+                unc, groups = cl[c]
+                keep = groups[len(groups) - a[1]:] if a[1] else ()
+                for g in groups[:len(groups) - len(keep)]:
+                    for d, tag in g:
+                        k = bidx_box[d]
+                        t2, landed, done = bxl[k]
+                        if t2 == tag:
+                            bxl[k] = (t2, landed, done | {c})
+                cl[c] = (unc, tuple(keep))
+            succ.append((tuple(npcs), tuple(bl), frozenset(inf), tuple(bxl), tuple(cl)))
+        for tid in inflight:                    # a TMA lands
+            dst, nbytes, bar, it, ev = tma_info[tid]
+            bl, bxl = list(bst), list(bx)
+            i = bidx.get(bar)
+            if i is None:
+                return [], (f"a TMA completes on {bar:#x}, which no mbarrier.init initialised", ev), []
+            ph, pend, t = bl[i]
+            t -= nbytes
+            if t < 0:
+                return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
+                             f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
+                             ev), []
+            if pend == 0 and t == 0:
+                ph, pend = ph ^ 1, init[bar]
+            bl[i] = (ph, pend, t)
+            k = bidx_box[dst & 0x3FFFF]
+            tag, landed, done = bxl[k]
+            bxl[k] = (tag, True, done)
+            succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
+        return succ, None, blocked
+
+    # ---- the epilogue ----
+    def _d_store(self, procs, tiles):
+        f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
+        regs = f.registers
+        coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
+        got: dict = {}
+        bad = None
+        for c in range(1, self.cons + 1):
+            it = -1
+            for ev, v, n, t in procs[c]:
+                if ev.op.startswith("mbarrier.try_wait"):
+                    it += 1
+                if not ev.op.startswith("st.global"):
+                    continue
+                tile = tiles.get(it)
+                vals = [v.get(f"a{j}") for j in range(8) if f"a{j}" in v]
+                addr = v["addr"].astype(np.int64) - _D
+                for j, x in enumerate(vals):
+                    if x is None:
+                        continue
+                    e = (x.astype(np.int64) & 0xFFFFFFFF) - 1
+                    pos = (addr + 4 * j) // 4
+                    row, col = pos // self.N, pos % self.N
+                    for q in range(len(t)):
+                        tt, ee = int(t[q]) % 128, int(e[q])
+                        if not 0 <= ee < regs or tile is None:
+                            bad = bad or (f"consumer {c - 1} stores a value that is not an "
+                                          "accumulator element", ev)
+                            continue
+                        r0, c0 = coord[tt, ee]
+                        want = (tile[0] * self.bm + 64 * (c - 1) + r0, tile[1] * self.bn + c0)
+                        if (int(row[q]), int(col[q])) != want:
+                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
+                                          f"of tile {tile} is stored at D({int(row[q])}, "
+                                          f"{int(col[q])}); the PTX D fragment puts it at "
+                                          f"D{want}", ev)
+                        got[(c, tt, ee, tile)] = got.get((c, tt, ee, tile), 0) + 1
+        want_n = self.cons * 128 * regs * len({tl for tl in tiles.values()})
+        if bad:
+            self.add("d-store", "counterexample", bad[0], bad[1])
+        elif len(got) != want_n or any(v != 1 for v in got.values()):
+            self.add("d-store", "counterexample", f"{len(got)} accumulator elements stored (some "
+                     f"twice?), expected {want_n} once each")
+        else:
+            self.add("d-store", "proved", f"all {want_n} accumulator elements of both tiles stored "
+                     "once at their D(row, col) (PTX D fragment, the producer's tile)")
