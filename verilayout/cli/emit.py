@@ -16,6 +16,7 @@ from verilayout.emit.cuda_gemm import emit_gemm
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
 from verilayout.emit.gemm_plan import GEMM_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
+from verilayout.emit.opencl_dpas import emit_dpas
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
 
@@ -74,6 +75,20 @@ examples (the seed 002 operands):
 then:
   verilayout simulate out/a     # the numpy model of the loads and the shuffle
 DIR gets kernel.cl (OpenCL C, cl_intel_subgroup_2d_block_io built-ins) and manifest.json.
+exit codes: 0 written, 2 bad input
+"""
+
+_DPAS = ("'#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
+         "threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2]}>'")
+
+EPILOG_DPAS = f"""\
+examples (seed 002's parent: one 256x256 tile of C over K = 32):
+  verilayout emit dpas --parent {_DPAS} --shape 256x256x32 --dtype f16 -o out/dpas
+  verilayout emit dpas --parent @dpas.mlir --shape 256x256x32 --dtype bf16 --transpose-b -o out/bt
+DIR gets kernel.cl (OpenCL C: cl_intel_subgroup_2d_block_io loads, cl_intel_subgroup_matrix_
+multiply_accumulate calls, the obligations proved at its top) and manifest.json.
+compile offline: clang -x cl -cl-std=CL2.0 -Xclang -finclude-default-header -target spir64
+  -DVL_DECLARE_BUILTINS -c -emit-llvm out/dpas/kernel.cl
 exit codes: 0 written, 2 bad input
 """
 
@@ -210,6 +225,39 @@ def _cmd_emit_blockload(args) -> int:
     return 0
 
 
+# ----- emit dpas -----------------------------------------------------------------------------
+
+def _mnk(text: str) -> tuple[int, int, int]:
+    parts = str(text).lower().split("x")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not MxNxK (e.g. 256x256x32)")
+    return tuple(int(p) for p in parts)
+
+
+def _cmd_emit_dpas(args) -> int:
+    parent = read_layout_arg(args.parent)
+    m, n, k = args.shape
+    e = emit_dpas(parent, m=m, n=n, k=k, dtype=args.dtype, transpose_b=args.transpose_b,
+                  arch=args.arch)
+    paths = write_emission(e, args.out)
+    man = e.manifest
+    if args.json:
+        print(json.dumps({"directory": args.out, "files": paths, "mad": man["mad"],
+                          "sub_groups": man["sub_groups"],
+                          "calls_per_sub_group": len(man["instructions"]),
+                          "loads": {"a": len(man["a"]["loads"]), "b": len(man["b"]["loads"])},
+                          "obligations": man["obligations"]}))
+        return 0
+    print(f"wrote {', '.join(paths)}")
+    print(f"C {m}x{n} = A {m}x{k} x B {k}x{n}{' (B stored transposed)' if args.transpose_b else ''}"
+          f", {args.dtype}: {man['sub_groups']} sub-group(s), {len(man['instructions'])} "
+          f"{man['mad']['name']} call(s) each, {len(man['a']['loads'])} A and "
+          f"{len(man['b']['loads'])} B load(s) each")
+    for ob in man["obligations"]:
+        print(f"[{ob['status']}, {ob['method']}] {ob['claim']}")
+    return 0
+
+
 # ----- simulate ------------------------------------------------------------------------------
 
 def _cmd_simulate(args) -> int:
@@ -303,6 +351,24 @@ def register(subparsers) -> None:
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_guard(_cmd_emit_blockload))
+
+    p = sub.add_parser("dpas", help="an OpenCL C kernel: C = A*B with DPAS on block-loaded "
+                       "operands", formatter_class=_FMT, epilog=EPILOG_DPAS,
+                       description="Write an OpenCL C kernel in which the sub-groups of a "
+                       "#ttig.dpas layout load A and B with the proved 2D block-load plans and "
+                       "compute one MxN tile of C = A*B with the sub-group matrix-mad built-ins.")
+    p.add_argument("--parent", required=True, metavar="DPAS",
+                   help="the #ttig.dpas<{...}> attribute, literal text or @FILE")
+    p.add_argument("--shape", required=True, type=_mnk, metavar="MxNxK",
+                   help="the work-group tile, e.g. 256x256x32")
+    p.add_argument("--dtype", required=True, choices=["f16", "bf16", "i8", "u8"],
+                   help="element type of A and B (f32 accumulators for f16/bf16, i32 for 8-bit)")
+    p.add_argument("--transpose-b", action="store_true", help="B is stored transposed (N x K)")
+    p.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
+                   help="hardware generation for the block-load limits (default xe2)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_guard(_cmd_emit_dpas))
 
     p = subparsers.add_parser("simulate", help="run the numpy model of an emitted kernel",
                               formatter_class=_FMT, epilog=EPILOG_SIMULATE,
