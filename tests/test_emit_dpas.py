@@ -270,7 +270,7 @@ def store(vals, dtype, surface):
 
 def run(src, dtype, m, n, k, transpose_b, seed=0):
     rng = np.random.default_rng(seed)
-    lo, hi = (-4, 5)
+    lo, hi = (0, 9) if dtype == "u8" else (-4, 5)
     A = rng.integers(lo, hi, size=(m, k)).astype(np.float64)
     B = rng.integers(lo, hi, size=(k, n)).astype(np.float64)
     mem = {"a": store(A, dtype, surfaces(src, "a")),
@@ -288,6 +288,7 @@ CASES = [  # (id, parent, m, n, k, dtype, transpose_b)
     ("f16-M1", _parent(1, 2, (1, 1), (1, 1)), 1, 16, 16, "f16", False),
     ("bf16-4x1-rc1x4", _parent(8, 2, (4, 1), (1, 4)), 32, 64, 64, "bf16", False),
     ("bf16-BT", _parent(8, 2, (2, 2), (2, 2)), 32, 64, 32, "bf16", True),
+    ("u8-2x1", _parent(8, 4, (2, 1), (1, 2)), 16, 32, 64, "u8", False),
 ]
 
 
@@ -403,7 +404,8 @@ MANGLED = {("f16", 8): "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv8_sDv8_iDv8_
            ("bf16", 8): "_Z40intel_sub_group_bf16_bf16_matrix_mad_k16Dv8_sDv8_iDv8_f",
            ("i8", 8): "_Z36intel_sub_group_i8_i8_matrix_mad_k32Dv8_sDv8_iS0_",   # S0_: int8 again
            ("f16", 4): "_Z38intel_sub_group_f16_f16_matrix_mad_k16Dv4_sDv8_iDv4_f",
-           ("f16", 1): "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if"}
+           ("f16", 1): "_Z38intel_sub_group_f16_f16_matrix_mad_k16sDv8_if",
+           ("u8", 8): "_Z36intel_sub_group_u8_u8_matrix_mad_k32Dv8_tDv8_jDv8_i"}
 
 
 @pytest.mark.skipif(CLANG is None or LLVM_DIS is None,
