@@ -33,7 +33,7 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_smem import smem_checks
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
-from verilayout.audit.ttgir import audit_text, layout_shape
+from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, parse_ptx
@@ -237,7 +237,7 @@ def _check(ins: Instr, path: str, operand: str, status: str, severity: str | Non
 
 def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | None = None,
                    ttgir_checks: tuple[Check, ...] = (),
-                   no_plan: str = "no TTGIR beside this PTX (X.ttgir)") -> FileReport:
+                   no_plan: str = "no TTGIR beside this PTX (X.ttgir)", ttgir_module: Module | None = None) -> FileReport:
     """The PTX checks of one file (see the module docstring); ``ttgir``: the TTGIR beside it and
     ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is checked on its own
     (``verilayout.audit.ptx_wgmma``: valid canonical descriptors, shape, K-block advance) and each
@@ -254,7 +254,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
             checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: {no_plan}: the plan to "
                                  "compare with is missing", {"reason": "no ttgir"}))
         return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
-    tmod = parse_module(ttgir)
+    tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
     by_func: dict[str, _Eval] = {}
     for ops, instrs, arch in ((("ttng.warp_group_dot",), wgmmas, "sm_90"),
                               (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), tc05, "sm_100")):
@@ -334,15 +334,18 @@ def audit_ptx_file(path: str) -> FileReport:
     except OSError as e:
         raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
     stem = path[:-4] if path.endswith(".ptx") else path
-    ttgir, plan, why = None, (), "no TTGIR beside this PTX (X.ttgir)"
+    ttgir, plan, why, tmod = None, (), "no TTGIR beside this PTX (X.ttgir)", None
     if os.path.isfile(stem + ".ttgir"):
         try:
             with open(stem + ".ttgir", "rb") as f:
                 ttgir = f.read()
-            plan = audit_text(ttgir, stem + ".ttgir").checks
+            tmod = parse_module(ttgir)           # parsed once: the plan's audit and the matching share it
+            plan = audit_module(tmod, stem + ".ttgir").checks
+        except RecursionError:
+            ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: nested too deeply)"
         except (OSError, LayoutError) as e:
             ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: {e})"
     try:
-        return audit_ptx_text(data, path, ttgir, plan, why)
+        return audit_ptx_text(data, path, ttgir, plan, why, tmod if ttgir is not None else None)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
