@@ -77,10 +77,10 @@ class Needed:
         ins = layout.in_dims
         extra = set(ins) - {"register", "lane", "warp", "block"}
         if extra or "register" not in ins or "lane" not in ins:
-            raise LayoutError(f"a DPAS operand layout has in dims register, lane, warp, block; "
-                              f"got {layout.in_dim_names}")
+            raise LayoutError(f"a distributed register layout has in dims register, lane, warp, "
+                              f"block; got {layout.in_dim_names}")
         if layout.out_dim_names != ["dim0", "dim1"]:
-            raise LayoutError(f"2D block loads feed rank-2 operands; the layout has out dims "
+            raise LayoutError(f"2D block loads feed rank-2 tensors; the layout has out dims "
                               f"{layout.out_dim_names}")
         n_warps = ins.get("warp", 1)
         if not isinstance(warp, int) or isinstance(warp, bool) or not 0 <= warp < n_warps:
@@ -256,8 +256,10 @@ def surface_mismatch(loads: Sequence[BlockLoad], storage: Surface | Sequence[Sur
 
 
 def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: int,
-               arch: IntelArch = "xe2", storage: Surface | Sequence[Surface] | None = None) -> Verdict:
-    """Prove that ``loads`` and ``shuffle`` feed the DPAS operand, or give a counterexample.
+               arch: IntelArch = "xe2", storage: Surface | Sequence[Surface] | None = None,
+               *, consumer: str = "DPAS") -> Verdict:
+    """Prove that ``loads`` and ``shuffle`` feed the DPAS operand (``consumer="DPAS"``) or fill
+    the registers of any distributed layout (``consumer="layout"``), or give a counterexample.
 
     ``shuffle[r][l] = (load, element)``: DPAS register ``r`` of lane ``l`` takes that
     element of that load's data in lane ``l``. Checked, in this order: every limit of
@@ -292,7 +294,7 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
         el = needed.operand(*needed.coords[r, l])
         return Verdict.fails(
             {"register": r, "lane": l, "element": list(el), "missed": True},
-            f"element {el} read by DPAS register {r} of lane {l} is loaded into lane "
+            f"element {el} read by {consumer} register {r} of lane {l} is loaded into lane "
             f"{l} by no load", method="enumeration")
     got = _shuffled(loads, table, elem_bytes)
     bad = np.argwhere(np.any(got != needed.coords, axis=2))
@@ -303,14 +305,65 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
         have = None if got[r, l, 0] < 0 else list(needed.operand(*got[r, l]))
         return Verdict.fails({"register": r, "lane": l, "expected": list(want),
                               "received": have, "source": src},
-                             f"DPAS register {r} of lane {l} receives "
+                             f"{consumer} register {r} of lane {l} receives "
                              f"{tuple(have) if have else 'nothing'} from load {src[0]} element "
                              f"{src[1]}, not {want}", method="enumeration")
     return Verdict.holds(
         f"{len(loads)} load(s) respect every limit and feed all {needed.registers} registers "
-        f"x {needed.lanes} lanes of the sub-group's DPAS operand (each checked)",
+        f"x {needed.lanes} lanes of the sub-group's "
+        f"{'DPAS operand' if consumer == 'DPAS' else 'tensor'} (each checked)",
         method="enumeration", registers=needed.registers, lanes=needed.lanes,
         loads=len(loads))
+
+
+def unreachable(needed: Needed, elem_bytes: int, surface: Surface,
+                arch: IntelArch = "xe2") -> Verdict | None:
+    """The first needed ``(lane, element)`` pair that no valid load, of any shape at any
+    position, puts into its lane, as a counterexample saying why; ``None`` when each pair is
+    delivered by some valid load (a plan then exists: one load per pair at worst).
+
+    A load of shape ``S`` at ``(y, x)`` gives element ``(R, C)`` to lane ``S.lanes[R - y,
+    C - x]``; ``y`` is free and ``x`` any multiple of the shape's alignment (negative offsets
+    read zeros outside the surface [S]), so the pair is reachable iff the element lies in the
+    surface and some cell of some shape gives that lane at a column offset congruent to
+    ``C`` modulo the alignment.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0]]},
+    ...                  ["dim0", "dim1"])
+    >>> unreachable(Needed.from_layout(L), 2, Surface(64, 16, 64)) is None
+    True
+    >>> unreachable(Needed.from_layout(L), 2, Surface(64, 8, 64)).counterexample["lane"]
+    8
+    """
+    t = elem_bytes
+    shapes = load_shapes(t, arch)
+    align = max((s.x_align for s in shapes), default=1)
+    reach = np.zeros((SUBGROUP_SIZE, align), dtype=bool)
+    for s in shapes:
+        dy, dx = np.nonzero(s.lanes >= 0)
+        for r in range(s.x_align):
+            sel = dx % s.x_align == r
+            for rho in range(r, align, s.x_align):
+                reach[s.lanes[dy[sel], dx[sel]], rho] = True
+    lane = np.broadcast_to(np.arange(needed.lanes)[None, :], needed.coords.shape[:2])
+    rows, cols = needed.coords[..., 0], needed.coords[..., 1]
+    inside = (rows < surface.height) & ((cols + 1) * t <= surface.width)
+    ok = inside & reach[lane % SUBGROUP_SIZE, cols % align]
+    if ok.all():
+        return None
+    r, l = (int(v) for v in np.argwhere(~ok)[0])
+    el = needed.operand(*needed.coords[r, l])
+    row, col = int(rows[r, l]), int(cols[r, l])
+    if not inside[r, l]:
+        why = (f"memory element ({row}, {col}) lies outside the surface ({surface.height} rows "
+               f"of {surface.width} bytes), where loads read zeros [S]")
+    else:
+        why = (f"no valid load shape gives lane {l} an element at a column congruent to {col} "
+               f"modulo {align}")
+    return Verdict.fails({"register": r, "lane": l, "element": list(el)},
+                         f"element {el} of register {r} of lane {l} cannot be delivered to lane "
+                         f"{l} by any valid 2D block load: {why}", method="enumeration")
 
 
 def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
