@@ -242,3 +242,16 @@ def test_triton_8027_fp8_no_swizzle_descriptor_is_caught_with_a_witness():
         assert cex["descriptor_address"] != cex["layout_address"]
         # the witness: a K row of the second core matrix (k >= 8) is read 64 bytes early
         assert cex["k"] >= 8 and cex["layout_address"] - cex["descriptor_address"] == 64 * (cex["k"] // 8)
+
+
+def test_cli_desc_derives_mode1_and_packed_fp4(capsys):
+    # the descriptor CUTLASS's make_umma_desc gives these tiles (see the oracle test): mode 1,
+    # LBO 512 (next 128-byte MN atom), SBO 1024 (next 4 K rows); and K-major 128B e2m1
+    assert main(["wgmma", "desc", "--arch", "sm_100", "--dtype", "tf32", "--major", "MN",
+                 "--layout", MODE1_TF32, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["descriptor"]
+    assert (d["swizzle"], d["lbo_bytes"], d["sbo_bytes"]) == ("128B_base32B", 512, 1024)
+    assert main(["wgmma", "desc", "--arch", "sm_100", "--dtype", "e2m1", "--major", "K", "--k-block", "1",
+                 "--layout", THREE_BUFFERS, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)["descriptor"]
+    assert (d["swizzle"], d["start_address"], d["sbo_bytes"]) == ("128B", 32, 1024)   # K 64 = 32 B

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from verilayout.dtypes import Major, NvArch, SwizzleMode
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, required_base_offset
+from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, verify_block
 from verilayout.core.smt import Verdict
@@ -26,7 +26,7 @@ from verilayout.frontends.shared_text import plain_ints
 __all__ = ["DescriptorPlan", "derive_descriptor", "descriptor_for", "SynthPlan", "synth"]
 
 _CODES = {"sm_90": {"none": 0, "128B": 1, "64B": 2, "32B": 3},
-          "sm_100": {"none": 0, "128B": 2, "64B": 4, "32B": 6}}
+          "sm_100": {"none": 0, "128B": 2, "64B": 4, "32B": 6, "128B_base32B": 1}}
 
 
 @dataclass(frozen=True)
@@ -44,8 +44,8 @@ class DescriptorPlan:
                 "operand": [self.block.mn, self.block.k]}
 
 
-def _candidates(tile: TileAddress) -> list[str]:
-    order = ["128B", "64B", "32B", "none"]
+def _candidates(tile: TileAddress, arch: str = "sm_90") -> list[str]:
+    order = ["128B", "64B", "32B", "none"] + (["128B_base32B"] if arch == "sm_100" else [])
     if tile.swizzle_hint in order:
         order.remove(tile.swizzle_hint)
         order.insert(0, tile.swizzle_hint)
@@ -57,15 +57,16 @@ def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: Swizz
     """``(start, lbo, sbo)`` in bytes read off the layout, or why they cannot be."""
     fn = tile.fn.restrict({"mn": block.mn_offset, "k": block.k_offset},
                           {"mn": block.mn, "k": block.k})
-    b = swizzle_log2(swizzle)
-    unswz = BitSwizzle(b, 7, 3, base_offset * 1024).apply if b else (lambda a: a)
+    b, m, s, krows = swizzle_geometry(swizzle) if swizzle != "none" else (0, 4, 3, 8)
+    unswz = BitSwizzle(b, m + 3, s, base_offset * 1024).apply if b else (lambda a: a)
     a00 = unswz(fn.eval(0, 0))
     if a00 % 128:
         return f"element (0, 0) of the operand is at bit address {a00}, not 16-byte aligned"
     start = a00 // 8
     if start >= SMEM_WINDOW:
         return f"the operand starts at {start:#x}, outside the 256 KiB window"
-    t, w = elems_per_unit(tile.dtype), swizzle_units(swizzle)
+    t = operand_elems_per_unit(tile.dtype)
+    w = 8 if swizzle == "128B_base32B" else swizzle_units(swizzle)
 
     def delta(mn: int, k: int, name: str):
         if mn >= block.mn or k >= block.k:
@@ -86,7 +87,7 @@ def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: Swizz
     elif swizzle == "none":
         sbo, lbo = delta(t, 0, "SBO"), delta(0, 8, "LBO")
     else:
-        lbo, sbo = delta(t * w, 0, "LBO"), delta(0, 8, "SBO")
+        lbo, sbo = delta(t * w, 0, "LBO"), delta(0, krows, "SBO")
     for v in (lbo, sbo):
         if isinstance(v, str):
             return v
@@ -118,7 +119,7 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
                          swizzle_units=swizzle_units)
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
     tried = []
-    for sw in _candidates(tile):
+    for sw in _candidates(tile, arch):
         bo = 0
         if sw != "none":
             start = tile.pattern_start if tile.pattern_start is not None else 0

@@ -283,8 +283,10 @@ class Descriptor:
         return d
 
     def __str__(self) -> str:
+        lbo = (f"LBO address {self.lbo:#x} (absolute mode, field {self.lbo_field})" if self.lbo_mode
+               else f"LBO {self.lbo} B (field {self.lbo_field})")
         return (f"{self.value:#018x} ({self.arch}: start {self.start_address:#x}, "
-                f"LBO {self.lbo} B (field {self.lbo_field}), SBO {self.sbo} B (field "
+                f"{lbo}, SBO {self.sbo} B (field "
                 f"{self.sbo_field}), base offset {self.base_offset}, swizzle {self.swizzle})")
 
 
