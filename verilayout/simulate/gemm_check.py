@@ -25,7 +25,11 @@ pipeline iterations, so the ring wraps and the phase bit flips). The checks:
   ``(barrier, parity)`` returns only after that phase completed (PTX ISA mbarrier: a phase completes
   when its pending arrivals and tx-count reach zero), arrivals never exceed the init count, no
   ``complete_tx`` without ``expect_tx``, a wgmma reads only landed bytes of its own iteration, no
-  TMA overwrites a stage before every consumer's wgmma group that read it retired, no deadlock;
+  TMA overwrites a stage before every consumer's wgmma group that read it retired, no deadlock.
+  Each process's step is atomic from a wait (a guard: once its phase completed it stays so) up to
+  the next wait or through the next arrive (the only action another process observes); reads,
+  commits and retires in between touch the process's own state or are checked where they matter
+  (an overwrite is checked at the TMA issue), so no error is hidden by the grouping;
 * ``d-store``: each accumulator tag (:mod:`verilayout.simulate.ptx_run`) is stored once at
   ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
   loaded for that iteration.
@@ -511,88 +515,33 @@ class _Gemm:
         succ, blocked = [], []
         bidx_box = {d: i for i, d in enumerate(boxes)}
 
-        def arrive(bl, b, n, tx):
-            i = bidx.get(b)
-            if i is None:
-                return None, f"arrive on {b:#x}, which no mbarrier.init initialised"
-            ph, pend, t = bl[i]
-            pend -= n
-            t += tx
-            if pend < 0:
-                return None, f"mbarrier {b:#x}: more arrivals than its init count {init[b]}"
-            if pend == 0 and t == 0:
-                ph, pend = ph ^ 1, init[b]
-            bl[i] = (ph, pend, t)
-            return bl, None
-
         for p, acts in enumerate(prog):
             pc = pcs[p]
             if pc >= len(acts):
                 continue
-            a = acts[pc]
-            kind = a[0]
-            bl, bxl, cl, inf = list(bst), list(bx), list(cst), set(inflight)
-            npcs = list(pcs)
-            npcs[p] += 1
-            if kind == "wait":
-                i = bidx.get(a[1])
-                if i is None:
-                    return [], (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3]), []
-                if bst[i][0] == a[2]:          # the phase with this parity has not completed
+            st = [list(bst), list(bx), list(cst), set(inflight)]
+            # one atomic step: a wait (a guard) and the actions after it, up to the next wait or
+            # through the next arrive (the only action others observe); see the module docstring
+            first = True
+            while pc < len(acts):
+                a = acts[pc]
+                if not first and (a[0] == "wait" or acts[pc - 1][0] == "arrive"):
+                    break
+                r = self._apply(p, a, st, tma_info, bidx, init, box_of, bidx_box)
+                if r is None:                   # blocked: only possible for a leading wait
                     who = "producer" if p == 0 else f"consumer {p - 1}"
                     blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
                                    f"{a[3].instr.line})")
-                    continue
-            elif kind == "arrive":
-                bl, err = arrive(bl, a[1], a[2], a[3])
-                if err:
-                    return [], (err, a[4]), []
-            elif kind == "tma":
-                dst, nbytes, bar, it, ev = tma_info[a[1]]
-                d = dst & 0x3FFFF
-                k = bidx_box[d]
-                tag, landed, done = bxl[k]
-                if tag >= 0 and len(done) < self.cons:
-                    miss = sorted(set(range(self.cons)) - done)
-                    return [], (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while "
-                                f"consumer {miss[0]} may still read iteration {tag}'s data there "
-                                "(its wgmma group has not retired, or it has not read it yet)", ev), []
-                bxl[k] = (it, False, frozenset())
-                inf.add(a[1])
-            elif kind == "read":
-                c = p - 1
-                unc, groups = cl[c]
-                for addr in a[1]:
-                    d = box_of(addr)
-                    if d is None:
-                        return [], (f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA "
-                                    "stage buffer", a[3]), []
-                    tag, landed, done = bxl[bidx_box[d]]
-                    if tag != a[2]:
-                        return [], (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer "
-                                    f"{d:#x}, which holds iteration {tag}'s data", a[3]), []
-                    if not landed:
-                        return [], (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer "
-                                    f"{d:#x} before its TMA bytes landed (the full barrier's phase "
-                                    "completed early: expect_tx missing or short?)", a[3]), []
-                    unc = unc | {(d, tag)}
-                cl[c] = (unc, groups)
-            elif kind == "commit":
-                c = p - 1
-                unc, groups = cl[c]
-                cl[c] = (frozenset(), groups + (unc,))
-            elif kind == "retire":
-                c = p - 1
-                unc, groups = cl[c]
-                keep = groups[len(groups) - a[1]:] if a[1] else ()
-                for g in groups[:len(groups) - len(keep)]:
-                    for d, tag in g:
-                        k = bidx_box[d]
-                        t2, landed, done = bxl[k]
-                        if t2 == tag:
-                            bxl[k] = (t2, landed, done | {c})
-                cl[c] = (unc, tuple(keep))
-            succ.append((tuple(npcs), tuple(bl), frozenset(inf), tuple(bxl), tuple(cl)))
+                    break
+                if isinstance(r, tuple):
+                    return [], r, []
+                pc += 1
+                first = False
+            if pc == pcs[p]:
+                continue
+            npcs = list(pcs)
+            npcs[p] = pc
+            succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
         for tid in inflight:                    # a TMA lands
             dst, nbytes, bar, it, ev = tma_info[tid]
             bl, bxl = list(bst), list(bx)
@@ -613,6 +562,73 @@ class _Gemm:
             bxl[k] = (tag, True, done)
             succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
         return succ, None, blocked
+
+    def _apply(self, p, a, st, tma_info, bidx, init, box_of, bidx_box):
+        """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
+        None (a wait that blocks) or ``(message, event)`` (an error)."""
+        bl, bxl, cl, inf = st
+        kind = a[0]
+        if kind == "wait":
+            i = bidx.get(a[1])
+            if i is None:
+                return (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3])
+            return None if bl[i][0] == a[2] else True   # parity a[2]'s phase not yet completed
+        if kind == "arrive":
+            i = bidx.get(a[1])
+            if i is None:
+                return (f"arrive on {a[1]:#x}, which no mbarrier.init initialised", a[4])
+            ph, pend, t = bl[i]
+            pend -= a[2]
+            t += a[3]
+            if pend < 0:
+                return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
+            if pend == 0 and t == 0:
+                ph, pend = ph ^ 1, init[a[1]]
+            bl[i] = (ph, pend, t)
+            return True
+        if kind == "tma":
+            dst, nbytes, bar, it, ev = tma_info[a[1]]
+            d = dst & 0x3FFFF
+            k = bidx_box[d]
+            tag, landed, done = bxl[k]
+            if tag >= 0 and len(done) < self.cons:
+                miss = sorted(set(range(self.cons)) - done)
+                return (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while consumer "
+                        f"{miss[0]} may still read iteration {tag}'s data there (its wgmma group has "
+                        "not retired, or it has not read it yet)", ev)
+            bxl[k] = (it, False, frozenset())
+            inf.add(a[1])
+            return True
+        c = p - 1
+        unc, groups = cl[c]
+        if kind == "read":
+            for addr in a[1]:
+                d = box_of(addr)
+                if d is None:
+                    return (f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage "
+                            "buffer", a[3])
+                tag, landed, done = bxl[bidx_box[d]]
+                if tag != a[2]:
+                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x}, "
+                            f"which holds iteration {tag}'s data", a[3])
+                if not landed:
+                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x} "
+                            "before its TMA bytes landed (the full barrier's phase completed "
+                            "early: expect_tx missing or short?)", a[3])
+                unc = unc | {(d, tag)}
+            cl[c] = (unc, groups)
+        elif kind == "commit":
+            cl[c] = (frozenset(), groups + (unc,))
+        elif kind == "retire":
+            keep = groups[len(groups) - a[1]:] if a[1] else ()
+            for g in groups[:len(groups) - len(keep)]:
+                for d, tag in g:
+                    k = bidx_box[d]
+                    t2, landed, done = bxl[k]
+                    if t2 == tag:
+                        bxl[k] = (t2, landed, done | {c})
+            cl[c] = (unc, tuple(keep))
+        return True
 
     # ---- the epilogue ----
     def _d_store(self, procs, tiles):
