@@ -18,6 +18,7 @@ import pytest
 
 from verilayout.audit import audit_file, audit_ptx_text
 from verilayout.cli.main import main
+from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, encode, hardware_address, operand_k
 from verilayout.prove.wgmma import verify
 
@@ -255,3 +256,39 @@ def test_cli_desc_derives_mode1_and_packed_fp4(capsys):
                  "--layout", THREE_BUFFERS, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)["descriptor"]
     assert (d["swizzle"], d["start_address"], d["sbo_bytes"]) == ("128B", 32, 1024)   # K 64 = 32 B
+
+
+FP4_PADDED = ("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 8, "
+              "fp4Padded = true}>")
+
+
+def _fp4_padded_slot(row: int, k: int) -> int:
+    # Triton's fp4Padded, 128B swizzle (the layout Triton's tcgen05 path stores for .kind::f8f6f4
+    # e2m1): a row of 128 e2m1 fills 8 units of 16 bytes, 16 values (8 data bytes + 8 pad) a unit,
+    # units XORed with the row (mod 8); a value's slot is its unit * 16 + its place in the unit
+    unit = 8 * row + ((k // 16) ^ (row % 8))
+    return unit * 16 + k % 16
+
+
+def test_triton_fp4_padded_operand_is_proved_in_slots():
+    # the memdesc is 16 x 64 i8 (packed pairs): 16 x 128 e2m1 values, four K-blocks of 32
+    d = encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100")
+    for kb in range(4):
+        v = verify(d.with_start(32 * kb), FP4_PADDED, shape=[16, 64], dtype="e2m1_padded", major="K",
+                   k_block=kb, mn=16)
+        assert v.proved, (kb, v.reason)
+        for row in range(16):
+            for k in range(0, 32, 5):
+                assert hardware_address(d.with_start(32 * kb), major="K", dtype="e2m1_padded", mn=row,
+                                        k=k, mn_extent=16) == _fp4_padded_slot(row, 32 * kb + k)
+    w = verify(encode(lbo=16, sbo=512, swizzle="64B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
+               dtype="e2m1_padded", major="K", mn=16)
+    assert w.status == "counterexample"
+    cex = w.counterexample
+    assert cex["layout_address"] == _fp4_padded_slot(cex["mn"], cex["k"])
+
+
+def test_fp4_padded_layout_needs_the_padded_dtype():
+    with pytest.raises(LayoutError, match="e2m1_padded"):
+        verify(encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
+               dtype="e4m3", major="K", mn=16)

@@ -35,6 +35,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, prove
 
 __all__ = ["TileAddress", "strided_tile", "linear_tile", "cute_tile", "intended_tile", "as_descriptor",
+           "fp4_padded_slots",
            "OperandBlock", "operand_block", "verify", "verify_block", "equal_addresses"]
 
 DEFAULT_TIMEOUT_MS = 10_000
@@ -229,6 +230,36 @@ def linear_tile(layout: LinearLayout, *, dtype: str, base_address: int = 0, mn_d
     return TileAddress(fn, dtype, base_address, None, text)
 
 
+def fp4_padded_slots(layout: LinearLayout) -> LinearLayout:
+    """Triton's ``fp4Padded`` shared layout (byte offsets -> packed e2m1 pairs, its offset basis 3 zero:
+    bytes 8-15 of every 16-byte unit are the pad) as the 8-bit slots of single e2m1 values that
+    :func:`verilayout.hw.nvidia.descriptor.hardware_address_function` reads.
+
+    Law: the pair at byte ``o`` (``o % 16 < 8``), nibble ``h`` is slot ``16*(o // 16) + 2*(o % 8) + h``
+    (16 values of a 16-byte unit in order: PTX ISA 9.7.16.10.4.4, cuda.h 16U4_ALIGN16B), so slot
+    bit 0 is the nibble, slot bits 1-3 are offset bits 0-2 and slot bits 4+ are offset bits 4+;
+    the packed dim (the one offset bit 0 moves) counts values, twice its pairs.
+
+    >>> L = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [0, 0], [1, 0]]}, ["dim0", "dim1"])
+    >>> fp4_padded_slots(L).bases["offset"]
+    [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0]]
+    """
+    offs = [list(b) for b in layout.bases.get("offset", [])]
+    if len(offs) < 4 or any(offs[3]) or not any(offs[0]) or any(not any(b) for i, b in enumerate(offs) if i != 3):
+        raise LayoutError("not an fp4Padded layout: expected offset basis 3 (the pad of each 16-byte "
+                          "unit) to be zero and every other offset basis non-zero")
+    names = list(layout.out_dims)
+    packed = next(i for i, v in enumerate(offs[0]) if v)
+    double = lambda b: [v * 2 if i == packed else v for i, v in enumerate(b)]
+    bases = {"offset": [[int(i == packed) for i in range(len(names))]]
+             + [double(b) for i, b in enumerate(offs) if i != 3]}
+    for name, blist in layout.bases.items():
+        if name != "offset":
+            bases[name] = [double(b) for b in blist]
+    sizes = {n: layout.out_dim_size(n) * (2 if i == packed else 1) for i, n in enumerate(names)}
+    return LinearLayout(bases, sizes)
+
+
 def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int = 0,
                   shape=None, swizzle_units: str | None = None) -> TileAddress:
     """Any intended layout as a :class:`TileAddress`: a TileAddress, a LinearLayout,
@@ -250,6 +281,11 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
         except LayoutError as e:
             raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
         if isinstance(parsed, LinearLayout):
+            if "fp4Padded = true" in layout:
+                if dtype != "e2m1_padded":
+                    raise LayoutError(f"an fp4Padded layout holds padded e2m1 (dtype e2m1_padded), "
+                                      f"not {dtype}")
+                parsed = fp4_padded_slots(parsed)
             return linear_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim,
                                text=layout)
         return cute_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim, text=layout)
