@@ -249,3 +249,110 @@ def test_run_threads_follows_an_unrolled_copy_loop():
     r = check_wgmma_source(e.manifest, e.files["kernel.cu"], host=False)
     msgs = [c.message for c in r.checks if c.check == "copy" and c.status == "proved"]
     assert any("4096 elements" in m for m in msgs) and any("2048 elements" in m for m in msgs)
+
+
+# ----- the GEMM: tensor maps, TMA, descriptors, the mbarrier ring, the epilogue ------------------
+
+GEMM = ("f16", "128x256x64", 4)      # BM != BN, 4 stages, 2 consumer warpgroups
+
+
+@pytest.fixture(scope="module")
+def gemm():
+    from verilayout.emit.cuda_gemm import emit_gemm
+    e = emit_gemm(GEMM[0], tile=GEMM[1], stages=GEMM[2])
+    return e.manifest, e.files["kernel.cu"]
+
+
+def _gemm(gemm, edit=None, host=False):
+    from verilayout.simulate.gemm_check import check_gemm_source
+    man, src = gemm
+    if edit is not None:
+        new = edit(src)
+        assert new != src, "the planted edit did not change kernel.cu"
+        src = new
+    return check_gemm_source(man, src, host=host)
+
+
+def test_the_emitted_gemm_passes_every_independent_check(gemm):
+    r = _gemm(gemm, host=True)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    assert {c.check for c in r.checks} == {"compile", "tensor-map", "tma", "descriptor", "protocol",
+                                           "d-store"}
+
+
+@pytest.mark.parametrize("cfg", [("bf16", "64x128x32", 5), ("e4m3", "128x128x128", 6),
+                                 ("tf32", "128x256x32", 4)])
+def test_other_gemm_configurations_pass(cfg):
+    from verilayout.emit.cuda_gemm import emit_gemm
+    from verilayout.simulate.gemm_check import check_gemm_source
+    e = emit_gemm(cfg[0], tile=cfg[1], stages=cfg[2])
+    r = check_gemm_source(e.manifest, e.files["kernel.cu"], host=False)
+    assert r.ok, [c.to_dict() for c in r.failures]
+
+
+def test_planted_gemm_wrong_tensor_map_swizzle_is_caught(gemm):
+    # CUtensorMapSwizzle(2) is cuda.h's 64B; the 128-byte-row layout needs 128B
+    r = _gemm(gemm, _sub(r"CUtensorMapSwizzle\(3\)", "CUtensorMapSwizzle(2)"), host=True)
+    _caught(r, "tensor-map", r"swizzle 2, but the layout Sw<3,4,3> is the 128-byte swizzle")
+
+
+def test_planted_gemm_wrong_b_box_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"make_tensor_map\(&tb, B, N, K, BN\)", "make_tensor_map(&tb, B, N, K, BM)"),
+              host=True)
+    _caught(r, "tensor-map", r"tensor map of B: box \[64, 128\], expected \[64 .*, 256\]")
+
+
+def test_planted_gemm_missing_expect_tx_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"mbar_arrive_expect_tx\(full, TX_BYTES\);", "mbar_arrive(full);"))
+    _caught(r, "protocol", r"landed|beyond its expect_tx")
+
+
+def test_planted_gemm_short_expect_tx_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"mbar_arrive_expect_tx\(full, TX_BYTES\);",
+                         "mbar_arrive_expect_tx(full, TX_BYTES / 2u);"))
+    _caught(r, "protocol", r"landed|beyond its expect_tx")
+
+
+def test_planted_gemm_stage_index_off_by_one_is_caught(gemm):
+    # the consumer's descriptors read the next stage of the ring
+    edit = _sub(r"desc_a\(base, stage, c, kb\), desc_b\(base, stage, kb\)",
+                "desc_a(base, (stage + 1u) % STAGES, c, kb), desc_b(base, (stage + 1u) % STAGES, kb)")
+    r = _gemm(gemm, edit)
+    _caught(r, "descriptor", r"does not read that K-block of the stage the iteration's TMA filled")
+    _caught(r, "protocol", r"holds iteration|landed")
+
+
+def test_planted_gemm_wrong_wait_parity_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"mbar_wait\(full0 \+ 8u \* stage, phase\);",
+                         "mbar_wait(full0 + 8u * stage, phase ^ 1u);"))
+    _caught(r, "protocol", r"consumer \d, iteration \d+: a wgmma reads stage buffer")
+
+
+def test_planted_gemm_early_release_is_caught(gemm):
+    # the consumer releases the stage it just issued wgmmas on, whose group may still be pending
+    r = _gemm(gemm, _sub(r"if \(kt > 0 && lane == 0\) mbar_arrive\(empty0 \+ 8u \* prev\);",
+                         "if (lane == 0) mbar_arrive(empty0 + 8u * stage);"))
+    _caught(r, "protocol", r"overwrites stage buffer|more arrivals")
+
+
+def test_planted_gemm_wait_group_too_shallow_is_caught(gemm):
+    # wait_group 2 with one group per iteration: the released stage's reads may be pending
+    r = _gemm(gemm, _sub(r"wgmma_wait<1>\(\);", "wgmma_wait<2>();"))
+    _caught(r, "protocol", r"overwrites stage buffer .* may still read")
+
+
+def test_planted_gemm_tile_coordinate_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"&tmap_a, k0, int32_t\(tm \* BM\)", "&tmap_a, k0, int32_t(tn * BM)"))
+    _caught(r, "tma", r"do not walk the 2x1 tile grid")
+
+
+def test_planted_gemm_epilogue_row_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"const uint32_t row0 = tm \* BM \+ c \* 64u",
+                         "const uint32_t row0 = tm * BM + c * 32u"))
+    _caught(r, "d-store", r"is stored at D\(\d+, \d+\); the PTX D fragment puts it at")
+
+
+def test_planted_gemm_empty_barrier_count_is_caught(gemm):
+    # empty[s] initialised for 4 arrivals: one consumer warpgroup's 4 warps release the stage
+    r = _gemm(gemm, _sub(r"EMPTY_ARRIVALS = 8u", "EMPTY_ARRIVALS = 4u"))
+    _caught(r, "protocol", r"overwrites stage buffer .* consumer \d may still read")

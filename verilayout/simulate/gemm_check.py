@@ -409,8 +409,7 @@ class _Gemm:
                     vd = cache[key2]
                     if vd.status != "proved":
                         self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}, "
-                                 f"K-block {kkb}: {name} descriptor {value:#018x} "
-                                 f"({decode(value)}) does not read that K-block of the stage the "
+                                 f"K-block {kkb}: {name} descriptor {decode(value)} does not read that K-block of the stage the "
                                  f"iteration's TMA filled at {base:#x}: {vd.reason}", ev)
                         bad += 1
                         if bad > 3:
@@ -461,6 +460,7 @@ class _Gemm:
                 elif op.startswith("wgmma.wait_group") and p > 0:
                     acts.append(("retire", int(v["a0"][0]), ev))
             prog.append(acts)
+        self._tma_info = tma_info
         boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
         spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
 
@@ -563,6 +563,10 @@ class _Gemm:
             succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
         return succ, None, blocked
 
+    def _issued_later(self, it: int, d: int) -> bool:
+        """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
+        return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
+
     def _apply(self, p, a, st, tma_info, bidx, init, box_of, bidx_box):
         """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
         None (a wait that blocks) or ``(message, event)`` (an error)."""
@@ -608,6 +612,11 @@ class _Gemm:
                     return (f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage "
                             "buffer", a[3])
                 tag, landed, done = bxl[bidx_box[d]]
+                if tag < a[2] and self._issued_later(a[2], d):
+                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x} "
+                            f"before iteration {a[2]}'s TMA filled it (its bytes have not landed: "
+                            "the full barrier's phase completed early, expect_tx missing or short?)",
+                            a[3])
                 if tag != a[2]:
                     return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x}, "
                             f"which holds iteration {tag}'s data", a[3])
