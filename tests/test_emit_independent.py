@@ -356,3 +356,16 @@ def test_planted_gemm_empty_barrier_count_is_caught(gemm):
     # empty[s] initialised for 4 arrivals: one consumer warpgroup's 4 warps release the stage
     r = _gemm(gemm, _sub(r"EMPTY_ARRIVALS = 8u", "EMPTY_ARRIVALS = 4u"))
     _caught(r, "protocol", r"overwrites stage buffer .* consumer \d may still read")
+
+
+def test_simulate_checks_an_emitted_gemm_directory(tmp_path):
+    from verilayout.emit.cuda_gemm import emit_gemm
+    from verilayout.emit.cuda_wgmma import write_emission
+    from verilayout.simulate.replay import simulate
+    write_emission(emit_gemm("bf16", tile="64x128x32", stages=3), str(tmp_path))
+    r = simulate(str(tmp_path))
+    assert r.ok and r.kind == "gemm" and "protocol" in r.summary, r.summary
+    path = tmp_path / "kernel.cu"
+    path.write_text(path.read_text().replace("wgmma_wait<1>();", "wgmma_wait<2>();"))
+    r = simulate(str(tmp_path))
+    assert not r.ok and r.mismatch["where"] == "protocol"

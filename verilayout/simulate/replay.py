@@ -6,7 +6,8 @@ kernel file. Where nvcc is installed, ``kernel.cu`` of a wgmma emission is compi
 checked independently of the renderer (:mod:`verilayout.simulate.independent`: PTX-level
 wgmma operands, descriptors, copy, fence/commit/wait order, D stores, host-compiled index
 functions); without nvcc the kernel file must be what the manifest generates (comments
-and spacing aside).
+and spacing aside). A GEMM (``emit gemm``) is checked by :mod:`verilayout.simulate.gemm_check`
+alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs nvcc.
 
 * **wgmma** (:func:`simulate_wgmma`). The *kernel side* is the manifest: the
   global-to-shared copy (its terms and swizzle) builds a shared-memory byte image of
@@ -43,6 +44,7 @@ from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, operand_of, render_opencl
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
+from verilayout.simulate.gemm_check import check_gemm_source
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.hw.nvidia.wgmma import fragment, parse_shape
@@ -52,7 +54,7 @@ __all__ = ["SimulationResult", "simulate", "simulate_wgmma", "simulate_blockload
            "load_emission", "KERNEL_FILES", "code_lines"]
 
 #: The kernel file each kind of emission writes next to ``manifest.json``.
-KERNEL_FILES = {"wgmma": "kernel.cu", "blockload": "kernel.cl"}
+KERNEL_FILES = {"wgmma": "kernel.cu", "blockload": "kernel.cl", "gemm": "kernel.cu"}
 
 
 @dataclass(frozen=True)
@@ -148,12 +150,32 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     True
     """
     man, source, kind = load_emission(directory)
+    if kind == "gemm":
+        if source is None or nvcc_path() is None:
+            raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
+                              + ("kernel.cu is missing" if source is None else
+                                 "nvcc is not installed"))
+        return _gemm_result(check_gemm_source(man, source))
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
             return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)
         return _with_independent(simulate_wgmma(man, seed=seed, smem_base=smem_base),
                                  check_wgmma_source(man, source))
     return simulate_blockload(man, source=source, seed=seed)
+
+
+def _gemm_result(ind) -> SimulationResult:
+    """A GEMM has no numpy model: its result is the independent checks of the compiled kernel."""
+    details = {"independent": ind.to_dict()}
+    if ind.ok:
+        return SimulationResult("gemm", True, f"kernel.cu compiled by nvcc: {ind.summary()}",
+                                len(ind.checks), None, (), details)
+    first = ind.failures[0]
+    return SimulationResult("gemm", False, f"kernel.cu ({first.check}, {first.status}): "
+                            f"{first.message}", len(ind.checks),
+                            {"where": first.check, "ptx_line": first.ptx_line,
+                             "source": first.source},
+                            tuple(f"{c.check}: {c.message}" for c in ind.failures[1:5]), details)
 
 
 def _with_independent(model: SimulationResult, ind) -> SimulationResult:
