@@ -1,4 +1,5 @@
-"""`verilayout blockload plan|check`: Intel 2D block loads for DPAS operands.
+"""`verilayout blockload plan|check`: Intel 2D block loads for DPAS operands and for any
+distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, slices, ...).
 
 Thin glue over :mod:`verilayout.blockload`. Exit codes: 0 the plan is proved
 (``check``) / a plan was built with its minimality proved, 1 a counterexample or a plan whose
@@ -21,18 +22,32 @@ _A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8
       "warpsPerCTA = [8, 4], repCluster = [4, 2], A = [32, 16], B = [16, 32], C = [32, 32]}>, "
       "kWidth = 1}>'")
 
+_BLOCKED = ("'#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
+            "warpsPerCTA = [4, 1], order = [1, 0]}>'")
+
 EPILOG_PLAN = f"""\
+A DPAS operand (#ttg.dot_op with a #ttig.dpas parent) is planned for the DPAS instructions;
+any other distributed layout (#ttg.blocked, #ttg.linear, #ttig.subgroup_2d_block, #ttg.slice)
+gets the fewest loads that put every element each work-item holds into that work-item
+(plain loads of any width, VNNI, d32/d64 transposed), with the in-lane shuffle.
+
 examples:
   verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>'
+  verilayout blockload plan --layout {_BLOCKED} -t 'tensor<64x128xf16>'
+  verilayout blockload plan --layout {_BLOCKED} -t 'tensor<128x64xf16>' --transpose
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose --json
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --baseline
-exit codes: 0 plan built and proved minimal, 1 the plan is wrong or its minimality is unknown, 2 bad input
+exit codes: 0 plan built and proved minimal, 1 the plan is wrong or its minimality is unknown,
+  2 bad input (including a layout no legal block load can deliver: the message names the
+  element, the lane and why)
 """
 
 EPILOG_CHECK = f"""\
 examples:
   verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>' --json > plan.json
   verilayout blockload check --plan plan.json --layout {_A} -t 'tensor<256x32xf16>' --all-warps
+  verilayout blockload plan --layout {_BLOCKED} -t 'tensor<64x128xf16>' --json > t.json
+  verilayout blockload check --plan t.json --layout {_BLOCKED} -t 'tensor<64x128xf16>'
 exit codes: 0 proved, 1 a counterexample was found, 2 bad input
 """
 
@@ -40,22 +55,26 @@ exit codes: 0 proved, 1 a counterexample was found, 2 bad input
 def register(subparsers) -> None:
     """Add ``blockload plan`` and ``blockload check`` to an argparse subparsers object."""
     p = subparsers.add_parser(
-        "blockload", help="Intel 2D block loads for DPAS operands: minimal plans, proofs",
-        description="Plan the 2D block loads one sub-group issues for a DPAS operand, or "
-        "prove a plan right.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        "blockload", help="Intel 2D block loads for DPAS operands and any distributed tensor "
+        "layout: minimal plans, proofs",
+        description="Plan the 2D block loads one sub-group issues for a DPAS operand or for "
+        "any distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, ...), or prove "
+        "a plan right.", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_PLAN)
     sub = p.add_subparsers(dest="blockload_command", metavar="ACTION")
     pp = sub.add_parser("plan", help="the plan with the fewest loads, with a lower-bound proof",
                         formatter_class=argparse.RawDescriptionHelpFormatter,
                         epilog=EPILOG_PLAN,
                         description="Build the plan with the fewest 2D block loads per "
-                        "sub-group for a DPAS operand and prove that no valid plan uses fewer.")
+                        "sub-group for a DPAS operand, or for any distributed layout of a "
+                        "rank-2 tensor, and prove that no valid plan uses fewer.")
     _operand_args(pp)
     pp.add_argument("--transpose", action="store_true",
-                    help="the operand is stored transposed in memory (the seed's AxBT case)")
+                    help="memory holds the tensor transposed (column-major; for a DPAS B "
+                    "operand the seed's AxBT case)")
     pp.add_argument("--baseline", action="store_true",
                     help="the plan the seed's algorithm builds (grow the DPAS tile by "
-                    "iterations up to the limits, then add loads)")
+                    "iterations up to the limits, then add loads; DPAS operands only)")
     pp.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
                     help="hardware generation for the limits (default xe2)")
     pp.add_argument("--no-search", action="store_true",
@@ -65,8 +84,8 @@ def register(subparsers) -> None:
     pc = sub.add_parser("check", help="prove a plan (from `plan --json`) right, or show the "
                         "counterexample", formatter_class=argparse.RawDescriptionHelpFormatter,
                         epilog=EPILOG_CHECK, description="Prove that a plan respects every "
-                        "limit, loads every element the DPAS instructions read and shuffles "
-                        "each into the right register.")
+                        "limit, loads every element the DPAS instructions (or the layout's "
+                        "work-items) hold and shuffles each into the right register.")
     pc.add_argument("--plan", required=True, metavar="FILE",
                     help="plan JSON as written by `verilayout blockload plan --json` ('-': stdin)")
     _operand_args(pc)
@@ -77,9 +96,10 @@ def register(subparsers) -> None:
 
 
 def _operand_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--layout", required=True, metavar="DOT_OP",
-                   help="#ttg.dot_op with a #ttig.dpas parent (or a full tensor type), "
-                   "literal text or @FILE")
+    p.add_argument("--layout", required=True, metavar="LAYOUT",
+                   help="#ttg.dot_op with a #ttig.dpas parent, or any distributed layout "
+                   "(#ttg.blocked, #ttg.linear, #ttig.subgroup_2d_block, #ttg.slice), or a full "
+                   "tensor type; literal text or @FILE")
     p.add_argument("-t", "--type", metavar="TYPE",
                    help="tensor type giving shape and element type, e.g. 'tensor<256x32xf16>'")
     p.add_argument("--warp", type=int, default=0, help="which sub-group (default 0)")

@@ -787,10 +787,10 @@ def _pairs(needed: Needed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return lane[order], row[order], col[order]
 
 
-def _best_tiling(shapes, lane, row, col, todo: np.ndarray) -> _Tiling | None:
+def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int) -> _Tiling | None:
     """The tiling, among every shape on every grid through a cell that gives the first pair
     still to do to its lane, that serves the most pairs still to do per load (ties: more
-    pairs, then fewer register bytes)."""
+    pairs, fewer register bytes, loads of the tensor's element size, plain loads)."""
     i0 = int(np.argmax(todo))
     l0, r0, c0 = int(lane[i0]), int(row[i0]), int(col[i0])
     L, R, C = lane[todo], row[todo], col[todo]
@@ -813,7 +813,8 @@ def _best_tiling(shapes, lane, row, col, todo: np.ndarray) -> _Tiling | None:
             axis=1) + (n_served > 0)
         rate = n_served / np.maximum(n_tiles, 1)
         k = int(np.lexsort((-n_served, -rate))[0])
-        key = (-float(rate[k]), -int(n_served[k]), s.load.register_bytes)
+        key = (-float(rate[k]), -int(n_served[k]), s.load.register_bytes,
+               s.load.elem_bytes != t, s.load.mode != "plain")
         if n_served[k] > 0 and (best_key is None or key < best_key):
             best_key = key
             full_ty, _ = np.divmod(row - y0[k, 0], h)
@@ -836,7 +837,7 @@ def _tiling_loads(needed: Needed, t: int, surface: Surface, arch: IntelArch) -> 
     todo = np.ones(lane.size, dtype=bool)
     chosen: list[tuple[BlockLoad, np.ndarray]] = []
     while todo.any():
-        tl = _best_tiling(shapes, lane, row, col, todo)
+        tl = _best_tiling(shapes, lane, row, col, todo, t)
         if tl is None:
             i = int(np.argmax(todo))
             raise LayoutError(f"no valid 2D block load puts element ({int(row[i])}, "
