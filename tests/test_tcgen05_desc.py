@@ -292,3 +292,51 @@ def test_fp4_padded_layout_needs_the_padded_dtype():
     with pytest.raises(LayoutError, match="e2m1_padded"):
         verify(encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
                dtype="e4m3", major="K", mn=16)
+
+
+# ----- real block-scaled fp4 kernels (Triton 3.9, sm_100) --------------------------------------
+
+MXF8F6F4 = ROOT / "tests" / "fixtures" / "ptx" / "dot_scaled_e2m1_e4m3_sm100"
+MXF4 = ROOT / "tests" / "fixtures" / "ptx" / "dot_scaled_e2m1_e2m1_sm100"
+
+
+def _mma_checks(stem: Path, text: str | None = None):
+    ttgir = stem.with_suffix(".ttgir").read_text()
+    plan = audit_file(str(stem.with_suffix(".ttgir"))).checks
+    text = stem.with_suffix(".ptx").read_text() if text is None else text
+    return plan, [c for c in audit_ptx_text(text, "k.ptx", ttgir, plan).checks if c.check.startswith("mma-")]
+
+
+def test_fp4_padded_operand_of_a_real_mxf8f6f4_kernel_is_proved():
+    # tl.dot_scaled(e2m1 A, e4m3 B): A is a 128x64 i8 memdesc with fp4Padded = true, read by
+    # tcgen05.mma .kind::mxf8f6f4; the plan's A descriptors and the PTX's all prove
+    plan, checks = _mma_checks(MXF8F6F4)
+    a = [c for c in plan if c.check == "mma-descriptor" and c.data.get("operand") == "A"]
+    assert len(a) == 1 and a[0].status == "proved" and a[0].data["dtype"] == "e2m1_padded"
+    assert len(a[0].data["descriptors"]) == 8      # 2 MN blocks of 64 rows x (K 128 values = 4 x 32)
+    ptx = [c for c in checks if c.check == "mma-descriptor"]
+    assert {c.status for c in ptx} == {"proved"} and {c.data["operand"] for c in ptx} == {"A", "B"}
+    assert len([c for c in ptx if c.data["operand"] == "A"]) == 4
+
+
+def test_fp4_sbo_sized_for_packed_rows_is_caught():
+    # a planted lowering bug: A's SBO computed from the packed i8 row (64 bytes x 8 rows = 512)
+    # instead of the padded 128-byte rows (1024): high word 0x40004040 -> 0x40004020 on K-block 0
+    lines = MXF8F6F4.with_suffix(".ptx").read_text().split("\n")
+    k = next(i for i, ln in enumerate(lines) if "mov.b64 \t%rd214, {%r105, %r108};" in ln)
+    lines[k] = "\tmov.b32 \t%r990, 1073758240;\n\tmov.b64 \t%rd214, {%r105, %r990};"
+    text = "\n".join(lines)
+    _, checks = _mma_checks(MXF8F6F4, text)
+    bad = [c for c in checks if c.severity == "error"]
+    first = next(i for i, ln in enumerate(text.split("\n")) if "tcgen05.mma.cta_group" in ln) + 1
+    assert [(c.line, c.data["operand"], c.data["k_block"]) for c in bad] == [(first, "A", 0)]
+    cex = bad[0].data["counterexample"]
+    assert cex["mn"] >= 8 and cex["layout_address"] - cex["descriptor_address"] == 512 * (cex["mn"] // 8)
+
+
+def test_packed_fp4_of_a_real_mxf4_kernel_is_proved():
+    # tl.dot_scaled(e2m1, e2m1): .kind::mxf4, two values a byte (i8 memdescs, no padding); the
+    # byte view (two K values per byte) is what the audit proves
+    _, checks = _mma_checks(MXF4)
+    ptx = [c for c in checks if c.check == "mma-descriptor"]
+    assert len(ptx) == 4 and {c.status for c in ptx} == {"proved"}

@@ -51,6 +51,7 @@ from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel, parse_instruction
+from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
@@ -595,7 +596,10 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
     k_dim = names[1 - mn_dim]
     major = _major(ll, k_dim)
     mn_ext, k_ext = t.shape[mn_dim], t.shape[1 - mn_dim]
-    kx = k_of_dtype(dtype)
+    if "fp4Padded = true" in format_value(t.encoding) and major == "K":
+        # i8 pairs of e2m1, each 16-byte unit half pad: tcgen05 reads them as slots of single values
+        dtype, k_ext = "e2m1_padded", 2 * k_ext
+    kx = operand_k(dtype)
     mn = 64 if operand == "A" and mn_ext >= 64 else min(mn_ext, 256)
     descs, failed = [], None
     for mb in range(max(1, mn_ext // mn)):

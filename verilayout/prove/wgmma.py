@@ -273,6 +273,9 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
     if isinstance(layout, TileAddress):
         return layout
     if isinstance(layout, LinearLayout):
+        offs = layout.bases.get("offset", [])
+        if dtype == "e2m1_padded" and len(offs) > 3 and not any(offs[3]):
+            layout = fp4_padded_slots(layout)          # Triton's fp4Padded, in packed pairs
         return linear_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     if isinstance(layout, str):
         try:
