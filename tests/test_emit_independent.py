@@ -276,7 +276,7 @@ def _gemm(gemm, edit=None, host=False):
 def test_the_emitted_gemm_passes_every_independent_check(gemm):
     r = _gemm(gemm, host=True)
     assert r.ok, [c.to_dict() for c in r.failures]
-    assert {c.check for c in r.checks} == {"compile", "tensor-map", "tma", "descriptor", "protocol",
+    assert {c.check for c in r.checks} == {"compile", "spills", "tensor-map", "tma", "descriptor", "protocol",
                                            "d-store"}
 
 
@@ -369,3 +369,10 @@ def test_simulate_checks_an_emitted_gemm_directory(tmp_path):
     path.write_text(path.read_text().replace("wgmma_wait<1>();", "wgmma_wait<2>();"))
     r = simulate(str(tmp_path))
     assert not r.ok and r.mismatch["where"] == "protocol"
+
+
+def test_ptxas_spill_figures_are_reported(kernels):
+    """ptxas -v (the oracle) on nvcc's PTX of the seed kernel: 0 bytes spilled."""
+    r = _check(kernels, "seed1")
+    spills = [c for c in r.checks if c.check == "spills"]
+    assert len(spills) == 1 and spills[0].status == "proved" and "0 bytes spilled" in spills[0].message

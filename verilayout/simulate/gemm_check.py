@@ -30,6 +30,7 @@ pipeline iterations, so the ring wraps and the phase bit flips). The checks:
   the next wait or through the next arrive (the only action another process observes); reads,
   commits and retires in between touch the process's own state or are checked where they matter
   (an overwrite is checked at the TMA issue), so no error is hidden by the grouping;
+* ``spills``: ``ptxas -arch=sm_90a -v`` spills 0 bytes;
 * ``d-store``: each accumulator tag (:mod:`verilayout.simulate.ptx_run`) is stored once at
   ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
   loaded for that iteration.
@@ -52,7 +53,7 @@ from verilayout.frontends.ptx import parse_ptx
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, verify
-from verilayout.simulate.independent import Check, IndependentReport, _run_nvcc, compile_ptx
+from verilayout.simulate.independent import Check, IndependentReport, _run_nvcc, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES"]
@@ -103,7 +104,8 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
         return IndependentReport((Check("compile", "counterexample",
                                         f"kernel.cu does not compile for sm_90a: {ptx}"),),
                                  GEMM_ASSUMPTIONS)
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)")]
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
+              ptxas_spills(ptx)]
     eb = _BYTES.get(dt)
     if eb is None:
         raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")

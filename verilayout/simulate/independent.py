@@ -29,6 +29,7 @@ functions compiled for the host and run. The checks:
   may be pending (``wait_group N`` completes all but the ``N`` newest groups).
 * ``d-store``: each ``st.global`` of an accumulator register (f32/s32) writes
   ``D(row, col)`` of the PTX D fragment (:func:`verilayout.hw.nvidia.wgmma.fragment`).
+* ``spills``: ``ptxas -arch=sm_90a -v`` on that PTX spills 0 bytes.
 * ``index-functions``: the kernel's ``a_smem_offset``/``b_smem_offset``, ``d_index`` and
   ``a_index``, compiled for the host by nvcc and run, equal the layout and the PTX fragments on
   every coordinate.
@@ -64,7 +65,8 @@ from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, pro
 from verilayout.prove.wgmma import intended_tile, verify
 from verilayout.simulate.ptx_run import run_threads
 
-__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "check_wgmma_source",
+__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills",
+           "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
 
 NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-lineinfo", "-DVL_NO_MAIN")
@@ -175,6 +177,41 @@ def compile_ptx(source: str) -> tuple[bool, str]:
             return False, errs[0].strip()
         with open(os.path.join(d, "kernel.ptx"), encoding="utf-8") as f:
             return True, f.read()
+
+
+@functools.lru_cache(maxsize=64)   # keyed by the PTX text; one ptxas run per kernel per process
+def ptxas_spills(ptx: str) -> Check:
+    """``ptxas -arch=sm_90a -v`` on the PTX: a ``spills`` check, proved when every function
+    spills 0 bytes (stores and loads), with the register counts ptxas reports.
+
+    >>> ptxas_spills.cache_info().maxsize
+    64
+    """
+    nvcc = nvcc_path()
+    ptxas = shutil.which("ptxas") or (os.path.join(os.path.dirname(nvcc), "ptxas") if nvcc else None)
+    if not ptxas or not os.path.isfile(ptxas):
+        return Check("spills", "unknown", "ptxas is not installed")
+    with tempfile.TemporaryDirectory(prefix="vl_ptxas_") as d:
+        path = os.path.join(d, "kernel.ptx")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(ptx)
+        p = subprocess.run([ptxas, "-arch=sm_90a", "-v", path, "-o", os.devnull],
+                           capture_output=True, text=True, timeout=600)
+    text = p.stdout + p.stderr
+    if p.returncode != 0:
+        first = next((ln for ln in text.splitlines() if "error" in ln), text[:200])
+        return Check("spills", "counterexample", f"ptxas rejects the PTX: {first.strip()}")
+    spills = [(int(a), int(b)) for a, b in
+              re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)]
+    regs = [int(r) for r in re.findall(r"Used (\d+) registers", text)]
+    if not spills:
+        return Check("spills", "unknown", "ptxas -v printed no spill figures")
+    if any(a or b for a, b in spills):
+        return Check("spills", "counterexample", f"ptxas spills {max(a for a, _ in spills)} bytes "
+                     f"(stores) / {max(b for _, b in spills)} bytes (loads) at {max(regs or [0])} "
+                     "registers")
+    return Check("spills", "proved", f"ptxas -v: 0 bytes spilled, {max(regs or [0])} registers "
+                 "per thread")
 
 
 # ----- numpy evaluation of z3 bit-vector expressions -------------------------------------------
@@ -530,7 +567,8 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     if not ok:
         return IndependentReport((Check("compile", "counterexample",
                                         f"kernel.cu does not compile for sm_90a: {ptx}"),))
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)")]
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
+              ptxas_spills(ptx)]
     checks += _ptx_checks(man, ptx)
     if host:
         checks += _host_checks(man, source)
