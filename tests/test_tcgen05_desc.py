@@ -331,7 +331,12 @@ def test_fp4_sbo_sized_for_packed_rows_is_caught():
     first = next(i for i, ln in enumerate(text.split("\n")) if "tcgen05.mma.cta_group" in ln) + 1
     assert [(c.line, c.data["operand"], c.data["k_block"]) for c in bad] == [(first, "A", 0)]
     cex = bad[0].data["counterexample"]
-    assert cex["mn"] >= 8 and cex["layout_address"] - cex["descriptor_address"] == 512 * (cex["mn"] // 8)
+    r, k = cex["mn"], cex["k"]                     # K-block 0: slot k of row r, 128-byte rows
+
+    def sw128(byte):
+        return byte ^ (((byte >> 7) & 7) << 4)
+    assert r >= 8 and cex["layout_address"] == sw128(128 * (r % 8) + 1024 * (r // 8) + k)
+    assert cex["descriptor_address"] == sw128(128 * (r % 8) + 512 * (r // 8) + k)
 
 
 def test_packed_fp4_of_a_real_mxf4_kernel_is_proved():

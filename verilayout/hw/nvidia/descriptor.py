@@ -3,9 +3,12 @@
 The 64-bit sm_90 descriptor (PTX 9.7.15.5.1.2.2, seed ``003_ce87ea73fe8bc8cb.txt``):
 start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, base offset in
 49-51, swizzle in 62-63 (0 none, 1 128B, 2 64B, 3 32B). The sm_100 (tcgen05)
-descriptor keeps the first three fields, fixes bits 46-48 to 0b001, puts the LBO mode
-in bit 52 and the swizzle in 61-63 (0 none, 1 128B with 32B atom, 2 128B, 4 64B,
-6 32B). ``matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4``.
+descriptor (PTX ISA 9.7.16.4.1, CUTLASS ``cute/arch/mma_sm100_desc.hpp``) keeps the first
+three fields, fixes bits 46-48 to 0b001, puts the LBO mode in bit 52 (0 relative, 1 the
+absolute address of a 48-byte K-block's second chunk) and the swizzle in 61-63 (0 none,
+1 128B with 32B atoms = CuTe ``Swizzle<2,5,2>``, 2 128B, 4 64B, 6 32B); every mode is
+modelled. tcgen05 also reads fp4/fp6 operands (:data:`TCGEN05_TYPES`).
+``matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4``.
 
 >>> d = encode(start_address=0x400, lbo=16, sbo=1024, swizzle="128B")
 >>> hex(d.value), d.sbo_field
@@ -761,8 +764,8 @@ class AddressFunction:
         d = self.domain
         out: list[tuple[tuple[str, int], int]] = []
         for t in self.terms:
-            if not _pow2(t.div) or (t.mod and not _pow2(t.mod)):
-                return None
+            if not _pow2(t.div) or (t.mod and not _pow2(t.mod)) or t.stride < 0:
+                return None                 # (a negative stride: the absolute-LBO split term)
             lo = t.div.bit_length() - 1
             hi = _nbits(d[t.coord]) if not t.mod else min(_nbits(d[t.coord]),
                                                          lo + t.mod.bit_length() - 1)
