@@ -345,3 +345,13 @@ def test_packed_fp4_of_a_real_mxf4_kernel_is_proved():
     _, checks = _mma_checks(MXF4)
     ptx = [c for c in checks if c.check == "mma-descriptor"]
     assert len(ptx) == 4 and {c.status for c in ptx} == {"proved"}
+
+
+def test_cli_desc_all_k_blocks_of_packed_fp4(capsys):
+    # K-major 128B e2m1, 256 values a row: four K-blocks of 64 values, starts 32 bytes apart
+    layout = "Sw<3,4,3> o smem_ptr[4b](unset) o ((_8,_16),(_256,_1)):((_256,_2048),(_1,_0))"
+    assert main(["wgmma", "desc", "--arch", "sm_100", "--dtype", "e2m1", "--major", "K",
+                 "--k-block", "all", "--layout", layout, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    plans = out if isinstance(out, list) else out.get("plans", out.get("k_blocks"))
+    assert [p["descriptor"]["start_address"] for p in plans] == [0, 32, 64, 96]

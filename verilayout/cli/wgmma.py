@@ -10,8 +10,8 @@ import json
 
 from verilayout.cli.common import int_arg, parse_shape_arg, read_layout_arg, timeout_ms
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import decode, encode, field_findings
-from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
+from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, operand_k
+from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import as_descriptor, intended_tile
 from verilayout.synth.descriptor import derive_descriptor, synth
 from verilayout.wgmma import verify
@@ -147,7 +147,7 @@ def _cmd_desc(args) -> int:
         tile = intended_tile(text, dtype=args.dtype, base_address=args.base_address,
                              mn_dim=args.mn_dim, shape=common["shape"],
                              swizzle_units=args.swizzle_units)
-        blocks = list(range(max(1, tile.k_extent // k_of_dtype(args.dtype))))
+        blocks = list(range(max(1, tile.k_extent // operand_k(args.dtype))))
     else:
         try:
             blocks = [int(str(args.k_block).replace("_", ""), 0)]
@@ -197,7 +197,7 @@ def _operand_options(p: argparse.ArgumentParser) -> None:
                    help="intended smem layout: CuTe text, Triton MLIR (#ttg.nvmma_shared with "
                    "--shape, or a !ttg.memdesc type), or @FILE")
     p.add_argument("--dtype", required=True, help="element type as PTX spells it: f16, bf16, "
-                   "tf32, e4m3, e5m2, s8, u8, b1")
+                   "tf32, e4m3, e5m2, s8, u8, b1; sm_100 also e2m1 (packed), e2m1_padded, e3m2, e2m3")
     p.add_argument("--major", required=True, help="K or MN (M/N-major = transposed)")
     p.add_argument("--base-address", type=int_arg, default=0, metavar="BYTES",
                    help="shared-memory byte address where the layout's element offset 0 lies "
