@@ -31,6 +31,7 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check, FileReport
+from verilayout.audit.ptx_elements import element_checks
 from verilayout.audit.ptx_smem import smem_checks
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audit_module, layout_shape
@@ -280,6 +281,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                                      f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
     first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
     checks.extend(smem_checks(mod, first, ttgir_checks, path))
+    checks.extend(element_checks(mod, first, tmod, path))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 

@@ -1,0 +1,302 @@
+"""Element-exact shared-memory accesses: with the TTGIR beside the PTX, the bytes each lane stores
+or loads are the bytes the layouts give its elements (check ``smem-address``).
+
+For each TTGIR op that moves a distributed tensor through shared memory (``ttg.local_alloc`` with
+a source, ``ttg.local_store``, ``ttg.local_load``, ``ttg.async_copy_global_to_local``), the layouts
+say where each element of warp 0 goes: the register layout composed with the inverse of the
+shared layout (``invert_and_compose``) maps ``(register, lane)`` to a shared offset, times the
+element's bytes. The PTX instructions of the op (same source line, same direction:
+``st.shared``/``cp.async``/``stmatrix`` store, ``ld.shared``/``ldmatrix`` load) give each lane's
+bytes from its address register, evaluated symbolically at ``%tid.x`` = 0..31 (first loop
+iteration), plus the immediate offset and the access width; ``ldmatrix``/``stmatrix`` follow the
+PTX ISA fragment (lane ``l`` holds row ``l / 4``, bytes ``4 (l % 4)`` .. of each 8x8 matrix whose
+row addresses lanes ``8i .. 8i+7`` give; ``.trans``: rows ``2 (l % 4)``, ``2 (l % 4) + 1`` at byte
+``2 (l / 4)``). Instructions whose lane-0 addresses differ by a constant form one copy (a group);
+a group holding several copies of the op (a pipelined prologue) is split in program order.
+
+Law: for every lane, the set of bytes the PTX group touches equals the set the layouts give the
+lane's elements, both taken relative to the least byte of the warp (the memdesc's base, a symbol
+in the PTX, cancels). Not checked: which of a lane's registers goes to which of its bytes (the
+values come from loads the evaluator does not trace) and the absolute base. A mismatch names the
+lane, the PTX instruction and both addresses.
+
+>>> sorted(_matrix_bytes([16 * i for i in range(32)], 4, False)[5])[:4]
+[20, 21, 22, 23]
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import z3
+
+from verilayout.audit.model import Check
+from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets
+from verilayout.audit.ttgir import layout_shape
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.errors import LayoutError
+from verilayout.frontends.mlir import elem_bit_width
+from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.frontends.triton import attr_to_linear
+from verilayout.frontends.ttgir import Module
+from verilayout.prove.ptx_values import TID
+
+#: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
+#: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
+_OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("store", ("o", 0), ("o", 1)),
+        "ttg.local_load": ("load", ("r", 0), ("o", 0)),
+        "ttg.async_copy_global_to_local": ("store", ("o", 0), ("r", 0))}
+
+
+#: ops whose lowering may go through scratch shared memory (their accesses carry their line too)
+_SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "tt.trans",
+            "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans")
+
+
+def _matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
+    """Bytes each lane holds of ``ldmatrix``/``stmatrix`` ``.x{matrices}`` (b16), given the row
+    address each lane supplies (PTX ISA, ldmatrix fragment layout)."""
+    out = []
+    for lane in range(32):
+        got: set[int] = set()
+        for i in range(matrices):
+            if trans:
+                for j in (0, 1):
+                    a = row_offsets[8 * i + 2 * (lane % 4) + j] + 2 * (lane // 4)
+                    got.update((a, a + 1))
+            else:
+                a = row_offsets[8 * i + lane // 4] + 4 * (lane % 4)
+                got.update(range(a, a + 4))
+        out.append(got)
+    return out
+
+
+def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
+    kind = _OPS.get(op.name)
+    if kind is None:
+        return None
+    got = []
+    for side, i in kind[1:]:
+        seq = op.result_types if side == "r" else op.operand_types
+        if i >= len(seq) and (side, i) == ("o", 1) and op.result_types:
+            seq, i = op.result_types, 0          # `local_store %x, %m : tensor<..> -> !ttg.memdesc<..>`
+        if i >= len(seq):
+            return None
+        got.append(tmod.type_of(seq[i]))
+    return got[0], got[1]
+
+
+def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
+    """Per lane of warp 0, the bytes the layouts give its elements, or why not."""
+    if tuple(rt.shape) != tuple(mt.shape) or tuple(mt.shape) != tuple(layout_shape(mt)):
+        return "a view or subslice of its allocation (not modelled here)"
+    bits = elem_bit_width(mt.elem)
+    if not bits or bits % 8:
+        return f"element type {mt.elem} is not a whole number of bytes"
+    reg = attr_to_linear(rt.encoding, tuple(rt.shape))
+    smem = attr_to_linear(mt.encoding, layout_shape(mt))
+    if not isinstance(reg, LinearLayout) or not isinstance(smem, LinearLayout) or "offset" not in smem.in_dims:
+        return "a layout that is not linear"
+    for d in ("register", "lane"):
+        if d in reg.in_dims and any(not any(b) for b in reg.bases.get(d, [])):
+            return f"a broadcast register layout (a zero {d} basis: which lane writes is predicated)"
+    comp = reg.invert_and_compose(smem)
+    eb = bits // 8
+    nreg = reg.in_dim_size("register") if "register" in reg.in_dims else 1
+    out = []
+    for lane in range(32):
+        got: set[int] = set()
+        for r in range(nreg):
+            x = {d: 0 for d in comp.in_dims}
+            x.update({"register": r, "lane": lane} if "register" in comp.in_dims else {"lane": lane})
+            off = comp.apply(x)["offset"]
+            got.update(range(off * eb, off * eb + eb))
+        out.append(got)
+    return out, f"{eb}-byte {mt.elem}"
+
+
+def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
+    acc = _access(ins)
+    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    if m is None:
+        return "no [register+offset] address"
+    imm = parse_immediate(m.group(2)) if m.group(2) else 0
+    if imm is None:
+        return f"offset {m.group(2)} is not an immediate"
+    a0 = ev.operand(m.group(1), 32, at=ins)
+    offs = _lane_offsets(ev, m.group(1), ins, memo)
+    if a0 is None or offs is None:
+        return "the lanes' addresses are not exact relative to lane 0"
+    if ins.pred is not None:
+        return "a predicated access (which lanes take part is not modelled)"
+    a0 = z3.simplify(z3.substitute(a0, (TID, z3.BitVecVal(0, 32))) + imm)
+    head = ins.parts[0]
+    if head in ("ldmatrix", "stmatrix"):
+        n = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
+        if "b16" not in ins.parts:
+            return f"{ins.opcode}: only b16 matrices are modelled"
+        return a0, _matrix_bytes(offs, n, "trans" in ins.parts)
+    width = acc[2]
+    return a0, [set(range(o, o + width)) for o in offs]
+
+
+def _split(group: list, copies: int) -> list[list]:
+    per = len(group) // copies
+    return [group[i * per:(i + 1) * per] for i in range(copies)]
+
+
+def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str) -> list[Check]:
+    """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
+    module docstring)."""
+    out: list[Check] = []
+    by_loc: dict[tuple[str, str], list[Instr]] = {}
+    for ins in mod.instrs:
+        acc = _access(ins)
+        if acc is not None and ins.loc:
+            by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
+    memo: dict = {}
+    ops = [op for op in tmod.ops if op.name in _OPS and op.loc
+           and not (op.name == "ttg.local_alloc" and not op.operands)]
+    sharing: dict[tuple[str, str], set] = {}
+    for op in ops:
+        sharing.setdefault((op.loc, _OPS[op.name][0]), set()).add(
+            (tuple(op.operand_types), tuple(op.result_types)))
+    for op in tmod.ops:                     # ops that go through scratch memory store and load
+        if op.name in _SCRATCH and op.loc:
+            for d in ("store", "load"):
+                sharing.setdefault((op.loc, d), set()).add((op.name, op.line))
+    done: set = set()
+    for op in ops:
+        kind = _OPS[op.name]
+        instrs = by_loc.get((op.loc, kind[0]), [])
+        key = (op.loc, kind[0], tuple(op.operand_types), tuple(op.result_types))
+        if not instrs or key in done:        # ops of one type on one line share their PTX accesses
+            continue
+        done.add(key)
+        first = instrs[0]
+        try:
+            types = _types(tmod, op)
+            want = _layout_bytes(*types) if types is not None else "its types could not be read"
+        except (LayoutError, KeyError, ValueError) as e:
+            want = str(e)
+        if len(sharing[(op.loc, kind[0])]) > 1:
+            # the PTX keeps only source lines: ops of different types on one line cannot be told apart
+            want = (f"{len(sharing[(op.loc, kind[0])])} {kind[0]} ops of different types (or through "
+                    f"scratch memory) share source line {op.loc}, so its PTX accesses cannot be attributed "
+                    "to one of them")
+        if isinstance(want, str):
+            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                             f"{op.name} (TTGIR line {op.line}): element addresses not compared: {want}",
+                             {"source": "ptx", "ttgir_line": op.line, "reason": want}))
+            continue
+        lanes, what = want
+        total = sum(len(s) for s in lanes)
+        groups: list[list[tuple[Instr, z3.BitVecRef, list[set[int]]]]] = []
+        why = None
+        for ins in instrs:
+            ev = evals.get(ins.func)
+            got = _instr_bytes(ev, ins, memo) if ev is not None else "no evaluator"
+            if isinstance(got, str):
+                why = (ins, got)
+                break
+            for g in groups:
+                if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
+                    g.append((ins, *got))
+                    break
+            else:
+                groups.append([(ins, *got)])
+        if why is not None:
+            out.append(Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
+                             f"{op.name} (TTGIR line {op.line}): {why[1]}",
+                             {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode}))
+            continue
+        for g in groups:
+            n = sum(len(s) for _, _, ls in g for s in ls)
+            copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
+            parts = _split(g, copies) if copies else [g]
+            for part in parts:
+                out.append(_compare(op, part, lanes, what))
+    return out
+
+
+def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
+    """The shift ``s`` (PTX byte - s = layout byte) under which the most (lane, byte) pairs of the
+    PTX land on the layout's. Candidates: each lane's least and greatest bytes aligned with the
+    layout's (a misplaced access moves one end of a lane at most, so the other end still tells),
+    so the misplaced access stands out against the others instead of moving the reference."""
+    got = [(k, b) for k in range(32) for b in per_lane[k]]
+    want = {(k, b) for k in range(32) for b in lanes[k]}
+    cands = set()
+    for k in range(32):
+        if per_lane[k] and lanes[k]:
+            cands.add(min(per_lane[k]) - min(lanes[k]))
+            cands.add(max(per_lane[k]) - max(lanes[k]))
+    best, score = 0, -1
+    for c in sorted(cands):
+        n = sum((k, b - c) in want for k, b in got)
+        if n > score:
+            best, score = c, n
+    return best
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str) -> Check:
+    ref = part[0][1]
+    per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
+    twice: list[dict[int, Instr]] = [{} for _ in range(32)]     # bytes a lane touches again
+    for ins, a0, ls in part:
+        rel = z3.simplify(a0 - ref).as_long()
+        rel = rel - (1 << 32) if rel >= 1 << 31 else rel
+        for lane, s in enumerate(ls):
+            for b in s:
+                if rel + b in per_lane[lane]:
+                    twice[lane].setdefault(rel + b, ins)
+                else:
+                    per_lane[lane][rel + b] = ins
+    lo_p = min((min(d) for d in per_lane if d), default=0)
+    lo_l = min((min(s) for s in lanes if s), default=0)
+    if any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32)):
+        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
+    first = part[0][0]
+    data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
+            "elements": what}
+    # blame: each access's bytes that no element of its lane owns, or that another access of the
+    # lane touches too; the most blamed access (the earliest on a tie, the others named) is reported
+    blame: dict[int, int] = {}
+    for lane in range(32):
+        want = {b + lo_l for b in lanes[lane]}
+        for b, ins in per_lane[lane].items():
+            if b - lo_p + lo_l not in want:
+                blame[ins.line] = blame.get(ins.line, 0) + 1
+        for b, ins in twice[lane].items():
+            blame[ins.line] = blame.get(ins.line, 0) + 1
+            blame[per_lane[lane][b].line] = blame.get(per_lane[lane][b].line, 0) + 1
+    top = max(blame.values()) if blame else 0
+    culprits = sorted(ln for ln, v in blame.items() if v == top)
+    at = next((i for i, _, _ in part if culprits and i.line == culprits[0]), first)
+
+    def bad_of(lane: int) -> list[int]:
+        want = {b - lo_l for b in lanes[lane]}
+        return sorted(b - lo_p for b, i in per_lane[lane].items() if i is at and b - lo_p not in want) + \
+            sorted(b - lo_p for b, i in twice[lane].items() if i is at or per_lane[lane][b] is at)
+
+    wrong = [k for k in range(32) if twice[k] or {b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]}]
+    for lane in sorted(wrong, key=lambda k: (not bad_of(k), k))[:1]:
+        p = {b - lo_p for b in per_lane[lane]}
+        want = {b - lo_l for b in lanes[lane]}
+        extra, missing = sorted(p - want), sorted(want - p)
+        mine = bad_of(lane)
+        shown = mine[0] if mine else extra[0] if extra else None
+        data.update(lane=lane, ptx_address=shown, layout_address=missing[0] if missing else None,
+                    instruction=at.opcode, also=[ln for ln in culprits[1:]])
+        return Check(".".join(at.parts[:2]), at.line, at.loc, "smem-address", "counterexample", "error",
+                     f"{op.name} (TTGIR line {op.line}): lane {lane} of warp 0 "
+                     + (f"touches byte {shown} (relative to the warp's first) that no element of the lane has there"
+                        " or that another access of the lane touches too" if shown is not None else "misses bytes")
+                     + (f"; the layouts put its element at byte {missing[0]}" if missing else "")
+                     + f" ({at.opcode}, line {at.line}"
+                     + (f"; lines {culprits[1:]} are as much to blame" if len(culprits) > 1 else "") + ")", data)
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
+                 f"{op.name} (TTGIR line {op.line}): every lane of warp 0 touches exactly the bytes the layouts "
+                 f"give its {what} elements (register layout composed with the inverse shared layout), relative "
+                 f"to the warp's first byte; {len(part)} instruction(s)", data)
