@@ -219,6 +219,14 @@ def test_planted_register_a_index_is_caught(kernels):
             "if (lane & 4u) { r ^= 1u; }", "if (lane & 4u) { r ^= 2u; }") + "return " + rest
     r = _check(kernels, "rs", edit, host=True)
     _caught(r, "index-functions", r"a_index")
+    _caught(r, "a-registers", r"thread \d+'s A register \d+ holds A\(\d+, \d+\) in element \d")
+
+
+def test_planted_register_a_packing_order_is_caught(kernels):
+    # the two halves of each A register swapped: PTX puts the lower-indexed element in the low bits
+    r = _check(kernels, "rs", _sub(r"<< \(16u \* s\)", "<< (16u * (s ^ 1u))"))
+    _caught(r, "a-registers", r"A register \d+ holds A\(\d+, \d+\) in element [01]; the PTX A "
+            r"fragment reads")
 
 
 def test_a_kernel_that_does_not_compile_is_a_counterexample(kernels):

@@ -27,6 +27,8 @@ functions compiled for the host and run. The checks:
   ``wgmma.fence`` separates any other access of a wgmma's registers from it; every wgmma is
   committed; an accumulator register is not touched while a group holding a wgmma that writes it
   may be pending (``wait_group N`` completes all but the ``N`` newest groups).
+* ``a-registers`` (A from registers): the kernel run with global A holding each element's index;
+  every A register each wgmma receives holds the elements of the PTX A fragment.
 * ``d-store``: each ``st.global`` of an accumulator register (f32/s32) writes
   ``D(row, col)`` of the PTX D fragment (:func:`verilayout.hw.nvidia.wgmma.fragment`).
 * ``spills``: ``ptxas -arch=sm_90a -v`` on that PTX spills 0 bytes.
@@ -45,7 +47,6 @@ multiple of 16 whose low 18 bits leave room for 227 KB; threads 0..127; CTA 0; k
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import re
@@ -61,7 +62,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
-from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, prove_claim
+from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 from verilayout.prove.wgmma import intended_tile, verify
 from verilayout.simulate.ptx_run import run_threads
 
@@ -345,85 +346,19 @@ def _signed(x, w):
     return v
 
 
-# ----- the PTX evaluator with loops ---------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Loop:
-    label: str
-    start: int             # index of the first instruction of the body
-    end: int               # index of the backward branch
-    var: z3.BitVecRef      # iteration counter j
-
+# ----- the symbolic PTX evaluator ------------------------------------------------------------------
 
 class _Values(PtxValues):
-    """:class:`PtxValues` plus what the emitted kernels need: induction registers of counted loops
-    (``init + step * j``, ``j`` a symbol per loop; ``j + 1`` after the update in the body),
-    ``cvta`` (identity), ``mul.wide``, ``setp`` as a Boolean, kernel parameters as symbols
-    ``param<i>``."""
+    """:class:`PtxValues` plus what the emitted kernels need: ``cvta`` (identity), ``mul.wide``,
+    ``bfi``, ``min``/``max``/``div``/``rem``, kernel parameters as symbols ``param<i>``, ``%ctaid``
+    as a symbol, and ``setp`` as a Boolean."""
 
     def __init__(self, mod: PtxModule, func: str, smem_names: tuple[str, ...]):
         super().__init__(mod, func, smem_names=smem_names)
         self.instrs = [i for i in mod.instrs if i.func == func]
         self.index = {i.line: n for n, i in enumerate(self.instrs)}
-        self.loops: list[_Loop] = []
-        for f, lab, at in mod.labels:
-            if f != func:
-                continue
-            # labels index mod.instrs; translate to this function's list
-            glob = mod.instrs[at] if at < len(mod.instrs) else None
-            if glob is None or glob.func != func:
-                continue
-            s = self.index[glob.line]
-            for n in range(s, len(self.instrs)):
-                i = self.instrs[n]
-                if i.opcode.startswith("bra") and i.operands and i.operands[0] == lab:
-                    self.loops.append(_Loop(lab, s, n, z3.BitVec(f"iter_{lab}", 32)))
-        self.induction: dict[str, tuple[_Loop, Instr, Instr, int]] = {}
-        for reg, ds in self.defs.items():
-            if len(ds) != 2:
-                continue
-            for lp in self.loops:
-                inside = [d for d in ds if lp.start <= self.index[d.line] <= lp.end]
-                outside = [d for d in ds if self.index[d.line] < lp.start]
-                if len(inside) == 1 and len(outside) == 1:
-                    up = inside[0]
-                    ops = up.operands
-                    if up.parts[0] == "add" and len(ops) == 3 and ops[1] == reg and \
-                            parse_immediate(ops[2]) is not None:
-                        self.induction[reg] = (lp, outside[0], up, parse_immediate(ops[2]))
-        self.at: list[int] = []
-        self.params: dict[str, int] = {}
-
-    def reg(self, name: str) -> z3.BitVecRef:
-        if name in self.induction:
-            lp, init, up, step = self.induction[name]
-            w = max(8, _width(name))
-            start = fit(self._instr_at(init, w), w)
-            j = fit(lp.var, w)
-            pos = self.at[-1] if self.at else None
-            if pos is not None and lp.start <= pos <= lp.end and pos > self.index[up.line]:
-                j = j + 1
-            return start + z3.BitVecVal(step % (1 << w), w) * j
-        return super().reg(name)
-
-    def _instr_at(self, i: Instr, w: int):
-        self.at.append(self.index.get(i.line, -1))
-        try:
-            v = self._instr(i, w)
-        finally:
-            self.at.pop()
-        if v is None:
-            v = self._sym(i.operands[0], i.opcode)
-        return v
 
     def _instr(self, i: Instr, w: int, *rest):
-        self.at.append(self.index.get(i.line, -1))
-        try:
-            return self._instr_inner(i, w, *rest)
-        finally:
-            self.at.pop()
-
-    def _instr_inner(self, i: Instr, w: int, *rest):
         parts = i.parts
         head = parts[0]
         if head == "cvta" and len(i.operands) == 2:
@@ -461,25 +396,14 @@ class _Values(PtxValues):
             return z3.BitVec("ctaid" + i.operands[1][6:].replace(".", "_"), w)
         return super()._instr(i, w, *rest)
 
-    def pred_of(self, name: str) -> z3.BoolRef | None:
-        """The Boolean a ``setp`` defines (its latest definition), or None."""
-        ds = [i for i in self.instrs if i.opcode.startswith("setp") and i.operands
-              and i.operands[0] == name]
-        if len(ds) != 1:
-            return None
-        return self.setp(ds[0])
-
     def setp(self, i: Instr) -> z3.BoolRef | None:
+        """The Boolean a ``setp.<cmp>.<type> p, a, b`` computes, or None."""
         parts = i.parts
         if len(parts) < 3 or len(i.operands) < 3:
             return None
         cmp, ty = parts[1], parts[-1]
         w = {"b16": 16, "u16": 16, "s16": 16, "b64": 64, "u64": 64, "s64": 64}.get(ty, 32)
-        self.at.append(self.index.get(i.line, -1))
-        try:
-            a, b = self.operand(i.operands[1], w), self.operand(i.operands[2], w)
-        finally:
-            self.at.pop()
+        a, b = self.operand(i.operands[1], w), self.operand(i.operands[2], w)
         if a is None or b is None:
             return None
         signed = ty.startswith("s")
@@ -491,29 +415,6 @@ class _Values(PtxValues):
                "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b),
                "hi": lambda: z3.UGT(a, b), "hs": lambda: z3.UGE(a, b)}
         return ops[cmp]() if cmp in ops else None
-
-    def address(self, text: str) -> z3.BitVecRef | None:
-        """``[reg+off]`` as a 64-bit expression (registers of 32 bits zero-extended)."""
-        m = re.fullmatch(r"\[\s*([^\]+]+?)\s*(?:\+\s*(-?\w+))?\s*\]", text.strip())
-        if not m:
-            return None
-        base = m.group(1).strip()
-        v = self.operand(base, _width(base) if base.startswith("%") else 32)
-        if v is None:
-            return None
-        v = fit(v, 64)
-        off = parse_immediate(m.group(2)) if m.group(2) else 0
-        return v + z3.BitVecVal((off or 0) % (1 << 64), 64)
-
-
-def _width(name: str) -> int:
-    if name.startswith("%rd") or name.startswith("%fd"):
-        return 64
-    if name.startswith("%rs") or name.startswith("%h"):
-        return 16
-    if name.startswith("%p"):
-        return 1
-    return 32
 
 
 # ----- the checks ---------------------------------------------------------------------------------
@@ -602,7 +503,55 @@ def _ptx_checks(man: dict, ptx: str) -> list[Check]:
     _descriptor_checks(ctx, wg, bases)
     _order_checks(ctx)
     _d_store_checks(ctx, wg)
+    if man["a"]["source"] == "reg":
+        _a_register_checks(ctx)
     return ctx.checks
+
+
+def _a_register_checks(ctx: _Ctx) -> None:
+    """A from registers: run the kernel with global A holding each element's own index (split
+    over as many runs as the element width needs), and read the A registers every wgmma gets:
+    register j of thread t must hold elements ``per*j .. per*j+per-1`` (low bits first) of the PTX
+    A fragment at K-block ``kb`` (seed 001)."""
+    man = ctx.man
+    m, n, kx = parse_shape(man["shape"])
+    k = int(man["k"])
+    eb = dtype_bits(man["dtype"]) // 8
+    w = 8 * eb
+    fa = fragment(man["shape"], "A", man["dtype"])
+    per = 4 // eb
+    passes = max(1, -(-int(m * k - 1).bit_length() // w))
+    lo = PARAM_VALUES[0]
+    got = None
+    for p in range(passes):
+        def load(addr, bits, p=p):
+            idx = (addr.astype(np.int64) - lo) // eb
+            return np.where((idx >= 0) & (idx < m * k), (idx >> (p * w)) & ((1 << w) - 1), 0)
+        run = run_threads(ctx.mod, ctx.func, range(128), param_values=PARAM_VALUES, shared_base=0,
+                          load_value=load)
+        wgs = [e for e in run.events if e.op.startswith("wgmma.mma_async")] if run.complete else []
+        if not run.complete or any(e.values.get("a_regs") is None for e in wgs) or not wgs:
+            ctx.add("a-registers", "unknown", "the A registers could not be read from a run of the "
+                    f"PTX ({run.reason or 'no A register operands'})")
+            return
+        regs = np.stack([e.values["a_regs"] for e in wgs]).astype(np.int64)   # (kb, reg, thread)
+        part = np.stack([(regs >> (w * s)) & ((1 << w) - 1) for s in range(per)], axis=-1)
+        got = part << (p * w) if got is None else got | (part << (p * w))
+    nkb = got.shape[0]
+    for kb in range(nkb):
+        for t in range(128):
+            for e in range(fa.registers):
+                j, s = divmod(e, per)
+                r, c = fa.coord(t, e)
+                want = r * k + kb * kx + c
+                have = int(got[kb, j, t, s])
+                if have != want:
+                    ctx.add("a-registers", "counterexample", f"wgmma {kb} (K-block {kb}): thread "
+                            f"{t}'s A register {j} holds A({have // k}, {have % k}) in element "
+                            f"{s}; the PTX A fragment reads A({r}, {kb * kx + c}) there")
+                    return
+    ctx.add("a-registers", "proved", f"every A register of all 128 threads holds, at each of the "
+            f"{nkb} wgmmas, the elements of the PTX A fragment (the kernel run on the PTX)")
 
 
 # --- instruction ---
@@ -1186,12 +1135,3 @@ def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
     with open(src, encoding="utf-8") as f:
         source = f.read()
     return check_wgmma_source(man, source, host=host)
-
-
-def source_digest(source: str) -> str:
-    """A short digest of a kernel source (names cached builds).
-
-    >>> len(source_digest("x"))
-    12
-    """
-    return hashlib.sha256(source.encode()).hexdigest()[:12]

@@ -93,7 +93,7 @@ class _Unknown(Exception):
 
 class _Machine:
     def __init__(self, mod: PtxModule, func: str, threads, special: dict, params: dict,
-                 shared: dict, stop_at=None):
+                 shared: dict, stop_at=None, load_value=None):
         self.instrs = [i for i in mod.instrs if i.func == func]
         first = next(n for n, i in enumerate(mod.instrs) if i.func == func)
         self.labels = {lab: at - first for f, lab, at in mod.labels if f == func}
@@ -107,6 +107,7 @@ class _Machine:
         self.unknown: set[str] = set()
         self.events: list[Event] = []
         self.stop_at = stop_at or (lambda i: False)
+        self.load_value = load_value
 
     # ---- values ----
     def value(self, text: str, w: int) -> np.ndarray:
@@ -224,7 +225,11 @@ class _Machine:
             if "param" in parts:
                 return self.address(ops[1]), w, None
             if "global" in parts or parts[1] in ("nc",):
+                if ops[0].startswith("{"):
+                    return None, w, None        # vector loads are not modelled
                 a = self.address(ops[1])
+                if self.load_value is not None:  # a chosen memory content: value of the address
+                    return np.asarray(self.load_value(a, w), dtype=_U64) & _mask(w), w, a
                 return a, 64, a                 # the tag: the address read
             return None, w, None
         if head == "mov":
@@ -343,6 +348,12 @@ class _Machine:
         vals: dict[str, np.ndarray] = {}
         k = 0
         if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
+            if i.operands[1].strip().startswith("{"):   # A from registers: (registers, lanes)
+                try:
+                    vals["a_regs"] = np.stack([self.value(r.strip(), 32)[lanes] for r in
+                                               i.operands[1].strip("{} ").split(",")])
+                except _Unknown:
+                    vals["a_regs"] = None
             for key, text in (("desc_a", i.operands[1]), ("desc_b", i.operands[2])):
                 if not text.strip().startswith("{"):
                     try:
@@ -396,12 +407,14 @@ class _Machine:
 
 def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
                 ntid: int | None = None, params: dict | None = None, shared_base: int = 0,
-                param_values: dict | None = None, stop=None, max_steps: int = 200000) -> RunResult:
+                param_values: dict | None = None, stop=None, max_steps: int = 200000,
+                load_value=None) -> RunResult:
     """Run ``func`` for the thread ids ``threads`` of CTA ``ctaid`` (see the module docstring).
 
     ``param_values``: the value of parameter ``i`` (``ld.param [..._param_<i>]``, or the address of
     a by-value parameter); ``shared_base``: the address of every ``.shared`` variable; ``stop``:
-    a predicate on an instruction at which a thread stops (before executing it).
+    a predicate on an instruction at which a thread stops (before executing it);
+    ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag).
     """
     threads = list(threads)
     tid = np.asarray(threads, dtype=_U64)
@@ -421,7 +434,7 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
                 names[m.group(1)] = pv[int(m.group(2))]
     names.update(params or {})
     mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
-                    stop)
+                    stop, load_value)
     n = len(mach.instrs)
     pc = np.zeros(mach.n, dtype=np.int64)
     done = np.zeros(mach.n, dtype=bool)
