@@ -434,3 +434,52 @@ def test_cli_bad_input_exits_2(args, message, _cli):
 def test_help_names_blocked_layouts(_cli):
     r = _cli("blockload", "plan", "--help")
     assert r.returncode == 0 and "#ttg.blocked" in r.stdout and "--transpose" in r.stdout
+
+
+# ----- #ttig.subgroup_2d_block: the register layout of a 2D block load -----------------------
+
+#: (name, attribute, shape, dtype, Intel's expected bases for the layout) from
+#: intel-xpu-backend-for-triton @ 6c1649935d83, LinearLayoutConversionsTest.cpp (TEST_F names);
+#: the same rows as tests/test_upstream_intel.py. The pairs each warp holds are built from these
+#: bases here (XOR of the bases of the set bits), not from the converter.
+SUBGROUP_2D = [
+    ("FP16_32x16x2_M256_N32_K32_A", "#ttig.subgroup_2d_block<{warpsPerCTA = [8, 4], instrShape "
+     "= [32, 16], numBlocks=2, order=[1, 0], kWidth=2, threadsPerWarp=16}>", (256, 32), "f16",
+     {"register": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 16]],
+      "lane": [[0, 1], [0, 2], [0, 4], [0, 8]]}),
+    ("FP16_32x32x1_M256_N32_K32_A", "#ttig.subgroup_2d_block<{warpsPerCTA = [8, 4], instrShape "
+     "= [32, 32], numBlocks=1, order=[1, 0], kWidth=2, threadsPerWarp=16}>", (256, 32), "f16",
+     {"register": [[0, 1], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]],
+      "lane": [[0, 2], [0, 4], [0, 8], [0, 16]]}),
+    ("FP32_32x8x2_M256_N128_K32_A", "#ttig.subgroup_2d_block<{warpsPerCTA = [8, 4], instrShape "
+     "= [32, 8], numBlocks=2, order=[1, 0], kWidth=4, threadsPerWarp=16}>", (256, 32), "f32",
+     {"register": [[2, 0], [4, 0], [8, 0], [16, 0], [0, 8], [0, 16]],
+      "lane": [[0, 1], [0, 2], [0, 4], [1, 0]]}),
+    ("I8_32x32x1_M64_N128_K32_B", "#ttig.subgroup_2d_block<{warpsPerCTA = [4, 8], instrShape = "
+     "[32, 16], numBlocks=1, order=[0, 1], kWidth=1, threadsPerWarp=16}>", (32, 128), "i8",
+     {"register": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0]],
+      "lane": [[0, 1], [0, 2], [0, 4], [0, 8]]}),
+]
+
+
+def _span(bases):
+    out = [(0, 0)]
+    for b in bases:
+        out += [(y ^ b[0], x ^ b[1]) for y, x in out]
+    return out
+
+
+@pytest.mark.parametrize("case", SUBGROUP_2D, ids=[c[0] for c in SUBGROUP_2D])
+def test_subgroup_2d_block_layouts_are_planned_minimally(case):
+    name, attr, shape, dt, bases = case
+    regs, lanes = _span(bases["register"]), _span(bases["lane"])
+    # warp 0: coords[reg, lane, 0] = reg part XOR lane part
+    coords = np.array([[[[ry ^ ly, rx ^ lx]] for ly, lx in lanes] for ry, rx in regs])
+    pairs = memory_pairs(coords, 0, False)
+    least = math.ceil(len(pairs) / most_served(pairs, ELEM[dt]))
+    p = plan(attr, shape=list(shape), dtype=dt)
+    verify_plan(p, coords, 0, ELEM[dt], False, shape)
+    assert len(p.loads) == least and p.verdict.proved
+    # one instrShape x numBlocks block is one load's worth of data: the 16-bit A tiles are
+    # exactly one load (Intel's block for that layout); f32 K = 32 spans two 8x2 blocks
+    assert least == {"FP32_32x8x2_M256_N128_K32_A": 2}.get(name, 1)

@@ -787,10 +787,12 @@ def _pairs(needed: Needed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return lane[order], row[order], col[order]
 
 
-def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int) -> _Tiling | None:
+def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int,
+                 inside: bool) -> _Tiling | None:
     """The tiling, among every shape on every grid through a cell that gives the first pair
     still to do to its lane, that serves the most pairs still to do per load (ties: more
-    pairs, fewer register bytes, loads of the tensor's element size, plain loads)."""
+    pairs, with ``inside`` loads reaching least above or left of the tensor, fewer register
+    bytes, loads of the tensor's element size, plain loads)."""
     i0 = int(np.argmax(todo))
     l0, r0, c0 = int(lane[i0]), int(row[i0]), int(col[i0])
     L, R, C = lane[todo], row[todo], col[todo]
@@ -812,8 +814,12 @@ def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int) -> _Tiling | 
         n_tiles = ((srt[:, 1:] != srt[:, :-1]) & (srt[:, 1:] != np.iinfo(np.int64).max)).sum(
             axis=1) + (n_served > 0)
         rate = n_served / np.maximum(n_tiles, 1)
-        k = int(np.lexsort((-n_served, -rate))[0])
-        key = (-float(rate[k]), -int(n_served[k]), s.load.register_bytes,
+        big = 1 << 40
+        low_y = np.minimum(np.where(served, ty, big).min(axis=1) * h + y0[:, 0], 0)
+        low_x = np.minimum(np.where(served, tx, big).min(axis=1) * w + x0[:, 0], 0)
+        before = -(low_y + low_x) if inside else np.zeros_like(low_y)  # reach above/left
+        k = int(np.lexsort((before, -n_served, -rate))[0])
+        key = (-float(rate[k]), -int(n_served[k]), int(before[k]), s.load.register_bytes,
                s.load.elem_bytes != t, s.load.mode != "plain")
         if n_served[k] > 0 and (best_key is None or key < best_key):
             best_key = key
@@ -831,13 +837,27 @@ def _tiling_loads(needed: Needed, t: int, surface: Surface, arch: IntelArch) -> 
     """Greedy cover by tilings: take the first pair no load serves yet, and the tiling
     (shape x grid through it) that serves the most open pairs per load; add its loads that
     serve an open pair; repeat. Loads every other load makes redundant are then dropped and
-    plain/VNNI loads shortened to the rows they serve."""
+    plain/VNNI loads shortened to the rows they serve. Run twice, with and without the
+    preference for loads inside the tensor; the fewer loads win (ties: the first)."""
     lane, row, col = _pairs(needed)
+    first = _greedy_tilings(needed, t, surface, arch, lane, row, col, True)
+    if len(first) == 1 or _reaches_bound(needed, t, arch, len(first)):
+        return first
+    second = _greedy_tilings(needed, t, surface, arch, lane, row, col, False)
+    return second if len(second) < len(first) else first
+
+
+def _reaches_bound(needed: Needed, t: int, arch: IntelArch, n: int) -> bool:
+    return lower_bound(needed, t, arch, exact=False).value >= n
+
+
+def _greedy_tilings(needed: Needed, t: int, surface: Surface, arch: IntelArch, lane, row, col,
+                    inside: bool) -> list[BlockLoad]:
     shapes = load_shapes(t, arch)
     todo = np.ones(lane.size, dtype=bool)
     chosen: list[tuple[BlockLoad, np.ndarray]] = []
     while todo.any():
-        tl = _best_tiling(shapes, lane, row, col, todo, t)
+        tl = _best_tiling(shapes, lane, row, col, todo, t, inside)
         if tl is None:
             i = int(np.argmax(todo))
             raise LayoutError(f"no valid 2D block load puts element ({int(row[i])}, "
