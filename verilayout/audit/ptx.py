@@ -280,8 +280,9 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                 checks.append(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has this "
                                      f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
     first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
-    checks.extend(smem_checks(mod, first, ttgir_checks, path))
-    checks.extend(element_checks(mod, first, tmod, path))
+    offsets: dict = {}                                  # lane offsets, shared by the two checks
+    checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
+    checks.extend(element_checks(mod, first, tmod, path, offsets))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 

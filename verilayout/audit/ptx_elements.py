@@ -102,15 +102,25 @@ def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
             return f"a broadcast register layout (a zero {d} basis: which lane writes is predicated)"
     comp = reg.invert_and_compose(smem)
     eb = bits // 8
-    nreg = reg.in_dim_size("register") if "register" in reg.in_dims else 1
+    k = comp.out_dim_names.index("offset")
+
+    def span(dim: str, n: int) -> list[int]:
+        """The offset each value of one input dim adds (XOR of its selected bases), warp 0."""
+        vals = [0]
+        for basis in comp.bases.get(dim, [])[:max(0, n.bit_length() - 1)]:
+            vals = vals + [v ^ basis[k] for v in vals]
+        return vals[:n]
+
+    regs = span("register", comp.in_dim_size("register") if "register" in comp.in_dims else 1)
+    lanes = span("lane", 32)
+    if len(lanes) < 32:
+        lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
     out = []
     for lane in range(32):
         got: set[int] = set()
-        for r in range(nreg):
-            x = {d: 0 for d in comp.in_dims}
-            x.update({"register": r, "lane": lane} if "register" in comp.in_dims else {"lane": lane})
-            off = comp.apply(x)["offset"]
-            got.update(range(off * eb, off * eb + eb))
+        for r in regs:
+            off = (r ^ lanes[lane]) * eb
+            got.update(range(off, off + eb))
         out.append(got)
     return out, f"{eb}-byte {mt.elem}"
 
@@ -146,16 +156,17 @@ def _split(group: list, copies: int) -> list[list]:
     return [group[i * per:(i + 1) * per] for i in range(copies)]
 
 
-def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str) -> list[Check]:
+def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
+                   memo: dict | None = None) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
-    module docstring)."""
+    module docstring); ``memo``: lane offsets already found in this file."""
     out: list[Check] = []
     by_loc: dict[tuple[str, str], list[Instr]] = {}
     for ins in mod.instrs:
         acc = _access(ins)
         if acc is not None and ins.loc:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
-    memo: dict = {}
+    memo = {} if memo is None else memo
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
     sharing: dict[tuple[str, str], set] = {}

@@ -181,10 +181,19 @@ def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
+    memo = {} if memo is None else memo
+    hit = memo.get(("expr", expr.get_id()))
+    if hit is not None:
+        return hit[1]
+    offs = _expr_offsets(expr, memo)
+    memo[("expr", expr.get_id())] = (expr, offs)        # the term is kept: its id stays unique
+    return offs
+
+
+def _expr_offsets(expr: z3.BitVecRef, memo: dict) -> list[int] | None:
     delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
     if z3.is_bv_value(delta):
         return [0] * 32 if delta.as_long() == 0 else None
-    memo = {} if memo is None else memo
     key = ("offsets", delta.hash())
     for d, offs in memo.get(key, ()):                 # addresses that differ by a constant
         if z3.eq(d, delta):
@@ -208,9 +217,11 @@ def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
     return out
 
 
-def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str) -> list[Check]:
+def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
+                memo: dict | None = None) -> list[Check]:
     """One ``bank-conflicts`` check per (source line, address register, width, kind) of the PTX,
-    compared with the TTGIR figure of the same line where there is one (see the module docstring)."""
+    compared with the TTGIR figure of the same line where there is one (see the module docstring);
+    ``memo``: lane offsets already found in this file (shared with the element checks)."""
     by_loc: dict[str, list[Check]] = {}
     for c in plan:
         if c.check == "bank-conflicts" and c.status in ("proved", "counterexample") and c.loc:
@@ -226,7 +237,7 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str)
         key = (ins.loc, m.group(1), acc[0], acc[2], ins.parts[0])
         seen.setdefault(key, ins)
     out = []
-    memo: dict = {}
+    memo = {} if memo is None else memo
     for (loc, base, kind, width, _head), ins in seen.items():
         head = ".".join(ins.parts[:2])
         ev = evals.get(ins.func)

@@ -469,6 +469,8 @@ def prove_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
     >>> prove_claim(x & 0 == 0)[0], prove_claim(x == 1)[0]
     ('proved', 'counterexample')
     """
+    if z3.is_true(z3.simplify(claim)):                 # the simplifier already decides it (sound)
+        return "proved", None
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     if assume is not None:
@@ -506,11 +508,36 @@ def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None, cache: dict | No
 
 
 def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
-    s = z3.Solver()
-    s.set("timeout", 3000)
-    if assume is not None:
-        s.add(assume)
-    if s.check() != z3.sat:
-        return None
-    v = s.model().eval(e, model_completion=True).as_long()
+    """The candidate is ``e`` with every symbol 0 when that satisfies ``assume`` (no solver call),
+    else a model's value; then one proof that ``e`` always equals it."""
+    zeros = [(c, z3.BitVecVal(0, c.size()) if z3.is_bv(c) else z3.BoolVal(False)) for c in _consts_of(e, assume)]
+    v = None
+    if assume is None or z3.is_true(z3.simplify(z3.substitute(assume, *zeros) if zeros else assume)):
+        c = z3.simplify(z3.substitute(e, *zeros) if zeros else e)
+        v = c.as_long() if z3.is_bv_value(c) else None
+    if v is None:
+        s = z3.Solver()
+        s.set("timeout", 3000)
+        if assume is not None:
+            s.add(assume)
+        if s.check() != z3.sat:
+            return None
+        v = s.model().eval(e, model_completion=True).as_long()
     return v if prove_claim(e == v, assume)[0] == "proved" else None
+
+
+def _consts_of(*exprs) -> list:
+    """The uninterpreted constants (as terms) of ``exprs``."""
+    seen, out, todo = set(), {}, [x for x in exprs if x is not None]
+    while todo:
+        x = todo.pop()
+        k = x.get_id()
+        if k in seen:
+            continue
+        seen.add(k)
+        if z3.is_const(x):
+            if x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                out[str(x)] = x
+            continue
+        todo.extend(x.children())
+    return list(out.values())
