@@ -355,6 +355,33 @@ def test_every_lane_and_column_is_reachable_by_some_legal_load():
         assert reach == {(lane, r) for lane in range(SUB) for r in range(8 // t)}, t
 
 
+def test_without_negative_offsets_edge_elements_reach_only_some_lanes():
+    # A broadcast 1x64 f32 row (every lane holds all of row 0). With x, y >= 0, element (0, 0)
+    # sits at a load's top-left cell, which every legal shape gives to lane 0 (plain: unit 0;
+    # VNNI: unit 0; transposed: column 0 row 0 is unit 0), so lane 1 can never receive it.
+    for (e, w, h, a, mode) in legal_shapes():
+        cells = lane_elements(e, w, h, a, mode, 4)
+        assert all(lane == 0 for (lane, _), (dy, b0) in cells.items() if dy == 0 and b0 == 0)
+    text = f"tensor<1x64xf32, {blocked_text([1, 8], [16, 1], [1, 1], [1, 0])}>"
+    with pytest.raises(LayoutError, match=r"element \(0, 0\) of register 0 of lane 1 cannot be "
+                       "delivered to lane 1 .* negative offsets are excluded"):
+        plan(text, negative_offsets=False, search=False)
+    # with negative offsets it is planned, element by element right
+    p = plan(text, search=False)
+    verify_plan(p, blocked_coords([1, 8], [16, 1], [1, 1], [1, 0], (1, 64)), 0, 4, False, (1, 64))
+    # a layout away from the edges loses nothing: every load of the plan starts at x, y >= 0
+    name, spt, tpw, wpc, order, shape, dt, tr = CASES[0]
+    q = plan(f"tensor<64x128xf16, {blocked_text(spt, tpw, wpc, order)}>",
+             negative_offsets=False)
+    assert len(q.loads) == 8 and q.verdict.proved
+    assert all(ld.x >= 0 and ld.y >= 0 for ld in q.loads)
+    with pytest.raises(LayoutError, match="negative_offsets=False applies to tensor plans"):
+        plan("tensor<16x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
+             "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+             "warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>",
+             negative_offsets=False)
+
+
 def test_undeliverable_elements_are_named():
     text = f"tensor<64x128xf16, {blocked_text([1, 8], [16, 1], [4, 1], [1, 0])}>"
     # the surface holds 32 rows; warp 2 holds rows 32..47
@@ -419,6 +446,7 @@ def test_cli_plans_a_blocked_tensor(tmp_path, _cli):
 
 @pytest.mark.parametrize("args, message", [
     (["-t", "tensor<64x128xi4>"], "'i4' is 4 bits"),
+    (["-t", "tensor<1x64xf32>", "--no-negative-offsets"], "negative offsets are excluded"),
     (["-t", "tensor<64x128xf16>", "--baseline"], "DPAS operands only"),
     (["-t", "tensor<4x64x128xf16>"], "rank"),
     ([], "give the tensor type"),

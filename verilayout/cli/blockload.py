@@ -77,6 +77,9 @@ def register(subparsers) -> None:
                     "iterations up to the limits, then add loads; DPAS operands only)")
     pp.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
                     help="hardware generation for the limits (default xe2)")
+    pp.add_argument("--no-negative-offsets", action="store_true",
+                    help="tensor plans: every load starts at x, y >= 0 (by default a load may "
+                    "start above or left of the tensor; those rows and columns read as zero)")
     pp.add_argument("--no-search", action="store_true",
                     help="do not run the exhaustive search when counting does not settle "
                     "minimality")
@@ -122,7 +125,8 @@ def _operand(args):
 def cmd_plan(args) -> int:
     text, shape, dtype, bl = _operand(args)
     p = bl.plan(text, shape=shape, dtype=dtype, transpose=args.transpose, arch=args.arch,
-                warp=args.warp, baseline=args.baseline, search=not args.no_search)
+                warp=args.warp, baseline=args.baseline, search=not args.no_search,
+                negative_offsets=not args.no_negative_offsets)
     try:
         layout = p.layout
     except LayoutError as e:

@@ -317,7 +317,7 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
 
 
 def unreachable(needed: Needed, elem_bytes: int, surface: Surface,
-                arch: IntelArch = "xe2") -> Verdict | None:
+                arch: IntelArch = "xe2", *, negative_offsets: bool = True) -> Verdict | None:
     """The first needed ``(lane, element)`` pair that no valid load, of any shape at any
     position, puts into its lane, as a counterexample saying why; ``None`` when each pair is
     delivered by some valid load (a plan then exists: one load per pair at worst).
@@ -326,7 +326,9 @@ def unreachable(needed: Needed, elem_bytes: int, surface: Surface,
     C - x]``; ``y`` is free and ``x`` any multiple of the shape's alignment (negative offsets
     read zeros outside the surface [S]), so the pair is reachable iff the element lies in the
     surface and some cell of some shape gives that lane at a column offset congruent to
-    ``C`` modulo the alignment.
+    ``C`` modulo the alignment. With ``negative_offsets=False`` (loads start at ``x, y >= 0``)
+    the cell must also lie at ``dy <= R`` and ``dx <= C``: near the top and left edges some
+    lanes cannot receive some elements at all (a 32-bit element ``(0, 0)`` reaches lane 0 only).
 
     >>> from verilayout.core.linear_layout import LinearLayout
     >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0], [2, 0], [4, 0], [8, 0]]},
@@ -350,6 +352,8 @@ def unreachable(needed: Needed, elem_bytes: int, surface: Surface,
     rows, cols = needed.coords[..., 0], needed.coords[..., 1]
     inside = (rows < surface.height) & ((cols + 1) * t <= surface.width)
     ok = inside & reach[lane % SUBGROUP_SIZE, cols % align]
+    if not negative_offsets:
+        ok &= _reach_from_origin(lane, rows, cols, shapes)
     if ok.all():
         return None
     r, l = (int(v) for v in np.argwhere(~ok)[0])
@@ -358,12 +362,39 @@ def unreachable(needed: Needed, elem_bytes: int, surface: Surface,
     if not inside[r, l]:
         why = (f"memory element ({row}, {col}) lies outside the surface ({surface.height} rows "
                f"of {surface.width} bytes), where loads read zeros [S]")
+    elif not negative_offsets and reach[l % SUBGROUP_SIZE, col % align]:
+        why = (f"every legal load that gives lane {l} memory element ({row}, {col}) starts "
+               "above or left of the surface, and negative offsets are excluded")
     else:
         why = (f"no valid load shape gives lane {l} an element at a column congruent to {col} "
                f"modulo {align}")
     return Verdict.fails({"register": r, "lane": l, "element": list(el)},
                          f"element {el} of register {r} of lane {l} cannot be delivered to lane "
                          f"{l} by any valid 2D block load: {why}", method="enumeration")
+
+
+def _reach_from_origin(lane: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                       shapes) -> np.ndarray:
+    """Whether some shape has a cell ``(dy, dx)`` with the pair's lane, ``dy <= row``,
+    ``dx <= col`` and ``dx`` congruent to ``col`` modulo its alignment (a load at
+    ``(row - dy, col - dx) >= 0``). Only pairs within a box of the top or left edge can fail."""
+    ok = np.ones(lane.shape, dtype=bool)
+    edge = (rows < MAX_HEIGHT) | (cols < 64)
+    if not edge.any():
+        return ok
+    L, R, C = lane[edge], rows[edge], cols[edge]
+    hit = np.zeros(L.shape, dtype=bool)
+    for s in shapes:
+        dy, dx = np.nonzero(s.lanes >= 0)
+        cl = s.lanes[dy, dx]
+        todo = np.flatnonzero(~hit)
+        for i in range(0, todo.size, 1024):  # bounded memory: 1024 pairs x the box's cells
+            j = todo[i:i + 1024]
+            m = (cl[None, :] == L[j, None]) & (dy[None, :] <= R[j, None]) & \
+                (dx[None, :] <= C[j, None]) & ((C[j, None] - dx[None, :]) % s.x_align == 0)
+            hit[j[m.any(axis=1)]] = True
+    ok[edge] = hit
+    return ok
 
 
 def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
@@ -732,11 +763,13 @@ class Search:
 
 def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
                  arch: IntelArch = "xe2", *, max_candidates: int = 200_000,
-                 timeout_ms: int = 20_000, candidates=None) -> Search:
+                 timeout_ms: int = 20_000, candidates=None,
+                 negative_offsets: bool = True) -> Search:
     """Is there a valid plan of at most ``limit`` loads? Enumerates every valid load (each
     shape of :func:`load_shapes` at every aligned position that serves a needed pair),
     keeps those whose served set no other load's contains, and asks z3.
-    ``candidates``: the result of :func:`candidate_loads`, when already computed.
+    ``candidates``: the result of :func:`candidate_loads`, when already computed;
+    ``negative_offsets=False``: only loads starting at ``x, y >= 0``.
 
     >>> from verilayout.hw.intel.dpas import Dpas
     >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
@@ -747,7 +780,8 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
     if limit < 0:
         return Search("none", limit, reason="a plan cannot have fewer than 0 loads")
     if candidates is None:
-        candidates = _candidates(needed, keys, elem_bytes, arch, surface, max_candidates)
+        candidates = _candidates(needed, keys, elem_bytes, arch, surface, max_candidates,
+                                 negative_offsets)
     sets, loads, n = candidates
     if sets is None:
         return Search("unknown", limit, candidates=n,
@@ -806,7 +840,7 @@ def candidate_loads(needed: Needed, elem_bytes: int, surface: Surface, arch: Int
 
 
 def _candidates(needed: Needed, keys: np.ndarray, t: int, arch: IntelArch, surface: Surface,
-                max_candidates: int):
+                max_candidates: int, negative_offsets: bool = True):
     rows, cols = needed.shape
     coords = needed.coords.reshape(-1, 2)
     need_rows, need_cols = np.unique(coords[:, 0]), np.unique(coords[:, 1])
@@ -818,6 +852,8 @@ def _candidates(needed: Needed, keys: np.ndarray, t: int, arch: IntelArch, surfa
         # only positions whose box holds a needed row and a needed column can serve
         y0 = _starts(need_rows, h, 1)
         x0 = _starts(need_cols, w, step)
+        if not negative_offsets:
+            y0, x0 = y0[y0 >= 0], x0[x0 >= 0]
         count += y0.size * x0.size
         if count > max_candidates:
             return None, None, count

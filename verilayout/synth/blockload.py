@@ -788,11 +788,13 @@ def _pairs(needed: Needed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int,
-                 inside: bool) -> _Tiling | None:
+                 inside: bool, negative: bool = True) -> _Tiling | None:
     """The tiling, among every shape on every grid through a cell that gives the first pair
     still to do to its lane, that serves the most pairs still to do per load (ties: more
     pairs, with ``inside`` loads reaching least above or left of the tensor, fewer register
-    bytes, loads of the tensor's element size, plain loads)."""
+    bytes, loads of the tensor's element size, plain loads). ``negative=False``: only the
+    grid's loads that start at ``x, y >= 0`` count (the one through the first pair among
+    them)."""
     i0 = int(np.argmax(todo))
     l0, r0, c0 = int(lane[i0]), int(row[i0]), int(col[i0])
     L, R, C = lane[todo], row[todo], col[todo]
@@ -802,12 +804,16 @@ def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int,
         dys, dxs = np.nonzero(s.lanes == l0)
         y0, x0 = r0 - dys, c0 - dxs
         ok = x0 % s.x_align == 0
+        if not negative:
+            ok &= (y0 >= 0) & (x0 >= 0)
         if not ok.any():
             continue
         y0, x0 = y0[ok][:, None], x0[ok][:, None]
         ty, dy = np.divmod(R[None, :] - y0, h)
         tx, dx = np.divmod(C[None, :] - x0, w)
         served = s.lanes[dy, dx] == L[None, :]
+        if not negative:
+            served &= (y0 + ty * h >= 0) & (x0 + tx * w >= 0)
         tile = np.where(served, ty * (1 << 24) + tx, np.iinfo(np.int64).max)
         srt = np.sort(tile, axis=1)
         n_served = served.sum(axis=1)
@@ -828,22 +834,25 @@ def _best_tiling(shapes, lane, row, col, todo: np.ndarray, t: int,
             dy_all = row - y0[k, 0] - full_ty * h
             dx_all = col - x0[k, 0] - full_tx * w
             hit = s.lanes[dy_all, dx_all] == lane
+            if not negative:
+                hit &= (y0[k, 0] + full_ty * h >= 0) & (x0[k, 0] + full_tx * w >= 0)
             tiles = np.where(hit, full_ty * (1 << 24) + full_tx, -1)
             best = _Tiling(s, int(y0[k, 0]), int(x0[k, 0]), tiles)
     return best
 
 
-def _tiling_loads(needed: Needed, t: int, surface: Surface, arch: IntelArch) -> list[BlockLoad]:
+def _tiling_loads(needed: Needed, t: int, surface: Surface, arch: IntelArch,
+                  negative: bool = True) -> list[BlockLoad]:
     """Greedy cover by tilings: take the first pair no load serves yet, and the tiling
     (shape x grid through it) that serves the most open pairs per load; add its loads that
     serve an open pair; repeat. Loads every other load makes redundant are then dropped and
     plain/VNNI loads shortened to the rows they serve. Run twice, with and without the
     preference for loads inside the tensor; the fewer loads win (ties: the first)."""
     lane, row, col = _pairs(needed)
-    first = _greedy_tilings(needed, t, surface, arch, lane, row, col, True)
+    first = _greedy_tilings(needed, t, surface, arch, lane, row, col, True, negative)
     if len(first) == 1 or _reaches_bound(needed, t, arch, len(first)):
         return first
-    second = _greedy_tilings(needed, t, surface, arch, lane, row, col, False)
+    second = _greedy_tilings(needed, t, surface, arch, lane, row, col, False, negative)
     return second if len(second) < len(first) else first
 
 
@@ -852,12 +861,12 @@ def _reaches_bound(needed: Needed, t: int, arch: IntelArch, n: int) -> bool:
 
 
 def _greedy_tilings(needed: Needed, t: int, surface: Surface, arch: IntelArch, lane, row, col,
-                    inside: bool) -> list[BlockLoad]:
+                    inside: bool, negative: bool = True) -> list[BlockLoad]:
     shapes = load_shapes(t, arch)
     todo = np.ones(lane.size, dtype=bool)
     chosen: list[tuple[BlockLoad, np.ndarray]] = []
     while todo.any():
-        tl = _best_tiling(shapes, lane, row, col, todo, t, inside)
+        tl = _best_tiling(shapes, lane, row, col, todo, t, inside, negative)
         if tl is None:
             i = int(np.argmax(todo))
             raise LayoutError(f"no valid 2D block load puts element ({int(row[i])}, "
@@ -966,7 +975,8 @@ def _is_dpas_operand(layout: Any, op_idx) -> bool:
 
 def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] | None = None,
                 transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
-                warp: int = 0, search: bool = True, max_candidates: int = 200_000) -> Plan:
+                warp: int = 0, search: bool = True, max_candidates: int = 200_000,
+                negative_offsets: bool = True) -> Plan:
     """The fewest 2D block loads that put every element each work-item of sub-group ``warp``
     holds in ``layout`` (any distributed layout of a rank-2 tensor: ``#ttg.blocked``,
     ``#ttg.linear``, ``#ttig.subgroup_2d_block``, slices, ...) into that work-item, with the
@@ -981,8 +991,10 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     VNNI, and d32/d64 transposed loads. Where no valid load can put some element into the
     lane that holds it, a ``LayoutError`` names the element, the lane and why. Loads may
     start above or left of the tensor (negative offsets: the rows and columns outside the
-    surface read as zero [S]; an inference that negative offsets are legal, the sources
-    giving signed coordinates and zero fill).
+    surface read as zero [S]; an inference that negative offsets are legal from the signed
+    ``int2`` coordinate of the built-ins and the zero fill); ``negative_offsets=False`` keeps
+    every load at ``x, y >= 0``, and then some elements near the top and left edges reach only
+    some lanes (the error names them).
 
     >>> B = ("tensor<64x128xf16, #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
     ...      "warpsPerCTA = [4, 1], order = [1, 0]}>>")
@@ -1007,10 +1019,12 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     bad = [v for v in violations(BlockLoad(4, 1, 1, surface), arch) if v.limit.startswith("surface")]
     if bad:
         raise LayoutError(f"no load can use this surface: {bad[0].message}")
-    miss = unreachable(needed, t, surface, arch)
+    if not isinstance(negative_offsets, bool):
+        raise LayoutError(f"negative_offsets must be true or false, got {negative_offsets!r}")
+    miss = unreachable(needed, t, surface, arch, negative_offsets=negative_offsets)
     if miss is not None:
         raise LayoutError(miss.reason)
-    loads = _tiling_loads(needed, t, surface, arch)
+    loads = _tiling_loads(needed, t, surface, arch, negative_offsets)
     shuffle = _shuffle(loads, needed, t)
     if shuffle is None:  # pragma: no cover - the tiling serves every pair by construction
         raise LayoutError("internal: the tiling plan misses an element")
@@ -1025,12 +1039,13 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
         minimal = Verdict.unknown(f"the counting bound is {bound.value} < {n} loads and no "
                                   "search was run", method="counting")
     else:
-        res = search_fewer(needed, t, n - 1, surface, arch, max_candidates=max_candidates)
+        kw = dict(max_candidates=max_candidates, negative_offsets=negative_offsets)
+        res = search_fewer(needed, t, n - 1, surface, arch, **kw)
         if res.status == "found":
             loads = list(res.loads)
             shuffle = _shuffle(loads, needed, t)
             n = len(loads)
-            res = search_fewer(needed, t, n - 1, surface, arch, max_candidates=max_candidates)
+            res = search_fewer(needed, t, n - 1, surface, arch, **kw)
         if res.status == "none":
             minimal = Verdict.holds(f"no valid plan uses fewer than {n} loads: {res.reason}",
                                     method="exhaustive")
@@ -1059,7 +1074,8 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
 def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: IntelArch = "xe2",
          shape: Sequence[int] | None = None, op_idx: int | None = None,
          inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
-         warp: int = 0, baseline: bool = False, search: bool = True) -> Plan:
+         warp: int = 0, baseline: bool = False, search: bool = True,
+         negative_offsets: bool = True) -> Plan:
     """The plan with the fewest loads per sub-group (``baseline=True``: the seed's plan),
     with a lower-bound proof that no valid plan uses fewer. A DPAS operand (``#ttg.dot_op``
     with a ``#ttig.dpas`` parent, or a LinearLayout with ``op_idx=``) is planned for the DPAS
@@ -1079,7 +1095,11 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
             raise LayoutError("the seed's algorithm (baseline) builds plans for DPAS operands "
                               "only; plan this layout without it")
         return plan_tensor(layout, dtype=dtype, shape=shape, transpose=transpose, arch=arch,
-                           surface=surface, warp=warp, search=search)
+                           surface=surface, warp=warp, search=search,
+                           negative_offsets=negative_offsets)
+    if negative_offsets is not True:
+        raise LayoutError("negative_offsets=False applies to tensor plans; DPAS operand plans "
+                          "take every position the candidates give")
     op = operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
     kw = dict(dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape, transpose=transpose,
               arch=arch, surface=surface, warp=warp)
