@@ -883,10 +883,10 @@ def _greedy_tilings(needed: Needed, t: int, surface: Surface, arch: IntelArch, l
             mine = tl.tiles == tid
             chosen.append((ld, mine))
             todo &= ~mine
-    return _prune(chosen, lane, row, col, t, needed.shape)
+    return _prune(chosen, lane, row, col, t, needed.shape, arch)
 
 
-def _prune(chosen, lane, row, col, t: int, shape) -> list[BlockLoad]:
+def _prune(chosen, lane, row, col, t: int, shape, arch: IntelArch) -> list[BlockLoad]:
     """Drop loads whose pairs all others serve (smallest first); shorten plain/VNNI loads to
     the rows of the pairs they alone serve, where the shorter load still delivers them."""
     count = np.zeros(lane.size, dtype=np.int64)
@@ -902,16 +902,15 @@ def _prune(chosen, lane, row, col, t: int, shape) -> list[BlockLoad]:
     owner = np.full(lane.size, -1, dtype=np.int64)
     for i, (_, m) in enumerate(keep):
         owner[(owner < 0) & m] = i
-    rows, cols = shape
     out = []
     for i, (ld, _) in enumerate(keep):
         mine = owner == i
-        out.append(_shorten(ld, lane[mine], row[mine], col[mine], t, shape) if mine.any()
+        out.append(_shorten(ld, lane[mine], row[mine], col[mine], t, shape, arch) if mine.any()
                    else ld)
     return out
 
 
-def _shorten(ld: BlockLoad, lane, row, col, t: int, shape) -> BlockLoad:
+def _shorten(ld: BlockLoad, lane, row, col, t: int, shape, arch: IntelArch) -> BlockLoad:
     if ld.transpose:
         return ld
     k = 4 // ld.elem_bytes if ld.vnni else 1
@@ -923,7 +922,7 @@ def _shorten(ld: BlockLoad, lane, row, col, t: int, shape) -> BlockLoad:
                       ld.vnni, ld.transpose)
     keys = (lane * shape[0] + row) * shape[1] + col
     found, _, _ = lookup(keys, delivered_arrays([short], t, shape))
-    return short if found.all() and not violations(short) else ld
+    return short if found.all() and not violations(short, arch) else ld
 
 
 def _tensor_layout(layout: Any, shape, dtype) -> tuple[LinearLayout, str]:
