@@ -552,7 +552,9 @@ def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base
     a LinearLayout, or a :class:`TileAddress`. ``mn_dim``: which dim of the layout
     is M/N (1 for Triton's ``[K, N]`` B operands). ``mn``/``mn_block``: the rows of a
     wider tile one wgmma reads. The counterexample names the coordinate and both
-    byte addresses; a descriptor that breaks the contract gets the broken rule.
+    byte addresses; a descriptor that breaks the contract gets the broken rule. ``dtype`` may be a
+    tcgen05 fp4/fp6 type (``e2m1`` packed, ``e2m1_padded``/``e3m2``/``e2m3`` as 8-bit slots); with
+    the absolute LBO mode (bit 52) a K-block is 48 bytes (``k_block`` counts those).
 
     >>> verify(0x4000004000010000, "Sw<3,4,3> o smem_ptr[16b](unset) o "
     ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).status
