@@ -513,3 +513,18 @@ def test_subgroup_2d_block_layouts_are_planned_minimally(case):
     # one instrShape x numBlocks block is one load's worth of data: the 16-bit A tiles are
     # exactly one load (Intel's block for that layout); f32 K = 32 spans two 8x2 blocks
     assert least == {"FP32_32x8x2_M256_N128_K32_A": 2}.get(name, 1)
+
+
+def test_linear_layout_text_is_planned_minimally():
+    # #ttg.linear: element = XOR of the bases of the set bits (its definition). Lane l holds a
+    # 4x4 patch: columns 4 (l % 4) .. +3 of rows 4 (l // 4) .. +3.
+    reg = [[0, 1], [0, 2], [1, 0], [2, 0]]
+    lane = [[0, 4], [0, 8], [4, 0], [8, 0]]
+    text = (f"#ttg.linear<{{register = {reg}, lane = {lane}, warp = [], block = []}}>")
+    regs, lanes = _span(reg), _span(lane)
+    coords = np.array([[[[ry ^ ly, rx ^ lx]] for ly, lx in lanes] for ry, rx in regs])
+    pairs = memory_pairs(coords, 0, False)
+    least = math.ceil(len(pairs) / most_served(pairs, 2))
+    p = plan(text, shape=[16, 16], dtype="f16")
+    verify_plan(p, coords, 0, 2, False, (16, 16))
+    assert len(p.loads) == least == 4 and p.verdict.proved
