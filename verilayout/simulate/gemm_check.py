@@ -8,6 +8,9 @@ The kernel is run by :func:`verilayout.simulate.ptx_run.run_threads` (all ``128 
 threads of CTA 0, one CTA for the grid, ``M = 2 BM``, ``N = BN``, ``K`` giving ``stages + 2``
 pipeline iterations, so the ring wraps and the phase bit flips). The checks:
 
+* ``instruction``: every consumer wgmma is ``m64n<BN>k<K>.f32.<dtype>.<dtype>`` with the PTX ISA
+  operands and immediates (scales 1, both operands K-major), scale-d 0 (or zeroed accumulators)
+  at each tile's first K-block and 1 after;
 * ``tensor-map``: ``launch`` compiled for the host with ``cuTensorMapEncodeTiled`` replaced by a
   recorder: data type, rank 2, dims ``{K, rows}``, row stride ``K * bytes``, box ``{swizzle span /
   bytes, BM | BN}``, element strides 1, no interleave, and the swizzle enum equal to cuda.h's
@@ -49,11 +52,12 @@ from collections import deque
 import numpy as np
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import parse_ptx
+from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, verify
-from verilayout.simulate.independent import Check, IndependentReport, _run_nvcc, compile_ptx, ptxas_spills
+from verilayout.simulate.independent import (Check, IndependentReport, _run_nvcc, compile_ptx,
+                                              imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES"]
@@ -268,7 +272,7 @@ class _Gemm:
                 if not sel.any():
                     continue
                 idx = np.nonzero(sel)[0]
-                vals = {k: (None if v is None else v[idx]) for k, v in ev.values.items()}
+                vals = {k: (None if v is None else v[..., idx]) for k, v in ev.values.items()}
                 procs[p].append((ev, vals, int(sel.sum()), t[idx]))
         return procs
 
@@ -289,11 +293,61 @@ class _Gemm:
                              "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
                              "bar": int(v.get("a1", v.get("a0"))[0]) if v.get("a1", v.get("a0"))
                              is not None else None, "ev": ev})
+        self._instruction_checks(procs)
         tiles = self._tma_checks(tmas)
         self._descriptor_checks(procs, tmas)
         self._protocol(procs, init, tmas)
         self._d_store(procs, tiles)
         return self.checks
+
+    # ---- the wgmma instruction ----
+    def _instruction_checks(self, procs):
+        want = (f"wgmma.mma_async.sync.aligned.m64n{self.bn}k{self.kx}.f32.{self.dt}.{self.dt}")
+        imms = imm_operands({"dtype": self.dt, "a": {"source": "smem", "major": "K"},
+                             "b": {"major": "K"}})
+        nkb = self.bk // self.kx
+        n = 0
+        for c in range(1, self.cons + 1):
+            it, kb = -1, 0
+            for ev, v, _n, t in procs[c]:
+                if ev.op.startswith("mbarrier.try_wait"):
+                    it, kb = it + 1, 0
+                    continue
+                if not ev.op.startswith("wgmma.mma_async"):
+                    continue
+                ops = ev.instr.operands
+                if ev.op != want or len(ops) != 4 + len(imms):
+                    self.add("instruction", "counterexample", f"consumer {c - 1}: {ev.op} with "
+                             f"{len(ops)} operands; expected {want} D, A desc, B desc, scale-d"
+                             f"{''.join(', ' + x for x in imms)}", ev)
+                    return
+                for name, text in zip(imms, ops[4:]):
+                    need = 1 if name.startswith("imm-scale") else 0    # both operands K-major
+                    if parse_immediate(text) != need:
+                        self.add("instruction", "counterexample", f"consumer {c - 1}: {name} is "
+                                 f"{text}, expected {need}", ev)
+                        return
+                sd = v.get("scale_d")
+                first = it % self.k_tiles == 0 and kb == 0
+                if sd is None or len(set(sd.tolist())) != 1:
+                    self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
+                             "known value", ev)
+                    return
+                zero = v.get("d_zero") is not None and bool(v["d_zero"].all())
+                if first and sd[0] and not zero:
+                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}: "
+                             "the first wgmma of a tile accumulates (scale-d 1) onto accumulators "
+                             "that are not zero: the previous tile's sum leaks in", ev)
+                    return
+                if not first and not sd[0]:
+                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                             f"K-block {kb}: scale-d 0 discards the K-blocks summed before it", ev)
+                    return
+                kb = (kb + 1) % nkb
+                n += 1
+        self.add("instruction", "proved", f"{n} x {want}: operand order, immediates "
+                 f"({', '.join(imms) or 'none'}), scale-d 0 or zeroed accumulators at each tile's "
+                 "first K-block and 1 after")
 
     # ---- TMA placement and coordinates ----
     def _tma_checks(self, tmas):

@@ -66,7 +66,7 @@ from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 from verilayout.prove.wgmma import intended_tile, verify
 from verilayout.simulate.ptx_run import run_threads
 
-__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills",
+__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
            "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
 
@@ -424,11 +424,18 @@ def _ptx_regs(text: str) -> list[str]:
                                                                 "%laneid", "%warpid"))]
 
 
-def _imm_ops(man: dict) -> list[str]:
-    """The immediates after scale-d, in PTX ISA order, for the manifest's types and operands."""
+def imm_operands(man: dict) -> list[str]:
+    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, seed 003), for the manifest's
+    types and operands.
+
+    >>> imm_operands({"dtype": "f16", "a": {"source": "smem"}}), imm_operands({"dtype": "s8"})
+    (['imm-scale-a', 'imm-scale-b', 'imm-trans-a', 'imm-trans-b'], [])
+    """
     dtype = man["dtype"]
-    if dtype in ("s8", "u8", "e4m3", "e5m2", "b1"):
+    if dtype in ("s8", "u8", "b1"):
         return []
+    if dtype in ("e4m3", "e5m2"):                 # PTX ISA: fp8 has scales, no transposes
+        return ["imm-scale-a", "imm-scale-b"]
     names = ["imm-scale-a", "imm-scale-b"]
     if dtype in ("f16", "bf16"):
         if man["a"]["source"] == "smem":
@@ -565,7 +572,7 @@ def _instruction_checks(ctx: _Ctx, wg: list[Instr]) -> None:
     if len(wg) != nkb:
         ctx.add("instruction", "counterexample", f"{len(wg)} wgmma.mma_async in the PTX, but K = {k} "
                 f"needs {nkb} K-blocks of {kx}", wg[0])
-    imms = _imm_ops(man)
+    imms = imm_operands(man)
     a_reg = man["a"]["source"] == "reg"
     bad = 0
     for idx, i in enumerate(wg):
@@ -770,7 +777,7 @@ def _smem_assumption() -> z3.BoolRef:
 def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
     man, ev = ctx.man, ctx.ev
     m, n, kx = parse_shape(man["shape"])
-    imms = _imm_ops(man)
+    imms = imm_operands(man)
     for slot, name in ((1, "a"), (2, "b")):
         op = man[name]
         if op["source"] != "smem":

@@ -8,7 +8,8 @@ held as numpy ``uint64`` arrays over the threads. Memory is not modelled: ``ld.g
 which global address it copies; ``mbarrier.try_wait`` succeeds at once (its ``(barrier,
 parity)`` is recorded: :mod:`verilayout.simulate.independent` replays the waits against the
 arrivals). Every ``st``, ``cp.async``, ``mbarrier``, ``wgmma``, ``fence`` and ``bar`` instruction
-is an :class:`Event` with its operand values per thread; after a ``wgmma.mma_async`` its
+is an :class:`Event` with its operand values per thread (a ``wgmma.mma_async`` also records its
+descriptors, A registers, whether its accumulators are all zero ``d_zero``, and ``scale_d``); after it, its
 accumulator register ``r`` holds the tag ``r + 1`` (f16 accumulators: the halves ``2r + 1`` and
 ``2r + 2``), so a store shows which accumulator element it writes. An instruction that is not modelled
 makes its destination *unknown*; a branch on an unknown value, or more than ``max_steps`` steps,
@@ -348,6 +349,18 @@ class _Machine:
         vals: dict[str, np.ndarray] = {}
         k = 0
         if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
+            try:                                        # accumulators all zero before it?
+                z = np.ones(len(lanes), dtype=bool)
+                for r in i.operands[0].strip("{} ").split(","):
+                    z &= self.value(r.strip(), 32)[lanes] == 0
+                vals["d_zero"] = z
+            except _Unknown:
+                vals["d_zero"] = None
+            if len(i.operands) > 3:
+                try:
+                    vals["scale_d"] = self.value(i.operands[3].strip(), 1)[lanes]
+                except _Unknown:
+                    vals["scale_d"] = None
             if i.operands[1].strip().startswith("{"):   # A from registers: (registers, lanes)
                 try:
                     vals["a_regs"] = np.stack([self.value(r.strip(), 32)[lanes] for r in
