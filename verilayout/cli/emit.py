@@ -98,7 +98,12 @@ examples:
   verilayout simulate out/ex1 --seed 7 --smem-base 0x8000 --json
   verilayout simulate out/a
 wgmma: builds the shared-memory image the emitted copy produces, reads every K-block through
-the descriptor address model and the PTX fragment tables, and compares D with A @ B.
+the descriptor address model and the PTX fragment tables, and compares D with A @ B; with nvcc,
+kernel.cu is also compiled and checked on its PTX, independently of the renderer (wgmma operands
+and immediates, the copy of every element, descriptors at 3 shared bases, fence/commit/wait
+order, D stores, ptxas spills, host-compiled index functions); comments are not failures.
+gemm: the independent checks alone (needs nvcc): tensor maps, TMA boxes, descriptors, the
+mbarrier ring over every interleaving, the epilogue.
 blockload: runs the loads (the block-IO model's register placement) and the shuffle, and
 compares every DPAS operand register of every lane of every sub-group with the DPAS layout.
 exit codes: 0 the model reproduces the result, 1 a mismatch (coordinate printed), 2 bad input

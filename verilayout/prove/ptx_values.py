@@ -5,7 +5,7 @@ definition, recursively; ``%tid.x`` is :data:`TID`, the address of a shared vari
 ``global_smem``, or the names given) is :data:`SMEM`; kernel parameters, loads, registers defined
 more than once (loop-carried) and unmodelled instructions are free symbols (listed in ``opaque``).
 The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted kernels
-(``verilayout.simulate.ptx_check``) both read descriptors and addresses through it.
+(``verilayout.simulate.independent``) both read descriptors and addresses through it.
 
 >>> from verilayout.frontends.ptx import parse_ptx
 >>> v = PtxValues(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.b32 %r1, global_smem;\\n"
