@@ -8,7 +8,7 @@ import z3
 from hypothesis import given, settings, strategies as st
 
 from verilayout import LayoutError, LinearLayout, Verdict, equal
-from verilayout.core.smt import prove
+from verilayout.core.smt import check_claim
 from verilayout.core.smt import FunctionLayout, check_injective, input_vars, z3_apply_linear
 
 
@@ -72,7 +72,7 @@ def test_timeout_is_unknown_never_proved():
     x, y = z3.BitVec("x", 64), z3.BitVec("y", 64)
     claim = z3.Implies(z3.And(z3.UGT(x, 1), z3.UGT(y, 1), z3.ULT(x, 2**32), z3.ULT(y, 2**32)),
                        x * y != p * q)
-    v = prove(claim, variables={"x": x, "y": y}, timeout_ms=50)
+    v = check_claim(claim, variables={"x": x, "y": y}, timeout_ms=50)
     assert v.status == "unknown" and not v.proved and v.counterexample is None
     assert "timeout" in v.reason
 

@@ -10,7 +10,7 @@ from importlib import import_module
 from verilayout.errors import LayoutError
 
 # ``verilayout.prove`` is the package of provers (wgmma, banks, coverage); the generic
-# z3 entry point is ``verilayout.core.smt.prove``.
+# z3 entry point is ``verilayout.core.smt.check_claim``.
 __all__ = ["LayoutError", "LinearLayout", "Verdict", "equal", "parse"]
 __version__ = "0.1.0"
 

@@ -10,9 +10,9 @@ Every question verilayout answers ends in a :class:`Verdict`:
 
 >>> import z3
 >>> x = z3.BitVec("x", 4)
->>> prove(x ^ x == 0, variables={"x": x}).status
+>>> check_claim(x ^ x == 0, variables={"x": x}).status
 'proved'
->>> v = prove(z3.UGT(x + 1, x), variables={"x": x}, show={"x+1": x + 1})
+>>> v = check_claim(z3.UGT(x + 1, x), variables={"x": x}, show={"x+1": x + 1})
 >>> v.status, v.counterexample
 ('counterexample', {'x': 15, 'x+1': 0})
 """
@@ -134,7 +134,7 @@ def record_query(solver: z3.Solver, result: z3.CheckSatResult, what: str) -> Non
     rec.files.append({"file": name, "what": what, "expected": expected})
 
 
-def prove(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = None,
+def check_claim(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = None,
           show: Mapping[str, z3.ExprRef] | None = None, assumptions=(),
           timeout_ms: int = DEFAULT_TIMEOUT_MS, what: str = "claim") -> Verdict:
     """Prove ``claim`` for all values of its free variables (under ``assumptions``).
@@ -142,7 +142,7 @@ def prove(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None = Non
     ``variables`` and ``show`` name the expressions reported in a counterexample.
 
     >>> y = z3.BitVec("y", 3)
-    >>> prove(z3.ULE(y, 7), variables={"y": y}).proved
+    >>> check_claim(z3.ULE(y, 7), variables={"y": y}).proved
     True
     """
     s = z3.Solver()
@@ -208,7 +208,7 @@ def z3_apply_linear(layout: LinearLayout, vars: Mapping[str, z3.BitVecRef],
 
     >>> L = LinearLayout.identity1D(4, "i", "o")
     >>> i = z3.BitVec("i", 2); out = z3_apply_linear(L, {"i": i})
-    >>> prove(out["o"] == z3.ZeroExt(1, i), variables={"i": i}).proved
+    >>> check_claim(out["o"] == z3.ZeroExt(1, i), variables={"i": i}).proved
     True
     """
     outs = {}
@@ -293,7 +293,7 @@ def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     width = max(max(e.size() for e in oa.values()), max(e.size() for e in ob.values()))
     claim = z3.And([_zext(oa[n], width) == _zext(ob[n], width) for n in oa])
     show = {**{f"lhs.{n}": oa[n] for n in oa}, **{f"rhs.{n}": ob[n] for n in ob}}
-    v = prove(claim, variables=vars, show=show, assumptions=in_range(vars, fa.in_dims),
+    v = check_claim(claim, variables=vars, show=show, assumptions=in_range(vars, fa.in_dims),
               timeout_ms=timeout_ms, what="layout equality")
     if v.status == COUNTEREXAMPLE:
         c = v.counterexample
@@ -326,7 +326,7 @@ def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     oa, ob = f.z3_fn(va), f.z3_fn(vb)
     same_out = z3.And([oa[n] == ob[n] for n in oa])
     diff_in = z3.Or([va[n] != vb[n] for n in va])
-    return prove(z3.Not(z3.And(same_out, diff_in)),
+    return check_claim(z3.Not(z3.And(same_out, diff_in)),
                  variables={**{f"a.{n}": v for n, v in va.items()},
                             **{f"b.{n}": v for n, v in vb.items()}},
                  assumptions=in_range(va, f.in_dims) + in_range(vb, f.in_dims),

@@ -56,7 +56,7 @@ import z3
 from verilayout.bits import log2 as _log2
 from verilayout.core import gf2
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, prove, record_query, z3_apply_linear
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record_query, z3_apply_linear
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
@@ -649,7 +649,7 @@ def _prove_contiguous(reg, amap, plan: AccessPlan, timeout_ms: int) -> Verdict:
                 want ^= steps[i]
         off = _fit(amap.z3_fn(_coords(reg, moved)), width)
         cons.append(off == base + want)
-    return prove(z3.And(cons), variables=dict(a.vars), assumptions=assume + prob.fixed(a),
+    return check_claim(z3.And(cons), variables=dict(a.vars), assumptions=assume + prob.fixed(a),
                  timeout_ms=timeout_ms, what=f"{instr.name} contiguity")
 
 

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.core.smt import Verdict, prove
+from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function
 from verilayout.core.linear_layout import LinearLayout
@@ -311,7 +311,7 @@ def verify_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, sta
             rd = _descriptor_bits(reader, stage_base, mn, k, mb, kb)
         else:
             rd = _layout_bits(reader, stage_base, gmn, gk)
-        v = prove(tma == rd, variables={"q": q, "stage": s, "mn": mn, "k": k}, assumptions=cc,
+        v = check_claim(tma == rd, variables={"q": q, "stage": s, "mn": mn, "k": k}, assumptions=cc,
                   timeout_ms=timeout_ms, what="TMA write == reader read")
         if v.status == "unknown":
             return Verdict.unknown(f"{pre}z3 gave up on the TMA/reader equality ({assume})", method="z3")

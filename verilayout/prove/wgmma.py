@@ -32,7 +32,7 @@ from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
 from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
 from verilayout.hw.nvidia.wgmma import parse_major
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import Verdict, prove
+from verilayout.core.smt import Verdict, check_claim
 
 __all__ = ["TileAddress", "strided_tile", "linear_tile", "cute_tile", "intended_tile", "as_descriptor",
            "fp4_padded_slots",
@@ -416,7 +416,7 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
         assume.append(z3.ULT(mn, d["mn"]))
     if d["k"] < 1 << k.size():
         assume.append(z3.ULT(k, d["k"]))
-    v = prove(a.z3({"mn": mn, "k": k}) == b.z3({"mn": mn, "k": k}), variables={"mn": mn, "k": k},
+    v = check_claim(a.z3({"mn": mn, "k": k}) == b.z3({"mn": mn, "k": k}), variables={"mn": mn, "k": k},
               assumptions=assume, timeout_ms=timeout_ms, what="address equality")
     if v.status == "proved":
         return "proved", None, "z3"
