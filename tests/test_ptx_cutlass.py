@@ -147,3 +147,27 @@ def test_recompiled_cutlass_gemm_is_proved():
     assert len(_wgmma_lines(text)) == 16
     assert checks and {c.status for c in checks} == {"proved"}
     assert len(checks) == len(_mma(_text("sm90_gemm_f16_tn")))
+
+
+def test_every_operand_of_nvcc_and_triton_ptx_evaluates_without_raising():
+    # the evaluator's contract: an instruction it does not model gives a free symbol, never an
+    # exception: every register operand and predicate of every instruction, at that instruction
+    import glob
+
+    import z3
+
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.prove.ptx_values import PtxValues
+    texts = [_text(n) for n in sorted(EXPECT)]
+    texts += [Path(p).read_text() for p in sorted(glob.glob(str(ROOT / "tests" / "corpus" / "cuda*" / "*.ptx")))[:12]]
+    for text in texts:
+        mod = parse_ptx(text)
+        for f in mod.functions:
+            ev = PtxValues(mod, f, smem_names=mod.shared)
+            for i in (i for i in mod.instrs if i.func == f):
+                for o in i.operands:
+                    if o.startswith("%"):
+                        v = ev.operand(o, 32, at=i)
+                        assert v is None or (z3.is_bv(v) and v.size() == 32)
+                if i.pred:
+                    assert z3.is_bool(ev.pred(i.pred))
