@@ -151,6 +151,18 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     return a0, [set(range(o, o + width)) for o in offs]
 
 
+def _split_const(e: z3.BitVecRef) -> tuple[int, z3.BitVecRef | None]:
+    """``(c, rest)`` with ``e == c + rest`` for a simplified sum whose first term is a value
+    (``rest`` None when ``e`` is a value)."""
+    if z3.is_bv_value(e):
+        return e.as_long(), None
+    if z3.is_app_of(e, z3.Z3_OP_BADD) and z3.is_bv_value(e.arg(0)):
+        kids = e.children()[1:]
+        rest = kids[0] if len(kids) == 1 else z3.simplify(z3.Sum(*kids))
+        return e.arg(0).as_long(), rest
+    return 0, e
+
+
 def _split(group: list, copies: int) -> list[list]:
     per = len(group) // copies
     return [group[i * per:(i + 1) * per] for i in range(copies)]
@@ -211,12 +223,20 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             if isinstance(got, str):
                 why = (ins, got)
                 break
-            for g in groups:
-                if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
+            c, rest = _split_const(got[0])
+            for g in groups:                     # same symbolic part: a constant apart, no simplify
+                gc, grest = _split_const(g[0][1])
+                if (rest is None and grest is None) or (rest is not None and grest is not None
+                                                        and rest.hash() == grest.hash() and z3.eq(rest, grest)):
                     g.append((ins, *got))
                     break
             else:
-                groups.append([(ins, *got)])
+                for g in groups:
+                    if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
+                        g.append((ins, *got))
+                        break
+                else:
+                    groups.append([(ins, *got)])
         if why is not None:
             out.append(Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
                              f"{op.name} (TTGIR line {op.line}): {why[1]}",
@@ -256,7 +276,9 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str) -> Check:
     per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
     twice: list[dict[int, Instr]] = [{} for _ in range(32)]     # bytes a lane touches again
     for ins, a0, ls in part:
-        rel = z3.simplify(a0 - ref).as_long()
+        (c0, r0), (c1, r1) = _split_const(a0), _split_const(ref)
+        same = (r0 is None and r1 is None) or (r0 is not None and r1 is not None and z3.eq(r0, r1))
+        rel = (c0 - c1) % (1 << 32) if same else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
             for b in s:
