@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import z3
 
 from verilayout.core.cute import ComposedLayout, Layout, flatten
@@ -374,7 +375,8 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
     integer-linear in the coordinate bits), they are equal iff constants, columns
     and weights are: decided on 0 and the unit vectors, and a difference there is
     the counterexample (``"gf2"`` when no integer part is needed, else ``"split"``).
-    Otherwise z3 decides over bit-vectors. ``method="z3"`` skips the shortcut.
+    Otherwise a domain of at most :data:`ENUMERATION_LIMIT` points is decided on every point
+    (``"enumeration"``), a larger one by z3 over bit-vectors. ``method="z3"`` skips both shortcuts.
 
     >>> f = AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 64), Term("k", 1, 0, 8)))
     >>> equal_addresses(f, f)[0], equal_addresses(f, AddressFunction(f.extents, terms=f.terms[:1]))[1]
@@ -409,6 +411,8 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
             if a.eval(*cand) != b.eval(*cand):
                 return "counterexample", cand, how
             break                                   # (cannot happen: both certified) -> z3
+        if d["mn"] * d["k"] <= ENUMERATION_LIMIT:
+            return _enumerated_difference(a, b)
     mn = z3.BitVec("mn", _nbits(d["mn"]))
     k = z3.BitVec("k", _nbits(d["k"]))
     assume = []
@@ -423,6 +427,21 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
     if v.status == "unknown":
         return "unknown", None, "z3"
     return "counterexample", (v.counterexample["mn"], v.counterexample["k"]), "z3"
+
+
+#: Domains up to this many (mn, k) points are decided by evaluating both sides on every point
+#: (a proof by exhaustion, method ``enumeration``) instead of asking z3.
+ENUMERATION_LIMIT = 1 << 16
+
+
+def _enumerated_difference(a: AddressFunction, b: AddressFunction) -> tuple[str, tuple[int, int] | None, str]:
+    """Both address functions on every point of ``a``'s domain, compared modulo 2^ADDR_BITS (the
+    width z3 decides in): proved when every point agrees, else the first point that differs."""
+    diff = (a.table() - b.table()) & ((1 << ADDR_BITS) - 1)
+    bad = np.argwhere(diff != 0)
+    if not len(bad):
+        return "proved", None, "enumeration"
+    return "counterexample", (int(bad[0][0]), int(bad[0][1])), "enumeration"
 
 
 def _split_difference(sa, sb, d) -> tuple[int, int] | None:
