@@ -401,3 +401,10 @@ def test_planted_gemm_tile_sum_leak_is_caught(gemm):
 def test_planted_gemm_trans_immediate_is_caught(gemm):
     r = _gemm(gemm, _sub(r"p, 1, 1, 0, 0;", "p, 1, 1, 1, 0;"))
     _caught(r, "instruction", r"imm-trans-a is 1, expected 0")
+
+
+def test_planted_gemm_missing_row_predicate_is_caught(gemm):
+    # the ragged run (M = 2 BM - 40): rows past M must not be stored
+    r = _gemm(gemm, _sub(r"if \(r < uint32_t\(M\)\) \{", "if (true) {"))
+    _caught(r, "d-store", r"outside the 216x251 D, and is stored .*missing edge predicate.*"
+            r"\[M=216, N=251, K=184\]")

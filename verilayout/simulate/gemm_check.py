@@ -6,7 +6,8 @@ Nothing here reads the renderer (``verilayout.emit``): from the manifest only th
 taken (``dtype``, ``bm``/``bn``/``bk``, ``stages``, ``consumers``, the two stage layout **texts**).
 The kernel is run by :func:`verilayout.simulate.ptx_run.run_threads` (all ``128 * (consumers + 1)``
 threads of CTA 0, one CTA for the grid, ``M = 2 BM``, ``N = BN``, ``K`` giving ``stages + 2``
-pipeline iterations, so the ring wraps and the phase bit flips). The checks:
+pipeline iterations, so the ring wraps and the phase bit flips; then again with ragged edges,
+``M = 2 BM - 40``, an odd ``N = BN - 5``, ``K`` short by 16 bytes). The checks:
 
 * ``instruction``: every consumer wgmma is ``m64n<BN>k<K>.f32.<dtype>.<dtype>`` with the PTX ISA
   operands and immediates (scales 1, both operands K-major), scale-d 0 (or zeroed accumulators)
@@ -64,7 +65,8 @@ __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES"]
 
 GEMM_ASSUMPTIONS = (
     "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
-    "iterations; shared variable at 0x410 (the kernel aligns it up)",
+    "iterations, then ragged edges (M = 2 BM - 40, N = BN - 5, K short by 16 bytes); shared "
+    "variable at 0x410 (the kernel aligns it up)",
     "a consumer warpgroup is one process: its warps' arrivals are counted together",
     "TMA swizzle: the 16-byte chunk index XOR the 128-byte row index mod span/16 (box inner "
     "extent = span)")
@@ -124,15 +126,19 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
                                  GEMM_ASSUMPTIONS)
     iters = stages + 2
     k_tiles = -(-iters // 2)
-    M, N, K = 2 * bm, bn, k_tiles * bk
-    run = run_threads(mod, entry, range(128 * (cons + 1)),
-                      param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K},
-                      shared_base=_SMEM)
-    if not run.complete:
-        checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX: {run.reason}"))
-        return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
-    g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
-    checks += g.all()
+    # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
+    for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
+                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
+        run = run_threads(mod, entry, range(128 * (cons + 1)),
+                          param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K},
+                          shared_base=_SMEM)
+        if not run.complete:
+            checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
+                                f"N={N}, K={K}): {run.reason}"))
+            continue
+        g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+        g.label = f" [M={M}, N={N}, K={K}]" if label else ""
+        checks += g.all()
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
 
 
@@ -249,8 +255,11 @@ class _Gemm:
         self.th = np.asarray(run.threads)
         self.checks: list[Check] = []
 
+    label = ""
+
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
+        msg += self.label
         self.checks.append(Check(check, status, msg, ins.line if ins else None,
                                  ins.loc if ins else None))
 
@@ -370,10 +379,12 @@ class _Gemm:
             by_it: dict[int, list] = {}
             for x in mine:
                 by_it.setdefault(x["it"], []).append(x)
-            iters = self.k_tiles * 2
+            tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
+            iters = self.k_tiles * tm_n * tn_n
             if len(by_it) != iters:
                 self.add("tma", "counterexample", f"{name}: TMA loads in {len(by_it)} pipeline "
-                         f"iterations, the problem has {iters} (2 tiles x {self.k_tiles} K-tiles)")
+                         f"iterations, the problem has {iters} ({tm_n * tn_n} tiles x "
+                         f"{self.k_tiles} K-tiles)")
                 bad = True
                 continue
             for i, xs in sorted(by_it.items()):
@@ -413,11 +424,12 @@ class _Gemm:
         for i, (tm, tn) in out_tiles.items():
             seen.setdefault((tm, tn), []).append(i)
         if not bad:
-            grid = {(a, b) for a in range(self.M // self.bm) for b in range(self.N // self.bn)}
+            tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
+            grid = {(a, b) for a in range(tm_n) for b in range(tn_n)}
             runs_ok = all(sorted(v) == list(range(v[0], v[0] + self.k_tiles)) for v in seen.values())
             if set(seen) != grid or not runs_ok:
                 self.add("tma", "counterexample", f"the producer's tiles {sorted(seen)} do not walk "
-                         f"the {self.M // self.bm}x{self.N // self.bn} tile grid once, K-tiles in order")
+                         f"the {tm_n}x{tn_n} tile grid once, K-tiles in order")
             else:
                 self.add("tma", "proved", f"every TMA box of every iteration writes each (mn, k) of the "
                          f"stage at the byte of the layout text (A {self.bm}x{self.bk}, B "
@@ -726,18 +738,29 @@ class _Gemm:
                             continue
                         r0, c0 = coord[tt, ee]
                         want = (tile[0] * self.bm + 64 * (c - 1) + r0, tile[1] * self.bn + c0)
+                        if want[0] >= self.M or want[1] >= self.N:
+                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
+                                          f"of tile {tile} belongs to D{want}, outside the "
+                                          f"{self.M}x{self.N} D, and is stored (at element "
+                                          f"{int(pos[q])}): a missing edge predicate", ev)
+                            continue
                         if (int(row[q]), int(col[q])) != want:
                             bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
                                           f"of tile {tile} is stored at D({int(row[q])}, "
                                           f"{int(col[q])}); the PTX D fragment puts it at "
                                           f"D{want}", ev)
                         got[(c, tt, ee, tile)] = got.get((c, tt, ee, tile), 0) + 1
-        want_n = self.cons * 128 * regs * len({tl for tl in tiles.values()})
+        want_n = 0
+        for tl in {tl for tl in tiles.values()}:
+            for c in range(self.cons):
+                rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
+                cols = tl[1] * self.bn + coord[:, :, 1]
+                want_n += int(((rows < self.M) & (cols < self.N)).sum())
         if bad:
             self.add("d-store", "counterexample", bad[0], bad[1])
         elif len(got) != want_n or any(v != 1 for v in got.values()):
             self.add("d-store", "counterexample", f"{len(got)} accumulator elements stored (some "
                      f"twice?), expected {want_n} once each")
         else:
-            self.add("d-store", "proved", f"all {want_n} accumulator elements of both tiles stored "
-                     "once at their D(row, col) (PTX D fragment, the producer's tile)")
+            self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
+                     "at their D(row, col) (PTX D fragment, the producer's tile), none outside")
