@@ -158,7 +158,10 @@ def test_kwidth_must_match_ops_per_chan_for_b():
 
 
 def test_unknown_keys_and_wrong_printed_shapes_are_errors():
-    with pytest.raises(LayoutError, match="unknown key 'fp4KPack'"):
+    with pytest.raises(LayoutError, match="unknown key 'fp8KPack'"):
+        triton_intel.dpas_params({**SEED_PARAMS, "fp8KPack": 2})
+    # fp4KPack is a key of the attribute (DpasEncodingAttr::verify: 2, only with opsPerChan 4)
+    with pytest.raises(LayoutError, match="'fp4KPack' must be 2"):
         triton_intel.dpas_params({**SEED_PARAMS, "fp4KPack": 1})
     with pytest.raises(LayoutError, match="'B' = \\[16, 16\\] differs"):
         triton_intel.dpas_params({**SEED_PARAMS, "B": [16, 16]})

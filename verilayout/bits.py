@@ -31,3 +31,18 @@ def log2(x: int) -> int:
     (0, 10, 2)
     """
     return int(x).bit_length() - 1
+
+
+def doubling(start: int, stop: int) -> list[int]:
+    """``start, 2*start, 4*start, ...`` while below ``stop`` (the strides of a layout's bases).
+
+    Law: every value is ``start << i`` and ``< stop``; empty when ``start >= stop``.
+
+    >>> doubling(1, 16), doubling(4, 32), doubling(8, 8)
+    ([1, 2, 4, 8], [4, 8, 16], [])
+    """
+    out, v = [], start
+    while v < stop:
+        out.append(v)
+        v *= 2
+    return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from verilayout.bits import doubling
 from verilayout.bits import is_pow2
 from verilayout.core.cga import OLD_CGA_KEYS, combine_cta_cga_with_shape
 from verilayout.errors import LayoutError
@@ -163,8 +164,6 @@ def is_dpas(attr: Any) -> bool:
     return getattr(attr, "name", None) in DPAS_NAMES
 
 
-
-
 # ----- #ttig.subgroup_2d_block --------------------------------------------------------------
 
 _SG2D_REQUIRED = ("warpsPerCTA", "instrShape", "numBlocks", "order", "kWidth", "threadsPerWarp")
@@ -186,20 +185,12 @@ def subgroup_2d_block_tile(height: int, width: int,
     ([[2, 0]], [[0, 1], [0, 2], [0, 4], [1, 0]])
     """
     packed = -(-width // threads_per_warp)
-    lanes = [[0, i] for i in _doubling(packed, width)]
+    lanes = [[0, i] for i in doubling(packed, width)]
     rows_per_warp = -(-threads_per_warp // (1 << len(lanes)))
-    lanes += [[i, 0] for i in _doubling(1, rows_per_warp)]
-    regs = [[0, i] for i in _doubling(1, packed)]
-    regs += [[i * rows_per_warp, 0] for i in _doubling(1, height // rows_per_warp)]
+    lanes += [[i, 0] for i in doubling(1, rows_per_warp)]
+    regs = [[0, i] for i in doubling(1, packed)]
+    regs += [[i * rows_per_warp, 0] for i in doubling(1, height // rows_per_warp)]
     return regs, lanes
-
-
-def _doubling(start: int, stop: int) -> list[int]:
-    out, v = [], start
-    while v < stop:
-        out.append(v)
-        v *= 2
-    return out
 
 
 def subgroup_2d_block_to_linear(params: Mapping[str, Any], shape: Sequence[int]) -> LinearLayout:

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from verilayout.bits import doubling
 from verilayout.bits import is_pow2 as _pow2
 from verilayout.dtypes import subset
 from verilayout.errors import LayoutError
@@ -194,14 +195,14 @@ class Dpas:
         if op == OP_A:
             return self._bases_a()
         rows_per_warp = tpw // self.execution_size
-        lanes = [[0, t] for t in _doubling(1, self.execution_size)]
+        lanes = [[0, t] for t in doubling(1, self.execution_size)]
         if op == OP_B:
-            regs = [[o, 0] for o in _doubling(1, opc)]
-            regs += [[r * opc, 0] for r in _doubling(rows_per_warp, self.systolic_depth)]
-            lanes += [[r * opc, 0] for r in _doubling(1, rows_per_warp)]
+            regs = [[o, 0] for o in doubling(1, opc)]
+            regs += [[r * opc, 0] for r in doubling(rows_per_warp, self.systolic_depth)]
+            lanes += [[r * opc, 0] for r in doubling(1, rows_per_warp)]
             return regs, lanes
-        regs = [[r, 0] for r in _doubling(rows_per_warp, self.repeat_count)]
-        lanes += [[r, 0] for r in _doubling(1, rows_per_warp)]
+        regs = [[r, 0] for r in doubling(rows_per_warp, self.repeat_count)]
+        lanes += [[r, 0] for r in doubling(1, rows_per_warp)]
         return regs, lanes
 
     def _bases_a(self) -> tuple[list[list[int]], list[list[int]]]:
@@ -216,10 +217,10 @@ class Dpas:
                 f"'repeatCount' = {self.repeat_count} is too small for operand A: its "
                 f"{self.repeat_count} x {cols} packed tile has fewer values than "
                 f"'threadsPerWarp' = {tpw} lanes")
-        regs = [[0, o] for o in _doubling(1, packed)]
-        regs += [[w * rows_per_warp, 0] for w in _doubling(1, repeats)]
-        lanes = [[0, packed * t] for t in _doubling(1, cols)]
-        lanes += [[t // cols, 0] for t in _doubling(cols, tpw)]
+        regs = [[0, o] for o in doubling(1, packed)]
+        regs += [[w * rows_per_warp, 0] for w in doubling(1, repeats)]
+        lanes = [[0, packed * t] for t in doubling(1, cols)]
+        lanes += [[t // cols, 0] for t in doubling(cols, tpw)]
         return regs, lanes
 
     def layout(self, shape: Sequence[int], op_idx: int = OP_C) -> LinearLayout:
@@ -300,8 +301,8 @@ class Dpas:
         if op_idx == OP_SCALE_B and rows != 16:
             raise LayoutError(f"'executionSize' = {rows}: block-scaled DPAS scale B needs 16")
         regs = [[0, 1]] if opc == 8 else []
-        lanes = [[t, 0] for t in _doubling(1, rows)]
-        lanes += [[0, 0] for _ in _doubling(max(rows, 1), self.threads_per_warp)]
+        lanes = [[t, 0] for t in doubling(1, rows)]
+        lanes += [[0, 0] for _ in doubling(max(rows, 1), self.threads_per_warp)]
         return regs, lanes
 
     def scale_layout(self, shape: Sequence[int], op_idx: int) -> LinearLayout:
@@ -348,14 +349,6 @@ def _op(op_idx: int) -> int:
     if op_idx not in (OP_A, OP_B, OP_C) or isinstance(op_idx, bool):
         raise LayoutError(f"opIdx must be 0 (A), 1 (B) or 2 (the accumulator), got {op_idx!r}")
     return op_idx
-
-
-def _doubling(start: int, stop: int) -> list[int]:
-    out, v = [], start
-    while v < stop:
-        out.append(v)
-        v *= 2
-    return out
 
 
 def _check_shape(shape: Sequence[int], rank: int) -> tuple:
