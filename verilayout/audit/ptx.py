@@ -31,7 +31,7 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check, FileReport
-from verilayout.audit.ptx_elements import element_checks
+from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audit_module, layout_shape
@@ -283,6 +283,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     offsets: dict = {}                                  # lane offsets, shared by the two checks
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
     checks.extend(element_checks(mod, first, tmod, path, offsets))
+    checks.extend(convert_checks(mod, first, tmod, path, offsets))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 

@@ -49,8 +49,7 @@ _OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("s
 
 
 #: ops whose lowering may go through scratch shared memory (their accesses carry their line too)
-_SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "tt.trans",
-            "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans")
+_SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
 
 
 def _matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
@@ -333,3 +332,224 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str) -> Check:
                  f"{op.name} (TTGIR line {op.line}): every lane of warp 0 touches exactly the bytes the layouts "
                  f"give its {what} elements (register layout composed with the inverse shared layout), relative "
                  f"to the warp's first byte; {len(part)} instruction(s)", data)
+
+
+# ----- convert_layout through scratch memory ----------------------------------------------------
+
+def _thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+    """``(thread 0's address, offset of each of threads 0..n-1 relative to it)``, or None when not
+    exact (the difference depends on another symbol)."""
+    expr = ev.operand(reg, 32, at=ins)
+    if expr is None:
+        return None
+    zero = z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
+    delta = z3.simplify(expr - zero)
+    if z3.is_bv_value(delta):
+        return zero, [delta.as_long()] * n if delta.as_long() == 0 else None
+    try:
+        f = _compile_delta(delta, memo)
+    except (ValueError, AttributeError):
+        return None
+    out = []
+    for t in range(n):
+        v = f(t)
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return zero, out
+
+
+def _compile_delta(delta: z3.BitVecRef, memo: dict) -> Any:
+    from verilayout.audit.ptx_smem import _compile     # same folder; the compiler of address terms
+    return _compile(delta, memo)
+
+
+def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""
+    acc = _access(ins)
+    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    if m is None:
+        return "no [register+offset] address"
+    imm = parse_immediate(m.group(2)) if m.group(2) else 0
+    if imm is None or ins.pred is not None:
+        return "an offset that is not an immediate, or a predicated access"
+    got = _thread_offsets(ev, ins, m.group(1), n, memo)
+    if got is None:
+        return "the threads' addresses are not exact relative to thread 0"
+    zero, offs = got
+    zero = z3.simplify(zero + imm)
+    if ins.parts[0] in ("ldmatrix", "stmatrix"):
+        k = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
+        out: list[set[int]] = []
+        for w in range(n // 32):
+            out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
+        return zero, out
+    return zero, [set(range(o, o + acc[2])) for o in offs]
+
+
+def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
+    """The flat indices of the elements each of threads 0..n-1 holds, or None for a broadcast."""
+    outs = layout.out_dim_names
+
+    def vals(dim: str, size: int) -> list[tuple[int, ...]] | None:
+        bases = layout.bases.get(dim, [])
+        if any(not any(b) for b in bases):
+            return None
+        v = [tuple(0 for _ in outs)]
+        for b in bases[:max(0, size.bit_length() - 1)]:
+            v = v + [tuple(x ^ y for x, y in zip(p, b)) for p in v]
+        return v[:size]
+
+    regs = vals("register", layout.in_dim_size("register") if "register" in layout.in_dims else 1)
+    lanes = vals("lane", 32)
+    warps = vals("warp", max(1, n // 32))
+    if regs is None or lanes is None or warps is None or len(lanes) < 32:
+        return None
+    strides = [1] * len(outs)
+    for i in range(len(outs) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    out = []
+    for t in range(n):
+        base = tuple(a ^ b for a, b in zip(lanes[t % 32], warps[(t // 32) % len(warps)]))
+        out.append({sum((x ^ y) * s for x, y, s in zip(r, base, strides)) for r in regs})
+    return out
+
+
+def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
+    """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory in one
+    round (its stores, one barrier, its loads; the only op on its source line): for every pair of
+    threads, the bytes one stores that the other loads are exactly the bytes of the elements the
+    source layout gives the first and the destination layout gives the second (``bytes x shared
+    elements``). So what is stored is what is loaded, element for element between threads; which
+    register of a thread holds which of its elements is not checked."""
+    out: list[Check] = []
+    memo = {} if memo is None else memo
+    n = 32 * (tmod.num_warps or 4)
+    per_line: dict[str, int] = {}
+    for op in tmod.ops:                      # ops whose lowering may touch shared memory
+        if op.loc and (op.name in _SCRATCH or op.name in _OPS):
+            per_line[op.loc] = per_line.get(op.loc, 0) + 1
+    for op in tmod.ops:
+        if op.name != "ttg.convert_layout" or not op.loc or not op.operand_types or not op.result_types:
+            continue
+        acc = [i for i in mod.instrs if i.loc == op.loc and _access(i) is not None]
+        if not acc:
+            continue                              # converted in registers (shuffles), not through memory
+        first = acc[0]
+        data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name}
+
+        def skip(why: str) -> None:
+            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                             f"ttg.convert_layout (TTGIR line {op.line}): scratch round trip not compared: {why}",
+                             dict(data, reason=why)))
+
+        if per_line[op.loc] > 1:
+            skip(f"other ops share source line {op.loc}")
+            continue
+        kinds = [_access(i)[0] for i in acc]
+        if "load" not in kinds or kinds != sorted(kinds, key=lambda k: k == "load"):
+            skip("not one round of stores then loads")
+            continue
+        try:
+            st, dt = tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
+            shape = tuple(st.shape)
+            bits = elem_bit_width(st.elem)
+            src = attr_to_linear(st.encoding, shape)
+            dst = attr_to_linear(dt.encoding, shape)
+        except (LayoutError, KeyError, ValueError) as e:
+            skip(str(e))
+            continue
+        if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
+            skip("a layout that is not linear or an element that is not whole bytes")
+            continue
+        hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
+        if hs is None or hd is None:
+            skip("a broadcast layout (which thread writes is predicated)")
+            continue
+        ev = evals.get(first.func)
+        pieces = []
+        for ins in acc:
+            got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
+            if isinstance(got, str):
+                skip(got)
+                break
+            pieces.append((ins, *got))
+        else:
+            out.append(_round_trip(op, pieces, hs, hd, bits // 8, n, data))
+    return out
+
+
+def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
+    ref = pieces[0][1]
+    wrote: dict[int, tuple[int, Instr]] = {}      # byte -> (thread, store) that writes it
+    reads: list[dict[int, Instr]] = [{} for _ in range(n)]
+    for ins, a0, ts in pieces:
+        d = z3.simplify(a0 - ref)
+        if not z3.is_bv_value(d):
+            return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
+                         f"ttg.convert_layout (TTGIR line {op.line}): the accesses' bases are not a constant apart",
+                         dict(data, reason="bases"))
+        rel = d.as_long()
+        store = _access(ins)[0] == "store"
+        for t, s in enumerate(ts):
+            for b in s:
+                if store:
+                    wrote[(rel + b) % (1 << 32)] = (t, ins)
+                else:
+                    reads[t].setdefault((rel + b) % (1 << 32), ins)
+    # a byte is right when the thread that loads it shares an element with the one that stores it;
+    # each wrong byte blames its load and its store, so a moved access stands out as the most blamed
+    blame: dict[int, int] = {}
+    first_bad: dict[int, tuple] = {}
+    read_by: dict[int, list[int]] = {}
+    for td in range(n):
+        for b, ins in reads[td].items():
+            read_by.setdefault(b, []).append(td)
+            w = wrote.get(b)
+            if w is None or not hs[w[0]] & hd[td]:
+                for x in (ins, w[1] if w else None):
+                    if x is not None:
+                        blame[x.line] = blame.get(x.line, 0) + 1
+                        first_bad.setdefault(x.line, (td, b, w[0] if w else None, x))
+    for b, (ts, ins) in wrote.items():
+        if b not in read_by:
+            blame[ins.line] = blame.get(ins.line, 0) + 1
+            first_bad.setdefault(ins.line, (None, b, ts, ins))
+    if blame:
+        top = max(blame.values())
+        line = min(ln for ln, v in blame.items() if v == top)
+        td, b, ts, ins = first_bad[line]
+        data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=top)
+        if td is None:
+            what = f"thread {ts} stores byte {b} (relative to the scratch base) that no load of the conversion reads"
+        elif ts is None:
+            what = f"thread {td} loads byte {b} (relative to the scratch base) that no store of the conversion writes"
+        else:
+            what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
+                    f"holds none of thread {td}'s elements")
+        return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
+                     f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
+                     f"{top} wrong byte(s) involve it)", data)
+    first_load = next(i for i, _, _ in pieces if _access(i)[0] == "load")
+    for td in range(n):
+        count: dict[int, int] = {}
+        for b in reads[td]:
+            ts = wrote[b][0]
+            count[ts] = count.get(ts, 0) + 1
+        for ts, c in sorted(count.items()):
+            want = eb * len(hs[ts] & hd[td])
+            if c != want:
+                data.update(thread=td, writer=ts, bytes=c, shared_bytes=want)
+                return Check(".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
+                             "counterexample", "error",
+                             f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads {c} bytes written by "
+                             f"thread {ts}, but they share {want // eb} element(s) ({want} bytes)", data)
+        need = eb * len(hd[td])
+        if sum(count.values()) != need:
+            data.update(thread=td, bytes=sum(count.values()), need=need)
+            return Check(".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
+                         "counterexample", "error", f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
+                         f"{sum(count.values())} bytes, its {len(hd[td])} elements are {need}", data)
+    return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address", "proved",
+                 None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every thread of the "
+                 f"{n} loads from each other thread exactly the bytes of the elements the source layout gives the "
+                 "writer and the destination layout gives the reader (what is stored is what is loaded); "
+                 f"{len(pieces)} instruction(s)", data)
