@@ -408,3 +408,15 @@ def test_planted_gemm_missing_row_predicate_is_caught(gemm):
     r = _gemm(gemm, _sub(r"if \(r < uint32_t\(M\)\) \{", "if (true) {"))
     _caught(r, "d-store", r"outside the 216x251 D, and is stored .*missing edge predicate.*"
             r"\[M=216, N=251, K=184\]")
+
+
+def test_planted_gemm_init_after_the_barrier_is_caught(gemm):
+    # the CTA barrier moved above the mbarrier.init loop: consumers may wait on uninitialised bars
+    def edit(src):
+        head, tail = src.split("  if (threadIdx.x == 0) {\n    asm volatile(\"prefetch.tensormap", 1)
+        body, rest = tail.split("  __syncthreads();\n", 1)
+        return head + "  __syncthreads();\n  if (threadIdx.x == 0) {\n    asm volatile(\"prefetch.tensormap" \
+            + body + rest
+    r = _gemm(gemm, edit)
+    _caught(r, "protocol", r"before the CTA barrier that publishes its initialisation|mbarrier.init "
+            r"after the CTA barrier")

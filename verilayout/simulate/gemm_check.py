@@ -489,7 +489,29 @@ class _Gemm:
                      "iteration's TMA filled")
 
     # ---- the ring as a transition system ----
+    def _init_order(self, procs) -> bool:
+        """Every mbarrier is initialised before a CTA barrier that every later user of it passes
+        first (program order of each process)."""
+        for p, tr in enumerate(procs):
+            synced = False
+            for ev, v, n, t in tr:
+                if ev.op.startswith(("bar.sync", "barrier.sync", "barrier.cta.sync")):
+                    synced = True
+                elif ev.op.startswith("mbarrier.init"):
+                    if synced:
+                        self.add("protocol", "counterexample", "mbarrier.init after the CTA barrier "
+                                 "that should publish it: other threads may use it uninitialised", ev)
+                        return False
+                elif ev.op.startswith(("mbarrier.", "cp.async.bulk")) and not synced:
+                    who = "producer" if p == 0 else f"consumer {p - 1}"
+                    self.add("protocol", "counterexample", f"the {who} uses an mbarrier before the "
+                             "CTA barrier that publishes its initialisation", ev)
+                    return False
+        return True
+
     def _protocol(self, procs, init, tmas):
+        if not self._init_order(procs):
+            return
         box_bytes = {}
         for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
             box_bytes[tag] = rows * _span(text)
