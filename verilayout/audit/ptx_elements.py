@@ -31,7 +31,7 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets
+from verilayout.audit.ptx_smem import _ADDR, _access, _compile, _lane_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -358,7 +358,6 @@ def _thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[
 
 
 def _compile_delta(delta: z3.BitVecRef, memo: dict) -> Any:
-    from verilayout.audit.ptx_smem import _compile     # same folder; the compiler of address terms
     return _compile(delta, memo)
 
 
