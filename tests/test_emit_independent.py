@@ -286,8 +286,7 @@ def test_the_emitted_gemm_passes_every_independent_check(gemm):
     r = _gemm(gemm, host=True)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "instruction", "tensor-map", "tma",
-                                           "descriptor", "protocol",
-                                           "d-store"}
+                                           "descriptor", "protocol", "d-store", "index-functions"}
 
 
 @pytest.mark.parametrize("cfg", [("e4m3", "128x128x128", 6), ("tf32", "64x128x16", 5)])
@@ -299,12 +298,19 @@ def test_other_gemm_configurations_pass(cfg):
     assert r.ok, [c.to_dict() for c in r.failures]
 
 
-def test_planted_gemm_wrong_tensor_map_swizzle_and_box_are_caught(gemm):
+def test_planted_gemm_host_side_bugs_are_caught(gemm):
     # CUtensorMapSwizzle(2) is cuda.h's 64B (the 128-byte-row layout needs 128B), and B's box
     # rows BM instead of BN (one host build for both plants)
+    # (with a third plant in the same build: d_col's lane bit 0 moved to column 4, and a fourth:
+    # tile_coords walking tile rows with / instead of %)
     edit = _sub(r"CUtensorMapSwizzle\(3\)", "CUtensorMapSwizzle(2)")
     r = _gemm(gemm, lambda s: edit(s).replace("make_tensor_map(&tb, B, N, K, BN)",
-                                              "make_tensor_map(&tb, B, N, K, BM)"), host=True)
+                                              "make_tensor_map(&tb, B, N, K, BM)")
+              .replace("(((lane >> 0u) & 1u) * 2u)", "(((lane >> 0u) & 1u) * 4u)")
+              .replace("tm = first + (t % per_group) % rows;", "tm = first + (t % per_group) / rows;"),
+              host=True)
+    _caught(r, "index-functions", r"d_row/d_col\(\d+, \d+\) = \(\d+, \d+\) compiled for the host")
+    _caught(r, "index-functions", r"tile_coords over an 11 x 7 grid does not visit every tile once")
     _caught(r, "tensor-map", r"tensor map of A: swizzle 2, but the layout Sw<3,4,3> is the "
             r"128-byte swizzle")
     _caught(r, "tensor-map", r"tensor map of B: box \[64, 128\], expected \[64 .*, 256\]")

@@ -35,6 +35,8 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
   commits and retires in between touch the process's own state or are checked where they matter
   (an overwrite is checked at the TMA issue), so no error is hidden by the grouping;
 * ``spills``: ``ptxas -arch=sm_90a -v`` spills 0 bytes;
+* ``index-functions`` (with the host build): ``d_row``/``d_col`` against the PTX D fragment on every
+  (thread, element), ``tile_coords`` a bijection onto an 11 x 7 grid;
 * ``d-store``: each accumulator tag (:mod:`verilayout.simulate.ptx_run`) is stored once at
   ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
   loaded for that iteration.
@@ -172,6 +174,17 @@ int main() {
     (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
     (int)CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, (int)CU_TENSOR_MAP_INTERLEAVE_NONE);
   %NS%::launch((const void*)4096, (const void*)8192, (float*)12288, %M%, %N%, %K%);
+#ifdef VL_HAVE_D_ROW
+  for (uint32_t t = 0; t < 128u; ++t) for (uint32_t e = 0; e < %REGS%u; ++e)
+    std::printf("FRAG %u %u %u %u\n", t, e, %NS%::d_row(t, e), %NS%::d_col(t, e));
+#endif
+#ifdef VL_HAVE_TILES
+  for (uint32_t t = 0; t < 11u * 7u; ++t) {
+    uint32_t tm = 0, tn = 0;
+    %NS%::tile_coords(t, 11u, 7u, tm, tn);
+    std::printf("TILE %u %u %u\n", t, tm, tn);
+  }
+#endif
   return 0;
 }
 """
@@ -184,8 +197,14 @@ def _tensor_maps(source: str, man: dict):
         return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     eb = _BYTES[dt]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
-    drv = _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
-        .replace("%K%", str(K))
+    kx = k_of_dtype(dt)
+    frag = fragment(f"m64n{bn}k{kx}", "D", dt, acc="f32")
+    have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
+    have_tiles = bool(re.search(r"\btile_coords\(uint32_t", source))
+    drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
+        ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
+        _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
+        .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
@@ -202,11 +221,12 @@ def _tensor_maps(source: str, man: dict):
                                 f"with a recording cuTensorMapEncodeTiled: {err.strip()}")]
         p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
     lines = p.stdout.splitlines()
+    out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
     enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
     maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
     sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
     want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
-    out_checks, got = [], {}
+    got = {}
     for ptr, name, rows, box_rows, text in ((4096, "A", M, bm, la), (8192, "B", N, bn, lb)):
         mp = next((x for x in maps if x[0] == ptr), None)
         if mp is None:
@@ -241,6 +261,33 @@ def _tensor_maps(source: str, man: dict):
                                     "text say (host code run with a recording encoder)"))
             got[name] = {"box": box, "span": span}
     return got, out_checks
+
+
+def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[Check]:
+    """``d_row``/``d_col`` (host-compiled) against the PTX D fragment on every (thread, element);
+    ``tile_coords`` on an 11 x 7 tile grid (a partial GROUP_M group): a bijection onto the grid."""
+    out = []
+    if have_frag:
+        rows = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("FRAG")]
+        bad = [(t, e, r, c) for t, e, r, c in rows if frag.coord(t, e) != (r, c)]
+        if bad or len(rows) != 128 * frag.registers:
+            t, e, r, c = bad[0] if bad else (0, 0, -1, -1)
+            out.append(Check("index-functions", "counterexample", f"d_row/d_col({t}, {e}) = ({r}, "
+                             f"{c}) compiled for the host; the PTX D fragment says "
+                             f"{frag.coord(t, e)}"))
+        else:
+            out.append(Check("index-functions", "proved", f"d_row/d_col equal the PTX D fragment on "
+                             f"all {len(rows)} (thread, element) pairs (host-compiled)"))
+    if have_tiles:
+        tiles = [tuple(map(int, ln.split()[2:])) for ln in lines if ln.startswith("TILE")]
+        grid = {(a, b) for a in range(11) for b in range(7)}
+        if sorted(tiles) != sorted(grid):
+            out.append(Check("index-functions", "counterexample", "tile_coords over an 11 x 7 grid "
+                             f"does not visit every tile once ({len(set(tiles) & grid)} of 77)"))
+        else:
+            out.append(Check("index-functions", "proved", "tile_coords visits each tile of an "
+                             "11 x 7 grid exactly once (host-compiled)"))
+    return out
 
 
 # ----- the run ---------------------------------------------------------------------------------
