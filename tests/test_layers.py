@@ -52,3 +52,26 @@ def test_function_level_imports_and_cycles_are_violations(tmp_path):
     assert any("inside a function" in p and "core/b.py" in p for p in problems)
     assert not any("core/c.py" in p for p in problems)
     assert any(p.startswith("import cycle") for p in problems)
+
+
+def test_every_cache_is_bounded():
+    # docs/architecture.md: caches are keyed and bounded (lru_cache(maxsize=N)); an unbounded
+    # cache (maxsize=None, functools.cache) is hidden global state that grows with every call
+    import ast
+    from pathlib import Path
+    bad = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "verilayout").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for dec in node.decorator_list:
+                name = ast.unparse(dec)
+                if name.endswith(("functools.cache", "cache")) and "lru" not in name:
+                    bad.append(f"{path.name}:{node.lineno} {name}")
+                if isinstance(dec, ast.Call) and ast.unparse(dec.func).endswith("lru_cache"):
+                    size = next((k.value for k in dec.keywords if k.arg == "maxsize"), None)
+                    if size is None or (isinstance(size, ast.Constant) and size.value is None):
+                        bad.append(f"{path.name}:{node.lineno} {name}")
+                elif ast.unparse(dec).endswith("lru_cache"):
+                    bad.append(f"{path.name}:{node.lineno} {name} (default maxsize, say it)")
+    assert not bad, bad

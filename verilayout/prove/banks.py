@@ -829,7 +829,7 @@ class BankReport:
         return "\n".join(lines)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=8)  # keyed by the bank count (32 or 64)
 def _model(num_banks: int) -> BankModel:
     return BankModel(num_banks=num_banks)
 

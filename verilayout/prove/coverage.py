@@ -541,7 +541,7 @@ def load_shapes(elem_bytes: int, arch: IntelArch = "xe2") -> tuple[Shape, ...]:
     return _load_shapes(elem_bytes, arch)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=64)  # keyed by (lanes, arch): a handful of values
 def _load_shapes(t: int, arch: IntelArch) -> tuple[Shape, ...]:
     if arch not in ARCHS:
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")

@@ -162,7 +162,7 @@ class Instruction:
         return self.name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=32)  # keyed by (width, store): a handful of values
 def ld_st(bits: int, store: bool = False) -> Instruction:
     """The ``ld.shared``/``st.shared`` moving ``bits`` per lane.
 
