@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import z3
 
 from verilayout.audit.model import Check
@@ -150,16 +151,18 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     return a0, [set(range(o, o + width)) for o in offs]
 
 
-def _split_const(e: z3.BitVecRef) -> tuple[int, z3.BitVecRef | None]:
-    """``(c, rest)`` with ``e == c + rest`` for a simplified sum whose first term is a value
-    (``rest`` None when ``e`` is a value)."""
+def _split_const(e: z3.BitVecRef) -> tuple[int, tuple]:
+    """``(c, terms)`` with ``e == c + sum(terms)`` for a simplified sum whose first term is a value
+    (``terms`` empty when ``e`` is a value, ``(e,)`` when it has no constant term)."""
     if z3.is_bv_value(e):
-        return e.as_long(), None
+        return e.as_long(), ()
     if z3.is_app_of(e, z3.Z3_OP_BADD) and z3.is_bv_value(e.arg(0)):
-        kids = e.children()[1:]
-        rest = kids[0] if len(kids) == 1 else z3.simplify(z3.Sum(*kids))
-        return e.arg(0).as_long(), rest
-    return 0, e
+        return e.arg(0).as_long(), tuple(e.children()[1:])
+    return 0, (e,)
+
+
+def _same_terms(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x.hash() == y.hash() and z3.eq(x, y) for x, y in zip(a, b))
 
 
 def _split(group: list, copies: int) -> list[list]:
@@ -222,11 +225,9 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             if isinstance(got, str):
                 why = (ins, got)
                 break
-            c, rest = _split_const(got[0])
+            _c, rest = _split_const(got[0])
             for g in groups:                     # same symbolic part: a constant apart, no simplify
-                gc, grest = _split_const(g[0][1])
-                if (rest is None and grest is None) or (rest is not None and grest is not None
-                                                        and rest.hash() == grest.hash() and z3.eq(rest, grest)):
+                if _same_terms(rest, _split_const(g[0][1])[1]):
                     g.append((ins, *got))
                     break
             else:
@@ -276,8 +277,7 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str) -> Check:
     twice: list[dict[int, Instr]] = [{} for _ in range(32)]     # bytes a lane touches again
     for ins, a0, ls in part:
         (c0, r0), (c1, r1) = _split_const(a0), _split_const(ref)
-        same = (r0 is None and r1 is None) or (r0 is not None and r1 is not None and z3.eq(r0, r1))
-        rel = (c0 - c1) % (1 << 32) if same else z3.simplify(a0 - ref).as_long()
+        rel = (c0 - c1) % (1 << 32) if _same_terms(r0, r1) else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
             for b in s:
@@ -476,8 +476,71 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     return out
 
 
+def _bytes_array(rel: int, s: set[int]) -> np.ndarray:
+    lo, hi = min(s), max(s)
+    if hi - lo + 1 == len(s):
+        return np.arange(rel + lo, rel + hi + 1, dtype=np.int64)
+    return np.fromiter(sorted(s), dtype=np.int64, count=len(s)) + rel
+
+
+def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: list[set[int]], eb: int,
+                      n: int) -> bool:
+    """The law of :func:`convert_checks` decided with arrays (the fast path; a failure is then
+    explained by :func:`_round_trip`): the bytes thread ``td`` reads from thread ``ts`` number
+    ``eb x |hs[ts] & hd[td]|`` for every pair, and every byte read was written."""
+    wb, wt, rb, rt = [], [], [], []
+    for (ins, _a0, ts), rel in zip(pieces, rels):
+        store = _access(ins)[0] == "store"
+        for t, sset in enumerate(ts):
+            if not sset:
+                continue
+            arr = _bytes_array(rel, sset)
+            (wb if store else rb).append(arr)
+            (wt if store else rt).append(np.full(len(arr), t, dtype=np.int64))
+    if not wb or not rb:
+        return False
+    wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
+    lo = min(int(wb_.min()), int(rb_.min()))
+    span = max(int(wb_.max()), int(rb_.max())) - lo + 1
+    if span > 1 << 22:
+        return False
+    writer = np.full(span, -1, dtype=np.int64)
+    writer[wb_ - lo] = wt_
+    ws = writer[rb_ - lo]
+    if (ws < 0).any():
+        return False
+    read = np.zeros(span, dtype=bool)
+    read[rb_ - lo] = True
+    if not read[wb_ - lo].all():                       # a byte stored that no thread loads
+        return False
+    owner_s = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
+    for t, h in enumerate(hs):
+        owner_s[list(h)] = t
+    share = np.zeros((n, n), dtype=np.int64)           # share[ts, td]: elements both hold
+    for t, h in enumerate(hd):
+        idx = owner_s[[e for e in h if e < len(owner_s)]]
+        np.add.at(share[:, t], idx[idx >= 0], 1)
+    got = np.bincount(ws * n + rt_, minlength=n * n).reshape(n, n)
+    return bool((got == eb * share).all())
+
+
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
     ref = pieces[0][1]
+    rels = []
+    for ins, a0, _ts in pieces:
+        d = z3.simplify(a0 - ref)
+        if not z3.is_bv_value(d):
+            return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
+                         f"ttg.convert_layout (TTGIR line {op.line}): the accesses' bases are not a constant apart",
+                         dict(data, reason="bases"))
+        v = d.as_long()
+        rels.append(v - (1 << 32) if v >= 1 << 31 else v)
+    if _round_trip_holds(pieces, rels, hs, hd, eb, n):
+        return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address",
+                     "proved", None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every "
+                     f"thread of the {n} loads from each other thread exactly the bytes of the elements the source "
+                     "layout gives the writer and the destination layout gives the reader (what is stored is what "
+                     f"is loaded); {len(pieces)} instruction(s)", data)
     wrote: dict[int, tuple[int, Instr]] = {}      # byte -> (thread, store) that writes it
     reads: list[dict[int, Instr]] = [{} for _ in range(n)]
     for ins, a0, ts in pieces:
