@@ -31,7 +31,8 @@ functions compiled for the host and run. The checks:
   every A register each wgmma receives holds the elements of the PTX A fragment.
 * ``d-store``: each ``st.global`` of an accumulator register (f32/s32) writes
   ``D(row, col)`` of the PTX D fragment (:func:`verilayout.hw.nvidia.wgmma.fragment`).
-* ``spills``: ``ptxas -arch=sm_90a -v`` on that PTX spills 0 bytes.
+* ``spills``: ``ptxas -arch=sm_90a -v`` on that PTX spills 0 bytes (a spill is a warning for these
+  one-tile demo kernels: slow, not wrong; the GEMM check makes it a finding).
 * ``index-functions``: the kernel's ``a_smem_offset``/``b_smem_offset``, ``d_index`` and
   ``a_index``, compiled for the host by nvcc and run, equal the layout and the PTX fragments on
   every coordinate.
@@ -91,7 +92,8 @@ _REG = re.compile(r"%[A-Za-z_][\w$]*")
 @dataclass(frozen=True)
 class Check:
     """One independent check: ``check`` (instruction, copy, descriptor, order, d-store,
-    index-functions, compile), ``status`` proved / counterexample / unknown, a one-line
+    index-functions, compile, spills), ``status`` proved / counterexample / unknown / warning (a
+    finding about performance, not the result: spills of a demo kernel), a one-line
     ``message`` naming what is wrong, and where (``ptx_line``, ``source``: kernel.cu:line).
 
     >>> Check("copy", "counterexample", "A(0, 1) written at 0x12", 66).to_dict()["ptx_line"]
@@ -124,16 +126,18 @@ class IndependentReport:
 
     @property
     def ok(self) -> bool:
-        return bool(self.checks) and all(c.status == "proved" for c in self.checks)
+        return bool(self.checks) and all(c.status in ("proved", "warning") for c in self.checks)
 
     @property
     def failures(self) -> tuple[Check, ...]:
-        return tuple(c for c in self.checks if c.status != "proved")
+        return tuple(c for c in self.checks if c.status not in ("proved", "warning"))
 
     def summary(self) -> str:
         kinds = sorted({c.check for c in self.checks})
         n = sum(c.status == "proved" for c in self.checks)
-        return f"{n} of {len(self.checks)} independent checks proved ({', '.join(kinds)})"
+        warn = [c.message for c in self.checks if c.status == "warning"]
+        return (f"{n} of {len(self.checks)} independent checks proved ({', '.join(kinds)})"
+                + "".join(f"; warning: {w}" for w in warn))
 
     def to_dict(self) -> dict:
         return {"ok": self.ok, "checks": [c.to_dict() for c in self.checks],
@@ -476,8 +480,11 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     if not ok:
         return IndependentReport((Check("compile", "counterexample",
                                         f"kernel.cu does not compile for sm_90a: {ptx}"),))
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
-              ptxas_spills(ptx)]
+    spills = ptxas_spills(ptx)
+    if spills.status == "counterexample":           # the demo kernels: slow, not wrong
+        spills = Check("spills", "warning", spills.message + " (a performance finding: the result "
+                       "is unaffected)")
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"), spills]
     checks += _ptx_checks(man, ptx)
     if host:
         checks += _host_checks(man, source)

@@ -5,8 +5,10 @@ from: ``manifest.json`` (the numbers the kernel source is generated from) and th
 kernel file. Where nvcc is installed, ``kernel.cu`` of a wgmma emission is compiled and
 checked independently of the renderer (:mod:`verilayout.simulate.independent`: PTX-level
 wgmma operands, descriptors, copy, fence/commit/wait order, D stores, host-compiled index
-functions); without nvcc the kernel file must be what the manifest generates (comments
-and spacing aside). A GEMM (``emit gemm``) is checked by :mod:`verilayout.simulate.gemm_check`
+functions): its findings judge the file itself. The model below replays the manifest, so it
+speaks for the file only where the file's code is what the manifest generates (comments and
+spacing aside): a kernel that differs is reported at the first differing line, with the
+independent check's findings as the causes. A GEMM (``emit gemm``) is checked by :mod:`verilayout.simulate.gemm_check`
 alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs nvcc.
 
 * **wgmma** (:func:`simulate_wgmma`). The *kernel side* is the manifest: the
@@ -159,8 +161,16 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
             return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)
-        return _with_independent(simulate_wgmma(man, seed=seed, smem_base=smem_base),
-                                 check_wgmma_source(man, source))
+        ind = check_wgmma_source(man, source)
+        drift = _source_check("wgmma", source, render_cuda, man, "kernel.cu")
+        if drift is not None:       # the model replays the manifest: it says nothing of this file
+            found = tuple(f"independent check of kernel.cu: {c.check}: {c.message}"
+                          for c in ind.failures[:4]) or \
+                (f"independent check of kernel.cu: {ind.summary()}",)
+            return SimulationResult(drift.kind, False, drift.summary, drift.checked,
+                                    drift.mismatch, found + drift.causes,
+                                    dict(drift.details, independent=ind.to_dict()))
+        return _with_independent(simulate_wgmma(man, seed=seed, smem_base=smem_base), ind)
     return simulate_blockload(man, source=source, seed=seed)
 
 
