@@ -40,7 +40,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
-from verilayout.prove.ptx_values import SMEM, PtxValues as _Eval, constant, prove_claim
+from verilayout.prove.ptx_values import SMEM, PtxValues as _Eval, constant, decide_claim
 from verilayout.prove.wgmma import verify
 
 #: The shared-memory base (``global_smem``), 32 bits.
@@ -91,7 +91,7 @@ def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, Linear
 
 
 def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000) -> tuple[str, Any]:
-    return prove_claim(claim, assume, timeout_ms)
+    return decide_claim(claim, assume, timeout_ms)
 
 
 def _smem_assumption() -> z3.BoolRef:

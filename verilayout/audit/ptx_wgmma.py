@@ -44,7 +44,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
                                              pattern_repeat_bytes)
 from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
-from verilayout.prove.ptx_values import SMEM, PtxValues, constant, prove_claim
+from verilayout.prove.ptx_values import SMEM, PtxValues, constant, decide_claim
 
 #: The most shared memory an sm_90 CTA can have (227 KB, CUDA C++ Programming Guide, compute
 #: capability 9.0 table); every shared address a kernel forms lies below it.
@@ -122,10 +122,10 @@ class _Ctx:
         """``proved``; ``counterexample`` when the claim is false for every value of the symbols;
         else ``unknown`` (it fails only for some values of free symbols, or the solver gave up)."""
         assume, texts = self.assume(claim)
-        st, _ = prove_claim(claim, assume)
+        st, _ = decide_claim(claim, assume)
         if st == "proved":
             return "proved", texts
-        if st == "counterexample" and prove_claim(z3.Not(claim), assume)[0] == "proved":
+        if st == "counterexample" and decide_claim(z3.Not(claim), assume)[0] == "proved":
             return "counterexample", texts
         return "unknown", texts
 

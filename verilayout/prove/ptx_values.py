@@ -10,7 +10,7 @@ The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted ke
 >>> from verilayout.frontends.ptx import parse_ptx
 >>> v = PtxValues(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.b32 %r1, global_smem;\\n"
 ...                         "add.s32 %r2, %r1, 16;\\n}"))
->>> prove_claim(v.reg("%r2") == SMEM + 16)[0]
+>>> decide_claim(v.reg("%r2") == SMEM + 16)[0]
 'proved'
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import z3
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 
-__all__ = ["SMEM", "TID", "PtxValues", "reg_width", "fit", "prove_claim", "constant"]
+__all__ = ["SMEM", "TID", "PtxValues", "reg_width", "fit", "decide_claim", "constant"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
 SMEM = z3.BitVec("smem_base", 32)
@@ -285,7 +285,7 @@ class PtxValues:
         consts = {2} | {c for e in exprs for c in _constants(e) if 1 < c <= 1 << 16}
         for c in sorted(consts):
             law = z3.ULT(x, c)
-            if all(prove_claim(z3.ULT(e, c), z3.And(law, *others), 2000)[0] == "proved" for e in exprs):
+            if all(decide_claim(z3.ULT(e, c), z3.And(law, *others), 2000)[0] == "proved" for e in exprs):
                 text = (f"loop-carried {name} < {c} (proved by induction over its {len(ds)} definitions, "
                         f"PTX lines {', '.join(str(d.line) for d in ds)})")
                 self.invariants[sym] = (law, text)
@@ -460,13 +460,13 @@ def _constants(e: z3.ExprRef) -> set[int]:
     return out
 
 
-def prove_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
+def decide_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
                 timeout_ms: int = 5000) -> tuple[str, Any]:
     """``("proved", None)`` if ``claim`` holds for every value of its symbols under ``assume``,
     ``("counterexample", model)`` if not, ``("unknown", None)`` on a solver timeout.
 
     >>> x = z3.BitVec("x", 8)
-    >>> prove_claim(x & 0 == 0)[0], prove_claim(x == 1)[0]
+    >>> decide_claim(x & 0 == 0)[0], decide_claim(x == 1)[0]
     ('proved', 'counterexample')
     """
     if z3.is_true(z3.simplify(claim)):                 # the simplifier already decides it (sound)
@@ -523,7 +523,7 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
         if s.check() != z3.sat:
             return None
         v = s.model().eval(e, model_completion=True).as_long()
-    return v if prove_claim(e == v, assume)[0] == "proved" else None
+    return v if decide_claim(e == v, assume)[0] == "proved" else None
 
 
 def _consts_of(*exprs) -> list:
