@@ -1144,6 +1144,9 @@ def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
             man = json.load(f)
     except (OSError, ValueError) as e:
         raise LayoutError(f"{path}: cannot read: {e}") from None
+    if not isinstance(man, dict) or man.get("kind") != "wgmma":
+        raise LayoutError(f"{path}: not a wgmma emission (a GEMM directory is checked by "
+                          "verilayout.simulate.gemm_check, or `verilayout simulate DIR`)")
     src = os.path.join(directory, "kernel.cu")
     if not os.path.isfile(src):
         raise LayoutError(f"{directory}: no kernel.cu")

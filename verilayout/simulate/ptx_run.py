@@ -54,10 +54,22 @@ class Event:
     values: dict = field(default_factory=dict, compare=False)
     instr: Instr | None = field(default=None, compare=False)
 
+    def __repr__(self) -> str:
+        """``Event(op, line, threads)``.
+
+        >>> Event("bar.sync", 7, 0, np.arange(3))
+        Event(bar.sync, line 7, 3 threads)
+        """
+        return f"Event({self.op}, line {self.line}, {len(self.lanes)} threads)"
+
 
 @dataclass(frozen=True)
 class RunResult:
-    """The events of a run, in execution order, whether it ran to the end, and why not."""
+    """The events of a run, in execution order, whether it ran to the end, and why not.
+
+    >>> RunResult((), False, "more than 10 steps").complete
+    False
+    """
     events: tuple[Event, ...]
     complete: bool
     reason: str = ""
@@ -428,6 +440,12 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     a by-value parameter); ``shared_base``: the address of every ``.shared`` variable; ``stop``:
     a predicate on an instruction at which a thread stops (before executing it);
     ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> m = parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nsetp.lt.u32 %p1, "
+    ...               "%r1, 2;\\n@%p1 bra L;\\nst.shared.u32 [%r1], 7;\\nL:\\nret;\\n}")
+    >>> [e.values["addr"].tolist() for e in run_threads(m, "f", threads=range(4)).events]
+    [[2, 3]]
     """
     threads = list(threads)
     tid = np.asarray(threads, dtype=_U64)
