@@ -428,3 +428,8 @@ def test_planted_gemm_init_after_the_barrier_is_caught(gemm):
     r = _gemm(gemm, edit)
     _caught(r, "protocol", r"before the CTA barrier that publishes its initialisation|mbarrier.init "
             r"after the CTA barrier")
+
+
+def test_planted_gemm_epilogue_without_wait_group_0_is_caught(gemm):
+    r = _gemm(gemm, _sub(r"wgmma_wait<0>\(\);", "wgmma_wait<1>();"))
+    _caught(r, "d-store", r"stores its accumulators while a wgmma group that may still be pending")

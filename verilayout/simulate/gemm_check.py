@@ -37,7 +37,9 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 * ``spills``: ``ptxas -arch=sm_90a -v`` spills 0 bytes;
 * ``index-functions`` (with the host build): ``d_row``/``d_col`` against the PTX D fragment on every
   (thread, element), ``tile_coords`` a bijection onto an 11 x 7 grid;
-* ``d-store``: each accumulator tag (:mod:`verilayout.simulate.ptx_run`) is stored once at
+* ``d-store``: no accumulator is stored while a wgmma group may be pending (seed 003:
+  ``wait_group 0`` before the epilogue); each accumulator tag (:mod:`verilayout.simulate.ptx_run`)
+  is stored once at
   ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
   loaded for that iteration.
 
@@ -777,7 +779,33 @@ class _Gemm:
         return True
 
     # ---- the epilogue ----
+    def _epilogue_order(self, procs) -> bool:
+        """Seed 003 (PTX ISA wgmma.wait_group): the accumulators are read (stored) only when no
+        wgmma group of the warpgroup is pending and no wgmma is uncommitted."""
+        for c in range(1, self.cons + 1):
+            groups, open_ = [], 0
+            for ev, v, n, t in procs[c]:
+                op = ev.op
+                if op.startswith("wgmma.mma_async"):
+                    open_ += 1
+                elif op.startswith("wgmma.commit_group"):
+                    groups.append(open_)
+                    open_ = 0
+                elif op.startswith("wgmma.wait_group"):
+                    keep = int(v["a0"][0]) if v.get("a0") is not None else 0
+                    groups = groups[len(groups) - keep:] if keep else []
+                elif op.startswith("st.global") and (open_ or any(groups)):
+                    why = ("a wgmma not yet committed" if open_ else "a wgmma group that may still "
+                           "be pending (wgmma.wait_group N completes all but the N most recent "
+                           "groups; the epilogue needs N = 0)")
+                    self.add("d-store", "counterexample", f"consumer {c - 1} stores its accumulators "
+                             f"while {why}", ev)
+                    return False
+        return True
+
     def _d_store(self, procs, tiles):
+        if not self._epilogue_order(procs):
+            return
         f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
         regs = f.registers
         coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
