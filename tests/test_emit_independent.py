@@ -433,3 +433,9 @@ def test_planted_gemm_init_after_the_barrier_is_caught(gemm):
 def test_planted_gemm_epilogue_without_wait_group_0_is_caught(gemm):
     r = _gemm(gemm, _sub(r"wgmma_wait<0>\(\);", "wgmma_wait<1>();"))
     _caught(r, "d-store", r"stores its accumulators while a wgmma group that may still be pending")
+
+
+def test_planted_gemm_missing_wgmma_fence_is_caught(gemm):
+    # the accumulators are zeroed for each tile; without wgmma.fence the next wgmma races them
+    r = _gemm(gemm, _sub(r"\n        wgmma_fence\(\);", ""))
+    _caught(r, "instruction", r"no wgmma.fence in between")

@@ -11,7 +11,8 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 
 * ``instruction``: every consumer wgmma is ``m64n<BN>k<K>.f32.<dtype>.<dtype>`` with the PTX ISA
   operands and immediates (scales 1, both operands K-major), scale-d 0 (or zeroed accumulators)
-  at each tile's first K-block and 1 after;
+  at each tile's first K-block and 1 after, and a ``wgmma.fence`` after any other instruction's
+  access of its registers (seed 003);
 * ``tensor-map``: ``launch`` compiled for the host with ``cuTensorMapEncodeTiled`` replaced by a
   recorder: data type, rank 2, dims ``{K, rows}``, row stride ``K * bytes``, box ``{swizzle span /
   bytes, BM | BN}``, element strides 1, no interleave, and the swizzle enum equal to cuda.h's
@@ -385,6 +386,12 @@ class _Gemm:
                         self.add("instruction", "counterexample", f"consumer {c - 1}: {name} is "
                                  f"{text}, expected {need}", ev)
                         return
+                if v.get("unfenced") is not None and v["unfenced"].any():
+                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                             f"K-block {kb}: the wgmma follows an access of its accumulator or A "
+                             "registers by another instruction with no wgmma.fence in between "
+                             "(seed 003, wgmma.fence)", ev)
+                    return
                 sd = v.get("scale_d")
                 first = it % self.k_tiles == 0 and kb == 0
                 if sd is None or len(set(sd.tolist())) != 1:

@@ -9,7 +9,9 @@ which global address it copies; ``mbarrier.try_wait`` succeeds at once (its ``(b
 parity)`` is recorded: :mod:`verilayout.simulate.independent` replays the waits against the
 arrivals). Every ``st``, ``cp.async``, ``mbarrier``, ``wgmma``, ``fence`` and ``bar`` instruction
 is an :class:`Event` with its operand values per thread (a ``wgmma.mma_async`` also records its
-descriptors, A registers, whether its accumulators are all zero ``d_zero``, and ``scale_d``); after it, its
+descriptors, A registers, whether its accumulators are all zero ``d_zero``, ``scale_d``, and
+``unfenced``: whether another instruction accessed a wgmma register of the thread since its last
+``wgmma.fence``); after it, its
 accumulator register ``r`` holds the tag ``r + 1`` (f16 accumulators: the halves ``2r + 1`` and
 ``2r + 2``), so a store shows which accumulator element it writes. An instruction that is not modelled
 makes its destination *unknown*; a branch on an unknown value, or more than ``max_steps`` steps,
@@ -121,10 +123,23 @@ class _Machine:
         self.events: list[Event] = []
         self.stop_at = stop_at or (lambda i: False)
         self.load_value = load_value
+        # registers a wgmma reads or writes (accumulators, A registers): an access by any other
+        # instruction marks the thread until its next wgmma.fence (PTX ISA, seed 003)
+        self.mma_regs: set[str] = set()
+        for i in self.instrs:
+            if i.opcode.startswith("wgmma.mma_async") and len(i.operands) > 1:
+                for text in i.operands[:2]:
+                    if text.strip().startswith("{"):
+                        self.mma_regs.update(r.strip() for r in text.strip("{} ").split(","))
+        self.touched = np.zeros(self.n, dtype=bool)
+        self.cur_sel: np.ndarray | None = None
+        self.in_wgmma = False
 
     # ---- values ----
     def value(self, text: str, w: int) -> np.ndarray:
         t = text.strip()
+        if t in self.mma_regs and not self.in_wgmma and self.cur_sel is not None:
+            self.touched |= self.cur_sel
         if t.startswith("-") and t[1:].startswith("%"):
             return (_U64(0) - self.value(t[1:], w)) & _mask(w)
         if t in self.unknown:
@@ -157,6 +172,8 @@ class _Machine:
         return (v + _U64((off or 0) % (1 << 64))) & _mask(64)
 
     def write(self, name: str, v: np.ndarray, sel: np.ndarray, w: int, origin=None) -> None:
+        if name in self.mma_regs and not self.in_wgmma:
+            self.touched |= sel
         v = np.asarray(v, dtype=_U64) & _mask(w)
         old = self.regs.get(name)
         self.regs[name] = v if old is None else np.where(sel, v, old)
@@ -177,6 +194,8 @@ class _Machine:
             neg = i.pred.startswith("!")
             p = self.value(i.pred.lstrip("!"), 1).astype(bool)
             sel = sel & (~p if neg else p)
+        self.cur_sel = sel
+        self.in_wgmma = i.opcode.startswith("wgmma.mma_async")
         if head == "bra":
             return sel
         if head in EVENT_HEADS or head == "prefetch":
@@ -360,6 +379,10 @@ class _Machine:
             return
         vals: dict[str, np.ndarray] = {}
         k = 0
+        if i.opcode.startswith("wgmma.fence"):
+            self.touched[lanes] = False
+        if i.opcode.startswith("wgmma.mma_async"):
+            vals["unfenced"] = self.touched[lanes].copy()
         if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
             try:                                        # accumulators all zero before it?
                 z = np.ones(len(lanes), dtype=bool)
