@@ -763,8 +763,6 @@ def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
             return Check("copy", "counterexample", f"{name.upper()}(mn={r[i0]}, k={c[i0]}) is written "
                          "to two addresses", ev.line, ev.instr.loc if ev.instr else None)
         addr[r, c] = s
-        for rr, cc in zip(r.tolist()[:1], c.tolist()[:1]):
-            st_of[(rr, cc)] = ev.instr
         for rr, cc in zip(r.tolist(), c.tolist()):
             st_of.setdefault((rr, cc), ev.instr)
     miss = np.argwhere(addr < 0)
