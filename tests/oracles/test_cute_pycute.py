@@ -12,15 +12,15 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import pathlib
 import random
-import shutil
 import subprocess
 import tempfile
 
 import pytest
+
+from tests.oracles.cutlass_build import toolchain
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -209,24 +209,6 @@ TARGETS = [("make_shape(128,128)", (128, 128)),
            ("make_shape(Int<128>{},256)", (StaticInt(128), 256))]
 
 
-def _toolchain():
-    spec = importlib.util.find_spec("cutlass_library")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
-    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
-    if not (inc / "cute" / "layout.hpp").exists():
-        pytest.skip(f"CuTe headers not found under {inc}")
-    cxx = shutil.which("g++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler on PATH")
-    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        for sub in ("targets/x86_64-linux/include", "include"):
-            base = pathlib.Path(root or "/nonexistent") / sub
-            if (base / "cuda_runtime_api.h").exists():
-                return cxx, [str(inc), str(base), str(base / "cccl")]
-    pytest.skip("CUDA toolkit headers (cuda_runtime_api.h) not found; CuTe includes them")
-
-
 def _cpp_tree(t, fn="make_shape"):
     if isinstance(t, tuple):
         return f"{fn}(" + ",".join(_cpp_tree(x, fn) for x in t) + ")"
@@ -282,7 +264,7 @@ def _algebra_cases(n: int):
 
 @pytest.fixture(scope="module")
 def cute_cpp():
-    cxx, incs = _toolchain()
+    cxx, incs = toolchain()
     tiles = []
     for atom in GMMA_ATOMS:
         for t in GMMA_TYPES:

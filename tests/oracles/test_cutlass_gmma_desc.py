@@ -17,16 +17,11 @@ The binary is compiled once per session (cached by source hash in the temp dir).
 """
 from __future__ import annotations
 
-import concurrent.futures
-import hashlib
-import importlib.util
-import os
 import pathlib
-import shutil
-import subprocess
-import tempfile
 
 import pytest
+
+from tests.oracles.cutlass_build import build_and_run
 
 pytestmark = pytest.mark.oracle
 
@@ -73,67 +68,10 @@ def _source(part):
     return lines
 
 
-def _toolchain():
-    spec = importlib.util.find_spec("cutlass_library")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
-    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
-    if not (inc / "cute" / "atom" / "mma_traits_sm90_gmma.hpp").exists():
-        pytest.skip(f"CuTe headers not found under {inc}")
-    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
-    if cxx is None:
-        pytest.skip("no C++ compiler (g++/c++/clang++) on PATH")
-    cuda = []
-    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
-        if root and (pathlib.Path(root) / "targets/x86_64-linux/include/cuda_runtime_api.h").exists():
-            base = pathlib.Path(root) / "targets/x86_64-linux/include"
-            cuda = [str(base), str(base / "cccl")]
-            break
-        if root and (pathlib.Path(root) / "include/cuda_runtime_api.h").exists():
-            cuda = [str(pathlib.Path(root) / "include"), str(pathlib.Path(root) / "include/cccl")]
-            break
-    if not cuda:
-        pytest.skip("CUDA toolkit headers (cuda_runtime_api.h) not found; CuTe needs them")
-    return cxx, [str(inc)] + cuda
-
-
 @pytest.fixture(scope="session")
 def cutlass_output():
-    cxx, incs = _toolchain()
     cfgs = configs()
-    parts = [cfgs[0::2], cfgs[1::2]]                       # two units, compiled in parallel
-    sources = {}
-    for i, part in enumerate(parts):
-        sources[f"part{i}.cpp"] = ('#include "gmma_desc_oracle.hpp"\n'
-                                   f"void part{i}() {{\n" + "\n".join(_source(part)) + "\n}\n")
-    sources["main.cpp"] = ("void part0();\nvoid part1();\n"
-                           "int main() { part0(); part1(); return 0; }\n")
-    key = hashlib.sha256((HEADER.read_text() + "".join(sources.values()) + cxx
-                          + "".join(incs)).encode()).hexdigest()[:16]
-    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cutlass-oracle-{key}"
-    exe = work / "gmma_desc_oracle"
-    if not exe.exists():
-        work.mkdir(parents=True, exist_ok=True)
-        shutil.copy(HEADER, work / HEADER.name)
-        for name, text in sources.items():
-            (work / name).write_text(text)
-        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
-
-        def compile_one(name):
-            return subprocess.run([cxx, *flags, "-c", name, "-o", name[:-4] + ".o"], cwd=work,
-                                  capture_output=True, text=True)
-        with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            results = list(pool.map(compile_one, sources))
-        for r in results:
-            if r.returncode:
-                pytest.fail(f"compiling the CUTLASS oracle failed:\n{r.stderr[-3000:]}")
-        tmp = work / f"exe.{os.getpid()}"
-        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
-                           capture_output=True, text=True)
-        if r.returncode:
-            pytest.fail(f"linking the CUTLASS oracle failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    out = build_and_run(HEADER, _source(cfgs), "gmma_desc_oracle")
     layouts, descs = {}, {}
     for line in out.splitlines():
         if line.startswith("L "):

@@ -24,27 +24,14 @@ CuTe's layout text and CUTLASS's descriptor. Then:
 """
 from __future__ import annotations
 
-import concurrent.futures
-import hashlib
-import importlib.util
-import os
 import pathlib
-import shutil
-import subprocess
-import tempfile
 
 import pytest
 
+from tests.oracles.cutlass_build import build_and_run
+
 pytestmark = pytest.mark.oracle
 
-
-def _toolchain():
-    """The sm_90 oracle's compiler and include discovery (one copy: loaded from its file)."""
-    spec = importlib.util.spec_from_file_location(
-        "vl_gmma_oracle_test", pathlib.Path(__file__).with_name("test_cutlass_gmma_desc.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod._toolchain()
 
 HERE = pathlib.Path(__file__).parent / "cutlass"
 HEADER = HERE / "umma_desc_oracle.hpp"
@@ -96,41 +83,8 @@ def _source(part):
 
 @pytest.fixture(scope="session")
 def umma_output():
-    cxx, incs = _toolchain()
     cfgs = configs()
-    parts = [cfgs[0::2], cfgs[1::2]]
-    sources = {}
-    for i, part in enumerate(parts):
-        sources[f"part{i}.cpp"] = ('#include "umma_desc_oracle.hpp"\n'
-                                   f"void part{i}() {{\n" + "\n".join(_source(part)) + "\n}\n")
-    sources["main.cpp"] = ("void part0();\nvoid part1();\n"
-                           "int main() { part0(); part1(); return 0; }\n")
-    key = hashlib.sha256((HEADER.read_text() + "".join(sources.values()) + cxx
-                          + "".join(incs)).encode()).hexdigest()[:16]
-    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-umma-oracle-{key}"
-    exe = work / "umma_desc_oracle"
-    if not exe.exists():
-        work.mkdir(parents=True, exist_ok=True)
-        shutil.copy(HEADER, work / HEADER.name)
-        for name, text in sources.items():
-            (work / name).write_text(text)
-        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
-
-        def compile_one(name):
-            return subprocess.run([cxx, *flags, "-c", name, "-o", name[:-4] + ".o"], cwd=work,
-                                  capture_output=True, text=True)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            results = list(pool.map(compile_one, sources))
-        for r in results:
-            if r.returncode:
-                pytest.fail(f"compiling the CUTLASS UMMA oracle failed:\n{r.stderr[-3000:]}")
-        tmp = work / f"exe.{os.getpid()}"
-        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
-                           capture_output=True, text=True)
-        if r.returncode:
-            pytest.fail(f"linking the CUTLASS UMMA oracle failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    out = build_and_run(HEADER, _source(cfgs), "umma_desc_oracle")
     layouts, descs = {}, {}
     for line in out.splitlines():
         if line.startswith("L "):

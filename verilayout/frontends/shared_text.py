@@ -341,16 +341,26 @@ def _check_dtype(dtype: Any) -> str:
     return dtype
 
 
+def type_shape_and_dtype(value: TensorType, shape: Any, dtype: Any) -> tuple[tuple, str]:
+    """The shape and element type of a ``tensor<...>`` type, where a ``shape``/``dtype`` given
+    beside it must agree (``None``: not given).
+
+    >>> type_shape_and_dtype(parse_attr("tensor<16x32xf16>"), None, "f16")
+    ((16, 32), 'f16')
+    """
+    if shape is not None and tuple(shape) != tuple(value.shape):
+        raise LayoutError(f"shape {list(shape)} differs from the type's "
+                          f"{'x'.join(map(str, value.shape))}")
+    if dtype is not None and dtype != value.elem:
+        raise LayoutError(f"dtype {dtype!r} differs from the type's element type {value.elem!r}")
+    return tuple(value.shape), value.elem
+
+
 def _from_text(text: str, shape, dtype, op_idx) -> Operand:
     value = parse_attr(text)
     if isinstance(value, TensorType):
-        if shape is not None and tuple(shape) != tuple(value.shape):
-            raise LayoutError(f"shape {list(shape)} differs from the type's "
-                              f"{'x'.join(map(str, value.shape))}")
-        if dtype is not None and dtype != value.elem:
-            raise LayoutError(f"dtype {dtype!r} differs from the type's element type "
-                              f"{value.elem!r}")
-        shape, dtype, attr = tuple(value.shape), value.elem, value.encoding
+        shape, dtype = type_shape_and_dtype(value, shape, dtype)
+        attr = value.encoding
     else:
         attr = value
     if shape is None or dtype is None:

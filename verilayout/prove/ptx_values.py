@@ -429,20 +429,8 @@ class PtxValues:
 
 
 def _symbols_of(*exprs: z3.ExprRef) -> set[str]:
-    """Names of the uninterpreted constants in ``exprs`` (each shared subterm visited once)."""
-    seen, out, todo = set(), set(), list(exprs)
-    while todo:
-        x = todo.pop()
-        k = x.get_id()
-        if k in seen:
-            continue
-        seen.add(k)
-        if z3.is_const(x):
-            if x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out.add(str(x))
-            continue
-        todo.extend(x.children())
-    return out
+    """Names of the uninterpreted constants in ``exprs``."""
+    return {str(c) for c in _consts_of(*exprs)}
 
 
 def _constants(e: z3.ExprRef) -> set[int]:

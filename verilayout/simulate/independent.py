@@ -55,6 +55,7 @@ import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import z3
@@ -1125,10 +1126,11 @@ def _host_run(source: str, main: str):
 
 # ----- directories --------------------------------------------------------------------------------
 
-def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
-    """The independent checks of a directory written by ``verilayout emit wgmma``.
+def read_manifest(directory: str) -> Any:
+    """The parsed ``manifest.json`` of an emitted directory; every way it can be unreadable is a
+    one-line :class:`LayoutError` naming the file (and the line, for bad JSON).
 
-    >>> check_directory("/nonexistent")
+    >>> read_manifest("/nonexistent")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: /nonexistent: no manifest.json (expected a directory written by `verilayout emit`)
@@ -1139,9 +1141,27 @@ def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
                           "`verilayout emit`)")
     try:
         with open(path, encoding="utf-8") as f:
-            man = json.load(f)
-    except (OSError, ValueError) as e:
-        raise LayoutError(f"{path}: cannot read: {e}") from None
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise LayoutError(f"{path}: line {e.lineno}, col {e.colno}: {e.msg}") from None
+    except UnicodeDecodeError as e:
+        raise LayoutError(f"{path}: not UTF-8 text (byte {e.start})") from None
+    except RecursionError:
+        raise LayoutError(f"{path}: JSON nested too deeply") from None
+    except OSError as e:
+        raise LayoutError(f"cannot read {path}: {e.strerror}") from None
+
+
+def check_directory(directory: str, *, host: bool = True) -> IndependentReport:
+    """The independent checks of a directory written by ``verilayout emit wgmma``.
+
+    >>> check_directory("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: /nonexistent: no manifest.json (expected a directory written by `verilayout emit`)
+    """
+    path = os.path.join(directory, "manifest.json")
+    man = read_manifest(directory)
     if not isinstance(man, dict) or man.get("kind") != "wgmma":
         raise LayoutError(f"{path}: not a wgmma emission (a GEMM directory is checked by "
                           "verilayout.simulate.gemm_check, or `verilayout simulate DIR`)")

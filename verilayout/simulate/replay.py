@@ -35,7 +35,6 @@ alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, rende
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, operand_of, render_opencl
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.gemm_check import check_gemm_source
-from verilayout.simulate.independent import check_wgmma_source, nvcc_path
+from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.hw.nvidia.wgmma import fragment, parse_shape
 from verilayout.prove.wgmma import INFERRED_RULES
@@ -114,20 +113,7 @@ def load_emission(directory: str) -> tuple[dict, str | None, str]:
     verilayout.errors.LayoutError: /nonexistent: no manifest.json (expected a directory written by `verilayout emit`)
     """
     path = os.path.join(directory, "manifest.json")
-    if not os.path.isfile(path):
-        raise LayoutError(f"{directory}: no manifest.json (expected a directory written by "
-                          "`verilayout emit`)")
-    try:
-        with open(path, encoding="utf-8") as f:
-            man = json.load(f)
-    except json.JSONDecodeError as e:
-        raise LayoutError(f"{path}: line {e.lineno}, col {e.colno}: {e.msg}") from None
-    except UnicodeDecodeError as e:
-        raise LayoutError(f"{path}: not UTF-8 text (byte {e.start})") from None
-    except RecursionError:
-        raise LayoutError(f"{path}: JSON nested too deeply") from None
-    except OSError as e:
-        raise LayoutError(f"cannot read {path}: {e.strerror}") from None
+    man = read_manifest(directory)
     kind = man.get("kind") if isinstance(man, dict) else None
     if kind not in KERNEL_FILES:
         raise LayoutError(f"{path}: 'kind' must be one of {', '.join(KERNEL_FILES)}, got {kind!r}")

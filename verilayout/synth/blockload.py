@@ -39,7 +39,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
 from verilayout.core.smt import Verdict
 from verilayout.frontends.mlir import Attr, TensorType
-from verilayout.frontends.shared_text import operand, plain_ints
+from verilayout.frontends.shared_text import operand, plain_ints, type_shape_and_dtype
 from verilayout.frontends.triton import parse, parse_attr
 from verilayout.frontends.triton_intel import is_dpas
 
@@ -508,11 +508,9 @@ def _check_plan_size(layout: LinearLayout) -> None:
                           f"sub-group; this operand gives each sub-group {per_subgroup}")
 
 
-def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpose: bool,
-             arch: IntelArch, surface: Surface | None, warp: int) -> _Request:
-    dtype = _dtype(dtype)
-    if op_idx not in (0, 1) or isinstance(op_idx, bool):
-        raise LayoutError(f"op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
+def _needed_of(layout: LinearLayout, arch: Any, transpose: Any, warp: int) -> Needed:
+    """What one sub-group must receive, after the checks every plan shares: a known
+    architecture, a boolean ``transpose``, a plannable size and 16-lane sub-groups."""
     if arch not in ARCHS:
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
     if not isinstance(transpose, bool):
@@ -521,7 +519,16 @@ def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpos
     needed = Needed.from_layout(layout, warp, transpose)
     if needed.lanes != 16:
         raise LayoutError(f"2D block loads serve 16-lane sub-groups; the layout has "
-                          f"{needed.lanes} lanes")
+                          f"{needed.lanes} lanes (threadsPerWarp must multiply to 16)")
+    return needed
+
+
+def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpose: bool,
+             arch: IntelArch, surface: Surface | None, warp: int) -> _Request:
+    dtype = _dtype(dtype)
+    if op_idx not in (0, 1) or isinstance(op_idx, bool):
+        raise LayoutError(f"op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
+    needed = _needed_of(layout, arch, transpose, warp)
     inst = _inst_default(dtype, op_idx) if inst_shape is None else _pair(list(inst_shape),
                                                                         "inst_shape")
     t = DTYPE_BYTES[dtype]
@@ -937,13 +944,7 @@ def _tensor_layout(layout: Any, shape, dtype) -> tuple[LinearLayout, str]:
     elif isinstance(layout, str):
         value = parse_attr(layout)
         if isinstance(value, TensorType):
-            if shape is not None and tuple(shape) != tuple(value.shape):
-                raise LayoutError(f"shape {list(shape)} differs from the type's "
-                                  f"{'x'.join(map(str, value.shape))}")
-            if dtype is not None and dtype != value.elem:
-                raise LayoutError(f"dtype {dtype!r} differs from the type's element type "
-                                  f"{value.elem!r}")
-            shape, dtype = tuple(value.shape), value.elem
+            shape, dtype = type_shape_and_dtype(value, shape, dtype)
         if shape is None or dtype is None:
             raise LayoutError("give the tensor type (tensor<64x128xf16, #ttg.blocked<...>>), or "
                               "shape= and dtype= with the attribute")
@@ -1001,15 +1002,7 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     (8, '32b 16r8x1c transpose at (x=0, y=0)', 'proved')
     """
     lay, dtype = _tensor_layout(layout, shape, dtype)
-    if arch not in ARCHS:
-        raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
-    if not isinstance(transpose, bool):
-        raise LayoutError(f"transpose must be true or false, got {transpose!r}")
-    _check_plan_size(lay)
-    needed = Needed.from_layout(lay, warp, transpose)
-    if needed.lanes != 16:
-        raise LayoutError(f"2D block loads serve 16-lane sub-groups; the layout has "
-                          f"{needed.lanes} lanes (threadsPerWarp must multiply to 16)")
+    needed = _needed_of(lay, arch, transpose, warp)
     t = bytes_of(dtype)
     if surface is None:
         surface = default_surface(needed.shape, t)

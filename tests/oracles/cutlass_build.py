@@ -1,0 +1,75 @@
+"""Host-only builds of the CUTLASS oracles (test-only): find CuTe's headers and a C++ compiler,
+compile a header plus generated calls in two units in parallel, cache the executable by content,
+run it and return what it prints."""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+
+def toolchain() -> tuple[str, list[str]]:
+    """``(c++ compiler, include dirs)``: CuTe from the nvidia-cutlass wheel, CUDA's headers."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
+    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
+    if not (inc / "cute" / "atom" / "mma_traits_sm90_gmma.hpp").exists():
+        pytest.skip(f"CuTe headers not found under {inc}")
+    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++/c++/clang++) on PATH")
+    cuda = []
+    for root in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and (pathlib.Path(root) / "targets/x86_64-linux/include/cuda_runtime_api.h").exists():
+            base = pathlib.Path(root) / "targets/x86_64-linux/include"
+            cuda = [str(base), str(base / "cccl")]
+            break
+        if root and (pathlib.Path(root) / "include/cuda_runtime_api.h").exists():
+            cuda = [str(pathlib.Path(root) / "include"), str(pathlib.Path(root) / "include/cccl")]
+            break
+    if not cuda:
+        pytest.skip("CUDA toolkit headers (cuda_runtime_api.h) not found; CuTe needs them")
+    return cxx, [str(inc)] + cuda
+
+
+def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
+    """Compile ``header`` with ``lines`` (statements, split over two units) and run it."""
+    cxx, incs = toolchain()
+    parts = [lines[0::2], lines[1::2]]
+    sources = {f"part{i}.cpp": (f'#include "{header.name}"\nvoid part{i}() {{\n' + "\n".join(part)
+                                + "\n}\n") for i, part in enumerate(parts)}
+    sources["main.cpp"] = "void part0();\nvoid part1();\nint main() { part0(); part1(); return 0; }\n"
+    key = hashlib.sha256((header.read_text() + "".join(sources.values()) + cxx
+                          + "".join(incs)).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
+    exe = work / name
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copy(header, work / header.name)
+        for fname, text in sources.items():
+            (work / fname).write_text(text)
+        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
+
+        def compile_one(fname):
+            return subprocess.run([cxx, *flags, "-c", fname, "-o", fname[:-4] + ".o"], cwd=work,
+                                  capture_output=True, text=True)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(compile_one, sources))
+        for r in results:
+            if r.returncode:
+                pytest.fail(f"compiling the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
+                           capture_output=True, text=True)
+        if r.returncode:
+            pytest.fail(f"linking the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
