@@ -991,12 +991,40 @@ def _instruction_inputs(reg: LinearLayout, vec_regs: tuple, zero: list) -> list[
     return out
 
 
+class _ElementOffsets:
+    """``offset_of(reg(inputs))`` for many inputs of one register layout: the layout's image
+    table is built once (numpy) and each element's offset computed once (the enumeration path
+    visits every element of every instruction)."""
+
+    def __init__(self, reg: LinearLayout, offset_of: Callable):
+        self.reg, self.offset_of, self.memo = reg, offset_of, {}
+        self.shifts, off = {}, 0
+        for name in reg.in_dim_names:
+            self.shifts[name] = off
+            off += reg.in_dims[name].bit_length() - 1
+        self.table = reg.apply_all() if off <= 22 else None
+        self.outs = reg.out_dim_names
+
+    def __call__(self, values: Mapping[str, int]) -> int:
+        if self.table is None:
+            return self.offset_of(self.reg.apply(values))
+        packed = 0
+        for name, v in values.items():
+            packed |= v << self.shifts[name]
+        y = int(self.table[packed])
+        if y not in self.memo:
+            self.memo[y] = self.offset_of(dict(zip(self.outs, self.reg._unpack(y))))
+        return self.memo[y]
+
+
 def _lane_addresses(reg: LinearLayout, offset_of, ins: dict, vec_regs: tuple, elem_bits: int,
-                    lanes: int) -> list[int]:
+                    lanes: int, offsets: _ElementOffsets | None = None) -> list[int]:
     """Byte address of each lane's access (the lowest element of its vector); LayoutError when the
-    vector's elements are not one aligned contiguous run."""
+    vector's elements are not one aligned contiguous run. ``offsets``: a shared
+    :class:`_ElementOffsets` for ``reg`` and ``offset_of`` (built here when not given)."""
     n = 1 << len(vec_regs)
     eb = element_bytes(elem_bits)
+    at = offsets if offsets is not None else _ElementOffsets(reg, offset_of)
     out = []
     for lane in range(lanes):
         offs = []
@@ -1005,9 +1033,8 @@ def _lane_addresses(reg: LinearLayout, offset_of, ins: dict, vec_regs: tuple, el
             for i, j in enumerate(vec_regs):
                 if (m >> i) & 1:
                     r |= 1 << j
-            coords = reg.apply({d: (lane if d == "lane" else r if d == "register" else ins.get(d, 0))
-                                for d in reg.in_dim_names})
-            offs.append(offset_of(coords))
+            offs.append(at({d: (lane if d == "lane" else r if d == "register" else ins.get(d, 0))
+                            for d in reg.in_dim_names}))
         lo = min(offs)
         if sorted(offs) != list(range(lo, lo + n)) or lo % n:
             raise LayoutError(f"lane {lane}: the {n} elements of one access sit at offsets {sorted(offs)}, "
@@ -1043,8 +1070,9 @@ def check_lds_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: in
             if isinstance(smem, LinearLayout) else
             _lds_enumerated_plan(reg_layout, smem, instruction, elem_bits, t, store))
     worst = None
+    offsets = _ElementOffsets(reg_layout, plan.offset_of)
     for ins in plan.insts:
-        addrs = _lane_addresses(reg_layout, plan.offset_of, ins, plan.vec, elem_bits, t.wave)
+        addrs = _lane_addresses(reg_layout, plan.offset_of, ins, plan.vec, elem_bits, t.wave, offsets)
         cnt = amd_lds.wavefronts(addrs, t, plan.access)
         if worst is None or cnt.total > worst.total:
             worst = cnt
