@@ -7,7 +7,7 @@ one 32-byte K-block). The tile is CuTe's tile_to_shape of the GMMA atom (rounded
 atoms along M/N; the wgmma reads the first N rows); its descriptor comes from
 ``derive_descriptor`` (not timed). Timed per obligation:
 
-* proof: ``verify_block`` (contract checks, hardware model, bases or z3);
+* proof: ``check_block`` (contract checks, hardware model, bases or z3);
 * brute force: numpy enumeration of both address functions over every (mn, k), compared;
 * z3 only: the same proof with the basis shortcut switched off (a sample).
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from verilayout.hw.nvidia.descriptor import hardware_address_function
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, swizzle_log2, swizzle_units
-from verilayout.prove.wgmma import operand_block, strided_tile, verify_block
+from verilayout.prove.wgmma import operand_block, strided_tile, check_block
 from verilayout.synth.descriptor import derive_descriptor
 
 DTYPES = ("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1")
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     per_group: dict = {}
     for sw, major, dtype, n, kb, tile, block, desc in jobs:
         t1 = time.perf_counter()
-        v = verify_block(desc, tile, major=major, block=block)
+        v = check_block(desc, tile, major=major, block=block)
         t2 = time.perf_counter()
         ok = brute_force(desc, tile, major, block)
         t3 = time.perf_counter()
@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     sample = random.Random(0).sample(jobs, min(args.z3_sample, len(jobs))) if args.z3_sample else []
     for sw, major, dtype, n, kb, tile, block, desc in sample:
         t1 = time.perf_counter()
-        v = verify_block(desc, tile, major=major, block=block, method="z3")
+        v = check_block(desc, tile, major=major, block=block, method="z3")
         z3_t.append(time.perf_counter() - t1)
         if not v.proved:
             failed.append((sw, major, dtype, n, kb, v.status, True, "z3: " + v.reason))

@@ -20,7 +20,7 @@ from verilayout.audit import audit_file, audit_ptx_text
 from verilayout.cli.main import main
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, encode, hardware_address, operand_k
-from verilayout.prove.wgmma import verify
+from verilayout.prove.wgmma import check_descriptor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,10 +53,10 @@ def test_mode1_addresses_equal_the_cute_swizzle_brute_force():
 
 def test_mode1_tf32_transposed_operand_is_proved_and_a_swap_refuted():
     good = encode(lbo=512, sbo=1024, swizzle="128B_base32B", arch="sm_100")
-    v = verify(good, MODE1_TF32, dtype="tf32", major="MN")
+    v = check_descriptor(good, MODE1_TF32, dtype="tf32", major="MN")
     assert v.proved, v.reason
     bad = encode(lbo=1024, sbo=512, swizzle="128B_base32B", arch="sm_100")
-    w = verify(bad, MODE1_TF32, dtype="tf32", major="MN")
+    w = check_descriptor(bad, MODE1_TF32, dtype="tf32", major="MN")
     assert w.status == "counterexample"
     mn, k = w.counterexample["mn"], w.counterexample["k"]
     assert w.counterexample["layout_address"] == _tf32_mn_mode1(mn, k)
@@ -67,7 +67,7 @@ def test_mode1_at_a_512_aligned_base_reads_absolute_address_bits():
     # CuTe's smem_ptr swizzle acts on the absolute byte address: at base 0x200 the layout's rows
     # start the Swizzle<2,5,2> pattern in phase (bits 7-8 of 0x200 are 0), so start 0x200 proves
     d = encode(start_address=0x200, lbo=512, sbo=1024, swizzle="128B_base32B", arch="sm_100")
-    assert verify(d, MODE1_TF32, dtype="tf32", major="MN", base_address=0x200).proved
+    assert check_descriptor(d, MODE1_TF32, dtype="tf32", major="MN", base_address=0x200).proved
 
 
 @pytest.mark.parametrize("dtype, major, sw, rule", [
@@ -123,19 +123,19 @@ def test_absolute_lbo_addresses_equal_the_split_brute_force():
 @pytest.mark.parametrize("k_block, start", [(0, 0), (1, 48), (2, 96)])
 def test_absolute_lbo_blocks_of_the_three_buffer_stage_are_proved(k_block, start):
     d = encode(start_address=start, lbo=0x4000, sbo=1024, swizzle="128B", arch="sm_100", lbo_mode=1)
-    v = verify(d, THREE_BUFFERS, dtype="e2m1", major="K", k_block=k_block)
+    v = check_descriptor(d, THREE_BUFFERS, dtype="e2m1", major="K", k_block=k_block)
     assert v.proved, v.reason
     assert "inferred-layout" in v.reason            # the split point is an inference, said so
 
 
 def test_absolute_lbo_wrong_next_buffer_and_relative_mode_are_refuted():
     wrong = encode(start_address=96, lbo=0x8000, sbo=1024, swizzle="128B", arch="sm_100", lbo_mode=1)
-    v = verify(wrong, THREE_BUFFERS, dtype="e2m1", major="K", k_block=2)
+    v = check_descriptor(wrong, THREE_BUFFERS, dtype="e2m1", major="K", k_block=2)
     assert v.status == "counterexample" and v.counterexample["k"] >= 64   # only the 2nd chunk
     rel = encode(start_address=96, lbo=0x4000, sbo=1024, swizzle="128B", arch="sm_100")
-    from verilayout.prove.wgmma import intended_tile, operand_block, verify_block
+    from verilayout.prove.wgmma import intended_tile, operand_block, check_block
     tile = intended_tile(THREE_BUFFERS, dtype="e2m1")
-    w = verify_block(rel, tile, major="K", block=operand_block(tile, k_block=2, k=96))
+    w = check_block(rel, tile, major="K", block=operand_block(tile, k_block=2, k=96))
     assert w.status == "counterexample"             # relative mode runs past the 128-byte row
 
 
@@ -182,12 +182,12 @@ def test_padded_fp4_fp6_are_read_in_16_byte_units_of_16_slots(dtype):
             byte ^= ((byte >> 7) & 3) << 4
             assert hardware_address(d, major="K", dtype=dtype, mn=mn, k=k, mn_extent=16) == byte
     slots = "Sw<2,4,3> o smem_ptr[8b](unset) o ((_8,_2),(_64,_1)):((_64,_512),(_1,_0))"
-    assert verify(d, slots, dtype=dtype, major="K", mn=16).proved
+    assert check_descriptor(d, slots, dtype=dtype, major="K", mn=16).proved
 
 
 def test_fp4_on_sm90_is_a_finding_not_a_crash():
     d = encode(lbo=16, sbo=1024, swizzle="128B")
-    v = verify(d, "Sw<3,4,3> o smem_ptr[4b](unset) o ((_8,_8),(_256,_1)):((_256,_2048),(_1,_0))",
+    v = check_descriptor(d, "Sw<3,4,3> o smem_ptr[4b](unset) o ((_8,_8),(_256,_1)):((_256,_2048),(_1,_0))",
                dtype="e2m1", major="K")
     assert v.counterexample["rule"] == "dtype-arch"
 
@@ -274,14 +274,14 @@ def test_triton_fp4_padded_operand_is_proved_in_slots():
     # the memdesc is 16 x 64 i8 (packed pairs): 16 x 128 e2m1 values, four K-blocks of 32
     d = encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100")
     for kb in range(4):
-        v = verify(d.with_start(32 * kb), FP4_PADDED, shape=[16, 64], dtype="e2m1_padded", major="K",
+        v = check_descriptor(d.with_start(32 * kb), FP4_PADDED, shape=[16, 64], dtype="e2m1_padded", major="K",
                    k_block=kb, mn=16)
         assert v.proved, (kb, v.reason)
         for row in range(16):
             for k in range(0, 32, 5):
                 assert hardware_address(d.with_start(32 * kb), major="K", dtype="e2m1_padded", mn=row,
                                         k=k, mn_extent=16) == _fp4_padded_slot(row, 32 * kb + k)
-    w = verify(encode(lbo=16, sbo=512, swizzle="64B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
+    w = check_descriptor(encode(lbo=16, sbo=512, swizzle="64B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
                dtype="e2m1_padded", major="K", mn=16)
     assert w.status == "counterexample"
     cex = w.counterexample
@@ -290,7 +290,7 @@ def test_triton_fp4_padded_operand_is_proved_in_slots():
 
 def test_fp4_padded_layout_needs_the_padded_dtype():
     with pytest.raises(LayoutError, match="e2m1_padded"):
-        verify(encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
+        check_descriptor(encode(lbo=16, sbo=1024, swizzle="128B", arch="sm_100"), FP4_PADDED, shape=[16, 64],
                dtype="e4m3", major="K", mn=16)
 
 

@@ -30,7 +30,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import encode
 from verilayout.hw.nvidia.tma import (SWIZZLES, TensorMap, check_limits, limit_findings, parse_swizzle,
                                       swizzle_pattern, write_address, write_table)
-from verilayout.prove.tma import descriptor_reader, layout_reader, verify_ring
+from verilayout.prove.tma import descriptor_reader, layout_reader, check_ring
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPAN = {"32B": 32, "64B": 64, "128B": 128}
@@ -83,8 +83,8 @@ def test_inferred_modes_say_so():
         assert swizzle_pattern(mode).inferred.startswith("inference")
     t = TensorMap("f16", global_dims=(64, 64), box=(64, 8), swizzle="128B_ATOM_64B")
     r = layout_reader("Sw<1,6,1> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16")
-    assert verify_ring(t, r).status == "unknown"
-    v = verify_ring(t, r, trust_inferred=True)
+    assert check_ring(t, r).status == "unknown"
+    v = check_ring(t, r, trust_inferred=True)
     assert v.status == "proved" and "inference" in v.reason
 
 
@@ -131,7 +131,7 @@ def test_interleaved_and_packed_placements_are_not_modelled():
         write_address(t, 0, (0, 0, 0))
     t4 = TensorMap("16u4_align8b", global_dims=(256, 8), box=(128, 8))
     r = layout_reader("(8,128):(128,1)", dtype="e2m1")
-    assert verify_ring(t4, r).status == "unknown"
+    assert check_ring(t4, r).status == "unknown"
 
 
 # ----- the limits of cuTensorMapEncodeTiled (cuda.h) -------------------------------------------------
@@ -218,7 +218,7 @@ def test_absolute_reader_agrees_at_every_128_aligned_base(mode, b):
     inner = span // eb
     t = TensorMap("f16", global_dims=(4096, 4096), box=(inner, rows), swizzle=mode)
     r = layout_reader(f"Sw<{b},4,3> o smem_ptr[16b](unset) o ({rows},{inner}):({inner},1)", dtype="f16")
-    assert verify_ring(t, r, stages=3, stage_bytes=rows * span + 128).proved    # stages 128 B apart too
+    assert check_ring(t, r, stages=3, stage_bytes=rows * span + 128).proved    # stages 128 B apart too
 
     def reader(sb, y, x):                      # CuTe: swizzle(base + offset), bytes
         return cute_swizzle(sb + (y * inner + x) * eb, b, 4, 3)
@@ -235,9 +235,9 @@ def test_relative_reader_needs_the_repeat_alignment(mode, b):
     r = layout_reader(f"Sw<{b},3,3> o ({rows},{inner}):({inner},1)", dtype="f16", swizzle_units="elements")
     assert r.relative
     repeat = 8 * span
-    v = verify_ring(t, r, stages=2, stage_bytes=rows * span, base_align=repeat)
+    v = check_ring(t, r, stages=2, stage_bytes=rows * span, base_align=repeat)
     assert v.proved and f"multiple of {repeat} bytes" in v.reason
-    v = verify_ring(t, r, stages=2, stage_bytes=rows * span, base_align=128)
+    v = check_ring(t, r, stages=2, stage_bytes=rows * span, base_align=128)
     assert v.status == "counterexample"
     cx = v.counterexample
     assert cx["base"] % repeat and cx["base"] % 128 == 0
@@ -256,11 +256,11 @@ def test_concrete_base_and_misaligned_base():
     t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
     r = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
                       dtype="f16", shape=[64, 64])
-    assert verify_ring(t, r, base=0x2400, stages=2, stage_bytes=8192).proved
-    v = verify_ring(t, r, base=0x2480, stages=2, stage_bytes=8192)
+    assert check_ring(t, r, base=0x2400, stages=2, stage_bytes=8192).proved
+    v = check_ring(t, r, base=0x2480, stages=2, stage_bytes=8192)
     # brute force at 0x2480: row 0, chunk 0 -> docs: chunk 0 ^ (0x2480 >> 7) % 8 = 1 -> byte 0x2490
     assert v.counterexample["tma_byte"] == docs_write(0x2480, 0, 0, 128, 2, 128) == 0x2490
-    v = verify_ring(t, r, base=0x2440)
+    v = check_ring(t, r, base=0x2440)
     assert v.status == "counterexample" and v.counterexample["rule"] == "smem-alignment"
 
 
@@ -274,7 +274,7 @@ def test_deepgemm_379_reader_assumes_128b_is_caught_and_the_fix_proves(mode):
     inner = span // eb
     t = TensorMap("bf16", global_dims=(7168, 4096), box=(inner, rows), swizzle=mode)
     wrong = layout_reader(f"Sw<3,4,3> o smem_ptr[16b](unset) o ({rows},{inner}):({inner},1)", dtype="bf16")
-    v = verify_ring(t, wrong, stages=4, stage_bytes=rows * span, base_align=1024)
+    v = check_ring(t, wrong, stages=4, stage_bytes=rows * span, base_align=1024)
     assert v.status == "counterexample"
     cx = v.counterexample
     sb = cx["base"] + cx["stage"] * rows * span
@@ -283,7 +283,7 @@ def test_deepgemm_379_reader_assumes_128b_is_caught_and_the_fix_proves(mode):
     assert cx["tma_byte"] != cx["reader_byte"]
     b = {"32B": 1, "64B": 2}[mode]
     fixed = layout_reader(f"Sw<{b},4,3> o smem_ptr[16b](unset) o ({rows},{inner}):({inner},1)", dtype="bf16")
-    assert verify_ring(t, fixed, stages=4, stage_bytes=rows * span).proved
+    assert check_ring(t, fixed, stages=4, stage_bytes=rows * span).proved
 
 
 # ----- Triton #7275: a box twice the tile -------------------------------------------------------------
@@ -293,7 +293,7 @@ def test_triton_7275_doubled_box_overwrites_the_next_stage():
     t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 256), swizzle="128B")
     r = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
                       dtype="f16", shape=[128, 64])
-    v = verify_ring(t, r, stages=3, stage_bytes=128 * 128, base_align=1024)
+    v = check_ring(t, r, stages=3, stage_bytes=128 * 128, base_align=1024)
     assert v.status == "counterexample"
     cx = v.counterexample
     # row 128 of a box of 128-byte rows starts 128 * 128 bytes in: stage 1's first byte, which the
@@ -301,13 +301,13 @@ def test_triton_7275_doubled_box_overwrites_the_next_stage():
     assert (cx["mn"], cx["k"], cx["tma_byte"]) == (128, 0, cx["base"] + 16384)
     assert cx["overwrites"] == {"stage": 1, "mn": 0, "k": 0}
     fixed = TensorMap("f16", global_dims=(4096, 4096), box=(64, 128), swizzle="128B")
-    assert verify_ring(fixed, r, stages=3, stage_bytes=128 * 128, base_align=1024).proved
+    assert check_ring(fixed, r, stages=3, stage_bytes=128 * 128, base_align=1024).proved
 
 
 def test_a_box_smaller_than_the_reader_tile_names_the_unwritten_element():
     t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
     r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (128,64):(64,1)", dtype="f16")
-    v = verify_ring(t, r)
+    v = check_ring(t, r)
     assert v.counterexample["tma_byte"] is None and v.counterexample["mn"] == 64
     assert v.counterexample["reader_byte"] == cute_swizzle(64 * 128, 3, 4, 3)
 
@@ -327,7 +327,7 @@ def test_wgmma_descriptors_read_every_stage_at_any_128_aligned_base(dtype, eb):
     d = encode(lbo=16, sbo=1024, swizzle="128B")
     kb = inner // (32 // eb)
     r = descriptor_reader(d, major="K", dtype=dtype, mn=64, k_blocks=kb, mn_blocks=2, mn_step=64 * 128)
-    v = verify_ring(t, r, stages=5, stage_bytes=128 * 128 + 0x80)      # stages not 1024-aligned
+    v = check_ring(t, r, stages=5, stage_bytes=128 * 128 + 0x80)      # stages not 1024-aligned
     assert v.proved, v.reason
     for base in (0x80, 0x1380):
         for s in range(5):
@@ -338,7 +338,7 @@ def test_wgmma_descriptors_read_every_stage_at_any_128_aligned_base(dtype, eb):
     # SBO of 512 (a planted bug) is caught with both bytes
     bad = descriptor_reader(encode(lbo=16, sbo=512, swizzle="128B"), major="K", dtype=dtype, mn=64,
                             k_blocks=kb, mn_blocks=2, mn_step=64 * 128)
-    v = verify_ring(t, bad, stages=5, stage_bytes=128 * 128)
+    v = check_ring(t, bad, stages=5, stage_bytes=128 * 128)
     assert v.status == "counterexample" and v.counterexample["mn"] >= 8
 
 
@@ -346,7 +346,7 @@ def test_sm100_descriptor_reads_the_ring():
     t = TensorMap("bf16", global_dims=(8192, 8192), box=(64, 128), swizzle="128B")
     d = encode(sbo=1024, swizzle="128B", arch="sm_100")
     r = descriptor_reader(d, major="K", dtype="bf16", mn=128, k_blocks=4)
-    assert verify_ring(t, r, stages=4, stage_bytes=16384).proved
+    assert check_ring(t, r, stages=4, stage_bytes=16384).proved
 
 
 # ----- Triton 3.9 persistent TMA matmuls (tests/corpus) -------------------------------------------------
@@ -376,10 +376,10 @@ def test_triton_persistent_tma_matmul_ring_proves(name):
     t = TensorMap(dtype, global_dims=(8192, 8192), box=(cols, rows), swizzle="128B")
     r = layout_reader(enc, dtype={"f16": "f16", "f8E4M3FN": "e4m3"}[dtype], shape=[rows, cols])
     stage = rows * cols * eb
-    v = verify_ring(t, r, stages=stages, stage_bytes=stage, base_align=1024)
+    v = check_ring(t, r, stages=stages, stage_bytes=stage, base_align=1024)
     assert v.proved, v.reason
     # Triton reads shared memory with buffer-relative offsets: a 128-aligned-only base is refuted
-    assert verify_ring(t, r, stages=stages, stage_bytes=stage, base_align=128).status == "counterexample"
+    assert check_ring(t, r, stages=stages, stage_bytes=stage, base_align=128).status == "counterexample"
 
 
 def test_triton_epilogue_store_of_two_boxes():
@@ -388,8 +388,8 @@ def test_triton_epilogue_store_of_two_boxes():
     t = TensorMap("f16", global_dims=(8192, 8192), box=(64, 128), swizzle="128B")
     r = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
                       dtype="f16", shape=[128, 128])
-    assert verify_ring(t, r, copies=2, base_align=1024).proved
-    assert verify_ring(t, r, copies=1, base_align=1024).status == "counterexample"
+    assert check_ring(t, r, copies=2, base_align=1024).proved
+    assert check_ring(t, r, copies=1, base_align=1024).status == "counterexample"
 
 
 # ----- CUTLASS (host-only): CuTe swizzle -> CUtensorMapSwizzle, and CuTe's Swizzle functor ----------------
@@ -530,9 +530,9 @@ def test_mn_major_wgmma_descriptor_reads_a_box_whose_inner_dim_is_n():
     t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
     d = encode(lbo=8192, sbo=1024, swizzle="128B")
     r = descriptor_reader(d, major="MN", dtype="f16", mn=64, k_blocks=4, k_step=2048)
-    assert verify_ring(t, r, stages=3, stage_bytes=8192 + 0x100).proved
+    assert check_ring(t, r, stages=3, stage_bytes=8192 + 0x100).proved
     wrong = descriptor_reader(d, major="MN", dtype="f16", mn=64, k_blocks=4, k_step=1024)
-    v = verify_ring(t, wrong, stages=3, stage_bytes=8192)
+    v = check_ring(t, wrong, stages=3, stage_bytes=8192)
     assert v.status == "counterexample" and v.counterexample["k"] >= 16
 
 
@@ -558,7 +558,7 @@ def _random_ring(seed):
     def reader(sb, y, x):
         off = (y * inner + x) * eb
         return sb + cute_swizzle(off, rb, 4, 3) if relative else cute_swizzle(sb + off, rb, 4, 3)
-    v = verify_ring(t, r, stages=stages, stage_bytes=stage, base_align=align)
+    v = check_ring(t, r, stages=stages, stage_bytes=stage, base_align=align)
     return v, (mode, eb, rows, span, align, stages, stage), reader
 
 

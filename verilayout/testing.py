@@ -18,7 +18,7 @@ from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_injective, eq
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
 from verilayout.spec.kinds.linear import as_linear as _linear, check_surjective
-from verilayout.wgmma import verify
+from verilayout.wgmma import check_descriptor
 
 
 def _layout(x, shape=None):
@@ -67,7 +67,7 @@ def assert_conflict_free(reg_layout, smem_layout, *, elem_bits: int, instruction
 
 def assert_descriptor_matches(descriptor, layout, **kw) -> None:
     """A wgmma descriptor addresses exactly the bytes ``layout`` placed the data at."""
-    assert_verdict(verify(descriptor, _layout(layout), **kw), "descriptor does not match layout")
+    assert_verdict(check_descriptor(descriptor, _layout(layout), **kw), "descriptor does not match layout")
 
 
 def assert_covers(plan, layout, **kw) -> None:

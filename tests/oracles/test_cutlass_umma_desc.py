@@ -136,7 +136,7 @@ def test_raw_values_and_fields_equal_cutlass(umma_output):
 
 def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
     from verilayout.hw.nvidia.descriptor import Descriptor, hardware_address_function
-    from verilayout.prove.wgmma import equal_addresses, intended_tile, operand_block, verify
+    from verilayout.prove.wgmma import equal_addresses, intended_tile, operand_block, check_descriptor
     cfgs, layouts, descs = umma_output
     proved = refused = mutated = mode1 = 0
     for c in cfgs:
@@ -147,14 +147,14 @@ def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
             for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
                 where = f"{_cid(c)} {dtype} K-block {kb}: {text}"
                 theirs = Descriptor(off * bits // 8, lbo, sbo, bo, lt, "sm_100")
-                v = verify(theirs, text, dtype=dtype, major=major, k_block=kb)
+                v = check_descriptor(theirs, text, dtype=dtype, major=major, k_block=kb)
                 if forbid is None:
                     assert v.proved, f"{where}: {v.reason}"
                     proved += 1
                     if kb == 0 and dtype == DTYPES[bits][0] and sbo and (major == "K" or sw != "none"):
                         # not vacuous: one SBO step of 16 bytes more reads other bytes
                         bad = Descriptor(off * bits // 8, lbo, sbo + 1, bo, lt, "sm_100")
-                        w = verify(bad, text, dtype=dtype, major=major, k_block=kb)
+                        w = check_descriptor(bad, text, dtype=dtype, major=major, k_block=kb)
                         sbo_used = mn > 8 if major == "K" else 256 // bits > KROWS.get(sw, 8)
                         if sbo_used:                    # (seed 000 / make_umma_desc forms)
                             assert w.status == "counterexample", f"{where}: SBO+16 {w.reason}"

@@ -9,7 +9,7 @@ the descriptor the TTGIR audit derived for its K-block ``k`` (``derived_k``, bas
 
 * fields: the PTX descriptor's bits other than the 14-bit start address are one constant ``H``
   for every value of the symbols, and ``H | start(derived_k)`` is proved to read K-block ``k`` of
-  the operand layout (``prove.wgmma.verify``): LBO, SBO, swizzle mode and the operand order;
+  the operand layout (``prove.wgmma.check_descriptor``): LBO, SBO, swizzle mode and the operand order;
 * K-block advance: ``start_i - start_0 == start(derived_k) - start(derived_0)`` (mod 2^14) for every
   value of the symbols;
 * base: ``start_0 - start(derived_0)`` is a multiple of the swizzle pattern's repeat (in 16-byte
@@ -41,7 +41,7 @@ from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.prove.ptx_values import SMEM, PtxValues as _Eval, constant, decide_claim
-from verilayout.prove.wgmma import verify
+from verilayout.prove.wgmma import check_descriptor
 
 #: The shared-memory base (``global_smem``), 32 bits.
 SMEM_ALIGNMENT = 1024
@@ -172,7 +172,7 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
                               "hardware treats it here is undocumented (the check goes on without it)", dict(data)))
             hi &= ~_BASE_OFFSET
         value = hi | (derived & _START)
-        v = verify(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"], mn=mn,
+        v = check_descriptor(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"], mn=mn,
                    mn_block=want["mn_block"], mn_dim=mn_dim, arch=arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",

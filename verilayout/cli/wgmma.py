@@ -14,7 +14,7 @@ from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, oper
 from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import as_descriptor, intended_tile
 from verilayout.synth.descriptor import derive_descriptor, synth
-from verilayout.wgmma import verify
+from verilayout.wgmma import check_descriptor
 
 
 _FMT = argparse.RawDescriptionHelpFormatter
@@ -131,7 +131,7 @@ def _print_verdict(v) -> None:
 
 def _cmd_verify(args) -> int:
     d = as_descriptor(args.desc, args.arch)
-    v = verify(d, _layout_text(args), k_block=args.k_block, **_common(args))
+    v = check_descriptor(d, _layout_text(args), k_block=args.k_block, **_common(args))
     if args.json:
         print(json.dumps({"descriptor": d.to_dict(), "k_block": args.k_block, **v.to_dict()}))
     else:

@@ -30,13 +30,13 @@ lands on.
 >>> from verilayout.hw.nvidia.tma import TensorMap
 >>> t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
 >>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,64):(64,1)", dtype="f16")
->>> verify_ring(t, r, stages=4, stage_bytes=8192).status          # absolute reader: any 128-aligned base
+>>> check_ring(t, r, stages=4, stage_bytes=8192).status          # absolute reader: any 128-aligned base
 'proved'
 >>> rel = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
 ...                     "elementBitWidth = 16}>", dtype="f16", shape=[64, 64])
->>> v = verify_ring(t, rel, stages=4, stage_bytes=8192); v.status, v.counterexample["base"] % 1024 != 0
+>>> v = check_ring(t, rel, stages=4, stage_bytes=8192); v.status, v.counterexample["base"] % 1024 != 0
 ('counterexample', True)
->>> verify_ring(t, rel, stages=4, stage_bytes=8192, base_align=1024).status
+>>> check_ring(t, rel, stages=4, stage_bytes=8192, base_align=1024).status
 'proved'
 """
 from __future__ import annotations
@@ -58,7 +58,7 @@ from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_finding
 from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
-__all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "verify_ring",
+__all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "check_ring",
            "triton_copy_verdict", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
 
 DEFAULT_TIMEOUT_MS = 20_000
@@ -215,7 +215,7 @@ def _int_arg(name: str, v, lo: int) -> int:
     return v
 
 
-def verify_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stages: int = 1,
+def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stages: int = 1,
                 stage_bytes: int | None = None, base_align: int = 128, base: int | None = None,
                 copies: int = 1, inner: str | None = None, trust_inferred: bool = False,
                 timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
@@ -228,7 +228,7 @@ def verify_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, sta
     >>> from verilayout.hw.nvidia.tma import TensorMap
     >>> t = TensorMap("bf16", global_dims=(4096, 4096), box=(32, 64), swizzle="64B")
     >>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,32):(32,1)", dtype="bf16")
-    >>> v = verify_ring(t, r, base_align=1024); v.status, sorted(v.counterexample)[:3]
+    >>> v = check_ring(t, r, base_align=1024); v.status, sorted(v.counterexample)[:3]
     ('counterexample', ['base', 'k', 'mn'])
     """
     if not isinstance(tmap, TensorMap):
@@ -472,7 +472,7 @@ def triton_copy_verdict(desc_attr: Attr, block, elem: str, mem_layout: LinearLay
                      swizzle=_SWZ[swizzle])
     reader = layout_reader(mem_layout, dtype=_READ_AS[bits])
     align = max(SMEM_ALIGN, tmap.pattern.repeat)
-    v = verify_ring(tmap, reader, copies=copies, base_align=align, inner="mn" if transposed else "k",
+    v = check_ring(tmap, reader, copies=copies, base_align=align, inner="mn" if transposed else "k",
                     timeout_ms=timeout_ms)
     return tmap, replace(v, reason=f"{v.reason}; {HOST_NOTE}",
                          details={**v.details, "copies": copies, "box": list(tmap.box), "swizzle": tmap.swizzle})

@@ -8,9 +8,9 @@ placed at ``base_address``, put that element.
 
 >>> from verilayout.hw.nvidia.descriptor import encode
 >>> tile = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")  # seed 003, A K-major
->>> verify(encode(lbo=1024, sbo=128), tile, dtype="f16", major="K").status
+>>> check_descriptor(encode(lbo=1024, sbo=128), tile, dtype="f16", major="K").status
 'proved'
->>> v = verify(encode(lbo=128, sbo=1024), tile, dtype="f16", major="K")   # LBO and SBO swapped
+>>> v = check_descriptor(encode(lbo=128, sbo=1024), tile, dtype="f16", major="K")   # LBO and SBO swapped
 >>> v.status, v.counterexample["mn"], v.counterexample["k"]
 ('counterexample', 8, 0)
 
@@ -37,7 +37,7 @@ from verilayout.core.smt import Verdict, check_claim
 
 __all__ = ["TileAddress", "strided_tile", "linear_tile", "cute_tile", "intended_tile", "as_descriptor",
            "fp4_padded_slots",
-           "OperandBlock", "operand_block", "verify", "verify_block", "equal_addresses"]
+           "OperandBlock", "operand_block", "check_descriptor", "check_block", "equal_addresses"]
 
 DEFAULT_TIMEOUT_MS = 10_000
 
@@ -457,7 +457,7 @@ def _split_difference(sa, sb, d) -> tuple[int, int] | None:
     return None
 
 
-# ----- verify ---------------------------------------------------------------------------------
+# ----- check_descriptor ---------------------------------------------------------------------------------
 
 #: Contract rules that are inferences (reasoning about the address arithmetic), not cited
 #: hardware facts: they are reported as notes and never turn an address-exact match into a
@@ -499,9 +499,9 @@ def _fmt_addr(bits_addr: int, elem_bits: int) -> str:
     return f"byte {bits_addr // 8:#x} bit {bits_addr % 8}"
 
 
-def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: OperandBlock,
+def check_block(desc: Descriptor, tile: TileAddress, *, major: str, block: OperandBlock,
                  timeout_ms: int = DEFAULT_TIMEOUT_MS, method: str = "auto") -> Verdict:
-    """Prove ``desc`` reads ``block`` of ``tile`` (see :func:`verify`; ``method="z3"``
+    """Prove ``desc`` reads ``block`` of ``tile`` (see :func:`check_descriptor`; ``method="z3"``
     forces the solver even where bases decide)."""
     major = parse_major(major)
     dtype = tile.dtype
@@ -559,7 +559,7 @@ def verify_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Oper
     return Verdict.fails(cex, reason, method=method)
 
 
-def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+def check_descriptor(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
            mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str | None = None,
            shape=None, swizzle_units: str | None = None,
            timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
@@ -575,10 +575,10 @@ def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base
     tcgen05 fp4/fp6 type (``e2m1`` packed, ``e2m1_padded``/``e3m2``/``e2m3`` as 8-bit slots); with
     the absolute LBO mode (bit 52) a K-block is 48 bytes (``k_block`` counts those).
 
-    >>> verify(0x4000004000010000, "Sw<3,4,3> o smem_ptr[16b](unset) o "
+    >>> check_descriptor(0x4000004000010000, "Sw<3,4,3> o smem_ptr[16b](unset) o "
     ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).status
     'counterexample'
-    >>> verify(0x4000004000010002, "Sw<3,4,3> o smem_ptr[16b](unset) o "
+    >>> check_descriptor(0x4000004000010002, "Sw<3,4,3> o smem_ptr[16b](unset) o "
     ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).proved
     True
     """
@@ -589,4 +589,4 @@ def verify(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base
                          swizzle_units=swizzle_units)
     k = ABSOLUTE_LBO_K_BYTES * 8 // operand_bits(dtype) if desc.lbo_mode else None
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block, k=k)
-    return verify_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)
+    return check_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)

@@ -23,7 +23,7 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
   element ``(mn, k)`` at the byte of the layout text, for every coordinate; coordinates walk the
   tiles and K in order;
 * ``descriptor``: every consumer wgmma's descriptors (values from the run) read, by
-  :func:`verilayout.prove.wgmma.verify`, K-block ``kb`` (A: the warpgroup's 64 rows) of the layout
+  :func:`verilayout.prove.wgmma.check_descriptor`, K-block ``kb`` (A: the warpgroup's 64 rows) of the layout
   at the stage the same pipeline iteration filled;
 * ``protocol``: the ring as a transition system (producer thread, one process per consumer
   warpgroup, each TMA landing as its own action), explored exhaustively: every wait on
@@ -61,7 +61,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
-from verilayout.prove.wgmma import intended_tile, verify
+from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.independent import (Check, IndependentReport, _run_nvcc, compile_ptx,
                                               imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
@@ -527,7 +527,7 @@ class _Gemm:
                     kkb = kb % (self.bk // self.kx)
                     key2 = (value, base, kkb, name, mb)
                     if key2 not in cache:
-                        cache[key2] = verify(value, text, dtype=self.dt, major="K", k_block=kkb,
+                        cache[key2] = check_descriptor(value, text, dtype=self.dt, major="K", k_block=kkb,
                                              base_address=base, mn=mn, mn_block=mb)
                     total += 1
                     vd = cache[key2]

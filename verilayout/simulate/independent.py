@@ -20,7 +20,7 @@ functions compiled for the host and run. The checks:
 * ``descriptor``: bits 16-63 of each descriptor are one constant for every shared-memory base a
   CTA can have (the low 18 bits of the address hold its offset, higher bits, e.g. a cluster
   rank, are free), so the 14-bit start field never carries into LBO; at each sampled base the
-  descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.verify`) to read
+  descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.check_descriptor`) to read
   K-block ``i`` of the layout exactly where the copy put it.
 * ``order``: seed 003 (PTX ISA, wgmma.fence / commit_group / wait_group): every ``st.shared`` is
   followed by ``fence.proxy.async`` and then a barrier before a wgmma reads shared memory;
@@ -65,7 +65,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_pt
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
-from verilayout.prove.wgmma import intended_tile, verify
+from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
@@ -835,13 +835,13 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
                 value = int(eval_np(e, {"smem_base": np.uint64(smem)}))
                 values.setdefault(f"{smem:#x}", []).append(f"{value:#018x}")
                 local = (buf & 0x3FFFF) + int(op["offset_bytes"])
-                v = verify(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
+                v = check_descriptor(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
                            base_address=local, mn=m if name == "a" else n)
                 if v.status != "proved":
                     hint = ""
                     if other in placed and man[other]["source"] == "smem":
                         ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
-                        w2 = verify(value, man[other]["layout"], dtype=man["dtype"],
+                        w2 = check_descriptor(value, man[other]["layout"], dtype=man["dtype"],
                                     major="MN" if man[other].get("major") == "MN" else "K",
                                     k_block=kb, base_address=ob, mn=n if name == "a" else m)
                         if w2.status == "proved":

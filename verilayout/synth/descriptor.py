@@ -19,7 +19,7 @@ from verilayout.dtypes import Major, NvArch, SwizzleMode
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
-from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, verify_block
+from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, check_block
 from verilayout.core.smt import Verdict
 from verilayout.frontends.shared_text import plain_ints
 
@@ -133,7 +133,7 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
             continue
         start, lbo, sbo = fields
         desc = Descriptor(start, lbo >> 4, sbo >> 4, bo, _CODES[arch][sw], arch)
-        v = verify_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)
+        v = check_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)
         if v.proved:
             return DescriptorPlan(desc, v, block, tuple(tried))
         tried.append((sw, v.reason))

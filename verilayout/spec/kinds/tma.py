@@ -2,7 +2,7 @@
 Exported as ``SOURCES`` (none) and ``KINDS``, joined by :func:`verilayout.spec.kinds.registry`.
 
 Kind ``tma_matches``: every stage of a ring that TMA fills is read back where TMA wrote it
-(:func:`verilayout.prove.tma.verify_ring`). Keys:
+(:func:`verilayout.prove.tma.check_ring`). Keys:
 
 * ``tensor_map`` (required): ``{dtype, box, swizzle, global_dims, global_strides, element_strides,
   interleave, oob_fill, global_address}`` as ``cuTensorMapEncodeTiled`` takes them, dims innermost
@@ -38,7 +38,7 @@ from types import MappingProxyType
 
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tma import TensorMap
-from verilayout.prove.tma import descriptor_reader, layout_reader, verify_ring
+from verilayout.prove.tma import descriptor_reader, layout_reader, check_ring
 from verilayout.spec.format import Kind, prefixed
 from verilayout.spec.kinds.wgmma import resolve_descriptor
 
@@ -78,7 +78,7 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
                           k_step=k_step, mn_blocks=mn_blocks, mn_step=mn_step, arch=arch)
     if not isinstance(trust_inferred, bool):
         raise LayoutError(f"{where}: trust_inferred must be true or false")
-    return prefixed(where, verify_ring, tmap, reader, stages=stages, stage_bytes=stage_bytes, copies=copies,
+    return prefixed(where, check_ring, tmap, reader, stages=stages, stage_bytes=stage_bytes, copies=copies,
                     base_align=base_align, base=base, inner=inner, trust_inferred=trust_inferred,
                     timeout_ms=timeout_ms)
 

@@ -47,7 +47,7 @@ from types import MappingProxyType
 from verilayout.core.cute import ComposedLayout, Layout, Swizzle, offset_bytes, offset_elements, tile_to_shape
 from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, parse_swizzle, swizzle_atom
-from verilayout.prove.wgmma import verify
+from verilayout.prove.wgmma import check_descriptor
 from verilayout.spec.format import Kind, prefixed
 
 __all__ = ["resolve_descriptor", "fragment_coverage"]
@@ -239,7 +239,7 @@ def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, majo
     """The descriptor reads, for every (mn, k) of one wgmma K-block, the byte where
     ``layout`` (placed at ``base_address``) put that element."""
     desc = resolve_descriptor(spec, descriptor, where)
-    return prefixed(where, verify, desc, layout, dtype=dtype, major=major, k_block=k_block,
+    return prefixed(where, check_descriptor, desc, layout, dtype=dtype, major=major, k_block=k_block,
                  base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
                  timeout_ms=timeout_ms)
 
