@@ -15,8 +15,9 @@ The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted ke
 """
 from __future__ import annotations
 
+import operator
 import re
-from typing import Any
+from typing import Any, Iterator
 
 import z3
 
@@ -32,6 +33,11 @@ TID = z3.BitVec("tid_x", 32)
 #: Opcodes whose first operand is not a destination register.
 NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
+
+
+#: PTX's bitwise opcodes as Python operators: the same on z3 bit-vectors and numpy words (no
+#: width or sign to honour), shared by this evaluator and ``simulate.ptx_run``.
+BITWISE = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}
 
 
 def reg_width(name: str) -> int:
@@ -392,12 +398,8 @@ class PtxValues:
                 return a + b
             if head == "sub":
                 return a - b
-            if head == "and":
-                return a & b
-            if head == "or":
-                return a | b
-            if head == "xor":
-                return a ^ b
+            if head in BITWISE:
+                return BITWISE[head](a, b)
             if head == "shl":
                 return a << b
             if head == "shr":
@@ -433,19 +435,22 @@ def _symbols_of(*exprs: z3.ExprRef) -> set[str]:
     return {str(c) for c in _consts_of(*exprs)}
 
 
-def _constants(e: z3.ExprRef) -> set[int]:
-    """The bit-vector constants that occur in ``e``."""
-    seen, out, todo = set(), set(), [e]
+def _subterms(*exprs) -> Iterator[z3.ExprRef]:
+    """Every distinct subterm of ``exprs`` (a shared subterm once; ``None`` skipped)."""
+    seen, todo = set(), [x for x in exprs if x is not None]
     while todo:
         x = todo.pop()
         k = x.get_id()
         if k in seen:
             continue
         seen.add(k)
-        if z3.is_bv_value(x):
-            out.add(x.as_long())
+        yield x
         todo.extend(x.children())
-    return out
+
+
+def _constants(e: z3.ExprRef) -> set[int]:
+    """The bit-vector constants that occur in ``e``."""
+    return {x.as_long() for x in _subterms(e) if z3.is_bv_value(x)}
 
 
 def decide_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
@@ -515,17 +520,9 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
 
 
 def _consts_of(*exprs) -> list:
-    """The uninterpreted constants (as terms) of ``exprs``."""
-    seen, out, todo = set(), {}, [x for x in exprs if x is not None]
-    while todo:
-        x = todo.pop()
-        k = x.get_id()
-        if k in seen:
-            continue
-        seen.add(k)
-        if z3.is_const(x):
-            if x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                out[str(x)] = x
-            continue
-        todo.extend(x.children())
+    """The uninterpreted constants (as terms) of ``exprs``, one per name."""
+    out = {}
+    for x in _subterms(*exprs):
+        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out[str(x)] = x
     return list(out.values())

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.prove.ptx_values import BITWISE
 
 __all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS"]
 
@@ -325,12 +326,8 @@ class _Machine:
                 return (a + b) & m
             if head == "sub":
                 return (a - b) & m
-            if head == "and":
-                return a & b
-            if head == "or":
-                return a | b
-            if head == "xor":
-                return a ^ b
+            if head in BITWISE:
+                return BITWISE[head](a, b)
             if head == "shl":
                 return np.where(b >= w, _U64(0), (a << np.minimum(b, _U64(63))) & m)
             if head == "shr":

@@ -621,19 +621,24 @@ def _cover_plan(req: _Request, max_candidates: int):
     return ((tuple(chosen), sh) if sh is not None else None), cands
 
 
+def _plan_verdict(correct: Verdict, minimal: Verdict) -> Verdict:
+    """A plan's verdict: its correctness first (a wrong plan is its counterexample), then
+    ``proved`` only when minimality is proved too, else ``unknown`` saying why."""
+    if not correct.proved:
+        return correct
+    if minimal.proved:
+        return Verdict.holds(f"{correct.reason}; {minimal.reason}", method=minimal.method,
+                             correctness=correct.method)
+    return Verdict.unknown(f"{correct.reason}; but {minimal.reason}", method=minimal.method,
+                           correctness=correct.method)
+
+
 def _finish(req: _Request, loads, shuffle, algorithm: str, bound: Bound, minimal: Verdict,
             iterations: tuple = ()) -> Plan:
     correct = check_plan(loads, shuffle, req.needed, req.t, req.arch)
     origin = tuple(int(v) for v in req.needed.coords[0, 0])
     origin = origin[::-1] if req.transpose else origin
-    if not correct.proved:
-        verdict = correct
-    elif minimal.proved:
-        verdict = Verdict.holds(f"{correct.reason}; {minimal.reason}", method=minimal.method,
-                                correctness=correct.method)
-    else:
-        verdict = Verdict.unknown(f"{correct.reason}; but {minimal.reason}",
-                                  method=minimal.method, correctness=correct.method)
+    verdict = _plan_verdict(correct, minimal)
     return Plan(tuple(loads), tuple(shuffle), req.dtype, req.op_idx,
                 (req.layout.out_dim_size("dim0"), req.layout.out_dim_size("dim1")),
                 tuple(req.inst_shape), req.transpose, req.arch, req.warp, origin,
@@ -1046,14 +1051,7 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
                                       f"exhaustive search did not settle it ({res.reason})",
                                       method="exhaustive")
     correct = check_plan(loads, shuffle, needed, t, arch, consumer="layout")
-    if not correct.proved:  # pragma: no cover - a wrong plan is never returned as right
-        verdict = correct
-    elif minimal.proved:
-        verdict = Verdict.holds(f"{correct.reason}; {minimal.reason}", method=minimal.method,
-                                correctness=correct.method)
-    else:
-        verdict = Verdict.unknown(f"{correct.reason}; but {minimal.reason}",
-                                  method=minimal.method, correctness=correct.method)
+    verdict = _plan_verdict(correct, minimal)
     origin = tuple(int(v) for v in needed.coords[0, 0])
     origin = origin[::-1] if transpose else origin
     return Plan(tuple(loads), tuple(shuffle), dtype, None,
