@@ -289,6 +289,7 @@ def _cmd_simulate(args) -> int:
 def register(subparsers) -> None:
     """Add ``emit`` (``emit wgmma``, ``emit blockload``) and ``simulate`` to an argparse
     subparsers object."""
+    # long: a declarative argparse table (every option of emit wgmma/blockload/dpas and simulate)
     g = subparsers.add_parser("emit", help="write a verified kernel: wgmma (CUDA) or Intel block "
                               "loads (OpenCL C)", formatter_class=_FMT, epilog=EPILOG_EMIT,
                               description="Write a kernel whose every index comes from a proved "

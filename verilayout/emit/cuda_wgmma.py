@@ -532,6 +532,7 @@ def _d_store(man, reg_t, store_t) -> list[str]:
 
 
 def _harness(man) -> list[str]:
+    # long: a kernel text template (the host harness, line by line as nvcc reads it)
     dtype, acc = man["dtype"], man["acc"]
     enc = {"f16": "f32_to_f16_bits(static_cast<float>(v))",
            "bf16": "static_cast<uint16_t>(f32_bits(static_cast<float>(v)) >> 16)",

@@ -125,14 +125,7 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
     >>> man["mad"]["signature"], len(man["instructions"])
     ('int8 intel_sub_group_i8_i8_matrix_mad_k32(short8 a, int8 b, int8 acc)', 1)
     """
-    if not isinstance(parent, str) or "dpas" not in parent:
-        raise LayoutError("the DPAS emitter takes the '#ttig.dpas<{...}>' attribute text")
-    for key, v in (("m", m), ("n", n), ("k", k)):
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise LayoutError(f"{key} must be a positive integer, got {v!r}")
-    if m * n * k > DPAS_MAX_VOLUME:
-        raise LayoutError(f"tile {m}x{n}x{k} has {m * n * k} products; the emitter proves by "
-                          f"enumeration up to {DPAS_MAX_VOLUME}")
+    _check_tile_arguments(parent, m, n, k)
     dtype = _dtype_name(dtype)
     attr = parse_attr(parent)
     a_text = (f"tensor<{m}x{k}x{dtype}, #ttg.dot_op<{{opIdx = 0, parent = {parent}, "
@@ -161,53 +154,10 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
     if len({(int(r), int(c)) for r, c in flat}) != flat.shape[0]:
         raise LayoutError(f"the accumulator layout over {m}x{n} repeats elements (a broadcast "
                           "layout); the emitter needs each C element in one register")
-    instructions = []
-    for w in range(warps):
-        c_tiles = _tiles(tc[w], mi, ni)
-        a_tiles = _tiles(ta[w], mi, ki)
-        b_tiles = set(_tiles(tb[w], kb, ni))
-        plan = []
-        for tm, tn in c_tiles:
-            ks = sorted(tk for am, tk in a_tiles if am == tm)
-            if [tk for tk in range(k // ki)] != ks:
-                raise LayoutError(f"sub-group {w}: A rows {tm * mi}.. hold K tiles {ks}, not "
-                                  f"every K step of {k}")
-            for tk in ks:
-                if (tk, tn) not in b_tiles:
-                    raise LayoutError(f"sub-group {w}: B tile (k {tk * ki}, n {tn * ni}) is not "
-                                      "in the sub-group's registers")
-                plan.append((tm, tn, tk))
-        instructions.append(plan)
-    # the same instruction sequence, relative to each sub-group's origin, must serve all
-    rel = []
-    for w, plan in enumerate(instructions):
-        c0 = tuple(int(v) for v in tc[w, 0, 0])
-        rel.append([(tm * mi - c0[0], tn * ni - c0[1], tk) for tm, tn, tk in plan])
-    if any(r != rel[0] for r in rel):
-        raise LayoutError("the sub-groups' instruction sequences differ relative to their origins")
-    c0 = [tuple(int(v) for v in tc[w, 0, 0]) for w in range(warps)]
-    insts = []
-    for i, (dm, dn, tk) in enumerate(rel[0]):
-        a_regs = _operand_registers(
-            ta, lambda w: (c0[w][0] + dm, tk * ki), lambda c, l, p: a_slot(dtype, c, l, p),
-            mi, mad.a_parts, "A", i)
-        b_regs = _operand_registers(
-            tb, lambda w: (tk * ki, c0[w][1] + dn), lambda j, l, p: b_slot(dtype, j, l, p),
-            8, mad.b_parts, "B", i)
-        c_regs = _operand_registers(
-            tc, lambda w: (c0[w][0] + dm, c0[w][1] + dn), lambda c, l, p: c_slot(c, l),
-            mi, 1, "C", i)
-        insts.append({"c_tile": [dm, dn], "k": tk * ki, "a": a_regs, "b": b_regs,
-                      "c": [r[0] for r in c_regs]})
-    # coverage: each accumulator register of a sub-group meets every K step exactly once
-    count = np.zeros(tc.shape[1], dtype=np.int64)
-    for ins in insts:
-        count[ins["c"]] += 1
-    if not (count == k // ki).all():
-        bad = int(np.nonzero(count != k // ki)[0][0])
-        raise LayoutError(f"accumulator register {bad} is updated {int(count[bad])} times, not "
-                          f"{k // ki} (one per K step)")
+    rel = _relative_sequence(ta, tb, tc, (mi, ni, ki, kb), k)
+    insts = _instructions(rel, ta, tb, tc, mad, dtype, ki)
     steps = k // ki
+    _check_accumulator_coverage(insts, tc.shape[1], steps)
     obligations = [
         {**man_a["obligations"][1],
          "claim": "the A loads and shuffle feed every DPAS A register of every sub-group"},
@@ -233,6 +183,86 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
             "a": man_a, "b": man_b,
             "c": {"layout": lc.to_dict(), "registers": tc.shape[1]},
             "instructions": insts, "obligations": obligations}
+
+
+def _check_tile_arguments(parent, m, n, k) -> None:
+    """Law: returns only for DPAS attribute text and positive integer m, n, k whose product is at
+    most DPAS_MAX_VOLUME; else LayoutError names the argument."""
+    if not isinstance(parent, str) or "dpas" not in parent:
+        raise LayoutError("the DPAS emitter takes the '#ttig.dpas<{...}>' attribute text")
+    for key, v in (("m", m), ("n", n), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise LayoutError(f"{key} must be a positive integer, got {v!r}")
+    if m * n * k > DPAS_MAX_VOLUME:
+        raise LayoutError(f"tile {m}x{n}x{k} has {m * n * k} products; the emitter proves by "
+                          f"enumeration up to {DPAS_MAX_VOLUME}")
+
+
+def _sub_group_plan(w: int, ta, tb, tc, inst: tuple, k: int) -> list[tuple[int, int, int]]:
+    """Law: the (tm, tn, tk) tiles sub-group w multiplies, C tile by C tile, each C tile meeting
+    every K step once from A and B tiles that the sub-group's registers hold; else LayoutError."""
+    mi, ni, ki, kb = inst
+    a_tiles = _tiles(ta[w], mi, ki)
+    b_tiles = set(_tiles(tb[w], kb, ni))
+    plan = []
+    for tm, tn in _tiles(tc[w], mi, ni):
+        ks = sorted(tk for am, tk in a_tiles if am == tm)
+        if [tk for tk in range(k // ki)] != ks:
+            raise LayoutError(f"sub-group {w}: A rows {tm * mi}.. hold K tiles {ks}, not "
+                              f"every K step of {k}")
+        for tk in ks:
+            if (tk, tn) not in b_tiles:
+                raise LayoutError(f"sub-group {w}: B tile (k {tk * ki}, n {tn * ni}) is not "
+                                  "in the sub-group's registers")
+            plan.append((tm, tn, tk))
+    return plan
+
+
+def _relative_sequence(ta, tb, tc, inst: tuple, k: int) -> list[tuple[int, int, int]]:
+    """Law: the one instruction sequence (row and column offsets from a sub-group's C origin, K
+    tile) that every sub-group's plan is, relative to its origin; else LayoutError."""
+    mi, ni = inst[0], inst[1]
+    rel = []
+    for w in range(tc.shape[0]):
+        c0 = tuple(int(v) for v in tc[w, 0, 0])
+        rel.append([(tm * mi - c0[0], tn * ni - c0[1], tk)
+                    for tm, tn, tk in _sub_group_plan(w, ta, tb, tc, inst, k)])
+    if any(r != rel[0] for r in rel):
+        raise LayoutError("the sub-groups' instruction sequences differ relative to their origins")
+    return rel[0]
+
+
+def _instructions(rel, ta, tb, tc, mad, dtype: str, ki: int) -> list[dict]:
+    """Law: for each step of the relative sequence, the registers passed in every slot of a, b
+    and acc hold, in every sub-group and lane, the element the built-in reads there."""
+    mi = mad.m
+    c0 = [tuple(int(v) for v in tc[w, 0, 0]) for w in range(tc.shape[0])]
+    insts = []
+    for i, (dm, dn, tk) in enumerate(rel):
+        a_regs = _operand_registers(
+            ta, lambda w: (c0[w][0] + dm, tk * ki), lambda c, l, p: a_slot(dtype, c, l, p),
+            mi, mad.a_parts, "A", i)
+        b_regs = _operand_registers(
+            tb, lambda w: (tk * ki, c0[w][1] + dn), lambda j, l, p: b_slot(dtype, j, l, p),
+            8, mad.b_parts, "B", i)
+        c_regs = _operand_registers(
+            tc, lambda w: (c0[w][0] + dm, c0[w][1] + dn), lambda c, l, p: c_slot(c, l),
+            mi, 1, "C", i)
+        insts.append({"c_tile": [dm, dn], "k": tk * ki, "a": a_regs, "b": b_regs,
+                      "c": [r[0] for r in c_regs]})
+    return insts
+
+
+def _check_accumulator_coverage(insts: list[dict], registers: int, steps: int) -> None:
+    """Law: returns only if each of the sub-group's accumulator registers is updated by exactly
+    ``steps`` instructions (one per K step); else LayoutError names the first that is not."""
+    count = np.zeros(registers, dtype=np.int64)
+    for ins in insts:
+        count[ins["c"]] += 1
+    if not (count == steps).all():
+        bad = int(np.nonzero(count != steps)[0][0])
+        raise LayoutError(f"accumulator register {bad} is updated {int(count[bad])} times, not "
+                          f"{steps} (one per K step)")
 
 
 def _kwidth(attr, op_idx: int) -> int:
@@ -274,6 +304,7 @@ def render_dpas_opencl(man: dict) -> str:
     >>> [line.strip()[:60] for line in src.splitlines() if "matrix_mad_k16(as" in line]
     ['float8 d = intel_sub_group_f16_f16_matrix_mad_k16(as_short8(']
     """
+    # long: a kernel text template (kernel.cl, line by line as the OpenCL compiler reads it)
     if not isinstance(man, dict) or man.get("format") != FORMAT:
         raise LayoutError(f"not a DPAS emit manifest (expected format {FORMAT!r})")
     mad, shp, n_sg = man["mad"], man["shape"], man["sub_groups"]
