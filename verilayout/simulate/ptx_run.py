@@ -225,6 +225,7 @@ class _Machine:
         return None
 
     def _compute(self, i, parts, head, ops):
+        # long: the opcode dispatch of the interpreter (one branch per PTX instruction family)
         w = _width(parts)
         if head == "mbarrier" or head == "elect":
             return None, w, None
@@ -307,6 +308,7 @@ class _Machine:
         return None, w, None
 
     def _arith(self, parts, head, ops, w):
+        # long: the opcode dispatch of the interpreter's integer arithmetic (one branch per opcode)
         sgn = _signed(parts)
         m = _mask(w)
         if head == "not":
@@ -375,36 +377,58 @@ class _Machine:
         if not len(lanes):
             return
         vals: dict[str, np.ndarray] = {}
-        k = 0
         if i.opcode.startswith("wgmma.fence"):
             self.touched[lanes] = False
         if i.opcode.startswith("wgmma.mma_async"):
             vals["unfenced"] = self.touched[lanes].copy()
         if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
-            try:                                        # accumulators all zero before it?
-                z = np.ones(len(lanes), dtype=bool)
-                for r in i.operands[0].strip("{} ").split(","):
-                    z &= self.value(r.strip(), 32)[lanes] == 0
-                vals["d_zero"] = z
-            except _Unknown:
-                vals["d_zero"] = None
-            if len(i.operands) > 3:
-                try:
-                    vals["scale_d"] = self.value(i.operands[3].strip(), 1)[lanes]
-                except _Unknown:
-                    vals["scale_d"] = None
-            if i.operands[1].strip().startswith("{"):   # A from registers: (registers, lanes)
-                try:
-                    vals["a_regs"] = np.stack([self.value(r.strip(), 32)[lanes] for r in
-                                               i.operands[1].strip("{} ").split(",")])
-                except _Unknown:
-                    vals["a_regs"] = None
-            for key, text in (("desc_a", i.operands[1]), ("desc_b", i.operands[2])):
-                if not text.strip().startswith("{"):
-                    try:
-                        vals[key] = self.value(text, 64)[lanes]
-                    except _Unknown:
-                        vals[key] = None
+            vals.update(self._wgmma_values(i, lanes))
+        self._operand_values(i, lanes, vals)
+        if "st" == i.parts[0] and len(i.operands) == 2 and "origin" not in vals:
+            src = i.operands[1].strip()
+            if src in self.origin:
+                vals["origin"] = self.origin[src][lanes]
+        self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
+        if i.opcode.startswith("wgmma.mma_async") and i.operands:
+            # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
+            half = len(i.parts) > 5 and i.parts[5] == "f16"
+            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            for r, name in enumerate(dregs):
+                tag = (2 * r + 1) | ((2 * r + 2) << 16) if half else r + 1
+                self.write(name, np.full(self.n, tag, dtype=_U64), sel, 32)
+
+    def _known(self, read):
+        """Law: ``read()``, or None where it reads a value the interpreter does not model."""
+        try:
+            return read()
+        except _Unknown:
+            return None
+
+    def _wgmma_values(self, i: Instr, lanes: np.ndarray) -> dict:
+        """Law: a wgmma.mma_async's per-lane values before it runs: ``d_zero`` (every accumulator
+        register 0), ``scale_d``, ``a_regs`` (A from registers: registers x lanes), ``desc_a`` and
+        ``desc_b`` (descriptors); None where a value is not modelled."""
+        def d_zero():                                   # accumulators all zero before it?
+            z = np.ones(len(lanes), dtype=bool)
+            for r in i.operands[0].strip("{} ").split(","):
+                z &= self.value(r.strip(), 32)[lanes] == 0
+            return z
+        vals = {"d_zero": self._known(d_zero)}
+        if len(i.operands) > 3:
+            vals["scale_d"] = self._known(lambda: self.value(i.operands[3].strip(), 1)[lanes])
+        if i.operands[1].strip().startswith("{"):       # A from registers: (registers, lanes)
+            vals["a_regs"] = self._known(lambda: np.stack(
+                [self.value(r.strip(), 32)[lanes] for r in i.operands[1].strip("{} ").split(",")]))
+        for key, text in (("desc_a", i.operands[1]), ("desc_b", i.operands[2])):
+            if not text.strip().startswith("{"):
+                vals[key] = self._known(lambda text=text: self.value(text, 64)[lanes])
+        return vals
+
+    def _operand_values(self, i: Instr, lanes: np.ndarray, vals: dict) -> None:
+        """Law: adds to ``vals`` each operand's per-lane value in order: ``addr`` for the first
+        address (later ones ``a<k>``), ``map``/``c<j>`` for a tensor-map operand, ``a<k>`` for
+        registers and vector members, ``origin`` of the first tagged register; None if unknown."""
+        k = 0
         for text in i.operands:
             t = text.strip()
             try:
@@ -436,18 +460,6 @@ class _Machine:
             except _Unknown:
                 vals[f"a{k}"] = None
             k += 1
-        if "st" == i.parts[0] and len(i.operands) == 2 and "origin" not in vals:
-            src = i.operands[1].strip()
-            if src in self.origin:
-                vals["origin"] = self.origin[src][lanes]
-        self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
-        if i.opcode.startswith("wgmma.mma_async") and i.operands:
-            # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
-            half = len(i.parts) > 5 and i.parts[5] == "f16"
-            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
-            for r, name in enumerate(dregs):
-                tag = (2 * r + 1) | ((2 * r + 2) << 16) if half else r + 1
-                self.write(name, np.full(self.n, tag, dtype=_U64), sel, 32)
 
 
 def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
@@ -474,7 +486,15 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
                "%ntid.z": 1, "%ctaid.x": ctaid, "%ctaid.y": 0, "%ctaid.z": 0, "%nctaid.x": nctaid,
                "%nctaid.y": 1, "%nctaid.z": 1, "%laneid": tid % _U64(32),
                "%warpid": tid // _U64(32)}
-    pv = dict(param_values or {})
+    names = {**_param_names(mod, func, dict(param_values or {})), **(params or {})}
+    mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
+                    stop, load_value)
+    return _run(mach, threads, max_steps)
+
+
+def _param_names(mod: PtxModule, func: str, pv: dict) -> dict:
+    """Law: each parameter symbol ``<name>_param_<i>`` that ``func``'s operands name, with
+    ``i`` a key of ``pv``, maps to ``pv[i]``."""
     names = {}
     for i in mod.instrs:
         if i.func != func:
@@ -483,9 +503,13 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
             m = re.search(r"([\w$]+_param_(\d+))", o)
             if m and int(m.group(2)) in pv:
                 names[m.group(1)] = pv[int(m.group(2))]
-    names.update(params or {})
-    mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
-                    stop, load_value)
+    return names
+
+
+def _run(mach: "_Machine", threads: list, max_steps: int) -> RunResult:
+    """Law: steps the threads in lock step, always the lowest program counter first, until every
+    thread returns, stops or falls off the end; not complete (with the reason) on a value not
+    modelled, a branch to an unknown label, or more than ``max_steps`` steps."""
     n = len(mach.instrs)
     pc = np.zeros(mach.n, dtype=np.int64)
     done = np.zeros(mach.n, dtype=bool)
