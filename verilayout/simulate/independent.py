@@ -250,6 +250,7 @@ def _ev(e, env, memo):
 
 
 def _ev1(e, env, memo):
+    # long: the operator dispatch of a z3 term evaluator (one branch per bit-vector operator)
     if z3.is_bv_value(e):
         return np.uint64(e.as_long())
     if z3.is_true(e):
@@ -583,58 +584,65 @@ def _instruction_checks(ctx: _Ctx, wg: list[Instr]) -> None:
                 f"needs {nkb} K-blocks of {kx}", wg[0])
     imms = imm_operands(man)
     a_reg = man["a"]["source"] == "reg"
-    bad = 0
-    for idx, i in enumerate(wg):
-        ops = i.operands
-        where = f"wgmma {idx} (K-block {idx})"
-        if i.opcode != want:
-            ctx.add("instruction", "counterexample", f"{where} is {i.opcode}, expected {want}", i)
-            bad += 1
-            continue
-        if len(ops) != 4 + len(imms):
-            ctx.add("instruction", "counterexample", f"{where} has {len(ops)} operands; the PTX ISA "
-                    f"form for these operands is D, A, B, scale-d{''.join(', ' + x for x in imms)}", i)
-            bad += 1
-            continue
-        if a_reg != ops[1].startswith("{"):
-            ctx.add("instruction", "counterexample", f"{where}: operand A is {ops[1]!r}, expected "
-                    + ("a vector of A registers" if a_reg else "a 64-bit descriptor"), i)
-            bad += 1
-        if ops[2].startswith("{"):
-            ctx.add("instruction", "counterexample", f"{where}: operand B must be a descriptor", i)
-            bad += 1
-        for name, text in zip(imms, ops[4:]):
-            v = parse_immediate(text)
-            if name.startswith("imm-scale") and v != 1:
-                ctx.add("instruction", "counterexample", f"{where}: {name} is {text} (1 keeps the "
-                        "operand's sign; -1 negates it)", i)
-                bad += 1
-            if name.startswith("imm-trans"):
-                op = man[name[-1]]
-                need = 1 if op.get("major") == "MN" else 0
-                if v != need:
-                    ctx.add("instruction", "counterexample", f"{where}: {name} is {text}, but "
-                            f"{name[-1].upper()} is {op.get('major')}-major (imm-trans "
-                            f"{need} reads it so)", i)
-                    bad += 1
-        sd = _scale_d(ctx, i)
-        if idx > 0 and sd is not True:
-            ctx.add("instruction", "counterexample", f"{where}: scale-d is "
-                    f"{'0' if sd is False else 'not a constant'}: D = A*B discards K-blocks "
-                    f"0..{idx - 1} (it must accumulate, D = A*B + D)", i)
-            bad += 1
-        if idx == 0 and sd is not False:
-            dregs = _ptx_regs(ops[0])
-            zero = all(constant(ctx.ev.reg(r)) == 0 for r in dregs)
-            if not zero:
-                ctx.add("instruction", "counterexample", f"{where}: scale-d is not 0 and the "
-                        "accumulator registers are not all zero before the first K-block", i)
-                bad += 1
+    bad = sum(_instruction_findings(ctx, idx, i, want, imms) for idx, i in enumerate(wg))
     if not bad and len(wg) == nkb:
         ctx.add("instruction", "proved", f"{nkb} x {want}: operands D, "
                 f"{'{A regs}' if a_reg else 'A desc'}, B desc, scale-d"
                 f"{''.join(', ' + x for x in imms)}; scales 1, trans as the majors, "
                 "scale-d accumulates after K-block 0", wg[0])
+
+
+def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[str]) -> int:
+    """Law: adds a counterexample for each way wgmma ``idx`` differs from the manifest's opcode,
+    operand form, immediates (scales 1, trans as the majors) and scale-d (0 or a zero accumulator
+    at K-block 0, 1 after); returns how many it added."""
+    man = ctx.man
+    a_reg = man["a"]["source"] == "reg"
+    bad = 0
+    ops = i.operands
+    where = f"wgmma {idx} (K-block {idx})"
+    if i.opcode != want:
+        ctx.add("instruction", "counterexample", f"{where} is {i.opcode}, expected {want}", i)
+        return 1
+    if len(ops) != 4 + len(imms):
+        ctx.add("instruction", "counterexample", f"{where} has {len(ops)} operands; the PTX ISA "
+                f"form for these operands is D, A, B, scale-d{''.join(', ' + x for x in imms)}", i)
+        return 1
+    if a_reg != ops[1].startswith("{"):
+        ctx.add("instruction", "counterexample", f"{where}: operand A is {ops[1]!r}, expected "
+                + ("a vector of A registers" if a_reg else "a 64-bit descriptor"), i)
+        bad += 1
+    if ops[2].startswith("{"):
+        ctx.add("instruction", "counterexample", f"{where}: operand B must be a descriptor", i)
+        bad += 1
+    for name, text in zip(imms, ops[4:]):
+        v = parse_immediate(text)
+        if name.startswith("imm-scale") and v != 1:
+            ctx.add("instruction", "counterexample", f"{where}: {name} is {text} (1 keeps the "
+                    "operand's sign; -1 negates it)", i)
+            bad += 1
+        if name.startswith("imm-trans"):
+            op = man[name[-1]]
+            need = 1 if op.get("major") == "MN" else 0
+            if v != need:
+                ctx.add("instruction", "counterexample", f"{where}: {name} is {text}, but "
+                        f"{name[-1].upper()} is {op.get('major')}-major (imm-trans "
+                        f"{need} reads it so)", i)
+                bad += 1
+    sd = _scale_d(ctx, i)
+    if idx > 0 and sd is not True:
+        ctx.add("instruction", "counterexample", f"{where}: scale-d is "
+                f"{'0' if sd is False else 'not a constant'}: D = A*B discards K-blocks "
+                f"0..{idx - 1} (it must accumulate, D = A*B + D)", i)
+        bad += 1
+    if idx == 0 and sd is not False:
+        dregs = _ptx_regs(ops[0])
+        zero = all(constant(ctx.ev.reg(r)) == 0 for r in dregs)
+        if not zero:
+            ctx.add("instruction", "counterexample", f"{where}: scale-d is not 0 and the "
+                    "accumulator registers are not all zero before the first K-block", i)
+            bad += 1
+    return bad
 
 
 def _scale_d(ctx: _Ctx, w: Instr) -> bool | None:
@@ -690,34 +698,11 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
                 ctx.checks.append(r)
                 failed.add(name)
                 continue
-            addr, st_of = r
-            mn, kk = ext[name]
-            want = intended_tile(op["layout"], dtype=man["dtype"],
-                                 base_address=int(op["offset_bytes"])).fn.table() // 8
-            if want.shape != (mn, kk):
-                ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
-                        f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
+            base = _placed_buffer(ctx, name, r, ext[name], smem)
+            if base is None:
                 failed.add(name)
                 continue
-            base = int(addr[0, 0]) - int(want[0, 0])
-            diff = np.argwhere(addr - base != want)
-            if diff.size:
-                a, b = (int(x) for x in diff[0])
-                ctx.add("copy", "counterexample", f"the copy writes {name.upper()}(mn={a}, k={b}) at "
-                        f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op['layout']} at "
-                        f"offset {op['offset_bytes']} puts it at {int(want[a, b]):#x} "
-                        f"({diff.shape[0]} of {mn * kk} elements differ; smem base {smem:#x})",
-                        st_of.get((a, b)))
-                failed.add(name)
-                continue
-            if base % 1024 or base < smem:
-                ctx.add("copy", "counterexample", f"operand {name.upper()}: the layout is placed at "
-                        f"buffer {base:#x}, not a 1024-byte aligned address at or above the shared "
-                        f"variable {smem:#x} (the swizzle pattern repeats every 1024 bytes)",
-                        st_of.get((0, 0)))
-                failed.add(name)
-                continue
-            result.setdefault(smem, {})[name] = (base, addr)
+            result.setdefault(smem, {})[name] = (base, r[0])
     for name, op in ops.items():
         if name not in failed:
             mn, kk = ext[name]
@@ -730,6 +715,39 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
             ctx.add("copy", "counterexample", f"A and B are placed in different buffers "
                     f"({got['a'][0]:#x}, {got['b'][0]:#x}) at smem base {smem:#x}")
     return {s: g for s, g in result.items() if not failed & set(g)}
+
+
+def _placed_buffer(ctx: _Ctx, name: str, table, shape, smem: int) -> int | None:
+    """Law: the buffer base B such that the copy stored every element (mn, k) of operand
+    ``name`` at B + layout(mn, k), with B 1024-byte aligned at or above ``smem``; None (and a
+    counterexample added) where the addresses are not one such translate of the layout."""
+    man = ctx.man
+    op = man[name]
+    addr, st_of = table
+    mn, kk = shape
+    want = intended_tile(op["layout"], dtype=man["dtype"],
+                         base_address=int(op["offset_bytes"])).fn.table() // 8
+    if want.shape != (mn, kk):
+        ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
+                f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
+        return None
+    base = int(addr[0, 0]) - int(want[0, 0])
+    diff = np.argwhere(addr - base != want)
+    if diff.size:
+        a, b = (int(x) for x in diff[0])
+        ctx.add("copy", "counterexample", f"the copy writes {name.upper()}(mn={a}, k={b}) at "
+                f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op['layout']} at "
+                f"offset {op['offset_bytes']} puts it at {int(want[a, b]):#x} "
+                f"({diff.shape[0]} of {mn * kk} elements differ; smem base {smem:#x})",
+                st_of.get((a, b)))
+        return None
+    if base % 1024 or base < smem:
+        ctx.add("copy", "counterexample", f"operand {name.upper()}: the layout is placed at "
+                f"buffer {base:#x}, not a 1024-byte aligned address at or above the shared "
+                f"variable {smem:#x} (the swizzle pattern repeats every 1024 bytes)",
+                st_of.get((0, 0)))
+        return None
+    return base
 
 
 def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
@@ -782,87 +800,103 @@ def _smem_assumption() -> z3.BoolRef:
 
 
 def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
-    man, ev = ctx.man, ctx.ev
-    m, n, kx = parse_shape(man["shape"])
-    imms = imm_operands(man)
+    """Law: for each shared-memory operand, proved when every wgmma's descriptor keeps bits 16-63
+    constant over shared bases and reads its K-block of the layout where the copy put it."""
+    man = ctx.man
     for slot, name in ((1, "a"), (2, "b")):
         op = man[name]
         if op["source"] != "smem":
             continue
-        other = "b" if name == "a" else "a"
-        ok = 0
         values: dict[str, list[str]] = {}
-        for kb, ins in enumerate(wg):
-            if len(ins.operands) <= slot or ins.operands[slot].startswith("{"):
-                continue
-            where = f"{name.upper()} descriptor of wgmma {kb} (K-block {kb})"
-            e = ev.operand(ins.operands[slot], 64)
-            if e is None:
-                ctx.add("descriptor", "unknown", f"{where}: {ins.operands[slot]} is not evaluable", ins)
-                continue
-            free = {str(v) for v in z3.z3util.get_vars(e)} - {"smem_base"}
-            if free:
-                ctx.add("descriptor", "unknown", f"{where} depends on {sorted(free)[:3]} (not one "
-                        "value per shared base)", ins)
-                continue
-            hi = constant(e & z3.BitVecVal(_FIELDS, 64), _smem_assumption())
-            if hi is None:
-                s = z3.Solver()
-                s.add(_smem_assumption())
-                a0 = z3.BitVec("a0", 32)
-                s.add(z3.substitute(e & _FIELDS, (SMEM, a0)) != e & _FIELDS)
-                s.add(z3.substitute(_smem_assumption(), (SMEM, a0)))
-                ex = ""
-                if s.check() == z3.sat:
-                    mdl = s.model()
-                    ex = (f" (shared base {mdl.eval(SMEM, True).as_long():#x} gives bits 16-63 "
-                          f"{mdl.eval(e & _FIELDS, True).as_long():#018x}, base "
-                          f"{mdl.eval(a0, True).as_long():#x} gives "
-                          f"{mdl.eval(z3.substitute(e & _FIELDS, (SMEM, a0)), True).as_long():#018x})")
-                ctx.add("descriptor", "counterexample", f"{where}: LBO/SBO/base-offset/layout bits "
-                        "change with the shared-memory address: the start address is not confined "
-                        f"to its 14-bit field{ex}", ins)
-                continue
-            trans = _trans_of(ins, imms, name)
-            major = "MN" if trans == 1 else "K"
-            failed = None
-            for smem in SMEM_SAMPLES:
-                placed = bases.get(smem, {})
-                if name not in placed:
-                    failed = "skip"
-                    break
-                buf = placed[name][0]
-                value = int(eval_np(e, {"smem_base": np.uint64(smem)}))
-                values.setdefault(f"{smem:#x}", []).append(f"{value:#018x}")
-                local = (buf & 0x3FFFF) + int(op["offset_bytes"])
-                v = check_descriptor(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
-                           base_address=local, mn=m if name == "a" else n)
-                if v.status != "proved":
-                    hint = ""
-                    if other in placed and man[other]["source"] == "smem":
-                        ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
-                        w2 = check_descriptor(value, man[other]["layout"], dtype=man["dtype"],
-                                    major="MN" if man[other].get("major") == "MN" else "K",
-                                    k_block=kb, base_address=ob, mn=n if name == "a" else m)
-                        if w2.status == "proved":
-                            hint = (f"; it reads {other.upper()}'s K-block {kb} instead: the A and B "
-                                    "descriptor operands are swapped")
-                    failed = (f"{where} = {value:#018x} at shared base {smem:#x} ({decode(value)}) "
-                              f"does not read {name.upper()}'s layout {op['layout']} where the copy "
-                              f"put it (buffer {buf:#x} + {op['offset_bytes']}): {v.reason}{hint}")
-                    break
-            if failed == "skip":
-                ctx.add("descriptor", "unknown", f"{where}: the copy of {name.upper()} was not "
-                        "proved, so where it lives is unknown", ins)
-            elif failed:
-                ctx.add("descriptor", "counterexample", failed, ins)
-            else:
-                ok += 1
+        ok = sum(_descriptor_check1(ctx, ins, slot, name, kb, bases, values)
+                 for kb, ins in enumerate(wg)
+                 if len(ins.operands) > slot and not ins.operands[slot].startswith("{"))
         if ok == len(wg):
             ctx.add("descriptor", "proved", f"{name.upper()}: all {ok} descriptors keep bits 16-63 "
                     "constant for every shared base (14-bit start field) and read their K-block of "
                     f"{op['layout']} where the copy wrote it, at {len(SMEM_SAMPLES)} shared bases",
                     wg[0], descriptors=values)
+
+
+def _descriptor_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, bases: dict,
+                       values: dict) -> bool:
+    """Law: True when the descriptor operand ``slot`` of wgmma ``kb`` is one value per shared
+    base, its bits 16-63 do not depend on the base, and at every sampled base it reads operand
+    ``name``'s K-block where the copy put it; else a finding is added (and False)."""
+    where = f"{name.upper()} descriptor of wgmma {kb} (K-block {kb})"
+    e = ctx.ev.operand(ins.operands[slot], 64)
+    if e is None:
+        ctx.add("descriptor", "unknown", f"{where}: {ins.operands[slot]} is not evaluable", ins)
+        return False
+    free = {str(v) for v in z3.z3util.get_vars(e)} - {"smem_base"}
+    if free:
+        ctx.add("descriptor", "unknown", f"{where} depends on {sorted(free)[:3]} (not one "
+                "value per shared base)", ins)
+        return False
+    if constant(e & z3.BitVecVal(_FIELDS, 64), _smem_assumption()) is None:
+        ctx.add("descriptor", "counterexample", f"{where}: LBO/SBO/base-offset/layout bits "
+                "change with the shared-memory address: the start address is not confined "
+                f"to its 14-bit field{_field_example(e)}", ins)
+        return False
+    major = "MN" if _trans_of(ins, imm_operands(ctx.man), name) == 1 else "K"
+    for smem in SMEM_SAMPLES:
+        placed = bases.get(smem, {})
+        if name not in placed:
+            ctx.add("descriptor", "unknown", f"{where}: the copy of {name.upper()} was not "
+                    "proved, so where it lives is unknown", ins)
+            return False
+        value = int(eval_np(e, {"smem_base": np.uint64(smem)}))
+        values.setdefault(f"{smem:#x}", []).append(f"{value:#018x}")
+        failed = _descriptor_mismatch(ctx, value, name, kb, major, placed)
+        if failed:
+            ctx.add("descriptor", "counterexample", f"{where} = {value:#018x} at shared base "
+                    f"{smem:#x} {failed}", ins)
+            return False
+    return True
+
+
+def _field_example(e) -> str:
+    """Law: two shared bases (both meeting the assumption) at which the descriptor ``e`` has
+    different bits 16-63, phrased for a finding; empty if the solver finds none."""
+    s = z3.Solver()
+    s.add(_smem_assumption())
+    a0 = z3.BitVec("a0", 32)
+    s.add(z3.substitute(e & _FIELDS, (SMEM, a0)) != e & _FIELDS)
+    s.add(z3.substitute(_smem_assumption(), (SMEM, a0)))
+    if s.check() != z3.sat:
+        return ""
+    mdl = s.model()
+    return (f" (shared base {mdl.eval(SMEM, True).as_long():#x} gives bits 16-63 "
+            f"{mdl.eval(e & _FIELDS, True).as_long():#018x}, base "
+            f"{mdl.eval(a0, True).as_long():#x} gives "
+            f"{mdl.eval(z3.substitute(e & _FIELDS, (SMEM, a0)), True).as_long():#018x})")
+
+
+def _descriptor_mismatch(ctx: _Ctx, value: int, name: str, kb: int, major: str,
+                         placed: dict) -> str | None:
+    """Law: None when descriptor ``value`` reads K-block ``kb`` of operand ``name``'s layout at
+    the buffer the copy placed it in (check_descriptor proves it); else why not, naming a swap of
+    A and B when the descriptor reads the other operand's K-block instead."""
+    man = ctx.man
+    m, n, _ = parse_shape(man["shape"])
+    op, other = man[name], "b" if name == "a" else "a"
+    buf = placed[name][0]
+    local = (buf & 0x3FFFF) + int(op["offset_bytes"])
+    v = check_descriptor(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
+                         base_address=local, mn=m if name == "a" else n)
+    if v.status == "proved":
+        return None
+    hint = ""
+    if other in placed and man[other]["source"] == "smem":
+        ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
+        w2 = check_descriptor(value, man[other]["layout"], dtype=man["dtype"],
+                              major="MN" if man[other].get("major") == "MN" else "K",
+                              k_block=kb, base_address=ob, mn=n if name == "a" else m)
+        if w2.status == "proved":
+            hint = (f"; it reads {other.upper()}'s K-block {kb} instead: the A and B "
+                    "descriptor operands are swapped")
+    return (f"({decode(value)}) does not read {name.upper()}'s layout {op['layout']} where the "
+            f"copy put it (buffer {buf:#x} + {op['offset_bytes']}): {v.reason}{hint}")
 
 
 def _trans_of(ins: Instr, imms: list[str], name: str) -> int:
@@ -877,6 +911,8 @@ def _trans_of(ins: Instr, imms: list[str], name: str) -> int:
 
 def _order_checks(ctx: _Ctx) -> None:
     """Program order of the straight-line part (loops are before the first wgmma)."""
+    # long: one pass of a state machine over program order; every branch updates the same fence,
+    # commit and wait state, which splitting would have to thread through each helper
     writes: list[Instr] = []          # st.shared not yet fenced
     fenced: list[Instr] = []          # fenced, waiting for a barrier
     pending: list[tuple[int, set]] = []   # committed groups: (group id, registers)
@@ -1022,10 +1058,21 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
 # ----- host-compiled index functions --------------------------------------------------------------
 
 def _host_checks(man: dict, source: str) -> list[Check]:
+    """Law: each index function of kernel.cu, compiled for the host and run on every argument,
+    equals the layout or PTX fragment it stands for (one Check per function)."""
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
         return [Check("index-functions", "unknown", "kernel.cu has no namespace vl_<tag>")]
-    ns = ns.group(1)
+    main, wanted = _host_program(man, ns.group(1))
+    out = _host_run(source, main)
+    if isinstance(out, Check):
+        return [out]
+    return _host_compare(man, np.array(out.split(), dtype=np.int64), wanted)
+
+
+def _host_program(man: dict, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
+    """Law: a ``main`` that prints, one a line, every value of the index functions of namespace
+    ``ns`` the manifest uses, and the (kind, operand, extent) of each block it prints, in order."""
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
     body = ["int main() {"]
@@ -1046,10 +1093,15 @@ def _host_checks(man: dict, source: str) -> list[Check]:
                     f'std::printf("%u\\n", {ns}::a_index(t, e, kb));')
         wanted.append(("areg", "a", fa.registers))
     body += ["  return 0;", "}"]
-    out = _host_run(source, "\n".join(body) + "\n")
-    if isinstance(out, Check):
-        return [out]
-    vals = np.array(out.split(), dtype=np.int64)
+    return "\n".join(body) + "\n", wanted
+
+
+def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
+    """Law: one Check per printed block of ``vals``: proved where it equals, value for value, the
+    layout (smem offsets) or the PTX fragment (d_index, a_index) it stands for."""
+    m, n, kx = parse_shape(man["shape"])
+    k = int(man["k"])
+    fd = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
     checks, at = [], 0
     for kind, name, ext in wanted:
         if kind == "smem":
