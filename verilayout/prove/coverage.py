@@ -61,6 +61,7 @@ class Needed:
     shape: tuple
     transpose: bool = False
     warp: int = 0
+    origin: tuple = (0, 0)
 
     @classmethod
     def from_layout(cls, layout: LinearLayout, warp: int = 0,
@@ -95,6 +96,29 @@ class Needed:
             shape = shape[::-1]
         return cls(coords, tuple(shape), bool(transpose), warp)
 
+    def placed(self, x0: int, y0: int) -> "Needed":
+        """The same needs with the operand placed at ``(x0, y0)`` of the surface: memory-view
+        element ``(r, c)`` becomes surface element ``(y0 + r, x0 + c)`` (coords and shape
+        shifted; :meth:`operand` maps back). Law: ``placed(0, 0)`` changes nothing.
+
+        >>> from verilayout.core.linear_layout import LinearLayout
+        >>> L = LinearLayout({"register": [[1, 0]], "lane": [[0, 1]]}, ["dim0", "dim1"])
+        >>> n = Needed.from_layout(L).placed(32, 1); n.coords[1, 1].tolist(), n.operand(2, 33)
+        ([2, 33], (1, 1))
+        """
+        for v, k in ((x0, "x"), (y0, "y")):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+                raise LayoutError(f"origin {k} {v!r}: expected an integer >= 0")
+        oy, ox = self.origin
+        shift = np.array([y0, x0], dtype=np.int64)
+        return Needed(self.coords + shift, (self.shape[0] + y0, self.shape[1] + x0),
+                      self.transpose, self.warp, (oy + int(y0), ox + int(x0)))
+
+    @property
+    def placed_at(self) -> bool:
+        """Whether the operand sits away from the surface's origin."""
+        return tuple(self.origin) != (0, 0)
+
     @property
     def registers(self) -> int:
         return self.coords.shape[0]
@@ -124,8 +148,10 @@ class Needed:
         return m
 
     def operand(self, row: int, col: int) -> tuple[int, int]:
-        """Memory-view ``(row, col)`` -> the operand's ``(dim0, dim1)``."""
-        return (int(col), int(row)) if self.transpose else (int(row), int(col))
+        """Memory-view (surface) ``(row, col)`` -> the operand's ``(dim0, dim1)`` (the origin
+        subtracted)."""
+        row, col = int(row) - self.origin[0], int(col) - self.origin[1]
+        return (col, row) if self.transpose else (row, col)
 
 
 def _coord(layout: LinearLayout, ins: dict) -> list[int]:
@@ -289,31 +315,58 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
             return bad
     table = _shuffle_array(shuffle, needed)
     found, _, _ = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
+    got = _shuffled(loads, table, elem_bytes)
+    home = storage if isinstance(storage, Surface) else \
+        (storage[0] if storage else (loads[0].surface if loads else None))
     if not found.all():
         r, l = (int(v) for v in np.argwhere(~found)[0])
         el = needed.operand(*needed.coords[r, l])
+        cex = {"register": r, "lane": l, "element": list(el), "missed": True}
+        why = ""
+        if needed.placed_at and home is not None:
+            cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
+            why = _bytes_reason(cex)
         return Verdict.fails(
-            {"register": r, "lane": l, "element": list(el), "missed": True},
-            f"element {el} read by {consumer} register {r} of lane {l} is loaded into lane "
-            f"{l} by no load", method="enumeration")
-    got = _shuffled(loads, table, elem_bytes)
+            cex, f"element {el} read by {consumer} register {r} of lane {l} is loaded into lane "
+            f"{l} by no load{why}", method="enumeration")
     bad = np.argwhere(np.any(got != needed.coords, axis=2))
     if bad.size:
         r, l = (int(v) for v in bad[0])
         want = needed.operand(*needed.coords[r, l])
         src = [int(v) for v in table[r, l]]
         have = None if got[r, l, 0] < 0 else list(needed.operand(*got[r, l]))
-        return Verdict.fails({"register": r, "lane": l, "expected": list(want),
-                              "received": have, "source": src},
-                             f"{consumer} register {r} of lane {l} receives "
+        cex = {"register": r, "lane": l, "expected": list(want), "received": have,
+               "source": src}
+        why = ""
+        if needed.placed_at and home is not None:
+            cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
+            why = _bytes_reason(cex)
+        return Verdict.fails(cex, f"{consumer} register {r} of lane {l} receives "
                              f"{tuple(have) if have else 'nothing'} from load {src[0]} element "
-                             f"{src[1]}, not {want}", method="enumeration")
+                             f"{src[1]}, not {want}{why}", method="enumeration")
     return Verdict.holds(
         f"{len(loads)} load(s) respect every limit and feed all {needed.registers} registers "
         f"x {needed.lanes} lanes of the sub-group's "
         f"{'DPAS operand' if consumer == 'DPAS' else 'tensor'} (each checked)",
         method="enumeration", registers=needed.registers, lanes=needed.lanes,
         loads=len(loads))
+
+
+def _bytes_of(needed: Needed, got: np.ndarray, table: np.ndarray, r: int, l: int,
+              home: Surface, t: int) -> dict:
+    """For a placed operand: the byte register ``r`` of lane ``l`` must hold, and the load
+    its shuffle names with the byte that load puts there (``None``: nothing)."""
+    row, col = (int(v) for v in needed.coords[r, l])
+    out = {"byte": home.base + row * home.pitch + col * t, "load": int(table[r, l, 0])}
+    gr, gc = (int(v) for v in got[r, l])
+    out["read_byte"] = None if gr < 0 else home.base + gr * home.pitch + gc * t
+    return out
+
+
+def _bytes_reason(cex: dict) -> str:
+    read = "nothing" if cex["read_byte"] is None else f"byte {cex['read_byte']}"
+    return (f" (it sits at byte {cex['byte']}; the shuffle takes load {cex['load']}, which "
+            f"gives {read} there)")
 
 
 def unreachable(needed: Needed, elem_bytes: int, surface: Surface,

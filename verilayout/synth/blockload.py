@@ -33,7 +33,7 @@ import numpy as np
 
 from verilayout.dtypes import IntelArch, bits, bytes_of
 from verilayout.errors import LayoutError
-from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, unit_elements, violations
+from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, check_origin, placement, unit_elements, violations
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
@@ -80,7 +80,9 @@ class BlockLoadPlan:
     ``minimal``: proved that no valid plan has fewer loads than this one;
     ``verdict``: ``proved`` iff the plan is correct and minimality is proved (the
     method says how: ``counting`` or ``exhaustive``); ``unknown`` when correct but
-    minimality is unsettled; ``counterexample`` when the plan is wrong.
+    minimality is unsettled; ``counterexample`` when the plan is wrong. ``origin``: where
+    the operand sits in the loads' surface, ``(x0, y0)`` (x in elements): its memory-view
+    element ``(r, c)`` is the surface's element ``(y0 + r, x0 + c)``.
     """
 
     loads: tuple
@@ -99,6 +101,7 @@ class BlockLoadPlan:
     algorithm: str = "minimal"
     bound_argument: str = ""
     iterations: tuple = field(default=())
+    origin: tuple = (0, 0)
 
     @property
     def elem_bytes(self) -> int:
@@ -160,7 +163,7 @@ class BlockLoadPlan:
                 "shuffle": _shuffle_to_json(self.shuffle),
                 "lower_bound": self.lower_bound, "minimal": self.minimal,
                 "verdict": self.verdict.to_dict() if self.verdict is not None else None,
-                "layout": layout}
+                "layout": layout, "origin": list(self.origin)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "Plan":
@@ -168,7 +171,8 @@ class BlockLoadPlan:
         ``minimal`` are outputs, read back as not established (prove them again with
         ``check``); a ``layout``, if given, must be the one the loads imply."""
         keys = ("dtype", "op_idx", "shape", "inst_shape", "transpose", "arch", "warp",
-                "warp_origin", "algorithm", "loads", "shuffle", "lower_bound", "minimal", "verdict", "layout")
+                "warp_origin", "algorithm", "loads", "shuffle", "lower_bound", "minimal", "verdict", "layout",
+                "origin")
         if not isinstance(d, Mapping):
             raise LayoutError(f"a plan must be a JSON object, got {type(d).__name__}")
         extra = [k for k in d if k not in keys]
@@ -208,9 +212,10 @@ class BlockLoadPlan:
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in origin):
             raise LayoutError(f"plan 'warp_origin' must be two non-negative integers, "
                               f"got {origin!r}")
+        placed = check_origin(d.get("origin", [0, 0]))
         p = cls(loads, _shuffle_from_json(d["shuffle"], len(loads)), dtype, op_idx, shape,
                 inst, d.get("transpose", False), d.get("arch", "xe2"), warp, tuple(origin),
-                algorithm=str(d.get("algorithm", "minimal")))
+                algorithm=str(d.get("algorithm", "minimal")), origin=placed)
         given = d.get("layout")
         if given is not None:
             try:
@@ -233,6 +238,10 @@ class BlockLoadPlan:
         s = self.loads[0].surface
         lines.append(f"  surface: base {s.base}, width {s.width} B, height {s.height} rows, "
                      f"pitch {s.pitch} B")
+        if tuple(self.origin) != (0, 0):
+            x0, y0 = self.origin
+            lines.append(f"  operand at (x={x0}, y={y0}) of the surface: byte "
+                         f"{s.base + y0 * s.pitch + x0 * self.elem_bytes}")
         if self.lower_bound is not None:
             lines.append(f"lower bound: {self.lower_bound} ({self.bound_argument})")
         if self.verdict is not None:
@@ -328,6 +337,7 @@ def _plan_layout(p: Plan) -> LinearLayout:
         raise LayoutError(f"load {first.describe()} fills registers with padding; its data is "
                           "not a linear function of the register slot")
     oy, ox = p.warp_origin if not p.transpose else p.warp_origin[::-1]
+    oy, ox = oy + p.origin[1], ox + p.origin[0]
     x_t = lambda ld: ld.x * ld.elem_bytes // t
     rel = [units - np.array([first.y, x_t(first)])]
     for ld in p.loads[1:]:
@@ -490,6 +500,7 @@ class _Request:
     surface: Surface
     warp: int
     needed: Needed
+    origin: tuple = (0, 0)
 
     @property
     def t(self) -> int:
@@ -508,9 +519,12 @@ def _check_plan_size(layout: LinearLayout) -> None:
                           f"sub-group; this operand gives each sub-group {per_subgroup}")
 
 
-def _needed_of(layout: LinearLayout, arch: Any, transpose: Any, warp: int) -> Needed:
+def _needed_of(layout: LinearLayout, arch: Any, transpose: Any, warp: int,
+               origin: Any = (0, 0)) -> Needed:
     """What one sub-group must receive, after the checks every plan shares: a known
-    architecture, a boolean ``transpose``, a plannable size and 16-lane sub-groups."""
+    architecture, a boolean ``transpose``, a plannable size and 16-lane sub-groups; in surface
+    coordinates (the operand placed at ``origin = (x0, y0)``)."""
+    x0, y0 = check_origin(origin)
     if arch not in ARCHS:
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
     if not isinstance(transpose, bool):
@@ -520,27 +534,47 @@ def _needed_of(layout: LinearLayout, arch: Any, transpose: Any, warp: int) -> Ne
     if needed.lanes != 16:
         raise LayoutError(f"2D block loads serve 16-lane sub-groups; the layout has "
                           f"{needed.lanes} lanes (threadsPerWarp must multiply to 16)")
-    return needed
+    return needed.placed(x0, y0)
+
+
+def _placement(base_address: Any, origin: Any, surface: Any, t: int) -> tuple:
+    """``(origin, surface base or None)``: ``base_address`` (the operand's first byte) gives the
+    64-byte aligned surface base and adds ``(base_address % 64) / t`` to ``origin``'s x."""
+    if base_address is None:
+        return check_origin(origin), None
+    base, origin = placement(base_address, t, origin)
+    if surface is not None and isinstance(surface, Surface) and surface.base != base:
+        raise LayoutError(f"base address {base_address:#x} puts the surface at {base:#x}, but "
+                          f"the given surface starts at {surface.base:#x}")
+    return origin, base
+
+
+def _surface_for(needed: Needed, surface: Any, base: int | None, t: int) -> Surface:
+    if surface is None:
+        s = default_surface(needed.shape, t)
+        return s if base is None else Surface(s.width, s.height, s.pitch, base)
+    if not isinstance(surface, Surface):
+        raise LayoutError(f"surface must be a Surface, got {surface!r}")
+    return surface
 
 
 def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpose: bool,
-             arch: IntelArch, surface: Surface | None, warp: int) -> _Request:
+             arch: IntelArch, surface: Surface | None, warp: int, origin=(0, 0),
+             base_address: int | None = None) -> _Request:
     dtype = _dtype(dtype)
     if op_idx not in (0, 1) or isinstance(op_idx, bool):
         raise LayoutError(f"op_idx must be 0 (A) or 1 (B), got {op_idx!r}")
-    needed = _needed_of(layout, arch, transpose, warp)
+    t = DTYPE_BYTES[dtype]
+    origin, base = _placement(base_address, origin, surface, t)
+    needed = _needed_of(layout, arch, transpose, warp, origin)
     inst = _inst_default(dtype, op_idx) if inst_shape is None else _pair(list(inst_shape),
                                                                         "inst_shape")
-    t = DTYPE_BYTES[dtype]
-    if surface is None:
-        surface = default_surface(needed.shape, t)
-    elif not isinstance(surface, Surface):
-        raise LayoutError(f"surface must be a Surface, got {surface!r}")
+    surface = _surface_for(needed, surface, base, t)
     probe = BlockLoad(4, 1, 1, surface)
     bad = [v for v in violations(probe, arch) if v.limit.startswith("surface")]
     if bad:
         raise LayoutError(f"no load can use this surface: {bad[0].message}")
-    return _Request(layout, dtype, op_idx, inst, transpose, arch, surface, warp, needed)
+    return _Request(layout, dtype, op_idx, inst, transpose, arch, surface, warp, needed, origin)
 
 
 def _product_plans(req: _Request) -> list[tuple]:
@@ -587,7 +621,8 @@ def _tile_plan(req: _Request) -> tuple | None:
     needed, t = req.needed, req.t
     th, tw = req.tile_mem
     coords = needed.coords.reshape(-1, 2)
-    origins = np.unique(coords // np.array([th, tw]), axis=0) * np.array([th, tw])
+    o = np.array(req.needed.origin)
+    origins = np.unique((coords - o) // np.array([th, tw]), axis=0) * np.array([th, tw]) + o
     for fam in _families(t, req.op_idx, req.transpose):
         if th > fam.max_rows or tw > fam.max_cols:
             continue
@@ -635,14 +670,14 @@ def _plan_verdict(correct: Verdict, minimal: Verdict) -> Verdict:
 
 def _finish(req: _Request, loads, shuffle, algorithm: str, bound: Bound, minimal: Verdict,
             iterations: tuple = ()) -> Plan:
-    correct = check_plan(loads, shuffle, req.needed, req.t, req.arch)
-    origin = tuple(int(v) for v in req.needed.coords[0, 0])
-    origin = origin[::-1] if req.transpose else origin
+    correct = check_plan(loads, shuffle, req.needed, req.t, req.arch, req.surface)
+    origin = req.needed.operand(*req.needed.coords[0, 0])
     verdict = _plan_verdict(correct, minimal)
     return Plan(tuple(loads), tuple(shuffle), req.dtype, req.op_idx,
                 (req.layout.out_dim_size("dim0"), req.layout.out_dim_size("dim1")),
                 tuple(req.inst_shape), req.transpose, req.arch, req.warp, origin,
-                bound.value, minimal.proved, verdict, algorithm, bound.argument, iterations)
+                bound.value, minimal.proved, verdict, algorithm, bound.argument, iterations,
+                req.origin)
 
 
 def _bound(req: _Request, n: int) -> Bound:
@@ -675,12 +710,17 @@ def _minimality(req: _Request, n: int, bound: Bound, search: bool, max_candidate
 
 def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
                  transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
-                 warp: int = 0, search: bool = True, max_candidates: int = 200_000) -> Plan:
+                 warp: int = 0, search: bool = True, max_candidates: int = 200_000,
+                 origin=(0, 0), base_address: int | None = None) -> Plan:
     """The plan with the fewest loads for sub-group ``warp``, with its minimality proof.
 
     ``layout`` is the DPAS operand's linear layout (in dims register, lane, warp);
     ``inst_shape`` one DPAS instruction's tile of it (default: repeatCount 8,
-    executionSize 16). ``transpose``: memory holds the operand transposed.
+    executionSize 16). ``transpose``: memory holds the operand transposed. ``origin``:
+    the operand sits at ``(x0, y0)`` of the surface (its element ``(r, c)`` is surface
+    element ``(y0 + r, x0 + c)``; the default surface then covers it from ``(0, 0)``).
+    ``base_address``: the operand's first byte; the surface starts at ``base_address & ~63``
+    (64-byte aligned [S, O, T]) and ``(base_address % 64) / elem_bytes`` is added to ``x0``.
 
     >>> from verilayout.hw.intel.dpas import Dpas
     >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
@@ -688,7 +728,8 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
     >>> len(p.loads), p.verdict.status, p.verdict.method
     (4, 'proved', 'counting')
     """
-    req = _request(layout, dtype, op_idx, inst_shape, transpose, arch, surface, warp)
+    req = _request(layout, dtype, op_idx, inst_shape, transpose, arch, surface, warp, origin,
+                   base_address)
     cands = _product_plans(req)
     pool = None
     if not cands:
@@ -714,7 +755,7 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
 
 def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
                   transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
-                  warp: int = 0) -> Plan:
+                  warp: int = 0, origin=(0, 0), base_address: int | None = None) -> Plan:
     """The plan the seed's algorithm builds (``002_5b1756cea8788f7c.txt``).
 
     Start with one DPAS instruction's tile; take the operand layout's further
@@ -729,7 +770,8 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
     >>> [ld.describe() for ld in p.loads]
     ['16b 32r16x2c vnni at (x=0, y=0)', '16b 32r16x2c vnni at (x=128, y=0)']
     """
-    req = _request(layout, dtype, op_idx, inst_shape, transpose, arch, surface, warp)
+    req = _request(layout, dtype, op_idx, inst_shape, transpose, arch, surface, warp, origin,
+                   base_address)
     t = req.t
     fam = _families(t, op_idx, transpose)[0]
     th, tw = req.tile_mem
@@ -981,7 +1023,8 @@ def _is_dpas_operand(layout: Any, op_idx) -> bool:
 def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] | None = None,
                 transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                 warp: int = 0, search: bool = True, max_candidates: int = 200_000,
-                negative_offsets: bool = True) -> Plan:
+                negative_offsets: bool = True, origin=(0, 0),
+                base_address: int | None = None) -> Plan:
     """The fewest 2D block loads that put every element each work-item of sub-group ``warp``
     holds in ``layout`` (any distributed layout of a rank-2 tensor: ``#ttg.blocked``,
     ``#ttg.linear``, ``#ttig.subgroup_2d_block``, slices, ...) into that work-item, with the
@@ -999,7 +1042,9 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     surface read as zero [S]; an inference that negative offsets are legal from the signed
     ``int2`` coordinate of the built-ins and the zero fill); ``negative_offsets=False`` keeps
     every load at ``x, y >= 0``, and then some elements near the top and left edges reach only
-    some lanes (the error names them).
+    some lanes (the error names them). ``origin = (x0, y0)``: the tensor sits there in the
+    surface (element ``(r, c)`` at surface ``(y0 + r, x0 + c)``); offsets are the surface's.
+    ``base_address``: the tensor's first byte (as :func:`plan_minimal`).
 
     >>> B = ("tensor<64x128xf16, #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
     ...      "warpsPerCTA = [4, 1], order = [1, 0]}>>")
@@ -1007,12 +1052,10 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     (8, '32b 16r8x1c transpose at (x=0, y=0)', 'proved')
     """
     lay, dtype = _tensor_layout(layout, shape, dtype)
-    needed = _needed_of(lay, arch, transpose, warp)
     t = bytes_of(dtype)
-    if surface is None:
-        surface = default_surface(needed.shape, t)
-    elif not isinstance(surface, Surface):
-        raise LayoutError(f"surface must be a Surface, got {surface!r}")
+    origin, base = _placement(base_address, origin, surface, t)
+    needed = _needed_of(lay, arch, transpose, warp, origin)
+    surface = _surface_for(needed, surface, base, t)
     bad = [v for v in violations(BlockLoad(4, 1, 1, surface), arch) if v.limit.startswith("surface")]
     if bad:
         raise LayoutError(f"no load can use this surface: {bad[0].message}")
@@ -1050,13 +1093,12 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
             minimal = Verdict.unknown(f"the counting bound is {bound.value} < {n} loads and the "
                                       f"exhaustive search did not settle it ({res.reason})",
                                       method="exhaustive")
-    correct = check_plan(loads, shuffle, needed, t, arch, consumer="layout")
+    correct = check_plan(loads, shuffle, needed, t, arch, surface, consumer="layout")
     verdict = _plan_verdict(correct, minimal)
-    origin = tuple(int(v) for v in needed.coords[0, 0])
-    origin = origin[::-1] if transpose else origin
     return Plan(tuple(loads), tuple(shuffle), dtype, None,
                 (lay.out_dim_size("dim0"), lay.out_dim_size("dim1")), (), transpose, arch, warp,
-                origin, bound.value, minimal.proved, verdict, "minimal", bound.argument)
+                needed.operand(*needed.coords[0, 0]), bound.value, minimal.proved, verdict,
+                "minimal", bound.argument, origin=origin)
 
 
 # ----- the doors of verilayout.blockload: an operand from text or a layout -------------------
@@ -1065,11 +1107,12 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
          shape: Sequence[int] | None = None, op_idx: int | None = None,
          inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
          warp: int = 0, baseline: bool = False, search: bool = True,
-         negative_offsets: bool = True) -> Plan:
+         negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan:
     """The plan with the fewest loads per sub-group (``baseline=True``: the seed's plan),
     with a lower-bound proof that no valid plan uses fewer. A DPAS operand (``#ttg.dot_op``
     with a ``#ttig.dpas`` parent, or a LinearLayout with ``op_idx=``) is planned for the DPAS
-    instructions; any other distributed layout by :func:`plan_tensor`.
+    instructions; any other distributed layout by :func:`plan_tensor`. ``origin = (x0, y0)``
+    and ``base_address`` place the operand inside its surface (:func:`plan_minimal`).
 
     >>> B = ("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
@@ -1086,27 +1129,32 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
                               "only; plan this layout without it")
         return plan_tensor(layout, dtype=dtype, shape=shape, transpose=transpose, arch=arch,
                            surface=surface, warp=warp, search=search,
-                           negative_offsets=negative_offsets)
+                           negative_offsets=negative_offsets, origin=origin,
+                           base_address=base_address)
     if negative_offsets is not True:
         raise LayoutError("negative_offsets=False applies to tensor plans; DPAS operand plans "
                           "take every position the candidates give")
     op = operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
     kw = dict(dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape, transpose=transpose,
-              arch=arch, surface=surface, warp=warp)
+              arch=arch, surface=surface, warp=warp, origin=origin, base_address=base_address)
     if baseline:
         return plan_baseline(op.layout, **kw)
     return plan_minimal(op.layout, search=search, **kw)
 
 
 def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None,
-          warps: Any = 0, surface: Surface | Sequence[Surface] | None = None) -> Verdict:
+          warps: Any = 0, surface: Surface | Sequence[Surface] | None = None,
+          origin: Any = None) -> Verdict:
     """Prove that ``plan`` respects every limit, loads every element each DPAS instruction
     of the sub-group reads, and that its shuffle delivers each to the right register;
     otherwise the counterexample (the broken limit, the missed element, or the register
     that receives the wrong element). ``warps``: a warp, a list, or ``"all"`` (the plan
     is moved to each warp's origin). ``surface``: the operand's storage (or the surfaces
     the user declares); by default the first load's surface. A load reading any other byte
-    is a counterexample naming the load and the byte.
+    is a counterexample naming the load and the byte. ``origin = (x0, y0)``: where the
+    operand sits in the storage (default: the plan's own ``origin``); with an origin other than
+    ``(0, 0)`` a counterexample also names the byte the register must hold, the load the shuffle
+    takes it from, and the byte that load gives there.
 
     >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
@@ -1147,11 +1195,13 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
             isinstance(surface, (list, tuple)) and surface and all(isinstance(x, Surface) for x in surface))):
         raise LayoutError(f"surface must be a Surface or a list of Surfaces, got {surface!r}")
     storage = surface if surface is not None else (plan.loads[0].surface if plan.loads else None)
+    x0, y0 = check_origin(plan.origin if origin is None else origin)
     home = Needed.from_layout(lay, plan.warp, plan.transpose)
     origin = home.coords[0, 0]
     for w in warps:
         need = Needed.from_layout(lay, w, plan.transpose)
         dy, dx = (int(v) for v in need.coords[0, 0] - origin)
+        need = need.placed(x0, y0)
         loads = [_moved(ld, dx, dy, t) for ld in plan.loads]
         v = check_plan(loads, plan.shuffle, need, t, plan.arch, storage, consumer=consumer)
         if not v.proved:

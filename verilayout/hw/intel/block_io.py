@@ -194,6 +194,45 @@ class BlockLoad:
                    d.get("vnni", False), d.get("transpose", False))
 
 
+def placement(address: int, elem_bytes: int, origin: tuple = (0, 0)) -> tuple[int, tuple[int, int]]:
+    """Where an operand whose first element sits at byte ``address`` lives for 2D block loads:
+    the surface base ``address & ~63`` (surface bases are 64-byte aligned [S, O, T]) and the
+    operand's origin ``(x0, y0)`` inside that surface, ``x0 = (address % 64) / elem_bytes``
+    elements plus ``origin``'s x, ``y0`` = ``origin``'s y rows.
+
+    Law: the operand's element ``(r, c)`` is the surface's element ``(y0 + r, x0 + c)``, at
+    byte ``base + (y0 + r) * pitch + (x0 + c) * elem_bytes``; ``address`` must be a whole number
+    of elements (no element straddles).
+
+    >>> placement(0x4A0, 2)
+    (1152, (16, 0))
+    >>> placement(0x480, 1, origin=(32, 2))
+    (1152, (32, 2))
+    """
+    if not _is_int(address) or address < 0:
+        raise LayoutError(f"base address {address!r}: expected a byte address >= 0")
+    if elem_bytes not in (1, 2, 4, 8):
+        raise LayoutError(f"element size {elem_bytes!r} bytes: expected 1, 2, 4 or 8")
+    if address % elem_bytes:
+        raise LayoutError(f"base address {int(address):#x} is not a multiple of the element "
+                          f"size ({elem_bytes} bytes)")
+    x, y = check_origin(origin)
+    return int(address) & ~63, ((int(address) % 64) // elem_bytes + x, y)
+
+
+def check_origin(origin: Any) -> tuple[int, int]:
+    """``origin`` as ``(x0, y0)``: two integers >= 0 (x in elements, y in rows).
+
+    >>> check_origin([32, 0])
+    (32, 0)
+    """
+    if not isinstance(origin, (list, tuple)) or len(origin) != 2 or not all(
+            _is_int(v) and v >= 0 for v in origin):
+        raise LayoutError(f"origin {origin!r}: expected (x, y), two integers >= 0 (x in "
+                          "elements, y in rows)")
+    return int(origin[0]), int(origin[1])
+
+
 def _keys(d: Any, allowed, required, what: str) -> None:
     if not isinstance(d, Mapping):
         raise LayoutError(f"{what} must be an object, got {d!r}")
