@@ -40,7 +40,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
-from verilayout.prove.ptx_values import SMEM, PtxValues as _Eval, constant, decide_claim
+from verilayout.prove.ptx_values import SMEM, Prover, PtxValues as _Eval, constant, decide_claim
 from verilayout.prove.wgmma import check_descriptor
 
 #: The shared-memory base (``global_smem``), 32 bits.
@@ -90,7 +90,10 @@ def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, Linear
     return t, attr_to_linear(t.encoding, layout_shape(t))
 
 
-def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000) -> tuple[str, Any]:
+def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000,
+           prover: Prover | None = None) -> tuple[str, Any]:
+    if prover is not None:
+        return prover.decide(claim, assume, timeout_ms)
     return decide_claim(claim, assume, timeout_ms)
 
 
@@ -98,10 +101,10 @@ def _smem_assumption() -> z3.BoolRef:
     return z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULT(SMEM, SMEM_BELOW))
 
 
-def _constant(e: z3.BitVecRef, cache: dict | None = None) -> int | None:
+def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None = None) -> int | None:
     """``e``'s value if it is one constant for every value of its symbols (under the assumptions);
-    ``cache``: the answers already found in this file."""
-    return constant(e, _smem_assumption(), cache)
+    ``cache``: the answers already found in this file; ``prover``: the function's solvers."""
+    return constant(e, _smem_assumption(), cache, prover)
 
 
 def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
@@ -156,7 +159,7 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
             out.append(_check(ins, path, name, "unknown", "note", f"operand {name}: the descriptor "
                               f"{ins.operands[slot]} is not a register the evaluator reads", data))
             continue
-        hi = _constant(e & z3.BitVecVal(_FIELDS, 64), ev.const_cache)
+        hi = _constant(e & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
         if hi is None:
             out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.opcode.split('.')[0]} {i}: the descriptor's "
                               "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
@@ -183,18 +186,18 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
         starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
-    out.extend(_start_checks(starts, name, path))
+    out.extend(_start_checks(starts, name, path, ev.prover))
     return out
 
 
-def _start_checks(starts: list, name: str, path: str) -> list[Check]:
+def _start_checks(starts: list, name: str, path: str, prover: Prover | None = None) -> list[Check]:
     """Every instruction must imply the same operand base (its start minus the planned K-block
     offset); the base most instructions agree on is the reference, and it must sit on the swizzle
     repeat under the shared-memory assumption."""
     groups: list[list] = []
     for item in starts:
         for g in groups:
-            if _prove(item[2] == g[0][2])[0] == "proved":
+            if _prove(item[2] == g[0][2], prover=prover)[0] == "proved":
                 g.append(item)
                 break
         else:
@@ -204,7 +207,7 @@ def _start_checks(starts: list, name: str, path: str) -> list[Check]:
     ref = max(groups, key=len)
     out = []
     rep = ref[0][4]
-    aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption())
+    aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
     for g in groups:
         for i, ins, base, data, _mode in g:
             if g is ref:
@@ -298,7 +301,7 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
         if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.operands) < 4:
             continue
         e = ev.operand(ins.operands[3], 32, at=ins)
-        val = _constant(e, ev.const_cache) if e is not None else None
+        val = _constant(e, ev.const_cache, ev.prover) if e is not None else None
         data = {"source": "ptx", "operand": "idesc", "kind": kind}
         if val is None:
             out.append(Check("tcgen05.mma", ins.line, ins.loc, "mma-instruction", "unknown", "note",

@@ -32,7 +32,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import _ADDR, _access, _compile, _lane_offsets
+from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets, thread_values
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -151,18 +151,32 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     return a0, [set(range(o, o + width)) for o in offs]
 
 
-def _split_const(e: z3.BitVecRef) -> tuple[int, tuple]:
-    """``(c, terms)`` with ``e == c + sum(terms)`` for a simplified sum whose first term is a value
-    (``terms`` empty when ``e`` is a value, ``(e,)`` when it has no constant term)."""
+def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[int, ...]]:
+    """``(c, ids)`` with ``e == c + sum(terms)`` for a simplified sum whose first term is a value,
+    ``ids`` the z3 ids of the terms (``()`` when ``e`` is a value, ``e``'s own id when it has no
+    constant term). z3 hash-conses terms, so two terms alive at once are equal exactly when their
+    ids are; the arguments are read through the C API (no Python object per term). ``memo``: the
+    file's answers, keyed by ``e``'s id (``e`` kept alive with them).
+    """
+    k = e.get_id()
+    if memo is not None:
+        hit = memo.get(("split", k))
+        if hit is not None:
+            return hit[1]
     if z3.is_bv_value(e):
-        return e.as_long(), ()
-    if z3.is_app_of(e, z3.Z3_OP_BADD) and z3.is_bv_value(e.arg(0)):
-        return e.arg(0).as_long(), tuple(e.children()[1:])
-    return 0, (e,)
-
-
-def _same_terms(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x.hash() == y.hash() and z3.eq(x, y) for x, y in zip(a, b))
+        got: tuple[int, tuple[int, ...]] = (e.as_long(), ())
+    else:
+        ctx, a = e.ctx_ref(), e.as_ast()
+        got = (0, (k,))
+        if z3.is_app_of(e, z3.Z3_OP_BADD):
+            first = z3.Z3_get_app_arg(ctx, a, 0)
+            if z3.Z3_is_numeral_ast(ctx, first):
+                n = z3.Z3_get_app_num_args(ctx, a)
+                got = (int(z3.Z3_get_numeral_string(ctx, first)),
+                       tuple(z3.Z3_get_ast_id(ctx, z3.Z3_get_app_arg(ctx, a, i)) for i in range(1, n)))
+    if memo is not None:
+        memo[("split", k)] = (e, got)
+    return got
 
 
 def _split(group: list, copies: int) -> list[list]:
@@ -225,9 +239,9 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             if isinstance(got, str):
                 why = (ins, got)
                 break
-            _c, rest = _split_const(got[0])
+            _c, rest = _split_const(got[0], memo)
             for g in groups:                     # same symbolic part: a constant apart, no simplify
-                if _same_terms(rest, _split_const(g[0][1])[1]):
+                if rest == _split_const(g[0][1], memo)[1]:
                     g.append((ins, *got))
                     break
             else:
@@ -247,7 +261,7 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
             parts = _split(g, copies) if copies else [g]
             for part in parts:
-                out.append(_compare(op, part, lanes, what))
+                out.append(_compare(op, part, lanes, what, memo))
     return out
 
 
@@ -271,13 +285,13 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     return best
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str) -> Check:
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None = None) -> Check:
     ref = part[0][1]
     per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
     twice: list[dict[int, Instr]] = [{} for _ in range(32)]     # bytes a lane touches again
     for ins, a0, ls in part:
-        (c0, r0), (c1, r1) = _split_const(a0), _split_const(ref)
-        rel = (c0 - c1) % (1 << 32) if _same_terms(r0, r1) else z3.simplify(a0 - ref).as_long()
+        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
             for b in s:
@@ -347,18 +361,10 @@ def _thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[
     if z3.is_bv_value(delta):
         return zero, [delta.as_long()] * n if delta.as_long() == 0 else None
     try:
-        f = _compile_delta(delta, memo)
+        vals = thread_values(delta, memo, n)
     except (ValueError, AttributeError):
         return None
-    out = []
-    for t in range(n):
-        v = f(t)
-        out.append(v - (1 << 32) if v >= 1 << 31 else v)
-    return zero, out
-
-
-def _compile_delta(delta: z3.BitVecRef, memo: dict) -> Any:
-    return _compile(delta, memo)
+    return zero, [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
 
 
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:

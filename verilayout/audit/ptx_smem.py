@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 import z3
 
 from verilayout.audit.model import Check
@@ -172,6 +173,174 @@ _OPS = {
 }
 
 
+class _Wide(Exception):
+    """A subterm wider than 64 bits: the vectorized evaluator leaves the term to :func:`_compile`."""
+
+
+_U64 = np.uint64
+
+
+def _vcompile(e: z3.ExprRef, memo: dict) -> Any:
+    """``e`` (bit-vector or boolean, only ``tid_x`` free, every subterm at most 64 bits wide) as
+    a function of an array of thread ids that evaluates every thread at once: ``uint64`` arrays
+    holding each value reduced mod ``2^width`` (booleans as ``bool`` arrays). The same terms as
+    :func:`_compile` are accepted (a ValueError names the first one that is not), and for every
+    thread the value is :func:`_compile`'s: sums, products and negations wrap mod ``2^64`` and
+    are then masked to their width (``width <= 64``, so the residue is the same), shifts by
+    ``width`` or more give 0 (numpy's shifts are guarded to counts below 64), signed comparisons
+    read the two's-complement value. The term tree is walked once through z3's C API (no Python
+    object per subterm); ``memo`` keeps the compiled subterms of the file by z3 id, and the root
+    term with them (alive, so the ids stay unique). Raises :class:`_Wide` for a wider subterm.
+
+    >>> f = _vcompile(z3.LShR(TID, 2) ^ (TID & 3) * 8, {})
+    >>> f(np.arange(6, dtype=np.uint64)).tolist()
+    [0, 8, 16, 24, 1, 9]
+    """
+    k = e.get_id()
+    hit = memo.get(("vec", k))
+    if hit is not None:
+        return hit[1]
+    f = _vnode(e.ctx_ref(), e.as_ast(), memo)
+    memo[("vec", k)] = (e, f)
+    return f
+
+
+def _vnode(ctx: Any, a: Any, memo: dict) -> Any:
+    k = ("vnode", z3.Z3_get_ast_id(ctx, a))
+    f = memo.get(k)
+    if f is not None:
+        return f
+    sort = z3.Z3_get_sort(ctx, a)
+    skind = z3.Z3_get_sort_kind(ctx, sort)
+    if z3.Z3_get_ast_kind(ctx, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+        raise ValueError("not an application")
+    decl = z3.Z3_get_app_decl(ctx, a)
+    kind = z3.Z3_get_decl_kind(ctx, decl)
+    n = z3.Z3_get_app_num_args(ctx, a)
+    kids = [z3.Z3_get_app_arg(ctx, a, i) for i in range(n)]
+    if skind == z3.Z3_BOOL_SORT:
+        f = _vbool(ctx, kind, kids, memo)
+    elif skind != z3.Z3_BV_SORT:
+        raise ValueError("not a bit-vector")
+    else:
+        w = z3.Z3_get_bv_sort_size(ctx, sort)
+        if w > 64:
+            raise _Wide(w)
+        f = _vbv(ctx, a, decl, kind, kids, w, memo)
+    memo[k] = f
+    return f
+
+
+def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict) -> Any:
+    mask = _U64((1 << w) - 1)
+    if kind == z3.Z3_OP_ITE:
+        c, x, y = (_vnode(ctx, b, memo) for b in kids)
+        return lambda t: np.where(c(t), x(t), y(t))
+    if z3.Z3_is_numeral_ast(ctx, a):
+        c = _U64(int(z3.Z3_get_numeral_string(ctx, a)))
+        return lambda t: np.full(t.shape, c, dtype=np.uint64)
+    if not kids:
+        if z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)) != "tid_x":
+            raise ValueError("a free symbol other than tid_x")
+        return lambda t: t & mask
+    g = [_vnode(ctx, b, memo) for b in kids]
+    if kind == z3.Z3_OP_EXTRACT:
+        lo = _U64(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
+        return lambda t: (g[0](t) >> lo) & mask
+    if kind == z3.Z3_OP_CONCAT:
+        sizes = [_U64(z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, b))) for b in kids]
+
+        def cat(t: np.ndarray) -> np.ndarray:
+            v = np.zeros(t.shape, dtype=np.uint64)
+            for h, sz in zip(g, sizes):
+                v = (v << sz) | h(t)
+            return v & mask
+        return cat
+    if kind == z3.Z3_OP_SIGN_EXT:
+        cw = z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
+        top, high = _U64(cw - 1), mask & ~_U64((1 << cw) - 1)
+        return lambda t: np.where((g[0](t) >> top) & _U64(1), g[0](t) | high, g[0](t))
+    if kind == z3.Z3_OP_ZERO_EXT:
+        return g[0]
+    op = _VOPS.get(kind)
+    if op is None:
+        raise ValueError(f"unsupported operator (kind {kind})")
+    wv = _U64(w)
+    return lambda t: op([h(t) for h in g], wv) & mask
+
+
+def _signed_view(v: np.ndarray, w: int) -> np.ndarray:
+    sh = _U64(64 - w)
+    return (v << sh).view(np.int64) >> np.int64(64 - w)
+
+
+_VCMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w: a != b,
+         z3.Z3_OP_ULT: lambda a, b, w: a < b, z3.Z3_OP_ULEQ: lambda a, b, w: a <= b,
+         z3.Z3_OP_UGT: lambda a, b, w: a > b, z3.Z3_OP_UGEQ: lambda a, b, w: a >= b,
+         z3.Z3_OP_SLT: lambda a, b, w: _signed_view(a, w) < _signed_view(b, w),
+         z3.Z3_OP_SLEQ: lambda a, b, w: _signed_view(a, w) <= _signed_view(b, w),
+         z3.Z3_OP_SGT: lambda a, b, w: _signed_view(a, w) > _signed_view(b, w),
+         z3.Z3_OP_SGEQ: lambda a, b, w: _signed_view(a, w) >= _signed_view(b, w)}
+
+
+def _vbool(ctx: Any, kind: int, kids: list, memo: dict) -> Any:
+    if kind in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
+        c = kind == z3.Z3_OP_TRUE
+        return lambda t: np.full(t.shape, c, dtype=bool)
+    if kind == z3.Z3_OP_NOT:
+        g = _vnode(ctx, kids[0], memo)
+        return lambda t: ~g(t)
+    if kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
+        gs = [_vnode(ctx, b, memo) for b in kids]
+        red = np.logical_and if kind == z3.Z3_OP_AND else np.logical_or
+        return lambda t: red.reduce([h(t) for h in gs], axis=0) if gs else \
+            np.full(t.shape, kind == z3.Z3_OP_AND, dtype=bool)
+    if kind in _VCMP and len(kids) == 2 and \
+            z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, kids[0])) == z3.Z3_BV_SORT:
+        x, y = (_vnode(ctx, b, memo) for b in kids)
+        op, w = _VCMP[kind], z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
+        return lambda t: op(x(t), y(t), w)
+    raise ValueError(f"unsupported boolean (kind {kind})")
+
+
+def _vfold(fn: Any) -> Any:
+    def run(xs: list, w: Any) -> Any:
+        v = xs[0]
+        for x in xs[1:]:
+            v = fn(v, x, w)
+        return v
+    return run
+
+
+_VOPS = {
+    z3.Z3_OP_BADD: _vfold(lambda a, b, w: a + b), z3.Z3_OP_BSUB: _vfold(lambda a, b, w: a - b),
+    z3.Z3_OP_BMUL: _vfold(lambda a, b, w: a * b), z3.Z3_OP_BAND: _vfold(lambda a, b, w: a & b),
+    z3.Z3_OP_BOR: _vfold(lambda a, b, w: a | b), z3.Z3_OP_BXOR: _vfold(lambda a, b, w: a ^ b),
+    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: _U64(0) - xs[0],
+    z3.Z3_OP_BSHL: _vfold(lambda a, b, w: np.where(b < w, a << np.minimum(b, _U64(63)), _U64(0))),
+    z3.Z3_OP_BLSHR: _vfold(lambda a, b, w: np.where(b < w, a >> np.minimum(b, _U64(63)), _U64(0))),
+}
+
+
+def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
+    """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1``: every thread at once
+    (:func:`_vcompile`), or thread by thread (:func:`_compile`) when a subterm is wider than 64
+    bits; the two give the same values (tested on random terms). Raises ValueError (or
+    AttributeError) for a term neither evaluates.
+
+    >>> thread_values(z3.ZeroExt(32, TID) * 3 + 1, {}, 4)
+    [1, 4, 7, 10]
+    """
+    try:
+        f = _vcompile(e, memo)
+    except _Wide:
+        g = _compile(e, memo)
+        return [g(t) for t in range(n)]
+    with np.errstate(over="ignore"):
+        out = f(np.arange(n, dtype=np.uint64))
+    return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
+
+
 def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None) -> list[int] | None:
     """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
     difference ``addr(tid) - addr(0)`` still depends on a symbol other than ``%tid.x`` after z3's
@@ -207,14 +376,10 @@ def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
     if not z3.is_bv_value(z3.simplify(z3.substitute(delta, (TID, z3.BitVecVal(1, 32))))):
         return None
     try:
-        f = _compile(delta, memo)
+        vals = thread_values(delta, memo, 32)
     except (ValueError, AttributeError):
         return None
-    out = []
-    for lane in range(32):
-        v = f(lane)
-        out.append(v - (1 << 32) if v >= 1 << 31 else v)
-    return out
+    return [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
 
 
 def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,

@@ -44,7 +44,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
                                              pattern_repeat_bytes)
 from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
-from verilayout.prove.ptx_values import SMEM, PtxValues, constant, decide_claim
+from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 
 #: The most shared memory an sm_90 CTA can have (227 KB, CUDA C++ Programming Guide, compute
 #: capability 9.0 table); every shared address a kernel forms lies below it.
@@ -116,16 +116,15 @@ class _Ctx:
 
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
         assume, texts = self.assume(e)
-        return constant(e, assume, self.ev.const_cache), texts
+        return constant(e, assume, self.ev.const_cache, self.ev.prover), texts
 
     def decide(self, claim: z3.BoolRef) -> tuple[str, list[str]]:
         """``proved``; ``counterexample`` when the claim is false for every value of the symbols;
         else ``unknown`` (it fails only for some values of free symbols, or the solver gave up)."""
         assume, texts = self.assume(claim)
-        st, _ = decide_claim(claim, assume)
-        if st == "proved":
+        if self.ev.prover.proves(claim, assume):
             return "proved", texts
-        if st == "counterexample" and decide_claim(z3.Not(claim), assume)[0] == "proved":
+        if self.ev.prover.proves(z3.Not(claim), assume):
             return "counterexample", texts
         return "unknown", texts
 

@@ -24,7 +24,7 @@ import z3
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 
-__all__ = ["SMEM", "TID", "PtxValues", "reg_width", "fit", "decide_claim", "constant"]
+__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
 SMEM = z3.BitVec("smem_base", 32)
@@ -122,6 +122,7 @@ class PtxValues:
         self._cfg: tuple | None = None
         self._rd: dict[str, tuple] = {}
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
+        self.prover = Prover()                          # incremental solvers for this function's claims
 
     def _sym(self, name: str, why: str) -> z3.BitVecRef:
         self.opaque.add(f"{name} ({why})")
@@ -291,7 +292,7 @@ class PtxValues:
         consts = {2} | {c for e in exprs for c in _constants(e) if 1 < c <= 1 << 16}
         for c in sorted(consts):
             law = z3.ULT(x, c)
-            if all(decide_claim(z3.ULT(e, c), z3.And(law, *others), 2000)[0] == "proved" for e in exprs):
+            if all(self.prover.proves(z3.ULT(e, c), z3.And(law, *others), 2000) for e in exprs):
                 text = (f"loop-carried {name} < {c} (proved by induction over its {len(ds)} definitions, "
                         f"PTX lines {', '.join(str(d.line) for d in ds)})")
                 self.invariants[sym] = (law, text)
@@ -435,22 +436,38 @@ def _symbols_of(*exprs: z3.ExprRef) -> set[str]:
     return {str(c) for c in _consts_of(*exprs)}
 
 
-def _subterms(*exprs) -> Iterator[z3.ExprRef]:
-    """Every distinct subterm of ``exprs`` (a shared subterm once; ``None`` skipped)."""
-    seen, todo = set(), [x for x in exprs if x is not None]
-    while todo:
-        x = todo.pop()
-        k = x.get_id()
-        if k in seen:
+def _leaves(*exprs) -> Iterator[tuple[Any, Any]]:
+    """``(context, ast)`` of every distinct leaf (no arguments) of ``exprs`` (a shared subterm once;
+    ``None`` skipped), walked depth-first through z3's C API: no Python term object per subterm
+    (the terms given keep every pointer of the walk alive)."""
+    seen: set[int] = set()
+    for x in exprs:
+        if x is None:
             continue
-        seen.add(k)
-        yield x
-        todo.extend(x.children())
+        ctx = x.ctx_ref()
+        todo = [x.as_ast()]
+        while todo:
+            a = todo.pop()
+            k = z3.Z3_get_ast_id(ctx, a)
+            if k in seen:
+                continue
+            seen.add(k)
+            if z3.Z3_get_ast_kind(ctx, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+                continue
+            n = z3.Z3_get_app_num_args(ctx, a)
+            if n == 0:
+                yield ctx, a
+            else:
+                todo.extend(z3.Z3_get_app_arg(ctx, a, i) for i in range(n))
 
 
 def _constants(e: z3.ExprRef) -> set[int]:
     """The bit-vector constants that occur in ``e``."""
-    return {x.as_long() for x in _subterms(e) if z3.is_bv_value(x)}
+    out = set()
+    for ctx, a in _leaves(e):
+        if z3.Z3_is_numeral_ast(ctx, a) and z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, a)) == z3.Z3_BV_SORT:
+            out.add(int(z3.Z3_get_numeral_string(ctx, a)))
+    return out
 
 
 def decide_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
@@ -477,32 +494,100 @@ def decide_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
     return "unknown", None
 
 
-def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None, cache: dict | None = None) -> int | None:
+class Prover:
+    """Claims decided over incremental solvers, one per assumption (asserted once; each claim is
+    pushed, checked and popped): a fresh ``z3.Solver`` spends most of a small claim's time setting
+    itself up. Law: :meth:`proves` is True only when the negated claim is unsat under the
+    assumption (a proof; a timeout or a model is False), and :meth:`decide` answers exactly as
+    :func:`decide_claim` does, which it calls for every claim not proved here (so a model, an
+    unknown or a counterexample never depends on what the incremental solver saw before). Owned by
+    its caller (one per evaluated function); it keeps at most ``max_solvers`` solvers, the oldest
+    dropped first.
+
+    >>> x, p = z3.BitVec("x", 8), Prover()
+    >>> p.proves(z3.ULT(x & 7, 8)), p.proves(x == 3), p.decide(x & 1 == 1, x == 3)[0]
+    (True, False, 'proved')
+    """
+
+    def __init__(self, max_solvers: int = 16):
+        self.max_solvers = max_solvers
+        self._solvers: list[tuple[int | None, z3.BoolRef | None, z3.Solver]] = []
+
+    def _solver(self, assume: z3.BoolRef | None) -> z3.Solver:
+        h = None if assume is None else assume.hash()
+        for hh, a, s in self._solvers:
+            if hh == h and (a is None if assume is None else a is not None and z3.eq(a, assume)):
+                return s
+        s = z3.Solver()
+        if assume is not None:
+            s.add(assume)
+        self._solvers.append((h, assume, s))
+        if len(self._solvers) > self.max_solvers:
+            self._solvers.pop(0)
+        return s
+
+    def proves(self, claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000) -> bool:
+        """True when ``claim`` holds for every value of its symbols under ``assume`` (proved here:
+        the simplifier, or the incremental solver finds the negation unsat within the timeout).
+
+        >>> x = z3.BitVec("x", 8)
+        >>> Prover().proves(x + 1 != x), Prover().proves(x != 0, z3.UGT(x, 4)), Prover().proves(x != 0)
+        (True, True, False)
+        """
+        if z3.is_true(z3.simplify(claim)):
+            return True
+        s = self._solver(assume)
+        s.set("timeout", timeout_ms)
+        s.push()
+        try:
+            s.add(z3.Not(claim))
+            return s.check() == z3.unsat
+        finally:
+            s.pop()
+
+    def decide(self, claim: z3.BoolRef, assume: z3.BoolRef | None = None,
+               timeout_ms: int = 5000) -> tuple[str, Any]:
+        """:func:`decide_claim`'s answer: ``("proved", None)`` from :meth:`proves`, else
+        :func:`decide_claim` itself (a fresh solver: its model, or unknown on a timeout).
+
+        >>> x = z3.BitVec("x", 8)
+        >>> Prover().decide(x | 1 != 0)[0], Prover().decide(x == 1)[0]
+        ('proved', 'counterexample')
+        """
+        if self.proves(claim, assume, timeout_ms):
+            return "proved", None
+        return decide_claim(claim, assume, timeout_ms)
+
+
+def constant(e: z3.BitVecRef, assume: z3.BoolRef | None = None, cache: dict | None = None,
+             prover: Prover | None = None) -> int | None:
     """``e``'s value if it is one constant for every value of its symbols under ``assume``,
     else None (also when the solver times out). ``cache`` (a dict the caller owns, e.g. one per
-    audited file) keeps answers by the simplified expression and assumption, compared structurally.
+    audited file) keeps answers by the simplified expression and assumption, compared structurally;
+    ``prover`` (the caller's :class:`Prover`) decides the claims, else a fresh solver does.
 
     >>> x = z3.BitVec("x", 8)
-    >>> constant(z3.LShR(x & 0xF0, 8)), constant(x & 1), constant(x & 1, x == 3)
+    >>> constant(z3.LShR(x & 0xF0, 8)), constant(x & 1), constant(x & 1, x == 3, prover=Prover())
     (0, None, 1)
     """
     e = z3.simplify(e)
     if z3.is_bv_value(e):
         return e.as_long()
     if cache is None:
-        return _constant(e, assume)
+        return _constant(e, assume, prover)
     key = (e.hash(), None if assume is None else assume.hash())
     for ce, ca, v in cache.get(key, ()):
         if z3.eq(ce, e) and (assume is None if ca is None else ca is not None and z3.eq(ca, assume)):
             return v
-    v = _constant(e, assume)
+    v = _constant(e, assume, prover)
     cache.setdefault(key, []).append((e, assume, v))
     return v
 
 
-def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
+def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None, prover: Prover | None = None) -> int | None:
     """The candidate is ``e`` with every symbol 0 when that satisfies ``assume`` (no solver call),
-    else a model's value; then one proof that ``e`` always equals it."""
+    else a model's value (any model: a constant has one value); then one proof that ``e`` always
+    equals it."""
     zeros = [(c, z3.BitVecVal(0, c.size()) if z3.is_bv(c) else z3.BoolVal(False)) for c in _consts_of(e, assume)]
     v = None
     if assume is None or z3.is_true(z3.simplify(z3.substitute(assume, *zeros) if zeros else assume)):
@@ -516,13 +601,20 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None) -> int | None:
         if s.check() != z3.sat:
             return None
         v = s.model().eval(e, model_completion=True).as_long()
+    if prover is not None:
+        return v if prover.proves(e == v, assume) else None
     return v if decide_claim(e == v, assume)[0] == "proved" else None
 
 
 def _consts_of(*exprs) -> list:
     """The uninterpreted constants (as terms) of ``exprs``, one per name."""
     out = {}
-    for x in _subterms(*exprs):
-        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+    ctx_of = {x.ctx_ref().value: x.ctx for x in exprs if x is not None}
+    for ctx, a in _leaves(*exprs):
+        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST and \
+                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_UNINTERPRETED:
+            kind = z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, a))
+            cls = z3.BitVecRef if kind == z3.Z3_BV_SORT else z3.BoolRef if kind == z3.Z3_BOOL_SORT else z3.ExprRef
+            x = cls(a, ctx_of[ctx.value])
             out[str(x)] = x
     return list(out.values())
