@@ -208,6 +208,30 @@ def _tensor_maps(source: str, man: dict):
         ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
         _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
+    lines = _driver_output(source, drv)
+    if isinstance(lines, Check):
+        return None, [lines]
+    out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
+    enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
+    maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
+    got = {}
+    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm, la), (8192, "B", N, bn, lb)):
+        mp = next((x for x in maps if x[0] == ptr), None)
+        if mp is None:
+            out_checks.append(Check("tensor-map", "counterexample", f"launch encodes no tensor map "
+                                    f"over {name}"))
+            continue
+        check = _map_check(mp, enum, name, (K, rows, box_rows), text, dt)
+        out_checks.append(check)
+        if check.status == "proved":
+            got[name] = {"box": mp[6:8], "span": _span(text)}
+    return got, out_checks
+
+
+def _driver_output(source: str, drv: str) -> list[str] | Check:
+    """Law: the lines the recording driver prints when kernel.cu's host code is built with it
+    (nvcc, sm_90a; without -lcuda if linking it fails) and run; a counterexample Check where the
+    host code does not build."""
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
@@ -220,50 +244,44 @@ def _tensor_maps(source: str, man: dict):
                                  "driver.cu", "-o", "driver"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
-            return None, [Check("tensor-map", "counterexample", f"the host code does not build "
-                                f"with a recording cuTensorMapEncodeTiled: {err.strip()}")]
+            return Check("tensor-map", "counterexample", f"the host code does not build "
+                         f"with a recording cuTensorMapEncodeTiled: {err.strip()}")
         p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
-    lines = p.stdout.splitlines()
-    out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
-    enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
-    maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
+    return p.stdout.splitlines()
+
+
+def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
+               dt: str) -> Check:
+    """Law: proved when the recorded tensor map ``mp`` of operand ``name`` (pointer, data type,
+    rank, dims, stride, box, element strides, interleave, swizzle) has cuda.h's values (``enum``,
+    as the driver printed them) for ``dt``, dims [K, rows], a row stride of K elements, a box of
+    one swizzle span by the tile's rows, and the swizzle of the layout text."""
+    K, rows, box_rows = extents
+    eb = _BYTES[dt]
     sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
     want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
-    got = {}
-    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm, la), (8192, "B", N, bn, lb)):
-        mp = next((x for x in maps if x[0] == ptr), None)
-        if mp is None:
-            out_checks.append(Check("tensor-map", "counterexample", f"launch encodes no tensor map "
-                                    f"over {name}"))
-            continue
-        _, dtype, rank = mp[:3]
-        span = _span(text)
-        if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
-            out_checks.append(Check("tensor-map", "counterexample", f"tensor map of {name}: rank "
-                                    f"{rank}, expected 2"))
-            continue
-        dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
-        want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
-                              f"{sorted(want_types[dt])}"),
-                "dims": (dims == [K, rows], f"{dims}, expected [K={K}, rows={rows}]"),
-                "row stride": (stride == K * eb, f"{stride} bytes, expected K * {eb} = {K * eb}"),
-                "box": (box == [span // eb, box_rows], f"{box}, expected [{span // eb} (the "
-                        f"{span}-byte swizzle span), {box_rows}]"),
-                "element strides": (es == [1, 1], f"{es}"),
-                "interleave": (il == enum[9], f"{il}"),
-                "swizzle": (sw == sw_enum.get(span), f"{sw}, but the layout {text.split(' o ')[0]} "
-                            f"is the {span}-byte swizzle: cuda.h's CU_TENSOR_MAP_SWIZZLE_{span}B = "
-                            f"{sw_enum.get(span)}")}
-        bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
-        if bad:
-            out_checks.append(Check("tensor-map", "counterexample", f"tensor map of {name}: "
-                                    + "; ".join(bad)))
-        else:
-            out_checks.append(Check("tensor-map", "proved", f"tensor map of {name}: data type, dims, "
-                                    f"stride, box {box}, swizzle {span}B as cuda.h and the layout "
-                                    "text say (host code run with a recording encoder)"))
-            got[name] = {"box": box, "span": span}
-    return got, out_checks
+    _, dtype, rank = mp[:3]
+    span = _span(text)
+    if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
+        return Check("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
+    dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
+                          f"{sorted(want_types[dt])}"),
+            "dims": (dims == [K, rows], f"{dims}, expected [K={K}, rows={rows}]"),
+            "row stride": (stride == K * eb, f"{stride} bytes, expected K * {eb} = {K * eb}"),
+            "box": (box == [span // eb, box_rows], f"{box}, expected [{span // eb} (the "
+                    f"{span}-byte swizzle span), {box_rows}]"),
+            "element strides": (es == [1, 1], f"{es}"),
+            "interleave": (il == enum[9], f"{il}"),
+            "swizzle": (sw == sw_enum.get(span), f"{sw}, but the layout {text.split(' o ')[0]} "
+                        f"is the {span}-byte swizzle: cuda.h's CU_TENSOR_MAP_SWIZZLE_{span}B = "
+                        f"{sw_enum.get(span)}")}
+    bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
+    if bad:
+        return Check("tensor-map", "counterexample", f"tensor map of {name}: " + "; ".join(bad))
+    return Check("tensor-map", "proved", f"tensor map of {name}: data type, dims, stride, box "
+                 f"{box}, swizzle {span}B as cuda.h and the layout text say (host code run with a "
+                 "recording encoder)")
 
 
 def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[Check]:
@@ -359,6 +377,21 @@ class _Gemm:
         self._d_store(procs, tiles)
         return self.checks
 
+    def _consumer_wgmmas(self, procs):
+        """Law: yields (process c >= 1, iteration, k, event, values) for each wgmma.mma_async of
+        each consumer in program order; the iteration counts the consumer's mbarrier waits from
+        -1, and k counts its wgmmas since the last wait from 0."""
+        for c in range(1, self.cons + 1):
+            it, kb = -1, 0
+            for ev, v, _n, _t in procs[c]:
+                if ev.op.startswith("mbarrier.try_wait"):
+                    it, kb = it + 1, 0
+                    continue
+                if not ev.op.startswith("wgmma.mma_async"):
+                    continue
+                yield c, it, kb, ev, v
+                kb += 1
+
     # ---- the wgmma instruction ----
     def _instruction_checks(self, procs):
         want = (f"wgmma.mma_async.sync.aligned.m64n{self.bn}k{self.kx}.f32.{self.dt}.{self.dt}")
@@ -366,50 +399,43 @@ class _Gemm:
                              "b": {"major": "K"}})
         nkb = self.bk // self.kx
         n = 0
-        for c in range(1, self.cons + 1):
-            it, kb = -1, 0
-            for ev, v, _n, t in procs[c]:
-                if ev.op.startswith("mbarrier.try_wait"):
-                    it, kb = it + 1, 0
-                    continue
-                if not ev.op.startswith("wgmma.mma_async"):
-                    continue
-                ops = ev.instr.operands
-                if ev.op != want or len(ops) != 4 + len(imms):
-                    self.add("instruction", "counterexample", f"consumer {c - 1}: {ev.op} with "
-                             f"{len(ops)} operands; expected {want} D, A desc, B desc, scale-d"
-                             f"{''.join(', ' + x for x in imms)}", ev)
+        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+            kb %= nkb
+            ops = ev.instr.operands
+            if ev.op != want or len(ops) != 4 + len(imms):
+                self.add("instruction", "counterexample", f"consumer {c - 1}: {ev.op} with "
+                         f"{len(ops)} operands; expected {want} D, A desc, B desc, scale-d"
+                         f"{''.join(', ' + x for x in imms)}", ev)
+                return
+            for name, text in zip(imms, ops[4:]):
+                need = 1 if name.startswith("imm-scale") else 0    # both operands K-major
+                if parse_immediate(text) != need:
+                    self.add("instruction", "counterexample", f"consumer {c - 1}: {name} is "
+                             f"{text}, expected {need}", ev)
                     return
-                for name, text in zip(imms, ops[4:]):
-                    need = 1 if name.startswith("imm-scale") else 0    # both operands K-major
-                    if parse_immediate(text) != need:
-                        self.add("instruction", "counterexample", f"consumer {c - 1}: {name} is "
-                                 f"{text}, expected {need}", ev)
-                        return
-                if v.get("unfenced") is not None and v["unfenced"].any():
-                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
-                             f"K-block {kb}: the wgmma follows an access of its accumulator or A "
-                             "registers by another instruction with no wgmma.fence in between "
-                             "(seed 003, wgmma.fence)", ev)
-                    return
-                sd = v.get("scale_d")
-                first = it % self.k_tiles == 0 and kb == 0
-                if sd is None or len(set(sd.tolist())) != 1:
-                    self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
-                             "known value", ev)
-                    return
-                zero = v.get("d_zero") is not None and bool(v["d_zero"].all())
-                if first and sd[0] and not zero:
-                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}: "
-                             "the first wgmma of a tile accumulates (scale-d 1) onto accumulators "
-                             "that are not zero: the previous tile's sum leaks in", ev)
-                    return
-                if not first and not sd[0]:
-                    self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
-                             f"K-block {kb}: scale-d 0 discards the K-blocks summed before it", ev)
-                    return
-                kb = (kb + 1) % nkb
-                n += 1
+            if v.get("unfenced") is not None and v["unfenced"].any():
+                self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                         f"K-block {kb}: the wgmma follows an access of its accumulator or A "
+                         "registers by another instruction with no wgmma.fence in between "
+                         "(seed 003, wgmma.fence)", ev)
+                return
+            sd = v.get("scale_d")
+            first = it % self.k_tiles == 0 and kb == 0
+            if sd is None or len(set(sd.tolist())) != 1:
+                self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
+                         "known value", ev)
+                return
+            zero = v.get("d_zero") is not None and bool(v["d_zero"].all())
+            if first and sd[0] and not zero:
+                self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}: "
+                         "the first wgmma of a tile accumulates (scale-d 1) onto accumulators "
+                         "that are not zero: the previous tile's sum leaks in", ev)
+                return
+            if not first and not sd[0]:
+                self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                         f"K-block {kb}: scale-d 0 discards the K-blocks summed before it", ev)
+                return
+            n += 1
         self.add("instruction", "proved", f"{n} x {want}: operand order, immediates "
                  f"({', '.join(imms) or 'none'}), scale-d 0 or zeroed accumulators at each tile's "
                  "first K-block and 1 after")
@@ -445,35 +471,12 @@ class _Gemm:
                 continue
             for i, xs in sorted(by_it.items()):
                 xs = sorted(xs, key=lambda x: x["c0"])
-                d0 = xs[0]["dst"]
-                if len(xs) != boxes:
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: {len(xs)} boxes, "
-                             f"BK = {self.bk} needs {boxes} of {box_k}", xs[0]["ev"])
+                why = self._tma_iteration(i, xs, (name, text, rows), (box_k, j, sw, want))
+                if why:
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: {why}", xs[0]["ev"])
                     bad = True
                     break
-                dst = np.array([x["dst"] - d0 for x in xs])[j]
-                got = dst + sw
-                diff = np.argwhere(got != want)
-                if diff.size:
-                    a, b = (int(v) for v in diff[0])
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: TMA puts ({a}, {b}) at "
-                             f"stage byte {int(got[a, b]):#x}, the layout {text.split(' o ')[0]}... "
-                             f"at {int(want[a, b]):#x}", xs[0]["ev"])
-                    bad = True
-                    break
-                if (d0 - _SMEM) % 1024 and d0 % 1024:
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: stage at {d0:#x} is "
-                             "not 1024-byte aligned (the swizzle repeat)", xs[0]["ev"])
-                    bad = True
-                    break
-                kt, c1 = i % self.k_tiles, xs[0]["c1"]
-                ks = [x["c0"] for x in xs]
-                if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: coordinates (k "
-                             f"{ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} and a tile "
-                             f"row at a multiple of {rows}", xs[0]["ev"])
-                    bad = True
-                    break
+                c1 = xs[0]["c1"]
                 tm, tn = out_tiles.get(i, (None, None))
                 out_tiles[i] = (c1 // rows, tn) if name == "A" else (tm, c1 // rows)
         seen = {}
@@ -492,6 +495,31 @@ class _Gemm:
                          f"{self.bn}x{self.bk}); tiles and K-tiles walked once, in order")
         return out_tiles
 
+    def _tma_iteration(self, i: int, xs: list, operand: tuple, geometry: tuple) -> str | None:
+        """Law: None when iteration ``i``'s boxes (sorted by k) are BK / box_k boxes that write
+        each (mn, k) of the stage at the layout's byte, from a 1024-byte aligned stage, at the
+        coordinates of K-tile ``i mod k_tiles`` and a tile row; else why not."""
+        name, text, rows = operand
+        box_k, j, sw, want = geometry
+        boxes = self.bk // box_k
+        d0 = xs[0]["dst"]
+        if len(xs) != boxes:
+            return f"{len(xs)} boxes, BK = {self.bk} needs {boxes} of {box_k}"
+        got = np.array([x["dst"] - d0 for x in xs])[j] + sw
+        diff = np.argwhere(got != want)
+        if diff.size:
+            a, b = (int(v) for v in diff[0])
+            return (f"TMA puts ({a}, {b}) at stage byte {int(got[a, b]):#x}, the layout "
+                    f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
+        if (d0 - _SMEM) % 1024 and d0 % 1024:
+            return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
+        kt, c1 = i % self.k_tiles, xs[0]["c1"]
+        ks = [x["c0"] for x in xs]
+        if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
+            return (f"coordinates (k {ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} "
+                    f"and a tile row at a multiple of {rows}")
+        return None
+
     # ---- descriptors ----
     def _descriptor_checks(self, procs, tmas):
         cache: dict = {}
@@ -500,45 +528,37 @@ class _Gemm:
             stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
         bad = 0
         total = 0
-        for c in range(1, self.cons + 1):
-            it, kb = -1, 0
-            for ev, v, n, t in procs[c]:
-                if ev.op.startswith("mbarrier.try_wait"):
-                    it, kb = it + 1, 0
+        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+            for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
+                                                 ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
+                vals = v.get(key)
+                if vals is None or len(set(vals.tolist())) != 1:
+                    self.add("descriptor", "counterexample", f"consumer {c - 1}: the {name} "
+                             "descriptor is not one value across the warpgroup", ev)
+                    bad += 1
                     continue
-                if not ev.op.startswith("wgmma.mma_async"):
+                value = int(vals[0])
+                dsts = stage_of.get((tag, it))
+                if not dsts:
+                    self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}: "
+                             f"no TMA filled {name} for this iteration", ev)
+                    bad += 1
                     continue
-                for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
-                                                     ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
-                    vals = v.get(key)
-                    if vals is None or len(set(vals.tolist())) != 1:
-                        self.add("descriptor", "counterexample", f"consumer {c - 1}: the {name} "
-                                 "descriptor is not one value across the warpgroup", ev)
-                        bad += 1
-                        continue
-                    value = int(vals[0])
-                    dsts = stage_of.get((tag, it))
-                    if not dsts:
-                        self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}: "
-                                 f"no TMA filled {name} for this iteration", ev)
-                        bad += 1
-                        continue
-                    base = min(dsts) & 0x3FFFF
-                    kkb = kb % (self.bk // self.kx)
-                    key2 = (value, base, kkb, name, mb)
-                    if key2 not in cache:
-                        cache[key2] = check_descriptor(value, text, dtype=self.dt, major="K", k_block=kkb,
-                                             base_address=base, mn=mn, mn_block=mb)
-                    total += 1
-                    vd = cache[key2]
-                    if vd.status != "proved":
-                        self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}, "
-                                 f"K-block {kkb}: {name} descriptor {decode(value)} does not read that K-block of the stage the "
-                                 f"iteration's TMA filled at {base:#x}: {vd.reason}", ev)
-                        bad += 1
-                        if bad > 3:
-                            return
-                kb += 1
+                base = min(dsts) & 0x3FFFF
+                kkb = kb % (self.bk // self.kx)
+                key2 = (value, base, kkb, name, mb)
+                if key2 not in cache:
+                    cache[key2] = check_descriptor(value, text, dtype=self.dt, major="K", k_block=kkb,
+                                         base_address=base, mn=mn, mn_block=mb)
+                total += 1
+                vd = cache[key2]
+                if vd.status != "proved":
+                    self.add("descriptor", "counterexample", f"consumer {c - 1}, iteration {it}, "
+                             f"K-block {kkb}: {name} descriptor {decode(value)} does not read that K-block of the stage the "
+                             f"iteration's TMA filled at {base:#x}: {vd.reason}", ev)
+                    bad += 1
+                    if bad > 3:
+                        return
         if not bad:
             self.add("descriptor", "proved", f"all {total} wgmma descriptors (both operands, every "
                      "consumer, iteration and K-block) read their K-block of the stage the same "
@@ -568,44 +588,7 @@ class _Gemm:
     def _protocol(self, procs, init, tmas):
         if not self._init_order(procs):
             return
-        box_bytes = {}
-        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
-            box_bytes[tag] = rows * _span(text)
-            if self.maps and name in self.maps:
-                b = self.maps[name]["box"]
-                box_bytes[tag] = b[0] * b[1] * self.eb
-        # compile each process's trace to actions
-        prog: list[list[tuple]] = []
-        tma_info = []
-        for p, tr in enumerate(procs):
-            acts = []
-            it = -1
-            for ev, v, n, t in tr:
-                op = ev.op
-                if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
-                    it += 1
-                    acts.append(("wait", int(v["addr"][0]), int(v["a1"][0]) & 1, ev))
-                elif op.startswith("mbarrier.arrive.expect_tx"):
-                    acts.append(("arrive", int(v["addr"][0]), n, int(v["a1"][0]), ev))
-                elif op.startswith("mbarrier.arrive"):
-                    acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
-                elif op.startswith("cp.async.bulk.tensor") and p == 0:
-                    bar = v.get("a1") if v.get("a1") is not None else v.get("a0")
-                    tid = len(tma_info)
-                    tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
-                                     int(bar[0]), max(it, 0), ev))
-                    acts.append(("tma", tid, ev))
-                elif op.startswith("wgmma.mma_async") and p > 0:
-                    reads = []
-                    for key in ("desc_a", "desc_b"):
-                        if v.get(key) is not None:
-                            reads.append((int(v[key][0]) & 0x3FFF) << 4)
-                    acts.append(("read", tuple(reads), max(it, 0), ev))
-                elif op.startswith("wgmma.commit_group") and p > 0:
-                    acts.append(("commit", ev))
-                elif op.startswith("wgmma.wait_group") and p > 0:
-                    acts.append(("retire", int(v["a0"][0]), ev))
-            prog.append(acts)
+        prog, tma_info = self._actions(procs)
         self._tma_info = tma_info
         boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
         spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
@@ -655,6 +638,49 @@ class _Gemm:
                  f"interleaving ({len(seen)} states: the producer, {ncons} consumer warpgroup(s), "
                  f"{len(tma_info)} TMA landings): waits return after their phase, no overwrite "
                  "before release, no read before landing, no deadlock")
+
+    def _actions(self, procs) -> tuple[list[list[tuple]], list[tuple]]:
+        """Law: each process's trace compiled to the ring's actions in program order (wait,
+        arrive, tma, read, commit, retire), and per TMA (destination, box bytes, mbarrier,
+        iteration, event); a box's bytes are the recorded tensor map's box where there is one."""
+        box_bytes = {}
+        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
+            box_bytes[tag] = rows * _span(text)
+            if self.maps and name in self.maps:
+                b = self.maps[name]["box"]
+                box_bytes[tag] = b[0] * b[1] * self.eb
+        prog: list[list[tuple]] = []
+        tma_info = []
+        for p, tr in enumerate(procs):
+            acts = []
+            it = -1
+            for ev, v, n, t in tr:
+                op = ev.op
+                if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
+                    it += 1
+                    acts.append(("wait", int(v["addr"][0]), int(v["a1"][0]) & 1, ev))
+                elif op.startswith("mbarrier.arrive.expect_tx"):
+                    acts.append(("arrive", int(v["addr"][0]), n, int(v["a1"][0]), ev))
+                elif op.startswith("mbarrier.arrive"):
+                    acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
+                elif op.startswith("cp.async.bulk.tensor") and p == 0:
+                    bar = v.get("a1") if v.get("a1") is not None else v.get("a0")
+                    tid = len(tma_info)
+                    tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
+                                     int(bar[0]), max(it, 0), ev))
+                    acts.append(("tma", tid, ev))
+                elif op.startswith("wgmma.mma_async") and p > 0:
+                    reads = []
+                    for key in ("desc_a", "desc_b"):
+                        if v.get(key) is not None:
+                            reads.append((int(v[key][0]) & 0x3FFF) << 4)
+                    acts.append(("read", tuple(reads), max(it, 0), ev))
+                elif op.startswith("wgmma.commit_group") and p > 0:
+                    acts.append(("commit", ev))
+                elif op.startswith("wgmma.wait_group") and p > 0:
+                    acts.append(("retire", int(v["a0"][0]), ev))
+            prog.append(acts)
+        return prog, tma_info
 
     def _step(self, s, prog, tma_info, bidx, init, bars, boxes, box_of):
         pcs, bst, inflight, bx, cst = s
@@ -713,6 +739,26 @@ class _Gemm:
         """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
         return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
 
+    def _read_error(self, c: int, it: int, addr: int, d, box) -> str | None:
+        """Law: None when consumer ``c``'s wgmma of iteration ``it`` may read ``addr``: it lies in
+        stage buffer ``d`` whose ``box`` (tag, landed, readers) holds iteration ``it``'s landed
+        bytes; else why not."""
+        if d is None:
+            return f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage buffer"
+        tag, landed, _done = box
+        if tag < it and self._issued_later(it, d):
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
+                    f"before iteration {it}'s TMA filled it (its bytes have not landed: "
+                    "the full barrier's phase completed early, expect_tx missing or short?)")
+        if tag != it:
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x}, "
+                    f"which holds iteration {tag}'s data")
+        if not landed:
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
+                    "before its TMA bytes landed (the full barrier's phase completed "
+                    "early: expect_tx missing or short?)")
+        return None
+
     def _apply(self, p, a, st, tma_info, bidx, init, box_of, bidx_box):
         """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
         None (a wait that blocks) or ``(message, event)`` (an error)."""
@@ -754,23 +800,10 @@ class _Gemm:
         if kind == "read":
             for addr in a[1]:
                 d = box_of(addr)
-                if d is None:
-                    return (f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage "
-                            "buffer", a[3])
-                tag, landed, done = bxl[bidx_box[d]]
-                if tag < a[2] and self._issued_later(a[2], d):
-                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x} "
-                            f"before iteration {a[2]}'s TMA filled it (its bytes have not landed: "
-                            "the full barrier's phase completed early, expect_tx missing or short?)",
-                            a[3])
-                if tag != a[2]:
-                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x}, "
-                            f"which holds iteration {tag}'s data", a[3])
-                if not landed:
-                    return (f"consumer {c}, iteration {a[2]}: a wgmma reads stage buffer {d:#x} "
-                            "before its TMA bytes landed (the full barrier's phase completed "
-                            "early: expect_tx missing or short?)", a[3])
-                unc = unc | {(d, tag)}
+                why = self._read_error(c, a[2], addr, d, bxl[bidx_box[d]] if d is not None else None)
+                if why:
+                    return (why, a[3])
+                unc = unc | {(d, a[2])}
             cl[c] = (unc, groups)
         elif kind == "commit":
             cl[c] = (frozenset(), groups + (unc,))
