@@ -13,8 +13,9 @@ import sys
 
 from verilayout import blockload
 from verilayout.blockload import Plan
-from verilayout.cli.common import parse_type_arg, read_layout_arg
+from verilayout.cli.common import int_arg, parse_type_arg, read_layout_arg
 from verilayout.errors import LayoutError
+from verilayout.hw.intel.block_io import Surface, placement
 from verilayout.spec.format import MAX_SPEC_BYTES, read_text
 
 _A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8, "
@@ -37,6 +38,12 @@ examples:
   verilayout blockload plan --layout {_BLOCKED} -t 'tensor<128x64xf16>' --transpose
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose --json
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --baseline
+  verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>' --base-address 0x4a0
+  verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>' --origin 32,0
+placement: --base-address B is the operand's first byte; the surface then starts at the
+  64-byte aligned B & ~63 and the operand at x0 = (B % 64) / element bytes of it. --origin X,Y
+  places the operand at element column X, row Y of the surface (added to what --base-address
+  gives). Loads' x and y are the surface's.
 exit codes: 0 plan built and proved minimal, 1 the plan is wrong or its minimality is unknown,
   2 bad input (including a layout no legal block load can deliver: the message names the
   element, the lane and why)
@@ -48,6 +55,10 @@ examples:
   verilayout blockload check --plan plan.json --layout {_A} -t 'tensor<256x32xf16>' --all-warps
   verilayout blockload plan --layout {_BLOCKED} -t 'tensor<64x128xf16>' --json > t.json
   verilayout blockload check --plan t.json --layout {_BLOCKED} -t 'tensor<64x128xf16>'
+  verilayout blockload check --plan plan.json --layout {_A} -t 'tensor<256x32xf16>' --origin 33,0
+placement: by default the operand sits where the plan says (its "origin"); --base-address B
+  and --origin X,Y state where it really is (as for `plan`), and a load that reads another
+  byte is a counterexample naming the load and the byte.
 exit codes: 0 proved, 1 a counterexample was found, 2 bad input
 """
 
@@ -80,6 +91,7 @@ def register(subparsers) -> None:
     pp.add_argument("--no-negative-offsets", action="store_true",
                     help="tensor plans: every load starts at x, y >= 0 (by default a load may "
                     "start above or left of the tensor; those rows and columns read as zero)")
+    _placement_args(pp)
     pp.add_argument("--no-search", action="store_true",
                     help="do not run the exhaustive search when counting does not settle "
                     "minimality")
@@ -94,6 +106,7 @@ def register(subparsers) -> None:
     _operand_args(pc)
     pc.add_argument("--all-warps", action="store_true",
                     help="check the plan moved to every warp, not only its own")
+    _placement_args(pc)
     pc.set_defaults(func=cmd_check)
     p.set_defaults(func=lambda args: _no_action(p))
 
@@ -107,6 +120,29 @@ def _operand_args(p: argparse.ArgumentParser) -> None:
                    help="tensor type giving shape and element type, e.g. 'tensor<256x32xf16>'")
     p.add_argument("--warp", type=int, default=0, help="which sub-group (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _placement_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base-address", type=int_arg, default=None, metavar="BYTES",
+                   help="the operand's first byte: the surface starts at BYTES & ~63 (64-byte "
+                   "aligned) and the operand at x0 = (BYTES %% 64) / element bytes")
+    p.add_argument("--origin", default=None, metavar="X,Y",
+                   help="the operand at element column X, row Y of its surface (added to what "
+                   "--base-address gives; default 0,0)")
+
+
+def _origin(text) -> tuple[int, int]:
+    if text is None:
+        return (0, 0)
+    parts = str(text).split(",")
+    try:
+        x, y = (int(v.strip().replace("_", ""), 0) for v in parts)
+    except ValueError:
+        raise LayoutError(f"--origin {text!r}: expected X,Y, two integers >= 0 (x in elements, "
+                          "y in rows)") from None
+    if x < 0 or y < 0:
+        raise LayoutError(f"--origin {text!r}: expected X,Y, two integers >= 0")
+    return x, y
 
 
 def _no_action(p: argparse.ArgumentParser) -> int:
@@ -126,7 +162,8 @@ def cmd_plan(args) -> int:
     text, shape, dtype, bl = _operand(args)
     p = bl.plan(text, shape=shape, dtype=dtype, transpose=args.transpose, arch=args.arch,
                 warp=args.warp, baseline=args.baseline, search=not args.no_search,
-                negative_offsets=not args.no_negative_offsets)
+                negative_offsets=not args.no_negative_offsets, origin=_origin(args.origin),
+                base_address=args.base_address)
     try:
         layout = p.layout
     except LayoutError as e:
@@ -146,7 +183,15 @@ def cmd_plan(args) -> int:
 def cmd_check(args) -> int:
     text, shape, dtype, bl = _operand(args)
     plan = _read_plan(args.plan)
-    v = bl.check(plan, text, shape=shape, warps="all" if args.all_warps else args.warp)
+    surface = origin = None
+    if args.base_address is not None:
+        base, origin = placement(args.base_address, plan.elem_bytes, _origin(args.origin))
+        s = plan.loads[0].surface
+        surface = Surface(s.width, s.height, s.pitch, base)
+    elif args.origin is not None:
+        origin = _origin(args.origin)
+    v = bl.check(plan, text, shape=shape, warps="all" if args.all_warps else args.warp,
+                 surface=surface, origin=origin)
     if args.json:
         print(json.dumps(v.to_dict()))
     else:

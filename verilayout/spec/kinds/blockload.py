@@ -17,12 +17,16 @@ Sources:
   defaults to the operand stored densely);
 * ``plan_layout = "PLAN"``: the plan's data in the seed's terms, a LinearLayout
   ``offset, iteration, load -> dim0, dim1``;
+* placement (both plan forms): ``origin = [x0, y0]`` puts the operand's element ``(r, c)`` at
+  surface element ``(y0 + r, x0 + c)``; ``base_address = B`` (the operand's first byte) puts
+  the surface at ``B & ~63`` and adds ``(B % 64) / elem_bytes`` to ``x0``;
 * ``sublayout = {layout = "NAME", ins = [...]}``: the layout with only the listed input
   dims (the others fixed at 0), e.g. the seed's ``Warp0`` view.
 
 Kinds: ``blockload_covers`` (a plan feeds the operand, or a seed-style load layout names
-exactly the elements the sub-group reads) and ``plan_minimal`` (no valid plan has fewer
-loads).
+exactly the elements the sub-group reads; ``origin``/``base_address`` state where the operand
+really is, default the plan's placement) and ``plan_minimal`` (no valid plan has fewer
+loads; ``origin``/``base_address`` place the operand for the claimed count).
 
 >>> from verilayout.spec import load_spec_text, run_spec
 >>> spec = load_spec_text('''
@@ -55,17 +59,18 @@ from types import MappingProxyType
 
 from verilayout.frontends.shared_text import operand
 from verilayout.synth.blockload import check_operand_plan as check
-from verilayout.hw.intel.block_io import BlockLoad
+from verilayout.hw.intel.block_io import BlockLoad, Surface, check_origin, placement
 from verilayout.synth.blockload import Plan, default_surface
 from verilayout.synth.blockload import plan_operand as synth
 from verilayout.hw.intel.dpas import DTYPE_BYTES
 from verilayout.prove.coverage import Needed, compare_load_layout, delivered_arrays, lookup
 from verilayout.spec.format import Kind, prefixed
 
-_SYNTH_KEYS = {"operand", "algorithm", "transpose", "arch", "warp", "dtype"}
+_SYNTH_KEYS = {"operand", "algorithm", "transpose", "arch", "warp", "dtype", "origin",
+               "base_address"}
 _PLAN_KEYS = {"operand", "dtype", "op_idx", "shape", "inst_shape", "transpose", "arch", "warp",
               "warp_origin", "algorithm", "loads", "shuffle", "lower_bound", "minimal", "verdict",
-              "layout"}
+              "layout", "origin", "base_address"}
 
 
 def resolve_operand(spec, name: Any, where: str, dtype: str | None = None):
@@ -113,7 +118,8 @@ def _src_plan(entry, spec, where):
     op = resolve_operand(spec, args["operand"], w, args.get("dtype"))
     return prefixed(w, synth, op.layout, dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape,
                  transpose=args.get("transpose", False), arch=args.get("arch", "xe2"),
-                 warp=args.get("warp", 0), baseline=algorithm == "baseline")
+                 warp=args.get("warp", 0), baseline=algorithm == "baseline",
+                 origin=args.get("origin", (0, 0)), base_address=args.get("base_address"))
 
 
 def _given_plan(args: dict, spec, w: str):
@@ -121,8 +127,11 @@ def _given_plan(args: dict, spec, w: str):
     if unknown:
         raise LayoutError(f"{w}: unknown keys {sorted(unknown)} in plan (accepted: "
                           f"{', '.join(sorted(_PLAN_KEYS))})")
-    d = {k: v for k, v in args.items() if k != "operand"}
+    d = {k: v for k, v in args.items() if k not in ("operand", "base_address")}
     if "operand" not in args:
+        if "base_address" in args:
+            raise LayoutError(f"{w}: base_address needs 'operand' (the element type); give "
+                              "origin and each load's surface instead")
         return prefixed(w, Plan.from_dict, d)
     op = resolve_operand(spec, args["operand"], w, args.get("dtype"))
     for key, have in (("dtype", op.dtype), ("op_idx", op.op_idx), ("shape", list(op.shape)),
@@ -132,10 +141,18 @@ def _given_plan(args: dict, spec, w: str):
         d[key] = have
     transpose = d.get("transpose", False)
     t = DTYPE_BYTES[op.dtype]
+    origin = prefixed(w, check_origin, d.get("origin", [0, 0]))
+    base = 0
+    if "base_address" in args:
+        base, origin = prefixed(w, placement, args["base_address"], t, origin)
+    d["origin"] = list(origin)
     mem = tuple(op.shape[::-1]) if transpose else tuple(op.shape)
+    mem = (mem[0] + origin[1], mem[1] + origin[0])
     if not isinstance(d["loads"], list):
         raise LayoutError(f"{w}: plan 'loads' must be a list of load tables")
-    d["loads"] = [({**ld, "surface": default_surface(mem, t).to_dict()}
+    dense = prefixed(w, default_surface, mem, t)
+    dense = Surface(dense.width, dense.height, dense.pitch, base).to_dict()
+    d["loads"] = [({**ld, "surface": dense}
                    if isinstance(ld, dict) and "surface" not in ld else ld) for ld in d["loads"]]
     if "shuffle" not in d:
         d["shuffle"] = _derived_shuffle(d, op, transpose, t, w)
@@ -147,6 +164,7 @@ def _derived_shuffle(d: dict, op, transpose: bool, t: int, w: str) -> list:
     (``[0, -1]`` where none does: the coverage check then names the missed element)."""
     loads = [prefixed(w, BlockLoad.from_dict, ld) for ld in d["loads"]]
     need = prefixed(w, Needed.from_layout, op.layout, d.get("warp", 0), bool(transpose))
+    need = need.placed(*d["origin"])
     found, load, elem = lookup(need.keys(), delivered_arrays(loads, t, need.shape))
     load, elem = np.where(found, load, 0), np.where(found, elem, -1)
     return [[[int(a), int(b)] for a, b in zip(lr, er)] for lr, er in zip(load, elem)]
@@ -203,10 +221,21 @@ def _pack(pack: Any, where: str) -> tuple[int, int]:
     return tuple(pack)
 
 
+def _placed_storage(p: Plan, origin, base_address, where: str):
+    """The (surface, origin) where the operand really is: the plan's own by default."""
+    if base_address is None:
+        return None, (None if origin is None else prefixed(where, check_origin, origin))
+    base, xy = prefixed(where, placement, base_address, p.elem_bytes,
+                        (0, 0) if origin is None else origin)
+    s = p.loads[0].surface
+    return Surface(s.width, s.height, s.pitch, base), xy
+
+
 def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=None,
-                      transpose=None, pack=None, mode="exact"):
+                      transpose=None, pack=None, mode="exact", origin=None, base_address=None):
     """A plan feeds every register of the sub-group's DPAS operand; or a seed-style load
-    layout names exactly (``mode = "exact"``) or only (``"within"``) elements it reads."""
+    layout names exactly (``mode = "exact"``) or only (``"within"``) elements it reads.
+    ``origin``/``base_address``: where the operand really is (default: the plan's placement)."""
     p = _resolve_plan(spec, plan, where)
     op = resolve_operand(spec, operand, where, dtype if dtype is not None else
                          (p.dtype if isinstance(p, Plan) else None))
@@ -216,7 +245,11 @@ def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=
                 raise LayoutError(f"{where}: '{key}' is for load layouts; a plan carries its own")
         if mode != "exact":
             raise LayoutError(f"{where}: mode applies to load layouts; a plan is checked exactly")
-        return prefixed(where, check, p, op.layout, warps=p.warp if warps is None else warps)
+        surface, xy = _placed_storage(p, origin, base_address, where)
+        return prefixed(where, check, p, op.layout, warps=p.warp if warps is None else warps,
+                        surface=surface, origin=xy)
+    if origin is not None or base_address is not None:
+        raise LayoutError(f"{where}: origin and base_address apply to plans, not load layouts")
     if mode not in ("exact", "within"):
         raise LayoutError(f"{where}: mode must be 'exact' or 'within', not {mode!r}")
     if warps is not None and not isinstance(warps, int):
@@ -232,14 +265,15 @@ def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=
 
 
 def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype=None,
-                  transpose=None, arch=None, warp=None):
+                  transpose=None, arch=None, warp=None, origin=None, base_address=None):
     """The fewest loads any valid plan needs is ``loads`` (or the stated plan's count, the
     plan being valid); proved by the counting bound or exhaustive search."""
     if (loads is None) == (plan is None):
         raise LayoutError(f"{where}: give exactly one of 'loads' (the claimed minimum) and 'plan'")
     op = resolve_operand(spec, operand, where, dtype)
     if plan is not None:
-        given = [k for k, v in (("transpose", transpose), ("arch", arch), ("warp", warp))
+        given = [k for k, v in (("transpose", transpose), ("arch", arch), ("warp", warp),
+                                ("origin", origin), ("base_address", base_address))
                  if v is not None]
         if given:
             raise LayoutError(f"{where}: {', '.join(given)} come from the plan; drop them")
@@ -250,13 +284,19 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
         if not v.proved:
             return v
         loads, transpose, arch, warp = len(p.loads), p.transpose, p.arch, p.warp
+        origin, base_address = p.origin, None
+        surface = p.loads[0].surface
     transpose = False if transpose is None else transpose
     arch = "xe2" if arch is None else arch
     warp = 0 if warp is None else warp
     if isinstance(loads, bool) or not isinstance(loads, int) or loads < 1:
         raise LayoutError(f"{where}: loads must be a positive integer, got {loads!r}")
+    else:
+        surface = None
     best = prefixed(where, synth, op.layout, dtype=op.dtype, op_idx=op.op_idx,
-                 inst_shape=op.inst_shape, transpose=transpose, arch=arch, warp=warp)
+                 inst_shape=op.inst_shape, transpose=transpose, arch=arch, warp=warp,
+                 origin=(0, 0) if origin is None else origin, base_address=base_address,
+                 surface=surface)
     return _compare_minimum(best, loads)
 
 
@@ -284,10 +324,12 @@ SOURCES = MappingProxyType({"plan": _src_plan, "plan_layout": _src_plan_layout,
 KINDS = MappingProxyType({
     "blockload_covers": Kind(_blockload_covers, MappingProxyType(
         {"plan": "required", "operand": "required", "dtype": "optional", "warps": "optional",
-         "transpose": "optional", "pack": "optional", "mode": "optional"}),
+         "transpose": "optional", "pack": "optional", "mode": "optional", "origin": "optional",
+         "base_address": "optional"}),
         "the loads of a plan deliver every element the operand layout needs"),
     "plan_minimal": Kind(_plan_minimal, MappingProxyType(
         {"operand": "required", "loads": "optional", "plan": "optional", "dtype": "optional",
-         "transpose": "optional", "arch": "optional", "warp": "optional"}),
+         "transpose": "optional", "arch": "optional", "warp": "optional", "origin": "optional",
+         "base_address": "optional"}),
         "the fewest 2D block loads any valid plan needs is `loads` (or the plan's count)"),
 })
