@@ -711,26 +711,36 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
         if bad.size and first is None:
             first = (w, int(bad[0][0]), int(bad[0][1]), dx, dy)
     if first is not None:
-        w, r, l, dx, dy = first
-        g, e = out[w, r, l], expect[w, r, l]
-        e_op = [int(e[1]), int(e[0])] if transpose else [int(e[0]), int(e[1])]
-        g_op = None if g[0] < 0 else [int(g[0]), int(g[1])]
-        mm = {"where": "DPAS operand", "sub_group": w, "register": r, "lane": l,
-              "expected": e_op, "got": g_op,
-              "expected_value": _mem_value(mem, e, t),
-              "got_value": None if g_op is None else
-              _mem_value(mem, g[::-1] if transpose else g, t)}
-        src = table[r][l]
-        return SimulationResult(
-            "blockload", False, f"sub-group {w}, lane {l}, register {r} receives "
-            f"{'no whole element' if g_op is None else 'element ' + str(tuple(g_op))} but DPAS "
-            f"reads element {tuple(e_op)}", n_warps * regs * 16, mm,
-            (f"the shuffle takes element {src[1]} of load {src[0]} "
-             f"({loads[src[0]].describe()} moved by ({dx}, {dy}))",), output=out)
+        return _blockload_mismatch(first, out, expect, (mem, t, transpose), table, loads)
     return SimulationResult("blockload", True, f"every DPAS operand register reproduced: "
                             f"{regs} registers x 16 lanes x {n_warps} sub-group(s), "
                             f"{len(loads)} load(s) per sub-group", n_warps * regs * 16,
                             output=out)
+
+
+def _blockload_mismatch(first: tuple, out: np.ndarray, expect: np.ndarray, memory: tuple,
+                        table: list, loads: list) -> SimulationResult:
+    """Law: the failed result for the first (sub-group, register, lane) whose shuffled element
+    ``out`` differs from the DPAS layout's ``expect``, with both elements' memory values and the
+    load and shuffle entry it came from."""
+    mem, t, transpose = memory
+    n_warps, regs = out.shape[0], out.shape[1]
+    w, r, l, dx, dy = first
+    g, e = out[w, r, l], expect[w, r, l]
+    e_op = [int(e[1]), int(e[0])] if transpose else [int(e[0]), int(e[1])]
+    g_op = None if g[0] < 0 else [int(g[0]), int(g[1])]
+    mm = {"where": "DPAS operand", "sub_group": w, "register": r, "lane": l,
+          "expected": e_op, "got": g_op,
+          "expected_value": _mem_value(mem, e, t),
+          "got_value": None if g_op is None else
+          _mem_value(mem, g[::-1] if transpose else g, t)}
+    src = table[r][l]
+    return SimulationResult(
+        "blockload", False, f"sub-group {w}, lane {l}, register {r} receives "
+        f"{'no whole element' if g_op is None else 'element ' + str(tuple(g_op))} but DPAS "
+        f"reads element {tuple(e_op)}", n_warps * regs * 16, mm,
+        (f"the shuffle takes element {src[1]} of load {src[0]} "
+         f"({loads[src[0]].describe()} moved by ({dx}, {dy}))",), output=out)
 
 
 def _shuffle_table(shuffle, regs: int, n_loads: int) -> list:
