@@ -383,6 +383,21 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
     ('proved', (0, 1))
     """
     d = a.domain
+    a, b = _rebased(a, b)                           # both minus the same constant
+    if method not in ("auto", "z3"):
+        raise LayoutError(f"method {method!r}: expected auto or z3")
+    if method == "auto":
+        decided = _split_decision(a, b)
+        if decided is not None:
+            return decided
+        if d["mn"] * d["k"] <= ENUMERATION_LIMIT:
+            return _enumerated_difference(a, b)
+    return _z3_decision(a, b, timeout_ms)
+
+
+def _rebased(a: AddressFunction, b: AddressFunction) -> tuple[AddressFunction, AddressFunction]:
+    """Law: ``a`` and ``b`` both minus the largest common constant both can lose (at most four
+    rounds of :meth:`AddressFunction.fit`; 0 where they do not agree), so a - b is unchanged."""
     common = min(a.movable(), b.movable())
     for _ in range(4):
         nxt = min(a.fit(common), b.fit(common))
@@ -391,28 +406,37 @@ def equal_addresses(a: AddressFunction, b: AddressFunction, *,
         common = nxt
     if a.fit(common) != common or b.fit(common) != common:
         common = 0
-    a, b = a.rebase(common), b.rebase(common)       # both minus the same constant
-    if method not in ("auto", "z3"):
-        raise LayoutError(f"method {method!r}: expected auto or z3")
-    if method == "auto":
-        cuts = a.cuts() & b.cuts()
-        starts = [c for c in range(ADDR_BITS, -1, -1)   # the start of each interval of
-                  if (cuts >> c) & 1 and not (c and (cuts >> (c - 1)) & 1)]   # valid cuts
-        if (cuts >> ADDR_BITS) & 1:
-            starts.insert(0, ADDR_BITS)             # all GF(2) first: the plain bases
-        for cut in starts:
-            sa, sb = a.split(cut), b.split(cut)
-            if sa is None or sb is None:
-                continue
-            how = "split" if sa.high or sb.high else "gf2"
-            cand = _split_difference(sa, sb, d)
-            if cand is None:
-                return "proved", None, how
-            if a.eval(*cand) != b.eval(*cand):
-                return "counterexample", cand, how
-            break                                   # (cannot happen: both certified) -> z3
-        if d["mn"] * d["k"] <= ENUMERATION_LIMIT:
-            return _enumerated_difference(a, b)
+    return a.rebase(common), b.rebase(common)
+
+
+def _split_decision(a: AddressFunction, b: AddressFunction):
+    """Law: at the first cut where both sides certify ``low + high`` (widest GF(2) part first),
+    ``("proved", None, how)`` or ``("counterexample", (mn, k), how)`` decided on 0 and the unit
+    vectors; None where no cut serves (the caller enumerates or asks z3)."""
+    d = a.domain
+    cuts = a.cuts() & b.cuts()
+    starts = [c for c in range(ADDR_BITS, -1, -1)   # the start of each interval of
+              if (cuts >> c) & 1 and not (c and (cuts >> (c - 1)) & 1)]   # valid cuts
+    if (cuts >> ADDR_BITS) & 1:
+        starts.insert(0, ADDR_BITS)                 # all GF(2) first: the plain bases
+    for cut in starts:
+        sa, sb = a.split(cut), b.split(cut)
+        if sa is None or sb is None:
+            continue
+        how = "split" if sa.high or sb.high else "gf2"
+        cand = _split_difference(sa, sb, d)
+        if cand is None:
+            return "proved", None, how
+        if a.eval(*cand) != b.eval(*cand):
+            return "counterexample", cand, how
+        break                                       # (cannot happen: both certified) -> z3
+    return None
+
+
+def _z3_decision(a: AddressFunction, b: AddressFunction, timeout_ms: int):
+    """Law: ``a(mn, k) == b(mn, k)`` on ``a``'s domain decided by z3 over bit-vectors: proved,
+    a counterexample (mn, k), or unknown on a timeout."""
+    d = a.domain
     mn = z3.BitVec("mn", _nbits(d["mn"]))
     k = z3.BitVec("k", _nbits(d["k"]))
     assume = []
