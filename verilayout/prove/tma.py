@@ -231,16 +231,8 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
     >>> v = check_ring(t, r, base_align=1024); v.status, sorted(v.counterexample)[:3]
     ('counterexample', ['base', 'k', 'mn'])
     """
-    if not isinstance(tmap, TensorMap):
-        raise LayoutError(f"expected a TensorMap, got {type(tmap).__name__}")
-    if not isinstance(reader, (LayoutReader, DescriptorReader)):
-        raise LayoutError(f"expected a layout_reader(...) or descriptor_reader(...), got {type(reader).__name__}")
-    stages, copies = _int_arg("stages", stages, 1), _int_arg("copies", copies, 1)
-    base_align = _int_arg("base_align", base_align, 1)
-    if base is not None:
-        base = _int_arg("base", base, 0)
-        if base >= SMEM_WINDOW:
-            raise LayoutError(f"base = {base:#x} is outside the 256 KiB shared window")
+    stages, copies, base_align, base = _ring_arguments(tmap, reader, stages, copies, base_align,
+                                                       base)
     if tmap.bits % 8 or tmap.interleave != "none":
         return Verdict.unknown(f"the shared-memory placement of {tmap.dtype} / interleave {tmap.interleave} "
                                "is not modelled", method="model")
@@ -259,6 +251,43 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
     if notes and not trust_inferred:
         return Verdict.unknown(f"the write model rests on an inference ({'; '.join(notes)}); pass "
                                "trust_inferred to prove under it", method="model", notes=notes)
+    broken = _limit_or_contract(tmap, reader, base, base_align)
+    if broken is not None:
+        return broken
+    assume = _assumption_text(base, base_align, stages, stage_bytes)
+    pre = "; ".join(notes) + "; " if notes else ""
+    # ----- domains and stage overlap (concrete) ----------------------------------------------
+    r_mn, r_k = reader.extents
+    r_inner, r_outer = (r_k, r_mn) if inner == "k" else (r_mn, r_k)
+    t_inner, t_outer = copies * tmap.smem_box[0], tmap.smem_box[1]
+    b0 = base if base is not None else 0
+    if (t_inner, t_outer) != (r_inner, r_outer) or (stages > 1 and tile_bytes > stage_bytes):
+        return _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, b0, (t_inner, t_outer),
+                               (r_inner, r_outer), pre + assume)
+    return _symbolic_ring(tmap, reader, (inner, copies, stages, stage_bytes, base, base_align),
+                          timeout_ms, pre, assume)
+
+
+def _ring_arguments(tmap, reader, stages, copies, base_align, base) -> tuple:
+    """Law: (stages, copies, base_align, base) when the types and ranges are right (a base
+    inside the 256 KiB shared window); else LayoutError names the argument."""
+    if not isinstance(tmap, TensorMap):
+        raise LayoutError(f"expected a TensorMap, got {type(tmap).__name__}")
+    if not isinstance(reader, (LayoutReader, DescriptorReader)):
+        raise LayoutError(f"expected a layout_reader(...) or descriptor_reader(...), got {type(reader).__name__}")
+    stages, copies = _int_arg("stages", stages, 1), _int_arg("copies", copies, 1)
+    base_align = _int_arg("base_align", base_align, 1)
+    if base is not None:
+        base = _int_arg("base", base, 0)
+        if base >= SMEM_WINDOW:
+            raise LayoutError(f"base = {base:#x} is outside the 256 KiB shared window")
+    return stages, copies, base_align, base
+
+
+def _limit_or_contract(tmap: TensorMap, reader, base: int | None, base_align: int) -> Verdict | None:
+    """Law: the failing Verdict of the first hardware limit the tensor map or buffer base breaks,
+    else of the first contract rule (not an inferred one) a descriptor reader breaks (unknown where
+    the rule is unmodelled); None when neither breaks one."""
     lims = limit_findings(tmap)
     if base is not None and base % SMEM_ALIGN:
         lims.append(Limit("smem-alignment", f"the buffer base {base:#x} is not {SMEM_ALIGN}-byte aligned",
@@ -273,23 +302,21 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
     if isinstance(reader, DescriptorReader):
         for fd in contract_findings(reader.desc, major=reader.major, dtype=reader.dtype, mn_extent=reader.mn):
             if fd.rule not in INFERRED_RULES:
-                status = Verdict.unknown if fd.rule.startswith("unmodelled") else None
-                if status:
-                    return status(f"not modelled: {fd.message}", method="contract", rule=fd.rule)
+                if fd.rule.startswith("unmodelled"):
+                    return Verdict.unknown(f"not modelled: {fd.message}", method="contract", rule=fd.rule)
                 return Verdict.fails({"rule": fd.rule, "finding": fd.message},
                                      f"the descriptor breaks its contract ({fd.rule}): {fd.message}",
                                      method="contract", rule=fd.rule)
-    assume = _assumption_text(base, base_align, stages, stage_bytes)
-    pre = "; ".join(notes) + "; " if notes else ""
-    # ----- domains and stage overlap (concrete) ----------------------------------------------
+    return None
+
+
+def _symbolic_ring(tmap: TensorMap, reader, ring: tuple, timeout_ms: int, pre: str,
+                   assume: str) -> Verdict:
+    """Law: proved when z3 shows, piece by piece of the reader, that TMA's write of every element
+    of every stage is the byte the reader reads, over every base the assumption allows; else the
+    first counterexample (both bytes) or unknown on a timeout."""
+    inner, copies, stages, stage_bytes, base, base_align = ring
     r_mn, r_k = reader.extents
-    r_inner, r_outer = (r_k, r_mn) if inner == "k" else (r_mn, r_k)
-    t_inner, t_outer = copies * tmap.smem_box[0], tmap.smem_box[1]
-    b0 = base if base is not None else 0
-    if (t_inner, t_outer) != (r_inner, r_outer) or (stages > 1 and tile_bytes > stage_bytes):
-        return _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, b0, (t_inner, t_outer),
-                               (r_inner, r_outer), pre + assume)
-    # ----- the symbolic proof ------------------------------------------------------------------
     qbits = max(1, (SMEM_WINDOW // base_align).bit_length())
     q = z3.BitVec("q", qbits)
     s = z3.BitVec("stage", max(1, (stages - 1).bit_length()))
@@ -316,27 +343,36 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
         if v.status == "unknown":
             return Verdict.unknown(f"{pre}z3 gave up on the TMA/reader equality ({assume})", method="z3")
         if v.status == "counterexample":
-            cx = v.counterexample
-            bval = base if base is not None else cx["q"] * base_align
-            sval = cx["stage"]
-            sb = z3.BitVecVal(bval + sval * stage_bytes, _B)
-            m_, k_ = cx["mn"] + mn_off, cx["k"] + k_off
-            xx, yy = (k_, m_) if inner == "k" else (m_, k_)
-            tbyte = _eval(_tma_bits(tmap, copies, sb, xx, yy)) // 8
-            mnv, kv = z3.BitVecVal(cx["mn"], mn.size()), z3.BitVecVal(cx["k"], k.size())
-            if isinstance(reader, DescriptorReader):
-                rbyte = _eval(_descriptor_bits(reader, sb, mnv, kv, mb, kb)) // 8
-            else:
-                rbyte = _eval(_layout_bits(reader, sb, z3.BitVecVal(m_, 16), z3.BitVecVal(k_, 16))) // 8
-            cex = {"base": bval, "stage": sval, "mn": m_, "k": k_, "tma_byte": tbyte, "reader_byte": rbyte}
-            where = f", K-block {kb}" + (f", MN block {mb}" if reader.extents[0] != pieces[0][4] else "") \
-                if isinstance(reader, DescriptorReader) else ""
-            return Verdict.fails(cex, f"{pre}at buffer base {bval:#x}, stage {sval}, element (mn={m_}, k={k_}){where}: "
-                                 f"TMA wrote byte {tbyte:#x} but the {reader.describe()} reads byte {rbyte:#x}",
-                                 method="z3", assumption=assume)
+            return _ring_counterexample(tmap, reader, ring, v.counterexample, pieces,
+                                        (mb, kb, mn_off, k_off, mn.size(), k.size()), pre, assume)
     return Verdict.holds(f"{pre}for every stage of the {stages}-stage ring and every element of the "
                          f"{r_mn}x{r_k} tile, TMA's write (SWIZZLE_{tmap.swizzle}, {copies} box(es) of "
                          f"{list(tmap.box)}) is the byte the {reader.describe()} reads ({assume})",
+                         method="z3", assumption=assume)
+
+
+def _ring_counterexample(tmap: TensorMap, reader, ring: tuple, cx: dict, pieces: list,
+                         piece: tuple, pre: str, assume: str) -> Verdict:
+    """Law: the failing Verdict of z3's model ``cx`` on one reader piece: the base, stage and
+    element, and the bytes TMA writes and the reader reads there, both evaluated concretely."""
+    inner, copies, _stages, stage_bytes, base, base_align = ring
+    mb, kb, mn_off, k_off, mn_bits, k_bits = piece
+    bval = base if base is not None else cx["q"] * base_align
+    sval = cx["stage"]
+    sb = z3.BitVecVal(bval + sval * stage_bytes, _B)
+    m_, k_ = cx["mn"] + mn_off, cx["k"] + k_off
+    xx, yy = (k_, m_) if inner == "k" else (m_, k_)
+    tbyte = _eval(_tma_bits(tmap, copies, sb, xx, yy)) // 8
+    mnv, kv = z3.BitVecVal(cx["mn"], mn_bits), z3.BitVecVal(cx["k"], k_bits)
+    if isinstance(reader, DescriptorReader):
+        rbyte = _eval(_descriptor_bits(reader, sb, mnv, kv, mb, kb)) // 8
+    else:
+        rbyte = _eval(_layout_bits(reader, sb, z3.BitVecVal(m_, 16), z3.BitVecVal(k_, 16))) // 8
+    cex = {"base": bval, "stage": sval, "mn": m_, "k": k_, "tma_byte": tbyte, "reader_byte": rbyte}
+    where = f", K-block {kb}" + (f", MN block {mb}" if reader.extents[0] != pieces[0][4] else "") \
+        if isinstance(reader, DescriptorReader) else ""
+    return Verdict.fails(cex, f"{pre}at buffer base {bval:#x}, stage {sval}, element (mn={m_}, k={k_}){where}: "
+                         f"TMA wrote byte {tbyte:#x} but the {reader.describe()} reads byte {rbyte:#x}",
                          method="z3", assumption=assume)
 
 
