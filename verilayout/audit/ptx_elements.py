@@ -140,15 +140,30 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
         return "the lanes' addresses are not exact relative to lane 0"
     if ins.pred is not None:
         return "a predicated access (which lanes take part is not modelled)"
-    a0 = z3.simplify(z3.substitute(a0, (TID, z3.BitVecVal(0, 32))) + imm)
+    a0 = _at_zero(a0, imm, memo)
     head = ins.parts[0]
     if head in ("ldmatrix", "stmatrix"):
         n = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
         if "b16" not in ins.parts:
             return f"{ins.opcode}: only b16 matrices are modelled"
-        return a0, _matrix_bytes(offs, n, "trans" in ins.parts)
-    width = acc[2]
-    return a0, [set(range(o, o + width)) for o in offs]
+        key = ("matrix", tuple(offs), n, "trans" in ins.parts)
+        if key not in memo:
+            memo[key] = _matrix_bytes(offs, n, "trans" in ins.parts)
+        return a0, memo[key]
+    key = ("bytes", tuple(offs), acc[2])
+    if key not in memo:                          # read only below: shared by the file's accesses
+        memo[key] = [set(range(o, o + acc[2])) for o in offs]
+    return a0, memo[key]
+
+
+def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
+    """``simplify(a[tid := 0] + imm)``, remembered in ``memo`` by ``a``'s id and ``imm`` (``a``
+    kept alive with it, so the id stays unique)."""
+    key = ("at0", a.get_id(), imm)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (a, z3.simplify(z3.substitute(a, (TID, z3.BitVecVal(0, 32))) + imm))
+    return hit[1]
 
 
 def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[int, ...]]:
@@ -356,6 +371,14 @@ def _thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[
     expr = ev.operand(reg, 32, at=ins)
     if expr is None:
         return None
+    key = ("threads", expr.get_id(), n)
+    hit = memo.get(key)
+    if hit is None:                          # the term kept with the answer: its id stays unique
+        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo))
+    return hit[1]
+
+
+def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
     zero = z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
     delta = z3.simplify(expr - zero)
     if z3.is_bv_value(delta):
