@@ -459,9 +459,27 @@ def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: in
     ...                                    dtype="f16", mn_extent=64)]
     ['base-offset-no-swizzle']
     """
-    out: list[Finding] = []
     mj = parse_major(major)
     bits = operand_bits(dtype)
+    sw = desc.swizzle
+    out = _field_rule_findings(desc) + _operand_type_findings(desc, mj, dtype, bits)
+    if desc.lbo_mode:
+        out += _lbo_mode_findings(desc, mj)
+    if sw == "128B_base32B" and mj == "K":
+        out.append(Finding("inferred-layout", "128B_base32B on a K-major operand: PTX ISA Table 52 "
+                           "allows it but CUTLASS make_umma_desc refuses it; modelled as the 128B "
+                           "K-major canonical layout under Swizzle<2,5,2> (an inference)"))
+    if mn_extent % 8 or not 8 <= mn_extent <= 256:
+        out.append(Finding("mn-extent", f"MN extent {mn_extent} is not a multiple of 8 in 8..256"))
+    if sw in ("32B", "64B", "128B", "128B_base32B"):
+        out += _stride_repeat_findings(desc, mj, dtype, mn_extent)
+    return out
+
+
+def _field_rule_findings(desc: Descriptor) -> list[Finding]:
+    """Law: the findings that read the descriptor's fields alone: reserved bits set, a swizzle
+    field that is no mode of the architecture, a base offset without swizzling."""
+    out = []
     sw = desc.swizzle
     if desc.reserved:
         what = ("bits 46-48 must hold 0b001 and bits 53-60 must be 0"
@@ -473,6 +491,14 @@ def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: in
     if desc.base_offset and sw == "none":
         out.append(Finding("base-offset-no-swizzle", f"base offset {desc.base_offset} is set "
                            "but the base offset is valid only with a swizzling mode"))
+    return out
+
+
+def _operand_type_findings(desc: Descriptor, mj: str, dtype: str, bits: int) -> list[Finding]:
+    """Law: the findings on the element type: a tcgen05-only type under wgmma (sm_90), and the
+    types and swizzles a transposed (MN-major) operand may have on each architecture."""
+    out = []
+    sw = desc.swizzle
     if desc.arch == "sm_90" and _is_tcgen05_only(dtype):
         out.append(Finding("dtype-arch", f"{dtype} is a tcgen05 (sm_100) operand type; wgmma reads "
                            f"only {', '.join(DTYPE_BITS)}"))
@@ -490,41 +516,50 @@ def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: in
         elif bits != 32 and sw == "128B_base32B":
             out.append(Finding("transpose-swizzle", f"a transposed (MN-major) {dtype} operand cannot "
                                "use 128B_base32B swizzling (PTX ISA Table 52)"))
+    return out
+
+
+def _lbo_mode_findings(desc: Descriptor, mj: str) -> list[Finding]:
+    """Law: for a descriptor in absolute LBO mode (bit 52), the restrictions it breaks and the
+    inference its layout model rests on."""
+    # PTX ISA 9.7.16.3.1.2.1 "Restrictions on the Leading Dimension Absolute Address Stride".
+    out = []
+    sw = desc.swizzle
+    broken = [why for bad, why in ((sw != "128B", f"swizzle {sw}, not 128B"),
+                                   (mj != "K", "an MN-major operand"),
+                                   (desc.base_offset != 0, f"base offset {desc.base_offset}"))
+              if bad]
+    if broken:
+        out.append(Finding("lbo-absolute-mode", "the absolute leading-dimension address mode "
+                           "(bit 52) needs 128B swizzling, a K-major operand and base offset 0 "
+                           f"(PTX ISA 9.7.16.3.1.2.1); this descriptor has {', '.join(broken)}"))
+    out.append(Finding("inferred-layout", "absolute LBO mode: the K-block's bytes past the "
+                       "128-byte row are read from the LBO address (PTX ISA 9.7.16.3.1.2: 'the "
+                       "leading dimension absolute address can point to the second data chunk'); "
+                       "that the split falls at the row boundary and that the second chunk keeps "
+                       "the rows' SBO and 128-byte pitch is an inference from CUTLASS's SM103 "
+                       "mainloop"))
+    return out
+
+
+def _stride_repeat_findings(desc: Descriptor, mj: str, dtype: str, mn_extent: int) -> list[Finding]:
+    """Law: under a swizzling mode, each stride (LBO, SBO) that steps between swizzle atoms the
+    operand actually uses must be a multiple of the pattern's repeat; one finding per one that
+    is not."""
+    out = []
+    sw = desc.swizzle
+    rep = pattern_repeat_bytes(sw)
+    t, w = operand_elems_per_unit(dtype), _units(sw)
+    krows = swizzle_geometry(sw)[3]
+    steps = [("SBO", desc.sbo, mn_extent > 8)] if mj == "K" else \
+        [("LBO", desc.lbo, mn_extent > t * w), ("SBO", desc.sbo, operand_k(dtype) > krows)]
     if desc.lbo_mode:
-        # PTX ISA 9.7.16.3.1.2.1 "Restrictions on the Leading Dimension Absolute Address Stride".
-        broken = [why for bad, why in ((sw != "128B", f"swizzle {sw}, not 128B"),
-                                       (mj != "K", "an MN-major operand"),
-                                       (desc.base_offset != 0, f"base offset {desc.base_offset}"))
-                  if bad]
-        if broken:
-            out.append(Finding("lbo-absolute-mode", "the absolute leading-dimension address mode "
-                               "(bit 52) needs 128B swizzling, a K-major operand and base offset 0 "
-                               f"(PTX ISA 9.7.16.3.1.2.1); this descriptor has {', '.join(broken)}"))
-        out.append(Finding("inferred-layout", "absolute LBO mode: the K-block's bytes past the "
-                           "128-byte row are read from the LBO address (PTX ISA 9.7.16.3.1.2: 'the "
-                           "leading dimension absolute address can point to the second data chunk'); "
-                           "that the split falls at the row boundary and that the second chunk keeps "
-                           "the rows' SBO and 128-byte pitch is an inference from CUTLASS's SM103 "
-                           "mainloop"))
-    if sw == "128B_base32B" and mj == "K":
-        out.append(Finding("inferred-layout", "128B_base32B on a K-major operand: PTX ISA Table 52 "
-                           "allows it but CUTLASS make_umma_desc refuses it; modelled as the 128B "
-                           "K-major canonical layout under Swizzle<2,5,2> (an inference)"))
-    if mn_extent % 8 or not 8 <= mn_extent <= 256:
-        out.append(Finding("mn-extent", f"MN extent {mn_extent} is not a multiple of 8 in 8..256"))
-    if sw in ("32B", "64B", "128B", "128B_base32B"):
-        rep = pattern_repeat_bytes(sw)
-        t, w = operand_elems_per_unit(dtype), _units(sw)
-        krows = swizzle_geometry(sw)[3]
-        steps = [("SBO", desc.sbo, mn_extent > 8)] if mj == "K" else \
-            [("LBO", desc.lbo, mn_extent > t * w), ("SBO", desc.sbo, operand_k(dtype) > krows)]
-        if desc.lbo_mode:
-            steps = steps[1:] if mj == "MN" else steps
-        for name, v, used in steps:
-            if used and v % rep:
-                out.append(Finding("stride-repeat", f"{name} = {v} bytes steps between {sw} "
-                                   f"swizzle atoms but is not a multiple of the {rep}-byte pattern, "
-                                   "so the atoms would not all start the pattern in the same phase"))
+        steps = steps[1:] if mj == "MN" else steps
+    for name, v, used in steps:
+        if used and v % rep:
+            out.append(Finding("stride-repeat", f"{name} = {v} bytes steps between {sw} "
+                               f"swizzle atoms but is not a multiple of the {rep}-byte pattern, "
+                               "so the atoms would not all start the pattern in the same phase"))
     return out
 
 
@@ -838,22 +873,10 @@ class AddressFunction:
                     return None
                 cols[(c, bit)] = cols.get((c, bit), 0) ^ v
         if self.swizzle is not None:
-            sw = self.swizzle
-            top = sw.base + sw.shift + sw.bits
-            if top > cut:
+            swizzled = self._swizzled_low(const, cols, c_lo, low, cut)
+            if swizzled is None:
                 return None
-            if sw.phase:
-                if self.xor_cols or self.xor_const:
-                    return None
-                src = _certify_sum((c_lo - sw.phase) % (1 << top), low)
-                if src is None:
-                    return None
-                src_const, src_cols = src.const, src.cols
-            else:
-                src_const, src_cols = const, cols
-            lift = lambda v: ((v >> (sw.base + sw.shift)) & sw.mask) << sw.base
-            const = const ^ lift(src_const)
-            cols = {key: v ^ lift(src_cols.get(key, 0)) for key, v in cols.items()}
+            const, cols = swizzled
         p_lo = self.post % m
         possible = const
         for v in cols.values():
@@ -862,6 +885,26 @@ class AddressFunction:
             return None
         return Split(cut, Affine(const ^ p_lo, {k: v for k, v in cols.items() if v}),
                      self.const - c_lo + self.post - p_lo, {k: v for k, v in high.items() if v})
+
+    def _swizzled_low(self, const: int, cols: dict, c_lo: int, low: list, cut: int):
+        """Law: the GF(2)-affine (constant, columns) of the swizzle applied to the low part
+        ``const + cols`` (its source read ``phase`` bytes earlier where the swizzle has a phase);
+        None when the swizzle reaches above ``cut`` or its source is not certified."""
+        sw = self.swizzle
+        top = sw.base + sw.shift + sw.bits
+        if top > cut:
+            return None
+        if sw.phase:
+            if self.xor_cols or self.xor_const:
+                return None
+            src = _certify_sum((c_lo - sw.phase) % (1 << top), low)
+            if src is None:
+                return None
+            src_const, src_cols = src.const, src.cols
+        else:
+            src_const, src_cols = const, cols
+        lift = lambda v: ((v >> (sw.base + sw.shift)) & sw.mask) << sw.base
+        return const ^ lift(src_const), {key: v ^ lift(src_cols.get(key, 0)) for key, v in cols.items()}
 
     def affine(self) -> Affine | None:
         """Certify ``self`` is GF(2)-affine in the coordinate bits of its domain
@@ -938,15 +981,29 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
         raise LayoutError(f"swizzle field {desc.layout_type} is not a mode of {desc.arch}")
     mj = parse_major(major)
     bits = operand_bits(dtype)
-    t = 128 // bits
-    unit = 128                                   # bits in 16 bytes
-    lbo, sbo = desc.lbo * 8, desc.sbo * 8
     kx = operand_k(dtype) if k_extent is None else int(k_extent)
     if desc.lbo_mode and k_extent is None:
         kx = ABSOLUTE_LBO_K_BYTES * 8 // bits
     if kx <= 0 or kx * bits % 128:
         raise LayoutError(f"k_extent {kx} is not a whole number of 16-byte units of {dtype}")
     b, m, shift, krows = swizzle_geometry(sw) if sw != "none" else (0, 4, 3, 8)
+    terms, const, offsets = _canonical_terms(desc, mj, bits, krows)
+    swz = None
+    if b:
+        swz = BitSwizzle(b, m + 3, shift, phase=desc.base_offset * 128 * 8)
+    ext = (("mn", int(mn_extent)), ("k", kx))
+    return AddressFunction(ext, terms=terms, const=const, swizzle=swz, offsets=offsets,
+                           name=f"descriptor {desc.value:#x}")
+
+
+def _canonical_terms(desc: Descriptor, mj: str, bits: int, krows: int) -> tuple:
+    """Law: (terms, constant, offsets) in bits of the canonical layout of seed 000 that
+    ``desc`` selects for a ``mj``-major operand of ``bits``-bit slots, before the swizzle: the
+    table of :func:`hardware_address_function`, or the absolute LBO mode's split K-block."""
+    sw = desc.swizzle
+    t = 128 // bits
+    unit = 128                                   # bits in 16 bytes
+    lbo, sbo = desc.lbo * 8, desc.sbo * 8
     w = _units(sw)
     const = desc.start_address * 8
     offsets: tuple = ()
@@ -976,12 +1033,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
         else:
             terms = (Term("mn", 1, t, bits), Term("mn", t, w, unit), Term("mn", t * w, 0, lbo),
                      Term("k", 1, krows, unit * w), Term("k", krows, 0, sbo))
-    swz = None
-    if b:
-        swz = BitSwizzle(b, m + 3, shift, phase=desc.base_offset * 128 * 8)
-    ext = (("mn", int(mn_extent)), ("k", kx))
-    return AddressFunction(ext, terms=terms, const=const, swizzle=swz, offsets=offsets,
-                           name=f"descriptor {desc.value:#x}")
+    return terms, const, offsets
 
 
 def hardware_address(desc: Descriptor, *, major: str, dtype: str, mn: int, k: int,
