@@ -72,8 +72,25 @@ def split_operands(text: str) -> tuple[str, ...]:
     >>> split_operands("{%r1, %r2}, [%rd3+16], 0f3F800000")
     ('{%r1, %r2}', '[%rd3+16]', '0f3F800000')
     """
-    if not any(c in text for c in "{[()]}"):              # the common case: no nesting to respect
-        return tuple(x.strip() for x in text.split(",") if x.strip()) if text.strip() else ()
+    opens = text.count("{") + text.count("[") + text.count("(")
+    if not opens and ")" not in text and "]" not in text and "}" not in text:
+        return tuple(filter(None, map(str.strip, text.split(","))))   # the common case: no nesting
+    if opens <= _MAX_DEPTH:
+        # the depth at a comma is the count of openers minus closers before it, so whole pieces
+        # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
+        out, cur, depth = [], [], 0
+        pieces = text.split(",")
+        for k, piece in enumerate(pieces):
+            cur.append(piece)
+            depth += (piece.count("{") + piece.count("[") + piece.count("(")
+                      - piece.count("}") - piece.count("]") - piece.count(")"))
+            if depth == 0 and k < len(pieces) - 1:
+                out.append(",".join(cur).strip())
+                cur = []
+        last = ",".join(cur).strip()
+        if last:
+            out.append(last)
+        return tuple(out)
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "{[(":
@@ -159,7 +176,7 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     if "\x00" in text:
         raise LayoutError("the input holds NUL bytes: not a PTX text file")
     files: dict[str, str] = {}
-    instrs: list[Instr] = []
+    instrs: list[tuple] = []                         # Instr fields, the location still unresolved
     funcs: list[str] = []
     labels: list[tuple[str, str, int]] = []
     shared: list[str] = []
@@ -180,28 +197,30 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                 elif c.startswith("// end inline asm") and in_asm:
                     in_asm, loc = False, outside
             continue
-        if st.startswith(".version"):
-            saw_version = True
-            continue
-        if st.startswith(".target"):
-            target = st.split(None, 1)[1].split(",")[0].strip() if len(st.split()) > 1 else None
-            continue
-        m = _FILE.match(s)
-        if m:
-            files[m.group(1)] = m.group(2).rsplit("/", 1)[-1]
-            continue
-        m = _LOC.match(s)
-        if m:
-            loc = (m.group(1), m.group(2))   # resolved below: .file lines may come last
-            continue
-        m = _ENTRY.match(s)
-        if m:
-            func = m.group(2)
-            funcs.append(func)
-            continue
-        m = _SHARED.match(s)
-        if m:
-            shared.append(m.group(1))
+        if st[0] == ".":                # a directive (an instruction or a label never starts with '.')
+            if st.startswith(".loc"):
+                m = _LOC.match(s)
+                if m:
+                    loc = (m.group(1), m.group(2))   # resolved below: .file lines may come last
+                    continue
+            if st.startswith(".version"):
+                saw_version = True
+                continue
+            if st.startswith(".target"):
+                target = st.split(None, 1)[1].split(",")[0].strip() if len(st.split()) > 1 else None
+                continue
+            m = _FILE.match(s)
+            if m:
+                files[m.group(1)] = m.group(2).rsplit("/", 1)[-1]
+                continue
+            m = _ENTRY.match(s)
+            if m:
+                func = m.group(2)
+                funcs.append(func)
+                continue
+            m = _SHARED.match(s)
+            if m:
+                shared.append(m.group(1))
             continue
         lab = st.lstrip("{ \t")
         while func and (m := _LABEL.match(lab)):
@@ -221,10 +240,9 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             ops = split_operands(body[om.end():])
         except LayoutError as e:
             raise LayoutError(f"line {n}: {e}") from None
-        instrs.append(Instr(om.group(1), ops, n, pred, loc, func))
+        instrs.append((om.group(1), ops, n, pred, loc, func))
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
-    resolved = tuple(Instr(i.opcode, i.operands, i.line, i.pred,
-                           f"{files.get(i.loc[0], i.loc[0])}:{i.loc[1]}" if i.loc else None, i.func)
-                     for i in instrs)
+    names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
+    resolved = tuple(Instr(o, ops, n, p, names[lc] if lc else None, f) for o, ops, n, p, lc, f in instrs)
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared))
