@@ -256,11 +256,67 @@ def as_function(layout) -> FunctionLayout:
     raise LayoutError(f"cannot encode {type(layout).__name__} as a z3 function")
 
 
+def placed(layout, base: int, *, out_dim: str | None = None) -> FunctionLayout:
+    """``layout`` placed at ``base``: the outer offset ``base + L`` (every output of ``out_dim``
+    moves by the same amount; a swizzle inside ``L`` still acts on ``L``'s own offsets, unlike
+    CuTe's inner ``swz(base + L)``, written as an offset inside a ComposedLayout).
+
+    Law: ``placed(L, b).apply(x)[o] == b + L(x)[o]`` for the out dim ``o`` (default: the only
+    out dim, or ``offset``), other outputs unchanged; ``base`` is in ``o``'s units (elements for
+    CuTe and Triton offsets). A Triton shared layout (in dim ``offset`` to tensor dims,
+    bijective) is placed through its inverse: tensor coordinates to ``base + offset`` (dims of
+    size 1, such as a single CTA's ``block``, dropped).
+    Compare two placed layouts with :func:`equal`.
+
+    >>> L = LinearLayout({"i": [[1], [2]]}, ["offset"])
+    >>> placed(L, 64).apply({"i": 3})
+    {'offset': 67}
+    >>> equal(placed(L, 64), placed(L, 64)).proved
+    True
+    """
+    if isinstance(base, bool) or not isinstance(base, int) or base < 0:
+        raise LayoutError(f"base {base!r}: expected an integer >= 0")
+    if isinstance(layout, LinearLayout) and "offset" in layout.in_dims and \
+            "offset" not in layout.out_dims:
+        layout = layout.sublayout([n for n, k in layout.in_dims.items() if k > 1 or n == "offset"],
+                                  [n for n, k in layout.out_dims.items() if k > 1])
+        if not layout.is_invertible():
+            raise LayoutError("a shared layout (offset -> tensor dims) is placed through its "
+                              "inverse; this one is not invertible")
+        layout = layout.invert()
+    f = as_function(layout)
+    outs = list(f.out_dims)
+    o = out_dim if out_dim is not None else ("offset" if "offset" in outs else
+                                             outs[0] if len(outs) == 1 else None)
+    if o is None or o not in outs:
+        raise LayoutError(f"placed: name the out dim that is an address (out_dim=; the layout "
+                          f"has {outs})")
+    size = int(f.out_dims[o])
+    top = base + size
+    out_dims = {**f.out_dims, o: 1 << max(0, (top - 1).bit_length())}
+    width = max(1, top.bit_length()) + 1
+
+    def fn(coords):
+        out = dict(f.fn(coords))
+        out[o] = base + int(out[o])
+        return out
+
+    def z3_fn(vars):
+        out = dict(f.z3_fn(vars))
+        e = out[o]
+        w = max(width, e.size())
+        out[o] = _zext(e, w) + z3.BitVecVal(base, w)
+        return out
+
+    return FunctionLayout(dict(f.in_dims), out_dims, fn, z3_fn, f"{f.name} at {base}")
+
+
 def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove two layouts are the same function (same input and output dims).
 
     Both GF(2)-linear: decided by comparing bases (a linear map is fixed by its
-    bases), and a differing basis is the counterexample. Otherwise z3.
+    bases), and a differing basis is the counterexample. Otherwise z3. Layouts at a base
+    address compare on absolute addresses: ``equal(placed(a, base_a), placed(b, base_b))``.
 
     >>> A = LinearLayout.identity1D(4, "i", "o"); B = LinearLayout({"i": [[1], [3]]}, ["o"])
     >>> v = equal(A, B); v.status, v.counterexample["i"]

@@ -2,7 +2,9 @@
 
 Kinds: ``equal`` (lhs, rhs), ``injective``, ``surjective``, ``invertible`` (layout),
 ``maps`` (layout, points), ``formula`` (layout, outputs), ``table`` (layout, rows, value),
-``bases`` (layout, expected). Sources: ``identity``, ``zeros``, ``product``.
+``bases`` (layout, expected). Sources: ``identity``, ``zeros``, ``product``, ``placed``
+(a layout at a base address: ``placed = "NAME"``, ``base_address`` in bytes, ``dtype`` or
+``elem_bits``; the outer offset ``base + L``, compared by ``equal`` on absolute addresses).
 
 ``surjective``/``invertible``/``maps``/``formula``/``table``/``bases`` work on any
 GF(2)-linear layout: Triton layouts, and CuTe layouts whose offsets are XORs of per-bit
@@ -24,8 +26,10 @@ from typing import Any, Iterator
 
 from verilayout.core import cute, gf2
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import Verdict, check_injective, equal
+from verilayout.core.smt import FunctionLayout, Verdict, check_injective, equal, placed
+from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.spec.format import Kind, Spec
 
 ENUMERATION_LIMIT_BITS = 20
@@ -187,7 +191,23 @@ def eval_formula(tree: ast.AST, env: dict[str, int]) -> Fraction:
 
 # ----- the kinds -------------------------------------------------------------------------------
 
+def address_function(m: SharedAddressMap) -> FunctionLayout:
+    """A shared-memory address map (tensor coordinates -> element offset, e.g. the ``shared``
+    source with ``base_address``) as a function with out dim ``offset``, for :func:`equal`.
+
+    >>> import z3
+    >>> m = SharedAddressMap({"dim0": 2}, lambda c: 8 + c["dim0"], lambda c: z3.ZeroExt(3, c["dim0"]) + 8, 4)
+    >>> address_function(m).apply({"dim0": 1})
+    {'offset': 9}
+    """
+    return FunctionLayout(dict(m.shape), {"offset": 1 << m.width},
+                          lambda c: {"offset": m.offset(c)},
+                          lambda v: {"offset": m.z3_fn(v)}, m.name)
+
+
 def _equal(spec: Spec, where: str, timeout_ms: int, lhs, rhs) -> Verdict:
+    """Same function; address maps (placed layouts) compare on their absolute offsets."""
+    lhs, rhs = (address_function(x) if isinstance(x, SharedAddressMap) else x for x in (lhs, rhs))
     try:
         return equal(lhs, rhs, timeout_ms=timeout_ms)
     except LayoutError as e:
@@ -373,8 +393,55 @@ def _src_product(entry: dict, spec: Spec, where: str) -> LinearLayout:
     return out
 
 
+_PLACED_KEYS = {"placed", "base_address", "dtype", "elem_bits", "out_dim", "description"}
+
+
+def _src_placed(entry: dict, spec: Spec, where: str) -> FunctionLayout:
+    """``placed = "NAME"`` at ``base_address`` bytes: ``base + L`` on element offsets (a Triton
+    shared layout through its inverse), the element width from ``dtype``/``elem_bits`` or the
+    CuTe layout's ``smem_ptr[Nb]``."""
+    w = f"{spec.path}: {where}"
+    extra = set(entry) - _PLACED_KEYS
+    if extra:
+        raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'placed' (accepted: "
+                          f"{', '.join(sorted(_PLACED_KEYS))})")
+    name = entry["placed"]
+    if not isinstance(name, str):
+        raise LayoutError(f"{w}: placed must name a [layouts] entry")
+    inner = spec.layout(name, w)
+    base = entry.get("base_address", 0)
+    if isinstance(base, bool) or not isinstance(base, int) or base < 0:
+        raise LayoutError(f"{w}: base_address must be a byte address >= 0, got {base!r}")
+    if "dtype" in entry and "elem_bits" in entry:
+        raise LayoutError(f"{w}: give one of 'dtype' and 'elem_bits'")
+    if "dtype" in entry:
+        if entry["dtype"] not in DTYPE_BITS:
+            raise LayoutError(f"{w}: unknown dtype {entry['dtype']!r}")
+        bits = DTYPE_BITS[entry["dtype"]]
+    elif "elem_bits" in entry:
+        bits = entry["elem_bits"]
+        if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
+            raise LayoutError(f"{w}: elem_bits must be a positive integer, got {bits!r}")
+    else:
+        bits = getattr(inner, "elem_bits", None)
+    if base and bits is None:
+        raise LayoutError(f"{w}: base_address needs the element type (dtype or elem_bits)")
+    if base and (base * 8) % bits:
+        raise LayoutError(f"{w}: base_address {base:#x} is not a multiple of the element size "
+                          f"({bits} bits)")
+    if isinstance(inner, SharedAddressMap):
+        inner = address_function(inner)
+    out_dim = entry.get("out_dim")
+    if out_dim is not None and not isinstance(out_dim, str):
+        raise LayoutError(f"{w}: out_dim must be a dim name")
+    try:
+        return placed(inner, base * 8 // bits if base else 0, out_dim=out_dim)
+    except LayoutError as e:
+        raise LayoutError(f"{w}: {e}") from None
+
+
 SOURCES = MappingProxyType({"identity": _src_identity, "zeros": _src_zeros,
-                            "product": _src_product})
+                            "product": _src_product, "placed": _src_placed})
 KINDS = MappingProxyType({
     "equal": Kind(_equal, MappingProxyType({"lhs": "layout", "rhs": "layout"}),
                   "the two layouts agree on every input (z3 or GF(2))"),
