@@ -176,40 +176,62 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what} on {ctx.mod.target}: no LDS model for this target", reason="no LDS model")
         return
+    got = _bank_operands(ctx, op, reg_text, mem_text, mem_name, what, amd is not None)
+    if got is None:
+        return
+    reg, smem, mt, subslice, bits = got
+    if amd is not None:
+        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
+        return
+    _nvidia_bank_check(ctx, op, (reg, smem, mt, subslice, bits), reg_text, mem_name, store, what,
+                       extra)
+
+
+def _bank_operands(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None,
+                   what: str, amd: bool):
+    """Law: (register layout, shared layout, memory type, subslice offsets or None, element
+    bits) of a shared-memory access, the register layout embedded in the allocation for a
+    subslice; None (with an ``unchecked`` result naming why) where one of them cannot be read."""
     mt, rt = ctx.typ(mem_text), ctx.typ(reg_text)
     reg, smem = ctx.layout(reg_text), ctx.layout(mem_text)
-    if amd is not None and smem is None and mt is not None and isinstance(mt.encoding, Attr):
+    if amd and smem is None and mt is not None and isinstance(mt.encoding, Attr):
         smem = _padded(mt)                  # padded_shared (gfx950): an address map, not linear
     if mt is None or rt is None or reg is None or smem is None:
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
                 reason="unsupported layout")
-        return
+        return None
     if isinstance(smem, LinearLayout) and "offset" not in smem.in_dims:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the memory side is not a shared "
                 "layout", reason="not shared memory")
-        return
+        return None
     subslice = None
     if tuple(rt.shape) != tuple(mt.shape):
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the register shape {list(rt.shape)} "
                 f"differs from the memory view {list(mt.shape)}", reason="shape mismatch")
-        return
+        return None
     if tuple(mt.shape) != layout_shape(mt):
         subslice = _subslice_offsets(ctx, mem_name, mt)
         if isinstance(subslice, str):
             ctx.add(op, "bank-conflicts", "unchecked", None,
                     f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): {subslice}",
                     reason="subslice view")
-            return
+            return None
         reg = embed_in_allocation(reg, layout_shape(mt))
     bits = elem_bit_width(mt.elem)
     if not bits:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
                 "width", reason="element type")
-        return
-    if amd is not None:
-        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
-        return
+        return None
+    return reg, smem, mt, subslice, bits
+
+
+def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name: str | None,
+                       store: bool, what: str, extra: dict | None) -> None:
+    """Law: the NVIDIA bank-conflict result of one access: proved when its wavefronts per
+    instruction are the ideal, a warning with the witness, the ways and the best swizzle
+    otherwise, unknown where the analysis is; the data carry the figures either way."""
+    reg, smem, mt, subslice, bits = access
     try:
         instr = None
         if extra and extra.get("vector_bits"):
@@ -242,6 +264,15 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
     if st == "unknown":
         ctx.add(op, "bank-conflicts", "unknown", "note", f"{what}: {res.verdict.reason}", **data)
         return
+    _bank_conflict_warning(ctx, op, what, instr, res, (reg, bits, store, mt), data)
+
+
+def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access: tuple,
+                           data: dict) -> None:
+    """Law: one ``counterexample`` warning for a conflicting access: its ways (wavefronts over
+    the ideal), the witness, and the best swizzle for it (named, or the GF(2) optimum)."""
+    reg, bits, store, mt = access
+    plan = res.plan
     ways = max(1, res.wavefronts // max(1, plan.ideal_wavefronts))
     data["ways"] = ways
     if res.witness is not None:

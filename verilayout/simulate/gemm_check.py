@@ -198,7 +198,6 @@ def _tensor_maps(source: str, man: dict):
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
         return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
-    eb = _BYTES[dt]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
     kx = k_of_dtype(dt)
     frag = fragment(f"m64n{bn}k{kx}", "D", dt, acc="f32")
@@ -447,7 +446,6 @@ class _Gemm:
         for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
             span = _span(text)
             box_k = span // self.eb
-            boxes = self.bk // box_k
             want = intended_tile(text, dtype=self.dt, base_address=0).fn.table() // 8
             mn, kk = np.meshgrid(np.arange(rows), np.arange(self.bk), indexing="ij")
             j, kin = kk // box_k, kk % box_k
