@@ -772,13 +772,11 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
     """
     req = _request(layout, dtype, op_idx, inst_shape, transpose, arch, surface, warp, origin,
                    base_address)
-    t = req.t
-    fam = _families(t, op_idx, transpose)[0]
-    th, tw = req.tile_mem
+    t, fam = req.t, _families(req.t, op_idx, transpose)[0]
+    th, tw = h, w = req.tile_mem
     n_tile_regs = (th * tw) // req.needed.lanes
     reg_bases = [b[::-1] if transpose else b for b in layout.bases["register"]]
     k = n_tile_regs.bit_length() - 1
-    h, w = th, tw
     iterations, load_bases, growing = [], [], True
     for dy, dx in reg_bases[k:]:
         if dy == 0 and dx == 0:
