@@ -75,3 +75,70 @@ def test_every_cache_is_bounded():
                 elif ast.unparse(dec).endswith("lru_cache"):
                     bad.append(f"{path.name}:{node.lineno} {name} (default maxsize, say it)")
     assert not bad, bad
+
+
+# Issue 10: "Functions over 60 lines are the exception, with a reason." A function longer than
+# LONG_LINES lines carries a comment `# long: <reason>` between its `def` line and its first
+# statement after the docstring.
+LONG_LINES = 60
+
+# Temporary allow-list: these files are being rewritten by other helpers while this rule lands;
+# their long functions get a split or a `# long:` reason when those changes merge. Remove an
+# entry once its function is short or has its reason.
+_LONG_ALLOWED_WHILE_OWNED_ELSEWHERE = {
+    ("audit/ptx_elements.py", "_compare"), ("audit/ptx_elements.py", "convert_checks"),
+    ("audit/ptx_elements.py", "element_checks"), ("audit/ptx_elements.py", "_round_trip"),
+    ("audit/ptx_wgmma.py", "_operand_check1"), ("audit/ptx.py", "*"),
+    ("audit/ptx_smem.py", "*"), ("frontends/ptx.py", "parse_ptx"),
+    ("prove/ptx_values.py", "_instr"), ("prove/coverage.py", "*"),
+    ("synth/blockload.py", "*"),
+    ("hw/intel/block_io.py", "*"), ("cli/blockload.py", "*"), ("spec/kinds/blockload.py", "*"),
+    ("spec/kinds/linear.py", "*"), ("core/smt.py", "*"),
+}
+
+
+def long_functions_without_reason(text: str) -> list[tuple[str, int, int]]:
+    """(name, def line, length) of each function over LONG_LINES lines whose lines between the
+    `def` and its first statement after the docstring hold no `# long: <reason>` comment."""
+    import ast
+    lines = text.splitlines()
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        length = node.end_lineno - node.lineno + 1
+        if length <= LONG_LINES:
+            continue
+        body = node.body
+        first = body[1] if (len(body) > 1 and isinstance(body[0], ast.Expr)
+                            and isinstance(body[0].value, ast.Constant)
+                            and isinstance(body[0].value.value, str)) else body[0]
+        head = lines[node.lineno - 1:first.lineno - 1]
+        reason = [ln.split("# long:", 1)[1].strip() for ln in head if "# long:" in ln]
+        if not any(reason):
+            out.append((node.name, node.lineno, length))
+    return out
+
+
+def test_the_long_function_rule_reads_reasons():
+    short = "def f():\n" + "    x = 1\n" * 10
+    long_ = "def g(a,\n      b):\n    '''doc'''\n" + "    x = 1\n" * 70
+    reasoned = long_.replace("'''doc'''\n", "'''doc'''\n    # long: a table\n", 1)
+    empty = long_.replace("'''doc'''\n", "'''doc'''\n    # long:\n", 1)
+    assert long_functions_without_reason(short) == []
+    assert long_functions_without_reason(long_) == [("g", 1, 73)]
+    assert long_functions_without_reason(reasoned) == []
+    assert long_functions_without_reason(empty) == [("g", 1, 74)]
+
+
+def test_every_long_function_says_why():
+    pkg = ROOT / "verilayout"
+    bad = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        for name, line, length in long_functions_without_reason(path.read_text()):
+            if (rel, name) in _LONG_ALLOWED_WHILE_OWNED_ELSEWHERE or \
+                    (rel, "*") in _LONG_ALLOWED_WHILE_OWNED_ELSEWHERE:
+                continue
+            bad.append(f"{rel}:{line} {name} ({length} lines): split it or say `# long: <why>`")
+    assert not bad, "\n".join(bad)

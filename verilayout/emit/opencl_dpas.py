@@ -158,22 +158,8 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
     insts = _instructions(rel, ta, tb, tc, mad, dtype, ki)
     steps = k // ki
     _check_accumulator_coverage(insts, tc.shape[1], steps)
-    obligations = [
-        {**man_a["obligations"][1],
-         "claim": "the A loads and shuffle feed every DPAS A register of every sub-group"},
-        {**man_b["obligations"][1],
-         "claim": "the B loads and shuffle feed every DPAS B register of every sub-group"},
-        {"claim": f"each of the {len(insts)} matrix-mad calls passes, in every slot of a, b and "
-                  "acc, the register that holds the element cl_intel_subgroup_matrix_multiply_"
-                  "accumulate reads there, in every sub-group",
-         "status": "proved", "method": "enumeration",
-         "reason": f"{warps} sub-group(s) x {len(insts)} instruction(s) x 16 lanes checked "
-                   "against the DPAS layouts"},
-        {"claim": "every accumulator register meets every K step once, and C's layout writes "
-                  "each element of C once",
-         "status": "proved", "method": "enumeration",
-         "reason": f"{tc.shape[1]} registers x {steps} K step(s); {flat.shape[0]} C elements "
-                   "distinct"}]
+    obligations = _dpas_obligations(man_a, man_b, len(insts), warps,
+                                    (tc.shape[1], steps, flat.shape[0]))
     return {"format": FORMAT, "kind": "dpas", "parent": parent, "dtype": dtype,
             "shape": {"m": m, "n": n, "k": k}, "transpose_b": bool(transpose_b), "arch": arch,
             "sub_groups": warps,
@@ -183,6 +169,30 @@ def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
             "a": man_a, "b": man_b,
             "c": {"layout": lc.to_dict(), "registers": tc.shape[1]},
             "instructions": insts, "obligations": obligations}
+
+
+def _dpas_obligations(man_a: dict, man_b: dict, n_insts: int, warps: int,
+                      counts: tuple) -> list[dict]:
+    """Law: the four obligations of a DPAS tile, in order: A's and B's loads feed their DPAS
+    registers (each operand manifest's proof), every matrix-mad slot gets its element, and every
+    accumulator register meets every K step once; ``counts`` = (registers, K steps, C elements)."""
+    registers, steps, elements = counts
+    return [
+        {**man_a["obligations"][1],
+         "claim": "the A loads and shuffle feed every DPAS A register of every sub-group"},
+        {**man_b["obligations"][1],
+         "claim": "the B loads and shuffle feed every DPAS B register of every sub-group"},
+        {"claim": f"each of the {n_insts} matrix-mad calls passes, in every slot of a, b and "
+                  "acc, the register that holds the element cl_intel_subgroup_matrix_multiply_"
+                  "accumulate reads there, in every sub-group",
+         "status": "proved", "method": "enumeration",
+         "reason": f"{warps} sub-group(s) x {n_insts} instruction(s) x 16 lanes checked "
+                   "against the DPAS layouts"},
+        {"claim": "every accumulator register meets every K step once, and C's layout writes "
+                  "each element of C once",
+         "status": "proved", "method": "enumeration",
+         "reason": f"{registers} registers x {steps} K step(s); {elements} C elements "
+                   "distinct"}]
 
 
 def _check_tile_arguments(parent, m, n, k) -> None:
