@@ -569,16 +569,22 @@ class _Z3Problem:
         for a in accs:
             s.add(self.fixed(a))
 
-    def k_way(self, k: int, phase_value: dict | None = None):
-        """Solve: k accesses of one phase hit one bank at distinct words. (status, model, accs)."""
-        s = self.solver()
+    def tied_accesses(self, s, k: int, tag: str) -> tuple[list, list]:
+        """Law: ``k`` fresh accesses (and their addresses) named ``<tag>_<i>``, each tied in
+        ``s`` to the first as one instruction's access in the same phase."""
         accs, addrs = [], []
         for i in range(k):
-            a, x = self.new_access(f"{k}_{i}")
+            a, x = self.new_access(f"{tag}_{i}")
             accs.append(a)
             addrs.append(x)
             if i:
                 s.add(self.tie(accs[0], a))
+        return accs, addrs
+
+    def k_way(self, k: int, phase_value: dict | None = None):
+        """Solve: k accesses of one phase hit one bank at distinct words. (status, model, accs)."""
+        s = self.solver()
+        accs, addrs = self.tied_accesses(s, k, str(k))
         if phase_value is not None:
             for (d, j), bit in phase_value.items():
                 s.add(_bit(accs[0].vars[d], j) == bit)
@@ -729,13 +735,7 @@ def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
     s = prob.solver()
     first = None
     for p in range(prob.plan.phases_per_instruction):
-        accs, addrs = [], []
-        for i in range(k):
-            a, x = prob.new_access(f"all{p}_{i}")
-            accs.append(a)
-            addrs.append(x)
-            if i:
-                s.add(prob.tie(accs[0], a))
+        accs, addrs = prob.tied_accesses(s, k, f"all{p}")
         for t, (d, j) in enumerate(prob.select):
             s.add(_bit(accs[0].vars[d], j) == (p >> t) & 1)
         if first is None:
