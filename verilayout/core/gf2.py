@@ -37,6 +37,26 @@ def xor_span(vectors: Iterable[int], select: int) -> int:
     return acc
 
 
+def add_to_basis(basis: list[int], v: int) -> bool:
+    """Insert ``v`` into ``basis`` (kept sorted, largest first, leading bits distinct) unless
+    it lies in the span; returns whether it was inserted.
+
+    Law: afterwards span(basis) = span(old basis + [v]), and the result is True iff the rank
+    grew; the inserted vector is ``v`` reduced by the basis (no leading bit of the basis).
+
+    >>> b = [0b110]
+    >>> add_to_basis(b, 0b011), add_to_basis(b, 0b101), b
+    (True, False, [6, 3])
+    """
+    for b in basis:
+        v = min(v, v ^ b)
+    if not v:
+        return False
+    basis.append(v)
+    basis.sort(reverse=True)
+    return True
+
+
 def _reduce(vectors: Sequence[int]) -> tuple[dict[int, tuple[int, int]], list[int]]:
     """Gaussian elimination keyed by leading bit: (echelon table, nullspace combinations)."""
     table: dict[int, tuple[int, int]] = {}

@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from verilayout.bits import is_pow2, log2
+from verilayout.core.gf2 import add_to_basis
 from verilayout.errors import LayoutError
 
 WAVE = 64  #: lanes of a CDNA wavefront
@@ -235,12 +236,7 @@ def phase_subspace(groups: Sequence[Sequence[int]]) -> PhaseSpace:
         raise LayoutError("phase 0 must hold lane 0 and a power-of-two number of lanes")
     basis: list[int] = []
     for x in sorted(g0, reverse=True):  # echelon basis of span(g0), highest lanes first
-        v = x
-        for b in basis:
-            v = min(v, v ^ b)
-        if v:
-            basis.append(v)
-            basis.sort(reverse=True)
+        add_to_basis(basis, x)
     for i in range(len(basis)):  # reduced: no basis vector holds another's leading bit
         for b in basis[i + 1:]:
             basis[i] = min(basis[i], basis[i] ^ b)

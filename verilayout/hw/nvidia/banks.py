@@ -68,6 +68,7 @@ import z3
 
 from verilayout.bits import is_pow2 as _is_pow2, log2 as _log2
 from verilayout.core import cute
+from verilayout.core.gf2 import add_to_basis
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import z3_apply_linear
 from verilayout.errors import LayoutError
@@ -362,12 +363,7 @@ def _ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
             break
         if off <= 0 or off >= elems or img.block["register"][j] or img.zero["register"][j]:
             continue
-        v = off
-        for row in span:
-            v = min(v, v ^ row)
-        if v:
-            span.append(v)
-            span.sort(reverse=True)
+        if add_to_basis(span, off):
             chosen.append(j)
     if len(chosen) < k:
         return None
