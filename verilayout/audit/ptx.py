@@ -28,11 +28,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import z3
 
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
-from verilayout.audit.ptx_smem import smem_checks
+from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
@@ -53,6 +54,8 @@ ASSUMPTIONS = (f"the dynamic shared-memory base (global_smem) is {SMEM_ALIGNMENT
 SMEM_ASSUMPTIONS = ("shared-memory bank figures from PTX: warp 0, the first iteration of each loop "
                     "(loop-carried registers at their entry value), lane addresses exact relative to lane 0, "
                     "the access's base 128-byte aligned",)
+#: every base the assumption allows (aligned, below the bound): what ``_constant`` enumerates
+_SMEM_BASES = np.arange(0, SMEM_BELOW, SMEM_ALIGNMENT, dtype=np.uint64)
 _START = 0x3FFF
 _FIELDS = ~0xFFFF & ((1 << 64) - 1)     # LBO, SBO, base offset, layout type: bits 16-63
 _BASE_OFFSET = 7 << 49
@@ -103,7 +106,16 @@ def _smem_assumption() -> z3.BoolRef:
 
 def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None = None) -> int | None:
     """``e``'s value if it is one constant for every value of its symbols (under the assumptions);
-    ``cache``: the answers already found in this file; ``prover``: the function's solvers."""
+    ``cache``: the answers already found in this file; ``prover``: the function's solvers. When the
+    shared-memory base is ``e``'s only symbol, by enumeration: the assumption admits exactly the
+    ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each.
+
+    >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
+    (1, None)
+    """
+    vals = values_at(e, str(SMEM), _SMEM_BASES)
+    if vals is not None:
+        return vals[0] if all(v == vals[0] for v in vals) else None
     return constant(e, _smem_assumption(), cache, prover)
 
 
@@ -207,7 +219,11 @@ def _start_checks(starts: list, name: str, path: str, prover: Prover | None = No
     ref = max(groups, key=len)
     out = []
     rep = ref[0][4]
-    aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
+    bases = values_at(z3.ZeroExt(18, ref[0][2]), str(SMEM), _SMEM_BASES)    # every base the assumption allows
+    if bases is not None:
+        aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
+    else:
+        aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
     for g in groups:
         for i, ins, base, data, _mode in g:
             if g is ref:

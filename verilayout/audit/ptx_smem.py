@@ -180,9 +180,9 @@ class _Wide(Exception):
 _U64 = np.uint64
 
 
-def _vcompile(e: z3.ExprRef, memo: dict) -> Any:
-    """``e`` (bit-vector or boolean, only ``tid_x`` free, every subterm at most 64 bits wide) as
-    a function of an array of thread ids that evaluates every thread at once: ``uint64`` arrays
+def _vcompile(e: z3.ExprRef, memo: dict, var: str = "tid_x") -> Any:
+    """``e`` (bit-vector or boolean, only ``var`` free, every subterm at most 64 bits wide) as
+    a function of an array of values of ``var`` (thread ids by default) that evaluates them all at once: ``uint64`` arrays
     holding each value reduced mod ``2^width`` (booleans as ``bool`` arrays). The same terms as
     :func:`_compile` are accepted (a ValueError names the first one that is not), and for every
     thread the value is :func:`_compile`'s: sums, products and negations wrap mod ``2^64`` and
@@ -196,17 +196,17 @@ def _vcompile(e: z3.ExprRef, memo: dict) -> Any:
     >>> f(np.arange(6, dtype=np.uint64)).tolist()
     [0, 8, 16, 24, 1, 9]
     """
-    k = e.get_id()
-    hit = memo.get(("vec", k))
+    k = ("vec", var, e.get_id())
+    hit = memo.get(k)
     if hit is not None:
         return hit[1]
-    f = _vnode(e.ctx_ref(), e.as_ast(), memo)
-    memo[("vec", k)] = (e, f)
+    f = _vnode(e.ctx_ref(), e.as_ast(), memo, var)
+    memo[k] = (e, f)
     return f
 
 
-def _vnode(ctx: Any, a: Any, memo: dict) -> Any:
-    k = ("vnode", z3.Z3_get_ast_id(ctx, a))
+def _vnode(ctx: Any, a: Any, memo: dict, var: str = "tid_x") -> Any:
+    k = ("vnode", var, z3.Z3_get_ast_id(ctx, a))
     f = memo.get(k)
     if f is not None:
         return f
@@ -219,31 +219,31 @@ def _vnode(ctx: Any, a: Any, memo: dict) -> Any:
     n = z3.Z3_get_app_num_args(ctx, a)
     kids = [z3.Z3_get_app_arg(ctx, a, i) for i in range(n)]
     if skind == z3.Z3_BOOL_SORT:
-        f = _vbool(ctx, kind, kids, memo)
+        f = _vbool(ctx, kind, kids, memo, var)
     elif skind != z3.Z3_BV_SORT:
         raise ValueError("not a bit-vector")
     else:
         w = z3.Z3_get_bv_sort_size(ctx, sort)
         if w > 64:
             raise _Wide(w)
-        f = _vbv(ctx, a, decl, kind, kids, w, memo)
+        f = _vbv(ctx, a, decl, kind, kids, w, memo, var)
     memo[k] = f
     return f
 
 
-def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict) -> Any:
+def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, var: str) -> Any:
     mask = _U64((1 << w) - 1)
     if kind == z3.Z3_OP_ITE:
-        c, x, y = (_vnode(ctx, b, memo) for b in kids)
+        c, x, y = (_vnode(ctx, b, memo, var) for b in kids)
         return lambda t: np.where(c(t), x(t), y(t))
     if z3.Z3_is_numeral_ast(ctx, a):
         c = _U64(int(z3.Z3_get_numeral_string(ctx, a)))
         return lambda t: np.full(t.shape, c, dtype=np.uint64)
     if not kids:
-        if z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)) != "tid_x":
-            raise ValueError("a free symbol other than tid_x")
+        if z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)) != var:
+            raise ValueError(f"a free symbol other than {var}")
         return lambda t: t & mask
-    g = [_vnode(ctx, b, memo) for b in kids]
+    g = [_vnode(ctx, b, memo, var) for b in kids]
     if kind == z3.Z3_OP_EXTRACT:
         lo = _U64(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
         return lambda t: (g[0](t) >> lo) & mask
@@ -283,21 +283,21 @@ _VCMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w:
          z3.Z3_OP_SGEQ: lambda a, b, w: _signed_view(a, w) >= _signed_view(b, w)}
 
 
-def _vbool(ctx: Any, kind: int, kids: list, memo: dict) -> Any:
+def _vbool(ctx: Any, kind: int, kids: list, memo: dict, var: str) -> Any:
     if kind in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
         c = kind == z3.Z3_OP_TRUE
         return lambda t: np.full(t.shape, c, dtype=bool)
     if kind == z3.Z3_OP_NOT:
-        g = _vnode(ctx, kids[0], memo)
+        g = _vnode(ctx, kids[0], memo, var)
         return lambda t: ~g(t)
     if kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-        gs = [_vnode(ctx, b, memo) for b in kids]
+        gs = [_vnode(ctx, b, memo, var) for b in kids]
         red = np.logical_and if kind == z3.Z3_OP_AND else np.logical_or
         return lambda t: red.reduce([h(t) for h in gs], axis=0) if gs else \
             np.full(t.shape, kind == z3.Z3_OP_AND, dtype=bool)
     if kind in _VCMP and len(kids) == 2 and \
             z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, kids[0])) == z3.Z3_BV_SORT:
-        x, y = (_vnode(ctx, b, memo) for b in kids)
+        x, y = (_vnode(ctx, b, memo, var) for b in kids)
         op, w = _VCMP[kind], z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
         return lambda t: op(x(t), y(t), w)
     raise ValueError(f"unsupported boolean (kind {kind})")
@@ -322,6 +322,23 @@ _VOPS = {
 }
 
 
+def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
+    """The values of ``e`` at ``var`` = each of ``points`` (``uint64``), when ``var`` is the only
+    free symbol of ``e`` and :func:`_vcompile` takes it (else None): a claim about every value an
+    assumption allows, decided by enumerating them.
+
+    >>> values_at(z3.Extract(15, 10, z3.BitVec("b", 32) + 4), "b", np.arange(0, 4096, 1024, dtype=np.uint64))
+    [0, 1, 2, 3]
+    """
+    try:
+        f = _vcompile(e, {}, var)
+    except (_Wide, ValueError):
+        return None
+    with np.errstate(over="ignore"):
+        out = f(points)
+    return [int(x) for x in out] if out.dtype != bool else [bool(x) for x in out]
+
+
 def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1``: every thread at once
     (:func:`_vcompile`), or thread by thread (:func:`_compile`) when a subterm is wider than 64
@@ -344,7 +361,7 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
 def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None) -> list[int] | None:
     """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
     difference ``addr(tid) - addr(0)`` still depends on a symbol other than ``%tid.x`` after z3's
-    simplifier; lane 1 is tried first, which rejects most such addresses with one simplification).
+    simplifier, or uses an operator the evaluators do not model).
     ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
     z3's term ids stay unique)."""
     expr = ev.operand(base, 32, at=at)
@@ -373,8 +390,7 @@ def _expr_offsets(expr: z3.BitVecRef, memo: dict) -> list[int] | None:
 
 
 def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
-    if not z3.is_bv_value(z3.simplify(z3.substitute(delta, (TID, z3.BitVecVal(1, 32))))):
-        return None
+    # a symbol other than tid_x left in the difference: the evaluator refuses it (not exact)
     try:
         vals = thread_values(delta, memo, 32)
     except (ValueError, AttributeError):
