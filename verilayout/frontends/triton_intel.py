@@ -61,6 +61,19 @@ def _check_keys(params: Mapping[str, Any], allowed: Sequence[str], what: str) ->
             raise LayoutError(f"unknown key '{k}' for {what} (known: {', '.join(allowed)})")
 
 
+def _check_params(params, allowed: Sequence[str], required: Sequence[str], what: str,
+                  kind: str) -> None:
+    """Law: returns only for a mapping whose keys are all ``allowed`` and include every one of
+    ``required``; else LayoutError names the first wrong or missing key (``kind``: the message's
+    name for the parameters, ``what``: the attribute)."""
+    if not isinstance(params, Mapping):
+        raise LayoutError(f"{kind} parameters must be a dict, got {type(params).__name__}")
+    _check_keys(params, allowed, what)
+    for k in required:
+        if k not in params:
+            raise LayoutError(f"{what} is missing the key '{k}'")
+
+
 def dpas_params(params: Mapping[str, Any]) -> Dpas:
     """Validate a ``#ttig.dpas`` parameter dict and return the :class:`Dpas` it describes.
 
@@ -74,12 +87,7 @@ def dpas_params(params: Mapping[str, Any]) -> Dpas:
     ...
     verilayout.errors.LayoutError: 'A' = [8, 8] differs from the shape the parameters imply, [8, 16] (repeatCount * repCluster[-2], systolicDepth * opsPerChan)
     """
-    if not isinstance(params, Mapping):
-        raise LayoutError(f"DPAS parameters must be a dict, got {type(params).__name__}")
-    _check_keys(params, DPAS_KEYS, "#ttig.dpas")
-    for k in _REQUIRED:
-        if k not in params:
-            raise LayoutError(f"#ttig.dpas is missing the key '{k}'")
+    _check_params(params, DPAS_KEYS, _REQUIRED, "#ttig.dpas", "DPAS")
     d = Dpas(_uint(params, "repeatCount"), _uint(params, "systolicDepth"),
              _uint(params, "executionSize"), _uint(params, "opsPerChan"),
              _uint(params, "threadsPerWarp"), tuple(_uints(params, "warpsPerCTA")),
@@ -209,12 +217,8 @@ def subgroup_2d_block_to_linear(params: Mapping[str, Any], shape: Sequence[int])
     >>> subgroup_2d_block_to_linear(p, (16, 32)).bases["warp"]
     [[8, 0]]
     """
-    if not isinstance(params, Mapping):
-        raise LayoutError(f"subgroup_2d_block parameters must be a dict, got {type(params).__name__}")
-    _check_keys(params, SUBGROUP_2D_BLOCK_KEYS, "#ttig.subgroup_2d_block")
-    for k in _SG2D_REQUIRED:
-        if k not in params:
-            raise LayoutError(f"#ttig.subgroup_2d_block is missing the key '{k}'")
+    _check_params(params, SUBGROUP_2D_BLOCK_KEYS, _SG2D_REQUIRED, "#ttig.subgroup_2d_block",
+                  "subgroup_2d_block")
     warps, instr, order = (_uints(params, k) for k in ("warpsPerCTA", "instrShape", "order"))
     for key, v in (("instrShape", instr), ("order", order), ("warpsPerCTA", warps)):
         if len(v) != 2:
