@@ -843,15 +843,23 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if isinstance(want, str):
         ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
         return
-    if _same(want, dst):
-        ctx.add(op, "view-layout", "proved", None,
-                f"{op.name}: the result layout is the source layout, {'transposed' if 'trans' in op.name else 'reshaped'} "
-                "(no data movement)")
+    _view_result(ctx, op, _same(want, dst),
+                 f"{op.name}: the result layout is the source layout, "
+                 f"{'transposed' if 'trans' in op.name else 'reshaped'} (no data movement)",
+                 f"{op.name}: the result layout is not the {'transpose' if 'trans' in op.name else 'reshape'} of the "
+                 f"source layout: expected bases {want.bases}, the op's type says {dst.bases}",
+                 want, dst)
+
+
+def _view_result(ctx: _Ctx, op: Op, ok: bool, proved: str, failed: str, expected: LinearLayout,
+                 actual: LinearLayout) -> None:
+    """Law: one ``view-layout`` result: proved with ``proved`` when ``ok``, else an error
+    counterexample with ``failed`` and both layouts as data."""
+    if ok:
+        ctx.add(op, "view-layout", "proved", None, proved)
     else:
-        ctx.add(op, "view-layout", "counterexample", "error",
-                f"{op.name}: the result layout is not the {'transpose' if 'trans' in op.name else 'reshape'} of the "
-                f"source layout: expected bases {want.bases}, the op's type says {dst.bases}",
-                expected=want.to_dict(), actual=dst.to_dict())
+        ctx.add(op, "view-layout", "counterexample", "error", failed,
+                expected=expected.to_dict(), actual=actual.to_dict())
 
 
 def _same(a: LinearLayout, b: LinearLayout) -> bool:
@@ -884,15 +892,11 @@ def _join_split_check(ctx: _Ctx, op: Op) -> None:
         rest = [list(b[:-1]) for i, b in enumerate(regs) if i != hits[0]]
         ok = rest == [list(b) for b in part.bases.get("register", [])] and all(
             [list(b[:-1]) for b in full.bases[d]] == [list(b) for b in part.bases.get(d, [])] for d in others)
-    if ok:
-        ctx.add(op, "view-layout", "proved", None,
-                f"{op.name}: the new last dim ({last}) is register bit 0 and every other basis matches "
-                "(no data movement)")
-    else:
-        ctx.add(op, "view-layout", "counterexample", "error",
-                f"{op.name}: the result layout is not the source with the new last dim as register bit 0 "
-                f"({full.bases} vs {part.bases}); the op needs data movement",
-                expected=part.to_dict(), actual=full.to_dict())
+    _view_result(ctx, op, ok,
+                 f"{op.name}: the new last dim ({last}) is register bit 0 and every other basis matches "
+                 "(no data movement)",
+                 f"{op.name}: the result layout is not the source with the new last dim as register bit 0 "
+                 f"({full.bases} vs {part.bases}); the op needs data movement", part, full)
 
 
 # ----- the driver --------------------------------------------------------------------------
