@@ -169,11 +169,7 @@ def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
     if b is None:
         return a
     if isinstance(b, tuple):
-        modes = a.modes()
-        if len(b) > len(modes):
-            raise LayoutError(f"tiler has {len(b)} modes but the layout only {len(modes)}")
-        return make_layout(*[composition(m, t, verify=verify) for m, t in zip(modes, b)],
-                           *modes[len(b):])
+        return _tiler_modes(a, b, lambda m, t: composition(m, t, verify=verify))
     b = _concrete_layout(b, "composition")
     flat = _coalesce_keep_last(a)
     shape, stride = _compose_tree(flat, b.shape, b.stride)
@@ -240,6 +236,8 @@ def complement(layout: Layout, cotarget: int | None = None) -> Layout:
 
 
 def _tiler_modes(a: Layout, tiler: tuple, fn: Callable) -> Layout:
+    """Law: ``fn`` applied mode by mode (mode i of ``a`` with ``tiler[i]``), the modes past the
+    tiler kept; LayoutError where the tiler has more modes than ``a``."""
     modes = a.modes()
     if len(tiler) > len(modes):
         raise LayoutError(f"tiler has {len(tiler)} modes but the layout only {len(modes)}")
