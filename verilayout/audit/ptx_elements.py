@@ -162,7 +162,10 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     key = ("at0", a.get_id(), imm)
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (a, z3.simplify(z3.substitute(a, (TID, z3.BitVecVal(0, 32))) + imm))
+        sub = memo.get(("sub0", a.get_id()))
+        if sub is None:                          # one substitution per address term (the same term)
+            sub = memo[("sub0", a.get_id())] = (a, z3.substitute(a, (TID, z3.BitVecVal(0, 32))))
+        hit = memo[key] = (a, z3.simplify(sub[1] + imm))
     return hit[1]
 
 

@@ -20,6 +20,7 @@ TTGIR-level figure of the op with the same source line.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,13 @@ def phase_cost(addresses: list[int], width: int) -> int:
 
 def _access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
-    p = ins.parts
+    cp = ins.opcode.startswith("cp.") and len(ins.operands) > 2
+    return _access_of(ins.opcode, ins.operands[2] if cp else None)
+
+
+@lru_cache(maxsize=4096)   # key: the opcode and a cp.async's size operand (a few dozen distinct per file)
+def _access_of(opcode: str, size_text: str | None) -> tuple[str, int, int, int] | None:
+    p = tuple(opcode.split("."))
     if p[0] == "ldmatrix" or p[0] == "stmatrix":
         return ("load" if p[0] == "ldmatrix" else "store", 1 if p[0] == "ldmatrix" else 0, 16, 8)
     if p[0] in ("st", "ld") and "shared" in ".".join(p) or p[0] == "st" and any(x.startswith("shared") for x in p):
@@ -59,7 +66,7 @@ def _access(ins: Instr) -> tuple[str, int, int, int] | None:
         lanes = 32 if width <= 4 else 16 if width == 8 else 8
         return ("store" if p[0] == "st" else "load", 0 if p[0] == "st" else 1, width, lanes)
     if p[0] == "cp" and "async" in p and ("shared" in ".".join(p) or "ca" in p or "cg" in p) and "bulk" not in p:
-        size = parse_immediate(ins.operands[2]) if len(ins.operands) > 2 else None
+        size = parse_immediate(size_text) if size_text is not None else None
         if size not in (4, 8, 16):
             return None
         return ("store", 0, size, 32 if size <= 4 else 16 if size == 8 else 8)
