@@ -12,6 +12,11 @@
 * the PTX audit: every ``*.ptx`` (paired with its ``.ttgir``) timed like the TTGIR files, and the
   PTX each example compiles to audited in the same run as its compile.
 
+* ``--checks-out FILE`` writes every PTX check of the run as ``[file, line, check, status]`` (files
+  relative to the repository root; an example's compiled PTX as ``examples/<name>.py:kernel.ptx``);
+  ``--checks-expect FILE`` compares the run's with such a file (written by another version of the
+  code, e.g. before a speed-up) and exits 1 on any difference: a faster audit proves the same.
+
 Goals: median < 20 ms per TTGIR file, median < 100 ms per PTX file and < 5% of Triton's compile of
 the same kernel, cold start < 0.3 s.
 """
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import statistics
 import subprocess
@@ -54,10 +60,16 @@ print(dt); sys.stdout.flush(); os._exit(0)
 """
 
 
-def warm(files, reps):
+def _rows(name, report):
+    return [[name, c.line, c.check, c.status] for c in report.checks]
+
+
+def warm(files, reps, rows=None):
     per = {}
     for f in files:
-        audit_any(f)                         # first touch: imports, caches
+        r = audit_any(f)                     # first touch: imports, caches
+        if rows is not None and f.endswith(".ptx"):
+            rows.extend(_rows(os.path.relpath(f, ROOT), r))
         best = min(_time(lambda: audit_any(f)) for _ in range(reps))
         per[f] = best * 1e3
     return per
@@ -98,14 +110,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="*")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--checks-out", metavar="FILE", help="write every PTX check [file, line, check, status]")
+    ap.add_argument("--checks-expect", metavar="FILE", help="compare the PTX checks with a --checks-out file")
     args = ap.parse_args(argv)
+    rows: list = []
     paths = args.paths or [p for p in (str(ROOT / "tests" / "corpus"), str(ROOT / "examples")) if os.path.isdir(p)]
     files = expand_paths(paths)
     if not files:
         print("no .ttgir files")
         return 2
     t0 = time.perf_counter()
-    per = warm(files, args.reps)
+    per = warm(files, args.reps, rows)
     total = time.perf_counter() - t0
     print(f"{len(files)} files, {args.reps} reps, {total:.1f} s in one process")
     medians = {}
@@ -129,7 +144,7 @@ def main(argv=None):
             print(f"{Path(py).name}: Triton compile {ctext}, TTGIR audit {a:.2f} ms{ratio}")
             kp = os.path.join(d, "kernel.ptx")
             if c is not None and os.path.exists(kp):
-                audit_any(kp)
+                rows.extend(_rows(f"examples/{Path(py).name}:kernel.ptx", audit_any(kp)))
                 pa = min(_time(lambda: audit_any(kp)) for _ in range(args.reps)) * 1e3
                 print(f"  PTX audit of this kernel (paired with its TTGIR) {pa:.2f} ms = {pa / c * 100:.1f}% "
                       "of its compile")
@@ -137,6 +152,20 @@ def main(argv=None):
                 print(f"  PTX audit median over the corpus {medians['.ptx']:.2f} ms = "
                       f"{medians['.ptx'] / c * 100:.1f}% of this compile")
     print(f"cold start (python -m verilayout.cli audit {Path(files[0]).name}): {cold_start(files[0]):.3f} s")
+    if args.checks_out:
+        with open(args.checks_out, "w") as f:
+            json.dump(rows, f)
+    if args.checks_expect:
+        with open(args.checks_expect) as f:
+            want = [list(r) for r in json.load(f)]
+        if want != rows:
+            diff = next((i for i, (a, b) in enumerate(zip(want, rows)) if a != b), min(len(want), len(rows)))
+            print(f"PTX checks DIFFER from {args.checks_expect}: {len(rows)} vs {len(want)} checks, first "
+                  f"difference at #{diff}: {rows[diff] if diff < len(rows) else None} vs "
+                  f"{want[diff] if diff < len(want) else None}")
+            return 1
+        print(f"PTX checks: all {len(rows)} (file, line, check, status) of {len({r[0] for r in rows})} PTX files "
+              f"equal those of {args.checks_expect}")
     return 0
 
 
