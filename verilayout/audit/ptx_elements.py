@@ -319,11 +319,14 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict |
                     per_lane[lane][rel + b] = ins
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
-    if any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32)):
+    differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
+    if differ:
         lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     first = part[0][0]
     data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
             "elements": what}
+    if not differ and not any(twice):                # nothing to blame: the proof below, at once
+        return _proved(op, first, part, what, data)
     # blame: each access's bytes that no element of its lane owns, or that another access of the
     # lane touches too; the most blamed access (the earliest on a tie, the others named) is reported
     blame: dict[int, int] = {}
@@ -360,6 +363,10 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict |
                      + (f"; the layouts put its element at byte {missing[0]}" if missing else "")
                      + f" ({at.opcode}, line {at.line}"
                      + (f"; lines {culprits[1:]} are as much to blame" if len(culprits) > 1 else "") + ")", data)
+    return _proved(op, first, part, what, data)
+
+
+def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
     return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
                  f"{op.name} (TTGIR line {op.line}): every lane of warp 0 touches exactly the bytes the layouts "
                  f"give its {what} elements (register layout composed with the inverse shared layout), relative "

@@ -62,7 +62,7 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
     >>> z3.simplify(fit(z3.BitVecVal(0x1FF, 16), 8)).as_long(), fit(z3.BitVecVal(5, 8), 64).size()
     (255, 64)
     """
-    n = e.size()
+    n = z3.Z3_get_bv_sort_size(e.ctx_ref(), z3.Z3_get_sort(e.ctx_ref(), e.as_ast()))   # e.size(), no SortRef
     return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
 
 
