@@ -281,6 +281,30 @@ def surface_mismatch(loads: Sequence[BlockLoad], storage: Surface | Sequence[Sur
     return None
 
 
+def _limits_and_surfaces(loads: Sequence[BlockLoad], elem_bytes: int, arch: IntelArch,
+                         storage: Surface | Sequence[Surface] | None) -> Verdict | None:
+    """The first hardware limit a load breaks, else the first byte a load reads outside the
+    operand's storage (:func:`surface_mismatch`), else ``None``."""
+    for i, ld in enumerate(loads):
+        for v in violations(ld, arch):
+            return Verdict.fails({"load": i, "limit": v.limit, "value": v.value,
+                                  "rule": v.rule}, f"load {i} ({ld.describe()}) breaks the "
+                                  f"{v.limit} limit: {v.message}", method="limits")
+    if loads:
+        return surface_mismatch(loads, loads[0].surface if storage is None else storage, elem_bytes)
+    return None
+
+
+def _explain_bytes(cex: dict, needed: Needed, got, table, r: int, l: int, home: Surface | None,
+                   elem_bytes: int) -> str:
+    """For an operand placed away from the surface origin: add the bytes involved to ``cex``
+    (the byte the register must hold, the load and the byte it delivers) and say it; else ``""``."""
+    if not needed.placed_at or home is None:
+        return ""
+    cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
+    return _bytes_reason(cex)
+
+
 def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: int,
                arch: IntelArch = "xe2", storage: Surface | Sequence[Surface] | None = None,
                *, consumer: str = "DPAS") -> Verdict:
@@ -304,15 +328,9 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
     >>> check_plan([ld.moved(0, 1)], [[(0, r)] * 16 for r in range(8)], need, 2).counterexample
     {'register': 0, 'lane': 0, 'element': [0, 0], 'missed': True}
     """
-    for i, ld in enumerate(loads):
-        for v in violations(ld, arch):
-            return Verdict.fails({"load": i, "limit": v.limit, "value": v.value,
-                                  "rule": v.rule}, f"load {i} ({ld.describe()}) breaks the "
-                                  f"{v.limit} limit: {v.message}", method="limits")
-    if loads:
-        bad = surface_mismatch(loads, loads[0].surface if storage is None else storage, elem_bytes)
-        if bad is not None:
-            return bad
+    bad = _limits_and_surfaces(loads, elem_bytes, arch, storage)
+    if bad is not None:
+        return bad
     table = _shuffle_array(shuffle, needed)
     found, _, _ = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
     got = _shuffled(loads, table, elem_bytes)
@@ -322,10 +340,7 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
         r, l = (int(v) for v in np.argwhere(~found)[0])
         el = needed.operand(*needed.coords[r, l])
         cex = {"register": r, "lane": l, "element": list(el), "missed": True}
-        why = ""
-        if needed.placed_at and home is not None:
-            cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
-            why = _bytes_reason(cex)
+        why = _explain_bytes(cex, needed, got, table, r, l, home, elem_bytes)
         return Verdict.fails(
             cex, f"element {el} read by {consumer} register {r} of lane {l} is loaded into lane "
             f"{l} by no load{why}", method="enumeration")
@@ -337,10 +352,7 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
         have = None if got[r, l, 0] < 0 else list(needed.operand(*got[r, l]))
         cex = {"register": r, "lane": l, "expected": list(want), "received": have,
                "source": src}
-        why = ""
-        if needed.placed_at and home is not None:
-            cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
-            why = _bytes_reason(cex)
+        why = _explain_bytes(cex, needed, got, table, r, l, home, elem_bytes)
         return Verdict.fails(cex, f"{consumer} register {r} of lane {l} receives "
                              f"{tuple(have) if have else 'nothing'} from load {src[0]} element "
                              f"{src[1]}, not {want}{why}", method="enumeration")

@@ -1018,6 +1018,38 @@ def _is_dpas_operand(layout: Any, op_idx) -> bool:
         is_dpas(attr.params.get("parent"))
 
 
+def _tensor_minimality(needed: Needed, t: int, surface: Surface, arch: IntelArch, loads: list,
+                       shuffle, search: bool, kw: dict) -> tuple:
+    """``(loads, shuffle, bound, minimal)``: the counting bound (exact when the quick one falls
+    short), then, if it does not settle minimality and ``search``, the exhaustive search, which
+    may find a smaller plan (kept, and searched again below it)."""
+    bound = lower_bound(needed, t, arch, exact=False)
+    if bound.value < len(loads):
+        bound = lower_bound(needed, t, arch, exact=True)
+    n = len(loads)
+    if n <= bound.value:
+        return loads, shuffle, bound, Verdict.holds(
+            f"no valid plan uses fewer loads: {bound.argument}", method="counting")
+    if not search:
+        return loads, shuffle, bound, Verdict.unknown(
+            f"the counting bound is {bound.value} < {n} loads and no search was run",
+            method="counting")
+    res = search_fewer(needed, t, n - 1, surface, arch, **kw)
+    if res.status == "found":
+        loads = list(res.loads)
+        shuffle = _shuffle(loads, needed, t)
+        n = len(loads)
+        res = search_fewer(needed, t, n - 1, surface, arch, **kw)
+    if res.status == "none":
+        minimal = Verdict.holds(f"no valid plan uses fewer than {n} loads: {res.reason}",
+                                method="exhaustive")
+    else:
+        minimal = Verdict.unknown(f"the counting bound is {bound.value} < {n} loads and the "
+                                  f"exhaustive search did not settle it ({res.reason})",
+                                  method="exhaustive")
+    return loads, shuffle, bound, minimal
+
+
 def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] | None = None,
                 transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                 warp: int = 0, search: bool = True, max_candidates: int = 200_000,
@@ -1066,31 +1098,9 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
     shuffle = _shuffle(loads, needed, t)
     if shuffle is None:  # pragma: no cover - the tiling serves every pair by construction
         raise LayoutError("internal: the tiling plan misses an element")
-    bound = lower_bound(needed, t, arch, exact=False)
-    if bound.value < len(loads):
-        bound = lower_bound(needed, t, arch, exact=True)
-    n = len(loads)
-    if n <= bound.value:
-        minimal = Verdict.holds(f"no valid plan uses fewer loads: {bound.argument}",
-                                method="counting")
-    elif not search:
-        minimal = Verdict.unknown(f"the counting bound is {bound.value} < {n} loads and no "
-                                  "search was run", method="counting")
-    else:
-        kw = dict(max_candidates=max_candidates, negative_offsets=negative_offsets)
-        res = search_fewer(needed, t, n - 1, surface, arch, **kw)
-        if res.status == "found":
-            loads = list(res.loads)
-            shuffle = _shuffle(loads, needed, t)
-            n = len(loads)
-            res = search_fewer(needed, t, n - 1, surface, arch, **kw)
-        if res.status == "none":
-            minimal = Verdict.holds(f"no valid plan uses fewer than {n} loads: {res.reason}",
-                                    method="exhaustive")
-        else:
-            minimal = Verdict.unknown(f"the counting bound is {bound.value} < {n} loads and the "
-                                      f"exhaustive search did not settle it ({res.reason})",
-                                      method="exhaustive")
+    loads, shuffle, bound, minimal = _tensor_minimality(
+        needed, t, surface, arch, loads, shuffle, search,
+        dict(max_candidates=max_candidates, negative_offsets=negative_offsets))
     correct = check_plan(loads, shuffle, needed, t, arch, surface, consumer="layout")
     verdict = _plan_verdict(correct, minimal)
     return Plan(tuple(loads), tuple(shuffle), dtype, None,
@@ -1140,6 +1150,20 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
     return plan_minimal(op.layout, search=search, **kw)
 
 
+def _warp_list(warps: Any, n_warps: int) -> list[int]:
+    """``warps`` (a warp, a list of them, or ``"all"``) as a list of warps in ``0..n_warps-1``."""
+    warps = plain_ints(warps)
+    if isinstance(warps, str) and warps == "all":
+        warps = list(range(n_warps))
+    elif isinstance(warps, int) and not isinstance(warps, bool):
+        warps = [warps]
+    if not isinstance(warps, (list, tuple)) or not warps or not all(
+            isinstance(w, int) and not isinstance(w, bool) and 0 <= w < n_warps for w in warps):
+        raise LayoutError(f"warps={warps!r}: expected a warp in 0..{n_warps - 1}, a list of them, "
+                          f"or 'all'")
+    return list(warps)
+
+
 def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None,
           warps: Any = 0, surface: Surface | Sequence[Surface] | None = None,
           origin: Any = None) -> Verdict:
@@ -1178,16 +1202,7 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     if lay_shape != tuple(plan.shape):
         raise LayoutError(f"the plan is for shape {list(plan.shape)}, the layout has "
                           f"{list(lay_shape)}")
-    n_warps = lay.in_dims.get("warp", 1)
-    warps = plain_ints(warps)
-    if isinstance(warps, str) and warps == "all":
-        warps = list(range(n_warps))
-    elif isinstance(warps, int) and not isinstance(warps, bool):
-        warps = [warps]
-    if not isinstance(warps, (list, tuple)) or not warps or not all(
-            isinstance(w, int) and not isinstance(w, bool) and 0 <= w < n_warps for w in warps):
-        raise LayoutError(f"warps={warps!r}: expected a warp in 0..{n_warps - 1}, a list of them, "
-                          f"or 'all'")
+    warps = _warp_list(warps, lay.in_dims.get("warp", 1))
     t = plan.elem_bytes
     if surface is not None and not (isinstance(surface, Surface) or (
             isinstance(surface, (list, tuple)) and surface and all(isinstance(x, Surface) for x in surface))):
