@@ -231,7 +231,7 @@ def render_opencl(man: dict) -> str:
     builtins = [builtin_for(ld) for ld in loads]
     if [b.to_dict() for b in builtins] != man["builtins"]:
         raise LayoutError("manifest: 'builtins' do not match the loads' shapes")
-    t, elem_t, regs = man["elem_bytes"], man["elem_type"], man["registers"]
+    elem_t, regs = man["elem_type"], man["registers"]
     warps = man["warps"]
     n = warps["count"]
     o = man["operand"]

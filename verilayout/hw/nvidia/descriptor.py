@@ -36,7 +36,7 @@ import numpy as np
 import z3
 
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, elems_per_unit, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
