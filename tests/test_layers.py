@@ -82,16 +82,8 @@ def test_every_cache_is_bounded():
 # statement after the docstring.
 LONG_LINES = 60
 
-# Temporary allow-list: these files are being rewritten by other helpers while this rule lands;
-# their long functions get a split or a `# long:` reason when those changes merge. Remove an
-# entry once its function is short or has its reason.
-_LONG_ALLOWED_WHILE_OWNED_ELSEWHERE = {
-    ("audit/ptx_elements.py", "_compare"), ("audit/ptx_elements.py", "convert_checks"),
-    ("audit/ptx_elements.py", "element_checks"), ("audit/ptx_elements.py", "_round_trip"),
-    ("audit/ptx_wgmma.py", "_operand_check1"), ("audit/ptx.py", "*"),
-    ("audit/ptx_smem.py", "*"), ("frontends/ptx.py", "parse_ptx"),
-    ("prove/ptx_values.py", "_instr"),
-}
+# No exceptions beyond the `# long:` reasons: every function of the package is short or says why.
+_LONG_ALLOWED_WHILE_OWNED_ELSEWHERE: set = set()
 
 
 def long_functions_without_reason(text: str) -> list[tuple[str, int, int]]:

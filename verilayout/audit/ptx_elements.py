@@ -202,6 +202,44 @@ def _split(group: list, copies: int) -> list[list]:
     return [group[i * per:(i + 1) * per] for i in range(copies)]
 
 
+def _line_sharing(ops: list, tmod: Module) -> dict[tuple[str, str], set]:
+    """(source line, direction) -> the distinct op types (and scratch-memory ops) on it: the PTX
+    keeps only source lines, so a line with more than one cannot be attributed."""
+    sharing: dict[tuple[str, str], set] = {}
+    for op in ops:
+        sharing.setdefault((op.loc, _OPS[op.name][0]), set()).add(
+            (tuple(op.operand_types), tuple(op.result_types)))
+    for op in tmod.ops:                     # ops that go through scratch memory store and load
+        if op.name in _SCRATCH and op.loc:
+            for d in ("store", "load"):
+                sharing.setdefault((op.loc, d), set()).add((op.name, op.line))
+    return sharing
+
+
+def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tuple | None]:
+    """The op's accesses grouped by base (a constant apart: one copy of the op), with their lane
+    bytes; or the first access whose address could not be evaluated, and why."""
+    groups: list[list[tuple[Instr, z3.BitVecRef, list[set[int]]]]] = []
+    for ins in instrs:
+        ev = evals.get(ins.func)
+        got = _instr_bytes(ev, ins, memo) if ev is not None else "no evaluator"
+        if isinstance(got, str):
+            return groups, (ins, got)
+        _c, rest = _split_const(got[0], memo)
+        for g in groups:                     # same symbolic part: a constant apart, no simplify
+            if rest == _split_const(g[0][1], memo)[1]:
+                g.append((ins, *got))
+                break
+        else:
+            for g in groups:
+                if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
+                    g.append((ins, *got))
+                    break
+            else:
+                groups.append([(ins, *got)])
+    return groups, None
+
+
 def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
                    memo: dict | None = None) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
@@ -215,14 +253,7 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     memo = {} if memo is None else memo
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
-    sharing: dict[tuple[str, str], set] = {}
-    for op in ops:
-        sharing.setdefault((op.loc, _OPS[op.name][0]), set()).add(
-            (tuple(op.operand_types), tuple(op.result_types)))
-    for op in tmod.ops:                     # ops that go through scratch memory store and load
-        if op.name in _SCRATCH and op.loc:
-            for d in ("store", "load"):
-                sharing.setdefault((op.loc, d), set()).add((op.name, op.line))
+    sharing = _line_sharing(ops, tmod)
     done: set = set()
     for op in ops:
         kind = _OPS[op.name]
@@ -249,26 +280,7 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             continue
         lanes, what = want
         total = sum(len(s) for s in lanes)
-        groups: list[list[tuple[Instr, z3.BitVecRef, list[set[int]]]]] = []
-        why = None
-        for ins in instrs:
-            ev = evals.get(ins.func)
-            got = _instr_bytes(ev, ins, memo) if ev is not None else "no evaluator"
-            if isinstance(got, str):
-                why = (ins, got)
-                break
-            _c, rest = _split_const(got[0], memo)
-            for g in groups:                     # same symbolic part: a constant apart, no simplify
-                if rest == _split_const(g[0][1], memo)[1]:
-                    g.append((ins, *got))
-                    break
-            else:
-                for g in groups:
-                    if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
-                        g.append((ins, *got))
-                        break
-                else:
-                    groups.append([(ins, *got)])
+        groups, why = _base_groups(instrs, evals, memo)
         if why is not None:
             out.append(Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
                              f"{op.name} (TTGIR line {op.line}): {why[1]}",
@@ -303,10 +315,12 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     return best
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None = None) -> Check:
+def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
+    """Per lane of warp 0, each byte the accesses of ``part`` touch (relative to the first
+    access's base) -> the access; and the bytes a lane touches again -> the second access."""
     ref = part[0][1]
     per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
-    twice: list[dict[int, Instr]] = [{} for _ in range(32)]     # bytes a lane touches again
+    twice: list[dict[int, Instr]] = [{} for _ in range(32)]
     for ins, a0, ls in part:
         (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
         rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
@@ -317,6 +331,11 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict |
                     twice[lane].setdefault(rel + b, ins)
                 else:
                     per_lane[lane][rel + b] = ins
+    return per_lane, twice
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None = None) -> Check:
+    per_lane, twice = _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
@@ -451,6 +470,25 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     return out
 
 
+def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
+    """``(hs, hd, bits)``: the elements each of the ``n`` threads holds in the source and the
+    destination layout, and the element width; or why the conversion cannot be compared."""
+    try:
+        st, dt = tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
+        shape = tuple(st.shape)
+        bits = elem_bit_width(st.elem)
+        src = attr_to_linear(st.encoding, shape)
+        dst = attr_to_linear(dt.encoding, shape)
+    except (LayoutError, KeyError, ValueError) as e:
+        return str(e)
+    if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
+        return "a layout that is not linear or an element that is not whole bytes"
+    hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
+    if hs is None or hd is None:
+        return "a broadcast layout (which thread writes is predicated)"
+    return hs, hd, bits
+
+
 def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
     """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory in one
     round (its stores, one barrier, its loads; the only op on its source line): for every pair of
@@ -486,22 +524,11 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
         if "load" not in kinds or kinds != sorted(kinds, key=lambda k: k == "load"):
             skip("not one round of stores then loads")
             continue
-        try:
-            st, dt = tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
-            shape = tuple(st.shape)
-            bits = elem_bit_width(st.elem)
-            src = attr_to_linear(st.encoding, shape)
-            dst = attr_to_linear(dt.encoding, shape)
-        except (LayoutError, KeyError, ValueError) as e:
-            skip(str(e))
+        got = _conversion_holders(tmod, op, n)
+        if isinstance(got, str):
+            skip(got)
             continue
-        if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
-            skip("a layout that is not linear or an element that is not whole bytes")
-            continue
-        hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
-        if hs is None or hd is None:
-            skip("a broadcast layout (which thread writes is predicated)")
-            continue
+        hs, hd, bits = got
         ev = evals.get(first.func)
         pieces = []
         for ins in acc:
@@ -564,6 +591,23 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
 
 
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
+    """The conversion's verdict: proved when every thread loads from each other thread exactly
+    the bytes of the elements they share; else the most blamed instruction, or a byte count."""
+    rels = _relative_bases(op, pieces, data)
+    if isinstance(rels, Check):
+        return rels
+    if _round_trip_holds(pieces, rels, hs, hd, eb, n):
+        return _round_trip_proved(op, pieces, n, data)
+    wrote, reads = _scratch_bytes(pieces, rels, n)
+    bad = _blamed(op, wrote, reads, hs, hd, n, data)
+    if bad is None:
+        bad = _byte_counts(op, pieces, wrote, reads, hs, hd, eb, n, data)
+    return bad if bad is not None else _round_trip_proved(op, pieces, n, data)
+
+
+def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
+    """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
+    a constant apart."""
     ref = pieces[0][1]
     rels = []
     for ins, a0, _ts in pieces:
@@ -574,21 +618,22 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
                          dict(data, reason="bases"))
         v = d.as_long()
         rels.append(v - (1 << 32) if v >= 1 << 31 else v)
-    if _round_trip_holds(pieces, rels, hs, hd, eb, n):
-        return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address",
-                     "proved", None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every "
-                     f"thread of the {n} loads from each other thread exactly the bytes of the elements the source "
-                     "layout gives the writer and the destination layout gives the reader (what is stored is what "
-                     f"is loaded); {len(pieces)} instruction(s)", data)
-    wrote: dict[int, tuple[int, Instr]] = {}      # byte -> (thread, store) that writes it
+    return rels
+
+
+def _round_trip_proved(op: Any, pieces: list, n: int, data: dict) -> Check:
+    return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address", "proved",
+                 None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every thread of the "
+                 f"{n} loads from each other thread exactly the bytes of the elements the source layout gives the "
+                 "writer and the destination layout gives the reader (what is stored is what is loaded); "
+                 f"{len(pieces)} instruction(s)", data)
+
+
+def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[dict]]:
+    """``(wrote, reads)``: byte -> (thread, store) that writes it; per thread, byte -> its load."""
+    wrote: dict[int, tuple[int, Instr]] = {}
     reads: list[dict[int, Instr]] = [{} for _ in range(n)]
-    for ins, a0, ts in pieces:
-        d = z3.simplify(a0 - ref)
-        if not z3.is_bv_value(d):
-            return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
-                         f"ttg.convert_layout (TTGIR line {op.line}): the accesses' bases are not a constant apart",
-                         dict(data, reason="bases"))
-        rel = d.as_long()
+    for (ins, _a0, ts), rel in zip(pieces, rels):
         store = _access(ins)[0] == "store"
         for t, s in enumerate(ts):
             for b in s:
@@ -596,8 +641,14 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
                     wrote[(rel + b) % (1 << 32)] = (t, ins)
                 else:
                     reads[t].setdefault((rel + b) % (1 << 32), ins)
-    # a byte is right when the thread that loads it shares an element with the one that stores it;
-    # each wrong byte blames its load and its store, so a moved access stands out as the most blamed
+    return wrote, reads
+
+
+def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
+            data: dict) -> Check | None:
+    """A byte is right when the thread that loads it shares an element with the one that stores
+    it; each wrong byte blames its load and its store, so a moved access stands out as the most
+    blamed (the counterexample), or ``None`` when no byte is wrong."""
     blame: dict[int, int] = {}
     first_bad: dict[int, tuple] = {}
     read_by: dict[int, list[int]] = {}
@@ -614,22 +665,31 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
         if b not in read_by:
             blame[ins.line] = blame.get(ins.line, 0) + 1
             first_bad.setdefault(ins.line, (None, b, ts, ins))
-    if blame:
-        top = max(blame.values())
-        line = min(ln for ln, v in blame.items() if v == top)
-        td, b, ts, ins = first_bad[line]
-        data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=top)
-        if td is None:
-            what = f"thread {ts} stores byte {b} (relative to the scratch base) that no load of the conversion reads"
-        elif ts is None:
-            what = f"thread {td} loads byte {b} (relative to the scratch base) that no store of the conversion writes"
-        else:
-            what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
-                    f"holds none of thread {td}'s elements")
-        return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
-                     f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
-                     f"{top} wrong byte(s) involve it)", data)
+    if not blame:
+        return None
+    top = max(blame.values())
+    line = min(ln for ln, v in blame.items() if v == top)
+    td, b, ts, ins = first_bad[line]
+    data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=top)
+    if td is None:
+        what = f"thread {ts} stores byte {b} (relative to the scratch base) that no load of the conversion reads"
+    elif ts is None:
+        what = f"thread {td} loads byte {b} (relative to the scratch base) that no store of the conversion writes"
+    else:
+        what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
+                f"holds none of thread {td}'s elements")
+    return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
+                 f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
+                 f"{top} wrong byte(s) involve it)", data)
+
+
+def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list[set[int]],
+                 hd: list[set[int]], eb: int, n: int, data: dict) -> Check | None:
+    """Each reader loads from each writer exactly the bytes of the elements they share, and all
+    of its own elements' bytes; the first thread that does not is the counterexample."""
     first_load = next(i for i, _, _ in pieces if _access(i)[0] == "load")
+    where = (".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
+             "counterexample", "error")
     for td in range(n):
         count: dict[int, int] = {}
         for b in reads[td]:
@@ -639,18 +699,11 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
             want = eb * len(hs[ts] & hd[td])
             if c != want:
                 data.update(thread=td, writer=ts, bytes=c, shared_bytes=want)
-                return Check(".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
-                             "counterexample", "error",
-                             f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads {c} bytes written by "
-                             f"thread {ts}, but they share {want // eb} element(s) ({want} bytes)", data)
+                return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads {c} bytes "
+                             f"written by thread {ts}, but they share {want // eb} element(s) ({want} bytes)", data)
         need = eb * len(hd[td])
         if sum(count.values()) != need:
             data.update(thread=td, bytes=sum(count.values()), need=need)
-            return Check(".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
-                         "counterexample", "error", f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
+            return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
                          f"{sum(count.values())} bytes, its {len(hd[td])} elements are {need}", data)
-    return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address", "proved",
-                 None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every thread of the "
-                 f"{n} loads from each other thread exactly the bytes of the elements the source layout gives the "
-                 "writer and the destination layout gives the reader (what is stored is what is loaded); "
-                 f"{len(pieces)} instruction(s)", data)
+    return None

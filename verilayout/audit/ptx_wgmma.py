@@ -216,6 +216,31 @@ def _operand_check(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, ma
     return warns + [c], op
 
 
+def _pattern_start_check(ctx: _Ctx, ins: Instr, name: str, desc: Any, op: "_Operand",
+                         data: dict) -> Check | None:
+    """A swizzled operand's start must lie in the first row of a swizzle repeat (base offset 0
+    anchors the pattern there): ``None`` when proved (or unswizzled), else the check to report."""
+    if desc.swizzle == "none":
+        return None
+    rep = pattern_repeat_bytes(desc.swizzle)
+    row = 16 * swizzle_units(desc.swizzle)
+    pos = z3.URem(z3.ZeroExt(18, op.start()) * 16, rep)
+    claim = z3.ULT(pos, row) if not desc.base_offset else z3.BoolVal(False)
+    st, texts = ctx.decide(claim)
+    data["assumptions"] = texts
+    if desc.base_offset:
+        return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: base offset "
+                      f"{desc.base_offset} is set; without a plan the pattern start it encodes is not "
+                      "checked", data)
+    if st != "proved":
+        return _check(ins, "mma-descriptor", st, "error" if st == "counterexample" else "note",
+                      f"operand {name}: the start address is not in the first row of a {rep}-byte "
+                      f"{desc.swizzle} swizzle repeat (base offset 0 anchors the pattern there)"
+                      + ("" if st == "counterexample" else ": not proved for every value of the free symbols"),
+                      data)
+    return None
+
+
 def _operand_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str,
                     data: dict, warns: list[Check]) -> tuple[Check, _Operand | None]:
     m, n, k, _acc, ta, tb = shape
@@ -267,23 +292,9 @@ def _operand_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, m
                       dict(data, witness={"first": [a, b], "second": [c, d], "byte": fn.eval(a, b) // 8})), None
     op = _Operand(ins, name, e, desc, major, dtype, mn, k)
     note = "".join(f"; inferred rule {f.rule}: {f.message}" for f in findings if f.rule in _INFERRED)
-    if desc.swizzle != "none":
-        rep = pattern_repeat_bytes(desc.swizzle)
-        row = 16 * swizzle_units(desc.swizzle)
-        pos = z3.URem(z3.ZeroExt(18, op.start()) * 16, rep)
-        claim = z3.ULT(pos, row) if not desc.base_offset else z3.BoolVal(False)
-        st, texts = ctx.decide(claim)
-        data["assumptions"] = texts
-        if desc.base_offset:
-            return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: base offset "
-                          f"{desc.base_offset} is set; without a plan the pattern start it encodes is not "
-                          "checked", data), op
-        if st != "proved":
-            return _check(ins, "mma-descriptor", st, "error" if st == "counterexample" else "note",
-                          f"operand {name}: the start address is not in the first row of a {rep}-byte "
-                          f"{desc.swizzle} swizzle repeat (base offset 0 anchors the pattern there)"
-                          + ("" if st == "counterexample" else ": not proved for every value of the free symbols"),
-                          data), op
+    bad = _pattern_start_check(ctx, ins, name, desc, op, data)
+    if bad is not None:
+        return bad, op
     return _check(ins, "mma-descriptor", "proved", None,
                   f"operand {name} ({dtype}, {major}-major, {mn} x {k}): fields {hi:#018x} (LBO {desc.lbo} B, "
                   f"SBO {desc.sbo} B, {desc.swizzle}) select a canonical layout that reads each element from "

@@ -172,6 +172,7 @@ def _instr_text(s: str) -> str | None:
 
 def parse_ptx(text: str | bytes) -> PtxModule:
     """The :class:`PtxModule` of a PTX text (see the module docstring for the law)."""
+    # long: one pass over the lines; every branch updates the same scanner state (function, .loc, inline-asm depth, labels)
     text = _decode(text)
     if "\x00" in text:
         raise LayoutError("the input holds NUL bytes: not a PTX text file")

@@ -354,6 +354,7 @@ class PtxValues:
         return f() if f else None
 
     def _instr(self, i: Instr, w: int, dest: str = "") -> z3.BitVecRef | None:
+        # long: the opcode dispatch of the evaluator: one branch per PTX opcode family
         parts = i.parts
         head = parts[0]
         tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
