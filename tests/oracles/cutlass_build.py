@@ -73,3 +73,37 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
             pytest.fail(f"linking the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
         os.replace(tmp, exe)
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+
+
+def config_id(c: tuple) -> str:
+    """The id a tile configuration ``(bits, major, swizzle, mn, k, order)`` prints under."""
+    bits, major, sw, mn, k, order = c
+    return f"b{bits}_{major}_{sw}_{mn}x{k}_{order}"
+
+
+def tile_calls(cfgs: list, run: str, atom: str, major_enum: str, types: dict, atoms: dict) -> list[str]:
+    """One ``run<T, Major, Atom, Shape, Step>("id")`` statement per configuration: ``atom`` is the
+    atom template's namespace (``cute::UMMA``), ``major_enum`` the Major enum's."""
+    lines = []
+    for c in cfgs:
+        bits, major, sw, mn, k, order = c
+        t = types[bits]
+        step = "cute::Step<cute::_1,cute::_2>" if order == "col" else "cute::Step<cute::_2,cute::_1>"
+        lines.append(f"  {run}<{t}, {major_enum}::{major}, {atom}::Layout_{major}_{atoms[sw]}_Atom<{t}>, "
+                     f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{config_id(c)}\");")
+    return lines
+
+
+def parse_output(out: str, hex_last: bool = False) -> tuple[dict, dict]:
+    """``L <id> <layout>`` and ``D <id> <int fields...>`` lines: the layouts by id and the
+    descriptor rows by id (integers; with ``hex_last`` the last field is hexadecimal)."""
+    layouts, descs = {}, {}
+    for line in out.splitlines():
+        if line.startswith("L "):
+            _, cid, text = line.split(" ", 2)
+            layouts[cid] = text.strip()
+        elif line.startswith("D "):
+            _, cid, *fields = line.split()
+            descs.setdefault(cid, []).append(tuple(
+                int(x, 16) if hex_last and i == len(fields) - 1 else int(x) for i, x in enumerate(fields)))
+    return layouts, descs

@@ -21,7 +21,7 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import build_and_run
+from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls
 
 pytestmark = pytest.mark.oracle
 
@@ -52,34 +52,18 @@ def configs():
 
 
 def _cid(c):
-    bits, major, sw, mn, k, order = c
-    return f"b{bits}_{major}_{sw}_{mn}x{k}_{order}"
+    return config_id(c)
 
 
 def _source(part):
-    lines = []
-    for c in part:
-        bits, major, sw, mn, k, order = c
-        T = TYPES[bits]
-        step = "cute::Step<cute::_1,cute::_2>" if order == "col" else "cute::Step<cute::_2,cute::_1>"
-        atom = f"cute::SM90::GMMA::Layout_{major}_{ATOM[sw]}_Atom<{T}>"
-        lines.append(f"  vl_oracle::run<{T}, cute::GMMA::Major::{major}, {atom}, "
-                     f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{_cid(c)}\");")
-    return lines
+    return tile_calls(part, "vl_oracle::run", "cute::SM90::GMMA", "cute::GMMA::Major", TYPES, ATOM)
 
 
 @pytest.fixture(scope="session")
 def cutlass_output():
     cfgs = configs()
     out = build_and_run(HEADER, _source(cfgs), "gmma_desc_oracle")
-    layouts, descs = {}, {}
-    for line in out.splitlines():
-        if line.startswith("L "):
-            _, cid, text = line.split(" ", 2)
-            layouts[cid] = text.strip()
-        elif line.startswith("D "):
-            _, cid, kb, off, lbo, sbo, lt, bo = line.split()
-            descs.setdefault(cid, []).append(tuple(int(x) for x in (kb, off, lbo, sbo, lt, bo)))
+    layouts, descs = parse_output(out)
     return cfgs, layouts, descs
 
 

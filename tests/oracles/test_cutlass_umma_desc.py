@@ -28,7 +28,7 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import build_and_run
+from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls
 
 pytestmark = pytest.mark.oracle
 
@@ -65,35 +65,18 @@ def configs():
 
 
 def _cid(c):
-    bits, major, sw, mn, k, order = c
-    return f"b{bits}_{major}_{sw}_{mn}x{k}_{order}"
+    return config_id(c)
 
 
 def _source(part):
-    lines = []
-    for c in part:
-        bits, major, sw, mn, k, order = c
-        T = TYPES[bits]
-        step = "cute::Step<cute::_1,cute::_2>" if order == "col" else "cute::Step<cute::_2,cute::_1>"
-        atom = f"cute::UMMA::Layout_{major}_{ATOM[sw]}_Atom<{T}>"
-        lines.append(f"  vl_umma_oracle::run<{T}, cute::UMMA::Major::{major}, {atom}, "
-                     f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{_cid(c)}\");")
-    return lines
+    return tile_calls(part, "vl_umma_oracle::run", "cute::UMMA", "cute::UMMA::Major", TYPES, ATOM)
 
 
 @pytest.fixture(scope="session")
 def umma_output():
     cfgs = configs()
     out = build_and_run(HEADER, _source(cfgs), "umma_desc_oracle")
-    layouts, descs = {}, {}
-    for line in out.splitlines():
-        if line.startswith("L "):
-            _, cid, text = line.split(" ", 2)
-            layouts[cid] = text.strip()
-        elif line.startswith("D "):
-            _, cid, kb, off, lbo, sbo, lt, bo, ver, mode, raw = line.split()
-            descs.setdefault(cid, []).append(tuple(int(x) for x in (kb, off, lbo, sbo, lt, bo, ver,
-                                                                    mode)) + (int(raw, 16),))
+    layouts, descs = parse_output(out, hex_last=True)
     return cfgs, layouts, descs
 
 
