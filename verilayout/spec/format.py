@@ -141,6 +141,23 @@ def prefixed(where: str, fn, *args, **kw):
 
 # ----- reading files ---------------------------------------------------------------------------
 
+def elem_bits_of(elem_bits: Any, dtype: Any, where: str) -> int:
+    """The element width of an entry that gives exactly one of ``elem_bits`` and ``dtype``.
+
+    >>> elem_bits_of(None, "bf16", "x"), elem_bits_of(8, None, "x")
+    (16, 8)
+    """
+    if (elem_bits is None) == (dtype is None):
+        raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
+    if dtype is not None:
+        if dtype not in DTYPE_BITS:
+            raise LayoutError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(sorted(DTYPE_BITS))})")
+        return DTYPE_BITS[dtype]
+    if isinstance(elem_bits, bool) or not isinstance(elem_bits, int) or elem_bits < 1:
+        raise LayoutError(f"{where}: elem_bits must be a positive integer, got {elem_bits!r}")
+    return elem_bits
+
+
 def read_text(path: str, what: str = "file", limit: int = MAX_SPEC_BYTES) -> str:
     """The UTF-8 text of ``path``, reading at most ``limit`` bytes; anything else is a LayoutError.
 

@@ -70,7 +70,7 @@ from verilayout.bits import is_pow2 as _is_pow2, log2 as _log2
 from verilayout.core import cute
 from verilayout.core.gf2 import add_to_basis
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import z3_apply_linear
+from verilayout.core.smt import FunctionLayout, z3_apply_linear
 from verilayout.errors import LayoutError
 
 Bit = tuple[str, int]  # (input dim, bit index)
@@ -553,6 +553,18 @@ class SharedAddressMap:
 
     def offset(self, coords: Mapping[str, int]) -> int:
         return int(self.fn(coords))
+
+    def to_function(self) -> FunctionLayout:
+        """This map as a layout from tensor coordinates to out dim ``offset`` (what
+        :func:`verilayout.core.smt.as_function` and so ``equal`` and ``placed`` take).
+
+        >>> m = SharedAddressMap({"dim0": 2}, lambda c: 8 + c["dim0"], lambda c: z3.ZeroExt(3, c["dim0"]) + 8, 4)
+        >>> m.to_function().apply({"dim0": 1})
+        {'offset': 9}
+        """
+        return FunctionLayout(dict(self.shape), {"offset": 1 << self.width},
+                              lambda c: {"offset": self.offset(c)},
+                              lambda v: {"offset": self.z3_fn(v)}, self.name)
 
 
 def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: str | None = None

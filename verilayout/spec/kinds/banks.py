@@ -34,8 +34,6 @@ instructions such as ``ds_read_b128``, a 64-lane register layout, wavefronts cou
 """
 from __future__ import annotations
 
-from typing import Any
-
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
@@ -44,23 +42,9 @@ from types import MappingProxyType
 from verilayout.frontends.shared_text import load_shared
 from verilayout.hw.nvidia.banks import placed
 from verilayout.prove.banks import check_banks, check_lds_banks
-from verilayout.dtypes import BITS as DTYPE_BITS
-from verilayout.spec.format import Kind
+from verilayout.spec.format import Kind, elem_bits_of
 
 _SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "description"}
-
-
-def _bits(elem_bits: Any, dtype: Any, where: str) -> int:
-    """Element width from exactly one of ``elem_bits`` and ``dtype``."""
-    if (elem_bits is None) == (dtype is None):
-        raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
-    if dtype is not None:
-        if dtype not in DTYPE_BITS:
-            raise LayoutError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(sorted(DTYPE_BITS))})")
-        return DTYPE_BITS[dtype]
-    if isinstance(elem_bits, bool) or not isinstance(elem_bits, int) or elem_bits < 1:
-        raise LayoutError(f"{where}: elem_bits must be a positive integer, got {elem_bits!r}")
-    return elem_bits
 
 
 def _src_shared(entry, spec, where):
@@ -75,7 +59,7 @@ def _src_shared(entry, spec, where):
         raise LayoutError(f"{w}: shared must be layout text")
     bits = None
     if "dtype" in entry or "elem_bits" in entry:
-        bits = _bits(entry.get("elem_bits"), entry.get("dtype"), w)
+        bits = elem_bits_of(entry.get("elem_bits"), entry.get("dtype"), w)
     base = entry.get("base_address", 0)
     if base and bits is None:
         raise LayoutError(f"{w}: base_address needs the element type (dtype or elem_bits)")
@@ -91,7 +75,7 @@ def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, 
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     if not isinstance(store, bool):
         raise LayoutError(f"{where}: store must be true or false, got {store!r}")
-    bits = _bits(elem_bits, dtype, where)
+    bits = elem_bits_of(elem_bits, dtype, where)
     try:
         return check_banks(reg, smem, elem_bits=bits, instruction=instruction, num_banks=num_banks,
                        store=store, timeout_ms=timeout_ms)
@@ -117,7 +101,7 @@ def _lds(reg, smem, where, elem_bits, dtype, instruction, store, target):
     if not isinstance(reg, LinearLayout):
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     try:
-        return check_lds_banks(reg, smem, elem_bits=_bits(elem_bits, dtype, where), target=target,
+        return check_lds_banks(reg, smem, elem_bits=elem_bits_of(elem_bits, dtype, where), target=target,
                            instruction=instruction, store=bool(store))
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None

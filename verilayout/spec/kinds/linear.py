@@ -27,10 +27,8 @@ from typing import Any, Iterator
 from verilayout.core import cute, gf2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import FunctionLayout, Verdict, check_injective, equal, placed
-from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.banks import SharedAddressMap
-from verilayout.spec.format import Kind, Spec
+from verilayout.spec.format import Kind, Spec, elem_bits_of
 
 ENUMERATION_LIMIT_BITS = 20
 
@@ -191,23 +189,8 @@ def eval_formula(tree: ast.AST, env: dict[str, int]) -> Fraction:
 
 # ----- the kinds -------------------------------------------------------------------------------
 
-def address_function(m: SharedAddressMap) -> FunctionLayout:
-    """A shared-memory address map (tensor coordinates -> element offset, e.g. the ``shared``
-    source with ``base_address``) as a function with out dim ``offset``, for :func:`equal`.
-
-    >>> import z3
-    >>> m = SharedAddressMap({"dim0": 2}, lambda c: 8 + c["dim0"], lambda c: z3.ZeroExt(3, c["dim0"]) + 8, 4)
-    >>> address_function(m).apply({"dim0": 1})
-    {'offset': 9}
-    """
-    return FunctionLayout(dict(m.shape), {"offset": 1 << m.width},
-                          lambda c: {"offset": m.offset(c)},
-                          lambda v: {"offset": m.z3_fn(v)}, m.name)
-
-
 def _equal(spec: Spec, where: str, timeout_ms: int, lhs, rhs) -> Verdict:
     """Same function; address maps (placed layouts) compare on their absolute offsets."""
-    lhs, rhs = (address_function(x) if isinstance(x, SharedAddressMap) else x for x in (lhs, rhs))
     try:
         return equal(lhs, rhs, timeout_ms=timeout_ms)
     except LayoutError as e:
@@ -412,16 +395,8 @@ def _src_placed(entry: dict, spec: Spec, where: str) -> FunctionLayout:
     base = entry.get("base_address", 0)
     if isinstance(base, bool) or not isinstance(base, int) or base < 0:
         raise LayoutError(f"{w}: base_address must be a byte address >= 0, got {base!r}")
-    if "dtype" in entry and "elem_bits" in entry:
-        raise LayoutError(f"{w}: give one of 'dtype' and 'elem_bits'")
-    if "dtype" in entry:
-        if entry["dtype"] not in DTYPE_BITS:
-            raise LayoutError(f"{w}: unknown dtype {entry['dtype']!r}")
-        bits = DTYPE_BITS[entry["dtype"]]
-    elif "elem_bits" in entry:
-        bits = entry["elem_bits"]
-        if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:
-            raise LayoutError(f"{w}: elem_bits must be a positive integer, got {bits!r}")
+    if "dtype" in entry or "elem_bits" in entry:
+        bits = elem_bits_of(entry.get("elem_bits"), entry.get("dtype"), w)
     else:
         bits = getattr(inner, "elem_bits", None)
     if base and bits is None:
@@ -429,8 +404,6 @@ def _src_placed(entry: dict, spec: Spec, where: str) -> FunctionLayout:
     if base and (base * 8) % bits:
         raise LayoutError(f"{w}: base_address {base:#x} is not a multiple of the element size "
                           f"({bits} bits)")
-    if isinstance(inner, SharedAddressMap):
-        inner = address_function(inner)
     out_dim = entry.get("out_dim")
     if out_dim is not None and not isinstance(out_dim, str):
         raise LayoutError(f"{w}: out_dim must be a dim name")
