@@ -11,6 +11,7 @@ import pathlib
 import shutil
 import subprocess
 import tempfile
+from typing import Callable
 
 import pytest
 
@@ -107,3 +108,25 @@ def parse_output(out: str, hex_last: bool = False) -> tuple[dict, dict]:
             descs.setdefault(cid, []).append(tuple(
                 int(x, 16) if hex_last and i == len(fields) - 1 else int(x) for i, x in enumerate(fields)))
     return layouts, descs
+
+
+def tile_configs(types: dict, atoms: dict, widths: dict, krows: dict | None = None,
+                 skip: Callable[[str, str], bool] = lambda sw, major: False) -> list[tuple]:
+    """Tiles of each element width, majorness and swizzle atom: the atom (MN-major: ``width``
+    16-byte units by ``krows`` K rows, default 8; K-major: 8 rows by the atom's width) repeated
+    1x1, 2x2 and 4x1 (at least one 256-bit K-block), in both tile orders; ``(bits, major,
+    swizzle, mn, k, order)``, mn in 8..256."""
+    out = []
+    for bits in types:
+        t, kb = 128 // bits, 256 // bits
+        for major in ("K", "MN"):
+            for sw in atoms:
+                if skip(sw, major):
+                    continue
+                w = widths[sw]
+                amn, ak = (w * t, (krows or {}).get(sw, 8)) if major == "MN" else (8, w * t)
+                for a, b in ((1, 1), (2, 2), (4, 1)):
+                    mn, k = amn * a, max(ak, kb) * b
+                    if 8 <= mn <= 256:
+                        out += [(bits, major, sw, mn, k, order) for order in ("col", "row")]
+    return out

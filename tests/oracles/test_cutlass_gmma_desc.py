@@ -21,7 +21,7 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls
+from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls, tile_configs
 
 pytestmark = pytest.mark.oracle
 
@@ -35,20 +35,7 @@ SM90_TYPE = {0: "none", 1: "128B", 2: "64B", 3: "32B"}
 
 
 def configs():
-    out = []
-    for bits in TYPES:
-        t, kb = 128 // bits, 256 // bits
-        for major in ("K", "MN"):
-            for sw in ATOM:
-                w = WIDTH[sw]
-                amn, ak = (w * t, 8) if major == "MN" else (8, w * t)
-                for a, b in ((1, 1), (2, 2), (4, 1)):
-                    mn, k = amn * a, max(ak, kb) * b
-                    if mn < 8 or mn > 256:
-                        continue
-                    for order in ("col", "row"):
-                        out.append((bits, major, sw, mn, k, order))
-    return out
+    return tile_configs(TYPES, ATOM, WIDTH)
 
 
 def _cid(c):

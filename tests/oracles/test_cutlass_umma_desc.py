@@ -28,7 +28,7 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls
+from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls, tile_configs
 
 pytestmark = pytest.mark.oracle
 
@@ -46,22 +46,8 @@ SM100_TYPE = {0: "none", 1: "128B_base32B", 2: "128B", 4: "64B", 6: "32B"}
 
 
 def configs():
-    out = []
-    for bits in TYPES:
-        t, kb = 128 // bits, 256 // bits
-        for major in ("K", "MN"):
-            for sw in ATOM:
-                if sw == "128B_base32B" and major == "K":
-                    continue                      # make_umma_desc static_asserts (not for K)
-                w = WIDTH[sw]
-                amn, ak = (w * t, KROWS.get(sw, 8)) if major == "MN" else (8, w * t)
-                for a, b in ((1, 1), (2, 2), (4, 1)):
-                    mn, k = amn * a, max(ak, kb) * b
-                    if mn < 8 or mn > 256:
-                        continue
-                    for order in ("col", "row"):
-                        out.append((bits, major, sw, mn, k, order))
-    return out
+    # make_umma_desc static_asserts on a K-major 128B_base32B atom: not generated
+    return tile_configs(TYPES, ATOM, WIDTH, KROWS, skip=lambda sw, major: sw == "128B_base32B" and major == "K")
 
 
 def _cid(c):
