@@ -26,6 +26,7 @@ True
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,15 +35,18 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
-from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
+from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, match_dots, mma_groups, warpgroup_origins
+from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
-from verilayout.prove.ptx_values import SMEM, Prover, PtxValues as _Eval, constant, decide_claim
+from verilayout.hw.nvidia.descriptor import operand_k
+from verilayout.prove.ptx_values import SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names
 from verilayout.prove.wgmma import check_descriptor
+from verilayout.synth.descriptor import derive_descriptor
 
 #: The shared-memory base (``global_smem``), 32 bits.
 SMEM_ALIGNMENT = 1024
@@ -119,8 +123,8 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     return constant(e, _smem_assumption(), cache, prover)
 
 
-def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
-                  path: str, arch: str = "sm_90") -> list[Check]:
+def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
+                  path: str, arch: str = "sm_100") -> list[Check]:
     out = []
     by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
     for slot, name in ((1, "A"), (2, "B")):
@@ -149,12 +153,12 @@ def _wgmma_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks
             continue
         _t, ll = got
         for part, idx in chunks:                       # each copy of the loop body has its own base
-            out.extend(_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch))
+            out.extend(_tc05_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch))
     return out
 
 
-def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
-                    ll: LinearLayout, path: str, arch: str = "sm_90") -> list[Check]:
+def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
+                    ll: LinearLayout, path: str, arch: str = "sm_100") -> list[Check]:
     out = []
     d = tcheck.data
     mn_dim = 0 if name == "A" else 1
@@ -198,14 +202,179 @@ def _operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
         starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
-    out.extend(_start_checks(starts, name, path, ev.prover))
+    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover):
+        out.append(_check(next(x[1] for x in starts if x[0] == i), path, name, st, sev, msg, data))
     return out
 
 
-def _start_checks(starts: list, name: str, path: str, prover: Prover | None = None) -> list[Check]:
-    """Every instruction must imply the same operand base (its start minus the planned K-block
-    offset); the base most instructions agree on is the reference, and it must sit on the swizzle
-    repeat under the shared-memory assumption."""
+def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tuple[Check, LinearLayout]]:
+    """The TTGIR audit's ``mma-descriptor`` check and the layout of each shared operand of ``dot``
+    (those with derived descriptors)."""
+    out = {}
+    for c in mma_checks:
+        name = c.data.get("operand")
+        if c.line != dot.line or name not in ("A", "B") or not c.data.get("descriptors"):
+            continue
+        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        if got is not None:
+            out[name] = (c, got[1])
+    return out
+
+
+def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> tuple[list[tuple[int, int]], int, int] | None:
+    """Each warpgroup's tile corner (from the dot's result layout), and the instruction blocks
+    along M (64 rows each) and N (``n_inst`` columns each) one warpgroup issues; None when the
+    result layout is not read."""
+    if not dot.result_types:
+        return None
+    t = tmod.type_of(dot.result_types[0])
+    if t is None or len(t.shape) != 2:
+        return None
+    ll = attr_to_linear(t.encoding, layout_shape(t))
+    origins = warpgroup_origins(ll, tmod.num_warps or 4)
+    rows = len({r for r, _ in origins})
+    cols = len({c for _, c in origins})
+    return origins, max(1, t.shape[0] // rows // 64), max(1, t.shape[1] // cols // n_inst)
+
+
+def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
+                  path: str, derived: dict) -> list[Check]:
+    """sm_90: each wgmma of the dot's group, for each warpgroup, against the M/N block the plan
+    gives that warpgroup (shapes from the instruction ``m64nNkK``)."""
+    plan = _dot_plan(dot, tmod, mma_checks)
+    shape = wgmma_shape(group[0].opcode)
+    if not plan or shape is None:
+        return []
+    n_inst, k_inst = shape[1], shape[2]
+    tiles = _wg_tiles(dot, tmod, n_inst)
+    blocks = accumulator_blocks(group)
+    reps_k = {len(b) for b in blocks}
+    if tiles is None or len(blocks) != tiles[1] * tiles[2] or len(reps_k) != 1:
+        return [_check(group[0], path, "?", "unknown", "note", f"{len(group)} wgmma instruction(s) in "
+                       f"{len(blocks)} accumulator block(s) do not tile the dot's result by m64n{n_inst} "
+                       "blocks per warpgroup", {"reason": "instruction count"})]
+    origins, _reps_m, reps_n = tiles
+    out = []
+    for slot, name in ((1, "A"), (2, "B")):
+        if name not in plan or group[0].operands[slot].startswith(("{", "[")):
+            continue
+        tcheck, ll = plan[name]
+        d = tcheck.data
+        kx = operand_k(d["dtype"])
+        k_ext = d["shape"][1] if name == "A" else d["shape"][0]
+        if kx != k_inst or k_ext // kx != len(blocks[0]):
+            out.append(_check(group[0], path, name, "unknown", "note", f"operand {name}: {len(blocks[0])} "
+                              f"K-block(s) of k{k_inst} do not cover the planned K = {k_ext}",
+                              {"reason": "instruction count"}))
+            continue
+        mn = 64 if name == "A" else n_inst
+        items = []
+        for b, blk in enumerate(blocks):
+            mr, nr = divmod(b, reps_n)
+            for kb, ins in enumerate(blk):
+                per_wg = []
+                for w, (r0, c0) in enumerate(origins):
+                    mb = (r0 + 64 * mr) // 64 if name == "A" else (c0 + n_inst * nr) // n_inst
+                    want = _derived(derived, tcheck, ll, kb, mn, mb, name)
+                    per_wg.append((w, mb, want))
+                items.append((ins, kb, per_wg))
+        out.extend(_operand_checks(ev, items, slot, name, tcheck, ll, path, mn, len(origins)))
+    return out
+
+
+def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb: int, name: str) -> dict:
+    """The plan's descriptor for K-block ``kb`` of MN block ``mb`` (``mn`` rows): the TTGIR audit's
+    own where it derived that block at that width, else derived here (cached per file)."""
+    d = tcheck.data
+    plan_mn = 64 if name == "A" and d["shape"][0] >= 64 else min(d["shape"][1 if name == "B" else 0], 256)
+    if plan_mn == mn:
+        got = next((x for x in d["descriptors"] if x["mn_block"] == mb and x["k_block"] == kb), None)
+        if got is not None:
+            return got
+    key = (d["layout"], tuple(d["shape"]), d["dtype"], d["major"], name, kb, mn, mb)
+    if key not in cache:
+        p = derive_descriptor(ll, dtype=d["dtype"], major=d["major"], k_block=kb, mn=mn, mn_block=mb,
+                              mn_dim=0 if name == "A" else 1, arch="sm_90")
+        cache[key] = {"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
+                      "status": p.verdict.status}
+    return cache[key]
+
+
+def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
+    """``e`` for the threads of warpgroup ``w`` (``%tid.x = 128 w + t``, ``t < 128`` free) and for
+    its thread 0."""
+    some = z3.substitute(e, (TID, (TID & 127) + 128 * w))
+    return some, z3.substitute(e, (TID, z3.BitVecVal(128 * w, 32)))
+
+
+def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check, ll: LinearLayout,
+                    path: str, mn: int, n_wg: int) -> list[Check]:
+    """One check per instruction of one operand: every warpgroup's descriptor proved (fields,
+    then a common base), else the first warpgroup that fails, named."""
+    results: dict[int, list] = {}
+    starts = []
+    for i, (ins, kb, per_wg) in enumerate(items):
+        e = ev.operand(ins.operands[slot], 64, at=ins)
+        res = results.setdefault(i, [])
+        for w, mb, want in per_wg:
+            data = {"source": "ptx", "operand": name, "instruction": i, "k_block": kb, "mn_block": mb,
+                    "mn": mn, "ttgir_descriptor": want["descriptor"], "warpgroup": w}
+            got = _field_check(ev, ins, e, slot, name, i, kb, w, mb, want, tcheck, ll, mn, n_wg, data)
+            if got[0] == "start":
+                starts.append((i, ins, got[1], data, got[2], w))
+            else:
+                res.append(got)
+    for i, st, sev, msg, data in _start_checks(starts, name, n_wg, ev.prover):
+        results[i].append((st, sev, msg, data))
+    out = []
+    for i, (ins, _kb, _w) in enumerate(items):
+        out.extend(_aggregate(ins, path, name, results[i]))
+    return out
+
+
+def _wg_text(w: int, n_wg: int) -> str:
+    return f", warpgroup {w}" if n_wg > 1 else ""
+
+
+def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int, w: int, mb: int,
+                 want: dict, tcheck: Check, ll: LinearLayout, mn: int, n_wg: int, data: dict) -> tuple:
+    """``("start", base, repeat)`` when warpgroup ``w``'s descriptor fields read the plan's block
+    (its base goes on to the start check), else ``(status, severity, message, data)``."""
+    d = tcheck.data
+    where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {kb}{_wg_text(w, n_wg)})"
+    if e is None:
+        return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
+                "evaluator reads", data)
+    some, e0 = _in_warpgroup(e, w) if str(TID) in symbol_names(e) else (e, e)
+    if some is not e0 and not ev.prover.proves(some == e0):
+        return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
+                "the warpgroup", data)
+    hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
+    if hi is None:
+        return ("unknown", "note", f"{where}: the descriptor's LBO/SBO/swizzle bits are not one constant "
+                f"(opaque values on its path: {sorted(ev.opaque)[:3]})", data)
+    data["ptx_fields"] = f"{hi:#018x}"
+    if _swizzle_code(hi, "sm_90") == 0 and hi & _BASE_OFFSET:
+        # PTX ISA (matrix descriptor, bits 49-51): the base offset "is valid for all swizzling modes
+        # except no-swizzle mode"; Triton 3.9 sets it on unswizzled operands. Reported, then ignored.
+        data["base_offset_warning"] = (hi & _BASE_OFFSET) >> 49
+        hi &= ~_BASE_OFFSET
+    derived = int(want["descriptor"], 16)
+    v = check_descriptor(hi | (derived & _START), ll, dtype=d["dtype"], major=d["major"], k_block=kb, mn=mn,
+                         mn_block=mb, mn_dim=0 if name == "A" else 1, arch="sm_90")
+    if v.status != "proved":
+        return (v.status, "error" if v.status == "counterexample" else "note",
+                f"{where}: the PTX descriptor's fields {hi:#018x} do not read the planned layout {d['layout']} "
+                f"(m64n{mn if name == 'B' else '*'} block {mb}): {v.reason} (the TTGIR plan derives "
+                f"{want['descriptor']})", dict(data, counterexample=v.counterexample))
+    base = z3.Extract(13, 0, e0) - z3.BitVecVal(derived & _START, 14)
+    return ("start", base, _REPEATS["sm_90"].get(_swizzle_code(hi, "sm_90"), 1))
+
+
+def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None) -> list[tuple]:
+    """Every (instruction, warpgroup) must imply the same operand base (its start minus the planned
+    block's); the base most agree on is the reference, and it must sit on the swizzle repeat under
+    the shared-memory assumption. ``(instruction, status, severity, message, data)`` per item."""
     groups: list[list] = []
     for item in starts:
         for g in groups:
@@ -217,36 +386,56 @@ def _start_checks(starts: list, name: str, path: str, prover: Prover | None = No
     if not groups:
         return []
     ref = max(groups, key=len)
-    out = []
     rep = ref[0][4]
     bases = values_at(z3.ZeroExt(18, ref[0][2]), str(SMEM), _SMEM_BASES)    # every base the assumption allows
     if bases is not None:
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
     else:
         aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
+    out = []
     for g in groups:
-        for i, ins, base, data, _mode in g:
+        for i, ins, base, data, _mode, w in g:
+            where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
             if g is ref:
                 ok = aligned == "proved"
-                data = dict(data, assumption=ASSUMPTIONS[0])
-                out.append(_check(ins, path, name, "proved" if ok else "unknown", None if ok else "note",
-                                  f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}): fields read the planned "
-                                  "layout and the start address is the planned K-block's"
-                                  + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not proved "
-                                     f"aligned to the {rep * 16}-byte swizzle repeat (free values on its path)"),
-                                  data))
+                out.append((i, "proved" if ok else "unknown", None if ok else "note",
+                            f"{where}: fields read the planned layout and the start address is the planned "
+                            f"block's" + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not "
+                            f"proved aligned to the {rep * 16}-byte swizzle repeat (free values on its path)"),
+                            dict(data, assumption=ASSUMPTIONS[0])))
                 continue
             s = z3.Solver()
             s.add(_smem_assumption())
-            s.check()
             off = s.model().eval(base - ref[0][2], model_completion=True).as_long() if s.check() == z3.sat else None
-            data = dict(data, ptx_offset_bytes=(off * 16) if off is not None else None)
-            out.append(_check(ins, path, name, "counterexample", "error",
-                              f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}): its descriptor starts "
-                              f"{(off or 0) * 16} bytes away from where the plan puts K-block {data['k_block']} "
-                              f"relative to the other {len(ref)} instruction(s) (the TTGIR plan derives "
-                              f"{data['ttgir_descriptor']} at base 0)", data))
+            off = None if off is None else (off if off < 1 << 13 else off - (1 << 14)) * 16
+            out.append((i, "counterexample", "error",
+                        f"{where}: its descriptor starts {off} bytes away from where the plan puts MN block "
+                        f"{data['mn_block']}, K-block {data['k_block']} relative to the other {len(ref)} "
+                        f"instruction(s) and warpgroup(s) (the TTGIR plan derives {data['ttgir_descriptor']} at "
+                        "base 0)", dict(data, ptx_offset_bytes=off)))
     return out
+
+
+def _aggregate(ins: Instr, path: str, name: str, results: list[tuple]) -> list[Check]:
+    """One instruction's check of one operand over its warpgroups: the first error, else the first
+    unknown, else proved (a base-offset warning first, as reported for the fields)."""
+    out = []
+    warn = next((r[3] for r in results if "base_offset_warning" in r[3]), None)
+    if warn is not None:
+        out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}: base offset "
+                          f"{warn['base_offset_warning']} is set on an unswizzled operand; the PTX ISA defines "
+                          "the field for the swizzling modes (0 for canonical layouts), so how the hardware "
+                          "treats it here is undocumented (the check goes on without it)", dict(warn)))
+    for want in ("counterexample", "unknown", "unchecked"):
+        bad = next((r for r in results if r[0] == want), None)
+        if bad is not None:
+            return out + [_check(ins, path, name, bad[0], bad[1], bad[2], bad[3])]
+    if not results:
+        return out
+    st, sev, msg, data = results[0]
+    n = len(results)
+    return out + [_check(ins, path, name, st, sev, msg + (f" (each of the {n} warpgroups)" if n > 1 else ""),
+                         dict(data, warpgroups=n))]
 
 
 def _check(ins: Instr, path: str, operand: str, status: str, severity: str | None, message: str,
@@ -276,34 +465,49 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
         return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
     tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
     by_func: dict[str, _Eval] = {}
-    for ops, instrs, arch in ((("ttng.warp_group_dot",), wgmmas, "sm_90"),
-                              (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), tc05, "sm_100")):
+    derived: dict = {}                                  # descriptors derived here, per file
+    for ops, arch in ((("ttng.warp_group_dot",), "sm_90"), (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), "sm_100")):
         dots = [o for o in tmod.ops if o.name in ops]
         mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op in ops]
-        matched: set[int] = set()
-        for dot in dots:
-            wg = [i for i in instrs if i.loc == dot.loc and i.line not in matched]
-            if not wg:
-                continue
-            matched.update(i.line for i in wg)
-            ev = by_func.setdefault(wg[0].func, _Eval(mod, wg[0].func))
-            try:
-                checks.extend(_wgmma_checks(ev, wg, dot, tmod, mma_checks, path, arch))
-                if arch == "sm_100":
-                    checks.extend(_idesc_checks(ev, wg, mma_checks, dot, path))
-            except LayoutError as e:
-                checks.append(_check(wg[0], path, "?", "unchecked", None, f"{wg[0].opcode}: {e}",
-                                     {"reason": str(e)}))
-        for i in instrs:
-            if i.line not in matched:
-                checks.append(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has this "
-                                     f"instruction's source line ({i.loc})", {"reason": "unmatched"}))
+        groups = mma_groups(mod.instrs, *MMA_OPS[arch])
+        owner, how = match_dots([d.loc for d in dots], [g[0].loc for g in groups])
+        work: list[tuple[Any, list[Instr]]] = []
+        for g, j in zip(groups, owner):
+            if j is None:
+                checks.extend(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has "
+                                     f"this instruction's source line ({i.loc})", {"reason": "unmatched"}) for i in g)
+            elif arch == "sm_100" and work and work[-1][0] is dots[j]:
+                work[-1][1].extend(g)                  # tcgen05: a dot's instructions checked together
+            else:
+                work.append((dots[j], list(g)))
+        for dot, g in work:
+            ev = by_func.setdefault(g[0].func, _Eval(mod, g[0].func))
+            checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how))
     first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
     offsets: dict = {}                                  # lane offsets, shared by the two checks
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
     checks.extend(element_checks(mod, first, tmod, path, offsets))
     checks.extend(convert_checks(mod, first, tmod, path, offsets))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
+
+
+def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check], path: str,
+                arch: str, derived: dict, how: str) -> list[Check]:
+    """The checks of one dot's instruction group, each saying how the group was matched to the dot;
+    a layout the model refuses, or an internal failure, is one ``unchecked`` result, never silence."""
+    try:
+        if arch == "sm_90":
+            got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived)
+        else:
+            got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch) + \
+                _idesc_checks(ev, group, mma_checks, dot, path)
+    except LayoutError as e:
+        return [_check(group[0], path, "?", "unchecked", None, f"{group[0].opcode}: {e}", {"reason": str(e)})]
+    except (AssertionError, ValueError, KeyError, IndexError, TypeError, z3.Z3Exception) as e:
+        why = f"internal error ({type(e).__name__}: {e})"
+        return [_check(group[0], path, "?", "unchecked", None, f"{group[0].opcode}: unchecked: {why}",
+                       {"reason": why})]
+    return [replace(c, data=dict(c.data, dot_line=dot.line, matched_by=how)) for c in got]
 
 
 def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: Any, path: str) -> list[Check]:

@@ -24,7 +24,7 @@ import z3
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 
-__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant"]
+__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
 SMEM = z3.BitVec("smem_base", 32)
@@ -411,6 +411,8 @@ class PtxValues:
             if head == "mad" and "lo" in parts and len(ops) == 3:
                 return a * b + ops[2]
             return None
+        if head == "shfl":
+            return self._shfl_idx(i, ops)
         if head == "not" and len(ops) == 1:
             return ~ops[0]
         if head == "bfe" and len(ops) == 3:
@@ -430,6 +432,32 @@ class PtxValues:
                 return z3.SignExt(dst_w - src_w, src) if parts[1].startswith("s") else z3.ZeroExt(dst_w - src_w, src)
             return z3.Extract(dst_w - 1, 0, src)
         return None
+
+
+    def _shfl_idx(self, i: Instr, ops: list) -> z3.BitVecRef | None:
+        """``shfl.sync.idx.b32 d, a, L, 31, -1`` (full warp, constant source lane ``L``): ``d`` is
+        ``a`` as lane ``L`` of the same warp holds it (PTX ISA, shfl.sync: ``c = 31`` clears the
+        segment mask, so the source lane is ``L & 31``, always valid), i.e. ``a`` with ``%tid.x``
+        replaced by ``(%tid.x & ~31) | L``. Modelled only when ``a`` reads no value but ``%tid.x``
+        and the shared-memory base (any other symbol could differ between lanes); else None."""
+        if i.parts[:3] != ("shfl", "sync", "idx") or len(i.operands) != 5 or ops[0] is None:
+            return None
+        lane, clamp, mask = (parse_immediate(o) for o in i.operands[2:5])
+        if lane is None or clamp != 31 or mask is None or mask % (1 << 32) != 0xFFFFFFFF:
+            return None
+        if not _symbols_of(ops[0]) <= {str(TID), str(SMEM)}:
+            return None
+        src = (TID & ~31) | (lane & 31)
+        return z3.substitute(ops[0], (TID, src))
+
+
+def symbol_names(*exprs: z3.ExprRef) -> set[str]:
+    """Names of the free symbols (uninterpreted constants) of ``exprs``.
+
+    >>> sorted(symbol_names(TID + 1, SMEM & 3))
+    ['smem_base', 'tid_x']
+    """
+    return _symbols_of(*exprs)
 
 
 def _symbols_of(*exprs: z3.ExprRef) -> set[str]:

@@ -1,0 +1,129 @@
+"""Which PTX MMA instructions lower which TTGIR dot, and which M/N block each warpgroup issues:
+the correspondence the PTX audit (``verilayout.audit.ptx``) proves descriptors over.
+
+Law (issue 26: by dataflow and order, never by source location or counts alone):
+
+* :func:`mma_groups`: the MMA instructions of a function in program order, cut at each
+  ``wgmma.commit_group`` / ``tcgen05.commit`` and wherever the source location or the function
+  changes: one group is one lowered dot (Triton issues a dot's wgmmas between one
+  ``wgmma.fence`` and one ``wgmma.commit_group``);
+* :func:`match_dots`: groups are matched to the TTGIR's dots in order (both lists are in program
+  order). When there are as many groups as dots and each pair has the same source location, the
+  i-th group is the i-th dot's (exact). Otherwise each group goes to the first dot not yet matched
+  at or after the last match with its location, else (a copy, e.g. a peeled loop iteration) to the
+  last dot matched with its location; a group no dot shares a location with is unmatched.
+  Two dots on one Python line (the two loop stages of a causal attention) are thus told apart by
+  their order, not merged;
+* :func:`accumulator_blocks`: a dot's wgmmas that write the same accumulator registers are the
+  successive K-blocks of one (M, N) block; blocks in order of first appearance;
+* :func:`warpgroup_origins`: the ``(row, col)`` the dot's result layout gives warp ``4 w``,
+  register 0, lane 0: the corner of the tile warpgroup ``w`` computes.
+
+>>> from verilayout.frontends.ptx import Instr
+>>> a = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r1}", "%rd1", "%rd2"), 5, loc="k.py:3")
+>>> c = Instr("wgmma.commit_group.sync.aligned", (), 6)
+>>> b = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r2}", "%rd1", "%rd2"), 9, loc="k.py:3")
+>>> [[i.line for i in g] for g in mma_groups([a, c, b], ("wgmma.mma_async",), ("wgmma.commit_group",))]
+[[5], [9]]
+>>> match_dots(["k.py:3", "k.py:3"], ["k.py:3", "k.py:3"])
+([0, 1], 'order')
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.frontends.ptx import Instr
+
+#: Opcode prefixes of the MMA instructions and of what closes one dot's group, per architecture.
+MMA_OPS = {"sm_90": (("wgmma.mma_async",), ("wgmma.commit_group",)),
+           "sm_100": (("tcgen05.mma",), ("tcgen05.commit",))}
+
+
+def mma_groups(instrs: Sequence[Instr], mma: tuple[str, ...], close: tuple[str, ...]) -> list[list[Instr]]:
+    """The MMA instructions of ``instrs`` (``mma`` opcode prefixes), in order, cut at an
+    instruction of ``close`` and where the location or the function changes (see the module law).
+
+    >>> from verilayout.frontends.ptx import Instr
+    >>> x = [Instr("tcgen05.mma.cta.kind::f16", ("[%r1]",), n, loc=l) for n, l in ((1, "a:1"), (2, "a:1"), (3, "a:2"))]
+    >>> [len(g) for g in mma_groups(x, ("tcgen05.mma",), ("tcgen05.commit",))]
+    [2, 1]
+    """
+    groups: list[list[Instr]] = []
+    cur: list[Instr] = []
+    for i in instrs:
+        if i.opcode.startswith(close):
+            if cur:
+                groups.append(cur)
+            cur = []
+        elif i.opcode.startswith(mma):
+            if cur and (cur[-1].loc != i.loc or cur[-1].func != i.func):
+                groups.append(cur)
+                cur = []
+            cur.append(i)
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def match_dots(dot_locs: Sequence[str | None], group_locs: Sequence[str | None]) -> tuple[list[int | None], str]:
+    """For each group, the index of its dot (None: unmatched), and ``"order"`` when the match is
+    the exact one-to-one pairing of the module law, else ``"order and location"``.
+
+    >>> match_dots(["a:1", "a:2"], ["a:1", "a:1", "a:2"])
+    ([0, 0, 1], 'order and location')
+    >>> match_dots(["a:1"], ["a:9"])
+    ([None], 'order and location')
+    """
+    if len(dot_locs) == len(group_locs) and all(d == g for d, g in zip(dot_locs, group_locs)):
+        return list(range(len(dot_locs))), "order"
+    out: list[int | None] = []
+    used: set[int] = set()
+    last = -1
+    last_by_loc: dict[str | None, int] = {}
+    for loc in group_locs:
+        nxt = next((j for j in range(max(last, 0), len(dot_locs)) if j not in used and dot_locs[j] == loc), None)
+        if nxt is None:
+            nxt = last_by_loc.get(loc)
+        if nxt is not None:
+            used.add(nxt)
+            last = max(last, nxt)
+            last_by_loc[loc] = nxt
+        out.append(nxt)
+    return out, "order and location"
+
+
+def accumulator_blocks(group: Sequence[Instr]) -> list[list[Instr]]:
+    """The group's instructions by accumulator (operand 0, whitespace ignored), blocks in order of
+    first appearance, each block's instructions in program order.
+
+    >>> from verilayout.frontends.ptx import Instr
+    >>> g = [Instr("wgmma", (d,), n) for n, d in ((1, "{%r1}"), (2, "{%r2}"), (3, "{ %r1 }"))]
+    >>> [[i.line for i in b] for b in accumulator_blocks(g)]
+    [[1, 3], [2]]
+    """
+    blocks: dict[str, list[Instr]] = {}
+    for i in group:
+        blocks.setdefault(re.sub(r"\s+", "", i.operands[0]) if i.operands else "", []).append(i)
+    return list(blocks.values())
+
+
+def warpgroup_origins(result: LinearLayout, num_warps: int) -> list[tuple[int, int]]:
+    """``(row, col)`` of register 0, lane 0 of warp ``4 w`` for each warpgroup ``w`` of
+    ``num_warps`` warps (the result layout's ``dim0``/``dim1``).
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> ll = LinearLayout({"register": [], "lane": [], "warp": [[0, 0], [0, 0], [64, 0]], "block": []},
+    ...                   ["dim0", "dim1"], [128, 64])
+    >>> warpgroup_origins(ll, 8)
+    [(0, 0), (64, 0)]
+    """
+    out = []
+    for w in range(max(1, num_warps // 4)):
+        coords = {d: 0 for d in result.in_dims}
+        coords["warp"] = 4 * w
+        got = result.apply(coords)
+        names = result.out_dim_names
+        out.append((got[names[0]], got[names[1]]))
+    return out
