@@ -35,12 +35,14 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
-from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, match_dots, mma_groups, warpgroup_origins
+from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
+                                       producers_by_name, warpgroup_origins)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, parse_ptx
+from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.hw.nvidia.descriptor import operand_k
@@ -202,7 +204,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
         starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
-    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover):
+    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover)[0]:
         out.append(_check(next(x[1] for x in starts if x[0] == i), path, name, st, sev, msg, data))
     return out
 
@@ -238,9 +240,10 @@ def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> tuple[list[tuple[int, int]
 
 
 def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
-                  path: str, derived: dict) -> list[Check]:
+                  path: str, derived: dict, bases: list) -> list[Check]:
     """sm_90: each wgmma of the dot's group, for each warpgroup, against the M/N block the plan
-    gives that warpgroup (shapes from the instruction ``m64nNkK``)."""
+    gives that warpgroup (shapes from the instruction ``m64nNkK``); each proved operand's base
+    goes to ``bases``."""
     plan = _dot_plan(dot, tmod, mma_checks)
     shape = wgmma_shape(group[0].opcode)
     if not plan or shape is None:
@@ -278,7 +281,7 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
                     want = _derived(derived, tcheck, ll, kb, mn, mb, name)
                     per_wg.append((w, mb, want))
                 items.append((ins, kb, per_wg))
-        out.extend(_operand_checks(ev, items, slot, name, tcheck, ll, path, mn, len(origins)))
+        out.extend(_operand_checks(ev, items, slot, name, tcheck, ll, path, mn, len(origins), bases))
     return out
 
 
@@ -308,9 +311,10 @@ def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
 
 
 def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check, ll: LinearLayout,
-                    path: str, mn: int, n_wg: int) -> list[Check]:
+                    path: str, mn: int, n_wg: int, bases: list) -> list[Check]:
     """One check per instruction of one operand: every warpgroup's descriptor proved (fields,
-    then a common base), else the first warpgroup that fails, named."""
+    then a common base), else the first warpgroup that fails, named; the operand's base (16-byte
+    units, 14 bits) goes to ``bases`` as ``(operand, first instruction, base)``."""
     results: dict[int, list] = {}
     starts = []
     for i, (ins, kb, per_wg) in enumerate(items):
@@ -324,11 +328,14 @@ def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check,
                 starts.append((i, ins, got[1], data, got[2], w))
             else:
                 res.append(got)
-    for i, st, sev, msg, data in _start_checks(starts, name, n_wg, ev.prover):
+    got, base = _start_checks(starts, name, n_wg, ev.prover)
+    for i, st, sev, msg, data in got:
         results[i].append((st, sev, msg, data))
     out = []
     for i, (ins, _kb, _w) in enumerate(items):
         out.extend(_aggregate(ins, path, name, results[i]))
+    if base is not None:
+        bases.append((name, items[0][0], base))
     return out
 
 
@@ -371,10 +378,11 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     return ("start", base, _REPEATS["sm_90"].get(_swizzle_code(hi, "sm_90"), 1))
 
 
-def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None) -> list[tuple]:
+def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None) -> tuple[list[tuple], Any]:
     """Every (instruction, warpgroup) must imply the same operand base (its start minus the planned
     block's); the base most agree on is the reference, and it must sit on the swizzle repeat under
-    the shared-memory assumption. ``(instruction, status, severity, message, data)`` per item."""
+    the shared-memory assumption. ``(instruction, status, severity, message, data)`` per item, and
+    the reference base (None without items)."""
     groups: list[list] = []
     for item in starts:
         for g in groups:
@@ -384,7 +392,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
         else:
             groups.append([item])
     if not groups:
-        return []
+        return [], None
     ref = max(groups, key=len)
     rep = ref[0][4]
     bases = values_at(z3.ZeroExt(18, ref[0][2]), str(SMEM), _SMEM_BASES)    # every base the assumption allows
@@ -413,7 +421,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
                         f"{data['mn_block']}, K-block {data['k_block']} relative to the other {len(ref)} "
                         f"instruction(s) and warpgroup(s) (the TTGIR plan derives {data['ttgir_descriptor']} at "
                         "base 0)", dict(data, ptx_offset_bytes=off)))
-    return out
+    return out, ref[0][2]
 
 
 def _aggregate(ins: Instr, path: str, name: str, results: list[tuple]) -> list[Check]:
@@ -466,6 +474,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
     by_func: dict[str, _Eval] = {}
     derived: dict = {}                                  # descriptors derived here, per file
+    operands: list = []                                 # (dot, operand, instruction, base, evaluator)
     for ops, arch in ((("ttng.warp_group_dot",), "sm_90"), (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), "sm_100")):
         dots = [o for o in tmod.ops if o.name in ops]
         mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op in ops]
@@ -482,7 +491,10 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                 work.append((dots[j], list(g)))
         for dot, g in work:
             ev = by_func.setdefault(g[0].func, _Eval(mod, g[0].func))
-            checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how))
+            found: list = []
+            checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how, found))
+            operands.extend((dot, name, ins, base, ev) for name, ins, base in found)
+    checks.extend(_buffer_checks(operands, tmod, path))
     first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
     offsets: dict = {}                                  # lane offsets, shared by the two checks
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
@@ -492,12 +504,12 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
 
 
 def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check], path: str,
-                arch: str, derived: dict, how: str) -> list[Check]:
+                arch: str, derived: dict, how: str, bases: list) -> list[Check]:
     """The checks of one dot's instruction group, each saying how the group was matched to the dot;
     a layout the model refuses, or an internal failure, is one ``unchecked`` result, never silence."""
     try:
         if arch == "sm_90":
-            got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived)
+            got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived, bases)
         else:
             got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch) + \
                 _idesc_checks(ev, group, mma_checks, dot, path)
@@ -508,6 +520,62 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
         return [_check(group[0], path, "?", "unchecked", None, f"{group[0].opcode}: unchecked: {why}",
                        {"reason": why})]
     return [replace(c, data=dict(c.data, dot_line=dot.line, matched_by=how)) for c in got]
+
+
+def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
+    """Two MMA operands that view different TTGIR allocations live at the same time
+    (:func:`live_lines` intersect) must read disjoint bytes: for each such pair in one function,
+    the later operand's first instruction gets a ``mma-buffer`` check that the two views' byte
+    ranges (each base to base + the view's bytes, modulo the 14-bit start field's 256 KB) do not
+    meet: proved, or a counterexample (the descriptor reads another buffer). Only pairs whose
+    bases are one constant distance apart for every value of the symbols are compared (a shared
+    pipeline index cancels); others have independent free indices and get no check."""
+    producers = producers_by_name(tmod.ops)
+    views = []
+    for dot, name, ins, base, ev in operands:
+        idx = 0 if name == "A" else 1
+        root = memdesc_root(dot.operands[idx], producers, dot.line) if idx < len(dot.operands) else None
+        t = tmod.type_of(dot.operand_types[idx]) if root is not None else None
+        bits = elem_bit_width(t.elem) if t is not None else None
+        if root is None or not bits:
+            continue
+        size = int(np.prod(t.shape)) * bits // 8 // 16
+        views.append((dot, name, ins, base, ev, root, live_lines(root, tmod.ops), size))
+    out = []
+    done: set = set()
+    for k, (dot, name, ins, base, ev, root, live, size) in enumerate(views):
+        for dot2, name2, ins2, base2, ev2, root2, live2, size2 in views[:k]:
+            key = (ins.line, name, root2.line)
+            if root2 is root or ev2 is not ev or key in done or live[0] > live2[1] or live2[0] > live[1]:
+                continue
+            done.add(key)
+            got = _disjoint_check(ev, (dot, name, ins, base, size), (dot2, name2, ins2, base2, size2), path)
+            if got is not None:
+                out.append(got)
+    return out
+
+
+def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | None:
+    """The ``mma-buffer`` check of :func:`_buffer_checks` for one pair of views; None when the
+    distance between their bases is not one constant (independent buffer indices: not compared)."""
+    dot, name, ins, base, size = cur
+    dot2, name2, ins2, base2, size2 = other
+    d = _constant(z3.ZeroExt(18, base2 - base), ev.const_cache, ev.prover)   # 14-bit, modulo the start field
+    if d is None:
+        return None
+    apart = d >= size and (1 << 14) - d >= size2 if d else False
+    data = {"source": "ptx", "operand": name, "dot_line": dot.line, "other_dot_line": dot2.line,
+            "other_operand": name2, "other_instruction_line": ins2.line, "bytes": size * 16,
+            "other_bytes": size2 * 16, "distance_bytes": d * 16, "assumption": ASSUMPTIONS[0]}
+    what = (f"operand {name} of the dot at TTGIR line {dot.line} and operand {name2} of the dot at TTGIR "
+            f"line {dot2.line} (PTX line {ins2.line}) view different allocations, both live")
+    if apart:
+        return Check("wgmma.mma_async", ins.line, ins.loc, "mma-buffer", "proved", None,
+                     f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB) "
+                     f"and read disjoint bytes ({size * 16} and {size2 * 16} bytes)", data)
+    return Check("wgmma.mma_async", ins.line, ins.loc, "mma-buffer", "counterexample", "error",
+                 f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB), so "
+                 f"their ranges ({size * 16} and {size2 * 16} bytes) overlap: one reads the other's buffer", data)
 
 
 def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: Any, path: str) -> list[Check]:

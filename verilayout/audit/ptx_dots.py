@@ -17,9 +17,12 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
 * :func:`accumulator_blocks`: a dot's wgmmas that write the same accumulator registers are the
   successive K-blocks of one (M, N) block; blocks in order of first appearance;
 * :func:`warpgroup_origins`: the ``(row, col)`` the dot's result layout gives warp ``4 w``,
-  register 0, lane 0: the corner of the tile warpgroup ``w`` computes.
+  register 0, lane 0: the corner of the tile warpgroup ``w`` computes;
+* :func:`memdesc_root` / :func:`live_lines`: the allocation an operand's memdesc views, and the
+  TTGIR lines over which that allocation is live.
 
 >>> from verilayout.frontends.ptx import Instr
+from verilayout.frontends.ttgir import Op
 >>> a = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r1}", "%rd1", "%rd2"), 5, loc="k.py:3")
 >>> c = Instr("wgmma.commit_group.sync.aligned", (), 6)
 >>> b = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r2}", "%rd1", "%rd2"), 9, loc="k.py:3")
@@ -31,10 +34,11 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.frontends.ptx import Instr
+from verilayout.frontends.ttgir import Op
 
 #: Opcode prefixes of the MMA instructions and of what closes one dot's group, per architecture.
 MMA_OPS = {"sm_90": (("wgmma.mma_async",), ("wgmma.commit_group",)),
@@ -46,6 +50,7 @@ def mma_groups(instrs: Sequence[Instr], mma: tuple[str, ...], close: tuple[str, 
     instruction of ``close`` and where the location or the function changes (see the module law).
 
     >>> from verilayout.frontends.ptx import Instr
+from verilayout.frontends.ttgir import Op
     >>> x = [Instr("tcgen05.mma.cta.kind::f16", ("[%r1]",), n, loc=l) for n, l in ((1, "a:1"), (2, "a:1"), (3, "a:2"))]
     >>> [len(g) for g in mma_groups(x, ("tcgen05.mma",), ("tcgen05.commit",))]
     [2, 1]
@@ -99,6 +104,7 @@ def accumulator_blocks(group: Sequence[Instr]) -> list[list[Instr]]:
     first appearance, each block's instructions in program order.
 
     >>> from verilayout.frontends.ptx import Instr
+from verilayout.frontends.ttgir import Op
     >>> g = [Instr("wgmma", (d,), n) for n, d in ((1, "{%r1}"), (2, "{%r2}"), (3, "{ %r1 }"))]
     >>> [[i.line for i in b] for b in accumulator_blocks(g)]
     [[1, 3], [2]]
@@ -127,3 +133,70 @@ def warpgroup_origins(result: LinearLayout, num_warps: int) -> list[tuple[int, i
         names = result.out_dim_names
         out.append((got[names[0]], got[names[1]]))
     return out
+
+
+def producers_by_name(ops: Sequence[Op]) -> dict[str, list[Op]]:
+    """SSA name -> the ops defining it, in line order (MLIR reuses a name in sibling regions: the
+    two loops of a kernel can both define ``%qk``).
+
+    >>> from verilayout.frontends.ttgir import Op
+    >>> [o.line for o in producers_by_name([Op("a", 1, ("%x",), (), (), ()), Op("b", 5, ("%x",), (), (), ())])["%x"]]
+    [1, 5]
+    """
+    out: dict[str, list[Op]] = {}
+    for op in sorted(ops, key=lambda o: o.line):
+        for r in op.results:
+            out.setdefault(r, []).append(op)
+    return out
+
+
+def memdesc_root(value: str, producers: Mapping[str, list[Op]], line: int, depth: int = 64) -> Op | None:
+    """The ``ttg.local_alloc`` whose memory the memdesc ``value``, read at TTGIR ``line``, views:
+    followed through the ``ttg.memdesc_*`` view ops (index, subslice, trans, reshape,
+    reinterpret), each name resolved to its last definition before the line that reads it; None
+    where the chain leaves them (a loop-carried block argument, a function argument, ...).
+
+    >>> from verilayout.frontends.ttgir import Op
+    >>> a = Op("ttg.local_alloc", 3, ("%a",), (), (), ())
+    >>> v = Op("ttg.memdesc_index", 4, ("%v",), ("%a", "%i"), (), ())
+    >>> memdesc_root("%v", producers_by_name([a, v]), 9).line
+    3
+    """
+    for _ in range(depth):
+        op = next((o for o in reversed(producers.get(value, ())) if o.line < line), None)
+        if op is None:
+            return None
+        if op.name == "ttg.local_alloc":
+            return op
+        if not op.name.startswith("ttg.memdesc_") or not op.operands:
+            return None
+        value, line = op.operands[0], op.line
+    return None
+
+
+def live_lines(alloc: Op, ops: Sequence[Op]) -> tuple[int, int]:
+    """``(first, last)`` TTGIR line at which ``alloc``'s memory is live: its definition to the last
+    op that reads it or a view of it (views through ``ttg.memdesc_*`` ops; a name defined again
+    by another op stops naming the view). Triton's allocator gives two buffers overlapping memory
+    only when their liveness (op order, widened over loops) does not intersect; this interval is
+    contained in that liveness, so two intersecting intervals mean disjoint buffers (an inference
+    from Triton's allocation rule).
+
+    >>> from verilayout.frontends.ttgir import Op
+    >>> a = Op("ttg.local_alloc", 3, ("%a",), (), (), ())
+    >>> live_lines(a, [a, Op("ttg.memdesc_index", 5, ("%v",), ("%a",), (), ()), Op("ttng.x", 9, (), ("%v",), (), ()),
+    ...                Op("ttg.local_alloc", 11, ("%v",), (), (), ()), Op("ttng.x", 12, (), ("%v",), (), ())])
+    (3, 9)
+    """
+    names = set(alloc.results)
+    last = alloc.line
+    for op in sorted(ops, key=lambda o: o.line):
+        if op.line <= alloc.line:
+            continue
+        if names.intersection(op.operands):
+            last = max(last, op.line)
+            if op.name.startswith("ttg.memdesc_"):
+                names.update(op.results)
+                continue
+        names.difference_update(op.results)
+    return alloc.line, last

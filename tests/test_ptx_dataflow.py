@@ -1,0 +1,141 @@
+"""Issue 26, root causes 1 and 2: the PTX audit matches wgmma groups to TTGIR dots by order and
+proves each warpgroup's descriptors against the M/N block the plan gives that warpgroup.
+
+Fixtures: ``tests/fixtures/ptxflow`` (Triton 3.9 wheel, sm_90, 8 warps; ``generate.py`` there
+rewrites them). The facts the tests rest on are read from the compiler's own text here (the
+``warpsPerCTA``, the instruction shapes, the dots sharing a source line), and each mutant's
+expected offset is the one the test writes into the PTX; none comes from the audit.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from verilayout.audit.ptx import audit_ptx_text
+from verilayout.audit.ttgir import audit_module
+from verilayout.frontends.ttgir import parse_module
+
+HERE = Path(__file__).resolve().parent / "fixtures" / "ptxflow"
+
+
+def _audit(name: str, ptx: str | None = None):
+    ttgir = (HERE / f"{name}.ttgir").read_text()
+    tmod = parse_module(ttgir)
+    plan = audit_module(tmod, f"{name}.ttgir").checks
+    text = ptx if ptx is not None else (HERE / f"{name}.ptx").read_text()
+    return audit_ptx_text(text, f"{name}.ptx", ttgir, plan, ttgir_module=tmod)
+
+
+def _mutate(name: str, old: str, new: str) -> str:
+    text = (HERE / f"{name}.ptx").read_text()
+    assert text.count(old) == 1, f"the fixture {name}.ptx changed: {old!r} is not there once"
+    return text.replace(old, new)
+
+
+def _wgmma_lines(text: str) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if line.strip().startswith("wgmma.mma_async")]
+
+
+def test_split_n_gemm_is_the_case_of_the_issue():
+    ttgir = (HERE / "gemm_split_n.ttgir").read_text()
+    ptx = (HERE / "gemm_split_n.ptx").read_text()
+    assert "warpsPerCTA = [4, 2], instrShape = [16, 64, 16]" in ttgir
+    assert re.search(r"memdesc<64x128xf16", ttgir)                 # the B operand: N = 128
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {"m64n64k16"}
+    assert re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, %r\d+, 0, 31, -1;\s+shl\.b32\s+%r\d+, %r\d+, 7;\s+"
+                     r"and\.b32\s+%r\d+, %r\d+, 512;", ptx)           # the warp-id term of B's start
+
+
+def test_split_n_gemm_proves_per_warpgroup():
+    rep = _audit("gemm_split_n")
+    mma = [c for c in rep.checks if c.check == "mma-descriptor"]
+    lines = _wgmma_lines((HERE / "gemm_split_n.ptx").read_text())
+    assert len(lines) == 4                                            # K = 64: four k16 blocks
+    assert {(c.line, c.data["operand"]) for c in mma} == {(n, o) for n in lines for o in "AB"}
+    assert all(c.status == "proved" for c in rep.checks), [c.message for c in rep.checks if c.status != "proved"]
+    assert {c.data["warpgroups"] for c in mma} == {2}                 # 8 warps: two warpgroups each proved
+
+
+def test_split_n_gemm_warpgroup_1_one_atom_off_is_an_error():
+    # warpgroup 1's B start term 512 (x 16 bytes) becomes 512 + 64: one 1024-byte atom (8 rows of the
+    # 128-byte swizzle) further on; warpgroup 0's term stays 0
+    text = _mutate("gemm_split_n", "and.b32 \t%r65, %r64, 512;",
+                   "and.b32 \t%r900, %r64, 512;\n\tshr.u32 \t%r901, %r900, 3;\n\tadd.s32 \t%r65, %r900, %r901;")
+    rep = _audit("gemm_split_n", text)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {c.line for c in errors} == set(_wgmma_lines(text))
+    for c in errors:
+        assert c.data["operand"] == "B" and c.data["warpgroup"] == 1 and "warpgroup 1" in c.message
+        assert c.data["ptx_offset_bytes"] == 1024
+
+
+def _attention_dots() -> list[int]:
+    ttgir = (HERE / "causal_attention.ttgir").read_text()
+    return [n for n, line in enumerate(ttgir.splitlines(), 1) if "= ttng.warp_group_dot " in line]
+
+
+def test_attention_two_dots_on_one_line():
+    ttgir = (HERE / "causal_attention.ttgir").read_text()
+    assert "warpsPerCTA = [8, 1]" in ttgir
+    dots = _attention_dots()
+    assert len(dots) == 4
+    lines = ttgir.splitlines()
+    # the two QK^T dots (operand A from shared memory) are the 1st and 3rd, on one Python line
+    qk = [n for n in dots if re.search(r"warp_group_dot %\w+, %\w+, %\w+ .*: !ttg\.memdesc", lines[n - 1])]
+    assert qk == [dots[0], dots[2]]
+    loc = [re.search(r"loc\((#\w+)\)\s*$", lines[n - 1]).group(1) for n in qk]
+    callee = [re.search(rf"^{re.escape(x)} = loc\(callsite\((#\w+) at (#\w+)\)\)", ttgir, re.M) for x in loc]
+    assert callee[0] and callee[1]
+    assert callee[0].group(1) == callee[1].group(1)                   # one Python line (the helper's dot)
+    assert callee[0].group(2) != callee[1].group(2)                   # called from two places
+
+
+def test_attention_dots_matched_by_order_and_proved():
+    rep = _audit("causal_attention")
+    assert all(c.status == "proved" for c in rep.checks), [c.message for c in rep.checks if c.status != "proved"]
+    mma = [c for c in rep.checks if c.check == "mma-descriptor"]
+    lines = _wgmma_lines((HERE / "causal_attention.ptx").read_text())
+    assert len(lines) == 16                                           # four dots, four k16 blocks each
+    dots = _attention_dots()
+    got = {c.line: c.data["dot_line"] for c in mma}
+    assert [got[n] for n in lines] == [d for d in dots for _ in range(4)]   # program order on both sides
+    assert {c.data["matched_by"] for c in mma} == {"order"}
+    assert {c.data["warpgroups"] for c in mma} == {2}
+    buffers = [c for c in rep.checks if c.check == "mma-buffer"]
+    assert buffers and all(c.status == "proved" for c in buffers)
+
+
+def test_attention_warpgroup_1_q_one_atom_off_is_an_error():
+    # the second stage's Q (operand A) start for warpgroup 1: 512 (x 16 bytes, its 64 rows) becomes 576
+    text = _mutate("causal_attention", "and.b32 \t%r455, %r454, 512;",
+                   "and.b32 \t%r900, %r454, 512;\n\tshr.u32 \t%r901, %r900, 3;\n\tadd.s32 \t%r455, %r900, %r901;")
+    rep = _audit("causal_attention", text)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    third = _wgmma_lines(text)[8:12]                                  # the third dot: the second QK^T
+    assert {c.line for c in errors} == set(third)
+    assert all(c.data["operand"] == "A" and c.data["warpgroup"] == 1 and c.data["ptx_offset_bytes"] == 1024
+               and "warpgroup 1" in c.message for c in errors)
+
+
+def test_attention_pv_dot_reading_the_qk_dots_buffer_is_an_error():
+    # the first stage's P.V dot takes its B start from K's buffer (its own buffer is 24576 bytes on)
+    text = _mutate("causal_attention", "add.s32 \t%r174, %r165, 24576;", "add.s32 \t%r174, %r165, 0;")
+    rep = _audit("causal_attention", text)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    second = _wgmma_lines(text)[4]                                    # the second dot's first wgmma
+    assert [(c.line, c.check) for c in errors] == [(second, "mma-buffer")]
+    assert errors[0].data["distance_bytes"] == 0 and "warpgroup" in errors[0].message
+
+
+@pytest.mark.parametrize("name", ["gemm_split_n", "causal_attention"])
+def test_internal_failure_is_unchecked(name, monkeypatch):
+    import verilayout.audit.ptx as ptx
+
+    def boom(*_a, **_k):
+        raise KeyError("simulated")
+    monkeypatch.setattr(ptx, "_wgmma_checks", boom)
+    rep = _audit(name)
+    got = [c for c in rep.checks if c.op.startswith("wgmma")]
+    assert got and all(c.status == "unchecked" and "internal error" in c.message for c in got)
