@@ -103,7 +103,7 @@ def test_attention_dots_matched_by_order_and_proved():
     assert [got[n] for n in lines] == [d for d in dots for _ in range(4)]   # program order on both sides
     assert {c.data["matched_by"] for c in mma} == {"order"}
     assert {c.data["warpgroups"] for c in mma} == {2}
-    buffers = [c for c in rep.checks if c.check == "mma-buffer"]
+    buffers = [c for c in rep.checks if c.check == "operand-buffers"]
     assert buffers and all(c.status == "proved" for c in buffers)
 
 
@@ -125,7 +125,7 @@ def test_attention_pv_dot_reading_the_qk_dots_buffer_is_an_error():
     rep = _audit("causal_attention", text)
     errors = [c for c in rep.checks if c.severity == "error"]
     second = _wgmma_lines(text)[4]                                    # the second dot's first wgmma
-    assert [(c.line, c.check) for c in errors] == [(second, "mma-buffer")]
+    assert [(c.line, c.check) for c in errors] == [(second, "operand-buffers")]
     assert errors[0].data["distance_bytes"] == 0 and "warpgroup" in errors[0].message
 
 

@@ -525,7 +525,7 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
 def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
     """Two MMA operands that view different TTGIR allocations live at the same time
     (:func:`live_lines` intersect) must read disjoint bytes: for each such pair in one function,
-    the later operand's first instruction gets a ``mma-buffer`` check that the two views' byte
+    the later operand's first instruction gets a ``operand-buffers`` check that the two views' byte
     ranges (each base to base + the view's bytes, modulo the 14-bit start field's 256 KB) do not
     meet: proved, or a counterexample (the descriptor reads another buffer). Only pairs whose
     bases are one constant distance apart for every value of the symbols are compared (a shared
@@ -556,7 +556,7 @@ def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
 
 
 def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | None:
-    """The ``mma-buffer`` check of :func:`_buffer_checks` for one pair of views; None when the
+    """The ``operand-buffers`` check of :func:`_buffer_checks` for one pair of views; None when the
     distance between their bases is not one constant (independent buffer indices: not compared)."""
     dot, name, ins, base, size = cur
     dot2, name2, ins2, base2, size2 = other
@@ -570,10 +570,10 @@ def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | N
     what = (f"operand {name} of the dot at TTGIR line {dot.line} and operand {name2} of the dot at TTGIR "
             f"line {dot2.line} (PTX line {ins2.line}) view different allocations, both live")
     if apart:
-        return Check("wgmma.mma_async", ins.line, ins.loc, "mma-buffer", "proved", None,
+        return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "proved", None,
                      f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB) "
                      f"and read disjoint bytes ({size * 16} and {size2 * 16} bytes)", data)
-    return Check("wgmma.mma_async", ins.line, ins.loc, "mma-buffer", "counterexample", "error",
+    return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "counterexample", "error",
                  f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB), so "
                  f"their ranges ({size * 16} and {size2 * 16} bytes) overlap: one reads the other's buffer", data)
 
