@@ -139,3 +139,20 @@ def test_internal_failure_is_unchecked(name, monkeypatch):
     rep = _audit(name)
     got = [c for c in rep.checks if c.op.startswith("wgmma")]
     assert got and all(c.status == "unchecked" and "internal error" in c.message for c in got)
+
+
+def test_shfl_idx_of_the_warp_id_is_the_warp_id():
+    # shfl.sync.idx with lane 0, c = 31, full mask: every lane gets lane 0's value (PTX ISA, shfl.sync);
+    # here (tid >> 5) << 7 & 512, brute-forced over the 256 threads of 8 warps
+    import z3
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.prove.ptx_values import TID, PtxValues
+    src = (".version 8.7\n.visible .entry f()\n{\nmov.u32 %r1, %tid.x;\nshr.u32 %r2, %r1, 5;\n"
+           "shfl.sync.idx.b32 %r3, %r2, 0, 31, -1;\nshl.b32 %r4, %r3, 7;\nand.b32 %r5, %r4, 512;\n"
+           "ld.param.u32 %r6, [p];\nshfl.sync.idx.b32 %r7, %r6, 0, 31, -1;\n}")
+    v = PtxValues(parse_ptx(src), "f")
+    e = v.reg("%r5")
+    for tid in range(256):
+        got = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(tid, 32)))).as_long()
+        assert got == (((tid >> 5) << 7) & 512)
+    assert z3.is_const(v.reg("%r7")) and not z3.is_bv_value(v.reg("%r7"))   # a loaded value: a lane's own symbol

@@ -406,6 +406,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
             where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
             if g is ref:
                 ok = aligned == "proved"
+                where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']})"
                 out.append((i, "proved" if ok else "unknown", None if ok else "note",
                             f"{where}: fields read the planned layout and the start address is the planned "
                             f"block's" + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not "

@@ -22,7 +22,6 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
   TTGIR lines over which that allocation is live.
 
 >>> from verilayout.frontends.ptx import Instr
-from verilayout.frontends.ttgir import Op
 >>> a = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r1}", "%rd1", "%rd2"), 5, loc="k.py:3")
 >>> c = Instr("wgmma.commit_group.sync.aligned", (), 6)
 >>> b = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r2}", "%rd1", "%rd2"), 9, loc="k.py:3")
@@ -50,7 +49,6 @@ def mma_groups(instrs: Sequence[Instr], mma: tuple[str, ...], close: tuple[str, 
     instruction of ``close`` and where the location or the function changes (see the module law).
 
     >>> from verilayout.frontends.ptx import Instr
-from verilayout.frontends.ttgir import Op
     >>> x = [Instr("tcgen05.mma.cta.kind::f16", ("[%r1]",), n, loc=l) for n, l in ((1, "a:1"), (2, "a:1"), (3, "a:2"))]
     >>> [len(g) for g in mma_groups(x, ("tcgen05.mma",), ("tcgen05.commit",))]
     [2, 1]
@@ -104,7 +102,6 @@ def accumulator_blocks(group: Sequence[Instr]) -> list[list[Instr]]:
     first appearance, each block's instructions in program order.
 
     >>> from verilayout.frontends.ptx import Instr
-from verilayout.frontends.ttgir import Op
     >>> g = [Instr("wgmma", (d,), n) for n, d in ((1, "{%r1}"), (2, "{%r2}"), (3, "{ %r1 }"))]
     >>> [[i.line for i in b] for b in accumulator_blocks(g)]
     [[1, 3], [2]]
@@ -121,7 +118,7 @@ def warpgroup_origins(result: LinearLayout, num_warps: int) -> list[tuple[int, i
 
     >>> from verilayout.core.linear_layout import LinearLayout
     >>> ll = LinearLayout({"register": [], "lane": [], "warp": [[0, 0], [0, 0], [64, 0]], "block": []},
-    ...                   ["dim0", "dim1"], [128, 64])
+    ...                   {"dim0": 128, "dim1": 64}, require_surjective=False)
     >>> warpgroup_origins(ll, 8)
     [(0, 0), (64, 0)]
     """
