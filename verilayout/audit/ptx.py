@@ -36,7 +36,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
-                                       producers_by_name, warpgroup_origins)
+                                       producers_by_name, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
@@ -223,20 +223,15 @@ def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tupl
     return out
 
 
-def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> tuple[list[tuple[int, int]], int, int] | None:
-    """Each warpgroup's tile corner (from the dot's result layout), and the instruction blocks
-    along M (64 rows each) and N (``n_inst`` columns each) one warpgroup issues; None when the
-    result layout is not read."""
+def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> list[tuple[list[int], list[int]]] | None:
+    """Each warpgroup's M blocks (64 rows) and N blocks (``n_inst`` columns) from the dot's result
+    layout (:func:`warpgroup_blocks`); None when the result is not a 2-D tensor."""
     if not dot.result_types:
         return None
     t = tmod.type_of(dot.result_types[0])
     if t is None or len(t.shape) != 2:
         return None
-    ll = attr_to_linear(t.encoding, layout_shape(t))
-    origins = warpgroup_origins(ll, tmod.num_warps or 4)
-    rows = len({r for r, _ in origins})
-    cols = len({c for _, c in origins})
-    return origins, max(1, t.shape[0] // rows // 64), max(1, t.shape[1] // cols // n_inst)
+    return warpgroup_blocks(attr_to_linear(t.encoding, layout_shape(t)), tmod.num_warps or 4, n_inst)
 
 
 def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
@@ -252,11 +247,10 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
     tiles = _wg_tiles(dot, tmod, n_inst)
     blocks = accumulator_blocks(group)
     reps_k = {len(b) for b in blocks}
-    if tiles is None or len(blocks) != tiles[1] * tiles[2] or len(reps_k) != 1:
+    if tiles is None or any(len(m) * len(n) != len(blocks) for m, n in tiles) or len(reps_k) != 1:
         return [_check(group[0], path, "?", "unknown", "note", f"{len(group)} wgmma instruction(s) in "
                        f"{len(blocks)} accumulator block(s) do not tile the dot's result by m64n{n_inst} "
                        "blocks per warpgroup", {"reason": "instruction count"})]
-    origins, _reps_m, reps_n = tiles
     out = []
     for slot, name in ((1, "A"), (2, "B")):
         if name not in plan or group[0].operands[slot].startswith(("{", "[")):
@@ -273,15 +267,15 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
         mn = 64 if name == "A" else n_inst
         items = []
         for b, blk in enumerate(blocks):
-            mr, nr = divmod(b, reps_n)
             for kb, ins in enumerate(blk):
                 per_wg = []
-                for w, (r0, c0) in enumerate(origins):
-                    mb = (r0 + 64 * mr) // 64 if name == "A" else (c0 + n_inst * nr) // n_inst
+                for w, (ms, ns) in enumerate(tiles):
+                    mr, nr = divmod(b, len(ns))
+                    mb = ms[mr] if name == "A" else ns[nr]
                     want = _derived(derived, tcheck, ll, kb, mn, mb, name)
                     per_wg.append((w, mb, want))
                 items.append((ins, kb, per_wg))
-        out.extend(_operand_checks(ev, items, slot, name, tcheck, ll, path, mn, len(origins), bases))
+        out.extend(_operand_checks(ev, items, slot, name, tcheck, ll, path, mn, len(tiles), bases))
     return out
 
 

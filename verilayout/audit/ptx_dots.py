@@ -16,8 +16,8 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
   their order, not merged;
 * :func:`accumulator_blocks`: a dot's wgmmas that write the same accumulator registers are the
   successive K-blocks of one (M, N) block; blocks in order of first appearance;
-* :func:`warpgroup_origins`: the ``(row, col)`` the dot's result layout gives warp ``4 w``,
-  register 0, lane 0: the corner of the tile warpgroup ``w`` computes;
+* :func:`warpgroup_blocks`: the 64-row and ``n``-column blocks of the dot's result that
+  warpgroup ``w`` holds (the result layout at warp ``4 w``): the blocks it issues wgmmas for;
 * :func:`memdesc_root` / :func:`live_lines`: the allocation an operand's memdesc views, and the
   TTGIR lines over which that allocation is live.
 
@@ -112,23 +112,30 @@ def accumulator_blocks(group: Sequence[Instr]) -> list[list[Instr]]:
     return list(blocks.values())
 
 
-def warpgroup_origins(result: LinearLayout, num_warps: int) -> list[tuple[int, int]]:
-    """``(row, col)`` of register 0, lane 0 of warp ``4 w`` for each warpgroup ``w`` of
-    ``num_warps`` warps (the result layout's ``dim0``/``dim1``).
+def warpgroup_blocks(result: LinearLayout, num_warps: int, n_inst: int) -> list[tuple[list[int], list[int]]]:
+    """For each warpgroup ``w`` of ``num_warps`` warps: the 64-row blocks and the ``n_inst``-column
+    blocks of the dot's result that warp ``4 w`` holds (lane 0, every register; ``dim0``/``dim1``
+    of the result layout), each sorted: the M and N blocks the plan gives that warpgroup, whose
+    wgmmas it issues in this order (M blocks outer, Triton's lowering order; an inference).
 
     >>> from verilayout.core.linear_layout import LinearLayout
-    >>> ll = LinearLayout({"register": [], "lane": [], "warp": [[0, 0], [0, 0], [64, 0]], "block": []},
-    ...                   {"dim0": 128, "dim1": 64}, require_surjective=False)
-    >>> warpgroup_origins(ll, 8)
-    [(0, 0), (64, 0)]
+    >>> ll = LinearLayout({"register": [[0, 1], [128, 0]], "lane": [], "warp": [[0, 0], [0, 0], [64, 0]],
+    ...                    "block": []}, {"dim0": 256, "dim1": 64}, require_surjective=False)
+    >>> warpgroup_blocks(ll, 8, 64)
+    [([0, 2], [0]), ([1, 3], [0])]
     """
     out = []
+    names = result.out_dim_names
+    nreg = result.in_dims.get("register", 1)
     for w in range(max(1, num_warps // 4)):
-        coords = {d: 0 for d in result.in_dims}
-        coords["warp"] = 4 * w
-        got = result.apply(coords)
-        names = result.out_dim_names
-        out.append((got[names[0]], got[names[1]]))
+        rows, cols = set(), set()
+        for r in range(nreg):
+            coords = {d: 0 for d in result.in_dims}
+            coords.update(register=r, warp=4 * w)
+            got = result.apply(coords)
+            rows.add(got[names[0]] // 64)
+            cols.add(got[names[1]] // n_inst)
+        out.append((sorted(rows), sorted(cols)))
     return out
 
 
