@@ -156,3 +156,28 @@ def test_shfl_idx_of_the_warp_id_is_the_warp_id():
         got = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(tid, 32)))).as_long()
         assert got == (((tid >> 5) << 7) & 512)
     assert z3.is_const(v.reg("%r7")) and not z3.is_bv_value(v.reg("%r7"))   # a loaded value: a lane's own symbol
+
+
+@pytest.mark.parametrize("name, warps, shape, groups", [("gemm_m256_w8", "[8, 1]", "m64n128k16", 2),
+                                                        ("gemm_w16", "[8, 2]", "m64n64k16", 4)])
+def test_more_warpgroups_prove(name, warps, shape, groups):
+    assert f"warpsPerCTA = {warps}" in (HERE / f"{name}.ttgir").read_text()
+    ptx = (HERE / f"{name}.ptx").read_text()
+    assert set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)) == {shape}
+    rep = _audit(name)
+    mma = [c for c in rep.checks if c.check in ("mma-descriptor", "operand-buffers")]
+    assert mma and all(c.status == "proved" for c in mma), [c.message for c in mma if c.status != "proved"]
+    assert not [c for c in rep.checks if c.severity == "error"]
+    mma = [c for c in mma if c.check == "mma-descriptor"]
+    assert {c.line for c in mma} == set(_wgmma_lines(ptx)) and {c.data["warpgroups"] for c in mma} == {groups}
+
+
+def test_m256_second_m_block_is_interleaved():
+    # [8, 1] over 256 rows: warpgroup 0 holds rows 0-63 and 128-191 (the warps tile first, then repeat),
+    # so its second accumulator block's A starts 128 rows (16384 bytes = 1024 x 16) on. A lowering that
+    # walked consecutive 64-row blocks would start it 64 rows on: 8192 bytes short.
+    text = _mutate("gemm_m256_w8", "add.s32 \t%r102, %r96, 1024;", "add.s32 \t%r102, %r96, 512;")
+    rep = _audit("gemm_m256_w8", text)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    fifth = _wgmma_lines(text)[4]                                     # block 2, K-block 0
+    assert [(c.line, c.data["operand"], c.data["ptx_offset_bytes"]) for c in errors] == [(fifth, "A", -8192)]

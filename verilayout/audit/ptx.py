@@ -231,7 +231,8 @@ def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> list[tuple[list[int], list
     t = tmod.type_of(dot.result_types[0])
     if t is None or len(t.shape) != 2:
         return None
-    return warpgroup_blocks(attr_to_linear(t.encoding, layout_shape(t)), tmod.num_warps or 4, n_inst)
+    ll = attr_to_linear(t.encoding, layout_shape(t))
+    return warpgroup_blocks(ll, ll.in_dims.get("warp", tmod.num_warps or 4), n_inst)   # the warps that run it
 
 
 def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
