@@ -3,18 +3,32 @@ operand layout its TTGIR planned (``X.ptx`` beside ``X.ttgir``, as in Triton's c
 
 How: every register a descriptor operand depends on is evaluated symbolically over z3 bit-vectors
 (``%tid``, kernel parameters, loads and registers defined more than once, i.e. loop-carried, are
-free symbols; ``global_smem`` is the shared-memory base, a symbol assumed 1024-byte aligned). For
-the ``i``-th wgmma of a ``ttng.warp_group_dot`` (matched by the source line ``.loc`` records), with
-the descriptor the TTGIR audit derived for its K-block ``k`` (``derived_k``, base address 0):
+free symbols; ``global_smem`` is the shared-memory base, a symbol assumed 1024-byte aligned).
+
+Correspondence (``audit.ptx_dots``, by dataflow and order, never by source line alone): the MMA
+instructions between two ``wgmma.commit_group`` (``tcgen05.commit``) of one source line are one
+lowered dot; groups and TTGIR dots are paired in program order; within a group, wgmmas writing the
+same accumulator registers are the K-blocks of one (M, N) block, and each warpgroup ``w`` issues
+the M and N blocks the dot's result layout gives warp ``4 w``. The shape is the instruction's
+(``m64nNkK``: an operand B block is ``N`` columns, whatever the memdesc's width).
+
+Per wgmma ``i`` (K-block ``k`` of the block ``b_w`` warpgroup ``w`` holds) and per warpgroup ``w``
+(``%tid.x`` ranging over ``128 w .. 128 w + 127``; the descriptor must be one value for all of them),
+with the descriptor the plan derives for that K-block of that block (``derived``, base address 0):
 
 * fields: the PTX descriptor's bits other than the 14-bit start address are one constant ``H``
-  for every value of the symbols, and ``H | start(derived_k)`` is proved to read K-block ``k`` of
-  the operand layout (``prove.wgmma.check_descriptor``): LBO, SBO, swizzle mode and the operand order;
-* K-block advance: ``start_i - start_0 == start(derived_k) - start(derived_0)`` (mod 2^14) for every
-  value of the symbols;
-* base: ``start_0 - start(derived_0)`` is a multiple of the swizzle pattern's repeat (in 16-byte
-  units) whenever the shared-memory base is 1024-byte aligned (the assumption is reported).
+  for every value of the symbols, and ``H | start(derived)`` is proved to read the block
+  (``prove.wgmma.check_descriptor``): LBO, SBO, swizzle mode and the operand order;
+* start: ``start_i,w - start(derived)`` (the base it implies, mod 2^14) is one value for every
+  instruction and warpgroup of the dot's operand; one that differs is an error naming the
+  warpgroup and the offset;
+* base: that common base is a multiple of the swizzle pattern's repeat (in 16-byte units) whenever
+  the shared-memory base is 1024-byte aligned (the assumption is reported);
+* ``operand-buffers``: two operands that view different TTGIR allocations, both live (traced
+  through the ``ttg.memdesc_*`` views to their ``ttg.local_alloc``), read disjoint bytes, where
+  their bases are one constant distance apart.
 
+An exception inside one dot's checks is one ``unchecked: internal error (...)`` result.
 A descriptor the evaluator cannot reduce (an unmodelled instruction on its path) gives
 ``unknown``, never ``proved``.
 
@@ -242,28 +256,34 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
     goes to ``bases``."""
     plan = _dot_plan(dot, tmod, mma_checks)
     shape = wgmma_shape(group[0].opcode)
-    if not plan or shape is None:
-        return []
+    if shape is None:
+        return [_check(i, path, "?", "unknown", "note", f"{i.opcode}: no m64nNkK shape", {"reason": "shape"})
+                for i in group]
     n_inst, k_inst = shape[1], shape[2]
     tiles = _wg_tiles(dot, tmod, n_inst)
     blocks = accumulator_blocks(group)
     reps_k = {len(b) for b in blocks}
     if tiles is None or any(len(m) * len(n) != len(blocks) for m, n in tiles) or len(reps_k) != 1:
-        return [_check(group[0], path, "?", "unknown", "note", f"{len(group)} wgmma instruction(s) in "
+        return [_check(i, path, "?", "unknown", "note", f"{len(group)} wgmma instruction(s) in "
                        f"{len(blocks)} accumulator block(s) do not tile the dot's result by m64n{n_inst} "
-                       "blocks per warpgroup", {"reason": "instruction count"})]
+                       "blocks per warpgroup", {"reason": "instruction count"}) for i in group]
     out = []
     for slot, name in ((1, "A"), (2, "B")):
-        if name not in plan or group[0].operands[slot].startswith(("{", "[")):
+        if group[0].operands[slot].startswith(("{", "[")):
+            continue                                   # a register operand: no descriptor
+        if name not in plan:
+            out.extend(_check(i, path, name, "unchecked", None, f"operand {name}: the TTGIR plan derived no "
+                              "descriptor to compare with (see the TTGIR's mma-descriptor check)",
+                              {"reason": "no plan descriptor"}) for i in group)
             continue
         tcheck, ll = plan[name]
         d = tcheck.data
         kx = operand_k(d["dtype"])
         k_ext = d["shape"][1] if name == "A" else d["shape"][0]
         if kx != k_inst or k_ext // kx != len(blocks[0]):
-            out.append(_check(group[0], path, name, "unknown", "note", f"operand {name}: {len(blocks[0])} "
+            out.extend(_check(i, path, name, "unknown", "note", f"operand {name}: {len(blocks[0])} "
                               f"K-block(s) of k{k_inst} do not cover the planned K = {k_ext}",
-                              {"reason": "instruction count"}))
+                              {"reason": "instruction count"}) for i in group)
             continue
         mn = 64 if name == "A" else n_inst
         items = []
@@ -510,11 +530,11 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
             got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch) + \
                 _idesc_checks(ev, group, mma_checks, dot, path)
     except LayoutError as e:
-        return [_check(group[0], path, "?", "unchecked", None, f"{group[0].opcode}: {e}", {"reason": str(e)})]
+        return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: {e}", {"reason": str(e)}) for i in group]
     except (AssertionError, ValueError, KeyError, IndexError, TypeError, z3.Z3Exception) as e:
         why = f"internal error ({type(e).__name__}: {e})"
-        return [_check(group[0], path, "?", "unchecked", None, f"{group[0].opcode}: unchecked: {why}",
-                       {"reason": why})]
+        return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: unchecked: {why}", {"reason": why})
+                for i in group]
     return [replace(c, data=dict(c.data, dot_line=dot.line, matched_by=how)) for c in got]
 
 
