@@ -181,3 +181,27 @@ def test_m256_second_m_block_is_interleaved():
     errors = [c for c in rep.checks if c.severity == "error"]
     fifth = _wgmma_lines(text)[4]                                     # block 2, K-block 0
     assert [(c.line, c.data["operand"], c.data["ptx_offset_bytes"]) for c in errors] == [(fifth, "A", -8192)]
+
+
+def test_internal_failure_in_the_buffer_check_is_unchecked(monkeypatch):
+    import verilayout.audit.ptx as ptx
+
+    def boom(*_a, **_k):
+        raise AssertionError("simulated")
+    monkeypatch.setattr(ptx, "live_lines", boom)
+    rep = _audit("causal_attention")
+    got = [c for c in rep.checks if c.check == "operand-buffers"]
+    assert got and all(c.status == "unchecked" and "internal error (AssertionError" in c.message for c in got)
+    assert not [c for c in rep.checks if c.severity == "error"]
+
+
+def test_internal_failure_in_the_evaluator_is_a_named_symbol(monkeypatch):
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.prove.ptx_values import PtxValues
+    v = PtxValues(parse_ptx(".version 8.7\n.visible .entry f()\n{\nmov.u32 %r1, %tid.x;\nadd.s32 %r2, %r1, 1;\n}"), "f")
+
+    def boom(*_a, **_k):
+        raise KeyError("simulated")
+    monkeypatch.setattr(v, "_instr", boom)
+    v.reg("%r2")
+    assert any("internal error (KeyError" in o for o in v.opaque)

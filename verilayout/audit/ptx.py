@@ -510,7 +510,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
             found: list = []
             checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how, found))
             operands.extend((dot, name, ins, base, ev) for name, ins, base in found)
-    checks.extend(_buffer_checks(operands, tmod, path))
+    checks.extend(_safe_buffer_checks(operands, tmod, path))
     first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
     offsets: dict = {}                                  # lane offsets, shared by the two checks
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
@@ -536,6 +536,17 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
         return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: unchecked: {why}", {"reason": why})
                 for i in group]
     return [replace(c, data=dict(c.data, dot_line=dot.line, matched_by=how)) for c in got]
+
+
+def _safe_buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
+    """:func:`_buffer_checks`, an internal failure reported as ``unchecked`` at each operand."""
+    try:
+        return _buffer_checks(operands, tmod, path)
+    except (AssertionError, ValueError, KeyError, IndexError, TypeError, z3.Z3Exception) as e:
+        why = f"internal error ({type(e).__name__}: {e})"
+        return [Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "unchecked", None,
+                      f"operand {name}: unchecked: {why}", {"source": "ptx", "operand": name, "reason": why})
+                for _dot, name, ins, _base, _ev in operands]
 
 
 def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:

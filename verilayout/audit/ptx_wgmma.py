@@ -420,6 +420,11 @@ def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path:
                         out.append(_check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: {err}",
                                           dict(data, operand=name)))
                         op = None
+                    except (AssertionError, ValueError, KeyError, IndexError, TypeError) as err:
+                        why = f"internal error ({type(err).__name__}: {err})"
+                        out.append(_check(ins, "mma-descriptor", "unchecked", None, f"operand {name}: unchecked: "
+                                          f"{why}", dict(data, operand=name, reason=why)))
+                        op = None
                     if op is not None:
                         prev[name] = op
                         if kb == 0:

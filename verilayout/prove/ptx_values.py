@@ -153,15 +153,18 @@ class PtxValues:
         else:
             self.depth += 1
             saved, self._at = self._at, self.index.get(ds[0].line)
+            why = ds[0].opcode
             try:
                 v = self._instr(ds[0], reg_width(name), name)
-            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError):
-                v = None                                 # never a crash: an unmodelled form is a symbol
+            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError,
+                    AssertionError) as e:
+                v = None                                 # never a crash: a free symbol, the reason kept
+                why = f"{ds[0].opcode}: internal error ({type(e).__name__}: {e})"
             finally:
                 self.depth -= 1
                 self._at = saved
             if v is None:
-                v = self._sym(key, ds[0].opcode)
+                v = self._sym(key, why)
         v = fit(v, max(reg_width(name), 8))
         self.memo[key] = v
         return v
