@@ -55,6 +55,7 @@ from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
+from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
 from verilayout.prove.tmem import load_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -843,6 +844,9 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if isinstance(want, str):
         ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
         return
+    if op.name == "tt.reshape" and "allow_reorder" in op.text and not _same(want, dst):
+        _reorder_check(ctx, op, want, dst)
+        return
     _view_result(ctx, op, _same(want, dst),
                  f"{op.name}: the result layout is the source layout, "
                  f"{'transposed' if 'trans' in op.name else 'reshaped'} (no data movement)",
@@ -870,7 +874,8 @@ def _same(a: LinearLayout, b: LinearLayout) -> bool:
 
 
 def _join_split_check(ctx: _Ctx, op: Op) -> None:
-    """join: result = source with a new last dim of 2 selected by a register bit (and split the inverse)."""
+    """join: the result is the sources with a new last dim of 2 held by one register bit, any bit
+    (split the inverse): :func:`verilayout.prove.tensor_views.join_split_verdict`."""
     joined_text = op.result_types[0] if op.name == "tt.join" and op.result_types else \
         (op.operand_types[0] if op.operand_types else None)
     part_text = (op.operand_types[0] if op.name == "tt.join" else op.result_types[0]) \
@@ -882,21 +887,88 @@ def _join_split_check(ctx: _Ctx, op: Op) -> None:
     if full is None or part is None:
         ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
-    last = full.out_dim_names[-1]
-    regs = full.bases.get("register", [])
-    hits = [i for i, b in enumerate(regs) if list(b) == [0] * (len(b) - 1) + [1]]
-    others = [d for d in full.bases if d != "register"]
-    # Triton's lowering interleaves the two halves register by register: the new dim is register bit 0
-    ok = hits == [0] and all(all(b[-1] == 0 for b in full.bases[d]) for d in others)
-    if ok:
-        rest = [list(b[:-1]) for i, b in enumerate(regs) if i != hits[0]]
-        ok = rest == [list(b) for b in part.bases.get("register", [])] and all(
-            [list(b[:-1]) for b in full.bases[d]] == [list(b) for b in part.bases.get(d, [])] for d in others)
-    _view_result(ctx, op, ok,
-                 f"{op.name}: the new last dim ({last}) is register bit 0 and every other basis matches "
-                 "(no data movement)",
-                 f"{op.name}: the result layout is not the source with the new last dim as register bit 0 "
-                 f"({full.bases} vs {part.bases}); the op needs data movement", part, full)
+    v = join_split_verdict(full, part)
+    if v.status == "proved":
+        ctx.add(op, "view-layout", "proved", None, f"{op.name}: {v.reason} (no data movement)",
+                register_bit=v.details.get("register_bit"), rule=JOIN_SPLIT_RULE)
+        return
+    ctx.add(op, "view-layout", "counterexample", "error",
+            f"{op.name}: the result layout is not the source with the new last dim as one register bit: "
+            f"{v.reason}; the op needs data movement", counterexample=v.counterexample, rule=JOIN_SPLIT_RULE,
+            expected=part.to_dict(), actual=full.to_dict())
+
+
+JOIN_SPLIT_RULE = ("Triton 3.9's Join/SplitOpConversion interleaves the halves in runs of 2^p registers, p the "
+                   "first register basis of the joined layout with last coordinate 1 (its source)")
+REORDER_RULE = ("tt.reshape allow_reorder: Triton's lowering copies each thread's registers in order, so "
+                "the data sits at the exact reshape of the source while the type may declare a permutation "
+                "(allowed by can_reorder=True); a reduction over the permuted dims sees the same elements")
+_ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.bitcast", "tt.extern_elementwise", "tt.precise_")
+
+
+def _users(ctx: _Ctx) -> dict[str, list[Op]]:
+    if "USERS" not in ctx.cache:
+        users: dict[str, list[Op]] = {}
+        for o in ctx.mod.ops:
+            for a in set(o.operands):
+                users.setdefault(a, []).append(o)
+        ctx.cache["USERS"] = users
+    return ctx.cache["USERS"]
+
+
+def _uniform(ctx: _Ctx, name: str) -> bool:
+    """A value every element of which is the same (a splat or a splat constant)."""
+    p = ctx.producers.get(name)
+    return p is not None and (p.name == "tt.splat" or (p.name == "arith.constant" and "dense<" in p.text
+                                                        and "dense<[" not in p.text))
+
+
+def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -> tuple[frozenset, str | None]:
+    """(the dims of ``name`` that every consumer reduces away before the values are seen, the first
+    consumer that sees them otherwise): consumers are followed through element-wise ops whose other
+    operands are uniform, layout conversions, and reductions (whose result's dims map back)."""
+    free: frozenset | None = None
+    blocker = None
+    for u in _users(ctx).get(name, []) if depth < 32 else []:
+        if u.name == "tt.reduce" and len(u.operands) == 1 and u.results:
+            m = re.search(r"axis\s*=\s*(\d+)", u.attrs + u.text)
+            if m is None or int(m.group(1)) >= len(dims):
+                path, why = frozenset(), f"tt.reduce at line {u.line} (no axis)"
+            else:
+                a = int(m.group(1))
+                sub, why = _reduced_dims(ctx, u.results[0], dims[:a] + dims[a + 1:], depth + 1)
+                path, why = sub | {dims[a]}, None
+        elif u.name == "ttg.convert_layout" or (u.name.startswith(_ELEMENTWISE) and len(u.results) == 1
+                                                and all(o == name or _uniform(ctx, o) for o in u.operands)):
+            path, why = _reduced_dims(ctx, u.results[0], dims, depth + 1)
+        else:
+            path, why = frozenset(), f"{u.name} at line {u.line}"
+        free = path if free is None else free & path
+        blocker = blocker or why
+    return (free if free is not None else frozenset()), (blocker if free is not None else "no consumer")
+
+
+def _reorder_check(ctx: _Ctx, op: Op, want: LinearLayout, have: LinearLayout) -> None:
+    """``tt.reshape allow_reorder`` whose type is not the exact reshape: proved when its consumers
+    reduce over the permuted dims (:func:`verilayout.prove.tensor_views.reorder_verdict`); an error
+    only when the register-by-register copy cannot fit; otherwise unchecked with the reason."""
+    if want.in_dims != have.in_dims:
+        v = reorder_verdict(want, have, frozenset())
+        ctx.add(op, "view-layout", "counterexample", "error", f"{op.name} allow_reorder: {v.reason}",
+                counterexample=v.counterexample, rule=REORDER_RULE, expected=want.to_dict(), actual=have.to_dict())
+        return
+    free, blocker = _reduced_dims(ctx, op.results[0], tuple(have.out_dim_names)) if op.results \
+        else (frozenset(), "no result")
+    v = reorder_verdict(want, have, free)
+    if v.status == "proved":
+        ctx.add(op, "view-layout", "proved", None, f"{op.name} allow_reorder: {v.reason}, and every consumer "
+                f"reduces over {sorted(free)} (order-insensitive)", rule=REORDER_RULE, reduced=sorted(free))
+        return
+    seen = f"a consumer ({blocker}) sees the elements in their order" if blocker else \
+        f"the consumers reduce over {sorted(free)} only"
+    ctx.add(op, "view-layout", "unchecked", None, f"{op.name} allow_reorder: Triton permuted the elements "
+            f"({v.reason}) and {seen}: allowed by can_reorder=True, whether the order matters is not decided",
+            reason="allow_reorder", rule=REORDER_RULE, counterexample=v.counterexample)
 
 
 # ----- the driver --------------------------------------------------------------------------
