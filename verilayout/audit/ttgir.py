@@ -56,7 +56,8 @@ from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
 from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
-from verilayout.prove.tmem import load_verdict
+from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
+from verilayout.prove.tmem import A_OPERAND_RULE, load_verdict, operand_a_verdict, subslice_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
@@ -73,7 +74,7 @@ module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threa
 """
 
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-         "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
+         "ttg.memdesc_subview", "ttg.memdesc_reinterpret", "ttng.tmem_subslice")
 TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 UNCHECKED = {
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
@@ -135,6 +136,18 @@ class _Ctx:
                     self.unsupported.setdefault(enc, str(e))
         self.cache[key] = ll
         return ll
+
+
+def _internal(e: BaseException) -> str:
+    """The one-line text of an internal failure (a bug of verilayout, never of the kernel)."""
+    return f"internal error ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+
+
+def _internal_unchecked(ctx: _Ctx, op: Op, check: str, what: str, why: str) -> None:
+    """Law: an internal failure of a model becomes one ``unchecked`` result naming it, never
+    silence and never a finding."""
+    ctx.add(op, check, "unchecked", "note", f"{op.name}: {what} was not computed: {why}; please report it",
+            reason="internal error", error=why)
 
 
 def layout_shape(t: TensorType) -> tuple:
@@ -279,6 +292,9 @@ def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access
     if res.witness is not None:
         data["witness"] = res.witness.to_dict()
     fix = _best_swizzle(reg, bits, store, mt.encoding)
+    if fix is not None and "internal_error" in fix:
+        _internal_unchecked(ctx, op, "swizzle-fix", "the best swizzle for this access", fix["internal_error"])
+        fix = None
     data["fix"] = fix
     if fix:
         # the contract's `best`: the layout with the fewest wavefronts per warp for this access
@@ -562,8 +578,10 @@ def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> 
     nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
     try:
         plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
-    except (LayoutError, AssertionError, ValueError):
-        return None
+    except LayoutError:
+        return None                      # out of the synthesizer's reach: no fix to offer
+    except (AssertionError, ValueError, KeyError) as e:
+        return {"internal_error": _internal(e)}
     if nvmma:
         tr = bool(smem_attr.params.get("transposed", False))
         named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]
@@ -609,9 +627,7 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
                 reason="unsupported layout", **base)
         return
     if "row" in ll.in_dims and "col" in ll.in_dims:
-        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand} is read from tensor memory "
-                "(tcgen05 .kind with a TMEM A operand): no shared-memory descriptor to prove; the TMEM "
-                "operand layout is not checked", reason="tensor-memory operand", **base)
+        _tmem_operand_check(ctx, op, operand, text, ll)
         return
     dtype = _MMA_DTYPES.get(t.elem)
     if dtype is None:
@@ -659,6 +675,87 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
     ctx.add(op, "mma-descriptor", status, None if status == "proved" else "note",
             f"operand {operand} ({major}-major {dtype}, {descs[0]['swizzle'] if descs else '?'} swizzle): "
             f"{len(descs)} descriptor(s) proved to read {data['layout']}", **data)
+
+
+def _tmem_rows(ll: LinearLayout) -> LinearLayout:
+    """A ``#ttng.tensor_memory_encoding`` layout (``row, col``) with TMEM's input names (``lane, col``)."""
+    return LinearLayout({"lane": [list(b) for b in ll.bases["row"]], "col": [list(b) for b in ll.bases["col"]]},
+                        ll.out_dims, require_surjective=False)
+
+
+def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, str]]:
+    """(op, memdesc type) of every ``tmem_store`` / ``tmem_copy`` / sourced ``tmem_alloc`` into the
+    allocation ``root``."""
+    out = []
+    for o in ctx.mod.ops if root is not None else []:
+        if o.name == "ttng.tmem_alloc" and o is root and o.operands and o.result_types:
+            out.append((o, o.result_types[0]))
+        elif o.name in ("ttng.tmem_store", "ttng.tmem_copy") and len(o.operands) > 1 \
+                and _root_alloc(ctx, o.operands[1]) is root:
+            mem = next((t for t in o.operand_types + o.result_types if _is_memdesc(t) and "tensor_memory" in t), None)
+            if mem is not None:
+                out.append((o, mem))
+    return out
+
+
+def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLayout) -> None:
+    """``tc_gen5_mma`` with A in tensor memory: the operand's TMEM layout is the data path layout the
+    instruction reads (:func:`verilayout.prove.tmem.operand_a_verdict`, M and cta_group from the
+    accumulator's encoding), and every writer of that allocation wrote this same layout (a
+    ``tmem_store``'s registers are proved against it by its own ``tmem-layout`` check)."""
+    base = {"operand": operand, "arch": "sm_100", "rule": A_OPERAND_RULE}
+    t = ctx.typ(text)
+    d = ctx.typ(op.operand_types[2]) if len(op.operand_types) > 2 else None
+    if operand != "A" or t is None or d is None or not isinstance(d.encoding, Attr) \
+            or "blockM" not in d.encoding.params:
+        ctx.add(op, "mma-tmem-operand", "unchecked", None, f"operand {operand} in tensor memory: the "
+                "accumulator's tensor_memory_encoding is not on the op", reason="no accumulator type", **base)
+        return
+    two = bool(d.encoding.params.get("twoCTAs", False))
+    m = int(d.encoding.params["blockM"]) * (2 if two else 1)
+    v = operand_a_verdict(_tmem_rows(ll), m, int(t.shape[1]), 2 if two else 1)
+    writers = _tmem_writers(ctx, _root_alloc(ctx, op.operands[0]) if op.operands else None)
+    data = dict(base, m=m, k=int(t.shape[1]), layout=format_value(t.encoding), writers=[w.line for w, _ in writers])
+    if v.status != "proved":
+        ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: {v.reason}",
+                counterexample=v.counterexample, **data)
+        return
+    for w, mem in writers:
+        wl = ctx.layout(mem)
+        if wl is None or not _same(wl, ll):
+            ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: line "
+                    f"{w.line} ({w.name}) writes the allocation as {mem}, the MMA reads it as {text}", **data)
+            return
+    note = (f"; written by {', '.join(f'{w.name} (line {w.line})' for w, _ in writers)} in this layout"
+            if writers else "; no writer of the allocation in this file")
+    ctx.add(op, "mma-tmem-operand", "proved", None, f"operand A in tensor memory: {v.reason}{note}", **data)
+
+
+def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
+    """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
+    element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
+    are proved against that layout by their own ``tmem-layout`` checks."""
+    m = re.search(r"offset\s*=\s*(\d+)", op.attrs + op.text)
+    src_t = ctx.typ(op.operand_types[0]) if op.operand_types else None
+    dst_t = ctx.typ(op.result_types[0]) if op.result_types else None
+    src = ctx.layout(op.operand_types[0]) if op.operand_types else None
+    if m is None or src_t is None or dst_t is None or src is None or "row" not in src.in_dims:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no offset or no readable TMEM types on "
+                "the op", reason="no type")
+        return
+    if tuple(src_t.shape) != layout_shape(src_t):
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a subslice of a subslice is not modelled",
+                reason="subslice view")
+        return
+    offset, width = int(m.group(1)), int(dst_t.shape[-1])
+    v = subslice_verdict(_tmem_rows(src), offset, width)
+    data = {"offset": offset, "width": width, "rule": TMEM_SUBSLICE_RULE}
+    if v.status == "proved":
+        ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: {v.reason}", address=v.details.get("address"),
+                **data)
+    else:
+        ctx.add(op, "tmem-layout", "counterexample", "error", f"{op.name}: {v.reason}",
+                counterexample=v.counterexample, **data)
 
 
 def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
@@ -754,6 +851,9 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
     msg = f"layout conversion needs {text}"
     if kind == "shared-memory" and _nvidia(ctx.mod.target):
         best = _scratch_swizzle(ctx, op, src, dst)
+        if best is not None and "internal_error" in best:
+            _internal_unchecked(ctx, op, "scratch-swizzle", "the best scratch swizzle", best["internal_error"])
+            best = None
         if best is not None:
             data["best"] = best
             msg += (f"; the best scratch swizzle for this pair takes {best['wavefronts_per_warp']} "
@@ -777,8 +877,10 @@ def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | 
     try:
         outs = {n: max(src.out_dims[n], dst.out_dims[n]) for n in src.out_dim_names}
         best, lower, verdict = optimal_swizzle([(src, "write"), (dst, "read")], bits, outs, BankModel())
-    except (LayoutError, AssertionError, ValueError, KeyError):
-        return None
+    except LayoutError:
+        return None                      # out of the synthesizer's reach: no swizzle to offer
+    except (AssertionError, ValueError, KeyError) as e:
+        return {"internal_error": _internal(e)}
     return {"layout": best.mlir, "wavefronts_per_warp": best.total, "lower_bound": lower,
             "status": verdict.status}
 
@@ -1019,6 +1121,9 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     if n in ("tt.trans", "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans", "ttg.memdesc_reshape"):
         _view_check(ctx, op)
         return
+    if n == "ttng.tmem_subslice":
+        _tmem_subslice_check(ctx, op)
+        return
     if n in ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview"):
         return  # views that only select part of the allocation: checked at their loads/stores
     if n in UNCHECKED:
@@ -1028,7 +1133,9 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in (
             "ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
             "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
-            "ttg.async_wait", "ttg.async_commit_group"):
+            "ttg.async_wait", "ttg.async_commit_group", "ttng.tc_gen5_commit"):
+        # tc_gen5_commit (tcgen05.commit) moves no data: it makes an mbarrier track the completion of
+        # the tcgen05 ops issued before it, like the barrier ops beside it
         ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
                 reason="op not modelled")
 
@@ -1044,8 +1151,8 @@ def audit_module(mod: Module, path: str) -> FileReport:
         except RecursionError:
             ctx.add(op, "layout", "unchecked", None, f"{op.name}: nested too deeply", reason="recursion")
         except Exception as e:  # noqa: BLE001 - one op the models trip on must not stop the audit
-            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: internal error ({type(e).__name__}: {e}); "
-                    "please report it", reason="internal error")
+            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: {_internal(e)}; please report it",
+                    reason="internal error", error=_internal(e))
     assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
                    "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
     unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())

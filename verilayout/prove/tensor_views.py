@@ -39,7 +39,7 @@ def split_register_bit(full: LinearLayout) -> int | None:
     basis whose last coordinate is 1 (None when no register holds it).
 
     >>> from verilayout.core.linear_layout import LinearLayout
-    >>> split_register_bit(LinearLayout({"register": [[2, 0], [0, 1]]}, ["dim0", "dim1"]))
+    >>> split_register_bit(LinearLayout({"register": [[1, 0], [0, 1]]}, ["dim0", "dim1"]))
     1
     """
     for i, b in enumerate(full.bases.get("register", [])):
