@@ -1,0 +1,215 @@
+"""Tensor-memory views on real sm_100 kernels (tests/fixtures/ttgir/views, made by generate.py there):
+a ``tc_gen5_mma`` whose A operand is in tensor memory, ``ttng.tmem_subslice`` and
+``ttng.tc_gen5_commit``; and internal failures reported as ``unchecked``.
+
+Outside values: the TMEM addresses in the PTX Triton wrote for the same kernels (the A operand's
+column per K-block, the subslice's column offset), Triton's own ``TensorMemoryLayout`` as a linear
+layout (the wheel, in a subprocess), and an enumeration of Triton's subslice address rule written
+here.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import verilayout.audit.ttgir as ttgir_audit
+from verilayout.audit import audit_file, audit_text
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.prove.tmem import operand_a_verdict, subslice_verdict
+
+HERE = Path(__file__).resolve().parent / "fixtures" / "ttgir" / "views"
+ROOT = Path(__file__).resolve().parent.parent
+ATTN, SUB, WS = (HERE / "attn_chain_sm100.ttgir", HERE / "subtile_epilogue_sm100.ttgir",
+                 HERE / "ws_tma_matmul_sm100.ttgir")
+
+
+# ----- A operand in tensor memory -----------------------------------------------------------------
+
+def _tmem_a_mmas(rep):
+    return [c for c in rep.checks if c.check == "mma-tmem-operand"]
+
+
+def test_attention_p_in_tensor_memory_is_proved_and_matches_the_ptx_addresses():
+    rep = audit_file(str(ATTN))
+    mmas = _tmem_a_mmas(rep)
+    assert len(mmas) == 2 and all(c.status == "proved" and c.data["m"] == 128 for c in mmas)
+    assert all(c.data["writers"] for c in mmas)            # P's tmem_store(s) found by dataflow
+    assert not [c for c in rep.checks if c.status in ("unchecked", "counterexample") and c.severity == "error"]
+    # Derivation: A is 128 x 64 f16; tcgen05.mma kind::f16 takes K = 16 a step, and with A packed two
+    # 16-bit elements a 32-bit column (the model) K-block kb starts at column 16 kb * 16 / 32 = 8 kb.
+    # The PTX Triton wrote: the A address of the 4 MMAs of one dot.
+    ptx = ATTN.with_suffix(".ptx").read_text()
+    offs = [int(x) for x in re.findall(r"tcgen05\.mma\.cta_group::1\.kind::f16 \[ %r\d+ \+ 0 \], \[ %r\d+ \+ (\d+) \]",
+                                       ptx)]
+    k = mmas[0].data["k"]
+    assert offs[: k // 16] == [8 * kb for kb in range(k // 16)]
+
+
+def _attn_lines():
+    text = ATTN.read_text()
+    lines = text.split("\n")
+    mma = [i for i, ln in enumerate(lines) if "ttng.tc_gen5_mma" in ln and "128x64xf16, #tmem" in ln.split(",")[-4]
+           or ("ttng.tc_gen5_mma" in ln and ": !ttg.memdesc<128x64xf16, #tmem" in ln)]
+    return text, lines, mma
+
+
+def test_a_operand_in_another_datapath_layout_is_an_error_at_the_mma():
+    # the A allocation, its stores and the MMA all declare blockM = 64 (the M = 64 data path, rows 16
+    # a warp): the M = 128 MMA (its accumulator's blockM) reads rows 16-31 from lanes 16-31, where
+    # that layout put nothing
+    text, lines, mma = _attn_lines()
+    assert mma
+    mutated = "#tmemA = #ttng.tensor_memory_encoding<blockM = 64, blockN = 64, colStride = 1>\n" + \
+        text.replace("128x64xf16, #tmem,", "128x64xf16, #tmemA,")
+    bad = [c for c in audit_text(mutated, "mutant.ttgir").checks if c.check == "mma-tmem-operand"]
+    assert {c.line - 1 for c in bad} == {i + 1 for i in mma}
+    assert all((c.status, c.severity) == ("counterexample", "error") for c in bad)
+
+
+def test_a_writer_in_another_layout_is_an_error_at_the_mma():
+    text, lines, mma = _attn_lines()
+    i = next(i for i, ln in enumerate(lines) if "ttng.tmem_store" in ln and "128x64xf16, #tmem," in ln)
+    lines[i] = lines[i].replace("128x64xf16, #tmem,", "128x64xf16, #tmemA,")
+    mutated = "#tmemA = #ttng.tensor_memory_encoding<blockM = 64, blockN = 64, colStride = 1>\n" + "\n".join(lines)
+    bad = [c for c in audit_text(mutated, "mutant.ttgir").checks if c.check == "mma-tmem-operand"]
+    assert bad and all((c.status, c.severity) == ("counterexample", "error") for c in bad)
+    assert all(f"line {i + 2}" in c.message for c in bad)
+
+
+SCRIPT = r"""
+import json, os, sys
+from triton._C.libtriton import gluon_ir, ir
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout
+ctx = ir.context(); ir.load_dialects(ctx)
+b = gluon_ir.GluonOpBuilder(ctx, "sm100")
+out = []
+for bm, bn, m, n in json.loads(sys.argv[1]):
+    t = b.to_linear_layout(TensorMemoryLayout((bm, bn), col_stride=1)._to_ir(b), [m, n])
+    out.append({"bm": bm, "bn": bn, "m": m, "n": n, "rows": t.rows, "cols": t.cols})
+print(json.dumps(out))
+sys.stdout.flush()
+os._exit(0)
+"""
+TILES = [(128, 64, 128, 64), (64, 64, 64, 64), (128, 128, 128, 128), (128, 64, 128, 256), (64, 128, 64, 128),
+         (128, 256, 128, 256)]
+
+
+@pytest.fixture(scope="module")
+def triton_tmem():
+    pytest.importorskip("triton")
+    p = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(TILES)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _ll(c):
+    return LinearLayout({"lane": c["rows"], "col": c["cols"]}, {"dim0": c["m"], "dim1": c["n"]},
+                        require_surjective=False)
+
+
+def test_triton_tmem_layouts_are_what_the_mma_reads_for_their_own_m_only(triton_tmem):
+    # Triton's tensor_memory_encoding of blockM = 128 / 64 is the data path of M = 128 / 64 (layouts D
+    # and F of the PTX ISA): A read by an MMA of the same M is proved, by the other M refused
+    for c in triton_tmem[:2]:
+        for m in (128, 64):
+            if c["m"] == 64 and m == 128:
+                continue                      # a 64-row A is no operand of an M = 128 MMA
+            v = operand_a_verdict(_ll(c), m, c["n"])
+            assert v.proved == (m == c["bm"]), (c["bm"], m, v.reason)
+
+
+# ----- tmem_subslice ------------------------------------------------------------------------------
+
+def _brute_subslice(c, offset, width) -> bool:
+    """Triton's rule, enumerated: the view's base is the cell of element (0, offset); view element
+    (r, j) is read at its own cell (as the view's layout says) plus that base."""
+    cells = {}
+    nl, nc = len(c["rows"]), len(c["cols"])
+    for lane in range(1 << nl):
+        for col in range(1 << nc):
+            e = [0, 0]
+            for k in range(nl):
+                if lane >> k & 1:
+                    e = [e[0] ^ c["rows"][k][0], e[1] ^ c["rows"][k][1]]
+            for k in range(nc):
+                if col >> k & 1:
+                    e = [e[0] ^ c["cols"][k][0], e[1] ^ c["cols"][k][1]]
+            cells.setdefault(tuple(e), (lane, col))
+    bl, bc = cells[(0, offset)]
+    return all((cells[(r, j)][0] + bl, cells[(r, j)][1] + bc) == cells[(r, offset + j)]
+               for r in range(c["m"]) for j in range(width))
+
+
+def test_subslice_verdict_equals_the_enumerated_rule_on_triton_layouts(triton_tmem):
+    from verilayout.hw.nvidia.tmem import accumulator_layout
+    # plus the cta_group::2 M = 128 data path (layout B: column halves folded onto lanes 64-127),
+    # where subslices crossing the fold are wrong
+    fold = accumulator_layout(128, 128, cta_group=2)
+    folded = {"bm": 64, "bn": 128, "m": 64, "n": 128, "rows": fold.bases["lane"], "cols": fold.bases["col"]}
+    seen = {True: 0, False: 0}
+    for c in triton_tmem[2:] + [folded]:
+        for width in (32, 64, 128):
+            for offset in range(0, c["n"] - width + 1, 32):
+                want = _brute_subslice(c, offset, width)
+                assert subslice_verdict(_ll(c), offset, width).proved == want, (c["bm"], c["bn"], offset, width)
+                seen[want] += 1
+    assert seen[True] and seen[False]       # both outcomes occur
+
+
+def test_subtiled_epilogue_subslices_are_proved_at_the_ptx_offsets():
+    rep = audit_file(str(SUB))
+    subs = [c for c in rep.checks if c.op == "ttng.tmem_subslice"]
+    assert [c.status for c in subs] == ["proved", "proved"]
+    # the PTX: the second tcgen05.ld reads at the first one's address + 64 columns
+    ptx = SUB.with_suffix(".ptx").read_text()
+    first, second = re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x64\.b32 \{[^}]*\}, \[(%r\d+) \+ 0\]", ptx)
+    assert re.search(rf"add\.s32\s+{re.escape(second)}, {re.escape(first)}, 64;", ptx)
+    assert sorted(c.data["address"]["col"] for c in subs) == [0, 64]
+    assert all(c.data["address"]["lane"] == 0 for c in subs)
+    assert not [c for c in rep.checks if c.status != "proved"]
+
+
+def test_a_subslice_past_the_tile_is_an_error_at_its_line():
+    # the second half's view moved to offset 96: its columns 96..159 leave the 128-column tile
+    text = SUB.read_text()
+    lines = text.split("\n")
+    i = next(i for i, ln in enumerate(lines) if "ttng.tmem_subslice" in ln and "offset = 64" in ln)
+    lines[i] = lines[i].replace("offset = 64", "offset = 96")
+    c = next(c for c in audit_text("\n".join(lines), "mutant.ttgir").checks if c.line == i + 1)
+    assert (c.op, c.status, c.severity) == ("ttng.tmem_subslice", "counterexample", "error")
+
+
+def test_tc_gen5_commit_is_no_unchecked_op():
+    rep = audit_file(str(WS))
+    assert "ttng.tc_gen5_commit" in WS.read_text()
+    assert not [c for c in rep.checks if c.op == "ttng.tc_gen5_commit"]
+    assert not [c for c in rep.checks if c.status == "unchecked"]
+
+
+# ----- internal failures ---------------------------------------------------------------------------
+
+def test_an_internal_failure_of_the_swizzle_suggestion_is_unchecked_not_silence(monkeypatch):
+    def boom(*a, **k):
+        raise AssertionError("synthetic model failure")
+    monkeypatch.setattr(ttgir_audit, "synthesize", boom)
+    rep = audit_file(str(ROOT / "examples" / "matmul_fp8.ttgir"))
+    warn = [c for c in rep.checks if c.severity == "warning"]
+    internal = [c for c in rep.checks if c.data.get("reason") == "internal error"]
+    assert warn and internal and all(c.status == "unchecked" and c.severity != "error" for c in internal)
+    assert {c.line for c in internal} == {c.line for c in warn}
+    assert "AssertionError: synthetic model failure" in internal[0].message
+
+
+def test_an_internal_failure_inside_an_op_check_is_unchecked(monkeypatch):
+    def boom(*a, **k):
+        raise KeyError("synthetic")
+    monkeypatch.setattr(ttgir_audit, "join_split_verdict", boom)
+    rep = audit_file(str(HERE / "w4a16_nsplit_sm90.ttgir"))
+    bad = [c for c in rep.checks if c.op in ("tt.join", "tt.split")]
+    assert bad and all((c.status, c.data["reason"]) == ("unchecked", "internal error") for c in bad)
+    assert "KeyError" in bad[0].message and not [c for c in rep.checks if c.severity == "error"]
