@@ -213,3 +213,28 @@ def test_an_internal_failure_inside_an_op_check_is_unchecked(monkeypatch):
     bad = [c for c in rep.checks if c.op in ("tt.join", "tt.split")]
     assert bad and all((c.status, c.data["reason"]) == ("unchecked", "internal error") for c in bad)
     assert "KeyError" in bad[0].message and not [c for c in rep.checks if c.severity == "error"]
+
+
+# ----- cp.async narrower than the layouts allow ---------------------------------------------------
+
+def test_cp_async_with_a_narrower_shared_vector_is_banked_at_the_smaller_width(tmp_path):
+    # the sm_80 fixture's A buffer re-declared with vec = 4: its copies keep contiguity = 8 (16
+    # bytes of pointers a thread) but only 4 f16 stay contiguous in shared memory, so Triton copies
+    # 8 bytes at a time (the smaller of the two); the brute force enumerates the same access at
+    # the widest vector both the layouts and the contiguity allow
+    from tests.reference.ttgir_banks import BITS, brute_wavefronts, layouts_of, max_vector_bits
+    src = ROOT / "tests" / "fixtures" / "ttgir" / "matmul_sm80_cp_async.ttgir"
+    text = src.read_text()
+    old = "#shared = #ttg.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>"
+    assert old in text
+    path = tmp_path / "narrow.ttgir"
+    path.write_text(text.replace(old, "#shared = #ttg.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, "
+                                      "order = [1, 0]}>"))
+    copies = [c for c in audit_file(str(path)).checks if c.op == "ttg.async_copy_global_to_local"]
+    assert len(copies) == 6 and not [c for c in copies if c.status == "unchecked"]
+    narrow = [c for c in copies if c.data["vector_elems"] == 4]
+    assert len(narrow) == 3
+    for c in copies:
+        reg, smem, elem, shift = layouts_of(str(path), c)
+        assert (c.data["vector_elems"], c.data["wavefronts"]) == \
+            brute_wavefronts(reg, smem, BITS[elem], shift, max_vector_bits(str(path), c))

@@ -247,10 +247,11 @@ def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name
     otherwise, unknown where the analysis is; the data carry the figures either way."""
     reg, smem, mt, subslice, bits = access
     try:
-        instr = None
-        if extra and extra.get("vector_bits"):
-            instr = parse_instruction(_store_of_width(min(extra["vector_bits"], 128)))
-        res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
+        res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
+        if extra and extra.get("vector_bits") and extra["vector_bits"] < res.plan.instruction.bits:
+            # the copy is narrower than the layouts allow: Triton vectorises to the smaller of the two
+            instr = parse_instruction(_store_of_width(extra["vector_bits"]))
+            res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
     except LayoutError as e:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
         return
@@ -563,7 +564,10 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
     t = ctx.typ(mem)
     bits = elem_bit_width(t.elem) if t is not None else None
     extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
-             "contiguity": contiguity}
+             "contiguity": contiguity,
+             "vector_rule": "Triton 3.9 copies min(contiguity, the widest vector the register and shared "
+                            "layouts allow) elements per cp.async (its lowering passes the contiguity as the "
+                            "maximum vector to the register-to-shared transfer)"}
     if bits:
         # each cp.async moves `contiguity` elements (4, 8 or 16 bytes): the vector is that wide
         extra["vector_bits"] = max(32, min(contiguity * bits, 128))
