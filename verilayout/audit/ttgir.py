@@ -81,6 +81,11 @@ UNCHECKED = {
     "ttng.async_tma_scatter": "TMA copies are not modelled yet",
     "ttg.local_dealloc": "frees memory: nothing to check",
 }
+#: ops on memdescs that move no data: waits, barriers, loop plumbing; tc_gen5_commit (tcgen05.commit)
+#: only makes an mbarrier track the completion of the tcgen05 ops issued before it
+NO_DATA = frozenset({"ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
+                     "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
+                     "ttg.async_wait", "ttg.async_commit_group", "ttng.tc_gen5_commit"})
 _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
                "i8": "s8", "ui8": "u8"}
 
@@ -1134,12 +1139,7 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         if n != "ttg.local_dealloc":
             ctx.add(op, "copy-layout", "unchecked", None, f"{n}: {UNCHECKED[n]}", reason=UNCHECKED[n])
         return
-    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in (
-            "ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
-            "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
-            "ttg.async_wait", "ttg.async_commit_group", "ttng.tc_gen5_commit"):
-        # tc_gen5_commit (tcgen05.commit) moves no data: it makes an mbarrier track the completion of
-        # the tcgen05 ops issued before it, like the barrier ops beside it
+    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in NO_DATA:
         ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
                 reason="op not modelled")
 
