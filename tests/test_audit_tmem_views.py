@@ -238,3 +238,36 @@ def test_cp_async_with_a_narrower_shared_vector_is_banked_at_the_smaller_width(t
         reg, smem, elem, shift = layouts_of(str(path), c)
         assert (c.data["vector_elems"], c.data["wavefronts"]) == \
             brute_wavefronts(reg, smem, BITS[elem], shift, max_vector_bits(str(path), c))
+
+
+# ----- gfx950 transposing LDS reads (ds_read_b64_tr_b16) -------------------------------------------
+
+TN = HERE / "mm_tn_gfx950.ttgir"
+
+
+def test_gfx950_mn_contiguous_operands_are_tr_reads_as_the_wheel_emits():
+    # the wheel's gfx950 assembly of this kernel (counted by generate.py into .lds.json): only
+    # ds_read_b64_tr_b16, 64 of them; the audit's loads name the same instruction and add up to the
+    # same count (each lane gets 4 of its 32 f16 per instruction: 8 per operand load... 16 a load)
+    asm = json.loads(TN.with_suffix(".lds.json").read_text())
+    loads = [c for c in audit_file(str(TN)).checks if c.op == "ttg.local_load"]
+    assert {c.data["instruction"] for c in loads} == set(asm) == {"ds_read_b64_tr_b16"}
+    assert sum(c.data["instructions_per_wave"] for c in loads) == asm["ds_read_b64_tr_b16"]
+    # Triton pads these buffers ([512:+32]) for the transposed read: conflict-free (2 phases of 32 lanes)
+    assert all((c.status, c.data["wavefronts"], c.data["ideal"]) == ("proved", 2, 2) for c in loads)
+
+
+def test_gfx950_tr_read_of_an_unpadded_buffer_is_4_way():
+    # A re-declared M-contiguous without padding or swizzle: element (m, k) at byte 256 k + 2 m. A
+    # 32-lane phase (two 16-lane groups: M 0-31, K 0-3 by the dot operand's lane bases) reads the
+    # runs at 256 k + 8 r (k < 4, r < 8): bank (64 k + 2 r + {0, 1}) mod 64 = 2 r + {0, 1} for every
+    # k, so 4 distinct dwords a bank: 4 cycles a phase, 8 an instruction, against the ideal 2
+    text = TN.read_text()
+    lines = text.split("\n")
+    i = next(i for i, ln in enumerate(lines) if ln.startswith("#shared = "))
+    lines[i] = "#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0, 1]}>"
+    rep = audit_text("\n".join(lines), "mutant.ttgir")
+    a = [c for c in rep.checks if c.op == "ttg.local_load" and "128x64xf16" in lines[c.line - 1]]
+    assert len(a) == 2
+    assert all((c.status, c.severity, c.data["instruction"], c.data["wavefronts"], c.data["ways"]) ==
+               ("counterexample", "warning", "ds_read_b64_tr_b16", 8, 4) for c in a)

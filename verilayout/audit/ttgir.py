@@ -55,6 +55,7 @@ from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
+from verilayout.prove.lds_tr import tr_read_wavefronts
 from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
 from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
 from verilayout.prove.tmem import A_OPERAND_RULE, load_verdict, operand_a_verdict, subslice_verdict
@@ -200,6 +201,8 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         return
     reg, smem, mt, subslice, bits = got
     if amd is not None:
+        if not store and subslice is None and _tr_read_check(ctx, op, (reg, smem, bits), reg_text, mt, amd.name):
+            return
         _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
         return
     _nvidia_bank_check(ctx, op, (reg, smem, mt, subslice, bits), reg_text, mem_name, store, what,
@@ -408,6 +411,55 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
                 f"{r.ways}-way LDS bank conflict on this {what} ({target}): {r.instruction} takes "
                 f"{r.wavefronts} cycles per instruction, ideal {r.ideal}; witness (lane, byte): "
                 f"{list(r.witness)[:4]} in bank {r.bank}{note}", **data)
+
+
+TR_RULE = ("gfx950: Triton 3.9 reads an MFMA dot operand whose buffer is contiguous along M/N with "
+           "ds_read_b64_tr_b<bits> (its chooseDsReadTrLayout; seen in the wheel's gfx950 assembly); each "
+           "16-lane group reads the 8-byte runs holding the elements it receives")
+
+
+def _tr_k_dim(ctx: _Ctx, reg_text: str, bits: int, target: str) -> int | None:
+    """K's dim of a gfx950 MFMA dot operand of 8/16-bit elements (None: no transposed read)."""
+    rt = ctx.typ(reg_text)
+    enc = rt.encoding if rt is not None else None
+    if target != "gfx950" or bits not in (8, 16) or not isinstance(enc, Attr) or enc.kind != "dot_op":
+        return None
+    parent = enc.params.get("parent")
+    if not isinstance(parent, Attr) or parent.kind != "amd_mfma" or len(rt.shape) != 2:
+        return None
+    return 1 if int(enc.params.get("opIdx", 0)) == 0 else 0
+
+
+def _tr_read_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mt: TensorType, target: str) -> bool:
+    """A gfx950 MFMA operand read from an M/N-contiguous buffer: the banks of the transposing read
+    Triton emits (:func:`verilayout.prove.lds_tr.tr_read_wavefronts`); False when the access is
+    no transposed read (the plain ``ds_read`` model applies)."""
+    reg, smem, bits = access
+    k_dim = _tr_k_dim(ctx, reg_text, bits, target)
+    if k_dim is None:
+        return False
+    key = ("TR", reg_text, format_value(mt.encoding), tuple(mt.shape), bits)
+    if key not in ctx.cache:              # a pipelined loop repeats its loads: one count per pair
+        try:
+            ctx.cache[key] = tr_read_wavefronts(reg, smem, elem_bits=bits, target=target, k_dim=k_dim)
+        except LayoutError:
+            ctx.cache[key] = None          # K-contiguous buffers and other layouts: no transposed read
+    r = ctx.cache[key]
+    if r is None:
+        return False
+    data = {**r, "target": target, "elem_bits": bits, "shared_layout": format_value(mt.encoding),
+            "shape": list(mt.shape), "method": "enumeration", "rule": TR_RULE,
+            "inferred": "transposing reads bank like ds_read_b64 (the LDS model's inference)"}
+    note = " (phase groups inferred, not published)" if r["inferred_phases"] else ""
+    if r["wavefronts"] <= r["ideal"]:
+        ctx.add(op, "bank-conflicts", "proved", None, f"load is conflict-free on {target}: {r['instruction']}, "
+                f"{r['wavefronts']} cycle(s) per instruction (ideal {r['ideal']}){note}", **data)
+    else:
+        ctx.add(op, "bank-conflicts", "counterexample", "warning",
+                f"{r['ways']}-way LDS bank conflict on this load ({target}): {r['instruction']} takes "
+                f"{r['wavefronts']} cycles per instruction, ideal {r['ideal']}; witness (lane, byte): "
+                f"{r['witness'][:4]} in bank {r['bank']}{note}", **data)
+    return True
 
 
 def _tmem_check(ctx: _Ctx, op: Op) -> None:
