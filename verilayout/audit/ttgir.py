@@ -23,7 +23,18 @@ wrote on its types.
 * ``view-layout`` (``tt.trans``, ``tt.reshape``, ``tt.join``, ``tt.split``,
   ``ttg.memdesc_trans``, ``ttg.memdesc_reshape``): the result layout equals the transformed
   source layout; a difference is an ``error`` (the op would need data movement the
-  compiler did not plan).
+  compiler did not plan). join/split: the new last dim is one register bit, any bit, as Triton
+  3.9 lowers them (:mod:`verilayout.prove.tensor_views`). ``tt.reshape allow_reorder`` whose type
+  is a permutation: proved when every consumer reduces over the permuted dims, else
+  ``unchecked`` with the reason (can_reorder=True allowed it); an error only when the
+  register-by-register copy cannot fit.
+* ``mma-tmem-operand`` (``tc_gen5_mma`` with A in tensor memory): A's TMEM layout is the data
+  path layout the instruction reads, and every writer of the allocation wrote that layout;
+  ``tmem-layout`` also covers ``ttng.tmem_subslice`` (the view is the source's cells at the
+  address Triton adds). gfx950 MFMA operands from M/N-contiguous buffers are banked as the
+  ``ds_read_b64_tr_b16/b8`` Triton emits (:mod:`verilayout.prove.lds_tr`).
+* an internal failure of a model is ``unchecked`` with ``reason = "internal error"``, never
+  silence and never a finding.
 * everything else that carries a shared-memory type: ``unchecked`` with the reason.
 
 Law: every op whose types mention a memdesc, and every op named above, yields at least
