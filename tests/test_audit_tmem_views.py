@@ -271,3 +271,32 @@ def test_gfx950_tr_read_of_an_unpadded_buffer_is_4_way():
     assert len(a) == 2
     assert all((c.status, c.severity, c.data["instruction"], c.data["wavefronts"], c.data["ways"]) ==
                ("counterexample", "warning", "ds_read_b64_tr_b16", 8, 4) for c in a)
+
+
+# ----- tcgen05.ld/st messages against the PTX --------------------------------------------------------
+
+def _ptx_messages(ptx: str) -> set[tuple[str, str, int]]:
+    return {(op, shape, int(num)) for op, shape, num in
+            re.findall(r"tcgen05\.(ld|st)\.sync\.aligned\.(\w+)\.x(\d+)(?:\.\w+)*\.b32", ptx)}
+
+
+def _audit_messages(rep) -> set[tuple[str, str, int]]:
+    return {("ld" if c.op == "ttng.tmem_load" else "st", c.data["tmem_message"], c.data["num"])
+            for c in rep.checks if c.check == "tmem-layout" and "tmem_message" in c.data}
+
+
+def test_every_tmem_message_the_audit_names_is_the_one_in_the_ptx():
+    # each tmem_load / tmem_store / sourced tmem_alloc is proved against the widest message, named
+    # in 32-bit registers (f16 P: .x32 for 64 columns of elements; e8m0 scale factors: .x4 for 16 bytes);
+    # Triton's PTX for the same kernels issues exactly these (the MMA scale factors included)
+    files = sorted((ROOT / "tests" / "corpus" / "cuda100").glob("*.ttgir")) + [ATTN, SUB]
+    compared = 0
+    for f in files:
+        ptx = f.with_suffix(".ptx")
+        if not ptx.exists():
+            continue
+        rep = audit_file(str(f))
+        assert _audit_messages(rep) == _ptx_messages(ptx.read_text()), f.name
+        compared += bool(_audit_messages(rep))
+        assert not [c for c in rep.checks if c.check == "tmem-layout" and c.status != "proved"], f.name
+    assert compared >= 10

@@ -489,13 +489,9 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a layout could not be read as a register "
                 "and a tensor-memory layout", reason="unsupported layout")
         return
+    tmem = _tmem_rows(tm)
     mt = ctx.typ(mem)
-    if mt is not None and isinstance(mt.encoding, Attr) and "tensor_memory_scales" in mt.encoding.name:
-        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: MMA scale factors reach tensor memory "
-                "through tcgen05.cp, which is not modelled", reason="tcgen05.cp")
-        return
-    tmem = LinearLayout({"lane": [list(b) for b in tm.bases["row"]], "col": [list(b) for b in tm.bases["col"]]},
-                        tm.out_dims, require_surjective=False)
+    pack = max(1, 32 // (elem_bit_width(mt.elem) or 32)) if mt is not None else 1   # elements a 32-bit cell
     first = None
     tries = [(shape, None) for shape in TMEM_SHAPES if shape != "16x32bx2"]
     tries += [("16x32bx2", 1 << k) for k in range(9)]   # the second half-warp's column offset
@@ -506,9 +502,12 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
             first = str(e) if first is None else first
             continue
         if v.status == "proved":
+            # the proof counts columns in elements (as Triton's TMEM layouts do); the instruction's
+            # .num counts 32-bit registers, each holding `pack` elements
+            num = max(1, v.details["num"] // pack) if v.details.get("num") else None
             ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: the register layout is what "
-                    f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{v.details.get('num', '?')} "
-                    "messages move", tmem_message=shape, num=v.details.get("num"))
+                    f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{num or '?'}.b32 "
+                    "messages move", tmem_message=shape, num=num, elements_per_register=pack)
             return
         first = v if first is None or isinstance(first, str) else first
     if isinstance(first, Verdict):

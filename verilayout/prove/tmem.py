@@ -75,20 +75,40 @@ def _aligned(m: Message, lane: int, col: int) -> bool:
     return col % m.columns == 0
 
 
-def _try(conv: LinearLayout, m: Message) -> tuple | None:
-    """None when ``conv`` is messages of ``m``; else (input dim, bit, expected, actual)."""
+def _same_element(tmem: LinearLayout | None):
+    """Whether two TMEM cells hold the same element of ``tmem`` (a layout that replicates, e.g. the
+    MMA scale factors copied into every 32-lane quarter, holds one element in several cells)."""
+    if tmem is None:
+        return lambda a, b: a == b
+    ins = [d for d in tmem.in_dim_names if d != "block"]
+
+    def same(a: tuple, b: tuple) -> bool:
+        if a == b:
+            return True
+        try:
+            return tmem.apply({**{d: 0 for d in tmem.in_dim_names}, **dict(zip(ins, a))}) == \
+                tmem.apply({**{d: 0 for d in tmem.in_dim_names}, **dict(zip(ins, b))})
+        except LayoutError:
+            return False
+    return same
+
+
+def _try(conv: LinearLayout, m: Message, tmem: LinearLayout | None = None) -> tuple | None:
+    """None when ``conv`` is messages of ``m`` (cells compared by the element ``tmem`` keeps there);
+    else (input dim, bit, expected, actual)."""
     msg = message(m.shape, m.num, m.split)
     bases = conv.bases
+    same = _same_element(tmem)
     nreg = len(msg.bases["register"])
     if len(bases["register"]) < nreg:
         return ("register", len(bases["register"]), "a register bit", "none")
     for d, j, (row, col) in _expected(msg):
         got = tuple(bases[d][j])
-        if got != (row, col):
+        if not same(got, (row, col)):
             return (d, j, (row, col), got)
     for j, want in ((0, (32, 0)), (1, (64, 0))):
         got = tuple(bases["warp"][j])
-        if got != want:
+        if not same(got, want):
             return ("warp", j, want, got)
     extra = [("register", j) for j in range(nreg, len(bases["register"]))]
     extra += [("warp", j) for j in range(2, len(bases["warp"]))]
@@ -120,7 +140,7 @@ def load_verdict(reg: LinearLayout, tmem: LinearLayout, shape: str, num: int | N
             if num is not None:
                 raise
             continue
-        bad = _try(conv, m)
+        bad = _try(conv, m, tmem)
         if bad is None:
             return Verdict.holds(f"the register layout is {m.name} messages (registers, lanes, warps "
                                  "bit for bit; other bits move whole messages)", method="gf2",
