@@ -23,7 +23,18 @@ wrote on its types.
 * ``view-layout`` (``tt.trans``, ``tt.reshape``, ``tt.join``, ``tt.split``,
   ``ttg.memdesc_trans``, ``ttg.memdesc_reshape``): the result layout equals the transformed
   source layout; a difference is an ``error`` (the op would need data movement the
-  compiler did not plan).
+  compiler did not plan). join/split: the new last dim is one register bit, any bit, as Triton
+  3.9 lowers them (:mod:`verilayout.prove.tensor_views`). ``tt.reshape allow_reorder`` whose type
+  is a permutation: proved when every consumer reduces over the permuted dims, else
+  ``unchecked`` with the reason (can_reorder=True allowed it); an error only when the
+  register-by-register copy cannot fit.
+* ``mma-tmem-operand`` (``tc_gen5_mma`` with A in tensor memory): A's TMEM layout is the data
+  path layout the instruction reads, and every writer of the allocation wrote that layout;
+  ``tmem-layout`` also covers ``ttng.tmem_subslice`` (the view is the source's cells at the
+  address Triton adds). gfx950 MFMA operands from M/N-contiguous buffers are banked as the
+  ``ds_read_b64_tr_b16/b8`` Triton emits (:mod:`verilayout.prove.lds_tr`).
+* an internal failure of a model is ``unchecked`` with ``reason = "internal error"``, never
+  silence and never a finding.
 * everything else that carries a shared-memory type: ``unchecked`` with the reason.
 
 Law: every op whose types mention a memdesc, and every op named above, yields at least
@@ -55,7 +66,10 @@ from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
-from verilayout.prove.tmem import load_verdict
+from verilayout.prove.lds_tr import tr_read_wavefronts
+from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
+from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
+from verilayout.prove.tmem import A_OPERAND_RULE, load_verdict, operand_a_verdict, subslice_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
@@ -72,13 +86,18 @@ module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threa
 """
 
 VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-         "ttg.memdesc_subview", "ttg.memdesc_reinterpret")
+         "ttg.memdesc_subview", "ttg.memdesc_reinterpret", "ttng.tmem_subslice")
 TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 UNCHECKED = {
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
     "ttng.async_tma_scatter": "TMA copies are not modelled yet",
     "ttg.local_dealloc": "frees memory: nothing to check",
 }
+#: ops on memdescs that move no data: waits, barriers, loop plumbing; tc_gen5_commit (tcgen05.commit)
+#: only makes an mbarrier track the completion of the tcgen05 ops issued before it
+NO_DATA = frozenset({"ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
+                     "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
+                     "ttg.async_wait", "ttg.async_commit_group", "ttng.tc_gen5_commit"})
 _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2",
                "i8": "s8", "ui8": "u8"}
 
@@ -136,6 +155,18 @@ class _Ctx:
         return ll
 
 
+def _internal(e: BaseException) -> str:
+    """The one-line text of an internal failure (a bug of verilayout, never of the kernel)."""
+    return f"internal error ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+
+
+def _internal_unchecked(ctx: _Ctx, op: Op, check: str, what: str, why: str) -> None:
+    """Law: an internal failure of a model becomes one ``unchecked`` result naming it, never
+    silence and never a finding."""
+    ctx.add(op, check, "unchecked", "note", f"{op.name}: {what} was not computed: {why}; please report it",
+            reason="internal error", error=why)
+
+
 def layout_shape(t: TensorType) -> tuple:
     """The shape a type's layout covers (a memdesc view's layout covers the allocation's
     trailing dims).
@@ -181,6 +212,8 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         return
     reg, smem, mt, subslice, bits = got
     if amd is not None:
+        if not store and subslice is None and _tr_read_check(ctx, op, (reg, smem, bits), reg_text, mt, amd.name):
+            return
         _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
         return
     _nvidia_bank_check(ctx, op, (reg, smem, mt, subslice, bits), reg_text, mem_name, store, what,
@@ -233,10 +266,11 @@ def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name
     otherwise, unknown where the analysis is; the data carry the figures either way."""
     reg, smem, mt, subslice, bits = access
     try:
-        instr = None
-        if extra and extra.get("vector_bits"):
-            instr = parse_instruction(_store_of_width(min(extra["vector_bits"], 128)))
-        res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
+        res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
+        if extra and extra.get("vector_bits") and extra["vector_bits"] < res.plan.instruction.bits:
+            # the copy is narrower than the layouts allow: Triton vectorises to the smaller of the two
+            instr = parse_instruction(_store_of_width(extra["vector_bits"]))
+            res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
     except LayoutError as e:
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
         return
@@ -278,6 +312,9 @@ def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access
     if res.witness is not None:
         data["witness"] = res.witness.to_dict()
     fix = _best_swizzle(reg, bits, store, mt.encoding)
+    if fix is not None and "internal_error" in fix:
+        _internal_unchecked(ctx, op, "swizzle-fix", "the best swizzle for this access", fix["internal_error"])
+        fix = None
     data["fix"] = fix
     if fix:
         # the contract's `best`: the layout with the fewest wavefronts per warp for this access
@@ -387,6 +424,55 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
                 f"{list(r.witness)[:4]} in bank {r.bank}{note}", **data)
 
 
+TR_RULE = ("gfx950: Triton 3.9 reads an MFMA dot operand whose buffer is contiguous along M/N with "
+           "ds_read_b64_tr_b<bits> (its chooseDsReadTrLayout; seen in the wheel's gfx950 assembly); each "
+           "16-lane group reads the 8-byte runs holding the elements it receives")
+
+
+def _tr_k_dim(ctx: _Ctx, reg_text: str, bits: int, target: str) -> int | None:
+    """K's dim of a gfx950 MFMA dot operand of 8/16-bit elements (None: no transposed read)."""
+    rt = ctx.typ(reg_text)
+    enc = rt.encoding if rt is not None else None
+    if target != "gfx950" or bits not in (8, 16) or not isinstance(enc, Attr) or enc.kind != "dot_op":
+        return None
+    parent = enc.params.get("parent")
+    if not isinstance(parent, Attr) or parent.kind != "amd_mfma" or len(rt.shape) != 2:
+        return None
+    return 1 if int(enc.params.get("opIdx", 0)) == 0 else 0
+
+
+def _tr_read_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mt: TensorType, target: str) -> bool:
+    """A gfx950 MFMA operand read from an M/N-contiguous buffer: the banks of the transposing read
+    Triton emits (:func:`verilayout.prove.lds_tr.tr_read_wavefronts`); False when the access is
+    no transposed read (the plain ``ds_read`` model applies)."""
+    reg, smem, bits = access
+    k_dim = _tr_k_dim(ctx, reg_text, bits, target)
+    if k_dim is None:
+        return False
+    key = ("TR", reg_text, format_value(mt.encoding), tuple(mt.shape), bits)
+    if key not in ctx.cache:              # a pipelined loop repeats its loads: one count per pair
+        try:
+            ctx.cache[key] = tr_read_wavefronts(reg, smem, elem_bits=bits, target=target, k_dim=k_dim)
+        except LayoutError:
+            ctx.cache[key] = None          # K-contiguous buffers and other layouts: no transposed read
+    r = ctx.cache[key]
+    if r is None:
+        return False
+    data = {**r, "target": target, "elem_bits": bits, "shared_layout": format_value(mt.encoding),
+            "shape": list(mt.shape), "method": "enumeration", "rule": TR_RULE,
+            "inferred": "transposing reads bank like ds_read_b64 (the LDS model's inference)"}
+    note = " (phase groups inferred, not published)" if r["inferred_phases"] else ""
+    if r["wavefronts"] <= r["ideal"]:
+        ctx.add(op, "bank-conflicts", "proved", None, f"load is conflict-free on {target}: {r['instruction']}, "
+                f"{r['wavefronts']} cycle(s) per instruction (ideal {r['ideal']}){note}", **data)
+    else:
+        ctx.add(op, "bank-conflicts", "counterexample", "warning",
+                f"{r['ways']}-way LDS bank conflict on this load ({target}): {r['instruction']} takes "
+                f"{r['wavefronts']} cycles per instruction, ideal {r['ideal']}; witness (lane, byte): "
+                f"{r['witness'][:4]} in bank {r['bank']}{note}", **data)
+    return True
+
+
 def _tmem_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_load`` / ``tmem_store`` / ``tmem_alloc`` with a source: the register layout must be
     what ``tcgen05.ld``/``st`` messages deliver from the TMEM layout (``prove.tmem.load_verdict``);
@@ -403,13 +489,9 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a layout could not be read as a register "
                 "and a tensor-memory layout", reason="unsupported layout")
         return
+    tmem = _tmem_rows(tm)
     mt = ctx.typ(mem)
-    if mt is not None and isinstance(mt.encoding, Attr) and "tensor_memory_scales" in mt.encoding.name:
-        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: MMA scale factors reach tensor memory "
-                "through tcgen05.cp, which is not modelled", reason="tcgen05.cp")
-        return
-    tmem = LinearLayout({"lane": [list(b) for b in tm.bases["row"]], "col": [list(b) for b in tm.bases["col"]]},
-                        tm.out_dims, require_surjective=False)
+    pack = max(1, 32 // (elem_bit_width(mt.elem) or 32)) if mt is not None else 1   # elements a 32-bit cell
     first = None
     tries = [(shape, None) for shape in TMEM_SHAPES if shape != "16x32bx2"]
     tries += [("16x32bx2", 1 << k) for k in range(9)]   # the second half-warp's column offset
@@ -420,9 +502,12 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
             first = str(e) if first is None else first
             continue
         if v.status == "proved":
+            # the proof counts columns in elements (as Triton's TMEM layouts do); the instruction's
+            # .num counts 32-bit registers, each holding `pack` elements
+            num = max(1, v.details["num"] // pack) if v.details.get("num") else None
             ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: the register layout is what "
-                    f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{v.details.get('num', '?')} "
-                    "messages move", tmem_message=shape, num=v.details.get("num"))
+                    f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{num or '?'}.b32 "
+                    "messages move", tmem_message=shape, num=num, elements_per_register=pack)
             return
         first = v if first is None or isinstance(first, str) else first
     if isinstance(first, Verdict):
@@ -546,7 +631,10 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
     t = ctx.typ(mem)
     bits = elem_bit_width(t.elem) if t is not None else None
     extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
-             "contiguity": contiguity}
+             "contiguity": contiguity,
+             "vector_rule": "Triton 3.9 copies min(contiguity, the widest vector the register and shared "
+                            "layouts allow) elements per cp.async (its lowering passes the contiguity as the "
+                            "maximum vector to the register-to-shared transfer)"}
     if bits:
         # each cp.async moves `contiguity` elements (4, 8 or 16 bytes): the vector is that wide
         extra["vector_bits"] = max(32, min(contiguity * bits, 128))
@@ -561,8 +649,10 @@ def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> 
     nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
     try:
         plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
-    except (LayoutError, AssertionError, ValueError):
-        return None
+    except LayoutError:
+        return None                      # out of the synthesizer's reach: no fix to offer
+    except (AssertionError, ValueError, KeyError) as e:
+        return {"internal_error": _internal(e)}
     if nvmma:
         tr = bool(smem_attr.params.get("transposed", False))
         named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]
@@ -608,9 +698,7 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
                 reason="unsupported layout", **base)
         return
     if "row" in ll.in_dims and "col" in ll.in_dims:
-        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand} is read from tensor memory "
-                "(tcgen05 .kind with a TMEM A operand): no shared-memory descriptor to prove; the TMEM "
-                "operand layout is not checked", reason="tensor-memory operand", **base)
+        _tmem_operand_check(ctx, op, operand, text, ll)
         return
     dtype = _MMA_DTYPES.get(t.elem)
     if dtype is None:
@@ -658,6 +746,87 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
     ctx.add(op, "mma-descriptor", status, None if status == "proved" else "note",
             f"operand {operand} ({major}-major {dtype}, {descs[0]['swizzle'] if descs else '?'} swizzle): "
             f"{len(descs)} descriptor(s) proved to read {data['layout']}", **data)
+
+
+def _tmem_rows(ll: LinearLayout) -> LinearLayout:
+    """A ``#ttng.tensor_memory_encoding`` layout (``row, col``) with TMEM's input names (``lane, col``)."""
+    return LinearLayout({"lane": [list(b) for b in ll.bases["row"]], "col": [list(b) for b in ll.bases["col"]]},
+                        ll.out_dims, require_surjective=False)
+
+
+def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, str]]:
+    """(op, memdesc type) of every ``tmem_store`` / ``tmem_copy`` / sourced ``tmem_alloc`` into the
+    allocation ``root``."""
+    out = []
+    for o in ctx.mod.ops if root is not None else []:
+        if o.name == "ttng.tmem_alloc" and o is root and o.operands and o.result_types:
+            out.append((o, o.result_types[0]))
+        elif o.name in ("ttng.tmem_store", "ttng.tmem_copy") and len(o.operands) > 1 \
+                and _root_alloc(ctx, o.operands[1]) is root:
+            mem = next((t for t in o.operand_types + o.result_types if _is_memdesc(t) and "tensor_memory" in t), None)
+            if mem is not None:
+                out.append((o, mem))
+    return out
+
+
+def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLayout) -> None:
+    """``tc_gen5_mma`` with A in tensor memory: the operand's TMEM layout is the data path layout the
+    instruction reads (:func:`verilayout.prove.tmem.operand_a_verdict`, M and cta_group from the
+    accumulator's encoding), and every writer of that allocation wrote this same layout (a
+    ``tmem_store``'s registers are proved against it by its own ``tmem-layout`` check)."""
+    base = {"operand": operand, "arch": "sm_100", "rule": A_OPERAND_RULE}
+    t = ctx.typ(text)
+    d = ctx.typ(op.operand_types[2]) if len(op.operand_types) > 2 else None
+    if operand != "A" or t is None or d is None or not isinstance(d.encoding, Attr) \
+            or "blockM" not in d.encoding.params:
+        ctx.add(op, "mma-tmem-operand", "unchecked", None, f"operand {operand} in tensor memory: the "
+                "accumulator's tensor_memory_encoding is not on the op", reason="no accumulator type", **base)
+        return
+    two = bool(d.encoding.params.get("twoCTAs", False))
+    m = int(d.encoding.params["blockM"]) * (2 if two else 1)
+    v = operand_a_verdict(_tmem_rows(ll), m, int(t.shape[1]), 2 if two else 1)
+    writers = _tmem_writers(ctx, _root_alloc(ctx, op.operands[0]) if op.operands else None)
+    data = dict(base, m=m, k=int(t.shape[1]), layout=format_value(t.encoding), writers=[w.line for w, _ in writers])
+    if v.status != "proved":
+        ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: {v.reason}",
+                counterexample=v.counterexample, **data)
+        return
+    for w, mem in writers:
+        wl = ctx.layout(mem)
+        if wl is None or not _same(wl, ll):
+            ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: line "
+                    f"{w.line} ({w.name}) writes the allocation as {mem}, the MMA reads it as {text}", **data)
+            return
+    note = (f"; written by {', '.join(f'{w.name} (line {w.line})' for w, _ in writers)} in this layout"
+            if writers else "; no writer of the allocation in this file")
+    ctx.add(op, "mma-tmem-operand", "proved", None, f"operand A in tensor memory: {v.reason}{note}", **data)
+
+
+def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
+    """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
+    element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
+    are proved against that layout by their own ``tmem-layout`` checks."""
+    m = re.search(r"offset\s*=\s*(\d+)", op.attrs + op.text)
+    src_t = ctx.typ(op.operand_types[0]) if op.operand_types else None
+    dst_t = ctx.typ(op.result_types[0]) if op.result_types else None
+    src = ctx.layout(op.operand_types[0]) if op.operand_types else None
+    if m is None or src_t is None or dst_t is None or src is None or "row" not in src.in_dims:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no offset or no readable TMEM types on "
+                "the op", reason="no type")
+        return
+    if tuple(src_t.shape) != layout_shape(src_t):
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a subslice of a subslice is not modelled",
+                reason="subslice view")
+        return
+    offset, width = int(m.group(1)), int(dst_t.shape[-1])
+    v = subslice_verdict(_tmem_rows(src), offset, width)
+    data = {"offset": offset, "width": width, "rule": TMEM_SUBSLICE_RULE}
+    if v.status == "proved":
+        ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: {v.reason}", address=v.details.get("address"),
+                **data)
+    else:
+        ctx.add(op, "tmem-layout", "counterexample", "error", f"{op.name}: {v.reason}",
+                counterexample=v.counterexample, **data)
 
 
 def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
@@ -753,6 +922,9 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
     msg = f"layout conversion needs {text}"
     if kind == "shared-memory" and _nvidia(ctx.mod.target):
         best = _scratch_swizzle(ctx, op, src, dst)
+        if best is not None and "internal_error" in best:
+            _internal_unchecked(ctx, op, "scratch-swizzle", "the best scratch swizzle", best["internal_error"])
+            best = None
         if best is not None:
             data["best"] = best
             msg += (f"; the best scratch swizzle for this pair takes {best['wavefronts_per_warp']} "
@@ -776,8 +948,10 @@ def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | 
     try:
         outs = {n: max(src.out_dims[n], dst.out_dims[n]) for n in src.out_dim_names}
         best, lower, verdict = optimal_swizzle([(src, "write"), (dst, "read")], bits, outs, BankModel())
-    except (LayoutError, AssertionError, ValueError, KeyError):
-        return None
+    except LayoutError:
+        return None                      # out of the synthesizer's reach: no swizzle to offer
+    except (AssertionError, ValueError, KeyError) as e:
+        return {"internal_error": _internal(e)}
     return {"layout": best.mlir, "wavefronts_per_warp": best.total, "lower_bound": lower,
             "status": verdict.status}
 
@@ -843,6 +1017,9 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if isinstance(want, str):
         ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
         return
+    if op.name == "tt.reshape" and "allow_reorder" in op.text and not _same(want, dst):
+        _reorder_check(ctx, op, want, dst)
+        return
     _view_result(ctx, op, _same(want, dst),
                  f"{op.name}: the result layout is the source layout, "
                  f"{'transposed' if 'trans' in op.name else 'reshaped'} (no data movement)",
@@ -870,7 +1047,8 @@ def _same(a: LinearLayout, b: LinearLayout) -> bool:
 
 
 def _join_split_check(ctx: _Ctx, op: Op) -> None:
-    """join: result = source with a new last dim of 2 selected by a register bit (and split the inverse)."""
+    """join: the result is the sources with a new last dim of 2 held by one register bit, any bit
+    (split the inverse): :func:`verilayout.prove.tensor_views.join_split_verdict`."""
     joined_text = op.result_types[0] if op.name == "tt.join" and op.result_types else \
         (op.operand_types[0] if op.operand_types else None)
     part_text = (op.operand_types[0] if op.name == "tt.join" else op.result_types[0]) \
@@ -882,21 +1060,88 @@ def _join_split_check(ctx: _Ctx, op: Op) -> None:
     if full is None or part is None:
         ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
-    last = full.out_dim_names[-1]
-    regs = full.bases.get("register", [])
-    hits = [i for i, b in enumerate(regs) if list(b) == [0] * (len(b) - 1) + [1]]
-    others = [d for d in full.bases if d != "register"]
-    # Triton's lowering interleaves the two halves register by register: the new dim is register bit 0
-    ok = hits == [0] and all(all(b[-1] == 0 for b in full.bases[d]) for d in others)
-    if ok:
-        rest = [list(b[:-1]) for i, b in enumerate(regs) if i != hits[0]]
-        ok = rest == [list(b) for b in part.bases.get("register", [])] and all(
-            [list(b[:-1]) for b in full.bases[d]] == [list(b) for b in part.bases.get(d, [])] for d in others)
-    _view_result(ctx, op, ok,
-                 f"{op.name}: the new last dim ({last}) is register bit 0 and every other basis matches "
-                 "(no data movement)",
-                 f"{op.name}: the result layout is not the source with the new last dim as register bit 0 "
-                 f"({full.bases} vs {part.bases}); the op needs data movement", part, full)
+    v = join_split_verdict(full, part)
+    if v.status == "proved":
+        ctx.add(op, "view-layout", "proved", None, f"{op.name}: {v.reason} (no data movement)",
+                register_bit=v.details.get("register_bit"), rule=JOIN_SPLIT_RULE)
+        return
+    ctx.add(op, "view-layout", "counterexample", "error",
+            f"{op.name}: the result layout is not the source with the new last dim as one register bit: "
+            f"{v.reason}; the op needs data movement", counterexample=v.counterexample, rule=JOIN_SPLIT_RULE,
+            expected=part.to_dict(), actual=full.to_dict())
+
+
+JOIN_SPLIT_RULE = ("Triton 3.9's Join/SplitOpConversion interleaves the halves in runs of 2^p registers, p the "
+                   "first register basis of the joined layout with last coordinate 1 (its source)")
+REORDER_RULE = ("tt.reshape allow_reorder: Triton's lowering copies each thread's registers in order, so "
+                "the data sits at the exact reshape of the source while the type may declare a permutation "
+                "(allowed by can_reorder=True); a reduction over the permuted dims sees the same elements")
+_ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.bitcast", "tt.extern_elementwise", "tt.precise_")
+
+
+def _users(ctx: _Ctx) -> dict[str, list[Op]]:
+    if "USERS" not in ctx.cache:
+        users: dict[str, list[Op]] = {}
+        for o in ctx.mod.ops:
+            for a in set(o.operands):
+                users.setdefault(a, []).append(o)
+        ctx.cache["USERS"] = users
+    return ctx.cache["USERS"]
+
+
+def _uniform(ctx: _Ctx, name: str) -> bool:
+    """A value every element of which is the same (a splat or a splat constant)."""
+    p = ctx.producers.get(name)
+    return p is not None and (p.name == "tt.splat" or (p.name == "arith.constant" and "dense<" in p.text
+                                                        and "dense<[" not in p.text))
+
+
+def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -> tuple[frozenset, str | None]:
+    """(the dims of ``name`` that every consumer reduces away before the values are seen, the first
+    consumer that sees them otherwise): consumers are followed through element-wise ops whose other
+    operands are uniform, layout conversions, and reductions (whose result's dims map back)."""
+    free: frozenset | None = None
+    blocker = None
+    for u in _users(ctx).get(name, []) if depth < 32 else []:
+        if u.name == "tt.reduce" and len(u.operands) == 1 and u.results:
+            m = re.search(r"axis\s*=\s*(\d+)", u.attrs + u.text)
+            if m is None or int(m.group(1)) >= len(dims):
+                path, why = frozenset(), f"tt.reduce at line {u.line} (no axis)"
+            else:
+                a = int(m.group(1))
+                sub, why = _reduced_dims(ctx, u.results[0], dims[:a] + dims[a + 1:], depth + 1)
+                path, why = sub | {dims[a]}, None
+        elif u.name == "ttg.convert_layout" or (u.name.startswith(_ELEMENTWISE) and len(u.results) == 1
+                                                and all(o == name or _uniform(ctx, o) for o in u.operands)):
+            path, why = _reduced_dims(ctx, u.results[0], dims, depth + 1)
+        else:
+            path, why = frozenset(), f"{u.name} at line {u.line}"
+        free = path if free is None else free & path
+        blocker = blocker or why
+    return (free if free is not None else frozenset()), (blocker if free is not None else "no consumer")
+
+
+def _reorder_check(ctx: _Ctx, op: Op, want: LinearLayout, have: LinearLayout) -> None:
+    """``tt.reshape allow_reorder`` whose type is not the exact reshape: proved when its consumers
+    reduce over the permuted dims (:func:`verilayout.prove.tensor_views.reorder_verdict`); an error
+    only when the register-by-register copy cannot fit; otherwise unchecked with the reason."""
+    if want.in_dims != have.in_dims:
+        v = reorder_verdict(want, have, frozenset())
+        ctx.add(op, "view-layout", "counterexample", "error", f"{op.name} allow_reorder: {v.reason}",
+                counterexample=v.counterexample, rule=REORDER_RULE, expected=want.to_dict(), actual=have.to_dict())
+        return
+    free, blocker = _reduced_dims(ctx, op.results[0], tuple(have.out_dim_names)) if op.results \
+        else (frozenset(), "no result")
+    v = reorder_verdict(want, have, free)
+    if v.status == "proved":
+        ctx.add(op, "view-layout", "proved", None, f"{op.name} allow_reorder: {v.reason}, and every consumer "
+                f"reduces over {sorted(free)} (order-insensitive)", rule=REORDER_RULE, reduced=sorted(free))
+        return
+    seen = f"a consumer ({blocker}) sees the elements in their order" if blocker else \
+        f"the consumers reduce over {sorted(free)} only"
+    ctx.add(op, "view-layout", "unchecked", None, f"{op.name} allow_reorder: Triton permuted the elements "
+            f"({v.reason}) and {seen}: allowed by can_reorder=True, whether the order matters is not decided",
+            reason="allow_reorder", rule=REORDER_RULE, counterexample=v.counterexample)
 
 
 # ----- the driver --------------------------------------------------------------------------
@@ -947,16 +1192,16 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     if n in ("tt.trans", "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans", "ttg.memdesc_reshape"):
         _view_check(ctx, op)
         return
+    if n == "ttng.tmem_subslice":
+        _tmem_subslice_check(ctx, op)
+        return
     if n in ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview"):
         return  # views that only select part of the allocation: checked at their loads/stores
     if n in UNCHECKED:
         if n != "ttg.local_dealloc":
             ctx.add(op, "copy-layout", "unchecked", None, f"{n}: {UNCHECKED[n]}", reason=UNCHECKED[n])
         return
-    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in (
-            "ttng.warp_group_dot_wait", "ttg.local_dealloc", "scf.yield", "scf.for", "ttng.init_barrier",
-            "ttng.wait_barrier", "ttng.barrier_expect", "ttng.inval_barrier", "ttng.arrive_barrier",
-            "ttg.async_wait", "ttg.async_commit_group"):
+    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in NO_DATA:
         ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
                 reason="op not modelled")
 
@@ -972,8 +1217,8 @@ def audit_module(mod: Module, path: str) -> FileReport:
         except RecursionError:
             ctx.add(op, "layout", "unchecked", None, f"{op.name}: nested too deeply", reason="recursion")
         except Exception as e:  # noqa: BLE001 - one op the models trip on must not stop the audit
-            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: internal error ({type(e).__name__}: {e}); "
-                    "please report it", reason="internal error")
+            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: {_internal(e)}; please report it",
+                    reason="internal error", error=_internal(e))
     assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
                    "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
     unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())

@@ -18,12 +18,14 @@ the register layout asks for a cell the message does not deliver.
 """
 from __future__ import annotations
 
+from verilayout.core import gf2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tmem import Message, accumulator_layout, message
 
-__all__ = ["load_verdict", "accumulator_verdict", "epilogue_verdict", "conversion"]
+__all__ = ["load_verdict", "accumulator_verdict", "epilogue_verdict", "conversion", "operand_a_verdict",
+           "A_OPERAND_RULE", "subslice_verdict", "SUBSLICE_RULE"]
 
 
 def _check(reg: LinearLayout, tmem: LinearLayout) -> None:
@@ -73,20 +75,40 @@ def _aligned(m: Message, lane: int, col: int) -> bool:
     return col % m.columns == 0
 
 
-def _try(conv: LinearLayout, m: Message) -> tuple | None:
-    """None when ``conv`` is messages of ``m``; else (input dim, bit, expected, actual)."""
+def _same_element(tmem: LinearLayout | None):
+    """Whether two TMEM cells hold the same element of ``tmem`` (a layout that replicates, e.g. the
+    MMA scale factors copied into every 32-lane quarter, holds one element in several cells)."""
+    if tmem is None:
+        return lambda a, b: a == b
+    ins = [d for d in tmem.in_dim_names if d != "block"]
+
+    def same(a: tuple, b: tuple) -> bool:
+        if a == b:
+            return True
+        try:
+            return tmem.apply({**{d: 0 for d in tmem.in_dim_names}, **dict(zip(ins, a))}) == \
+                tmem.apply({**{d: 0 for d in tmem.in_dim_names}, **dict(zip(ins, b))})
+        except LayoutError:
+            return False
+    return same
+
+
+def _try(conv: LinearLayout, m: Message, tmem: LinearLayout | None = None) -> tuple | None:
+    """None when ``conv`` is messages of ``m`` (cells compared by the element ``tmem`` keeps there);
+    else (input dim, bit, expected, actual)."""
     msg = message(m.shape, m.num, m.split)
     bases = conv.bases
+    same = _same_element(tmem)
     nreg = len(msg.bases["register"])
     if len(bases["register"]) < nreg:
         return ("register", len(bases["register"]), "a register bit", "none")
     for d, j, (row, col) in _expected(msg):
         got = tuple(bases[d][j])
-        if got != (row, col):
+        if not same(got, (row, col)):
             return (d, j, (row, col), got)
     for j, want in ((0, (32, 0)), (1, (64, 0))):
         got = tuple(bases["warp"][j])
-        if got != want:
+        if not same(got, want):
             return ("warp", j, want, got)
     extra = [("register", j) for j in range(nreg, len(bases["register"]))]
     extra += [("warp", j) for j in range(2, len(bases["warp"]))]
@@ -118,7 +140,7 @@ def load_verdict(reg: LinearLayout, tmem: LinearLayout, shape: str, num: int | N
             if num is not None:
                 raise
             continue
-        bad = _try(conv, m)
+        bad = _try(conv, m, tmem)
         if bad is None:
             return Verdict.holds(f"the register layout is {m.name} messages (registers, lanes, warps "
                                  "bit for bit; other bits move whole messages)", method="gf2",
@@ -170,3 +192,84 @@ def epilogue_verdict(reg: LinearLayout, m: int, n: int, shape: str = "32x32b", c
     ('counterexample', {'lane': 16})
     """
     return load_verdict(reg, accumulator_layout(m, n, cta_group), shape, num, split)
+
+
+A_OPERAND_RULE = ("tcgen05.mma with A in tensor memory reads A's rows from the lanes of the data path layout "
+                  "its M and cta_group select, as it writes D (PTX ISA 'Data path layout organization'; TVM's "
+                  "tmem_mma_operand_layout resolves A-in-TMEM from the same layouts), K along the columns "
+                  "packed 32/bits elements a 32-bit column (columns counted in elements, as Triton's "
+                  "tensor_memory_encoding does)")
+
+
+def operand_a_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int = 1) -> Verdict:
+    """Proved when ``tmem`` (the A operand's ``#ttng.tensor_memory_encoding`` as a LinearLayout,
+    ``lane, col -> dim0 (M), dim1 (K)``) places every element of A where ``tcgen05.mma`` with M = ``m``
+    and ``cta_group`` reads it from tensor memory (:data:`A_OPERAND_RULE`); else the first cell where
+    they differ.
+
+    Law: the verdict of :func:`accumulator_verdict` for an ``m x k`` tile (the same data path).
+
+    >>> from verilayout.hw.nvidia.tmem import accumulator_layout
+    >>> operand_a_verdict(accumulator_layout(128, 64), 128, 64).status
+    'proved'
+    """
+    v = accumulator_verdict(tmem, m, k, cta_group)
+    if v.proved:
+        return Verdict.holds(f"A sits where tcgen05.mma M={m} cta_group::{cta_group} reads it from tensor "
+                             "memory (its data path layout)", method="gf2")
+    cex = dict(v.counterexample or {})
+    cex["mma_reads"] = cex.pop("mma_writes", None)
+    return Verdict.fails(cex, v.reason.replace("the MMA writes", "the MMA reads A's"), method="gf2")
+
+
+SUBSLICE_RULE = ("Triton 3.9 lowers ttng.tmem_subslice {offset = N} to the source's TMEM base plus the (lane, "
+                 "column) address of the source element (0, N) (getTMemViewElementOffset, in its source); the "
+                 "view is right when every view element (r, c) then lands on the source's cell of (r, N + c)")
+
+
+def _cells(tmem: LinearLayout) -> dict[tuple[int, ...], tuple[int, int]]:
+    """Every element of ``tmem`` (``lane, col -> dims``) and its first (lowest) TMEM cell ``(lane, col)``."""
+    lanes, cols = tmem.bases["lane"], tmem.bases["col"]
+    order = [tmem._pack(b) for b in cols] + [tmem._pack(b) for b in lanes]   # index: lane high, col low
+    img = [0] * (1 << len(order))
+    for i in range(1, len(img)):
+        img[i] = img[i & (i - 1)] ^ order[(i & -i).bit_length() - 1]
+    out: dict = {}
+    for i, v in enumerate(img):
+        out.setdefault(tuple(tmem._unpack(v)), (i >> len(cols), i & ((1 << len(cols)) - 1)))
+    return out
+
+
+def subslice_verdict(tmem: LinearLayout, offset: int, width: int) -> Verdict:
+    """Proved when the ``width``-column view at column ``offset`` of a TMEM tile laid out as ``tmem``
+    (``lane, col -> dim0, dim1``, Triton's tensor_memory_encoding) reads the source's cells: every view
+    element ``(r, c)``, at its cell in ``tmem`` plus the address of element ``(0, offset)``, is on the
+    cell of ``(r, offset + c)`` (:data:`SUBSLICE_RULE`, checked on every element); else the first
+    element that is not.
+
+    >>> from verilayout.hw.nvidia.tmem import accumulator_layout
+    >>> subslice_verdict(accumulator_layout(128, 128), 64, 64).details["address"]
+    {'lane': 0, 'col': 64}
+    >>> subslice_verdict(accumulator_layout(128, 128, cta_group=2), 32, 64).status   # halves folded onto lanes
+    'counterexample'
+    """
+    names = tmem.out_dim_names
+    if len(names) != 2 or set(tmem.in_dim_names) - {"block"} != {"lane", "col"}:
+        raise LayoutError(f"TMEM subslice: expected lane, col -> 2 dims, got {tmem.in_dim_names} -> {names}")
+    cells = _cells(tmem.sublayout(["lane", "col"], names) if "block" in tmem.in_dim_names else tmem)
+    rows, n = tmem.out_dims[names[0]], tmem.out_dims[names[1]]
+    if offset < 0 or width <= 0 or offset + width > n or (0, offset) not in cells:
+        return Verdict.fails({"offset": offset, "width": width}, f"columns {offset}..{offset + width - 1} are "
+                             f"not inside the {rows} x {n} tile", method="enumeration")
+    bl, bc = cells[(0, offset)]
+    for r in range(rows):
+        for c in range(width):
+            lane, col = cells[(r, c)]
+            if (lane + bl, col + bc) != cells[(r, offset + c)]:
+                return Verdict.fails({"element": [r, c], "reads": [lane + bl, col + bc],
+                                      "holds": list(cells[(r, offset + c)])},
+                                     f"view element ({r}, {c}) is read at TMEM (lane, col) ({lane + bl}, "
+                                     f"{col + bc}), but ({r}, {offset + c}) lives at {cells[(r, offset + c)]}",
+                                     method="enumeration")
+    return Verdict.holds(f"columns {offset}..{offset + width - 1} are the source's cells at address offset "
+                         f"(lane {bl}, col {bc})", method="enumeration", address={"lane": bl, "col": bc})
