@@ -121,6 +121,9 @@ def test_kernel_counts(index):
         assert excess > 0, (stem, counter)                          # the model is a floor
         if pinned[1] == "dynamic":
             assert excess % ctas != 0, (stem, excess, ctas)          # not the same in every CTA
+            if index in D.sass_accesses():                           # the SourceCounters run of the
+                kinds = ("st", "stsm") if counter == "st_wf" else ("ld", "ldsm")   # same kernel: no excess
+                assert sum(s.wavefronts for s in D.sass_accesses()[index] if s.kind in kinds) == pred[counter]
         else:
             assert excess == 96                                     # README: 028/040 +96 ld wavefronts
 
