@@ -369,41 +369,45 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
 
 
-def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None) -> list[int] | None:
-    """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
-    difference ``addr(tid) - addr(0)`` still depends on a symbol other than ``%tid.x`` after z3's
-    simplifier, or uses an operator the evaluators do not model).
+def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None,
+                  n: int = 32) -> list[int] | None:
+    """Byte offsets of threads 0..n-1 (by default the 32 lanes of warp 0) relative to thread 0, or None
+    when not exact (the difference ``addr(tid) - addr(0)`` still depends on a symbol other than
+    ``%tid.x`` after z3's simplifier, or uses an operator the evaluators do not model).
     ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
     z3's term ids stay unique)."""
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
     memo = {} if memo is None else memo
-    hit = memo.get(("expr", expr.get_id()))
+    hit = memo.get(("expr", expr.get_id(), n))
     if hit is not None:
         return hit[1]
-    offs = _expr_offsets(expr, memo)
-    memo[("expr", expr.get_id())] = (expr, offs)        # the term is kept: its id stays unique
+    offs = _expr_offsets(expr, memo, n)
+    memo[("expr", expr.get_id(), n)] = (expr, offs)        # the term is kept: its id stays unique
     return offs
 
 
-def _expr_offsets(expr: z3.BitVecRef, memo: dict) -> list[int] | None:
-    delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
+def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
+    hit = memo.get(("delta", expr.get_id()))           # one simplification per address, any n
+    if hit is None:
+        hit = memo[("delta", expr.get_id())] = (expr, z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32)))))
+    delta = hit[1]
     if z3.is_bv_value(delta):
-        return [0] * 32 if delta.as_long() == 0 else None
-    key = ("offsets", delta.hash())
+        return [0] * n if delta.as_long() == 0 else None
+    key = ("offsets", delta.hash(), n)
     for d, offs in memo.get(key, ()):                 # addresses that differ by a constant
         if z3.eq(d, delta):
             return offs
-    offs = _offsets_of(delta, memo)
+    offs = _offsets_of(delta, memo, n)
     memo.setdefault(key, []).append((delta, offs))
     return offs
 
 
-def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
+def _offsets_of(delta: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
     # a symbol other than tid_x left in the difference: the evaluator refuses it (not exact)
     try:
-        vals = thread_values(delta, memo, 32)
+        vals = thread_values(delta, memo, n)
     except (ValueError, AttributeError):
         return None
     return [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
@@ -493,6 +497,11 @@ def _guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:
     return hit[1], hit[2]
 
 
+@lru_cache(maxsize=4096)   # key: one warp's lane offsets (warps of a CTA mostly repeat one pattern)
+def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, model: BankModel) -> int:
+    return warp_wavefronts(lanes, width, lanes_per_phase, matrix, model)
+
+
 def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
     """(worst wavefronts, that warp's ideal, wavefronts per warp) of ``ins`` over the ``n // 32`` warps;
     (0, 0, ...) when no warp executes it."""
@@ -502,7 +511,9 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):
         lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
-        cost = warp_wavefronts(lanes, width, lanes_per_phase, bool(mats), _MODEL)
+        low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
+        cost = _warp_cost(tuple(None if x is None else x - low for x in lanes), width, lanes_per_phase,
+                          bool(mats), _MODEL)
         per_warp.append(cost)
         if cost > worst:
             live = sum(x is not None for x in lanes)
@@ -544,8 +555,7 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
         if prev is None:
             n = mod.threads_of(ins.func) or 32
             n = 32 * max(1, n // 32)
-            got = thread_offsets(ev, ins, m.group(1), n, memo)
-            offs = None if got is None else got[1]
+            offs = _lane_offsets(ev, m.group(1), ins, memo, n)
             if offs is None:
                 prev = SharedAccess(ins, acc[0], acc[2], False)
             else:
