@@ -32,7 +32,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets, thread_values
+from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets, thread_offsets as _thread_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -393,31 +393,6 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
 
 
 # ----- convert_layout through scratch memory ----------------------------------------------------
-
-def _thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
-    """``(thread 0's address, offset of each of threads 0..n-1 relative to it)``, or None when not
-    exact (the difference depends on another symbol)."""
-    expr = ev.operand(reg, 32, at=ins)
-    if expr is None:
-        return None
-    key = ("threads", expr.get_id(), n)
-    hit = memo.get(key)
-    if hit is None:                          # the term kept with the answer: its id stays unique
-        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo))
-    return hit[1]
-
-
-def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
-    zero = z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
-    delta = z3.simplify(expr - zero)
-    if z3.is_bv_value(delta):
-        return zero, [delta.as_long()] * n if delta.as_long() == 0 else None
-    try:
-        vals = thread_values(delta, memo, n)
-    except (ValueError, AttributeError):
-        return None
-    return zero, [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
-
 
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""

@@ -20,6 +20,7 @@ TTGIR-level figure of the op with the same source line.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -29,10 +30,13 @@ import z3
 from verilayout.audit.model import Check
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.prove.ptx_values import TID
 
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
 _VEC = {"v2": 2, "v4": 4, "v8": 8}
+#: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
+_MODEL = BankModel()
 
 
 def phase_cost(addresses: list[int], width: int) -> int:
@@ -365,98 +369,271 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
 
 
-def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None) -> list[int] | None:
-    """Byte offsets of lanes 0..31 of warp 0 relative to lane 0, or None when not exact (the
-    difference ``addr(tid) - addr(0)`` still depends on a symbol other than ``%tid.x`` after z3's
-    simplifier, or uses an operator the evaluators do not model).
+def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None,
+                  n: int = 32) -> list[int] | None:
+    """Byte offsets of threads 0..n-1 (by default the 32 lanes of warp 0) relative to thread 0, or None
+    when not exact (the difference ``addr(tid) - addr(0)`` still depends on a symbol other than
+    ``%tid.x`` after z3's simplifier, or uses an operator the evaluators do not model).
     ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
     z3's term ids stay unique)."""
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
     memo = {} if memo is None else memo
-    hit = memo.get(("expr", expr.get_id()))
+    hit = memo.get(("expr", expr.get_id(), n))
     if hit is not None:
         return hit[1]
-    offs = _expr_offsets(expr, memo)
-    memo[("expr", expr.get_id())] = (expr, offs)        # the term is kept: its id stays unique
+    offs = _expr_offsets(expr, memo, n)
+    memo[("expr", expr.get_id(), n)] = (expr, offs)        # the term is kept: its id stays unique
     return offs
 
 
-def _expr_offsets(expr: z3.BitVecRef, memo: dict) -> list[int] | None:
-    delta = z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
+def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
+    hit = memo.get(("delta", expr.get_id()))           # one simplification per address, any n
+    if hit is None:
+        hit = memo[("delta", expr.get_id())] = (expr, z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32)))))
+    delta = hit[1]
     if z3.is_bv_value(delta):
-        return [0] * 32 if delta.as_long() == 0 else None
-    key = ("offsets", delta.hash())
+        return [0] * n if delta.as_long() == 0 else None
+    key = ("offsets", delta.hash(), n)
     for d, offs in memo.get(key, ()):                 # addresses that differ by a constant
         if z3.eq(d, delta):
             return offs
-    offs = _offsets_of(delta, memo)
+    offs = _offsets_of(delta, memo, n)
     memo.setdefault(key, []).append((delta, offs))
     return offs
 
 
-def _offsets_of(delta: z3.BitVecRef, memo: dict) -> list[int] | None:
+def _offsets_of(delta: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
     # a symbol other than tid_x left in the difference: the evaluator refuses it (not exact)
     try:
-        vals = thread_values(delta, memo, 32)
+        vals = thread_values(delta, memo, n)
     except (ValueError, AttributeError):
         return None
     return [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
 
 
-def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
-                memo: dict | None = None) -> list[Check]:
-    """One ``bank-conflicts`` check per (source line, address register, width, kind) of the PTX,
-    compared with the TTGIR figure of the same line where there is one (see the module docstring);
-    ``memo``: lane offsets already found in this file (shared with the element checks)."""
-    by_loc: dict[str, list[Check]] = {}
-    for c in plan:
-        if c.check == "bank-conflicts" and c.status in ("proved", "counterexample") and c.loc:
-            by_loc.setdefault(c.loc, []).append(c)
-    seen: dict[tuple, Instr] = {}
+@dataclass(frozen=True)
+class SharedAccess:
+    """What one shared-memory instruction costs, warp by warp of the CTA.
+
+    ``per_warp[w]``: wavefronts of warp ``w`` (0 where no lane of it executes the instruction: its
+    guard is false there); ``wavefronts``: the most any warp needs; ``ideal``: the fewest that warp's
+    executing lanes could need; ``exact``: False when the lanes' addresses are not exact relative to
+    thread 0 (then the figures are None). ``guard``: ``"none"``, ``"evaluated"`` (the predicate is a
+    function of ``%tid.x`` alone, evaluated for every thread) or ``"free"`` (it depends on other
+    values: every lane is counted as executing)."""
+    ins: Instr
+    kind: str
+    width: int
+    exact: bool
+    wavefronts: int | None = None
+    ideal: int | None = None
+    per_warp: tuple[int, ...] = ()
+    lane_offsets: tuple[int, ...] = ()
+    guard: str = "none"
+
+    @property
+    def warps(self) -> tuple[int, ...]:
+        """The warps that execute the instruction (at least one lane's guard holds)."""
+        return tuple(w for w, c in enumerate(self.per_warp) if c > 0)
+
+
+def _matrices(ins: Instr) -> int:
+    """``ldmatrix``/``stmatrix`` ``.xN``: N matrices, 8 lanes give the row addresses of each (PTX ISA:
+    for ``.x1`` lanes 0-7, ``.x2`` lanes 0-15, ``.x4`` all 32); 0 for any other instruction."""
+    if ins.parts[0] not in ("ldmatrix", "stmatrix"):
+        return 0
+    return int((re.search(r"\.x(\d)", ins.opcode) or [0, 4])[1])
+
+
+def thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+    """``(thread 0's address, offset of each of threads 0..n-1 relative to it)`` of register ``reg``
+    at ``ins``, or None when not exact (the difference depends on another symbol).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.prove.ptx_values import PtxValues
+    >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nshl.b32 %r2, %r1, 4;\\nret;\\n}")
+    >>> thread_offsets(PtxValues(m, "f"), m.instrs[-1], "%r2", 4, {})[1]
+    [0, 16, 32, 48]
+    """
+    expr = ev.operand(reg, 32, at=ins)
+    if expr is None:
+        return None
+    key = ("threads", expr.get_id(), n)
+    hit = memo.get(key)
+    if hit is None:                          # the term kept with the answer: its id stays unique
+        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo))
+    return hit[1]
+
+
+def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+    zero = z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
+    delta = z3.simplify(expr - zero)
+    if z3.is_bv_value(delta):
+        return zero, [delta.as_long()] * n if delta.as_long() == 0 else None
+    try:
+        vals = thread_values(delta, memo, n)
+    except (ValueError, AttributeError):
+        return None
+    return zero, [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
+
+
+def _guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:
+    """Which of threads ``0 .. n-1`` execute ``ins``: its predicate evaluated per thread when it is a
+    function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
+    if ins.pred is None:
+        return [True] * n, "none"
+    p = ev.pred(ins.pred)
+    key = ("guard", p.get_id(), n)
+    hit = memo.get(key)
+    if hit is None:
+        try:
+            vals = [bool(v) for v in thread_values(p, memo, n)]
+            hit = (p, vals, "evaluated")
+        except (ValueError, AttributeError):
+            hit = (p, [True] * n, "free")
+        memo[key] = hit
+    return hit[1], hit[2]
+
+
+@lru_cache(maxsize=4096)   # key: one warp's lane offsets (warps of a CTA mostly repeat one pattern)
+def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, model: BankModel) -> int:
+    return warp_wavefronts(lanes, width, lanes_per_phase, matrix, model)
+
+
+def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
+    """(worst wavefronts, that warp's ideal, wavefronts per warp) of ``ins`` over the ``n // 32`` warps;
+    (0, 0, ...) when no warp executes it."""
+    _, _, width, lanes_per_phase = acc
+    mats = _matrices(ins)
+    used = 8 * mats if mats else 32
+    per_warp, worst, ideal = [], 0, 0
+    for w in range(max(1, n // 32)):
+        lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
+        low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
+        cost = _warp_cost(tuple(None if x is None else x - low for x in lanes), width, lanes_per_phase,
+                          bool(mats), _MODEL)
+        per_warp.append(cost)
+        if cost > worst:
+            live = sum(x is not None for x in lanes)
+            phases = sum(any(x is not None for x in lanes[i:i + 8]) for i in range(0, used, 8))
+            worst = cost
+            ideal = phases if mats else max(1, -(-live * width // _MODEL.row_bytes))
+    return worst, ideal, tuple(per_warp)
+
+
+def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> list[SharedAccess]:
+    """Every ``st.shared``/``ld.shared``/``cp.async``/``ldmatrix``/``stmatrix`` of ``mod`` in order,
+    with its cost per warp (:class:`SharedAccess`): each thread's address (relative to thread 0) and
+    guard are evaluated for every thread of the CTA (``.reqntid``; warp 0 alone when the PTX does not
+    state it), and each warp's executing lanes are costed by :func:`verilayout.hw.nvidia.banks.warp_wavefronts`.
+    Instructions with the same address register, guard and shape differ only by an immediate offset,
+    which moves every lane alike: one evaluation serves them. ``evals``: the evaluator per function.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.prove.ptx_values import PtxValues
+    >>> m = parse_ptx(".version 8.7\\n.entry f()\\n.reqntid 64\\n{\\nmov.u32 %r1, %tid.x;\\n"
+    ...               "setp.lt.u32 %p1, %r1, 32;\\nshl.b32 %r2, %r1, 7;\\n@%p1 ld.shared.b32 %r3, [%r2];\\n}")
+    >>> a = shared_accesses(m, {"f": PtxValues(m, "f")})[0]
+    >>> a.wavefronts, a.per_warp, a.warps
+    (32, (32, 0), (0,))
+    """
+    memo = {} if memo is None else memo
+    out: list[SharedAccess] = []
+    done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
         acc = _access(ins)
         if acc is None or len(ins.operands) <= acc[1]:
             continue
         m = _ADDR.match(ins.operands[acc[1]].strip())
-        if not m:
-            continue
-        key = (ins.loc, m.group(1), acc[0], acc[2], ins.parts[0])
-        seen.setdefault(key, ins)
-    out = []
-    memo = {} if memo is None else memo
-    for (loc, base, kind, width, _head), ins in seen.items():
-        head = ".".join(ins.parts[:2])
         ev = evals.get(ins.func)
-        if ev is None:
+        if not m or ev is None:
             continue
-        offs = _lane_offsets(ev, base, ins, memo)
-        lanes_per_phase = _access(ins)[3]
-        data = {"source": "ptx", "instruction": ins.opcode, "kind": kind, "bytes_per_lane": width,
-                "address_register": base}
-        if offs is None:
-            out.append(Check(head, ins.line, loc, "bank-conflicts", "unknown", "note",
-                             f"{ins.opcode}: the lanes' addresses are not exact relative to lane 0 "
-                             "(they depend on values the evaluator leaves free)", data))
-            continue
-        used = 32 if ins.parts[0] != "ldmatrix" else 8 * int((re.search(r"x(\d)", ins.opcode) or [0, 4])[1])
-        phases = [offs[i:i + lanes_per_phase] for i in range(0, used, lanes_per_phase)]
-        cost = sum(phase_cost(ph, width) for ph in phases)
-        ideal = max(1, (used * width + 127) // 128) if ins.parts[0] not in ("ldmatrix", "stmatrix") else len(phases)
-        data.update(wavefronts=cost, ideal=ideal, lane_offsets=offs[:8])
-        planned = [c for c in by_loc.get(loc or "", []) if _direction(c.op) == kind]
-        if planned:
-            worst = max(planned, key=lambda c: c.data.get("wavefronts", 0) / max(1, c.data.get("ideal", 1)))
-            data.update(ttgir_wavefronts=worst.data.get("wavefronts"), ttgir_ideal=worst.data.get("ideal"),
-                        ttgir_instruction=worst.data.get("instruction"))
-        status = "proved" if cost <= ideal else "counterexample"
-        msg = (f"{ins.opcode} ({width} B a lane, address {base}): {cost} wavefront(s) per instruction, ideal {ideal}"
-               + (f"; the TTGIR model says {data['ttgir_wavefronts']} for {data['ttgir_instruction']}"
-                  if planned else ""))
-        out.append(Check(head, ins.line, loc, "bank-conflicts", status, None if status == "proved" else "warning",
-                         msg, data))
+        key = (ins.func, m.group(1), ins.pred, acc, _matrices(ins), ins.parts[0])
+        prev = done.get(key)
+        if prev is None:
+            n = mod.threads_of(ins.func) or 32
+            n = 32 * max(1, n // 32)
+            offs = _lane_offsets(ev, m.group(1), ins, memo, n)
+            if offs is None:
+                prev = SharedAccess(ins, acc[0], acc[2], False)
+            else:
+                active, guard = _guard(ev, ins, memo, n)
+                cost, ideal, per_warp = _cost(ins, acc, offs, active, n)
+                first = next((w for w, c in enumerate(per_warp) if c), 0)
+                lanes = tuple(offs[32 * first + i] - offs[32 * first] for i in range(8))
+                prev = SharedAccess(ins, acc[0], acc[2], True, cost, ideal, per_warp, lanes, guard)
+            done[key] = prev
+        out.append(replace(prev, ins=ins))
     return out
+
+
+def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
+                memo: dict | None = None) -> list[Check]:
+    """One ``bank-conflicts`` check per (source line, address register, guard, width, kind) of the
+    PTX (:func:`shared_accesses`), compared with the TTGIR figure of the same line where there is one
+    (see the module docstring); ``memo``: lane offsets already found in this file (shared with the
+    element checks)."""
+    by_loc: dict[str, list[Check]] = {}
+    for c in plan:
+        if c.check == "bank-conflicts" and c.status in ("proved", "counterexample") and c.loc:
+            by_loc.setdefault(c.loc, []).append(c)
+    seen: dict[tuple, SharedAccess] = {}
+    for a in shared_accesses(mod, evals, memo):
+        key = (a.ins.loc, _ADDR.match(a.ins.operands[_access(a.ins)[1]].strip()).group(1), a.kind, a.width,
+               a.ins.parts[0], a.ins.pred, _matrices(a.ins))
+        seen.setdefault(key, a)
+    return [_smem_check(a, by_loc.get(a.ins.loc or "", [])) for a in seen.values()]
+
+
+def _smem_check(a: SharedAccess, planned: list[Check]) -> Check:
+    """The ``bank-conflicts`` check of one access (first instruction of its group)."""
+    ins = a.ins
+    head = ".".join(ins.parts[:2])
+    base = _ADDR.match(ins.operands[_access(ins)[1]].strip()).group(1)
+    data = {"source": "ptx", "instruction": ins.opcode, "kind": a.kind, "bytes_per_lane": a.width,
+            "address_register": base}
+    if not a.exact:
+        return Check(head, ins.line, ins.loc, "bank-conflicts", "unknown", "note",
+                     f"{ins.opcode}: the lanes' addresses are not exact relative to lane 0 "
+                     "(they depend on values the evaluator leaves free)", data)
+    data.update(wavefronts=a.wavefronts, ideal=a.ideal, lane_offsets=list(a.lane_offsets),
+                warps=list(a.warps), warps_in_cta=len(a.per_warp))
+    planned = [c for c in planned if _direction(c.op) == a.kind]
+    if planned:
+        worst = max(planned, key=lambda c: c.data.get("wavefronts", 0) / max(1, c.data.get("ideal", 1)))
+        data.update(ttgir_wavefronts=worst.data.get("wavefronts"), ttgir_ideal=worst.data.get("ideal"),
+                    ttgir_instruction=worst.data.get("instruction"))
+    status = "proved" if a.wavefronts <= a.ideal else "counterexample"
+    msg = (f"{ins.opcode} ({a.width} B a lane, address {base}): {a.wavefronts} wavefront(s) per instruction, "
+           f"ideal {a.ideal}" + _who(a) + _runtime_note(ins, a, data)
+           + (f"; the TTGIR model says {data['ttgir_wavefronts']} for {data['ttgir_instruction']}"
+              if planned else ""))
+    return Check(head, ins.line, ins.loc, "bank-conflicts", status, None if status == "proved" else "warning",
+                 msg, data)
+
+
+def _who(a: SharedAccess) -> str:
+    """Which warps execute the access, when its guard (a function of ``%tid.x``) excludes some."""
+    if a.guard != "evaluated" or len(a.warps) == len(a.per_warp):
+        return ""
+    ws = ", ".join(str(w) for w in a.warps) or "none"
+    return f"; executed by warp(s) {ws} of {len(a.per_warp)} (guard {a.ins.pred} evaluated per thread)"
+
+
+#: Where the run-time doubling of ``cp.async`` 16-byte copies was measured.
+LDGSTS_MEASUREMENT = "hwtests/results/h100-2026-11-26-ldgsts_microbench.txt"
+
+
+def _runtime_note(ins: Instr, a: SharedAccess, data: dict) -> str:
+    """``cp.async`` 16 B: the static figure is a floor; an H100 took up to twice as many at run time
+    on copies with the same address pattern (issue timing, not addresses: the LDGSTS microbenchmark)."""
+    if ins.parts[0] != "cp" or a.width != 16:
+        return ""
+    data.update(runtime_wavefronts_up_to=2 * a.wavefronts, runtime_measurement=LDGSTS_MEASUREMENT)
+    return (f" (a floor: the hardware may take up to twice that, {2 * a.wavefronts}, at run time, depending "
+            f"on issue timing, not on the addresses; measured on an H100, {LDGSTS_MEASUREMENT})")
 
 
 def _direction(op: str) -> str:

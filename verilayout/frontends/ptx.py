@@ -35,6 +35,7 @@ _ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\
 _LABEL = re.compile(r"^\s*([\w$]+):")
 _PRED = re.compile(r"^@(!?%[\w$]+)\s+")
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
+_NTID = re.compile(r"^\s*\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -64,6 +65,16 @@ class PtxModule:
     functions: tuple[str, ...]
     labels: tuple[tuple[str, str, int], ...] = ()
     shared: tuple[str, ...] = ()
+    threads: tuple[tuple[str, int], ...] = ()
+
+    def threads_of(self, func: str) -> int | None:
+        """Threads per CTA of ``func`` from its ``.reqntid`` (or ``.maxntid``) directive: the
+        product of its extents; None when the function states neither.
+
+        >>> parse_ptx('.version 8.7\\n.entry f()\\n.reqntid 128\\n{\\nret;\\n}').threads_of("f")
+        128
+        """
+        return dict(self.threads).get(func)
 
 
 def split_operands(text: str) -> tuple[str, ...]:
@@ -181,6 +192,7 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     funcs: list[str] = []
     labels: list[tuple[str, str, int]] = []
     shared: list[str] = []
+    threads: dict[str, int] = {}
     target, loc, func, saw_version = None, None, "", False
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
@@ -222,6 +234,9 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             m = _SHARED.match(s)
             if m:
                 shared.append(m.group(1))
+            m = _NTID.match(s)
+            if m and func and func not in threads:       # .reqntid comes first when both are given
+                threads[func] = int(m.group(1)) * int(m.group(2) or 1) * int(m.group(3) or 1)
             continue
         lab = st.lstrip("{ \t")
         while func and (m := _LABEL.match(lab)):
@@ -246,4 +261,4 @@ def parse_ptx(text: str | bytes) -> PtxModule:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
     resolved = tuple(Instr(o, ops, n, p, names[lc] if lc else None, f) for o, ops, n, p, lc, f in instrs)
-    return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared))
+    return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()))

@@ -47,8 +47,18 @@ The rules, with their sources
    every instruction and every phase is a coset of the same subspace, so they all
    need the same number.
 
-What is not modelled: the Volta/Turing "uniform address pairs" speed-up of
-``LDS.128`` (same forum thread), multi-CTA distributed shared memory (the ``block``
+6. **128-bit half-warps** (measured, H100, issue 27): a ``ld.shared.v4`` whose lanes all read
+   the same 16 bytes takes 2 wavefronts, not the 4 of rule 3: a half-warp (two quarter-warp
+   phases) that fits one wavefront (at most one distinct word per bank) is served in one. The
+   PTX audit applies it (:func:`warp_wavefronts`); that it holds for every half-warp that fits one
+   wavefront, not only for one uniform address, is an inference; the TTGIR-level analyses still
+   count such an access per quarter-warp (an over-estimate, never an under-estimate).
+7. **Only lanes that execute give addresses** (measured, H100, issue 27): an access under a
+   guard that some lanes or warps fail costs nothing in them (a warp none of whose lanes
+   executes it costs 0 wavefronts); ``stmatrix .x1/.x2``, like ``ldmatrix``, takes row addresses
+   from lanes 0-7 / 0-15 only (an ``.x1`` measured 1 wavefront).
+
+What is not modelled: multi-CTA distributed shared memory (the ``block``
 input is an instruction index here: every CTA has its own banks), and timing.
 
 >>> m = BankModel()
@@ -525,6 +535,37 @@ def phase_wavefronts(byte_ranges: Iterable[tuple[int, int]], model: BankModel = 
         for w in range(first, last + 1):
             per_bank.setdefault(w % model.num_banks, set()).add(w)
     return max((len(s) for s in per_bank.values()), default=0)
+
+
+def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_phase: int,
+                    matrix: bool = False, model: BankModel = BankModel()) -> int:
+    """Wavefronts of one warp's instruction from each lane's byte address (``None``: the lane does
+    not execute it, its guard is false): the sum over phases of :func:`phase_wavefronts` of the lanes
+    that execute (rules 2-4), with one measured exception (rule 6 below): a 128-bit ``ld/st.shared``
+    half-warp whose 16 lanes all fit in one wavefront (at most one distinct word per bank) is served in
+    one wavefront, not two. Measured on an H100 (issue 27): a ``ld.shared.v4`` where every lane reads
+    the same 16 bytes takes 2 wavefronts, not 4; a whole warp is never merged below one wavefront per
+    half-warp (2, not 1). That it holds for any half-warp that fits one wavefront, not only for a
+    uniform address, is an inference. ``matrix``: ``ldmatrix``/``stmatrix`` phases (no merging).
+    ``lane_addresses`` holds only the lanes that give addresses (8 per matrix for ``.x1/.x2``).
+
+    >>> warp_wavefronts([0] * 32, 16, 8), warp_wavefronts([16 * i for i in range(32)], 16, 8)
+    (2, 4)
+    >>> warp_wavefronts([128 * i if i < 4 else None for i in range(32)], 4, 32)
+    4
+    """
+    def phase(lanes: Sequence[int | None]) -> int:
+        return phase_wavefronts([(a, width) for a in lanes if a is not None], model)
+
+    total = 0
+    half = 2 * lanes_per_phase
+    merge = width * 8 == 128 and not matrix and half * width <= 2 * model.row_bytes
+    step = half if merge else lanes_per_phase
+    for i in range(0, len(lane_addresses), step):
+        group = lane_addresses[i:i + step]
+        parts = sum(phase(group[j:j + lanes_per_phase]) for j in range(0, len(group), lanes_per_phase))
+        total += 1 if merge and parts > 1 and phase(group) == 1 else parts
+    return total
 
 
 # ----- shared memory that is not GF(2)-linear -------------------------------------------
