@@ -83,9 +83,22 @@ def test_inferred_modes_say_so():
         assert swizzle_pattern(mode).inferred.startswith("inference")
     t = TensorMap("f16", global_dims=(64, 64), box=(64, 8), swizzle="128B_ATOM_64B")
     r = layout_reader("Sw<1,6,1> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16")
-    assert check_ring(t, r).status == "unknown"
-    v = check_ring(t, r, trust_inferred=True)
+    assert check_ring(t, r, arch="sm_100").status == "unknown"
+    v = check_ring(t, r, trust_inferred=True, arch="sm_100")
     assert v.status == "proved" and "inference" in v.reason
+
+
+def test_atom_modes_are_refused_on_sm90_and_an_inference_on_sm100():
+    # measured (hwtests/results/h100-2026-11-26-tma.jsonl.gz): the CUDA 13.0 driver refuses every
+    # 128B_ATOM_* map on an H100; no source says which architectures take them, sm_100 is an inference
+    t = TensorMap("f16", global_dims=(64, 64), box=(64, 8), swizzle="128B_ATOM_32B")
+    r = layout_reader("Sw<2,5,2> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16")
+    v = check_ring(t, r, trust_inferred=True)
+    assert v.status == "counterexample" and v.details.get("rule") == "swizzle-arch"
+    assert "CUDA_ERROR_INVALID_VALUE" in v.reason and "measured" in v.reason
+    v100 = check_ring(t, r, arch="sm_100a")
+    assert v100.status == "unknown" and "inference" in v100.reason
+    assert check_ring(t, r, arch="sm_100", trust_inferred=True).status == "proved"
 
 
 def test_enum_order_is_cudas():

@@ -125,17 +125,26 @@ def _is_tcgen05_only(dtype: str) -> bool:
     return dtype in TCGEN05_TYPES and dtype not in DTYPE_BITS
 
 
+#: Untyped storage elements (``b8`` .. ``b64``): a shared-memory tile of any element type read by
+#: something other than an MMA (a TMA copy's reader, :mod:`verilayout.prove.tma`). They have address
+#: slots (:func:`operand_bits`) but no MMA K (:func:`operand_k` refuses them).
+STORAGE_BITS = {"b8": 8, "b16": 16, "b32": 32, "b64": 64}
+
+
 def operand_bits(dtype: str) -> int:
     """Address bits one element of an MMA operand occupies (its slot): the element width for
-    wgmma types and packed ``e2m1``, 8 for the 16-byte-padded fp4/fp6 types.
+    wgmma types, packed ``e2m1`` and the untyped storage elements of :data:`STORAGE_BITS`, 8 for the
+    16-byte-padded fp4/fp6 types.
 
-    Law: ``operand_bits(t) * operand_elems_per_unit(t) == 128`` for every type.
+    Law: ``operand_bits(t) * operand_elems_per_unit(t) == 128`` for every MMA type.
 
     >>> operand_bits("f16"), operand_bits("e2m1"), operand_bits("e3m2")
     (16, 4, 8)
     """
     if dtype in TCGEN05_TYPES:
         return TCGEN05_TYPES[dtype][1]
+    if dtype in STORAGE_BITS:
+        return STORAGE_BITS[dtype]
     if dtype not in DTYPE_BITS:
         raise LayoutError(f"unknown wgmma element type {dtype!r} (PTX names: "
                           f"{', '.join(DTYPE_BITS)}; tcgen05 also: {', '.join(TCGEN05_TYPES)})")
