@@ -52,7 +52,8 @@ def cute_swizzle(a: int, b: int, m: int, s: int) -> int:
 
 
 def docs_write(base: int, x: int, y: int, inner_bytes: int, eb: int, span: int | None) -> int:
-    """TMA's byte of box element (x inner, y outer): dense rows of inner_bytes, then the swizzle."""
+    """TMA's byte of box element (x inner, y outer): rows ``inner_bytes`` apart, then the swizzle (callers
+    pass the span: a narrower box's rows are padded to it, measured in tests/test_hw_ground_truth.py)."""
     a = base + y * inner_bytes + x * eb
     return docs_swizzle(a, span) if span else a
 

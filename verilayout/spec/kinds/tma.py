@@ -16,7 +16,9 @@ Kind ``tma_matches``: every stage of a ring that TMA fills is read back where TM
 * the ring: ``stages`` (1), ``stage_bytes`` (the tile's bytes), ``copies`` (boxes per stage side
   by side along TMA's inner dim, 1), ``base_align`` (128: the TMA destination alignment) or a
   concrete ``base``; ``inner`` (``"k"`` or ``"mn"``: the reader coordinate that is TMA's dim 0);
-  ``trust_inferred`` (prove under the inferred 128B_ATOM_64B / FLIP_8B patterns).
+  ``trust_inferred`` (prove under the inferences the verdict names: the 128B_ATOM_* modes on sm_100,
+  the 128B_ATOM_64B / FLIP_8B patterns); ``arch`` (``sm_90`` default, or ``sm_100``: the measured
+  sm_90 driver refuses the 128B_ATOM_* modes; also the descriptor reader's architecture).
 
 >>> from verilayout.spec import load_spec_text, run_spec
 >>> spec = load_spec_text('''
@@ -80,7 +82,7 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
         raise LayoutError(f"{where}: trust_inferred must be true or false")
     return prefixed(where, check_ring, tmap, reader, stages=stages, stage_bytes=stage_bytes, copies=copies,
                     base_align=base_align, base=base, inner=inner, trust_inferred=trust_inferred,
-                    timeout_ms=timeout_ms)
+                    arch=arch, timeout_ms=timeout_ms)
 
 
 SOURCES = MappingProxyType({})
