@@ -38,7 +38,8 @@ maps, see ``docs/ground_truth.md``; each rule is a test in ``tests/test_hw_groun
   for them is an inference and said so (:meth:`TensorMap.notes`);
 * on sm_90, ``cuTensorMapEncodeTiled`` refuses the 128B_ATOM_* modes (CUDA_ERROR_INVALID_VALUE,
   131 of 131 cases): a finding (rule ``swizzle-arch``); on sm_100 they are accepted as an inference
-  (no source states the architectures; CUTLASS's sm_100 TMA code uses 128B_ATOM_32B);
+  (no source states the architectures; CUTLASS maps ``Swizzle<2,5,2>``, the layout of tcgen05's
+  sm_100-only ``128B_base32B`` descriptor mode, to 128B_ATOM_32B);
 * a box whose innermost start coordinate times the element size is not a multiple of 16 bytes stops
   the kernel with an illegal instruction (4 of 4 cases; multiples of 16 bytes work): a finding
   (rule ``box-start-16B``) when the start coordinate is given.
@@ -367,8 +368,8 @@ class TensorMap:
         """
         out = [self.pattern.inferred] if self.pattern.inferred else []
         if self.swizzle in ATOM_MODES and parse_arch(arch) == "sm_100" and not self.pattern.inferred:
-            out.append(f"inference: SWIZZLE_{self.swizzle} on sm_100 (accepted and placed as on the CUTLASS "
-                       "mapping; not measured, and refused on sm_90)")
+            out.append(f"inference: SWIZZLE_{self.swizzle} on sm_100 (taken as accepted and placed as CUTLASS maps "
+                       "it; not measured there, and refused on sm_90 as measured)")
         inner = self.inner_bytes
         if self.pattern.span and self.interleave == "none" and inner < self.pattern.span and inner & (inner - 1):
             out.append(f"inference: a {inner}-byte inner box narrower than the {self.pattern.span}-byte swizzle "
