@@ -367,7 +367,7 @@ class TensorMap:
         'inference: a 48-byte inner box narrower '
         """
         out = [self.pattern.inferred] if self.pattern.inferred else []
-        if self.swizzle in ATOM_MODES and parse_arch(arch) == "sm_100" and not self.pattern.inferred:
+        if self.swizzle in ATOM_MODES and parse_arch(arch) == "sm_100":
             out.append(f"inference: SWIZZLE_{self.swizzle} on sm_100 (taken as accepted and placed as CUTLASS maps "
                        "it; not measured there, and refused on sm_90 as measured)")
         inner = self.inner_bytes
