@@ -593,3 +593,19 @@ def test_random_rings_agree_with_brute_force(seed):
 
 def test_random_rings_cover_both_outcomes():
     assert {_random_ring(seed)[0].status for seed in range(24)} == {"proved", "counterexample"}
+
+
+def test_a_load_start_off_16_bytes_is_a_finding_of_the_ring_and_the_spec():
+    # measured (hwtests/results/h100-2026-11-26-tma.jsonl.gz): x = 3 of uint16 (6 bytes) stopped the kernel
+    # with an illegal instruction; x = 8 of uint16 (16 bytes) loaded
+    t = TensorMap("uint16", global_dims=(128, 160), box=(64, 16))
+    r = layout_reader("(16,64):(64,1)", dtype="u16")
+    v = check_ring(t, r, start=(3, 5))
+    assert v.status == "counterexample" and v.details.get("rule") == "box-start-16B"
+    assert check_ring(t, r, start=(8, 5)).status == "proved"
+    from verilayout.spec import load_spec_text, run_spec
+    spec = ('[layouts.r]\ntext = "(16,64):(64,1)"\n[[obligation]]\nkind = "tma_matches"\n'
+            'tensor_map = { dtype = "uint16", box = [64, 16], global_dims = [128, 160] }\n'
+            'layout = "r"\ndtype = "u16"\nstart = [%d, 5]\n')
+    assert [x.verdict.status for x in run_spec(load_spec_text(spec % 3, "a.toml"))] == ["counterexample"]
+    assert [x.verdict.status for x in run_spec(load_spec_text(spec % 16, "b.toml"))] == ["proved"]

@@ -232,7 +232,7 @@ def _int_arg(name: str, v, lo: int) -> int:
 def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stages: int = 1,
                 stage_bytes: int | None = None, base_align: int = 128, base: int | None = None,
                 copies: int = 1, inner: str | None = None, trust_inferred: bool = False,
-                arch: str | None = None, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+                arch: str | None = None, start=None, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove TMA's writes into every stage of the ring equal what ``reader`` reads (module text).
 
     ``inner`` is the reader coordinate that is TMA's dim 0: ``"k"`` (default for K-major readers
@@ -240,7 +240,9 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
     pattern is an inference answer ``unknown`` unless ``trust_inferred`` (then the reason says so).
     ``arch`` (default: the descriptor reader's, else sm_90) picks the measured per-architecture rules
     (the 128B_ATOM_* modes are refused on sm_90 and an inference on sm_100). A box narrower than the
-    swizzle span is written with its rows padded to the span (measured on the H100).
+    swizzle span is written with its rows padded to the span (measured on the H100). ``start``: the
+    global coordinate a load starts at (dims innermost first); its innermost one must be a multiple
+    of 16 bytes (measured).
 
     >>> from verilayout.hw.nvidia.tma import TensorMap
     >>> t = TensorMap("bf16", global_dims=(4096, 4096), box=(32, 64), swizzle="64B")
@@ -270,7 +272,7 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
     if notes and not trust_inferred:
         return Verdict.unknown(f"the write model rests on an inference ({'; '.join(notes)}); pass "
                                "trust_inferred to prove under it", method="model", notes=notes)
-    broken = _limit_or_contract(tmap, reader, base, base_align, arch)
+    broken = _limit_or_contract(tmap, reader, base, base_align, arch, start)
     if broken is not None:
         return broken
     assume = _assumption_text(base, base_align, stages, stage_bytes)
@@ -304,11 +306,11 @@ def _ring_arguments(tmap, reader, stages, copies, base_align, base) -> tuple:
 
 
 def _limit_or_contract(tmap: TensorMap, reader, base: int | None, base_align: int,
-                       arch: str = "sm_90") -> Verdict | None:
+                       arch: str = "sm_90", start=None) -> Verdict | None:
     """Law: the failing Verdict of the first hardware limit the tensor map or buffer base breaks,
     else of the first contract rule (not an inferred one) a descriptor reader breaks (unknown where
     the rule is unmodelled); None when neither breaks one."""
-    lims = limit_findings(tmap, arch=arch)
+    lims = limit_findings(tmap, arch=arch, start=start)
     if base is not None and base % SMEM_ALIGN:
         lims.append(Limit("smem-alignment", f"the buffer base {base:#x} is not {SMEM_ALIGN}-byte aligned",
                           "PTX ISA cp.async.bulk.tensor"))
