@@ -99,6 +99,27 @@ def test_the_z3_encoding_that_check_block_proves_with_matches_too():
         assert got == [row for row in d["addr"][::7]], d["name"]
 
 
+def test_a_base_offset_on_an_unswizzled_operand_is_ignored():
+    # PTX canonical no-swizzle layouts (T = 8 f16 per 16 bytes), written here:
+    #   K-major:  start + 16 (m % 8) + SBO (m / 8) + 2 (k % 8) + LBO (k / 8)
+    #   MN-major: start + 2 (m % 8) + SBO (m / 8) + 16 (k % 8) + LBO (k / 8)
+    seen = 0
+    for d in wg_cases():
+        desc = decode(int(d["desc"], 16), "sm_90")
+        if desc.swizzle != "none" or desc.base_offset == 0:
+            continue
+        seen += 1
+        s, lbo, sbo = desc.start_address, desc.lbo, desc.sbo
+        if d["tnspA"]:
+            want = [[s + 2 * (m % 8) + sbo * (m // 8) + 16 * (k % 8) + lbo * (k // 8) for k in range(16)]
+                    for m in range(64)]
+        else:
+            want = [[s + 16 * (m % 8) + sbo * (m // 8) + 2 * (k % 8) + lbo * (k // 8) for k in range(16)]
+                    for m in range(64)]
+        assert d["addr"] == want, d["name"]
+    assert seen == 4
+
+
 def measured_tile(d: dict):
     """The recorded reads as a layout (a TileAddress), when they are GF(2)-affine in the coordinate bits
     (address = a(0,0) XOR the columns of the bit steps): built from the measurement alone."""
