@@ -41,7 +41,8 @@ def tma_disagreements(path: pathlib.Path, arch: str) -> tuple[int, list[str]]:
     bad, n = [], 0
     for d in (d for d in _lines(path) if "index" in d):
         err = d.get("error", "")
-        if err.startswith(("skipped", "timeout")) or ("off" not in d and "encode" not in d and "Illegal" not in err):
+        if err.startswith(("skipped", "timeout")) or ("off" not in d and not d.get("encode")
+                                                       and "IllegalInstruction" not in err):
             continue
         n += 1
         t = TensorMap(d["dtype"], global_dims=tuple(d["global_dims"]), global_strides=(d["global_stride"],),

@@ -36,6 +36,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -128,8 +129,35 @@ static std::vector<std::vector<unsigned char>> host_tensors(const std::string& d
 
 struct Run { cudaError_t err; uint32_t dyn, win, done; std::vector<unsigned char> bytes; };
 
+// TMA_PROBE_SIMULATE=1: no GPU; each load is computed on the host by the rules measured on the H100
+// (absolute-address swizzle, narrow rows padded to the span, ATOM modes refused, innermost start off
+// 16 bytes an illegal instruction). It tests this file's decoding and output, not the hardware.
+static bool simulating() { return std::getenv("TMA_PROBE_SIMULATE") != nullptr; }
+
+static Run simulate(const Case& c, const unsigned char* g, uint32_t fill, CUresult* encode_result) {
+  Run r{cudaSuccess, 0x400, 0x400, 1, std::vector<unsigned char>(kWindow)};
+  int sw = 0;
+  while (sw < 7 && c.swizzle != kSwizzles[sw]) ++sw;
+  *encode_result = sw >= 4 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+  const int es = esize_of(c.dtype), rows = (c.box1 + c.es1 - 1) / c.es1;
+  if (sw >= 4) return r;
+  if ((c.x * es) % 16) { r.err = cudaErrorIllegalInstruction; return r; }
+  for (int i = 0; i < kWindow; i += 4) memcpy(&r.bytes[i], &fill, 4);
+  const int row_bytes = sw ? std::max(c.box0 * es, 16 << sw) : c.box0 * es;
+  for (int br = 0; br < rows; ++br)
+    for (int bc = 0; bc < c.box0; ++bc) {
+      const int gy = c.y + br * c.es1, gx = c.x + bc;
+      if (gy >= kRows || gx * es >= kPitch) continue;
+      uint32_t a = r.win + c.dst + br * row_bytes + bc * es;
+      if (sw) a ^= ((a >> 7) & ((1u << sw) - 1)) << 4;
+      memcpy(&r.bytes[a - r.win], &g[gy * kPitch + gx * es], es);
+    }
+  return r;
+}
+
 static Run load(EncodeTiled enc, const Case& c, void* d_tensor, uint32_t fill, uint32_t* d_out, uint32_t* d_info,
                 CUresult* encode_result) {
+  if (simulating()) return simulate(c, static_cast<const unsigned char*>(d_tensor), fill, encode_result);
   CUtensorMap map;
   const int es = esize_of(c.dtype);
   cuuint64_t dims[2] = {cuuint64_t(kPitch / es), cuuint64_t(kRows)}, strides[1] = {kPitch};
@@ -152,12 +180,18 @@ static Run load(EncodeTiled enc, const Case& c, void* d_tensor, uint32_t fill, u
   return r;
 }
 
-static void report(size_t index, const Case& c, const std::vector<Run>& runs, int encode) {
+// the case's parameters: the head of every output line of a case (a result or an error)
+static void print_head(size_t index, const Case& c, int encode) {
   const int es = esize_of(c.dtype), cols = kPitch / es, rows = (c.box1 + c.es1 - 1) / c.es1;
   printf("{\"index\":%zu,\"name\":\"%s\",\"dtype\":\"%s\",\"esize\":%d,\"swizzle\":\"%s\",\"global_dims\":[%d,%d],"
          "\"global_stride\":%d,\"box\":[%d,%d],\"elem_strides\":[1,%d],\"smem_box\":[%d,%d],\"coord\":[%d,%d],"
          "\"base\":%d,\"tx_bytes\":%d,\"encode\":%d", index, c.name.c_str(), c.dtype.c_str(), es, c.swizzle.c_str(),
          cols, kRows, kPitch, c.box0, c.box1, c.es1, c.box0, rows, c.x, c.y, c.dst, c.box0 * rows * es, encode);
+}
+
+static void report(size_t index, const Case& c, const std::vector<Run>& runs, int encode) {
+  const int es = esize_of(c.dtype), cols = kPitch / es, rows = (c.box1 + c.es1 - 1) / c.es1;
+  print_head(index, c, encode);
   if (encode) { printf(",\"error\":\"cuTensorMapEncodeTiled failed: CUresult %d\"}\n", encode); return; }
   const uint32_t dst = runs[0].win + c.dst;
   bool timeout = false;
@@ -202,31 +236,41 @@ int main(int argc, char** argv) {
   if (argc < 2) { fprintf(stderr, "usage: %s CASES [FIRST]\n", argv[0]); return 2; }
   const std::vector<Case> cases = read_cases(argv[1]);
   const size_t first = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+  const bool sim = simulating();
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult q;
-  if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess
-      || !fn) { fprintf(stderr, "no cuTensorMapEncodeTiled\n"); return 2; }
+  if (!sim && (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q)
+               != cudaSuccess || !fn)) { fprintf(stderr, "no cuTensorMapEncodeTiled\n"); return 2; }
   const EncodeTiled enc = reinterpret_cast<EncodeTiled>(fn);
-  cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynamic);
+  if (!sim) cudaFuncSetAttribute(load_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kDynamic);
+  static std::map<std::string, std::vector<std::vector<unsigned char>>> host;
   std::map<std::string, std::vector<void*>> tensors;
   for (const char* t : {"uint8", "uint16", "uint32", "float32"}) {
-    for (auto& h : host_tensors(t)) {
-      void* d;
-      cudaMalloc(&d, h.size());
-      cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice);
+    host[t] = host_tensors(t);
+    for (auto& h : host[t]) {
+      void* d = h.data();
+      if (!sim) {
+        cudaMalloc(&d, h.size());
+        cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice);
+      }
       tensors[t].push_back(d);
     }
   }
-  uint32_t *d_out, *d_info;
-  cudaMalloc(&d_out, kWindow);
-  cudaMalloc(&d_info, 16);
+  uint32_t *d_out = nullptr, *d_info = nullptr;
   cudaDeviceProp prop{};
-  cudaGetDeviceProperties(&prop, 0);
   int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  printf("{\"probe\":\"tma_probe\",\"device\":\"%s\",\"cc\":\"%d.%d\",\"driver\":%d,\"runtime\":%d,\"win_bytes\":%d,"
-         "\"global_pitch\":%d,\"global_rows\":%d,\"cases\":%zu,\"first\":%zu}\n", prop.name, prop.major, prop.minor,
+  if (!sim) {
+    cudaMalloc(&d_out, kWindow);
+    cudaMalloc(&d_info, 16);
+    cudaGetDeviceProperties(&prop, 0);
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+  } else {
+    snprintf(prop.name, sizeof(prop.name), "simulated (TMA_PROBE_SIMULATE)");
+  }
+  printf("{\"probe\":\"tma_probe\",\"simulated\":%s,\"device\":\"%s\",\"cc\":\"%d.%d\",\"driver\":%d,\"runtime\":%d,\"win_bytes\":%d,"
+         "\"global_pitch\":%d,\"global_rows\":%d,\"cases\":%zu,\"first\":%zu}\n", sim ? "true" : "false", prop.name,
+         prop.major, prop.minor,
          driver, runtime, kWindow, kPitch, kRows, cases.size(), first);
   fflush(stdout);
   for (size_t i = first; i < cases.size(); ++i) {
@@ -238,8 +282,8 @@ int main(int argc, char** argv) {
         runs.push_back(load(enc, c, t, fill, d_out, d_info, &encode));
         if (encode != CUDA_SUCCESS) break;
         if (runs.back().err != cudaSuccess) {
-          printf("{\"index\":%zu,\"name\":\"%s\",\"error\":\"%s\"}\n", i, c.name.c_str(),
-                 cudaGetErrorString(runs.back().err));
+          print_head(i, c, 0);
+          printf(",\"error\":\"%s: %s\"}\n", cudaGetErrorName(runs.back().err), cudaGetErrorString(runs.back().err));
           fflush(stdout);
           return 3;
         }

@@ -71,3 +71,32 @@ def test_compare_agrees_on_the_recorded_runs():
                        capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert r.returncode == 0, r.stdout + r.stderr
     assert "wgprobe: 520 of 520 cases agree" in r.stdout and "tma: 308 of 308 cases agree" in r.stdout
+
+
+@needs_nvcc
+def test_the_tma_probe_decodes_a_simulated_run_into_the_recorded_offsets(tmp_path):
+    # TMA_PROBE_SIMULATE computes each load on the host by the measured rules; the probe's own decoding
+    # (two prefills, slot codes, offsets from dst) must then give back every recorded H100 placement,
+    # refusal and illegal instruction (a check of the probe's host code: no GPU here)
+    exe = tmp_path / "tma_probe"
+    r = subprocess.run([NVCC, "-arch=sm_90a", "-std=c++17", "-O2", "-o", str(exe), str(HW / "tma_probe.cu")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out, nxt = [], 0
+    while nxt < 322:                                 # restart after a case that ends the process (exit 3)
+        r = subprocess.run([str(exe), str(HW / "cases" / "tma_cases.txt"), str(nxt)], capture_output=True,
+                           text=True, timeout=120, env={"TMA_PROBE_SIMULATE": "1"})
+        assert r.returncode in (0, 3), r.stderr
+        lines = [json.loads(line) for line in r.stdout.splitlines() if '"index"' in line]
+        out += lines
+        nxt = lines[-1]["index"] + 1
+    rec = {c["index"]: c for c in _recorded("tma")}
+    assert [d["index"] for d in out] == list(range(322))
+    for d in out:
+        h = rec[d["index"]]
+        if "off" in h and not h.get("error"):
+            assert (d["off"], d["written"], d["missing"], d["dup"], d["stray"]) == (h["off"], h["written"], 0, 0, 0)
+        elif h.get("encode"):
+            assert d["encode"] != 0 and "off" not in d
+        elif "IllegalInstruction" in h.get("error", ""):
+            assert "IllegalInstruction" in d["error"]
