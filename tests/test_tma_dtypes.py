@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.tma import TMA_DTYPES, TensorMap, tma_element_bits
+from verilayout.hw.nvidia.tma import TMA_DTYPES, TensorMap, limit_findings, tma_element_bits
 from verilayout.prove.tma import check_ring, layout_reader, triton_copy_verdict
 from verilayout.spec import load_spec_text, run_spec
 
@@ -169,3 +169,14 @@ def test_unknown_element_names_are_one_line_layout_errors():
     for bad in ("f17", "ui7", "FLOAT128", "", "f8"):
         with pytest.raises(LayoutError, match="tensor map element type"):
             tma_element_bits(bad)
+
+
+def test_the_packed_types_rules_hold_under_every_spelling():
+    # cuda.h: 16U4_ALIGN16B / 16U6_ALIGN16B need a 32-byte aligned global address; OOB NaN fill needs floats
+    for name in ("16U4_ALIGN16B", "CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B", "16u4_align16b"):
+        t = TensorMap(name, global_dims=(256, 8), box=(128, 8), global_address=0x10)
+        assert "global-address" in [f.rule for f in limit_findings(t)], name
+    for name, floating in (("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", True), ("ui8", False), ("f8E4M3FN", True),
+                           ("UINT16", False)):
+        t = TensorMap(name, global_dims=(256, 8), box=(64, 8), oob_fill="nan_request_zero_fma")
+        assert ("oob-fill" in [f.rule for f in limit_findings(t)]) != floating, name

@@ -215,6 +215,11 @@ def _dtype_bits(dtype: str) -> int:
     return tma_element_bits(dtype)
 
 
+def _cu_name(dtype: str) -> str:
+    """Law: a CUtensorMapDataType spelling as the key of :data:`TMA_DTYPES` (other names lower-cased)."""
+    return dtype.strip().lower().removeprefix("cu_tensor_map_data_type_")
+
+
 def parse_arch(arch) -> str:
     """The TMA rule family of an architecture: ``sm_90`` (sm_90, sm_90a) or ``sm_100`` (sm_100,
     sm_100a, sm_100f, sm_103...). Law: other names are a LayoutError (no TMA model for them).
@@ -402,7 +407,7 @@ _PTX = "PTX ISA cp.async.bulk.tensor"
 
 
 def _is_float(dtype: str) -> bool:
-    d = dtype.lower()
+    d = _cu_name(dtype)
     return d in _FLOAT or (d not in TMA_DTYPES and d.startswith(("f", "bf", "tf", "e")))
 
 
@@ -421,7 +426,7 @@ def limit_findings(t: TensorMap, smem_address: int | None = None, *, arch: str =
     il = t.interleave
     if il != "none" and t.rank < 3:
         out.append(Limit("rank", f"rank {t.rank} with interleave {il}: interleaved maps need rank >= 3", _CUDA_H))
-    ga = 32 if il == "32B" or t.dtype.lower() in ("16u4_align16b", "16u6_align16b") else 16
+    ga = 32 if il == "32B" or _cu_name(t.dtype) in ("16u4_align16b", "16u6_align16b") else 16
     if t.global_address % ga:
         out.append(Limit("global-address", f"global address {t.global_address:#x} is not {ga}-byte aligned", _CUDA_H))
     for i, d in enumerate(t.global_dims):
@@ -494,7 +499,7 @@ def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "
 def _modelled(t: TensorMap) -> None:
     if t.interleave != "none":
         raise LayoutError(f"the shared-memory placement of interleave {t.interleave} is not modelled")
-    if t.dtype.lower() in _PACKED or t.bits % 8:
+    if _cu_name(t.dtype) in _PACKED or t.bits % 8:
         raise LayoutError(f"the shared-memory placement of packed type {t.dtype} is not modelled")
 
 
