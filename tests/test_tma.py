@@ -52,7 +52,8 @@ def cute_swizzle(a: int, b: int, m: int, s: int) -> int:
 
 
 def docs_write(base: int, x: int, y: int, inner_bytes: int, eb: int, span: int | None) -> int:
-    """TMA's byte of box element (x inner, y outer): dense rows of inner_bytes, then the swizzle."""
+    """TMA's byte of box element (x inner, y outer): rows ``inner_bytes`` apart, then the swizzle (callers
+    pass the span: a narrower box's rows are padded to it, measured in tests/test_hw_ground_truth.py)."""
     a = base + y * inner_bytes + x * eb
     return docs_swizzle(a, span) if span else a
 
@@ -83,9 +84,22 @@ def test_inferred_modes_say_so():
         assert swizzle_pattern(mode).inferred.startswith("inference")
     t = TensorMap("f16", global_dims=(64, 64), box=(64, 8), swizzle="128B_ATOM_64B")
     r = layout_reader("Sw<1,6,1> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16")
-    assert check_ring(t, r).status == "unknown"
-    v = check_ring(t, r, trust_inferred=True)
+    assert check_ring(t, r, arch="sm_100").status == "unknown"
+    v = check_ring(t, r, trust_inferred=True, arch="sm_100")
     assert v.status == "proved" and "inference" in v.reason
+
+
+def test_atom_modes_are_refused_on_sm90_and_an_inference_on_sm100():
+    # measured (hwtests/results/h100-2026-11-26-tma.jsonl.gz): the CUDA 13.0 driver refuses every
+    # 128B_ATOM_* map on an H100; no source says which architectures take them, sm_100 is an inference
+    t = TensorMap("f16", global_dims=(64, 64), box=(64, 8), swizzle="128B_ATOM_32B")
+    r = layout_reader("Sw<2,5,2> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16")
+    v = check_ring(t, r, trust_inferred=True)
+    assert v.status == "counterexample" and v.details.get("rule") == "swizzle-arch"
+    assert "CUDA_ERROR_INVALID_VALUE" in v.reason and "measured" in v.reason
+    v100 = check_ring(t, r, arch="sm_100a")
+    assert v100.status == "unknown" and "inference" in v100.reason
+    assert check_ring(t, r, arch="sm_100", trust_inferred=True).status == "proved"
 
 
 def test_enum_order_is_cudas():
@@ -579,3 +593,19 @@ def test_random_rings_agree_with_brute_force(seed):
 
 def test_random_rings_cover_both_outcomes():
     assert {_random_ring(seed)[0].status for seed in range(24)} == {"proved", "counterexample"}
+
+
+def test_a_load_start_off_16_bytes_is_a_finding_of_the_ring_and_the_spec():
+    # measured (hwtests/results/h100-2026-11-26-tma.jsonl.gz): x = 3 of uint16 (6 bytes) stopped the kernel
+    # with an illegal instruction; x = 8 of uint16 (16 bytes) loaded
+    t = TensorMap("uint16", global_dims=(128, 160), box=(64, 16))
+    r = layout_reader("(16,64):(64,1)", dtype="u16")
+    v = check_ring(t, r, start=(3, 5))
+    assert v.status == "counterexample" and v.details.get("rule") == "box-start-16B"
+    assert check_ring(t, r, start=(8, 5)).status == "proved"
+    from verilayout.spec import load_spec_text, run_spec
+    spec = ('[layouts.r]\ntext = "(16,64):(64,1)"\n[[obligation]]\nkind = "tma_matches"\n'
+            'tensor_map = { dtype = "uint16", box = [64, 16], global_dims = [128, 160] }\n'
+            'layout = "r"\ndtype = "u16"\nstart = [%d, 5]\n')
+    assert [x.verdict.status for x in run_spec(load_spec_text(spec % 3, "a.toml"))] == ["counterexample"]
+    assert [x.verdict.status for x in run_spec(load_spec_text(spec % 16, "b.toml"))] == ["proved"]

@@ -49,12 +49,11 @@ import z3
 
 from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function
+from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.dtypes import bits as dtype_bits
 from verilayout.frontends.mlir import Attr
 from verilayout.frontends.triton.shared import _nvmma_params, _tma_block_shape
-from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, write_address, write_z3
+from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
 from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
@@ -121,10 +120,25 @@ def layout_reader(layout: Any, *, dtype: str, mn_dim: int = 0, shape=None, swizz
     """
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise LayoutError(f"reader offset {offset!r}: expected bytes >= 0")
-    tile = intended_tile(layout, dtype=dtype, base_address=0, mn_dim=mn_dim, shape=shape,
+    tile = intended_tile(layout, dtype=_slot_type(dtype), base_address=0, mn_dim=mn_dim, shape=shape,
                          swizzle_units=swizzle_units)
     rel = tile.pattern_start is not None if relative is None else bool(relative)
     return LayoutReader(tile, rel, offset)
+
+
+def _slot_type(dtype: str) -> str:
+    """Law: an MMA operand type unchanged (its slot width is :func:`operand_bits`'s); any other
+    element type a tensor map moves (``f32``, ``f64``, ``i32``, ``ui8``, ``FLOAT64``, ...) as the
+    untyped storage element of its width (``b32``, ``b64``, ...); else LayoutError."""
+    try:
+        operand_bits(dtype)
+        return dtype
+    except LayoutError:
+        pass
+    bits = tma_element_bits(dtype)
+    if bits not in (8, 16, 32, 64):
+        raise LayoutError(f"reader element type {dtype!r} ({bits} bits): a layout reader reads whole bytes")
+    return f"b{bits}"
 
 
 def descriptor_reader(descriptor, *, major: str, dtype: str, mn: int, k_blocks: int = 1,
@@ -162,7 +176,7 @@ def descriptor_reader(descriptor, *, major: str, dtype: str, mn: int, k_blocks: 
 
 
 def _bytes(dtype: str) -> int:
-    return dtype_bits(dtype) // 8
+    return tma_element_bits(dtype) // 8
 
 
 # ----- z3 encodings -----------------------------------------------------------------------------
@@ -200,7 +214,7 @@ def _tma_bits(t: TensorMap, copies: int, stage_base, x, y) -> z3.BitVecRef:
     x0 = z3.URem(xv, n0)
     others = [z3.BitVecVal(0, 8)] * (t.rank - 2)
     coord = (x0, _bv(y)) + tuple(others) if t.rank >= 2 else (x0,)
-    return write_z3(t, stage_base + j * t.box_bytes, coord) * 8
+    return write_z3(t, stage_base + j * t.smem_bytes, coord) * 8
 
 
 def _eval(e: z3.BitVecRef) -> int:
@@ -218,12 +232,17 @@ def _int_arg(name: str, v, lo: int) -> int:
 def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stages: int = 1,
                 stage_bytes: int | None = None, base_align: int = 128, base: int | None = None,
                 copies: int = 1, inner: str | None = None, trust_inferred: bool = False,
-                timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+                arch: str | None = None, start=None, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove TMA's writes into every stage of the ring equal what ``reader`` reads (module text).
 
     ``inner`` is the reader coordinate that is TMA's dim 0: ``"k"`` (default for K-major readers
     and row-major tiles) or ``"mn"`` (MN-major descriptors default to it). Swizzle modes whose
     pattern is an inference answer ``unknown`` unless ``trust_inferred`` (then the reason says so).
+    ``arch`` (default: the descriptor reader's, else sm_90) picks the measured per-architecture rules
+    (the 128B_ATOM_* modes are refused on sm_90 and an inference on sm_100). A box narrower than the
+    swizzle span is written with its rows padded to the span (measured on the H100). ``start``: the
+    global coordinate a load starts at (dims innermost first); its innermost one must be a multiple
+    of 16 bytes (measured).
 
     >>> from verilayout.hw.nvidia.tma import TensorMap
     >>> t = TensorMap("bf16", global_dims=(4096, 4096), box=(32, 64), swizzle="64B")
@@ -241,17 +260,19 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
                           f"{reader.dtype if isinstance(reader, DescriptorReader) else reader.tile.dtype}")
     if tmap.rank < 2 or any(b != 1 for b in tmap.smem_box[2:]):
         raise LayoutError(f"box {list(tmap.box)}: the ring proof covers 2-d boxes (outer dims of 1)")
-    tile_bytes = copies * tmap.box_bytes
+    tile_bytes = copies * tmap.smem_bytes
     stage_bytes = tile_bytes if stage_bytes is None else _int_arg("stage_bytes", stage_bytes, 1)
     if inner is None:
         inner = "mn" if isinstance(reader, DescriptorReader) and reader.major == "MN" else "k"
     if inner not in ("k", "mn"):
         raise LayoutError(f"inner = {inner!r}: expected 'k' or 'mn'")
-    notes = tmap.notes()
+    arch = parse_arch(arch if arch is not None else
+                      reader.desc.arch if isinstance(reader, DescriptorReader) else "sm_90")
+    notes = tmap.notes(arch)
     if notes and not trust_inferred:
         return Verdict.unknown(f"the write model rests on an inference ({'; '.join(notes)}); pass "
                                "trust_inferred to prove under it", method="model", notes=notes)
-    broken = _limit_or_contract(tmap, reader, base, base_align)
+    broken = _limit_or_contract(tmap, reader, base, base_align, arch, start)
     if broken is not None:
         return broken
     assume = _assumption_text(base, base_align, stages, stage_bytes)
@@ -284,11 +305,12 @@ def _ring_arguments(tmap, reader, stages, copies, base_align, base) -> tuple:
     return stages, copies, base_align, base
 
 
-def _limit_or_contract(tmap: TensorMap, reader, base: int | None, base_align: int) -> Verdict | None:
+def _limit_or_contract(tmap: TensorMap, reader, base: int | None, base_align: int,
+                       arch: str = "sm_90", start=None) -> Verdict | None:
     """Law: the failing Verdict of the first hardware limit the tensor map or buffer base breaks,
     else of the first contract rule (not an inferred one) a descriptor reader breaks (unknown where
     the rule is unmodelled); None when neither breaks one."""
-    lims = limit_findings(tmap)
+    lims = limit_findings(tmap, arch=arch, start=start)
     if base is not None and base % SMEM_ALIGN:
         lims.append(Limit("smem-alignment", f"the buffer base {base:#x} is not {SMEM_ALIGN}-byte aligned",
                           "PTX ISA cp.async.bulk.tensor"))
@@ -347,8 +369,16 @@ def _symbolic_ring(tmap: TensorMap, reader, ring: tuple, timeout_ms: int, pre: s
                                         (mb, kb, mn_off, k_off, mn.size(), k.size()), pre, assume)
     return Verdict.holds(f"{pre}for every stage of the {stages}-stage ring and every element of the "
                          f"{r_mn}x{r_k} tile, TMA's write (SWIZZLE_{tmap.swizzle}, {copies} box(es) of "
-                         f"{list(tmap.box)}) is the byte the {reader.describe()} reads ({assume})",
+                         f"{list(tmap.box)}{_padded_text(tmap)}) is the byte the {reader.describe()} reads ({assume})",
                          method="z3", assumption=assume)
+
+
+def _padded_text(tmap: TensorMap) -> str:
+    """Law: "" for a box as wide as its swizzle span; else the padded row pitch and its source."""
+    if tmap.row_bytes == tmap.smem_box[0] * tmap.elem_bytes:
+        return ""
+    return (f", rows padded from {tmap.smem_box[0] * tmap.elem_bytes} to {tmap.row_bytes} bytes as measured on "
+            "the H100")
 
 
 def _ring_counterexample(tmap: TensorMap, reader, ring: tuple, cx: dict, pieces: list,
@@ -377,7 +407,10 @@ def _ring_counterexample(tmap: TensorMap, reader, ring: tuple, cx: dict, pieces:
 
 
 def _bits_of(dtype: str) -> int:
-    return dtype_bits(dtype)
+    try:
+        return tma_element_bits(dtype)
+    except LayoutError:
+        return operand_bits(dtype)
 
 
 def _align_limit(base_align: int):
@@ -428,11 +461,11 @@ def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ex
 
     def tma_byte(sb, x, y):
         j, x0 = divmod(x, n0)
-        return write_address(tmap, sb + j * tmap.box_bytes, (x0, y) + (0,) * (tmap.rank - 2))
+        return write_address(tmap, sb + j * tmap.smem_bytes, (x0, y) + (0,) * (tmap.rank - 2))
 
     def mnk(x, y):
         return (y, x) if inner == "k" else (x, y)
-    if ti > ri or to > ro or (stages > 1 and copies * tmap.box_bytes > stage_bytes):
+    if ti > ri or to > ro or (stages > 1 and copies * tmap.smem_bytes > stage_bytes):
         x, y = (ri, 0) if ti > ri else ((0, ro) if to > ro else (0, 0))
         if not (ti > ri or to > ro):            # spill: first element past the stage
             y = next((yy for yy in range(to) if tma_byte(base, 0, yy) >= base + stage_bytes), 0)
@@ -451,7 +484,7 @@ def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ex
         if hit:
             cex["overwrites"] = {"stage": hit[0], "mn": hit[1], "k": hit[2]}
             over = f", where the reader reads element (mn={hit[1]}, k={hit[2]}) of stage {hit[0]}"
-        return Verdict.fails(cex, f"the TMA box ({copies} x {list(tmap.box)}, {copies * tmap.box_bytes} bytes) is larger "
+        return Verdict.fails(cex, f"the TMA box ({copies} x {list(tmap.box)}, {copies * tmap.smem_bytes} bytes) is larger "
                              f"than the reader's {reader.extents[0]}x{reader.extents[1]} tile / {stage_bytes}-byte stage: "
                              f"at base {base:#x}, stage 0, TMA writes element (mn={m_}, k={k_}) to byte {tb:#x}"
                              f"{over} ({assume})", method="domain", assumption=assume)
@@ -470,7 +503,7 @@ def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ex
 HOST_NOTE = ("the tensor map itself is encoded on the host (make_tensor_descriptor / TensorDescriptor) and "
              "is not in the TTGIR: its box and swizzle are taken as Triton's lowering derives them from the "
              "descriptor type (getTMABlockShape)")
-_READ_AS = {8: "u8", 16: "f16", 32: "tf32"}
+_READ_AS = {8: "b8", 16: "b16", 32: "b32", 64: "b64"}
 _SWZ = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 
 

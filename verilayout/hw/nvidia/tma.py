@@ -22,16 +22,34 @@ The rules, each with its source (``cuda.h`` = the ``cuTensorMapEncodeTiled`` doc
   (bits 4..) XOR the 128-byte row index (bits 7..) modulo span/16; the 128B_ATOM variants move
   32- or 64-byte atoms instead. In CuTe terms (CUTLASS ``cute/atom/copy_traits_sm90_tma_swizzle.hpp``
   ``get_tma_swizzle_bits`` / ``get_tma_swizzle_base``): ``Swizzle<1,4,3>`` = 32B, ``<2,4,3>`` = 64B,
-  ``<3,4,3>`` = 128B, ``<2,5,2>`` = 128B_ATOM_32B. The swizzle acts on the ABSOLUTE shared-memory
-  address bits, so the pattern repeats every ``128 * 2**B`` bytes (1024 for 128B) and a reader that
-  swizzles buffer-relative offsets agrees only on buffers aligned to that repeat.
+  ``<3,4,3>`` = 128B, ``<2,5,2>`` = 128B_ATOM_32B.
 
-Inferences (said so wherever they are used, see :attr:`SwizzlePattern.inferred`):
-``128B_ATOM_64B`` as ``Swizzle<1,6,1>`` (the cuda.h comment "Swizzle 64B chunks within 128B span"
-read with the 16/32-byte rule; CUTLASS asserts ``B == 2`` for it and gives no ``S``);
-``128B_ATOM_32B_FLIP_8B`` as ``Swizzle<2,5,2>`` plus address bit 3 XOR bit 7 ("swap lower 8B with
-upper 8B within each 16B for every alternate row", a row read as 128 bytes); and the dense
-placement of a box whose inner extent is narrower than the swizzle span.
+Measured on an H100 (CUDA 13.0 driver, ``hwtests/results/h100-2026-11-26-tma.jsonl.gz``, 322 tensor
+maps, see ``docs/ground_truth.md``; each rule is a test in ``tests/test_hw_ground_truth.py``):
+
+* the swizzle acts on the ABSOLUTE shared-memory address bits, so the pattern repeats every
+  ``128 * 2**B`` bytes (1024 for 128B) and a reader that swizzles buffer-relative offsets agrees
+  only on buffers aligned to that repeat (145 of 145 full-span boxes, at 1024- and 128-only-aligned
+  destinations, with box offsets and element strides);
+* a box whose inner extent is narrower than the swizzle span is written with each box row PADDED
+  to the span (row ``y`` starts ``y * span`` bytes after the destination), then swizzled on the
+  absolute address (28 of 28 cases: 16 B under 32B; 16/32 B under 64B; 16/32/64 B under 128B);
+  widths that are not a power of two (48, 80, 96, 112 B) were not measured: the same padding
+  for them is an inference and said so (:meth:`TensorMap.notes`);
+* on sm_90, ``cuTensorMapEncodeTiled`` refuses the 128B_ATOM_* modes (CUDA_ERROR_INVALID_VALUE,
+  131 of 131 cases): a finding (rule ``swizzle-arch``); on sm_100 they are accepted as an inference
+  (no source states the architectures; CUTLASS maps ``Swizzle<2,5,2>``, the layout of tcgen05's
+  sm_100-only ``128B_base32B`` descriptor mode, to 128B_ATOM_32B);
+* a box whose innermost start coordinate times the element size is not a multiple of 16 bytes stops
+  the kernel with an illegal instruction (4 of 4 cases; multiples of 16 bytes work): a finding
+  (rule ``box-start-16B``) when the start coordinate is given.
+
+Inferences (said so wherever they are used, see :attr:`SwizzlePattern.inferred` and
+:meth:`TensorMap.notes`): ``128B_ATOM_64B`` as ``Swizzle<1,6,1>`` (the cuda.h comment "Swizzle 64B
+chunks within 128B span" read with the 16/32-byte rule; CUTLASS asserts ``B == 2`` for it and gives
+no ``S``); ``128B_ATOM_32B_FLIP_8B`` as ``Swizzle<2,5,2>`` plus address bit 3 XOR bit 7 ("swap lower
+8B with upper 8B within each 16B for every alternate row", a row read as 128 bytes); every
+128B_ATOM_* mode on sm_100; the padding of non-power-of-two narrow rows.
 
 Not modelled (a :class:`LayoutError` from :func:`write_address` and friends): interleaved layouts
 and the packed ``16U4``/``16U6`` types (their shared-memory placement is not in the sources above).
@@ -43,6 +61,7 @@ and the packed ``16U4``/``16U6`` types (their shared-memory placement is not in 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,7 +72,8 @@ from verilayout.errors import LayoutError
 
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
            "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "check_limits", "write_address",
-           "write_z3", "write_table", "ADDR_BITS"]
+           "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "parse_arch", "MEASURED", "ATOM_MODES",
+           "measured_findings"]
 
 #: CUtensorMapSwizzle, in enum order (cuda.h).
 SWIZZLES = ("none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
@@ -71,6 +91,10 @@ _FLOAT = ("float16", "float32", "float64", "bfloat16", "float32_ftz", "tfloat32"
 #: Shared-memory destination alignment of cp.async.bulk.tensor, bytes (PTX ISA; CUDA guide table).
 SMEM_ALIGN = 128
 ADDR_BITS = 32
+#: Where the measured rules come from (hwtests/results/README.md: machine, driver, CUDA, date).
+MEASURED = "measured: H100, CUDA 13.0 driver, hwtests/results/h100-2026-11-26-tma.jsonl.gz"
+#: The swizzle modes that move 32- or 64-byte atoms (refused on sm_90, measured).
+ATOM_MODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 
 
 @dataclass(frozen=True)
@@ -162,14 +186,53 @@ def parse_swizzle(mode) -> str:
     raise LayoutError(f"swizzle {mode!r}: expected one of {', '.join(SWIZZLES)}")
 
 
-def _dtype_bits(dtype: str) -> int:
-    key = dtype.lower() if isinstance(dtype, str) else dtype
-    if isinstance(dtype, str) and key.removeprefix("cu_tensor_map_data_type_") in TMA_DTYPES:
-        return TMA_DTYPES[key.removeprefix("cu_tensor_map_data_type_")]
-    if isinstance(dtype, str) and dtype in BITS:
+def tma_element_bits(dtype: str) -> int:
+    """Bits of one element of a tensor map or of its reader, under every spelling verilayout meets:
+    a ``CUtensorMapDataType`` name (``FLOAT32``, ``CU_TENSOR_MAP_DATA_TYPE_UINT8``, any case),
+    a verilayout/PTX name (``f16``, ``e4m3``, ``tf32``) or an MLIR type Triton prints (``ui8``,
+    ``i16``, ``si32``, ``f8E4M3FN``, ``f64``). Law: the width in bits, else LayoutError.
+
+    >>> tma_element_bits("CU_TENSOR_MAP_DATA_TYPE_FLOAT64"), tma_element_bits("ui8"), tma_element_bits("f8E5M2")
+    (64, 8, 8)
+    """
+    if not isinstance(dtype, str):
+        raise LayoutError(f"tensor map element type {dtype!r}: expected a name")
+    key = dtype.strip().lower().removeprefix("cu_tensor_map_data_type_")
+    if key in TMA_DTYPES:
+        return TMA_DTYPES[key]
+    if dtype in BITS:
         return BITS[dtype]
+    if re.fullmatch(r"(?:[su]?i|u|s|b)(8|16|32|64)", dtype) or re.fullmatch(r"f(16|32|64)", dtype):
+        return int(re.search(r"[0-9]+$", dtype).group(0))
+    if re.fullmatch(r"f8E[0-9]M[0-9][A-Z]*", dtype):
+        return 8
     raise LayoutError(f"tensor map element type {dtype!r}: expected a CUtensorMapDataType name "
-                      f"({', '.join(TMA_DTYPES)}) or an element type such as f16, bf16, e4m3, f32")
+                      f"({', '.join(TMA_DTYPES)}), an element type such as f16, bf16, e4m3, f32, f64, or "
+                      "an MLIR type Triton prints (i8, ui8, i16, i32, i64, f8E4M3FN, ...)")
+
+
+def _dtype_bits(dtype: str) -> int:
+    return tma_element_bits(dtype)
+
+
+def _cu_name(dtype: str) -> str:
+    """Law: a CUtensorMapDataType spelling as the key of :data:`TMA_DTYPES` (other names lower-cased)."""
+    return dtype.strip().lower().removeprefix("cu_tensor_map_data_type_")
+
+
+def parse_arch(arch) -> str:
+    """The TMA rule family of an architecture: ``sm_90`` (sm_90, sm_90a) or ``sm_100`` (sm_100,
+    sm_100a, sm_100f, sm_103...). Law: other names are a LayoutError (no TMA model for them).
+
+    >>> parse_arch("sm_90a"), parse_arch("sm_100a")
+    ('sm_90', 'sm_100')
+    """
+    m = re.fullmatch(r"sm_?(\d+)[af]?", str(arch).strip().lower()) if isinstance(arch, str) else None
+    if m and 90 <= int(m.group(1)) < 100:
+        return "sm_90"
+    if m and 100 <= int(m.group(1)) < 110:
+        return "sm_100"
+    raise LayoutError(f"arch {arch!r}: the TMA rules are modelled for sm_90 (sm_90a) and sm_100 (sm_100a)")
 
 
 def _ints(name: str, v, n: int | None = None) -> tuple[int, ...]:
@@ -276,20 +339,46 @@ class TensorMap:
             n *= s
         return n // 8
 
+    @property
+    def row_bytes(self) -> int:
+        """Shared-memory bytes between box rows: the inner extent, padded to the swizzle span when
+        the box is narrower (measured, module text; equal to :attr:`inner_bytes` otherwise)."""
+        span = self.pattern.span if self.interleave == "none" else 0
+        return max(self.smem_box[0] * self.elem_bytes, span)
+
+    @property
+    def smem_bytes(self) -> int:
+        """Shared-memory bytes the box occupies (padded rows included; :attr:`box_bytes` is what the
+        mbarrier counts, measured equal to the unpadded bytes)."""
+        n = self.row_bytes
+        for s in self.smem_box[1:]:
+            n *= s
+        return n
+
     def pitches(self) -> tuple[int, ...]:
-        """Byte distance between neighbours along each dim in shared memory (dense, dim 0 fastest)."""
-        out, acc = [], self.elem_bytes
-        for s in self.smem_box:
+        """Byte distance between neighbours along each dim in shared memory (dim 0 fastest; box rows
+        :attr:`row_bytes` apart, padded to the swizzle span, measured)."""
+        out, acc = [self.elem_bytes], self.row_bytes
+        for s in self.smem_box[1:]:
             out.append(acc)
             acc *= s
         return tuple(out)
 
-    def notes(self) -> list[str]:
-        """The inferences the write model of this tensor map rests on (empty: all cited)."""
+    def notes(self, arch: str = "sm_90") -> list[str]:
+        """The inferences the write model of this tensor map rests on for ``arch`` (empty: every
+        rule used is cited or measured).
+
+        >>> TensorMap("f16", global_dims=(24, 8), box=(24, 8), swizzle="64B").notes()[0][:40]
+        'inference: a 48-byte inner box narrower '
+        """
         out = [self.pattern.inferred] if self.pattern.inferred else []
-        if self.pattern.span and self.interleave == "none" and self.inner_bytes < self.pattern.span:
-            out.append(f"inference: a {self.inner_bytes}-byte inner box narrower than the {self.pattern.span}-byte "
-                       "swizzle span is placed densely before the swizzle")
+        if self.swizzle in ATOM_MODES and parse_arch(arch) == "sm_100":
+            out.append(f"inference: SWIZZLE_{self.swizzle} on sm_100 (taken as accepted and placed as CUTLASS maps "
+                       "it; not measured there, and refused on sm_90 as measured)")
+        inner = self.inner_bytes
+        if self.pattern.span and self.interleave == "none" and inner < self.pattern.span and inner & (inner - 1):
+            out.append(f"inference: a {inner}-byte inner box narrower than the {self.pattern.span}-byte swizzle "
+                       "span is padded to the span like the measured 16/32/64-byte boxes")
         return out
 
     def to_dict(self) -> dict:
@@ -312,27 +401,32 @@ class Limit:
 
 
 _CUDA_H = "CUDA driver API cuTensorMapEncodeTiled (cuda.h)"
+_ARCH_MSG = ("cuTensorMapEncodeTiled returns CUDA_ERROR_INVALID_VALUE for SWIZZLE_{mode} on sm_90 ({src}: 131 of 131 "
+             "128B_ATOM_* maps refused)")
 _PTX = "PTX ISA cp.async.bulk.tensor"
 
 
 def _is_float(dtype: str) -> bool:
-    d = dtype.lower()
+    d = _cu_name(dtype)
     return d in _FLOAT or (d not in TMA_DTYPES and d.startswith(("f", "bf", "tf", "e")))
 
 
-def limit_findings(t: TensorMap, smem_address: int | None = None) -> list[Limit]:
-    """Every hardware limit ``t`` breaks (and the 128-byte destination alignment when
-    ``smem_address`` is given). Law: empty iff the driver's documented requirements hold.
+def limit_findings(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
+                   start=None) -> list[Limit]:
+    """Every hardware limit ``t`` breaks on ``arch`` (and the 128-byte destination alignment when
+    ``smem_address`` is given, the 16-byte innermost box start when the box's ``start`` coordinate
+    is given, dims innermost first). Law: empty iff the driver's documented requirements and the
+    measured ones (module text) hold.
 
     >>> t = TensorMap("f16", global_dims=(4096, 64), box=(128, 64), swizzle="128B")
-    >>> [f.rule for f in limit_findings(t, smem_address=0x440)]
-    ['inner-box-vs-swizzle', 'smem-alignment']
+    >>> [f.rule for f in limit_findings(t, smem_address=0x440, start=(3, 0))]
+    ['inner-box-vs-swizzle', 'smem-alignment', 'box-start-16B']
     """
     out: list[Limit] = []
     il = t.interleave
     if il != "none" and t.rank < 3:
         out.append(Limit("rank", f"rank {t.rank} with interleave {il}: interleaved maps need rank >= 3", _CUDA_H))
-    ga = 32 if il == "32B" or t.dtype.lower() in ("16u4_align16b", "16u6_align16b") else 16
+    ga = 32 if il == "32B" or _cu_name(t.dtype) in ("16u4_align16b", "16u6_align16b") else 16
     if t.global_address % ga:
         out.append(Limit("global-address", f"global address {t.global_address:#x} is not {ga}-byte aligned", _CUDA_H))
     for i, d in enumerate(t.global_dims):
@@ -363,10 +457,32 @@ def limit_findings(t: TensorMap, smem_address: int | None = None) -> list[Limit]
     if smem_address is not None and smem_address % SMEM_ALIGN:
         out.append(Limit("smem-alignment", f"the shared-memory destination {smem_address:#x} is not "
                          f"{SMEM_ALIGN}-byte aligned", _PTX))
+    return out + measured_findings(t, arch=arch, start=start)
+
+
+def measured_findings(t: TensorMap, *, arch: str = "sm_90", start=None) -> list[Limit]:
+    """The limits no document states that the H100 showed (module text): the 128B_ATOM_* modes on
+    sm_90, and an innermost box start (``start[0]`` elements, when given) that is not a multiple of
+    16 bytes. Law: empty when neither is broken.
+
+    >>> t = TensorMap("uint16", global_dims=(128, 160), box=(64, 16))
+    >>> [f.rule for f in measured_findings(t, start=(3, 5))], measured_findings(t, start=(8, 5))
+    (['box-start-16B'], [])
+    """
+    out: list[Limit] = []
+    if t.swizzle in ATOM_MODES and parse_arch(arch) == "sm_90":
+        out.append(Limit("swizzle-arch", _ARCH_MSG.format(mode=t.swizzle, src=MEASURED), MEASURED))
+    if start is not None:
+        c = tuple(int(x) for x in _ints("start coordinate", start, t.rank))
+        if t.interleave == "none" and (c[0] * t.bits) % 128:
+            out.append(Limit("box-start-16B", f"the box's innermost start coordinate {c[0]} x {t.bits // 8} bytes is "
+                             "not a multiple of 16 bytes: the H100 stopped such a copy with an illegal instruction "
+                             "(4 of 4 cases)", MEASURED))
     return out
 
 
-def check_limits(t: TensorMap, smem_address: int | None = None) -> TensorMap:
+def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
+                 start=None) -> TensorMap:
     """``t`` itself, or a :class:`LayoutError` naming the first broken limit.
 
     >>> check_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
@@ -374,7 +490,7 @@ def check_limits(t: TensorMap, smem_address: int | None = None) -> TensorMap:
     ...
     verilayout.errors.LayoutError: tensor map: box[0] = 300 is outside 1..256 (CUDA driver API cuTensorMapEncodeTiled (cuda.h))
     """
-    f = limit_findings(t, smem_address)
+    f = limit_findings(t, smem_address, arch=arch, start=start)
     if f:
         raise LayoutError(f"tensor map: {f[0].message} ({f[0].source})")
     return t
@@ -383,7 +499,7 @@ def check_limits(t: TensorMap, smem_address: int | None = None) -> TensorMap:
 def _modelled(t: TensorMap) -> None:
     if t.interleave != "none":
         raise LayoutError(f"the shared-memory placement of interleave {t.interleave} is not modelled")
-    if t.dtype.lower() in _PACKED or t.bits % 8:
+    if _cu_name(t.dtype) in _PACKED or t.bits % 8:
         raise LayoutError(f"the shared-memory placement of packed type {t.dtype} is not modelled")
 
 

@@ -16,7 +16,11 @@ Kind ``tma_matches``: every stage of a ring that TMA fills is read back where TM
 * the ring: ``stages`` (1), ``stage_bytes`` (the tile's bytes), ``copies`` (boxes per stage side
   by side along TMA's inner dim, 1), ``base_align`` (128: the TMA destination alignment) or a
   concrete ``base``; ``inner`` (``"k"`` or ``"mn"``: the reader coordinate that is TMA's dim 0);
-  ``trust_inferred`` (prove under the inferred 128B_ATOM_64B / FLIP_8B patterns).
+  ``trust_inferred`` (prove under the inferences the verdict names: the 128B_ATOM_* modes on sm_100,
+  the 128B_ATOM_64B / FLIP_8B patterns); ``arch`` (``sm_90`` default, or ``sm_100``: the measured
+  sm_90 driver refuses the 128B_ATOM_* modes; also the descriptor reader's architecture); ``start``
+  (a load's global start coordinate, dims innermost first: its innermost one must be a multiple of 16
+  bytes, measured).
 
 >>> from verilayout.spec import load_spec_text, run_spec
 >>> spec = load_spec_text('''
@@ -62,7 +66,7 @@ def _tensor_map(t, where: str) -> TensorMap:
 def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descriptor=None, major=None,
                  mn=None, k_blocks=1, k_step=None, mn_blocks=1, mn_step=None, arch=None, mn_dim=0,
                  swizzle_units=None, relative=None, offset=0, stages=1, stage_bytes=None, copies=1,
-                 base_align=128, base=None, inner=None, trust_inferred=False):
+                 base_align=128, base=None, inner=None, trust_inferred=False, start=None):
     """TMA's writes into every stage of the ring are what the reader reads."""
     tmap = _tensor_map(tensor_map, where)
     if (layout is None) == (descriptor is None):
@@ -80,6 +84,7 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
         raise LayoutError(f"{where}: trust_inferred must be true or false")
     return prefixed(where, check_ring, tmap, reader, stages=stages, stage_bytes=stage_bytes, copies=copies,
                     base_align=base_align, base=base, inner=inner, trust_inferred=trust_inferred,
+                    arch=arch, start=tuple(start) if isinstance(start, list) else start,
                     timeout_ms=timeout_ms)
 
 
@@ -91,7 +96,7 @@ KINDS = MappingProxyType({
         "mn_blocks": "optional", "mn_step": "optional", "arch": "optional", "mn_dim": "optional",
         "swizzle_units": "optional", "relative": "optional", "offset": "optional", "stages": "optional",
         "stage_bytes": "optional", "copies": "optional", "base_align": "optional", "base": "optional",
-        "inner": "optional", "trust_inferred": "optional"}),
+        "inner": "optional", "trust_inferred": "optional", "start": "optional"}),
         "every stage of a TMA-filled shared-memory ring is read (layout or wgmma descriptors) where TMA "
         "wrote it, at every buffer base of the stated alignment"),
 })
