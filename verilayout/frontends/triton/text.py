@@ -101,6 +101,8 @@ def shared_rank(attr: Any) -> int | None:
             return len(offs[0])
     if kind in ("tensor_memory_encoding", "tensor_memory_scales_encoding"):
         return 2
+    if kind == "partitioned_shared":
+        return shared_rank(p.get("partitionLayout"))
     return None
 
 
@@ -307,7 +309,8 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
         raise LayoutError(f"{where}: the type has no layout encoding")
     kind = _lookup(t.encoding)
     want = DISTRIBUTED if t.kind == "tensor" else SHARED
-    if kind.memory != want:
+    # Triton's toLinearLayout(tensor type) takes any layout: a tensor<> may carry a shared one
+    if kind.memory != want and not (t.kind == "tensor" and kind.memory == SHARED):
         what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
         raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
     full = attr_to_layout(t.encoding, memdesc_buffers(t)[0])
