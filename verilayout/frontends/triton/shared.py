@@ -237,7 +237,11 @@ def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 
 def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``."""
+    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``. Triton 3.9
+    refuses ``alignment`` inside the braces (it belongs after them: ``<{...}, alignment = N>``)."""
+    if "alignment" in attr.params and attr.body is None:
+        raise _fail(attr, "alignment", "alignment must be written outside the braces "
+                                       "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
     return _wrap_b(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
 
 
