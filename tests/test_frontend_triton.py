@@ -385,10 +385,15 @@ def test_unknown_and_unsupported_kinds():
         tfe.parse("#triton_gpu.amd_rotating_shared<{vec = 1}>", [8, 8])
 
 
-def test_tensor_needs_a_distributed_layout():
-    with pytest.raises(LayoutError, match="needs a distributed layout"):
-        tfe.parse("tensor<4x4xf16, #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, "
+def test_tensor_may_carry_a_shared_layout():
+    # Triton's toLinearLayout(tensor type) takes a shared layout too: the Triton 3.9 wheel's bases
+    # for test/TritonGPU/amd/invalid.mlir:395 of Triton's lit tests (tests/upstream/lit_layouts.json)
+    L = tfe.parse("tensor<16x8xbf16, #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, "
                   "order = [1, 0]}>>")
+    assert L.bases == {"offset": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0], [4, 0], [8, 0]], "block": []}
+    with pytest.raises(LayoutError, match="needs a shared layout"):
+        tfe.parse("!ttg.memdesc<4x4xf16, #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], "
+                  "warpsPerCTA = [1, 1], order = [1, 0]}>, #ttg.shared_memory>")
 
 
 def test_linear_bases_move_in_one_dim():

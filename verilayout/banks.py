@@ -33,6 +33,7 @@ True
 """
 from __future__ import annotations
 
+from verilayout.errors import publish
 from verilayout.frontends.shared_text import load_register, load_shared, parse_shared_linear
 from verilayout.prove.banks import Access, BankReport, Witness, as_shared, check_banks
 
@@ -41,3 +42,5 @@ analyze = check_banks
 
 __all__ = ["check_banks", "analyze", "BankReport", "Access", "Witness", "as_shared", "load_shared", "load_register",
            "parse_shared_linear"]
+
+publish(globals(), __all__, "verilayout.banks")

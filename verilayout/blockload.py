@@ -18,6 +18,7 @@ True
 """
 from __future__ import annotations
 
+from verilayout.errors import publish
 from verilayout.frontends.shared_text import Operand, operand
 from verilayout.hw.intel.block_io import BlockLoad, Surface, Violation, lane_elements, unit_elements, violations
 from verilayout.hw.intel.dpas import Dpas
@@ -28,3 +29,5 @@ from verilayout.synth.blockload import check_operand_plan as check, plan_operand
 __all__ = ["plan", "check", "operand", "Operand", "Plan", "BlockLoad", "Surface", "Violation",
            "violations", "lane_elements", "unit_elements", "lower_bound", "Bound", "Needed",
            "search_fewer", "format_load_layout", "default_surface", "Dpas"]
+
+publish(globals(), __all__, "verilayout.blockload")

@@ -5,8 +5,11 @@
 >>> cute.offset_elements(L, (1, 2))
 10
 """
+from verilayout.errors import publish
 from verilayout.core.cute import *  # noqa: F401,F403  (the public algebra, listed in its __all__)
 from verilayout.core.cute import __all__ as _algebra
 from verilayout.frontends.cute_text import parse_cute  # noqa: F401  (the text reader)
 
 __all__ = [*_algebra, "parse_cute"]
+
+publish(globals(), __all__, "verilayout.cute")

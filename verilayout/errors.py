@@ -1,7 +1,13 @@
 """Exceptions shared by every layer of verilayout."""
 from __future__ import annotations
 
+import collections.abc
+import functools
+import inspect
+import numbers
 import re
+import types
+import typing
 
 
 class LayoutError(ValueError):
@@ -27,3 +33,120 @@ def one_line(text: str) -> str:
     'a\\\\nFAIL b'
     """
     return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], str(text))
+
+
+def public(fn, name: str | None = None):
+    """``fn`` as a public entry point: every misuse of it raises :class:`LayoutError` with one
+    line naming the function and the argument: arguments that do not bind to its signature (an
+    unknown keyword, too many positionals), an argument whose type contradicts a plain annotation
+    (``str``, ``int``, ``bool``, a sequence or a mapping, optionally ``| None``), and input nested
+    too deeply for Python's recursion limit. The law: ``public(fn)(*a, **k) == fn(*a, **k)``
+    whenever the arguments bind and match their annotations and ``fn`` returns.
+
+    >>> def f(text: str, n: int = 1): return text * n
+    >>> public(f, "f")("ab", n=2), public(f, "f")(3)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: f: argument 'text' must be str, got int (3)
+    """
+    label = name or f"{fn.__module__}.{fn.__qualname__}"
+    sig = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as e:
+            raise LayoutError(f"{label}: {one_line(e)}") from None
+        for pname, value in bound.arguments.items():
+            why = _annotation_mismatch(fn, pname, value)
+            if why:
+                raise LayoutError(f"{label}: argument {pname!r} must be {why}, got "
+                                  f"{type(value).__name__} ({_short(value)})")
+        try:
+            return fn(*args, **kwargs)
+        except RecursionError:
+            raise LayoutError(f"{label}: the input is nested too deeply to read (Python's recursion "
+                              "limit); flatten it") from None
+    wrapper.__verilayout_public__ = True
+    return wrapper
+
+
+def _short(value) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails still names the type above
+        text = "?"
+    return one_line(text if len(text) <= 40 else text[:37] + "...")
+
+
+@functools.lru_cache(maxsize=512)
+def _hints(fn) -> dict:
+    """``fn``'s resolved annotations (empty when they cannot be resolved); keyed by function."""
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 - an unresolvable annotation is simply not checked
+        return {}
+
+
+def _annotation_mismatch(fn, pname: str, value) -> str:
+    """'' when ``value`` fits ``fn``'s annotation of ``pname`` (or the annotation is not a plain
+    one this checks); else the expected kind in words."""
+    hint = _hints(fn).get(pname)
+    if hint is None:
+        return ""
+    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    words = []
+    for opt in options:
+        ok = _fits(opt, value)
+        if ok is None:
+            return ""          # an annotation this does not check: accept
+        if ok:
+            return ""
+        words.append(_word(opt))
+    return " or ".join(words)
+
+
+def _fits(opt, value):
+    """True/False when ``opt`` is a plain annotation and ``value`` fits it or not; None otherwise."""
+    origin = typing.get_origin(opt) or opt
+    if opt is type(None):
+        return value is None
+    if opt is str:
+        return isinstance(value, str)
+    if opt is bool:
+        return isinstance(value, (bool, numbers.Integral))
+    if opt is int:
+        return isinstance(value, numbers.Integral)
+    if opt is float:
+        return isinstance(value, numbers.Real)
+    if origin in (list, tuple, collections.abc.Sequence):
+        return not isinstance(value, (str, bytes, numbers.Number, collections.abc.Mapping)) and \
+            hasattr(value, "__iter__") and hasattr(value, "__len__")
+    if origin in (dict, collections.abc.Mapping):
+        return isinstance(value, collections.abc.Mapping)
+    return None
+
+
+def _word(opt) -> str:
+    if opt is type(None):
+        return "None"
+    origin = typing.get_origin(opt) or opt
+    if origin in (list, tuple, collections.abc.Sequence):
+        return "a sequence"
+    if origin in (dict, collections.abc.Mapping):
+        return "a mapping"
+    return getattr(opt, "__name__", str(opt))
+
+
+def publish(namespace: dict, names, prefix: str) -> None:
+    """Make every plain function among ``names`` of a facade's ``namespace`` a :func:`public`
+    entry point named ``prefix.name`` (classes and constants stay as they are).
+
+    >>> ns = {"f": lambda text: text}; publish(ns, ["f"], "m"); ns["f"].__verilayout_public__
+    True
+    """
+    for n in names:
+        obj = namespace.get(n)
+        if inspect.isfunction(obj) and not getattr(obj, "__verilayout_public__", False):
+            namespace[n] = public(obj, f"{prefix}.{n}")

@@ -9,8 +9,11 @@ must match Triton's own output byte for byte live with the Triton front-end
 lane: [[1], [2]]
 out: dim0=4
 """
+from verilayout.errors import publish
 from verilayout.report.views import (VIEW_MAX_ELEMENTS, format_bases, format_owner_grid,
                                      hardware_view, owner_grid, tensor_view)
 
 __all__ = ["VIEW_MAX_ELEMENTS", "format_bases", "format_owner_grid", "hardware_view", "owner_grid",
            "tensor_view"]
+
+publish(globals(), __all__, "verilayout.views")

@@ -13,6 +13,7 @@ True
 >>> wgmma.decode(d.value) == d
 True
 """
+from verilayout.errors import publish
 from verilayout.hw.nvidia.descriptor import Descriptor, Finding, contract_findings, decode, encode, hardware_address, hardware_address_function, required_base_offset
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout, canonical_layout, fragment, swizzle_atom
 from verilayout.prove.wgmma import TileAddress, check_descriptor, intended_tile, strided_tile
@@ -28,3 +29,5 @@ __all__ = [
     "swizzle_atom", "SwizzleAtom", "intended_tile", "strided_tile", "TileAddress",
     "DescriptorPlan", "SynthPlan", "DTYPE_BITS",
 ]
+
+publish(globals(), __all__, "verilayout.wgmma")

@@ -172,7 +172,9 @@ def ensure_layout_not_larger_than(layout: LinearLayout, shape: Mapping[str, int]
     """Triton's ``ensureLayoutNotLargerThan``: shrink out dims to ``shape`` by broadcasting.
 
     Per out dim that is too large, the non-zero bases (all input dims, in order)
-    are visited from the largest value down and zeroed until the dim fits. With
+    are visited from the largest value down and zeroed until the dim fits; bases of
+    equal value are one output bit and go together (the Triton 3.9 wheel on a
+    ``#ttg.generic_linear`` of Triton's lit tests whose warp bases repeat). With
     ``broadcast_registers=False`` such register bases are dropped instead.
 
     >>> L = LinearLayout.identity1D(8, "register", "dim0")
@@ -200,13 +202,16 @@ def ensure_layout_not_larger_than(layout: LinearLayout, shape: Mapping[str, int]
                             f"of two; Triton cannot broadcast it down to size {desired}")
                     found.append((in_dim, i, b[k]))
         found.sort(key=lambda t: -t[2])  # stable, as std::sort is on Triton's short lists
-        for in_dim, i, _ in found:
-            if actual <= desired:
-                break
-            if not broadcast_registers and in_dim == "register":
-                dropped.add(i)
-            else:
-                bases[in_dim][i][k] = 0
+        j = 0
+        while j < len(found) and actual > desired:
+            value = found[j][2]
+            while j < len(found) and found[j][2] == value:   # equal bases: one output bit
+                in_dim, i, _ = found[j]
+                if not broadcast_registers and in_dim == "register":
+                    dropped.add(i)
+                else:
+                    bases[in_dim][i][k] = 0
+                j += 1
             actual >>= 1
     if not broadcast_registers and "register" in bases:
         bases["register"] = [b for i, b in enumerate(bases["register"]) if i not in dropped]

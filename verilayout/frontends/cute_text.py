@@ -28,6 +28,9 @@ _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 _INT = re.compile(r"[0-9]+")
 
 
+#: How deep CuTe tuples may nest (real layouts nest a few levels).
+MAX_NESTING = 32
+
 class _Parser:
     def __init__(self, text: str, swizzle_units: str | None, elem_bits: int | None):
         self.t = text
@@ -212,16 +215,18 @@ class _Parser:
         except LayoutError as e:
             raise self.error(str(e), pos) from None
 
-    def tree(self) -> IntTuple:
+    def tree(self, depth: int = 0) -> IntTuple:
         self.ws()
+        if depth >= MAX_NESTING:
+            raise self.error(f"tuples nested more than {MAX_NESTING} deep")
         if self.peek("("):
             self.i += 1
-            items = [self.tree()]
+            items = [self.tree(depth + 1)]
             while True:
                 self.ws()
                 if self.peek(","):
                     self.i += 1
-                    items.append(self.tree())
+                    items.append(self.tree(depth + 1))
                 elif self.peek(")"):
                     self.i += 1
                     return tuple(items)

@@ -115,6 +115,8 @@ class AliasDef:
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.\-]*")
 _ALIAS_NAME = re.compile(r"[A-Za-z_0-9][A-Za-z0-9_$.\-]*")
+#: How deep values may nest (a dot_op's parent's parent ... is a few levels in real TTGIR).
+MAX_NESTING = 32
 _DIMS = re.compile(r"((?:[0-9]+|\?)x)+")
 _INT = re.compile(r"-?[0-9]+")
 
@@ -219,6 +221,19 @@ class Scanner:
 
     # ----- values -----
     def value(self) -> Any:
+        """One value; nesting past :data:`MAX_NESTING` is an error at its position (a positioned
+        LayoutError instead of Python's RecursionError)."""
+        depth = getattr(self, "_depth", 0)
+        if depth >= MAX_NESTING:
+            raise self.error(f"values nested more than {MAX_NESTING} deep (attributes, arrays, "
+                             "dictionaries); no Triton layout is")
+        self._depth = depth + 1
+        try:
+            return self._value()
+        finally:
+            self._depth = depth
+
+    def _value(self) -> Any:
         self.skip_ws()
         start = self.i
         if self.i >= len(self.text):

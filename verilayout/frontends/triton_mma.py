@@ -282,9 +282,28 @@ def nvidia_mma_to_linear(params: Mapping[str, Any], shape: Sequence[int]) -> Lin
     return _combine(cta, attr.cga(), shape)
 
 
+def _nv_dot_tile(op_idx: int, k_width: int, rank: int, m8: bool) -> list[int]:
+    """One instruction's operand tile: A is 16 x 8*kWidth and B 8*kWidth x 8 (mma.m16n8k*); an
+    Ampere parent whose instrShape has M = 8 (the f64 ``mma.m8n8k4``) has A 8 x 4*kWidth and
+    B 4*kWidth x 8 (the Triton 3.9 wheel's bases on Triton's lit tests: ``tensor<16x16xf64>`` and
+    ``tensor<8x4xf32>`` dot operands of ``instrShape = [8, 8]``, tests/oracles/test_lit_layouts_oracle.py).
+
+    >>> _nv_dot_tile(0, 2, 2, False), _nv_dot_tile(0, 1, 2, True), _nv_dot_tile(1, 1, 2, True)
+    ([16, 16], [8, 4], [4, 8])
+    """
+    tile = [1] * rank
+    k = k_width * (4 if m8 else 8)
+    m = 8 if m8 else 16
+    if op_idx == 0:
+        tile[rank - 2], tile[rank - 1] = m, k
+    else:
+        tile[rank - 2], tile[rank - 1] = k, 8
+    return tile
+
+
 def _nv_dot(dot: _Attr, op_idx: int, k_width: int, parent_params: Mapping[str, Any],
             shape: Sequence[int]) -> LinearLayout:
-    pattr, major, warps, _ = _nv_parse(parent_params)
+    pattr, major, warps, instr = _nv_parse(parent_params)
     rank = len(warps)
     shape = _check_shape(dot, shape, rank)
     if k_width == 0:
@@ -294,11 +313,7 @@ def _nv_dot(dot: _Attr, op_idx: int, k_width: int, parent_params: Mapping[str, A
     if op_idx == 1 and major == 3:
         raise dot.err("opIdx must be 0 for a versionMajor 3 (Hopper) parent: "
                       "wgmma takes only A from registers")
-    tile = [1] * rank
-    if op_idx == 0:
-        tile[rank - 2], tile[rank - 1] = 16, k_width * 8
-    else:
-        tile[rank - 2], tile[rank - 1] = k_width * 8, 8
+    tile = _nv_dot_tile(op_idx, k_width, rank, major == 2 and instr[rank - 2] == 8)
     order = _dot_order(op_idx, rank)
     cta = _nv_tile(tile, k_width, order, order, dot)
     k_dim = rank - 1 if op_idx == 0 else rank - 2

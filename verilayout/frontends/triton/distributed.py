@@ -116,22 +116,24 @@ def _bases_list(attr: Attr, key: str) -> list[list[int]]:
     return [list(b) for b in v]
 
 
-def _permutation_checked(attr: Attr, bases: dict) -> None:
+def _permutation_checked(attr: Attr, bases: dict, swizzled_ok: tuple = ()) -> None:
     """Triton 3.9's ``LinearEncodingAttr`` verifier: with the zero (broadcast) bases removed, the
-    bases form a permutation matrix: each moves by one power of two in one dim, no two alike."""
+    bases form a permutation matrix: each moves by one power of two in one dim, no two alike.
+    ``#ttg.generic_linear`` relaxes it (``swizzled_ok = ("warp",)``): its warp bases may move in
+    several dims, and bases may repeat (it need not be bijective)."""
     seen: dict[tuple, str] = {}
     why = "Triton refuses it too: LinearEncodingAttr requires a permutation matrix layout after " \
           "removing broadcast bases"
     for k, blist in bases.items():
         for i, b in enumerate(blist):
             nz = [x for x in b if x]
-            if not nz:
+            if not nz or k in swizzled_ok:
                 continue
             if len(nz) > 1:
                 raise _fail(attr, k, f"'{k}' basis {i} = {b} moves in more than one dimension; {why}")
             if nz[0] & (nz[0] - 1):
                 raise _fail(attr, k, f"'{k}' basis {i} = {b} moves by more than one power of two; {why}")
-            if tuple(b) in seen:
+            if tuple(b) in seen and not swizzled_ok:
                 raise _fail(attr, k, f"'{k}' basis {i} = {b} repeats {seen[tuple(b)]}; {why}")
             seen[tuple(b)] = f"'{k}' basis {i}"
 
@@ -139,39 +141,62 @@ def _permutation_checked(attr: Attr, bases: dict) -> None:
 def linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.linear``: the bases as written, repeated or broadcast to ``shape``.
 
-    The out dims are ordered by first appearance in the register bases (the rest
-    by ``rank-1, ..., 0``); a too-small layout repeats in registers, a too-large one
-    drops its largest register bases and zeroes its largest lane/warp bases.
+    The out dims are ordered by ``order`` when the attribute has one (Triton 3.9 reads the key),
+    else by first appearance in the register bases (the rest by ``rank-1, ..., 0``); a too-small
+    layout repeats in registers, a too-large one drops its largest register bases and zeroes its
+    largest lane/warp bases.
 
     >>> from verilayout.frontends.triton import parse_attr
     >>> a = parse_attr("#ttg.linear<{register = [[1]], lane = [[2]], warp = [], block = []}>")
     >>> linear_to_linear(a, (8,)).bases
     {'register': [[1], [4]], 'lane': [[2]], 'warp': [], 'block': []}
     """
-    ins = ("register", "lane", "warp", "block")
-    _check_keys(attr, ins, ins)
-    bases = {k: _bases_list(attr, k) for k in ins}
-    rank = next((len(b[0]) for b in bases.values() if b), 0)
-    if rank == 0:
-        raise _fail(attr, None, "an empty #ttg.linear layout has no rank; give at least one basis")
-    for k, blist in bases.items():
-        for i, b in enumerate(blist):
-            if len(b) != rank:
-                raise _fail(attr, k, f"'{k}' basis {i} has {len(b)} entries; expected {rank}")
-    _permutation_checked(attr, bases)
-    _rank_matches(attr, rank, shape, "its bases have that many entries")
-    names = standard_out_dims(rank)
-    try:
-        ll = LinearLayout(bases, names)
-    except LayoutError as e:
-        raise _fail(attr, None, f"#ttg.linear: {e}") from None
+    return _linear_like(attr, shape, ())
+
+
+def generic_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.generic_linear``: as ``#ttg.linear``, but its warp bases may move in several dims
+    and the layout need not be bijective (Triton's ``GenericLinearEncodingAttr``).
+
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> a = parse_attr("#ttg.generic_linear<{register = [[1, 0]], lane = [[0, 1]], warp = [[1, 1]], block = []}>")
+    >>> generic_linear_to_linear(a, (2, 2)).bases["warp"]
+    [[1, 1]]
+    """
+    return _linear_like(attr, shape, ("warp",))
+
+
+def _linear_order(attr: Attr, bases: dict, rank: int) -> list[int]:
+    """The out-dim order: ``order`` when given (a permutation of the dims), else by register bases."""
+    if "order" in attr.params:
+        return _order(attr, "order", rank)
     order: list[int] = []
     for b in bases["register"]:
         nz = [d for d, x in enumerate(b) if x]
         if nz and nz[0] not in order:
             order.append(nz[0])
-    order += [d for d in reversed(range(rank)) if d not in order]
-    permuted = [names[d] for d in order]
+    return order + [d for d in reversed(range(rank)) if d not in order]
+
+
+def _linear_like(attr: Attr, shape: tuple, swizzled_ok: tuple) -> LinearLayout:
+    ins = ("register", "lane", "warp", "block")
+    _check_keys(attr, ins + ("order",), ins)
+    bases = {k: _bases_list(attr, k) for k in ins}
+    rank = next((len(b[0]) for b in bases.values() if b), 0)
+    if rank == 0:
+        raise _fail(attr, None, f"an empty #{attr.name} layout has no rank; give at least one basis")
+    for k, blist in bases.items():
+        for i, b in enumerate(blist):
+            if len(b) != rank:
+                raise _fail(attr, k, f"'{k}' basis {i} has {len(b)} entries; expected {rank}")
+    _permutation_checked(attr, bases, swizzled_ok)
+    _rank_matches(attr, rank, shape, "its bases have that many entries")
+    names = standard_out_dims(rank)
+    try:
+        ll = LinearLayout(bases, names)
+    except LayoutError as e:
+        raise _fail(attr, None, f"#{attr.name}: {e}") from None
+    permuted = [names[d] for d in _linear_order(attr, bases, rank)]
     named = {names[d]: shape[d] for d in range(rank)}
     try:
         ll = ll.transpose_outs(permuted)

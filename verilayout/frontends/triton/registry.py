@@ -45,7 +45,7 @@ _DIALECT_ALIASES = {"triton_gpu": "ttg", "triton_intel_gpu": "ttig", "triton_nvi
 
 #: Triton kinds this module knows of but has no converter for (unless one is registered).
 _KNOWN_UNSUPPORTED = (
-    "ttg.partitioned_shared", "ttg.shared", "ttg.nvmma_shared_tma", "ttig.dpas", "ttig.warp",
+    "ttg.shared", "ttg.nvmma_shared_tma", "ttig.dpas", "ttig.warp",
     "ttig.subgroup_2d_block",
 )
 

@@ -20,6 +20,7 @@ from verilayout.frontends import triton_memory
 from verilayout.frontends.triton.common import (_CGA_KEYS, _bool, _cga_checked, _check_keys, _combine,
                                                 _fail, _order, _rank_matches, _shape_per_cta, _uint,
                                                 _uints, _wrap_b)
+from verilayout.frontends.triton.registry import attr_to_layout
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
 
@@ -236,7 +237,11 @@ def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 
 def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``."""
+    """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``. Triton 3.9
+    refuses ``alignment`` inside the braces (it belongs after them: ``<{...}, alignment = N>``)."""
+    if "alignment" in attr.params and attr.body is None:
+        raise _fail(attr, "alignment", "alignment must be written outside the braces "
+                                       "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
     return _wrap_b(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
 
 
@@ -256,3 +261,51 @@ def _padded_shared_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
         return triton_memory.padded_shared_to_map(attr.body, shape, format_value(attr))
     except LayoutError as e:
         raise _fail(attr, None, str(e)) from None
+
+
+def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+    """``#ttg.partitioned_shared<{numPartitions, numGroups, partitionDim, partitionLayout}>``: dim
+    ``partitionDim`` is cut into ``numPartitions * numGroups`` equal pieces; piece ``g*P + p`` lies in
+    partition ``p`` (a separate memory region, so its bits are no offset) as group ``g`` after the
+    groups before it; inside a piece, ``partitionLayout`` at the piece's shape. Offset bases: the
+    piece's, then one per group bit (the partition bits are left out). Triton 3.9 refuses a
+    ``#ttg.padded_shared`` partition layout ("toLinearLayout does not support partitioned layouts
+    wrapping padded layouts"); so does this. Read off the wheel's bases on Triton's lit tests
+    (tests/oracles/test_lit_layouts_oracle.py): an inference from them, not from Triton's source.
+
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> a = parse_attr("#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, "
+    ...                "partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>")
+    >>> partitioned_shared_to_linear(a, (8, 2)).bases["offset"]
+    [[0, 1], [1, 0], [4, 0]]
+    """
+    keys = ("numPartitions", "numGroups", "partitionDim", "partitionLayout")
+    _check_keys(attr, keys, keys)
+    parts, groups, dim = (_uint(attr, k) for k in keys[:3])
+    for k, v in (("numPartitions", parts), ("numGroups", groups)):
+        if v == 0 or v & (v - 1):
+            raise _fail(attr, k, f"'{k}' = {v} must be a power of two")
+    inner = attr.params.get("partitionLayout")
+    if not isinstance(inner, Attr):
+        raise _fail(attr, "partitionLayout", "'partitionLayout' must be a shared layout attribute")
+    if inner.name.split(".")[-1] in ("padded_shared", "partitioned_shared"):
+        raise _fail(attr, "partitionLayout", f"a #{inner.name} partition layout has no linear layout "
+                                             "(Triton 3.9 refuses it too: toLinearLayout does not support "
+                                             "partitioned layouts wrapping padded layouts)")
+    if dim >= len(shape):
+        raise _fail(attr, "partitionDim", f"'partitionDim' = {dim} is out of range for rank {len(shape)}")
+    pieces = parts * groups
+    if shape[dim] % pieces:
+        raise _fail(attr, None, f"dim {dim} of size {shape[dim]} cannot be cut into {pieces} pieces")
+    piece = tuple(s // pieces if i == dim else s for i, s in enumerate(shape))
+    ll = attr_to_layout(inner, piece)
+    if not isinstance(ll, LinearLayout) or "offset" not in ll.in_dim_names:
+        raise _fail(attr, "partitionLayout", f"#{inner.name} is not a linear shared layout")
+    names = standard_out_dims(len(shape))
+    offs = [list(b) for b in ll.transpose_outs(names).bases["offset"]]
+    step = piece[dim] * parts
+    while step < shape[dim]:
+        offs.append([step if i == dim else 0 for i in range(len(shape))])
+        step *= 2
+    block = ll.transpose_outs(names).bases.get("block", [])
+    return LinearLayout({"offset": offs, "block": block}, dict(zip(names, shape)), require_surjective=False)

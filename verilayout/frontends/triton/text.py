@@ -14,6 +14,7 @@ from typing import Any, Sequence
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import standard_out_dims
+from verilayout.dtypes import mlir_bits
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.frontends import cute_text
 from verilayout.frontends import triton_memory
@@ -101,6 +102,8 @@ def shared_rank(attr: Any) -> int | None:
             return len(offs[0])
     if kind in ("tensor_memory_encoding", "tensor_memory_scales_encoding"):
         return 2
+    if kind == "partitioned_shared":
+        return shared_rank(p.get("partitionLayout"))
     return None
 
 
@@ -194,6 +197,8 @@ def parse_attr(text: str, *, name: str | None = None) -> Any:
     """
     if not isinstance(text, str):
         raise LayoutError(f"expected MLIR text, got {type(text).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise LayoutError(f"name= must be an alias name such as '#blocked', got {type(name).__name__}")
     return _resolve(text, name)[0]
 
 
@@ -227,6 +232,8 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
     """
     if not isinstance(text, str):
         raise LayoutError(f"expected layout text, got {type(text).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise LayoutError(f"name= must be an alias name such as '#blocked', got {type(name).__name__}")
     if not text.strip():
         raise LayoutError("empty text: expected Triton MLIR (an attribute, a type or a TTGIR "
                           "file) or a CuTe layout")
@@ -297,6 +304,42 @@ def memdesc_view_layout(t: TensorType) -> LinearLayout:
     return LinearLayout(kept, inv.out_dims, require_surjective=False)
 
 
+#: The memory spaces Triton 3.9 knows (its parser refuses ``#ttng.shared_cluster_memory``).
+_MEMORY_SPACES = ("ttg.shared_memory", "triton_gpu.shared_memory", "ttng.tensor_memory",
+                  "triton_nvidia_gpu.tensor_memory")
+
+
+def _memdesc_checked(t: TensorType, where: str) -> None:
+    """What Triton 3.9's memdesc verifier refuses (seen on Triton's lit tests with the wheel):
+    an unknown memory space; a shared-memory element narrower than a byte or not a whole number of
+    bytes, a tensor-memory one of 2..7 bits; no memory space; a ``#ttg.padded_shared`` whose rank is neither the
+    type's nor one less; a tensor-memory view with fewer rows than ``blockM``."""
+    space = t.memory_space
+    if space is None:
+        raise LayoutError(f"{where}: the memdesc type names no memory space (#ttg.shared_memory or "
+                          "#ttng.tensor_memory after the encoding); Triton refuses it too")
+    if isinstance(space, Attr) and canonical_kind(space.name) not in ("ttg.shared_memory", "ttng.tensor_memory"):
+        raise LayoutError(f"{where}: unknown memory space #{space.name} (Triton 3.9 knows "
+                          "#ttg.shared_memory and #ttng.tensor_memory)")
+    bits = mlir_bits(t.elem)
+    kind = canonical_kind(t.encoding.name)
+    tmem = kind.startswith("ttng.tensor_memory")
+    if bits is not None and not tmem and bits % 8:
+        raise LayoutError(f"{where}: a shared-memory element of {bits} bits: Triton requires a whole "
+                          "number of bytes")
+    if bits is not None and tmem and 1 < bits < 8:
+        raise LayoutError(f"{where}: a tensor-memory element of {bits} bits: Triton requires 1 or at least 8")
+    r = shared_rank(t.encoding)
+    if kind == "ttg.padded_shared" and r is not None and r not in (len(t.shape), len(t.shape) - 1):
+        raise LayoutError(f"{where}: #ttg.padded_shared of rank {r} on a memdesc of rank {len(t.shape)}: "
+                          "the rank must be the type's or one less")
+    block_m = t.encoding.params.get("blockM")
+    if kind == "ttng.tensor_memory_encoding" and isinstance(block_m, int) and len(t.shape) >= 2 \
+            and t.shape[-2] < block_m:
+        raise LayoutError(f"{where}: a tensor-memory view of {t.shape[-2]} rows is smaller than "
+                          f"blockM = {block_m}; Triton refuses it")
+
+
 def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     where = f"line {t.pos[0]}, col {t.pos[1]}"
     tshape = _type_layout_shape(t)
@@ -307,9 +350,15 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
         raise LayoutError(f"{where}: the type has no layout encoding")
     kind = _lookup(t.encoding)
     want = DISTRIBUTED if t.kind == "tensor" else SHARED
-    if kind.memory != want:
+    # Triton's toLinearLayout(tensor type) takes any layout: a tensor<> may carry a shared one
+    if kind.memory != want and not (t.kind == "tensor" and kind.memory == SHARED):
         what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
         raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
+    if t.kind == "memdesc":
+        _memdesc_checked(t, where)
+    if re.fullmatch(r"!tt\.ptr<.*,\s*[0-9]+\s*>", t.elem):
+        raise LayoutError(f"{where}: element type {t.elem}: Triton 3.9 reads no address space in "
+                          "!tt.ptr<...> (its parser expects a string there)")
     full = attr_to_layout(t.encoding, memdesc_buffers(t)[0])
     if t.kind == "memdesc" and t.alloc_shape and t.encoding.name.endswith("tensor_memory_encoding") \
             and tuple(t.shape) != tshape:
