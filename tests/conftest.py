@@ -10,7 +10,7 @@ import os
 import pytest
 
 # the corpus scripts compile kernels with Triton when run; --doctest-modules must not import them
-collect_ignore_glob = ["corpus/*.py", "fixtures/*"]
+collect_ignore_glob = ["corpus/*.py", "thirdparty/*.py", "fixtures/*"]
 
 REQUIRE = os.environ.get("VERILAYOUT_REQUIRE_ORACLES") == "1"
 OPTIONAL = "(optional tool)"
