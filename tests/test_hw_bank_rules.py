@@ -105,3 +105,9 @@ def test_a_compiled_kernel_guarded_to_warp_0():
     evals = {f: PtxValues(mod, f, first_iteration=True) for f in mod.functions}
     guarded = [a for a in shared_accesses(mod, evals) if a.ins.pred == "%p4"]
     assert guarded and all(a.per_warp == (1, 0, 0, 0) and a.guard == "evaluated" for a in guarded)
+
+
+def test_uniform_v4_store_is_not_merged():
+    # only the load was measured: a store where every lane writes the same 16 bytes stays 4 (quarter-warps)
+    _, accs = run("mov.b32 %r1, global_smem;\nst.shared.v4.b32 [%r1], {%r2, %r3, %r4, %r5};")
+    assert accs[0].wavefronts == 4
