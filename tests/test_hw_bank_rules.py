@@ -92,3 +92,22 @@ def test_without_reqntid_warp_0_alone_is_evaluated():
                     "st.shared.b32 [%r4], %r5;\nret;\n}\n")
     accs = shared_accesses(mod, {"k": PtxValues(mod, "k", first_iteration=True)})
     assert accs[0].per_warp == (1,)
+
+
+def test_a_compiled_kernel_guarded_to_warp_0():
+    # Triton 3.9's persistent TMA matmul (tests/corpus): `setp.lt.u32 %p4, %r2, 32` with
+    # %r2 = %tid.x & 127 guards the tensor-map copy to shared memory: warp 0 writes it, warps 1-3 do not
+    from pathlib import Path
+    path = Path(__file__).parent / "corpus" / "cuda90" / "persistent_tma_matmul_128x128x64_w4_s3.ptx"
+    text = path.read_text()
+    assert "and.b32 \t%r2, %r1, 127;" in text and "setp.lt.u32 \t%p4, %r2, 32;" in text
+    mod = parse_ptx(text)
+    evals = {f: PtxValues(mod, f, first_iteration=True) for f in mod.functions}
+    guarded = [a for a in shared_accesses(mod, evals) if a.ins.pred == "%p4"]
+    assert guarded and all(a.per_warp == (1, 0, 0, 0) and a.guard == "evaluated" for a in guarded)
+
+
+def test_uniform_v4_store_is_not_merged():
+    # only the load was measured: a store where every lane writes the same 16 bytes stays 4 (quarter-warps)
+    _, accs = run("mov.b32 %r1, global_smem;\nst.shared.v4.b32 [%r1], {%r2, %r3, %r4, %r5};")
+    assert accs[0].wavefronts == 4

@@ -2,16 +2,22 @@
 
 For every ``st.shared`` / ``ld.shared`` / ``cp.async`` (shared destination) / ``ldmatrix`` /
 ``stmatrix`` instruction, the address register is evaluated symbolically (``verilayout.audit.ptx``'s
-evaluator; ``%tid.x`` is a symbol) and instantiated for the 32 lanes of warp 0. The addresses
-are exact relative to lane 0 when ``addr(lane) - addr(0)`` is one constant for every value of the
-other symbols (stage offsets, the shared-memory base); the bank figure then assumes the base is
-128-byte aligned (said in the report). Instructions that share an address register differ only by
-their immediate offset, which moves every lane alike: one figure per register, width and kind.
+evaluator; ``%tid.x`` is a symbol) and instantiated for every thread of the CTA (``.reqntid``; the
+32 lanes of warp 0 when the PTX does not state it), warp by warp. The addresses are exact relative
+to thread 0 when ``addr(tid) - addr(0)`` is one constant for every value of the other symbols
+(stage offsets, the shared-memory base); the bank figure then assumes the base is 128-byte aligned
+(said in the report). A guard (``@%p``) that is a function of ``%tid.x`` is evaluated per thread:
+lanes that fail it give no address, and a warp none of whose lanes passes costs nothing (measured
+on an H100, issue 27). Instructions that share an address register and guard differ only by their
+immediate offset, which moves every lane alike: one figure per register, guard, width and kind; the
+reported figure is the worst warp's.
 
-Wavefronts follow the NVIDIA rule the rest of verilayout uses (:mod:`verilayout.hw.nvidia.banks`:
-32 banks of 4 bytes; a 64-bit access is served a half warp per wavefront, 128-bit a quarter warp;
-``ldmatrix``/``stmatrix``: each 8 lanes name the 16-byte rows of one 8x8 matrix, one phase each);
-a phase costs the largest number of distinct words one bank holds. Each figure is compared with the
+Wavefronts follow the NVIDIA rule the rest of verilayout uses (:mod:`verilayout.hw.nvidia.banks`,
+:func:`~verilayout.hw.nvidia.banks.warp_wavefronts`: 32 banks of 4 bytes; a 64-bit access is served
+a half warp per wavefront, 128-bit a quarter warp, a 128-bit load half-warp that fits one wavefront in one;
+``ldmatrix``/``stmatrix`` ``.xN``: each 8 of lanes ``0 .. 8N-1`` name the 16-byte rows of one 8x8
+matrix, one phase each); a phase costs the largest number of distinct words one bank holds. A
+16-byte ``cp.async`` figure is a floor: an H100 took up to twice as many at run time (issue timing). Each figure is compared with the
 TTGIR-level figure of the op with the same source line.
 
 >>> phase_cost([0, 4, 128, 132], 4)
@@ -498,14 +504,15 @@ def _guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:
 
 
 @lru_cache(maxsize=4096)   # key: one warp's lane offsets (warps of a CTA mostly repeat one pattern)
-def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, model: BankModel) -> int:
-    return warp_wavefronts(lanes, width, lanes_per_phase, matrix, model)
+def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, model: BankModel,
+               store: bool) -> int:
+    return warp_wavefronts(lanes, width, lanes_per_phase, matrix, model, store)
 
 
 def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
     """(worst wavefronts, that warp's ideal, wavefronts per warp) of ``ins`` over the ``n // 32`` warps;
     (0, 0, ...) when no warp executes it."""
-    _, _, width, lanes_per_phase = acc
+    kind, _, width, lanes_per_phase = acc
     mats = _matrices(ins)
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
@@ -513,7 +520,7 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
         lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
         low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
         cost = _warp_cost(tuple(None if x is None else x - low for x in lanes), width, lanes_per_phase,
-                          bool(mats), _MODEL)
+                          bool(mats), _MODEL, kind == "store")
         per_warp.append(cost)
         if cost > worst:
             live = sum(x is not None for x in lanes)

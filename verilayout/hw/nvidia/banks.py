@@ -48,11 +48,12 @@ The rules, with their sources
    need the same number.
 
 6. **128-bit half-warps** (measured, H100, issue 27): a ``ld.shared.v4`` whose lanes all read
-   the same 16 bytes takes 2 wavefronts, not the 4 of rule 3: a half-warp (two quarter-warp
+   the same 16 bytes takes 2 wavefronts, not the 4 of rule 3: a load half-warp (two quarter-warp
    phases) that fits one wavefront (at most one distinct word per bank) is served in one. The
-   PTX audit applies it (:func:`warp_wavefronts`); that it holds for every half-warp that fits one
-   wavefront, not only for one uniform address, is an inference; the TTGIR-level analyses still
-   count such an access per quarter-warp (an over-estimate, never an under-estimate).
+   PTX audit applies it to loads (:func:`warp_wavefronts`); that it holds for every half-warp that
+   fits one wavefront, not only for one uniform address, is an inference; stores are not merged
+   (not measured); the TTGIR-level analyses still count such a load per quarter-warp (an
+   over-estimate, never an under-estimate).
 7. **Only lanes that execute give addresses** (measured, H100, issue 27): an access under a
    guard that some lanes or warps fail costs nothing in them (a warp none of whose lanes
    executes it costs 0 wavefronts); ``stmatrix .x1/.x2``, like ``ldmatrix``, takes row addresses
@@ -538,15 +539,16 @@ def phase_wavefronts(byte_ranges: Iterable[tuple[int, int]], model: BankModel = 
 
 
 def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_phase: int,
-                    matrix: bool = False, model: BankModel = BankModel()) -> int:
+                    matrix: bool = False, model: BankModel = BankModel(), store: bool = False) -> int:
     """Wavefronts of one warp's instruction from each lane's byte address (``None``: the lane does
     not execute it, its guard is false): the sum over phases of :func:`phase_wavefronts` of the lanes
-    that execute (rules 2-4), with one measured exception (rule 6 below): a 128-bit ``ld/st.shared``
+    that execute (rules 2-4), with one measured exception (rule 6 below): a 128-bit ``ld.shared``
     half-warp whose 16 lanes all fit in one wavefront (at most one distinct word per bank) is served in
     one wavefront, not two. Measured on an H100 (issue 27): a ``ld.shared.v4`` where every lane reads
     the same 16 bytes takes 2 wavefronts, not 4; a whole warp is never merged below one wavefront per
     half-warp (2, not 1). That it holds for any half-warp that fits one wavefront, not only for a
-    uniform address, is an inference. ``matrix``: ``ldmatrix``/``stmatrix`` phases (no merging).
+    uniform address, is an inference; stores (``store``) are not merged (not measured: counted per
+    quarter-warp, an upper bound). ``matrix``: ``ldmatrix``/``stmatrix`` phases (no merging).
     ``lane_addresses`` holds only the lanes that give addresses (8 per matrix for ``.x1/.x2``).
 
     >>> warp_wavefronts([0] * 32, 16, 8), warp_wavefronts([16 * i for i in range(32)], 16, 8)
@@ -559,7 +561,7 @@ def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_
 
     total = 0
     half = 2 * lanes_per_phase
-    merge = width * 8 == 128 and not matrix and half * width <= 2 * model.row_bytes
+    merge = width * 8 == 128 and not matrix and not store and half * width <= 2 * model.row_bytes
     step = half if merge else lanes_per_phase
     for i in range(0, len(lane_addresses), step):
         group = lane_addresses[i:i + step]
