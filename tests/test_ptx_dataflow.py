@@ -205,3 +205,26 @@ def test_internal_failure_in_the_evaluator_is_a_named_symbol(monkeypatch):
     monkeypatch.setattr(v, "_instr", boom)
     v.reg("%r2")
     assert any("internal error (KeyError" in o for o in v.opaque)
+
+
+def test_if_else_join_is_one_of_the_two_values():
+    # r3/r4 set in both arms of an if/else (the shape sglang's and torchao's dequantizing GEMMs take
+    # for a tcgen05 descriptor), read after the join; r5 is a loop counter (reads itself): a symbol
+    import z3
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.prove.ptx_values import PtxValues, symbol_names
+    src = (".version 8.7\n.visible .entry f()\n{\nmov.u32 %r1, %tid.x;\nsetp.eq.s32 %p1, %r1, 0;\n"
+           "@%p1 bra ELSE;\nmov.b32 %r3, 100;\nmov.b32 %r4, 7;\nbra.uni JOIN;\nELSE:\nmov.b32 %r3, 200;\n"
+           "mov.b32 %r4, 7;\nJOIN:\nmov.b32 %r5, 0;\nLOOP:\nadd.s32 %r5, %r5, 1;\nsetp.lt.s32 %p2, %r5, 9;\n"
+           "@%p2 bra LOOP;\nadd.s32 %r6, %r3, %r4;\nadd.s32 %r7, %r5, 0;\n}")
+    m = parse_ptx(src)
+    v = PtxValues(m, "f")
+    last = next(i for i in m.instrs if i.operands and i.operands[0] == "%r6")
+    e = v.reg("%r6", at=last)
+    paths = [z3.Bool(n) for n in symbol_names(e) if n.startswith("path")]
+    assert len(paths) == 1
+    got = {z3.simplify(z3.substitute(e, (paths[0], z3.BoolVal(b)))).as_long() for b in (True, False)}
+    assert got == {107, 207}
+    assert z3.simplify(v.reg("%r4", at=last)).as_long() == 7      # same value on both arms: one constant
+    r7 = v.reg("%r5", at=next(i for i in m.instrs if i.operands and i.operands[0] == "%r7"))
+    assert not z3.is_bv_value(z3.simplify(r7))                     # the loop counter stays free

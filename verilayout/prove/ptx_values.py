@@ -121,6 +121,8 @@ class PtxValues:
         self._at: int | None = None                     # the instruction whose operands are read
         self._cfg: tuple | None = None
         self._rd: dict[str, tuple] = {}
+        self._merging: set[str] = set()                 # joins being evaluated (_merge)
+        self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
         self.prover = Prover()                          # incremental solvers for this function's claims
 
@@ -144,9 +146,14 @@ class PtxValues:
         key = name if ds is ds_all else name + "@" + ",".join(str(d.line) for d in ds)
         if key in self.memo:
             return self.memo[key]
+        if key in self._merging:                        # read again while its join is evaluated: a loop
+            self._cycled.add(key)
         if self.first_iteration and len(ds) > 1:
             ds = ds[:1]                       # the value on entry to the loop: its first iteration
-        if len(ds) != 1 or self.depth > 400:
+        merged = self._merge(key, ds) if len(ds) > 1 and self.depth <= 400 else None
+        if merged is not None:
+            v = merged
+        elif len(ds) != 1 or self.depth > 400:
             v = self._sym(key, "loop-carried" if len(ds) > 1 else "no definition")
             if len(ds) > 1:
                 self.carried[str(v)] = (name, ds, key)
@@ -168,6 +175,48 @@ class PtxValues:
         v = fit(v, max(reg_width(name), 8))
         self.memo[key] = v
         return v
+
+    def _merge(self, key: str, ds: list[Instr]) -> z3.BitVecRef | None:
+        """A register whose reaching definitions (at most 4, none predicated) all come before the
+        read in program order and do not read it themselves (an if/else join, not a loop): one of
+        their values, ``If(path, v1, If(..., vn))``. ``path`` names the definitions' basic blocks,
+        so registers defined in the same blocks take the same branch (each block's instructions
+        run together). None (the caller's free symbol) otherwise, also when evaluating a
+        definition reads the register again (a cycle)."""
+        if not self.flow or self._at is None or len(ds) > 4 or key in self._merging:
+            return None
+        idx = [self.index.get(d.line) for d in ds]
+        if any(k is None or k >= self._at for k in idx) or any(d.pred for d in ds):
+            return None
+        _starts, block, _succ = self._blocks()
+        name = key.split("@")[0]
+        self._merging.add(key)
+        vals = []
+        saved = self._at
+        try:
+            for d, k in zip(ds, idx):
+                self.depth += 1
+                self._at = k
+                try:
+                    vals.append(self._instr(d, reg_width(name), name))
+                except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError,
+                        AssertionError):
+                    return None
+                finally:
+                    self.depth -= 1
+                    self._at = saved
+            if key in self._cycled or any(v is None for v in vals):
+                return None
+        finally:
+            self._merging.discard(key)
+            self._cycled.discard(key)
+        w = max(reg_width(name), 8)
+        vals = [fit(v, w) for v in vals]
+        tag = "_".join(str(block[k]) for k in idx)
+        out = vals[-1]
+        for j in range(len(vals) - 2, -1, -1):
+            out = z3.If(z3.Bool(f"path_{tag}_{j}"), vals[j], out)
+        return out
 
     def _blocks(self) -> tuple:
         """Basic blocks of the function: ``(starts, block of each instruction, successors)``."""
