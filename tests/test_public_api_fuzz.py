@@ -122,7 +122,8 @@ def test_named_cases_of_issue_26():
         lambda: verilayout.parse(nested(1000, "cute")),
         lambda: verilayout.parse("#ttg.linear<{register = " + nested(1000, "mlir") + "}>", shape=[4]),
         lambda: verilayout.cute.make_layout(nested(1000, "tuple")),
-        lambda: verilayout.cute.size(nested(1000, "tuple")),
+        lambda: verilayout.cute.product(nested(1000, "tuple")),
+        lambda: verilayout.cute.flatten(nested(1000, "tuple")),
     ]
     for case in cases:
         with pytest.raises(LayoutError) as info:
