@@ -197,7 +197,7 @@ def _leaves_checked(t: IntTuple, what: str) -> list:
     is a LayoutError naming it.
 
     >>> _leaves_checked((2, (3, 4)), "size")
-    [2, 3, 4]
+    (2, 3, 4)
     """
     leaves = flatten(t)
     for x in leaves:
