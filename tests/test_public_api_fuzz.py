@@ -112,6 +112,26 @@ def test_odd_inputs_raise_only_layout_errors(label, fn):
     run()
 
 
+CONSTRUCTORS = [("LinearLayout", verilayout.LinearLayout, 2, 3),
+                ("LinearLayout.identity1D", verilayout.LinearLayout.identity1D, 3, 3),
+                ("LinearLayout.zeros1D", verilayout.LinearLayout.zeros1D, 3, 3),
+                ("cute.Layout", cute.Layout, 1, 2), ("cute.Swizzle", cute.Swizzle, 3, 3),
+                ("cute.ComposedLayout", cute.ComposedLayout, 2, 3)]
+
+
+@pytest.mark.parametrize("label,cls,lo,hi", CONSTRUCTORS, ids=[c[0] for c in CONSTRUCTORS])
+def test_constructors_given_odd_values_raise_only_layout_errors(label, cls, lo, hi):
+    """The public classes, with as many arguments as they take (a wrong count stays Python's
+    TypeError, as for any class): odd values are LayoutErrors."""
+    @settings(max_examples=40, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(args=st.integers(lo, hi).flatmap(lambda n: st.lists(VALUES, min_size=n, max_size=n)))
+    def run(args):
+        call_once(cls, args, {})
+
+    run()
+
+
 def test_named_cases_of_issue_26():
     cases = [
         lambda: verilayout.parse(5),                                        # AttributeError before
