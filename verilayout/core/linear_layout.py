@@ -86,6 +86,15 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     return result
 
 
+def _listlike(x) -> bool:
+    """A list, tuple or array (not text, a mapping or a scalar).
+
+    >>> _listlike([1]), _listlike("ab"), _listlike(3)
+    (True, False, False)
+    """
+    return not isinstance(x, (str, bytes, dict)) and hasattr(x, "__iter__") and hasattr(x, "__len__")
+
+
 @dataclass(frozen=True, eq=False)
 class LinearLayout:
     """A GF(2)-linear map from named input dims to named, sized output dims.
@@ -115,10 +124,17 @@ class LinearLayout:
             out_pairs = list(out_dims.items())
             explicit = True
         else:
+            if not _listlike(out_dims):
+                raise LayoutError(f"out_dims must be a list of names, of (name, size) pairs or a mapping, "
+                                  f"got {type(out_dims).__name__}")
             out_dims = list(out_dims)
             explicit = bool(out_dims) and not isinstance(out_dims[0], str)
+            if explicit and not all(_listlike(p) and len(p) == 2 for p in out_dims):
+                raise LayoutError("out_dims must be names or (name, size) pairs, not a mix")
             out_pairs = [tuple(p) for p in out_dims] if explicit else [(n, None) for n in out_dims]
         names = [p[0] for p in out_pairs]
+        if not all(isinstance(n, str) for n in names):
+            raise LayoutError(f"output dim names must be strings, got {names!r}"[:200])
         if len(set(names)) != len(names):
             raise LayoutError(f"duplicate output dim names in {names}")
         n_out = len(out_pairs)
@@ -127,8 +143,14 @@ class LinearLayout:
         for name, blist in bases.items():
             if not isinstance(name, str):
                 raise LayoutError(f"input dim name {name!r} is not a string")
+            if not _listlike(blist):
+                raise LayoutError(f"the bases of input dim '{name}' must be a list of basis vectors, "
+                                  f"got {type(blist).__name__}")
             blist = list(blist)
             for i, b in enumerate(blist):
+                if not _listlike(b):
+                    raise LayoutError(f"basis {i} of input dim '{name}' must be a list of integers, "
+                                      f"got {type(b).__name__}")
                 b = list(b)
                 if len(b) != n_out:
                     raise LayoutError(

@@ -102,6 +102,8 @@ def symbol(name: str) -> "sympy.Symbol":
     >>> symbol("m") is symbol("m"), symbol("m").is_positive
     (True, True)
     """
+    if not isinstance(name, str) or not name.isidentifier():
+        raise LayoutError(f"a symbol name is an identifier such as 'm', got {name!r}"[:120])
     if name not in _SYMBOLS:
         import sympy  # deferred: sympy costs ~0.2 s at start-up; only symbolic layouts need it
         _SYMBOLS[name] = sympy.Symbol(name, integer=True, positive=True)
@@ -161,7 +163,7 @@ def product(t: IntTuple) -> Any:
     >>> product(((8, 2), 4))
     64
     """
-    leaves = flatten(t)
+    leaves = _leaves_checked(t, "product")
     if any(is_sym(x) for x in leaves):
         acc: Any = 1
         for x in leaves:
@@ -190,8 +192,23 @@ def _unflatten(flat: Sequence, like: IntTuple) -> IntTuple:
     return go(like)
 
 
+def _leaves_checked(t: IntTuple, what: str) -> list:
+    """The leaves of an integer tuple; a leaf that is neither an integer nor a sympy expression
+    is a LayoutError naming it.
+
+    >>> _leaves_checked((2, (3, 4)), "size")
+    (2, 3, 4)
+    """
+    leaves = flatten(t)
+    for x in leaves:
+        if isinstance(x, bool) or not (isinstance(x, Integral) or is_sym(x)):
+            shown = repr(x) if len(repr(x)) <= 40 else repr(x)[:37] + "..."
+            raise LayoutError(f"{what}: {shown} is not an integer (a CuTe shape or stride leaf)")
+    return leaves
+
+
 def _compact(shape: IntTuple, current: Any, leaves_order: Sequence[int]) -> IntTuple:
-    flat = flatten(shape)
+    flat = _leaves_checked(shape, "compact layout shape")
     out: list = [None] * len(flat)
     for k in leaves_order:
         s = flat[k]

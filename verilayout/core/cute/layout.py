@@ -49,6 +49,12 @@ class Layout:
     stride: IntTuple
 
     def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
+        try:
+            self._init(shape, stride)
+        except RecursionError:
+            raise LayoutError("Layout: shape or stride nested too deeply (Python's recursion limit)") from None
+
+    def _init(self, shape: IntTuple, stride: IntTuple | None) -> None:
         shape = _norm_tree(shape, "shape")
         for s in flatten(shape):
             if not is_sym(s) and s < 1:

@@ -337,7 +337,7 @@ def _memdesc_checked(t: TensorType, where: str) -> None:
     if kind == "ttng.tensor_memory_encoding" and isinstance(block_m, int) and len(t.shape) >= 2 \
             and t.shape[-2] < block_m:
         raise LayoutError(f"{where}: a tensor-memory view of {t.shape[-2]} rows is smaller than "
-                          f"blockM = {block_m}; Triton refuses it")
+                          f"blockM = {block_m}; Triton refuses it too")
 
 
 def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
