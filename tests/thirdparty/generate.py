@@ -46,10 +46,9 @@ class _Stub(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         return _Stub(name)
-    def __call__(self, *a, **k):
-        return _Stub("call")
 for _m in ("torch", "torch.nn", "torch.nn.functional", "torch.distributed", "torch.library"):
     sys.modules.setdefault(_m, _Stub(_m))
+sys.modules["torch"].version = types.SimpleNamespace(hip=None, cuda="12.8")   # a CUDA build of torch
 
 ROOT = Path(sys.argv[1])
 _CACHE = {}
@@ -90,7 +89,9 @@ def load(path):
                 except Exception:
                     continue
                 for a in node.names:
-                    if a.name in other:
+                    if a.name == "*":
+                        ns.update({k: v for k, v in other.items() if not k.startswith("_")})
+                    elif a.name in other:
                         ns[a.asname or a.name] = other[a.name]
                 continue
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)):
@@ -130,8 +131,11 @@ for j in jobs:
         out.append({"id": j["id"], "ttgir": k.asm["ttgir"],
                     "ptx": k.asm.get("ptx") if backend == "cuda" else None})
     except Exception as e:
-        msg = " ".join(str(e).split())
-        out.append({"id": j["id"], "error": f"{type(e).__name__}: {msg[-300:]}"})
+        head = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        cause = e.__cause__ or e.__context__
+        why = f"{type(cause).__name__}: {cause}" if cause is not None else str(e).strip().splitlines()[-1:]
+        msg = " ".join(f"{type(e).__name__} {head} {why}".split())
+        out.append({"id": j["id"], "error": msg[:300]})
 print(json.dumps(out))
 '''
 
@@ -199,7 +203,7 @@ def expand(spec: dict, root: Path) -> list[dict]:
         ptrs[name] = "*" + (dt or spec.get("dt", "fp16"))
     floats = set(spec.get("floats", "").split())
     jobs = []
-    for tag, cfg, warps, stages in spec["cfgs"]:
+    for n, (tag, cfg, warps, stages) in enumerate(spec["cfgs"]):
         values = {**spec.get("consts", {}), **cfg}
         sig, consts = {}, {}
         for name, const, default in _params(root, spec["source"], spec["kernel"]):
@@ -214,7 +218,7 @@ def expand(spec: dict, root: Path) -> list[dict]:
         jobs.append({"id": f"{spec['package']}__{spec['kernel'].lstrip('_')}_{tag}", "package": spec["package"],
                      "source": spec["source"], "kernel": spec["kernel"], "config": tag, "signature": sig,
                      "constexprs": consts, "num_warps": warps, "num_stages": stages,
-                     "skip": spec.get("skip", ())})
+                     "skip": tuple(spec.get("skip", ())) + (("cuda80",) if n else ())})   # sm_80: first config
     return jobs
 
 
@@ -230,6 +234,18 @@ def compile_group(root: Path, rel: str, target: str, jobs: list[dict]) -> list[d
         tail = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
         return [{"id": j["id"], "error": f"compiler process died: {tail[-300:]}"} for j in jobs]
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _prune(manifest: dict, jobs: list[dict], dry: bool) -> None:
+    """Drop manifest rows of (kernel, config, target)s the catalogue no longer has, and stored files
+    no manifest row names."""
+    valid = {(j["package"], j["kernel"], j["config"], t) for j in jobs for t in TARGETS if t not in j["skip"]}
+    for key in ("files", "failed"):
+        manifest[key] = [m for m in manifest[key] if (m["package"], m["kernel"], m["config"], m["target"]) in valid]
+    keep = {m[k] for m in manifest["files"] for k in ("ttgir", "ptx") if k in m}
+    for path in HERE.glob("*/*"):
+        if path.suffix in (".ttgir", ".ptx") and str(path.relative_to(HERE)) not in keep and not dry:
+            path.unlink()
 
 
 def main() -> None:  # long: download, group, compile, write and summarise in one pass
@@ -283,6 +299,7 @@ def main() -> None:  # long: download, group, compile, write and summarise in on
         mine = {(e["package"], e["kernel"], e["config"]) for e in entries}
         for key in ("files", "failed"):
             manifest[key] += [m for m in old[key] if (m["package"], m["kernel"], m["config"]) not in mine]
+    _prune(manifest, [j for spec in ENTRIES for j in expand(spec, roots[spec["package"]])], args.no_write)
     manifest["files"].sort(key=lambda m: m["ttgir"])
     manifest["failed"].sort(key=lambda m: (m["target"], m["package"], m["kernel"], m["config"]))
     if not args.no_write:
