@@ -271,7 +271,7 @@ def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
     assert main(["audit", str(FP8), "--fail-on", "warning", "--json", "--sarif", str(sarif),
                  "--junit", str(junit)]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"files", "summary"}
+    assert set(out) == {"files", "errors", "summary"} and out["errors"] == []
     f = out["files"][0]
     assert set(f) >= {"path", "target", "num_warps", "layouts", "checks"}
     assert set(f["checks"][0]) == {"op", "line", "loc", "check", "status", "severity", "message", "data"}

@@ -93,6 +93,15 @@ def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParse
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def _run(argv: list[str]) -> int:
+    """Parse ``argv`` and run the command; a LayoutError is one ``error:`` line and exit 2."""
     parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

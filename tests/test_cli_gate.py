@@ -1,0 +1,236 @@
+"""The audit as a CI gate, on the real command line (subprocess): never green on nothing, bounded
+input, Ctrl-C, SARIF GitHub can place, JUnit names, one finding per conflict (issue 23)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from verilayout.audit.inputs import missing_part
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "tests" / "corpus" / "cuda90"
+ATT = CORPUS / "attention_fwd_d64_128x64_w4_s2"
+ENV = dict(os.environ, PYTHONPATH=str(ROOT))
+
+
+def cli(*args: str, stdin: bytes | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verilayout.cli", *args], input=stdin,
+                          capture_output=True, cwd=cwd, env=ENV, timeout=120)
+
+
+def one_error_line(r: subprocess.CompletedProcess, *words: str) -> str:
+    """The single ``error:`` line of stderr, with no traceback, holding ``words``."""
+    err = r.stderr.decode()
+    assert "Traceback" not in err, err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+# ----- never green on nothing ---------------------------------------------------------------------
+
+def test_empty_ttgir_is_bad_input(tmp_path):
+    (tmp_path / "e.ttgir").write_bytes(b"")
+    r = cli("audit", str(tmp_path / "e.ttgir"))
+    assert r.returncode == 2
+    one_error_line(r, "e.ttgir", "empty")
+
+
+def test_ttgir_cut_in_half_is_bad_input(tmp_path):
+    text = ATT.with_suffix(".ttgir").read_bytes()
+    (tmp_path / "half.ttgir").write_bytes(text[: len(text) // 2])
+    r = cli("audit", str(tmp_path / "half.ttgir"))
+    assert r.returncode == 2
+    one_error_line(r, "half.ttgir", "truncated")
+
+
+def test_truncated_ptx_is_bad_input(tmp_path):
+    text = ATT.with_suffix(".ptx").read_bytes()
+    (tmp_path / "k.ttgir").write_bytes(ATT.with_suffix(".ttgir").read_bytes())
+    (tmp_path / "k.ptx").write_bytes(text[: len(text) // 3])
+    r = cli("audit", str(tmp_path / "k.ptx"))
+    assert r.returncode == 2
+    one_error_line(r, "k.ptx", "truncated")
+
+
+def test_folder_without_kernel_files_is_bad_input(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    r = cli("audit", str(tmp_path))
+    assert r.returncode == 2
+    one_error_line(r, str(tmp_path), "no .ttgir or .ptx")
+
+
+def test_empty_stdin_is_bad_input():
+    r = cli("audit", "-", stdin=b"")
+    assert r.returncode == 2
+    one_error_line(r, "<stdin>", "empty")
+
+
+def test_ptx_on_stdin_is_bad_input():
+    r = cli("audit", "-", stdin=ATT.with_suffix(".ptx").read_bytes())
+    assert r.returncode == 2
+    one_error_line(r, "<stdin>", "PTX")
+
+
+def test_folder_with_one_truncated_file_audits_the_others(tmp_path):
+    good = [CORPUS / "add_vec_b1024_w4.ttgir", ATT.with_suffix(".ttgir")]
+    for g in good:
+        (tmp_path / g.name).write_bytes(g.read_bytes())
+    (tmp_path / "zz_cut.ttgir").write_bytes(ATT.with_suffix(".ttgir").read_bytes()[:5000])
+    r = cli("audit", str(tmp_path))
+    assert r.returncode == 2
+    one_error_line(r, "zz_cut.ttgir", "truncated")
+    out = r.stdout.decode()
+    assert all(g.name in out for g in good) and "2 file(s), 1 unreadable" in out
+
+
+def test_every_cut_of_a_kernel_that_opens_a_bracket_is_refused():
+    # brute force over cut points: a prefix with more '{' than '}' (counted here, outside the
+    # loc strings, which hold none) is never accepted; the whole file is
+    text = ATT.with_suffix(".ttgir").read_text()
+    assert missing_part(text, "ttgir") is None
+    for cut in range(0, len(text), max(1, len(text) // 97)):
+        prefix = text[:cut]
+        if prefix.count("{") > prefix.count("}") or not prefix.strip():
+            assert missing_part(prefix, "ttgir") is not None, cut
+
+
+# ----- bounded input and Ctrl-C -------------------------------------------------------------------
+
+def test_stdin_larger_than_the_limit_is_refused_without_reading_it_all():
+    p = subprocess.Popen([sys.executable, "-m", "verilayout.cli", "audit", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=ENV)
+    chunk = b"\0" * (1 << 20)
+    sent = 0
+    try:
+        while sent < (80 << 20):        # more than the 64 MiB limit: the reader stops at the limit
+            p.stdin.write(chunk)
+            sent += len(chunk)
+    except BrokenPipeError:
+        pass
+    try:
+        p.stdin.close()
+    except BrokenPipeError:
+        pass
+    p.wait(timeout=60)
+    err = p.stderr.read().decode()
+    assert p.returncode == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("error: <stdin>: input larger than the 64 MiB limit")
+
+
+@pytest.mark.parametrize("args", [
+    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "2"),
+    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "1"),
+    ("swizzle", "synth", "-t", "tensor<128x128xf16>", "--write",
+     "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>",
+     "--read", "#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"),
+])
+def test_ctrl_c_is_one_line_and_exit_130(args):
+    p = subprocess.Popen([sys.executable, "-m", "verilayout.cli", *args], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, cwd=ROOT, env=ENV)
+    time.sleep(0.7)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert err.decode().strip() == "error: interrupted (Ctrl-C)"
+
+
+# ----- SARIF, JUnit, one finding per conflict, kernel names ---------------------------------------
+
+FP8 = CORPUS / "matmul_fp8_128x128x128_w8_s3"
+SCHEMA = ROOT / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
+
+
+def _fp8_pair(tmp_path: Path, src_dir: Path) -> Path:
+    """The fp8 matmul's TTGIR and PTX with their locations pointing at an absolute kernels.py."""
+    d = tmp_path / "cache" / "ABC"
+    d.mkdir(parents=True)
+    for ext in (".ttgir", ".ptx"):
+        text = FP8.with_suffix(ext).read_text().replace('"kernels.py"', f'"{src_dir / "kernels.py"}"')
+        (d / f"matmul_kernel{ext}").write_text(text)
+    return d
+
+
+def test_sarif_paths_are_relative_to_the_source_root_and_validate_against_the_schema(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema") if not os.environ.get("VERILAYOUT_REQUIRE_ORACLES") \
+        else __import__("jsonschema")
+    import json
+    repo = tmp_path / "repo"
+    (repo / "src" / "kern").mkdir(parents=True)
+    d = _fp8_pair(tmp_path, repo / "src" / "kern")
+    out = tmp_path / "a.sarif"
+    r = cli("audit", str(d), "--sarif", str(out), "--source-root", str(repo))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"]["SRCROOT"]["uri"] == repo.as_uri() + "/"
+    # one warning (the TTGIR's; the 8 PTX stores confirm it) and the convert_layout note
+    assert sorted(x["level"] for x in run["results"]) == ["note", "warning"]
+    res = next(x for x in run["results"] if x["level"] == "warning")
+    art = res["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert art == {"uri": "src/kern/kernels.py", "uriBaseId": "SRCROOT"}
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == 26
+    related = [x["physicalLocation"]["artifactLocation"]["uri"] for x in res["relatedLocations"]]
+    assert related[0].endswith("matmul_kernel.ttgir") and related[1].endswith("matmul_kernel.ptx")
+    assert len(related) == 1 + 8                  # the TTGIR op and the 8 st.shared.b8 of the PTX
+
+
+def test_one_finding_per_conflict_in_text_and_json(tmp_path):
+    import json
+    r = cli("audit", str(FP8.with_suffix(".ptx")), str(FP8.with_suffix(".ttgir")), "--json")
+    doc = json.loads(r.stdout)
+    assert doc["summary"]["warnings"] == 1
+    ptx, ttgir = doc["files"]
+    conf = [c for c in ptx["checks"] if "confirms" in c["data"]]
+    assert len(conf) == 8 and {c["data"]["confirms"]["line"] for c in conf} == {68}
+    t = next(c for c in ttgir["checks"] if c["severity"] == "warning")
+    assert sorted(p["line"] for p in t["data"]["confirmed_by"]) == sorted(c["line"] for c in conf)
+    text = cli("audit", str(FP8.with_suffix(".ptx")), str(FP8.with_suffix(".ttgir"))).stdout.decode()
+    assert text.count("warning:") == 1 and "confirmed in the PTX" in text
+
+
+def test_junit_names_are_unique_and_fail_on_decides_failures(tmp_path):
+    import xml.etree.ElementTree as ET
+    files = [str(FP8.with_suffix(".ptx")), str(FP8.with_suffix(".ttgir")),
+             str(CORPUS / "matmul_bt_f16_128x128x64_w4_s3.ttgir")]
+    for fail_on, failures, rc in (("error", 0, 0), ("warning", 1, 1)):
+        out = tmp_path / f"{fail_on}.xml"
+        r = cli("audit", *files, "--junit", str(out), "--fail-on", fail_on)
+        assert r.returncode == rc
+        root = ET.parse(out).getroot()
+        for suite in root:
+            names = [c.get("name") for c in suite]
+            assert len(names) == len(set(names)), suite.get("name")
+        assert sum(len(c.findall("failure")) for s in root for c in s) == failures
+    # operand A and B of one dot on one line: two names
+    bt = ET.parse(tmp_path / "error.xml").getroot()[2]
+    dots = [c.get("name") for c in bt if "mma-descriptor" in c.get("name")]
+    assert any("operand A" in n for n in dots) and any("operand B" in n for n in dots)
+
+
+def test_kernels_in_a_triton_cache_are_named_by_function_types_and_target(tmp_path):
+    d = _fp8_pair(tmp_path, tmp_path)
+    # Triton's cache metadata beside the files (the keys Triton 3.9 writes: name, target)
+    (d / "matmul_kernel.json").write_text('{"name": "matmul_kernel", "target": {"backend": "cuda", '
+                                          '"arch": 90, "warp_size": 32}, "num_warps": 8}')
+    out = cli("audit", str(tmp_path / "cache")).stdout.decode()
+    # the TTGIR's tt.func takes f8E4M3FN (Triton: fp8e4nv) A and B pointers and an f16 C pointer
+    assert out.count("(matmul_kernel[fp8e4nv, fp16, sm_90a])") == 2
+    assert "target cuda:90" not in out and "target sm_90a" in out
+
+
+def test_short_message_with_a_python_suggestion_and_details_under_verbose():
+    short = cli("audit", str(ROOT / "examples" / "w4a16.ttgir")).stdout.decode()
+    line = next(ln for ln in short.splitlines() if "warning:" in ln)
+    assert "witness" not in line and "#ttg.nvmma_shared" not in line and "in Python:" in line
+    full = cli("audit", str(ROOT / "examples" / "w4a16.ttgir"), "-v").stdout.decode()
+    assert "witness" in full and "#ttg.nvmma_shared" in full
