@@ -64,7 +64,7 @@ def source_paths(text: str, kind: str) -> dict[str, str]:
     """Base name -> full path of the source files a TTGIR (``loc("/a/k.py":3:1)``) or PTX
     (``.file 1 "/a/k.py"``) text names; a base name shared by two paths is left out.
 
-    >>> source_paths('#loc = loc("/src/k.py":4:1)\n#loc2 = loc("k.py":5:1)', "ttgir")
+    >>> source_paths('#loc = loc("/src/k.py":4:1)\\n#loc2 = loc("k.py":5:1)', "ttgir")
     {}
     >>> source_paths('.file 1 "/src/k.py"', "ptx")
     {'k.py': '/src/k.py'}
