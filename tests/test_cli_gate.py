@@ -234,3 +234,93 @@ def test_short_message_with_a_python_suggestion_and_details_under_verbose():
     assert "witness" not in line and "#ttg.nvmma_shared" not in line and "in Python:" in line
     full = cli("audit", str(ROOT / "examples" / "w4a16.ttgir"), "-v").stdout.decode()
     assert "witness" in full and "#ttg.nvmma_shared" in full
+
+
+# ----- issue 26's battery: each a one-line error and exit 2 ----------------------------------------
+
+def test_wgmma_decode_of_a_100_kb_hex_string():
+    r = cli("wgmma", "decode", "0x" + "f" * 100_000)
+    assert r.returncode == 2
+    one_error_line(r, "100002 characters")
+
+
+def test_wgmma_verify_with_a_cute_stride_of_2_to_the_62():
+    r = cli("wgmma", "verify", "--desc", "0x4000004000010040", "--layout", f"(64,64):(1,{2 ** 62})",
+            "--dtype", "f16", "--major", "K")
+    assert r.returncode == 2
+    one_error_line(r, "--layout", "64 bits")
+
+
+@pytest.fixture(scope="module")
+def emitted(tmp_path_factory):
+    d = tmp_path_factory.mktemp("emit") / "ss"
+    r = cli("emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "-o", str(d))
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+@pytest.mark.parametrize("flag,value,words", [("--seed", "-1", ("--seed -1",)),
+                                              ("--base-address", str(2 ** 64), ("--base-address", "2^32"))])
+def test_simulate_refuses_a_seed_or_base_out_of_range(emitted, flag, value, words):
+    r = cli("simulate", str(emitted), flag, value)
+    assert r.returncode == 2
+    one_error_line(r, *words)
+
+
+def test_check_prints_its_summary_and_the_error_on_separate_lines(tmp_path):
+    (tmp_path / "a.toml").write_text((ROOT / "specs" / "amd_lds.toml").read_text())
+    (tmp_path / "zbad.toml").write_text('[layouts.a]\ntext = "bogus"\n')
+    r = subprocess.run([sys.executable, "-m", "verilayout.cli", "check", str(tmp_path)], cwd=ROOT,
+                       env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    lines = r.stdout.decode().splitlines()
+    assert r.returncode == 2
+    summary = [ln for ln in lines if " passed, " in ln]
+    errors = [ln for ln in lines if "error:" in ln]
+    assert len(summary) == 1 and summary[0].endswith("s") and "error:" not in summary[0]
+    assert len(errors) == 1 and errors[0].startswith("error: ") and "zbad.toml" in errors[0]
+    assert lines.index(summary[0]) < lines.index(errors[0])
+
+
+# ----- one flag vocabulary -------------------------------------------------------------------------
+
+def _help(*cmd: str) -> str:
+    return cli(*cmd, "--help").stdout.decode()
+
+
+def test_one_vocabulary_for_flags():
+    assert "--base-address" in _help("simulate") and "--smem-base" not in _help("simulate")
+    assert "--timeout SECONDS" in _help("banks") and "--timeout-ms" not in _help("banks")
+    assert "--timeout SECONDS" in _help("wgmma", "verify") and "--timeout SECONDS" in _help("check")
+    for cmd in (("check",), ("audit",)):
+        h = " ".join(_help(*cmd).split())
+        assert "--jobs N, -j N" in h or "-j N, --jobs N" in h, cmd
+        assert "(default 1; 0: one per CPU)" in h, cmd
+    # --shape is a tensor shape everywhere; the emitters name an instruction and a tile
+    assert "--shape" not in _help("emit", "wgmma") and "--instr m64nNkK" in _help("emit", "wgmma")
+    assert "--shape" not in _help("emit", "dpas") and "--tile MxNxK" in _help("emit", "dpas")
+
+
+def test_required_flags_say_so():
+    import argparse
+    from verilayout.cli.main import build_parser
+
+    def walk(parser):
+        for a in parser._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sub in a.choices.values():
+                    yield from walk(sub)
+            elif a.required and a.option_strings:
+                yield parser.prog, a
+    required = list(walk(build_parser()))
+    assert len(required) >= 15                     # wgmma, banks, emit, blockload have required flags
+    assert all("(required)" in (a.help or "") for _, a in required), \
+        [(p, a.option_strings) for p, a in required if "(required)" not in (a.help or "")]
+    # and what the user reads: the four required flags of `wgmma verify`
+    assert " ".join(_help("wgmma", "verify").split()).count("(required)") == 4
+
+
+def test_show_json_refuses_another_view():
+    r = cli("show", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], "
+            "order = [1, 0]}>", "-t", "tensor<32x16xf16>", "--json", "--view", "hw")
+    assert r.returncode == 2
+    one_error_line(r, "--json", "--view hw")

@@ -10,6 +10,7 @@ from verilayout.audit import AuditReport, audit_paths
 from verilayout.audit.formats import ORDER, fails, junit_xml, sarif, short_message
 from verilayout.audit.kernel_names import target_name
 from verilayout.audit.model import is_confirmation
+from verilayout.cli.common import add_jobs_option
 from verilayout.errors import LayoutError
 
 EPILOG = """\
@@ -31,16 +32,6 @@ exit codes: 0 clean, 1 findings at or above --fail-on (default error), 2 unreada
 still audited)
 """
 
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs {text!r}: expected a whole number >= 0") from None
-    if n < 0 or n > 1024:
-        raise argparse.ArgumentTypeError(f"--jobs {n}: expected 0 (one per CPU) to 1024")
-    return n or (os.cpu_count() or 1)
-
-
 def register(sub) -> None:
     p = sub.add_parser("audit", help="check every layout of compiled kernels (TTGIR and PTX files)",
                        description="Audit TTGIR files (or folders of them, such as Triton's cache): "
@@ -51,8 +42,7 @@ def register(sub) -> None:
                        "K-block of the planned layout.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir or .ptx file, folder, or - for stdin (TTGIR)")
-    p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
-                   help="audit files in N processes (default 0: one per CPU); the report does not depend on N")
+    add_jobs_option(p, "audit files")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the documented contract)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check; "
                    "findings at or above --fail-on are failures)")

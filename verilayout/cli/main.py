@@ -88,7 +88,23 @@ def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParse
     for name in modules if modules is not None else command_modules(()):
         # each command's module (and what it imports) is loaded only when that command runs
         import_module(f"verilayout.cli.{name}").register(sub)
+    mark_required(parser)
     return parser
+
+
+def mark_required(parser: argparse.ArgumentParser) -> None:
+    """Every required option says so in its help (``(required)``), in every subcommand.
+
+    >>> p = argparse.ArgumentParser(); _ = p.add_argument("--x", required=True, help="an x")
+    >>> mark_required(p); p._actions[-1].help
+    'an x (required)'
+    """
+    for action in parser._actions:
+        if action.required and action.option_strings and "(required)" not in (action.help or ""):
+            action.help = f"{action.help} (required)" if action.help else "(required)"
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                mark_required(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,7 +126,12 @@ def _run(argv: list[str]) -> int:
     try:
         return int(args.func(args) or 0)
     except LayoutError as e:
+        sys.stdout.flush()             # what was printed comes first, on its own lines
         print(f"error: {cli_message(str(e))}", file=sys.stderr)
+        return 2
+    except OverflowError as e:         # a number of the input beyond what the model computes with
+        sys.stdout.flush()
+        print(f"error: a number in the input is too large ({one_line(str(e))})", file=sys.stderr)
         return 2
     except RecursionError:
         print("error: input nested too deeply", file=sys.stderr)
