@@ -324,3 +324,39 @@ def test_show_json_refuses_another_view():
             "order = [1, 0]}>", "-t", "tensor<32x16xf16>", "--json", "--view", "hw")
     assert r.returncode == 2
     one_error_line(r, "--json", "--view hw")
+
+
+def test_swizzle_table_module_prints_and_writes_nothing_into_the_package():
+    pkg = ROOT / "verilayout"
+    before = {p: p.stat().st_mtime_ns for p in pkg.rglob("*.md")}
+    r = subprocess.run([sys.executable, "-m", "verilayout.report.swizzle_table"], capture_output=True,
+                       cwd=ROOT, env=ENV, timeout=300)
+    assert r.returncode == 0 and r.stdout.decode() == (ROOT / "docs" / "swizzle_table.md").read_text()
+    assert not (pkg / "docs").exists()
+    assert {p: p.stat().st_mtime_ns for p in pkg.rglob("*.md")} == before
+
+
+def test_the_readme_github_actions_step_writes_sarif_that_validates(tmp_path):
+    import json
+    import re
+    import shlex
+    jsonschema = pytest.importorskip("jsonschema")
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
+    run = re.search(r"- run: (.*)", block).group(1)
+    assert "upload-sarif" in block and "sarif_file: verilayout.sarif" in block
+    repo = tmp_path / "ws"
+    (repo / "src").mkdir(parents=True)
+    cache = _fp8_pair(tmp_path, repo / "src")
+    env = dict(ENV, TRITON_CACHE_DIR=str(cache.parent), GITHUB_WORKSPACE=str(repo))
+    argv = [os.path.expandvars(a.replace("$TRITON_CACHE_DIR", env["TRITON_CACHE_DIR"])
+                               .replace("$GITHUB_WORKSPACE", env["GITHUB_WORKSPACE"]))
+            for a in shlex.split(run)]
+    assert argv[0] == "verilayout"
+    r = subprocess.run([sys.executable, "-m", "verilayout.cli", *argv[1:]], cwd=tmp_path, env=env,
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "verilayout.sarif").read_text())
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    uris = {x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in doc["runs"][0]["results"]}
+    assert uris == {"src/kernels.py"}
