@@ -105,6 +105,21 @@ class FileReport:
             d["sources"] = dict(self.sources)
         return d
 
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "FileReport":
+        """The report :meth:`to_dict` wrote (the audit's result cache reads it back).
+
+        >>> c = Check("tt.trans", 3, None, "view-layout", "proved", None, "ok", {"k": [1]})
+        >>> f = FileReport("k.ttgir", "cuda:90", 4, (c,), 2, 2, (Unsupported("#x", "why"),), ("a",), "k[sm_90a]")
+        >>> FileReport.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+        True
+        """
+        lay = d.get("layouts", {})
+        return cls(d["path"], d.get("target"), d.get("num_warps"),
+                   tuple(Check(**c) for c in d.get("checks", ())), lay.get("seen", 0), lay.get("parsed", 0),
+                   tuple(Unsupported(u["text"], u["why"]) for u in lay.get("unsupported", ())),
+                   tuple(d.get("assumptions", ())), d.get("kernel"), dict(d.get("sources", {})))
+
 
 @dataclass(frozen=True)
 class InputError:

@@ -19,12 +19,11 @@ import time
 from dataclasses import replace
 from typing import Iterable
 
+from verilayout.audit import cache
 from verilayout.audit.advice import suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
 from verilayout.audit.model import AuditReport, FileReport, InputError, merge_confirmations
-from verilayout.audit.ptx import audit_ptx_file
-from verilayout.audit.ttgir import audit_text
 from verilayout.errors import LayoutError
 
 SUFFIXES = (".ttgir", ".ptx")
@@ -56,10 +55,19 @@ def _decoded(data: bytes, name: str) -> str:
 def audit_any(path: str) -> FileReport:
     """A ``.ptx`` file's lowering audit, or the TTGIR audit of anything else (``-``: stdin).
     Raises ``LayoutError`` (naming the file and what is missing) when it holds no whole kernel."""
-    name = "<stdin>" if path == "-" else path
+    return _audit_data(path, _read(path))
+
+
+def _read(path: str) -> bytes:
     if os.path.isdir(path):
         raise LayoutError(f"{path}: no .ttgir or .ptx file in this folder (nothing to audit)")
-    text = _decoded(read_input(path), name)
+    return read_input(path)
+
+
+def _audit_data(path: str, data: bytes) -> FileReport:
+    """The audit of ``data``, the bytes of ``path`` (see :func:`audit_any`)."""
+    name = "<stdin>" if path == "-" else path
+    text = _decoded(data, name)
     kind = "ptx" if path.endswith(".ptx") else "ttgir"
     if path == "-" and looks_like_ptx(text):
         raise LayoutError("<stdin>: PTX on standard input: audit the .ptx file by path (the "
@@ -68,8 +76,10 @@ def audit_any(path: str) -> FileReport:
     if why:
         raise LayoutError(f"{name}: {why}")
     if kind == "ptx":
+        from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3; a cached audit needs none)
         rep = audit_ptx_file(path)
     else:
+        from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3; a cached audit needs none)
         try:
             rep = audit_text(text, name)
         except LayoutError as e:
@@ -86,29 +96,39 @@ def _with_suggestions(rep: FileReport) -> FileReport:
     return replace(rep, checks=checks)
 
 
-def audit_one(path: str) -> FileReport | InputError:
-    """:func:`audit_any`, with bad input returned as an :class:`InputError` instead of raised."""
+def audit_one(path: str, cache_dir: str | None = None) -> FileReport | InputError:
+    """:func:`audit_any`, with bad input returned as an :class:`InputError` instead of raised;
+    with ``cache_dir``, a result cached under the same key (``audit.cache``) is returned as is."""
+    name = "<stdin>" if path == "-" else path
     try:
-        return audit_any(path)
+        data = _read(path)
+        k = cache.key(path, data) if cache_dir and path != "-" else None
+        hit = cache.load(cache_dir, k) if k else None
+        if hit is not None:
+            return hit
+        rep = _audit_data(path, data)
+        if k:
+            cache.store(cache_dir, k, rep)
+        return rep
     except LayoutError as e:
         msg = str(e)
-        name = "<stdin>" if path == "-" else path
         return InputError(name, msg[len(name) + 2:] if msg.startswith(name + ": ") else msg)
     except RecursionError:
-        return InputError(path, "nested too deeply")
+        return InputError(name, "nested too deeply")
 
 
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and ends the pool
 
 
-def _map(files: list[str], jobs: int) -> list:
+def _map(files: list[str], jobs: int, cache_dir: str | None) -> list:
     """``audit_one`` over ``files`` in ``jobs`` processes (in order); Ctrl-C ends the workers."""
     import multiprocessing  # deferred: only a parallel audit starts processes (start-up time)
     pool = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn").Pool(
         min(jobs, len(files)), initializer=_ignore_sigint)
     try:
-        out = pool.map(audit_one, files, chunksize=max(1, min(8, len(files) // (4 * jobs))))
+        out = pool.starmap(audit_one, [(f, cache_dir) for f in files],
+                           chunksize=max(1, min(8, len(files) // (4 * jobs))))
         pool.close()
         return out
     finally:
@@ -116,14 +136,15 @@ def _map(files: list[str], jobs: int) -> list:
         pool.join()
 
 
-def audit_paths(paths: Iterable[str], jobs: int = 1) -> AuditReport:
-    """Audit files, stdin (``-``) and directories; ``jobs > 1`` audits files in that many processes."""
+def audit_paths(paths: Iterable[str], jobs: int = 1, cache_dir: str | None = None) -> AuditReport:
+    """Audit files, stdin (``-``) and directories; ``jobs > 1`` audits files in that many processes;
+    ``cache_dir``: reuse and keep results there (``audit.cache``; stdin is never cached)."""
     t0 = time.perf_counter()
     files = expand_paths(paths)
     if jobs > 1 and len(files) > 1 and "-" not in files:
-        results = _map(files, jobs)
+        results = _map(files, jobs, cache_dir)
     else:
-        results = [audit_one(p) for p in files]
+        results = [audit_one(p, cache_dir) for p in files]
     reports = tuple(r for r in results if isinstance(r, FileReport))
     errors = tuple(r for r in results if isinstance(r, InputError))
     return AuditReport(merge_confirmations(reports), time.perf_counter() - t0, errors)

@@ -6,11 +6,12 @@ import json
 import os
 import sys
 
-from verilayout.audit import AuditReport, audit_paths
+from verilayout.audit import cache
 from verilayout.audit.formats import ORDER, fails, junit_xml, sarif, short_message
 from verilayout.audit.kernel_names import target_name
-from verilayout.audit.model import is_confirmation
-from verilayout.cli.common import add_jobs_option
+from verilayout.audit.model import AuditReport, is_confirmation
+from verilayout.audit.paths import audit_paths
+from verilayout.cli.options import add_jobs_option
 from verilayout.errors import LayoutError
 
 EPILOG = """\
@@ -43,6 +44,12 @@ def register(sub) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir or .ptx file, folder, or - for stdin (TTGIR)")
     add_jobs_option(p, "audit files")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--cache", metavar="DIR", default=None,
+                   help="keep results in DIR and skip files audited before with the same content, "
+                   "verilayout version and options (default: the user cache dir, "
+                   "~/.cache/verilayout/audit)")
+    g.add_argument("--no-cache", action="store_true", help="audit every file, keep nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the documented contract)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check; "
                    "findings at or above --fail-on are failures)")
@@ -122,7 +129,8 @@ def cmd_audit(args) -> int:
     for p in args.paths:
         if p != "-" and not os.path.exists(p):
             raise LayoutError(f"{p}: no such file or directory")
-    report = audit_paths(args.paths, jobs=args.jobs)
+    folder = None if args.no_cache else (args.cache or cache.default_dir())
+    report = audit_paths(args.paths, jobs=args.jobs, cache_dir=folder)
     if args.json:
         print(report.to_json())
     else:

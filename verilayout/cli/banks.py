@@ -12,7 +12,8 @@ import json
 import re
 
 from verilayout.banks import check_banks, load_register, load_shared
-from verilayout.cli.common import DTYPE_BITS, add_timeout_option, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
+from verilayout.cli.options import add_timeout_option
+from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse

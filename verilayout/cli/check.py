@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from verilayout.cli.common import add_jobs_option, add_timeout_option
+from verilayout.cli.options import add_jobs_option, add_timeout_option
 from verilayout.errors import one_line
 from verilayout.errors import LayoutError
 from verilayout.spec import collect, load_spec_text, read_text, registry

@@ -45,6 +45,17 @@ def cli_message(message: str) -> str:
     return one_line(message)
 
 
+#: The one-line help of each command, for ``verilayout --help`` without loading any command.
+SUMMARY = {"show": "print a layout: its bases, the hardware view, or the tensor grid",
+           "wgmma": "wgmma / tcgen05 shared-memory descriptors: decode, verify, synthesize, fragments",
+           "banks": "shared-memory bank conflicts of a register layout stored to / loaded from a shared layout",
+           "swizzle": "the optimal shared-memory swizzle for a write and a read; the wgmma swizzle table",
+           "blockload": "Intel 2D block-load plans for DPAS operands and other layouts",
+           "emit": "write a kernel whose every index comes from a proved object",
+           "simulate": "run the numpy model of an emitted kernel",
+           "check": "prove every obligation of spec files",
+           "audit": "check every layout of compiled kernels (TTGIR and PTX files)"}
+
 #: Each top-level command and the CLI module that registers it, in ``--help`` order.
 COMMANDS = {"show": "show", "wgmma": "wgmma", "banks": "banks", "swizzle": "banks",
             "blockload": "blockload", "emit": "emit", "simulate": "emit", "check": "check",
@@ -76,6 +87,20 @@ class _Version(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         print(f"verilayout {sys.modules['verilayout'].__version__}")
         parser.exit(0)
+
+
+def _summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with each command named and summarised, none loaded: what
+    ``verilayout --help`` prints (start-up time; ``verilayout COMMAND --help`` loads COMMAND)."""
+    parser = Parser(
+        prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
+        "or a concrete counterexample.", epilog=EPILOG_MAIN,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in SUMMARY.items():
+        sub.add_parser(name, help=text)
+    return parser
 
 
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -118,7 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(argv: list[str]) -> int:
     """Parse ``argv`` and run the command; a LayoutError is one ``error:`` line and exit 2."""
-    parser = build_parser(command_modules(argv))
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        parser = _summary_parser()
+    else:
+        parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
