@@ -105,6 +105,7 @@ def test_every_cut_of_a_kernel_that_opens_a_bracket_is_refused():
 
 # ----- bounded input and Ctrl-C -------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_stdin_larger_than_the_limit_is_refused_without_reading_it_all():
     p = subprocess.Popen([sys.executable, "-m", "verilayout.cli", "audit", "-"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env=ENV)
@@ -126,9 +127,10 @@ def test_stdin_larger_than_the_limit_is_refused_without_reading_it_all():
     assert err.strip().splitlines()[-1].startswith("error: <stdin>: input larger than the 64 MiB limit")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
-    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "2"),
-    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "1"),
+    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "2", "--no-cache"),
+    ("audit", str(ROOT / "tests" / "corpus"), "--jobs", "1", "--no-cache"),
     ("swizzle", "synth", "-t", "tensor<128x128xf16>", "--write",
      "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>",
      "--read", "#ttg.blocked<{sizePerThread = [8, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [0, 1]}>"),
@@ -360,3 +362,43 @@ def test_the_readme_github_actions_step_writes_sarif_that_validates(tmp_path):
     jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
     uris = {x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for x in doc["runs"][0]["results"]}
     assert uris == {"src/kernels.py"}
+
+
+
+# ----- the result cache and the fast --help ---------------------------------------------------------
+
+def test_a_cached_result_is_served_from_the_cache_and_a_changed_file_is_audited_again(tmp_path):
+    import json
+    k = tmp_path / "k.ttgir"
+    k.write_bytes((ROOT / "examples" / "w4a16.ttgir").read_bytes())
+    cache = tmp_path / "cache"
+    first = cli("audit", str(k), "--cache", str(cache))
+    entries = list(cache.rglob("*.json"))
+    assert first.returncode == 0 and len(entries) == 1
+    # mark the stored result: a second run that prints the mark read it instead of auditing
+    doc = json.loads(entries[0].read_text())
+    warn = next(c for c in doc["checks"] if c["severity"] == "warning")
+    warn["message"] = "MARK from the cache"
+    entries[0].write_text(json.dumps(doc))
+    assert "MARK from the cache" in cli("audit", str(k), "--cache", str(cache)).stdout.decode()
+    assert "MARK" not in cli("audit", str(k), "--no-cache").stdout.decode()
+    k.write_bytes(k.read_bytes() + b"\n// changed\n")          # new content: a new key, a fresh audit
+    again = cli("audit", str(k), "--cache", str(cache)).stdout.decode()
+    assert "MARK" not in again and "8-way bank conflict" in again
+    assert len(list(cache.rglob("*.json"))) == 2
+
+
+def test_no_cache_writes_nothing(tmp_path):
+    env_home = tmp_path / "home"
+    r = subprocess.run([sys.executable, "-m", "verilayout.cli", "audit", str(ROOT / "examples" / "w4a16.ttgir"),
+                        "--no-cache"], cwd=ROOT, capture_output=True, timeout=120,
+                       env=dict(ENV, HOME=str(env_home), XDG_CACHE_HOME=str(tmp_path / "xdg")))
+    assert r.returncode == 0 and not (tmp_path / "xdg").exists() and not env_home.exists()
+
+
+def test_the_short_help_lists_every_command_of_the_full_parser():
+    from verilayout.cli.main import COMMANDS, SUMMARY, build_parser
+    full = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    assert list(SUMMARY) == list(COMMANDS) == list(full.choices)
+    out = cli("--help").stdout.decode()
+    assert all(f"    {name}" in out for name in SUMMARY)
