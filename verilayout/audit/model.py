@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
 
+from verilayout.audit.kernel_names import target_name
 from verilayout.errors import one_line
 
 Status = Literal["proved", "counterexample", "unknown", "unchecked"]
@@ -93,7 +94,7 @@ class FileReport:
 
     def to_dict(self) -> dict:
         """The JSON object of this file."""
-        d = {"path": self.path, "target": self.target, "num_warps": self.num_warps,
+        d = {"path": self.path, "target": target_name(self.target), "num_warps": self.num_warps,
              "layouts": {"seen": self.layouts_seen, "parsed": self.layouts_parsed,
                          "unsupported": [{"text": u.text, "why": u.why} for u in self.unsupported]},
              "checks": [c.to_dict() for c in self.checks]}
@@ -107,10 +108,11 @@ class FileReport:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "FileReport":
-        """The report :meth:`to_dict` wrote (the audit's result cache reads it back).
+        """The report :meth:`to_dict` wrote (the audit's result cache reads it back); the target
+        comes back in its one spelling (``sm_90a`` for ``cuda:90``).
 
         >>> c = Check("tt.trans", 3, None, "view-layout", "proved", None, "ok", {"k": [1]})
-        >>> f = FileReport("k.ttgir", "cuda:90", 4, (c,), 2, 2, (Unsupported("#x", "why"),), ("a",), "k[sm_90a]")
+        >>> f = FileReport("k.ttgir", "sm_90a", 4, (c,), 2, 2, (Unsupported("#x", "why"),), ("a",), "k[sm_90a]")
         >>> FileReport.from_dict(json.loads(json.dumps(f.to_dict()))) == f
         True
         """
