@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import tempfile
 
 from verilayout.audit.model import FileReport
@@ -42,9 +43,9 @@ def default_dir() -> str:
 def code_fingerprint() -> str:
     """verilayout's version and the name, size and mtime of each of its source files: a changed
     or upgraded package never reads results another one wrote."""
-    import verilayout  # deferred: the package object only (its names load lazily)
-    root = os.path.dirname(os.path.abspath(verilayout.__file__))
-    h = hashlib.sha256(str(getattr(verilayout, "__version__", "?")).encode())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the package folder
+    package = sys.modules.get("verilayout")                                # loaded: we are in it
+    h = hashlib.sha256(str(getattr(package, "__version__", "?")).encode())
     for dirpath, dirs, files in os.walk(root):
         dirs.sort()
         for f in sorted(files):
