@@ -10,7 +10,7 @@ Law: ``load(d, k)`` after ``store(d, k, r)`` is ``r`` (through its JSON form); a
 byte, version or source file of the package changes the key.
 
 >>> import tempfile; d = tempfile.mkdtemp()
->>> r = FileReport("k.ttgir", "cuda:90", 4)
+>>> r = FileReport("k.ttgir", "sm_90a", 4)
 >>> store(d, "ab" * 32, r); load(d, "ab" * 32) == r, load(d, "cd" * 32)
 (True, None)
 """
