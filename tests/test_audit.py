@@ -280,7 +280,9 @@ def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
     assert s["version"] == "2.1.0" and len(res) == 2         # the warning and the convert_layout note
     warn = next(r for r in res if r["level"] == "warning")
     loc = warn["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"] == "matmul_fp8.py" and loc["region"]["startLine"] == _b_load_line()
+    # the path the TTGIR's loc holds (relative: to the source root, the current directory)
+    assert loc["artifactLocation"] == {"uri": "examples/matmul_fp8.py", "uriBaseId": "SRCROOT"}
+    assert loc["region"]["startLine"] == _b_load_line()
     assert junit.read_text().count("<testcase") == out["summary"]["checks"]
     assert main(["audit", str(tmp_path / "missing.ttgir")]) == 2
     bad = tmp_path / "bad.ttgir"
