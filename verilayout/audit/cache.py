@@ -41,8 +41,8 @@ def default_dir() -> str:
 
 @functools.lru_cache(maxsize=1)   # key: none (the package's files, once per process)
 def code_fingerprint() -> str:
-    """verilayout's version and the name, size and mtime of each of its source files: a changed
-    or upgraded package never reads results another one wrote."""
+    """verilayout's version and the content of each of its source files (a fresh clone in CI
+    hits what the last run kept; a changed or upgraded package never reads what another wrote)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the package folder
     package = sys.modules.get("verilayout")                                # loaded: we are in it
     h = hashlib.sha256(str(getattr(package, "__version__", "?")).encode())
@@ -50,8 +50,9 @@ def code_fingerprint() -> str:
         dirs.sort()
         for f in sorted(files):
             if f.endswith(".py"):
-                st = os.stat(os.path.join(dirpath, f))
-                h.update(f"{os.path.relpath(os.path.join(dirpath, f), root)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                path = os.path.join(dirpath, f)
+                with open(path, "rb") as fh:
+                    h.update(f"{os.path.relpath(path, root)}\0".encode() + hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
 
 
