@@ -34,7 +34,7 @@ if [ "${1:-}" = "--emit" ]; then
   while read -r shape dtype acc a b k; do
     [ -z "$shape" ] && continue
     d="$out/wgmma_${shape}_${dtype}_${acc}_${a//:/}_${b//:/}_k${k}"
-    vl emit wgmma --shape "$shape" --dtype "$dtype" --acc "$acc" --a "$a" --b "$b" --k "$k" -o "$d" \
+    vl emit wgmma --instr "$shape" --dtype "$dtype" --acc "$acc" --a "$a" --b "$b" --k "$k" -o "$d" \
       || { echo "error: emit failed for $d" >&2; exit 2; }
     echo "emitted $d"
   done <<'EOF'

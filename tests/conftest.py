@@ -13,6 +13,25 @@ import pytest
 collect_ignore_glob = ["corpus/*.py", "thirdparty/*.py", "fixtures/*"]
 
 REQUIRE = os.environ.get("VERILAYOUT_REQUIRE_ORACLES") == "1"
+
+#: Test files whose tests compile (nvcc, a C++ compiler, Triton), run subprocess batteries or
+#: prove whole catalogues: each is marked ``slow`` (with every test of ``tests/oracles`` and every
+#: ``oracle`` test), so ``pytest -m "not slow"`` is the fast subset for local work.
+SLOW_FILES = frozenset({
+    "test_emit_independent.py", "test_ptx_cutlass.py", "test_tmem_triton.py", "test_upstream_triton_ll.py",
+    "test_audit_oracle.py", "test_bad_input.py", "test_emit_gemm.py", "test_emit_blockload.py",
+    "test_emit_dpas.py", "test_emit_wgmma.py", "test_proofs.py", "test_readme.py", "test_fuzz.py",
+    "test_triton_hook.py", "test_corpus_files.py", "test_corpus_coverage.py", "test_upstream_dump.py",
+    "test_upstream_conversions.py", "test_upstream_intel.py", "test_size_limits.py"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the slow tests (see ``SLOW_FILES``)."""
+    for item in items:
+        path = str(getattr(item, "path", item.fspath))
+        if (os.path.basename(path) in SLOW_FILES or f"{os.sep}oracles{os.sep}" in path
+                or item.get_closest_marker("oracle")):
+            item.add_marker(pytest.mark.slow)
 OPTIONAL = "(optional tool)"
 
 

@@ -279,7 +279,7 @@ def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
     assert main(["audit", str(FP8), "--fail-on", "warning", "--json", "--sarif", str(sarif),
                  "--junit", str(junit)]) == 1
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"files", "summary"}
+    assert set(out) == {"files", "errors", "summary"} and out["errors"] == []
     f = out["files"][0]
     assert set(f) >= {"path", "target", "num_warps", "layouts", "checks"}
     assert set(f["checks"][0]) == {"op", "line", "loc", "check", "status", "severity", "message", "data"}
@@ -288,7 +288,9 @@ def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
     assert s["version"] == "2.1.0" and len(res) == 2         # the warning and the convert_layout note
     warn = next(r for r in res if r["level"] == "warning")
     loc = warn["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"] == "matmul_fp8.py" and loc["region"]["startLine"] == _b_load_line()
+    # the path the TTGIR's loc holds (relative: to the source root, the current directory)
+    assert loc["artifactLocation"] == {"uri": "examples/matmul_fp8.py", "uriBaseId": "SRCROOT"}
+    assert loc["region"]["startLine"] == _b_load_line()
     assert junit.read_text().count("<testcase") == out["summary"]["checks"]
     assert main(["audit", str(tmp_path / "missing.ttgir")]) == 2
     bad = tmp_path / "bad.ttgir"

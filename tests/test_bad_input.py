@@ -220,7 +220,7 @@ def cases_numbers(f: dict) -> list:
     for v in ("-1", "4", "1000000"):     # the K128 tile has 64 / 16 = 4 K-blocks: 0..3
         out.append(["wgmma", "verify", "--desc", "0x4000004000010040", "--dtype", "f16",
                     "--major", "K", "--layout", K128, "--k-block", v])
-        out.append(["simulate", f["em_nokind"], "--smem-base", v])
+        out.append(["simulate", f["em_nokind"], "--base-address", v])
     for v in ("-1", "1000000"):
         out.append(["blockload", "plan", "--layout", DOT_A, "-t", "tensor<256x32xf16>", "--warp", v])
     out.append(["wgmma", "decode", str(1 << 64)])
@@ -250,8 +250,8 @@ def cases_paths(f: dict) -> list:
         ["simulate", f["em_badjson"]],
         ["simulate", f["em_list"]],
         ["simulate", f["em_nokind"]],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "-o", f["empty.txt"]],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "-o", "/proc/out"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "-o", f["empty.txt"]],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "-o", "/proc/out"],
         ["emit", "blockload", "--layout", DOT_A, "-t", "tensor<256x32xf16>", "-o", f["empty.txt"]],
         ["blockload", "check", "--plan", "/nonexistent.json", "--layout", DOT_A, "-t", "tensor<256x32xf16>"],
         ["blockload", "check", "--plan", f["adir"], "--layout", DOT_A, "-t", "tensor<256x32xf16>"],
@@ -357,13 +357,13 @@ def cases_argument_types(f: dict) -> list:
         ["blockload", "plan", "--layout", DOT_A],
         ["blockload", "plan"],
         ["blockload", "bogus"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f99", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "bogus", "--dtype", "f16", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--a", "Q:none", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--b", "K:7B", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--acc", "f64", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--k", "7", "-o", "out_e"],
-        ["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f99", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "bogus", "--dtype", "f16", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--a", "Q:none", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--b", "K:7B", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--acc", "f64", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--k", "7", "-o", "out_e"],
+        ["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16"],
         ["emit", "blockload", "--layout", BLOCKED, "-t", "tensor<256x32xf16>", "-o", "out_e"],
         ["emit", "gemm", "--dtype", "f64", "-o", "out_e"],
         ["emit", "gemm", "--dtype", "f16", "--tile", "128x256x7", "-o", "out_e"],

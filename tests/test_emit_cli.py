@@ -27,7 +27,7 @@ def run(capsys, *argv):
 
 
 def emit_ex1(capsys, d, *extra):
-    return run(capsys, "emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--acc", "f32",
+    return run(capsys, "emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--acc", "f32",
                "--a", "K:none", "--b", "K:none", "-o", str(d), *extra)
 
 
@@ -47,7 +47,7 @@ def test_simulate_reports_ok_for_an_emitted_kernel(capsys, tmp_path):
     rc, out, _ = run(capsys, "simulate", str(tmp_path))
     assert rc == 0 and out.startswith("ok: D = A @ B exactly for all 64x32 outputs (4 K-block(s)")
     rc, out, _ = run(capsys, "simulate", str(tmp_path), "--json", "--seed", "9",
-                     "--smem-base", "0x4000")
+                     "--base-address", "0x4000")
     assert rc == 0 and json.loads(out)["ok"] is True
 
 
@@ -80,10 +80,10 @@ def test_a_manifest_edited_without_its_kernel_is_caught(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("argv,match", [
-    (["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "tf32", "-o", "X"], "needs k8"),
-    (["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--b", "reg", "-o", "X"],
+    (["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "tf32", "-o", "X"], "needs k8"),
+    (["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--b", "reg", "-o", "X"],
      "B is always read from shared memory"),
-    (["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--k", "24", "-o", "X"],
+    (["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--k", "24", "-o", "X"],
      "multiple of the instruction's K"),
     (["simulate", "/nonexistent/dir"], "no manifest.json"),
     (["emit", "blockload", "--layout", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = "
@@ -134,7 +134,7 @@ def test_emit_without_a_kind_prints_help_and_exits_2(capsys):
 
 
 def test_emit_wgmma_json(capsys, tmp_path):
-    rc, out, _ = run(capsys, "emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--a",
+    rc, out, _ = run(capsys, "emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--a",
                      "reg", "--b", "N:64B", "-o", str(tmp_path), "--json")
     data = json.loads(out)
     assert rc == 0 and data["a"] == {"source": "reg", "registers": 8}

@@ -20,7 +20,7 @@ def run(capsys, *argv):
 
 
 def test_emit_dpas_writes_a_kernel_that_computes_a_times_b(capsys, tmp_path):
-    rc, out, err = run(capsys, "emit", "dpas", "--parent", SEED, "--shape", "256x256x32",
+    rc, out, err = run(capsys, "emit", "dpas", "--parent", SEED, "--tile", "256x256x32",
                        "--dtype", "f16", "-o", str(tmp_path), "--json")
     assert rc == 0 and err == ""
     j = json.loads(out)
@@ -35,17 +35,17 @@ def test_emit_dpas_writes_a_kernel_that_computes_a_times_b(capsys, tmp_path):
 def test_emit_dpas_from_a_file_prints_the_obligations(capsys, tmp_path):
     f = tmp_path / "dpas.mlir"
     f.write_text(SEED + "\n")
-    rc, out, _ = run(capsys, "emit", "dpas", "--parent", f"@{f}", "--shape", "256x256x32",
+    rc, out, _ = run(capsys, "emit", "dpas", "--parent", f"@{f}", "--tile", "256x256x32",
                      "--dtype", "bf16", "--transpose-b", "-o", str(tmp_path / "bt"))
     assert rc == 0
     assert "B stored transposed" in out and out.count("[proved, enumeration]") == 4
 
 
 @pytest.mark.parametrize("argv,why", [
-    (["--shape", "256x256", "--dtype", "f16"], "is not MxNxK"),
-    (["--shape", "256x256x32", "--dtype", "tf32"], "invalid choice"),
-    (["--shape", "256x256x32", "--dtype", "i8"], "opsPerChan = 2 but i8 needs 4"),
-    (["--shape", "256x256x24", "--dtype", "f16"], ""),
+    (["--tile", "256x256", "--dtype", "f16"], "is not MxNxK"),
+    (["--tile", "256x256x32", "--dtype", "tf32"], "invalid choice"),
+    (["--tile", "256x256x32", "--dtype", "i8"], "opsPerChan = 2 but i8 needs 4"),
+    (["--tile", "256x256x24", "--dtype", "f16"], ""),
 ])
 def test_bad_input_is_one_error_line(capsys, tmp_path, argv, why):
     rc, out, err = run(capsys, "emit", "dpas", "--parent", SEED, *argv, "-o", str(tmp_path / "x"))
@@ -57,5 +57,5 @@ def test_bad_input_is_one_error_line(capsys, tmp_path, argv, why):
 def test_a_parent_that_is_not_dpas_is_bad_input(capsys, tmp_path):
     rc, _, err = run(capsys, "emit", "dpas", "--parent", "#ttg.blocked<{sizePerThread = [1, 1], "
                      "threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>",
-                     "--shape", "8x16x16", "--dtype", "f16", "-o", str(tmp_path / "x"))
+                     "--tile", "8x16x16", "--dtype", "f16", "-o", str(tmp_path / "x"))
     assert rc == 2 and "dpas" in err and len(err.strip().splitlines()) == 1

@@ -175,7 +175,7 @@ def test_unreadable_spec_files(tmp_path, capsys, data, message):
 
 def test_simulate_needs_the_kernel_file(tmp_path, capsys):
     out = tmp_path / "k"
-    assert main(["emit", "wgmma", "--shape", "m64n32k16", "--dtype", "f16", "--acc", "f32",
+    assert main(["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--acc", "f32",
                  "-o", str(out)]) == 0
     os.remove(out / "kernel.cu")
     capsys.readouterr()

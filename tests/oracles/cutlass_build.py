@@ -53,26 +53,29 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
     work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
     exe = work / name
     if not exe.exists():
+        # built in a private folder and renamed into place: parallel test workers (pytest-xdist)
+        # building the same key never see each other's half-written objects
         work.mkdir(parents=True, exist_ok=True)
-        shutil.copy(header, work / header.name)
+        build = pathlib.Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work))
+        shutil.copy(header, build / header.name)
         for fname, text in sources.items():
-            (work / fname).write_text(text)
-        flags = ["-std=c++17", "-O0", "-w", f"-I{work}"] + [f"-I{p}" for p in incs]
+            (build / fname).write_text(text)
+        flags = ["-std=c++17", "-O0", "-w", f"-I{build}"] + [f"-I{p}" for p in incs]
 
         def compile_one(fname):
-            return subprocess.run([cxx, *flags, "-c", fname, "-o", fname[:-4] + ".o"], cwd=work,
+            return subprocess.run([cxx, *flags, "-c", fname, "-o", fname[:-4] + ".o"], cwd=build,
                                   capture_output=True, text=True)
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             results = list(pool.map(compile_one, sources))
         for r in results:
             if r.returncode:
                 pytest.fail(f"compiling the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
-        tmp = work / f"exe.{os.getpid()}"
-        r = subprocess.run([cxx, "-o", str(tmp), "part0.o", "part1.o", "main.o"], cwd=work,
+        r = subprocess.run([cxx, "-o", name, "part0.o", "part1.o", "main.o"], cwd=build,
                            capture_output=True, text=True)
         if r.returncode:
             pytest.fail(f"linking the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
+        os.replace(build / name, exe)
+        shutil.rmtree(build, ignore_errors=True)
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
 
 

@@ -4,7 +4,8 @@ The JSON contract (documented in the README) is::
 
     {"files": [{"path", "target", "num_warps", "layouts": {"seen", "parsed", "unsupported": [...]},
                 "checks": [{"op", "line", "loc", "check", "status", "severity", "message", "data"}]}],
-     "summary": {"files", "checks", "proved", "errors", "warnings", "unchecked", "seconds"}}
+     "errors": [{"path", "message"}],        # files that hold no whole kernel (exit 2)
+     "summary": {"files", "checks", "proved", "errors", "warnings", "unchecked", "unreadable", "seconds"}}
 
 Law: ``AuditReport.to_json()`` round-trips through ``json.loads`` and its ``summary`` counts equal
 the counts of the checks it holds.
@@ -17,8 +18,11 @@ the counts of the checks it holds.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Mapping
+
+from verilayout.audit.kernel_names import target_name
+from verilayout.errors import one_line
 
 Status = Literal["proved", "counterexample", "unknown", "unchecked"]
 Severity = Literal["error", "warning", "note"]
@@ -71,6 +75,11 @@ class FileReport:
     layouts_parsed: int = 0
     unsupported: tuple[Unsupported, ...] = ()
     assumptions: tuple[str, ...] = ()
+    #: the kernel's name in a Triton cache (``matmul_kernel[fp8e4nv, sm_90a]``), or None
+    kernel: str | None = None
+    #: the full path of each source file a ``loc`` names by its base name (from the file's
+    #: ``loc("...")`` / ``.file`` entries; a base name two paths share is left out)
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """Checks by status and by severity.
@@ -79,26 +88,63 @@ class FileReport:
         0
         """
         out = {s: sum(c.status == s for c in self.checks) for s in STATUSES}
-        out["errors"] = sum(c.severity == "error" for c in self.checks)
-        out["warnings"] = sum(c.severity == "warning" for c in self.checks)
+        out["errors"] = sum(c.severity == "error" and not is_confirmation(c) for c in self.checks)
+        out["warnings"] = sum(c.severity == "warning" and not is_confirmation(c) for c in self.checks)
         return out
 
     def to_dict(self) -> dict:
         """The JSON object of this file."""
-        d = {"path": self.path, "target": self.target, "num_warps": self.num_warps,
+        d = {"path": self.path, "target": target_name(self.target), "num_warps": self.num_warps,
              "layouts": {"seen": self.layouts_seen, "parsed": self.layouts_parsed,
                          "unsupported": [{"text": u.text, "why": u.why} for u in self.unsupported]},
              "checks": [c.to_dict() for c in self.checks]}
         if self.assumptions:
             d["assumptions"] = list(self.assumptions)
+        if self.kernel:
+            d["kernel"] = self.kernel
+        if self.sources:
+            d["sources"] = dict(self.sources)
         return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "FileReport":
+        """The report :meth:`to_dict` wrote (the audit's result cache reads it back); the target
+        comes back in its one spelling (``sm_90a`` for ``cuda:90``).
+
+        >>> c = Check("tt.trans", 3, None, "view-layout", "proved", None, "ok", {"k": [1]})
+        >>> f = FileReport("k.ttgir", "sm_90a", 4, (c,), 2, 2, (Unsupported("#x", "why"),), ("a",), "k[sm_90a]")
+        >>> FileReport.from_dict(json.loads(json.dumps(f.to_dict()))) == f
+        True
+        """
+        lay = d.get("layouts", {})
+        return cls(d["path"], d.get("target"), d.get("num_warps"),
+                   tuple(Check(**c) for c in d.get("checks", ())), lay.get("seen", 0), lay.get("parsed", 0),
+                   tuple(Unsupported(u["text"], u["why"]) for u in lay.get("unsupported", ())),
+                   tuple(d.get("assumptions", ())), d.get("kernel"), dict(d.get("sources", {})))
+
+
+@dataclass(frozen=True)
+class InputError:
+    """A file given to the audit that holds no whole kernel (empty, truncated, unreadable): bad
+    input, reported on one line and exit 2; the other files are still audited."""
+    path: str
+    message: str
+
+    def line(self) -> str:
+        """The one line printed for it.
+
+        >>> InputError("k.ttgir", "empty: no TTGIR module").line()
+        'error: k.ttgir: empty: no TTGIR module'
+        """
+        return one_line(f"error: {self.path}: {self.message}")
 
 
 @dataclass(frozen=True)
 class AuditReport:
-    """The audit of several files, and the time it took."""
+    """The audit of several files, the files that could not be audited, and the time it took."""
     files: tuple[FileReport, ...]
     seconds: float = 0.0
+    errors: tuple[InputError, ...] = ()
 
     def summary(self) -> dict:
         """Totals over every file (the ``summary`` of the JSON contract).
@@ -109,15 +155,69 @@ class AuditReport:
         total = {"files": len(self.files), "checks": sum(len(f.checks) for f in self.files)}
         for key in ("proved", "errors", "warnings", "unchecked"):
             total[key] = sum(f.counts()[key] for f in self.files)
+        total["unreadable"] = len(self.errors)
         total["seconds"] = round(self.seconds, 4)
         return total
 
     def to_json(self) -> str:
         """The whole report as the JSON contract's text."""
-        return json.dumps({"files": [f.to_dict() for f in self.files], "summary": self.summary()},
-                          indent=1)
+        return json.dumps({"files": [f.to_dict() for f in self.files],
+                           "errors": [{"path": e.path, "message": e.message} for e in self.errors],
+                           "summary": self.summary()}, indent=1)
 
     def worst(self) -> str | None:
         """``error`` if any check is an error, else ``warning`` if any is, else None."""
-        sev = {c.severity for f in self.files for c in f.checks}
+        sev = {c.severity for f in self.files for c in f.checks if not is_confirmation(c)}
         return "error" if "error" in sev else "warning" if "warning" in sev else None
+
+
+def is_confirmation(c: Check) -> bool:
+    """True for a PTX finding that confirms a TTGIR finding of the same report (one finding, the
+    TTGIR's, with both locations; see :func:`merge_confirmations`).
+
+    >>> is_confirmation(Check("st.shared", 9, "k.py:3", "bank-conflicts", "counterexample", "warning",
+    ...                       "4 wavefronts", {"confirms": {"path": "k.ttgir", "line": 68}}))
+    True
+    """
+    return "confirms" in c.data
+
+
+def _paired(files: tuple[FileReport, ...]) -> dict[int, int]:
+    """Index of each ``X.ptx`` report -> index of the ``X.ttgir`` report of the same stem."""
+    ttgir = {f.path[:-len(".ttgir")]: i for i, f in enumerate(files) if f.path.endswith(".ttgir")}
+    return {i: ttgir[f.path[:-len(".ptx")]] for i, f in enumerate(files)
+            if f.path.endswith(".ptx") and f.path[:-len(".ptx")] in ttgir}
+
+
+def merge_confirmations(files: tuple[FileReport, ...]) -> tuple[FileReport, ...]:
+    """One finding per conflict: a PTX finding (error or warning) with the same check, severity and
+    source line as a finding of the TTGIR beside it (both in ``files``) confirms that finding. The
+    PTX check gets ``data["confirms"]`` (the TTGIR path and line; it is no longer counted or
+    reported on its own) and the TTGIR check ``data["confirmed_by"]`` (each PTX path and line).
+
+    Law: the checks and their statuses are unchanged; only findings counted twice are merged.
+
+    >>> t = Check("ttg.local_store", 68, "k.py:26", "bank-conflicts", "counterexample", "warning", "4-way")
+    >>> p = Check("st.shared", 1806, "k.py:26", "bank-conflicts", "counterexample", "warning", "4 wavefronts")
+    >>> out = merge_confirmations((FileReport("k.ptx", None, None, (p,)), FileReport("k.ttgir", None, None, (t,))))
+    >>> out[0].checks[0].data["confirms"], out[1].checks[0].data["confirmed_by"]
+    ({'path': 'k.ttgir', 'line': 68}, [{'path': 'k.ptx', 'line': 1806}])
+    """
+    files = list(files)
+    for pi, ti in _paired(tuple(files)).items():
+        key = {(c.check, c.severity, c.loc): c for c in files[ti].checks
+               if c.severity in ("error", "warning") and c.loc}
+        by: dict[int, list[dict]] = {}
+        ptx_checks = []
+        for c in files[pi].checks:
+            t = key.get((c.check, c.severity, c.loc)) if c.severity in ("error", "warning") else None
+            if t is not None:
+                by.setdefault(id(t), []).append({"path": files[pi].path, "line": c.line})
+                c = replace(c, data={**c.data, "confirms": {"path": files[ti].path, "line": t.line}})
+            ptx_checks.append(c)
+        if by:
+            files[pi] = replace(files[pi], checks=tuple(ptx_checks))
+            files[ti] = replace(files[ti], checks=tuple(
+                replace(c, data={**c.data, "confirmed_by": c.data.get("confirmed_by", []) + by[id(c)]})
+                if id(c) in by else c for c in files[ti].checks))
+    return tuple(files)

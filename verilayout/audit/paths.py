@@ -2,6 +2,10 @@
 (the lowering, paired with the ``.ttgir`` beside it), files as given and folders searched
 recursively (Triton's cache keeps both per kernel), optionally in parallel processes.
 
+A file that holds no whole kernel (empty, truncated, unreadable; ``audit.inputs``) is not audited:
+it becomes an :class:`InputError` of the report (exit 2) and the other files are still audited.
+A folder with no kernel file is an input error too (never green on nothing).
+
 Law: the report lists the files in the order :func:`expand_paths` gives, whatever ``jobs`` is.
 
 >>> expand_paths(["-"])
@@ -10,41 +14,137 @@ Law: the report lists the files in the order :func:`expand_paths` gives, whateve
 from __future__ import annotations
 
 import os
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from typing import Iterable
 
-from verilayout.audit.model import AuditReport, FileReport
-from verilayout.audit.ptx import audit_ptx_file
-from verilayout.audit.ttgir import audit_file as audit_ttgir_file
+from verilayout.audit import cache
+from verilayout.audit.advice import suggestion
+from verilayout.audit.kernel_names import cache_kernel_name, source_paths
+from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
+from verilayout.audit.model import AuditReport, FileReport, InputError, merge_confirmations
+from verilayout.errors import LayoutError
 
 SUFFIXES = (".ttgir", ".ptx")
 
 
 def expand_paths(paths: Iterable[str]) -> list[str]:
-    """Files to audit: files as given, directories searched recursively for ``*.ttgir`` and ``*.ptx``."""
+    """Files to audit: files as given, directories searched recursively for ``*.ttgir`` and ``*.ptx``.
+
+    A directory with no such file stays in the list (:func:`audit_one` reports it as an error).
+    """
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            for root, _dirs, files in sorted(os.walk(p)):
-                out.extend(os.path.join(root, f) for f in sorted(files) if f.endswith(SUFFIXES))
+            found = [os.path.join(root, f) for root, _dirs, files in sorted(os.walk(p))
+                     for f in sorted(files) if f.endswith(SUFFIXES)]
+            out.extend(found or [p])
         else:
             out.append(p)
     return out
 
 
+def _decoded(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise LayoutError(f"{name}: byte {e.start}: not UTF-8 text (a kernel file is text)") from None
+
+
 def audit_any(path: str) -> FileReport:
-    """A ``.ptx`` file's lowering audit, or the TTGIR audit of anything else (``-``: stdin)."""
-    return audit_ptx_file(path) if path.endswith(".ptx") else audit_ttgir_file(path)
+    """A ``.ptx`` file's lowering audit, or the TTGIR audit of anything else (``-``: stdin).
+    Raises ``LayoutError`` (naming the file and what is missing) when it holds no whole kernel."""
+    return _audit_data(path, _read(path))
 
 
-def audit_paths(paths: Iterable[str], jobs: int = 1) -> AuditReport:
-    """Audit files, stdin (``-``) and directories; ``jobs > 1`` audits files in that many processes."""
+def _read(path: str) -> bytes:
+    if os.path.isdir(path):
+        raise LayoutError(f"{path}: no .ttgir or .ptx file in this folder (nothing to audit)")
+    return read_input(path)
+
+
+def _audit_data(path: str, data: bytes) -> FileReport:
+    """The audit of ``data``, the bytes of ``path`` (see :func:`audit_any`)."""
+    name = "<stdin>" if path == "-" else path
+    text = _decoded(data, name)
+    kind = "ptx" if path.endswith(".ptx") else "ttgir"
+    if path == "-" and looks_like_ptx(text):
+        raise LayoutError("<stdin>: PTX on standard input: audit the .ptx file by path (the "
+                          "TTGIR beside it is the plan), or pipe its TTGIR")
+    why = missing_part(text, kind)
+    if why:
+        raise LayoutError(f"{name}: {why}")
+    if kind == "ptx":
+        from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3; a cached audit needs none)
+        rep = audit_ptx_file(path)
+    else:
+        from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3; a cached audit needs none)
+        try:
+            rep = audit_text(text, name)
+        except LayoutError as e:
+            msg = str(e)
+            raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None
+    kernel = cache_kernel_name(path, None if kind == "ptx" else text) if path != "-" else None
+    return _with_suggestions(replace(rep, kernel=kernel, sources=source_paths(text, kind)))
+
+
+def _with_suggestions(rep: FileReport) -> FileReport:
+    """Each finding with a Python-level suggestion (``audit.advice``) gets it as ``data["suggestion"]``."""
+    checks = tuple(replace(c, data={**c.data, "suggestion": s}) if (s := suggestion(c)) else c
+                   for c in rep.checks)
+    return replace(rep, checks=checks)
+
+
+def audit_one(path: str, cache_dir: str | None = None) -> FileReport | InputError:
+    """:func:`audit_any`, with bad input returned as an :class:`InputError` instead of raised;
+    with ``cache_dir``, a result cached under the same key (``audit.cache``) is returned as is."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        data = _read(path)
+        k = cache.key(path, data) if cache_dir and path != "-" else None
+        hit = cache.load(cache_dir, k) if k else None
+        if hit is not None:
+            return hit
+        rep = _audit_data(path, data)
+        if k:
+            cache.store(cache_dir, k, rep)
+        return rep
+    except LayoutError as e:
+        msg = str(e)
+        return InputError(name, msg[len(name) + 2:] if msg.startswith(name + ": ") else msg)
+    except RecursionError:
+        return InputError(name, "nested too deeply")
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and ends the pool
+
+
+def _map(files: list[str], jobs: int, cache_dir: str | None) -> list:
+    """``audit_one`` over ``files`` in ``jobs`` processes (in order); Ctrl-C ends the workers."""
+    import multiprocessing  # deferred: only a parallel audit starts processes (start-up time)
+    pool = multiprocessing.get_context("fork" if hasattr(os, "fork") else "spawn").Pool(
+        min(jobs, len(files)), initializer=_ignore_sigint)
+    try:
+        out = pool.starmap(audit_one, [(f, cache_dir) for f in files],
+                           chunksize=max(1, min(8, len(files) // (4 * jobs))))
+        pool.close()
+        return out
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def audit_paths(paths: Iterable[str], jobs: int = 1, cache_dir: str | None = None) -> AuditReport:
+    """Audit files, stdin (``-``) and directories; ``jobs > 1`` audits files in that many processes;
+    ``cache_dir``: reuse and keep results there (``audit.cache``; stdin is never cached)."""
     t0 = time.perf_counter()
     files = expand_paths(paths)
     if jobs > 1 and len(files) > 1 and "-" not in files:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(files))) as pool:
-            reports = tuple(pool.map(audit_any, files, chunksize=4))
+        results = _map(files, jobs, cache_dir)
     else:
-        reports = tuple(audit_any(p) for p in files)
-    return AuditReport(reports, time.perf_counter() - t0)
+        results = [audit_one(p, cache_dir) for p in files]
+    reports = tuple(r for r in results if isinstance(r, FileReport))
+    errors = tuple(r for r in results if isinstance(r, InputError))
+    return AuditReport(merge_confirmations(reports), time.perf_counter() - t0, errors)

@@ -53,6 +53,7 @@ import sys
 from functools import lru_cache
 from typing import Any
 
+from verilayout.audit.inputs import read_bounded
 from verilayout.audit.model import Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -1248,7 +1249,7 @@ def audit_file(path: str) -> FileReport:
     verilayout.errors.LayoutError: /nonexistent.ttgir: cannot read: No such file or directory
     """
     if path == "-":
-        return audit_text(sys.stdin.buffer.read(), "<stdin>")
+        return audit_text(read_bounded(sys.stdin.buffer, "<stdin>"), "<stdin>")
     try:
         with open(path, "rb") as f:
             data = f.read()

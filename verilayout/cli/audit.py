@@ -5,9 +5,13 @@ import argparse
 import json
 import os
 import sys
-import xml.etree.ElementTree as ET
 
-from verilayout.audit import AuditReport, audit_paths
+from verilayout.audit import cache
+from verilayout.audit.formats import ORDER, fails, junit_xml, sarif, short_message
+from verilayout.audit.kernel_names import target_name
+from verilayout.audit.model import AuditReport, is_confirmation
+from verilayout.audit.paths import audit_paths
+from verilayout.cli.options import add_jobs_option
 from verilayout.errors import LayoutError
 
 EPILOG = """\
@@ -25,20 +29,9 @@ examples:
   verilayout audit k.ttgir --sarif audit.sarif --junit audit.xml
   cat k.ttgir | verilayout audit -
 exit codes: 0 clean, 1 findings at or above --fail-on (default error), 2 unreadable input
+(a file with no whole kernel: empty, truncated, a folder with no kernel file; the others are
+still audited)
 """
-
-_ORDER = {"error": 0, "warning": 1, "note": 2, None: 3}
-
-
-def _jobs(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--jobs {text!r}: expected a whole number >= 0") from None
-    if n < 0 or n > 1024:
-        raise argparse.ArgumentTypeError(f"--jobs {n}: expected 0 (one per CPU) to 1024")
-    return n or (os.cpu_count() or 1)
-
 
 def register(sub) -> None:
     p = sub.add_parser("audit", help="check every layout of compiled kernels (TTGIR and PTX files)",
@@ -50,15 +43,25 @@ def register(sub) -> None:
                        "K-block of the planned layout.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir or .ptx file, folder, or - for stdin (TTGIR)")
-    p.add_argument("--jobs", type=_jobs, default=0, metavar="N",
-                   help="audit files in N processes (default 0: one per CPU); the report does not depend on N")
+    add_jobs_option(p, "audit files")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--cache", metavar="DIR", default=None,
+                   help="keep results in DIR and skip files audited before with the same content, "
+                   "verilayout version and options (default: the user cache dir, "
+                   "~/.cache/verilayout/audit)")
+    g.add_argument("--no-cache", action="store_true", help="audit every file, keep nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the documented contract)")
-    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check)")
+    p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check; "
+                   "findings at or above --fail-on are failures)")
     p.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 (results at the kernel's "
                    "source lines, for GitHub code scanning)")
+    p.add_argument("--source-root", metavar="DIR", default=".",
+                   help="SARIF paths are relative to DIR (uriBaseId SRCROOT; default: the current "
+                   "directory, the repository root in CI)")
     p.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
                    help="exit 1 when a finding of this severity or worse exists (default error)")
-    p.add_argument("-v", "--verbose", action="store_true", help="also list proved and unchecked checks")
+    p.add_argument("-v", "--verbose", action="store_true", help="full messages (witness, best layout), and "
+                   "also list proved and unchecked checks")
     p.set_defaults(func=cmd_audit)
 
 
@@ -68,91 +71,50 @@ def exit_code(report: AuditReport, fail_on: str) -> int:
     >>> exit_code(AuditReport(()), "error")
     0
     """
-    worst = report.worst()
-    if fail_on == "never" or worst is None:
-        return 0
-    return 1 if _ORDER[worst] <= _ORDER[fail_on] else 0
+    return int(any(fails(c, fail_on) for f in report.files for c in f.checks))
+
+
+def _file_line(f) -> str:
+    c = f.counts()
+    warps = f", {f.num_warps} warps" if f.num_warps else ""
+    name = f" ({f.kernel})" if f.kernel else ""
+    conf = sum(map(is_confirmation, f.checks))
+    conf = f", {conf} confirming TTGIR findings" if conf else ""
+    return (f"{f.path}{name}: target {target_name(f.target) or '?'}{warps}, {len(f.checks)} checks "
+            f"({c['proved']} proved, {c['errors']} errors, {c['warnings']} warnings, {c['unchecked']} "
+            f"unchecked{conf})")
+
+
+def _check_line(c, verbose: bool) -> str:
+    sev = c.severity or c.status
+    where = f"line {c.line}" + (f" ({c.loc})" if c.loc else "")
+    msg = c.message if verbose else short_message(c)
+    also = c.data.get("confirmed_by", [])
+    if also:
+        msg += f" (confirmed in the PTX at line{'s' if len(also) > 1 else ''} " \
+               f"{', '.join(str(p['line']) for p in also)})"
+    if c.data.get("suggestion"):
+        msg += f"; in Python: {c.data['suggestion']}"
+    return f"  {sev}: {where}: {c.op} [{c.check}] {msg}"
 
 
 def format_text(report: AuditReport, verbose: bool = False) -> str:
-    """Text for people: per file, findings by severity (errors first), then a summary line."""
+    """Text for people: per file, findings by severity (errors first), each on one short line (the
+    full message under ``-v``), then a summary line. A PTX finding that confirms a TTGIR finding is
+    shown once, with the TTGIR one."""
     lines = []
     for f in report.files:
-        c = f.counts()
-        warps = f", {f.num_warps} warps" if f.num_warps else ""
-        lines.append(f"{f.path}: target {f.target or '?'}{warps}, "
-                     f"{len(f.checks)} checks ({c['proved']} proved, {c['errors']} errors, "
-                     f"{c['warnings']} warnings, {c['unchecked']} unchecked)")
-        shown = [x for x in f.checks if verbose or x.severity in ("error", "warning")]
-        for x in sorted(shown, key=lambda x: (_ORDER[x.severity], x.line)):
-            sev = x.severity or x.status
-            where = f"line {x.line}" + (f" ({x.loc})" if x.loc else "")
-            lines.append(f"  {sev}: {where}: {x.op} [{x.check}] {x.message}")
+        lines.append(_file_line(f))
+        shown = [x for x in f.checks if (verbose or x.severity in ("error", "warning")) and not is_confirmation(x)]
+        for x in sorted(shown, key=lambda x: (ORDER[x.severity], x.line)):
+            lines.append(_check_line(x, verbose))
         for u in f.unsupported:
             lines.append(f"  unsupported layout: {u.text[:100]}: {u.why}")
     s = report.summary()
-    lines.append(f"{s['files']} file(s), {s['checks']} checks: {s['proved']} proved, {s['errors']} "
+    bad = f", {s['unreadable']} unreadable" if s["unreadable"] else ""
+    lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {s['proved']} proved, {s['errors']} "
                  f"errors, {s['warnings']} warnings, {s['unchecked']} unchecked in {s['seconds']:.2f}s")
     return "\n".join(lines)
-
-
-def junit_xml(report: AuditReport) -> str:
-    """JUnit XML: one testsuite per file, one testcase per check (failure: error/warning).
-
-    >>> junit_xml(AuditReport(())).startswith("<testsuites")
-    True
-    """
-    root = ET.Element("testsuites", name="verilayout audit")
-    for f in report.files:
-        fails = sum(c.severity in ("error", "warning") for c in f.checks)
-        suite = ET.SubElement(root, "testsuite", name=f.path, tests=str(len(f.checks)), failures=str(fails),
-                              skipped=str(sum(c.status == "unchecked" for c in f.checks)))
-        for c in f.checks:
-            case = ET.SubElement(suite, "testcase", classname=f.path,
-                                 name=f"line {c.line} {c.op} {c.check}" + (f" ({c.loc})" if c.loc else ""))
-            if c.severity in ("error", "warning"):
-                ET.SubElement(case, "failure", type=c.severity, message=c.message[:500]).text = c.message
-            elif c.status == "unchecked":
-                ET.SubElement(case, "skipped", message=c.message[:500])
-    return ET.tostring(root, encoding="unicode")
-
-
-def _loc_parts(loc: str | None) -> tuple[str, int] | None:
-    if not loc or ":" not in loc:
-        return None
-    path, _, line = loc.rpartition(":")
-    return (path, int(line)) if line.isdigit() else None
-
-
-def sarif(report: AuditReport) -> dict:
-    """SARIF 2.1.0: one result per error/warning/note, located at the kernel's source line when
-    the compiler recorded one (else at the TTGIR line).
-
-    >>> sarif(AuditReport(()))["version"]
-    '2.1.0'
-    """
-    rules: dict[str, dict] = {}
-    results = []
-    for f in report.files:
-        for c in f.checks:
-            if c.severity is None:
-                continue
-            rid = f"verilayout/{c.check}"
-            rules.setdefault(rid, {"id": rid, "name": c.check,
-                                   "shortDescription": {"text": f"verilayout audit: {c.check}"}})
-            src = _loc_parts(c.loc)
-            locs = [{"physicalLocation": {"artifactLocation": {"uri": src[0] if src else f.path},
-                                          "region": {"startLine": src[1] if src else max(1, c.line)}}}]
-            related = [{"id": 1, "physicalLocation": {"artifactLocation": {"uri": f.path},
-                                                      "region": {"startLine": max(1, c.line)}},
-                        "message": {"text": f"{c.op} in the TTGIR"}}]
-            results.append({"ruleId": rid, "level": c.severity, "message": {"text": c.message},
-                            "locations": locs, "relatedLocations": related,
-                            "properties": {"op": c.op, "status": c.status, "ttgir_line": c.line}})
-    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "verilayout", "informationUri":
-                                          "https://github.com/", "rules": list(rules.values())}},
-                      "results": results}]}
 
 
 def _write(path: str, text: str) -> None:
@@ -167,14 +129,17 @@ def cmd_audit(args) -> int:
     for p in args.paths:
         if p != "-" and not os.path.exists(p):
             raise LayoutError(f"{p}: no such file or directory")
-    report = audit_paths(args.paths, jobs=args.jobs)
+    folder = None if args.no_cache else (args.cache or cache.default_dir())
+    report = audit_paths(args.paths, jobs=args.jobs, cache_dir=folder)
     if args.json:
         print(report.to_json())
     else:
         print(format_text(report, args.verbose))
     if args.junit:
-        _write(args.junit, junit_xml(report))
+        _write(args.junit, junit_xml(report, args.fail_on))
     if args.sarif:
-        _write(args.sarif, json.dumps(sarif(report), indent=1))
+        _write(args.sarif, json.dumps(sarif(report, args.source_root), indent=1))
     sys.stdout.flush()
-    return exit_code(report, args.fail_on)
+    for e in report.errors:
+        print(e.line(), file=sys.stderr)
+    return 2 if report.errors else exit_code(report, args.fail_on)

@@ -12,7 +12,8 @@ import json
 import re
 
 from verilayout.banks import check_banks, load_register, load_shared
-from verilayout.cli.common import DTYPE_BITS, int_arg, parse_shape_arg, parse_type_arg, read_layout_arg
+from verilayout.cli.options import add_timeout_option
+from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse
@@ -113,7 +114,7 @@ def _cmd_banks(args) -> int:
     if args.target != "nvidia":
         return _amd_banks(args, reg, smem, bits)
     rep = check_banks(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
-                  store=args.store, timeout_ms=args.timeout_ms, witness_size=32)
+                  store=args.store, timeout_ms=timeout_ms(args.timeout), witness_size=32)
     if args.json:
         print(json.dumps(rep.to_dict()))
     else:
@@ -227,7 +228,7 @@ def _add_banks(subparsers) -> None:
                    help="hardware model: nvidia (default: ld/st.shared, ldmatrix phases) or an AMD LDS "
                    "(gfx942: 32 banks, gfx950: 64 banks, with the ds_read/ds_write phase groups; needs a "
                    "64-lane register layout)")
-    p.add_argument("--timeout-ms", type=int, default=30000, help="z3 time limit per query")
+    add_timeout_option(p, 30.0, "z3 time per query")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--svg", metavar="FILE", help="draw the shared layout colored by bank, with the "
                    "witness's conflicting elements outlined in red")

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+from verilayout.cli.options import add_jobs_option, add_timeout_option
 from verilayout.errors import one_line
 from verilayout.errors import LayoutError
 from verilayout.spec import collect, load_spec_text, read_text, registry
@@ -42,10 +43,8 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document with every result")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE "
                    "(its folder must exist)")
-    p.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                   help="prove obligations in N processes (default 1)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
-                   help="solver time per obligation; past it the verdict is 'unknown' (default 30)")
+    add_jobs_option(p, "prove obligations")
+    add_timeout_option(p, 30.0, "solver time per obligation")
     p.add_argument("--smt2", metavar="DIR", help="write every z3 query as an SMT-LIB2 file with "
                    "z3's answer (a certificate another solver can re-check) into DIR")
     p.add_argument("--strict", action="store_true",

@@ -106,7 +106,7 @@ def cute_as_linear(layout, args):
     if reason:
         raise LayoutError(f"this layout is not GF(2)-linear ({reason}); it has no bases to "
                           "show, but `verilayout check` proves properties of it with z3")
-    if args.view == "bases" and not args.svg:
+    if args.view in (None, "bases") and not args.svg:
         return cute.to_linear(layout, "elements", bits)
     return cute.shared_linear_layout(layout, bits)
 

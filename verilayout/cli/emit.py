@@ -29,8 +29,8 @@ _DOT_A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount
 EPILOG_EMIT = """\
 examples:
   verilayout emit gemm --dtype bf16 -o out/gemm
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ss
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --a reg --b N:64B --k 64 -o out/rs
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ss
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --a reg --b N:64B --k 64 -o out/rs
   verilayout emit blockload --layout {a} -t 'tensor<256x32xf16>' -o out/a
   verilayout simulate out/ss
 exit codes: 0 written, 2 bad input
@@ -38,11 +38,11 @@ exit codes: 0 written, 2 bad input
 
 EPILOG_WGMMA = """\
 examples (the four m64n32k16 kernels of the wgmma tutorial, seed 003):
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ex1
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a MN:64B --b N:none -o out/ex2
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a M:128B --b K:32B -o out/ex3
-  verilayout emit wgmma --shape m64n32k16 --dtype f16 --acc f32 --a reg --b N:64B -o out/ex4
-  verilayout emit wgmma --shape m64n256k8 --dtype tf32 --a K:128B --b K:64B --k 64 -o out/tf32
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ex1
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a MN:64B --b N:none -o out/ex2
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a M:128B --b K:32B -o out/ex3
+  verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a reg --b N:64B -o out/ex4
+  verilayout emit wgmma --instr m64n256k8 --dtype tf32 --a K:128B --b K:64B --k 64 -o out/tf32
 then:
   verilayout simulate out/ex1                 # the numpy model: D must equal A @ B
   nvcc -gencode=arch=compute_90a,code=sm_90a -c out/ex1/kernel.cu
@@ -83,8 +83,8 @@ _DPAS = ("'#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, o
 
 EPILOG_DPAS = f"""\
 examples (seed 002's parent: one 256x256 tile of C over K = 32):
-  verilayout emit dpas --parent {_DPAS} --shape 256x256x32 --dtype f16 -o out/dpas
-  verilayout emit dpas --parent @dpas.mlir --shape 256x256x32 --dtype bf16 --transpose-b -o out/bt
+  verilayout emit dpas --parent {_DPAS} --tile 256x256x32 --dtype f16 -o out/dpas
+  verilayout emit dpas --parent @dpas.mlir --tile 256x256x32 --dtype bf16 --transpose-b -o out/bt
 DIR gets kernel.cl (OpenCL C: cl_intel_subgroup_2d_block_io loads, cl_intel_subgroup_matrix_
 multiply_accumulate calls, the obligations proved at its top) and manifest.json.
 compile offline: clang -x cl -cl-std=CL2.0 -Xclang -finclude-default-header -target spir64
@@ -95,7 +95,7 @@ exit codes: 0 written, 2 bad input
 EPILOG_SIMULATE = """\
 examples:
   verilayout simulate out/ex1
-  verilayout simulate out/ex1 --seed 7 --smem-base 0x8000 --json
+  verilayout simulate out/ex1 --seed 7 --base-address 0x8000 --json
   verilayout simulate out/a
 wgmma: builds the shared-memory image the emitted copy produces, reads every K-block through
 the descriptor address model and the PTX fragment tables, and compares D with A @ B; with nvcc,
@@ -270,6 +270,11 @@ def _cmd_simulate(args) -> int:
     if source is None:
         raise LayoutError(f"{args.dir}: no {KERNEL_FILES[kind]} next to manifest.json (the kernel "
                           "the model is checked against)")
+    if not 0 <= args.seed < 1 << 32:
+        raise LayoutError(f"--seed {args.seed}: need a whole number from 0 to 2^32 - 1")
+    if not 0 <= args.smem_base < 1 << 32:
+        raise LayoutError(f"--base-address {args.smem_base:#x}: need a shared-memory address from 0 "
+                          "to 2^32 - 1 (a multiple of 1024)")
     r = simulate(args.dir, seed=args.seed, smem_base=args.smem_base)
     if args.json:
         print(json.dumps(r.to_dict()))
@@ -303,7 +308,7 @@ def register(subparsers) -> None:
                        "one 64 x N x K tile per CTA: the global-to-shared copy follows the proved "
                        "shared-memory layout, the descriptors are the proved ones, registers "
                        "follow the PTX fragments.")
-    p.add_argument("--shape", required=True, help="one instruction, m64nNkK (e.g. m64n32k16; K "
+    p.add_argument("--instr", dest="shape", required=True, metavar="m64nNkK", help="one instruction, m64nNkK (e.g. m64n32k16; K "
                    "is 16 for f16/bf16, 8 for tf32, 32 for s8/u8)")
     p.add_argument("--dtype", required=True, help="multiplicand type: f16, bf16, tf32, s8, u8")
     p.add_argument("--acc", help="accumulator: f32 or f16 (f16 inputs), s32 (integers); default "
@@ -365,7 +370,7 @@ def register(subparsers) -> None:
                        "compute one MxN tile of C = A*B with the sub-group matrix-mad built-ins.")
     p.add_argument("--parent", required=True, metavar="DPAS",
                    help="the #ttig.dpas<{...}> attribute, literal text or @FILE")
-    p.add_argument("--shape", required=True, type=_mnk, metavar="MxNxK",
+    p.add_argument("--tile", dest="shape", required=True, type=_mnk, metavar="MxNxK",
                    help="the work-group tile, e.g. 256x256x32")
     p.add_argument("--dtype", required=True, choices=["f16", "bf16", "i8", "u8"],
                    help="element type of A and B (f32 accumulators for f16/bf16, i32 for 8-bit)")
@@ -384,7 +389,7 @@ def register(subparsers) -> None:
     p.add_argument("dir", metavar="DIR", help="a directory written by `verilayout emit`")
     p.add_argument("--seed", type=_int, default=0, help="seed of the random integer inputs "
                    "(default 0)")
-    p.add_argument("--smem-base", type=_int, default=0, metavar="BYTES",
+    p.add_argument("--base-address", dest="smem_base", type=_int, default=0, metavar="BYTES",
                    help="wgmma: shared address of the kernel's aligned buffer, a multiple of "
                    "1024 (default 0)")
     p.add_argument("--json", action="store_true", help="print JSON")

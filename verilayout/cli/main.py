@@ -45,6 +45,17 @@ def cli_message(message: str) -> str:
     return one_line(message)
 
 
+#: The one-line help of each command, for ``verilayout --help`` without loading any command.
+SUMMARY = {"show": "print a layout: its bases, the hardware view, or the tensor grid",
+           "wgmma": "wgmma / tcgen05 shared-memory descriptors: decode, verify, synthesize, fragments",
+           "banks": "shared-memory bank conflicts of a register layout stored to / loaded from a shared layout",
+           "swizzle": "the optimal shared-memory swizzle for a write and a read; the wgmma swizzle table",
+           "blockload": "Intel 2D block-load plans for DPAS operands and other layouts",
+           "emit": "write a kernel whose every index comes from a proved object",
+           "simulate": "run the numpy model of an emitted kernel",
+           "check": "prove every obligation of spec files",
+           "audit": "check every layout of compiled kernels (TTGIR and PTX files)"}
+
 #: Each top-level command and the CLI module that registers it, in ``--help`` order.
 COMMANDS = {"show": "show", "wgmma": "wgmma", "banks": "banks", "swizzle": "banks",
             "blockload": "blockload", "emit": "emit", "simulate": "emit", "check": "check",
@@ -78,6 +89,20 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+def _summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with each command named and summarised, none loaded: what
+    ``verilayout --help`` prints (start-up time; ``verilayout COMMAND --help`` loads COMMAND)."""
+    parser = Parser(
+        prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
+        "or a concrete counterexample.", epilog=EPILOG_MAIN,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, text in SUMMARY.items():
+        sub.add_parser(name, help=text)
+    return parser
+
+
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = Parser(
         prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
@@ -88,12 +113,40 @@ def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParse
     for name in modules if modules is not None else command_modules(()):
         # each command's module (and what it imports) is loaded only when that command runs
         import_module(f"verilayout.cli.{name}").register(sub)
+    mark_required(parser)
     return parser
+
+
+def mark_required(parser: argparse.ArgumentParser) -> None:
+    """Every required option says so in its help (``(required)``), in every subcommand.
+
+    >>> p = argparse.ArgumentParser(); _ = p.add_argument("--x", required=True, help="an x")
+    >>> mark_required(p); p._actions[-1].help
+    'an x (required)'
+    """
+    for action in parser._actions:
+        if action.required and action.option_strings and "(required)" not in (action.help or ""):
+            action.help = f"{action.help} (required)" if action.help else "(required)"
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):
+                mark_required(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser = build_parser(command_modules(argv))
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+
+
+def _run(argv: list[str]) -> int:
+    """Parse ``argv`` and run the command; a LayoutError is one ``error:`` line and exit 2."""
+    if not argv or argv[0] in ("-h", "--help", "--version"):
+        parser = _summary_parser()
+    else:
+        parser = build_parser(command_modules(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -101,7 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except LayoutError as e:
+        sys.stdout.flush()             # what was printed comes first, on its own lines
         print(f"error: {cli_message(str(e))}", file=sys.stderr)
+        return 2
+    except OverflowError as e:         # a number of the input beyond what the model computes with
+        sys.stdout.flush()
+        print(f"error: a number in the input is too large ({one_line(str(e))})", file=sys.stderr)
         return 2
     except RecursionError:
         print("error: input nested too deeply", file=sys.stderr)

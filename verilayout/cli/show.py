@@ -17,6 +17,9 @@ def cmd_show(args) -> int:
     if not isinstance(layout, LinearLayout):
         layout = cute_as_linear(layout, args)
     if args.json:
+        if args.view not in (None, "bases"):
+            raise LayoutError(f"--json prints the layout's bases; it has no --view {args.view} form "
+                              "(drop --json to see that view)")
         print(json.dumps(layout.to_dict()))
     elif args.view == "hw":
         print(hardware_view(layout, shape))
@@ -47,7 +50,7 @@ def register(sub) -> None:
                        "warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw\n"
                        "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n")
     add_layout_options(p)
-    p.add_argument("--view", choices=["bases", "hw", "tensor", "grid"], default="bases",
+    p.add_argument("--view", choices=["bases", "hw", "tensor", "grid"], default=None,
                    help="bases: the basis of every input bit (default); hw: 'Warp0:' listing of who "
                    "holds what, as Triton's format_hardware_view; tensor: Triton's tensor view; "
                    "grid: one cell per element with its owners (T<thread>:<register>) or its "

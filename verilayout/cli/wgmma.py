@@ -80,6 +80,9 @@ def _print_descriptor(d, findings=()) -> None:
 
 
 def _cmd_decode(args) -> int:
+    if len(args.value) > 64:
+        raise LayoutError(f"descriptor of {len(args.value)} characters: a 64-bit descriptor is at most "
+                          "16 hex digits (0x4000004000010040) or 20 decimal digits")
     d = decode(args.value, args.arch)
     findings = field_findings(d)
     if args.json:
@@ -131,7 +134,11 @@ def _print_verdict(v) -> None:
 
 def _cmd_verify(args) -> int:
     d = as_descriptor(args.desc, args.arch)
-    v = check_descriptor(d, _layout_text(args), k_block=args.k_block, **_common(args))
+    try:
+        v = check_descriptor(d, _layout_text(args), k_block=args.k_block, **_common(args))
+    except OverflowError:
+        raise LayoutError("--layout: its offsets do not fit 64 bits (a stride or size far beyond "
+                          "any shared memory, e.g. a stride of 2^62)") from None
     if args.json:
         print(json.dumps({"descriptor": d.to_dict(), "k_block": args.k_block, **v.to_dict()}))
     else:
@@ -214,7 +221,7 @@ def _operand_options(p: argparse.ArgumentParser) -> None:
                    "addresses (as smem_ptr) or element offsets")
     p.add_argument("--arch", choices=["sm_90", "sm_100"], default="sm_90",
                    help="descriptor format (default sm_90 wgmma; sm_100 tcgen05)")
-    p.add_argument("--timeout", type=float, default=10.0, metavar="S",
+    p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                    help="solver seconds per proof; past it the verdict is 'unknown' (default 10)")
     p.add_argument("--json", action="store_true", help="print JSON")
 

@@ -29,6 +29,7 @@ one phase, their elements (row, column) and byte addresses, and the shared bank.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import sys
 from pathlib import Path
 
 from verilayout.prove.banks import BankReport, check_banks
@@ -173,13 +174,20 @@ def swizzle_table_markdown(rows: list[TableRow] | None = None) -> str:
     return "\n".join(lines)
 
 
-def main(path: str | None = None) -> None:  # pragma: no cover - a script
-    """Write the table to ``docs/swizzle_table.md`` (or ``path``)."""
-    target = Path(path) if path else Path(__file__).resolve().parent.parent / "docs" / "swizzle_table.md"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(swizzle_table_markdown(), encoding="utf-8")
+def main(argv: list[str] | None = None) -> int:  # pragma: no cover - a script (tested by subprocess)
+    """Print the table (Markdown) on standard output, or write it to the file ``argv[0]`` names;
+    nothing is written into the installed package. ``verilayout swizzle table`` prints the same.
+
+    ``python -m verilayout.report.swizzle_table > docs/swizzle_table.md`` regenerates the docs.
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    text = swizzle_table_markdown()
+    if not argv:
+        sys.stdout.write(text)
+        return 0
+    Path(argv[0]).write_text(text, encoding="utf-8")
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    import sys
-    main(sys.argv[1] if len(sys.argv) > 1 else None)
+    sys.exit(main())

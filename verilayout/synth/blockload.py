@@ -236,12 +236,12 @@ class BlockLoadPlan:
         for i, ld in enumerate(self.loads):
             lines.append(f"  load {i}: {ld.describe()}")
         s = self.loads[0].surface
-        lines.append(f"  surface: base {s.base}, width {s.width} B, height {s.height} rows, "
+        lines.append(f"  surface: base {s.base:#x}, width {s.width} B, height {s.height} rows, "
                      f"pitch {s.pitch} B")
         if tuple(self.origin) != (0, 0):
             x0, y0 = self.origin
             lines.append(f"  operand at (x={x0}, y={y0}) of the surface: byte "
-                         f"{s.base + y0 * s.pitch + x0 * self.elem_bytes}")
+                         f"{s.base + y0 * s.pitch + x0 * self.elem_bytes:#x}")
         if self.lower_bound is not None:
             lines.append(f"lower bound: {self.lower_bound} ({self.bound_argument})")
         if self.verdict is not None:

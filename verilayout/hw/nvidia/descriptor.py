@@ -311,6 +311,9 @@ def decode(value, arch: str = "sm_90") -> Descriptor:
     4503599627370496
     """
     if isinstance(value, str):
+        if len(value) > 64:
+            raise LayoutError(f"descriptor of {len(value)} characters: expected a 64-bit integer such "
+                              "as 0x4000004000010040")
         try:
             value = int(value.strip().replace("_", ""), 0)
         except ValueError:

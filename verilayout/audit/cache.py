@@ -1,0 +1,107 @@
+"""The audit's result cache: a file whose content (with the TTGIR and Triton metadata beside it),
+verilayout's version and code, and the audit options were audited before is not audited again.
+
+One JSON file per result, ``<dir>/<key[:2]>/<key>.json``, written atomically (a temporary file
+renamed), so parallel audits and interrupted runs never leave a half-written entry; an entry that
+does not read back is ignored and rewritten. The default folder is the user cache dir
+(``$XDG_CACHE_HOME/verilayout/audit``, else ``~/.cache/verilayout/audit``).
+
+Law: ``load(d, k)`` after ``store(d, k, r)`` is ``r`` (through its JSON form); a changed input
+byte, version or source file of the package changes the key.
+
+>>> import tempfile; d = tempfile.mkdtemp()
+>>> r = FileReport("k.ttgir", "sm_90a", 4)
+>>> store(d, "ab" * 32, r); load(d, "ab" * 32) == r, load(d, "cd" * 32)
+(True, None)
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+
+from verilayout.audit.model import FileReport
+
+#: Bytes read to key a file beside the audited one (its TTGIR, Triton's metadata).
+MAX_SIDE_BYTES = 64 << 20
+
+
+def default_dir() -> str:
+    """``$XDG_CACHE_HOME/verilayout/audit`` or ``~/.cache/verilayout/audit``.
+
+    >>> default_dir().endswith(os.path.join("verilayout", "audit"))
+    True
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "verilayout", "audit")
+
+
+@functools.lru_cache(maxsize=1)   # key: none (the package's files, once per process)
+def code_fingerprint() -> str:
+    """verilayout's version and the content of each of its source files (a fresh clone in CI
+    hits what the last run kept; a changed or upgraded package never reads what another wrote)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the package folder
+    package = sys.modules.get("verilayout")                                # loaded: we are in it
+    h = hashlib.sha256(str(getattr(package, "__version__", "?")).encode())
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                with open(path, "rb") as fh:
+                    h.update(f"{os.path.relpath(path, root)}\0".encode() + hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+def _side(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(MAX_SIDE_BYTES)
+    except OSError:
+        return b"<none>"
+
+
+def key(path: str, data: bytes, options: str = "") -> str:
+    """The cache key of auditing ``path`` holding ``data``: its content, the TTGIR beside a PTX
+    (the plan), Triton's metadata beside it (the kernel name), the code and ``options``.
+
+    >>> key("a.ttgir", b"x") == key("a.ttgir", b"x") != key("a.ttgir", b"y") != key("b.ttgir", b"x")
+    True
+    """
+    stem, ext = os.path.splitext(path)
+    h = hashlib.sha256(code_fingerprint().encode())
+    h.update(f"\0{path}\0{options}\0".encode())
+    h.update(hashlib.sha256(data).digest())
+    if ext == ".ptx":
+        h.update(hashlib.sha256(_side(stem + ".ttgir")).digest())
+    h.update(hashlib.sha256(_side(stem + ".json")).digest())
+    return h.hexdigest()
+
+
+def _entry(folder: str, k: str) -> str:
+    return os.path.join(folder, k[:2], k + ".json")
+
+
+def load(folder: str, k: str) -> FileReport | None:
+    """The cached report under key ``k``, or None (absent, or not readable back)."""
+    try:
+        with open(_entry(folder, k), "rb") as f:
+            return FileReport.from_dict(json.loads(f.read()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def store(folder: str, k: str, report: FileReport) -> None:
+    """Write ``report`` under key ``k`` (atomically; a folder that cannot be written is skipped)."""
+    path = _entry(folder, k)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(report.to_dict(), f)
+        os.replace(tmp, path)
+    except OSError:
+        return

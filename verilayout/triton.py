@@ -1,0 +1,112 @@
+"""Audit every kernel as Triton compiles it: one line in a ``conftest.py`` turns a test suite into
+an audit of each kernel it compiles.
+
+``install()`` sets Triton's public compilation listener (``triton.knobs.compilation.listener``,
+called by ``triton.compile`` after each compile and on each cache hit with the files it keeps:
+``<name>.ttgir``, ``<name>.ptx``, ...) to one that audits those files (``verilayout audit``: the
+TTGIR and the PTX beside it) and reports each finding at or above ``fail_on`` as a
+:class:`KernelAuditWarning`, or raises :class:`KernelAuditError` from the compile in strict mode.
+A listener installed before is still called first; ``uninstall()`` puts it back. No private
+function of Triton is patched.
+
+Law: the findings reported for a compiled kernel are those ``verilayout audit`` reports for the
+files Triton kept for it; a kernel is audited once per process (its cache files are content-keyed).
+
+>>> install.__name__, uninstall.__name__
+('install', 'uninstall')
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable
+
+from verilayout.audit.formats import fails, short_message
+from verilayout.audit.model import AuditReport, is_confirmation
+from verilayout.audit.paths import audit_paths
+
+#: Kernel files remembered as audited (per process; one compile's files are audited once).
+MAX_REMEMBERED = 4096
+
+
+class KernelAuditWarning(UserWarning):
+    """A finding of the audit of a kernel Triton compiled."""
+
+
+class KernelAuditError(AssertionError):
+    """Strict mode: the audit of a kernel Triton compiled found something at or above ``fail_on``."""
+
+
+def findings(report: AuditReport, fail_on: str) -> list[str]:
+    """One line per finding at or above ``fail_on`` (a PTX confirmation is its TTGIR finding's).
+
+    >>> findings(AuditReport(()), "warning")
+    []
+    """
+    out = []
+    for f in report.files:
+        name = f.kernel or f.path
+        for c in f.checks:
+            if fails(c, fail_on) and not is_confirmation(c):
+                where = f"line {c.line}" + (f" ({c.loc})" if c.loc else "")
+                out.append(f"{name}: {c.severity}: {where}: {c.op} [{c.check}] {short_message(c)}")
+    for e in report.errors:
+        out.append(e.line())
+    return out
+
+
+def _kernel_files(metadata_group: dict) -> list[str]:
+    return sorted(p for name, p in (metadata_group or {}).items()
+                  if isinstance(p, str) and name.endswith((".ttgir", ".ptx")))
+
+
+def make_listener(strict: bool = False, fail_on: str = "warning",
+                  previous: Callable | None = None) -> Callable[..., None]:
+    """A Triton compilation listener auditing each compiled kernel (see the module docstring)."""
+    seen: set[tuple[str, ...]] = set()
+
+    def listener(*, src: Any, metadata: dict, metadata_group: dict, times: Any, cache_hit: bool) -> None:
+        if previous is not None:
+            previous(src=src, metadata=metadata, metadata_group=metadata_group, times=times, cache_hit=cache_hit)
+        files = tuple(_kernel_files(metadata_group))
+        if not files or files in seen:
+            return
+        if len(seen) < MAX_REMEMBERED:
+            seen.add(files)
+        lines = findings(audit_paths(files), fail_on)
+        if not lines:
+            return
+        text = f"verilayout audit of {metadata.get('name', '?')}: " + "; ".join(lines)
+        if strict:
+            raise KernelAuditError(text)
+        warnings.warn(text, KernelAuditWarning, stacklevel=2)
+
+    listener.verilayout = True          # what uninstall() recognises
+    listener.previous = previous
+    return listener
+
+
+def install(strict: bool = False, fail_on: str = "warning") -> Callable[..., None]:
+    """Audit every kernel Triton compiles from now on in this process: findings at or above
+    ``fail_on`` (``"error"`` or ``"warning"``) are warnings, or raise :class:`KernelAuditError`
+    when ``strict``. Returns the listener installed. Needs Triton (3.4 or later: ``triton.knobs``).
+
+        # conftest.py
+        import verilayout.triton
+        verilayout.triton.install(strict=True)
+    """
+    if fail_on not in ("error", "warning"):
+        raise ValueError(f"fail_on={fail_on!r}: expected 'error' or 'warning'")
+    from triton import knobs  # deferred: Triton is optional (installed where kernels are compiled)
+    current = knobs.compilation.listener
+    if getattr(current, "verilayout", False):
+        current = current.previous
+    knobs.compilation.listener = make_listener(strict, fail_on, current)
+    return knobs.compilation.listener
+
+
+def uninstall() -> None:
+    """Remove the listener :func:`install` set, putting back the one it found."""
+    from triton import knobs  # deferred: Triton is optional
+    current = knobs.compilation.listener
+    if getattr(current, "verilayout", False):
+        knobs.compilation.listener = current.previous
