@@ -35,7 +35,7 @@ from verilayout.emit.gemm_plan import GEMM_FORMAT, build_gemm_manifest
 from verilayout.errors import LayoutError
 
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
-           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "wgmma_asm"]
+           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -43,6 +43,25 @@ GROUP_M = 8
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 
+_REDUCE_KERNEL = r"""// ----- split-K reduction: D[i] = W[0][i] + W[1][i] + ... + W[SPLITS-1][i], each slot once, in order
+__global__ void __launch_bounds__(256)
+vl_splitk_reduce(const float* __restrict__ W, float* __restrict__ D, int M, int N) {
+  const size_t mn = size_t(M) * size_t(N);
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
+    float acc = W[i];
+#pragma unroll
+    for (int s = 1; s < SPLITS; ++s) acc += W[size_t(s) * mn + i];
+    D[i] = acc;
+  }
+}
+
+"""
+_REDUCE_LAUNCH = """  {   // split-K: the reduction of the SPLITS partial sums, after the GEMM on the same stream
+    const size_t mn = size_t(M) * size_t(N);
+    const size_t blocks = (mn + 255) / 256, cap = size_t(ctas) * 8;
+    vl_splitk_reduce<<<int(blocks < cap ? blocks : cap), 256, 0, stream>>>(out, D, M, N);
+  }
+"""
 _TMA_DTYPE = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
               "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
 _ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
@@ -131,7 +150,8 @@ constexpr int THREADS = ${threads};               // warpgroup 0: producer; 1..C
 constexpr int K_INST = ${k_inst}, K_BLOCKS = ${k_blocks};   // ${instruction} x K_BLOCKS per stage
 constexpr int D_REGS = ${d_regs};                 // f32 accumulators per consumer thread (64 x BN / 128)
 constexpr int ELEM_BYTES = ${eb};
-constexpr int GROUP_M = ${group_m};
+constexpr int GROUP_M = ${group_m};                // tile rows visited together (raster)
+constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
 constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
 constexpr uint32_t A_OFFSET = ${a_off}u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u;
 constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = ${smem_align}u;
@@ -224,6 +244,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
   const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
   const uint32_t tiles = tiles_m * tiles_n, k_tiles = (uint32_t(K) + BK - 1) / BK;
+  const uint32_t units = tiles * uint32_t(SPLITS);   // work unit u: tile u / SPLITS, K slice u % SPLITS
   const uint32_t wg = threadIdx.x / 128u, tid = threadIdx.x % 128u;
 
   if (threadIdx.x == 0) {
@@ -243,10 +264,12 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 ${producer_regs}
     if (tid == 0) {
       uint32_t stage = 0, phase = 0;
-      for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
         uint32_t tm, tn;
-        tile_coords(t, tiles_m, tiles_n, tm, tn);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+        tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+        const uint32_t s = u % uint32_t(SPLITS);
+        const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
+        for (uint32_t kt = kbeg; kt < kend; ++kt) {
           mbar_wait(empty0 + 8u * stage, phase ^ 1u);          // consumers released this stage
           const uint32_t full = full0 + 8u * stage;
           mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too
@@ -268,30 +291,32 @@ ${consumer_regs}
     const uint32_t c = wg - 1u, lane = tid % 32u;
     uint32_t stage = 0, phase = 0;
     float d[D_REGS];
-    for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
       uint32_t tm, tn;
-      tile_coords(t, tiles_m, tiles_n, tm, tn);
+      tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+      const uint32_t s = u % uint32_t(SPLITS);   // K slice s of the tile: partial sum to slot s
+      const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
 #pragma unroll
       for (int i = 0; i < D_REGS; ++i) d[i] = 0.0f;
       uint32_t prev = 0;
-      for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+      for (uint32_t kt = kbeg; kt < kend; ++kt) {
         mbar_wait(full0 + 8u * stage, phase);                    // TMA bytes of this stage landed
         fence_acc(d);
         wgmma_fence();
 #pragma unroll
         for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-          wgmma_tile(d, desc_a(base, stage, c, kb), desc_b(base, stage, kb), (kt | kb) != 0u);
+          wgmma_tile(d, desc_a(base, stage, c, kb), desc_b(base, stage, kb), (kt != kbeg) || (kb != 0u));
         wgmma_commit();
         fence_acc(d);
         wgmma_wait<1>();                                         // the previous stage's group retired
         fence_acc(d);
-        if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8u * prev);
+        if (kt > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
         prev = stage;
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
-      if (lane == 0) mbar_arrive(empty0 + 8u * prev);
+      if (kend > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
       // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one 8-byte store ----
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
       const bool even_n = (N & 1) == 0;
@@ -299,7 +324,7 @@ ${consumer_regs}
       for (uint32_t e = 0; e < uint32_t(D_REGS); e += 2) {
         const uint32_t r = row0 + d_row(tid, e), col = col0 + d_col(tid, e);
         if (r < uint32_t(M)) {
-          float* p = D + size_t(r) * size_t(N) + col;
+          float* p = D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col;   // slot s (split-K)
           if (even_n && col + 1u < uint32_t(N)) {
             *reinterpret_cast<float2*>(p) = make_float2(d[e], d[e + 1]);
           } else {
@@ -312,7 +337,7 @@ ${consumer_regs}
   }
 }
 
-// ----- host side: tensor maps and the launch -----------------------------------------------------
+${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
 typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                       const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                       const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -377,10 +402,24 @@ static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, u
     if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
     smem_set = 1;
   }
-  const long tiles = long((M + BM - 1) / BM) * long((N + BN - 1) / BN);
-  const int grid = int(tiles < long(sms > 0 ? sms : sm_count) ? tiles : long(sms > 0 ? sms : sm_count));
-  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, D, M, N, K);
-  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+  const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
+  const long ctas = long(sms > 0 ? sms : sm_count);
+  const int grid = int(units < ctas ? units : ctas);
+  float* out = D;                           // split-K: the partial sums go to the workspace
+  static float* ws = nullptr;
+  static size_t ws_elems = 0;
+  if (SPLITS > 1) {
+    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
+    if (need > ws_elems) {
+      if (ws != nullptr) cudaFree(ws);
+      ws = nullptr; ws_elems = 0;
+      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
+      ws_elems = need;
+    }
+    out = ws;
+  }
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K);
+${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
 }  // namespace vl_${tag}
@@ -426,7 +465,7 @@ def render_gemm_cuda(man: dict) -> str:
         "tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
         "stages": man["stages"], "consumers": man["consumers"], "threads": man["threads"],
         "k_inst": man["k_inst"], "k_blocks": man["k_blocks"], "instruction": man["instruction"],
-        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": GROUP_M,
+        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": man.get("group_m", GROUP_M),
         "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
         "a_off": man["a"]["offset"], "b_off": man["b"]["offset"],
         "bar_off": man["barriers"]["offset"], "smem_bytes": man["smem"]["bytes"],
@@ -435,7 +474,9 @@ def render_gemm_cuda(man: dict) -> str:
         "swizzle_code": man["tma"]["swizzle_code"], "a_box": man["tma"]["a_box_bytes"],
         "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
-        "elem_t": _ELEM_T[man["elem_bytes"]], "dtype": man["dtype"],
+        "elem_t": _ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
+        "reduce_kernel": _REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+        "reduce_launch": _REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
         "desc_a": desc_a, "desc_b": desc_b,
         "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
         "wgmma": "\n".join(wgmma_asm(man)),
@@ -714,14 +755,24 @@ def render_gemm_readme(man: dict) -> str:
 
 
 def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
-              arch: str = "sm_90a") -> Emission:
+              arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1) -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
     >>> e = emit_gemm("f16", tile="128x128x64", stages=3)
     >>> sorted(e.files)
     ['Makefile', 'README.md', 'kernel.cu', 'main.cu', 'manifest.json']
     """
-    man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch)
+    man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch, group_m=group_m,
+                              splits=splits)
+    return emission_of(man)
+
+
+def emission_of(man: dict) -> Emission:
+    """The files of ``emit gemm`` written from one manifest.
+
+    >>> sorted(emission_of(build_gemm_manifest("bf16", tile="128x128x64", stages=2)).files)[:2]
+    ['Makefile', 'README.md']
+    """
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
                           "kernel.cu": render_gemm_cuda(man), "main.cu": render_gemm_main(man),
                           "Makefile": render_gemm_makefile(man),

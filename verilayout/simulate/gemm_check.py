@@ -82,6 +82,16 @@ _MAP_A, _MAP_B, _D = 0x70000000, 0x71000000, 0x30000000
 _SMEM = 0x410
 
 
+def _splits(man: dict) -> int:
+    try:
+        s = int(man.get("splits", 1))
+    except (TypeError, ValueError):
+        raise LayoutError("manifest: splits is not an integer") from None
+    if not 1 <= s <= 16:
+        raise LayoutError(f"manifest: splits {s} is not 1 to 16")
+    return s
+
+
 def _spec(man: dict) -> tuple:
     try:
         dt, bm, bn, bk, st = man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), \
@@ -125,12 +135,14 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
         maps, c = _tensor_maps(source, man)
         checks += c
     mod = parse_ptx(ptx)
-    entry = mod.functions[0] if mod.functions else None
+    splits = _splits(man)
+    entry = next((f for f in mod.functions if "vl_gemm_kernel" in f),
+                 mod.functions[0] if mod.functions else None)
     if entry is None:
         return IndependentReport(tuple(checks + [Check("run", "counterexample", "no entry")]),
                                  GEMM_ASSUMPTIONS)
     iters = stages + 2
-    k_tiles = -(-iters // 2)
+    k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
                            (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
@@ -143,8 +155,68 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
             continue
         g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
+        g.splits = splits
         checks += g.all()
+    if splits > 1:
+        checks.append(reduce_check(mod, splits))
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+
+
+def reduce_check(mod, splits: int, M: int = 37, N: int = 11) -> Check:
+    """The split-K reduction ``vl_splitk_reduce`` run on its PTX for every thread of one CTA
+    (grid 1, so its grid-stride loop walks all ``M x N`` elements): workspace element ``i`` of
+    slot ``s`` holds ``(i + 1) 4^s`` (exact in f32), so ``D[i]`` must be ``(i + 1) (4^S - 1) / 3``:
+    each slot summed once, at the element's own index; the base-4 digits of ``D[i] / (i + 1)``
+    name a slot summed twice or missed.
+
+    >>> reduce_check(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nret;\\n}"), 2).status
+    'counterexample'
+    """
+    name = next((f for f in mod.functions if "vl_splitk_reduce" in f), None)
+    if name is None:
+        return Check("split-k", "counterexample", "the PTX has no vl_splitk_reduce entry: the "
+                     "K slices' partial sums are never added")
+    W, D, mn = 0x40000000, 0x50000000, M * N
+
+    def load(addr, bits):
+        off = (addr.astype(np.int64) - W) // 4
+        s, i = off // mn, off % mn
+        ok = (off >= 0) & (s < splits)
+        val = np.where(ok, (i + 1) * (4.0 ** np.minimum(s, 15)), np.nan).astype(np.float32)
+        return val.view(np.uint32).astype(np.uint64)
+
+    run = run_threads(mod, name, range(256), param_values={0: W, 1: D, 2: M, 3: N},
+                      load_value=load)
+    if not run.complete:
+        return Check("split-k", "unknown", f"the reduction could not be run on the PTX: {run.reason}")
+    seen: dict = {}
+    for ev in run.events:
+        if not ev.op.startswith("st.global"):
+            continue
+        vals = ev.values.get("a0")
+        if vals is None:
+            return Check("split-k", "unknown", "the reduction stores a value the run does not know")
+        for a, v in zip(ev.values["addr"].tolist(), vals.tolist()):
+            i = (int(a) - D) // 4
+            seen.setdefault(i, []).append(float(np.uint32(v).view(np.float32)))
+    want = sum(4 ** s for s in range(splits))
+    for i in range(mn):
+        got = seen.get(i, [])
+        if len(got) != 1:
+            return Check("split-k", "counterexample", f"D element {i} is stored {len(got)} times "
+                         f"by the reduction (expected once)")
+        q = got[0] / (i + 1)
+        if q != want:
+            digits = [int(q) // 4 ** s % 4 for s in range(splits)] if q == int(q) else []
+            why = ", ".join(f"slot {s} summed {d} times" for s, d in enumerate(digits) if d != 1)
+            return Check("split-k", "counterexample", f"D element {i} = {got[0]:g}, expected "
+                         f"{(i + 1) * want} (each of the {splits} slots once): "
+                         f"{why or 'a workspace element of another index is added'}")
+    extra = sorted(set(seen) - set(range(mn)))
+    if extra:
+        return Check("split-k", "counterexample", f"the reduction stores outside D (element {extra[0]})")
+    return Check("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
+                 f"once into each of the {mn} D elements of a {M}x{N} run (grid-stride loop, one CTA)")
 
 
 # ----- host side: the tensor maps -----------------------------------------------------------------
@@ -323,6 +395,7 @@ class _Gemm:
         self.checks: list[Check] = []
 
     label = ""
+    splits = 1
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -373,7 +446,7 @@ class _Gemm:
         tiles = self._tma_checks(tmas)
         self._descriptor_checks(procs, tmas)
         self._protocol(procs, init, tmas)
-        self._d_store(procs, tiles)
+        self._d_store(procs, tiles, tmas)
         return self.checks
 
     def _consumer_wgmmas(self, procs):
@@ -381,15 +454,17 @@ class _Gemm:
         each consumer in program order; the iteration counts the consumer's mbarrier waits from
         -1, and k counts its wgmmas since the last wait from 0."""
         for c in range(1, self.cons + 1):
-            it, kb = -1, 0
+            it, kb, fresh = -1, 0, True
             for ev, v, _n, _t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it, kb = it + 1, 0
                     continue
+                if ev.op.startswith("st.global"):
+                    fresh = True
                 if not ev.op.startswith("wgmma.mma_async"):
                     continue
-                yield c, it, kb, ev, v
-                kb += 1
+                yield c, it, kb, ev, v, fresh
+                kb, fresh = kb + 1, False
 
     # ---- the wgmma instruction ----
     def _instruction_checks(self, procs):
@@ -398,7 +473,7 @@ class _Gemm:
                              "b": {"major": "K"}})
         nkb = self.bk // self.kx
         n = 0
-        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+        for c, it, kb, ev, v, fresh in self._consumer_wgmmas(procs):
             kb %= nkb
             ops = ev.instr.operands
             if ev.op != want or len(ops) != 4 + len(imms):
@@ -419,7 +494,7 @@ class _Gemm:
                          "(seed 003, wgmma.fence)", ev)
                 return
             sd = v.get("scale_d")
-            first = it % self.k_tiles == 0 and kb == 0
+            first = fresh     # the first wgmma since the last epilogue: a new tile or K slice
             if sd is None or len(set(sd.tolist())) != 1:
                 self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
                          "known value", ev)
@@ -526,7 +601,7 @@ class _Gemm:
             stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
         bad = 0
         total = 0
-        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+        for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
             for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
                                                  ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
                 vals = v.get(key)
@@ -841,19 +916,33 @@ class _Gemm:
                     return False
         return True
 
-    def _d_store(self, procs, tiles):
+    def _d_store(self, procs, tiles, tmas):
+        # long: one walk of every consumer's stores, each against the PTX D fragment and its slot
         if not self._epilogue_order(procs):
             return
         f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
         regs = f.registers
         coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
+        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == _MAP_A}
+        raw = {}                        # iteration -> tile, read off the TMA coordinates
+        for x in tmas:
+            if x["map"] in (_MAP_A, _MAP_B):
+                tm, tn = raw.get(x["it"], (None, None))
+                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == _MAP_A else (tm, x["c1"] // self.bn)
+        tiles = {**raw, **tiles}
         got: dict = {}
+        cover: dict = {}
         bad = None
+        mn = self.M * self.N
         for c in range(1, self.cons + 1):
-            it = -1
+            it, acc = -1, []
             for ev, v, n, t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it += 1
+                if ev.op.startswith("wgmma.mma_async"):
+                    sd, dz = v.get("scale_d"), v.get("d_zero")
+                    reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
+                    acc = [it] if reset else (acc if it in acc else acc + [it])
                 if not ev.op.startswith("st.global"):
                     continue
                 tile = tiles.get(it)
@@ -864,7 +953,8 @@ class _Gemm:
                         continue
                     e = (x.astype(np.int64) & 0xFFFFFFFF) - 1
                     pos = (addr + 4 * j) // 4
-                    row, col = pos // self.N, pos % self.N
+                    slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
+                    row, col = rem // self.N, rem % self.N
                     for q in range(len(t)):
                         tt, ee = int(t[q]) % 128, int(e[q])
                         if not 0 <= ee < regs or tile is None:
@@ -879,18 +969,21 @@ class _Gemm:
                                           f"{self.M}x{self.N} D, and is stored (at element "
                                           f"{int(pos[q])}): a missing edge predicate", ev)
                             continue
-                        if (int(row[q]), int(col[q])) != want:
+                        if (int(row[q]), int(col[q])) != want or not 0 <= int(slot[q]) < self.splits:
                             bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
                                           f"of tile {tile} is stored at D({int(row[q])}, "
-                                          f"{int(col[q])}); the PTX D fragment puts it at "
-                                          f"D{want}", ev)
-                        got[(c, tt, ee, tile)] = got.get((c, tt, ee, tile), 0) + 1
+                                          f"{int(col[q])}) of slot {int(slot[q])}; the PTX D "
+                                          f"fragment puts it at D{want}", ev)
+                        key = (c, tt, ee, tile, int(slot[q]))
+                        got[key] = got.get(key, 0) + 1
+                        cover.setdefault((tile, int(slot[q])), set()).add(
+                            tuple(sorted(ktile.get(i, -1) for i in acc)))
         want_n = 0
         for tl in {tl for tl in tiles.values()}:
             for c in range(self.cons):
                 rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
                 cols = tl[1] * self.bn + coord[:, :, 1]
-                want_n += int(((rows < self.M) & (cols < self.N)).sum())
+                want_n += int(((rows < self.M) & (cols < self.N)).sum()) * self.splits
         if bad:
             self.add("d-store", "counterexample", bad[0], bad[1])
         elif len(got) != want_n or any(v != 1 for v in got.values()):
@@ -898,4 +991,33 @@ class _Gemm:
                      f"twice?), expected {want_n} once each")
         else:
             self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
-                     "at their D(row, col) (PTX D fragment, the producer's tile), none outside")
+                     "at their D(row, col) (PTX D fragment, the producer's tile), none outside" +
+                     (f", in K-slot 0..{self.splits - 1}" if self.splits > 1 else ""))
+        if self.splits > 1:
+            grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
+            self._split_cover(cover, grid)
+
+    def _split_cover(self, cover: dict, tiles: set) -> None:
+        """Law: for every tile, slots 0..S-1 each hold one partial sum, and the K-tiles summed into
+        them are disjoint and cover [0, k_tiles): the reduction then adds each K-tile once."""
+        for tl in sorted(tiles, key=str):
+            seen: dict = {}
+            for s in range(self.splits):
+                sets = cover.get((tl, s), set())
+                if len(sets) != 1:
+                    self.add("split-k", "counterexample", f"tile {tl}, slot {s}: "
+                             f"{'no partial sum stored' if not sets else 'stores of different K ranges'}")
+                    return
+                for k in next(iter(sets)):
+                    seen.setdefault(k, []).append(s)
+            dup = next(((k, v) for k, v in sorted(seen.items()) if len(v) > 1), None)
+            if dup:
+                self.add("split-k", "counterexample", f"tile {tl}: K-tile {dup[0]} is summed in "
+                         f"slots {dup[1]}: a K slice summed twice")
+                return
+            if sorted(seen) != list(range(self.k_tiles)):
+                miss = sorted(set(range(self.k_tiles)) - set(seen))
+                self.add("split-k", "counterexample", f"tile {tl}: K-tiles {miss} are in no slot")
+                return
+        self.add("split-k", "proved", f"every tile's {self.splits} slots hold partial sums over "
+                 f"disjoint K-tile sets covering all {self.k_tiles} K-tiles")

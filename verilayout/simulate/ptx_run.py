@@ -302,6 +302,8 @@ class _Machine:
                 byte = np.where(sel & _U64(8), np.where(byte & _U64(0x80), _U64(0xFF), _U64(0)), byte)
                 out |= byte << _U64(8 * k)
             return out, 32, None
+        if head in ("add", "sub", "mul") and "f32" in parts:
+            return _f32_arith(head, self.value(ops[1], 32), self.value(ops[2], 32)), 32, None
         if head in ("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg",
                     "min", "max", "div", "rem", "bfe", "bfi", "abs"):
             return self._arith(parts, head, ops, w), (2 * w if "wide" in parts else w), None
@@ -460,6 +462,20 @@ class _Machine:
             except _Unknown:
                 vals[f"a{k}"] = None
             k += 1
+
+
+def _f32_arith(head: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``add/sub/mul.f32`` on the bit patterns (IEEE binary32, round to nearest even).
+
+    >>> one, two = np.array([0x3F800000], dtype=np.uint64), np.array([0x40000000], dtype=np.uint64)
+    >>> hex(int(_f32_arith("add", one, two)[0]))
+    '0x40400000'
+    """
+    x = (a & _U64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    y = (b & _U64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        r = {"add": x + y, "sub": x - y, "mul": x * y}[head].astype(np.float32)
+    return r.view(np.uint32).astype(_U64)
 
 
 def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
