@@ -261,3 +261,37 @@ def test_the_reduction_check_without_the_kernel_says_so():
     from verilayout.simulate.gemm_check import reduce_check
     c = reduce_check(parse_ptx(".version 8.7\n.visible .entry f()\n{\nret;\n}"), 2)
     assert c.status == "counterexample" and re.search("no vl_splitk_reduce", c.message)
+
+
+# ----- acceptance: every configuration chosen for the shape set builds and passes ---------------
+
+def _chosen() -> list:
+    """(dtype, tile, stages, group_m, splits) of every distinct auto-chosen configuration over
+    the shape set and bf16, f16, e4m3, tf32 (e4m3 skips K = 4104: 4104 bytes is not 16-aligned)."""
+    seen = []
+    for dt in ("bf16", "f16", "e4m3", "tf32"):
+        for M, N, K in SHAPES:
+            if dt == "e4m3" and K % 16:
+                continue
+            b = choose_gemm(M, N, K, dt).best
+            key = (dt, b.tile, b.stages, b.group_m, b.splits)
+            if key not in seen:
+                seen.append(key)
+    return seen
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("cfg", _chosen(), ids=lambda c: "_".join(map(str, c)))
+def test_every_auto_chosen_configuration_has_0_spills_and_passes_the_independent_checks(cfg):
+    from verilayout.emit.cuda_gemm import emit_gemm
+    from verilayout.simulate.gemm_check import check_gemm_source
+    dt, tile, stages, g, s = cfg
+    e = emit_gemm(dt, tile=tile, stages=stages, group_m=g, splits=s)
+    r = check_gemm_source(e.manifest, e.files["kernel.cu"], host=True)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    spills = [c for c in r.checks if c.check == "spills"]
+    assert spills and spills[0].status == "proved" and "0 bytes spilled" in spills[0].message
+    want = {"compile", "spills", "instruction", "tensor-map", "tma", "descriptor", "protocol",
+            "d-store", "index-functions"} | ({"split-k"} if s > 1 else set())
+    assert {c.check for c in r.checks if c.status == "proved"} == want
