@@ -15,7 +15,7 @@ from verilayout.cli.common import parse_type_arg, read_layout_arg
 from verilayout.emit.cuda_gemm import emission_of
 from verilayout.emit.gemm_select import choose_gemm, configure, explain, parse_problem
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-from verilayout.emit.gemm_plan import GEMM_DTYPES, default_tile
+from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import emit_dpas
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
@@ -60,6 +60,7 @@ examples:
   verilayout emit gemm --dtype e4m3 --tile 128x128x128 --stages 6 -o out/e4m3
   verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
   verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
+  verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o out/gemm_f16/gemm out/gemm_f16/main.cu -ldl
   out/gemm_f16/gemm                 # exact checks on small shapes, then TFLOP/s and % of cuBLASLt at 8192^3
@@ -182,7 +183,8 @@ def _cmd_emit_gemm(args) -> int:
     elif args.explain:
         raise LayoutError("--explain: needs --problem M,N,K (the choice it explains)")
     man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
-                    splits=args.split_k, arch=args.arch)
+                    splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
+                    activation=args.activation)
     e = emission_of(man)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -195,6 +197,7 @@ def _cmd_emit_gemm(args) -> int:
                           "stages": m["stages"], "threads": m["threads"],
                           "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
                           "group_m": m["group_m"], "split_k": m["splits"],
+                          "epilogue": m["epilogue"],
                           **({"explain": explain(choice)} if args.explain else {}),
                           "obligations": m["obligations"]}))
         return 0
@@ -360,6 +363,12 @@ def register(subparsers) -> None:
                    "persistent scheduler visits together, 1 to 64 (default 8)")
     p.add_argument("--split-k", type=_int, default=None, metavar="S", help="K slices per tile, "
                    "1 to 16, summed by a reduction kernel (default 1)")
+    p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
+                   help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")
+    p.add_argument("--bias", action="store_true", help="add bias[col] (N floats) to each output")
+    p.add_argument("--activation", default="none", choices=ACTIVATIONS, metavar="ACT",
+                   help=f"after the bias: {', '.join(ACTIVATIONS)} (GELU in its tanh form; "
+                   "default none)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_guard(_cmd_emit_gemm))

@@ -44,7 +44,7 @@ from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "parse_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
-           "smem_bytes", "split_bounds", "DEFAULT_GROUP_M"]
+           "smem_bytes", "split_bounds", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
 #: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
@@ -53,6 +53,10 @@ GEMM_DTYPES = ("f16", "bf16", "e4m3", "tf32")
 MAX_SMEM_BYTES = 232448
 #: ``CUtensorMapSwizzle`` values of cuda.h (NONE, 32B, 64B, 128B).
 TMA_SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+#: Output types of D and the epilogue's activations (GELU: the tanh form; SiLU: x sigmoid(x)
+#: with sigmoid(x) = (1 + tanh(x / 2)) / 2; both through tanh.approx.f32).
+OUT_DTYPES = ("f32", "f16", "bf16")
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
 #: Tile rows visited together by the persistent scheduler unless the problem's choice says otherwise.
 DEFAULT_GROUP_M = 8
 _SPAN = {"32B": 32, "64B": 64, "128B": 128}
@@ -111,15 +115,19 @@ def tma_box_byte(row: int, col_byte: int, span: int) -> int:
 
 
 def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = DEFAULT_GROUP_M,
-             splits: int = 1) -> str:
+             splits: int = 1, epilogue: tuple = ("f32", False, "none")) -> str:
     """A C identifier naming one configuration (``_g<G>`` for a raster other than the default,
-    ``_k<S>`` for split-K).
+    ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32).
 
     >>> gemm_tag("bf16", 128, 256, 64, 4), gemm_tag("bf16", 64, 128, 64, 7, 1, 4)
     ('gemm_bf16_128x256x64_s4', 'gemm_bf16_64x128x64_s7_g1_k4')
+    >>> gemm_tag("bf16", 128, 256, 64, 4, epilogue=("bf16", True, "gelu"))
+    'gemm_bf16_128x256x64_s4_obf16_bias_gelu'
     """
+    out, bias, act = epilogue
     tail = (f"_g{group_m}" if group_m != DEFAULT_GROUP_M else "") + \
-        (f"_k{splits}" if splits > 1 else "")
+        (f"_k{splits}" if splits > 1 else "") + (f"_o{out}" if out != "f32" else "") + \
+        ("_bias" if bias else "") + (f"_{act}" if act != "none" else "")
     return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}{tail}"
 
 
@@ -258,7 +266,8 @@ def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
 
 def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                         arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
-                        splits: int = 1) -> dict:  # long: one manifest, every field in one place
+                        splits: int = 1, out: str = "f32", bias: bool = False,
+                        activation: str = "none") -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
 
     >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
@@ -271,6 +280,11 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     bm, bn, bk = parse_tile(tile or default_tile(dtype))
     _check_config(dtype, bm, bn, bk, stages, group_m, splits)
+    if out not in OUT_DTYPES:
+        raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
+    if activation not in ACTIVATIONS:
+        raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
+    epi = (out, bool(bias), activation)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
     span = _SPAN[sw]
@@ -296,7 +310,9 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     frag, of = _fragment_obligation(bn, dtype)
     shape = f"m64n{bn}k{kx}"
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits), "dtype": dtype, "acc": "f32",
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi), "dtype": dtype,
+            "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
+                         "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
             "consumers": consumers, "threads": 128 * (consumers + 1),
             "group_m": group_m, "splits": splits,
@@ -311,6 +327,7 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                     "tx_bytes": a_stage + b_stage},
             "d": {"fragment": frag},
             "smem": {"bytes": total, "alignment": 1024},
-            "global": {"a": "row-major M x K", "b": "row-major N x K", "d": "row-major M x N f32"},
+            "global": {"a": "row-major M x K", "b": "row-major N x K",
+                       "d": f"row-major M x N {out}"},
             "obligations": obls + oa + ob + [of] + ([_split_obligation(splits)] if splits > 1
                                                      else [])}

@@ -303,7 +303,8 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
 
 def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
-              arch: str = "sm_90a") -> dict:
+              arch: str = "sm_90a", out: str = "f32", bias: bool = False,
+              activation: str = "none") -> dict:
     """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
     ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
@@ -315,7 +316,8 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
-                                   splits=1 if splits is None else splits)
+                                   splits=1 if splits is None else splits, out=out, bias=bias,
+                                   activation=activation)
     b = choice.best
     t = tile or b.tile
     if stages is None:
@@ -324,7 +326,8 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
             stages = max(2, _max_stages(dtype, *parse_tile(tile)))
     return build_gemm_manifest(dtype, tile=t, stages=stages, arch=arch,
                                group_m=b.group_m if group_m is None else group_m,
-                               splits=b.splits if splits is None else splits)
+                               splits=b.splits if splits is None else splits, out=out, bias=bias,
+                               activation=activation)
 
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
