@@ -289,28 +289,36 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
             return Check("split-k", "unknown", "the reduction stores a value the run does not know")
         for a, v in zip(ev.values["addr"].tolist(), _decode(epi[0], vals).tolist()):
             seen.setdefault((int(a) - D) // ob, []).append(v)
+    why = _reduce_mismatch(seen, splits, epi, mn, N)
+    if why:
+        return Check("split-k", "counterexample", why)
+    return Check("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
+                 f"once into each of the {mn} D elements of a {M}x{N} run (grid-stride loop, one "
+                 f"CTA of {nthr} threads), then the epilogue {epi[0]}"
+                 f"{' + bias' if epi[1] else ''}, {epi[2]}")
+
+
+def _reduce_mismatch(seen: dict, splits: int, epi: tuple, mn: int, N: int) -> str | None:
+    """Law: None when each D element ``i < mn`` was stored once with
+    ``out(act((i + 1) (4^S - 1) / 3 + bias))`` (within one output ulp) and nothing else was
+    stored; else what differs (the base-4 digits name a slot summed twice, for a plain f32 D)."""
+    plain = epi == ("f32", False, "none")
     want = sum(4 ** s for s in range(splits))
     for i in range(mn):
         got = seen.get(i, [])
         if len(got) != 1:
-            return Check("split-k", "counterexample", f"D element {i} is stored {len(got)} times "
-                         f"by the reduction (expected once)")
+            return f"D element {i} is stored {len(got)} times by the reduction (expected once)"
         exp = float(round_out(epi[0], act_reference(epi[2], np.array(
             [(i + 1) * want + (bias_value(i % N) if epi[1] else 0.0)])))[0])
         if abs(got[0] - exp) > float(_tolerance(epi[0], np.array([exp]))[0]):
             q = got[0] / (i + 1)
             digits = [int(q) // 4 ** s % 4 for s in range(splits)] if plain and q == int(q) else []
             why = ", ".join(f"slot {s} summed {d} times" for s, d in enumerate(digits) if d != 1)
-            return Check("split-k", "counterexample", f"D element {i} = {got[0]:g}, expected "
-                         f"{exp:g} (each of the {splits} slots once, then the epilogue "
-                         f"{epi}): {why or 'a slot summed twice or missed, another index, or a wrong epilogue'}")
+            return (f"D element {i} = {got[0]:g}, expected {exp:g} (each of the {splits} slots "
+                    f"once, then the epilogue {epi}): "
+                    f"{why or 'a slot summed twice or missed, another index, or a wrong epilogue'}")
     extra = sorted(set(seen) - set(range(mn)))
-    if extra:
-        return Check("split-k", "counterexample", f"the reduction stores outside D (element {extra[0]})")
-    return Check("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
-                 f"once into each of the {mn} D elements of a {M}x{N} run (grid-stride loop, one "
-                 f"CTA of {nthr} threads), then the epilogue {epi[0]}"
-                 f"{' + bias' if epi[1] else ''}, {epi[2]}")
+    return f"the reduction stores outside D (element {extra[0]})" if extra else None
 
 
 # ----- host side: the tensor maps -----------------------------------------------------------------
