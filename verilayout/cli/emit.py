@@ -13,7 +13,8 @@ import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
 from verilayout.emit.cuda_gemm import emission_of
-from verilayout.emit.gemm_select import choose_gemm, configure, explain, parse_problem
+from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, explain,
+                                         parse_problem)
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
@@ -179,7 +180,8 @@ def _operand_summary(op: dict) -> dict:
 def _cmd_emit_gemm(args) -> int:
     choice = None
     if args.problem is not None:
-        choice = choose_gemm(*parse_problem(args.problem), args.dtype)
+        choose = choose_tcgen05 if args.arch == "sm_100a" else choose_gemm
+        choice = choose(*parse_problem(args.problem), args.dtype)
     elif args.explain:
         raise LayoutError("--explain: needs --problem M,N,K (the choice it explains)")
     man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
@@ -206,7 +208,8 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
           f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
     t = m["tma"]
-    print(f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K "
+    print((f"schedule: one CTA per tile (sm_100a), split-K " if m["arch"] == "sm_100a" else
+           f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else ""))
     print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {m['bm']} (A) and {t['box_k']} x "
@@ -214,7 +217,7 @@ def _cmd_emit_gemm(args) -> int:
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")
     print(f"obligations: {n_ok} of {len(m['obligations'])} proved (listed at the top of kernel.cu)")
-    print(f"next: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o {args.out}/gemm "
+    print(f"next: nvcc -O3 -std=c++17 -gencode=arch=compute_{m['arch'][3:]},code={m['arch']} -o {args.out}/gemm "
           f"{args.out}/main.cu -ldl   (on a GPU: {args.out}/gemm)")
     return 0
 
@@ -345,7 +348,9 @@ def register(subparsers) -> None:
                        "(A M x K, B N x K, both row-major; D f32 row-major) for any M, N, K: TMA "
                        "loads into a multistage mbarrier ring, a producer warpgroup and one consumer "
                        "warpgroup per 64 tile rows issuing wgmma with the proved descriptors.")
-    p.add_argument("--arch", default="sm_90a", help="target (sm_90a only; default sm_90a)")
+    p.add_argument("--arch", default="sm_90a", choices=("sm_90a", "sm_100a"), metavar="ARCH",
+                   help="sm_90a (Hopper: wgmma, default) or sm_100a (Blackwell: tcgen05.mma with a "
+                   "TMEM accumulator; compiled and checked here, cannot run here)")
     p.add_argument("--dtype", required=True, choices=GEMM_DTYPES, metavar="DTYPE",
                    help=f"multiplicand type: {', '.join(GEMM_DTYPES)} (f32 accumulation and output)")
     p.add_argument("--tile", metavar="BMxBNxBK", help="CTA tile: BM 64 or 128, BN a multiple of 16 "

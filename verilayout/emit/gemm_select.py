@@ -44,6 +44,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import k_of_dtype
 
 __all__ = ["H100", "Candidate", "Choice", "candidates", "cost", "choose_gemm", "explain", "configure",
+           "choose_tcgen05",
            "parse_problem", "tile_coords", "GROUPS", "MAX_SPLITS"]
 
 
@@ -301,6 +302,42 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
                   tuple(rejected))
 
 
+#: sm_100a (B200) figures of the tile model: 148 SMs, dense FLOP per clock per SM bf16/f16 8192,
+#: fp8 16384, tf32 4096 (the B200 datasheet's 2.25 / 4.5 / 1.1 PFLOP/s dense at ~1.85 GHz, /148,
+#: rounded to powers of two). An inference: nothing was measured on a Blackwell GPU.
+B200_SMS = 148
+B200_FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
+
+
+def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
+    """The sm_100a tile (128 x BN x 128 bytes, BN 64 / 128 / 256, the deepest ring that fits) of
+    least modelled time: ``waves x (k_tiles x 128 BN BK 2 / F + fill + epilogue)`` on 148 SMs
+    (one tile per CTA; one thread issues the MMAs, so no per-stage latency term is modelled).
+    Unmeasured: no sm_100 GPU was available.
+
+    >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
+    ('128x256x64', '128x64x64')
+    """
+    from verilayout.emit.tcgen05_gemm import max_stages
+    if (K * bytes_of(dtype)) % 16:
+        raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
+                          "of 16 (the TMA row stride)")
+    eb, scored = bytes_of(dtype), []
+    for bn in (256, 128, 64):
+        bk = 128 // eb
+        c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 1, 1)
+        tiles = -(-M // 128) * -(-N // bn)
+        waves = -(-tiles // B200_SMS)
+        unit = -(-K // bk) * 128 * bn * bk * 2 / B200_FLOP_PER_CLK[dtype] + 1400 + 128 * bn * 4 / 64
+        t = {"tiles": tiles, "units": tiles, "waves": waves, "wave_fill": tiles / (waves * B200_SMS),
+             "unit": unit, "util": 1.0, "dram": 0.0, "total": waves * unit,
+             "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+        scored.append((t["total"], -bn, c, t))
+    scored.sort(key=lambda x: x[:2])
+    return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
+                  (), ("sm_100a: tile-quantization model on 148 SMs, unmeasured",))
+
+
 def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
@@ -313,6 +350,8 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
     >>> m["bn"], sorted({o["status"] for o in m["obligations"]})
     (256, ['proved'])
     """
+    if arch == "sm_100a":
+        return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
@@ -350,7 +389,7 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     flop = 2.0 * M * N * K
     out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {choice.best.tile}, {choice.best.stages} "
            f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits} "
-           f"(model: {hw.source})",
+           f"(model: {choice.notes[0] if choice.notes else hw.source})",
            "cost = max(waves x (max(MMA, L2 load) + fill + epilogue), DRAM) + reduction + launches;"
            " one line per tile at its best raster and split, best first:"]
     seen = set()
@@ -380,3 +419,17 @@ def _why(a: dict, b: dict) -> str:
     name = max(terms, key=terms.get)
     return f"{name}: x{terms[name]:.2f}"
 
+
+
+def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
+    """sm_100a: tile and stages (chosen or given); no raster, split-K or fused epilogue yet."""
+    from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, max_stages
+    if (group_m not in (None, 1)) or (splits not in (None, 1)) or epi != ("f32", False, "none"):
+        raise LayoutError("--arch sm_100a: --group-m, --split-k and the fused epilogue (--out-dtype,"
+                          " --bias, --activation) are sm_90a-only for now")
+    t = tile or (choice.best.tile if choice is not None else None)
+    if stages is None:
+        bn, bk = (parse_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
+        stages = choice.best.stages if (choice is not None and tile is None) else \
+            max(2, max_stages(dtype, bn, bk))
+    return build_tcgen05_manifest(dtype, tile=t, stages=stages)

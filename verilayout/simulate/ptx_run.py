@@ -37,7 +37,12 @@ from verilayout.prove.ptx_values import BITWISE
 __all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS"]
 
 #: Opcode heads recorded as events.
-EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom")
+EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom", "tcgen05")
+#: Tensor-memory base address a ``tcgen05.alloc`` hands out in a run (lane 0, column 0); an
+#: ``ld.shared`` of the address the alloc wrote reads it back.
+TMEM_BASE = 0
+#: ``tcgen05.ld`` result tags: bit 31 set, TMEM lane in bits 16-30, column in bits 0-15.
+TMEM_TAG = 1 << 31
 _U64 = np.uint64
 _ALL = (1 << 64) - 1
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
@@ -135,6 +140,7 @@ class _Machine:
                     if text.strip().startswith("{"):
                         self.mma_regs.update(r.strip() for r in text.strip("{} ").split(","))
         self.touched = np.zeros(self.n, dtype=bool)
+        self.tmem_slots: set[int] = set()
         self.cur_sel: np.ndarray | None = None
         self.in_wgmma = False
 
@@ -263,6 +269,10 @@ class _Machine:
         if head == "ld":
             if "param" in parts:
                 return self.address(ops[1]), w, None
+            if "shared" in parts and self.tmem_slots:
+                a = self.address(ops[1])
+                if np.isin(a, list(self.tmem_slots)).all():
+                    return np.full(self.n, TMEM_BASE, dtype=_U64), w, None
             if "global" in parts or parts[1] in ("nc",):
                 if ops[0].startswith("{"):
                     return None, w, None        # vector loads are not modelled
@@ -422,6 +432,18 @@ class _Machine:
             if src in self.origin:
                 vals["origin"] = self.origin[src][lanes]
         self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
+        if i.opcode.startswith("tcgen05.alloc") and vals.get("addr") is not None:
+            self.tmem_slots.update(int(x) for x in vals["addr"])
+        if i.opcode.startswith("tcgen05.ld.") and "32x32b" in i.parts and vals.get("addr") is not None:
+            # register r of lane l: TMEM lane (address lane) + l, column (address column) + r
+            lane = (self.t % 32).astype(np.uint64)
+            taddr = np.zeros(self.n, dtype=_U64)
+            taddr[lanes] = vals["addr"]
+            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            for r, name in enumerate(dregs):
+                tag = _U64(TMEM_TAG) | ((((taddr >> _U64(16)) + lane) & _U64(0x7FFF)) << _U64(16)) \
+                    | (((taddr & _U64(0xFFFF)) + _U64(r)) & _U64(0xFFFF))
+                self.write(name, tag, sel, 32)
         if i.opcode.startswith("wgmma.mma_async") and i.operands:
             # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
             half = len(i.parts) > 5 and i.parts[5] == "f16"
