@@ -12,9 +12,8 @@ import json
 import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
-from verilayout.emit.cuda_gemm import emission_of
-from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, explain,
-                                         parse_problem)
+from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, emission_for,
+                                         explain, parse_problem)
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
@@ -187,7 +186,7 @@ def _cmd_emit_gemm(args) -> int:
     man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
                     splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
                     activation=args.activation)
-    e = emission_of(man)
+    e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest
     if args.explain and not args.json:

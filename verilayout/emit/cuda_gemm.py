@@ -912,9 +912,6 @@ def emission_of(man: dict) -> Emission:
     >>> sorted(emission_of(build_gemm_manifest("bf16", tile="128x128x64", stages=2)).files)[:2]
     ['Makefile', 'README.md']
     """
-    if man.get("arch") == "sm_100a":
-        from verilayout.emit.tcgen05_gemm import emission_of_tcgen05
-        return emission_of_tcgen05(man)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
                           "kernel.cu": render_gemm_cuda(man), "main.cu": render_gemm_main(man),
                           "Makefile": render_gemm_makefile(man),

@@ -40,11 +40,14 @@ from dataclasses import dataclass, field
 from verilayout.dtypes import bytes_of
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
                                        parse_tile, smem_bytes)
+from verilayout.emit.cuda_gemm import emission_of
+from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import k_of_dtype
 
 __all__ = ["H100", "Candidate", "Choice", "candidates", "cost", "choose_gemm", "explain", "configure",
-           "choose_tcgen05",
+           "choose_tcgen05", "emission_for",
            "parse_problem", "tile_coords", "GROUPS", "MAX_SPLITS"]
 
 
@@ -318,7 +321,6 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
     >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
     ('128x256x64', '128x64x64')
     """
-    from verilayout.emit.tcgen05_gemm import max_stages
     if (K * bytes_of(dtype)) % 16:
         raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
                           "of 16 (the TMA row stride)")
@@ -423,7 +425,6 @@ def _why(a: dict, b: dict) -> str:
 
 def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
     """sm_100a: tile and stages (chosen or given); no raster, split-K or fused epilogue yet."""
-    from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, max_stages
     if (group_m not in (None, 1)) or (splits not in (None, 1)) or epi != ("f32", False, "none"):
         raise LayoutError("--arch sm_100a: --group-m, --split-k and the fused epilogue (--out-dtype,"
                           " --bias, --activation) are sm_90a-only for now")
@@ -433,3 +434,12 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
         stages = choice.best.stages if (choice is not None and tile is None) else \
             max(2, max_stages(dtype, bn, bk))
     return build_tcgen05_manifest(dtype, tile=t, stages=stages)
+
+
+def emission_for(man: dict) -> Emission:
+    """The files of ``emit gemm`` for a manifest of either architecture.
+
+    >>> sorted(emission_for(configure("bf16", tile="128x64x64", stages=2, arch="sm_100a")).files)[2]
+    'kernel.cu'
+    """
+    return emission_of_tcgen05(man) if man.get("arch") == "sm_100a" else emission_of(man)

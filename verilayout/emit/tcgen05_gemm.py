@@ -28,8 +28,14 @@ covering N.
 """
 from __future__ import annotations
 
+import json
+from string import Template
+
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
+from verilayout.emit.cuda_gemm import (_ELEM_T, _TMA_DTYPE, _check, _obligation_block, _select,
+                                       _u64, render_gemm_main)
+from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
                                        _SPAN, _stage_layout, _tma_obligation, gemm_tag, parse_tile,
                                        swizzle_for)
@@ -399,9 +405,6 @@ def render_tcgen05_cuda(man: dict) -> str:
     >>> "tcgen05.mma.cta_group::1.kind::f16" in src, "32x32b.x32" in src
     (True, True)
     """
-    from string import Template
-
-    from verilayout.emit.cuda_gemm import _TMA_DTYPE, _ELEM_T, _check, _obligation_block, _select, _u64
     _check(man)
     head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
             "no sm_100 GPU)",
@@ -434,10 +437,6 @@ def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4):
     >>> sorted(emit_tcgen05_gemm("f16", tile="128x64x64", stages=3).files)[:3]
     ['Makefile', 'README.md', 'kernel.cu']
     """
-    import json
-
-    from verilayout.emit.cuda_gemm import render_gemm_main
-    from verilayout.emit.cuda_wgmma import Emission
     return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages))
 
 
@@ -448,10 +447,6 @@ def emission_of_tcgen05(man: dict):
     >>> "Not run" in e.files["README.md"]
     True
     """
-    import json
-
-    from verilayout.emit.cuda_gemm import render_gemm_main
-    from verilayout.emit.cuda_wgmma import Emission
     dtype = man["dtype"]
     arch = "-gencode=arch=compute_100a,code=sm_100a"
     main = render_gemm_main(man).replace("-gencode=arch=compute_90a,code=sm_90a", arch)
