@@ -279,8 +279,9 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
 
 def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
                 allow_split: bool = True) -> Choice:
-    """The candidate of least modelled time (ties: fewer splits, the earlier raster of
-    :data:`GROUPS`, larger tile), with every candidate considered.
+    """The candidate of least modelled time (to the clock; ties: fewer splits, fewer DRAM bytes
+    (the raster), the earlier raster of :data:`GROUPS`, larger tile), with every candidate
+    considered.
 
     Law: ``best`` minimizes :func:`cost` ``["total"]`` over :func:`candidates` x rasters x splits.
 
@@ -298,10 +299,11 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
         for v in (_variants(c, M, N, K, hw) if allow_split else
                   [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g) for g in GROUPS]):
             t = cost(v, M, N, K, hw)
-            scored.append((t["total"], v.splits, GROUPS.index(v.group_m), -v.bm * v.bn, v, t))
-    scored.sort(key=lambda x: x[:4])
+            scored.append((round(t["total"]), v.splits, round(t["dram"]), GROUPS.index(v.group_m),
+                           -v.bm * v.bn, v, t))
+    scored.sort(key=lambda x: x[:5])
     best = scored[0]
-    return Choice((M, N, K), dtype, best[4], best[0], tuple((s[4], s[5]) for s in scored),
+    return Choice((M, N, K), dtype, best[5], best[6]["total"], tuple((s[5], s[6]) for s in scored),
                   tuple(rejected))
 
 
