@@ -70,8 +70,9 @@ def test_split_k_with_an_epilogue_applies_it_once_in_the_reduction():
 @needs_nvcc
 def test_planted_bias_of_the_next_column_is_caught():
     man, src = _emit(out="bf16", bias=True, activation="relu")
-    assert "  v += bias[col];" in src
-    _, bad = _failures(man, src.replace("  v += bias[col];", "  v += bias[col ^ 1u];"))
+    old = "  if (col < uint32_t(N)) v += bias[col];"
+    assert old in src
+    _, bad = _failures(man, src.replace(old, "  if (col < uint32_t(N)) v += bias[col ^ 1u];"))
     assert any(c.check == "d-store" for c in bad), bad
 
 
@@ -132,3 +133,12 @@ def test_the_host_program_with_an_epilogue_builds(tmp_path):
                         str(tmp_path / "gemm"), str(tmp_path / "main.cu"), "-ldl"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
+
+
+@needs_nvcc
+def test_planted_bias_read_beyond_n_is_caught():
+    """The ragged run has an odd N: without the guard the pair's second column reads bias[N]."""
+    man, src = _emit(out="f32", bias=True, activation="none")
+    old = "  if (col < uint32_t(N)) v += bias[col];"
+    _, bad = _failures(man, src.replace(old, "  v += bias[col];"))
+    assert any(c.check == "d-store" and "beyond N" in c.message for c in bad), bad

@@ -251,7 +251,7 @@ __device__ __forceinline__ float activation(float x) {
   (void)tanh_approx;
 ${act_body}
 }
-// col < N is the caller's: a bias element beyond N is never read
+// a bias element beyond N is never read (the pair's second column may be N)
 __device__ __forceinline__ float epilogue(float v, const float* __restrict__ bias, uint32_t col, int N) {
   (void)bias; (void)col; (void)N;
 ${bias_body}
@@ -505,7 +505,7 @@ def _epilogue_subs(man: dict) -> dict:
     return {"out_t": out_t, "store_t": "float" if split else out_t, "out_dtype": out,
             "fused": "false" if split else "true", "act": epi["activation"],
             "act_body": _ACT_BODY[epi["activation"]],
-            "bias_body": "  v += bias[col];" if epi["bias"] else "",
+            "bias_body": "  if (col < uint32_t(N)) v += bias[col];" if epi["bias"] else "",
             "bias_text": " + bias[col]" if epi["bias"] else "", "store_body": store,
             "has_bias": "true" if epi["bias"] else "false",
             "act_code": ("none", "relu", "gelu", "silu").index(epi["activation"])}

@@ -148,9 +148,13 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
                            (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
         fused = epi != ("f32", False, "none") and splits == 1
+        beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
                           param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K, 6: _BIAS},
-                          shared_base=_SMEM, float_tags=fused, load_value=_bias_loader(N))
+                          shared_base=_SMEM, float_tags=fused, load_value=_bias_loader(N, beyond))
+        if beyond:
+            checks.append(Check("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
+                                f", beyond N = {N} (M={M}, N={N}, K={K})"))
         if not run.complete:
             checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
@@ -187,12 +191,14 @@ def bias_value(col):
     return (np.asarray(col) % 5 - 2).astype(np.float64) if np.ndim(col) else float(col % 5 - 2)
 
 
-def _bias_loader(n: int):
+def _bias_loader(n: int, beyond: list | None = None):
     """``ld.global`` of bias element ``col < n`` gives :func:`bias_value`; anything else its
-    address (the interpreter's tag)."""
+    address (the interpreter's tag). Columns read at or beyond ``n`` go to ``beyond``."""
     def load(addr, bits):
         off = addr.astype(np.int64) - _BIAS
         inside = (off >= 0) & (off < 4 * n) & (off % 4 == 0)
+        if beyond is not None:
+            beyond.extend(int(o) // 4 for o in off[(off >= 4 * n) & (off < 1 << 24)])
         v = np.asarray(bias_value(np.where(inside, off // 4, 0)), dtype=np.float32)
         return np.where(inside, v.view(np.uint32).astype(np.uint64), addr)
     return load

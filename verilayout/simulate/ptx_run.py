@@ -277,8 +277,12 @@ class _Machine:
                 if ops[0].startswith("{"):
                     return None, w, None        # vector loads are not modelled
                 a = self.address(ops[1])
-                if self.load_value is not None:  # a chosen memory content: value of the address
-                    return np.asarray(self.load_value(a, w), dtype=_U64) & _mask(w), w, a
+                if self.load_value is not None:  # a chosen memory content, read by the executing threads
+                    sel = self.cur_sel if self.cur_sel is not None else np.ones(self.n, dtype=bool)
+                    out = np.zeros(self.n, dtype=_U64)
+                    if sel.any():
+                        out[sel] = np.asarray(self.load_value(a[sel], w), dtype=_U64)
+                    return out & _mask(w), w, a
                 return a, 64, a                 # the tag: the address read
             return None, w, None
         if head == "mov":
