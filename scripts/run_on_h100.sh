@@ -12,6 +12,7 @@
 #        scripts/run_on_h100.sh [DIR...]         # DIR: an emitted kernel, or a folder of them
 #      builds each with nvcc, runs it and prints one line per kernel.
 #      `emit wgmma` directories (kernel.cu + run.sh, no main.cu) are run as their own harness.
+#   The shape sweep (issue 24): --emit-sweep [DIR] on the CPU, --sweep [DIR] on the GPU (below).
 #
 # Environment: NVCC (default nvcc), SHAPE ("M N K", default "8192 8192 8192"), ITERS (timed
 #              launches, default 20), PYTHON (step 1 only; default the
@@ -22,6 +23,36 @@ set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 default_dir="$root/build/h100"
+
+# ----- the shape sweep of issue 24: the configuration `emit gemm --problem` chooses, per shape -----
+#   on the CPU:  scripts/run_on_h100.sh --emit-sweep [DIR]   (DIR defaults to build/h100-sweep)
+#   on the GPU:  scripts/run_on_h100.sh --sweep [DIR]
+# prints TFLOP/s and % of cuBLASLt per shape, then the geometric mean of the % per dtype and overall.
+SWEEP_SHAPES="8192,8192,8192 4096,4096,4096 2048,2048,2048 16,4096,4096 128,8192,8192 8192,1024,8192 4096,14336,4096 8191,8193,4104"
+if [ "${1:-}" = "--emit-sweep" ]; then
+  out=${2:-$root/build/h100-sweep}
+  if [ -z "${PYTHON:-}" ]; then
+    PYTHON=python3; [ -x "$root/.venv/bin/python" ] && PYTHON="$root/.venv/bin/python"
+  fi
+  mkdir -p "$out" || exit 2
+  for dtype in bf16 e4m3; do
+    for p in $SWEEP_SHAPES; do
+      k=${p##*,}
+      if [ "$dtype" = e4m3 ] && [ $((k % 16)) -ne 0 ]; then
+        echo "skipped $dtype $p: K bytes not a multiple of 16 (TMA row stride)"; continue
+      fi
+      d="$out/sweep_${dtype}_${p//,/x}"
+      (cd "$root" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$PYTHON" -m verilayout.cli \
+        emit gemm --arch sm_90a --dtype "$dtype" --problem "$p" --explain -o "$d" >"$d.explain.txt" 2>&1) \
+        || { echo "error: emit failed for $d: $(tail -1 "$d.explain.txt")" >&2; exit 2; }
+      mv "$d.explain.txt" "$d/explain.txt"
+      echo "${p//,/ }" >"$d/shape"
+      echo "emitted $d: $(head -1 "$d/explain.txt")"
+    done
+  done
+  echo "then carry $out to the GPU machine and run: scripts/run_on_h100.sh --sweep $out"
+  exit 0
+fi
 
 if [ "${1:-}" = "--emit" ]; then
   out=${2:-$default_dir}
@@ -80,6 +111,11 @@ EOF2
 fi
 
 NVCC=${NVCC:-nvcc}
+sweep=0
+if [ "${1:-}" = "--sweep" ]; then
+  sweep=1; shift
+  [ $# -eq 0 ] && set -- "$root/build/h100-sweep"
+fi
 SHAPE=${SHAPE:-8192 8192 8192}
 ITERS=${ITERS:-20}
 FLAGS="-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a"
@@ -111,6 +147,40 @@ for a in "${args[@]}"; do
     exit 2
   fi
 done
+
+if [ $sweep -eq 1 ]; then
+  echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$NVCC" --version | tail -1)"
+  printf '%-40s %-7s %-16s %-10s %-10s %-8s %s\n' "kernel (auto-chosen)" "checks" "shape" "TFLOP/s" "cuBLAS" "% cuBLAS" "note"
+  status=0
+  pctf=$(mktemp)
+  for d in "${dirs[@]}"; do
+    name=$(basename "$d"); tag=$(sed -n 's/.*"tag": "\([^"]*\)".*/\1/p' "$d/manifest.json" | head -1)
+    read -r M N K <"$d/shape" || { echo "error: $d/shape missing (emit with --emit-sweep)" >&2; exit 2; }
+    if ! "$NVCC" $FLAGS -o "$d/gemm" "$d/main.cu" -ldl >"$d/build.log" 2>&1; then
+      printf '%-40s %-7s %s\n' "$tag" "BUILD" "see $d/build.log"; status=1; continue
+    fi
+    "$d/gemm" "$M" "$N" "$K" "$ITERS" >"$d/run.log" 2>&1
+    rc=$?
+    checks=FAIL; grep -q '^PASS reference checks' "$d/run.log" && checks=exact
+    [ $rc -eq 0 ] && [ "$checks" = exact ] || status=1
+    ours=$(sed -n 's/^verilayout .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+    theirs=$(sed -n 's/^cuBLASLt .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+    pct=$(sed -n 's/^verilayout \/ cuBLAS: \([0-9.]*\) %.*/\1/p' "$d/run.log" | head -1)
+    note=$(grep -E 'differing from cuBLAS|^cuBLAS: not compared|^launch failed' "$d/run.log" | sed 's/.*(outputs/outputs/; s/)$//' | head -1)
+    printf '%-40s %-7s %-16s %-10s %-10s %-8s %s\n' "$tag" "$checks" "${M}x${N}x${K}" "${ours:-?}" \
+      "${theirs:--}" "${pct:--}" "$note"
+    [ -n "$pct" ] && echo "${name#sweep_} $pct" >>"$pctf"
+  done
+  if [ -s "$pctf" ]; then
+    awk '{ split($1, a, "_"); n[a[1]]++; s[a[1]] += log($2); N++; S += log($2);
+           if ($2 < 90) low[a[1]] = low[a[1]] " " $1 }
+         END { for (d in n) printf "geometric mean %-5s %6.1f %% of cuBLASLt over %d shapes%s\n", d, exp(s[d] / n[d]), n[d], (low[d] ? "; below 90%:" low[d] : "");
+               if (N) printf "geometric mean all   %6.1f %% of cuBLASLt over %d shapes\n", exp(S / N), N }' \
+      "$pctf"
+  fi
+  rm -f "$pctf"
+  exit $status
+fi
 
 echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$NVCC" --version | tail -1)"
 echo "shape for timing: $SHAPE, $ITERS launches"

@@ -289,3 +289,44 @@ def test_the_h100_script_without_a_gpu_says_so_and_exits_2(tmp_path):
     r = subprocess.run(["bash", str(SCRIPT), str(tmp_path)], capture_output=True, text=True,
                        env=env, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("error:") and "GPU" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is needed to run the script "
+                    "(optional tool)")
+def test_the_h100_sweep_prints_each_shape_and_the_geometric_mean(tmp_path):
+    """The GPU step of --sweep with a stand-in nvcc (its 'gemm' prints what main.cu prints) and a
+    stand-in nvidia-smi: per shape the TFLOP/s and % of cuBLASLt, then the geometric mean:
+    sqrt(100 * 81) = 90.0 for bf16, and 64.0 for the one e4m3 shape."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\ncase \"$*\" in *compute_cap*) echo 9.0;; "
+                                     "*) echo 'NVIDIA H100, 1';; esac\n")
+    (fake / "nvcc").write_text(
+        "#!/bin/sh\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n"
+        "[ -z \"$out\" ] && { echo 'Cuda compilation tools, release 13.0'; exit 0; }\n"
+        "pct=$(cat \"$(dirname \"$out\")/pct\")\n"
+        "printf '#!/bin/sh\\necho PASS reference checks\\necho \"verilayout $1 x $2 x $3: 1.0 ms, "
+        "500.0 TFLOP/s\"\\necho \"cuBLASLt $1 x $2 x $3: 1.0 ms, 600.0 TFLOP/s\"\\n"
+        "echo \"verilayout / cuBLAS: %s %% (outputs differing from cuBLAS: 0 of 4)\"\\n' \"$pct\" "
+        ">\"$out\"\nchmod +x \"$out\"\n")
+    for f in ("nvidia-smi", "nvcc"):
+        (fake / f).chmod(0o755)
+    sweep = tmp_path / "sweep"
+    for name, pct in (("sweep_bf16_16x4096x4096", "100.0"), ("sweep_bf16_2048x2048x2048", "81.0"),
+                      ("sweep_e4m3_2048x2048x2048", "64.0")):
+        d = sweep / name
+        d.mkdir(parents=True)
+        for f in ("kernel.cu", "main.cu"):
+            (d / f).write_text("")
+        (d / "manifest.json").write_text('{"tag": "gemm_%s"}' % name)
+        (d / "shape").write_text(name.split("_")[2].replace("x", " ") + "\n")
+        (d / "pct").write_text(pct)
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    r = subprocess.run(["bash", str(SCRIPT), "--sweep", str(sweep)], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "16x4096x4096" in r.stdout and "500.0" in r.stdout and "600.0" in r.stdout
+    assert re.search(r"geometric mean bf16\s+90\.0 % of cuBLASLt over 2 shapes; below 90%: "
+                     r"bf16_2048x2048x2048", r.stdout), r.stdout
+    assert re.search(r"geometric mean e4m3\s+64\.0 %", r.stdout)
+    assert re.search(r"geometric mean all\s+\S+ % of cuBLASLt over 3 shapes", r.stdout)

@@ -346,7 +346,7 @@ def test_planted_gemm_wrong_wait_parity_is_caught(gemm):
 
 def test_planted_gemm_early_release_is_caught(gemm):
     # the consumer releases the stage it just issued wgmmas on, whose group may still be pending
-    r = _gemm(gemm, _sub(r"if \(kt > 0 && lane == 0\) mbar_arrive\(empty0 \+ 8u \* prev\);",
+    r = _gemm(gemm, _sub(r"if \(kt > kbeg && lane == 0\) mbar_arrive\(empty0 \+ 8u \* prev\);",
                          "if (lane == 0) mbar_arrive(empty0 + 8u * stage);"))
     _caught(r, "protocol", r"overwrites stage buffer|more arrivals")
 
@@ -395,13 +395,13 @@ def test_ptxas_spill_figures_are_reported(kernels):
 
 def test_planted_gemm_scale_d_per_k_tile_is_caught(gemm):
     # scale-d 0 at K-block 0 of every K-tile: each stage overwrites the sum of the earlier ones
-    r = _gemm(gemm, _sub(r"\(kt \| kb\) != 0u", "kb != 0u"))
+    r = _gemm(gemm, _sub(r"\(kt != kbeg\) \|\| \(kb != 0u\)", "kb != 0u"))
     _caught(r, "instruction", r"scale-d 0 discards the K-blocks summed before it")
 
 
 def test_planted_gemm_tile_sum_leak_is_caught(gemm):
     # accumulate onto the previous tile: no zeroing and scale-d 1 at each tile's first K-block
-    edit = _sub(r"\(kt \| kb\) != 0u", "1u")
+    edit = _sub(r"\(kt != kbeg\) \|\| \(kb != 0u\)", "1u")
     r = _gemm(gemm, lambda s: edit(s).replace("for (int i = 0; i < D_REGS; ++i) d[i] = 0.0f;", ""))
     _caught(r, "instruction", r"first wgmma of a tile accumulates")
 

@@ -12,9 +12,10 @@ import json
 import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
-from verilayout.emit.cuda_gemm import emit_gemm
+from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, emission_for,
+                                         explain, parse_problem)
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-from verilayout.emit.gemm_plan import GEMM_DTYPES, default_tile
+from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import emit_dpas
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
@@ -58,6 +59,8 @@ examples:
   verilayout emit gemm --arch sm_90a --dtype bf16 --tile 128x256x64 --stages 4 -o out/bf16
   verilayout emit gemm --dtype e4m3 --tile 128x128x128 --stages 6 -o out/e4m3
   verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
+  verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
+  verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o out/gemm_f16/gemm out/gemm_f16/main.cu -ldl
   out/gemm_f16/gemm                 # exact checks on small shapes, then TFLOP/s and % of cuBLASLt at 8192^3
@@ -174,15 +177,29 @@ def _operand_summary(op: dict) -> dict:
 # ----- emit gemm ------------------------------------------------------------------------------
 
 def _cmd_emit_gemm(args) -> int:
-    e = emit_gemm(args.dtype, tile=args.tile, stages=args.stages, arch=args.arch)
+    choice = None
+    if args.problem is not None:
+        choose = choose_tcgen05 if args.arch == "sm_100a" else choose_gemm
+        choice = choose(*parse_problem(args.problem), args.dtype)
+    elif args.explain:
+        raise LayoutError("--explain: needs --problem M,N,K (the choice it explains)")
+    man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
+                    splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
+                    activation=args.activation)
+    e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest
+    if args.explain and not args.json:
+        print(explain(choice))
     n_ok = sum(o["status"] == "proved" for o in m["obligations"])
     if args.json:
         print(json.dumps({"directory": args.out, "files": paths, "tag": m["tag"],
                           "instruction": m["instruction"], "tile": [m["bm"], m["bn"], m["bk"]],
                           "stages": m["stages"], "threads": m["threads"],
                           "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
+                          "group_m": m["group_m"], "split_k": m["splits"],
+                          "epilogue": m["epilogue"],
+                          **({"explain": explain(choice)} if args.explain else {}),
                           "obligations": m["obligations"]}))
         return 0
     print(f"wrote {', '.join(paths)}")
@@ -190,12 +207,16 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
           f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
     t = m["tma"]
+    print((f"schedule: one CTA per tile (sm_100a), split-K " if m["arch"] == "sm_100a" else
+           f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
+          f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
+                              if m["splits"] > 1 else ""))
     print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {m['bm']} (A) and {t['box_k']} x "
           f"{m['bn']} (B), {t['boxes']} per stage, expect_tx {t['tx_bytes']} bytes")
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")
     print(f"obligations: {n_ok} of {len(m['obligations'])} proved (listed at the top of kernel.cu)")
-    print(f"next: nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o {args.out}/gemm "
+    print(f"next: nvcc -O3 -std=c++17 -gencode=arch=compute_{m['arch'][3:]},code={m['arch']} -o {args.out}/gemm "
           f"{args.out}/main.cu -ldl   (on a GPU: {args.out}/gemm)")
     return 0
 
@@ -331,14 +352,32 @@ def register(subparsers) -> None:
                        "(A M x K, B N x K, both row-major; D f32 row-major) for any M, N, K: TMA "
                        "loads into a multistage mbarrier ring, a producer warpgroup and one consumer "
                        "warpgroup per 64 tile rows issuing wgmma with the proved descriptors.")
-    p.add_argument("--arch", default="sm_90a", help="target (sm_90a only; default sm_90a)")
+    p.add_argument("--arch", default="sm_90a", choices=("sm_90a", "sm_100a"), metavar="ARCH",
+                   help="sm_90a (Hopper: wgmma, default) or sm_100a (Blackwell: tcgen05.mma with a "
+                   "TMEM accumulator; compiled and checked here, cannot run here)")
     p.add_argument("--dtype", required=True, choices=GEMM_DTYPES, metavar="DTYPE",
                    help=f"multiplicand type: {', '.join(GEMM_DTYPES)} (f32 accumulation and output)")
     p.add_argument("--tile", metavar="BMxBNxBK", help="CTA tile: BM 64 or 128, BN a multiple of 16 "
                    f"up to 256, BK a multiple of 32 bytes (default 128x256x(128 bytes), e.g. "
                    f"{default_tile('f16')} for f16)")
-    p.add_argument("--stages", type=_int, default=4, metavar="N", help="pipeline stages, 2 to 8 "
-                   "(default 4; must fit 227 KiB of shared memory)")
+    p.add_argument("--stages", type=_int, default=None, metavar="N", help="pipeline stages, 2 to 8 "
+                   "(default 4, with --problem the deepest ring that fits; must fit 227 KiB of "
+                   "shared memory)")
+    p.add_argument("--problem", metavar="M,N,K", help="choose tile, stages, raster and split-K "
+                   "for this problem from the cost model (--tile, --stages, --group-m, --split-k "
+                   "override its choice)")
+    p.add_argument("--explain", action="store_true", help="with --problem: print the cost of "
+                   "every configuration considered and why the chosen one wins")
+    p.add_argument("--group-m", type=_int, default=None, metavar="G", help="tile rows the "
+                   "persistent scheduler visits together, 1 to 64 (default 8)")
+    p.add_argument("--split-k", type=_int, default=None, metavar="S", help="K slices per tile, "
+                   "1 to 16, summed by a reduction kernel (default 1)")
+    p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
+                   help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")
+    p.add_argument("--bias", action="store_true", help="add bias[col] (N floats) to each output")
+    p.add_argument("--activation", default="none", choices=ACTIVATIONS, metavar="ACT",
+                   help=f"after the bias: {', '.join(ACTIVATIONS)} (GELU in its tanh form; "
+                   "default none)")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_guard(_cmd_emit_gemm))

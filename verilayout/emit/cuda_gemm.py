@@ -35,7 +35,7 @@ from verilayout.emit.gemm_plan import GEMM_FORMAT, build_gemm_manifest
 from verilayout.errors import LayoutError
 
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
-           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "wgmma_asm"]
+           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -43,6 +43,26 @@ GROUP_M = 8
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 
+_REDUCE_KERNEL = r"""// ----- split-K reduction: D[i] = W[0][i] + W[1][i] + ... + W[SPLITS-1][i], each slot once, in order
+__global__ void __launch_bounds__(256)
+vl_splitk_reduce(const float* __restrict__ W, out_t* __restrict__ D, int M, int N, const float* __restrict__ bias) {
+  const size_t mn = size_t(M) * size_t(N);
+  for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += size_t(gridDim.x) * blockDim.x) {
+    float acc = W[i];
+#pragma unroll
+    for (int s = 1; s < SPLITS; ++s) acc += W[size_t(s) * mn + i];
+    store_one(D + i, epilogue(acc, bias, uint32_t(i % size_t(N)), N));   // the epilogue, once
+  }
+}
+
+"""
+_REDUCE_LAUNCH = """  {   // split-K: the reduction of the SPLITS partial sums, after the GEMM on the same stream
+    const size_t mn = size_t(M) * size_t(N);
+    const size_t blocks = (mn + 255) / 256, cap = size_t(ctas) * 8;
+    vl_splitk_reduce<<<int(blocks < cap ? blocks : cap), 256, 0, stream>>>(
+        reinterpret_cast<const float*>(out), reinterpret_cast<out_t*>(D), M, N, bias);
+  }
+"""
 _TMA_DTYPE = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
               "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
 _ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
@@ -131,7 +151,8 @@ constexpr int THREADS = ${threads};               // warpgroup 0: producer; 1..C
 constexpr int K_INST = ${k_inst}, K_BLOCKS = ${k_blocks};   // ${instruction} x K_BLOCKS per stage
 constexpr int D_REGS = ${d_regs};                 // f32 accumulators per consumer thread (64 x BN / 128)
 constexpr int ELEM_BYTES = ${eb};
-constexpr int GROUP_M = ${group_m};
+constexpr int GROUP_M = ${group_m};                // tile rows visited together (raster)
+constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
 constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
 constexpr uint32_t A_OFFSET = ${a_off}u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u;
 constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = ${smem_align}u;
@@ -144,6 +165,12 @@ static_assert(TX_BYTES == A_STAGE_BYTES + B_STAGE_BYTES, "expect_tx counts one s
 static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_STAGE_BYTES, "boxes tile a stage");
 static_assert(BAR_OFFSET + 16u * STAGES == SMEM_BYTES, "full[STAGES] and empty[STAGES] end the buffer");
 typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
+typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
+typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
+constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
+constexpr bool HAS_BIAS = ${has_bias};
+constexpr int ACTIVATION = ${act_code};              // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
+constexpr int OUT_BYTES = int(sizeof(out_t));
 
 // ----- descriptors (proved at shared address 0; see the obligations above) ------------------
 __host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t wg, uint32_t kb) {
@@ -214,16 +241,35 @@ __device__ __forceinline__ void fence_acc(float* d) {
 }
 ${wgmma}
 
+// ----- the epilogue: D = ${out_dtype}(${act}(acc${bias_text})) ------------------------------------------------
+__device__ __forceinline__ float tanh_approx(float x) {   // tanh.approx.f32: |rel. error| < 2^-10.99
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float activation(float x) {
+  (void)tanh_approx;
+${act_body}
+}
+// a bias element beyond N is never read (the pair's second column may be N)
+__device__ __forceinline__ float epilogue(float v, const float* __restrict__ bias, uint32_t col, int N) {
+  (void)bias; (void)col; (void)N;
+${bias_body}
+  return activation(v);
+}
+${store_body}
+
 // ----- the kernel ------------------------------------------------------------------------------
 __global__ void __launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               float* __restrict__ D, int M, int N, int K) {
+               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);   // swizzle rows start on 1024 B
   const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
   const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
   const uint32_t tiles = tiles_m * tiles_n, k_tiles = (uint32_t(K) + BK - 1) / BK;
+  const uint32_t units = tiles * uint32_t(SPLITS);   // work unit u: tile u / SPLITS, K slice u % SPLITS
   const uint32_t wg = threadIdx.x / 128u, tid = threadIdx.x % 128u;
 
   if (threadIdx.x == 0) {
@@ -243,10 +289,12 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 ${producer_regs}
     if (tid == 0) {
       uint32_t stage = 0, phase = 0;
-      for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+      for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
         uint32_t tm, tn;
-        tile_coords(t, tiles_m, tiles_n, tm, tn);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+        tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+        const uint32_t s = u % uint32_t(SPLITS);
+        const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
+        for (uint32_t kt = kbeg; kt < kend; ++kt) {
           mbar_wait(empty0 + 8u * stage, phase ^ 1u);          // consumers released this stage
           const uint32_t full = full0 + 8u * stage;
           mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too
@@ -268,43 +316,51 @@ ${consumer_regs}
     const uint32_t c = wg - 1u, lane = tid % 32u;
     uint32_t stage = 0, phase = 0;
     float d[D_REGS];
-    for (uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
       uint32_t tm, tn;
-      tile_coords(t, tiles_m, tiles_n, tm, tn);
+      tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+      const uint32_t s = u % uint32_t(SPLITS);   // K slice s of the tile: partial sum to slot s
+      const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
 #pragma unroll
       for (int i = 0; i < D_REGS; ++i) d[i] = 0.0f;
       uint32_t prev = 0;
-      for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+      for (uint32_t kt = kbeg; kt < kend; ++kt) {
         mbar_wait(full0 + 8u * stage, phase);                    // TMA bytes of this stage landed
         fence_acc(d);
         wgmma_fence();
 #pragma unroll
         for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-          wgmma_tile(d, desc_a(base, stage, c, kb), desc_b(base, stage, kb), (kt | kb) != 0u);
+          wgmma_tile(d, desc_a(base, stage, c, kb), desc_b(base, stage, kb), (kt != kbeg) || (kb != 0u));
         wgmma_commit();
         fence_acc(d);
         wgmma_wait<1>();                                         // the previous stage's group retired
         fence_acc(d);
-        if (kt > 0 && lane == 0) mbar_arrive(empty0 + 8u * prev);
+        if (kt > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
         prev = stage;
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
-      if (lane == 0) mbar_arrive(empty0 + 8u * prev);
-      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one 8-byte store ----
+      if (kend > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
+      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
+      // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
       const bool even_n = (N & 1) == 0;
 #pragma unroll
       for (uint32_t e = 0; e < uint32_t(D_REGS); e += 2) {
         const uint32_t r = row0 + d_row(tid, e), col = col0 + d_col(tid, e);
         if (r < uint32_t(M)) {
-          float* p = D + size_t(r) * size_t(N) + col;
+          store_t* p = D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col;   // slot s (split-K)
+          float v0 = d[e], v1 = d[e + 1];
+          if (FUSED) {
+            v0 = epilogue(v0, bias, col, N);
+            v1 = epilogue(v1, bias, col + 1u, N);
+          }
           if (even_n && col + 1u < uint32_t(N)) {
-            *reinterpret_cast<float2*>(p) = make_float2(d[e], d[e + 1]);
+            store_pair(p, v0, v1);
           } else {
-            if (col < uint32_t(N)) p[0] = d[e];
-            if (col + 1u < uint32_t(N)) p[1] = d[e + 1];
+            if (col < uint32_t(N)) store_one(p, v0);
+            if (col + 1u < uint32_t(N)) store_one(p + 1, v1);
           }
         }
       }
@@ -312,7 +368,7 @@ ${consumer_regs}
   }
 }
 
-// ----- host side: tensor maps and the launch -----------------------------------------------------
+${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
 typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                       const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                       const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -356,8 +412,9 @@ static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, u
 
 // D = A @ B^T on `stream`; 0 on success, 2 bad problem, 3 CUDA error, 4/5 tensor-map encoding.
 // sms: CTAs of the persistent grid (0: the device's SM count).
-[[maybe_unused]] static int launch(const void* A, const void* B, float* D, int M, int N, int K,
-                  cudaStream_t stream = 0, int sms = 0) {
+// D: M x N ${out_dtype} (row-major); bias: N floats (read only when the epilogue adds a bias)
+[[maybe_unused]] static int launch(const void* A, const void* B, void* D, int M, int N, int K,
+                  cudaStream_t stream = 0, int sms = 0, const float* bias = nullptr) {
   if (problem_error(M, N, K)[0] != '\0') return 2;
   static CUtensorMap ta, tb;
   static const void *last_a = nullptr, *last_b = nullptr;
@@ -377,14 +434,81 @@ static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, u
     if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
     smem_set = 1;
   }
-  const long tiles = long((M + BM - 1) / BM) * long((N + BN - 1) / BN);
-  const int grid = int(tiles < long(sms > 0 ? sms : sm_count) ? tiles : long(sms > 0 ? sms : sm_count));
-  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, D, M, N, K);
-  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+  const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
+  const long ctas = long(sms > 0 ? sms : sm_count);
+  const int grid = int(units < ctas ? units : ctas);
+  store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
+  static float* ws = nullptr;
+  static size_t ws_elems = 0;
+  if (SPLITS > 1) {
+    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
+    if (need > ws_elems) {
+      if (ws != nullptr) cudaFree(ws);
+      ws = nullptr; ws_elems = 0;
+      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
+      ws_elems = need;
+    }
+    out = reinterpret_cast<store_t*>(ws);
+  }
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
+${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
 }  // namespace vl_${tag}
 """)
+
+
+_ACT_BODY = {
+    "none": "  return x;",
+    "relu": "  return fmaxf(x, 0.0f);",
+    "gelu": ("  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);   // GELU, tanh form\n"
+             "  return 0.5f * x * (1.0f + tanh_approx(u));"),
+    "silu": "  return x * (0.5f + 0.5f * tanh_approx(0.5f * x));   // x sigmoid(x)",
+}
+_STORE_F32 = """__device__ __forceinline__ void store_one(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store_pair(float* p, float v0, float v1) {   // 8 bytes: columns c, c+1
+  *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+}"""
+_STORE_16 = """__device__ __forceinline__ void store_one(uint16_t* p, float v) {
+  uint16_t h;
+  asm("cvt.rn.${out}.f32 %0, %1;" : "=h"(h) : "f"(v));
+  *p = h;
+}
+__device__ __forceinline__ void store_pair(uint16_t* p, float v0, float v1) {   // 4 bytes: v0 low (column c)
+  uint32_t x;
+  asm("cvt.rn.${out}x2.f32 %0, %1, %2;" : "=r"(x) : "f"(v1), "f"(v0));   // first source: upper half
+  *reinterpret_cast<uint32_t*>(p) = x;
+}"""
+
+
+def _epi_words(man: dict) -> str:
+    """``"bf16(gelu(acc + bias[col]))"``-style words for D (``"f32"`` without an epilogue).
+
+    >>> _epi_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    'bf16(gelu(acc + bias[col]))'
+    """
+    e = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
+    if not e["bias"] and e["activation"] == "none":
+        return e["out"]
+    inner = "acc + bias[col]" if e["bias"] else "acc"
+    if e["activation"] != "none":
+        inner = f"{e['activation']}({inner})"
+    return f"{e['out']}({inner})"
+
+
+def _epilogue_subs(man: dict) -> dict:
+    """Template values of the epilogue: output type, store functions, bias and activation."""
+    epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
+    out, split = epi["out"], man.get("splits", 1) > 1
+    out_t = "float" if out == "f32" else "uint16_t"
+    store = _STORE_F32 + ("\n" + Template(_STORE_16).substitute(out=out) if out != "f32" else "")
+    return {"out_t": out_t, "store_t": "float" if split else out_t, "out_dtype": out,
+            "fused": "false" if split else "true", "act": epi["activation"],
+            "act_body": _ACT_BODY[epi["activation"]],
+            "bias_body": "  if (col < uint32_t(N)) v += bias[col];" if epi["bias"] else "",
+            "bias_text": " + bias[col]" if epi["bias"] else "", "store_body": store,
+            "has_bias": "true" if epi["bias"] else "false",
+            "act_code": ("none", "relu", "gelu", "silu").index(epi["activation"])}
 
 
 def _obligation_block(man: dict) -> list[str]:
@@ -411,8 +535,8 @@ def render_gemm_cuda(man: dict) -> str:
     desc_b = _select([_u64(v) for v in db], "kb")
     two = man["consumers"] == 2
     head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
-            f"// D[M,N] (f32, row-major) = A[M,K] @ B[N,K]^T, A and B row-major {man['dtype']} "
-            "(both K-major), f32 accumulation.",
+            f"// D[M,N] ({_epi_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"{man['dtype']} (both K-major), f32 accumulation.",
             f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
             f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
             f"{man['instruction']}.",
@@ -426,7 +550,7 @@ def render_gemm_cuda(man: dict) -> str:
         "tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
         "stages": man["stages"], "consumers": man["consumers"], "threads": man["threads"],
         "k_inst": man["k_inst"], "k_blocks": man["k_blocks"], "instruction": man["instruction"],
-        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": GROUP_M,
+        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": man.get("group_m", GROUP_M),
         "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
         "a_off": man["a"]["offset"], "b_off": man["b"]["offset"],
         "bar_off": man["barriers"]["offset"], "smem_bytes": man["smem"]["bytes"],
@@ -435,7 +559,10 @@ def render_gemm_cuda(man: dict) -> str:
         "swizzle_code": man["tma"]["swizzle_code"], "a_box": man["tma"]["a_box_bytes"],
         "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
-        "elem_t": _ELEM_T[man["elem_bytes"]], "dtype": man["dtype"],
+        "elem_t": _ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
+        **_epilogue_subs(man),
+        "reduce_kernel": _REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+        "reduce_launch": _REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
         "desc_a": desc_a, "desc_b": desc_b,
         "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
         "wgmma": "\n".join(wgmma_asm(man)),
@@ -480,7 +607,8 @@ struct Problem {
   int M, N, K;
   std::vector<int> a, b;              // integer values
   elem_bits_t *dA = nullptr, *dB = nullptr;
-  float* dD = nullptr;
+  float* dD = nullptr;                // M x N x 4 bytes: D (OUT_BYTES each) or cuBLAS's f32 D
+  float* dBias = nullptr;             // N floats: (c mod 7) - 3
   Problem(int m, int n, int k, uint64_t seed, int lo, int hi) : M(m), N(n), K(k), a(size_t(m) * k), b(size_t(n) * k) {
     std::vector<elem_bits_t> ab(a.size()), bb(b.size());
     uint64_t s = seed;
@@ -489,29 +617,75 @@ struct Problem {
     VL_CHECK(cudaMalloc(&dA, ab.size() * sizeof(elem_bits_t)));
     VL_CHECK(cudaMalloc(&dB, bb.size() * sizeof(elem_bits_t)));
     VL_CHECK(cudaMalloc(&dD, size_t(m) * n * sizeof(float)));
+    std::vector<float> bias(static_cast<size_t>(n));
+    for (int c = 0; c < n; ++c) bias[size_t(c)] = float(c % 7 - 3);
+    VL_CHECK(cudaMalloc(&dBias, bias.size() * sizeof(float)));
+    VL_CHECK(cudaMemcpy(dBias, bias.data(), bias.size() * sizeof(float), cudaMemcpyHostToDevice));
     VL_CHECK(cudaMemcpy(dA, ab.data(), ab.size() * sizeof(elem_bits_t), cudaMemcpyHostToDevice));
     VL_CHECK(cudaMemcpy(dB, bb.data(), bb.size() * sizeof(elem_bits_t), cudaMemcpyHostToDevice));
   }
-  ~Problem() { cudaFree(dA); cudaFree(dB); cudaFree(dD); }
+  ~Problem() { cudaFree(dA); cudaFree(dB); cudaFree(dD); cudaFree(dBias); }
 };
 
-// exact check: D(r, c) == sum_k a(r, k) * b(c, k) for every output (integers, |sum| < 2^24)
+// D element i as a double (f32, or f16 / bf16 bits)
+static double out_value(const std::vector<uint8_t>& raw, size_t i) {
+  if (OUT_BYTES == 4) { float f; std::memcpy(&f, &raw[4 * i], 4); return f; }
+  uint16_t h; std::memcpy(&h, &raw[2 * i], 2);
+  uint32_t x;
+  if (${out_is_bf16}) {
+    x = uint32_t(h) << 16;
+  } else {                                            // f16 -> f32 bits
+    const uint32_t s = uint32_t(h >> 15) << 31, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0) { float f = std::ldexp(float(m), -24); return (h >> 15) ? -f : f; }
+    x = s | (e == 31 ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13));
+  }
+  float f; std::memcpy(&f, &x, 4); return f;
+}
+// a double rounded to the output type (to nearest even; exact for the f32 sums of integers here)
+static double round_out(double v) {
+  const float f = float(v);
+  if (OUT_BYTES == 4) return f;
+  if (${out_is_bf16}) {
+    uint32_t x = f32_bits(f); x = (x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u;
+    float g; std::memcpy(&g, &x, 4); return g;
+  }
+  const double a = std::fabs(double(f));
+  const int e = a < std::ldexp(1.0, -14) ? -14 : int(std::floor(std::log2(a)));
+  const double q = std::ldexp(1.0, e - 10);           // the f16 spacing at |f|
+  return std::nearbyint(double(f) / q) * q;          // FE_TONEAREST: ties to even
+}
+static double act_ref(double x) {
+  if (ACTIVATION == 1) return x > 0 ? x : 0.0;
+  if (ACTIVATION == 2) return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  if (ACTIVATION == 3) return x / (1.0 + std::exp(-x));
+  return x;
+}
+
+// check: D(r, c) == out(act(sum_k a(r, k) * b(c, k) + bias(c))) for every output: exact (integers,
+// |sum| < 2^24, rounded like the device) unless the activation is GELU / SiLU (tanh.approx.f32:
+// then within 2^-9 relative + one output ulp)
 static bool check(int M, int N, int K, uint64_t seed, int sms) {
   Problem p(M, N, K, seed, -3, 3);
   VL_CHECK(cudaMemset(p.dD, 0xff, size_t(M) * N * sizeof(float)));   // NaN: unwritten outputs show
-  const int rc = launch(p.dA, p.dB, p.dD, M, N, K, 0, sms);
+  const int rc = launch(p.dA, p.dB, p.dD, M, N, K, 0, sms, p.dBias);
   if (rc != 0) { std::printf("launch failed (%d) for %dx%dx%d\n", rc, M, N, K); std::exit(3); }
   VL_CHECK(cudaDeviceSynchronize());
-  std::vector<float> d(size_t(M) * N);
-  VL_CHECK(cudaMemcpy(d.data(), p.dD, d.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  std::vector<uint8_t> raw(size_t(M) * N * OUT_BYTES);
+  VL_CHECK(cudaMemcpy(raw.data(), p.dD, raw.size(), cudaMemcpyDeviceToHost));
   size_t bad = 0, first = 0;
+  const bool approx = ACTIVATION >= 2;
   for (int r = 0; r < M; ++r)
     for (int c = 0; c < N; ++c) {
-      long long ref = 0;
-      for (int k = 0; k < K; ++k) ref += (long long)p.a[size_t(r) * K + k] * p.b[size_t(c) * K + k];
-      if (!(double(d[size_t(r) * N + c]) == double(ref)) && bad++ == 0) first = size_t(r) * N + c;
+      long long sum = 0;
+      for (int k = 0; k < K; ++k) sum += (long long)p.a[size_t(r) * K + k] * p.b[size_t(c) * K + k];
+      const double ref = round_out(act_ref(double(sum) + (HAS_BIAS ? double(c % 7 - 3) : 0.0)));
+      const double got = out_value(raw, size_t(r) * N + c);
+      const double tol = approx ? std::ldexp(std::fabs(ref), -9) + std::ldexp(std::fabs(ref), OUT_BYTES == 4 ? -23 : (${out_is_bf16} ? -7 : -10)) + 1e-3 : 0.0;
+      if (!(std::fabs(got - ref) <= tol) && bad++ == 0) first = size_t(r) * N + c;
     }
-  std::printf("check %5d x %5d x %5d (grid %3d): %s", M, N, K, sms, bad ? "FAIL" : "exact");
+  std::vector<float> d(raw.size() / OUT_BYTES);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = float(out_value(raw, i));
+  std::printf("check %5d x %5d x %5d (grid %3d): %s", M, N, K, sms, bad ? "FAIL" : (approx ? "within tolerance" : "exact"));
   if (bad) std::printf(" -- %zu of %zu differ, first (%zu, %zu): got %g\n", bad, d.size(), first / N, first % N, double(d[first]));
   else std::printf("\n");
   return bad == 0;
@@ -610,7 +784,7 @@ int run(int argc, char** argv) {
   if (problem_error(M, N, K)[0] != '\0') { std::printf("error: %s\n", problem_error(M, N, K)); return 2; }
   Problem p(M, N, K, 99u, -2, 2);
   const double flop = 2.0 * M * N * double(K);
-  const float ms = time_ms([&] { launch(p.dA, p.dB, p.dD, M, N, K); }, iters);
+  const float ms = time_ms([&] { launch(p.dA, p.dB, p.dD, M, N, K, 0, 0, p.dBias); }, iters);
   VL_CHECK(cudaGetLastError());
   const double tf = flop / (ms * 1e-3) / 1e12;
   std::printf("verilayout %d x %d x %d: %.3f ms, %.1f TFLOP/s\n", M, N, K, ms, tf);
@@ -625,7 +799,9 @@ int run(int argc, char** argv) {
     const double ctf = flop / (cms * 1e-3) / 1e12;
     VL_CHECK(cudaMemcpy(theirs.data(), p.dD, theirs.size() * sizeof(float), cudaMemcpyDeviceToHost));
     std::printf("cuBLASLt   %d x %d x %d: %.3f ms, %.1f TFLOP/s\n", M, N, K, cms, ctf);
-    if (cb.d_type == 0) {
+    if (OUT_BYTES != 4 || HAS_BIAS || ACTIVATION != 0) {
+      std::printf("verilayout / cuBLAS: %.1f %% (outputs not compared: fused epilogue ${epi_text}; cuBLAS plain f32)\n", 100.0 * tf / ctf);
+    } else if (cb.d_type == 0) {
       size_t diff = 0;
       for (size_t i = 0; i < mine.size(); ++i) diff += mine[i] != theirs[i];
       std::printf("verilayout / cuBLAS: %.1f %% (outputs differing from cuBLAS: %zu of %zu%s)\n", 100.0 * tf / ctf, diff, mine.size(),
@@ -664,7 +840,10 @@ def render_gemm_main(man: dict) -> str:
     """
     _check(man)
     t, comp = _CUBLAS_TYPE[man["dtype"]]
+    epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
     return _MAIN.substitute(tag=man["tag"], dtype=man["dtype"], encode="\n".join(_ENCODE[man["dtype"]]),
+                            out_is_bf16="true" if epi["out"] == "bf16" else "false",
+                            epi_text=f"{epi['out']}{' + bias' if epi['bias'] else ''}, {epi['activation']}",
                             instruction=man["instruction"], bm=man["bm"], bn=man["bn"], bk=man["bk"],
                             stages=man["stages"], k_align=16 // man["elem_bytes"],
                             cublas_type=t, cublas_compute=comp)
@@ -699,7 +878,7 @@ def render_gemm_readme(man: dict) -> str:
     return "\n".join([
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
-        f"accumulation and output; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
+        f"accumulation, D = {_epi_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
         f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`.", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
         f"{len(man['obligations'])} obligations ({n_ok} proved).",
@@ -714,14 +893,25 @@ def render_gemm_readme(man: dict) -> str:
 
 
 def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
-              arch: str = "sm_90a") -> Emission:
+              arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1, out: str = "f32",
+              bias: bool = False, activation: str = "none") -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
     >>> e = emit_gemm("f16", tile="128x128x64", stages=3)
     >>> sorted(e.files)
     ['Makefile', 'README.md', 'kernel.cu', 'main.cu', 'manifest.json']
     """
-    man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch)
+    man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch, group_m=group_m,
+                              splits=splits, out=out, bias=bias, activation=activation)
+    return emission_of(man)
+
+
+def emission_of(man: dict) -> Emission:
+    """The files of ``emit gemm`` written from one manifest.
+
+    >>> sorted(emission_of(build_gemm_manifest("bf16", tile="128x128x64", stages=2)).files)[:2]
+    ['Makefile', 'README.md']
+    """
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
                           "kernel.cu": render_gemm_cuda(man), "main.cu": render_gemm_main(man),
                           "Makefile": render_gemm_makefile(man),

@@ -43,7 +43,8 @@ from verilayout.prove.wgmma import intended_tile
 from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "parse_tile",
-           "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag"]
+           "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
+           "smem_bytes", "split_bounds", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
 #: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
@@ -52,6 +53,12 @@ GEMM_DTYPES = ("f16", "bf16", "e4m3", "tf32")
 MAX_SMEM_BYTES = 232448
 #: ``CUtensorMapSwizzle`` values of cuda.h (NONE, 32B, 64B, 128B).
 TMA_SWIZZLE_CODES = {"none": 0, "32B": 1, "64B": 2, "128B": 3}
+#: Output types of D and the epilogue's activations (GELU: the tanh form; SiLU: x sigmoid(x)
+#: with sigmoid(x) = (1 + tanh(x / 2)) / 2; both through tanh.approx.f32).
+OUT_DTYPES = ("f32", "f16", "bf16")
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+#: Tile rows visited together by the persistent scheduler unless the problem's choice says otherwise.
+DEFAULT_GROUP_M = 8
 _SPAN = {"32B": 32, "64B": 64, "128B": 128}
 _TILE_RE = re.compile(r"^\s*(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(\d{1,4})\s*$")
 
@@ -107,16 +114,66 @@ def tma_box_byte(row: int, col_byte: int, span: int) -> int:
     return off ^ (((off >> 7) & mask) << 4)
 
 
-def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int) -> str:
-    """A C identifier naming one configuration.
+def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = DEFAULT_GROUP_M,
+             splits: int = 1, epilogue: tuple = ("f32", False, "none")) -> str:
+    """A C identifier naming one configuration (``_g<G>`` for a raster other than the default,
+    ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32).
 
-    >>> gemm_tag("bf16", 128, 256, 64, 4)
-    'gemm_bf16_128x256x64_s4'
+    >>> gemm_tag("bf16", 128, 256, 64, 4), gemm_tag("bf16", 64, 128, 64, 7, 1, 4)
+    ('gemm_bf16_128x256x64_s4', 'gemm_bf16_64x128x64_s7_g1_k4')
+    >>> gemm_tag("bf16", 128, 256, 64, 4, epilogue=("bf16", True, "gelu"))
+    'gemm_bf16_128x256x64_s4_obf16_bias_gelu'
     """
-    return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}"
+    out, bias, act = epilogue
+    tail = (f"_g{group_m}" if group_m != DEFAULT_GROUP_M else "") + \
+        (f"_k{splits}" if splits > 1 else "") + (f"_o{out}" if out != "f32" else "") + \
+        ("_bias" if bias else "") + (f"_{act}" if act != "none" else "")
+    return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}{tail}"
 
 
-def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int) -> None:
+def smem_bytes(dtype: str, bm: int, bn: int, bk: int, stages: int) -> int:
+    """Shared bytes of the ring: ``stages`` x (A + B stage) + 16 bytes of mbarriers per stage
+    (before the 1024-byte alignment slack).
+
+    >>> smem_bytes("bf16", 128, 256, 64, 4)
+    196672
+    """
+    eb = bytes_of(dtype)
+    return stages * (bm + bn) * bk * eb + 16 * stages
+
+
+def split_bounds(s: int, k_tiles: int, splits: int) -> tuple[int, int]:
+    """K-tiles ``[begin, end)`` of slice ``s``: ``(s k_tiles / S, (s + 1) k_tiles / S)`` rounded
+    down (the formula of ``kernel.cu``); slices may be empty when ``k_tiles < S``.
+
+    >>> [split_bounds(s, 10, 4) for s in range(4)]
+    [(0, 2), (2, 5), (5, 7), (7, 10)]
+    """
+    return s * k_tiles // splits, (s + 1) * k_tiles // splits
+
+
+def _split_obligation(splits: int, limit: int = 4096) -> dict:
+    """Exhaustive over k_tiles 1..limit: the slices are contiguous, disjoint and cover
+    [0, k_tiles), so the reduction of the S partial sums adds each K-tile exactly once."""
+    bad = None
+    for kt in range(1, limit + 1):
+        b = [split_bounds(s, kt, splits) for s in range(splits)]
+        ok = b[0][0] == 0 and b[-1][1] == kt and all(b[i][1] == b[i + 1][0] for i in
+                                                       range(splits - 1)) \
+            and all(x <= y for x, y in b)
+        if not ok:
+            bad = (kt, b)
+            break
+    return {"claim": f"split-K: the {splits} K slices [s*kt/{splits}, (s+1)*kt/{splits}) are "
+                     "contiguous, disjoint and cover the K-tiles [0, kt): each K-tile is summed in "
+                     "exactly one slice", "status": "proved" if bad is None else "counterexample",
+            "method": "exhaustive",
+            "reason": (f"every kt in 1..{limit}" if bad is None else
+                       f"kt = {bad[0]}: slices {bad[1]}")}
+
+
+def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = 8,
+                  splits: int = 1) -> None:
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     if bm not in (64, 128):
@@ -128,6 +185,10 @@ def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int) -> None:
         raise LayoutError(f"--tile: BK {bk} must be a positive multiple of the {dtype} wgmma K ({kx})")
     if not isinstance(stages, int) or isinstance(stages, bool) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
+    if not isinstance(group_m, int) or isinstance(group_m, bool) or not 1 <= group_m <= 64:
+        raise LayoutError(f"--group-m {group_m!r}: expected 1 to 64 tile rows")
+    if not isinstance(splits, int) or isinstance(splits, bool) or not 1 <= splits <= 16:
+        raise LayoutError(f"--split-k {splits!r}: expected 1 to 16")
 
 
 def _stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
@@ -204,7 +265,9 @@ def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
 
 
 def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
-                        arch: str = "sm_90a") -> dict:
+                        arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
+                        splits: int = 1, out: str = "f32", bias: bool = False,
+                        activation: str = "none") -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
 
     >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
@@ -216,7 +279,12 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     bm, bn, bk = parse_tile(tile or default_tile(dtype))
-    _check_config(dtype, bm, bn, bk, stages)
+    _check_config(dtype, bm, bn, bk, stages, group_m, splits)
+    if out not in OUT_DTYPES:
+        raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
+    if activation not in ACTIVATIONS:
+        raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
+    epi = (out, bool(bias), activation)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
     span = _SPAN[sw]
@@ -242,9 +310,12 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     frag, of = _fragment_obligation(bn, dtype)
     shape = f"m64n{bn}k{kx}"
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
-            "tag": gemm_tag(dtype, bm, bn, bk, stages), "dtype": dtype, "acc": "f32",
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi), "dtype": dtype,
+            "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
+                         "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
             "consumers": consumers, "threads": 128 * (consumers + 1),
+            "group_m": group_m, "splits": splits,
             "shape": shape, "k_inst": kx, "k_blocks": bk // kx,
             "instruction": f"wgmma.mma_async.sync.aligned.{shape}.f32.{dtype}.{dtype}",
             "swizzle": sw,
@@ -256,5 +327,7 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                     "tx_bytes": a_stage + b_stage},
             "d": {"fragment": frag},
             "smem": {"bytes": total, "alignment": 1024},
-            "global": {"a": "row-major M x K", "b": "row-major N x K", "d": "row-major M x N f32"},
-            "obligations": obls + oa + ob + [of]}
+            "global": {"a": "row-major M x K", "b": "row-major N x K",
+                       "d": f"row-major M x N {out}"},
+            "obligations": obls + oa + ob + [of] + ([_split_obligation(splits)] if splits > 1
+                                                     else [])}

@@ -78,8 +78,18 @@ GEMM_ASSUMPTIONS = (
 #: States the protocol exploration may visit before it answers unknown.
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
-_MAP_A, _MAP_B, _D = 0x70000000, 0x71000000, 0x30000000
+_MAP_A, _MAP_B, _D, _BIAS = 0x70000000, 0x71000000, 0x30000000, 0x60000000
 _SMEM = 0x410
+
+
+def _splits(man: dict) -> int:
+    try:
+        s = int(man.get("splits", 1))
+    except (TypeError, ValueError):
+        raise LayoutError("manifest: splits is not an integer") from None
+    if not 1 <= s <= 16:
+        raise LayoutError(f"manifest: splits {s} is not 1 to 16")
+    return s
 
 
 def _spec(man: dict) -> tuple:
@@ -125,26 +135,196 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
         maps, c = _tensor_maps(source, man)
         checks += c
     mod = parse_ptx(ptx)
-    entry = mod.functions[0] if mod.functions else None
+    splits = _splits(man)
+    epi = epilogue_spec(man)
+    entry = next((f for f in mod.functions if "vl_gemm_kernel" in f),
+                 mod.functions[0] if mod.functions else None)
     if entry is None:
         return IndependentReport(tuple(checks + [Check("run", "counterexample", "no entry")]),
                                  GEMM_ASSUMPTIONS)
     iters = stages + 2
-    k_tiles = -(-iters // 2)
+    k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
                            (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
+        fused = epi != ("f32", False, "none") and splits == 1
+        beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
-                          param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K},
-                          shared_base=_SMEM)
+                          param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K, 6: _BIAS},
+                          shared_base=_SMEM, float_tags=fused, load_value=_bias_loader(N, beyond))
+        if beyond:
+            checks.append(Check("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
+                                f", beyond N = {N} (M={M}, N={N}, K={K})"))
         if not run.complete:
             checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
             continue
         g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
+        g.splits = splits
+        g.epi = epi if fused else None
         checks += g.all()
+    if splits > 1:
+        checks.append(reduce_check(mod, splits, epi))
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+
+
+def epilogue_spec(man: dict) -> tuple[str, bool, str]:
+    """``(out dtype, bias?, activation)`` of the manifest (``("f32", False, "none")`` if absent).
+
+    >>> epilogue_spec({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    ('bf16', True, 'gelu')
+    """
+    e = man.get("epilogue") or {}
+    out, bias, act = e.get("out", "f32"), bool(e.get("bias", False)), e.get("activation", "none")
+    if out not in ("f32", "f16", "bf16") or act not in ("none", "relu", "gelu", "silu"):
+        raise LayoutError(f"manifest: epilogue {e!r} is not an output type and activation")
+    return out, bias, act
+
+
+def bias_value(col):
+    """The bias the checks load for column ``col``: ``(col mod 5) - 2`` (so ReLU sees negatives).
+
+    >>> [bias_value(c) for c in range(6)]
+    [-2.0, -1.0, 0.0, 1.0, 2.0, -2.0]
+    """
+    return (np.asarray(col) % 5 - 2).astype(np.float64) if np.ndim(col) else float(col % 5 - 2)
+
+
+def _bias_loader(n: int, beyond: list | None = None):
+    """``ld.global`` of bias element ``col < n`` gives :func:`bias_value`; anything else its
+    address (the interpreter's tag). Columns read at or beyond ``n`` go to ``beyond``."""
+    def load(addr, bits):
+        off = addr.astype(np.int64) - _BIAS
+        inside = (off >= 0) & (off < 4 * n) & (off % 4 == 0)
+        if beyond is not None:
+            beyond.extend(int(o) // 4 for o in off[(off >= 4 * n) & (off < 1 << 24)])
+        v = np.asarray(bias_value(np.where(inside, off // 4, 0)), dtype=np.float32)
+        return np.where(inside, v.view(np.uint32).astype(np.uint64), addr)
+    return load
+
+
+def act_reference(act: str, x: np.ndarray) -> np.ndarray:
+    """The activation in float64, from its definition (GELU's tanh form as PyTorch's
+    ``approximate="tanh"``; SiLU ``x / (1 + e^-x)``).
+
+    >>> act_reference("relu", np.array([-1.0, 2.0])).tolist(), round(float(act_reference("silu", np.array([1.0]))[0]), 4)
+    ([0.0, 2.0], 0.7311)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if act == "relu":
+        return np.maximum(x, 0.0)
+    if act == "gelu":
+        return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x ** 3)))
+    if act == "silu":
+        return x / (1.0 + np.exp(-x))
+    return x
+
+
+def round_out(out: str, x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to the output type (nearest even), as float64.
+
+    >>> round_out("bf16", np.array([1.00390625, 257.0])).tolist()
+    [1.0, 256.0]
+    """
+    x32 = np.asarray(x, dtype=np.float32)
+    if out == "f16":
+        return x32.astype(np.float16).astype(np.float64)
+    if out == "bf16":
+        u = x32.view(np.uint32).astype(np.uint64)
+        r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16
+        return (r & 0xFFFFFFFF).astype(np.uint32).view(np.float32).astype(np.float64)
+    return x32.astype(np.float64)
+
+
+def _decode(out: str, bits: np.ndarray) -> np.ndarray:
+    if out == "f32":
+        return (bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32).astype(np.float64)
+    if out == "f16":
+        return (bits & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float64)
+    return ((bits & 0xFFFF).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _tolerance(out: str, want: np.ndarray) -> np.ndarray:
+    """One unit in the last place of the output type at |want| (f32: 2^-20 relative, for the
+    interpreter's tanh against float64)."""
+    mant = {"f32": 20, "f16": 10, "bf16": 7}[out]
+    mag = np.maximum(np.abs(want), 2.0 ** -14)
+    return 2.0 ** (np.floor(np.log2(mag)) - mant)
+
+
+def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check:
+    """The split-K reduction ``vl_splitk_reduce`` run on its PTX for every thread of one CTA
+    (grid 1, so its grid-stride loop walks all ``M x N`` elements): workspace element ``i`` of
+    slot ``s`` holds ``(i + 1) 4^s`` (exact in f32), so ``D[i]`` must be
+    ``out(act((i + 1) (4^S - 1) / 3 + bias(i mod N)))``: each slot summed once, at the element's
+    own index, then the epilogue once; with a plain f32 D the base-4 digits of ``D[i] / (i + 1)``
+    name a slot summed twice or missed. (256 threads over 37 x 11; 32 threads over 7 x 9 with
+    an epilogue, so that neighbouring elements differ by more than a 16-bit ulp.)
+
+    >>> reduce_check(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nret;\\n}"), 2).status
+    'counterexample'
+    """
+    name = next((f for f in mod.functions if "vl_splitk_reduce" in f), None)
+    if name is None:
+        return Check("split-k", "counterexample", "the PTX has no vl_splitk_reduce entry: the "
+                     "K slices' partial sums are never added")
+    plain = epi == ("f32", False, "none")
+    M, N, nthr = (37, 11, 256) if plain else (7, 9, 32)
+    W, D, mn = 0x40000000, 0x50000000, M * N
+    ob = 4 if epi[0] == "f32" else 2
+    bias_load = _bias_loader(N)
+
+    def load(addr, bits):
+        off = (addr.astype(np.int64) - W) // 4
+        s, i = off // mn, off % mn
+        ok = (off >= 0) & (s < splits)
+        val = np.where(ok, (i + 1) * (4.0 ** np.minimum(s, 15)), np.nan).astype(np.float32)
+        return np.where(ok, val.view(np.uint32).astype(np.uint64), bias_load(addr, bits))
+
+    run = run_threads(mod, name, range(nthr), param_values={0: W, 1: D, 2: M, 3: N, 4: _BIAS},
+                      load_value=load)
+    if not run.complete:
+        return Check("split-k", "unknown", f"the reduction could not be run on the PTX: {run.reason}")
+    seen: dict = {}
+    for ev in run.events:
+        if not ev.op.startswith("st.global"):
+            continue
+        vals = ev.values.get("a0")
+        if vals is None:
+            return Check("split-k", "unknown", "the reduction stores a value the run does not know")
+        for a, v in zip(ev.values["addr"].tolist(), _decode(epi[0], vals).tolist()):
+            seen.setdefault((int(a) - D) // ob, []).append(v)
+    why = _reduce_mismatch(seen, splits, epi, mn, N)
+    if why:
+        return Check("split-k", "counterexample", why)
+    return Check("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
+                 f"once into each of the {mn} D elements of a {M}x{N} run (grid-stride loop, one "
+                 f"CTA of {nthr} threads), then the epilogue {epi[0]}"
+                 f"{' + bias' if epi[1] else ''}, {epi[2]}")
+
+
+def _reduce_mismatch(seen: dict, splits: int, epi: tuple, mn: int, N: int) -> str | None:
+    """Law: None when each D element ``i < mn`` was stored once with
+    ``out(act((i + 1) (4^S - 1) / 3 + bias))`` (within one output ulp) and nothing else was
+    stored; else what differs (the base-4 digits name a slot summed twice, for a plain f32 D)."""
+    plain = epi == ("f32", False, "none")
+    want = sum(4 ** s for s in range(splits))
+    for i in range(mn):
+        got = seen.get(i, [])
+        if len(got) != 1:
+            return f"D element {i} is stored {len(got)} times by the reduction (expected once)"
+        exp = float(round_out(epi[0], act_reference(epi[2], np.array(
+            [(i + 1) * want + (bias_value(i % N) if epi[1] else 0.0)])))[0])
+        if abs(got[0] - exp) > float(_tolerance(epi[0], np.array([exp]))[0]):
+            q = got[0] / (i + 1)
+            digits = [int(q) // 4 ** s % 4 for s in range(splits)] if plain and q == int(q) else []
+            why = ", ".join(f"slot {s} summed {d} times" for s, d in enumerate(digits) if d != 1)
+            return (f"D element {i} = {got[0]:g}, expected {exp:g} (each of the {splits} slots "
+                    f"once, then the epilogue {epi}): "
+                    f"{why or 'a slot summed twice or missed, another index, or a wrong epilogue'}")
+    extra = sorted(set(seen) - set(range(mn)))
+    return f"the reduction stores outside D (element {extra[0]})" if extra else None
 
 
 # ----- host side: the tensor maps -----------------------------------------------------------------
@@ -323,6 +503,7 @@ class _Gemm:
         self.checks: list[Check] = []
 
     label = ""
+    splits = 1
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -373,7 +554,7 @@ class _Gemm:
         tiles = self._tma_checks(tmas)
         self._descriptor_checks(procs, tmas)
         self._protocol(procs, init, tmas)
-        self._d_store(procs, tiles)
+        self._d_store(procs, tiles, tmas)
         return self.checks
 
     def _consumer_wgmmas(self, procs):
@@ -381,15 +562,17 @@ class _Gemm:
         each consumer in program order; the iteration counts the consumer's mbarrier waits from
         -1, and k counts its wgmmas since the last wait from 0."""
         for c in range(1, self.cons + 1):
-            it, kb = -1, 0
+            it, kb, fresh = -1, 0, True
             for ev, v, _n, _t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it, kb = it + 1, 0
                     continue
+                if ev.op.startswith("st.global"):
+                    fresh = True
                 if not ev.op.startswith("wgmma.mma_async"):
                     continue
-                yield c, it, kb, ev, v
-                kb += 1
+                yield c, it, kb, ev, v, fresh
+                kb, fresh = kb + 1, False
 
     # ---- the wgmma instruction ----
     def _instruction_checks(self, procs):
@@ -398,7 +581,7 @@ class _Gemm:
                              "b": {"major": "K"}})
         nkb = self.bk // self.kx
         n = 0
-        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+        for c, it, kb, ev, v, fresh in self._consumer_wgmmas(procs):
             kb %= nkb
             ops = ev.instr.operands
             if ev.op != want or len(ops) != 4 + len(imms):
@@ -419,7 +602,7 @@ class _Gemm:
                          "(seed 003, wgmma.fence)", ev)
                 return
             sd = v.get("scale_d")
-            first = it % self.k_tiles == 0 and kb == 0
+            first = fresh     # the first wgmma since the last epilogue: a new tile or K slice
             if sd is None or len(set(sd.tolist())) != 1:
                 self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
                          "known value", ev)
@@ -526,7 +709,7 @@ class _Gemm:
             stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
         bad = 0
         total = 0
-        for c, it, kb, ev, v in self._consumer_wgmmas(procs):
+        for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
             for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
                                                  ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
                 vals = v.get(key)
@@ -841,32 +1024,47 @@ class _Gemm:
                     return False
         return True
 
-    def _d_store(self, procs, tiles):
+    def _d_store(self, procs, tiles, tmas):
+        # long: one walk of every consumer's stores, each against the PTX D fragment and its slot
         if not self._epilogue_order(procs):
             return
         f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
         regs = f.registers
         coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
+        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == _MAP_A}
+        raw = {}                        # iteration -> tile, read off the TMA coordinates
+        for x in tmas:
+            if x["map"] in (_MAP_A, _MAP_B):
+                tm, tn = raw.get(x["it"], (None, None))
+                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == _MAP_A else (tm, x["c1"] // self.bn)
+        tiles = {**raw, **tiles}
         got: dict = {}
+        cover: dict = {}
         bad = None
+        mn = self.M * self.N
         for c in range(1, self.cons + 1):
-            it = -1
+            it, acc = -1, []
             for ev, v, n, t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it += 1
+                if ev.op.startswith("wgmma.mma_async"):
+                    sd, dz = v.get("scale_d"), v.get("d_zero")
+                    reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
+                    acc = [it] if reset else (acc if it in acc else acc + [it])
                 if not ev.op.startswith("st.global"):
                     continue
                 tile = tiles.get(it)
-                vals = [v.get(f"a{j}") for j in range(8) if f"a{j}" in v]
-                addr = v["addr"].astype(np.int64) - _D
-                for j, x in enumerate(vals):
-                    if x is None:
-                        continue
-                    e = (x.astype(np.int64) & 0xFFFFFFFF) - 1
-                    pos = (addr + 4 * j) // 4
-                    row, col = pos // self.N, pos % self.N
+                for pos, e, alt in self._stored(ev, v, regs):
+                    slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
+                    row, col = rem // self.N, rem % self.N
                     for q in range(len(t)):
                         tt, ee = int(t[q]) % 128, int(e[q])
+                        if alt is not None and tile is not None:   # a value several elements give
+                            rr = int(row[q]) - tile[0] * self.bm - 64 * (c - 1)
+                            cc = int(col[q]) - tile[1] * self.bn
+                            hit = np.nonzero((coord[tt, :, 0] == rr) & (coord[tt, :, 1] == cc))[0]
+                            if len(hit) and alt[q, hit[0]]:
+                                ee = int(hit[0])
                         if not 0 <= ee < regs or tile is None:
                             bad = bad or (f"consumer {c - 1} stores a value that is not an "
                                           "accumulator element", ev)
@@ -879,18 +1077,22 @@ class _Gemm:
                                           f"{self.M}x{self.N} D, and is stored (at element "
                                           f"{int(pos[q])}): a missing edge predicate", ev)
                             continue
-                        if (int(row[q]), int(col[q])) != want:
+                        if (int(row[q]), int(col[q])) != want or not 0 <= int(slot[q]) < self.splits:
+                            where = f" of slot {int(slot[q])}" if self.splits > 1 else ""
                             bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
                                           f"of tile {tile} is stored at D({int(row[q])}, "
-                                          f"{int(col[q])}); the PTX D fragment puts it at "
-                                          f"D{want}", ev)
-                        got[(c, tt, ee, tile)] = got.get((c, tt, ee, tile), 0) + 1
+                                          f"{int(col[q])}){where}; the PTX D fragment puts it at "
+                                          f"D({int(want[0])}, {int(want[1])})", ev)
+                        key = (c, tt, ee, tile, int(slot[q]))
+                        got[key] = got.get(key, 0) + 1
+                        cover.setdefault((tile, int(slot[q])), set()).add(
+                            tuple(sorted(ktile.get(i, -1) for i in acc)))
         want_n = 0
         for tl in {tl for tl in tiles.values()}:
             for c in range(self.cons):
                 rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
                 cols = tl[1] * self.bn + coord[:, :, 1]
-                want_n += int(((rows < self.M) & (cols < self.N)).sum())
+                want_n += int(((rows < self.M) & (cols < self.N)).sum()) * self.splits
         if bad:
             self.add("d-store", "counterexample", bad[0], bad[1])
         elif len(got) != want_n or any(v != 1 for v in got.values()):
@@ -898,4 +1100,70 @@ class _Gemm:
                      f"twice?), expected {want_n} once each")
         else:
             self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
-                     "at their D(row, col) (PTX D fragment, the producer's tile), none outside")
+                     "at their D(row, col) (PTX D fragment, the producer's tile), none outside" +
+                     (f", in K-slot 0..{self.splits - 1}" if self.splits > 1 else "") +
+                     (f", each the value {self.epi[0]}({self.epi[2]}(acc"
+                      f"{' + bias[col]' if self.epi[1] else ''})) of its element"
+                      if self.epi else ""))
+        if self.splits > 1:
+            grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
+            self._split_cover(cover, grid)
+
+    epi = None
+
+    def _stored(self, ev, v, regs: int):
+        """Law: ``(element index in D, accumulator element, candidates)`` arrays over the storing
+        threads, one per stored element (candidates: every element whose value it matches, as
+        ReLU maps several to 0; None for plain f32). Plain f32: the value is the interpreter's tag ``e + 1``.
+        With an epilogue (accumulators run as the f32 values ``e + 1``): the element ``e``
+        whose ``out(act(e + 1 + bias(col)))`` the stored value is (within one ulp), or -1."""
+        vals = [v.get(f"a{j}") for j in range(8) if f"a{j}" in v]
+        addr = v["addr"].astype(np.int64) - _D
+        if self.epi is None:
+            for j, x in enumerate(vals):
+                if x is not None:
+                    yield (addr + 4 * j) // 4, (x.astype(np.int64) & 0xFFFFFFFF) - 1, None
+            return
+        out, bias, act = self.epi
+        ob = 4 if out == "f32" else 2
+        reg_bits = 16 if re.search(r"\.[bu]16$", ev.op) else 32
+        per = reg_bits // (8 * ob)
+        cand = np.arange(regs, dtype=np.float64) + 1.0
+        for j, x in enumerate(vals):
+            if x is None:
+                continue
+            for k in range(per):
+                pos = addr // ob + j * per + k
+                got = _decode(out, (x.astype(np.uint64) >> np.uint64(8 * ob * k)))
+                col = pos % self.N
+                b = bias_value(col) if bias else np.zeros(len(col))
+                want = round_out(out, act_reference(act, cand[None, :] + b[:, None]))
+                err = np.abs(want - got[:, None])
+                e = np.argmin(err, axis=1)
+                alt = err <= _tolerance(out, got)[:, None]      # every element it could be
+                yield pos, np.where(alt[np.arange(len(e)), e], e, -1), alt
+
+    def _split_cover(self, cover: dict, tiles: set) -> None:
+        """Law: for every tile, slots 0..S-1 each hold one partial sum, and the K-tiles summed into
+        them are disjoint and cover [0, k_tiles): the reduction then adds each K-tile once."""
+        for tl in sorted(tiles, key=str):
+            seen: dict = {}
+            for s in range(self.splits):
+                sets = cover.get((tl, s), set())
+                if len(sets) != 1:
+                    self.add("split-k", "counterexample", f"tile {tl}, slot {s}: "
+                             f"{'no partial sum stored' if not sets else 'stores of different K ranges'}")
+                    return
+                for k in next(iter(sets)):
+                    seen.setdefault(k, []).append(s)
+            dup = next(((k, v) for k, v in sorted(seen.items()) if len(v) > 1), None)
+            if dup:
+                self.add("split-k", "counterexample", f"tile {tl}: K-tile {dup[0]} is summed in "
+                         f"slots {dup[1]}: a K slice summed twice")
+                return
+            if sorted(seen) != list(range(self.k_tiles)):
+                miss = sorted(set(range(self.k_tiles)) - set(seen))
+                self.add("split-k", "counterexample", f"tile {tl}: K-tiles {miss} are in no slot")
+                return
+        self.add("split-k", "proved", f"every tile's {self.splits} slots hold partial sums over "
+                 f"disjoint K-tile sets covering all {self.k_tiles} K-tiles")

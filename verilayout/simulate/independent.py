@@ -166,8 +166,9 @@ def _run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
 
 
 @functools.lru_cache(maxsize=64)   # keyed by the source text; one compile per kernel per process
-def compile_ptx(source: str) -> tuple[bool, str]:
-    """``(True, PTX)`` of ``source`` compiled by ``nvcc -arch=sm_90a -ptx -lineinfo`` (with
+def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
+    """``(True, PTX)`` of ``source`` compiled by ``nvcc -arch=<arch> -ptx -lineinfo`` (default
+    sm_90a; with
     ``VL_NO_MAIN``), or ``(False, first error line)``.
 
     >>> compile_ptx.cache_info().maxsize       # one compile per kernel text per process
@@ -178,7 +179,8 @@ def compile_ptx(source: str) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="vl_ind_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
-        rc, out = _run_nvcc([*NVCC_FLAGS, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
+        flags = [f.replace("90a", arch[3:]) for f in NVCC_FLAGS]
+        rc, out = _run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
@@ -187,8 +189,8 @@ def compile_ptx(source: str) -> tuple[bool, str]:
 
 
 @functools.lru_cache(maxsize=64)   # keyed by the PTX text; one ptxas run per kernel per process
-def ptxas_spills(ptx: str) -> Check:
-    """``ptxas -arch=sm_90a -v`` on the PTX: a ``spills`` check, proved when every function
+def ptxas_spills(ptx: str, arch: str = "sm_90a") -> Check:
+    """``ptxas -arch=<arch> -v`` (default sm_90a) on the PTX: a ``spills`` check, proved when every function
     spills 0 bytes (stores and loads), with the register counts ptxas reports.
 
     >>> ptxas_spills.cache_info().maxsize
@@ -202,7 +204,7 @@ def ptxas_spills(ptx: str) -> Check:
         path = os.path.join(d, "kernel.ptx")
         with open(path, "w", encoding="utf-8") as f:
             f.write(ptx)
-        p = subprocess.run([ptxas, "-arch=sm_90a", "-v", path, "-o", os.devnull],
+        p = subprocess.run([ptxas, f"-arch={arch}", "-v", path, "-o", os.devnull],
                            capture_output=True, text=True, timeout=600)
     text = p.stdout + p.stderr
     if p.returncode != 0:

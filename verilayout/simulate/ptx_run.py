@@ -37,7 +37,12 @@ from verilayout.prove.ptx_values import BITWISE
 __all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS"]
 
 #: Opcode heads recorded as events.
-EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom")
+EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom", "tcgen05")
+#: Tensor-memory base address a ``tcgen05.alloc`` hands out in a run (lane 0, column 0); an
+#: ``ld.shared`` of the address the alloc wrote reads it back.
+TMEM_BASE = 0
+#: ``tcgen05.ld`` result tags: bit 31 set, TMEM lane in bits 16-30, column in bits 0-15.
+TMEM_TAG = 1 << 31
 _U64 = np.uint64
 _ALL = (1 << 64) - 1
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
@@ -108,6 +113,8 @@ class _Unknown(Exception):
 
 
 class _Machine:
+    float_tags = False
+
     def __init__(self, mod: PtxModule, func: str, threads, special: dict, params: dict,
                  shared: dict, stop_at=None, load_value=None):
         self.instrs = [i for i in mod.instrs if i.func == func]
@@ -133,6 +140,7 @@ class _Machine:
                     if text.strip().startswith("{"):
                         self.mma_regs.update(r.strip() for r in text.strip("{} ").split(","))
         self.touched = np.zeros(self.n, dtype=bool)
+        self.tmem_slots: set[int] = set()
         self.cur_sel: np.ndarray | None = None
         self.in_wgmma = False
 
@@ -229,6 +237,9 @@ class _Machine:
         w = _width(parts)
         if head == "mbarrier" or head == "elect":
             return None, w, None
+        fl = self._float(parts, head, ops)
+        if fl is not None:
+            return fl
         if head == "setp":
             w = _width(parts)
             a, b = self.value(ops[1], w), self.value(ops[2], w)
@@ -258,12 +269,20 @@ class _Machine:
         if head == "ld":
             if "param" in parts:
                 return self.address(ops[1]), w, None
+            if "shared" in parts and self.tmem_slots:
+                a = self.address(ops[1])
+                if np.isin(a, list(self.tmem_slots)).all():
+                    return np.full(self.n, TMEM_BASE, dtype=_U64), w, None
             if "global" in parts or parts[1] in ("nc",):
                 if ops[0].startswith("{"):
                     return None, w, None        # vector loads are not modelled
                 a = self.address(ops[1])
-                if self.load_value is not None:  # a chosen memory content: value of the address
-                    return np.asarray(self.load_value(a, w), dtype=_U64) & _mask(w), w, a
+                if self.load_value is not None:  # a chosen memory content, read by the executing threads
+                    sel = self.cur_sel if self.cur_sel is not None else np.ones(self.n, dtype=bool)
+                    out = np.zeros(self.n, dtype=_U64)
+                    if sel.any():
+                        out[sel] = np.asarray(self.load_value(a[sel], w), dtype=_U64)
+                    return out & _mask(w), w, a
                 return a, 64, a                 # the tag: the address read
             return None, w, None
         if head == "mov":
@@ -306,6 +325,34 @@ class _Machine:
                     "min", "max", "div", "rem", "bfe", "bfi", "abs"):
             return self._arith(parts, head, ops, w), (2 * w if "wide" in parts else w), None
         return None, w, None
+
+    def _float(self, parts, head, ops):
+        """``(value, width, None)`` of an f32 arithmetic / comparison, ``tanh.approx.f32``
+        (modelled as the exact tanh: the hardware's is within 2^-10.99 relative) or an
+        f32 -> f16 / bf16 conversion (round to nearest even; ``x2``: ``a`` to the upper half);
+        None where the instruction is not one of these."""
+        f32 = "f32" in parts
+        if head in ("add", "sub", "mul", "max", "min") and f32 and len(ops) == 3:
+            return _f32_arith(head, self.value(ops[1], 32), self.value(ops[2], 32)), 32, None
+        if head == "fma" and f32 and len(ops) == 4:
+            a, b, c = (_as_f32(self.value(o, 32)) for o in ops[1:4])
+            return _bits(a.astype(np.float64) * b + c), 32, None
+        if head in ("neg", "abs", "tanh") and f32 and len(ops) == 2:
+            a = _as_f32(self.value(ops[1], 32))
+            return _bits({"neg": -a, "abs": np.abs(a), "tanh": np.tanh(a)}[head]), 32, None
+        if head == "setp" and f32 and len(ops) == 3:
+            a, b = _as_f32(self.value(ops[1], 32)), _as_f32(self.value(ops[2], 32))
+            r = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+                 "ge": a >= b}.get(parts[1])
+            return (None if r is None else r.astype(_U64)), 1, None
+        if head == "cvt" and len(parts) >= 4 and parts[-1] == "f32" and parts[-2] in (
+                "f16", "bf16", "f16x2", "bf16x2"):
+            half = _half_bits(parts[-2].rstrip("x2"))
+            if parts[-2].endswith("x2") and len(ops) == 3:
+                hi, lo = (half(_as_f32(self.value(o, 32))) for o in ops[1:3])
+                return (hi << _U64(16)) | lo, 32, None
+            return half(_as_f32(self.value(ops[1], 32))), 16, None
+        return None
 
     def _arith(self, parts, head, ops, w):
         # long: the opcode dispatch of the interpreter's integer arithmetic (one branch per opcode)
@@ -389,12 +436,26 @@ class _Machine:
             if src in self.origin:
                 vals["origin"] = self.origin[src][lanes]
         self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
+        if i.opcode.startswith("tcgen05.alloc") and vals.get("addr") is not None:
+            self.tmem_slots.update(int(x) for x in vals["addr"])
+        if i.opcode.startswith("tcgen05.ld.") and "32x32b" in i.parts and vals.get("addr") is not None:
+            # register r of lane l: TMEM lane (address lane) + l, column (address column) + r
+            lane = (self.t % 32).astype(np.uint64)
+            taddr = np.zeros(self.n, dtype=_U64)
+            taddr[lanes] = vals["addr"]
+            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            for r, name in enumerate(dregs):
+                tag = _U64(TMEM_TAG) | ((((taddr >> _U64(16)) + lane) & _U64(0x7FFF)) << _U64(16)) \
+                    | (((taddr & _U64(0xFFFF)) + _U64(r)) & _U64(0xFFFF))
+                self.write(name, tag, sel, 32)
         if i.opcode.startswith("wgmma.mma_async") and i.operands:
             # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
             half = len(i.parts) > 5 and i.parts[5] == "f16"
             dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
             for r, name in enumerate(dregs):
                 tag = (2 * r + 1) | ((2 * r + 2) << 16) if half else r + 1
+                if self.float_tags and not half:
+                    tag = int(np.float32(r + 1).view(np.uint32))
                 self.write(name, np.full(self.n, tag, dtype=_U64), sel, 32)
 
     def _known(self, read):
@@ -462,16 +523,61 @@ class _Machine:
             k += 1
 
 
+def _as_f32(v: np.ndarray) -> np.ndarray:
+    return (v & _U64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+
+
+def _bits(x) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        return np.asarray(x, dtype=np.float32).view(np.uint32).astype(_U64)
+
+
+def _half_bits(kind: str):
+    """f32 array -> its f16 or bf16 bits (round to nearest even), as uint64.
+
+    >>> hex(int(_half_bits("bf16")(np.array([1.00390625], dtype=np.float32))[0]))
+    '0x3f80'
+    """
+    if kind == "f16":
+        def f16(a):
+            with np.errstate(over="ignore", invalid="ignore"):
+                return a.astype(np.float16).view(np.uint16).astype(_U64)
+        return f16
+
+    def bf16(a):
+        u = a.view(np.uint32).astype(np.uint64)
+        r = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+        return np.where(np.isnan(a), _U64(0x7FC0), r & _U64(0xFFFF))
+    return bf16
+
+
+def _f32_arith(head: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``add/sub/mul.f32`` on the bit patterns (IEEE binary32, round to nearest even).
+
+    >>> one, two = np.array([0x3F800000], dtype=np.uint64), np.array([0x40000000], dtype=np.uint64)
+    >>> hex(int(_f32_arith("add", one, two)[0]))
+    '0x40400000'
+    """
+    x = (a & _U64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    y = (b & _U64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        r = {"add": x + y, "sub": x - y, "mul": x * y, "max": np.fmax(x, y),
+             "min": np.fmin(x, y)}[head].astype(np.float32)
+    return r.view(np.uint32).astype(_U64)
+
+
 def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
                 ntid: int | None = None, params: dict | None = None, shared_base: int = 0,
                 param_values: dict | None = None, stop=None, max_steps: int = 200000,
-                load_value=None) -> RunResult:
+                load_value=None, float_tags: bool = False) -> RunResult:
     """Run ``func`` for the thread ids ``threads`` of CTA ``ctaid`` (see the module docstring).
 
     ``param_values``: the value of parameter ``i`` (``ld.param [..._param_<i>]``, or the address of
     a by-value parameter); ``shared_base``: the address of every ``.shared`` variable; ``stop``:
     a predicate on an instruction at which a thread stops (before executing it);
-    ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag).
+    ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag);
+    ``float_tags``: a 32-bit accumulator register ``r`` holds the f32 value ``r + 1`` instead of
+    the integer (so float epilogue arithmetic on it can be evaluated).
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> m = parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nsetp.lt.u32 %p1, "
@@ -489,6 +595,7 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     names = {**_param_names(mod, func, dict(param_values or {})), **(params or {})}
     mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
                     stop, load_value)
+    mach.float_tags = float_tags
     return _run(mach, threads, max_steps)
 
 

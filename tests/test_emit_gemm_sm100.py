@@ -1,0 +1,174 @@
+"""``emit gemm --arch sm_100a``: the Blackwell GEMM (tcgen05.mma, TMEM accumulator, TMA).
+
+It cannot run here (no sm_100 GPU): these tests compile it with ptxas for sm_100a and check its
+PTX (:mod:`verilayout.simulate.tcgen05_check`). The instruction-descriptor oracle is CUTLASS's
+``cute/arch/mma_sm100_desc.hpp`` (``UMMA::InstrDescriptor`` bit fields and format enums), read
+as text from the CUTLASS wheel.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import pytest
+
+from verilayout.emit.gemm_select import choose_tcgen05
+from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emit_tcgen05_gemm
+from verilayout.errors import LayoutError
+from verilayout.simulate.tcgen05_check import check_tcgen05_source
+
+NVCC = shutil.which("nvcc") or (os.path.exists("/usr/local/cuda/bin/nvcc") and "/usr/local/cuda/bin/nvcc")
+needs_nvcc = pytest.mark.skipif(not NVCC, reason="nvcc (CUDA 12.8 or newer for sm_100a) is not installed")
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (16, 4096, 4096),
+          (128, 8192, 8192), (8192, 1024, 8192), (4096, 14336, 4096), (8191, 8193, 4104)]
+
+
+def _cutlass_header() -> str | None:
+    try:
+        import cutlass_library
+    except ImportError:
+        return None
+    path = os.path.join(os.path.dirname(cutlass_library.__file__), "source", "include", "cute",
+                        "arch", "mma_sm100_desc.hpp")
+    return open(path, encoding="utf-8").read() if os.path.exists(path) else None
+
+
+def _cutlass_idesc(dtype: str, n: int) -> int:
+    """UMMA::InstrDescriptor of CUTLASS for M = 128, N = n, K-major A and B, f32 D: the bit
+    offsets summed from the field widths in declaration order, the codes from its enums."""
+    text = _cutlass_header()
+    body = text[text.index("union InstrDescriptor\n"):]
+    body = body[body.index("struct {"):body.index("};")]
+    off, fields = 0, {}
+    for name, width in re.findall(r"(\w*)\s*:\s*(\d+)\s*[,;]", body):
+        if name and name != "uint16_t":
+            fields[name.strip("_")] = (off, int(width))
+        off += int(width)
+    enum = {}
+    for ename in ("F16F32Format", "MXF8F6F4Format", "CFormat"):
+        blk = text[text.index(f"enum class {ename}"):]
+        blk = blk[:blk.index("};")]
+        enum[ename] = {k: int(v) for k, v in re.findall(r"(\w+)\s*=\s*(\d+)", blk)}
+    code = {"f16": enum["F16F32Format"]["F16"], "bf16": enum["F16F32Format"]["BF16"],
+            "tf32": enum["F16F32Format"]["TF32"], "e4m3": enum["MXF8F6F4Format"]["E4M3"]}[dtype]
+    vals = {"c_format": enum["CFormat"]["F32"], "a_format": code, "b_format": code,
+            "n_dim": n >> 3, "m_dim": 128 >> 4, "a_major": 0, "b_major": 0}
+    return sum(v << fields[k][0] for k, v in vals.items())
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "tf32", "e4m3"])
+@pytest.mark.parametrize("bn", [64, 128, 256])
+def test_the_instruction_descriptor_equals_cutlass(dtype, bn):
+    if _cutlass_header() is None:
+        pytest.fail("the CUTLASS wheel (cutlass_library) with mma_sm100_desc.hpp is the oracle")
+    eb = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}[dtype]
+    m = build_tcgen05_manifest(dtype, tile=f"128x{bn}x{128 // eb}", stages=2)
+    assert m["idesc"]["value"] == _cutlass_idesc(dtype, bn)
+
+
+def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
+    for dtype, tile in (("bf16", "128x256x64"), ("e4m3", "128x64x128"), ("tf32", "128x128x32")):
+        m = build_tcgen05_manifest(dtype, tile=tile, stages=3)
+        assert {o["status"] for o in m["obligations"]} == {"proved"}
+        cols, bn = m["tmem"]["columns"], m["bn"]
+        assert cols >= max(32, bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, bn)
+
+
+def test_bad_sm100_tiles_are_layout_errors():
+    with pytest.raises(LayoutError, match="BM 128"):
+        build_tcgen05_manifest("bf16", tile="64x128x64")
+
+
+def _kernel(dtype="bf16", tile="128x128x64", stages=3):
+    e = emit_tcgen05_gemm(dtype, tile=tile, stages=stages)
+    return e.manifest, e.files["kernel.cu"]
+
+
+@needs_nvcc
+def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
+    man, src = _kernel()
+    r = check_tcgen05_source(man, src)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
+                                           "tmem", "d-store"}
+    assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
+
+
+@needs_nvcc
+def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
+    man, src = _kernel()
+    old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
+    hits = [c for c in r.failures if c.check == "tmem"]
+    assert hits and "column" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_tmem_lane_of_another_warp_is_caught_by_tmem():
+    man, src = _kernel()
+    old = "tmem + ((warp * 32u) << 16)"
+    r = check_tcgen05_source(man, src.replace(old, "tmem + (((warp ^ 1u) * 32u) << 16)"))
+    hits = [c for c in r.failures if c.check == "tmem"]
+    assert hits and "may reach only" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_instruction_descriptor_n_is_caught():
+    man, src = _kernel()
+    v = man["idesc"]["value"]
+    bad = v ^ (1 << 18)                      # N field (bits 17-22) changed
+    assert f"IDESC = {v:#010x}u" in src
+    r = check_tcgen05_source(man, src.replace(f"IDESC = {v:#010x}u", f"IDESC = {bad:#010x}u"))
+    hits = [c for c in r.failures if c.check == "instruction"]
+    assert hits and "n_dim" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_descriptor_of_the_wrong_stage_is_caught():
+    man, src = _kernel()
+    old = "with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES)"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "with_start(desc_b0(kb), base + B_OFFSET)"))
+    assert any(c.check == "descriptor" for c in r.failures), [c.to_dict() for c in r.failures]
+
+
+def test_the_sm100_readme_says_it_cannot_run_here(tmp_path, capsys):
+    from verilayout.cli import main
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--problem", "16,4096,4096",
+               "--explain", "-o", str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "unmeasured" in out
+    assert "Not run" in (tmp_path / "b" / "README.md").read_text()
+    assert "compute_100a" in (tmp_path / "b" / "Makefile").read_text()
+
+
+def test_sm100_refuses_the_sm90_only_options(tmp_path, capsys):
+    from verilayout.cli import main
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--split-k", "2",
+               "-o", str(tmp_path / "b")])
+    assert rc == 2 and "sm_90a-only" in capsys.readouterr().err
+
+
+def _chosen() -> list:
+    seen = []
+    for dt in ("bf16", "f16", "e4m3", "tf32"):
+        for M, N, K in SHAPES:
+            if dt == "e4m3" and K % 16:
+                continue
+            b = choose_tcgen05(M, N, K, dt).best
+            if (dt, b.tile, b.stages) not in seen:
+                seen.append((dt, b.tile, b.stages))
+    return seen
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("cfg", _chosen(), ids=lambda c: "_".join(map(str, c)))
+def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
+    man, src = _kernel(*cfg)
+    r = check_tcgen05_source(man, src)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")

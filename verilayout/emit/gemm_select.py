@@ -1,0 +1,447 @@
+"""Choose the whole Hopper GEMM configuration for a problem ``M x N x K``: tile, stages, the
+rasterization (``GROUP_M``) of the persistent schedule and split-K, from a cost model that can be
+printed (``emit gemm --problem M,N,K --explain``).
+
+Every candidate is a configuration :func:`verilayout.emit.gemm_plan.build_gemm_manifest` accepts;
+the chosen one is built with all of its obligations (the same proofs as an explicit ``--tile``).
+
+The cost model (all times in SM clocks; the constants and where they come from are
+:data:`H100`):
+
+* **waves**: ``units = tiles x splits`` work units on 132 SMs; the persistent grid finishes after
+  ``ceil(units / 132)`` unit times (each unit is the same work);
+* **MMA time of a unit**: ``k_tiles_per_unit x stage`` where one stage costs
+  ``max(C x t_c, t_c + O_C)``: ``t_c = 64 BN BK 2 / F`` is one consumer warpgroup's tensor time
+  (``F`` dense FLOP per clock per SM of the dtype), ``C`` consumer warpgroups share the tensor
+  cores, ``O_C`` is the per-stage latency a consumer cannot hide (mbarrier wait, ``wait_group``
+  drain, release). ``O_C`` is **an inference fitted** to the 8192^3 bf16 rows of
+  ``hwtests/results/h100-2026-11-26-gemm_sweep.txt`` (the 128x128 : 128x256 : 64x128 ratios), not
+  a cited hardware figure;
+* **memory**: a unit's TMA bytes ``(rows of A + rows of B in range) x K_unit x bytes`` at the SM's
+  share of L2 bandwidth; the whole run at least ``DRAM bytes / HBM bandwidth``, the DRAM bytes
+  being each wave's distinct A and B panels under the ``GROUP_M`` raster (which is how the raster
+  is chosen) plus D, plus the split-K workspace written and read back;
+* **pipeline depth**: the deepest ring that fits 227 KiB (``stages`` is not a cost choice: one CTA
+  per SM, so unused shared memory buys nothing); a ring shallower than the load latency stalls;
+* **registers**: ``BN / 2`` f32 accumulators + 40 per consumer thread must fit ``setmaxnreg``'s
+  232 (two consumers) or 255;
+* **rule**: a 64-row tile (one consumer warpgroup) is considered only where ``M <= 64``: one
+  consumer leaves the per-stage latency exposed (measured 36-47% of cuBLASLt at 8192^3 and
+  4096^3 in the sweep), so it wins only where a 128-row tile would multiply zero rows.
+
+>>> c = choose_gemm(8192, 8192, 8192, "bf16")
+>>> c.tile, c.splits
+('128x256x64', 1)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from verilayout.dtypes import bytes_of
+from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
+                                       parse_tile, smem_bytes)
+from verilayout.emit.cuda_gemm import emission_of
+from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
+from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.wgmma import k_of_dtype
+
+__all__ = ["H100", "Candidate", "Choice", "candidates", "cost", "choose_gemm", "explain", "configure",
+           "choose_tcgen05", "emission_for",
+           "parse_problem", "tile_coords", "GROUPS", "MAX_SPLITS"]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The hardware figures of the cost model (``source`` says which are cited, which inferred)."""
+    sms: int
+    clock_ghz: float
+    flop_per_clk: dict
+    hbm_bytes_per_clk: float
+    l2_bytes_per_clk: float
+    o_one: float
+    o_two: float
+    load_latency: float
+    launch_clk: float
+    source: str
+
+
+#: H100 SXM5. Cited: 132 SMs and the dense tensor FLOP per clock per SM (bf16/f16 4096, fp8
+#: 8192, tf32 2048: the datasheet's 989.4 / 1978.9 / 494.7 TFLOP/s at the 1.83 GHz boost clock,
+#: / 132 / 1.83e9), HBM3 3.35 TB/s (datasheet), 227 KiB shared memory per CTA (CUDA Programming
+#: Guide, sm_90). Inferred from hwtests/results/h100-2026-11-26-gemm_sweep.txt, not cited: the
+#: sustained clock under tensor load, 1.6 GHz (128x256 bf16 at 8192^3 ran 865 TFLOP/s = 4096
+#: FLOP/clk/SM at 1.6 GHz), the per-stage latency a consumer leaves exposed, ``o_two`` 475 and
+#: ``o_one`` 230 clocks (fitted to the 128x128x64 s6 and 64x128x32 s5 bf16 rows at 8192^3 given
+#: that clock), L2 bandwidth 12 TB/s (at least the 10.1 TB/s that 865 TFLOP/s at 128x256 moves),
+#: load latency 1400 clocks (at most what the fitted rows' rings hide: 4 stages x 358 clocks) and
+#: 1 us per launch (guesses).
+H100 = Machine(sms=132, clock_ghz=1.6,
+               flop_per_clk={"bf16": 4096, "f16": 4096, "e4m3": 8192, "tf32": 2048},
+               hbm_bytes_per_clk=3.35e12 / 1.6e9, l2_bytes_per_clk=12e12 / 1.6e9,
+               o_one=230.0, o_two=475.0, load_latency=1400.0, launch_clk=1.0 * 1600,
+               source="datasheet (SMs, FLOP/clk, HBM), sweep-fitted (clock, o_one, o_two), "
+                      "inferred (L2 bandwidth, load latency, launch)")
+#: Raster widths considered (tile rows visited together).
+GROUPS = (8, 4, 16, 2, 1)
+#: Largest split-K factor considered.
+MAX_SPLITS = 4
+_BN = (64, 128, 192, 256)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One configuration: tile ``bm x bn x bk``, ``stages``, raster ``group_m``, ``splits``."""
+    dtype: str
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    group_m: int = 8
+    splits: int = 1
+
+    @property
+    def tile(self) -> str:
+        """``"BMxBNxBK"``.
+
+        >>> Candidate("bf16", 128, 256, 64, 4).tile
+        '128x256x64'
+        """
+        return f"{self.bm}x{self.bn}x{self.bk}"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The chosen candidate, its predicted time, and every candidate considered with its cost
+    terms (sorted best first) or the reason it was rejected."""
+    problem: tuple
+    dtype: str
+    best: Candidate
+    clocks: float
+    ranked: tuple = ()
+    rejected: tuple = ()
+    notes: tuple = field(default=())
+
+    @property
+    def tile(self) -> str:
+        """The chosen tile.
+
+        >>> choose_gemm(16, 4096, 4096, "bf16").tile.startswith("64x")
+        True
+        """
+        return self.best.tile
+
+    @property
+    def splits(self) -> int:
+        """The chosen split-K factor (1: none).
+
+        >>> choose_gemm(4096, 4096, 4096, "bf16").splits
+        1
+        """
+        return self.best.splits
+
+
+def parse_problem(text: str) -> tuple[int, int, int]:
+    """``"M,N,K"`` (or ``MxNxK``) -> ``(M, N, K)``, each >= 1.
+
+    >>> parse_problem("16,4096,4096"), parse_problem("8x8x16")
+    ((16, 4096, 4096), (8, 8, 16))
+    """
+    parts = str(text).replace("x", ",").split(",")
+    try:
+        vals = tuple(int(p) for p in parts)
+    except ValueError:
+        vals = ()
+    if len(vals) != 3 or min(vals) < 1:
+        raise LayoutError(f"--problem {text!r}: expected M,N,K, three positive integers")
+    return vals
+
+
+def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
+    """The persistent scheduler's tile ``t`` -> ``(tm, tn)``, ``group_m`` tile rows at a time
+    (the formula of ``tile_coords`` in ``kernel.cu``).
+
+    >>> [tile_coords(t, 3, 2, 2) for t in range(6)]
+    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    """
+    per = group_m * tiles_n
+    first = (t // per) * group_m
+    rows = min(tiles_m - first, group_m)
+    return first + (t % per) % rows, (t % per) // rows
+
+
+def _max_stages(dtype: str, bm: int, bn: int, bk: int) -> int:
+    best = 0
+    for s in range(2, 9):
+        if smem_bytes(dtype, bm, bn, bk, s) + 1024 <= MAX_SMEM_BYTES:
+            best = s
+    return best
+
+
+def candidates(dtype: str, M: int) -> tuple[list[Candidate], list[tuple[str, str]]]:
+    """Tiles x BK (64 and 128 bytes of K) at the deepest ring that fits, and why others were
+    rejected (shared memory, registers, the one-consumer rule).
+
+    >>> ok, bad = candidates("bf16", 8192)
+    >>> any(c.tile == "128x256x64" and c.stages == 4 for c in ok), len(ok) > 4
+    (True, True)
+    """
+    eb = bytes_of(dtype)
+    ok, bad = [], []
+    for bm in (64, 128):
+        for bn in _BN:
+            for kbytes in (128, 64):
+                bk = kbytes // eb
+                tile = f"{bm}x{bn}x{bk}"
+                if bk % k_of_dtype(dtype):
+                    continue
+                if bm == 64 and M > 64:
+                    bad.append((tile, f"one consumer warpgroup: considered only for M <= 64 (M={M})"))
+                    continue
+                regs, cap = bn // 2 + 40, (232 if bm == 128 else 255)
+                if regs > cap:
+                    bad.append((tile, f"{regs} registers per consumer thread > {cap}"))
+                    continue
+                if (bm * bk * eb) % 1024 or (bn * bk * eb) % 1024:
+                    bad.append((tile, "a stage is not a multiple of the 1024-byte swizzle repeat"))
+                    continue
+                st = _max_stages(dtype, bm, bn, bk)
+                if st < 2:
+                    bad.append((tile, "two stages do not fit 227 KiB"))
+                    continue
+                ok.append(Candidate(dtype, bm, bn, bk, st))
+    return ok, bad
+
+
+def _dram_bytes(c: Candidate, M: int, N: int, K: int, units: int, sms: int) -> float:
+    """Distinct A and B panel bytes of every wave under the raster (unit ``u`` is tile
+    ``u // splits``, K slice ``u % splits``; each wave loads each (panel, slice) once), plus D and
+    the split-K workspace (written, then read back by the reduction)."""
+    eb = bytes_of(c.dtype)
+    tm_n, tn_n = -(-M // c.bm), -(-N // c.bn)
+    total, k_slice = 0.0, K / c.splits
+    for w0 in range(0, min(units, sms), sms):   # the first wave; every wave like it
+        us = range(w0, min(units, w0 + sms))
+        co = [(tile_coords(u // c.splits, tm_n, tn_n, c.group_m), u % c.splits) for u in us]
+        rows = sum(min(c.bm, M - tm * c.bm) for tm, s in {(a, s) for (a, _), s in co})
+        cols = sum(min(c.bn, N - tn * c.bn) for tn, s in {(b, s) for (_, b), s in co})
+        total += (rows + cols) * k_slice * eb * units / min(units, sms)
+    work = 2 * c.splits * M * N * 4 if c.splits > 1 else 0
+    return total + M * N * 4 + work
+
+
+def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
+    """The cost terms of one candidate (clocks); ``total`` is what the choice minimizes.
+
+    Law: ``total = max(waves x unit, dram) + launches``, ``unit = max(mma, load) + fill + epilogue``.
+
+    >>> t = cost(Candidate("bf16", 128, 256, 64, 4), 8192, 8192, 8192)
+    >>> t["waves"], round(t["util"], 2)
+    (16, 1.0)
+    """
+    eb, F = bytes_of(c.dtype), hw.flop_per_clk[c.dtype]
+    tiles = -(-M // c.bm) * -(-N // c.bn)
+    units = tiles * c.splits
+    active = min(units, hw.sms)
+    waves = -(-units // hw.sms)
+    k_tiles = -(-K // c.bk)
+    ku = -(-k_tiles // c.splits)
+    cons = c.bm // 64
+    t_c = 64 * c.bn * c.bk * 2 / F
+    o = hw.o_two if cons == 2 else hw.o_one
+    stage = max(cons * t_c, t_c + o)
+    depth = min(1.0, (c.stages - 1) * stage / hw.load_latency)
+    mma = ku * stage / depth
+    stage_bytes = (min(c.bm, M) + min(c.bn, N)) * c.bk * eb
+    load = ku * stage_bytes / (hw.l2_bytes_per_clk / active)
+    fill = hw.load_latency
+    out_bytes = c.bm * c.bn * 4
+    epi = out_bytes / 64.0
+    unit = max(mma, load) + fill + epi
+    dram = _dram_bytes(c, M, N, K, units, hw.sms) / hw.hbm_bytes_per_clk
+    launches = hw.launch_clk * (2 if c.splits > 1 else 1)
+    reduce = (2 * c.splits * M * N * 4 + M * N * 4) / hw.hbm_bytes_per_clk if c.splits > 1 else 0
+    total = max(waves * unit, dram) + reduce + launches
+    return {"tiles": tiles, "units": units, "waves": waves, "wave_fill": units / (waves * hw.sms),
+            "k_tiles_per_unit": ku, "stage": stage, "util": cons * t_c / stage, "depth": depth,
+            "mma": mma, "load": load, "unit": unit, "dram": dram, "reduce": reduce,
+            "total": total, "bytes_per_flop": (c.bm + c.bn) * eb / (2 * c.bm * c.bn)}
+
+
+def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candidate]:
+    tiles = -(-M // c.bm) * -(-N // c.bn)
+    k_tiles = -(-K // c.bk)
+    splits = [s for s in range(1, MAX_SPLITS + 1)
+              if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
+    groups = [g for g in GROUPS if g == 8 or g <= -(-M // c.bm)]
+    return [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, s) for s in splits for g in groups]
+
+
+def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
+                allow_split: bool = True) -> Choice:
+    """The candidate of least modelled time (to the clock; ties: fewer splits, fewer DRAM bytes
+    (the raster), the earlier raster of :data:`GROUPS`, larger tile), with every candidate
+    considered.
+
+    Law: ``best`` minimizes :func:`cost` ``["total"]`` over :func:`candidates` x rasters x splits.
+
+    >>> choose_gemm(8192, 8192, 8192, "e4m3").tile
+    '128x256x128'
+    """
+    if dtype not in GEMM_DTYPES:
+        raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
+    if (K * bytes_of(dtype)) % 16:
+        raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
+                          "of 16 (the TMA row stride)")
+    base, rejected = candidates(dtype, M)
+    scored = []
+    for c in base:
+        for v in (_variants(c, M, N, K, hw) if allow_split else
+                  [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g) for g in GROUPS]):
+            t = cost(v, M, N, K, hw)
+            scored.append((round(t["total"]), v.splits, round(t["dram"]), GROUPS.index(v.group_m),
+                           -v.bm * v.bn, v, t))
+    scored.sort(key=lambda x: x[:5])
+    best = scored[0]
+    return Choice((M, N, K), dtype, best[5], best[6]["total"], tuple((s[5], s[6]) for s in scored),
+                  tuple(rejected))
+
+
+#: sm_100a (B200) figures of the tile model: 148 SMs, dense FLOP per clock per SM bf16/f16 8192,
+#: fp8 16384, tf32 4096 (the B200 datasheet's 2.25 / 4.5 / 1.1 PFLOP/s dense at ~1.85 GHz, /148,
+#: rounded to powers of two). An inference: nothing was measured on a Blackwell GPU.
+B200_SMS = 148
+B200_FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
+
+
+def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
+    """The sm_100a tile (128 x BN x 128 bytes, BN 64 / 128 / 256, the deepest ring that fits) of
+    least modelled time: ``waves x (k_tiles x 128 BN BK 2 / F + fill + epilogue)`` on 148 SMs
+    (one tile per CTA; one thread issues the MMAs, so no per-stage latency term is modelled).
+    Unmeasured: no sm_100 GPU was available.
+
+    >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
+    ('128x256x64', '128x64x64')
+    """
+    if (K * bytes_of(dtype)) % 16:
+        raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
+                          "of 16 (the TMA row stride)")
+    eb, scored = bytes_of(dtype), []
+    for bn in (256, 128, 64):
+        bk = 128 // eb
+        c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 1, 1)
+        tiles = -(-M // 128) * -(-N // bn)
+        waves = -(-tiles // B200_SMS)
+        unit = -(-K // bk) * 128 * bn * bk * 2 / B200_FLOP_PER_CLK[dtype] + 1400 + 128 * bn * 4 / 64
+        t = {"tiles": tiles, "units": tiles, "waves": waves, "wave_fill": tiles / (waves * B200_SMS),
+             "unit": unit, "util": 1.0, "dram": 0.0, "total": waves * unit,
+             "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+        scored.append((t["total"], -bn, c, t))
+    scored.sort(key=lambda x: x[:2])
+    return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
+                  (), ("sm_100a: tile-quantization model on 148 SMs, unmeasured",))
+
+
+def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = None,
+              stages: int | None = None, group_m: int | None = None, splits: int | None = None,
+              arch: str = "sm_90a", out: str = "f32", bias: bool = False,
+              activation: str = "none") -> dict:
+    """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
+    choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
+    ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
+
+    >>> m = configure("f16", choose_gemm(4096, 4096, 4096, "f16"))
+    >>> m["bn"], sorted({o["status"] for o in m["obligations"]})
+    (256, ['proved'])
+    """
+    if arch == "sm_100a":
+        return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
+    if choice is None:
+        return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
+                                   arch=arch, group_m=8 if group_m is None else group_m,
+                                   splits=1 if splits is None else splits, out=out, bias=bias,
+                                   activation=activation)
+    b = choice.best
+    t = tile or b.tile
+    if stages is None:
+        stages = b.stages
+        if tile is not None:
+            stages = max(2, _max_stages(dtype, *parse_tile(tile)))
+    return build_gemm_manifest(dtype, tile=t, stages=stages, arch=arch,
+                               group_m=b.group_m if group_m is None else group_m,
+                               splits=b.splits if splits is None else splits, out=out, bias=bias,
+                               activation=activation)
+
+
+def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
+    us = t["total"] / (hw.clock_ghz * 1e3)
+    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits}: {us:8.1f} us "
+            f"({flop / (us * 1e-6) / 1e12:6.1f} TFLOP/s)  {t['units']:5d} units = {t['waves']} "
+            f"wave(s) x {t['unit']:8.0f} clk ({t['wave_fill'] * 100:5.1f}% fill), MMA util "
+            f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, DRAM "
+            f"{t['dram']:8.0f} clk")
+
+
+def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
+    """Why the chosen configuration beats the others considered: the cost terms of the best
+    ``top`` (one line per tile at its best raster and split), then the rejected tiles.
+
+    >>> print(explain(choose_gemm(2048, 2048, 2048, "bf16")).splitlines()[0][:22])
+    problem 2048x2048x2048
+    """
+    M, N, K = choice.problem
+    flop = 2.0 * M * N * K
+    out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {choice.best.tile}, {choice.best.stages} "
+           f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits} "
+           f"(model: {choice.notes[0] if choice.notes else hw.source})",
+           "cost = max(waves x (max(MMA, L2 load) + fill + epilogue), DRAM) + reduction + launches;"
+           " one line per tile at its best raster and split, best first:"]
+    seen = set()
+    for c, t in choice.ranked:
+        if c.tile in seen:
+            continue
+        seen.add(c.tile)
+        mark = "*" if c == choice.best else " "
+        out.append(f"{mark} {_line(c, t, hw, flop)}")
+        if len(seen) >= top:
+            break
+    b0 = choice.ranked[0][1]["total"]
+    runner = next(((c, t) for c, t in choice.ranked if c.tile != choice.best.tile), None)
+    if runner is not None:
+        out.append(f"the next tile, {runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
+                   f"slower ({_why(choice.ranked[0][1], runner[1])})")
+    for tile, why in choice.rejected:
+        out.append(f"  rejected {tile}: {why}")
+    return "\n".join(out)
+
+
+def _why(a: dict, b: dict) -> str:
+    """The cost term that differs most between the chosen ``a`` and the other ``b``."""
+    terms = {"more waves or worse wave fill": b["waves"] * b["unit"] / max(1.0, a["waves"] * a["unit"]),
+             "lower MMA utilization per stage": a["util"] / max(1e-9, b["util"]),
+             "more DRAM traffic": b["dram"] / max(1.0, a["dram"])}
+    name = max(terms, key=terms.get)
+    return f"{name}: x{terms[name]:.2f}"
+
+
+
+def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
+    """sm_100a: tile and stages (chosen or given); no raster, split-K or fused epilogue yet."""
+    if (group_m not in (None, 1)) or (splits not in (None, 1)) or epi != ("f32", False, "none"):
+        raise LayoutError("--arch sm_100a: --group-m, --split-k and the fused epilogue (--out-dtype,"
+                          " --bias, --activation) are sm_90a-only for now")
+    t = tile or (choice.best.tile if choice is not None else None)
+    if stages is None:
+        bn, bk = (parse_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
+        stages = choice.best.stages if (choice is not None and tile is None) else \
+            max(2, max_stages(dtype, bn, bk))
+    return build_tcgen05_manifest(dtype, tile=t, stages=stages)
+
+
+def emission_for(man: dict) -> Emission:
+    """The files of ``emit gemm`` for a manifest of either architecture.
+
+    >>> sorted(emission_for(configure("bf16", tile="128x64x64", stages=2, arch="sm_100a")).files)[2]
+    'kernel.cu'
+    """
+    return emission_of_tcgen05(man) if man.get("arch") == "sm_100a" else emission_of(man)

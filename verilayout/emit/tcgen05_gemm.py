@@ -1,0 +1,469 @@
+"""``emit gemm --arch sm_100a``: a Blackwell GEMM, ``D[M, N] = A[M, K] @ B[N, K]^T`` (A, B
+row-major K-major, D f32 row-major), with ``tcgen05.mma`` accumulating in tensor memory.
+
+**It cannot run on the machines here** (no sm_100 GPU): it is compiled by ptxas for sm_100a and
+checked on its PTX (:mod:`verilayout.simulate.tcgen05_check`), never executed.
+
+One CTA of 128 threads per 128 x BN output tile: warp 0 allocates ``TMEM_COLS`` TMEM columns
+(``tcgen05.alloc``; the base address written to shared memory), lane 0 of warp 0 issues the TMA
+loads into a ring of ``stages`` buffers (``full``/``empty`` mbarriers as in the Hopper kernel),
+lane 0 of warp 1 issues ``tcgen05.mma.cta_group::1.kind::<kind>`` (M = 128, N = BN) with the proved
+shared-memory descriptors and instruction descriptor, releasing each stage with
+``tcgen05.commit`` on its ``empty`` barrier and signalling ``done`` after the last K-tile; then
+every warp ``w`` reads TMEM lanes ``32w .. 32w + 31`` (its slice, PTX ISA "tcgen05.ld" access
+rule) with ``tcgen05.ld.sync.aligned.32x32b.x32`` and stores row ``32w + lane``, 32 columns per
+load, predicated on ``M`` and ``N``.
+
+Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
+stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
+of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
+both operands K-major (PTX ISA "Instruction descriptor"); the ``32x32b.x32`` loads of the four
+warps deliver D where the M = 128 ``cta_group::1`` datapath (layout D) put it
+(:func:`verilayout.prove.tmem.epilogue_verdict`); the allocation is a power of two >= 32 columns
+covering N.
+
+>>> m = build_tcgen05_manifest("bf16", tile="128x256x64", stages=4)
+>>> m["instruction"], m["tmem"]["columns"], hex(m["idesc"]["value"])
+('tcgen05.mma.cta_group::1.kind::f16', 256, '0x8400490')
+"""
+from __future__ import annotations
+
+import json
+from string import Template
+
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.dtypes import bytes_of
+from verilayout.emit.cuda_gemm import (_ELEM_T, _TMA_DTYPE, _check, _obligation_block, _select,
+                                       _u64, render_gemm_main)
+from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
+                                       _SPAN, _stage_layout, _tma_obligation, gemm_tag, parse_tile,
+                                       swizzle_for)
+from verilayout.errors import LayoutError
+from verilayout.prove.tmem import epilogue_verdict
+from verilayout.synth.descriptor import derive_descriptor
+
+__all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest",
+           "max_stages", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
+
+#: ``.kind`` of tcgen05.mma per multiplicand type, and its K per instruction (32 bytes of K).
+KIND = {"f16": ("f16", 16), "bf16": ("f16", 16), "tf32": ("tf32", 8), "e4m3": ("f8f6f4", 32)}
+#: Instruction descriptor fields (name, first bit, width), PTX ISA "Instruction descriptor format"
+#: for .kind::f16 / tf32 / f8f6f4: sparsity 0-2, saturate 3, D type 4-5, A type 7-9, B type
+#: 10-12, negate A 13, negate B 14, transpose (major) A 15, B 16, N >> 3 17-22, M >> 4 24-28,
+#: max shift 30-31.
+IDESC_FIELDS = (("sparse_id2", 0, 2), ("sparse_flag", 2, 1), ("saturate", 3, 1), ("d_type", 4, 2),
+                ("a_type", 7, 3), ("b_type", 10, 3), ("negate_a", 13, 1), ("negate_b", 14, 1),
+                ("a_major", 15, 1), ("b_major", 16, 1), ("n_dim", 17, 6), ("m_dim", 24, 5),
+                ("max_shift", 30, 2))
+#: Operand type codes: kind::f16 F16 0 / BF16 1, kind::tf32 TF32 2, kind::f8f6f4 E4M3 0; D F32 1.
+_TYPE_CODE = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0}
+LD_NUM = 32
+
+
+def encode_idesc(**fields: int) -> int:
+    """The 32-bit instruction descriptor with the given fields (others 0).
+
+    >>> hex(encode_idesc(d_type=1, a_type=1, b_type=1, n_dim=256 >> 3, m_dim=128 >> 4))
+    '0x8400490'
+    """
+    v = 0
+    spec = {n: (b, w) for n, b, w in IDESC_FIELDS}
+    for name, x in fields.items():
+        b, w = spec[name]
+        if not 0 <= x < (1 << w):
+            raise LayoutError(f"instruction descriptor field {name} = {x} does not fit {w} bits")
+        v |= x << b
+    return v
+
+
+def decode_idesc(value: int) -> dict:
+    """Field name -> value of a 32-bit instruction descriptor.
+
+    >>> d = decode_idesc(0x8400490); d["n_dim"] << 3, d["m_dim"] << 4, d["a_type"]
+    (256, 128, 1)
+    """
+    return {n: (value >> b) & ((1 << w) - 1) for n, b, w in IDESC_FIELDS}
+
+
+def _idesc(dtype: str, bn: int) -> tuple[int, dict]:
+    v = encode_idesc(d_type=1, a_type=_TYPE_CODE[dtype], b_type=_TYPE_CODE[dtype],
+                     n_dim=bn >> 3, m_dim=128 >> 4)
+    d = decode_idesc(v)
+    ok = (d["m_dim"] << 4 == 128 and d["n_dim"] << 3 == bn and d["d_type"] == 1
+          and d["a_type"] == d["b_type"] == _TYPE_CODE[dtype] and d["a_major"] == d["b_major"] == 0
+          and not any(d[k] for k in ("sparse_flag", "saturate", "negate_a", "negate_b", "max_shift")))
+    return v, {"claim": f"instruction descriptor {v:#010x}: M 128, N {bn}, A and B {dtype} (code "
+                        f"{_TYPE_CODE[dtype]}), D f32, both K-major, dense, no negation",
+               "status": "proved" if ok else "counterexample", "method": "exhaustive",
+               "reason": "every field decoded back from the 32-bit value"}
+
+
+def _descs(name: str, text: str, dtype: str, bk: int, rows: int, offsets: list[int],
+           k_inst: int) -> tuple[list[str], list[dict]]:
+    out, obls = [], []
+    for kb in range(bk // k_inst):
+        plan = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100")
+        d0 = plan.descriptor.value
+        status, reason = plan.verdict.status, plan.verdict.reason
+        for off in (o for o in offsets if o):
+            p = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100",
+                                  base_address=off)
+            if p.verdict.status != "proved" or p.descriptor.value != d0 + (off >> 4):
+                status, reason = "counterexample", f"at stage base {off:#x}: {p.descriptor.value:#x}"
+        out.append(f"{d0:#018x}")
+        obls.append({"claim": f"sm_100 descriptor {name}[{kb}] = {d0:#018x} (+ stage base >> 4) reads "
+                              f"rows 0..{rows - 1}, K-block {kb} of every stage",
+                     "status": status, "method": plan.verdict.method,
+                     "reason": f"{reason}; re-derived at {len(offsets)} stage bases"})
+    return out, obls
+
+
+def _tmem_obligation(bn: int) -> dict:
+    """The epilogue's registers: warp w, lane l, load c, register r hold D(32w + l, 32c + r)."""
+    regs = [[0, 1 << b] for b in range((bn - 1).bit_length())]
+    reg = LinearLayout({"register": regs, "lane": [[1 << b, 0] for b in range(5)],
+                        "warp": [[32, 0], [64, 0]]}, ["dim0", "dim1"])
+    v = epilogue_verdict(reg, 128, bn, "32x32b", num=LD_NUM)
+    return {"claim": f"tcgen05.ld.32x32b.x{LD_NUM} by warp w at lane 32w, column 32c: register r of "
+                     f"lane l is D(32w + l, 32c + r) of the M=128 cta_group::1 accumulator (N={bn})",
+            "status": v.status, "method": v.method, "reason": v.reason}
+
+
+def max_stages(dtype: str, bn: int, bk: int) -> int:
+    """The deepest ring (<= 8) of a 128 x ``bn`` x ``bk`` tile that fits 227 KiB.
+
+    >>> max_stages("bf16", 256, 64), max_stages("bf16", 128, 64)
+    (4, 7)
+    """
+    eb = bytes_of(dtype)
+    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + 16 * s + 16 + 1024 <= MAX_SMEM_BYTES]
+    return max(fits) if fits else 0
+
+
+def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4) -> dict:
+    """Everything the sm_100a ``kernel.cu`` is written from, with its proofs.
+
+    >>> m = build_tcgen05_manifest("e4m3", tile="128x128x128", stages=6)
+    >>> m["k_blocks"], sorted({o["status"] for o in m["obligations"]})
+    (4, ['proved'])
+    """
+    if dtype not in GEMM_DTYPES:
+        raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
+    eb = bytes_of(dtype)
+    bm, bn, bk = parse_tile(tile or f"128x256x{128 // eb}")
+    kind, kx = KIND[dtype]
+    if bm != 128 or bn not in (64, 128, 256) or bk <= 0 or bk % kx or (bk * eb) % 32:
+        raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM 128, BN 64/128/256 and BK a "
+                          f"multiple of {kx} with 32 bytes of K")
+    if not isinstance(stages, int) or not 2 <= stages <= 8:
+        raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
+    sw = swizzle_for(bk * eb)
+    span = _SPAN[sw]
+    a_text, b_text = _stage_layout(dtype, bm, bk, sw), _stage_layout(dtype, bn, bk, sw)
+    a_stage, b_stage = bm * bk * eb, bn * bk * eb
+    b_off = stages * a_stage
+    bar_off = b_off + stages * b_stage
+    total = bar_off + 16 * stages + 16
+    if total + 1024 > MAX_SMEM_BYTES:
+        raise LayoutError(f"--tile {tile} --stages {stages}: {total} bytes of shared memory exceed "
+                          f"{MAX_SMEM_BYTES}; lower --stages")
+    da, oa = _descs("A", a_text, dtype, bk, bm, [s * a_stage for s in range(stages)], kx)
+    db, ob = _descs("B", b_text, dtype, bk, bn, [b_off + s * b_stage for s in range(stages)], kx)
+    idesc, oi = _idesc(dtype, bn)
+    cols = max(32, 1 << (bn - 1).bit_length())
+    oc = {"claim": f"TMEM allocation of {cols} columns: a power of two >= 32 holding the {bn} "
+                   "f32 accumulator columns", "status": "proved" if cols >= bn else "counterexample",
+          "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
+    return {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
+            "tag": gemm_tag(dtype, bm, bn, bk, stages) + "_sm100a", "dtype": dtype, "acc": "f32",
+            "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
+            "threads": 128, "k_inst": kx, "k_blocks": bk // kx, "splits": 1, "group_m": 1,
+            "instruction": f"tcgen05.mma.cta_group::1.kind::{kind}", "swizzle": sw,
+            "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
+            "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
+            "idesc": {"value": idesc, "fields": decode_idesc(idesc)},
+            "tmem": {"columns": cols, "ld": f"32x32b.x{LD_NUM}", "ld_num": LD_NUM},
+            "barriers": {"offset": bar_off},
+            "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
+                    "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
+                    "tx_bytes": a_stage + b_stage},
+            "smem": {"bytes": total, "alignment": 1024},
+            "epilogue": {"out": "f32", "bias": False, "activation": "none", "where": "GEMM kernel"},
+            "obligations": [_tma_obligation("A", a_text, dtype, bm, bk, sw),
+                            _tma_obligation("B", b_text, dtype, bn, bk, sw)] + oa + ob
+            + [oi, oc, _tmem_obligation(bn)]}
+
+
+_KERNEL = r"""
+namespace vl_${tag} {
+
+// ----- configuration (manifest.json) ---------------------------------------------------------
+constexpr int BM = ${bm}, BN = ${bn}, BK = ${bk}, STAGES = ${stages};
+constexpr int THREADS = 128;                       // warp 0: TMEM alloc + TMA, warp 1: MMA, all: epilogue
+constexpr int K_INST = ${k_inst}, K_BLOCKS = ${k_blocks};   // ${instruction} x K_BLOCKS per stage
+constexpr int ELEM_BYTES = ${eb};
+constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
+constexpr uint32_t A_OFFSET = 0u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u;
+constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = 1024u;
+constexpr uint32_t BOX_K = ${box_k}u, BOXES = ${boxes}u;   // TMA box: BOX_K elements x rows, SWIZZLE_${swizzle}
+constexpr uint32_t A_BOX_BYTES = ${a_box}u, B_BOX_BYTES = ${b_box}u, TX_BYTES = ${tx}u;
+constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of two >= 32, >= BN
+constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
+constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
+[[maybe_unused]] constexpr int OUT_BYTES = 4;      // D f32
+[[maybe_unused]] constexpr bool HAS_BIAS = false;
+[[maybe_unused]] constexpr int ACTIVATION = 0;
+static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
+static_assert(BN % LD_NUM == 0 && TMEM_COLS >= uint32_t(BN), "the loads and the allocation cover N");
+typedef ${elem_t} elem_bits_t;
+
+__host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t kb) { return ${desc_a}; }
+__host__ __device__ __forceinline__ uint64_t desc_b0(uint32_t kb) { return ${desc_b}; }
+// start-address field (bits 0-13): (address & 0x3FFFF) >> 4, as for sm_90
+__host__ __device__ __forceinline__ uint64_t with_start(uint64_t d0, uint32_t addr) {
+  const uint64_t start = (((d0 & 0x3FFFull) << 4) + addr) & 0x3FFFFull;
+  return (d0 & ~0x3FFFull) | (start >> 4);
+}
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile("{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "@!done bra WAIT_%=;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+               :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void tc_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory"); }
+__device__ __forceinline__ void tc_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory"); }
+__device__ __forceinline__ void tmem_alloc(uint32_t slot) {
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" :: "r"(slot), "n"(TMEM_COLS) : "memory");
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void tmem_dealloc(uint32_t taddr) {
+  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" :: "r"(taddr), "n"(TMEM_COLS) : "memory");
+}
+__device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void mma(uint32_t tmem_d, uint64_t da, uint64_t db, uint32_t accumulate) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %4, 0;\n${instruction} [%0], %1, %2, %3, p;\n}\n"
+               :: "r"(tmem_d), "l"(da), "l"(db), "r"(IDESC), "r"(accumulate) : "memory");
+}
+__device__ __forceinline__ void mma_commit(uint32_t bar) {   // arrive on bar when the issued MMAs completed
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];\n" :: "r"(bar) : "memory");
+}
+${tmem_ld}
+__device__ __forceinline__ void tmem_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory"); }
+
+__global__ void __launch_bounds__(THREADS, 1)
+vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+               float* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
+  (void)bias;
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
+  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES, done = empty0 + 8u * STAGES;
+  const uint32_t slot = done + 8u;                 // tcgen05.alloc writes the TMEM base address here
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint32_t tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t tm = blockIdx.x / tiles_n, tn = blockIdx.x % tiles_n;
+  const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, 1u); }
+    mbar_init(done, 1u);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  if (warp == 0) tmem_alloc(slot);
+  tc_fence_before();
+  __syncthreads();
+  tc_fence_after();
+  const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
+  if (warp == 0 && lane == 0) {                    // ---- producer: TMA ----
+    uint32_t stage = 0, phase = 0;
+    for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+      mbar_wait(empty0 + 8u * stage, phase ^ 1u);
+      const uint32_t full = full0 + 8u * stage;
+      mbar_arrive_expect_tx(full, TX_BYTES);
+      const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+#pragma unroll
+      for (uint32_t j = 0; j < BOXES; ++j) {
+        const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+        tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
+        tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+      }
+      if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+    }
+  } else if (warp == 1 && lane == 0) {             // ---- MMA issuer: tcgen05.mma into TMEM ----
+    uint32_t stage = 0, phase = 0;
+    for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+      mbar_wait(full0 + 8u * stage, phase);
+      tc_fence_after();
+#pragma unroll
+      for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+        mma(tmem, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+            with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt | kb) != 0u);
+      mma_commit(empty0 + 8u * stage);             // the stage is free once these MMAs completed
+      if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+    }
+    mma_commit(done);                              // the accumulator is final
+  }
+  // ---- epilogue: warp w reads TMEM lanes 32w..32w+31 = rows 32w..32w+31 of the tile ----
+  mbar_wait(done, 0u);
+  tc_fence_after();
+  const uint32_t row = tm * BM + warp * 32u + lane;
+#pragma unroll 1
+  for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
+    uint32_t v[LD_NUM];
+    tmem_ld(v, tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
+    tmem_wait_ld();
+    if (row < uint32_t(M)) {
+#pragma unroll
+      for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
+        const uint32_t col = tn * BN + c * LD_NUM + r;
+        if (col < uint32_t(N)) D[size_t(row) * size_t(N) + col] = __uint_as_float(v[r]);
+      }
+    }
+  }
+  tc_fence_before();
+  __syncthreads();
+  if (warp == 0) tmem_dealloc(tmem);
+}
+
+typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                      const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                      const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static vl_encode_tiled_t encode_tiled() {
+  static vl_encode_tiled_t fn = nullptr;
+  if (fn == nullptr) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+    fn = reinterpret_cast<vl_encode_tiled_t>(p);
+  }
+  return fn;
+}
+static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
+  vl_encode_tiled_t fn = encode_tiled();
+  if (fn == nullptr) return 4;
+  const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(K) * ELEM_BYTES};
+  const cuuint32_t box[2] = {BOX_K, box_rows};
+  const cuuint32_t estr[2] = {1u, 1u};
+  const CUresult r = fn(map, ${tma_dtype}, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CUtensorMapSwizzle(${swizzle_code}),
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : 5;
+}
+[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
+  if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";
+  if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
+  return "";
+}
+// D = A @ B^T (f32); one CTA per tile. 0 on success, 2 bad problem, 3 CUDA error, 4/5 tensor maps.
+[[maybe_unused]] static int launch(const void* A, const void* B, void* D, int M, int N, int K,
+                  cudaStream_t stream = 0, int sms = 0, const float* bias = nullptr) {
+  (void)sms;
+  if (problem_error(M, N, K)[0] != '\0') return 2;
+  CUtensorMap ta, tb;
+  int e = make_tensor_map(&ta, A, M, K, BM);
+  if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
+  if (e != 0) return e;
+  if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
+  const int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, reinterpret_cast<float*>(D), M, N, K, bias);
+  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+}
+
+}  // namespace vl_${tag}
+"""
+
+
+def _tmem_ld() -> str:
+    regs = ", ".join(f"%{i}" for i in range(LD_NUM))
+    outs = ", ".join(f'"=r"(v[{i}])' for i in range(LD_NUM))
+    return ("__device__ __forceinline__ void tmem_ld(uint32_t* v, uint32_t taddr) {\n"
+            f'  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{LD_NUM}.b32 {{{regs}}}, [%{LD_NUM}];\\n"\n'
+            f'               : {outs}\n               : "r"(taddr) : "memory");\n}}')
+
+
+def render_tcgen05_cuda(man: dict) -> str:
+    """``kernel.cu`` of the sm_100a GEMM, written from the manifest (obligations at its head).
+
+    >>> src = render_tcgen05_cuda(build_tcgen05_manifest("bf16", tile="128x128x64", stages=4))
+    >>> "tcgen05.mma.cta_group::1.kind::f16" in src, "32x32b.x32" in src
+    (True, True)
+    """
+    _check(man)
+    head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
+            "no sm_100 GPU)",
+            f"// D[M,N] (f32, row-major) = A[M,K] @ B[N,K]^T, A and B row-major {man['dtype']} "
+            "(both K-major); tcgen05.mma, f32 accumulator in tensor memory.",
+            "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
+            "//", *_obligation_block(man), "",
+            "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>"]
+    t = man["tma"]
+    rep = {"tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
+           "stages": man["stages"], "k_inst": man["k_inst"], "k_blocks": man["k_blocks"],
+           "instruction": man["instruction"], "eb": man["elem_bytes"],
+           "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
+           "b_off": man["b"]["offset"], "bar_off": man["barriers"]["offset"],
+           "smem_bytes": man["smem"]["bytes"], "box_k": t["box_k"], "boxes": t["boxes"],
+           "swizzle": t["swizzle"], "swizzle_code": t["swizzle_code"], "a_box": t["a_box_bytes"],
+           "b_box": t["b_box_bytes"], "tx": t["tx_bytes"], "tmem_cols": man["tmem"]["columns"],
+           "idesc": f"{man['idesc']['value']:#010x}", "ld_num": man["tmem"]["ld_num"],
+           "elem_t": _ELEM_T[man["elem_bytes"]], "tma_dtype": _TMA_DTYPE[man["dtype"]],
+           "desc_a": _select([_u64(v) for v in man["a"]["descriptors"]], "kb"),
+           "desc_b": _select([_u64(v) for v in man["b"]["descriptors"]], "kb"),
+           "tmem_ld": _tmem_ld()}
+    return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
+
+
+def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4):
+    """The files of an sm_100a GEMM: manifest, ``kernel.cu``, ``main.cu`` (the sm_90a host
+    program's checks and timing, built for sm_100a), ``Makefile``, ``README.md``.
+
+    >>> sorted(emit_tcgen05_gemm("f16", tile="128x64x64", stages=3).files)[:3]
+    ['Makefile', 'README.md', 'kernel.cu']
+    """
+    return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages))
+
+
+def emission_of_tcgen05(man: dict):
+    """The files of an sm_100a GEMM written from its manifest.
+
+    >>> e = emission_of_tcgen05(build_tcgen05_manifest("tf32", tile="128x64x32", stages=4))
+    >>> "Not run" in e.files["README.md"]
+    True
+    """
+    dtype = man["dtype"]
+    arch = "-gencode=arch=compute_100a,code=sm_100a"
+    main = render_gemm_main(man).replace("-gencode=arch=compute_90a,code=sm_90a", arch)
+    make = "\n".join([f"# verilayout emit gemm: {man['tag']}", "NVCC ?= nvcc",
+                      f"FLAGS ?= -O3 -std=c++17 {arch}", "gemm: main.cu kernel.cu",
+                      "\t$(NVCC) $(FLAGS) -o gemm main.cu -ldl", "kernel.cubin: kernel.cu",
+                      "\t$(NVCC) $(FLAGS) -cubin -Xptxas -v -o kernel.cubin kernel.cu", ""])
+    readme = "\n".join([
+        f"# {man['tag']}", "",
+        f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
+        f"in tensor memory, `{man['instruction']}` (M 128, N {man['bn']}), TMA ring of "
+        f"{man['stages']} stages, one CTA per 128 x {man['bn']} tile.", "",
+        "**Not run: no sm_100 GPU was available.** What was checked without one: every obligation "
+        "at the top of `kernel.cu` (descriptors, instruction descriptor, TMEM allocation and the "
+        "`tcgen05.ld` layout), ptxas for sm_100a with 0 spills, and the independent checks on the "
+        "PTX (`verilayout.simulate.tcgen05_check`).", "",
+        f"    nvcc -O3 -std=c++17 {arch} -o gemm main.cu -ldl && ./gemm", ""])
+    return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
+                          "kernel.cu": render_tcgen05_cuda(man), "main.cu": main,
+                          "Makefile": make, "README.md": readme})

@@ -1,0 +1,275 @@
+"""Independent checks of an emitted sm_100a GEMM (``emit gemm --arch sm_100a``), on the PTX nvcc
+writes for ``kernel.cu``, without a Blackwell GPU (none is available here: nothing is executed
+on hardware).
+
+From the manifest only the specification is read (dtype, tile, stages, the two stage layout
+texts). The PTX is run by :func:`verilayout.simulate.ptx_run.run_threads` for the 128 threads of
+CTA 0 (one 128 x BN tile; K giving ``stages + 2`` K-tiles so the ring wraps), then with ragged
+edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands out TMEM address
+0 (lane 0, column 0); a ``tcgen05.ld.32x32b`` register holds a tag naming the TMEM cell it read.
+
+* ``instruction``: every ``tcgen05.mma`` is ``.cta_group::1.kind::<kind>`` of the dtype, its
+  instruction descriptor decodes (field table of the PTX ISA "Instruction descriptor", written
+  here independently of the emitter) to M 128, N = BN, A and B of the dtype, D f32, both
+  K-major, dense; enable-input-d 0 at the first K-block and 1 after;
+* ``tma``: the TMA boxes place every (mn, k) at the byte of the layout text (the sm_90a check);
+* ``descriptor``: each ``tcgen05.mma``'s A and B descriptors (values from the run, decoded as
+  sm_100 descriptors) read K-block ``kb`` of the stage the same iteration's TMA filled
+  (:func:`verilayout.prove.wgmma.check_descriptor`, ``arch="sm_100"``);
+* ``tmem``: the allocation is a power of two from 32 to 512 columns covering N; warp ``w`` loads
+  only lanes ``32w .. 32w + 31`` (PTX ISA tcgen05.ld access rule); across its loads each warp
+  reads every accumulator column ``0 .. BN - 1`` exactly once;
+* ``d-store``: each stored TMEM cell (lane L, column C) lands at ``D(L, C)`` of the tile (M = 128
+  ``cta_group::1`` datapath: lane = row, column = column), every in-range element once, none
+  outside;
+* ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
+
+Not checked here: the mbarrier ring as a transition system (the sm_90a ``protocol`` check is not
+ported to ``tcgen05.commit``), and anything only a GPU run shows.
+
+>>> IDESC_BITS["n_dim"], KIND["e4m3"]
+((17, 6), 'f8f6f4')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import parse_immediate, parse_ptx
+from verilayout.prove.wgmma import check_descriptor
+from verilayout.simulate.gemm_check import _MAP_A, _MAP_B, _D, _BIAS, _SMEM, _Gemm
+from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
+from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
+
+__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS"]
+
+#: Instruction descriptor fields (first bit, width): PTX ISA, "Instruction descriptor" for
+#: .kind::f16 / .kind::tf32 / .kind::f8f6f4.
+IDESC_BITS = {"sparse": (2, 1), "saturate": (3, 1), "d_type": (4, 2), "a_type": (7, 3),
+              "b_type": (10, 3), "negate_a": (13, 1), "negate_b": (14, 1), "a_major": (15, 1),
+              "b_major": (16, 1), "n_dim": (17, 6), "m_dim": (24, 5), "max_shift": (30, 2)}
+#: ``.kind`` and the A/B type code per dtype (PTX ISA: kind::f16 F16 0 BF16 1; kind::tf32 2;
+#: kind::f8f6f4 E4M3 0), D type F32 = 1.
+KIND = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4"}
+_CODE = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0}
+_BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
+_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32}
+TCGEN05_ASSUMPTIONS = (
+    "one CTA (CTA 0) of 128 threads, one 128 x BN tile, K for stages + 2 K-tiles, then ragged "
+    "edges (M = 88, N = BN - 5, K short by 16 bytes)",
+    "tcgen05.alloc returns TMEM address 0; tcgen05.mma and the TMA are not executed (their "
+    "operands are checked, the ring's waits succeed at once)",
+    "not checked: the mbarrier ring as a transition system; nothing is run on an sm_100 GPU")
+
+
+def _field(v: int, name: str) -> int:
+    b, w = IDESC_BITS[name]
+    return (v >> b) & ((1 << w) - 1)
+
+
+def _spec(man: dict) -> tuple:
+    try:
+        return (man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), int(man["stages"]),
+                man["a"]["layout"], man["b"]["layout"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise LayoutError(f"manifest: not a GEMM specification ({type(e).__name__}: {e})") from None
+
+
+def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
+    """Compile the sm_100a ``kernel.cu`` and run the checks of the module docstring.
+
+    Law: ``proved`` only where the check held for every thread and element it covers.
+
+    >>> check_tcgen05_source({"dtype": "f16"}, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    """
+    dt, bm, bn, bk, stages, la, lb = _spec(man)
+    if dt not in _BYTES or bm != 128:
+        raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
+    ok, ptx = compile_ptx(source, "sm_100a")
+    if not ok:
+        return IndependentReport((Check("compile", "counterexample", f"kernel.cu does not compile "
+                                        f"for sm_100a: {ptx}"),), TCGEN05_ASSUMPTIONS)
+    checks = [Check("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
+              ptxas_spills(ptx, "sm_100a")]
+    mod = parse_ptx(ptx)
+    entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
+    if entry is None:
+        return IndependentReport(tuple(checks + [Check("run", "counterexample", "no vl_gemm_kernel")]),
+                                 TCGEN05_ASSUMPTIONS)
+    eb, k_tiles = _BYTES[dt], stages + 2
+    for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
+        run = run_threads(mod, entry, range(128), param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M,
+                                                                4: N, 5: K, 6: _BIAS},
+                          shared_base=_SMEM)
+        tail = f" [M={M}, N={N}, K={K}]" if label else ""
+        if not run.complete:
+            checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX{tail}: "
+                                f"{run.reason}"))
+            continue
+        checks += [Check(c.check, c.status, c.message + tail, c.ptx_line, c.source)
+                   for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K))]
+    return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
+
+
+def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
+    dt, eb, bm, bn, bk, stages, la, lb = spec
+    M, N, K = problem
+    k_tiles = -(-K // bk)
+    g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
+    tmas, it = [], -1
+    prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor")]
+    waits = {}
+    for e in run.events:               # the producer's iteration: its empty-barrier waits so far
+        if prod and e.op.startswith("mbarrier.try_wait") and int(run.threads[e.lanes[0]]) == \
+                int(run.threads[prod[0].lanes[0]]):
+            it += 1
+        if e.op.startswith("cp.async.bulk.tensor"):
+            v = e.values
+            tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
+                         "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
+        waits[e.seq] = it
+    g._tma_checks(tmas)
+    out = list(g.checks)
+    out += _mma_checks(run, tmas, dt, bn, bk, la, lb)
+    out += _tmem_checks(run, bn)
+    out.append(_d_store(run, bm, bn, M, N))
+    return out
+
+
+def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) -> list[Check]:
+    # long: the instruction and descriptor checks walk the same tcgen05.mma events together
+    want = f"tcgen05.mma.cta_group::1.kind::{KIND[dt]}"
+    mmas = [e for e in run.events if e.op.startswith("tcgen05.mma")]
+    if not mmas:
+        return [Check("instruction", "counterexample", "the PTX issues no tcgen05.mma")]
+    kbs = bk // _K[dt]
+    stage_of: dict = {}
+    for x in tmas:
+        stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
+    out, cache = [], {}
+    for n, e in enumerate(mmas):
+        it, kb = divmod(n, kbs)
+        v = e.values
+        if e.op != want:
+            return [Check("instruction", "counterexample", f"MMA {n}: {e.op}, expected {want}",
+                          e.instr.line if e.instr else None)]
+        idesc = v.get("a2")
+        if idesc is None:
+            return [Check("instruction", "unknown", f"MMA {n}: the instruction descriptor is "
+                          "not a value the run knows")]
+        d = int(idesc[0])
+        got = {k: _field(d, k) for k in IDESC_BITS}
+        need = {"sparse": 0, "saturate": 0, "d_type": 1, "a_type": _CODE[dt], "b_type": _CODE[dt],
+                "negate_a": 0, "negate_b": 0, "a_major": 0, "b_major": 0, "n_dim": bn >> 3,
+                "m_dim": 128 >> 4, "max_shift": 0}
+        diff = [f"{k} = {got[k]} (expected {need[k]})" for k in need if got[k] != need[k]]
+        if diff:
+            return [Check("instruction", "counterexample", f"MMA {n}: instruction descriptor "
+                          f"{d:#010x}: {', '.join(diff)}")]
+        acc = _enable_input_d(e)
+        if acc is None or acc != (n > 0):
+            return [Check("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
+                          f"enable-input-d is {acc}, expected {n > 0} (0 only at the first)")]
+        for name, key, tag, text, rows in (("A", "a0", _MAP_A, la, 128), ("B", "a1", _MAP_B, lb, bn)):
+            dsts = stage_of.get((tag, it))
+            val = v.get(key)
+            if not dsts or val is None:
+                out.append(Check("descriptor", "counterexample", f"MMA {n}: no {name} stage filled "
+                                 f"by TMA in iteration {it}, or the descriptor is unknown"))
+                return out
+            base = min(dsts) & 0x3FFFF
+            k2 = (int(val[0]), base, kb, name)
+            if k2 not in cache:
+                cache[k2] = check_descriptor(int(val[0]), text, dtype=dt, major="K", k_block=kb,
+                                             base_address=base, mn=rows, arch="sm_100")
+            if cache[k2].status != "proved":
+                out.append(Check("descriptor", "counterexample", f"MMA {n} (K-tile {it}, K-block "
+                                 f"{kb}): the {name} descriptor {int(val[0]):#x} does not read that "
+                                 f"K-block of the stage at {base:#x}: {cache[k2].reason}"))
+                return out
+    out.append(Check("instruction", "proved", f"{len(mmas)} x {want}: instruction descriptor M 128, "
+                     f"N {bn}, {dt} operands, f32 D, K-major; enable-input-d 0 only at the first"))
+    out.append(Check("descriptor", "proved", f"all {2 * len(mmas)} sm_100 descriptors read their "
+                     "K-block of the stage the same iteration's TMA filled"))
+    return out
+
+
+def _enable_input_d(e) -> bool | None:
+    """The value of the enable-input-d predicate operand: the run records the predicate
+    register's value as the last operand."""
+    keys = sorted((k for k in e.values if k.startswith("a") and k[1:].isdigit()), key=lambda k: int(k[1:]))
+    last = e.values.get(keys[-1]) if keys else None
+    if last is None:
+        text = e.instr.operands[-1].strip() if e.instr else ""
+        imm = parse_immediate(text)
+        return None if imm is None else bool(imm)
+    return bool(int(last[0]))
+
+
+def _tmem_checks(run, bn: int) -> list[Check]:
+    allocs = [e for e in run.events if e.op.startswith("tcgen05.alloc")]
+    if len(allocs) != 1:
+        return [Check("tmem", "counterexample", f"{len(allocs)} tcgen05.alloc instructions executed "
+                      "(expected one, by one warp)")]
+    cols = allocs[0].values.get("a0")
+    ncol = int(cols[0]) if cols is not None else parse_immediate(allocs[0].instr.operands[1])
+    if ncol is None or ncol < 32 or ncol > 512 or ncol & (ncol - 1) or ncol < bn:
+        return [Check("tmem", "counterexample", f"tcgen05.alloc of {ncol} columns: not a power of "
+                      f"two in 32..512 holding the {bn} accumulator columns")]
+    seen: dict = {}
+    for e in run.events:
+        if not e.op.startswith("tcgen05.ld."):
+            continue
+        num = int(e.op.split(".x")[1].split(".")[0])
+        for q, addr in zip(e.lanes.tolist(), e.values["addr"].tolist()):
+            warp, lane_field, col = int(run.threads[q]) // 32, int(addr) >> 16, int(addr) & 0xFFFF
+            if lane_field != 32 * (warp % 4):
+                return [Check("tmem", "counterexample", f"warp {warp} loads TMEM lanes from "
+                              f"{lane_field}: it may reach only {32 * (warp % 4)}..{32 * (warp % 4) + 31}",
+                              e.instr.line if e.instr else None)]
+            if int(run.threads[q]) % 32 == 0:
+                for c in range(col, col + num):
+                    seen.setdefault(warp, []).append(c)
+    for w in range(4):
+        cs = sorted(seen.get(w, []))
+        if cs != list(range(bn)):
+            extra = sorted(set(cs) - set(range(bn)))
+            missed = sorted(set(range(bn)) - set(cs))
+            twice = sorted({c for c in cs if cs.count(c) > 1})
+            return [Check("tmem", "counterexample", f"warp {w} reads TMEM columns {cs[:1]}..{cs[-1:]}"
+                          f": column(s) {missed[:3]} of the accumulator never read, {extra[:3]} "
+                          f"beyond it, {twice[:3]} twice (a TMEM column offset off?)")]
+    return [Check("tmem", "proved", f"tcgen05.alloc of {ncol} columns; each warp w loads lanes "
+                  f"32w..32w+31 and every accumulator column 0..{bn - 1} exactly once")]
+
+
+def _d_store(run, bm: int, bn: int, M: int, N: int) -> Check:
+    got: dict = {}
+    for e in run.events:
+        if not e.op.startswith("st.global"):
+            continue
+        v = e.values.get("a0")
+        if v is None:
+            return Check("d-store", "unknown", "a store of a value the run does not know")
+        for a, x in zip(e.values["addr"].tolist(), v.tolist()):
+            x = int(x)
+            if not x & TMEM_TAG:
+                return Check("d-store", "counterexample", f"a store to {a:#x} of a value not "
+                             "loaded from TMEM")
+            lane, col = (x >> 16) & 0x7FFF, x & 0xFFFF
+            pos = (int(a) - _D) // 4
+            where = (pos // N, pos % N)
+            if where != (lane, col) or lane >= M or col >= N:
+                return Check("d-store", "counterexample", f"TMEM cell (lane {lane}, column {col}) is "
+                             f"stored at D{where}; the M=128 datapath puts it at D({lane}, {col})"
+                             f"{' (outside D)' if lane >= M or col >= N else ''}")
+            got[where] = got.get(where, 0) + 1
+    want = min(M, bm) * min(N, bn)
+    if len(got) != want or any(c != 1 for c in got.values()):
+        return Check("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
+                     f"expected {want} once each")
+    return Check("d-store", "proved", f"all {want} elements of the tile inside D stored once, each "
+                 "from the TMEM cell (lane = row, column = column) the M=128 datapath wrote")
