@@ -22,21 +22,9 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from verilayout.bits import log2_exact, next_pow2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
-
-
-def _log2_exact(size: int, what: str) -> int:
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
-        raise LayoutError(f"{what} has size {size!r}; sizes are positive integers")
-    size = int(size)
-    if size & (size - 1):
-        raise LayoutError(f"{what} has size {size}, not a power of two")
-    return size.bit_length() - 1
-
-
-def _next_pow2(x: int) -> int:
-    return 1 if x <= 1 else 1 << (x - 1).bit_length()
 
 
 def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
@@ -148,8 +136,8 @@ class LinearLayout:
                 raise LayoutError(f"output dim name {name!r} is not a string")
             top = max([v[2][k] for v in vecs], default=0)
             if size is None:
-                size = _next_pow2(top + 1)
-            nbits = _log2_exact(size, f"output dim '{name}'")
+                size = next_pow2(top + 1)
+            nbits = log2_exact(size, f"output dim '{name}'")
             if top >= size:
                 raise LayoutError(
                     f"a basis reaches {top} in output dim '{name}' of size {size}")
@@ -192,7 +180,7 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"identity1D over '{in_dim}'")
+        n = log2_exact(size, f"identity1D over '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n),), [1 << i for i in range(n)])
 
     @classmethod
@@ -204,8 +192,8 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"zeros1D over '{in_dim}'")
-        m = _log2_exact(out_dim_size, f"zeros1D output '{out_dim}'")
+        n = log2_exact(size, f"zeros1D over '{in_dim}'")
+        m = log2_exact(out_dim_size, f"zeros1D output '{out_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, m),), [0] * n)
 
     @classmethod
@@ -219,8 +207,8 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"strided1D over '{in_dim}'")
-        s = _log2_exact(stride, f"strided1D stride for '{in_dim}'")
+        n = log2_exact(size, f"strided1D over '{in_dim}'")
+        s = log2_exact(stride, f"strided1D stride for '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n + s),), [1 << (i + s) for i in range(n)])
 
     @classmethod
@@ -240,7 +228,7 @@ class LinearLayout:
         if extra:
             raise LayoutError(f"unknown keys in layout dict: {sorted(extra)}")
         for name, size in in_dims.items():
-            n = _log2_exact(size, f"input dim '{name}'")
+            n = log2_exact(size, f"input dim '{name}'")
             if len(bases.get(name, [])) != n:
                 raise LayoutError(f"input dim '{name}' of size {size} needs {n} bases, "
                                   f"got {len(bases.get(name, []))}")
@@ -269,22 +257,36 @@ class LinearLayout:
         return [n for n, _ in self._out]
 
     def in_dim_size(self, name: str) -> int:
-        return 1 << self._in_bits(name)
+        return 1 << self.in_dim_bits(name)
 
     def out_dim_size(self, name: str) -> int:
-        return 1 << self._out_bits(name)
+        return 1 << self.out_dim_bits(name)
 
-    def _in_bits(self, name: str) -> int:
+    def in_dim_bits(self, name: str) -> int:
+        """``log2`` of an input dimension's size (Triton's ``getInDimSizeLog2``).
+
+        >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).in_dim_bits("lane")
+        2
+        """
         for n, b in self._in:
             if n == name:
                 return b
         raise LayoutError(f"no input dim '{name}' (have {self.in_dim_names})")
 
-    def _out_bits(self, name: str) -> int:
+    def out_dim_bits(self, name: str) -> int:
+        """``log2`` of an output dimension's size (Triton's ``getOutDimSizeLog2``).
+
+        >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).out_dim_bits("dim0")
+        2
+        """
         for n, b in self._out:
             if n == name:
                 return b
         raise LayoutError(f"no output dim '{name}' (have {self.out_dim_names})")
+
+    #: The former private names, kept for callers not yet moved to the public ones.
+    _in_bits = in_dim_bits
+    _out_bits = out_dim_bits
 
     @property
     def total_in_bits(self) -> int:
@@ -482,7 +484,7 @@ class LinearLayout:
             raise LayoutError(f"no output dim '{out_dim}' (have {self.out_dim_names})")
         k_out = self.out_dim_names.index(out_dim)
         off = self._in_offset(in_dim)
-        limit = min(self._in_bits(in_dim), self._out[k_out][1])
+        limit = min(self.in_dim_bits(in_dim), self._out[k_out][1])
         shift = _offsets(self._out)[k_out]
         k = 0
         while k < limit and self._cols[off + k] == 1 << (shift + k):
@@ -583,7 +585,7 @@ class LinearLayout:
             raise LayoutError(f"compose: output dims {self.out_dim_names} must be the input "
                               f"dims of the outer layout {outer.in_dim_names}")
         for n, b in self._out:
-            if b > outer._in_bits(n):
+            if b > outer.in_dim_bits(n):
                 raise LayoutError(f"compose: output dim '{n}' has size {1 << b} but the outer "
                                   f"layout's input '{n}' only {outer.in_dim_size(n)}")
         # where each of self's packed output bits sits in outer's flattened input
@@ -626,7 +628,7 @@ class LinearLayout:
             raise LayoutError(f"invert_and_compose: output dims differ: {self.out_dim_names} "
                               f"vs {outer.out_dim_names}")
         for n, b in self._out:
-            if b > outer._out_bits(n):
+            if b > outer.out_dim_bits(n):
                 raise LayoutError(f"invert_and_compose: output '{n}' of size {1 << b} exceeds "
                                   f"the outer layout's {outer.out_dim_size(n)}")
         outs = self.out_dim_names
@@ -686,8 +688,8 @@ class LinearLayout:
         cols = []
         for n in order:
             off = self._in_offset(n)
-            cols.extend(self._cols[off:off + self._in_bits(n)])
-        return LinearLayout._raw([(n, self._in_bits(n)) for n in order], self._out, cols)
+            cols.extend(self._cols[off:off + self.in_dim_bits(n)])
+        return LinearLayout._raw([(n, self.in_dim_bits(n)) for n in order], self._out, cols)
 
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder output dims (``order`` is a permutation of the names)."""
@@ -695,7 +697,7 @@ class LinearLayout:
         if sorted(order) != sorted(self.out_dim_names):
             raise LayoutError(f"transpose_outs: {order} is not a permutation of {self.out_dim_names}")
         idx = [self.out_dim_names.index(n) for n in order]
-        outs = [(n, self._out_bits(n)) for n in order]
+        outs = [(n, self.out_dim_bits(n)) for n in order]
         offs = _offsets(outs)
         cols = []
         for c in self._cols:
@@ -706,7 +708,7 @@ class LinearLayout:
     def reshape_ins(self, new_in_dims: Sequence[tuple[str, int]] | Mapping[str, int]) -> "LinearLayout":
         """Flatten the input dims (first dim low) and split them as ``new_in_dims``."""
         pairs = list(new_in_dims.items()) if isinstance(new_in_dims, Mapping) else list(new_in_dims)
-        bits = [(n, _log2_exact(s, f"reshape_ins dim '{n}'")) for n, s in pairs]
+        bits = [(n, log2_exact(s, f"reshape_ins dim '{n}'")) for n, s in pairs]
         if sum(b for _, b in bits) != self.total_in_bits:
             raise LayoutError(f"reshape_ins: total size {1 << sum(b for _, b in bits)} != "
                               f"{self.total_in_size}")
@@ -715,7 +717,7 @@ class LinearLayout:
     def reshape_outs(self, new_out_dims: Sequence[tuple[str, int]] | Mapping[str, int]) -> "LinearLayout":
         """Flatten the output dims (first dim low) and split them as ``new_out_dims``."""
         pairs = list(new_out_dims.items()) if isinstance(new_out_dims, Mapping) else list(new_out_dims)
-        bits = [(n, _log2_exact(s, f"reshape_outs dim '{n}'")) for n, s in pairs]
+        bits = [(n, log2_exact(s, f"reshape_outs dim '{n}'")) for n, s in pairs]
         if sum(b for _, b in bits) != self.total_out_bits:
             raise LayoutError(f"reshape_outs: total size {1 << sum(b for _, b in bits)} != "
                               f"{self.total_out_size}")
@@ -791,7 +793,7 @@ class LinearLayout:
         >>> LinearLayout({"a": [[1]], "b": []}, ["o"]).squeeze_ins("b").in_dims
         {'a': 2}
         """
-        if self._in_bits(dim):
+        if self.in_dim_bits(dim):
             raise LayoutError(f"squeeze_ins: input dim '{dim}' has size {self.in_dim_size(dim)}, not 1")
         return LinearLayout._raw([p for p in self._in if p[0] != dim], self._out, self._cols)
 
@@ -801,7 +803,7 @@ class LinearLayout:
         >>> LinearLayout({"a": [[1, 0]]}, ["x", "y"]).squeeze_outs("y").bases
         {'a': [[1]]}
         """
-        if self._out_bits(dim):
+        if self.out_dim_bits(dim):
             raise LayoutError(f"squeeze_outs: output dim '{dim}' has size {self.out_dim_size(dim)}, not 1")
         return LinearLayout._raw(self._in, [p for p in self._out if p[0] != dim], self._cols)
 
@@ -812,8 +814,8 @@ class LinearLayout:
         >>> LinearLayout.identity1D(4, "in", "out").resize_in_dim("in", 16).bases
         {'in': [[1], [2], [0], [0]]}
         """
-        n = _log2_exact(size, f"resize_in_dim '{dim}'")
-        old = self._in_bits(dim)
+        n = log2_exact(size, f"resize_in_dim '{dim}'")
+        old = self.in_dim_bits(dim)
         off = self._in_offset(dim)
         mid = list(self._cols[off:off + min(n, old)]) + [0] * max(0, n - old)
         cols = list(self._cols[:off]) + mid + list(self._cols[off + old:])
@@ -826,8 +828,8 @@ class LinearLayout:
         >>> LinearLayout.identity1D(8, "in", "out").resize_out_dim("out", 4).bases
         {'in': [[1], [2], [0]]}
         """
-        n = _log2_exact(size, f"resize_out_dim '{dim}'")
-        if n > self._out_bits(dim):
+        n = log2_exact(size, f"resize_out_dim '{dim}'")
+        if n > self.out_dim_bits(dim):
             raise LayoutError(f"resize_out_dim: '{dim}' can only shrink "
                               f"({self.out_dim_size(dim)} -> {size})")
         k = self.out_dim_names.index(dim)
@@ -847,7 +849,7 @@ class LinearLayout:
         >>> LinearLayout.identity1D(2, "a", "o").rename_in_dim("a", "b").in_dims
         {'b': 2}
         """
-        self._in_bits(old)
+        self.in_dim_bits(old)
         if new != old and new in self.in_dim_names:
             raise LayoutError(f"rename_in_dim: input dim '{new}' already exists")
         return LinearLayout._raw([(new if d == old else d, b) for d, b in self._in],
@@ -864,9 +866,9 @@ class LinearLayout:
         """
         ins, outs = dict(ins or {}), dict(outs or {})
         for old in ins:
-            self._in_bits(old)
+            self.in_dim_bits(old)
         for old in outs:
-            self._out_bits(old)
+            self.out_dim_bits(old)
         new_in = [(ins.get(d, d), b) for d, b in self._in]
         new_out = [(outs.get(d, d), b) for d, b in self._out]
         if len({d for d, _ in new_in}) != len(new_in) or len({d for d, _ in new_out}) != len(new_out):
@@ -952,7 +954,7 @@ class LinearLayout:
         if not dims:
             return True
         for d in dims:
-            if self._in_bits(d) != self._out_bits(d):
+            if self.in_dim_bits(d) != self.out_dim_bits(d):
                 return False
         # flattened (in the layout's own in and out orders), as Triton does
         return all(c == 1 << i for i, c in enumerate(self.sublayout(dims, dims).columns))
@@ -1019,7 +1021,7 @@ class LinearLayout:
         >>> LinearLayout({"r": [[1], [0], [2]]}, ["o"]).remove_zero_bases_along_dim("r").bases
         {'r': [[1], [2]]}
         """
-        off, nb = self._in_offset(dim), self._in_bits(dim)
+        off, nb = self._in_offset(dim), self.in_dim_bits(dim)
         keep = [c for c in self._cols[off:off + nb] if c]
         cols = list(self._cols[:off]) + keep + list(self._cols[off + nb:])
         return LinearLayout._raw([(d, len(keep) if d == dim else b) for d, b in self._in],

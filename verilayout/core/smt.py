@@ -28,6 +28,7 @@ from typing import Callable, Iterator, Mapping
 
 import z3
 
+from verilayout.bits import log2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
@@ -392,7 +393,7 @@ def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
 def _unflatten(layout: LinearLayout, x: int) -> dict[str, int]:
     out = {}
     for n, size in layout.in_dims.items():
-        b = size.bit_length() - 1
+        b = log2(size)
         out[n] = x & (size - 1)
         x >>= b
     return out

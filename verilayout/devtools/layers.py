@@ -21,7 +21,8 @@ from dataclasses import dataclass
 #: Layers from the bottom up. A module's layer is the longest prefix of its dotted name listed
 #: here; folders that share a rank are capability folders and may not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "bits"),
+    ("errors",),
+    ("bits",),
     ("dtypes",),
     ("core",),
     ("hw",),
@@ -69,7 +70,7 @@ def rank(module: str) -> int:
     """The index of the module's layer in ``LAYERS`` (0 is the bottom).
 
     >>> rank("verilayout.errors"), rank("verilayout.bits")
-    (0, 0)
+    (0, 1)
     """
     name = layer_of(module)
     return next(i for i, g in enumerate(LAYERS) if name in g)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from verilayout.bits import log2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
@@ -50,7 +51,7 @@ def k_registers(reg: LinearLayout, k_dim: int, count: int) -> list[int] | None:
     """
     regs = reg.bases.get("register", [])
     out = []
-    for j in range(count.bit_length() - 1):
+    for j in range(log2(count)):
         want = [0] * len(reg.out_dim_names)
         want[k_dim] = 1 << j
         hit = next((i for i, b in enumerate(regs) if list(b) == want), None)

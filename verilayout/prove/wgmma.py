@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.bits import index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
 from verilayout.errors import LayoutError
 from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
-from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
+from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
 from verilayout.hw.nvidia.wgmma import parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
@@ -124,7 +125,7 @@ def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | N
         terms += t
         ext[c] = size
     extents = (("mn", ext["mn"]), ("k", ext["k"]))
-    lg = bits.bit_length() - 1
+    lg = log2(bits)
     if swizzle is None or swizzle[0] == 0:
         fn = AddressFunction(extents, tuple(terms), const=offset * bits, post=base_address * 8)
         return TileAddress(fn, dtype, base_address, "none" if swizzle else None, text)
@@ -437,8 +438,8 @@ def _z3_decision(a: AddressFunction, b: AddressFunction, timeout_ms: int):
     """Law: ``a(mn, k) == b(mn, k)`` on ``a``'s domain decided by z3 over bit-vectors: proved,
     a counterexample (mn, k), or unknown on a timeout."""
     d = a.domain
-    mn = z3.BitVec("mn", _nbits(d["mn"]))
-    k = z3.BitVec("k", _nbits(d["k"]))
+    mn = z3.BitVec("mn", index_bits(d["mn"]))
+    k = z3.BitVec("k", index_bits(d["k"]))
     assume = []
     if d["mn"] < 1 << mn.size():
         assume.append(z3.ULT(mn, d["mn"]))

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from verilayout.bits import log2, next_pow2
 from verilayout.dtypes import IntelArch, bits, bytes_of
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, check_origin, placement, unit_elements, violations
@@ -46,10 +47,6 @@ from verilayout.frontends.triton_intel import is_dpas
 __all__ = ["Plan", "BlockLoadPlan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
            "plan_operand", "check_operand_plan", "plan_tensor",
            "DTYPE_BYTES"]
-
-
-def _next_pow2(v: int) -> int:
-    return 1 if v <= 1 else 1 << (int(v) - 1).bit_length()
 
 
 def default_surface(memory_shape: Sequence[int], elem_bytes: int) -> Surface:
@@ -360,14 +357,14 @@ def _plan_layout(p: Plan) -> LinearLayout:
                           "load); no linear layout")
     n_units = units.shape[0]
     per_inst = p.inst_shape[0] * p.inst_shape[1] // k if p.inst_shape else n_units
-    off_bits = min(per_inst, n_units).bit_length() - 1
-    it_bits = n_units.bit_length() - 1 - off_bits
+    off_bits = log2(min(per_inst, n_units))
+    it_bits = log2(n_units) - off_bits
     mem = p.memory_shape
     tensor = [mem[0] // k, mem[1]] if dim == 0 else [mem[0], mem[1] // k]
     if n == 1:
-        sizes = [_next_pow2(int(flat[:, d].max()) + 1) for d in (0, 1)]
+        sizes = [next_pow2(int(flat[:, d].max()) + 1) for d in (0, 1)]
     else:
-        sizes = [max(_next_pow2(int(flat[:, d].max()) + 1), tensor[d]) for d in (0, 1)]
+        sizes = [max(next_pow2(int(flat[:, d].max()) + 1), tensor[d]) for d in (0, 1)]
     return LinearLayout({"offset": bases[:off_bits], "iteration": bases[off_bits:off_bits + it_bits],
                          "load": bases[off_bits + it_bits:]},
                         {"dim0": sizes[0], "dim1": sizes[1]}, require_surjective=False)
@@ -452,7 +449,7 @@ _PROTO_SURFACE = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
 def _height(fam: _Family, rows_needed: int) -> int:
     if fam.mode == "transpose" and fam.elem_bytes == 8:
         return 8
-    h = min(_next_pow2(rows_needed), fam.max_rows)
+    h = min(next_pow2(rows_needed), fam.max_rows)
     if fam.mode == "vnni":
         h = max(h, 4 // fam.elem_bytes)
     return h
@@ -776,7 +773,7 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
     th, tw = h, w = req.tile_mem
     n_tile_regs = (th * tw) // req.needed.lanes
     reg_bases = [b[::-1] if transpose else b for b in layout.bases["register"]]
-    k = n_tile_regs.bit_length() - 1
+    k = log2(n_tile_regs)
     iterations, load_bases, growing = [], [], True
     for dy, dx in reg_bases[k:]:
         if dy == 0 and dx == 0:

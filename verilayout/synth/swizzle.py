@@ -228,7 +228,7 @@ def _span_contains(basis: Sequence[int], vectors: Iterable[int]) -> bool:
     table = {p: v for p, (v, _) in gf2.echelon(list(basis)).items()}
     for v in vectors:
         while v:
-            top = v.bit_length() - 1
+            top = _log2(v)
             if top not in table:
                 return False
             v ^= table[top]

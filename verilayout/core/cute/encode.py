@@ -14,6 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import z3
 
+from verilayout.bits import trailing_zeros
 from verilayout.core.cute.int_tuple import IntTuple, _fmt_tree, _is_tuple, flatten, product
 from verilayout.core.cute.layout import AnyLayout, ComposedLayout, Layout, _check_concrete, format_cute
 from verilayout.core.cute.units import _dim_names, _Plan, _plan, offset_bytes, offset_elements
@@ -42,11 +43,11 @@ def _z3_exactness(plan: _Plan) -> None:
         if int(s) > 1:
             g = math.gcd(g, int(d) << plan.shift_in)
     g = math.gcd(g, low)
-    tz = (g & -g).bit_length() - 1 if g else 1 << 30
+    tz = trailing_zeros(g) if g else 1 << 30
     if plan.swizzle is not None and plan.swizzle.zzz_mask:
         top = (plan.offset + sum((int(s) - 1) * int(d) for s, d in plan.layout.leaves())) << plan.shift_in
         if top >= (plan.swizzle.yyy_mask & -plan.swizzle.yyy_mask):
-            tz = min(tz, (plan.swizzle.zzz_mask & -plan.swizzle.zzz_mask).bit_length() - 1)
+            tz = min(tz, trailing_zeros(plan.swizzle.zzz_mask))
     if tz < plan.shift_out:
         raise LayoutError(f"offsets in {plan.unit} are not whole numbers for every coordinate "
                           f"({plan.desc}); z3 encoding refused")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from verilayout.bits import log2
 from verilayout.core.cute.layout import AnyLayout, Layout, format_cute  # noqa: F401 (Layout: examples)
 from verilayout.core.cute.units import _dim_names, _Plan, _plan
 from verilayout.core.linear_layout import LinearLayout
@@ -31,7 +32,7 @@ def _in_bit_bases(plan: _Plan) -> tuple[list[list[int]], str | None]:
                 return [], f"mode {leaf_no} (flattened) has extent {s}, not a power of two"
             if d < 0:
                 return [], f"mode {leaf_no} (flattened) has negative stride {d}"
-            bases += [(d << j) << plan.shift_in for j in range(s.bit_length() - 1)]
+            bases += [(d << j) << plan.shift_in for j in range(log2(s))]
             leaf_no += 1
         per_mode.append(bases)
     return per_mode, None

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from verilayout.bits import log2
 from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, _check_concrete,
                                          _check_elem_bits, _concrete)
 from verilayout.core.cute.swizzle import Swizzle
@@ -66,7 +67,7 @@ def _plan(obj: AnyLayout, unit: str, elem_bits: int | None) -> _Plan:
     if need_bits and elem_bits is None:
         why = "the swizzle acts on byte addresses" if swz_units == "bytes" else "a byte offset was asked"
         raise LayoutError(f"element width unknown: {why}; pass elem_bits")
-    n = elem_bits.bit_length() - 1 if need_bits else 0  # values are in bits when n is set
+    n = log2(elem_bits) if need_bits else 0  # values are in bits when n is set
     if swz is not None:
         swz = swz.rebased(3 if swz_units == "bytes" else n) if need_bits else swz
     shift_out = (3 if unit == "bytes" else n) if need_bits else 0

@@ -35,6 +35,7 @@ from typing import Mapping
 import numpy as np
 import z3
 
+from verilayout.bits import index_bits, is_pow2, log2, trailing_zeros
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
 
@@ -633,14 +634,6 @@ class Affine:
         return self.cols.get((coord, bit), 0)
 
 
-def _pow2(x: int) -> bool:
-    return x > 0 and x & (x - 1) == 0
-
-
-def _nbits(extent: int) -> int:
-    return max(1, (extent - 1).bit_length())
-
-
 @dataclass(frozen=True)
 class AddressFunction:
     """An address function over the coordinates of ``extents`` (``{"mn": MN, "k": K}``).
@@ -732,24 +725,24 @@ class AddressFunction:
         """
         offs = {c: self._offset(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
         new_ext = tuple((c, int(extents[c])) for c in ("mn", "k"))
-        foldable = all(o % (1 << _nbits(extents[c])) == 0 for c, o in offs.items()) \
-            and all(_pow2(t.div) and (t.mod == 0 or _pow2(t.mod)) for t in self.terms)
+        foldable = all(o % (1 << index_bits(extents[c])) == 0 for c, o in offs.items()) \
+            and all(is_pow2(t.div) and (t.mod == 0 or is_pow2(t.mod)) for t in self.terms)
         if not foldable:
             return replace(self, extents=new_ext, offsets=tuple(offs.items()))
         const, xconst = self.const, self.xor_const
         terms = []
         for t in self.terms:
             o = offs[t.coord]
-            lo = t.div.bit_length() - 1
-            width = t.mod.bit_length() - 1 if t.mod else None
-            nb = _nbits(extents[t.coord])
+            lo = log2(t.div)
+            width = log2(t.mod) if t.mod else None
+            nb = index_bits(extents[t.coord])
             const += t.stride * t.value(o)          # the offset's own bits (all >= nb)
             if lo < nb:                              # the block coordinate's bits
                 w = nb - lo if width is None else min(width, nb - lo)
                 terms.append(Term(t.coord, t.div, 1 << w, t.stride))
         cols = []
         for c, bit, v in self.xor_cols:
-            if bit < _nbits(extents[c]):
+            if bit < index_bits(extents[c]):
                 cols.append((c, bit, v))
             elif (offs[c] >> bit) & 1:
                 xconst ^= v
@@ -811,11 +804,11 @@ class AddressFunction:
         d = self.domain
         out: list[tuple[tuple[str, int], int]] = []
         for t in self.terms:
-            if not _pow2(t.div) or (t.mod and not _pow2(t.mod)) or t.stride < 0:
+            if not is_pow2(t.div) or (t.mod and not is_pow2(t.mod)) or t.stride < 0:
                 return None                 # (a negative stride: the absolute-LBO split term)
-            lo = t.div.bit_length() - 1
-            hi = _nbits(d[t.coord]) if not t.mod else min(_nbits(d[t.coord]),
-                                                         lo + t.mod.bit_length() - 1)
+            lo = log2(t.div)
+            hi = index_bits(d[t.coord]) if not t.mod else min(index_bits(d[t.coord]),
+                                                         lo + log2(t.mod))
             for j in range(lo, hi):
                 out.append(((t.coord, j), t.stride << (j - lo)))
         return out
@@ -836,7 +829,7 @@ class AddressFunction:
         for _, v in contribs:
             if v:
                 low_ok = ((1 << (ADDR_BITS + 1)) - 1) >> v.bit_length() << v.bit_length()
-                tz = (v & -v).bit_length() - 1
+                tz = trailing_zeros(v)
                 ok &= low_ok | ((1 << (tz + 1)) - 1)
         floor = 0
         if self.swizzle is not None:
@@ -880,7 +873,7 @@ class AddressFunction:
             return None
         cols, const = dict(s.cols), s.const ^ self.xor_const
         for c, bit, v in self.xor_cols:
-            if bit < _nbits(d[c]):
+            if bit < index_bits(d[c]):
                 if v >= m:
                     return None
                 cols[(c, bit)] = cols.get((c, bit), 0) ^ v

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 
+from verilayout.bits import log2
 from verilayout.dtypes import Major, SwizzleMode, subset
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
@@ -136,7 +137,7 @@ def swizzle_log2(swizzle: SwizzleMode) -> int:
     >>> swizzle_log2("128B")
     3
     """
-    return swizzle_units(swizzle).bit_length() - 1
+    return log2(swizzle_units(swizzle))
 
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
@@ -256,7 +257,7 @@ def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
     along the column.
     """
     per = 32 // bits                                   # elements per 32-bit register
-    lg = per.bit_length() - 1
+    lg = log2(per)
     reg = [[0, 1 << i] for i in range(lg)] + [[8, 0], [0, 4 * per]]
     lane = [[0, per], [0, 2 * per]] + _LANE_ROWS
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
@@ -265,7 +266,7 @@ def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
 def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
     """D: d_i at row lane/4 + 8*((i/2)%2) + 16*warp, column 2*(lane%4) + i%2 + 8*(i/4)."""
     npad = 1 << max(3, (n - 1).bit_length())
-    reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range((npad // 8).bit_length() - 1)]
+    reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range(log2(npad // 8))]
     lane = [[0, 2], [0, 4]] + _LANE_ROWS
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
 
@@ -361,7 +362,7 @@ class SwizzleAtom:
         if units == "bytes":
             return f"Sw<{b},4,3> o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
         if units == "elements":
-            m = (128 // DTYPE_BITS[self.dtype]).bit_length() - 1
+            m = log2(128 // DTYPE_BITS[self.dtype])
             return f"Sw<{b},{m},3> o 0 o {body}"
         raise LayoutError(f"units {units!r}: expected bytes or elements")
 
