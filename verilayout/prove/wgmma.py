@@ -29,9 +29,10 @@ import z3
 
 from verilayout.bits import index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
+from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
-from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
+from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
 from verilayout.hw.nvidia.wgmma import parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
@@ -133,12 +134,12 @@ def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | N
     if s < b:
         raise LayoutError(f"Swizzle<{b},{m},{s}>: S must be >= B for a wgmma layout")
     if swizzle_units == "bytes":
-        sw = BitSwizzle(b, m + 3, s)
+        sw = PhasedSwizzle(Swizzle(b, m + 3, s))
         fn = AddressFunction(extents, tuple(terms), const=base_address * 8 + offset * bits,
                              swizzle=sw)
         return TileAddress(fn, dtype, None, _hint(b, m + 3, s), text)
     if swizzle_units == "elements":
-        sw = BitSwizzle(b, m + lg, s)
+        sw = PhasedSwizzle(Swizzle(b, m + lg, s))
         fn = AddressFunction(extents, tuple(terms), const=offset * bits, swizzle=sw,
                              post=base_address * 8)
         return TileAddress(fn, dtype, base_address, _hint(b, m + lg, s), text)
@@ -514,7 +515,7 @@ def _address_bound(fn: AddressFunction) -> int:
             hi = min(hi, t.mod - 1)
         top += max(0, t.stride) * hi
     if fn.swizzle is not None:
-        top |= fn.swizzle.mask << fn.swizzle.base
+        top |= fn.swizzle.swizzle.zzz_mask
     return (top + fn.post) // 8
 
 

@@ -36,6 +36,7 @@ import numpy as np
 import z3
 
 from verilayout.bits import index_bits, is_pow2, log2, trailing_zeros
+from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
 
@@ -596,31 +597,18 @@ class Term:
         return v % self.mod if self.mod else v
 
 
-@dataclass(frozen=True)
-class BitSwizzle:
-    """``x ^ ((((x - phase) >> (base + shift)) & (2**bits - 1)) << base)``.
+def BitSwizzle(bits: int, base: int, shift: int, phase: int = 0) -> PhasedSwizzle:
+    """CuTe's ``Swizzle<bits, base, shift>`` on **bit** addresses, its pattern starting at ``phase``:
+    ``x ^ ((((x - phase) >> (base + shift)) & (2**bits - 1)) << base)`` (a :class:`PhasedSwizzle`).
 
-    CuTe's ``Swizzle<B,M,S>`` on an address in units ``u`` is
-    ``BitSwizzle(B, M + log2(u), S)`` on bit addresses. ``phase`` shifts where the
-    pattern starts (the descriptor's base offset * 128 bytes).
+    CuTe's ``Swizzle<B,M,S>`` on an address in units ``u`` is ``BitSwizzle(B, M + log2(u), S)``
+    on bit addresses; ``phase`` is the descriptor's base offset * 128 bytes, in bits. The name is
+    the constructor the address IR and its tests use; the object is the core swizzle plus an offset.
+
+    >>> BitSwizzle(3, 7, 3, phase=1024).apply(0), str(BitSwizzle(3, 7, 3))
+    (896, 'Sw<3,7,3>')
     """
-
-    bits: int
-    base: int
-    shift: int
-    phase: int = 0
-
-    @property
-    def mask(self) -> int:
-        return (1 << self.bits) - 1
-
-    def apply(self, x):
-        src = ((x - self.phase) >> (self.base + self.shift)) & self.mask
-        return x ^ (src << self.base)
-
-    def z3(self, x):
-        src = z3.LShR(x - self.phase, self.base + self.shift) & self.mask
-        return x ^ (src << self.base)
+    return PhasedSwizzle(Swizzle(bits, base, shift), phase)
 
 
 @dataclass(frozen=True)
@@ -654,7 +642,7 @@ class AddressFunction:
     const: int = 0
     xor_cols: tuple = ()
     xor_const: int = 0
-    swizzle: BitSwizzle | None = None
+    swizzle: PhasedSwizzle | None = None
     post: int = 0
     offsets: tuple = ()
     name: str = ""
@@ -683,7 +671,7 @@ class AddressFunction:
                 sel = ((coords[c] + self._offset(c)) >> bit) & 1
                 x = x ^ (sel * v)
         if self.swizzle is not None:
-            x = self.swizzle.apply(x)
+            x = self.swizzle(x)
         return x + self.post
 
     def table(self) -> np.ndarray:
@@ -908,7 +896,7 @@ class AddressFunction:
             src_const, src_cols = src.const, src.cols
         else:
             src_const, src_cols = const, cols
-        lift = lambda v: ((v >> (sw.base + sw.shift)) & sw.mask) << sw.base
+        lift = sw.swizzle.xor_term
         return const ^ lift(src_const), {key: v ^ lift(src_cols.get(key, 0)) for key, v in cols.items()}
 
     def affine(self) -> Affine | None:

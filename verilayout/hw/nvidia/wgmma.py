@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 
 from verilayout.bits import log2
-from verilayout.dtypes import Major, SwizzleMode, subset
+from verilayout.core.cute.swizzle import Swizzle
+from verilayout.dtypes import SWIZZLE_MODES, WGMMA_SWIZZLES, Major, SwizzleMode, subset, swizzle_mode
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -46,14 +47,10 @@ ACCUMULATORS: dict[str, tuple[str, ...]] = {
     "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"), "s8": ("s32",), "u8": ("s32",),
     "b1": ("s32",)}
 
-#: Swizzling modes and their width in bytes (one row of the swizzle atom).
-SWIZZLES: dict[str, int] = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+#: Swizzling modes and their width in bytes (one row of the swizzle atom), from the one table
+#: :data:`verilayout.dtypes.SWIZZLE_MODES`.
+SWIZZLES: dict[str, int] = {m: SWIZZLE_MODES[m][3] for m in WGMMA_SWIZZLES}
 MAJORS = ("K", "MN")
-
-_SWIZZLE_ALIASES = {"none": "none", "0": "none", "interleave": "none", "inter": "none",
-                    "no": "none", "32b": "32B", "32": "32B", "sw32": "32B",
-                    "64b": "64B", "64": "64B", "sw64": "64B",
-                    "128b": "128B", "128": "128B", "sw128": "128B"}
 
 
 def dtype_bits(dtype: str) -> int:
@@ -111,15 +108,13 @@ def parse_major(text: str) -> str:
 
 
 def parse_swizzle(text) -> str:
-    """Canonical swizzle name: ``none``, ``32B``, ``64B`` or ``128B``.
+    """Canonical swizzle name: ``none``, ``32B``, ``64B`` or ``128B``
+    (:func:`verilayout.dtypes.swizzle_mode`).
 
     >>> parse_swizzle("128"), parse_swizzle("SW64"), parse_swizzle("interleave")
     ('128B', '64B', 'none')
     """
-    t = str(text).strip().lower()
-    if t not in _SWIZZLE_ALIASES:
-        raise LayoutError(f"swizzle {text!r}: expected none, 32B, 64B or 128B")
-    return _SWIZZLE_ALIASES[t]
+    return swizzle_mode(text)
 
 
 def swizzle_units(swizzle: SwizzleMode) -> int:
@@ -348,6 +343,19 @@ class SwizzleAtom:
         """Size of the atom in bytes (8 rows of the swizzle width)."""
         return 8 * SWIZZLES[self.swizzle]
 
+    def functor(self, units: str = "bytes") -> Swizzle:
+        """The atom's swizzle as the core :class:`~verilayout.core.cute.swizzle.Swizzle`, on byte
+        addresses (``Swizzle<B,4,3>``) or on element offsets (``Swizzle<B,log2(T),3>``).
+
+        >>> str(swizzle_atom("128B", "K", "f16").functor()), str(swizzle_atom("64B", "K", "f16").functor("elements"))
+        ('Sw<3,4,3>', 'Sw<2,3,3>')
+        """
+        if units == "bytes":
+            return Swizzle(self.swizzle_bits, 4, 3)
+        if units == "elements":
+            return Swizzle(self.swizzle_bits, log2(128 // DTYPE_BITS[self.dtype]), 3)
+        raise LayoutError(f"units {units!r}: expected bytes or elements")
+
     def cute_text(self, units: str = "bytes") -> str:
         """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
         ``smem_ptr`` form) or on element offsets.
@@ -357,14 +365,11 @@ class SwizzleAtom:
         >>> swizzle_atom("64B", "MN", "f16").cute_text()
         'Sw<2,4,3> o smem_ptr[16b](unset) o (32,8):(1,32)'
         """
-        b = self.swizzle_bits
+        sw = self.functor(units)
         body = f"({self.shape[0]},{self.shape[1]}):({self.stride[0]},{self.stride[1]})"
         if units == "bytes":
-            return f"Sw<{b},4,3> o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
-        if units == "elements":
-            m = log2(128 // DTYPE_BITS[self.dtype])
-            return f"Sw<{b},{m},3> o 0 o {body}"
-        raise LayoutError(f"units {units!r}: expected bytes or elements")
+            return f"{sw} o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
+        return f"{sw} o 0 o {body}"
 
 
 def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
