@@ -37,8 +37,7 @@ SwizzleMode = Literal["none", "32B", "64B", "128B"]
 
 #: The one table of NVIDIA shared-memory swizzle modes: ``(B, M, S, row bytes)``, the CuTe functor
 #: ``Swizzle<B,M,S>`` on byte addresses and the bytes of one swizzled row. Sources: wgmma's four
-#: modes, PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout", the swizzle atoms; seed
-#: ``000_2b23e188beadbf0d.txt``); tcgen05's ``128B_base32B``, CUTLASS
+#: modes, PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout", the swizzle atoms); tcgen05's ``128B_base32B``, CUTLASS
 #: ``cute/atom/mma_traits_sm100.hpp`` (``Swizzle<2,5,2>``); the tensor-map modes, CUDA ``cuda.h``
 #: ``CUtensorMapSwizzle`` with CUTLASS ``cute/atom/copy_traits_sm90_tma_swizzle.hpp``
 #: (``Swizzle<2,5,2>`` = 128B_ATOM_32B). ``128B_ATOM_64B`` as ``Swizzle<1,6,1>`` and the FLIP_8B

@@ -2,8 +2,8 @@
 
 A *CTA layout* maps ``register``/``lane``/``warp`` (or ``offset``) to tensor
 coordinates inside one CTA; a *CGA layout* maps ``block`` (the CTA id inside a
-cluster) to the tile of the tensor that CTA owns (seed
-``004_d7c7c1cef06bdad0.txt``, "cgaLayout (CTALayoutAttr)").
+cluster) to the tile of the tensor that CTA owns (Triton ``CTALayoutAttr`` in
+``TritonGPUAttrDefs.td``, converted in ``lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp``).
 
 Triton prints the CGA part of an attribute in one of two spellings:
 

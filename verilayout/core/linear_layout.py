@@ -4,7 +4,7 @@ A layout maps hardware coordinates (``register``, ``lane``, ``warp``, ``block``,
 ``offset``, ...) to tensor coordinates (``dim0``, ``dim1``, ...). Every input dim
 has a power-of-two size; bit ``i`` of input dim ``d`` has a *basis*, the output
 coordinates it selects; the image of an input is the XOR of the bases of its set
-bits (seed ``004_d7c7c1cef06bdad0.txt``).
+bits (Triton ``include/triton/Tools/LinearLayout.h``).
 
 >>> L = LinearLayout({"t": [[0, 1], [0, 2]], "w": [[1, 1], [2, 2]]}, ["x", "y"])
 >>> L.apply({"t": 3, "w": 1})
@@ -526,7 +526,7 @@ class LinearLayout:
 
     # ----- algebra ---------------------------------------------------------------------
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Product (seed 004): shared names merge, the left operand takes the low bits.
+        """Product (Triton ``LinearLayout::operator*``): shared names merge, the left operand takes the low bits.
 
         >>> (LinearLayout.identity1D(4, "i", "o1") * LinearLayout.identity1D(8, "i", "o2")).apply({"i": 13})
         {'o1': 1, 'o2': 3}

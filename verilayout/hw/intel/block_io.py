@@ -212,14 +212,14 @@ def placement(address: int, elem_bytes: int, origin: tuple = (0, 0)) -> tuple[in
     if address % elem_bytes:
         raise LayoutError(f"base address {int(address):#x} is not a multiple of the element "
                           f"size ({elem_bytes} bytes)")
-    x, y = check_origin(origin)
+    x, y = require_origin(origin)
     return int(address) & ~63, ((int(address) % 64) // elem_bytes + x, y)
 
 
-def check_origin(origin: Any) -> tuple[int, int]:
+def require_origin(origin: Any) -> tuple[int, int]:
     """``origin`` as ``(x0, y0)``: two integers >= 0 (x in elements, y in rows).
 
-    >>> check_origin([32, 0])
+    >>> require_origin([32, 0])
     (32, 0)
     """
     if not isinstance(origin, (list, tuple)) or len(origin) != 2 or not all(

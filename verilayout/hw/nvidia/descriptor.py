@@ -1,6 +1,6 @@
 """wgmma / tcgen05 shared-memory matrix descriptors and the hardware address model.
 
-The 64-bit sm_90 descriptor (PTX 9.7.15.5.1.2.2, seed ``003_ce87ea73fe8bc8cb.txt``):
+The 64-bit sm_90 descriptor (PTX ISA 9.7.15.5.1.2.2, "Matrix Descriptor Format"):
 start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, base offset in
 49-51, swizzle in 62-63 (0 none, 1 128B, 2 64B, 3 32B). The sm_100 (tcgen05)
 descriptor (PTX ISA 9.7.16.4.1, CUTLASS ``cute/arch/mma_sm100_desc.hpp``) keeps the first
@@ -19,7 +19,7 @@ True
 The address model: :func:`hardware_address_function` turns a descriptor, a
 major-ness, an element type and the MN extent of one wgmma into the function
 ``(mn, k) -> shared-memory address`` the hardware reads (the canonical layout of
-seed ``000_2b23e188beadbf0d.txt`` plus the swizzle XOR on address bits, the
+PTX ISA 9.7.15.5.1.2 "Shared Memory Matrix Layout" plus the swizzle XOR on address bits, the
 swizzle phase given by the base offset). :func:`contract_findings` lists every
 rule of the descriptor contract a descriptor breaks; such a descriptor is not
 modelled as if it worked.
@@ -947,7 +947,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
                               mn_extent: int, k_extent: int | None = None) -> AddressFunction:
     """``(mn, k) -> bit address`` that one wgmma / tcgen05.mma reads through ``desc``.
 
-    The canonical layouts of seed 000 (PTX ISA 9.7.15.5.1.2; tcgen05: 9.7.16.3 and CUTLASS
+    The canonical layouts of PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout"; tcgen05: 9.7.16.3 and CUTLASS
     ``make_umma_desc``) in bytes (T = elements per 16-byte unit, W the swizzle row in units,
     R the K rows of one MN-major atom: 8, or 4 for ``128B_base32B``):
 
@@ -993,7 +993,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
 
 
 def _canonical_terms(desc: Descriptor, mj: str, bits: int, krows: int) -> tuple:
-    """Law: (terms, constant, offsets) in bits of the canonical layout of seed 000 that
+    """Law: (terms, constant, offsets) in bits of the canonical layout of PTX ISA 9.7.15.5.1.2 that
     ``desc`` selects for a ``mj``-major operand of ``bits``-bit slots, before the swizzle: the
     table of :func:`hardware_address_function`, or the absolute LBO mode's split K-block."""
     sw = desc.swizzle

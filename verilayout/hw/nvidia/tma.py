@@ -73,7 +73,7 @@ from verilayout.dtypes import BITS, SWIZZLE_MODES, TMA_SWIZZLES, swizzle_mode
 from verilayout.errors import LayoutError
 
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
-           "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "check_limits", "write_address",
+           "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "require_limits", "check_limits", "write_address",
            "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "parse_arch", "MEASURED", "ATOM_MODES",
            "measured_findings"]
 
@@ -488,11 +488,12 @@ def measured_findings(t: TensorMap, *, arch: str = "sm_90", start=None) -> list[
     return out
 
 
-def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
-                 start=None) -> TensorMap:
-    """``t`` itself, or a :class:`LayoutError` naming the first broken limit.
+def require_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
+                   start=None) -> TensorMap:
+    """``t`` itself, or a :class:`LayoutError` naming the first broken limit (``check_limits`` is
+    its former name, kept for callers: it returns the map, not a verdict).
 
-    >>> check_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
+    >>> require_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: tensor map: box[0] = 300 is outside 1..256 (CUDA driver API cuTensorMapEncodeTiled (cuda.h))
@@ -501,6 +502,10 @@ def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "
     if f:
         raise LayoutError(f"tensor map: {f[0].message} ({f[0].source})")
     return t
+
+
+#: The former name of :func:`require_limits` (``tests/test_tma.py`` and scripts import it).
+check_limits = require_limits
 
 
 def _modelled(t: TensorMap) -> None:

@@ -1,9 +1,9 @@
 """wgmma (sm_90 warpgroup MMA) facts as data: register fragments, canonical
 shared-memory layouts, swizzle atoms.
 
-Everything here restates the PTX ISA tables quoted in the seeds
-``001_afc8e6ab5857294e.txt`` (9.7.15.5.1.1, register fragments) and
-``000_2b23e188beadbf0d.txt`` (9.7.15.5.1.2, shared-memory layouts).
+Everything here restates the PTX ISA tables of 9.7.15.5.1.1 ("Register Fragments") and
+9.7.15.5.1.2 ("Shared Memory Matrix Layout"); the project's seeds 001 and 000 are copies of
+those two sections.
 
 >>> f = fragment("m64n32k16", "D", "f16", acc="f32")
 >>> f.layout.apply({"register": 2, "lane": 5, "warp": 1})   # d2 of thread 37
@@ -41,7 +41,7 @@ DTYPE_BITS: dict[str, int] = subset(("f16", "bf16", "tf32", "e4m3", "e5m2", "s8"
 _K_OF: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
                          "s8": 32, "u8": 32, "b1": 256}
 
-#: Accumulator (D) types allowed for each multiplicand type (seed 001 tables).
+#: Accumulator (D) types allowed for each multiplicand type (PTX ISA 9.7.15.5.1.1 tables).
 ACCUMULATORS: dict[str, tuple[str, ...]] = {
     "f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",),
     "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"), "s8": ("s32",), "u8": ("s32",),
@@ -153,7 +153,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def valid_n(acc: str) -> tuple[int, ...]:
-    """The N a wgmma accepts for an accumulator type (seed 001).
+    """The N a wgmma accepts for an accumulator type (PTX ISA 9.7.15.5.1.1).
 
     f16/f32: 8, 16, ..., 256; s32: 8, 16, 24, 32, then 48, 64, ..., 256.
 
@@ -267,7 +267,7 @@ def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
 
 
 def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fragment:
-    """The wgmma register fragment of operand ``A`` or ``D`` (seed 001 tables).
+    """The wgmma register fragment of operand ``A`` or ``D`` (PTX ISA 9.7.15.5.1.1 tables).
 
     ``dtype`` is the multiplicand type (f16, bf16, tf32, e4m3, e5m2, s8, u8, b1);
     ``acc`` the accumulator type for D (default f32 for float types, s32 for
@@ -299,7 +299,7 @@ def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fr
     if op == "A":
         bases = _a_fragment_bases(bits)
         regs, per = 4 * (32 // bits), 32 // bits
-        # seed 001: f16 and bf16 A fragments are both ".f16x2" registers
+        # PTX ISA 9.7.15.5.1.1: f16 and bf16 A fragments are both ".f16x2" registers
         rtype = {16: ".f16x2", 32: ".b32", 8: ".b32", 1: ".b32"}[bits]
         layout = LinearLayout(bases, [("dim0", 64), ("dim1", k)])
         return Fragment((m, n, k), "A", dtype, acc, 64, k, regs, per, rtype, layout)
@@ -319,7 +319,7 @@ def _ranges(values: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class SwizzleAtom:
-    """A swizzle layout atom of PTX Table 38 (seed 000) for one element type.
+    """A swizzle layout atom of PTX Table 38 (PTX ISA 9.7.15.5.1.2) for one element type.
 
     ``units`` is ``(mn, k)`` in 128-bit elements as the table lists it (MN-major
     ``Wx8``, K-major ``8xW``, W the swizzle width in 16-byte units); ``shape`` is
@@ -399,7 +399,7 @@ def _symbols() -> tuple:
 
 @dataclass(frozen=True)
 class CanonicalLayout:
-    """A canonical layout of the PTX table (seed 000, 9.7.15.5.1.2.1.3).
+    """A canonical layout of the PTX table (PTX ISA 9.7.15.5.1.2.1.3).
 
     ``shape`` and ``stride`` are ``((mn modes), (k modes))`` of sympy expressions in
     T, m, k, LBO, SBO (strides in elements); ``swizzle`` is the B of
@@ -453,7 +453,7 @@ class CanonicalLayout:
 
 def canonical_layout(major: Major, swizzle: SwizzleMode, dtype: str | None = None) -> CanonicalLayout:
     """The canonical layout of a major-ness and swizzling mode, symbolic in
-    T, m, k, LBO, SBO (PTX table in seed 000); with ``dtype``, T = 128 / bits is
+    T, m, k, LBO, SBO (the PTX ISA 9.7.15.5.1.2 table); with ``dtype``, T = 128 / bits is
     substituted (strides stay in elements).
 
     >>> canonical_layout("MN", "128B").text()
