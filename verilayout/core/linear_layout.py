@@ -284,7 +284,8 @@ class LinearLayout:
                 return b
         raise LayoutError(f"no output dim '{name}' (have {self.out_dim_names})")
 
-    #: The former private names, kept for callers not yet moved to the public ones.
+    #: The former private names, kept for callers not yet moved to the public ones (audit/ttgir,
+    #: prove/banks, prove/tmem).
     _in_bits = in_dim_bits
     _out_bits = out_dim_bits
 
@@ -317,12 +318,21 @@ class LinearLayout:
             off += b
         raise LayoutError(f"no input dim '{name}' (have {self.in_dim_names})")
 
-    def _unpack(self, packed: int) -> list[int]:
+    def unpack(self, packed: int) -> list[int]:
+        """A packed output (the out dims' bits side by side, the first dim lowest) as one value per
+        out dim: the inverse of packing, ``unpack(sum(v_i << offset_i)) == [v_0, v_1, ...]``.
+
+        >>> LinearLayout({"r": [[1, 0], [0, 1]]}, [("x", 2), ("y", 2)]).unpack(0b10)
+        [0, 1]
+        """
         out = []
         for _, b in self._out:
             out.append(packed & ((1 << b) - 1))
             packed >>= b
         return out
+
+    #: The former private name (prove/banks, prove/tmem use it).
+    _unpack = unpack
 
     def _pack(self, values: Sequence[int]) -> int:
         acc, off = 0, 0
@@ -337,7 +347,7 @@ class LinearLayout:
         out: dict[str, list[list[int]]] = {}
         k = 0
         for n, b in self._in:
-            out[n] = [self._unpack(c) for c in self._cols[k:k + b]]
+            out[n] = [self.unpack(c) for c in self._cols[k:k + b]]
             k += b
         return out
 
@@ -345,7 +355,7 @@ class LinearLayout:
         """Value along ``out_dim`` of basis ``i`` of ``in_dim``."""
         c = self._cols[self._in_offset(in_dim) + i]
         k = self.out_dim_names.index(out_dim)
-        return self._unpack(c)[k]
+        return self.unpack(c)[k]
 
     def matrix(self) -> np.ndarray:
         """The GF(2) matrix: ``M[r, c]`` is output bit ``r`` of input bit ``c`` (uint8).
@@ -415,7 +425,7 @@ class LinearLayout:
         {'o': 5}
         """
         y = self.apply_packed(self.flatten_in(coords))
-        return dict(zip(self.out_dim_names, self._unpack(y)))
+        return dict(zip(self.out_dim_names, self.unpack(y)))
 
     def apply_all(self) -> np.ndarray:
         """Brute-force table: packed image of every flattened input (numpy, for tests/benchmarks)."""
@@ -701,7 +711,7 @@ class LinearLayout:
         offs = _offsets(outs)
         cols = []
         for c in self._cols:
-            vals = self._unpack(c)
+            vals = self.unpack(c)
             cols.append(sum(vals[i] << offs[k] for k, i in enumerate(idx)))
         return LinearLayout._raw(self._in, outs, cols)
 
@@ -745,7 +755,7 @@ class LinearLayout:
             ins.append((n, b))
             off = self._in_offset(n)
             for c in self._cols[off:off + b]:
-                vals = self._unpack(c)
+                vals = self.unpack(c)
                 cols.append(sum(vals[k] << offs[j] for j, k in enumerate(keep_out)))
         return LinearLayout._raw(ins, outs, cols)
 
@@ -837,7 +847,7 @@ class LinearLayout:
         offs = _offsets(outs)
         cols = []
         for c in self._cols:
-            vals = self._unpack(c)
+            vals = self.unpack(c)
             if vals[k] >= size:
                 vals[k] = 0
             cols.append(sum(v << o for v, o in zip(vals, offs)))

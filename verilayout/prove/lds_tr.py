@@ -97,7 +97,7 @@ def _group_addresses(reg: LinearLayout, fixed: dict, lanes: range, vec: list[int
             for j, c in enumerate(vec_cols):
                 if sel >> j & 1:
                     v ^= c
-            runs.add(_run_start(tuple(reg._unpack(v)), mn_dim, per))
+            runs.add(_run_start(tuple(reg.unpack(v)), mn_dim, per))
     if len(runs) != len(lanes):
         raise LayoutError(f"a 16-lane group receives elements of {len(runs)} runs of {per} along M/N, not 16: "
                           "the layout is no transposed read")

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.bits import index_bits, log2
+from verilayout.bits import ceil_log2, index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
@@ -475,7 +475,7 @@ def _split_difference(sa, sb, d) -> tuple[int, int] | None:
     if sa.low.const != sb.low.const or sa.high_const != sb.high_const:
         return (0, 0)
     for c in ("mn", "k"):
-        for bit in range((d[c] - 1).bit_length()):
+        for bit in range(ceil_log2(d[c])):
             key = (c, bit)
             if sa.low.col(c, bit) != sb.low.col(c, bit) or \
                     sa.high.get(key, 0) != sb.high.get(key, 0):
@@ -510,7 +510,7 @@ def _address_bound(fn: AddressFunction) -> int:
     d = fn.domain
     top = fn.const
     for t in fn.terms:
-        hi = (d[t.coord] - 1 + fn._offset(t.coord)) // t.div
+        hi = (d[t.coord] - 1 + fn.offset_of(t.coord)) // t.div
         if t.mod:
             hi = min(hi, t.mod - 1)
         top += max(0, t.stride) * hi

@@ -651,7 +651,12 @@ class AddressFunction:
     def domain(self) -> dict[str, int]:
         return dict(self.extents)
 
-    def _offset(self, coord: str) -> int:
+    def offset_of(self, coord: str) -> int:
+        """How far ``coord`` is shifted before the terms read it (0 when not shifted).
+
+        >>> AddressFunction((("mn", 8), ("k", 8)), offsets=(("k", 16),)).offset_of("k")
+        16
+        """
         return dict(self.offsets).get(coord, 0)
 
     # ----- evaluation ----------------------------------------------------------------------
@@ -664,11 +669,11 @@ class AddressFunction:
         coords = {"mn": np.asarray(mn, dtype=np.int64), "k": np.asarray(k, dtype=np.int64)}
         x = np.full(coords["mn"].shape, self.const, dtype=np.int64)
         for t in self.terms:
-            x = x + t.stride * t.value(coords[t.coord] + self._offset(t.coord))
+            x = x + t.stride * t.value(coords[t.coord] + self.offset_of(t.coord))
         if self.xor_cols or self.xor_const:
             x = x ^ self.xor_const
             for c, bit, v in self.xor_cols:
-                sel = ((coords[c] + self._offset(c)) >> bit) & 1
+                sel = ((coords[c] + self.offset_of(c)) >> bit) & 1
                 x = x ^ (sel * v)
         if self.swizzle is not None:
             x = self.swizzle(x)
@@ -682,7 +687,7 @@ class AddressFunction:
 
     def z3(self, vars: Mapping[str, z3.BitVecRef]) -> z3.BitVecRef:
         """Encode over bit-vector coordinates (any width up to ADDR_BITS)."""
-        ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self._offset(c) for c, v in vars.items()}
+        ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self.offset_of(c) for c, v in vars.items()}
         x = z3.BitVecVal(self.const, ADDR_BITS)
         for t in self.terms:
             v = ext[t.coord]
@@ -711,7 +716,7 @@ class AddressFunction:
         >>> g = f.restrict({"k": 16}, {"mn": 64, "k": 16}); g.eval(1, 0) == f.eval(1, 16)
         True
         """
-        offs = {c: self._offset(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
+        offs = {c: self.offset_of(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
         new_ext = tuple((c, int(extents[c])) for c in ("mn", "k"))
         foldable = all(o % (1 << index_bits(extents[c])) == 0 for c, o in offs.items()) \
             and all(is_pow2(t.div) and (t.mod == 0 or is_pow2(t.mod)) for t in self.terms)

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 
-from verilayout.bits import log2
+from verilayout.bits import ceil_log2, log2
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.dtypes import SWIZZLE_MODES, WGMMA_SWIZZLES, Major, SwizzleMode, subset, swizzle_mode
 from verilayout.errors import LayoutError
@@ -260,7 +260,7 @@ def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
 
 def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
     """D: d_i at row lane/4 + 8*((i/2)%2) + 16*warp, column 2*(lane%4) + i%2 + 8*(i/4)."""
-    npad = 1 << max(3, (n - 1).bit_length())
+    npad = 1 << max(3, ceil_log2(n))
     reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range(log2(npad // 8))]
     lane = [[0, 2], [0, 4]] + _LANE_ROWS
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
@@ -304,7 +304,7 @@ def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fr
         layout = LinearLayout(bases, [("dim0", 64), ("dim1", k)])
         return Fragment((m, n, k), "A", dtype, acc, 64, k, regs, per, rtype, layout)
     bases = _d_fragment_bases(n)
-    npad = 1 << max(3, (n - 1).bit_length())
+    npad = 1 << max(3, ceil_log2(n))
     per = 2 if acc == "f16" else 1
     rtype = ".f16x2" if acc == "f16" else f".{acc}"
     layout = LinearLayout(bases, [("dim0", 64), ("dim1", npad)], require_surjective=False)
