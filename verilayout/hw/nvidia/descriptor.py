@@ -37,8 +37,9 @@ import z3
 
 from verilayout.bits import index_bits, is_pow2, log2, trailing_zeros
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
+from verilayout.dtypes import SWIZZLE_MODES
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
@@ -195,10 +196,14 @@ def swizzle_geometry(swizzle: str) -> tuple[int, int, int, int]:
     >>> swizzle_geometry("128B"), swizzle_geometry("128B_base32B")
     ((3, 4, 3, 8), (2, 5, 2, 4))
     """
-    if swizzle == "128B_base32B":
-        return (2, 5, 2, 4)
-    b = swizzle_log2(swizzle)
-    return (b, 4, 3, 8)
+    b, m, shift, _ = SWIZZLE_MODES[_mode(swizzle)]
+    return (b, m, shift, 4 if m == 5 else 8)
+
+
+def _mode(swizzle: str) -> str:
+    """The row of :data:`verilayout.dtypes.SWIZZLE_MODES` of a descriptor mode (wgmma spellings
+    accepted; ``128B_base32B`` as is)."""
+    return swizzle if swizzle == "128B_base32B" else parse_swizzle(swizzle)
 
 
 def _units(swizzle: str) -> int:
@@ -416,9 +421,7 @@ def pattern_repeat_bytes(swizzle: str) -> int:
     >>> pattern_repeat_bytes("64B"), pattern_repeat_bytes("128B_base32B")
     (512, 512)
     """
-    if swizzle == "128B_base32B":
-        return 512
-    return 8 * 16 * swizzle_units(swizzle)
+    return 128 << SWIZZLE_MODES[_mode(swizzle)][0]
 
 
 def required_base_offset(swizzle: str, pattern_start: int) -> int | None:

@@ -132,7 +132,7 @@ def swizzle_log2(swizzle: SwizzleMode) -> int:
     >>> swizzle_log2("128B")
     3
     """
-    return log2(swizzle_units(swizzle))
+    return SWIZZLE_MODES[parse_swizzle(swizzle)][0]
 
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
