@@ -131,3 +131,48 @@ def test_every_long_function_says_why():
                 continue
             bad.append(f"{rel}:{line} {name} ({length} lines): split it or say `# long: <why>`")
     assert not bad, "\n".join(bad)
+
+
+# Issue 25: the new ladder (text read at the door) and the private-import rule, report-only by
+# default and failing under --strict; each planted tree breaks one rule.
+
+def test_prove_reading_text_is_reported_and_fails_under_strict(tmp_path):
+    root = _tree(tmp_path, {"__init__.py": "", "frontends/__init__.py": "", "prove/__init__.py": "",
+                            "frontends/mlir.py": "", "prove/a.py": "from verilayout.frontends import mlir\n"})
+    _, problems = layers.violations(root)
+    assert problems == []                       # the old ladder allows it (frontends < prove)
+    found = layers.ladder_findings(root)
+    assert len(found) == 1 and "reads text" in found[0] and "prove/a.py:1" in found[0]
+    assert layers.main(["--root", str(root)]) == 0
+    assert layers.main(["--root", str(root), "--strict"]) == 1
+
+
+def test_frontends_importing_prove_breaks_the_new_ladder(tmp_path):
+    # {frontends | prove < synth}: the wing and the chain are side by side
+    root = _tree(tmp_path, {"__init__.py": "", "frontends/__init__.py": "", "prove/__init__.py": "",
+                            "synth/__init__.py": "", "prove/p.py": "", "synth/s.py": "",
+                            "frontends/a.py": "from verilayout.prove import p\n",
+                            "frontends/b.py": "from verilayout.synth import s\n"})
+    found = layers.ladder_findings(root)
+    assert any("frontends/a.py:1" in f and "sideways" in f for f in found)
+    assert any("frontends/b.py:1" in f and "upward" in f for f in found)
+    assert layers.main(["--root", str(root), "--strict"]) == 1
+
+
+def test_a_private_import_across_modules_is_reported_and_fails_under_strict(tmp_path):
+    root = _tree(tmp_path, {"__init__.py": "", "core/__init__.py": "",
+                            "core/a.py": "def _helper():\n    pass\ndef ok():\n    pass\n",
+                            "core/b.py": "from verilayout.core.a import _helper, ok\n",
+                            "core/c.py": "from verilayout.core.a import ok as _ok\n"})
+    found = layers.private_imports(root)
+    assert found == ["verilayout/core/b.py:1: verilayout.core.b imports private verilayout.core.a._helper"]
+    assert layers.main(["--root", str(root)]) == 0
+    assert layers.main(["--root", str(root), "--strict"]) == 1
+
+
+def test_a_tree_that_keeps_both_rules_passes_under_strict(tmp_path):
+    root = _tree(tmp_path, {"__init__.py": "", "core/__init__.py": "", "prove/__init__.py": "",
+                            "core/a.py": "def helper():\n    pass\n",
+                            "prove/b.py": "from verilayout.core.a import helper\n"})
+    assert layers.ladder_findings(root) == [] and layers.private_imports(root) == []
+    assert layers.main(["--root", str(root), "--strict"]) == 0

@@ -19,7 +19,7 @@ element width and the instruction, and returns a :class:`BankReport`.
   definition and where it differs from the hardware count). ``None`` when Triton
   cannot answer (non-linear shared memory, or its computation aborts).
 
-The seed's example (``004_d7c7c1cef06bdad0.txt``): a 16x32 tensor of 32-bit
+The example of the project's Triton linear-layout seed (004): a 16x32 tensor of 32-bit
 elements whose column 0 is read by lanes 0-15 (lanes 16-31 read it again).
 
 >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd

@@ -9,6 +9,8 @@ Law: ``is_pow2(x)`` iff ``x == 1 << log2(x)``; ``log2`` is defined on powers of 
 """
 from __future__ import annotations
 
+from verilayout.errors import LayoutError
+
 
 def is_pow2(x: object) -> bool:
     """True for an int (not bool) ``x >= 1`` with one bit set.
@@ -31,6 +33,61 @@ def log2(x: int) -> int:
     (0, 10, 2)
     """
     return int(x).bit_length() - 1
+
+
+def log2_exact(size: object, what: str) -> int:
+    """``log2(size)`` for a positive power of two, else a :class:`LayoutError` naming ``what``.
+
+    Law: ``1 << log2_exact(n, w) == n`` for every power of two ``n``.
+
+    >>> log2_exact(32, "dim0")
+    5
+    >>> log2_exact(12, "dim0")
+    Traceback (most recent call last):
+    verilayout.errors.LayoutError: dim0 has size 12, not a power of two
+    """
+    if isinstance(size, bool) or not hasattr(size, "__index__") or int(size.__index__()) < 1:
+        raise LayoutError(f"{what} has size {size!r}; sizes are positive integers")
+    n = int(size.__index__())
+    if n & (n - 1):
+        raise LayoutError(f"{what} has size {n}, not a power of two")
+    return n.bit_length() - 1
+
+
+def ceil_log2(x: int) -> int:
+    """Bits needed to index ``x`` values: the least ``k`` with ``2**k >= x`` (0 for ``x <= 1``).
+
+    >>> ceil_log2(1), ceil_log2(8), ceil_log2(9)
+    (0, 3, 4)
+    """
+    return max(0, int(x) - 1).bit_length()
+
+
+def next_pow2(x: int) -> int:
+    """The least power of two ``>= x`` (1 for ``x <= 1``): ``next_pow2(x) == 1 << ceil_log2(x)``.
+
+    >>> next_pow2(0), next_pow2(5), next_pow2(64)
+    (1, 8, 64)
+    """
+    return 1 << ceil_log2(x)
+
+
+def index_bits(extent: int) -> int:
+    """Bits of a coordinate over ``extent`` values, at least one: ``max(1, ceil_log2(extent))``.
+
+    >>> index_bits(1), index_bits(8), index_bits(9)
+    (1, 3, 4)
+    """
+    return max(1, ceil_log2(extent))
+
+
+def trailing_zeros(x: int) -> int:
+    """The index of the lowest set bit of ``x >= 1``: ``log2(x & -x)``.
+
+    >>> trailing_zeros(8), trailing_zeros(12), trailing_zeros(1)
+    (3, 2, 0)
+    """
+    return log2(x & -x)
 
 
 def doubling(start: int, stop: int) -> list[int]:

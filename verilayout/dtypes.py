@@ -34,6 +34,57 @@ BITS: dict[str, int] = {
 Major = Literal["K", "MN"]
 #: Names of the swizzle modes of NVIDIA shared-memory descriptors and tensor maps.
 SwizzleMode = Literal["none", "32B", "64B", "128B"]
+
+#: The one table of NVIDIA shared-memory swizzle modes: ``(B, M, S, row bytes)``, the CuTe functor
+#: ``Swizzle<B,M,S>`` on byte addresses and the bytes of one swizzled row. Sources: wgmma's four
+#: modes, PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout", the swizzle atoms); tcgen05's ``128B_base32B``, CUTLASS
+#: ``cute/atom/mma_traits_sm100.hpp`` (``Swizzle<2,5,2>``); the tensor-map modes, CUDA ``cuda.h``
+#: ``CUtensorMapSwizzle`` with CUTLASS ``cute/atom/copy_traits_sm90_tma_swizzle.hpp``
+#: (``Swizzle<2,5,2>`` = 128B_ATOM_32B). ``128B_ATOM_64B`` as ``Swizzle<1,6,1>`` and the FLIP_8B
+#: variant are inferences, said so in ``hw/nvidia/tma.py``.
+SWIZZLE_MODES: dict[str, tuple[int, int, int, int]] = {
+    "none": (0, 4, 3, 16), "32B": (1, 4, 3, 32), "64B": (2, 4, 3, 64), "128B": (3, 4, 3, 128),
+    "128B_base32B": (2, 5, 2, 128),
+    "128B_ATOM_32B": (2, 5, 2, 128), "128B_ATOM_32B_FLIP_8B": (2, 5, 2, 128),
+    "128B_ATOM_64B": (1, 6, 1, 128),
+}
+#: The wgmma / descriptor modes (:data:`SwizzleMode`).
+WGMMA_SWIZZLES: tuple[str, ...] = ("none", "32B", "64B", "128B")
+#: ``CUtensorMapSwizzle``, in enum order (cuda.h).
+TMA_SWIZZLES: tuple[str, ...] = ("none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B",
+                                 "128B_ATOM_64B")
+#: Spellings of the wgmma modes (lower case): PTX's "interleave" (no swizzle), CuTe's ``SW128``.
+_WGMMA_ALIASES = {"none": "none", "0": "none", "interleave": "none", "inter": "none",
+                  "no": "none", "32b": "32B", "32": "32B", "sw32": "32B",
+                  "64b": "64B", "64": "64B", "sw64": "64B",
+                  "128b": "128B", "128": "128B", "sw128": "128B"}
+
+
+def swizzle_mode(value: object, family: Literal["wgmma", "tma"] = "wgmma") -> str:
+    """The canonical name of a swizzle mode, as the ``family`` spells it; else ``LayoutError``.
+
+    ``wgmma``: ``none``/``32B``/``64B``/``128B`` from ``128``, ``SW64``, ``interleave``, ...;
+    ``tma``: one of :data:`TMA_SWIZZLES` from a ``CUtensorMapSwizzle`` name in any case
+    (``CU_TENSOR_MAP_SWIZZLE_128B``, ``swizzle_64b``) or its enum value.
+
+    >>> swizzle_mode("SW64"), swizzle_mode("interleave"), swizzle_mode(3, "tma")
+    ('64B', 'none', '128B')
+    """
+    if family == "wgmma":
+        t = str(value).strip().lower()
+        if t not in _WGMMA_ALIASES:
+            raise LayoutError(f"swizzle {value!r}: expected none, 32B, 64B or 128B")
+        return _WGMMA_ALIASES[t]
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(TMA_SWIZZLES):
+        return TMA_SWIZZLES[value]
+    if isinstance(value, str):
+        s = value.strip().upper().removeprefix("CU_TENSOR_MAP_").removeprefix("SWIZZLE_").removeprefix("_")
+        for name in TMA_SWIZZLES:
+            if s == name.upper():
+                return name
+        if s in ("0", "NONE", "DISABLE"):
+            return "none"
+    raise LayoutError(f"swizzle {value!r}: expected one of {', '.join(TMA_SWIZZLES)}")
 #: Architectures verilayout models.
 Arch = Literal["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "gfx942", "gfx950", "pvc", "xe2", "xe3"]
 #: NVIDIA architectures with shared-memory matrix descriptors (wgmma, tcgen05).

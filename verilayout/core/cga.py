@@ -2,8 +2,8 @@
 
 A *CTA layout* maps ``register``/``lane``/``warp`` (or ``offset``) to tensor
 coordinates inside one CTA; a *CGA layout* maps ``block`` (the CTA id inside a
-cluster) to the tile of the tensor that CTA owns (seed
-``004_d7c7c1cef06bdad0.txt``, "cgaLayout (CTALayoutAttr)").
+cluster) to the tile of the tensor that CTA owns (Triton ``CTALayoutAttr`` in
+``TritonGPUAttrDefs.td``, converted in ``lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp``).
 
 Triton prints the CGA part of an attribute in one of two spellings:
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from verilayout.bits import is_pow2
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -49,10 +50,6 @@ def standard_out_dims(rank: int) -> list[str]:
     ['dim0', 'dim1']
     """
     return [f"dim{i}" for i in range(rank)]
-
-
-def _is_pow2(x: int) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x > 0 and x & (x - 1) == 0
 
 
 def identity_standard_nd_raw(in_dim: str, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:
@@ -96,7 +93,7 @@ def _old_cga(params: Mapping, rank: int) -> LinearLayout:
     ret = LinearLayout.empty()
     for dim in order:
         for key, v in (("CTAsPerCGA", ctas[dim]), ("CTASplitNum", split[dim])):
-            if not _is_pow2(v):
+            if not is_pow2(v):
                 raise LayoutError(f"'{key}'[{dim}] = {v} is not a power of two")
         if ctas[dim] % split[dim]:
             raise LayoutError(f"'CTAsPerCGA'[{dim}] = {ctas[dim]} is not a multiple of "
@@ -123,7 +120,7 @@ def _new_cga(bases, rank: int) -> LinearLayout:
         nz = [(d, v) for d, v in enumerate(b) if v]
         if not nz:
             continue
-        if len(nz) != 1 or not _is_pow2(nz[0][1]) or (nz[0][0], nz[0][1]) in seen:
+        if len(nz) != 1 or not is_pow2(nz[0][1]) or (nz[0][0], nz[0][1]) in seen:
             raise LayoutError(f"'CGALayout' entry {i} = {b}: after removing broadcast (zero) "
                               "bases the CGA bases must form a permutation matrix")
         seen.add((nz[0][0], nz[0][1]))
@@ -250,7 +247,7 @@ def ensure_layout_not_smaller_than(layout: LinearLayout, shape: Mapping[str, int
 def _check_shape(shape: Sequence[int]) -> list[int]:
     out = []
     for i, s in enumerate(shape):
-        if not isinstance(s, int) or isinstance(s, bool) or not _is_pow2(s):
+        if not isinstance(s, int) or isinstance(s, bool) or not is_pow2(s):
             raise LayoutError(f"shape {list(shape)}: dim {i} has size {s!r}, not a power of two")
         out.append(int(s))
     return out

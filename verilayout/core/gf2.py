@@ -64,7 +64,7 @@ def _reduce(vectors: Sequence[int]) -> tuple[dict[int, tuple[int, int]], list[in
     for idx, v in enumerate(vectors):
         comb = 1 << idx
         while v:
-            top = v.bit_length() - 1
+            top = v.bit_length() - 1  # bits.log2 inlined: the elimination's inner loop
             if top not in table:
                 table[top] = (v, comb)
                 break
@@ -104,7 +104,7 @@ def independent_mask(vectors: Sequence[int]) -> int:
     mask = 0
     for idx, v in enumerate(vectors):
         while v:
-            top = v.bit_length() - 1
+            top = v.bit_length() - 1  # bits.log2 inlined: the elimination's inner loop
             if top not in table:
                 table[top] = v
                 mask |= 1 << idx
@@ -136,7 +136,7 @@ def solve_echelon(table: dict, target: int) -> int | None:
     comb = 0
     v = target
     while v:
-        top = v.bit_length() - 1
+        top = v.bit_length() - 1  # bits.log2 inlined: the elimination's inner loop
         if top not in table:
             return None
         pv, pc = table[top]

@@ -4,7 +4,7 @@ A layout maps hardware coordinates (``register``, ``lane``, ``warp``, ``block``,
 ``offset``, ...) to tensor coordinates (``dim0``, ``dim1``, ...). Every input dim
 has a power-of-two size; bit ``i`` of input dim ``d`` has a *basis*, the output
 coordinates it selects; the image of an input is the XOR of the bases of its set
-bits (seed ``004_d7c7c1cef06bdad0.txt``).
+bits (Triton ``include/triton/Tools/LinearLayout.h``).
 
 >>> L = LinearLayout({"t": [[0, 1], [0, 2]], "w": [[1, 1], [2, 2]]}, ["x", "y"])
 >>> L.apply({"t": 3, "w": 1})
@@ -22,21 +22,9 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from verilayout.bits import log2_exact, next_pow2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
-
-
-def _log2_exact(size: int, what: str) -> int:
-    if not isinstance(size, (int, np.integer)) or isinstance(size, bool) or size < 1:
-        raise LayoutError(f"{what} has size {size!r}; sizes are positive integers")
-    size = int(size)
-    if size & (size - 1):
-        raise LayoutError(f"{what} has size {size}, not a power of two")
-    return size.bit_length() - 1
-
-
-def _next_pow2(x: int) -> int:
-    return 1 if x <= 1 else 1 << (x - 1).bit_length()
 
 
 def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
@@ -170,8 +158,8 @@ class LinearLayout:
                 raise LayoutError(f"output dim name {name!r} is not a string")
             top = max([v[2][k] for v in vecs], default=0)
             if size is None:
-                size = _next_pow2(top + 1)
-            nbits = _log2_exact(size, f"output dim '{name}'")
+                size = next_pow2(top + 1)
+            nbits = log2_exact(size, f"output dim '{name}'")
             if top >= size:
                 raise LayoutError(
                     f"a basis reaches {top} in output dim '{name}' of size {size}")
@@ -214,7 +202,7 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"identity1D over '{in_dim}'")
+        n = log2_exact(size, f"identity1D over '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n),), [1 << i for i in range(n)])
 
     @classmethod
@@ -226,8 +214,8 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"zeros1D over '{in_dim}'")
-        m = _log2_exact(out_dim_size, f"zeros1D output '{out_dim}'")
+        n = log2_exact(size, f"zeros1D over '{in_dim}'")
+        m = log2_exact(out_dim_size, f"zeros1D output '{out_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, m),), [0] * n)
 
     @classmethod
@@ -241,8 +229,8 @@ class LinearLayout:
         """
         if size == 0 and not isinstance(size, bool):
             return cls.empty()
-        n = _log2_exact(size, f"strided1D over '{in_dim}'")
-        s = _log2_exact(stride, f"strided1D stride for '{in_dim}'")
+        n = log2_exact(size, f"strided1D over '{in_dim}'")
+        s = log2_exact(stride, f"strided1D stride for '{in_dim}'")
         return cls._raw(((in_dim, n),), ((out_dim, n + s),), [1 << (i + s) for i in range(n)])
 
     @classmethod
@@ -262,7 +250,7 @@ class LinearLayout:
         if extra:
             raise LayoutError(f"unknown keys in layout dict: {sorted(extra)}")
         for name, size in in_dims.items():
-            n = _log2_exact(size, f"input dim '{name}'")
+            n = log2_exact(size, f"input dim '{name}'")
             if len(bases.get(name, [])) != n:
                 raise LayoutError(f"input dim '{name}' of size {size} needs {n} bases, "
                                   f"got {len(bases.get(name, []))}")
@@ -291,22 +279,37 @@ class LinearLayout:
         return [n for n, _ in self._out]
 
     def in_dim_size(self, name: str) -> int:
-        return 1 << self._in_bits(name)
+        return 1 << self.in_dim_bits(name)
 
     def out_dim_size(self, name: str) -> int:
-        return 1 << self._out_bits(name)
+        return 1 << self.out_dim_bits(name)
 
-    def _in_bits(self, name: str) -> int:
+    def in_dim_bits(self, name: str) -> int:
+        """``log2`` of an input dimension's size (Triton's ``getInDimSizeLog2``).
+
+        >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).in_dim_bits("lane")
+        2
+        """
         for n, b in self._in:
             if n == name:
                 return b
         raise LayoutError(f"no input dim '{name}' (have {self.in_dim_names})")
 
-    def _out_bits(self, name: str) -> int:
+    def out_dim_bits(self, name: str) -> int:
+        """``log2`` of an output dimension's size (Triton's ``getOutDimSizeLog2``).
+
+        >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).out_dim_bits("dim0")
+        2
+        """
         for n, b in self._out:
             if n == name:
                 return b
         raise LayoutError(f"no output dim '{name}' (have {self.out_dim_names})")
+
+    #: The former private names, kept for callers not yet moved to the public ones (audit/ttgir,
+    #: prove/banks, prove/tmem).
+    _in_bits = in_dim_bits
+    _out_bits = out_dim_bits
 
     @property
     def total_in_bits(self) -> int:
@@ -337,12 +340,21 @@ class LinearLayout:
             off += b
         raise LayoutError(f"no input dim '{name}' (have {self.in_dim_names})")
 
-    def _unpack(self, packed: int) -> list[int]:
+    def unpack(self, packed: int) -> list[int]:
+        """A packed output (the out dims' bits side by side, the first dim lowest) as one value per
+        out dim: the inverse of packing, ``unpack(sum(v_i << offset_i)) == [v_0, v_1, ...]``.
+
+        >>> LinearLayout({"r": [[1, 0], [0, 1]]}, [("x", 2), ("y", 2)]).unpack(0b10)
+        [0, 1]
+        """
         out = []
         for _, b in self._out:
             out.append(packed & ((1 << b) - 1))
             packed >>= b
         return out
+
+    #: The former private name (prove/banks, prove/tmem use it).
+    _unpack = unpack
 
     def _pack(self, values: Sequence[int]) -> int:
         acc, off = 0, 0
@@ -357,7 +369,7 @@ class LinearLayout:
         out: dict[str, list[list[int]]] = {}
         k = 0
         for n, b in self._in:
-            out[n] = [self._unpack(c) for c in self._cols[k:k + b]]
+            out[n] = [self.unpack(c) for c in self._cols[k:k + b]]
             k += b
         return out
 
@@ -365,7 +377,7 @@ class LinearLayout:
         """Value along ``out_dim`` of basis ``i`` of ``in_dim``."""
         c = self._cols[self._in_offset(in_dim) + i]
         k = self.out_dim_names.index(out_dim)
-        return self._unpack(c)[k]
+        return self.unpack(c)[k]
 
     def matrix(self) -> np.ndarray:
         """The GF(2) matrix: ``M[r, c]`` is output bit ``r`` of input bit ``c`` (uint8).
@@ -435,7 +447,7 @@ class LinearLayout:
         {'o': 5}
         """
         y = self.apply_packed(self.flatten_in(coords))
-        return dict(zip(self.out_dim_names, self._unpack(y)))
+        return dict(zip(self.out_dim_names, self.unpack(y)))
 
     def apply_all(self) -> np.ndarray:
         """Brute-force table: packed image of every flattened input (numpy, for tests/benchmarks)."""
@@ -504,7 +516,7 @@ class LinearLayout:
             raise LayoutError(f"no output dim '{out_dim}' (have {self.out_dim_names})")
         k_out = self.out_dim_names.index(out_dim)
         off = self._in_offset(in_dim)
-        limit = min(self._in_bits(in_dim), self._out[k_out][1])
+        limit = min(self.in_dim_bits(in_dim), self._out[k_out][1])
         shift = _offsets(self._out)[k_out]
         k = 0
         while k < limit and self._cols[off + k] == 1 << (shift + k):
@@ -546,7 +558,7 @@ class LinearLayout:
 
     # ----- algebra ---------------------------------------------------------------------
     def __mul__(self, outer: "LinearLayout") -> "LinearLayout":
-        """Product (seed 004): shared names merge, the left operand takes the low bits.
+        """Product (Triton ``LinearLayout::operator*``): shared names merge, the left operand takes the low bits.
 
         >>> (LinearLayout.identity1D(4, "i", "o1") * LinearLayout.identity1D(8, "i", "o2")).apply({"i": 13})
         {'o1': 1, 'o2': 3}
@@ -605,7 +617,7 @@ class LinearLayout:
             raise LayoutError(f"compose: output dims {self.out_dim_names} must be the input "
                               f"dims of the outer layout {outer.in_dim_names}")
         for n, b in self._out:
-            if b > outer._in_bits(n):
+            if b > outer.in_dim_bits(n):
                 raise LayoutError(f"compose: output dim '{n}' has size {1 << b} but the outer "
                                   f"layout's input '{n}' only {outer.in_dim_size(n)}")
         # where each of self's packed output bits sits in outer's flattened input
@@ -648,7 +660,7 @@ class LinearLayout:
             raise LayoutError(f"invert_and_compose: output dims differ: {self.out_dim_names} "
                               f"vs {outer.out_dim_names}")
         for n, b in self._out:
-            if b > outer._out_bits(n):
+            if b > outer.out_dim_bits(n):
                 raise LayoutError(f"invert_and_compose: output '{n}' of size {1 << b} exceeds "
                                   f"the outer layout's {outer.out_dim_size(n)}")
         outs = self.out_dim_names
@@ -708,8 +720,8 @@ class LinearLayout:
         cols = []
         for n in order:
             off = self._in_offset(n)
-            cols.extend(self._cols[off:off + self._in_bits(n)])
-        return LinearLayout._raw([(n, self._in_bits(n)) for n in order], self._out, cols)
+            cols.extend(self._cols[off:off + self.in_dim_bits(n)])
+        return LinearLayout._raw([(n, self.in_dim_bits(n)) for n in order], self._out, cols)
 
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder output dims (``order`` is a permutation of the names)."""
@@ -717,18 +729,18 @@ class LinearLayout:
         if sorted(order) != sorted(self.out_dim_names):
             raise LayoutError(f"transpose_outs: {order} is not a permutation of {self.out_dim_names}")
         idx = [self.out_dim_names.index(n) for n in order]
-        outs = [(n, self._out_bits(n)) for n in order]
+        outs = [(n, self.out_dim_bits(n)) for n in order]
         offs = _offsets(outs)
         cols = []
         for c in self._cols:
-            vals = self._unpack(c)
+            vals = self.unpack(c)
             cols.append(sum(vals[i] << offs[k] for k, i in enumerate(idx)))
         return LinearLayout._raw(self._in, outs, cols)
 
     def reshape_ins(self, new_in_dims: Sequence[tuple[str, int]] | Mapping[str, int]) -> "LinearLayout":
         """Flatten the input dims (first dim low) and split them as ``new_in_dims``."""
         pairs = list(new_in_dims.items()) if isinstance(new_in_dims, Mapping) else list(new_in_dims)
-        bits = [(n, _log2_exact(s, f"reshape_ins dim '{n}'")) for n, s in pairs]
+        bits = [(n, log2_exact(s, f"reshape_ins dim '{n}'")) for n, s in pairs]
         if sum(b for _, b in bits) != self.total_in_bits:
             raise LayoutError(f"reshape_ins: total size {1 << sum(b for _, b in bits)} != "
                               f"{self.total_in_size}")
@@ -737,7 +749,7 @@ class LinearLayout:
     def reshape_outs(self, new_out_dims: Sequence[tuple[str, int]] | Mapping[str, int]) -> "LinearLayout":
         """Flatten the output dims (first dim low) and split them as ``new_out_dims``."""
         pairs = list(new_out_dims.items()) if isinstance(new_out_dims, Mapping) else list(new_out_dims)
-        bits = [(n, _log2_exact(s, f"reshape_outs dim '{n}'")) for n, s in pairs]
+        bits = [(n, log2_exact(s, f"reshape_outs dim '{n}'")) for n, s in pairs]
         if sum(b for _, b in bits) != self.total_out_bits:
             raise LayoutError(f"reshape_outs: total size {1 << sum(b for _, b in bits)} != "
                               f"{self.total_out_size}")
@@ -765,7 +777,7 @@ class LinearLayout:
             ins.append((n, b))
             off = self._in_offset(n)
             for c in self._cols[off:off + b]:
-                vals = self._unpack(c)
+                vals = self.unpack(c)
                 cols.append(sum(vals[k] << offs[j] for j, k in enumerate(keep_out)))
         return LinearLayout._raw(ins, outs, cols)
 
@@ -813,7 +825,7 @@ class LinearLayout:
         >>> LinearLayout({"a": [[1]], "b": []}, ["o"]).squeeze_ins("b").in_dims
         {'a': 2}
         """
-        if self._in_bits(dim):
+        if self.in_dim_bits(dim):
             raise LayoutError(f"squeeze_ins: input dim '{dim}' has size {self.in_dim_size(dim)}, not 1")
         return LinearLayout._raw([p for p in self._in if p[0] != dim], self._out, self._cols)
 
@@ -823,7 +835,7 @@ class LinearLayout:
         >>> LinearLayout({"a": [[1, 0]]}, ["x", "y"]).squeeze_outs("y").bases
         {'a': [[1]]}
         """
-        if self._out_bits(dim):
+        if self.out_dim_bits(dim):
             raise LayoutError(f"squeeze_outs: output dim '{dim}' has size {self.out_dim_size(dim)}, not 1")
         return LinearLayout._raw(self._in, [p for p in self._out if p[0] != dim], self._cols)
 
@@ -834,8 +846,8 @@ class LinearLayout:
         >>> LinearLayout.identity1D(4, "in", "out").resize_in_dim("in", 16).bases
         {'in': [[1], [2], [0], [0]]}
         """
-        n = _log2_exact(size, f"resize_in_dim '{dim}'")
-        old = self._in_bits(dim)
+        n = log2_exact(size, f"resize_in_dim '{dim}'")
+        old = self.in_dim_bits(dim)
         off = self._in_offset(dim)
         mid = list(self._cols[off:off + min(n, old)]) + [0] * max(0, n - old)
         cols = list(self._cols[:off]) + mid + list(self._cols[off + old:])
@@ -848,8 +860,8 @@ class LinearLayout:
         >>> LinearLayout.identity1D(8, "in", "out").resize_out_dim("out", 4).bases
         {'in': [[1], [2], [0]]}
         """
-        n = _log2_exact(size, f"resize_out_dim '{dim}'")
-        if n > self._out_bits(dim):
+        n = log2_exact(size, f"resize_out_dim '{dim}'")
+        if n > self.out_dim_bits(dim):
             raise LayoutError(f"resize_out_dim: '{dim}' can only shrink "
                               f"({self.out_dim_size(dim)} -> {size})")
         k = self.out_dim_names.index(dim)
@@ -857,7 +869,7 @@ class LinearLayout:
         offs = _offsets(outs)
         cols = []
         for c in self._cols:
-            vals = self._unpack(c)
+            vals = self.unpack(c)
             if vals[k] >= size:
                 vals[k] = 0
             cols.append(sum(v << o for v, o in zip(vals, offs)))
@@ -869,7 +881,7 @@ class LinearLayout:
         >>> LinearLayout.identity1D(2, "a", "o").rename_in_dim("a", "b").in_dims
         {'b': 2}
         """
-        self._in_bits(old)
+        self.in_dim_bits(old)
         if new != old and new in self.in_dim_names:
             raise LayoutError(f"rename_in_dim: input dim '{new}' already exists")
         return LinearLayout._raw([(new if d == old else d, b) for d, b in self._in],
@@ -886,9 +898,9 @@ class LinearLayout:
         """
         ins, outs = dict(ins or {}), dict(outs or {})
         for old in ins:
-            self._in_bits(old)
+            self.in_dim_bits(old)
         for old in outs:
-            self._out_bits(old)
+            self.out_dim_bits(old)
         new_in = [(ins.get(d, d), b) for d, b in self._in]
         new_out = [(outs.get(d, d), b) for d, b in self._out]
         if len({d for d, _ in new_in}) != len(new_in) or len({d for d, _ in new_out}) != len(new_out):
@@ -974,7 +986,7 @@ class LinearLayout:
         if not dims:
             return True
         for d in dims:
-            if self._in_bits(d) != self._out_bits(d):
+            if self.in_dim_bits(d) != self.out_dim_bits(d):
                 return False
         # flattened (in the layout's own in and out orders), as Triton does
         return all(c == 1 << i for i, c in enumerate(self.sublayout(dims, dims).columns))
@@ -1041,7 +1053,7 @@ class LinearLayout:
         >>> LinearLayout({"r": [[1], [0], [2]]}, ["o"]).remove_zero_bases_along_dim("r").bases
         {'r': [[1], [2]]}
         """
-        off, nb = self._in_offset(dim), self._in_bits(dim)
+        off, nb = self._in_offset(dim), self.in_dim_bits(dim)
         keep = [c for c in self._cols[off:off + nb] if c]
         cols = list(self._cols[:off]) + keep + list(self._cols[off + nb:])
         return LinearLayout._raw([(d, len(keep) if d == dim else b) for d, b in self._in],

@@ -28,6 +28,7 @@ from typing import Callable, Iterator, Mapping
 
 import z3
 
+from verilayout.bits import index_bits, log2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
@@ -187,7 +188,7 @@ def input_vars(in_dims: Mapping[str, int], prefix: str = "") -> dict[str, z3.Bit
     >>> sorted(input_vars({"lane": 32, "warp": 4}))
     ['lane', 'warp']
     """
-    return {n: z3.BitVec(prefix + n, max(1, (s - 1).bit_length())) for n, s in in_dims.items()}
+    return {n: z3.BitVec(prefix + n, index_bits(s)) for n, s in in_dims.items()}
 
 
 def in_range(vars: Mapping[str, z3.BitVecRef], in_dims: Mapping[str, int]) -> list[z3.BoolRef]:
@@ -392,7 +393,7 @@ def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
 def _unflatten(layout: LinearLayout, x: int) -> dict[str, int]:
     out = {}
     for n, size in layout.in_dims.items():
-        b = size.bit_length() - 1
+        b = log2(size)
         out[n] = x & (size - 1)
         x >>= b
     return out

@@ -6,6 +6,11 @@ of every module and every violation, and exits 1 when there is one (an upward im
 import between two capability folders of one layer, a cycle, or an import inside a function that
 is not marked as a deferred optional dependency with ``# deferred:`` on its line).
 
+Two further rules (issue 25) are listed as ``report:`` lines, and fail only under ``--strict``
+until the tree meets them: the new ladder (:data:`LADDER`, text read at the door: ``hw``,
+``prove``, ``synth`` and ``emit`` never import ``frontends``) and no private name (``_x``) imported
+from another module (:func:`private_imports`).
+
 >>> layer_of("verilayout.core.gf2")
 'core'
 >>> rank("verilayout.errors") < rank("verilayout.core.linear_layout") < rank("verilayout.cli.main")
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 #: Layers from the bottom up. A module's layer is the longest prefix of its dotted name listed
 #: here; folders that share a rank are capability folders and may not import each other.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "bits"),
+    ("errors",),
+    ("bits",),
     ("dtypes",),
     ("core",),
     ("hw",),
@@ -48,6 +54,15 @@ SUBFOLDERS = {"hw": ("nvidia", "amd", "intel")}
 
 PACKAGE = "verilayout"
 
+#: The ladder of issue 25, ``core < hw < {frontends | prove < synth} < {report, emit < simulate} <
+#: {audit, spec} < cli``: a module imports only layers of a lower rank; layers of one rank are
+#: side by side and do not import each other.
+LADDER: dict[str, int] = {"errors": 0, "bits": 1, "dtypes": 2, "core": 3, "hw": 4, "frontends": 5,
+                          "prove": 5, "synth": 6, "report": 7, "emit": 7, "simulate": 8, "audit": 9,
+                          "spec": 9, "api": 10, "cli": 11, "devtools": 12}
+#: Layers below the door: they take parsed objects and never import ``frontends``.
+NO_TEXT: tuple[str, ...] = ("hw", "prove", "synth", "emit")
+
 
 def layer_of(module: str) -> str:
     """The layer name of a dotted module name.
@@ -70,7 +85,7 @@ def rank(module: str) -> int:
     """The index of the module's layer in ``LAYERS`` (0 is the bottom).
 
     >>> rank("verilayout.errors"), rank("verilayout.bits")
-    (0, 0)
+    (0, 1)
     """
     name = layer_of(module)
     return next(i for i, g in enumerate(LAYERS) if name in g)
@@ -173,6 +188,63 @@ def violations(root: pathlib.Path) -> tuple[dict[str, str], list[str]]:
     return layers, problems
 
 
+def ladder_findings(root: pathlib.Path) -> list[str]:
+    """Every import that breaks :data:`LADDER` or :data:`NO_TEXT` (a report; ``--strict`` fails on it).
+
+    Law: an import ``a -> b`` between two layers is listed iff ``LADDER[b] >= LADDER[a]`` or
+    ``a`` is in :data:`NO_TEXT` and ``b`` is ``frontends``; imports within one layer are not.
+
+    >>> ladder_findings(pathlib.Path("/nonexistent"))
+    []
+    """
+    files = sorted((root / PACKAGE).rglob("*.py"))
+    modules = {module_name(p, root) for p in files}
+    out = []
+    for p in files:
+        mod = module_name(p, root)
+        for imp in imports_of(p, root, modules):
+            if imp.target == PACKAGE:
+                continue
+            ls, lt = layer_of(mod), layer_of(imp.target)
+            where = f"{p.relative_to(root)}:{imp.line}"
+            if ls == lt:
+                continue
+            if ls in NO_TEXT and lt == "frontends":
+                out.append(f"{where}: {mod} ({ls}) reads text: imports {imp.target} (frontends)")
+            elif LADDER[lt] >= LADDER[ls]:
+                how = "sideways" if LADDER[lt] == LADDER[ls] else "upward"
+                out.append(f"{where}: {mod} ({ls}) imports {how} on the ladder {imp.target} ({lt})")
+    return list(dict.fromkeys(out))
+
+
+def _private_names(node: ast.ImportFrom) -> list[str]:
+    """The imported names of one ``from ... import`` that are private (``_x``, not ``__x__``)."""
+    return [a.name for a in node.names
+            if a.name.startswith("_") and not (a.name.startswith("__") and a.name.endswith("__"))]
+
+
+def private_imports(root: pathlib.Path) -> list[str]:
+    """Every private name (``_x``) one package module imports from another (a report).
+
+    Law: ``from verilayout.m import _x`` in a module other than ``m`` is listed; importing a
+    public name under a private alias (``import x as _x``) is not.
+
+    >>> private_imports(pathlib.Path("/nonexistent"))
+    []
+    """
+    out = []
+    for p in sorted((root / PACKAGE).rglob("*.py")):
+        mod = module_name(p, root)
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or not node.module \
+                    or not (node.module + ".").startswith(PACKAGE + ".") or node.module == mod:
+                continue
+            for name in _private_names(node):
+                out.append(f"{p.relative_to(root)}:{node.lineno}: {mod} imports private "
+                           f"{node.module}.{name}")
+    return out
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[str]:
     """One message per import cycle found by depth-first search."""
     state: dict[str, int] = {}
@@ -199,15 +271,24 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every module's layer, then the violations; exit 1 if there is any."""
+    """Print every module's layer, the violations and the reports; exit 1 on a violation, or on
+    a report too with ``--strict`` (``--root DIR`` checks the tree under ``DIR``)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    strict = "--strict" in args
     root = pathlib.Path(__file__).resolve().parents[2]
+    if "--root" in args:
+        root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
+    reports = ladder_findings(root) + private_imports(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:
         print(f"violation: {p}")
-    print(f"{len(layers)} modules, {len(problems)} violation(s)")
-    return 1 if problems else 0
+    for r in reports:
+        print(f"report: {r}")
+    print(f"{len(layers)} modules, {len(problems)} violation(s), {len(reports)} report(s) of the "
+          f"ladder and private-import rules ({'failing: --strict' if strict else 'not failing without --strict'})")
+    return 1 if problems or (strict and reports) else 0
 
 
 if __name__ == "__main__":

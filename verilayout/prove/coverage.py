@@ -523,7 +523,7 @@ def compare_load_layout(layout: LinearLayout, needed: Needed, pack: tuple = (0, 
     names = layout.in_dim_names
     sizes = [layout.in_dim_size(n) for n in names]
     table = layout.apply_all()
-    b0 = layout.total_out_bits - (layout.out_dim_size("dim1").bit_length() - 1)
+    b0 = layout.total_out_bits - layout.out_dim_bits("dim1")
     slots = np.stack([table & ((1 << b0) - 1), table >> b0], axis=1)
     mask = needed.element_mask()
     rows, cols = needed.shape

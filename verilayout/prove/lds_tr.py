@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from verilayout.bits import log2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
@@ -50,7 +51,7 @@ def k_registers(reg: LinearLayout, k_dim: int, count: int) -> list[int] | None:
     """
     regs = reg.bases.get("register", [])
     out = []
-    for j in range(count.bit_length() - 1):
+    for j in range(log2(count)):
         want = [0] * len(reg.out_dim_names)
         want[k_dim] = 1 << j
         hit = next((i for i, b in enumerate(regs) if list(b) == want), None)
@@ -96,7 +97,7 @@ def _group_addresses(reg: LinearLayout, fixed: dict, lanes: range, vec: list[int
             for j, c in enumerate(vec_cols):
                 if sel >> j & 1:
                     v ^= c
-            runs.add(_run_start(tuple(reg._unpack(v)), mn_dim, per))
+            runs.add(_run_start(tuple(reg.unpack(v)), mn_dim, per))
     if len(runs) != len(lanes):
         raise LayoutError(f"a 16-lane group receives elements of {len(runs)} runs of {per} along M/N, not 16: "
                           "the layout is no transposed read")

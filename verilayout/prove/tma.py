@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.bits import index_bits
 from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
@@ -341,7 +342,7 @@ def _symbolic_ring(tmap: TensorMap, reader, ring: tuple, timeout_ms: int, pre: s
     r_mn, r_k = reader.extents
     qbits = max(1, (SMEM_WINDOW // base_align).bit_length())
     q = z3.BitVec("q", qbits)
-    s = z3.BitVec("stage", max(1, (stages - 1).bit_length()))
+    s = z3.BitVec("stage", index_bits(stages))
     base_e = _bv(base) if base is not None else _bv(q) * base_align
     stage_base = base_e + _bv(s) * stage_bytes
     cons = [z3.ULT(_bv(s), stages)]
@@ -350,8 +351,8 @@ def _symbolic_ring(tmap: TensorMap, reader, ring: tuple, timeout_ms: int, pre: s
         cons.append(z3.ULT(_bv(q), SMEM_WINDOW // base_align + 1))
     pieces = _pieces(reader)
     for (mb, kb, mn_off, k_off, mn_n, k_n) in pieces:
-        mn = z3.BitVec("mn", max(1, (mn_n - 1).bit_length()))
-        k = z3.BitVec("k", max(1, (k_n - 1).bit_length()))
+        mn = z3.BitVec("mn", index_bits(mn_n))
+        k = z3.BitVec("k", index_bits(k_n))
         cc = cons + [z3.ULT(_bv(mn, 16), mn_n), z3.ULT(_bv(k, 16), k_n)]
         gmn, gk = _bv(mn) + mn_off, _bv(k) + k_off
         x, y = (gk, gmn) if inner == "k" else (gmn, gk)

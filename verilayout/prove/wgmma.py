@@ -27,10 +27,12 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.bits import ceil_log2, index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
+from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
-from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, BitSwizzle, Descriptor, Finding, Term, _nbits, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
+from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
 from verilayout.hw.nvidia.wgmma import parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
@@ -124,7 +126,7 @@ def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | N
         terms += t
         ext[c] = size
     extents = (("mn", ext["mn"]), ("k", ext["k"]))
-    lg = bits.bit_length() - 1
+    lg = log2(bits)
     if swizzle is None or swizzle[0] == 0:
         fn = AddressFunction(extents, tuple(terms), const=offset * bits, post=base_address * 8)
         return TileAddress(fn, dtype, base_address, "none" if swizzle else None, text)
@@ -132,12 +134,12 @@ def strided_tile(shape, stride, *, dtype: str, swizzle: tuple[int, int, int] | N
     if s < b:
         raise LayoutError(f"Swizzle<{b},{m},{s}>: S must be >= B for a wgmma layout")
     if swizzle_units == "bytes":
-        sw = BitSwizzle(b, m + 3, s)
+        sw = PhasedSwizzle(Swizzle(b, m + 3, s))
         fn = AddressFunction(extents, tuple(terms), const=base_address * 8 + offset * bits,
                              swizzle=sw)
         return TileAddress(fn, dtype, None, _hint(b, m + 3, s), text)
     if swizzle_units == "elements":
-        sw = BitSwizzle(b, m + lg, s)
+        sw = PhasedSwizzle(Swizzle(b, m + lg, s))
         fn = AddressFunction(extents, tuple(terms), const=offset * bits, swizzle=sw,
                              post=base_address * 8)
         return TileAddress(fn, dtype, base_address, _hint(b, m + lg, s), text)
@@ -437,8 +439,8 @@ def _z3_decision(a: AddressFunction, b: AddressFunction, timeout_ms: int):
     """Law: ``a(mn, k) == b(mn, k)`` on ``a``'s domain decided by z3 over bit-vectors: proved,
     a counterexample (mn, k), or unknown on a timeout."""
     d = a.domain
-    mn = z3.BitVec("mn", _nbits(d["mn"]))
-    k = z3.BitVec("k", _nbits(d["k"]))
+    mn = z3.BitVec("mn", index_bits(d["mn"]))
+    k = z3.BitVec("k", index_bits(d["k"]))
     assume = []
     if d["mn"] < 1 << mn.size():
         assume.append(z3.ULT(mn, d["mn"]))
@@ -473,7 +475,7 @@ def _split_difference(sa, sb, d) -> tuple[int, int] | None:
     if sa.low.const != sb.low.const or sa.high_const != sb.high_const:
         return (0, 0)
     for c in ("mn", "k"):
-        for bit in range((d[c] - 1).bit_length()):
+        for bit in range(ceil_log2(d[c])):
             key = (c, bit)
             if sa.low.col(c, bit) != sb.low.col(c, bit) or \
                     sa.high.get(key, 0) != sb.high.get(key, 0):
@@ -508,12 +510,12 @@ def _address_bound(fn: AddressFunction) -> int:
     d = fn.domain
     top = fn.const
     for t in fn.terms:
-        hi = (d[t.coord] - 1 + fn._offset(t.coord)) // t.div
+        hi = (d[t.coord] - 1 + fn.offset_of(t.coord)) // t.div
         if t.mod:
             hi = min(hi, t.mod - 1)
         top += max(0, t.stride) * hi
     if fn.swizzle is not None:
-        top |= fn.swizzle.mask << fn.swizzle.base
+        top |= fn.swizzle.swizzle.zzz_mask
     return (top + fn.post) // 8
 
 

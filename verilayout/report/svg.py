@@ -47,7 +47,7 @@ def _cells(layout: LinearLayout, elem_bits: int, banks: int):
         c, x = {}, flat
         for n, s in zip(names, sizes):
             c[n], x = x % s, x // s
-        vals = layout._unpack(int(packed))
+        vals = layout.unpack(int(packed))
         rc = (vals[0], vals[1]) if len(outs) == 2 else (0, vals[0])
         if shared:
             off = c["offset"]

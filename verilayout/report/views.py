@@ -66,7 +66,7 @@ def owner_grid(layout: LinearLayout) -> list[list[list[str]]]:
         for n, s in zip(names, sizes):
             coords[n] = x % s
             x //= s
-        vals = layout._unpack(int(packed))
+        vals = layout.unpack(int(packed))
         r, c = (vals[0], vals[1]) if len(outs) == 2 else (0, vals[0])
         grid[r][c].append(_owner_label(layout, coords))
     return grid

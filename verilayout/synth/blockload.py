@@ -11,7 +11,7 @@ register shuffle from loaded data to DPAS operand registers. Two planners:
   Minimality is then proved by counting (:func:`~verilayout.prove.coverage.lower_bound`)
   or, when that bound is lower, by exhaustive search
   (:func:`~verilayout.prove.coverage.search_fewer`).
-* :func:`plan_baseline`: the seed's algorithm (``002_5b1756cea8788f7c.txt``):
+* :func:`plan_baseline`: the algorithm of the project's Intel DPAS seed (002):
   start at one DPAS instruction's tile, turn the DPAS layout's further register
   bases, in order, into *iterations* while each doubles the block along one side
   within the limits, and turn the first basis that does not, and every later
@@ -31,9 +31,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from verilayout.bits import log2, next_pow2
 from verilayout.dtypes import IntelArch, bits, bytes_of
 from verilayout.errors import LayoutError
-from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, check_origin, placement, unit_elements, violations
+from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, require_origin, placement, unit_elements, violations
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
@@ -46,10 +47,6 @@ from verilayout.frontends.triton_intel import is_dpas
 __all__ = ["Plan", "BlockLoadPlan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
            "plan_operand", "check_operand_plan", "plan_tensor",
            "DTYPE_BYTES"]
-
-
-def _next_pow2(v: int) -> int:
-    return 1 if v <= 1 else 1 << (int(v) - 1).bit_length()
 
 
 def default_surface(memory_shape: Sequence[int], elem_bytes: int) -> Surface:
@@ -212,7 +209,7 @@ class BlockLoadPlan:
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in origin):
             raise LayoutError(f"plan 'warp_origin' must be two non-negative integers, "
                               f"got {origin!r}")
-        placed = check_origin(d.get("origin", [0, 0]))
+        placed = require_origin(d.get("origin", [0, 0]))
         p = cls(loads, _shuffle_from_json(d["shuffle"], len(loads)), dtype, op_idx, shape,
                 inst, d.get("transpose", False), d.get("arch", "xe2"), warp, tuple(origin),
                 algorithm=str(d.get("algorithm", "minimal")), origin=placed)
@@ -360,14 +357,14 @@ def _plan_layout(p: Plan) -> LinearLayout:
                           "load); no linear layout")
     n_units = units.shape[0]
     per_inst = p.inst_shape[0] * p.inst_shape[1] // k if p.inst_shape else n_units
-    off_bits = min(per_inst, n_units).bit_length() - 1
-    it_bits = n_units.bit_length() - 1 - off_bits
+    off_bits = log2(min(per_inst, n_units))
+    it_bits = log2(n_units) - off_bits
     mem = p.memory_shape
     tensor = [mem[0] // k, mem[1]] if dim == 0 else [mem[0], mem[1] // k]
     if n == 1:
-        sizes = [_next_pow2(int(flat[:, d].max()) + 1) for d in (0, 1)]
+        sizes = [next_pow2(int(flat[:, d].max()) + 1) for d in (0, 1)]
     else:
-        sizes = [max(_next_pow2(int(flat[:, d].max()) + 1), tensor[d]) for d in (0, 1)]
+        sizes = [max(next_pow2(int(flat[:, d].max()) + 1), tensor[d]) for d in (0, 1)]
     return LinearLayout({"offset": bases[:off_bits], "iteration": bases[off_bits:off_bits + it_bits],
                          "load": bases[off_bits + it_bits:]},
                         {"dim0": sizes[0], "dim1": sizes[1]}, require_surjective=False)
@@ -452,7 +449,7 @@ _PROTO_SURFACE = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
 def _height(fam: _Family, rows_needed: int) -> int:
     if fam.mode == "transpose" and fam.elem_bytes == 8:
         return 8
-    h = min(_next_pow2(rows_needed), fam.max_rows)
+    h = min(next_pow2(rows_needed), fam.max_rows)
     if fam.mode == "vnni":
         h = max(h, 4 // fam.elem_bytes)
     return h
@@ -524,7 +521,7 @@ def _needed_of(layout: LinearLayout, arch: Any, transpose: Any, warp: int,
     """What one sub-group must receive, after the checks every plan shares: a known
     architecture, a boolean ``transpose``, a plannable size and 16-lane sub-groups; in surface
     coordinates (the operand placed at ``origin = (x0, y0)``)."""
-    x0, y0 = check_origin(origin)
+    x0, y0 = require_origin(origin)
     if arch not in ARCHS:
         raise LayoutError(f"unknown architecture {arch!r} (known: {', '.join(ARCHS)})")
     if not isinstance(transpose, bool):
@@ -541,7 +538,7 @@ def _placement(base_address: Any, origin: Any, surface: Any, t: int) -> tuple:
     """``(origin, surface base or None)``: ``base_address`` (the operand's first byte) gives the
     64-byte aligned surface base and adds ``(base_address % 64) / t`` to ``origin``'s x."""
     if base_address is None:
-        return check_origin(origin), None
+        return require_origin(origin), None
     base, origin = placement(base_address, t, origin)
     if surface is not None and isinstance(surface, Surface) and surface.base != base:
         raise LayoutError(f"base address {base_address:#x} puts the surface at {base:#x}, but "
@@ -756,7 +753,7 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
 def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
                   transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                   warp: int = 0, origin=(0, 0), base_address: int | None = None) -> Plan:
-    """The plan the seed's algorithm builds (``002_5b1756cea8788f7c.txt``).
+    """The plan the algorithm of the project's Intel DPAS seed (002) builds.
 
     Start with one DPAS instruction's tile; take the operand layout's further
     register bases in order: while a basis doubles the block along one side and
@@ -776,7 +773,7 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
     th, tw = h, w = req.tile_mem
     n_tile_regs = (th * tw) // req.needed.lanes
     reg_bases = [b[::-1] if transpose else b for b in layout.bases["register"]]
-    k = n_tile_regs.bit_length() - 1
+    k = log2(n_tile_regs)
     iterations, load_bases, growing = [], [], True
     for dy, dx in reg_bases[k:]:
         if dy == 0 and dx == 0:
@@ -1208,7 +1205,7 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
             isinstance(surface, (list, tuple)) and surface and all(isinstance(x, Surface) for x in surface))):
         raise LayoutError(f"surface must be a Surface or a list of Surfaces, got {surface!r}")
     storage = surface if surface is not None else (plan.loads[0].surface if plan.loads else None)
-    x0, y0 = check_origin(plan.origin if origin is None else origin)
+    x0, y0 = require_origin(plan.origin if origin is None else origin)
     home = Needed.from_layout(lay, plan.warp, plan.transpose)
     origin = home.coords[0, 0]
     for w in warps:

@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verilayout.dtypes import Major, NvArch, SwizzleMode
+from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, BitSwizzle, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
+from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, check_block
 from verilayout.core.smt import Verdict
@@ -58,7 +59,7 @@ def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: Swizz
     fn = tile.fn.restrict({"mn": block.mn_offset, "k": block.k_offset},
                           {"mn": block.mn, "k": block.k})
     b, m, s, krows = swizzle_geometry(swizzle) if swizzle != "none" else (0, 4, 3, 8)
-    unswz = BitSwizzle(b, m + 3, s, base_offset * 1024).apply if b else (lambda a: a)
+    unswz = PhasedSwizzle(Swizzle(b, m + 3, s), base_offset * 1024) if b else (lambda a: a)
     a00 = unswz(fn.eval(0, 0))
     if a00 % 128:
         return f"element (0, 0) of the operand is at bit address {a00}, not 16-byte aligned"

@@ -52,7 +52,7 @@ def swizzled_shared_layout(shape: Sequence[int], vec: int, per_phase: int, max_p
     """``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` as ``offset -> dim0..``, by the
     Triton front-end's converter (:func:`verilayout.frontends.triton.swizzled_shared_to_linear`).
 
-    Law: equals ``parse(mlir_text("swizzled_shared", ...), shape)`` (seed ``004_d7c7c1cef06bdad0.txt``).
+    Law: equals ``parse(mlir_text("swizzled_shared", ...), shape)`` (Triton ``SwizzledSharedEncodingAttr``, ``LinearLayoutConversions.cpp``).
 
     >>> swizzled_shared_layout([4, 8], 2, 1, 4, [1, 0]).apply({"offset": 8})
     {'dim0': 1, 'dim1': 2}
@@ -69,7 +69,7 @@ def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int
     """``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>`` of a 2-D tile, by the
     Triton front-end's converter (:func:`verilayout.frontends.triton.nvmma_shared_to_linear`).
 
-    Law: equals ``parse(mlir_text("nvmma", ...), shape)`` (seed ``003_ce87ea73fe8bc8cb.txt``'s atoms).
+    Law: equals ``parse(mlir_text("nvmma", ...), shape)`` (Triton ``NVMMASharedEncodingAttr``; the atoms of PTX ISA 9.7.15.5.1.2).
 
     >>> L = nvmma_shared_layout([8, 64], 128, 16)
     >>> L.apply({"offset": 64})
@@ -228,7 +228,7 @@ def _span_contains(basis: Sequence[int], vectors: Iterable[int]) -> bool:
     table = {p: v for p, (v, _) in gf2.echelon(list(basis)).items()}
     for v in vectors:
         while v:
-            top = v.bit_length() - 1
+            top = _log2(v)
             if top not in table:
                 return False
             v ^= table[top]

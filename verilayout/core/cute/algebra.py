@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterable, Sequence, Union
 
 import numpy as np
 
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, _is_tuple, _norm_tree, _sceil, _sdiv, _smin,
-                                            _smul, compact_col_major, product)
-from verilayout.core.cute.layout import (AnyLayout, ComposedLayout, Layout, _append, _check_concrete, _concrete,
+from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, is_tuple, normalize_tree, static_ceil_div, static_div, static_min,
+                                            static_mul, compact_col_major, product)
+from verilayout.core.cute.layout import (AnyLayout, ComposedLayout, Layout, append_modes, require_concrete, concrete_int,
                                          format_cute, make_layout, make_ordered_layout)
 from verilayout.core.cute.units import offsets_table
 from verilayout.errors import LayoutError
@@ -37,7 +37,7 @@ def _concrete_layout(x: Any, what: str) -> Layout:
     if isinstance(x, bool) or not isinstance(x, (Layout, Integral)):
         raise LayoutError(f"{what} needs a Layout, got {type(x).__name__}")
     L = Layout(x) if isinstance(x, Integral) else x
-    _check_concrete(L, what)
+    require_concrete(L, what)
     return L
 
 
@@ -55,7 +55,7 @@ def _coalesce_leaves(leaves: Iterable[tuple[int, int]]) -> list[tuple[int, int]]
         if s == 1:
             continue
         if out and out[-1][0] * out[-1][1] == d:
-            out[-1] = (_smul(out[-1][0], s), out[-1][1])
+            out[-1] = (static_mul(out[-1][0], s), out[-1][1])
         else:
             out.append((s, d))
     return out
@@ -70,7 +70,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     Layout('12:1')
     """
     layout = _concrete_layout(layout, "coalesce")
-    if _is_tuple(profile):
+    if is_tuple(profile):
         modes = layout.modes()
         if len(profile) > len(modes):
             raise LayoutError(f"coalesce profile has {len(profile)} modes, layout only {len(modes)}")
@@ -94,7 +94,7 @@ def _coalesce_keep_last(layout: Layout) -> list[tuple[int, int]]:
     body, last = _coalesce_leaves(leaves[:-1]), leaves[-1]
     if body and body[-1][0] * body[-1][1] == last[1]:
         s, d = body.pop()
-        last = (_smul(s, last[0]), d)  # same values inside the size and past it
+        last = (static_mul(s, last[0]), d)  # same values inside the size and past it
     return body + [last]
 
 
@@ -104,16 +104,16 @@ def _compose_leaf(flat: list[tuple[int, int]], s: int, d: int) -> tuple[list, li
     if d < 0:
         raise LayoutError(f"composition with a negative stride {d} is not supported")
     if len(flat) == 1:
-        return [s], [_smul(d, flat[0][1])]
+        return [s], [static_mul(d, flat[0][1])]
     shapes: list = []
     strides: list = []
     rest_s, rest_d = s, d
     for cs, cd in flat[:-1]:
         if rest_s == 1:  # done; CuTe still divides the stride (it only shows on extent-1 modes)
-            rest_d = _sceil(rest_d, cs)
+            rest_d = static_ceil_div(rest_d, cs)
             continue
         if rest_d % cs == 0:
-            rest_d = _sdiv(rest_d, cs)
+            rest_d = static_div(rest_d, cs)
             continue
         if rest_d > cs:
             raise LayoutError(f"composition: stride {rest_d} neither divides nor is divided by "
@@ -122,22 +122,22 @@ def _compose_leaf(flat: list[tuple[int, int]], s: int, d: int) -> tuple[list, li
         if cs % rest_d and not fits:
             raise LayoutError(f"composition: extent {cs} is not a multiple of stride {rest_d} and "
                               f"{rest_s} steps do not fit in it")
-        new = _smin(_sceil(cs, rest_d), rest_s)
+        new = static_min(static_ceil_div(cs, rest_d), rest_s)
         if rest_s % new:
             raise LayoutError(f"composition: extent {rest_s} is not a multiple of {new} "
                               "(CuTe's shape divisibility condition)")
         shapes.append(new)
-        strides.append(_smul(rest_d, cd))
-        rest_s = _sdiv(rest_s, new)
-        rest_d = _sceil(rest_d, cs)
+        strides.append(static_mul(rest_d, cd))
+        rest_s = static_div(rest_s, new)
+        rest_d = static_ceil_div(rest_d, cs)
     if rest_s != 1 or not shapes:
         shapes.append(rest_s)
-        strides.append(_smul(rest_d, flat[-1][1]))
+        strides.append(static_mul(rest_d, flat[-1][1]))
     return shapes, strides
 
 
 def _compose_tree(flat: list, shape: IntTuple, stride: IntTuple) -> tuple[IntTuple, IntTuple]:
-    if _is_tuple(shape):
+    if is_tuple(shape):
         parts = [_compose_tree(flat, s, d) for s, d in zip(shape, stride)]
         return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
     shapes, strides = _compose_leaf(flat, shape, stride)
@@ -228,9 +228,9 @@ def complement(layout: Layout, cotarget: int | None = None) -> Layout:
         if d < cur:
             raise LayoutError(f"complement of {format_cute(layout)} is undefined: stride {d} "
                               f"falls inside the span {cur} of the smaller modes")
-        out.append((_sdiv(d, cur), cur))
-        cur = _smul(d, s)
-    rest = _sceil(cotarget, cur)
+        out.append((static_div(d, cur), cur))
+        cur = static_mul(d, s)
+    rest = static_ceil_div(cotarget, cur)
     out.append((rest, StaticInt(0) if isinstance(rest, StaticInt) and rest == 1 else cur))
     return _from_leaves(_coalesce_leaves(out))
 
@@ -277,7 +277,7 @@ def logical_product(a: Layout, tiler: Tiler) -> Layout:
     if isinstance(tiler, tuple):
         return _tiler_modes(a, tiler, logical_product)
     b = _concrete_layout(tiler, "logical_product")
-    return make_layout(a, composition(complement(a, _smul(a.size, b.cosize)), b))
+    return make_layout(a, composition(complement(a, static_mul(a.size, b.cosize)), b))
 
 
 def blocked_product(block: Layout, tiler: Layout) -> Layout:
@@ -289,7 +289,7 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
     block = _concrete_layout(block, "blocked_product")
     tiler = _concrete_layout(tiler, "blocked_product")
     r = max(block.rank, tiler.rank)
-    prod = logical_product(_append(block, r), _append(tiler, r))
+    prod = logical_product(append_modes(block, r), append_modes(tiler, r))
     first, second = prod.modes()
     return make_layout(*[make_layout(x, y) for x, y in zip(first.modes(), second.modes())])
 
@@ -308,19 +308,19 @@ def tile_to_shape(block: AnyLayout, shape: IntTuple, order: Sequence[int] | None
     if isinstance(block, ComposedLayout):
         return block.with_layout(tile_to_shape(block.layout, shape, order))
     block = _concrete_layout(block, "tile_to_shape")
-    shape = _norm_tree(shape, "target shape")
-    if not _is_tuple(shape):
+    shape = normalize_tree(shape, "target shape")
+    if not is_tuple(shape):
         shape = (shape,)
     if block.rank > len(shape):
         raise LayoutError(f"block has rank {block.rank}, more than the target shape's {len(shape)}")
-    padded = _append(block, len(shape))
+    padded = append_modes(block, len(shape))
     counts = []
     for i, (bm, t) in enumerate(zip(padded.modes(), shape)):
-        bs, ts = bm.size, _concrete(product(t), "target shape")
+        bs, ts = bm.size, concrete_int(product(t), "target shape")
         if ts % bs:
             raise LayoutError(f"tile_to_shape: block extent {bs} does not divide target extent "
                               f"{ts} in mode {i}")
-        counts.append(_sdiv(ts, bs))
+        counts.append(static_div(ts, bs))
     return blocked_product(padded, make_ordered_layout(tuple(counts), order))
 
 
@@ -335,13 +335,13 @@ def right_inverse(layout: Layout) -> Layout:
     prefix, p = [], StaticInt(1)
     for s, _ in leaves:
         prefix.append(p)
-        p = _smul(p, s)
+        p = static_mul(p, s)
     out: list[tuple[int, int]] = []
     cur: int = StaticInt(1)
     for (s, d), pre in sorted(zip(leaves, prefix), key=lambda x: int(x[0][1])):
         if d == cur:  # modes that do not continue the run are skipped, as in CuTe
             out.append((s, pre))
-            cur = _smul(s, d)
+            cur = static_mul(s, d)
     return _from_leaves(_coalesce_leaves(out))
 
 

@@ -14,9 +14,10 @@ from typing import Any, Mapping, Sequence
 
 import z3
 
-from verilayout.core.cute.int_tuple import IntTuple, _fmt_tree, _is_tuple, flatten, product
-from verilayout.core.cute.layout import AnyLayout, ComposedLayout, Layout, _check_concrete, format_cute
-from verilayout.core.cute.units import _dim_names, _Plan, _plan, offset_bytes, offset_elements
+from verilayout.bits import trailing_zeros
+from verilayout.core.cute.int_tuple import IntTuple, format_tree, is_tuple, flatten, product
+from verilayout.core.cute.layout import AnyLayout, ComposedLayout, Layout, require_concrete, format_cute
+from verilayout.core.cute.units import dim_names, OffsetPlan, offset_plan, offset_bytes, offset_elements
 from verilayout.core.smt import FunctionLayout
 from verilayout.errors import LayoutError
 
@@ -25,7 +26,7 @@ __all__ = ["z3_offset", "z3_in_domain", "to_function"]
 
 # ----- z3 ------------------------------------------------------------------------------------
 
-def _needed_bits(plan: _Plan) -> int:
+def _needed_bits(plan: OffsetPlan) -> int:
     top = plan.offset + sum((int(s) - 1) * int(d) for s, d in plan.layout.leaves())
     bits = (top << plan.shift_in).bit_length()
     if plan.swizzle is not None and plan.swizzle.shift < 0:
@@ -33,7 +34,7 @@ def _needed_bits(plan: _Plan) -> int:
     return max(1, bits, (int(plan.layout.size) - 1).bit_length())
 
 
-def _z3_exactness(plan: _Plan) -> None:
+def _z3_exactness(plan: OffsetPlan) -> None:
     if plan.shift_out == 0:
         return
     low = plan.offset << plan.shift_in
@@ -42,11 +43,11 @@ def _z3_exactness(plan: _Plan) -> None:
         if int(s) > 1:
             g = math.gcd(g, int(d) << plan.shift_in)
     g = math.gcd(g, low)
-    tz = (g & -g).bit_length() - 1 if g else 1 << 30
+    tz = trailing_zeros(g) if g else 1 << 30
     if plan.swizzle is not None and plan.swizzle.zzz_mask:
         top = (plan.offset + sum((int(s) - 1) * int(d) for s, d in plan.layout.leaves())) << plan.shift_in
         if top >= (plan.swizzle.yyy_mask & -plan.swizzle.yyy_mask):
-            tz = min(tz, (plan.swizzle.zzz_mask & -plan.swizzle.zzz_mask).bit_length() - 1)
+            tz = min(tz, trailing_zeros(plan.swizzle.zzz_mask))
     if tz < plan.shift_out:
         raise LayoutError(f"offsets in {plan.unit} are not whole numbers for every coordinate "
                           f"({plan.desc}); z3 encoding refused")
@@ -54,8 +55,8 @@ def _z3_exactness(plan: _Plan) -> None:
 
 def _z3_leaf_coords(coord: Any, shape: IntTuple, width: int) -> list:
     if isinstance(coord, tuple):
-        if not _is_tuple(shape) or len(coord) != len(shape):
-            raise LayoutError(f"z3 coordinate {coord!r} does not match shape {_fmt_tree(shape, 'cute')}")
+        if not is_tuple(shape) or len(coord) != len(shape):
+            raise LayoutError(f"z3 coordinate {coord!r} does not match shape {format_tree(shape, 'cute')}")
         return [x for c, s in zip(coord, shape) for x in _z3_leaf_coords(c, s, width)]
     if isinstance(coord, Integral) and not isinstance(coord, bool):
         coord = z3.BitVecVal(int(coord), width)
@@ -65,7 +66,7 @@ def _z3_leaf_coords(coord: Any, shape: IntTuple, width: int) -> list:
         raise LayoutError(f"z3 coordinate {coord} has {coord.size()} bits, more than width {width}")
     if coord.size() < width:
         coord = z3.ZeroExt(width - coord.size(), coord)
-    if not _is_tuple(shape):
+    if not is_tuple(shape):
         return [coord]
     out, prefix = [], 1
     leaves = flatten(shape)
@@ -99,7 +100,7 @@ def z3_offset(obj: AnyLayout, coord: Any, unit: str = "elements", elem_bits: int
     >>> z3.simplify(z3_offset(L, i) - z3_offset(L, (i % 8, i / 8))).sexpr() != "#x00"
     True
     """
-    plan = _plan(obj, unit, elem_bits)
+    plan = offset_plan(obj, unit, elem_bits)
     need = max(_needed_bits(plan), _z3_max_width(coord))
     if width is None:
         width = need
@@ -131,12 +132,12 @@ def z3_in_domain(obj: AnyLayout, coord: Any) -> z3.BoolRef:
     unsat
     """
     layout = obj.layout if isinstance(obj, ComposedLayout) else obj
-    _check_concrete(layout, "z3_in_domain")
+    require_concrete(layout, "z3_in_domain")
 
     def go(c, shape):
         if isinstance(c, tuple):
-            if not _is_tuple(shape) or len(c) != len(shape):
-                raise LayoutError(f"z3 coordinate {c!r} does not match shape {_fmt_tree(shape, 'cute')}")
+            if not is_tuple(shape) or len(c) != len(shape):
+                raise LayoutError(f"z3 coordinate {c!r} does not match shape {format_tree(shape, 'cute')}")
             return [x for ci, si in zip(c, shape) for x in go(ci, si)]
         size = int(product(shape))
         if isinstance(c, Integral):
@@ -154,8 +155,8 @@ def to_function(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = 
     >>> f = to_function(Layout((3, 4), (4, 1))); f.apply({"dim0": 2, "dim1": 1})
     {'offset': 9}
     """
-    plan = _plan(obj, unit, elem_bits)
-    names = _dim_names(obj, in_dims)
+    plan = offset_plan(obj, unit, elem_bits)
+    names = dim_names(obj, in_dims)
     if isinstance(names, str):
         raise LayoutError("to_function needs one in-dim name per top-level mode")
     sizes = {n: int(m.size) for n, m in zip(names, plan.layout.modes())}
@@ -165,12 +166,12 @@ def to_function(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = 
         if set(coords) != set(names):
             raise LayoutError(f"expected inputs {names}, got {sorted(coords)}")
         c = tuple(coords[n] for n in names)
-        c = c if _is_tuple(plan.layout.shape) else c[0]
+        c = c if is_tuple(plan.layout.shape) else c[0]
         return {out_dim: (offset_elements if unit == "elements" else offset_bytes)(obj, c, elem_bits)}
 
     def z3_fn(vars: Mapping[str, z3.BitVecRef]) -> dict:
         c = tuple(vars[n] for n in names)
-        c = c if _is_tuple(plan.layout.shape) else c[0]
+        c = c if is_tuple(plan.layout.shape) else c[0]
         return {out_dim: z3_offset(obj, c, unit, elem_bits)}
 
     return FunctionLayout(sizes, {out_dim: 1 << need}, fn, z3_fn, name=format_cute(obj))

@@ -44,7 +44,7 @@ class StaticInt(int):
     every operand is static (as CuTe's ``Int<N>``); plain Python arithmetic on a
     StaticInt gives a plain int.
 
-    >>> StaticInt(8) == 8, _fmt_tree((StaticInt(8), 8), "cute")
+    >>> StaticInt(8) == 8, format_tree((StaticInt(8), 8), "cute")
     (True, '(_8,8)')
     """
 
@@ -57,34 +57,69 @@ class StaticInt(int):
         return f"StaticInt({int(self)})"
 
 
-def _is_static(*xs: Any) -> bool:
+def all_static(*xs: Any) -> bool:
+    """True when every argument is a :class:`StaticInt` (CuTe's compile-time ``_N``).
+
+    >>> all_static(StaticInt(2), StaticInt(3)), all_static(StaticInt(2), 3)
+    (True, False)
+    """
     return all(isinstance(x, StaticInt) for x in xs)
 
 
-def _mk(value: int, static: bool) -> int:
+def make_int(value: int, static: bool) -> int:
+    """``value`` as a :class:`StaticInt` when ``static``, else a plain ``int``.
+
+    >>> make_int(4, True), make_int(4, False)
+    (StaticInt(4), 4)
+    """
     return StaticInt(value) if static else int(value)
 
 
-def _smul(a: int, b: int) -> int:
-    return _mk(int(a) * int(b), _is_static(a, b))
+def static_mul(a: int, b: int) -> int:
+    """``a * b``, static when both operands are (CuTe's static arithmetic).
+
+    >>> static_mul(StaticInt(2), StaticInt(3)), static_mul(2, StaticInt(3))
+    (StaticInt(6), 6)
+    """
+    return make_int(int(a) * int(b), all_static(a, b))
 
 
-def _sdiv(a: int, b: int) -> int:
-    return _mk(int(a) // int(b), _is_static(a, b))
+def static_div(a: int, b: int) -> int:
+    """``a // b``, static when both operands are.
+
+    >>> static_div(StaticInt(7), StaticInt(2)), static_div(7, 2)
+    (StaticInt(3), 3)
+    """
+    return make_int(int(a) // int(b), all_static(a, b))
 
 
-def _sceil(a: int, b: int) -> int:
-    return _mk(-(-int(a) // int(b)), _is_static(a, b))
+def static_ceil_div(a: int, b: int) -> int:
+    """``ceil(a / b)``, static when both operands are.
+
+    >>> static_ceil_div(StaticInt(7), StaticInt(2)), static_ceil_div(8, 2)
+    (StaticInt(4), 4)
+    """
+    return make_int(-(-int(a) // int(b)), all_static(a, b))
 
 
-def _smin(a: int, b: int) -> int:
-    return _mk(min(int(a), int(b)), _is_static(a, b))
+def static_min(a: int, b: int) -> int:
+    """``min(a, b)``, static when both operands are.
+
+    >>> static_min(StaticInt(7), StaticInt(2)), static_min(7, StaticInt(2))
+    (StaticInt(2), 2)
+    """
+    return make_int(min(int(a), int(b)), all_static(a, b))
 
 
-def _sprod(xs: Iterable[int]) -> int:
+def static_product(xs: Iterable[int]) -> int:
+    """The product of ``xs``, static when every factor is (``_1`` for none).
+
+    >>> static_product([StaticInt(2), StaticInt(4)]), static_product([2, 4]), static_product([])
+    (StaticInt(8), 8, StaticInt(1))
+    """
     acc: int = StaticInt(1)
     for x in xs:
-        acc = _smul(acc, x)
+        acc = static_mul(acc, x)
     return acc
 
 
@@ -110,7 +145,13 @@ def symbol(name: str) -> "sympy.Symbol":
     return _SYMBOLS[name]
 
 
-def _norm_leaf(x: Any, what: str) -> Any:
+def normalize_leaf(x: Any, what: str) -> Any:
+    """One leaf of a shape or stride as stored: a :class:`StaticInt`, an ``int``, or an expanded sympy
+    polynomial with integer coefficients; anything else is a ``LayoutError`` naming ``what``.
+
+    >>> normalize_leaf(StaticInt(2), "shape"), normalize_leaf(3, "shape")
+    (StaticInt(2), 3)
+    """
     if isinstance(x, StaticInt):
         return x
     if isinstance(x, bool):
@@ -134,15 +175,26 @@ def _norm_leaf(x: Any, what: str) -> Any:
     raise LayoutError(f"{what}: {x!r} is not an integer or a sympy expression")
 
 
-def _norm_tree(t: Any, what: str) -> IntTuple:
+def normalize_tree(t: Any, what: str) -> IntTuple:
+    """A nested tuple (lists accepted) with every leaf through :func:`normalize_leaf`; an empty
+    tuple is a ``LayoutError``.
+
+    >>> normalize_tree([2, [4, 8]], "shape")
+    (2, (4, 8))
+    """
     if isinstance(t, (tuple, list)):
         if not t:
             raise LayoutError(f"{what}: empty tuple")
-        return tuple(_norm_tree(x, what) for x in t)
-    return _norm_leaf(t, what)
+        return tuple(normalize_tree(x, what) for x in t)
+    return normalize_leaf(t, what)
 
 
-def _is_tuple(t: Any) -> bool:
+def is_tuple(t: Any) -> bool:
+    """True for a tuple node of an :data:`IntTuple` (a leaf is an integer or an expression).
+
+    >>> is_tuple((2, 3)), is_tuple(2)
+    (True, False)
+    """
     return isinstance(t, tuple)
 
 
@@ -152,7 +204,7 @@ def flatten(t: IntTuple) -> tuple:
     >>> flatten(((8, 2), (4, (4, 1))))
     (8, 2, 4, 4, 1)
     """
-    if _is_tuple(t):
+    if is_tuple(t):
         return tuple(x for c in t for x in flatten(c))
     return (t,)
 
@@ -169,26 +221,36 @@ def product(t: IntTuple) -> Any:
         for x in leaves:
             acc = acc * x
         return acc.expand()
-    return _sprod(leaves)
+    return static_product(leaves)
 
 
-def _congruent(a: IntTuple, b: IntTuple) -> bool:
-    if _is_tuple(a) != _is_tuple(b):
+def congruent(a: IntTuple, b: IntTuple) -> bool:
+    """Same tree structure (CuTe's ``congruent``): leaves may differ, nesting and lengths may not.
+
+    >>> congruent((2, (3, 4)), (5, (6, 7))), congruent((2, 3), (2, (3, 1)))
+    (True, False)
+    """
+    if is_tuple(a) != is_tuple(b):
         return False
-    if _is_tuple(a):
-        return len(a) == len(b) and all(_congruent(x, y) for x, y in zip(a, b))
+    if is_tuple(a):
+        return len(a) == len(b) and all(congruent(x, y) for x, y in zip(a, b))
     return True
 
 
-def _depth(t: IntTuple) -> int:
-    return 1 + max(_depth(x) for x in t) if _is_tuple(t) else 0
+def tuple_depth(t: IntTuple) -> int:
+    """Nesting depth: 0 for a leaf, ``1 + max depth of the children`` for a tuple.
+
+    >>> tuple_depth(4), tuple_depth((4, 2)), tuple_depth((4, (2, 2)))
+    (0, 1, 2)
+    """
+    return 1 + max(tuple_depth(x) for x in t) if is_tuple(t) else 0
 
 
 def _unflatten(flat: Sequence, like: IntTuple) -> IntTuple:
     it = iter(flat)
 
     def go(t):
-        return tuple(go(x) for x in t) if _is_tuple(t) else next(it)
+        return tuple(go(x) for x in t) if is_tuple(t) else next(it)
     return go(like)
 
 
@@ -219,7 +281,7 @@ def _compact(shape: IntTuple, current: Any, leaves_order: Sequence[int]) -> IntT
             out[k] = StaticInt(0)
         else:
             out[k] = current
-            current = _smul(current, s)
+            current = static_mul(current, s)
     return _unflatten(out, shape)
 
 
@@ -231,7 +293,7 @@ def compact_col_major(shape: IntTuple, current: Any = StaticInt(1)) -> IntTuple:
     except that a static extent ``_1`` gets stride ``_0`` (a dynamic ``1`` keeps the running
     product); the nesting of ``shape`` is kept.
 
-    >>> _fmt_tree(compact_col_major((4, (8, StaticInt(1), (2, 3)))), "cute")
+    >>> format_tree(compact_col_major((4, (8, StaticInt(1), (2, 3)))), "cute")
     '(_1,(4,_0,(32,64)))'
     """
     return _compact(shape, current, range(len(flatten(shape))))
@@ -244,13 +306,18 @@ def compact_row_major(shape: IntTuple, current: Any = StaticInt(1)) -> IntTuple:
     Law: as :func:`compact_col_major` over the flattened leaves taken right to left (at every
     nesting level the last mode is the fastest).
 
-    >>> _fmt_tree(compact_row_major((4, (8, StaticInt(1), (2, 3)))), "cute")
+    >>> format_tree(compact_row_major((4, (8, StaticInt(1), (2, 3)))), "cute")
     '(48,(6,_0,(3,_1)))'
     """
     return _compact(shape, current, range(len(flatten(shape)) - 1, -1, -1))
 
 
-def _free_symbols(t: IntTuple) -> set:
+def tuple_free_symbols(t: IntTuple) -> set:
+    """The sympy symbols that occur in the leaves (empty for a concrete tuple).
+
+    >>> tuple_free_symbols((4, 2))
+    set()
+    """
     out: set = set()
     for x in flatten(t):
         if is_sym(x):
@@ -260,7 +327,12 @@ def _free_symbols(t: IntTuple) -> set:
 
 # ----- text -----------------------------------------------------------------------------------
 
-def _fmt_leaf(x: Any, style: str) -> str:
+def format_leaf(x: Any, style: str) -> str:
+    """One leaf as text: ``_N`` for a static int in ``cute`` style, else the number or the expression.
+
+    >>> format_leaf(StaticInt(1), "cute"), format_leaf(StaticInt(1), "pycute"), format_leaf(8, "cute")
+    ('_1', '1', '8')
+    """
     if is_sym(x):
         return _fmt_expr(x)
     if isinstance(x, StaticInt) and style == "cute":
@@ -295,8 +367,16 @@ def _fmt_expr(e: "sympy.Expr") -> str:
     return out
 
 
-def _fmt_tree(t: IntTuple, style: str) -> str:
-    if _is_tuple(t):
-        return "(" + ",".join(_fmt_tree(x, style) for x in t) + ")"
-    return _fmt_leaf(t, style)
+def format_tree(t: IntTuple, style: str) -> str:
+    """A nested tuple as text, leaves through :func:`format_leaf`.
 
+    >>> format_tree((4, (StaticInt(2), 8)), "cute")
+    '(4,(_2,8))'
+    """
+    if is_tuple(t):
+        return "(" + ",".join(format_tree(x, style) for x in t) + ")"
+    return format_leaf(t, style)
+
+
+#: The former private names, kept for ``frontends/cute_text`` until it imports the public ones.
+_congruent, _fmt_tree, _is_tuple, _norm_leaf = congruent, format_tree, is_tuple, normalize_leaf

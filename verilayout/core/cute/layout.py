@@ -17,9 +17,9 @@ from enum import Enum
 from numbers import Integral
 from typing import Any, Iterator, Mapping, Union
 
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, _congruent, _depth, _fmt_leaf, _fmt_tree,
-                                            _free_symbols, _is_static, _is_tuple, _mk, _norm_leaf, _norm_tree,
-                                            _sprod, compact_col_major,
+from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, congruent, tuple_depth, format_leaf, format_tree,
+                                            tuple_free_symbols, all_static, is_tuple, make_int, normalize_leaf, normalize_tree,
+                                            static_product, compact_col_major,
                                             compact_row_major, flatten, is_sym, product)
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
@@ -55,16 +55,16 @@ class Layout:
             raise LayoutError("Layout: shape or stride nested too deeply (Python's recursion limit)") from None
 
     def _init(self, shape: IntTuple, stride: IntTuple | None) -> None:
-        shape = _norm_tree(shape, "shape")
+        shape = normalize_tree(shape, "shape")
         for s in flatten(shape):
             if not is_sym(s) and s < 1:
-                raise LayoutError(f"shape {_fmt_tree(shape, 'cute')} has extent {s}; extents are >= 1")
+                raise LayoutError(f"shape {format_tree(shape, 'cute')} has extent {s}; extents are >= 1")
         if stride is None:
             stride = compact_col_major(shape)
-        stride = _norm_tree(stride, "stride")
-        if not _congruent(shape, stride):
-            raise LayoutError(f"shape {_fmt_tree(shape, 'cute')} and stride "
-                              f"{_fmt_tree(stride, 'cute')} are not congruent")
+        stride = normalize_tree(stride, "stride")
+        if not congruent(shape, stride):
+            raise LayoutError(f"shape {format_tree(shape, 'cute')} and stride "
+                              f"{format_tree(stride, 'cute')} are not congruent")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "stride", stride)
 
@@ -72,12 +72,12 @@ class Layout:
     @property
     def rank(self) -> int:
         """Number of top-level modes (1 for an integral shape)."""
-        return len(self.shape) if _is_tuple(self.shape) else 1
+        return len(self.shape) if is_tuple(self.shape) else 1
 
     @property
     def depth(self) -> int:
         """Nesting depth (0 for an integral shape)."""
-        return _depth(self.shape)
+        return tuple_depth(self.shape)
 
     @property
     def size(self) -> Any:
@@ -90,7 +90,7 @@ class Layout:
         terms = [(s - 1) * d for s, d in zip(flatten(self.shape), flatten(self.stride))]
         if any(is_sym(t) for t in terms):
             return (sum(terms) + 1).expand()
-        return _mk(sum(int(t) for t in terms) + 1, _is_static(*flatten(self.shape), *flatten(self.stride)))
+        return make_int(sum(int(t) for t in terms) + 1, all_static(*flatten(self.shape), *flatten(self.stride)))
 
     @property
     def is_symbolic(self) -> bool:
@@ -100,7 +100,7 @@ class Layout:
     @property
     def free_symbols(self) -> set:
         """The sympy symbols in the shape and stride."""
-        return _free_symbols(self.shape) | _free_symbols(self.stride)
+        return tuple_free_symbols(self.shape) | tuple_free_symbols(self.stride)
 
     def modes(self) -> list["Layout"]:
         """The top-level modes as layouts (``L[i]`` is mode ``i``).
@@ -108,7 +108,7 @@ class Layout:
         >>> Layout((4, (2, 3)), (1, (4, 8))).modes()
         [Layout('4:1'), Layout('(2,3):(4,8)')]
         """
-        if not _is_tuple(self.shape):
+        if not is_tuple(self.shape):
             return [self]
         return [Layout(s, d) for s, d in zip(self.shape, self.stride)]
 
@@ -166,20 +166,31 @@ def _subs_map(values: Mapping[Any, Any], free: set) -> dict:
 
 
 def _subs_tree(t: IntTuple, sub: dict) -> IntTuple:
-    if _is_tuple(t):
+    if is_tuple(t):
         return tuple(_subs_tree(x, sub) for x in t)
     if is_sym(t):
-        return _norm_leaf(t.subs(sub), "subs")
+        return normalize_leaf(t.subs(sub), "subs")
     return t
 
 
-def _concrete(x: Any, what: str) -> int:
+def concrete_int(x: Any, what: str) -> int:
+    """``x`` itself when it is a number (static or not); a ``LayoutError`` naming ``what`` when it
+    is a sympy expression.
+
+    >>> concrete_int(StaticInt(4), "size"), concrete_int(4, "size")
+    (StaticInt(4), 4)
+    """
     if is_sym(x):
         raise LayoutError(f"{what} is symbolic ({x}); substitute values with .subs first")
     return x
 
 
-def _check_concrete(layout: Layout, what: str) -> None:
+def require_concrete(layout: Layout, what: str) -> None:
+    """Nothing when ``layout`` has no free symbols, else a ``LayoutError`` naming ``what`` and them.
+
+    >>> require_concrete(Layout((4, 2), (1, 4)), "layout") is None
+    True
+    """
     if layout.is_symbolic:
         names = ", ".join(sorted(str(s) for s in layout.free_symbols))
         raise LayoutError(f"{what} needs a concrete layout; {format_cute(layout)} has symbols "
@@ -187,12 +198,12 @@ def _check_concrete(layout: Layout, what: str) -> None:
 
 
 def _crd2idx(coord: Any, shape: IntTuple, stride: IntTuple, where: str) -> Any:
-    if _is_tuple(coord):
-        if not _is_tuple(shape):
+    if is_tuple(coord):
+        if not is_tuple(shape):
             raise LayoutError(f"{where} {coord!r} is a tuple but the shape there is {shape}")
         if len(coord) != len(shape):
             raise LayoutError(f"{where} {coord!r} has {len(coord)} entries; the shape "
-                              f"{_fmt_tree(shape, 'cute')} has {len(shape)} modes")
+                              f"{format_tree(shape, 'cute')} has {len(shape)} modes")
         terms = [_crd2idx(c, s, d, where) for c, s, d in zip(coord, shape, stride)]
         total = terms[0]
         for t in terms[1:]:
@@ -203,8 +214,8 @@ def _crd2idx(coord: Any, shape: IntTuple, stride: IntTuple, where: str) -> Any:
     coord = int(coord)
     size = product(shape)
     if not is_sym(size) and not 0 <= coord < size:
-        raise LayoutError(f"{where} {coord} is outside [0, {size}) of shape {_fmt_tree(shape, 'cute')}")
-    if not _is_tuple(shape):
+        raise LayoutError(f"{where} {coord} is outside [0, {size}) of shape {format_tree(shape, 'cute')}")
+    if not is_tuple(shape):
         return coord * stride if is_sym(stride) else coord * int(stride)
     total: Any = 0
     rest = coord
@@ -216,7 +227,7 @@ def _crd2idx(coord: Any, shape: IntTuple, stride: IntTuple, where: str) -> Any:
         elif is_sym(s):
             if rest:
                 raise LayoutError(f"{where} {coord} is a flat index into a symbolic shape "
-                                  f"{_fmt_tree(shape, 'cute')}; give a tuple coordinate")
+                                  f"{format_tree(shape, 'cute')}; give a tuple coordinate")
             c = 0
         else:
             c = rest % int(s)
@@ -267,7 +278,7 @@ def make_layout(*args: Any) -> Layout:
     if any(isinstance(x, Layout) for x in args) or len(args) > 2:
         raise LayoutError("make_layout takes Layouts, or a shape and an optional stride or major "
                           f"(LayoutLeft/LayoutRight); got {', '.join(type(x).__name__ for x in args)}")
-    shape = _norm_tree(args[0], "shape")
+    shape = normalize_tree(args[0], "shape")
     second = args[1] if len(args) == 2 else LayoutLeft
     if second is LayoutLeft:
         return Layout(shape, compact_col_major(shape))
@@ -288,16 +299,16 @@ def _order_norm(order: Any) -> Any:
 
 def _order_blocks(shape: IntTuple, order: Any) -> list[tuple[Any, int]]:
     """``(sub-shape, order value)`` for each integer of ``order`` (order's leaves, in order)."""
-    if not _is_tuple(order):
+    if not is_tuple(order):
         return [(shape, order)]
-    if not _is_tuple(shape) or len(shape) != len(order):
-        raise LayoutError(f"order {order} does not match shape {_fmt_tree(shape, 'cute')}: a tuple in "
+    if not is_tuple(shape) or len(shape) != len(order):
+        raise LayoutError(f"order {order} does not match shape {format_tree(shape, 'cute')}: a tuple in "
                           "the order needs a tuple of as many modes in the shape")
     return [b for s, o in zip(shape, order) for b in _order_blocks(s, o)]
 
 
 def _order_strides(shape: IntTuple, order: Any, starts: Iterator) -> IntTuple:
-    if not _is_tuple(order):
+    if not is_tuple(order):
         return compact_col_major(shape, next(starts))
     return tuple(_order_strides(s, o, starts) for s, o in zip(shape, order))
 
@@ -316,21 +327,21 @@ def make_ordered_layout(shape: IntTuple, order: Any = None) -> Layout:
     >>> make_ordered_layout((2, (3, 4)), (1, (2, 0)))
     Layout('(2,(3,4)):(4,(8,_1))')
     """
-    shape = _norm_tree(shape, "shape")
+    shape = normalize_tree(shape, "shape")
     if order is None:
         return Layout(shape)
     order = _order_norm(order)
-    if _is_tuple(order) and not _is_tuple(shape):
+    if is_tuple(order) and not is_tuple(shape):
         shape = (shape,)
     blocks = _order_blocks(shape, order)
     values = [o for _, o in blocks]
     if len(set(values)) != len(values):
         raise LayoutError(f"order {order} must give a distinct integer to each block of the shape")
-    starts = [_sprod(product(t) for t, p in blocks if p < o) for _, o in blocks]
+    starts = [static_product(product(t) for t, p in blocks if p < o) for _, o in blocks]
     return Layout(shape, _order_strides(shape, order, iter(starts)))
 
 
-def _append(layout: Layout, rank: int) -> Layout:
+def append_modes(layout: Layout, rank: int) -> Layout:
     """Pad with ``_1:_0`` modes to ``rank`` (CuTe's ``append<R>``)."""
     modes = layout.modes()
     modes += [Layout(StaticInt(1), StaticInt(0))] * (rank - len(modes))
@@ -375,9 +386,9 @@ class ComposedLayout:
         if swizzle_units not in (None,) + UNITS:
             raise LayoutError(f"swizzle_units must be 'bytes', 'elements' or None, got {swizzle_units!r}")
         if elem_bits is not None:
-            elem_bits = _check_elem_bits(elem_bits)
+            elem_bits = require_elem_bits(elem_bits)
         if ptr_bits is not None:
-            ptr_bits = _check_elem_bits(ptr_bits, "ptr_bits")
+            ptr_bits = require_elem_bits(ptr_bits, "ptr_bits")
             if swizzle_units == "elements":
                 raise LayoutError("smem_ptr means the swizzle acts on byte addresses, but "
                                   "swizzle_units='elements' was given")
@@ -434,7 +445,12 @@ class ComposedLayout:
 AnyLayout = Union[Layout, ComposedLayout]
 
 
-def _check_elem_bits(n: Any, what: str = "elem_bits") -> int:
+def require_elem_bits(n: Any, what: str = "elem_bits") -> int:
+    """``n`` when it is a power of two >= 1 (element width in bits), else a ``LayoutError``.
+
+    >>> require_elem_bits(16)
+    16
+    """
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1 or n & (n - 1):
         raise LayoutError(f"{what} must be a power of two >= 1, got {n!r}")
     return int(n)
@@ -455,7 +471,7 @@ def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
         name = "Sw" if style == "cute" else "Swizzle"
         return f"{name}<{obj.bits},{obj.base},{obj.shift}>"
     if isinstance(obj, Layout):
-        return f"{_fmt_tree(obj.shape, style)}:{_fmt_tree(obj.stride, style)}"
+        return f"{format_tree(obj.shape, style)}:{format_tree(obj.stride, style)}"
     if isinstance(obj, ComposedLayout):
         parts = [format_cute(obj.swizzle, style)]
         if obj.swizzle_units == "bytes":
@@ -465,7 +481,11 @@ def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
             else:
                 parts.append(f"smem_ptr[{n}b](unset)" if style == "cute" else f"smem_ptr{n}b")
         if isinstance(obj.offset, StaticInt) or obj.offset:
-            parts.append(_fmt_leaf(obj.offset, style))
+            parts.append(format_leaf(obj.offset, style))
         parts.append(format_cute(obj.layout, style))
         return " o ".join(parts)
     raise LayoutError(f"cannot format {type(obj).__name__}")
+
+
+#: The former private name, kept for ``frontends/cute_text`` until it imports the public one.
+_check_elem_bits = require_elem_bits

@@ -12,7 +12,7 @@ import z3
 
 from verilayout.errors import LayoutError
 
-__all__ = ["Swizzle"]
+__all__ = ["Swizzle", "PhasedSwizzle"]
 
 
 # ----- Swizzle -------------------------------------------------------------------------
@@ -72,6 +72,28 @@ class Swizzle:
         y = x & self.yyy_mask
         return x ^ (y >> self.shift if self.shift >= 0 else y << -self.shift)
 
+    def xor_term(self, x):
+        """The bits the swizzle XORs in: ``self(x) == x ^ self.xor_term(x)`` (ints, numpy arrays).
+
+        >>> Swizzle(3, 4, 3).xor_term(0b1010000000) == 0b1010000
+        True
+        """
+        mask = (1 << self.bits) - 1
+        if self.shift >= 0:
+            return ((x >> (self.base + self.shift)) & mask) << self.base
+        return ((x >> self.base) & mask) << (self.base - self.shift)
+
+    def z3_xor_term(self, x: z3.BitVecRef) -> z3.BitVecRef:
+        """:meth:`xor_term` on a z3 bit-vector (logical shifts).
+
+        >>> z3.simplify(Swizzle(3, 4, 3).z3_xor_term(z3.BitVecVal(0b1010000000, 16))).as_long()
+        80
+        """
+        mask = (1 << self.bits) - 1
+        if self.shift >= 0:
+            return (z3.LShR(x, self.base + self.shift) & mask) << self.base
+        return (z3.LShR(x, self.base) & mask) << (self.base - self.shift)
+
     def rebased(self, extra: int) -> "Swizzle":
         """The same swizzle on addresses ``2**extra`` times finer (``M + extra``).
 
@@ -94,3 +116,53 @@ class Swizzle:
     def __str__(self) -> str:
         return f"Sw<{self.bits},{self.base},{self.shift}>"
 
+
+
+# ----- a swizzle whose pattern starts at an offset ------------------------------------------
+
+@dataclass(frozen=True)
+class PhasedSwizzle:
+    """A :class:`Swizzle` plus an offset: the pattern starts at address ``phase``, so the XOR reads
+    its source bits from ``x - phase``: ``f(x) = x ^ swizzle.xor_term(x - phase)``.
+
+    ``phase = 0`` is the swizzle itself. The sm_90 matrix descriptor's base offset is such a
+    phase (``128 * base_offset`` bytes, PTX ISA 9.7.15.5.1.2.2 "Matrix Descriptor Format").
+    ``bits``/``base``/``shift`` are the swizzle's ``B``/``M``/``S``.
+
+    >>> f = PhasedSwizzle(Swizzle(3, 4, 3), phase=128)
+    >>> f(128), f(0), PhasedSwizzle(Swizzle(3, 4, 3))(1234) == Swizzle(3, 4, 3)(1234)
+    (128, 112, True)
+    """
+
+    swizzle: Swizzle
+    phase: int = 0
+
+    @property
+    def bits(self) -> int:
+        return self.swizzle.bits
+
+    @property
+    def base(self) -> int:
+        return self.swizzle.base
+
+    @property
+    def shift(self) -> int:
+        return self.swizzle.shift
+
+    def __call__(self, x):
+        return x ^ self.swizzle.xor_term(x - self.phase)
+
+    def apply(self, x):
+        """The swizzled address (ints or numpy arrays): the same as calling the object."""
+        return self(x)
+
+    def z3(self, x: z3.BitVecRef) -> z3.BitVecRef:
+        """:meth:`apply` on a z3 bit-vector.
+
+        >>> z3.simplify(PhasedSwizzle(Swizzle(3, 4, 3), 128).z3(z3.BitVecVal(0, 32))).as_long()
+        112
+        """
+        return x ^ self.swizzle.z3_xor_term(x - self.phase)
+
+    def __str__(self) -> str:
+        return f"{self.swizzle}@{self.phase}" if self.phase else str(self.swizzle)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from verilayout.bits import log2
 from verilayout.core.cute.layout import AnyLayout, Layout, format_cute  # noqa: F401 (Layout: examples)
-from verilayout.core.cute.units import _dim_names, _Plan, _plan
+from verilayout.core.cute.units import dim_names, OffsetPlan, offset_plan
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 
@@ -19,7 +20,7 @@ __all__ = ["why_not_linear", "is_linear", "to_linear", "shared_linear_layout"]
 
 # ----- GF(2) linearity ---------------------------------------------------------------------
 
-def _in_bit_bases(plan: _Plan) -> tuple[list[list[int]], str | None]:
+def _in_bit_bases(plan: OffsetPlan) -> tuple[list[list[int]], str | None]:
     """Per top-level mode, the pre-swizzle value (in plan units) of each input bit."""
     per_mode: list[list[int]] = []
     leaf_no = 0
@@ -31,13 +32,13 @@ def _in_bit_bases(plan: _Plan) -> tuple[list[list[int]], str | None]:
                 return [], f"mode {leaf_no} (flattened) has extent {s}, not a power of two"
             if d < 0:
                 return [], f"mode {leaf_no} (flattened) has negative stride {d}"
-            bases += [(d << j) << plan.shift_in for j in range(s.bit_length() - 1)]
+            bases += [(d << j) << plan.shift_in for j in range(log2(s))]
             leaf_no += 1
         per_mode.append(bases)
     return per_mode, None
 
 
-def _linear_reason(plan: _Plan) -> tuple[list[list[int]], str | None]:
+def _linear_reason(plan: OffsetPlan) -> tuple[list[list[int]], str | None]:
     per_mode, why = _in_bit_bases(plan)
     if why:
         return [], why
@@ -74,7 +75,7 @@ def why_not_linear(obj: AnyLayout, unit: str = "elements", elem_bits: int | None
     >>> why_not_linear(Layout((2, 2), (1, 1)))
     'strides carry into each other: input bits with offsets 1 and 1 share bits, so their sum is not their XOR'
     """
-    plan = _plan(obj, unit, elem_bits)
+    plan = offset_plan(obj, unit, elem_bits)
     return _linear_reason(plan)[1]
 
 
@@ -101,11 +102,11 @@ def to_linear(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = No
     >>> to_linear(parse_cute("Sw<1,4,3> o smem_ptr[16b](unset) o (8,16):(16,1)")).bases["dim0"]
     [[16], [32], [72]]
     """
-    plan = _plan(obj, unit, elem_bits)
+    plan = offset_plan(obj, unit, elem_bits)
     per_mode, why = _linear_reason(plan)
     if why:
         raise LayoutError(f"{format_cute(obj)} is not GF(2)-linear: {why}")
-    names = _dim_names(obj, in_dims)
+    names = dim_names(obj, in_dims)
     if isinstance(names, str):
         bases = {names: [[b] for m in per_mode for b in m]}
     else:
@@ -128,7 +129,7 @@ def shared_linear_layout(obj: AnyLayout, elem_bits: int | None = None, *,
     >>> shared_linear_layout(parse_cute("(2,2):(2,1)")).bases
     {'offset': [[0, 1], [1, 0]]}
     """
-    L = to_linear(obj, "elements", elem_bits, in_dims=_dim_names(obj, dims))
+    L = to_linear(obj, "elements", elem_bits, in_dims=dim_names(obj, dims))
     if not L.is_invertible():
         raise LayoutError(f"{format_cute(obj)} is not a bijection between coordinates and "
                           f"offsets [0, {obj.size}), so it has no offset -> coordinate layout")

@@ -18,8 +18,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, _check_concrete,
-                                         _check_elem_bits, _concrete)
+from verilayout.bits import log2
+from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, require_concrete,
+                                         require_elem_bits, concrete_int)
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 
@@ -29,7 +30,7 @@ __all__ = ["offset_elements", "offset_bytes", "offsets_table"]
 # ----- addresses in explicit units --------------------------------------------------------
 
 @dataclass(frozen=True)
-class _Plan:
+class OffsetPlan:
     """``value(c) = swz((offset + L(c)) << shift_in) >> shift_out`` (exact division)."""
 
     layout: Layout
@@ -41,13 +42,20 @@ class _Plan:
     desc: str
 
 
-def _plan(obj: AnyLayout, unit: str, elem_bits: int | None) -> _Plan:
+def offset_plan(obj: AnyLayout, unit: str, elem_bits: int | None) -> OffsetPlan:
+    """The :class:`OffsetPlan` that evaluates ``obj`` in ``unit`` (``elements`` or ``bytes``; bytes
+    need ``elem_bits``): the layout, its swizzle and the shifts between address units.
+    Law: ``offset_elements``/``offset_bytes`` evaluate exactly this plan.
+
+    >>> offset_plan(Layout(4, 2), "elements", None).shift_in
+    0
+    """
     if unit not in UNITS:
         raise LayoutError(f"unit must be 'elements' or 'bytes', got {unit!r}")
     if not isinstance(obj, (Layout, ComposedLayout)):
         raise LayoutError(f"expected a Layout or ComposedLayout, got {type(obj).__name__}")
     if elem_bits is not None:
-        elem_bits = _check_elem_bits(elem_bits)
+        elem_bits = require_elem_bits(elem_bits)
     if isinstance(obj, ComposedLayout):
         if obj.elem_bits is not None and elem_bits is not None and elem_bits != obj.elem_bits:
             raise LayoutError(f"elem_bits={elem_bits} contradicts the layout's {obj.elem_bits}-bit elements")
@@ -61,20 +69,20 @@ def _plan(obj: AnyLayout, unit: str, elem_bits: int | None) -> _Plan:
                               "(byte addresses, as smem_ptr) or 'elements'")
     else:
         layout, offset, swz, swz_units = obj, 0, None, None
-    _check_concrete(layout, "an offset")
+    require_concrete(layout, "an offset")
     need_bits = unit == "bytes" or swz_units == "bytes"
     if need_bits and elem_bits is None:
         why = "the swizzle acts on byte addresses" if swz_units == "bytes" else "a byte offset was asked"
         raise LayoutError(f"element width unknown: {why}; pass elem_bits")
-    n = elem_bits.bit_length() - 1 if need_bits else 0  # values are in bits when n is set
+    n = log2(elem_bits) if need_bits else 0  # values are in bits when n is set
     if swz is not None:
         swz = swz.rebased(3 if swz_units == "bytes" else n) if need_bits else swz
     shift_out = (3 if unit == "bytes" else n) if need_bits else 0
     desc = f"{unit}" + (f" of {elem_bits}-bit elements" if elem_bits else "")
-    return _Plan(layout, offset, n, swz, shift_out, unit, desc)
+    return OffsetPlan(layout, offset, n, swz, shift_out, unit, desc)
 
 
-def _finish(plan: _Plan, pre: int, where: Any) -> int:
+def _finish(plan: OffsetPlan, pre: int, where: Any) -> int:
     v = pre << plan.shift_in
     if plan.swizzle is not None:
         if v < 0:
@@ -93,8 +101,8 @@ def offset_elements(obj: AnyLayout, coord: Any, elem_bits: int | None = None) ->
     >>> offset_elements(C, (1, 0))
     72
     """
-    plan = _plan(obj, "elements", elem_bits)
-    return _finish(plan, plan.offset + _concrete(plan.layout(coord), "offset"), coord)
+    plan = offset_plan(obj, "elements", elem_bits)
+    return _finish(plan, plan.offset + concrete_int(plan.layout(coord), "offset"), coord)
 
 
 def offset_bytes(obj: AnyLayout, coord: Any, elem_bits: int | None = None) -> int:
@@ -104,8 +112,8 @@ def offset_bytes(obj: AnyLayout, coord: Any, elem_bits: int | None = None) -> in
     >>> offset_bytes(parse_cute("Swizzle<1,4,3> o (8,2):(8,64)", swizzle_units="bytes"), (4, 0), 32)
     144
     """
-    plan = _plan(obj, "bytes", elem_bits)
-    return _finish(plan, plan.offset + _concrete(plan.layout(coord), "offset"), coord)
+    plan = offset_plan(obj, "bytes", elem_bits)
+    return _finish(plan, plan.offset + concrete_int(plan.layout(coord), "offset"), coord)
 
 
 def offsets_table(obj: AnyLayout, unit: str = "elements", elem_bits: int | None = None) -> np.ndarray:
@@ -114,7 +122,7 @@ def offsets_table(obj: AnyLayout, unit: str = "elements", elem_bits: int | None 
     >>> offsets_table(Layout((2, 2), (2, 1))).tolist()
     [0, 2, 1, 3]
     """
-    plan = _plan(obj, unit, elem_bits)
+    plan = offset_plan(obj, unit, elem_bits)
     leaves = plan.layout.leaves()
     size = int(plan.layout.size)
     idx = np.arange(size, dtype=np.int64)
@@ -135,7 +143,13 @@ def offsets_table(obj: AnyLayout, unit: str = "elements", elem_bits: int | None 
 
 
 
-def _dim_names(obj: AnyLayout, in_dims: str | Sequence[str] | None) -> list[str] | str:
+def dim_names(obj: AnyLayout, in_dims: str | Sequence[str] | None) -> list[str] | str:
+    """Input dimension names for a layout's modes: ``dim0, dim1, ...`` by default, else the names
+    given (one per mode; a single string for a rank-1 layout).
+
+    >>> dim_names(Layout((4, 2), (1, 4)), None)
+    ['dim0', 'dim1']
+    """
     rank = obj.rank
     if in_dims is None:
         return [f"dim{i}" for i in range(rank)]

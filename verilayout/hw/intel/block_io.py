@@ -36,7 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from verilayout.dtypes import IntelArch
-from verilayout.bits import is_pow2 as _pow2
+from verilayout.bits import is_pow2 as _pow2, next_pow2
 from verilayout.errors import LayoutError
 
 ARCHS = ("pvc", "xe2", "xe3")
@@ -59,10 +59,6 @@ MAX_HEIGHT = 32
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-
-
-def _next_pow2(v: int) -> int:
-    return 1 if v <= 1 else 1 << (int(v) - 1).bit_length()
 
 
 def _roundup(v: int, m: int) -> int:
@@ -149,9 +145,9 @@ class BlockLoad:
     @property
     def block_bytes(self) -> int:
         """Register bytes one block fills, padding included."""
-        e, h, w = self.elem_bytes, max(self.height, 0), _next_pow2(max(self.width, 1))
+        e, h, w = self.elem_bytes, max(self.height, 0), next_pow2(max(self.width, 1))
         if self.transpose:
-            data = max(self.width, 0) * _next_pow2(max(h, 1)) * e
+            data = max(self.width, 0) * next_pow2(max(h, 1)) * e
         elif self.vnni:
             k = max(1, 4 // max(e, 1))
             data = _roundup(h, k) // k * w * 4
@@ -216,14 +212,14 @@ def placement(address: int, elem_bytes: int, origin: tuple = (0, 0)) -> tuple[in
     if address % elem_bytes:
         raise LayoutError(f"base address {int(address):#x} is not a multiple of the element "
                           f"size ({elem_bytes} bytes)")
-    x, y = check_origin(origin)
+    x, y = require_origin(origin)
     return int(address) & ~63, ((int(address) % 64) // elem_bytes + x, y)
 
 
-def check_origin(origin: Any) -> tuple[int, int]:
+def require_origin(origin: Any) -> tuple[int, int]:
     """``origin`` as ``(x0, y0)``: two integers >= 0 (x in elements, y in rows).
 
-    >>> check_origin([32, 0])
+    >>> require_origin([32, 0])
     (32, 0)
     """
     if not isinstance(origin, (list, tuple)) or len(origin) != 2 or not all(
@@ -409,10 +405,10 @@ def destination(load: BlockLoad) -> tuple[np.ndarray, np.ndarray]:
     cols = np.full(total, -1, dtype=np.int64)
     r, c, j = np.meshgrid(np.arange(h), np.arange(w), np.arange(e), indexing="ij")
     r, c, j = r.ravel(), c.ravel(), j.ravel()
-    wpad = _next_pow2(w)
+    wpad = next_pow2(w)
     for b in range(a if not load.transpose else 1):
         if load.transpose:
-            dst = (c * _next_pow2(h) + r) * e + j
+            dst = (c * next_pow2(h) + r) * e + j
         elif load.vnni:
             k = 4 // e
             dst = ((r // k) * wpad + c) * 4 + (r % k) * e + j

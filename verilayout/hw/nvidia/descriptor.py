@@ -1,6 +1,6 @@
 """wgmma / tcgen05 shared-memory matrix descriptors and the hardware address model.
 
-The 64-bit sm_90 descriptor (PTX 9.7.15.5.1.2.2, seed ``003_ce87ea73fe8bc8cb.txt``):
+The 64-bit sm_90 descriptor (PTX ISA 9.7.15.5.1.2.2, "Matrix Descriptor Format"):
 start address >> 4 in bits 0-13, LBO >> 4 in 16-29, SBO >> 4 in 32-45, base offset in
 49-51, swizzle in 62-63 (0 none, 1 128B, 2 64B, 3 32B). The sm_100 (tcgen05)
 descriptor (PTX ISA 9.7.16.4.1, CUTLASS ``cute/arch/mma_sm100_desc.hpp``) keeps the first
@@ -19,7 +19,7 @@ True
 The address model: :func:`hardware_address_function` turns a descriptor, a
 major-ness, an element type and the MN extent of one wgmma into the function
 ``(mn, k) -> shared-memory address`` the hardware reads (the canonical layout of
-seed ``000_2b23e188beadbf0d.txt`` plus the swizzle XOR on address bits, the
+PTX ISA 9.7.15.5.1.2 "Shared Memory Matrix Layout" plus the swizzle XOR on address bits, the
 swizzle phase given by the base offset). :func:`contract_findings` lists every
 rule of the descriptor contract a descriptor breaks; such a descriptor is not
 modelled as if it worked.
@@ -35,8 +35,11 @@ from typing import Mapping
 import numpy as np
 import z3
 
+from verilayout.bits import index_bits, is_pow2, log2, trailing_zeros
+from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
+from verilayout.dtypes import SWIZZLE_MODES
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_log2, swizzle_units
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
@@ -193,10 +196,14 @@ def swizzle_geometry(swizzle: str) -> tuple[int, int, int, int]:
     >>> swizzle_geometry("128B"), swizzle_geometry("128B_base32B")
     ((3, 4, 3, 8), (2, 5, 2, 4))
     """
-    if swizzle == "128B_base32B":
-        return (2, 5, 2, 4)
-    b = swizzle_log2(swizzle)
-    return (b, 4, 3, 8)
+    b, m, shift, _ = SWIZZLE_MODES[_mode(swizzle)]
+    return (b, m, shift, 4 if m == 5 else 8)
+
+
+def _mode(swizzle: str) -> str:
+    """The row of :data:`verilayout.dtypes.SWIZZLE_MODES` of a descriptor mode (wgmma spellings
+    accepted; ``128B_base32B`` as is)."""
+    return swizzle if swizzle == "128B_base32B" else parse_swizzle(swizzle)
 
 
 def _units(swizzle: str) -> int:
@@ -417,9 +424,7 @@ def pattern_repeat_bytes(swizzle: str) -> int:
     >>> pattern_repeat_bytes("64B"), pattern_repeat_bytes("128B_base32B")
     (512, 512)
     """
-    if swizzle == "128B_base32B":
-        return 512
-    return 8 * 16 * swizzle_units(swizzle)
+    return 128 << SWIZZLE_MODES[_mode(swizzle)][0]
 
 
 def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
@@ -598,31 +603,18 @@ class Term:
         return v % self.mod if self.mod else v
 
 
-@dataclass(frozen=True)
-class BitSwizzle:
-    """``x ^ ((((x - phase) >> (base + shift)) & (2**bits - 1)) << base)``.
+def BitSwizzle(bits: int, base: int, shift: int, phase: int = 0) -> PhasedSwizzle:
+    """CuTe's ``Swizzle<bits, base, shift>`` on **bit** addresses, its pattern starting at ``phase``:
+    ``x ^ ((((x - phase) >> (base + shift)) & (2**bits - 1)) << base)`` (a :class:`PhasedSwizzle`).
 
-    CuTe's ``Swizzle<B,M,S>`` on an address in units ``u`` is
-    ``BitSwizzle(B, M + log2(u), S)`` on bit addresses. ``phase`` shifts where the
-    pattern starts (the descriptor's base offset * 128 bytes).
+    CuTe's ``Swizzle<B,M,S>`` on an address in units ``u`` is ``BitSwizzle(B, M + log2(u), S)``
+    on bit addresses; ``phase`` is the descriptor's base offset * 128 bytes, in bits. The name is
+    the constructor the address IR and its tests use; the object is the core swizzle plus an offset.
+
+    >>> BitSwizzle(3, 7, 3, phase=1024).apply(0), str(BitSwizzle(3, 7, 3))
+    (896, 'Sw<3,7,3>')
     """
-
-    bits: int
-    base: int
-    shift: int
-    phase: int = 0
-
-    @property
-    def mask(self) -> int:
-        return (1 << self.bits) - 1
-
-    def apply(self, x):
-        src = ((x - self.phase) >> (self.base + self.shift)) & self.mask
-        return x ^ (src << self.base)
-
-    def z3(self, x):
-        src = z3.LShR(x - self.phase, self.base + self.shift) & self.mask
-        return x ^ (src << self.base)
+    return PhasedSwizzle(Swizzle(bits, base, shift), phase)
 
 
 @dataclass(frozen=True)
@@ -634,14 +626,6 @@ class Affine:
 
     def col(self, coord: str, bit: int) -> int:
         return self.cols.get((coord, bit), 0)
-
-
-def _pow2(x: int) -> bool:
-    return x > 0 and x & (x - 1) == 0
-
-
-def _nbits(extent: int) -> int:
-    return max(1, (extent - 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -664,7 +648,7 @@ class AddressFunction:
     const: int = 0
     xor_cols: tuple = ()
     xor_const: int = 0
-    swizzle: BitSwizzle | None = None
+    swizzle: PhasedSwizzle | None = None
     post: int = 0
     offsets: tuple = ()
     name: str = ""
@@ -673,7 +657,12 @@ class AddressFunction:
     def domain(self) -> dict[str, int]:
         return dict(self.extents)
 
-    def _offset(self, coord: str) -> int:
+    def offset_of(self, coord: str) -> int:
+        """How far ``coord`` is shifted before the terms read it (0 when not shifted).
+
+        >>> AddressFunction((("mn", 8), ("k", 8)), offsets=(("k", 16),)).offset_of("k")
+        16
+        """
         return dict(self.offsets).get(coord, 0)
 
     # ----- evaluation ----------------------------------------------------------------------
@@ -686,14 +675,14 @@ class AddressFunction:
         coords = {"mn": np.asarray(mn, dtype=np.int64), "k": np.asarray(k, dtype=np.int64)}
         x = np.full(coords["mn"].shape, self.const, dtype=np.int64)
         for t in self.terms:
-            x = x + t.stride * t.value(coords[t.coord] + self._offset(t.coord))
+            x = x + t.stride * t.value(coords[t.coord] + self.offset_of(t.coord))
         if self.xor_cols or self.xor_const:
             x = x ^ self.xor_const
             for c, bit, v in self.xor_cols:
-                sel = ((coords[c] + self._offset(c)) >> bit) & 1
+                sel = ((coords[c] + self.offset_of(c)) >> bit) & 1
                 x = x ^ (sel * v)
         if self.swizzle is not None:
-            x = self.swizzle.apply(x)
+            x = self.swizzle(x)
         return x + self.post
 
     def table(self) -> np.ndarray:
@@ -704,7 +693,7 @@ class AddressFunction:
 
     def z3(self, vars: Mapping[str, z3.BitVecRef]) -> z3.BitVecRef:
         """Encode over bit-vector coordinates (any width up to ADDR_BITS)."""
-        ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self._offset(c) for c, v in vars.items()}
+        ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self.offset_of(c) for c, v in vars.items()}
         x = z3.BitVecVal(self.const, ADDR_BITS)
         for t in self.terms:
             v = ext[t.coord]
@@ -733,26 +722,26 @@ class AddressFunction:
         >>> g = f.restrict({"k": 16}, {"mn": 64, "k": 16}); g.eval(1, 0) == f.eval(1, 16)
         True
         """
-        offs = {c: self._offset(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
+        offs = {c: self.offset_of(c) + int(offsets.get(c, 0)) for c in ("mn", "k")}
         new_ext = tuple((c, int(extents[c])) for c in ("mn", "k"))
-        foldable = all(o % (1 << _nbits(extents[c])) == 0 for c, o in offs.items()) \
-            and all(_pow2(t.div) and (t.mod == 0 or _pow2(t.mod)) for t in self.terms)
+        foldable = all(o % (1 << index_bits(extents[c])) == 0 for c, o in offs.items()) \
+            and all(is_pow2(t.div) and (t.mod == 0 or is_pow2(t.mod)) for t in self.terms)
         if not foldable:
             return replace(self, extents=new_ext, offsets=tuple(offs.items()))
         const, xconst = self.const, self.xor_const
         terms = []
         for t in self.terms:
             o = offs[t.coord]
-            lo = t.div.bit_length() - 1
-            width = t.mod.bit_length() - 1 if t.mod else None
-            nb = _nbits(extents[t.coord])
+            lo = log2(t.div)
+            width = log2(t.mod) if t.mod else None
+            nb = index_bits(extents[t.coord])
             const += t.stride * t.value(o)          # the offset's own bits (all >= nb)
             if lo < nb:                              # the block coordinate's bits
                 w = nb - lo if width is None else min(width, nb - lo)
                 terms.append(Term(t.coord, t.div, 1 << w, t.stride))
         cols = []
         for c, bit, v in self.xor_cols:
-            if bit < _nbits(extents[c]):
+            if bit < index_bits(extents[c]):
                 cols.append((c, bit, v))
             elif (offs[c] >> bit) & 1:
                 xconst ^= v
@@ -814,11 +803,11 @@ class AddressFunction:
         d = self.domain
         out: list[tuple[tuple[str, int], int]] = []
         for t in self.terms:
-            if not _pow2(t.div) or (t.mod and not _pow2(t.mod)) or t.stride < 0:
+            if not is_pow2(t.div) or (t.mod and not is_pow2(t.mod)) or t.stride < 0:
                 return None                 # (a negative stride: the absolute-LBO split term)
-            lo = t.div.bit_length() - 1
-            hi = _nbits(d[t.coord]) if not t.mod else min(_nbits(d[t.coord]),
-                                                         lo + t.mod.bit_length() - 1)
+            lo = log2(t.div)
+            hi = index_bits(d[t.coord]) if not t.mod else min(index_bits(d[t.coord]),
+                                                         lo + log2(t.mod))
             for j in range(lo, hi):
                 out.append(((t.coord, j), t.stride << (j - lo)))
         return out
@@ -839,7 +828,7 @@ class AddressFunction:
         for _, v in contribs:
             if v:
                 low_ok = ((1 << (ADDR_BITS + 1)) - 1) >> v.bit_length() << v.bit_length()
-                tz = (v & -v).bit_length() - 1
+                tz = trailing_zeros(v)
                 ok &= low_ok | ((1 << (tz + 1)) - 1)
         floor = 0
         if self.swizzle is not None:
@@ -883,7 +872,7 @@ class AddressFunction:
             return None
         cols, const = dict(s.cols), s.const ^ self.xor_const
         for c, bit, v in self.xor_cols:
-            if bit < _nbits(d[c]):
+            if bit < index_bits(d[c]):
                 if v >= m:
                     return None
                 cols[(c, bit)] = cols.get((c, bit), 0) ^ v
@@ -918,7 +907,7 @@ class AddressFunction:
             src_const, src_cols = src.const, src.cols
         else:
             src_const, src_cols = const, cols
-        lift = lambda v: ((v >> (sw.base + sw.shift)) & sw.mask) << sw.base
+        lift = sw.swizzle.xor_term
         return const ^ lift(src_const), {key: v ^ lift(src_cols.get(key, 0)) for key, v in cols.items()}
 
     def affine(self) -> Affine | None:
@@ -969,7 +958,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
                               mn_extent: int, k_extent: int | None = None) -> AddressFunction:
     """``(mn, k) -> bit address`` that one wgmma / tcgen05.mma reads through ``desc``.
 
-    The canonical layouts of seed 000 (PTX ISA 9.7.15.5.1.2; tcgen05: 9.7.16.3 and CUTLASS
+    The canonical layouts of PTX ISA 9.7.15.5.1.2 ("Shared Memory Matrix Layout"; tcgen05: 9.7.16.3 and CUTLASS
     ``make_umma_desc``) in bytes (T = elements per 16-byte unit, W the swizzle row in units,
     R the K rows of one MN-major atom: 8, or 4 for ``128B_base32B``):
 
@@ -1015,7 +1004,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
 
 
 def _canonical_terms(desc: Descriptor, mj: str, bits: int, krows: int) -> tuple:
-    """Law: (terms, constant, offsets) in bits of the canonical layout of seed 000 that
+    """Law: (terms, constant, offsets) in bits of the canonical layout of PTX ISA 9.7.15.5.1.2 that
     ``desc`` selects for a ``mj``-major operand of ``bits``-bit slots, before the swizzle: the
     table of :func:`hardware_address_function`, or the absolute LBO mode's split K-block."""
     sw = desc.swizzle

@@ -63,20 +63,22 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import z3
 
-from verilayout.dtypes import BITS
+from verilayout.core.cute.swizzle import Swizzle
+from verilayout.dtypes import BITS, SWIZZLE_MODES, TMA_SWIZZLES, swizzle_mode
 from verilayout.errors import LayoutError
 
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
-           "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "check_limits", "write_address",
+           "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "require_limits", "check_limits", "write_address",
            "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "parse_arch", "MEASURED", "ATOM_MODES",
            "measured_findings"]
 
-#: CUtensorMapSwizzle, in enum order (cuda.h).
-SWIZZLES = ("none", "32B", "64B", "128B", "128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
+#: CUtensorMapSwizzle, in enum order (cuda.h); the one table is :data:`verilayout.dtypes.TMA_SWIZZLES`.
+SWIZZLES = TMA_SWIZZLES
 #: CUtensorMapInterleave (cuda.h).
 INTERLEAVES = ("none", "16B", "32B")
 #: CUtensorMapFloatOOBfill (cuda.h): zero fill, or the NaN that requests a zero FMA.
@@ -100,7 +102,8 @@ ATOM_MODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 @dataclass(frozen=True)
 class SwizzlePattern:
     """One swizzle mode as an XOR on absolute byte addresses: ``a ^ (((a >> 7) & (2**bits - 1)) << base)``
-    (CuTe ``Swizzle<bits, base, 7 - base>`` on bytes), plus bit 3 ^= bit 7 when ``flip8``.
+    (:attr:`swizzle`, CuTe ``Swizzle<bits, base, 7 - base>`` on bytes, at offset 0: the pattern is
+    on the absolute address), plus bit 3 ^= bit 7 when ``flip8`` (the one extra).
 
     ``span`` is the swizzle span in bytes, ``atom`` the unit it moves, ``repeat`` the bytes after
     which the pattern repeats; ``inferred`` says why the rule is an inference ("" when cited).
@@ -117,6 +120,15 @@ class SwizzlePattern:
     flip8: bool = False
     inferred: str = ""
 
+    @cached_property
+    def swizzle(self) -> Swizzle:
+        """The core :class:`~verilayout.core.cute.swizzle.Swizzle` on byte addresses.
+
+        >>> str(swizzle_pattern("128B").swizzle), str(swizzle_pattern("128B_ATOM_64B").swizzle)
+        ('Sw<3,4,3>', 'Sw<1,6,1>')
+        """
+        return Swizzle(self.bits, self.base, 7 - self.base)
+
     @property
     def cute(self) -> tuple[int, int, int]:
         """CuTe's ``Swizzle<B, M, S>`` on byte addresses (``(0, 4, 3)`` for none)."""
@@ -129,34 +141,37 @@ class SwizzlePattern:
 
     def apply(self, addr: int) -> int:
         """The swizzled byte address (integers or numpy arrays)."""
-        out = addr ^ (((addr >> 7) & ((1 << self.bits) - 1)) << self.base)
+        out = addr ^ self.swizzle.xor_term(addr)
         if self.flip8:
             out = out ^ (((addr >> 7) & 1) << 3)
         return out
 
     def z3(self, addr: z3.BitVecRef) -> z3.BitVecRef:
         """:meth:`apply` on a bit-vector byte address."""
-        out = addr ^ ((z3.LShR(addr, 7) & ((1 << self.bits) - 1)) << self.base)
+        out = addr ^ self.swizzle.z3_xor_term(addr)
         if self.flip8:
             out = out ^ ((z3.LShR(addr, 7) & 1) << 3)
         return out
 
 
-_PATTERNS = {
-    "none": SwizzlePattern("none", 0, 16, 0, 4),
-    "32B": SwizzlePattern("32B", 32, 16, 1, 4),
-    "64B": SwizzlePattern("64B", 64, 16, 2, 4),
-    "128B": SwizzlePattern("128B", 128, 16, 3, 4),
-    "128B_ATOM_32B": SwizzlePattern("128B_ATOM_32B", 128, 32, 2, 5),
-    "128B_ATOM_32B_FLIP_8B": SwizzlePattern(
-        "128B_ATOM_32B_FLIP_8B", 128, 32, 2, 5, True,
+_INFERRED = {
+    "128B_ATOM_32B_FLIP_8B":
         "inference: 128B_ATOM_32B plus byte-address bit 3 XOR bit 7 (cuda.h: 'swap lower 8B with upper "
-        "8B within each 16B for every alternate row', a row read as 128 bytes)"),
-    "128B_ATOM_64B": SwizzlePattern(
-        "128B_ATOM_64B", 128, 64, 1, 6, False,
+        "8B within each 16B for every alternate row', a row read as 128 bytes)",
+    "128B_ATOM_64B":
         "inference: Swizzle<1,6,1> (cuda.h: 'Swizzle 64B chunks within 128B span' read as the 16- and "
-        "32-byte atom rules; CUTLASS gives no shift for it)"),
+        "32-byte atom rules; CUTLASS gives no shift for it)",
 }
+
+
+def _pattern(mode: str) -> SwizzlePattern:
+    """A mode's row of :data:`verilayout.dtypes.SWIZZLE_MODES` as a pattern (span 0 for none)."""
+    b, m, _, row = SWIZZLE_MODES[mode]
+    return SwizzlePattern(mode, row if mode != "none" else 0, 1 << m, b, m, mode.endswith("FLIP_8B"),
+                          _INFERRED.get(mode, ""))
+
+
+_PATTERNS = {mode: _pattern(mode) for mode in TMA_SWIZZLES}
 
 
 def swizzle_pattern(mode: str) -> SwizzlePattern:
@@ -169,21 +184,13 @@ def swizzle_pattern(mode: str) -> SwizzlePattern:
 
 
 def parse_swizzle(mode) -> str:
-    """Normalise a swizzle name or enum value to one of :data:`SWIZZLES`.
+    """Normalise a swizzle name or enum value to one of :data:`SWIZZLES`
+    (:func:`verilayout.dtypes.swizzle_mode`, the ``tma`` spellings).
 
     >>> parse_swizzle("swizzle_128b"), parse_swizzle(2), parse_swizzle("none")
     ('128B', '64B', 'none')
     """
-    if isinstance(mode, int) and not isinstance(mode, bool) and 0 <= mode < len(SWIZZLES):
-        return SWIZZLES[mode]
-    if isinstance(mode, str):
-        s = mode.strip().upper().removeprefix("CU_TENSOR_MAP_").removeprefix("SWIZZLE_").removeprefix("_")
-        for name in SWIZZLES:
-            if s == name.upper():
-                return name
-        if s in ("0", "NONE", "DISABLE"):
-            return "none"
-    raise LayoutError(f"swizzle {mode!r}: expected one of {', '.join(SWIZZLES)}")
+    return swizzle_mode(mode, "tma")
 
 
 def tma_element_bits(dtype: str) -> int:
@@ -481,11 +488,12 @@ def measured_findings(t: TensorMap, *, arch: str = "sm_90", start=None) -> list[
     return out
 
 
-def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
-                 start=None) -> TensorMap:
-    """``t`` itself, or a :class:`LayoutError` naming the first broken limit.
+def require_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "sm_90",
+                   start=None) -> TensorMap:
+    """``t`` itself, or a :class:`LayoutError` naming the first broken limit (``check_limits`` is
+    its former name, kept for callers: it returns the map, not a verdict).
 
-    >>> check_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
+    >>> require_limits(TensorMap("f16", global_dims=(64,), box=(300,))).box
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: tensor map: box[0] = 300 is outside 1..256 (CUDA driver API cuTensorMapEncodeTiled (cuda.h))
@@ -494,6 +502,10 @@ def check_limits(t: TensorMap, smem_address: int | None = None, *, arch: str = "
     if f:
         raise LayoutError(f"tensor map: {f[0].message} ({f[0].source})")
     return t
+
+
+#: The former name of :func:`require_limits` (``tests/test_tma.py`` and scripts import it).
+check_limits = require_limits
 
 
 def _modelled(t: TensorMap) -> None:

@@ -1,9 +1,9 @@
 """wgmma (sm_90 warpgroup MMA) facts as data: register fragments, canonical
 shared-memory layouts, swizzle atoms.
 
-Everything here restates the PTX ISA tables quoted in the seeds
-``001_afc8e6ab5857294e.txt`` (9.7.15.5.1.1, register fragments) and
-``000_2b23e188beadbf0d.txt`` (9.7.15.5.1.2, shared-memory layouts).
+Everything here restates the PTX ISA tables of 9.7.15.5.1.1 ("Register Fragments") and
+9.7.15.5.1.2 ("Shared Memory Matrix Layout"); the project's seeds 001 and 000 are copies of
+those two sections.
 
 >>> f = fragment("m64n32k16", "D", "f16", acc="f32")
 >>> f.layout.apply({"register": 2, "lane": 5, "warp": 1})   # d2 of thread 37
@@ -20,7 +20,9 @@ import re
 from dataclasses import dataclass
 
 
-from verilayout.dtypes import Major, SwizzleMode, subset
+from verilayout.bits import ceil_log2, log2
+from verilayout.core.cute.swizzle import Swizzle
+from verilayout.dtypes import SWIZZLE_MODES, WGMMA_SWIZZLES, Major, SwizzleMode, subset, swizzle_mode
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
@@ -39,20 +41,16 @@ DTYPE_BITS: dict[str, int] = subset(("f16", "bf16", "tf32", "e4m3", "e5m2", "s8"
 _K_OF: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
                          "s8": 32, "u8": 32, "b1": 256}
 
-#: Accumulator (D) types allowed for each multiplicand type (seed 001 tables).
+#: Accumulator (D) types allowed for each multiplicand type (PTX ISA 9.7.15.5.1.1 tables).
 ACCUMULATORS: dict[str, tuple[str, ...]] = {
     "f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",),
     "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"), "s8": ("s32",), "u8": ("s32",),
     "b1": ("s32",)}
 
-#: Swizzling modes and their width in bytes (one row of the swizzle atom).
-SWIZZLES: dict[str, int] = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+#: Swizzling modes and their width in bytes (one row of the swizzle atom), from the one table
+#: :data:`verilayout.dtypes.SWIZZLE_MODES`.
+SWIZZLES: dict[str, int] = {m: SWIZZLE_MODES[m][3] for m in WGMMA_SWIZZLES}
 MAJORS = ("K", "MN")
-
-_SWIZZLE_ALIASES = {"none": "none", "0": "none", "interleave": "none", "inter": "none",
-                    "no": "none", "32b": "32B", "32": "32B", "sw32": "32B",
-                    "64b": "64B", "64": "64B", "sw64": "64B",
-                    "128b": "128B", "128": "128B", "sw128": "128B"}
 
 
 def dtype_bits(dtype: str) -> int:
@@ -110,15 +108,13 @@ def parse_major(text: str) -> str:
 
 
 def parse_swizzle(text) -> str:
-    """Canonical swizzle name: ``none``, ``32B``, ``64B`` or ``128B``.
+    """Canonical swizzle name: ``none``, ``32B``, ``64B`` or ``128B``
+    (:func:`verilayout.dtypes.swizzle_mode`).
 
     >>> parse_swizzle("128"), parse_swizzle("SW64"), parse_swizzle("interleave")
     ('128B', '64B', 'none')
     """
-    t = str(text).strip().lower()
-    if t not in _SWIZZLE_ALIASES:
-        raise LayoutError(f"swizzle {text!r}: expected none, 32B, 64B or 128B")
-    return _SWIZZLE_ALIASES[t]
+    return swizzle_mode(text)
 
 
 def swizzle_units(swizzle: SwizzleMode) -> int:
@@ -136,7 +132,7 @@ def swizzle_log2(swizzle: SwizzleMode) -> int:
     >>> swizzle_log2("128B")
     3
     """
-    return swizzle_units(swizzle).bit_length() - 1
+    return SWIZZLE_MODES[parse_swizzle(swizzle)][0]
 
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
@@ -157,7 +153,7 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def valid_n(acc: str) -> tuple[int, ...]:
-    """The N a wgmma accepts for an accumulator type (seed 001).
+    """The N a wgmma accepts for an accumulator type (PTX ISA 9.7.15.5.1.1).
 
     f16/f32: 8, 16, ..., 256; s32: 8, 16, 24, 32, then 48, 64, ..., 256.
 
@@ -256,7 +252,7 @@ def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
     along the column.
     """
     per = 32 // bits                                   # elements per 32-bit register
-    lg = per.bit_length() - 1
+    lg = log2(per)
     reg = [[0, 1 << i] for i in range(lg)] + [[8, 0], [0, 4 * per]]
     lane = [[0, per], [0, 2 * per]] + _LANE_ROWS
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
@@ -264,14 +260,14 @@ def _a_fragment_bases(bits: int) -> dict[str, list[list[int]]]:
 
 def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
     """D: d_i at row lane/4 + 8*((i/2)%2) + 16*warp, column 2*(lane%4) + i%2 + 8*(i/4)."""
-    npad = 1 << max(3, (n - 1).bit_length())
-    reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range((npad // 8).bit_length() - 1)]
+    npad = 1 << max(3, ceil_log2(n))
+    reg = [[0, 1], [8, 0]] + [[0, 8 << j] for j in range(log2(npad // 8))]
     lane = [[0, 2], [0, 4]] + _LANE_ROWS
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
 
 
 def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fragment:
-    """The wgmma register fragment of operand ``A`` or ``D`` (seed 001 tables).
+    """The wgmma register fragment of operand ``A`` or ``D`` (PTX ISA 9.7.15.5.1.1 tables).
 
     ``dtype`` is the multiplicand type (f16, bf16, tf32, e4m3, e5m2, s8, u8, b1);
     ``acc`` the accumulator type for D (default f32 for float types, s32 for
@@ -303,12 +299,12 @@ def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fr
     if op == "A":
         bases = _a_fragment_bases(bits)
         regs, per = 4 * (32 // bits), 32 // bits
-        # seed 001: f16 and bf16 A fragments are both ".f16x2" registers
+        # PTX ISA 9.7.15.5.1.1: f16 and bf16 A fragments are both ".f16x2" registers
         rtype = {16: ".f16x2", 32: ".b32", 8: ".b32", 1: ".b32"}[bits]
         layout = LinearLayout(bases, [("dim0", 64), ("dim1", k)])
         return Fragment((m, n, k), "A", dtype, acc, 64, k, regs, per, rtype, layout)
     bases = _d_fragment_bases(n)
-    npad = 1 << max(3, (n - 1).bit_length())
+    npad = 1 << max(3, ceil_log2(n))
     per = 2 if acc == "f16" else 1
     rtype = ".f16x2" if acc == "f16" else f".{acc}"
     layout = LinearLayout(bases, [("dim0", 64), ("dim1", npad)], require_surjective=False)
@@ -323,7 +319,7 @@ def _ranges(values: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class SwizzleAtom:
-    """A swizzle layout atom of PTX Table 38 (seed 000) for one element type.
+    """A swizzle layout atom of PTX Table 38 (PTX ISA 9.7.15.5.1.2) for one element type.
 
     ``units`` is ``(mn, k)`` in 128-bit elements as the table lists it (MN-major
     ``Wx8``, K-major ``8xW``, W the swizzle width in 16-byte units); ``shape`` is
@@ -347,6 +343,19 @@ class SwizzleAtom:
         """Size of the atom in bytes (8 rows of the swizzle width)."""
         return 8 * SWIZZLES[self.swizzle]
 
+    def functor(self, units: str = "bytes") -> Swizzle:
+        """The atom's swizzle as the core :class:`~verilayout.core.cute.swizzle.Swizzle`, on byte
+        addresses (``Swizzle<B,4,3>``) or on element offsets (``Swizzle<B,log2(T),3>``).
+
+        >>> str(swizzle_atom("128B", "K", "f16").functor()), str(swizzle_atom("64B", "K", "f16").functor("elements"))
+        ('Sw<3,4,3>', 'Sw<2,3,3>')
+        """
+        if units == "bytes":
+            return Swizzle(self.swizzle_bits, 4, 3)
+        if units == "elements":
+            return Swizzle(self.swizzle_bits, log2(128 // DTYPE_BITS[self.dtype]), 3)
+        raise LayoutError(f"units {units!r}: expected bytes or elements")
+
     def cute_text(self, units: str = "bytes") -> str:
         """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
         ``smem_ptr`` form) or on element offsets.
@@ -356,14 +365,11 @@ class SwizzleAtom:
         >>> swizzle_atom("64B", "MN", "f16").cute_text()
         'Sw<2,4,3> o smem_ptr[16b](unset) o (32,8):(1,32)'
         """
-        b = self.swizzle_bits
+        sw = self.functor(units)
         body = f"({self.shape[0]},{self.shape[1]}):({self.stride[0]},{self.stride[1]})"
         if units == "bytes":
-            return f"Sw<{b},4,3> o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
-        if units == "elements":
-            m = (128 // DTYPE_BITS[self.dtype]).bit_length() - 1
-            return f"Sw<{b},{m},3> o 0 o {body}"
-        raise LayoutError(f"units {units!r}: expected bytes or elements")
+            return f"{sw} o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
+        return f"{sw} o 0 o {body}"
 
 
 def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
@@ -393,7 +399,7 @@ def _symbols() -> tuple:
 
 @dataclass(frozen=True)
 class CanonicalLayout:
-    """A canonical layout of the PTX table (seed 000, 9.7.15.5.1.2.1.3).
+    """A canonical layout of the PTX table (PTX ISA 9.7.15.5.1.2.1.3).
 
     ``shape`` and ``stride`` are ``((mn modes), (k modes))`` of sympy expressions in
     T, m, k, LBO, SBO (strides in elements); ``swizzle`` is the B of
@@ -447,7 +453,7 @@ class CanonicalLayout:
 
 def canonical_layout(major: Major, swizzle: SwizzleMode, dtype: str | None = None) -> CanonicalLayout:
     """The canonical layout of a major-ness and swizzling mode, symbolic in
-    T, m, k, LBO, SBO (PTX table in seed 000); with ``dtype``, T = 128 / bits is
+    T, m, k, LBO, SBO (the PTX ISA 9.7.15.5.1.2 table); with ``dtype``, T = 128 / bits is
     substituted (strides stay in elements).
 
     >>> canonical_layout("MN", "128B").text()

@@ -59,7 +59,7 @@ from types import MappingProxyType
 
 from verilayout.frontends.shared_text import operand
 from verilayout.synth.blockload import check_operand_plan as check
-from verilayout.hw.intel.block_io import BlockLoad, Surface, check_origin, placement
+from verilayout.hw.intel.block_io import BlockLoad, Surface, require_origin, placement
 from verilayout.synth.blockload import Plan, default_surface
 from verilayout.synth.blockload import plan_operand as synth
 from verilayout.hw.intel.dpas import DTYPE_BYTES
@@ -141,7 +141,7 @@ def _given_plan(args: dict, spec, w: str):
         d[key] = have
     transpose = d.get("transpose", False)
     t = DTYPE_BYTES[op.dtype]
-    origin = prefixed(w, check_origin, d.get("origin", [0, 0]))
+    origin = prefixed(w, require_origin, d.get("origin", [0, 0]))
     base = 0
     if "base_address" in args:
         base, origin = prefixed(w, placement, args["base_address"], t, origin)
@@ -224,7 +224,7 @@ def _pack(pack: Any, where: str) -> tuple[int, int]:
 def _placed_storage(p: Plan, origin, base_address, where: str):
     """The (surface, origin) where the operand really is: the plan's own by default."""
     if base_address is None:
-        return None, (None if origin is None else prefixed(where, check_origin, origin))
+        return None, (None if origin is None else prefixed(where, require_origin, origin))
     base, xy = prefixed(where, placement, base_address, p.elem_bytes,
                         (0, 0) if origin is None else origin)
     s = p.loads[0].surface

@@ -67,7 +67,7 @@ def check_surjective(layout: LinearLayout) -> Verdict:
         return Verdict.holds("the bases span every output bit", method="gf2")
     for bit in range(layout.total_out_bits):
         if gf2.solve(list(layout.columns), 1 << bit) is None:
-            missed = dict(zip(layout.out_dim_names, layout._unpack(1 << bit)))
+            missed = dict(zip(layout.out_dim_names, layout.unpack(1 << bit)))
             return Verdict.fails({"output": missed}, f"no input reaches {missed}", method="gf2")
     raise AssertionError("rank deficit without an unreachable unit vector")  # pragma: no cover
 
@@ -82,7 +82,7 @@ def enumerate_layout(lin: LinearLayout, where: str) -> Iterator[tuple[dict, dict
         c, x = {}, flat
         for n, sz in zip(names, sizes):
             c[n], x = x % sz, x // sz
-        yield c, dict(zip(lin.out_dim_names, lin._unpack(int(packed))))
+        yield c, dict(zip(lin.out_dim_names, lin.unpack(int(packed))))
 
 
 # ----- exact formulas --------------------------------------------------------------------------

@@ -4,13 +4,13 @@ joined by :func:`verilayout.spec.kinds.registry`.
 
 Sources (a ``[layouts.NAME]`` entry holding the key):
 
-* ``fragment = {shape, operand, dtype, acc}``: a register fragment (seed 001) as a
+* ``fragment = {shape, operand, dtype, acc}``: a register fragment (PTX ISA 9.7.15.5.1.1) as a
   LinearLayout ``register, lane, warp -> dim0 (row), dim1 (column)``;
 * ``descriptor = "0x..."`` or ``{value, arch}`` or ``{start_address, lbo | lbo_field,
   sbo | sbo_field, base_offset, swizzle | layout_type, arch}``: a matrix descriptor
   (bytes for ``start_address``, ``lbo``, ``sbo``; ``*_field`` the encoded value);
 * ``canonical = {major, swizzle, dtype | T, m, k, LBO, SBO}``: a row of the PTX
-  canonical-layout table (seed 000) with the symbols substituted (LBO, SBO in elements);
+  canonical-layout table (PTX ISA 9.7.15.5.1.2) with the symbols substituted (LBO, SBO in elements);
 * ``swizzle_atom = {swizzle, major, dtype}``: a swizzle atom of PTX Table 38 (without
   ``dtype``: in 128-bit elements, as the table and seed 003 draw it);
 * ``tile_to_shape = {atom = "NAME", shape = [...], order = [...]}``: CuTe's tile_to_shape.
@@ -249,7 +249,7 @@ _FIELD_NAMES = ("value", "start_address", "start_field", "lbo", "lbo_field", "sb
 
 
 def _descriptor_fields(spec, where, timeout_ms, descriptor, fields):
-    """The descriptor's value and fields are as stated (the bitfield of seed 003)."""
+    """The descriptor's value and fields are as stated (the bitfield of PTX ISA 9.7.15.5.1.2.2, "Matrix Descriptor Format")."""
     desc = resolve_descriptor(spec, descriptor, where)
     if not isinstance(fields, dict) or not fields:
         raise LayoutError(f"{where}: fields must be a table such as {{lbo_field = 16, swizzle = "
@@ -327,7 +327,7 @@ def _fragment_entry(spec, name: Any, where: str) -> dict:
 
 def _fragment_table(spec, where, timeout_ms, fragment, elements=None, registers=None,
                     register_type=None):
-    """The seed 001 table of a fragment: elements per thread, 32-bit registers and their type;
+    """The PTX ISA 9.7.15.5.1.1 table of a fragment: elements per thread, 32-bit registers and their type;
     and every element of the tile is held by exactly one (thread, element)."""
     frag = _fragment_of(_fragment_entry(spec, fragment, where), where)
     regs32 = frag.registers // frag.elems_per_reg
