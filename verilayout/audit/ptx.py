@@ -318,10 +318,14 @@ def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb:
     return cache[key]
 
 
+#: a thread's index in its warpgroup (``%tid.x = 128 w + t``)
+_THREAD = z3.BitVec("thread_in_warpgroup", 7)
+
+
 def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
     """``e`` for the threads of warpgroup ``w`` (``%tid.x = 128 w + t``, ``t < 128`` free) and for
     its thread 0."""
-    some = z3.substitute(e, (TID, (TID & 127) + 128 * w))
+    some = z3.simplify(z3.substitute(e, (TID, z3.Concat(z3.BitVecVal(w, 25), _THREAD))))
     return some, z3.substitute(e, (TID, z3.BitVecVal(128 * w, 32)))
 
 
@@ -368,7 +372,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
     some, e0 = _in_warpgroup(e, w) if str(TID) in symbol_names(e) else (e, e)
-    if some is not e0 and not ev.prover.proves(some == e0):
+    if some is not e0 and str(_THREAD) in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
     hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
