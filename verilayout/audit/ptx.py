@@ -218,7 +218,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
         starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
-    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover)[0]:
+    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover, ev)[0]:
         out.append(_check(next(x[1] for x in starts if x[0] == i), path, name, st, sev, msg, data))
     return out
 
@@ -318,10 +318,14 @@ def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb:
     return cache[key]
 
 
+#: a thread's index in its warpgroup (``%tid.x = 128 w + t``)
+_THREAD = z3.BitVec("thread_in_warpgroup", 7)
+
+
 def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
     """``e`` for the threads of warpgroup ``w`` (``%tid.x = 128 w + t``, ``t < 128`` free) and for
     its thread 0."""
-    some = z3.substitute(e, (TID, (TID & 127) + 128 * w))
+    some = z3.simplify(z3.substitute(e, (TID, z3.Concat(z3.BitVecVal(w, 25), _THREAD))))
     return some, z3.substitute(e, (TID, z3.BitVecVal(128 * w, 32)))
 
 
@@ -343,7 +347,7 @@ def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check,
                 starts.append((i, ins, got[1], data, got[2], w))
             else:
                 res.append(got)
-    got, base = _start_checks(starts, name, n_wg, ev.prover)
+    got, base = _start_checks(starts, name, n_wg, ev.prover, ev)
     for i, st, sev, msg, data in got:
         results[i].append((st, sev, msg, data))
     out = []
@@ -368,7 +372,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
     some, e0 = _in_warpgroup(e, w) if str(TID) in symbol_names(e) else (e, e)
-    if some is not e0 and not ev.prover.proves(some == e0):
+    if some is not e0 and str(_THREAD) in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
     hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
@@ -393,7 +397,8 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     return ("start", base, _REPEATS["sm_90"].get(_swizzle_code(hi, "sm_90"), 1))
 
 
-def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None) -> tuple[list[tuple], Any]:
+def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None,
+                  ev: _Eval | None = None) -> tuple[list[tuple], Any]:
     """Every (instruction, warpgroup) must imply the same operand base (its start minus the planned
     block's); the base most agree on is the reference, and it must sit on the swizzle repeat under
     the shared-memory assumption. ``(instruction, status, severity, message, data)`` per item, and
@@ -415,6 +420,10 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
     else:
         aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
+    induction = None
+    if aligned != "proved" and ev is not None:     # a loop-carried buffer pointer: by induction
+        induction = ev.by_induction(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption())
+        aligned = "proved" if induction else aligned
     out = []
     for g in groups:
         for i, ins, base, data, _mode, w in g:
@@ -424,9 +433,9 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
                 where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']})"
                 out.append((i, "proved" if ok else "unknown", None if ok else "note",
                             f"{where}: fields read the planned layout and the start address is the planned "
-                            f"block's" + (f" at a {rep * 16}-byte-aligned base" if ok else "; the base is not "
+                            f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({induction})" if induction else "") if ok else "; the base is not "
                             f"proved aligned to the {rep * 16}-byte swizzle repeat (free values on its path)"),
-                            dict(data, assumption=ASSUMPTIONS[0])))
+                            dict(data, assumption=ASSUMPTIONS[0], **({"induction": induction} if induction else {}))))
                 continue
             s = z3.Solver()
             s.add(_smem_assumption())

@@ -351,6 +351,44 @@ class PtxValues:
                 return self.invariants[sym]
         return None
 
+    def by_induction(self, claim: z3.BoolRef, assume: z3.BoolRef | None = None) -> str | None:
+        """Prove ``claim`` about one loop-carried register's symbol by induction over that
+        register's definitions: each definition's value satisfies the claim, assuming the register's
+        old value did where the definition reads it. Only for a claim whose free symbols are that
+        one register's, the shared-memory base and ``%tid.x`` (values that do not change between
+        iterations; a definition may read anything else: it is universally quantified). The text
+        of the law, or None when not proved.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nL:\\nadd.s32 %r1, %r1, 64;\\nbra L;\\n}")
+        >>> v = PtxValues(m, "f"); x = v.reg("%r1", at=m.instrs[1])
+        >>> v.by_induction(x & 63 == 0) is not None, v.by_induction(x & 127 == 0)
+        (True, None)
+        """
+        syms = _symbols_of(claim) - {str(SMEM), str(TID)}
+        if len(syms) != 1 or next(iter(syms)) not in self.carried:
+            return None
+        sym = next(iter(syms))
+        name, ds, key = self.carried[sym]
+        x = self.memo[key]
+        for d in ds:
+            saved, self._at = self._at, self.index.get(d.line)
+            try:
+                e = self._instr(d, reg_width(name), name)
+            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError, AssertionError):
+                e = None
+            finally:
+                self._at = saved
+            if e is None:
+                return None
+            e = fit(e, x.size())
+            hyp = [claim] if sym in _symbols_of(e) else []
+            if not self.prover.proves(z3.substitute(claim, (x, e)), z3.And(*([assume] if assume is not None else []),
+                                                                          *hyp), 3000):
+                return None
+        return (f"proved by induction over the {len(ds)} definitions of loop-carried {name} (PTX lines "
+                f"{', '.join(str(d.line) for d in ds)})")
+
     def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
         """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read."""
         out = []
