@@ -205,14 +205,21 @@ def operand_a_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int = 1) ->
     """Proved when ``tmem`` (the A operand's ``#ttng.tensor_memory_encoding`` as a LinearLayout,
     ``lane, col -> dim0 (M), dim1 (K)``) places every element of A where ``tcgen05.mma`` with M = ``m``
     and ``cta_group`` reads it from tensor memory (:data:`A_OPERAND_RULE`); else the first cell where
-    they differ.
+    they differ. A taller tile (several blocks of ``m / cta_group`` rows: Triton issues one MMA per
+    block, its A address that of the block's first element) is proved block by block, by
+    enumeration: each block is the data path layout moved by that address.
 
-    Law: the verdict of :func:`accumulator_verdict` for an ``m x k`` tile (the same data path).
+    Law: one block: the verdict of :func:`accumulator_verdict` for an ``m x k`` tile (the same data
+    path); more: every element ``(b * rows + r, c)`` sits at ``datapath(r, c) + cell(b * rows, 0)``.
 
     >>> from verilayout.hw.nvidia.tmem import accumulator_layout
     >>> operand_a_verdict(accumulator_layout(128, 64), 128, 64).status
     'proved'
     """
+    rows = m // cta_group
+    names = tmem.out_dim_names
+    if tmem.out_dims[names[0]] > rows:
+        return _blocks_verdict(tmem, m, k, cta_group)
     v = accumulator_verdict(tmem, m, k, cta_group)
     if v.proved:
         return Verdict.holds(f"A sits where tcgen05.mma M={m} cta_group::{cta_group} reads it from tensor "
@@ -220,6 +227,29 @@ def operand_a_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int = 1) ->
     cex = dict(v.counterexample or {})
     cex["mma_reads"] = cex.pop("mma_writes", None)
     return Verdict.fails(cex, v.reason.replace("the MMA writes", "the MMA reads A's"), method="gf2")
+
+
+def _blocks_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int) -> Verdict:
+    """:func:`operand_a_verdict` for a tile of several ``m / cta_group``-row blocks, by enumeration."""
+    rows, names = m // cta_group, tmem.out_dim_names
+    cells = _cells(tmem)
+    path = _cells(accumulator_layout(m, k, cta_group))
+    blocks = tmem.out_dims[names[0]] // rows
+    for blk in range(blocks):
+        if (blk * rows, 0) not in cells:
+            return Verdict.fails({"block": blk}, f"row {blk * rows} is in no TMEM cell", method="enumeration")
+        bl, bc = cells[(blk * rows, 0)]
+        for (r, c), (lane, col) in path.items():
+            want = (lane + bl, col + bc)
+            if cells.get((blk * rows + r, c)) != want:
+                return Verdict.fails({"element": [blk * rows + r, c], "mma_reads": list(want),
+                                      "layout_says": list(cells.get((blk * rows + r, c), ()))},
+                                     f"element ({blk * rows + r}, {c}): the MMA of row block {blk} reads A "
+                                     f"at TMEM (lane, col) {want}, the layout keeps it at "
+                                     f"{cells.get((blk * rows + r, c))}", method="enumeration")
+    return Verdict.holds(f"A's {blocks} row blocks each sit where a tcgen05.mma M={m} cta_group::{cta_group} "
+                         "reads them (its data path layout at the block's address)", method="enumeration",
+                         blocks=blocks)
 
 
 SUBSLICE_RULE = ("Triton 3.9 lowers ttng.tmem_subslice {offset = N} to the source's TMEM base plus the (lane, "
