@@ -318,3 +318,59 @@ def test_every_tmem_message_the_audit_names_is_the_one_in_the_ptx():
         compared += bool(_audit_messages(rep))
         assert not [c for c in rep.checks if c.check == "tmem-layout" and c.status != "proved"], f.name
     assert compared >= 10
+
+
+# ----- tmem_copy (tcgen05.cp of MMA scale factors) ----------------------------------------------------
+
+BSM = HERE / "block_scaled_mm_sm100.ttgir"
+
+
+def _copy_brute(shared_offsets: list, scale_rows: list, scale_cols: list) -> bool:
+    """tcgen05.cp.32x128b.warpx4 enumerated: byte o of the 512-byte buffer goes to TMEM lane o // 16,
+    byte column o % 16; the element there must be the one the scales layout keeps at that cell."""
+    def xor(bases, x):
+        e = [0, 0]
+        for j, b in enumerate(bases):
+            if x >> j & 1:
+                e = [e[0] ^ b[0], e[1] ^ b[1]]
+        return e
+
+    def cell(lane, col):
+        a, b = xor(scale_rows, lane), xor(scale_cols, col)
+        return [a[0] ^ b[0], a[1] ^ b[1]]
+    return all(xor(shared_offsets, o) == cell(o // 16, o % 16) for o in range(1 << len(shared_offsets)))
+
+
+def test_scale_factors_copied_into_tensor_memory_land_where_the_mma_reads_them():
+    text = BSM.read_text()
+    rep = audit_file(str(BSM))
+    copies = [c for c in rep.checks if c.op == "ttng.tmem_copy"]
+    assert len(copies) == 4 and all(c.status == "proved" for c in copies)
+    # the PTX Triton wrote: one tcgen05.cp.32x128b.warpx4 per tmem_copy (128 x 4 bytes = one chunk)
+    ptx = BSM.with_suffix(".ptx").read_text()
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.warpx4\.32x128b", ptx)) == len(copies)
+    # the brute force on the file's shared_linear source and Triton's scales layout (its bases as
+    # tests/oracles/test_tmem_layout_oracle.py checks them: rows 0-31 on lanes, replicated to the
+    # other quarters; columns: 4 scales, then rows + 32 and + 64)
+    src = re.search(r"ttng\.tmem_copy %\w+, %\w+ : !ttg\.memdesc<128x4xi8, (#\w+),", text).group(1)
+    offs = json.loads(re.search(rf"^{src} = #ttg\.shared_linear<{{offset = (\[\[.*?\]\])}}", text, re.M).group(1))
+    rows = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]]
+    cols = [[0, 1], [0, 2], [32, 0], [64, 0]]
+    assert _copy_brute(offs, rows, cols)
+
+
+def test_scale_factors_in_another_shared_order_are_an_error_at_the_copy():
+    # rows 32 / 64 moved to the 16-byte row index and rows 1 / 2 to the chunk bytes: the copy would
+    # put row 32's scales on TMEM lane 1
+    text = BSM.read_text()
+    src = re.search(r"ttng\.tmem_copy %\w+, %\w+ : !ttg\.memdesc<128x4xi8, (#\w+),", text).group(1)
+    line = re.search(rf"^{src} = .*$", text, re.M).group(0)
+    old = re.search(r"offset = (\[\[.*?\]\])", line).group(1)
+    offs = json.loads(old)
+    swapped = [offs[0], offs[1], offs[4], offs[5], offs[2], offs[3]] + offs[6:]
+    mutated = text.replace(line, line.replace(old, json.dumps(swapped)))
+    assert mutated != text
+    assert not _copy_brute(swapped, [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]],
+                           [[0, 1], [0, 2], [32, 0], [64, 0]])
+    bad = [c for c in audit_text(mutated, "mutant.ttgir").checks if c.op == "ttng.tmem_copy"]
+    assert len(bad) == 4 and all((c.status, c.severity) == ("counterexample", "error") for c in bad)

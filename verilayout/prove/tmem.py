@@ -25,7 +25,8 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tmem import Message, accumulator_layout, message
 
 __all__ = ["load_verdict", "accumulator_verdict", "epilogue_verdict", "conversion", "operand_a_verdict",
-           "A_OPERAND_RULE", "subslice_verdict", "SUBSLICE_RULE"]
+           "A_OPERAND_RULE", "subslice_verdict", "SUBSLICE_RULE", "copy_verdict",
+           "COPY_RULE"]
 
 
 def _check(reg: LinearLayout, tmem: LinearLayout) -> None:
@@ -303,3 +304,52 @@ def subslice_verdict(tmem: LinearLayout, offset: int, width: int) -> Verdict:
                                      method="enumeration")
     return Verdict.holds(f"columns {offset}..{offset + width - 1} are the source's cells at address offset "
                          f"(lane {bl}, col {bc})", method="enumeration", address={"lane": bl, "col": bc})
+
+
+COPY_RULE = ("tcgen05.cp.32x128b.warpx4 (what Triton 3.9 emits for ttng.tmem_copy of scale factors) copies a "
+             "matrix of 32 rows of 16 bytes from shared memory to TMEM lanes 0-31 (and, .warpx4, to the "
+             "same lanes of the other three 32-lane quarters), 4 columns; successive 512-byte chunks of "
+             "the buffer go to successive 4-column groups (PTX ISA, tcgen05.cp shapes; that Triton's "
+             "descriptor lays the rows 16 bytes apart without swizzle is an inference, the descriptor "
+             "is not read here)")
+
+
+def copy_verdict(smem: LinearLayout, tmem: LinearLayout, elem_bits: int) -> Verdict:
+    """Proved when ``tcgen05.cp.32x128b.warpx4`` copies of the shared buffer ``smem`` (``offset ->
+    dims``, in elements) put every element where ``tmem`` (``lane, col -> dims``, columns in
+    elements) keeps it (:data:`COPY_RULE`); else the first element that lands elsewhere.
+
+    Law: for every byte ``o`` of the buffer, chunk ``q = o // 512``, row ``r = o % 512 // 16``, byte
+    ``b = o % 16``: the element at ``o`` is the element ``tmem`` keeps at lane ``r``, column
+    ``(16 q + b) * 8 / elem_bits``.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> sm = LinearLayout({"offset": [[0, 1], [0, 2], [32, 0], [64, 0], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]},
+    ...                   ["dim0", "dim1"])
+    >>> tm = LinearLayout({"lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]],
+    ...                    "col": [[0, 1], [0, 2], [32, 0], [64, 0]]}, {"dim0": 128, "dim1": 4},
+    ...                   require_surjective=False)
+    >>> copy_verdict(sm, tm, 8).status
+    'proved'
+    """
+    if elem_bits not in (8, 16, 32) or "offset" not in smem.in_dims:
+        raise LayoutError(f"tcgen05.cp: modelled for 8/16/32-bit elements of a shared layout, got {elem_bits}")
+    per_byte = 8 / elem_bits
+    zero = {d: 0 for d in smem.in_dim_names}
+    tz = {d: 0 for d in tmem.in_dim_names}
+    for o in range(smem.in_dims["offset"]):
+        byte = o * elem_bits // 8
+        q, r, b = byte // 512, byte % 512 // 16, byte % 16
+        col = int((16 * q + b) * per_byte)
+        if col >= tmem.in_dims["col"]:
+            return Verdict.fails({"offset": o, "col": col}, f"shared element {o} would land in column {col}, "
+                                 "past the tensor memory layout", method="enumeration")
+        have = smem.apply({**zero, "offset": o})
+        got = tmem.apply({**tz, "lane": r, "col": col})
+        if have != got:
+            return Verdict.fails({"offset": o, "lane": r, "col": col, "copied": have, "tmem_keeps": got},
+                                 f"shared element {o} ({have}) is copied to TMEM lane {r}, column {col}, "
+                                 f"where the layout keeps {got}", method="enumeration")
+    return Verdict.holds(f"every element is copied where the tensor memory layout keeps it "
+                         f"({max(1, smem.in_dims['offset'] * elem_bits // 8 // 512)} 32x128b chunk(s))",
+                         method="enumeration")
