@@ -31,7 +31,8 @@ wrote on its types.
 * ``mma-tmem-operand`` (``tc_gen5_mma`` with A in tensor memory): A's TMEM layout is the data
   path layout the instruction reads, and every writer of the allocation wrote that layout;
   ``tmem-layout`` also covers ``ttng.tmem_subslice`` (the view is the source's cells at the
-  address Triton adds). gfx950 MFMA operands from M/N-contiguous buffers are banked as the
+  address Triton adds), ``ttng.tmem_copy`` (tcgen05.cp of scale factors lands where the TMEM
+  layout keeps them) and the scale factors' ``tcgen05.st``. gfx950 MFMA operands from M/N-contiguous buffers are banked as the
   ``ds_read_b64_tr_b16/b8`` Triton emits (:mod:`verilayout.prove.lds_tr`).
 * an internal failure of a model is ``unchecked`` with ``reason = "internal error"``, never
   silence and never a finding.
