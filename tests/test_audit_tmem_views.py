@@ -266,7 +266,8 @@ TN = HERE / "mm_tn_gfx950.ttgir"
 def test_gfx950_mn_contiguous_operands_are_tr_reads_as_the_wheel_emits():
     # the wheel's gfx950 assembly of this kernel (counted by generate.py into .lds.json): only
     # ds_read_b64_tr_b16, 64 of them; the audit's loads name the same instruction and add up to the
-    # same count (each lane gets 4 of its 32 f16 per instruction: 8 per operand load... 16 a load)
+    # same count (a 128 x 64 f16 operand over 2 distinct warps (one warp basis is zero): 64 f16 a
+    # lane, 4 per instruction -> 16 instructions a load; 4 loads)
     asm = json.loads(TN.with_suffix(".lds.json").read_text())
     loads = [c for c in audit_file(str(TN)).checks if c.op == "ttg.local_load"]
     assert {c.data["instruction"] for c in loads} == set(asm) == {"ds_read_b64_tr_b16"}
