@@ -96,7 +96,7 @@ sys.stdout.flush()
 os._exit(0)
 """
 TILES = [(128, 64, 128, 64), (64, 64, 64, 64), (128, 128, 128, 128), (128, 64, 128, 256), (64, 128, 64, 128),
-         (128, 256, 128, 256)]
+         (128, 256, 128, 256), (128, 16, 256, 16)]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +121,24 @@ def test_triton_tmem_layouts_are_what_the_mma_reads_for_their_own_m_only(triton_
                 continue                      # a 64-row A is no operand of an M = 128 MMA
             v = operand_a_verdict(_ll(c), m, c["n"])
             assert v.proved == (m == c["bm"]), (c["bm"], m, v.reason)
+
+
+def test_a_tile_of_two_row_blocks_is_proved_block_by_block(triton_tmem):
+    # A of 256 x 16 bf16 in blockM = 128 (torchao's hadamard kernel, sm_100): Triton issues one M = 128
+    # MMA per row block, the second at the address of element (128, 0). Triton's own layout puts
+    # rows 128-255 at columns 16-31 (the PTX of that kernel: A at [a + 0] and [a + 8], 16 bf16 = 8
+    # 32-bit columns); with rows 128-255 in reverse lane order the second block is wrong
+    c = triton_tmem[-1]
+    assert (c["bm"], c["m"], c["n"]) == (128, 256, 16)
+    ll = _ll(c)
+    v = operand_a_verdict(ll, 128, 16)
+    assert v.proved and v.details["blocks"] == 2
+    lanes = [list(b) for b in c["rows"]]
+    cols = [list(b) for b in c["cols"]]
+    hi = next(j for j, b in enumerate(cols) if b[0] == 128)          # the column bit that picks block 1
+    cols[hi] = [128 + 127, 0]                                         # block 1: rows reversed
+    bad = LinearLayout({"lane": lanes, "col": cols}, {"dim0": 256, "dim1": 16}, require_surjective=False)
+    assert operand_a_verdict(bad, 128, 16).status == "counterexample"
 
 
 # ----- tmem_subslice ------------------------------------------------------------------------------
@@ -152,7 +170,7 @@ def test_subslice_verdict_equals_the_enumerated_rule_on_triton_layouts(triton_tm
     fold = accumulator_layout(128, 128, cta_group=2)
     folded = {"bm": 64, "bn": 128, "m": 64, "n": 128, "rows": fold.bases["lane"], "cols": fold.bases["col"]}
     seen = {True: 0, False: 0}
-    for c in triton_tmem[2:] + [folded]:
+    for c in triton_tmem[2:-1] + [folded]:
         for width in (32, 64, 128):
             for offset in range(0, c["n"] - width + 1, 32):
                 want = _brute_subslice(c, offset, width)
@@ -248,7 +266,8 @@ TN = HERE / "mm_tn_gfx950.ttgir"
 def test_gfx950_mn_contiguous_operands_are_tr_reads_as_the_wheel_emits():
     # the wheel's gfx950 assembly of this kernel (counted by generate.py into .lds.json): only
     # ds_read_b64_tr_b16, 64 of them; the audit's loads name the same instruction and add up to the
-    # same count (each lane gets 4 of its 32 f16 per instruction: 8 per operand load... 16 a load)
+    # same count (a 128 x 64 f16 operand over 2 distinct warps (one warp basis is zero): 64 f16 a
+    # lane, 4 per instruction -> 16 instructions a load; 4 loads)
     asm = json.loads(TN.with_suffix(".lds.json").read_text())
     loads = [c for c in audit_file(str(TN)).checks if c.op == "ttg.local_load"]
     assert {c.data["instruction"] for c in loads} == set(asm) == {"ds_read_b64_tr_b16"}
@@ -300,3 +319,59 @@ def test_every_tmem_message_the_audit_names_is_the_one_in_the_ptx():
         compared += bool(_audit_messages(rep))
         assert not [c for c in rep.checks if c.check == "tmem-layout" and c.status != "proved"], f.name
     assert compared >= 10
+
+
+# ----- tmem_copy (tcgen05.cp of MMA scale factors) ----------------------------------------------------
+
+BSM = HERE / "block_scaled_mm_sm100.ttgir"
+
+
+def _copy_brute(shared_offsets: list, scale_rows: list, scale_cols: list) -> bool:
+    """tcgen05.cp.32x128b.warpx4 enumerated: byte o of the 512-byte buffer goes to TMEM lane o // 16,
+    byte column o % 16; the element there must be the one the scales layout keeps at that cell."""
+    def xor(bases, x):
+        e = [0, 0]
+        for j, b in enumerate(bases):
+            if x >> j & 1:
+                e = [e[0] ^ b[0], e[1] ^ b[1]]
+        return e
+
+    def cell(lane, col):
+        a, b = xor(scale_rows, lane), xor(scale_cols, col)
+        return [a[0] ^ b[0], a[1] ^ b[1]]
+    return all(xor(shared_offsets, o) == cell(o // 16, o % 16) for o in range(1 << len(shared_offsets)))
+
+
+def test_scale_factors_copied_into_tensor_memory_land_where_the_mma_reads_them():
+    text = BSM.read_text()
+    rep = audit_file(str(BSM))
+    copies = [c for c in rep.checks if c.op == "ttng.tmem_copy"]
+    assert len(copies) == 4 and all(c.status == "proved" for c in copies)
+    # the PTX Triton wrote: one tcgen05.cp.32x128b.warpx4 per tmem_copy (128 x 4 bytes = one chunk)
+    ptx = BSM.with_suffix(".ptx").read_text()
+    assert len(re.findall(r"tcgen05\.cp\.cta_group::1\.warpx4\.32x128b", ptx)) == len(copies)
+    # the brute force on the file's shared_linear source and Triton's scales layout (its bases as
+    # tests/oracles/test_tmem_layout_oracle.py checks them: rows 0-31 on lanes, replicated to the
+    # other quarters; columns: 4 scales, then rows + 32 and + 64)
+    src = re.search(r"ttng\.tmem_copy %\w+, %\w+ : !ttg\.memdesc<128x4xi8, (#\w+),", text).group(1)
+    offs = json.loads(re.search(rf"^{src} = #ttg\.shared_linear<{{offset = (\[\[.*?\]\])}}", text, re.M).group(1))
+    rows = [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]]
+    cols = [[0, 1], [0, 2], [32, 0], [64, 0]]
+    assert _copy_brute(offs, rows, cols)
+
+
+def test_scale_factors_in_another_shared_order_are_an_error_at_the_copy():
+    # rows 32 / 64 moved to the 16-byte row index and rows 1 / 2 to the chunk bytes: the copy would
+    # put row 32's scales on TMEM lane 1
+    text = BSM.read_text()
+    src = re.search(r"ttng\.tmem_copy %\w+, %\w+ : !ttg\.memdesc<128x4xi8, (#\w+),", text).group(1)
+    line = re.search(rf"^{src} = .*$", text, re.M).group(0)
+    old = re.search(r"offset = (\[\[.*?\]\])", line).group(1)
+    offs = json.loads(old)
+    swapped = [offs[0], offs[1], offs[4], offs[5], offs[2], offs[3]] + offs[6:]
+    mutated = text.replace(line, line.replace(old, json.dumps(swapped)))
+    assert mutated != text
+    assert not _copy_brute(swapped, [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]],
+                           [[0, 1], [0, 2], [32, 0], [64, 0]])
+    bad = [c for c in audit_text(mutated, "mutant.ttgir").checks if c.op == "ttng.tmem_copy"]
+    assert len(bad) == 4 and all((c.status, c.severity) == ("counterexample", "error") for c in bad)

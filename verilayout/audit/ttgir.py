@@ -31,7 +31,8 @@ wrote on its types.
 * ``mma-tmem-operand`` (``tc_gen5_mma`` with A in tensor memory): A's TMEM layout is the data
   path layout the instruction reads, and every writer of the allocation wrote that layout;
   ``tmem-layout`` also covers ``ttng.tmem_subslice`` (the view is the source's cells at the
-  address Triton adds). gfx950 MFMA operands from M/N-contiguous buffers are banked as the
+  address Triton adds), ``ttng.tmem_copy`` (tcgen05.cp of scale factors lands where the TMEM
+  layout keeps them) and the scale factors' ``tcgen05.st``. gfx950 MFMA operands from M/N-contiguous buffers are banked as the
   ``ds_read_b64_tr_b16/b8`` Triton emits (:mod:`verilayout.prove.lds_tr`).
 * an internal failure of a model is ``unchecked`` with ``reason = "internal error"``, never
   silence and never a finding.
@@ -69,8 +70,9 @@ from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_
 from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
 from verilayout.prove.lds_tr import tr_read_wavefronts
 from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
+from verilayout.prove.tmem import COPY_RULE as TMEM_COPY_RULE
 from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
-from verilayout.prove.tmem import A_OPERAND_RULE, load_verdict, operand_a_verdict, subslice_verdict
+from verilayout.prove.tmem import A_OPERAND_RULE, copy_verdict, load_verdict, operand_a_verdict, subslice_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
 from verilayout.synth.swizzle import optimal_swizzle, synthesize
@@ -803,6 +805,27 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLa
     ctx.add(op, "mma-tmem-operand", "proved", None, f"operand A in tensor memory: {v.reason}{note}", **data)
 
 
+def _tmem_copy_check(ctx: _Ctx, op: Op) -> None:
+    """``ttng.tmem_copy`` (tcgen05.cp of MMA scale factors, shared memory to tensor memory): every
+    element lands where the destination's TMEM layout keeps it
+    (:func:`verilayout.prove.tmem.copy_verdict`)."""
+    mems = [t for t in op.operand_types if _is_memdesc(t)]
+    src = next((t for t in mems if "tensor_memory" not in t), None)
+    dst = next((t for t in mems if "tensor_memory" in t), None)
+    sl, dl = (ctx.layout(src) if src else None), (ctx.layout(dst) if dst else None)
+    st = ctx.typ(src) if src else None
+    if sl is None or dl is None or st is None or "row" not in dl.in_dims or "offset" not in sl.in_dims:
+        ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no readable shared and tensor-memory types "
+                "on the op", reason="no type")
+        return
+    v = copy_verdict(sl, _tmem_rows(dl), elem_bit_width(st.elem) or 0)
+    if v.status == "proved":
+        ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: {v.reason}", rule=TMEM_COPY_RULE)
+    else:
+        ctx.add(op, "tmem-layout", "counterexample", "error", f"{op.name}: {v.reason}",
+                counterexample=v.counterexample, rule=TMEM_COPY_RULE)
+
+
 def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
     element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
@@ -1177,6 +1200,9 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         return
     if n == "ttng.tmem_alloc":
         return  # an allocation without a source moves no data: nothing to check
+    if n == "ttng.tmem_copy":
+        _tmem_copy_check(ctx, op)
+        return
     if n == "ttg.async_copy_global_to_local":
         _async_copy_check(ctx, op)
         return

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from verilayout.bits import log2
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
@@ -51,7 +50,7 @@ def k_registers(reg: LinearLayout, k_dim: int, count: int) -> list[int] | None:
     """
     regs = reg.bases.get("register", [])
     out = []
-    for j in range(log2(count)):
+    for j in range(count.bit_length() - 1):
         want = [0] * len(reg.out_dim_names)
         want[k_dim] = 1 << j
         hit = next((i for i, b in enumerate(regs) if list(b) == want), None)
@@ -65,50 +64,63 @@ def _offset_of(smem: Any):
     """element coordinates -> offset in elements: a linear layout by its table, an address map
     (padded layouts) by its own ``offset``."""
     if isinstance(smem, LinearLayout):
+        cols = [smem._pack(b) for b in smem.bases["offset"]]
+        img = [0] * (1 << len(cols))
         table: dict = {}
-        zero = {d: 0 for d in smem.in_dim_names}
-        for o in range(smem.in_dims["offset"]):
-            table.setdefault(tuple(smem.apply({**zero, "offset": o}).values()), o)
+        for o in range(len(img)):
+            if o:
+                img[o] = img[o & (o - 1)] ^ cols[(o & -o).bit_length() - 1]
+            table.setdefault(tuple(smem._unpack(img[o])), o)
         return table.get
     names = [f"dim{i}" for i in range(2)]
-    return lambda e: smem.offset(dict(zip(names, e)))
+    memo: dict = {}
+
+    def offset(e: tuple[int, ...]) -> int | None:
+        if e not in memo:
+            memo[e] = smem.offset(dict(zip(names, e)))
+        return memo[e]
+    return offset
 
 
-def _run_start(e: tuple[int, ...], mn_dim: int, per: int) -> tuple[int, ...]:
-    return tuple(x & ~(per - 1) if i == mn_dim else x for i, x in enumerate(e))
+def _packed(reg: LinearLayout, d: str) -> list[int]:
+    return [reg._pack(b) for b in reg.bases.get(d, [])]
 
 
-def _group_addresses(reg: LinearLayout, fixed: dict, lanes: range, vec: list[int], ctx: tuple) -> list[int]:
-    """The byte addresses of the runs one 16-lane group reads for one instruction."""
-    offset_of, mn_dim, per, nbytes = ctx
-    base = reg.apply_packed(reg.flatten_in(fixed))
-    lane_cols = [reg.apply_packed(reg.flatten_in({**{d: 0 for d in reg.in_dim_names}, "lane": 1 << j}))
-                 for j in range(len(reg.bases["lane"]))]
-    vec_cols = [reg.apply_packed(reg.flatten_in({**{d: 0 for d in reg.in_dim_names}, "register": 1 << j}))
-                for j in vec]
+def _group_addresses(reg: LinearLayout, base: int, lanes: range, vec: list[int], ctx: tuple) -> list[int]:
+    """The byte addresses of the runs one 16-lane group reads for one instruction (``base``: the
+    packed image of the instruction's register and warp bits; elements stay packed, the run start
+    is the element with the M/N dim's low bits cleared)."""
+    _, mn_dim, per, _, _ = ctx
+    lane_cols = _packed(reg, "lane")
+    regs = _packed(reg, "register")
+    shift = sum((reg.out_dims[n] - 1).bit_length() for n in reg.out_dim_names[:mn_dim])
+    clear = ~((per - 1) << shift)
+    within = [0]
+    for j in vec:
+        within += [w ^ regs[j] for w in within]
     runs = set()
     for lane in lanes:
         at = base
         for j, c in enumerate(lane_cols):
             if lane >> j & 1:
                 at ^= c
-        for sel in range(1 << len(vec)):
-            v = at
-            for j, c in enumerate(vec_cols):
-                if sel >> j & 1:
-                    v ^= c
-            runs.add(_run_start(tuple(reg.unpack(v)), mn_dim, per))
+        runs.update((at ^ w) & clear for w in within)
     if len(runs) != len(lanes):
         raise LayoutError(f"a 16-lane group receives elements of {len(runs)} runs of {per} along M/N, not 16: "
                           "the layout is no transposed read")
-    out = []
-    for run in sorted(runs):
+    return [_run_address(tuple(reg._unpack(r)), ctx) for r in sorted(runs)]
+
+
+def _run_address(run: tuple[int, ...], ctx: tuple) -> int:
+    """The byte address of one 8-byte run (checked aligned and contiguous in the buffer, once)."""
+    offset_of, mn_dim, per, nbytes, seen = ctx
+    if run not in seen:
         base = offset_of(run)
         step = [tuple(x + i if d == mn_dim else x for d, x in enumerate(run)) for i in range(per)]
         if base is None or base % per or [offset_of(e) for e in step] != list(range(base, base + per)):
             raise LayoutError(f"the run at {list(run)} is not {per} aligned elements contiguous in the buffer")
-        out.append(base * nbytes // per)
-    return out
+        seen[run] = base * nbytes // per
+    return seen[run]
 
 
 def tr_read_wavefronts(reg: LinearLayout, smem: LinearLayout, *, elem_bits: int, target: str,
@@ -130,16 +142,20 @@ def tr_read_wavefronts(reg: LinearLayout, smem: LinearLayout, *, elem_bits: int,
     vec = k_registers(reg, k_dim, per)
     if vec is None or reg.in_dims.get("lane") != t.wave or len(reg.out_dim_names) != 2:
         raise LayoutError(f"the destination does not give each lane {per} registers consecutive along K")
-    ctx = (_offset_of(smem), 1 - k_dim, per, 8)
+    ctx = (_offset_of(smem), 1 - k_dim, per, 8, {})
     others = [i for i in range(len(reg.bases["register"])) if i not in vec]
     worst = None
+    regs, warps = _packed(reg, "register"), _packed(reg, "warp")
     for warp in range(reg.in_dims.get("warp", 1)):
         for sel in range(1 << len(others)):
-            fixed = {**{d: 0 for d in reg.in_dim_names},
-                     "register": sum(1 << others[j] for j in range(len(others)) if sel >> j & 1), "warp": warp}
+            base = 0
+            for j, c in enumerate(warps):
+                base ^= c if warp >> j & 1 else 0
+            for j, r in enumerate(others):
+                base ^= regs[r] if sel >> j & 1 else 0
             addrs = []
             for g in range(0, t.wave, 16):
-                addrs += _group_addresses(reg, fixed, range(g, g + 16), vec, ctx)
+                addrs += _group_addresses(reg, base, range(g, g + 16), vec, ctx)
             cnt = amd_lds.wavefronts(addrs, t, access)
             if worst is None or cnt.total > worst.total:
                 worst = cnt

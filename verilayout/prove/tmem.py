@@ -25,7 +25,8 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tmem import Message, accumulator_layout, message
 
 __all__ = ["load_verdict", "accumulator_verdict", "epilogue_verdict", "conversion", "operand_a_verdict",
-           "A_OPERAND_RULE", "subslice_verdict", "SUBSLICE_RULE"]
+           "A_OPERAND_RULE", "subslice_verdict", "SUBSLICE_RULE", "copy_verdict",
+           "COPY_RULE"]
 
 
 def _check(reg: LinearLayout, tmem: LinearLayout) -> None:
@@ -205,14 +206,21 @@ def operand_a_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int = 1) ->
     """Proved when ``tmem`` (the A operand's ``#ttng.tensor_memory_encoding`` as a LinearLayout,
     ``lane, col -> dim0 (M), dim1 (K)``) places every element of A where ``tcgen05.mma`` with M = ``m``
     and ``cta_group`` reads it from tensor memory (:data:`A_OPERAND_RULE`); else the first cell where
-    they differ.
+    they differ. A taller tile (several blocks of ``m / cta_group`` rows: Triton issues one MMA per
+    block, its A address that of the block's first element) is proved block by block, by
+    enumeration: each block is the data path layout moved by that address.
 
-    Law: the verdict of :func:`accumulator_verdict` for an ``m x k`` tile (the same data path).
+    Law: one block: the verdict of :func:`accumulator_verdict` for an ``m x k`` tile (the same data
+    path); more: every element ``(b * rows + r, c)`` sits at ``datapath(r, c) + cell(b * rows, 0)``.
 
     >>> from verilayout.hw.nvidia.tmem import accumulator_layout
     >>> operand_a_verdict(accumulator_layout(128, 64), 128, 64).status
     'proved'
     """
+    rows = m // cta_group
+    names = tmem.out_dim_names
+    if tmem.out_dims[names[0]] > rows:
+        return _blocks_verdict(tmem, m, k, cta_group)
     v = accumulator_verdict(tmem, m, k, cta_group)
     if v.proved:
         return Verdict.holds(f"A sits where tcgen05.mma M={m} cta_group::{cta_group} reads it from tensor "
@@ -220,6 +228,29 @@ def operand_a_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int = 1) ->
     cex = dict(v.counterexample or {})
     cex["mma_reads"] = cex.pop("mma_writes", None)
     return Verdict.fails(cex, v.reason.replace("the MMA writes", "the MMA reads A's"), method="gf2")
+
+
+def _blocks_verdict(tmem: LinearLayout, m: int, k: int, cta_group: int) -> Verdict:
+    """:func:`operand_a_verdict` for a tile of several ``m / cta_group``-row blocks, by enumeration."""
+    rows, names = m // cta_group, tmem.out_dim_names
+    cells = _cells(tmem)
+    path = _cells(accumulator_layout(m, k, cta_group))
+    blocks = tmem.out_dims[names[0]] // rows
+    for blk in range(blocks):
+        if (blk * rows, 0) not in cells:
+            return Verdict.fails({"block": blk}, f"row {blk * rows} is in no TMEM cell", method="enumeration")
+        bl, bc = cells[(blk * rows, 0)]
+        for (r, c), (lane, col) in path.items():
+            want = (lane + bl, col + bc)
+            if cells.get((blk * rows + r, c)) != want:
+                return Verdict.fails({"element": [blk * rows + r, c], "mma_reads": list(want),
+                                      "layout_says": list(cells.get((blk * rows + r, c), ()))},
+                                     f"element ({blk * rows + r}, {c}): the MMA of row block {blk} reads A "
+                                     f"at TMEM (lane, col) {want}, the layout keeps it at "
+                                     f"{cells.get((blk * rows + r, c))}", method="enumeration")
+    return Verdict.holds(f"A's {blocks} row blocks each sit where a tcgen05.mma M={m} cta_group::{cta_group} "
+                         "reads them (its data path layout at the block's address)", method="enumeration",
+                         blocks=blocks)
 
 
 SUBSLICE_RULE = ("Triton 3.9 lowers ttng.tmem_subslice {offset = N} to the source's TMEM base plus the (lane, "
@@ -273,3 +304,52 @@ def subslice_verdict(tmem: LinearLayout, offset: int, width: int) -> Verdict:
                                      method="enumeration")
     return Verdict.holds(f"columns {offset}..{offset + width - 1} are the source's cells at address offset "
                          f"(lane {bl}, col {bc})", method="enumeration", address={"lane": bl, "col": bc})
+
+
+COPY_RULE = ("tcgen05.cp.32x128b.warpx4 (what Triton 3.9 emits for ttng.tmem_copy of scale factors) copies a "
+             "matrix of 32 rows of 16 bytes from shared memory to TMEM lanes 0-31 (and, .warpx4, to the "
+             "same lanes of the other three 32-lane quarters), 4 columns; successive 512-byte chunks of "
+             "the buffer go to successive 4-column groups (PTX ISA, tcgen05.cp shapes; that Triton's "
+             "descriptor lays the rows 16 bytes apart without swizzle is an inference, the descriptor "
+             "is not read here)")
+
+
+def copy_verdict(smem: LinearLayout, tmem: LinearLayout, elem_bits: int) -> Verdict:
+    """Proved when ``tcgen05.cp.32x128b.warpx4`` copies of the shared buffer ``smem`` (``offset ->
+    dims``, in elements) put every element where ``tmem`` (``lane, col -> dims``, columns in
+    elements) keeps it (:data:`COPY_RULE`); else the first element that lands elsewhere.
+
+    Law: for every byte ``o`` of the buffer, chunk ``q = o // 512``, row ``r = o % 512 // 16``, byte
+    ``b = o % 16``: the element at ``o`` is the element ``tmem`` keeps at lane ``r``, column
+    ``(16 q + b) * 8 / elem_bits``.
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> sm = LinearLayout({"offset": [[0, 1], [0, 2], [32, 0], [64, 0], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]]},
+    ...                   ["dim0", "dim1"])
+    >>> tm = LinearLayout({"lane": [[1, 0], [2, 0], [4, 0], [8, 0], [16, 0], [0, 0], [0, 0]],
+    ...                    "col": [[0, 1], [0, 2], [32, 0], [64, 0]]}, {"dim0": 128, "dim1": 4},
+    ...                   require_surjective=False)
+    >>> copy_verdict(sm, tm, 8).status
+    'proved'
+    """
+    if elem_bits not in (8, 16, 32) or "offset" not in smem.in_dims:
+        raise LayoutError(f"tcgen05.cp: modelled for 8/16/32-bit elements of a shared layout, got {elem_bits}")
+    per_byte = 8 / elem_bits
+    zero = {d: 0 for d in smem.in_dim_names}
+    tz = {d: 0 for d in tmem.in_dim_names}
+    for o in range(smem.in_dims["offset"]):
+        byte = o * elem_bits // 8
+        q, r, b = byte // 512, byte % 512 // 16, byte % 16
+        col = int((16 * q + b) * per_byte)
+        if col >= tmem.in_dims["col"]:
+            return Verdict.fails({"offset": o, "col": col}, f"shared element {o} would land in column {col}, "
+                                 "past the tensor memory layout", method="enumeration")
+        have = smem.apply({**zero, "offset": o})
+        got = tmem.apply({**tz, "lane": r, "col": col})
+        if have != got:
+            return Verdict.fails({"offset": o, "lane": r, "col": col, "copied": have, "tmem_keeps": got},
+                                 f"shared element {o} ({have}) is copied to TMEM lane {r}, column {col}, "
+                                 f"where the layout keeps {got}", method="enumeration")
+    return Verdict.holds(f"every element is copied where the tensor memory layout keeps it "
+                         f"({max(1, smem.in_dims['offset'] * elem_bits // 8 // 512)} 32x128b chunk(s))",
+                         method="enumeration")
