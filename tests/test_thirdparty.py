@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _manifest() -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _report():
-    return audit_paths([str(CORPUS)])
+    return audit_paths([str(CORPUS)], jobs=os.cpu_count() or 1)
 
 
 def _descriptor_operands(ptx: str) -> set[tuple[int, str]]:

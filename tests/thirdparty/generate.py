@@ -218,7 +218,7 @@ def expand(spec: dict, root: Path) -> list[dict]:
         jobs.append({"id": f"{spec['package']}__{spec['kernel'].lstrip('_')}_{tag}", "package": spec["package"],
                      "source": spec["source"], "kernel": spec["kernel"], "config": tag, "signature": sig,
                      "constexprs": consts, "num_warps": warps, "num_stages": stages,
-                     "skip": tuple(spec.get("skip", ())) + (("cuda80",) if n else ())})   # sm_80: first config
+                     "skip": tuple(spec.get("skip", ())) + (("cuda80", "cuda100") if n else ())})   # size: first config only
     return jobs
 
 

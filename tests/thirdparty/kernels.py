@@ -200,7 +200,9 @@ K("sglang", SG + "attention/dsv4/fp4_indexer.py", "_fp4_index_logits_kernel",
    ("h64_d64_l128_w8", {"H": 64, "HALF_D": 64, "BLOCK_L": 128}, 8, 2)],
   ptrs="q_ptr:fp8e4nv w_ptr:fp32 slots_ptr:i32 lens_ptr:i32 table_ptr:u8 out_ptr:fp32", skip=("cuda80",))
 K("sglang", SG + "moe/fused_moe_triton_kernels.py", "fused_moe_kernel",
-  [_mm(64, 128, 64, 8, 3, FUSE_SWIGLU=True), _mm(64, 64, 128, 4, 3, use_fp8_w8a8=True, group_n=128, group_k=128)],
+  [(t + "_swiglu", c, w, s) for t, c, w, s in [_mm(64, 128, 64, 8, 3, FUSE_SWIGLU=True)]]
+  + [(t + "_fp8w8a8", c, w, s) for t, c, w, s in [_mm(64, 64, 128, 4, 3, use_fp8_w8a8=True, group_n=128,
+                                                       group_k=128)]],
   ptrs="a_ptr b_ptr bias_ptr c_ptr a_scale_ptr:fp32 b_scale_ptr:fp32 topk_weights_ptr:fp32 "
        "sorted_token_ids_ptr:i32 expert_ids_ptr:i32 num_tokens_post_padded_ptr:i32 add_mask_ptr:i32", dt="bf16",
   consts={**_MOE, "a_desc": None, "b_desc": None, "group_n": 0, "group_k": 0, "use_fp8_w8a8": False,
