@@ -92,3 +92,66 @@ def test_install_keeps_the_listener_it_found_and_uninstall_restores_it():
         assert knobs.compilation.listener is mine
     finally:
         knobs.compilation.listener = before
+
+
+ADVICE_KERNELS = '''
+import sys
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+
+
+@triton.jit
+def mm_kn(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])      # B as [K, N]: N contiguous
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def mm_nk(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + rn[:, None] * K + (k + rk)[None, :])      # B as [N, K]: K contiguous
+        acc += tl.dot(a, tl.trans(b))
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+sig = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+       "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+for fn in (mm_kn, mm_nk):
+    k = triton.compile(triton.compiler.ASTSource(fn, sig, {"BM": 128, "BN": 128, "BK": 64},
+                                                 attrs={(i,): [["tt.divisibility", 16]] for i in range(6)}),
+                       target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 3})
+    open(sys.argv[1] + "/" + fn.__name__ + ".ttgir", "w").write(k.asm["ttgir"])
+'''
+
+
+@pytest.mark.slow
+def test_the_python_suggestion_for_an_mn_major_fp8_b_removes_the_conflict(tmp_path):
+    # Triton compiles both: B loaded N-contiguous (the conflict the advice is about) and B loaded
+    # K-contiguous then tl.trans (what the advice says); the audit of what Triton wrote decides
+    pytest.importorskip("triton")
+    (tmp_path / "k.py").write_text(ADVICE_KERNELS)
+    env = dict(os.environ, TRITON_CACHE_DIR=str(tmp_path / "cache"), TRITON_DEFAULT_FP_FUSION="1")
+    subprocess.run([sys.executable, str(tmp_path / "k.py"), str(tmp_path)], env=env, check=True,
+                   capture_output=True, timeout=600)
+    sys.path.insert(0, str(ROOT))
+    from verilayout.audit.paths import audit_paths
+    kn, nk = audit_paths([str(tmp_path / "mm_kn.ttgir"), str(tmp_path / "mm_nk.ttgir")]).files
+    (warn,) = [c for c in kn.checks if c.severity == "warning"]
+    assert warn.check == "bank-conflicts" and "K contiguous" in warn.data["suggestion"]
+    assert not [c for c in nk.checks if c.severity in ("error", "warning")]
+    assert any(c.check == "bank-conflicts" and c.status == "proved" for c in nk.checks)

@@ -26,7 +26,8 @@ examples:
   verilayout audit ~/.triton/cache --fail-on warning          # every *.ttgir and *.ptx below the folder
   verilayout audit k.ptx                                       # the lowering, against k.ttgir beside it
   verilayout audit k.ttgir --json > audit.json
-  verilayout audit k.ttgir --sarif audit.sarif --junit audit.xml
+  verilayout audit k.ttgir --sarif audit.sarif --junit audit.xml --source-root .
+  verilayout audit ~/.triton/cache -j 0 --cache .verilayout-cache    # CI: only new kernels audited
   cat k.ttgir | verilayout audit -
 exit codes: 0 clean, 1 findings at or above --fail-on (default error), 2 unreadable input
 (a file with no whole kernel: empty, truncated, a folder with no kernel file; the others are
