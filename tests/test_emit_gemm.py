@@ -223,7 +223,7 @@ def test_emit_gemm_writes_the_directory_with_defaults(capsys, tmp_path):
     (["--dtype", "f16", "--stages", "1"], "--stages 1"),
     (["--dtype", "f16", "--stages", "x"], "--stages"),
     (["--dtype", "f16", "--stages", "6"], "exceed"),
-    (["--dtype", "f16", "--arch", "sm_100a"], "--arch"),
+    (["--dtype", "f16", "--arch", "sm_89"], "--arch"),          # sm_100a is written since issue 24
 ])
 def test_bad_input_is_one_error_line_and_exit_2(capsys, tmp_path, argv, message):
     rc, out, err = _cli(capsys, "emit", "gemm", *argv, "-o", str(tmp_path / "x"))

@@ -168,9 +168,9 @@ typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as ra
 typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
 typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
 constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
-constexpr bool HAS_BIAS = ${has_bias};
-constexpr int ACTIVATION = ${act_code};              // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
-constexpr int OUT_BYTES = int(sizeof(out_t));
+[[maybe_unused]] constexpr bool HAS_BIAS = ${has_bias};
+[[maybe_unused]] constexpr int ACTIVATION = ${act_code};   // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
+[[maybe_unused]] constexpr int OUT_BYTES = int(sizeof(out_t));
 
 // ----- descriptors (proved at shared address 0; see the obligations above) ------------------
 __host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t wg, uint32_t kb) {
