@@ -255,9 +255,11 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
            and not (op.name == "ttg.local_alloc" and not op.operands)]
     sharing = _line_sharing(ops, tmod)
     done: set = set()
+    of, by = _epochs(mod)
+    owned = {(op.loc, _OPS[op.name][0]) for op in ops}
     for op in ops:
         kind = _OPS[op.name]
-        instrs = by_loc.get((op.loc, kind[0]), [])
+        instrs = _adopt(by_loc.get((op.loc, kind[0]), []), kind[0], of, by, owned)
         key = (op.loc, kind[0], tuple(op.operand_types), tuple(op.result_types))
         if not instrs or key in done:        # ops of one type on one line share their PTX accesses
             continue
@@ -293,6 +295,27 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             for part in parts:
                 out.append(_compare(op, part, lanes, what, memo))
     return out
+
+
+def _address_register(ins: Instr) -> str | None:
+    acc = _access(ins)
+    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    return m.group(1) if m else None
+
+
+def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> list[Instr]:
+    """``instrs`` (an op's accesses, found by source line) with the accesses the scheduler moved
+    among them under another line's ``.loc``, found by dataflow: same direction, same barrier epoch,
+    the same address register as one of the op's own (the address flows from the op's base), and a
+    line that holds no shared-memory op of that direction itself."""
+    if not instrs:
+        return instrs
+    regs = {_address_register(i) for i in instrs}
+    mine = {i.line for i in instrs}
+    extra = [j for e in sorted({of[i.line] for i in instrs if i.line in of}) for j in by.get(e, [])
+             if j.line not in mine and j.loc and (j.loc, kind) not in owned and _access(j)[0] == kind
+             and _address_register(j) in regs and j.func == instrs[0].func]
+    return sorted(instrs + extra, key=lambda i: i.line) if extra else instrs
 
 
 def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
@@ -464,57 +487,164 @@ def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
     return hs, hd, bits
 
 
+def _is_barrier(ins: Instr) -> bool:
+    """A CTA (or warp) barrier: ``bar.sync``/``barrier.sync``/``bar.warp.sync`` (not ``bar.arrive``)."""
+    p = ins.parts
+    return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
+
+
+def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
+    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
+    epoch is the stretch of one function between two barriers (no access moves across one)."""
+    of: dict[int, int] = {}
+    by: dict[int, list[Instr]] = {}
+    e, func = 0, None
+    for ins in mod.instrs:
+        if ins.func != func or _is_barrier(ins):
+            e, func = e + 1, ins.func
+            if _is_barrier(ins):
+                continue
+        if _access(ins) is not None:
+            of[ins.line] = e
+            by.setdefault(e, []).append(ins)
+    return of, by
+
+
+def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr], list[Instr]]]]:
+    """The scratch round trips of source line ``loc``, matched by barriers: a round is an epoch
+    holding stores of the line followed (one barrier later) by an epoch holding loads of the line;
+    rounds one barrier apart (stores right after the previous round's loads) form one chain (one
+    multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
+    to another op's) belong to no round."""
+    def mine(e: int, kind: str) -> list[Instr]:
+        return [i for i in by.get(e, []) if i.loc == loc and _access(i)[0] == kind]
+
+    rounds = []
+    for e in sorted(by):
+        st, ld = mine(e, "store"), mine(e + 1, "load")
+        if st and ld and not mine(e, "load"):
+            rounds.append((e, st, ld))
+    chains: list[list[tuple[list[Instr], list[Instr]]]] = []
+    last = None
+    for e, st, ld in rounds:
+        if last is not None and e == last + 2:
+            chains[-1].append((st, ld))
+        else:
+            chains.append([(st, ld)])
+        last = e
+    return chains
+
+
 def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
-    """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory in one
-    round (its stores, one barrier, its loads; the only op on its source line): for every pair of
-    threads, the bytes one stores that the other loads are exactly the bytes of the elements the
-    source layout gives the first and the destination layout gives the second (``bytes x shared
-    elements``). So what is stored is what is loaded, element for element between threads; which
-    register of a thread holds which of its elements is not checked."""
+    """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory: its
+    accesses are found by barriers (:func:`_chains`: rounds of stores, one barrier, loads, on the
+    op's source line), each round's bytes kept apart from the other rounds'. For every pair of
+    threads, the bytes one stores that the other loads in the same round, summed over the rounds,
+    are exactly the bytes of the elements the source layout gives the first and the destination
+    layout gives the second (``bytes x shared elements``), and every byte loaded was stored in
+    that round. So what is stored is what is loaded, element for element between threads; which
+    register of a thread holds which of its elements is not checked. Several conversions on one
+    source line take the line's chains in program order, each confirmed by the law (a chain that
+    no conversion's law accepts is the first unmatched conversion's error when the line holds
+    only conversions, else ``unchecked``)."""
     out: list[Check] = []
     memo = {} if memo is None else memo
     n = 32 * (tmod.num_warps or 4)
-    per_line: dict[str, int] = {}
-    for op in tmod.ops:                      # ops whose lowering may touch shared memory
-        if op.loc and (op.name in _SCRATCH or op.name in _OPS):
-            per_line[op.loc] = per_line.get(op.loc, 0) + 1
+    _of, by = _epochs(mod)
+    convs: dict[str, list] = {}
+    others: dict[str, int] = {}
     for op in tmod.ops:
-        if op.name != "ttg.convert_layout" or not op.loc or not op.operand_types or not op.result_types:
+        if not op.loc:
             continue
-        acc = [i for i in mod.instrs if i.loc == op.loc and _access(i) is not None]
-        if not acc:
-            continue                              # converted in registers (shuffles), not through memory
-        first = acc[0]
-        data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name}
+        if op.name == "ttg.convert_layout" and op.operand_types and op.result_types:
+            convs.setdefault(op.loc, []).append(op)
+        elif op.name in _SCRATCH or op.name in _OPS:
+            others[op.loc] = others.get(op.loc, 0) + 1
+    for loc, ops in convs.items():
+        out.extend(_line_conversions(mod, evals, tmod, loc, ops, others.get(loc, 0), by, n, memo))
+    return out
 
-        def skip(why: str) -> None:
-            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
-                             f"ttg.convert_layout (TTGIR line {op.line}): scratch round trip not compared: {why}",
-                             dict(data, reason=why)))
 
-        if per_line[op.loc] > 1:
-            skip(f"other ops share source line {op.loc}")
-            continue
+def _line_conversions(mod: PtxModule, evals: dict, tmod: Module, loc: str, ops: list, others: int,
+                      by: dict, n: int, memo: dict) -> list[Check]:
+    """The checks of the conversions ``ops`` of one source line against the line's chains."""
+    out: list[Check] = []
+    at = 0
+    chains = _chains(by, loc)
+    if not chains:                           # no barrier between: the line's stores, then its loads
+        acc = [i for e in sorted(by) for i in by[e] if i.loc == loc]
         kinds = [_access(i)[0] for i in acc]
-        if "load" not in kinds or kinds != sorted(kinds, key=lambda k: k == "load"):
-            skip("not one round of stores then loads")
+        if not acc or "load" not in kinds or "store" not in kinds:
+            return out                       # converted in registers (shuffles), not through memory
+        if kinds != sorted(kinds, key=lambda k: k == "load"):
+            return [_skip(ops[0], acc[0], "not one round of stores then loads (no barrier between rounds)")]
+        chains = [[([i for i in acc if _access(i)[0] == "store"], [i for i in acc if _access(i)[0] == "load"])]]
+    for chain in chains:
+        pieces, why = _chain_pieces(chain, evals, n, memo)
+        first = chain[0][0][0]
+        if why is not None:
+            op = ops[min(at, len(ops) - 1)]
+            out.append(_skip(op, first, why))
             continue
+        rels = _relative_bases(ops[0], pieces, {})
+        hit = None
+        for k in range(at, len(ops)):
+            got = _conversion_holders(tmod, ops[k], n)
+            if isinstance(got, str):
+                continue
+            if not isinstance(rels, Check) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+                hit = k
+                break
+        if hit is not None:
+            data = {"source": "ptx", "ttgir_line": ops[hit].line, "ttgir_op": ops[hit].name,
+                    "rounds": len(chain)}
+            out.append(_round_trip_proved(ops[hit], pieces, n, data))
+            at = hit + 1
+            continue
+        op = ops[min(at, len(ops) - 1)]
         got = _conversion_holders(tmod, op, n)
         if isinstance(got, str):
-            skip(got)
-            continue
-        hs, hd, bits = got
-        ev = evals.get(first.func)
-        pieces = []
-        for ins in acc:
+            out.append(_skip(op, first, got))
+        elif len(ops) > 1 or others:
+            out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of the "
+                             f"{len(ops)} conversion(s) of source line {loc}, which {others} other op(s) "
+                             "lowered through shared memory share"))
+        else:
+            data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "rounds": len(chain)}
+            out.append(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data))
+        at += 1
+    return out
+
+
+def _skip(op: Any, first: Instr, why: str) -> Check:
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                 f"ttg.convert_layout (TTGIR line {op.line}): scratch round trip not compared: {why}",
+                 {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "reason": why})
+
+
+def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, str | None]:
+    """Each access of the chain as ``(instr, thread 0's address, each thread's bytes)``, the bytes
+    of round ``r`` moved ``r`` round spans up (a round reads only what it stored); or why not."""
+    pieces: list = []
+    rounds: list[int] = []
+    for r, (st, ld) in enumerate(chain):
+        for ins in st + ld:
+            ev = evals.get(ins.func)
             got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
             if isinstance(got, str):
-                skip(got)
-                break
+                return [], got
             pieces.append((ins, *got))
-        else:
-            out.append(_round_trip(op, pieces, hs, hd, bits // 8, n, data))
-    return out
+            rounds.append(r)
+    if len(chain) == 1:
+        return pieces, None
+    rels = _relative_bases(None, pieces, {})
+    if isinstance(rels, Check):
+        return [], "the accesses' bases are not a constant apart"
+    lo = min(rel + min(min(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    hi = max(rel + max(max(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    stride = (hi - lo + 128) // 128 * 128
+    moved = [(ins, z3.simplify(a0 + r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
+    return moved, None
 
 
 def _bytes_array(rel: int, s: set[int]) -> np.ndarray:
@@ -543,7 +673,7 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
     lo = min(int(wb_.min()), int(rb_.min()))
     span = max(int(wb_.max()), int(rb_.max())) - lo + 1
-    if span > 1 << 22:
+    if span > 1 << 24:
         return False
     writer = np.full(span, -1, dtype=np.int64)
     writer[wb_ - lo] = wt_
@@ -589,7 +719,8 @@ def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
         d = z3.simplify(a0 - ref)
         if not z3.is_bv_value(d):
             return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
-                         f"ttg.convert_layout (TTGIR line {op.line}): the accesses' bases are not a constant apart",
+                         f"ttg.convert_layout (TTGIR line {op.line if op else '?'}): the accesses' bases are not a "
+                         "constant apart",
                          dict(data, reason="bases"))
         v = d.as_long()
         rels.append(v - (1 << 32) if v >= 1 << 31 else v)
