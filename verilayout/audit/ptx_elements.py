@@ -202,20 +202,6 @@ def _split(group: list, copies: int) -> list[list]:
     return [group[i * per:(i + 1) * per] for i in range(copies)]
 
 
-def _line_sharing(ops: list, tmod: Module) -> dict[tuple[str, str], set]:
-    """(source line, direction) -> the distinct op types (and scratch-memory ops) on it: the PTX
-    keeps only source lines, so a line with more than one cannot be attributed."""
-    sharing: dict[tuple[str, str], set] = {}
-    for op in ops:
-        sharing.setdefault((op.loc, _OPS[op.name][0]), set()).add(
-            (tuple(op.operand_types), tuple(op.result_types)))
-    for op in tmod.ops:                     # ops that go through scratch memory store and load
-        if op.name in _SCRATCH and op.loc:
-            for d in ("store", "load"):
-                sharing.setdefault((op.loc, d), set()).add((op.name, op.line))
-    return sharing
-
-
 def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tuple | None]:
     """The op's accesses grouped by base (a constant apart: one copy of the op), with their lane
     bytes; or the first access whose address could not be evaluated, and why."""
@@ -243,57 +229,102 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
 def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
                    memo: dict | None = None) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
-    module docstring); ``memo``: lane offsets already found in this file."""
+    module docstring); ``memo``: lane offsets already found in this file. An op's accesses: those
+    of its source line and direction, less the round trips a conversion of the line proved its
+    own (:func:`_claims`), plus the accesses moved among them under another line (:func:`_adopt`).
+    Ops of different types on one line share those accesses: each copy (a base group) goes to the
+    op whose layouts it matches exactly; a copy no op matches is compared with the one op left
+    without a copy (the error), or ``unchecked`` when that is not one op or when other ops of the
+    line (a reduction, an unmatched conversion) may own it."""
     out: list[Check] = []
+    memo = {} if memo is None else memo
+    claims = _claims(mod, evals, tmod, memo)
+    of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
     for ins in mod.instrs:
         acc = _access(ins)
-        if acc is not None and ins.loc:
+        if acc is not None and ins.loc and ins.line not in claims["claimed"]:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
-    memo = {} if memo is None else memo
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
-    sharing = _line_sharing(ops, tmod)
-    done: set = set()
-    of, by = _epochs(mod)
     owned = {(op.loc, _OPS[op.name][0]) for op in ops}
-    for op in ops:
-        kind = _OPS[op.name]
-        instrs = _adopt(by_loc.get((op.loc, kind[0]), []), kind[0], of, by, owned)
-        key = (op.loc, kind[0], tuple(op.operand_types), tuple(op.result_types))
-        if not instrs or key in done:        # ops of one type on one line share their PTX accesses
+    lines: dict[tuple[str, str], dict[tuple, Any]] = {}
+    for op in ops:                           # ops of one type on one line share their PTX accesses
+        lines.setdefault((op.loc, _OPS[op.name][0]), {}).setdefault(
+            (tuple(op.operand_types), tuple(op.result_types)), op)
+    for (loc, kind), reps in lines.items():
+        instrs = _adopt(by_loc.get((loc, kind), []), kind, of, by, owned)
+        if instrs:
+            out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
+                                      loc in claims["foreign"], of, claims["chained"]))
+    memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
+    return out
+
+
+def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str] | str:
+    try:
+        types = _types(tmod, op)
+        return _layout_bytes(*types) if types is not None else "its types could not be read"
+    except (LayoutError, KeyError, ValueError) as e:
+        return str(e)
+
+
+def _unchecked(op: Any, first: Instr, why: str) -> Check:
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                 f"{op.name} (TTGIR line {op.line}): element addresses not compared: {why}",
+                 {"source": "ptx", "ttgir_line": op.line, "reason": why})
+
+
+def _parts(g: list, lanes: list[set[int]]) -> list[list]:
+    """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
+    total = sum(len(s) for s in lanes)
+    n = sum(len(s) for _, _, ls in g for s in ls)
+    copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
+    return _split(g, copies) if copies else [g]
+
+
+def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, memo: dict,
+                   foreign: bool, of: dict, chained: set = frozenset()) -> list[Check]:
+    """The checks of the ops ``reps`` (one per type) of one line and direction over ``instrs``."""
+    wants = [(op, _want(tmod, op)) for op in reps]
+    if len(reps) == 1 and isinstance(wants[0][1], str):
+        return [_unchecked(reps[0], instrs[0], wants[0][1])]
+    groups, why = _base_groups(instrs, evals, memo)
+    if why is not None:
+        op = reps[0]
+        return [Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
+                      f"{op.name} (TTGIR line {op.line}): {why[1]}",
+                      {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode})]
+    if len(reps) > 1:                        # ops of one line: one op's copy never spans a barrier
+        groups = [[x for x in g if of.get(x[0].line) == e] for g in groups
+                  for e in sorted({of.get(x[0].line) for x in g}, key=lambda v: (v is None, v or 0))]
+    out: list[Check] = []
+    left, used = [], set()
+    for g in groups:
+        for op, want in wants:
+            if isinstance(want, str):
+                continue
+            got = [_compare(op, part, *want, memo) for part in _parts(g, want[0])]
+            if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
+                out.extend(got)              # matched; or the line's one op: its verdicts, errors included
+                used.add(op.line)
+                break
+        else:
+            left.append(g)
+    free = [(op, w) for op, w in wants if op.line not in used]
+    for g in left:
+        first = g[0][0]
+        if all(x[0].line in chained for x in g):
+            continue                         # a round trip of a conversion of the line: checked there
+        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign:
+            op, want = free[0]
+            out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
             continue
-        done.add(key)
-        first = instrs[0]
-        try:
-            types = _types(tmod, op)
-            want = _layout_bytes(*types) if types is not None else "its types could not be read"
-        except (LayoutError, KeyError, ValueError) as e:
-            want = str(e)
-        if len(sharing[(op.loc, kind[0])]) > 1:
-            # the PTX keeps only source lines: ops of different types on one line cannot be told apart
-            want = (f"{len(sharing[(op.loc, kind[0])])} {kind[0]} ops of different types (or through "
-                    f"scratch memory) share source line {op.loc}, so its PTX accesses cannot be attributed "
-                    "to one of them")
-        if isinstance(want, str):
-            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
-                             f"{op.name} (TTGIR line {op.line}): element addresses not compared: {want}",
-                             {"source": "ptx", "ttgir_line": op.line, "reason": want}))
-            continue
-        lanes, what = want
-        total = sum(len(s) for s in lanes)
-        groups, why = _base_groups(instrs, evals, memo)
-        if why is not None:
-            out.append(Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
-                             f"{op.name} (TTGIR line {op.line}): {why[1]}",
-                             {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode}))
-            continue
-        for g in groups:
-            n = sum(len(s) for _, _, ls in g for s in ls)
-            copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
-            parts = _split(g, copies) if copies else [g]
-            for part in parts:
-                out.append(_compare(op, part, lanes, what, memo))
+        op = free[0][0] if free else reps[0]
+        why = next((w for _, w in free if isinstance(w, str)), None)
+        out.append(_unchecked(op, first, why or (
+            f"the accesses from PTX line {first.line} match none of the {len(reps)} op(s) of different types "
+            f"on source line {first.loc}" + (", which other ops through scratch memory share" if foreign else ""))))
     return out
 
 
@@ -510,11 +541,15 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     return of, by
 
 
+def _regs(instrs: list[Instr]) -> set:
+    return {_address_register(i) for i in instrs}
+
+
 def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr], list[Instr]]]]:
     """The scratch round trips of source line ``loc``, matched by barriers: a round is an epoch
     holding stores of the line followed (one barrier later) by an epoch holding loads of the line;
-    rounds one barrier apart (stores right after the previous round's loads) form one chain (one
-    multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
+    rounds one barrier apart (stores right after the previous round's loads) through the same address
+    registers form one chain (one multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
     to another op's) belong to no round."""
     def mine(e: int, kind: str) -> list[Instr]:
         return [i for i in by.get(e, []) if i.loc == loc and _access(i)[0] == kind]
@@ -527,12 +562,52 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
-        if last is not None and e == last + 2:
+        if last is not None and e == last + 2 and _regs(st) == _regs(chains[-1][-1][0]) \
+                and _regs(ld) == _regs(chains[-1][-1][1]):       # the same scratch addresses again
             chains[-1].append((st, ld))
         else:
             chains.append([(st, ld)])
         last = e
     return chains
+
+
+def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
+    """The file's conversions matched to their round trips (once per file, kept in ``memo``):
+    ``epochs`` (:func:`_epochs`); ``lines``: source line -> its conversions and, per chain of the
+    line (:func:`_chains`), ``(chain, pieces, why, index of the conversion whose law holds or
+    None)``; ``claimed``: the PTX lines of the chains a conversion proved; ``foreign``: source lines
+    whose accesses other ops may own (a reduction, scan, ... or a chain no conversion proved);
+    ``others``: per source line, its shared-memory ops that are not conversions."""
+    hit = memo.get(("claims",))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    n = 32 * (tmod.num_warps or 4)
+    of, by = _epochs(mod)
+    convs: dict[str, list] = {}
+    others: dict[str, int] = {}
+    foreign: set[str] = set()
+    for op in tmod.ops:
+        if not op.loc:
+            continue
+        if op.name == "ttg.convert_layout" and op.operand_types and op.result_types:
+            convs.setdefault(op.loc, []).append(op)
+        elif op.name in _SCRATCH or op.name in _OPS:
+            others[op.loc] = others.get(op.loc, 0) + 1
+            if op.name in _SCRATCH:
+                foreign.add(op.loc)
+    lines, claimed, chained = {}, set(), set()
+    for loc, ops in convs.items():
+        entries = _match_line(tmod, evals, loc, ops, by, n, memo)
+        lines[loc] = (ops, entries)
+        for chain, _p, _w, k in entries:
+            chained.update(i.line for st, ld in chain for i in st + ld)
+            if k is None:
+                foreign.add(loc)
+            else:
+                claimed.update(i.line for st, ld in chain for i in st + ld)
+    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n}
+    memo[("claims",)] = (mod, got)
+    return got
 
 
 def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
@@ -544,31 +619,43 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     layout gives the second (``bytes x shared elements``), and every byte loaded was stored in
     that round. So what is stored is what is loaded, element for element between threads; which
     register of a thread holds which of its elements is not checked. Several conversions on one
-    source line take the line's chains in program order, each confirmed by the law (a chain that
-    no conversion's law accepts is the first unmatched conversion's error when the line holds
-    only conversions, else ``unchecked``)."""
+    source line take the line's chains in program order, each confirmed by the law. A chain no
+    conversion's law accepts: nothing when its accesses are a local op's, proved by
+    :func:`element_checks` (run first, same ``memo``); the error of the conversion in its place
+    when the line holds only conversions, as many as chains; else ``unchecked``."""
     out: list[Check] = []
     memo = {} if memo is None else memo
-    n = 32 * (tmod.num_warps or 4)
-    _of, by = _epochs(mod)
-    convs: dict[str, list] = {}
-    others: dict[str, int] = {}
-    for op in tmod.ops:
-        if not op.loc:
-            continue
-        if op.name == "ttg.convert_layout" and op.operand_types and op.result_types:
-            convs.setdefault(op.loc, []).append(op)
-        elif op.name in _SCRATCH or op.name in _OPS:
-            others[op.loc] = others.get(op.loc, 0) + 1
-    for loc, ops in convs.items():
-        out.extend(_line_conversions(mod, evals, tmod, loc, ops, others.get(loc, 0), by, n, memo))
+    claims = _claims(mod, evals, tmod, memo)
+    local = memo.get(("local_proved",), set())
+    n = claims["n"]
+    for loc, (ops, entries) in claims["lines"].items():
+        for i, (chain, pieces, why, k) in enumerate(entries):
+            first = chain[0][0][0] if chain[0][0] else chain[0][1][0]
+            data = {"source": "ptx", "rounds": len(chain)}
+            if k is not None:
+                data.update(ttgir_line=ops[k].line, ttgir_op=ops[k].name)
+                out.append(_round_trip_proved(ops[k], pieces, n, data))
+                continue
+            if all(j.line in local for st, ld in chain for j in st + ld):
+                continue                     # a local_alloc/local_load pair of the line, proved there
+            op = ops[min(i, len(ops) - 1)]
+            got = why or _conversion_holders(tmod, op, n)
+            if isinstance(got, str):
+                out.append(_skip(op, first, got))
+            elif claims["others"].get(loc) or len(entries) != len(ops):
+                out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
+                                 f"the {len(ops)} conversion(s) of source line {loc}, which "
+                                 f"{claims['others'].get(loc, 0)} other shared-memory op(s) share"))
+            else:
+                data.update(ttgir_line=op.line, ttgir_op=op.name)
+                out.append(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data))
     return out
 
 
-def _line_conversions(mod: PtxModule, evals: dict, tmod: Module, loc: str, ops: list, others: int,
-                      by: dict, n: int, memo: dict) -> list[Check]:
-    """The checks of the conversions ``ops`` of one source line against the line's chains."""
-    out: list[Check] = []
+def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int, memo: dict) -> list[tuple]:
+    """Per chain of source line ``loc``: ``(chain, pieces, why not evaluated, index of the first
+    conversion after the last matched one whose law the chain satisfies, or None)``."""
+    out: list[tuple] = []
     at = 0
     chains = _chains(by, loc)
     if not chains:                           # no barrier between: the line's stores, then its loads
@@ -576,43 +663,26 @@ def _line_conversions(mod: PtxModule, evals: dict, tmod: Module, loc: str, ops: 
         kinds = [_access(i)[0] for i in acc]
         if not acc or "load" not in kinds or "store" not in kinds:
             return out                       # converted in registers (shuffles), not through memory
-        if kinds != sorted(kinds, key=lambda k: k == "load"):
-            return [_skip(ops[0], acc[0], "not one round of stores then loads (no barrier between rounds)")]
         chains = [[([i for i in acc if _access(i)[0] == "store"], [i for i in acc if _access(i)[0] == "load"])]]
+        if kinds != sorted(kinds, key=lambda k: k == "load"):
+            return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
     for chain in chains:
         pieces, why = _chain_pieces(chain, evals, n, memo)
-        first = chain[0][0][0]
         if why is not None:
-            op = ops[min(at, len(ops) - 1)]
-            out.append(_skip(op, first, why))
+            out.append((chain, pieces, why, None))
             continue
         rels = _relative_bases(ops[0], pieces, {})
         hit = None
         for k in range(at, len(ops)):
             got = _conversion_holders(tmod, ops[k], n)
-            if isinstance(got, str):
+            if isinstance(got, str) or isinstance(rels, Check):
                 continue
-            if not isinstance(rels, Check) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+            if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 hit = k
                 break
+        out.append((chain, pieces, None, hit))
         if hit is not None:
-            data = {"source": "ptx", "ttgir_line": ops[hit].line, "ttgir_op": ops[hit].name,
-                    "rounds": len(chain)}
-            out.append(_round_trip_proved(ops[hit], pieces, n, data))
             at = hit + 1
-            continue
-        op = ops[min(at, len(ops) - 1)]
-        got = _conversion_holders(tmod, op, n)
-        if isinstance(got, str):
-            out.append(_skip(op, first, got))
-        elif len(ops) > 1 or others:
-            out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of the "
-                             f"{len(ops)} conversion(s) of source line {loc}, which {others} other op(s) "
-                             "lowered through shared memory share"))
-        else:
-            data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "rounds": len(chain)}
-            out.append(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data))
-        at += 1
     return out
 
 
