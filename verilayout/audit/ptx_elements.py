@@ -32,7 +32,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import _ADDR, _access, _lane_offsets, thread_offsets as _thread_offsets
+from verilayout.audit.ptx_smem import _ADDR, _access, _guard, _lane_offsets, thread_offsets as _thread_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -202,20 +202,6 @@ def _split(group: list, copies: int) -> list[list]:
     return [group[i * per:(i + 1) * per] for i in range(copies)]
 
 
-def _line_sharing(ops: list, tmod: Module) -> dict[tuple[str, str], set]:
-    """(source line, direction) -> the distinct op types (and scratch-memory ops) on it: the PTX
-    keeps only source lines, so a line with more than one cannot be attributed."""
-    sharing: dict[tuple[str, str], set] = {}
-    for op in ops:
-        sharing.setdefault((op.loc, _OPS[op.name][0]), set()).add(
-            (tuple(op.operand_types), tuple(op.result_types)))
-    for op in tmod.ops:                     # ops that go through scratch memory store and load
-        if op.name in _SCRATCH and op.loc:
-            for d in ("store", "load"):
-                sharing.setdefault((op.loc, d), set()).add((op.name, op.line))
-    return sharing
-
-
 def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tuple | None]:
     """The op's accesses grouped by base (a constant apart: one copy of the op), with their lane
     bytes; or the first access whose address could not be evaluated, and why."""
@@ -243,56 +229,124 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
 def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
                    memo: dict | None = None) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
-    module docstring); ``memo``: lane offsets already found in this file."""
+    module docstring); ``memo``: lane offsets already found in this file. An op's accesses: those
+    of its source line and direction, less the round trips a conversion of the line proved its
+    own (:func:`_claims`), plus the accesses moved among them under another line (:func:`_adopt`).
+    Ops of different types on one line share those accesses: each copy (a base group) goes to the
+    op whose layouts it matches exactly; a copy no op matches is compared with the one op left
+    without a copy (the error), or ``unchecked`` when that is not one op or when other ops of the
+    line (a reduction, an unmatched conversion) may own it."""
     out: list[Check] = []
+    memo = {} if memo is None else memo
+    claims = _claims(mod, evals, tmod, memo)
+    of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
     for ins in mod.instrs:
         acc = _access(ins)
-        if acc is not None and ins.loc:
+        if acc is not None and ins.loc and ins.line not in claims["claimed"]:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
-    memo = {} if memo is None else memo
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
-    sharing = _line_sharing(ops, tmod)
-    done: set = set()
-    for op in ops:
-        kind = _OPS[op.name]
-        instrs = by_loc.get((op.loc, kind[0]), [])
-        key = (op.loc, kind[0], tuple(op.operand_types), tuple(op.result_types))
-        if not instrs or key in done:        # ops of one type on one line share their PTX accesses
-            continue
-        done.add(key)
-        first = instrs[0]
-        try:
-            types = _types(tmod, op)
-            want = _layout_bytes(*types) if types is not None else "its types could not be read"
-        except (LayoutError, KeyError, ValueError) as e:
-            want = str(e)
-        if len(sharing[(op.loc, kind[0])]) > 1:
-            # the PTX keeps only source lines: ops of different types on one line cannot be told apart
-            want = (f"{len(sharing[(op.loc, kind[0])])} {kind[0]} ops of different types (or through "
-                    f"scratch memory) share source line {op.loc}, so its PTX accesses cannot be attributed "
-                    "to one of them")
-        if isinstance(want, str):
-            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
-                             f"{op.name} (TTGIR line {op.line}): element addresses not compared: {want}",
-                             {"source": "ptx", "ttgir_line": op.line, "reason": want}))
-            continue
-        lanes, what = want
-        total = sum(len(s) for s in lanes)
-        groups, why = _base_groups(instrs, evals, memo)
-        if why is not None:
-            out.append(Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
-                             f"{op.name} (TTGIR line {op.line}): {why[1]}",
-                             {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode}))
-            continue
-        for g in groups:
-            n = sum(len(s) for _, _, ls in g for s in ls)
-            copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
-            parts = _split(g, copies) if copies else [g]
-            for part in parts:
-                out.append(_compare(op, part, lanes, what, memo))
+    owned = {(op.loc, _OPS[op.name][0]) for op in ops}
+    lines: dict[tuple[str, str], dict[tuple, Any]] = {}
+    for op in ops:                           # ops of one type on one line share their PTX accesses
+        lines.setdefault((op.loc, _OPS[op.name][0]), {}).setdefault(
+            (tuple(op.operand_types), tuple(op.result_types)), op)
+    for (loc, kind), reps in lines.items():
+        instrs = _adopt(by_loc.get((loc, kind), []), kind, of, by, owned)
+        if instrs:
+            out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
+                                      loc in claims["foreign"], of, claims["chained"]))
+    memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
     return out
+
+
+def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str] | str:
+    try:
+        types = _types(tmod, op)
+        return _layout_bytes(*types) if types is not None else "its types could not be read"
+    except (LayoutError, KeyError, ValueError) as e:
+        return str(e)
+
+
+def _unchecked(op: Any, first: Instr, why: str) -> Check:
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                 f"{op.name} (TTGIR line {op.line}): element addresses not compared: {why}",
+                 {"source": "ptx", "ttgir_line": op.line, "reason": why})
+
+
+def _parts(g: list, lanes: list[set[int]]) -> list[list]:
+    """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
+    total = sum(len(s) for s in lanes)
+    n = sum(len(s) for _, _, ls in g for s in ls)
+    copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
+    return _split(g, copies) if copies else [g]
+
+
+def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, memo: dict,
+                   foreign: bool, of: dict, chained: set = frozenset()) -> list[Check]:
+    """The checks of the ops ``reps`` (one per type) of one line and direction over ``instrs``."""
+    wants = [(op, _want(tmod, op)) for op in reps]
+    if len(reps) == 1 and isinstance(wants[0][1], str):
+        return [_unchecked(reps[0], instrs[0], wants[0][1])]
+    groups, why = _base_groups(instrs, evals, memo)
+    if why is not None:
+        op = reps[0]
+        return [Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
+                      f"{op.name} (TTGIR line {op.line}): {why[1]}",
+                      {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode})]
+    if len(reps) > 1:                        # ops of one line: one op's copy never spans a barrier
+        groups = [[x for x in g if of.get(x[0].line) == e] for g in groups
+                  for e in sorted({of.get(x[0].line) for x in g}, key=lambda v: (v is None, v or 0))]
+    out: list[Check] = []
+    left, used = [], set()
+    for g in groups:
+        for op, want in wants:
+            if isinstance(want, str):
+                continue
+            got = [_compare(op, part, *want, memo) for part in _parts(g, want[0])]
+            if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
+                out.extend(got)              # matched; or the line's one op: its verdicts, errors included
+                used.add(op.line)
+                break
+        else:
+            left.append(g)
+    free = [(op, w) for op, w in wants if op.line not in used]
+    for g in left:
+        first = g[0][0]
+        if all(x[0].line in chained for x in g):
+            continue                         # a round trip of a conversion of the line: checked there
+        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign:
+            op, want = free[0]
+            out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
+            continue
+        op = free[0][0] if free else reps[0]
+        why = next((w for _, w in free if isinstance(w, str)), None)
+        out.append(_unchecked(op, first, why or (
+            f"the accesses from PTX line {first.line} match none of the {len(reps)} op(s) of different types "
+            f"on source line {first.loc}" + (", which other ops through scratch memory share" if foreign else ""))))
+    return out
+
+
+def _address_register(ins: Instr) -> str | None:
+    acc = _access(ins)
+    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    return m.group(1) if m else None
+
+
+def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> list[Instr]:
+    """``instrs`` (an op's accesses, found by source line) with the accesses the scheduler moved
+    among them under another line's ``.loc``, found by dataflow: same direction, same barrier epoch,
+    the same address register as one of the op's own (the address flows from the op's base), and a
+    line that holds no shared-memory op of that direction itself."""
+    if not instrs:
+        return instrs
+    regs = {_address_register(i) for i in instrs}
+    mine = {i.line for i in instrs}
+    extra = [j for e in sorted({of[i.line] for i in instrs if i.line in of}) for j in by.get(e, [])
+             if j.line not in mine and j.loc and (j.loc, kind) not in owned and _access(j)[0] == kind
+             and _address_register(j) in regs and j.func == instrs[0].func]
+    return sorted(instrs + extra, key=lambda i: i.line) if extra else instrs
 
 
 def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
@@ -401,31 +455,35 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
     if m is None:
         return "no [register+offset] address"
     imm = parse_immediate(m.group(2)) if m.group(2) else 0
-    if imm is None or ins.pred is not None:
-        return "an offset that is not an immediate, or a predicated access"
+    if imm is None:
+        return "an offset that is not an immediate"
+    active, how = _guard(ev, ins, memo, n)
+    if how == "free":
+        return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     got = _thread_offsets(ev, ins, m.group(1), n, memo)
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
     zero = z3.simplify(zero + imm)
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
+        if not all(active):
+            return "a predicated ldmatrix/stmatrix"
         k = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
         out: list[set[int]] = []
         for w in range(n // 32):
             out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
         return zero, out
-    return zero, [set(range(o, o + acc[2])) for o in offs]
+    return zero, [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
 
 
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
-    """The flat indices of the elements each of threads 0..n-1 holds, or None for a broadcast."""
+    """The flat indices of the elements each of threads 0..n-1 holds (a broadcast layout gives
+    several threads, or registers, one element), or None when the layout has fewer lanes than 32."""
     outs = layout.out_dim_names
 
     def vals(dim: str, size: int) -> list[tuple[int, ...]] | None:
         bases = layout.bases.get(dim, [])
-        if any(not any(b) for b in bases):
-            return None
-        v = [tuple(0 for _ in outs)]
+        v = [tuple(0 for _ in outs)]             # a zero basis (broadcast): copies of one element
         for b in bases[:max(0, size.bit_length() - 1)]:
             v = v + [tuple(x ^ y for x, y in zip(p, b)) for p in v]
         return v[:size]
@@ -460,61 +518,207 @@ def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
         return "a layout that is not linear or an element that is not whole bytes"
     hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
     if hs is None or hd is None:
-        return "a broadcast layout (which thread writes is predicated)"
+        return "a layout with fewer than 32 lanes"
     return hs, hd, bits
 
 
+def _is_barrier(ins: Instr) -> bool:
+    """A CTA (or warp) barrier: ``bar.sync``/``barrier.sync``/``bar.warp.sync`` (not ``bar.arrive``)."""
+    p = ins.parts
+    return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
+
+
+def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
+    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
+    epoch is the stretch of one function between two barriers (no access moves across one)."""
+    of: dict[int, int] = {}
+    by: dict[int, list[Instr]] = {}
+    e, func = 0, None
+    for ins in mod.instrs:
+        if ins.func != func or _is_barrier(ins):
+            e, func = e + 1, ins.func
+            if _is_barrier(ins):
+                continue
+        if _access(ins) is not None:
+            of[ins.line] = e
+            by.setdefault(e, []).append(ins)
+    return of, by
+
+
+def _regs(instrs: list[Instr]) -> set:
+    return {_address_register(i) for i in instrs}
+
+
+def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr], list[Instr]]]]:
+    """The scratch round trips of source line ``loc``, matched by barriers: a round is an epoch
+    holding stores of the line followed (one barrier later) by an epoch holding loads of the line;
+    rounds one barrier apart (stores right after the previous round's loads) through the same address
+    registers form one chain (one multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
+    to another op's) belong to no round."""
+    def mine(e: int, kind: str) -> list[Instr]:
+        return [i for i in by.get(e, []) if i.loc == loc and _access(i)[0] == kind]
+
+    rounds = []
+    for e in sorted(by):
+        st, ld = mine(e, "store"), mine(e + 1, "load")
+        if st and ld and not mine(e, "load"):
+            rounds.append((e, st, ld))
+    chains: list[list[tuple[list[Instr], list[Instr]]]] = []
+    last = None
+    for e, st, ld in rounds:
+        if last is not None and e == last + 2 and _regs(st) == _regs(chains[-1][-1][0]) \
+                and _regs(ld) == _regs(chains[-1][-1][1]):       # the same scratch addresses again
+            chains[-1].append((st, ld))
+        else:
+            chains.append([(st, ld)])
+        last = e
+    return chains
+
+
+def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
+    """The file's conversions matched to their round trips (once per file, kept in ``memo``):
+    ``epochs`` (:func:`_epochs`); ``lines``: source line -> its conversions and, per chain of the
+    line (:func:`_chains`), ``(chain, pieces, why, index of the conversion whose law holds or
+    None)``; ``claimed``: the PTX lines of the chains a conversion proved; ``foreign``: source lines
+    whose accesses other ops may own (a reduction, scan, ... or a chain no conversion proved);
+    ``others``: per source line, its shared-memory ops that are not conversions."""
+    hit = memo.get(("claims",))
+    if hit is not None and hit[0] is mod:
+        return hit[1]
+    n = 32 * (tmod.num_warps or 4)
+    of, by = _epochs(mod)
+    convs: dict[str, list] = {}
+    others: dict[str, int] = {}
+    foreign: set[str] = set()
+    for op in tmod.ops:
+        if not op.loc:
+            continue
+        if op.name == "ttg.convert_layout" and op.operand_types and op.result_types:
+            convs.setdefault(op.loc, []).append(op)
+        elif op.name in _SCRATCH or op.name in _OPS:
+            others[op.loc] = others.get(op.loc, 0) + 1
+            if op.name in _SCRATCH:
+                foreign.add(op.loc)
+    lines, claimed, chained = {}, set(), set()
+    for loc, ops in convs.items():
+        entries = _match_line(tmod, evals, loc, ops, by, n, memo)
+        lines[loc] = (ops, entries)
+        for chain, _p, _w, k in entries:
+            chained.update(i.line for st, ld in chain for i in st + ld)
+            if k is None:
+                foreign.add(loc)
+            else:
+                claimed.update(i.line for st, ld in chain for i in st + ld)
+    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n}
+    memo[("claims",)] = (mod, got)
+    return got
+
+
 def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
-    """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory in one
-    round (its stores, one barrier, its loads; the only op on its source line): for every pair of
-    threads, the bytes one stores that the other loads are exactly the bytes of the elements the
-    source layout gives the first and the destination layout gives the second (``bytes x shared
-    elements``). So what is stored is what is loaded, element for element between threads; which
-    register of a thread holds which of its elements is not checked."""
+    """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory: its
+    accesses are found by barriers (:func:`_chains`: rounds of stores, one barrier, loads, on the
+    op's source line), each round's bytes kept apart from the other rounds'. For every pair of
+    threads, the bytes one stores that the other loads in the same round, summed over the rounds,
+    are exactly the bytes of the elements the source layout gives the first and the destination
+    layout gives the second (``bytes x shared elements``), and every byte loaded was stored in
+    that round. So what is stored is what is loaded, element for element between threads; which
+    register of a thread holds which of its elements is not checked. Several conversions on one
+    source line take the line's chains in program order, each confirmed by the law. A chain no
+    conversion's law accepts: nothing when its accesses are a local op's, proved by
+    :func:`element_checks` (run first, same ``memo``); the error of the conversion in its place
+    when the line holds only conversions, as many as chains; else ``unchecked``."""
     out: list[Check] = []
     memo = {} if memo is None else memo
-    n = 32 * (tmod.num_warps or 4)
-    per_line: dict[str, int] = {}
-    for op in tmod.ops:                      # ops whose lowering may touch shared memory
-        if op.loc and (op.name in _SCRATCH or op.name in _OPS):
-            per_line[op.loc] = per_line.get(op.loc, 0) + 1
-    for op in tmod.ops:
-        if op.name != "ttg.convert_layout" or not op.loc or not op.operand_types or not op.result_types:
-            continue
-        acc = [i for i in mod.instrs if i.loc == op.loc and _access(i) is not None]
-        if not acc:
-            continue                              # converted in registers (shuffles), not through memory
-        first = acc[0]
-        data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name}
+    claims = _claims(mod, evals, tmod, memo)
+    local = memo.get(("local_proved",), set())
+    n = claims["n"]
+    for loc, (ops, entries) in claims["lines"].items():
+        for i, (chain, pieces, why, k) in enumerate(entries):
+            first = chain[0][0][0] if chain[0][0] else chain[0][1][0]
+            data = {"source": "ptx", "rounds": len(chain)}
+            if k is not None:
+                data.update(ttgir_line=ops[k].line, ttgir_op=ops[k].name)
+                out.append(_round_trip_proved(ops[k], pieces, n, data))
+                continue
+            if all(j.line in local for st, ld in chain for j in st + ld):
+                continue                     # a local_alloc/local_load pair of the line, proved there
+            op = ops[min(i, len(ops) - 1)]
+            got = why or _conversion_holders(tmod, op, n)
+            if isinstance(got, str):
+                out.append(_skip(op, first, got))
+            elif claims["others"].get(loc) or len(entries) != len(ops):
+                out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
+                                 f"the {len(ops)} conversion(s) of source line {loc}, which "
+                                 f"{claims['others'].get(loc, 0)} other shared-memory op(s) share"))
+            else:
+                data.update(ttgir_line=op.line, ttgir_op=op.name)
+                out.append(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data))
+    return out
 
-        def skip(why: str) -> None:
-            out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
-                             f"ttg.convert_layout (TTGIR line {op.line}): scratch round trip not compared: {why}",
-                             dict(data, reason=why)))
 
-        if per_line[op.loc] > 1:
-            skip(f"other ops share source line {op.loc}")
-            continue
+def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int, memo: dict) -> list[tuple]:
+    """Per chain of source line ``loc``: ``(chain, pieces, why not evaluated, index of the first
+    conversion after the last matched one whose law the chain satisfies, or None)``."""
+    out: list[tuple] = []
+    at = 0
+    chains = _chains(by, loc)
+    if not chains:                           # no barrier between: the line's stores, then its loads
+        acc = [i for e in sorted(by) for i in by[e] if i.loc == loc]
         kinds = [_access(i)[0] for i in acc]
-        if "load" not in kinds or kinds != sorted(kinds, key=lambda k: k == "load"):
-            skip("not one round of stores then loads")
+        if not acc or "load" not in kinds or "store" not in kinds:
+            return out                       # converted in registers (shuffles), not through memory
+        chains = [[([i for i in acc if _access(i)[0] == "store"], [i for i in acc if _access(i)[0] == "load"])]]
+        if kinds != sorted(kinds, key=lambda k: k == "load"):
+            return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
+    for chain in chains:
+        pieces, why = _chain_pieces(chain, evals, n, memo)
+        if why is not None:
+            out.append((chain, pieces, why, None))
             continue
-        got = _conversion_holders(tmod, op, n)
-        if isinstance(got, str):
-            skip(got)
-            continue
-        hs, hd, bits = got
-        ev = evals.get(first.func)
-        pieces = []
-        for ins in acc:
+        rels = _relative_bases(ops[0], pieces, {})
+        hit = None
+        for k in range(at, len(ops)):
+            got = _conversion_holders(tmod, ops[k], n)
+            if isinstance(got, str) or isinstance(rels, Check):
+                continue
+            if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+                hit = k
+                break
+        out.append((chain, pieces, None, hit))
+        if hit is not None:
+            at = hit + 1
+    return out
+
+
+def _skip(op: Any, first: Instr, why: str) -> Check:
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                 f"ttg.convert_layout (TTGIR line {op.line}): scratch round trip not compared: {why}",
+                 {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "reason": why})
+
+
+def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, str | None]:
+    """Each access of the chain as ``(instr, thread 0's address, each thread's bytes)``, the bytes
+    of round ``r`` moved ``r`` round spans up (a round reads only what it stored); or why not."""
+    pieces: list = []
+    rounds: list[int] = []
+    for r, (st, ld) in enumerate(chain):
+        for ins in st + ld:
+            ev = evals.get(ins.func)
             got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
             if isinstance(got, str):
-                skip(got)
-                break
+                return [], got
             pieces.append((ins, *got))
-        else:
-            out.append(_round_trip(op, pieces, hs, hd, bits // 8, n, data))
-    return out
+            rounds.append(r)
+    if len(chain) == 1:
+        return pieces, None
+    rels = _relative_bases(None, pieces, {})
+    if isinstance(rels, Check):
+        return [], "the accesses' bases are not a constant apart"
+    lo = min(rel + min(min(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    hi = max(rel + max(max(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    stride = (hi - lo + 128) // 128 * 128
+    moved = [(ins, z3.simplify(a0 + r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
+    return moved, None
 
 
 def _bytes_array(rel: int, s: set[int]) -> np.ndarray:
@@ -527,8 +731,13 @@ def _bytes_array(rel: int, s: set[int]) -> np.ndarray:
 def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: list[set[int]], eb: int,
                       n: int) -> bool:
     """The law of :func:`convert_checks` decided with arrays (the fast path; a failure is then
-    explained by :func:`_round_trip`): the bytes thread ``td`` reads from thread ``ts`` number
-    ``eb x |hs[ts] & hd[td]|`` for every pair, and every byte read was written."""
+    explained by :func:`_round_trip`). Writers are taken by class: the threads that hold the same
+    elements in the source layout (one thread each, unless the layout broadcasts: then any of the
+    copies may store, or all of them the same bytes). Every byte read was written, by one class
+    only; every byte written is read; and the distinct bytes thread ``td`` reads from class ``c``
+    number ``eb x |elements(c) & hd[td]|`` for every pair."""
+    cls: dict[frozenset, int] = {}
+    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         store = _access(ins)[0] == "store"
@@ -537,16 +746,18 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
                 continue
             arr = _bytes_array(rel, sset)
             (wb if store else rb).append(arr)
-            (wt if store else rt).append(np.full(len(arr), t, dtype=np.int64))
+            (wt if store else rt).append(np.full(len(arr), of[t] if store else t, dtype=np.int64))
     if not wb or not rb:
         return False
     wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
     lo = min(int(wb_.min()), int(rb_.min()))
     span = max(int(wb_.max()), int(rb_.max())) - lo + 1
-    if span > 1 << 22:
+    if span > 1 << 24:
         return False
     writer = np.full(span, -1, dtype=np.int64)
     writer[wb_ - lo] = wt_
+    if (writer[wb_ - lo] != wt_).any():                 # two classes write one byte
+        return False
     ws = writer[rb_ - lo]
     if (ws < 0).any():
         return False
@@ -554,14 +765,16 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     read[rb_ - lo] = True
     if not read[wb_ - lo].all():                       # a byte stored that no thread loads
         return False
-    owner_s = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
+    pairs = np.unique(rt_ * span + (rb_ - lo))          # each (reader, byte) once
+    k = len(cls)
+    got = np.bincount(writer[pairs % span] * n + pairs // span, minlength=k * n).reshape(k, n)
+    owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
     for t, h in enumerate(hs):
-        owner_s[list(h)] = t
-    share = np.zeros((n, n), dtype=np.int64)           # share[ts, td]: elements both hold
+        owner[list(h)] = of[t]
+    share = np.zeros((k, n), dtype=np.int64)           # share[c, td]: elements both hold
     for t, h in enumerate(hd):
-        idx = owner_s[[e for e in h if e < len(owner_s)]]
+        idx = owner[[e for e in h if e < len(owner)]]
         np.add.at(share[:, t], idx[idx >= 0], 1)
-    got = np.bincount(ws * n + rt_, minlength=n * n).reshape(n, n)
     return bool((got == eb * share).all())
 
 
@@ -577,7 +790,12 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
     bad = _blamed(op, wrote, reads, hs, hd, n, data)
     if bad is None:
         bad = _byte_counts(op, pieces, wrote, reads, hs, hd, eb, n, data)
-    return bad if bad is not None else _round_trip_proved(op, pieces, n, data)
+    if bad is None:                          # the law failed where the per-thread accounts do not show it
+        ins = pieces[0][0]
+        bad = Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
+                    f"ttg.convert_layout (TTGIR line {op.line}): two copies of a broadcast element write one "
+                    f"byte, or a reader gets a copy's bytes twice ({ins.opcode}, line {ins.line})", data)
+    return bad
 
 
 def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
@@ -589,7 +807,8 @@ def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
         d = z3.simplify(a0 - ref)
         if not z3.is_bv_value(d):
             return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
-                         f"ttg.convert_layout (TTGIR line {op.line}): the accesses' bases are not a constant apart",
+                         f"ttg.convert_layout (TTGIR line {op.line if op else '?'}): the accesses' bases are not a "
+                         "constant apart",
                          dict(data, reason="bases"))
         v = d.as_long()
         rels.append(v - (1 << 32) if v >= 1 << 31 else v)
@@ -601,7 +820,8 @@ def _round_trip_proved(op: Any, pieces: list, n: int, data: dict) -> Check:
                  None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every thread of the "
                  f"{n} loads from each other thread exactly the bytes of the elements the source layout gives the "
                  "writer and the destination layout gives the reader (what is stored is what is loaded); "
-                 f"{len(pieces)} instruction(s)", data)
+                 f"{len(pieces)} instruction(s)" + (f" in {data['rounds']} rounds" if data.get("rounds", 1) > 1
+                                                    else ""), data)
 
 
 def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[dict]]:

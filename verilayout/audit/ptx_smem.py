@@ -614,11 +614,31 @@ def _smem_check(a: SharedAccess, planned: list[Check]) -> Check:
                     ttgir_instruction=worst.data.get("instruction"))
     status = "proved" if a.wavefronts <= a.ideal else "counterexample"
     msg = (f"{ins.opcode} ({a.width} B a lane, address {base}): {a.wavefronts} wavefront(s) per instruction, "
-           f"ideal {a.ideal}" + _who(a) + _runtime_note(ins, a, data)
-           + (f"; the TTGIR model says {data['ttgir_wavefronts']} for {data['ttgir_instruction']}"
-              if planned else ""))
+           f"ideal {a.ideal}" + _who(a) + _runtime_note(ins, a, data) + (_versus(a, data) if planned else ""))
     return Check(head, ins.line, ins.loc, "bank-conflicts", status, None if status == "proved" else "warning",
                  msg, data)
+
+
+def _versus(a: SharedAccess, data: dict) -> str:
+    """The TTGIR model's figure beside the PTX's. The two may cost different instructions (the TTGIR
+    model one ``ld.shared``/``st.shared`` of the layout's vector, the PTX e.g. an ``ldmatrix.x4``
+    that moves four matrices per instruction), so what is compared is the conflict factor,
+    wavefronts over the instruction's ideal: ``data["agrees"]`` says whether the two factors are
+    equal (the same n-way conflict), else the message names both."""
+    tw, ti = data.get("ttgir_wavefronts"), data.get("ttgir_ideal") or 1
+    said = f"; the TTGIR model says {tw} for {data['ttgir_instruction']}"
+    if not tw or not a.ideal:
+        return said
+    mine, theirs = a.wavefronts / a.ideal, tw / ti
+    data["agrees"] = mine == theirs
+    if mine == theirs:
+        return said + f" (ideal {ti}): the same {_factor(mine)} conflict"
+    return (said + f" (ideal {ti}): a {_factor(theirs)} conflict there, {_factor(mine)} in the PTX (the PTX "
+            "moves the data with another instruction than the one the TTGIR model costs)")
+
+
+def _factor(x: float) -> str:
+    return f"{int(x)}-way" if x == int(x) else f"{x:.2f}x"
 
 
 def _who(a: SharedAccess) -> str:

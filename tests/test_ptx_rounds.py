@@ -1,0 +1,112 @@
+"""PTX accesses matched to TTGIR shared-memory ops by dataflow, not by ``.loc`` alone (issue 26):
+barrier rounds for ``convert_layout`` through scratch memory, the address register for an access
+the scheduler moved under another line's ``.loc``; and the PTX bank figure set beside the TTGIR
+model's by conflict factor.
+
+Expected values come from outside the checker: PTX lines are found by their text in kernels
+compiled by the Triton 3.9 wheel (tests/thirdparty, written by tests/thirdparty/generate.py), the
+planted edits are written here, and the ldmatrix wavefronts are counted by brute force over the
+row addresses (PTX ISA: ``.x4`` lanes 8i..8i+7 give the 16-byte rows of matrix i; one matrix a
+phase; a phase takes as many wavefronts as the most distinct 4-byte words one of the 32 banks
+holds)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from verilayout.audit import audit_file, audit_ptx_text
+
+ROOT = Path(__file__).resolve().parent.parent
+TP = ROOT / "tests" / "thirdparty"
+#: unsloth nvfp4 matmul (16x128x128, 4 warps, sm_90): LLVM hoisted the last A-operand load of the
+#: ``ttg.local_load`` (nvfp4.py:287) below the loads and gave it the dot's ``.loc`` (nvfp4.py:312),
+#: the line of a ``convert_layout`` through scratch memory
+NVFP4 = TP / "cuda90" / "unsloth__nvfp4_matmul_fwd_kernel_16x128x128_w4_s4"
+STRAY = "ld.shared.v2.b32 \t{%r290, %r302}, [%r45+8192];"
+
+
+def _checks(stem: Path, text: str | None = None, kind: str = "smem-address"):
+    ptx = text if text is not None else stem.with_suffix(".ptx").read_text()
+    ttgir = stem.with_suffix(".ttgir")
+    rep = audit_ptx_text(ptx, "k.ptx", ttgir.read_text(), audit_file(str(ttgir)).checks)
+    return [c for c in rep.checks if c.check == kind]
+
+
+def _line_of(stem: Path, find: str) -> int:
+    lines = stem.with_suffix(".ptx").read_text().split("\n")
+    hits = [i + 1 for i, ln in enumerate(lines) if find in ln]
+    assert len(hits) == 1, (find, hits)
+    return hits[0]
+
+
+def _mutate(stem: Path, find: str, new: str) -> tuple[str, int]:
+    line = _line_of(stem, find)
+    lines = stem.with_suffix(".ptx").read_text().split("\n")
+    lines[line - 1] = lines[line - 1].replace(find, new)
+    return "\n".join(lines), line
+
+
+def test_the_stray_load_carries_the_dot_line():
+    # the premise, read from the PTX text: the load sits after the local_load's loads, under .loc 312
+    lines = NVFP4.with_suffix(".ptx").read_text().split("\n")
+    at = _line_of(NVFP4, STRAY)
+    loc = next(ln for ln in reversed(lines[:at - 1]) if ln.strip().startswith(".loc"))
+    assert "nvfp4.py:312" in loc and "nvfp4.py:287" in lines[at - 18]
+
+
+def test_moved_load_is_adopted_and_conversion_found_by_rounds():
+    cs = _checks(NVFP4)
+    assert not [c for c in cs if c.status == "counterexample"], [c.message for c in cs]
+    ll = [c for c in cs if "local_load (TTGIR line 219)" in c.message]
+    assert len(ll) == 1 and ll[0].status == "proved"
+    assert _line_of(NVFP4, STRAY) in ll[0].data["instructions"]
+    cv = [c for c in cs if "convert_layout (TTGIR line 158)" in c.message]
+    assert len(cv) == 1 and cv[0].status == "proved"
+    # the conversion's stores and loads: the first st.shared under nvfp4.py:312, not the stray load
+    assert cv[0].line == _line_of(NVFP4, "st.shared.b32 \t[%r30], %r401;")
+
+
+@pytest.mark.parametrize("find, new, what", [
+    (STRAY, STRAY.replace("+8192]", "+8200]"), "local_load (TTGIR line 219)"),      # the moved load, 8 B off
+    ("st.shared.b32 \t[%r30+128], %r408;", "st.shared.b32 \t[%r30+132], %r408;",    # one conversion store
+     "convert_layout (TTGIR line 158)"),
+])
+def test_a_wrong_offset_is_still_an_error_at_its_line(find, new, what):
+    text, line = _mutate(NVFP4, find, new)
+    bad = [c for c in _checks(NVFP4, text) if c.status == "counterexample"]
+    assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
+    assert bad[0].line == line and what in bad[0].message, (line, bad[0].message)
+
+
+# ----- bank figures: PTX ldmatrix .trans against the TTGIR model's ld.shared.b16 ------------------
+
+GPTQ = TP / "cuda100" / "sglang__fused_moe_kernel_gptq_awq_16x128x128_w4_s3"
+
+
+def _brute_ldmatrix_x4(rows: list[int]) -> int:
+    total = 0
+    for i in range(4):
+        banks: dict[int, set[int]] = {}
+        for r in rows[8 * i:8 * i + 8]:
+            for b in range(r, r + 16, 4):
+                banks.setdefault(b // 4 % 32, set()).add(b // 4)
+        total += max(len(w) for w in banks.values())
+    return total
+
+
+def test_ldmatrix_trans_and_ttgir_model_agree_on_the_conflict_factor():
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.prove.ptx_values import PtxValues
+    from verilayout.audit.ptx_smem import thread_offsets
+    line = _line_of(GPTQ, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r246, %r258, %r247, %r259}, [%r20];")
+    c = next(c for c in _checks(GPTQ, kind="bank-conflicts") if c.line == line)
+    mod = parse_ptx(GPTQ.with_suffix(".ptx").read_text())
+    ins = next(i for i in mod.instrs if i.line == line)
+    reg = re.match(r"\[(%r\d+)", ins.operands[-1]).group(1)
+    rows = thread_offsets(PtxValues(mod, ins.func), ins, reg, 32, {})[1]
+    assert _brute_ldmatrix_x4(rows) == c.data["wavefronts"] == 8 and c.data["ideal"] == 4
+    # the TTGIR model costs one ld.shared.b16 per element: 2 wavefronts, ideal 1: also 2-way
+    assert (c.data["ttgir_wavefronts"], c.data["ttgir_ideal"]) == (2, 1)
+    assert c.data["agrees"] is True and "the same 2-way conflict" in c.message
