@@ -83,6 +83,29 @@ def _listlike(x) -> bool:
     return not isinstance(x, (str, bytes, dict)) and hasattr(x, "__iter__") and hasattr(x, "__len__")
 
 
+def _out_pairs(out_dims) -> tuple[list, bool]:
+    """``([(name, size or None), ...], sizes given)`` of the ``out_dims`` a LinearLayout takes: a
+    list of names, of ``(name, size)`` pairs, or a mapping; anything else is a LayoutError.
+
+    >>> _out_pairs(["dim0"]), _out_pairs({"dim0": 4})
+    (([('dim0', None)], False), ([('dim0', 4)], True))
+    """
+    if isinstance(out_dims, Mapping):
+        pairs, explicit = list(out_dims.items()), True
+    else:
+        if not _listlike(out_dims):
+            raise LayoutError(f"out_dims must be a list of names, of (name, size) pairs or a mapping, "
+                              f"got {type(out_dims).__name__}")
+        out_dims = list(out_dims)
+        explicit = bool(out_dims) and not isinstance(out_dims[0], str)
+        if explicit and not all(_listlike(p) and len(p) == 2 for p in out_dims):
+            raise LayoutError("out_dims must be names or (name, size) pairs, not a mix")
+        pairs = [tuple(p) for p in out_dims] if explicit else [(n, None) for n in out_dims]
+    if not all(isinstance(p[0], str) for p in pairs):
+        raise LayoutError(f"output dim names must be strings, got {[p[0] for p in pairs]!r}"[:200])
+    return pairs, explicit
+
+
 @dataclass(frozen=True, eq=False)
 class LinearLayout:
     """A GF(2)-linear map from named input dims to named, sized output dims.
@@ -108,21 +131,8 @@ class LinearLayout:
                  require_surjective: bool | None = None):
         if not isinstance(bases, Mapping):
             raise LayoutError("bases must map input dim names to lists of basis vectors")
-        if isinstance(out_dims, Mapping):
-            out_pairs = list(out_dims.items())
-            explicit = True
-        else:
-            if not _listlike(out_dims):
-                raise LayoutError(f"out_dims must be a list of names, of (name, size) pairs or a mapping, "
-                                  f"got {type(out_dims).__name__}")
-            out_dims = list(out_dims)
-            explicit = bool(out_dims) and not isinstance(out_dims[0], str)
-            if explicit and not all(_listlike(p) and len(p) == 2 for p in out_dims):
-                raise LayoutError("out_dims must be names or (name, size) pairs, not a mix")
-            out_pairs = [tuple(p) for p in out_dims] if explicit else [(n, None) for n in out_dims]
+        out_pairs, explicit = _out_pairs(out_dims)
         names = [p[0] for p in out_pairs]
-        if not all(isinstance(n, str) for n in names):
-            raise LayoutError(f"output dim names must be strings, got {names!r}"[:200])
         if len(set(names)) != len(names):
             raise LayoutError(f"duplicate output dim names in {names}")
         n_out = len(out_pairs)
