@@ -1200,9 +1200,6 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         return
     if n == "ttng.tmem_alloc":
         return  # an allocation without a source moves no data: nothing to check
-    if n == "ttng.tmem_copy":
-        _tmem_copy_check(ctx, op)
-        return
     if n == "ttg.async_copy_global_to_local":
         _async_copy_check(ctx, op)
         return
@@ -1219,8 +1216,8 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     if n in ("tt.trans", "tt.reshape", "tt.join", "tt.split", "ttg.memdesc_trans", "ttg.memdesc_reshape"):
         _view_check(ctx, op)
         return
-    if n == "ttng.tmem_subslice":
-        _tmem_subslice_check(ctx, op)
+    if n in ("ttng.tmem_subslice", "ttng.tmem_copy"):
+        (_tmem_subslice_check if n == "ttng.tmem_subslice" else _tmem_copy_check)(ctx, op)
         return
     if n in ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_subview"):
         return  # views that only select part of the allocation: checked at their loads/stores
