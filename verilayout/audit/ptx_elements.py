@@ -590,6 +590,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     convs: dict[str, list] = {}
     others: dict[str, int] = {}
     foreign: set[str] = set()
+    scratch: set[str] = set()
     for op in tmod.ops:
         if not op.loc:
             continue
@@ -599,6 +600,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             others[op.loc] = others.get(op.loc, 0) + 1
             if op.name in _SCRATCH:
                 foreign.add(op.loc)
+                scratch.add(op.loc)
     lines, claimed, chained = {}, set(), set()
     for loc, ops in convs.items():
         entries = _match_line(tmod, evals, loc, ops, by, n, memo)
@@ -609,7 +611,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(loc)
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
-    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n}
+    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
+           "scratch": scratch}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -646,7 +649,7 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
             got = why or _conversion_holders(tmod, op, n)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
-            elif claims["others"].get(loc) or len(entries) != len(ops):
+            elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
                                  f"{claims['others'].get(loc, 0)} other shared-memory op(s) share"))
@@ -684,10 +687,25 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
             if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 hit = k
                 break
+        if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
+            continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
         if hit is not None:
             at = hit + 1
     return out
+
+
+def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
+    """The data a chain stores (bytes, counted per thread) is the conversion's tensor once, or up to
+    once per copy the source layout holds (a broadcast): the chain may be this conversion's."""
+    got = _conversion_holders(tmod, op, n)
+    if isinstance(got, str):
+        return True
+    hs, _hd, bits = got
+    want = len(set().union(*hs)) * bits // 8
+    most = sum(len(h) for h in hs) * bits // 8
+    stored = sum(len(b) for ins, _a, ts in pieces if _access(ins)[0] == "store" for b in ts)
+    return bool(want) and want <= stored <= most
 
 
 def _skip(op: Any, first: Instr, why: str) -> Check:
@@ -841,31 +859,47 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
 
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict) -> Check | None:
-    """A byte is right when the thread that loads it shares an element with the one that stores
-    it; each wrong byte blames its load and its store, so a moved access stands out as the most
-    blamed (the counterexample), or ``None`` when no byte is wrong."""
-    blame: dict[int, int] = {}
+    """A byte read is right when the thread that loads it shares an element with the one that
+    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
+    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
+    stored that no one loads blame their store; ``None`` when nothing is wrong."""
+    wrong_l: dict[int, int] = {}             # wrong reads by load line / of bytes of store line
+    wrong_s: dict[int, int] = {}
+    total: dict[int, int] = {}
     first_bad: dict[int, tuple] = {}
-    read_by: dict[int, list[int]] = {}
+    n_wrong = unwritten = 0
     for td in range(n):
         for b, ins in reads[td].items():
-            read_by.setdefault(b, []).append(td)
             w = wrote.get(b)
+            total[ins.line] = total.get(ins.line, 0) + 1
+            if w is not None:
+                total[w[1].line] = total.get(w[1].line, 0) + 1
             if w is None or not hs[w[0]] & hd[td]:
-                for x in (ins, w[1] if w else None):
-                    if x is not None:
-                        blame[x.line] = blame.get(x.line, 0) + 1
-                        first_bad.setdefault(x.line, (td, b, w[0] if w else None, x))
-    for b, (ts, ins) in wrote.items():
-        if b not in read_by:
-            blame[ins.line] = blame.get(ins.line, 0) + 1
-            first_bad.setdefault(ins.line, (None, b, ts, ins))
-    if not blame:
+                n_wrong += 1
+                unwritten += w is None
+                wrong_l[ins.line] = wrong_l.get(ins.line, 0) + 1
+                first_bad.setdefault(ins.line, (td, b, w[0] if w else None, ins))
+                if w is not None:
+                    wrong_s[w[1].line] = wrong_s.get(w[1].line, 0) + 1
+                    first_bad.setdefault(w[1].line, (td, b, w[0], w[1]))
+    # leave one access out: the wrong reads that remain (a store left out excuses the reads of
+    # bytes no store writes: they may be the ones it should have written); fewest first, then the
+    # fewest reads left out with it, then the earliest line
+    score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
+                  total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
+    if not score:
+        read = {b for r in reads for b in r}
+        for b, (ts, ins) in wrote.items():
+            if b not in read:
+                score[ins.line] = (0, 0, score.get(ins.line, (0, 0, 0))[2] - 1)
+                first_bad.setdefault(ins.line, (None, b, ts, ins))
+    if not score:
         return None
-    top = max(blame.values())
-    line = min(ln for ln, v in blame.items() if v == top)
+    line = min(score, key=lambda ln: (score[ln], ln))
     td, b, ts, ins = first_bad[line]
-    data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=top)
+    b = b - (1 << 32) if b >= 1 << 31 else b
+    n_bad = wrong_l.get(line, 0) + wrong_s.get(line, 0) or -score[line][2]
+    data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=n_bad)
     if td is None:
         what = f"thread {ts} stores byte {b} (relative to the scratch base) that no load of the conversion reads"
     elif ts is None:
@@ -875,7 +909,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                 f"holds none of thread {td}'s elements")
     return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
                  f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
-                 f"{top} wrong byte(s) involve it)", data)
+                 f"{n_bad} wrong byte(s) involve it)", data)
 
 
 def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list[set[int]],
