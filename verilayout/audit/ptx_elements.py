@@ -283,6 +283,12 @@ def _parts(g: list, lanes: list[set[int]]) -> list[list]:
     return _split(g, copies) if copies else [g]
 
 
+def _whole(g: list, lanes: list[set[int]]) -> bool:
+    """The group moves whole copies of the op's data (bytes a multiple of the layouts')."""
+    total = sum(len(x) for x in lanes)
+    return bool(total) and sum(len(x) for _, _, ls in g for x in ls) % total == 0
+
+
 def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, memo: dict,
                    foreign: bool, of: dict, chained: set = frozenset()) -> list[Check]:
     """The checks of the ops ``reps`` (one per type) of one line and direction over ``instrs``."""
@@ -296,8 +302,9 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
                       f"{op.name} (TTGIR line {op.line}): {why[1]}",
                       {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode})]
     if len(reps) > 1:                        # ops of one line: one op's copy never spans a barrier
-        groups = [[x for x in g if of.get(x[0].line) == e] for g in groups
-                  for e in sorted({of.get(x[0].line) for x in g}, key=lambda v: (v is None, v or 0))]
+        def key(x: tuple) -> tuple:          # nor mixes instructions (cp.async and st.shared)
+            return (of.get(x[0].line, -1), x[0].opcode)
+        groups = [[x for x in g if key(x) == k] for g in groups for k in sorted({key(x) for x in g})]
     out: list[Check] = []
     left, used = [], set()
     for g in groups:
@@ -316,7 +323,7 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         first = g[0][0]
         if all(x[0].line in chained for x in g):
             continue                         # a round trip of a conversion of the line: checked there
-        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign:
+        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign and _whole(g, free[0][1][0]):
             op, want = free[0]
             out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
             continue
