@@ -172,3 +172,30 @@ def test_a_wrong_offset_on_a_shared_line_is_an_error_at_its_line(find, new, what
     bad = [c for c in _checks(FP8, text) if c.status == "counterexample"]
     assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
     assert bad[0].line == line and what in bad[0].message, (line, bad[0].message)
+
+
+# ----- broadcast layouts in local ops: a guarded copy by one of the lanes holding an element ---------
+
+#: fla parallel attention backward dk/dv (sm_100): the 32-element lse/delta vectors (#blocked over
+#: 128 threads: lanes hold copies) are copied by cp.async under `@%p16` (%p16: a test on %tid.x)
+#: and read back by a broadcast local_load
+FLA = TP / "cuda100" / "fla__parallel_attn_bwd_kernel_dkv_k128_bt64_bs32_g1_w4_s2"
+COPY = "@%p16 cp.async.ca.shared.global [ %r1047 + 0 ], [ %rd141 + 0 ], 0x4, %r167;"
+
+
+def test_guarded_copy_of_a_broadcast_layout_is_proved():
+    assert "setp.eq.b32 \t%p16, %r4, 0;" in FLA.with_suffix(".ptx").read_text()
+    cs = _checks(FLA)
+    assert cs and all(c.status == "proved" for c in cs), [c.message for c in cs if c.status != "proved"]
+    hit = [c for c in cs if "async_copy_global_to_local (TTGIR line 216)" in c.message]
+    assert len(hit) == 3 and any(_line_of(FLA, COPY) in c.data["instructions"] for c in hit)   # 3 stages
+    assert [c for c in cs if "local_load (TTGIR line 255)" in c.message][0].status == "proved"
+
+
+def test_a_guarded_copy_too_wide_is_an_error_at_its_line():
+    # 8 bytes a lane instead of 4: each copying lane overwrites its neighbour's element (a uniform
+    # move of the one instruction of a copy is not seen: the law is relative to the warp's first byte)
+    text, line = _mutate(FLA, COPY, COPY.replace("0x4, %r167", "0x8, %r167"))
+    bad = [c for c in _checks(FLA, text) if c.status == "counterexample"]
+    assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
+    assert bad[0].line == line and "TTGIR line 216" in bad[0].message, bad[0].message

@@ -86,8 +86,10 @@ def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
     return got[0], got[1]
 
 
-def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
-    """Per lane of warp 0, the bytes the layouts give its elements, or why not."""
+def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool] | str:
+    """Per lane of warp 0, the bytes the layouts give its elements, their description and whether
+    lanes share elements (a zero lane basis: a store then needs each byte written by one of the
+    lanes that hold it, or by all of them: see :func:`_compare`); or why not."""
     if tuple(rt.shape) != tuple(mt.shape) or tuple(mt.shape) != tuple(layout_shape(mt)):
         return "a view or subslice of its allocation (not modelled here)"
     bits = elem_bit_width(mt.elem)
@@ -97,9 +99,9 @@ def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
     smem = attr_to_linear(mt.encoding, layout_shape(mt))
     if not isinstance(reg, LinearLayout) or not isinstance(smem, LinearLayout) or "offset" not in smem.in_dims:
         return "a layout that is not linear"
-    for d in ("register", "lane"):
-        if d in reg.in_dims and any(not any(b) for b in reg.bases.get(d, [])):
-            return f"a broadcast register layout (a zero {d} basis: which lane writes is predicated)"
+    if "register" in reg.in_dims and any(not any(b) for b in reg.bases.get("register", [])):
+        return "a broadcast register layout (a zero register basis: one element in two registers)"
+    bcast = "lane" in reg.in_dims and any(not any(b) for b in reg.bases.get("lane", []))
     comp = reg.invert_and_compose(smem)
     eb = bits // 8
     k = comp.out_dim_names.index("offset")
@@ -122,7 +124,7 @@ def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
             off = (r ^ lanes[lane]) * eb
             got.update(range(off, off + eb))
         out.append(got)
-    return out, f"{eb}-byte {mt.elem}"
+    return out, f"{eb}-byte {mt.elem}", bcast and store
 
 
 def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
@@ -138,8 +140,11 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     offs = _lane_offsets(ev, m.group(1), ins, memo)
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
+    active = [True] * 32
     if ins.pred is not None:
-        return "a predicated access (which lanes take part is not modelled)"
+        active, how = _guard(ev, ins, memo, 32)
+        if how == "free" or ins.parts[0] in ("ldmatrix", "stmatrix"):
+            return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     a0 = _at_zero(a0, imm, memo)
     head = ins.parts[0]
     if head in ("ldmatrix", "stmatrix"):
@@ -150,9 +155,9 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
         if key not in memo:
             memo[key] = _matrix_bytes(offs, n, "trans" in ins.parts)
         return a0, memo[key]
-    key = ("bytes", tuple(offs), acc[2])
+    key = ("bytes", tuple(offs), acc[2], tuple(active))
     if key not in memo:                          # read only below: shared by the file's accesses
-        memo[key] = [set(range(o, o + acc[2])) for o in offs]
+        memo[key] = [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
     return a0, memo[key]
 
 
@@ -264,7 +269,8 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
 def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str] | str:
     try:
         types = _types(tmod, op)
-        return _layout_bytes(*types) if types is not None else "its types could not be read"
+        return _layout_bytes(*types, store=_OPS[op.name][0] == "store") if types is not None \
+            else "its types could not be read"
     except (LayoutError, KeyError, ValueError) as e:
         return str(e)
 
@@ -277,10 +283,11 @@ def _unchecked(op: Any, first: Instr, why: str) -> Check:
 
 def _parts(g: list, lanes: list[set[int]]) -> list[list]:
     """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
-    total = sum(len(s) for s in lanes)
     n = sum(len(s) for _, _, ls in g for s in ls)
-    copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
-    return _split(g, copies) if copies else [g]
+    for total in (sum(len(s) for s in lanes), len(set().union(*lanes))):   # every copy, or one, writes
+        if total and n % total == 0 and len(g) % max(1, n // total) == 0:
+            return _split(g, n // total)
+    return [g]
 
 
 def _whole(g: list, lanes: list[set[int]]) -> bool:
@@ -395,11 +402,27 @@ def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
     return per_lane, twice
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None = None) -> Check:
+def _copies_hold(per_lane: list[dict], lanes: list[set[int]], lo_p: int, lo_l: int) -> bool:
+    """A store of a broadcast layout: each lane writes only bytes of its own elements, and the
+    lanes that hold the same elements write them all between them (one of the copies, or all)."""
+    union: dict[frozenset, set[int]] = {}
+    for k in range(32):
+        got = {b - lo_p for b in per_lane[k]}
+        want = frozenset(b - lo_l for b in lanes[k])
+        if not got <= want:
+            return False
+        union.setdefault(want, set()).update(got)
+    return all(set(w) == u for w, u in union.items())
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
+             memo: dict | None = None) -> Check:
     per_lane, twice = _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
+    if differ and bcast and _copies_hold(per_lane, lanes, lo_p, lo_l):
+        differ = False
     if differ:
         lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     first = part[0][0]
