@@ -110,3 +110,92 @@ def test_ldmatrix_trans_and_ttgir_model_agree_on_the_conflict_factor():
     # the TTGIR model costs one ld.shared.b16 per element: 2 wavefronts, ideal 1: also 2-way
     assert (c.data["ttgir_wavefronts"], c.data["ttgir_ideal"]) == (2, 1)
     assert c.data["agrees"] is True and "the same 2-way conflict" in c.message
+
+
+# ----- conversions in several rounds, broadcast layouts, several ops of one line -----------------
+
+def _status(stem: Path, what: str, text: str | None = None) -> list:
+    return [c for c in _checks(stem, text) if what in c.message]
+
+
+def test_multi_round_broadcast_conversion_is_proved():
+    # convert_layout 212 (#blocked1 -> a slice of #linear2: a broadcast destination) goes through
+    # scratch memory in four rounds: stmatrix, barrier, two ld.shared.v4, barrier (read off the PTX)
+    text = NVFP4.with_suffix(".ptx").read_text()
+    assert text.count("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r42]") == 4
+    cs = _status(NVFP4, "convert_layout (TTGIR line 212)")
+    assert len(cs) == 1 and cs[0].status == "proved" and cs[0].data["rounds"] == 4
+    assert "in 4 rounds" in cs[0].message
+
+
+@pytest.mark.parametrize("find, new", [
+    # the third round's second load moved 16 bytes
+    ("ld.shared.v4.b32 \t{%r752, %r753, %r754, %r755}, [%r43+64];",
+     "ld.shared.v4.b32 \t{%r752, %r753, %r754, %r755}, [%r43+80];"),
+    # the second round's store moved one 16-byte row
+    ("stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r42], {%r726, %r727};",
+     "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r42+16], {%r726, %r727};"),
+])
+def test_a_moved_access_of_one_round_is_an_error_at_its_line(find, new):
+    text, line = _mutate(NVFP4, find, new)
+    bad = [c for c in _checks(NVFP4, text) if c.status == "counterexample"]
+    assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
+    assert bad[0].line == line and "convert_layout (TTGIR line 212)" in bad[0].message, bad[0].message
+
+
+#: sglang w8a8 block FP8 matmul (16x128x128, 4 warps, sm_100): fp8_kernel.py:126 holds the A and B
+#: local_alloc/local_load pairs (two types each) and a broadcast conversion (#blocked1 -> a slice
+#: of #mma) that every thread stores to once
+FP8 = TP / "cuda100" / "sglang__w8a8_block_fp8_matmul_16x128x128_w4_s3"
+
+
+def test_ops_of_one_line_each_get_their_own_accesses():
+    cs = _checks(FP8)
+    assert not [c for c in cs if c.status != "proved"], [c.message for c in cs if c.status != "proved"]
+    for what, find in [("local_alloc (TTGIR line 122)", "st.shared.b8 \t[%r10], "),
+                       ("local_alloc (TTGIR line 128)", "st.shared.b8 \t[%r22+128], "),
+                       ("local_load (TTGIR line 123)", "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r"),
+                       ("convert_layout (TTGIR line 142)", "st.shared.b32 \t[%r46], ")]:
+        text = FP8.with_suffix(".ptx").read_text().split("\n")
+        lines = [i + 1 for i, ln in enumerate(text) if find in ln]
+        hit = [c for c in cs if what in c.message]
+        assert len(hit) == 1 and hit[0].status == "proved", what
+        assert hit[0].line in lines or set(hit[0].data.get("instructions", [])) & set(lines), (what, hit[0].line)
+
+
+@pytest.mark.parametrize("find, new, what", [
+    ("st.shared.b8 \t[%r22+2176], ", "st.shared.b8 \t[%r22+2177], ", "local_alloc (TTGIR line 128)"),
+    ("st.shared.b32 \t[%r46], %r348;", "st.shared.b32 \t[%r46+4], %r348;", "convert_layout (TTGIR line 142)"),
+])
+def test_a_wrong_offset_on_a_shared_line_is_an_error_at_its_line(find, new, what):
+    text, line = _mutate(FP8, find, new)
+    bad = [c for c in _checks(FP8, text) if c.status == "counterexample"]
+    assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
+    assert bad[0].line == line and what in bad[0].message, (line, bad[0].message)
+
+
+# ----- broadcast layouts in local ops: a guarded copy by one of the lanes holding an element ---------
+
+#: fla parallel attention backward dk/dv (sm_100): the 32-element lse/delta vectors (#blocked over
+#: 128 threads: lanes hold copies) are copied by cp.async under `@%p16` (%p16: a test on %tid.x)
+#: and read back by a broadcast local_load
+FLA = TP / "cuda100" / "fla__parallel_attn_bwd_kernel_dkv_k128_bt64_bs32_g1_w4_s2"
+COPY = "@%p16 cp.async.ca.shared.global [ %r1047 + 0 ], [ %rd141 + 0 ], 0x4, %r167;"
+
+
+def test_guarded_copy_of_a_broadcast_layout_is_proved():
+    assert "setp.eq.b32 \t%p16, %r4, 0;" in FLA.with_suffix(".ptx").read_text()
+    cs = _checks(FLA)
+    assert cs and all(c.status == "proved" for c in cs), [c.message for c in cs if c.status != "proved"]
+    hit = [c for c in cs if "async_copy_global_to_local (TTGIR line 216)" in c.message]
+    assert len(hit) == 3 and any(_line_of(FLA, COPY) in c.data["instructions"] for c in hit)   # 3 stages
+    assert [c for c in cs if "local_load (TTGIR line 255)" in c.message][0].status == "proved"
+
+
+def test_a_guarded_copy_too_wide_is_an_error_at_its_line():
+    # 8 bytes a lane instead of 4: each copying lane overwrites its neighbour's element (a uniform
+    # move of the one instruction of a copy is not seen: the law is relative to the warp's first byte)
+    text, line = _mutate(FLA, COPY, COPY.replace("0x4, %r167", "0x8, %r167"))
+    bad = [c for c in _checks(FLA, text) if c.status == "counterexample"]
+    assert len(bad) == 1 and bad[0].severity == "error", [(c.line, c.message) for c in bad]
+    assert bad[0].line == line and "TTGIR line 216" in bad[0].message, bad[0].message

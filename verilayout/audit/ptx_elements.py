@@ -86,8 +86,10 @@ def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
     return got[0], got[1]
 
 
-def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
-    """Per lane of warp 0, the bytes the layouts give its elements, or why not."""
+def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool] | str:
+    """Per lane of warp 0, the bytes the layouts give its elements, their description and whether
+    lanes share elements (a zero lane basis: a store then needs each byte written by one of the
+    lanes that hold it, or by all of them: see :func:`_compare`); or why not."""
     if tuple(rt.shape) != tuple(mt.shape) or tuple(mt.shape) != tuple(layout_shape(mt)):
         return "a view or subslice of its allocation (not modelled here)"
     bits = elem_bit_width(mt.elem)
@@ -97,9 +99,9 @@ def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
     smem = attr_to_linear(mt.encoding, layout_shape(mt))
     if not isinstance(reg, LinearLayout) or not isinstance(smem, LinearLayout) or "offset" not in smem.in_dims:
         return "a layout that is not linear"
-    for d in ("register", "lane"):
-        if d in reg.in_dims and any(not any(b) for b in reg.bases.get(d, [])):
-            return f"a broadcast register layout (a zero {d} basis: which lane writes is predicated)"
+    if "register" in reg.in_dims and any(not any(b) for b in reg.bases.get("register", [])):
+        return "a broadcast register layout (a zero register basis: one element in two registers)"
+    bcast = "lane" in reg.in_dims and any(not any(b) for b in reg.bases.get("lane", []))
     comp = reg.invert_and_compose(smem)
     eb = bits // 8
     k = comp.out_dim_names.index("offset")
@@ -122,7 +124,7 @@ def _layout_bytes(rt: Any, mt: Any) -> tuple[list[set[int]], str] | str:
             off = (r ^ lanes[lane]) * eb
             got.update(range(off, off + eb))
         out.append(got)
-    return out, f"{eb}-byte {mt.elem}"
+    return out, f"{eb}-byte {mt.elem}", bcast and store
 
 
 def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
@@ -138,8 +140,11 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     offs = _lane_offsets(ev, m.group(1), ins, memo)
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
+    active = [True] * 32
     if ins.pred is not None:
-        return "a predicated access (which lanes take part is not modelled)"
+        active, how = _guard(ev, ins, memo, 32)
+        if how == "free" or ins.parts[0] in ("ldmatrix", "stmatrix"):
+            return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     a0 = _at_zero(a0, imm, memo)
     head = ins.parts[0]
     if head in ("ldmatrix", "stmatrix"):
@@ -150,9 +155,9 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
         if key not in memo:
             memo[key] = _matrix_bytes(offs, n, "trans" in ins.parts)
         return a0, memo[key]
-    key = ("bytes", tuple(offs), acc[2])
+    key = ("bytes", tuple(offs), acc[2], tuple(active))
     if key not in memo:                          # read only below: shared by the file's accesses
-        memo[key] = [set(range(o, o + acc[2])) for o in offs]
+        memo[key] = [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
     return a0, memo[key]
 
 
@@ -264,7 +269,8 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
 def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str] | str:
     try:
         types = _types(tmod, op)
-        return _layout_bytes(*types) if types is not None else "its types could not be read"
+        return _layout_bytes(*types, store=_OPS[op.name][0] == "store") if types is not None \
+            else "its types could not be read"
     except (LayoutError, KeyError, ValueError) as e:
         return str(e)
 
@@ -277,10 +283,17 @@ def _unchecked(op: Any, first: Instr, why: str) -> Check:
 
 def _parts(g: list, lanes: list[set[int]]) -> list[list]:
     """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
-    total = sum(len(s) for s in lanes)
     n = sum(len(s) for _, _, ls in g for s in ls)
-    copies = n // total if total and n % total == 0 and len(g) % max(1, n // total) == 0 else 0
-    return _split(g, copies) if copies else [g]
+    for total in (sum(len(s) for s in lanes), len(set().union(*lanes))):   # every copy, or one, writes
+        if total and n % total == 0 and len(g) % max(1, n // total) == 0:
+            return _split(g, n // total)
+    return [g]
+
+
+def _whole(g: list, lanes: list[set[int]]) -> bool:
+    """The group moves whole copies of the op's data (bytes a multiple of the layouts')."""
+    total = sum(len(x) for x in lanes)
+    return bool(total) and sum(len(x) for _, _, ls in g for x in ls) % total == 0
 
 
 def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, memo: dict,
@@ -296,8 +309,9 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
                       f"{op.name} (TTGIR line {op.line}): {why[1]}",
                       {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode})]
     if len(reps) > 1:                        # ops of one line: one op's copy never spans a barrier
-        groups = [[x for x in g if of.get(x[0].line) == e] for g in groups
-                  for e in sorted({of.get(x[0].line) for x in g}, key=lambda v: (v is None, v or 0))]
+        def key(x: tuple) -> tuple:          # nor mixes instructions (cp.async and st.shared)
+            return (of.get(x[0].line, -1), x[0].opcode)
+        groups = [[x for x in g if key(x) == k] for g in groups for k in sorted({key(x) for x in g})]
     out: list[Check] = []
     left, used = [], set()
     for g in groups:
@@ -316,7 +330,7 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         first = g[0][0]
         if all(x[0].line in chained for x in g):
             continue                         # a round trip of a conversion of the line: checked there
-        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign:
+        if len(free) == 1 and not isinstance(free[0][1], str) and not foreign and _whole(g, free[0][1][0]):
             op, want = free[0]
             out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
             continue
@@ -388,11 +402,27 @@ def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
     return per_lane, twice
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None = None) -> Check:
+def _copies_hold(per_lane: list[dict], lanes: list[set[int]], lo_p: int, lo_l: int) -> bool:
+    """A store of a broadcast layout: each lane writes only bytes of its own elements, and the
+    lanes that hold the same elements write them all between them (one of the copies, or all)."""
+    union: dict[frozenset, set[int]] = {}
+    for k in range(32):
+        got = {b - lo_p for b in per_lane[k]}
+        want = frozenset(b - lo_l for b in lanes[k])
+        if not got <= want:
+            return False
+        union.setdefault(want, set()).update(got)
+    return all(set(w) == u for w, u in union.items())
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
+             memo: dict | None = None) -> Check:
     per_lane, twice = _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
+    if differ and bcast and _copies_hold(per_lane, lanes, lo_p, lo_l):
+        differ = False
     if differ:
         lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     first = part[0][0]
@@ -590,6 +620,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     convs: dict[str, list] = {}
     others: dict[str, int] = {}
     foreign: set[str] = set()
+    scratch: set[str] = set()
     for op in tmod.ops:
         if not op.loc:
             continue
@@ -599,6 +630,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             others[op.loc] = others.get(op.loc, 0) + 1
             if op.name in _SCRATCH:
                 foreign.add(op.loc)
+                scratch.add(op.loc)
     lines, claimed, chained = {}, set(), set()
     for loc, ops in convs.items():
         entries = _match_line(tmod, evals, loc, ops, by, n, memo)
@@ -609,7 +641,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(loc)
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
-    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n}
+    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
+           "scratch": scratch}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -646,7 +679,7 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
             got = why or _conversion_holders(tmod, op, n)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
-            elif claims["others"].get(loc) or len(entries) != len(ops):
+            elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
                                  f"{claims['others'].get(loc, 0)} other shared-memory op(s) share"))
@@ -684,10 +717,25 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
             if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 hit = k
                 break
+        if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
+            continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
         if hit is not None:
             at = hit + 1
     return out
+
+
+def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
+    """The data a chain stores (bytes, counted per thread) is the conversion's tensor once, or up to
+    once per copy the source layout holds (a broadcast): the chain may be this conversion's."""
+    got = _conversion_holders(tmod, op, n)
+    if isinstance(got, str):
+        return True
+    hs, _hd, bits = got
+    want = len(set().union(*hs)) * bits // 8
+    most = sum(len(h) for h in hs) * bits // 8
+    stored = sum(len(b) for ins, _a, ts in pieces if _access(ins)[0] == "store" for b in ts)
+    return bool(want) and want <= stored <= most
 
 
 def _skip(op: Any, first: Instr, why: str) -> Check:
@@ -841,31 +889,47 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
 
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict) -> Check | None:
-    """A byte is right when the thread that loads it shares an element with the one that stores
-    it; each wrong byte blames its load and its store, so a moved access stands out as the most
-    blamed (the counterexample), or ``None`` when no byte is wrong."""
-    blame: dict[int, int] = {}
+    """A byte read is right when the thread that loads it shares an element with the one that
+    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
+    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
+    stored that no one loads blame their store; ``None`` when nothing is wrong."""
+    wrong_l: dict[int, int] = {}             # wrong reads by load line / of bytes of store line
+    wrong_s: dict[int, int] = {}
+    total: dict[int, int] = {}
     first_bad: dict[int, tuple] = {}
-    read_by: dict[int, list[int]] = {}
+    n_wrong = unwritten = 0
     for td in range(n):
         for b, ins in reads[td].items():
-            read_by.setdefault(b, []).append(td)
             w = wrote.get(b)
+            total[ins.line] = total.get(ins.line, 0) + 1
+            if w is not None:
+                total[w[1].line] = total.get(w[1].line, 0) + 1
             if w is None or not hs[w[0]] & hd[td]:
-                for x in (ins, w[1] if w else None):
-                    if x is not None:
-                        blame[x.line] = blame.get(x.line, 0) + 1
-                        first_bad.setdefault(x.line, (td, b, w[0] if w else None, x))
-    for b, (ts, ins) in wrote.items():
-        if b not in read_by:
-            blame[ins.line] = blame.get(ins.line, 0) + 1
-            first_bad.setdefault(ins.line, (None, b, ts, ins))
-    if not blame:
+                n_wrong += 1
+                unwritten += w is None
+                wrong_l[ins.line] = wrong_l.get(ins.line, 0) + 1
+                first_bad.setdefault(ins.line, (td, b, w[0] if w else None, ins))
+                if w is not None:
+                    wrong_s[w[1].line] = wrong_s.get(w[1].line, 0) + 1
+                    first_bad.setdefault(w[1].line, (td, b, w[0], w[1]))
+    # leave one access out: the wrong reads that remain (a store left out excuses the reads of
+    # bytes no store writes: they may be the ones it should have written); fewest first, then the
+    # fewest reads left out with it, then the earliest line
+    score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
+                  total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
+    if not score:
+        read = {b for r in reads for b in r}
+        for b, (ts, ins) in wrote.items():
+            if b not in read:
+                score[ins.line] = (0, 0, score.get(ins.line, (0, 0, 0))[2] - 1)
+                first_bad.setdefault(ins.line, (None, b, ts, ins))
+    if not score:
         return None
-    top = max(blame.values())
-    line = min(ln for ln, v in blame.items() if v == top)
+    line = min(score, key=lambda ln: (score[ln], ln))
     td, b, ts, ins = first_bad[line]
-    data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=top)
+    b = b - (1 << 32) if b >= 1 << 31 else b
+    n_bad = wrong_l.get(line, 0) + wrong_s.get(line, 0) or -score[line][2]
+    data.update(thread=td, byte=b, writer=ts, instruction=ins.opcode, blamed_bytes=n_bad)
     if td is None:
         what = f"thread {ts} stores byte {b} (relative to the scratch base) that no load of the conversion reads"
     elif ts is None:
@@ -875,7 +939,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                 f"holds none of thread {td}'s elements")
     return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
                  f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
-                 f"{top} wrong byte(s) involve it)", data)
+                 f"{n_bad} wrong byte(s) involve it)", data)
 
 
 def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list[set[int]],
