@@ -319,6 +319,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   }
   // ---- epilogue: warp w reads TMEM lanes 32w..32w+31 = rows 32w..32w+31 of the tile ----
   mbar_wait(done, 0u);
+  __syncwarp();                                    // tcgen05.ld is .sync.aligned: the warp converged
   tc_fence_after();
   const uint32_t row = tm * BM + warp * 32u + lane;
 #pragma unroll 1
