@@ -6,9 +6,13 @@ a source, ``ttg.local_store``, ``ttg.local_load``, ``ttg.async_copy_global_to_lo
 say where each element of warp 0 goes: the register layout composed with the inverse of the
 shared layout (``invert_and_compose``) maps ``(register, lane)`` to a shared offset, times the
 element's bytes. The PTX instructions of the op (same source line, same direction:
-``st.shared``/``cp.async``/``stmatrix`` store, ``ld.shared``/``ldmatrix`` load) give each lane's
-bytes from its address register, evaluated symbolically at ``%tid.x`` = 0..31 (first loop
-iteration), plus the immediate offset and the access width; ``ldmatrix``/``stmatrix`` follow the
+``st.shared``/``cp.async``/``stmatrix`` store, ``ld.shared``/``ldmatrix`` load; less the round
+trips a ``convert_layout`` of the line proved its own; plus, by dataflow, an access the scheduler
+moved among them under another line's ``.loc`` through the same address register between the
+same barriers) give each lane's bytes from its address register, evaluated symbolically at
+``%tid.x`` = 0..31 (first loop iteration; a guard that is a function of ``%tid.x`` evaluated per
+lane), plus the immediate offset and the access width. Ops of different types on one line take
+the copies (base groups, split at barriers) whose bytes match their layouts exactly; ``ldmatrix``/``stmatrix`` follow the
 PTX ISA fragment (lane ``l`` holds row ``l / 4``, bytes ``4 (l % 4)`` .. of each 8x8 matrix whose
 row addresses lanes ``8i .. 8i+7`` give; ``.trans``: rows ``2 (l % 4)``, ``2 (l % 4) + 1`` at byte
 ``2 (l / 4)``). Instructions whose lane-0 addresses differ by a constant form one copy (a group);
