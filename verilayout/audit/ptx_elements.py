@@ -330,19 +330,23 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         else:
             left.append(g)
     free = [(op, w) for op, w in wants if op.line not in used]
+    unmatched: list[Instr] = []
     for g in left:
-        first = g[0][0]
         if all(x[0].line in chained for x in g):
             continue                         # a round trip of a conversion of the line: checked there
         if len(free) == 1 and not isinstance(free[0][1], str) and not foreign and _whole(g, free[0][1][0]):
             op, want = free[0]
             out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
             continue
+        unmatched.extend(x[0] for x in g)
+    if unmatched:                            # one check for the line's accesses no op took
         op = free[0][0] if free else reps[0]
         why = next((w for _, w in free if isinstance(w, str)), None)
-        out.append(_unchecked(op, first, why or (
-            f"the accesses from PTX line {first.line} match none of the {len(reps)} op(s) of different types "
-            f"on source line {first.loc}" + (", which other ops through scratch memory share" if foreign else ""))))
+        lines = sorted(i.line for i in unmatched)
+        out.append(_unchecked(op, unmatched[0], why or (
+            f"{len(lines)} access(es) (PTX lines {lines[:6]}{' ...' if len(lines) > 6 else ''}) match none of "
+            f"the {len(reps)} op(s) of different types on source line {unmatched[0].loc}"
+            + (", which other ops through scratch memory share" if foreign else ""))))
     return out
 
 
