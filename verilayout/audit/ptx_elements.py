@@ -6,9 +6,13 @@ a source, ``ttg.local_store``, ``ttg.local_load``, ``ttg.async_copy_global_to_lo
 say where each element of warp 0 goes: the register layout composed with the inverse of the
 shared layout (``invert_and_compose``) maps ``(register, lane)`` to a shared offset, times the
 element's bytes. The PTX instructions of the op (same source line, same direction:
-``st.shared``/``cp.async``/``stmatrix`` store, ``ld.shared``/``ldmatrix`` load) give each lane's
-bytes from its address register, evaluated symbolically at ``%tid.x`` = 0..31 (first loop
-iteration), plus the immediate offset and the access width; ``ldmatrix``/``stmatrix`` follow the
+``st.shared``/``cp.async``/``stmatrix`` store, ``ld.shared``/``ldmatrix`` load; less the round
+trips a ``convert_layout`` of the line proved its own; plus, by dataflow, an access the scheduler
+moved among them under another line's ``.loc`` through the same address register between the
+same barriers) give each lane's bytes from its address register, evaluated symbolically at
+``%tid.x`` = 0..31 (first loop iteration; a guard that is a function of ``%tid.x`` evaluated per
+lane), plus the immediate offset and the access width. Ops of different types on one line take
+the copies (base groups, split at barriers) whose bytes match their layouts exactly; ``ldmatrix``/``stmatrix`` follow the
 PTX ISA fragment (lane ``l`` holds row ``l / 4``, bytes ``4 (l % 4)`` .. of each 8x8 matrix whose
 row addresses lanes ``8i .. 8i+7`` give; ``.trans``: rows ``2 (l % 4)``, ``2 (l % 4) + 1`` at byte
 ``2 (l / 4)``). Instructions whose lane-0 addresses differ by a constant form one copy (a group);
@@ -326,19 +330,23 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         else:
             left.append(g)
     free = [(op, w) for op, w in wants if op.line not in used]
+    unmatched: list[Instr] = []
     for g in left:
-        first = g[0][0]
         if all(x[0].line in chained for x in g):
             continue                         # a round trip of a conversion of the line: checked there
         if len(free) == 1 and not isinstance(free[0][1], str) and not foreign and _whole(g, free[0][1][0]):
             op, want = free[0]
             out.extend(_compare(op, part, *want, memo) for part in _parts(g, want[0]))
             continue
+        unmatched.extend(x[0] for x in g)
+    if unmatched:                            # one check for the line's accesses no op took
         op = free[0][0] if free else reps[0]
         why = next((w for _, w in free if isinstance(w, str)), None)
-        out.append(_unchecked(op, first, why or (
-            f"the accesses from PTX line {first.line} match none of the {len(reps)} op(s) of different types "
-            f"on source line {first.loc}" + (", which other ops through scratch memory share" if foreign else ""))))
+        lines = sorted(i.line for i in unmatched)
+        out.append(_unchecked(op, unmatched[0], why or (
+            f"{len(lines)} access(es) (PTX lines {lines[:6]}{' ...' if len(lines) > 6 else ''}) match none of "
+            f"the {len(reps)} op(s) of different types on source line {unmatched[0].loc}"
+            + (", which other ops through scratch memory share" if foreign else ""))))
     return out
 
 
