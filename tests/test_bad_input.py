@@ -210,8 +210,9 @@ def cases_numbers(f: dict) -> list:
         out.append(["check", "specs/linear_layouts.toml", "--timeout", v])
         out.append(["wgmma", "verify", "--desc", "0x4000004000010040", "--dtype", "f16",
                     "--major", "K", "--layout", K128, "--timeout", v])
-    for v in ("0", "-1", "-100"):
+    for v in ("-1", "-100", "257"):          # 0 is valid: one process per CPU, as in `audit`
         out.append(["check", "specs/linear_layouts.toml", "--jobs", v])
+        out.append(["audit", os.path.join(ROOT, "examples", "w4a16.ttgir"), "--jobs", v])
     for v in ("0x0", "0x8", "3x5", "-1x8", "8x", "x8", "99999999999x99999999999", "8*8", "1.5x2"):
         out.append(["show", BLOCKED, "--shape", v])
         out.append(["wgmma", "desc", "--dtype", "f16", "--major", "K", "--shape", v, "--layout", NVMMA])

@@ -310,6 +310,13 @@ def test_one_vocabulary_for_flags():
     assert "--shape" not in _help("emit", "dpas") and "--tile MxNxK" in _help("emit", "dpas")
 
 
+def test_jobs_0_is_one_process_per_cpu_in_check_and_audit():
+    from verilayout.cli.options import jobs_arg
+    assert jobs_arg("0") == (os.cpu_count() or 1) and jobs_arg("3") == 3
+    assert cli("check", "specs/linear_layouts.toml", "--jobs", "0").returncode == 0
+    assert cli("audit", str(ROOT / "examples" / "w4a16.ttgir"), "-j", "0", "--no-cache").returncode == 0
+
+
 def test_required_flags_say_so():
     import argparse
     from verilayout.cli.main import build_parser
