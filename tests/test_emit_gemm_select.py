@@ -108,14 +108,14 @@ def test_the_choice_is_the_least_modelled_time_of_every_candidate_considered():
 
 def test_candidates_fit_shared_memory_and_registers():
     """Each candidate's ring fits 227 KiB (stages x (BM + BN) x BK x bytes + 16 per stage +
-    1024 alignment) and one stage more would not (or it has 8 stages); accumulators BN / 2 + 40
-    registers fit 232."""
+    1024 alignment) and one stage more would not (or it has the 6-stage cap: deeper rings' mbarrier
+    protocols are too large to explore); accumulators BN / 2 + 40 registers fit 232."""
     for dt, eb in (("bf16", 2), ("e4m3", 1), ("tf32", 4)):
         ok, _bad = candidates(dt, 16)
         for c in ok:
             ring = lambda s: s * ((c.bm + c.bn) * c.bk * eb + 16) + 1024  # noqa: E731
             assert ring(c.stages) <= 232448
-            assert c.stages == 8 or ring(c.stages + 1) > 232448
+            assert c.stages == 6 or ring(c.stages + 1) > 232448
             assert c.bn // 2 + 40 <= 232
 
 
@@ -163,7 +163,8 @@ def test_explain_names_the_choice_the_others_and_the_rejected():
 def test_overrides_keep_the_rest_of_the_choice():
     c = choose_gemm(16, 4096, 4096, "bf16")
     m = configure("bf16", c, tile="128x128x64")
-    assert (m["bm"], m["bn"], m["stages"], m["splits"]) == (128, 128, 7, c.best.splits)
+    # 7 stages of (128 + 128) x 64 x 2 + 16 bytes + 1024 fit 232448, 8 do not; the cap is 6
+    assert (m["bm"], m["bn"], m["stages"], m["splits"]) == (128, 128, min(7, 6), c.best.splits)
     m = configure("bf16", c, splits=1, group_m=4)
     assert (m["splits"], m["group_m"], m["bm"]) == (1, 4, c.best.bm)
 

@@ -106,6 +106,40 @@ def _out_pairs(out_dims) -> tuple[list, bool]:
     return pairs, explicit
 
 
+def _checked_bases(bases: Mapping, n_out: int, names: list) -> tuple[list, list]:
+    """``bases`` checked (string names, lists of ``n_out`` non-negative integers): the input dims
+    as ``(name, nbits)`` and every basis as ``(name, index, values)``.
+
+    >>> _checked_bases({"lane": [[1], [2]]}, 1, ["x"])
+    ([('lane', 2)], [('lane', 0, [1]), ('lane', 1, [2])])
+    """
+    ins, vecs = [], []
+    for name, blist in bases.items():
+        if not isinstance(name, str):
+            raise LayoutError(f"input dim name {name!r} is not a string")
+        if not _listlike(blist):
+            raise LayoutError(f"the bases of input dim '{name}' must be a list of basis vectors, "
+                              f"got {type(blist).__name__}")
+        blist = list(blist)
+        for i, b in enumerate(blist):
+            if not _listlike(b):
+                raise LayoutError(f"basis {i} of input dim '{name}' must be a list of integers, "
+                                  f"got {type(b).__name__}")
+            b = list(b)
+            if len(b) != n_out:
+                raise LayoutError(
+                    f"basis {i} of input dim '{name}' has {len(b)} values; "
+                    f"expected one per output dim ({n_out}: {names})")
+            for v in b:
+                if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+                    raise LayoutError(
+                        f"basis {i} of input dim '{name}' has value {v!r}; "
+                        "basis values are non-negative integers")
+            vecs.append((name, i, [int(v) for v in b]))
+        ins.append((name, len(blist)))
+    return ins, vecs
+
+
 @dataclass(frozen=True, eq=False)
 class LinearLayout:
     """A GF(2)-linear map from named input dims to named, sized output dims.
@@ -136,31 +170,7 @@ class LinearLayout:
         if len(set(names)) != len(names):
             raise LayoutError(f"duplicate output dim names in {names}")
         n_out = len(out_pairs)
-        ins = []
-        vecs = []
-        for name, blist in bases.items():
-            if not isinstance(name, str):
-                raise LayoutError(f"input dim name {name!r} is not a string")
-            if not _listlike(blist):
-                raise LayoutError(f"the bases of input dim '{name}' must be a list of basis vectors, "
-                                  f"got {type(blist).__name__}")
-            blist = list(blist)
-            for i, b in enumerate(blist):
-                if not _listlike(b):
-                    raise LayoutError(f"basis {i} of input dim '{name}' must be a list of integers, "
-                                      f"got {type(b).__name__}")
-                b = list(b)
-                if len(b) != n_out:
-                    raise LayoutError(
-                        f"basis {i} of input dim '{name}' has {len(b)} values; "
-                        f"expected one per output dim ({n_out}: {names})")
-                for v in b:
-                    if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
-                        raise LayoutError(
-                            f"basis {i} of input dim '{name}' has value {v!r}; "
-                            "basis values are non-negative integers")
-                vecs.append((name, i, [int(v) for v in b]))
-            ins.append((name, len(blist)))
+        ins, vecs = _checked_bases(bases, n_out, names)
         # output sizes
         out = []
         for k, (name, size) in enumerate(out_pairs):
