@@ -21,7 +21,7 @@ The cost model (all times in SM clocks; the constants and where they come from a
   share of L2 bandwidth; the whole run at least ``DRAM bytes / HBM bandwidth``, the DRAM bytes
   being each wave's distinct A and B panels under the ``GROUP_M`` raster (which is how the raster
   is chosen) plus D, plus the split-K workspace written and read back;
-* **pipeline depth**: the deepest ring that fits 227 KiB (``stages`` is not a cost choice: one CTA
+* **pipeline depth**: the deepest ring that fits 227 KiB, at most ``MAX_STAGES`` (``stages`` is not a cost choice: one CTA
   per SM, so unused shared memory buys nothing); a ring shallower than the load latency stalls;
 * **registers**: ``BN / 2`` f32 accumulators + 40 per consumer thread must fit ``setmaxnreg``'s
   232 (two consumers) or 255;
