@@ -82,7 +82,7 @@ def test_a_wrong_offset_is_still_an_error_at_its_line(find, new, what):
 
 # ----- bank figures: PTX ldmatrix .trans against the TTGIR model's ld.shared.b16 ------------------
 
-GPTQ = TP / "cuda100" / "sglang__fused_moe_kernel_gptq_awq_16x128x128_w4_s3"
+GPTQ = ROOT / "tests" / "fixtures" / "ptx_rounds" / "sglang__fused_moe_kernel_gptq_awq_16x128x128_w4_s3"
 
 
 def _brute_ldmatrix_x4(rows: list[int]) -> int:
@@ -146,7 +146,7 @@ def test_a_moved_access_of_one_round_is_an_error_at_its_line(find, new):
 #: sglang w8a8 block FP8 matmul (16x128x128, 4 warps, sm_100): fp8_kernel.py:126 holds the A and B
 #: local_alloc/local_load pairs (two types each) and a broadcast conversion (#blocked1 -> a slice
 #: of #mma) that every thread stores to once
-FP8 = TP / "cuda100" / "sglang__w8a8_block_fp8_matmul_16x128x128_w4_s3"
+FP8 = ROOT / "tests" / "fixtures" / "ptx_rounds" / "sglang__w8a8_block_fp8_matmul_16x128x128_w4_s3"
 
 
 def test_ops_of_one_line_each_get_their_own_accesses():

@@ -32,7 +32,10 @@ def ob(kind, name, **keys):
 
 
 def check(capsys, *argv):
-    rc = main(["check", *argv])
+    try:
+        rc = main(["check", *argv])
+    except SystemExit as e:      # argparse's refusal of an option value (one line, exit 2)
+        rc = e.code
     out, err = capsys.readouterr()
     return rc, out, err
 
@@ -145,12 +148,13 @@ def test_surjective_and_invertible_on_linear_cute_layouts(tmp_path, capsys, text
 @pytest.mark.parametrize("argv, message", [
     (["--timeout", "nan"], "--timeout"), (["--timeout", "inf"], "--timeout"),
     (["--timeout", "0"], "--timeout"), (["--timeout", "-1"], "--timeout"),
-    (["--jobs", "0"], "--jobs"), (["--jobs", "-1"], "--jobs"),
+    (["--jobs", "-1"], "--jobs"), (["--jobs", "257"], "--jobs"),
 ])
 def test_bad_numbers_are_one_line_errors(tmp_path, capsys, argv, message):
+    """--jobs 0 means one process per CPU (as in audit), so the bad values are -1 and 257."""
     spec = write(tmp_path, LANE4 + ob("injective", "i", layout='"a"'))
     rc, out, err = check(capsys, spec, *argv)
-    assert rc == 2 and err.startswith(f"error: {message}") and err.count("\n") == 1 and out == ""
+    assert rc == 2 and err.startswith("error: ") and message in err and err.count("\n") == 1 and out == ""
 
 
 def test_bad_output_paths_are_errors_and_create_nothing(tmp_path, capsys):

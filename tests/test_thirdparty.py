@@ -129,9 +129,15 @@ def test_no_error_finding(group):
 
 
 @group
-def test_unchecked_is_at_most_one_percent_and_each_has_its_reason(group):
-    checks = [c for f in _report(group).files for c in f.checks]
+def test_each_unchecked_has_its_reason(group):
+    unchecked = [c for f in _report(group).files for c in f.checks if c.status == "unchecked"]
+    assert all(c.message.strip() and c.data.get("reason") for c in unchecked), unchecked[:3]
+
+
+def test_unchecked_is_at_most_one_percent_of_the_corpus():
+    """Over the whole corpus (the group reports are cached in this process: under
+    ``--dist loadfile`` this file's tests run in order in one worker, so this reuses them)."""
+    checks = [c for g in sorted(_GROUPS) for f in _report(g).files for c in f.checks]
     unchecked = [c for c in checks if c.status == "unchecked"]
     assert checks
     assert len(unchecked) <= 0.01 * len(checks), (len(unchecked), len(checks))
-    assert all(c.message.strip() and c.data.get("reason") for c in unchecked)
