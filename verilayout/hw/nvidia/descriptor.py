@@ -664,12 +664,19 @@ class AddressFunction:
 
     # ----- evaluation ----------------------------------------------------------------------
     def eval(self, mn: int, k: int) -> int:
-        """Bit address of one coordinate (exact Python integers: no numpy, start-up time).
+        """Bit address of one coordinate, in Python integers (no numpy: start-up time), the same
+        value as :meth:`eval_np`; ``OverflowError`` where a coordinate, a constant of the function
+        or the address does not fit int64, as ``eval_np`` refuses it (a stride of 2^62 elements).
 
         >>> AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 64),), post=8).eval(3, 0)
         200
         """
-        return int(self._combine({"mn": int(mn), "k": int(k)}, self.const))
+        consts = [mn, k, self.const, self.post, self.xor_const, *(t.stride for t in self.terms),
+                  *(v for _, _, v in self.xor_cols)]
+        x = int(self._combine({"mn": int(mn), "k": int(k)}, self.const))
+        if not all(-(1 << 63) <= int(v) < 1 << 63 for v in (*consts, x)):
+            raise OverflowError(f"address function {self.name!r}: a value does not fit int64")
+        return x
 
     def eval_np(self, mn: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Vectorised bit addresses (int64 arrays of equal shape)."""
