@@ -156,3 +156,14 @@ def test_named_cases_of_issue_26():
     with pytest.raises(LayoutError, match=r"col \d+: values nested more than 32 deep"):
         verilayout.parse(nested(1000, "dot_op"))
     assert sys.getrecursionlimit() >= 1000
+
+
+def test_a_parameter_is_checked_when_another_annotation_names_a_deferred_module():
+    # z3_offset's return annotation is ``z3.BitVecRef`` and z3 is imported inside the functions that need
+    # it (start-up time, issue 23): its plain parameters are still checked, one line naming the argument
+    # (unchecked, width="8" reached a comparison with an int: a TypeError)
+    with pytest.raises(LayoutError, match="argument 'width' must be int or None, got str") as e:
+        cute.z3_offset(cute.Layout(4, 1), 0, width="8")
+    assert "\n" not in str(e.value)
+    with pytest.raises(LayoutError, match="argument 'elem_bits' must be int or None, got str"):
+        cute.offsets_table(cute.Layout(4, 1), elem_bits="16")

@@ -9,7 +9,24 @@ Law: ``is_pow2(x)`` iff ``x == 1 << log2(x)``; ``log2`` is defined on powers of 
 """
 from __future__ import annotations
 
+import sys
+
 from verilayout.errors import LayoutError
+
+
+def is_integer(v: object) -> bool:
+    """True for an ``int`` or a numpy integer, False for a ``bool`` and everything else; it never
+    imports numpy (no numpy integer exists before numpy is loaded: start-up time).
+
+    >>> is_integer(3), is_integer(True), is_integer(3.0)
+    (True, False, False)
+    """
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(v, np.integer)
 
 
 def is_pow2(x: object) -> bool:

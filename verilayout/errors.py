@@ -83,11 +83,21 @@ def _short(value) -> str:
 
 @functools.lru_cache(maxsize=512)
 def _hints(fn) -> dict:
-    """``fn``'s resolved annotations (empty when they cannot be resolved); keyed by function."""
+    """``fn``'s resolved annotations, keyed by function; one that cannot be resolved (a name such as
+    ``z3`` or ``np`` that its module imports only inside functions: start-up time) is left out and
+    the others are still checked."""
     try:
         return typing.get_type_hints(fn)
-    except Exception:  # noqa: BLE001 - an unresolvable annotation is simply not checked
-        return {}
+    except Exception:  # noqa: BLE001 - resolved one by one below
+        pass
+    out = {}
+    for name, ann in getattr(fn, "__annotations__", {}).items():
+        one = types.SimpleNamespace(__annotations__={name: ann}, __globals__=getattr(fn, "__globals__", {}))
+        try:
+            out.update(typing.get_type_hints(one))
+        except Exception:  # noqa: BLE001 - an unresolvable annotation is simply not checked
+            continue
+    return out
 
 
 def _annotation_mismatch(fn, pname: str, value) -> str:

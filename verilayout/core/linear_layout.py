@@ -20,9 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-import numpy as np
-
-from verilayout.bits import log2_exact, next_pow2
+from verilayout.bits import is_integer, log2_exact, next_pow2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
 
@@ -131,7 +129,7 @@ def _checked_bases(bases: Mapping, n_out: int, names: list) -> tuple[list, list]
                     f"basis {i} of input dim '{name}' has {len(b)} values; "
                     f"expected one per output dim ({n_out}: {names})")
             for v in b:
-                if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
+                if not is_integer(v) or v < 0:
                     raise LayoutError(
                         f"basis {i} of input dim '{name}' has value {v!r}; "
                         "basis values are non-negative integers")
@@ -405,6 +403,7 @@ class LinearLayout:
         >>> LinearLayout.identity1D(2, "i", "o").matrix().tolist()
         [[1]]
         """
+        import numpy as np  # deferred: start-up time (only array code needs numpy)
         m = np.zeros((self.total_out_bits, self.total_in_bits), dtype=np.uint8)
         for c, v in enumerate(self._cols):
             for r in range(self.total_out_bits):
@@ -454,7 +453,7 @@ class LinearLayout:
             if n not in coords:
                 raise LayoutError(f"missing input dim '{n}'")
             v = coords[n]
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= v < (1 << b):
+            if not is_integer(v) or not 0 <= v < (1 << b):
                 raise LayoutError(f"input {n}={v!r} is outside [0, {1 << b})")
             x |= int(v) << off
             off += b
@@ -471,6 +470,7 @@ class LinearLayout:
 
     def apply_all(self) -> np.ndarray:
         """Brute-force table: packed image of every flattened input (numpy, for tests/benchmarks)."""
+        import numpy as np  # deferred: start-up time (only array code needs numpy)
         res = np.zeros(1, dtype=np.int64)
         for c in self._cols:
             res = np.concatenate([res, res ^ c])

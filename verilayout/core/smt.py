@@ -26,8 +26,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Mapping
 
-import z3
-
 from verilayout.bits import index_bits, log2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
@@ -123,6 +121,7 @@ def record_smt2(directory: str, prefix: str) -> Iterator[_Recorder]:
 
 def record_query(solver: z3.Solver, result: z3.CheckSatResult, what: str) -> None:
     """Write ``solver``'s query and z3's ``result`` if a :func:`record_smt2` block is active."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     rec = _RECORDER.get()
     if rec is None:
         return
@@ -142,10 +141,12 @@ def check_claim(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None
 
     ``variables`` and ``show`` name the expressions reported in a counterexample.
 
+    >>> import z3
     >>> y = z3.BitVec("y", 3)
     >>> check_claim(z3.ULE(y, 7), variables={"y": y}).proved
     True
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     s = z3.Solver()
     s.set("timeout", int(timeout_ms))
     for a in assumptions:
@@ -165,6 +166,7 @@ def check_claim(claim: z3.BoolRef, *, variables: Mapping[str, z3.ExprRef] | None
 
 
 def _as_int(v) -> int | bool:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if z3.is_bv_value(v):
         return v.as_long()
     if z3.is_int_value(v):
@@ -188,11 +190,13 @@ def input_vars(in_dims: Mapping[str, int], prefix: str = "") -> dict[str, z3.Bit
     >>> sorted(input_vars({"lane": 32, "warp": 4}))
     ['lane', 'warp']
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     return {n: z3.BitVec(prefix + n, index_bits(s)) for n, s in in_dims.items()}
 
 
 def in_range(vars: Mapping[str, z3.BitVecRef], in_dims: Mapping[str, int]) -> list[z3.BoolRef]:
     """Constraints ``0 <= v < size`` for dims whose size is not a power of two of the width."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     out = []
     for n, v in vars.items():
         size = in_dims[n]
@@ -207,11 +211,13 @@ def z3_apply_linear(layout: LinearLayout, vars: Mapping[str, z3.BitVecRef],
 
     Output dims are ``width`` bits wide (default: just enough for their size).
 
+    >>> import z3
     >>> L = LinearLayout.identity1D(4, "i", "o")
     >>> i = z3.BitVec("i", 2); out = z3_apply_linear(L, {"i": i})
     >>> check_claim(out["o"] == z3.ZeroExt(1, i), variables={"i": i}).proved
     True
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     outs = {}
     for n, size in layout.out_dims.items():
         w = width or max(1, size.bit_length())
@@ -275,6 +281,7 @@ def placed(layout, base: int, *, out_dim: str | None = None) -> FunctionLayout:
     >>> equal(placed(L, 64), placed(L, 64)).proved
     True
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(base, bool) or not isinstance(base, int) or base < 0:
         raise LayoutError(f"base {base!r}: expected an integer >= 0")
     if isinstance(layout, LinearLayout) and "offset" in layout.in_dims and \
@@ -323,6 +330,7 @@ def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     >>> v = equal(A, B); v.status, v.counterexample["i"]
     ('counterexample', 2)
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if not (isinstance(a, LinearLayout) and isinstance(b, LinearLayout)):
         a, b = as_function(a), as_function(b)
     if set(a.in_dims.items()) != set(b.in_dims.items()):
@@ -363,11 +371,13 @@ def equal(a, b, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
 
 
 def _zext(e: z3.BitVecRef, width: int) -> z3.BitVecRef:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     return z3.ZeroExt(width - e.size(), e) if e.size() < width else e
 
 
 def check_injective(layout, *, timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove no two inputs map to the same output (GF(2) rank, or z3)."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(layout, LinearLayout):
         ns = gf2.nullspace(list(layout.columns))
         if not ns:

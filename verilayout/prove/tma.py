@@ -44,9 +44,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-import z3
-
 from verilayout.bits import index_bits
 from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
@@ -183,6 +180,7 @@ def _bytes(dtype: str) -> int:
 # ----- z3 encodings -----------------------------------------------------------------------------
 
 def _bv(x, width: int = _B) -> z3.BitVecRef:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(x, int):
         return z3.BitVecVal(x, width)
     return z3.ZeroExt(width - x.size(), x) if x.size() < width else x
@@ -209,6 +207,7 @@ def _descriptor_bits(r: DescriptorReader, base: z3.BitVecRef, mn, k, mb: int, kb
 
 def _tma_bits(t: TensorMap, copies: int, stage_base, x, y) -> z3.BitVecRef:
     """Bit address TMA writes tile coordinate (inner x, outer y) at."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     n0 = t.smem_box[0]
     xv = _bv(x)
     j = z3.UDiv(xv, n0)
@@ -219,6 +218,7 @@ def _tma_bits(t: TensorMap, copies: int, stage_base, x, y) -> z3.BitVecRef:
 
 
 def _eval(e: z3.BitVecRef) -> int:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     return z3.simplify(e).as_long()
 
 
@@ -338,6 +338,7 @@ def _symbolic_ring(tmap: TensorMap, reader, ring: tuple, timeout_ms: int, pre: s
     """Law: proved when z3 shows, piece by piece of the reader, that TMA's write of every element
     of every stage is the byte the reader reads, over every base the assumption allows; else the
     first counterexample (both bytes) or unknown on a timeout."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     inner, copies, stages, stage_bytes, base, base_align = ring
     r_mn, r_k = reader.extents
     qbits = max(1, (SMEM_WINDOW // base_align).bit_length())
@@ -386,6 +387,7 @@ def _ring_counterexample(tmap: TensorMap, reader, ring: tuple, cx: dict, pieces:
                          piece: tuple, pre: str, assume: str) -> Verdict:
     """Law: the failing Verdict of z3's model ``cx`` on one reader piece: the base, stage and
     element, and the bytes TMA writes and the reader reads there, both evaluated concretely."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     inner, copies, _stages, stage_bytes, base, base_align = ring
     mb, kb, mn_off, k_off, mn_bits, k_bits = piece
     bval = base if base is not None else cx["q"] * base_align
@@ -437,6 +439,7 @@ def _pieces(reader) -> list[tuple[int, int, int, int, int, int]]:
 
 def _reader_table(reader, stage_base: int) -> np.ndarray:
     """``table[mn, k]``: the byte the reader reads each element of its tile at (brute force)."""
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     if isinstance(reader, LayoutReader):
         fn = reader.tile.fn
         start = (stage_base + reader.offset) * 8
@@ -457,6 +460,7 @@ def _reader_table(reader, stage_base: int) -> np.ndarray:
 
 def _domain_verdict(tmap, reader, inner, copies, stages, stage_bytes, base, t_ext, r_ext, assume) -> Verdict:
     """The box and the reader's tile differ in extent, or a stage's box spills into the next."""
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     (ti, to), (ri, ro) = t_ext, r_ext
     n0 = tmap.smem_box[0]
 

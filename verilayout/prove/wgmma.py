@@ -24,9 +24,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import z3
-
 from verilayout.bits import ceil_log2, index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
@@ -438,6 +435,7 @@ def _split_decision(a: AddressFunction, b: AddressFunction):
 def _z3_decision(a: AddressFunction, b: AddressFunction, timeout_ms: int):
     """Law: ``a(mn, k) == b(mn, k)`` on ``a``'s domain decided by z3 over bit-vectors: proved,
     a counterexample (mn, k), or unknown on a timeout."""
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     d = a.domain
     mn = z3.BitVec("mn", index_bits(d["mn"]))
     k = z3.BitVec("k", index_bits(d["k"]))
@@ -463,6 +461,7 @@ ENUMERATION_LIMIT = 1 << 16
 def _enumerated_difference(a: AddressFunction, b: AddressFunction) -> tuple[str, tuple[int, int] | None, str]:
     """Both address functions on every point of ``a``'s domain, compared modulo 2^ADDR_BITS (the
     width z3 decides in): proved when every point agrees, else the first point that differs."""
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     diff = (a.table() - b.table()) & ((1 << ADDR_BITS) - 1)
     bad = np.argwhere(diff != 0)
     if not len(bad):

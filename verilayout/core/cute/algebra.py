@@ -16,8 +16,6 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Any, Callable, Iterable, Sequence, Union
 
-import numpy as np
-
 from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, is_tuple, normalize_tree, static_ceil_div, static_div, static_min,
                                             static_mul, compact_col_major, product)
 from verilayout.core.cute.layout import (AnyLayout, ComposedLayout, Layout, append_modes, require_concrete, concrete_int,
@@ -180,6 +178,7 @@ def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
 
 
 def _verify_composition(a: Layout, b: Layout, r: Layout) -> None:
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     size = int(b.size)
     if size > 1 << 22:
         raise LayoutError(f"verify: {size} coordinates are too many to check by enumeration")
@@ -351,6 +350,7 @@ def left_inverse(layout: Layout) -> Layout:
     >>> left_inverse(Layout(4, 2))(6)
     3
     """
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     layout = _concrete_layout(layout, "left_inverse")
     try:
         rest = complement(layout)

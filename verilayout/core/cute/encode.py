@@ -2,6 +2,7 @@
 layout, swizzle included), :func:`z3_in_domain`, and :func:`to_function` (a
 :class:`verilayout.core.smt.FunctionLayout` for the provers).
 
+>>> import z3
 >>> i = z3.BitVec("i", 3)
 >>> z3.simplify(z3.substitute(z3_offset(Layout((2, 4), (4, 1)), i), (i, z3.BitVecVal(3, 3))))
 5
@@ -11,8 +12,6 @@ from __future__ import annotations
 import math
 from numbers import Integral
 from typing import Any, Mapping, Sequence
-
-import z3
 
 from verilayout.bits import trailing_zeros
 from verilayout.core.cute.int_tuple import IntTuple, format_tree, is_tuple, flatten, product
@@ -54,6 +53,7 @@ def _z3_exactness(plan: OffsetPlan) -> None:
 
 
 def _z3_leaf_coords(coord: Any, shape: IntTuple, width: int) -> list:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(coord, tuple):
         if not is_tuple(shape) or len(coord) != len(shape):
             raise LayoutError(f"z3 coordinate {coord!r} does not match shape {format_tree(shape, 'cute')}")
@@ -82,6 +82,7 @@ def _z3_leaf_coords(coord: Any, shape: IntTuple, width: int) -> list:
 
 
 def _z3_max_width(coord: Any) -> int:
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(coord, tuple):
         return max([_z3_max_width(c) for c in coord] or [0])
     return coord.size() if z3.is_bv(coord) else 0
@@ -96,10 +97,12 @@ def z3_offset(obj: AnyLayout, coord: Any, unit: str = "elements", elem_bits: int
     The term is ``width`` bits wide (default: just enough for every offset);
     coordinates outside the shape are the caller's to exclude (:func:`z3_in_domain`).
 
+    >>> import z3
     >>> i = z3.BitVec("i", 6); L = Layout((8, 8), (8, 1))
     >>> z3.simplify(z3_offset(L, i) - z3_offset(L, (i % 8, i / 8))).sexpr() != "#x00"
     True
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     plan = offset_plan(obj, unit, elem_bits)
     need = max(_needed_bits(plan), _z3_max_width(coord))
     if width is None:
@@ -127,10 +130,12 @@ def z3_offset(obj: AnyLayout, coord: Any, unit: str = "elements", elem_bits: int
 def z3_in_domain(obj: AnyLayout, coord: Any) -> z3.BoolRef:
     """Constraint that ``coord`` (as for :func:`z3_offset`) is inside the layout's shape.
 
+    >>> import z3
     >>> i = z3.BitVec("i", 4); s = z3.Solver(); s.add(z3_in_domain(Layout(6, 1), i), i == 6)
     >>> s.check()
     unsat
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     layout = obj.layout if isinstance(obj, ComposedLayout) else obj
     require_concrete(layout, "z3_in_domain")
 

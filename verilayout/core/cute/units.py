@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
-
 from verilayout.bits import log2
 from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, require_concrete,
                                          require_elem_bits, concrete_int)
@@ -122,6 +120,7 @@ def offsets_table(obj: AnyLayout, unit: str = "elements", elem_bits: int | None 
     >>> offsets_table(Layout((2, 2), (2, 1))).tolist()
     [0, 2, 1, 3]
     """
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     plan = offset_plan(obj, unit, elem_bits)
     leaves = plan.layout.leaves()
     size = int(plan.layout.size)

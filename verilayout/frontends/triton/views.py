@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import standard_out_dims
@@ -65,6 +63,7 @@ def _in_size(layout: LinearLayout, name: str) -> int:
 
 def _walk(layout: LinearLayout, order: Sequence[str]):
     """Yield (inputs, outputs) over every hardware coordinate, ``order`` outermost first."""
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     sizes = [_in_size(layout, n) for n in order]
     table = layout.apply_all()  # packed outputs, flat input with the first in dim low
     offs, acc = [], 0

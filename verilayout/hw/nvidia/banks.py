@@ -75,8 +75,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import z3
-
 from verilayout.bits import is_pow2 as _is_pow2, log2 as _log2
 from verilayout.core import cute
 from verilayout.core.gf2 import add_to_basis
@@ -601,6 +599,7 @@ class SharedAddressMap:
         """This map as a layout from tensor coordinates to out dim ``offset`` (what
         :func:`verilayout.core.smt.as_function` and so ``equal`` and ``placed`` take).
 
+        >>> import z3
         >>> m = SharedAddressMap({"dim0": 2}, lambda c: 8 + c["dim0"], lambda c: z3.ZeroExt(3, c["dim0"]) + 8, 4)
         >>> m.to_function().apply({"dim0": 1})
         {'offset': 9}
@@ -623,6 +622,7 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
     >>> m.offset({"dim0": 2, "dim1": 1})
     67
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     for interval, pad in intervals:
         if not _is_pow2(interval) or pad < 1 or not _is_pow2(pad):
             raise LayoutError(f"padding {interval}:+{pad}: interval and padding must be powers of two")
@@ -659,6 +659,7 @@ def placed(smem: Any, base_bytes: int, elem_bits: int) -> Any:
     >>> placed(identity_standard_nd("offset", [4, 32], [1, 0]), 0x484, 32).offset({"dim0": 1, "dim1": 0})
     321
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if isinstance(base_bytes, bool) or not isinstance(base_bytes, int) or base_bytes < 0:
         raise LayoutError(f"base address {base_bytes!r}: expected a byte address >= 0")
     if base_bytes >= 1 << 32:
@@ -700,6 +701,7 @@ def cute_address_map(obj, elem_bits: int | None = None) -> SharedAddressMap:
     >>> cute_address_map(parse_cute("(16,32):(33,1)")).offset({"dim0": 1, "dim1": 2})
     35
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     if not isinstance(obj, (cute.Layout, cute.ComposedLayout)):
         raise LayoutError(f"shared layout: expected a LinearLayout, an address map or a CuTe layout, "
                           f"got {type(obj).__name__}")

@@ -32,10 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping
 
-import numpy as np
-import z3
-
-from verilayout.bits import index_bits, is_pow2, log2, trailing_zeros
+from verilayout.bits import index_bits, is_integer, is_pow2, log2, trailing_zeros
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.dtypes import SWIZZLE_MODES
 from verilayout.errors import LayoutError
@@ -241,7 +238,7 @@ class Descriptor:
                             ("base_offset", self.base_offset, 8),
                             ("layout_type", self.layout_type, 4 if self.arch == "sm_90" else 8),
                             ("lbo_mode", self.lbo_mode, 2 if self.arch == "sm_100" else 1)):
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or not 0 <= v < hi:
+            if not is_integer(v) or not 0 <= v < hi:
                 raise LayoutError(f"descriptor field {name} = {v!r} is outside [0, {hi})")
         if self.start_address % 16:
             raise LayoutError(f"start_address {self.start_address:#x} is not 16-byte aligned "
@@ -326,7 +323,7 @@ def decode(value, arch: str = "sm_90") -> Descriptor:
         except ValueError:
             raise LayoutError(f"descriptor {value!r}: expected a 64-bit integer such as "
                               "0x4000004000010040") from None
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+    if not is_integer(value) or not 0 <= value < 1 << 64:
         raise LayoutError(f"descriptor {value!r} is not a 64-bit unsigned integer")
     value = int(value)
     _types(arch)
@@ -343,7 +340,7 @@ def decode(value, arch: str = "sm_90") -> Descriptor:
 
 
 def _byte_field(name: str, v, what: str) -> int:
-    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+    if not is_integer(v):
         raise LayoutError(f"{name} = {v!r}: expected an integer number of bytes")
     v = int(v)
     if v < 0:
@@ -667,13 +664,28 @@ class AddressFunction:
 
     # ----- evaluation ----------------------------------------------------------------------
     def eval(self, mn: int, k: int) -> int:
-        """Bit address of one coordinate (exact integers)."""
-        return int(self.eval_np(np.array([mn], dtype=np.int64), np.array([k], dtype=np.int64))[0])
+        """Bit address of one coordinate, in Python integers (no numpy: start-up time), the same
+        value as :meth:`eval_np`; ``OverflowError`` where a coordinate, a constant of the function
+        or the address does not fit int64, as ``eval_np`` refuses it (a stride of 2^62 elements).
+
+        >>> AddressFunction((("mn", 8), ("k", 8)), terms=(Term("mn", 1, 0, 64),), post=8).eval(3, 0)
+        200
+        """
+        consts = [mn, k, self.const, self.post, self.xor_const, *(t.stride for t in self.terms),
+                  *(v for _, _, v in self.xor_cols)]
+        x = int(self._combine({"mn": int(mn), "k": int(k)}, self.const))
+        if not all(-(1 << 63) <= int(v) < 1 << 63 for v in (*consts, x)):
+            raise OverflowError(f"address function {self.name!r}: a value does not fit int64")
+        return x
 
     def eval_np(self, mn: np.ndarray, k: np.ndarray) -> np.ndarray:
         """Vectorised bit addresses (int64 arrays of equal shape)."""
+        import numpy as np  # deferred: start-up time (only array code needs numpy)
         coords = {"mn": np.asarray(mn, dtype=np.int64), "k": np.asarray(k, dtype=np.int64)}
-        x = np.full(coords["mn"].shape, self.const, dtype=np.int64)
+        return self._combine(coords, np.full(coords["mn"].shape, self.const, dtype=np.int64))
+
+    def _combine(self, coords: dict, x):
+        """The address of ``coords`` (ints or int64 arrays) from ``x``, the constant in that kind."""
         for t in self.terms:
             x = x + t.stride * t.value(coords[t.coord] + self.offset_of(t.coord))
         if self.xor_cols or self.xor_const:
@@ -687,12 +699,14 @@ class AddressFunction:
 
     def table(self) -> np.ndarray:
         """Every bit address of the domain: ``table[mn, k]`` (brute force)."""
+        import numpy as np  # deferred: start-up time (only array code needs numpy)
         d = self.domain
         mn, k = np.meshgrid(np.arange(d["mn"]), np.arange(d["k"]), indexing="ij")
         return self.eval_np(mn, k)
 
     def z3(self, vars: Mapping[str, z3.BitVecRef]) -> z3.BitVecRef:
         """Encode over bit-vector coordinates (any width up to ADDR_BITS)."""
+        import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
         ext = {c: z3.ZeroExt(ADDR_BITS - v.size(), v) + self.offset_of(c) for c, v in vars.items()}
         x = z3.BitVecVal(self.const, ADDR_BITS)
         for t in self.terms:

@@ -65,9 +65,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
-import z3
-
+from verilayout.bits import is_integer
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.dtypes import BITS, SWIZZLE_MODES, TMA_SWIZZLES, swizzle_mode
 from verilayout.errors import LayoutError
@@ -148,6 +146,7 @@ class SwizzlePattern:
 
     def z3(self, addr: z3.BitVecRef) -> z3.BitVecRef:
         """:meth:`apply` on a bit-vector byte address."""
+        import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
         out = addr ^ self.swizzle.z3_xor_term(addr)
         if self.flip8:
             out = out ^ ((z3.LShR(addr, 7) & 1) << 3)
@@ -243,10 +242,9 @@ def parse_arch(arch) -> str:
 
 
 def _ints(name: str, v, n: int | None = None) -> tuple[int, ...]:
-    if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+    if is_integer(v):
         v = (v,)
-    if not isinstance(v, (tuple, list)) or any(isinstance(x, bool) or not isinstance(x, (int, np.integer))
-                                               for x in v):
+    if not isinstance(v, (tuple, list)) or not all(is_integer(x) for x in v):
         raise LayoutError(f"tensor map {name} = {v!r}: expected a list of integers")
     if n is not None and len(v) != n:
         raise LayoutError(f"tensor map {name} has {len(v)} entries, expected {n}")
@@ -306,7 +304,7 @@ class TensorMap:
         if oob not in OOB_FILLS:
             raise LayoutError(f"oob_fill {self.oob_fill!r}: expected one of {', '.join(OOB_FILLS)}")
         object.__setattr__(self, "oob_fill", oob)
-        if isinstance(self.global_address, bool) or not isinstance(self.global_address, (int, np.integer)) \
+        if not is_integer(self.global_address) \
                 or self.global_address < 0:
             raise LayoutError(f"global_address {self.global_address!r}: expected a byte address >= 0")
 
@@ -536,10 +534,12 @@ def write_address(t: TensorMap, smem_address: int, coord) -> int:
 def write_z3(t: TensorMap, smem_address: z3.BitVecRef, coord) -> z3.BitVecRef:
     """:func:`write_address` over bit-vectors (``ADDR_BITS`` wide; coordinates zero-extended).
 
+    >>> import z3
     >>> t = TensorMap("f16", global_dims=(64, 64), box=(64, 16), swizzle="128B")
     >>> z3.simplify(write_z3(t, z3.BitVecVal(0, 32), (z3.BitVecVal(0, 8), z3.BitVecVal(1, 8)))).as_long()
     144
     """
+    import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     _modelled(t)
     if len(coord) != t.rank:
         raise LayoutError(f"{len(coord)} coordinates for a rank-{t.rank} box")
@@ -557,6 +557,7 @@ def write_table(t: TensorMap, smem_address: int) -> np.ndarray:
     >>> write_table(t, 0)[4, :9:8].tolist()    # box row 4 = bytes 128..159: 128-byte row 1 swaps chunks
     [144, 128]
     """
+    import numpy as np  # deferred: start-up time (only array code needs numpy)
     _modelled(t)
     n = 1
     for s in t.smem_box:
