@@ -141,6 +141,24 @@ def wgmma_asm(man: dict) -> list[str]:
             "}"]
 
 
+#: the host's 2-D tensor map of a rows x K row-major operand (box: BOX_K elements of K x box_rows
+#: rows), shared by the sm_90a and sm_100a programs; ``${tma_dtype}`` and ``${swizzle_code}`` are
+#: filled with the kernel's template
+MAKE_TENSOR_MAP = r"""static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
+  vl_encode_tiled_t fn = encode_tiled();
+  if (fn == nullptr) return 4;
+  const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(K) * ELEM_BYTES};
+  const cuuint32_t box[2] = {BOX_K, box_rows};
+  const cuuint32_t estr[2] = {1u, 1u};
+  const CUresult r = fn(map, ${tma_dtype}, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CUtensorMapSwizzle(${swizzle_code}),
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : 5;
+}
+"""
+
+
 _KERNEL = Template(r"""
 namespace vl_${tag} {
 
@@ -390,19 +408,7 @@ static vl_encode_tiled_t encode_tiled() {
 }
 
 // rows x K row-major operand; box = BOX_K elements of K x box_rows rows, SWIZZLE_${swizzle}, zero fill
-static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
-  vl_encode_tiled_t fn = encode_tiled();
-  if (fn == nullptr) return 4;
-  const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(K) * ELEM_BYTES};
-  const cuuint32_t box[2] = {BOX_K, box_rows};
-  const cuuint32_t estr[2] = {1u, 1u};
-  const CUresult r = fn(map, ${tma_dtype}, 2, const_cast<void*>(ptr), dims, strides, box, estr,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CUtensorMapSwizzle(${swizzle_code}),
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? 0 : 5;
-}
-
+""" + MAKE_TENSOR_MAP + r"""
 // Why a problem is refused ("" when accepted): the TMA row stride must be a multiple of 16 bytes.
 [[maybe_unused]] static const char* problem_error(int M, int N, int K) {
   if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";

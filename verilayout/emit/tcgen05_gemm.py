@@ -33,7 +33,7 @@ from string import Template
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
-from verilayout.emit.cuda_gemm import (_ELEM_T, _TMA_DTYPE, _check, _obligation_block, _select,
+from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, _ELEM_T, _TMA_DTYPE, _check, _obligation_block, _select,
                                        _u64, render_gemm_main)
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
@@ -354,19 +354,7 @@ static vl_encode_tiled_t encode_tiled() {
   }
   return fn;
 }
-static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
-  vl_encode_tiled_t fn = encode_tiled();
-  if (fn == nullptr) return 4;
-  const cuuint64_t dims[2] = {cuuint64_t(K), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(K) * ELEM_BYTES};
-  const cuuint32_t box[2] = {BOX_K, box_rows};
-  const cuuint32_t estr[2] = {1u, 1u};
-  const CUresult r = fn(map, ${tma_dtype}, 2, const_cast<void*>(ptr), dims, strides, box, estr,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, CUtensorMapSwizzle(${swizzle_code}),
-                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  return r == CUDA_SUCCESS ? 0 : 5;
-}
-[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
+""" + MAKE_TENSOR_MAP + r"""[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
   if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";
   if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
   return "";
