@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
 from importlib import import_module
 
@@ -89,27 +89,27 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def _summary_parser() -> argparse.ArgumentParser:
-    """The top-level parser with each command named and summarised, none loaded: what
-    ``verilayout --help`` prints (start-up time; ``verilayout COMMAND --help`` loads COMMAND)."""
+def _root_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The top-level parser (``--version``, the epilog) and its command sub-parsers, empty."""
     parser = Parser(
         prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
         "or a concrete counterexample.", epilog=EPILOG_MAIN,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
+def _summary_parser() -> argparse.ArgumentParser:
+    """The top-level parser with each command named and summarised, none loaded: what
+    ``verilayout --help`` prints (start-up time; ``verilayout COMMAND --help`` loads COMMAND)."""
+    parser, sub = _root_parser()
     for name, text in SUMMARY.items():
         sub.add_parser(name, help=text)
     return parser
 
 
 def build_parser(modules: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="verilayout", description="Prove things about GPU tensor layouts; answer with a proof "
-        "or a concrete counterexample.", epilog=EPILOG_MAIN,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action=_Version)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser, sub = _root_parser()
     for name in modules if modules is not None else command_modules(()):
         # each command's module (and what it imports) is loaded only when that command runs
         import_module(f"verilayout.cli.{name}").register(sub)
