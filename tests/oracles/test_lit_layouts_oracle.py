@@ -135,9 +135,12 @@ def run_workers(reqs: list, timeout: float = 900) -> list:
     start, single_until = 0, 0
     payload = json.dumps(reqs)
     while start < len(reqs):
-        proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--start", str(start),
-                               "--single-until", str(single_until)],
-                              input=payload, capture_output=True, text=True, timeout=timeout)
+        # the worker's temporary .mlir files go to a folder removed here: a worker the wheel
+        # aborts cannot clean up after itself
+        with tempfile.TemporaryDirectory(prefix="vl-lit-oracle-") as tmp:
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--start", str(start),
+                                   "--single-until", str(single_until)], env=dict(os.environ, TMPDIR=tmp),
+                                  input=payload, capture_output=True, text=True, timeout=timeout)
         said = _stderr_by_request(proc.stderr)
         for line in proc.stdout.splitlines():
             msg = json.loads(line)

@@ -115,8 +115,8 @@ def _run_worker_once(requests, timeout, startup_timeout, python):
     returncode, stderr text, stderr split per request and the ready record.
     """
     payload = json.dumps(requests).encode()
-    with tempfile.TemporaryFile() as err_file:
-        env = dict(os.environ)
+    with tempfile.TemporaryFile() as err_file, tempfile.TemporaryDirectory(prefix="vl-oracle-") as tmp:
+        env = dict(os.environ, TMPDIR=tmp)   # its .mlir files: removed here even if the wheel aborts it
         env.setdefault("PYTHONUNBUFFERED", "1")
         proc = subprocess.Popen(
             _worker_cmd(python),
