@@ -314,3 +314,12 @@ def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
     _maps, checks = _tensor_maps(src, man)
     assert checks and all(c.status == "proved" for c in checks), [c.to_dict() for c in checks]
     assert {c.check for c in checks} == {"tensor-map", "index-functions"}
+
+
+def test_a_problem_past_the_kernels_int_is_refused():
+    """The emitted kernels take M, N and K as C ``int`` (32-bit): 2^31 does not fit."""
+    from verilayout.emit.gemm_select import parse_problem
+    from verilayout.errors import LayoutError
+    assert parse_problem(f"{2**31 - 1},8,16") == (2**31 - 1, 8, 16)
+    with pytest.raises(LayoutError, match="below 2\\^31"):
+        parse_problem(f"{2**31},8,16")

@@ -355,8 +355,8 @@ def register(subparsers) -> None:
     p.add_argument("--arch", default="sm_90a", choices=("sm_90a", "sm_100a"), metavar="ARCH",
                    help="sm_90a (Hopper: wgmma, default) or sm_100a (Blackwell: tcgen05.mma with a "
                    "TMEM accumulator; compiled and checked here, cannot run here)")
-    p.add_argument("--dtype", required=True, choices=GEMM_DTYPES, metavar="DTYPE",
-                   help=f"multiplicand type: {', '.join(GEMM_DTYPES)} (f32 accumulation and output)")
+    p.add_argument("--dtype", default="bf16", choices=GEMM_DTYPES, metavar="DTYPE",
+                   help=f"multiplicand type: {', '.join(GEMM_DTYPES)} (default bf16; f32 accumulation)")
     p.add_argument("--tile", metavar="BMxBNxBK", help="CTA tile: BM 64 or 128, BN a multiple of 16 "
                    f"up to 256, BK a multiple of 32 bytes (default 128x256x(128 bytes), e.g. "
                    f"{default_tile('f16')} for f16)")

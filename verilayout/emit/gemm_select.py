@@ -142,7 +142,8 @@ class Choice:
 
 
 def parse_problem(text: str) -> tuple[int, int, int]:
-    """``"M,N,K"`` (or ``MxNxK``) -> ``(M, N, K)``, each >= 1.
+    """``"M,N,K"`` (or ``MxNxK``) -> ``(M, N, K)``, each from 1 to 2^31 - 1 (the kernels take them
+    as ``int``).
 
     >>> parse_problem("16,4096,4096"), parse_problem("8x8x16")
     ((16, 4096, 4096), (8, 8, 16))
@@ -154,6 +155,9 @@ def parse_problem(text: str) -> tuple[int, int, int]:
         vals = ()
     if len(vals) != 3 or min(vals) < 1:
         raise LayoutError(f"--problem {text!r}: expected M,N,K, three positive integers")
+    if max(vals) >= 2 ** 31:
+        raise LayoutError(f"--problem {text!r}: each of M, N, K must be below 2^31 (the kernels take "
+                          "them as int)")
     return vals
 
 
