@@ -155,3 +155,14 @@ def test_the_python_suggestion_for_an_mn_major_fp8_b_removes_the_conflict(tmp_pa
     assert warn.check == "bank-conflicts" and "K contiguous" in warn.data["suggestion"]
     assert not [c for c in nk.checks if c.severity in ("error", "warning")]
     assert any(c.check == "bank-conflicts" and c.status == "proved" for c in nk.checks)
+
+
+def test_install_refuses_bad_arguments_with_a_layout_error():
+    """Bad input to the Python API is a one-line LayoutError (the project's rule), not ValueError."""
+    import pytest
+    import verilayout.triton as hook
+    from verilayout.errors import LayoutError
+    with pytest.raises(LayoutError, match="fail_on='bogus'"):
+        hook.install(fail_on="bogus")
+    with pytest.raises(LayoutError, match="strict='yes'"):
+        hook.install(strict="yes")

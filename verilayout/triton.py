@@ -23,6 +23,7 @@ from typing import Any, Callable
 from verilayout.audit.formats import fails, short_message
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
+from verilayout.errors import LayoutError
 
 #: Kernel files remembered as audited (per process; one compile's files are audited once).
 MAX_REMEMBERED = 4096
@@ -95,8 +96,14 @@ def install(strict: bool = False, fail_on: str = "warning") -> Callable[..., Non
         verilayout.triton.install(strict=True)
     """
     if fail_on not in ("error", "warning"):
-        raise ValueError(f"fail_on={fail_on!r}: expected 'error' or 'warning'")
-    from triton import knobs  # deferred: Triton is optional (installed where kernels are compiled)
+        raise LayoutError(f"verilayout.triton.install: fail_on={fail_on!r}: expected 'error' or 'warning'")
+    if not isinstance(strict, bool):
+        raise LayoutError(f"verilayout.triton.install: strict={strict!r}: expected True or False")
+    try:
+        from triton import knobs  # deferred: Triton is optional (installed where kernels are compiled)
+    except ImportError:
+        raise LayoutError("verilayout.triton.install: Triton 3.4 or later (triton.knobs) is not "
+                          "installed") from None
     current = knobs.compilation.listener
     if getattr(current, "verilayout", False):
         current = current.previous
