@@ -157,7 +157,8 @@ def nvcc_path() -> str | None:
     return env if env and os.path.isfile(env) else shutil.which("nvcc")
 
 
-def _run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
+def run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
+    """``(exit code, stdout + stderr)`` of ``nvcc args`` run in ``cwd``; ``LayoutError`` without nvcc."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise LayoutError("nvcc is not installed: the independent check compiles kernel.cu")
@@ -180,7 +181,7 @@ def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
         flags = [f.replace("90a", arch[3:]) for f in NVCC_FLAGS]
-        rc, out = _run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
+        rc, out = run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
@@ -1160,7 +1161,7 @@ def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write('#define VL_NO_MAIN\n#include "kernel.cu"\n' + main)
-        rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
+        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
