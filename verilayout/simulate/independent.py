@@ -247,12 +247,12 @@ def _ev(e, env, memo):
     key = e.get_id()
     if key in memo:
         return memo[key]
-    r = _ev1(e, env, memo)
+    r = _eval_term_uncached(e, env, memo)
     memo[key] = r
     return r
 
 
-def _ev1(e, env, memo):
+def _eval_term_uncached(e, env, memo):
     # long: the operator dispatch of a z3 term evaluator (one branch per bit-vector operator)
     if z3.is_bv_value(e):
         return np.uint64(e.as_long())
@@ -811,7 +811,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
         if op["source"] != "smem":
             continue
         values: dict[str, list[str]] = {}
-        ok = sum(_descriptor_check1(ctx, ins, slot, name, kb, bases, values)
+        ok = sum(_descriptor_holds(ctx, ins, slot, name, kb, bases, values)
                  for kb, ins in enumerate(wg)
                  if len(ins.operands) > slot and not ins.operands[slot].startswith("{"))
         if ok == len(wg):
@@ -821,8 +821,8 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
                     wg[0], descriptors=values)
 
 
-def _descriptor_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, bases: dict,
-                       values: dict) -> bool:
+def _descriptor_holds(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, bases: dict,
+                      values: dict) -> bool:
     """Law: True when the descriptor operand ``slot`` of wgmma ``kb`` is one value per shared
     base, its bits 16-63 do not depend on the base, and at every sampled base it reads operand
     ``name``'s K-block where the copy put it; else a finding is added (and False)."""
