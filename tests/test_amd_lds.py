@@ -204,8 +204,8 @@ def test_layout_analysis_equals_brute_force(name):
         acc = lds.parse_lds_instruction(rep.instruction)
         if acc.bits < 32:  # sub-dword accesses: not in the guide's tables
             continue
-        from verilayout.prove.banks import _pair, _widest_chain  # the vector Triton's rule picks
-        vec = _widest_chain(_pair(reg, smem).images(), bits)
+        from verilayout.prove.banks import _pair, widest_chain  # the vector Triton's rule picks
+        vec = widest_chain(_pair(reg, smem).images(), bits)
         assert rep.wavefronts == _brute_layout(reg, smem, bits, name, acc, vec), (reg, smem, bits)
         assert rep.conflict_free == (rep.wavefronts == rep.ideal)
         checked += 1

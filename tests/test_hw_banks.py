@@ -188,11 +188,11 @@ def test_a_wrong_bank_rule_fails_the_data(monkeypatch, wrong):
     if wrong == "16 banks":
         monkeypatch.setattr(ptx_smem, "_MODEL", BankModel(num_banks=16))
     else:                       # every access read as one 4-byte word per lane, 32 lanes a phase
-        real = ptx_smem._access
+        real = ptx_smem.smem_access
 
         def narrow(ins):
             acc = real(ins)
             return acc if acc is None or acc[2] <= 4 else (acc[0], acc[1], 4, 32)
-        monkeypatch.setattr(ptx_smem, "_access", narrow)
+        monkeypatch.setattr(ptx_smem, "smem_access", narrow)
     total, bad = disagreements(accesses)
     assert total == 820 and len(bad) > len(LDGSTS_EXCEPTIONS)

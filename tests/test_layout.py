@@ -261,7 +261,7 @@ def test_apply_equals_brute_force_xor_of_bases(L):
             coords[n], x = x % s, x // s
         expected = brute_apply(bases, coords, len(L.out_dims))
         assert list(L.apply(coords).values()) == expected
-        assert L._unpack(int(table[flat])) == expected
+        assert L.unpack(int(table[flat])) == expected
 
 
 @settings(max_examples=100, deadline=None)

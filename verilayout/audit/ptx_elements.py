@@ -36,7 +36,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import _ADDR, _access, _guard, _lane_offsets, thread_offsets as _thread_offsets
+from verilayout.audit.ptx_smem import ADDR_OPERAND_RE, smem_access, thread_guard, lane_byte_offsets, thread_offsets as _thread_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -133,20 +133,20 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
 
 def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
-    acc = _access(ins)
-    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    acc = smem_access(ins)
+    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
     if m is None:
         return "no [register+offset] address"
     imm = parse_immediate(m.group(2)) if m.group(2) else 0
     if imm is None:
         return f"offset {m.group(2)} is not an immediate"
     a0 = ev.operand(m.group(1), 32, at=ins)
-    offs = _lane_offsets(ev, m.group(1), ins, memo)
+    offs = lane_byte_offsets(ev, m.group(1), ins, memo)
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
     active = [True] * 32
     if ins.pred is not None:
-        active, how = _guard(ev, ins, memo, 32)
+        active, how = thread_guard(ev, ins, memo, 32)
         if how == "free" or ins.parts[0] in ("ldmatrix", "stmatrix"):
             return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     a0 = _at_zero(a0, imm, memo)
@@ -251,7 +251,7 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
     for ins in mod.instrs:
-        acc = _access(ins)
+        acc = smem_access(ins)
         if acc is not None and ins.loc and ins.line not in claims["claimed"]:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
@@ -351,8 +351,8 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
 
 
 def _address_register(ins: Instr) -> str | None:
-    acc = _access(ins)
-    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    acc = smem_access(ins)
+    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
     return m.group(1) if m else None
 
 
@@ -366,7 +366,7 @@ def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> li
     regs = {_address_register(i) for i in instrs}
     mine = {i.line for i in instrs}
     extra = [j for e in sorted({of[i.line] for i in instrs if i.line in of}) for j in by.get(e, [])
-             if j.line not in mine and j.loc and (j.loc, kind) not in owned and _access(j)[0] == kind
+             if j.line not in mine and j.loc and (j.loc, kind) not in owned and smem_access(j)[0] == kind
              and _address_register(j) in regs and j.func == instrs[0].func]
     return sorted(instrs + extra, key=lambda i: i.line) if extra else instrs
 
@@ -488,14 +488,14 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
 
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""
-    acc = _access(ins)
-    m = _ADDR.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
+    acc = smem_access(ins)
+    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
     if m is None:
         return "no [register+offset] address"
     imm = parse_immediate(m.group(2)) if m.group(2) else 0
     if imm is None:
         return "an offset that is not an immediate"
-    active, how = _guard(ev, ins, memo, n)
+    active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     got = _thread_offsets(ev, ins, m.group(1), n, memo)
@@ -577,7 +577,7 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
             e, func = e + 1, ins.func
             if _is_barrier(ins):
                 continue
-        if _access(ins) is not None:
+        if smem_access(ins) is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
     return of, by
@@ -594,7 +594,7 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
     registers form one chain (one multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
     to another op's) belong to no round."""
     def mine(e: int, kind: str) -> list[Instr]:
-        return [i for i in by.get(e, []) if i.loc == loc and _access(i)[0] == kind]
+        return [i for i in by.get(e, []) if i.loc == loc and smem_access(i)[0] == kind]
 
     rounds = []
     for e in sorted(by):
@@ -705,10 +705,10 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
     chains = _chains(by, loc)
     if not chains:                           # no barrier between: the line's stores, then its loads
         acc = [i for e in sorted(by) for i in by[e] if i.loc == loc]
-        kinds = [_access(i)[0] for i in acc]
+        kinds = [smem_access(i)[0] for i in acc]
         if not acc or "load" not in kinds or "store" not in kinds:
             return out                       # converted in registers (shuffles), not through memory
-        chains = [[([i for i in acc if _access(i)[0] == "store"], [i for i in acc if _access(i)[0] == "load"])]]
+        chains = [[([i for i in acc if smem_access(i)[0] == "store"], [i for i in acc if smem_access(i)[0] == "load"])]]
         if kinds != sorted(kinds, key=lambda k: k == "load"):
             return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
     for chain in chains:
@@ -742,7 +742,7 @@ def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
     hs, _hd, bits = got
     want = len(set().union(*hs)) * bits // 8
     most = sum(len(h) for h in hs) * bits // 8
-    stored = sum(len(b) for ins, _a, ts in pieces if _access(ins)[0] == "store" for b in ts)
+    stored = sum(len(b) for ins, _a, ts in pieces if smem_access(ins)[0] == "store" for b in ts)
     return bool(want) and want <= stored <= most
 
 
@@ -796,7 +796,7 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        store = _access(ins)[0] == "store"
+        store = smem_access(ins)[0] == "store"
         for t, sset in enumerate(ts):
             if not sset:
                 continue
@@ -885,7 +885,7 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     wrote: dict[int, tuple[int, Instr]] = {}
     reads: list[dict[int, Instr]] = [{} for _ in range(n)]
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        store = _access(ins)[0] == "store"
+        store = smem_access(ins)[0] == "store"
         for t, s in enumerate(ts):
             for b in s:
                 if store:
@@ -954,7 +954,7 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
                  hd: list[set[int]], eb: int, n: int, data: dict) -> Check | None:
     """Each reader loads from each writer exactly the bytes of the elements they share, and all
     of its own elements' bytes; the first thread that does not is the counterexample."""
-    first_load = next(i for i, _, _ in pieces if _access(i)[0] == "load")
+    first_load = next(i for i, _, _ in pieces if smem_access(i)[0] == "load")
     where = (".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
              "counterexample", "error")
     for td in range(n):

@@ -39,7 +39,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.prove.ptx_values import TID
 
-_ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
+ADDR_OPERAND_RE = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
 _VEC = {"v2": 2, "v4": 4, "v8": 8}
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
@@ -58,7 +58,7 @@ def phase_cost(addresses: list[int], width: int) -> int:
     return max((len(w) for w in banks.values()), default=0)
 
 
-def _access(ins: Instr) -> tuple[str, int, int, int] | None:
+def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
     cp = ins.opcode.startswith("cp.") and len(ins.operands) > 2
     return _access_of(ins.opcode, ins.operands[2] if cp else None)
@@ -375,7 +375,7 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
 
 
-def _lane_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None,
+def lane_byte_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None,
                   n: int = 32) -> list[int] | None:
     """Byte offsets of threads 0..n-1 (by default the 32 lanes of warp 0) relative to thread 0, or None
     when not exact (the difference ``addr(tid) - addr(0)`` still depends on a symbol other than
@@ -485,7 +485,7 @@ def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVe
     return zero, [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
 
 
-def _guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:
+def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:
     """Which of threads ``0 .. n-1`` execute ``ins``: its predicate evaluated per thread when it is a
     function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
     if ins.pred is None:
@@ -550,10 +550,10 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     out: list[SharedAccess] = []
     done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
-        acc = _access(ins)
+        acc = smem_access(ins)
         if acc is None or len(ins.operands) <= acc[1]:
             continue
-        m = _ADDR.match(ins.operands[acc[1]].strip())
+        m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip())
         ev = evals.get(ins.func)
         if not m or ev is None:
             continue
@@ -562,11 +562,11 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
         if prev is None:
             n = mod.threads_of(ins.func) or 32
             n = 32 * max(1, n // 32)
-            offs = _lane_offsets(ev, m.group(1), ins, memo, n)
+            offs = lane_byte_offsets(ev, m.group(1), ins, memo, n)
             if offs is None:
                 prev = SharedAccess(ins, acc[0], acc[2], False)
             else:
-                active, guard = _guard(ev, ins, memo, n)
+                active, guard = thread_guard(ev, ins, memo, n)
                 cost, ideal, per_warp = _cost(ins, acc, offs, active, n)
                 first = next((w for w, c in enumerate(per_warp) if c), 0)
                 lanes = tuple(offs[32 * first + i] - offs[32 * first] for i in range(8))
@@ -588,7 +588,7 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
             by_loc.setdefault(c.loc, []).append(c)
     seen: dict[tuple, SharedAccess] = {}
     for a in shared_accesses(mod, evals, memo):
-        key = (a.ins.loc, _ADDR.match(a.ins.operands[_access(a.ins)[1]].strip()).group(1), a.kind, a.width,
+        key = (a.ins.loc, ADDR_OPERAND_RE.match(a.ins.operands[smem_access(a.ins)[1]].strip()).group(1), a.kind, a.width,
                a.ins.parts[0], a.ins.pred, _matrices(a.ins))
         seen.setdefault(key, a)
     return [_smem_check(a, by_loc.get(a.ins.loc or "", [])) for a in seen.values()]
@@ -598,7 +598,7 @@ def _smem_check(a: SharedAccess, planned: list[Check]) -> Check:
     """The ``bank-conflicts`` check of one access (first instruction of its group)."""
     ins = a.ins
     head = ".".join(ins.parts[:2])
-    base = _ADDR.match(ins.operands[_access(ins)[1]].strip()).group(1)
+    base = ADDR_OPERAND_RE.match(ins.operands[smem_access(ins)[1]].strip()).group(1)
     data = {"source": "ptx", "instruction": ins.opcode, "kind": a.kind, "bytes_per_lane": a.width,
             "address_register": base}
     if not a.exact:

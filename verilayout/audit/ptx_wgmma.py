@@ -212,7 +212,7 @@ def _operand_check(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, ma
     """The descriptor checks of one operand (a warning first where there is one), and the operand
     for the K-block chain (None where its fields are not known)."""
     warns: list[Check] = []
-    c, op = _operand_check1(ctx, ins, slot, name, shape, major, data, warns)
+    c, op = _operand_verdict(ctx, ins, slot, name, shape, major, data, warns)
     return warns + [c], op
 
 
@@ -241,8 +241,8 @@ def _pattern_start_check(ctx: _Ctx, ins: Instr, name: str, desc: Any, op: "_Oper
     return None
 
 
-def _operand_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str,
-                    data: dict, warns: list[Check]) -> tuple[Check, _Operand | None]:
+def _operand_verdict(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str,
+                     data: dict, warns: list[Check]) -> tuple[Check, _Operand | None]:
     m, n, k, _acc, ta, tb = shape
     dtype, mn = (ta, m) if name == "A" else (tb, n)
     e = ctx.ev.operand(ins.operands[slot], 64, at=ins)

@@ -324,11 +324,6 @@ class LinearLayout:
                 return b
         raise LayoutError(f"no output dim '{name}' (have {self.out_dim_names})")
 
-    #: The former private names, kept for callers not yet moved to the public ones (audit/ttgir,
-    #: prove/banks, prove/tmem).
-    _in_bits = in_dim_bits
-    _out_bits = out_dim_bits
-
     @property
     def total_in_bits(self) -> int:
         return sum(b for _, b in self._in)
@@ -370,9 +365,6 @@ class LinearLayout:
             out.append(packed & ((1 << b) - 1))
             packed >>= b
         return out
-
-    #: The former private name (prove/banks, prove/tmem use it).
-    _unpack = unpack
 
     def _pack(self, values: Sequence[int]) -> int:
         acc, off = 0, 0
@@ -1105,7 +1097,7 @@ def lstsq(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
     table = gf2.echelon(A.columns)
     cols = []
     for c in Bt.columns:
-        comb = gf2.solve_echelon(table, A._pack(Bt._unpack(c)))
+        comb = gf2.solve_echelon(table, A._pack(Bt.unpack(c)))
         if comb is None:
             return None
         cols.append(comb)
@@ -1153,13 +1145,13 @@ def divide_left(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
             return None
         off = A._in_offset(n)
         for i in range(nb):
-            vals = A._unpack(A._cols[off + i])
+            vals = A.unpack(A._cols[off + i])
             want = [bb[n][i][B.out_dim_names.index(o)] if o in bout else 0
                     for o in A.out_dim_names]
             if vals != want:
                 return None
         for i in range(nb, b):
-            vals = A._unpack(A._cols[off + i])
+            vals = A.unpack(A._cols[off + i])
             packed = 0
             for k, (o, _) in enumerate(A._out):
                 low = bout.get(o, 0)
@@ -1196,7 +1188,7 @@ def divide_right(A: LinearLayout, B: LinearLayout) -> LinearLayout | None:
             return None
         off = A._in_offset(n)
         for i in range(nc):
-            vals = A._unpack(A._cols[off + i])
+            vals = A.unpack(A._cols[off + i])
             if any(v >> cb for v, (_, cb) in zip(vals, c_out)):
                 return None
             c_cols.append(sum(v << o for v, o in zip(vals, c_offs)))

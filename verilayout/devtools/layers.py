@@ -46,7 +46,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 
 #: Facade modules at the package root (the public API, thin re-exports).
 API = ("verilayout", "verilayout.banks", "verilayout.blockload", "verilayout.wgmma",
-       "verilayout.cute", "verilayout.views", "verilayout.testing", "verilayout.audit_api",
+       "verilayout.cute", "verilayout.views", "verilayout.testing",
        "verilayout.triton")
 
 #: Capability folders inside ``hw`` (one per vendor): none of them imports another.

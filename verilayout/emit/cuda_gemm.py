@@ -63,15 +63,16 @@ _REDUCE_LAUNCH = """  {   // split-K: the reduction of the SPLITS partial sums, 
         reinterpret_cast<const float*>(out), reinterpret_cast<out_t*>(D), M, N, bias);
   }
 """
-_TMA_DTYPE = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
+TMA_DTYPE = {"f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16",
               "e4m3": "CU_TENSOR_MAP_DATA_TYPE_UINT8", "tf32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
-_ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
+ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
 # cudaDataType_t of library_types.h (CUDA_R_16F 2, CUDA_R_16BF 14, CUDA_R_8F_E4M3 28,
 # CUDA_R_32F 0) and cublasComputeType_t (COMPUTE_32F 68, COMPUTE_32F_FAST_TF32 77)
 _CUBLAS_TYPE = {"f16": (2, 68), "bf16": (14, 68), "e4m3": (28, 68), "tf32": (0, 77)}
 
 
-def _check(man: dict) -> None:
+def require_gemm_manifest(man: dict) -> None:
+    """Raise ``LayoutError`` unless ``man`` is a GEMM emit manifest of this version."""
     if not isinstance(man, dict) or man.get("format") != GEMM_FORMAT:
         raise LayoutError(f"not a GEMM emit manifest (expected format {GEMM_FORMAT!r})")
     bad = [o["claim"] for o in man.get("obligations", []) if o.get("status") != "proved"]
@@ -79,11 +80,12 @@ def _check(man: dict) -> None:
         raise LayoutError(f"obligation not proved, no kernel written: {bad[0]}")
 
 
-def _u64(text: str) -> str:
+def u64_literal(text: str) -> str:
+    """A hex string as a CUDA 64-bit literal: ``u64_literal("0x1f")`` is ``"0x000000000000001full"``."""
     return f"{int(text, 16):#018x}ull"
 
 
-def _select(values: list[str], var: str) -> str:
+def select_expr(values: list[str], var: str) -> str:
     """``var == 0 ? v0 : var == 1 ? v1 : ... : vn`` (folded by the compiler when var is known)."""
     out = values[-1]
     for i in range(len(values) - 2, -1, -1):
@@ -517,7 +519,8 @@ def _epilogue_subs(man: dict) -> dict:
             "act_code": ("none", "relu", "gelu", "silu").index(epi["activation"])}
 
 
-def _obligation_block(man: dict) -> list[str]:
+def obligation_block(man: dict) -> list[str]:
+    """The manifest's obligations as numbered ``//`` comment lines, one claim and its reason each."""
     out = ["// Obligations (each proved by verilayout when this file was written; manifest.json has them):"]
     for i, o in enumerate(man["obligations"], 1):
         out.append(f"//  {i:2d}. [{o['status']}, {o['method']}] {o['claim']}")
@@ -534,11 +537,11 @@ def render_gemm_cuda(man: dict) -> str:
     >>> src.count("setmaxnreg"), "0x3FFFF" in src, "CU_TENSOR_MAP_DATA_TYPE_UINT8" in src
     (2, True, True)
     """
-    _check(man)
+    require_gemm_manifest(man)
     da = man["a"]["descriptors"]
     db = man["b"]["descriptors"][0]
-    desc_a = _select([_select([_u64(v) for v in row], "kb") for row in da], "wg")
-    desc_b = _select([_u64(v) for v in db], "kb")
+    desc_a = select_expr([select_expr([u64_literal(v) for v in row], "kb") for row in da], "wg")
+    desc_b = select_expr([u64_literal(v) for v in db], "kb")
     two = man["consumers"] == 2
     head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
             f"// D[M,N] ({_epi_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
@@ -549,7 +552,7 @@ def render_gemm_cuda(man: dict) -> str:
             "// Contract: any M, N, K >= 1 with K * bytes(dtype) a multiple of 16 (TMA row "
             "stride); A, B, D 16-byte aligned.",
             "// Generated from manifest.json by verilayout.emit.cuda_gemm; do not edit by hand.",
-            "//", *_obligation_block(man), "",
+            "//", *obligation_block(man), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>",
             "#include <cstdint>"]
     rep = {
@@ -565,14 +568,14 @@ def render_gemm_cuda(man: dict) -> str:
         "swizzle_code": man["tma"]["swizzle_code"], "a_box": man["tma"]["a_box_bytes"],
         "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
-        "elem_t": _ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
+        "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
         **_epilogue_subs(man),
         "reduce_kernel": _REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
         "reduce_launch": _REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
         "desc_a": desc_a, "desc_b": desc_b,
         "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
         "wgmma": "\n".join(wgmma_asm(man)),
-        "tma_dtype": _TMA_DTYPE[man["dtype"]],
+        "tma_dtype": TMA_DTYPE[man["dtype"]],
         "producer_regs": (f'    asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n");'
                           if two else "    // one consumer: no register rebalancing needed"),
         "consumer_regs": (f'    asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n");'
@@ -844,7 +847,7 @@ def render_gemm_main(man: dict) -> str:
     >>> '#include "kernel.cu"' in src, "cublasLtMatmul" in src
     (True, True)
     """
-    _check(man)
+    require_gemm_manifest(man)
     t, comp = _CUBLAS_TYPE[man["dtype"]]
     epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
     return _MAIN.substitute(tag=man["tag"], dtype=man["dtype"], encode="\n".join(_ENCODE[man["dtype"]]),

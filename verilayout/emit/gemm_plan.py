@@ -59,7 +59,7 @@ OUT_DTYPES = ("f32", "f16", "bf16")
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
 #: Tile rows visited together by the persistent scheduler unless the problem's choice says otherwise.
 DEFAULT_GROUP_M = 8
-_SPAN = {"32B": 32, "64B": 64, "128B": 128}
+SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
 _TILE_RE = re.compile(r"^\s*(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(\d{1,4})\s*$")
 
 
@@ -95,7 +95,7 @@ def swizzle_for(k_bytes: int) -> str:
     ('128B', '64B', '128B', '32B')
     """
     for sw in ("128B", "64B", "32B"):
-        if k_bytes % _SPAN[sw] == 0:
+        if k_bytes % SWIZZLE_SPAN[sw] == 0:
             return sw
     raise LayoutError(f"{k_bytes} bytes of K per stage is not a multiple of 32 bytes; no "
                       "swizzled K-major layout holds it")
@@ -191,15 +191,16 @@ def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: i
         raise LayoutError(f"--split-k {splits!r}: expected 1 to 16")
 
 
-def _stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
+def stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
+    """The CuTe text of one K-major ``rows x bk`` stage tiled from the ``sw`` swizzle atom."""
     atom = swizzle_atom(sw, "K", dtype)
     return str(tile_to_shape(parse_cute(atom.cute_text()), (rows, bk)))
 
 
-def _tma_obligation(name: str, text: str, dtype: str, rows: int, bk: int, sw: str) -> dict:
+def tma_obligation(name: str, text: str, dtype: str, rows: int, bk: int, sw: str) -> dict:
     """Every (mn, k) of the stage: the byte the TMA boxes write equals the layout's byte."""
     eb = bytes_of(dtype)
-    span = _SPAN[sw]
+    span = SWIZZLE_SPAN[sw]
     box_k = span // eb
     table = intended_tile(text, dtype=dtype, base_address=0).fn.table() // 8
     mn, k = np.meshgrid(np.arange(rows), np.arange(bk), indexing="ij")
@@ -287,9 +288,9 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     epi = (out, bool(bias), activation)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
-    span = _SPAN[sw]
+    span = SWIZZLE_SPAN[sw]
     consumers = bm // 64
-    a_text, b_text = _stage_layout(dtype, bm, bk, sw), _stage_layout(dtype, bn, bk, sw)
+    a_text, b_text = stage_layout(dtype, bm, bk, sw), stage_layout(dtype, bn, bk, sw)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     if a_stage % 1024 or b_stage % 1024:
         raise LayoutError(f"--tile {bm}x{bn}x{bk}: a stage of A ({a_stage} B) or B ({b_stage} B) "
@@ -301,8 +302,8 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
         raise LayoutError(f"--tile {bm}x{bn}x{bk} --stages {stages}: {total} bytes of shared "
                           f"memory (+1024 alignment) exceed {MAX_SMEM_BYTES}; lower --stages")
     kx = k_of_dtype(dtype)
-    obls = [_tma_obligation("A", a_text, dtype, bm, bk, sw),
-            _tma_obligation("B", b_text, dtype, bn, bk, sw)]
+    obls = [tma_obligation("A", a_text, dtype, bm, bk, sw),
+            tma_obligation("B", b_text, dtype, bn, bk, sw)]
     da, oa = _descriptors("A", a_text, dtype, bk, 64, consumers,
                           [s * a_stage for s in range(stages)])
     db, ob = _descriptors("B", b_text, dtype, bk, bn, 1,

@@ -33,11 +33,11 @@ from string import Template
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
-from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, _ELEM_T, _TMA_DTYPE, _check, _obligation_block, _select,
-                                       _u64, render_gemm_main)
+from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, require_gemm_manifest, obligation_block, select_expr,
+                                       u64_literal, render_gemm_main)
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
-                                       _SPAN, _stage_layout, _tma_obligation, gemm_tag, parse_tile,
+                                       SWIZZLE_SPAN, stage_layout, tma_obligation, gemm_tag, parse_tile,
                                        swizzle_for)
 from verilayout.errors import LayoutError
 from verilayout.prove.tmem import epilogue_verdict
@@ -159,8 +159,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
     sw = swizzle_for(bk * eb)
-    span = _SPAN[sw]
-    a_text, b_text = _stage_layout(dtype, bm, bk, sw), _stage_layout(dtype, bn, bk, sw)
+    span = SWIZZLE_SPAN[sw]
+    a_text, b_text = stage_layout(dtype, bm, bk, sw), stage_layout(dtype, bn, bk, sw)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     b_off = stages * a_stage
     bar_off = b_off + stages * b_stage
@@ -190,8 +190,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
                     "tx_bytes": a_stage + b_stage},
             "smem": {"bytes": total, "alignment": 1024},
             "epilogue": {"out": "f32", "bias": False, "activation": "none", "where": "GEMM kernel"},
-            "obligations": [_tma_obligation("A", a_text, dtype, bm, bk, sw),
-                            _tma_obligation("B", b_text, dtype, bn, bk, sw)] + oa + ob
+            "obligations": [tma_obligation("A", a_text, dtype, bm, bk, sw),
+                            tma_obligation("B", b_text, dtype, bn, bk, sw)] + oa + ob
             + [oi, oc, _tmem_obligation(bn)]}
 
 
@@ -394,13 +394,13 @@ def render_tcgen05_cuda(man: dict) -> str:
     >>> "tcgen05.mma.cta_group::1.kind::f16" in src, "32x32b.x32" in src
     (True, True)
     """
-    _check(man)
+    require_gemm_manifest(man)
     head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
             "no sm_100 GPU)",
             f"// D[M,N] (f32, row-major) = A[M,K] @ B[N,K]^T, A and B row-major {man['dtype']} "
             "(both K-major); tcgen05.mma, f32 accumulator in tensor memory.",
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
-            "//", *_obligation_block(man), "",
+            "//", *obligation_block(man), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>"]
     t = man["tma"]
     rep = {"tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
@@ -412,9 +412,9 @@ def render_tcgen05_cuda(man: dict) -> str:
            "swizzle": t["swizzle"], "swizzle_code": t["swizzle_code"], "a_box": t["a_box_bytes"],
            "b_box": t["b_box_bytes"], "tx": t["tx_bytes"], "tmem_cols": man["tmem"]["columns"],
            "idesc": f"{man['idesc']['value']:#010x}", "ld_num": man["tmem"]["ld_num"],
-           "elem_t": _ELEM_T[man["elem_bytes"]], "tma_dtype": _TMA_DTYPE[man["dtype"]],
-           "desc_a": _select([_u64(v) for v in man["a"]["descriptors"]], "kb"),
-           "desc_b": _select([_u64(v) for v in man["b"]["descriptors"]], "kb"),
+           "elem_t": ELEM_T[man["elem_bytes"]], "tma_dtype": TMA_DTYPE[man["dtype"]],
+           "desc_a": select_expr([u64_literal(v) for v in man["a"]["descriptors"]], "kb"),
+           "desc_b": select_expr([u64_literal(v) for v in man["b"]["descriptors"]], "kb"),
            "tmem_ld": _tmem_ld()}
     return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
 

@@ -58,7 +58,7 @@ from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
-    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector, _ldst_vector, _widest_chain
+    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector, ldst_vector, widest_chain
 
 REG_DIMS = ("register", "lane", "warp", "block")
 
@@ -161,7 +161,7 @@ def _check_smem(smem: LinearLayout) -> None:
         raise LayoutError(f"shared layout: unknown input dims {extra} (expected ['offset', 'block'])")
 
 
-def _align_outs(reg: LinearLayout, smem) -> LinearLayout:
+def align_outs(reg: LinearLayout, smem) -> LinearLayout:
     """The register layout with the shared side's output dims (same order and sizes)."""
     shape = dict(smem.out_dims) if isinstance(smem, LinearLayout) else dict(smem.shape)
     if set(reg.out_dim_names) != set(shape):
@@ -280,7 +280,7 @@ def conversion(reg: LinearLayout, smem: LinearLayout) -> LinearLayout:
     {'offset': 5}
     """
     _check_smem(smem)
-    reg = _align_outs(reg, smem)
+    reg = align_outs(reg, smem)
     return reg.invert_and_compose(smem)
 
 
@@ -693,7 +693,7 @@ def z3_bank_analysis(reg: LinearLayout, amap: SharedAddressMap, elem_bits: int,
     """
     import z3  # deferred: start-up time (an audit whose checks need no solver never loads z3)
     _check_reg(reg)
-    reg = _align_outs(reg, amap)
+    reg = align_outs(reg, amap)
     plan, pending = _z3_plan(reg, amap, instruction, elem_bits, model, store, timeout_ms)
     prob = _Z3Problem(reg, amap, plan, model, timeout_ms)
     r, m, accs, _ = prob.k_way(2)
@@ -1021,7 +1021,7 @@ class _ElementOffsets:
             packed |= v << self.shifts[name]
         y = int(self.table[packed])
         if y not in self.memo:
-            self.memo[y] = self.offset_of(dict(zip(self.outs, self.reg._unpack(y))))
+            self.memo[y] = self.offset_of(dict(zip(self.outs, self.reg.unpack(y))))
         return self.memo[y]
 
 
@@ -1136,13 +1136,13 @@ def _lds_linear_plan(reg_layout: LinearLayout, smem: LinearLayout, instruction: 
     p = _pair(reg_layout, smem)
     img = p.images()
     if _is_auto(instruction):
-        vec = _widest_chain(img, elem_bits)
+        vec = widest_chain(img, elem_bits)
         access = _lds_access(None, elem_bits, (1 << len(vec)) * elem_bits, store)
     else:
         access = _lds_access(instruction, elem_bits, elem_bits, store)
         if access.bits < elem_bits:
             raise LayoutError(f"{access.name} moves {access.bits} bits per lane; elements are {elem_bits}")
-        vec = _ldst_vector(img, access.bits // elem_bits)
+        vec = ldst_vector(img, access.bits // elem_bits)
         if vec is None:
             raise LayoutError(f"{access.name} needs {access.bits // elem_bits} elements per lane as one "
                               "aligned contiguous vector; these layouts do not give it")

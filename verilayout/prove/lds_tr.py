@@ -70,7 +70,7 @@ def _offset_of(smem: Any):
         for o in range(len(img)):
             if o:
                 img[o] = img[o & (o - 1)] ^ cols[(o & -o).bit_length() - 1]
-            table.setdefault(tuple(smem._unpack(img[o])), o)
+            table.setdefault(tuple(smem.unpack(img[o])), o)
         return table.get
     names = [f"dim{i}" for i in range(2)]
     memo: dict = {}
@@ -108,7 +108,7 @@ def _group_addresses(reg: LinearLayout, base: int, lanes: range, vec: list[int],
     if len(runs) != len(lanes):
         raise LayoutError(f"a 16-lane group receives elements of {len(runs)} runs of {per} along M/N, not 16: "
                           "the layout is no transposed read")
-    return [_run_address(tuple(reg._unpack(r)), ctx) for r in sorted(runs)]
+    return [_run_address(tuple(reg.unpack(r)), ctx) for r in sorted(runs)]
 
 
 def _run_address(run: tuple[int, ...], ctx: tuple) -> int:

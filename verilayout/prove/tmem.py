@@ -267,7 +267,7 @@ def _cells(tmem: LinearLayout) -> dict[tuple[int, ...], tuple[int, int]]:
         img[i] = img[i & (i - 1)] ^ order[(i & -i).bit_length() - 1]
     out: dict = {}
     for i, v in enumerate(img):
-        out.setdefault(tuple(tmem._unpack(v)), (i >> len(cols), i & ((1 << len(cols)) - 1)))
+        out.setdefault(tuple(tmem.unpack(v)), (i >> len(cols), i & ((1 << len(cols)) - 1)))
     return out
 
 

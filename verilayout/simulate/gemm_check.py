@@ -62,7 +62,7 @@ from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.independent import (Check, IndependentReport, _run_nvcc, compile_ptx,
+from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc, compile_ptx,
                                               imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
@@ -78,8 +78,8 @@ GEMM_ASSUMPTIONS = (
 #: States the protocol exploration may visit before it answers unknown.
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
-_MAP_A, _MAP_B, _D, _BIAS = 0x70000000, 0x71000000, 0x30000000, 0x60000000
-_SMEM = 0x410
+MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR = 0x70000000, 0x71000000, 0x30000000, 0x60000000
+SMEM_BASE = 0x410
 
 
 def _splits(man: dict) -> int:
@@ -150,8 +150,8 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
-                          param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M, 4: N, 5: K, 6: _BIAS},
-                          shared_base=_SMEM, float_tags=fused, load_value=_bias_loader(N, beyond))
+                          param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR},
+                          shared_base=SMEM_BASE, float_tags=fused, load_value=_bias_loader(N, beyond))
         if beyond:
             checks.append(Check("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
                                 f", beyond N = {N} (M={M}, N={N}, K={K})"))
@@ -159,7 +159,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
             checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
             continue
-        g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+        g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
         g.splits = splits
         g.epi = epi if fused else None
@@ -195,7 +195,7 @@ def _bias_loader(n: int, beyond: list | None = None):
     """``ld.global`` of bias element ``col < n`` gives :func:`bias_value`; anything else its
     address (the interpreter's tag). Columns read at or beyond ``n`` go to ``beyond``."""
     def load(addr, bits):
-        off = addr.astype(np.int64) - _BIAS
+        off = addr.astype(np.int64) - BIAS_ADDR
         inside = (off >= 0) & (off < 4 * n) & (off % 4 == 0)
         if beyond is not None:
             beyond.extend(int(o) // 4 for o in off[(off >= 4 * n) & (off < 1 << 24)])
@@ -282,7 +282,7 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
         val = np.where(ok, (i + 1) * (4.0 ** np.minimum(s, 15)), np.nan).astype(np.float32)
         return np.where(ok, val.view(np.uint32).astype(np.uint64), bias_load(addr, bits))
 
-    run = run_threads(mod, name, range(nthr), param_values={0: W, 1: D, 2: M, 3: N, 4: _BIAS},
+    run = run_threads(mod, name, range(nthr), param_values={0: W, 1: D, 2: M, 3: N, 4: BIAS_ADDR},
                       load_value=load)
     if not run.complete:
         return Check("split-k", "unknown", f"the reduction could not be run on the PTX: {run.reason}")
@@ -416,10 +416,10 @@ def _driver_output(source: str, drv: str) -> list[str] | Check:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write(drv)
-        rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu",
+        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu",
                              "-o", "driver", "-lcuda"], d)
         if rc != 0:
-            rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a",
+            rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a",
                                  "driver.cu", "-o", "driver"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
@@ -492,7 +492,9 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[C
 
 # ----- the run ---------------------------------------------------------------------------------
 
-class _Gemm:
+class GemmSim:
+    """The simulated run of one emitted GEMM and the checks read from it (shared by the sm_90a and sm_100a checks)."""
+
     def __init__(self, man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
         self.man, self.run, self.dt, self.eb = man, run, dt, eb
         self.bm, self.bn, self.bk, self.stages, self.cons = bm, bn, bk, stages, cons
@@ -626,7 +628,7 @@ class _Gemm:
     def _tma_checks(self, tmas):
         out_tiles: dict[int, tuple[int, int]] = {}
         bad = False
-        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
+        for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             span = _span(text)
             box_k = span // self.eb
             want = intended_tile(text, dtype=self.dt, base_address=0).fn.table() // 8
@@ -635,7 +637,7 @@ class _Gemm:
             off = mn * span + kin * self.eb
             sw = off ^ (((off >> 7) & (span // 16 - 1)) << 4)
             mine = [x for x in tmas if x["map"] == tag]
-            other = [x for x in tmas if x["map"] not in (_MAP_A, _MAP_B)]
+            other = [x for x in tmas if x["map"] not in (MAP_A_ADDR, MAP_B_ADDR)]
             if other:
                 self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0]["ev"])
                 bad = True
@@ -692,7 +694,7 @@ class _Gemm:
             a, b = (int(v) for v in diff[0])
             return (f"TMA puts ({a}, {b}) at stage byte {int(got[a, b]):#x}, the layout "
                     f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
-        if (d0 - _SMEM) % 1024 and d0 % 1024:
+        if (d0 - SMEM_BASE) % 1024 and d0 % 1024:
             return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
         kt, c1 = i % self.k_tiles, xs[0]["c1"]
         ks = [x["c0"] for x in xs]
@@ -710,8 +712,8 @@ class _Gemm:
         bad = 0
         total = 0
         for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
-            for name, key, tag, text, mn, mb in (("A", "desc_a", _MAP_A, self.la, 64, c - 1),
-                                                 ("B", "desc_b", _MAP_B, self.lb, self.bn, 0)):
+            for name, key, tag, text, mn, mb in (("A", "desc_a", MAP_A_ADDR, self.la, 64, c - 1),
+                                                 ("B", "desc_b", MAP_B_ADDR, self.lb, self.bn, 0)):
                 vals = v.get(key)
                 if vals is None or len(set(vals.tolist())) != 1:
                     self.add("descriptor", "counterexample", f"consumer {c - 1}: the {name} "
@@ -825,7 +827,7 @@ class _Gemm:
         arrive, tma, read, commit, retire), and per TMA (destination, box bytes, mbarrier,
         iteration, event); a box's bytes are the recorded tensor map's box where there is one."""
         box_bytes = {}
-        for name, tag, text, rows in (("A", _MAP_A, self.la, self.bm), ("B", _MAP_B, self.lb, self.bn)):
+        for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             box_bytes[tag] = rows * _span(text)
             if self.maps and name in self.maps:
                 b = self.maps[name]["box"]
@@ -1031,12 +1033,12 @@ class _Gemm:
         f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
         regs = f.registers
         coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
-        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == _MAP_A}
+        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == MAP_A_ADDR}
         raw = {}                        # iteration -> tile, read off the TMA coordinates
         for x in tmas:
-            if x["map"] in (_MAP_A, _MAP_B):
+            if x["map"] in (MAP_A_ADDR, MAP_B_ADDR):
                 tm, tn = raw.get(x["it"], (None, None))
-                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == _MAP_A else (tm, x["c1"] // self.bn)
+                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == MAP_A_ADDR else (tm, x["c1"] // self.bn)
         tiles = {**raw, **tiles}
         got: dict = {}
         cover: dict = {}
@@ -1118,7 +1120,7 @@ class _Gemm:
         With an epilogue (accumulators run as the f32 values ``e + 1``): the element ``e``
         whose ``out(act(e + 1 + bias(col)))`` the stored value is (within one ulp), or -1."""
         vals = [v.get(f"a{j}") for j in range(8) if f"a{j}" in v]
-        addr = v["addr"].astype(np.int64) - _D
+        addr = v["addr"].astype(np.int64) - D_ADDR
         if self.epi is None:
             for j, x in enumerate(vals):
                 if x is not None:

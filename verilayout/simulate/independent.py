@@ -157,7 +157,8 @@ def nvcc_path() -> str | None:
     return env if env and os.path.isfile(env) else shutil.which("nvcc")
 
 
-def _run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
+def run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
+    """``(exit code, stdout + stderr)`` of ``nvcc args`` run in ``cwd``; ``LayoutError`` without nvcc."""
     nvcc = nvcc_path()
     if nvcc is None:
         raise LayoutError("nvcc is not installed: the independent check compiles kernel.cu")
@@ -180,7 +181,7 @@ def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
         flags = [f.replace("90a", arch[3:]) for f in NVCC_FLAGS]
-        rc, out = _run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
+        rc, out = run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
@@ -246,12 +247,12 @@ def _ev(e, env, memo):
     key = e.get_id()
     if key in memo:
         return memo[key]
-    r = _ev1(e, env, memo)
+    r = _eval_term_uncached(e, env, memo)
     memo[key] = r
     return r
 
 
-def _ev1(e, env, memo):
+def _eval_term_uncached(e, env, memo):
     # long: the operator dispatch of a z3 term evaluator (one branch per bit-vector operator)
     if z3.is_bv_value(e):
         return np.uint64(e.as_long())
@@ -810,7 +811,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
         if op["source"] != "smem":
             continue
         values: dict[str, list[str]] = {}
-        ok = sum(_descriptor_check1(ctx, ins, slot, name, kb, bases, values)
+        ok = sum(_descriptor_holds(ctx, ins, slot, name, kb, bases, values)
                  for kb, ins in enumerate(wg)
                  if len(ins.operands) > slot and not ins.operands[slot].startswith("{"))
         if ok == len(wg):
@@ -820,8 +821,8 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
                     wg[0], descriptors=values)
 
 
-def _descriptor_check1(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, bases: dict,
-                       values: dict) -> bool:
+def _descriptor_holds(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, bases: dict,
+                      values: dict) -> bool:
     """Law: True when the descriptor operand ``slot`` of wgmma ``kb`` is one value per shared
     base, its bits 16-63 do not depend on the base, and at every sampled base it reads operand
     ``name``'s K-block where the copy put it; else a finding is added (and False)."""
@@ -1160,7 +1161,7 @@ def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write('#define VL_NO_MAIN\n#include "kernel.cu"\n' + main)
-        rc, out = _run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
+        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()

@@ -37,7 +37,7 @@ import numpy as np
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.prove.wgmma import check_descriptor
-from verilayout.simulate.gemm_check import _MAP_A, _MAP_B, _D, _BIAS, _SMEM, _Gemm
+from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, GemmSim
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
@@ -101,9 +101,9 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
                                  TCGEN05_ASSUMPTIONS)
     eb, k_tiles = _BYTES[dt], stages + 2
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
-        run = run_threads(mod, entry, range(128), param_values={0: _MAP_A, 1: _MAP_B, 2: _D, 3: M,
-                                                                4: N, 5: K, 6: _BIAS},
-                          shared_base=_SMEM)
+        run = run_threads(mod, entry, range(128), param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M,
+                                                                4: N, 5: K, 6: BIAS_ADDR},
+                          shared_base=SMEM_BASE)
         tail = f" [M={M}, N={N}, K={K}]" if label else ""
         if not run.complete:
             checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX{tail}: "
@@ -118,7 +118,7 @@ def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
     dt, eb, bm, bn, bk, stages, la, lb = spec
     M, N, K = problem
     k_tiles = -(-K // bk)
-    g = _Gemm(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
+    g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
     tmas, it = [], -1
     prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor")]
     waits = {}
@@ -173,7 +173,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
         if acc is None or acc != (n > 0):
             return [Check("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
                           f"enable-input-d is {acc}, expected {n > 0} (0 only at the first)")]
-        for name, key, tag, text, rows in (("A", "a0", _MAP_A, la, 128), ("B", "a1", _MAP_B, lb, bn)):
+        for name, key, tag, text, rows in (("A", "a0", MAP_A_ADDR, la, 128), ("B", "a1", MAP_B_ADDR, lb, bn)):
             dsts = stage_of.get((tag, it))
             val = v.get(key)
             if not dsts or val is None:
@@ -260,7 +260,7 @@ def _d_store(run, bm: int, bn: int, M: int, N: int) -> Check:
                 return Check("d-store", "counterexample", f"a store to {a:#x} of a value not "
                              "loaded from TMEM")
             lane, col = (x >> 16) & 0x7FFF, x & 0xFFFF
-            pos = (int(a) - _D) // 4
+            pos = (int(a) - D_ADDR) // 4
             where = (pos // N, pos % N)
             if where != (lane, col) or lane >= M or col >= N:
                 return Check("d-store", "counterexample", f"TMEM cell (lane {lane}, column {col}) is "

@@ -41,7 +41,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.triton import attr_to_linear, parse_attr
 from verilayout.hw.nvidia.banks import BankModel, element_bytes, lanes_per_phase, ld_st, plan_ldst
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.prove.banks import _align_outs, bit_images, plan_wavefronts
+from verilayout.prove.banks import align_outs, bit_images, plan_wavefronts
 from verilayout.core.smt import Verdict
 
 
@@ -213,7 +213,7 @@ def _prepare(layout: LinearLayout, role: str, out_dims: dict) -> _Access:
         if need not in layout.in_dim_names:
             raise LayoutError(f"{role} layout has no '{need}' input dim")
     shape_ref = LinearLayout({"offset": []}, out_dims, require_surjective=False)
-    lay = _align_outs(layout, shape_ref)
+    lay = align_outs(layout, shape_ref)
     if lay.rank() != lay.total_out_bits:
         raise LayoutError(f"{role} layout does not cover the whole tensor {dict(out_dims)}")
     cols = {}

@@ -348,7 +348,7 @@ class BitImages:
         return len(self.offset.get(dim, []))
 
 
-def _ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
+def ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
     """``log2(elems)`` register bits whose offsets span ``0 .. elems-1`` (in any order), block 0,
     every lane, warp and block bit a multiple of ``elems``; or None.
 
@@ -360,7 +360,7 @@ def _ldst_vector(img: BitImages, elems: int) -> tuple[int, ...] | None:
 
     >>> img = BitImages({"register": [1, 3], "lane": [4, 8, 16, 32, 64]}, {"register": [0, 0], "lane": [0] * 5},
     ...                 {"register": [False, False], "lane": [False] * 5})
-    >>> _ldst_vector(img, 4), _ldst_vector(img, 8)
+    >>> ldst_vector(img, 4), ldst_vector(img, 8)
     ((0, 1), None)
     """
     regs = img.offset.get("register", [])
@@ -390,10 +390,10 @@ def widest_vector(img: BitImages, elem_bits: int, max_bits: int = 128) -> int:
     The first ``k`` chosen register bits must land on offsets 1, 2, ..., and every
     other input bit on a multiple of ``2**k`` (Triton's ``largestVectorisation``).
     """
-    return 1 << len(_widest_chain(img, elem_bits, max_bits))
+    return 1 << len(widest_chain(img, elem_bits, max_bits))
 
 
-def _widest_chain(img: BitImages, elem_bits: int, max_bits: int = 128) -> tuple[int, ...]:
+def widest_chain(img: BitImages, elem_bits: int, max_bits: int = 128) -> tuple[int, ...]:
     """The register bits of the widest vector, in offset order."""
     kmax = _log2(max(1, max_bits // elem_bits))
     regs = img.offset.get("register", [])
@@ -444,10 +444,10 @@ def plan_ldst(img: BitImages, instr: Instruction, elem_bits: int,
     if instr.bits < elem_bits:
         raise LayoutError(f"{instr.name} moves {instr.bits} bits per lane but elements are {elem_bits} bits")
     elems = instr.bits // elem_bits
-    vec = _ldst_vector(img, elems) if vector is None else vector
+    vec = ldst_vector(img, elems) if vector is None else vector
     if vec is None:
         best = max(e for e in (1, 2, 4, 8, 16) if e * elem_bits <= max(128, elem_bits)
-                   and (e == 1 or _ldst_vector(img, e) is not None))
+                   and (e == 1 or ldst_vector(img, e) is not None))
         raise LayoutError(f"{instr.name} needs {elems} {elem_bits}-bit elements per lane that registers "
                           f"hold as one aligned contiguous vector (in any order); these layouts allow at "
                           f"most {best} ({best * elem_bits} bits)")
@@ -511,7 +511,7 @@ def plan_access(img: BitImages, instruction: Instruction | None, elem_bits: int,
     """Plan ``instruction``; ``None`` is "auto": the widest ld/st vector the layouts allow."""
     element_bytes(elem_bits)
     if instruction is None:
-        chain = _widest_chain(img, elem_bits)
+        chain = widest_chain(img, elem_bits)
         return plan_ldst(img, ld_st((1 << len(chain)) * elem_bits, store), elem_bits, model, chain)
     if instruction.is_matrix:
         return plan_matrix(img, instruction, elem_bits)
