@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends.triton.common import _check_keys, _fail, _is_int, _located
+from verilayout.frontends.triton.common import check_keys, attr_error, is_int, located_call
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
 Converter = Callable[[Attr, tuple], LinearLayout]
@@ -106,11 +106,11 @@ def _lookup(attr: Attr) -> LayoutKind:
     if kind is not None:
         return kind
     if name in _KNOWN_UNSUPPORTED:
-        raise _fail(attr, None, f"#{attr.name} is not supported here (no converter registered; "
+        raise attr_error(attr, None, f"#{attr.name} is not supported here (no converter registered; "
                                 f"supported: {', '.join('#' + k for k in registered_kinds())})")
     if name == "ttg.shared_memory":
-        raise _fail(attr, None, "#ttg.shared_memory is a memory space, not a layout")
-    raise _fail(attr, None, f"unknown layout kind #{attr.name} "
+        raise attr_error(attr, None, "#ttg.shared_memory is a memory space, not a layout")
+    raise attr_error(attr, None, f"unknown layout kind #{attr.name} "
                             f"(supported: {', '.join('#' + k for k in registered_kinds())})")
 
 
@@ -119,7 +119,7 @@ def _check_shape(shape: Any, where: str) -> tuple:
         raise LayoutError(f"{where}: shape must be a list of sizes, got {shape!r}")
     out = []
     for i, s in enumerate(shape):
-        if not _is_int(s) or s <= 0:
+        if not is_int(s) or s <= 0:
             raise LayoutError(f"{where}: shape {list(shape)}: dim {i} has size {s!r}; sizes are "
                               "positive integers")
         if s & (s - 1):
@@ -142,7 +142,7 @@ def attr_to_linear(attr: Attr, shape: Sequence[int]) -> LinearLayout:
     """
     out = attr_to_layout(attr, shape)
     if not isinstance(out, LinearLayout):
-        raise _fail(attr, None, f"#{attr.name} is not GF(2)-linear (padding breaks linearity): it "
+        raise attr_error(attr, None, f"#{attr.name} is not GF(2)-linear (padding breaks linearity): it "
                                 "is an address map, not a LinearLayout")
     return out
 
@@ -188,5 +188,5 @@ def _convert_cached(handle: _AttrKey, shape: tuple) -> Any:
     attr = handle.attr
     kind = _lookup(attr)
     if kind.keys is not None:
-        _check_keys(attr, sorted(kind.keys))
-    return _located(attr, lambda: kind.fn(attr, shape))
+        check_keys(attr, sorted(kind.keys))
+    return located_call(attr, lambda: kind.fn(attr, shape))

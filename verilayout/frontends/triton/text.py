@@ -18,7 +18,7 @@ from verilayout.dtypes import mlir_bits
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.frontends import cute_text
 from verilayout.frontends import triton_memory
-from verilayout.frontends.triton.common import _fail
+from verilayout.frontends.triton.common import attr_error
 from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, _known_kind, _lookup,
                                                   attr_to_layout, canonical_kind)
 from verilayout.frontends.triton.shared import _nvmma_rank
@@ -253,7 +253,7 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
     if shape is None and file_shape is not None:
         shape = _single_use_shape(*file_shape)
     if shape is None:
-        raise _fail(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
+        raise attr_error(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
                                  "pass shape=[...]")
     return attr_to_layout(value, shape)
 
@@ -353,7 +353,7 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     # Triton's toLinearLayout(tensor type) takes any layout: a tensor<> may carry a shared one
     if kind.memory != want and not (t.kind == "tensor" and kind.memory == SHARED):
         what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
-        raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
+        raise attr_error(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
     if t.kind == "memdesc":
         _memdesc_checked(t, where)
     if re.fullmatch(r"!tt\.ptr<.*,\s*[0-9]+\s*>", t.elem):
