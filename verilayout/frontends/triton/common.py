@@ -34,7 +34,7 @@ def check_keys(attr: Attr, allowed: Sequence[str], required: Sequence[str] = ())
     for k in attr.params:
         if k not in allowed:
             raise attr_error(attr, k, f"unknown key '{k}' for #{attr.name} "
-                                 f"(known: {', '.join(allowed)})")
+                                      f"(known: {', '.join(allowed)})")
     for k in required:
         if k not in attr.params:
             raise attr_error(attr, None, f"#{attr.name} is missing the key '{k}'")
@@ -100,7 +100,7 @@ def check_rank(attr: Attr, rank: int, shape: tuple, what: str) -> None:
     """Raise unless ``rank`` (what ``what`` names) equals the rank of ``shape``."""
     if rank != len(shape):
         raise attr_error(attr, None, f"#{attr.name} has rank {rank} ({what}) but the tensor shape "
-                                f"{list(shape)} has rank {len(shape)}")
+                                     f"{list(shape)} has rank {len(shape)}")
 
 
 def check_cga(attr: Attr, rank: int) -> None:

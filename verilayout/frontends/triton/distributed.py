@@ -21,7 +21,7 @@ from verilayout.frontends import triton_intel, triton_mma
 from verilayout.frontends.triton.common import (CGA_KEYS, check_cga, check_keys, combine_cga, attr_error,
                                                 is_int, read_order, check_pow2s, check_rank, read_uint, read_uints,
                                                 checked_linear)
-from verilayout.frontends.triton.registry import (DISTRIBUTED, _AttrKey, _lookup, attr_to_linear,
+from verilayout.frontends.triton.registry import (DISTRIBUTED, AttrKey, lookup_kind, attr_to_linear,
                                                   canonical_kind)
 
 
@@ -37,13 +37,13 @@ def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     check_keys(attr, keys, keys[:4])
     rank = len(read_uints(attr, "order"))
     check_rank(attr, rank, shape, "'order' has that many entries")
-    return combine_cga(attr, _blocked_cta(_AttrKey(attr)), shape)
+    return combine_cga(attr, _blocked_cta(AttrKey(attr)), shape)
 
 
 #: A blocked layout's CTA part does not depend on the shape, and a file uses each blocked layout
 #: at several shapes (128x1, 1x128, 128x128, ...): kept per attribute text, at most 1024.
 @functools.lru_cache(maxsize=1024)
-def _blocked_cta(handle: "_AttrKey") -> LinearLayout:
+def _blocked_cta(handle: "AttrKey") -> LinearLayout:
     attr = handle.attr
     rank = len(read_uints(attr, "order"))
     order = read_order(attr, "order", rank)
@@ -61,9 +61,9 @@ def _distributed_parent(attr: Attr, key: str = "parent") -> Attr:
     parent = attr.params.get(key)
     if not isinstance(parent, Attr):
         raise attr_error(attr, key if key in attr.params else None,
-                    f"'{key}' must be a layout attribute, got "
+                         f"'{key}' must be a layout attribute, got "
                     f"{format_value(parent) if parent is not None else 'nothing'}")
-    kind = _lookup(parent)
+    kind = lookup_kind(parent)
     if kind.memory != DISTRIBUTED:
         raise attr_error(attr, key, f"'{key}' must be a distributed layout, not #{parent.name}")
     return parent
@@ -112,7 +112,7 @@ def _bases_list(attr: Attr, key: str) -> list[list[int]]:
         for x in b:
             if not is_int(x) or x < 0:
                 raise attr_error(attr, key, f"'{key}' basis {i} has {format_value(x)}; "
-                                       "bases hold non-negative integers")
+                                            "bases hold non-negative integers")
     return [list(b) for b in v]
 
 
@@ -207,12 +207,12 @@ def _linear_like(attr: Attr, shape: tuple, swizzled_ok: tuple) -> LinearLayout:
     return ll.transpose_outs(names)
 
 
-def _nvidia_mma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def nvidia_mma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.nvidia_mma`` (v2, v3): delegated to ``triton_mma.nvidia_mma_to_linear``."""
     return checked_linear(attr, lambda: triton_mma.nvidia_mma_to_linear(attr.params, shape))
 
 
-def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def dot_op_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.dot_op``: delegated to ``triton_mma.dot_op_to_linear`` with the parsed parent."""
     parent = _distributed_parent(attr)
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
@@ -223,21 +223,21 @@ def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         attr.params, parent, shape, parent_to_linear=attr_to_linear))
 
 
-def _amd_mfma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def amd_mfma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.amd_mfma``: delegated to ``triton_mma.amd_mfma_to_linear``."""
     return checked_linear(attr, lambda: triton_mma.amd_mfma_to_linear(attr.params, shape))
 
 
-def _amd_wmma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def amd_wmma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.amd_wmma``: delegated to ``triton_mma.amd_wmma_to_linear``."""
     return checked_linear(attr, lambda: triton_mma.amd_wmma_to_linear(attr.params, shape))
 
 
-def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def dpas_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
     return checked_linear(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
 
 
-def _subgroup_2d_block_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def subgroup_2d_block_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.subgroup_2d_block``: delegated to ``triton_intel``."""
     return checked_linear(attr, lambda: triton_intel.subgroup_2d_block_to_linear(attr.params, shape))

@@ -59,7 +59,7 @@ def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
         cta = LinearLayout({"offset": bases}, [names[row], names[col]])
     except LayoutError as e:
         raise attr_error(attr, None, f"swizzle (vec={vec}, perPhase={per_phase}, "
-                                f"maxPhase={max_phase}) is not linear here: {e}") from None
+                                     f"maxPhase={max_phase}) is not linear here: {e}") from None
     for d in order[2:]:
         cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
     return combine_cga(attr, cta, shape)
@@ -73,8 +73,8 @@ def _powers_below(n: int) -> list[int]:
     return out
 
 
-def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
-                     transposed: bool) -> list[int]:
+def tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
+                    transposed: bool) -> list[int]:
     """Triton's ``getTMABlockShape`` (packed size)."""
     block = list(per_cta)
     contig = 0 if transposed else len(block) - 1
@@ -85,7 +85,7 @@ def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp
         need = 8 * swizzle // bits
         if block[contig] < need:
             raise attr_error(attr, "swizzlingByteWidth",
-                        f"Triton refuses it too: the block is {block[contig]} elements along its "
+                             f"Triton refuses it too: the block is {block[contig]} elements along its "
                         f"contiguous dim, less than the {need} a {swizzle}-byte swizzle of "
                         f"{bits}-bit elements needs")
         block[contig] = need
@@ -116,7 +116,7 @@ def _reshape_layout(ll: LinearLayout, shape: Sequence[int]) -> LinearLayout:
     return ll.transpose_outs(src).reshape_outs(new).transpose_outs(standard_out_dims(rank))
 
 
-def _nvmma_rank(attr: Attr) -> int:
+def nvmma_rank(attr: Attr) -> int:
     """An nvmma_shared attribute's rank: its ``rank`` key (Triton 3.9 prints it for rank != 2),
     else its CGA's, else 2 (Triton's default CGA is 2-d)."""
     if "rank" in attr.params:
@@ -141,12 +141,12 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> nvmma_shared_to_linear(a, (8, 16)).bases["offset"][4:]
     [[1, 0], [2, 0], [4, 8]]
     """
-    swizzle, bits, transposed, fp4 = _nvmma_params(attr)
-    rank = _nvmma_rank(attr)
+    swizzle, bits, transposed, fp4 = nvmma_params(attr)
+    rank = nvmma_rank(attr)
     check_rank(attr, rank, shape, "set by its CGA layout; 2 when it has none")
     check_cga(attr, rank)
     per_cta = shape_per_cta(attr, shape)
-    tma = _tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
+    tma = tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
     if swizzle == 0:
         ll = _nvmma_unswizzled(attr, tma, per_cta, transposed)
     else:
@@ -154,7 +154,7 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     return combine_cga(attr, ll, shape)
 
 
-def _nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
+def nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
     """``(swizzlingByteWidth, elementBitWidth, transposed, fp4Padded)``, checked."""
     keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + CGA_KEYS
     check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
@@ -164,12 +164,12 @@ def _nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
     fp4 = read_bool(attr, "fp4Padded", False)
     if swizzle not in (0, 32, 64, 128):
         raise attr_error(attr, "swizzlingByteWidth", f"'swizzlingByteWidth' = {swizzle}; expected 0, "
-                                                "32, 64 or 128")
+                                                     "32, 64 or 128")
     if bits not in (8, 16, 32, 64):
         raise attr_error(attr, "elementBitWidth", f"'elementBitWidth' = {bits}; expected 8, 16, 32 or 64")
     if fp4 and (swizzle != 128 or bits != 8):
         raise attr_error(attr, "fp4Padded", "'fp4Padded' needs swizzlingByteWidth = 128 and "
-                                       "elementBitWidth = 8")
+                                            "elementBitWidth = 8")
     return swizzle, bits, transposed, fp4
 
 
@@ -179,7 +179,7 @@ def _nvmma_unswizzled(attr: Attr, tma: list[int], per_cta: list[int], transposed
     names = standard_out_dims(rank)
     if transposed and rank > 2:
         raise attr_error(attr, "transposed", "a transposed #ttg.nvmma_shared without swizzling "
-                                        "and rank > 2 is not supported here (Triton 3.9's "
+                                             "and rank > 2 is not supported here (Triton 3.9's "
                                         "layout for it is not reproduced)")
     ll = LinearLayout.empty()
     for d in ([0] + list(range(rank - 1, 0, -1)) if transposed else reversed(range(rank))):
@@ -206,7 +206,7 @@ def _nvmma_swizzled(attr: Attr, tma: list[int], per_cta: list[int], bits: int, s
     packing = 2 if fp4 else 1
     if collapsed[1] * packing < cols or collapsed[0] < rows:
         raise attr_error(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
-                                "one swizzle atom: "
+                                     "one swizzle atom: "
                                 f"need at least [{rows}, {cols // packing}], got the collapsed "
                                 f"block {collapsed}")
     ll = ensure_layout_not_smaller_than(tile, {"dim0": collapsed[0], "dim1": collapsed[1]})
@@ -236,26 +236,26 @@ def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     return checked_linear(attr, lambda: triton_memory.amd_rotating_to_linear(attr.params, shape, order))
 
 
-def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def shared_linear_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``. Triton 3.9
     refuses ``alignment`` inside the braces (it belongs after them: ``<{...}, alignment = N>``)."""
     if "alignment" in attr.params and attr.body is None:
         raise attr_error(attr, "alignment", "alignment must be written outside the braces "
-                                       "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
+                                            "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
     return checked_linear(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
 
 
-def _tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttng.tensor_memory_encoding``: delegated to ``triton_memory.tensor_memory_to_linear``."""
     return checked_linear(attr, lambda: triton_memory.tensor_memory_to_linear(attr.params, shape))
 
 
-def _tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttng.tensor_memory_scales_encoding``: ``triton_memory.tensor_memory_scales_to_linear``."""
     return checked_linear(attr, lambda: triton_memory.tensor_memory_scales_to_linear(attr.params, shape))
 
 
-def _padded_shared_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
+def padded_shared_attr_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
     """``#ttg.padded_shared``: an address map (not GF(2)-linear), ``triton_memory.padded_shared_to_map``."""
     try:
         return triton_memory.padded_shared_to_map(attr.body, shape, format_value(attr))
@@ -290,7 +290,7 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         raise attr_error(attr, "partitionLayout", "'partitionLayout' must be a shared layout attribute")
     if inner.name.split(".")[-1] in ("padded_shared", "partitioned_shared"):
         raise attr_error(attr, "partitionLayout", f"a #{inner.name} partition layout has no linear layout "
-                                             "(Triton 3.9 refuses it too: toLinearLayout does not support "
+                                                  "(Triton 3.9 refuses it too: toLinearLayout does not support "
                                              "partitioned layouts wrapping padded layouts)")
     if dim >= len(shape):
         raise attr_error(attr, "partitionDim", f"'partitionDim' = {dim} is out of range for rank {len(shape)}")
