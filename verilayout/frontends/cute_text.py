@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, _congruent, _fmt_tree, _is_tuple, _norm_leaf,
-                                            is_sym, symbol)
-from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout, _check_elem_bits
+from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, congruent, format_tree, is_sym, is_tuple,
+                                            normalize_leaf, symbol)
+from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout, require_elem_bits
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 
@@ -170,7 +170,7 @@ class _Parser:
                 stride = self.tree()
                 layout = self.make(tree, stride, start)
                 break
-            if self.at_compose() and not _is_tuple(tree):
+            if self.at_compose() and not is_tuple(tree):
                 if offset is not None:
                     raise self.error("more than one offset between the swizzle and the layout", start)
                 if is_sym(tree):
@@ -207,8 +207,8 @@ class _Parser:
         return self.make(shape, stride, start)
 
     def make(self, shape, stride, pos) -> Layout:
-        if not _congruent(shape, stride):
-            raise self.error(f"shape {_fmt_tree(shape, 'cute')} and stride {_fmt_tree(stride, 'cute')} "
+        if not congruent(shape, stride):
+            raise self.error(f"shape {format_tree(shape, 'cute')} and stride {format_tree(stride, 'cute')} "
                              "are not congruent", pos)
         try:
             return Layout(shape, stride)
@@ -291,7 +291,7 @@ class _Parser:
 def _arith(a: Any, b: Any, op: str) -> Any:
     if is_sym(a) or is_sym(b):
         r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
-        return _norm_leaf(r.expand(), "expression")
+        return normalize_leaf(r.expand(), "expression")
     return {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]
 
 
@@ -319,5 +319,5 @@ def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | Non
     if swizzle_units not in (None,) + UNITS:
         raise LayoutError(f"swizzle_units must be 'bytes', 'elements' or None, got {swizzle_units!r}")
     if elem_bits is not None:
-        elem_bits = _check_elem_bits(elem_bits)
+        elem_bits = require_elem_bits(elem_bits)
     return _Parser(text, swizzle_units, elem_bits).top()

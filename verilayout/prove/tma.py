@@ -50,7 +50,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.frontends.mlir import Attr
-from verilayout.frontends.triton.shared import _nvmma_params, _tma_block_shape
+from verilayout.frontends.triton.shared import nvmma_params, tma_block_shape
 from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
 from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
@@ -531,11 +531,11 @@ def triton_copy_verdict(desc_attr: Attr, block, elem: str, mem_layout: LinearLay
                                      method="model")
     if len(block) != 2:
         return None, Verdict.unknown(f"a rank-{len(block)} box: the write model covers 2-d boxes", method="model")
-    swizzle, bits, transposed, fp4 = _nvmma_params(desc_attr)
+    swizzle, bits, transposed, fp4 = nvmma_params(desc_attr)
     if fp4 or bits not in _READ_AS:
         return None, Verdict.unknown(f"{'fp4-padded' if fp4 else f'{bits}-bit'} TMA boxes are not modelled",
                                      method="model")
-    box = _tma_block_shape(desc_attr, list(block), bits, swizzle, fp4, transposed)
+    box = tma_block_shape(desc_attr, list(block), bits, swizzle, fp4, transposed)
     contig = 0 if transposed else 1
     other = 1 - contig
     if block[other] != box[other] or block[contig] % box[contig]:

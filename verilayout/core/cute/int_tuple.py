@@ -377,6 +377,3 @@ def format_tree(t: IntTuple, style: str) -> str:
         return "(" + ",".join(format_tree(x, style) for x in t) + ")"
     return format_leaf(t, style)
 
-
-#: The former private names, kept for ``frontends/cute_text`` until it imports the public ones.
-_congruent, _fmt_tree, _is_tuple, _norm_leaf = congruent, format_tree, is_tuple, normalize_leaf

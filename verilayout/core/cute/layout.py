@@ -486,6 +486,3 @@ def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
         return " o ".join(parts)
     raise LayoutError(f"cannot format {type(obj).__name__}")
 
-
-#: The former private name, kept for ``frontends/cute_text`` until it imports the public one.
-_check_elem_bits = require_elem_bits

@@ -28,14 +28,15 @@ from verilayout.frontends import triton_memory
 from verilayout.frontends.triton_intel import DPAS_KEYS, SUBGROUP_2D_BLOCK_KEYS
 from verilayout.frontends.triton import registry, text
 from verilayout.frontends.triton.distributed import (
-    _amd_mfma_to_linear, _amd_wmma_to_linear, _blocked_cta, _dot_op_to_linear, _dpas_to_linear,
-    _nvidia_mma_to_linear, _subgroup_2d_block_to_linear, blocked_to_linear, generic_linear_to_linear,
+    amd_mfma_attr_to_linear, amd_wmma_attr_to_linear, dot_op_attr_to_linear, dpas_attr_to_linear,
+    nvidia_mma_attr_to_linear, subgroup_2d_block_attr_to_linear, blocked_to_linear, generic_linear_to_linear,
     linear_to_linear, slice_to_linear)
 from verilayout.frontends.triton.registry import (
-    DISTRIBUTED, SHARED, Converter, LayoutKind, _REGISTRY, _convert_cached, attr_to_layout,
+    DISTRIBUTED, SHARED, Converter, LayoutKind, attr_to_layout,
     attr_to_linear, canonical_kind, register_layout_kind, registered_kinds)
 from verilayout.frontends.triton.shared import (
-    _padded_shared_to_map, _shared_linear_to_linear, partitioned_shared_to_linear, _tmem_scales_to_linear, _tmem_to_linear,
+    padded_shared_attr_to_map, shared_linear_attr_to_linear, partitioned_shared_to_linear, tmem_scales_to_linear,
+    tmem_to_linear,
     amd_rotating_shared_to_linear, nvmma_shared_to_linear, swizzled_shared_to_linear)
 from verilayout.frontends.triton.text import (
     format_attr, memdesc_buffers, memdesc_view_layout, parse, parse_attr, shared_rank, type_to_layout)
@@ -52,22 +53,22 @@ def _register_builtins() -> None:
     reg("ttg.slice", slice_to_linear)
     reg("ttg.linear", linear_to_linear)
     reg("ttg.generic_linear", generic_linear_to_linear)
-    reg("ttg.nvidia_mma", _nvidia_mma_to_linear)
-    reg("ttg.dot_op", _dot_op_to_linear)
-    reg("ttg.amd_mfma", _amd_mfma_to_linear)
-    reg("ttg.amd_wmma", _amd_wmma_to_linear)
+    reg("ttg.nvidia_mma", nvidia_mma_attr_to_linear)
+    reg("ttg.dot_op", dot_op_attr_to_linear)
+    reg("ttg.amd_mfma", amd_mfma_attr_to_linear)
+    reg("ttg.amd_wmma", amd_wmma_attr_to_linear)
     reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
     reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
-    reg("ttig.dpas", _dpas_to_linear, keys=DPAS_KEYS)
-    reg("ttig.subgroup_2d_block", _subgroup_2d_block_to_linear, keys=SUBGROUP_2D_BLOCK_KEYS)
+    reg("ttig.dpas", dpas_attr_to_linear, keys=DPAS_KEYS)
+    reg("ttig.subgroup_2d_block", subgroup_2d_block_attr_to_linear, keys=SUBGROUP_2D_BLOCK_KEYS)
     reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED,
         keys=triton_memory.ROTATING_KEYS)
-    reg("ttg.shared_linear", _shared_linear_to_linear, memory=SHARED,
+    reg("ttg.shared_linear", shared_linear_attr_to_linear, memory=SHARED,
         keys=triton_memory.SHARED_LINEAR_KEYS)
-    reg("ttg.padded_shared", _padded_shared_to_map, memory=SHARED)
+    reg("ttg.padded_shared", padded_shared_attr_to_map, memory=SHARED)
     reg("ttg.partitioned_shared", partitioned_shared_to_linear, memory=SHARED)
-    reg("ttng.tensor_memory_encoding", _tmem_to_linear, memory=SHARED, keys=triton_memory.TMEM_KEYS)
-    reg("ttng.tensor_memory_scales_encoding", _tmem_scales_to_linear, memory=SHARED,
+    reg("ttng.tensor_memory_encoding", tmem_to_linear, memory=SHARED, keys=triton_memory.TMEM_KEYS)
+    reg("ttng.tensor_memory_scales_encoding", tmem_scales_to_linear, memory=SHARED,
         keys=triton_memory.TMEM_SCALES_KEYS)
 
 

@@ -18,10 +18,10 @@ from verilayout.core.cga import (ensure_layout_not_larger_than, ensure_layout_no
                                  identity_standard_nd_raw, standard_out_dims)
 from verilayout.frontends.mlir import Attr, format_value
 from verilayout.frontends import triton_intel, triton_mma
-from verilayout.frontends.triton.common import (_CGA_KEYS, _cga_checked, _check_keys, _combine, _fail,
-                                                _is_int, _order, _pow2s, _rank_matches, _uint, _uints,
-                                                _wrap_b)
-from verilayout.frontends.triton.registry import (DISTRIBUTED, _AttrKey, _lookup, attr_to_linear,
+from verilayout.frontends.triton.common import (CGA_KEYS, check_cga, check_keys, combine_cga, attr_error,
+                                                is_int, read_order, check_pow2s, check_rank, read_uint, read_uints,
+                                                checked_linear)
+from verilayout.frontends.triton.registry import (DISTRIBUTED, AttrKey, lookup_kind, attr_to_linear,
                                                   canonical_kind)
 
 
@@ -33,39 +33,39 @@ def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> blocked_to_linear(a, (16,)).bases
     {'register': [[1], [8]], 'lane': [[2], [4]], 'warp': [], 'block': []}
     """
-    keys = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + _CGA_KEYS
-    _check_keys(attr, keys, keys[:4])
-    rank = len(_uints(attr, "order"))
-    _rank_matches(attr, rank, shape, "'order' has that many entries")
-    return _combine(attr, _blocked_cta(_AttrKey(attr)), shape)
+    keys = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + CGA_KEYS
+    check_keys(attr, keys, keys[:4])
+    rank = len(read_uints(attr, "order"))
+    check_rank(attr, rank, shape, "'order' has that many entries")
+    return combine_cga(attr, _blocked_cta(AttrKey(attr)), shape)
 
 
 #: A blocked layout's CTA part does not depend on the shape, and a file uses each blocked layout
 #: at several shapes (128x1, 1x128, 128x128, ...): kept per attribute text, at most 1024.
 @functools.lru_cache(maxsize=1024)
-def _blocked_cta(handle: "_AttrKey") -> LinearLayout:
+def _blocked_cta(handle: "AttrKey") -> LinearLayout:
     attr = handle.attr
-    rank = len(_uints(attr, "order"))
-    order = _order(attr, "order", rank)
+    rank = len(read_uints(attr, "order"))
+    order = read_order(attr, "order", rank)
     parts = []
     for key, in_dim in (("sizePerThread", "register"), ("threadsPerWarp", "lane"),
                         ("warpsPerCTA", "warp")):
-        vals = _uints(attr, key, rank)
-        _pow2s(attr, key, vals)
+        vals = read_uints(attr, key, rank)
+        check_pow2s(attr, key, vals)
         parts.append(identity_standard_nd_raw(in_dim, vals, order))
-    _cga_checked(attr, rank)
+    check_cga(attr, rank)
     return parts[0] * parts[1] * parts[2]
 
 
 def _distributed_parent(attr: Attr, key: str = "parent") -> Attr:
     parent = attr.params.get(key)
     if not isinstance(parent, Attr):
-        raise _fail(attr, key if key in attr.params else None,
-                    f"'{key}' must be a layout attribute, got "
+        raise attr_error(attr, key if key in attr.params else None,
+                         f"'{key}' must be a layout attribute, got "
                     f"{format_value(parent) if parent is not None else 'nothing'}")
-    kind = _lookup(parent)
+    kind = lookup_kind(parent)
     if kind.memory != DISTRIBUTED:
-        raise _fail(attr, key, f"'{key}' must be a distributed layout, not #{parent.name}")
+        raise attr_error(attr, key, f"'{key}' must be a distributed layout, not #{parent.name}")
     return parent
 
 
@@ -80,11 +80,11 @@ def slice_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> slice_to_linear(parse_attr(f"#ttg.slice<{{dim = 0, parent = {p}}}>"), (16,)).bases
     {'register': [[1]], 'lane': [[2], [4], [8], [0], [0]], 'warp': [], 'block': []}
     """
-    _check_keys(attr, ("dim", "parent"), ("dim", "parent"))
-    dim = _uint(attr, "dim")
+    check_keys(attr, ("dim", "parent"), ("dim", "parent"))
+    dim = read_uint(attr, "dim")
     parent = _distributed_parent(attr)
     if dim > len(shape):
-        raise _fail(attr, "dim", f"'dim' = {dim} is out of range for a parent of rank {len(shape) + 1}")
+        raise attr_error(attr, "dim", f"'dim' = {dim} is out of range for a parent of rank {len(shape) + 1}")
     parent_shape = tuple(shape[:dim]) + (1,) + tuple(shape[dim:])
     pll = attr_to_linear(parent, parent_shape)
     names = standard_out_dims(len(shape) + 1)
@@ -99,20 +99,20 @@ def slice_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     try:
         return LinearLayout(new_bases, standard_out_dims(len(shape)))
     except LayoutError as e:
-        raise _fail(attr, None, f"slice of #{parent.name}: {e}") from None
+        raise attr_error(attr, None, f"slice of #{parent.name}: {e}") from None
 
 
 def _bases_list(attr: Attr, key: str) -> list[list[int]]:
     v = attr.params.get(key)
     if v is None:
-        raise _fail(attr, None, f"#{attr.name} is missing the key '{key}' (an array of bases)")
+        raise attr_error(attr, None, f"#{attr.name} is missing the key '{key}' (an array of bases)")
     if not isinstance(v, list) or not all(isinstance(b, list) for b in v):
-        raise _fail(attr, key, f"'{key}' must be an array of arrays of integers")
+        raise attr_error(attr, key, f"'{key}' must be an array of arrays of integers")
     for i, b in enumerate(v):
         for x in b:
-            if not _is_int(x) or x < 0:
-                raise _fail(attr, key, f"'{key}' basis {i} has {format_value(x)}; "
-                                       "bases hold non-negative integers")
+            if not is_int(x) or x < 0:
+                raise attr_error(attr, key, f"'{key}' basis {i} has {format_value(x)}; "
+                                            "bases hold non-negative integers")
     return [list(b) for b in v]
 
 
@@ -130,11 +130,11 @@ def _permutation_checked(attr: Attr, bases: dict, swizzled_ok: tuple = ()) -> No
             if not nz or k in swizzled_ok:
                 continue
             if len(nz) > 1:
-                raise _fail(attr, k, f"'{k}' basis {i} = {b} moves in more than one dimension; {why}")
+                raise attr_error(attr, k, f"'{k}' basis {i} = {b} moves in more than one dimension; {why}")
             if nz[0] & (nz[0] - 1):
-                raise _fail(attr, k, f"'{k}' basis {i} = {b} moves by more than one power of two; {why}")
+                raise attr_error(attr, k, f"'{k}' basis {i} = {b} moves by more than one power of two; {why}")
             if tuple(b) in seen and not swizzled_ok:
-                raise _fail(attr, k, f"'{k}' basis {i} = {b} repeats {seen[tuple(b)]}; {why}")
+                raise attr_error(attr, k, f"'{k}' basis {i} = {b} repeats {seen[tuple(b)]}; {why}")
             seen[tuple(b)] = f"'{k}' basis {i}"
 
 
@@ -169,7 +169,7 @@ def generic_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 def _linear_order(attr: Attr, bases: dict, rank: int) -> list[int]:
     """The out-dim order: ``order`` when given (a permutation of the dims), else by register bases."""
     if "order" in attr.params:
-        return _order(attr, "order", rank)
+        return read_order(attr, "order", rank)
     order: list[int] = []
     for b in bases["register"]:
         nz = [d for d, x in enumerate(b) if x]
@@ -180,22 +180,22 @@ def _linear_order(attr: Attr, bases: dict, rank: int) -> list[int]:
 
 def _linear_like(attr: Attr, shape: tuple, swizzled_ok: tuple) -> LinearLayout:
     ins = ("register", "lane", "warp", "block")
-    _check_keys(attr, ins + ("order",), ins)
+    check_keys(attr, ins + ("order",), ins)
     bases = {k: _bases_list(attr, k) for k in ins}
     rank = next((len(b[0]) for b in bases.values() if b), 0)
     if rank == 0:
-        raise _fail(attr, None, f"an empty #{attr.name} layout has no rank; give at least one basis")
+        raise attr_error(attr, None, f"an empty #{attr.name} layout has no rank; give at least one basis")
     for k, blist in bases.items():
         for i, b in enumerate(blist):
             if len(b) != rank:
-                raise _fail(attr, k, f"'{k}' basis {i} has {len(b)} entries; expected {rank}")
+                raise attr_error(attr, k, f"'{k}' basis {i} has {len(b)} entries; expected {rank}")
     _permutation_checked(attr, bases, swizzled_ok)
-    _rank_matches(attr, rank, shape, "its bases have that many entries")
+    check_rank(attr, rank, shape, "its bases have that many entries")
     names = standard_out_dims(rank)
     try:
         ll = LinearLayout(bases, names)
     except LayoutError as e:
-        raise _fail(attr, None, f"#{attr.name}: {e}") from None
+        raise attr_error(attr, None, f"#{attr.name}: {e}") from None
     permuted = [names[d] for d in _linear_order(attr, bases, rank)]
     named = {names[d]: shape[d] for d in range(rank)}
     try:
@@ -203,41 +203,41 @@ def _linear_like(attr: Attr, shape: tuple, swizzled_ok: tuple) -> LinearLayout:
         ll = ensure_layout_not_smaller_than(ll, named)
         ll = ensure_layout_not_larger_than(ll, named, broadcast_registers=False)
     except LayoutError as e:
-        raise _fail(attr, None, str(e)) from None
+        raise attr_error(attr, None, str(e)) from None
     return ll.transpose_outs(names)
 
 
-def _nvidia_mma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def nvidia_mma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.nvidia_mma`` (v2, v3): delegated to ``triton_mma.nvidia_mma_to_linear``."""
-    return _wrap_b(attr, lambda: triton_mma.nvidia_mma_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_mma.nvidia_mma_to_linear(attr.params, shape))
 
 
-def _dot_op_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def dot_op_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.dot_op``: delegated to ``triton_mma.dot_op_to_linear`` with the parsed parent."""
     parent = _distributed_parent(attr)
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
                   parent.alias, parent.body)
     if parent.name == "ttig.dpas":
-        return _wrap_b(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
-    return _wrap_b(attr, lambda: triton_mma.dot_op_to_linear(
+        return checked_linear(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
+    return checked_linear(attr, lambda: triton_mma.dot_op_to_linear(
         attr.params, parent, shape, parent_to_linear=attr_to_linear))
 
 
-def _amd_mfma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def amd_mfma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.amd_mfma``: delegated to ``triton_mma.amd_mfma_to_linear``."""
-    return _wrap_b(attr, lambda: triton_mma.amd_mfma_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_mma.amd_mfma_to_linear(attr.params, shape))
 
 
-def _amd_wmma_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def amd_wmma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.amd_wmma``: delegated to ``triton_mma.amd_wmma_to_linear``."""
-    return _wrap_b(attr, lambda: triton_mma.amd_wmma_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_mma.amd_wmma_to_linear(attr.params, shape))
 
 
-def _dpas_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def dpas_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.dpas`` / ``#triton_intel_gpu.dpas``: delegated to ``triton_intel``."""
-    return _wrap_b(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_intel.dpas_to_linear(attr.params, shape))
 
 
-def _subgroup_2d_block_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def subgroup_2d_block_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.subgroup_2d_block``: delegated to ``triton_intel``."""
-    return _wrap_b(attr, lambda: triton_intel.subgroup_2d_block_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_intel.subgroup_2d_block_to_linear(attr.params, shape))

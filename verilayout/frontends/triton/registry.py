@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends.triton.common import _check_keys, _fail, _is_int, _located
+from verilayout.frontends.triton.common import check_keys, attr_error, is_int, located_call
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
 Converter = Callable[[Attr, tuple], LinearLayout]
@@ -91,7 +91,7 @@ def registered_kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def _known_kind(kind: str) -> bool:
+def known_kind(kind: str) -> bool:
     """Whether ``kind`` (canonical) is registered or a Triton kind known to have no converter."""
     return kind in _REGISTRY or kind in _KNOWN_UNSUPPORTED
 
@@ -100,18 +100,19 @@ def _known_kind(kind: str) -> bool:
 # dispatch
 # ----------------------------------------------------------------------------
 
-def _lookup(attr: Attr) -> LayoutKind:
+def lookup_kind(attr: Attr) -> LayoutKind:
+    """The registered kind of ``attr``; a located ``LayoutError`` when it has none."""
     name = canonical_kind(attr.name)
     kind = _REGISTRY.get(name)
     if kind is not None:
         return kind
     if name in _KNOWN_UNSUPPORTED:
-        raise _fail(attr, None, f"#{attr.name} is not supported here (no converter registered; "
-                                f"supported: {', '.join('#' + k for k in registered_kinds())})")
+        raise attr_error(attr, None, f"#{attr.name} is not supported here (no converter registered; "
+                                     f"supported: {', '.join('#' + k for k in registered_kinds())})")
     if name == "ttg.shared_memory":
-        raise _fail(attr, None, "#ttg.shared_memory is a memory space, not a layout")
-    raise _fail(attr, None, f"unknown layout kind #{attr.name} "
-                            f"(supported: {', '.join('#' + k for k in registered_kinds())})")
+        raise attr_error(attr, None, "#ttg.shared_memory is a memory space, not a layout")
+    raise attr_error(attr, None, f"unknown layout kind #{attr.name} "
+                                 f"(supported: {', '.join('#' + k for k in registered_kinds())})")
 
 
 def _check_shape(shape: Any, where: str) -> tuple:
@@ -119,7 +120,7 @@ def _check_shape(shape: Any, where: str) -> tuple:
         raise LayoutError(f"{where}: shape must be a list of sizes, got {shape!r}")
     out = []
     for i, s in enumerate(shape):
-        if not _is_int(s) or s <= 0:
+        if not is_int(s) or s <= 0:
             raise LayoutError(f"{where}: shape {list(shape)}: dim {i} has size {s!r}; sizes are "
                               "positive integers")
         if s & (s - 1):
@@ -142,8 +143,8 @@ def attr_to_linear(attr: Attr, shape: Sequence[int]) -> LinearLayout:
     """
     out = attr_to_layout(attr, shape)
     if not isinstance(out, LinearLayout):
-        raise _fail(attr, None, f"#{attr.name} is not GF(2)-linear (padding breaks linearity): it "
-                                "is an address map, not a LinearLayout")
+        raise attr_error(attr, None, f"#{attr.name} is not GF(2)-linear (padding breaks linearity): it "
+                                     "is an address map, not a LinearLayout")
     return out
 
 
@@ -159,10 +160,10 @@ def attr_to_layout(attr: Attr, shape: Sequence[int]) -> LinearLayout | SharedAdd
     if not isinstance(attr, Attr):
         raise LayoutError(f"expected a layout attribute, got {format_value(attr)}")
     shape = _check_shape(shape, attr.where())
-    return _convert_cached(_AttrKey(attr), shape)
+    return _convert_cached(AttrKey(attr), shape)
 
 
-class _AttrKey:
+class AttrKey:
     """A hashable handle on an attribute: equal when their texts (``Attr.key``) are, which fixes
     their meaning; positions and alias names do not count."""
 
@@ -176,7 +177,7 @@ class _AttrKey:
         return hash(self.key)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _AttrKey) and other.key == self.key
+        return isinstance(other, AttrKey) and other.key == self.key
 
 
 #: Conversions repeat: a TTGIR file uses each layout at a few shapes, slices and dot operands
@@ -184,9 +185,9 @@ class _AttrKey:
 #: attribute's text and the shape; at most 4096 layouts (a few MiB) are kept; a failed conversion
 #: is not kept (its error names positions); registering a kind clears it. Results are immutable.
 @functools.lru_cache(maxsize=4096)
-def _convert_cached(handle: _AttrKey, shape: tuple) -> Any:
+def _convert_cached(handle: AttrKey, shape: tuple) -> Any:
     attr = handle.attr
-    kind = _lookup(attr)
+    kind = lookup_kind(attr)
     if kind.keys is not None:
-        _check_keys(attr, sorted(kind.keys))
-    return _located(attr, lambda: kind.fn(attr, shape))
+        check_keys(attr, sorted(kind.keys))
+    return located_call(attr, lambda: kind.fn(attr, shape))

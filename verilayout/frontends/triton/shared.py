@@ -17,9 +17,9 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import ensure_layout_not_smaller_than, standard_out_dims
 from verilayout.frontends.mlir import Attr, format_value
 from verilayout.frontends import triton_memory
-from verilayout.frontends.triton.common import (_CGA_KEYS, _bool, _cga_checked, _check_keys, _combine,
-                                                _fail, _order, _rank_matches, _shape_per_cta, _uint,
-                                                _uints, _wrap_b)
+from verilayout.frontends.triton.common import (CGA_KEYS, read_bool, check_cga, check_keys, combine_cga,
+                                                attr_error, read_order, check_rank, shape_per_cta, read_uint,
+                                                read_uints, checked_linear)
 from verilayout.frontends.triton.registry import attr_to_layout
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
@@ -36,21 +36,21 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 
 def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
-    keys = ("vec", "perPhase", "maxPhase", "order") + _CGA_KEYS
-    _check_keys(attr, keys, keys[:4])
-    vec, per_phase, max_phase = (_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
-    rank = len(_uints(attr, "order"))
-    _rank_matches(attr, rank, shape, "'order' has that many entries")
-    order = _order(attr, "order", rank)
+    keys = ("vec", "perPhase", "maxPhase", "order") + CGA_KEYS
+    check_keys(attr, keys, keys[:4])
+    vec, per_phase, max_phase = (read_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
+    rank = len(read_uints(attr, "order"))
+    check_rank(attr, rank, shape, "'order' has that many entries")
+    order = read_order(attr, "order", rank)
     if per_phase == 0:
-        raise _fail(attr, "perPhase", "'perPhase' must be positive")
+        raise attr_error(attr, "perPhase", "'perPhase' must be positive")
     if max_phase == 0:
-        raise _fail(attr, "maxPhase", "'maxPhase' must be positive")
-    _cga_checked(attr, rank)
-    per_cta = _shape_per_cta(attr, shape)
+        raise attr_error(attr, "maxPhase", "'maxPhase' must be positive")
+    check_cga(attr, rank)
+    per_cta = shape_per_cta(attr, shape)
     names = standard_out_dims(rank)
     if rank == 1:
-        return _combine(attr, LinearLayout.identity1D(per_cta[0], "offset", "dim0"), shape)
+        return combine_cga(attr, LinearLayout.identity1D(per_cta[0], "offset", "dim0"), shape)
     col, row = order[0], order[1]
     ncols, nrows = per_cta[col], per_cta[row]
     bases = [[0, c] for c in _powers_below(ncols)]
@@ -58,11 +58,11 @@ def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
     try:
         cta = LinearLayout({"offset": bases}, [names[row], names[col]])
     except LayoutError as e:
-        raise _fail(attr, None, f"swizzle (vec={vec}, perPhase={per_phase}, "
-                                f"maxPhase={max_phase}) is not linear here: {e}") from None
+        raise attr_error(attr, None, f"swizzle (vec={vec}, perPhase={per_phase}, "
+                                     f"maxPhase={max_phase}) is not linear here: {e}") from None
     for d in order[2:]:
         cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
-    return _combine(attr, cta, shape)
+    return combine_cga(attr, cta, shape)
 
 
 def _powers_below(n: int) -> list[int]:
@@ -73,8 +73,8 @@ def _powers_below(n: int) -> list[int]:
     return out
 
 
-def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
-                     transposed: bool) -> list[int]:
+def tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
+                    transposed: bool) -> list[int]:
     """Triton's ``getTMABlockShape`` (packed size)."""
     block = list(per_cta)
     contig = 0 if transposed else len(block) - 1
@@ -84,8 +84,8 @@ def _tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp
     if swizzle:
         need = 8 * swizzle // bits
         if block[contig] < need:
-            raise _fail(attr, "swizzlingByteWidth",
-                        f"Triton refuses it too: the block is {block[contig]} elements along its "
+            raise attr_error(attr, "swizzlingByteWidth",
+                             f"Triton refuses it too: the block is {block[contig]} elements along its "
                         f"contiguous dim, less than the {need} a {swizzle}-byte swizzle of "
                         f"{bits}-bit elements needs")
         block[contig] = need
@@ -116,13 +116,13 @@ def _reshape_layout(ll: LinearLayout, shape: Sequence[int]) -> LinearLayout:
     return ll.transpose_outs(src).reshape_outs(new).transpose_outs(standard_out_dims(rank))
 
 
-def _nvmma_rank(attr: Attr) -> int:
+def nvmma_rank(attr: Attr) -> int:
     """An nvmma_shared attribute's rank: its ``rank`` key (Triton 3.9 prints it for rank != 2),
     else its CGA's, else 2 (Triton's default CGA is 2-d)."""
     if "rank" in attr.params:
-        r = _uint(attr, "rank")
+        r = read_uint(attr, "rank")
         if r < 1:
-            raise _fail(attr, "rank", "'rank' must be at least 1")
+            raise attr_error(attr, "rank", "'rank' must be at least 1")
         return r
     cga = attr.params.get("CGALayout")
     if isinstance(cga, list) and cga and isinstance(cga[0], list):
@@ -141,35 +141,35 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> nvmma_shared_to_linear(a, (8, 16)).bases["offset"][4:]
     [[1, 0], [2, 0], [4, 8]]
     """
-    swizzle, bits, transposed, fp4 = _nvmma_params(attr)
-    rank = _nvmma_rank(attr)
-    _rank_matches(attr, rank, shape, "set by its CGA layout; 2 when it has none")
-    _cga_checked(attr, rank)
-    per_cta = _shape_per_cta(attr, shape)
-    tma = _tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
+    swizzle, bits, transposed, fp4 = nvmma_params(attr)
+    rank = nvmma_rank(attr)
+    check_rank(attr, rank, shape, "set by its CGA layout; 2 when it has none")
+    check_cga(attr, rank)
+    per_cta = shape_per_cta(attr, shape)
+    tma = tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
     if swizzle == 0:
         ll = _nvmma_unswizzled(attr, tma, per_cta, transposed)
     else:
         ll = _nvmma_swizzled(attr, tma, per_cta, bits, swizzle, fp4, transposed)
-    return _combine(attr, ll, shape)
+    return combine_cga(attr, ll, shape)
 
 
-def _nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
+def nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
     """``(swizzlingByteWidth, elementBitWidth, transposed, fp4Padded)``, checked."""
-    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + _CGA_KEYS
-    _check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
-    swizzle = _uint(attr, "swizzlingByteWidth")
-    bits = _uint(attr, "elementBitWidth")
-    transposed = _bool(attr, "transposed", False)
-    fp4 = _bool(attr, "fp4Padded", False)
+    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + CGA_KEYS
+    check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
+    swizzle = read_uint(attr, "swizzlingByteWidth")
+    bits = read_uint(attr, "elementBitWidth")
+    transposed = read_bool(attr, "transposed", False)
+    fp4 = read_bool(attr, "fp4Padded", False)
     if swizzle not in (0, 32, 64, 128):
-        raise _fail(attr, "swizzlingByteWidth", f"'swizzlingByteWidth' = {swizzle}; expected 0, "
-                                                "32, 64 or 128")
+        raise attr_error(attr, "swizzlingByteWidth", f"'swizzlingByteWidth' = {swizzle}; expected 0, "
+                                                     "32, 64 or 128")
     if bits not in (8, 16, 32, 64):
-        raise _fail(attr, "elementBitWidth", f"'elementBitWidth' = {bits}; expected 8, 16, 32 or 64")
+        raise attr_error(attr, "elementBitWidth", f"'elementBitWidth' = {bits}; expected 8, 16, 32 or 64")
     if fp4 and (swizzle != 128 or bits != 8):
-        raise _fail(attr, "fp4Padded", "'fp4Padded' needs swizzlingByteWidth = 128 and "
-                                       "elementBitWidth = 8")
+        raise attr_error(attr, "fp4Padded", "'fp4Padded' needs swizzlingByteWidth = 128 and "
+                                            "elementBitWidth = 8")
     return swizzle, bits, transposed, fp4
 
 
@@ -178,8 +178,8 @@ def _nvmma_unswizzled(attr: Attr, tma: list[int], per_cta: list[int], transposed
     rank = len(per_cta)
     names = standard_out_dims(rank)
     if transposed and rank > 2:
-        raise _fail(attr, "transposed", "a transposed #ttg.nvmma_shared without swizzling "
-                                        "and rank > 2 is not supported here (Triton 3.9's "
+        raise attr_error(attr, "transposed", "a transposed #ttg.nvmma_shared without swizzling "
+                                             "and rank > 2 is not supported here (Triton 3.9's "
                                         "layout for it is not reproduced)")
     ll = LinearLayout.empty()
     for d in ([0] + list(range(rank - 1, 0, -1)) if transposed else reversed(range(rank))):
@@ -195,7 +195,7 @@ def _nvmma_swizzled(attr: Attr, tma: list[int], per_cta: list[int], bits: int, s
     rank = len(per_cta)
     names = standard_out_dims(rank)
     if rank < 2:
-        raise _fail(attr, None, "a swizzled #ttg.nvmma_shared layout needs rank >= 2")
+        raise attr_error(attr, None, "a swizzled #ttg.nvmma_shared layout needs rank >= 2")
     collapsed = [1, tma[-1]]
     for s in tma[:-1]:
         collapsed[0] *= s
@@ -205,8 +205,8 @@ def _nvmma_swizzled(attr: Attr, tma: list[int], per_cta: list[int], bits: int, s
     rows, cols = tile.out_dim_size("dim0"), tile.out_dim_size("dim1")
     packing = 2 if fp4 else 1
     if collapsed[1] * packing < cols or collapsed[0] < rows:
-        raise _fail(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
-                                "one swizzle atom: "
+        raise attr_error(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
+                                     "one swizzle atom: "
                                 f"need at least [{rows}, {cols // packing}], got the collapsed "
                                 f"block {collapsed}")
     ll = ensure_layout_not_smaller_than(tile, {"dim0": collapsed[0], "dim1": collapsed[1]})
@@ -228,39 +228,39 @@ def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> amd_rotating_shared_to_linear(a, (8, 2)).bases["offset"]
     [[0, 1], [1, 1], [2, 1], [4, 0]]
     """
-    _check_keys(attr, triton_memory.ROTATING_KEYS, ("vec", "perPhase", "maxPhase", "order"))
-    rank = len(_uints(attr, "order"))
-    _rank_matches(attr, rank, shape, "'order' has that many entries")
-    order = _order(attr, "order", rank)
-    _cga_checked(attr, rank)
-    return _wrap_b(attr, lambda: triton_memory.amd_rotating_to_linear(attr.params, shape, order))
+    check_keys(attr, triton_memory.ROTATING_KEYS, ("vec", "perPhase", "maxPhase", "order"))
+    rank = len(read_uints(attr, "order"))
+    check_rank(attr, rank, shape, "'order' has that many entries")
+    order = read_order(attr, "order", rank)
+    check_cga(attr, rank)
+    return checked_linear(attr, lambda: triton_memory.amd_rotating_to_linear(attr.params, shape, order))
 
 
-def _shared_linear_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def shared_linear_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttg.shared_linear``: delegated to ``triton_memory.shared_linear_to_linear``. Triton 3.9
     refuses ``alignment`` inside the braces (it belongs after them: ``<{...}, alignment = N>``)."""
     if "alignment" in attr.params and attr.body is None:
-        raise _fail(attr, "alignment", "alignment must be written outside the braces "
-                                       "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
-    return _wrap_b(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
+        raise attr_error(attr, "alignment", "alignment must be written outside the braces "
+                                            "(`<{offset = ..., block = ...}, alignment = N>`); Triton refuses it too")
+    return checked_linear(attr, lambda: triton_memory.shared_linear_to_linear(attr.params, shape))
 
 
-def _tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def tmem_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttng.tensor_memory_encoding``: delegated to ``triton_memory.tensor_memory_to_linear``."""
-    return _wrap_b(attr, lambda: triton_memory.tensor_memory_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_memory.tensor_memory_to_linear(attr.params, shape))
 
 
-def _tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def tmem_scales_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttng.tensor_memory_scales_encoding``: ``triton_memory.tensor_memory_scales_to_linear``."""
-    return _wrap_b(attr, lambda: triton_memory.tensor_memory_scales_to_linear(attr.params, shape))
+    return checked_linear(attr, lambda: triton_memory.tensor_memory_scales_to_linear(attr.params, shape))
 
 
-def _padded_shared_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
+def padded_shared_attr_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
     """``#ttg.padded_shared``: an address map (not GF(2)-linear), ``triton_memory.padded_shared_to_map``."""
     try:
         return triton_memory.padded_shared_to_map(attr.body, shape, format_value(attr))
     except LayoutError as e:
-        raise _fail(attr, None, str(e)) from None
+        raise attr_error(attr, None, str(e)) from None
 
 
 def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -280,27 +280,27 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     [[0, 1], [1, 0], [4, 0]]
     """
     keys = ("numPartitions", "numGroups", "partitionDim", "partitionLayout")
-    _check_keys(attr, keys, keys)
-    parts, groups, dim = (_uint(attr, k) for k in keys[:3])
+    check_keys(attr, keys, keys)
+    parts, groups, dim = (read_uint(attr, k) for k in keys[:3])
     for k, v in (("numPartitions", parts), ("numGroups", groups)):
         if v == 0 or v & (v - 1):
-            raise _fail(attr, k, f"'{k}' = {v} must be a power of two")
+            raise attr_error(attr, k, f"'{k}' = {v} must be a power of two")
     inner = attr.params.get("partitionLayout")
     if not isinstance(inner, Attr):
-        raise _fail(attr, "partitionLayout", "'partitionLayout' must be a shared layout attribute")
+        raise attr_error(attr, "partitionLayout", "'partitionLayout' must be a shared layout attribute")
     if inner.name.split(".")[-1] in ("padded_shared", "partitioned_shared"):
-        raise _fail(attr, "partitionLayout", f"a #{inner.name} partition layout has no linear layout "
-                                             "(Triton 3.9 refuses it too: toLinearLayout does not support "
+        raise attr_error(attr, "partitionLayout", f"a #{inner.name} partition layout has no linear layout "
+                                                  "(Triton 3.9 refuses it too: toLinearLayout does not support "
                                              "partitioned layouts wrapping padded layouts)")
     if dim >= len(shape):
-        raise _fail(attr, "partitionDim", f"'partitionDim' = {dim} is out of range for rank {len(shape)}")
+        raise attr_error(attr, "partitionDim", f"'partitionDim' = {dim} is out of range for rank {len(shape)}")
     pieces = parts * groups
     if shape[dim] % pieces:
-        raise _fail(attr, None, f"dim {dim} of size {shape[dim]} cannot be cut into {pieces} pieces")
+        raise attr_error(attr, None, f"dim {dim} of size {shape[dim]} cannot be cut into {pieces} pieces")
     piece = tuple(s // pieces if i == dim else s for i, s in enumerate(shape))
     ll = attr_to_layout(inner, piece)
     if not isinstance(ll, LinearLayout) or "offset" not in ll.in_dim_names:
-        raise _fail(attr, "partitionLayout", f"#{inner.name} is not a linear shared layout")
+        raise attr_error(attr, "partitionLayout", f"#{inner.name} is not a linear shared layout")
     names = standard_out_dims(len(shape))
     offs = [list(b) for b in ll.transpose_outs(names).bases["offset"]]
     step = piece[dim] * parts

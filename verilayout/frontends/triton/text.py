@@ -18,10 +18,10 @@ from verilayout.dtypes import mlir_bits
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.frontends import cute_text
 from verilayout.frontends import triton_memory
-from verilayout.frontends.triton.common import _fail
-from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, _known_kind, _lookup,
+from verilayout.frontends.triton.common import attr_error
+from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, known_kind, lookup_kind,
                                                   attr_to_layout, canonical_kind)
-from verilayout.frontends.triton.shared import _nvmma_rank
+from verilayout.frontends.triton.shared import nvmma_rank
 from verilayout.hw.nvidia.banks import SharedAddressMap
 
 
@@ -46,7 +46,7 @@ def _layout_aliases(aliases) -> list[str]:
         if not m:
             continue
         kind = canonical_kind(m.group(1))
-        if _known_kind(kind):
+        if known_kind(kind):
             out.append(name)
     return out
 
@@ -88,7 +88,7 @@ def shared_rank(attr: Any) -> int | None:
     if kind in ("swizzled_shared", "amd_rotating_shared") and isinstance(p.get("order"), list):
         return len(p["order"])
     if kind == "nvmma_shared":
-        return int(p["rank"]) if isinstance(p.get("rank"), int) else _nvmma_rank(attr)
+        return int(p["rank"]) if isinstance(p.get("rank"), int) else nvmma_rank(attr)
     if kind in ("shared_linear", "padded_shared"):
         if kind == "padded_shared":
             try:
@@ -253,8 +253,8 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
     if shape is None and file_shape is not None:
         shape = _single_use_shape(*file_shape)
     if shape is None:
-        raise _fail(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
-                                 "pass shape=[...]")
+        raise attr_error(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
+                                      "pass shape=[...]")
     return attr_to_layout(value, shape)
 
 
@@ -348,12 +348,12 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
                           f"shape={list(shape)}")
     if not isinstance(t.encoding, Attr):
         raise LayoutError(f"{where}: the type has no layout encoding")
-    kind = _lookup(t.encoding)
+    kind = lookup_kind(t.encoding)
     want = DISTRIBUTED if t.kind == "tensor" else SHARED
     # Triton's toLinearLayout(tensor type) takes any layout: a tensor<> may carry a shared one
     if kind.memory != want and not (t.kind == "tensor" and kind.memory == SHARED):
         what = {"tensor": "tensor<>", "tensordesc": "!tt.tensordesc<>"}.get(t.kind, "!ttg.memdesc<>")
-        raise _fail(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
+        raise attr_error(t.encoding, None, f"a {what} type needs a {want} layout, not #{t.encoding.name}")
     if t.kind == "memdesc":
         _memdesc_checked(t, where)
     if re.fullmatch(r"!tt\.ptr<.*,\s*[0-9]+\s*>", t.elem):
