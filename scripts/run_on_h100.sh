@@ -148,6 +148,24 @@ for a in "${args[@]}"; do
   fi
 done
 
+# build $1/main.cu (an emitted GEMM), run it with the other arguments and read its log: sets rc,
+# checks (exact / FAIL), ours, theirs (TFLOP/s), pct (% of cuBLASLt) and note; returns 1 when the
+# build fails (see $1/build.log)
+run_gemm() {
+  local d=$1; shift
+  # shellcheck disable=SC2086
+  "$NVCC" $FLAGS -o "$d/gemm" "$d/main.cu" -ldl >"$d/build.log" 2>&1 || return 1
+  "$d/gemm" "$@" >"$d/run.log" 2>&1
+  rc=$?
+  checks=FAIL; grep -q '^PASS reference checks' "$d/run.log" && checks=exact
+  ours=$(sed -n 's/^verilayout .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+  theirs=$(sed -n 's/^cuBLASLt .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
+  pct=$(sed -n 's/^verilayout \/ cuBLAS: \([0-9.]*\) %.*/\1/p' "$d/run.log" | head -1)
+  note=$(grep -E '^cuBLAS: not compared|differing from cuBLAS|^launch failed|error' "$d/run.log" \
+         | sed 's/.*(outputs/outputs/; s/)$//' | head -1)
+  return 0
+}
+
 if [ $sweep -eq 1 ]; then
   echo "GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $("$NVCC" --version | tail -1)"
   printf '%-40s %-7s %-16s %-10s %-10s %-8s %s\n' "kernel (auto-chosen)" "checks" "shape" "TFLOP/s" "cuBLAS" "% cuBLAS" "note"
@@ -156,17 +174,10 @@ if [ $sweep -eq 1 ]; then
   for d in "${dirs[@]}"; do
     name=$(basename "$d"); tag=$(sed -n 's/.*"tag": "\([^"]*\)".*/\1/p' "$d/manifest.json" | head -1)
     read -r M N K <"$d/shape" || { echo "error: $d/shape missing (emit with --emit-sweep)" >&2; exit 2; }
-    if ! "$NVCC" $FLAGS -o "$d/gemm" "$d/main.cu" -ldl >"$d/build.log" 2>&1; then
+    if ! run_gemm "$d" "$M" "$N" "$K" "$ITERS"; then
       printf '%-40s %-7s %s\n' "$tag" "BUILD" "see $d/build.log"; status=1; continue
     fi
-    "$d/gemm" "$M" "$N" "$K" "$ITERS" >"$d/run.log" 2>&1
-    rc=$?
-    checks=FAIL; grep -q '^PASS reference checks' "$d/run.log" && checks=exact
     [ $rc -eq 0 ] && [ "$checks" = exact ] || status=1
-    ours=$(sed -n 's/^verilayout .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
-    theirs=$(sed -n 's/^cuBLASLt .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
-    pct=$(sed -n 's/^verilayout \/ cuBLAS: \([0-9.]*\) %.*/\1/p' "$d/run.log" | head -1)
-    note=$(grep -E 'differing from cuBLAS|^cuBLAS: not compared|^launch failed' "$d/run.log" | sed 's/.*(outputs/outputs/; s/)$//' | head -1)
     printf '%-40s %-7s %-16s %-10s %-10s %-8s %s\n' "$tag" "$checks" "${M}x${N}x${K}" "${ours:-?}" \
       "${theirs:--}" "${pct:--}" "$note"
     [ -n "$pct" ] && echo "${name#sweep_} $pct" >>"$pctf"
@@ -189,19 +200,11 @@ status=0
 for d in "${dirs[@]}"; do
   name=$(basename "$d")
   if [ -f "$d/main.cu" ]; then                      # emit gemm
-    if ! "$NVCC" $FLAGS -o "$d/gemm" "$d/main.cu" -ldl >"$d/build.log" 2>&1; then
+    # shellcheck disable=SC2086
+    if ! run_gemm "$d" $SHAPE "$ITERS"; then
       printf '%-42s %-7s %s\n' "$name" "BUILD" "see $d/build.log"; status=1; continue
     fi
-    # shellcheck disable=SC2086
-    "$d/gemm" $SHAPE "$ITERS" >"$d/run.log" 2>&1
-    rc=$?
-    checks=FAIL; grep -q '^PASS reference checks' "$d/run.log" && checks=exact
     [ $rc -eq 0 ] && [ "$checks" = exact ] || status=1
-    ours=$(sed -n 's/^verilayout .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
-    theirs=$(sed -n 's/^cuBLASLt .*, \([0-9.]*\) TFLOP\/s$/\1/p' "$d/run.log" | head -1)
-    pct=$(sed -n 's/^verilayout \/ cuBLAS: \([0-9.]*\) %.*/\1/p' "$d/run.log" | head -1)
-    note=$(grep -E '^cuBLAS: not compared|differing from cuBLAS|^launch failed|error' "$d/run.log" \
-           | sed 's/.*(outputs/outputs/; s/)$//' | head -1)
     [ $rc -gt 1 ] && note="exit $rc: see $d/run.log"
     printf '%-42s %-7s %-10s %-10s %-10s %s\n' "$name" "$checks" "${ours:-?}" "${theirs:--}" \
       "${pct:--}" "$note"
