@@ -41,6 +41,8 @@ __all__ = [
 CGA_KEYS = ("CGALayout",)
 #: The pre-3.9 keys (all three or none).
 OLD_CGA_KEYS = ("CTAsPerCGA", "CTASplitNum", "CTAOrder")
+#: Every key an attribute may use for its CTA layout (the 3.9 key or the old ones).
+ANY_CGA_KEYS = CGA_KEYS + OLD_CGA_KEYS
 
 
 def standard_out_dims(rank: int) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from verilayout.bits import doubling
 from verilayout.bits import is_pow2
-from verilayout.core.cga import OLD_CGA_KEYS, combine_cta_cga_with_shape
+from verilayout.core.cga import ANY_CGA_KEYS, combine_cta_cga_with_shape
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.dpas import Dpas
 from verilayout.core.linear_layout import LinearLayout
@@ -177,7 +177,7 @@ def is_dpas(attr: Any) -> bool:
 _SG2D_REQUIRED = ("warpsPerCTA", "instrShape", "numBlocks", "order", "kWidth", "threadsPerWarp")
 #: Keys ``#ttig.subgroup_2d_block`` accepts (``Subgroup2DBlockEncodingAttr::parse``, Intel
 #: backend), the CGA keys in either spelling.
-SUBGROUP_2D_BLOCK_KEYS = _SG2D_REQUIRED + ("CGALayout",) + OLD_CGA_KEYS
+SUBGROUP_2D_BLOCK_KEYS = _SG2D_REQUIRED + ANY_CGA_KEYS
 
 
 def subgroup_2d_block_tile(height: int, width: int,

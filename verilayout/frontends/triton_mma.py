@@ -45,7 +45,7 @@ __all__ = [
 ]
 
 REG, LANE, WARP = "register", "lane", "warp"
-CGA_KEYS = tuple(_cga.CGA_KEYS) + tuple(_cga.OLD_CGA_KEYS)
+CGA_KEYS = _cga.ANY_CGA_KEYS
 _MISSING = object()
 _AMD_WARP_SIZE = 64
 _WMMA_WARP_SIZE = 32

@@ -105,7 +105,7 @@ def check_rank(attr: Attr, rank: int, shape: tuple, what: str) -> None:
 
 def check_cga(attr: Attr, rank: int) -> None:
     """Validate the CGA keys now, so errors carry the key's position."""
-    key = next((k for k in ("CGALayout",) + _cga.OLD_CGA_KEYS if k in attr.params), None)
+    key = next((k for k in _cga.ANY_CGA_KEYS if k in attr.params), None)
     try:
         make_cga_layout(attr.params, rank)
     except LayoutError as e:
@@ -132,7 +132,7 @@ def shape_per_cta(attr: Attr, shape: tuple) -> list[int]:
 
 
 #: The CGA keys every CTA-split layout accepts (the new ``CGALayout`` and the old spellings).
-CGA_KEYS = ("CGALayout",) + _cga.OLD_CGA_KEYS
+CGA_KEYS = _cga.ANY_CGA_KEYS
 
 
 def located_call(attr: Attr, call: Callable[[], Any]) -> Any:
