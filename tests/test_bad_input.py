@@ -22,6 +22,11 @@ import pytest
 SERVER = r'''
 import io, json, os, resource, sys, traceback
 from verilayout.cli.main import main
+# warm what most commands import before forking: each child then starts with z3, numpy,
+# sympy and the command modules in memory instead of importing them again
+import importlib, pkgutil, verilayout.cli, z3, numpy, sympy
+for _m in pkgutil.iter_modules(verilayout.cli.__path__):
+    importlib.import_module('verilayout.cli.' + _m.name)
 for line in sys.stdin:
     case = json.loads(line)
     pid = os.fork()
