@@ -6,6 +6,8 @@ A skip whose reason contains ``(optional tool)`` names a tool CI does not promis
 an OpenCL syntax check) and stays a skip.
 """
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -25,8 +27,46 @@ SLOW_FILES = frozenset({
     "test_upstream_conversions.py", "test_upstream_intel.py", "test_size_limits.py"})
 
 
+#: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and
+#: the first process that collects them starts :func:`~tests.oracles.cutlass_build.prebuild` in the
+#: background, so the compiler works while the rest of the suite runs and no test waits for it.
+LATE_FILES = ("test_cutlass_gmma_desc.py", "test_cutlass_umma_desc.py")
+_prebuild: list = []
+
+
+def _start_prebuild() -> None:
+    """Build the CUTLASS oracles in a background process (once per session: only the first
+    xdist worker or the single pytest process starts it)."""
+    if _prebuild or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    _prebuild.append(subprocess.Popen(
+        [sys.executable, "-c", "from tests.oracles.cutlass_build import prebuild; prebuild()"],
+        cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}))
+
+
+def pytest_collection_finish(session):
+    """Start the background build once the selection is final (``-m``, ``-k`` applied)."""
+    if not session.config.getoption("collectonly") and any(
+            os.path.basename(str(getattr(it, "path", it.fspath))) in LATE_FILES for it in session.items):
+        _start_prebuild()
+
+
+def pytest_unconfigure(config):
+    for proc in _prebuild:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests (see ``SLOW_FILES``)."""
+    """Mark the slow tests (see ``SLOW_FILES``); run the C++-built oracles last (``LATE_FILES``),
+    their build started in the background."""
+    late = [it for it in items if os.path.basename(str(getattr(it, "path", it.fspath))) in LATE_FILES]
+    if late:
+        moved = {id(it) for it in late}
+        items[:] = [it for it in items if id(it) not in moved] + late
     for item in items:
         path = str(getattr(item, "path", item.fspath))
         if (os.path.basename(path) in SLOW_FILES or f"{os.sep}oracles{os.sep}" in path

@@ -1,9 +1,15 @@
 """Host-only builds of the CUTLASS oracles (test-only): find CuTe's headers and a C++ compiler,
 compile a header plus generated calls in two units in parallel, cache the executable by content,
-run it and return what it prints."""
+run it and return what it prints.
+
+The builds cost about two CPU-minutes on a fresh machine. ``tests/conftest.py`` starts
+:func:`prebuild` in a background process when a session collects the CUTLASS oracle tests (and runs
+those tests last), so no test waits on a compiler; a build is guarded by a file lock, so a test that
+arrives while the background build runs waits for it instead of building the same thing twice."""
 from __future__ import annotations
 
 import concurrent.futures
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -52,31 +58,50 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
                           + "".join(incs)).encode()).hexdigest()[:16]
     work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
     exe = work / name
-    if not exe.exists():
-        # built in a private folder and renamed into place: parallel test workers (pytest-xdist)
-        # building the same key never see each other's half-written objects
-        work.mkdir(parents=True, exist_ok=True)
-        build = pathlib.Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work))
-        shutil.copy(header, build / header.name)
-        for fname, text in sources.items():
-            (build / fname).write_text(text)
-        flags = ["-std=c++17", "-O0", "-w", f"-I{build}"] + [f"-I{p}" for p in incs]
-
-        def compile_one(fname):
-            return subprocess.run([cxx, *flags, "-c", fname, "-o", fname[:-4] + ".o"], cwd=build,
-                                  capture_output=True, text=True)
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            results = list(pool.map(compile_one, sources))
-        for r in results:
-            if r.returncode:
-                pytest.fail(f"compiling the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
-        r = subprocess.run([cxx, "-o", name, "part0.o", "part1.o", "main.o"], cwd=build,
-                           capture_output=True, text=True)
-        if r.returncode:
-            pytest.fail(f"linking the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
-        os.replace(build / name, exe)
-        shutil.rmtree(build, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    with open(work / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)        # one build per key, whoever comes first
+        if not exe.exists():
+            _build(exe, header, sources, cxx, incs)
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+
+
+def _build(exe: pathlib.Path, header: pathlib.Path, sources: dict, cxx: str, incs: list) -> None:
+    """Compile and link ``sources`` into ``exe`` (its folder exists and is locked by the caller)."""
+    work, name = exe.parent, exe.name
+    # built in a private folder and renamed into place: parallel test workers (pytest-xdist)
+    # building the same key never see each other's half-written objects
+    build = pathlib.Path(tempfile.mkdtemp(prefix=f"build-{os.getpid()}-", dir=work))
+    shutil.copy(header, build / header.name)
+    for fname, text in sources.items():
+        (build / fname).write_text(text)
+    flags = ["-std=c++17", "-O0", "-w", f"-I{build}"] + [f"-I{p}" for p in incs]
+
+    def compile_one(fname):
+        return subprocess.run([cxx, *flags, "-c", fname, "-o", fname[:-4] + ".o"], cwd=build,
+                              capture_output=True, text=True)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(compile_one, sources))
+    for r in results:
+        if r.returncode:
+            pytest.fail(f"compiling the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
+    r = subprocess.run([cxx, "-o", name, "part0.o", "part1.o", "main.o"], cwd=build,
+                       capture_output=True, text=True)
+    if r.returncode:
+        pytest.fail(f"linking the CUTLASS oracle {name} failed:\n{r.stderr[-3000:]}")
+    os.replace(build / name, exe)
+    shutil.rmtree(build, ignore_errors=True)
+
+
+def prebuild() -> None:
+    """Build every CUTLASS oracle into the cache (run by ``tests/conftest.py`` in the background;
+    a failure here is silent: the test that needs the oracle builds it again and reports it)."""
+    from tests.oracles import test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
+    for mod, name in ((umma, "umma_desc_oracle"), (gmma, "gmma_desc_oracle")):
+        try:
+            build_and_run(mod.HEADER, mod._source(mod.configs()), name)
+        except BaseException:                  # pytest.skip/fail outside a test, a compiler error
+            continue
 
 
 def config_id(c: tuple) -> str:
