@@ -21,42 +21,25 @@ from typing import Any, Sequence
 
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+from verilayout.bits import plain_ints
 from verilayout.errors import LayoutError
 from verilayout.frontends import triton_intel
 from verilayout.frontends.mlir import Attr, TensorType
 from verilayout.frontends.triton import parse, parse_attr
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Dpas
 from verilayout.hw.nvidia.banks import SharedAddressMap, as_shared, padded_address_map
+from verilayout.hw.nvidia.descriptor import operand_bits
+from verilayout.hw.nvidia.wgmma import OperandLayout
 
 __all__ = ["parse_padded_shared", "parse_shared_linear", "load_shared", "load_register", "attr_text",
-           "shared_text_to_layout", "Operand", "operand", "operand_tile_layout", "plain_ints"]
+           "shared_text_to_layout", "Operand", "operand", "operand_tile_layout",
+           "load_operand_layout"]
 
 _PADDED = re.compile(r"^\s*#(?:ttg|triton_gpu)\.padded_shared\s*<\s*\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}\s*>\s*$",
                      re.S)
 _SHARED_LINEAR = re.compile(r"\s*#(?:ttg|triton_gpu)\.shared_linear\s*<\s*\{(?P<body>.*)\}\s*"
                             r"(?:,\s*alignment\s*=\s*(?P<align>\d+)\s*)?>\s*", re.S)
 _FIELD = re.compile(r"(\w+)\s*=\s*(\[[^=]*\])\s*(?:,|$)")
-
-
-def plain_ints(value: Any) -> Any:
-    """``value`` with numpy integers (anything with ``__index__`` that is not a bool) made Python
-    ints, inside lists and tuples too; anything else unchanged, for the callee to refuse.
-
-    Law: ``plain_ints(x) == x`` for every int, and the type is ``int``.
-
-    >>> import numpy as np
-    >>> plain_ints([np.int64(8), 16]), type(plain_ints(np.int32(4))).__name__, plain_ints("8x8")
-    ([8, 16], 'int', '8x8')
-    """
-    if isinstance(value, (list, tuple)):
-        return type(value)(plain_ints(v) for v in value)
-    if isinstance(value, (bool, str, float)) or not hasattr(value, "__index__") or isinstance(value, int) \
-            and type(value) is int:
-        return value
-    try:
-        return int(value.__index__())
-    except TypeError:
-        return value
 
 
 def _fields(body: str, what: str) -> dict:
@@ -249,6 +232,31 @@ def operand_tile_layout(text: str, *, elem_bits: int, shape=None, swizzle_units:
     if shape is not None:
         raise LayoutError("shape applies to Triton layouts; CuTe text carries its own shape")
     return parse_cute(text, swizzle_units=swizzle_units)
+
+
+def load_operand_layout(layout: Any, *, dtype: str, shape=None, swizzle_units: str | None = None) -> Any:
+    """The door of the descriptor proofs: text (CuTe, or Triton MLIR with ``shape``) read once into
+    an :class:`~verilayout.hw.nvidia.wgmma.OperandLayout` for ``dtype`` operands; anything else
+    (a parsed layout, a ``TileAddress``) is returned unchanged for the prover to take or refuse.
+
+    Law: an ``elementBitWidth`` in the text must equal ``dtype``'s width; ``fp4Padded = true``
+    needs ``dtype="e2m1_padded"``.
+
+    >>> o = load_operand_layout("Sw<1,4,3> o smem_ptr[16b](unset) o (8,16):(16,1)", dtype="f16")
+    >>> type(o.layout).__name__, o.text[:8], o.fp4_padded
+    ('ComposedLayout', 'Sw<1,4,3', False)
+    """
+    if not isinstance(layout, str):
+        return layout
+    try:
+        parsed = operand_tile_layout(layout, elem_bits=operand_bits(dtype), shape=shape,
+                                     swizzle_units=swizzle_units)
+    except LayoutError as e:
+        raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
+    padded = isinstance(parsed, LinearLayout) and "fp4Padded = true" in layout
+    if padded and dtype != "e2m1_padded":
+        raise LayoutError(f"an fp4Padded layout holds padded e2m1 (dtype e2m1_padded), not {dtype}")
+    return OperandLayout(parsed, layout, padded)
 
 
 def load_shared(text: str, shape=None, elem_bits: int | None = None):

@@ -40,7 +40,8 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
 from verilayout.core.smt import Verdict
 from verilayout.frontends.mlir import Attr, TensorType
-from verilayout.frontends.shared_text import operand, plain_ints, type_shape_and_dtype
+from verilayout.bits import plain_ints
+from verilayout.frontends.shared_text import operand, type_shape_and_dtype
 from verilayout.frontends.triton import parse, parse_attr
 from verilayout.frontends.triton_intel import is_dpas
 
