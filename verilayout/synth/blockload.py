@@ -1187,8 +1187,7 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>>")
-    >>> from verilayout.frontends.shared_text import load_block_layout      # the door: text read there
-    >>> A = load_block_layout(A)
+    >>> from verilayout.frontends.shared_text import load_block_layout; A = load_block_layout(A)  # the door
     >>> p = plan_operand(A)
     >>> check_operand_plan(p, A, warps="all").proved
     True
