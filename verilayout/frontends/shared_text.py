@@ -23,7 +23,7 @@ from verilayout.frontends.cute_text import parse_cute
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.bits import plain_ints
 from verilayout.errors import LayoutError
-from verilayout.frontends import triton_intel
+from verilayout.frontends.triton import intel as triton_intel
 from verilayout.frontends.mlir import Attr, TensorType
 from verilayout.frontends.triton import attr_to_linear, parse, parse_attr
 from verilayout.hw.intel.dpas import OPS_PER_CHAN, DpasTile, Operand, TensorLayout, check_dtype, layout_operand

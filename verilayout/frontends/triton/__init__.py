@@ -24,8 +24,8 @@ built-in kinds and re-exports the names the single module ``frontends/triton.py`
 from __future__ import annotations
 
 
-from verilayout.frontends import triton_memory
-from verilayout.frontends.triton_intel import DPAS_KEYS, SUBGROUP_2D_BLOCK_KEYS
+from verilayout.frontends.triton import memory as triton_memory
+from verilayout.frontends.triton.intel import DPAS_KEYS, SUBGROUP_2D_BLOCK_KEYS
 from verilayout.frontends.triton import registry, text
 from verilayout.frontends.triton.distributed import (
     amd_mfma_attr_to_linear, amd_wmma_attr_to_linear, dot_op_attr_to_linear, dpas_attr_to_linear,

@@ -1,6 +1,6 @@
 """Distributed (register) layouts: ``#ttg.blocked``, ``#ttg.slice``, ``#ttg.linear``, and the
-converters that delegate to :mod:`verilayout.frontends.triton_mma` (``#ttg.nvidia_mma``,
-``#ttg.dot_op``, ``#ttg.amd_mfma``, ``#ttg.amd_wmma``) and :mod:`verilayout.frontends.triton_intel`
+converters that delegate to :mod:`verilayout.frontends.triton.mma` (``#ttg.nvidia_mma``,
+``#ttg.dot_op``, ``#ttg.amd_mfma``, ``#ttg.amd_wmma``) and :mod:`verilayout.frontends.triton.intel`
 (``#ttig.dpas``). In dims ``register, lane, warp, block``; out dims ``dim0, dim1, ...``.
 
 >>> from verilayout.frontends.triton import parse_attr
@@ -17,7 +17,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import (ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
                                  identity_standard_nd_raw, standard_out_dims)
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends import triton_intel, triton_mma
+from verilayout.frontends.triton import intel as triton_intel, mma as triton_mma
 from verilayout.frontends.triton.common import (CGA_KEYS, check_cga, check_keys, combine_cga, attr_error,
                                                 is_int, read_order, check_pow2s, check_rank, read_uint, read_uints,
                                                 checked_linear)

@@ -1,5 +1,5 @@
 """Shared-memory layouts: ``#ttg.swizzled_shared``, ``#ttg.nvmma_shared``, and the converters that
-delegate to :mod:`verilayout.frontends.triton_memory` (``#ttg.amd_rotating_shared``,
+delegate to :mod:`verilayout.frontends.triton.memory` (``#ttg.amd_rotating_shared``,
 ``#ttg.shared_linear``, ``#ttg.padded_shared``, ``#ttng.tensor_memory_encoding``,
 ``#ttng.tensor_memory_scales_encoding``). In dims ``offset, block``; out dims ``dim0, dim1, ...``.
 
@@ -17,7 +17,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import standard_out_dims
 from verilayout.core.triton_shared import nvmma_block_shape, nvmma_cta, swizzled_shared_cta
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends import triton_memory
+from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.triton.common import (CGA_KEYS, read_bool, check_cga, check_keys, combine_cga,
                                                 attr_error, read_order, check_rank, shape_per_cta, read_uint,
                                                 read_uints, checked_linear)

@@ -17,7 +17,7 @@ from verilayout.core.cga import standard_out_dims
 from verilayout.dtypes import mlir_bits
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.frontends import cute_text
-from verilayout.frontends import triton_memory
+from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.triton.common import attr_error
 from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, known_kind, lookup_kind,
                                                   attr_to_layout, canonical_kind)
