@@ -21,7 +21,7 @@ from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.triton.common import (CGA_KEYS, read_bool, check_cga, check_keys, combine_cga,
                                                 attr_error, read_order, check_rank, shape_per_cta, read_uint,
                                                 read_uints, checked_linear)
-from verilayout.frontends.triton.registry import attr_to_layout
+from verilayout.frontends.triton.dispatch import SHARED, KindTable, LayoutKind, convert
 from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.hw.nvidia.tma import TmaEncoding
 
@@ -187,7 +187,7 @@ def padded_shared_attr_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
         raise attr_error(attr, None, str(e)) from None
 
 
-def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def partitioned_shared_to_linear(attr: Attr, shape: tuple, kinds: KindTable) -> LinearLayout:
     """``#ttg.partitioned_shared<{numPartitions, numGroups, partitionDim, partitionLayout}>``: dim
     ``partitionDim`` is cut into ``numPartitions * numGroups`` equal pieces; piece ``g*P + p`` lies in
     partition ``p`` (a separate memory region, so its bits are no offset) as group ``g`` after the
@@ -200,7 +200,8 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> from verilayout.frontends.triton import parse_attr
     >>> a = parse_attr("#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, "
     ...                "partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>")
-    >>> partitioned_shared_to_linear(a, (8, 2)).bases["offset"]
+    >>> from verilayout.frontends.triton.registry import KINDS
+    >>> partitioned_shared_to_linear(a, (8, 2), KINDS).bases["offset"]
     [[0, 1], [1, 0], [4, 0]]
     """
     keys = ("numPartitions", "numGroups", "partitionDim", "partitionLayout")
@@ -222,7 +223,7 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     if shape[dim] % pieces:
         raise attr_error(attr, None, f"dim {dim} of size {shape[dim]} cannot be cut into {pieces} pieces")
     piece = tuple(s // pieces if i == dim else s for i, s in enumerate(shape))
-    ll = attr_to_layout(inner, piece)
+    ll = convert(inner, piece, kinds)
     if not isinstance(ll, LinearLayout) or "offset" not in ll.in_dim_names:
         raise attr_error(attr, "partitionLayout", f"#{inner.name} is not a linear shared layout")
     names = standard_out_dims(len(shape))
@@ -233,3 +234,19 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         step *= 2
     block = ll.transpose_outs(names).bases.get("block", [])
     return LinearLayout({"offset": offs, "block": block}, dict(zip(names, shape)), require_surjective=False)
+
+
+#: The shared-memory kinds this module converts (joined into ``registry.KINDS``).
+KINDS: tuple[LayoutKind, ...] = (
+    LayoutKind("ttg.swizzled_shared", swizzled_shared_to_linear, SHARED),
+    LayoutKind("ttg.nvmma_shared", nvmma_shared_to_linear, SHARED),
+    LayoutKind("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, SHARED,
+               frozenset(triton_memory.ROTATING_KEYS)),
+    LayoutKind("ttg.shared_linear", shared_linear_attr_to_linear, SHARED,
+               frozenset(triton_memory.SHARED_LINEAR_KEYS)),
+    LayoutKind("ttg.padded_shared", padded_shared_attr_to_map, SHARED),
+    LayoutKind("ttg.partitioned_shared", partitioned_shared_to_linear, SHARED, nested=True),
+    LayoutKind("ttng.tensor_memory_encoding", tmem_to_linear, SHARED, frozenset(triton_memory.TMEM_KEYS)),
+    LayoutKind("ttng.tensor_memory_scales_encoding", tmem_scales_to_linear, SHARED,
+               frozenset(triton_memory.TMEM_SCALES_KEYS)),
+)
