@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from verilayout.frontends.cute_text import parse_cute

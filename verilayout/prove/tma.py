@@ -52,7 +52,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, TmaEncoding, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
-from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major, swizzle_atom
+from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
 __all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "check_ring",
@@ -115,6 +115,7 @@ def layout_reader(layout: Any, *, dtype: str, mn_dim: int = 0, offset: int = 0,
     (see the module text for which layouts swizzle relative addresses; ``relative`` overrides it,
     e.g. for an ldmatrix reader that XORs buffer offsets itself).
 
+    >>> from verilayout.hw.nvidia.wgmma import swizzle_atom
     >>> layout_reader(swizzle_atom("64B", "K", "f16").cute_layout(), dtype="f16").relative
     False
     """

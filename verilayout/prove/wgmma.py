@@ -30,7 +30,7 @@ from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.bits import plain_ints
 from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
-from verilayout.hw.nvidia.wgmma import OperandLayout, parse_major, swizzle_atom
+from verilayout.hw.nvidia.wgmma import OperandLayout, parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
 
@@ -267,6 +267,7 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
     Law: a text is refused (read it at the door); an ``OperandLayout`` gives the tile of its layout,
     named by its text, ``fp4Padded`` ones in packed pairs.
 
+    >>> from verilayout.hw.nvidia.wgmma import swizzle_atom
     >>> t = intended_tile(swizzle_atom("128B", "K", "f16").cute_layout(), dtype="f16")
     >>> t.fn.eval(1, 0) // 8        # row 1, 16-byte unit 0 XOR 1
     144
