@@ -22,6 +22,7 @@ from verilayout.errors import publish
 from typing import Any, Sequence
 
 from verilayout.core.smt import Verdict
+from verilayout.dtypes import IntelArch
 from verilayout.frontends.shared_text import load_block_layout, operand
 from verilayout.hw.intel.block_io import BlockLoad, Surface, Violation, lane_elements, unit_elements, violations
 from verilayout.hw.intel.dpas import Dpas, Operand
@@ -30,8 +31,11 @@ from verilayout.synth.blockload import Plan, default_surface, format_load_layout
 from verilayout.synth.blockload import check_operand_plan, plan_operand
 
 
-def plan(layout: Any, *, dtype: str | None = None, shape: Sequence[int] | None = None,
-         op_idx: int | None = None, inst_shape: Sequence[int] | None = None, **options) -> Plan:
+def plan(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: IntelArch = "xe2",
+         shape: Sequence[int] | None = None, op_idx: int | None = None,
+         inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
+         warp: int = 0, baseline: bool = False, search: bool = True,
+         negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan:
     """:func:`verilayout.synth.blockload.plan_operand` of ``layout``, Triton text read first at the
     door (:func:`~verilayout.frontends.shared_text.load_block_layout`: a DPAS operand or another
     distributed tensor); the other options as there.
@@ -42,10 +46,13 @@ def plan(layout: Any, *, dtype: str | None = None, shape: Sequence[int] | None =
     8
     """
     loaded = load_block_layout(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
-    return plan_operand(loaded, dtype=dtype, shape=shape, op_idx=op_idx, inst_shape=inst_shape, **options)
+    return plan_operand(loaded, dtype=dtype, transpose=transpose, arch=arch, shape=shape, op_idx=op_idx,
+                        inst_shape=inst_shape, surface=surface, warp=warp, baseline=baseline, search=search,
+                        negative_offsets=negative_offsets, origin=origin, base_address=base_address)
 
 
-def check(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None, **options) -> Verdict:
+def check(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None, warps: Any = 0,
+          surface: Surface | Sequence[Surface] | None = None, origin: Any = None) -> Verdict:
     """:func:`verilayout.synth.blockload.check_operand_plan` of ``plan`` against ``layout``, Triton
     text read first at the door as the plan's kind of operand (DPAS or not), element type and
     instruction tile.
@@ -59,7 +66,7 @@ def check(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None, **opti
     if isinstance(plan, Plan):
         layout = load_block_layout(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
                                    inst_shape=plan.inst_shape, dpas=plan.op_idx is not None)
-    return check_operand_plan(plan, layout, shape=shape, **options)
+    return check_operand_plan(plan, layout, shape=shape, warps=warps, surface=surface, origin=origin)
 
 
 __all__ = ["plan", "check", "operand", "Operand", "Plan", "BlockLoad", "Surface", "Violation",

@@ -53,8 +53,10 @@ def check_descriptor(descriptor, layout, *, dtype: str, major: str, k_block: int
                                    mn=mn, mn_block=mn_block, mn_dim=mn_dim, arch=arch, timeout_ms=timeout_ms)
 
 
-def derive_descriptor(layout, *, dtype: str, major: str, shape=None, swizzle_units: str | None = None,
-                      **options) -> DescriptorPlan:
+def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+                      mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str = "sm_90",
+                      shape=None, swizzle_units: str | None = None,
+                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
     """:func:`verilayout.synth.descriptor.derive_descriptor` of ``layout``, text (CuTe, or Triton
     MLIR with ``shape``) read first at the door.
 
@@ -64,7 +66,8 @@ def derive_descriptor(layout, *, dtype: str, major: str, shape=None, swizzle_uni
     """
     return _synth.derive_descriptor(load_operand_layout(layout, dtype=dtype, shape=shape,
                                                          swizzle_units=swizzle_units),
-                                    dtype=dtype, major=major, **options)
+                                    dtype=dtype, major=major, k_block=k_block, base_address=base_address,
+                                    mn=mn, mn_block=mn_block, mn_dim=mn_dim, arch=arch, timeout_ms=timeout_ms)
 
 
 def descriptor_for(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
