@@ -27,7 +27,8 @@ sys.path.insert(0, ROOT)
 
 from tests.oracles.test_corpus_triton_oracle import requests_for, run_worker  # noqa: E402
 from tests.test_frontend_coverage import CORPUS, corpus_types  # noqa: E402
-from verilayout.frontends import mlir, triton  # noqa: E402
+from verilayout.frontends import mlir  # noqa: E402
+from verilayout.frontends.triton import dispatch, distributed  # noqa: E402
 from verilayout.frontends.mlir import parse_aliases  # noqa: E402
 from verilayout.frontends.triton import type_to_layout  # noqa: E402
 from verilayout.frontends.ttgir import Module  # noqa: E402
@@ -41,8 +42,8 @@ def modules(by_file: dict[str, list[str]]) -> dict[str, Module]:
 
 def clear_caches() -> None:
     """Empty every cache of the reader (a fresh process, less the interpreter's own warm-up)."""
-    triton._convert_cached.cache_clear()
-    triton._blocked_cta.cache_clear()
+    dispatch.clear_cache()
+    distributed._blocked_cta.cache_clear()
     mlir._standalone_value.cache_clear()
     mlir._line_starts.cache_clear()
 

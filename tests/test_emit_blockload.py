@@ -18,11 +18,22 @@ import pytest
 
 from verilayout.blockload import operand
 from verilayout.emit.cuda_wgmma import write_emission
-from verilayout.emit.opencl_block_io import (build_manifest, builtin_for, emit_blockload,
-                                             render_opencl)
+from verilayout.emit import opencl_block_io
+from verilayout.emit.opencl_block_io import builtin_for, render_opencl
 from verilayout.simulate.replay import simulate, simulate_blockload
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import BlockLoad, Surface
+
+
+def build_manifest(text, *, shape=None, dtype=None, **kw):
+    """The door (``operand`` reads the text), then the emitter's manifest."""
+    return opencl_block_io.build_manifest(operand(text, shape=shape, dtype=dtype), **kw)
+
+
+def emit_blockload(text, *, shape=None, dtype=None, **kw):
+    """The door (``operand`` reads the text), then the emitter."""
+    return opencl_block_io.emit_blockload(operand(text, shape=shape, dtype=dtype), **kw)
+
 
 PARENT = ("#triton_intel_gpu.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, "
           "opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2], "

@@ -28,8 +28,21 @@ import subprocess
 import numpy as np
 import pytest
 
-from verilayout.emit.opencl_dpas import build_dpas_manifest, emit_dpas
+from verilayout.emit import opencl_dpas
 from verilayout.errors import LayoutError
+from verilayout.frontends.shared_text import dpas_tile
+
+
+def build_dpas_manifest(parent, *, m, n, k, dtype, **kw):
+    """The door (``dpas_tile`` reads the text), then the emitter's manifest."""
+    tile = dpas_tile(parent, m=m, n=n, k=k, dtype=dtype, max_volume=opencl_dpas.DPAS_MAX_VOLUME)
+    return opencl_dpas.build_dpas_manifest(tile, **kw)
+
+
+def emit_dpas(parent, *, m, n, k, dtype, **kw):
+    """The door (``dpas_tile`` reads the text), then the emitter."""
+    tile = dpas_tile(parent, m=m, n=n, k=k, dtype=dtype, max_volume=opencl_dpas.DPAS_MAX_VOLUME)
+    return opencl_dpas.emit_dpas(tile, **kw)
 
 
 def _parent(rc=8, ops=2, warps=(2, 2), reps=(2, 1)):

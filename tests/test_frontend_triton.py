@@ -410,9 +410,7 @@ def test_non_text_input():
 # registry and the CuTe door
 # ---------------------------------------------------------------------------
 
-def test_a_registered_kind_plugs_into_parse(monkeypatch):
-    from verilayout.frontends.triton import registry
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+def test_a_kind_table_with_one_more_kind_plugs_into_parse():
     seen = {}
 
     def dpas(attr, shape):
@@ -420,12 +418,18 @@ def test_a_registered_kind_plugs_into_parse(monkeypatch):
         return LinearLayout.identity1D(shape[0], "register", "dim0") * \
             LinearLayout.identity1D(shape[1], "lane", "dim1")
 
-    tfe.register_layout_kind("ttig.dpas", dpas, keys=["repeatCount"])
-    L = tfe.parse("#triton_intel_gpu.dpas<{repeatCount = 8}>", [2, 4])
+    mine = tfe.with_layout_kind("ttig.dpas", dpas, keys=["repeatCount"])
+    L = tfe.parse("#triton_intel_gpu.dpas<{repeatCount = 8}>", [2, 4], kinds=mine)
     assert seen["params"] == {"repeatCount": 8} and L.in_dims == {"register": 2, "lane": 4}
     text = "#ttig.dpas<{x = 1}>"
     with pytest.raises(LayoutError, match=rf"col {col_of(text, 'x =')}: unknown key 'x'"):
-        tfe.parse(text, [2, 4])
+        tfe.parse(text, [2, 4], kinds=mine)
+    # the built-in table is untouched: its own #ttig.dpas converter still runs (and wants its keys)
+    assert tfe.KINDS["ttig.dpas"].fn is not dpas and mine["ttig.dpas"].fn is dpas
+    with pytest.raises(LayoutError, match="repeatCount|missing|required"):
+        tfe.parse("#ttig.dpas<{x = 1}>", [2, 4])
+    with pytest.raises(TypeError):
+        tfe.KINDS._kinds["test.k"] = None       # read-only: a MappingProxyType inside
 
 
 def test_non_mlir_text_goes_to_the_cute_reader(monkeypatch):

@@ -33,7 +33,16 @@ from verilayout.hw.nvidia import descriptor as dmod
 from verilayout.hw.nvidia import tma as tmod
 from verilayout.hw.nvidia.descriptor import decode, hardware_address_function
 from verilayout.hw.nvidia.tma import TensorMap, limit_findings, write_address, write_table, write_z3
-from verilayout.prove.tma import check_ring, layout_reader
+from verilayout.prove.tma import check_ring, slot_type
+from verilayout.prove import tma as _prove_tma
+from verilayout.frontends.shared_text import load_operand_layout
+
+
+def layout_reader(layout, *, dtype, shape=None, swizzle_units=None, **kw):
+    """The door (text read by ``load_operand_layout`` for the reader's slot type), then the prover's reader."""
+    return _prove_tma.layout_reader(load_operand_layout(layout, dtype=slot_type(dtype), shape=shape,
+                                                        swizzle_units=swizzle_units), dtype=dtype, **kw)
+
 
 RESULTS = pathlib.Path(__file__).resolve().parent.parent / "hwtests" / "results"
 WG = RESULTS / "h100-2026-11-26-wgprobe.jsonl.gz"

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = ["verilayout.hw.intel.dpas", "verilayout.hw.intel.block_io",
-           "verilayout.frontends.triton_intel", "verilayout.prove.coverage",
+           "verilayout.frontends.triton.intel", "verilayout.prove.coverage",
            "verilayout.synth.blockload", "verilayout.blockload"]
 
 

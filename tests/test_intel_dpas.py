@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.frontends import triton_intel
+from verilayout.frontends.triton import intel as triton_intel
 from verilayout.frontends.triton import parse
 from verilayout.hw.intel.dpas import Dpas, dpas_for_dtype
 

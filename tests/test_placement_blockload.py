@@ -22,7 +22,7 @@ from verilayout.cli.main import main
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import Surface, placement
 from verilayout.prove.coverage import Needed
-from verilayout.synth.blockload import check_operand_plan, plan_operand
+from verilayout.blockload import check as check_operand_plan, plan as plan_operand
 
 _DPAS = ("#ttig.dpas<{{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
          "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [{rc}]}}>")
@@ -74,10 +74,9 @@ def _lane_bytes(ld: dict) -> dict:
 
 def _expected_bytes(plan, layout_text: str, first_byte: int, pitch: int) -> dict:
     """(register, lane) -> the byte the operand's element there sits at (layout enumerated)."""
-    from verilayout.frontends.shared_text import operand
-    from verilayout.synth.blockload import _tensor_layout
+    from verilayout.frontends.shared_text import operand, tensor_layout
     if plan.op_idx is None:
-        lay, _ = _tensor_layout(layout_text, None, None)
+        lay = tensor_layout(layout_text).layout
     else:
         lay = operand(layout_text).layout
     out = {}

@@ -20,7 +20,7 @@ from verilayout.audit import audit_file, audit_ptx_text
 from verilayout.cli.main import main
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, encode, hardware_address, operand_k
-from verilayout.prove.wgmma import check_descriptor
+from verilayout.wgmma import check_descriptor
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,7 +133,8 @@ def test_absolute_lbo_wrong_next_buffer_and_relative_mode_are_refuted():
     v = check_descriptor(wrong, THREE_BUFFERS, dtype="e2m1", major="K", k_block=2)
     assert v.status == "counterexample" and v.counterexample["k"] >= 64   # only the 2nd chunk
     rel = encode(start_address=96, lbo=0x4000, sbo=1024, swizzle="128B", arch="sm_100")
-    from verilayout.prove.wgmma import intended_tile, operand_block, check_block
+    from verilayout.prove.wgmma import operand_block, check_block
+    from verilayout.wgmma import intended_tile
     tile = intended_tile(THREE_BUFFERS, dtype="e2m1")
     w = check_block(rel, tile, major="K", block=operand_block(tile, k_block=2, k=96))
     assert w.status == "counterexample"             # relative mode runs past the 128-byte row

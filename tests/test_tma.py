@@ -30,7 +30,16 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import encode
 from verilayout.hw.nvidia.tma import (SWIZZLES, TensorMap, check_limits, limit_findings, parse_swizzle,
                                       swizzle_pattern, write_address, write_table)
-from verilayout.prove.tma import descriptor_reader, layout_reader, check_ring
+from verilayout.prove.tma import descriptor_reader, check_ring, slot_type
+from verilayout.prove import tma as _prove_tma
+from verilayout.frontends.shared_text import load_operand_layout
+
+
+def layout_reader(layout, *, dtype, shape=None, swizzle_units=None, **kw):
+    """The door (text read by ``load_operand_layout`` for the reader's slot type), then the prover's reader."""
+    return _prove_tma.layout_reader(load_operand_layout(layout, dtype=slot_type(dtype), shape=shape,
+                                                        swizzle_units=swizzle_units), dtype=dtype, **kw)
+
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SPAN = {"32B": 32, "64B": 64, "128B": 128}

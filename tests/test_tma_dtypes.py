@@ -22,8 +22,17 @@ import pytest
 
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tma import TMA_DTYPES, TensorMap, limit_findings, tma_element_bits
-from verilayout.prove.tma import check_ring, layout_reader, triton_copy_verdict
+from verilayout.prove.tma import check_ring, triton_copy_verdict, slot_type
+from verilayout.prove import tma as _prove_tma
+from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.spec import load_spec_text, run_spec
+
+
+def layout_reader(layout, *, dtype, shape=None, swizzle_units=None, **kw):
+    """The door (text read by ``load_operand_layout`` for the reader's slot type), then the prover's reader."""
+    return _prove_tma.layout_reader(load_operand_layout(layout, dtype=slot_type(dtype), shape=shape,
+                                                        swizzle_units=swizzle_units), dtype=dtype, **kw)
+
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -139,6 +148,7 @@ print(json.dumps(out))
 
 def test_every_spelling_triton_prints_is_modelled():
     from verilayout.frontends.triton import attr_to_linear, parse_attr
+    from verilayout.frontends.triton.shared import tma_encoding
     rows = triton_spellings()
     elems = set()
     for tl_name, printed, width in rows:
@@ -149,7 +159,7 @@ def test_every_spelling_triton_prints_is_modelled():
         assert tma_element_bits(elem) == width, (tl_name, elem)
         a = parse_attr(f"#ttg.nvmma_shared<{{swizzlingByteWidth = 128, transposed = false, elementBitWidth = {width}}}>")
         block = [64, 2 * 1024 // width]
-        tmap, v = triton_copy_verdict(a, block, elem, attr_to_linear(a, tuple(block)))
+        tmap, v = triton_copy_verdict(tma_encoding(a, block), block, elem, attr_to_linear(a, tuple(block)))
         assert v.status == "proved", (elem, v.reason)
         assert tmap.bits == width
     assert {"ui8", "si8", "ui16", "si32", "ui64", "f8E4M3FN", "f8E5M2", "f32", "f64", "bf16"} <= elems

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.triton_mma import (amd_mfma_to_linear, amd_wmma_to_linear,
+from verilayout.frontends.triton.mma import (amd_mfma_to_linear, amd_wmma_to_linear,
                                              dot_op_to_linear, nvidia_mma_to_linear)
 
 

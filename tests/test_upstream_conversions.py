@@ -868,7 +868,7 @@ def test_conversions_triton_says_are_equal(case):
 
 # TEST_F(LinearLayoutConversionsTest, TensorMemory_subview): memdesc views into a larger TMEM
 # allocation (the last shape of the type is the allocation); Triton converts the view (the
-# allocation's layout restricted to the view: verilayout.frontends.triton_memory.tensor_memory_view).
+# allocation's layout restricted to the view: verilayout.frontends.triton.memory.tensor_memory_view).
 _ROW7 = [[1 << i, 0] for i in range(7)]
 MEMDESC_CASES = [
     ("interleaved", "!ttg.memdesc<64x2xf32, #ttng.tensor_memory_encoding<{blockM = 64, blockN = 2, colStride = 1}>, "

@@ -157,8 +157,8 @@ def test_invalid_fragments_are_errors_that_say_why(args, match):
 
 
 def test_d_fragment_for_power_of_two_n_equals_the_triton_mma_frontend():
-    # another implementation in this repository (frontends/triton_mma, Triton semantics)
-    from verilayout.frontends.triton_mma import nvidia_mma_to_linear
+    # another implementation in this repository (frontends/triton/mma, Triton semantics)
+    from verilayout.frontends.triton.mma import nvidia_mma_to_linear
     for n in (8, 16, 64, 256):
         ours = fragment(f"m64n{n}k16", "D", "f16").layout
         theirs = nvidia_mma_to_linear({"versionMajor": 3, "versionMinor": 0, "warpsPerCTA": [4, 1],

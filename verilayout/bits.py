@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from typing import Any
+
 from verilayout.errors import LayoutError
 
 
@@ -120,3 +122,24 @@ def doubling(start: int, stop: int) -> list[int]:
         out.append(v)
         v *= 2
     return out
+
+
+def plain_ints(value: Any) -> Any:
+    """``value`` with numpy integers (anything with ``__index__`` that is not a bool) made Python
+    ints, inside lists and tuples too; anything else unchanged, for the callee to refuse.
+
+    Law: ``plain_ints(x) == x`` for every int, and the type is ``int``.
+
+    >>> import numpy as np
+    >>> plain_ints([np.int64(8), 16]), type(plain_ints(np.int32(4))).__name__, plain_ints("8x8")
+    ([8, 16], 'int', '8x8')
+    """
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain_ints(v) for v in value)
+    if isinstance(value, (bool, str, float)) or not hasattr(value, "__index__") or isinstance(value, int) \
+            and type(value) is int:
+        return value
+    try:
+        return int(value.__index__())
+    except TypeError:
+        return value

@@ -16,8 +16,72 @@ True
 from verilayout.errors import publish
 from verilayout.hw.nvidia.descriptor import Descriptor, Finding, contract_findings, decode, encode, hardware_address, hardware_address_function, required_base_offset
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout, canonical_layout, fragment, swizzle_atom
-from verilayout.prove.wgmma import TileAddress, check_descriptor, intended_tile, strided_tile
-from verilayout.synth.descriptor import DescriptorPlan, SynthPlan, derive_descriptor, descriptor_for, synth
+from verilayout.core.smt import Verdict
+from verilayout.frontends.shared_text import load_operand_layout
+from verilayout.prove import wgmma as _prove
+from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, TileAddress, strided_tile
+from verilayout.synth import descriptor as _synth
+from verilayout.synth.descriptor import DescriptorPlan, SynthPlan, synth
+
+
+def intended_tile(layout, *, dtype: str, base_address: int = 0, mn_dim: int = 0, shape=None,
+                  swizzle_units: str | None = None) -> TileAddress:
+    """:func:`verilayout.prove.wgmma.intended_tile` of ``layout``, text (CuTe, or Triton MLIR with
+    ``shape``) read first at the door (:func:`~verilayout.frontends.shared_text.load_operand_layout`).
+
+    >>> intended_tile("Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)", dtype="f16").fn.eval(1, 0) // 8
+    144
+    """
+    return _prove.intended_tile(load_operand_layout(layout, dtype=dtype, shape=shape, swizzle_units=swizzle_units),
+                                dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+
+
+def check_descriptor(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+                     mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str | None = None,
+                     shape=None, swizzle_units: str | None = None,
+                     timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
+    """:func:`verilayout.prove.wgmma.check_descriptor` of ``layout``, text (CuTe, or Triton MLIR
+    with ``shape``) read first at the door.
+
+    >>> check_descriptor(0x4000004000010002, "Sw<3,4,3> o smem_ptr[16b](unset) o "
+    ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).proved
+    True
+    """
+    return _prove.check_descriptor(descriptor, load_operand_layout(layout, dtype=dtype, shape=shape,
+                                                                    swizzle_units=swizzle_units),
+                                   dtype=dtype, major=major, k_block=k_block, base_address=base_address,
+                                   mn=mn, mn_block=mn_block, mn_dim=mn_dim, arch=arch, timeout_ms=timeout_ms)
+
+
+def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+                      mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str = "sm_90",
+                      shape=None, swizzle_units: str | None = None,
+                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
+    """:func:`verilayout.synth.descriptor.derive_descriptor` of ``layout``, text (CuTe, or Triton
+    MLIR with ``shape``) read first at the door.
+
+    >>> derive_descriptor("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,4),(_8,2)):((_1,_64),(_8,256))",
+    ...                   dtype="f16", major="MN").descriptor.lbo_field     # seed 003: B N-major
+    32
+    """
+    return _synth.derive_descriptor(load_operand_layout(layout, dtype=dtype, shape=shape,
+                                                         swizzle_units=swizzle_units),
+                                    dtype=dtype, major=major, k_block=k_block, base_address=base_address,
+                                    mn=mn, mn_block=mn_block, mn_dim=mn_dim, arch=arch, timeout_ms=timeout_ms)
+
+
+def descriptor_for(layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
+                   **options) -> Descriptor:
+    """The descriptor one wgmma K-block needs to read ``layout`` (proved; text read at the door;
+    see :func:`derive_descriptor` for the options).
+
+    >>> descriptor_for("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))",
+    ...                dtype="f16", major="K").sbo_field          # seed 003: B K-major 32B
+    16
+    """
+    return derive_descriptor(layout, dtype=dtype, major=major, k_block=k_block,
+                             base_address=base_address, **options).descriptor
+
 
 #: The first public name of :func:`check_descriptor`, kept for scripts outside the project.
 verify = check_descriptor

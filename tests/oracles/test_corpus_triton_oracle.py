@@ -131,7 +131,7 @@ from verilayout.core.linear_layout import LinearLayout  # noqa: E402
 from verilayout.errors import LayoutError  # noqa: E402
 from verilayout.frontends.triton import memdesc_buffers, type_to_layout  # noqa: E402
 from verilayout.hw.nvidia.banks import SharedAddressMap  # noqa: E402
-from verilayout.frontends import triton_memory  # noqa: E402
+from verilayout.frontends.triton import memory as triton_memory  # noqa: E402
 
 from tests.test_frontend_coverage import CORPUS, corpus_types  # noqa: E402
 

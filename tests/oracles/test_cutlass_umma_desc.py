@@ -105,7 +105,8 @@ def test_raw_values_and_fields_equal_cutlass(umma_output):
 
 def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
     from verilayout.hw.nvidia.descriptor import Descriptor, hardware_address_function
-    from verilayout.prove.wgmma import equal_addresses, intended_tile, operand_block, check_descriptor
+    from verilayout.prove.wgmma import equal_addresses, operand_block
+    from verilayout.wgmma import check_descriptor, intended_tile
     cfgs, layouts, descs = umma_output
     proved = refused = mutated = mode1 = 0
     for c in cfgs:
@@ -148,7 +149,7 @@ def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
 
 
 def test_derived_descriptors_have_cutlass_fields(umma_output):
-    from verilayout.synth.descriptor import derive_descriptor
+    from verilayout.wgmma import derive_descriptor
     cfgs, layouts, descs = umma_output
     checked = 0
     for c in cfgs:

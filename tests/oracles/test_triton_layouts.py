@@ -238,7 +238,7 @@ def gen_nvmma_shared(rng):
     return Case("nvmma_shared", text, shape, memdesc=True)
 
 
-# ----- helper B's kinds (converted by verilayout.frontends.triton_mma) -----
+# ----- helper B's kinds (converted by verilayout.frontends.triton.mma) -----
 
 def nvidia_mma_text(rng, rank):
     v3 = rank == 2 and rng.random() < 0.5

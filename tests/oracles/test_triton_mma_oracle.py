@@ -18,7 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.triton_mma import (amd_mfma_to_linear, amd_wmma_to_linear,
+from verilayout.frontends.triton.mma import (amd_mfma_to_linear, amd_wmma_to_linear,
                                              dot_op_to_linear, nvidia_mma_to_linear)
 
 pytest.importorskip("triton")

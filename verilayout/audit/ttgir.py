@@ -61,6 +61,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value
 from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
+from verilayout.frontends.triton.shared import tma_encoding
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.hw.nvidia.banks import BankModel, parse_instruction
@@ -584,7 +585,8 @@ def _tma_write_check(ctx: _Ctx, op: Op) -> None:
     key = "TMA:" + desc + "|" + mem_text           # the same copy types: one proof per file
     try:
         if key not in ctx.cache:
-            ctx.cache[key] = triton_copy_verdict(dt.encoding, list(dt.shape), dt.elem, mem_ll)
+            ctx.cache[key] = triton_copy_verdict(tma_encoding(dt.encoding, list(dt.shape)), list(dt.shape),
+                                                 dt.elem, mem_ll)
         tmap, v = ctx.cache[key]
     except LayoutError as e:
         ctx.add(op, "tma-write", "unchecked", None, f"{op.name}: {e}", reason=str(e), host=HOST_NOTE)

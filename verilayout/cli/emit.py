@@ -17,7 +17,8 @@ from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure,
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
-from verilayout.emit.opencl_dpas import emit_dpas
+from verilayout.emit.opencl_dpas import DPAS_MAX_VOLUME, emit_dpas
+from verilayout.frontends.shared_text import dpas_tile, operand
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
 
@@ -228,7 +229,7 @@ def _cmd_emit_blockload(args) -> int:
     shape = dtype = None
     if args.type:
         shape, dtype = parse_type_arg(args.type)
-    e = emit_blockload(text, shape=shape, dtype=dtype, transpose=args.transpose, arch=args.arch,
+    e = emit_blockload(operand(text, shape=shape, dtype=dtype), transpose=args.transpose, arch=args.arch,
                        baseline=args.baseline)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -263,8 +264,8 @@ def _mnk(text: str) -> tuple[int, int, int]:
 def _cmd_emit_dpas(args) -> int:
     parent = read_layout_arg(args.parent)
     m, n, k = args.shape
-    e = emit_dpas(parent, m=m, n=n, k=k, dtype=args.dtype, transpose_b=args.transpose_b,
-                  arch=args.arch)
+    e = emit_dpas(dpas_tile(parent, m=m, n=n, k=k, dtype=args.dtype, max_volume=DPAS_MAX_VOLUME),
+                  transpose_b=args.transpose_b, arch=args.arch)
     paths = write_emission(e, args.out)
     man = e.manifest
     if args.json:

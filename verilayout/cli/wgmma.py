@@ -11,6 +11,7 @@ import json
 from verilayout.cli.common import int_arg, parse_shape_arg, read_layout_arg, timeout_ms
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, operand_k
+from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import as_descriptor, intended_tile
 from verilayout.synth.descriptor import derive_descriptor, synth
@@ -150,18 +151,20 @@ def _cmd_verify(args) -> int:
 def _cmd_desc(args) -> int:
     text = _layout_text(args)
     common = _common(args)
+    door = dict(dtype=args.dtype, shape=common.pop("shape"), swizzle_units=common.pop("swizzle_units"))
     if args.k_block == "all":
-        tile = intended_tile(text, dtype=args.dtype, base_address=args.base_address,
-                             mn_dim=args.mn_dim, shape=common["shape"],
-                             swizzle_units=args.swizzle_units)
+        layout = load_operand_layout(text, **door)
+        tile = intended_tile(layout, dtype=args.dtype, base_address=args.base_address,
+                             mn_dim=args.mn_dim)
         blocks = list(range(max(1, tile.k_extent // operand_k(args.dtype))))
     else:
         try:
             blocks = [int(str(args.k_block).replace("_", ""), 0)]
         except ValueError:
             raise LayoutError(f"--k-block {args.k_block!r}: expected a K-block number or 'all'") from None
+        layout = load_operand_layout(text, **door)
     try:
-        plans = [derive_descriptor(text, k_block=kb, arch=args.arch, **common) for kb in blocks]
+        plans = [derive_descriptor(layout, k_block=kb, arch=args.arch, **common) for kb in blocks]
     except LayoutError as e:
         if not str(e).startswith(f"no {args.arch} descriptor reads"):
             raise

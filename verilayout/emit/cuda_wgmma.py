@@ -25,7 +25,6 @@ import os
 from dataclasses import dataclass
 
 from verilayout.core.cute import tile_to_shape
-from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode
 from verilayout.prove.wgmma import INFERRED_RULES, intended_tile
@@ -162,18 +161,18 @@ def _smem_operand(name: str, spec: OperandSpec, dtype: str, mn: int, k: int,
                           f"operands only for f16/bf16; make the {dtype} operand K-major")
     atom = swizzle_atom(spec.swizzle, spec.major, dtype)
     try:
-        tiled = tile_to_shape(parse_cute(atom.cute_text()), (mn, k))
+        tiled = tile_to_shape(atom.cute_layout(), (mn, k))
     except LayoutError as e:
         raise LayoutError(f"--{name.lower()} {spec.text}: the {atom.shape[0]}x{atom.shape[1]} "
                           f"swizzle atom does not tile the {mn}x{k} {name} operand ({e})") from None
     text = str(tiled)
-    tile = intended_tile(text, dtype=dtype, base_address=offset)
+    tile = intended_tile(tiled, dtype=dtype, base_address=offset)
     copy = _copy_spec(tile, offset, bits)
     size = _operand_bytes(copy, mn, k) - offset
     _check_smem(offset + size)
     descs, verdicts = [], []
     for kb in range(k // k_of_dtype(dtype)):
-        plan = derive_descriptor(text, dtype=dtype, major=spec.major, k_block=kb,
+        plan = derive_descriptor(tiled, dtype=dtype, major=spec.major, k_block=kb,
                                  base_address=offset)
         d = plan.descriptor
         if d.swizzle != spec.swizzle:

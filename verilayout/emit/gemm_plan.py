@@ -34,10 +34,9 @@ import re
 
 import numpy as np
 
-from verilayout.core.cute import tile_to_shape
+from verilayout.core.cute import ComposedLayout, tile_to_shape
 from verilayout.dtypes import bytes_of
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype, swizzle_atom, valid_n
 from verilayout.prove.wgmma import intended_tile
 from verilayout.synth.descriptor import derive_descriptor
@@ -191,18 +190,23 @@ def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: i
         raise LayoutError(f"--split-k {splits!r}: expected 1 to 16")
 
 
+def stage_tile(dtype: str, rows: int, bk: int, sw: str) -> ComposedLayout:
+    """One K-major ``rows x bk`` stage tiled from the ``sw`` swizzle atom (a CuTe layout)."""
+    return tile_to_shape(swizzle_atom(sw, "K", dtype).cute_layout(), (rows, bk))
+
+
 def stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
     """The CuTe text of one K-major ``rows x bk`` stage tiled from the ``sw`` swizzle atom."""
-    atom = swizzle_atom(sw, "K", dtype)
-    return str(tile_to_shape(parse_cute(atom.cute_text()), (rows, bk)))
+    return str(stage_tile(dtype, rows, bk, sw))
 
 
-def tma_obligation(name: str, text: str, dtype: str, rows: int, bk: int, sw: str) -> dict:
+def tma_obligation(name: str, layout: ComposedLayout, dtype: str, rows: int, bk: int, sw: str) -> dict:
     """Every (mn, k) of the stage: the byte the TMA boxes write equals the layout's byte."""
+    text = str(layout)
     eb = bytes_of(dtype)
     span = SWIZZLE_SPAN[sw]
     box_k = span // eb
-    table = intended_tile(text, dtype=dtype, base_address=0).fn.table() // 8
+    table = intended_tile(layout, dtype=dtype, base_address=0).fn.table() // 8
     mn, k = np.meshgrid(np.arange(rows), np.arange(bk), indexing="ij")
     j, kk = k // box_k, k % box_k
     off = mn * span + kk * eb
@@ -217,7 +221,7 @@ def tma_obligation(name: str, text: str, dtype: str, rows: int, bk: int, sw: str
                      f"of {text}", "status": status, "method": "exhaustive", "reason": reason}
 
 
-def _descriptors(name: str, text: str, dtype: str, bk: int, mn: int, blocks: int,
+def _descriptors(name: str, layout: ComposedLayout, dtype: str, bk: int, mn: int, blocks: int,
                  stage_offsets: list[int]) -> tuple[list[list[str]], list[dict]]:
     """Descriptors at base 0 per (mn block, K-block), each proved; and re-derived at every
     stage base, where it must equal the base-0 value plus ``base >> 4`` in the start field."""
@@ -226,11 +230,11 @@ def _descriptors(name: str, text: str, dtype: str, bk: int, mn: int, blocks: int
     for mb in range(blocks):
         row = []
         for kb in range(bk // kx):
-            plan = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn, mn_block=mb)
+            plan = derive_descriptor(layout, dtype=dtype, major="K", k_block=kb, mn=mn, mn_block=mb)
             d0 = plan.descriptor.value
             status, reason = plan.verdict.status, plan.verdict.reason
             for off in (o for o in stage_offsets if o):  # base 0 is d0 itself; B's stage 0 is not
-                p = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=mn,
+                p = derive_descriptor(layout, dtype=dtype, major="K", k_block=kb, mn=mn,
                                       mn_block=mb, base_address=off)
                 if p.verdict.status != "proved" or p.descriptor.value != d0 + (off >> 4):
                     status, reason = "counterexample", (f"at stage base {off:#x} the proved "
@@ -290,7 +294,8 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
     consumers = bm // 64
-    a_text, b_text = stage_layout(dtype, bm, bk, sw), stage_layout(dtype, bn, bk, sw)
+    a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, bn, bk, sw)
+    a_text, b_text = str(a_tile), str(b_tile)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     if a_stage % 1024 or b_stage % 1024:
         raise LayoutError(f"--tile {bm}x{bn}x{bk}: a stage of A ({a_stage} B) or B ({b_stage} B) "
@@ -302,11 +307,11 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
         raise LayoutError(f"--tile {bm}x{bn}x{bk} --stages {stages}: {total} bytes of shared "
                           f"memory (+1024 alignment) exceed {MAX_SMEM_BYTES}; lower --stages")
     kx = k_of_dtype(dtype)
-    obls = [tma_obligation("A", a_text, dtype, bm, bk, sw),
-            tma_obligation("B", b_text, dtype, bn, bk, sw)]
-    da, oa = _descriptors("A", a_text, dtype, bk, 64, consumers,
+    obls = [tma_obligation("A", a_tile, dtype, bm, bk, sw),
+            tma_obligation("B", b_tile, dtype, bn, bk, sw)]
+    da, oa = _descriptors("A", a_tile, dtype, bk, 64, consumers,
                           [s * a_stage for s in range(stages)])
-    db, ob = _descriptors("B", b_text, dtype, bk, bn, 1,
+    db, ob = _descriptors("B", b_tile, dtype, bk, bn, 1,
                           [b_off + s * b_stage for s in range(stages)])
     frag, of = _fragment_obligation(bn, dtype)
     shape = f"m64n{bn}k{kx}"

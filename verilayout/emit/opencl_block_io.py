@@ -16,7 +16,8 @@ model deals 8-bit loads in, so they are refused too.
 >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{"
 ...      "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
 ...      "threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>>")
->>> m = build_manifest(A)                                  # seed 002, the A operand
+>>> from verilayout.frontends.shared_text import operand  # the door: the text is read there
+>>> m = build_manifest(operand(A))                         # seed 002, the A operand
 >>> [b["name"] for b in m["builtins"]], m["registers"]
 (['intel_sub_group_2d_block_read_16b_32r16x2c'], 64)
 >>> "intel_sub_group_2d_block_read_16b_32r16x2c(" in render_opencl(m)
@@ -31,13 +32,13 @@ import numpy as np
 
 from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.frontends.shared_text import operand
+from verilayout.hw.intel.dpas import Operand
 from verilayout.hw.intel.block_io import BlockLoad
 from verilayout.prove.coverage import Needed
 from verilayout.synth.blockload import check_operand_plan, plan_operand
 
 __all__ = ["FORMAT", "Builtin", "builtin_for", "build_manifest", "render_opencl", "operand_lines",
-           "emit_blockload", "operand_of"]
+           "emit_blockload"]
 
 FORMAT = "verilayout-emit-blockload/1"
 
@@ -115,22 +116,6 @@ def builtin_for(load: BlockLoad) -> Builtin:
 
 # ----- the manifest -----------------------------------------------------------------------------
 
-def operand_of(man: dict):
-    """The DPAS operand a manifest names, parsed afresh from its text.
-
-    >>> operand_of({"operand": {"layout": "tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = "
-    ...     "#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
-    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>",
-    ...     "shape": [8, 16], "dtype": "f16"}}).inst_shape
-    (8, 16)
-    """
-    o = man.get("operand") if isinstance(man, dict) else None
-    if not isinstance(o, dict) or not isinstance(o.get("layout"), str):
-        raise LayoutError("manifest: 'operand' must hold the layout text, shape and dtype")
-    shape = o.get("shape")
-    return operand(o["layout"], shape=shape, dtype=o.get("dtype"))
-
-
 def _warp_offsets(op, plan) -> list[list[int]]:
     """Per sub-group, ``(dx, dy)`` that moves the plan's loads (x in load elements)."""
     n = op.layout.in_dims.get("warp", 1)
@@ -147,25 +132,27 @@ def _warp_offsets(op, plan) -> list[list[int]]:
     return out
 
 
-def build_manifest(layout: str, *, shape=None, dtype: str | None = None, transpose: bool = False,
-                   arch: str = "xe2", baseline: bool = False) -> dict:
-    """The plan (proved for every sub-group), its built-ins and shuffle, as JSON-ready data.
+def build_manifest(op: Operand, *, transpose: bool = False, arch: str = "xe2",
+                   baseline: bool = False) -> dict:
+    """The plan (proved for every sub-group), its built-ins and shuffle, as JSON-ready data, for a
+    DPAS operand read from its MLIR text at the door (:func:`verilayout.frontends.shared_text.operand`;
+    the manifest keeps that text for the replay to read afresh).
 
-    >>> B = ("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
+    >>> from verilayout.frontends.shared_text import operand
+    >>> B = operand("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 2}>>")
     >>> m = build_manifest(B, transpose=True)                  # seed 002, transposed B
     >>> len(m["loads"]), m["builtins"][0]["name"], [o["status"] for o in m["obligations"]]
     (4, 'intel_sub_group_2d_block_read_transpose_32b_32r8x1c', ['proved', 'proved'])
     """
-    if not isinstance(layout, str):
-        raise LayoutError("the block-load emitter takes the operand as MLIR text")
-    op = operand(layout, shape=shape, dtype=dtype)
-    plan = plan_operand(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
-                   baseline=baseline)
+    if not isinstance(op, Operand) or not op.text:
+        raise LayoutError("the block-load emitter takes the operand as MLIR text (read at the door: "
+                          "verilayout.frontends.shared_text.operand)")
+    plan = plan_operand(op, transpose=transpose, arch=arch, baseline=baseline)
     if plan.verdict is not None and plan.verdict.status == "counterexample":
         raise LayoutError(f"the plan is wrong: {plan.verdict.reason}")
-    check = check_operand_plan(plan, layout, shape=shape, warps="all")
+    check = check_operand_plan(plan, op, warps="all")
     if not check.proved:
         raise LayoutError(f"the plan does not feed every sub-group: {check.reason}")
     builtins = [builtin_for(ld) for ld in plan.loads]
@@ -178,7 +165,7 @@ def build_manifest(layout: str, *, shape=None, dtype: str | None = None, transpo
         {"claim": "the same loads, moved to each sub-group's origin, feed every sub-group",
          **_verdict(check)}]
     return {"format": FORMAT, "kind": "blockload",
-            "operand": {"layout": layout, "shape": list(op.shape), "dtype": op.dtype,
+            "operand": {"layout": op.text, "shape": list(op.shape), "dtype": op.dtype,
                         "op_idx": op.op_idx},
             "transpose": bool(transpose), "arch": arch, "algorithm": plan.algorithm,
             "elem_bytes": t, "elem_type": _TYPES[t], "registers": len(plan.shuffle),
@@ -219,9 +206,10 @@ def render_opencl(man: dict) -> str:
     sub-group issues the plan's loads at its origin, shuffles, and writes its operand
     registers to ``out[(sub_group * REGISTERS + register) * 16 + lane]``.
 
-    >>> m = build_manifest("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
+    >>> from verilayout.frontends.shared_text import operand
+    >>> m = build_manifest(operand("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
     ...     "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
-    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>")
+    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>"))
     >>> [line.strip() for line in render_opencl(m).splitlines() if "block_read" in line][-1]
     'intel_sub_group_2d_block_read_16b_8r16x1c(base, 64, 8, 64, (int2)(0 + dx, 0 + dy), ld0);'
     """
@@ -273,9 +261,10 @@ def operand_lines(man: dict, *, base: str = "base", ld: str = "ld", op: str = "o
     into ``<ld><i>``, then the shuffle into ``<op>[register]`` (declared with ``declare_op``
     registers, default the manifest's count).
 
-    >>> m = build_manifest("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
+    >>> from verilayout.frontends.shared_text import operand
+    >>> m = build_manifest(operand("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
     ...     "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
-    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>")
+    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>"))
     >>> operand_lines(m, base="a", ld="a_ld", op="a_op", dx="adx", dy="ady")[1].strip()
     'intel_sub_group_2d_block_read_16b_8r16x1c(a, 64, 8, 64, (int2)(0 + adx, 0 + ady), a_ld0);'
     """
@@ -310,18 +299,18 @@ def _lane_shuffle(r: int, entry, pers, t: int, elem_t: str, ld: str = "ld",
     return L
 
 
-def emit_blockload(layout: str, *, shape=None, dtype: str | None = None, transpose: bool = False,
-                   arch: str = "xe2", baseline: bool = False):
-    """The manifest and ``kernel.cl`` of one operand (an :class:`~verilayout.emit.cuda_wgmma.Emission`).
+def emit_blockload(op: Operand, *, transpose: bool = False, arch: str = "xe2", baseline: bool = False):
+    """The manifest and ``kernel.cl`` of one operand read at the door (an
+    :class:`~verilayout.emit.cuda_wgmma.Emission`; see :func:`build_manifest`).
 
-    >>> A = ("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
+    >>> from verilayout.frontends.shared_text import operand
+    >>> A = operand("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>")
     >>> sorted(emit_blockload(A).files)
     ['kernel.cl', 'manifest.json']
     """
-    man = build_manifest(layout, shape=shape, dtype=dtype, transpose=transpose, arch=arch,
-                         baseline=baseline)
+    man = build_manifest(op, transpose=transpose, arch=arch, baseline=baseline)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1, default=_json) + "\n",
                           "kernel.cl": render_opencl(man)})
 

@@ -21,7 +21,8 @@ Obligations, each proved by enumeration before anything is written:
 
 >>> P = ("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
 ...      "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>")
->>> m = build_dpas_manifest(P, m=8, n=16, k=32, dtype="f16")
+>>> from verilayout.frontends.shared_text import dpas_tile     # the door: the text is read there
+>>> m = build_dpas_manifest(dpas_tile(P, m=8, n=16, k=32, dtype="f16"))
 >>> len(m["instructions"]), m["mad"]["name"], [o["status"] for o in m["obligations"]]
 (2, 'intel_sub_group_f16_f16_matrix_mad_k16', ['proved', 'proved', 'proved', 'proved'])
 """
@@ -35,8 +36,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.opencl_block_io import build_manifest, builtin_for, operand_lines
 from verilayout.errors import LayoutError
-from verilayout.frontends.shared_text import operand
-from verilayout.frontends.triton import attr_to_linear, parse_attr
+from verilayout.hw.intel.dpas import DpasTile
 from verilayout.hw.intel.block_io import BlockLoad
 from verilayout.hw.intel.subgroup_mma import SUB_GROUP, a_slot, b_slot, c_slot, mad_builtin
 
@@ -66,10 +66,6 @@ def coordinate_table(layout: LinearLayout) -> np.ndarray:
         return vals
     reg, lane, warp = axis("register"), axis("lane"), axis("warp")
     return warp[:, None, None, :] ^ reg[None, :, None, :] ^ lane[None, None, :, :]
-
-
-def _dtype_name(dtype: str) -> str:
-    return {"s8": "i8"}.get(dtype, dtype)
 
 
 def _find_registers(table: np.ndarray, want) -> int | None:
@@ -111,43 +107,40 @@ def _operand_registers(tables, origin_fn, slot_fn, comps: int, parts: int, what:
     return regs
 
 
-def build_dpas_manifest(parent: str, *, m: int, n: int, k: int, dtype: str,
-                        transpose_b: bool = False, arch: str = "xe2") -> dict:
-    """The proved plan of one DPAS GEMM tile: both operands' block loads, the instructions with
-    the registers each passes to the built-in, the accumulator layout, and the obligations.
+def build_dpas_manifest(tile: DpasTile, *, transpose_b: bool = False, arch: str = "xe2") -> dict:
+    """The proved plan of one DPAS GEMM tile (read at the door:
+    :func:`verilayout.frontends.shared_text.dpas_tile`): both operands' block loads, the
+    instructions with the registers each passes to the built-in, the accumulator layout, and the
+    obligations.
 
     Law: every obligation of the module docstring holds (status ``proved``); otherwise
     :class:`LayoutError` names what fails.
 
+    >>> from verilayout.frontends.shared_text import dpas_tile
     >>> P = ("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 4, "
     ...      "threadsPerWarp = 16, warpsPerCTA = [2, 1], repCluster = [1, 1]}>")
-    >>> man = build_dpas_manifest(P, m=16, n=16, k=32, dtype="i8")
+    >>> man = build_dpas_manifest(dpas_tile(P, m=16, n=16, k=32, dtype="i8"))
     >>> man["mad"]["signature"], len(man["instructions"])
     ('int8 intel_sub_group_i8_i8_matrix_mad_k32(short8 a, int8 b, int8 acc)', 1)
     """
-    _check_tile_arguments(parent, m, n, k)
-    dtype = _dtype_name(dtype)
-    attr = parse_attr(parent)
-    a_text = (f"tensor<{m}x{k}x{dtype}, #ttg.dot_op<{{opIdx = 0, parent = {parent}, "
-              f"kWidth = {_kwidth(attr, 0)}}}>>")
-    b_text = (f"tensor<{k}x{n}x{dtype}, #ttg.dot_op<{{opIdx = 1, parent = {parent}, "
-              f"kWidth = {_kwidth(attr, 1)}}}>>")
-    opa, opb = operand(a_text), operand(b_text)
+    _check_tile(tile)
+    parent, (m, n, k), dtype = tile.parent, tile.mnk, tile.dtype
+    opa, opb = tile.a, tile.b
     mi, ki = opa.inst_shape
     kb, ni = opb.inst_shape
     mad = mad_builtin(dtype, mi)
     if ki != mad.k or kb != mad.k or ni != SUB_GROUP:
         raise LayoutError(f"the DPAS instruction is {mi}x{ni}x{ki}; the built-in "
                           f"{mad.name} multiplies {mi}x{mad.k} by {mad.k}x{SUB_GROUP}")
-    lc = attr_to_linear(attr, (m, n))
+    lc = tile.c
     if lc.in_dims.get("lane") != SUB_GROUP:
         raise LayoutError(f"the DPAS layout has {lc.in_dims.get('lane')} lanes; the built-ins "
                           f"run on sub-groups of {SUB_GROUP}")
     warps = lc.in_dims.get("warp", 1)
     if opa.layout.in_dims.get("warp", 1) != warps or opb.layout.in_dims.get("warp", 1) != warps:
         raise LayoutError("A, B and C have different numbers of sub-groups")
-    man_a = build_manifest(a_text, arch=arch)
-    man_b = build_manifest(b_text, transpose=transpose_b, arch=arch)
+    man_a = build_manifest(opa, arch=arch)
+    man_b = build_manifest(opb, transpose=transpose_b, arch=arch)
     ta, tb, tc = (coordinate_table(L) for L in (opa.layout, opb.layout, lc))
     # C: written once (no broadcast), and covering M x N
     flat = tc.reshape(-1, 2)
@@ -195,14 +188,13 @@ def _dpas_obligations(man_a: dict, man_b: dict, n_insts: int, warps: int,
                    "distinct"}]
 
 
-def _check_tile_arguments(parent, m, n, k) -> None:
-    """Law: returns only for DPAS attribute text and positive integer m, n, k whose product is at
-    most DPAS_MAX_VOLUME; else LayoutError names the argument."""
-    if not isinstance(parent, str) or "dpas" not in parent:
-        raise LayoutError("the DPAS emitter takes the '#ttig.dpas<{...}>' attribute text")
-    for key, v in (("m", m), ("n", n), ("k", k)):
-        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-            raise LayoutError(f"{key} must be a positive integer, got {v!r}")
+def _check_tile(tile: DpasTile) -> None:
+    """Law: returns only for a :class:`DpasTile` whose ``m * n * k`` is at most DPAS_MAX_VOLUME
+    (the door, given ``max_volume``, refuses larger ones before reading them); else LayoutError."""
+    if not isinstance(tile, DpasTile):
+        raise LayoutError("the DPAS emitter takes the '#ttig.dpas<{...}>' attribute text (read at the "
+                          "door: verilayout.frontends.shared_text.dpas_tile)")
+    m, n, k = tile.mnk
     if m * n * k > DPAS_MAX_VOLUME:
         raise LayoutError(f"tile {m}x{n}x{k} has {m * n * k} products; the emitter proves by "
                           f"enumeration up to {DPAS_MAX_VOLUME}")
@@ -275,13 +267,6 @@ def _check_accumulator_coverage(insts: list[dict], registers: int, steps: int) -
                           f"{steps} (one per K step)")
 
 
-def _kwidth(attr, op_idx: int) -> int:
-    ops = attr.params.get("opsPerChan") if hasattr(attr, "params") else None
-    if not isinstance(ops, int):
-        raise LayoutError("the DPAS attribute has no integer 'opsPerChan'")
-    return ops if op_idx == 1 else max(1, ops // 2)
-
-
 # ----- rendering --------------------------------------------------------------------------------
 
 def _xor_function(name: str, bases: dict, dim: int) -> str:
@@ -310,7 +295,8 @@ def render_dpas_opencl(man: dict) -> str:
 
     >>> P = ("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, "
     ...      "opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>")
-    >>> src = render_dpas_opencl(build_dpas_manifest(P, m=8, n=16, k=16, dtype="f16"))
+    >>> from verilayout.frontends.shared_text import dpas_tile
+    >>> src = render_dpas_opencl(build_dpas_manifest(dpas_tile(P, m=8, n=16, k=16, dtype="f16")))
     >>> [line.strip()[:60] for line in src.splitlines() if "matrix_mad_k16(as" in line]
     ['float8 d = intel_sub_group_f16_f16_matrix_mad_k16(as_short8(']
     """
@@ -379,17 +365,16 @@ def render_dpas_opencl(man: dict) -> str:
     return "\n".join(L)
 
 
-def emit_dpas(parent: str, *, m: int, n: int, k: int, dtype: str, transpose_b: bool = False,
-              arch: str = "xe2") -> Emission:
-    """The manifest and ``kernel.cl`` of one DPAS GEMM tile.
+def emit_dpas(tile: DpasTile, *, transpose_b: bool = False, arch: str = "xe2") -> Emission:
+    """The manifest and ``kernel.cl`` of one DPAS GEMM tile read at the door.
 
+    >>> from verilayout.frontends.shared_text import dpas_tile
     >>> P = ("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, "
     ...      "opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>")
-    >>> sorted(emit_dpas(P, m=8, n=16, k=16, dtype="bf16").files)
+    >>> sorted(emit_dpas(dpas_tile(P, m=8, n=16, k=16, dtype="bf16")).files)
     ['kernel.cl', 'manifest.json']
     """
-    man = build_dpas_manifest(parent, m=m, n=n, k=k, dtype=dtype, transpose_b=transpose_b,
-                              arch=arch)
+    man = build_dpas_manifest(tile, transpose_b=transpose_b, arch=arch)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1, default=_json) + "\n",
                           "kernel.cl": render_dpas_opencl(man)})
 

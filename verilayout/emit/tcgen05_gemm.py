@@ -33,11 +33,12 @@ from string import Template
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
+from verilayout.core.cute import ComposedLayout
 from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, require_gemm_manifest, obligation_block, select_expr,
                                        u64_literal, render_gemm_main)
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
-                                       SWIZZLE_SPAN, stage_layout, tma_obligation, gemm_tag, parse_tile,
+                                       SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag, parse_tile,
                                        swizzle_for)
 from verilayout.errors import LayoutError
 from verilayout.prove.tmem import epilogue_verdict
@@ -99,15 +100,15 @@ def _idesc(dtype: str, bn: int) -> tuple[int, dict]:
                "reason": "every field decoded back from the 32-bit value"}
 
 
-def _descs(name: str, text: str, dtype: str, bk: int, rows: int, offsets: list[int],
+def _descs(name: str, layout: ComposedLayout, dtype: str, bk: int, rows: int, offsets: list[int],
            k_inst: int) -> tuple[list[str], list[dict]]:
     out, obls = [], []
     for kb in range(bk // k_inst):
-        plan = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100")
+        plan = derive_descriptor(layout, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100")
         d0 = plan.descriptor.value
         status, reason = plan.verdict.status, plan.verdict.reason
         for off in (o for o in offsets if o):
-            p = derive_descriptor(text, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100",
+            p = derive_descriptor(layout, dtype=dtype, major="K", k_block=kb, mn=rows, arch="sm_100",
                                   base_address=off)
             if p.verdict.status != "proved" or p.descriptor.value != d0 + (off >> 4):
                 status, reason = "counterexample", f"at stage base {off:#x}: {p.descriptor.value:#x}"
@@ -160,7 +161,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
-    a_text, b_text = stage_layout(dtype, bm, bk, sw), stage_layout(dtype, bn, bk, sw)
+    a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, bn, bk, sw)
+    a_text, b_text = str(a_tile), str(b_tile)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     b_off = stages * a_stage
     bar_off = b_off + stages * b_stage
@@ -168,8 +170,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
     if total + 1024 > MAX_SMEM_BYTES:
         raise LayoutError(f"--tile {tile} --stages {stages}: {total} bytes of shared memory exceed "
                           f"{MAX_SMEM_BYTES}; lower --stages")
-    da, oa = _descs("A", a_text, dtype, bk, bm, [s * a_stage for s in range(stages)], kx)
-    db, ob = _descs("B", b_text, dtype, bk, bn, [b_off + s * b_stage for s in range(stages)], kx)
+    da, oa = _descs("A", a_tile, dtype, bk, bm, [s * a_stage for s in range(stages)], kx)
+    db, ob = _descs("B", b_tile, dtype, bk, bn, [b_off + s * b_stage for s in range(stages)], kx)
     idesc, oi = _idesc(dtype, bn)
     cols = max(32, 1 << (bn - 1).bit_length())
     oc = {"claim": f"TMEM allocation of {cols} columns: a power of two >= 32 holding the {bn} "
@@ -190,8 +192,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
                     "tx_bytes": a_stage + b_stage},
             "smem": {"bytes": total, "alignment": 1024},
             "epilogue": {"out": "f32", "bias": False, "activation": "none", "where": "GEMM kernel"},
-            "obligations": [tma_obligation("A", a_text, dtype, bm, bk, sw),
-                            tma_obligation("B", b_text, dtype, bn, bk, sw)] + oa + ob
+            "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
+                            tma_obligation("B", b_tile, dtype, bn, bk, sw)] + oa + ob
             + [oi, oc, _tmem_obligation(bn)]}
 
 

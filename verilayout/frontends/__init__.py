@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 
 __all__ = ["parse", "parse_attr", "format_attr", "format_hardware_view", "format_tensor_view",
-           "register_layout_kind"]
+           "with_layout_kind"]
 
 
 def __getattr__(name: str):

@@ -16,47 +16,30 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+from verilayout.bits import plain_ints
 from verilayout.errors import LayoutError
-from verilayout.frontends import triton_intel
+from verilayout.frontends.triton import intel as triton_intel
 from verilayout.frontends.mlir import Attr, TensorType
-from verilayout.frontends.triton import parse, parse_attr
-from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Dpas
+from verilayout.frontends.triton import attr_to_linear, parse, parse_attr
+from verilayout.hw.intel.dpas import OPS_PER_CHAN, DpasTile, Operand, TensorLayout, check_dtype, layout_operand
 from verilayout.hw.nvidia.banks import SharedAddressMap, as_shared, padded_address_map
+from verilayout.hw.nvidia.descriptor import operand_bits
+from verilayout.hw.nvidia.wgmma import OperandLayout
 
 __all__ = ["parse_padded_shared", "parse_shared_linear", "load_shared", "load_register", "attr_text",
-           "shared_text_to_layout", "Operand", "operand", "operand_tile_layout", "plain_ints"]
+           "shared_text_to_layout", "operand", "operand_tile_layout",
+           "load_operand_layout", "load_block_layout", "is_dpas_operand_text", "tensor_layout", "dpas_tile",
+           "operand_of"]
 
 _PADDED = re.compile(r"^\s*#(?:ttg|triton_gpu)\.padded_shared\s*<\s*\[(?P<pairs>[^\]]*)\]\s*\{(?P<body>.*)\}\s*>\s*$",
                      re.S)
 _SHARED_LINEAR = re.compile(r"\s*#(?:ttg|triton_gpu)\.shared_linear\s*<\s*\{(?P<body>.*)\}\s*"
                             r"(?:,\s*alignment\s*=\s*(?P<align>\d+)\s*)?>\s*", re.S)
 _FIELD = re.compile(r"(\w+)\s*=\s*(\[[^=]*\])\s*(?:,|$)")
-
-
-def plain_ints(value: Any) -> Any:
-    """``value`` with numpy integers (anything with ``__index__`` that is not a bool) made Python
-    ints, inside lists and tuples too; anything else unchanged, for the callee to refuse.
-
-    Law: ``plain_ints(x) == x`` for every int, and the type is ``int``.
-
-    >>> import numpy as np
-    >>> plain_ints([np.int64(8), 16]), type(plain_ints(np.int32(4))).__name__, plain_ints("8x8")
-    ([8, 16], 'int', '8x8')
-    """
-    if isinstance(value, (list, tuple)):
-        return type(value)(plain_ints(v) for v in value)
-    if isinstance(value, (bool, str, float)) or not hasattr(value, "__index__") or isinstance(value, int) \
-            and type(value) is int:
-        return value
-    try:
-        return int(value.__index__())
-    except TypeError:
-        return value
 
 
 def _fields(body: str, what: str) -> dict:
@@ -251,6 +234,31 @@ def operand_tile_layout(text: str, *, elem_bits: int, shape=None, swizzle_units:
     return parse_cute(text, swizzle_units=swizzle_units)
 
 
+def load_operand_layout(layout: Any, *, dtype: str, shape=None, swizzle_units: str | None = None) -> Any:
+    """The door of the descriptor proofs: text (CuTe, or Triton MLIR with ``shape``) read once into
+    an :class:`~verilayout.hw.nvidia.wgmma.OperandLayout` for ``dtype`` operands; anything else
+    (a parsed layout, a ``TileAddress``) is returned unchanged for the prover to take or refuse.
+
+    Law: an ``elementBitWidth`` in the text must equal ``dtype``'s width; ``fp4Padded = true``
+    needs ``dtype="e2m1_padded"``.
+
+    >>> o = load_operand_layout("Sw<1,4,3> o smem_ptr[16b](unset) o (8,16):(16,1)", dtype="f16")
+    >>> type(o.layout).__name__, o.text[:8], o.fp4_padded
+    ('ComposedLayout', 'Sw<1,4,3', False)
+    """
+    if not isinstance(layout, str):
+        return layout
+    try:
+        parsed = operand_tile_layout(layout, elem_bits=operand_bits(dtype), shape=shape,
+                                     swizzle_units=swizzle_units)
+    except LayoutError as e:
+        raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
+    padded = isinstance(parsed, LinearLayout) and "fp4Padded = true" in layout
+    if padded and dtype != "e2m1_padded":
+        raise LayoutError(f"an fp4Padded layout holds padded e2m1 (dtype e2m1_padded), not {dtype}")
+    return OperandLayout(parsed, layout, padded)
+
+
 def load_shared(text: str, shape=None, elem_bits: int | None = None):
     """Shared layout from text: Triton MLIR (nvmma, swizzled, shared_linear, padded) or CuTe.
 
@@ -289,23 +297,6 @@ def load_register(text: str, shape=None) -> LinearLayout:
 
 # ----- DPAS operands of Intel 2D block-load plans -----------------------------------------
 
-@dataclass(frozen=True, eq=False)
-class Operand:
-    """A DPAS operand resolved from text or a layout: its linear layout, element type,
-    ``op_idx`` (0 A, 1 B), one instruction's tile ``inst_shape`` and the DPAS parameters
-    (``None`` when given as a bare layout)."""
-
-    layout: LinearLayout
-    dtype: str
-    op_idx: int
-    inst_shape: tuple
-    dpas: Dpas | None = None
-
-    @property
-    def shape(self) -> tuple:
-        return (self.layout.out_dim_size("dim0"), self.layout.out_dim_size("dim1"))
-
-
 def operand(layout: Any, *, shape: Sequence[int] | None = None, dtype: str | None = None,
             op_idx: int | None = None, inst_shape: Sequence[int] | None = None) -> Operand:
     """Resolve a DPAS operand from MLIR text or a LinearLayout.
@@ -317,28 +308,10 @@ def operand(layout: Any, *, shape: Sequence[int] | None = None, dtype: str | Non
     """
     shape, op_idx, inst_shape = plain_ints(shape), plain_ints(op_idx), plain_ints(inst_shape)
     if isinstance(layout, LinearLayout):
-        if op_idx is None or dtype is None:
-            raise LayoutError("a LinearLayout operand needs op_idx= (0 A, 1 B) and dtype=")
-        if shape is not None and tuple(shape) != (layout.out_dims.get("dim0"),
-                                                  layout.out_dims.get("dim1")):
-            raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
-                              f"{layout.out_dims}")
-        _check_dtype(dtype)
-        inst = tuple(inst_shape) if inst_shape is not None else None
-        if inst is None:
-            k = 8 * OPS_PER_CHAN[dtype]
-            inst = (8, k) if op_idx == 0 else (k, 16)
-        return Operand(layout, dtype, op_idx, inst)
+        return layout_operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
     if not isinstance(layout, str):
         raise LayoutError(f"expected MLIR text or a LinearLayout, got {type(layout).__name__}")
     return _from_text(layout, shape, dtype, op_idx)
-
-
-def _check_dtype(dtype: Any) -> str:
-    if dtype not in DTYPE_BYTES:
-        raise LayoutError(f"element type {dtype!r} is not one DPAS multiplies (known: "
-                          f"{', '.join(DTYPE_BYTES)})")
-    return dtype
 
 
 def type_shape_and_dtype(value: TensorType, shape: Any, dtype: Any) -> tuple[tuple, str]:
@@ -366,7 +339,7 @@ def _from_text(text: str, shape, dtype, op_idx) -> Operand:
     if shape is None or dtype is None:
         raise LayoutError("give the tensor type (tensor<256x32xf16, #ttg.dot_op<...>>), or "
                           "shape= and dtype= with the attribute")
-    _check_dtype(dtype)
+    check_dtype(dtype)
     parent = attr.params.get("parent") if isinstance(attr, Attr) else None
     if not (isinstance(attr, Attr) and attr.name in ("ttg.dot_op", "triton_gpu.dot_op")
             and triton_intel.is_dpas(parent)):
@@ -386,4 +359,118 @@ def _from_text(text: str, shape, dtype, op_idx) -> Operand:
     if OPS_PER_CHAN[dtype] != dpas.ops_per_chan:
         raise LayoutError(f"{attr.where('parent')}: the DPAS layout has opsPerChan = "
                           f"{dpas.ops_per_chan} but {dtype} needs {OPS_PER_CHAN[dtype]}")
-    return Operand(layout, dtype, idx, dpas.inst_shape(idx), dpas)
+    return Operand(layout, dtype, idx, dpas.inst_shape(idx), dpas, text)
+
+
+# ----- the doors of the block-load plans and the OpenCL emitters -----------------------------------
+
+def is_dpas_operand_text(text: str) -> bool:
+    """Whether Triton text (a tensor type or an attribute) is a ``#ttg.dot_op`` with a
+    ``#ttig.dpas`` parent.
+
+    >>> is_dpas_operand_text("tensor<16x16xf16, #ttg.blocked<{sizePerThread = [1, 1], "
+    ...     "threadsPerWarp = [16, 1], warpsPerCTA = [1, 1], order = [1, 0]}>>")
+    False
+    """
+    value = parse_attr(text)
+    attr = value.encoding if isinstance(value, TensorType) else value
+    return isinstance(attr, Attr) and attr.name in ("ttg.dot_op", "triton_gpu.dot_op") and \
+        triton_intel.is_dpas(attr.params.get("parent"))
+
+
+def tensor_layout(text: str, shape: Any = None, dtype: Any = None) -> TensorLayout:
+    """A distributed layout of a rank-2 tensor from Triton text (a tensor type, or an attribute
+    with ``shape`` and ``dtype``), for block-load plans.
+
+    Law: a ``shape``/``dtype`` given beside a tensor type must agree with it; the layout has in
+    dims register, lane (and warp).
+
+    >>> tensor_layout("tensor<64x128xf16, #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
+    ...               "warpsPerCTA = [4, 1], order = [1, 0]}>>").shape
+    (64, 128)
+    """
+    shape = plain_ints(shape)
+    value = parse_attr(text)
+    if isinstance(value, TensorType):
+        shape, dtype = type_shape_and_dtype(value, shape, dtype)
+    if shape is None or dtype is None:
+        raise LayoutError("give the tensor type (tensor<64x128xf16, #ttg.blocked<...>>), or "
+                          "shape= and dtype= with the attribute")
+    lay = parse(text, shape=None if isinstance(value, TensorType) else list(shape))
+    if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dims:
+        name = f"#{value.name}" if isinstance(value, Attr) else "this layout"
+        raise LayoutError(f"block-load plans fill the registers of a distributed layout (in dims "
+                          f"register, lane, warp); {name} is not one")
+    return TensorLayout(lay, dtype, tuple(shape))
+
+
+def load_block_layout(layout: Any, *, shape: Any = None, dtype: Any = None, op_idx: Any = None,
+                      inst_shape: Any = None, dpas: bool | None = None) -> Any:
+    """The door of the block-load plans: Triton text read once into a DPAS ``Operand``
+    (``dpas=True``, or ``None`` and the text is a ``#ttg.dot_op`` with a ``#ttig.dpas`` parent)
+    or a ``TensorLayout`` (any other distributed layout); anything else is returned unchanged
+    for the planner to take or refuse.
+
+    >>> load_block_layout("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
+    ...     "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
+    ...     "warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>").inst_shape
+    (8, 16)
+    """
+    if not isinstance(layout, str):
+        return layout
+    if dpas if dpas is not None else is_dpas_operand_text(layout):
+        return operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
+    return tensor_layout(layout, shape, dtype)
+
+
+def operand_of(man: dict) -> Operand:
+    """The DPAS operand a block-load manifest names, parsed afresh from its text.
+
+    >>> operand_of({"operand": {"layout": "tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = "
+    ...     "#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
+    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>",
+    ...     "shape": [8, 16], "dtype": "f16"}}).inst_shape
+    (8, 16)
+    """
+    o = man.get("operand") if isinstance(man, dict) else None
+    if not isinstance(o, dict) or not isinstance(o.get("layout"), str):
+        raise LayoutError("manifest: 'operand' must hold the layout text, shape and dtype")
+    shape = o.get("shape")
+    return operand(o["layout"], shape=shape, dtype=o.get("dtype"))
+
+
+def _kwidth(attr: Any, op_idx: int) -> int:
+    ops = attr.params.get("opsPerChan") if hasattr(attr, "params") else None
+    if not isinstance(ops, int):
+        raise LayoutError("the DPAS attribute has no integer 'opsPerChan'")
+    return ops if op_idx == 1 else max(1, ops // 2)
+
+
+def dpas_tile(parent: Any, *, m: Any, n: Any, k: Any, dtype: str, max_volume: int | None = None) -> DpasTile:
+    """The door of the DPAS GEMM emitter: the ``#ttig.dpas`` attribute text and the tile
+    ``m x n x k`` read into the A and B operands (``#ttg.dot_op``, kWidth from opsPerChan) and
+    C's accumulator layout. ``max_volume``: refuse ``m * n * k`` above it before reading anything.
+
+    Law: m, n, k positive integers; ``dtype`` ``s8`` is spelled ``i8``.
+
+    >>> t = dpas_tile("#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
+    ...               "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>", m=8, n=16, k=32, dtype="f16")
+    >>> t.a.shape, t.b.inst_shape, t.c.out_dims
+    ((8, 32), (16, 16), {'dim0': 8, 'dim1': 16})
+    """
+    if not isinstance(parent, str) or "dpas" not in parent:
+        raise LayoutError("the DPAS emitter takes the '#ttig.dpas<{...}>' attribute text")
+    for key, v in (("m", m), ("n", n), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            raise LayoutError(f"{key} must be a positive integer, got {v!r}")
+    if max_volume is not None and m * n * k > max_volume:
+        raise LayoutError(f"tile {m}x{n}x{k} has {m * n * k} products; the emitter proves by "
+                          f"enumeration up to {max_volume}")
+    dtype = {"s8": "i8"}.get(dtype, dtype)
+    attr = parse_attr(parent)
+    a_text = (f"tensor<{m}x{k}x{dtype}, #ttg.dot_op<{{opIdx = 0, parent = {parent}, "
+              f"kWidth = {_kwidth(attr, 0)}}}>>")
+    b_text = (f"tensor<{k}x{n}x{dtype}, #ttg.dot_op<{{opIdx = 1, parent = {parent}, "
+              f"kWidth = {_kwidth(attr, 1)}}}>>")
+    opa, opb = operand(a_text), operand(b_text)
+    return DpasTile(parent, (m, n, k), dtype, opa, opb, attr_to_linear(attr, (m, n)))

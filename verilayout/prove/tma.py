@@ -28,12 +28,14 @@ first coordinate the reader does not read, with the reader's (stage, coordinate)
 lands on.
 
 >>> from verilayout.hw.nvidia.tma import TensorMap
+>>> from verilayout.frontends.shared_text import load_operand_layout     # the door: text read there
 >>> t = TensorMap("f16", global_dims=(4096, 4096), box=(64, 64), swizzle="128B")
->>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,64):(64,1)", dtype="f16")
+>>> r = layout_reader(load_operand_layout("Sw<3,4,3> o smem_ptr[16b](unset) o (64,64):(64,1)", dtype="f16"),
+...                   dtype="f16")
 >>> check_ring(t, r, stages=4, stage_bytes=8192).status          # absolute reader: any 128-aligned base
 'proved'
->>> rel = layout_reader("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
-...                     "elementBitWidth = 16}>", dtype="f16", shape=[64, 64])
+>>> rel = layout_reader(load_operand_layout("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+...                     "elementBitWidth = 16}>", dtype="f16", shape=[64, 64]), dtype="f16")
 >>> v = check_ring(t, rel, stages=4, stage_bytes=8192); v.status, v.counterexample["base"] % 1024 != 0
 ('counterexample', True)
 >>> check_ring(t, rel, stages=4, stage_bytes=8192, base_align=1024).status
@@ -49,14 +51,12 @@ from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.frontends.mlir import Attr
-from verilayout.frontends.triton.shared import nvmma_params, tma_block_shape
-from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
+from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, TmaEncoding, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
 from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
 __all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "check_ring",
-           "triton_copy_verdict", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
+           "triton_copy_verdict", "slot_type", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
 
 DEFAULT_TIMEOUT_MS = 20_000
 _B = ADDR_BITS
@@ -108,26 +108,35 @@ class DescriptorReader:
                 f"{self.k_blocks} K-block(s), k_step {self.k_step} B, mn_step {self.mn_step} B)")
 
 
-def layout_reader(layout: Any, *, dtype: str, mn_dim: int = 0, shape=None, swizzle_units: str | None = None,
-                  offset: int = 0, relative: bool | None = None) -> LayoutReader:
-    """A layout as a reader (see the module text for which layouts swizzle relative addresses;
-    ``relative`` overrides it, e.g. for an ldmatrix reader that XORs buffer offsets itself).
+def layout_reader(layout: Any, *, dtype: str, mn_dim: int = 0, offset: int = 0,
+                  relative: bool | None = None) -> LayoutReader:
+    """A layout (any parsed layout :func:`~verilayout.prove.wgmma.intended_tile` takes; text is
+    read at the door, :func:`verilayout.frontends.shared_text.load_operand_layout`) as a reader
+    (see the module text for which layouts swizzle relative addresses; ``relative`` overrides it,
+    e.g. for an ldmatrix reader that XORs buffer offsets itself).
 
-    >>> layout_reader("Sw<2,4,3> o smem_ptr[16b](unset) o (16,32):(32,1)", dtype="f16").relative
+    >>> from verilayout.hw.nvidia.wgmma import swizzle_atom
+    >>> layout_reader(swizzle_atom("64B", "K", "f16").cute_layout(), dtype="f16").relative
     False
     """
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
         raise LayoutError(f"reader offset {offset!r}: expected bytes >= 0")
-    tile = intended_tile(layout, dtype=_slot_type(dtype), base_address=0, mn_dim=mn_dim, shape=shape,
-                         swizzle_units=swizzle_units)
+    tile = intended_tile(layout, dtype=slot_type(dtype), base_address=0, mn_dim=mn_dim)
     rel = tile.pattern_start is not None if relative is None else bool(relative)
     return LayoutReader(tile, rel, offset)
 
 
-def _slot_type(dtype: str) -> str:
-    """Law: an MMA operand type unchanged (its slot width is :func:`operand_bits`'s); any other
+def slot_type(dtype: str) -> str:
+    """The element type a layout reader of ``dtype`` elements reads its layout as (what the door,
+    :func:`verilayout.frontends.shared_text.load_operand_layout`, reads the reader's text for).
+
+    Law: an MMA operand type unchanged (its slot width is :func:`operand_bits`'s); any other
     element type a tensor map moves (``f32``, ``f64``, ``i32``, ``ui8``, ``FLOAT64``, ...) as the
-    untyped storage element of its width (``b32``, ``b64``, ...); else LayoutError."""
+    untyped storage element of its width (``b32``, ``b64``, ...); else LayoutError.
+
+    >>> slot_type("f16"), slot_type("u16"), slot_type("FLOAT64")
+    ('f16', 'b16', 'b64')
+    """
     try:
         operand_bits(dtype)
         return dtype
@@ -247,7 +256,8 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
 
     >>> from verilayout.hw.nvidia.tma import TensorMap
     >>> t = TensorMap("bf16", global_dims=(4096, 4096), box=(32, 64), swizzle="64B")
-    >>> r = layout_reader("Sw<3,4,3> o smem_ptr[16b](unset) o (64,32):(32,1)", dtype="bf16")
+    >>> from verilayout.core.cute import ComposedLayout, Layout, Swizzle
+    >>> r = layout_reader(ComposedLayout(Swizzle(3, 4, 3), Layout((64, 32), (32, 1)), ptr_bits=16), dtype="bf16")
     >>> v = check_ring(t, r, base_align=1024); v.status, sorted(v.counterexample)[:3]
     ('counterexample', ['base', 'k', 'mn'])
     """
@@ -512,30 +522,32 @@ _READ_AS = {8: "b8", 16: "b16", 32: "b32", 64: "b64"}
 _SWZ = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 
 
-def triton_copy_verdict(desc_attr: Attr, block, elem: str, mem_layout: LinearLayout,
+def triton_copy_verdict(encoding: TmaEncoding | None, block, elem: str, mem_layout: LinearLayout,
                         timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[TensorMap | None, Verdict]:
     """A Triton TMA copy (``ttng.async_tma_copy_*``): the box Triton's lowering uses for a descriptor
-    of encoding ``desc_attr`` and block ``block`` (TTGIR order), written by TMA, equals the shared
-    memory's layout ``mem_layout`` (``offset -> dim0, dim1``, buffer-relative as Triton addresses it),
-    at any buffer base aligned to the swizzle repeat (the stated assumption).
+    whose encoding reads as ``encoding`` (:class:`~verilayout.hw.nvidia.tma.TmaEncoding`, None for
+    an encoding other than ``#ttg.nvmma_shared``) and block ``block`` (TTGIR order), written by TMA,
+    equals the shared memory's layout ``mem_layout`` (``offset -> dim0, dim1``, buffer-relative as
+    Triton addresses it), at any buffer base aligned to the swizzle repeat (the stated assumption).
 
     >>> from verilayout.frontends.triton import parse_attr, attr_to_linear
+    >>> from verilayout.frontends.triton.shared import tma_encoding
     >>> a = parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>")
-    >>> t, v = triton_copy_verdict(a, [128, 128], "f16", attr_to_linear(a, (128, 128)))
+    >>> t, v = triton_copy_verdict(tma_encoding(a, [128, 128]), [128, 128], "f16", attr_to_linear(a, (128, 128)))
     >>> t.box, v.status, v.details["copies"]
     ((64, 128), 'proved', 2)
     """
     block = [int(b) for b in block]
-    if not isinstance(desc_attr, Attr) or desc_attr.name.split(".")[-1] != "nvmma_shared":
+    if not isinstance(encoding, TmaEncoding):
         return None, Verdict.unknown(f"the descriptor's encoding is not #ttg.nvmma_shared; {HOST_NOTE}",
                                      method="model")
-    if len(block) != 2:
+    if len(block) != 2 or encoding.rank != 2:
         return None, Verdict.unknown(f"a rank-{len(block)} box: the write model covers 2-d boxes", method="model")
-    swizzle, bits, transposed, fp4 = nvmma_params(desc_attr)
-    if fp4 or bits not in _READ_AS:
+    swizzle, bits, transposed, fp4 = encoding.swizzle, encoding.bits, encoding.transposed, encoding.fp4
+    if fp4 or bits not in _READ_AS or encoding.box is None:
         return None, Verdict.unknown(f"{'fp4-padded' if fp4 else f'{bits}-bit'} TMA boxes are not modelled",
                                      method="model")
-    box = tma_block_shape(desc_attr, list(block), bits, swizzle, fp4, transposed)
+    box = list(encoding.box)
     contig = 0 if transposed else 1
     other = 1 - contig
     if block[other] != box[other] or block[contig] % box[contig]:

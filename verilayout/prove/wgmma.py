@@ -28,9 +28,9 @@ from verilayout.bits import ceil_log2, index_bits, log2
 from verilayout.core.cute import ComposedLayout, Layout, flatten
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
-from verilayout.frontends.shared_text import operand_tile_layout, plain_ints
+from verilayout.bits import plain_ints
 from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
-from verilayout.hw.nvidia.wgmma import parse_major
+from verilayout.hw.nvidia.wgmma import OperandLayout, parse_major
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
 
@@ -154,8 +154,7 @@ def _check_base(base_address) -> int:
 def cute_tile(obj, *, dtype: str, base_address: int = 0, mn_dim: int = 0, text: str = "") -> TileAddress:
     """A :mod:`verilayout.cute` Layout / ComposedLayout as a tile address function.
 
-    >>> from verilayout.frontends.cute_text import parse_cute
-    >>> c = parse_cute("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))")
+    >>> c = ComposedLayout(Swizzle(1, 4, 3), Layout(((8, 4), (16, 1)), ((16, 128), (1, 0))), ptr_bits=16)
     >>> cute_tile(c, dtype="f16").swizzle_hint
     '32B'
     """
@@ -260,13 +259,16 @@ def fp4_padded_slots(layout: LinearLayout) -> LinearLayout:
     return LinearLayout(bases, sizes)
 
 
-def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int = 0,
-                  shape=None, swizzle_units: str | None = None) -> TileAddress:
-    """Any intended layout as a :class:`TileAddress`: a TileAddress, a LinearLayout,
-    a CuTe object, or text (CuTe, or Triton MLIR with ``shape``).
+def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int = 0) -> TileAddress:
+    """Any intended layout as a :class:`TileAddress`: a TileAddress, a LinearLayout, a CuTe
+    object, or an :class:`~verilayout.hw.nvidia.wgmma.OperandLayout` read from text at the door
+    (:func:`verilayout.frontends.shared_text.load_operand_layout`).
 
-    >>> t = intended_tile("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
-    ...                   "elementBitWidth = 16}>", dtype="f16", shape=[64, 64])
+    Law: a text is refused (read it at the door); an ``OperandLayout`` gives the tile of its layout,
+    named by its text, ``fp4Padded`` ones in packed pairs.
+
+    >>> from verilayout.hw.nvidia.wgmma import swizzle_atom
+    >>> t = intended_tile(swizzle_atom("128B", "K", "f16").cute_layout(), dtype="f16")
     >>> t.fn.eval(1, 0) // 8        # row 1, 16-byte unit 0 XOR 1
     144
     """
@@ -277,23 +279,19 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
         if dtype == "e2m1_padded" and len(offs) > 3 and not any(offs[3]):
             layout = fp4_padded_slots(layout)          # Triton's fp4Padded, in packed pairs
         return linear_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
-    if isinstance(layout, str):
-        try:
-            parsed = operand_tile_layout(layout, elem_bits=operand_bits(dtype), shape=shape,
-                                         swizzle_units=swizzle_units)
-        except LayoutError as e:
-            raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
+    if isinstance(layout, OperandLayout):
+        parsed = layout.layout
         if isinstance(parsed, LinearLayout):
-            if "fp4Padded = true" in layout:
-                if dtype != "e2m1_padded":
-                    raise LayoutError(f"an fp4Padded layout holds padded e2m1 (dtype e2m1_padded), "
-                                      f"not {dtype}")
+            if layout.fp4_padded:
                 parsed = fp4_padded_slots(parsed)
             return linear_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim,
-                               text=layout)
-        return cute_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim, text=layout)
+                               text=layout.text)
+        return cute_tile(parsed, dtype=dtype, base_address=base_address, mn_dim=mn_dim, text=layout.text)
     if isinstance(layout, (Layout, ComposedLayout)):
         return cute_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    if isinstance(layout, str):
+        raise LayoutError("intended layout: text is read at the door "
+                          "(verilayout.frontends.shared_text.load_operand_layout), not here")
     raise LayoutError(f"cannot read an intended layout from {type(layout).__name__}")
 
 
@@ -586,32 +584,29 @@ def check_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Opera
 
 def check_descriptor(descriptor, layout, *, dtype: str, major: str, k_block: int = 0, base_address: int = 0,
            mn: int | None = None, mn_block: int = 0, mn_dim: int = 0, arch: str | None = None,
-           shape=None, swizzle_units: str | None = None,
            timeout_ms: int = DEFAULT_TIMEOUT_MS) -> Verdict:
     """Prove a descriptor reads, for every ``(mn, k)`` of one wgmma K-block, the byte
     where ``layout`` (placed at ``base_address``) put that element.
 
     ``descriptor``: a :class:`Descriptor`, or the 64-bit value (decoded for ``arch``,
-    default sm_90). ``layout``: CuTe text/object, Triton MLIR text (with ``shape``),
-    a LinearLayout, or a :class:`TileAddress`. ``mn_dim``: which dim of the layout
+    default sm_90). ``layout``: a CuTe object, a LinearLayout, an ``OperandLayout`` read from
+    text at the door, or a :class:`TileAddress` (see :func:`intended_tile`). ``mn_dim``: which dim of the layout
     is M/N (1 for Triton's ``[K, N]`` B operands). ``mn``/``mn_block``: the rows of a
     wider tile one wgmma reads. The counterexample names the coordinate and both
     byte addresses; a descriptor that breaks the contract gets the broken rule. ``dtype`` may be a
     tcgen05 fp4/fp6 type (``e2m1`` packed, ``e2m1_padded``/``e3m2``/``e2m3`` as 8-bit slots); with
     the absolute LBO mode (bit 52) a K-block is 48 bytes (``k_block`` counts those).
 
-    >>> check_descriptor(0x4000004000010000, "Sw<3,4,3> o smem_ptr[16b](unset) o "
-    ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).status
+    >>> L = ComposedLayout(Swizzle(3, 4, 3), Layout(((8, 8), (64, 1)), ((64, 512), (1, 0))), ptr_bits=16)
+    >>> check_descriptor(0x4000004000010000, L, dtype="f16", major="K", k_block=1).status
     'counterexample'
-    >>> check_descriptor(0x4000004000010002, "Sw<3,4,3> o smem_ptr[16b](unset) o "
-    ...        "((_8,_8),(_64,_1)):((_64,_512),(_1,_0))", dtype="f16", major="K", k_block=1).proved
+    >>> check_descriptor(0x4000004000010002, L, dtype="f16", major="K", k_block=1).proved
     True
     """
-    k_block, base_address, mn, mn_block, mn_dim, shape = plain_ints(
-        (k_block, base_address, mn, mn_block, mn_dim, shape))
+    k_block, base_address, mn, mn_block, mn_dim = plain_ints(
+        (k_block, base_address, mn, mn_block, mn_dim))
     desc = as_descriptor(descriptor, arch)
-    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim, shape=shape,
-                         swizzle_units=swizzle_units)
+    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     k = ABSOLUTE_LBO_K_BYTES * 8 // operand_bits(dtype) if desc.lbo_mode else None
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block, k=k)
     return check_block(desc, tile, major=major, block=block, timeout_ms=timeout_ms)

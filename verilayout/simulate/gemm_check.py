@@ -59,6 +59,7 @@ import numpy as np
 
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
+from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
@@ -631,7 +632,7 @@ class GemmSim:
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             span = _span(text)
             box_k = span // self.eb
-            want = intended_tile(text, dtype=self.dt, base_address=0).fn.table() // 8
+            want = intended_tile(load_operand_layout(text, dtype=self.dt), dtype=self.dt, base_address=0).fn.table() // 8
             mn, kk = np.meshgrid(np.arange(rows), np.arange(self.bk), indexing="ij")
             j, kin = kk // box_k, kk % box_k
             off = mn * span + kin * self.eb
@@ -731,7 +732,7 @@ class GemmSim:
                 kkb = kb % (self.bk // self.kx)
                 key2 = (value, base, kkb, name, mb)
                 if key2 not in cache:
-                    cache[key2] = check_descriptor(value, text, dtype=self.dt, major="K", k_block=kkb,
+                    cache[key2] = check_descriptor(value, load_operand_layout(text, dtype=self.dt), dtype=self.dt, major="K", k_block=kkb,
                                          base_address=base, mn=mn, mn_block=mb)
                 total += 1
                 vd = cache[key2]

@@ -62,6 +62,7 @@ import z3
 
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
+from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
@@ -728,7 +729,7 @@ def _placed_buffer(ctx: _Ctx, name: str, table, shape, smem: int) -> int | None:
     op = man[name]
     addr, st_of = table
     mn, kk = shape
-    want = intended_tile(op["layout"], dtype=man["dtype"],
+    want = intended_tile(load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"],
                          base_address=int(op["offset_bytes"])).fn.table() // 8
     if want.shape != (mn, kk):
         ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
@@ -885,14 +886,15 @@ def _descriptor_mismatch(ctx: _Ctx, value: int, name: str, kb: int, major: str,
     op, other = man[name], "b" if name == "a" else "a"
     buf = placed[name][0]
     local = (buf & 0x3FFFF) + int(op["offset_bytes"])
-    v = check_descriptor(value, op["layout"], dtype=man["dtype"], major=major, k_block=kb,
+    v = check_descriptor(value, load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"], major=major, k_block=kb,
                          base_address=local, mn=m if name == "a" else n)
     if v.status == "proved":
         return None
     hint = ""
     if other in placed and man[other]["source"] == "smem":
         ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
-        w2 = check_descriptor(value, man[other]["layout"], dtype=man["dtype"],
+        w2 = check_descriptor(value, load_operand_layout(man[other]["layout"], dtype=man["dtype"]),
+                              dtype=man["dtype"],
                               major="MN" if man[other].get("major") == "MN" else "K",
                               k_block=kb, base_address=ob, mn=n if name == "a" else m)
         if w2.status == "proved":
@@ -1109,7 +1111,7 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
     for kind, name, ext in wanted:
         if kind == "smem":
             op = man[name]
-            want = intended_tile(op["layout"], dtype=man["dtype"],
+            want = intended_tile(load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"],
                                  base_address=int(op["offset_bytes"])).fn.table() // 8
             got = vals[at:at + ext * k].reshape(ext, k)
             at += ext * k

@@ -43,7 +43,8 @@ import numpy as np
 
 from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
-from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, operand_of, render_opencl
+from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
+from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.gemm_check import check_gemm_source
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
@@ -667,9 +668,10 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
     lane of every sub-group.
 
     >>> from verilayout.emit.opencl_block_io import build_manifest
-    >>> m = build_manifest("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
+    >>> from verilayout.frontends.shared_text import operand
+    >>> m = build_manifest(operand("tensor<8x16xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{"
     ...     "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
-    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>")
+    ...     "threadsPerWarp = 16, warpsPerCTA = [1, 1], repCluster = [1, 1]}>, kWidth = 1}>>"))
     >>> r = simulate_blockload(m); r.ok, r.checked
     (True, 128)
     """

@@ -36,6 +36,7 @@ import numpy as np
 
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
+from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, GemmSim
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
@@ -183,7 +184,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
             base = min(dsts) & 0x3FFFF
             k2 = (int(val[0]), base, kb, name)
             if k2 not in cache:
-                cache[k2] = check_descriptor(int(val[0]), text, dtype=dt, major="K", k_block=kb,
+                cache[k2] = check_descriptor(int(val[0]), load_operand_layout(text, dtype=dt), dtype=dt, major="K", k_block=kb,
                                              base_address=base, mn=rows, arch="sm_100")
             if cache[k2].status != "proved":
                 out.append(Check("descriptor", "counterexample", f"MMA {n} (K-tile {it}, K-block "

@@ -35,14 +35,11 @@ from verilayout.bits import log2, next_pow2
 from verilayout.dtypes import IntelArch, bits, bytes_of
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, require_origin, placement, unit_elements, violations
-from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN
+from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Operand, TensorLayout, layout_operand
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
 from verilayout.core.smt import Verdict
-from verilayout.frontends.mlir import Attr, TensorType
-from verilayout.frontends.shared_text import operand, plain_ints, type_shape_and_dtype
-from verilayout.frontends.triton import parse, parse_attr
-from verilayout.frontends.triton_intel import is_dpas
+from verilayout.bits import plain_ints
 
 __all__ = ["Plan", "BlockLoadPlan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
            "plan_operand", "check_operand_plan", "plan_tensor",
@@ -975,44 +972,51 @@ def _shorten(ld: BlockLoad, lane, row, col, t: int, shape, arch: IntelArch) -> B
 
 
 def _tensor_layout(layout: Any, shape, dtype) -> tuple[LinearLayout, str]:
-    """A distributed layout of a rank-2 tensor and its element type, from MLIR text (a tensor
-    type, or an attribute with ``shape=`` and ``dtype=``) or a LinearLayout with ``dtype=``."""
+    """A distributed layout of a rank-2 tensor and its element type: a :class:`TensorLayout` read
+    at the door (:func:`verilayout.frontends.shared_text.load_block_layout`; its own shape and
+    dtype), or a LinearLayout with ``dtype=``."""
     shape = plain_ints(shape)
-    if isinstance(layout, LinearLayout):
+    if isinstance(layout, TensorLayout):
+        lay, shape, dtype = layout.layout, layout.shape, layout.dtype
+    elif isinstance(layout, LinearLayout):
         if dtype is None:
             raise LayoutError("a LinearLayout needs op_idx= (0 A, 1 B; none for a tensor that is "
                               "not a DPAS operand) and dtype=")
         lay = layout
-    elif isinstance(layout, str):
-        value = parse_attr(layout)
-        if isinstance(value, TensorType):
-            shape, dtype = type_shape_and_dtype(value, shape, dtype)
-        if shape is None or dtype is None:
-            raise LayoutError("give the tensor type (tensor<64x128xf16, #ttg.blocked<...>>), or "
-                              "shape= and dtype= with the attribute")
-        lay = parse(layout, shape=None if isinstance(value, TensorType) else list(shape))
     else:
-        raise LayoutError(f"expected MLIR text or a LinearLayout, got {type(layout).__name__}")
-    if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dims:
-        name = f"#{value.name}" if isinstance(layout, str) and isinstance(value, Attr) else \
-            "this layout"
-        raise LayoutError(f"block-load plans fill the registers of a distributed layout (in dims "
-                          f"register, lane, warp); {name} is not one")
+        raise LayoutError(_not_read(layout))
+    if "lane" not in lay.in_dims:
+        raise LayoutError("block-load plans fill the registers of a distributed layout (in dims "
+                          "register, lane, warp); this layout is not one")
     if shape is not None and tuple(shape) != (lay.out_dims.get("dim0"), lay.out_dims.get("dim1")):
         raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
                           f"{lay.out_dims}")
     return lay, _tensor_dtype(dtype)
 
 
+def _not_read(layout: Any) -> str:
+    """The message for a layout the planner cannot take (text is read at the door)."""
+    if isinstance(layout, str):
+        return ("block-load plans take parsed layouts: read the text at the door "
+                "(verilayout.frontends.shared_text.load_block_layout)")
+    return f"expected MLIR text or a LinearLayout, got {type(layout).__name__}"
+
+
 def _is_dpas_operand(layout: Any, op_idx) -> bool:
     if isinstance(layout, LinearLayout):
         return op_idx is not None
-    if not isinstance(layout, str):
-        return True  # operand() names the bad input
-    value = parse_attr(layout)
-    attr = value.encoding if isinstance(value, TensorType) else value
-    return isinstance(attr, Attr) and attr.name in ("ttg.dot_op", "triton_gpu.dot_op") and \
-        is_dpas(attr.params.get("parent"))
+    return not isinstance(layout, TensorLayout)  # an Operand, or bad input _operand names
+
+
+def _operand(layout: Any, *, shape, dtype, op_idx, inst_shape) -> Operand:
+    """A DPAS operand: one read at the door (an :class:`Operand`), or a LinearLayout with
+    ``op_idx`` and ``dtype``."""
+    if isinstance(layout, Operand):
+        return layout
+    if isinstance(layout, LinearLayout):
+        return layout_operand(layout, shape=plain_ints(shape), dtype=dtype, op_idx=plain_ints(op_idx),
+                              inst_shape=plain_ints(inst_shape))
+    raise LayoutError(_not_read(layout))
 
 
 def _tensor_minimality(needed: Needed, t: int, surface: Surface, arch: IntelArch, loads: list,
@@ -1053,7 +1057,8 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
                 negative_offsets: bool = True, origin=(0, 0),
                 base_address: int | None = None) -> Plan:
     """The fewest 2D block loads that put every element each work-item of sub-group ``warp``
-    holds in ``layout`` (any distributed layout of a rank-2 tensor: ``#ttg.blocked``,
+    holds in ``layout`` (a :class:`TensorLayout` read at the door, or a LinearLayout with ``dtype``:
+    any distributed layout of a rank-2 tensor, ``#ttg.blocked``,
     ``#ttg.linear``, ``#ttig.subgroup_2d_block``, slices, ...) into that work-item, with the
     in-lane shuffle from loaded data to the layout's registers, its proof, and the proof (or
     not) that no valid plan has fewer loads.
@@ -1075,7 +1080,8 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
 
     >>> B = ("tensor<64x128xf16, #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
     ...      "warpsPerCTA = [4, 1], order = [1, 0]}>>")
-    >>> p = plan_tensor(B); len(p.loads), p.loads[0].describe(), p.verdict.status
+    >>> from verilayout.frontends.shared_text import load_block_layout      # the door: text read there
+    >>> p = plan_tensor(load_block_layout(B)); len(p.loads), p.loads[0].describe(), p.verdict.status
     (8, '32b 16r8x1c transpose at (x=0, y=0)', 'proved')
     """
     lay, dtype = _tensor_layout(layout, shape, dtype)
@@ -1106,7 +1112,7 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
                 "minimal", bound.argument, origin=origin)
 
 
-# ----- the doors of verilayout.blockload: an operand from text or a layout -------------------
+# ----- an operand read at the door (frontends.shared_text.load_block_layout) or a layout ----------
 
 def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch: IntelArch = "xe2",
          shape: Sequence[int] | None = None, op_idx: int | None = None,
@@ -1114,14 +1120,17 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
          warp: int = 0, baseline: bool = False, search: bool = True,
          negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan:
     """The plan with the fewest loads per sub-group (``baseline=True``: the seed's plan),
-    with a lower-bound proof that no valid plan uses fewer. A DPAS operand (``#ttg.dot_op``
-    with a ``#ttig.dpas`` parent, or a LinearLayout with ``op_idx=``) is planned for the DPAS
-    instructions; any other distributed layout by :func:`plan_tensor`. ``origin = (x0, y0)``
+    with a lower-bound proof that no valid plan uses fewer. A DPAS operand (an ``Operand`` read
+    at the door from a ``#ttg.dot_op`` with a ``#ttig.dpas`` parent, or a LinearLayout with
+    ``op_idx=``) is planned for the DPAS instructions; any other distributed layout (a
+    ``TensorLayout``, or a LinearLayout without ``op_idx``) by :func:`plan_tensor`. ``origin = (x0, y0)``
     and ``base_address`` place the operand inside its surface (:func:`plan_minimal`).
 
     >>> B = ("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 2}>>")
+    >>> from verilayout.frontends.shared_text import load_block_layout      # the door: text read there
+    >>> B = load_block_layout(B)
     >>> len(plan_operand(B).loads), len(plan_operand(B, transpose=True).loads)
     (2, 4)
     """
@@ -1139,7 +1148,7 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
     if negative_offsets is not True:
         raise LayoutError("negative_offsets=False applies to tensor plans; DPAS operand plans "
                           "take every position the candidates give")
-    op = operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
+    op = _operand(layout, shape=shape, dtype=dtype, op_idx=op_idx, inst_shape=inst_shape)
     kw = dict(dtype=op.dtype, op_idx=op.op_idx, inst_shape=op.inst_shape, transpose=transpose,
               arch=arch, surface=surface, warp=warp, origin=origin, base_address=base_address)
     if baseline:
@@ -1178,6 +1187,7 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>>")
+    >>> from verilayout.frontends.shared_text import load_block_layout; A = load_block_layout(A)  # the door
     >>> p = plan_operand(A)
     >>> check_operand_plan(p, A, warps="all").proved
     True
@@ -1192,8 +1202,8 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
         lay, _ = _tensor_layout(layout, shape, plan.dtype)
         consumer = "layout"
     else:
-        op = operand(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
-                     inst_shape=plan.inst_shape)
+        op = _operand(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
+                      inst_shape=plan.inst_shape)
         lay, consumer = op.layout, "DPAS"
     lay_shape = (lay.out_dims.get("dim0"), lay.out_dims.get("dim1"))
     if lay_shape != tuple(plan.shape):

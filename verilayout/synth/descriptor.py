@@ -3,8 +3,9 @@
 Every answer here is checked by the verifier of :mod:`verilayout.prove.wgmma`: a
 descriptor is returned only with a proof that it reads the intended bytes.
 
->>> d = descriptor_for("Sw<2,4,3> o smem_ptr[16b](unset) o ((_32,2),(_8,2)):((_1,_256),(_32,512))",
-...                    dtype="f16", major="MN")          # seed 003: A M-major 64B
+>>> from verilayout.core.cute import ComposedLayout, Layout
+>>> L = ComposedLayout(Swizzle(2, 4, 3), Layout(((32, 2), (8, 2)), ((1, 256), (32, 512))), ptr_bits=16)
+>>> d = descriptor_for(L, dtype="f16", major="MN")          # seed 003: A M-major 64B
 >>> d.swizzle, d.lbo_field, d.sbo_field
 ('64B', 32, 64)
 >>> p = synth(dtype="bf16", major="MN", mn=64, k=64)
@@ -22,7 +23,7 @@ from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, Descriptor, operand_ele
 from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, check_block
 from verilayout.core.smt import Verdict
-from verilayout.frontends.shared_text import plain_ints
+from verilayout.bits import plain_ints
 
 __all__ = ["DescriptorPlan", "derive_descriptor", "descriptor_for", "SynthPlan", "synth"]
 
@@ -97,8 +98,7 @@ def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: Swizz
 
 def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, base_address: int = 0,
                       mn: int | None = None, mn_block: int = 0, mn_dim: int = 0,
-                      arch: NvArch = "sm_90", shape=None, swizzle_units: str | None = None,
-                      timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
+                      arch: NvArch = "sm_90", timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
     """The descriptor for one wgmma K-block of ``layout``, with its proof.
 
     Reads start address, LBO and SBO off the layout for each swizzle mode (the
@@ -106,18 +106,18 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
     candidate the verifier proves. A layout no descriptor expresses raises
     :class:`LayoutError` naming, per mode, why.
 
-    >>> p = derive_descriptor("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,4),(_8,2)):((_1,_64),(_8,256))",
-    ...                       dtype="f16", major="MN")          # seed 003: B N-major, no swizzle
+    >>> from verilayout.core.cute import ComposedLayout, Layout
+    >>> L = Layout(((8, 4), (8, 2)), ((1, 64), (8, 256)))       # seed 003: B N-major, no swizzle
+    >>> p = derive_descriptor(L, dtype="f16", major="MN")
     >>> p.descriptor.lbo_field, p.descriptor.sbo_field, p.verdict.proved
     (32, 8, True)
     """
     if arch not in _CODES:
         raise LayoutError(f"arch {arch!r}: expected sm_90 or sm_100")
-    k_block, base_address, mn, mn_block, mn_dim, shape = plain_ints(
-        (k_block, base_address, mn, mn_block, mn_dim, shape))
+    k_block, base_address, mn, mn_block, mn_dim = plain_ints(
+        (k_block, base_address, mn, mn_block, mn_dim))
     major = parse_major(major)
-    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim, shape=shape,
-                         swizzle_units=swizzle_units)
+    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
     tried = []
     for sw in _candidates(tile, arch):
@@ -148,8 +148,9 @@ def descriptor_for(layout, *, dtype: str, major: Major, k_block: int = 0, base_a
     """The descriptor one wgmma K-block needs to read ``layout`` (proved; see
     :func:`derive_descriptor` for the options).
 
-    >>> d = descriptor_for("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))",
-    ...                    dtype="f16", major="K")          # seed 003: B K-major 32B
+    >>> from verilayout.core.cute import ComposedLayout, Layout
+    >>> L = ComposedLayout(Swizzle(1, 4, 3), Layout(((8, 4), (16, 1)), ((16, 128), (1, 0))), ptr_bits=16)
+    >>> d = descriptor_for(L, dtype="f16", major="K")          # seed 003: B K-major 32B
     >>> d.lbo_field, d.sbo_field, d.swizzle
     (1, 16, '32B')
     """

@@ -9,7 +9,8 @@ the planner claims it, optimal); ``to_dict()`` is the JSON-ready form of the par
 satisfy it.
 
 >>> from verilayout.synth.descriptor import derive_descriptor
->>> p = derive_descriptor("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,4),(_8,2)):((_1,_64),(_8,256))",
+>>> from verilayout.core.cute import Layout
+>>> p = derive_descriptor(Layout(((8, 4), (8, 2)), ((1, 64), (8, 256))),
 ...                       dtype="f16", major="MN")
 >>> isinstance(p, Plan), "verdict" in p.to_dict()
 (True, True)

@@ -38,7 +38,8 @@ from typing import Iterable, Sequence
 from verilayout.bits import log2 as _log2
 from verilayout.core import gf2
 from verilayout.errors import LayoutError
-from verilayout.frontends.triton import attr_to_linear, parse_attr
+from verilayout.core.cga import combine_cta_cga_with_shape
+from verilayout.core.triton_shared import nvmma_block_shape, nvmma_cta, swizzled_shared_cta
 from verilayout.hw.nvidia.banks import BankModel, element_bytes, lanes_per_phase, ld_st, plan_ldst
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import align_outs, bit_images, plan_wavefronts
@@ -50,7 +51,8 @@ from verilayout.core.smt import Verdict
 def swizzled_shared_layout(shape: Sequence[int], vec: int, per_phase: int, max_phase: int,
                            order: Sequence[int]) -> LinearLayout:
     """``#ttg.swizzled_shared<{vec, perPhase, maxPhase, order}>`` as ``offset -> dim0..``, by the
-    Triton front-end's converter (:func:`verilayout.frontends.triton.swizzled_shared_to_linear`).
+    parameter-level builder the Triton front-end's converter calls too
+    (:func:`verilayout.core.triton_shared.swizzled_shared_cta`, one CTA).
 
     Law: equals ``parse(mlir_text("swizzled_shared", ...), shape)`` (Triton ``SwizzledSharedEncodingAttr``, ``LinearLayoutConversions.cpp``).
 
@@ -60,14 +62,19 @@ def swizzled_shared_layout(shape: Sequence[int], vec: int, per_phase: int, max_p
     for name, v in (("vec", vec), ("perPhase", per_phase), ("maxPhase", max_phase)):
         if v < 1 or v & (v - 1):
             raise LayoutError(f"swizzled_shared {name}={v}: expected a power of two")
-    params = {"vec": vec, "perPhase": per_phase, "maxPhase": max_phase, "order": list(order)}
-    return _offset_only(attr_to_linear(parse_attr(mlir_text("swizzled", params)), tuple(shape)))
+    shape, order = [int(v) for v in shape], [int(v) for v in order]
+    if sorted(order) != list(range(len(shape))):
+        raise LayoutError(f"swizzled_shared order={order}: expected a permutation of the "
+                          f"{len(shape)} dims of shape {shape}")
+    cta = swizzled_shared_cta(vec, per_phase, max_phase, order, shape)
+    return _offset_only(combine_cta_cga_with_shape(cta, {}, tuple(shape)))
 
 
 def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int,
                         transposed: bool = False) -> LinearLayout:
     """``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>`` of a 2-D tile, by the
-    Triton front-end's converter (:func:`verilayout.frontends.triton.nvmma_shared_to_linear`).
+    parameter-level builder the Triton front-end's converter calls too
+    (:func:`verilayout.core.triton_shared.nvmma_cta`, one CTA).
 
     Law: equals ``parse(mlir_text("nvmma", ...), shape)`` (Triton ``NVMMASharedEncodingAttr``; the atoms of PTX ISA 9.7.15.5.1.2).
 
@@ -77,9 +84,14 @@ def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int
     """
     if len(shape) != 2:
         raise LayoutError(f"nvmma_shared: only 2-D tiles are built here, got shape {list(shape)}")
-    params = {"swizzle_byte_width": swizzle_bytes, "transposed": bool(transposed)}
-    text = mlir_text("wgmma", params, elem_bits=elem_bits)
-    return _offset_only(attr_to_linear(parse_attr(text), tuple(shape)))
+    if swizzle_bytes not in (0, 32, 64, 128):
+        raise LayoutError(f"nvmma_shared swizzlingByteWidth = {swizzle_bytes}; expected 0, 32, 64 or 128")
+    if elem_bits not in (8, 16, 32, 64):
+        raise LayoutError(f"nvmma_shared elementBitWidth = {elem_bits}; expected 8, 16, 32 or 64")
+    shape = [int(v) for v in shape]
+    tma = nvmma_block_shape(shape, elem_bits, swizzle_bytes, False, bool(transposed))
+    cta = nvmma_cta(tma, shape, elem_bits, swizzle_bytes, False, bool(transposed))
+    return _offset_only(combine_cta_cga_with_shape(cta, {}, tuple(shape)))
 
 
 def _offset_only(lay: LinearLayout) -> LinearLayout:

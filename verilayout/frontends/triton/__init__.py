@@ -13,27 +13,28 @@ shared layouts ``offset, block``; out dims are ``dim0, dim1, ...``.
 
 Text that is not MLIR goes to the CuTe reader (``verilayout.cute.parse_cute``).
 
-Layout kinds live in a registry; another front-end adds one with
-:func:`register_layout_kind` (``fn(attr, shape) -> LinearLayout``).
+Layout kinds live in a read-only table (:data:`KINDS`, built from the converter modules' own
+tables); another front-end builds a new table with :func:`with_layout_kind`
+(``fn(attr, shape) -> LinearLayout``) and passes it as ``parse(..., kinds=...)``.
 
-The package, from the bottom up: ``common`` (attribute readers, CGA helpers), ``registry`` (the
-kind table, dispatch and its cache), ``distributed`` and ``shared`` (one converter per kind),
-``text`` (``parse``, types, aliases), ``views`` (Triton's text views). This module registers the
-built-in kinds and re-exports the names the single module ``frontends/triton.py`` had.
+The package, from the bottom up: ``common`` (attribute readers, CGA helpers), ``mma``, ``intel``,
+``memory`` (the MMA/dot-operand, Intel and tensor-memory/rotating/padded converters on parsed
+parameters), ``dispatch`` (kind tables, the dispatch over one and its cache), ``distributed`` and
+``shared`` (one converter per kind, each module with its ``KINDS`` table), ``registry`` (the
+built-in table :data:`KINDS`), ``text`` (``parse``, types, aliases), ``views`` (Triton's text
+views). This module re-exports the names the single module ``frontends/triton.py`` had.
 """
 from __future__ import annotations
 
 
-from verilayout.frontends import triton_memory
-from verilayout.frontends.triton_intel import DPAS_KEYS, SUBGROUP_2D_BLOCK_KEYS
 from verilayout.frontends.triton import registry, text
 from verilayout.frontends.triton.distributed import (
     amd_mfma_attr_to_linear, amd_wmma_attr_to_linear, dot_op_attr_to_linear, dpas_attr_to_linear,
     nvidia_mma_attr_to_linear, subgroup_2d_block_attr_to_linear, blocked_to_linear, generic_linear_to_linear,
     linear_to_linear, slice_to_linear)
 from verilayout.frontends.triton.registry import (
-    DISTRIBUTED, SHARED, Converter, LayoutKind, attr_to_layout,
-    attr_to_linear, canonical_kind, register_layout_kind, registered_kinds)
+    DISTRIBUTED, KINDS, SHARED, Converter, KindTable, LayoutKind, attr_to_layout,
+    attr_to_linear, canonical_kind, registered_kinds, with_layout_kind)
 from verilayout.frontends.triton.shared import (
     padded_shared_attr_to_map, shared_linear_attr_to_linear, partitioned_shared_to_linear, tmem_scales_to_linear,
     tmem_to_linear,
@@ -43,33 +44,5 @@ from verilayout.frontends.triton.text import (
 from verilayout.frontends.triton.views import format_hardware_view, format_tensor_view
 
 __all__ = ["parse", "parse_attr", "format_attr", "attr_to_linear", "attr_to_layout", "type_to_layout",
-           "memdesc_view_layout", "memdesc_buffers", "shared_rank", "register_layout_kind",
-           "registered_kinds", "format_hardware_view", "format_tensor_view", "LayoutKind"]
-
-
-def _register_builtins() -> None:
-    reg = register_layout_kind
-    reg("ttg.blocked", blocked_to_linear)
-    reg("ttg.slice", slice_to_linear)
-    reg("ttg.linear", linear_to_linear)
-    reg("ttg.generic_linear", generic_linear_to_linear)
-    reg("ttg.nvidia_mma", nvidia_mma_attr_to_linear)
-    reg("ttg.dot_op", dot_op_attr_to_linear)
-    reg("ttg.amd_mfma", amd_mfma_attr_to_linear)
-    reg("ttg.amd_wmma", amd_wmma_attr_to_linear)
-    reg("ttg.swizzled_shared", swizzled_shared_to_linear, memory=SHARED)
-    reg("ttg.nvmma_shared", nvmma_shared_to_linear, memory=SHARED)
-    reg("ttig.dpas", dpas_attr_to_linear, keys=DPAS_KEYS)
-    reg("ttig.subgroup_2d_block", subgroup_2d_block_attr_to_linear, keys=SUBGROUP_2D_BLOCK_KEYS)
-    reg("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, memory=SHARED,
-        keys=triton_memory.ROTATING_KEYS)
-    reg("ttg.shared_linear", shared_linear_attr_to_linear, memory=SHARED,
-        keys=triton_memory.SHARED_LINEAR_KEYS)
-    reg("ttg.padded_shared", padded_shared_attr_to_map, memory=SHARED)
-    reg("ttg.partitioned_shared", partitioned_shared_to_linear, memory=SHARED)
-    reg("ttng.tensor_memory_encoding", tmem_to_linear, memory=SHARED, keys=triton_memory.TMEM_KEYS)
-    reg("ttng.tensor_memory_scales_encoding", tmem_scales_to_linear, memory=SHARED,
-        keys=triton_memory.TMEM_SCALES_KEYS)
-
-
-_register_builtins()
+           "memdesc_view_layout", "memdesc_buffers", "shared_rank", "with_layout_kind",
+           "registered_kinds", "KINDS", "KindTable", "format_hardware_view", "format_tensor_view", "LayoutKind"]

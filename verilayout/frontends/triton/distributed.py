@@ -1,6 +1,6 @@
 """Distributed (register) layouts: ``#ttg.blocked``, ``#ttg.slice``, ``#ttg.linear``, and the
-converters that delegate to :mod:`verilayout.frontends.triton_mma` (``#ttg.nvidia_mma``,
-``#ttg.dot_op``, ``#ttg.amd_mfma``, ``#ttg.amd_wmma``) and :mod:`verilayout.frontends.triton_intel`
+converters that delegate to :mod:`verilayout.frontends.triton.mma` (``#ttg.nvidia_mma``,
+``#ttg.dot_op``, ``#ttg.amd_mfma``, ``#ttg.amd_wmma``) and :mod:`verilayout.frontends.triton.intel`
 (``#ttig.dpas``). In dims ``register, lane, warp, block``; out dims ``dim0, dim1, ...``.
 
 >>> from verilayout.frontends.triton import parse_attr
@@ -17,12 +17,12 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import (ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
                                  identity_standard_nd_raw, standard_out_dims)
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends import triton_intel, triton_mma
+from verilayout.frontends.triton import intel as triton_intel, mma as triton_mma
 from verilayout.frontends.triton.common import (CGA_KEYS, check_cga, check_keys, combine_cga, attr_error,
                                                 is_int, read_order, check_pow2s, check_rank, read_uint, read_uints,
                                                 checked_linear)
-from verilayout.frontends.triton.registry import (DISTRIBUTED, AttrKey, lookup_kind, attr_to_linear,
-                                                  canonical_kind)
+from verilayout.frontends.triton.dispatch import (DISTRIBUTED, AttrKey, KindTable, LayoutKind, canonical_kind,
+                                                  convert_linear, lookup_kind)
 
 
 def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -57,19 +57,19 @@ def _blocked_cta(handle: "AttrKey") -> LinearLayout:
     return parts[0] * parts[1] * parts[2]
 
 
-def _distributed_parent(attr: Attr, key: str = "parent") -> Attr:
+def _distributed_parent(attr: Attr, kinds: KindTable, key: str = "parent") -> Attr:
     parent = attr.params.get(key)
     if not isinstance(parent, Attr):
         raise attr_error(attr, key if key in attr.params else None,
                          f"'{key}' must be a layout attribute, got "
                     f"{format_value(parent) if parent is not None else 'nothing'}")
-    kind = lookup_kind(parent)
+    kind = lookup_kind(parent, kinds)
     if kind.memory != DISTRIBUTED:
         raise attr_error(attr, key, f"'{key}' must be a distributed layout, not #{parent.name}")
     return parent
 
 
-def slice_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def slice_to_linear(attr: Attr, shape: tuple, kinds: KindTable) -> LinearLayout:
     """``#ttg.slice``: the parent at ``shape`` with 1 inserted at ``dim``, that out dim removed.
 
     Register bases that become zero are dropped (Triton's "duplicate registers"
@@ -77,16 +77,17 @@ def slice_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
     >>> from verilayout.frontends.triton import parse_attr
     >>> p = "#ttg.blocked<{sizePerThread = [1, 2], threadsPerWarp = [4, 8], warpsPerCTA = [1, 1], order = [1, 0]}>"
-    >>> slice_to_linear(parse_attr(f"#ttg.slice<{{dim = 0, parent = {p}}}>"), (16,)).bases
+    >>> from verilayout.frontends.triton.registry import KINDS
+    >>> slice_to_linear(parse_attr(f"#ttg.slice<{{dim = 0, parent = {p}}}>"), (16,), KINDS).bases
     {'register': [[1]], 'lane': [[2], [4], [8], [0], [0]], 'warp': [], 'block': []}
     """
     check_keys(attr, ("dim", "parent"), ("dim", "parent"))
     dim = read_uint(attr, "dim")
-    parent = _distributed_parent(attr)
+    parent = _distributed_parent(attr, kinds)
     if dim > len(shape):
         raise attr_error(attr, "dim", f"'dim' = {dim} is out of range for a parent of rank {len(shape) + 1}")
     parent_shape = tuple(shape[:dim]) + (1,) + tuple(shape[dim:])
-    pll = attr_to_linear(parent, parent_shape)
+    pll = convert_linear(parent, parent_shape, kinds)
     names = standard_out_dims(len(shape) + 1)
     if pll.out_dim_names != names:
         pll = pll.transpose_outs(names)
@@ -212,15 +213,16 @@ def nvidia_mma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     return checked_linear(attr, lambda: triton_mma.nvidia_mma_to_linear(attr.params, shape))
 
 
-def dot_op_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttg.dot_op``: delegated to ``triton_mma.dot_op_to_linear`` with the parsed parent."""
-    parent = _distributed_parent(attr)
+def dot_op_attr_to_linear(attr: Attr, shape: tuple, kinds: KindTable) -> LinearLayout:
+    """``#ttg.dot_op``: delegated to ``triton_mma.dot_op_to_linear`` with the parsed parent (its
+    kind from ``kinds``)."""
+    parent = _distributed_parent(attr, kinds)
     parent = Attr(canonical_kind(parent.name), parent.params, parent.pos, parent.key_pos,
                   parent.alias, parent.body)
     if parent.name == "ttig.dpas":
         return checked_linear(attr, lambda: triton_intel.dot_op_dpas_to_linear(attr.params, parent, shape))
     return checked_linear(attr, lambda: triton_mma.dot_op_to_linear(
-        attr.params, parent, shape, parent_to_linear=attr_to_linear))
+        attr.params, parent, shape, parent_to_linear=lambda a, sh: convert_linear(a, sh, kinds)))
 
 
 def amd_mfma_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -241,3 +243,19 @@ def dpas_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 def subgroup_2d_block_attr_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     """``#ttig.subgroup_2d_block``: delegated to ``triton_intel``."""
     return checked_linear(attr, lambda: triton_intel.subgroup_2d_block_to_linear(attr.params, shape))
+
+
+#: The distributed kinds this module converts (joined into ``registry.KINDS``).
+KINDS: tuple[LayoutKind, ...] = (
+    LayoutKind("ttg.blocked", blocked_to_linear),
+    LayoutKind("ttg.slice", slice_to_linear, nested=True),
+    LayoutKind("ttg.linear", linear_to_linear),
+    LayoutKind("ttg.generic_linear", generic_linear_to_linear),
+    LayoutKind("ttg.nvidia_mma", nvidia_mma_attr_to_linear),
+    LayoutKind("ttg.dot_op", dot_op_attr_to_linear, nested=True),
+    LayoutKind("ttg.amd_mfma", amd_mfma_attr_to_linear),
+    LayoutKind("ttg.amd_wmma", amd_wmma_attr_to_linear),
+    LayoutKind("ttig.dpas", dpas_attr_to_linear, keys=frozenset(triton_intel.DPAS_KEYS)),
+    LayoutKind("ttig.subgroup_2d_block", subgroup_2d_block_attr_to_linear,
+               keys=frozenset(triton_intel.SUBGROUP_2D_BLOCK_KEYS)),
+)

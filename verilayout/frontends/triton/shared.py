@@ -1,5 +1,5 @@
 """Shared-memory layouts: ``#ttg.swizzled_shared``, ``#ttg.nvmma_shared``, and the converters that
-delegate to :mod:`verilayout.frontends.triton_memory` (``#ttg.amd_rotating_shared``,
+delegate to :mod:`verilayout.frontends.triton.memory` (``#ttg.amd_rotating_shared``,
 ``#ttg.shared_linear``, ``#ttg.padded_shared``, ``#ttng.tensor_memory_encoding``,
 ``#ttng.tensor_memory_scales_encoding``). In dims ``offset, block``; out dims ``dim0, dim1, ...``.
 
@@ -14,14 +14,16 @@ from typing import Sequence
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.cga import ensure_layout_not_smaller_than, standard_out_dims
+from verilayout.core.cga import standard_out_dims
+from verilayout.core.triton_shared import nvmma_block_shape, nvmma_cta, swizzled_shared_cta
 from verilayout.frontends.mlir import Attr, format_value
-from verilayout.frontends import triton_memory
+from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.triton.common import (CGA_KEYS, read_bool, check_cga, check_keys, combine_cga,
                                                 attr_error, read_order, check_rank, shape_per_cta, read_uint,
                                                 read_uints, checked_linear)
-from verilayout.frontends.triton.registry import attr_to_layout
+from verilayout.frontends.triton.dispatch import SHARED, KindTable, LayoutKind, convert
 from verilayout.hw.nvidia.banks import SharedAddressMap
+from verilayout.hw.nvidia.tma import TmaEncoding
 
 
 def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -48,72 +50,43 @@ def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
         raise attr_error(attr, "maxPhase", "'maxPhase' must be positive")
     check_cga(attr, rank)
     per_cta = shape_per_cta(attr, shape)
-    names = standard_out_dims(rank)
-    if rank == 1:
-        return combine_cga(attr, LinearLayout.identity1D(per_cta[0], "offset", "dim0"), shape)
-    col, row = order[0], order[1]
-    ncols, nrows = per_cta[col], per_cta[row]
-    bases = [[0, c] for c in _powers_below(ncols)]
-    bases += [[r, (vec * ((r // per_phase) % max_phase)) % ncols] for r in _powers_below(nrows)]
-    try:
-        cta = LinearLayout({"offset": bases}, [names[row], names[col]])
-    except LayoutError as e:
-        raise attr_error(attr, None, f"swizzle (vec={vec}, perPhase={per_phase}, "
-                                     f"maxPhase={max_phase}) is not linear here: {e}") from None
-    for d in order[2:]:
-        cta = cta * LinearLayout.identity1D(per_cta[d], "offset", names[d])
+    cta = _located(attr, None, lambda: swizzled_shared_cta(vec, per_phase, max_phase, order, per_cta))
     return combine_cga(attr, cta, shape)
 
 
-def _powers_below(n: int) -> list[int]:
-    out, p = [], 1
-    while p < n:
-        out.append(p)
-        p *= 2
-    return out
+def _located(attr: Attr, key: str | None, call):
+    """``call()``, a ``LayoutError`` of the parameter-level builder located at ``attr`` (``key``)."""
+    try:
+        return call()
+    except LayoutError as e:
+        raise attr_error(attr, key, str(e)) from None
 
 
 def tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4: bool,
                     transposed: bool) -> list[int]:
-    """Triton's ``getTMABlockShape`` (packed size)."""
-    block = list(per_cta)
-    contig = 0 if transposed else len(block) - 1
-    if fp4:
-        block[contig] *= 2
-    block = [min(s, 256) for s in block]
-    if swizzle:
-        need = 8 * swizzle // bits
-        if block[contig] < need:
-            raise attr_error(attr, "swizzlingByteWidth",
-                             f"Triton refuses it too: the block is {block[contig]} elements along its "
-                        f"contiguous dim, less than the {need} a {swizzle}-byte swizzle of "
-                        f"{bits}-bit elements needs")
-        block[contig] = need
-    if fp4:
-        block[contig] //= 2
-    return block
+    """Triton's ``getTMABlockShape`` (packed size): :func:`verilayout.core.triton_shared.nvmma_block_shape`,
+    an error located at the attribute's ``swizzlingByteWidth``."""
+    return _located(attr, "swizzlingByteWidth", lambda: nvmma_block_shape(per_cta, bits, swizzle, fp4, transposed))
 
 
-def _nvmma_core(attr: Attr, bits: int, swizzle: int, fp4: bool) -> LinearLayout:
-    vec = 128 // bits
-    per_phase = 128 // swizzle
-    max_phase = swizzle // 16
-    cols = 8 * max(16, swizzle) // bits
-    bases = []
-    for c in _powers_below(cols):
-        bases.append([0, c // 16 * 8 + c % 8] if fp4 else [0, c])
-    for r in _powers_below(8):
-        col = vec * ((r // per_phase) % max_phase)
-        bases.append([r, col // 16 * 8 + col % 8] if fp4 else [r, col])
-    return LinearLayout({"offset": bases}, ["dim0", "dim1"])
+def tma_encoding(attr: object, block: Sequence[int]) -> TmaEncoding | None:
+    """The TMA view of a descriptor's encoding for a copy of ``block`` (TTGIR order): None unless
+    ``attr`` is a ``#ttg.nvmma_shared``; a 2-d block gets its checked parameters and, unless
+    fp4Padded, Triton's box (:func:`tma_block_shape`).
 
-
-def _reshape_layout(ll: LinearLayout, shape: Sequence[int]) -> LinearLayout:
-    """Triton's ``reshapeLayout``: row-major re-interpretation of the out dims."""
-    rank = len(shape)
-    src = list(reversed(ll.out_dim_names))
-    new = list(reversed([(f"dim{i}", s) for i, s in enumerate(shape)]))
-    return ll.transpose_outs(src).reshape_outs(new).transpose_outs(standard_out_dims(rank))
+    >>> from verilayout.frontends.triton import parse_attr
+    >>> tma_encoding(parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...              "elementBitWidth = 16}>"), [128, 128]).box
+    (128, 64)
+    """
+    if not isinstance(attr, Attr) or attr.name.split(".")[-1] != "nvmma_shared":
+        return None
+    block = [int(b) for b in block]
+    if len(block) != 2:
+        return TmaEncoding(len(block))
+    swizzle, bits, transposed, fp4 = nvmma_params(attr)
+    box = None if fp4 else tuple(tma_block_shape(attr, block, bits, swizzle, fp4, transposed))
+    return TmaEncoding(2, swizzle, bits, transposed, fp4, box)
 
 
 def nvmma_rank(attr: Attr) -> int:
@@ -147,10 +120,8 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     check_cga(attr, rank)
     per_cta = shape_per_cta(attr, shape)
     tma = tma_block_shape(attr, per_cta, bits, swizzle, fp4, transposed)
-    if swizzle == 0:
-        ll = _nvmma_unswizzled(attr, tma, per_cta, transposed)
-    else:
-        ll = _nvmma_swizzled(attr, tma, per_cta, bits, swizzle, fp4, transposed)
+    ll = _located(attr, "transposed" if swizzle == 0 else None,
+                  lambda: nvmma_cta(tma, per_cta, bits, swizzle, fp4, transposed))
     return combine_cga(attr, ll, shape)
 
 
@@ -171,53 +142,6 @@ def nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
         raise attr_error(attr, "fp4Padded", "'fp4Padded' needs swizzlingByteWidth = 128 and "
                                             "elementBitWidth = 8")
     return swizzle, bits, transposed, fp4
-
-
-def _nvmma_unswizzled(attr: Attr, tma: list[int], per_cta: list[int], transposed: bool) -> LinearLayout:
-    """The CTA layout of an nvmma_shared layout without swizzling (``swizzlingByteWidth = 0``)."""
-    rank = len(per_cta)
-    names = standard_out_dims(rank)
-    if transposed and rank > 2:
-        raise attr_error(attr, "transposed", "a transposed #ttg.nvmma_shared without swizzling "
-                                             "and rank > 2 is not supported here (Triton 3.9's "
-                                        "layout for it is not reproduced)")
-    ll = LinearLayout.empty()
-    for d in ([0] + list(range(rank - 1, 0, -1)) if transposed else reversed(range(rank))):
-        ll = ll * LinearLayout.identity1D(tma[d], "offset", names[d])
-    ll = ll.transpose_outs(names[::-1])  # the repeat below grows dim{rank-1} first
-    return ensure_layout_not_smaller_than(ll, dict(zip(names, per_cta)))
-
-
-def _nvmma_swizzled(attr: Attr, tma: list[int], per_cta: list[int], bits: int, swizzle: int,
-                    fp4: bool, transposed: bool) -> LinearLayout:
-    """The CTA layout of a swizzled nvmma_shared layout: the swizzle atom repeated over the TMA
-    block collapsed to 2-d, reshaped back to the block's rank, then repeated to the CTA's shape."""
-    rank = len(per_cta)
-    names = standard_out_dims(rank)
-    if rank < 2:
-        raise attr_error(attr, None, "a swizzled #ttg.nvmma_shared layout needs rank >= 2")
-    collapsed = [1, tma[-1]]
-    for s in tma[:-1]:
-        collapsed[0] *= s
-    if transposed:
-        collapsed.reverse()
-    tile = _nvmma_core(attr, bits, swizzle, fp4)
-    rows, cols = tile.out_dim_size("dim0"), tile.out_dim_size("dim1")
-    packing = 2 if fp4 else 1
-    if collapsed[1] * packing < cols or collapsed[0] < rows:
-        raise attr_error(attr, None, f"Triton refuses it too: shape per CTA {per_cta} is smaller than "
-                                     "one swizzle atom: "
-                                f"need at least [{rows}, {cols // packing}], got the collapsed "
-                                f"block {collapsed}")
-    ll = ensure_layout_not_smaller_than(tile, {"dim0": collapsed[0], "dim1": collapsed[1]})
-    target = list(tma)
-    if transposed:
-        target = target[1:] + target[:1]
-    ll = _reshape_layout(ll, target)
-    if transposed:
-        perm = [rank - 1] + list(range(rank - 1))
-        ll = LinearLayout({k: [[b[p] for p in perm] for b in v] for k, v in ll.bases.items()}, names)
-    return ensure_layout_not_smaller_than(ll, dict(zip(names, per_cta)))
 
 
 def amd_rotating_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
@@ -263,7 +187,7 @@ def padded_shared_attr_to_map(attr: Attr, shape: tuple) -> SharedAddressMap:
         raise attr_error(attr, None, str(e)) from None
 
 
-def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
+def partitioned_shared_to_linear(attr: Attr, shape: tuple, kinds: KindTable) -> LinearLayout:
     """``#ttg.partitioned_shared<{numPartitions, numGroups, partitionDim, partitionLayout}>``: dim
     ``partitionDim`` is cut into ``numPartitions * numGroups`` equal pieces; piece ``g*P + p`` lies in
     partition ``p`` (a separate memory region, so its bits are no offset) as group ``g`` after the
@@ -276,7 +200,8 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> from verilayout.frontends.triton import parse_attr
     >>> a = parse_attr("#ttg.partitioned_shared<{numPartitions = 2, numGroups = 2, partitionDim = 0, "
     ...                "partitionLayout = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>}>")
-    >>> partitioned_shared_to_linear(a, (8, 2)).bases["offset"]
+    >>> from verilayout.frontends.triton.registry import KINDS
+    >>> partitioned_shared_to_linear(a, (8, 2), KINDS).bases["offset"]
     [[0, 1], [1, 0], [4, 0]]
     """
     keys = ("numPartitions", "numGroups", "partitionDim", "partitionLayout")
@@ -298,7 +223,7 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     if shape[dim] % pieces:
         raise attr_error(attr, None, f"dim {dim} of size {shape[dim]} cannot be cut into {pieces} pieces")
     piece = tuple(s // pieces if i == dim else s for i, s in enumerate(shape))
-    ll = attr_to_layout(inner, piece)
+    ll = convert(inner, piece, kinds)
     if not isinstance(ll, LinearLayout) or "offset" not in ll.in_dim_names:
         raise attr_error(attr, "partitionLayout", f"#{inner.name} is not a linear shared layout")
     names = standard_out_dims(len(shape))
@@ -309,3 +234,19 @@ def partitioned_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
         step *= 2
     block = ll.transpose_outs(names).bases.get("block", [])
     return LinearLayout({"offset": offs, "block": block}, dict(zip(names, shape)), require_surjective=False)
+
+
+#: The shared-memory kinds this module converts (joined into ``registry.KINDS``).
+KINDS: tuple[LayoutKind, ...] = (
+    LayoutKind("ttg.swizzled_shared", swizzled_shared_to_linear, SHARED),
+    LayoutKind("ttg.nvmma_shared", nvmma_shared_to_linear, SHARED),
+    LayoutKind("ttg.amd_rotating_shared", amd_rotating_shared_to_linear, SHARED,
+               frozenset(triton_memory.ROTATING_KEYS)),
+    LayoutKind("ttg.shared_linear", shared_linear_attr_to_linear, SHARED,
+               frozenset(triton_memory.SHARED_LINEAR_KEYS)),
+    LayoutKind("ttg.padded_shared", padded_shared_attr_to_map, SHARED),
+    LayoutKind("ttg.partitioned_shared", partitioned_shared_to_linear, SHARED, nested=True),
+    LayoutKind("ttng.tensor_memory_encoding", tmem_to_linear, SHARED, frozenset(triton_memory.TMEM_KEYS)),
+    LayoutKind("ttng.tensor_memory_scales_encoding", tmem_scales_to_linear, SHARED,
+               frozenset(triton_memory.TMEM_SCALES_KEYS)),
+)

@@ -17,9 +17,9 @@ from verilayout.core.cga import standard_out_dims
 from verilayout.dtypes import mlir_bits
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases, parse_value
 from verilayout.frontends import cute_text
-from verilayout.frontends import triton_memory
+from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.triton.common import attr_error
-from verilayout.frontends.triton.registry import (DISTRIBUTED, SHARED, known_kind, lookup_kind,
+from verilayout.frontends.triton.registry import (DISTRIBUTED, KINDS, SHARED, KindTable, known_kind, lookup_kind,
                                                   attr_to_layout, canonical_kind)
 from verilayout.frontends.triton.shared import nvmma_rank
 from verilayout.hw.nvidia.banks import SharedAddressMap
@@ -39,14 +39,14 @@ def _non_alias_text(text: str, aliases) -> str:
     return "\n".join(lines)
 
 
-def _layout_aliases(aliases) -> list[str]:
+def _layout_aliases(aliases, kinds: KindTable = KINDS) -> list[str]:
     out = []
     for name, a in aliases.items():
         m = re.match(r"#([A-Za-z_][\w$]*\.[\w$.]+)", a.text)
         if not m:
             continue
         kind = canonical_kind(m.group(1))
-        if known_kind(kind):
+        if known_kind(kind, kinds):
             out.append(name)
     return out
 
@@ -138,7 +138,7 @@ def _type_layout_shape(t: TensorType) -> tuple:
     return tuple(t.shape)
 
 
-def _resolve(text: str, name: str | None) -> tuple[Any, tuple | None]:
+def _resolve(text: str, name: str | None, kinds: KindTable = KINDS) -> tuple[Any, tuple | None]:
     """The value the caller asked for, and (alias, shapes it is used with) for an alias.
 
     Rules for text with ``#name = ...`` alias lines: ``name`` picks an alias; else
@@ -154,7 +154,7 @@ def _resolve(text: str, name: str | None) -> tuple[Any, tuple | None]:
     if name is not None:
         key = name[1:] if name.startswith("#") else name
         if key not in aliases:
-            have = ", ".join("#" + n for n in _layout_aliases(aliases)) or "none"
+            have = ", ".join("#" + n for n in _layout_aliases(aliases, kinds)) or "none"
             raise LayoutError(f"no alias #{key} in the text (layout aliases: {have})")
         val = parse_value(f"#{key}", table)
         return val, (key, _uses_of(_types_in(rest, table), key))
@@ -163,7 +163,7 @@ def _resolve(text: str, name: str | None) -> tuple[Any, tuple | None]:
         body = s.value()
         if s.at_end():
             return body, None
-    layouts = _layout_aliases(aliases)
+    layouts = _layout_aliases(aliases, kinds)
     types = _types_in(rest, table)
     if len(layouts) == 1:
         uses = [t for t in types if isinstance(t.encoding, Attr) and t.encoding.alias == layouts[0]]
@@ -212,7 +212,7 @@ def format_attr(attr: Any) -> str:
 
 
 def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = None,
-          swizzle_units: Any = None, elem_bits: int | None = None) -> Any:
+          swizzle_units: Any = None, elem_bits: int | None = None, kinds: KindTable = KINDS) -> Any:
     """Parse Triton MLIR (or CuTe) text into the layout Triton computes.
 
     * an attribute needs ``shape=``; a ``tensor<...>`` / ``!ttg.memdesc<...>`` type
@@ -221,7 +221,9 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
       file's only layout alias is used. The shape then comes from ``shape=`` or
       from the file's types that use the alias;
     * text that is not MLIR is CuTe: ``verilayout.cute.parse_cute(text,
-      swizzle_units=..., elem_bits=...)``.
+      swizzle_units=..., elem_bits=...)``;
+    * ``kinds``: the layout kinds to convert with (the built-in read-only table, or one from
+      ``with_layout_kind``).
 
     >>> parse("#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>", [2, 2]).bases
     {'offset': [[0, 1], [1, 0]], 'block': []}
@@ -244,9 +246,9 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
         return cute_text.parse_cute(text, swizzle_units=swizzle_units, elem_bits=elem_bits)
     if swizzle_units is not None or elem_bits is not None:
         raise LayoutError("swizzle_units= and elem_bits= apply to CuTe text, not to Triton MLIR")
-    value, file_shape = _resolve(text, name)
+    value, file_shape = _resolve(text, name, kinds)
     if isinstance(value, TensorType):
-        return _type_to_linear(value, shape)
+        return _type_to_linear(value, shape, kinds)
     if not isinstance(value, Attr):
         raise LayoutError(f"expected a layout attribute or a tensor/memdesc type, got "
                           f"{format_value(value)}")
@@ -255,7 +257,7 @@ def parse(text: str, shape: Sequence[int] | None = None, *, name: str | None = N
     if shape is None:
         raise attr_error(value, None, f"#{value.name} has no shape: give a full type (tensor<...>) or "
                                       "pass shape=[...]")
-    return attr_to_layout(value, shape)
+    return attr_to_layout(value, shape, kinds)
 
 
 def type_to_layout(t: TensorType) -> LinearLayout | SharedAddressMap:
@@ -340,7 +342,7 @@ def _memdesc_checked(t: TensorType, where: str) -> None:
                           f"blockM = {block_m}; Triton refuses it too")
 
 
-def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
+def _type_to_linear(t: TensorType, shape: Sequence[int] | None, kinds: KindTable = KINDS) -> LinearLayout:
     where = f"line {t.pos[0]}, col {t.pos[1]}"
     tshape = _type_layout_shape(t)
     if shape is not None and tuple(shape) != tshape:
@@ -348,7 +350,7 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
                           f"shape={list(shape)}")
     if not isinstance(t.encoding, Attr):
         raise LayoutError(f"{where}: the type has no layout encoding")
-    kind = lookup_kind(t.encoding)
+    kind = lookup_kind(t.encoding, kinds)
     want = DISTRIBUTED if t.kind == "tensor" else SHARED
     # Triton's toLinearLayout(tensor type) takes any layout: a tensor<> may carry a shared one
     if kind.memory != want and not (t.kind == "tensor" and kind.memory == SHARED):
@@ -359,7 +361,7 @@ def _type_to_linear(t: TensorType, shape: Sequence[int] | None) -> LinearLayout:
     if re.fullmatch(r"!tt\.ptr<.*,\s*[0-9]+\s*>", t.elem):
         raise LayoutError(f"{where}: element type {t.elem}: Triton 3.9 reads no address space in "
                           "!tt.ptr<...> (its parser expects a string there)")
-    full = attr_to_layout(t.encoding, memdesc_buffers(t)[0])
+    full = attr_to_layout(t.encoding, memdesc_buffers(t)[0], kinds)
     if t.kind == "memdesc" and t.alloc_shape and t.encoding.name.endswith("tensor_memory_encoding") \
             and tuple(t.shape) != tshape:
         try:

@@ -375,3 +375,103 @@ def dpas_for_dtype(dtype: str, warps_per_cta: Sequence[int], rep_cluster: Sequen
         raise LayoutError(f"DPAS does not multiply {dtype!r} (known: {', '.join(OPS_PER_CHAN)})")
     return Dpas(repeat_count, 8, execution_size, OPS_PER_CHAN[dtype], threads_per_warp,
                 tuple(warps_per_cta), tuple(rep_cluster))
+
+
+# ----- a DPAS operand, and a distributed tensor, as read at the door ------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Operand:
+    """A DPAS operand resolved from text or a layout: its linear layout, element type,
+    ``op_idx`` (0 A, 1 B), one instruction's tile ``inst_shape`` and the DPAS parameters
+    (``None`` when given as a bare layout); ``text``: the Triton text it was read from
+    (:func:`verilayout.frontends.shared_text.operand`; empty for a bare layout).
+
+    >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, ["dim0", "dim1"])
+    >>> layout_operand(L, dtype="f16", op_idx=0).shape
+    (2, 2)
+    """
+
+    layout: LinearLayout
+    dtype: str
+    op_idx: int
+    inst_shape: tuple
+    dpas: Dpas | None = None
+    text: str = ""
+
+    @property
+    def shape(self) -> tuple:
+        return (self.layout.out_dim_size("dim0"), self.layout.out_dim_size("dim1"))
+
+
+def check_dtype(dtype: object) -> str:
+    """``dtype`` if DPAS multiplies it, else LayoutError naming the known types.
+
+    >>> check_dtype("bf16")
+    'bf16'
+    """
+    if dtype not in DTYPE_BYTES:
+        raise LayoutError(f"element type {dtype!r} is not one DPAS multiplies (known: "
+                          f"{', '.join(DTYPE_BYTES)})")
+    return dtype
+
+
+def layout_operand(layout: LinearLayout, *, shape: Sequence[int] | None = None, dtype: str | None = None,
+                   op_idx: int | None = None, inst_shape: Sequence[int] | None = None) -> Operand:
+    """A DPAS operand given as a bare LinearLayout (``op_idx`` and ``dtype`` required; the
+    instruction tile defaults to ``8 x K`` for A and ``K x 16`` for B, K = 8 * opsPerChan).
+
+    Law: ``shape``, where given, equals the layout's ``(dim0, dim1)``.
+
+    >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, ["dim0", "dim1"])
+    >>> layout_operand(L, dtype="f16", op_idx=1).inst_shape
+    (16, 16)
+    """
+    if op_idx is None or dtype is None:
+        raise LayoutError("a LinearLayout operand needs op_idx= (0 A, 1 B) and dtype=")
+    if shape is not None and tuple(shape) != (layout.out_dims.get("dim0"),
+                                              layout.out_dims.get("dim1")):
+        raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
+                          f"{layout.out_dims}")
+    check_dtype(dtype)
+    inst = tuple(inst_shape) if inst_shape is not None else None
+    if inst is None:
+        k = 8 * OPS_PER_CHAN[dtype]
+        inst = (8, k) if op_idx == 0 else (k, 16)
+    return Operand(layout, dtype, op_idx, inst)
+
+
+@dataclass(frozen=True)
+class TensorLayout:
+    """A distributed layout of a rank-2 tensor (in dims register, lane, warp), its element type and
+    shape, as read from Triton text at the door (:func:`verilayout.frontends.shared_text.load_block_layout`),
+    for block-load plans of tensors that are not DPAS operands.
+
+    >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, ["dim0", "dim1"])
+    >>> TensorLayout(L, "f16", (2, 2)).dtype
+    'f16'
+    """
+
+    layout: LinearLayout
+    dtype: str
+    shape: tuple | None = None
+
+
+@dataclass(frozen=True)
+class DpasTile:
+    """One DPAS GEMM tile read at the door (:func:`verilayout.frontends.shared_text.dpas_tile`): the
+    ``#ttig.dpas`` attribute text, the A (``m x k``) and B (``k x n``) operands Triton derives from it
+    (``#ttg.dot_op`` with kWidth from opsPerChan), and the accumulator layout of C (``m x n``).
+
+    >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, ["dim0", "dim1"])
+    >>> op = layout_operand(L, dtype="f16", op_idx=0)
+    >>> DpasTile("#ttig.dpas<{...}>", (2, 2, 2), "f16", op, op, L).mnk
+    (2, 2, 2)
+    """
+
+    parent: str
+    mnk: tuple
+    dtype: str
+    a: Operand
+    b: Operand
+    c: LinearLayout
+

@@ -73,7 +73,7 @@ from verilayout.errors import LayoutError
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
            "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "require_limits", "check_limits", "write_address",
            "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "parse_arch", "MEASURED", "ATOM_MODES",
-           "measured_findings"]
+           "measured_findings", "TmaEncoding"]
 
 #: CUtensorMapSwizzle, in enum order (cuda.h); the one table is :data:`verilayout.dtypes.TMA_SWIZZLES`.
 SWIZZLES = TMA_SWIZZLES
@@ -96,6 +96,26 @@ MEASURED = "measured: H100, CUDA 13.0 driver, hwtests/results/h100-2026-11-26-tm
 #: The swizzle modes that move 32- or 64-byte atoms (refused on sm_90, measured).
 ATOM_MODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 
+
+
+@dataclass(frozen=True)
+class TmaEncoding:
+    """A Triton ``#ttg.nvmma_shared`` TMA descriptor encoding, read at the door
+    (:func:`verilayout.frontends.triton.shared.tma_encoding` builds it): the copy block's
+    ``rank`` and, for a 2-d block, ``swizzle`` (bytes: 0, 32, 64, 128), element ``bits``,
+    ``transposed``, ``fp4`` (fp4Padded) and the ``box`` Triton's lowering uses
+    (``getTMABlockShape``; None where no box is modelled: rank other than 2, or fp4).
+
+    >>> TmaEncoding(2, 128, 16, False, False, (64, 128)).box
+    (64, 128)
+    """
+
+    rank: int
+    swizzle: int = 0
+    bits: int = 0
+    transposed: bool = False
+    fp4: bool = False
+    box: tuple[int, ...] | None = None
 
 @dataclass(frozen=True)
 class SwizzlePattern:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 
 from verilayout.bits import ceil_log2, log2
+from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.dtypes import SWIZZLE_MODES, WGMMA_SWIZZLES, Major, SwizzleMode, subset, swizzle_mode
 from verilayout.errors import LayoutError
@@ -31,7 +32,7 @@ __all__ = [
     "dtype_bits", "elems_per_unit", "k_of_dtype", "k_block_bytes", "parse_shape", "parse_major",
     "parse_swizzle", "swizzle_units", "swizzle_log2", "valid_n",
     "Fragment", "fragment",
-    "SwizzleAtom", "swizzle_atom", "CanonicalLayout", "canonical_layout",
+    "SwizzleAtom", "swizzle_atom", "CanonicalLayout", "canonical_layout", "OperandLayout",
 ]
 
 #: Element width in bits of every wgmma multiplicand type, spelled as PTX spells it.
@@ -356,6 +357,21 @@ class SwizzleAtom:
             return Swizzle(self.swizzle_bits, log2(128 // DTYPE_BITS[self.dtype]), 3)
         raise LayoutError(f"units {units!r}: expected bytes or elements")
 
+    def cute_layout(self) -> ComposedLayout:
+        """The atom as a CuTe layout object: its swizzle on byte addresses of ``dtype`` elements
+        (CuTe's ``smem_ptr[Nb]``) over the ``shape:stride`` element layout; the object that
+        :meth:`cute_text` prints.
+
+        Law: ``str(a.cute_layout()) == a.cute_text()``.
+
+        >>> a = swizzle_atom("64B", "MN", "f16"); str(a.cute_layout()) == a.cute_text()
+        True
+        >>> swizzle_atom("128B", "K", "f16").cute_layout().offset_bytes((1, 0))   # row 1, unit 0 XOR 1
+        144
+        """
+        return ComposedLayout(self.functor("bytes"), Layout(self.shape, self.stride),
+                              ptr_bits=DTYPE_BITS[self.dtype])
+
     def cute_text(self, units: str = "bytes") -> str:
         """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
         ``smem_ptr`` form) or on element offsets.
@@ -389,6 +405,24 @@ def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
     else:
         units, shape, stride = (8, w), (8, w * t), (w * t, 1)
     return SwizzleAtom(sw, mj, dtype, units, shape, stride, swizzle_log2(sw))
+
+
+@dataclass(frozen=True)
+class OperandLayout:
+    """The layout an MMA operand tile was stored in, as read from text at the door
+    (:func:`verilayout.frontends.shared_text.load_operand_layout` builds it): the parsed
+    ``layout`` (a ``LinearLayout`` or a CuTe ``Layout``/``ComposedLayout``), the ``text`` it was
+    read from (named in messages) and whether Triton marked it ``fp4Padded`` (padded e2m1:
+    each 8-bit slot holds one fp4 value).
+
+    >>> L = LinearLayout({"offset": [[0, 1], [1, 0]]}, ["dim0", "dim1"])
+    >>> OperandLayout(L, "#ttg.shared_linear<...>").fp4_padded
+    False
+    """
+
+    layout: LinearLayout | Layout | ComposedLayout
+    text: str = ""
+    fp4_padded: bool = False
 
 
 def _symbols() -> tuple:

@@ -73,7 +73,7 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
         raise LayoutError(f"{where}: give exactly one reader, 'layout' or 'descriptor'")
     if layout is not None:
         reader = prefixed(where, layout_reader, spec.layout(layout, where), dtype=dtype, mn_dim=mn_dim,
-                          swizzle_units=swizzle_units, offset=offset, relative=relative)
+                          offset=offset, relative=relative)
     else:
         if major is None or mn is None:
             raise LayoutError(f"{where}: a descriptor reader needs 'major' and 'mn'")
