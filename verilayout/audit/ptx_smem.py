@@ -35,12 +35,10 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.dtypes import ptx_bits
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, PtxModule
 from verilayout.prove.ptx_values import TID
 
-ADDR_OPERAND_RE = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
-_VEC = {"v2": 2, "v4": 4, "v8": 8}
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
 
@@ -60,23 +58,36 @@ def phase_cost(addresses: list[int], width: int) -> int:
 
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
-    cp = ins.opcode.startswith("cp.") and len(ins.operands) > 2
-    return _access_of(ins.opcode, ins.operands[2] if cp else None)
+    cp = ins.opcode.startswith("cp.") and len(ins.args) > 2
+    size = ins.args[2] if cp else None
+    return _access_of(ins.opcode, ins.parts, ins.vec, size.value if isinstance(size, Imm) else None)
 
 
-@lru_cache(maxsize=4096)   # key: the opcode and a cp.async's size operand (a few dozen distinct per file)
-def _access_of(opcode: str, size_text: str | None) -> tuple[str, int, int, int] | None:
-    p = tuple(opcode.split("."))
+def address_of(ins: Instr) -> Addr | None:
+    """The ``[base+offset]`` address operand of a shared-memory access (:func:`smem_access`), or
+    None (no access, or an address of no modelled form).
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> address_of(make_instr("ld.shared.b32", ("%r1", "[%r2+8]"), 1)).offset
+    8
+    """
+    acc = smem_access(ins)
+    if acc is None or len(ins.args) <= acc[1]:
+        return None
+    a = ins.args[acc[1]]
+    return a if isinstance(a, Addr) and a.modelled else None
+
+
+@lru_cache(maxsize=4096)   # key: the opcode and a cp.async's size (a few dozen distinct per file)
+def _access_of(opcode: str, p: tuple[str, ...], vec: int, size: int | None) -> tuple[str, int, int, int] | None:
     if p[0] == "ldmatrix" or p[0] == "stmatrix":
         return ("load" if p[0] == "ldmatrix" else "store", 1 if p[0] == "ldmatrix" else 0, 16, 8)
-    if p[0] in ("st", "ld") and "shared" in ".".join(p) or p[0] == "st" and any(x.startswith("shared") for x in p):
-        vec = next((_VEC[x] for x in p if x in _VEC), 1)
+    if p[0] in ("st", "ld") and "shared" in opcode or p[0] == "st" and any(x.startswith("shared") for x in p):
         bits = next((ptx_bits(x) for x in reversed(p) if ptx_bits(x)), 32)
         width = vec * bits // 8
         lanes = 32 if width <= 4 else 16 if width == 8 else 8
         return ("store" if p[0] == "st" else "load", 0 if p[0] == "st" else 1, width, lanes)
-    if p[0] == "cp" and "async" in p and ("shared" in ".".join(p) or "ca" in p or "cg" in p) and "bulk" not in p:
-        size = parse_immediate(size_text) if size_text is not None else None
+    if p[0] == "cp" and "async" in p and ("shared" in opcode or "ca" in p or "cg" in p) and "bulk" not in p:
         if size not in (4, 8, 16):
             return None
         return ("store", 0, size, 32 if size <= 4 else 16 if size == 8 else 8)
@@ -450,7 +461,17 @@ def _matrices(ins: Instr) -> int:
     for ``.x1`` lanes 0-7, ``.x2`` lanes 0-15, ``.x4`` all 32); 0 for any other instruction."""
     if ins.parts[0] not in ("ldmatrix", "stmatrix"):
         return 0
-    return int((re.search(r"\.x(\d)", ins.opcode) or [0, 4])[1])
+    return matrix_count(ins, 4)
+
+
+def matrix_count(ins: Instr, default: int) -> int:
+    """N of an ``.xN`` opcode part (the first such part), else ``default``.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> matrix_count(make_instr("ldmatrix.sync.aligned.m8n8.x2.shared.b16", (), 1), 4)
+    2
+    """
+    return next((int(p[1]) for p in ins.parts[1:] if len(p) > 1 and p[0] == "x" and p[1].isdigit()), default)
 
 
 def thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
@@ -490,7 +511,7 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
     if ins.pred is None:
         return [True] * n, "none"
-    p = ev.pred(ins.pred)
+    p = ev.pred(ins.guard)
     key = ("guard", p.get_id(), n)
     hit = memo.get(key)
     if hit is None:
@@ -551,18 +572,18 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
         acc = smem_access(ins)
-        if acc is None or len(ins.operands) <= acc[1]:
+        if acc is None or len(ins.args) <= acc[1]:
             continue
-        m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip())
+        addr = ins.args[acc[1]]
         ev = evals.get(ins.func)
-        if not m or ev is None:
+        if not isinstance(addr, Addr) or not addr.modelled or ev is None:
             continue
-        key = (ins.func, m.group(1), ins.pred, acc, _matrices(ins), ins.parts[0])
+        key = (ins.func, addr.base_name, ins.pred, acc, _matrices(ins), ins.parts[0])
         prev = done.get(key)
         if prev is None:
             n = mod.threads_of(ins.func) or 32
             n = 32 * max(1, n // 32)
-            offs = lane_byte_offsets(ev, m.group(1), ins, memo, n)
+            offs = lane_byte_offsets(ev, addr.base, ins, memo, n)
             if offs is None:
                 prev = SharedAccess(ins, acc[0], acc[2], False)
             else:
@@ -588,7 +609,7 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
             by_loc.setdefault(c.loc, []).append(c)
     seen: dict[tuple, SharedAccess] = {}
     for a in shared_accesses(mod, evals, memo):
-        key = (a.ins.loc, ADDR_OPERAND_RE.match(a.ins.operands[smem_access(a.ins)[1]].strip()).group(1), a.kind, a.width,
+        key = (a.ins.loc, address_of(a.ins).base_name, a.kind, a.width,
                a.ins.parts[0], a.ins.pred, _matrices(a.ins))
         seen.setdefault(key, a)
     return [_smem_check(a, by_loc.get(a.ins.loc or "", [])) for a in seen.values()]
@@ -598,7 +619,7 @@ def _smem_check(a: SharedAccess, planned: list[Check]) -> Check:
     """The ``bank-conflicts`` check of one access (first instruction of its group)."""
     ins = a.ins
     head = ".".join(ins.parts[:2])
-    base = ADDR_OPERAND_RE.match(ins.operands[smem_access(ins)[1]].strip()).group(1)
+    base = address_of(ins).base_name
     data = {"source": "ptx", "instruction": ins.opcode, "kind": a.kind, "bytes_per_lane": a.width,
             "address_register": base}
     if not a.exact:
