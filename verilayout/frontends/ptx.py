@@ -165,10 +165,25 @@ def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | No
     >>> i.parts, i.vec, i.guard, i.args[1].offset
     (('ld', 'shared', 'v4', 'b32'), 4, Pred(reg='%p1', negated=True), 32)
     """
+    parts, vec = _opcode_parts(opcode)
+    guard = None if pred is None else _guard(pred)
+    return Instr(opcode, operands, line, pred, loc, func, parts, _decode_all(operands), guard, vec)
+
+
+@lru_cache(maxsize=4096)   # key: an opcode (a few hundred distinct per file)
+def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
     parts = tuple(opcode.split("."))
-    vec = next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
-    guard = None if pred is None else Pred(pred.lstrip("!"), pred.startswith("!"))
-    return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
+    return parts, next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
+
+
+@lru_cache(maxsize=1024)   # key: a guard as written (``%p3``, ``!%p3``)
+def _guard(pred: str) -> Pred:
+    return Pred(pred.lstrip("!"), pred.startswith("!"))
+
+
+@lru_cache(maxsize=1 << 16)   # key: an instruction's operands as written (many lines repeat them)
+def _decode_all(operands: tuple[str, ...]) -> tuple[Operand, ...]:
+    return tuple(map(decode_operand, operands))
 
 
 _SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
