@@ -1,8 +1,10 @@
 """PTX as compilers write it (Triton, nvcc): entry functions, labels, predicated instructions with
 typed opcodes and operands, and the source location (``.loc`` with ``.file``) of each instruction.
 
-Law: every instruction line of the text becomes one :class:`Instr` (opcode split at dots, the
-operands split at top-level commas, vector braces and address brackets kept whole), in order,
+Law: every instruction line of the text becomes one :class:`Instr` of the typed model
+(:mod:`verilayout.hw.nvidia.ptx_model`: opcode split at dots, the operands split at top-level
+commas, vector braces and address brackets kept whole, and each decoded once by
+:func:`decode_operand`: registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
 with its 1-based line number and the ``file:line`` of the last ``.loc`` before it (a ``.loc`` inside an
 inline-asm region, between nvcc's ``// begin inline asm`` and ``// end inline asm`` comments, holds
 only until the region ends). Directives
@@ -15,6 +17,8 @@ other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is inter
 >>> i = m.instrs[0]
 >>> (i.opcode, i.pred, i.operands, i.line, i.loc, m.target)
 ('add.s32', '%p1', ('%r1', '%r2', '16'), 7, 'k.py:7', 'sm_90a')
+>>> i.args[2], i.guard
+(Imm(value=16, is_float=False), Pred(reg='%p1', negated=False))
 >>> parse_ptx('.version 8.7\\n.extern .shared .align 16 .b8 buf[];\\n.entry g()\\n{\\nL1:\\nbra L1;\\n}').labels
 (('g', 'L1', 0),)
 """
