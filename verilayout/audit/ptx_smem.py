@@ -56,9 +56,15 @@ def phase_cost(addresses: list[int], width: int) -> int:
     return max((len(w) for w in banks.values()), default=0)
 
 
+#: The opcode heads of the instructions :func:`smem_access` models.
+_ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
+
+
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
-    cp = ins.opcode.startswith("cp.") and len(ins.args) > 2
+    if ins.head not in _ACCESS_HEADS:                 # the common case: no shared-memory access
+        return None
+    cp = ins.head == "cp" and len(ins.args) > 2
     size = ins.args[2] if cp else None
     return _access_of(ins.opcode, ins.parts, ins.vec, size.value if isinstance(size, Imm) else None)
 
