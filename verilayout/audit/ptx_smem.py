@@ -62,9 +62,9 @@ _ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
 
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
-    if ins.head not in _ACCESS_HEADS:                 # the common case: no shared-memory access
+    if ins.parts[0] not in _ACCESS_HEADS:             # the common case: no shared-memory access
         return None
-    cp = ins.head == "cp" and len(ins.args) > 2
+    cp = ins.parts[0] == "cp" and len(ins.args) > 2
     size = ins.args[2] if cp else None
     return _access_of(ins.opcode, ins.parts, ins.vec, size.value if isinstance(size, Imm) else None)
 

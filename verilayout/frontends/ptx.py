@@ -160,6 +160,41 @@ def decode_operand(text: str) -> Operand:
     return Other(t)
 
 
+def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
+    """The :class:`Instr` of each scanned line (fields as :func:`make_instr` sets them); each
+    spelling of an operand, opcode or guard of the text is decoded once."""
+    dec: dict[str, Operand] = {}
+    heads: dict[str, tuple[tuple[str, ...], int]] = {}
+    guards: dict[str, Pred] = {}
+    out = []
+    for o, ops, n, p, lc, f in instrs:
+        pv = heads.get(o)
+        if pv is None:
+            pv = heads[o] = _opcode_parts(o)
+        g = None
+        if p is not None:
+            g = guards.get(p)
+            if g is None:
+                g = guards[p] = _guard(p)
+        args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
+        out.append(_instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
+    return tuple(out)
+
+
+_new = object.__new__
+
+
+def _instr(opcode: str, operands: tuple, line: int, pred: str | None, loc: str | None, func: str,
+           parts: tuple, args: tuple, guard: Pred | None, vec: int) -> Instr:
+    """``Instr(...)`` with its fields set at once: the frozen dataclass's ``__init__`` sets them
+    one by one through ``object.__setattr__``, and a PTX file has ~10^4 instructions (the result
+    is the same frozen, comparable :class:`Instr`)."""
+    i = _new(Instr)
+    i.__dict__.update(opcode=opcode, operands=operands, line=line, pred=pred, loc=loc, func=func, parts=parts,
+                      args=args, guard=guard, vec=vec)
+    return i
+
+
 def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | None = None,
                loc: str | None = None, func: str = "") -> Instr:
     """An :class:`Instr` with its opcode parts, vector width, guard and operands decoded (what
@@ -171,23 +206,16 @@ def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | No
     """
     parts, vec = _opcode_parts(opcode)
     guard = None if pred is None else _guard(pred)
-    return Instr(opcode, operands, line, pred, loc, func, parts, _decode_all(operands), guard, vec)
+    return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
 
 
-@lru_cache(maxsize=4096)   # key: an opcode (a few hundred distinct per file)
 def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
     parts = tuple(opcode.split("."))
     return parts, next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
 
 
-@lru_cache(maxsize=1024)   # key: a guard as written (``%p3``, ``!%p3``)
 def _guard(pred: str) -> Pred:
     return Pred(pred.lstrip("!"), pred.startswith("!"))
-
-
-@lru_cache(maxsize=1 << 16)   # key: an instruction's operands as written (many lines repeat them)
-def _decode_all(operands: tuple[str, ...]) -> tuple[Operand, ...]:
-    return tuple(map(decode_operand, operands))
 
 
 _SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
@@ -316,6 +344,6 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
-    resolved = tuple(make_instr(o, ops, n, p, names[lc] if lc else None, f) for o, ops, n, p, lc, f in instrs)
+    resolved = _typed(instrs, names)
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
                      tuple(full.items()))
