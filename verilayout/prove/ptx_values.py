@@ -67,7 +67,7 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
 
 class PtxValues:
     """Symbolic values of a PTX function's registers (see the module docstring): ``reg(name)``
-    and ``operand(text, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
+    and ``operand(decoded operand, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> v = PtxValues(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, buf;\\n"
