@@ -1,6 +1,6 @@
 """What an audit accepts as input: bounded reads (files and standard input), and the test that a
 text holds a whole kernel before it is audited (never green on nothing): that test reads the text,
-so it lives at the door (:mod:`verilayout.frontends.completeness`) and is re-exported here.
+so it lives at the door (:mod:`verilayout.frontends.prescan`) and is re-exported here.
 
 >>> missing_part("", "ttgir")
 'empty: no TTGIR module'
@@ -11,7 +11,7 @@ import sys
 from typing import BinaryIO
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.completeness import looks_like_ptx, missing_part
+from verilayout.frontends.prescan import looks_like_ptx, missing_part
 
 __all__ = ["MAX_INPUT_BYTES", "read_bounded", "read_input", "looks_like_ptx", "missing_part"]
 

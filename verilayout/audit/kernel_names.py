@@ -18,8 +18,7 @@ import json
 import os
 import re
 
-from verilayout.frontends.ptx import source_files as ptx_source_files
-from verilayout.frontends.ttgir import pointer_element_types, source_files as ttgir_source_files
+from verilayout.frontends.prescan import pointer_element_types, source_files
 
 #: Triton's names of MLIR element types (``triton.language`` dtypes).
 TRITON_DTYPE = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "i1": "i1", "i8": "i8",
@@ -62,7 +61,7 @@ def source_paths(text: str, kind: str) -> dict[str, str]:
     >>> source_paths('.file 1 "/src/k.py"', "ptx")
     {'k.py': '/src/k.py'}
     """
-    found = ptx_source_files(text) if kind == "ptx" else ttgir_source_files(text)
+    found = source_files(text, kind)
     out: dict[str, str | None] = {}
     for full in found:
         base = full.rsplit("/", 1)[-1]

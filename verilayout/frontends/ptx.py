@@ -32,7 +32,7 @@ from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pr
                                             Vec)
 
 __all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr", "source_files"]
+           "decode_operand", "make_instr"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -216,19 +216,6 @@ def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
 
 def _guard(pred: str) -> Pred:
     return Pred(pred.lstrip("!"), pred.startswith("!"))
-
-
-_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
-
-
-def source_files(text: str) -> tuple[str, ...]:
-    """The source file paths of a PTX text's ``.file`` directives, in order, each once (what
-    :attr:`PtxModule.files` holds after a parse, read here without parsing the instructions).
-
-    >>> source_files('.file 1 "/src/k.py"\\n.file 2 "/src/k.py"\\n.file 3 "lib.h"')
-    ('/src/k.py', 'lib.h')
-    """
-    return tuple(dict.fromkeys(_SOURCE.findall(text)))
 
 
 def _decode(data: str | bytes) -> str:

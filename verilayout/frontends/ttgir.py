@@ -29,7 +29,7 @@ from typing import Any, Mapping
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import AliasDef, Scanner, TensorType, parse_aliases
 
-__all__ = ["Op", "Module", "parse_module", "MAX_BYTES", "pointer_element_types", "source_files"]
+__all__ = ["Op", "Module", "parse_module", "MAX_BYTES"]
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
@@ -308,29 +308,3 @@ def is_type(value: Any) -> bool:
 
 
 _ = AliasDef  # re-exported type of lazily parsed alias values
-
-
-_FUNC_ARGS = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
-_PTR_ELEM = re.compile(r"!tt\.ptr<\s*([\w]+)")
-_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
-
-
-def pointer_element_types(text: str) -> tuple[str, ...]:
-    """The MLIR element types of the first ``tt.func``'s pointer arguments, in argument order
-    (as written on its line, without parsing the module).
-
-    >>> pointer_element_types("tt.func public @k(%a: !tt.ptr<f8E4M3FN> loc(#l), %c: !tt.ptr<f32>) {")
-    ('f8E4M3FN', 'f32')
-    """
-    m = _FUNC_ARGS.search(text)
-    return tuple(_PTR_ELEM.findall(m.group("args"))) if m else ()
-
-
-def source_files(text: str) -> tuple[str, ...]:
-    """The source file paths the text's locations name (``loc("/a/k.py":3:1)``), in order of
-    first appearance, each once.
-
-    >>> source_files('#loc = loc("/src/k.py":4:1)\\n#loc2 = loc("k.py":5:1)\\n#loc3 = loc("/src/k.py":6:1)')
-    ('/src/k.py', 'k.py')
-    """
-    return tuple(dict.fromkeys(_SOURCE.findall(text)))

@@ -1,5 +1,7 @@
-"""Whether a TTGIR or PTX text holds a whole kernel, read before the text is parsed (the door's
-first look: never green on nothing). A TTGIR text holds a kernel when it has a ``module`` with a
+"""What the door reads from a TTGIR or PTX text before (or without) parsing it, with nothing
+heavier than ``re`` imported (the CLI's start-up path imports it): whether the text holds a whole
+kernel (never green on nothing), the source files its locations name, and the element types of its
+kernel's pointer arguments (a Triton cache's kernel names). A TTGIR text holds a kernel when it has a ``module`` with a
 ``tt.func`` and its brackets and strings close; a PTX text when it has ``.version``/``.target``,
 an ``.entry`` or ``.func``, and its braces close.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["looks_like_ptx", "missing_part"]
+__all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types"]
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -83,3 +85,32 @@ def _ptx_missing(text: str) -> str | None:
     if bad:
         return f"truncated: {bad} (the file ends inside a function or section)"
     return None
+
+
+_FUNC_ARGS = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
+_PTR_ELEM = re.compile(r"!tt\.ptr<\s*([\w]+)")
+_TTGIR_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
+_PTX_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
+
+
+def pointer_element_types(text: str) -> tuple[str, ...]:
+    """The MLIR element types of the first ``tt.func``'s pointer arguments of a TTGIR text, in
+    argument order (as written on its line).
+
+    >>> pointer_element_types("tt.func public @k(%a: !tt.ptr<f8E4M3FN> loc(#l), %c: !tt.ptr<f32>) {")
+    ('f8E4M3FN', 'f32')
+    """
+    m = _FUNC_ARGS.search(text)
+    return tuple(_PTR_ELEM.findall(m.group("args"))) if m else ()
+
+
+def source_files(text: str, kind: str) -> tuple[str, ...]:
+    """The source file paths a TTGIR (``loc("/a/k.py":3:1)``) or PTX (``.file 1 "/a/k.py"``, what
+    a parsed module's ``files`` holds) text names, in order of first appearance, each once.
+
+    >>> source_files('#loc = loc("/src/k.py":4:1)\\n#loc2 = loc("k.py":5:1)\\n#l3 = loc("/src/k.py":6:1)', "ttgir")
+    ('/src/k.py', 'k.py')
+    >>> source_files('.file 1 "/src/k.py"\\n.file 2 "/src/k.py"\\n.file 3 "lib.h"', "ptx")
+    ('/src/k.py', 'lib.h')
+    """
+    return tuple(dict.fromkeys((_PTX_SOURCE if kind == "ptx" else _TTGIR_SOURCE).findall(text)))
