@@ -133,9 +133,8 @@ def test_every_long_function_says_why():
     assert not bad, "\n".join(bad)
 
 
-# Issue 25: the new ladder (text read at the door) and the private-import rule are violations;
-# the one known edge (prove/ptx_values -> frontends/ptx) is a report that fails only under
-# --strict. Each planted tree breaks one rule.
+# Issue 25: the new ladder (text read at the door) and the private-import rule are violations.
+# Each planted tree breaks one rule.
 
 def test_prove_reading_text_is_a_violation(tmp_path):
     root = _tree(tmp_path, {"__init__.py": "", "frontends/__init__.py": "", "prove/__init__.py": "",
@@ -171,14 +170,14 @@ def test_frontends_importing_prove_breaks_the_new_ladder(tmp_path):
     assert layers.main(["--root", str(root)]) == 1
 
 
-def test_the_known_ptx_edge_is_a_report_that_fails_only_under_strict(tmp_path):
+def test_the_ptx_evaluator_reading_text_is_a_violation(tmp_path):
+    # the edge issue 25 removed (prove/ptx_values reads hw/nvidia/ptx_model's typed module now)
     root = _tree(tmp_path, {"__init__.py": "", "frontends/__init__.py": "", "prove/__init__.py": "",
                             "frontends/ptx.py": "",
                             "prove/ptx_values.py": "from verilayout.frontends import ptx\n"})
-    assert layers.ladder_findings(root) == []
-    assert len(layers.known_edges(root)) == 1 and "prove/ptx_values.py:1" in layers.known_edges(root)[0]
-    assert layers.main(["--root", str(root)]) == 0
-    assert layers.main(["--root", str(root), "--strict"]) == 1
+    found = layers.ladder_findings(root)
+    assert len(found) == 1 and "prove/ptx_values.py:1" in found[0]
+    assert layers.main(["--root", str(root)]) == 1
 
 
 def test_a_private_import_across_modules_is_a_violation(tmp_path):
@@ -191,19 +190,18 @@ def test_a_private_import_across_modules_is_a_violation(tmp_path):
     assert layers.main(["--root", str(root)]) == 1
 
 
-def test_a_tree_that_keeps_both_rules_passes_under_strict(tmp_path):
+def test_a_tree_that_keeps_both_rules_passes(tmp_path):
     root = _tree(tmp_path, {"__init__.py": "", "core/__init__.py": "", "prove/__init__.py": "",
                             "core/a.py": "def helper():\n    pass\n",
                             "prove/b.py": "from verilayout.core.a import helper\n"})
     assert layers.ladder_findings(root) == [] and layers.private_imports(root) == []
-    assert layers.main(["--root", str(root), "--strict"]) == 0
+    assert layers.main(["--root", str(root)]) == 0
 
 
-def test_the_package_keeps_the_ladder_but_for_the_known_edge():
-    """Issue 25: no layer below the door reads text; only the PTX edge is left (a report)."""
+def test_the_package_keeps_the_ladder():
+    """Issue 25: no layer below the door reads text."""
     left = layers.ladder_findings(ROOT)
     assert left == [], "\n".join(left)
-    assert all("prove/ptx_values.py" in r for r in layers.known_edges(ROOT))
 
 
 def test_no_private_import_between_modules():

@@ -1,6 +1,7 @@
-"""The vectorized thread evaluator of the PTX audit (``audit.ptx_smem._vcompile``) against the
-scalar one (``_compile``) and against z3 itself (the oracle: the term with ``tid_x`` substituted
-by each thread id and simplified to a value), on random terms; and the two refuse the same terms.
+"""The thread evaluator of the PTX audit (``audit.ptx_smem._vcompile``, one evaluator: machine
+words, or exact integers for terms with subterms wider than 64 bits) against z3 itself (the oracle:
+the term with ``tid_x`` substituted by each thread id and simplified to a value), on random terms;
+its two number representations agree on every term and refuse the same terms.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import z3
 
-from verilayout.audit.ptx_smem import _Wide, _compile, _vcompile, thread_values
+from verilayout.audit.ptx_smem import _Wide, _vcompile, _vnode, thread_values
 from verilayout.prove.ptx_values import TID
 
 THREADS = 64
@@ -20,6 +21,12 @@ def _oracle(e: z3.ExprRef, t: int):
     """z3's value of ``e`` at ``tid_x = t`` (outside the code under test)."""
     v = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(t, 32))))
     return z3.is_true(v) if z3.is_bool(v) else v.as_long()
+
+
+def _exact(e: z3.ExprRef, t: np.ndarray) -> list:
+    """The evaluator's exact-integer representation forced (even for a term that fits 64 bits)."""
+    out = _vnode(e.ctx_ref(), e.as_ast(), {}, "tid_x", True)(t.astype(object))
+    return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
 
 
 def _fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
@@ -84,29 +91,27 @@ def _bool(rng: random.Random, depth: int, wide: bool) -> z3.BoolRef:
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_vectorized_equals_scalar_and_z3(seed):
+def test_words_and_exact_integers_equal_z3(seed):
     rng = random.Random(seed)
     for _ in range(6):
         w = rng.choice([1, 8, 16, 32, 64])
         e = _bool(rng, 4, False) if rng.random() < 0.2 else _bv(rng, w, 5, False)
         memo: dict = {}
         vec = _vcompile(e, memo)(np.arange(THREADS, dtype=np.uint64)).tolist()
-        f = _compile(e, {})
-        scalar = [f(t) for t in range(THREADS)]
         want = [_oracle(e, t) for t in range(THREADS)]
-        assert [bool(x) for x in scalar] == want if z3.is_bool(e) else scalar == want, e
+        assert _exact(e, np.arange(THREADS, dtype=np.uint64)) == want, e
         assert vec == want, e
         assert thread_values(e, memo, THREADS) == want
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_wider_than_64_bits_falls_back_to_the_scalar_path(seed):
+def test_wider_than_64_bits_is_evaluated_in_exact_integers(seed):
     rng = random.Random(1000 + seed)
     checked = 0
     for _ in range(30):
         e = _bv(rng, rng.choice([16, 32, 64]), 4, True)
         try:
-            _vcompile(e, {})
+            _vcompile(e, {}, wide=False)
         except _Wide:
             checked += 1
             assert thread_values(e, {}, THREADS) == [_oracle(e, t) for t in range(THREADS)], e
@@ -119,13 +124,13 @@ REFUSED = [z3.UDiv(TID, 3), z3.URem(TID, 3), TID >> 2, z3.RotateLeft(TID, 3), TI
 
 
 @pytest.mark.parametrize("e", REFUSED, ids=[str(e) for e in REFUSED])
-def test_both_refuse_the_same_terms(e):
+def test_both_representations_refuse_the_same_terms(e):
     # ashr, division, remainder, rotation, a free symbol other than tid_x, a free boolean and a
-    # non-bit-vector term: neither evaluator models them (the audit then reports "not exact")
-    with pytest.raises((ValueError, AttributeError)):
-        _compile(e, {})
+    # non-bit-vector term: the evaluator does not model them (the audit then reports "not exact")
     with pytest.raises((ValueError, AttributeError)):
         _vcompile(e, {})
+    with pytest.raises((ValueError, AttributeError)):
+        _exact(e, np.arange(4, dtype=np.uint64))
 
 
 def test_accepted_by_one_is_accepted_by_the_other():
@@ -135,7 +140,7 @@ def test_accepted_by_one_is_accepted_by_the_other():
         if rng.random() < 0.3:
             e = e + rng.choice(REFUSED[:5])               # sometimes poisoned by a refused subterm
         verdicts = []
-        for fn in (_compile, _vcompile):
+        for fn in (lambda x, m: _vcompile(x, m), lambda x, m: _vnode(x.ctx_ref(), x.as_ast(), m, "tid_x", True)):
             try:
                 fn(e, {})
                 verdicts.append(True)
@@ -154,5 +159,4 @@ EDGES = [T64 << (T64 + 60), z3.LShR(~T64, T64 + 60), z3.Extract(7, 0, TID) << z3
 def test_edges_shift_counts_past_the_width_and_signed_compares(e):
     want = [_oracle(e, t) for t in range(THREADS)]
     assert _vcompile(e, {})(np.arange(THREADS, dtype=np.uint64)).tolist() == want
-    f = _compile(e, {})
-    assert [f(t) for t in range(THREADS)] == want
+    assert _exact(e, np.arange(THREADS, dtype=np.uint64)) == want

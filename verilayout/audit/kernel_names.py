@@ -18,13 +18,12 @@ import json
 import os
 import re
 
+from verilayout.frontends.prescan import pointer_element_types, source_files
+
 #: Triton's names of MLIR element types (``triton.language`` dtypes).
 TRITON_DTYPE = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "i1": "i1", "i8": "i8",
                 "i16": "i16", "i32": "i32", "i64": "i64", "f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5",
                 "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16", "f8E4M3B11FNUZ": "fp8e4b15"}
-
-_FUNC = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
-_PTR = re.compile(r"!tt\.ptr<\s*([\w]+)")
 
 
 def target_name(target: str | None) -> str | None:
@@ -49,15 +48,8 @@ def pointer_dtypes(ttgir_text: str) -> tuple[str, ...]:
     >>> pointer_dtypes("tt.func public @k(%a: !tt.ptr<f8E4M3FN> loc(#l), %c: !tt.ptr<f32>) {")
     ('fp8e4nv', 'fp32')
     """
-    m = _FUNC.search(ttgir_text)
-    if not m:
-        return ()
-    names = (TRITON_DTYPE.get(t, t) for t in _PTR.findall(m.group("args")))
+    names = (TRITON_DTYPE.get(t, t) for t in pointer_element_types(ttgir_text))
     return tuple(dict.fromkeys(names))
-
-
-_TTGIR_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
-_PTX_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
 
 
 def source_paths(text: str, kind: str) -> dict[str, str]:
@@ -69,9 +61,9 @@ def source_paths(text: str, kind: str) -> dict[str, str]:
     >>> source_paths('.file 1 "/src/k.py"', "ptx")
     {'k.py': '/src/k.py'}
     """
-    found = (_PTX_SOURCE if kind == "ptx" else _TTGIR_SOURCE).findall(text)
+    found = source_files(text, kind)
     out: dict[str, str | None] = {}
-    for full in dict.fromkeys(found):
+    for full in found:
         base = full.rsplit("/", 1)[-1]
         out[base] = full if base not in out else None
     return {b: f for b, f in out.items() if f and f != b}

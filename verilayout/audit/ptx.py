@@ -55,11 +55,12 @@ from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import Instr, parse_ptx
+from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.hw.nvidia.descriptor import operand_k
+from verilayout.hw.nvidia.ptx_model import Addr, Instr, Vec
 from verilayout.prove.ptx_values import SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
@@ -146,7 +147,7 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks:
     for slot, name in ((1, "A"), (2, "B")):
         tcheck = by_operand.get(name)
         descs = (tcheck.data.get("descriptors") if tcheck is not None else None) or []
-        if tcheck is None or not descs or wg[0].operands[slot].startswith(("{", "[")):
+        if tcheck is None or not descs or isinstance(wg[0].args[slot], (Vec, Addr)):
             continue                                   # register / tensor-memory operand, or nothing derived
         if arch == "sm_100":
             # one tcgen05.mma covers the whole M (64-256 rows) of a K-block: the plan's MN block 0
@@ -180,7 +181,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
     mn_dim = 0 if name == "A" else 1
     t_shape = d["shape"]
     mn = 64 if name == "A" and t_shape[0] >= 64 else min(t_shape[mn_dim], 256)
-    exprs = [ev.operand(i.operands[slot], 64, at=i) for i in wg]
+    exprs = [ev.operand(i.args[slot], 64, at=i) for i in wg]
     # the base each instruction implies: its start minus the start the plan derives at base 0
     starts: list[tuple[int, Instr, z3.BitVecRef, dict, int]] = []
     for i, (ins, e, want) in enumerate(zip(wg, exprs, idx)):
@@ -269,7 +270,7 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
                        "blocks per warpgroup", {"reason": "instruction count"}) for i in group]
     out = []
     for slot, name in ((1, "A"), (2, "B")):
-        if group[0].operands[slot].startswith(("{", "[")):
+        if isinstance(group[0].args[slot], (Vec, Addr)):
             continue                                   # a register operand: no descriptor
         if name not in plan:
             out.extend(_check(i, path, name, "unchecked", None, f"operand {name}: the TTGIR plan derived no "
@@ -337,7 +338,7 @@ def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check,
     results: dict[int, list] = {}
     starts = []
     for i, (ins, kb, per_wg) in enumerate(items):
-        e = ev.operand(ins.operands[slot], 64, at=ins)
+        e = ev.operand(ins.args[slot], 64, at=ins)
         res = results.setdefault(i, [])
         for w, mb, want in per_wg:
             data = {"source": "ptx", "operand": name, "instruction": i, "k_block": kb, "mn_block": mb,
@@ -622,9 +623,9 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
     plan = {c.data.get("operand"): c.data for c in mma_checks if c.line == dot.line}
     for ins in instrs:
         kind = next((p for p in ins.parts if p.startswith("kind::")), "")
-        if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.operands) < 4:
+        if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.args) < 4:
             continue
-        e = ev.operand(ins.operands[3], 32, at=ins)
+        e = ev.operand(ins.args[3], 32, at=ins)
         val = _constant(e, ev.const_cache, ev.prover) if e is not None else None
         data = {"source": "ptx", "operand": "idesc", "kind": kind}
         if val is None:

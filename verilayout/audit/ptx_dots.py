@@ -21,7 +21,7 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
 * :func:`memdesc_root` / :func:`live_lines`: the allocation an operand's memdesc views, and the
   TTGIR lines over which that allocation is live.
 
->>> from verilayout.frontends.ptx import Instr
+>>> from verilayout.frontends.ptx import make_instr as Instr
 >>> a = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r1}", "%rd1", "%rd2"), 5, loc="k.py:3")
 >>> c = Instr("wgmma.commit_group.sync.aligned", (), 6)
 >>> b = Instr("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16", ("{%r2}", "%rd1", "%rd2"), 9, loc="k.py:3")
@@ -32,12 +32,11 @@ Law (issue 26: by dataflow and order, never by source location or counts alone):
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping, Sequence
 
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.frontends.ptx import Instr
 from verilayout.frontends.ttgir import Op
+from verilayout.hw.nvidia.ptx_model import Instr
 
 #: Opcode prefixes of the MMA instructions and of what closes one dot's group, per architecture.
 MMA_OPS = {"sm_90": (("wgmma.mma_async",), ("wgmma.commit_group",)),
@@ -48,8 +47,8 @@ def mma_groups(instrs: Sequence[Instr], mma: tuple[str, ...], close: tuple[str, 
     """The MMA instructions of ``instrs`` (``mma`` opcode prefixes), in order, cut at an
     instruction of ``close`` and where the location or the function changes (see the module law).
 
-    >>> from verilayout.frontends.ptx import Instr
-    >>> x = [Instr("tcgen05.mma.cta.kind::f16", ("[%r1]",), n, loc=l) for n, l in ((1, "a:1"), (2, "a:1"), (3, "a:2"))]
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> x = [make_instr("tcgen05.mma.cta.kind::f16", ("[%r1]",), n, loc=l) for n, l in ((1, "a:1"), (2, "a:1"), (3, "a:2"))]
     >>> [len(g) for g in mma_groups(x, ("tcgen05.mma",), ("tcgen05.commit",))]
     [2, 1]
     """
@@ -101,14 +100,14 @@ def accumulator_blocks(group: Sequence[Instr]) -> list[list[Instr]]:
     """The group's instructions by accumulator (operand 0, whitespace ignored), blocks in order of
     first appearance, each block's instructions in program order.
 
-    >>> from verilayout.frontends.ptx import Instr
-    >>> g = [Instr("wgmma", (d,), n) for n, d in ((1, "{%r1}"), (2, "{%r2}"), (3, "{ %r1 }"))]
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> g = [make_instr("wgmma", (d,), n) for n, d in ((1, "{%r1}"), (2, "{%r2}"), (3, "{ %r1 }"))]
     >>> [[i.line for i in b] for b in accumulator_blocks(g)]
     [[1, 3], [2]]
     """
-    blocks: dict[str, list[Instr]] = {}
+    blocks: dict[object, list[Instr]] = {}
     for i in group:
-        blocks.setdefault(re.sub(r"\s+", "", i.operands[0]) if i.operands else "", []).append(i)
+        blocks.setdefault(i.args[0] if i.args else None, []).append(i)
     return list(blocks.values())
 
 

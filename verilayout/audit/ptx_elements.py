@@ -29,21 +29,21 @@ lane, the PTX instruction and both addresses.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import ADDR_OPERAND_RE, smem_access, thread_guard, lane_byte_offsets, thread_offsets as _thread_offsets
+from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
+                                       thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
+from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 from verilayout.prove.ptx_values import TID
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
@@ -134,14 +134,14 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
 def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
     acc = smem_access(ins)
-    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
-    if m is None:
+    addr = address_of(ins)
+    if addr is None:
         return "no [register+offset] address"
-    imm = parse_immediate(m.group(2)) if m.group(2) else 0
+    imm = addr.offset
     if imm is None:
-        return f"offset {m.group(2)} is not an immediate"
-    a0 = ev.operand(m.group(1), 32, at=ins)
-    offs = lane_byte_offsets(ev, m.group(1), ins, memo)
+        return f"offset {addr.offset_text} is not an immediate"
+    a0 = ev.operand(addr.base, 32, at=ins)
+    offs = lane_byte_offsets(ev, addr.base, ins, memo)
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
     active = [True] * 32
@@ -152,7 +152,7 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     a0 = _at_zero(a0, imm, memo)
     head = ins.parts[0]
     if head in ("ldmatrix", "stmatrix"):
-        n = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
+        n = matrix_count(ins, 1)
         if "b16" not in ins.parts:
             return f"{ins.opcode}: only b16 matrices are modelled"
         key = ("matrix", tuple(offs), n, "trans" in ins.parts)
@@ -351,9 +351,8 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
 
 
 def _address_register(ins: Instr) -> str | None:
-    acc = smem_access(ins)
-    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
-    return m.group(1) if m else None
+    addr = address_of(ins)
+    return addr.base_name if addr else None
 
 
 def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> list[Instr]:
@@ -489,16 +488,16 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""
     acc = smem_access(ins)
-    m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip()) if acc and len(ins.operands) > acc[1] else None
-    if m is None:
+    addr = address_of(ins)
+    if addr is None:
         return "no [register+offset] address"
-    imm = parse_immediate(m.group(2)) if m.group(2) else 0
+    imm = addr.offset
     if imm is None:
         return "an offset that is not an immediate"
     active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
-    got = _thread_offsets(ev, ins, m.group(1), n, memo)
+    got = _thread_offsets(ev, ins, addr.base, n, memo)
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
@@ -506,7 +505,7 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
         if not all(active):
             return "a predicated ldmatrix/stmatrix"
-        k = int((re.search(r"\.x(\d)", ins.opcode) or [0, 1])[1])
+        k = matrix_count(ins, 1)
         out: list[set[int]] = []
         for w in range(n // 32):
             out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))

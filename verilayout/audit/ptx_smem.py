@@ -35,12 +35,10 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.dtypes import ptx_bits
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, PtxModule
 from verilayout.prove.ptx_values import TID
 
-ADDR_OPERAND_RE = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
-_VEC = {"v2": 2, "v4": 4, "v8": 8}
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
 
@@ -58,156 +56,68 @@ def phase_cost(addresses: list[int], width: int) -> int:
     return max((len(w) for w in banks.values()), default=0)
 
 
+#: The opcode heads of the instructions :func:`smem_access` models.
+_ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
+
+
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
     """``(kind, address operand index, bytes per lane access, lanes per phase)``."""
-    cp = ins.opcode.startswith("cp.") and len(ins.operands) > 2
-    return _access_of(ins.opcode, ins.operands[2] if cp else None)
+    if ins.parts[0] not in _ACCESS_HEADS:             # the common case: no shared-memory access
+        return None
+    cp = ins.parts[0] == "cp" and len(ins.args) > 2
+    size = ins.args[2] if cp else None
+    return _access_of(ins.opcode, ins.parts, ins.vec, size.value if isinstance(size, Imm) else None)
 
 
-@lru_cache(maxsize=4096)   # key: the opcode and a cp.async's size operand (a few dozen distinct per file)
-def _access_of(opcode: str, size_text: str | None) -> tuple[str, int, int, int] | None:
-    p = tuple(opcode.split("."))
+def address_of(ins: Instr) -> Addr | None:
+    """The ``[base+offset]`` address operand of a shared-memory access (:func:`smem_access`), or
+    None (no access, or an address of no modelled form).
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> address_of(make_instr("ld.shared.b32", ("%r1", "[%r2+8]"), 1)).offset
+    8
+    """
+    acc = smem_access(ins)
+    if acc is None or len(ins.args) <= acc[1]:
+        return None
+    a = ins.args[acc[1]]
+    return a if isinstance(a, Addr) and a.modelled else None
+
+
+@lru_cache(maxsize=4096)   # key: the opcode and a cp.async's size (a few dozen distinct per file)
+def _access_of(opcode: str, p: tuple[str, ...], vec: int, size: int | None) -> tuple[str, int, int, int] | None:
     if p[0] == "ldmatrix" or p[0] == "stmatrix":
         return ("load" if p[0] == "ldmatrix" else "store", 1 if p[0] == "ldmatrix" else 0, 16, 8)
-    if p[0] in ("st", "ld") and "shared" in ".".join(p) or p[0] == "st" and any(x.startswith("shared") for x in p):
-        vec = next((_VEC[x] for x in p if x in _VEC), 1)
+    if p[0] in ("st", "ld") and "shared" in opcode or p[0] == "st" and any(x.startswith("shared") for x in p):
         bits = next((ptx_bits(x) for x in reversed(p) if ptx_bits(x)), 32)
         width = vec * bits // 8
         lanes = 32 if width <= 4 else 16 if width == 8 else 8
         return ("store" if p[0] == "st" else "load", 0 if p[0] == "st" else 1, width, lanes)
-    if p[0] == "cp" and "async" in p and ("shared" in ".".join(p) or "ca" in p or "cg" in p) and "bulk" not in p:
-        size = parse_immediate(size_text) if size_text is not None else None
+    if p[0] == "cp" and "async" in p and ("shared" in opcode or "ca" in p or "cg" in p) and "bulk" not in p:
         if size not in (4, 8, 16):
             return None
         return ("store", 0, size, 32 if size <= 4 else 16 if size == 8 else 8)
     return None
 
 
-def _compile(e: z3.ExprRef, memo: dict) -> Any:
-    """``e`` (bit-vector, only ``tid_x`` free) as a Python function of ``tid`` (the z3 tree is
-    walked once; walking it per lane through the z3 API is slow)."""
-    k = e.get_id()
-    if k in memo:
-        return memo[k][1]
-    if z3.is_bool(e):
-        return _compile_bool(e, memo)
-    if z3.is_app_of(e, z3.Z3_OP_ITE):
-        c, a, b = (_compile(x, memo) for x in e.children())
-        f = lambda t, c=c, a=a, b=b: a(t) if c(t) else b(t)  # noqa: E731
-        memo[k] = (e, f)
-        return f
-    w = e.size()
-    mask = (1 << w) - 1
-    if z3.is_bv_value(e):
-        c = e.as_long()
-        f = lambda t, c=c: c  # noqa: E731
-    elif z3.is_const(e):
-        if str(e) != "tid_x":
-            raise ValueError(f"free symbol {e}")
-        f = lambda t, m=mask: t & m  # noqa: E731
-    else:
-        kind = e.decl().kind()
-        kids = e.children()
-        a = [_compile(x, memo) for x in kids]
-        if kind == z3.Z3_OP_EXTRACT:
-            lo = e.params()[1]
-            f = lambda t, g=a[0], lo=lo, m=mask: (g(t) >> lo) & m  # noqa: E731
-        elif kind == z3.Z3_OP_CONCAT:
-            sizes = [x.size() for x in kids]
-            def f(t, gs=a, sizes=sizes, m=mask):
-                v = 0
-                for g, sz in zip(gs, sizes):
-                    v = (v << sz) | g(t)
-                return v & m
-        elif kind == z3.Z3_OP_SIGN_EXT:
-            cw = kids[0].size()
-            f = lambda t, g=a[0], cw=cw, m=mask: ((g(t) - (1 << cw)) if g(t) >> (cw - 1) & 1 else g(t)) & m  # noqa: E731
-        elif kind == z3.Z3_OP_ZERO_EXT:
-            f = a[0]
-        else:
-            op = _OPS.get(kind)
-            if op is None:
-                raise ValueError(f"unsupported {e.decl()}")
-            f = lambda t, gs=a, op=op, m=mask, w=w: op([g(t) for g in gs], w) & m  # noqa: E731
-    memo[k] = (e, f)
-    return f
-
-
-def _signed(v: int, w: int) -> int:
-    return v - (1 << w) if v >> (w - 1) & 1 else v
-
-
-_CMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w: a != b,
-        z3.Z3_OP_ULT: lambda a, b, w: a < b, z3.Z3_OP_ULEQ: lambda a, b, w: a <= b,
-        z3.Z3_OP_UGT: lambda a, b, w: a > b, z3.Z3_OP_UGEQ: lambda a, b, w: a >= b,
-        z3.Z3_OP_SLT: lambda a, b, w: _signed(a, w) < _signed(b, w),
-        z3.Z3_OP_SLEQ: lambda a, b, w: _signed(a, w) <= _signed(b, w),
-        z3.Z3_OP_SGT: lambda a, b, w: _signed(a, w) > _signed(b, w),
-        z3.Z3_OP_SGEQ: lambda a, b, w: _signed(a, w) >= _signed(b, w)}
-
-
-def _compile_bool(e: z3.ExprRef, memo: dict) -> Any:
-    """A boolean z3 term (comparisons of bit-vectors, not/and/or, constants) as a function of tid."""
-    k = e.get_id()
-    kind = e.decl().kind()
-    kids = e.children()
-    if z3.is_true(e) or z3.is_false(e):
-        c = z3.is_true(e)
-        f = lambda t, c=c: c  # noqa: E731
-    elif kind == z3.Z3_OP_NOT:
-        g = _compile_bool(kids[0], memo)
-        f = lambda t, g=g: not g(t)  # noqa: E731
-    elif kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-        gs = [_compile_bool(x, memo) for x in kids]
-        f = (lambda t, gs=gs: all(g(t) for g in gs)) if kind == z3.Z3_OP_AND else \
-            (lambda t, gs=gs: any(g(t) for g in gs))  # noqa: E731
-    elif kind in _CMP and len(kids) == 2 and z3.is_bv(kids[0]):
-        a, b = (_compile(x, memo) for x in kids)
-        op, w = _CMP[kind], kids[0].size()
-        f = lambda t, a=a, b=b, op=op, w=w: op(a(t), b(t), w)  # noqa: E731
-    else:
-        raise ValueError(f"unsupported {e.decl()}")
-    memo[k] = (e, f)
-    return f
-
-
-def _fold(fn):
-    def run(xs, w):
-        v = xs[0]
-        for x in xs[1:]:
-            v = fn(v, x, w)
-        return v
-    return run
-
-
-_OPS = {
-    z3.Z3_OP_BADD: _fold(lambda a, b, w: a + b), z3.Z3_OP_BSUB: _fold(lambda a, b, w: a - b),
-    z3.Z3_OP_BMUL: _fold(lambda a, b, w: a * b), z3.Z3_OP_BAND: _fold(lambda a, b, w: a & b),
-    z3.Z3_OP_BOR: _fold(lambda a, b, w: a | b), z3.Z3_OP_BXOR: _fold(lambda a, b, w: a ^ b),
-    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: -xs[0],
-    z3.Z3_OP_BSHL: _fold(lambda a, b, w: a << b if b < w else 0),
-    z3.Z3_OP_BLSHR: _fold(lambda a, b, w: a >> b if b < w else 0),
-}
-
-
 class _Wide(Exception):
-    """A subterm wider than 64 bits: the vectorized evaluator leaves the term to :func:`_compile`."""
+    """A subterm wider than 64 bits where the caller asked for machine words only."""
 
 
 _U64 = np.uint64
 
 
-def _vcompile(e: z3.ExprRef, memo: dict, var: str = "tid_x") -> Any:
-    """``e`` (bit-vector or boolean, only ``var`` free, every subterm at most 64 bits wide) as
-    a function of an array of values of ``var`` (thread ids by default) that evaluates them all at once: ``uint64`` arrays
-    holding each value reduced mod ``2^width`` (booleans as ``bool`` arrays). The same terms as
-    :func:`_compile` are accepted (a ValueError names the first one that is not), and for every
-    thread the value is :func:`_compile`'s: sums, products and negations wrap mod ``2^64`` and
-    are then masked to their width (``width <= 64``, so the residue is the same), shifts by
-    ``width`` or more give 0 (numpy's shifts are guarded to counts below 64), signed comparisons
-    read the two's-complement value. The term tree is walked once through z3's C API (no Python
-    object per subterm); ``memo`` keeps the compiled subterms of the file by z3 id, and the root
-    term with them (alive, so the ids stay unique). Raises :class:`_Wide` for a wider subterm.
+def _vcompile(e: z3.ExprRef, memo: dict, var: str = "tid_x", wide: bool = True) -> Any:
+    """``e`` (bit-vector or boolean, only ``var`` free) as a function of an array of values of
+    ``var`` (thread ids by default, ``uint64``) that evaluates them all at once: the one evaluator
+    of z3 terms over threads. Each value is held reduced mod ``2^width`` (booleans as ``bool``
+    arrays): in ``uint64`` words when every subterm is at most 64 bits wide, else (``wide``) in
+    exact integers (numpy object arrays) by the same rules; with ``wide`` False a wider subterm
+    raises :class:`_Wide`. Sums, products and negations wrap and are then masked to their width,
+    shifts by ``width`` or more give 0, signed comparisons read the two's-complement value; an
+    operator not modelled (or a free symbol other than ``var``) raises ValueError naming it. The
+    term tree is walked once through z3's C API (no Python object per subterm); ``memo`` keeps the
+    compiled subterms of the file by z3 id, and the root term with them (alive, so ids stay unique).
 
     >>> f = _vcompile(z3.LShR(TID, 2) ^ (TID & 3) * 8, {})
     >>> f(np.arange(6, dtype=np.uint64)).tolist()
@@ -217,13 +127,20 @@ def _vcompile(e: z3.ExprRef, memo: dict, var: str = "tid_x") -> Any:
     hit = memo.get(k)
     if hit is not None:
         return hit[1]
-    f = _vnode(e.ctx_ref(), e.as_ast(), memo, var)
+    try:
+        f = _vnode(e.ctx_ref(), e.as_ast(), memo, var, False)
+    except _Wide:
+        if not wide:
+            raise
+        g = _vnode(e.ctx_ref(), e.as_ast(), memo, var, True)
+        f = lambda t: g(t.astype(object))  # noqa: E731
     memo[k] = (e, f)
     return f
 
 
-def _vnode(ctx: Any, a: Any, memo: dict, var: str = "tid_x") -> Any:
-    k = ("vnode", var, z3.Z3_get_ast_id(ctx, a))
+def _vnode(ctx: Any, a: Any, memo: dict, var: str, big: bool) -> Any:
+    """One subterm as a function of the array of ``var``'s values (``big``: exact integers)."""
+    k = ("vnode", var, big, z3.Z3_get_ast_id(ctx, a))
     f = memo.get(k)
     if f is not None:
         return f
@@ -236,57 +153,64 @@ def _vnode(ctx: Any, a: Any, memo: dict, var: str = "tid_x") -> Any:
     n = z3.Z3_get_app_num_args(ctx, a)
     kids = [z3.Z3_get_app_arg(ctx, a, i) for i in range(n)]
     if skind == z3.Z3_BOOL_SORT:
-        f = _vbool(ctx, kind, kids, memo, var)
+        f = _vbool(ctx, kind, kids, memo, var, big)
     elif skind != z3.Z3_BV_SORT:
         raise ValueError("not a bit-vector")
     else:
         w = z3.Z3_get_bv_sort_size(ctx, sort)
-        if w > 64:
+        if w > 64 and not big:
             raise _Wide(w)
-        f = _vbv(ctx, a, decl, kind, kids, w, memo, var)
+        f = _vbv(ctx, a, decl, kind, kids, w, memo, var, big)
     memo[k] = f
     return f
 
 
-def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, var: str) -> Any:
-    mask = _U64((1 << w) - 1)
+def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, var: str, big: bool) -> Any:
+    # long: the operator dispatch of the evaluator: one branch per z3 bit-vector operator
+    num = int if big else _U64                      # the number type of the arrays' elements
+    dtype = object if big else np.uint64
+    mask = num((1 << w) - 1)
     if kind == z3.Z3_OP_ITE:
-        c, x, y = (_vnode(ctx, b, memo, var) for b in kids)
+        c, x, y = (_vnode(ctx, b, memo, var, big) for b in kids)
         return lambda t: np.where(c(t), x(t), y(t))
     if z3.Z3_is_numeral_ast(ctx, a):
-        c = _U64(int(z3.Z3_get_numeral_string(ctx, a)))
-        return lambda t: np.full(t.shape, c, dtype=np.uint64)
+        c = num(int(z3.Z3_get_numeral_string(ctx, a)))
+        return lambda t: np.full(t.shape, c, dtype=dtype)
     if not kids:
         if z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)) != var:
             raise ValueError(f"a free symbol other than {var}")
         return lambda t: t & mask
-    g = [_vnode(ctx, b, memo, var) for b in kids]
+    g = [_vnode(ctx, b, memo, var, big) for b in kids]
     if kind == z3.Z3_OP_EXTRACT:
-        lo = _U64(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
+        lo = num(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
         return lambda t: (g[0](t) >> lo) & mask
     if kind == z3.Z3_OP_CONCAT:
-        sizes = [_U64(z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, b))) for b in kids]
+        sizes = [num(z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, b))) for b in kids]
 
         def cat(t: np.ndarray) -> np.ndarray:
-            v = np.zeros(t.shape, dtype=np.uint64)
+            v = np.full(t.shape, num(0), dtype=dtype)
             for h, sz in zip(g, sizes):
                 v = (v << sz) | h(t)
             return v & mask
         return cat
     if kind == z3.Z3_OP_SIGN_EXT:
         cw = z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
-        top, high = _U64(cw - 1), mask & ~_U64((1 << cw) - 1)
-        return lambda t: np.where((g[0](t) >> top) & _U64(1), g[0](t) | high, g[0](t))
+        top, high, one = num(cw - 1), mask & ~num((1 << cw) - 1), num(1)
+        return lambda t: np.where((g[0](t) >> top) & one, g[0](t) | high, g[0](t))
     if kind == z3.Z3_OP_ZERO_EXT:
         return g[0]
     op = _VOPS.get(kind)
     if op is None:
         raise ValueError(f"unsupported operator (kind {kind})")
-    wv = _U64(w)
+    wv = num(w)
     return lambda t: op([h(t) for h in g], wv) & mask
 
 
-def _signed_view(v: np.ndarray, w: int) -> np.ndarray:
+def _signed_view(v: np.ndarray, w: Any) -> np.ndarray:
+    """The two's-complement values of ``w``-bit words ``v`` (``uint64`` or exact integers)."""
+    if v.dtype == object:
+        w = int(w)
+        return np.where((v >> (w - 1)) & 1, v - (1 << w), v)
     sh = _U64(64 - w)
     return (v << sh).view(np.int64) >> np.int64(64 - w)
 
@@ -300,23 +224,23 @@ _VCMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w:
          z3.Z3_OP_SGEQ: lambda a, b, w: _signed_view(a, w) >= _signed_view(b, w)}
 
 
-def _vbool(ctx: Any, kind: int, kids: list, memo: dict, var: str) -> Any:
+def _vbool(ctx: Any, kind: int, kids: list, memo: dict, var: str, big: bool) -> Any:
     if kind in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
         c = kind == z3.Z3_OP_TRUE
         return lambda t: np.full(t.shape, c, dtype=bool)
     if kind == z3.Z3_OP_NOT:
-        g = _vnode(ctx, kids[0], memo, var)
+        g = _vnode(ctx, kids[0], memo, var, big)
         return lambda t: ~g(t)
     if kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-        gs = [_vnode(ctx, b, memo, var) for b in kids]
+        gs = [_vnode(ctx, b, memo, var, big) for b in kids]
         red = np.logical_and if kind == z3.Z3_OP_AND else np.logical_or
         return lambda t: red.reduce([h(t) for h in gs], axis=0) if gs else \
             np.full(t.shape, kind == z3.Z3_OP_AND, dtype=bool)
     if kind in _VCMP and len(kids) == 2 and \
             z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, kids[0])) == z3.Z3_BV_SORT:
-        x, y = (_vnode(ctx, b, memo, var) for b in kids)
+        x, y = (_vnode(ctx, b, memo, var, big) for b in kids)
         op, w = _VCMP[kind], z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
-        return lambda t: op(x(t), y(t), w)
+        return lambda t: np.asarray(op(x(t), y(t), w), dtype=bool)
     raise ValueError(f"unsupported boolean (kind {kind})")
 
 
@@ -329,26 +253,34 @@ def _vfold(fn: Any) -> Any:
     return run
 
 
+def _shift(a: np.ndarray, b: np.ndarray, w: Any, left: bool) -> np.ndarray:
+    """``a << b`` / ``a >> b`` of ``w``-bit words: 0 for a count of ``w`` or more (numpy's word
+    shifts are guarded to counts below 64; exact integers to counts up to ``w``)."""
+    cap = w if a.dtype == object else _U64(63)
+    b2 = np.minimum(b, cap)
+    return np.where(b < w, a << b2 if left else a >> b2, type(w)(0))
+
+
 _VOPS = {
     z3.Z3_OP_BADD: _vfold(lambda a, b, w: a + b), z3.Z3_OP_BSUB: _vfold(lambda a, b, w: a - b),
     z3.Z3_OP_BMUL: _vfold(lambda a, b, w: a * b), z3.Z3_OP_BAND: _vfold(lambda a, b, w: a & b),
     z3.Z3_OP_BOR: _vfold(lambda a, b, w: a | b), z3.Z3_OP_BXOR: _vfold(lambda a, b, w: a ^ b),
-    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: _U64(0) - xs[0],
-    z3.Z3_OP_BSHL: _vfold(lambda a, b, w: np.where(b < w, a << np.minimum(b, _U64(63)), _U64(0))),
-    z3.Z3_OP_BLSHR: _vfold(lambda a, b, w: np.where(b < w, a >> np.minimum(b, _U64(63)), _U64(0))),
+    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: type(w)(0) - xs[0],
+    z3.Z3_OP_BSHL: _vfold(lambda a, b, w: _shift(a, b, w, True)),
+    z3.Z3_OP_BLSHR: _vfold(lambda a, b, w: _shift(a, b, w, False)),
 }
 
 
 def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
     """The values of ``e`` at ``var`` = each of ``points`` (``uint64``), when ``var`` is the only
-    free symbol of ``e`` and :func:`_vcompile` takes it (else None): a claim about every value an
-    assumption allows, decided by enumerating them.
+    free symbol of ``e`` and every subterm is at most 64 bits wide (else None): a claim about
+    every value an assumption allows, decided by enumerating them.
 
     >>> values_at(z3.Extract(15, 10, z3.BitVec("b", 32) + 4), "b", np.arange(0, 4096, 1024, dtype=np.uint64))
     [0, 1, 2, 3]
     """
     try:
-        f = _vcompile(e, {}, var)
+        f = _vcompile(e, {}, var, wide=False)
     except (_Wide, ValueError):
         return None
     with np.errstate(over="ignore"):
@@ -357,19 +289,13 @@ def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
 
 
 def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
-    """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1``: every thread at once
-    (:func:`_vcompile`), or thread by thread (:func:`_compile`) when a subterm is wider than 64
-    bits; the two give the same values (tested on random terms). Raises ValueError (or
-    AttributeError) for a term neither evaluates.
+    """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1`` (:func:`_vcompile`, every
+    thread at once). Raises ValueError (or AttributeError) for a term it does not evaluate.
 
     >>> thread_values(z3.ZeroExt(32, TID) * 3 + 1, {}, 4)
     [1, 4, 7, 10]
     """
-    try:
-        f = _vcompile(e, memo)
-    except _Wide:
-        g = _compile(e, memo)
-        return [g(t) for t in range(n)]
+    f = _vcompile(e, memo)
     with np.errstate(over="ignore"):
         out = f(np.arange(n, dtype=np.uint64))
     return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
@@ -450,7 +376,17 @@ def _matrices(ins: Instr) -> int:
     for ``.x1`` lanes 0-7, ``.x2`` lanes 0-15, ``.x4`` all 32); 0 for any other instruction."""
     if ins.parts[0] not in ("ldmatrix", "stmatrix"):
         return 0
-    return int((re.search(r"\.x(\d)", ins.opcode) or [0, 4])[1])
+    return matrix_count(ins, 4)
+
+
+def matrix_count(ins: Instr, default: int) -> int:
+    """N of an ``.xN`` opcode part (the first such part), else ``default``.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> matrix_count(make_instr("ldmatrix.sync.aligned.m8n8.x2.shared.b16", (), 1), 4)
+    2
+    """
+    return next((int(p[1]) for p in ins.parts[1:] if len(p) > 1 and p[0] == "x" and p[1].isdigit()), default)
 
 
 def thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
@@ -490,7 +426,7 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
     if ins.pred is None:
         return [True] * n, "none"
-    p = ev.pred(ins.pred)
+    p = ev.pred(ins.guard)
     key = ("guard", p.get_id(), n)
     hit = memo.get(key)
     if hit is None:
@@ -551,18 +487,18 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
         acc = smem_access(ins)
-        if acc is None or len(ins.operands) <= acc[1]:
+        if acc is None or len(ins.args) <= acc[1]:
             continue
-        m = ADDR_OPERAND_RE.match(ins.operands[acc[1]].strip())
+        addr = ins.args[acc[1]]
         ev = evals.get(ins.func)
-        if not m or ev is None:
+        if not isinstance(addr, Addr) or not addr.modelled or ev is None:
             continue
-        key = (ins.func, m.group(1), ins.pred, acc, _matrices(ins), ins.parts[0])
+        key = (ins.func, addr.base_name, ins.pred, acc, _matrices(ins), ins.parts[0])
         prev = done.get(key)
         if prev is None:
             n = mod.threads_of(ins.func) or 32
             n = 32 * max(1, n // 32)
-            offs = lane_byte_offsets(ev, m.group(1), ins, memo, n)
+            offs = lane_byte_offsets(ev, addr.base, ins, memo, n)
             if offs is None:
                 prev = SharedAccess(ins, acc[0], acc[2], False)
             else:
@@ -588,7 +524,7 @@ def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
             by_loc.setdefault(c.loc, []).append(c)
     seen: dict[tuple, SharedAccess] = {}
     for a in shared_accesses(mod, evals, memo):
-        key = (a.ins.loc, ADDR_OPERAND_RE.match(a.ins.operands[smem_access(a.ins)[1]].strip()).group(1), a.kind, a.width,
+        key = (a.ins.loc, address_of(a.ins).base_name, a.kind, a.width,
                a.ins.parts[0], a.ins.pred, _matrices(a.ins))
         seen.setdefault(key, a)
     return [_smem_check(a, by_loc.get(a.ins.loc or "", [])) for a in seen.values()]
@@ -598,7 +534,7 @@ def _smem_check(a: SharedAccess, planned: list[Check]) -> Check:
     """The ``bank-conflicts`` check of one access (first instruction of its group)."""
     ins = a.ins
     head = ".".join(ins.parts[:2])
-    base = ADDR_OPERAND_RE.match(ins.operands[smem_access(ins)[1]].strip()).group(1)
+    base = address_of(ins).base_name
     data = {"source": "ptx", "instruction": ins.opcode, "kind": a.kind, "bytes_per_lane": a.width,
             "address_register": base}
     if not a.exact:

@@ -40,9 +40,9 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
                                              pattern_repeat_bytes)
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
 from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 
@@ -73,9 +73,9 @@ def wgmma_shape(opcode: str) -> tuple[int, int, int, str, str, str] | None:
     return m, n, k, acc, a, b
 
 
-def _regs(text: str) -> list[str]:
-    t = text.strip()
-    return [x.strip() for x in t.strip("{}").split(",") if x.strip()] if t.startswith("{") else []
+def _regs(op: object) -> tuple:
+    """The elements of a vector operand ``{a, b, ...}``; none for any other operand."""
+    return op.items if isinstance(op, Vec) else ()
 
 
 def smem_offset_bound(mod: PtxModule, ev: PtxValues, func: str) -> int:
@@ -88,12 +88,12 @@ def smem_offset_bound(mod: PtxModule, ev: PtxValues, func: str) -> int:
     """
     best = 0
     for i in mod.instrs:
-        if i.func != func or not i.opcode.startswith("add.") or len(i.operands) != 3:
+        if i.func != func or not i.opcode.startswith("add.") or len(i.args) != 3:
             continue
-        imm = parse_immediate(i.operands[2])
-        if imm is None or not 0 < imm < 1 << 20 or not i.operands[1].startswith("%"):
+        imm = i.args[2].value if isinstance(i.args[2], Imm) else None
+        if imm is None or not 0 < imm < 1 << 20 or not isinstance(i.args[1], Reg):
             continue
-        v = ev.reg(i.operands[1], at=i)
+        v = ev.reg(i.args[1].name, at=i)
         if v.size() >= 32 and z3.eq(z3.Extract(31, 0, v) if v.size() > 32 else v, SMEM):
             best = max(best, imm)
     return best
@@ -151,13 +151,13 @@ def _instruction_check(ins: Instr, shape: tuple, a_is_reg: bool) -> Check:
             wrong.append(f"accumulator {acc} is not one of {ACCUMULATORS.get(ta)} for {ta}")
         elif n not in valid_n(acc):
             wrong.append(f"N = {n} is not a valid N for a {acc} accumulator")
-    nd = len(_regs(ins.operands[0])) if ins.operands else 0
+    nd = len(_regs(ins.args[0])) if ins.args else 0
     want_d = n // 4 if acc == "f16" else n // 2
     data["d_registers"] = nd
     if nd != want_d:
         wrong.append(f"the accumulator vector has {nd} registers; m64n{n} {acc} needs {want_d}")
     if a_is_reg and ta in DTYPE_BITS:
-        na, want_a = len(_regs(ins.operands[1])), k * DTYPE_BITS[ta] // 64
+        na, want_a = len(_regs(ins.args[1])), k * DTYPE_BITS[ta] // 64
         data["a_registers"] = na
         if na != want_a:
             wrong.append(f"register A has {na} registers; {ta} m64k{k} needs {want_a}")
@@ -174,7 +174,7 @@ def _majors(ins: Instr, shape: tuple, a_is_reg: bool) -> tuple[str, str]:
     MN-major); every other type is K-major."""
     if shape[4] not in ("f16", "bf16"):
         return "K", "K"
-    imms = [parse_immediate(o) for o in ins.operands[3:]]
+    imms = [o.value if isinstance(o, Imm) else None for o in ins.args[3:]]
     if a_is_reg:                       # d, a, b, scale-d, scale-a, scale-b, trans-b
         tb = imms[3] if len(imms) > 3 else 0
         return "K", "MN" if tb else "K"
@@ -245,7 +245,7 @@ def _operand_verdict(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, 
                      data: dict, warns: list[Check]) -> tuple[Check, _Operand | None]:
     m, n, k, _acc, ta, tb = shape
     dtype, mn = (ta, m) if name == "A" else (tb, n)
-    e = ctx.ev.operand(ins.operands[slot], 64, at=ins)
+    e = ctx.ev.operand(ins.args[slot], 64, at=ins)
     data = dict(data, operand=name, major=major, dtype=dtype, mn=mn)
     if e is None:
         return _check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: the descriptor "
@@ -372,15 +372,15 @@ def _chains(mod: PtxModule, func: str) -> list[list[Instr]]:
     """wgmmas between a ``wgmma.fence`` and a ``wgmma.commit_group`` that accumulate into the same
     registers, in program order."""
     chains: list[list[Instr]] = []
-    cur: dict[str, list[Instr]] = {}
+    cur: dict[object, list[Instr]] = {}
     for i in mod.instrs:
         if i.func != func:
             continue
         if i.opcode.startswith(("wgmma.fence", "wgmma.commit_group")):
             chains.extend(cur.values())
             cur = {}
-        elif i.opcode.startswith("wgmma.mma_async") and i.operands:
-            cur.setdefault(re.sub(r"\s+", "", i.operands[0]), []).append(i)
+        elif i.opcode.startswith("wgmma.mma_async") and i.args:
+            cur.setdefault(i.args[0], []).append(i)
     chains.extend(cur.values())
     return chains
 
@@ -399,11 +399,11 @@ def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path:
             firsts: dict[str, _Operand] = {}
             for kb, ins in enumerate(chain):
                 shape = wgmma_shape(ins.opcode)
-                if shape is None or len(ins.operands) < 3:
+                if shape is None or len(ins.args) < 3:
                     out.append(_check(ins, "mma-instruction", "unknown", "note",
                                       f"{ins.opcode}: no m64nNkK shape and types to check", {}))
                     continue
-                a_is_reg = ins.operands[1].strip().startswith("{")
+                a_is_reg = isinstance(ins.args[1], Vec)
                 out.append(_instruction_check(ins, shape, a_is_reg))
                 if ctx is None:
                     ctx = _Ctx(ev, smem_offset_bound(mod, ev, func))

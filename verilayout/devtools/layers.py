@@ -8,9 +8,7 @@ is not marked as a deferred optional dependency with ``# deferred:`` on its line
 
 Two further rules (issue 25) are violations too: the ladder (:data:`LADDER`, text read at the
 door: ``hw``, ``prove``, ``synth`` and ``emit`` never import ``frontends``; :func:`ladder_findings`)
-and no private name (``_x``) imported from another module (:func:`private_imports`). The one known
-edge still open (:data:`KNOWN_TEXT_EDGES`) is listed as a ``report:`` line instead, and fails only
-under ``--strict``.
+and no private name (``_x``) imported from another module (:func:`private_imports`).
 
 >>> layer_of("verilayout.core.gf2")
 'core'
@@ -63,14 +61,6 @@ LADDER: dict[str, int] = {"errors": 0, "bits": 1, "dtypes": 2, "core": 3, "hw": 
                           "spec": 9, "api": 10, "cli": 11, "devtools": 12}
 #: Layers below the door: they take parsed objects and never import ``frontends``.
 NO_TEXT: tuple[str, ...] = ("hw", "prove", "synth", "emit")
-#: Imports that break the ladder and are known, reported (``report:``) instead of failing: issue 25's
-#: PTX path (``prove/ptx_values`` evaluates PTX operands through ``frontends/ptx``'s immediate
-#: parser until ``parse_ptx`` hands over a typed module; the "ptx" step of issue 25 removes it).
-KNOWN_TEXT_EDGES: frozenset[tuple[str, str]] = frozenset({
-    ("verilayout.prove.ptx_values", "verilayout.frontends.ptx"),
-})
-
-
 def layer_of(module: str) -> str:
     """The layer name of a dotted module name.
 
@@ -219,27 +209,15 @@ def _ladder(root: pathlib.Path) -> list[tuple[str, str, str]]:
 
 
 def ladder_findings(root: pathlib.Path) -> list[str]:
-    """Every import that breaks :data:`LADDER` or :data:`NO_TEXT`, but for the
-    :data:`KNOWN_TEXT_EDGES` (violations).
+    """Every import that breaks :data:`LADDER` or :data:`NO_TEXT` (violations).
 
-    Law: an import ``a -> b`` between two layers is listed iff (``LADDER[b] >= LADDER[a]`` or
-    ``a`` is in :data:`NO_TEXT` and ``b`` is ``frontends``) and ``(a, b)`` is not a known edge;
-    imports within one layer are not.
+    Law: an import ``a -> b`` between two layers is listed iff ``LADDER[b] >= LADDER[a]`` or
+    ``a`` is in :data:`NO_TEXT` and ``b`` is ``frontends``; imports within one layer are not.
 
     >>> ladder_findings(pathlib.Path("/nonexistent"))
     []
     """
-    return [m for mod, target, m in _ladder(root) if (mod, target) not in KNOWN_TEXT_EDGES]
-
-
-def known_edges(root: pathlib.Path) -> list[str]:
-    """The ladder breaks of :data:`KNOWN_TEXT_EDGES` still in the tree (reports: ``--strict``
-    fails on them).
-
-    >>> known_edges(pathlib.Path("/nonexistent"))
-    []
-    """
-    return [m for mod, target, m in _ladder(root) if (mod, target) in KNOWN_TEXT_EDGES]
+    return [m for _, _, m in _ladder(root)]
 
 
 def _private_names(node: ast.ImportFrom) -> list[str]:
@@ -296,26 +274,21 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every module's layer, the violations (the layer rule, the ladder, private imports)
-    and the reports (known ladder edges); exit 1 on a violation, or on a report too with
-    ``--strict`` (``--root DIR`` checks the tree under ``DIR``)."""
+    """Print every module's layer and the violations (the layer rule, the ladder, private
+    imports); exit 1 on a violation (``--root DIR`` checks the tree under ``DIR``; ``--strict`` is
+    accepted for old scripts and changes nothing: every rule fails)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    strict = "--strict" in args
     root = pathlib.Path(__file__).resolve().parents[2]
     if "--root" in args:
         root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
     problems = problems + ladder_findings(root) + private_imports(root)
-    reports = known_edges(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:
         print(f"violation: {p}")
-    for r in reports:
-        print(f"report: {r}")
-    print(f"{len(layers)} modules, {len(problems)} violation(s), {len(reports)} report(s) of known "
-          f"ladder edges ({'failing: --strict' if strict else 'not failing without --strict'})")
-    return 1 if problems or (strict and reports) else 0
+    print(f"{len(layers)} modules, {len(problems)} violation(s)")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 """PTX as compilers write it (Triton, nvcc): entry functions, labels, predicated instructions with
 typed opcodes and operands, and the source location (``.loc`` with ``.file``) of each instruction.
 
-Law: every instruction line of the text becomes one :class:`Instr` (opcode split at dots, the
-operands split at top-level commas, vector braces and address brackets kept whole), in order,
+Law: every instruction line of the text becomes one :class:`Instr` of the typed model
+(:mod:`verilayout.hw.nvidia.ptx_model`: opcode split at dots, the operands split at top-level
+commas, vector braces and address brackets kept whole, and each decoded once by
+:func:`decode_operand`: registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
 with its 1-based line number and the ``file:line`` of the last ``.loc`` before it (a ``.loc`` inside an
 inline-asm region, between nvcc's ``// begin inline asm`` and ``// end inline asm`` comments, holds
 only until the region ends). Directives
@@ -15,15 +17,22 @@ other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is inter
 >>> i = m.instrs[0]
 >>> (i.opcode, i.pred, i.operands, i.line, i.loc, m.target)
 ('add.s32', '%p1', ('%r1', '%r2', '16'), 7, 'k.py:7', 'sm_90a')
+>>> i.args[2], i.guard
+(Imm(value=16, is_float=False), Pred(reg='%p1', negated=False))
 >>> parse_ptx('.version 8.7\\n.extern .shared .align 16 .b8 buf[];\\n.entry g()\\n{\\nL1:\\nbra L1;\\n}').labels
 (('g', 'L1', 0),)
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import lru_cache
 
 from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pred, PredPair, PtxModule, Reg, Sym,
+                                            Vec)
+
+__all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
+           "decode_operand", "make_instr"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -36,45 +45,11 @@ _LABEL = re.compile(r"^\s*([\w$]+):")
 _PRED = re.compile(r"^@(!?%[\w$]+)\s+")
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
 _NTID = re.compile(r"^\s*\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
+_ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
+_REG = re.compile(r"%[\w$.]+")
+_NAME = re.compile(r"[A-Za-z_$][\w$]*")
+_VEC_PARTS = {"v2": 2, "v4": 4, "v8": 8}
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
-
-
-@dataclass(frozen=True)
-class Instr:
-    """One instruction: ``[@pred] opcode operands;`` at ``line`` (1-based) in function ``func``."""
-    opcode: str
-    operands: tuple[str, ...]
-    line: int
-    pred: str | None = None
-    loc: str | None = None
-    func: str = ""
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """The opcode's dotted parts: ``wgmma.mma_async.sync`` -> ``('wgmma', 'mma_async', 'sync')``."""
-        return tuple(self.opcode.split("."))
-
-
-@dataclass(frozen=True)
-class PtxModule:
-    """The instructions of a PTX text, the ``.target`` and the entry points; ``labels``: each
-    label as ``(function, label, index in instrs of the instruction it names)``; ``shared``: the
-    names of the module's ``.shared`` variables."""
-    target: str | None
-    instrs: tuple[Instr, ...]
-    functions: tuple[str, ...]
-    labels: tuple[tuple[str, str, int], ...] = ()
-    shared: tuple[str, ...] = ()
-    threads: tuple[tuple[str, int], ...] = ()
-
-    def threads_of(self, func: str) -> int | None:
-        """Threads per CTA of ``func`` from its ``.reqntid`` (or ``.maxntid``) directive: the
-        product of its extents; None when the function states neither.
-
-        >>> parse_ptx('.version 8.7\\n.entry f()\\n.reqntid 128\\n{\\nret;\\n}').threads_of("f")
-        128
-        """
-        return dict(self.threads).get(func)
 
 
 def split_operands(text: str) -> tuple[str, ...]:
@@ -149,6 +124,100 @@ def parse_immediate(text: str) -> int | None:
     return -v if m.group(1) == "-" else v
 
 
+@lru_cache(maxsize=1 << 16)   # key: an operand's spelling (registers and immediates repeat across a file)
+def decode_operand(text: str) -> Operand:
+    """The typed operand (:mod:`verilayout.hw.nvidia.ptx_model`) of one operand as written:
+    ``%name`` a :class:`Reg`, an immediate an :class:`Imm` (:func:`parse_immediate`'s value),
+    ``[base]``/``[base+off]`` an :class:`Addr` (any other ``[...]``: an :class:`Addr` whose base is
+    :class:`Other`), ``{a, b}`` a :class:`Vec` of decoded elements,
+    ``p|q`` a :class:`PredPair`, a plain name a :class:`Sym`, anything else :class:`Other`.
+
+    >>> decode_operand("[%rd3+16]"), decode_operand("0x10"), decode_operand("{%r1, %r2}").items[1]
+    (Addr(base=Reg(name='%rd3'), offset=16, offset_text='16'), Imm(value=16, is_float=False), Reg(name='%r2'))
+    """
+    t = text.strip()
+    if "|" in t:
+        return PredPair(tuple(decode_operand(x) for x in t.split("|")))
+    if t.startswith("%"):
+        return Reg(t)
+    if t.startswith("["):
+        m = _ADDR.match(t)
+        if not m:                      # an address of no modelled form: its base is the text inside
+            return Addr(Other(t[1:-1] if t.endswith("]") else t[1:]), None, None)
+        b = m.group(1)
+        imm = None if b.startswith("%") else parse_immediate(b)
+        base = Reg(b) if b.startswith("%") else Sym(b) if imm is None else Imm(imm)
+        off = m.group(2)
+        return Addr(base, 0 if off is None else parse_immediate(off), off)
+    if t.startswith("{"):
+        inner = t[1:-1] if t.endswith("}") else t[1:]
+        return Vec(tuple(decode_operand(x) for x in split_operands(inner)))
+    v = parse_immediate(t)
+    if v is not None:
+        return Imm(v, t[:2] in ("0f", "0F", "0d", "0D"))
+    if _NAME.fullmatch(t):
+        return Sym(t)
+    return Other(t)
+
+
+def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
+    """The :class:`Instr` of each scanned line (fields as :func:`make_instr` sets them); each
+    spelling of an operand, opcode or guard of the text is decoded once."""
+    dec: dict[str, Operand] = {}
+    heads: dict[str, tuple[tuple[str, ...], int]] = {}
+    guards: dict[str, Pred] = {}
+    out = []
+    for o, ops, n, p, lc, f in instrs:
+        pv = heads.get(o)
+        if pv is None:
+            pv = heads[o] = _opcode_parts(o)
+        g = None
+        if p is not None:
+            g = guards.get(p)
+            if g is None:
+                g = guards[p] = _guard(p)
+        args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
+        out.append(_instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
+    return tuple(out)
+
+
+_new = object.__new__
+
+
+def _instr(opcode: str, operands: tuple, line: int, pred: str | None, loc: str | None, func: str,
+           parts: tuple, args: tuple, guard: Pred | None, vec: int) -> Instr:
+    """``Instr(...)`` with its fields set at once: the frozen dataclass's ``__init__`` sets them
+    one by one through ``object.__setattr__``, and a PTX file has ~10^4 instructions (the result
+    is the same frozen, comparable :class:`Instr`)."""
+    i = _new(Instr)
+    i.__dict__.update(opcode=opcode, operands=operands, line=line, pred=pred, loc=loc, func=func, parts=parts,
+                      args=args, guard=guard, vec=vec)
+    return i
+
+
+def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | None = None,
+               loc: str | None = None, func: str = "") -> Instr:
+    """An :class:`Instr` with its opcode parts, vector width, guard and operands decoded (what
+    :func:`parse_ptx` builds for each instruction line).
+
+    >>> i = make_instr("ld.shared.v4.b32", ("{%r1, %r2, %r3, %r4}", "[%r5+32]"), 9, pred="!%p1")
+    >>> i.parts, i.vec, i.guard, i.args[1].offset
+    (('ld', 'shared', 'v4', 'b32'), 4, Pred(reg='%p1', negated=True), 32)
+    """
+    parts, vec = _opcode_parts(opcode)
+    guard = None if pred is None else _guard(pred)
+    return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
+
+
+def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
+    parts = tuple(opcode.split("."))
+    return parts, next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
+
+
+def _guard(pred: str) -> Pred:
+    return Pred(pred.lstrip("!"), pred.startswith("!"))
+
+
 def _decode(data: str | bytes) -> str:
     if isinstance(data, bytes):
         if len(data) > MAX_PTX_BYTES:
@@ -188,6 +257,7 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     if "\x00" in text:
         raise LayoutError("the input holds NUL bytes: not a PTX text file")
     files: dict[str, str] = {}
+    full: dict[str, str] = {}                        # .file number -> the path as written
     instrs: list[tuple] = []                         # Instr fields, the location still unresolved
     funcs: list[str] = []
     labels: list[tuple[str, str, int]] = []
@@ -225,6 +295,7 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             m = _FILE.match(s)
             if m:
                 files[m.group(1)] = m.group(2).rsplit("/", 1)[-1]
+                full[m.group(1)] = m.group(2)
                 continue
             m = _ENTRY.match(s)
             if m:
@@ -260,5 +331,6 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
-    resolved = tuple(Instr(o, ops, n, p, names[lc] if lc else None, f) for o, ops, n, p, lc, f in instrs)
-    return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()))
+    resolved = _typed(instrs, names)
+    return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
+                     tuple(full.items()))

@@ -16,13 +16,12 @@ The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted ke
 from __future__ import annotations
 
 import operator
-import re
 from typing import Any, Iterator
 
 import z3
 
 from verilayout.dtypes import ptx_bits
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names"]
 
@@ -68,7 +67,7 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
 
 class PtxValues:
     """Symbolic values of a PTX function's registers (see the module docstring): ``reg(name)``
-    and ``operand(text, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
+    and ``operand(decoded operand, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> v = PtxValues(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, buf;\\n"
@@ -82,23 +81,25 @@ class PtxValues:
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
+        self._instrs = mod.instrs
+        self._spelled: dict[str, Operand] | None = None   # operand spelling -> its decoded form
         for i in mod.instrs:
             if func is not None and i.func != func:
                 continue
-            if not i.operands or i.opcode.startswith(NO_DEST):
+            if not i.args or i.opcode.startswith(NO_DEST):
                 continue
-            dest = i.operands[0]
-            if i.opcode.startswith("setp"):
-                for d in dest.split("|"):
-                    if d.strip().startswith("%"):
-                        self.pdefs.setdefault(d.strip(), []).append(i)
-            elif dest.startswith("%"):
-                self.defs.setdefault(dest, []).append(i)
-            elif dest.startswith("{"):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
-                for k, d in enumerate(x.strip() for x in dest.strip("{} ").split(",")):
-                    if d.startswith("%"):
-                        self.defs.setdefault(d, []).append(i)
-                        self.lane[(i.line, d)] = k
+            dest = i.args[0]
+            if i.parts[0].startswith("setp"):
+                for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
+                    if isinstance(d, Reg):
+                        self.pdefs.setdefault(d.name, []).append(i)
+            elif isinstance(dest, Reg):
+                self.defs.setdefault(dest.name, []).append(i)
+            elif isinstance(dest, Vec):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
+                for k, d in enumerate(dest.items):
+                    if isinstance(d, Reg):
+                        self.defs.setdefault(d.name, []).append(i)
+                        self.lane[(i.line, d.name)] = k
         self.first_iteration = first_iteration   # loop-carried registers take their first definition
         self.memo: dict[str, z3.BitVecRef] = {}
         self.pmemo: dict[str, z3.BoolRef] = {}
@@ -239,7 +240,7 @@ class PtxValues:
             out: set[int] = set()
             falls = True
             if last is not None and last.opcode.startswith(("bra", "brx")):
-                targets = self.labels.get(last.operands[0].strip(), []) if last.operands else []
+                targets = self.labels.get(_name(last.args[0]), []) if last.args else []
                 if targets:                    # labels repeat in inline asm: take the nearest
                     out.add(block[min(targets, key=lambda t: abs(t - end))] if min(targets) < n else b)
                 else:
@@ -287,30 +288,40 @@ class PtxValues:
                 return [ds[pos[k]]]
         return [ds[j] for j in sorted(inn[b])]
 
-    def operand(self, text: str, w: int, at: Instr | None = None) -> z3.BitVecRef | None:
-        """The value of one operand text (register, immediate, shared variable, ``{lo, hi}``) at
-        ``w`` bits, read by instruction ``at`` (see :meth:`reg`); None if it is none of those."""
+    def operand(self, op: Operand | str, w: int, at: Instr | None = None) -> z3.BitVecRef | None:
+        """The value of one decoded operand (register, immediate, shared variable, ``{lo, hi}``)
+        at ``w`` bits, read by instruction ``at`` (see :meth:`reg`); None if it is none of those.
+        An operand given as its spelling is one of this module's instructions' operands, taken
+        as the frontend decoded it (no text is read here)."""
         if at is not None:
             saved, self._at = self._at, self.index.get(at.line)
             try:
-                return self.operand(text, w)
+                return self.operand(op, w)
             finally:
                 self._at = saved
-        t = text.strip()
-        if t in self.smem_names:
-            return fit(SMEM, w)
-        if t == "%tid.x":
-            return fit(TID, w)
-        imm = parse_immediate(t)
-        if imm is not None:
-            return z3.BitVecVal(imm % (1 << w), w)
-        m = re.fullmatch(r"\{\s*(%[\w$]+)\s*,\s*(%[\w$]+)\s*\}", t)
-        if m:                                          # mov.b64 %rd, {lo, hi}
-            lo, hi = self.reg(m.group(1)), self.reg(m.group(2))
+        if isinstance(op, str):
+            op = self._decoded(op)
+        if isinstance(op, Reg):
+            return fit(TID, w) if op.name == "%tid.x" else fit(self.reg(op.name), w)
+        if isinstance(op, Imm):
+            return z3.BitVecVal(op.value % (1 << w), w)
+        if isinstance(op, Sym):
+            return fit(SMEM, w) if op.name in self.smem_names else None
+        if isinstance(op, Vec) and len(op.items) == 2 and all(isinstance(x, Reg) for x in op.items):
+            lo, hi = self.reg(op.items[0].name), self.reg(op.items[1].name)   # mov.b64 %rd, {lo, hi}
             return fit(z3.Concat(hi, lo), w)
-        if t.startswith("%"):
-            return fit(self.reg(t), w)
         return None
+
+    def _decoded(self, spelling: str) -> Operand:
+        """The decoded operand of one of the module's operands given by its spelling; a spelling
+        no operand has is a register (``%...``) or a variable name."""
+        if self._spelled is None:
+            self._spelled = {t: a for i in self._instrs for t, a in zip(i.operands, i.args)}
+        t = spelling.strip()
+        got = self._spelled.get(t)
+        if got is not None:
+            return got
+        return Reg(t) if t.startswith("%") else Sym(t)
 
     def invariant(self, sym: str) -> tuple[z3.BoolRef, str] | None:
         """An inductive bound ``sym < c`` (unsigned) of a loop-carried register's symbol, proved
@@ -399,12 +410,13 @@ class PtxValues:
                     out.append(got)
         return out
 
-    def pred(self, name: str) -> z3.BoolRef:
-        """The value of predicate register ``name`` (``!%p`` negated): its ``setp`` comparison
-        when it has exactly one definition of a modelled form, else a free boolean."""
-        name = name.strip()
-        if name.startswith("!"):
-            return z3.Not(self.pred(name[1:]))
+    def pred(self, p: Pred | str) -> z3.BoolRef:
+        """The value of a guard (:class:`Pred`, negated as it says) or of predicate register
+        ``p`` (a name): its ``setp`` comparison when it has exactly one definition of a
+        modelled form, else a free boolean."""
+        if isinstance(p, Pred):
+            return z3.Not(self.pred(p.reg)) if p.negated else self.pred(p.reg)
+        name = p
         if name in self.pmemo:
             return self.pmemo[name]
         ds = self.pdefs.get(name, [])
@@ -425,13 +437,13 @@ class PtxValues:
     def _setp(self, i: Instr) -> z3.BoolRef | None:
         """``setp.CMP.TYPE p, a, b`` (no combining operator, no second destination)."""
         parts = i.parts
-        if len(i.operands) != 3 or "|" in i.operands[0] or len(parts) < 3:
+        if len(i.args) != 3 or isinstance(i.args[0], PredPair) or len(parts) < 3:
             return None
         cmp, ty = parts[1], parts[-1]
         w = ptx_bits(ty)
         if w is None or ty[0] == "f":
             return None
-        a, b = (self.operand(o, w) for o in i.operands[1:3])
+        a, b = (self.operand(o, w) for o in i.args[1:3])
         if a is None or b is None:
             return None
         signed = ty[0] == "s"
@@ -449,30 +461,30 @@ class PtxValues:
         head = parts[0]
         tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
         if (i.line, dest) in self.lane:                # one element of a vector destination
-            if head != "mov" or len(i.operands) != 2:
+            if head != "mov" or len(i.args) != 2 or not isinstance(i.args[0], Vec):
                 return None
-            n = len(i.operands[0].strip("{} ").split(","))
-            src = self.operand(i.operands[1], tw)
+            n = len(i.args[0].items)
+            src = self.operand(i.args[1], tw)
             if src is None or tw % n:
                 return None
             ew, k = tw // n, self.lane[(i.line, dest)]
             return z3.Extract(ew * (k + 1) - 1, ew * k, src)
         if head in ("mul", "mad") and "wide" in parts:  # mul.wide.u32 d, a, b: 2w-bit product
-            ops = [self.operand(o, tw) for o in i.operands[1:]]
+            ops = [self.operand(o, tw) for o in i.args[1:]]
             if any(o is None for o in ops) or len(ops) < 2:
                 return None
             ext = (lambda e: z3.SignExt(tw, e)) if parts[-1].startswith("s") else (lambda e: z3.ZeroExt(tw, e))
             prod = ext(ops[0]) * ext(ops[1])
             if head == "mad":
-                c = self.operand(i.operands[3], 2 * tw) if len(i.operands) > 3 else None
+                c = self.operand(i.args[3], 2 * tw) if len(i.args) > 3 else None
                 return None if c is None else prod + c
             return prod
-        ops = [self.operand(o, tw) for o in i.operands[1:(3 if head == "selp" else None)]]
-        if head == "selp" and len(i.operands) == 4:
+        ops = [self.operand(o, tw) for o in i.args[1:(3 if head == "selp" else None)]]
+        if head == "selp" and len(i.args) == 4:
             a, b = ops[0], ops[1]
             if a is None or b is None:
                 return None
-            return z3.If(self.pred(i.operands[3]), a, b)
+            return z3.If(self.pred(_name(i.args[3])), a, b)
         if any(o is None for o in ops) and head not in ("cvt", "selp"):
             return None
         if head == "mov" and len(ops) == 1:
@@ -506,16 +518,16 @@ class PtxValues:
         if head == "not" and len(ops) == 1:
             return ~ops[0]
         if head == "bfe" and len(ops) == 3:
-            pos, ln = (parse_immediate(o) for o in i.operands[2:4])
+            pos, ln = (_imm(o) for o in i.args[2:4])
             if pos is None or ln is None or not 0 < ln <= tw or pos + ln > tw:
                 return None
             field = z3.Extract(pos + ln - 1, pos, ops[0])
             signed = "s32" in parts or "s64" in parts
             return z3.SignExt(tw - ln, field) if signed else z3.ZeroExt(tw - ln, field)
-        if head == "cvt" and len(i.operands) == 2:
+        if head == "cvt" and len(i.args) == 2:
             dst_w = next((ptx_bits(p) for p in parts[1:2] if ptx_bits(p)), w)
             src_w = next((ptx_bits(p) for p in parts[2:] if ptx_bits(p)), w)
-            src = self.operand(i.operands[1], src_w)
+            src = self.operand(i.args[1], src_w)
             if src is None:
                 return None
             if dst_w > src_w:
@@ -530,15 +542,25 @@ class PtxValues:
         segment mask, so the source lane is ``L & 31``, always valid), i.e. ``a`` with ``%tid.x``
         replaced by ``(%tid.x & ~31) | L``. Modelled only when ``a`` reads no value but ``%tid.x``
         and the shared-memory base (any other symbol could differ between lanes); else None."""
-        if i.parts[:3] != ("shfl", "sync", "idx") or len(i.operands) != 5 or ops[0] is None:
+        if i.parts[:3] != ("shfl", "sync", "idx") or len(i.args) != 5 or ops[0] is None:
             return None
-        lane, clamp, mask = (parse_immediate(o) for o in i.operands[2:5])
+        lane, clamp, mask = (_imm(o) for o in i.args[2:5])
         if lane is None or clamp != 31 or mask is None or mask % (1 << 32) != 0xFFFFFFFF:
             return None
         if not _symbols_of(ops[0]) <= {str(TID), str(SMEM)}:
             return None
         src = (TID & ~31) | (lane & 31)
         return z3.substitute(ops[0], (TID, src))
+
+
+def _imm(op: Operand) -> int | None:
+    """An immediate operand's value, else None."""
+    return op.value if isinstance(op, Imm) else None
+
+
+def _name(op: Operand) -> str:
+    """The name an operand gives (a label, a register), else its text."""
+    return op.name if isinstance(op, (Reg, Sym)) else getattr(op, "text", "")
 
 
 def symbol_names(*exprs: z3.ExprRef) -> set[str]:
