@@ -177,22 +177,8 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             if g is None:
                 g = guards[p] = _guard(p)
         args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        out.append(_instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
+        out.append(Instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
     return tuple(out)
-
-
-_new = object.__new__
-
-
-def _instr(opcode: str, operands: tuple, line: int, pred: str | None, loc: str | None, func: str,
-           parts: tuple, args: tuple, guard: Pred | None, vec: int) -> Instr:
-    """``Instr(...)`` with its fields set at once: the frozen dataclass's ``__init__`` sets them
-    one by one through ``object.__setattr__``, and a PTX file has ~10^4 instructions (the result
-    is the same frozen, comparable :class:`Instr`)."""
-    i = _new(Instr)
-    i.__dict__.update(opcode=opcode, operands=operands, line=line, pred=pred, loc=loc, func=func, parts=parts,
-                      args=args, guard=guard, vec=vec)
-    return i
 
 
 def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | None = None,
