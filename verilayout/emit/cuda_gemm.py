@@ -355,8 +355,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // init visible to TMA
   }
-  if constexpr (CLUSTER == 1) __syncthreads();
-  else cluster_sync();   // every CTA's mbarriers initialised before any peer multicasts or arrives
+${start_sync}
 
   if (wg == 0) {
     // ---- producer warpgroup: one thread issues every TMA load ----
@@ -421,13 +420,13 @@ ${consumer_regs}
         fence_acc(d);
         wgmma_wait<1>();                                         // the previous stage's group retired
         fence_acc(d);
-        if (kt > kbeg && lane == 0) release_stage(empty0 + 8u * prev, rank);
+        if (kt > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
         prev = stage;
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
-      if (kend > kbeg && lane == 0) release_stage(empty0 + 8u * prev, rank);
+      if (kend > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
       // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
       // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
@@ -452,8 +451,7 @@ ${consumer_regs}
       }
     }
   }
-  if constexpr (CLUSTER > 1) cluster_sync();   // no CTA leaves while a peer may still multicast into it or arrive on its mbarriers
-}
+${end_sync}}
 
 ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
 typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
@@ -495,8 +493,8 @@ static vl_encode_tiled_t encode_tiled() {
   static const void *last_a = nullptr, *last_b = nullptr;
   static int last_m = -1, last_n = -1, last_k = -1;
   if (A != last_a || B != last_b || M != last_m || N != last_n || K != last_k) {
-    int e = make_tensor_map(&ta, A, M, K, A_SLICE_ROWS);   // a CTA loads one slice of a shared tile
-    if (e == 0) e = make_tensor_map(&tb, B, N, K, B_SLICE_ROWS);
+    int e = make_tensor_map(&ta, A, M, K, ${a_box_rows});${box_note}
+    if (e == 0) e = make_tensor_map(&tb, B, N, K, ${b_box_rows});
     if (e != 0) return e;
     last_a = A; last_b = B; last_m = M; last_n = N; last_k = K;
   }
@@ -565,7 +563,17 @@ def _cluster_subs(man: dict) -> dict:
                              if cl["m"] * cl["n"] > 1 else ""),
             "a_masks": select_expr([f"{x:#x}u" for x in cl["a_masks"]], "r"),
             "b_masks": select_expr([f"{x:#x}u" for x in cl["b_masks"]], "r"),
-            "peers": select_expr([f"{x:#x}u" for x in cl["peers"]], "r")}
+            "peers": select_expr([f"{x:#x}u" for x in cl["peers"]], "r"),
+            "a_box_rows": "A_SLICE_ROWS" if cl["n"] > 1 else "BM",
+            "b_box_rows": "B_SLICE_ROWS" if cl["m"] > 1 else "BN",
+            "release_fn": "release_stage" if cl["m"] * cl["n"] > 1 else "mbar_arrive",
+            "release_arg": ", rank" if cl["m"] * cl["n"] > 1 else "",
+            "start_sync": ("  cluster_sync();   // every CTA's mbarriers initialised before any peer "
+                           "multicasts or arrives" if cl["m"] * cl["n"] > 1 else "  __syncthreads();"),
+            "end_sync": ("  cluster_sync();   // no CTA leaves while a peer may still multicast "
+                         "into it or arrive on its mbarriers\n" if cl["m"] * cl["n"] > 1 else ""),
+            "box_note": ("   // a CTA loads one slice of a shared tile" if cl["m"] * cl["n"] > 1
+                         else "")}
 
 
 def _epi_words(man: dict) -> str:
