@@ -309,9 +309,9 @@ def test_every_auto_chosen_configuration_has_0_spills_and_passes_the_ptx_checks(
 def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
     """The host half of the independent checks (tensor maps through a recording encoder,
     d_row/d_col and tile_coords compiled for the host), apart to keep each test under 60 s."""
-    from verilayout.simulate.gemm_check import _tensor_maps
+    from verilayout.simulate.gemm_check import tensor_maps
     man, src = _emitted(cfg)
-    _maps, checks = _tensor_maps(src, man)
+    _maps, checks = tensor_maps(src, man)
     assert checks and all(c.status == "proved" for c in checks), [c.to_dict() for c in checks]
     assert {c.check for c in checks} == {"tensor-map", "index-functions"}
 
