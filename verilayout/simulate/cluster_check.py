@@ -81,11 +81,13 @@ def _problems(bm, bn, bk, cm, cn, k_tiles, eb):
                                               k_tiles * bk - 16 // eb, "r"))
 
 
-def check_cluster_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+def check_cluster_source(man: dict, source: str, *, host: bool = True,
+                         ragged: bool = True) -> IndependentReport:
     """Compile an emitted cluster GEMM ``kernel.cu`` and run the checks of the module docstring.
 
     Law: ``proved`` only where the check held for every CTA, thread, coordinate and interleaving
     it covers; otherwise a ``counterexample`` naming what (and which CTA) is wrong, or ``unknown``.
+    ``ragged=False``: only the whole-tile problem.
 
     >>> check_cluster_source({"dtype": "f16"}, "")
     Traceback (most recent call last):
@@ -113,7 +115,7 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True) -> Indepe
     splits = int(man.get("splits", 1))
     k_tiles = max(-(-(stages + 2) // 2), splits + 1 if splits > 1 else 1)
     size = cm * cn
-    for M, N, K, label in _problems(bm, bn, bk, cm, cn, k_tiles, eb):
+    for M, N, K, label in _problems(bm, bn, bk, cm, cn, k_tiles, eb)[:2 if ragged else 1]:
         ctas = []
         for r in range(size):
             run = run_threads(mod, entry, range(128 * (cons + 1)), ctaid=r, nctaid=size,

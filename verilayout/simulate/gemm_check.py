@@ -122,11 +122,13 @@ def swizzle_span(text: str) -> int:
     return 16 << int(m.group(1))
 
 
-def check_gemm_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+def check_gemm_source(man: dict, source: str, *, host: bool = True,
+                      ragged: bool = True) -> IndependentReport:
     """Compile an emitted GEMM ``kernel.cu`` and run the checks of the module docstring.
 
     Law: ``proved`` only where the check held for every thread, coordinate and interleaving it
-    covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``.
+    covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``. ``ragged=False``
+    runs only the whole-tile problem (not the ragged edges).
 
     >>> check_gemm_source({"dtype": "f16"}, "")
     Traceback (most recent call last):
@@ -136,7 +138,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     if cluster_shape(man) != (1, 1):       # several CTAs: verilayout.simulate.cluster_check
         from verilayout.simulate.cluster_check import check_cluster_source
-        return check_cluster_source(man, source, host=host)
+        return check_cluster_source(man, source, host=host, ragged=ragged)
     ok, ptx = compile_ptx(source)
     if not ok:
         return IndependentReport((Check("compile", "counterexample",
@@ -163,7 +165,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
     k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
-                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
+                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
