@@ -323,3 +323,38 @@ def test_a_problem_past_the_kernels_int_is_refused():
     assert parse_problem(f"{2**31 - 1},8,16") == (2**31 - 1, 8, 16)
     with pytest.raises(LayoutError, match="below 2\\^31"):
         parse_problem(f"{2**31},8,16")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
+    """The model's 8192^3 bf16 configuration with --cluster 2x1 (B multicast to both CTAs):
+    compiled with 0 spills and every check of both CTAs proved, the rings explored together."""
+    from verilayout.emit.cuda_gemm import emission_of
+    from verilayout.simulate.gemm_check import check_gemm_source
+    man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster="2x1")
+    assert man["cluster"]["size"] == 2 and man["tag"].endswith("_c2x1")
+    r = check_gemm_source(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    assert {c.check for c in r.checks if c.status == "proved"} == {
+        "compile", "spills", "multicast", "expect-tx", "instruction", "tma", "descriptor",
+        "d-store", "protocol"}
+    assert "0 bytes spilled" in next(c for c in r.checks if c.check == "spills").message
+
+
+def test_clusters_are_considered_and_explained():
+    """A cluster shares one operand: per CTA and stage it loads BM/CN + BN/CM rows of BK, not
+    BM + BN (the multicast saving, derived here); --explain lists each shape of the chosen tile."""
+    ch = choose_gemm(4096, 4096, 4096, "bf16")
+    seen = {c.cluster for c, _t in ch.ranked}
+    assert {(1, 1), (2, 1), (1, 2)} <= seen
+    for c, t in ch.ranked:
+        cm, cn = c.cluster
+        assert t["l2_bytes_per_stage"] == (c.bm / cn + c.bn / cm) * c.bk * 2
+        assert c.cluster == (1, 1) or c.stages <= 4
+    text = explain(ch)
+    assert "clusters of the chosen tile" in text and "2x1" in text and "1x2" in text
+    # an override keeps the rest of the choice
+    m = configure("bf16", ch, cluster="1x2")
+    assert (m["bm"], m["bn"], m["group_m"]) == (ch.best.bm, ch.best.bn, ch.best.group_m)
+    assert (m["cluster"]["m"], m["cluster"]["n"]) == (1, 2)

@@ -181,6 +181,10 @@ def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, 
 #: states, 8 stages: 348028, measured on the 128x64x64 bf16 ring); six stages already cover the
 #: modelled load latency for the small tiles that fit more.
 MAX_STAGES = 6
+#: the deepest ring of a cluster candidate: the rings of both CTAs are explored together (4
+#: stages: 122844 states on the 128x128x64 bf16 2x1 ring; the 128x64x64 ring at 6 stages: past
+#: MAX_STATES, 400000)
+CLUSTER_MAX_STAGES = 4
 
 
 def _max_stages(dtype: str, bm: int, bn: int, bk: int) -> int:
@@ -293,8 +297,10 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
               if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
     groups = [g for g in GROUPS if g == 8 or g <= -(-M // c.bm)]
     out = [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, s) for s in splits for g in groups]
-    # clusters (TMA multicast) without split-K, where the grid has two tiles along the pair
-    out += [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, 1, cl) for cl in CLUSTER_SHAPES[1:]
+    # clusters (TMA multicast) without split-K, where the grid has two tiles along the pair, at
+    # a ring the cluster's protocol exploration completes
+    st = min(c.stages, CLUSTER_MAX_STAGES)
+    out += [Candidate(c.dtype, c.bm, c.bn, c.bk, st, g, 1, cl) for cl in CLUSTER_SHAPES[1:]
             for g in groups if -(-M // c.bm) >= 2 * cl[0] and -(-N // c.bn) >= 2 * cl[1]]
     return out
 
