@@ -74,13 +74,13 @@ def _emitted(cfg=CFG):
 
 
 def _check(edit=None, host=False, cfg=CFG, ragged=False):
-    from verilayout.simulate.gemm_check import check_gemm_source
+    from verilayout.simulate.cluster_check import check_gemm
     man, src = _emitted(cfg)
     if edit is not None:
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_gemm_source(man, src, host=host, ragged=ragged)
+    return check_gemm(man, src, host=host, ragged=ragged)
 
 
 def _caught(report, check, pattern):

@@ -331,10 +331,10 @@ def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
     """The model's 8192^3 bf16 configuration with --cluster 2x1 (B multicast to both CTAs):
     compiled with 0 spills and every check of both CTAs proved, the rings explored together."""
     from verilayout.emit.cuda_gemm import emission_of
-    from verilayout.simulate.gemm_check import check_gemm_source
+    from verilayout.simulate.cluster_check import check_gemm
     man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster="2x1")
     assert man["cluster"]["size"] == 2 and man["tag"].endswith("_c2x1")
-    r = check_gemm_source(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
+    r = check_gemm(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks if c.status == "proved"} == {
         "compile", "spills", "multicast", "expect-tx", "instruction", "tma", "descriptor",

@@ -41,14 +41,14 @@ from collections import deque
 
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS, MAP_A_ADDR,
-                                            MAP_B_ADDR, MAX_STATES, SMEM_BASE, GemmSim,
+                                            MAP_B_ADDR, SMEM_BASE, GemmSim, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, tensor_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, run_threads
 
-__all__ = ["check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
+__all__ = ["check_gemm", "check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
 
 CLUSTER_ASSUMPTIONS = (
     "the CTAs of one cluster (grid = cluster size), each of 128 * (consumers + 1) threads, on two "
@@ -71,6 +71,20 @@ class ClusterCta(GemmSim):
         ctn_n = -(-(-(-self.N // self.bn)) // self.cn)
         return {(a * self.cm + self.rank % self.cm, b * self.cn + self.rank // self.cm)
                 for a in range(ctm_n) for b in range(ctn_n)}
+
+
+def check_gemm(man: dict, source: str, *, host: bool = True, ragged: bool = True) -> IndependentReport:
+    """The independent checks of an emitted sm_90a GEMM: :func:`check_cluster_source` for a
+    cluster, :func:`verilayout.simulate.gemm_check.check_gemm_source` for one CTA.
+
+    >>> check_gemm({"dtype": "f16", "cluster": {"m": 3, "n": 1}}, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: cluster 3x1 is not 1x1, 2x1 or 1x2
+    """
+    if cluster_shape(man) != (1, 1):
+        return check_cluster_source(man, source, host=host, ragged=ragged)
+    return check_gemm_source(man, source, host=host, ragged=ragged)
 
 
 def _problems(bm, bn, bk, cm, cn, k_tiles, eb):

@@ -95,14 +95,10 @@ def _buffers(table, ctas) -> tuple[dict, dict]:
     return of, {k: len(v) for k, v in need.items()}
 
 
-def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
-    """Explore every interleaving of the cluster's rings (module docstring).
-
-    Law: ``proved`` only when every reachable state is error-free and every maximal run ends
-    with every process done and no TMA in flight; ``unknown`` beyond :data:`MAX_STATES` states.
-    """
-    ncons = ctas[0].cons
-    nx = len(procs)
+def _system(procs, issued, ctas):
+    """Law: the programs, the TMA table, the exploration context and whether each CTA's
+    consumer programs are interchangeable (symmetry)."""
+    ncons, nx = ctas[0].cons, len(procs)
     prog, table = _compile(procs, issued, ncons)
     g0 = ctas[0]
     for row in table:                                  # bytes of one slice: its recorded box
@@ -128,6 +124,18 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
     sym = all(_shape(prog[x * (ncons + 1) + 1]) == _shape(prog[x * (ncons + 1) + q])
               for x in range(nx) for q in range(2, ncons + 1))
     ctx = (prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions)
+    return prog, table, ctx, sym
+
+
+def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
+    """Explore every interleaving of the cluster's rings (module docstring).
+
+    Law: ``proved`` only when every reachable state is error-free and every maximal run ends
+    with every process done and no TMA in flight; ``unknown`` beyond :data:`MAX_STATES` states.
+    """
+    ncons, nx = ctas[0].cons, len(procs)
+    prog, table, ctx, sym = _system(procs, issued, ctas)
+    bars, bufs = ctx[2], ctx[3]
     canon = (lambda st: _canonical(st, ncons, nx)) if sym else (lambda st: st)
     start = (tuple(0 for _ in prog), tuple((False, 0, 0, 0) for _ in bars), frozenset(),
              tuple((-1, 0, 0) for _ in bufs),
