@@ -976,7 +976,9 @@ def render_gemm_readme(man: dict) -> str:
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
         f"accumulation, D = {_epi_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
-        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`.", "",
+        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
+        + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
+           if man.get("cluster", {}).get("size", 1) > 1 else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
         f"{len(man['obligations'])} obligations ({n_ok} proved).",
         "- `main.cu`: exact reference checks on small shapes, then TFLOP/s and % of cuBLASLt on "

@@ -415,7 +415,7 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
     us = t["total"] / (hw.clock_ghz * 1e3)
-    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t['cluster']}: {us:8.1f} us "
+    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
             f"({flop / (us * 1e-6) / 1e12:6.1f} TFLOP/s)  {t['units']:5d} units = {t['waves']} "
             f"wave(s) x {t['unit']:8.0f} clk ({t['wave_fill'] * 100:5.1f}% fill), MMA util "
             f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, L2 "
@@ -452,7 +452,8 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     if runner is not None:
         out.append(f"the next tile, {runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
                    f"slower ({_why(choice.ranked[0][1], runner[1])})")
-    out += _cluster_lines(choice) + _known_error_lines(choice, hw)
+    if not choice.notes:                        # the sm_90a model (sm_100a: tiles only)
+        out += _cluster_lines(choice) + _known_error_lines(choice, hw)
     for tile, why in choice.rejected:
         out.append(f"  rejected {tile}: {why}")
     return "\n".join(out)
