@@ -242,7 +242,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     "@!done bra WAIT_%=;\n"
     "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+${wait_cluster}__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
@@ -369,7 +369,7 @@ ${producer_regs}
         const uint32_t s = u % uint32_t(SPLITS);
         const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
         for (uint32_t kt = kbeg; kt < kend; ++kt) {
-          mbar_wait(empty0 + 8u * stage, phase ^ 1u);          // consumers (of every CTA written) released it
+          ${empty_wait}(empty0 + 8u * stage, phase ^ 1u);          // consumers (of every CTA written) released it
           const uint32_t full = full0 + 8u * stage;
           mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too (peers' slices included)
           const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES;
@@ -555,6 +555,19 @@ __device__ __forceinline__ void store_pair(uint16_t* p, float v0, float v1) {   
 }"""
 
 
+# the producer's wait for releases that peers' consumers made with release.cluster arrivals
+_WAIT_CLUSTER = r"""__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+    "{\n"
+    ".reg .pred done;\n"
+    "WAIT_%=:\n"
+    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+    "@!done bra WAIT_%=;\n"
+    "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+"""
+
+
 def _cluster_subs(man: dict) -> dict:
     """Template values of the cluster: its shape, the kernel attribute and the per-rank masks."""
     cl = man.get("cluster", {"m": 1, "n": 1, "a_masks": [1], "b_masks": [1], "peers": [1]})
@@ -567,6 +580,8 @@ def _cluster_subs(man: dict) -> dict:
             "a_box_rows": "A_SLICE_ROWS" if cl["n"] > 1 else "BM",
             "b_box_rows": "B_SLICE_ROWS" if cl["m"] > 1 else "BN",
             "release_fn": "release_stage" if cl["m"] * cl["n"] > 1 else "mbar_arrive",
+            "empty_wait": "mbar_wait_cluster" if cl["m"] * cl["n"] > 1 else "mbar_wait",
+            "wait_cluster": _WAIT_CLUSTER if cl["m"] * cl["n"] > 1 else "",
             "release_arg": ", rank" if cl["m"] * cl["n"] > 1 else "",
             "start_sync": ("  cluster_sync();   // every CTA's mbarriers initialised before any peer "
                            "multicasts or arrives" if cl["m"] * cl["n"] > 1 else "  __syncthreads();"),
