@@ -908,6 +908,11 @@ class GemmSim:
                         if v.get(key) is not None:
                             reads.append((int(v[key][0]) & 0x3FFF) << 4)
                     acts.append(("read", tuple(reads), max(it, 0), ev))
+                elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: descriptors a0, a1
+                    acts.append(("read", tuple((int(v[k][0]) & 0x3FFF) << 4 for k in ("a0", "a1")
+                                               if v.get(k) is not None), max(it, 0), ev))
+                elif op.startswith("tcgen05.commit") and p > 0:  # its MMAs done, then one arrival
+                    acts += [("commit", ev), ("retire", 0, ev), ("arrive", int(v["addr"][0]), 1, 0, ev)]
                 elif op.startswith("wgmma.commit_group") and p > 0:
                     acts.append(("commit", ev))
                 elif op.startswith("wgmma.wait_group") and p > 0:
