@@ -720,8 +720,11 @@ class GemmSim:
             grid = self.expected_tiles()
             runs_ok = all(sorted(v) == list(range(v[0], v[0] + self.k_tiles)) for v in seen.values())
             if set(seen) != grid or not runs_ok:
+                tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
+                whole = grid == {(a, b) for a in range(tm_n) for b in range(tn_n)}
                 self.add("tma", "counterexample", f"the producer's tiles {sorted(seen)} do not walk "
-                         f"the tiles {sorted(grid)} once, K-tiles in order")
+                         + (f"the {tm_n}x{tn_n} tile grid" if whole else f"the tiles {sorted(grid)}")
+                         + " once, K-tiles in order")
             else:
                 self.add("tma", "proved", f"every TMA box of every iteration writes each (mn, k) of the "
                          f"stage at the byte of the layout text (A {self.bm}x{self.bk}, B "
