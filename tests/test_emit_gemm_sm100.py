@@ -177,16 +177,17 @@ def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
 # ----- the sm_100a ring as a transition system (TMA thread, MMA thread, tcgen05.commit) ------------
 
 @needs_nvcc
-def test_planted_commit_releasing_the_next_stage_is_caught_by_protocol():
-    """tcgen05.commit arrives on the next stage's empty barrier: the TMA refills a stage whose
-    MMAs may still read it (or the ring stalls) -- the exploration names it."""
+def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
+    """tcgen05.commit arrives on the stage's full barrier instead of its empty one: that arrival
+    completes a later phase of the full barrier early (the MMA thread then reads a stage before its
+    bytes land), or the producer is never released -- the exploration names it."""
     man, src = _kernel()
     old = "mma_commit(empty0 + 8u * stage);"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "mma_commit(empty0 + 8u * ((stage + 1u) % "
-                                                   "uint32_t(STAGES)));"))
+    r = check_tcgen05_source(man, src.replace(old, "mma_commit(full0 + 8u * stage);"))
     hits = [c for c in r.failures if c.check == "protocol"]
-    assert hits and re.search(r"overwrites stage buffer|deadlock|more arrivals", hits[0].message), \
+    assert hits and re.search(r"deadlock|more arrivals|reads stage buffer \S+ before",
+                              hits[0].message), \
         [c.to_dict() for c in r.failures]
 
 

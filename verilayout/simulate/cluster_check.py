@@ -40,7 +40,8 @@ from __future__ import annotations
 from collections import deque
 
 from verilayout.frontends.ptx import parse_ptx
-from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS, MAP_A_ADDR,
+from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS, LANDING_ASSUMPTION,
+                                            MAP_A_ADDR,
                                             MAP_B_ADDR, SMEM_BASE, GemmSim, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, tensor_maps)
@@ -54,7 +55,7 @@ CLUSTER_ASSUMPTIONS = (
     "the CTAs of one cluster (grid = cluster size), each of 128 * (consumers + 1) threads, on two "
     "cluster tiles along the shared dimension (whole, then ragged with a tile wholly past M or N)",
     "producer-warpgroup threads other than the TMA issuer do nothing but the cluster barriers "
-    "(they are not processes of the exploration)") + GEMM_ASSUMPTIONS[1:]
+    "(they are not processes of the exploration)", LANDING_ASSUMPTION) + GEMM_ASSUMPTIONS[1:]
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
 
 

@@ -67,7 +67,7 @@ from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc,
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec",
-           "swizzle_span", "cluster_shape", "tensor_maps", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
+           "swizzle_span", "cluster_shape", "tensor_maps", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
 
 GEMM_ASSUMPTIONS = (
     "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
@@ -76,6 +76,12 @@ GEMM_ASSUMPTIONS = (
     "a consumer warpgroup is one process: its warps' arrivals are counted together",
     "TMA swizzle: the 16-byte chunk index XOR the 128-byte row index mod span/16 (box inner "
     "extent = span)")
+#: The reduction of explorations with ``eager_landing`` (the cluster's rings, the sm_100a ring).
+LANDING_ASSUMPTION = (
+    "TMA landings are explored eagerly: each lands before any process moves again. A landing "
+    "only enables (it completes bytes of a phase, fills a stage), so delaying one adds only "
+    "interleavings where a wait passes without its bytes; that needs a phase to complete with "
+    "bytes still due, which the tx-count shows as bytes beyond expect_tx or as a deadlock")
 #: States the protocol exploration may visit before it answers unknown.
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
@@ -551,6 +557,8 @@ class GemmSim:
 
     label = ""
     splits = 1
+    #: explore each TMA landing before any process moves (see LANDING_ASSUMPTION)
+    eager_landing = False
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -824,7 +832,12 @@ class GemmSim:
     def _protocol(self, procs, init, tmas):
         if not self._init_order(procs):
             return
-        prog, tma_info = self._actions(procs)
+        try:
+            prog, tma_info = self._actions(procs)
+        except (KeyError, TypeError):
+            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
+                     "is not a value the interpreter models; the ring was not explored")
+            return
         self._tma_info = tma_info
         boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
         spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
@@ -928,7 +941,7 @@ class GemmSim:
         succ, blocked = [], []
         bidx_box = {d: i for i, d in enumerate(boxes)}
 
-        for p, acts in enumerate(prog):
+        for p, acts in enumerate(prog if not (self.eager_landing and inflight) else ()):
             pc = pcs[p]
             if pc >= len(acts):
                 continue
@@ -955,7 +968,7 @@ class GemmSim:
             npcs = list(pcs)
             npcs[p] = pc
             succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
-        for tid in inflight:                    # a TMA lands
+        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
             dst, nbytes, bar, it, ev = tma_info[tid]
             bl, bxl = list(bst), list(bx)
             i = bidx.get(bar)

@@ -41,7 +41,8 @@ import numpy as np
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.prove.wgmma import check_descriptor
-from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, GemmSim
+from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
+                                            GemmSim, LANDING_ASSUMPTION)
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
@@ -65,7 +66,7 @@ TCGEN05_ASSUMPTIONS = (
     "operands are checked, the ring's waits succeed at once)",
     "the mbarrier ring explored as for sm_90a with two processes (the TMA thread, the MMA "
     "thread); a tcgen05.commit releases the stages its MMAs read and arrives at once (the "
-    "earliest the hardware arrives); nothing is run on an sm_100 GPU")
+    "earliest the hardware arrives); nothing is run on an sm_100 GPU", LANDING_ASSUMPTION)
 
 
 def _field(v: int, name: str) -> int:
@@ -160,7 +161,8 @@ def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
                          "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
         waits[e.seq] = it
     g._tma_checks(tmas)
-    procs = _processes(run)
+    g.eager_landing = True
+    procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
     if procs is not None:
         init = {int(v["addr"][0]): int(v["a0"][0]) for ev, v, n, t in procs[0]
                 if ev.op.startswith("mbarrier.init")}
