@@ -309,9 +309,9 @@ def test_every_auto_chosen_configuration_has_0_spills_and_passes_the_ptx_checks(
 def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
     """The host half of the independent checks (tensor maps through a recording encoder,
     d_row/d_col and tile_coords compiled for the host), apart to keep each test under 60 s."""
-    from verilayout.simulate.gemm_check import _tensor_maps
+    from verilayout.simulate.gemm_check import tensor_maps
     man, src = _emitted(cfg)
-    _maps, checks = _tensor_maps(src, man)
+    _maps, checks = tensor_maps(src, man)
     assert checks and all(c.status == "proved" for c in checks), [c.to_dict() for c in checks]
     assert {c.check for c in checks} == {"tensor-map", "index-functions"}
 
@@ -323,3 +323,54 @@ def test_a_problem_past_the_kernels_int_is_refused():
     assert parse_problem(f"{2**31 - 1},8,16") == (2**31 - 1, 8, 16)
     with pytest.raises(LayoutError, match="below 2\\^31"):
         parse_problem(f"{2**31},8,16")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
+    """The model's 8192^3 bf16 configuration with --cluster 2x1 (B multicast to both CTAs):
+    compiled with 0 spills and every check of both CTAs proved, the rings explored together."""
+    from verilayout.emit.cuda_gemm import emission_of
+    from verilayout.simulate.cluster_check import check_gemm
+    man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster="2x1")
+    assert man["cluster"]["size"] == 2 and man["tag"].endswith("_c2x1")
+    r = check_gemm(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    assert {c.check for c in r.checks if c.status == "proved"} == {
+        "compile", "spills", "multicast", "expect-tx", "instruction", "tma", "descriptor",
+        "d-store", "protocol"}
+    assert "0 bytes spilled" in next(c for c in r.checks if c.check == "spills").message
+
+
+def test_clusters_are_considered_and_explained():
+    """A cluster shares one operand: per CTA and stage it loads BM/CN + BN/CM rows of BK, not
+    BM + BN (the multicast saving, derived here); --explain lists each shape of the chosen tile."""
+    ch = choose_gemm(4096, 4096, 4096, "bf16")
+    seen = {c.cluster for c, _t in ch.ranked}
+    assert {(1, 1), (2, 1), (1, 2)} <= seen
+    for c, t in ch.ranked:
+        cm, cn = c.cluster
+        assert t["l2_bytes_per_stage"] == (c.bm / cn + c.bn / cm) * c.bk * 2
+        assert c.cluster == (1, 1) or c.stages <= 4
+    text = explain(ch)
+    assert "clusters of the chosen tile" in text and "2x1" in text and "1x2" in text
+    # an override keeps the rest of the choice
+    m = configure("bf16", ch, cluster="1x2")
+    assert (m["bm"], m["bn"], m["group_m"]) == (ch.best.bm, ch.best.bn, ch.best.group_m)
+    assert (m["cluster"]["m"], m["cluster"]["n"]) == (1, 2)
+
+
+def test_a_row_stride_off_128_bytes_is_modelled_and_fitted_to_the_measured_shape():
+    """8191x8193x4104 bf16 (K x 2 = 8208 bytes: 16-byte aligned as TMA needs, not 128): the
+    three measured configurations ran 2.0-2.4x below the aligned model; with the one fitted
+    per-stage factor each is within 15% of the measurement, and an aligned K is unaffected."""
+    from verilayout.emit.gemm_select import MISALIGNED_FIT
+    rows = _sweep()[("bf16", 8191, 8193, 4104)]
+    assert len(rows) == 3
+    for tflops, tile, st in rows:
+        t = cost(_cand("bf16", tile, st), 8191, 8193, 4104)["total"] / (H100.clock_ghz * 1e9)
+        assert abs(2.0 * 8191 * 8193 * 4104 / t / 1e12 / tflops - 1) < 0.15, (tile, tflops)
+    a = cost(_cand("bf16", "128x256x64", 4), 8192, 8192, 4096)["stage"]
+    b = cost(_cand("bf16", "128x256x64", 4), 8192, 8192, 4104)["stage"]
+    assert math.isclose(b, a * MISALIGNED_FIT)
+    assert "misaligned" in explain(choose_gemm(8191, 8193, 4104, "bf16"))

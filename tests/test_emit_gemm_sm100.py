@@ -92,7 +92,7 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
-                                           "tmem", "d-store"}
+                                           "tmem", "d-store", "protocol"}
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
 
@@ -172,3 +172,33 @@ def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
     r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
+
+
+# ----- the sm_100a ring as a transition system (TMA thread, MMA thread, tcgen05.commit) ------------
+
+@needs_nvcc
+def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
+    """tcgen05.commit arrives on the stage's full barrier instead of its empty one: that arrival
+    completes a later phase of the full barrier early (the MMA thread then reads a stage before its
+    bytes land), or the producer is never released -- the exploration names it."""
+    man, src = _kernel()
+    old = "mma_commit(empty0 + 8u * stage);"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "mma_commit(full0 + 8u * stage);"))
+    hits = [c for c in r.failures if c.check == "protocol"]
+    assert hits and re.search(r"deadlock|more arrivals|reads stage buffer \S+ before",
+                              hits[0].message), \
+        [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
+    """The MMA thread skips its wait on the full barrier: it reads a stage before its TMA landed."""
+    man, src = _kernel()
+    old = "      mbar_wait(full0 + 8u * stage, phase);\n      tc_fence_after();"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "      tc_fence_after();"))
+    assert any(c.check in ("protocol", "descriptor") for c in r.failures), \
+        [c.to_dict() for c in r.failures]
+    assert any(c.check == "protocol" and "before" in c.message for c in r.failures), \
+        [c.to_dict() for c in r.failures]

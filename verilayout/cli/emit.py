@@ -61,6 +61,7 @@ examples:
   verilayout emit gemm --dtype e4m3 --tile 128x128x128 --stages 6 -o out/e4m3
   verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
   verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
+  verilayout emit gemm --dtype bf16 --tile 128x256x64 --cluster 2x1 -o out/c2x1    # B multicast to 2 CTAs
   verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o out/gemm_f16/gemm out/gemm_f16/main.cu -ldl
@@ -186,7 +187,7 @@ def _cmd_emit_gemm(args) -> int:
         raise LayoutError("--explain: needs --problem M,N,K (the choice it explains)")
     man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
                     splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
-                    activation=args.activation)
+                    activation=args.activation, cluster=args.cluster)
     e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -199,6 +200,7 @@ def _cmd_emit_gemm(args) -> int:
                           "stages": m["stages"], "threads": m["threads"],
                           "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
                           "group_m": m["group_m"], "split_k": m["splits"],
+                          "cluster": [m.get("cluster", {}).get("m", 1), m.get("cluster", {}).get("n", 1)],
                           "epilogue": m["epilogue"],
                           **({"explain": explain(choice)} if args.explain else {}),
                           "obligations": m["obligations"]}))
@@ -211,9 +213,13 @@ def _cmd_emit_gemm(args) -> int:
     print((f"schedule: one CTA per tile (sm_100a), split-K " if m["arch"] == "sm_100a" else
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
-                              if m["splits"] > 1 else ""))
-    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {m['bm']} (A) and {t['box_k']} x "
-          f"{m['bn']} (B), {t['boxes']} per stage, expect_tx {t['tx_bytes']} bytes")
+                              if m["splits"] > 1 else "") +
+          (f", cluster {m['cluster']['m']}x{m['cluster']['n']} (TMA multicast)"
+           if m.get("cluster", {}).get("size", 1) > 1 else ""))
+    cl = m.get("cluster", {})
+    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', m['bm'])} "
+          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', m['bn'])} (B), {t['boxes']} per stage, "
+          f"expect_tx {t['tx_bytes']} bytes")
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")
     print(f"obligations: {n_ok} of {len(m['obligations'])} proved (listed at the top of kernel.cu)")
@@ -373,6 +379,9 @@ def register(subparsers) -> None:
                    "persistent scheduler visits together, 1 to 64 (default 8)")
     p.add_argument("--split-k", type=_int, default=None, metavar="S", help="K slices per tile, "
                    "1 to 16, summed by a reduction kernel (default 1)")
+    p.add_argument("--cluster", default=None, metavar="MxN", help="thread-block cluster: 2x1 (two "
+                   "CTAs along M share B by TMA multicast), 1x2 (along N, share A) or 1x1 (default; "
+                   "with --problem the model's choice)")
     p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
                    help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")
     p.add_argument("--bias", action="store_true", help="add bias[col] (N floats) to each output")

@@ -173,6 +173,9 @@ constexpr int D_REGS = ${d_regs};                 // f32 accumulators per consum
 constexpr int ELEM_BYTES = ${eb};
 constexpr int GROUP_M = ${group_m};                // tile rows visited together (raster)
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
+constexpr int CLUSTER_M = ${cluster_m}, CLUSTER_N = ${cluster_n};   // CTAs of a cluster along M, N
+constexpr int CLUSTER = CLUSTER_M * CLUSTER_N;     // rank r computes tile (r % CLUSTER_M, r / CLUSTER_M) of its cluster tile
+constexpr uint32_t A_SLICE_ROWS = BM / CLUSTER_N, B_SLICE_ROWS = BN / CLUSTER_M;   // rows one CTA loads (and multicasts)
 constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
 constexpr uint32_t A_OFFSET = ${a_off}u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u;
 constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = ${smem_align}u;
@@ -182,6 +185,7 @@ constexpr uint32_t FULL_ARRIVALS = ${full_count}u, EMPTY_ARRIVALS = ${empty_coun
 static_assert(BOX_K * BOXES == uint32_t(BK), "the TMA boxes cover BK");
 static_assert(BK == K_INST * K_BLOCKS && THREADS == 128 * (CONSUMERS + 1), "K-blocks and warpgroups");
 static_assert(TX_BYTES == A_STAGE_BYTES + B_STAGE_BYTES, "expect_tx counts one stage of A and B");
+static_assert(A_SLICE_ROWS * CLUSTER_N == uint32_t(BM) && B_SLICE_ROWS * CLUSTER_M == uint32_t(BN), "slices tile a stage");
 static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_STAGE_BYTES, "boxes tile a stage");
 static_assert(BAR_OFFSET + 16u * STAGES == SMEM_BYTES, "full[STAGES] and empty[STAGES] end the buffer");
 typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
@@ -238,7 +242,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     "@!done bra WAIT_%=;\n"
     "}\n" :: "r"(bar), "r"(parity) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+${wait_cluster}__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
@@ -248,6 +252,49 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
   asm volatile(
     "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
     :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+// ----- the cluster (manifest.json "cluster": masks and peers proved there) -------------------------
+__device__ __forceinline__ uint32_t cluster_rank() {
+  if constexpr (CLUSTER == 1) {
+    return 0u;
+  } else {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+  }
+}
+// the CTAs that read the same A rows (M block) / B rows (N block) as rank r: its multicast masks
+__host__ __device__ __forceinline__ uint16_t a_mask(uint32_t r) { (void)r; return uint16_t(${a_masks}); }
+__host__ __device__ __forceinline__ uint16_t b_mask(uint32_t r) { (void)r; return uint16_t(${b_masks}); }
+// the CTAs whose producers write into rank r's stages: r's consumers release a stage to each
+__host__ __device__ __forceinline__ uint32_t peers(uint32_t r) { (void)r; return ${peers}; }
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+    :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+// one arrival on the mbarrier at the same shared offset in CTA `cta` of the cluster
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t cta) {
+  asm volatile(
+    "{\n"
+    ".reg .b32 ra;\n"
+    "mapa.shared::cluster.u32 ra, %0, %1;\n"
+    "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n"
+    "}\n" :: "r"(bar), "r"(cta) : "memory");
+}
+// release a stage: to this CTA's producer, or to every producer writing into this CTA's stages
+__device__ __forceinline__ void release_stage(uint32_t bar, uint32_t rank) {
+  if constexpr (CLUSTER == 1) {
+    (void)rank;
+    mbar_arrive(bar);
+  } else {
+#pragma unroll
+    for (uint32_t r = 0; r < uint32_t(CLUSTER); ++r)
+      if ((peers(rank) >> r) & 1u) mbar_arrive_remote(bar, r);
+  }
+}
+__device__ __forceinline__ void cluster_sync() {   // every thread of every CTA of the cluster
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -280,7 +327,7 @@ ${bias_body}
 ${store_body}
 
 // ----- the kernel ------------------------------------------------------------------------------
-__global__ void __launch_bounds__(THREADS, 1)
+__global__ void ${cluster_attr}__launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -289,7 +336,13 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
   const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
   const uint32_t tiles = tiles_m * tiles_n, k_tiles = (uint32_t(K) + BK - 1) / BK;
-  const uint32_t units = tiles * uint32_t(SPLITS);   // work unit u: tile u / SPLITS, K slice u % SPLITS
+  (void)tiles;
+  // the cluster works on cluster tiles (CLUSTER_M x CLUSTER_N tiles; rank r takes its own one)
+  const uint32_t ctiles_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, ctiles_n = (tiles_n + CLUSTER_N - 1) / CLUSTER_N;
+  const uint32_t units = ctiles_m * ctiles_n * uint32_t(SPLITS);   // unit u: cluster tile u / SPLITS, K slice u % SPLITS
+  const uint32_t first_unit = blockIdx.x / uint32_t(CLUSTER), unit_step = gridDim.x / uint32_t(CLUSTER);
+  const uint32_t rank = cluster_rank(), rm = rank % uint32_t(CLUSTER_M), rn = rank / uint32_t(CLUSTER_M);
+  (void)rm; (void)rn;
   const uint32_t wg = threadIdx.x / 128u, tid = threadIdx.x % 128u;
 
   if (threadIdx.x == 0) {
@@ -302,29 +355,40 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // init visible to TMA
   }
-  __syncthreads();
+${start_sync}
 
   if (wg == 0) {
     // ---- producer warpgroup: one thread issues every TMA load ----
 ${producer_regs}
     if (tid == 0) {
       uint32_t stage = 0, phase = 0;
-      for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+      for (uint32_t u = first_unit; u < units; u += unit_step) {
         uint32_t tm, tn;
-        tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+        tile_coords(u / uint32_t(SPLITS), ctiles_m, ctiles_n, tm, tn);
+        tm = tm * CLUSTER_M + rm; tn = tn * CLUSTER_N + rn;   // this rank's tile (may lie past M, N: zero-filled)
         const uint32_t s = u % uint32_t(SPLITS);
         const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
         for (uint32_t kt = kbeg; kt < kend; ++kt) {
-          mbar_wait(empty0 + 8u * stage, phase ^ 1u);          // consumers released this stage
+          ${empty_wait}(empty0 + 8u * stage, phase ^ 1u);          // consumers (of every CTA written) released it
           const uint32_t full = full0 + 8u * stage;
-          mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too
+          mbar_arrive_expect_tx(full, TX_BYTES);                // whole boxes, zero-filled ones too (peers' slices included)
           const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES;
           const uint32_t b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
 #pragma unroll
           for (uint32_t j = 0; j < BOXES; ++j) {
             const int32_t k0 = int32_t(kt * BK + j * BOX_K);
-            tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
-            tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+            if constexpr (CLUSTER_N == 1) {
+              tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
+            } else {   // slice rn of A's M block, to every CTA sharing it
+              tma_load_2d_mc(a_dst + j * A_BOX_BYTES + rn * (A_BOX_BYTES / CLUSTER_N), &tmap_a, k0,
+                             int32_t(tm * BM + rn * A_SLICE_ROWS), full, a_mask(rank));
+            }
+            if constexpr (CLUSTER_M == 1) {
+              tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+            } else {   // slice rm of B's N block, to every CTA sharing it
+              tma_load_2d_mc(b_dst + j * B_BOX_BYTES + rm * (B_BOX_BYTES / CLUSTER_M), &tmap_b, k0,
+                             int32_t(tn * BN + rm * B_SLICE_ROWS), full, b_mask(rank));
+            }
           }
           if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
         }
@@ -336,9 +400,10 @@ ${consumer_regs}
     const uint32_t c = wg - 1u, lane = tid % 32u;
     uint32_t stage = 0, phase = 0;
     float d[D_REGS];
-    for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+    for (uint32_t u = first_unit; u < units; u += unit_step) {
       uint32_t tm, tn;
-      tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+      tile_coords(u / uint32_t(SPLITS), ctiles_m, ctiles_n, tm, tn);
+      tm = tm * CLUSTER_M + rm; tn = tn * CLUSTER_N + rn;
       const uint32_t s = u % uint32_t(SPLITS);   // K slice s of the tile: partial sum to slot s
       const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
 #pragma unroll
@@ -355,13 +420,13 @@ ${consumer_regs}
         fence_acc(d);
         wgmma_wait<1>();                                         // the previous stage's group retired
         fence_acc(d);
-        if (kt > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
+        if (kt > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
         prev = stage;
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
       wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
-      if (kend > kbeg && lane == 0) mbar_arrive(empty0 + 8u * prev);
+      if (kend > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
       // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
       // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
@@ -386,7 +451,7 @@ ${consumer_regs}
       }
     }
   }
-}
+${end_sync}}
 
 ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
 typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
@@ -428,8 +493,8 @@ static vl_encode_tiled_t encode_tiled() {
   static const void *last_a = nullptr, *last_b = nullptr;
   static int last_m = -1, last_n = -1, last_k = -1;
   if (A != last_a || B != last_b || M != last_m || N != last_n || K != last_k) {
-    int e = make_tensor_map(&ta, A, M, K, BM);
-    if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
+    int e = make_tensor_map(&ta, A, M, K, ${a_box_rows});${box_note}
+    if (e == 0) e = make_tensor_map(&tb, B, N, K, ${b_box_rows});
     if (e != 0) return e;
     last_a = A; last_b = B; last_m = M; last_n = N; last_k = K;
   }
@@ -442,9 +507,10 @@ static vl_encode_tiled_t encode_tiled() {
     if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
     smem_set = 1;
   }
-  const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
-  const long ctas = long(sms > 0 ? sms : sm_count);
-  const int grid = int(units < ctas ? units : ctas);
+  const long units = long(((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M) *
+                     long(((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
+  const long ctas = long(sms > 0 ? sms : sm_count) / CLUSTER;   // clusters of the persistent grid
+  const int grid = int(units < ctas ? units : (ctas > 0 ? ctas : 1)) * CLUSTER;
   store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
   static float* ws = nullptr;
   static size_t ws_elems = 0;
@@ -487,6 +553,42 @@ __device__ __forceinline__ void store_pair(uint16_t* p, float v0, float v1) {   
   asm("cvt.rn.${out}x2.f32 %0, %1, %2;" : "=r"(x) : "f"(v1), "f"(v0));   // first source: upper half
   *reinterpret_cast<uint32_t*>(p) = x;
 }"""
+
+
+# the producer's wait for releases that peers' consumers made with release.cluster arrivals
+_WAIT_CLUSTER = r"""__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+    "{\n"
+    ".reg .pred done;\n"
+    "WAIT_%=:\n"
+    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+    "@!done bra WAIT_%=;\n"
+    "}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+"""
+
+
+def _cluster_subs(man: dict) -> dict:
+    """Template values of the cluster: its shape, the kernel attribute and the per-rank masks."""
+    cl = man.get("cluster", {"m": 1, "n": 1, "a_masks": [1], "b_masks": [1], "peers": [1]})
+    return {"cluster_m": cl["m"], "cluster_n": cl["n"],
+            "cluster_attr": (f"__cluster_dims__({cl['m'] * cl['n']}, 1, 1) "
+                             if cl["m"] * cl["n"] > 1 else ""),
+            "a_masks": select_expr([f"{x:#x}u" for x in cl["a_masks"]], "r"),
+            "b_masks": select_expr([f"{x:#x}u" for x in cl["b_masks"]], "r"),
+            "peers": select_expr([f"{x:#x}u" for x in cl["peers"]], "r"),
+            "a_box_rows": "A_SLICE_ROWS" if cl["n"] > 1 else "BM",
+            "b_box_rows": "B_SLICE_ROWS" if cl["m"] > 1 else "BN",
+            "release_fn": "release_stage" if cl["m"] * cl["n"] > 1 else "mbar_arrive",
+            "empty_wait": "mbar_wait_cluster" if cl["m"] * cl["n"] > 1 else "mbar_wait",
+            "wait_cluster": _WAIT_CLUSTER if cl["m"] * cl["n"] > 1 else "",
+            "release_arg": ", rank" if cl["m"] * cl["n"] > 1 else "",
+            "start_sync": ("  cluster_sync();   // every CTA's mbarriers initialised before any peer "
+                           "multicasts or arrives" if cl["m"] * cl["n"] > 1 else "  __syncthreads();"),
+            "end_sync": ("  cluster_sync();   // no CTA leaves while a peer may still multicast "
+                         "into it or arrive on its mbarriers\n" if cl["m"] * cl["n"] > 1 else ""),
+            "box_note": ("   // a CTA loads one slice of a shared tile" if cl["m"] * cl["n"] > 1
+                         else "")}
 
 
 def _epi_words(man: dict) -> str:
@@ -569,6 +671,7 @@ def render_gemm_cuda(man: dict) -> str:
         "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
         "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
+        **_cluster_subs(man),
         **_epilogue_subs(man),
         "reduce_kernel": _REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
         "reduce_launch": _REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
@@ -888,7 +991,9 @@ def render_gemm_readme(man: dict) -> str:
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
         f"accumulation, D = {_epi_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
-        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`.", "",
+        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
+        + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
+           if man.get("cluster", {}).get("size", 1) > 1 else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
         f"{len(man['obligations'])} obligations ({n_ok} proved).",
         "- `main.cu`: exact reference checks on small shapes, then TFLOP/s and % of cuBLASLt on "
@@ -903,7 +1008,7 @@ def render_gemm_readme(man: dict) -> str:
 
 def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
               arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1, out: str = "f32",
-              bias: bool = False, activation: str = "none") -> Emission:
+              bias: bool = False, activation: str = "none", cluster="1x1") -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
     >>> e = emit_gemm("f16", tile="128x128x64", stages=3)
@@ -911,7 +1016,8 @@ def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
     ['Makefile', 'README.md', 'kernel.cu', 'main.cu', 'manifest.json']
     """
     man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch, group_m=group_m,
-                              splits=splits, out=out, bias=bias, activation=activation)
+                              splits=splits, out=out, bias=bias, activation=activation,
+                              cluster=cluster)
     return emission_of(man)
 
 

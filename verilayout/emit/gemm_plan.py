@@ -36,6 +36,7 @@ import numpy as np
 
 from verilayout.core.cute import ComposedLayout, tile_to_shape
 from verilayout.dtypes import bytes_of
+from verilayout.emit.gemm_cluster import cluster_plan, parse_cluster
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype, swizzle_atom, valid_n
 from verilayout.prove.wgmma import intended_tile
@@ -114,7 +115,8 @@ def tma_box_byte(row: int, col_byte: int, span: int) -> int:
 
 
 def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = DEFAULT_GROUP_M,
-             splits: int = 1, epilogue: tuple = ("f32", False, "none")) -> str:
+             splits: int = 1, epilogue: tuple = ("f32", False, "none"),
+             cluster: tuple = (1, 1)) -> str:
     """A C identifier naming one configuration (``_g<G>`` for a raster other than the default,
     ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32).
 
@@ -122,11 +124,14 @@ def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = 
     ('gemm_bf16_128x256x64_s4', 'gemm_bf16_64x128x64_s7_g1_k4')
     >>> gemm_tag("bf16", 128, 256, 64, 4, epilogue=("bf16", True, "gelu"))
     'gemm_bf16_128x256x64_s4_obf16_bias_gelu'
+    >>> gemm_tag("bf16", 128, 256, 64, 4, cluster=(2, 1))
+    'gemm_bf16_128x256x64_s4_c2x1'
     """
     out, bias, act = epilogue
     tail = (f"_g{group_m}" if group_m != DEFAULT_GROUP_M else "") + \
         (f"_k{splits}" if splits > 1 else "") + (f"_o{out}" if out != "f32" else "") + \
-        ("_bias" if bias else "") + (f"_{act}" if act != "none" else "")
+        ("_bias" if bias else "") + (f"_{act}" if act != "none" else "") + \
+        (f"_c{cluster[0]}x{cluster[1]}" if tuple(cluster) != (1, 1) else "")
     return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}{tail}"
 
 
@@ -272,7 +277,7 @@ def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
 def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                         arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
                         splits: int = 1, out: str = "f32", bias: bool = False,
-                        activation: str = "none") -> dict:  # long: one manifest, every field
+                        activation: str = "none", cluster="1x1") -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
 
     >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
@@ -290,6 +295,7 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     if activation not in ACTIVATIONS:
         raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
     epi = (out, bool(bias), activation)
+    cl_shape = parse_cluster(cluster)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
@@ -315,8 +321,11 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                           [b_off + s * b_stage for s in range(stages)])
     frag, of = _fragment_obligation(bn, dtype)
     shape = f"m64n{bn}k{kx}"
+    cl = cluster_plan(*cl_shape, consumers=consumers, bm=bm, bn=bn, a_stage=a_stage,
+                      b_stage=b_stage)
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi), "dtype": dtype,
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape),
+            "dtype": dtype,
             "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
                          "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
@@ -327,7 +336,8 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
             "swizzle": sw,
             "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
             "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
-            "barriers": {"offset": bar_off, "full_count": 1, "empty_count": 4 * consumers},
+            "barriers": {"offset": bar_off, "full_count": 1, "empty_count": cl["empty_count"]},
+            "cluster": {k: v for k, v in cl.items() if k != "obligations"},
             "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
                     "tx_bytes": a_stage + b_stage},
@@ -336,4 +346,4 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
             "global": {"a": "row-major M x K", "b": "row-major N x K",
                        "d": f"row-major M x N {out}"},
             "obligations": obls + oa + ob + [of] + ([_split_obligation(splits)] if splits > 1
-                                                     else [])}
+                                                     else []) + cl["obligations"]}

@@ -38,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verilayout.dtypes import bytes_of
+from verilayout.emit.gemm_cluster import CLUSTER_SHAPES, parse_cluster
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
                                        parse_tile, smem_bytes)
 from verilayout.emit.cuda_gemm import emission_of
@@ -64,7 +65,15 @@ class Machine:
     load_latency: float
     launch_clk: float
     source: str
+    misaligned: float = 1.0
 
+
+#: Per-stage slowdown where a row of A and B (``K x bytes``) is 16-byte aligned, as TMA requires,
+#: but not a multiple of 128 bytes (every 128-byte box row then straddles two L2 lines). Fitted:
+#: the least-squares (in log) factor on the stage time over the three bf16 rows of
+#: 8191x8193x4104 in hwtests/results/h100-2026-11-26-gemm_sweep.txt (one shape: whether the
+#: straddled lines or the odd-N scalar epilogue cost it is not separated by the measurements).
+MISALIGNED_FIT = 2.2
 
 #: H100 SXM5. Cited: 132 SMs and the dense tensor FLOP per clock per SM (bf16/f16 4096, fp8
 #: 8192, tf32 2048: the datasheet's 989.4 / 1978.9 / 494.7 TFLOP/s at the 1.83 GHz boost clock,
@@ -80,8 +89,9 @@ H100 = Machine(sms=132, clock_ghz=1.6,
                flop_per_clk={"bf16": 4096, "f16": 4096, "e4m3": 8192, "tf32": 2048},
                hbm_bytes_per_clk=3.35e12 / 1.6e9, l2_bytes_per_clk=12e12 / 1.6e9,
                o_one=230.0, o_two=475.0, load_latency=1400.0, launch_clk=1.0 * 1600,
-               source="datasheet (SMs, FLOP/clk, HBM), sweep-fitted (clock, o_one, o_two), "
-                      "inferred (L2 bandwidth, load latency, launch)")
+               source="datasheet (SMs, FLOP/clk, HBM), sweep-fitted (clock, o_one, o_two, "
+                      "misaligned), inferred (L2 bandwidth, load latency, launch)",
+               misaligned=MISALIGNED_FIT)
 #: Raster widths considered (tile rows visited together).
 GROUPS = (8, 4, 16, 2, 1)
 #: Largest split-K factor considered.
@@ -99,6 +109,7 @@ class Candidate:
     stages: int
     group_m: int = 8
     splits: int = 1
+    cluster: tuple = (1, 1)
 
     @property
     def tile(self) -> str:
@@ -179,6 +190,10 @@ def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, 
 #: states, 8 stages: 348028, measured on the 128x64x64 bf16 ring); six stages already cover the
 #: modelled load latency for the small tiles that fit more.
 MAX_STAGES = 6
+#: the deepest ring of a cluster candidate: the rings of both CTAs are explored together (4
+#: stages: 122844 states on the 128x128x64 bf16 2x1 ring; the 128x64x64 ring at 6 stages: past
+#: MAX_STATES, 400000)
+CLUSTER_MAX_STAGES = 4
 
 
 def _max_stages(dtype: str, bm: int, bn: int, bk: int) -> int:
@@ -251,19 +266,23 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     (16, 1.0)
     """
     eb, F = bytes_of(c.dtype), hw.flop_per_clk[c.dtype]
+    cm, cn = c.cluster
     tiles = -(-M // c.bm) * -(-N // c.bn)
-    units = tiles * c.splits
-    active = min(units, hw.sms)
-    waves = -(-units // hw.sms)
+    # a cluster takes cm x cn tiles at once (tiles past M or N padded in) on cm cn SMs
+    units = -(-(-(-M // c.bm)) // cm) * -(-(-(-N // c.bn)) // cn) * cm * cn * c.splits
+    slots = hw.sms // (cm * cn) * (cm * cn)
+    active = min(units, slots)
+    waves = -(-units // slots)
     k_tiles = -(-K // c.bk)
     ku = -(-k_tiles // c.splits)
     cons = c.bm // 64
     t_c = 64 * c.bn * c.bk * 2 / F
     o = hw.o_two if cons == 2 else hw.o_one
-    stage = max(cons * t_c, t_c + o)
+    stage = max(cons * t_c, t_c + o) * (1.0 if (K * eb) % 128 == 0 else hw.misaligned)
     depth = min(1.0, (c.stages - 1) * stage / hw.load_latency)
     mma = ku * stage / depth
-    stage_bytes = (min(c.bm, M) + min(c.bn, N)) * c.bk * eb
+    # L2 bytes one CTA loads per stage: a multicast operand is loaded once per cluster group
+    stage_bytes = (min(c.bm, M) / cn + min(c.bn, N) / cm) * c.bk * eb
     load = ku * stage_bytes / (hw.l2_bytes_per_clk / active)
     fill = hw.load_latency
     out_bytes = c.bm * c.bn * 4
@@ -274,6 +293,7 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     reduce = (2 * c.splits * M * N * 4 + M * N * 4) / hw.hbm_bytes_per_clk if c.splits > 1 else 0
     total = max(waves * unit, dram) + reduce + launches
     return {"tiles": tiles, "units": units, "waves": waves, "wave_fill": units / (waves * hw.sms),
+            "cluster": f"{cm}x{cn}", "l2_bytes_per_stage": stage_bytes,
             "k_tiles_per_unit": ku, "stage": stage, "util": cons * t_c / stage, "depth": depth,
             "mma": mma, "load": load, "unit": unit, "dram": dram, "reduce": reduce,
             "total": total, "bytes_per_flop": (c.bm + c.bn) * eb / (2 * c.bm * c.bn)}
@@ -285,14 +305,20 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
     splits = [s for s in range(1, MAX_SPLITS + 1)
               if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
     groups = [g for g in GROUPS if g == 8 or g <= -(-M // c.bm)]
-    return [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, s) for s in splits for g in groups]
+    out = [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, s) for s in splits for g in groups]
+    # clusters (TMA multicast) without split-K, where the grid has two tiles along the pair, at
+    # a ring the cluster's protocol exploration completes
+    st = min(c.stages, CLUSTER_MAX_STAGES)
+    out += [Candidate(c.dtype, c.bm, c.bn, c.bk, st, g, 1, cl) for cl in CLUSTER_SHAPES[1:]
+            for g in groups if -(-M // c.bm) >= 2 * cl[0] and -(-N // c.bn) >= 2 * cl[1]]
+    return out
 
 
 def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
                 allow_split: bool = True) -> Choice:
-    """The candidate of least modelled time (to the clock; ties: fewer splits, fewer DRAM bytes
-    (the raster), the earlier raster of :data:`GROUPS`, larger tile), with every candidate
-    considered.
+    """The candidate of least modelled time (to the clock; ties: fewer splits, no cluster, fewer
+    DRAM bytes (the raster), the earlier raster of :data:`GROUPS`, larger tile), with every
+    candidate considered.
 
     Law: ``best`` minimizes :func:`cost` ``["total"]`` over :func:`candidates` x rasters x splits.
 
@@ -310,11 +336,11 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
         for v in (_variants(c, M, N, K, hw) if allow_split else
                   [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g) for g in GROUPS]):
             t = cost(v, M, N, K, hw)
-            scored.append((round(t["total"]), v.splits, round(t["dram"]), GROUPS.index(v.group_m),
-                           -v.bm * v.bn, v, t))
-    scored.sort(key=lambda x: x[:5])
+            scored.append((round(t["total"]), v.splits, v.cluster[0] * v.cluster[1],
+                           round(t["dram"]), GROUPS.index(v.group_m), -v.bm * v.bn, v, t))
+    scored.sort(key=lambda x: x[:6])
     best = scored[0]
-    return Choice((M, N, K), dtype, best[5], best[6]["total"], tuple((s[5], s[6]) for s in scored),
+    return Choice((M, N, K), dtype, best[6], best[7]["total"], tuple((s[6], s[7]) for s in scored),
                   tuple(rejected))
 
 
@@ -356,7 +382,7 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
 def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
-              activation: str = "none") -> dict:
+              activation: str = "none", cluster: str | None = None) -> dict:
     """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
     ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
@@ -366,12 +392,14 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
     (256, ['proved'])
     """
     if arch == "sm_100a":
+        if cluster not in (None, "1x1", (1, 1)):
+            raise LayoutError("--cluster: sm_100a kernels are written without clusters for now")
         return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
                                    splits=1 if splits is None else splits, out=out, bias=bias,
-                                   activation=activation)
+                                   activation=activation, cluster=cluster or "1x1")
     b = choice.best
     t = tile or b.tile
     if stages is None:
@@ -381,15 +409,17 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
     return build_gemm_manifest(dtype, tile=t, stages=stages, arch=arch,
                                group_m=b.group_m if group_m is None else group_m,
                                splits=b.splits if splits is None else splits, out=out, bias=bias,
-                               activation=activation)
+                               activation=activation,
+                               cluster=b.cluster if cluster is None else parse_cluster(cluster))
 
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
     us = t["total"] / (hw.clock_ghz * 1e3)
-    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits}: {us:8.1f} us "
+    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
             f"({flop / (us * 1e-6) / 1e12:6.1f} TFLOP/s)  {t['units']:5d} units = {t['waves']} "
             f"wave(s) x {t['unit']:8.0f} clk ({t['wave_fill'] * 100:5.1f}% fill), MMA util "
-            f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, DRAM "
+            f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, L2 "
+            f"{t.get('l2_bytes_per_stage', 0) / 1024:.0f} KiB/stage/CTA, DRAM "
             f"{t['dram']:8.0f} clk")
 
 
@@ -403,7 +433,8 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     M, N, K = choice.problem
     flop = 2.0 * M * N * K
     out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {choice.best.tile}, {choice.best.stages} "
-           f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits} "
+           f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits}, cluster "
+           f"{choice.best.cluster[0]}x{choice.best.cluster[1]} "
            f"(model: {choice.notes[0] if choice.notes else hw.source})",
            "cost = max(waves x (max(MMA, L2 load) + fill + epilogue), DRAM) + reduction + launches;"
            " one line per tile at its best raster and split, best first:"]
@@ -421,9 +452,47 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     if runner is not None:
         out.append(f"the next tile, {runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
                    f"slower ({_why(choice.ranked[0][1], runner[1])})")
+    if not choice.notes:                        # the sm_90a model (sm_100a: tiles only)
+        out += _cluster_lines(choice) + _known_error_lines(choice, hw)
     for tile, why in choice.rejected:
         out.append(f"  rejected {tile}: {why}")
     return "\n".join(out)
+
+
+def _known_error_lines(choice: Choice, hw: Machine) -> list[str]:
+    """Where the model is fitted or known wrong for this problem: a row stride off 128 bytes
+    (the fitted factor), a single wave of 128x256 tiles (measured below the model at 2048^3)."""
+    M, N, K = choice.problem
+    eb, out = bytes_of(choice.dtype), []
+    if (K * eb) % 128:
+        out.append(f"misaligned rows: K x {eb} = {K * eb} bytes is 16-byte aligned (TMA's rule; "
+                   f"K off 16 bytes is refused) but not a multiple of 128: the kernel loads it by "
+                   f"TMA as usual (each 128-byte box row straddles two L2 lines"
+                   f"{'; odd N: scalar stores' if N % 2 else ''}); each stage is modelled "
+                   f"{hw.misaligned}x slower, a factor fitted to the three measured bf16 "
+                   "8191x8193x4104 rows")
+    c, t = choice.ranked[0]
+    if t.get("waves") == 1 and c.bn == 256:
+        out.append("one wave of 128x256 tiles: at 2048^3 such runs measured 25% (bf16) and 44% "
+                   "(e4m3) below this model (the pipeline fill and the epilogue of the only tile "
+                   "are not overlapped); not fitted: the sweep has one such shape")
+    return out
+
+
+def _cluster_lines(choice: Choice) -> list[str]:
+    """The chosen tile under each cluster shape considered (its best raster): the L2 bytes a CTA
+    loads per stage (multicast shares one operand) and the modelled time against the choice."""
+    best = {}
+    for c, t in choice.ranked:
+        if c.tile == choice.best.tile and c.splits == 1 and c.cluster not in best:
+            best[c.cluster] = t
+    if len(best) < 2:
+        return ["clusters: not considered (fewer than two tiles along M and N, or split-K chosen)"]
+    b0 = choice.clocks
+    parts = [f"{cm}x{cn} {t['l2_bytes_per_stage'] / 1024:.0f} KiB/stage/CTA, "
+             f"{t['total'] / b0:.2f}x" for (cm, cn), t in sorted(best.items())]
+    return ["clusters of the chosen tile (TMA multicast; L2 bytes per CTA and stage, time vs the "
+            "choice; the multicast saving is modelled, not measured): " + "; ".join(parts)]
 
 
 def _why(a: dict, b: dict) -> str:

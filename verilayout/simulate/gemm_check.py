@@ -67,7 +67,8 @@ from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc,
                                               imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES"]
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec",
+           "swizzle_span", "cluster_shape", "tensor_maps", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
 
 GEMM_ASSUMPTIONS = (
     "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
@@ -76,6 +77,12 @@ GEMM_ASSUMPTIONS = (
     "a consumer warpgroup is one process: its warps' arrivals are counted together",
     "TMA swizzle: the 16-byte chunk index XOR the 128-byte row index mod span/16 (box inner "
     "extent = span)")
+#: The reduction of explorations with ``eager_landing`` (the cluster's rings, the sm_100a ring).
+LANDING_ASSUMPTION = (
+    "TMA landings are explored eagerly: each lands before any process moves again. A landing "
+    "only enables (it completes bytes of a phase, fills a stage), so delaying one adds only "
+    "interleavings where a wait passes without its bytes; that needs a phase to complete with "
+    "bytes still due, which the tx-count shows as bytes beyond expect_tx or as a deadlock")
 #: States the protocol exploration may visit before it answers unknown.
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
@@ -93,7 +100,15 @@ def _splits(man: dict) -> int:
     return s
 
 
-def _spec(man: dict) -> tuple:
+def gemm_spec(man: dict) -> tuple:
+    """Law: ``(dtype, BM, BN, BK, stages, consumers, A layout text, B layout text)`` of a GEMM
+    manifest; a ``LayoutError`` naming what is missing otherwise.
+
+    >>> gemm_spec({"dtype": "f16"})
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    """
     try:
         dt, bm, bn, bk, st = man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), \
             int(man["stages"])
@@ -102,25 +117,33 @@ def _spec(man: dict) -> tuple:
         raise LayoutError(f"manifest: not a GEMM specification ({type(e).__name__}: {e})") from None
 
 
-def _span(text: str) -> int:
+def swizzle_span(text: str) -> int:
+    """Law: the swizzle span in bytes (``16 << B``) of a ``Sw<B,4,3> o ...`` layout text.
+
+    >>> swizzle_span("Sw<3,4,3> o (8,64):(64,1)")
+    128
+    """
     m = re.match(r"\s*Sw<(\d+),\s*4,\s*3>", text)
     if not m:
         raise LayoutError(f"layout {text!r}: expected a Sw<B,4,3> swizzled layout")
     return 16 << int(m.group(1))
 
 
-def check_gemm_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+def check_gemm_source(man: dict, source: str, *, host: bool = True,
+                      ragged: bool = True) -> IndependentReport:  # long: two problems, every check
     """Compile an emitted GEMM ``kernel.cu`` and run the checks of the module docstring.
 
     Law: ``proved`` only where the check held for every thread, coordinate and interleaving it
-    covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``.
+    covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``. ``ragged=False``
+    runs only the whole-tile problem (not the ragged edges).
 
     >>> check_gemm_source({"dtype": "f16"}, "")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
     """
-    dt, bm, bn, bk, stages, cons, la, lb = _spec(man)
+    dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
+    _one_cta(man)
     ok, ptx = compile_ptx(source)
     if not ok:
         return IndependentReport((Check("compile", "counterexample",
@@ -133,7 +156,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
         raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")
     maps = None
     if host:
-        maps, c = _tensor_maps(source, man)
+        maps, c = tensor_maps(source, man)
         checks += c
     mod = parse_ptx(ptx)
     splits = _splits(man)
@@ -147,7 +170,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
     k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
-                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged")):
+                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
@@ -168,6 +191,30 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True) -> Independe
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+
+
+def _one_cta(man: dict) -> None:
+    cm, cn = cluster_shape(man)
+    if cm * cn > 1:
+        raise LayoutError(f"manifest: a {cm}x{cn} cluster GEMM runs as several CTAs: check it with "
+                          "verilayout.simulate.cluster_check.check_gemm")
+
+
+def cluster_shape(man: dict) -> tuple[int, int]:
+    """Law: ``(CM, CN)`` of the manifest's cluster, ``(1, 1)`` without one; a ``LayoutError``
+    unless it is 1x1, 2x1 or 1x2.
+
+    >>> cluster_shape({}), cluster_shape({"cluster": {"m": 2, "n": 1}})
+    ((1, 1), (2, 1))
+    """
+    cl = man.get("cluster") or {"m": 1, "n": 1}
+    try:
+        shape = (int(cl["m"]), int(cl["n"]))
+    except (KeyError, TypeError, ValueError):
+        raise LayoutError("manifest: cluster is not {m, n}") from None
+    if shape not in ((1, 1), (2, 1), (1, 2)):
+        raise LayoutError(f"manifest: cluster {shape[0]}x{shape[1]} is not 1x1, 2x1 or 1x2")
+    return shape
 
 
 def epilogue_spec(man: dict) -> tuple[str, bool, str]:
@@ -374,8 +421,11 @@ int main() {
 """
 
 
-def _tensor_maps(source: str, man: dict):
-    dt, bm, bn, bk, stages, cons, la, lb = _spec(man)
+def tensor_maps(source: str, man: dict):
+    """Law: ``(maps, checks)``: ``launch`` of ``kernel.cu`` built for the host with a recording
+    ``cuTensorMapEncodeTiled`` (and ``d_row``/``d_col``/``tile_coords`` where defined), its tensor
+    maps checked against cuda.h and the layout texts; ``maps`` names A and B's proved boxes."""
+    dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
         return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
@@ -395,7 +445,8 @@ def _tensor_maps(source: str, man: dict):
     enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
     maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
     got = {}
-    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm, la), (8192, "B", N, bn, lb)):
+    cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
+    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm // cn, la), (8192, "B", N, bn // cm, lb)):
         mp = next((x for x in maps if x[0] == ptr), None)
         if mp is None:
             out_checks.append(Check("tensor-map", "counterexample", f"launch encodes no tensor map "
@@ -404,7 +455,7 @@ def _tensor_maps(source: str, man: dict):
         check = _map_check(mp, enum, name, (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
-            got[name] = {"box": mp[6:8], "span": _span(text)}
+            got[name] = {"box": mp[6:8], "span": swizzle_span(text)}
     return got, out_checks
 
 
@@ -441,7 +492,7 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
     sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
     want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
     _, dtype, rank = mp[:3]
-    span = _span(text)
+    span = swizzle_span(text)
     if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
         return Check("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
     dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
@@ -507,6 +558,8 @@ class GemmSim:
 
     label = ""
     splits = 1
+    #: explore each TMA landing before any process moves (see LANDING_ASSUMPTION)
+    eager_landing = False
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -625,12 +678,18 @@ class GemmSim:
                  f"({', '.join(imms) or 'none'}), scale-d 0 or zeroed accumulators at each tile's "
                  "first K-block and 1 after")
 
+    def expected_tiles(self) -> set:
+        """Law: the tiles ``(tm, tn)`` this CTA's producer must load: the whole tile grid (one
+        CTA runs the grid)."""
+        tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
+        return {(a, b) for a in range(tm_n) for b in range(tn_n)}
+
     # ---- TMA placement and coordinates ----
     def _tma_checks(self, tmas):
         out_tiles: dict[int, tuple[int, int]] = {}
         bad = False
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
-            span = _span(text)
+            span = swizzle_span(text)
             box_k = span // self.eb
             want = intended_tile(load_operand_layout(text, dtype=self.dt), dtype=self.dt, base_address=0).fn.table() // 8
             mn, kk = np.meshgrid(np.arange(rows), np.arange(self.bk), indexing="ij")
@@ -645,11 +704,11 @@ class GemmSim:
             by_it: dict[int, list] = {}
             for x in mine:
                 by_it.setdefault(x["it"], []).append(x)
-            tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
-            iters = self.k_tiles * tm_n * tn_n
+            n_tiles = len(self.expected_tiles())
+            iters = self.k_tiles * n_tiles
             if len(by_it) != iters:
                 self.add("tma", "counterexample", f"{name}: TMA loads in {len(by_it)} pipeline "
-                         f"iterations, the problem has {iters} ({tm_n * tn_n} tiles x "
+                         f"iterations, the problem has {iters} ({n_tiles} tiles x "
                          f"{self.k_tiles} K-tiles)")
                 bad = True
                 continue
@@ -667,12 +726,14 @@ class GemmSim:
         for i, (tm, tn) in out_tiles.items():
             seen.setdefault((tm, tn), []).append(i)
         if not bad:
-            tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
-            grid = {(a, b) for a in range(tm_n) for b in range(tn_n)}
+            grid = self.expected_tiles()
             runs_ok = all(sorted(v) == list(range(v[0], v[0] + self.k_tiles)) for v in seen.values())
             if set(seen) != grid or not runs_ok:
+                tm_n, tn_n = -(-self.M // self.bm), -(-self.N // self.bn)
+                whole = grid == {(a, b) for a in range(tm_n) for b in range(tn_n)}
                 self.add("tma", "counterexample", f"the producer's tiles {sorted(seen)} do not walk "
-                         f"the {tm_n}x{tn_n} tile grid once, K-tiles in order")
+                         + (f"the {tm_n}x{tn_n} tile grid" if whole else f"the tiles {sorted(grid)}")
+                         + " once, K-tiles in order")
             else:
                 self.add("tma", "proved", f"every TMA box of every iteration writes each (mn, k) of the "
                          f"stage at the byte of the layout text (A {self.bm}x{self.bk}, B "
@@ -772,7 +833,12 @@ class GemmSim:
     def _protocol(self, procs, init, tmas):
         if not self._init_order(procs):
             return
-        prog, tma_info = self._actions(procs)
+        try:
+            prog, tma_info = self._actions(procs)
+        except (KeyError, TypeError):
+            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
+                     "is not a value the interpreter models; the ring was not explored")
+            return
         self._tma_info = tma_info
         boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
         spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
@@ -829,7 +895,7 @@ class GemmSim:
         iteration, event); a box's bytes are the recorded tensor map's box where there is one."""
         box_bytes = {}
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
-            box_bytes[tag] = rows * _span(text)
+            box_bytes[tag] = rows * swizzle_span(text)
             if self.maps and name in self.maps:
                 b = self.maps[name]["box"]
                 box_bytes[tag] = b[0] * b[1] * self.eb
@@ -859,6 +925,11 @@ class GemmSim:
                         if v.get(key) is not None:
                             reads.append((int(v[key][0]) & 0x3FFF) << 4)
                     acts.append(("read", tuple(reads), max(it, 0), ev))
+                elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: descriptors a0, a1
+                    acts.append(("read", tuple((int(v[k][0]) & 0x3FFF) << 4 for k in ("a0", "a1")
+                                               if v.get(k) is not None), max(it, 0), ev))
+                elif op.startswith("tcgen05.commit") and p > 0:  # its MMAs done, then one arrival
+                    acts += [("commit", ev), ("retire", 0, ev), ("arrive", int(v["addr"][0]), 1, 0, ev)]
                 elif op.startswith("wgmma.commit_group") and p > 0:
                     acts.append(("commit", ev))
                 elif op.startswith("wgmma.wait_group") and p > 0:
@@ -871,7 +942,7 @@ class GemmSim:
         succ, blocked = [], []
         bidx_box = {d: i for i, d in enumerate(boxes)}
 
-        for p, acts in enumerate(prog):
+        for p, acts in enumerate(prog if not (self.eager_landing and inflight) else ()):
             pc = pcs[p]
             if pc >= len(acts):
                 continue
@@ -898,7 +969,7 @@ class GemmSim:
             npcs = list(pcs)
             npcs[p] = pc
             succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
-        for tid in inflight:                    # a TMA lands
+        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
             dst, nbytes, bar, it, ev = tma_info[tid]
             bl, bxl = list(bst), list(bx)
             i = bidx.get(bar)

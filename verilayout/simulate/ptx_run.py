@@ -34,7 +34,7 @@ import numpy as np
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.prove.ptx_values import BITWISE
 
-__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS"]
+__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW"]
 
 #: Opcode heads recorded as events.
 EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom", "tcgen05")
@@ -43,6 +43,10 @@ EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red"
 TMEM_BASE = 0
 #: ``tcgen05.ld`` result tags: bit 31 set, TMEM lane in bits 16-30, column in bits 0-15.
 TMEM_TAG = 1 << 31
+#: ``mapa`` of shared address ``a`` and CTA ``r`` yields ``a + (r + 1) * CLUSTER_WINDOW`` in a run
+#: (a modelling choice: the interpreter's distributed-shared-memory window of CTA ``r``; a plain
+#: shared address, below the window, is the executing CTA's own).
+CLUSTER_WINDOW = 1 << 24
 _U64 = np.uint64
 _ALL = (1 << 64) - 1
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
@@ -296,6 +300,9 @@ class _Machine:
                 return v, w, None
             v = self.value(src, max(w, 1) if w else 64)
             return v, w, self.origin.get(src)
+        if head == "mapa":                      # the cluster window of CTA r (see CLUSTER_WINDOW)
+            a, r = self.value(ops[1], w), self.value(ops[2], 32)
+            return (a & _U64(CLUSTER_WINDOW - 1)) | ((r + _U64(1)) * _U64(CLUSTER_WINDOW)), w, None
         if head == "cvta":
             return self.value(ops[1], 64), 64, None
         if head == "cvt":
@@ -569,7 +576,8 @@ def _f32_arith(head: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: int = 1,
                 ntid: int | None = None, params: dict | None = None, shared_base: int = 0,
                 param_values: dict | None = None, stop=None, max_steps: int = 200000,
-                load_value=None, float_tags: bool = False) -> RunResult:
+                load_value=None, float_tags: bool = False, cluster_rank: int = 0,
+                cluster_size: int = 1) -> RunResult:
     """Run ``func`` for the thread ids ``threads`` of CTA ``ctaid`` (see the module docstring).
 
     ``param_values``: the value of parameter ``i`` (``ld.param [..._param_<i>]``, or the address of
@@ -577,7 +585,8 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     a predicate on an instruction at which a thread stops (before executing it);
     ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag);
     ``float_tags``: a 32-bit accumulator register ``r`` holds the f32 value ``r + 1`` instead of
-    the integer (so float epilogue arithmetic on it can be evaluated).
+    the integer (so float epilogue arithmetic on it can be evaluated); ``cluster_rank`` /
+    ``cluster_size``: ``%cluster_ctarank`` / ``%cluster_nctarank`` (``mapa``: :data:`CLUSTER_WINDOW`).
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> m = parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nsetp.lt.u32 %p1, "
@@ -591,7 +600,8 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     special = {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": ntid, "%ntid.y": 1,
                "%ntid.z": 1, "%ctaid.x": ctaid, "%ctaid.y": 0, "%ctaid.z": 0, "%nctaid.x": nctaid,
                "%nctaid.y": 1, "%nctaid.z": 1, "%laneid": tid % _U64(32),
-               "%warpid": tid // _U64(32)}
+               "%warpid": tid // _U64(32), "%cluster_ctarank": cluster_rank,
+               "%cluster_nctarank": cluster_size}
     names = {**_param_names(mod, func, dict(param_values or {})), **(params or {})}
     mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
                     stop, load_value)

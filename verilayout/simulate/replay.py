@@ -46,7 +46,7 @@ from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, rende
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
 from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
-from verilayout.simulate.gemm_check import check_gemm_source
+from verilayout.simulate.cluster_check import check_gemm
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.hw.nvidia.wgmma import fragment, parse_shape
@@ -144,7 +144,7 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
             raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
-        return _gemm_result(check_gemm_source(man, source))
+        return _gemm_result(check_gemm(man, source))
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
             return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)

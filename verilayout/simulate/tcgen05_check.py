@@ -24,8 +24,12 @@ edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands
   outside;
 * ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
 
-Not checked here: the mbarrier ring as a transition system (the sm_90a ``protocol`` check is not
-ported to ``tcgen05.commit``), and anything only a GPU run shows.
+* ``protocol``: the ring as a transition system, explored over every interleaving as for sm_90a
+  (:class:`verilayout.simulate.gemm_check.GemmSim`) with two processes, the TMA thread and the
+  MMA thread; a ``tcgen05.commit`` retires the MMAs issued before it and then arrives on its
+  mbarrier (the earliest the hardware arrives).
+
+Not checked here: anything only a GPU run shows.
 
 >>> IDESC_BITS["n_dim"], KIND["e4m3"]
 ((17, 6), 'f8f6f4')
@@ -38,7 +42,8 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
-from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, GemmSim
+from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
+                                            GemmSim, LANDING_ASSUMPTION)
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
@@ -60,7 +65,9 @@ TCGEN05_ASSUMPTIONS = (
     "edges (M = 88, N = BN - 5, K short by 16 bytes)",
     "tcgen05.alloc returns TMEM address 0; tcgen05.mma and the TMA are not executed (their "
     "operands are checked, the ring's waits succeed at once)",
-    "not checked: the mbarrier ring as a transition system; nothing is run on an sm_100 GPU")
+    "the mbarrier ring explored as for sm_90a with two processes (the TMA thread, the MMA "
+    "thread); a tcgen05.commit releases the stages its MMAs read and arrives at once (the "
+    "earliest the hardware arrives); nothing is run on an sm_100 GPU", LANDING_ASSUMPTION)
 
 
 def _field(v: int, name: str) -> int:
@@ -115,6 +122,28 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
     return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
 
 
+def _processes(run) -> list | None:
+    """Law: the ring's two processes, each its thread's events in program order as
+    ``(event, values, threads, thread ids)``: the thread issuing the TMA loads (it also
+    initialises the mbarriers) and the one issuing ``tcgen05.mma``; None without both."""
+    th = np.asarray(run.threads)
+    who = []
+    for head in ("cp.async.bulk.tensor", "tcgen05.mma"):
+        e = next((e for e in run.events if e.op.startswith(head)), None)
+        if e is None:
+            return None
+        who.append(int(th[e.lanes[0]]))
+    out: list[list] = [[], []]
+    for ev in run.events:
+        t = th[ev.lanes]
+        for p, w in enumerate(who):
+            idx = np.nonzero(t == w)[0]
+            if len(idx):
+                vals = {k: (None if v is None else v[..., idx]) for k, v in ev.values.items()}
+                out[p].append((ev, vals, len(idx), t[idx]))
+    return out
+
+
 def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
     dt, eb, bm, bn, bk, stages, la, lb = spec
     M, N, K = problem
@@ -133,6 +162,12 @@ def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
                          "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
         waits[e.seq] = it
     g._tma_checks(tmas)
+    g.eager_landing = True
+    procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
+    if procs is not None:
+        init = {int(v["addr"][0]): int(v["a0"][0]) for ev, v, n, t in procs[0]
+                if ev.op.startswith("mbarrier.init")}
+        g._protocol(procs, init, tmas)
     out = list(g.checks)
     out += _mma_checks(run, tmas, dt, bn, bk, la, lb)
     out += _tmem_checks(run, bn)

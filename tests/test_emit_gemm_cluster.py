@@ -1,0 +1,142 @@
+"""Thread-block clusters of the emitted Hopper GEMM (``emit gemm --cluster 2x1|1x2``): the
+manifest's multicast masks, slices and releases, and the independent checks of the PTX run for
+every CTA of the cluster.
+
+Oracles: the cluster's contract written here (rank r computes tile (ctm CM + r % CM, ctn CN +
+r // CM); the CTAs sharing A are those with the same tile row, B the same tile column), nvcc /
+ptxas (the kernel compiled for sm_90a, 0 spills) and the PTX ISA's mbarrier rules (a phase
+completes when pending arrivals and tx-count are zero). Each planted bug is an edit of the emitted
+``kernel.cu`` text written here; the check must name it.
+"""
+import re
+import shutil
+from functools import lru_cache
+
+import pytest
+
+from verilayout.emit.gemm_cluster import cluster_plan, share_mask, parse_cluster
+from verilayout.emit.gemm_plan import build_gemm_manifest
+from verilayout.errors import LayoutError
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) is "
+                                "not installed; the independent check compiles kernel.cu")
+CFG = ("bf16", "128x64x64", 3, "1x2")
+
+
+def _sharing(r: int, cm: int, cn: int, operand: str) -> set:
+    """The ranks whose tile has r's tile row (A) or tile column (B): the contract, restated."""
+    pos = [(x % cm, x // cm) for x in range(cm * cn)]
+    axis = 0 if operand == "A" else 1
+    return {x for x in range(cm * cn) if pos[x][axis] == pos[r][axis]}
+
+
+@pytest.mark.parametrize("shape", [(2, 1), (1, 2)])
+def test_the_masks_name_exactly_the_ctas_that_share_the_block(shape):
+    cm, cn = shape
+    p = cluster_plan(cm, cn, consumers=2)
+    for r in range(cm * cn):
+        assert {x for x in range(cm * cn) if p["a_masks"][r] >> x & 1} == _sharing(r, cm, cn, "A")
+        assert {x for x in range(cm * cn) if p["b_masks"][r] >> x & 1} == _sharing(r, cm, cn, "B")
+        # every CTA writing into r's stages (its A and B groups) gets r's releases
+        assert {x for x in range(cm * cn) if p["peers"][r] >> x & 1} == \
+            _sharing(r, cm, cn, "A") | _sharing(r, cm, cn, "B")
+    # the empty barrier counts one arrival per consumer warp (4 per warpgroup) of both CTAs
+    assert p["empty_count"] == 4 * 2 * 2
+    assert all(o["status"] == "proved" for o in p["obligations"])
+
+
+def test_a_mask_missing_a_cta_is_a_counterexample_of_the_manifest():
+    from verilayout.emit import gemm_cluster as gc
+    o = gc._mask_obligation([0b01, 0b10], 1, 2, "A")   # 1x2: both CTAs share A's M block
+    assert o["status"] == "counterexample" and "misses CTA 1" in o["reason"]
+
+
+def test_the_manifest_carries_the_cluster_and_its_obligations():
+    m = build_gemm_manifest("bf16", tile="128x128x64", stages=4, cluster="2x1")
+    assert m["tag"].endswith("_c2x1") and m["cluster"]["size"] == 2
+    assert m["barriers"]["empty_count"] == 16          # 2 consumers x 4 warps x 2 CTAs
+    claims = " ".join(o["claim"] for o in m["obligations"])
+    assert "multicast mask of A" in claims and "expect_tx" in claims and "release" in claims
+    assert share_mask(1, 2, 1, "B") == 0b11 and share_mask(1, 2, 1, "A") == 0b10
+
+
+@pytest.mark.parametrize("bad", ["3x1", "2x2", "x"])
+def test_bad_cluster_shapes_are_layout_errors(bad):
+    with pytest.raises(LayoutError, match="--cluster"):
+        parse_cluster(bad)
+
+
+@lru_cache(maxsize=2)
+def _emitted(cfg=CFG):
+    from verilayout.emit.cuda_gemm import emit_gemm
+    e = emit_gemm(cfg[0], tile=cfg[1], stages=cfg[2], cluster=cfg[3])
+    return e.manifest, e.files["kernel.cu"]
+
+
+def _check(edit=None, host=False, cfg=CFG, ragged=False):
+    from verilayout.simulate.cluster_check import check_gemm
+    man, src = _emitted(cfg)
+    if edit is not None:
+        new = edit(src)
+        assert new != src, "the planted edit did not change kernel.cu"
+        src = new
+    return check_gemm(man, src, host=host, ragged=ragged)
+
+
+def _caught(report, check, pattern):
+    bad = [c for c in report.checks if c.status == "counterexample" and c.check == check]
+    assert bad, [c.to_dict() for c in report.checks]
+    assert any(re.search(pattern, c.message) for c in bad), [c.message for c in bad]
+
+
+@needs_nvcc
+def test_the_cluster_kernel_passes_every_independent_check():
+    r = _check(host=True, ragged=True)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    names = {c.check for c in r.checks if c.status == "proved"}
+    assert names == {"compile", "spills", "tensor-map", "index-functions", "multicast",
+                     "expect-tx", "instruction", "tma", "descriptor", "d-store", "protocol"}
+    spills = next(c for c in r.checks if c.check == "spills")
+    assert "0 bytes spilled" in spills.message
+    # both CTAs were checked, and the ragged problem (a cluster tile past N)
+    assert any("[CTA 1" in c.message for c in r.checks)
+    assert any("N=" in c.message for c in r.checks)
+
+
+@needs_nvcc
+def test_planted_multicast_mask_missing_a_cta_is_caught():
+    """Rank 0 sends its A slice to itself only: CTA 1, which shares the M block, never gets it."""
+    old = "uint16_t a_mask(uint32_t r) { (void)r; return uint16_t((r == 0u ? 0x3u : 0x3u)); }"
+    r = _check(lambda s: s.replace(old, old.replace("0x3u : ", "0x1u : ")))
+    _caught(r, "multicast", r"CTA 0, iteration 0: the multicast mask 0b0001 of its A slice .* "
+            r"misses CTA 1")
+    assert not r.ok
+
+
+@needs_nvcc
+def test_planted_release_to_the_own_cta_only_is_caught():
+    """Consumers release a stage to their own producer only: the peer's producer, which also
+    writes into it, waits forever for half its arrivals."""
+    old = "uint32_t peers(uint32_t r) { (void)r; return (r == 0u ? 0x3u : 0x3u); }"
+    r = _check(lambda s: s.replace(old, old.replace("0x3u : 0x3u", "0x1u : 0x2u")))
+    _caught(r, "protocol", r"deadlock: .*producer waits")
+
+
+@needs_nvcc
+def test_planted_missing_cluster_barrier_at_exit_is_caught():
+    r = _check(lambda s: s.replace("  cluster_sync();   // no CTA leaves", "  // no CTA leaves"))
+    _caught(r, "protocol", r"after CTA \d has exited")
+
+
+@needs_nvcc
+def test_planted_cta_barrier_instead_of_the_cluster_barrier_after_init_is_caught():
+    r = _check(lambda s: s.replace("  cluster_sync();   // every CTA's mbarriers initialised",
+                                   "  __syncthreads();   // every CTA's mbarriers initialised"))
+    _caught(r, "protocol", r"before CTA \d initialised it")
+
+
+@needs_nvcc
+def test_planted_slice_at_the_wrong_row_is_caught():
+    """Rank 1 loads A rows from the block start (slice 0's rows) into slice 1's place."""
+    r = _check(lambda s: s.replace("int32_t(tm * BM + rn * A_SLICE_ROWS)", "int32_t(tm * BM)"))
+    _caught(r, "multicast", r"A slices landing there start at rows \[0, 0\]")

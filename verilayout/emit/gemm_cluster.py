@@ -1,0 +1,173 @@
+"""Thread-block clusters of the Hopper GEMM: which CTA of a ``CM x CN`` cluster loads which slice
+of a shared operand, the TMA multicast masks, the bytes each CTA's full barrier expects and the
+CTAs each consumer releases a stage to, each with its proof.
+
+The cluster's CTAs work on neighbouring tiles: rank ``r`` (``%cluster_ctarank``) sits at
+``(r % CM, r // CM)`` and, in cluster tile ``(ctm, ctn)``, computes tile
+``(ctm CM + r % CM, ctn CN + r // CM)``. The ``CN`` CTAs with the same ``r % CM`` share A's M block:
+each loads ``BM / CN`` rows of it and multicasts them to the group (``.multicast::cluster`` with a
+CTA mask); likewise the ``CM`` CTAs with the same ``r // CM`` share B's N block. Each CTA's full
+barrier then receives a whole stage (its expect_tx is unchanged) and a stage slot of CTA ``x`` is
+written by the producers of every CTA in ``x``'s two groups, so each consumer releases its slot
+to all of them (a remote ``mbarrier.arrive`` through ``mapa``), and each producer's empty barrier
+counts the consumers of every CTA it writes into.
+
+>>> p = cluster_plan(2, 1, consumers=2)
+>>> p["a_masks"], p["b_masks"], p["peers"], p["empty_count"]
+([1, 2], [3, 3], [3, 3], 16)
+>>> sorted({o["status"] for o in p["obligations"]})
+['proved']
+"""
+from __future__ import annotations
+
+import re
+
+from verilayout.errors import LayoutError
+
+__all__ = ["CLUSTER_SHAPES", "parse_cluster", "cluster_tile", "share_mask", "cluster_plan"]
+
+#: Cluster shapes ``(CM, CN)`` the emitter writes (1x1: no cluster).
+CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2))
+_RE = re.compile(r"^\s*(\d)\s*x\s*(\d)\s*$")
+
+
+def parse_cluster(text) -> tuple[int, int]:
+    """``"CMxCN"`` (or a pair) -> ``(CM, CN)``, one of :data:`CLUSTER_SHAPES`.
+
+    >>> parse_cluster("2x1"), parse_cluster((1, 2))
+    ((2, 1), (1, 2))
+    >>> parse_cluster("4x4")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --cluster '4x4': expected 1x1, 2x1 or 1x2
+    """
+    if isinstance(text, (tuple, list)) and len(text) == 2:
+        shape = (int(text[0]), int(text[1]))
+    else:
+        m = _RE.match(str(text))
+        shape = (int(m[1]), int(m[2])) if m else None
+    if shape not in CLUSTER_SHAPES:
+        raise LayoutError(f"--cluster {text!r}: expected 1x1, 2x1 or 1x2")
+    return shape
+
+
+def cluster_tile(rank: int, ctm: int, ctn: int, cm: int, cn: int) -> tuple[int, int]:
+    """The tile ``(tm, tn)`` rank ``rank`` computes in cluster tile ``(ctm, ctn)``.
+
+    >>> [cluster_tile(r, 3, 5, 2, 1) for r in range(2)]
+    [(6, 5), (7, 5)]
+    """
+    return ctm * cm + rank % cm, ctn * cn + rank // cm
+
+
+def share_mask(rank: int, cm: int, cn: int, operand: str) -> int:
+    """The CTA mask of the ranks that read the same A (M block) or B (N block) as ``rank``.
+
+    >>> share_mask(0, 1, 2, "A"), share_mask(1, 2, 1, "A"), share_mask(1, 2, 1, "B")
+    (3, 2, 3)
+    """
+    if operand == "A":
+        return sum(1 << (rank % cm + cm * j) for j in range(cn))
+    return sum(1 << (rank // cm * cm + i) for i in range(cm))
+
+
+def _mask_obligation(masks: list[int], cm: int, cn: int, operand: str, span: int = 4) -> dict:
+    """Brute force over the ranks and ``span x span`` cluster tiles: bit ``x`` of rank ``r``'s
+    mask is set exactly when CTA ``x`` computes a tile in the same M block (A) or N block (B)."""
+    axis = 0 if operand == "A" else 1
+    bad = None
+    size = cm * cn
+    for ctm in range(span):
+        for ctn in range(span):
+            tiles = [cluster_tile(x, ctm, ctn, cm, cn) for x in range(size)]
+            for r in range(size):
+                want = sum(1 << x for x in range(size) if tiles[x][axis] == tiles[r][axis])
+                if masks[r] != want and bad is None:
+                    miss = [x for x in range(size) if want >> x & 1 and not masks[r] >> x & 1]
+                    bad = (r, ctm, ctn, want, miss)
+    what = "M block" if operand == "A" else "N block"
+    return {"claim": f"multicast mask of {operand}: rank r's mask names exactly the CTAs of the "
+                     f"{cm}x{cn} cluster whose tile has r's {what}",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": (f"every rank, cluster tiles 0..{span - 1} x 0..{span - 1}" if bad is None
+                       else f"rank {bad[0]}, cluster tile ({bad[1]}, {bad[2]}): mask "
+                            f"{masks[bad[0]]:#x}, the CTAs sharing it are {bad[3]:#x}"
+                            + (f" (misses CTA {bad[4][0]})" if bad[4] else ""))}
+
+
+def _landing_obligation(masks: list[int], cm: int, cn: int, operand: str, rows: int) -> dict:
+    """Every rank receives each row of its operand stage exactly once: rank ``s`` sends rows
+    ``[q rows/g, (q+1) rows/g)`` (``q`` its place in the group, ``g`` the group size) to the
+    CTAs of its mask."""
+    size = cm * cn
+    g = cn if operand == "A" else cm
+    part = rows // g
+    bad = None
+    for x in range(size):
+        got = [0] * rows
+        for s in range(size):
+            if masks[s] >> x & 1:
+                q = s // cm if operand == "A" else s % cm
+                for row in range(q * part, (q + 1) * part):
+                    got[row] += 1
+        if any(c != 1 for c in got) and bad is None:
+            bad = (x, next(i for i, c in enumerate(got) if c != 1), got)
+    return {"claim": f"{operand} slices: each CTA's stage receives every one of its {rows} rows "
+                     f"exactly once ({g} slice(s) of {part} rows, each sent to its mask)",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": (f"all {size} CTAs x {rows} rows" if bad is None else
+                       f"CTA {bad[0]}, row {bad[1]}: received {bad[2][bad[1]]} times")}
+
+
+def _release_obligation(masks_a, masks_b, peers, empty_count, consumers, cm, cn) -> dict:
+    """For every producer rank ``s`` and every CTA ``x`` it writes into, ``x``'s consumers
+    release to ``s``; ``s``'s empty barrier counts one arrival per releasing consumer warp."""
+    size = cm * cn
+    bad = None
+    for s in range(size):
+        writes = masks_a[s] | masks_b[s]
+        for x in range(size):
+            if writes >> x & 1 and not peers[x] >> s & 1 and bad is None:
+                bad = f"CTA {x} is written by CTA {s}'s producer but never releases to it"
+        arrivals = 4 * consumers * sum(1 for x in range(size) if peers[x] >> s & 1)
+        if arrivals != empty_count and bad is None:
+            bad = f"CTA {s}'s empty barrier gets {arrivals} arrivals per phase, init {empty_count}"
+    return {"claim": "release: each consumer warp arrives on the empty barrier of every CTA whose "
+                     "producer writes into its stage; each empty barrier's count is those arrivals",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": f"all {size} x {size} (producer, CTA) pairs" if bad is None else bad}
+
+
+def cluster_plan(cm: int, cn: int, *, consumers: int, bm: int = 128, bn: int = 128,
+                 a_stage: int = 0, b_stage: int = 0) -> dict:
+    """The cluster fields of a GEMM manifest: masks per rank, the CTAs each rank releases to, the
+    empty-barrier count, slice rows, the bytes each CTA's stage receives, and the obligations.
+
+    Law: with ``(cm, cn) = (1, 1)`` the masks are ``[1]`` and the fields describe the plain kernel.
+
+    >>> cluster_plan(1, 2, consumers=1, bm=64)["a_slice_rows"]
+    32
+    """
+    cm, cn = parse_cluster((cm, cn))
+    size = cm * cn
+    ma = [share_mask(r, cm, cn, "A") for r in range(size)]
+    mb = [share_mask(r, cm, cn, "B") for r in range(size)]
+    peers = [ma[r] | mb[r] for r in range(size)]
+    empty = 4 * consumers * bin(peers[0]).count("1")
+    for rows, g, what in ((bm, cn, "BM"), (bn, cm, "BN")):
+        if rows % (8 * g):
+            raise LayoutError(f"--cluster {cm}x{cn}: {what} {rows} is not a multiple of 8 rows per "
+                              f"slice (the swizzle repeat) when split {g} ways")
+    obls = [_mask_obligation(ma, cm, cn, "A"), _mask_obligation(mb, cm, cn, "B"),
+            _landing_obligation(ma, cm, cn, "A", bm), _landing_obligation(mb, cm, cn, "B", bn),
+            _release_obligation(ma, mb, peers, empty, consumers, cm, cn)] if size > 1 else []
+    if size > 1:
+        obls.append({"claim": f"expect_tx: each CTA's stage receives {a_stage} + {b_stage} bytes "
+                              "(its slices and its peers'), the count its producer expects",
+                     "status": "proved" if a_stage % cn == 0 and b_stage % cm == 0 else
+                     "counterexample", "method": "exhaustive",
+                     "reason": f"A: {cn} slice(s) of {a_stage // cn} B, B: {cm} slice(s) of "
+                               f"{b_stage // cm} B (rows received once each, above)"})
+    return {"m": cm, "n": cn, "size": size, "a_masks": ma, "b_masks": mb, "peers": peers,
+            "empty_count": empty, "a_slice_rows": bm // cn, "b_slice_rows": bn // cm,
+            "obligations": obls}
