@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from verilayout.audit import audit_file, audit_ptx_file, audit_ptx_text
+from verilayout.audit import audit_ptx_text
+from tests.audited import audit_file, audit_ptx_file
 from verilayout.cli.main import main
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_ptx

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from verilayout.audit import audit_file, audit_ptx_file, audit_ptx_text
+from verilayout.audit import audit_ptx_text
+from tests.audited import audit_file, audit_ptx_file
 from verilayout.audit.ptx_elements import _matrix_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
