@@ -25,7 +25,7 @@ SLOW_FILES = frozenset({
     "test_emit_dpas.py", "test_emit_wgmma.py", "test_proofs.py", "test_readme.py", "test_fuzz.py",
     "test_triton_hook.py", "test_corpus_files.py", "test_corpus_coverage.py", "test_upstream_dump.py",
     "test_upstream_conversions.py", "test_upstream_intel.py", "test_size_limits.py",
-    "test_emit_gemm_cluster.py"})
+    "test_emit_gemm_cluster.py", "test_thirdparty.py", "test_hwtests_build.py"})
 
 
 #: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and
