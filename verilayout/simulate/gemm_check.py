@@ -468,11 +468,13 @@ def _driver_output(source: str, drv: str) -> list[str] | Check:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write(drv)
-        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu",
-                             "-o", "driver", "-lcuda"], d)
-        if rc != 0:
-            rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a",
-                                 "driver.cu", "-o", "driver"], d)
+        # compiled once; linked with -lcuda, else (no driver library here) without it
+        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-c", "driver.cu",
+                            "-o", "driver.o"], d)
+        if rc == 0:
+            rc, out = run_nvcc(["driver.o", "-o", "driver", "-lcuda"], d)
+            if rc != 0:
+                rc, out = run_nvcc(["driver.o", "-o", "driver"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
             return Check("tensor-map", "counterexample", f"the host code does not build "
