@@ -58,7 +58,7 @@ from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
-    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector, ldst_vector, widest_chain
+    as_shared, element_bytes, ld_st, plan_access, widest_vector, ldst_vector, widest_chain
 
 REG_DIMS = ("register", "lane", "warp", "block")
 
@@ -843,11 +843,14 @@ def _model(num_banks: int) -> BankModel:
 
 
 def _instruction(instruction) -> Instruction | None:
-    if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
+    """The instruction of an access, or None for the widest ``ld.shared``/``st.shared``; text is read
+    at the door (:func:`verilayout.frontends.names.parse_instruction`)."""
+    if instruction is None or instruction == "auto":
         return None
     if isinstance(instruction, Instruction):
         return instruction
-    return parse_instruction(instruction)
+    raise LayoutError(f"instruction {instruction!r}: expected an Instruction or 'auto' (text is read by "
+                      "verilayout.frontends.names.parse_instruction)")
 
 
 def _as_int(value: Any, what: str) -> int:

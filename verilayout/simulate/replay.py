@@ -49,7 +49,8 @@ from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.gemm_check import check_gemm_source
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
-from verilayout.hw.nvidia.wgmma import fragment, parse_shape
+from verilayout.frontends.names import parse_shape
+from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import INFERRED_RULES
 
 __all__ = ["SimulationResult", "simulate", "simulate_wgmma", "simulate_blockload",
@@ -509,7 +510,7 @@ def _hardware_product(man, hw, A, vals, img, ids, smem_base):
     """Sum over the kernel's K-blocks of what the instruction multiplies: ``(D, causes)``."""
     _, n_hw, kx = parse_shape(hw["shape"])
     D_hw = np.zeros((64, n_hw), dtype=np.float64)
-    a_frag_hw = fragment(hw["shape"], "A", hw["dtype"])
+    a_frag_hw = fragment(parse_shape(hw["shape"]), "A", hw["dtype"])
     causes = []
     for kb in range(man["k_blocks"]):
         ops = {}
@@ -632,7 +633,7 @@ def _a_from_registers(op, A, kb, kx, frag_hw):
 
 def _store(man, D_hw, hw):
     """C as the kernel stores the accumulator registers."""
-    f_hw = fragment(hw["shape"], "D", hw["dtype"], acc=hw["acc"])
+    f_hw = fragment(parse_shape(hw["shape"]), "D", hw["dtype"], acc=hw["acc"])
     bases, regs, per = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
     if regs != f_hw.registers or per != f_hw.elems_per_reg:
         return None, {"where": "D registers", "message":
