@@ -376,7 +376,7 @@ def test_the_compiled_index_code_is_the_seed_store_the_ptx_fragments_and_the_mod
     """The kernel's own index functions, compiled by nvcc and run on the CPU, against
     seed 003's hand-written store, the PTX fragment tables and the simulated copy."""
     from verilayout.simulate.replay import _copy_addresses
-    from verilayout.hw.nvidia.wgmma import fragment
+    from verilayout.wgmma import fragment
     cfgs = [("m64n32k16", "f16", "f32", a, b, 16) for a, b in SEED_EXAMPLES] + \
         [("m64n32k8", "tf32", "f32", "reg", "K:64B", 64),
          ("m64n32k32", "s8", "s32", "reg", "K:none", 64),
