@@ -2,16 +2,16 @@
 proved object.
 
 :func:`build_manifest` chooses nothing by hand: the shared-memory layout of each
-operand is CuTe's ``tile_to_shape`` of the requested swizzle atom (PTX Table 38, seed
-``003_ce87ea73fe8bc8cb.txt``), each K-block's descriptor is derived from that layout
+operand is CuTe's ``tile_to_shape`` of the requested swizzle atom (PTX ISA 9.7.15.5.1.2, "Shared
+Memory Matrix Layout", the swizzle-atom table; CuTe ``cute/atom/mma_traits_sm90_gmma.hpp``), each K-block's descriptor is derived from that layout
 and proved to read the bytes it wrote (:func:`verilayout.synth.descriptor.derive_descriptor`),
-and the register fragments of A and D are the PTX tables (seed ``001_afc8e6ab5857294e.txt``).
+and the register fragments of A and D are the PTX tables (PTX ISA 9.7.15.5.1.1, "Register Fragments").
 The manifest is plain JSON; :func:`render_cuda` turns a manifest, and nothing else,
 into ``kernel.cu``, so the kernel and the executable model
 (:mod:`verilayout.simulate.replay`) read the same numbers.
 
 >>> m = build_manifest("m64n32k16", "f16", acc="f32", a="K:none", b="K:none")
->>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003, example 1
+>>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003_ce87ea73fe8bc8cb.txt: its example 1
 (['0x0000000800400000'], ['0x0000000800200080'])
 >>> [o["status"] for o in m["obligations"]]
 ['proved', 'proved']
@@ -223,7 +223,7 @@ def build_manifest(shape: str, dtype: str, acc: str | None = None, a: str = "K:n
     the instruction's K; default one instruction). ``a``/``b``: ``MAJOR:SWIZZLE`` or, for
     A, ``reg``.
 
-    >>> m = build_manifest("m64n32k16", "f16", a="MN:64B", b="N:none")   # seed 003, example 2
+    >>> m = build_manifest("m64n32k16", "f16", a="MN:64B", b="N:none")   # seed 003_ce87ea73fe8bc8cb.txt: example 2
     >>> m["a"]["descriptors"][0], m["a"]["trans"], m["b"]["trans"]
     ('0x8000004000200000', 1, 1)
     """
@@ -676,7 +676,7 @@ def emit_wgmma(shape: str, dtype: str, acc: str | None = None, a: str = "K:none"
                b: str = "K:none", k: int | None = None) -> Emission:
     """The manifest, ``kernel.cu`` and ``run.sh`` of one configuration.
 
-    >>> e = emit_wgmma("m64n32k16", "f16", "f32", a="reg", b="N:64B")   # seed 003, example 4
+    >>> e = emit_wgmma("m64n32k16", "f16", "f32", a="reg", b="N:64B")   # seed 003_ce87ea73fe8bc8cb.txt: example 4
     >>> sorted(e.files), e.manifest["a"]["source"]
     (['kernel.cu', 'manifest.json', 'run.sh'], 'reg')
     """

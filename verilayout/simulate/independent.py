@@ -22,7 +22,9 @@ functions compiled for the host and run. The checks:
   rank, are free), so the 14-bit start field never carries into LBO; at each sampled base the
   descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.check_descriptor`) to read
   K-block ``i`` of the layout exactly where the copy put it.
-* ``order``: seed 003 (PTX ISA, wgmma.fence / commit_group / wait_group): every ``st.shared`` is
+* ``order``: PTX ISA 9.7.15 (``wgmma.fence``, ``wgmma.commit_group``, ``wgmma.wait_group``) and
+  ``membar/fence`` (``fence.proxy.async``, the async proxy); seed 003_ce87ea73fe8bc8cb.txt: the order as its
+  tutorial kernels write it: every ``st.shared`` is
   followed by ``fence.proxy.async`` and then a barrier before a wgmma reads shared memory;
   ``wgmma.fence`` separates any other access of a wgmma's registers from it; every wgmma is
   committed; an accumulator register is not touched while a group holding a wgmma that writes it
@@ -437,7 +439,7 @@ def _ptx_regs(text: str) -> list[str]:
 
 
 def imm_operands(man: dict) -> list[str]:
-    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, seed 003), for the manifest's
+    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, ``wgmma.mma_async``), for the manifest's
     types and operands.
 
     >>> imm_operands({"dtype": "f16", "a": {"source": "smem"}}), imm_operands({"dtype": "s8"})
@@ -534,7 +536,7 @@ def _a_register_checks(ctx: _Ctx) -> None:
     """A from registers: run the kernel with global A holding each element's own index (split
     over as many runs as the element width needs), and read the A registers every wgmma gets:
     register j of thread t must hold elements ``per*j .. per*j+per-1`` (low bits first) of the PTX
-    A fragment at K-block ``kb`` (seed 001)."""
+    A fragment at K-block ``kb`` (PTX ISA 9.7.15.5.1.1, "Register Fragments")."""
     man = ctx.man
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
