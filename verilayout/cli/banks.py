@@ -15,7 +15,7 @@ from verilayout.cli.options import add_timeout_option
 from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.names import find_tensor_type
+from verilayout.frontends.names import find_tensor_type, read_lds_instruction
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
 from verilayout.hw.nvidia.banks import placed
@@ -128,7 +128,8 @@ def _amd_banks(args, reg, smem, bits: int) -> int:
     if instr != "auto" and not instr.lower().startswith("ds_"):
         raise LayoutError(f"--instr {instr!r} with --target {args.target}: give auto or an LDS instruction "
                           "such as ds_read_b128, ds_write_b64, ds_read_b64_tr_b16")
-    rep = check_lds_banks(reg, smem, elem_bits=bits, target=args.target, instruction=instr, store=args.store)
+    rep = check_lds_banks(reg, smem, elem_bits=bits, target=args.target, instruction=read_lds_instruction(instr),
+                          store=args.store)
     print(json.dumps(rep.to_dict()) if args.json else rep.summary())
     if args.svg:
         title = ("conflict-free" if rep.conflict_free else

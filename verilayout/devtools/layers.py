@@ -80,7 +80,6 @@ KNOWN_TEXT_READERS: frozenset[tuple[str, str]] = frozenset({
     ("verilayout.emit.cuda_wgmma", "parse_operand"),     # ``--a MN:64B``: with the emitter's door
     ("verilayout.emit.gemm_plan", "parse_tile"),         # ``128x128x64``: the GEMM emitter's options
     ("verilayout.emit.gemm_select", "parse_problem"),    # ``4096x4096x4096``: likewise
-    ("verilayout.hw.amd.lds", "parse_lds_instruction"),  # ``ds_read_b128``: the AMD twin of names.parse_instruction
     ("verilayout.hw.nvidia.tma", "parse_arch"),          # ``sm_90a`` -> the TMA rule family
 })
 

@@ -21,10 +21,12 @@ from typing import Literal
 from verilayout.dtypes import Major, swizzle_mode
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Scanner, TensorType
+from verilayout.hw.amd.lds import LdsAccess
 from verilayout.hw.nvidia.banks import Instruction
 
 __all__ = ["parse_shape", "parse_major", "parse_swizzle", "parse_instruction", "parse_tensor_type",
-           "find_tensor_type", "read_instruction"]
+           "find_tensor_type", "read_instruction",
+           "parse_lds_instruction", "read_lds_instruction"]
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
 
@@ -163,6 +165,40 @@ def read_instruction(value: object) -> Instruction | None:
     if isinstance(value, Instruction):
         return value
     return parse_instruction(value)  # type: ignore[arg-type]
+
+
+_LDS_INSTR = re.compile(r"^ds_(read|write|load|store)_?(?:b|u|i)(\d+)(?:_tr_?(b4|b8|b16))?$")
+
+
+def parse_lds_instruction(text: str) -> LdsAccess:
+    """``ds_read_b128``, ``ds_write_b64``, ``ds_read_u16``, ``ds_read_b64_tr_b16`` (also the LLVM
+    spellings ``ds_load_b128`` / ``ds_store_b64``).
+
+    >>> parse_lds_instruction("ds_load_b128").name
+    'ds_read_b128'
+    """
+    if not isinstance(text, str):
+        raise LayoutError("LDS instruction: expected text like 'ds_read_b128'")
+    m = _LDS_INSTR.match(text.strip().lower())
+    if not m:
+        raise LayoutError(f"LDS instruction {text!r}: expected ds_read_bN, ds_write_bN (N = 8, 16, 32, "
+                          "64, 128) or ds_read_b64_tr_b4/b8/b16")
+    op = "read" if m.group(1) in ("read", "load") else "write"
+    return LdsAccess(op, int(m.group(2)), m.group(3) or "")
+
+
+def read_lds_instruction(value: object) -> LdsAccess | None:
+    """The ``instruction`` argument of an LDS bank analysis: None for ``"auto"`` (any case) or
+    None, an :class:`~verilayout.hw.amd.lds.LdsAccess` as is, else :func:`parse_lds_instruction`.
+
+    >>> read_lds_instruction("auto") is None, read_lds_instruction("ds_store_b64").name
+    (True, 'ds_write_b64')
+    """
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    if isinstance(value, LdsAccess):
+        return value
+    return parse_lds_instruction(value)  # type: ignore[arg-type]
 
 
 _TYPE_PREFIXES = ("!ttg.memdesc", "memdesc", "tensor")
