@@ -16,7 +16,7 @@ True
 from verilayout.errors import publish
 from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia import descriptor as _descriptor, wgmma as _hw
-from verilayout.hw.nvidia.descriptor import Descriptor, Finding, contract_findings, decode, hardware_address, hardware_address_function, required_base_offset
+from verilayout.hw.nvidia.descriptor import AddressFunction, Descriptor, Finding, decode
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout
 from verilayout.core.smt import Verdict
 from verilayout.frontends.shared_text import load_operand_layout
@@ -52,6 +52,48 @@ def swizzle_atom(swizzle: str, major: str, dtype: str) -> SwizzleAtom:
     (8, 16)
     """
     return _hw.swizzle_atom(parse_swizzle(swizzle), parse_major(major), dtype)
+
+
+def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: int) -> list[Finding]:
+    """:func:`verilayout.hw.nvidia.descriptor.contract_findings`, ``major`` (``K``, ``MN``, ``n``,
+    ...) read at the door.
+
+    >>> [f.rule for f in contract_findings(Descriptor(0, 1, 8, base_offset=2), major="k", dtype="f16", mn_extent=64)]
+    ['base-offset-no-swizzle']
+    """
+    return _descriptor.contract_findings(desc, major=parse_major(major), dtype=dtype, mn_extent=mn_extent)
+
+
+def hardware_address_function(desc: Descriptor, *, major: str, dtype: str, mn_extent: int,
+                              k_extent: int | None = None) -> AddressFunction:
+    """:func:`verilayout.hw.nvidia.descriptor.hardware_address_function`, ``major`` read at the door.
+
+    >>> hardware_address_function(encode(lbo=1024, sbo=128), major="k", dtype="f16", mn_extent=64).eval(9, 9) // 8
+    1170
+    """
+    return _descriptor.hardware_address_function(desc, major=parse_major(major), dtype=dtype,
+                                                 mn_extent=mn_extent, k_extent=k_extent)
+
+
+def hardware_address(desc: Descriptor, *, major: str, dtype: str, mn: int, k: int, mn_extent: int = 256,
+                     unit: str = "byte") -> int:
+    """:func:`verilayout.hw.nvidia.descriptor.hardware_address`, ``major`` read at the door.
+
+    >>> hardware_address(encode(lbo=1024, sbo=128), major="K", dtype="f16", mn=9, k=9)
+    1170
+    """
+    return _descriptor.hardware_address(desc, major=parse_major(major), dtype=dtype, mn=mn, k=k,
+                                        mn_extent=mn_extent, unit=unit)
+
+
+def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
+    """:func:`verilayout.hw.nvidia.descriptor.required_base_offset`, the swizzle spelling read at
+    the door.
+
+    >>> required_base_offset("SW128", 0x2080)
+    1
+    """
+    return _descriptor.required_base_offset(parse_swizzle(swizzle, "descriptor"), pattern_start)
 
 
 def encode(*, start_address: int = 0, lbo: int = 0, sbo: int = 0, swizzle: str = "none",
