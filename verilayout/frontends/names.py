@@ -160,11 +160,14 @@ def read_instruction(value: object) -> Instruction | None:
     >>> read_instruction(" AUTO ") is None, read_instruction("stmatrix.x4").name
     (True, 'stmatrix.x4')
     """
+    return _auto_or(value, Instruction, parse_instruction)
+
+
+def _auto_or(value: object, parsed: type, parse):
+    """None for None or ``"auto"`` (any case), a ``parsed`` instance as is, else ``parse(value)``."""
     if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
         return None
-    if isinstance(value, Instruction):
-        return value
-    return parse_instruction(value)  # type: ignore[arg-type]
+    return value if isinstance(value, parsed) else parse(value)
 
 
 _LDS_INSTR = re.compile(r"^ds_(read|write|load|store)_?(?:b|u|i)(\d+)(?:_tr_?(b4|b8|b16))?$")
@@ -194,11 +197,7 @@ def read_lds_instruction(value: object) -> LdsAccess | None:
     >>> read_lds_instruction("auto") is None, read_lds_instruction("ds_store_b64").name
     (True, 'ds_write_b64')
     """
-    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
-        return None
-    if isinstance(value, LdsAccess):
-        return value
-    return parse_lds_instruction(value)  # type: ignore[arg-type]
+    return _auto_or(value, LdsAccess, parse_lds_instruction)
 
 
 _TYPE_PREFIXES = ("!ttg.memdesc", "memdesc", "tensor")
