@@ -18,11 +18,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verilayout.emit.cuda_wgmma import (build_manifest, emit_wgmma, render_cuda,
-                                        write_emission)
+from verilayout.emit import cuda_wgmma
+from verilayout.emit.cuda_wgmma import render_cuda, write_emission
+from verilayout.frontends.names import parse_operand, parse_shape
 from verilayout.simulate.replay import simulate, simulate_wgmma
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import decode
+
+
+def build_manifest(shape, dtype, acc=None, a="K:none", b="K:none", k=None):
+    """The emitter on the CLI's spellings, read at the door as ``verilayout emit wgmma`` reads them."""
+    return cuda_wgmma.build_manifest(parse_shape(shape), dtype, acc, parse_operand(a, "A"),
+                                     parse_operand(b, "B"), k)
+
+
+def emit_wgmma(shape, dtype, acc=None, a="K:none", b="K:none", k=None):
+    """:func:`emit_wgmma` on the CLI's spellings (see :func:`build_manifest`)."""
+    return cuda_wgmma.emit_wgmma(parse_shape(shape), dtype, acc, parse_operand(a, "A"),
+                                 parse_operand(b, "B"), k)
 
 # The four m64n32k16 kernels of the tutorial seed 003 (f16 x f16 -> f32, K = 16).
 SEED_EXAMPLES = [("K:none", "K:none"), ("MN:64B", "N:none"), ("MN:128B", "K:32B"),

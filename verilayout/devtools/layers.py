@@ -70,14 +70,10 @@ NO_TEXT: tuple[str, ...] = ("hw", "prove", "synth", "emit")
 #: parser until ``parse_ptx`` hands over a typed module; the "ptx" step of issue 25 removes it).
 KNOWN_TEXT_EDGES: frozenset[tuple[str, str]] = frozenset({
     ("verilayout.prove.ptx_values", "verilayout.frontends.ptx"),
-    # the wgmma emitter still reads its options (``--instr m64n32k16``, ``--a MN:64B``): build_manifest
-    # takes text; moving its door up to ``cli/emit`` is issue 25's remainder
-    ("verilayout.emit.cuda_wgmma", "verilayout.frontends.names"),
 })
 #: Text readers still defined below the door, reported (``report:``) instead of failing, by
 #: ``(module, function)``: the rule :func:`text_readers` flags every other one.
 KNOWN_TEXT_READERS: frozenset[tuple[str, str]] = frozenset({
-    ("verilayout.emit.cuda_wgmma", "parse_operand"),     # ``--a MN:64B``: with the emitter's door
     ("verilayout.emit.gemm_plan", "parse_tile"),         # ``128x128x64``: the GEMM emitter's options
     ("verilayout.emit.gemm_select", "parse_problem"),    # ``4096x4096x4096``: likewise
     ("verilayout.hw.nvidia.tma", "parse_arch"),          # ``sm_90a`` -> the TMA rule family

@@ -23,10 +23,11 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Scanner, TensorType
 from verilayout.hw.amd.lds import LdsAccess
 from verilayout.hw.nvidia.banks import Instruction
+from verilayout.hw.nvidia.wgmma import OperandSpec
 
 __all__ = ["parse_shape", "parse_major", "parse_swizzle", "parse_instruction", "parse_tensor_type",
            "find_tensor_type", "read_instruction",
-           "parse_lds_instruction", "read_lds_instruction"]
+           "parse_lds_instruction", "read_lds_instruction", "parse_operand"]
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
 
@@ -198,6 +199,33 @@ def read_lds_instruction(value: object) -> LdsAccess | None:
     (True, 'ds_write_b64')
     """
     return _auto_or(value, LdsAccess, parse_lds_instruction)
+
+
+def parse_operand(text: str, operand: str) -> OperandSpec:
+    """``"K:none"``, ``"MN:128B"`` (``M``/``N`` mean MN) or, for A, ``"reg"``.
+
+    >>> parse_operand("N:none", "B"), parse_operand("reg", "A").source
+    (OperandSpec(source='smem', major='MN', swizzle='none'), 'reg')
+    >>> parse_operand("reg", "B")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --b 'reg': B is always read from shared memory; expected MAJOR:SWIZZLE such as K:none
+    """
+    t = str(text).strip()
+    flag = f"--{operand.lower()}"
+    if t.lower() in ("reg", "register", "registers", "rs"):
+        if operand != "A":
+            raise LayoutError(f"{flag} {text!r}: B is always read from shared memory; expected "
+                              "MAJOR:SWIZZLE such as K:none")
+        return OperandSpec("reg")
+    if ":" not in t:
+        raise LayoutError(f"{flag} {text!r}: expected MAJOR:SWIZZLE (K:none, MN:64B, ...)"
+                          + (" or reg" if operand == "A" else ""))
+    major, sw = t.split(":", 1)
+    try:
+        return OperandSpec("smem", parse_major(major), parse_swizzle(sw))
+    except LayoutError as e:
+        raise LayoutError(f"{flag} {text!r}: {e}") from None
 
 
 _TYPE_PREFIXES = ("!ttg.memdesc", "memdesc", "tensor")

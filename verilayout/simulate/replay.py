@@ -28,7 +28,7 @@ alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs
 
 >>> import tempfile
 >>> from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
->>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma("m64n32k16", "f16", "f32"), d)
+>>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma((64, 32, 16), "f16", "f32"), d)
 >>> r = simulate(d); r.ok, r.checked
 (True, 2048)
 """
@@ -135,7 +135,8 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
 
     >>> import tempfile
     >>> from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-    >>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma("m64n8k32", "s8", b="K:32B"), d)
+    >>> from verilayout.hw.nvidia.wgmma import OperandSpec
+    >>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma((64, 8, 32), "s8", b=OperandSpec("smem", "K", "32B")), d)
     >>> simulate(d, seed=2, smem_base=0x400).ok
     True
     """
@@ -468,7 +469,8 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
     random ones; ``output`` of the result is then the D the kernel stores.
 
     >>> from verilayout.emit.cuda_wgmma import build_manifest
-    >>> m = build_manifest("m64n8k16", "bf16", a="reg", b="N:none", k=32)
+    >>> from verilayout.hw.nvidia.wgmma import OperandSpec
+    >>> m = build_manifest((64, 8, 16), "bf16", a=OperandSpec("reg"), b=OperandSpec("smem", "MN", "none"), k=32)
     >>> simulate_wgmma(m).ok
     True
     >>> m["b"]["copy"]["const_bytes"] += 2                 # the copy is off by one element

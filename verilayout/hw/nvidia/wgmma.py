@@ -32,7 +32,7 @@ __all__ = [
     "dtype_bits", "elems_per_unit", "k_of_dtype", "k_block_bytes",
     "swizzle_units", "swizzle_log2", "valid_n",
     "Fragment", "fragment",
-    "SwizzleAtom", "swizzle_atom", "CanonicalLayout", "canonical_layout", "OperandLayout",
+    "SwizzleAtom", "swizzle_atom", "CanonicalLayout", "canonical_layout", "OperandLayout", "OperandSpec",
 ]
 
 #: Element width in bits of every wgmma multiplicand type, spelled as PTX spells it.
@@ -384,6 +384,26 @@ def swizzle_atom(swizzle: SwizzleMode, major: Major, dtype: str) -> SwizzleAtom:
     else:
         units, shape, stride = (8, w), (8, w * t), (w * t, 1)
     return SwizzleAtom(sw, mj, dtype, units, shape, stride, swizzle_log2(sw))
+
+
+@dataclass(frozen=True)
+class OperandSpec:
+    """Where an operand lives: ``source`` ``"smem"`` (with ``major`` and ``swizzle``) or
+    ``"reg"`` (A only).
+
+    Built at the door from ``MAJOR:SWIZZLE`` text (:func:`verilayout.frontends.names.parse_operand`).
+
+    >>> OperandSpec("smem", "MN", "64B").text
+    'MN:64B'
+    """
+
+    source: str
+    major: str | None = None
+    swizzle: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "reg" if self.source == "reg" else f"{self.major}:{self.swizzle}"
 
 
 @dataclass(frozen=True)
