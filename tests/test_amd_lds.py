@@ -17,6 +17,7 @@ import pytest
 
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.errors import LayoutError
+from verilayout.frontends.names import parse_lds_instruction
 from verilayout.hw.amd import lds
 from verilayout.hw.nvidia.banks import padded_address_map
 from verilayout.prove.banks import check_lds_banks
@@ -86,11 +87,11 @@ def test_non_affine_table_is_refused():
 
 
 def test_instruction_names():
-    assert lds.parse_lds_instruction("ds_read_b64_tr_b16") == lds.LdsAccess("read", 64, "b16")
-    assert lds.parse_lds_instruction("ds_store_b128").name == "ds_write_b128"
+    assert parse_lds_instruction("ds_read_b64_tr_b16") == lds.LdsAccess("read", 64, "b16")
+    assert parse_lds_instruction("ds_store_b128").name == "ds_write_b128"
     for bad in ("ds_read_b96", "ld.shared.b32", "ds_write_b64_tr_b16"):
         with pytest.raises(LayoutError):
-            lds.parse_lds_instruction(bad)
+            parse_lds_instruction(bad)
 
 
 def _brute(addrs, groups, nbytes, banks):
@@ -201,7 +202,7 @@ def test_layout_analysis_equals_brute_force(name):
             rep = check_lds_banks(reg, smem, elem_bits=bits, target=name)
         except LayoutError:
             continue
-        acc = lds.parse_lds_instruction(rep.instruction)
+        acc = parse_lds_instruction(rep.instruction)
         if acc.bits < 32:  # sub-dword accesses: not in the guide's tables
             continue
         from verilayout.prove.banks import _pair, widest_chain  # the vector Triton's rule picks
@@ -241,9 +242,9 @@ def test_transposing_read_is_refused_on_register_layouts_but_counted_on_addresse
                        {"dim0": 64, "dim1": 4})
     with pytest.raises(LayoutError, match="transposing"):
         check_lds_banks(col, identity_standard_nd("offset", [64, 4], [1, 0]), elem_bits=16, target="gfx950",
-                    instruction="ds_read_b64_tr_b16")
+                    instruction=parse_lds_instruction("ds_read_b64_tr_b16"))
     # on addresses: lane i reads 8 bytes at 8*i -> 2 phases of 32 lanes x 8 bytes = 256 bytes each:
     # every bank once per phase (the inferred ds_read_b64 groups on gfx950)
-    t, acc = lds.target("gfx950"), lds.parse_lds_instruction("ds_read_b64_tr_b16")
+    t, acc = lds.target("gfx950"), parse_lds_instruction("ds_read_b64_tr_b16")
     got = lds.wavefronts([8 * i for i in range(64)], t, acc)
     assert (got.per_phase, lds.inferred(t, acc)) == ((1, 1), True)

@@ -25,7 +25,8 @@ from tests.reference.strategies import _mixed, _units, random_reg, random_smem  
 from verilayout.banks import check_banks  # noqa: E402
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError  # noqa: E402
-from verilayout.hw.nvidia.banks import BankModel, lanes_per_phase, padded_address_map, parse_instruction, SharedAddressMap
+from verilayout.hw.nvidia.banks import BankModel, lanes_per_phase, padded_address_map, SharedAddressMap
+from verilayout.frontends.names import parse_instruction
 from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 from verilayout.prove.banks import triton_bank_conflicts  # noqa: E402
 

@@ -202,3 +202,18 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
         [c.to_dict() for c in r.failures]
     assert any(c.check == "protocol" and "before" in c.message for c in r.failures), \
         [c.to_dict() for c in r.failures]
+
+
+def test_the_interpreter_computes_mul_hi_as_the_upper_half_of_the_product():
+    """An odd split factor divides by SPLITS with mul.hi (ptxas's reciprocal multiply): the
+    interpreter's values against Python's unbounded integers."""
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.simulate.ptx_run import run_threads
+    m = parse_ptx(".version 8.7\n.visible .entry f()\n{\nmov.u32 %r1, %tid.x;\n"
+                  "mul.hi.u32 %r2, %r1, 1431655766;\nmul.hi.s32 %r3, %r1, -7;\n"
+                  "st.global.u32 [%r2], %r3;\nret;\n}")
+    tids = [0, 5, 3_000_000_000, 2 ** 32 - 1]
+    ev = run_threads(m, "f", threads=tids).events[0]
+    assert ev.values["addr"].tolist() == [(t * 1431655766) >> 32 for t in tids]
+    signed = [t - 2 ** 32 if t >= 2 ** 31 else t for t in tids]
+    assert ev.values["a0"].tolist() == [((t * -7) >> 32) % 2 ** 32 for t in signed]

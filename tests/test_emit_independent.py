@@ -11,8 +11,16 @@ import shutil
 
 import pytest
 
-from verilayout.emit.cuda_wgmma import emit_wgmma
+from verilayout.emit import cuda_wgmma
+from verilayout.frontends.names import parse_operand, parse_shape
 from verilayout.simulate.independent import SMEM_SAMPLES, check_wgmma_source
+
+
+def emit_wgmma(shape, dtype, acc=None, a="K:none", b="K:none", k=None):
+    """The emitter on the CLI's spellings, read at the door as ``verilayout emit wgmma`` reads them."""
+    return cuda_wgmma.emit_wgmma(parse_shape(shape), dtype, acc, parse_operand(a, "A"),
+                                 parse_operand(b, "B"), k)
+
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) "
                                 "is not installed; the independent check compiles kernel.cu")

@@ -18,11 +18,24 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verilayout.emit.cuda_wgmma import (build_manifest, emit_wgmma, render_cuda,
-                                        write_emission)
+from verilayout.emit import cuda_wgmma
+from verilayout.emit.cuda_wgmma import render_cuda, write_emission
+from verilayout.frontends.names import parse_operand, parse_shape
 from verilayout.simulate.replay import simulate, simulate_wgmma
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import decode
+
+
+def build_manifest(shape, dtype, acc=None, a="K:none", b="K:none", k=None):
+    """The emitter on the CLI's spellings, read at the door as ``verilayout emit wgmma`` reads them."""
+    return cuda_wgmma.build_manifest(parse_shape(shape), dtype, acc, parse_operand(a, "A"),
+                                     parse_operand(b, "B"), k)
+
+
+def emit_wgmma(shape, dtype, acc=None, a="K:none", b="K:none", k=None):
+    """:func:`emit_wgmma` on the CLI's spellings (see :func:`build_manifest`)."""
+    return cuda_wgmma.emit_wgmma(parse_shape(shape), dtype, acc, parse_operand(a, "A"),
+                                 parse_operand(b, "B"), k)
 
 # The four m64n32k16 kernels of the tutorial seed 003 (f16 x f16 -> f32, K = 16).
 SEED_EXAMPLES = [("K:none", "K:none"), ("MN:64B", "N:none"), ("MN:128B", "K:32B"),
@@ -376,7 +389,7 @@ def test_the_compiled_index_code_is_the_seed_store_the_ptx_fragments_and_the_mod
     """The kernel's own index functions, compiled by nvcc and run on the CPU, against
     seed 003's hand-written store, the PTX fragment tables and the simulated copy."""
     from verilayout.simulate.replay import _copy_addresses
-    from verilayout.hw.nvidia.wgmma import fragment
+    from verilayout.wgmma import fragment
     cfgs = [("m64n32k16", "f16", "f32", a, b, 16) for a, b in SEED_EXAMPLES] + \
         [("m64n32k8", "tf32", "f32", "reg", "K:64B", 64),
          ("m64n32k32", "s8", "s32", "reg", "K:none", 64),

@@ -204,6 +204,38 @@ def test_the_package_keeps_the_ladder():
     assert left == [], "\n".join(left)
 
 
+def test_a_text_reader_below_the_door_is_a_violation(tmp_path):
+    # issue 25: option spellings are read in frontends (frontends/names.py); hw/prove/synth/emit
+    # take the parsed value, so a `def parse_*` there is a violation, one per layer
+    files = {"__init__.py": "", "frontends/__init__.py": "",
+             "frontends/names.py": "def parse_shape(text):\n    return text\n"}
+    for layer in ("hw", "prove", "synth", "emit"):
+        files[f"{layer}/__init__.py"] = ""
+        files[f"{layer}/x.py"] = "import re\ndef shape(t):\n    return t\ndef parse_major(text):\n    return text\n"
+    root = _tree(tmp_path, files)
+    found = layers.text_readers(root)
+    assert sorted(f.split(":")[0] for f in found) == [f"verilayout/{layer}/x.py" for layer in
+                                                      ("emit", "hw", "prove", "synth")]
+    assert all(":4:" in f and "parse_major" in f for f in found)
+    assert layers.main(["--root", str(root)]) == 1
+
+
+def test_a_known_text_reader_is_a_report_that_fails_only_under_strict(tmp_path):
+    root = _tree(tmp_path, {"__init__.py": "", "hw/__init__.py": "", "hw/nvidia/__init__.py": "",
+                            "hw/nvidia/tma.py": "def parse_arch(a):\n    return a\n"})
+    assert layers.text_readers(root) == []
+    assert len(layers.known_readers(root)) == 1 and "parse_arch" in layers.known_readers(root)[0]
+    assert layers.main(["--root", str(root)]) == 0
+    assert layers.main(["--root", str(root), "--strict"]) == 1
+
+
+def test_the_package_defines_no_text_reader_below_the_door_but_the_known_ones():
+    left = layers.text_readers(ROOT)
+    assert left == [], "\n".join(left)
+    assert {f.split(" defines a text reader ")[1].split()[0] for f in layers.known_readers(ROOT)} <= \
+        {name for _, name in layers.KNOWN_TEXT_READERS}
+
+
 def test_no_private_import_between_modules():
     """Issue 25: every private name one module took from another has a public home now."""
     left = list(layers.private_imports(ROOT))

@@ -260,7 +260,7 @@ def test_fragment_table_states_the_seed_001_counts():
 def test_fragment_coverage_finds_an_element_held_twice():
     from dataclasses import replace
 
-    from verilayout.hw.nvidia.wgmma import fragment
+    from verilayout.wgmma import fragment
     from verilayout.core.linear_layout import LinearLayout
     from verilayout.spec.kinds.wgmma import fragment_coverage
     f = fragment("m64n8k16", "D", "f16")

@@ -28,8 +28,14 @@ import pytest
 
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import encode
-from verilayout.hw.nvidia.tma import (SWIZZLES, TensorMap, check_limits, limit_findings, parse_swizzle,
+from verilayout.frontends.names import parse_swizzle as _parse_swizzle
+from verilayout.hw.nvidia.tma import (SWIZZLES, TensorMap, check_limits, limit_findings,
                                       swizzle_pattern, write_address, write_table)
+
+
+def parse_swizzle(mode):
+    """The CUtensorMapSwizzle spellings, read at the door."""
+    return _parse_swizzle(mode, "tma")
 from verilayout.prove.tma import descriptor_reader, check_ring, slot_type
 from verilayout.prove import tma as _prove_tma
 from verilayout.frontends.shared_text import load_operand_layout

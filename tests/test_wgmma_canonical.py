@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from verilayout.core.cute import Swizzle, offsets_table
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.descriptor import encode, hardware_address, hardware_address_function
-from verilayout.hw.nvidia.wgmma import canonical_layout, swizzle_atom
+from verilayout.wgmma import canonical_layout, swizzle_atom     # spellings read at the door
 
 # seed 000, "Canonical Layouts" table (the "1T" of the table is T)
 SEED_TABLE = {

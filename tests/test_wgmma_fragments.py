@@ -15,7 +15,8 @@ from __future__ import annotations
 import pytest
 
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import fragment, valid_n
+from verilayout.hw.nvidia.wgmma import valid_n
+from verilayout.wgmma import fragment            # shapes spelled m64nNkK, read at the door
 
 
 def held(frag):

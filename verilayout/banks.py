@@ -34,8 +34,31 @@ True
 from __future__ import annotations
 
 from verilayout.errors import publish
+from typing import Any
+
+from verilayout.core.linear_layout import LinearLayout
+from verilayout.frontends.names import read_instruction
 from verilayout.frontends.shared_text import load_register, load_shared, parse_shared_linear
-from verilayout.prove.banks import Access, BankReport, Witness, as_shared, check_banks
+from verilayout.prove import banks as _prove
+from verilayout.prove.banks import DEFAULT_TIMEOUT_MS, Access, BankReport, Witness, as_shared
+
+
+def check_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, instruction: Any = "auto",
+                num_banks: int = 32, store: bool = False, timeout_ms: int = DEFAULT_TIMEOUT_MS,
+                witness_size: int = 2) -> BankReport:
+    """:func:`verilayout.prove.banks.check_banks`, the ``instruction`` text (``"auto"``,
+    ``"ld.shared.v2.b32"``, ``"ldmatrix.x4"``, ...) read at the door
+    (:func:`verilayout.frontends.names.read_instruction`).
+
+    >>> from verilayout.core.linear_layout import identity_standard_nd
+    >>> row = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]]},
+    ...                    ["dim0", "dim1"])
+    >>> check_banks(row, identity_standard_nd("offset", [2, 32], [1, 0]), elem_bits=16, instruction="ld.shared.b32").wavefronts
+    1
+    """
+    return _prove.check_banks(reg_layout, smem_layout, elem_bits=elem_bits, instruction=read_instruction(instruction),
+                              num_banks=num_banks, store=store, timeout_ms=timeout_ms, witness_size=witness_size)
+
 
 #: The first public name of :func:`check_banks`, kept for scripts outside the project.
 analyze = check_banks

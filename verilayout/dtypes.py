@@ -85,6 +85,36 @@ def swizzle_mode(value: object, family: Literal["wgmma", "tma"] = "wgmma") -> st
         if s in ("0", "NONE", "DISABLE"):
             return "none"
     raise LayoutError(f"swizzle {value!r}: expected one of {', '.join(TMA_SWIZZLES)}")
+
+
+def require_swizzle(mode: object, family: Literal["wgmma", "tma"] = "wgmma") -> str:
+    """``mode`` if it is a canonical mode name of ``family`` (:data:`WGMMA_SWIZZLES` or
+    :data:`TMA_SWIZZLES`), else ``LayoutError``; spellings are read at the door
+    (:func:`verilayout.frontends.names.parse_swizzle`).
+
+    >>> require_swizzle("64B"), require_swizzle("128B_ATOM_32B", "tma")
+    ('64B', '128B_ATOM_32B')
+    """
+    names = WGMMA_SWIZZLES if family == "wgmma" else TMA_SWIZZLES
+    if isinstance(mode, str) and mode in names:
+        return mode
+    if family == "wgmma":
+        raise LayoutError(f"swizzle {mode!r}: expected none, 32B, 64B or 128B")
+    raise LayoutError(f"swizzle {mode!r}: expected one of {', '.join(TMA_SWIZZLES)}")
+
+
+def require_major(major: object) -> Major:
+    """``major`` if it is ``"K"`` or ``"MN"``, else ``LayoutError`` (spellings such as ``n`` are
+    read at the door: :func:`verilayout.frontends.names.parse_major`).
+
+    >>> require_major("MN")
+    'MN'
+    """
+    if major in ("K", "MN"):
+        return major  # type: ignore[return-value]
+    raise LayoutError(f"major {major!r}: expected K or MN")
+
+
 #: Architectures verilayout models.
 Arch = Literal["sm_80", "sm_90", "sm_90a", "sm_100", "sm_100a", "gfx942", "gfx950", "pvc", "xe2", "xe3"]
 #: NVIDIA architectures with shared-memory matrix descriptors (wgmma, tcgen05).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from verilayout.hw.nvidia.wgmma import fragment
+from verilayout.wgmma import fragment
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.wgmma import derive_descriptor
 

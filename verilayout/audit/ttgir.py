@@ -64,7 +64,8 @@ from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.triton.shared import tma_encoding
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
-from verilayout.hw.nvidia.banks import BankModel, parse_instruction
+from verilayout.frontends.names import parse_instruction
+from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
@@ -865,7 +866,7 @@ def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
     dtype = _MMA_DTYPES[t.elem]
     kx = k_of_dtype(dtype)
     try:
-        frag = fragment(f"m64n8k{kx}", "A", dtype)
+        frag = fragment((64, 8, kx), "A", dtype)
     except LayoutError as e:
         ctx.add(op, "mma-fragment", "unchecked", None, f"register A operand: {e}", reason=str(e), **base)
         return

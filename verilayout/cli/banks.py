@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 
 from verilayout.banks import check_banks, load_register, load_shared
 from verilayout.cli.options import add_timeout_option
 from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
+from verilayout.frontends.names import find_tensor_type, read_lds_instruction
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
 from verilayout.hw.nvidia.banks import placed
@@ -23,8 +23,6 @@ from verilayout.prove.banks import embed_in_allocation, check_lds_banks
 from verilayout.report.svg import layout_svg
 from verilayout.report.swizzle_table import swizzle_table, swizzle_table_markdown
 from verilayout.synth.swizzle import synthesize
-
-_TENSOR = re.compile(r"tensor<\s*((?:\d+\s*x\s*)+)([A-Za-z][A-Za-z0-9]*)\s*,")
 
 _FMT = argparse.RawDescriptionHelpFormatter
 
@@ -64,9 +62,9 @@ def _type(args, reg_text: str | None = None) -> tuple[list[int] | None, int | No
     if args.type:
         shape, dtype = parse_type_arg(args.type)
         return shape, DTYPE_BITS[dtype]
-    m = _TENSOR.search(reg_text or "")
-    if m and m.group(2) in DTYPE_BITS:
-        return [int(t) for t in re.split(r"\s*x\s*", m.group(1).strip()) if t], DTYPE_BITS[m.group(2)]
+    t = find_tensor_type(reg_text or "")
+    if t is not None and t.elem in DTYPE_BITS:
+        return list(t.shape), DTYPE_BITS[t.elem]
     return None, None
 
 
@@ -130,7 +128,8 @@ def _amd_banks(args, reg, smem, bits: int) -> int:
     if instr != "auto" and not instr.lower().startswith("ds_"):
         raise LayoutError(f"--instr {instr!r} with --target {args.target}: give auto or an LDS instruction "
                           "such as ds_read_b128, ds_write_b64, ds_read_b64_tr_b16")
-    rep = check_lds_banks(reg, smem, elem_bits=bits, target=args.target, instruction=instr, store=args.store)
+    rep = check_lds_banks(reg, smem, elem_bits=bits, target=args.target, instruction=read_lds_instruction(instr),
+                          store=args.store)
     print(json.dumps(rep.to_dict()) if args.json else rep.summary())
     if args.svg:
         title = ("conflict-free" if rep.conflict_free else

@@ -10,6 +10,7 @@ from verilayout import parse
 from verilayout.core import cute
 from verilayout.dtypes import BITS as DTYPE_BITS
 from verilayout.errors import LayoutError
+from verilayout.frontends.names import parse_tensor_type
 from verilayout.spec.format import read_text
 
 def timeout_ms(seconds: float, flag: str = "--timeout") -> int:
@@ -52,14 +53,11 @@ def parse_type_arg(text: str) -> tuple[list[int], str]:
     >>> parse_type_arg("tensor<64x64xbf16>")
     ([64, 64], 'bf16')
     """
-    m = re.fullmatch(r"\s*(?:tensor|!ttg\.memdesc|memdesc)?<?\s*((?:\d+x)+)([A-Za-z][A-Za-z0-9]*)\s*>?\s*", text)
-    if not m:
-        raise LayoutError(f"-t {text!r}: expected a type like tensor<256x32xf16>")
-    dtype = m.group(2)
+    shape, dtype = parse_tensor_type(text, "-t")
     if dtype not in DTYPE_BITS:
         raise LayoutError(f"-t {text!r}: unknown element type '{dtype}' "
                           f"(known: {', '.join(sorted(DTYPE_BITS))})")
-    return [int(t) for t in m.group(1).rstrip("x").split("x")], dtype
+    return shape, dtype
 
 
 def read_layout_arg(text: str) -> str:

@@ -15,6 +15,7 @@ from verilayout.cli.common import parse_type_arg, read_layout_arg
 from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, emission_for,
                                          explain, parse_problem)
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
+from verilayout.frontends.names import parse_operand, parse_shape
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import DPAS_MAX_VOLUME, emit_dpas
@@ -135,7 +136,8 @@ def _guard(fn):
 # ----- emit wgmma -----------------------------------------------------------------------------
 
 def _cmd_emit_wgmma(args) -> int:
-    e = emit_wgmma(args.shape, args.dtype, args.acc, a=args.a, b=args.b, k=args.k)
+    e = emit_wgmma(parse_shape(args.shape), args.dtype, args.acc, a=parse_operand(args.a, "A"),
+                   b=parse_operand(args.b, "B"), k=args.k)
     paths = write_emission(e, args.out)
     m = e.manifest
     if args.json:

@@ -12,6 +12,7 @@ from verilayout.cli.common import int_arg, parse_shape_arg, read_layout_arg, tim
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, operand_k
 from verilayout.frontends.shared_text import load_operand_layout
+from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import as_descriptor, intended_tile
 from verilayout.synth.descriptor import derive_descriptor, synth
@@ -37,7 +38,7 @@ exit codes: 0 proved / done, 1 counterexample or unknown, 2 bad input
 # ----- fragment -----------------------------------------------------------------------------
 
 def _cmd_fragment(args) -> int:
-    f = fragment(args.shape, args.operand, args.dtype, acc=args.acc)
+    f = fragment(parse_shape(args.shape), args.operand, args.dtype, acc=args.acc)
     if args.json:
         print(json.dumps(f.to_dict()))
         return 0
@@ -94,8 +95,9 @@ def _cmd_decode(args) -> int:
 
 
 def _cmd_encode(args) -> int:
-    d = encode(start_address=args.start, lbo=args.lbo, sbo=args.sbo, swizzle=args.swizzle,
-               base_offset=args.base_offset, arch=args.arch, lbo_mode=args.lbo_mode)
+    d = encode(start_address=args.start, lbo=args.lbo, sbo=args.sbo,
+               swizzle=parse_swizzle(args.swizzle, "descriptor"), base_offset=args.base_offset, arch=args.arch,
+               lbo_mode=args.lbo_mode)
     if args.json:
         print(json.dumps(d.to_dict()))
     else:
@@ -116,7 +118,7 @@ def _shape(args):
 
 
 def _common(args) -> dict:
-    return dict(dtype=args.dtype, major=args.major, base_address=args.base_address, mn=args.mn,
+    return dict(dtype=args.dtype, major=parse_major(args.major), base_address=args.base_address, mn=args.mn,
                 mn_block=args.mn_block, mn_dim=args.mn_dim, shape=_shape(args),
                 swizzle_units=args.swizzle_units, timeout_ms=timeout_ms(args.timeout))
 
@@ -183,7 +185,7 @@ def _cmd_desc(args) -> int:
 
 
 def _cmd_synth(args) -> int:
-    p = synth(dtype=args.dtype, major=args.major, mn=args.mn, k=args.k, arch=args.arch,
+    p = synth(dtype=args.dtype, major=parse_major(args.major), mn=args.mn, k=args.k, arch=args.arch,
               base_address=args.base_address)
     if args.json:
         print(json.dumps(p.to_dict()))

@@ -2,16 +2,16 @@
 proved object.
 
 :func:`build_manifest` chooses nothing by hand: the shared-memory layout of each
-operand is CuTe's ``tile_to_shape`` of the requested swizzle atom (PTX Table 38, seed
-``003_ce87ea73fe8bc8cb.txt``), each K-block's descriptor is derived from that layout
+operand is CuTe's ``tile_to_shape`` of the requested swizzle atom (PTX ISA 9.7.15.5.1.2, "Shared
+Memory Matrix Layout", the swizzle-atom table; CuTe ``cute/atom/mma_traits_sm90_gmma.hpp``), each K-block's descriptor is derived from that layout
 and proved to read the bytes it wrote (:func:`verilayout.synth.descriptor.derive_descriptor`),
-and the register fragments of A and D are the PTX tables (seed ``001_afc8e6ab5857294e.txt``).
+and the register fragments of A and D are the PTX tables (PTX ISA 9.7.15.5.1.1, "Register Fragments").
 The manifest is plain JSON; :func:`render_cuda` turns a manifest, and nothing else,
 into ``kernel.cu``, so the kernel and the executable model
 (:mod:`verilayout.simulate.replay`) read the same numbers.
 
->>> m = build_manifest("m64n32k16", "f16", acc="f32", a="K:none", b="K:none")
->>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003, example 1
+>>> m = build_manifest((64, 32, 16), "f16", acc="f32")
+>>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003_ce87ea73fe8bc8cb.txt: its example 1
 (['0x0000000800400000'], ['0x0000000800200080'])
 >>> [o["status"] for o in m["obligations"]]
 ['proved', 'proved']
@@ -25,13 +25,14 @@ import os
 from dataclasses import dataclass
 
 from verilayout.core.cute import tile_to_shape
+from verilayout.dtypes import require_major, require_swizzle
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode
 from verilayout.prove.wgmma import INFERRED_RULES, intended_tile
 from verilayout.synth.descriptor import derive_descriptor
-from verilayout.hw.nvidia.wgmma import ACCUMULATORS, dtype_bits, fragment, k_of_dtype, parse_major, parse_shape, parse_swizzle, swizzle_atom
+from verilayout.hw.nvidia.wgmma import ACCUMULATORS, OperandSpec, dtype_bits, fragment, k_of_dtype, swizzle_atom
 
-__all__ = ["FORMAT", "SUPPORTED_DTYPES", "MAX_SMEM_BYTES", "OperandSpec", "parse_operand",
+__all__ = ["FORMAT", "SUPPORTED_DTYPES", "MAX_SMEM_BYTES", "OperandSpec", "K_NONE",
            "build_manifest", "render_cuda", "render_run_script", "Emission", "emit_wgmma",
            "write_emission", "config_tag", "value_range"]
 
@@ -49,49 +50,18 @@ _BITS_T = {8: "uint8_t", 16: "uint16_t", 32: "uint32_t"}
 
 # ----- operands --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class OperandSpec:
-    """Where an operand lives: ``source`` ``"smem"`` (with ``major`` and ``swizzle``) or
-    ``"reg"`` (A only).
-
-    >>> parse_operand("MN:64B", "A")
-    OperandSpec(source='smem', major='MN', swizzle='64B')
-    """
-
-    source: str
-    major: str | None = None
-    swizzle: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "reg" if self.source == "reg" else f"{self.major}:{self.swizzle}"
-
-
-def parse_operand(text: str, operand: str) -> OperandSpec:
-    """``"K:none"``, ``"MN:128B"`` (``M``/``N`` mean MN) or, for A, ``"reg"``.
-
-    >>> parse_operand("N:none", "B"), parse_operand("reg", "A").source
-    (OperandSpec(source='smem', major='MN', swizzle='none'), 'reg')
-    >>> parse_operand("reg", "B")
-    Traceback (most recent call last):
-    ...
-    verilayout.errors.LayoutError: --b 'reg': B is always read from shared memory; expected MAJOR:SWIZZLE such as K:none
-    """
-    t = str(text).strip()
-    flag = f"--{operand.lower()}"
-    if t.lower() in ("reg", "register", "registers", "rs"):
-        if operand != "A":
-            raise LayoutError(f"{flag} {text!r}: B is always read from shared memory; expected "
-                              "MAJOR:SWIZZLE such as K:none")
-        return OperandSpec("reg")
-    if ":" not in t:
-        raise LayoutError(f"{flag} {text!r}: expected MAJOR:SWIZZLE (K:none, MN:64B, ...)"
-                          + (" or reg" if operand == "A" else ""))
-    major, sw = t.split(":", 1)
-    try:
-        return OperandSpec("smem", parse_major(major), parse_swizzle(sw))
-    except LayoutError as e:
-        raise LayoutError(f"{flag} {text!r}: {e}") from None
+def _spec(spec: OperandSpec, operand: str) -> OperandSpec:
+    """``spec`` checked: ``reg`` for A only, else a K/MN major and a wgmma swizzle mode."""
+    if not isinstance(spec, OperandSpec):
+        raise LayoutError(f"--{operand.lower()} {spec!r}: expected an OperandSpec (text is read by "
+                          "verilayout.frontends.names.parse_operand)")
+    if spec.source == "reg" and operand == "A":
+        return spec
+    if spec.source != "smem":
+        raise LayoutError(f"--{operand.lower()} {spec.text!r}: B is always read from shared memory")
+    require_major(spec.major)
+    require_swizzle(spec.swizzle)
+    return spec
 
 
 def value_range(dtype: str, acc: str, k: int) -> tuple[int, int]:
@@ -206,50 +176,59 @@ def _instruction(shape: str, dtype: str, acc: str) -> str:
 def config_tag(shape: str, dtype: str, acc: str, a: OperandSpec, b: OperandSpec, k: int) -> str:
     """A C identifier naming one configuration.
 
-    >>> config_tag("m64n32k16", "f16", "f32", parse_operand("reg", "A"), parse_operand("N:64B", "B"), 16)
+    >>> config_tag("m64n32k16", "f16", "f32", OperandSpec("reg"), OperandSpec("smem", "MN", "64B"), 16)
     'm64n32k16_f16_f32_areg_bMN64B_k16'
     """
     op = lambda s: "reg" if s.source == "reg" else f"{s.major}{s.swizzle}"
     return f"{shape}_{dtype}_{acc}_a{op(a)}_b{op(b)}_k{k}"
 
 
-def build_manifest(shape: str, dtype: str, acc: str | None = None, a: str = "K:none",
-                   b: str = "K:none", k: int | None = None) -> dict:
+#: The default operand: K-major in shared memory, no swizzle (``K:none``).
+K_NONE = OperandSpec("smem", "K", "none")
+
+
+def build_manifest(shape: tuple[int, int, int], dtype: str, acc: str | None = None, a: OperandSpec = K_NONE,
+                   b: OperandSpec = K_NONE, k: int | None = None) -> dict:
     """Everything the kernel needs, as JSON-ready data, with the proof of every descriptor.
 
-    ``shape`` is one instruction (``m64nNkK``); ``k`` the K of the whole tile (a multiple of
-    the instruction's K; default one instruction). ``a``/``b``: ``MAJOR:SWIZZLE`` or, for
-    A, ``reg``.
+    ``shape`` is one instruction ``(m, n, k)``; ``k`` the K of the whole tile (a multiple of
+    the instruction's K; default one instruction). ``a``/``b``: where each operand lives (text
+    such as ``MN:64B`` or ``reg`` is read at the door: :func:`verilayout.frontends.names.parse_operand`).
 
-    >>> m = build_manifest("m64n32k16", "f16", a="MN:64B", b="N:none")   # seed 003, example 2
+    >>> m = build_manifest((64, 32, 16), "f16", a=OperandSpec("smem", "MN", "64B"),
+    ...                    b=OperandSpec("smem", "MN", "none"))   # seed 003_ce87ea73fe8bc8cb.txt: example 2
     >>> m["a"]["descriptors"][0], m["a"]["trans"], m["b"]["trans"]
     ('0x8000004000200000', 1, 1)
     """
-    m_, n, kx = parse_shape(shape)
+    if not (isinstance(shape, tuple) and len(shape) == 3 and all(type(v) is int for v in shape)):
+        raise LayoutError(f"shape {shape!r}: expected (m, n, k) (text is read by "
+                          "verilayout.frontends.names.parse_shape)")
+    m_, n, kx = shape
+    shape_text = f"m{m_}n{n}k{kx}"
     if dtype not in SUPPORTED_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: the emitter writes kernels for "
                           f"{', '.join(SUPPORTED_DTYPES)}")
     acc = acc or ACCUMULATORS[dtype][-1]
-    fragment(shape, "D", dtype, acc=acc)             # validates M, K, N and the accumulator
+    fragment((m_, n, kx), "D", dtype, acc=acc)       # validates M, K, N and the accumulator
     k = kx if k is None else k
     if not isinstance(k, int) or isinstance(k, bool) or k <= 0 or k % kx:
         raise LayoutError(f"--k {k!r}: expected a positive multiple of the instruction's K ({kx})")
-    sa, sb = parse_operand(a, "A"), parse_operand(b, "B")
+    sa, sb = _spec(a, "A"), _spec(b, "B")
     bits = dtype_bits(dtype)
-    man: dict = {"format": FORMAT, "kind": "wgmma", "tag": config_tag(shape, dtype, acc, sa, sb, k),
-                 "shape": shape, "m": m_, "n": n, "k_inst": kx, "k": k, "k_blocks": k // kx,
+    man: dict = {"format": FORMAT, "kind": "wgmma", "tag": config_tag(shape_text, dtype, acc, sa, sb, k),
+                 "shape": shape_text, "m": m_, "n": n, "k_inst": kx, "k": k, "k_blocks": k // kx,
                  "dtype": dtype, "acc": acc, "elem_bits": bits,
-                 "instruction": _instruction(shape, dtype, acc)}
+                 "instruction": _instruction(shape_text, dtype, acc)}
     offset = 0
     if sa.source == "reg":
-        man["a"] = {"source": "reg", "fragment": _fragment_dict(fragment(shape, "A", dtype))}
+        man["a"] = {"source": "reg", "fragment": _fragment_dict(fragment((m_, n, kx), "A", dtype))}
     else:
         man["a"] = _smem_operand("A", sa, dtype, m_, k, 0)
         offset = -(-man["a"]["bytes"] // SMEM_ALIGN) * SMEM_ALIGN
     man["b"] = _smem_operand("B", sb, dtype, n, k, offset)
     total = offset + man["b"]["bytes"]
     man["smem"] = {"bytes": total, "alignment": SMEM_ALIGN}
-    man["d"] = {"fragment": _fragment_dict(fragment(shape, "D", dtype, acc=acc))}
+    man["d"] = {"fragment": _fragment_dict(fragment((m_, n, kx), "D", dtype, acc=acc))}
     man["global"] = {"a": "row-major M x K", "b": "row-major K x N", "d": "row-major M x N"}
     man["inputs"] = {"range": list(value_range(dtype, acc, k)), "seed": 1234}
     man["obligations"] = _obligations(man)
@@ -400,7 +379,7 @@ def render_cuda(man: dict) -> str:
     """``kernel.cu`` for a manifest: the kernel, the host harness (``main`` unless
     ``VL_NO_MAIN`` is defined), everything in namespace ``vl_<tag>``.
 
-    >>> src = render_cuda(build_manifest("m64n8k8", "tf32", b="K:32B"))
+    >>> src = render_cuda(build_manifest((64, 8, 8), "tf32", b=OperandSpec("smem", "K", "32B")))
     >>> src.count("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32"), "imm" in src
     (1, False)
     """
@@ -641,7 +620,7 @@ def _check_manifest_shape(man) -> None:
 def render_run_script(man: dict) -> str:
     """``run.sh``: build ``kernel.cu`` for sm_90a, run it, fail unless it prints PASS.
 
-    >>> "compute_90a" in render_run_script(build_manifest("m64n8k16", "f16"))
+    >>> "compute_90a" in render_run_script(build_manifest((64, 8, 16), "f16"))
     True
     """
     return "\n".join([
@@ -670,11 +649,11 @@ class Emission:
         return self.manifest["kind"]
 
 
-def emit_wgmma(shape: str, dtype: str, acc: str | None = None, a: str = "K:none",
-               b: str = "K:none", k: int | None = None) -> Emission:
+def emit_wgmma(shape: tuple[int, int, int], dtype: str, acc: str | None = None, a: OperandSpec = K_NONE,
+               b: OperandSpec = K_NONE, k: int | None = None) -> Emission:
     """The manifest, ``kernel.cu`` and ``run.sh`` of one configuration.
 
-    >>> e = emit_wgmma("m64n32k16", "f16", "f32", a="reg", b="N:64B")   # seed 003, example 4
+    >>> e = emit_wgmma((64, 32, 16), "f16", "f32", a=OperandSpec("reg"), b=OperandSpec("smem", "MN", "64B"))   # seed 003_ce87ea73fe8bc8cb.txt: example 4
     >>> sorted(e.files), e.manifest["a"]["source"]
     (['kernel.cu', 'manifest.json', 'run.sh'], 'reg')
     """
@@ -687,7 +666,7 @@ def write_emission(emission: Emission, directory: str) -> list[str]:
     """Write every file of an emission into ``directory`` (created if missing); the paths.
 
     >>> import tempfile; d = tempfile.mkdtemp()
-    >>> [os.path.basename(p) for p in write_emission(emit_wgmma("m64n8k16", "f16"), d)]
+    >>> [os.path.basename(p) for p in write_emission(emit_wgmma((64, 8, 16), "f16"), d)]
     ['kernel.cu', 'manifest.json', 'run.sh']
     """
     try:

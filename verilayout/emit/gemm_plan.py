@@ -254,7 +254,7 @@ def _descriptors(name: str, layout: ComposedLayout, dtype: str, bk: int, mn: int
 
 
 def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
-    f = fragment(f"m64n{bn}k{k_of_dtype(dtype)}", "D", dtype, acc="f32")
+    f = fragment((64, bn, k_of_dtype(dtype)), "D", dtype, acc="f32")
     rc = f.layout
     bases = {d: [list(b) for b in v] for d, v in rc.bases.items()}
     ok = True

@@ -1,5 +1,5 @@
 """CuTe layouts as text: the reader of CuTe's printed form (``Sw<3,4,3> o smem_ptr[16b](unset) o
-((_8,_8),(_64,_1)):((_64,_512),(_1,_0))``), older and pycute spellings, the seeds' notation and
+((_8,_8),(_64,_1)):((_64,_512),(_1,_0))``), older and pycute spellings, the PTX ISA's notation (9.7.15.5.1.2) and
 symbolic entries, producing :mod:`verilayout.core.cute` objects (the CuTe algebra does not read
 text; printing is ``core.cute.format_cute``).
 
@@ -300,7 +300,7 @@ def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | Non
 
     Accepts CuTe's print form
     (``Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))``),
-    older ``smem_ptr16b``, bare ``smem_ptr``, an offset (``Sw<2,0,3> o _0 o ...``), the seeds'
+    older ``smem_ptr16b``, bare ``smem_ptr``, an offset (``Sw<2,0,3> o _0 o ...``), the PTX ISA's
     ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, pycute's ``SW_3_4_3``, ``o`` or ``∘``,
     ``_8`` or ``8``, and symbolic entries (``8T``, ``2k``, ``SBO``; implicit multiplication
     after a number, ``*``, ``+``, ``-``). ``swizzle_units`` ("bytes"/"elements") and

@@ -58,7 +58,7 @@ from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
-    as_shared, element_bytes, ld_st, parse_instruction, plan_access, widest_vector, ldst_vector, widest_chain
+    as_shared, element_bytes, ld_st, plan_access, widest_vector, ldst_vector, widest_chain
 
 REG_DIMS = ("register", "lane", "warp", "block")
 
@@ -843,11 +843,14 @@ def _model(num_banks: int) -> BankModel:
 
 
 def _instruction(instruction) -> Instruction | None:
-    if instruction is None or (isinstance(instruction, str) and instruction.strip().lower() == "auto"):
+    """The instruction of an access, or None for the widest ``ld.shared``/``st.shared``; text is read
+    at the door (:func:`verilayout.frontends.names.parse_instruction`)."""
+    if instruction is None or instruction == "auto":
         return None
     if isinstance(instruction, Instruction):
         return instruction
-    return parse_instruction(instruction)
+    raise LayoutError(f"instruction {instruction!r}: expected an Instruction or 'auto' (text is read by "
+                      "verilayout.frontends.names.parse_instruction)")
 
 
 def _as_int(value: Any, what: str) -> int:
@@ -863,7 +866,9 @@ def check_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: int, i
     """Wavefronts, proof and witness of ``reg_layout`` accessing ``smem_layout``.
 
     ``instruction``: ``"auto"`` (the widest ``ld.shared`` vector the two layouts allow by
-    Triton's rule, as a compiler picks; ``st.shared`` with ``store=True``), or text such as
+    Triton's rule, as a compiler picks; ``st.shared`` with ``store=True``), or an
+    :class:`~verilayout.hw.nvidia.banks.Instruction` (text is read at the door:
+    :func:`verilayout.frontends.names.read_instruction`; the facade ``verilayout.banks`` takes it) such as
     ``"ld.shared.v2.b32"`` (legal when the registers of one access cover an aligned
     contiguous vector, in any order), ``"ldmatrix.x4"``, ``"stmatrix.x4.trans"``.
     ``witness_size``: how many same-bank accesses the witness lists (at least the
@@ -959,7 +964,8 @@ def _lds_access(instruction, elem_bits: int, bits_auto: int, store: bool) -> amd
         return amd_lds.LdsAccess("write" if store else "read", max(8, bits_auto))
     if isinstance(instruction, amd_lds.LdsAccess):
         return instruction
-    return amd_lds.parse_lds_instruction(instruction)
+    raise LayoutError(f"LDS instruction {instruction!r}: expected an LdsAccess or 'auto' (text is read by "
+                      "verilayout.frontends.names.parse_lds_instruction)")
 
 
 def _lds_gf2(p: _Pair, vec: tuple, elem_bits: int, t, access) -> int:
@@ -1056,8 +1062,9 @@ def check_lds_banks(reg_layout: LinearLayout, smem_layout: Any, *, elem_bits: in
     """Cycles of a wavefront reading (``store``: writing) ``smem_layout`` through ``reg_layout``
     on an AMD ``target`` (``gfx942``/``gfx950``), with the phase groups of :mod:`verilayout.hw.amd.lds`.
 
-    ``instruction``: ``auto`` (the widest vector by Triton's rule, at most 128 bits) or text such
-    as ``ds_read_b128``, ``ds_write_b64``, ``ds_read_b64_tr_b16``. GF(2)-linear shared layouts are
+    ``instruction``: ``auto`` (the widest vector by Triton's rule, at most 128 bits) or an
+    :class:`~verilayout.hw.amd.lds.LdsAccess` (text such as ``ds_read_b128``, ``ds_write_b64``,
+    ``ds_read_b64_tr_b16`` is read at the door: :func:`verilayout.frontends.names.read_lds_instruction`). GF(2)-linear shared layouts are
     proved by rank (every phase of every instruction is a coset of one subspace: method ``gf2``);
     other address maps (padded layouts, CuTe strides) by enumerating every instruction
     (``enumeration``, exact). Law: ``wavefronts == phases * ways`` on the GF(2) path, and
@@ -1105,9 +1112,8 @@ def _check_lds_inputs(reg_layout: Any, t: Any, instruction: Any, elem_bits: int,
         raise LayoutError(f"{t.name} wavefronts have {t.wave} lanes; the register layout has "
                           f"{reg_layout.in_dims['lane']}")
     element_bytes(elem_bits)
-    if isinstance(instruction, (str, amd_lds.LdsAccess)) and str(instruction).lower() != "auto" and \
-            _lds_access(instruction, elem_bits, elem_bits, store).tr:
-        raise LayoutError(f"{instruction}: a transposing read hands lanes other lanes' elements; its bank "
+    if isinstance(instruction, amd_lds.LdsAccess) and instruction.tr:
+        raise LayoutError(f"{instruction.name}: a transposing read hands lanes other lanes' elements; its bank "
                           "figure is modelled on explicit lane addresses (verilayout.hw.amd.lds.wavefronts), "
                           "not from a register layout")
 

@@ -52,7 +52,8 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, TmaEncoding, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
-from verilayout.hw.nvidia.wgmma import k_of_dtype, parse_major
+from verilayout.dtypes import require_major
+from verilayout.hw.nvidia.wgmma import k_of_dtype
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
 __all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "check_ring",
@@ -163,7 +164,7 @@ def descriptor_reader(descriptor, *, major: str, dtype: str, mn: int, k_blocks: 
     (32, (64, 64))
     """
     desc = as_descriptor(descriptor, arch)
-    mj = parse_major(major)
+    mj = require_major(major)
     for name, v in (("mn", mn), ("k_blocks", k_blocks), ("mn_blocks", mn_blocks)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise LayoutError(f"descriptor reader {name} = {v!r}: expected an integer >= 1")

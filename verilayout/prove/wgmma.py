@@ -30,7 +30,8 @@ from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.bits import plain_ints
 from verilayout.hw.nvidia.descriptor import ABSOLUTE_LBO_K_BYTES, ADDR_BITS, SMEM_WINDOW, AddressFunction, Descriptor, Finding, Term, contract_findings, decode, hardware_address_function, operand_bits, operand_k, pattern_repeat_bytes, required_base_offset
-from verilayout.hw.nvidia.wgmma import OperandLayout, parse_major
+from verilayout.dtypes import require_major
+from verilayout.hw.nvidia.wgmma import OperandLayout
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict, check_claim
 
@@ -526,7 +527,7 @@ def check_block(desc: Descriptor, tile: TileAddress, *, major: str, block: Opera
                  timeout_ms: int = DEFAULT_TIMEOUT_MS, method: str = "auto") -> Verdict:
     """Prove ``desc`` reads ``block`` of ``tile`` (see :func:`check_descriptor`; ``method="z3"``
     forces the solver even where bases decide)."""
-    major = parse_major(major)
+    major = require_major(major)
     dtype = tile.dtype
     bits = operand_bits(dtype)
     findings = contract_findings(desc, major=major, dtype=dtype, mn_extent=block.mn)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import sys
 from pathlib import Path
 
+from verilayout.frontends.names import parse_instruction
 from verilayout.prove.banks import BankReport, check_banks
 from verilayout.bits import log2 as _log2
 from verilayout.core.linear_layout import LinearLayout
@@ -131,7 +132,7 @@ def swizzle_table() -> list[TableRow]:
             reps = {}
             for pat in PATTERNS:
                 reg, instr = pattern_access(pat, bits, sw)
-                reps[pat] = check_banks(reg, smem, elem_bits=bits, instruction=instr)
+                reps[pat] = check_banks(reg, smem, elem_bits=bits, instruction=parse_instruction(instr))
             out.append(TableRow(mode, sw, bits, reps))
     return out
 

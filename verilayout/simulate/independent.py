@@ -22,7 +22,9 @@ functions compiled for the host and run. The checks:
   rank, are free), so the 14-bit start field never carries into LBO; at each sampled base the
   descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.check_descriptor`) to read
   K-block ``i`` of the layout exactly where the copy put it.
-* ``order``: seed 003 (PTX ISA, wgmma.fence / commit_group / wait_group): every ``st.shared`` is
+* ``order``: PTX ISA 9.7.15 (``wgmma.fence``, ``wgmma.commit_group``, ``wgmma.wait_group``) and
+  ``membar/fence`` (``fence.proxy.async``, the async proxy); seed 003_ce87ea73fe8bc8cb.txt: the order as its
+  tutorial kernels write it: every ``st.shared`` is
   followed by ``fence.proxy.async`` and then a barrier before a wgmma reads shared memory;
   ``wgmma.fence`` separates any other access of a wgmma's registers from it; every wgmma is
   committed; an accumulator register is not touched while a group holding a wgmma that writes it
@@ -64,7 +66,8 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
-from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, parse_shape
+from verilayout.frontends.names import parse_shape
+from verilayout.hw.nvidia.wgmma import dtype_bits, fragment
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
@@ -436,7 +439,7 @@ def _ptx_regs(text: str) -> list[str]:
 
 
 def imm_operands(man: dict) -> list[str]:
-    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, seed 003), for the manifest's
+    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, ``wgmma.mma_async``), for the manifest's
     types and operands.
 
     >>> imm_operands({"dtype": "f16", "a": {"source": "smem"}}), imm_operands({"dtype": "s8"})
@@ -533,13 +536,13 @@ def _a_register_checks(ctx: _Ctx) -> None:
     """A from registers: run the kernel with global A holding each element's own index (split
     over as many runs as the element width needs), and read the A registers every wgmma gets:
     register j of thread t must hold elements ``per*j .. per*j+per-1`` (low bits first) of the PTX
-    A fragment at K-block ``kb`` (seed 001)."""
+    A fragment at K-block ``kb`` (PTX ISA 9.7.15.5.1.1, "Register Fragments")."""
     man = ctx.man
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
     eb = dtype_bits(man["dtype"]) // 8
     w = 8 * eb
-    fa = fragment(man["shape"], "A", man["dtype"])
+    fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
     per = 4 // eb
     passes = max(1, -(-int(m * k - 1).bit_length() // w))
     lo = PARAM_VALUES[0]
@@ -1016,7 +1019,7 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
     holds a tag (:mod:`verilayout.simulate.ptx_run`), so each ``st.global`` to D says which
     element of which thread it writes where."""
     man = ctx.man
-    f = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
+    f = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
     m, n, _ = parse_shape(man["shape"])
     half = man["acc"] == "f16"
     eb = 2 if half else 4
@@ -1087,12 +1090,12 @@ def _host_program(man: dict, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
             body.append(f'  for (uint32_t mn = 0; mn < {ext}u; ++mn) for (uint32_t k = 0; k < {k}u; '
                         f'++k) std::printf("%u\\n", {ns}::{name}_smem_offset(mn, k));')
             wanted.append(("smem", name, ext))
-    fd = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
+    fd = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
     body.append(f'  for (uint32_t t = 0; t < 128u; ++t) for (uint32_t e = 0; e < {fd.registers}u; '
                 f'++e) std::printf("%u\\n", {ns}::d_index(t, e));')
     wanted.append(("d", "d", fd.registers))
     if man["a"]["source"] == "reg":
-        fa = fragment(man["shape"], "A", man["dtype"])
+        fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
         body.append(f'  for (uint32_t kb = 0; kb < {k // kx}u; ++kb) for (uint32_t t = 0; t < 128u; '
                     f'++t) for (uint32_t e = 0; e < {fa.registers}u; ++e) '
                     f'std::printf("%u\\n", {ns}::a_index(t, e, kb));')
@@ -1106,7 +1109,7 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
     layout (smem offsets) or the PTX fragment (d_index, a_index) it stands for."""
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
-    fd = fragment(man["shape"], "D", man["dtype"], acc=man["acc"])
+    fd = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
     checks, at = [], 0
     for kind, name, ext in wanted:
         if kind == "smem":
@@ -1134,7 +1137,7 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
             at += 128 * ext
             checks.append(_frag_check("d_index", got, want, n, "D"))
         else:
-            fa = fragment(man["shape"], "A", man["dtype"])
+            fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
             nkb = k // kx
             want = np.array([[[r * k + kb * kx + c for r, c in (fa.coord(t, e) for e in range(ext))]
                               for t in range(128)] for kb in range(nkb)])

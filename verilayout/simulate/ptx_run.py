@@ -136,7 +136,7 @@ class _Machine:
         self.stop_at = stop_at or (lambda i: False)
         self.load_value = load_value
         # registers a wgmma reads or writes (accumulators, A registers): an access by any other
-        # instruction marks the thread until its next wgmma.fence (PTX ISA, seed 003)
+        # instruction marks the thread until its next wgmma.fence (PTX ISA 9.7.15, ``wgmma.fence``)
         self.mma_regs: set[str] = set()
         for i in self.instrs:
             if i.opcode.startswith("wgmma.mma_async") and len(i.operands) > 1:

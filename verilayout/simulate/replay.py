@@ -28,7 +28,7 @@ alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs
 
 >>> import tempfile
 >>> from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
->>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma("m64n32k16", "f16", "f32"), d)
+>>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma((64, 32, 16), "f16", "f32"), d)
 >>> r = simulate(d); r.ok, r.checked
 (True, 2048)
 """
@@ -49,7 +49,8 @@ from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
-from verilayout.hw.nvidia.wgmma import fragment, parse_shape
+from verilayout.frontends.names import parse_shape
+from verilayout.hw.nvidia.wgmma import fragment
 from verilayout.prove.wgmma import INFERRED_RULES
 
 __all__ = ["SimulationResult", "simulate", "simulate_wgmma", "simulate_blockload",
@@ -134,7 +135,8 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
 
     >>> import tempfile
     >>> from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-    >>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma("m64n8k32", "s8", b="K:32B"), d)
+    >>> from verilayout.hw.nvidia.wgmma import OperandSpec
+    >>> d = tempfile.mkdtemp(); _ = write_emission(emit_wgmma((64, 8, 32), "s8", b=OperandSpec("smem", "K", "32B")), d)
     >>> simulate(d, seed=2, smem_base=0x400).ok
     True
     """
@@ -467,7 +469,8 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
     random ones; ``output`` of the result is then the D the kernel stores.
 
     >>> from verilayout.emit.cuda_wgmma import build_manifest
-    >>> m = build_manifest("m64n8k16", "bf16", a="reg", b="N:none", k=32)
+    >>> from verilayout.hw.nvidia.wgmma import OperandSpec
+    >>> m = build_manifest((64, 8, 16), "bf16", a=OperandSpec("reg"), b=OperandSpec("smem", "MN", "none"), k=32)
     >>> simulate_wgmma(m).ok
     True
     >>> m["b"]["copy"]["const_bytes"] += 2                 # the copy is off by one element
@@ -509,7 +512,7 @@ def _hardware_product(man, hw, A, vals, img, ids, smem_base):
     """Sum over the kernel's K-blocks of what the instruction multiplies: ``(D, causes)``."""
     _, n_hw, kx = parse_shape(hw["shape"])
     D_hw = np.zeros((64, n_hw), dtype=np.float64)
-    a_frag_hw = fragment(hw["shape"], "A", hw["dtype"])
+    a_frag_hw = fragment(parse_shape(hw["shape"]), "A", hw["dtype"])
     causes = []
     for kb in range(man["k_blocks"]):
         ops = {}
@@ -632,7 +635,7 @@ def _a_from_registers(op, A, kb, kx, frag_hw):
 
 def _store(man, D_hw, hw):
     """C as the kernel stores the accumulator registers."""
-    f_hw = fragment(hw["shape"], "D", hw["dtype"], acc=hw["acc"])
+    f_hw = fragment(parse_shape(hw["shape"]), "D", hw["dtype"], acc=hw["acc"])
     bases, regs, per = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
     if regs != f_hw.registers or per != f_hw.elems_per_reg:
         return None, {"where": "D registers", "message":

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from verilayout.dtypes import Major, NvArch, SwizzleMode
+from verilayout.dtypes import Major, NvArch, SwizzleMode, require_major
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
-from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, parse_major, swizzle_log2, swizzle_units
+from verilayout.hw.nvidia.wgmma import dtype_bits, elems_per_unit, k_of_dtype, swizzle_log2, swizzle_units
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, OperandBlock, TileAddress, intended_tile, operand_block, strided_tile, check_block
 from verilayout.core.smt import Verdict
 from verilayout.bits import plain_ints
@@ -116,7 +116,7 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
         raise LayoutError(f"arch {arch!r}: expected sm_90 or sm_100")
     k_block, base_address, mn, mn_block, mn_dim = plain_ints(
         (k_block, base_address, mn, mn_block, mn_dim))
-    major = parse_major(major)
+    major = require_major(major)
     tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
     tried = []
@@ -229,7 +229,7 @@ def synth(*, dtype: str, major: Major, mn: int, k: int, arch: NvArch = "sm_90", 
     (32, ['0x4000004000010000', '0x4000004000010002'])
     """
     mn, k, base_address = plain_ints((mn, k, base_address))
-    major = parse_major(major)
+    major = require_major(major)
     bits = dtype_bits(dtype)
     if arch not in _CODES:
         raise LayoutError(f"arch {arch!r}: expected sm_90 or sm_100")

@@ -27,7 +27,8 @@ from verilayout.hw.nvidia.tma import TmaEncoding
 
 
 def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
-    """``#ttg.swizzled_shared`` (seed 004's table): row ``r`` XORs ``vec*((r/perPhase)%maxPhase)``.
+    """``#ttg.swizzled_shared`` (Triton ``lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp``,
+    ``swizzledSharedToLinearLayout``): row ``r`` XORs ``vec*((r/perPhase)%maxPhase)``.
 
     >>> from verilayout.frontends.triton import parse_attr
     >>> a = parse_attr("#ttg.swizzled_shared<{vec = 2, perPhase = 1, maxPhase = 4, order = [1, 0]}>")

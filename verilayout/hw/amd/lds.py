@@ -134,26 +134,6 @@ class LdsAccess:
         return max(1, self.bits // 32)
 
 
-_INSTR = re.compile(r"^ds_(read|write|load|store)_?(?:b|u|i)(\d+)(?:_tr_?(b4|b8|b16))?$")
-
-
-def parse_lds_instruction(text: str) -> LdsAccess:
-    """``ds_read_b128``, ``ds_write_b64``, ``ds_read_u16``, ``ds_read_b64_tr_b16`` (also the LLVM
-    spellings ``ds_load_b128`` / ``ds_store_b64``).
-
-    >>> parse_lds_instruction("ds_load_b128").name
-    'ds_read_b128'
-    """
-    if not isinstance(text, str):
-        raise LayoutError("LDS instruction: expected text like 'ds_read_b128'")
-    m = _INSTR.match(text.strip().lower())
-    if not m:
-        raise LayoutError(f"LDS instruction {text!r}: expected ds_read_bN, ds_write_bN (N = 8, 16, 32, "
-                          "64, 128) or ds_read_b64_tr_b4/b8/b16")
-    op = "read" if m.group(1) in ("read", "load") else "write"
-    return LdsAccess(op, int(m.group(2)), m.group(3) or "")
-
-
 def _consecutive(size: int, wave: int = WAVE) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(range(s, s + size)) for s in range(0, wave, size))
 

@@ -65,13 +65,12 @@ input is an instruction index here: every CTA has its own banks), and timing.
 >>> m = BankModel()
 >>> m.bank(132), m.word(132)
 (1, 33)
->>> parse_instruction("ld.shared.v4.b32").name, lanes_per_phase(128, 32, m)
+>>> ld_st(128).name, lanes_per_phase(128, 32, m)
 ('ld.shared.v4.b32', 8)
 """
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -180,69 +179,6 @@ def ld_st(bits: int, store: bool = False) -> Instruction:
     'ld.shared.v2.b32'
     """
     return Instruction("st.shared" if store else "ld.shared", bits)
-
-
-_TOKEN = re.compile(r"^(?:v(\d+)|b(\d+)|[us](\d+)|f(\d+)|x(\d+))$")
-
-
-def parse_instruction(text: str) -> Instruction:
-    """Parse ``ld.shared.v4.b32``, ``st.shared.b16``, ``ldmatrix.x4.trans``, ``stmatrix.x2`` ...
-
-    PTX qualifiers that do not change the access (``sync``, ``aligned``, ``m8n8``,
-    ``shared``, ``b16`` of ldmatrix) are accepted; anything else is an error.
-
-    >>> parse_instruction("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16").name
-    'ldmatrix.x2.trans'
-    >>> parse_instruction("ld.shared.v2.f32").bits
-    64
-    """
-    if not isinstance(text, str) or not text.strip():
-        raise LayoutError("instruction: expected text like 'ld.shared.v4.b32' or 'ldmatrix.x4'")
-    parts = text.strip().lower().split(".")
-    op = parts[0]
-    rest = parts[1:]
-    if op in ("ld", "st"):
-        if not rest or rest[0] != "shared":
-            raise LayoutError(f"instruction {text!r}: only shared-memory accesses are modelled "
-                              f"(expected '{op}.shared...')")
-        op, rest = f"{op}.shared", rest[1:]
-    if op in ("ldmatrix", "stmatrix"):
-        count, trans = None, False
-        for i, tok in enumerate(rest):
-            if tok in ("sync", "aligned", "m8n8", "shared", "b16", "shared::cta"):
-                continue
-            if tok == "trans":
-                trans = True
-                continue
-            m = re.fullmatch(r"x(\d+)", tok)
-            if m and count is None:
-                count = int(m.group(1))
-                continue
-            raise LayoutError(f"instruction {text!r}: unexpected qualifier '.{tok}'")
-        if count is None:
-            raise LayoutError(f"instruction {text!r}: give the matrix count (.x1, .x2 or .x4)")
-        return Instruction(op, 128, count=count, trans=trans)
-    if op not in ("ld.shared", "st.shared"):
-        raise LayoutError(f"instruction {text!r}: expected ld.shared, st.shared, ldmatrix or stmatrix")
-    vec, width = 1, None
-    for tok in rest:
-        if tok in ("shared::cta",):
-            continue
-        m = _TOKEN.match(tok)
-        if not m or m.group(5):
-            raise LayoutError(f"instruction {text!r}: unexpected qualifier '.{tok}'")
-        if m.group(1):
-            vec = int(m.group(1))
-            if vec not in (2, 4):
-                raise LayoutError(f"instruction {text!r}: vectors are .v2 or .v4")
-        else:
-            width = int(m.group(2) or m.group(3) or m.group(4))
-    if width is None:
-        raise LayoutError(f"instruction {text!r}: give the width, e.g. '.b32'")
-    bits = vec * width
-    if bits > 128:
-        raise LayoutError(f"instruction {text!r} moves {bits} bits per lane; at most 128")
-    return Instruction(op, bits)
 
 
 def lanes_per_phase(access_bits: int, lanes: int, model: BankModel = BankModel()) -> int:

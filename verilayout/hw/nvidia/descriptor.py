@@ -34,9 +34,9 @@ from typing import Mapping
 
 from verilayout.bits import index_bits, is_integer, is_pow2, log2, trailing_zeros
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
-from verilayout.dtypes import SWIZZLE_MODES
+from verilayout.dtypes import SWIZZLE_MODES, require_major, require_swizzle
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, parse_major, parse_swizzle, swizzle_units
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
@@ -198,9 +198,10 @@ def swizzle_geometry(swizzle: str) -> tuple[int, int, int, int]:
 
 
 def _mode(swizzle: str) -> str:
-    """The row of :data:`verilayout.dtypes.SWIZZLE_MODES` of a descriptor mode (wgmma spellings
-    accepted; ``128B_base32B`` as is)."""
-    return swizzle if swizzle == "128B_base32B" else parse_swizzle(swizzle)
+    """The row of :data:`verilayout.dtypes.SWIZZLE_MODES` of a descriptor mode: a wgmma mode or
+    ``128B_base32B`` (spellings are read at the door: :func:`verilayout.frontends.names.parse_swizzle`
+    with ``"descriptor"``)."""
+    return swizzle if swizzle == "128B_base32B" else require_swizzle(swizzle)
 
 
 def _units(swizzle: str) -> int:
@@ -378,11 +379,7 @@ def encode(*, start_address: int = 0, lbo: int = 0, sbo: int = 0, swizzle: str =
         fields[name] = b >> 4
     if not isinstance(base_offset, int) or not 0 <= base_offset < 8:
         raise LayoutError(f"base_offset = {base_offset!r}: expected 0..7 (a 3-bit field)")
-    name = str(swizzle).strip()
-    if name.lower() in ("128b_base32b", "128b-base32b"):
-        name = "128B_base32B"
-    else:
-        name = parse_swizzle(name)
+    name = _mode(swizzle)
     codes = {v: k for k, v in types.items()}
     if name not in codes:
         raise LayoutError(f"swizzle {swizzle!r} does not exist on {arch} "
@@ -436,7 +433,7 @@ def required_base_offset(swizzle: str, pattern_start: int) -> int | None:
     >>> required_base_offset("128B", 0x2040) is None
     True
     """
-    sw = swizzle if swizzle == "128B_base32B" else parse_swizzle(swizzle)
+    sw = _mode(swizzle)
     if sw == "none" or pattern_start % pattern_repeat_bytes(sw) == 0:
         return 0
     bo = (pattern_start >> 7) & 7
@@ -473,7 +470,7 @@ def contract_findings(desc: Descriptor, *, major: str, dtype: str, mn_extent: in
     ...                                    dtype="f16", mn_extent=64)]
     ['base-offset-no-swizzle']
     """
-    mj = parse_major(major)
+    mj = require_major(major)
     bits = operand_bits(dtype)
     sw = desc.swizzle
     out = _field_rule_findings(desc) + _operand_type_findings(desc, mj, dtype, bits)
@@ -1000,7 +997,7 @@ def hardware_address_function(desc: Descriptor, *, major: str, dtype: str,
     sw = desc.swizzle
     if sw not in _MODELLED:
         raise LayoutError(f"swizzle field {desc.layout_type} is not a mode of {desc.arch}")
-    mj = parse_major(major)
+    mj = require_major(major)
     bits = operand_bits(dtype)
     kx = operand_k(dtype) if k_extent is None else int(k_extent)
     if desc.lbo_mode and k_extent is None:

@@ -67,7 +67,7 @@ from functools import cached_property
 
 from verilayout.bits import is_integer
 from verilayout.core.cute.swizzle import Swizzle
-from verilayout.dtypes import BITS, SWIZZLE_MODES, TMA_SWIZZLES, swizzle_mode
+from verilayout.dtypes import BITS, SWIZZLE_MODES, TMA_SWIZZLES, require_swizzle
 from verilayout.errors import LayoutError
 
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
@@ -194,22 +194,13 @@ _PATTERNS = {mode: _pattern(mode) for mode in TMA_SWIZZLES}
 
 
 def swizzle_pattern(mode: str) -> SwizzlePattern:
-    """The :class:`SwizzlePattern` of a CUtensorMapSwizzle name (``128B``, ``SWIZZLE_64B``, 3, ...).
+    """The :class:`SwizzlePattern` of a mode of :data:`SWIZZLES` (a ``CUtensorMapSwizzle`` name or
+    value is read at the door: :func:`verilayout.frontends.names.parse_swizzle` with ``"tma"``).
 
-    >>> swizzle_pattern("CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B").cute
+    >>> swizzle_pattern("128B_ATOM_32B").cute
     (2, 5, 2)
     """
-    return _PATTERNS[parse_swizzle(mode)]
-
-
-def parse_swizzle(mode) -> str:
-    """Normalise a swizzle name or enum value to one of :data:`SWIZZLES`
-    (:func:`verilayout.dtypes.swizzle_mode`, the ``tma`` spellings).
-
-    >>> parse_swizzle("swizzle_128b"), parse_swizzle(2), parse_swizzle("none")
-    ('128B', '64B', 'none')
-    """
-    return swizzle_mode(mode, "tma")
+    return _PATTERNS[require_swizzle(mode, "tma")]
 
 
 def tma_element_bits(dtype: str) -> int:
@@ -315,7 +306,7 @@ class TensorMap:
         object.__setattr__(self, "global_dims", dims)
         object.__setattr__(self, "global_strides", strides)
         object.__setattr__(self, "element_strides", es)
-        object.__setattr__(self, "swizzle", parse_swizzle(self.swizzle))
+        object.__setattr__(self, "swizzle", require_swizzle(self.swizzle, "tma"))
         il = str(self.interleave).strip().upper().removeprefix("CU_TENSOR_MAP_INTERLEAVE_").lower()
         if il.upper() not in [i.upper() for i in INTERLEAVES]:
             raise LayoutError(f"interleave {self.interleave!r}: expected one of {', '.join(INTERLEAVES)}")

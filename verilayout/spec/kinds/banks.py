@@ -39,6 +39,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
+from verilayout.frontends.names import read_instruction, read_lds_instruction
 from verilayout.frontends.shared_text import load_shared
 from verilayout.hw.nvidia.banks import placed
 from verilayout.prove.banks import check_banks, check_lds_banks
@@ -77,7 +78,7 @@ def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, 
         raise LayoutError(f"{where}: store must be true or false, got {store!r}")
     bits = elem_bits_of(elem_bits, dtype, where)
     try:
-        return check_banks(reg, smem, elem_bits=bits, instruction=instruction, num_banks=num_banks,
+        return check_banks(reg, smem, elem_bits=bits, instruction=read_instruction(instruction), num_banks=num_banks,
                        store=store, timeout_ms=timeout_ms)
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None
@@ -102,7 +103,7 @@ def _lds(reg, smem, where, elem_bits, dtype, instruction, store, target):
         raise LayoutError(f"{where}: reg must be a distributed layout (register, lane, warp -> dims)")
     try:
         return check_lds_banks(reg, smem, elem_bits=elem_bits_of(elem_bits, dtype, where), target=target,
-                           instruction=instruction, store=bool(store))
+                           instruction=read_lds_instruction(instruction), store=bool(store))
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None
 

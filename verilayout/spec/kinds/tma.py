@@ -41,6 +41,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from verilayout.errors import LayoutError
+from verilayout.frontends.names import parse_major, parse_swizzle
 from verilayout.hw.nvidia.tma import TensorMap
 from verilayout.prove.tma import descriptor_reader, layout_reader, check_ring
 from verilayout.spec.format import Kind, prefixed
@@ -60,6 +61,8 @@ def _tensor_map(t, where: str) -> TensorMap:
     for k in ("box", "global_dims", "global_strides", "element_strides"):
         if isinstance(args.get(k), list):
             args[k] = tuple(args[k])
+    if "swizzle" in args:
+        args["swizzle"] = prefixed(f"{where}: tensor_map", parse_swizzle, args["swizzle"], "tma")
     return prefixed(f"{where}: tensor_map", TensorMap, **args)
 
 
@@ -78,7 +81,7 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
         if major is None or mn is None:
             raise LayoutError(f"{where}: a descriptor reader needs 'major' and 'mn'")
         desc = resolve_descriptor(spec, descriptor, where)
-        reader = prefixed(where, descriptor_reader, desc, major=major, dtype=dtype, mn=mn, k_blocks=k_blocks,
+        reader = prefixed(where, descriptor_reader, desc, major=prefixed(where, parse_major, major), dtype=dtype, mn=mn, k_blocks=k_blocks,
                           k_step=k_step, mn_blocks=mn_blocks, mn_step=mn_step, arch=arch)
     if not isinstance(trust_inferred, bool):
         raise LayoutError(f"{where}: trust_inferred must be true or false")

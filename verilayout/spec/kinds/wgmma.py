@@ -46,7 +46,8 @@ from types import MappingProxyType
 
 from verilayout.core.cute import ComposedLayout, Layout, Swizzle, offset_bytes, offset_elements, tile_to_shape
 from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, parse_swizzle, swizzle_atom
+from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
+from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, swizzle_atom
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.spec.format import Kind, prefixed
 
@@ -86,7 +87,8 @@ _FRAGMENT_KEYS = {"shape", "operand", "dtype", "acc"}
 
 
 def _fragment_of(args: dict, where: str):
-    return prefixed(where, fragment, args["shape"], args["operand"], args["dtype"], acc=args.get("acc"))
+    return prefixed(where, lambda: fragment(parse_shape(args["shape"]), args["operand"], args["dtype"],
+                                            acc=args.get("acc")))
 
 
 def _src_fragment(entry, spec, where):
@@ -97,6 +99,11 @@ def _src_fragment(entry, spec, where):
 
 _DESC_FIELDS = {"start_address", "lbo", "lbo_field", "sbo", "sbo_field", "base_offset",
                 "swizzle", "layout_type", "arch"}
+
+
+def _swizzle(d: dict, where: str) -> str:
+    """The descriptor table's ``swizzle`` (default ``none``), read at the door."""
+    return prefixed(where, parse_swizzle, d.get("swizzle", "none"), "descriptor")
 
 
 def _descriptor_from_table(d: dict, where: str):
@@ -128,12 +135,12 @@ def _descriptor_from_table(d: dict, where: str):
         if "layout_type" in d:
             lt = _int(d["layout_type"], "layout_type", where)
         else:
-            lt = prefixed(where, encode, swizzle=d.get("swizzle", "none"), arch=arch).layout_type
+            lt = prefixed(where, encode, swizzle=_swizzle(d, where), arch=arch).layout_type
         return prefixed(where, Descriptor, _int(d.get("start_address", 0), "start_address", where),
                      fields["lbo_field"], fields["sbo_field"],
                      _int(d.get("base_offset", 0), "base_offset", where), lt, arch)
     return prefixed(where, encode, start_address=d.get("start_address", 0), lbo=d.get("lbo", 0),
-                 sbo=d.get("sbo", 0), swizzle=d.get("swizzle", "none"),
+                 sbo=d.get("sbo", 0), swizzle=_swizzle(d, where),
                  base_offset=d.get("base_offset", 0), arch=arch)
 
 
@@ -189,7 +196,7 @@ def _src_canonical(entry, spec, where):
         bits = 128 // t
     else:
         raise LayoutError(f"{w}: canonical needs 'dtype' or 'T'")
-    c = prefixed(w, canonical_layout, args["major"], args["swizzle"])
+    c = prefixed(w, lambda: canonical_layout(parse_major(args["major"]), parse_swizzle(args["swizzle"])))
     used = {str(s) for mode in c.stride for e in mode for s in getattr(e, "free_symbols", ())}
     for sym in ("LBO", "SBO"):
         if sym in args and sym not in used:
@@ -210,7 +217,8 @@ def _src_swizzle_atom(entry, spec, where):
     w = f"{path}: {where}"
     args = _args(entry, "swizzle_atom", path, where, {"swizzle", "major", "dtype"},
                  ("swizzle", "major"))
-    a = prefixed(w, swizzle_atom, args["swizzle"], args["major"], args.get("dtype", "f16"))
+    a = prefixed(w, lambda: swizzle_atom(parse_swizzle(args["swizzle"]), parse_major(args["major"]),
+                                         args.get("dtype", "f16")))
     if "dtype" in args:
         shape, stride, bits = a.shape, a.stride, DTYPE_BITS[a.dtype]
     else:                                   # 128-bit elements: the table's own units
@@ -239,7 +247,8 @@ def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, majo
     """The descriptor reads, for every (mn, k) of one wgmma K-block, the byte where
     ``layout`` (placed at ``base_address``) put that element."""
     desc = resolve_descriptor(spec, descriptor, where)
-    return prefixed(where, check_descriptor, desc, layout, dtype=dtype, major=major, k_block=k_block,
+    return prefixed(where, check_descriptor, desc, layout, dtype=dtype, major=prefixed(where, parse_major, major),
+                    k_block=k_block,
                  base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
                  timeout_ms=timeout_ms)
 
@@ -358,7 +367,7 @@ def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     claimed = set(n)
     for cand in sorted(set(range(1, 257)) | claimed):
         try:
-            frag = fragment(f"m64n{cand}k{k}", "D", dtype, acc=acc)
+            frag = fragment((64, cand, k), "D", dtype, acc=acc)
         except LayoutError:
             frag = None
         if (frag is not None) != (cand in claimed):
