@@ -558,6 +558,8 @@ class GemmSim:
 
     label = ""
     splits = 1
+    #: the first K-tile this CTA loads (a K slice of its own CTA on sm_100a; 0 otherwise)
+    k_first = 0
     #: explore each TMA landing before any process moves (see LANDING_ASSUMPTION)
     eager_landing = False
 
@@ -758,7 +760,7 @@ class GemmSim:
                     f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
         if (d0 - SMEM_BASE) % 1024 and d0 % 1024:
             return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
-        kt, c1 = i % self.k_tiles, xs[0]["c1"]
+        kt, c1 = self.k_first + i % self.k_tiles, xs[0]["c1"]
         ks = [x["c0"] for x in xs]
         if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
             return (f"coordinates (k {ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} "
