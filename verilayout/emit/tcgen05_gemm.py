@@ -196,7 +196,7 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4,
                    "f32 accumulator columns", "status": "proved" if cols >= bn else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, 1, splits, epi) + "_sm100a", "dtype": dtype, "acc": "f32",
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, splits=splits, epilogue=epi) + "_sm100a", "dtype": dtype, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
             "threads": 128, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": 1,
             "instruction": f"tcgen05.mma.cta_group::1.kind::{kind}", "swizzle": sw,
