@@ -36,7 +36,7 @@ from verilayout.errors import LayoutError
 
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
            "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
-           "epilogue_source", "epilogue_subs", "REDUCE_KERNEL", "REDUCE_LAUNCH"]
+           "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -576,10 +576,10 @@ def _cluster_subs(man: dict) -> dict:
                          else "")}
 
 
-def _epi_words(man: dict) -> str:
+def epilogue_words(man: dict) -> str:
     """``"bf16(gelu(acc + bias[col]))"``-style words for D (``"f32"`` without an epilogue).
 
-    >>> _epi_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    >>> epilogue_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
     'bf16(gelu(acc + bias[col]))'
     """
     e = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
@@ -592,7 +592,13 @@ def _epi_words(man: dict) -> str:
 
 
 def epilogue_subs(man: dict) -> dict:
-    """Template values of the epilogue: output type, store functions, bias and activation."""
+    """Template values of the epilogue: output type, store functions, bias and activation
+    (split-K: the GEMM kernel stores f32 partial sums, the reduction applies the epilogue).
+
+    >>> d = epilogue_subs({"splits": 2, "epilogue": {"out": "f16", "bias": True, "activation": "gelu"}})
+    >>> d["store_t"], d["out_t"], d["fused"], d["act_code"]
+    ('float', 'uint16_t', 'false', 2)
+    """
     epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
     out, split = epi["out"], man.get("splits", 1) > 1
     out_t = "float" if out == "f32" else "uint16_t"
@@ -664,7 +670,7 @@ def render_gemm_cuda(man: dict) -> str:
     desc_b = select_expr([u64_literal(v) for v in db], "kb")
     two = man["consumers"] == 2
     head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
-            f"// D[M,N] ({_epi_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
             f"{man['dtype']} (both K-major), f32 accumulation.",
             f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
             f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
@@ -1008,7 +1014,7 @@ def render_gemm_readme(man: dict) -> str:
     return "\n".join([
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
-        f"accumulation, D = {_epi_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
+        f"accumulation, D = {epilogue_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
         f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
         + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
            if man.get("cluster", {}).get("size", 1) > 1 else "") + ".", "",

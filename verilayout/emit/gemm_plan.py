@@ -158,7 +158,12 @@ def split_bounds(s: int, k_tiles: int, splits: int) -> tuple[int, int]:
 
 def split_obligation(splits: int, limit: int = 4096) -> dict:
     """Exhaustive over k_tiles 1..limit: the slices are contiguous, disjoint and cover
-    [0, k_tiles), so the reduction of the S partial sums adds each K-tile exactly once."""
+    [0, k_tiles), so the reduction of the S partial sums adds each K-tile exactly once.
+
+    >>> o = split_obligation(3, limit=64)
+    >>> o["status"], o["reason"]
+    ('proved', 'every kt in 1..64')
+    """
     bad = None
     for kt in range(1, limit + 1):
         b = [split_bounds(s, kt, splits) for s in range(splits)]

@@ -37,7 +37,7 @@ from verilayout.core.cute import ComposedLayout
 from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUCE_KERNEL, REDUCE_LAUNCH,
                                        require_gemm_manifest, obligation_block, select_expr,
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
-                                       _epi_words)
+                                       epilogue_words)
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
@@ -450,7 +450,7 @@ def render_tcgen05_cuda(man: dict) -> str:
     require_gemm_manifest(man)
     head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
             "no sm_100 GPU)",
-            f"// D[M,N] ({_epi_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
             f"{man['dtype']} (both K-major); tcgen05.mma, f32 accumulator in tensor memory; "
             f"split-K {man.get('splits', 1)}.",
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
@@ -508,7 +508,7 @@ def emission_of_tcgen05(man: dict):
         f"{man['stages']} stages, one CTA per 128 x {man['bn']} tile"
         + (f" and K slice (split-K {man['splits']}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
-           if man.get("splits", 1) > 1 else "") + f"; D = `{_epi_words(man)}`.", "",
+           if man.get("splits", 1) > 1 else "") + f"; D = `{epilogue_words(man)}`.", "",
         "**Not run: no sm_100 GPU was available.** What was checked without one: every obligation "
         "at the top of `kernel.cu` (descriptors, instruction descriptor, TMEM allocation and the "
         "`tcgen05.ld` layout, the split-K slices), ptxas for sm_100a with 0 spills, and the "

@@ -23,6 +23,15 @@ edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands
   ``cta_group::1`` datapath: lane = row, column = column), every in-range element once, none
   outside;
 * ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
+* ``split-k`` (``splits`` S > 1): CTAs 0 .. S-1 (tile 0, K slice s each) are run one by one;
+  each stores to workspace slot s only (``d-store``), and the K-tiles (A's TMA coordinates) of
+  the MMAs accumulated into what it stored are, over the slots, disjoint and cover K (the sm_90a
+  cover check); the reduction kernel is run as on sm_90a
+  (:func:`verilayout.simulate.gemm_check.reduce_check`);
+* ``epilogue`` (a fused epilogue, S = 1): a ``tcgen05.ld`` reads :func:`tmem_cell_value` of its
+  cell, bias[col] is ``(col mod 5) - 2``; every stored element of D(row, col) must equal
+  ``out(act(tmem_cell_value(row, col) + bias[col]))`` (float64 from the definitions, one output
+  ulp); ``bias``: no bias element at or beyond N is read.
 
 * ``protocol``: the ring as a transition system, explored over every interleaving as for sm_90a
   (:class:`verilayout.simulate.gemm_check.GemmSim`) with two processes, the TMA thread and the
@@ -47,8 +56,8 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
                                             GemmSim, LANDING_ASSUMPTION, act_reference, bias_value,
-                                            epilogue_spec, reduce_check, round_out, _bias_loader,
-                                            _decode, _splits, _tolerance)
+                                            epilogue_spec, reduce_check, round_out, bias_loader,
+                                            decode_out, splits_of, out_tolerance)
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
@@ -127,7 +136,7 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
     if entry is None:
         return IndependentReport(tuple(checks + [Check("run", "counterexample", "no vl_gemm_kernel")]),
                                  TCGEN05_ASSUMPTIONS)
-    splits, epi = _splits(man), epilogue_spec(man)
+    splits, epi = splits_of(man), epilogue_spec(man)
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
     eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
@@ -138,7 +147,7 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
             run = run_threads(mod, entry, range(128), ctaid=s, nctaid=splits,
                               param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
                                             5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
-                              load_value=_bias_loader(N, beyond),
+                              load_value=bias_loader(N, beyond),
                               tmem_value=tmem_cell_value if fused else None)
             where = tail + (f" [CTA {s}]" if splits > 1 else "")
             if beyond:
@@ -403,9 +412,9 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check
         if fused is not None:
             x = tmem_cell_value(row, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
             want = round_out(out, act_reference(act, x))
-            have = _decode(out, bits)
+            have = decode_out(out, bits)
             # f32 rounding of the activation's terms (magnitude |x|): 2^-20 (1 + |x|) on top
-            tol = _tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
+            tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
             bad = np.nonzero(np.abs(have - want) > tol)[0]
             if bad.size:
                 q = int(bad[0])
