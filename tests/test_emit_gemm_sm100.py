@@ -234,13 +234,18 @@ def test_the_sm100_selector_splits_k_on_the_decode_shape():
 
 @pytest.mark.slow
 @needs_nvcc
-def test_sm100_split_k_passes_every_check_with_the_reduction():
-    man, src = _kernel(tile="128x64x64", splits=2, out="bf16", bias=True, activation="gelu")
+@pytest.mark.parametrize("splits, epi", [(2, dict(out="bf16", bias=True, activation="gelu")),
+                                         (3, dict())], ids=["k2_bf16_bias_gelu", "k3_f32"])
+def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
+    """S = 3 divides by a non-power of two (mul.hi in the PTX); 5 K-tiles in 3 slices."""
+    man, src = _kernel(tile="128x64x64", splits=splits, **epi)
     r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     split = [c.message for c in r.checks if c.check == "split-k"]
-    assert len(split) == 3 and "bf16 + bias, gelu" in split[-1], split   # 2 problems + reduction
-    assert any("workspace slot 1" in c.message for c in r.checks if c.check == "d-store")
+    words = f"{epi.get('out', 'f32')}{' + bias' if epi.get('bias') else ''}, {epi.get('activation', 'none')}"
+    assert len(split) == 3 and words in split[-1], split   # 2 problems + the reduction
+    assert any(f"workspace slot {splits - 1}" in c.message for c in r.checks if c.check == "d-store")
+    assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
 
 @pytest.mark.slow
@@ -303,3 +308,18 @@ def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilo
     r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
     names = {c.check for c in r.failures}
     assert {"epilogue", "tmem"} <= names, [c.to_dict() for c in r.failures]
+
+
+def test_the_interpreter_computes_mul_hi_as_the_upper_half_of_the_product():
+    """An odd split factor divides by SPLITS with mul.hi (ptxas's reciprocal multiply): the
+    interpreter's values against Python's unbounded integers."""
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.simulate.ptx_run import run_threads
+    m = parse_ptx(".version 8.7\n.visible .entry f()\n{\nmov.u32 %r1, %tid.x;\n"
+                  "mul.hi.u32 %r2, %r1, 1431655766;\nmul.hi.s32 %r3, %r1, -7;\n"
+                  "st.global.u32 [%r2], %r3;\nret;\n}")
+    tids = [0, 5, 3_000_000_000, 2 ** 32 - 1]
+    ev = run_threads(m, "f", threads=tids).events[0]
+    assert ev.values["addr"].tolist() == [(t * 1431655766) >> 32 for t in tids]
+    signed = [t - 2 ** 32 if t >= 2 ** 31 else t for t in tids]
+    assert ev.values["a0"].tolist() == [((t * -7) >> 32) % 2 ** 32 for t in signed]
