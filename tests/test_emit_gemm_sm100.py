@@ -323,3 +323,16 @@ def test_the_interpreter_computes_mul_hi_as_the_upper_half_of_the_product():
     assert ev.values["addr"].tolist() == [(t * 1431655766) >> 32 for t in tids]
     signed = [t - 2 ** 32 if t >= 2 ** 31 else t for t in tids]
     assert ev.values["a0"].tolist() == [((t * -7) >> 32) % 2 ** 32 for t in signed]
+
+
+def test_cli_sm100_split_k_and_epilogue_options(tmp_path, capsys):
+    import json
+    from verilayout.cli import main
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--tile", "128x64x64",
+               "--split-k", "2", "--out-dtype", "bf16", "--bias", "--activation", "silu", "--json",
+               "-o", str(tmp_path / "b")])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["split_k"] == 2 and d["epilogue"]["activation"] == "silu"
+    assert d["epilogue"]["where"] == "reduction kernel"
+    src = (tmp_path / "b" / "kernel.cu").read_text()
+    assert "vl_splitk_reduce" in src and "bf16(silu(acc + bias[col]))" in src
