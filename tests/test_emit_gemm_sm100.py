@@ -81,8 +81,8 @@ def test_bad_sm100_tiles_are_layout_errors():
         build_tcgen05_manifest("bf16", tile="64x128x64")
 
 
-def _kernel(dtype="bf16", tile="128x128x64", stages=3):
-    e = emit_tcgen05_gemm(dtype, tile=tile, stages=stages)
+def _kernel(dtype="bf16", tile="128x128x64", stages=3, splits=1, **epi):
+    e = emit_tcgen05_gemm(dtype, tile=tile, stages=stages, splits=splits, **epi)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -147,7 +147,7 @@ def test_the_sm100_readme_says_it_cannot_run_here(tmp_path, capsys):
 
 def test_sm100_refuses_the_sm90_only_options(tmp_path, capsys):
     from verilayout.cli import main
-    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--split-k", "2",
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--group-m", "4",
                "-o", str(tmp_path / "b")])
     assert rc == 2 and "sm_90a-only" in capsys.readouterr().err
 
@@ -159,8 +159,8 @@ def _chosen() -> list:
             if dt == "e4m3" and K % 16:
                 continue
             b = choose_tcgen05(M, N, K, dt).best
-            if (dt, b.tile, b.stages) not in seen:
-                seen.append((dt, b.tile, b.stages))
+            if (dt, b.tile, b.stages, b.splits) not in seen:
+                seen.append((dt, b.tile, b.stages, b.splits))
     return seen
 
 
@@ -204,6 +204,112 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
         [c.to_dict() for c in r.failures]
 
 
+# ----- split-K and the fused epilogue on sm_100a -----------------------------------------------------
+
+def test_the_sm100_split_k_manifest_proves_its_slices_and_names_the_epilogue():
+    m = build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, splits=3, out="bf16", bias=True,
+                               activation="silu")
+    split = [o for o in m["obligations"] if o["claim"].startswith("split-K")]
+    assert len(split) == 1 and split[0]["status"] == "proved"
+    assert m["splits"] == 3 and m["epilogue"]["where"] == "reduction kernel"
+    with pytest.raises(LayoutError, match="--activation"):
+        build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, activation="tanh")
+    with pytest.raises(LayoutError, match="--split-k"):
+        build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, splits=17)
+
+
+def test_the_sm100_selector_splits_k_on_the_decode_shape():
+    """16x4096x4096 bf16 on 148 SMs, derived by hand from the model's terms (MMA 128 x BN x 64 x 2
+    / 8192 FLOP per clock, fill 1400, epilogue 128 BN 4 / 64; split: (2 S + 1) M N 4 bytes at
+    8e12 / 1.85e9 bytes per clock plus a 1850-clock launch): 128x64 tiles are 64 CTAs; unsplit
+    64 K-tiles x 128 + 1912 = 10104 clocks; split 2 (128 CTAs, one wave) 32 x 128 + 1912 = 6008,
+    + 303 (reduction) + 1850 (launch) = 8161; split 3 needs two waves (192 CTAs); 128x128 split 4:
+    16 x 256 + 2424 + 545 + 1850 = 8915."""
+    c = choose_tcgen05(16, 4096, 4096, "bf16")
+    assert (c.best.tile, c.best.splits) == ("128x64x64", 2)
+    reduce = (2 * 2 + 1) * 16 * 4096 * 4 / (8e12 / 1.85e9)
+    assert abs(c.clocks - (32 * 128 + 1400 + 512 + reduce + 1850)) < 1
+    assert choose_tcgen05(8192, 8192, 8192, "bf16").best.splits == 1
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("splits, epi", [(2, dict(out="bf16", bias=True, activation="gelu")),
+                                         (3, dict())], ids=["k2_bf16_bias_gelu", "k3_f32"])
+def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
+    """S = 3 divides by a non-power of two (mul.hi in the PTX); 5 K-tiles in 3 slices."""
+    man, src = _kernel(tile="128x64x64", splits=splits, **epi)
+    r = check_tcgen05_source(man, src)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    split = [c.message for c in r.checks if c.check == "split-k"]
+    words = f"{epi.get('out', 'f32')}{' + bias' if epi.get('bias') else ''}, {epi.get('activation', 'none')}"
+    assert len(split) == 3 and words in split[-1], split   # 2 problems + the reduction
+    assert any(f"workspace slot {splits - 1}" in c.message for c in r.checks if c.check == "d-store")
+    assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
+    """Slice s > 0 starts one K-tile early: that K-tile is in two slots."""
+    man, src = _kernel(tile="128x64x64", splits=2)
+    old = "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
+                                              "uint32_t(SPLITS) - (s > 0u ? 1u : 0u), kend"))
+    hits = [c for c in r.failures if c.check == "split-k"]
+    assert hits and "summed twice" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("epi", [dict(out="bf16", bias=True, activation="gelu"),
+                                 dict(out="f16", activation="silu"),
+                                 dict(out="f32", bias=True, activation="relu")],
+                         ids=["bf16_bias_gelu", "f16_silu", "f32_bias_relu"])
+def test_sm100_fused_epilogues_pass_with_0_spills(epi):
+    man, src = _kernel(tile="128x64x64", **epi)
+    r = check_tcgen05_source(man, src)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    names = {c.check for c in r.checks}
+    assert {"epilogue", "d-store", "tmem"} <= names and ("bias" in names) == epi.get("bias", False)
+    assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
+    """The epilogue runs for every loaded column; the ragged run's N = BN - 5 leaves 5 beyond N."""
+    man, src = _kernel(tile="128x64x64", out="f32", bias=True, activation="none")
+    old = "  if (col < uint32_t(N)) v += bias[col];"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "  v += bias[col];"))
+    hits = [c for c in r.failures if c.check == "bias"]
+    assert hits and "beyond N = 59" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
+    man, src = _kernel(tile="128x64x64", out="bf16", activation="gelu")
+    old = "  return 0.5f * x * (1.0f + tanh_approx(u));"
+    assert old in src
+    r = check_tcgen05_source(man, src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
+    hits = [c for c in r.failures if c.check == "epilogue"]
+    assert hits and "expected bf16(gelu(" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilogue():
+    """With an epilogue the stored value is checked: D(r, c) holds cell (r, c + 1)'s value."""
+    man, src = _kernel(tile="128x64x64", out="bf16", bias=True, activation="relu")
+    old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
+    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
+    names = {c.check for c in r.failures}
+    assert {"epilogue", "tmem"} <= names, [c.to_dict() for c in r.failures]
+
+
 def test_the_interpreter_computes_mul_hi_as_the_upper_half_of_the_product():
     """An odd split factor divides by SPLITS with mul.hi (ptxas's reciprocal multiply): the
     interpreter's values against Python's unbounded integers."""
@@ -217,3 +323,16 @@ def test_the_interpreter_computes_mul_hi_as_the_upper_half_of_the_product():
     assert ev.values["addr"].tolist() == [(t * 1431655766) >> 32 for t in tids]
     signed = [t - 2 ** 32 if t >= 2 ** 31 else t for t in tids]
     assert ev.values["a0"].tolist() == [((t * -7) >> 32) % 2 ** 32 for t in signed]
+
+
+def test_cli_sm100_split_k_and_epilogue_options(tmp_path, capsys):
+    import json
+    from verilayout.cli import main
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--tile", "128x64x64",
+               "--split-k", "2", "--out-dtype", "bf16", "--bias", "--activation", "silu", "--json",
+               "-o", str(tmp_path / "b")])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["split_k"] == 2 and d["epilogue"]["activation"] == "silu"
+    assert d["epilogue"]["where"] == "reduction kernel"
+    src = (tmp_path / "b" / "kernel.cu").read_text()
+    assert "vl_splitk_reduce" in src and "bf16(silu(acc + bias[col]))" in src

@@ -35,7 +35,8 @@ from verilayout.emit.gemm_plan import GEMM_FORMAT, build_gemm_manifest
 from verilayout.errors import LayoutError
 
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
-           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm"]
+           "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
+           "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -43,7 +44,7 @@ GROUP_M = 8
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
 
-_REDUCE_KERNEL = r"""// ----- split-K reduction: D[i] = W[0][i] + W[1][i] + ... + W[SPLITS-1][i], each slot once, in order
+REDUCE_KERNEL = r"""// ----- split-K reduction: D[i] = W[0][i] + W[1][i] + ... + W[SPLITS-1][i], each slot once, in order
 __global__ void __launch_bounds__(256)
 vl_splitk_reduce(const float* __restrict__ W, out_t* __restrict__ D, int M, int N, const float* __restrict__ bias) {
   const size_t mn = size_t(M) * size_t(N);
@@ -56,7 +57,7 @@ vl_splitk_reduce(const float* __restrict__ W, out_t* __restrict__ D, int M, int 
 }
 
 """
-_REDUCE_LAUNCH = """  {   // split-K: the reduction of the SPLITS partial sums, after the GEMM on the same stream
+REDUCE_LAUNCH = """  {   // split-K: the reduction of the SPLITS partial sums, after the GEMM on the same stream
     const size_t mn = size_t(M) * size_t(N);
     const size_t blocks = (mn + 255) / 256, cap = size_t(ctas) * 8;
     vl_splitk_reduce<<<int(blocks < cap ? blocks : cap), 256, 0, stream>>>(
@@ -308,23 +309,7 @@ __device__ __forceinline__ void fence_acc(float* d) {
 }
 ${wgmma}
 
-// ----- the epilogue: D = ${out_dtype}(${act}(acc${bias_text})) ------------------------------------------------
-__device__ __forceinline__ float tanh_approx(float x) {   // tanh.approx.f32: |rel. error| < 2^-10.99
-  float y;
-  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-__device__ __forceinline__ float activation(float x) {
-  (void)tanh_approx;
-${act_body}
-}
-// a bias element beyond N is never read (the pair's second column may be N)
-__device__ __forceinline__ float epilogue(float v, const float* __restrict__ bias, uint32_t col, int N) {
-  (void)bias; (void)col; (void)N;
-${bias_body}
-  return activation(v);
-}
-${store_body}
+${epilogue_funcs}
 
 // ----- the kernel ------------------------------------------------------------------------------
 __global__ void ${cluster_attr}__launch_bounds__(THREADS, 1)
@@ -591,10 +576,10 @@ def _cluster_subs(man: dict) -> dict:
                          else "")}
 
 
-def _epi_words(man: dict) -> str:
+def epilogue_words(man: dict) -> str:
     """``"bf16(gelu(acc + bias[col]))"``-style words for D (``"f32"`` without an epilogue).
 
-    >>> _epi_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    >>> epilogue_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
     'bf16(gelu(acc + bias[col]))'
     """
     e = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
@@ -606,8 +591,14 @@ def _epi_words(man: dict) -> str:
     return f"{e['out']}({inner})"
 
 
-def _epilogue_subs(man: dict) -> dict:
-    """Template values of the epilogue: output type, store functions, bias and activation."""
+def epilogue_subs(man: dict) -> dict:
+    """Template values of the epilogue: output type, store functions, bias and activation
+    (split-K: the GEMM kernel stores f32 partial sums, the reduction applies the epilogue).
+
+    >>> d = epilogue_subs({"splits": 2, "epilogue": {"out": "f16", "bias": True, "activation": "gelu"}})
+    >>> d["store_t"], d["out_t"], d["fused"], d["act_code"]
+    ('float', 'uint16_t', 'false', 2)
+    """
     epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
     out, split = epi["out"], man.get("splits", 1) > 1
     out_t = "float" if out == "f32" else "uint16_t"
@@ -619,6 +610,39 @@ def _epilogue_subs(man: dict) -> dict:
             "bias_text": " + bias[col]" if epi["bias"] else "", "store_body": store,
             "has_bias": "true" if epi["bias"] else "false",
             "act_code": ("none", "relu", "gelu", "silu").index(epi["activation"])}
+
+
+#: The epilogue's device functions (one home: the sm_90a and sm_100a kernels and the split-K
+#: reduction call ``epilogue`` and ``store_one`` / ``store_pair``).
+_EPILOGUE_FUNCS = Template(r"""// ----- the epilogue: D = ${out_dtype}(${act}(acc${bias_text})) ------------------------------------------------
+__device__ __forceinline__ float tanh_approx(float x) {   // tanh.approx.f32: |rel. error| < 2^-10.99
+  float y;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float activation(float x) {
+  (void)tanh_approx;
+${act_body}
+}
+// a bias element beyond N is never read (the pair's second column may be N)
+__device__ __forceinline__ float epilogue(float v, const float* __restrict__ bias, uint32_t col, int N) {
+  (void)bias; (void)col; (void)N;
+${bias_body}
+  return activation(v);
+}
+${store_body}
+""")
+
+
+def epilogue_source(man: dict) -> str:
+    """The device functions ``tanh_approx``, ``activation``, ``epilogue`` (bias guarded by
+    ``col < N``) and ``store_one`` / ``store_pair`` of the manifest's epilogue.
+
+    >>> src = epilogue_source({"epilogue": {"out": "bf16", "bias": True, "activation": "relu"}})
+    >>> "fmaxf(x, 0.0f)" in src, "cvt.rn.bf16.f32" in src
+    (True, True)
+    """
+    return _EPILOGUE_FUNCS.substitute(epilogue_subs(man))
 
 
 def obligation_block(man: dict) -> list[str]:
@@ -646,7 +670,7 @@ def render_gemm_cuda(man: dict) -> str:
     desc_b = select_expr([u64_literal(v) for v in db], "kb")
     two = man["consumers"] == 2
     head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
-            f"// D[M,N] ({_epi_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
             f"{man['dtype']} (both K-major), f32 accumulation.",
             f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
             f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
@@ -672,9 +696,9 @@ def render_gemm_cuda(man: dict) -> str:
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
         "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
         **_cluster_subs(man),
-        **_epilogue_subs(man),
-        "reduce_kernel": _REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
-        "reduce_launch": _REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
+        **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
+        "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+        "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
         "desc_a": desc_a, "desc_b": desc_b,
         "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
         "wgmma": "\n".join(wgmma_asm(man)),
@@ -990,7 +1014,7 @@ def render_gemm_readme(man: dict) -> str:
     return "\n".join([
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
-        f"accumulation, D = {_epi_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
+        f"accumulation, D = {epilogue_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
         f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
         + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
            if man.get("cluster", {}).get("size", 1) > 1 else "") + ".", "",

@@ -44,7 +44,7 @@ from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "parse_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
-           "smem_bytes", "split_bounds", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
+           "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
 #: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
@@ -156,9 +156,14 @@ def split_bounds(s: int, k_tiles: int, splits: int) -> tuple[int, int]:
     return s * k_tiles // splits, (s + 1) * k_tiles // splits
 
 
-def _split_obligation(splits: int, limit: int = 4096) -> dict:
+def split_obligation(splits: int, limit: int = 4096) -> dict:
     """Exhaustive over k_tiles 1..limit: the slices are contiguous, disjoint and cover
-    [0, k_tiles), so the reduction of the S partial sums adds each K-tile exactly once."""
+    [0, k_tiles), so the reduction of the S partial sums adds each K-tile exactly once.
+
+    >>> o = split_obligation(3, limit=64)
+    >>> o["status"], o["reason"]
+    ('proved', 'every kt in 1..64')
+    """
     bad = None
     for kt in range(1, limit + 1):
         b = [split_bounds(s, kt, splits) for s in range(splits)]
@@ -345,5 +350,5 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
             "smem": {"bytes": total, "alignment": 1024},
             "global": {"a": "row-major M x K", "b": "row-major N x K",
                        "d": f"row-major M x N {out}"},
-            "obligations": obls + oa + ob + [of] + ([_split_obligation(splits)] if splits > 1
+            "obligations": obls + oa + ob + [of] + ([split_obligation(splits)] if splits > 1
                                                      else []) + cl["obligations"]}

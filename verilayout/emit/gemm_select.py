@@ -349,16 +349,25 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
 #: rounded to powers of two). An inference: nothing was measured on a Blackwell GPU.
 B200_SMS = 148
 B200_FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
+#: B200 HBM3e bytes per clock (8 TB/s at ~1.85 GHz) and one kernel launch in clocks (1 us), for
+#: the split-K workspace and reduction. Inferences from the datasheet, unmeasured.
+B200_HBM_BYTES_PER_CLK = 8e12 / 1.85e9
+B200_LAUNCH_CLK = 1850.0
 
 
 def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
-    """The sm_100a tile (128 x BN x 128 bytes, BN 64 / 128 / 256, the deepest ring that fits) of
-    least modelled time: ``waves x (k_tiles x 128 BN BK 2 / F + fill + epilogue)`` on 148 SMs
-    (one tile per CTA; one thread issues the MMAs, so no per-stage latency term is modelled).
+    """The sm_100a tile (128 x BN x 128 bytes, BN 64 / 128 / 256, the deepest ring that fits) and
+    split-K factor S (1..MAX_SPLITS, no empty slice) of least modelled time:
+    ``waves x (ceil(k_tiles / S) x 128 BN BK 2 / F + fill + epilogue)`` on 148 SMs with
+    ``tiles x S`` CTAs (one tile and K slice per CTA; one thread issues the MMAs, so no per-stage
+    latency term is modelled), plus, when split, the workspace written and read back and D
+    written at HBM speed and one more launch. Ties: fewer splits, larger BN.
     Unmeasured: no sm_100 GPU was available.
 
     >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
     ('128x256x64', '128x64x64')
+    >>> choose_tcgen05(16, 4096, 4096, "bf16").splits > 1
+    True
     """
     if (K * bytes_of(dtype)) % 16:
         raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
@@ -366,15 +375,21 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
     eb, scored = bytes_of(dtype), []
     for bn in (256, 128, 64):
         bk = 128 // eb
-        c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 1, 1)
-        tiles = -(-M // 128) * -(-N // bn)
-        waves = -(-tiles // B200_SMS)
-        unit = -(-K // bk) * 128 * bn * bk * 2 / B200_FLOP_PER_CLK[dtype] + 1400 + 128 * bn * 4 / 64
-        t = {"tiles": tiles, "units": tiles, "waves": waves, "wave_fill": tiles / (waves * B200_SMS),
-             "unit": unit, "util": 1.0, "dram": 0.0, "total": waves * unit,
-             "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
-        scored.append((t["total"], -bn, c, t))
-    scored.sort(key=lambda x: x[:2])
+        k_tiles = -(-K // bk)
+        for sp in range(1, min(MAX_SPLITS, k_tiles) + 1):
+            c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 1, sp)
+            tiles = -(-M // 128) * -(-N // bn)
+            waves = -(-tiles * sp // B200_SMS)
+            unit = -(-k_tiles // sp) * 128 * bn * bk * 2 / B200_FLOP_PER_CLK[dtype] + 1400 + 128 * bn * 4 / 64
+            extra = ((2 * sp * M * N * 4 + M * N * 4) / B200_HBM_BYTES_PER_CLK + B200_LAUNCH_CLK
+                     if sp > 1 else 0.0)
+            t = {"tiles": tiles, "units": tiles * sp, "waves": waves,
+                 "wave_fill": tiles * sp / (waves * B200_SMS), "unit": unit, "util": 1.0,
+                 "dram": 0.0, "reduce": extra, "total": waves * unit + extra,
+                 "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+            scored.append((round(t["total"]), sp, -bn, c, t))
+    scored.sort(key=lambda x: x[:3])
+    scored = [(x[0], x[2], x[3], x[4]) for x in scored]
     return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
                   (), ("sm_100a: tile-quantization model on 148 SMs, unmeasured",))
 
@@ -506,16 +521,20 @@ def _why(a: dict, b: dict) -> str:
 
 
 def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
-    """sm_100a: tile and stages (chosen or given); no raster, split-K or fused epilogue yet."""
-    if (group_m not in (None, 1)) or (splits not in (None, 1)) or epi != ("f32", False, "none"):
-        raise LayoutError("--arch sm_100a: --group-m, --split-k and the fused epilogue (--out-dtype,"
-                          " --bias, --activation) are sm_90a-only for now")
+    """sm_100a: tile, stages and split-K (chosen or given) and the epilogue; no raster (one CTA
+    per tile and K slice)."""
+    if group_m not in (None, 1):
+        raise LayoutError("--arch sm_100a: --group-m is sm_90a-only (one CTA per tile, no "
+                          "persistent raster)")
+    if splits is None:
+        splits = choice.best.splits if (choice is not None and tile is None) else 1
     t = tile or (choice.best.tile if choice is not None else None)
     if stages is None:
         bn, bk = (parse_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
         stages = choice.best.stages if (choice is not None and tile is None) else \
             max(2, max_stages(dtype, bn, bk))
-    return build_tcgen05_manifest(dtype, tile=t, stages=stages)
+    return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
+                                  bias=epi[1], activation=epi[2])
 
 
 def emission_for(man: dict) -> Emission:

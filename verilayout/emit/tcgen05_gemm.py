@@ -34,12 +34,14 @@ from string import Template
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
 from verilayout.core.cute import ComposedLayout
-from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, require_gemm_manifest, obligation_block, select_expr,
-                                       u64_literal, render_gemm_main)
+from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUCE_KERNEL, REDUCE_LAUNCH,
+                                       require_gemm_manifest, obligation_block, select_expr,
+                                       u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
+                                       epilogue_words)
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.emit.gemm_plan import (GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, TMA_SWIZZLE_CODES,
-                                       SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag, parse_tile,
-                                       swizzle_for)
+from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
+                                       TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
+                                       parse_tile, split_obligation, swizzle_for)
 from verilayout.errors import LayoutError
 from verilayout.prove.tmem import epilogue_verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -142,8 +144,22 @@ def max_stages(dtype: str, bn: int, bk: int) -> int:
     return max(fits) if fits else 0
 
 
-def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4) -> dict:
-    """Everything the sm_100a ``kernel.cu`` is written from, with its proofs.
+def _check_epilogue(splits: int, out: str, activation: str) -> None:
+    if not isinstance(splits, int) or isinstance(splits, bool) or not 1 <= splits <= 16:
+        raise LayoutError(f"--split-k {splits!r}: expected 1 to 16")
+    if out not in OUT_DTYPES:
+        raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
+    if activation not in ACTIVATIONS:
+        raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
+
+
+def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4, splits: int = 1,
+                           out: str = "f32", bias: bool = False,
+                           activation: str = "none") -> dict:  # long: one manifest, every field
+    """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
+    CTA ``u`` computes K slice ``u % splits`` of tile ``u / splits`` into workspace slot
+    ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
+    (``out``, ``bias``, ``activation``); otherwise the epilogue is fused into the TMEM loads.
 
     >>> m = build_tcgen05_manifest("e4m3", tile="128x128x128", stages=6)
     >>> m["k_blocks"], sorted({o["status"] for o in m["obligations"]})
@@ -159,6 +175,8 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
                           f"multiple of {kx} with 32 bytes of K")
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
+    _check_epilogue(splits, out, activation)
+    epi = (out, bool(bias), activation)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
     a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, bn, bk, sw)
@@ -178,9 +196,9 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
                    "f32 accumulator columns", "status": "proved" if cols >= bn else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
-            "tag": gemm_tag(dtype, bm, bn, bk, stages) + "_sm100a", "dtype": dtype, "acc": "f32",
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, splits=splits, epilogue=epi) + "_sm100a", "dtype": dtype, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
-            "threads": 128, "k_inst": kx, "k_blocks": bk // kx, "splits": 1, "group_m": 1,
+            "threads": 128, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": 1,
             "instruction": f"tcgen05.mma.cta_group::1.kind::{kind}", "swizzle": sw,
             "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
             "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
@@ -191,10 +209,12 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4)
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
                     "tx_bytes": a_stage + b_stage},
             "smem": {"bytes": total, "alignment": 1024},
-            "epilogue": {"out": "f32", "bias": False, "activation": "none", "where": "GEMM kernel"},
+            "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
+                         "where": "reduction kernel" if splits > 1 else "GEMM kernel"},
+            "global": {"a": "row-major M x K", "b": "row-major N x K", "d": f"row-major M x N {out}"},
             "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
                             tma_obligation("B", b_tile, dtype, bn, bk, sw)] + oa + ob
-            + [oi, oc, _tmem_obligation(bn)]}
+            + [oi, oc, _tmem_obligation(bn)] + ([split_obligation(splits)] if splits > 1 else [])}
 
 
 _KERNEL = r"""
@@ -213,9 +233,13 @@ constexpr uint32_t A_BOX_BYTES = ${a_box}u, B_BOX_BYTES = ${b_box}u, TX_BYTES = 
 constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of two >= 32, >= BN
 constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
 constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
-[[maybe_unused]] constexpr int OUT_BYTES = 4;      // D f32
-[[maybe_unused]] constexpr bool HAS_BIAS = false;
-[[maybe_unused]] constexpr int ACTIVATION = 0;
+constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
+typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
+typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
+constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
+[[maybe_unused]] constexpr bool HAS_BIAS = ${has_bias};
+[[maybe_unused]] constexpr int ACTIVATION = ${act_code};   // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
+[[maybe_unused]] constexpr int OUT_BYTES = int(sizeof(out_t));
 static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
 static_assert(BN % LD_NUM == 0 && TMEM_COLS >= uint32_t(BN), "the loads and the allocation cover N");
 typedef ${elem_t} elem_bits_t;
@@ -266,10 +290,11 @@ __device__ __forceinline__ void mma_commit(uint32_t bar) {   // arrive on bar wh
 ${tmem_ld}
 __device__ __forceinline__ void tmem_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory"); }
 
+${epilogue_funcs}
+
 __global__ void __launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               float* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
-  (void)bias;
+               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
@@ -277,8 +302,10 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const uint32_t slot = done + 8u;                 // tcgen05.alloc writes the TMEM base address here
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
   const uint32_t tiles_n = (uint32_t(N) + BN - 1) / BN;
-  const uint32_t tm = blockIdx.x / tiles_n, tn = blockIdx.x % tiles_n;
+  const uint32_t tile = blockIdx.x / uint32_t(SPLITS), s = blockIdx.x % uint32_t(SPLITS);   // K slice s of the tile
+  const uint32_t tm = tile / tiles_n, tn = tile % tiles_n;
   const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
+  const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
   if (threadIdx.x == 0) {
     for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, 1u); }
     mbar_init(done, 1u);
@@ -292,7 +319,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
   if (warp == 0 && lane == 0) {                    // ---- producer: TMA ----
     uint32_t stage = 0, phase = 0;
-    for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+    for (uint32_t kt = kbeg; kt < kend; ++kt) {
       mbar_wait(empty0 + 8u * stage, phase ^ 1u);
       const uint32_t full = full0 + 8u * stage;
       mbar_arrive_expect_tx(full, TX_BYTES);
@@ -307,17 +334,17 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     }
   } else if (warp == 1 && lane == 0) {             // ---- MMA issuer: tcgen05.mma into TMEM ----
     uint32_t stage = 0, phase = 0;
-    for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+    for (uint32_t kt = kbeg; kt < kend; ++kt) {
       mbar_wait(full0 + 8u * stage, phase);
       tc_fence_after();
 #pragma unroll
       for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
         mma(tmem, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-            with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt | kb) != 0u);
+            with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != kbeg) || (kb != 0u));
       mma_commit(empty0 + 8u * stage);             // the stage is free once these MMAs completed
       if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
     }
-    mma_commit(done);                              // the accumulator is final
+    mma_commit(done);                              // the accumulator is final (no MMA: an empty slice)
   }
   // ---- epilogue: warp w reads TMEM lanes 32w..32w+31 = rows 32w..32w+31 of the tile ----
   mbar_wait(done, 0u);
@@ -329,11 +356,15 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
     uint32_t v[LD_NUM];
     tmem_ld(v, tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
     tmem_wait_ld();
+    // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
     if (row < uint32_t(M)) {
+      store_t* p = D + (size_t(s) * size_t(M) + size_t(row)) * size_t(N);
 #pragma unroll
       for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
         const uint32_t col = tn * BN + c * LD_NUM + r;
-        if (col < uint32_t(N)) D[size_t(row) * size_t(N) + col] = __uint_as_float(v[r]);
+        float x = kend > kbeg ? __uint_as_float(v[r]) : 0.0f;   // an empty K slice sums to 0
+        if (FUSED) x = epilogue(x, bias, col, N);
+        if (col < uint32_t(N)) store_one(p + col, x);
       }
     }
   }
@@ -342,6 +373,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   if (warp == 0) tmem_dealloc(tmem);
 }
 
+${reduce_kernel}
 typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                       const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                       const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -364,17 +396,36 @@ static vl_encode_tiled_t encode_tiled() {
 // D = A @ B^T (f32); one CTA per tile. 0 on success, 2 bad problem, 3 CUDA error, 4/5 tensor maps.
 [[maybe_unused]] static int launch(const void* A, const void* B, void* D, int M, int N, int K,
                   cudaStream_t stream = 0, int sms = 0, const float* bias = nullptr) {
-  (void)sms;
   if (problem_error(M, N, K)[0] != '\0') return 2;
+  long ctas = sms;                                 // the reduction's grid cap (SMs)
+  if (ctas <= 0) {
+    int dev = 0, n = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
+    ctas = n;
+  }
+  (void)ctas;
+  store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
+  static float* ws = nullptr;
+  static size_t ws_elems = 0;
+  if (SPLITS > 1) {
+    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
+    if (need > ws_elems) {
+      if (ws != nullptr) cudaFree(ws);
+      ws = nullptr; ws_elems = 0;
+      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
+      ws_elems = need;
+    }
+    out = reinterpret_cast<store_t*>(ws);
+  }
   CUtensorMap ta, tb;
   int e = make_tensor_map(&ta, A, M, K, BM);
   if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
   if (e != 0) return e;
   if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
-  const int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN);
-  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, reinterpret_cast<float*>(D), M, N, K, bias);
-  return cudaGetLastError() == cudaSuccess ? 0 : 3;
+  const int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN) * SPLITS;   // CTA u: tile u / SPLITS, K slice u % SPLITS
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
+${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
 }  // namespace vl_${tag}
@@ -399,8 +450,9 @@ def render_tcgen05_cuda(man: dict) -> str:
     require_gemm_manifest(man)
     head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
             "no sm_100 GPU)",
-            f"// D[M,N] (f32, row-major) = A[M,K] @ B[N,K]^T, A and B row-major {man['dtype']} "
-            "(both K-major); tcgen05.mma, f32 accumulator in tensor memory.",
+            f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"{man['dtype']} (both K-major); tcgen05.mma, f32 accumulator in tensor memory; "
+            f"split-K {man.get('splits', 1)}.",
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
             "//", *obligation_block(man), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>"]
@@ -417,18 +469,22 @@ def render_tcgen05_cuda(man: dict) -> str:
            "elem_t": ELEM_T[man["elem_bytes"]], "tma_dtype": TMA_DTYPE[man["dtype"]],
            "desc_a": select_expr([u64_literal(v) for v in man["a"]["descriptors"]], "kb"),
            "desc_b": select_expr([u64_literal(v) for v in man["b"]["descriptors"]], "kb"),
-           "tmem_ld": _tmem_ld()}
+           "tmem_ld": _tmem_ld(), "splits": man.get("splits", 1), **epilogue_subs(man),
+           "epilogue_funcs": epilogue_source(man),
+           "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+           "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else ""}
     return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
 
 
-def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4):
+def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4, **options):
     """The files of an sm_100a GEMM: manifest, ``kernel.cu``, ``main.cu`` (the sm_90a host
-    program's checks and timing, built for sm_100a), ``Makefile``, ``README.md``.
+    program's checks and timing, built for sm_100a), ``Makefile``, ``README.md``. ``options``:
+    ``splits``, ``out``, ``bias``, ``activation`` of :func:`build_tcgen05_manifest`.
 
     >>> sorted(emit_tcgen05_gemm("f16", tile="128x64x64", stages=3).files)[:3]
     ['Makefile', 'README.md', 'kernel.cu']
     """
-    return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages))
+    return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages, **options))
 
 
 def emission_of_tcgen05(man: dict):
@@ -449,11 +505,16 @@ def emission_of_tcgen05(man: dict):
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
         f"in tensor memory, `{man['instruction']}` (M 128, N {man['bn']}), TMA ring of "
-        f"{man['stages']} stages, one CTA per 128 x {man['bn']} tile.", "",
+        f"{man['stages']} stages, one CTA per 128 x {man['bn']} tile"
+        + (f" and K slice (split-K {man['splits']}: f32 partial sums to a workspace, then one "
+           "reduction kernel that adds the slices and applies the epilogue)"
+           if man.get("splits", 1) > 1 else "") + f"; D = `{epilogue_words(man)}`.", "",
         "**Not run: no sm_100 GPU was available.** What was checked without one: every obligation "
         "at the top of `kernel.cu` (descriptors, instruction descriptor, TMEM allocation and the "
-        "`tcgen05.ld` layout), ptxas for sm_100a with 0 spills, and the independent checks on the "
-        "PTX (`verilayout.simulate.tcgen05_check`).", "",
+        "`tcgen05.ld` layout, the split-K slices), ptxas for sm_100a with 0 spills, and the "
+        "independent checks on the PTX (`verilayout.simulate.tcgen05_check`: each slice's K-tiles "
+        "and the reduction; the epilogue's values, edge predication and bias reads on chosen "
+        "TMEM values).", "",
         f"    nvcc -O3 -std=c++17 {arch} -o gemm main.cu -ldl && ./gemm", ""])
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
                           "kernel.cu": render_tcgen05_cuda(man), "main.cu": main,

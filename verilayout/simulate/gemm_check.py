@@ -67,7 +67,8 @@ from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc,
                                               imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec", "splits_of", "bias_loader",
+           "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
 
 GEMM_ASSUMPTIONS = (
@@ -90,7 +91,12 @@ MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR = 0x70000000, 0x71000000, 0x30000000, 
 SMEM_BASE = 0x410
 
 
-def _splits(man: dict) -> int:
+def splits_of(man: dict) -> int:
+    """Law: the manifest's split-K factor (1 without one); a ``LayoutError`` unless 1 to 16.
+
+    >>> splits_of({}), splits_of({"splits": 4})
+    (1, 4)
+    """
     try:
         s = int(man.get("splits", 1))
     except (TypeError, ValueError):
@@ -159,7 +165,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
         maps, c = tensor_maps(source, man)
         checks += c
     mod = parse_ptx(ptx)
-    splits = _splits(man)
+    splits = splits_of(man)
     epi = epilogue_spec(man)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f),
                  mod.functions[0] if mod.functions else None)
@@ -175,7 +181,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
                           param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR},
-                          shared_base=SMEM_BASE, float_tags=fused, load_value=_bias_loader(N, beyond))
+                          shared_base=SMEM_BASE, float_tags=fused, load_value=bias_loader(N, beyond))
         if beyond:
             checks.append(Check("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
                                 f", beyond N = {N} (M={M}, N={N}, K={K})"))
@@ -239,9 +245,14 @@ def bias_value(col):
     return (np.asarray(col) % 5 - 2).astype(np.float64) if np.ndim(col) else float(col % 5 - 2)
 
 
-def _bias_loader(n: int, beyond: list | None = None):
+def bias_loader(n: int, beyond: list | None = None):
     """``ld.global`` of bias element ``col < n`` gives :func:`bias_value`; anything else its
-    address (the interpreter's tag). Columns read at or beyond ``n`` go to ``beyond``."""
+    address (the interpreter's tag). Columns read at or beyond ``n`` go to ``beyond``.
+
+    >>> seen = []; load = bias_loader(3, seen)
+    >>> load(np.array([BIAS_ADDR + 4, BIAS_ADDR + 12], dtype=np.uint64), 32).tolist()[1], seen
+    (1610612748, [3])
+    """
     def load(addr, bits):
         off = addr.astype(np.int64) - BIAS_ADDR
         inside = (off >= 0) & (off < 4 * n) & (off % 4 == 0)
@@ -285,7 +296,12 @@ def round_out(out: str, x: np.ndarray) -> np.ndarray:
     return x32.astype(np.float64)
 
 
-def _decode(out: str, bits: np.ndarray) -> np.ndarray:
+def decode_out(out: str, bits: np.ndarray) -> np.ndarray:
+    """Law: the stored bits of an ``out`` element (the low 16 or 32 bits) as float64.
+
+    >>> decode_out("bf16", np.array([0x3F80], dtype=np.uint64)).tolist()
+    [1.0]
+    """
     if out == "f32":
         return (bits & 0xFFFFFFFF).astype(np.uint32).view(np.float32).astype(np.float64)
     if out == "f16":
@@ -293,9 +309,13 @@ def _decode(out: str, bits: np.ndarray) -> np.ndarray:
     return ((bits & 0xFFFF).astype(np.uint32) << 16).view(np.float32).astype(np.float64)
 
 
-def _tolerance(out: str, want: np.ndarray) -> np.ndarray:
+def out_tolerance(out: str, want: np.ndarray) -> np.ndarray:
     """One unit in the last place of the output type at |want| (f32: 2^-20 relative, for the
-    interpreter's tanh against float64)."""
+    interpreter's tanh against float64).
+
+    >>> out_tolerance("bf16", np.array([1.0])).tolist()
+    [0.0078125]
+    """
     mant = {"f32": 20, "f16": 10, "bf16": 7}[out]
     mag = np.maximum(np.abs(want), 2.0 ** -14)
     return 2.0 ** (np.floor(np.log2(mag)) - mant)
@@ -321,7 +341,7 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
     M, N, nthr = (37, 11, 256) if plain else (7, 9, 32)
     W, D, mn = 0x40000000, 0x50000000, M * N
     ob = 4 if epi[0] == "f32" else 2
-    bias_load = _bias_loader(N)
+    bias_load = bias_loader(N)
 
     def load(addr, bits):
         off = (addr.astype(np.int64) - W) // 4
@@ -341,7 +361,7 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
         vals = ev.values.get("a0")
         if vals is None:
             return Check("split-k", "unknown", "the reduction stores a value the run does not know")
-        for a, v in zip(ev.values["addr"].tolist(), _decode(epi[0], vals).tolist()):
+        for a, v in zip(ev.values["addr"].tolist(), decode_out(epi[0], vals).tolist()):
             seen.setdefault((int(a) - D) // ob, []).append(v)
     why = _reduce_mismatch(seen, splits, epi, mn, N)
     if why:
@@ -364,7 +384,7 @@ def _reduce_mismatch(seen: dict, splits: int, epi: tuple, mn: int, N: int) -> st
             return f"D element {i} is stored {len(got)} times by the reduction (expected once)"
         exp = float(round_out(epi[0], act_reference(epi[2], np.array(
             [(i + 1) * want + (bias_value(i % N) if epi[1] else 0.0)])))[0])
-        if abs(got[0] - exp) > float(_tolerance(epi[0], np.array([exp]))[0]):
+        if abs(got[0] - exp) > float(out_tolerance(epi[0], np.array([exp]))[0]):
             q = got[0] / (i + 1)
             digits = [int(q) // 4 ** s % 4 for s in range(splits)] if plain and q == int(q) else []
             why = ", ".join(f"slot {s} summed {d} times" for s, d in enumerate(digits) if d != 1)
@@ -560,6 +580,8 @@ class GemmSim:
 
     label = ""
     splits = 1
+    #: the first K-tile this CTA loads (a K slice of its own CTA on sm_100a; 0 otherwise)
+    k_first = 0
     #: explore each TMA landing before any process moves (see LANDING_ASSUMPTION)
     eager_landing = False
 
@@ -760,7 +782,7 @@ class GemmSim:
                     f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
         if (d0 - SMEM_BASE) % 1024 and d0 % 1024:
             return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
-        kt, c1 = i % self.k_tiles, xs[0]["c1"]
+        kt, c1 = self.k_first + i % self.k_tiles, xs[0]["c1"]
         ks = [x["c0"] for x in xs]
         if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
             return (f"coordinates (k {ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} "
@@ -1210,13 +1232,13 @@ class GemmSim:
                 continue
             for k in range(per):
                 pos = addr // ob + j * per + k
-                got = _decode(out, (x.astype(np.uint64) >> np.uint64(8 * ob * k)))
+                got = decode_out(out, (x.astype(np.uint64) >> np.uint64(8 * ob * k)))
                 col = pos % self.N
                 b = bias_value(col) if bias else np.zeros(len(col))
                 want = round_out(out, act_reference(act, cand[None, :] + b[:, None]))
                 err = np.abs(want - got[:, None])
                 e = np.argmin(err, axis=1)
-                alt = err <= _tolerance(out, got)[:, None]      # every element it could be
+                alt = err <= out_tolerance(out, got)[:, None]      # every element it could be
                 yield pos, np.where(alt[np.arange(len(e)), e], e, -1), alt
 
     def _split_cover(self, cover: dict, tiles: set) -> None:

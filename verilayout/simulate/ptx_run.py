@@ -118,6 +118,7 @@ class _Unknown(Exception):
 
 class _Machine:
     float_tags = False
+    tmem_value = None
 
     def __init__(self, mod: PtxModule, func: str, threads, special: dict, params: dict,
                  shared: dict, stop_at=None, load_value=None):
@@ -401,8 +402,12 @@ class _Machine:
                     if head == "mad":
                         p = (p + self.value(ops[3], 2 * w)) & _mask(2 * w)
                     return p
-                if "hi" in parts:
-                    return None
+                if "hi" in parts:            # the upper half of the 2w-bit product (w <= 32: exact in 64 bits)
+                    if w > 32 or head == "mad":
+                        return None
+                    if sgn:
+                        return (((_to_signed(a, w) * _to_signed(b, w)) >> w).astype(_U64)) & m
+                    return (a * b) >> _U64(w)
                 p = (a * b) & m
                 if head == "mad":
                     p = (p + self.value(ops[3], w)) & m
@@ -452,8 +457,12 @@ class _Machine:
             taddr[lanes] = vals["addr"]
             dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
             for r, name in enumerate(dregs):
-                tag = _U64(TMEM_TAG) | ((((taddr >> _U64(16)) + lane) & _U64(0x7FFF)) << _U64(16)) \
-                    | (((taddr & _U64(0xFFFF)) + _U64(r)) & _U64(0xFFFF))
+                t_lane = ((taddr >> _U64(16)) + lane) & _U64(0x7FFF)
+                t_col = ((taddr & _U64(0xFFFF)) + _U64(r)) & _U64(0xFFFF)
+                tag = _U64(TMEM_TAG) | (t_lane << _U64(16)) | t_col
+                if self.tmem_value is not None:      # the chosen f32 content of the TMEM cell
+                    tag = np.asarray(self.tmem_value(t_lane, t_col), dtype=np.float32).view(
+                        np.uint32).astype(_U64)
                 self.write(name, tag, sel, 32)
         if i.opcode.startswith("wgmma.mma_async") and i.operands:
             # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
@@ -577,7 +586,7 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
                 ntid: int | None = None, params: dict | None = None, shared_base: int = 0,
                 param_values: dict | None = None, stop=None, max_steps: int = 200000,
                 load_value=None, float_tags: bool = False, cluster_rank: int = 0,
-                cluster_size: int = 1) -> RunResult:
+                cluster_size: int = 1, tmem_value=None) -> RunResult:
     """Run ``func`` for the thread ids ``threads`` of CTA ``ctaid`` (see the module docstring).
 
     ``param_values``: the value of parameter ``i`` (``ld.param [..._param_<i>]``, or the address of
@@ -586,7 +595,9 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     ``load_value(addresses, bits)``: what ``ld.global`` returns (default: the address, a tag);
     ``float_tags``: a 32-bit accumulator register ``r`` holds the f32 value ``r + 1`` instead of
     the integer (so float epilogue arithmetic on it can be evaluated); ``cluster_rank`` /
-    ``cluster_size``: ``%cluster_ctarank`` / ``%cluster_nctarank`` (``mapa``: :data:`CLUSTER_WINDOW`).
+    ``cluster_size``: ``%cluster_ctarank`` / ``%cluster_nctarank`` (``mapa``: :data:`CLUSTER_WINDOW`);
+    ``tmem_value(lanes, columns)``: the f32 values a ``tcgen05.ld.32x32b`` reads from those TMEM
+    cells (default: a tag naming the cell, :data:`TMEM_TAG`).
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> m = parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nsetp.lt.u32 %p1, "
@@ -606,6 +617,7 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
                     stop, load_value)
     mach.float_tags = float_tags
+    mach.tmem_value = tmem_value
     return _run(mach, threads, max_steps)
 
 

@@ -23,6 +23,15 @@ edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands
   ``cta_group::1`` datapath: lane = row, column = column), every in-range element once, none
   outside;
 * ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
+* ``split-k`` (``splits`` S > 1): CTAs 0 .. S-1 (tile 0, K slice s each) are run one by one;
+  each stores to workspace slot s only (``d-store``), and the K-tiles (A's TMA coordinates) of
+  the MMAs accumulated into what it stored are, over the slots, disjoint and cover K (the sm_90a
+  cover check); the reduction kernel is run as on sm_90a
+  (:func:`verilayout.simulate.gemm_check.reduce_check`);
+* ``epilogue`` (a fused epilogue, S = 1): a ``tcgen05.ld`` reads :func:`tmem_cell_value` of its
+  cell, bias[col] is ``(col mod 5) - 2``; every stored element of D(row, col) must equal
+  ``out(act(tmem_cell_value(row, col) + bias[col]))`` (float64 from the definitions, one output
+  ulp); ``bias``: no bias element at or beyond N is read.
 
 * ``protocol``: the ring as a transition system, explored over every interleaving as for sm_90a
   (:class:`verilayout.simulate.gemm_check.GemmSim`) with two processes, the TMA thread and the
@@ -36,6 +45,9 @@ Not checked here: anything only a GPU run shows.
 """
 from __future__ import annotations
 
+import re
+from types import SimpleNamespace
+
 import numpy as np
 
 from verilayout.errors import LayoutError
@@ -43,11 +55,13 @@ from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
-                                            GemmSim, LANDING_ASSUMPTION)
+                                            GemmSim, LANDING_ASSUMPTION, act_reference, bias_value,
+                                            epilogue_spec, reduce_check, round_out, bias_loader,
+                                            decode_out, splits_of, out_tolerance)
 from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
-__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS"]
+__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
 
 #: Instruction descriptor fields (first bit, width): PTX ISA, "Instruction descriptor" for
 #: .kind::f16 / .kind::tf32 / .kind::f8f6f4.
@@ -67,7 +81,22 @@ TCGEN05_ASSUMPTIONS = (
     "operands are checked, the ring's waits succeed at once)",
     "the mbarrier ring explored as for sm_90a with two processes (the TMA thread, the MMA "
     "thread); a tcgen05.commit releases the stages its MMAs read and arrives at once (the "
-    "earliest the hardware arrives); nothing is run on an sm_100 GPU", LANDING_ASSUMPTION)
+    "earliest the hardware arrives); nothing is run on an sm_100 GPU", LANDING_ASSUMPTION,
+    "split-K: CTAs 0 .. S-1 (tile 0, one K slice each) run one after another, K for max(stages + "
+    "2, S) K-tiles; with a fused epilogue a tcgen05.ld reads the chosen f32 value "
+    "tmem_cell_value(lane, column) and bias[col] is (col mod 5) - 2")
+
+
+def tmem_cell_value(lane, col):
+    """The f32 value the checks put in TMEM cell (lane, column) for a fused epilogue:
+    ``((3 col + 7 lane) mod 11) - 4``, integers in -4..6 (exact in every output type; negatives
+    for ReLU), neighbouring columns and lanes always different.
+
+    >>> [float(tmem_cell_value(0, c)) for c in range(4)], float(tmem_cell_value(1, 0))
+    ([-4.0, -1.0, 2.0, 5.0], 3.0)
+    """
+    return ((3 * np.asarray(col, dtype=np.int64) + 7 * np.asarray(lane, dtype=np.int64)) % 11
+            - 4).astype(np.float32)
 
 
 def _field(v: int, name: str) -> int:
@@ -107,18 +136,41 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
     if entry is None:
         return IndependentReport(tuple(checks + [Check("run", "counterexample", "no vl_gemm_kernel")]),
                                  TCGEN05_ASSUMPTIONS)
-    eb, k_tiles = _BYTES[dt], stages + 2
+    splits, epi = splits_of(man), epilogue_spec(man)
+    fused = epi if epi != ("f32", False, "none") and splits == 1 else None
+    eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
-        run = run_threads(mod, entry, range(128), param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M,
-                                                                4: N, 5: K, 6: BIAS_ADDR},
-                          shared_base=SMEM_BASE)
         tail = f" [M={M}, N={N}, K={K}]" if label else ""
-        if not run.complete:
-            checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX{tail}: "
-                                f"{run.reason}"))
-            continue
-        checks += [Check(c.check, c.status, c.message + tail, c.ptx_line, c.source)
-                   for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K))]
+        cover: dict = {}
+        for s in range(splits):                      # CTA s: K slice s of tile 0
+            beyond: list = []
+            run = run_threads(mod, entry, range(128), ctaid=s, nctaid=splits,
+                              param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
+                                            5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
+                              load_value=bias_loader(N, beyond),
+                              tmem_value=tmem_cell_value if fused else None)
+            where = tail + (f" [CTA {s}]" if splits > 1 else "")
+            if beyond:
+                checks.append(Check("bias", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
+                                    f", beyond N = {N}{where}"))
+            elif fused and fused[1]:
+                checks.append(Check("bias", "proved", f"the epilogue reads bias[col] only for col < "
+                                    f"N = {N}{where}"))
+            if not run.complete:
+                checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX"
+                                    f"{where}: {run.reason}"))
+                continue
+            checks += [Check(c.check, c.status, c.message + where, c.ptx_line, c.source)
+                       for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
+                                        (s, splits, fused, cover))]
+        if splits > 1 and len(cover) == splits:   # every slice's run complete
+            g = GemmSim(man, SimpleNamespace(threads=[]), dt, eb, bm, bn, bk, stages, 1, la, lb, M,
+                        N, K, -(-K // bk), None)   # only its slice cover (the sm_90a split-K check)
+            g.splits, g.label = splits, tail
+            g._split_cover(cover, {(0, 0)})
+            checks += g.checks
+    if splits > 1:
+        checks.append(reduce_check(mod, splits, epi))
     return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
 
 
@@ -144,9 +196,13 @@ def _processes(run) -> list | None:
     return out
 
 
-def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
+def _checks(man: dict, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[Check]:
+    # long: the run's TMA trace, the ring, then every per-run check
+    """Law: the checks of one CTA's run; ``part`` = (K slice s, splits S, the fused epilogue or
+    None, the split-K cover to add this slice's K-tiles to)."""
     dt, eb, bm, bn, bk, stages, la, lb = spec
     M, N, K = problem
+    s, splits, fused, cover = part
     k_tiles = -(-K // bk)
     g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
     tmas, it = [], -1
@@ -161,6 +217,10 @@ def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
             tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
                          "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
         waits[e.seq] = it
+    if splits > 1:                     # this CTA's slice: its K-tiles in order from its first
+        a_k = [x["c0"] for x in tmas if x["map"] == MAP_A_ADDR]
+        g.k_first = min(a_k) // bk if a_k else 0
+        g.k_tiles = len({x["it"] for x in tmas})
     g._tma_checks(tmas)
     g.eager_landing = True
     procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
@@ -171,8 +231,22 @@ def _checks(man: dict, run, spec: tuple, problem: tuple) -> list[Check]:
     out = list(g.checks)
     out += _mma_checks(run, tmas, dt, bn, bk, la, lb)
     out += _tmem_checks(run, bn)
-    out.append(_d_store(run, bm, bn, M, N))
+    out += _d_store(run, bm, bn, (M, N), (s, splits), fused)
+    if cover is not None:
+        cover.setdefault(((0, 0), s), set()).add(_accumulated(run, tmas, bk, bk // _K[dt]))
     return out
+
+
+def _accumulated(run, tmas: list, bk: int, per: int) -> tuple:
+    """Law: the K-tiles (A's TMA coordinate / BK of each MMA's iteration) of the MMAs since the
+    last one that overwrote the accumulator (enable-input-d 0): what the stored TMEM holds."""
+    ktile = {x["it"]: x["c0"] // bk for x in tmas if x["map"] == MAP_A_ADDR}
+    mmas = [e for e in run.events if e.op.startswith("tcgen05.mma")]
+    acc: list = []
+    for n, e in enumerate(mmas):
+        k = ktile.get(n // per, -1)
+        acc = [k] if not _enable_input_d(e) else (acc if k in acc else acc + [k])
+    return tuple(sorted(acc))
 
 
 def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) -> list[Check]:
@@ -282,30 +356,83 @@ def _tmem_checks(run, bn: int) -> list[Check]:
                   f"32w..32w+31 and every accumulator column 0..{bn - 1} exactly once")]
 
 
-def _d_store(run, bm: int, bn: int, M: int, N: int) -> Check:
-    got: dict = {}
+def _stores(run, ob: int):
+    """Law: ``(event, element index in D, raw bits)`` per stored element of ``ob`` bytes (a wider
+    register holds several, the lowest first); None for a store of a value the run does not know."""
     for e in run.events:
         if not e.op.startswith("st.global"):
             continue
-        v = e.values.get("a0")
-        if v is None:
-            return Check("d-store", "unknown", "a store of a value the run does not know")
-        for a, x in zip(e.values["addr"].tolist(), v.tolist()):
-            x = int(x)
-            if not x & TMEM_TAG:
-                return Check("d-store", "counterexample", f"a store to {a:#x} of a value not "
-                             "loaded from TMEM")
-            lane, col = (x >> 16) & 0x7FFF, x & 0xFFFF
-            pos = (int(a) - D_ADDR) // 4
-            where = (pos // N, pos % N)
-            if where != (lane, col) or lane >= M or col >= N:
-                return Check("d-store", "counterexample", f"TMEM cell (lane {lane}, column {col}) is "
-                             f"stored at D{where}; the M=128 datapath puts it at D({lane}, {col})"
-                             f"{' (outside D)' if lane >= M or col >= N else ''}")
+        vals = [e.values.get(f"a{j}") for j in range(8) if f"a{j}" in e.values]
+        if not vals or any(v is None for v in vals):
+            yield e, None, None
+            return
+        reg_bits = 16 if re.search(r"\.[bu]16$", e.op) or e.op.endswith(".f16") else 32
+        per = max(1, reg_bits // (8 * ob))
+        base = (e.values["addr"].astype(np.int64) - D_ADDR) // ob
+        for j, x in enumerate(vals):
+            for k in range(per):
+                yield e, base + j * per + k, x.astype(np.uint64) >> np.uint64(8 * ob * k)
+
+
+def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check]:
+    # long: one walk of every store, tags or values, into the element count
+    """Law: every in-range element of tile 0 stored once, in workspace slot ``s`` (split-K) or D,
+    each from the TMEM cell (lane = row, column = column) of the M=128 datapath: read off the tag
+    (``fused`` None), or, with a fused epilogue, the stored value equals
+    ``out(act(tmem_cell_value(row, col) + bias(col)))`` within one output ulp."""
+    M, N = mn
+    s, splits = slot
+    out, bias, act = fused or ("f32", False, "none")
+    ob = 4 if out == "f32" else 2
+    got: dict = {}
+    for e, pos, bits in _stores(run, ob):
+        if pos is None:
+            return [Check("d-store", "unknown", "a store of a value the run does not know")]
+        sl, rem = pos // (M * N), pos % (M * N)
+        row, col = rem // N, rem % N
+        if fused is None:
+            bits = bits & 0xFFFFFFFF
+            if not (bits & TMEM_TAG).all():
+                return [Check("d-store", "counterexample", f"a store to element {int(pos[0])} of a "
+                              "value not loaded from TMEM", e.instr.line if e.instr else None)]
+            lane, tcol = (bits >> 16) & 0x7FFF, bits & 0xFFFF
+        else:
+            lane, tcol = row, col
+        for q in range(len(pos)):
+            where = (int(row[q]), int(col[q]))
+            cell = (int(lane[q]), int(tcol[q]))
+            if where != cell or cell[0] >= M or cell[1] >= N or int(sl[q]) != s:
+                return [Check("d-store", "counterexample", f"TMEM cell (lane {cell[0]}, column "
+                              f"{cell[1]}) is stored at D{where}{f' of slot {int(sl[q])}' if splits > 1 else ''}"
+                              f"; the M=128 datapath puts it at D{cell}"
+                              f"{f' of slot {s}' if splits > 1 else ''}"
+                              f"{' (outside D)' if cell[0] >= M or cell[1] >= N else ''}",
+                              e.instr.line if e.instr else None)]
             got[where] = got.get(where, 0) + 1
-    want = min(M, bm) * min(N, bn)
-    if len(got) != want or any(c != 1 for c in got.values()):
-        return Check("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
-                     f"expected {want} once each")
-    return Check("d-store", "proved", f"all {want} elements of the tile inside D stored once, each "
-                 "from the TMEM cell (lane = row, column = column) the M=128 datapath wrote")
+        if fused is not None:
+            x = tmem_cell_value(row, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
+            want = round_out(out, act_reference(act, x))
+            have = decode_out(out, bits)
+            # f32 rounding of the activation's terms (magnitude |x|): 2^-20 (1 + |x|) on top
+            tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
+            bad = np.nonzero(np.abs(have - want) > tol)[0]
+            if bad.size:
+                q = int(bad[0])
+                return [Check("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = "
+                              f"{have[q]:g}, expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM "
+                              f"cell (lane {int(row[q])}, column {int(col[q])}) holding "
+                              f"{float(tmem_cell_value(row[q], col[q])):g}"
+                              f"{f' + bias {bias_value(int(col[q])):g}' if bias else ''}",
+                              e.instr.line if e.instr else None)]
+    want_n = min(M, bm) * min(N, bn)
+    if len(got) != want_n or any(c != 1 for c in got.values()):
+        return [Check("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
+                      f"expected {want_n} once each")]
+    res = [Check("d-store", "proved", f"all {want_n} elements of the tile inside D stored once"
+                 f"{f' in workspace slot {s}' if splits > 1 else ''}, each from the TMEM cell "
+                 "(lane = row, column = column) the M=128 datapath wrote; none outside")]
+    if fused is not None:
+        res.append(Check("epilogue", "proved", f"each of the {want_n} stored values is "
+                         f"{out}({act}(acc{' + bias[col]' if bias else ''})) of its TMEM cell's "
+                         "chosen value, within one output ulp"))
+    return res
