@@ -299,6 +299,13 @@ def test_parse_attr_resolves_aliases_and_keeps_positions():
     assert isinstance(t, TensorType) and t.mutable and t.alloc_shape == (3, 64, 64)
 
 
+def test_a_negative_allocation_size_in_a_memdesc_is_a_layout_error():
+    # found by tests/test_fuzz.py: "-1" matched the integer test but not the size reader (a crash)
+    text = "!ttg.memdesc<64x64xf16, #ttg.shared_memory, -1>"
+    with pytest.raises(LayoutError, match=rf"col {text.index('-1') + 1}: unexpected '-' in memdesc type"):
+        parse_value(text)
+
+
 def test_old_dialect_name_is_accepted():
     new = tfe.parse("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], "
                     "order = [0]}>", [128])

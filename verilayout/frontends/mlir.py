@@ -119,6 +119,8 @@ _ALIAS_NAME = re.compile(r"[A-Za-z_0-9][A-Za-z0-9_$.\-]*")
 MAX_NESTING = 32
 _DIMS = re.compile(r"((?:[0-9]+|\?)x)+")
 _INT = re.compile(r"-?[0-9]+")
+#: a memdesc's allocation shape (``..., mutable, 2x64x64>``): unsigned sizes joined by ``x``
+_ALLOC_SHAPE = re.compile(r"[0-9]+(?:x[0-9]+)*")
 
 
 @functools.lru_cache(maxsize=64)
@@ -514,8 +516,7 @@ class Scanner:
                 mutable = True
             elif self.text.startswith("#", self.i):
                 space = self.value()
-            elif _INT.match(self.text, self.i):
-                m2 = re.compile(r"[0-9]+(x[0-9]+)*").match(self.text, self.i)
+            elif (m2 := _ALLOC_SHAPE.match(self.text, self.i)) is not None:
                 alloc = tuple(int(p) for p in m2.group(0).split("x"))
                 self.i = m2.end()
             else:
