@@ -257,7 +257,7 @@ def test_an_unproved_obligation_writes_no_kernel():
     from verilayout.emit.cuda_gemm import render_gemm_cuda
     from verilayout.emit.gemm_plan import build_gemm_manifest
     from verilayout.errors import LayoutError
-    man = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+    man = build_gemm_manifest("f16", tile=(128, 128, 64), stages=3)
     man["obligations"][2]["status"] = "unknown"
     with pytest.raises(LayoutError, match="obligation not proved"):
         render_gemm_cuda(man)

@@ -52,7 +52,7 @@ def test_a_mask_missing_a_cta_is_a_counterexample_of_the_manifest():
 
 
 def test_the_manifest_carries_the_cluster_and_its_obligations():
-    m = build_gemm_manifest("bf16", tile="128x128x64", stages=4, cluster="2x1")
+    m = build_gemm_manifest("bf16", tile=(128, 128, 64), stages=4, cluster=(2, 1))
     assert m["tag"].endswith("_c2x1") and m["cluster"]["size"] == 2
     assert m["barriers"]["empty_count"] == 16          # 2 consumers x 4 warps x 2 CTAs
     claims = " ".join(o["claim"] for o in m["obligations"])

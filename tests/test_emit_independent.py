@@ -386,7 +386,7 @@ def test_simulate_checks_an_emitted_gemm_directory(tmp_path):
     from verilayout.emit.cuda_gemm import emit_gemm
     from verilayout.emit.cuda_wgmma import write_emission
     from verilayout.simulate.replay import simulate
-    write_emission(emit_gemm("bf16", tile="64x128x32", stages=3), str(tmp_path))
+    write_emission(emit_gemm("bf16", tile=(64, 128, 32), stages=3), str(tmp_path))
     path = tmp_path / "kernel.cu"
     path.write_text(path.read_text().replace("wgmma_wait<1>();", "wgmma_wait<2>();"))
     r = simulate(str(tmp_path))
