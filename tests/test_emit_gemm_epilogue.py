@@ -15,6 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from verilayout.frontends.names import parse_tile
 from verilayout.emit.cuda_gemm import emit_gemm
 from verilayout.errors import LayoutError
 from verilayout.simulate.gemm_check import act_reference, check_gemm_source, round_out
@@ -25,7 +26,7 @@ TILE = ("bf16", "128x64x64", 3)
 
 
 def _emit(**kw):
-    e = emit_gemm(TILE[0], tile=TILE[1], stages=TILE[2], **kw)
+    e = emit_gemm(TILE[0], tile=parse_tile(TILE[1]), stages=TILE[2], **kw)
     return e.manifest, e.files["kernel.cu"]
 
 

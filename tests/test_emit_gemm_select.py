@@ -15,9 +15,10 @@ import shutil
 
 import pytest
 
+from verilayout.frontends.names import parse_problem, parse_tile
 from verilayout.emit.gemm_plan import build_gemm_manifest, split_bounds
 from verilayout.emit.gemm_select import (Candidate, H100, candidates, choose_gemm, configure,
-                                         cost, explain, parse_problem, tile_coords)
+                                         cost, explain, tile_coords)
 from verilayout.errors import LayoutError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -284,7 +285,7 @@ def _chosen() -> list:
 def _emitted(cfg):
     from verilayout.emit.cuda_gemm import emit_gemm
     dt, tile, stages, g, s = cfg
-    e = emit_gemm(dt, tile=tile, stages=stages, group_m=g, splits=s)
+    e = emit_gemm(dt, tile=parse_tile(tile), stages=stages, group_m=g, splits=s)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -318,7 +319,6 @@ def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
 
 def test_a_problem_past_the_kernels_int_is_refused():
     """The emitted kernels take M, N and K as C ``int`` (32-bit): 2^31 does not fit."""
-    from verilayout.emit.gemm_select import parse_problem
     from verilayout.errors import LayoutError
     assert parse_problem(f"{2**31 - 1},8,16") == (2**31 - 1, 8, 16)
     with pytest.raises(LayoutError, match="below 2\\^31"):

@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from verilayout.frontends.names import parse_tile
 from verilayout.emit.gemm_select import choose_tcgen05
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emit_tcgen05_gemm
 from verilayout.errors import LayoutError
@@ -64,13 +65,13 @@ def test_the_instruction_descriptor_equals_cutlass(dtype, bn):
     if _cutlass_header() is None:
         pytest.fail("the CUTLASS wheel (cutlass_library) with mma_sm100_desc.hpp is the oracle")
     eb = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}[dtype]
-    m = build_tcgen05_manifest(dtype, tile=f"128x{bn}x{128 // eb}", stages=2)
+    m = build_tcgen05_manifest(dtype, tile=parse_tile(f"128x{bn}x{128 // eb}"), stages=2)
     assert m["idesc"]["value"] == _cutlass_idesc(dtype, bn)
 
 
 def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
     for dtype, tile in (("bf16", "128x256x64"), ("e4m3", "128x64x128"), ("tf32", "128x128x32")):
-        m = build_tcgen05_manifest(dtype, tile=tile, stages=3)
+        m = build_tcgen05_manifest(dtype, tile=parse_tile(tile), stages=3)
         assert {o["status"] for o in m["obligations"]} == {"proved"}
         cols, bn = m["tmem"]["columns"], m["bn"]
         assert cols >= max(32, bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, bn)
@@ -82,7 +83,7 @@ def test_bad_sm100_tiles_are_layout_errors():
 
 
 def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
-    e = emit_tcgen05_gemm(dtype, tile=tile, stages=stages, splits=splits, **epi)
+    e = emit_tcgen05_gemm(dtype, tile=parse_tile(tile), stages=stages, splits=splits, **epi)
     return e.manifest, e.files["kernel.cu"]
 
 
