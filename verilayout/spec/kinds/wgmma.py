@@ -301,7 +301,7 @@ def fragment_coverage(frag) -> tuple[dict | None, int]:
     than exactly one ``(thread, element)`` (None: every element exactly once).
 
     >>> from verilayout.hw.nvidia.wgmma import fragment
-    >>> fragment_coverage(fragment("m64n24k16", "D", "f16"))
+    >>> fragment_coverage(fragment((64, 24, 16), "D", "f16"))
     (None, 1536)
     """
     L = frag.layout
