@@ -42,8 +42,8 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 * ``d-store``: no accumulator is stored while a wgmma group may be pending (PTX ISA 9.7.15,
   ``wgmma.commit_group`` / ``wgmma.wait_group``: the accumulators of a group are read only after
   a ``wait_group`` that retires it; ``wait_group 0`` before the epilogue); each accumulator tag
-  (:mod:`verilayout.simulate.ptx_run`) is stored once at ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
-  loaded for that iteration.
+  (:mod:`verilayout.simulate.ptx_run`) is stored once at ``D(tm BM + 64 c + row, tn BN + col)``
+  of the PTX D fragment, ``(tm, tn)`` the tile the producer loaded for that iteration.
 
 >>> GEMM_ASSUMPTIONS[0][:40]
 'one CTA (grid 1) of 128 * (consumers + 1'
