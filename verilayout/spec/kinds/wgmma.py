@@ -363,7 +363,7 @@ def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     if not isinstance(n, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                           for x in n):
         raise LayoutError(f"{where}: n must be a list of integers")
-    prefixed(where, fragment, f"m64n8k{k}", "D", dtype, acc=acc)     # N = 8 is valid for every type
+    prefixed(where, fragment, (64, 8, k), "D", dtype, acc=acc)     # N = 8 is valid for every type
     claimed = set(n)
     for cand in sorted(set(range(1, 257)) | claimed):
         try:
