@@ -47,7 +47,7 @@ CONFIGS = [(dt, tile, st) for dt in ("f16", "bf16", "e4m3", "tf32") for tile, st
 
 
 def _emit(root, dtype, tile, stages):
-    e = emit_gemm(dtype, tile=parse_tile(tile), stages=stages)
+    e = emit_gemm(dtype, tile=None if tile is None else parse_tile(tile), stages=stages)
     d = root / e.manifest["tag"]
     write_emission(e, str(d))
     return e.manifest, d
