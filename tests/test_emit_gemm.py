@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from verilayout.frontends.names import parse_tile
 from verilayout.cli.main import main
 from verilayout.dtypes import bytes_of
 from verilayout.emit.cuda_gemm import emit_gemm
@@ -46,7 +47,7 @@ CONFIGS = [(dt, tile, st) for dt in ("f16", "bf16", "e4m3", "tf32") for tile, st
 
 
 def _emit(root, dtype, tile, stages):
-    e = emit_gemm(dtype, tile=tile, stages=stages)
+    e = emit_gemm(dtype, tile=None if tile is None else parse_tile(tile), stages=stages)
     d = root / e.manifest["tag"]
     write_emission(e, str(d))
     return e.manifest, d
@@ -257,7 +258,7 @@ def test_an_unproved_obligation_writes_no_kernel():
     from verilayout.emit.cuda_gemm import render_gemm_cuda
     from verilayout.emit.gemm_plan import build_gemm_manifest
     from verilayout.errors import LayoutError
-    man = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+    man = build_gemm_manifest("f16", tile=(128, 128, 64), stages=3)
     man["obligations"][2]["status"] = "unknown"
     with pytest.raises(LayoutError, match="obligation not proved"):
         render_gemm_cuda(man)

@@ -14,7 +14,8 @@ from functools import lru_cache
 
 import pytest
 
-from verilayout.emit.gemm_cluster import cluster_plan, share_mask, parse_cluster
+from verilayout.frontends.names import parse_tile, parse_cluster
+from verilayout.emit.gemm_cluster import cluster_plan, require_cluster, share_mask
 from verilayout.emit.gemm_plan import build_gemm_manifest
 from verilayout.errors import LayoutError
 
@@ -52,7 +53,7 @@ def test_a_mask_missing_a_cta_is_a_counterexample_of_the_manifest():
 
 
 def test_the_manifest_carries_the_cluster_and_its_obligations():
-    m = build_gemm_manifest("bf16", tile="128x128x64", stages=4, cluster="2x1")
+    m = build_gemm_manifest("bf16", tile=(128, 128, 64), stages=4, cluster=(2, 1))
     assert m["tag"].endswith("_c2x1") and m["cluster"]["size"] == 2
     assert m["barriers"]["empty_count"] == 16          # 2 consumers x 4 warps x 2 CTAs
     claims = " ".join(o["claim"] for o in m["obligations"])
@@ -63,13 +64,13 @@ def test_the_manifest_carries_the_cluster_and_its_obligations():
 @pytest.mark.parametrize("bad", ["3x1", "2x2", "x"])
 def test_bad_cluster_shapes_are_layout_errors(bad):
     with pytest.raises(LayoutError, match="--cluster"):
-        parse_cluster(bad)
+        require_cluster(parse_cluster(bad))
 
 
 @lru_cache(maxsize=2)
 def _emitted(cfg=CFG):
     from verilayout.emit.cuda_gemm import emit_gemm
-    e = emit_gemm(cfg[0], tile=cfg[1], stages=cfg[2], cluster=cfg[3])
+    e = emit_gemm(cfg[0], tile=parse_tile(cfg[1]), stages=cfg[2], cluster=parse_cluster(cfg[3]))
     return e.manifest, e.files["kernel.cu"]
 
 

@@ -15,6 +15,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from verilayout.frontends.names import parse_tile
 from verilayout.emit.cuda_gemm import emit_gemm
 from verilayout.errors import LayoutError
 from verilayout.simulate.gemm_check import act_reference, check_gemm_source, round_out
@@ -25,7 +26,7 @@ TILE = ("bf16", "128x64x64", 3)
 
 
 def _emit(**kw):
-    e = emit_gemm(TILE[0], tile=TILE[1], stages=TILE[2], **kw)
+    e = emit_gemm(TILE[0], tile=parse_tile(TILE[1]), stages=TILE[2], **kw)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -106,9 +107,9 @@ def test_planted_reduction_epilogue_skipped_is_caught():
 
 def test_bad_epilogue_options_are_layout_errors():
     with pytest.raises(LayoutError, match="--out"):
-        emit_gemm("bf16", tile="128x64x64", stages=3, out="f8")
+        emit_gemm("bf16", tile=(128, 64, 64), stages=3, out="f8")
     with pytest.raises(LayoutError, match="--activation"):
-        emit_gemm("bf16", tile="128x64x64", stages=3, activation="tanh")
+        emit_gemm("bf16", tile=(128, 64, 64), stages=3, activation="tanh")
 
 
 def test_cli_epilogue_options(capsys, tmp_path):
@@ -125,7 +126,7 @@ def test_cli_epilogue_options(capsys, tmp_path):
 
 @needs_nvcc
 def test_the_host_program_with_an_epilogue_builds(tmp_path):
-    e = emit_gemm("f16", tile="128x64x64", stages=3, out="f16", bias=True, activation="gelu",
+    e = emit_gemm("f16", tile=(128, 64, 64), stages=3, out="f16", bias=True, activation="gelu",
                   splits=2)
     for name, text in e.files.items():
         (tmp_path / name).write_text(text)

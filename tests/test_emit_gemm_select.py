@@ -15,9 +15,10 @@ import shutil
 
 import pytest
 
+from verilayout.frontends.names import parse_problem, parse_tile
 from verilayout.emit.gemm_plan import build_gemm_manifest, split_bounds
 from verilayout.emit.gemm_select import (Candidate, H100, candidates, choose_gemm, configure,
-                                         cost, explain, parse_problem, tile_coords)
+                                         cost, explain, tile_coords)
 from verilayout.errors import LayoutError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -145,7 +146,7 @@ def test_split_bounds_partition_k_by_brute_force():
 
 
 def test_the_split_obligation_is_proved_and_in_the_manifest():
-    m = build_gemm_manifest("bf16", tile="64x64x64", stages=8, splits=2)
+    m = build_gemm_manifest("bf16", tile=(64, 64, 64), stages=8, splits=2)
     ob = [o for o in m["obligations"] if o["claim"].startswith("split-K")]
     assert len(ob) == 1 and ob[0]["status"] == "proved"
     assert m["tag"].endswith("_k2") and m["splits"] == 2
@@ -162,7 +163,7 @@ def test_explain_names_the_choice_the_others_and_the_rejected():
 
 def test_overrides_keep_the_rest_of_the_choice():
     c = choose_gemm(16, 4096, 4096, "bf16")
-    m = configure("bf16", c, tile="128x128x64")
+    m = configure("bf16", c, tile=(128, 128, 64))
     # 7 stages of (128 + 128) x 64 x 2 + 16 bytes + 1024 fit 232448, 8 do not; the cap is 6
     assert (m["bm"], m["bn"], m["stages"], m["splits"]) == (128, 128, min(7, 6), c.best.splits)
     m = configure("bf16", c, splits=1, group_m=4)
@@ -206,7 +207,7 @@ def test_cli_explain_without_problem_is_one_error_line(capsys, tmp_path):
 
 def _split_gemm():
     from verilayout.emit.cuda_gemm import emit_gemm
-    e = emit_gemm("bf16", tile="128x64x64", stages=3, splits=3)
+    e = emit_gemm("bf16", tile=(128, 64, 64), stages=3, splits=3)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -284,7 +285,7 @@ def _chosen() -> list:
 def _emitted(cfg):
     from verilayout.emit.cuda_gemm import emit_gemm
     dt, tile, stages, g, s = cfg
-    e = emit_gemm(dt, tile=tile, stages=stages, group_m=g, splits=s)
+    e = emit_gemm(dt, tile=parse_tile(tile), stages=stages, group_m=g, splits=s)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -318,7 +319,6 @@ def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
 
 def test_a_problem_past_the_kernels_int_is_refused():
     """The emitted kernels take M, N and K as C ``int`` (32-bit): 2^31 does not fit."""
-    from verilayout.emit.gemm_select import parse_problem
     from verilayout.errors import LayoutError
     assert parse_problem(f"{2**31 - 1},8,16") == (2**31 - 1, 8, 16)
     with pytest.raises(LayoutError, match="below 2\\^31"):
@@ -332,7 +332,7 @@ def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
     compiled with 0 spills and every check of both CTAs proved, the rings explored together."""
     from verilayout.emit.cuda_gemm import emission_of
     from verilayout.simulate.cluster_check import check_gemm
-    man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster="2x1")
+    man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster=(2, 1))
     assert man["cluster"]["size"] == 2 and man["tag"].endswith("_c2x1")
     r = check_gemm(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
     assert r.ok, [c.to_dict() for c in r.failures]
@@ -355,7 +355,7 @@ def test_clusters_are_considered_and_explained():
     text = explain(ch)
     assert "clusters of the chosen tile" in text and "2x1" in text and "1x2" in text
     # an override keeps the rest of the choice
-    m = configure("bf16", ch, cluster="1x2")
+    m = configure("bf16", ch, cluster=(1, 2))
     assert (m["bm"], m["bn"], m["group_m"]) == (ch.best.bm, ch.best.bn, ch.best.group_m)
     assert (m["cluster"]["m"], m["cluster"]["n"]) == (1, 2)
 

@@ -13,6 +13,7 @@ import shutil
 
 import pytest
 
+from verilayout.frontends.names import parse_tile
 from verilayout.emit.gemm_select import choose_tcgen05
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emit_tcgen05_gemm
 from verilayout.errors import LayoutError
@@ -64,13 +65,13 @@ def test_the_instruction_descriptor_equals_cutlass(dtype, bn):
     if _cutlass_header() is None:
         pytest.fail("the CUTLASS wheel (cutlass_library) with mma_sm100_desc.hpp is the oracle")
     eb = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}[dtype]
-    m = build_tcgen05_manifest(dtype, tile=f"128x{bn}x{128 // eb}", stages=2)
+    m = build_tcgen05_manifest(dtype, tile=parse_tile(f"128x{bn}x{128 // eb}"), stages=2)
     assert m["idesc"]["value"] == _cutlass_idesc(dtype, bn)
 
 
 def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
     for dtype, tile in (("bf16", "128x256x64"), ("e4m3", "128x64x128"), ("tf32", "128x128x32")):
-        m = build_tcgen05_manifest(dtype, tile=tile, stages=3)
+        m = build_tcgen05_manifest(dtype, tile=parse_tile(tile), stages=3)
         assert {o["status"] for o in m["obligations"]} == {"proved"}
         cols, bn = m["tmem"]["columns"], m["bn"]
         assert cols >= max(32, bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, bn)
@@ -78,11 +79,11 @@ def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
 
 def test_bad_sm100_tiles_are_layout_errors():
     with pytest.raises(LayoutError, match="BM 128"):
-        build_tcgen05_manifest("bf16", tile="64x128x64")
+        build_tcgen05_manifest("bf16", tile=(64, 128, 64))
 
 
-def _kernel(dtype="bf16", tile="128x128x64", stages=3, splits=1, **epi):
-    e = emit_tcgen05_gemm(dtype, tile=tile, stages=stages, splits=splits, **epi)
+def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
+    e = emit_tcgen05_gemm(dtype, tile=parse_tile(tile), stages=stages, splits=splits, **epi)
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -207,15 +208,15 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
 # ----- split-K and the fused epilogue on sm_100a -----------------------------------------------------
 
 def test_the_sm100_split_k_manifest_proves_its_slices_and_names_the_epilogue():
-    m = build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, splits=3, out="bf16", bias=True,
+    m = build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=4, splits=3, out="bf16", bias=True,
                                activation="silu")
     split = [o for o in m["obligations"] if o["claim"].startswith("split-K")]
     assert len(split) == 1 and split[0]["status"] == "proved"
     assert m["splits"] == 3 and m["epilogue"]["where"] == "reduction kernel"
     with pytest.raises(LayoutError, match="--activation"):
-        build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, activation="tanh")
+        build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=4, activation="tanh")
     with pytest.raises(LayoutError, match="--split-k"):
-        build_tcgen05_manifest("bf16", tile="128x64x64", stages=4, splits=17)
+        build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=4, splits=17)
 
 
 def test_the_sm100_selector_splits_k_on_the_decode_shape():
@@ -238,7 +239,7 @@ def test_the_sm100_selector_splits_k_on_the_decode_shape():
                                          (3, dict())], ids=["k2_bf16_bias_gelu", "k3_f32"])
 def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
     """S = 3 divides by a non-power of two (mul.hi in the PTX); 5 K-tiles in 3 slices."""
-    man, src = _kernel(tile="128x64x64", splits=splits, **epi)
+    man, src = _kernel(tile=(128, 64, 64), splits=splits, **epi)
     r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     split = [c.message for c in r.checks if c.check == "split-k"]
@@ -252,7 +253,7 @@ def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
 @needs_nvcc
 def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
     """Slice s > 0 starts one K-tile early: that K-tile is in two slots."""
-    man, src = _kernel(tile="128x64x64", splits=2)
+    man, src = _kernel(tile=(128, 64, 64), splits=2)
     old = "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend"
     assert old in src
     r = check_tcgen05_source(man, src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
@@ -268,7 +269,7 @@ def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
                                  dict(out="f32", bias=True, activation="relu")],
                          ids=["bf16_bias_gelu", "f16_silu", "f32_bias_relu"])
 def test_sm100_fused_epilogues_pass_with_0_spills(epi):
-    man, src = _kernel(tile="128x64x64", **epi)
+    man, src = _kernel(tile=(128, 64, 64), **epi)
     r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     names = {c.check for c in r.checks}
@@ -280,7 +281,7 @@ def test_sm100_fused_epilogues_pass_with_0_spills(epi):
 @needs_nvcc
 def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
     """The epilogue runs for every loaded column; the ragged run's N = BN - 5 leaves 5 beyond N."""
-    man, src = _kernel(tile="128x64x64", out="f32", bias=True, activation="none")
+    man, src = _kernel(tile=(128, 64, 64), out="f32", bias=True, activation="none")
     old = "  if (col < uint32_t(N)) v += bias[col];"
     assert old in src
     r = check_tcgen05_source(man, src.replace(old, "  v += bias[col];"))
@@ -291,7 +292,7 @@ def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
 @pytest.mark.slow
 @needs_nvcc
 def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
-    man, src = _kernel(tile="128x64x64", out="bf16", activation="gelu")
+    man, src = _kernel(tile=(128, 64, 64), out="bf16", activation="gelu")
     old = "  return 0.5f * x * (1.0f + tanh_approx(u));"
     assert old in src
     r = check_tcgen05_source(man, src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
@@ -303,7 +304,7 @@ def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
 @needs_nvcc
 def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilogue():
     """With an epilogue the stored value is checked: D(r, c) holds cell (r, c + 1)'s value."""
-    man, src = _kernel(tile="128x64x64", out="bf16", bias=True, activation="relu")
+    man, src = _kernel(tile=(128, 64, 64), out="bf16", bias=True, activation="relu")
     old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
     r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
     names = {c.check for c in r.failures}

@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from verilayout.emit import cuda_wgmma
-from verilayout.frontends.names import parse_operand, parse_shape
+from verilayout.frontends.names import parse_operand, parse_shape, parse_tile
 from verilayout.simulate.independent import SMEM_SAMPLES, check_wgmma_source
 
 
@@ -278,7 +278,7 @@ GEMM = ("f16", "128x256x64", 4)      # BM != BN, 4 stages, 2 consumer warpgroups
 @pytest.fixture(scope="module")
 def gemm():
     from verilayout.emit.cuda_gemm import emit_gemm
-    e = emit_gemm(GEMM[0], tile=GEMM[1], stages=GEMM[2])
+    e = emit_gemm(GEMM[0], tile=parse_tile(GEMM[1]), stages=GEMM[2])
     return e.manifest, e.files["kernel.cu"]
 
 
@@ -303,7 +303,7 @@ def test_the_emitted_gemm_passes_every_independent_check(gemm):
 def test_other_gemm_configurations_pass(cfg):
     from verilayout.emit.cuda_gemm import emit_gemm
     from verilayout.simulate.gemm_check import check_gemm_source
-    e = emit_gemm(cfg[0], tile=cfg[1], stages=cfg[2])
+    e = emit_gemm(cfg[0], tile=parse_tile(cfg[1]), stages=cfg[2])
     r = check_gemm_source(e.manifest, e.files["kernel.cu"], host=False)
     assert r.ok, [c.to_dict() for c in r.failures]
 
@@ -386,7 +386,7 @@ def test_simulate_checks_an_emitted_gemm_directory(tmp_path):
     from verilayout.emit.cuda_gemm import emit_gemm
     from verilayout.emit.cuda_wgmma import write_emission
     from verilayout.simulate.replay import simulate
-    write_emission(emit_gemm("bf16", tile="64x128x32", stages=3), str(tmp_path))
+    write_emission(emit_gemm("bf16", tile=(64, 128, 32), stages=3), str(tmp_path))
     path = tmp_path / "kernel.cu"
     path.write_text(path.read_text().replace("wgmma_wait<1>();", "wgmma_wait<2>();"))
     r = simulate(str(tmp_path))

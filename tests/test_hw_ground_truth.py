@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 import z3
 
+from verilayout.frontends.names import parse_arch
 from verilayout.hw.nvidia import descriptor as dmod
 from verilayout.hw.nvidia import tma as tmod
 from verilayout.hw.nvidia.descriptor import decode, hardware_address_function
@@ -316,8 +317,8 @@ def test_rule_b_atom_modes_every_recorded_map_refused_on_sm90():
     assert len(atoms) == 131 and all(outcome(d) == "refused-by-driver" for d in atoms)
     for d in atoms:
         t = tensor_map(d)
-        assert "swizzle-arch" in [f.rule for f in limit_findings(t, arch="sm_90a")]
-        assert "swizzle-arch" not in [f.rule for f in limit_findings(t, arch="sm_100a")]
+        assert "swizzle-arch" in [f.rule for f in limit_findings(t, arch=parse_arch("sm_90a"))]
+        assert "swizzle-arch" not in [f.rule for f in limit_findings(t, arch=parse_arch("sm_100a"))]
 
 
 def test_rule_c_the_innermost_box_start_must_be_16_byte_aligned():

@@ -28,7 +28,7 @@ import pytest
 
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import encode
-from verilayout.frontends.names import parse_swizzle as _parse_swizzle
+from verilayout.frontends.names import parse_arch, parse_swizzle as _parse_swizzle
 from verilayout.hw.nvidia.tma import (SWIZZLES, TensorMap, check_limits, limit_findings,
                                       swizzle_pattern, write_address, write_table)
 
@@ -112,7 +112,7 @@ def test_atom_modes_are_refused_on_sm90_and_an_inference_on_sm100():
     v = check_ring(t, r, trust_inferred=True)
     assert v.status == "counterexample" and v.details.get("rule") == "swizzle-arch"
     assert "CUDA_ERROR_INVALID_VALUE" in v.reason and "measured" in v.reason
-    v100 = check_ring(t, r, arch="sm_100a")
+    v100 = check_ring(t, r, arch=parse_arch("sm_100a"))
     assert v100.status == "unknown" and "inference" in v100.reason
     assert check_ring(t, r, arch="sm_100", trust_inferred=True).status == "proved"
 

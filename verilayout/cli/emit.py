@@ -12,10 +12,10 @@ import json
 import sys
 
 from verilayout.cli.common import parse_type_arg, read_layout_arg
-from verilayout.emit.gemm_select import (choose_gemm, choose_tcgen05, configure, emission_for,
-                                         explain, parse_problem)
+from verilayout.emit.gemm_select import choose_gemm, choose_tcgen05, configure, emission_for, explain
 from verilayout.emit.cuda_wgmma import emit_wgmma, write_emission
-from verilayout.frontends.names import parse_operand, parse_shape
+from verilayout.frontends.names import (parse_cluster, parse_operand, parse_problem, parse_shape,
+                                        parse_tile)
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import DPAS_MAX_VOLUME, emit_dpas
@@ -187,9 +187,11 @@ def _cmd_emit_gemm(args) -> int:
         choice = choose(*parse_problem(args.problem), args.dtype)
     elif args.explain:
         raise LayoutError("--explain: needs --problem M,N,K (the choice it explains)")
-    man = configure(args.dtype, choice, tile=args.tile, stages=args.stages, group_m=args.group_m,
+    tile = None if args.tile is None else parse_tile(args.tile)
+    cluster = None if args.cluster is None else parse_cluster(args.cluster)
+    man = configure(args.dtype, choice, tile=tile, stages=args.stages, group_m=args.group_m,
                     splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
-                    activation=args.activation, cluster=args.cluster)
+                    activation=args.activation, cluster=cluster)
     e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest

@@ -10,8 +10,8 @@ Two further rules (issue 25) are violations too: the ladder (:data:`LADDER`, tex
 door: ``hw``, ``prove``, ``synth`` and ``emit`` never import ``frontends``; :func:`ladder_findings`)
 and no private name (``_x``) imported from another module (:func:`private_imports`). A third:
 no text reader (a function named ``parse_*``) is defined in ``hw``, ``prove``, ``synth`` or
-``emit`` (:func:`text_readers`; the known ones, :data:`KNOWN_TEXT_READERS`, are ``report:`` lines
-that fail only under ``--strict``).
+``emit`` (:func:`text_readers`). Every rule is a violation; ``--strict``, which once made reports
+fail, is accepted and changes nothing.
 
 >>> layer_of("verilayout.core.gf2")
 'core'
@@ -64,13 +64,6 @@ LADDER: dict[str, int] = {"errors": 0, "bits": 1, "dtypes": 2, "core": 3, "hw": 
                           "spec": 9, "api": 10, "cli": 11, "devtools": 12}
 #: Layers below the door: they take parsed objects and never import ``frontends``.
 NO_TEXT: tuple[str, ...] = ("hw", "prove", "synth", "emit")
-#: Text readers still defined below the door, reported (``report:``) instead of failing, by
-#: ``(module, function)``: the rule :func:`text_readers` flags every other one.
-KNOWN_TEXT_READERS: frozenset[tuple[str, str]] = frozenset({
-    ("verilayout.emit.gemm_plan", "parse_tile"),         # ``128x128x64``: the GEMM emitter's options
-    ("verilayout.emit.gemm_select", "parse_problem"),    # ``4096x4096x4096``: likewise
-    ("verilayout.hw.nvidia.tma", "parse_arch"),          # ``sm_90a`` -> the TMA rule family
-})
 
 
 def layer_of(module: str) -> str:
@@ -247,26 +240,16 @@ def _readers(root: pathlib.Path) -> list[tuple[str, str, str]]:
 
 
 def text_readers(root: pathlib.Path) -> list[str]:
-    """Every text reader defined below the door, but for :data:`KNOWN_TEXT_READERS` (violations).
+    """Every text reader defined below the door (violations).
 
     Law: a function (or method) named ``parse_*`` in a module of a layer of :data:`NO_TEXT`
-    (``hw``, ``prove``, ``synth``, ``emit``) is listed unless ``(module, name)`` is a known reader;
-    readers live in ``frontends`` (``frontends/names.py`` for option spellings). The rule reads
+    (``hw``, ``prove``, ``synth``, ``emit``) is listed; readers live in ``frontends`` (``frontends/names.py`` for option spellings). The rule reads
     names only: a reader named otherwise is not caught.
 
     >>> text_readers(pathlib.Path("/nonexistent"))
     []
     """
-    return [m for mod, name, m in _readers(root) if (mod, name) not in KNOWN_TEXT_READERS]
-
-
-def known_readers(root: pathlib.Path) -> list[str]:
-    """The :data:`KNOWN_TEXT_READERS` still in the tree (reports: ``--strict`` fails on them).
-
-    >>> known_readers(pathlib.Path("/nonexistent"))
-    []
-    """
-    return [m for mod, name, m in _readers(root) if (mod, name) in KNOWN_TEXT_READERS]
+    return [m for _mod, _name, m in _readers(root)]
 
 
 def _private_names(node: ast.ImportFrom) -> list[str]:
@@ -276,7 +259,7 @@ def _private_names(node: ast.ImportFrom) -> list[str]:
 
 
 def private_imports(root: pathlib.Path) -> list[str]:
-    """Every private name (``_x``) one package module imports from another (a report).
+    """Every private name (``_x``) one package module imports from another (violations).
 
     Law: ``from verilayout.m import _x`` in a module other than ``m`` is listed; importing a
     public name under a private alias (``import x as _x``) is not.
@@ -323,26 +306,21 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print every module's layer, the violations (the layer rule, the ladder, private imports,
-    text readers below the door) and the reports (known text readers); exit 1 on a violation, or
-    on a report too with ``--strict`` (``--root DIR`` checks the tree under ``DIR``)."""
+    """Print every module's layer and the violations (the layer rule, the ladder, private imports,
+    text readers below the door); exit 1 on a violation (``--root DIR`` checks the tree under
+    ``DIR``; ``--strict`` is accepted for old scripts and changes nothing)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    strict = "--strict" in args
     root = pathlib.Path(__file__).resolve().parents[2]
     if "--root" in args:
         root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
     problems = problems + ladder_findings(root) + private_imports(root) + text_readers(root)
-    reports = known_readers(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:
         print(f"violation: {p}")
-    for r in reports:
-        print(f"report: {r}")
-    print(f"{len(layers)} modules, {len(problems)} violation(s), {len(reports)} report(s) of known "
-          f"text readers ({'failing: --strict' if strict else 'not failing without --strict'})")
-    return 1 if problems or (strict and reports) else 0
+    print(f"{len(layers)} modules, {len(problems)} violation(s)")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

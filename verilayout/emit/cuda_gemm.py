@@ -20,7 +20,7 @@ The manifest's obligations are printed at the top of the file. ``main.cu`` is th
 for a GPU: an exact reference check on small shapes (integer-valued inputs, sums exact in f32)
 and a timed comparison with cuBLASLt (loaded with ``dlopen``; the header is not needed to build).
 
->>> m = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+>>> m = build_gemm_manifest("f16", tile=(128, 128, 64), stages=3)
 >>> src = render_gemm_cuda(m)
 >>> "cp.async.bulk.tensor.2d" in src, "wgmma_wait<1>();" in src
 (True, True)
@@ -122,7 +122,7 @@ def wgmma_asm(man: dict) -> list[str]:
     """The C++ lines of ``wgmma_tile``: one ``wgmma.mma_async`` on the whole accumulator,
     descriptors in ``%{n}``/``%{n+1}``, the scale-d predicate from ``%{n+2}``.
 
-    >>> m = build_gemm_manifest("tf32", tile="64x64x32", stages=2)
+    >>> m = build_gemm_manifest("tf32", tile=(64, 64, 32), stages=2)
     >>> [l for l in wgmma_asm(m) if "wgmma.mma_async" in l][0].strip()[:56]
     '"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0'
     """
@@ -658,7 +658,7 @@ def render_gemm_cuda(man: dict) -> str:
     """``kernel.cu``: the kernel, its tensor maps and ``launch()``, written from the manifest
     alone (every layout number is the manifest's; the obligations head the file).
 
-    >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
+    >>> m = build_gemm_manifest("e4m3", tile=(128, 256, 128), stages=4)
     >>> src = render_gemm_cuda(m)
     >>> src.count("setmaxnreg"), "0x3FFFF" in src, "CU_TENSOR_MAP_DATA_TYPE_UINT8" in src
     (2, True, True)
@@ -970,7 +970,7 @@ def render_gemm_main(man: dict) -> str:
     """``main.cu``: includes ``kernel.cu``; exact checks on small shapes, then TFLOP/s and the
     percentage of cuBLASLt on ``M N K`` (default 8192^3).
 
-    >>> src = render_gemm_main(build_gemm_manifest("bf16", tile="128x128x64", stages=3))
+    >>> src = render_gemm_main(build_gemm_manifest("bf16", tile=(128, 128, 64), stages=3))
     >>> '#include "kernel.cu"' in src, "cublasLtMatmul" in src
     (True, True)
     """
@@ -1030,12 +1030,12 @@ def render_gemm_readme(man: dict) -> str:
         "A, B and D 16-byte aligned.", ""])
 
 
-def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
+def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4,
               arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1, out: str = "f32",
-              bias: bool = False, activation: str = "none", cluster="1x1") -> Emission:
+              bias: bool = False, activation: str = "none", cluster=(1, 1)) -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
-    >>> e = emit_gemm("f16", tile="128x128x64", stages=3)
+    >>> e = emit_gemm("f16", tile=(128, 128, 64), stages=3)
     >>> sorted(e.files)
     ['Makefile', 'README.md', 'kernel.cu', 'main.cu', 'manifest.json']
     """
@@ -1048,7 +1048,7 @@ def emit_gemm(dtype: str, tile: str | None = None, stages: int = 4,
 def emission_of(man: dict) -> Emission:
     """The files of ``emit gemm`` written from one manifest.
 
-    >>> sorted(emission_of(build_gemm_manifest("bf16", tile="128x128x64", stages=2)).files)[:2]
+    >>> sorted(emission_of(build_gemm_manifest("bf16", tile=(128, 128, 64), stages=2)).files)[:2]
     ['Makefile', 'README.md']
     """
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",

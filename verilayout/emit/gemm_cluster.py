@@ -20,35 +20,31 @@ counts the consumers of every CTA it writes into.
 """
 from __future__ import annotations
 
-import re
 
 from verilayout.errors import LayoutError
 
-__all__ = ["CLUSTER_SHAPES", "parse_cluster", "cluster_tile", "share_mask", "cluster_plan"]
+__all__ = ["CLUSTER_SHAPES", "require_cluster", "cluster_tile", "share_mask", "cluster_plan"]
 
 #: Cluster shapes ``(CM, CN)`` the emitter writes (1x1: no cluster).
 CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2))
-_RE = re.compile(r"^\s*(\d)\s*x\s*(\d)\s*$")
 
 
-def parse_cluster(text) -> tuple[int, int]:
-    """``"CMxCN"`` (or a pair) -> ``(CM, CN)``, one of :data:`CLUSTER_SHAPES`.
+def require_cluster(shape: object) -> tuple[int, int]:
+    """``shape`` if it is one of :data:`CLUSTER_SHAPES`, else ``LayoutError`` (the spelling
+    ``2x1`` is read at the door: :func:`verilayout.frontends.names.parse_cluster`).
 
-    >>> parse_cluster("2x1"), parse_cluster((1, 2))
-    ((2, 1), (1, 2))
-    >>> parse_cluster("4x4")
+    >>> require_cluster((2, 1))
+    (2, 1)
+    >>> require_cluster((4, 4))
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: --cluster '4x4': expected 1x1, 2x1 or 1x2
     """
-    if isinstance(text, (tuple, list)) and len(text) == 2:
-        shape = (int(text[0]), int(text[1]))
-    else:
-        m = _RE.match(str(text))
-        shape = (int(m[1]), int(m[2])) if m else None
-    if shape not in CLUSTER_SHAPES:
-        raise LayoutError(f"--cluster {text!r}: expected 1x1, 2x1 or 1x2")
-    return shape
+    if isinstance(shape, tuple) and shape in CLUSTER_SHAPES:
+        return shape
+    ok = isinstance(shape, tuple) and len(shape) == 2 and all(type(v) is int for v in shape)
+    shown = repr(f"{shape[0]}x{shape[1]}") if ok else repr(shape)
+    raise LayoutError(f"--cluster {shown}: expected 1x1, 2x1 or 1x2")
 
 
 def cluster_tile(rank: int, ctm: int, ctn: int, cm: int, cn: int) -> tuple[int, int]:
@@ -148,7 +144,7 @@ def cluster_plan(cm: int, cn: int, *, consumers: int, bm: int = 128, bn: int = 1
     >>> cluster_plan(1, 2, consumers=1, bm=64)["a_slice_rows"]
     32
     """
-    cm, cn = parse_cluster((cm, cn))
+    cm, cn = require_cluster((cm, cn))
     size = cm * cn
     ma = [share_mask(r, cm, cn, "A") for r in range(size)]
     mb = [share_mask(r, cm, cn, "B") for r in range(size)]

@@ -22,7 +22,7 @@ What is proved here (listed at the top of ``kernel.cu``):
 * the accumulator fragment is the PTX ``m64nNk*`` D table (:func:`verilayout.hw.nvidia.wgmma.fragment`),
   and each even element and the next are adjacent columns of one row (the vector store).
 
->>> p = build_gemm_manifest("f16", tile="128x128x64", stages=3)
+>>> p = build_gemm_manifest("f16", tile=(128, 128, 64), stages=3)
 >>> p["swizzle"], p["tma"]["box_k"], p["consumers"], p["threads"]
 ('128B', 64, 2, 384)
 >>> sorted({o["status"] for o in p["obligations"]})
@@ -30,19 +30,18 @@ What is proved here (listed at the top of ``kernel.cu``):
 """
 from __future__ import annotations
 
-import re
 
 import numpy as np
 
 from verilayout.core.cute import ComposedLayout, tile_to_shape
 from verilayout.dtypes import bytes_of
-from verilayout.emit.gemm_cluster import cluster_plan, parse_cluster
+from verilayout.emit.gemm_cluster import cluster_plan, require_cluster
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype, swizzle_atom, valid_n
 from verilayout.prove.wgmma import intended_tile
 from verilayout.synth.descriptor import derive_descriptor
 
-__all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "parse_tile",
+__all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "require_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
            "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
 
@@ -60,7 +59,6 @@ ACTIVATIONS = ("none", "relu", "gelu", "silu")
 #: Tile rows visited together by the persistent scheduler unless the problem's choice says otherwise.
 DEFAULT_GROUP_M = 8
 SWIZZLE_SPAN = {"32B": 32, "64B": 64, "128B": 128}
-_TILE_RE = re.compile(r"^\s*(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(\d{1,4})\s*$")
 
 
 def default_tile(dtype: str) -> str:
@@ -72,20 +70,22 @@ def default_tile(dtype: str) -> str:
     return f"128x256x{128 // bytes_of(dtype)}"
 
 
-def parse_tile(text: str) -> tuple[int, int, int]:
-    """``"BMxBNxBK"`` -> ``(BM, BN, BK)``.
+def require_tile(tile: object) -> tuple[int, int, int]:
+    """``tile`` if it is ``(BM, BN, BK)``, three integers of 1 to 4 digits, else ``LayoutError``
+    (the spelling ``128x256x64`` is read at the door: :func:`verilayout.frontends.names.parse_tile`);
+    the values are checked against the kernel's limits where the manifest is built.
 
-    >>> parse_tile("128x256x64")
+    >>> require_tile((128, 256, 64))
     (128, 256, 64)
-    >>> parse_tile("128x256")
+    >>> require_tile((128, 256))
     Traceback (most recent call last):
     ...
-    verilayout.errors.LayoutError: --tile '128x256': expected BMxBNxBK such as 128x256x64
+    verilayout.errors.LayoutError: --tile (128, 256): expected BMxBNxBK such as 128x256x64
     """
-    m = _TILE_RE.match(str(text))
-    if not m:
-        raise LayoutError(f"--tile {text!r}: expected BMxBNxBK such as 128x256x64")
-    return int(m[1]), int(m[2]), int(m[3])
+    if (isinstance(tile, tuple) and len(tile) == 3
+            and all(type(v) is int and 0 <= v < 10_000 for v in tile)):
+        return tile
+    raise LayoutError(f"--tile {tile!r}: expected BMxBNxBK such as 128x256x64")
 
 
 def swizzle_for(k_bytes: int) -> str:
@@ -279,13 +279,13 @@ def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
     return frag, obl
 
 
-def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
+def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4,
                         arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
                         splits: int = 1, out: str = "f32", bias: bool = False,
-                        activation: str = "none", cluster="1x1") -> dict:  # long: one manifest, every field
+                        activation: str = "none", cluster: tuple[int, int] = (1, 1)) -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
 
-    >>> m = build_gemm_manifest("e4m3", tile="128x256x128", stages=4)
+    >>> m = build_gemm_manifest("e4m3", tile=(128, 256, 128), stages=4)
     >>> m["instruction"], m["smem"]["bytes"] <= MAX_SMEM_BYTES
     ('wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3', True)
     """
@@ -293,14 +293,14 @@ def build_gemm_manifest(dtype: str, tile: str | None = None, stages: int = 4,
         raise LayoutError(f"--arch {arch!r}: emit gemm writes sm_90a (Hopper wgmma + TMA) kernels")
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
-    bm, bn, bk = parse_tile(tile or default_tile(dtype))
+    bm, bn, bk = require_tile(tile or (128, 256, 128 // bytes_of(dtype)))
     _check_config(dtype, bm, bn, bk, stages, group_m, splits)
     if out not in OUT_DTYPES:
         raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
     if activation not in ACTIVATIONS:
         raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
     epi = (out, bool(bias), activation)
-    cl_shape = parse_cluster(cluster)
+    cl_shape = require_cluster(cluster)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]

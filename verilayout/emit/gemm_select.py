@@ -38,9 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verilayout.dtypes import bytes_of
-from verilayout.emit.gemm_cluster import CLUSTER_SHAPES, parse_cluster
+from verilayout.emit.gemm_cluster import CLUSTER_SHAPES
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
-                                       parse_tile, smem_bytes)
+                                       require_tile, smem_bytes)
 from verilayout.emit.cuda_gemm import emission_of
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
@@ -49,7 +49,7 @@ from verilayout.hw.nvidia.wgmma import k_of_dtype
 
 __all__ = ["H100", "Candidate", "Choice", "candidates", "cost", "choose_gemm", "explain", "configure",
            "choose_tcgen05", "emission_for",
-           "parse_problem", "tile_coords", "GROUPS", "MAX_SPLITS"]
+           "tile_coords", "GROUPS", "MAX_SPLITS"]
 
 
 @dataclass(frozen=True)
@@ -150,26 +150,6 @@ class Choice:
         1
         """
         return self.best.splits
-
-
-def parse_problem(text: str) -> tuple[int, int, int]:
-    """``"M,N,K"`` (or ``MxNxK``) -> ``(M, N, K)``, each from 1 to 2^31 - 1 (the kernels take them
-    as ``int``).
-
-    >>> parse_problem("16,4096,4096"), parse_problem("8x8x16")
-    ((16, 4096, 4096), (8, 8, 16))
-    """
-    parts = str(text).replace("x", ",").split(",")
-    try:
-        vals = tuple(int(p) for p in parts)
-    except ValueError:
-        vals = ()
-    if len(vals) != 3 or min(vals) < 1:
-        raise LayoutError(f"--problem {text!r}: expected M,N,K, three positive integers")
-    if max(vals) >= 2 ** 31:
-        raise LayoutError(f"--problem {text!r}: each of M, N, K must be below 2^31 (the kernels take "
-                          "them as int)")
-    return vals
 
 
 def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
@@ -394,10 +374,10 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
                   (), ("sm_100a: tile-quantization model on 148 SMs, unmeasured",))
 
 
-def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = None,
+def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int, int] | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
-              activation: str = "none", cluster: str | None = None) -> dict:
+              activation: str = "none", cluster: tuple[int, int] | None = None) -> dict:
     """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
     ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
@@ -407,25 +387,25 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: str | None = No
     (256, ['proved'])
     """
     if arch == "sm_100a":
-        if cluster not in (None, "1x1", (1, 1)):
+        if cluster not in (None, (1, 1)):
             raise LayoutError("--cluster: sm_100a kernels are written without clusters for now")
         return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
                                    splits=1 if splits is None else splits, out=out, bias=bias,
-                                   activation=activation, cluster=cluster or "1x1")
+                                   activation=activation, cluster=cluster or (1, 1))
     b = choice.best
-    t = tile or b.tile
+    t = tile or (b.bm, b.bn, b.bk)
     if stages is None:
         stages = b.stages
         if tile is not None:
-            stages = max(2, _max_stages(dtype, *parse_tile(tile)))
+            stages = max(2, _max_stages(dtype, *require_tile(tile)))
     return build_gemm_manifest(dtype, tile=t, stages=stages, arch=arch,
                                group_m=b.group_m if group_m is None else group_m,
                                splits=b.splits if splits is None else splits, out=out, bias=bias,
                                activation=activation,
-                               cluster=b.cluster if cluster is None else parse_cluster(cluster))
+                               cluster=b.cluster if cluster is None else cluster)
 
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
@@ -528,9 +508,9 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
                           "persistent raster)")
     if splits is None:
         splits = choice.best.splits if (choice is not None and tile is None) else 1
-    t = tile or (choice.best.tile if choice is not None else None)
+    t = tile or ((choice.best.bm, choice.best.bn, choice.best.bk) if choice is not None else None)
     if stages is None:
-        bn, bk = (parse_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
+        bn, bk = (require_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
         stages = choice.best.stages if (choice is not None and tile is None) else \
             max(2, max_stages(dtype, bn, bk))
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
@@ -540,7 +520,7 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
 def emission_for(man: dict) -> Emission:
     """The files of ``emit gemm`` for a manifest of either architecture.
 
-    >>> sorted(emission_for(configure("bf16", tile="128x64x64", stages=2, arch="sm_100a")).files)[2]
+    >>> sorted(emission_for(configure("bf16", tile=(128, 64, 64), stages=2, arch="sm_100a")).files)[2]
     'kernel.cu'
     """
     return emission_of_tcgen05(man) if man.get("arch") == "sm_100a" else emission_of(man)

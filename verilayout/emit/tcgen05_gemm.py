@@ -22,7 +22,7 @@ warps deliver D where the M = 128 ``cta_group::1`` datapath (layout D) put it
 (:func:`verilayout.prove.tmem.epilogue_verdict`); the allocation is a power of two >= 32 columns
 covering N.
 
->>> m = build_tcgen05_manifest("bf16", tile="128x256x64", stages=4)
+>>> m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
 >>> m["instruction"], m["tmem"]["columns"], hex(m["idesc"]["value"])
 ('tcgen05.mma.cta_group::1.kind::f16', 256, '0x8400490')
 """
@@ -41,7 +41,7 @@ from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUC
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
-                                       parse_tile, split_obligation, swizzle_for)
+                                       require_tile, split_obligation, swizzle_for)
 from verilayout.errors import LayoutError
 from verilayout.prove.tmem import epilogue_verdict
 from verilayout.synth.descriptor import derive_descriptor
@@ -153,7 +153,7 @@ def _check_epilogue(splits: int, out: str, activation: str) -> None:
         raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
 
 
-def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4, splits: int = 1,
+def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, splits: int = 1,
                            out: str = "f32", bias: bool = False,
                            activation: str = "none") -> dict:  # long: one manifest, every field
     """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
@@ -161,14 +161,14 @@ def build_tcgen05_manifest(dtype: str, tile: str | None = None, stages: int = 4,
     ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
     (``out``, ``bias``, ``activation``); otherwise the epilogue is fused into the TMEM loads.
 
-    >>> m = build_tcgen05_manifest("e4m3", tile="128x128x128", stages=6)
+    >>> m = build_tcgen05_manifest("e4m3", tile=(128, 128, 128), stages=6)
     >>> m["k_blocks"], sorted({o["status"] for o in m["obligations"]})
     (4, ['proved'])
     """
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     eb = bytes_of(dtype)
-    bm, bn, bk = parse_tile(tile or f"128x256x{128 // eb}")
+    bm, bn, bk = require_tile(tile or (128, 256, 128 // eb))
     kind, kx = KIND[dtype]
     if bm != 128 or bn not in (64, 128, 256) or bk <= 0 or bk % kx or (bk * eb) % 32:
         raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM 128, BN 64/128/256 and BK a "
@@ -443,7 +443,7 @@ def _tmem_ld() -> str:
 def render_tcgen05_cuda(man: dict) -> str:
     """``kernel.cu`` of the sm_100a GEMM, written from the manifest (obligations at its head).
 
-    >>> src = render_tcgen05_cuda(build_tcgen05_manifest("bf16", tile="128x128x64", stages=4))
+    >>> src = render_tcgen05_cuda(build_tcgen05_manifest("bf16", tile=(128, 128, 64), stages=4))
     >>> "tcgen05.mma.cta_group::1.kind::f16" in src, "32x32b.x32" in src
     (True, True)
     """
@@ -476,12 +476,12 @@ def render_tcgen05_cuda(man: dict) -> str:
     return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
 
 
-def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4, **options):
+def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, **options):
     """The files of an sm_100a GEMM: manifest, ``kernel.cu``, ``main.cu`` (the sm_90a host
     program's checks and timing, built for sm_100a), ``Makefile``, ``README.md``. ``options``:
     ``splits``, ``out``, ``bias``, ``activation`` of :func:`build_tcgen05_manifest`.
 
-    >>> sorted(emit_tcgen05_gemm("f16", tile="128x64x64", stages=3).files)[:3]
+    >>> sorted(emit_tcgen05_gemm("f16", tile=(128, 64, 64), stages=3).files)[:3]
     ['Makefile', 'README.md', 'kernel.cu']
     """
     return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages, **options))
@@ -490,7 +490,7 @@ def emit_tcgen05_gemm(dtype: str, tile: str | None = None, stages: int = 4, **op
 def emission_of_tcgen05(man: dict):
     """The files of an sm_100a GEMM written from its manifest.
 
-    >>> e = emission_of_tcgen05(build_tcgen05_manifest("tf32", tile="128x64x32", stages=4))
+    >>> e = emission_of_tcgen05(build_tcgen05_manifest("tf32", tile=(128, 64, 32), stages=4))
     >>> "Not run" in e.files["README.md"]
     True
     """

@@ -1,7 +1,8 @@
 """The small readers of option spellings, at the door: wgmma shapes (``m64n32k16``), operand
 majorness (``K``/``MN``), swizzle-mode names (``SW128``, ``CU_TENSOR_MAP_SWIZZLE_64B``, an enum
-value), shared-memory instruction names (``ld.shared.v4.b32``, ``ldmatrix.x4.trans``) and tensor
-types (``tensor<64x64xf16>``).
+value), shared-memory instruction names (``ld.shared.v4.b32``, ``ldmatrix.x4.trans``), tensor
+types (``tensor<64x64xf16>``), the GEMM emitter's options (``--tile 128x256x64``,
+``--problem 4096,4096,4096``, ``--cluster 2x1``) and TMA architectures (``sm_90a``).
 
 Each turns what a user typed into the parsed value that ``hw``, ``prove``, ``synth`` and ``emit``
 take (a tuple, a name of :data:`verilayout.dtypes.SWIZZLE_MODES`, a
@@ -23,11 +24,13 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Scanner, TensorType
 from verilayout.hw.amd.lds import LdsAccess
 from verilayout.hw.nvidia.banks import Instruction
+from verilayout.hw.nvidia.tma import require_arch
 from verilayout.hw.nvidia.wgmma import OperandSpec
 
 __all__ = ["parse_shape", "parse_major", "parse_swizzle", "parse_instruction", "parse_tensor_type",
            "find_tensor_type", "read_instruction",
-           "parse_lds_instruction", "read_lds_instruction", "parse_operand"]
+           "parse_lds_instruction", "read_lds_instruction", "parse_operand", "parse_tile",
+           "parse_problem", "parse_cluster", "parse_arch"]
 
 _SHAPE_RE = re.compile(r"m(\d{1,6})n(\d{1,6})k(\d{1,6})")
 
@@ -276,3 +279,83 @@ def find_tensor_type(text: str) -> TensorType | None:
         if shape and s.accept(","):
             return TensorType("tensor", shape, elem)
     return None
+
+
+_TILE_RE = re.compile(r"^\s*(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(\d{1,4})\s*$")
+
+
+def parse_tile(text: object) -> tuple[int, int, int]:
+    """A GEMM tile ``"BMxBNxBK"`` (or the tuple) -> ``(BM, BN, BK)``, each of 1 to 4 digits; the
+    emitter checks the values (:func:`verilayout.emit.gemm_plan.require_tile`).
+
+    >>> parse_tile("128x256x64"), parse_tile((64, 64, 32))
+    ((128, 256, 64), (64, 64, 32))
+    >>> parse_tile("128x256")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --tile '128x256': expected BMxBNxBK such as 128x256x64
+    """
+    if isinstance(text, tuple) and len(text) == 3 and all(type(v) is int for v in text):
+        return text
+    m = _TILE_RE.match(str(text))
+    if not m:
+        raise LayoutError(f"--tile {text!r}: expected BMxBNxBK such as 128x256x64")
+    return int(m[1]), int(m[2]), int(m[3])
+
+
+def parse_problem(text: str) -> tuple[int, int, int]:
+    """``"M,N,K"`` (or ``MxNxK``) -> ``(M, N, K)``, each from 1 to 2^31 - 1 (the kernels take them
+    as ``int``).
+
+    >>> parse_problem("16,4096,4096"), parse_problem("8x8x16")
+    ((16, 4096, 4096), (8, 8, 16))
+    """
+    parts = str(text).replace("x", ",").split(",")
+    try:
+        vals = tuple(int(p) for p in parts)
+    except ValueError:
+        vals = ()
+    if len(vals) != 3 or min(vals) < 1:
+        raise LayoutError(f"--problem {text!r}: expected M,N,K, three positive integers")
+    if max(vals) >= 2 ** 31:
+        raise LayoutError(f"--problem {text!r}: each of M, N, K must be below 2^31 (the kernels take "
+                          "them as int)")
+    return vals
+
+
+_CLUSTER_RE = re.compile(r"^\s*(\d)\s*x\s*(\d)\s*$")
+
+
+def parse_cluster(text: object) -> tuple[int, int]:
+    """``"CMxCN"`` (one digit each, or a pair of integers) -> ``(CM, CN)``; the emitter checks
+    that it is a shape it writes (:func:`verilayout.emit.gemm_cluster.require_cluster`).
+
+    >>> parse_cluster("2x1"), parse_cluster((1, 2)), parse_cluster(" 4 x 4 ")
+    ((2, 1), (1, 2), (4, 4))
+    >>> parse_cluster("4x")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --cluster '4x': expected 1x1, 2x1 or 1x2
+    """
+    if isinstance(text, (tuple, list)) and len(text) == 2 and all(type(v) is int for v in text):
+        return int(text[0]), int(text[1])
+    m = _CLUSTER_RE.match(str(text))
+    if not m:
+        raise LayoutError(f"--cluster {text!r}: expected 1x1, 2x1 or 1x2")
+    return int(m[1]), int(m[2])
+
+
+def parse_arch(arch: object) -> str:
+    """The TMA rule family of an architecture name: ``sm_90`` (sm_90, sm_90a) or ``sm_100``
+    (sm_100, sm_100a, sm_100f, sm_103...), any case, ``sm90`` too; the TMA model takes the family
+    (:func:`verilayout.hw.nvidia.tma.require_arch`). Law: other names are a LayoutError.
+
+    >>> parse_arch("sm_90a"), parse_arch("SM100F"), parse_arch("sm_90")
+    ('sm_90', 'sm_100', 'sm_90')
+    """
+    m = re.fullmatch(r"sm_?(\d+)[af]?", str(arch).strip().lower()) if isinstance(arch, str) else None
+    if m and 90 <= int(m.group(1)) < 100:
+        return "sm_90"
+    if m and 100 <= int(m.group(1)) < 110:
+        return "sm_100"
+    return require_arch(arch)

@@ -51,7 +51,7 @@ from verilayout.core.smt import Verdict, check_claim
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import ADDR_BITS, SMEM_WINDOW, Descriptor, contract_findings, hardware_address_function, operand_bits
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, TmaEncoding, limit_findings, parse_arch, tma_element_bits, write_address, write_z3
+from verilayout.hw.nvidia.tma import SMEM_ALIGN, Limit, TensorMap, TmaEncoding, limit_findings, require_arch, tma_element_bits, write_address, write_z3
 from verilayout.dtypes import require_major
 from verilayout.hw.nvidia.wgmma import k_of_dtype
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
@@ -278,7 +278,7 @@ def check_ring(tmap: TensorMap, reader: LayoutReader | DescriptorReader, *, stag
         inner = "mn" if isinstance(reader, DescriptorReader) and reader.major == "MN" else "k"
     if inner not in ("k", "mn"):
         raise LayoutError(f"inner = {inner!r}: expected 'k' or 'mn'")
-    arch = parse_arch(arch if arch is not None else
+    arch = require_arch(arch if arch is not None else
                       reader.desc.arch if isinstance(reader, DescriptorReader) else "sm_90")
     notes = tmap.notes(arch)
     if notes and not trust_inferred:

@@ -12,7 +12,8 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 * ``instruction``: every consumer wgmma is ``m64n<BN>k<K>.f32.<dtype>.<dtype>`` with the PTX ISA
   operands and immediates (scales 1, both operands K-major), scale-d 0 (or zeroed accumulators)
   at each tile's first K-block and 1 after, and a ``wgmma.fence`` after any other instruction's
-  access of its registers (seed 003);
+  access of its registers (PTX ISA 9.7.15, ``wgmma.fence``: registers a wgmma reads or writes
+  are accessed by other instructions only across a fence);
 * ``tensor-map``: ``launch`` compiled for the host with ``cuTensorMapEncodeTiled`` replaced by a
   recorder: data type, rank 2, dims ``{K, rows}``, row stride ``K * bytes``, box ``{swizzle span /
   bytes, BM | BN}``, element strides 1, no interleave, and the swizzle enum equal to cuda.h's
@@ -38,11 +39,11 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 * ``spills``: ``ptxas -arch=sm_90a -v`` spills 0 bytes;
 * ``index-functions`` (with the host build): ``d_row``/``d_col`` against the PTX D fragment on every
   (thread, element), ``tile_coords`` a bijection onto an 11 x 7 grid;
-* ``d-store``: no accumulator is stored while a wgmma group may be pending (seed 003:
-  ``wait_group 0`` before the epilogue); each accumulator tag (:mod:`verilayout.simulate.ptx_run`)
-  is stored once at
-  ``D(tm BM + 64 c + row, tn BN + col)`` of the PTX D fragment, ``(tm, tn)`` the tile the producer
-  loaded for that iteration.
+* ``d-store``: no accumulator is stored while a wgmma group may be pending (PTX ISA 9.7.15,
+  ``wgmma.commit_group`` / ``wgmma.wait_group``: the accumulators of a group are read only after
+  a ``wait_group`` that retires it; ``wait_group 0`` before the epilogue); each accumulator tag
+  (:mod:`verilayout.simulate.ptx_run`) is stored once at ``D(tm BM + 64 c + row, tn BN + col)``
+  of the PTX D fragment, ``(tm, tn)`` the tile the producer loaded for that iteration.
 
 >>> GEMM_ASSUMPTIONS[0][:40]
 'one CTA (grid 1) of 128 * (consumers + 1'
@@ -451,7 +452,7 @@ def tensor_maps(source: str, man: dict):
         return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
     kx = k_of_dtype(dt)
-    frag = fragment(f"m64n{bn}k{kx}", "D", dt, acc="f32")
+    frag = fragment((64, bn, kx), "D", dt, acc="f32")
     have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
     have_tiles = bool(re.search(r"\btile_coords\(uint32_t", source))
     drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
@@ -679,7 +680,7 @@ class GemmSim:
                 self.add("instruction", "counterexample", f"consumer {c - 1}, iteration {it}, "
                          f"K-block {kb}: the wgmma follows an access of its accumulator or A "
                          "registers by another instruction with no wgmma.fence in between "
-                         "(seed 003, wgmma.fence)", ev)
+                         "(PTX ISA 9.7.15, wgmma.fence)", ev)
                 return
             sd = v.get("scale_d")
             first = fresh     # the first wgmma since the last epilogue: a new tile or K slice
@@ -1126,7 +1127,7 @@ class GemmSim:
         # long: one walk of every consumer's stores, each against the PTX D fragment and its slot
         if not self._epilogue_order(procs):
             return
-        f = fragment(f"m64n{self.bn}k{self.kx}", "D", self.dt, acc="f32")
+        f = fragment((64, self.bn, self.kx), "D", self.dt, acc="f32")
         regs = f.registers
         coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
         ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == MAP_A_ADDR}

@@ -72,7 +72,7 @@ from verilayout.errors import LayoutError
 
 __all__ = ["SWIZZLES", "INTERLEAVES", "OOB_FILLS", "TMA_DTYPES", "SMEM_ALIGN", "SwizzlePattern",
            "swizzle_pattern", "TensorMap", "Limit", "limit_findings", "require_limits", "check_limits", "write_address",
-           "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "parse_arch", "MEASURED", "ATOM_MODES",
+           "write_z3", "write_table", "ADDR_BITS", "tma_element_bits", "require_arch", "MEASURED", "ATOM_MODES",
            "measured_findings", "TmaEncoding"]
 
 #: CUtensorMapSwizzle, in enum order (cuda.h); the one table is :data:`verilayout.dtypes.TMA_SWIZZLES`.
@@ -237,18 +237,17 @@ def _cu_name(dtype: str) -> str:
     return dtype.strip().lower().removeprefix("cu_tensor_map_data_type_")
 
 
-def parse_arch(arch) -> str:
-    """The TMA rule family of an architecture: ``sm_90`` (sm_90, sm_90a) or ``sm_100`` (sm_100,
-    sm_100a, sm_100f, sm_103...). Law: other names are a LayoutError (no TMA model for them).
+def require_arch(arch: object) -> str:
+    """``arch`` if it is a TMA rule family, ``sm_90`` (Hopper) or ``sm_100`` (Blackwell), the
+    names :class:`~verilayout.hw.nvidia.descriptor.Descriptor` uses; else ``LayoutError`` (names
+    such as ``sm_90a`` or ``sm_103`` are read at the door:
+    :func:`verilayout.frontends.names.parse_arch`).
 
-    >>> parse_arch("sm_90a"), parse_arch("sm_100a")
-    ('sm_90', 'sm_100')
+    >>> require_arch("sm_100")
+    'sm_100'
     """
-    m = re.fullmatch(r"sm_?(\d+)[af]?", str(arch).strip().lower()) if isinstance(arch, str) else None
-    if m and 90 <= int(m.group(1)) < 100:
-        return "sm_90"
-    if m and 100 <= int(m.group(1)) < 110:
-        return "sm_100"
+    if arch in ("sm_90", "sm_100"):
+        return arch  # type: ignore[return-value]
     raise LayoutError(f"arch {arch!r}: the TMA rules are modelled for sm_90 (sm_90a) and sm_100 (sm_100a)")
 
 
@@ -388,7 +387,7 @@ class TensorMap:
         'inference: a 48-byte inner box narrower '
         """
         out = [self.pattern.inferred] if self.pattern.inferred else []
-        if self.swizzle in ATOM_MODES and parse_arch(arch) == "sm_100":
+        if self.swizzle in ATOM_MODES and require_arch(arch) == "sm_100":
             out.append(f"inference: SWIZZLE_{self.swizzle} on sm_100 (taken as accepted and placed as CUTLASS maps "
                        "it; not measured there, and refused on sm_90 as measured)")
         inner = self.inner_bytes
@@ -486,7 +485,7 @@ def measured_findings(t: TensorMap, *, arch: str = "sm_90", start=None) -> list[
     (['box-start-16B'], [])
     """
     out: list[Limit] = []
-    if t.swizzle in ATOM_MODES and parse_arch(arch) == "sm_90":
+    if t.swizzle in ATOM_MODES and require_arch(arch) == "sm_90":
         out.append(Limit("swizzle-arch", _ARCH_MSG.format(mode=t.swizzle, src=MEASURED), MEASURED))
     if start is not None:
         c = tuple(int(x) for x in _ints("start coordinate", start, t.rank))

@@ -16,7 +16,6 @@ along M (operand A) or N (operand B), ``k`` along K.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 
@@ -226,18 +225,9 @@ def _d_fragment_bases(n: int) -> dict[str, list[list[int]]]:
     return {"register": reg, "lane": lane, "warp": _WARP_ROWS}
 
 
-#: Transitional: ``simulate/gemm_check.py`` (another change in flight) still passes the canonical
-#: spelling ``m64n{N}k{K}``; every other caller passes a tuple read at the door
-#: (:func:`verilayout.frontends.names.parse_shape`). Remove with that caller.
-_CANONICAL_SHAPE = re.compile(r"m([0-9]{1,6})n([0-9]{1,6})k([0-9]{1,6})")
-
-
-def _shape(shape: tuple[int, int, int]) -> tuple[int, int, int]:
+def _require_shape(shape: object) -> tuple[int, int, int]:
     """``shape`` as three ints (text such as ``M64N32K16`` is read at the door:
     :func:`verilayout.frontends.names.parse_shape`)."""
-    m = _CANONICAL_SHAPE.fullmatch(shape) if isinstance(shape, str) else None
-    if m:
-        return int(m.group(1)), int(m.group(2)), int(m.group(3))
     if not isinstance(shape, tuple) or len(shape) != 3 or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in shape):
         raise LayoutError(f"shape {shape!r}: expected (m, n, k), e.g. (64, 32, 16)")
@@ -257,7 +247,7 @@ def fragment(shape: tuple[int, int, int], operand: str, dtype: str, acc: str | N
     >>> fragment((64, 24, 16), "D", "bf16").registers
     12
     """
-    m, n, k = _shape(shape)
+    m, n, k = _require_shape(shape)
     shape = f"m{m}n{n}k{k}"
     op = str(operand).strip().upper()
     if op not in ("A", "D"):

@@ -41,7 +41,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.names import parse_major, parse_swizzle
+from verilayout.frontends.names import parse_arch, parse_major, parse_swizzle
 from verilayout.hw.nvidia.tma import TensorMap
 from verilayout.prove.tma import descriptor_reader, layout_reader, check_ring
 from verilayout.spec.format import Kind, prefixed
@@ -87,7 +87,8 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
         raise LayoutError(f"{where}: trust_inferred must be true or false")
     return prefixed(where, check_ring, tmap, reader, stages=stages, stage_bytes=stage_bytes, copies=copies,
                     base_align=base_align, base=base, inner=inner, trust_inferred=trust_inferred,
-                    arch=arch, start=tuple(start) if isinstance(start, list) else start,
+                    arch=None if arch is None else prefixed(where, parse_arch, arch),
+                    start=tuple(start) if isinstance(start, list) else start,
                     timeout_ms=timeout_ms)
 
 

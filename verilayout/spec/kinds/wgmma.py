@@ -301,7 +301,7 @@ def fragment_coverage(frag) -> tuple[dict | None, int]:
     than exactly one ``(thread, element)`` (None: every element exactly once).
 
     >>> from verilayout.hw.nvidia.wgmma import fragment
-    >>> fragment_coverage(fragment("m64n24k16", "D", "f16"))
+    >>> fragment_coverage(fragment((64, 24, 16), "D", "f16"))
     (None, 1536)
     """
     L = frag.layout
@@ -363,7 +363,7 @@ def _wgmma_n(spec, where, timeout_ms, dtype, acc, n):
     if not isinstance(n, list) or not all(isinstance(x, int) and not isinstance(x, bool)
                                           for x in n):
         raise LayoutError(f"{where}: n must be a list of integers")
-    prefixed(where, fragment, f"m64n8k{k}", "D", dtype, acc=acc)     # N = 8 is valid for every type
+    prefixed(where, fragment, (64, 8, k), "D", dtype, acc=acc)     # N = 8 is valid for every type
     claimed = set(n)
     for cand in sorted(set(range(1, 257)) | claimed):
         try:
