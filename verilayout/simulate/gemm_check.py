@@ -62,7 +62,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
-from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
+from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc, compile_ptx,
                                               imm_operands, ptxas_spills)
@@ -1127,9 +1127,8 @@ class GemmSim:
         # long: one walk of every consumer's stores, each against the PTX D fragment and its slot
         if not self._epilogue_order(procs):
             return
-        f = fragment((64, self.bn, self.kx), "D", self.dt, acc="f32")
-        regs = f.registers
-        coord = np.array([[f.coord(t, e) for e in range(regs)] for t in range(128)])
+        coord = np.array(fragment_coords((64, self.bn, self.kx), "D", self.dt, acc="f32"))
+        regs = coord.shape[1]
         ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == MAP_A_ADDR}
         raw = {}                        # iteration -> tile, read off the TMA coordinates
         for x in tmas:

@@ -16,6 +16,7 @@ along M (operand A) or N (operand B), ``k`` along K.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -232,6 +233,20 @@ def _require_shape(shape: object) -> tuple[int, int, int]:
             isinstance(v, int) and not isinstance(v, bool) for v in shape):
         raise LayoutError(f"shape {shape!r}: expected (m, n, k), e.g. (64, 32, 16)")
     return shape
+
+
+@functools.lru_cache(maxsize=64)   # key: the fragment's (shape, operand, dtype, acc)
+def fragment_coords(shape: tuple[int, int, int], operand: str, dtype: str,
+                    acc: str | None = None) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """``fragment_coords(...)[t][e] == fragment(...).coord(t, e)`` for every thread ``t`` of the
+    warpgroup and element ``e`` below ``registers``: the whole table, computed once per fragment
+    (the GEMM checks read it for every kernel).
+
+    >>> fragment_coords((64, 8, 16), "A", "f16")[37][6] == fragment((64, 8, 16), "A", "f16").coord(37, 6)
+    True
+    """
+    f = fragment(shape, operand, dtype, acc)
+    return tuple(tuple(f.coord(t, e) for e in range(f.registers)) for t in range(128))
 
 
 def fragment(shape: tuple[int, int, int], operand: str, dtype: str, acc: str | None = None) -> Fragment:
