@@ -32,11 +32,6 @@ SLOW_FILES = frozenset({
 #: the first process that collects them starts :func:`~tests.oracles.cutlass_build.prebuild` in the
 #: background, so the compiler works while the rest of the suite runs and no test waits for it.
 LATE_FILES = ("test_cutlass_gmma_desc.py", "test_cutlass_umma_desc.py")
-#: The files that take longest (each a minute or more of CPU on two workers, from
-#: ``--durations``): they run first, so that the two xdist workers (``--dist loadfile``: one file
-#: per worker at a time) end together instead of one finishing a long file alone.
-EARLY_FILES = ("test_emit_gemm_select.py", "test_audit.py", "test_emit_wgmma.py", "test_thirdparty.py",
-               "test_emit_independent.py", "test_intel_blockload_blocked.py", "test_cute.py")
 _prebuild: list = []
 
 
@@ -67,14 +62,9 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests (see ``SLOW_FILES``); run the longest files first (``EARLY_FILES``) and
-    the C++-built oracles last (``LATE_FILES``, their build started in the background)."""
-    def rank(it) -> tuple[int, int]:
-        name = os.path.basename(str(getattr(it, "path", it.fspath)))
-        if name in EARLY_FILES:
-            return 0, EARLY_FILES.index(name)
-        return (2 if name in LATE_FILES else 1), 0
-    items.sort(key=rank)                        # stable: the order within each rank is kept
+    """Mark the slow tests (see ``SLOW_FILES``); run the C++-built oracles last (``LATE_FILES``,
+    their build started in the background; the sort is stable)."""
+    items.sort(key=lambda it: os.path.basename(str(getattr(it, "path", it.fspath))) in LATE_FILES)
     for item in items:
         path = str(getattr(item, "path", item.fspath))
         if (os.path.basename(path) in SLOW_FILES or f"{os.sep}oracles{os.sep}" in path
