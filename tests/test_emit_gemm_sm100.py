@@ -337,3 +337,18 @@ def test_cli_sm100_split_k_and_epilogue_options(tmp_path, capsys):
     assert d["epilogue"]["where"] == "reduction kernel"
     src = (tmp_path / "b" / "kernel.cu").read_text()
     assert "vl_splitk_reduce" in src and "bf16(silu(acc + bias[col]))" in src
+
+
+@pytest.mark.slow
+@needs_nvcc
+def test_simulate_of_an_sm100_emission_runs_the_tcgen05_checks(tmp_path, capsys):
+    """``verilayout simulate DIR`` of an ``--arch sm_100a`` emission compiles kernel.cu for
+    sm_100a and runs the tcgen05 checks (it compiled for sm_90a, where ptxas refuses
+    ``tcgen05.alloc``, before)."""
+    from verilayout.cli.main import main
+    out = str(tmp_path / "g")
+    assert main(["emit", "gemm", "--tile", "128x128x64", "--arch", "sm_100a", "-o", out]) == 0
+    capsys.readouterr()
+    assert main(["simulate", out]) == 0
+    text = capsys.readouterr().out
+    assert "independent checks proved" in text and "tmem" in text and "sm_90a" not in text

@@ -48,6 +48,7 @@ from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
+from verilayout.simulate.tcgen05_check import check_tcgen05_source
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.frontends.names import parse_shape
 from verilayout.hw.nvidia.wgmma import fragment
@@ -146,6 +147,8 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
             raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
+        if man.get("arch") == "sm_100a":     # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+            return _gemm_result(check_tcgen05_source(man, source))
         return _gemm_result(check_gemm(man, source))
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
