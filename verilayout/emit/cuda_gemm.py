@@ -36,13 +36,32 @@ from verilayout.errors import LayoutError
 
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
            "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
-           "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH"]
+           "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH",
+           "SPLIT_WORKSPACE"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
 #: ``setmaxnreg`` targets with two consumer warpgroups: 128 * 40 + 256 * 232 <= 65536.
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
+
+#: The launcher's output pointer: ``D``, or with split-K a float workspace of SPLITS x M x N
+#: (grown on demand, kept between launches) that the reduction kernel then sums into ``D``; the
+#: sm_90a and sm_100a launchers both start with it.
+SPLIT_WORKSPACE = r"""  store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
+  static float* ws = nullptr;
+  static size_t ws_elems = 0;
+  if (SPLITS > 1) {
+    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
+    if (need > ws_elems) {
+      if (ws != nullptr) cudaFree(ws);
+      ws = nullptr; ws_elems = 0;
+      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
+      ws_elems = need;
+    }
+    out = reinterpret_cast<store_t*>(ws);
+  }
+"""
 
 REDUCE_KERNEL = r"""// ----- split-K reduction: D[i] = W[0][i] + W[1][i] + ... + W[SPLITS-1][i], each slot once, in order
 __global__ void __launch_bounds__(256)
@@ -496,20 +515,7 @@ static vl_encode_tiled_t encode_tiled() {
                      long(((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
   const long ctas = long(sms > 0 ? sms : sm_count) / CLUSTER;   // clusters of the persistent grid
   const int grid = int(units < ctas ? units : (ctas > 0 ? ctas : 1)) * CLUSTER;
-  store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
-  static float* ws = nullptr;
-  static size_t ws_elems = 0;
-  if (SPLITS > 1) {
-    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
-    if (need > ws_elems) {
-      if (ws != nullptr) cudaFree(ws);
-      ws = nullptr; ws_elems = 0;
-      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
-      ws_elems = need;
-    }
-    out = reinterpret_cast<store_t*>(ws);
-  }
-  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
+${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
@@ -698,6 +704,7 @@ def render_gemm_cuda(man: dict) -> str:
         **_cluster_subs(man),
         **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
         "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+        "split_workspace": SPLIT_WORKSPACE,
         "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
         "desc_a": desc_a, "desc_b": desc_b,
         "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),

@@ -35,6 +35,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
 from verilayout.core.cute import ComposedLayout
 from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUCE_KERNEL, REDUCE_LAUNCH,
+                                       SPLIT_WORKSPACE,
                                        require_gemm_manifest, obligation_block, select_expr,
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
@@ -404,20 +405,7 @@ static vl_encode_tiled_t encode_tiled() {
     ctas = n;
   }
   (void)ctas;
-  store_t* out = reinterpret_cast<store_t*>(D);   // split-K: the partial sums go to the workspace
-  static float* ws = nullptr;
-  static size_t ws_elems = 0;
-  if (SPLITS > 1) {
-    const size_t need = size_t(SPLITS) * size_t(M) * size_t(N);
-    if (need > ws_elems) {
-      if (ws != nullptr) cudaFree(ws);
-      ws = nullptr; ws_elems = 0;
-      if (cudaMalloc(&ws, need * sizeof(float)) != cudaSuccess) return 3;
-      ws_elems = need;
-    }
-    out = reinterpret_cast<store_t*>(ws);
-  }
-  CUtensorMap ta, tb;
+${split_workspace}  CUtensorMap ta, tb;
   int e = make_tensor_map(&ta, A, M, K, BM);
   if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
   if (e != 0) return e;
@@ -472,6 +460,7 @@ def render_tcgen05_cuda(man: dict) -> str:
            "tmem_ld": _tmem_ld(), "splits": man.get("splits", 1), **epilogue_subs(man),
            "epilogue_funcs": epilogue_source(man),
            "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+           "split_workspace": SPLIT_WORKSPACE,
            "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else ""}
     return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
 
