@@ -37,7 +37,7 @@ from verilayout.errors import LayoutError
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
            "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
            "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH",
-           "SPLIT_WORKSPACE"]
+           "SPLIT_WORKSPACE", "ENCODE_TILED"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -166,6 +166,29 @@ def wgmma_asm(man: dict) -> list[str]:
 #: the host's 2-D tensor map of a rows x K row-major operand (box: BOX_K elements of K x box_rows
 #: rows), shared by the sm_90a and sm_100a programs; ``${tma_dtype}`` and ``${swizzle_code}`` are
 #: filled with the kernel's template
+#: The driver's ``cuTensorMapEncodeTiled``, looked up through the runtime (no -lcuda needed);
+#: the sm_90a and sm_100a host code both call it.
+ENCODE_TILED = r"""typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                      const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                      const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+static vl_encode_tiled_t encode_tiled() {
+  static vl_encode_tiled_t fn = nullptr;
+  if (fn == nullptr) {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+#else
+    if (cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
+#endif
+    fn = reinterpret_cast<vl_encode_tiled_t>(p);
+  }
+  return fn;
+}
+"""
+
 MAKE_TENSOR_MAP = r"""static int make_tensor_map(CUtensorMap* map, const void* ptr, int rows, int K, uint32_t box_rows) {
   vl_encode_tiled_t fn = encode_tiled();
   if (fn == nullptr) return 4;
@@ -458,26 +481,7 @@ ${consumer_regs}
 ${end_sync}}
 
 ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
-typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                      const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                      const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-static vl_encode_tiled_t encode_tiled() {
-  static vl_encode_tiled_t fn = nullptr;
-  if (fn == nullptr) {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-#if CUDART_VERSION >= 12050
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
-#else
-    if (cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
-#endif
-    fn = reinterpret_cast<vl_encode_tiled_t>(p);
-  }
-  return fn;
-}
-
+""" + ENCODE_TILED + r"""
 // rows x K row-major operand; box = BOX_K elements of K x box_rows rows, SWIZZLE_${swizzle}, zero fill
 """ + MAKE_TENSOR_MAP + r"""
 // Why a problem is refused ("" when accepted): the TMA row stride must be a multiple of 16 bytes.

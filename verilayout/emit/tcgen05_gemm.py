@@ -35,7 +35,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
 from verilayout.core.cute import ComposedLayout
 from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUCE_KERNEL, REDUCE_LAUNCH,
-                                       SPLIT_WORKSPACE,
+                                       SPLIT_WORKSPACE, ENCODE_TILED,
                                        require_gemm_manifest, obligation_block, select_expr,
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
@@ -375,21 +375,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 }
 
 ${reduce_kernel}
-typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                      const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                      const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                      CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-static vl_encode_tiled_t encode_tiled() {
-  static vl_encode_tiled_t fn = nullptr;
-  if (fn == nullptr) {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) != cudaSuccess) p = nullptr;
-    fn = reinterpret_cast<vl_encode_tiled_t>(p);
-  }
-  return fn;
-}
-""" + MAKE_TENSOR_MAP + r"""[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
+""" + ENCODE_TILED + r"""""" + MAKE_TENSOR_MAP + r"""[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
   if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";
   if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
   return "";
