@@ -164,20 +164,31 @@ def most_served(pairs, t):
     lanes = np.array([p[0] for p in pairs])
     rows = np.array([p[1] for p in pairs])
     cols = np.array([p[2] for p in pairs])
+    # per lane, its pairs' rows and byte columns, padded to one width (valid marks the real ones)
+    n_lanes = int(lanes.max()) + 1 if lanes.size else 1
+    width = max(1, int(np.bincount(lanes, minlength=n_lanes).max()) if lanes.size else 1)
+    R = np.zeros((n_lanes, width), dtype=np.int64)
+    XB = np.zeros((n_lanes, width), dtype=np.int64)
+    valid = np.zeros((n_lanes, width), dtype=bool)
+    for ln in range(n_lanes):
+        sel = lanes == ln
+        k = int(sel.sum())
+        R[ln, :k], XB[ln, :k], valid[ln, :k] = rows[sel], cols[sel] * t, True
     best = 0
     for e, w, h, a, mode in legal_shapes():
         cells = lane_elements(e, w, h, a, mode, t)
         if not cells:
             continue
-        votes = []
-        for (lane, _), (dy, b0) in cells.items():
-            sel = lanes == lane
-            X = cols[sel] * t - b0  # the load's x, in bytes
-            ok = (X % max(4, e) == 0)
-            votes.append(((rows[sel] - dy)[ok] + 64) * 100_000 + X[ok] + 50_000)
-        v = np.concatenate(votes)
-        if v.size:
-            best = max(best, int(np.bincount(v - v.min()).max()))
+        lane_of = np.array([lane for lane, _ in cells], dtype=np.int64)
+        keep = lane_of < n_lanes
+        dy_b0 = np.array(list(cells.values()), dtype=np.int64)[keep]
+        lane_of = lane_of[keep]
+        X = XB[lane_of] - dy_b0[:, 1:2]  # the load's x, in bytes
+        ok = valid[lane_of] & (X % max(4, e) == 0)
+        y, x = (R[lane_of] - dy_b0[:, 0:1])[ok], X[ok]   # the load's (y, x) serving each pair
+        if y.size:   # the most pairs served at one (y, x): count each position (dense index)
+            y, x = y - y.min(), x - x.min()
+            best = max(best, int(np.bincount(y * (int(x.max()) + 1) + x).max()))
     return best
 
 

@@ -31,6 +31,7 @@ swizzle 0/32/64/128 bytes, either major-ness) and the best ``#ttg.swizzled_share
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -513,17 +514,27 @@ def optimal_swizzle(accesses, elem_bits: int, out_dims: dict, model: BankModel =
 
 
 def _named_candidates(shape: Sequence[int], elem_bits: int, swizzled: bool = True):
+    """``(family, name, layout, params)`` of every layout Triton can name for ``shape``: the
+    ``nvmma_shared`` modes, then (``swizzled``) every invertible ``swizzled_shared``."""
+    for family, name, lay, params in _candidate_table(tuple(int(v) for v in shape), elem_bits, swizzled):
+        yield family, name, lay, {k: (list(v) if isinstance(v, tuple) else v) for k, v in params}
+
+
+@functools.lru_cache(maxsize=32)   # the audit asks for the same tile shapes kernel after kernel
+def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
+    out = []
     for sw in (0, 32, 64, 128):
         for tr in (False, True):
             try:
                 lay = nvmma_shared_layout(shape, sw, elem_bits, tr)
             except LayoutError:
                 continue
-            yield "wgmma", f"{sw}B" if sw else "none", lay, {"swizzle_byte_width": sw, "transposed": tr}
+            out.append(("wgmma", f"{sw}B" if sw else "none", lay,
+                        (("swizzle_byte_width", sw), ("transposed", tr))))
     rank = len(shape)
     if not swizzled:
-        return
-    for order in ([1, 0], [0, 1]) if rank == 2 else ([list(range(rank))[::-1]]):
+        return tuple(out)
+    for order in ((1, 0), (0, 1)) if rank == 2 else (tuple(range(rank))[::-1],):
         for vec in (1, 2, 4, 8, 16):
             for per in (1, 2, 4, 8):
                 for mx in (1, 2, 4, 8, 16):
@@ -532,8 +543,9 @@ def _named_candidates(shape: Sequence[int], elem_bits: int, swizzled: bool = Tru
                     lay = swizzled_shared_layout(shape, vec, per, mx, order)
                     if not lay.is_invertible():
                         continue
-                    yield "swizzled", "swizzled_shared", lay, {"vec": vec, "perPhase": per,
-                                                                "maxPhase": mx, "order": list(order)}
+                    out.append(("swizzled", "swizzled_shared", lay,
+                                (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order))))
+    return tuple(out)
 
 
 def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bits: int,
@@ -551,6 +563,12 @@ def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bi
     >>> p.best.total, p.lower_bound, p.verdict.status
     (8, 8, 'proved')
     """
+    return _synthesize(write, read, elem_bits, num_banks, swizzled)
+
+
+@functools.lru_cache(maxsize=256)   # an audit meets the same (layout, tile) pair in kernel after kernel
+def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits: int,
+                num_banks: int, swizzled: bool) -> SwizzlePlan:
     model = BankModel(num_banks=num_banks)
     accesses = [(lay, role) for lay, role in ((write, "write"), (read, "read")) if lay is not None]
     if not accesses:
