@@ -16,8 +16,14 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.cga import standard_out_dims
 
 
-def _padded(value: int, size: int) -> str:
-    return str(value).rjust(len(str(max(size - 1, 0))))
+def _coord_text(dims: Sequence[int], sep: str):
+    """``out -> "(i<sep>j)"`` with each index padded to the width of its dim's largest index;
+    the padded texts are built once per dim."""
+    texts = [[str(v).rjust(len(str(max(d - 1, 0)))) for v in range(d)] for d in dims]
+    if len(dims) == 2:
+        t0, t1 = texts
+        return lambda out: f"({t0[out[0]]}{sep}{t1[out[1]]})"
+    return lambda out: "(" + sep.join(t[v] for t, v in zip(texts, out)) + ")"
 
 
 def _row_major(coords: Sequence[int], shape: Sequence[int]) -> int:
@@ -61,8 +67,9 @@ def _in_size(layout: LinearLayout, name: str) -> int:
     return layout.in_dims.get(name, 1)
 
 
-def _walk(layout: LinearLayout, order: Sequence[str]):
-    """Yield (inputs, outputs) over every hardware coordinate, ``order`` outermost first."""
+def _walk(layout: LinearLayout, order: Sequence[str]) -> tuple[dict, list[tuple]]:
+    """``(inputs, outputs)`` over every hardware coordinate, ``order`` outermost first: per input
+    dim of ``order`` the list of its values, and the list of output tuples, point by point."""
     import numpy as np  # deferred: start-up time (only array code needs numpy)
     sizes = [_in_size(layout, n) for n in order]
     table = layout.apply_all()  # packed outputs, flat input with the first in dim low
@@ -92,8 +99,7 @@ def _walk(layout: LinearLayout, order: Sequence[str]):
     packed = table[idx]
     outs = [((packed >> o) & m).tolist() for o, m in offs]
     cols = {n: coords[n].tolist() for n in order}
-    for k in range(total):
-        yield {n: cols[n][k] for n in order}, [o[k] for o in outs]
+    return cols, list(zip(*outs)) if outs else [()] * total
 
 
 def _shared_points(layout: LinearLayout, dims: list[int]):
@@ -106,9 +112,10 @@ def _shared_points(layout: LinearLayout, dims: list[int]):
     for d in dims:
         total *= d
     per_block = total // _in_size(layout, "block")
-    for ins, out in _walk(layout, ["block", "offset"]):
-        if ins["offset"] < per_block:
-            yield ins["block"], ins["offset"], out
+    cols, outs = _walk(layout, ["block", "offset"])
+    for block, offset, out in zip(cols["block"], cols["offset"], outs):
+        if offset < per_block:
+            yield block, offset, out
 
 
 def format_hardware_view(layout: LinearLayout, shape: Sequence[int] | None = None) -> str:
@@ -126,7 +133,7 @@ def format_hardware_view(layout: LinearLayout, shape: Sequence[int] | None = Non
     (0), (1), (2), (3)
     """
     dims = _view_dims(layout, shape)
-    coord = lambda out: "(" + ",".join(_padded(v, d) for v, d in zip(out, dims)) + ")"
+    coord = _coord_text(dims, ",")
     lines: list[str] = []
     if _is_shared(layout):
         for block, offset, out in _shared_points(layout, dims):
@@ -136,16 +143,14 @@ def format_hardware_view(layout: LinearLayout, shape: Sequence[int] | None = Non
         return "\n".join(lines) + "\n"
     n_blocks = _in_size(layout, "block")
     n_lanes = _in_size(layout, "lane")
-    row: list[str] = []
-    for ins, out in _walk(layout, ["block", "warp", "register", "lane"]):
-        if ins["lane"] == 0 and ins["register"] == 0:
-            if ins["warp"] == 0 and n_blocks > 1:
-                lines.append(f"Block{ins['block']}:")
-            lines.append(f"Warp{ins['warp']}:")
-        row.append(coord(out))
-        if ins["lane"] == n_lanes - 1:
-            lines.append(", ".join(row))
-            row = []
+    cols, outs = _walk(layout, ["block", "warp", "register", "lane"])
+    texts = [coord(out) for out in outs]
+    for at in range(0, len(outs), n_lanes):        # one line per (block, warp, register)
+        if cols["register"][at] == 0:
+            if cols["warp"][at] == 0 and n_blocks > 1:
+                lines.append(f"Block{cols['block'][at]}:")
+            lines.append(f"Warp{cols['warp'][at]}:")
+        lines.append(", ".join(texts[at:at + n_lanes]))
     return "\n".join(lines) + "\n"
 
 
@@ -170,23 +175,25 @@ def format_tensor_view(layout: LinearLayout, shape: Sequence[int] | None = None)
     shared = _is_shared(layout)
     if shared:
         per_block = total // _in_size(layout, "block")
+        coord = _coord_text(dims, ":")
         for block, offset, out in _shared_points(layout, dims):
-            cells[block * per_block + offset].append(
-                "(" + ":".join(_padded(v, d) for v, d in zip(out, dims)) + ")")
+            cells[block * per_block + offset].append(coord(out))
         sep = ","
     else:
         n_blocks = _in_size(layout, "block")
         n_lanes, n_warps = _in_size(layout, "lane"), _in_size(layout, "warp")
         n_regs = _in_size(layout, "register")
-        pad = lambda v, m: " " * (len(str(m - 1)) - len(str(v)))
-        for ins, out in _walk(layout, ["block", "warp", "lane", "register"]):
-            tid = ins["lane"] + ins["warp"] * n_lanes
-            text = pad(ins["block"], n_blocks) + pad(tid, n_warps * n_lanes) + \
-                pad(ins["register"], n_regs)
-            if n_blocks > 1:
-                text += f"B{ins['block']}:"
-            text += f"T{tid}:{ins['register']}"
-            cells[_row_major(out, dims)].append(text)
+        padded = lambda m: [" " * (len(str(m - 1)) - len(str(v))) for v in range(m)]
+        pad_b, pad_t, pad_r = padded(n_blocks), padded(n_warps * n_lanes), padded(n_regs)
+        name_b = [f"B{b}:" if n_blocks > 1 else "" for b in range(n_blocks)]
+        name_t = [f"T{t}:" for t in range(n_warps * n_lanes)]
+        name_r = [str(r) for r in range(n_regs)]
+        cols, outs = _walk(layout, ["block", "warp", "lane", "register"])
+        strides = [_row_major([0] * k + [1] + [0] * (len(dims) - k - 1), dims) for k in range(len(dims))]
+        for b, w, ln, r, out in zip(cols["block"], cols["warp"], cols["lane"], cols["register"], outs):
+            tid = ln + w * n_lanes
+            cells[sum(v * st for v, st in zip(out, strides))].append(
+                pad_b[b] + pad_t[tid] + pad_r[r] + name_b[b] + name_t[tid] + name_r[r])
         sep = ", "
     return _tensor_text(["|".join(c) for c in cells], dims, sep)
 
