@@ -533,11 +533,10 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     strides = [1] * len(outs)
     for i in range(len(outs) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
-    out = []
-    for t in range(n):
-        base = tuple(a ^ b for a, b in zip(lanes[t % 32], warps[(t // 32) % len(warps)]))
-        out.append({sum((x ^ y) * s for x, y, s in zip(r, base, strides)) for r in regs})
-    return out
+    t = np.arange(n)
+    base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
+    flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
+    return [set(row) for row in flat.tolist()]
 
 
 def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:

@@ -482,6 +482,14 @@ def optimal_swizzle(accesses, elem_bits: int, out_dims: dict, model: BankModel =
     """The best GF(2) swizzle for ``accesses`` (``[(layout, "write"|"read"), ...]``), bound, verdict."""
     if not 1 <= len(accesses) <= 2:
         raise LayoutError("swizzle synthesis takes one or two accesses (write and/or read)")
+    return _optimal_swizzle(tuple((lay, role) for lay, role in accesses), elem_bits,
+                            tuple(out_dims.items()), model)
+
+
+@functools.lru_cache(maxsize=256)   # the audit meets one conversion's layout pair kernel after kernel
+def _optimal_swizzle(accesses: tuple, elem_bits: int, out_items: tuple, model: BankModel
+                     ) -> tuple[Candidate, int, Verdict]:
+    out_dims = dict(out_items)
     accs = [_prepare(lay, role, out_dims) for lay, role in accesses]
     n = accs[0].layout.total_out_bits
     choices = sorted(_choices(accs, n, elem_bits, model), key=lambda c: (c.lower, -len(c.order)))
