@@ -2,22 +2,12 @@
 again from the op's TTGIR line (independent of the auditor's own code paths)."""
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import parse_module
-
-
-def _xor_apply(bases, index):
-    out = [0] * len(bases[0]) if bases else []
-    i = 0
-    while index:
-        if index & 1:
-            out = [a ^ b for a, b in zip(out, bases[i])]
-        index >>= 1
-        i += 1
-    return tuple(out)
 
 
 def brute_wavefronts(reg, smem, bits, shift=None, max_bits=128):
@@ -26,9 +16,12 @@ def brute_wavefronts(reg, smem, bits, shift=None, max_bits=128):
     ``shift``: a subslice's offsets within the allocation ``smem`` covers; every element the
     registers name is moved there (integer addition) before its offset is looked up."""
     offs = smem.bases["offset"]
+    coords = [tuple(0 for _ in offs[0])] if offs else [()]
+    for b in offs:                                         # coords[o] = XOR of o's offset bases
+        coords = coords + [tuple(x ^ y for x, y in zip(c, b)) for c in coords]
     table = {}
-    for o in range(1 << len(offs)):
-        table.setdefault(_xor_apply(offs, o), o)          # first offset holding the element
+    for o, c in enumerate(coords):
+        table.setdefault(c, o)                             # first offset holding the element
     shift = tuple(shift or (0,) * len(next(iter(table))))
 
     class _Where(dict):
@@ -54,26 +47,49 @@ def brute_wavefronts(reg, smem, bits, shift=None, max_bits=128):
         rest = [nz[v.bit_length() - 1]] + rest
     others = nz[v.bit_length() - 1:]
     per_phase = 32 if v * bits <= 32 else 16 if v * bits == 64 else 8
+    # coordinates packed into one int, a field of `width` bits per dim: XOR of packed coordinates
+    # is the packed XOR (no carries), so each input's coordinates are its span's XORs
+    width = max([1] + [x.bit_length() for b in regs + lanes + warps for x in b])
+    pack = lambda c: sum(x << (width * i) for i, x in enumerate(c))
+    unpack = lambda q: tuple((q >> (width * i)) & ((1 << width) - 1) for i in range(len(shift)))
+
+    def span(bases):          # span[i] = XOR of the bases selected by the bits of i
+        out = [0]
+        for b in bases:
+            pb = pack(b)
+            out = out + [q ^ pb for q in out]
+        return out
+    lane_at, offset_of = span(lanes), {}
     worst = 0
-    for w in range(1 << len(warps)):
-        for r in range(1 << len(others)):
-            total = 0
-            for ph in range(32 // per_phase):
-                banks = {}
-                for lane in range(ph * per_phase, (ph + 1) * per_phase):
-                    base = [a ^ b ^ c for a, b, c in zip(_xor_apply(others, r), _xor_apply(lanes, lane),
-                                                           _xor_apply(warps, w))]
-                    off = where[tuple(base)]
-                    for byte in range(off * bits // 8, (off + v) * bits // 8):
-                        banks.setdefault((byte // 4) % 32, set()).add(byte // 4)
-                total += max(len(s) for s in banks.values())
-            worst = max(worst, total)
+    for ow in {o ^ w for o in span(others) for w in span(warps)}:
+        total = 0
+        for ph in range(32 // per_phase):
+            banks = {}
+            for lane in range(ph * per_phase, (ph + 1) * per_phase):
+                q = ow ^ lane_at[lane]
+                off = offset_of.get(q)
+                if off is None:
+                    off = offset_of[q] = where[unpack(q)]
+                first, end = off * bits // 8, (off + v) * bits // 8     # the bytes [first, end)
+                for word in range(first // 4, (end - 1) // 4 + 1):     # the 4-byte words they touch
+                    banks.setdefault(word % 32, set()).add(word)
+            total += max(len(s) for s in banks.values())
+        worst = max(worst, total)
     return v, worst
+
+
+@functools.lru_cache(maxsize=64)
+def _module(path: str, stamp: float):
+    return parse_module(Path(path).read_text())
+
+
+def _module_of(path):
+    return _module(str(path), Path(path).stat().st_mtime)
 
 
 def layouts_of(path, check):
     """The register and shared layouts of a bank check, read again from the op's TTGIR line."""
-    mod = parse_module(Path(path).read_text())
+    mod = _module_of(path)
     op = next(o for o in mod.ops if o.line == check.line)
     mem_name = None
     if op.name == "ttg.local_load":
@@ -109,7 +125,7 @@ def layouts_of(path, check):
 def max_vector_bits(path, check) -> int:
     """The widest access the op allows: 128 bits, or a cp.async's ``contiguity`` elements (at least
     32 bits: cp.async copies 4, 8 or 16 bytes)."""
-    mod = parse_module(Path(path).read_text())
+    mod = _module_of(path)
     op = next(o for o in mod.ops if o.line == check.line)
     if op.name != "ttg.async_copy_global_to_local":
         return 128
