@@ -469,9 +469,9 @@ _SYNTH = ("swizzle", "synth", "-t", "tensor<512x512xf16>", "--write",
 def test_ctrl_c_at_any_moment_is_130_or_the_commands_own_exit():
     """Ctrl-C swept over the life of a command (its imports, solving, shutdown): each
     run is either interrupted (exit 130, the one line) or had finished (exit 0, no error line).
-    Before the fix, 3 to 5 of 60 such runs died by SIGINT (exit -2): a Ctrl-C in the package
-    import ran before the handler, z3's own SIGINT handling left Python an unhandled interrupt,
-    and one landing in the interpreter's shutdown met the default action."""
+    Before the fix, 3 to 5 of 60 such runs died by SIGINT (exit -2): after an interrupt the
+    interpreter's own exit re-raised the signal, and one landing in the interpreter's shutdown met
+    the default action."""
     seen = []
     # from 0.15 s: before that (python -c pass takes 0.04 s idle) Ctrl-C can land in Python's own
     # start-up, before any code of ours runs
