@@ -4,6 +4,8 @@ import os
 import signal
 import sys
 
+from verilayout.cli.main import main
+
 
 def run() -> None:
     """Run :func:`verilayout.cli.main.main` and exit with its code.
@@ -14,7 +16,6 @@ def run() -> None:
     command's own.
     """
     try:
-        from verilayout.cli.main import main  # loaded with the package (a light import, ~20 ms)
         code = main()
     except KeyboardInterrupt:
         print("error: interrupted (Ctrl-C)", file=sys.stderr)
