@@ -50,6 +50,7 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -64,8 +65,8 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc, compile_ptx,
-                                              imm_operands, ptxas_spills)
+from verilayout.simulate.independent import (HOST_NVCC_FLAGS, Check, IndependentReport, run_nvcc,
+                                              compile_ptx, imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec", "splits_of", "bias_loader",
@@ -480,28 +481,29 @@ def tensor_maps(source: str, man: dict):
     return got, out_checks
 
 
-def _driver_output(source: str, drv: str) -> list[str] | Check:
+@functools.lru_cache(maxsize=32)   # keyed by (kernel source, driver); one host build per process
+def _driver_output(source: str, drv: str) -> tuple[str, ...] | Check:
     """Law: the lines the recording driver prints when kernel.cu's host code is built with it
-    (nvcc, sm_90a; without -lcuda if linking it fails) and run; a counterexample Check where the
-    host code does not build."""
+    (nvcc with ``HOST_NVCC_FLAGS``: nvcc's host code, no SASS; linked without -lcuda, with it
+    if that fails) and run; a counterexample Check where the host code does not build."""
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write(drv)
-        # compiled once; linked with -lcuda, else (no driver library here) without it
-        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-c", "driver.cu",
-                            "-o", "driver.o"], d)
+        # compiled once; the encoder is looked up through the runtime (and recorded here), so
+        # the driver library is linked only where linking without it fails
+        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "-c", "driver.cu", "-o", "driver.o"], d)
         if rc == 0:
-            rc, out = run_nvcc(["driver.o", "-o", "driver", "-lcuda"], d)
+            rc, out = run_nvcc(["driver.o", "-o", "driver"], d)
             if rc != 0:
-                rc, out = run_nvcc(["driver.o", "-o", "driver"], d)
+                rc, out = run_nvcc(["driver.o", "-o", "driver", "-lcuda"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
             return Check("tensor-map", "counterexample", f"the host code does not build "
                          f"with a recording cuTensorMapEncodeTiled: {err.strip()}")
         p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
-    return p.stdout.splitlines()
+    return tuple(p.stdout.splitlines())
 
 
 def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
@@ -1136,10 +1138,10 @@ class GemmSim:
                 tm, tn = raw.get(x["it"], (None, None))
                 raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == MAP_A_ADDR else (tm, x["c1"] // self.bn)
         tiles = {**raw, **tiles}
-        got: dict = {}
+        tile_id: dict = {}
+        keys: list = []                 # rows (consumer, thread, element, tile id, slot), one per store in D
         cover: dict = {}
         bad = None
-        mn = self.M * self.N
         for c in range(1, self.cons + 1):
             it, acc = -1, []
             for ev, v, n, t in procs[c]:
@@ -1152,49 +1154,30 @@ class GemmSim:
                 if not ev.op.startswith("st.global"):
                     continue
                 tile = tiles.get(it)
+                tid = tile_id.setdefault(tile, len(tile_id))
                 for pos, e, alt in self._stored(ev, v, regs):
-                    slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
-                    row, col = rem // self.N, rem % self.N
-                    for q in range(len(t)):
-                        tt, ee = int(t[q]) % 128, int(e[q])
-                        if alt is not None and tile is not None:   # a value several elements give
-                            rr = int(row[q]) - tile[0] * self.bm - 64 * (c - 1)
-                            cc = int(col[q]) - tile[1] * self.bn
-                            hit = np.nonzero((coord[tt, :, 0] == rr) & (coord[tt, :, 1] == cc))[0]
-                            if len(hit) and alt[q, hit[0]]:
-                                ee = int(hit[0])
-                        if not 0 <= ee < regs or tile is None:
-                            bad = bad or (f"consumer {c - 1} stores a value that is not an "
-                                          "accumulator element", ev)
-                            continue
-                        r0, c0 = coord[tt, ee]
-                        want = (tile[0] * self.bm + 64 * (c - 1) + r0, tile[1] * self.bn + c0)
-                        if want[0] >= self.M or want[1] >= self.N:
-                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
-                                          f"of tile {tile} belongs to D{want}, outside the "
-                                          f"{self.M}x{self.N} D, and is stored (at element "
-                                          f"{int(pos[q])}): a missing edge predicate", ev)
-                            continue
-                        if (int(row[q]), int(col[q])) != want or not 0 <= int(slot[q]) < self.splits:
-                            where = f" of slot {int(slot[q])}" if self.splits > 1 else ""
-                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
-                                          f"of tile {tile} is stored at D({int(row[q])}, "
-                                          f"{int(col[q])}){where}; the PTX D fragment puts it at "
-                                          f"D({int(want[0])}, {int(want[1])})", ev)
-                        key = (c, tt, ee, tile, int(slot[q]))
-                        got[key] = got.get(key, 0) + 1
-                        cover.setdefault((tile, int(slot[q])), set()).add(
-                            tuple(sorted(ktile.get(i, -1) for i in acc)))
+                    rows, why = self._store_rows(c, ev, t, (pos, e, alt), tile, tid, coord)
+                    bad = bad or why
+                    if rows is None or not len(rows):
+                        continue
+                    keys.append(rows)
+                    ks = tuple(sorted(ktile.get(i, -1) for i in acc))
+                    for s in np.unique(rows[:, 4]).tolist():
+                        cover.setdefault((tile, s), set()).add(ks)
         want_n = 0
         for tl in {tl for tl in tiles.values()}:
             for c in range(self.cons):
                 rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
                 cols = tl[1] * self.bn + coord[:, :, 1]
                 want_n += int(((rows < self.M) & (cols < self.N)).sum()) * self.splits
+        got_n, twice = 0, False         # distinct (consumer, thread, element, tile, slot); any stored twice
+        if keys:
+            _u, counts = np.unique(np.concatenate(keys), axis=0, return_counts=True)
+            got_n, twice = len(counts), bool((counts != 1).any())
         if bad:
             self.add("d-store", "counterexample", bad[0], bad[1])
-        elif len(got) != want_n or any(v != 1 for v in got.values()):
-            self.add("d-store", "counterexample", f"{len(got)} accumulator elements stored (some "
+        elif got_n != want_n or twice:
+            self.add("d-store", "counterexample", f"{got_n} accumulator elements stored (some "
                      f"twice?), expected {want_n} once each")
         else:
             self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
@@ -1206,6 +1189,55 @@ class GemmSim:
         if self.splits > 1:
             grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
             self._split_cover(cover, grid)
+
+    def _store_rows(self, c, ev, t, stored, tile, tid, coord):
+        """Law: ``(rows, bad)`` for one stored register of consumer ``c``'s ``st.global`` over its
+        threads ``t`` (``stored`` = ``(element index in D, accumulator element, candidates)`` of
+        :meth:`_stored`), ``tile`` the producer's tile of the iteration (id ``tid``): ``rows``
+        (consumer, thread, element, tid, slot) of every accumulator element stored inside D
+        (None without a tile), ``bad`` the first wrong store's ``(message, event)`` or None."""
+        pos, e, alt = stored
+        if tile is None:
+            return None, ((f"consumer {c - 1} stores a value that is not an accumulator element", ev)
+                          if len(t) else None)
+        regs, mn = coord.shape[1], self.M * self.N
+        pos = np.asarray(pos, dtype=np.int64)
+        slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
+        row, col = rem // self.N, rem % self.N
+        tt = np.asarray(t, dtype=np.int64) % 128
+        ee = np.asarray(e, dtype=np.int64)
+        if alt is not None:               # a value several elements give: the one at (row, col)
+            rr = row - tile[0] * self.bm - 64 * (c - 1)
+            cc = col - tile[1] * self.bn
+            hit = (coord[tt, :, 0] == rr[:, None]) & (coord[tt, :, 1] == cc[:, None])
+            h = hit.argmax(axis=1)
+            ee = np.where(hit.any(axis=1) & alt[np.arange(len(h)), h], h, ee)
+        acc = (ee >= 0) & (ee < regs)
+        ec = np.where(acc, ee, 0)
+        w0 = tile[0] * self.bm + 64 * (c - 1) + coord[tt, ec, 0]
+        w1 = tile[1] * self.bn + coord[tt, ec, 1]
+        inside = acc & (w0 < self.M) & (w1 < self.N)
+        wrong = inside & ((row != w0) | (col != w1) | (slot < 0) | (slot >= self.splits))
+        first = np.nonzero(~inside | wrong)[0]
+        why = None
+        if len(first):
+            q = int(first[0])
+            th, el, want = int(tt[q]), int(ee[q]), (int(w0[q]), int(w1[q]))
+            if not acc[q]:
+                why = f"consumer {c - 1} stores a value that is not an accumulator element"
+            elif not inside[q]:
+                why = (f"consumer {c - 1}, thread {th}: accumulator element {el} of tile {tile} "
+                       f"belongs to D{want}, outside the {self.M}x{self.N} D, and is stored (at "
+                       f"element {int(pos[q])}): a missing edge predicate")
+            else:
+                where = f" of slot {int(slot[q])}" if self.splits > 1 else ""
+                why = (f"consumer {c - 1}, thread {th}: accumulator element {el} of tile {tile} is "
+                       f"stored at D({int(row[q])}, {int(col[q])}){where}; the PTX D fragment puts "
+                       f"it at D({want[0]}, {want[1]})")
+            why = (why, ev)
+        k = int(inside.sum())
+        rows = np.stack([np.full(k, c), tt[inside], ee[inside], np.full(k, tid), slot[inside]], axis=1)
+        return rows, why
 
     epi = None
 

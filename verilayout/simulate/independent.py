@@ -73,10 +73,16 @@ from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
+           "HOST_NVCC_FLAGS",
            "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
 
 NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-lineinfo", "-DVL_NO_MAIN")
+#: nvcc flags of a host-only run (a driver around kernel.cu whose host code is run, no kernel
+#: launched): the host code is nvcc's as ever (cudafe++, then the host compiler); the device pass,
+#: which nvcc needs for the kernels' launch stubs, writes unoptimised compute_90a PTX and no SASS
+#: (no ptxas: the device code is checked by :func:`compile_ptx` and :func:`ptxas_spills`).
+HOST_NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=compute_90a", "-Xcicc", "-O0")
 #: Shared-memory bases the concrete checks evaluate at: offset 0, a misaligned raw base (the
 #: kernel must align it up), and the same with a cluster rank at bit 24 (above the 18-bit window).
 SMEM_SAMPLES = (0x0, 0x410, (1 << 24) | 0x410)
@@ -1166,7 +1172,7 @@ def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write('#define VL_NO_MAIN\n#include "kernel.cu"\n' + main)
-        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
+        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
