@@ -562,7 +562,9 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[C
     out = []
     if have_frag:
         rows = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("FRAG")]
-        bad = [(t, e, r, c) for t, e, r, c in rows if frag.coord(t, e) != (r, c)]
+        table = fragment_coords(frag.shape, "D", frag.dtype, acc=frag.acc)
+        bad = [(t, e, r, c) for t, e, r, c in rows if (table[t][e] if 0 <= t < 128 and
+               0 <= e < frag.registers else frag.coord(t, e)) != (r, c)]
         if bad or len(rows) != 128 * frag.registers:
             t, e, r, c = bad[0] if bad else (0, 0, -1, -1)
             out.append(Check("index-functions", "counterexample", f"d_row/d_col({t}, {e}) = ({r}, "
