@@ -501,19 +501,18 @@ def tensor_maps(source: str, man: dict):
 def _driver_output(source: str, drv: str) -> tuple[str, ...] | Check:
     """Law: the lines the recording driver prints when kernel.cu's host code is built with it
     (nvcc with ``HOST_NVCC_FLAGS``: nvcc's host code, no SASS; linked without -lcuda, with it
-    if that fails) and run; a counterexample Check where the host code does not build."""
+    where a symbol is left undefined) and run; a counterexample Check where the host code does
+    not build."""
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write(drv)
-        # compiled once; the encoder is looked up through the runtime (and recorded here), so
-        # the driver library is linked only where linking without it fails
-        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "-c", "driver.cu", "-o", "driver.o"], d)
-        if rc == 0:
-            rc, out = run_nvcc(["driver.o", "-o", "driver"], d)
-            if rc != 0:
-                rc, out = run_nvcc(["driver.o", "-o", "driver", "-lcuda"], d)
+        # the encoder is looked up through the runtime (and recorded here), so the driver
+        # library is linked only where linking without it leaves a symbol undefined
+        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver"], d)
+        if rc != 0 and "undefined reference" in out:
+            rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver", "-lcuda"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
             return Check("tensor-map", "counterexample", f"the host code does not build "
