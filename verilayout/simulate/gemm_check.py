@@ -1291,6 +1291,7 @@ class _Ring:
         """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
         None (a wait that blocks) or ``(message, event)`` (an error). The first three may be the
         state's own tuples: one is copied to a list when the action writes it."""
+        # long: one branch per action kind of the ring's transition system
         bl, bxl, cl, inf = st
         kind = a[0]
         if kind == "wait":
