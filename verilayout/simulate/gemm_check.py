@@ -201,6 +201,27 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
 
 
+@functools.lru_cache(maxsize=1024)   # the whole-tile and ragged runs read the same descriptors
+def _descriptor_verdict_cached(value: int, text: str, dt: str, kb: int, base: int, mn: int, mb: int):
+    return check_descriptor(value, load_operand_layout(text, dtype=dt), dtype=dt, major="K",
+                            k_block=kb, base_address=base, mn=mn, mn_block=mb)
+
+
+def _descriptor_verdict(value: int, text: str, dt: str, kb: int, base: int, mn: int, mb: int):
+    """Law: :func:`verilayout.prove.wgmma.check_descriptor` of the K-major descriptor ``value``
+    against K-block ``kb`` (rows ``mb * mn`` on) of the layout ``text`` placed at ``base``; a
+    verdict is reused for the same arguments unless it was unknown (a timeout is asked again).
+
+    >>> text = "Sw<3,4,3> o smem_ptr[16b](unset) o ((8,8),(64,1)):((64,512),(1,4096))"
+    >>> [_descriptor_verdict(v, text, "f16", 1, 0, 64, 0).status for v in (0x4000004000010002, 0x4000004000010004)]
+    ['proved', 'counterexample']
+    """
+    vd = _descriptor_verdict_cached(value, text, dt, kb, base, mn, mb)
+    if vd.status == "unknown":
+        vd = _descriptor_verdict_cached.__wrapped__(value, text, dt, kb, base, mn, mb)
+    return vd
+
+
 def _chunk_ends(acts: list) -> list[int]:
     """Law: ``ends[pc]`` is the first ``j > pc`` where ``acts[j]`` is a wait or ``acts[j - 1]`` an
     arrive (``len(acts)`` if none): the atomic step of a process at ``pc`` is ``acts[pc:ends[pc]]``.
@@ -837,8 +858,7 @@ class GemmSim:
                 kkb = kb % (self.bk // self.kx)
                 key2 = (value, base, kkb, name, mb)
                 if key2 not in cache:
-                    cache[key2] = check_descriptor(value, load_operand_layout(text, dtype=self.dt), dtype=self.dt, major="K", k_block=kkb,
-                                         base_address=base, mn=mn, mn_block=mb)
+                    cache[key2] = _descriptor_verdict(value, text, self.dt, kkb, base, mn, mb)
                 total += 1
                 vd = cache[key2]
                 if vd.status != "proved":
