@@ -96,6 +96,7 @@ def split_operands(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=1 << 14)   # key: an operand's spelling (the interpreter reads each one per step)
 def parse_immediate(text: str) -> int | None:
     """An integer immediate in any PTX form (decimal, ``0x``, octal ``0..``, ``0b``, with ``U``
     suffix or sign), else None; float immediates (``0f``/``0d`` hex) give their bit pattern.

@@ -123,7 +123,13 @@ def _system(procs, issued, ctas):
                                           addr) for y, addr in a[1]), a[2], a[3])
     sym = all(_shape(prog[x * (ncons + 1) + 1]) == _shape(prog[x * (ncons + 1) + q])
               for x in range(nx) for q in range(2, ncons + 1))
-    ctx = (prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions)
+    inits: dict = {}                                   # the count of each mbarrier's first init
+    for acts in prog:
+        for a in acts:
+            if a[0] == "init":
+                inits.setdefault(a[1], a[2])
+    ends = [_step_ends(acts) for acts in prog]
+    ctx = (prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, inits, ends)
     return prog, table, ctx, sym
 
 
@@ -157,8 +163,9 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
             return Check("protocol", "counterexample", "deadlock: " + "; ".join(blocked) + label)
         for n in succ:
             n = canon(n)
-            if n not in seen:
-                seen.add(n)
+            k = len(seen)
+            seen.add(n)
+            if len(seen) != k:
                 queue.append(n)
     return Check("protocol", "proved", f"the rings of {nx} CTAs explored over every interleaving "
                  f"({len(seen)} states: {nx} producers, {nx * ncons} consumer warpgroups, "
@@ -178,11 +185,22 @@ def _canonical(st, ncons: int, nx: int):
     """Law: the state with each CTA's consumer warpgroups sorted by (pc, state): consumers with
     the same program are interchangeable (buffers count releases, not names)."""
     pcs, bl, inf, bx, cst = st
+    if ncons == 2:                      # the sort of two: swap where the second comes first
+        for x in range(nx):
+            lo, c = x * 3 + 1, x * 2
+            if pcs[lo] > pcs[lo + 1] or (pcs[lo] == pcs[lo + 1] and cst[c] != cst[c + 1]
+                                         and repr(cst[c]) > repr(cst[c + 1])):
+                pcs = pcs[:lo] + (pcs[lo + 1], pcs[lo]) + pcs[lo + 2:]
+                cst = cst[:c] + (cst[c + 1], cst[c]) + cst[c + 2:]
+        return (pcs, bl, inf, bx, cst)
     pcs, cst = list(pcs), list(cst)
     for x in range(nx):
         lo = x * (ncons + 1) + 1
-        pairs = sorted(zip(pcs[lo:lo + ncons], cst[x * ncons:(x + 1) * ncons]),
-                       key=lambda pr: (pr[0], repr(pr[1])))
+        pairs = list(zip(pcs[lo:lo + ncons], cst[x * ncons:(x + 1) * ncons]))
+        if len({pr[0] for pr in pairs}) == ncons:       # distinct pcs decide the order alone
+            pairs.sort(key=lambda pr: pr[0])
+        else:
+            pairs.sort(key=lambda pr: (pr[0], repr(pr[1])))
         pcs[lo:lo + ncons] = [pr[0] for pr in pairs]
         cst[x * ncons:(x + 1) * ncons] = [pr[1] for pr in pairs]
     return (tuple(pcs), bl, inf, bx, tuple(cst))
@@ -195,31 +213,48 @@ def _who(p: int, ncons: int) -> str:
 
 def _exited(pcs, prog, y: int, ncons: int) -> bool:
     lo = y * (ncons + 1)
-    return all(pcs[p] == len(prog[p]) for p in range(lo, lo + ncons + 1))
+    for p in range(lo, lo + ncons + 1):
+        if pcs[p] != len(prog[p]):
+            return False
+    return True
+
+
+def _step_ends(acts: list) -> list[int]:
+    """Law: ``ends[pc]``, the first ``j > pc`` where ``acts[j]`` is a guard (wait, cwait) or
+    ``acts[j - 1]`` an arrival (arrive, carrive), else ``len(acts)``: a step from ``pc`` runs
+    ``acts[pc:ends[pc]]`` unless its guard blocks.
+
+    >>> _step_ends([("wait",), ("read",), ("carrive",), ("cwait",)])
+    [3, 3, 3, 4]
+    """
+    n = len(acts)
+    ends, nxt = [n] * n, n
+    for j in range(n - 1, -1, -1):
+        ends[j] = nxt
+        if acts[j][0] in ("wait", "cwait") or (j > 0 and acts[j - 1][0] in ("arrive", "carrive")):
+            nxt = j
+    return ends
 
 
 def _step(s, ctx):
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions = ctx
+    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, ends = ctx
     pcs, bst, inflight, bx, cst = s
     succ, blocked = [], []
     for p, acts in enumerate(prog if not inflight else ()):
         pc = pcs[p]
         if pc >= len(acts):
             continue
-        st = [list(bst), list(bx), list(cst), set(inflight)]
-        first = True
-        while pc < len(acts):
+        st = [bst, bx, cst, set(inflight)]             # tuples copied on write (_apply)
+        for pc in range(pc, ends[p][pc]):              # one atomic step (module docstring)
             a = acts[pc]
-            if not first and (a[0] in ("wait", "cwait") or acts[pc - 1][0] in ("arrive", "carrive")):
-                break
             r = _apply(p, a, st, pcs, ctx)
-            if r is None:
+            if r is None:                              # a guard that blocks (only a first action)
                 blocked.append(f"{_who(p, ncons)} waits ({a[0]}, PTX line {a[-1].instr.line})")
                 break
-            if isinstance(r, tuple):
+            if r is not True:
                 return [], r, []
+        else:
             pc += 1
-            first = False
         if pc == pcs[p]:
             continue
         npcs = list(pcs)
@@ -236,7 +271,7 @@ def _step(s, ctx):
 
 def _land(tid, y, bl, bxl, pcs, ctx):
     """One slice of TMA ``tid`` lands in CTA ``y``: complete_tx on y's mbarrier, the slice marked."""
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions = ctx
+    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, _ = ctx
     s, dst, nbytes, bar, it, dests, ev = table[tid][:7]
     if _exited(pcs, prog, y, ncons):
         return (f"CTA {s}'s TMA of iteration {it} lands in CTA {y} after {_exit_text(y)} (no "
@@ -260,18 +295,21 @@ def _land(tid, y, bl, bxl, pcs, ctx):
 
 
 def _init_count(ctx, key) -> int:
-    prog = ctx[0]
-    return next(a[2] for acts in prog for a in acts if a[0] == "init" and a[1] == key)
+    """The count of the first ``mbarrier.init`` of ``key`` (CTA, address) in the programs."""
+    return ctx[10][key]
 
 
 def _apply(p, a, st, pcs, ctx):
-    """Apply action ``a`` of process ``p``: True, None (a guard that blocks) or (message, event)."""
+    """Apply action ``a`` of process ``p``: True, None (a guard that blocks) or (message, event).
+    The state's barriers, buffers and consumers in ``st`` may be tuples: copied when written."""
     # long: one branch per action kind of the cluster's transition system
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions = ctx
+    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, _ = ctx
     bl, bxl, cl, inf = st
     kind = a[0]
     x = p // (ncons + 1)
     if kind == "init":
+        if bl.__class__ is tuple:
+            bl = st[0] = list(bl)
         bl[bidx[a[1]]] = (True, 0, a[2], 0)
         return True
     if kind == "cwait":
@@ -297,6 +335,8 @@ def _apply(p, a, st, pcs, ctx):
                     f"({_who(p, ncons)} arrives)", a[-1])
         if pend == 0 and tx == 0:
             ph, pend = ph ^ 1, _init_count(ctx, a[1])
+        if bl.__class__ is tuple:
+            bl = st[0] = list(bl)
         bl[i] = (ini, ph, pend, tx)
         return True
     if kind == "tma":
@@ -309,10 +349,14 @@ def _apply(p, a, st, pcs, ctx):
                     return (f"CTA {s}'s TMA of iteration {it} overwrites CTA {y}'s stage buffer "
                             f"{of[a[1]]:#x} while {ncons - done} of CTA {y}'s consumers may still "
                             f"read iteration {tag}'s data there (not released to CTA {s})", ev)
+                if bxl.__class__ is tuple:
+                    bxl = st[1] = list(bxl)
                 bxl[k] = (it, 0, 0)
             inf.add((a[1], y))
         return True
     c = x * ncons + (p % (ncons + 1)) - 1
+    if cl.__class__ is tuple:
+        cl = st[2] = list(cl)
     unc, groups = cl[c]
     if kind == "read":
         for y, base, addr in a[1]:
@@ -335,6 +379,8 @@ def _apply(p, a, st, pcs, ctx):
                 k = fidx[(x, base)]
                 t2, nl, done = bxl[k]
                 if t2 == tag:
+                    if bxl.__class__ is tuple:
+                        bxl = st[1] = list(bxl)
                     bxl[k] = (t2, nl, done + 1)
         cl[c] = (unc, tuple(keep))
     return True

@@ -50,6 +50,7 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -64,8 +65,8 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.independent import (Check, IndependentReport, run_nvcc, compile_ptx,
-                                              imm_operands, ptxas_spills)
+from verilayout.simulate.independent import (HOST_NVCC_FLAGS, Check, IndependentReport, run_nvcc,
+                                              compile_ptx, imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec", "splits_of", "bias_loader",
@@ -198,6 +199,43 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
     return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+
+
+@functools.lru_cache(maxsize=1024)   # the whole-tile and ragged runs read the same descriptors
+def _descriptor_verdict_cached(value: int, text: str, dt: str, kb: int, base: int, mn: int, mb: int):
+    return check_descriptor(value, load_operand_layout(text, dtype=dt), dtype=dt, major="K",
+                            k_block=kb, base_address=base, mn=mn, mn_block=mb)
+
+
+def _descriptor_verdict(value: int, text: str, dt: str, kb: int, base: int, mn: int, mb: int):
+    """Law: :func:`verilayout.prove.wgmma.check_descriptor` of the K-major descriptor ``value``
+    against K-block ``kb`` (rows ``mb * mn`` on) of the layout ``text`` placed at ``base``; a
+    verdict is reused for the same arguments unless it was unknown (a timeout is asked again).
+
+    >>> text = "Sw<3,4,3> o smem_ptr[16b](unset) o ((8,8),(64,1)):((64,512),(1,4096))"
+    >>> [_descriptor_verdict(v, text, "f16", 1, 0, 64, 0).status for v in (0x4000004000010002, 0x4000004000010004)]
+    ['proved', 'counterexample']
+    """
+    vd = _descriptor_verdict_cached(value, text, dt, kb, base, mn, mb)
+    if vd.status == "unknown":
+        vd = _descriptor_verdict_cached.__wrapped__(value, text, dt, kb, base, mn, mb)
+    return vd
+
+
+def _chunk_ends(acts: list) -> list[int]:
+    """Law: ``ends[pc]`` is the first ``j > pc`` where ``acts[j]`` is a wait or ``acts[j - 1]`` an
+    arrive (``len(acts)`` if none): the atomic step of a process at ``pc`` is ``acts[pc:ends[pc]]``.
+
+    >>> _chunk_ends([("wait",), ("read",), ("arrive",), ("tma",), ("wait",)])
+    [3, 3, 3, 4, 5]
+    """
+    n = len(acts)
+    ends, nxt = [n] * n, n
+    for j in range(n - 1, -1, -1):
+        ends[j] = nxt
+        if acts[j][0] == "wait" or (j > 0 and acts[j - 1][0] == "arrive"):
+            nxt = j
+    return ends
 
 
 def _one_cta(man: dict) -> None:
@@ -480,28 +518,28 @@ def tensor_maps(source: str, man: dict):
     return got, out_checks
 
 
-def _driver_output(source: str, drv: str) -> list[str] | Check:
+@functools.lru_cache(maxsize=32)   # keyed by (kernel source, driver); one host build per process
+def _driver_output(source: str, drv: str) -> tuple[str, ...] | Check:
     """Law: the lines the recording driver prints when kernel.cu's host code is built with it
-    (nvcc, sm_90a; without -lcuda if linking it fails) and run; a counterexample Check where the
-    host code does not build."""
+    (nvcc with ``HOST_NVCC_FLAGS``: nvcc's host code, no SASS; linked without -lcuda, with it
+    where a symbol is left undefined) and run; a counterexample Check where the host code does
+    not build."""
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write(drv)
-        # compiled once; linked with -lcuda, else (no driver library here) without it
-        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-c", "driver.cu",
-                            "-o", "driver.o"], d)
-        if rc == 0:
-            rc, out = run_nvcc(["driver.o", "-o", "driver", "-lcuda"], d)
-            if rc != 0:
-                rc, out = run_nvcc(["driver.o", "-o", "driver"], d)
+        # the encoder is looked up through the runtime (and recorded here), so the driver
+        # library is linked only where linking without it leaves a symbol undefined
+        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver"], d)
+        if rc != 0 and "undefined reference" in out:
+            rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver", "-lcuda"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
             return Check("tensor-map", "counterexample", f"the host code does not build "
                          f"with a recording cuTensorMapEncodeTiled: {err.strip()}")
         p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
-    return p.stdout.splitlines()
+    return tuple(p.stdout.splitlines())
 
 
 def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
@@ -544,7 +582,9 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[C
     out = []
     if have_frag:
         rows = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("FRAG")]
-        bad = [(t, e, r, c) for t, e, r, c in rows if frag.coord(t, e) != (r, c)]
+        table = fragment_coords(frag.shape, "D", frag.dtype, acc=frag.acc)
+        bad = [(t, e, r, c) for t, e, r, c in rows if (table[t][e] if 0 <= t < 128 and
+               0 <= e < frag.registers else frag.coord(t, e)) != (r, c)]
         if bad or len(rows) != 128 * frag.registers:
             t, e, r, c = bad[0] if bad else (0, 0, -1, -1)
             out.append(Check("index-functions", "counterexample", f"d_row/d_col({t}, {e}) = ({r}, "
@@ -818,8 +858,7 @@ class GemmSim:
                 kkb = kb % (self.bk // self.kx)
                 key2 = (value, base, kkb, name, mb)
                 if key2 not in cache:
-                    cache[key2] = check_descriptor(value, load_operand_layout(text, dtype=self.dt), dtype=self.dt, major="K", k_block=kkb,
-                                         base_address=base, mn=mn, mn_block=mb)
+                    cache[key2] = _descriptor_verdict(value, text, self.dt, kkb, base, mn, mb)
                 total += 1
                 vd = cache[key2]
                 if vd.status != "proved":
@@ -864,55 +903,16 @@ class GemmSim:
             self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
                      "is not a value the interpreter models; the ring was not explored")
             return
-        self._tma_info = tma_info
-        boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
-        spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
+        evs: list = []                  # each action's event becomes (its index here, its PTX line)
 
-        def box_of(addr):
-            for d in boxes:
-                if d <= addr < d + spans[d]:
-                    return d
-            return None
-
-        bars = sorted(init)
-        bidx = {b: i for i, b in enumerate(bars)}
-        ncons = self.cons
-        # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
-        #          readers_done)...), per consumer (uncommitted reads, groups tuple))
-        start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
-                 tuple((-1, True, frozenset()) for _ in boxes),
-                 tuple((frozenset(), ()) for _ in range(ncons)))
-        seen = {start}
-        queue = deque([start])
-        error = None
-        while queue and error is None:
-            if len(seen) > MAX_STATES:
-                self.add("protocol", "unknown", f"more than {MAX_STATES} states; the ring was not "
-                         "explored completely")
-                return
-            s = queue.popleft()
-            succ, err, blocked = self._step(s, prog, tma_info, bidx, init, bars, boxes, box_of)
-            if err:
-                error = err
-                break
-            if not succ:
-                pcs = s[0]
-                if all(pc == len(prog[p]) for p, pc in enumerate(pcs)) and not s[2]:
-                    continue
-                error = ("deadlock: " + "; ".join(blocked), None)
-                break
-            for n in succ:
-                if n not in seen:
-                    seen.add(n)
-                    queue.append(n)
-        if error:
-            msg, ev = error
-            self.add("protocol", "counterexample", msg, ev)
-            return
-        self.add("protocol", "proved", f"the {self.stages}-stage ring explored over every "
-                 f"interleaving ({len(seen)} states: the producer, {ncons} consumer warpgroup(s), "
-                 f"{len(tma_info)} TMA landings): waits return after their phase, no overwrite "
-                 "before release, no read before landing, no deadlock")
+        def mark(ev):
+            evs.append(ev)
+            return len(evs) - 1, ev.instr.line if ev.instr is not None else None
+        ring = (tuple(tuple(a[:-1] + (mark(a[-1]),) for a in acts) for acts in prog),
+                tuple(x[:4] + (mark(x[4]),) for x in tma_info))
+        status, msg, at = _explore_ring(*ring, tuple(sorted(init.items())), self.cons, self.stages,
+                                        self.eager_landing, MAX_STATES)
+        self.add("protocol", status, msg, evs[at[0]] if at is not None else None)
 
     def _actions(self, procs) -> tuple[list[list[tuple]], list[tuple]]:
         """Law: each process's trace compiled to the ring's actions in program order (wait,
@@ -962,142 +962,6 @@ class GemmSim:
             prog.append(acts)
         return prog, tma_info
 
-    def _step(self, s, prog, tma_info, bidx, init, bars, boxes, box_of):
-        pcs, bst, inflight, bx, cst = s
-        succ, blocked = [], []
-        bidx_box = {d: i for i, d in enumerate(boxes)}
-
-        for p, acts in enumerate(prog if not (self.eager_landing and inflight) else ()):
-            pc = pcs[p]
-            if pc >= len(acts):
-                continue
-            st = [list(bst), list(bx), list(cst), set(inflight)]
-            # one atomic step: a wait (a guard) and the actions after it, up to the next wait or
-            # through the next arrive (the only action others observe); see the module docstring
-            first = True
-            while pc < len(acts):
-                a = acts[pc]
-                if not first and (a[0] == "wait" or acts[pc - 1][0] == "arrive"):
-                    break
-                r = self._apply(p, a, st, tma_info, bidx, init, box_of, bidx_box)
-                if r is None:                   # blocked: only possible for a leading wait
-                    who = "producer" if p == 0 else f"consumer {p - 1}"
-                    blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
-                                   f"{a[3].instr.line})")
-                    break
-                if isinstance(r, tuple):
-                    return [], r, []
-                pc += 1
-                first = False
-            if pc == pcs[p]:
-                continue
-            npcs = list(pcs)
-            npcs[p] = pc
-            succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
-        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
-            dst, nbytes, bar, it, ev = tma_info[tid]
-            bl, bxl = list(bst), list(bx)
-            i = bidx.get(bar)
-            if i is None:
-                return [], (f"a TMA completes on {bar:#x}, which no mbarrier.init initialised", ev), []
-            ph, pend, t = bl[i]
-            t -= nbytes
-            if t < 0:
-                return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
-                             f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
-                             ev), []
-            if pend == 0 and t == 0:
-                ph, pend = ph ^ 1, init[bar]
-            bl[i] = (ph, pend, t)
-            k = bidx_box[dst & 0x3FFFF]
-            tag, landed, done = bxl[k]
-            bxl[k] = (tag, True, done)
-            succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
-        return succ, None, blocked
-
-    def _issued_later(self, it: int, d: int) -> bool:
-        """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
-        return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
-
-    def _read_error(self, c: int, it: int, addr: int, d, box) -> str | None:
-        """Law: None when consumer ``c``'s wgmma of iteration ``it`` may read ``addr``: it lies in
-        stage buffer ``d`` whose ``box`` (tag, landed, readers) holds iteration ``it``'s landed
-        bytes; else why not."""
-        if d is None:
-            return f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage buffer"
-        tag, landed, _done = box
-        if tag < it and self._issued_later(it, d):
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    f"before iteration {it}'s TMA filled it (its bytes have not landed: "
-                    "the full barrier's phase completed early, expect_tx missing or short?)")
-        if tag != it:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x}, "
-                    f"which holds iteration {tag}'s data")
-        if not landed:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    "before its TMA bytes landed (the full barrier's phase completed "
-                    "early: expect_tx missing or short?)")
-        return None
-
-    def _apply(self, p, a, st, tma_info, bidx, init, box_of, bidx_box):
-        """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
-        None (a wait that blocks) or ``(message, event)`` (an error)."""
-        bl, bxl, cl, inf = st
-        kind = a[0]
-        if kind == "wait":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3])
-            return None if bl[i][0] == a[2] else True   # parity a[2]'s phase not yet completed
-        if kind == "arrive":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"arrive on {a[1]:#x}, which no mbarrier.init initialised", a[4])
-            ph, pend, t = bl[i]
-            pend -= a[2]
-            t += a[3]
-            if pend < 0:
-                return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
-            if pend == 0 and t == 0:
-                ph, pend = ph ^ 1, init[a[1]]
-            bl[i] = (ph, pend, t)
-            return True
-        if kind == "tma":
-            dst, nbytes, bar, it, ev = tma_info[a[1]]
-            d = dst & 0x3FFFF
-            k = bidx_box[d]
-            tag, landed, done = bxl[k]
-            if tag >= 0 and len(done) < self.cons:
-                miss = sorted(set(range(self.cons)) - done)
-                return (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while consumer "
-                        f"{miss[0]} may still read iteration {tag}'s data there (its wgmma group has "
-                        "not retired, or it has not read it yet)", ev)
-            bxl[k] = (it, False, frozenset())
-            inf.add(a[1])
-            return True
-        c = p - 1
-        unc, groups = cl[c]
-        if kind == "read":
-            for addr in a[1]:
-                d = box_of(addr)
-                why = self._read_error(c, a[2], addr, d, bxl[bidx_box[d]] if d is not None else None)
-                if why:
-                    return (why, a[3])
-                unc = unc | {(d, a[2])}
-            cl[c] = (unc, groups)
-        elif kind == "commit":
-            cl[c] = (frozenset(), groups + (unc,))
-        elif kind == "retire":
-            keep = groups[len(groups) - a[1]:] if a[1] else ()
-            for g in groups[:len(groups) - len(keep)]:
-                for d, tag in g:
-                    k = bidx_box[d]
-                    t2, landed, done = bxl[k]
-                    if t2 == tag:
-                        bxl[k] = (t2, landed, done | {c})
-            cl[c] = (unc, tuple(keep))
-        return True
-
     # ---- the epilogue ----
     def _epilogue_order(self, procs) -> bool:
         """Seed 003 (PTX ISA wgmma.wait_group): the accumulators are read (stored) only when no
@@ -1136,10 +1000,10 @@ class GemmSim:
                 tm, tn = raw.get(x["it"], (None, None))
                 raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == MAP_A_ADDR else (tm, x["c1"] // self.bn)
         tiles = {**raw, **tiles}
-        got: dict = {}
+        tile_id: dict = {}
+        keys: list = []                 # rows (consumer, thread, element, tile id, slot), one per store in D
         cover: dict = {}
         bad = None
-        mn = self.M * self.N
         for c in range(1, self.cons + 1):
             it, acc = -1, []
             for ev, v, n, t in procs[c]:
@@ -1152,49 +1016,32 @@ class GemmSim:
                 if not ev.op.startswith("st.global"):
                     continue
                 tile = tiles.get(it)
+                tid = tile_id.setdefault(tile, len(tile_id))
                 for pos, e, alt in self._stored(ev, v, regs):
-                    slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
-                    row, col = rem // self.N, rem % self.N
-                    for q in range(len(t)):
-                        tt, ee = int(t[q]) % 128, int(e[q])
-                        if alt is not None and tile is not None:   # a value several elements give
-                            rr = int(row[q]) - tile[0] * self.bm - 64 * (c - 1)
-                            cc = int(col[q]) - tile[1] * self.bn
-                            hit = np.nonzero((coord[tt, :, 0] == rr) & (coord[tt, :, 1] == cc))[0]
-                            if len(hit) and alt[q, hit[0]]:
-                                ee = int(hit[0])
-                        if not 0 <= ee < regs or tile is None:
-                            bad = bad or (f"consumer {c - 1} stores a value that is not an "
-                                          "accumulator element", ev)
-                            continue
-                        r0, c0 = coord[tt, ee]
-                        want = (tile[0] * self.bm + 64 * (c - 1) + r0, tile[1] * self.bn + c0)
-                        if want[0] >= self.M or want[1] >= self.N:
-                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
-                                          f"of tile {tile} belongs to D{want}, outside the "
-                                          f"{self.M}x{self.N} D, and is stored (at element "
-                                          f"{int(pos[q])}): a missing edge predicate", ev)
-                            continue
-                        if (int(row[q]), int(col[q])) != want or not 0 <= int(slot[q]) < self.splits:
-                            where = f" of slot {int(slot[q])}" if self.splits > 1 else ""
-                            bad = bad or (f"consumer {c - 1}, thread {tt}: accumulator element {ee} "
-                                          f"of tile {tile} is stored at D({int(row[q])}, "
-                                          f"{int(col[q])}){where}; the PTX D fragment puts it at "
-                                          f"D({int(want[0])}, {int(want[1])})", ev)
-                        key = (c, tt, ee, tile, int(slot[q]))
-                        got[key] = got.get(key, 0) + 1
-                        cover.setdefault((tile, int(slot[q])), set()).add(
-                            tuple(sorted(ktile.get(i, -1) for i in acc)))
+                    rows, why = self._store_rows(c, ev, t, (pos, e, alt), tile, tid, coord)
+                    bad = bad or why
+                    if rows is None or not len(rows):
+                        continue
+                    keys.append(rows)
+                    ks = tuple(sorted(ktile.get(i, -1) for i in acc))
+                    for s in set(rows[:, 4].tolist()):
+                        cover.setdefault((tile, s), set()).add(ks)
         want_n = 0
         for tl in {tl for tl in tiles.values()}:
             for c in range(self.cons):
                 rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
                 cols = tl[1] * self.bn + coord[:, :, 1]
                 want_n += int(((rows < self.M) & (cols < self.N)).sum()) * self.splits
+        got_n, twice = 0, False         # distinct (consumer, thread, element, tile, slot); any stored twice
+        if keys and not bad:            # then every thread < 128, element < regs, slot < splits
+            k = np.concatenate(keys)
+            flat = (((k[:, 0] * 128 + k[:, 1]) * regs + k[:, 2]) * len(tile_id) + k[:, 3]) * self.splits + k[:, 4]
+            _u, counts = np.unique(flat, return_counts=True)
+            got_n, twice = len(counts), bool((counts != 1).any())
         if bad:
             self.add("d-store", "counterexample", bad[0], bad[1])
-        elif len(got) != want_n or any(v != 1 for v in got.values()):
-            self.add("d-store", "counterexample", f"{len(got)} accumulator elements stored (some "
+        elif got_n != want_n or twice:
+            self.add("d-store", "counterexample", f"{got_n} accumulator elements stored (some "
                      f"twice?), expected {want_n} once each")
         else:
             self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
@@ -1206,6 +1053,55 @@ class GemmSim:
         if self.splits > 1:
             grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
             self._split_cover(cover, grid)
+
+    def _store_rows(self, c, ev, t, stored, tile, tid, coord):
+        """Law: ``(rows, bad)`` for one stored register of consumer ``c``'s ``st.global`` over its
+        threads ``t`` (``stored`` = ``(element index in D, accumulator element, candidates)`` of
+        :meth:`_stored`), ``tile`` the producer's tile of the iteration (id ``tid``): ``rows``
+        (consumer, thread, element, tid, slot) of every accumulator element stored inside D
+        (None without a tile), ``bad`` the first wrong store's ``(message, event)`` or None."""
+        pos, e, alt = stored
+        if tile is None:
+            return None, ((f"consumer {c - 1} stores a value that is not an accumulator element", ev)
+                          if len(t) else None)
+        regs, mn = coord.shape[1], self.M * self.N
+        pos = np.asarray(pos, dtype=np.int64)
+        slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
+        row, col = rem // self.N, rem % self.N
+        tt = np.asarray(t, dtype=np.int64) % 128
+        ee = np.asarray(e, dtype=np.int64)
+        if alt is not None:               # a value several elements give: the one at (row, col)
+            rr = row - tile[0] * self.bm - 64 * (c - 1)
+            cc = col - tile[1] * self.bn
+            hit = (coord[tt, :, 0] == rr[:, None]) & (coord[tt, :, 1] == cc[:, None])
+            h = hit.argmax(axis=1)
+            ee = np.where(hit.any(axis=1) & alt[np.arange(len(h)), h], h, ee)
+        acc = (ee >= 0) & (ee < regs)
+        ec = np.where(acc, ee, 0)
+        w0 = tile[0] * self.bm + 64 * (c - 1) + coord[tt, ec, 0]
+        w1 = tile[1] * self.bn + coord[tt, ec, 1]
+        inside = acc & (w0 < self.M) & (w1 < self.N)
+        wrong = inside & ((row != w0) | (col != w1) | (slot < 0) | (slot >= self.splits))
+        first = np.nonzero(~inside | wrong)[0]
+        why = None
+        if len(first):
+            q = int(first[0])
+            th, el, want = int(tt[q]), int(ee[q]), (int(w0[q]), int(w1[q]))
+            if not acc[q]:
+                why = f"consumer {c - 1} stores a value that is not an accumulator element"
+            elif not inside[q]:
+                why = (f"consumer {c - 1}, thread {th}: accumulator element {el} of tile {tile} "
+                       f"belongs to D{want}, outside the {self.M}x{self.N} D, and is stored (at "
+                       f"element {int(pos[q])}): a missing edge predicate")
+            else:
+                where = f" of slot {int(slot[q])}" if self.splits > 1 else ""
+                why = (f"consumer {c - 1}, thread {th}: accumulator element {el} of tile {tile} is "
+                       f"stored at D({int(row[q])}, {int(col[q])}){where}; the PTX D fragment puts "
+                       f"it at D({want[0]}, {want[1]})")
+            why = (why, ev)
+        k = int(inside.sum())
+        rows = np.stack([np.full(k, c), tt[inside], ee[inside], np.full(k, tid), slot[inside]], axis=1)
+        return rows, why
 
     epi = None
 
@@ -1265,3 +1161,218 @@ class GemmSim:
                 return
         self.add("split-k", "proved", f"every tile's {self.splits} slots hold partial sums over "
                  f"disjoint K-tile sets covering all {self.k_tiles} K-tiles")
+
+
+# keyed by the ring's whole program (events marked by index and PTX line): the whole-tile and the
+# ragged run of a kernel, and kernels edited outside the ring, have the same ring and explore it once
+@functools.lru_cache(maxsize=32)
+def _explore_ring(prog: tuple, tma_info: tuple, init: tuple, cons: int, stages: int,
+                  eager_landing: bool, max_states: int) -> tuple[str, str, tuple | None]:
+    """Law: ``(status, message, event mark)`` of the ring explored breadth first over every
+    interleaving (:class:`GemmSim`'s ``protocol`` check): ``proved`` with the number of states,
+    the first ``counterexample`` found (with the mark ``(index, PTX line)`` its action carries, or
+    None for a deadlock), or ``unknown`` beyond ``max_states`` states. ``prog`` holds each
+    process's actions (:meth:`GemmSim._actions`, each event replaced by a mark), ``tma_info`` the
+    TMAs, ``init`` the ``(mbarrier, count)`` pairs; the result depends on nothing else.
+
+    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[::2]
+    ('proved', None)
+    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[1][:42]
+    'the 1-stage ring explored over every inter'
+    """
+    return _Ring(cons, eager_landing, tma_info).explore(prog, dict(init), stages, max_states)
+
+
+class _Ring:
+    """The mbarrier ring as a transition system: the states, steps and actions of
+    :func:`_explore_ring` (``tma_info`` entries: destination, box bytes, mbarrier, iteration, mark)."""
+
+    def __init__(self, cons: int, eager_landing: bool, tma_info: tuple):
+        self.cons, self.eager_landing, self._tma_info = cons, eager_landing, tma_info
+
+    def explore(self, prog, init, stages, max_states):
+        # long: the exploration loop (breadth first over every interleaving, one error stops it)
+        tma_info = self._tma_info
+        boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
+        spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
+        # the stage buffer of each address a wgmma reads (None outside every buffer), found once
+        box_at = {addr: next((d for d in boxes if d <= addr < d + spans[d]), None)
+                  for acts in prog for a in acts if a[0] == "read" for addr in a[1]}
+        bars = sorted(init)
+        bidx = {b: i for i, b in enumerate(bars)}
+        ncons = self.cons
+        ctx = (prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
+               [_chunk_ends(acts) for acts in prog])
+        # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
+        #          readers_done)...), per consumer (uncommitted reads, groups tuple))
+        start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
+                 tuple((-1, True, frozenset()) for _ in boxes),
+                 tuple((frozenset(), ()) for _ in range(ncons)))
+        seen = {start}
+        queue = deque([start])
+        while queue:
+            if len(seen) > max_states:
+                return "unknown", f"more than {max_states} states; the ring was not explored completely", None
+            s = queue.popleft()
+            succ, err, blocked = self._step(s, ctx)
+            if err:
+                return "counterexample", err[0], err[1]
+            if not succ:
+                if all(pc == len(prog[p]) for p, pc in enumerate(s[0])) and not s[2]:
+                    continue
+                return "counterexample", "deadlock: " + "; ".join(blocked), None
+            for n in succ:
+                k = len(seen)
+                seen.add(n)
+                if len(seen) != k:
+                    queue.append(n)
+        return "proved", (f"the {stages}-stage ring explored over every interleaving ({len(seen)} "
+                          f"states: the producer, {ncons} consumer warpgroup(s), {len(tma_info)} TMA "
+                          "landings): waits return after their phase, no overwrite before release, "
+                          "no read before landing, no deadlock"), None
+
+    def _step(self, s, ctx):
+        # long: one state's successors: each process's atomic step, then each TMA landing
+        prog, tma_info, bidx, init, box_at, bidx_box, ends = ctx
+        pcs, bst, inflight, bx, cst = s
+        succ, blocked = [], []
+        for p in (range(len(prog)) if not (self.eager_landing and inflight) else ()):
+            pc, acts = pcs[p], prog[p]
+            if pc >= len(acts):
+                continue
+            a = acts[pc]
+            if a[0] == "wait":                  # the guard, read before anything is copied
+                i = bidx.get(a[1])
+                if i is None:
+                    return [], (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3]), []
+                if bst[i][0] == a[2]:           # parity a[2]'s phase not yet completed: blocked
+                    who = "producer" if p == 0 else f"consumer {p - 1}"
+                    blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
+                                   f"{a[3][1]})")
+                    continue
+                pc += 1
+            # one atomic step: a wait (a guard) and the actions after it, up to the next wait or
+            # through the next arrive (the only action others observe); see the module docstring
+            st = [bst, bx, cst, set(inflight)]   # tuples copied on write (_apply)
+            end = ends[p][pcs[p]]
+            for j in range(pc, end):
+                r = self._apply(p, acts[j], st, tma_info, bidx, init, box_at, bidx_box)
+                if r is not True:
+                    return [], r, []            # no wait after the first in a step: an error
+            npcs = list(pcs)
+            npcs[p] = end
+            succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
+        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
+            dst, nbytes, bar, it, ev = tma_info[tid]
+            bl, bxl = list(bst), list(bx)
+            i = bidx.get(bar)
+            if i is None:
+                return [], (f"a TMA completes on {bar:#x}, which no mbarrier.init initialised", ev), []
+            ph, pend, t = bl[i]
+            t -= nbytes
+            if t < 0:
+                return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
+                            f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
+                            ev), []
+            if pend == 0 and t == 0:
+                ph, pend = ph ^ 1, init[bar]
+            bl[i] = (ph, pend, t)
+            k = bidx_box[dst & 0x3FFFF]
+            tag, landed, done = bxl[k]
+            bxl[k] = (tag, True, done)
+            succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
+        return succ, None, blocked
+
+    def _issued_later(self, it: int, d: int) -> bool:
+        """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
+        return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
+
+    def _read_error(self, c: int, it: int, addr: int, d, box) -> str | None:
+        """Law: None when consumer ``c``'s wgmma of iteration ``it`` may read ``addr``: it lies in
+        stage buffer ``d`` whose ``box`` (tag, landed, readers) holds iteration ``it``'s landed
+        bytes; else why not."""
+        if d is None:
+            return f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage buffer"
+        tag, landed, _done = box
+        if tag < it and self._issued_later(it, d):
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
+                    f"before iteration {it}'s TMA filled it (its bytes have not landed: "
+                    "the full barrier's phase completed early, expect_tx missing or short?)")
+        if tag != it:
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x}, "
+                    f"which holds iteration {tag}'s data")
+        if not landed:
+            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
+                    "before its TMA bytes landed (the full barrier's phase completed "
+                    "early: expect_tx missing or short?)")
+        return None
+
+    def _apply(self, p, a, st, tma_info, bidx, init, box_at, bidx_box):
+        """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
+        None (a wait that blocks) or ``(message, event)`` (an error). The first three may be the
+        state's own tuples: one is copied to a list when the action writes it."""
+        # long: one branch per action kind of the ring's transition system
+        bl, bxl, cl, inf = st
+        kind = a[0]
+        if kind == "wait":
+            i = bidx.get(a[1])
+            if i is None:
+                return (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3])
+            return None if bl[i][0] == a[2] else True   # parity a[2]'s phase not yet completed
+        if kind == "arrive":
+            i = bidx.get(a[1])
+            if i is None:
+                return (f"arrive on {a[1]:#x}, which no mbarrier.init initialised", a[4])
+            ph, pend, t = bl[i]
+            pend -= a[2]
+            t += a[3]
+            if pend < 0:
+                return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
+            if pend == 0 and t == 0:
+                ph, pend = ph ^ 1, init[a[1]]
+            if bl.__class__ is tuple:
+                bl = st[0] = list(bl)
+            bl[i] = (ph, pend, t)
+            return True
+        if kind == "tma":
+            dst, nbytes, bar, it, ev = tma_info[a[1]]
+            d = dst & 0x3FFFF
+            k = bidx_box[d]
+            tag, landed, done = bxl[k]
+            if tag >= 0 and len(done) < self.cons:
+                miss = sorted(set(range(self.cons)) - done)
+                return (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while consumer "
+                        f"{miss[0]} may still read iteration {tag}'s data there (its wgmma group has "
+                        "not retired, or it has not read it yet)", ev)
+            if bxl.__class__ is tuple:
+                bxl = st[1] = list(bxl)
+            bxl[k] = (it, False, frozenset())
+            inf.add(a[1])
+            return True
+        c = p - 1
+        if cl.__class__ is tuple:
+            cl = st[2] = list(cl)
+        unc, groups = cl[c]
+        if kind == "read":
+            for addr in a[1]:
+                d = box_at[addr]
+                box = bxl[bidx_box[d]] if d is not None else None
+                if box is None or box[0] != a[2] or not box[1]:     # else iteration a[2]'s landed bytes
+                    why = self._read_error(c, a[2], addr, d, box)
+                    if why:
+                        return (why, a[3])
+            cl[c] = (unc | {(box_at[addr], a[2]) for addr in a[1]}, groups)
+        elif kind == "commit":
+            cl[c] = (frozenset(), groups + (unc,))
+        elif kind == "retire":
+            keep = groups[len(groups) - a[1]:] if a[1] else ()
+            for g in groups[:len(groups) - len(keep)]:
+                for d, tag in g:
+                    k = bidx_box[d]
+                    t2, landed, done = bxl[k]
+                    if t2 == tag:
+                        if bxl.__class__ is tuple:
+                            bxl = st[1] = list(bxl)
+                        bxl[k] = (t2, landed, done | {c})
+            cl[c] = (unc, tuple(keep))
+        return True

@@ -67,16 +67,22 @@ from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_pt
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.frontends.names import parse_shape
-from verilayout.hw.nvidia.wgmma import dtype_bits, fragment
+from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, fragment_coords
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
+           "HOST_NVCC_FLAGS",
            "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
 
 NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-lineinfo", "-DVL_NO_MAIN")
+#: nvcc flags of a host-only run (a driver around kernel.cu whose host code is run, no kernel
+#: launched): the host code is nvcc's as ever (cudafe++, then the host compiler); the device pass,
+#: which nvcc needs for the kernels' launch stubs, writes unoptimised compute_90a PTX and no SASS
+#: (no ptxas: the device code is checked by :func:`compile_ptx` and :func:`ptxas_spills`).
+HOST_NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=compute_90a", "-Xcicc", "-O0")
 #: Shared-memory bases the concrete checks evaluate at: offset 0, a misaligned raw base (the
 #: kernel must align it up), and the same with a cluster rank at bit 24 (above the 18-bit window).
 SMEM_SAMPLES = (0x0, 0x410, (1 << 24) | 0x410)
@@ -562,18 +568,18 @@ def _a_register_checks(ctx: _Ctx) -> None:
         part = np.stack([(regs >> (w * s)) & ((1 << w) - 1) for s in range(per)], axis=-1)
         got = part << (p * w) if got is None else got | (part << (p * w))
     nkb = got.shape[0]
-    for kb in range(nkb):
-        for t in range(128):
-            for e in range(fa.registers):
-                j, s = divmod(e, per)
-                r, c = fa.coord(t, e)
-                want = r * k + kb * kx + c
-                have = int(got[kb, j, t, s])
-                if have != want:
-                    ctx.add("a-registers", "counterexample", f"wgmma {kb} (K-block {kb}): thread "
-                            f"{t}'s A register {j} holds A({have // k}, {have % k}) in element "
-                            f"{s}; the PTX A fragment reads A({r}, {kb * kx + c}) there")
-                    return
+    coord = np.array(fragment_coords(parse_shape(man["shape"]), "A", man["dtype"]))   # (t, e, rc)
+    el = np.arange(fa.registers)
+    have = got.transpose(0, 2, 1, 3)[:, :, el // per, el % per]                    # (kb, t, e)
+    want = coord[None, :, :, 0] * k + (np.arange(nkb) * kx)[:, None, None] + coord[None, :, :, 1]
+    bad = np.argwhere(have != want)        # in (kb, t, e) order: the first the loops would meet
+    if len(bad):
+        kb, t, e = (int(x) for x in bad[0])
+        (j, s), (r, c), h = divmod(e, per), (int(x) for x in coord[t, e]), int(have[kb, t, e])
+        ctx.add("a-registers", "counterexample", f"wgmma {kb} (K-block {kb}): thread "
+                f"{t}'s A register {j} holds A({h // k}, {h % k}) in element "
+                f"{s}; the PTX A fragment reads A({r}, {kb * kx + c}) there")
+        return
     ctx.add("a-registers", "proved", f"every A register of all 128 threads holds, at each of the "
             f"{nkb} wgmmas, the elements of the PTX A fragment (the kernel run on the PTX)")
 
@@ -1023,8 +1029,9 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
     m, n, _ = parse_shape(man["shape"])
     half = man["acc"] == "f16"
     eb = 2 if half else 4
-    want = np.array([[r * n + c for r, c in (f.coord(t, e) for e in range(f.registers))]
-                     for t in range(128)], dtype=np.int64)
+    coord = np.array(fragment_coords(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"]),
+                     dtype=np.int64)
+    want = coord[:, :, 0] * n + coord[:, :, 1]
     run = run_threads(ctx.mod, ctx.func, range(128), param_values=PARAM_VALUES, shared_base=0)
     if not run.complete:
         ctx.add("d-store", "unknown", f"the epilogue could not be run ({run.reason})")
@@ -1131,16 +1138,17 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
                 checks.append(Check("index-functions", "proved", f"{fn} equals the layout on all "
                                     f"{got.size} coordinates (host-compiled)"))
         elif kind == "d":
-            want = np.array([[r * n + c for r, c in (fd.coord(t, e) for e in range(ext))]
-                             for t in range(128)])
+            coord = np.array(fragment_coords(fd.shape, "D", fd.dtype, acc=fd.acc))[:, :ext]
+            want = coord[:, :, 0] * n + coord[:, :, 1]
             got = vals[at:at + 128 * ext].reshape(128, ext)
             at += 128 * ext
             checks.append(_frag_check("d_index", got, want, n, "D"))
         else:
             fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
             nkb = k // kx
-            want = np.array([[[r * k + kb * kx + c for r, c in (fa.coord(t, e) for e in range(ext))]
-                              for t in range(128)] for kb in range(nkb)])
+            coord = np.array(fragment_coords(fa.shape, "A", fa.dtype))[:, :ext]
+            want = (coord[None, :, :, 0] * k + (np.arange(nkb) * kx)[:, None, None]
+                    + coord[None, :, :, 1])
             got = vals[at:at + nkb * 128 * ext].reshape(nkb, 128, ext)
             at += nkb * 128 * ext
             checks.append(_frag_check("a_index", got.reshape(-1, ext), want.reshape(-1, ext), k, "A"))
@@ -1166,7 +1174,7 @@ def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
             f.write(source)
         with open(os.path.join(d, "driver.cu"), "w", encoding="utf-8") as f:
             f.write('#define VL_NO_MAIN\n#include "kernel.cu"\n' + main)
-        rc, out = run_nvcc(["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "driver.cu", "-o", "driver"], d)
+        rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()

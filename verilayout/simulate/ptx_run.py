@@ -101,8 +101,11 @@ def _signed(parts: tuple[str, ...]) -> bool:
     return any(len(p) >= 2 and p[0] == "s" and p[1:] in _WIDTH for p in parts)
 
 
+_MASKS = tuple(_U64((1 << w) - 1) for w in range(64)) + (_U64(_ALL),)
+
+
 def _mask(w: int) -> np.uint64:
-    return _U64(_ALL if w >= 64 else (1 << w) - 1)
+    return _MASKS[w if w < 64 else 64]
 
 
 def _to_signed(x: np.ndarray, w: int) -> np.ndarray:

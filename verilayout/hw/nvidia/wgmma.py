@@ -245,8 +245,21 @@ def fragment_coords(shape: tuple[int, int, int], operand: str, dtype: str,
     >>> fragment_coords((64, 8, 16), "A", "f16")[37][6] == fragment((64, 8, 16), "A", "f16").coord(37, 6)
     True
     """
+    import numpy as np  # deferred: start-up time (as LinearLayout.apply_all)
     f = fragment(shape, operand, dtype, acc)
-    return tuple(tuple(f.coord(t, e) for e in range(f.registers)) for t in range(128))
+    lay = f.layout
+    t = np.arange(128, dtype=np.int64)[:, None]
+    ins = {"register": np.arange(f.registers, dtype=np.int64)[None, :], "lane": t % 32, "warp": t // 32}
+    x, off = np.zeros((128, f.registers), dtype=np.int64), 0
+    for name in lay.in_dim_names:            # the flattened input, first in dim lowest (apply_all)
+        x |= ins[name] << off
+        off += lay.in_dim_bits(name)
+    y, out = lay.apply_all()[x], {}
+    for name in lay.out_dim_names:           # unpacked: the first out dim lowest
+        b = lay.out_dim_bits(name)
+        out[name], y = y & ((1 << b) - 1), y >> b
+    rows, cols = out["dim0"], out["dim1"]
+    return tuple(tuple(zip(r, c)) for r, c in zip(rows.tolist(), cols.tolist()))
 
 
 def fragment(shape: tuple[int, int, int], operand: str, dtype: str, acc: str | None = None) -> Fragment:
