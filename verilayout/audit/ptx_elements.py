@@ -375,8 +375,10 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     PTX land on the layout's. Candidates: each lane's least and greatest bytes aligned with the
     layout's (a misplaced access moves one end of a lane at most, so the other end still tells),
     so the misplaced access stands out against the others instead of moving the reference."""
-    got = [(k, b) for k in range(32) for b in per_lane[k]]
-    want = {(k, b) for k in range(32) for b in lanes[k]}
+    # a pair (lane k, byte b) as one int k * 2^40 + 2^39 + b: a shift moves b alone (|b| < 2^39)
+    key = lambda k, b: (k << 40) + (1 << 39) + b
+    got = np.array([key(k, b) for k in range(32) for b in per_lane[k]], dtype=np.int64)
+    want = np.array(sorted({key(k, b) for k in range(32) for b in lanes[k]}), dtype=np.int64)
     cands = set()
     for k in range(32):
         if per_lane[k] and lanes[k]:
@@ -384,7 +386,7 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
             cands.add(max(per_lane[k]) - max(lanes[k]))
     best, score = 0, -1
     for c in sorted(cands):
-        n = sum((k, b - c) in want for k, b in got)
+        n = int(np.isin(got - c, want).sum())
         if n > score:
             best, score = c, n
     return best
