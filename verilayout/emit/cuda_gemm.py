@@ -37,7 +37,7 @@ from verilayout.errors import LayoutError
 __all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
            "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
            "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH",
-           "SPLIT_WORKSPACE", "ENCODE_TILED"]
+           "SPLIT_WORKSPACE", "ENCODE_TILED", "EPILOGUE_CONSTANTS"]
 
 #: Tile rows (of BM) visited together by the persistent scheduler (L2 reuse of B).
 GROUP_M = 8
@@ -168,6 +168,16 @@ def wgmma_asm(man: dict) -> list[str]:
 #: filled with the kernel's template
 #: The driver's ``cuTensorMapEncodeTiled``, looked up through the runtime (no -lcuda needed);
 #: the sm_90a and sm_100a host code both call it.
+#: the kernel's epilogue constants (D's element and store types, the fused bias / activation
+#: switches), template text of the sm_90a and the sm_100a kernels alike
+EPILOGUE_CONSTANTS = r"""typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
+typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
+constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
+[[maybe_unused]] constexpr bool HAS_BIAS = ${has_bias};
+[[maybe_unused]] constexpr int ACTIVATION = ${act_code};   // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
+[[maybe_unused]] constexpr int OUT_BYTES = int(sizeof(out_t));
+"""
+
 ENCODE_TILED = r"""typedef CUresult (*vl_encode_tiled_t)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
                                       const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
                                       const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
@@ -232,13 +242,7 @@ static_assert(A_SLICE_ROWS * CLUSTER_N == uint32_t(BM) && B_SLICE_ROWS * CLUSTER
 static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_STAGE_BYTES, "boxes tile a stage");
 static_assert(BAR_OFFSET + 16u * STAGES == SMEM_BYTES, "full[STAGES] and empty[STAGES] end the buffer");
 typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
-typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
-typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
-constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
-[[maybe_unused]] constexpr bool HAS_BIAS = ${has_bias};
-[[maybe_unused]] constexpr int ACTIVATION = ${act_code};   // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
-[[maybe_unused]] constexpr int OUT_BYTES = int(sizeof(out_t));
-
+""" + EPILOGUE_CONSTANTS + r"""
 // ----- descriptors (proved at shared address 0; see the obligations above) ------------------
 __host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t wg, uint32_t kb) {
   return ${desc_a};

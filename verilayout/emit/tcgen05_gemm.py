@@ -35,7 +35,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.dtypes import bytes_of
 from verilayout.core.cute import ComposedLayout
 from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUCE_KERNEL, REDUCE_LAUNCH,
-                                       SPLIT_WORKSPACE, ENCODE_TILED,
+                                       SPLIT_WORKSPACE, ENCODE_TILED, EPILOGUE_CONSTANTS,
                                        require_gemm_manifest, obligation_block, select_expr,
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
@@ -235,13 +235,7 @@ constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of tw
 constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
 constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
-typedef ${out_t} out_t;                            // one D element (${out_dtype}; 16-bit types as raw bits)
-typedef ${store_t} store_t;                        // what the GEMM kernel stores (f32 partials when split)
-constexpr bool FUSED = ${fused};                   // bias / activation / conversion in the GEMM epilogue
-[[maybe_unused]] constexpr bool HAS_BIAS = ${has_bias};
-[[maybe_unused]] constexpr int ACTIVATION = ${act_code};   // 0 none, 1 ReLU, 2 GELU (tanh form), 3 SiLU
-[[maybe_unused]] constexpr int OUT_BYTES = int(sizeof(out_t));
-static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
+""" + EPILOGUE_CONSTANTS + r"""static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
 static_assert(BN % LD_NUM == 0 && TMEM_COLS >= uint32_t(BN), "the loads and the allocation cover N");
 typedef ${elem_t} elem_bits_t;
 
