@@ -9,6 +9,7 @@ tensor, each element naming its holders).
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from verilayout.errors import LayoutError
@@ -189,7 +190,7 @@ def format_tensor_view(layout: LinearLayout, shape: Sequence[int] | None = None)
         name_t = [f"T{t}:" for t in range(n_warps * n_lanes)]
         name_r = [str(r) for r in range(n_regs)]
         cols, outs = _walk(layout, ["block", "warp", "lane", "register"])
-        strides = [_row_major([0] * k + [1] + [0] * (len(dims) - k - 1), dims) for k in range(len(dims))]
+        strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]   # row-major
         for b, w, ln, r, out in zip(cols["block"], cols["warp"], cols["lane"], cols["register"], outs):
             tid = ln + w * n_lanes
             cells[sum(v * st for v, st in zip(out, strides))].append(
