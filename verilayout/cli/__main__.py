@@ -20,6 +20,11 @@ def run() -> None:
     except KeyboardInterrupt:
         print("error: interrupted (Ctrl-C)", file=sys.stderr)
         code = 130
+    except Exception as e:      # a Ctrl-C that a C extension wrapped in its own error
+        if not interrupted(e):
+            raise
+        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        code = 130
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
     except KeyboardInterrupt:   # a second Ctrl-C as the command ends: it has its code already
@@ -27,6 +32,26 @@ def run() -> None:
     if code == 130:             # interrupted (here or in main): leave before Python's own exit
         _exit_now(130)
     sys.exit(code)
+
+
+def interrupted(e: BaseException) -> bool:
+    """Law: true when ``e`` is a Ctrl-C, or carries one: ctypes (under z3's API) turns a
+    KeyboardInterrupt raised while it converts an argument into ``ArgumentError("argument N:
+    KeyboardInterrupt: ")``; the chain of causes and contexts is followed too.
+
+    >>> import ctypes
+    >>> interrupted(ctypes.ArgumentError("argument 2: KeyboardInterrupt: ")), interrupted(ValueError("x"))
+    (True, False)
+    """
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, KeyboardInterrupt):
+            return True
+        if type(e).__name__ == "ArgumentError" and ": KeyboardInterrupt" in str(e):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def _exit_now(code: int) -> None:
