@@ -54,6 +54,7 @@ from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, 
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.mlir import elem_bit_width
@@ -440,7 +441,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
                 continue
             s = z3.Solver()
             s.add(_smem_assumption())
-            off = s.model().eval(base - ref[0][2], model_completion=True).as_long() if s.check() == z3.sat else None
+            off = s.model().eval(base - ref[0][2], model_completion=True).as_long() if solve(s) == z3.sat else None
             off = None if off is None else (off if off < 1 << 13 else off - (1 << 14)) * 16
             out.append((i, "counterexample", "error",
                         f"{where}: its descriptor starts {off} bytes away from where the plan puts MN block "

@@ -7,17 +7,25 @@ import sys
 from verilayout.cli.main import main
 
 
+_MAIN_PID = -1     # the process that runs the command (its forked workers are not it)
+
+
 def run() -> None:
     """Run :func:`verilayout.cli.main.main` and exit with its code.
 
-    Law: Ctrl-C while the command runs is one ``error:`` line and exit 130; a Ctrl-C that lands
+    Law: Ctrl-C while the command runs is one ``error:`` line and exit 130, written by the SIGINT
+    handler itself (:func:`_on_sigint`: no KeyboardInterrupt is raised, so none can be swallowed by
+    a finalizer such as z3's ``AstRef.__del__`` or wrapped by ctypes); a Ctrl-C that lands
     after the command has finished is ignored: Python's shutdown puts back the default action (death by
     SIGINT, whichever thread receives it) unless the handler is ``SIG_IGN``, so the exit code is the
     command's own.
     """
+    global _MAIN_PID
+    _MAIN_PID = os.getpid()
+    signal.signal(signal.SIGINT, _on_sigint)
     try:
         code = main()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # a Ctrl-C met while something had put the default handler back
         print("error: interrupted (Ctrl-C)", file=sys.stderr)
         code = 130
     except Exception as e:      # a Ctrl-C that a C extension wrapped in its own error
@@ -52,6 +60,31 @@ def interrupted(e: BaseException) -> bool:
             return True
         e = e.__cause__ or e.__context__
     return False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """SIGINT while a command runs: write the one line and leave with 130 at once. Law: it never
+    returns; nothing of the interrupted code runs after it (finalizers included), so the outcome
+    does not depend on where the Ctrl-C landed. While the command has worker processes it raises
+    KeyboardInterrupt instead, so that the code that started them ends them."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)       # a second Ctrl-C cannot interrupt this one
+    if os.getpid() != _MAIN_PID:        # a worker forked before its initializer ignored SIGINT
+        os._exit(130)
+    mp = sys.modules.get("multiprocessing")
+    if mp is not None and mp.active_children():
+        # worker processes: the code that started them ends them (a pool's terminate() in its
+        # ``finally``; killing them here would only make the pool fork new ones), then run() prints;
+        # SIGINT stays ignored meanwhile, so a second Ctrl-C cannot cut that cleanup short
+        raise KeyboardInterrupt
+    try:
+        sys.stdout.flush()              # what was printed comes first
+    except (OSError, ValueError, RuntimeError):   # RuntimeError: the Ctrl-C landed inside a write
+        pass
+    try:
+        os.write(2, b"error: interrupted (Ctrl-C)\n")
+    except OSError:
+        pass
+    os._exit(130)
 
 
 def _exit_now(code: int) -> None:

@@ -54,7 +54,7 @@ from typing import Any, Callable, Mapping
 from verilayout.bits import log2 as _log2
 from verilayout.core import gf2
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record_query, z3_apply_linear
+from verilayout.core.smt import DEFAULT_TIMEOUT_MS, Verdict, check_claim, record_query, solve, z3_apply_linear
 from verilayout.errors import LayoutError
 from verilayout.hw.amd import lds as amd_lds
 from verilayout.hw.nvidia.banks import AUTO_RULE, AccessPlan, BankModel, BitImages, Instruction, SharedAddressMap, \
@@ -593,7 +593,7 @@ class _Z3Problem:
             for (d, j), bit in phase_value.items():
                 s.add(_bit(accs[0].vars[d], j) == bit)
         self.clash(addrs, accs, s)
-        r = s.check()
+        r = solve(s)
         record_query(s, r, f"{k} accesses of one phase in one bank at distinct words")
         return r, (s.model() if r == z3.sat else None), accs, s
 
@@ -751,7 +751,7 @@ def _all_phases_reach(prob: _Z3Problem, k: int) -> bool:
         else:
             s.add(prob.tie(first, accs[0], same_phase=False))
         prob.clash(addrs, accs, s)
-    return s.check() == z3.sat
+    return solve(s) == z3.sat
 
 
 # ----- the report of one analysis (the door is verilayout.banks.check_banks) -------------------

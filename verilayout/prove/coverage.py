@@ -38,7 +38,7 @@ from verilayout.dtypes import IntelArch
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, PLAIN_ARRAY, PLAIN_WIDTH, SUBGROUP_SIZE, VNNI_WIDTH, BlockLoad, Surface, lane_elements, violations
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import Verdict, record_query
+from verilayout.core.smt import Verdict, record_query, solve
 
 #: A surface large enough that no load shape is limited by it.
 _BIG = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
@@ -866,7 +866,7 @@ def search_fewer(needed: Needed, elem_bytes: int, limit: int, surface: Surface,
     for j in range(keys.size):
         s.add(z3.Or([pick[i] for i, m in enumerate(sets) if m >> j & 1]))
     s.add(z3.AtMost(*pick, limit))
-    res = s.check()
+    res = solve(s)
     record_query(s, res, f"{limit} loads cover all {keys.size} needed pairs")
     if res == z3.unsat:
         return Search("none", limit, candidates=len(sets),

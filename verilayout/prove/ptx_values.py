@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 import z3
 
+from verilayout.core.smt import solve
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 
@@ -627,7 +628,7 @@ def decide_claim(claim: z3.BoolRef, assume: z3.BoolRef | None = None,
     if assume is not None:
         s.add(assume)
     s.add(z3.Not(claim))
-    r = s.check()
+    r = solve(s)
     if r == z3.unsat:
         return "proved", None
     if r == z3.sat:
@@ -682,7 +683,7 @@ class Prover:
         s.push()
         try:
             s.add(z3.Not(claim))
-            return s.check() == z3.unsat
+            return solve(s) == z3.unsat
         finally:
             s.pop()
 
@@ -739,7 +740,7 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None, prover: Prover | None 
         s.set("timeout", 3000)
         if assume is not None:
             s.add(assume)
-        if s.check() != z3.sat:
+        if solve(s) != z3.sat:
             return None
         v = s.model().eval(e, model_completion=True).as_long()
     if prover is not None:

@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
@@ -876,7 +877,7 @@ def _field_example(e) -> str:
     a0 = z3.BitVec("a0", 32)
     s.add(z3.substitute(e & _FIELDS, (SMEM, a0)) != e & _FIELDS)
     s.add(z3.substitute(_smem_assumption(), (SMEM, a0)))
-    if s.check() != z3.sat:
+    if solve(s) != z3.sat:
         return ""
     mdl = s.model()
     return (f" (shared base {mdl.eval(SMEM, True).as_long():#x} gives bits 16-63 "
