@@ -13,7 +13,7 @@ import random
 import sys
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from tests.reference.strategies import random_reg
 from tests.reference.banks import (_aligned_everywhere, count, element_offsets,  # noqa: E402
@@ -94,6 +94,11 @@ def random_swizzle(rng, shape):
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**9), bits=st.sampled_from([8, 16, 32, 64]),
        shape=st.sampled_from([[16, 32], [32, 32], [8, 64]]))
+# found by a run of this test: the synthesis costed the optimum's write as st.shared.b32 of
+# registers 0, 1, 8 and 9, whose word register bit 1 also moves (offset 130); Triton's lowering
+# (largestVectorisation: every other bit a multiple of the vector) refuses that and stores 16 bits,
+# so the reported 8 wavefronts were below both what Triton emits (12) and the proved bound (12)
+@example(seed=15207129, bits=8, shape=[16, 32])
 def test_optimum_costs_are_what_brute_force_counts_and_no_random_swizzle_beats_the_bound(seed, bits, shape):
     rng = random.Random(seed)
     write = random_reg(rng, shape, mix=0.0)

@@ -41,7 +41,8 @@ from verilayout.core import gf2
 from verilayout.errors import LayoutError
 from verilayout.core.cga import combine_cta_cga_with_shape
 from verilayout.core.triton_shared import nvmma_block_shape, nvmma_cta, swizzled_shared_cta
-from verilayout.hw.nvidia.banks import BankModel, element_bytes, lanes_per_phase, ld_st, plan_ldst
+from verilayout.hw.nvidia.banks import (BankModel, element_bytes, lanes_per_phase, ld_st, plan_ldst,
+                                        widest_chain)
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import align_outs, bit_images, plan_wavefronts
 from verilayout.core.smt import Verdict
@@ -179,16 +180,28 @@ def access_cost(layout: LinearLayout, smem: LinearLayout, elem_bits: int, role: 
                 model: BankModel = BankModel()) -> AccessCost:
     """Best ``ld.shared``/``st.shared`` width for this access: fewest wavefronts per warp.
 
-    Every width from one element up to the widest the pair allows is counted (ties go
-    to the wider access); one element per lane is always allowed.
+    Law: every width from one element up to the widest vector Triton's lowering takes for the
+    pair (:data:`~verilayout.hw.nvidia.banks.AUTO_RULE`: register bits reaching offsets 1, 2, 4,
+    ... and every other bit a multiple of the vector) is counted, ties to the wider access; one
+    element per lane is always allowed. The synthesized layouts are Triton's, and the optimality
+    bound of :func:`optimal_swizzle` counts over the same vectors.
+
+    >>> from verilayout.synth.swizzle import swizzled_shared_layout
+    >>> reg = LinearLayout({"register": [[0, 1], [0, 2]], "lane": [[0, 4], [0, 8], [1, 0], [2, 0], [4, 0]],
+    ...                     "warp": []}, {"dim0": 8, "dim1": 16})
+    >>> access_cost(reg, swizzled_shared_layout([8, 16], 1, 1, 1, [1, 0]), 32, "read").instruction
+    'ld.shared.v4.b32'
     """
     store = role == "write"
     img = bit_images(layout, smem)
     best = None
     bits = elem_bits
     while bits <= 128:
+        chain = widest_chain(img, elem_bits, bits)
+        if (1 << len(chain)) * elem_bits < bits:     # Triton does not vectorise this wide
+            break
         try:
-            plan = plan_ldst(img, ld_st(bits, store), elem_bits, model)
+            plan = plan_ldst(img, ld_st(bits, store), elem_bits, model, vector=chain)
         except LayoutError:
             break
         c = AccessCost(role, plan.instruction.name, plan_wavefronts(img, plan, model), plan.ideal_wavefronts,
