@@ -524,7 +524,11 @@ def _optimal_swizzle(accesses: tuple, elem_bits: int, out_items: tuple, model: B
         if best is None or cand.total < best.total:
             best = cand
     assert best is not None
-    if best.total <= lower:
+    if best.total < lower:      # the bound's own premise failed: claim nothing
+        v = Verdict.unknown(f"best found needs {best.total} wavefronts per warp, below the computed "
+                            f"bound {lower}: the bound does not hold here; optimality not proved",
+                            method="gf2", lower_bound=lower)
+    elif best.total == lower:
         v = Verdict.holds(f"{best.total} wavefronts per warp meets the lower bound: for every vector "
                           f"choice, dim(P ∩ S) >= dim(P ∩ O) + dim S - dim O inside O", method="gf2",
                           lower_bound=lower)
