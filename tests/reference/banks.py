@@ -106,16 +106,23 @@ def count(reg: LinearLayout, smem, elem_bits: int, *, vector_regs=(), phase_lane
     for b in range(nbytes):
         byte = offs * nbytes + b
         rows.append(np.stack([inst, phase, (byte // 4) % num_banks, byte // 4], axis=1)[keep])
-    keys = np.unique(np.concatenate(rows), axis=0)
+    cols = np.concatenate(rows)
+    # distinct (inst, phase, word) accesses (the word fixes the bank), each column ranked so the
+    # triple packs into one integer key
+    inst_r = np.unique(cols[:, 0], return_inverse=True)[1].ravel()
+    phase_r = np.unique(cols[:, 1], return_inverse=True)[1].ravel()
+    words, word_r = np.unique(cols[:, 3], return_inverse=True)
+    n_phase, n_word = int(phase_r.max()) + 1, len(words)
+    keys = np.unique((inst_r * n_phase + phase_r) * n_word + word_r.ravel())
+    ip, bank = keys // n_word, words[keys % n_word] % num_banks
     # distinct words per (inst, phase, bank)
-    ipb, per_bank = np.unique(keys[:, :3], axis=0, return_counts=True)
-    # max over banks per (inst, phase)
-    ip, inv = np.unique(ipb[:, :2], axis=0, return_inverse=True)
-    worst_phase = np.zeros(len(ip), dtype=np.int64)
-    np.maximum.at(worst_phase, inv.ravel(), per_bank)
-    insts, inv2 = np.unique(ip[:, 0], return_inverse=True)
-    per_inst = np.zeros(len(insts), dtype=np.int64)
-    np.add.at(per_inst, inv2.ravel(), worst_phase)
+    ipb, per_bank = np.unique(ip * num_banks + bank, return_counts=True)
+    ip = ipb // num_banks
+    # max over banks per (inst, phase), then summed over the phases of an instruction
+    first = np.flatnonzero(np.r_[True, ip[1:] != ip[:-1]])
+    worst_phase = np.maximum.reduceat(per_bank, first)
+    inst_of = ip[first] // n_phase
+    per_inst = np.add.reduceat(worst_phase, np.flatnonzero(np.r_[True, inst_of[1:] != inst_of[:-1]]))
     return int(per_inst.max())
 
 
