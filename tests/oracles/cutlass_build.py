@@ -2,7 +2,10 @@
 compile a header plus generated calls in two units in parallel, cache the executable by content,
 run it and return what it prints.
 
-The builds cost about two CPU-minutes on a fresh machine. ``tests/conftest.py`` starts
+A full build costs about three CPU-minutes, so each oracle's whole output is recorded
+(``cutlass/<name>.recorded.txt``, written by ``python -m tests.oracles.cutlass_build --record``)
+and a session builds one configuration per element width, majorness and swizzle live, which
+must print exactly the recorded lines (:func:`oracle_output`). ``tests/conftest.py`` starts
 :func:`prebuild` in a background process when a session collects the CUTLASS oracle tests (and runs
 those tests last), so no test waits on a compiler; a build is guarded by a file lock, so a test that
 arrives while the background build runs waits for it instead of building the same thing twice."""
@@ -11,6 +14,7 @@ from __future__ import annotations
 import concurrent.futures
 import fcntl
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
 import pathlib
@@ -66,6 +70,64 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
 
 
+RECORDINGS = pathlib.Path(__file__).parent / "cutlass"
+
+
+def _record_key(header: pathlib.Path, lines: list[str]) -> str:
+    """What a recording was made from: the header, the generated calls and the wheel's version."""
+    text = header.read_text() + "\n".join(lines) + importlib.metadata.version("nvidia-cutlass")
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def live_sample(cfgs: list[tuple]) -> list[tuple]:
+    """One configuration per (element width, majorness, swizzle): its largest tile, in the
+    tile order that alternates from one such group to the next (both orders are built)."""
+    groups: dict[tuple, list[tuple]] = {}
+    for c in cfgs:
+        groups.setdefault(c[:3], []).append(c)
+    out = []
+    for i, group in enumerate(groups.values()):
+        order = ("col", "row")[i % 2]
+        out.append(max((c for c in group if c[5] == order), key=lambda c: c[3] * c[4],
+                       default=group[-1]))
+    return out
+
+
+def oracle_output(header: pathlib.Path, cfgs: list[tuple], source: Callable[[list], list[str]],
+                  name: str) -> str:
+    """What the oracle prints for every configuration of ``cfgs``. Where a recording made from
+    the same header, calls and wheel version exists, the :func:`live_sample` is built and run and
+    must print exactly its recorded lines (else the test fails: re-record); the recording is
+    returned. Without such a recording every configuration is built (minutes)."""
+    rec = RECORDINGS / f"{name}.recorded.txt"
+    key = _record_key(header, source(cfgs))
+    if rec.exists():
+        head, _, body = rec.read_text().partition("\n")
+        if head == f"# {name} {key}":
+            sample = live_sample(cfgs)
+            ids = {config_id(c) for c in sample}
+            def of_sample(text: str) -> list[str]:      # the L/D lines of the sample's ids
+                return [ln for ln in text.splitlines()
+                        if ln.startswith(("L ", "D ")) and ln.split(" ", 2)[1] in ids]
+            live = of_sample(build_and_run(header, source(sample), name))
+            if not live or live != of_sample(body):
+                pytest.fail(f"CUTLASS's {name} prints, for the {len(sample)} configurations built "
+                            f"live, other lines than its recording {rec.name}: re-record with "
+                            "python -m tests.oracles.cutlass_build --record")
+            return body
+    return build_and_run(header, source(cfgs), name)
+
+
+def record() -> None:
+    """Build every configuration of both oracles and write their recordings."""
+    from tests.oracles import test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
+    for mod, name in ((umma, "umma_desc_oracle"), (gmma, "gmma_desc_oracle")):
+        lines = mod._source(mod.configs())
+        out = build_and_run(mod.HEADER, lines, name)
+        (RECORDINGS / f"{name}.recorded.txt").write_text(
+            f"# {name} {_record_key(mod.HEADER, lines)}\n{out}")
+
+
 def _build(exe: pathlib.Path, header: pathlib.Path, sources: dict, cxx: str, incs: list) -> None:
     """Compile and link ``sources`` into ``exe`` (its folder exists and is locked by the caller)."""
     work, name = exe.parent, exe.name
@@ -99,7 +161,7 @@ def prebuild() -> None:
     from tests.oracles import test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
     for mod, name in ((umma, "umma_desc_oracle"), (gmma, "gmma_desc_oracle")):
         try:
-            build_and_run(mod.HEADER, mod._source(mod.configs()), name)
+            oracle_output(mod.HEADER, mod.configs(), mod._source, name)
         except BaseException:                  # pytest.skip/fail outside a test, a compiler error
             continue
 
@@ -158,3 +220,10 @@ def tile_configs(types: dict, atoms: dict, widths: dict, krows: dict | None = No
                     if 8 <= mn <= 256:
                         out += [(bits, major, sw, mn, k, order) for order in ("col", "row")]
     return out
+
+
+if __name__ == "__main__":
+    import sys
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python -m tests.oracles.cutlass_build --record")
+    record()

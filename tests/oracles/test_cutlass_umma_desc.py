@@ -28,7 +28,7 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import build_and_run, config_id, parse_output, tile_calls, tile_configs
+from tests.oracles.cutlass_build import config_id, oracle_output, parse_output, tile_calls, tile_configs
 
 pytestmark = pytest.mark.oracle
 
@@ -61,7 +61,7 @@ def _source(part):
 @pytest.fixture(scope="session")
 def umma_output():
     cfgs = configs()
-    out = build_and_run(HEADER, _source(cfgs), "umma_desc_oracle")
+    out = oracle_output(HEADER, cfgs, _source, "umma_desc_oracle")
     layouts, descs = parse_output(out, hex_last=True)
     return cfgs, layouts, descs
 
