@@ -28,14 +28,27 @@ WANT = {
 }
 
 
+@pytest.fixture(scope="module")
+def probe_exe(tmp_path_factory):
+    """The probe's sm_90a executable, built once per module (the TMA probe serves two tests)."""
+    built: dict[str, pathlib.Path] = {}
+
+    def build(probe: str) -> pathlib.Path:
+        if probe not in built:
+            exe = tmp_path_factory.mktemp("probes") / probe
+            r = subprocess.run([NVCC, "-arch=sm_90a", "-std=c++17", "-O2", "-o", str(exe), str(HW / f"{probe}.cu")],
+                               capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stderr[-3000:]
+            built[probe] = exe
+        return built[probe]
+    return build
+
+
 @needs_nvcc
 @pytest.mark.parametrize("probe", sorted(WANT))
-def test_probe_builds_for_sm90a_and_issues_the_measured_instruction(probe, tmp_path):
+def test_probe_builds_for_sm90a_and_issues_the_measured_instruction(probe, tmp_path, probe_exe):
     src = HW / f"{probe}.cu"
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-std=c++17", "-O2", "-o", str(tmp_path / probe), str(src)],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert (tmp_path / probe).stat().st_size > 0
+    assert probe_exe(probe).stat().st_size > 0
     r = subprocess.run([NVCC, "-arch=sm_90a", "-std=c++17", "-O2", "-ptx", "-o", str(tmp_path / "p.ptx"), str(src)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -74,14 +87,11 @@ def test_compare_agrees_on_the_recorded_runs():
 
 
 @needs_nvcc
-def test_the_tma_probe_decodes_a_simulated_run_into_the_recorded_offsets(tmp_path):
+def test_the_tma_probe_decodes_a_simulated_run_into_the_recorded_offsets(probe_exe):
     # TMA_PROBE_SIMULATE computes each load on the host by the measured rules; the probe's own decoding
     # (two prefills, slot codes, offsets from dst) must then give back every recorded H100 placement,
     # refusal and illegal instruction (a check of the probe's host code: no GPU here)
-    exe = tmp_path / "tma_probe"
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-std=c++17", "-O2", "-o", str(exe), str(HW / "tma_probe.cu")],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
+    exe = probe_exe("tma_probe")
     out, nxt = [], 0
     while nxt < 322:                                 # restart after a case that ends the process (exit 3)
         r = subprocess.run([str(exe), str(HW / "cases" / "tma_cases.txt"), str(nxt)], capture_output=True,
