@@ -73,9 +73,10 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
 RECORDINGS = pathlib.Path(__file__).parent / "cutlass"
 
 
-def _record_key(header: pathlib.Path, lines: list[str]) -> str:
-    """What a recording was made from: the header, the generated calls and the wheel's version."""
-    text = header.read_text() + "\n".join(lines) + importlib.metadata.version("nvidia-cutlass")
+def _record_key(header: pathlib.Path | None, lines: list[str]) -> str:
+    """What a recording was made from: the header, the generated calls (or printed expressions)
+    and the wheel's version."""
+    text = (header.read_text() if header else "") + "\n".join(lines) + importlib.metadata.version("nvidia-cutlass")
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -118,9 +119,37 @@ def oracle_output(header: pathlib.Path, cfgs: list[tuple], source: Callable[[lis
     return build_and_run(header, source(cfgs), name)
 
 
+def recorded_lines(name: str, items: list[str], run: Callable[[list[str]], list[str]],
+                   every: int = 6) -> list[str]:
+    """The output lines (one per item) of an oracle program built from ``items``, as
+    :func:`oracle_output` does for the descriptor oracles: with a recording made from the same items
+    and wheel version, only every ``every``-th item is built and run live and must print its
+    recorded line; without one, every item is built. ``run(items)`` builds, runs, returns lines."""
+    rec = RECORDINGS / f"{name}.recorded.txt"
+    key = _record_key(None, items)
+    if rec.exists():
+        head, _, body = rec.read_text().partition("\n")
+        lines = body.split("\n")[:len(items)]
+        if head == f"# {name} {key}" and len(lines) == len(items):
+            if run(items[::every]) != lines[::every]:
+                pytest.fail(f"the {name} program prints, for every {every}th of its {len(items)} "
+                            f"items built live, other lines than its recording {rec.name}: re-record "
+                            "with python -m tests.oracles.cutlass_build --record")
+            return lines
+    return run(items)
+
+
+def write_recording(name: str, items: list[str], lines: list[str]) -> None:
+    """Record ``lines`` (one per item) for :func:`recorded_lines`."""
+    key = _record_key(None, items)
+    (RECORDINGS / f"{name}.recorded.txt").write_text(f"# {name} {key}\n" + "\n".join(lines) + "\n")
+
+
 def record() -> None:
-    """Build every configuration of both oracles and write their recordings."""
-    from tests.oracles import test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
+    """Build every configuration of the oracles and write their recordings."""
+    from tests.oracles import test_cute_pycute as cute, test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
+    exprs = cute.cute_exprs()[0]
+    write_recording("cute_oracle", exprs, cute.run_cute(exprs))
     for mod, name in ((umma, "umma_desc_oracle"), (gmma, "gmma_desc_oracle")):
         lines = mod._source(mod.configs())
         out = build_and_run(mod.HEADER, lines, name)

@@ -20,7 +20,7 @@ import tempfile
 
 import pytest
 
-from tests.oracles.cutlass_build import toolchain
+from tests.oracles.cutlass_build import recorded_lines, toolchain
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -262,9 +262,8 @@ def _algebra_cases(n: int):
     return cases
 
 
-@pytest.fixture(scope="module")
-def cute_cpp():
-    cxx, incs = toolchain()
+def cute_exprs() -> tuple[list[str], list, list]:
+    """The C++ expressions the CuTe oracle prints: every GMMA atom's tiles, then the algebra cases."""
     tiles = []
     for atom in GMMA_ATOMS:
         for t in GMMA_TYPES:
@@ -274,7 +273,12 @@ def cute_cpp():
                     step = ", Step<_2,_1>{}" if order else ""
                     tiles.append((f"tile_to_shape({atom}<{t}>{{}}, {cpp_shape}{step})", shape, order))
     algebra = _algebra_cases(60)
-    exprs = [e for e, *_ in tiles] + [e for e, _ in algebra]
+    return [e for e, *_ in tiles] + [e for e, _ in algebra], tiles, algebra
+
+
+def run_cute(exprs: list[str]) -> list[str]:
+    """Build (cached by source) and run a program that prints each of ``exprs``, one line each."""
+    cxx, incs = toolchain()
     src = ("#include <cute/tensor.hpp>\n#include <cute/atom/mma_traits_sm90_gmma.hpp>\n"
            "using namespace cute;\nusing namespace cute::SM90::GMMA;\nint main() {\n"
            + "\n".join(f'  print({e}); printf("\\n");' for e in exprs) + "\n}\n")
@@ -293,7 +297,15 @@ def cute_cpp():
         os.replace(tmp, exe)
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout.splitlines()
     assert len(out) == len(exprs)
-    return tiles, algebra, out
+    return out
+
+
+@pytest.fixture(scope="module")
+def cute_cpp():
+    """CuTe's printed answer to every expression: recorded, a sixth of them built live and compared
+    (``cutlass_build.recorded_lines``)."""
+    exprs, tiles, algebra = cute_exprs()
+    return tiles, algebra, recorded_lines("cute_oracle", exprs, run_cute)
 
 
 def test_tile_to_shape_of_every_gmma_atom_prints_as_cute_cpp(cute_cpp):
