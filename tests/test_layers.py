@@ -247,3 +247,18 @@ def test_no_private_import_between_modules():
     """Issue 25: every private name one module took from another has a public home now."""
     left = list(layers.private_imports(ROOT))
     assert left == [], "\n".join(left)
+
+
+def test_every_solver_check_goes_through_solve():
+    """z3 answers a Ctrl-C during ``check()`` with ``unknown``; only ``core.smt.solve`` turns that
+    back into an interrupt, so no other module calls a solver's ``check()`` itself."""
+    import ast
+    direct = []
+    for path in sorted((ROOT / "verilayout").rglob("*.py")):
+        if path.relative_to(ROOT).as_posix() == "verilayout/core/smt.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "check" and not node.args and not node.keywords:
+                direct.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert direct == []
