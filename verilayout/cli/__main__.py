@@ -15,7 +15,8 @@ def run() -> None:
 
     Law: Ctrl-C while the command runs is one ``error:`` line and exit 130, written by the SIGINT
     handler itself (:func:`_on_sigint`: no KeyboardInterrupt is raised, so none can be swallowed by
-    a finalizer such as z3's ``AstRef.__del__`` or wrapped by ctypes); a Ctrl-C that lands
+    a finalizer such as z3's ``AstRef.__del__`` or wrapped by ctypes; only while worker processes
+    run is it a KeyboardInterrupt, for the code that started them to end them); a Ctrl-C that lands
     after the command has finished is ignored: Python's shutdown puts back the default action (death by
     SIGINT, whichever thread receives it) unless the handler is ``SIG_IGN``, so the exit code is the
     command's own.
