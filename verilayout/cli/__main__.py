@@ -4,7 +4,7 @@ import os
 import signal
 import sys
 
-from verilayout.cli.main import main
+from verilayout.cli.main import INTERRUPTED, main
 
 
 _MAIN_PID = -1     # the process that runs the command (its forked workers are not it)
@@ -27,12 +27,12 @@ def run() -> None:
     try:
         code = main()
     except KeyboardInterrupt:   # a Ctrl-C met while something had put the default handler back
-        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         code = 130
     except Exception as e:      # a Ctrl-C that a C extension wrapped in its own error
         if not interrupted(e):
             raise
-        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         code = 130
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -82,7 +82,7 @@ def _on_sigint(signum: int, frame: object) -> None:
     except (OSError, ValueError, RuntimeError):   # RuntimeError: the Ctrl-C landed inside a write
         pass
     try:
-        os.write(2, b"error: interrupted (Ctrl-C)\n")
+        os.write(2, f"{INTERRUPTED}\n".encode())
     except OSError:
         pass
     os._exit(130)

@@ -22,6 +22,9 @@ class Parser(argparse.ArgumentParser):
         print(f"error: {self.prog}: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
         sys.exit(2)
 
+#: The one line every interrupted command ends with (exit 130).
+INTERRUPTED = "error: interrupted (Ctrl-C)"
+
 EPILOG_MAIN = """\
 examples:
   verilayout show '#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw
@@ -137,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt:
-        print("error: interrupted (Ctrl-C)", file=sys.stderr)
+        print(INTERRUPTED, file=sys.stderr)
         return 130
 
 
