@@ -80,6 +80,24 @@ def _record_key(header: pathlib.Path | None, lines: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _recording(name: str, key: str) -> str | None:
+    """The recorded output of oracle ``name`` if it was made from ``key``, else None."""
+    rec = RECORDINGS / f"{name}.recorded.txt"
+    if not rec.exists():
+        return None
+    head, _, body = rec.read_text().partition("\n")
+    return body if head == f"# {name} {key}" else None
+
+
+def _write_recording(name: str, key: str, body: str) -> None:
+    (RECORDINGS / f"{name}.recorded.txt").write_text(f"# {name} {key}\n{body}")
+
+
+def _stale(name: str, what: str) -> None:
+    pytest.fail(f"the {name} program prints, for {what} built live, other lines than its recording "
+                f"{name}.recorded.txt: re-record with python -m tests.oracles.cutlass_build --record")
+
+
 def live_sample(cfgs: list[tuple]) -> list[tuple]:
     """One configuration per (element width, majorness, swizzle): its largest tile, in the
     tile order that alternates from one such group to the next (both orders are built)."""
@@ -100,23 +118,18 @@ def oracle_output(header: pathlib.Path, cfgs: list[tuple], source: Callable[[lis
     the same header, calls and wheel version exists, the :func:`live_sample` is built and run and
     must print exactly its recorded lines (else the test fails: re-record); the recording is
     returned. Without such a recording every configuration is built (minutes)."""
-    rec = RECORDINGS / f"{name}.recorded.txt"
-    key = _record_key(header, source(cfgs))
-    if rec.exists():
-        head, _, body = rec.read_text().partition("\n")
-        if head == f"# {name} {key}":
-            sample = live_sample(cfgs)
-            ids = {config_id(c) for c in sample}
-            def of_sample(text: str) -> list[str]:      # the L/D lines of the sample's ids
-                return [ln for ln in text.splitlines()
-                        if ln.startswith(("L ", "D ")) and ln.split(" ", 2)[1] in ids]
-            live = of_sample(build_and_run(header, source(sample), name))
-            if not live or live != of_sample(body):
-                pytest.fail(f"CUTLASS's {name} prints, for the {len(sample)} configurations built "
-                            f"live, other lines than its recording {rec.name}: re-record with "
-                            "python -m tests.oracles.cutlass_build --record")
-            return body
-    return build_and_run(header, source(cfgs), name)
+    body = _recording(name, _record_key(header, source(cfgs)))
+    if body is None:
+        return build_and_run(header, source(cfgs), name)
+    sample = live_sample(cfgs)
+    ids = {config_id(c) for c in sample}
+
+    def of_sample(text: str) -> list[str]:      # the L/D lines of the sample's ids
+        return [ln for ln in text.splitlines() if ln.startswith(("L ", "D ")) and ln.split(" ", 2)[1] in ids]
+    live = of_sample(build_and_run(header, source(sample), name))
+    if not live or live != of_sample(body):
+        _stale(name, f"the {len(sample)} configurations")
+    return body
 
 
 def recorded_lines(name: str, items: list[str], run: Callable[[list[str]], list[str]],
@@ -125,36 +138,23 @@ def recorded_lines(name: str, items: list[str], run: Callable[[list[str]], list[
     :func:`oracle_output` does for the descriptor oracles: with a recording made from the same items
     and wheel version, only every ``every``-th item is built and run live and must print its
     recorded line; without one, every item is built. ``run(items)`` builds, runs, returns lines."""
-    rec = RECORDINGS / f"{name}.recorded.txt"
-    key = _record_key(None, items)
-    if rec.exists():
-        head, _, body = rec.read_text().partition("\n")
-        lines = body.split("\n")[:len(items)]
-        if head == f"# {name} {key}" and len(lines) == len(items):
-            if run(items[::every]) != lines[::every]:
-                pytest.fail(f"the {name} program prints, for every {every}th of its {len(items)} "
-                            f"items built live, other lines than its recording {rec.name}: re-record "
-                            "with python -m tests.oracles.cutlass_build --record")
-            return lines
-    return run(items)
-
-
-def write_recording(name: str, items: list[str], lines: list[str]) -> None:
-    """Record ``lines`` (one per item) for :func:`recorded_lines`."""
-    key = _record_key(None, items)
-    (RECORDINGS / f"{name}.recorded.txt").write_text(f"# {name} {key}\n" + "\n".join(lines) + "\n")
+    body = _recording(name, _record_key(None, items))
+    lines = body.split("\n")[:len(items)] if body is not None else []
+    if len(lines) != len(items):
+        return run(items)
+    if run(items[::every]) != lines[::every]:
+        _stale(name, f"every {every}th of its {len(items)} items")
+    return lines
 
 
 def record() -> None:
     """Build every configuration of the oracles and write their recordings."""
     from tests.oracles import test_cute_pycute as cute, test_cutlass_gmma_desc as gmma, test_cutlass_umma_desc as umma
     exprs = cute.cute_exprs()[0]
-    write_recording("cute_oracle", exprs, cute.run_cute(exprs))
+    _write_recording("cute_oracle", _record_key(None, exprs), "\n".join(cute.run_cute(exprs)) + "\n")
     for mod, name in ((umma, "umma_desc_oracle"), (gmma, "gmma_desc_oracle")):
         lines = mod._source(mod.configs())
-        out = build_and_run(mod.HEADER, lines, name)
-        (RECORDINGS / f"{name}.recorded.txt").write_text(
-            f"# {name} {_record_key(mod.HEADER, lines)}\n{out}")
+        _write_recording(name, _record_key(mod.HEADER, lines), build_and_run(mod.HEADER, lines, name))
 
 
 def _build(exe: pathlib.Path, header: pathlib.Path, sources: dict, cxx: str, incs: list) -> None:
