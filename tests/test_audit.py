@@ -428,3 +428,51 @@ def test_deepgemm_379_tma_swizzle_mismatch_is_an_error():
     assert (c.op, c.check, c.status, c.severity) == ("ttng.async_tma_copy_global_to_local", "copy-layout",
                                                      "counterexample", "error")
     assert "swizzlingByteWidth = 64" in c.data["descriptor_layout"] and "= 128" in c.data["shared_layout"]
+
+
+# ----- TMA descriptors of rank 3 and 5 (rank-reducing copies) ----------------------------------------
+# Triton writes a descriptor of rank 3 to 5 whose block is [1, ..., 1, M, K] into a 2-d buffer: the
+# lowering drops the leading unit dims (a unit dim adds no element and no byte to the packed box).
+# The corpus kernels batched_tma_matmul (block [1, 128, 64]) and ragged_tma_matmul ([1, 1, 1, 128, 64])
+# are Triton's own output for correct kernels: every copy must be proved.
+
+RANKED = {3: ROOT / "tests" / "corpus" / "cuda90" / "batched_tma_matmul_128x128x64_w4_s3.ttgir",
+          5: ROOT / "tests" / "corpus" / "cuda90" / "ragged_tma_matmul_128x128x64_w4_s3.ttgir"}
+
+
+@pytest.mark.parametrize("rank", sorted(RANKED))
+@pytest.mark.parametrize("target", ["cuda90", "cuda100"])
+def test_tma_copies_of_rank_3_and_5_are_proved(rank, target):
+    path = Path(str(RANKED[rank]).replace("cuda90", target))
+    text = path.read_text()
+    assert f"rank = {rank}" in text                       # the descriptor really has that rank
+    checks = [c for c in audit_file(str(path)).checks if "tma_copy" in c.op]
+    kinds = {c.check for c in checks}
+    assert {"copy-layout", "tma-write"} <= kinds
+    assert {(c.check, c.status) for c in checks} == {(k, "proved") for k in kinds}, \
+        [(c.line, c.check, c.message) for c in checks if c.status != "proved"]
+
+
+def _mutated(path: Path, old: str, new: str) -> tuple[str, int]:
+    """The TTGIR with ``old`` replaced by ``new`` on the first TMA load line holding it, and that line."""
+    lines = path.read_text().split("\n")
+    i = next(k for k, ln in enumerate(lines) if "async_tma_copy_global_to_local" in ln and old in ln)
+    lines[i] = lines[i].replace(old, new)
+    return "\n".join(lines), i + 1
+
+
+def test_a_dropped_descriptor_dim_that_is_not_unit_is_an_error():
+    # the block [2, 128, 64] holds twice the elements of the 128x64 buffer it is copied into
+    text, line = _mutated(RANKED[3], "!tt.tensordesc<1x128x64xf16", "!tt.tensordesc<2x128x64xf16")
+    got = [c for c in audit_text(text, "mutant.ttgir").checks if c.line == line and c.check == "copy-layout"]
+    assert [(c.status, c.severity) for c in got] == [("counterexample", "error")]
+    assert "[2, 128, 64]" in got[0].message and "[128, 64]" in got[0].message
+
+
+def test_a_rank_5_descriptor_with_another_swizzle_is_an_error():
+    text, line = _mutated(RANKED[5], "!tt.tensordesc<1x1x1x128x64xf16, #shared>",
+                          "!tt.tensordesc<1x1x1x128x64xf16, #sw64r5>")
+    text = ("#sw64r5 = #ttg.nvmma_shared<{swizzlingByteWidth = 64, transposed = false, elementBitWidth = 16, "
+            "rank = 5}>\n" + text)
+    got = [c for c in audit_text(text, "mutant.ttgir").checks if c.line == line + 1 and c.check == "copy-layout"]
+    assert [(c.status, c.severity) for c in got] == [("counterexample", "error")]

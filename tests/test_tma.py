@@ -624,3 +624,49 @@ def test_a_load_start_off_16_bytes_is_a_finding_of_the_ring_and_the_spec():
             'layout = "r"\ndtype = "u16"\nstart = [%d, 5]\n')
     assert [x.verdict.status for x in run_spec(load_spec_text(spec % 3, "a.toml"))] == ["counterexample"]
     assert [x.verdict.status for x in run_spec(load_spec_text(spec % 16, "b.toml"))] == ["proved"]
+
+
+# ----- boxes of rank 1 to 5 (Triton's rank-reducing and batched copies) --------------------------
+
+def _nv(swizzle: int, rank: int, transposed: bool = False) -> str:
+    return (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {swizzle}, transposed = {str(transposed).lower()}, "
+            f"elementBitWidth = 16" + (f", rank = {rank}" if rank != 2 else "") + "}>")
+
+
+def test_rows_view_is_the_row_major_flattening_by_brute_force():
+    from verilayout.frontends.triton import attr_to_linear, parse_attr
+    from verilayout.prove.tma import rows_view
+    shape = (2, 4, 64)
+    ll = attr_to_linear(parse_attr(_nv(128, 3)), shape)
+    flat = rows_view(ll)
+    assert flat.out_dims == {"dim0": 8, "dim1": 64}
+    for o in range(ll.in_dim_size("offset")):
+        c = ll.apply({"offset": o, "block": 0})
+        want = {"dim0": c["dim0"] * shape[1] + c["dim1"], "dim1": c["dim2"]}   # row-major, written here
+        assert flat.apply({"offset": o, "block": 0}) == want
+
+
+@pytest.mark.parametrize("block, mem, mem_shape, status", [
+    ([1, 1, 1, 64, 64], 2, [64, 64], "proved"),           # rank-5 ragged descriptor into a 2-d buffer
+    ([1, 128, 64], 2, [128, 64], "proved"),               # rank-3 batched descriptor
+    ([2, 64, 64], 3, [2, 64, 64], "proved"),              # a real batch of two tiles, same rank
+    ([4, 32, 128], 3, [4, 32, 128], "proved"),            # two boxes along the inner dim
+    ([2, 128, 64], 2, [128, 64], "unknown"),              # a non-unit dim cannot be dropped
+])
+def test_copies_of_every_rank_against_the_buffer_layout(block, mem, mem_shape, status):
+    from verilayout.frontends.triton import attr_to_linear, parse_attr
+    from verilayout.frontends.triton.shared import tma_encoding
+    from verilayout.prove.tma import triton_copy_verdict
+    enc = tma_encoding(parse_attr(_nv(128, len(block))), block)
+    layout = attr_to_linear(parse_attr(_nv(128, mem)), tuple(mem_shape))
+    assert triton_copy_verdict(enc, block, "f16", layout)[1].status == status
+
+
+def test_a_rank_3_copy_into_a_buffer_of_another_swizzle_is_a_counterexample():
+    from verilayout.frontends.triton import attr_to_linear, parse_attr
+    from verilayout.frontends.triton.shared import tma_encoding
+    from verilayout.prove.tma import triton_copy_verdict
+    block = [2, 64, 64]
+    enc = tma_encoding(parse_attr(_nv(128, 3)), block)
+    _t, v = triton_copy_verdict(enc, block, "f16", attr_to_linear(parse_attr(_nv(64, 3)), tuple(block)))
+    assert v.status == "counterexample" and v.counterexample["tma_byte"] != v.counterexample["reader_byte"]

@@ -2,7 +2,7 @@
 wheel (no GPU needed) and write ``<target>/<kernel>_<config>.ttgir`` (and ``.ptx`` beside it for
 the CUDA targets, as Triton's cache keeps them), plus ``manifest.json``.
 
-    python tests/corpus/generate.py [--jobs 2] [--only NAME]
+    python tests/corpus/generate.py [--jobs 2] [--only NAME]     (--only: that kernel again, the manifest's other entries kept)
 
 Each (kernel, target) compiles in its own subprocess: Triton aborts the process on some
 unsupported combinations, and one abort must cost only that job. Paths that name this machine
@@ -89,6 +89,10 @@ def main() -> None:
         results = list(pool.map(lambda j: compile_one(*j), jobs))
     manifest = {"triton": triton.__version__, "targets": {t: list(map(str, v)) for t, v in TARGETS.items()},
                 "files": [], "failed": []}
+    if args.only and (HERE / "manifest.json").exists():      # one kernel again: the others' entries kept
+        old = json.loads((HERE / "manifest.json").read_text())
+        manifest["files"] = [e for e in old["files"] if e["kernel"] != args.only]
+        manifest["failed"] = [e for e in old["failed"] if e["kernel"] != args.only]
     for name, target, outs in results:
         (HERE / target).mkdir(exist_ok=True)
         for o in outs:

@@ -77,6 +77,42 @@ def persistent_tma_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl
 
 
 @triton.jit
+def batched_tma_matmul(a_ptr, b_ptr, c_ptr, B, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # rank-3 descriptors whose block has a leading unit dim (a batch index per program), as
+    # batched and MoE matmuls make them: the copies write 2-d shared buffers
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[B, M, K], strides=[M * K, K, 1], block_shape=[1, BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[B, N, K], strides=[N * K, K, 1], block_shape=[1, BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[B, M, N], strides=[M * N, N, 1], block_shape=[1, BM, BN])
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    bz = tl.program_id(2)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([bz, om, k]).reshape(BM, BK)
+        b = b_desc.load([bz, on, k]).reshape(BN, BK)
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([bz, om, on], acc.to(tl.float16).reshape(1, BM, BN))
+
+
+@triton.jit
+def ragged_tma_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # rank-5 descriptors with block [1, 1, 1, BM, BK] (the shape of ragged TMA descriptors)
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[1, 1, 1, M, K], strides=[M * K, M * K, M * K, K, 1],
+                                       block_shape=[1, 1, 1, BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[1, 1, 1, M, N], strides=[M * N, M * N, M * N, N, 1],
+                                       block_shape=[1, 1, 1, BM, BN])
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([0, 0, 0, om, k]).reshape(BM, BK)
+        b = b_desc.load([on, k])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([0, 0, 0, om, on], acc.to(tl.float16).reshape(1, 1, 1, BM, BN))
+
+
+@triton.jit
 def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, L, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rd = tl.arange(0, D)
@@ -306,6 +342,11 @@ KERNELS = [
     ("persistent_tma_matmul_fp8", persistent_tma_matmul, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv",
                                                           "c_ptr": "*fp16", **SIG3, "NUM_SMS": "constexpr"},
      [("128x128x128_w4_s3", {"BM": 128, "BN": 128, "BK": 128, "NUM_SMS": 132}, 4, 3)], None),
+    ("batched_tma_matmul", batched_tma_matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "B": "i32",
+                                                **SIG3},
+     [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64}, 4, 3)], None),
+    ("ragged_tma_matmul", ragged_tma_matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **SIG3},
+     [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64}, 4, 3)], None),
     ("attention_fwd", attention_fwd, {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16",
                                       "L": "i32", "scale": "fp32", "D": "constexpr", "BM": "constexpr",
                                       "BN": "constexpr"},

@@ -69,7 +69,7 @@ from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
 from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
-from verilayout.prove.tma import HOST_NOTE, triton_copy_verdict
+from verilayout.prove.tma import HOST_NOTE, squeeze_block, triton_copy_verdict
 from verilayout.prove.lds_tr import tr_read_wavefronts
 from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
 from verilayout.prove.tmem import COPY_RULE as TMEM_COPY_RULE
@@ -550,20 +550,42 @@ def _tma_check(ctx: _Ctx, op: Op) -> None:
             "assumption": "the destination buffer is aligned to the swizzle pattern (1024 bytes for the "
                           "128-byte swizzle); allocation offsets are not in the TTGIR"}
     ctx.layout(mem_text)                      # counted as read
+    box = squeeze_block(dt.shape, len(mt.shape))
+    if box is None or box != list(mt.shape):
+        ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the descriptor's block "
+                f"{list(dt.shape)} is not the shared-memory view {list(mt.shape)}"
+                + (" (Triton's lowering drops only leading unit dims of the block)"
+                   if len(dt.shape) > len(mt.shape) else ""), **data)
+        return
     if d_enc != m_enc:
         d_ll, m_ll = ctx.layout(desc), ctx.layout(mem_text)
+        if d_ll is not None and len(dt.shape) > len(mt.shape):
+            d_ll = _drop_leading_outs(d_ll, len(dt.shape) - len(mt.shape))
         same = d_ll is not None and m_ll is not None and _same(d_ll, m_ll)
         if not same:
             ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the tensor descriptor's layout "
                     f"{d_enc} is not the shared memory's {m_enc}: TMA writes the box with one swizzle and the "
                     "readers of the buffer assume the other", **data)
             return
-    if list(dt.shape) != list(mt.shape):
-        ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the descriptor's block "
-                f"{list(dt.shape)} is not the shared-memory view {list(mt.shape)}", **data)
-        return
+    dropped = len(dt.shape) - len(mt.shape)
     ctx.add(op, "copy-layout", "proved", None, f"{op.name}: the TMA box {list(dt.shape)} is written with the "
-            "layout the shared memory declares (same encoding)", **data)
+            "layout the shared memory declares" + (" (same encoding)" if d_enc == m_enc else
+                                                   f" (the same layout{' once its leading unit dims are dropped' if dropped else ''})"),
+            **data)
+
+
+def _drop_leading_outs(ll: LinearLayout, n: int) -> LinearLayout:
+    """``ll`` without its first ``n`` output dims (each of size 1: no basis reaches them), the
+    others renamed ``dim0, dim1, ...`` as a layout of the squeezed shape is.
+
+    >>> l3 = LinearLayout({"offset": [[0, 0, 1], [0, 1, 0]]}, [("dim0", 1), ("dim1", 2), ("dim2", 2)])
+    >>> _drop_leading_outs(l3, 1).out_dims
+    {'dim0': 2, 'dim1': 2}
+    """
+    names = list(ll.out_dims)
+    for name in names[:n]:
+        ll = ll.squeeze_outs(name)
+    return ll.rename_dims(outs={old: f"dim{i}" for i, old in enumerate(names[n:])})
 
 
 def _tma_write_check(ctx: _Ctx, op: Op) -> None:

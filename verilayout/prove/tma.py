@@ -57,7 +57,7 @@ from verilayout.hw.nvidia.wgmma import k_of_dtype
 from verilayout.prove.wgmma import INFERRED_RULES, TileAddress, as_descriptor, intended_tile
 
 __all__ = ["LayoutReader", "DescriptorReader", "layout_reader", "descriptor_reader", "check_ring",
-           "triton_copy_verdict", "slot_type", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
+           "triton_copy_verdict", "squeeze_block", "rows_view", "slot_type", "HOST_NOTE", "DEFAULT_TIMEOUT_MS"]
 
 DEFAULT_TIMEOUT_MS = 20_000
 _B = ADDR_BITS
@@ -523,13 +523,86 @@ _READ_AS = {8: "b8", 16: "b16", 32: "b32", 64: "b64"}
 _SWZ = {0: "none", 32: "32B", 64: "64B", 128: "128B"}
 
 
+def squeeze_block(block, view_rank: int) -> list[int] | None:
+    """The descriptor block a TMA copy writes into a shared-memory view of ``view_rank`` dims:
+    Triton's rank-reducing copies (a descriptor of rank 3 to 5 whose block is ``[1, ..., 1, M, K]``
+    written into a 2-d buffer, e.g. batched and ragged descriptors) drop the block's leading dims
+    (Triton's ``getEncodingFromDescriptor`` / ``updateEncodingForShape`` in
+    ``lib/Dialect/TritonNvidiaGPU/Transforms/TMAUtilities.cpp``: the buffer's encoding is the
+    descriptor's, re-made for the loaded tensor's shape).
+
+    Law: the last ``view_rank`` dims of ``block`` when every dropped leading dim is 1 (a unit dim
+    adds no element and no byte to the box TMA packs into shared memory), else None (the copy
+    writes more elements than the view holds, or the view has more dims than the block).
+
+    >>> squeeze_block([1, 1, 1, 64, 64], 2), squeeze_block([1, 128, 64], 3)
+    ([64, 64], [1, 128, 64])
+    >>> squeeze_block([2, 128, 64], 2) is None
+    True
+    """
+    block = [int(b) for b in block]
+    drop = len(block) - int(view_rank)
+    if drop < 0 or any(b != 1 for b in block[:drop]):
+        return None
+    return block[drop:]
+
+
+def rows_view(layout: LinearLayout) -> LinearLayout:
+    """A shared layout ``offset -> dim0, ..., dim{n-1}`` read as ``offset -> dim0, dim1`` with the
+    outer dims flattened row-major into rows (dim0) and the innermost dim kept (dim1); a 1-d
+    layout gets one row.
+
+    Law: ``rows_view(L)(o) == (sum_i c_i * prod(sizes[i+1:n-1]), c_{n-1})`` where ``(c_0, ..,
+    c_{n-1}) = L(o)``: the row-major order in which a box of any rank is packed into shared memory
+    (PTX ISA, "Tensors": the bounding box is laid out in shared memory densely, innermost
+    dimension first; so an n-d box is the 2-d box of its flattened outer dims).
+
+    >>> ll = LinearLayout({"offset": [[0, 0, 1], [0, 1, 0], [1, 0, 0]]}, [("dim0", 2), ("dim1", 2), ("dim2", 2)])
+    >>> rows_view(ll).bases["offset"], rows_view(ll).out_dims
+    ([[0, 1], [1, 0], [2, 0]], {'dim0': 4, 'dim1': 2})
+    """
+    names = list(layout.out_dims)
+    sizes = [layout.out_dims[n] for n in names]
+    if len(names) == 2:
+        return layout
+    if len(names) == 1:
+        return LinearLayout({k: [[0, v[0]] for v in vs] for k, vs in layout.bases.items()},
+                            [("dim0", 1), ("dim1", sizes[0])], require_surjective=False)
+    rows = 1
+    for s in sizes[:-1]:
+        rows *= s
+    flat = layout.transpose_outs(names[::-1]).reshape_outs([("_inner", sizes[-1]), ("_rows", rows)])
+    return flat.transpose_outs(["_rows", "_inner"]).rename_dims(outs={"_rows": "dim0", "_inner": "dim1"})
+
+
+def _two_d(block: list[int], box: list[int], transposed: bool) -> tuple[list[int], list[int]] | str:
+    """A squeezed block and its box as the 2-d block and box of :func:`rows_view` (outer dims
+    flattened), or why that is not the same copy (a transposed box or an outer dim split into
+    several boxes keeps boxes apart that the 2-d model would pack side by side)."""
+    if len(block) == 2:
+        return block, box
+    if len(block) == 1:
+        return [1] + block, [1] + box
+    if transposed:
+        return f"a transposed rank-{len(block)} box: only 2-d transposed boxes are modelled"
+    if block[:-1] != box[:-1]:
+        return f"block {block} in boxes of {box}: copies along an outer dim of a rank-{len(block)} box are not modelled"
+    rows = 1
+    for b in block[:-1]:
+        rows *= b
+    return [rows, block[-1]], [rows, box[-1]]
+
+
 def triton_copy_verdict(encoding: TmaEncoding | None, block, elem: str, mem_layout: LinearLayout,
                         timeout_ms: int = DEFAULT_TIMEOUT_MS) -> tuple[TensorMap | None, Verdict]:
     """A Triton TMA copy (``ttng.async_tma_copy_*``): the box Triton's lowering uses for a descriptor
     whose encoding reads as ``encoding`` (:class:`~verilayout.hw.nvidia.tma.TmaEncoding`, None for
-    an encoding other than ``#ttg.nvmma_shared``) and block ``block`` (TTGIR order), written by TMA,
-    equals the shared memory's layout ``mem_layout`` (``offset -> dim0, dim1``, buffer-relative as
-    Triton addresses it), at any buffer base aligned to the swizzle repeat (the stated assumption).
+    an encoding other than ``#ttg.nvmma_shared``) and block ``block`` (TTGIR order, rank 1 to 5),
+    written by TMA, equals the shared memory's layout ``mem_layout`` (``offset -> dim0, ...``,
+    buffer-relative as Triton addresses it), at any buffer base aligned to the swizzle repeat (the
+    stated assumption). Leading unit dims of the block beyond the view's rank are dropped
+    (:func:`squeeze_block`); a block of rank other than 2 is the 2-d box of its flattened outer
+    dims (:func:`rows_view`).
 
     >>> from verilayout.frontends.triton import parse_attr, attr_to_linear
     >>> from verilayout.frontends.triton.shared import tma_encoding
@@ -537,13 +610,27 @@ def triton_copy_verdict(encoding: TmaEncoding | None, block, elem: str, mem_layo
     >>> t, v = triton_copy_verdict(tma_encoding(a, [128, 128]), [128, 128], "f16", attr_to_linear(a, (128, 128)))
     >>> t.box, v.status, v.details["copies"]
     ((64, 128), 'proved', 2)
+    >>> a5 = parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 5}>")
+    >>> triton_copy_verdict(tma_encoding(a5, [1, 1, 1, 64, 64]), [1, 1, 1, 64, 64], "f16", attr_to_linear(a, (64, 64)))[1].status
+    'proved'
     """
     block = [int(b) for b in block]
     if not isinstance(encoding, TmaEncoding):
         return None, Verdict.unknown(f"the descriptor's encoding is not #ttg.nvmma_shared; {HOST_NOTE}",
                                      method="model")
-    if len(block) != 2 or encoding.rank != 2:
-        return None, Verdict.unknown(f"a rank-{len(block)} box: the write model covers 2-d boxes", method="model")
+    view_rank = len(mem_layout.out_dims)
+    squeezed = squeeze_block(block, view_rank)
+    if squeezed is None:
+        return None, Verdict.unknown(f"the block {block} does not fit the {view_rank}-d shared-memory view "
+                                     "(only leading unit dims are dropped); the copy-layout check reports it",
+                                     method="model")
+    if encoding.box is not None:
+        two = _two_d(squeezed, list(encoding.box[len(block) - view_rank:]), encoding.transposed)
+        if isinstance(two, str):
+            return None, Verdict.unknown(two, method="model")
+        block, box2 = two
+        encoding = replace(encoding, rank=2, box=tuple(box2))
+        mem_layout = rows_view(mem_layout)
     swizzle, bits, transposed, fp4 = encoding.swizzle, encoding.bits, encoding.transposed, encoding.fp4
     if fp4 or bits not in _READ_AS or encoding.box is None:
         return None, Verdict.unknown(f"{'fp4-padded' if fp4 else f'{bits}-bit'} TMA boxes are not modelled",

@@ -71,23 +71,24 @@ def tma_block_shape(attr: Attr, per_cta: list[int], bits: int, swizzle: int, fp4
 
 
 def tma_encoding(attr: object, block: Sequence[int]) -> TmaEncoding | None:
-    """The TMA view of a descriptor's encoding for a copy of ``block`` (TTGIR order): None unless
-    ``attr`` is a ``#ttg.nvmma_shared``; a 2-d block gets its checked parameters and, unless
-    fp4Padded, Triton's box (:func:`tma_block_shape`).
+    """The TMA view of a descriptor's encoding for a copy of ``block`` (TTGIR order, any rank Triton
+    makes, 1 to 5): None unless ``attr`` is a ``#ttg.nvmma_shared``; else its checked parameters
+    and, unless fp4Padded, Triton's box (:func:`tma_block_shape`, one entry per dim).
 
     >>> from verilayout.frontends.triton import parse_attr
     >>> tma_encoding(parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
     ...              "elementBitWidth = 16}>"), [128, 128]).box
     (128, 64)
+    >>> tma_encoding(parse_attr("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...              "elementBitWidth = 16, rank = 3}>"), [1, 128, 128]).box
+    (1, 128, 64)
     """
     if not isinstance(attr, Attr) or attr.name.split(".")[-1] != "nvmma_shared":
         return None
     block = [int(b) for b in block]
-    if len(block) != 2:
-        return TmaEncoding(len(block))
     swizzle, bits, transposed, fp4 = nvmma_params(attr)
     box = None if fp4 else tuple(tma_block_shape(attr, block, bits, swizzle, fp4, transposed))
-    return TmaEncoding(2, swizzle, bits, transposed, fp4, box)
+    return TmaEncoding(len(block), swizzle, bits, transposed, fp4, box)
 
 
 def nvmma_rank(attr: Attr) -> int:

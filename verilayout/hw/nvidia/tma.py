@@ -102,9 +102,9 @@ ATOM_MODES = ("128B_ATOM_32B", "128B_ATOM_32B_FLIP_8B", "128B_ATOM_64B")
 class TmaEncoding:
     """A Triton ``#ttg.nvmma_shared`` TMA descriptor encoding, read at the door
     (:func:`verilayout.frontends.triton.shared.tma_encoding` builds it): the copy block's
-    ``rank`` and, for a 2-d block, ``swizzle`` (bytes: 0, 32, 64, 128), element ``bits``,
-    ``transposed``, ``fp4`` (fp4Padded) and the ``box`` Triton's lowering uses
-    (``getTMABlockShape``; None where no box is modelled: rank other than 2, or fp4).
+    ``rank``, ``swizzle`` (bytes: 0, 32, 64, 128), element ``bits``, ``transposed``, ``fp4``
+    (fp4Padded) and the ``box`` Triton's lowering uses (``getTMABlockShape``, one entry per dim of
+    the block; None where no box is modelled: fp4).
 
     >>> TmaEncoding(2, 128, 16, False, False, (64, 128)).box
     (64, 128)
