@@ -19,8 +19,8 @@ element width and the instruction, and returns a :class:`BankReport`.
   definition and where it differs from the hardware count). ``None`` when Triton
   cannot answer (non-linear shared memory, or its computation aborts).
 
-The example of the project's Triton linear-layout seed (004): a 16x32 tensor of 32-bit
-elements whose column 0 is read by lanes 0-15 (lanes 16-31 read it again).
+The bank-conflict example of Lei Zhang's "Triton Linear Layout: Concept"
+(https://www.lei.chat/posts/triton-linear-layout-concept/): a 16x32 tensor of 32-bit elements whose column 0 is read by lanes 0-15 (lanes 16-31 read it again).
 
 >>> from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
 >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0]]}, {"dim0": 16, "dim1": 32})

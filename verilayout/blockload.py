@@ -5,7 +5,7 @@ An operand is given as Triton MLIR text (``tensor<256x32xf16, #ttg.dot_op<{opIdx
 parent = #ttig.dpas<{...}>, kWidth = 1}>>``, or the ``#ttg.dot_op`` attribute with
 ``shape=`` and ``dtype=``) or as a :class:`~verilayout.core.linear_layout.LinearLayout` with
 ``op_idx=`` and ``dtype=``. ``transpose=True`` means memory holds the operand
-transposed (the AxBT case of the project's Intel DPAS seed, 002).
+transposed (the AxBT case of intel-xpu-backend-for-triton ``docs/BLOCK_LOADS_LAYOUT.md``).
 
 >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{"
 ...      "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "

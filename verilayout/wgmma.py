@@ -4,7 +4,7 @@
 >>> wgmma.fragment("m64n32k16", "D", "f16", acc="f32").registers
 16
 >>> d = wgmma.descriptor_for("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,8),(_8,2)):((_8,_64),(_1,512))",
-...                          dtype="f16", major="K")     # seed 003: A K-major, no swizzle
+...                          dtype="f16", major="K")     # A K-major, no swizzle (PTX ISA 9.7.15.5.1.2.1.3)
 >>> d.lbo_field, d.sbo_field
 (64, 8)
 >>> wgmma.check_descriptor(d, "Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,8),(_8,2)):((_8,_64),(_1,512))",
@@ -156,7 +156,7 @@ def derive_descriptor(layout, *, dtype: str, major: str, k_block: int = 0, base_
     MLIR with ``shape``) read first at the door.
 
     >>> derive_descriptor("Sw<0,4,3> o smem_ptr[16b](unset) o ((_8,4),(_8,2)):((_1,_64),(_8,256))",
-    ...                   dtype="f16", major="MN").descriptor.lbo_field     # seed 003: B N-major
+    ...                   dtype="f16", major="MN").descriptor.lbo_field     # B N-major, no swizzle
     32
     """
     loaded = load_operand_layout(layout, dtype=dtype, shape=shape, swizzle_units=swizzle_units)
@@ -170,7 +170,7 @@ def descriptor_for(layout, *, dtype: str, major: str, k_block: int = 0, base_add
     see :func:`derive_descriptor` for the options).
 
     >>> descriptor_for("Sw<1,4,3> o smem_ptr[16b](unset) o ((_8,_4),(_16,_1)):((_16,_128),(_1,_0))",
-    ...                dtype="f16", major="K").sbo_field          # seed 003: B K-major 32B
+    ...                dtype="f16", major="K").sbo_field          # B K-major 32B
     16
     """
     return derive_descriptor(layout, dtype=dtype, major=major, k_block=k_block,

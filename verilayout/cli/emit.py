@@ -40,7 +40,7 @@ exit codes: 0 written, 2 bad input
 """.format(a=_DOT_A)
 
 EPILOG_WGMMA = """\
-examples (the four m64n32k16 kernels of the wgmma tutorial, seed 003):
+examples (m64n32k16: A and B in canonical layouts of PTX ISA 9.7.15.5.1.2, or A in registers):
   verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a K:none --b K:none -o out/ex1
   verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a MN:64B --b N:none -o out/ex2
   verilayout emit wgmma --instr m64n32k16 --dtype f16 --acc f32 --a M:128B --b K:32B -o out/ex3
@@ -74,7 +74,7 @@ exit codes: 0 written, 2 bad input
 """
 
 EPILOG_BLOCKLOAD = f"""\
-examples (the seed 002 operands):
+examples (the operands of intel-xpu-backend-for-triton docs/BLOCK_LOADS_LAYOUT.md):
   verilayout emit blockload --layout {_DOT_A} -t 'tensor<256x32xf16>' -o out/a
   verilayout emit blockload --layout @b_operand.mlir -t 'tensor<32x256xf16>' -o out/b
   verilayout emit blockload --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose -o out/bt
@@ -88,7 +88,8 @@ _DPAS = ("'#ttig.dpas<{repeatCount = 8, systolicDepth = 8, executionSize = 16, o
          "threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2]}>'")
 
 EPILOG_DPAS = f"""\
-examples (seed 002's parent: one 256x256 tile of C over K = 32):
+examples (the DPAS parent of intel-xpu-backend-for-triton docs/BLOCK_LOADS_LAYOUT.md: one
+256x256 tile of C over K = 32):
   verilayout emit dpas --parent {_DPAS} --tile 256x256x32 --dtype f16 -o out/dpas
   verilayout emit dpas --parent @dpas.mlir --tile 256x256x32 --dtype bf16 --transpose-b -o out/bt
 DIR gets kernel.cl (OpenCL C: cl_intel_subgroup_2d_block_io loads, cl_intel_subgroup_matrix_
@@ -407,11 +408,12 @@ def register(subparsers) -> None:
     p.add_argument("-t", "--type", metavar="TYPE", help="tensor type giving shape and element "
                    "type, e.g. 'tensor<256x32xf16>'")
     p.add_argument("--transpose", action="store_true", help="the operand is stored transposed "
-                   "in memory (the seed's AxBT case)")
+                   "in memory (the AxBT case of intel-xpu-backend-for-triton "
+                   "docs/BLOCK_LOADS_LAYOUT.md)")
     p.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
                    help="hardware generation for the limits (default xe2)")
-    p.add_argument("--baseline", action="store_true", help="emit the seed algorithm's plan "
-                   "instead of the minimal one")
+    p.add_argument("--baseline", action="store_true", help="emit the plan of the Intel XPU "
+                   "backend's algorithm (docs/BLOCK_LOADS_LAYOUT.md) instead of the minimal one")
     p.add_argument("-o", "--out", required=True, metavar="DIR", help="directory to write")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_guard(_cmd_emit_blockload))

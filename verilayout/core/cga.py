@@ -11,7 +11,8 @@ Triton prints the CGA part of an attribute in one of two spellings:
   of CTA tiles (zero bases are broadcasts; the non-zero bases must form a
   permutation matrix);
 * older Triton: ``CTAsPerCGA = [2, 2], CTASplitNum = [2, 1], CTAOrder = [1, 0]``
-  (all three or none), turned into bases as in the seed's ``makeCgaLayout``.
+  (all three or none), turned into bases as Triton's ``makeCgaLayout`` does
+  (``lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp``).
 
 >>> make_cga_layout({"CGALayout": [[1, 0]]}, 2).bases
 {'block': [[1, 0]]}

@@ -6,7 +6,7 @@ of every module and every violation, and exits 1 when there is one (an upward im
 import between two capability folders of one layer, a cycle, or an import inside a function that
 is not marked as a deferred optional dependency with ``# deferred:`` on its line).
 
-Two further rules (issue 25) are violations too: the ladder (:data:`LADDER`, text read at the
+Two further rules (docs/architecture.md, "The layering rule") are violations too: the ladder (:data:`LADDER`, text read at the
 door: ``hw``, ``prove``, ``synth`` and ``emit`` never import ``frontends``; :func:`ladder_findings`)
 and no private name (``_x``) imported from another module (:func:`private_imports`). A third:
 no text reader (a function named ``parse_*``) is defined in ``hw``, ``prove``, ``synth`` or
@@ -56,7 +56,7 @@ SUBFOLDERS = {"hw": ("nvidia", "amd", "intel")}
 
 PACKAGE = "verilayout"
 
-#: The ladder of issue 25, ``core < hw < {frontends | prove < synth} < {report, emit < simulate} <
+#: The ladder of docs/architecture.md, ``core < hw < {frontends | prove < synth} < {report, emit < simulate} <
 #: {audit, spec} < cli``: a module imports only layers of a lower rank; layers of one rank are
 #: side by side and do not import each other.
 LADDER: dict[str, int] = {"errors": 0, "bits": 1, "dtypes": 2, "core": 3, "hw": 4, "frontends": 5,

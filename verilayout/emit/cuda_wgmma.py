@@ -11,7 +11,7 @@ into ``kernel.cu``, so the kernel and the executable model
 (:mod:`verilayout.simulate.replay`) read the same numbers.
 
 >>> m = build_manifest((64, 32, 16), "f16", acc="f32")
->>> m["a"]["descriptors"], m["b"]["descriptors"]        # seed 003_ce87ea73fe8bc8cb.txt: its example 1
+>>> m["a"]["descriptors"], m["b"]["descriptors"]        # A and B K-major, no swizzle (PTX ISA 9.7.15.5.1.2.1.3)
 (['0x0000000800400000'], ['0x0000000800200080'])
 >>> [o["status"] for o in m["obligations"]]
 ['proved', 'proved']
@@ -196,7 +196,7 @@ def build_manifest(shape: tuple[int, int, int], dtype: str, acc: str | None = No
     such as ``MN:64B`` or ``reg`` is read at the door: :func:`verilayout.frontends.names.parse_operand`).
 
     >>> m = build_manifest((64, 32, 16), "f16", a=OperandSpec("smem", "MN", "64B"),
-    ...                    b=OperandSpec("smem", "MN", "none"))   # seed 003_ce87ea73fe8bc8cb.txt: example 2
+    ...                    b=OperandSpec("smem", "MN", "none"))   # A M-major 64B, B N-major no swizzle
     >>> m["a"]["descriptors"][0], m["a"]["trans"], m["b"]["trans"]
     ('0x8000004000200000', 1, 1)
     """
@@ -324,7 +324,7 @@ def _header(man: dict) -> list[str]:
         lines.append(f"//   [{o['status']}, {o['method']}] {o['claim']}: {o['reason']}")
         for f in o.get("findings", []):
             lines.append(f"//     contract finding: {f}")
-    lines += ["// By construction (facts of PTX ISA 9.7.15, seeds 000/001/003):",
+    lines += ["// By construction (facts of PTX ISA 9.7.15: 9.7.15.5.1.1 fragments, 9.7.15.5.1.2 layouts):",
               "//   * the copy writes element (mn, k) at the byte the proved layout names;",
               "//   * A/D registers follow the PTX fragment tables (register counts from the "
               "fragment layouts);",
@@ -653,7 +653,7 @@ def emit_wgmma(shape: tuple[int, int, int], dtype: str, acc: str | None = None, 
                b: OperandSpec = K_NONE, k: int | None = None) -> Emission:
     """The manifest, ``kernel.cu`` and ``run.sh`` of one configuration.
 
-    >>> e = emit_wgmma((64, 32, 16), "f16", "f32", a=OperandSpec("reg"), b=OperandSpec("smem", "MN", "64B"))   # seed 003_ce87ea73fe8bc8cb.txt: example 4
+    >>> e = emit_wgmma((64, 32, 16), "f16", "f32", a=OperandSpec("reg"), b=OperandSpec("smem", "MN", "64B"))   # A from registers, B N-major 64B
     >>> sorted(e.files), e.manifest["a"]["source"]
     (['kernel.cu', 'manifest.json', 'run.sh'], 'reg')
     """

@@ -17,7 +17,7 @@ model deals 8-bit loads in, so they are refused too.
 ...      "repeatCount = 8, systolicDepth = 8, executionSize = 16, opsPerChan = 2, "
 ...      "threadsPerWarp = 16, warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 1}>>")
 >>> from verilayout.frontends.shared_text import operand  # the door: the text is read there
->>> m = build_manifest(operand(A))                         # seed 002_5b1756cea8788f7c.txt: its A operand
+>>> m = build_manifest(operand(A))                         # the A operand of intel-xpu-backend-for-triton docs/BLOCK_LOADS_LAYOUT.md
 >>> [b["name"] for b in m["builtins"]], m["registers"]
 (['intel_sub_group_2d_block_read_16b_32r16x2c'], 64)
 >>> "intel_sub_group_2d_block_read_16b_32r16x2c(" in render_opencl(m)
@@ -142,7 +142,7 @@ def build_manifest(op: Operand, *, transpose: bool = False, arch: str = "xe2",
     >>> B = operand("tensor<32x256xf16, #ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
     ...      "warpsPerCTA = [8, 4], repCluster = [4, 2]}>, kWidth = 2}>>")
-    >>> m = build_manifest(B, transpose=True)                  # seed 002_5b1756cea8788f7c.txt: transposed B
+    >>> m = build_manifest(B, transpose=True)                  # its AxBT case: B transposed
     >>> len(m["loads"]), m["builtins"][0]["name"], [o["status"] for o in m["obligations"]]
     (4, 'intel_sub_group_2d_block_read_transpose_32b_32r8x1c', ['proved', 'proved'])
     """

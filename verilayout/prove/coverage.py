@@ -2,7 +2,7 @@
 
 Vocabulary. The *memory view* of an operand is the matrix as stored: the operand
 itself, or its transpose when it is stored transposed (``transpose=True``, the
-seed's AxBT case). A sub-group's DPAS instructions read, in lane ``l``, register
+AxBT case of intel-xpu-backend-for-triton ``docs/BLOCK_LOADS_LAYOUT.md``). A sub-group's DPAS instructions read, in lane ``l``, register
 ``r`` of the operand layout, the element ``layout(register=r, lane=l, warp=w)``:
 the *needed* ``(lane, element)`` pairs. A load delivers element ``e`` to lane
 ``l`` (:func:`verilayout.hw.intel.block_io.lane_elements`); the register shuffle
@@ -499,11 +499,11 @@ def _shuffled(loads: Sequence[BlockLoad], table: np.ndarray, elem_bytes: int) ->
 
 
 def compare_load_layout(layout: LinearLayout, needed: Needed, pack: tuple = (0, 1)) -> Verdict:
-    """Does a load layout in the seed's terms (in dims ``offset``, ``iteration``, ``load``;
+    """Does a load layout in that note's terms (in dims ``offset``, ``iteration``, ``load``;
     out dims the memory-view coordinates, dim ``pack[0]`` counted in slots of ``pack[1]``
     elements) name exactly the elements the sub-group's DPAS instructions read?
 
-    Expands each slot to its elements (the seed's rule: multiply the packed coordinate
+    Expands each slot to its elements (the note's rule: multiply the packed coordinate
     by the number of packed values, add 0, 1, ...), then checks every named element is
     inside the tensor and read by the sub-group, and every element read is named. The
     counterexample names the input and coordinate, or the register and lane.

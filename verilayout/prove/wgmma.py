@@ -7,7 +7,7 @@ where the intended layout (CuTe text, ``#ttg.nvmma_shared``, a linear layout),
 placed at ``base_address``, put that element.
 
 >>> from verilayout.hw.nvidia.descriptor import encode
->>> tile = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")  # seed 003, A K-major
+>>> tile = strided_tile(((8, 8), (8, 2)), ((8, 64), (1, 512)), dtype="f16")  # A K-major, no swizzle (PTX ISA 9.7.15.5.1.2.1.3)
 >>> check_descriptor(encode(lbo=1024, sbo=128), tile, dtype="f16", major="K").status
 'proved'
 >>> v = check_descriptor(encode(lbo=128, sbo=1024), tile, dtype="f16", major="K")   # LBO and SBO swapped

@@ -1,4 +1,4 @@
-"""SVG pictures of layouts, drawn the way the seeds' figures are.
+"""SVG pictures of layouts, drawn the way the PTX ISA's fragment figures are (9.7.15.5.1.1).
 
 * Distributed layouts (in dims register/lane/warp[/block]): one cell per tensor
   element, colored by the thread that holds it, labelled ``T<thread>`` and ``R<register>``.

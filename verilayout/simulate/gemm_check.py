@@ -964,7 +964,7 @@ class GemmSim:
 
     # ---- the epilogue ----
     def _epilogue_order(self, procs) -> bool:
-        """Seed 003 (PTX ISA wgmma.wait_group): the accumulators are read (stored) only when no
+        """PTX ISA 9.7.15, ``wgmma.wait_group``: the accumulators are read (stored) only when no
         wgmma group of the warpgroup is pending and no wgmma is uncommitted."""
         for c in range(1, self.cons + 1):
             groups, open_ = [], 0

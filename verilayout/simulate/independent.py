@@ -23,8 +23,9 @@ functions compiled for the host and run. The checks:
   descriptor value, read from the PTX, is proved (:func:`verilayout.prove.wgmma.check_descriptor`) to read
   K-block ``i`` of the layout exactly where the copy put it.
 * ``order``: PTX ISA 9.7.15 (``wgmma.fence``, ``wgmma.commit_group``, ``wgmma.wait_group``) and
-  ``membar/fence`` (``fence.proxy.async``, the async proxy); seed 003_ce87ea73fe8bc8cb.txt: the order as its
-  tutorial kernels write it: every ``st.shared`` is
+  ``membar/fence`` (``fence.proxy.async``: generic-proxy writes made visible to the async proxy
+  that wgmma reads shared memory through; CUTLASS ``cutlass/arch/barrier.h``,
+  ``fence_view_async_shared``): every ``st.shared`` is
   followed by ``fence.proxy.async`` and then a barrier before a wgmma reads shared memory;
   ``wgmma.fence`` separates any other access of a wgmma's registers from it; every wgmma is
   committed; an accumulator register is not touched while a group holding a wgmma that writes it

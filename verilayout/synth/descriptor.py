@@ -5,7 +5,7 @@ descriptor is returned only with a proof that it reads the intended bytes.
 
 >>> from verilayout.core.cute import ComposedLayout, Layout
 >>> L = ComposedLayout(Swizzle(2, 4, 3), Layout(((32, 2), (8, 2)), ((1, 256), (32, 512))), ptr_bits=16)
->>> d = descriptor_for(L, dtype="f16", major="MN")          # seed 003: A M-major 64B
+>>> d = descriptor_for(L, dtype="f16", major="MN")          # A M-major 64B (PTX ISA 9.7.15.5.1.2.1.3)
 >>> d.swizzle, d.lbo_field, d.sbo_field
 ('64B', 32, 64)
 >>> p = synth(dtype="bf16", major="MN", mn=64, k=64)
@@ -107,7 +107,7 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
     :class:`LayoutError` naming, per mode, why.
 
     >>> from verilayout.core.cute import ComposedLayout, Layout
-    >>> L = Layout(((8, 4), (8, 2)), ((1, 64), (8, 256)))       # seed 003: B N-major, no swizzle
+    >>> L = Layout(((8, 4), (8, 2)), ((1, 64), (8, 256)))       # B N-major, no swizzle
     >>> p = derive_descriptor(L, dtype="f16", major="MN")
     >>> p.descriptor.lbo_field, p.descriptor.sbo_field, p.verdict.proved
     (32, 8, True)
@@ -150,7 +150,7 @@ def descriptor_for(layout, *, dtype: str, major: Major, k_block: int = 0, base_a
 
     >>> from verilayout.core.cute import ComposedLayout, Layout
     >>> L = ComposedLayout(Swizzle(1, 4, 3), Layout(((8, 4), (16, 1)), ((16, 128), (1, 0))), ptr_bits=16)
-    >>> d = descriptor_for(L, dtype="f16", major="K")          # seed 003: B K-major 32B
+    >>> d = descriptor_for(L, dtype="f16", major="K")          # B K-major 32B
     >>> d.lbo_field, d.sbo_field, d.swizzle
     (1, 16, '32B')
     """

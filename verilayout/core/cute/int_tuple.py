@@ -1,7 +1,7 @@
 """CuTe integer tuples: static integers, nested shapes and strides, compact strides, their text.
 
-An ``IntTuple`` is an int, a sympy expression (a symbolic extent or stride such as the seeds'
-``8T``) or a tuple of IntTuples. Integers keep CuTe's static/dynamic distinction for printing
+An ``IntTuple`` is an int, a sympy expression (a symbolic extent or stride such as the PTX ISA
+canonical-layout table's ``8T``, 9.7.15.5.1.2.1.3) or a tuple of IntTuples. Integers keep CuTe's static/dynamic distinction for printing
 only: :class:`StaticInt` (``_8``) equals the plain ``8``.
 
 sympy is not imported here at start-up: a value is symbolic only if sympy was already imported

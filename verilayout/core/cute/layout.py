@@ -356,7 +356,7 @@ class ComposedLayout:
 
     * ``ptr_bits=N`` (CuTe's ``smem_ptr[Nb]``): the swizzle acts on byte addresses
       of N-bit elements (``swizzle_units="bytes"``, ``elem_bits=N``);
-    * ``swizzle_units="bytes"`` without a width (the seeds' bare ``smem_ptr``):
+    * ``swizzle_units="bytes"`` without a width (a bare ``smem_ptr``, as the PTX ISA tables write it):
       bytes, element width still needed for any offset;
     * ``swizzle_units="elements"``: the swizzle acts on element offsets;
     * ``swizzle_units=None``: unknown; offsets raise unless the swizzle is the identity.
@@ -458,7 +458,8 @@ def require_elem_bits(n: Any, what: str = "elem_bits") -> int:
 
 
 def format_cute(obj: AnyLayout | Swizzle, style: str = "cute") -> str:
-    """Text of a layout: ``style="cute"`` is CuTe's ``print`` form, ``"seed"`` the PTX-doc form.
+    """Text of a layout: ``style="cute"`` is CuTe's ``print`` form, ``"seed"`` the form of the PTX ISA's canonical-layout
+    table (9.7.15.5.1.2.1.3: ``Swizzle<B,M,S>``, no underscores).
 
     >>> from verilayout.frontends.cute_text import parse_cute
     >>> C = ComposedLayout(Swizzle(3, 4, 3), parse_cute("(_8,_64):(_64,_1)"), ptr_bits=16)

@@ -8,7 +8,8 @@ operand inside a sub-group (registers x lanes), then ``repCluster`` repetitions
 (registers), follows the Intel XPU Triton backend's ``DPAStoLinearLayout``
 (``third_party/intel/lib/Dialect/TritonIntelGPU/IR/LinearLayoutConversions.cpp``);
 the parameter rules follow ``DpasEncodingAttr::verify`` in the same backend.
-The project's Intel DPAS seed (002) prints two of these layouts (A and B, Warp0).
+``docs/BLOCK_LOADS_LAYOUT.md`` of intel-xpu-backend-for-triton prints two of these layouts (A and B,
+Warp0).
 
 >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
 >>> d.shape_a, d.shape_b, d.shape_c

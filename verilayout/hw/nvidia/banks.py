@@ -8,7 +8,7 @@ The rules, with their sources
 -----------------------------
 1. **Banks.** Shared memory is split into banks of 4 bytes; successive 4-byte words
    go to successive banks, ``bank = (byte_address // 4) % num_banks``
-   (seed ``004_d7c7c1cef06bdad0.txt``, "Shared Layouts"; CUDA C++ Programming Guide,
+   (CUDA C++ Programming Guide,
    "Shared Memory" of compute capability 5.x and later: "successive 32-bit words map
    to successive banks"). NVIDIA GPUs have 32 banks; 64 is an option for AMD GPUs
    whose LDS has 64 banks (Triton passes ``numBanks`` to its swizzling code for them).
@@ -22,7 +22,7 @@ The rules, with their sources
    warp's ``ld.shared``/``st.shared`` is split into *phases* of consecutive lanes, each
    phase served on its own: 8-, 16- and 32-bit accesses in one phase of the whole
    warp, 64-bit accesses per half-warp, 128-bit accesses per quarter-warp. In general
-   ``lanes per phase = min(lanes, num_banks * 32 / access_bits)`` (issue 4; NVIDIA
+   ``lanes per phase = min(lanes, num_banks * 32 / access_bits)`` (NVIDIA
    developer forum thread 77228, "LDS.128 requires 4 requests per instruction as it
    returns 4 registers ... return bandwidth of shared memory is 128 bytes/cycle";
    Triton's ``GenericSwizzling.cpp`` ``getLaneTile`` uses the same phase rule).
@@ -47,14 +47,15 @@ The rules, with their sources
    every instruction and every phase is a coset of the same subspace, so they all
    need the same number.
 
-6. **128-bit half-warps** (measured, H100, issue 27): a ``ld.shared.v4`` whose lanes all read
+6. **128-bit half-warps** (measured with ncu on an H100 kernel outside the recorded runs of
+   ``hwtests/results/``): a ``ld.shared.v4`` whose lanes all read
    the same 16 bytes takes 2 wavefronts, not the 4 of rule 3: a load half-warp (two quarter-warp
    phases) that fits one wavefront (at most one distinct word per bank) is served in one. The
    PTX audit applies it to loads (:func:`warp_wavefronts`); that it holds for every half-warp that
    fits one wavefront, not only for one uniform address, is an inference; stores are not merged
    (not measured); the TTGIR-level analyses still count such a load per quarter-warp (an
    over-estimate, never an under-estimate).
-7. **Only lanes that execute give addresses** (measured, H100, issue 27): an access under a
+7. **Only lanes that execute give addresses** (measured likewise, H100, ncu): an access under a
    guard that some lanes or warps fail costs nothing in them (a warp none of whose lanes
    executes it costs 0 wavefronts); ``stmatrix .x1/.x2``, like ``ldmatrix``, takes row addresses
    from lanes 0-7 / 0-15 only (an ``.x1`` measured 1 wavefront).
@@ -117,7 +118,7 @@ class BankModel:
         return byte_address // self.bank_bytes
 
     def bank(self, byte_address: int) -> int:
-        """``(byte_address // 4) % num_banks`` (seed 004)."""
+        """``(byte_address // 4) % num_banks`` (CUDA C++ Programming Guide, "Shared Memory"; rule 1)."""
         return self.word(byte_address) % self.num_banks
 
 
@@ -478,7 +479,7 @@ def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_
     not execute it, its guard is false): the sum over phases of :func:`phase_wavefronts` of the lanes
     that execute (rules 2-4), with one measured exception (rule 6 below): a 128-bit ``ld.shared``
     half-warp whose 16 lanes all fit in one wavefront (at most one distinct word per bank) is served in
-    one wavefront, not two. Measured on an H100 (issue 27): a ``ld.shared.v4`` where every lane reads
+    one wavefront, not two. Measured on an H100 with ncu (rule 6): a ``ld.shared.v4`` where every lane reads
     the same 16 bytes takes 2 wavefronts, not 4; a whole warp is never merged below one wavefront per
     half-warp (2, not 1). That it holds for any half-warp that fits one wavefront, not only for a
     uniform address, is an inference; stores (``store``) are not merged (not measured: counted per

@@ -2,8 +2,7 @@
 shared-memory layouts, swizzle atoms.
 
 Everything here restates the PTX ISA tables of 9.7.15.5.1.1 ("Register Fragments") and
-9.7.15.5.1.2 ("Shared Memory Matrix Layout"); the project's seeds 001 and 000 are copies of
-those two sections.
+9.7.15.5.1.2 ("Shared Memory Matrix Layout").
 
 >>> f = fragment((64, 32, 16), "D", "f16", acc="f32")
 >>> f.layout.apply({"register": 2, "lane": 5, "warp": 1})   # d2 of thread 37
