@@ -153,7 +153,7 @@ class AuditReport:
         0
         """
         total = {"files": len(self.files), "checks": sum(len(f.checks) for f in self.files)}
-        for key in ("proved", "errors", "warnings", "unchecked"):
+        for key in ("proved", "errors", "warnings", "unchecked", "unknown"):
             total[key] = sum(f.counts()[key] for f in self.files)
         total["unreadable"] = len(self.errors)
         total["seconds"] = round(self.seconds, 4)

@@ -83,7 +83,17 @@ def _file_line(f) -> str:
     conf = f", {conf} confirming TTGIR findings" if conf else ""
     return (f"{f.path}{name}: target {target_name(f.target) or '?'}{warps}, {len(f.checks)} checks "
             f"({c['proved']} proved, {c['errors']} errors, {c['warnings']} warnings, {c['unchecked']} "
-            f"unchecked{conf})")
+            f"unchecked{_unknown(c)}{conf})")
+
+
+def _unknown(counts: dict) -> str:
+    """``", N unknown"`` when checks were undecided (a solver timeout, a case no model covers),
+    else nothing: every check of a file is counted in its line.
+
+    >>> _unknown({"unknown": 2}), _unknown({"unknown": 0})
+    (', 2 unknown', '')
+    """
+    return f", {counts['unknown']} unknown" if counts.get("unknown") else ""
 
 
 def _check_line(c, verbose: bool) -> str:
@@ -114,7 +124,7 @@ def format_text(report: AuditReport, verbose: bool = False) -> str:
     s = report.summary()
     bad = f", {s['unreadable']} unreadable" if s["unreadable"] else ""
     lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {s['proved']} proved, {s['errors']} "
-                 f"errors, {s['warnings']} warnings, {s['unchecked']} unchecked in {s['seconds']:.2f}s")
+                 f"errors, {s['warnings']} warnings, {s['unchecked']} unchecked{_unknown(s)} in {s['seconds']:.2f}s")
     return "\n".join(lines)
 
 
