@@ -161,10 +161,9 @@ def _write_svg(path: str, smem, rep, bits: int, banks: int) -> None:
 
 
 def _draw(path: str, smem, bits: int, banks: int, marked, title: str) -> None:
-    if not isinstance(smem, LinearLayout):
-        raise LayoutError("--svg draws GF(2)-linear shared layouts (this one is not)")
+    # a LinearLayout, or an address map (padded, placed at a base, CuTe): each element's offset
     lin = smem.sublayout([d for d in smem.in_dim_names if d != "block"], smem.out_dim_names) \
-        if "block" in smem.in_dims else smem
+        if isinstance(smem, LinearLayout) and "block" in smem.in_dims else smem
     try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(layout_svg(lin, elem_bits=bits, banks=banks, marked=marked, title=title))

@@ -8,19 +8,24 @@ from verilayout.cli.common import (DTYPE_BITS, add_layout_options, cute_as_linea
                                    parse_type_arg)
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.report.svg import layout_svg
+from verilayout.report.views import layout_dict
 from verilayout.views import format_bases, format_owner_grid, hardware_view, tensor_view
 
 
 def cmd_show(args) -> int:
+    """Print the layout in the asked view. A padded shared layout is an address map (not
+    GF(2)-linear): its bases are its linear component's plus its padding, its grid and picture
+    each element's padded offset (``report.views``)."""
     layout, shape = load_layout(args)
-    if not isinstance(layout, LinearLayout):
+    if not isinstance(layout, (LinearLayout, SharedAddressMap)):
         layout = cute_as_linear(layout, args)
     if args.json:
         if args.view not in (None, "bases"):
             raise LayoutError(f"--json prints the layout's bases; it has no --view {args.view} form "
                               "(drop --json to see that view)")
-        print(json.dumps(layout.to_dict()))
+        print(json.dumps(layout_dict(layout)))
     elif args.view == "hw":
         print(hardware_view(layout, shape))
     elif args.view == "tensor":

@@ -19,14 +19,15 @@ import re
 from typing import Any, Sequence
 
 from verilayout.frontends.cute_text import parse_cute
-from verilayout.core.linear_layout import LinearLayout, identity_standard_nd
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.bits import plain_ints
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import intel as triton_intel
+from verilayout.frontends.triton import memory as triton_memory
 from verilayout.frontends.mlir import Attr, TensorType
 from verilayout.frontends.triton import attr_to_linear, parse, parse_attr
 from verilayout.hw.intel.dpas import OPS_PER_CHAN, DpasTile, Operand, TensorLayout, check_dtype, layout_operand
-from verilayout.hw.nvidia.banks import SharedAddressMap, as_shared, padded_address_map
+from verilayout.hw.nvidia.banks import SharedAddressMap, as_shared
 from verilayout.hw.nvidia.descriptor import operand_bits
 from verilayout.hw.nvidia.wgmma import OperandLayout
 
@@ -64,43 +65,32 @@ def _shape(shape: Any, what: str) -> list[int]:
     return dims
 
 
-def parse_padded_shared(text: str, shape: Sequence[int]) -> SharedAddressMap:
+def parse_padded_shared(text: str, shape: Sequence[int] | None) -> SharedAddressMap:
     """``#ttg.padded_shared<[interval:+pad, ...] {offset = [...], block = []}>`` (or ``{order, shape}``).
 
-    Law: the physical offset of logical offset ``o`` is ``o + sum(pad * (o // interval))``.
+    Law: the physical offset of logical offset ``o`` is ``o + sum(pad * (o // interval))``
+    (``PaddedSharedEncodingAttr`` in Triton's ``TritonGPUAttrDefs.td``); the one converter is
+    :func:`verilayout.frontends.triton.memory.padded_shared_to_map`, so a ``shape`` that differs
+    from the layout's extent is refused. Without ``shape``, an ``{order, shape}`` text gives its own.
 
     >>> m = parse_padded_shared("#ttg.padded_shared<[32:+1] {order = [1, 0], shape = [16, 32]}>", [16, 32])
-    >>> m.offset({"dim0": 1, "dim1": 0}), m.name
-    (33, '#ttg.padded_shared<[32:+1]>')
+    >>> m.offset({"dim0": 1, "dim1": 0}), m.name, m.padding
+    (33, '#ttg.padded_shared<[32:+1]>', ((32, 1),))
     """
     m = _PADDED.match(text) if isinstance(text, str) else None
     if not m:
         raise LayoutError("padded_shared: expected '#ttg.padded_shared<[interval:+pad, ...] {offset = [...], "
                           "block = [...]}>' or '{order = [...], shape = [...]}'")
-    pairs = []
-    for k, part in enumerate(p.strip() for p in m.group("pairs").split(",") if p.strip()):
-        pm = re.fullmatch(r"(\d+)\s*:\s*\+\s*(\d+)", part)
-        if not pm:
-            raise LayoutError(f"padded_shared: padding {k} is {part!r}; expected 'interval:+pad'")
-        pairs.append((int(pm.group(1)), int(pm.group(2))))
-    fields = _fields(m.group("body"), "padded_shared")
-    unknown = set(fields) - {"offset", "block", "order", "shape"}
-    if unknown:
-        raise LayoutError(f"padded_shared: unknown keys {sorted(unknown)}")
-    dims = _shape(shape, "padded_shared")
-    names = {f"dim{i}": s for i, s in enumerate(dims)}
-    if "offset" in fields:
-        if any(fields.get("block") or []):
-            raise LayoutError("padded_shared: multi-CTA block bases are not modelled")
-        lin = LinearLayout({"offset": fields["offset"]}, names, require_surjective=False)
-    elif "order" in fields:
-        lin = identity_standard_nd("offset", fields.get("shape", dims), fields["order"])
-    else:
-        raise LayoutError("padded_shared: give 'offset = [...]' bases or 'order = [...]'")
-    if not lin.is_invertible():
-        raise LayoutError("padded_shared: the offset bases are not a bijection onto the tensor")
-    label = "#ttg.padded_shared<[" + ", ".join(f"{a}:+{b}" for a, b in pairs) + "]>"
-    return padded_address_map(lin, pairs, label)
+    body = text[text.index("<") + 1:text.rindex(">")]
+    try:
+        pairs, params = triton_memory.padded_shared_parts(body)
+        if shape is None and isinstance(params.get("shape"), list):
+            shape = params["shape"]
+        label = "#ttg.padded_shared<[" + ", ".join(f"{a}:+{b}" for a, b in pairs) + "]>"
+        return triton_memory.padded_shared_to_map(body, _shape(shape, "padded_shared"), label)
+    except LayoutError as e:
+        msg = str(e)
+        raise LayoutError(msg if msg.startswith("padded_shared") else f"padded_shared: {msg}") from None
 
 
 def parse_shared_linear(text: str, shape: Sequence[int]) -> LinearLayout:
@@ -197,7 +187,7 @@ def shared_text_to_layout(text: str, shape: Sequence[int] | None = None):
     if shape is None:
         shape = _buffer_shape(attr, _memdesc_shape(text))
     if re.match(r"\s*#(?:ttg|triton_gpu)\.padded_shared\b", attr):
-        return parse_padded_shared(attr, _shape(shape, "padded_shared"))
+        return parse_padded_shared(attr, shape)
     if re.match(r"\s*#(?:ttg|triton_gpu)\.shared_linear\b", attr):
         return parse_shared_linear(attr, _shape(shape, "shared_linear"))
     return None
@@ -253,6 +243,10 @@ def load_operand_layout(layout: Any, *, dtype: str, shape=None, swizzle_units: s
                                      swizzle_units=swizzle_units)
     except LayoutError as e:
         raise LayoutError(str(e).replace("the element type", f"dtype {dtype}")) from None
+    if isinstance(parsed, SharedAddressMap):
+        raise LayoutError(f"{parsed.name} is not supported as an MMA operand tile: the descriptor proofs "
+                          "take CuTe layouts and GF(2)-linear Triton layouts, and a padded layout's offset "
+                          "o + pad * (o // interval) is neither")
     padded = isinstance(parsed, LinearLayout) and "fp4Padded = true" in layout
     if padded and dtype != "e2m1_padded":
         raise LayoutError(f"an fp4Padded layout holds padded e2m1 (dtype e2m1_padded), not {dtype}")

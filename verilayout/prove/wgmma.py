@@ -293,7 +293,11 @@ def intended_tile(layout: Any, *, dtype: str, base_address: int = 0, mn_dim: int
     if isinstance(layout, str):
         raise LayoutError("intended layout: text is read at the door "
                           "(verilayout.frontends.shared_text.load_operand_layout), not here")
-    raise LayoutError(f"cannot read an intended layout from {type(layout).__name__}")
+    name = getattr(layout, "name", None)
+    what = f"{type(layout).__name__} ({name})" if isinstance(name, str) else type(layout).__name__
+    raise LayoutError(f"cannot read an intended layout from {what}: the descriptor proofs take CuTe "
+                      "layouts and GF(2)-linear Triton layouts (a padded layout's offset "
+                      "o + pad * (o // interval) is neither)")
 
 
 def as_descriptor(descriptor, arch: str | None = None) -> Descriptor:

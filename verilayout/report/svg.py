@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.hw.nvidia.banks import SharedAddressMap
 
 CELL = 44
 MAX_CELLS = 1 << 14
@@ -30,7 +31,27 @@ def _color(k: int, n: int) -> str:
     return f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
 
 
-def _cells(layout: LinearLayout, elem_bits: int, banks: int):
+def _address_cells(amap: SharedAddressMap, elem_bits: int, banks: int):
+    """The cells of an address map (a padded shared layout): each element's offset and bank."""
+    dims = list(amap.shape.values())
+    if not 1 <= len(dims) <= 2:
+        raise LayoutError(f"the picture draws 1-D or 2-D layouts; this one has out dims {list(amap.shape)}")
+    rows, cols = (dims[0], dims[1]) if len(dims) == 2 else (1, dims[0])
+    if rows * cols > MAX_CELLS:
+        raise LayoutError(f"layout too large to draw ({rows}x{cols} elements); the picture draws at "
+                          f"most {MAX_CELLS} cells")
+    names = list(amap.shape)
+    grid: dict[tuple[int, int], list[tuple[int, str]]] = {}
+    for r in range(rows):
+        for c in range(cols):
+            off = amap.offset(dict(zip(names, (r, c) if len(dims) == 2 else (c,))))
+            grid[(r, c)] = [((off * elem_bits // 32) % banks, f"{off}")]
+    return rows, cols, grid, True
+
+
+def _cells(layout: LinearLayout | SharedAddressMap, elem_bits: int, banks: int):
+    if isinstance(layout, SharedAddressMap):
+        return _address_cells(layout, elem_bits, banks)
     outs = layout.out_dim_names
     if not 1 <= len(outs) <= 2:
         raise LayoutError(f"the picture draws 1-D or 2-D layouts; this one has out dims {outs}")
@@ -59,9 +80,16 @@ def _cells(layout: LinearLayout, elem_bits: int, banks: int):
     return rows, cols, grid, shared
 
 
-def layout_svg(layout: LinearLayout, *, elem_bits: int = 16, banks: int = 32,
+def layout_svg(layout: LinearLayout | SharedAddressMap, *, elem_bits: int = 16, banks: int = 32,
                marked: Iterable[tuple[int, int]] = (), title: str | None = None) -> str:
-    """The layout as an SVG document (a string). See the module docstring."""
+    """The layout as an SVG document (a string). See the module docstring. An address map (a
+    padded shared layout) is drawn as a shared layout: each element's padded offset and bank.
+
+    >>> from verilayout.hw.nvidia.banks import padded_address_map
+    >>> svg = layout_svg(padded_address_map(LinearLayout.identity1D(4, "offset", "dim0"), [(2, 1)]))
+    >>> svg.count("<rect"), ">3<" in svg
+    (4, True)
+    """
     rows, cols, grid, shared = _cells(layout, elem_bits, banks)
     marked = set(marked)
     top = 40

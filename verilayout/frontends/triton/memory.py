@@ -300,8 +300,17 @@ def padded_shared_to_map(body: str | None, shape: Sequence[int], name: str) -> S
             raise LayoutError("'block': multi-CTA padded layouts are not modelled here")
         lin = LinearLayout({"offset": lin.bases["offset"]}, lin.out_dim_names)
     elif "order" in params:
+        unknown = set(params) - {"order", "shape"}
+        if unknown:
+            raise LayoutError(f"unknown keys {sorted(unknown)} in #ttg.padded_shared (its short form "
+                              "is '{order = [...], shape = [...]}')")
         order = params["order"]
         dims = params.get("shape", list(shape))
+        if not isinstance(dims, list) or not dims or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 1 and is_pow2(d) for d in dims):
+            raise LayoutError(f"'shape' = {dims!r}: expected a list of powers of two")
+        if not isinstance(order, list) or sorted(order) != list(range(len(dims))):
+            raise LayoutError(f"'order' = {order!r} is not a permutation of the {len(dims)} dims")
         lin = LinearLayout.empty()
         names = standard_out_dims(len(dims))
         for d in order:

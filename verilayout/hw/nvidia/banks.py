@@ -513,7 +513,11 @@ class SharedAddressMap:
 
     ``fn`` maps tensor coordinates ``{"dim0": i, ...}`` to an element offset (an int);
     ``z3_fn`` maps the same coordinates as z3 bit-vectors to a bit-vector offset
-    (``width`` bits). ``shape`` is ``{"dim0": n0, ...}``.
+    (``width`` bits). ``shape`` is ``{"dim0": n0, ...}``. A Triton padded layout also keeps
+    its ``padding`` pairs ``((interval, pad), ...)`` and its ``component`` (the GF(2)-linear
+    ``offset -> dims`` layout of logical offsets), what its text and Triton's
+    ``PaddedSharedLayout`` (``interval_padding_pairs``, ``offset_bases``) hold; other maps
+    leave them empty.
 
     >>> import z3
     >>> pad = SharedAddressMap({"dim0": 4, "dim1": 32}, lambda c: c["dim0"] * 33 + c["dim1"],
@@ -528,6 +532,8 @@ class SharedAddressMap:
     z3_fn: Callable[[Mapping], object]
     width: int = 32
     name: str = "address function"
+    padding: tuple = ()
+    component: LinearLayout | None = None
 
     def offset(self, coords: Mapping[str, int]) -> int:
         return int(self.fn(coords))
@@ -581,7 +587,8 @@ def padded_address_map(linear_smem, intervals: Sequence[tuple[int, int]], name: 
         return acc
 
     label = name or "padded " + ",".join(f"{a}:+{b}" for a, b in intervals)
-    return SharedAddressMap(dict(linear_smem.out_dims), fn, z3_fn, width, label)
+    return SharedAddressMap(dict(linear_smem.out_dims), fn, z3_fn, width, label,
+                            tuple((int(a), int(b)) for a, b in intervals), linear_smem)
 
 
 def placed(smem: Any, base_bytes: int, elem_bits: int) -> Any:

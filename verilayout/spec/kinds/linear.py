@@ -26,7 +26,8 @@ from typing import Any, Iterator
 
 from verilayout.core import cute, gf2
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.smt import FunctionLayout, Verdict, check_injective, equal, placed
+from verilayout.core.smt import FunctionLayout, Verdict, as_function, check_injective, equal, placed
+from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.errors import LayoutError
 from verilayout.spec.format import Kind, Spec, elem_bits_of
 
@@ -52,8 +53,40 @@ def as_linear(layout: Any, where: str) -> LinearLayout:
             raise LayoutError(f"{where}: {e}") from None
     to_linear = getattr(layout, "to_linear", None)
     if to_linear is None:
-        raise LayoutError(f"{where}: this obligation needs a GF(2)-linear layout")
+        name = getattr(layout, "name", type(layout).__name__)
+        raise LayoutError(f"{where}: this obligation needs a GF(2)-linear layout; {name} is an address "
+                          "map (e.g. a padded layout: pad elements after every interval), not GF(2)-linear "
+                          "(equal, injective, maps, formula and table take it)")
     return to_linear()
+
+
+def address_points(layout: Any, where: str) -> Iterator[tuple[dict, dict]] | None:
+    """For an address map (a padded shared layout: tensor coordinates -> offset), every
+    (coordinates, ``{"offset": o}``) pair, coordinates row-major; ``None`` for any other layout.
+
+    >>> from verilayout.hw.nvidia.banks import padded_address_map
+    >>> m = padded_address_map(LinearLayout.identity1D(4, "offset", "dim0"), [(2, 1)])
+    >>> [o["offset"] for _, o in address_points(m, "here")]
+    [0, 1, 3, 4]
+    """
+    if not isinstance(layout, SharedAddressMap):
+        return None
+    names, sizes = list(layout.shape), list(layout.shape.values())
+    total = 1
+    for n in sizes:
+        total *= n
+    if total > 1 << ENUMERATION_LIMIT_BITS:
+        raise LayoutError(f"{where}: layout has {total} elements; exhaustive checks are limited to "
+                          f"2^{ENUMERATION_LIMIT_BITS}")
+
+    def points() -> Iterator[tuple[dict, dict]]:
+        for flat in range(total):
+            c, x = {}, flat
+            for n, sz in reversed(list(zip(names, sizes))):
+                c[n], x = x % sz, x // sz
+            c = {n: c[n] for n in names}
+            yield c, {"offset": layout.offset(c)}
+    return points()
 
 
 def check_surjective(layout: LinearLayout) -> Verdict:
@@ -228,6 +261,8 @@ def _maps(spec, where, timeout_ms, layout, points) -> Verdict:
                                                and all(isinstance(x, dict) for x in p)
                                                for p in points):
         raise LayoutError(f"{where}: points must be a list of [input-table, output-table] pairs")
+    if not hasattr(layout, "apply"):
+        layout = as_function(layout)   # an address map: tensor coordinates -> {"offset": o}
     for inp, want in points:
         try:
             got = layout.apply(inp)
@@ -246,15 +281,20 @@ def _formula(spec, where, timeout_ms, layout, outputs) -> Verdict:
     """Every output equals an exact integer expression of the inputs, on every input."""
     if not isinstance(outputs, dict) or not outputs:
         raise LayoutError(f"{where}: outputs must be a table {{out_dim = \"expression\"}}")
-    lin = as_linear(layout, where)
-    unknown = set(outputs) - set(lin.out_dim_names)
+    pts = address_points(layout, where)
+    if pts is None:
+        lin = as_linear(layout, where)
+        ins, outs, pts = lin.in_dim_names, lin.out_dim_names, enumerate_layout(lin, where)
+    else:
+        ins, outs = list(layout.shape), ["offset"]
+    unknown = set(outputs) - set(outs)
     if unknown:
         raise LayoutError(f"{where}: outputs names unknown out dims {sorted(unknown)} "
-                          f"(have {lin.out_dim_names})")
-    trees = {k: compile_formula(t, lin.in_dim_names, f"{where}: formula for {k}")
+                          f"(have {outs})")
+    trees = {k: compile_formula(t, ins, f"{where}: formula for {k}")
              for k, t in outputs.items()}
     count = 0
-    for c, out in enumerate_layout(lin, where):
+    for c, out in pts:
         for k, tree in trees.items():
             try:
                 want = eval_formula(tree, c)
@@ -272,7 +312,10 @@ def _formula(spec, where, timeout_ms, layout, outputs) -> Verdict:
 
 
 def _table(spec, where, timeout_ms, layout, rows, value="offset") -> Verdict:
-    """A shared layout's offset (or a distributed layout's thread) at each (row, col)."""
+    """A shared layout's offset (or a distributed layout's thread) at each (row, col); an
+    address map (a padded shared layout) gives each element's padded offset."""
+    if isinstance(layout, SharedAddressMap):
+        return _address_table(where, layout, rows, value)
     lin = as_linear(layout, where)
     if len(lin.out_dims) != 2:
         raise LayoutError(f"{where}: a table is for 2-D layouts")
@@ -307,8 +350,36 @@ def _table(spec, where, timeout_ms, layout, rows, value="offset") -> Verdict:
                          method="enumeration")
 
 
+def _address_table(where: str, amap: SharedAddressMap, rows, value: str) -> Verdict:
+    """``table`` on an address map: the stated offset of every element of a 2-D map."""
+    if value != "offset":
+        raise LayoutError(f"{where}: value must be 'offset' for a shared address map ({amap.name} "
+                          f"has no threads), not {value!r}")
+    dims = list(amap.shape.values())
+    if len(dims) != 2:
+        raise LayoutError(f"{where}: a table is for 2-D layouts")
+    if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+        raise LayoutError(f"{where}: rows must be a list of lists")
+    if len(rows) != dims[0] or any(len(r) != dims[1] for r in rows):
+        raise LayoutError(f"{where}: the table is {len(rows)}x{len(rows[0]) if rows else 0} but "
+                          f"the layout is {dims[0]}x{dims[1]}")
+    d0, d1 = amap.shape
+    for c, out in address_points(amap, where):
+        want = rows[c[d0]][c[d1]]
+        wants = set(want) if isinstance(want, list) else {want}
+        if wants != {out["offset"]}:
+            return Verdict.fails({"element": c, "expected": sorted(wants, key=str), "actual": [out["offset"]]},
+                                 f"element ({c[d0]}, {c[d1]}) has offset {out['offset']}, the table "
+                                 f"says {sorted(wants, key=str)}", method="enumeration")
+    return Verdict.holds(f"all {dims[0] * dims[1]} entries match (exhaustive)", method="enumeration")
+
+
 def _bases(spec, where, timeout_ms, layout, expected) -> Verdict:
-    """The layout's bases for the named input dims are exactly ``expected``."""
+    """The layout's bases for the named input dims are exactly ``expected``; a padded shared
+    layout's are its linear component's (``offset``: logical offset -> element, Triton's
+    ``offset_bases``)."""
+    if isinstance(layout, SharedAddressMap) and layout.component is not None:
+        layout = layout.component
     lin = as_linear(layout, where)
     if not isinstance(expected, dict):
         raise LayoutError(f"{where}: expected must be a table {{in_dim = [[...], ...]}}")

@@ -75,7 +75,8 @@ def _tmem_layout(spec, where, timeout_ms, m, n, reg=None, tmem=None, cta_group=1
     tmem = spec.layout(tmem, where) if tmem is not None else None
     for name, lay in (("reg", reg), ("tmem", tmem)):
         if lay is not None and not isinstance(lay, LinearLayout):
-            raise LayoutError(f"{where}: {name} must be a GF(2) layout")
+            raise LayoutError(f"{where}: {name} must be a GF(2)-linear layout (a tensor-memory or register "
+                              f"layout), got {getattr(lay, 'name', None) or type(lay).__name__}")
     try:
         if tmem is not None:
             v = accumulator_verdict(tmem, m, n, cta_group)

@@ -394,7 +394,8 @@ def _coord(c: Any):
 def _offsets(spec, where, timeout_ms, layout, points, unit="elements"):
     """A CuTe layout's offset at each stated coordinate (e.g. a figure's cells)."""
     if not isinstance(layout, (Layout, ComposedLayout)):
-        raise LayoutError(f"{where}: offsets are stated for CuTe layouts")
+        raise LayoutError(f"{where}: offsets are stated for CuTe layouts; state a Triton layout's "
+                          "points with maps or table (a padded shared layout: coordinates -> offset)")
     if unit not in ("elements", "bytes"):
         raise LayoutError(f"{where}: unit must be 'elements' or 'bytes', not {unit!r}")
     if not isinstance(points, list) or not all(isinstance(p, list) and len(p) == 2 and
