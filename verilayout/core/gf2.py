@@ -19,11 +19,6 @@ def popcount(x: int) -> int:
     return bin(x).count("1")
 
 
-def parity(x: int) -> int:
-    """XOR of the bits of ``x``. ``parity(0b111) == 1``."""
-    return popcount(x) & 1
-
-
 def xor_span(vectors: Iterable[int], select: int) -> int:
     """XOR of ``vectors[i]`` for every set bit ``i`` of ``select``.
 

@@ -205,11 +205,6 @@ def stage_tile(dtype: str, rows: int, bk: int, sw: str) -> ComposedLayout:
     return tile_to_shape(swizzle_atom(sw, "K", dtype).cute_layout(), (rows, bk))
 
 
-def stage_layout(dtype: str, rows: int, bk: int, sw: str) -> str:
-    """The CuTe text of one K-major ``rows x bk`` stage tiled from the ``sw`` swizzle atom."""
-    return str(stage_tile(dtype, rows, bk, sw))
-
-
 def tma_obligation(name: str, layout: ComposedLayout, dtype: str, rows: int, bk: int, sw: str) -> dict:
     """Every (mn, k) of the stage: the byte the TMA boxes write equals the layout's byte."""
     text = str(layout)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from verilayout.errors import LayoutError
-from verilayout.frontends.mlir import AliasDef, Scanner, TensorType, parse_aliases
+from verilayout.frontends.mlir import AliasDef, Scanner, parse_aliases
 
 __all__ = ["Op", "Module", "parse_module", "MAX_BYTES"]
 
@@ -300,11 +300,6 @@ def parse_module(text: str | bytes) -> Module:
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
                   tuple(ops), aliases)
-
-
-def is_type(value: Any) -> bool:
-    """True for a parsed tensor or memdesc type."""
-    return isinstance(value, TensorType)
 
 
 _ = AliasDef  # re-exported type of lazily parsed alias values

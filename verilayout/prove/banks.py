@@ -2,7 +2,7 @@
 
 The model (banks, phases, instructions) is :mod:`verilayout.hw.nvidia.banks`. Here:
 
-* :func:`linear_bank_analysis`: both layouts GF(2)-linear. One phase of one
+* :func:`linear_analysis_and_triton` (its first result): both layouts GF(2)-linear. One phase of one
   instruction reads the byte addresses ``A = a0 xor span(G)``, where ``G`` holds the
   byte offset moved by each input bit that varies inside the phase (the vector
   registers and the phase's lanes) and the bytes inside one element. Two addresses
@@ -204,15 +204,6 @@ class _Pair:
             packed >>= b
         return out
 
-    def locate(self, packed: int) -> tuple[int, int]:
-        """(offset, block) of a tensor index."""
-        comb, v = 0, packed
-        while v:
-            pv, pc = self.table[v.bit_length() - 1]
-            v ^= pv
-            comb ^= pc
-        return comb & ((1 << self.offset_bits) - 1), comb >> self.offset_bits
-
     def images(self) -> BitImages:
         return BitImages(self.off, self.blk, self.zero)
 
@@ -390,24 +381,11 @@ def _conflict_verdict(w: Witness, ways: int, method: str) -> Verdict:
                          f"phase of {w.instruction} read words {a.word} and {b.word}", method=method)
 
 
-def linear_bank_analysis(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
-                         instruction: Instruction | None = None, model: BankModel = BankModel(),
-                         store: bool = False, max_witness: int = 32) -> BankAnalysis:
-    """Exact wavefronts of ``instruction`` (None: the widest ld/st) in GF(2), with witness.
-
-    >>> from verilayout.core.linear_layout import identity_standard_nd
-    >>> col = LinearLayout({"register": [], "lane": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1]]}, ["dim0", "dim1"])
-    >>> a = linear_bank_analysis(col, identity_standard_nd("offset", [16, 32], [1, 0]), 32)
-    >>> a.wavefronts, a.verdict.status
-    (16, 'counterexample')
-    """
-    return _linear(_pair(reg, smem), elem_bits, instruction, model, store, max_witness)
-
-
 def linear_analysis_and_triton(reg: LinearLayout, smem: LinearLayout, elem_bits: int,
                                instruction: Instruction | None = None, model: BankModel = BankModel(),
                                store: bool = False, max_witness: int = 32) -> tuple[BankAnalysis, int | None]:
-    """:func:`linear_bank_analysis` and :func:`triton_bank_conflicts` sharing one conversion."""
+    """The GF(2) analysis (exact wavefronts of ``instruction``, None: the widest ld/st, with
+    witness) and :func:`triton_bank_conflicts`, sharing one conversion."""
     p = _pair(reg, smem)
     res = _linear(p, elem_bits, instruction, model, store, max_witness)
     # Triton vectorises exactly as "auto" does (largestVectorisation): reuse the plan's vector

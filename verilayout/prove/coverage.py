@@ -180,18 +180,6 @@ def _in_bounds(rc: np.ndarray, shape) -> np.ndarray:
 # checking a plan
 # ----------------------------------------------------------------------------
 
-def delivered(loads: Sequence[BlockLoad], elem_bytes: int, shape) -> dict[int, tuple[int, int]]:
-    """``key(lane, row, col) -> (load, element index in that lane)`` for everything the loads
-    put inside the tensor (first load wins).
-
-    >>> s = Surface(64, 8, 64)
-    >>> d = delivered([BlockLoad(2, 16, 1, s)], 2, (8, 32))
-    >>> d[(3 * 8 + 0) * 32 + 3]
-    (0, 0)
-    """
-    keys, load, elem = delivered_arrays(loads, elem_bytes, shape)
-    return {k: (i, e) for k, i, e in zip(keys.tolist(), load.tolist(), elem.tolist())}
-
 
 def delivered_arrays(loads: Sequence[BlockLoad], elem_bytes: int, shape):
     """Sorted distinct keys ``(lane * rows + row) * cols + col`` of what the loads put inside

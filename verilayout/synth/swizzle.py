@@ -103,12 +103,6 @@ def _offset_only(lay: LinearLayout) -> LinearLayout:
     return lay
 
 
-def _rename(lay: LinearLayout, names: dict) -> LinearLayout:
-    order = ["r", "c"] if names["r"] == "dim0" else ["c", "r"]
-    lay = lay.transpose_outs(order)
-    return LinearLayout(lay.bases, {names[n]: s for n, s in lay.out_dims.items()}, require_surjective=False)
-
-
 # ----- costs -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

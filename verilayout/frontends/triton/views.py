@@ -27,13 +27,6 @@ def _coord_text(dims: Sequence[int], sep: str):
     return lambda out: "(" + sep.join(t[v] for t, v in zip(texts, out)) + ")"
 
 
-def _row_major(coords: Sequence[int], shape: Sequence[int]) -> int:
-    idx = 0
-    for c, s in zip(coords, shape):
-        idx = idx * s + c
-    return idx
-
-
 def _unravel(i: int, shape: Sequence[int]) -> list[int]:
     out = []
     for s in reversed(shape):

@@ -128,11 +128,6 @@ class LdsAccess:
         base = f"ds_{self.op}_b{self.bits}"
         return base + (f"_tr_{self.tr}" if self.tr else "")
 
-    @property
-    def dwords(self) -> int:
-        """Dwords one lane's access touches when aligned (1 for 8/16/32 bits)."""
-        return max(1, self.bits // 32)
-
 
 def _consecutive(size: int, wave: int = WAVE) -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(range(s, s + size)) for s in range(0, wave, size))

@@ -157,10 +157,6 @@ class Instruction:
         return self.op in ("ldmatrix", "stmatrix")
 
     @property
-    def is_store(self) -> bool:
-        return self.op.startswith("st")
-
-    @property
     def name(self) -> str:
         if self.is_matrix:
             return f"{self.op}.x{self.count}" + (".trans" if self.trans else "")
