@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import z3
@@ -302,6 +302,21 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
     return out
 
 
+def sub_tile_blocks(plan: dict, mn: int) -> tuple[int, int]:
+    """(K-block, MN block) of the buffer's layout at which an operand the TTGIR plan read as a
+    sub-tile starts, for instruction blocks of ``mn`` rows (``plan``: the TTGIR ``mma-descriptor``
+    check's data; its ``sub_tile`` entry holds the offsets in blocks of its own ``mn``); (0, 0) for a
+    whole tile.
+
+    >>> sub_tile_blocks({"sub_tile": {"mn_block": 1, "k_block": 4, "mn": 64}}, 32), sub_tile_blocks({}, 64)
+    ((4, 2), (0, 0))
+    """
+    st = plan.get("sub_tile")
+    if not st:
+        return (0, 0)
+    return (st["k_block"], st["mn_block"] * st["mn"] // mn)
+
+
 def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb: int, name: str) -> dict:
     """The plan's descriptor for K-block ``kb`` of MN block ``mb`` (``mn`` rows): the TTGIR audit's
     own where it derived that block at that width, else derived here (cached per file)."""
@@ -311,9 +326,10 @@ def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb:
         got = next((x for x in d["descriptors"] if x["mn_block"] == mb and x["k_block"] == kb), None)
         if got is not None:
             return got
-    key = (d["layout"], tuple(d["shape"]), d["dtype"], d["major"], name, kb, mn, mb)
+    kb0, mb0 = sub_tile_blocks(d, mn)
+    key = (d["layout"], tuple(d["shape"]), d["dtype"], d["major"], name, kb + kb0, mn, mb + mb0)
     if key not in cache:
-        p = derive_descriptor(ll, dtype=d["dtype"], major=d["major"], k_block=kb, mn=mn, mn_block=mb,
+        p = derive_descriptor(ll, dtype=d["dtype"], major=d["major"], k_block=kb + kb0, mn=mn, mn_block=mb + mb0,
                               mn_dim=0 if name == "A" else 1, arch="sm_90")
         cache[key] = {"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
                       "status": p.verdict.status}
@@ -388,8 +404,9 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         data["base_offset_warning"] = (hi & _BASE_OFFSET) >> 49
         hi &= ~_BASE_OFFSET
     derived = int(want["descriptor"], 16)
-    v = check_descriptor(hi | (derived & _START), ll, dtype=d["dtype"], major=d["major"], k_block=kb, mn=mn,
-                         mn_block=mb, mn_dim=0 if name == "A" else 1, arch="sm_90")
+    kb0, mb0 = sub_tile_blocks(d, mn)
+    v = check_descriptor(hi | (derived & _START), ll, dtype=d["dtype"], major=d["major"], k_block=kb + kb0, mn=mn,
+                         mn_block=mb + mb0, mn_dim=0 if name == "A" else 1, arch="sm_90")
     if v.status != "proved":
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the planned layout {d['layout']} "
@@ -577,20 +594,76 @@ def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
         bits = elem_bit_width(t.elem) if t is not None else None
         if root is None or not bits:
             continue
-        size = int(np.prod(t.shape)) * bits // 8 // 16
-        views.append((dot, name, ins, base, ev, root, live_lines(root, tmod.ops), size))
+        size = int(np.prod(layout_shape(t))) * bits // 8 // 16     # the buffer (a sub-tile's base is its buffer's)
+        stage = stage_view(dot.operands[idx], producers, dot.line)
+        views.append((dot, name, ins, base, ev, root, live_lines(root, tmod.ops), size, stage))
     out = []
     done: set = set()
-    for k, (dot, name, ins, base, ev, root, live, size) in enumerate(views):
-        for dot2, name2, ins2, base2, ev2, root2, live2, size2 in views[:k]:
+    for k, (dot, name, ins, base, ev, root, live, size, stage) in enumerate(views):
+        for dot2, name2, ins2, base2, ev2, root2, live2, size2, stage2 in views[:k]:
             key = (ins.line, name, root2.line)
-            if root2 is root or ev2 is not ev or key in done or live[0] > live2[1] or live2[0] > live[1]:
+            if ev2 is not ev or key in done:
+                continue
+            if root2 is root:
+                if stage == stage2 and (dot2.line, name2) != (dot.line, name):
+                    done.add(key)
+                    got = _same_buffer_check(ev, (dot, name, ins, base), (dot2, name2, ins2, base2), stage)
+                    if got is not None:
+                        out.append(got)
+                continue
+            if live[0] > live2[1] or live2[0] > live[1]:
                 continue
             done.add(key)
             got = _disjoint_check(ev, (dot, name, ins, base, size), (dot2, name2, ins2, base2, size2), path)
             if got is not None:
                 out.append(got)
     return out
+
+
+def stage_view(value: str, producers: Mapping[str, list], line: int) -> tuple[str, int]:
+    """The buffer view an MMA operand read at TTGIR ``line`` is a sub-tile of, as (SSA name, line of
+    its definition): ``value`` followed up through ``ttg.memdesc_subslice`` ops (static sub-tiles),
+    each name resolved to its last definition before the line that reads it, stopping at anything
+    else (an allocation, a pipeline slot ``memdesc_index``): two operands with the same stage view
+    read one buffer at one base.
+
+    >>> from verilayout.frontends.ttgir import Op
+    >>> a = Op("ttg.local_alloc", 3, ("%a",), (), (), ())
+    >>> v = Op("ttg.memdesc_subslice", 4, ("%v",), ("%a",), (), ())
+    >>> stage_view("%v", producers_by_name([a, v]), 9)
+    ('%a', 3)
+    """
+    for _ in range(64):
+        op = next((o for o in reversed(producers.get(value, ())) if o.line < line), None)
+        if op is None or op.name != "ttg.memdesc_subslice" or not op.operands:
+            return (value, op.line if op is not None else -1)
+        value, line = op.operands[0], op.line
+    return (value, -1)
+
+
+def _same_buffer_check(ev: _Eval, cur: tuple, other: tuple, stage: str) -> Check | None:
+    """Two MMA operands that are sub-tiles (or the whole) of one buffer view ``stage``: the buffer base
+    each one's descriptors imply (its start minus its planned block's offset in the buffer) must be
+    the same; a sub-tile at another place than its offsets say is off by the difference. None
+    when the distance is not one constant."""
+    dot, name, ins, base = cur
+    dot2, name2, ins2, base2 = other
+    d = _constant(z3.ZeroExt(18, base2 - base), ev.const_cache, ev.prover)
+    if d is None:
+        return None
+    off = (d if d < 1 << 13 else d - (1 << 14)) * 16
+    data = {"source": "ptx", "operand": name, "dot_line": dot.line, "other_dot_line": dot2.line,
+            "other_operand": name2, "other_instruction_line": ins2.line, "buffer": stage[0],
+            "distance_bytes": off, "assumption": ASSUMPTIONS[0]}
+    what = (f"operand {name} of the dot at TTGIR line {dot.line} and operand {name2} of the dot at TTGIR line "
+            f"{dot2.line} (PTX line {ins2.line}) read the buffer {stage[0]}")
+    if d == 0:
+        return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "proved", None,
+                     f"{what}: their descriptors place it at the same base (each sub-tile where its offsets say)",
+                     data)
+    return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "counterexample", "error",
+                 f"{what}: their descriptors place it {off} bytes apart: this operand's sub-tile is {off} bytes "
+                 f"from where its offsets in the buffer put it, relative to the other's", data)
 
 
 def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | None:

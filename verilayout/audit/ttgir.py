@@ -704,7 +704,7 @@ def _mma_check(ctx: _Ctx, op: Op, arch: str) -> None:
             continue
         text = op.operand_types[idx]
         if _is_memdesc(text):
-            _descriptor_check(ctx, op, operand, text, arch)
+            _descriptor_check(ctx, op, operand, text, arch, op.operands[idx] if idx < len(op.operands) else None)
         elif operand == "A":
             _fragment_check(ctx, op, text, arch)
 
@@ -718,7 +718,30 @@ def _major(ll: LinearLayout, k_dim: str) -> str:
     return "K" if moved == [k_dim] else "MN"
 
 
-def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> None:
+def _sub_tile(ctx: _Ctx, t: TensorType, value: str | None, mn_dim: int, mn: int, kx: int) -> tuple[int, int] | str:
+    """The (MN block, K-block) of the allocation's layout at which an operand that is a sub-tile of a
+    larger shared buffer (``memdesc_subslice`` views along M, N or K) starts: its static offsets
+    within the buffer divided by the instruction's block (``mn`` rows, ``kx`` elements of K); (0, 0)
+    for a whole tile; else why it is not modelled.
+
+    Law: a sub-tile's MN x K block of an instruction is the allocation's block at its offset, so its
+    descriptors are the allocation's (the data it reads are the same bytes); only offsets on the
+    instruction's block grid are such blocks."""
+    if tuple(t.shape) == layout_shape(t):
+        return (0, 0)
+    if len(t.shape) != 2 or len(layout_shape(t)) != 2:
+        return f"shape {list(t.shape)} (layout over {list(layout_shape(t))}): only 2-D tiles are modelled"
+    offs = _subslice_offsets(ctx, value, t)
+    if isinstance(offs, str):
+        return f"a {list(t.shape)} sub-tile of a {list(layout_shape(t))} buffer: {offs}"
+    off_mn, off_k = offs[mn_dim], offs[1 - mn_dim]
+    if off_mn % mn or off_k % kx:
+        return (f"a {list(t.shape)} sub-tile at offsets {list(offs)} of a {list(layout_shape(t))} buffer: the "
+                f"offsets are not on the instruction's {mn} x {kx} block grid")
+    return (off_mn // mn, off_k // kx)
+
+
+def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, value: str | None = None) -> None:
     t, ll = ctx.typ(text), ctx.layout(text)
     base = {"operand": operand, "arch": arch}
     if t is None or ll is None:
@@ -733,9 +756,9 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: element type {t.elem} has "
                 "no wgmma dtype in the model", reason="dtype", **base)
         return
-    if len(t.shape) != 2 or tuple(t.shape) != layout_shape(t):
+    if len(t.shape) != 2 or len(layout_shape(t)) != 2:
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: shape {list(t.shape)} "
-                f"(layout over {list(layout_shape(t))}): only whole 2-D tiles are modelled",
+                f"(layout over {list(layout_shape(t))}): only 2-D tiles are modelled",
                 reason="shape", **base)
         return
     names = ll.out_dim_names
@@ -748,12 +771,16 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
         dtype, k_ext = "e2m1_padded", 2 * k_ext
     kx = operand_k(dtype)
     mn = 64 if operand == "A" and mn_ext >= 64 else min(mn_ext, 256)
+    at = _sub_tile(ctx, t, value, mn_dim, mn, kx if dtype != "e2m1_padded" else kx // 2)
+    if isinstance(at, str):
+        ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: {at}", reason="sub-tile", **base)
+        return
     descs, failed = [], None
     for mb in range(max(1, mn_ext // mn)):
         for kb in range(max(1, k_ext // kx)):
             try:
-                p = derive_descriptor(ll, dtype=dtype, major=major, k_block=kb, mn=mn, mn_block=mb,
-                                      mn_dim=mn_dim, arch=arch)
+                p = derive_descriptor(ll, dtype=dtype, major=major, k_block=at[1] + kb, mn=mn,
+                                      mn_block=at[0] + mb, mn_dim=mn_dim, arch=arch)
             except LayoutError as e:
                 failed = (mb, kb, str(e))
                 break
@@ -762,7 +789,9 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
         if failed:
             break
     data = dict(base, dtype=dtype, major=major, layout=format_value(t.encoding), shape=list(t.shape),
-                descriptors=descs)
+                descriptors=descs, **({"sub_tile": {"buffer": list(layout_shape(t)), "mn_block": at[0],
+                                                    "k_block": at[1], "mn": mn}} if at != (0, 0) or
+                                      tuple(t.shape) != layout_shape(t) else {}))
     if failed:
         mb, kb, why = failed
         ctx.add(op, "mma-descriptor", "counterexample", "error",
@@ -773,7 +802,9 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str) -> 
     status = "proved" if statuses == {"proved"} else "unknown"
     ctx.add(op, "mma-descriptor", status, None if status == "proved" else "note",
             f"operand {operand} ({major}-major {dtype}, {descs[0]['swizzle'] if descs else '?'} swizzle): "
-            f"{len(descs)} descriptor(s) proved to read {data['layout']}", **data)
+            f"{len(descs)} descriptor(s) proved to read {data['layout']}"
+            + (f" (a {list(t.shape)} sub-tile of the {list(layout_shape(t))} buffer from its MN block {at[0]}, "
+               f"K-block {at[1]})" if "sub_tile" in data else ""), **data)
 
 
 def _tmem_rows(ll: LinearLayout) -> LinearLayout:
