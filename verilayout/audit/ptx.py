@@ -209,8 +209,9 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
                               "unswizzled case measured (docs/ground_truth.md), and the check goes on without it", dict(data)))
             hi &= ~_BASE_OFFSET
         value = hi | (derived & _START)
-        v = check_descriptor(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"], mn=mn,
-                   mn_block=want["mn_block"], mn_dim=mn_dim, arch=arch)
+        kb0, mb0 = sub_tile_blocks(d, mn)
+        v = check_descriptor(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"] + kb0, mn=mn,
+                   mn_block=want["mn_block"] + mb0, mn_dim=mn_dim, arch=arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
                               f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
