@@ -17,13 +17,16 @@ from verilayout.errors import publish
 from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia import descriptor as _descriptor, wgmma as _hw
 from verilayout.hw.nvidia.descriptor import AddressFunction, Descriptor, Finding, decode
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout
+from verilayout.hw.nvidia.wgmma import WGMMA_DTYPE_BITS, Fragment, SwizzleAtom, CanonicalLayout
 from verilayout.core.smt import Verdict
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove import wgmma as _prove
 from verilayout.prove.wgmma import DEFAULT_TIMEOUT_MS, TileAddress, strided_tile
 from verilayout.synth import descriptor as _synth
 from verilayout.synth.descriptor import DescriptorPlan, SynthPlan
+
+#: The first public name of :data:`WGMMA_DTYPE_BITS` (the wgmma multiplicand types), kept for scripts.
+DTYPE_BITS = WGMMA_DTYPE_BITS
 
 
 def fragment(shape: str, operand: str, dtype: str, acc: str | None = None) -> Fragment:
@@ -185,7 +188,7 @@ __all__ = [
     "encode", "Fragment", "Finding", "contract_findings", "hardware_address",
     "hardware_address_function", "required_base_offset", "canonical_layout", "CanonicalLayout",
     "swizzle_atom", "SwizzleAtom", "intended_tile", "strided_tile", "TileAddress",
-    "DescriptorPlan", "SynthPlan", "DTYPE_BITS",
+    "DescriptorPlan", "SynthPlan", "WGMMA_DTYPE_BITS", "DTYPE_BITS",
 ]
 
 publish(globals(), __all__, "verilayout.wgmma")

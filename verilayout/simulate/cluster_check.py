@@ -46,7 +46,7 @@ from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, tensor_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
-from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
+from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, run_threads
 
 __all__ = ["check_gemm", "check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
@@ -113,9 +113,9 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
     cm, cn = cluster_shape(man)
     ok, ptx = compile_ptx(source)
     if not ok:
-        return IndependentReport((Check("compile", "counterexample", f"kernel.cu does not compile "
+        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
                                         f"for sm_90a: {ptx}"),), CLUSTER_ASSUMPTIONS)
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
+    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
               ptxas_spills(ptx)]
     maps = None
     if host:
@@ -124,7 +124,7 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     if entry is None:
-        return IndependentReport(tuple(checks + [Check("run", "counterexample", "no vl_gemm_kernel "
+        return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no vl_gemm_kernel "
                                                        "entry in the PTX")]), CLUSTER_ASSUMPTIONS)
     eb = _BYTES[dt]
     splits = int(man.get("splits", 1))
@@ -138,7 +138,7 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
                                             5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
                               cluster_rank=r, cluster_size=size)
             if not run.complete:
-                checks.append(Check("run", "unknown", f"CTA {r} could not be run on the PTX "
+                checks.append(KernelCheck("run", "unknown", f"CTA {r} could not be run on the PTX "
                                     f"(M={M}, N={N}, K={K}): {run.reason}"))
                 break
             g = ClusterCta(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
@@ -157,17 +157,17 @@ class ClusterRun:
         self.ctas, (self.cm, self.cn), self.man = ctas, shape, man
         self.size = len(ctas)
         self.epi = epi if epi != ("f32", False, "none") and ctas[0].splits == 1 else None
-        self.checks: list[Check] = []
+        self.checks: list[KernelCheck] = []
         self.label = (" [" + ctas[0].label.split(", ", 1)[-1]) if "M=" in ctas[0].label else ""
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
         if self.label and not msg.endswith("]"):
             msg += self.label
-        self.checks.append(Check(check, status, msg, ins.line if ins else None,
+        self.checks.append(KernelCheck(check, status, msg, ins.line if ins else None,
                                  ins.loc if ins else None))
 
-    def all(self, protocol: bool = True) -> list[Check]:
+    def all(self, protocol: bool = True) -> list[KernelCheck]:
         """Law: the multicast, expect-tx and per-CTA checks, then (``protocol``) the exploration."""
         procs = [g.traces() for g in self.ctas]
         if any(p is None for p in procs):

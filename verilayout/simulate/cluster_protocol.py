@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAX_STATES, swizzle_span
-from verilayout.simulate.independent import Check
+from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW
 
 __all__ = ["explore_cluster"]
@@ -133,7 +133,7 @@ def _system(procs, issued, ctas):
     return prog, table, ctx, sym
 
 
-def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
+def explore_cluster(procs, issued, ctas, label: str = "") -> KernelCheck:
     """Explore every interleaving of the cluster's rings (module docstring).
 
     Law: ``proved`` only when every reachable state is error-free and every maximal run ends
@@ -149,25 +149,25 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> Check:
     seen, queue = {start}, deque([start])
     while queue:
         if len(seen) > MAX_STATES:
-            return Check("protocol", "unknown", f"more than {MAX_STATES} states; the cluster's "
+            return KernelCheck("protocol", "unknown", f"more than {MAX_STATES} states; the cluster's "
                          f"rings were not explored completely{label}")
         s = queue.popleft()
         succ, err, blocked = _step(s, ctx)
         if err:
             ins = err[1].instr if err[1] is not None else None
-            return Check("protocol", "counterexample", err[0] + label, ins.line if ins else None,
+            return KernelCheck("protocol", "counterexample", err[0] + label, ins.line if ins else None,
                          ins.loc if ins else None)
         if not succ:
             if all(pc == len(prog[p]) for p, pc in enumerate(s[0])) and not s[2]:
                 continue
-            return Check("protocol", "counterexample", "deadlock: " + "; ".join(blocked) + label)
+            return KernelCheck("protocol", "counterexample", "deadlock: " + "; ".join(blocked) + label)
         for n in succ:
             n = canon(n)
             k = len(seen)
             seen.add(n)
             if len(seen) != k:
                 queue.append(n)
-    return Check("protocol", "proved", f"the rings of {nx} CTAs explored over every interleaving "
+    return KernelCheck("protocol", "proved", f"the rings of {nx} CTAs explored over every interleaving "
                  f"({len(seen)} states: {nx} producers, {nx * ncons} consumer warpgroups, "
                  f"{sum(len(r[5]) for r in table)} TMA landings, remote arrivals, cluster "
                  "barriers): waits return after their phase, no overwrite before every reader "

@@ -65,7 +65,7 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.independent import (HOST_NVCC_FLAGS, Check, IndependentReport, run_nvcc,
+from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import run_threads
 
@@ -154,10 +154,10 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
     _one_cta(man)
     ok, ptx = compile_ptx(source)
     if not ok:
-        return IndependentReport((Check("compile", "counterexample",
+        return IndependentReport((KernelCheck("compile", "counterexample",
                                         f"kernel.cu does not compile for sm_90a: {ptx}"),),
                                  GEMM_ASSUMPTIONS)
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
+    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
               ptxas_spills(ptx)]
     eb = _BYTES.get(dt)
     if eb is None:
@@ -172,7 +172,7 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f),
                  mod.functions[0] if mod.functions else None)
     if entry is None:
-        return IndependentReport(tuple(checks + [Check("run", "counterexample", "no entry")]),
+        return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no entry")]),
                                  GEMM_ASSUMPTIONS)
     iters = stages + 2
     k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
@@ -185,10 +185,10 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
                           param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR},
                           shared_base=SMEM_BASE, float_tags=fused, load_value=bias_loader(N, beyond))
         if beyond:
-            checks.append(Check("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
+            checks.append(KernelCheck("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
                                 f", beyond N = {N} (M={M}, N={N}, K={K})"))
         if not run.complete:
-            checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
+            checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
             continue
         g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
@@ -360,7 +360,7 @@ def out_tolerance(out: str, want: np.ndarray) -> np.ndarray:
     return 2.0 ** (np.floor(np.log2(mag)) - mant)
 
 
-def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check:
+def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> KernelCheck:
     """The split-K reduction ``vl_splitk_reduce`` run on its PTX for every thread of one CTA
     (grid 1, so its grid-stride loop walks all ``M x N`` elements): workspace element ``i`` of
     slot ``s`` holds ``(i + 1) 4^s`` (exact in f32), so ``D[i]`` must be
@@ -374,7 +374,7 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
     """
     name = next((f for f in mod.functions if "vl_splitk_reduce" in f), None)
     if name is None:
-        return Check("split-k", "counterexample", "the PTX has no vl_splitk_reduce entry: the "
+        return KernelCheck("split-k", "counterexample", "the PTX has no vl_splitk_reduce entry: the "
                      "K slices' partial sums are never added")
     plain = epi == ("f32", False, "none")
     M, N, nthr = (37, 11, 256) if plain else (7, 9, 32)
@@ -392,20 +392,20 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Check
     run = run_threads(mod, name, range(nthr), param_values={0: W, 1: D, 2: M, 3: N, 4: BIAS_ADDR},
                       load_value=load)
     if not run.complete:
-        return Check("split-k", "unknown", f"the reduction could not be run on the PTX: {run.reason}")
+        return KernelCheck("split-k", "unknown", f"the reduction could not be run on the PTX: {run.reason}")
     seen: dict = {}
     for ev in run.events:
         if not ev.op.startswith("st.global"):
             continue
         vals = ev.values.get("a0")
         if vals is None:
-            return Check("split-k", "unknown", "the reduction stores a value the run does not know")
+            return KernelCheck("split-k", "unknown", "the reduction stores a value the run does not know")
         for a, v in zip(ev.values["addr"].tolist(), decode_out(epi[0], vals).tolist()):
             seen.setdefault((int(a) - D) // ob, []).append(v)
     why = _reduce_mismatch(seen, splits, epi, mn, N)
     if why:
-        return Check("split-k", "counterexample", why)
-    return Check("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
+        return KernelCheck("split-k", "counterexample", why)
+    return KernelCheck("split-k", "proved", f"the reduction adds each of the {splits} workspace slots "
                  f"once into each of the {mn} D elements of a {M}x{N} run (grid-stride loop, one "
                  f"CTA of {nthr} threads), then the epilogue {epi[0]}"
                  f"{' + bias' if epi[1] else ''}, {epi[2]}")
@@ -487,7 +487,7 @@ def tensor_maps(source: str, man: dict):
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
-        return None, [Check("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
+        return None, [KernelCheck("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
     kx = k_of_dtype(dt)
     frag = fragment((64, bn, kx), "D", dt, acc="f32")
@@ -498,7 +498,7 @@ def tensor_maps(source: str, man: dict):
         _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     lines = _driver_output(source, drv)
-    if isinstance(lines, Check):
+    if isinstance(lines, KernelCheck):
         return None, [lines]
     out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
     enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
@@ -508,7 +508,7 @@ def tensor_maps(source: str, man: dict):
     for ptr, name, rows, box_rows, text in ((4096, "A", M, bm // cn, la), (8192, "B", N, bn // cm, lb)):
         mp = next((x for x in maps if x[0] == ptr), None)
         if mp is None:
-            out_checks.append(Check("tensor-map", "counterexample", f"launch encodes no tensor map "
+            out_checks.append(KernelCheck("tensor-map", "counterexample", f"launch encodes no tensor map "
                                     f"over {name}"))
             continue
         check = _map_check(mp, enum, name, (K, rows, box_rows), text, dt)
@@ -519,10 +519,10 @@ def tensor_maps(source: str, man: dict):
 
 
 @functools.lru_cache(maxsize=32)   # keyed by (kernel source, driver); one host build per process
-def _driver_output(source: str, drv: str) -> tuple[str, ...] | Check:
+def _driver_output(source: str, drv: str) -> tuple[str, ...] | KernelCheck:
     """Law: the lines the recording driver prints when kernel.cu's host code is built with it
     (nvcc with ``HOST_NVCC_FLAGS``: nvcc's host code, no SASS; linked without -lcuda, with it
-    where a symbol is left undefined) and run; a counterexample Check where the host code does
+    where a symbol is left undefined) and run; a counterexample KernelCheck where the host code does
     not build."""
     with tempfile.TemporaryDirectory(prefix="vl_tmap_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
@@ -536,14 +536,14 @@ def _driver_output(source: str, drv: str) -> tuple[str, ...] | Check:
             rc, out = run_nvcc([*HOST_NVCC_FLAGS, "driver.cu", "-o", "driver", "-lcuda"], d)
         if rc != 0:
             err = next((ln for ln in out.splitlines() if "error" in ln), out[:200])
-            return Check("tensor-map", "counterexample", f"the host code does not build "
+            return KernelCheck("tensor-map", "counterexample", f"the host code does not build "
                          f"with a recording cuTensorMapEncodeTiled: {err.strip()}")
         p = subprocess.run([os.path.join(d, "driver")], capture_output=True, text=True, timeout=60)
     return tuple(p.stdout.splitlines())
 
 
 def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
-               dt: str) -> Check:
+               dt: str) -> KernelCheck:
     """Law: proved when the recorded tensor map ``mp`` of operand ``name`` (pointer, data type,
     rank, dims, stride, box, element strides, interleave, swizzle) has cuda.h's values (``enum``,
     as the driver printed them) for ``dt``, dims [K, rows], a row stride of K elements, a box of
@@ -555,7 +555,7 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
     _, dtype, rank = mp[:3]
     span = swizzle_span(text)
     if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
-        return Check("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
     dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
     want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
                           f"{sorted(want_types[dt])}"),
@@ -570,13 +570,13 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
                         f"{sw_enum.get(span)}")}
     bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
     if bad:
-        return Check("tensor-map", "counterexample", f"tensor map of {name}: " + "; ".join(bad))
-    return Check("tensor-map", "proved", f"tensor map of {name}: data type, dims, stride, box "
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: " + "; ".join(bad))
+    return KernelCheck("tensor-map", "proved", f"tensor map of {name}: data type, dims, stride, box "
                  f"{box}, swizzle {span}B as cuda.h and the layout text say (host code run with a "
                  "recording encoder)")
 
 
-def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[Check]:
+def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[KernelCheck]:
     """``d_row``/``d_col`` (host-compiled) against the PTX D fragment on every (thread, element);
     ``tile_coords`` on an 11 x 7 tile grid (a partial GROUP_M group): a bijection onto the grid."""
     out = []
@@ -587,20 +587,20 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[C
                0 <= e < frag.registers else frag.coord(t, e)) != (r, c)]
         if bad or len(rows) != 128 * frag.registers:
             t, e, r, c = bad[0] if bad else (0, 0, -1, -1)
-            out.append(Check("index-functions", "counterexample", f"d_row/d_col({t}, {e}) = ({r}, "
+            out.append(KernelCheck("index-functions", "counterexample", f"d_row/d_col({t}, {e}) = ({r}, "
                              f"{c}) compiled for the host; the PTX D fragment says "
                              f"{frag.coord(t, e)}"))
         else:
-            out.append(Check("index-functions", "proved", f"d_row/d_col equal the PTX D fragment on "
+            out.append(KernelCheck("index-functions", "proved", f"d_row/d_col equal the PTX D fragment on "
                              f"all {len(rows)} (thread, element) pairs (host-compiled)"))
     if have_tiles:
         tiles = [tuple(map(int, ln.split()[2:])) for ln in lines if ln.startswith("TILE")]
         grid = {(a, b) for a in range(11) for b in range(7)}
         if sorted(tiles) != sorted(grid):
-            out.append(Check("index-functions", "counterexample", "tile_coords over an 11 x 7 grid "
+            out.append(KernelCheck("index-functions", "counterexample", "tile_coords over an 11 x 7 grid "
                              f"does not visit every tile once ({len(set(tiles) & grid)} of 77)"))
         else:
-            out.append(Check("index-functions", "proved", "tile_coords visits each tile of an "
+            out.append(KernelCheck("index-functions", "proved", "tile_coords visits each tile of an "
                              "11 x 7 grid exactly once (host-compiled)"))
     return out
 
@@ -617,7 +617,7 @@ class GemmSim:
         self.maps = maps
         self.kx = k_of_dtype(dt)
         self.th = np.asarray(run.threads)
-        self.checks: list[Check] = []
+        self.checks: list[KernelCheck] = []
 
     label = ""
     splits = 1
@@ -629,7 +629,7 @@ class GemmSim:
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
         msg += self.label
-        self.checks.append(Check(check, status, msg, ins.line if ins else None,
+        self.checks.append(KernelCheck(check, status, msg, ins.line if ins else None,
                                  ins.loc if ins else None))
 
     # roles: process 0 = the producer thread (the one issuing TMA), 1.. = consumer warpgroups
@@ -654,7 +654,7 @@ class GemmSim:
                 procs[p].append((ev, vals, int(sel.sum()), t[idx]))
         return procs
 
-    def all(self) -> list[Check]:
+    def all(self) -> list[KernelCheck]:
         procs = self.traces()
         if procs is None:
             self.add("tma", "counterexample", "the PTX issues no cp.async.bulk.tensor")

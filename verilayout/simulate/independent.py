@@ -44,7 +44,7 @@ Assumptions (printed with the report): the shared-memory base of the kernel's va
 multiple of 16 whose low 18 bits leave room for 227 KB; threads 0..127; CTA 0; kernel parameters
 ``(A, B, D)`` in this order.
 
->>> c = Check("order", "proved", "ok")
+>>> c = KernelCheck("order", "proved", "ok")
 >>> IndependentReport((c,), ()).ok, c.to_dict()["check"]
 (True, 'order')
 """
@@ -74,7 +74,7 @@ from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
-__all__ = ["Check", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
+__all__ = ["KernelCheck", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
            "HOST_NVCC_FLAGS",
            "check_wgmma_source",
            "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
@@ -103,13 +103,13 @@ _REG = re.compile(r"%[A-Za-z_][\w$]*")
 
 
 @dataclass(frozen=True)
-class Check:
+class KernelCheck:
     """One independent check: ``check`` (instruction, copy, descriptor, order, d-store,
     index-functions, compile, spills), ``status`` proved / counterexample / unknown / warning (a
     finding about performance, not the result: spills of a demo kernel), a one-line
     ``message`` naming what is wrong, and where (``ptx_line``, ``source``: kernel.cu:line).
 
-    >>> Check("copy", "counterexample", "A(0, 1) written at 0x12", 66).to_dict()["ptx_line"]
+    >>> KernelCheck("copy", "counterexample", "A(0, 1) written at 0x12", 66).to_dict()["ptx_line"]
     66
     """
 
@@ -129,12 +129,12 @@ class Check:
 class IndependentReport:
     """Every check run on one kernel and the assumptions they used; ``ok`` when all are proved.
 
-    >>> r = IndependentReport((Check("copy", "counterexample", "x"),), ASSUMPTIONS)
+    >>> r = IndependentReport((KernelCheck("copy", "counterexample", "x"),), ASSUMPTIONS)
     >>> r.ok, [c.check for c in r.failures]
     (False, ['copy'])
     """
 
-    checks: tuple[Check, ...]
+    checks: tuple[KernelCheck, ...]
     assumptions: tuple[str, ...] = ASSUMPTIONS
 
     @property
@@ -142,7 +142,7 @@ class IndependentReport:
         return bool(self.checks) and all(c.status in ("proved", "warning") for c in self.checks)
 
     @property
-    def failures(self) -> tuple[Check, ...]:
+    def failures(self) -> tuple[KernelCheck, ...]:
         return tuple(c for c in self.checks if c.status not in ("proved", "warning"))
 
     def summary(self) -> str:
@@ -202,7 +202,7 @@ def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
 
 
 @functools.lru_cache(maxsize=64)   # keyed by the PTX text; one ptxas run per kernel per process
-def ptxas_spills(ptx: str, arch: str = "sm_90a") -> Check:
+def ptxas_spills(ptx: str, arch: str = "sm_90a") -> KernelCheck:
     """``ptxas -arch=<arch> -v`` (default sm_90a) on the PTX: a ``spills`` check, proved when every function
     spills 0 bytes (stores and loads), with the register counts ptxas reports.
 
@@ -212,7 +212,7 @@ def ptxas_spills(ptx: str, arch: str = "sm_90a") -> Check:
     nvcc = nvcc_path()
     ptxas = shutil.which("ptxas") or (os.path.join(os.path.dirname(nvcc), "ptxas") if nvcc else None)
     if not ptxas or not os.path.isfile(ptxas):
-        return Check("spills", "unknown", "ptxas is not installed")
+        return KernelCheck("spills", "unknown", "ptxas is not installed")
     with tempfile.TemporaryDirectory(prefix="vl_ptxas_") as d:
         path = os.path.join(d, "kernel.ptx")
         with open(path, "w", encoding="utf-8") as f:
@@ -222,17 +222,17 @@ def ptxas_spills(ptx: str, arch: str = "sm_90a") -> Check:
     text = p.stdout + p.stderr
     if p.returncode != 0:
         first = next((ln for ln in text.splitlines() if "error" in ln), text[:200])
-        return Check("spills", "counterexample", f"ptxas rejects the PTX: {first.strip()}")
+        return KernelCheck("spills", "counterexample", f"ptxas rejects the PTX: {first.strip()}")
     spills = [(int(a), int(b)) for a, b in
               re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)]
     regs = [int(r) for r in re.findall(r"Used (\d+) registers", text)]
     if not spills:
-        return Check("spills", "unknown", "ptxas -v printed no spill figures")
+        return KernelCheck("spills", "unknown", "ptxas -v printed no spill figures")
     if any(a or b for a, b in spills):
-        return Check("spills", "counterexample", f"ptxas spills {max(a for a, _ in spills)} bytes "
+        return KernelCheck("spills", "counterexample", f"ptxas spills {max(a for a, _ in spills)} bytes "
                      f"(stores) / {max(b for _, b in spills)} bytes (loads) at {max(regs or [0])} "
                      "registers")
-    return Check("spills", "proved", f"ptxas -v: 0 bytes spilled, {max(regs or [0])} registers "
+    return KernelCheck("spills", "proved", f"ptxas -v: 0 bytes spilled, {max(regs or [0])} registers "
                  "per thread")
 
 
@@ -470,10 +470,10 @@ class _Ctx:
     def __init__(self, man, mod, ev, func, src_of):
         self.man, self.mod, self.ev, self.func, self.src_of = man, mod, ev, func, src_of
         self.instrs = ev.instrs
-        self.checks: list[Check] = []
+        self.checks: list[KernelCheck] = []
 
     def add(self, check, status, message, ins: Instr | None = None, **data):
-        self.checks.append(Check(check, status, message, ins.line if ins else None,
+        self.checks.append(KernelCheck(check, status, message, ins.line if ins else None,
                                  self.src_of(ins) if ins else None, data))
 
 
@@ -495,13 +495,13 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     _spec(man)
     ok, ptx = compile_ptx(source)
     if not ok:
-        return IndependentReport((Check("compile", "counterexample",
+        return IndependentReport((KernelCheck("compile", "counterexample",
                                         f"kernel.cu does not compile for sm_90a: {ptx}"),))
     spills = ptxas_spills(ptx)
     if spills.status == "counterexample":           # the demo kernels: slow, not wrong
-        spills = Check("spills", "warning", spills.message + " (a performance finding: the result "
+        spills = KernelCheck("spills", "warning", spills.message + " (a performance finding: the result "
                        "is unaffected)")
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"), spills]
+    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"), spills]
     checks += _ptx_checks(man, ptx)
     if host:
         checks += _host_checks(man, source)
@@ -522,11 +522,11 @@ def _spec(man: dict) -> None:
                     raise LayoutError(f"manifest: {name} is missing '{key}'")
 
 
-def _ptx_checks(man: dict, ptx: str) -> list[Check]:
+def _ptx_checks(man: dict, ptx: str) -> list[KernelCheck]:
     mod = parse_ptx(ptx)
     wg = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
     if not wg:
-        return [Check("instruction", "counterexample", "the PTX holds no wgmma.mma_async")]
+        return [KernelCheck("instruction", "counterexample", "the PTX holds no wgmma.mma_async")]
     func = wg[0].func
     ev = _Values(mod, func, tuple(mod.shared) or ("global_smem",))
     ctx = _Ctx(man, mod, ev, func, lambda i: i.loc)
@@ -709,7 +709,7 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
             if name in failed:
                 continue
             r = _copy_table(ctx, name, stores, ext[name], eb)
-            if isinstance(r, Check):
+            if isinstance(r, KernelCheck):
                 ctx.checks.append(r)
                 failed.add(name)
                 continue
@@ -766,7 +766,7 @@ def _placed_buffer(ctx: _Ctx, name: str, table, shape, smem: int) -> int | None:
 
 
 def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
-    """(address table (mn, k), the store instruction per element) or a failing Check."""
+    """(address table (mn, k), the store instruction per element) or a failing KernelCheck."""
     mn, kk = shape
     total = mn * kk
     lo = PARAM_VALUES[0 if name == "a" else 1]
@@ -783,7 +783,7 @@ def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
         g = org[sel] - lo
         s = ev.values["addr"].astype(np.int64)[sel]
         if (g % eb).any():
-            return Check("copy", "counterexample", f"the copy of {name.upper()} loads from a global "
+            return KernelCheck("copy", "counterexample", f"the copy of {name.upper()} loads from a global "
                          "address that is not a whole element", ev.line)
         idx = g // eb
         if name == "a":
@@ -794,7 +794,7 @@ def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
         clash = (prev >= 0) & (prev != s)
         if clash.any():
             i0 = int(np.nonzero(clash)[0][0])
-            return Check("copy", "counterexample", f"{name.upper()}(mn={r[i0]}, k={c[i0]}) is written "
+            return KernelCheck("copy", "counterexample", f"{name.upper()}(mn={r[i0]}, k={c[i0]}) is written "
                          "to two addresses", ev.line, ev.instr.loc if ev.instr else None)
         addr[r, c] = s
         for rr, cc in zip(r.tolist(), c.tolist()):
@@ -802,7 +802,7 @@ def _copy_table(ctx: _Ctx, name: str, stores, shape, eb: int):
     miss = np.argwhere(addr < 0)
     if miss.size:
         a, b = (int(x) for x in miss[0])
-        return Check("copy", "counterexample", f"the copy never writes {name.upper()}(mn={a}, k={b}) "
+        return KernelCheck("copy", "counterexample", f"the copy never writes {name.upper()}(mn={a}, k={b}) "
                      f"({miss.shape[0]} of {total} elements unwritten)")
     return addr, st_of
 
@@ -1074,15 +1074,15 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
 
 # ----- host-compiled index functions --------------------------------------------------------------
 
-def _host_checks(man: dict, source: str) -> list[Check]:
+def _host_checks(man: dict, source: str) -> list[KernelCheck]:
     """Law: each index function of kernel.cu, compiled for the host and run on every argument,
-    equals the layout or PTX fragment it stands for (one Check per function)."""
+    equals the layout or PTX fragment it stands for (one KernelCheck per function)."""
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
-        return [Check("index-functions", "unknown", "kernel.cu has no namespace vl_<tag>")]
+        return [KernelCheck("index-functions", "unknown", "kernel.cu has no namespace vl_<tag>")]
     main, wanted = _host_program(man, ns.group(1))
     out = _host_run(source, main)
-    if isinstance(out, Check):
+    if isinstance(out, KernelCheck):
         return [out]
     return _host_compare(man, np.array(out.split(), dtype=np.int64), wanted)
 
@@ -1113,8 +1113,8 @@ def _host_program(man: dict, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
     return "\n".join(body) + "\n", wanted
 
 
-def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
-    """Law: one Check per printed block of ``vals``: proved where it equals, value for value, the
+def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[KernelCheck]:
+    """Law: one KernelCheck per printed block of ``vals``: proved where it equals, value for value, the
     layout (smem offsets) or the PTX fragment (d_index, a_index) it stands for."""
     m, n, kx = parse_shape(man["shape"])
     k = int(man["k"])
@@ -1131,13 +1131,13 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
             fn = f"{name}_smem_offset"
             if bad.size:
                 a, b = (int(v) for v in bad[0])
-                checks.append(Check("index-functions", "counterexample", f"{fn}({a}, {b}) = "
+                checks.append(KernelCheck("index-functions", "counterexample", f"{fn}({a}, {b}) = "
                                     f"{int(got[a, b]):#x} compiled for the host, but the layout "
                                     f"{op['layout']} at offset {op['offset_bytes']} puts "
                                     f"{name.upper()}({a}, {b}) at {int(want[a, b]):#x} "
                                     f"({bad.shape[0]} of {got.size} differ)"))
             else:
-                checks.append(Check("index-functions", "proved", f"{fn} equals the layout on all "
+                checks.append(KernelCheck("index-functions", "proved", f"{fn} equals the layout on all "
                                     f"{got.size} coordinates (host-compiled)"))
         elif kind == "d":
             coord = np.array(fragment_coords(fd.shape, "D", fd.dtype, acc=fd.acc))[:, :ext]
@@ -1157,15 +1157,15 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[Check]:
     return checks
 
 
-def _frag_check(fn: str, got, want, width: int, what: str) -> Check:
+def _frag_check(fn: str, got, want, width: int, what: str) -> KernelCheck:
     bad = np.argwhere(got != want)
     if bad.size:
         t, e = (int(v) for v in bad[0])
-        return Check("index-functions", "counterexample", f"{fn}: row {t} element {e} is "
+        return KernelCheck("index-functions", "counterexample", f"{fn}: row {t} element {e} is "
                      f"{what}({got[t, e] // width}, {got[t, e] % width}) compiled for the host; the "
                      f"PTX {what} fragment says {what}({want[t, e] // width}, {want[t, e] % width}) "
                      f"({bad.shape[0]} of {got.size} differ)")
-    return Check("index-functions", "proved", f"{fn} equals the PTX {what} fragment on all "
+    return KernelCheck("index-functions", "proved", f"{fn} equals the PTX {what} fragment on all "
                  f"{got.size} (thread, element) pairs (host-compiled)")
 
 
@@ -1189,7 +1189,7 @@ def _host_run_cached(source: str, main: str) -> tuple[bool, str]:
 def _host_run(source: str, main: str):
     ok, out = _host_run_cached(source, main)
     if not ok:
-        return Check("index-functions", "counterexample", f"the index functions do not build or "
+        return KernelCheck("index-functions", "counterexample", f"the index functions do not build or "
                      f"run on the host: {out}")
     return out
 

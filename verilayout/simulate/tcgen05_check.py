@@ -58,7 +58,7 @@ from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS
                                             GemmSim, LANDING_ASSUMPTION, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
                                             decode_out, splits_of, out_tolerance)
-from verilayout.simulate.independent import Check, IndependentReport, compile_ptx, ptxas_spills
+from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
 
 __all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
@@ -127,14 +127,14 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
     ok, ptx = compile_ptx(source, "sm_100a")
     if not ok:
-        return IndependentReport((Check("compile", "counterexample", f"kernel.cu does not compile "
+        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
                                         f"for sm_100a: {ptx}"),), TCGEN05_ASSUMPTIONS)
-    checks = [Check("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
+    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
               ptxas_spills(ptx, "sm_100a")]
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     if entry is None:
-        return IndependentReport(tuple(checks + [Check("run", "counterexample", "no vl_gemm_kernel")]),
+        return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no vl_gemm_kernel")]),
                                  TCGEN05_ASSUMPTIONS)
     splits, epi = splits_of(man), epilogue_spec(man)
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
@@ -151,16 +151,16 @@ def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
                               tmem_value=tmem_cell_value if fused else None)
             where = tail + (f" [CTA {s}]" if splits > 1 else "")
             if beyond:
-                checks.append(Check("bias", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
+                checks.append(KernelCheck("bias", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
                                     f", beyond N = {N}{where}"))
             elif fused and fused[1]:
-                checks.append(Check("bias", "proved", f"the epilogue reads bias[col] only for col < "
+                checks.append(KernelCheck("bias", "proved", f"the epilogue reads bias[col] only for col < "
                                     f"N = {N}{where}"))
             if not run.complete:
-                checks.append(Check("run", "unknown", f"the kernel could not be run on the PTX"
+                checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX"
                                     f"{where}: {run.reason}"))
                 continue
-            checks += [Check(c.check, c.status, c.message + where, c.ptx_line, c.source)
+            checks += [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source)
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
                                         (s, splits, fused, cover))]
         if splits > 1 and len(cover) == splits:   # every slice's run complete
@@ -196,7 +196,7 @@ def _processes(run) -> list | None:
     return out
 
 
-def _checks(man: dict, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[Check]:
+def _checks(man: dict, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
     # long: the run's TMA trace, the ring, then every per-run check
     """Law: the checks of one CTA's run; ``part`` = (K slice s, splits S, the fused epilogue or
     None, the split-K cover to add this slice's K-tiles to)."""
@@ -249,12 +249,12 @@ def _accumulated(run, tmas: list, bk: int, per: int) -> tuple:
     return tuple(sorted(acc))
 
 
-def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) -> list[Check]:
+def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) -> list[KernelCheck]:
     # long: the instruction and descriptor checks walk the same tcgen05.mma events together
     want = f"tcgen05.mma.cta_group::1.kind::{KIND[dt]}"
     mmas = [e for e in run.events if e.op.startswith("tcgen05.mma")]
     if not mmas:
-        return [Check("instruction", "counterexample", "the PTX issues no tcgen05.mma")]
+        return [KernelCheck("instruction", "counterexample", "the PTX issues no tcgen05.mma")]
     kbs = bk // _K[dt]
     stage_of: dict = {}
     for x in tmas:
@@ -264,11 +264,11 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
         it, kb = divmod(n, kbs)
         v = e.values
         if e.op != want:
-            return [Check("instruction", "counterexample", f"MMA {n}: {e.op}, expected {want}",
+            return [KernelCheck("instruction", "counterexample", f"MMA {n}: {e.op}, expected {want}",
                           e.instr.line if e.instr else None)]
         idesc = v.get("a2")
         if idesc is None:
-            return [Check("instruction", "unknown", f"MMA {n}: the instruction descriptor is "
+            return [KernelCheck("instruction", "unknown", f"MMA {n}: the instruction descriptor is "
                           "not a value the run knows")]
         d = int(idesc[0])
         got = {k: _field(d, k) for k in IDESC_BITS}
@@ -277,17 +277,17 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
                 "m_dim": 128 >> 4, "max_shift": 0}
         diff = [f"{k} = {got[k]} (expected {need[k]})" for k in need if got[k] != need[k]]
         if diff:
-            return [Check("instruction", "counterexample", f"MMA {n}: instruction descriptor "
+            return [KernelCheck("instruction", "counterexample", f"MMA {n}: instruction descriptor "
                           f"{d:#010x}: {', '.join(diff)}")]
         acc = _enable_input_d(e)
         if acc is None or acc != (n > 0):
-            return [Check("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
+            return [KernelCheck("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
                           f"enable-input-d is {acc}, expected {n > 0} (0 only at the first)")]
         for name, key, tag, text, rows in (("A", "a0", MAP_A_ADDR, la, 128), ("B", "a1", MAP_B_ADDR, lb, bn)):
             dsts = stage_of.get((tag, it))
             val = v.get(key)
             if not dsts or val is None:
-                out.append(Check("descriptor", "counterexample", f"MMA {n}: no {name} stage filled "
+                out.append(KernelCheck("descriptor", "counterexample", f"MMA {n}: no {name} stage filled "
                                  f"by TMA in iteration {it}, or the descriptor is unknown"))
                 return out
             base = min(dsts) & 0x3FFFF
@@ -296,13 +296,13 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
                 cache[k2] = check_descriptor(int(val[0]), load_operand_layout(text, dtype=dt), dtype=dt, major="K", k_block=kb,
                                              base_address=base, mn=rows, arch="sm_100")
             if cache[k2].status != "proved":
-                out.append(Check("descriptor", "counterexample", f"MMA {n} (K-tile {it}, K-block "
+                out.append(KernelCheck("descriptor", "counterexample", f"MMA {n} (K-tile {it}, K-block "
                                  f"{kb}): the {name} descriptor {int(val[0]):#x} does not read that "
                                  f"K-block of the stage at {base:#x}: {cache[k2].reason}"))
                 return out
-    out.append(Check("instruction", "proved", f"{len(mmas)} x {want}: instruction descriptor M 128, "
+    out.append(KernelCheck("instruction", "proved", f"{len(mmas)} x {want}: instruction descriptor M 128, "
                      f"N {bn}, {dt} operands, f32 D, K-major; enable-input-d 0 only at the first"))
-    out.append(Check("descriptor", "proved", f"all {2 * len(mmas)} sm_100 descriptors read their "
+    out.append(KernelCheck("descriptor", "proved", f"all {2 * len(mmas)} sm_100 descriptors read their "
                      "K-block of the stage the same iteration's TMA filled"))
     return out
 
@@ -319,15 +319,15 @@ def _enable_input_d(e) -> bool | None:
     return bool(int(last[0]))
 
 
-def _tmem_checks(run, bn: int) -> list[Check]:
+def _tmem_checks(run, bn: int) -> list[KernelCheck]:
     allocs = [e for e in run.events if e.op.startswith("tcgen05.alloc")]
     if len(allocs) != 1:
-        return [Check("tmem", "counterexample", f"{len(allocs)} tcgen05.alloc instructions executed "
+        return [KernelCheck("tmem", "counterexample", f"{len(allocs)} tcgen05.alloc instructions executed "
                       "(expected one, by one warp)")]
     cols = allocs[0].values.get("a0")
     ncol = int(cols[0]) if cols is not None else parse_immediate(allocs[0].instr.operands[1])
     if ncol is None or ncol < 32 or ncol > 512 or ncol & (ncol - 1) or ncol < bn:
-        return [Check("tmem", "counterexample", f"tcgen05.alloc of {ncol} columns: not a power of "
+        return [KernelCheck("tmem", "counterexample", f"tcgen05.alloc of {ncol} columns: not a power of "
                       f"two in 32..512 holding the {bn} accumulator columns")]
     seen: dict = {}
     for e in run.events:
@@ -337,7 +337,7 @@ def _tmem_checks(run, bn: int) -> list[Check]:
         for q, addr in zip(e.lanes.tolist(), e.values["addr"].tolist()):
             warp, lane_field, col = int(run.threads[q]) // 32, int(addr) >> 16, int(addr) & 0xFFFF
             if lane_field != 32 * (warp % 4):
-                return [Check("tmem", "counterexample", f"warp {warp} loads TMEM lanes from "
+                return [KernelCheck("tmem", "counterexample", f"warp {warp} loads TMEM lanes from "
                               f"{lane_field}: it may reach only {32 * (warp % 4)}..{32 * (warp % 4) + 31}",
                               e.instr.line if e.instr else None)]
             if int(run.threads[q]) % 32 == 0:
@@ -349,10 +349,10 @@ def _tmem_checks(run, bn: int) -> list[Check]:
             extra = sorted(set(cs) - set(range(bn)))
             missed = sorted(set(range(bn)) - set(cs))
             twice = sorted({c for c in cs if cs.count(c) > 1})
-            return [Check("tmem", "counterexample", f"warp {w} reads TMEM columns {cs[:1]}..{cs[-1:]}"
+            return [KernelCheck("tmem", "counterexample", f"warp {w} reads TMEM columns {cs[:1]}..{cs[-1:]}"
                           f": column(s) {missed[:3]} of the accumulator never read, {extra[:3]} "
                           f"beyond it, {twice[:3]} twice (a TMEM column offset off?)")]
-    return [Check("tmem", "proved", f"tcgen05.alloc of {ncol} columns; each warp w loads lanes "
+    return [KernelCheck("tmem", "proved", f"tcgen05.alloc of {ncol} columns; each warp w loads lanes "
                   f"32w..32w+31 and every accumulator column 0..{bn - 1} exactly once")]
 
 
@@ -374,7 +374,7 @@ def _stores(run, ob: int):
                 yield e, base + j * per + k, x.astype(np.uint64) >> np.uint64(8 * ob * k)
 
 
-def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check]:
+def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[KernelCheck]:
     # long: one walk of every store, tags or values, into the element count
     """Law: every in-range element of tile 0 stored once, in workspace slot ``s`` (split-K) or D,
     each from the TMEM cell (lane = row, column = column) of the M=128 datapath: read off the tag
@@ -387,13 +387,13 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check
     got: dict = {}
     for e, pos, bits in _stores(run, ob):
         if pos is None:
-            return [Check("d-store", "unknown", "a store of a value the run does not know")]
+            return [KernelCheck("d-store", "unknown", "a store of a value the run does not know")]
         sl, rem = pos // (M * N), pos % (M * N)
         row, col = rem // N, rem % N
         if fused is None:
             bits = bits & 0xFFFFFFFF
             if not (bits & TMEM_TAG).all():
-                return [Check("d-store", "counterexample", f"a store to element {int(pos[0])} of a "
+                return [KernelCheck("d-store", "counterexample", f"a store to element {int(pos[0])} of a "
                               "value not loaded from TMEM", e.instr.line if e.instr else None)]
             lane, tcol = (bits >> 16) & 0x7FFF, bits & 0xFFFF
         else:
@@ -402,7 +402,7 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check
             where = (int(row[q]), int(col[q]))
             cell = (int(lane[q]), int(tcol[q]))
             if where != cell or cell[0] >= M or cell[1] >= N or int(sl[q]) != s:
-                return [Check("d-store", "counterexample", f"TMEM cell (lane {cell[0]}, column "
+                return [KernelCheck("d-store", "counterexample", f"TMEM cell (lane {cell[0]}, column "
                               f"{cell[1]}) is stored at D{where}{f' of slot {int(sl[q])}' if splits > 1 else ''}"
                               f"; the M=128 datapath puts it at D{cell}"
                               f"{f' of slot {s}' if splits > 1 else ''}"
@@ -418,7 +418,7 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check
             bad = np.nonzero(np.abs(have - want) > tol)[0]
             if bad.size:
                 q = int(bad[0])
-                return [Check("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = "
+                return [KernelCheck("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = "
                               f"{have[q]:g}, expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM "
                               f"cell (lane {int(row[q])}, column {int(col[q])}) holding "
                               f"{float(tmem_cell_value(row[q], col[q])):g}"
@@ -426,13 +426,13 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Check
                               e.instr.line if e.instr else None)]
     want_n = min(M, bm) * min(N, bn)
     if len(got) != want_n or any(c != 1 for c in got.values()):
-        return [Check("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
+        return [KernelCheck("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
                       f"expected {want_n} once each")]
-    res = [Check("d-store", "proved", f"all {want_n} elements of the tile inside D stored once"
+    res = [KernelCheck("d-store", "proved", f"all {want_n} elements of the tile inside D stored once"
                  f"{f' in workspace slot {s}' if splits > 1 else ''}, each from the TMEM cell "
                  "(lane = row, column = column) the M=128 datapath wrote; none outside")]
     if fused is not None:
-        res.append(Check("epilogue", "proved", f"each of the {want_n} stored values is "
+        res.append(KernelCheck("epilogue", "proved", f"each of the {want_n} stored values is "
                          f"{out}({act}(acc{' + bias[col]' if bias else ''})) of its TMEM cell's "
                          "chosen value, within one output ulp"))
     return res

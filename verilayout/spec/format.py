@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
-from verilayout.dtypes import BITS as DTYPE_BITS
+from verilayout.dtypes import BITS
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse as parse_layout
 
@@ -150,9 +150,9 @@ def elem_bits_of(elem_bits: Any, dtype: Any, where: str) -> int:
     if (elem_bits is None) == (dtype is None):
         raise LayoutError(f"{where}: give exactly one of 'elem_bits' and 'dtype'")
     if dtype is not None:
-        if dtype not in DTYPE_BITS:
-            raise LayoutError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(sorted(DTYPE_BITS))})")
-        return DTYPE_BITS[dtype]
+        if dtype not in BITS:
+            raise LayoutError(f"{where}: unknown dtype {dtype!r} (known: {', '.join(sorted(BITS))})")
+        return BITS[dtype]
     if isinstance(elem_bits, bool) or not isinstance(elem_bits, int) or elem_bits < 1:
         raise LayoutError(f"{where}: elem_bits must be a positive integer, got {elem_bits!r}")
     return elem_bits
@@ -238,9 +238,9 @@ def build_layout(entry: Any, spec: Spec, where: str) -> Any:
                         os.path.join(os.path.dirname(path), entry["file"]), "layout file")
     kw = {k: entry[k] for k in ("name", "swizzle_units", "elem_bits") if k in entry}
     if "dtype" in entry:
-        if entry["dtype"] not in DTYPE_BITS:
+        if entry["dtype"] not in BITS:
             raise LayoutError(f"{path}: {where}: unknown dtype {entry['dtype']!r}")
-        kw["elem_bits"] = DTYPE_BITS[entry["dtype"]]
+        kw["elem_bits"] = BITS[entry["dtype"]]
     shape = entry.get("shape")
     if shape is not None and not (isinstance(shape, list) and shape and all(
             isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)):

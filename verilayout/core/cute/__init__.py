@@ -22,7 +22,7 @@ Shapes and strides may be sympy expressions (``subs`` makes them concrete).
 from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, compact_col_major, compact_row_major, flatten,
                                             is_sym, product, symbol)
 from verilayout.core.cute.swizzle import Swizzle
-from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, LayoutLeft, LayoutRight, Major,
+from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, LayoutLeft, LayoutRight, CompactOrder,
                                          format_cute, make_layout, make_ordered_layout)
 from verilayout.core.cute.units import offset_bytes, offset_elements, offsets_table
 from verilayout.core.cute.to_linear import is_linear, shared_linear_layout, to_linear, why_not_linear
@@ -39,6 +39,6 @@ __all__ = [
     "logical_divide", "logical_product", "blocked_product", "make_ordered_layout",
     "tile_to_shape", "right_inverse", "left_inverse", "symbol", "to_function",
     # new homes and additions of the split
-    "compact_col_major", "compact_row_major", "Major", "LayoutLeft", "LayoutRight", "is_sym",
+    "compact_col_major", "compact_row_major", "CompactOrder", "LayoutLeft", "LayoutRight", "is_sym",
     "UNITS", "AnyLayout", "IntTuple", "Tiler",
 ]

@@ -24,7 +24,7 @@ from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, congruent, tupl
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 
-__all__ = ["Layout", "ComposedLayout", "AnyLayout", "UNITS", "Major", "LayoutLeft", "LayoutRight",
+__all__ = ["Layout", "ComposedLayout", "AnyLayout", "UNITS", "CompactOrder", "LayoutLeft", "LayoutRight",
            "make_layout", "make_ordered_layout", "format_cute"]
 
 UNITS = ("elements", "bytes")
@@ -236,7 +236,7 @@ def _crd2idx(coord: Any, shape: IntTuple, stride: IntTuple, where: str) -> Any:
     return total
 
 
-class Major(Enum):
+class CompactOrder(Enum):
     """CuTe's major-order tags for compact layouts: ``LayoutLeft`` (column-major, the first leaf
     fastest) and ``LayoutRight`` (row-major, the last leaf fastest).
 
@@ -248,8 +248,8 @@ class Major(Enum):
     RIGHT = "LayoutRight"
 
 
-LayoutLeft = Major.LEFT
-LayoutRight = Major.RIGHT
+LayoutLeft = CompactOrder.LEFT
+LayoutRight = CompactOrder.RIGHT
 
 
 def make_layout(*args: Any) -> Layout:

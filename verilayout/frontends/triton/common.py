@@ -131,9 +131,6 @@ def shape_per_cta(attr: Attr, shape: tuple) -> list[int]:
     return [s // min(s, n) for s, n in zip(shape, split)]
 
 
-#: The CGA keys every CTA-split layout accepts (the new ``CGALayout`` and the old spellings).
-CGA_KEYS = _cga.ANY_CGA_KEYS
-
 
 def located_call(attr: Attr, call: Callable[[], Any]) -> Any:
     """``call()``, with a converter's error located at the attribute (and at the key it names)."""

@@ -14,11 +14,11 @@ import functools
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.cga import (ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
+from verilayout.core.cga import (ANY_CGA_KEYS, ensure_layout_not_larger_than, ensure_layout_not_smaller_than,
                                  identity_standard_nd_raw, standard_out_dims)
 from verilayout.frontends.mlir import Attr, format_value
 from verilayout.frontends.triton import intel as triton_intel, mma as triton_mma
-from verilayout.frontends.triton.common import (CGA_KEYS, check_cga, check_keys, combine_cga, attr_error,
+from verilayout.frontends.triton.common import (check_cga, check_keys, combine_cga, attr_error,
                                                 is_int, read_order, check_pow2s, check_rank, read_uint, read_uints,
                                                 checked_linear)
 from verilayout.frontends.triton.dispatch import (DISTRIBUTED, AttrKey, KindTable, LayoutKind, canonical_kind,
@@ -33,7 +33,7 @@ def blocked_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
     >>> blocked_to_linear(a, (16,)).bases
     {'register': [[1], [8]], 'lane': [[2], [4]], 'warp': [], 'block': []}
     """
-    keys = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + CGA_KEYS
+    keys = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + ANY_CGA_KEYS
     check_keys(attr, keys, keys[:4])
     rank = len(read_uints(attr, "order"))
     check_rank(attr, rank, shape, "'order' has that many entries")

@@ -36,6 +36,7 @@ from typing import Any, Callable, Mapping, Sequence
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core import cga as _cga
+from verilayout.core.cga import ANY_CGA_KEYS
 
 __all__ = [
     "nvidia_mma_to_linear",
@@ -45,7 +46,6 @@ __all__ = [
 ]
 
 REG, LANE, WARP = "register", "lane", "warp"
-CGA_KEYS = _cga.ANY_CGA_KEYS
 _MISSING = object()
 _AMD_WARP_SIZE = 64
 _WMMA_WARP_SIZE = 32
@@ -106,7 +106,7 @@ class _Attr:
         return key in self.params
 
     def cga(self) -> dict[str, Any]:
-        return {k: self.params[k] for k in CGA_KEYS if k in self.params}
+        return {k: self.params[k] for k in ANY_CGA_KEYS if k in self.params}
 
 
 def _int_list(attr: _Attr, key: str, v: Any, length: int | None) -> list[int]:
@@ -222,7 +222,7 @@ def _dot_cga(cga: Mapping[str, Any], rank: int, k_dim: int) -> dict[str, Any]:
 
 
 # ----- NVIDIA mma (v2 Ampere, v3 Hopper) ------------------------------------------------
-_NV_KEYS = ("versionMajor", "versionMinor", "warpsPerCTA", "instrShape") + CGA_KEYS
+_NV_KEYS = ("versionMajor", "versionMinor", "warpsPerCTA", "instrShape") + ANY_CGA_KEYS
 
 
 def _nv_tile(tile: Sequence[int], k_width: int, order: Sequence[int],
@@ -373,7 +373,7 @@ def dot_op_to_linear(params: Mapping[str, Any], parent: Any, shape: Sequence[int
                   "(supported: nvidia_mma, blocked, amd_mfma, amd_wmma)")
 
 
-_BLOCKED_KEYS = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + CGA_KEYS
+_BLOCKED_KEYS = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order") + ANY_CGA_KEYS
 
 
 def _fma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
@@ -405,7 +405,7 @@ def _fma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
 
 # ----- AMD MFMA -------------------------------------------------------------------------
 _MFMA_KEYS = ("version", "warpsPerCTA", "instrShape", "isTransposed", "tilesPerWarp",
-              "elementBitWidth") + CGA_KEYS
+              "elementBitWidth") + ANY_CGA_KEYS
 _MFMA_MN = ((32, 32), (16, 16), (64, 4), (4, 64))
 
 
@@ -510,7 +510,7 @@ def _mfma_dot(dot: _Attr, op_idx: int, k_width: int, pparams: Mapping[str, Any],
 
 
 # ----- AMD WMMA -------------------------------------------------------------------------
-_WMMA_KEYS = ("version", "isTranspose", "ctaLayout", "instrShape", "rank") + CGA_KEYS
+_WMMA_KEYS = ("version", "isTranspose", "ctaLayout", "instrShape", "rank") + ANY_CGA_KEYS
 _WMMA_INSTR = {
     1: ((16, 16, 16),),
     2: ((16, 16, 16), (16, 16, 32)),

@@ -14,11 +14,11 @@ from typing import Sequence
 
 from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.core.cga import standard_out_dims
+from verilayout.core.cga import ANY_CGA_KEYS, standard_out_dims
 from verilayout.core.triton_shared import nvmma_block_shape, nvmma_cta, swizzled_shared_cta
 from verilayout.frontends.mlir import Attr, format_value
 from verilayout.frontends.triton import memory as triton_memory
-from verilayout.frontends.triton.common import (CGA_KEYS, read_bool, check_cga, check_keys, combine_cga,
+from verilayout.frontends.triton.common import (read_bool, check_cga, check_keys, combine_cga,
                                                 attr_error, read_order, check_rank, shape_per_cta, read_uint,
                                                 read_uints, checked_linear)
 from verilayout.frontends.triton.dispatch import SHARED, KindTable, LayoutKind, convert
@@ -39,7 +39,7 @@ def swizzled_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 
 def _swizzled(attr: Attr, shape: tuple) -> LinearLayout:
-    keys = ("vec", "perPhase", "maxPhase", "order") + CGA_KEYS
+    keys = ("vec", "perPhase", "maxPhase", "order") + ANY_CGA_KEYS
     check_keys(attr, keys, keys[:4])
     vec, per_phase, max_phase = (read_uint(attr, k) for k in ("vec", "perPhase", "maxPhase"))
     rank = len(read_uints(attr, "order"))
@@ -129,7 +129,7 @@ def nvmma_shared_to_linear(attr: Attr, shape: tuple) -> LinearLayout:
 
 def nvmma_params(attr: Attr) -> tuple[int, int, bool, bool]:
     """``(swizzlingByteWidth, elementBitWidth, transposed, fp4Padded)``, checked."""
-    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + CGA_KEYS
+    keys = ("swizzlingByteWidth", "transposed", "elementBitWidth", "fp4Padded", "rank") + ANY_CGA_KEYS
     check_keys(attr, keys, ("swizzlingByteWidth", "elementBitWidth"))
     swizzle = read_uint(attr, "swizzlingByteWidth")
     bits = read_uint(attr, "elementBitWidth")

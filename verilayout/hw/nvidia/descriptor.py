@@ -36,7 +36,7 @@ from verilayout.bits import index_bits, is_integer, is_pow2, log2, trailing_zero
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.dtypes import SWIZZLE_MODES, require_major, require_swizzle
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.wgmma import DTYPE_BITS, dtype_bits, k_of_dtype, swizzle_units
+from verilayout.hw.nvidia.wgmma import WGMMA_DTYPE_BITS, dtype_bits, k_of_dtype, swizzle_units
 
 __all__ = [
     "ARCHS", "SMEM_WINDOW", "Descriptor", "decode", "encode", "matrix_descriptor_encode",
@@ -122,7 +122,7 @@ ABSOLUTE_LBO_K_BYTES = 48
 
 
 def _is_tcgen05_only(dtype: str) -> bool:
-    return dtype in TCGEN05_TYPES and dtype not in DTYPE_BITS
+    return dtype in TCGEN05_TYPES and dtype not in WGMMA_DTYPE_BITS
 
 
 #: Untyped storage elements (``b8`` .. ``b64``): a shared-memory tile of any element type read by
@@ -145,9 +145,9 @@ def operand_bits(dtype: str) -> int:
         return TCGEN05_TYPES[dtype][1]
     if dtype in STORAGE_BITS:
         return STORAGE_BITS[dtype]
-    if dtype not in DTYPE_BITS:
+    if dtype not in WGMMA_DTYPE_BITS:
         raise LayoutError(f"unknown wgmma element type {dtype!r} (PTX names: "
-                          f"{', '.join(DTYPE_BITS)}; tcgen05 also: {', '.join(TCGEN05_TYPES)})")
+                          f"{', '.join(WGMMA_DTYPE_BITS)}; tcgen05 also: {', '.join(TCGEN05_TYPES)})")
     return dtype_bits(dtype)
 
 
@@ -512,7 +512,7 @@ def _operand_type_findings(desc: Descriptor, mj: str, dtype: str, bits: int) -> 
     sw = desc.swizzle
     if desc.arch == "sm_90" and _is_tcgen05_only(dtype):
         out.append(Finding("dtype-arch", f"{dtype} is a tcgen05 (sm_100) operand type; wgmma reads "
-                           f"only {', '.join(DTYPE_BITS)}"))
+                           f"only {', '.join(WGMMA_DTYPE_BITS)}"))
     if desc.arch == "sm_90" and mj == "MN" and bits != 16:
         out.append(Finding("transpose-dtype", f"wgmma reads MN-major (transposed) operands only "
                            f"for f16/bf16; {dtype} must be K-major"))

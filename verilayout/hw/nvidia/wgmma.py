@@ -27,7 +27,7 @@ from verilayout.errors import LayoutError
 from verilayout.core.linear_layout import LinearLayout
 
 __all__ = [
-    "DTYPE_BITS", "ACCUMULATORS", "SWIZZLES", "MAJORS",
+    "WGMMA_DTYPE_BITS", "ACCUMULATORS", "SWIZZLES", "MAJORS",
     "dtype_bits", "elems_per_unit", "k_of_dtype", "k_block_bytes",
     "swizzle_units", "swizzle_log2", "valid_n",
     "Fragment", "fragment",
@@ -35,7 +35,10 @@ __all__ = [
 ]
 
 #: Element width in bits of every wgmma multiplicand type, spelled as PTX spells it.
-DTYPE_BITS: dict[str, int] = subset(("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"))
+WGMMA_DTYPE_BITS: dict[str, int] = subset(("f16", "bf16", "tf32", "e4m3", "e5m2", "s8", "u8", "b1"))
+#: The old name of :data:`WGMMA_DTYPE_BITS`, kept (out of ``__all__``) for the modules that still
+#: import it (``spec/kinds/wgmma.py``, ``audit/ptx_wgmma.py``); every type's width is ``dtypes.BITS``.
+DTYPE_BITS = WGMMA_DTYPE_BITS
 
 #: K of one wgmma per multiplicand type: m64nNk16, m64nNk8, m64nNk32, m64nNk256.
 _K_OF: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
@@ -59,10 +62,10 @@ def dtype_bits(dtype: str) -> int:
     >>> dtype_bits("bf16"), dtype_bits("e4m3"), dtype_bits("b1")
     (16, 8, 1)
     """
-    if dtype not in DTYPE_BITS:
+    if dtype not in WGMMA_DTYPE_BITS:
         raise LayoutError(f"unknown wgmma element type {dtype!r} "
-                          f"(PTX names: {', '.join(DTYPE_BITS)})")
-    return DTYPE_BITS[dtype]
+                          f"(PTX names: {', '.join(WGMMA_DTYPE_BITS)})")
+    return WGMMA_DTYPE_BITS[dtype]
 
 
 def elems_per_unit(dtype: str) -> int:
@@ -350,7 +353,7 @@ class SwizzleAtom:
         if units == "bytes":
             return Swizzle(self.swizzle_bits, 4, 3)
         if units == "elements":
-            return Swizzle(self.swizzle_bits, log2(128 // DTYPE_BITS[self.dtype]), 3)
+            return Swizzle(self.swizzle_bits, log2(128 // WGMMA_DTYPE_BITS[self.dtype]), 3)
         raise LayoutError(f"units {units!r}: expected bytes or elements")
 
     def cute_layout(self) -> ComposedLayout:
@@ -366,7 +369,7 @@ class SwizzleAtom:
         144
         """
         return ComposedLayout(self.functor("bytes"), Layout(self.shape, self.stride),
-                              ptr_bits=DTYPE_BITS[self.dtype])
+                              ptr_bits=WGMMA_DTYPE_BITS[self.dtype])
 
     def cute_text(self, units: str = "bytes") -> str:
         """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
@@ -380,7 +383,7 @@ class SwizzleAtom:
         sw = self.functor(units)
         body = f"({self.shape[0]},{self.shape[1]}):({self.stride[0]},{self.stride[1]})"
         if units == "bytes":
-            return f"{sw} o smem_ptr[{DTYPE_BITS[self.dtype]}b](unset) o {body}"
+            return f"{sw} o smem_ptr[{WGMMA_DTYPE_BITS[self.dtype]}b](unset) o {body}"
         return f"{sw} o 0 o {body}"
 
 
