@@ -12,6 +12,7 @@ by whoever built it (:func:`symbol`, the text reader), so :func:`is_sym` asks ``
 """
 from __future__ import annotations
 
+import functools
 import sys
 from numbers import Integral
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
@@ -128,21 +129,30 @@ def static_product(xs: Iterable[int]) -> int:
 
 IntTuple = Union[int, "sympy.Expr", tuple]
 
-_SYMBOLS: dict[str, "sympy.Symbol"] = {}
-
-
 def symbol(name: str) -> "sympy.Symbol":
     """The sympy symbol the parser uses for ``name`` (a positive integer).
+
+    Law: ``symbol(n) == sympy.Symbol(n, integer=True, positive=True)``; the same object for the
+    same name while ``n`` is among the :data:`SYMBOL_CACHE_SIZE` most recent names.
 
     >>> symbol("m") is symbol("m"), symbol("m").is_positive
     (True, True)
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise LayoutError(f"a symbol name is an identifier such as 'm', got {name!r}"[:120])
-    if name not in _SYMBOLS:
-        import sympy  # deferred: sympy costs ~0.2 s at start-up; only symbolic layouts need it
-        _SYMBOLS[name] = sympy.Symbol(name, integer=True, positive=True)
-    return _SYMBOLS[name]
+    return _symbol(name)
+
+
+#: Names kept by :func:`_symbol`'s cache. An evicted name gets an equal symbol again (sympy
+#: symbols of one name and the same assumptions compare equal), so the bound changes no result.
+SYMBOL_CACHE_SIZE = 1024
+
+
+@functools.lru_cache(maxsize=SYMBOL_CACHE_SIZE)
+def _symbol(name: str) -> "sympy.Symbol":
+    """The positive integer sympy symbol ``name``; cache key: the name (an identifier)."""
+    import sympy  # deferred: sympy costs ~0.2 s at start-up; only symbolic layouts need it
+    return sympy.Symbol(name, integer=True, positive=True)
 
 
 def normalize_leaf(x: Any, what: str) -> Any:
