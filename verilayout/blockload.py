@@ -27,7 +27,7 @@ from verilayout.frontends.shared_text import load_block_layout, operand
 from verilayout.hw.intel.block_io import BlockLoad, Surface, Violation, lane_elements, unit_elements, violations
 from verilayout.hw.intel.dpas import Dpas, Operand
 from verilayout.prove.coverage import Bound, Needed, lower_bound, search_fewer
-from verilayout.synth.blockload import Plan, default_surface, format_load_layout
+from verilayout.synth.blockload import BatchedPlan, Plan, default_surface, format_load_layout
 from verilayout.synth.blockload import check_operand_plan, plan_operand
 
 
@@ -35,7 +35,7 @@ def plan(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch
          shape: Sequence[int] | None = None, op_idx: int | None = None,
          inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
          warp: int = 0, baseline: bool = False, search: bool = True,
-         negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan:
+         negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan | BatchedPlan:
     """:func:`verilayout.synth.blockload.plan_operand` of ``layout``, Triton text read first at the
     door (:func:`~verilayout.frontends.shared_text.load_block_layout`: a DPAS operand or another
     distributed tensor); the other options as there.
@@ -51,7 +51,7 @@ def plan(layout: Any, *, dtype: str | None = None, transpose: bool = False, arch
                         negative_offsets=negative_offsets, origin=origin, base_address=base_address)
 
 
-def check(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None, warps: Any = 0,
+def check(plan: Plan | BatchedPlan, layout: Any, *, shape: Sequence[int] | None = None, warps: Any = 0,
           surface: Surface | Sequence[Surface] | None = None, origin: Any = None) -> Verdict:
     """:func:`verilayout.synth.blockload.check_operand_plan` of ``plan`` against ``layout``, Triton
     text read first at the door as the plan's kind of operand (DPAS or not), element type and
@@ -63,13 +63,13 @@ def check(plan: Plan, layout: Any, *, shape: Sequence[int] | None = None, warps:
     >>> check(plan(A), A, warps="all").proved
     True
     """
-    if isinstance(plan, Plan):
+    if isinstance(plan, (Plan, BatchedPlan)):      # a rank-3 plan's slice plan says the kind
         layout = load_block_layout(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
                                    inst_shape=plan.inst_shape, dpas=plan.op_idx is not None)
     return check_operand_plan(plan, layout, shape=shape, warps=warps, surface=surface, origin=origin)
 
 
-__all__ = ["plan", "check", "operand", "Operand", "Plan", "BlockLoad", "Surface", "Violation",
+__all__ = ["plan", "check", "operand", "Operand", "Plan", "BatchedPlan", "BlockLoad", "Surface", "Violation",
            "violations", "lane_elements", "unit_elements", "lower_bound", "Bound", "Needed",
            "search_fewer", "format_load_layout", "default_surface", "Dpas"]
 

@@ -1,5 +1,6 @@
 """`verilayout blockload plan|check`: Intel 2D block loads for DPAS operands and for any
-distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, slices, ...).
+distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, slices, ...); a rank-3 tensor
+(a leading batch dim) is planned one batch index at a time.
 
 Thin glue over :mod:`verilayout.blockload`. Exit codes: 0 the plan is proved
 (``check``) / a plan was built with its minimality proved, 1 a counterexample or a plan whose
@@ -12,7 +13,7 @@ import json
 import sys
 
 from verilayout import blockload
-from verilayout.blockload import Plan
+from verilayout.blockload import BatchedPlan, Plan
 from verilayout.cli.common import int_arg, parse_type_arg, read_layout_arg
 from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import Surface, placement
@@ -26,16 +27,23 @@ _A = ("'#ttg.dot_op<{opIdx = 0, parent = #triton_intel_gpu.dpas<{repeatCount = 8
 _BLOCKED = ("'#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [16, 1], "
             "warpsPerCTA = [4, 1], order = [1, 0]}>'")
 
+_BATCHED = ("'#ttg.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 16, 1], "
+            "warpsPerCTA = [2, 2, 1], order = [2, 1, 0]}>'")
+
 EPILOG_PLAN = f"""\
 A DPAS operand (#ttg.dot_op with a #ttig.dpas parent) is planned for the DPAS instructions;
 any other distributed layout (#ttg.blocked, #ttg.linear, #ttig.subgroup_2d_block, #ttg.slice)
 gets the fewest loads that put every element each work-item holds into that work-item
-(plain loads of any width, VNNI, d32/d64 transposed), with the in-lane shuffle.
+(plain loads of any width, VNNI, d32/d64 transposed), with the in-lane shuffle. A rank-3
+tensor (a leading batch dim, e.g. tensor<4x64x128xf16>) is loaded one batch index at a time, as
+Triton's Intel backend does: the plan of one index's matrix, issued at each index the
+sub-group holds (batch b's surface based b * height * pitch bytes further).
 
 examples:
   verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>'
   verilayout blockload plan --layout {_BLOCKED} -t 'tensor<64x128xf16>'
   verilayout blockload plan --layout {_BLOCKED} -t 'tensor<128x64xf16>' --transpose
+  verilayout blockload plan --layout {_BATCHED} -t 'tensor<4x64x128xf16>'
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --transpose --json
   verilayout blockload plan --layout @b_operand.mlir -t 'tensor<32x256xf16>' --baseline
   verilayout blockload plan --layout {_A} -t 'tensor<256x32xf16>' --base-address 0x4a0
@@ -69,8 +77,8 @@ def register(subparsers) -> None:
         "blockload", help="Intel 2D block loads for DPAS operands and any distributed tensor "
         "layout: minimal plans, proofs",
         description="Plan the 2D block loads one sub-group issues for a DPAS operand or for "
-        "any distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, ...), or prove "
-        "a plan right.", formatter_class=argparse.RawDescriptionHelpFormatter,
+        "any distributed layout of a rank-2 tensor (#ttg.blocked, #ttg.linear, ...) or of a "
+        "rank-3 tensor (per batch index), or prove a plan right.", formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EPILOG_PLAN)
     sub = p.add_subparsers(dest="blockload_command", metavar="ACTION")
     pp = sub.add_parser("plan", help="the plan with the fewest loads, with a lower-bound proof",
@@ -221,4 +229,6 @@ def _read_plan(path: str):
         raise LayoutError(f"plan file {path!r}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise LayoutError(f"plan file {path!r}: expected a JSON object (Plan.to_dict())")
+    if "batches" in data:                        # a rank-3 tensor's plan (BatchedPlan.to_dict())
+        return BatchedPlan.from_dict(data)
     return Plan.from_dict(data)

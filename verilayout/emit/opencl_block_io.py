@@ -149,6 +149,10 @@ def build_manifest(op: Operand, *, transpose: bool = False, arch: str = "xe2",
     if not isinstance(op, Operand) or not op.text:
         raise LayoutError("the block-load emitter takes the operand as MLIR text (read at the door: "
                           "verilayout.frontends.shared_text.operand)")
+    if op.layout.out_dim_names != ["dim0", "dim1"]:
+        raise LayoutError(f"the block-load emitter writes a rank-2 operand's kernel; this operand has "
+                          f"out dims {op.layout.out_dim_names} (a rank-3 operand's batch indices are "
+                          "planned by `verilayout blockload plan`, not emitted)")
     plan = plan_operand(op, transpose=transpose, arch=arch, baseline=baseline)
     if plan.verdict is not None and plan.verdict.status == "counterexample":
         raise LayoutError(f"the plan is wrong: {plan.verdict.reason}")

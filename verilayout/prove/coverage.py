@@ -82,7 +82,9 @@ class Needed:
                               f"block; got {layout.in_dim_names}")
         if layout.out_dim_names != ["dim0", "dim1"]:
             raise LayoutError(f"2D block loads feed rank-2 tensors; the layout has out dims "
-                              f"{layout.out_dim_names}")
+                              f"{layout.out_dim_names} (a rank-3 layout, a leading batch dim, is "
+                              "planned one batch index at a time: verilayout.blockload.plan, "
+                              "`verilayout blockload plan`)")
         n_warps = ins.get("warp", 1)
         if not isinstance(warp, int) or isinstance(warp, bool) or not 0 <= warp < n_warps:
             raise LayoutError(f"warp {warp!r} is outside [0, {n_warps})")

@@ -37,6 +37,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, BlockLoad, Surface, require_origin, placement, unit_elements, violations
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Operand, TensorLayout, layout_operand
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.synth.blockload_batch import BatchSlices, batch_slices, is_batched
 from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
 from verilayout.core.smt import Verdict
 from verilayout.bits import plain_ints
@@ -246,6 +247,160 @@ class BlockLoadPlan:
 
 #: The old name; a :class:`verilayout.synth.plan.Plan` like every synthesized answer.
 Plan = BlockLoadPlan
+
+
+@dataclass(frozen=True, eq=False)
+class BatchedPlan:
+    """The loads of a rank-3 tensor (a leading batch dim) for one sub-group: ``plan`` loads one
+    batch index's matrix (the rank-2 slice of :func:`~verilayout.synth.blockload_batch.batch_slices`)
+    and is issued once per index in ``batches``, batch ``b``'s loads reading the surface based at
+    ``surface.base + b * surface.height * surface.pitch`` (Triton's Intel backend: the batch
+    offset ``batch * baseHeight * pitch`` folded into the load's base pointer).
+    ``registers[r] = (batch, slice register)``: register ``r`` of the rank-3 layout takes its
+    element where ``plan.shuffle`` sends that slice register, from that batch index's loads.
+
+    Law: every load covers one batch index, so the sub-group's (lane, element) pairs split by
+    batch index, each index needing the slice's pairs; the fewest loads are ``len(batches)``
+    times the slice's fewest, and ``plan``'s proofs (correct, minimal) carry over to the total.
+    """
+
+    plan: BlockLoadPlan
+    batches: tuple
+    registers: tuple
+    batch_size: int
+
+    @property
+    def loads(self) -> tuple:
+        """One batch index's loads (batch ``batches[0]``'s; the others move the base)."""
+        return self.plan.loads
+
+    @property
+    def elem_bytes(self) -> int:
+        return self.plan.elem_bytes
+
+    @property
+    def dtype(self) -> str:
+        return self.plan.dtype
+
+    @property
+    def op_idx(self) -> int | None:
+        return self.plan.op_idx
+
+    @property
+    def inst_shape(self) -> tuple:
+        return self.plan.inst_shape
+
+    @property
+    def warp(self) -> int:
+        return self.plan.warp
+
+    @property
+    def total_loads(self) -> int:
+        """Every load the sub-group issues: one batch index's loads times the indices."""
+        return len(self.plan.loads) * len(self.batches)
+
+    @property
+    def layout(self) -> LinearLayout:
+        """One batch index's loaded data (:attr:`BlockLoadPlan.layout` of :attr:`plan`)."""
+        return self.plan.layout
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """:attr:`plan`'s verdict, stated for every batch index and the total."""
+        v = self.plan.verdict
+        if v is None:
+            return None
+        n = len(self.batches)
+        why = (f"for each of the {n} batch indices {list(self.batches)} (every load covers one: "
+               f"{self.total_loads} loads in all): {v.reason}")
+        return Verdict(v.status, why, v.counterexample, v.method, v.details)
+
+    def batch_surface(self, batch: int) -> Surface:
+        """The surface batch index ``batch``'s loads read: the first load's, based ``batch *
+        height * pitch`` bytes further.
+
+        >>> s = Surface(64, 8, 64)
+        >>> BatchedPlan(None, (0, 1), (), 2).batch_base(s, 1)
+        512
+        """
+        s = self.plan.loads[0].surface
+        return Surface(s.width, s.height, s.pitch, self.batch_base(s, batch))
+
+    @staticmethod
+    def batch_base(surface: Surface, batch: int) -> int:
+        """Batch ``batch``'s base byte: ``surface.base + batch * surface.height * surface.pitch``."""
+        return surface.base + batch * surface.height * surface.pitch
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``plan`` (one batch index's, :meth:`BlockLoadPlan.to_dict`), ``batches``,
+        ``registers`` (``[batch, slice register]`` per register), ``batch_size``."""
+        return {"plan": self.plan.to_dict(), "batches": list(self.batches),
+                "registers": [list(r) for r in self.registers], "batch_size": self.batch_size,
+                "total_loads": self.total_loads}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "BatchedPlan":
+        """Read what :meth:`to_dict` wrote (the plan's proofs are outputs, proved again by check)."""
+        keys = ("plan", "batches", "registers", "batch_size", "total_loads")
+        extra = [k for k in d if k not in keys]
+        if extra:
+            raise LayoutError(f"unknown key '{extra[0]}' in a batched plan (known: {', '.join(keys)})")
+        for k in ("plan", "batches", "registers", "batch_size"):
+            if k not in d:
+                raise LayoutError(f"batched plan is missing the key '{k}'")
+        plan = BlockLoadPlan.from_dict(d["plan"])
+        ints = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
+        size = d["batch_size"]
+        if not ints(size) or size < 1:
+            raise LayoutError(f"batched plan 'batch_size' must be a positive integer, got {size!r}")
+        batches = d["batches"]
+        if not isinstance(batches, list) or not batches or not all(ints(b) and b < size for b in batches):
+            raise LayoutError(f"batched plan 'batches' must be a non-empty list of batch indices "
+                              f"below {size}, got {batches!r}")
+        regs = d["registers"]
+        if not isinstance(regs, list) or not all(isinstance(r, list) and len(r) == 2 and all(map(ints, r))
+                                                 for r in regs):
+            raise LayoutError("batched plan 'registers' must be a list of [batch, slice register] pairs")
+        return cls(plan, tuple(batches), tuple(tuple(r) for r in regs), size)
+
+    def describe(self) -> str:
+        """The slice plan's lines, then the batch indices it is issued for."""
+        s = self.plan.loads[0].surface
+        return "\n".join([
+            f"rank-3 tensor, batch dim of {self.batch_size}: warp {self.warp} holds batch indices "
+            f"{list(self.batches)}; each is loaded by the plan below ({len(self.plan.loads)} loads "
+            f"per index, {self.total_loads} in all), batch b's surface based at "
+            f"{s.base:#x} + b * {s.height} rows * {s.pitch} B"
+            + (f"; every load covers one batch index, so no plan has fewer than "
+               f"{len(self.batches)} x {self.plan.lower_bound} loads" if self.plan.lower_bound else ""),
+            self.plan.describe()])
+
+
+def _batched_parts(layout: Any, shape: Any) -> tuple[LinearLayout, Any] | None:
+    """``(the rank-3 layout, a function from its slice to the same kind of operand)`` when
+    ``layout`` is rank 3 (a TensorLayout, an Operand or a LinearLayout); ``None`` otherwise."""
+    if isinstance(layout, TensorLayout) and is_batched(layout.layout):
+        shape3 = layout.shape
+        return layout.layout, lambda sl: TensorLayout(sl, layout.dtype, None if shape3 is None
+                                                      else tuple(shape3[1:]))
+    if isinstance(layout, Operand) and is_batched(layout.layout):
+        return layout.layout, lambda sl: Operand(sl, layout.dtype, layout.op_idx, layout.inst_shape,
+                                                 layout.dpas, layout.text)
+    if is_batched(layout):
+        return layout, lambda sl: sl
+    return None
+
+
+def _batch_shape(layout3: LinearLayout, shape: Any) -> Any:
+    """A given rank-3 ``shape`` checked against the layout and cut to the slice's."""
+    shape = plain_ints(shape)
+    if shape is None:
+        return None
+    have = [layout3.out_dim_size(n) for n in layout3.out_dim_names]
+    if list(shape) != have:
+        raise LayoutError(f"shape {list(shape)} differs from the layout's shape {have} (out dims "
+                          f"{', '.join(layout3.out_dim_names)})")
+    return list(shape[1:])
 
 
 def _pair(v: Any, key: str) -> tuple:
@@ -988,9 +1143,10 @@ def _tensor_layout(layout: Any, shape, dtype) -> tuple[LinearLayout, str]:
     if "lane" not in lay.in_dims:
         raise LayoutError("block-load plans fill the registers of a distributed layout (in dims "
                           "register, lane, warp); this layout is not one")
-    if shape is not None and tuple(shape) != (lay.out_dims.get("dim0"), lay.out_dims.get("dim1")):
-        raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
-                          f"{lay.out_dims}")
+    have = [lay.out_dim_size(n) for n in lay.out_dim_names]
+    if shape is not None and list(shape) != have:
+        raise LayoutError(f"shape {list(shape)} differs from the layout's shape {have} (out dims "
+                          f"{', '.join(lay.out_dim_names)})")
     return lay, _tensor_dtype(dtype)
 
 
@@ -1133,7 +1289,19 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
     >>> B = load_block_layout(B)
     >>> len(plan_operand(B).loads), len(plan_operand(B, transpose=True).loads)
     (2, 4)
+
+    A rank-3 layout (a leading batch dim) gives a :class:`BatchedPlan`: its rank-2 slice planned
+    as above, issued once per batch index the sub-group holds.
     """
+    parts = _batched_parts(layout, shape)
+    if parts is not None:
+        layout3, as_slice = parts
+        s = batch_slices(layout3, warp)
+        p = plan_operand(as_slice(s.slice), dtype=dtype, transpose=transpose, arch=arch,
+                         shape=_batch_shape(layout3, shape), op_idx=op_idx, inst_shape=inst_shape,
+                         surface=surface, warp=warp, baseline=baseline, search=search,
+                         negative_offsets=negative_offsets, origin=origin, base_address=base_address)
+        return BatchedPlan(p, s.batches, s.registers, s.batch_size)
     if not _is_dpas_operand(layout, op_idx):
         if op_idx is not None or inst_shape is not None:
             raise LayoutError("op_idx and inst_shape apply to DPAS operands (#ttg.dot_op with a "
@@ -1179,10 +1347,10 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     that receives the wrong element). ``warps``: a warp, a list, or ``"all"`` (the plan
     is moved to each warp's origin). ``surface``: the operand's storage (or the surfaces
     the user declares); by default the first load's surface. A load reading any other byte
-    is a counterexample naming the load and the byte. ``origin = (x0, y0)``: where the
-    operand sits in the storage (default: the plan's own ``origin``); with an origin other than
-    ``(0, 0)`` a counterexample also names the byte the register must hold, the load the shuffle
-    takes it from, and the byte that load gives there.
+    is a counterexample naming the load and the byte. ``origin = (x0, y0)``: where the operand
+    sits in the storage (default: the plan's ``origin``); away from ``(0, 0)`` a counterexample
+    also names the byte the register must hold, the load giving it and the byte it gives. A
+    :class:`BatchedPlan` is checked against its rank-3 layout's slices (:func:`_check_batched`).
 
     >>> A = ("tensor<256x32xf16, #ttg.dot_op<{opIdx = 0, parent = #ttig.dpas<{repeatCount = 8, "
     ...      "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, "
@@ -1196,6 +1364,8 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     >>> check_operand_plan(short, A).counterexample
     {'register': 16, 'lane': 0, 'element': [16, 0], 'missed': True, 'warp': 0}
     """
+    if isinstance(plan, BatchedPlan):   # a rank-3 tensor's plan, one batch index at a time
+        return _check_batched(plan, layout, shape=shape, warps=warps, surface=surface, origin=origin)
     if not isinstance(plan, Plan):
         raise LayoutError(f"expected a Plan, got {type(plan).__name__}")
     if plan.op_idx is None:
@@ -1205,10 +1375,8 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
         op = _operand(layout, shape=shape, dtype=plan.dtype, op_idx=plan.op_idx,
                       inst_shape=plan.inst_shape)
         lay, consumer = op.layout, "DPAS"
-    lay_shape = (lay.out_dims.get("dim0"), lay.out_dims.get("dim1"))
-    if lay_shape != tuple(plan.shape):
-        raise LayoutError(f"the plan is for shape {list(plan.shape)}, the layout has "
-                          f"{list(lay_shape)}")
+    if (lay_shape := [lay.out_dim_size(n) for n in lay.out_dim_names]) != list(plan.shape):
+        raise LayoutError(f"the plan is for shape {list(plan.shape)}, the layout has {lay_shape}")
     warps = _warp_list(warps, lay.in_dims.get("warp", 1))
     t = plan.elem_bytes
     if surface is not None and not (isinstance(surface, Surface) or (
@@ -1230,6 +1398,44 @@ def check_operand_plan(plan: Plan, layout: Any, *, shape: Sequence[int] | None =
     return Verdict.holds(f"{v.reason}, for warp{'s' if len(warps) != 1 else ''} "
                          f"{', '.join(map(str, warps))}", method="enumeration",
                          warps=list(warps))
+
+
+def _check_batched(plan: BatchedPlan, layout: Any, *, shape, warps, surface, origin) -> Verdict:
+    """:func:`check_operand_plan` of a rank-3 plan: the layout's slices and batch indices are the
+    plan's (for its own warp), and the slice plan is right for every warp asked."""
+    parts = _batched_parts(layout, shape)
+    if parts is None:
+        raise LayoutError("the plan is for a rank-3 tensor (a batch dim); the layout is not rank 3")
+    layout3, as_slice = parts
+    sub = _batch_shape(layout3, shape)
+    home = batch_slices(layout3, plan.warp)
+    have = [home.batch_size] + [home.slice.out_dim_size(n) for n in home.slice.out_dim_names]
+    want = [plan.batch_size] + list(plan.plan.shape)
+    if have != want:
+        raise LayoutError(f"the plan is for shape {want}, the layout has {have}")
+    if home.batches != plan.batches:
+        return Verdict.fails({"warp": plan.warp, "batches": list(home.batches),
+                              "plan_batches": list(plan.batches)},
+                             f"warp {plan.warp} holds batch indices {list(home.batches)}; the plan "
+                             f"loads {list(plan.batches)}", method="enumeration")
+    bad = next((r for r, (a, b) in enumerate(zip(home.registers, plan.registers)) if a != b),
+               None if len(home.registers) == len(plan.registers) else min(len(home.registers),
+                                                                            len(plan.registers)))
+    if bad is not None:
+        mine = home.registers[bad] if bad < len(home.registers) else None
+        said = plan.registers[bad] if bad < len(plan.registers) else None
+        return Verdict.fails({"warp": plan.warp, "register": bad, "layout": mine, "plan": said},
+                             f"register {bad}: the layout holds it at (batch, slice register) "
+                             f"{mine}, the plan says {said}", method="enumeration")
+    warp_list = _warp_list(warps, layout3.in_dims.get("warp", 1))
+    v = check_operand_plan(plan.plan, as_slice(home.slice), shape=sub, warps=warp_list,
+                           surface=surface, origin=origin)
+    if not v.proved:
+        return v
+    held = {w: list(batch_slices(layout3, w).batches) for w in warp_list}
+    return Verdict.holds(f"{v.reason}; each warp's loads issued once per batch index it holds "
+                         f"({', '.join(f'warp {w}: {b}' for w, b in held.items())})",
+                         method=v.method, warps=warp_list)
 
 
 def _moved(ld: BlockLoad, dx_t: int, dy: int, t: int) -> BlockLoad:

@@ -421,7 +421,7 @@ def layout_operand(layout: LinearLayout, *, shape: Sequence[int] | None = None, 
     """A DPAS operand given as a bare LinearLayout (``op_idx`` and ``dtype`` required; the
     instruction tile defaults to ``8 x K`` for A and ``K x 16`` for B, K = 8 * opsPerChan).
 
-    Law: ``shape``, where given, equals the layout's ``(dim0, dim1)``.
+    Law: ``shape``, where given, equals the layout's shape (every out dim's size).
 
     >>> L = LinearLayout({"register": [[0, 1]], "lane": [[1, 0]]}, ["dim0", "dim1"])
     >>> layout_operand(L, dtype="f16", op_idx=1).inst_shape
@@ -429,10 +429,10 @@ def layout_operand(layout: LinearLayout, *, shape: Sequence[int] | None = None, 
     """
     if op_idx is None or dtype is None:
         raise LayoutError("a LinearLayout operand needs op_idx= (0 A, 1 B) and dtype=")
-    if shape is not None and tuple(shape) != (layout.out_dims.get("dim0"),
-                                              layout.out_dims.get("dim1")):
-        raise LayoutError(f"shape {list(shape)} differs from the layout's out dims "
-                          f"{layout.out_dims}")
+    have = [layout.out_dim_size(n) for n in layout.out_dim_names]
+    if shape is not None and list(shape) != have:
+        raise LayoutError(f"shape {list(shape)} differs from the layout's shape {have} (out dims "
+                          f"{', '.join(layout.out_dim_names)})")
     check_dtype(dtype)
     inst = tuple(inst_shape) if inst_shape is not None else None
     if inst is None:

@@ -48,6 +48,7 @@ loads; ``origin``/``base_address`` place the operand for the claimed count).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,7 @@ from types import MappingProxyType
 from verilayout.frontends.shared_text import operand
 from verilayout.synth.blockload import check_operand_plan as check
 from verilayout.hw.intel.block_io import BlockLoad, Surface, require_origin, placement
-from verilayout.synth.blockload import Plan, default_surface
+from verilayout.synth.blockload import BatchedPlan, Plan, default_surface
 from verilayout.synth.blockload import plan_operand as synth
 from verilayout.hw.intel.dpas import DTYPE_BYTES
 from verilayout.prove.coverage import Needed, compare_load_layout, delivered_arrays, lookup
@@ -207,7 +208,7 @@ def _resolve_plan(spec, plan: Any, where: str):
         return _src_plan({"plan": plan}, spec, where.split(": ", 1)[-1])
     if isinstance(plan, str):
         p = spec.layout(plan, where)
-        if isinstance(p, (Plan, LinearLayout)):
+        if isinstance(p, (Plan, BatchedPlan, LinearLayout)):
             return p
     raise LayoutError(f"{where}: plan must name a plan or load-layout entry, or be a plan table")
 
@@ -238,8 +239,8 @@ def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=
     ``origin``/``base_address``: where the operand really is (default: the plan's placement)."""
     p = _resolve_plan(spec, plan, where)
     op = resolve_operand(spec, operand, where, dtype if dtype is not None else
-                         (p.dtype if isinstance(p, Plan) else None))
-    if isinstance(p, Plan):
+                         (p.dtype if isinstance(p, (Plan, BatchedPlan)) else None))
+    if isinstance(p, (Plan, BatchedPlan)):      # a rank-3 operand's plan: one per batch index
         for key, v in (("transpose", transpose), ("pack", pack)):
             if v is not None:
                 raise LayoutError(f"{where}: '{key}' is for load layouts; a plan carries its own")
@@ -278,14 +279,16 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
         if given:
             raise LayoutError(f"{where}: {', '.join(given)} come from the plan; drop them")
         p = _resolve_plan(spec, plan, where)
-        if not isinstance(p, Plan):
+        if not isinstance(p, (Plan, BatchedPlan)):
             raise LayoutError(f"{where}: plan must be a plan (not a load layout)")
         v = prefixed(where, check, p, op.layout, warps=p.warp)
         if not v.proved:
             return v
-        loads, transpose, arch, warp = len(p.loads), p.transpose, p.arch, p.warp
-        origin, base_address = p.origin, None
-        surface = p.loads[0].surface
+        one = p.plan if isinstance(p, BatchedPlan) else p
+        loads = p.total_loads if isinstance(p, BatchedPlan) else len(p.loads)
+        transpose, arch, warp = one.transpose, one.arch, one.warp
+        origin, base_address = one.origin, None
+        surface = one.loads[0].surface
     transpose = False if transpose is None else transpose
     arch = "xe2" if arch is None else arch
     warp = 0 if warp is None else warp
@@ -302,9 +305,14 @@ def _plan_minimal(spec, where, timeout_ms, operand, loads=None, plan=None, dtype
 
 def _compare_minimum(best, loads: int) -> Verdict:
     """The claim "the fewest loads is ``loads``" against a synthesized plan whose
-    minimality is proved (or not)."""
+    minimality is proved (or not); a rank-3 operand's plan counts every batch index's loads."""
     n, how = len(best.loads), best.verdict.method
     used = ", ".join(ld.describe() for ld in best.loads)
+    if isinstance(best, BatchedPlan):
+        n, used = best.total_loads, f"{used}, once per batch index {list(best.batches)}"
+        best = replace(best.plan, verdict=best.verdict, bound_argument=(
+            f"every load covers one batch index, each needs {best.plan.lower_bound}: "
+            f"{best.plan.bound_argument}"))
     if not best.verdict.proved:
         return Verdict.unknown(f"a valid plan with {n} loads exists, but its minimality is not "
                                f"settled: {best.verdict.reason}", method=how)
