@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from verilayout.core.mlir_print import IDENT, format_plain
 from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
 
@@ -113,7 +114,6 @@ class AliasDef:
     source: str = field(default="", repr=False, compare=False)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_$.\-]*")
 _ALIAS_NAME = re.compile(r"[A-Za-z_0-9][A-Za-z0-9_$.\-]*")
 #: How deep values may nest (a dot_op's parent's parent ... is a few levels in real TTGIR).
 MAX_NESTING = 32
@@ -211,7 +211,7 @@ class Scanner:
 
     def ident(self, context: str) -> str:
         self.skip_ws()
-        m = _IDENT.match(self.text, self.i)
+        m = IDENT.match(self.text, self.i)
         if not m:
             raise self.error(f"expected a name {context}, found {self.found()}")
         self.i = m.end()
@@ -262,7 +262,7 @@ class Scanner:
                 self.i += 1
                 self.elem_type("after ':' (the integer's type)")
             return int(m.group(0))
-        m = _IDENT.match(self.text, self.i)
+        m = IDENT.match(self.text, self.i)
         if m:
             word = m.group(0)
             if word == "tensor" and self.text.startswith("<", m.end()):
@@ -359,7 +359,7 @@ class Scanner:
             raise self.error(f"expected a name after '#', found {self.found()}")
         name = m.group(0)
         self.i = m.end()
-        if "." not in name or not _IDENT.fullmatch(name):
+        if "." not in name or not IDENT.fullmatch(name):
             return self.alias_ref(name, start)
         line, col = self.pos_of(start)
         if not self.text.startswith("<", self.i):
@@ -449,7 +449,7 @@ class Scanner:
         start = self.i
         if self.text.startswith("!", self.i):
             self.i += 1
-        m = _IDENT.match(self.text, self.i)
+        m = IDENT.match(self.text, self.i)
         if not m:
             self.i = start
             raise self.error(f"expected an element type {context}, found {self.found()}")
@@ -491,7 +491,7 @@ class Scanner:
 
     def bang_type(self) -> Any:
         start = self.i
-        m = _IDENT.match(self.text, self.i + 1)
+        m = IDENT.match(self.text, self.i + 1)
         if not m:
             raise self.error(f"expected a type name after '!', found {self.found()}")
         name = m.group(0)
@@ -583,16 +583,8 @@ def format_value(v: Any) -> str:
     >>> format_value({"a": [1, 2], "b": True})
     '{a = [1, 2], b = true}'
     """
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return v if _IDENT.fullmatch(v) else '"' + v.replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{k} = {format_value(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (bool, int, str, list, tuple, dict)):
+        return format_plain(v, format_value)     # the one printer of plain values (core/mlir_print)
     if isinstance(v, Attr):
         if v.body is not None:
             return f"#{v.name}<{v.body}>"

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verilayout.dtypes import Major, NvArch, SwizzleMode, require_major
+from verilayout.core.cute.layout import ComposedLayout, Layout, format_cute
 from verilayout.core.cute.swizzle import PhasedSwizzle, Swizzle
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import SMEM_WINDOW, Descriptor, operand_elems_per_unit, required_base_offset, swizzle_geometry
@@ -212,11 +213,6 @@ def _tiled(major: Major, sw: SwizzleMode, dtype: str, mn: int, k: int) -> tuple[
     return shape, stride
 
 
-def _cute_text(shape, stride, b: int, bits: int) -> str:
-    f = lambda t: "(" + ",".join("(" + ",".join(map(str, m)) + ")" for m in t) + ")"
-    return f"Sw<{b},4,3> o smem_ptr[{bits}b](unset) o {f(shape)}:{f(stride)}"
-
-
 def synth(*, dtype: str, major: Major, mn: int, k: int, arch: NvArch = "sm_90", base_address: int = 0,
           timeout_ms: int = DEFAULT_TIMEOUT_MS) -> SynthPlan:
     """Choose the smem layout of an ``mn x k`` operand tile (the widest swizzle whose
@@ -253,7 +249,7 @@ def synth(*, dtype: str, major: Major, mn: int, k: int, arch: NvArch = "sm_90", 
     sw = fits[0]
     shape, stride = _tiled(major, sw, dtype, mn, k)
     b = swizzle_log2(sw)
-    text = _cute_text(shape, stride, b, bits)
+    text = format_cute(ComposedLayout(Swizzle(b, 4, 3), Layout(shape, stride), ptr_bits=bits))   # CuTe's print
     tile = strided_tile(shape, stride, dtype=dtype, swizzle=(b, 4, 3), swizzle_units="bytes",
                         base_address=base_address, text=text)
     plans = [derive_descriptor(tile, dtype=dtype, major=major, k_block=i, arch=arch,

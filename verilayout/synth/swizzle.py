@@ -46,6 +46,7 @@ from verilayout.hw.nvidia.banks import (BankModel, element_bytes, lanes_per_phas
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.banks import align_outs, bit_images, plan_wavefronts
 from verilayout.core.smt import Verdict
+from verilayout.core.mlir_print import format_attr
 
 
 # ----- shared layouts Triton can name ------------------------------------------------------
@@ -159,15 +160,15 @@ def mlir_text(kind: str, params: dict, layout: LinearLayout | None = None, elem_
     '#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>'
     """
     if kind == "wgmma":
-        tr = "true" if params["transposed"] else "false"
-        return (f"#ttg.nvmma_shared<{{swizzlingByteWidth = {params['swizzle_byte_width']}, transposed = {tr}, "
-                f"elementBitWidth = {elem_bits}}}>")
+        return format_attr("ttg.nvmma_shared", {"swizzlingByteWidth": int(params["swizzle_byte_width"]),
+                                                "transposed": bool(params["transposed"]),
+                                                "elementBitWidth": int(elem_bits)})
     if kind == "swizzled":
-        order = ", ".join(str(o) for o in params["order"])
-        return (f"#ttg.swizzled_shared<{{vec = {params['vec']}, perPhase = {params['perPhase']}, "
-                f"maxPhase = {params['maxPhase']}, order = [{order}]}}>")
-    bases = ", ".join("[" + ", ".join(str(v) for v in b) + "]" for b in layout.bases["offset"])
-    return f"#ttg.shared_linear<{{offset = [{bases}]}}, alignment = 16>"
+        return format_attr("ttg.swizzled_shared", {"vec": int(params["vec"]), "perPhase": int(params["perPhase"]),
+                                                   "maxPhase": int(params["maxPhase"]),
+                                                   "order": [int(o) for o in params["order"]]})
+    bases = [[int(v) for v in b] for b in layout.bases["offset"]]
+    return format_attr("ttg.shared_linear", {"offset": bases}, ", alignment = 16")
 
 
 def access_cost(layout: LinearLayout, smem: LinearLayout, elem_bits: int, role: str,
