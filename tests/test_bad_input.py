@@ -437,7 +437,73 @@ def cases_spec_content(f: dict) -> list:
     return out
 
 
-CLASSES = {"spec_content": cases_spec_content, "nesting": cases_nesting, "encoding": cases_encoding, "numbers": cases_numbers,
+#: a shared layout of every kind the front end knows (text, tensor type giving its shape)
+SHARED_KINDS = {
+    "swizzled": ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>", "tensor<64x64xf16>"),
+    "nvmma": (NVMMA, "tensor<64x64xf16>"),
+    "nvmma3": ("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, "
+               "rank = 3}>", "tensor<2x64x64xf16>"),
+    "padded": ("#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [64, 64]}>", "tensor<64x64xf16>"),
+    "padded3": ("#ttg.padded_shared<[32:+4] {order = [2, 1, 0], shape = [2, 64, 64]}>", "tensor<2x64x64xf16>"),
+    "shared_linear": ("#ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [0, 32], [1, 0], "
+                      "[2, 0], [4, 0], [8, 0], [16, 0], [32, 0]]}, alignment = 16>", "tensor<64x64xf16>"),
+    "rotating": ("#ttg.amd_rotating_shared<{vec = 4, perPhase = 1, maxPhase = 4, order = [1, 0]}>",
+                 "tensor<64x64xf16>"),
+    "tmem": ("#ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>", "tensor<128x64xf32>"),
+    "tmem_scales": ("#ttng.tensor_memory_scales_encoding<>", "tensor<128x8xi8>"),
+}
+BATCHED = ("#ttg.blocked<{sizePerThread = [1, 1, 8], threadsPerWarp = [1, 16, 1], warpsPerCTA = [2, 2, 1], "
+           "order = [2, 1, 0]}>")
+
+
+def cases_shared_kinds(f: dict) -> list:
+    """Every shared-layout kind where a command cannot take it (a register layout, a block-load
+    operand, an MMA operand tile, a view that does not apply), the padded layout's bad texts, rank-3
+    block loads past the limits, and layout arguments that can only be missing files."""
+    out = []
+    for x, t in SHARED_KINDS.values():
+        shape = t[len("tensor<"):].rsplit("x", 1)[0]
+        out += [["banks", "-t", t, "--reg", x, "--smem", NVMMA],
+                ["swizzle", "synth", "-t", t, "--write", x],
+                ["swizzle", "synth", "-t", t, "--write", BLOCKED, "--read", x],
+                ["blockload", "plan", "--layout", x, "-t", t],
+                ["emit", "blockload", "--layout", x, "-t", t, "-o", "out_x"]]
+        if "padded" in x or "tensor_memory" in x or "rank = 3" in x:
+            out += [["wgmma", "verify", "--desc", "0x4000004000010040", "--dtype", "f16", "--major", "K",
+                     "--layout", x, "--shape", shape],
+                    ["wgmma", "desc", "--dtype", "f16", "--major", "K", "--layout", x, "--shape", shape]]
+    padded, p3, tm = SHARED_KINDS["padded"][0], SHARED_KINDS["padded3"][0], SHARED_KINDS["tmem"][0]
+    out += [["show", padded, "--view", "tensor"],
+            ["show", p3, "--view", "grid"], ["show", p3, "--svg", "out.svg"],
+            ["show", tm, "-t", "tensor<128x64xf32>", "--view", "hw"],
+            ["show", padded, "--shape", "32x32"],
+            ["show", "#ttg.padded_shared<[32:+4] {order = [1, 0]}>", "--shape", "1099511627776x64",
+             "--view", "grid"],
+            ["banks", "-t", "tensor<128x64xf32>", "--reg", BLOCKED, "--smem", tm, "--base-address", "0x40"],
+            ["banks", "-t", "tensor<128x8xi8>", "--reg", BLOCKED, "--smem", SHARED_KINDS["tmem_scales"][0],
+             "--base-address", "0x40"]]
+    for bad_text in ("#ttg.padded_shared<[32:+4] {order = [1, 5]}>", "#ttg.padded_shared<[3:+4] {order = [1, 0]}>",
+                     "#ttg.padded_shared<[32:+4] {order = [1, 0], bogus = [1]}>", "#ttg.padded_shared<[] {}>",
+                     "#ttg.padded_shared<[32:+4] {order = [1, 0], shape = [3, 4]}>", "#ttg.padded_shared<>",
+                     "#ttg.padded_shared<[32:+4] {offset = [[0, 1], [5, 0]], block = []}>"):
+        out.append(["show", bad_text, "--shape", "4x4"])
+        out.append(["banks", "-t", "tensor<4x4xf16>", "--reg", BLOCKED, "--smem", bad_text])
+    out += [["blockload", "plan", "--layout", BATCHED, "-t", "tensor<1099511627776x64x128xf16>"],
+            ["blockload", "plan", "--layout", "#ttg.linear<{register = [[0, 0, 1], [0, 0, 2], [0, 0, 4]], "
+             "lane = [[0, 1, 0], [0, 2, 0], [0, 4, 0], [1, 0, 0]], warp = [], block = []}>",
+             "-t", "tensor<2x8x8xf16>"],
+            ["emit", "blockload", "--layout", "#ttg.dot_op<{opIdx = 1, parent = #ttig.dpas<{repeatCount = 8, "
+             "systolicDepth = 8, executionSize = 16, opsPerChan = 2, threadsPerWarp = 16, warpsPerCTA = "
+             "[2, 2, 2], repCluster = [1, 2, 2]}>, kWidth = 2}>", "-t", "tensor<4x32x64xf16>", "-o", "out_b"]]
+    for path in ("kernel.ttgir", "./missing/k.mlir", "~/k.ptx", "out/a"):
+        out += [["show", path], ["show", path, "--name", "#mma", "--shape", "128x128", "--json"],
+                ["banks", "-t", "tensor<64x64xf16>", "--reg", path, "--smem", NVMMA],
+                ["wgmma", "desc", "--dtype", "f16", "--major", "K", "--layout", path],
+                ["blockload", "plan", "--layout", path, "-t", "tensor<64x64xf16>"]]
+    return out
+
+
+CLASSES = {"shared_kinds": cases_shared_kinds, "spec_content": cases_spec_content, "nesting": cases_nesting, "encoding": cases_encoding, "numbers": cases_numbers,
            "paths": cases_paths, "sizes": cases_sizes, "argument_types": cases_argument_types}
 
 # cases that fail in code other engineers own: the command line (``{tmp}`` the fixture folder)

@@ -67,6 +67,13 @@ def test_banks_padded_and_cute_shared_layouts(capsys):
     (["banks", "-t", T, "--reg", COL16, "--smem", ROW_MAJOR, "--instr", "ld.shared.v4.b32"], "at most 1"),
     (["banks", "--reg", COL16, "--smem", ROW_MAJOR], "element type"),
     (["swizzle", "synth", "-t", T], "--write, --read"),
+    # the refusal names the option that holds the shared layout, not --reg
+    (["swizzle", "synth", "-t", T, "--write", COL16, "--read", ROW_MAJOR], "--read: expected a distributed"),
+    (["swizzle", "synth", "-t", T, "--write", XOR], "--write: expected a distributed"),
+    # a tensor-memory layout placed at a base address: refused as not shared (was a KeyError)
+    (["banks", "-t", "tensor<128x64xf32>", "--reg", COL16, "--smem",
+      "#ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>", "--base-address", "0x40"],
+     "no 'offset' input dim"),
 ])
 def test_bad_input_exits_2_with_one_error_line(argv, msg, capsys):
     rc, out, err = run(argv, capsys)

@@ -32,6 +32,10 @@ def test_type_option_gives_the_shape(capsys):
     (["show", "#ttg.blocked<{sizePerThread = [1, 2], bogus = 1}>", "--shape", "4x16"], "col"),
     (["show", BLOCKED, "--shape", "4x12"], "12"),
     (["show", "@/nonexistent/file.ttgir"], "cannot read layout file"),
+    # a missing file named without '@' is a missing file, not CuTe text with a bad shape
+    (["show", "kernel.ttgir", "--name", "#mma", "--shape", "128x128", "--json"],
+     "cannot read layout file kernel.ttgir: no such file"),
+    (["show", "no/such/dir/k.mlir"], "cannot read layout file no/such/dir/k.mlir: no such file"),
 ])
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
     assert main(argv) == 2

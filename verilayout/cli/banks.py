@@ -176,8 +176,8 @@ def _cmd_synth(args) -> int:
     bits = _elem_bits(args, tbits)
     if not args.write and not args.read:
         raise LayoutError("give --write, --read, or both")
-    write = load_register(_text(args.write), shape) if args.write else None
-    read = load_register(_text(args.read), shape) if args.read else None
+    write = load_register(_text(args.write), shape, "--write") if args.write else None
+    read = load_register(_text(args.read), shape, "--read") if args.read else None
     plan = synthesize(write, read, elem_bits=bits, num_banks=args.banks)
     if args.json:
         print(json.dumps(plan.to_dict()))

@@ -60,12 +60,30 @@ def parse_type_arg(text: str) -> tuple[list[int], str]:
     return shape, dtype
 
 
+#: what a file path looks like and layout text never does: no layout punctuation, and a
+#: folder separator or a file extension (``kernel.ttgir``, ``out/a.mlir``, ``~/k.ptx``)
+_PATH_LIKE = re.compile(r"[^\s()<>:\[\]{}#!,=@]*(/|\.[A-Za-z]\w*$)[^\s()<>:\[\]{}#!,=@]*")
+
+
 def read_layout_arg(text: str) -> str:
-    """A layout argument is literal text, ``@FILE``, or the path of an existing file."""
+    """A layout argument is literal text, ``@FILE``, or the path of an existing file. Law: text
+    that can only be a path (:data:`_PATH_LIKE`) but names no file is refused as a missing file,
+    not parsed as a layout.
+
+    >>> read_layout_arg("(8,8):(8,1)")
+    '(8,8):(8,1)'
+    >>> read_layout_arg("no/such/kernel.ttgir")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: cannot read layout file no/such/kernel.ttgir: no such file (a layout argument is layout text, @FILE or an existing file)
+    """
     if text.startswith("@"):
         path = text[1:]
     elif os.path.isfile(text) and not text.lstrip().startswith(("#", "(", "Sw", "!")):
         path = text
+    elif _PATH_LIKE.fullmatch(text):
+        raise LayoutError(f"cannot read layout file {text}: no such file (a layout argument is "
+                          "layout text, @FILE or an existing file)")
     else:
         return text
     return read_text(path, "layout file")

@@ -273,8 +273,9 @@ def load_shared(text: str, shape=None, elem_bits: int | None = None):
     return as_shared(parse(text, elem_bits=elem_bits), elem_bits)
 
 
-def load_register(text: str, shape=None) -> LinearLayout:
-    """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type).
+def load_register(text: str, shape=None, what: str = "--reg") -> LinearLayout:
+    """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type);
+    ``what`` names the argument in the refusal of any other layout (a shared one, say).
 
     >>> load_register("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], "
     ...               "order = [0]}>", [32]).in_dims["lane"]
@@ -285,7 +286,10 @@ def load_register(text: str, shape=None) -> LinearLayout:
     shape = plain_ints(shape)
     lay = parse(text, shape=shape)
     if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dim_names:
-        raise LayoutError("--reg: expected a distributed layout (register, lane, warp -> dims)")
+        got = f"one with inputs {lay.in_dim_names}" if isinstance(lay, LinearLayout) else \
+            f"a {type(lay).__name__} (a shared layout)"
+        raise LayoutError(f"{what}: expected a distributed layout (register, lane, warp -> dims), "
+                          f"got {got}")
     return lay
 
 

@@ -1296,6 +1296,7 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
     parts = _batched_parts(layout, shape)
     if parts is not None:
         layout3, as_slice = parts
+        _check_plan_size(layout3)               # before enumerating its registers
         s = batch_slices(layout3, warp)
         p = plan_operand(as_slice(s.slice), dtype=dtype, transpose=transpose, arch=arch,
                          shape=_batch_shape(layout3, shape), op_idx=op_idx, inst_shape=inst_shape,
@@ -1408,6 +1409,7 @@ def _check_batched(plan: BatchedPlan, layout: Any, *, shape, warps, surface, ori
         raise LayoutError("the plan is for a rank-3 tensor (a batch dim); the layout is not rank 3")
     layout3, as_slice = parts
     sub = _batch_shape(layout3, shape)
+    _check_plan_size(layout3)
     home = batch_slices(layout3, plan.warp)
     have = [home.batch_size] + [home.slice.out_dim_size(n) for n in home.slice.out_dim_names]
     want = [plan.batch_size] + list(plan.plan.shape)

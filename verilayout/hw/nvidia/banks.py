@@ -613,6 +613,9 @@ def placed(smem: Any, base_bytes: int, elem_bits: int) -> Any:
     if not base_bytes:
         return inner
     shift = base_bytes * 8 // elem_bits
+    if isinstance(inner, LinearLayout) and "offset" not in inner.in_dims:
+        raise LayoutError(f"shared layout has no 'offset' input dim (has {inner.in_dim_names}): "
+                          "only a shared layout is placed at a base address")
     if isinstance(inner, LinearLayout):
         inv = inner.invert() if inner.is_invertible() else inner.pseudoinvert()
         shape, lin_width = dict(inner.out_dims), max(2, inner.total_in_size.bit_length() + 1)
