@@ -113,6 +113,22 @@ def ragged_tma_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.con
 
 
 @triton.jit
+def ws_tma_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # a warp-specialized K loop (load and MMA partitions, ttg.warp_specialize), a 3-stage TMA ring
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    om = tl.program_id(0) * BM
+    on = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in tl.range(0, K, BK, warp_specialize=True):
+        a = a_desc.load([om, k])
+        b = b_desc.load([on, k])
+        acc = tl.dot(a, b.T, acc)
+    c_desc.store([om, on], acc.to(tl.float16))
+
+
+@triton.jit
 def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, L, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
     rm = tl.program_id(0) * BM + tl.arange(0, BM)
     rd = tl.arange(0, D)
@@ -346,6 +362,8 @@ KERNELS = [
                                                 **SIG3},
      [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64}, 4, 3)], None),
     ("ragged_tma_matmul", ragged_tma_matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **SIG3},
+     [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64}, 4, 3)], None),
+    ("ws_tma_matmul", ws_tma_matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **SIG3},
      [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64}, 4, 3)], None),
     ("attention_fwd", attention_fwd, {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16",
                                       "L": "i32", "scale": "fp32", "D": "constexpr", "BM": "constexpr",

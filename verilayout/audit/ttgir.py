@@ -741,6 +741,24 @@ def _sub_tile(ctx: _Ctx, t: TensorType, value: str | None, mn_dim: int, mn: int,
     return (off_mn // mn, off_k // kx)
 
 
+def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[int, int], mn: int,
+                       at: tuple[int, int], mn_dim: int, arch: str) -> tuple[list[dict], tuple | None]:
+    """The descriptor of each (MN block, K-block) of an operand of ``blocks`` blocks (at least one
+    each) whose first block is the buffer's block ``at``, derived on the buffer's layout ``ll``;
+    and the first block no descriptor reads, with why (None when every block has one)."""
+    descs: list[dict] = []
+    for mb in range(max(1, blocks[0])):
+        for kb in range(max(1, blocks[1])):
+            try:
+                p = derive_descriptor(ll, dtype=dtype, major=major, k_block=at[1] + kb, mn=mn,
+                                      mn_block=at[0] + mb, mn_dim=mn_dim, arch=arch)
+            except LayoutError as e:
+                return descs, (mb, kb, str(e))
+            descs.append({"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
+                          "swizzle": p.descriptor.swizzle, "status": p.verdict.status})
+    return descs, None
+
+
 def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, value: str | None = None) -> None:
     t, ll = ctx.typ(text), ctx.layout(text)
     base = {"operand": operand, "arch": arch}
@@ -775,19 +793,7 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, val
     if isinstance(at, str):
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: {at}", reason="sub-tile", **base)
         return
-    descs, failed = [], None
-    for mb in range(max(1, mn_ext // mn)):
-        for kb in range(max(1, k_ext // kx)):
-            try:
-                p = derive_descriptor(ll, dtype=dtype, major=major, k_block=at[1] + kb, mn=mn,
-                                      mn_block=at[0] + mb, mn_dim=mn_dim, arch=arch)
-            except LayoutError as e:
-                failed = (mb, kb, str(e))
-                break
-            descs.append({"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
-                          "swizzle": p.descriptor.swizzle, "status": p.verdict.status})
-        if failed:
-            break
+    descs, failed = _block_descriptors(ll, dtype, major, (mn_ext // mn, k_ext // kx), mn, at, mn_dim, arch)
     data = dict(base, dtype=dtype, major=major, layout=format_value(t.encoding), shape=list(t.shape),
                 descriptors=descs, **({"sub_tile": {"buffer": list(layout_shape(t)), "mn_block": at[0],
                                                     "k_block": at[1], "mn": mn}} if at != (0, 0) or

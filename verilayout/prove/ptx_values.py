@@ -401,6 +401,33 @@ class PtxValues:
         return (f"proved by induction over the {len(ds)} definitions of loop-carried {name} (PTX lines "
                 f"{', '.join(str(d.line) for d in ds)})")
 
+    def alignment_laws(self, claim: z3.BoolRef, assume: z3.BoolRef | None = None,
+                       max_bits: int = 16) -> list[tuple[z3.BoolRef, str]]:
+        """For each loop-carried symbol ``claim`` reads, the widest alignment ``x % 2^k == 0``
+        (``k <= max_bits``) proved by induction over its definitions (:meth:`by_induction`, under
+        ``assume``), with its text: the laws a claim over several loop-carried values (a pipeline
+        ring's base pointer advanced by one register and wrapped by another) may be proved under.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nmov.u32 %r2, 0;\\nL:\\n"
+        ...               "add.s32 %r1, %r1, 1024;\\nadd.s32 %r2, %r2, 3;\\nbra L;\\n}")
+        >>> v = PtxValues(m, "f"); a, b = v.reg("%r1", at=m.instrs[2]), v.reg("%r2", at=m.instrs[2])
+        >>> [text.split(":")[0] for _, text in v.alignment_laws((a + b * 2048) & 1023 == 0)]
+        ['%r1 is a multiple of 1024']
+        """
+        out = []
+        for sym in sorted(_symbols_of(claim) - {str(SMEM), str(TID)}):
+            if sym not in self.carried:
+                continue
+            x = self.memo[self.carried[sym][2]]
+            for k in range(min(max_bits, x.size() - 1), 0, -1):
+                law = x & z3.BitVecVal((1 << k) - 1, x.size()) == 0
+                text = self.by_induction(law, assume)
+                if text is not None:
+                    out.append((law, f"{self.carried[sym][0]} is a multiple of {1 << k}: {text}"))
+                    break
+        return out
+
     def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
         """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read."""
         out = []
