@@ -188,6 +188,20 @@ def test_check_maps_formula_table_bases_hold_on_the_documented_offsets(capsys, t
     assert "6 passed" in capsys.readouterr().out
 
 
+def test_check_formula_and_table_on_the_layout_placed_at_a_base(capsys, tmp_path):
+    # placed at byte 128 of f16: every offset moves by 64 elements (the outer offset base + L)
+    text, shape, pairs, bases = CASES[0]
+    want = triton_offsets(pairs, bases)
+    rows = "[" + ", ".join("[" + ", ".join(str(64 + want[(r, c)]) for c in range(64)) + "]"
+                           for r in range(16)) + "]"
+    body = ('[layouts.q]\nplaced = "p"\nbase_address = 128\ndtype = "f16"\n'
+            '[[obligation]]\nkind = "formula"\nlayout = "q"\n'
+            'outputs = {offset = "64 + 72 * dim0 + dim1 + 4 * (dim1 // 32)"}\n'
+            f'[[obligation]]\nkind = "table"\nlayout = "q"\nrows = {rows}\n')
+    assert main(["check", _spec(tmp_path, body)]) == 0, capsys.readouterr()
+    assert "2 passed" in capsys.readouterr().out
+
+
 def test_check_maps_finds_a_wrong_offset(capsys, tmp_path):
     # element (1, 0) is logical offset 64, stored after two paddings of 4: 72, not 64
     body = '[[obligation]]\nkind = "maps"\nlayout = "p"\npoints = [[{dim0 = 1, dim1 = 0}, {offset = 64}]]\n'

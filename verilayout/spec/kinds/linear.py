@@ -60,23 +60,26 @@ def as_linear(layout: Any, where: str) -> LinearLayout:
     return to_linear()
 
 
-def address_points(layout: Any, where: str) -> Iterator[tuple[dict, dict]] | None:
-    """For an address map (a padded shared layout: tensor coordinates -> offset), every
-    (coordinates, ``{"offset": o}``) pair, coordinates row-major; ``None`` for any other layout.
+def address_points(layout: Any, where: str) -> tuple[FunctionLayout, Iterator[tuple[dict, dict]]] | None:
+    """For a layout that is an integer function, not GF(2)-linear (a padded shared layout, tensor
+    coordinates -> offset; a layout placed at a base address), the function and every (input,
+    output) pair, inputs row-major (the first in dim slowest); ``None`` for any other layout.
 
     >>> from verilayout.hw.nvidia.banks import padded_address_map
     >>> m = padded_address_map(LinearLayout.identity1D(4, "offset", "dim0"), [(2, 1)])
-    >>> [o["offset"] for _, o in address_points(m, "here")]
+    >>> [o["offset"] for _, o in address_points(m, "here")[1]]
     [0, 1, 3, 4]
     """
-    if not isinstance(layout, SharedAddressMap):
+    if isinstance(layout, SharedAddressMap):
+        layout = layout.to_function()
+    if not isinstance(layout, FunctionLayout):
         return None
-    names, sizes = list(layout.shape), list(layout.shape.values())
+    names, sizes = list(layout.in_dims), list(layout.in_dims.values())
     total = 1
     for n in sizes:
         total *= n
     if total > 1 << ENUMERATION_LIMIT_BITS:
-        raise LayoutError(f"{where}: layout has {total} elements; exhaustive checks are limited to "
+        raise LayoutError(f"{where}: layout has {total} inputs; exhaustive checks are limited to "
                           f"2^{ENUMERATION_LIMIT_BITS}")
 
     def points() -> Iterator[tuple[dict, dict]]:
@@ -85,8 +88,8 @@ def address_points(layout: Any, where: str) -> Iterator[tuple[dict, dict]] | Non
             for n, sz in reversed(list(zip(names, sizes))):
                 c[n], x = x % sz, x // sz
             c = {n: c[n] for n in names}
-            yield c, {"offset": layout.offset(c)}
-    return points()
+            yield c, layout.apply(c)
+    return layout, points()
 
 
 def check_surjective(layout: LinearLayout) -> Verdict:
@@ -281,12 +284,12 @@ def _formula(spec, where, timeout_ms, layout, outputs) -> Verdict:
     """Every output equals an exact integer expression of the inputs, on every input."""
     if not isinstance(outputs, dict) or not outputs:
         raise LayoutError(f"{where}: outputs must be a table {{out_dim = \"expression\"}}")
-    pts = address_points(layout, where)
-    if pts is None:
+    fn = address_points(layout, where)
+    if fn is None:
         lin = as_linear(layout, where)
         ins, outs, pts = lin.in_dim_names, lin.out_dim_names, enumerate_layout(lin, where)
     else:
-        ins, outs = list(layout.shape), ["offset"]
+        ins, outs, pts = list(fn[0].in_dims), list(fn[0].out_dims), fn[1]
     unknown = set(outputs) - set(outs)
     if unknown:
         raise LayoutError(f"{where}: outputs names unknown out dims {sorted(unknown)} "
@@ -314,7 +317,7 @@ def _formula(spec, where, timeout_ms, layout, outputs) -> Verdict:
 def _table(spec, where, timeout_ms, layout, rows, value="offset") -> Verdict:
     """A shared layout's offset (or a distributed layout's thread) at each (row, col); an
     address map (a padded shared layout) gives each element's padded offset."""
-    if isinstance(layout, SharedAddressMap):
+    if isinstance(layout, (SharedAddressMap, FunctionLayout)):
         return _address_table(where, layout, rows, value)
     lin = as_linear(layout, where)
     if len(lin.out_dims) != 2:
@@ -350,12 +353,14 @@ def _table(spec, where, timeout_ms, layout, rows, value="offset") -> Verdict:
                          method="enumeration")
 
 
-def _address_table(where: str, amap: SharedAddressMap, rows, value: str) -> Verdict:
-    """``table`` on an address map: the stated offset of every element of a 2-D map."""
-    if value != "offset":
-        raise LayoutError(f"{where}: value must be 'offset' for a shared address map ({amap.name} "
-                          f"has no threads), not {value!r}")
-    dims = list(amap.shape.values())
+def _address_table(where: str, layout: SharedAddressMap | FunctionLayout, rows, value: str) -> Verdict:
+    """``table`` on an address map (a padded shared layout, a layout placed at a base): the stated
+    offset of every element of a 2-D map."""
+    fn, pts = address_points(layout, where)
+    if value != "offset" or "offset" not in fn.out_dims:
+        raise LayoutError(f"{where}: value must be 'offset' for an address map ({fn.name} gives "
+                          f"{list(fn.out_dims)}, no threads), not {value!r}")
+    dims = list(fn.in_dims.values())
     if len(dims) != 2:
         raise LayoutError(f"{where}: a table is for 2-D layouts")
     if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
@@ -363,8 +368,8 @@ def _address_table(where: str, amap: SharedAddressMap, rows, value: str) -> Verd
     if len(rows) != dims[0] or any(len(r) != dims[1] for r in rows):
         raise LayoutError(f"{where}: the table is {len(rows)}x{len(rows[0]) if rows else 0} but "
                           f"the layout is {dims[0]}x{dims[1]}")
-    d0, d1 = amap.shape
-    for c, out in address_points(amap, where):
+    d0, d1 = fn.in_dims
+    for c, out in pts:
         want = rows[c[d0]][c[d1]]
         wants = set(want) if isinstance(want, list) else {want}
         if wants != {out["offset"]}:
