@@ -132,6 +132,14 @@ def test_show_svg_labels_and_banks_each_element(capsys, tmp_path):
         assert int(off) == o and int(bank) == (o * 2 // 4) % 32     # f16: 2 bytes, 4-byte banks
 
 
+def test_show_tensor_view_without_padding_inside_the_tensor(capsys):
+    # interval 4096 > the 16 elements: no padding inside, so memory cell o (row-major in the 4x4
+    # shape) holds the element at logical offset o; order [0, 1]: o = r + 4 c holds (r, c)
+    out = show(capsys, "#ttg.padded_shared<[4096:+4] {order = [0, 1], shape = [4, 4]}>", "--view", "tensor")
+    cells = re.findall(r"\((\d+):(\d+)\)", out)
+    assert [(int(a), int(b)) for a, b in cells] == [(o % 4, o // 4) for o in range(16)]
+
+
 def test_show_tensor_view_is_refused_with_the_reason(capsys):
     fails_with_one_line(capsys, ["show", SHORT, "--shape", "16x64", "--view", "tensor"],
                         "has no tensor view", "--view grid")
