@@ -217,6 +217,20 @@ def test_check_maps_finds_a_wrong_offset(capsys, tmp_path):
     assert "'offset': 72" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("point, needle", [
+    ("{dim0 = nan, dim1 = 0}", "dim0=nan is not an integer in [0, 16)"),
+    ("{dim0 = 'x', dim1 = 0}", "dim0='x' is not an integer in [0, 16)"),
+    ("{dim0 = 1.5, dim1 = 0}", "dim0=1.5 is not an integer in [0, 16)"),
+    ("{dim0 = 16, dim1 = 0}", "dim0=16 is outside [0, 16)"),
+    ("{offset = 3}", "unknown input dims ['offset']"),
+])
+def test_check_maps_bad_points_are_one_error_line(capsys, tmp_path, point, needle):
+    body = f'[[obligation]]\nkind = "maps"\nlayout = "p"\npoints = [[{point}, {{offset = 0}}]]\n'
+    assert main(["check", _spec(tmp_path, body)]) == 2
+    out = capsys.readouterr()
+    assert needle in out.out and "internal error" not in out.out + out.err
+
+
 @pytest.mark.parametrize("kind", ["surjective", "invertible"])
 def test_check_gf2_only_kinds_say_why(capsys, tmp_path, kind):
     body = f'[[obligation]]\nkind = "{kind}"\nlayout = "p"\n'

@@ -446,7 +446,8 @@ class LinearLayout:
                 raise LayoutError(f"missing input dim '{n}'")
             v = coords[n]
             if not is_integer(v) or not 0 <= v < (1 << b):
-                raise LayoutError(f"input {n}={v!r} is outside [0, {1 << b})")
+                what = "is outside" if is_integer(v) else "is not an integer in"
+                raise LayoutError(f"input {n}={v!r} {what} [0, {1 << b})")
             x |= int(v) << off
             off += b
         return x
