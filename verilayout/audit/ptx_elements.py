@@ -29,12 +29,15 @@ lane, the PTX instruction and both addresses.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, rounds,
+                                         round_register_uses, scratch_locs)
 from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
@@ -43,7 +46,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
-from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
+from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
 from verilayout.prove.ptx_values import TID
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
@@ -267,6 +270,7 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
                                       loc in claims["foreign"], of, claims["chained"]))
     memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
+    memo[("element_lines",)] = {ln for c in out for ln in (c.line, *c.data.get("instructions", ()))}
     return out
 
 
@@ -684,16 +688,63 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
             if all(j.line in local for st, ld in chain for j in st + ld):
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
+            pinned = _pinned(entries, i, ops)
+            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n):
+                op = pinned
             got = why or _conversion_holders(tmod, op, n)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
+            elif op is pinned:               # the one conversion program order leaves for this chain
+                data.update(ttgir_line=op.line, ttgir_op=op.name, inferred="program order")
+                memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
+                got_c = _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
+                if got_c.status == "counterexample":
+                    got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
+                                    "program order: the only conversion of the line between the ones matched "
+                                    "before and after it, moving its amount of data; an inference)")
+                out.extend(_with_ties(got_c))
             elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
                                  f"{claims['others'].get(loc, 0)} other shared-memory op(s) share"))
             else:
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
-                out.append(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data))
+                memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
+                out.extend(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)))
+    return out + round_checks(mod, evals, tmod, memo, out)
+
+
+def _pinned(entries: list, i: int, ops: list) -> Any:
+    """The conversion chain ``i`` (unmatched) must be by program order, or None: the chains and the
+    conversions of a line run in the same order, so an unmatched chain between the chains matched
+    to conversions ``a`` and ``b`` belongs to one of ``ops[a+1 .. b-1]``; it is pinned when that is
+    one conversion and no other unmatched chain competes for it."""
+    before = [k for _c, _p, _w, k in entries[:i] if k is not None]
+    after = [k for _c, _p, _w, k in entries[i + 1:] if k is not None]
+    lo = before[-1] + 1 if before else 0
+    hi = after[0] if after else len(ops)
+    rivals = [j for j, e in enumerate(entries) if e[3] is None and j != i and
+              (not before or j > entries.index(next(x for x in entries if x[3] == before[-1]))) and
+              (not after or j < entries.index(next(x for x in entries if x[3] == after[0])))]
+    return ops[lo] if hi - lo == 1 and not rivals else None
+
+
+def _with_ties(c: Check) -> list[Check]:
+    """``c`` and, when its blame tied between a store and a load (``data["tied"]``: the other
+    instructions), the same error at each of them: only the bytes are known, and a store and a load
+    a constant apart give the same bytes whichever of them moved."""
+    tied = dict(c.data).pop("tied", None) if c.data else None
+    if not tied:
+        return [c]
+    data = {k: v for k, v in c.data.items() if k != "tied"}
+    data["as_much_to_blame"] = sorted(tied)
+    note = f" (lines {sorted(tied)} are as much to blame: a store and a load a constant apart cannot be told apart)"
+    out = [Check(c.op, c.line, c.loc, c.check, c.status, c.severity, c.message + note, data)]
+    for ln, ins in sorted(tied.items()):
+        out.append(Check(".".join(ins.parts[:2]), ln, ins.loc, c.check, c.status, c.severity,
+                         c.message + f" (the same error charged to line {ln}: with line {c.line} it is as much to "
+                         "blame; a store and a load a constant apart cannot be told apart)",
+                         dict(data, as_much_to_blame=[c.line] + [x for x in sorted(tied) if x != ln])))
     return out
 
 
@@ -711,26 +762,51 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         chains = [[([i for i in acc if smem_access(i)[0] == "store"], [i for i in acc if smem_access(i)[0] == "load"])]]
         if kinds != sorted(kinds, key=lambda k: k == "load"):
             return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
-    for chain in chains:
+    work = list(chains)
+    done: list = []                          # chains before the last match (an unmatched one is settled)
+    while work:
+        chain = work.pop(0)
         pieces, why = _chain_pieces(chain, evals, n, memo)
         if why is not None:
             out.append((chain, pieces, why, None))
             continue
         rels = _relative_bases(ops[0], pieces, {})
         hit = None
-        for k in range(at, len(ops)):
+        skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
+        for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
             got = _conversion_holders(tmod, ops[k], n)
             if isinstance(got, str) or isinstance(rels, Check):
                 continue
             if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 hit = k
                 break
+        if hit is None and len(chain) > 1 and len(ops) - at >= len(chain) and \
+                _a_round_converts(tmod, evals, chain, ops[at:], n, memo):
+            work[:0] = [[r] for r in chain]  # rounds through the same scratch: one conversion each
+            continue
         if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
             continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
         if hit is not None:
             at = hit + 1
+            done.extend(e[0] for e in out)
     return out
+
+
+def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int, memo: dict) -> bool:
+    """Some round of ``chain`` on its own satisfies the law of a conversion of ``ops`` (the rounds
+    are those of several conversions through one scratch, not one conversion in several rounds:
+    a round of a multi-round conversion moves only part of its tensor and satisfies none)."""
+    for r in chain:
+        pieces, why = _chain_pieces([r], evals, n, memo)
+        rels = _relative_bases(ops[0], pieces, {}) if why is None else None
+        if rels is None or isinstance(rels, Check):
+            continue
+        for op in ops:
+            got = _conversion_holders(tmod, op, n)
+            if not isinstance(got, str) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+                return True
+    return False
 
 
 def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
@@ -872,6 +948,7 @@ def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
 
 
 def _round_trip_proved(op: Any, pieces: list, n: int, data: dict) -> Check:
+    data = dict(data, instructions=[i.line for i, _a, _t in pieces])
     return Check(".".join(pieces[0][0].parts[:2]), pieces[0][0].line, pieces[0][0].loc, "smem-address", "proved",
                  None, f"ttg.convert_layout (TTGIR line {op.line}): through scratch memory, every thread of the "
                  f"{n} loads from each other thread exactly the bytes of the elements the source layout gives the "
@@ -934,6 +1011,16 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     if not score:
         return None
     line = min(score, key=lambda ln: (score[ln], ln))
+    tied = sorted(ln for ln in score if score[ln] == score[line] and ln != line)
+    st_lines = {w[1].line: w[1] for w in wrote.values()}
+    ld_lines = {i.line: i for r in reads for i in r.values()}
+    if len(st_lines) == 1 and len(ld_lines) == 1:   # one store, one load: only their difference is known
+        tied = [ln for ln in (*st_lines, *ld_lines) if ln != line]
+        first_bad.update({ln: (td0, b0, w0, i) for ln, i in (*st_lines.items(), *ld_lines.items())
+                          if ln not in first_bad for td0, b0, w0, _i in [first_bad[line]]})
+    kinds = {first_bad[ln][3].line: smem_access(first_bad[ln][3])[0] for ln in [line] + tied}
+    if tied and len(set(kinds.values())) > 1:     # a store and a load tie: their bytes cannot tell which moved
+        data["tied"] = {ln: first_bad[ln][3] for ln in tied[:3]}
     td, b, ts, ins = first_bad[line]
     b = b - (1 << 32) if b >= 1 << 31 else b
     n_bad = wrong_l.get(line, 0) + wrong_s.get(line, 0) or -score[line][2]
@@ -974,3 +1061,129 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
             return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
                          f"{sum(count.values())} bytes, its {len(hd[td])} elements are {need}", data)
     return None
+
+
+# ----- scratch rounds tied by dataflow (verilayout.audit.ptx_scratch) ----------------------------
+
+def _settled(out: list[Check], memo: dict) -> set[int]:
+    """PTX lines whose bytes a layout check proved (element checks, conversions)."""
+    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"])
+    got |= memo.get(("cvt_decided",), set())       # a conversion's round trip with its verdict
+    for c in out:
+        if c.status == "proved":
+            got.update(c.data.get("instructions", ()) or (c.line,))
+    return got
+
+
+def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: list[Check]) -> list[Check]:
+    """``smem-address`` by the write-before-read law of :mod:`verilayout.audit.ptx_scratch` for the
+    scratch rounds (stores of one barrier epoch, loads of the next that meet their bytes) holding an
+    access no layout check proved (``done``: the conversion checks; the element checks' proofs are
+    in ``memo``); then one ``unchecked`` per source line and direction for the accesses that no
+    check at all reached (never silently nothing)."""
+    claims = _claims(mod, evals, tmod, memo)
+    n = claims["n"]
+    _of, by = claims["epochs"]
+    settled = _settled(done, memo)
+    chained = {i.line for _loc, (_ops, entries) in claims["lines"].items() for ch, _p, _w, _k in entries
+               for st, ld in ch for i in st + ld}
+    uses = round_register_uses(mod, memo)
+    out: list[Check] = []
+    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done}
+    for stores, loads in rounds(mod, by):
+        if all(i.line in settled for i in stores + loads):
+            continue
+        out.extend(_one_round(stores, loads, evals, tmod, memo, n, uses, settled, reached))
+    out.extend(_untouched(mod, reached))
+    return out
+
+
+def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Module, memo: dict, n: int,
+               uses: dict, settled: set[int], reached: set[int]) -> list[Check]:
+    """The check(s) of one candidate round (see :func:`round_checks`); ``reached`` gains the PTX
+    lines the round decided."""
+    pieces, failed = [], []
+    for ins in stores + loads:
+        ev = evals.get(ins.func)
+        got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
+        if isinstance(got, str):
+            if smem_access(ins)[0] == "store":
+                return _round_unchecked([i for i in loads if i.line not in settled], tmod,
+                                        f"a store of the epoch before ({ins.opcode}, line {ins.line}): {got}",
+                                        reached)
+            failed.append((ins, got))
+            continue
+        pieces.append((ins, *got))
+    out = [_round_unchecked([i], tmod, why, reached) [0] for i, why in failed if i.line not in settled]
+    if not any(smem_access(p[0])[0] == "load" for p in pieces):
+        return out
+    rels = relative(pieces)
+    if rels is None:
+        return out + _round_unchecked([i for i in loads if i.line not in settled], tmod,
+                                      "the accesses' addresses are not a constant apart", reached)
+    locs = scratch_locs(tmod)
+    stored = {p[0].loc for p in pieces if smem_access(p[0])[0] == "store" and p[0].loc in locs}
+    keep = [m or (p[0].loc in stored) for m, p in zip(meets(pieces, rels), pieces)]   # same scratch op's line
+    pieces = [p for p, k in zip(pieces, keep) if k]
+    rels = [r for r, k in zip(rels, keep) if k]
+    mine = [p[0] for p in pieces if smem_access(p[0])[0] == "load" and p[0].line not in settled]
+    if not mine:
+        return out
+    masks = {p[0].line: load_mask(p[0], uses) for p in pieces if smem_access(p[0])[0] == "load"}
+    status, data = check_round(pieces, rels, masks, n)
+    lines = [p[0].line for p in pieces]
+    data.update(source="ptx", instructions=lines)
+    reached.update(lines)
+    if status == "proved":
+        first = next(p[0] for p in pieces if p[0].line not in settled)
+        return out + [Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
+                            f"scratch round ({describe(first, tmod)}): every byte that the {len(mine)} load(s) "
+                            f"not proved by a layout read into a used register was written by a store of the epoch "
+                            f"before (or by a store before it in its own epoch), for all {n} threads; which element "
+                            f"sits in which byte is not checked (the scratch layout is the compiler's); "
+                            f"{len(pieces)} instruction(s)", data)]
+    by_line = {p[0].line: p[0] for p in pieces}
+    for ln in data["culprits"][:4]:
+        ins = by_line[ln]
+        others = [x for x in data["culprits"] if x != ln]
+        out.append(Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
+                         f"scratch round ({describe(ins, tmod)}): thread {data['thread']} loads byte {data['byte']} "
+                         f"(relative to the round's first access) at PTX line {data['line']} that no store of the "
+                         f"round wrote ({data['unwritten']} such byte read(s), {data['unread']} byte(s) written "
+                         f"and never read); this access ({ins.opcode}, line {ins.line}) moved by one constant "
+                         f"would leave {data['left']}" + (f"; lines {others} are as much to blame (a store and a "
+                         "load a constant apart cannot be told apart by their bytes)" if others else ""),
+                         dict(data, instruction=ins.opcode)))
+    return out
+
+
+def _round_unchecked(loads: list[Instr], tmod: Module, why: str, reached: set[int]) -> list[Check]:
+    if not loads:
+        return []
+    first = loads[0]
+    reached.update(i.line for i in loads)
+    return [Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                  f"scratch round ({describe(first, tmod)}): bytes not compared: {why}",
+                  {"source": "ptx", "reason": why, "instructions": [i.line for i in loads]})]
+
+
+def _untouched(mod: PtxModule, reached: set[int]) -> list[Check]:
+    """One ``unchecked`` per (source line, direction) for the shared-memory accesses through a
+    register that no check reached (an access at a fixed symbol, ``[global_smem]``, is a slot of
+    the compiler's own: the TMEM address ``tcgen05.alloc`` writes, a flag; not tensor data)."""
+    left: dict[tuple, list[Instr]] = {}
+    for ins in mod.instrs:
+        acc = smem_access(ins)
+        addr = address_of(ins) if acc is not None else None
+        if addr is not None and isinstance(addr.base, Reg) and ins.line not in reached:
+            left.setdefault((ins.func, ins.loc, acc[0]), []).append(ins)
+    out = []
+    for (_f, _loc, kind), instrs in left.items():
+        first = instrs[0]
+        why = (f"no TTGIR op is tied to these {kind}s and no scratch round holds them (their bytes are "
+               "read or written across more than one barrier)")
+        out.append(Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                         f"{len(instrs)} shared-memory {kind}(s) (PTX lines {[i.line for i in instrs][:6]}"
+                         f"{' ...' if len(instrs) > 6 else ''}): bytes not compared: {why}",
+                         {"source": "ptx", "reason": "untied", "instructions": [i.line for i in instrs]}))
+    return out

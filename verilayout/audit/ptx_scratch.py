@@ -1,0 +1,283 @@
+"""Scratch round trips checked by the bytes they move (check ``smem-address``), for the
+shared-memory accesses no layout check of :mod:`verilayout.audit.ptx_elements` proved: the
+cross-warp scratch of ``tt.reduce`` / ``tt.scan`` / ``tt.histogram``, the round trips of a
+``ttg.convert_layout`` or ``tt.gather`` whose layouts could not be matched, staging through
+shared memory.
+
+A *round* is tied by dataflow, not by source line: the stores of one barrier epoch of a function
+(every ``st.shared``/``stmatrix``/``cp.async`` between two CTA barriers, ``bar.sync``/
+``barrier.sync``/``bar.warp.sync``) and the loads of the next epoch whose bytes meet the bytes those
+stores wrote, together with the stores of the load's own epoch that come before it (a thread may
+read its own store without a barrier). All addresses are evaluated for every thread of the CTA
+(``%tid.x`` = 0 .. n-1, first loop iteration; a guard that is a function of ``%tid.x`` evaluated per
+thread) relative to the round's first access; they must be a constant apart (the scratch base is
+one symbol, ``global_smem`` plus the allocation offset, and cancels).
+
+Law (write before read): every byte a load of the round reads into a register that is used was
+written by a store of the round. A load that meets the round's bytes but also reads bytes no store
+of the round wrote reads memory the compiler did not fill for it: an error, reported at the access
+whose correction by one constant shift (or, for a load, whose removal) leaves the fewest bytes
+unwritten-but-read plus written-but-unread (every such access on a tie: from the bytes alone a
+store and a load a constant apart cannot be told apart). A register counts as used when it is read
+by any other instruction of the function (a vector load whose lanes Triton marks
+``used_bytes_mask`` leaves the unused registers unread). Not checked here: which element sits in
+which byte (the scratch layout of a reduction is the compiler's choice); a round that meets the law
+is ``proved`` for the law above only, and says so.
+
+>>> _used_registers(("%r1", "%r2"), {"%r1": 2, "%r2": 1})
+[True, False]
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.audit.model import Check
+from verilayout.audit.ptx_smem import smem_access
+from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
+
+_REG = re.compile(r"%\w+")
+
+
+def _used_registers(dests: tuple[str, ...], uses: dict[str, int]) -> list[bool]:
+    """Per destination register of a load, whether another instruction reads it (``uses``: how
+    many operands of the function name each register, the load's own included)."""
+    return [uses.get(r, 0) > 1 for r in dests]
+
+
+def _register_uses(mod: PtxModule) -> dict[tuple[str, str], int]:
+    """``(function, register) -> operands naming it``, over the whole module."""
+    out: dict[tuple[str, str], int] = {}
+    for ins in mod.instrs:
+        for text in ins.operands:
+            for r in _REG.findall(text):
+                out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
+    if any(i.pred for i in mod.instrs):
+        for ins in mod.instrs:
+            if ins.pred:
+                for r in _REG.findall(ins.pred):
+                    out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
+    return out
+
+
+def load_mask(ins: Instr, uses: dict[tuple[str, str], int]) -> list[bool] | None:
+    """Per byte of one lane's access, whether the register it lands in is used; None: all are
+    (or the destination is not a plain register vector)."""
+    if not ins.operands:
+        return None
+    dest = ins.operands[0].strip()
+    regs = tuple(_REG.findall(dest))
+    acc = smem_access(ins)
+    if not regs or acc is None or ins.parts[0] == "ldmatrix" or acc[2] % len(regs):
+        return None
+    used = _used_registers(regs, {r: uses.get((ins.func, r), 0) for r in regs})
+    if all(used):
+        return None
+    per = acc[2] // len(regs)
+    return [u for u in used for _ in range(per)]
+
+
+def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per access, ``(threads, bytes)`` arrays of every byte each thread touches (relative to the
+    round's first access); a load's bytes in unused registers left out."""
+    out = []
+    for (ins, _a0, ts), rel in zip(pieces, rels):
+        mask = masks.get(ins.line)
+        th, by = [], []
+        for t, s in enumerate(ts):
+            if not s:
+                continue
+            bs = sorted(s)
+            if mask is not None and len(bs) % len(mask) == 0:
+                bs = [b for i, b in enumerate(bs) if mask[i % len(mask)]]
+            th.extend([t] * len(bs))
+            by.extend(b + rel for b in bs)
+        out.append((np.array(th, dtype=np.int64), np.array(by, dtype=np.int64)))
+    return out
+
+
+def _bad(writes: list[np.ndarray], reads: list[np.ndarray], lo: int, span: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """``(count, unwritten, unread)``: the (reader, byte) reads of bytes no store wrote plus the
+    distinct bytes written that no load reads; and those bytes (relative to ``lo``)."""
+    w = np.zeros(span, dtype=np.int64)
+    r = np.zeros(span, dtype=np.int64)
+    for a in writes:
+        if len(a):
+            np.add.at(w, a - lo, 1)
+    for a in reads:
+        if len(a):
+            np.add.at(r, a - lo, 1)
+    unwritten = np.nonzero((w == 0) & (r > 0))[0]
+    unread = np.nonzero((w > 0) & (r == 0))[0]
+    return int(r[unwritten].sum()) + len(unread), unwritten, unread
+
+
+def _repairs(k: int, kinds: list[str], evs: list, lo: int, span: int) -> int:
+    """The fewest bad bytes (:func:`_bad`) left when access ``k`` alone is moved by one constant
+    (the shifts that put one end of it, or of its bad bytes, on one end of the bytes unwritten or
+    unread) or, a load, left out."""
+    def split(moved: np.ndarray | None) -> tuple[list, list]:
+        ws, rs = [], []
+        for j, (kind, (_t, b)) in enumerate(zip(kinds, evs)):
+            b = moved if j == k else b
+            if b is None:
+                continue
+            (ws if kind == "store" else rs).append(b)
+        return ws, rs
+
+    base, unwritten, unread = _bad(*split(evs[k][1]), lo, span)
+    mine = evs[k][1]
+    if not len(mine):
+        return base
+    bad_bytes = np.concatenate([unwritten, unread]) + lo
+    if not len(bad_bytes):
+        return base
+    own = mine[np.isin(mine, bad_bytes)]
+    anchors = {int(mine.min()), int(mine.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
+    best = base
+    targets = [int(x) for x in (unwritten.min() + lo if len(unwritten) else None,
+                                unwritten.max() + lo if len(unwritten) else None,
+                                unread.min() + lo if len(unread) else None,
+                                unread.max() + lo if len(unread) else None) if x is not None]
+    for d in sorted({t - a for t in targets for a in anchors}):
+        if d:
+            moved = mine + d
+            lo2, hi2 = min(lo, int(moved.min())), max(lo + span - 1, int(moved.max()))
+            best = min(best, _bad(*split(moved), lo2, hi2 - lo2 + 1)[0])
+    if kinds[k] == "load":
+        best = min(best, _bad(*split(None), lo, span)[0])
+    return best
+
+
+def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str, dict]:
+    """The law of the module docstring on one round: ``("proved", data)`` or ``("error", data)``
+    with ``data``: ``culprits`` (PTX lines), ``thread``, ``byte``, ``line`` of one unwritten read,
+    ``unwritten`` (reads of unwritten bytes), ``unread`` (bytes written that no load reads)."""
+    kinds = [smem_access(i)[0] for i, _a, _t in pieces]
+    evs = _events(pieces, rels, masks)
+    allb = [b for _t, b in evs if len(b)]
+    if not allb:
+        return "proved", {"unwritten": 0, "unread": 0}
+    lo = min(int(b.min()) for b in allb)
+    span = max(int(b.max()) for b in allb) - lo + 1
+    writes = [b for k, (_t, b) in zip(kinds, evs) if k == "store"]
+    reads = [b for k, (_t, b) in zip(kinds, evs) if k == "load"]
+    total, unwritten, unread = _bad(writes, reads, lo, span)
+    if not len(unwritten):
+        return "proved", {"unwritten": 0, "unread": len(unread)}
+    hole = set((unwritten + lo).tolist())
+    first = next((pieces[j][0], int(t), int(b)) for j, (t_, b_) in enumerate(evs) if kinds[j] == "load"
+                 for t, b in zip(t_, b_) if int(b) in hole)
+    left = {j: _repairs(j, kinds, evs, lo, span) for j in range(len(pieces))}
+    least = min(left.values())
+    culprits = sorted({pieces[j][0].line for j, v in left.items() if v == least}) if least < total else \
+        sorted({pieces[j][0].line for j, (t_, b_) in enumerate(evs) if kinds[j] == "load" and np.isin(b_, list(hole)).any()})
+    return "error", {"culprits": culprits, "thread": first[1], "byte": first[2], "line": first[0].line,
+                     "unwritten": int(sum(1 for j, (t_, b_) in enumerate(evs) if kinds[j] == "load"
+                                          for b in b_.tolist() if b in hole)),
+                     "unread": len(unread), "left": least}
+
+
+def rounds(mod: PtxModule, by: dict[int, list[Instr]]) -> list[tuple[list[Instr], list[Instr]]]:
+    """Candidate rounds: per epoch ``e`` holding loads whose previous epoch (one barrier before, in
+    the same function) holds stores, ``(the stores of e - 1 and of e, the loads of e)``."""
+    out = []
+    for e in sorted(by):
+        loads = [i for i in by[e] if smem_access(i)[0] == "load"]
+        prev = by.get(e - 1, [])
+        if not loads or not prev or prev[0].func != by[e][0].func:
+            continue
+        stores = [i for i in prev if smem_access(i)[0] == "store"]
+        stores += [i for i in by[e] if smem_access(i)[0] == "store" and i.line < loads[-1].line]
+        if stores:
+            out.append((stores, loads))
+    return out
+
+
+def round_register_uses(mod: PtxModule, memo: dict) -> dict[tuple[str, str], int]:
+    """:func:`_register_uses` of ``mod``, once per file (kept in ``memo``)."""
+    hit = memo.get(("reg_uses",))
+    if hit is None or hit[0] is not mod:
+        hit = memo[("reg_uses",)] = (mod, _register_uses(mod))
+    return hit[1]
+
+
+def relative(pieces: list) -> list[int] | None:
+    """Each access's address minus the first one's (signed 32-bit), or None when one is not a
+    constant apart."""
+    ref = pieces[0][1]
+    out = []
+    for _i, a0, _t in pieces:
+        d = z3.simplify(a0 - ref)
+        if not z3.is_bv_value(d):
+            return None
+        v = d.as_long()
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return out
+
+
+def meets(pieces: list, rels: list[int]) -> list[bool]:
+    """Per access, whether its bytes meet the bytes the round's stores write (a store: itself)."""
+    wrote: set[int] = set()
+    for (ins, _a, ts), rel in zip(pieces, rels):
+        if smem_access(ins)[0] == "store":
+            for s in ts:
+                wrote.update(b + rel for b in s)
+    out = []
+    for (ins, _a, ts), rel in zip(pieces, rels):
+        out.append(smem_access(ins)[0] == "store" or any(b + rel in wrote for s in ts for b in s))
+    return out
+
+
+def describe(ins: Instr, tmod: Any) -> str:
+    """The TTGIR ops on the access's source line that go through shared memory (for messages): an
+    op of the combine region of a ``tt.reduce``/``tt.scan`` (whose PTX carries the combine's line)
+    names the reduction."""
+    owner = _region_owners(tmod)
+    names = sorted({o.name for o in tmod.ops if o.loc and o.loc == ins.loc and o.name in _SMEM_OPS} |
+                   {owner[o.line] for o in tmod.ops if o.loc and o.loc == ins.loc and o.line in owner})
+    return " / ".join(names) if names else "no TTGIR op of its source line"
+
+
+def _region_owners(tmod: Any) -> dict[int, str]:
+    """TTGIR line of each op inside the combine region of a ``tt.reduce``/``tt.scan`` -> that op's
+    name (the region runs up to its ``tt.reduce.return``/``tt.scan.return``)."""
+    out: dict[int, str] = {}
+    cur = None
+    for o in tmod.ops:
+        if o.name in ("tt.reduce", "tt.scan"):
+            cur = o.name
+        elif cur is not None:
+            out[o.line] = cur
+            if o.name.endswith(".return"):
+                cur = None
+    return out
+
+
+#: ops that go through scratch shared memory only (no buffer of their own)
+SCRATCH_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
+#: ops that read or write a shared-memory buffer (a memdesc)
+_BUFFER_OPS = ("ttg.local_alloc", "ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local")
+
+
+def scratch_locs(tmod: Any) -> set[str]:
+    """Source lines whose shared-memory ops are all scratch ops (:data:`SCRATCH_OPS`, a reduction
+    named by its combine region's line too): their loads read only what the line's own stores
+    wrote in the epoch before (Triton lowers each through scratch: store, barrier, load)."""
+    owner = _region_owners(tmod)
+    scratch, buffers = set(), set()
+    for o in tmod.ops:
+        if not o.loc:
+            continue
+        if o.name in SCRATCH_OPS or o.line in owner:
+            scratch.add(o.loc)
+        if o.name in _BUFFER_OPS:
+            buffers.add(o.loc)
+    return scratch - buffers
+
+
+_SMEM_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "ttg.local_alloc",
+             "ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local")
