@@ -87,3 +87,18 @@ def test_a_sub_tile_whose_plan_offset_is_another_block_is_an_error():
     checks = audit_ptx_text(ptx, "mutant.ptx", mutant, audit_text(mutant, "mutant.ttgir").checks).checks
     bad = [c for c in checks if c.severity == "error"]
     assert {(c.check, c.data["operand"], abs(c.data["distance_bytes"])) for c in bad} == {("operand-buffers", "A", 8192)}
+
+
+def test_tcgen05_split_k_sub_tiles_are_proved_at_one_base():
+    # the sm_100 form: A = K columns 0..63 and 64..127 of a 128x128 buffer (column block 1 at 128 rows
+    # * 128 bytes), B = K rows 0..63 and 64..127 of a 128x64 buffer (row 64 at 64 * 128 bytes)
+    rep = _report("subtile_splitk_sm100")
+    assert {c.status for f in rep.values() for c in f.checks} == {"proved"}
+    mma = [c for c in rep[".ttgir"].checks if c.check == "mma-descriptor"]
+    starts = sorted((c.data["operand"], c.data["sub_tile"]["k_block"],
+                     int(next(d for d in c.data["descriptors"] if d["k_block"] == 0)["descriptor"], 16) & 0x3FFF)
+                    for c in mma)
+    assert starts == [("A", 0, 0), ("A", 4, 128 * 128 >> 4), ("B", 0, 0), ("B", 4, 64 * 128 >> 4)]
+    same = [c for c in rep[".ptx"].checks if c.check == "operand-buffers" and "buffer" in c.data]
+    assert {(c.op, c.data["operand"], c.data["distance_bytes"]) for c in same} == \
+        {("tcgen05.mma", "A", 0), ("tcgen05.mma", "B", 0)}

@@ -142,7 +142,7 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
 
 
 def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
-                  path: str, arch: str = "sm_100") -> list[Check]:
+                  path: str, arch: str = "sm_100", bases: list | None = None) -> list[Check]:
     out = []
     by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
     for slot, name in ((1, "A"), (2, "B")):
@@ -171,12 +171,12 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks:
             continue
         _t, ll = got
         for part, idx in chunks:                       # each copy of the loop body has its own base
-            out.extend(_tc05_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch))
+            out.extend(_tc05_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch, bases))
     return out
 
 
 def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
-                    ll: LinearLayout, path: str, arch: str = "sm_100") -> list[Check]:
+                    ll: LinearLayout, path: str, arch: str = "sm_100", bases: list | None = None) -> list[Check]:
     out = []
     d = tcheck.data
     mn_dim = 0 if name == "A" else 1
@@ -221,8 +221,11 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             continue
         base = z3.Extract(13, 0, e) - z3.BitVecVal(derived & _START, 14)
         starts.append((i, ins, base, data, _REPEATS[arch].get(_swizzle_code(hi, arch), 1)))
-    for i, st, sev, msg, data in _start_checks([s + (0,) for s in starts], name, 1, ev.prover, ev)[0]:
+    got, base = _start_checks([s + (0,) for s in starts], name, 1, ev.prover, ev)
+    for i, st, sev, msg, data in got:
         out.append(_check(next(x[1] for x in starts if x[0] == i), path, name, st, sev, msg, data))
+    if base is not None and bases is not None:
+        bases.append((name, starts[0][1], base))
     return out
 
 
@@ -496,10 +499,16 @@ def _aggregate(ins: Instr, path: str, name: str, results: list[tuple]) -> list[C
                          dict(data, warpgroups=n))]
 
 
+def _mma_name(ins: Instr) -> str:
+    """An MMA instruction's name in checks: its opcode's first two parts (``wgmma.mma_async``,
+    ``tcgen05.mma``)."""
+    return ".".join(ins.opcode.split(".")[:2])
+
+
 def _check(ins: Instr, path: str, operand: str, status: str, severity: str | None, message: str,
            data: dict) -> Check:
-    return Check(ins.opcode.split(".")[0] + "." + ins.opcode.split(".")[1], ins.line, ins.loc,
-                 "mma-descriptor", status, severity, message, dict(data, source="ptx"))
+    return Check(_mma_name(ins), ins.line, ins.loc, "mma-descriptor", status, severity, message,
+                 dict(data, source="ptx"))
 
 
 def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | None = None,
@@ -561,7 +570,7 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
         if arch == "sm_90":
             got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived, bases)
         else:
-            got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch) + \
+            got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch, bases) + \
                 _idesc_checks(ev, group, mma_checks, dot, path)
     except LayoutError as e:
         return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: {e}", {"reason": str(e)}) for i in group]
@@ -578,7 +587,7 @@ def _safe_buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
         return _buffer_checks(operands, tmod, path)
     except (AssertionError, ValueError, KeyError, IndexError, TypeError, z3.Z3Exception) as e:
         why = f"internal error ({type(e).__name__}: {e})"
-        return [Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "unchecked", None,
+        return [Check(_mma_name(ins), ins.line, ins.loc, "operand-buffers", "unchecked", None,
                       f"operand {name}: unchecked: {why}", {"source": "ptx", "operand": name, "reason": why})
                 for _dot, name, ins, _base, _ev in operands]
 
@@ -664,10 +673,10 @@ def _same_buffer_check(ev: _Eval, cur: tuple, other: tuple, stage: str) -> Check
     what = (f"operand {name} of the dot at TTGIR line {dot.line} and operand {name2} of the dot at TTGIR line "
             f"{dot2.line} (PTX line {ins2.line}) read the buffer {stage[0]}")
     if d == 0:
-        return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "proved", None,
+        return Check(_mma_name(ins), ins.line, ins.loc, "operand-buffers", "proved", None,
                      f"{what}: their descriptors place it at the same base (each sub-tile where its offsets say)",
                      data)
-    return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "counterexample", "error",
+    return Check(_mma_name(ins), ins.line, ins.loc, "operand-buffers", "counterexample", "error",
                  f"{what}: their descriptors place it {off} bytes apart: this operand's sub-tile is {off} bytes "
                  f"from where its offsets in the buffer put it, relative to the other's", data)
 
@@ -687,10 +696,10 @@ def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | N
     what = (f"operand {name} of the dot at TTGIR line {dot.line} and operand {name2} of the dot at TTGIR "
             f"line {dot2.line} (PTX line {ins2.line}) view different allocations, both live")
     if apart:
-        return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "proved", None,
+        return Check(_mma_name(ins), ins.line, ins.loc, "operand-buffers", "proved", None,
                      f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB) "
                      f"and read disjoint bytes ({size * 16} and {size2 * 16} bytes)", data)
-    return Check("wgmma.mma_async", ins.line, ins.loc, "operand-buffers", "counterexample", "error",
+    return Check(_mma_name(ins), ins.line, ins.loc, "operand-buffers", "counterexample", "error",
                  f"{what}: in every warpgroup their descriptors start {d * 16} bytes apart (mod 256 KB), so "
                  f"their ranges ({size * 16} and {size2 * 16} bytes) overlap: one reads the other's buffer", data)
 
