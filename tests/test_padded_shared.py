@@ -169,6 +169,20 @@ def test_bad_padded_text_is_one_line(capsys, text, needle):
         parse(text, shape=[4, 4])
 
 
+def test_show_an_alias_used_by_a_ring_of_buffers_takes_one_buffers_shape(capsys, tmp_path):
+    # a pipelined kernel allocates !ttg.memdesc<2x16x64xf16, #shared> for a rank-2 #shared: each of
+    # the 2 buffers has the 16x64 layout, the shape its 16x64 views use too
+    path = tmp_path / "k.ttgir"
+    path.write_text(f"#shared = {SHORT}\n#smem = #ttg.shared_memory\n"
+                    "module {\n  tt.func @k(%a: !ttg.memdesc<2x16x64xf16, #shared, #smem, mutable>, "
+                    "%b: !ttg.memdesc<16x64xf16, #shared, #smem, mutable>) {\n    tt.return\n  }\n}\n")
+    text, shape, pairs, bases = CASES[0]
+    want = triton_offsets(pairs, bases)
+    out = show(capsys, str(path), "--name", "#shared", "--view", "grid")
+    rows = [[int(v) for v in line.strip("[]").split()] for line in out.strip().splitlines()]
+    assert rows == [[want[(r, c)] for c in range(64)] for r in range(16)]
+
+
 # ----- check -------------------------------------------------------------------------------------
 
 def _spec(tmp_path, body: str) -> str:

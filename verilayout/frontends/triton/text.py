@@ -66,11 +66,12 @@ def _types_in(text: str, aliases) -> list[TensorType]:
 
 
 def _uses_of(types: list[TensorType], name: str) -> list[tuple]:
-    """Shapes of the types whose encoding is the alias ``#name``."""
+    """Shapes of the types whose encoding is the alias ``#name``: a memdesc ring of buffers
+    (``!ttg.memdesc<2x64x64xf16, #shared, ...>`` with a rank-2 ``#shared``) counts one buffer's."""
     shapes: list[tuple] = []
     for t in types:
         if isinstance(t.encoding, Attr) and t.encoding.alias == name:
-            shp = _type_layout_shape(t)
+            shp = memdesc_buffers(t)[0]
             if shp not in shapes:
                 shapes.append(shp)
     return shapes
