@@ -145,10 +145,14 @@ def _address_hardware_view(amap: SharedAddressMap) -> str:
     if len(where) != len(offs):
         raise LayoutError(f"{amap.name}: two elements share an offset; the hardware view lists one "
                           "element per offset (use --view grid)")
+    span = max(where) + 1
+    if span > VIEW_MAX_ELEMENTS:
+        raise LayoutError(f"the hardware view prints one line per offset; this layout spans {span} "
+                          f"offsets (limit {VIEW_MAX_ELEMENTS} = 2^20); use --view grid or a smaller shape")
     dims = list(amap.shape.values())
     widths = [len(str(max(d - 1, 0))) for d in dims]
     lines = ["Block: 0:"]
-    for o in range(max(where) + 1):
+    for o in range(span):
         c = where.get(o)
         text = "pad" if c is None else "(" + ",".join(str(v).rjust(w) for v, w in zip(c, widths)) + ")"
         lines.append(f"Offset: {o} -> {text}")
