@@ -354,7 +354,9 @@ KERNELS = [
      [("64x64x32_w4_s2", {"BM": 64, "BN": 64, "BK": 32}, 4, 2)], None),
     ("persistent_tma_matmul", persistent_tma_matmul, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16",
                                                       **SIG3, "NUM_SMS": "constexpr"},
-     [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64, "NUM_SMS": 132}, 4, 3)], None),
+     [("128x128x64_w4_s3", {"BM": 128, "BN": 128, "BK": 64, "NUM_SMS": 132}, 4, 3),
+      # 256 accumulator columns on 4 warps: sm_100 splits each TMEM copy into several messages
+      ("128x256x64_w4_s2", {"BM": 128, "BN": 256, "BK": 64, "NUM_SMS": 148}, 4, 2)], None),
     ("persistent_tma_matmul_fp8", persistent_tma_matmul, {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv",
                                                           "c_ptr": "*fp16", **SIG3, "NUM_SMS": "constexpr"},
      [("128x128x128_w4_s3", {"BM": 128, "BN": 128, "BK": 128, "NUM_SMS": 132}, 4, 3)], None),

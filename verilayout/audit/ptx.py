@@ -53,6 +53,7 @@ from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, 
                                        producers_by_name, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
+from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
@@ -559,6 +560,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
     checks.extend(element_checks(mod, first, tmod, path, offsets))
     checks.extend(convert_checks(mod, first, tmod, path, offsets))
+    checks.extend(tmem_message_checks(mod, first, tmod, ttgir_checks))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 
