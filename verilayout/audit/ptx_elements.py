@@ -36,8 +36,8 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, rounds,
-                                         round_register_uses, scratch_locs)
+from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
+                                         rounds, round_register_uses, scratch_locs)
 from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
@@ -323,6 +323,7 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
     out: list[Check] = []
     left, used = [], set()
     for g in groups:
+        tries = []
         for op, want in wants:
             if isinstance(want, str):
                 continue
@@ -331,8 +332,14 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
                 out.extend(got)              # matched; or the line's one op: its verdicts, errors included
                 used.add(op.line)
                 break
+            tries.append((op, got))
         else:
-            left.append(g)
+            owner = _majority_owner(tries)
+            if owner is None:
+                left.append(g)
+            else:                            # the copies of one op, one of them wrong: its verdicts
+                out.extend(owner[1])
+                used.add(owner[0].line)
     free = [(op, w) for op, w in wants if op.line not in used]
     unmatched: list[Instr] = []
     for g in left:
@@ -352,6 +359,18 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
             f"the {len(reps)} op(s) of different types on source line {unmatched[0].loc}"
             + (", which other ops through scratch memory share" if foreign else ""))))
     return out
+
+
+def _majority_owner(tries: list[tuple[Any, list[Check]]]) -> tuple[Any, list[Check]] | None:
+    """Of the ops of one line tried on one base group (copies a constant apart: one buffer, its
+    stages), the one whose layouts prove more than half of the group's copies while no other op
+    proves any: the group is that op's (tied by its address, the same base), and its copies that
+    fail are its errors; None when no op or several qualify."""
+    proving = [(op, got) for op, got in tries if any(c.status == "proved" for c in got)]
+    if len(proving) != 1:
+        return None
+    op, got = proving[0]
+    return proving[0] if 2 * sum(c.status == "proved" for c in got) > len(got) else None
 
 
 def _address_register(ins: Instr) -> str | None:
@@ -587,6 +606,25 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     return of, by
 
 
+def atomic_epochs(mod: PtxModule) -> set[int]:
+    """The epochs (numbered as :func:`_epochs`) whose shared-memory instructions are all atomics
+    (``atom.shared`` / ``red.shared``, and fences): they change the values of bytes a store of an
+    earlier epoch put there but no byte's place, so a load after them reads the bytes that store
+    wrote (a histogram: bins zeroed, counted with atomics, read)."""
+    e, func = 0, None
+    seen: dict[int, bool] = {}
+    for ins in mod.instrs:
+        if ins.func != func or _is_barrier(ins):
+            e, func = e + 1, ins.func
+            if _is_barrier(ins):
+                continue
+        if "shared" not in ins.opcode or ins.parts[0] == "fence":
+            continue
+        atomic = ins.parts[0] in ("atom", "red") and smem_access(ins) is None
+        seen[e] = seen.get(e, True) and atomic
+    return {k for k, v in seen.items() if v}
+
+
 def _regs(instrs: list[Instr]) -> set:
     return {_address_register(i) for i in instrs}
 
@@ -702,7 +740,7 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
                     got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
                                     "program order: the only conversion of the line between the ones matched "
                                     "before and after it, moving its amount of data; an inference)")
-                out.extend(_with_ties(got_c))
+                out.extend(_charged(_with_ties(got_c), pieces))
             elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
@@ -710,8 +748,27 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
             else:
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
-                out.extend(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)))
+                out.extend(_charged(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)), pieces))
     return out + round_checks(mod, evals, tmod, memo, out)
+
+
+def _charged(checks: list[Check], pieces: list) -> list[Check]:
+    """A round trip's error also charged to the access(es) whose correction alone (one constant
+    shift, :func:`verilayout.audit.ptx_scratch.repair_culprits`) makes the bytes whole, when the
+    blame by wrong readers (:func:`_blamed`) named others: a load moved onto bytes other threads
+    wrote reads wrong data, and the bytes it left unread tell which load moved."""
+    if not checks or checks[0].status != "counterexample":
+        return checks
+    rels = _relative_bases(None, pieces, {})
+    lines = repair_culprits(pieces, rels) if not isinstance(rels, Check) else []
+    named = {c.line for c in checks}
+    by_line = {i.line: i for i, _a, _t in pieces}
+    c = checks[0]
+    extra = [Check(".".join(by_line[ln].parts[:2]), ln, by_line[ln].loc, c.check, c.status, c.severity,
+                   c.message + f" (charged to line {ln} too: moved by one constant alone, it would make the bytes "
+                   "stored and loaded whole)", dict(c.data, charged=ln))
+             for ln in lines[:3] if ln not in named]
+    return checks + extra
 
 
 def _pinned(entries: list, i: int, ops: list) -> Any:
@@ -1090,7 +1147,7 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
     uses = round_register_uses(mod, memo)
     out: list[Check] = []
     reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done}
-    for stores, loads in rounds(mod, by):
+    for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, n, uses, settled, reached))

@@ -16,7 +16,7 @@ one symbol, ``global_smem`` plus the allocation offset, and cancels).
 Law (write before read): every byte a load of the round reads into a register that is used was
 written by a store of the round. A load that meets the round's bytes but also reads bytes no store
 of the round wrote reads memory the compiler did not fill for it: an error, reported at the access
-whose correction by one constant shift (or, for a load, whose removal) leaves the fewest bytes
+whose correction by one constant shift leaves the fewest bytes
 unwritten-but-read plus written-but-unread (every such access on a tie: from the bytes alone a
 store and a load a constant apart cannot be told apart). A register counts as used when it is read
 by any other instruction of the function (a vector load whose lanes Triton marks
@@ -100,25 +100,28 @@ def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) 
 
 
 def _bad(writes: list[np.ndarray], reads: list[np.ndarray], lo: int, span: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(count, unwritten, unread)``: the (reader, byte) reads of bytes no store wrote plus the
-    distinct bytes written that no load reads; and those bytes (relative to ``lo``)."""
+    """``(count, unwritten, unread)``: the (reader, byte) reads of bytes no store wrote, plus the
+    distinct bytes written that no load reads, plus twice the bytes two store instructions write
+    (a store moved onto another's bytes); and the unwritten and unread bytes (relative to ``lo``)."""
     w = np.zeros(span, dtype=np.int64)
     r = np.zeros(span, dtype=np.int64)
+    twice = np.zeros(span, dtype=np.int64)
     for a in writes:
         if len(a):
             np.add.at(w, a - lo, 1)
+            twice[np.unique(a) - lo] += 1
     for a in reads:
         if len(a):
             np.add.at(r, a - lo, 1)
     unwritten = np.nonzero((w == 0) & (r > 0))[0]
     unread = np.nonzero((w > 0) & (r == 0))[0]
-    return int(r[unwritten].sum()) + len(unread), unwritten, unread
+    return int(r[unwritten].sum()) + len(unread) + 2 * int((twice > 1).sum()), unwritten, unread
 
 
 def _repairs(k: int, kinds: list[str], evs: list, lo: int, span: int) -> int:
     """The fewest bad bytes (:func:`_bad`) left when access ``k`` alone is moved by one constant
     (the shifts that put one end of it, or of its bad bytes, on one end of the bytes unwritten or
-    unread) or, a load, left out."""
+    unread); leaving a load out is no repair (it would excuse any load)."""
     def split(moved: np.ndarray | None) -> tuple[list, list]:
         ws, rs = [], []
         for j, (kind, (_t, b)) in enumerate(zip(kinds, evs)):
@@ -147,8 +150,6 @@ def _repairs(k: int, kinds: list[str], evs: list, lo: int, span: int) -> int:
             moved = mine + d
             lo2, hi2 = min(lo, int(moved.min())), max(lo + span - 1, int(moved.max()))
             best = min(best, _bad(*split(moved), lo2, hi2 - lo2 + 1)[0])
-    if kinds[k] == "load":
-        best = min(best, _bad(*split(None), lo, span)[0])
     return best
 
 
@@ -181,13 +182,14 @@ def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str
                      "unread": len(unread), "left": least}
 
 
-def rounds(mod: PtxModule, by: dict[int, list[Instr]]) -> list[tuple[list[Instr], list[Instr]]]:
+def rounds(mod: PtxModule, by: dict[int, list[Instr]], atomic: set[int] = frozenset()) -> list[tuple[list[Instr], list[Instr]]]:
     """Candidate rounds: per epoch ``e`` holding loads whose previous epoch (one barrier before, in
-    the same function) holds stores, ``(the stores of e - 1 and of e, the loads of e)``."""
+    the same function) holds stores, ``(the stores of e - 1 and of e, the loads of e)``; an epoch
+    between them that holds only atomics (``atomic``) is passed over."""
     out = []
     for e in sorted(by):
         loads = [i for i in by[e] if smem_access(i)[0] == "load"]
-        prev = by.get(e - 1, [])
+        prev = by.get(e - 1, []) if (e - 1 not in atomic or e - 1 in by) else by.get(e - 2, [])
         if not loads or not prev or prev[0].func != by[e][0].func:
             continue
         stores = [i for i in prev if smem_access(i)[0] == "store"]
@@ -281,3 +283,26 @@ def scratch_locs(tmod: Any) -> set[str]:
 
 _SMEM_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather", "ttg.local_alloc",
              "ttg.local_load", "ttg.local_store", "ttg.async_copy_global_to_local")
+
+
+def repair_culprits(pieces: list, rels: list[int]) -> list[int]:
+    """The PTX lines of the accesses of a round trip whose correction alone (one constant shift)
+    leaves the fewest bytes read-but-unwritten plus written-but-unread, when
+    that is fewer than now and no more than a quarter of them (one access explains the damage);
+    ``[]`` when the bytes are whole or no single access explains them."""
+    kinds = [smem_access(i)[0] for i, _a, _t in pieces]
+    evs = _events(pieces, rels, {})
+    allb = [b for _t, b in evs if len(b)]
+    if not allb or "load" not in kinds or "store" not in kinds:
+        return []
+    lo = min(int(b.min()) for b in allb)
+    span = max(int(b.max()) for b in allb) - lo + 1
+    total = _bad([b for k, (_t, b) in zip(kinds, evs) if k == "store"],
+                 [b for k, (_t, b) in zip(kinds, evs) if k == "load"], lo, span)[0]
+    if not total:
+        return []
+    left = {j: _repairs(j, kinds, evs, lo, span) for j in range(len(pieces))}
+    least = min(left.values())
+    if 4 * least > total:
+        return []
+    return sorted({pieces[j][0].line for j, v in left.items() if v == least})
