@@ -49,7 +49,6 @@ one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when prov
 """
 from __future__ import annotations
 
-import re
 import sys
 from functools import lru_cache
 from typing import Any
@@ -62,6 +61,7 @@ from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_v
 from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.triton.shared import tma_encoding
+from verilayout.frontends.ttgir_attrs import attribute, static_indices
 from verilayout.frontends.ttgir import Module, Op, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.frontends.names import parse_instruction
@@ -354,7 +354,6 @@ SUBSLICE_RULE = ("a subslice at offsets that are multiples of its (power-of-two)
                  "same bank / word relation, so its wavefronts are those of the same access at "
                  "offset 0 (derived from the layout being GF(2)-linear)")
 
-_OFFSETS = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)\s*\]")
 
 
 def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int, ...] | str:
@@ -365,8 +364,8 @@ def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int,
         op = ctx.producers[name]
         seen += 1
         if op.name == "ttg.memdesc_subslice":
-            m = _OFFSETS.search(op.text.split("=", 1)[-1])
-            offs = [int(x) for x in m.group(1).split(",")] if m else None
+            idx = static_indices(op)
+            offs = list(idx) if idx is not None else None
             if offs is None or len(offs) != rank:
                 return "its offsets are not static"
             total = [a + b for a, b in zip(total, offs)]
@@ -654,8 +653,7 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async: the destination's type is not in "
                 "the file", reason="no type")
         return
-    m = re.search(r"contiguity\s*=\s*(\d+)", op.attrs or "")
-    contiguity = int(m.group(1)) if m else 1          # Triton prints the attribute only when > 1
+    contiguity = attribute(op, "contiguity", 1)      # Triton prints the attribute only when > 1
     t = ctx.typ(mem)
     bits = elem_bit_width(t.elem) if t is not None else None
     extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
@@ -888,15 +886,20 @@ def _tmem_copy_check(ctx: _Ctx, op: Op) -> None:
                 counterexample=v.counterexample, rule=TMEM_COPY_RULE)
 
 
+def _count(v: Any) -> bool:
+    """An attribute value that is a count or an index: an int >= 0 (not a bool)."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
 def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
     element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
     are proved against that layout by their own ``tmem-layout`` checks."""
-    m = re.search(r"offset\s*=\s*(\d+)", op.attrs + op.text)
+    offset = attribute(op, "offset")
     src_t = ctx.typ(op.operand_types[0]) if op.operand_types else None
     dst_t = ctx.typ(op.result_types[0]) if op.result_types else None
     src = ctx.layout(op.operand_types[0]) if op.operand_types else None
-    if m is None or src_t is None or dst_t is None or src is None or "row" not in src.in_dims:
+    if not _count(offset) or src_t is None or dst_t is None or src is None or "row" not in src.in_dims:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no offset or no readable TMEM types on "
                 "the op", reason="no type")
         return
@@ -904,7 +907,7 @@ def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: a subslice of a subslice is not modelled",
                 reason="subslice view")
         return
-    offset, width = int(m.group(1)), int(dst_t.shape[-1])
+    width = int(dst_t.shape[-1])
     v = subslice_verdict(_tmem_rows(src), offset, width)
     data = {"offset": offset, "width": width, "rule": TMEM_SUBSLICE_RULE}
     if v.status == "proved":
@@ -1045,9 +1048,8 @@ def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | 
 # ----- views -------------------------------------------------------------------------------
 
 def _order_attr(op: Op) -> list[int] | None:
-    m = re.search(r"order\s*=\s*array<i32:\s*([\d,\s]+)>", op.attrs) or re.search(
-        r"order\s*=\s*\[([\d,\s]+)\]", op.attrs)
-    return [int(x) for x in m.group(1).split(",")] if m else None
+    order = attribute(op, "order")
+    return list(order) if isinstance(order, tuple) and order else None
 
 
 def _expected_view(op: Op, src: LinearLayout, dst_shape: tuple, src_shape: tuple) -> LinearLayout | str:
@@ -1190,11 +1192,11 @@ def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -
     blocker = None
     for u in _users(ctx).get(name, []) if depth < 32 else []:
         if u.name == "tt.reduce" and len(u.operands) == 1 and u.results:
-            m = re.search(r"axis\s*=\s*(\d+)", u.attrs + u.text)
-            if m is None or int(m.group(1)) >= len(dims):
+            axis = attribute(u, "axis")
+            if not _count(axis) or axis >= len(dims):
                 path, why = frozenset(), f"tt.reduce at line {u.line} (no axis)"
             else:
-                a = int(m.group(1))
+                a = axis
                 sub, why = _reduced_dims(ctx, u.results[0], dims[:a] + dims[a + 1:], depth + 1)
                 path, why = sub | {dims[a]}, None
         elif u.name == "ttg.convert_layout" or (u.name.startswith(_ELEMENTWISE) and len(u.results) == 1
