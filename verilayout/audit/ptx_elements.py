@@ -270,7 +270,24 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
             out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
                                       loc in claims["foreign"], of, claims["chained"]))
     memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
+    out = _also_charged(out, {i.line: i for i in mod.instrs})
     memo[("element_lines",)] = {ln for c in out for ln in (c.line, *c.data.get("instructions", ()))}
+    return out
+
+
+def _also_charged(checks: list[Check], at: dict[int, Instr]) -> list[Check]:
+    """Each element error also at the accesses it names as much to blame (``data["also"]``: the
+    same count of wrong bytes; two stores on one byte cannot tell which of them moved)."""
+    out = list(checks)
+    for c in checks:
+        if c.severity != "error":
+            continue
+        for ln in list(c.data.get("also", ()))[:3]:
+            ins = at.get(ln)
+            if ins is not None and ln != c.line:
+                out.append(Check(".".join(ins.parts[:2]), ln, ins.loc, c.check, c.status, c.severity,
+                                 c.message + f" (the same error charged to line {ln}, as much to blame)",
+                                 dict(c.data, charged=ln)))
     return out
 
 
@@ -1151,8 +1168,78 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, n, uses, settled, reached))
+    out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
     return out
+
+
+def tensormap_checks(mod: PtxModule, evals: dict, memo: dict, n: int, reached: set[int]) -> list[Check]:
+    """``smem-address`` of the staging of each device-side TMA descriptor (``ttng.tensormap_create``):
+    the shared-memory stores of the source line that precede a ``tensormap.cp_fenceproxy`` (PTX ISA,
+    tensormap.cp_fenceproxy: copies the 128-byte tensor map at its shared address to global memory),
+    since the previous one of the line, write together exactly the 128 bytes at that address (the
+    zero fill Triton writes before ``tensormap.replace`` sets the fields). ``reached`` gains the
+    stores' lines."""
+    out: list[Check] = []
+    last: dict[tuple, int] = {}
+    for cp in mod.instrs:
+        if cp.parts[0] != "tensormap" or "cp_fenceproxy" not in cp.parts or len(cp.args) < 2:
+            continue
+        key = (cp.func, cp.loc)
+        fill = [i for i in mod.instrs if i.func == cp.func and i.loc == cp.loc and last.get(key, 0) < i.line < cp.line
+                and (smem_access(i) or ("",))[0] == "store"]
+        last[key] = cp.line
+        if fill:
+            out.append(_tensormap_fill(cp, fill, evals, memo, n))
+            reached.update(i.line for i in fill)
+    return out
+
+
+def _tensormap_fill(cp: Instr, fill: list[Instr], evals: dict, memo: dict, n: int) -> Check:
+    """The verdict of :func:`tensormap_checks` on one descriptor copy and its fill stores."""
+    ev = evals.get(cp.func)
+    addr = cp.args[1]
+    base = getattr(addr, "base", None)
+    first = fill[0]
+    data = {"source": "ptx", "instructions": [i.line for i in fill], "tensormap_copy": cp.line}
+
+    def unchecked(why: str) -> Check:
+        return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "unchecked", None,
+                     f"tensor-map staging (copied at PTX line {cp.line}): bytes not compared: {why}",
+                     dict(data, reason=why))
+
+    if ev is None or not isinstance(base, Reg) or not isinstance(addr.offset, int):
+        return unchecked("the copy's shared address is not a register plus an immediate")
+    a64 = ev.operand(base.name, 64, at=cp)
+    if a64 is None:
+        return unchecked("the copy's shared address is not evaluated")
+    target = z3.simplify(z3.Extract(31, 0, a64) + addr.offset)
+    wrote: dict[int, Instr] = {}
+    for ins in fill:
+        got = _thread_bytes(ev, ins, n, memo)
+        if isinstance(got, str):
+            return unchecked(got)
+        d = z3.simplify(got[0] - target)
+        if not z3.is_bv_value(d):
+            return unchecked(f"the store at line {ins.line} is not a constant away from the copied tensor map")
+        rel = d.as_long() - (1 << 32) if d.as_long() >= 1 << 31 else d.as_long()
+        for s in got[1]:
+            for b in s:
+                wrote.setdefault(rel + b, ins)
+    want = set(range(128))
+    extra = sorted(set(wrote) - want)
+    if not extra and set(wrote) == want:
+        return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
+                     f"tensor-map staging: the {len(fill)} store(s) write exactly the 128 bytes that "
+                     f"tensormap.cp_fenceproxy (line {cp.line}) copies", data)
+    missing = sorted(want - set(wrote))
+    bad = wrote[extra[0]] if extra else first
+    data.update(byte=extra[0] if extra else missing[0], missing=len(missing), outside=len(extra))
+    return Check(".".join(bad.parts[:2]), bad.line, bad.loc, "smem-address", "counterexample", "error",
+                 f"tensor-map staging: the stores write {len(extra)} byte(s) outside the 128-byte tensor map that "
+                 f"tensormap.cp_fenceproxy (line {cp.line}) copies" + (f" (first: byte {extra[0]} relative to it)"
+                 if extra else "") + f" and leave {len(missing)} of its bytes unwritten ({bad.opcode}, line {bad.line})",
+                 data)
 
 
 def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Module, memo: dict, n: int,
