@@ -516,13 +516,15 @@ x, y, z = z3.Ints("x y z")
 def hard():     # x^3 + y^3 = z^3 in integers above 1: z3 searches until its timeout
     s = z3.Solver(); s.set("timeout", 20000); s.add(x**3 + y**3 == z**3, x > 1, y > 1, z > 1)
     return s
+s = hard()                      # built first: the signal must land inside check(), not before it
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
-s = hard(); t = time.time(); r = s.check()
+t = time.time(); r = s.check()
 print("bare", r, s.reason_unknown(), time.time() - t < 5)
+s = hard()
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 t = time.time()
 try:
-    solve(hard())
+    solve(s)
     print("solve returned")
 except KeyboardInterrupt:
     print("solve interrupted", time.time() - t < 5)
