@@ -16,7 +16,7 @@ import pytest
 
 from verilayout.frontends.names import parse_tile, parse_cluster
 from verilayout.emit.gemm_cluster import cluster_plan, require_cluster, share_mask
-from verilayout.emit.gemm_plan import build_gemm_manifest
+from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest
 from verilayout.errors import LayoutError
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) is "
@@ -81,7 +81,7 @@ def _check(edit=None, host=False, cfg=CFG, ragged=False):
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_gemm(man, src, host=host, ragged=ragged)
+    return check_gemm(GemmManifest.from_dict(man), src, host=host, ragged=ragged)
 
 
 def _caught(report, check, pattern):

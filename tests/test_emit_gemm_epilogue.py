@@ -17,6 +17,7 @@ import pytest
 
 from verilayout.frontends.names import parse_tile
 from verilayout.emit.cuda_gemm import emit_gemm
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.errors import LayoutError
 from verilayout.simulate.gemm_check import act_reference, check_gemm_source, round_out
 
@@ -31,7 +32,7 @@ def _emit(**kw):
 
 
 def _failures(man, src):
-    r = check_gemm_source(man, src, host=False)
+    r = check_gemm_source(GemmManifest.from_dict(man), src, host=False)
     return r, [c for c in r.checks if c.status != "proved"]
 
 

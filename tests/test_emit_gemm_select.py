@@ -17,7 +17,7 @@ import shutil
 import pytest
 
 from verilayout.frontends.names import parse_problem, parse_tile
-from verilayout.emit.gemm_plan import build_gemm_manifest, split_bounds
+from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest, split_bounds
 from verilayout.emit.gemm_select import (Candidate, H100, candidates, choose_gemm, configure,
                                          cost, explain, tile_coords)
 from verilayout.errors import LayoutError
@@ -214,7 +214,7 @@ def _split_gemm():
 
 def _check(src: str, man: dict):
     from verilayout.simulate.gemm_check import check_gemm_source
-    return check_gemm_source(man, src, host=False)
+    return check_gemm_source(GemmManifest.from_dict(man), src, host=False)
 
 
 @needs_nvcc
@@ -297,7 +297,7 @@ def _emitted(cfg):
 def test_every_auto_chosen_configuration_has_0_spills_and_passes_the_ptx_checks(cfg):
     from verilayout.simulate.gemm_check import check_gemm_source
     man, src = _emitted(cfg)
-    r = check_gemm_source(man, src, host=False)
+    r = check_gemm_source(GemmManifest.from_dict(man), src, host=False)
     assert r.ok, [c.to_dict() for c in r.failures]
     spills = [c for c in r.checks if c.check == "spills"]
     assert spills and spills[0].status == "proved" and "0 bytes spilled" in spills[0].message
@@ -314,7 +314,7 @@ def test_every_auto_chosen_configuration_passes_the_host_checks(cfg):
     d_row/d_col and tile_coords compiled for the host), apart to keep each test under 60 s."""
     from verilayout.simulate.gemm_check import tensor_maps
     man, src = _emitted(cfg)
-    _maps, checks = tensor_maps(src, man)
+    _maps, checks = tensor_maps(src, GemmManifest.from_dict(man))
     assert checks and all(c.status == "proved" for c in checks), [c.to_dict() for c in checks]
     assert {c.check for c in checks} == {"tensor-map", "index-functions"}
 
@@ -336,7 +336,7 @@ def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
     from verilayout.simulate.cluster_check import check_gemm
     man = configure("bf16", choose_gemm(8192, 8192, 8192, "bf16"), cluster=(2, 1))
     assert man["cluster"]["size"] == 2 and man["tag"].endswith("_c2x1")
-    r = check_gemm(man, emission_of(man).files["kernel.cu"], host=False, ragged=False)
+    r = check_gemm(GemmManifest.from_dict(man), emission_of(man).files["kernel.cu"], host=False, ragged=False)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks if c.status == "proved"} == {
         "compile", "spills", "multicast", "expect-tx", "instruction", "tma", "descriptor",

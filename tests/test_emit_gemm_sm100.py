@@ -16,6 +16,7 @@ import pytest
 from verilayout.frontends.names import parse_tile
 from verilayout.emit.gemm_select import choose_tcgen05
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emit_tcgen05_gemm
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.errors import LayoutError
 from verilayout.simulate.tcgen05_check import check_tcgen05_source
 
@@ -90,7 +91,7 @@ def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
 @needs_nvcc
 def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     man, src = _kernel()
-    r = check_tcgen05_source(man, src)
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
                                            "tmem", "d-store", "protocol"}
@@ -102,7 +103,7 @@ def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
     man, src = _kernel()
     old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
     hits = [c for c in r.failures if c.check == "tmem"]
     assert hits and "column" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -111,7 +112,7 @@ def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
 def test_planted_tmem_lane_of_another_warp_is_caught_by_tmem():
     man, src = _kernel()
     old = "tmem + ((warp * 32u) << 16)"
-    r = check_tcgen05_source(man, src.replace(old, "tmem + (((warp ^ 1u) * 32u) << 16)"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "tmem + (((warp ^ 1u) * 32u) << 16)"))
     hits = [c for c in r.failures if c.check == "tmem"]
     assert hits and "may reach only" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -122,7 +123,7 @@ def test_planted_instruction_descriptor_n_is_caught():
     v = man["idesc"]["value"]
     bad = v ^ (1 << 18)                      # N field (bits 17-22) changed
     assert f"IDESC = {v:#010x}u" in src
-    r = check_tcgen05_source(man, src.replace(f"IDESC = {v:#010x}u", f"IDESC = {bad:#010x}u"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(f"IDESC = {v:#010x}u", f"IDESC = {bad:#010x}u"))
     hits = [c for c in r.failures if c.check == "instruction"]
     assert hits and "n_dim" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -132,7 +133,7 @@ def test_planted_descriptor_of_the_wrong_stage_is_caught():
     man, src = _kernel()
     old = "with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES)"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "with_start(desc_b0(kb), base + B_OFFSET)"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "with_start(desc_b0(kb), base + B_OFFSET)"))
     assert any(c.check == "descriptor" for c in r.failures), [c.to_dict() for c in r.failures]
 
 
@@ -170,7 +171,7 @@ def _chosen() -> list:
 @pytest.mark.parametrize("cfg", _chosen(), ids=lambda c: "_".join(map(str, c)))
 def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
     man, src = _kernel(*cfg)
-    r = check_tcgen05_source(man, src)
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
@@ -185,7 +186,7 @@ def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
     man, src = _kernel()
     old = "mma_commit(empty0 + 8u * stage);"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "mma_commit(full0 + 8u * stage);"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "mma_commit(full0 + 8u * stage);"))
     hits = [c for c in r.failures if c.check == "protocol"]
     assert hits and re.search(r"deadlock|more arrivals|reads stage buffer \S+ before",
                               hits[0].message), \
@@ -198,7 +199,7 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
     man, src = _kernel()
     old = "      mbar_wait(full0 + 8u * stage, phase);\n      tc_fence_after();"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "      tc_fence_after();"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "      tc_fence_after();"))
     assert any(c.check in ("protocol", "descriptor") for c in r.failures), \
         [c.to_dict() for c in r.failures]
     assert any(c.check == "protocol" and "before" in c.message for c in r.failures), \
@@ -240,7 +241,7 @@ def test_the_sm100_selector_splits_k_on_the_decode_shape():
 def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
     """S = 3 divides by a non-power of two (mul.hi in the PTX); 5 K-tiles in 3 slices."""
     man, src = _kernel(tile=(128, 64, 64), splits=splits, **epi)
-    r = check_tcgen05_source(man, src)
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     split = [c.message for c in r.checks if c.check == "split-k"]
     words = f"{epi.get('out', 'f32')}{' + bias' if epi.get('bias') else ''}, {epi.get('activation', 'none')}"
@@ -256,7 +257,7 @@ def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
     man, src = _kernel(tile=(128, 64, 64), splits=2)
     old = "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
                                               "uint32_t(SPLITS) - (s > 0u ? 1u : 0u), kend"))
     hits = [c for c in r.failures if c.check == "split-k"]
     assert hits and "summed twice" in hits[0].message, [c.to_dict() for c in r.failures]
@@ -270,7 +271,7 @@ def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
                          ids=["bf16_bias_gelu", "f16_silu", "f32_bias_relu"])
 def test_sm100_fused_epilogues_pass_with_0_spills(epi):
     man, src = _kernel(tile=(128, 64, 64), **epi)
-    r = check_tcgen05_source(man, src)
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     names = {c.check for c in r.checks}
     assert {"epilogue", "d-store", "tmem"} <= names and ("bias" in names) == epi.get("bias", False)
@@ -284,7 +285,7 @@ def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
     man, src = _kernel(tile=(128, 64, 64), out="f32", bias=True, activation="none")
     old = "  if (col < uint32_t(N)) v += bias[col];"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "  v += bias[col];"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "  v += bias[col];"))
     hits = [c for c in r.failures if c.check == "bias"]
     assert hits and "beyond N = 59" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -295,7 +296,7 @@ def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
     man, src = _kernel(tile=(128, 64, 64), out="bf16", activation="gelu")
     old = "  return 0.5f * x * (1.0f + tanh_approx(u));"
     assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
     hits = [c for c in r.failures if c.check == "epilogue"]
     assert hits and "expected bf16(gelu(" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -306,7 +307,7 @@ def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilo
     """With an epilogue the stored value is checked: D(r, c) holds cell (r, c + 1)'s value."""
     man, src = _kernel(tile=(128, 64, 64), out="bf16", bias=True, activation="relu")
     old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
-    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
     names = {c.check for c in r.failures}
     assert {"epilogue", "tmem"} <= names, [c.to_dict() for c in r.failures]
 

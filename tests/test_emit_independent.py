@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from verilayout.emit import cuda_wgmma
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.names import parse_operand, parse_shape, parse_tile
 from verilayout.simulate.independent import SMEM_SAMPLES, check_wgmma_source
 
@@ -289,7 +290,7 @@ def _gemm(gemm, edit=None, host=False):
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_gemm_source(man, src, host=host)
+    return check_gemm_source(GemmManifest.from_dict(man), src, host=host)
 
 
 def test_the_emitted_gemm_passes_every_independent_check(gemm):
@@ -304,7 +305,7 @@ def test_other_gemm_configurations_pass(cfg):
     from verilayout.emit.cuda_gemm import emit_gemm
     from verilayout.simulate.gemm_check import check_gemm_source
     e = emit_gemm(cfg[0], tile=parse_tile(cfg[1]), stages=cfg[2])
-    r = check_gemm_source(e.manifest, e.files["kernel.cu"], host=False)
+    r = check_gemm_source(GemmManifest.from_dict(e.manifest), e.files["kernel.cu"], host=False)
     assert r.ok, [c.to_dict() for c in r.failures]
 
 

@@ -30,6 +30,10 @@ What is proved here (listed at the top of ``kernel.cu``):
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +47,8 @@ from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "require_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
-           "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS"]
+           "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS",
+           "GemmManifest", "StageOperand", "Epilogue", "ClusterShape"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
 #: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
@@ -347,3 +352,238 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                        "d": f"row-major M x N {out}"},
             "obligations": obls + oa + ob + [of] + ([split_obligation(splits)] if splits > 1
                                                      else []) + cl["obligations"]}
+
+
+# ----- the typed manifest ----------------------------------------------------------------------
+# ``manifest.json`` stays plain JSON (the builders above write dicts, in this key order); a reader
+# of an emitted GEMM (``verilayout simulate``) parses it once, at the door, with
+# ``GemmManifest.from_dict``: the specification it reads is typed, the renderer's derived
+# sections (descriptors, TMA boxes, fragment bases, obligations, ...) ride along verbatim.
+
+def _frozen(value: Any) -> Any:
+    """Law: a JSON value with every list a tuple and every object a read-only mapping;
+    ``_thawed(_frozen(v)) == v`` for every JSON value ``v``.
+
+    >>> _frozen({"a": [1, [2]]})["a"]
+    (1, (2,))
+    """
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """Law: the plain JSON value of a :func:`_frozen` one (tuples back to lists, mappings to dicts).
+
+    >>> _thawed(_frozen({"a": [1, [2]]}))
+    {'a': [1, [2]]}
+    """
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    return value
+
+
+def _field(obj: Mapping, key: str, kind: type, where: str, default: Any = None) -> Any:
+    """Law: ``obj[key]`` when it is a ``kind`` (``default`` when absent and a default is given);
+    else a one-line ``LayoutError`` naming the field ``where + key``.
+
+    >>> _field({"bm": 128}, "bm", int, "")
+    128
+    >>> _field({}, "bm", int, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: missing field 'bm'
+    """
+    if key not in obj:
+        if default is not None:
+            return default
+        raise LayoutError(f"manifest: missing field '{where}{key}'")
+    value = obj[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise LayoutError(f"manifest: field '{where}{key}' is {value!r}, expected "
+                          f"{'an integer' if kind is int else 'a ' + kind.__name__}")
+    return value
+
+
+def _object(obj: Mapping, key: str, where: str = "") -> Mapping:
+    """Law: ``obj[key]`` when it is a JSON object; else a one-line ``LayoutError`` naming it.
+
+    >>> _object({"a": 3}, "a")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: field 'a' is 3, expected an object
+    """
+    if key not in obj:
+        raise LayoutError(f"manifest: missing field '{where}{key}'")
+    if not isinstance(obj[key], Mapping):
+        raise LayoutError(f"manifest: field '{where}{key}' is {obj[key]!r}, expected an object")
+    return obj[key]
+
+
+@dataclass(frozen=True)
+class StageOperand:
+    """One operand's ring stage: its layout text (CuTe, the one fact a checker reads) and the
+    renderer's numbers (stage bytes, offset, descriptor rows as hex texts).
+
+    Law: ``StageOperand.from_dict(d, "a").to_dict() == d`` for an emitted operand ``d``.
+
+    >>> StageOperand.from_dict({"layout": "Sw<3,4,3> o (8,64):(64,1)"}, "a").layout[:9]
+    'Sw<3,4,3>'
+    """
+    layout: str
+    stage_bytes: int = 0
+    offset: int = 0
+    descriptors: tuple = ()
+
+    @staticmethod
+    def from_dict(d: Mapping, name: str) -> "StageOperand":
+        """Law: the operand ``name`` of a manifest; a ``LayoutError`` naming a bad field."""
+        w = f"{name}."
+        return StageOperand(_field(d, "layout", str, w), _field(d, "stage_bytes", int, w, 0),
+                            _field(d, "offset", int, w, 0),
+                            _frozen(_field(d, "descriptors", list, w, [])))
+
+    def to_dict(self) -> dict:
+        """Law: the JSON object of ``manifest.json`` (key order of the builders)."""
+        return {"layout": self.layout, "stage_bytes": self.stage_bytes, "offset": self.offset,
+                "descriptors": _thawed(self.descriptors)}
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What the epilogue does to each accumulator: D's type, ``+ bias[col]``, the activation,
+    and where it runs (the GEMM kernel, or the split-K reduction kernel).
+
+    Law: ``Epilogue()`` is the plain f32 store; ``spec`` is ``(out, bias, activation)``.
+
+    >>> Epilogue.from_dict({"out": "bf16", "bias": True, "activation": "gelu"}).spec
+    ('bf16', True, 'gelu')
+    """
+    out: str = "f32"
+    bias: bool = False
+    activation: str = "none"
+    where: str | None = None
+
+    @property
+    def spec(self) -> tuple[str, bool, str]:
+        """``(out dtype, bias?, activation)``."""
+        return self.out, self.bias, self.activation
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "Epilogue":
+        """Law: the ``epilogue`` object of a manifest (absent keys take the plain f32 store);
+        a ``LayoutError`` naming a field of the wrong type or an unknown value."""
+        e = Epilogue(_field(d, "out", str, "epilogue.", "f32"),
+                     _field(d, "bias", bool, "epilogue.", False),
+                     _field(d, "activation", str, "epilogue.", "none"),
+                     _field(d, "where", str, "epilogue.") if "where" in d else None)
+        if e.out not in OUT_DTYPES or e.activation not in ACTIVATIONS:
+            raise LayoutError(f"manifest: epilogue {dict(d)!r} is not an output type and activation")
+        return e
+
+    def to_dict(self) -> dict:
+        """Law: the JSON object of ``manifest.json`` (``where`` only where it was given)."""
+        return {"out": self.out, "bias": self.bias, "activation": self.activation,
+                **({"where": self.where} if self.where is not None else {})}
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    """The thread-block cluster ``m x n`` and the proved plan of :func:`cluster_plan` (masks,
+    peers, counts, slices: read-only, verbatim).
+
+    Law: ``ClusterShape.from_dict(d).to_dict() == d``.
+
+    >>> ClusterShape.from_dict({"m": 2, "n": 1, "size": 2}).shape
+    (2, 1)
+    """
+    m: int = 1
+    n: int = 1
+    plan: Mapping = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(CM, CN)``."""
+        return self.m, self.n
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "ClusterShape":
+        """Law: the ``cluster`` object of a manifest; a ``LayoutError`` naming a bad ``m`` / ``n``."""
+        return ClusterShape(_field(d, "m", int, "cluster."), _field(d, "n", int, "cluster."),
+                            _frozen({k: v for k, v in d.items() if k not in ("m", "n")}))
+
+    def to_dict(self) -> dict:
+        """Law: the JSON object of ``manifest.json``."""
+        return {"m": self.m, "n": self.n, **_thawed(self.plan)}
+
+
+#: The manifest fields :class:`GemmManifest` types (the rest are the renderer's sections).
+_TYPED = ("format", "kind", "arch", "tag", "dtype", "bm", "bn", "bk", "stages", "consumers",
+          "splits", "a", "b", "epilogue", "cluster")
+
+
+@dataclass(frozen=True)
+class GemmManifest:
+    """A GEMM manifest (``emit gemm``, sm_90a or sm_100a) parsed once: the specification typed,
+    the renderer's other sections (``sections``, read-only) and the file's key order kept, so
+    that :meth:`to_dict` gives back the same JSON.
+
+    Law: ``GemmManifest.from_dict(m).to_dict() == m`` (key order included) for every manifest
+    the builders write; a malformed one is a one-line ``LayoutError`` naming the field.
+
+    >>> m = build_gemm_manifest("f16", tile=(64, 64, 64), stages=2)
+    >>> g = GemmManifest.from_dict(m); (g.dtype, g.bm, g.splits, g.cluster.shape, g.to_dict() == m)
+    ('f16', 64, 1, (1, 1), True)
+    """
+    format: str
+    kind: str
+    arch: str
+    tag: str
+    dtype: str
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    consumers: int
+    a: StageOperand
+    b: StageOperand
+    splits: int = 1
+    epilogue: Epilogue = Epilogue()
+    cluster: ClusterShape = ClusterShape()
+    sections: Mapping = field(default_factory=lambda: MappingProxyType({}))
+    keys: tuple[str, ...] = ()
+
+    @staticmethod
+    def from_dict(d: object) -> "GemmManifest":
+        """Law: the typed manifest of the JSON object ``d``; a ``LayoutError`` naming the first
+        missing or ill-typed field otherwise.
+
+        >>> GemmManifest.from_dict({"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_90a"})
+        Traceback (most recent call last):
+        ...
+        verilayout.errors.LayoutError: manifest: missing field 'tag'
+        """
+        if not isinstance(d, Mapping):
+            raise LayoutError(f"manifest: expected a JSON object, got {type(d).__name__}")
+        s = {k: _field(d, k, str, "") for k in ("format", "kind", "arch", "tag", "dtype")}
+        n = {k: _field(d, k, int, "") for k in ("bm", "bn", "bk", "stages", "consumers")}
+        return GemmManifest(
+            **s, **n, a=StageOperand.from_dict(_object(d, "a"), "a"),
+            b=StageOperand.from_dict(_object(d, "b"), "b"),
+            splits=_field(d, "splits", int, "", 1),
+            epilogue=Epilogue.from_dict(_object(d, "epilogue")) if d.get("epilogue") else Epilogue(),
+            cluster=ClusterShape.from_dict(_object(d, "cluster")) if d.get("cluster") else ClusterShape(),
+            sections=_frozen({k: v for k, v in d.items() if k not in _TYPED}), keys=tuple(d))
+
+    def to_dict(self) -> dict:
+        """Law: the JSON object of ``manifest.json``, keys in the order they were read."""
+        typed = {k: getattr(self, k) for k in _TYPED}
+        out = {}
+        for k in self.keys or tuple(_TYPED) + tuple(self.sections):
+            v = typed[k] if k in typed else self.sections[k]
+            out[k] = v.to_dict() if hasattr(v, "to_dict") else _thawed(v)
+        return out

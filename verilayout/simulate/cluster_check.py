@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS, LANDING_ASSUMPTION,
                                             MAP_A_ADDR,
@@ -74,11 +75,14 @@ class ClusterCta(GemmSim):
                 for a in range(ctm_n) for b in range(ctn_n)}
 
 
-def check_gemm(man: dict, source: str, *, host: bool = True, ragged: bool = True) -> IndependentReport:
+def check_gemm(man: GemmManifest, source: str, *, host: bool = True, ragged: bool = True) -> IndependentReport:
     """The independent checks of an emitted sm_90a GEMM: :func:`check_cluster_source` for a
     cluster, :func:`verilayout.simulate.gemm_check.check_gemm_source` for one CTA.
 
-    >>> check_gemm({"dtype": "f16", "cluster": {"m": 3, "n": 1}}, "")
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.gemm_plan import ClusterShape, build_gemm_manifest
+    >>> man = GemmManifest.from_dict(build_gemm_manifest("f16", tile=(64, 64, 64), stages=2))
+    >>> check_gemm(replace(man, cluster=ClusterShape(3, 1)), "")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: manifest: cluster 3x1 is not 1x1, 2x1 or 1x2
@@ -96,7 +100,7 @@ def _problems(bm, bn, bk, cm, cn, k_tiles, eb):
                                               k_tiles * bk - 16 // eb, "r"))
 
 
-def check_cluster_source(man: dict, source: str, *, host: bool = True,
+def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
                          ragged: bool = True) -> IndependentReport:
     """Compile an emitted cluster GEMM ``kernel.cu`` and run the checks of the module docstring.
 
@@ -104,10 +108,13 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
     it covers; otherwise a ``counterexample`` naming what (and which CTA) is wrong, or ``unknown``.
     ``ragged=False``: only the whole-tile problem.
 
-    >>> check_cluster_source({"dtype": "f16"}, "")
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.gemm_plan import ClusterShape, build_gemm_manifest
+    >>> man = GemmManifest.from_dict(build_gemm_manifest("f16", tile=(64, 64, 64), stages=2))
+    >>> check_cluster_source(replace(man, cluster=ClusterShape(1, 3)), "")
     Traceback (most recent call last):
     ...
-    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    verilayout.errors.LayoutError: manifest: cluster 1x3 is not 1x1, 2x1 or 1x2
     """
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     cm, cn = cluster_shape(man)
@@ -127,7 +134,7 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
         return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no vl_gemm_kernel "
                                                        "entry in the PTX")]), CLUSTER_ASSUMPTIONS)
     eb = _BYTES[dt]
-    splits = int(man.get("splits", 1))
+    splits = man.splits
     k_tiles = max(-(-(stages + 2) // 2), splits + 1 if splits > 1 else 1)
     size = cm * cn
     for M, N, K, label in _problems(bm, bn, bk, cm, cn, k_tiles, eb)[:2 if ragged else 1]:
@@ -153,7 +160,7 @@ def check_cluster_source(man: dict, source: str, *, host: bool = True,
 class ClusterRun:
     """The runs of all CTAs of one cluster and the checks read from them together."""
 
-    def __init__(self, ctas: list, shape: tuple, man: dict, epi: tuple):
+    def __init__(self, ctas: list, shape: tuple, man: GemmManifest, epi: tuple):
         self.ctas, (self.cm, self.cn), self.man = ctas, shape, man
         self.size = len(ctas)
         self.epi = epi if epi != ("f32", False, "none") and ctas[0].splits == 1 else None

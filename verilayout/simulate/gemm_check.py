@@ -2,8 +2,8 @@
 ``kernel.cu`` run for every thread of one CTA, the host code's tensor maps captured, and the
 mbarrier ring replayed as a transition system over every interleaving.
 
-Nothing here reads the renderer (``verilayout.emit``): from the manifest only the specification is
-taken (``dtype``, ``bm``/``bn``/``bk``, ``stages``, ``consumers``, the two stage layout **texts**).
+Nothing here reads the renderer (``verilayout.emit``): from the manifest (parsed once where it is
+read, :class:`verilayout.emit.gemm_plan.GemmManifest`) only the specification is taken (``dtype``, ``bm``/``bn``/``bk``, ``stages``, ``consumers``, the two stage layout **texts**).
 The kernel is run by :func:`verilayout.simulate.ptx_run.run_threads` (all ``128 * (consumers + 1)``
 threads of CTA 0, one CTA for the grid, ``M = 2 BM``, ``N = BN``, ``K`` giving ``stages + 2``
 pipeline iterations, so the ring wraps and the phase bit flips; then again with ragged edges,
@@ -59,6 +59,7 @@ from collections import deque
 
 import numpy as np
 
+from verilayout.emit.gemm_plan import GemmManifest, StageOperand
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
@@ -91,38 +92,34 @@ MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
 MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR = 0x70000000, 0x71000000, 0x30000000, 0x60000000
 SMEM_BASE = 0x410
+#: A small specification for the examples below (what ``GemmManifest.from_dict`` returns).
+_SPEC = GemmManifest("verilayout-emit-gemm/1", "gemm", "sm_90a", "gemm_f16_64x64x64_s2", "f16",
+                     64, 64, 64, 2, 1,
+                     StageOperand("Sw<3,4,3> o smem_ptr[16b](unset) o ((8,8),(64,1)):((64,512),(1,4096))"),
+                     StageOperand("Sw<3,4,3> o smem_ptr[16b](unset) o ((8,8),(64,1)):((64,512),(1,4096))"))
 
 
-def splits_of(man: dict) -> int:
+def splits_of(man: GemmManifest) -> int:
     """Law: the manifest's split-K factor (1 without one); a ``LayoutError`` unless 1 to 16.
 
-    >>> splits_of({}), splits_of({"splits": 4})
+    >>> from dataclasses import replace
+    >>> splits_of(_SPEC), splits_of(replace(_SPEC, splits=4))
     (1, 4)
     """
-    try:
-        s = int(man.get("splits", 1))
-    except (TypeError, ValueError):
-        raise LayoutError("manifest: splits is not an integer") from None
-    if not 1 <= s <= 16:
-        raise LayoutError(f"manifest: splits {s} is not 1 to 16")
-    return s
+    if not 1 <= man.splits <= 16:
+        raise LayoutError(f"manifest: splits {man.splits} is not 1 to 16")
+    return man.splits
 
 
-def gemm_spec(man: dict) -> tuple:
+def gemm_spec(man: GemmManifest) -> tuple:
     """Law: ``(dtype, BM, BN, BK, stages, consumers, A layout text, B layout text)`` of a GEMM
-    manifest; a ``LayoutError`` naming what is missing otherwise.
+    manifest (a malformed one was refused where it was read: ``GemmManifest.from_dict``).
 
-    >>> gemm_spec({"dtype": "f16"})
-    Traceback (most recent call last):
-    ...
-    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    >>> gemm_spec(_SPEC)[:6]
+    ('f16', 64, 64, 64, 2, 1)
     """
-    try:
-        dt, bm, bn, bk, st = man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), \
-            int(man["stages"])
-        return dt, bm, bn, bk, st, int(man["consumers"]), man["a"]["layout"], man["b"]["layout"]
-    except (KeyError, TypeError, ValueError) as e:
-        raise LayoutError(f"manifest: not a GEMM specification ({type(e).__name__}: {e})") from None
+    return (man.dtype, man.bm, man.bn, man.bk, man.stages, man.consumers, man.a.layout,
+            man.b.layout)
 
 
 def swizzle_span(text: str) -> int:
@@ -137,7 +134,7 @@ def swizzle_span(text: str) -> int:
     return 16 << int(m.group(1))
 
 
-def check_gemm_source(man: dict, source: str, *, host: bool = True,
+def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
                       ragged: bool = True) -> IndependentReport:  # long: two problems, every check
     """Compile an emitted GEMM ``kernel.cu`` and run the checks of the module docstring.
 
@@ -145,10 +142,12 @@ def check_gemm_source(man: dict, source: str, *, host: bool = True,
     covers; otherwise a ``counterexample`` naming what is wrong, or ``unknown``. ``ragged=False``
     runs only the whole-tile problem (not the ragged edges).
 
-    >>> check_gemm_source({"dtype": "f16"}, "")
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.gemm_plan import ClusterShape
+    >>> check_gemm_source(replace(_SPEC, cluster=ClusterShape(2, 1)), "")
     Traceback (most recent call last):
     ...
-    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    verilayout.errors.LayoutError: manifest: a 2x1 cluster GEMM runs as several CTAs: check it with verilayout.simulate.cluster_check.check_gemm
     """
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     _one_cta(man)
@@ -238,41 +237,38 @@ def _chunk_ends(acts: list) -> list[int]:
     return ends
 
 
-def _one_cta(man: dict) -> None:
+def _one_cta(man: GemmManifest) -> None:
     cm, cn = cluster_shape(man)
     if cm * cn > 1:
         raise LayoutError(f"manifest: a {cm}x{cn} cluster GEMM runs as several CTAs: check it with "
                           "verilayout.simulate.cluster_check.check_gemm")
 
 
-def cluster_shape(man: dict) -> tuple[int, int]:
+def cluster_shape(man: GemmManifest) -> tuple[int, int]:
     """Law: ``(CM, CN)`` of the manifest's cluster, ``(1, 1)`` without one; a ``LayoutError``
     unless it is 1x1, 2x1 or 1x2.
 
-    >>> cluster_shape({}), cluster_shape({"cluster": {"m": 2, "n": 1}})
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.gemm_plan import ClusterShape
+    >>> cluster_shape(_SPEC), cluster_shape(replace(_SPEC, cluster=ClusterShape(2, 1)))
     ((1, 1), (2, 1))
     """
-    cl = man.get("cluster") or {"m": 1, "n": 1}
-    try:
-        shape = (int(cl["m"]), int(cl["n"]))
-    except (KeyError, TypeError, ValueError):
-        raise LayoutError("manifest: cluster is not {m, n}") from None
+    shape = man.cluster.shape
     if shape not in ((1, 1), (2, 1), (1, 2)):
         raise LayoutError(f"manifest: cluster {shape[0]}x{shape[1]} is not 1x1, 2x1 or 1x2")
     return shape
 
 
-def epilogue_spec(man: dict) -> tuple[str, bool, str]:
-    """``(out dtype, bias?, activation)`` of the manifest (``("f32", False, "none")`` if absent).
+def epilogue_spec(man: GemmManifest) -> tuple[str, bool, str]:
+    """Law: ``(out dtype, bias?, activation)`` of the manifest (``("f32", False, "none")`` if
+    absent; the values were checked where it was read).
 
-    >>> epilogue_spec({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.gemm_plan import Epilogue
+    >>> epilogue_spec(replace(_SPEC, epilogue=Epilogue("bf16", True, "gelu")))
     ('bf16', True, 'gelu')
     """
-    e = man.get("epilogue") or {}
-    out, bias, act = e.get("out", "f32"), bool(e.get("bias", False)), e.get("activation", "none")
-    if out not in ("f32", "f16", "bf16") or act not in ("none", "relu", "gelu", "silu"):
-        raise LayoutError(f"manifest: epilogue {e!r} is not an output type and activation")
-    return out, bias, act
+    return man.epilogue.spec
 
 
 def bias_value(col):
@@ -480,7 +476,7 @@ int main() {
 """
 
 
-def tensor_maps(source: str, man: dict):
+def tensor_maps(source: str, man: GemmManifest):
     """Law: ``(maps, checks)``: ``launch`` of ``kernel.cu`` built for the host with a recording
     ``cuTensorMapEncodeTiled`` (and ``d_row``/``d_col``/``tile_coords`` where defined), its tensor
     maps checked against cuda.h and the layout texts; ``maps`` names A and B's proved boxes."""
@@ -610,7 +606,7 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
 class GemmSim:
     """The simulated run of one emitted GEMM and the checks read from it (shared by the sm_90a and sm_100a checks)."""
 
-    def __init__(self, man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
+    def __init__(self, man: GemmManifest, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
         self.man, self.run, self.dt, self.eb = man, run, dt, eb
         self.bm, self.bn, self.bk, self.stages, self.cons = bm, bn, bk, stages, cons
         self.la, self.lb, self.M, self.N, self.K, self.k_tiles = la, lb, M, N, K, k_tiles

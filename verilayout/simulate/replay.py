@@ -44,6 +44,7 @@ import numpy as np
 from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
@@ -143,13 +144,14 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     """
     man, source, kind = load_emission(directory)
     if kind == "gemm":
+        gemm = GemmManifest.from_dict(man)      # read once, here: the checks take it typed
         if source is None or nvcc_path() is None:
             raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
-        if man.get("arch") == "sm_100a":     # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
-            return _gemm_result(check_tcgen05_source(man, source))
-        return _gemm_result(check_gemm(man, source))
+        if gemm.arch == "sm_100a":     # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+            return _gemm_result(check_tcgen05_source(gemm, source))
+        return _gemm_result(check_gemm(gemm, source))
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
             return simulate_wgmma(man, source=source, seed=seed, smem_base=smem_base)

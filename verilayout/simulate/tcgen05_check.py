@@ -50,6 +50,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
@@ -104,23 +105,19 @@ def _field(v: int, name: str) -> int:
     return (v >> b) & ((1 << w) - 1)
 
 
-def _spec(man: dict) -> tuple:
-    try:
-        return (man["dtype"], int(man["bm"]), int(man["bn"]), int(man["bk"]), int(man["stages"]),
-                man["a"]["layout"], man["b"]["layout"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise LayoutError(f"manifest: not a GEMM specification ({type(e).__name__}: {e})") from None
+def _spec(man: GemmManifest) -> tuple:
+    return (man.dtype, man.bm, man.bn, man.bk, man.stages, man.a.layout, man.b.layout)
 
 
-def check_tcgen05_source(man: dict, source: str) -> IndependentReport:
+def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     """Compile the sm_100a ``kernel.cu`` and run the checks of the module docstring.
-
     Law: ``proved`` only where the check held for every thread and element it covers.
 
-    >>> check_tcgen05_source({"dtype": "f16"}, "")
+    >>> from verilayout.emit.gemm_plan import build_gemm_manifest as build
+    >>> check_tcgen05_source(GemmManifest.from_dict(build("f16", tile=(64, 64, 64), stages=2)), "")
     Traceback (most recent call last):
     ...
-    verilayout.errors.LayoutError: manifest: not a GEMM specification (KeyError: 'bm')
+    verilayout.errors.LayoutError: manifest: dtype 'f16' / BM 64: not an sm_100a GEMM of this emitter
     """
     dt, bm, bn, bk, stages, la, lb = _spec(man)
     if dt not in _BYTES or bm != 128:
@@ -196,7 +193,7 @@ def _processes(run) -> list | None:
     return out
 
 
-def _checks(man: dict, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
+def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
     # long: the run's TMA trace, the ring, then every per-run check
     """Law: the checks of one CTA's run; ``part`` = (K slice s, splits S, the fused epilogue or
     None, the split-K cover to add this slice's K-tiles to)."""
