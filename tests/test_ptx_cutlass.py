@@ -61,16 +61,22 @@ def test_cutlass_gemm_ptx_is_proved_without_a_plan(name):
     assert {c.status for c in checks} == {"proved"}, [(c.line, c.message) for c in checks if c.status != "proved"]
     shapes = [c for c in checks if c.check == "mma-instruction"]
     assert sorted(c.line for c in shapes) == wg
-    desc = [c for c in checks if c.check == "mma-descriptor" and "advance_bytes" not in c.data]
+    tiles = [c for c in checks if c.data.get("check_kind") == "chain-tile"]
+    desc = [c for c in checks if c.check == "mma-descriptor" and "advance_bytes" not in c.data and c not in tiles]
     assert sorted((c.line, c.data["operand"]) for c in desc) == sorted((ln, o) for ln in wg for o in "AB")
     step, major, fields = EXPECT[name]
+    # K-major: each chain's 4 K-blocks fill the 128-byte swizzle row of every 8-row group of its
+    # 64 (A) or 128 (B) rows, SBO 1024 = the 128B swizzle's repeat (one check per chain and operand);
+    # MN-major operands get no such check
+    assert len(tiles) == (8 if major == "K" else 0)
+    assert {(c.data["columns"], c.data["sbo"]) for c in tiles} <= {(1, 1024)}
     assert {c.data["major"] for c in desc} == {major} and {c.data["swizzle"] for c in desc} == {"128B"}
     if fields is not None:
         assert {int(c.data["ptx_fields"], 16) for c in desc} == {fields}
     adv = [c for c in checks if "advance_bytes" in c.data]
-    # 4 chains (2 K tiles x 2 M-blocks) x 2 operands x K-blocks 1..3, each k K-blocks from K-block 0
+    # 4 chains (2 K tiles x 2 M-blocks) x 2 operands x K-blocks 1..3, each one K-block after the last
     assert len(adv) == 24
-    assert all(c.data["advance_bytes"] == c.data["k_block"] * step for c in adv)
+    assert all(c.data["advance_bytes"] == step and c.data["from_k_block"] == c.data["k_block"] - 1 for c in adv)
     assert all(any("1024-byte aligned" in a for a in c.data["assumptions"]) for c in adv)
 
 

@@ -14,11 +14,21 @@ For every ``wgmma.mma_async`` of a function:
   byte (injective: no stride that must step is zero or overlapping); the start of a swizzled
   operand lies in the first row of a swizzle repeat;
 * K-block advance: wgmmas between one ``wgmma.fence`` and the next ``wgmma.commit_group`` that
-  accumulate into the same registers are successive K-blocks; the start of K-block ``k`` is
-  K-block 0's start plus ``k`` K-blocks of the canonical layout (one K-block: the address the
-  layout, extended along K, gives to ``(0, K)``). A K-major swizzled K-block that would run past the swizzle row starts a new
-  atom instead: its start must be at the start of a swizzle repeat and it must read no byte the
-  previous K-block reads (an inference: the atoms' placement is not in the descriptor).
+  accumulate into the same registers are successive K-blocks; K-block ``k`` starts ``s`` K-blocks of
+  the canonical layout (one K-block: the address the layout, extended along K, gives to ``(0, K)``)
+  after the last K-block ``k - s`` whose advance was not an error (so one wrong K-block is one
+  error). A K-major swizzled K-block that would run past its swizzle row (``+32`` bytes a K-block of
+  16 f16 inside the 128-byte row) is in a new atom column, as CuTe's ``tile_to_shape`` of a swizzle
+  atom places them (CUTLASS ``cute/atom/mma_traits_sm90_gmma.hpp``, ``GMMA::Layout_K_SW128_Atom``):
+  the column starts a whole number of swizzle repeats (1024 bytes for 128B) past the previous
+  column's start, and the K-block reads no byte an earlier K-block of the chain reads (an
+  inference: the atoms' placement is not in the descriptor);
+* chain tile (K-major swizzled operands): the chain's K-blocks read every byte of the atom columns
+  they span (each column's ``MN/8`` 8-row groups, SBO apart). Where they leave bytes unread, the
+  descriptor's SBO is not that of a dense tile of the swizzle atom for the K extent advanced (SBO
+  one repeat for columns stacked along MN, the columns' count times the repeat for columns side by
+  side): ``unknown`` with the first unread byte, never ``proved`` (the PTX alone does not say what
+  the tile holds there).
 
 Assumptions, reported with every proof: the shared-memory base is 1024-byte aligned and
 ``base + the largest constant offset the function adds to it`` stays inside the 227 KB an sm_90 CTA
@@ -202,6 +212,7 @@ class _Operand:
     def __init__(self, ins, name, expr, desc, major, dtype, mn, k):
         self.ins, self.name, self.expr, self.desc = ins, name, expr, desc
         self.major, self.dtype, self.mn, self.k = major, dtype, mn, k
+        self.kb = 0                      # its K-block in the chain (set by the chain's walk)
 
     def start(self) -> z3.BitVecRef:
         return z3.Extract(13, 0, self.expr)
@@ -310,9 +321,46 @@ def _k_step_bytes(op: _Operand) -> int:
     return ext.eval(0, op.k) // 8
 
 
-def _advance_check(ctx: _Ctx, first: _Operand, prev: _Operand, cur: _Operand, kb: int, data: dict) -> Check:
-    """K-block ``kb`` of a chain against its K-block 0 (``first``): ``kb`` K-blocks further on; a
-    K-major swizzled K-block past the swizzle row is checked against the previous one instead."""
+def _bytes_read(op: _Operand, at: int) -> set[int]:
+    """The bytes one K-block reads when its start lies ``at`` bytes past a swizzle repeat (the
+    swizzle acts on absolute address bits: the 1024-byte aligned base is assumed)."""
+    fn = hardware_address_function(op.desc, major=op.major, dtype=op.dtype, mn_extent=op.mn)
+    width = max(DTYPE_BITS[op.dtype] // 8, 1)
+    first = replace(fn, const=at * 8).table().reshape(-1) // 8
+    return {int(b) + j for b in first for j in range(width)}
+
+
+def _row_position(ctx: _Ctx, op: _Operand, modulus: int) -> int | None:
+    """The operand's start modulo ``modulus`` bytes when it is one constant, else None."""
+    p, _ = ctx.constant(z3.URem(z3.ZeroExt(18, op.start()) * 16, modulus))
+    return p
+
+
+def _offset(ctx: _Ctx, ref: _Operand, cur: _Operand) -> tuple[int | None, list[str]]:
+    """Bytes from ``ref``'s start to ``cur``'s (the 14-bit field's difference, signed), or None."""
+    d, texts = ctx.constant(z3.Extract(13, 0, cur.start() - ref.start()))
+    if d is None:
+        return None, texts
+    return (d * 16 if d < 1 << 13 else (d - (1 << 14)) * 16), texts
+
+
+def _new_column(op: _Operand, prev_pos: int, want: int) -> bool:
+    """A K-major swizzled K-block after one at ``prev_pos`` in its swizzle row must start a new atom
+    column: the next ``want`` bytes would run past the row."""
+    if op.desc.swizzle == "none" or op.major != "K":
+        return False
+    return prev_pos + 2 * want > 16 * swizzle_units(op.desc.swizzle)
+
+
+def _advance_check(ctx: _Ctx, hist: list[_Operand], cur: _Operand, kb: int, data: dict) -> Check:
+    """K-block ``kb`` of a chain against the last K-block that passed (``hist[-1]``, ``s`` K-blocks
+    back; ``hist[0]`` is K-block 0): the canonical layout extended along K puts it ``s`` K-blocks on
+    (``+32`` bytes a K-block for a K-major swizzled f16 operand inside its swizzle row). A K-major
+    swizzled K-block that would run past the swizzle row starts a new atom column (CuTe's ``tile_to_shape`` of a swizzle atom: the column's
+    size, a multiple of the swizzle repeat, past the previous column's start): its start must be
+    at the start of a swizzle repeat and it must read no byte an earlier K-block of the chain reads
+    (an inference: the atoms' placement is not in the descriptor)."""
+    first, prev = hist[0], hist[-1]
     name = cur.name
     data = dict(data, operand=name, k_block=kb)
     if first.desc.value & _HIGH != cur.desc.value & _HIGH:
@@ -321,51 +369,125 @@ def _advance_check(ctx: _Ctx, first: _Operand, prev: _Operand, cur: _Operand, kb
                       f"{first.desc.value:#018x} (line {first.ins.line}): one operand, one layout", data)
     want = _k_step_bytes(cur)
     desc = cur.desc
-    ref, steps = first, kb
-    crossing = False
+    steps, crossing = kb - prev.kb, False
     if desc.swizzle != "none" and cur.major == "K":
-        row = 16 * swizzle_units(desc.swizzle)
-        p0, _ = ctx.constant(z3.URem(z3.ZeroExt(18, first.start()) * 16, row))
-        if p0 is None:
+        pp = _row_position(ctx, prev, 16 * swizzle_units(desc.swizzle))
+        if pp is None:
             return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: "
-                          "K-block 0's place in its swizzle row is not one constant", data)
-        if p0 + (kb + 1) * want > row:            # past the row: a new atom, against the previous block
-            ref, steps, crossing = prev, 1, True
-    delta = z3.Extract(13, 0, cur.start() - ref.start())
-    d, texts = ctx.constant(delta)
-    data.update(reference_line=ref.ins.line, assumptions=texts)
-    if d is None:
+                          f"K-block {prev.kb}'s place in its swizzle row is not one constant", data)
+        crossing = _new_column(cur, pp + (steps - 1) * want, want)
+    got, texts = _offset(ctx, prev, cur)
+    data.update(reference_line=prev.ins.line, assumptions=texts)
+    if got is None:
         return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: the "
-                      f"start's distance to K-block {kb - steps} is not one constant", data)
-    got = d * 16 if d < 1 << 13 else (d - (1 << 14)) * 16
-    data.update(advance_bytes=got, k_block_bytes=want, from_k_block=kb - steps)
+                      f"start's distance to K-block {prev.kb} is not one constant", data)
+    data.update(advance_bytes=got, k_block_bytes=want, from_k_block=prev.kb, new_column=crossing)
     if crossing:
-        rep = pattern_repeat_bytes(desc.swizzle)
-        row = 16 * swizzle_units(desc.swizzle)
-        p, _ = ctx.constant(z3.URem(z3.ZeroExt(18, prev.start()) * 16, rep))
-        fn = hardware_address_function(desc, major="K", dtype=cur.dtype, mn_extent=cur.mn)
-        ok = p is not None and (p + got) % rep == 0 and p + got >= 0
-        if ok:
-            t0 = set(replace(fn, const=p * 8).table().reshape(-1).tolist())
-            t1 = set(replace(fn, const=(p + got) * 8).table().reshape(-1).tolist())
-            ok = not (t0 & t1)
-        if ok:
-            return _check(cur.ins, "mma-descriptor", "proved", None,
-                          f"operand {name}, K-block {kb}: starts a new {desc.swizzle} atom {got} bytes after "
-                          f"K-block {kb - 1} (line {prev.ins.line}), on a swizzle repeat, reading none of "
-                          "its bytes (inferred rule: the atoms' placement is not in the descriptor)", data)
-        return _check(cur.ins, "mma-descriptor", "counterexample", "error",
-                      f"operand {name}, K-block {kb}: past the {row}-byte swizzle row it must start a new "
-                      f"atom on a {rep}-byte repeat and read none of K-block {kb - 1}'s bytes; it starts "
-                      f"{got} bytes after K-block {kb - 1} (line {prev.ins.line})", data)
+        # the K-blocks after ``prev`` that still fit its row, then ``inside`` K-blocks into the new column
+        inside = steps - 1 - ((16 * swizzle_units(desc.swizzle) - pp) // want - 1)
+        if (inside + 1) * want > 16 * swizzle_units(desc.swizzle):
+            return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: more "
+                          f"than one atom column after K-block {prev.kb}, the last that passed", data)
+        data.update(column_offset_bytes=inside * want)
+        return _column_check(ctx, hist, cur, kb, got - inside * want, data)
     if got != steps * want:
         return _check(cur.ins, "mma-descriptor", "counterexample", "error",
-                      f"operand {name}, K-block {kb}: starts {got} bytes after K-block {kb - steps} "
-                      f"(line {ref.ins.line}); the {desc.swizzle} {cur.major}-major {cur.dtype} layout puts it "
+                      f"operand {name}, K-block {kb}: starts {got} bytes after K-block {prev.kb} "
+                      f"(line {prev.ins.line}); the {desc.swizzle} {cur.major}-major {cur.dtype} layout puts it "
                       f"{steps} x {want} = {steps * want} bytes on", data)
     return _check(cur.ins, "mma-descriptor", "proved", None,
                   f"operand {name}, K-block {kb}: starts {steps} K-block(s) ({steps * want} bytes) after "
-                  f"K-block {kb - steps} (line {ref.ins.line})", data)
+                  f"K-block {prev.kb} (line {prev.ins.line})", data)
+
+
+def _column_check(ctx: _Ctx, hist: list[_Operand], cur: _Operand, kb: int, got: int, data: dict) -> Check:
+    """A K-block in a new atom column (see :func:`_advance_check`), whose column starts ``got``
+    bytes after ``hist[-1]``: on a swizzle repeat, past the previous column's start, the K-block
+    reading none of an earlier K-block's bytes."""
+    prev, desc, name = hist[-1], cur.desc, cur.name
+    rep = pattern_repeat_bytes(desc.swizzle)
+    row = 16 * swizzle_units(desc.swizzle)
+    p = _row_position(ctx, prev, rep)
+    jump = None if p is None else got + p % row      # from the start of the previous column
+    data.update(column_jump_bytes=jump)
+    if p is None or jump <= 0 or (p + got) % rep:
+        return _check(cur.ins, "mma-descriptor", "counterexample" if p is not None else "unknown",
+                      "error" if p is not None else "note",
+                      f"operand {name}, K-block {kb}: would run past the {row}-byte swizzle row of K-block "
+                      f"{prev.kb} (line {prev.ins.line}), so it must start a new atom column: a whole number of "
+                      f"{rep}-byte swizzle repeats past the column's start; its column starts {got} bytes after "
+                      f"K-block {prev.kb}"
+                      + ("" if jump is None else f" ({jump} bytes past the column's start)"), data)
+    p0 = _row_position(ctx, hist[0], rep)
+    seen: set[int] = set()
+    for op in hist:
+        d, _ = _offset(ctx, hist[0], op)
+        if d is None or p0 is None:
+            return _check(cur.ins, "mma-descriptor", "unknown", "note", f"operand {name}, K-block {kb}: the "
+                          "earlier K-blocks' starts are not constants from K-block 0's", data)
+        seen |= _bytes_read(op, p0 + d)
+    d_cur, _ = _offset(ctx, hist[0], cur)
+    clash = sorted(seen & _bytes_read(cur, p0 + d_cur))
+    if clash:
+        return _check(cur.ins, "mma-descriptor", "counterexample", "error",
+                      f"operand {name}, K-block {kb}: its new atom column ({jump} bytes past the previous "
+                      f"column's start) reads byte {clash[0] - p0} (from K-block 0's start) that an earlier "
+                      "K-block of the chain reads", dict(data, witness_byte=clash[0] - p0))
+    return _check(cur.ins, "mma-descriptor", "proved", None,
+                  f"operand {name}, K-block {kb}: starts a new {desc.swizzle} atom column {jump} bytes "
+                  f"({jump // rep} swizzle repeats) past the start of K-block {prev.kb}'s column (line "
+                  f"{prev.ins.line}), reading no byte an earlier K-block reads (inferred rule: the "
+                  "atoms' placement is not in the descriptor)", data)
+
+
+def _tile_check(ctx: _Ctx, hist: list[_Operand], data: dict) -> Check | None:
+    """Whether a chain's K-blocks of a K-major swizzled operand read every byte of the atom columns
+    they span (the 8-row groups of each column, ``SBO`` apart, from the column's first row-start to
+    its last group's end); None for other operands. The descriptor alone fixes one K-block's layout
+    but not the tile's: an SBO that leaves bytes between a column's 8-row groups that no K-block of
+    the chain reads is not CuTe's dense tile of the swizzle atom for the K extent advanced (SBO one
+    repeat for atom columns stacked along MN, or the columns' count times the repeat for columns
+    side by side), so the check is ``unknown`` with the bytes, never proved (the PTX alone does not
+    say what the tile holds there)."""
+    first = hist[0]
+    if first.desc.swizzle == "none" or first.major != "K":
+        return None
+    desc, name = first.desc, first.name
+    rep, row = pattern_repeat_bytes(desc.swizzle), 16 * swizzle_units(desc.swizzle)
+    p0 = _row_position(ctx, first, rep)
+    offs = [_offset(ctx, first, op)[0] for op in hist]
+    kext = len(hist) * first.k
+    data = dict(data, operand=name, k_block=0, k_extent=kext, sbo=desc.sbo, check_kind="chain-tile")
+    if p0 is None or any(d is None for d in offs):
+        return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: the chain's K-block "
+                      "starts are not constants from K-block 0's: whether they tile the operand is not checked",
+                      data)
+    want = _k_step_bytes(first)
+    starts = [p0 + d for d in offs]
+    cols = [starts[0] - starts[0] % row]
+    for a, b in zip(starts, starts[1:]):
+        if _new_column(first, a % row, want):
+            cols.append(b - b % row)
+    read: set[int] = set()
+    for op, at in zip(hist, starts):
+        read |= _bytes_read(op, at)
+    span = (first.mn // 8 - 1) * desc.sbo + rep
+    holes = [(c, b) for c in cols for b in range(c, c + span) if b not in read]
+    data.update(columns=len(cols), column_starts=[c - p0 for c in cols])
+    if not holes:
+        return _check(first.ins, "mma-descriptor", "proved", None,
+                      f"operand {name}: the chain's {len(hist)} K-blocks (K = {kext}) read every byte of the "
+                      f"{len(cols)} {desc.swizzle} atom column(s) they span, {first.mn // 8} 8-row groups each "
+                      f"{desc.sbo} bytes (SBO) apart: a dense tile of the swizzle atom", data)
+    jumps = {b - a for a, b in zip(cols, cols[1:])}
+    dense = len(cols) * rep if jumps == {rep} else rep
+    c, b = holes[0]
+    return _check(first.ins, "mma-descriptor", "unknown", "note",
+                  f"operand {name}: with SBO {desc.sbo} bytes the chain's {len(hist)} K-blocks (K = {kext}) "
+                  f"leave {len(holes)} byte(s) of their atom column(s) unread (first: byte {b - p0} from "
+                  f"K-block 0's start); a dense {desc.swizzle} K-major tile of this K extent has SBO "
+                  f"{dense}; the PTX alone does not say what the tile holds there (not proved)",
+                  dict(data, first_unread=b - p0, dense_sbo=dense))
 
 
 def _chains(mod: PtxModule, func: str) -> list[list[Instr]]:
@@ -385,6 +507,33 @@ def _chains(mod: PtxModule, func: str) -> list[list[Instr]]:
     return chains
 
 
+def _operand_link(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str, data: dict,
+                  hist: dict[str, list[_Operand]], out: list[Check]) -> _Operand | bool | None:
+    """The checks of one operand of one K-block appended to ``out`` (its descriptor, and its
+    advance from the chain's last K-block that passed); the operand, False where its advance is
+    an error (the chain goes on from the last good K-block), or None where the chain breaks."""
+    try:
+        cs, op = _operand_check(ctx, ins, slot, name, shape, major, data)
+        out.extend(cs)
+        if op is None:
+            return None
+        op.kb = data["k_block"]
+        if hist.get(name):
+            adv = _advance_check(ctx, hist[name], op, op.kb, data)
+            out.append(adv)
+            if adv.severity == "error":    # a wrong K-block is no reference for the next ones
+                return False
+        return op
+    except (LayoutError, z3.Z3Exception) as err:
+        out.append(_check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: {err}",
+                          dict(data, operand=name)))
+    except (AssertionError, ValueError, KeyError, IndexError, TypeError) as err:
+        why = f"internal error ({type(err).__name__}: {err})"
+        out.append(_check(ins, "mma-descriptor", "unchecked", None, f"operand {name}: unchecked: "
+                          f"{why}", dict(data, operand=name, reason=why)))
+    return None
+
+
 def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path: str = "") -> list[Check]:
     """The checks of the module docstring for every ``wgmma.mma_async`` of ``mod`` (``evals``: one
     evaluator per function, reading the shared-memory base of the module)."""
@@ -395,8 +544,8 @@ def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path:
             continue
         ctx: _Ctx | None = None
         for chain_no, chain in enumerate(_chains(mod, func)):
-            prev: dict[str, _Operand] = {}
-            firsts: dict[str, _Operand] = {}
+            hist: dict[str, list[_Operand]] = {}
+            whole: dict[str, bool] = {}
             for kb, ins in enumerate(chain):
                 shape = wgmma_shape(ins.opcode)
                 if shape is None or len(ins.args) < 3:
@@ -412,25 +561,18 @@ def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path:
                 for slot, name in ((1, "A"), (2, "B")):
                     if slot == 1 and a_is_reg:
                         continue
-                    try:
-                        cs, op = _operand_check(ctx, ins, slot, name, shape, majors[slot - 1], data)
-                        out.extend(cs)
-                        if op is not None and name in prev and name in firsts:
-                            out.append(_advance_check(ctx, firsts[name], prev[name], op, kb, data))
-                    except (LayoutError, z3.Z3Exception) as err:
-                        out.append(_check(ins, "mma-descriptor", "unknown", "note", f"operand {name}: {err}",
-                                          dict(data, operand=name)))
-                        op = None
-                    except (AssertionError, ValueError, KeyError, IndexError, TypeError) as err:
-                        why = f"internal error ({type(err).__name__}: {err})"
-                        out.append(_check(ins, "mma-descriptor", "unchecked", None, f"operand {name}: unchecked: "
-                                          f"{why}", dict(data, operand=name, reason=why)))
-                        op = None
-                    if op is not None:
-                        prev[name] = op
-                        if kb == 0:
-                            firsts[name] = op
+                    op = _operand_link(ctx, ins, slot, name, shape, majors[slot - 1], data, hist, out)
+                    if op is False:
+                        whole[name] = False
+                    elif op is not None:
+                        hist.setdefault(name, []).append(op)
+                        whole.setdefault(name, kb == 0)
                     else:                      # a broken link: no later K-block of this chain is compared
-                        prev.pop(name, None)
-                        firsts.pop(name, None)
+                        hist.pop(name, None)
+                        whole[name] = False
+            for name, ops in hist.items():
+                if whole.get(name):
+                    tile = _tile_check(ctx, ops, {"chain": chain_no})
+                    if tile is not None:
+                        out.append(tile)
     return out
