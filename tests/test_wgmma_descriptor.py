@@ -143,3 +143,24 @@ def test_encode_decode_round_trip(start, lbo, sbo, bo, sw):
 @given(st.integers(0, (1 << 64) - 1), st.sampled_from(["sm_90", "sm_100"]))
 def test_every_64_bit_value_decodes_and_re_encodes_to_itself(v, arch):
     assert decode(v, arch).value == v
+
+
+def test_sm90_descriptor_decoded_for_sm100_names_the_missing_version():
+    # CUTLASS cute/arch/mma_sm100_desc.hpp: UMMA::SmemDescriptor ``version_`` is bits 46-47, set to 1
+    # for Blackwell (cute/atom/mma_traits_sm100.hpp); PTX ISA tcgen05 shared memory descriptor: bits
+    # 46-48 the fixed 0b001. An sm_90 value (bits: start 64, LBO 1, SBO 64, 128B at 62-63) has 0 there.
+    v = (1 << 62) | (64 << 32) | (1 << 16) | 64
+    msgs = [f.message for f in contract_findings(decode(v, "sm_100"), major="K", dtype="f16", mn_extent=64)]
+    assert msgs == ["the sm_100 descriptor version (bits 46-47) is 0, not 1 (an sm_90 wgmma descriptor has "
+                    "no version field: set bit 46)"]
+    both = [f.message for f in contract_findings(decode(v | 3 << 46 | 1 << 48, "sm_100"), major="K",
+                                                 dtype="f16", mn_extent=64)]
+    assert both[0].startswith("the sm_100 descriptor version (bits 46-47) is 3, not 1")
+    assert both[1].startswith(f"reserved bits {1 << 48:#x} are set")
+
+
+def test_wgmma_decode_cli_says_version_for_sm100(capsys):
+    from verilayout.cli.main import main
+    rc = main(["wgmma", "decode", "0x4000004000010040", "--arch", "sm_100"])
+    out = capsys.readouterr().out
+    assert rc == 1 and "version (bits 46-47) is 0, not 1" in out and "0x400000000000" not in out

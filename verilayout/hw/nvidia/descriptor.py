@@ -76,6 +76,10 @@ def _field_mask(arch: str) -> int:
     return m | 0b111 << 61 | 1 << 52
 
 
+#: sm_100 descriptor bits 46-47: the version field (1), the fixed bits the reserved value XORs out
+_VERSION_MASK = 0b11 << 46
+
+
 def _fixed_bits(arch: str) -> int:
     return 1 << 46 if arch == "sm_100" else 0
 
@@ -492,10 +496,19 @@ def _field_rule_findings(desc: Descriptor) -> list[Finding]:
     field that is no mode of the architecture, a base offset without swizzling."""
     out = []
     sw = desc.swizzle
-    if desc.reserved:
-        what = ("bits 46-48 must hold 0b001 and bits 53-60 must be 0"
+    rest = desc.reserved
+    if desc.arch == "sm_100" and rest & _VERSION_MASK:
+        # PTX ISA tcgen05 "Shared Memory Descriptor": bits 46-48 hold the fixed 0b001; CUTLASS
+        # cute/arch/mma_sm100_desc.hpp (UMMA::SmemDescriptor): bits 46-47 are ``version_``, 1 on sm_100
+        version = ((desc.value >> 46) & 3)
+        out.append(Finding("reserved-bits", f"the sm_100 descriptor version (bits 46-47) is {version}, "
+                           "not 1" + (" (an sm_90 wgmma descriptor has no version field: set bit 46)"
+                                      if version == 0 else "")))
+        rest &= ~_VERSION_MASK
+    if rest:
+        what = ("bit 48 must be 0 and bits 53-60 must be 0"
                 if desc.arch == "sm_100" else "bits 14-15, 30-31, 46-48 and 52-61 are unused")
-        out.append(Finding("reserved-bits", f"reserved bits {desc.reserved:#x} are set ({what})"))
+        out.append(Finding("reserved-bits", f"reserved bits {rest:#x} are set ({what})"))
     if sw.startswith("invalid"):
         out.append(Finding("swizzle-mode", f"swizzle field {desc.layout_type} is not a mode of "
                            f"{desc.arch} (valid: {sorted(_types(desc.arch))})"))
