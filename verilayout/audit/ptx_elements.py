@@ -269,9 +269,34 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
         if instrs:
             out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
                                       loc in claims["foreign"], of, claims["chained"]))
+    out.extend(_sunk_loads(lines, ops, by_loc, owned, out, tmod, evals, memo, of, claims["chained"]))
     memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
     out = _also_charged(out, {i.line: i for i in mod.instrs})
     memo[("element_lines",)] = {ln for c in out for ln in (c.line, *c.data.get("instructions", ()))}
+    return out
+
+
+def _sunk_loads(lines: dict, ops: list, by_loc: dict, owned: set, done: list[Check], tmod: Module, evals: dict,
+                memo: dict, of: dict, chained: set) -> list[Check]:
+    """The checks of the ``ttg.local_load`` ops whose PTX loads all carry the source line of the op
+    that uses the result (the backend sinks a load next to its use: the loads of a ``tt.dot``
+    operand under the dot's line), tied by dataflow: the load's one user, on a line where no
+    shared-memory op of its own loads, and no other operand of that user loaded the same way; the
+    user's line's loads no check took are the op's."""
+    taken = {ln for c in done for ln in (c.line, *c.data.get("instructions", ()))}
+    out: list[Check] = []
+    for (loc, kind), reps in lines.items():
+        if kind != "load" or by_loc.get((loc, kind)) or len(reps) != 1:
+            continue
+        op = next(iter(reps.values()))
+        users = [u for u in tmod.ops if u.loc and set(op.results) & set(u.operands)]
+        if len(users) != 1 or users[0].loc == loc or (users[0].loc, "load") in owned:
+            continue
+        rivals = [o for o in ops if o is not op and _OPS[o.name][0] == "load" and not by_loc.get((o.loc, "load"))
+                  and set(o.results) & set(users[0].operands)]
+        cand = [i for i in by_loc.get((users[0].loc, "load"), []) if i.line not in taken]
+        if cand and not rivals:
+            out.extend(_line_elements([op], cand, tmod, evals, memo, False, of, chained))
     return out
 
 
