@@ -48,7 +48,7 @@ from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS,
                                             swizzle_span, tensor_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
-from verilayout.simulate.ptx_run import CLUSTER_WINDOW, run_threads
+from verilayout.simulate.ptx_run import CLUSTER_WINDOW, cta_mask, run_threads, tma_mbarrier, tx_count
 
 __all__ = ["check_gemm", "check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
 
@@ -207,9 +207,9 @@ class ClusterRun:
             if not ev.op.startswith("cp.async.bulk.tensor"):
                 continue
             mc = "multicast" in ev.op
-            mask = v.get("a1") if mc else None
+            mask = cta_mask(v) if mc else None
             out.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                        "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "bar": int(v["a0"][0]),
+                        "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "bar": int(tma_mbarrier(v)[0]),
                         "mask": (int(mask[0]) & 0xFFFF) if mask is not None else 1 << x,
                         "from": x, "ev": ev})
         return out
@@ -292,7 +292,7 @@ class ClusterRun:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it += 1
                 elif ev.op.startswith("mbarrier.arrive.expect_tx"):
-                    exp[max(it, 0)] = exp.get(max(it, 0), 0) + int(v["a1"][0])
+                    exp[max(it, 0)] = exp.get(max(it, 0), 0) + int(tx_count(v)[0])
             got: dict = {}
             for m in landing[x]:
                 got[m["it"]] = got.get(m["it"], 0) + box[m["map"]]

@@ -15,12 +15,48 @@ an arrival is pending (a peer's bytes landing before this CTA's ``expect_tx``).
 from __future__ import annotations
 
 from collections import deque
+from typing import Any, NamedTuple
 
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAX_STATES, swizzle_span
 from verilayout.simulate.independent import KernelCheck
-from verilayout.simulate.ptx_run import CLUSTER_WINDOW
+from verilayout.simulate.ptx_run import CLUSTER_WINDOW, init_count, pending_groups, phase_parity, tx_count
 
 __all__ = ["explore_cluster"]
+
+
+class TmaRow(NamedTuple):
+    """One TMA of the cluster: the CTA that issues it, its destination (low 18 bits), the bytes
+    of one slice, its mbarrier, its iteration, the CTAs it lands in, its event, its tensor map
+    and its row coordinate."""
+    sender: int
+    dst: int
+    nbytes: int
+    bar: int
+    it: int
+    dests: tuple
+    ev: Any
+    map: int
+    c1: int
+
+
+class ClusterSystem(NamedTuple):
+    """What the exploration of the cluster's rings reads besides the state: the programs, the
+    TMA table, the mbarrier and buffer indices, each TMA's stage buffer (``buffer_of``) and the
+    slices each buffer needs, the cluster-barrier arrivals before each pc, the shape
+    (``ncons`` consumers per CTA, ``nx`` CTAs), each CTA's stage regions, each mbarrier's init
+    count and each process's step ends."""
+    prog: list
+    table: list
+    bars: dict
+    bufs: dict
+    buffer_of: dict
+    need: dict
+    arrives: list
+    ncons: int
+    nx: int
+    regions: dict
+    inits: dict
+    ends: list
 
 
 def _exit_text(y: int) -> str:
@@ -43,18 +79,18 @@ def _compile(procs, issued, ncons):
             for ev, v, n, t in tr:
                 op = ev.op
                 if op.startswith("mbarrier.init") and p == 0:
-                    acts.append(("init", (x, int(v["addr"][0])), int(v["a0"][0]), ev))
+                    acts.append(("init", (x, int(v["addr"][0])), int(init_count(v)[0]), ev))
                 elif op.startswith("mbarrier.try_wait"):
                     it += 1
-                    acts.append(("wait", (x, int(v["addr"][0])), int(v["a1"][0]) & 1, ev))
+                    acts.append(("wait", (x, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, ev))
                 elif op.startswith("mbarrier.arrive"):
-                    tx = int(v["a1"][0]) if "expect_tx" in op else 0
+                    tx = int(tx_count(v)[0]) if "expect_tx" in op else 0
                     acts.append(("arrive", _target(x, int(v["addr"][0])), n, tx, ev))
                 elif op.startswith("cp.async.bulk.tensor") and p == 0:
                     t_ = next(it_tma)
                     dests = tuple(y for y in range(len(procs)) if t_["mask"] >> y & 1)
-                    table.append([x, t_["dst"] & 0x3FFFF, 0, t_["bar"], t_["it"], dests, ev,
-                                  t_["map"], t_["c1"]])
+                    table.append(TmaRow(x, t_["dst"] & 0x3FFFF, 0, t_["bar"], t_["it"], dests, ev,
+                                        t_["map"], t_["c1"]))
                     acts.append(("tma", len(table) - 1, ev))
                 elif op.startswith("wgmma.mma_async") and p > 0:
                     reads = tuple((x, (int(v[k][0]) & 0x3FFF) << 4) for k in ("desc_a", "desc_b")
@@ -63,7 +99,7 @@ def _compile(procs, issued, ncons):
                 elif op.startswith("wgmma.commit_group") and p > 0:
                     acts.append(("commit", ev))
                 elif op.startswith("wgmma.wait_group") and p > 0:
-                    acts.append(("retire", int(v["a0"][0]), ev))
+                    acts.append(("retire", int(pending_groups(v)[0]), ev))
                 elif op.startswith("barrier.cluster.arrive"):
                     acts.append(("carrive", ev))
                 elif op.startswith("barrier.cluster.wait"):
@@ -101,12 +137,12 @@ def _system(procs, issued, ctas):
     ncons, nx = ctas[0].cons, len(procs)
     prog, table = _compile(procs, issued, ncons)
     g0 = ctas[0]
-    for row in table:                                  # bytes of one slice: its recorded box
-        part = (g0.bm // g0.cn) if row[7] == MAP_A_ADDR else (g0.bn // g0.cm)
-        row[2] = part * swizzle_span(g0.la if row[7] == MAP_A_ADDR else g0.lb)
+    for i, row in enumerate(table):                    # bytes of one slice: its recorded box
+        part = (g0.bm // g0.cn) if row.map == MAP_A_ADDR else (g0.bn // g0.cm)
+        table[i] = row._replace(nbytes=part * swizzle_span(g0.la if row.map == MAP_A_ADDR else g0.lb))
     of, need = _buffers(table, ctas)
     bars = sorted({a[1] for acts in prog for a in acts if a[0] in ("init", "wait")} |
-                  {(y, row[3]) for row in table for y in row[5]})
+                  {(y, row.bar) for row in table for y in row.dests})
     bidx = {b: i for i, b in enumerate(bars)}
     bufs = sorted(need)
     fidx = {b: i for i, b in enumerate(bufs)}
@@ -114,7 +150,7 @@ def _system(procs, issued, ctas):
                for acts in prog]
     ends = {}
     for i, row in enumerate(table):
-        ends[of[i]] = max(ends.get(of[i], 0), row[1] + row[2])
+        ends[of[i]] = max(ends.get(of[i], 0), row.dst + row.nbytes)
     regions = {y: [(b, ends[b]) for (yy, b) in bufs if yy == y] for y in range(nx)}
     for acts in prog:                                  # a read names its stage buffer (or None)
         for k, a in enumerate(acts):
@@ -129,7 +165,7 @@ def _system(procs, issued, ctas):
             if a[0] == "init":
                 inits.setdefault(a[1], a[2])
     ends = [_step_ends(acts) for acts in prog]
-    ctx = (prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, inits, ends)
+    ctx = ClusterSystem(prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, inits, ends)
     return prog, table, ctx, sym
 
 
@@ -141,7 +177,7 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> KernelCheck:
     """
     ncons, nx = ctas[0].cons, len(procs)
     prog, table, ctx, sym = _system(procs, issued, ctas)
-    bars, bufs = ctx[2], ctx[3]
+    bars, bufs = ctx.bars, ctx.bufs
     canon = (lambda st: _canonical(st, ncons, nx)) if sym else (lambda st: st)
     start = (tuple(0 for _ in prog), tuple((False, 0, 0, 0) for _ in bars), frozenset(),
              tuple((-1, 0, 0) for _ in bufs),
@@ -169,7 +205,7 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> KernelCheck:
                 queue.append(n)
     return KernelCheck("protocol", "proved", f"the rings of {nx} CTAs explored over every interleaving "
                  f"({len(seen)} states: {nx} producers, {nx * ncons} consumer warpgroups, "
-                 f"{sum(len(r[5]) for r in table)} TMA landings, remote arrivals, cluster "
+                 f"{sum(len(r.dests) for r in table)} TMA landings, remote arrivals, cluster "
                  "barriers): waits return after their phase, no overwrite before every reader "
                  "of the destination released, no read before landing, no use before init or "
                  f"after exit, no deadlock{label}")
@@ -236,8 +272,10 @@ def _step_ends(acts: list) -> list[int]:
     return ends
 
 
-def _step(s, ctx):
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, ends = ctx
+def _step(s, ctx: ClusterSystem):
+    """Law: ``(successors, error, blocked)`` of state ``s``: each process's atomic step, then the
+    first TMA landing in flight (landings are explored eagerly)."""
+    prog, ncons, ends = ctx.prog, ctx.ncons, ctx.ends
     pcs, bst, inflight, bx, cst = s
     succ, blocked = [], []
     for p, acts in enumerate(prog if not inflight else ()):
@@ -269,14 +307,13 @@ def _step(s, ctx):
     return succ, None, blocked
 
 
-def _land(tid, y, bl, bxl, pcs, ctx):
+def _land(tid, y, bl, bxl, pcs, ctx: ClusterSystem):
     """One slice of TMA ``tid`` lands in CTA ``y``: complete_tx on y's mbarrier, the slice marked."""
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, _ = ctx
-    s, dst, nbytes, bar, it, dests, ev = table[tid][:7]
-    if _exited(pcs, prog, y, ncons):
+    s, _dst, nbytes, bar, it, _dests, ev = ctx.table[tid][:7]
+    if _exited(pcs, ctx.prog, y, ctx.ncons):
         return (f"CTA {s}'s TMA of iteration {it} lands in CTA {y} after {_exit_text(y)} (no "
                 "cluster barrier before exit?)", ev)
-    i = bidx[(y, bar)]
+    i = ctx.bars[(y, bar)]
     ini, ph, pend, tx = bl[i]
     if not ini:
         return (f"CTA {s}'s TMA of iteration {it} completes bytes on CTA {y}'s mbarrier {bar:#x} "
@@ -288,22 +325,23 @@ def _land(tid, y, bl, bxl, pcs, ctx):
     if pend == 0 and tx == 0:
         ph, pend = ph ^ 1, _init_count(ctx, (y, bar))
     bl[i] = (ini, ph, pend, tx)
-    k = fidx[(y, of[tid])]
+    k = ctx.bufs[(y, ctx.buffer_of[tid])]
     tag, nl, done = bxl[k]
     bxl[k] = (tag, nl + 1, done)   # done: how many consumers of the CTA released it
     return True
 
 
-def _init_count(ctx, key) -> int:
+def _init_count(ctx: ClusterSystem, key) -> int:
     """The count of the first ``mbarrier.init`` of ``key`` (CTA, address) in the programs."""
-    return ctx[10][key]
+    return ctx.inits[key]
 
 
-def _apply(p, a, st, pcs, ctx):
+def _apply(p, a, st, pcs, ctx: ClusterSystem):
     """Apply action ``a`` of process ``p``: True, None (a guard that blocks) or (message, event).
     The state's barriers, buffers and consumers in ``st`` may be tuples: copied when written."""
     # long: one branch per action kind of the cluster's transition system
-    prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, _, _ = ctx
+    prog, table, bidx, fidx, of, need = ctx.prog, ctx.table, ctx.bars, ctx.bufs, ctx.buffer_of, ctx.need
+    arrives, ncons = ctx.arrives, ctx.ncons
     bl, bxl, cl, inf = st
     kind = a[0]
     x = p // (ncons + 1)

@@ -56,6 +56,7 @@ import re
 import subprocess
 import tempfile
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 
@@ -68,9 +69,10 @@ from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
-from verilayout.simulate.ptx_run import run_threads
+from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
+                                         run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "RingContext", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
 
@@ -393,7 +395,7 @@ def reduce_check(mod, splits: int, epi: tuple = ("f32", False, "none")) -> Kerne
     for ev in run.events:
         if not ev.op.startswith("st.global"):
             continue
-        vals = ev.values.get("a0")
+        vals = next(iter(stored_values(ev.values)), None)
         if vals is None:
             return KernelCheck("split-k", "unknown", "the reduction stores a value the run does not know")
         for a, v in zip(ev.values["addr"].tolist(), decode_out(epi[0], vals).tolist()):
@@ -603,6 +605,16 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
 
 # ----- the run ---------------------------------------------------------------------------------
 
+class Step(NamedTuple):
+    """One event of one process's trace: the event, its operand values over the process's threads
+    that ran it (read by role: :mod:`verilayout.simulate.ptx_run`'s named operands), how many
+    threads, and their thread ids."""
+    event: Event
+    values: dict
+    count: int
+    threads: np.ndarray
+
+
 class GemmSim:
     """The simulated run of one emitted GEMM and the checks read from it (shared by the sm_90a and sm_100a checks)."""
 
@@ -647,7 +659,7 @@ class GemmSim:
                     continue
                 idx = np.nonzero(sel)[0]
                 vals = {k: (None if v is None else v[..., idx]) for k, v in ev.values.items()}
-                procs[p].append((ev, vals, int(sel.sum()), t[idx]))
+                procs[p].append(Step(ev, vals, int(sel.sum()), t[idx]))
         return procs
 
     def all(self) -> list[KernelCheck]:
@@ -656,7 +668,7 @@ class GemmSim:
             self.add("tma", "counterexample", "the PTX issues no cp.async.bulk.tensor")
             return self.checks
         prod = procs[0]
-        init = {int(v["addr"][0]): int(v["a0"][0]) for ev, v, n, t in prod
+        init = {int(v["addr"][0]): int(init_count(v)[0]) for ev, v, n, t in prod
                 if ev.op.startswith("mbarrier.init")}
         tmas, it = [], -1
         for ev, v, n, t in prod:
@@ -665,8 +677,7 @@ class GemmSim:
             if ev.op.startswith("cp.async.bulk.tensor"):
                 tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
                              "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
-                             "bar": int(v.get("a1", v.get("a0"))[0]) if v.get("a1", v.get("a0"))
-                             is not None else None, "ev": ev})
+                             "ev": ev})
         self._instruction_checks(procs)
         tiles = self._tma_checks(tmas)
         self._descriptor_checks(procs, tmas)
@@ -929,13 +940,13 @@ class GemmSim:
                 op = ev.op
                 if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
                     it += 1
-                    acts.append(("wait", int(v["addr"][0]), int(v["a1"][0]) & 1, ev))
+                    acts.append(("wait", int(v["addr"][0]), int(phase_parity(v)[0]) & 1, ev))
                 elif op.startswith("mbarrier.arrive.expect_tx"):
-                    acts.append(("arrive", int(v["addr"][0]), n, int(v["a1"][0]), ev))
+                    acts.append(("arrive", int(v["addr"][0]), n, int(tx_count(v)[0]), ev))
                 elif op.startswith("mbarrier.arrive"):
                     acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
                 elif op.startswith("cp.async.bulk.tensor") and p == 0:
-                    bar = v.get("a1") if v.get("a1") is not None else v.get("a0")
+                    bar = tma_mbarrier(v)
                     tid = len(tma_info)
                     tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
                                      int(bar[0]), max(it, 0), ev))
@@ -946,15 +957,15 @@ class GemmSim:
                         if v.get(key) is not None:
                             reads.append((int(v[key][0]) & 0x3FFF) << 4)
                     acts.append(("read", tuple(reads), max(it, 0), ev))
-                elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: descriptors a0, a1
-                    acts.append(("read", tuple((int(v[k][0]) & 0x3FFF) << 4 for k in ("a0", "a1")
-                                               if v.get(k) is not None), max(it, 0), ev))
+                elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: the A and B descriptors
+                    acts.append(("read", tuple((int(d[0]) & 0x3FFF) << 4 for d in mma_descriptors(v)
+                                               if d is not None), max(it, 0), ev))
                 elif op.startswith("tcgen05.commit") and p > 0:  # its MMAs done, then one arrival
                     acts += [("commit", ev), ("retire", 0, ev), ("arrive", int(v["addr"][0]), 1, 0, ev)]
                 elif op.startswith("wgmma.commit_group") and p > 0:
                     acts.append(("commit", ev))
                 elif op.startswith("wgmma.wait_group") and p > 0:
-                    acts.append(("retire", int(v["a0"][0]), ev))
+                    acts.append(("retire", int(pending_groups(v)[0]), ev))
             prog.append(acts)
         return prog, tma_info
 
@@ -972,7 +983,7 @@ class GemmSim:
                     groups.append(open_)
                     open_ = 0
                 elif op.startswith("wgmma.wait_group"):
-                    keep = int(v["a0"][0]) if v.get("a0") is not None else 0
+                    keep = int(pending_groups(v)[0]) if pending_groups(v) is not None else 0
                     groups = groups[len(groups) - keep:] if keep else []
                 elif op.startswith("st.global") and (open_ or any(groups)):
                     why = ("a wgmma not yet committed" if open_ else "a wgmma group that may still "
@@ -1107,7 +1118,7 @@ class GemmSim:
         ReLU maps several to 0; None for plain f32). Plain f32: the value is the interpreter's tag ``e + 1``.
         With an epilogue (accumulators run as the f32 values ``e + 1``): the element ``e``
         whose ``out(act(e + 1 + bias(col)))`` the stored value is (within one ulp), or -1."""
-        vals = [v.get(f"a{j}") for j in range(8) if f"a{j}" in v]
+        vals = stored_values(v)
         addr = v["addr"].astype(np.int64) - D_ADDR
         if self.epi is None:
             for j, x in enumerate(vals):
@@ -1179,6 +1190,20 @@ def _explore_ring(prog: tuple, tma_info: tuple, init: tuple, cons: int, stages: 
     return _Ring(cons, eager_landing, tma_info).explore(prog, dict(init), stages, max_states)
 
 
+class RingContext(NamedTuple):
+    """What the ring's exploration reads besides the state: each process's actions, the TMAs
+    (destination, box bytes, mbarrier, iteration, mark), each mbarrier's index and init count,
+    the stage buffer of each address a wgmma reads (None outside every buffer), each buffer's
+    index, and each process's step ends (:func:`_chunk_ends`)."""
+    prog: tuple
+    tma_info: tuple
+    bars: dict
+    init: dict
+    box_at: dict
+    boxes: dict
+    ends: list
+
+
 class _Ring:
     """The mbarrier ring as a transition system: the states, steps and actions of
     :func:`_explore_ring` (``tma_info`` entries: destination, box bytes, mbarrier, iteration, mark)."""
@@ -1197,8 +1222,8 @@ class _Ring:
         bars = sorted(init)
         bidx = {b: i for i, b in enumerate(bars)}
         ncons = self.cons
-        ctx = (prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
-               [_chunk_ends(acts) for acts in prog])
+        ctx = RingContext(prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
+                          [_chunk_ends(acts) for acts in prog])
         # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
         #          readers_done)...), per consumer (uncommitted reads, groups tuple))
         start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
@@ -1227,9 +1252,10 @@ class _Ring:
                           "landings): waits return after their phase, no overwrite before release, "
                           "no read before landing, no deadlock"), None
 
-    def _step(self, s, ctx):
+    def _step(self, s, ctx: RingContext):
         # long: one state's successors: each process's atomic step, then each TMA landing
-        prog, tma_info, bidx, init, box_at, bidx_box, ends = ctx
+        prog, tma_info, bidx, init, box_at, bidx_box, ends = (
+            ctx.prog, ctx.tma_info, ctx.bars, ctx.init, ctx.box_at, ctx.boxes, ctx.ends)
         pcs, bst, inflight, bx, cst = s
         succ, blocked = [], []
         for p in (range(len(prog)) if not (self.eager_landing and inflight) else ()):

@@ -34,7 +34,9 @@ import numpy as np
 from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
 from verilayout.prove.ptx_values import BITWISE
 
-__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW"]
+__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW", "init_count",
+           "phase_parity", "tx_count", "pending_groups", "tma_mbarrier", "cta_mask", "mma_descriptors",
+           "mma_idesc", "alloc_columns", "stored_values"]
 
 #: Opcode heads recorded as events.
 EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom", "tcgen05")
@@ -73,6 +75,111 @@ class Event:
         Event(bar.sync, line 7, 3 threads)
         """
         return f"Event({self.op}, line {self.line}, {len(self.lanes)} threads)"
+
+
+# ----- named operands ---------------------------------------------------------------------------
+# An event's values are keyed by position (``addr``, then ``a0``, ``a1``, ... for the other
+# operands, ``map``/``c<j>`` for a tensor map); the checkers read them by role, through these.
+# The operand orders are the PTX ISA's (9.7.13.15 mbarrier, 9.7.9.25 cp.async.bulk.tensor,
+# 9.7.15 wgmma, 9.7.16 tcgen05). Each takes an event's ``values`` (or a slice of them over some
+# threads) and returns the operand's values over those threads.
+
+def init_count(values: dict):
+    """Law: the expected-arrival count of ``mbarrier.init [addr], count`` (operand ``a0``).
+
+    >>> init_count({"addr": [8], "a0": [2]})
+    [2]
+    """
+    return values["a0"]
+
+
+def phase_parity(values: dict):
+    """Law: the phase parity of ``mbarrier.try_wait.parity waitComplete, [addr], parity``
+    (operand ``a1``; ``a0`` is the predicate written).
+
+    >>> phase_parity({"a0": None, "addr": [8], "a1": [1]})
+    [1]
+    """
+    return values["a1"]
+
+
+def tx_count(values: dict):
+    """Law: the bytes of ``mbarrier.arrive.expect_tx state, [addr], txCount`` (operand ``a1``;
+    ``a0`` is the state written).
+
+    >>> tx_count({"a0": [0], "addr": [8], "a1": [4096]})
+    [4096]
+    """
+    return values["a1"]
+
+
+def pending_groups(values: dict):
+    """Law: ``N`` of ``wgmma.wait_group N`` (operand ``a0``; None where the run does not know it).
+
+    >>> pending_groups({"a0": [1]}), pending_groups({})
+    ([1], None)
+    """
+    return values.get("a0")
+
+
+def tma_mbarrier(values: dict):
+    """Law: the completion mbarrier of ``cp.async.bulk.tensor [dst], [map, {c..}], [mbar]``
+    (operand ``a0``; a multicast one is followed by its CTA mask, :func:`cta_mask`).
+
+    >>> tma_mbarrier({"addr": [0], "map": [1], "c0": [0], "c1": [0], "a0": [64]})
+    [64]
+    """
+    return values["a0"]
+
+
+def cta_mask(values: dict):
+    """Law: the CTA mask of ``cp.async.bulk.tensor...multicast::cluster [dst], [map, {c..}],
+    [mbar], ctaMask`` (operand ``a1``; None without one or where the run does not know it).
+
+    >>> cta_mask({"a0": [64], "a1": [3]}), cta_mask({"a0": [64]})
+    ([3], None)
+    """
+    return values.get("a1")
+
+
+def mma_descriptors(values: dict) -> tuple:
+    """Law: the A and B shared-memory descriptors of ``tcgen05.mma [d], adesc, bdesc, idesc, en``
+    (operands ``a0``, ``a1``), each None where the run does not know it.
+
+    >>> mma_descriptors({"addr": [0], "a0": [5], "a2": [9]})
+    ([5], None)
+    """
+    return values.get("a0"), values.get("a1")
+
+
+def mma_idesc(values: dict):
+    """Law: the instruction descriptor of ``tcgen05.mma [d], adesc, bdesc, idesc, en``
+    (operand ``a2``; None where the run does not know it).
+
+    >>> mma_idesc({"a0": [5], "a1": [6], "a2": [9]})
+    [9]
+    """
+    return values.get("a2")
+
+
+def alloc_columns(values: dict):
+    """Law: the column count of ``tcgen05.alloc [dst], ncols`` (operand ``a0``; None where the
+    run does not know it).
+
+    >>> alloc_columns({"addr": [0], "a0": [64]})
+    [64]
+    """
+    return values.get("a0")
+
+
+def stored_values(values: dict) -> list:
+    """Law: the values a ``st [addr], v`` / ``st.v<n> [addr], {v0, ...}`` stores, in order
+    (operands ``a0`` .. ``a7`` present; each None where the run does not know it).
+
+    >>> stored_values({"addr": [0], "a0": [1], "a1": None})
+    [[1], None]
+    """
+    return [values.get(f"a{j}") for j in range(8) if f"a{j}" in values]
 
 
 @dataclass(frozen=True)

@@ -56,11 +56,12 @@ from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
-                                            GemmSim, LANDING_ASSUMPTION, act_reference, bias_value,
+                                            GemmSim, LANDING_ASSUMPTION, Step, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
                                             decode_out, splits_of, out_tolerance)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
-from verilayout.simulate.ptx_run import TMEM_TAG, run_threads
+from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
+                                         run_threads, stored_values)
 
 __all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
 
@@ -189,7 +190,7 @@ def _processes(run) -> list | None:
             idx = np.nonzero(t == w)[0]
             if len(idx):
                 vals = {k: (None if v is None else v[..., idx]) for k, v in ev.values.items()}
-                out[p].append((ev, vals, len(idx), t[idx]))
+                out[p].append(Step(ev, vals, len(idx), t[idx]))
     return out
 
 
@@ -222,7 +223,7 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     g.eager_landing = True
     procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
     if procs is not None:
-        init = {int(v["addr"][0]): int(v["a0"][0]) for ev, v, n, t in procs[0]
+        init = {int(v["addr"][0]): int(init_count(v)[0]) for ev, v, n, t in procs[0]
                 if ev.op.startswith("mbarrier.init")}
         g._protocol(procs, init, tmas)
     out = list(g.checks)
@@ -263,7 +264,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
         if e.op != want:
             return [KernelCheck("instruction", "counterexample", f"MMA {n}: {e.op}, expected {want}",
                           e.instr.line if e.instr else None)]
-        idesc = v.get("a2")
+        idesc = mma_idesc(v)
         if idesc is None:
             return [KernelCheck("instruction", "unknown", f"MMA {n}: the instruction descriptor is "
                           "not a value the run knows")]
@@ -280,9 +281,9 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
         if acc is None or acc != (n > 0):
             return [KernelCheck("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
                           f"enable-input-d is {acc}, expected {n > 0} (0 only at the first)")]
-        for name, key, tag, text, rows in (("A", "a0", MAP_A_ADDR, la, 128), ("B", "a1", MAP_B_ADDR, lb, bn)):
+        for name, val, tag, text, rows in zip("AB", mma_descriptors(v), (MAP_A_ADDR, MAP_B_ADDR),
+                                              (la, lb), (128, bn)):
             dsts = stage_of.get((tag, it))
-            val = v.get(key)
             if not dsts or val is None:
                 out.append(KernelCheck("descriptor", "counterexample", f"MMA {n}: no {name} stage filled "
                                  f"by TMA in iteration {it}, or the descriptor is unknown"))
@@ -321,7 +322,7 @@ def _tmem_checks(run, bn: int) -> list[KernelCheck]:
     if len(allocs) != 1:
         return [KernelCheck("tmem", "counterexample", f"{len(allocs)} tcgen05.alloc instructions executed "
                       "(expected one, by one warp)")]
-    cols = allocs[0].values.get("a0")
+    cols = alloc_columns(allocs[0].values)
     ncol = int(cols[0]) if cols is not None else parse_immediate(allocs[0].instr.operands[1])
     if ncol is None or ncol < 32 or ncol > 512 or ncol & (ncol - 1) or ncol < bn:
         return [KernelCheck("tmem", "counterexample", f"tcgen05.alloc of {ncol} columns: not a power of "
@@ -359,7 +360,7 @@ def _stores(run, ob: int):
     for e in run.events:
         if not e.op.startswith("st.global"):
             continue
-        vals = [e.values.get(f"a{j}") for j in range(8) if f"a{j}" in e.values]
+        vals = stored_values(e.values)
         if not vals or any(v is None for v in vals):
             yield e, None, None
             return
