@@ -85,7 +85,7 @@ def test_a_manifest_edited_without_its_kernel_is_caught(capsys, tmp_path):
      "B is always read from shared memory"),
     (["emit", "wgmma", "--instr", "m64n32k16", "--dtype", "f16", "--k", "24", "-o", "X"],
      "multiple of the instruction's K"),
-    (["simulate", "/nonexistent/dir"], "no manifest.json"),
+    (["simulate", "/nonexistent/dir"], "/nonexistent/dir: no such folder"),
     (["emit", "blockload", "--layout", "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = "
       "[8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>", "-t", "tensor<32x16xf16>", "-o", "X"],
      "DPAS"),

@@ -20,9 +20,10 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from verilayout.audit.formats import fails, short_message
+from verilayout.audit.formats import fails, require_fail_on, short_message
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
+from verilayout.audit.testing import KernelNotClean
 from verilayout.errors import LayoutError
 
 #: Kernel files remembered as audited (per process; one compile's files are audited once).
@@ -33,8 +34,10 @@ class KernelAuditWarning(UserWarning):
     """A finding of the audit of a kernel Triton compiled."""
 
 
-class KernelAuditError(AssertionError):
-    """Strict mode: the audit of a kernel Triton compiled found something at or above ``fail_on``."""
+class KernelAuditError(KernelNotClean):
+    """Strict mode: the audit of a kernel Triton compiled found something at or above ``fail_on``
+    (a :class:`verilayout.testing.KernelNotClean`, as ``assert_kernel_clean`` raises; ``report``
+    holds the audit of the kernel's files)."""
 
 
 def findings(report: AuditReport, fail_on: str) -> list[str]:
@@ -73,12 +76,13 @@ def make_listener(strict: bool = False, fail_on: str = "warning",
             return
         if len(seen) < MAX_REMEMBERED:
             seen.add(files)
-        lines = findings(audit_paths(files), fail_on)
+        report = audit_paths(files)
+        lines = findings(report, fail_on)
         if not lines:
             return
         text = f"verilayout audit of {metadata.get('name', '?')}: " + "; ".join(lines)
         if strict:
-            raise KernelAuditError(text)
+            raise KernelAuditError(text, report)
         warnings.warn(text, KernelAuditWarning, stacklevel=2)
 
     listener.verilayout = True          # what uninstall() recognises
@@ -88,15 +92,17 @@ def make_listener(strict: bool = False, fail_on: str = "warning",
 
 def install(strict: bool = False, fail_on: str = "warning") -> Callable[..., None]:
     """Audit every kernel Triton compiles from now on in this process: findings at or above
-    ``fail_on`` (``"error"`` or ``"warning"``) are warnings, or raise :class:`KernelAuditError`
-    when ``strict``. Returns the listener installed. Needs Triton (3.4 or later: ``triton.knobs``).
+    ``fail_on`` (the one vocabulary of ``verilayout audit --fail-on`` and ``assert_kernel_clean``:
+    ``"error"``, ``"warning"``, ``"note"`` or ``"never"``) are warnings, or raise
+    :class:`KernelAuditError` when ``strict``; a kernel file that holds no whole kernel is reported
+    whatever ``fail_on`` (the CLI's exit 2). Returns the listener installed. Needs Triton (3.4 or
+    later: ``triton.knobs``).
 
         # conftest.py
         import verilayout.triton
         verilayout.triton.install(strict=True)
     """
-    if fail_on not in ("error", "warning"):
-        raise LayoutError(f"verilayout.triton.install: fail_on={fail_on!r}: expected 'error' or 'warning'")
+    require_fail_on(fail_on, "verilayout.triton.install")
     if not isinstance(strict, bool):
         raise LayoutError(f"verilayout.triton.install: strict={strict!r}: expected True or False")
     try:

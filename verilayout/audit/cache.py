@@ -56,6 +56,28 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
+def unusable(folder: str) -> str | None:
+    """Why results cannot be kept in ``folder`` (it is a file, lies below a file, or is not
+    writable), or None when they can; nothing is created.
+
+    >>> import tempfile; f = tempfile.NamedTemporaryFile()
+    >>> unusable(f.name), unusable(os.path.join(f.name, "sub"))[:20], unusable(tempfile.gettempdir())
+    ('it is a file, not a folder', 'a file is in the way', None)
+    """
+    path = os.path.abspath(folder)
+    probe = path
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        return "it is a file, not a folder" if probe == path else f"a file is in the way ({probe})"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return "not writable" if probe == path else f"cannot be created ({probe} is not writable)"
+    return None
+
+
 def _side(path: str) -> bytes:
     try:
         with open(path, "rb") as f:

@@ -19,19 +19,56 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from verilayout.audit.model import AuditReport, Check, FileReport, is_confirmation
+from verilayout.errors import LayoutError
 
 #: Severity order: lower is worse (``--fail-on`` compares with it).
 ORDER = {"error": 0, "warning": 1, "note": 2, None: 3}
 
+#: The one vocabulary of ``fail_on`` (``verilayout audit --fail-on``, ``verilayout.triton.install``,
+#: ``verilayout.testing.assert_kernel_clean``): the least severe finding that fails, or never.
+FAIL_ON: tuple[str, ...] = ("error", "warning", "note", "never")
+
+#: ``--level``: the least severe finding reported (text and SARIF); notes only when asked.
+LEVELS: tuple[str, ...] = ("error", "warning", "note")
+
+
+def require_fail_on(value: object, where: str) -> str:
+    """``value`` when it is one of :data:`FAIL_ON`, else a one-line LayoutError naming ``where``.
+
+    >>> require_fail_on("note", "x")
+    'note'
+    >>> require_fail_on("warnings", "assert_kernel_clean")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: assert_kernel_clean: fail_on='warnings': expected one of 'error', 'warning', 'note', 'never'
+    """
+    if not isinstance(value, str) or value not in FAIL_ON:
+        raise LayoutError(f"{where}: fail_on={value!r}: expected one of "
+                          + ", ".join(repr(v) for v in FAIL_ON))
+    return value
+
 
 def fails(c: Check, fail_on: str) -> bool:
-    """True when ``c`` is a finding at or above ``fail_on`` (``error``/``warning``/``never``).
+    """True when ``c`` is a finding at or above ``fail_on`` (one of :data:`FAIL_ON`); a PTX check
+    that confirms a TTGIR finding is that finding's, never counted on its own.
 
     >>> fails(Check("x", 1, None, "c", "counterexample", "warning", "m"), "error")
     False
+    >>> fails(Check("x", 1, None, "c", "proved", "note", "m"), "note")
+    True
     """
-    return fail_on != "never" and c.severity in ("error", "warning") and not is_confirmation(c) \
+    return fail_on != "never" and c.severity in LEVELS and not is_confirmation(c) \
         and ORDER[c.severity] <= ORDER[fail_on]
+
+
+def shown(c: Check, level: str) -> bool:
+    """True when ``c`` is a finding reported at ``level`` (one of :data:`LEVELS`): its severity is
+    ``level`` or worse, and it is not a PTX confirmation (that is part of its TTGIR finding).
+
+    >>> shown(Check("x", 1, None, "c", "proved", "note", "m"), "warning")
+    False
+    """
+    return c.severity in LEVELS and not is_confirmation(c) and ORDER[c.severity] <= ORDER[level]
 
 
 def short_message(c: Check) -> str:
@@ -71,27 +108,51 @@ def _physical(path: str, line: int, root: str) -> dict:
 def _related(f: FileReport, c: Check, root: str) -> list[dict]:
     kind = "PTX" if f.path.endswith(".ptx") else "TTGIR"
     out = [{**_physical(f.path, c.line, root), "message": {"text": f"{c.op} in the {kind}"}}]
+    for depth, loc in enumerate(c.data.get("inlined_from", ())):
+        src = _source(f, loc)
+        if src:
+            what = "in the inlined @triton.jit helper" if depth == 0 else "called from here, inlined"
+            out.append({**_physical(src[0], src[1], root), "message": {"text": f"{c.op} {what} ({loc})"}})
     for p in c.data.get("confirmed_by", []):
         out.append({**_physical(p["path"], p["line"], root), "message": {"text": "confirmed in the PTX"}})
     return [dict(r, id=i) for i, r in enumerate(out, 1)]
 
 
-def sarif(report: AuditReport, source_root: str) -> dict:
-    """SARIF 2.1.0: one result per finding (a PTX confirmation is a related location of the TTGIR
-    finding it confirms), at the kernel's source line when the compiler recorded one."""
+#: The rule of a file the audit could not read (empty, truncated, not a kernel): an error result.
+UNREADABLE = "verilayout/unreadable-input"
+
+
+def _input_error_results(report: AuditReport, root: str, rules: dict) -> list[dict]:
+    """One SARIF error result per file that holds no whole kernel (the run's exit code is 2)."""
+    out = []
+    for e in report.errors:
+        rules.setdefault(UNREADABLE, {"id": UNREADABLE, "name": "unreadable-input",
+                                      "shortDescription": {"text": "verilayout audit: a file that holds "
+                                                           "no whole kernel (not audited)"}})
+        res = {"ruleId": UNREADABLE, "level": "error", "message": {"text": f"{e.path}: {e.message}"},
+               "properties": {"file": e.path}}
+        if e.path != "<stdin>":
+            res["locations"] = [{"physicalLocation": {"artifactLocation": _artifact(e.path, root)}}]
+        out.append(res)
+    return out
+
+
+def sarif(report: AuditReport, source_root: str, level: str = "warning") -> dict:
+    """SARIF 2.1.0: one result per finding at ``level`` or worse (:func:`shown`; a PTX confirmation
+    is a related location of the TTGIR finding it confirms), at the kernel's source line when the
+    compiler recorded one (the call site of an inlined helper, the helper's line related), and one
+    error result per unreadable file."""
     root = os.path.abspath(source_root)
     rules: dict[str, dict] = {}
-    results = []
+    results = _input_error_results(report, root, rules)
     for f in report.files:
         for c in f.checks:
-            if c.severity is None or is_confirmation(c):
+            if not shown(c, level):
                 continue
             rid = f"verilayout/{c.check}"
             rules.setdefault(rid, {"id": rid, "name": c.check,
                                    "shortDescription": {"text": f"verilayout audit: {c.check}"}})
-            src = _loc_parts(c.loc)
-            if src:
-                src = (f.sources.get(src[0], src[0]), src[1])
+            src = _source(f, c.loc)
             loc = _physical(src[0], src[1], root) if src else _physical(f.path, c.line, root)
             props = {"op": c.op, "status": c.status, "line": c.line, "file": f.path}
             if f.kernel:
@@ -103,6 +164,13 @@ def sarif(report: AuditReport, source_root: str) -> dict:
     return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
             "runs": [{"tool": {"driver": {"name": "verilayout", "rules": list(rules.values())}},
                       "originalUriBaseIds": {"SRCROOT": {"uri": base}}, "results": results}]}
+
+
+def _source(f: FileReport, loc: str | None) -> tuple[str, int] | None:
+    """``(path, line)`` of a ``file.py:42`` location, the base name widened to the full path the
+    file's locations name."""
+    src = _loc_parts(loc)
+    return (f.sources.get(src[0], src[0]), src[1]) if src else None
 
 
 def case_name(c: Check) -> str:
@@ -125,17 +193,50 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
+def class_names(files: tuple[FileReport, ...]) -> list[str]:
+    """The JUnit class name of each file: its kernel name in a Triton cache (else its path), with
+    what tells apart specializations of one kernel (``num_warps``; then the file's path, which
+    holds Triton's hash of the constexprs, stages and options) when several files share it.
+
+    >>> a, b = FileReport("h1/m.ttgir", None, 4, kernel="m[fp16, sm_90a]"), FileReport("h2/m.ttgir", None, 8, kernel="m[fp16, sm_90a]")
+    >>> class_names((a, b))
+    ['m[fp16, sm_90a] num_warps=4', 'm[fp16, sm_90a] num_warps=8']
+    >>> class_names((a, FileReport("h3/m.ttgir", None, 4, kernel="m[fp16, sm_90a]")))
+    ['m[fp16, sm_90a] num_warps=4 (h1/m.ttgir)', 'm[fp16, sm_90a] num_warps=4 (h3/m.ttgir)']
+    """
+    def kind(f):
+        return os.path.splitext(f.path)[1]
+    base = [f.kernel or f.path for f in files]
+    groups: dict[tuple, list[int]] = {}
+    for i, f in enumerate(files):
+        groups.setdefault((base[i], kind(f)), []).append(i)
+    out = list(base)
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        warps = [files[i].num_warps for i in idx]
+        for i in idx:
+            name = base[i] + (f" num_warps={files[i].num_warps}" if len(set(warps)) > 1 or
+                              files[i].num_warps else "")
+            if warps.count(files[i].num_warps) > 1 and files[i].kernel:
+                name += f" ({files[i].path})"
+            out[i] = name
+    return out
+
+
 def junit_xml(report: AuditReport, fail_on: str = "error") -> str:
-    """JUnit XML: one testsuite per file, one uniquely named testcase per check; a finding at or
-    above ``fail_on`` is a ``<failure>``, an unchecked op ``<skipped>``, anything else passes with
-    its severity as a property and its message in ``<system-out>``."""
+    """JUnit XML: one testsuite per file, one uniquely named testcase per check (class names tell
+    specializations of one kernel apart: :func:`class_names`); a finding at or above ``fail_on`` is
+    a ``<failure>``, an unchecked op ``<skipped>``, anything else passes with its severity as a
+    property and its message in ``<system-out>``. A file that holds no whole kernel is a suite of
+    one failing testcase (``unreadable input``): the run's exit code is 2, whatever ``fail_on``."""
     root = ET.Element("testsuites", name="verilayout audit")
-    for f in report.files:
+    for f, cls in zip(report.files, class_names(report.files)):
         suite = ET.SubElement(root, "testsuite", name=f.path, tests=str(len(f.checks)),
                               failures=str(sum(fails(c, fail_on) for c in f.checks)),
                               skipped=str(sum(c.status == "unchecked" for c in f.checks)))
         for c, name in zip(f.checks, _unique([case_name(c) for c in f.checks])):
-            case = ET.SubElement(suite, "testcase", classname=f.kernel or f.path, name=name)
+            case = ET.SubElement(suite, "testcase", classname=cls, name=name)
             if fails(c, fail_on):
                 ET.SubElement(case, "failure", type=c.severity, message=short_message(c)[:500]).text = c.message
             elif c.status == "unchecked":
@@ -144,4 +245,8 @@ def junit_xml(report: AuditReport, fail_on: str = "error") -> str:
                 props = ET.SubElement(case, "properties")
                 ET.SubElement(props, "property", name="severity", value=c.severity)
                 ET.SubElement(case, "system-out").text = c.message
+    for e in report.errors:
+        suite = ET.SubElement(root, "testsuite", name=e.path, tests="1", failures="1", skipped="0")
+        case = ET.SubElement(suite, "testcase", classname=e.path, name="unreadable input")
+        ET.SubElement(case, "failure", type="unreadable-input", message=e.message[:500]).text = e.line()
     return ET.tostring(root, encoding="unicode")

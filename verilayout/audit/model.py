@@ -5,7 +5,8 @@ The JSON contract (documented in the README) is::
     {"files": [{"path", "target", "num_warps", "layouts": {"seen", "parsed", "unsupported": [...]},
                 "checks": [{"op", "line", "loc", "check", "status", "severity", "message", "data"}]}],
      "errors": [{"path", "message"}],        # files that hold no whole kernel (exit 2)
-     "summary": {"files", "checks", "proved", "errors", "warnings", "unchecked", "unreadable", "seconds"}}
+     "summary": {"files", "checks", "proved", "counterexample", "unknown", "unchecked", "errors",
+                 "warnings", "notes", "confirmations", "unreadable", "seconds"}}   # count_checks
 
 Law: ``AuditReport.to_json()`` round-trips through ``json.loads`` and its ``summary`` counts equal
 the counts of the checks it holds.
@@ -82,15 +83,13 @@ class FileReport:
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
-        """Checks by status and by severity.
+        """Checks by status and findings by severity, by the one rule every output follows
+        (:func:`count_checks`).
 
         >>> FileReport("x", None, None).counts()["errors"]
         0
         """
-        out = {s: sum(c.status == s for c in self.checks) for s in STATUSES}
-        out["errors"] = sum(c.severity == "error" and not is_confirmation(c) for c in self.checks)
-        out["warnings"] = sum(c.severity == "warning" and not is_confirmation(c) for c in self.checks)
-        return out
+        return count_checks(self.checks)
 
     def to_dict(self) -> dict:
         """The JSON object of this file."""
@@ -153,7 +152,7 @@ class AuditReport:
         0
         """
         total = {"files": len(self.files), "checks": sum(len(f.checks) for f in self.files)}
-        for key in ("proved", "errors", "warnings", "unchecked", "unknown"):
+        for key in SUMMARY_COUNTS:
             total[key] = sum(f.counts()[key] for f in self.files)
         total["unreadable"] = len(self.errors)
         total["seconds"] = round(self.seconds, 4)
@@ -171,6 +170,32 @@ class AuditReport:
         return "error" if "error" in sev else "warning" if "warning" in sev else None
 
 
+#: The counts of the JSON ``summary`` (besides files, checks, unreadable and seconds).
+SUMMARY_COUNTS = ("proved", "counterexample", "unknown", "unchecked", "errors", "warnings", "notes",
+                  "confirmations")
+
+
+def count_checks(checks) -> dict[str, int]:
+    """The one counting rule of the text, JSON, JUnit and exit code: each check counts once by
+    status (``proved + counterexample + unknown + unchecked`` = checks), and each *finding* once
+    by severity (``errors``, ``warnings``, ``notes``); a PTX check that confirms a TTGIR finding
+    (``data["confirms"]``) is part of that finding, counted under ``confirmations`` instead. So the
+    checks whose severity is error or warning number ``errors + warnings + confirmations``.
+
+    >>> w = Check("ttg.local_store", 6, "k.py:2", "bank-conflicts", "counterexample", "warning", "4-way")
+    >>> p = Check("st.shared", 9, "k.py:2", "bank-conflicts", "counterexample", "warning", "4-way", {"confirms": {}})
+    >>> n = Check("ttg.convert_layout", 7, None, "convert-layout", "proved", "note", "cheaper")
+    >>> c = count_checks((w, p, p, n)); c["warnings"], c["confirmations"], c["notes"], c["counterexample"]
+    (1, 2, 1, 3)
+    """
+    checks = tuple(checks)
+    out = {s: sum(c.status == s for c in checks) for s in STATUSES}
+    for key, sev in (("errors", "error"), ("warnings", "warning"), ("notes", "note")):
+        out[key] = sum(c.severity == sev and not is_confirmation(c) for c in checks)
+    out["confirmations"] = sum(map(is_confirmation, checks))
+    return out
+
+
 def is_confirmation(c: Check) -> bool:
     """True for a PTX finding that confirms a TTGIR finding of the same report (one finding, the
     TTGIR's, with both locations; see :func:`merge_confirmations`).
@@ -180,6 +205,12 @@ def is_confirmation(c: Check) -> bool:
     True
     """
     return "confirms" in c.data
+
+
+def _inner(c: Check) -> str | None:
+    """The innermost source line of a check: an inlined helper's own line, else its ``loc``."""
+    inl = c.data.get("inlined_from")
+    return inl[0] if inl else c.loc
 
 
 def _paired(files: tuple[FileReport, ...]) -> dict[int, int]:
@@ -205,12 +236,19 @@ def merge_confirmations(files: tuple[FileReport, ...]) -> tuple[FileReport, ...]
     """
     files = list(files)
     for pi, ti in _paired(tuple(files)).items():
-        key = {(c.check, c.severity, c.loc): c for c in files[ti].checks
-               if c.severity in ("error", "warning") and c.loc}
+        findings = [c for c in files[ti].checks if c.severity in ("error", "warning") and c.loc]
+        key = {(c.check, c.severity, c.loc, _inner(c)): c for c in findings}
+        inner = {(c.check, c.severity, _inner(c)): c for c in findings}
         by: dict[int, list[dict]] = {}
         ptx_checks = []
         for c in files[pi].checks:
-            t = key.get((c.check, c.severity, c.loc)) if c.severity in ("error", "warning") else None
+            t = None
+            if c.severity in ("error", "warning"):
+                # the same source line (and call site of an inlined helper); a PTX without the
+                # call site (no inlined_at) matches the helper's line alone
+                t = key.get((c.check, c.severity, c.loc, _inner(c)))
+                if t is None and "inlined_from" not in c.data:
+                    t = inner.get((c.check, c.severity, c.loc))
             if t is not None:
                 by.setdefault(id(t), []).append({"path": files[pi].path, "line": c.line})
                 c = replace(c, data={**c.data, "confirms": {"path": files[ti].path, "line": t.line}})

@@ -13,6 +13,7 @@ Law: the report lists the files in the order :func:`expand_paths` gives, whateve
 """
 from __future__ import annotations
 
+import bisect
 import os
 import signal
 import time
@@ -23,6 +24,7 @@ from verilayout.audit import cache
 from verilayout.audit.advice import suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
+from verilayout.frontends.prescan import ptx_inline_sites, ttgir_inline_chains
 from verilayout.audit.model import AuditReport, FileReport, InputError, merge_confirmations
 from verilayout.errors import LayoutError
 
@@ -58,6 +60,34 @@ def audit_any(path: str) -> FileReport:
     return _audit_data(path, _read(path))
 
 
+def audit_file(path: str) -> FileReport:
+    """The audit of one ``.ttgir`` file (a ``.ptx`` file: its lowering audit; ``-``: TTGIR on
+    standard input), as ``verilayout.audit.audit_file``. A file that holds no whole kernel (empty,
+    truncated, not a kernel at all) raises a one-line LayoutError naming it and what is missing,
+    as the CLI exits 2 on it: never a report of 0 checks.
+
+    >>> import tempfile; f = tempfile.NamedTemporaryFile(suffix=".ttgir")
+    >>> try: audit_file(f.name)
+    ... except LayoutError as e: print(str(e) == f.name + ": empty: no TTGIR module")
+    True
+    """
+    name = "<stdin>" if path == "-" else path
+    text = _decoded(_read(path), name)
+    kind = "ptx" if path.endswith(".ptx") else "ttgir"
+    why = missing_part(text, kind)
+    if why:
+        raise LayoutError(f"{name}: {why}")
+    if kind == "ptx":
+        from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3)
+        return audit_ptx_file(path)
+    from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
+    try:
+        return audit_text(text, name)
+    except LayoutError as e:
+        msg = str(e)
+        raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None
+
+
 def _read(path: str) -> bytes:
     if os.path.isdir(path):
         raise LayoutError(f"{path}: no .ttgir or .ptx file in this folder (nothing to audit)")
@@ -86,7 +116,49 @@ def _audit_data(path: str, data: bytes) -> FileReport:
             msg = str(e)
             raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None
     kernel = cache_kernel_name(path, None if kind == "ptx" else text) if path != "-" else None
+    rep = at_call_sites(rep, text, kind)
     return _with_suggestions(replace(rep, kernel=kernel, sources=source_paths(text, kind)))
+
+
+#: How many ``.loc`` directives back from a PTX check its own ``.loc`` is looked for.
+MAX_LOC_LOOKBACK = 64
+
+
+def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
+    """Each check of an op inlined from a ``@triton.jit`` helper located at its call site in the
+    kernel (the TTGIR's ``loc(callsite(helper at site))``, the PTX's ``.loc ..., inlined_at``), the
+    helper's line kept as ``data["inlined_from"]`` (innermost first): a helper that loads A and B
+    gives two findings at two lines, each pointing at the helper as a related location.
+
+    >>> from verilayout.audit.model import Check
+    >>> t = ('#loc1 = loc("/s/k.py":9:12)\\n#loc2 = loc("/s/k.py":14:9)\\n#loc3 = loc("b"(#loc2))\\n'
+    ...      '#loc4 = loc(callsite(#loc1 at #loc3))\\n  %0 = ttg.local_alloc %x : (t) -> m loc(#loc4)\\n')
+    >>> c = Check("ttg.local_alloc", 5, "k.py:9", "bank-conflicts", "counterexample", "warning", "4-way")
+    >>> out = at_call_sites(FileReport("k.ttgir", None, None, (c,)), t, "ttgir").checks[0]
+    >>> out.loc, out.data["inlined_from"]
+    ('k.py:14', ['k.py:9'])
+    """
+    if kind == "ptx":
+        sites = ptx_inline_sites(text)
+        lines = [s[0] for s in sites]
+
+        def site(c):
+            i = bisect.bisect_right(lines, c.line) - 1
+            for j in range(i, max(-1, i - MAX_LOC_LOOKBACK), -1):
+                if sites[j][1] == c.loc:
+                    return (sites[j][2], [c.loc]) if sites[j][2] else None
+            return None
+    else:
+        chains = ttgir_inline_chains(text)
+
+        def site(c):
+            ch = chains.get(c.line)
+            return (ch[0], list(reversed(ch[1:]))) if ch and c.loc == ch[-1] else None
+    if not any(sites if kind == "ptx" else chains):
+        return rep
+    checks = tuple(replace(c, loc=s[0], data={**c.data, "inlined_from": s[1]}) if (s := site(c)) else c
+                   for c in rep.checks)
+    return replace(rep, checks=checks)
 
 
 def _with_suggestions(rep: FileReport) -> FileReport:

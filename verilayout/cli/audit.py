@@ -7,7 +7,7 @@ import os
 import sys
 
 from verilayout.audit import cache
-from verilayout.audit.formats import ORDER, fails, junit_xml, sarif, short_message
+from verilayout.audit.formats import FAIL_ON, LEVELS, ORDER, fails, junit_xml, sarif, short_message, shown
 from verilayout.audit.kernel_names import target_name
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
@@ -57,13 +57,18 @@ def register(sub) -> None:
     p.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 (results at the kernel's "
                    "source lines, for GitHub code scanning)")
     p.add_argument("--source-root", metavar="DIR", default=".",
-                   help="SARIF paths are relative to DIR (uriBaseId SRCROOT; default: the current "
-                   "directory, the repository root in CI)")
-    p.add_argument("--fail-on", choices=("error", "warning", "never"), default="error",
-                   help="exit 1 when a finding of this severity or worse exists (default error)")
+                   help="SARIF paths are relative to DIR, an existing folder (uriBaseId SRCROOT; "
+                   "default: the current directory, the repository root in CI)")
+    p.add_argument("--fail-on", choices=FAIL_ON, default="error",
+                   help="exit 1 when a finding of this severity or worse exists (default error; "
+                   "never: exit 0 whatever is found)")
+    p.add_argument("--level", choices=LEVELS, default="warning",
+                   help="the least severe finding reported in the text and the SARIF (default "
+                   "warning: errors and warnings; note adds the notes, such as a convert_layout's "
+                   "cheaper layout)")
     p.add_argument("-v", "--verbose", action="store_true", help="full messages (witness, best layout), and "
                    "also list proved and unchecked checks")
-    p.set_defaults(func=cmd_audit)
+    p.set_defaults(func=cmd_audit, intermixed="paths")
 
 
 def exit_code(report: AuditReport, fail_on: str) -> int:
@@ -79,11 +84,24 @@ def _file_line(f) -> str:
     c = f.counts()
     warps = f", {f.num_warps} warps" if f.num_warps else ""
     name = f" ({f.kernel})" if f.kernel else ""
-    conf = sum(map(is_confirmation, f.checks))
-    conf = f", {conf} confirming TTGIR findings" if conf else ""
     return (f"{f.path}{name}: target {target_name(f.target) or '?'}{warps}, {len(f.checks)} checks "
-            f"({c['proved']} proved, {c['errors']} errors, {c['warnings']} warnings, {c['unchecked']} "
-            f"unchecked{_unknown(c)}{conf})")
+            f"({_counts(c)})")
+
+
+def _counts(counts: dict) -> str:
+    """The counts of a file or of the run, by :func:`verilayout.audit.model.count_checks`'s one
+    rule (the JSON's); unknown, notes and confirmations only when there are some.
+
+    >>> _counts({"proved": 20, "errors": 0, "warnings": 1, "unchecked": 0, "unknown": 0, "notes": 2, "confirmations": 8})
+    '20 proved, 0 errors, 1 warnings, 0 unchecked, 2 notes, 8 confirmations of TTGIR findings'
+    """
+    out = (f"{counts['proved']} proved, {counts['errors']} errors, {counts['warnings']} warnings, "
+           f"{counts['unchecked']} unchecked{_unknown(counts)}")
+    if counts.get("notes"):
+        out += f", {counts['notes']} notes"
+    if counts.get("confirmations"):
+        out += f", {counts['confirmations']} confirmations of TTGIR findings"
+    return out
 
 
 def _unknown(counts: dict) -> str:
@@ -109,22 +127,21 @@ def _check_line(c, verbose: bool) -> str:
     return f"  {sev}: {where}: {c.op} [{c.check}] {msg}"
 
 
-def format_text(report: AuditReport, verbose: bool = False) -> str:
-    """Text for people: per file, findings by severity (errors first), each on one short line (the
-    full message under ``-v``), then a summary line. A PTX finding that confirms a TTGIR finding is
-    shown once, with the TTGIR one."""
+def format_text(report: AuditReport, verbose: bool = False, level: str = "warning") -> str:
+    """Text for people: per file, findings at ``level`` or worse by severity (errors first), each
+    on one short line (the full message, and every other check, under ``-v``), then a summary
+    line. A PTX finding that confirms a TTGIR finding is shown once, with the TTGIR one."""
     lines = []
     for f in report.files:
         lines.append(_file_line(f))
-        shown = [x for x in f.checks if (verbose or x.severity in ("error", "warning")) and not is_confirmation(x)]
-        for x in sorted(shown, key=lambda x: (ORDER[x.severity], x.line)):
+        listed = [x for x in f.checks if (verbose or shown(x, level)) and not is_confirmation(x)]
+        for x in sorted(listed, key=lambda x: (ORDER[x.severity], x.line)):
             lines.append(_check_line(x, verbose))
         for u in f.unsupported:
             lines.append(f"  unsupported layout: {u.text[:100]}: {u.why}")
     s = report.summary()
     bad = f", {s['unreadable']} unreadable" if s["unreadable"] else ""
-    lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {s['proved']} proved, {s['errors']} "
-                 f"errors, {s['warnings']} warnings, {s['unchecked']} unchecked{_unknown(s)} in {s['seconds']:.2f}s")
+    lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {_counts(s)} in {s['seconds']:.2f}s")
     return "\n".join(lines)
 
 
@@ -136,20 +153,54 @@ def _write(path: str, text: str) -> None:
         raise LayoutError(f"cannot write {path}: {e.strerror}") from None
 
 
-def cmd_audit(args) -> int:
+EMPTY_PATH = "an empty path was given (is the variable that names it, such as $TRITON_CACHE_DIR, set?)"
+
+
+def _check_paths(args) -> None:
+    """Refuse, before auditing, a path that cannot be meant: empty (an unset variable), missing, a
+    ``--source-root`` that is no folder."""
     for p in args.paths:
+        if p == "" or not p.strip():
+            raise LayoutError(EMPTY_PATH)
         if p != "-" and not os.path.exists(p):
             raise LayoutError(f"{p}: no such file or directory")
-    folder = None if args.no_cache else (args.cache or cache.default_dir())
+    for flag in ("junit", "sarif", "cache"):
+        value = getattr(args, flag)
+        if value is not None and not value.strip():
+            raise LayoutError(f"--{flag}: {EMPTY_PATH}")
+    root = args.source_root
+    if not root.strip():
+        raise LayoutError(f"--source-root: {EMPTY_PATH}")
+    if not os.path.isdir(root):
+        raise LayoutError(f"--source-root {root}: " + ("not a folder" if os.path.exists(root)
+                                                       else "no such folder"))
+
+
+def _cache_folder(args) -> str | None:
+    """The cache folder to use, or None; a folder that cannot be used is said once on stderr."""
+    if args.no_cache:
+        return None
+    folder = args.cache or cache.default_dir()
+    why = cache.unusable(folder)
+    if why:
+        what = "--cache" if args.cache else "the cache folder"
+        print(f"warning: {what} {folder}: {why}: results are not cached in this run", file=sys.stderr)
+        return None
+    return folder
+
+
+def cmd_audit(args) -> int:
+    _check_paths(args)
+    folder = _cache_folder(args)
     report = audit_paths(args.paths, jobs=args.jobs, cache_dir=folder)
     if args.json:
         print(report.to_json())
     else:
-        print(format_text(report, args.verbose))
+        print(format_text(report, args.verbose, args.level))
     if args.junit:
         _write(args.junit, junit_xml(report, args.fail_on))
     if args.sarif:
-        _write(args.sarif, json.dumps(sarif(report, args.source_root), indent=1))
+        _write(args.sarif, json.dumps(sarif(report, args.source_root, args.level), indent=1))
     sys.stdout.flush()
     for e in report.errors:
         print(e.line(), file=sys.stderr)

@@ -19,6 +19,7 @@ from verilayout.spec import collect, load_spec_text, read_text, registry
 from verilayout.spec.runner import progress_bar, run_all
 from verilayout.spec import junit as spec_junit
 from verilayout.spec.junit import write_junit
+from verilayout.spec.sarif import sarif_report
 
 EPILOG = """\
 spec format: see specs/README.md (layouts by name, then [[obligation]] tables with a kind;
@@ -28,6 +29,7 @@ examples:
   verilayout check                       # every spec under ./specs
   verilayout check specs/ proofs/ --jobs 2 --junit report.xml
   verilayout check my.toml --json
+  verilayout check --sarif check.sarif    # for GitHub code scanning
 exit codes: 0 every obligation holds, 1 a counterexample or unknown (or, with --strict, a spec
 file without obligations), 2 an input could not be read or an obligation could not be
 evaluated (the others still run and the JUnit report is still written)
@@ -43,6 +45,9 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON document with every result")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report to FILE "
                    "(its folder must exist)")
+    p.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 to FILE (one error result "
+                   "per obligation that fails or cannot be evaluated, at its spec file and line, paths "
+                   "relative to the current directory; for GitHub code scanning)")
     add_jobs_option(p, "prove obligations")
     add_timeout_option(p, 30.0, "solver time per obligation")
     p.add_argument("--smt2", metavar="DIR", help="write every z3 query as an SMT-LIB2 file with "
@@ -83,15 +88,8 @@ def _check_options(args) -> None:
         raise LayoutError(f"--timeout {args.timeout}: at most 86400 seconds")
     if args.jobs < 1 or args.jobs > 256:
         raise LayoutError(f"--jobs {args.jobs}: need a number of processes from 1 to 256")
-    if args.junit is not None:
-        parent = os.path.dirname(os.path.abspath(args.junit))
-        if not args.junit or os.path.isdir(args.junit):
-            raise LayoutError(f"--junit {args.junit!r}: is a directory, give a file name")
-        if not os.path.isdir(parent):
-            raise LayoutError(f"--junit {args.junit}: the folder {parent} does not exist")
-        if not os.access(parent, os.W_OK) or (os.path.exists(args.junit)
-                                              and not os.access(args.junit, os.W_OK)):
-            raise LayoutError(f"--junit {args.junit}: cannot write there")
+    for flag in ("junit", "sarif"):
+        _check_output(flag, getattr(args, flag))
     if args.smt2 is not None:
         d = args.smt2
         if not d or (os.path.exists(d) and not os.path.isdir(d)):
@@ -101,6 +99,21 @@ def _check_options(args) -> None:
             raise LayoutError(f"--smt2 {d}: the folder {parent} does not exist")
         if not os.access(d if os.path.isdir(d) else parent, os.W_OK):
             raise LayoutError(f"--smt2 {d}: cannot write there")
+
+
+def _check_output(flag: str, path: str | None) -> None:
+    """An output file option (``--junit``, ``--sarif``) names a file that can be written."""
+    if path is None:
+        return
+    if not path.strip():
+        raise LayoutError(f"--{flag}: an empty path was given (is the variable that names it set?)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise LayoutError(f"--{flag} {path!r}: is a directory, give a file name")
+    if not os.path.isdir(parent):
+        raise LayoutError(f"--{flag} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise LayoutError(f"--{flag} {path}: cannot write there")
 
 
 def _load(files: list[str]):
@@ -186,6 +199,12 @@ def cmd_check(args) -> int:
             write_junit(args.junit, rows, total)
         except OSError as e:
             raise LayoutError(f"--junit {args.junit}: cannot write: {e.strerror}") from None
+    if args.sarif:
+        try:
+            with open(args.sarif, "w", encoding="utf-8") as fh:
+                json.dump(sarif_report(rows, dict(zip([s.path for s in specs], texts)), "."), fh, indent=1)
+        except OSError as e:
+            raise LayoutError(f"--sarif {args.sarif}: cannot write: {e.strerror}") from None
     for w in warnings:
         if not any("error" in r for r in rows):
             print(f"{'error' if args.strict else 'warning'}: {one_line(w)}"

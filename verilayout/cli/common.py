@@ -52,7 +52,15 @@ def parse_type_arg(text: str) -> tuple[list[int], str]:
 
     >>> parse_type_arg("tensor<64x64xbf16>")
     ([64, 64], 'bf16')
+    >>> parse_type_arg("tensor<8x16xf16")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: -t 'tensor<8x16xf16': the < is never closed by a > (expected a type like tensor<256x32xf16>)
     """
+    opened, closed = str(text).count("<"), str(text).count(">")
+    if opened != closed:
+        what = "the < is never closed by a >" if opened > closed else "a > closes no <"
+        raise LayoutError(f"-t {text!r}: {what} (expected a type like tensor<256x32xf16>)")
     shape, dtype = parse_tensor_type(text, "-t")
     if dtype not in DTYPE_BITS:
         raise LayoutError(f"-t {text!r}: unknown element type '{dtype}' "

@@ -8,6 +8,7 @@ kernel's result, 1 the model finds a mismatch (the differing coordinate is print
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import sys
 
@@ -299,6 +300,12 @@ def _cmd_emit_dpas(args) -> int:
 # ----- simulate ------------------------------------------------------------------------------
 
 def _cmd_simulate(args) -> int:
+    if not args.dir.strip():
+        raise LayoutError("an empty path was given (is the variable that names it set?)")
+    if not os.path.exists(args.dir):
+        raise LayoutError(f"{args.dir}: no such folder (give the folder `verilayout emit -o` wrote)")
+    if not os.path.isdir(args.dir):
+        raise LayoutError(f"{args.dir}: not a folder (give the folder `verilayout emit -o` wrote)")
     _, source, kind = load_emission(args.dir)
     if source is None:
         raise LayoutError(f"{args.dir}: no {KERNEL_FILES[kind]} next to manifest.json (the kernel "

@@ -135,6 +135,24 @@ def mark_required(parser: argparse.ArgumentParser) -> None:
                 mark_required(sub)
 
 
+def parse_intermixed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, where a command that sets ``intermixed`` (the name of its
+    positional list) also takes positionals after its options: ``audit a.ttgir --json b.ttgir``
+    audits both (argparse's ``parse_intermixed_args`` refuses sub-commands).
+
+    >>> p = argparse.ArgumentParser(); _ = p.add_argument("paths", nargs="+"); _ = p.add_argument("--json", action="store_true")
+    >>> p.set_defaults(intermixed="paths"); a = parse_intermixed(p, ["a", "--json", "b"]); a.paths, a.json
+    (['a', 'b'], True)
+    """
+    args, extra = parser.parse_known_args(argv)
+    dest = getattr(args, "intermixed", None)
+    if extra:
+        if not dest or any(x.startswith("-") and x != "-" for x in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        setattr(args, dest, list(getattr(args, dest) or ()) + extra)
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
@@ -150,7 +168,7 @@ def _run(argv: list[str]) -> int:
         parser = _summary_parser()
     else:
         parser = build_parser(command_modules(argv))
-    args = parser.parse_args(argv)
+    args = parse_intermixed(parser, argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types"]
+__all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
+           "ptx_inline_sites"]
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -81,9 +82,10 @@ def _ptx_missing(text: str) -> str | None:
         return "no .entry or .func: the PTX holds no kernel"
     if body.count('"') % 2:
         return "truncated: the file ends inside a string"
-    bad = _unclosed(body, (("{", "}"),))
+    bad = _unclosed(body, (("{", "}"), ("(", ")")))
     if bad:
-        return f"truncated: {bad} (the file ends inside a function or section)"
+        where = "a parameter list" if "(" in bad or ")" in bad else "a function or section"
+        return f"truncated: {bad} (the file ends inside {where})"
     return None
 
 
@@ -114,3 +116,86 @@ def source_files(text: str, kind: str) -> tuple[str, ...]:
     ('/src/k.py', 'lib.h')
     """
     return tuple(dict.fromkeys((_PTX_SOURCE if kind == "ptx" else _TTGIR_SOURCE).findall(text)))
+
+
+# ----- inlined @triton.jit helpers: the call site and the helper's line ------------------------------
+
+_LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+_LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
+_LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
+_LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
+_LOC_ANY_FILE = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)')
+_LOC_REFS = re.compile(r"#(loc\w*)")
+_OP_LOC = re.compile(r"\bloc\((#loc\w*)\)\s*\{?\s*$")
+
+
+def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
+    """The source locations of a TTGIR ``loc(...)``: the outermost call site first, the line
+    of the innermost inlined helper last (one entry where nothing was inlined)."""
+    if depth > 32:
+        return ()
+    body = body.strip()
+    if body.startswith("#"):
+        return _chain(locs[body[1:]], locs, depth + 1) if body[1:] in locs else ()
+    m = _LOC_FILE.match(body)
+    if m:
+        return (f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}",)
+    m = _LOC_CALLSITE.match(body)
+    if m:
+        callee, caller = _chain(m.group(1), locs, depth + 1), _chain(m.group(2), locs, depth + 1)
+        return caller + callee if caller and callee else callee or caller
+    m = _LOC_NAMED.match(body)
+    if m:
+        return _chain(m.group(1), locs, depth + 1)
+    m = _LOC_ANY_FILE.search(body)            # fused<...>[...] and other forms: the first file line
+    if m:
+        return (f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}",)
+    for ref in _LOC_REFS.findall(body):
+        got = _chain(locs.get(ref, ""), locs, depth + 1) if ref in locs else ()
+        if got:
+            return got
+    return ()
+
+
+def ttgir_inline_chains(text: str) -> dict[int, tuple[str, ...]]:
+    """Line (1-based) -> the source locations of each TTGIR op whose ``loc(#ref)`` is a
+    ``callsite(... at ...)`` (an op of an inlined ``@triton.jit`` helper, such as ``tl.sum``):
+    the outermost call site (in the kernel) first, the helper's line last.
+
+    >>> t = ('#loc1 = loc("/s/k.py":9:12)\\n#loc2 = loc("/s/k.py":13:9)\\n#loc3 = loc("a"(#loc2))\\n'
+    ...      '#loc4 = loc(callsite(#loc1 at #loc3))\\n  %0 = ttg.local_alloc %x : (t) -> m loc(#loc4)\\n')
+    >>> ttgir_inline_chains(t)
+    {5: ('k.py:13', 'k.py:9')}
+    """
+    locs = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
+    if not any("callsite(" in v for v in locs.values()):
+        return {}
+    out = {}
+    for i, line in enumerate(text.split("\n"), 1):
+        m = _OP_LOC.search(line)
+        if m and not line.lstrip().startswith("#"):
+            chain = _chain(m.group(1), locs)
+            if len(chain) > 1:
+                out[i] = chain
+    return out
+
+
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"\n]*)"', re.M)
+_PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,[^\n]*?\binlined_at\s+(\d+)\s+(\d+)\s+\d+)?", re.M)
+
+
+def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
+    """Each ``.loc`` of a PTX text in order: ``(line, "file.py:L", call site or None)``, the call
+    site being what ``inlined_at`` names (LLVM's mark of an inlined helper's line).
+
+    >>> ptx_inline_sites('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
+    [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
+    """
+    files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for m in _PTX_FILE.finditer(text)}
+    out = []
+    for m in _PTX_LOC.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        here = f"{files.get(m.group(1), '?')}:{m.group(2)}"
+        site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
+        out.append((line, here, site))
+    return out

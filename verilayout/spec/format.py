@@ -264,8 +264,12 @@ def _obligation(ob: Any, i: int, path: str, registry: Registry, names: set) -> O
     if not isinstance(ob, dict):
         raise LayoutError(f"{where}: an obligation is a table")
     kind = ob.get("kind")
+    known = ", ".join(sorted(registry.kinds))
+    if "kind" not in ob:
+        name = f" ({ob['name']})" if isinstance(ob.get("name"), str) else ""
+        raise LayoutError(f"{where}{name}: the key 'kind' is missing (one of: {known})")
     if not isinstance(kind, str) or kind not in registry.kinds:
-        raise LayoutError(f"{where}: unknown kind {kind!r} (known: {', '.join(sorted(registry.kinds))})")
+        raise LayoutError(f"{where}: unknown kind {kind!r} (known: {known})")
     params = registry.kinds[kind].params
     allowed = set(params) | {"kind", "name", "expect", "description"}
     extra = set(ob) - allowed
