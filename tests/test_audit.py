@@ -293,7 +293,7 @@ def test_cli_exit_codes_json_junit_sarif(tmp_path, capsys):
     assert set(f["checks"][0]) == {"op", "line", "loc", "check", "status", "severity", "message", "data"}
     s = json.loads(sarif.read_text())
     res = s["runs"][0]["results"]
-    assert s["version"] == "2.1.0" and len(res) == 2         # the warning and the convert_layout note
+    assert s["version"] == "2.1.0" and len(res) == 1         # the warning (the note: only under --level note)
     warn = next(r for r in res if r["level"] == "warning")
     loc = warn["locations"][0]["physicalLocation"]
     # the path the TTGIR's loc holds (relative: to the source root, the current directory)
