@@ -11,7 +11,7 @@ from verilayout.audit.formats import FAIL_ON, LEVELS, ORDER, fails, junit_xml, s
 from verilayout.audit.kernel_names import target_name
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
-from verilayout.cli.options import add_jobs_option
+from verilayout.cli.options import add_jobs_option, check_output_file
 from verilayout.errors import LayoutError
 
 EPILOG = """\
@@ -164,10 +164,10 @@ def _check_paths(args) -> None:
             raise LayoutError(EMPTY_PATH)
         if p != "-" and not os.path.exists(p):
             raise LayoutError(f"{p}: no such file or directory")
-    for flag in ("junit", "sarif", "cache"):
-        value = getattr(args, flag)
-        if value is not None and not value.strip():
-            raise LayoutError(f"--{flag}: {EMPTY_PATH}")
+    if args.cache is not None and not args.cache.strip():
+        raise LayoutError(f"--cache: {EMPTY_PATH}")
+    for flag in ("junit", "sarif"):
+        check_output_file(f"--{flag}", getattr(args, flag))
     root = args.source_root
     if not root.strip():
         raise LayoutError(f"--source-root: {EMPTY_PATH}")

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 
-from verilayout.cli.options import add_jobs_option, add_timeout_option
+from verilayout.cli.options import add_jobs_option, add_timeout_option, check_output_file
 from verilayout.errors import one_line
 from verilayout.errors import LayoutError
 from verilayout.spec import collect, load_spec_text, read_text, registry
@@ -89,7 +89,7 @@ def _check_options(args) -> None:
     if args.jobs < 1 or args.jobs > 256:
         raise LayoutError(f"--jobs {args.jobs}: need a number of processes from 1 to 256")
     for flag in ("junit", "sarif"):
-        _check_output(flag, getattr(args, flag))
+        check_output_file(f"--{flag}", getattr(args, flag))
     if args.smt2 is not None:
         d = args.smt2
         if not d or (os.path.exists(d) and not os.path.isdir(d)):
@@ -99,21 +99,6 @@ def _check_options(args) -> None:
             raise LayoutError(f"--smt2 {d}: the folder {parent} does not exist")
         if not os.access(d if os.path.isdir(d) else parent, os.W_OK):
             raise LayoutError(f"--smt2 {d}: cannot write there")
-
-
-def _check_output(flag: str, path: str | None) -> None:
-    """An output file option (``--junit``, ``--sarif``) names a file that can be written."""
-    if path is None:
-        return
-    if not path.strip():
-        raise LayoutError(f"--{flag}: an empty path was given (is the variable that names it set?)")
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise LayoutError(f"--{flag} {path!r}: is a directory, give a file name")
-    if not os.path.isdir(parent):
-        raise LayoutError(f"--{flag} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise LayoutError(f"--{flag} {path}: cannot write there")
 
 
 def _load(files: list[str]):

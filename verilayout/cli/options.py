@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from verilayout.errors import LayoutError
+
 
 def jobs_arg(text: str) -> int:
     """``--jobs/-j N`` of ``check`` and ``audit``: N processes (1, the default, works in this
@@ -39,3 +41,25 @@ def add_timeout_option(p: argparse.ArgumentParser, default: float, what: str) ->
                    help=f"{what}; past it the verdict is 'unknown' (default {default:g})")
 
 
+
+
+def check_output_file(flag: str, path: str | None) -> None:
+    """An output file option (``--junit``, ``--sarif``) names a file that can be written, checked
+    before any work: else a one-line LayoutError naming the flag (an empty path: an unset variable).
+
+    >>> check_output_file("--sarif", "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --sarif: an empty path was given (is the variable that names it set?)
+    """
+    if path is None:
+        return
+    if not path.strip():
+        raise LayoutError(f"{flag}: an empty path was given (is the variable that names it set?)")
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise LayoutError(f"{flag} {path!r}: is a directory, give a file name")
+    if not os.path.isdir(parent):
+        raise LayoutError(f"{flag} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise LayoutError(f"{flag} {path}: cannot write there")
