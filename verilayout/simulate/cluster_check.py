@@ -187,10 +187,10 @@ class ClusterRun:
                 self._expect_tx(issued, landing, procs)
                 for x, g in enumerate(self.ctas):
                     g.epi = self.epi
-                    g._instruction_checks(procs[x])
-                    tiles = g._tma_checks(landing[x])
-                    g._descriptor_checks(procs[x], landing[x])
-                    g._d_store(procs[x], tiles, landing[x])
+                    g.instruction_checks(procs[x])
+                    tiles = g.tma_checks(landing[x])
+                    g.descriptor_checks(procs[x], landing[x])
+                    g.d_store_checks(procs[x], tiles, landing[x])
                     self.checks += g.checks
         if protocol:
             self._protocol(procs, issued)

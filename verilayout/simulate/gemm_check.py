@@ -678,11 +678,11 @@ class GemmSim:
                 tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
                              "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
                              "ev": ev})
-        self._instruction_checks(procs)
-        tiles = self._tma_checks(tmas)
-        self._descriptor_checks(procs, tmas)
-        self._protocol(procs, init, tmas)
-        self._d_store(procs, tiles, tmas)
+        self.instruction_checks(procs)
+        tiles = self.tma_checks(tmas)
+        self.descriptor_checks(procs, tmas)
+        self.protocol_check(procs, init, tmas)
+        self.d_store_checks(procs, tiles, tmas)
         return self.checks
 
     def _consumer_wgmmas(self, procs):
@@ -703,7 +703,12 @@ class GemmSim:
                 kb, fresh = kb + 1, False
 
     # ---- the wgmma instruction ----
-    def _instruction_checks(self, procs):
+    def instruction_checks(self, procs: list) -> None:
+        """Adds the ``instruction`` check of the consumers' traces ``procs[1:]`` (``procs``:
+        :meth:`traces`). Law: ``proved`` when every consumer wgmma is ``m64n<BN>k<K>`` of the
+        dtype with the PTX ISA operands and immediates, fenced after other accesses of its
+        registers, scale-d 0 (or zeroed accumulators) first in a tile and 1 after; else the
+        first ``counterexample`` (or ``unknown`` where scale-d is not one known value)."""
         want = (f"wgmma.mma_async.sync.aligned.m64n{self.bn}k{self.kx}.f32.{self.dt}.{self.dt}")
         imms = imm_operands({"dtype": self.dt, "a": {"source": "smem", "major": "K"},
                              "b": {"major": "K"}})
@@ -757,7 +762,18 @@ class GemmSim:
         return {(a, b) for a in range(tm_n) for b in range(tn_n)}
 
     # ---- TMA placement and coordinates ----
-    def _tma_checks(self, tmas):
+    def tma_checks(self, tmas: list) -> dict:
+        """Adds the ``tma`` check of the producer's loads ``tmas`` (dicts: iteration, destination,
+        map, coordinates, event) and returns each iteration's tile ``(tm, tn)``. Law: ``proved``
+        when every box writes each (mn, k) at the layout text's byte and the tiles of
+        :meth:`expected_tiles` and their K-tiles are walked once, in order.
+
+        >>> from types import SimpleNamespace
+        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 128, 64, 64, 2, None)
+        >>> g.tma_checks([]), g.checks[0].message
+        ({}, 'A: TMA loads in 0 pipeline iterations, the problem has 4 (2 tiles x 2 K-tiles)')
+        """
+        # long: both operands' boxes of every iteration, then the walk of the tile grid
         out_tiles: dict[int, tuple[int, int]] = {}
         bad = False
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
@@ -838,7 +854,11 @@ class GemmSim:
         return None
 
     # ---- descriptors ----
-    def _descriptor_checks(self, procs, tmas):
+    def descriptor_checks(self, procs: list, tmas: list) -> None:
+        """Adds the ``descriptor`` check. Law: ``proved`` when every consumer wgmma's A and B
+        descriptors (one value across the warpgroup) read, by
+        :func:`verilayout.prove.wgmma.check_descriptor`, their K-block of the stage the same
+        iteration's TMA filled; else up to four ``counterexample`` s."""
         cache: dict = {}
         stage_of: dict = {}
         for x in tmas:
@@ -901,7 +921,11 @@ class GemmSim:
                     return False
         return True
 
-    def _protocol(self, procs, init, tmas):
+    def protocol_check(self, procs: list, init: dict, tmas: list) -> None:
+        """Adds the ``protocol`` check: the mbarrier ring (``init``: mbarrier -> count) explored
+        as a transition system over every interleaving. Law: ``proved`` only when no reachable
+        state errs or deadlocks (:func:`_explore_ring`), ``unknown`` beyond :data:`MAX_STATES`
+        states or where an operand of the ring is unknown."""
         if not self._init_order(procs):
             return
         try:
@@ -994,7 +1018,11 @@ class GemmSim:
                     return False
         return True
 
-    def _d_store(self, procs, tiles, tmas):
+    def d_store_checks(self, procs: list, tiles: dict, tmas: list) -> None:
+        """Adds the ``d-store`` check (and, split-K, :meth:`split_cover_check`). Law: ``proved``
+        when no accumulator is stored with a wgmma group pending and every accumulator element
+        inside D is stored once at its PTX D fragment position of the iteration's tile (with the
+        epilogue's value where there is one), none outside."""
         # long: one walk of every consumer's stores, each against the PTX D fragment and its slot
         if not self._epilogue_order(procs):
             return
@@ -1059,7 +1087,7 @@ class GemmSim:
                       if self.epi else ""))
         if self.splits > 1:
             grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
-            self._split_cover(cover, grid)
+            self.split_cover_check(cover, grid)
 
     def _store_rows(self, c, ev, t, stored, tile, tid, coord):
         """Law: ``(rows, bad)`` for one stored register of consumer ``c``'s ``st.global`` over its
@@ -1144,9 +1172,18 @@ class GemmSim:
                 alt = err <= out_tolerance(out, got)[:, None]      # every element it could be
                 yield pos, np.where(alt[np.arange(len(e)), e], e, -1), alt
 
-    def _split_cover(self, cover: dict, tiles: set) -> None:
-        """Law: for every tile, slots 0..S-1 each hold one partial sum, and the K-tiles summed into
-        them are disjoint and cover [0, k_tiles): the reduction then adds each K-tile once."""
+    def split_cover_check(self, cover: dict, tiles: set) -> None:
+        """Adds the ``split-k`` check of ``cover`` ((tile, slot) -> the K-tile sets stored there).
+        Law: ``proved`` when, for every tile, slots 0..S-1 each hold one partial sum, and the
+        K-tiles summed into them are disjoint and cover [0, k_tiles): the reduction then adds
+        each K-tile once.
+
+        >>> from types import SimpleNamespace
+        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g.splits = 2; g.split_cover_check({((0, 0), 0): {(0,)}, ((0, 0), 1): {(1,)}}, {(0, 0)})
+        >>> g.checks[0].status
+        'proved'
+        """
         for tl in sorted(tiles, key=str):
             seen: dict = {}
             for s in range(self.splits):

@@ -165,7 +165,7 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
             g = GemmSim(man, SimpleNamespace(threads=[]), dt, eb, bm, bn, bk, stages, 1, la, lb, M,
                         N, K, -(-K // bk), None)   # only its slice cover (the sm_90a split-K check)
             g.splits, g.label = splits, tail
-            g._split_cover(cover, {(0, 0)})
+            g.split_cover_check(cover, {(0, 0)})
             checks += g.checks
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
@@ -219,13 +219,13 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
         a_k = [x["c0"] for x in tmas if x["map"] == MAP_A_ADDR]
         g.k_first = min(a_k) // bk if a_k else 0
         g.k_tiles = len({x["it"] for x in tmas})
-    g._tma_checks(tmas)
+    g.tma_checks(tmas)
     g.eager_landing = True
     procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
     if procs is not None:
         init = {int(v["addr"][0]): int(init_count(v)[0]) for ev, v, n, t in procs[0]
                 if ev.op.startswith("mbarrier.init")}
-        g._protocol(procs, init, tmas)
+        g.protocol_check(procs, init, tmas)
     out = list(g.checks)
     out += _mma_checks(run, tmas, dt, bn, bk, la, lb)
     out += _tmem_checks(run, bn)
