@@ -434,3 +434,28 @@ def test_make_ordered_layout_agrees_with_pycute_prefix_products(pycute, case):
     # and it is compact: pycute's layout of it enumerates [0, size) exactly once
     theirs = pycute.Layout(shape, strides(shape, order))
     assert sorted(theirs(i) for i in range(pycute.size(theirs))) == list(range(py_size(shape)))
+
+
+@st.composite
+def _divisible(draw):
+    """A rank-2 layout and a per-mode tiler of sizes dividing each mode, strides 1 or 2."""
+    dims = [draw(st.sampled_from([2, 4, 8, 12, 16])) for _ in range(2)]
+    a = Layout(tuple(dims), tuple(draw(st.sampled_from([1, 2, 3, 16, 64])) for _ in dims))
+    tiles = []
+    for d in dims:
+        t = draw(st.sampled_from([x for x in (1, 2, 4) if d % x == 0]))
+        s = draw(st.sampled_from([x for x in (1, 2) if d % (t * x) == 0]))
+        tiles.append(Layout(t, s))
+    return a, tuple(tiles)
+
+
+@ORACLE
+@given(_divisible())
+def test_zipped_and_tiled_divide_agree_with_pycute(pycute, case):
+    from verilayout.core.cute import tiled_divide, zipped_divide
+    a, tiler = case
+    pa, pt = to_pycute(pycute, a), tuple(to_pycute(pycute, t) for t in tiler)
+    for mine_fn, theirs_fn in ((zipped_divide, pycute.zipped_divide), (tiled_divide, pycute.tiled_divide)):
+        mine, theirs = mine_fn(a, tiler), theirs_fn(pa, pt)
+        assert [int(mine(i)) for i in range(int(mine.size))] == [theirs(i) for i in range(pycute.size(theirs))]
+        assert plain(mine.shape) == theirs.shape

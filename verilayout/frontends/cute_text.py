@@ -13,15 +13,15 @@ Law: ``format_cute(parse_cute(t)) == t`` for text in CuTe's print form, and ``pa
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, congruent, format_tree, is_sym, is_tuple,
-                                            normalize_leaf, symbol)
+from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, basis_symbol, congruent, format_tree, is_sym,
+                                            is_tuple, normalize_leaf, symbol)
 from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout, require_elem_bits
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 
-__all__ = ["parse_cute"]
+__all__ = ["parse_cute", "parse_cute_tensor", "CuteTensor"]
 
 
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -90,17 +90,67 @@ class _Parser:
 
     # --- grammar
     def top(self) -> AnyLayout:
+        return self.tensor()[1]
+
+    def tensor(self) -> tuple[dict | None, AnyLayout]:
+        """The text's pointer (None for a layout) and the layout (:func:`parse_cute`)."""
         self.ws()
         if self.at_end():
             raise self.error("empty text: expected a CuTe layout")
-        if self.peek("Sw<") or self.peek("Swizzle<") or self.peek("SW_"):
+        engine = self.engine()
+        self.ws()
+        if self.peek("Sw<") or self.peek("Swizzle<") or self.peek("SW_") or self.peek("S<"):
             result = self.composed()
         else:
             result = self.layout()
         self.ws()
         if not self.at_end():
             raise self.error(f"unexpected {self.here()} after the layout")
-        return result
+        return engine, (result if engine is None else self.on_engine(engine, result))
+
+    def engine(self) -> dict | None:
+        """A tensor's pointer, as CuTe's ``print(tensor)`` writes it before `` o layout``:
+        ``smem_ptr[16b](0x400)``, ``gmem_ptr[..]``, ``rmem_ptr[..]``, ``tmem_[32b](0x0020.0010)``,
+        ``Sw<3,4,3>_smem_ptr[16b](0x400)`` (a swizzled pointer); None where the text has none."""
+        m = _ENGINE.match(self.t, self.i)
+        if not m:
+            return None
+        start = self.i
+        sw = None
+        if m.group("sw"):
+            try:
+                sw = Swizzle(int(m.group("b")), int(m.group("m")), int(m.group("s")))
+            except LayoutError as e:
+                raise self.error(str(e), start) from None
+        bits = self.bits(int(m.group("bits")), m.start("bits"))
+        addr = m.group("addr").strip()
+        base: int | None
+        if addr in ("?", "unset", "nil", "(nil)", "0x0", "0"):
+            base = None if addr == "?" else 0
+        else:
+            try:
+                base = int(addr.replace(".", ""), 16) if m.group("kind") == "tmem_" else int(addr, 0)
+            except ValueError:
+                raise self.error(f"the pointer address {addr!r} is not a number", m.start("addr")) from None
+        self.i = m.end()
+        return {"kind": m.group("kind"), "swizzle": sw, "bits": bits, "base": base, "pos": start}
+
+    def on_engine(self, engine: dict, result: AnyLayout) -> AnyLayout:
+        """The layout a tensor's text gives (see :func:`parse_cute`)."""
+        sw, bits, base, pos = engine["swizzle"], engine["bits"], engine["base"], engine["pos"]
+        if sw is None:
+            if isinstance(result, ComposedLayout) and result.swizzle_units == "elements" and result.elem_bits is None:
+                return ComposedLayout(result.swizzle, result.layout, result.offset, swizzle_units="elements",
+                                      elem_bits=bits)
+            return result
+        if not isinstance(result, Layout):
+            raise self.error("a swizzled pointer's tensor has a plain layout after it", pos)
+        if base is None:
+            raise self.error("the swizzled pointer's address is dynamic ('?'): the swizzle reads the address "
+                             "bits, so the layout depends on it", pos)
+        if base * 8 % bits:
+            raise self.error(f"the pointer address {base:#x} is not a whole number of {bits}-bit elements", pos)
+        return ComposedLayout(sw, result, base * 8 // bits, ptr_bits=bits)
 
     def swizzle(self) -> Swizzle:
         start = self.i
@@ -109,7 +159,7 @@ class _Parser:
             self.i = m.end()
             vals = [int(g) for g in m.groups()]
         else:
-            self.i += 3 if self.peek("Sw<") else len("Swizzle<")
+            self.i += 3 if self.peek("Sw<") else 2 if self.peek("S<") else len("Swizzle<")
             vals = [self.integer("B")]
             self.expect(",", "expected ',' after B in Swizzle<B,M,S>")
             vals.append(self.integer("M"))
@@ -148,6 +198,7 @@ class _Parser:
 
     def composed(self) -> ComposedLayout:
         sw_pos = self.i
+        dsl = self.peek("S<")
         swz = self.swizzle()
         self.compose_op()
         ptr_bits: int | None = None
@@ -173,16 +224,22 @@ class _Parser:
             if self.at_compose() and not is_tuple(tree):
                 if offset is not None:
                     raise self.error("more than one offset between the swizzle and the layout", start)
-                if is_sym(tree):
-                    raise self.error("the offset must be an integer", start)
+                if is_sym(tree) or _is_dynamic(tree):
+                    raise self.error("the offset must be an integer" + (" (it is dynamic: '?')" if
+                                                                         _is_dynamic(tree) else ""), start)
                 offset = tree
                 self.compose_op()
                 continue
             raise self.error("expected ':' between shape and stride")
-        return self.build(swz, layout, offset, has_ptr, ptr_bits, sw_pos)
+        return self.build(swz, layout, offset, has_ptr, ptr_bits, sw_pos, dsl)
 
-    def build(self, swz, layout, offset, has_ptr, ptr_bits, pos) -> ComposedLayout:
+    def build(self, swz, layout, offset, has_ptr, ptr_bits, pos, dsl=False) -> ComposedLayout:
         units, elem_bits = self.swizzle_units, self.elem_bits
+        if units is None and not has_ptr:
+            # CuTe C++ prints composition(Swizzle, Layout) as `Sw<B,M,S> o _0 o L`: the swizzle acts
+            # on L's offsets (elements); the CuTe DSL's `S<B,M,S> o 0 o L` (make_smem_layout_atom:
+            # the byte pattern Swizzle<B,4,3> over an element layout) acts on byte addresses
+            units = "bytes" if dsl else ("elements" if offset is not None else None)
         if has_ptr:
             if units == "elements":
                 raise self.error("the text has smem_ptr (byte addresses) but swizzle_units='elements'", pos)
@@ -207,6 +264,7 @@ class _Parser:
         return self.make(shape, stride, start)
 
     def make(self, shape, stride, pos) -> Layout:
+        shape, stride = self.static_values(shape, stride, pos)
         if not congruent(shape, stride):
             raise self.error(f"shape {format_tree(shape, 'cute')} and stride {format_tree(stride, 'cute')} "
                              "are not congruent", pos)
@@ -214,6 +272,28 @@ class _Parser:
             return Layout(shape, stride)
         except LayoutError as e:
             raise self.error(str(e), pos) from None
+
+    def static_values(self, shape, stride, pos):
+        """Shape and stride with each dynamic ``?`` refused, except a stride of an extent-1 mode
+        (no coordinate steps it): ``0`` there."""
+        def walk(sh, st):
+            if is_tuple(sh):
+                if not is_tuple(st) or len(sh) != len(st):
+                    return sh, st
+                pairs = [walk(a, b) for a, b in zip(sh, st)]
+                return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
+            if _is_dynamic(sh):
+                raise self.error("a shape value is dynamic ('?': known only when the kernel runs); give "
+                                 "its value", sh.pos)
+            if is_tuple(st):
+                return sh, st
+            if _is_dynamic(st):
+                if sh == 1:
+                    return sh, 0
+                raise self.error(f"a stride value is dynamic ('?': known only when the kernel runs) on a mode "
+                                 f"of extent {sh}; give its value", st.pos)
+            return sh, st
+        return walk(shape, stride)
 
     def tree(self, depth: int = 0) -> IntTuple:
         self.ws()
@@ -263,6 +343,28 @@ class _Parser:
     def factor(self) -> Any:
         self.ws()
         start = self.i
+        if self.peek("?"):
+            self.i += 1
+            return _Dynamic(start)
+        value = self.atom(start)
+        if self.peek("@"):
+            if is_sym(value):
+                raise self.error("a scaled basis 'k@i' needs an integer k", start)
+            return _arith(value, self.basis(), "*")
+        return value
+
+    def basis(self) -> Any:
+        """``@i`` (after the scale): CuTe's basis element ``E<i>`` of a scaled-basis stride."""
+        self.i += 1
+        m = _INT.match(self.t, self.i)
+        if not m:
+            raise self.error("expected a mode index after '@' (a scaled basis such as _1@0)")
+        self.i = m.end()
+        if self.peek("@"):
+            raise self.error("nested scaled bases (k@i@j) are not read")
+        return basis_symbol(int(m.group(0)))
+
+    def atom(self, start: int) -> Any:
         if self.peek("-"):
             self.i += 1
             return _arith(0, self.factor(), "-")
@@ -288,7 +390,26 @@ class _Parser:
         raise self.error(f"expected a number or a name, found {self.here()}", start)
 
 
+class _Dynamic:
+    """CuTe DSL's ``?``: a value known only at run time (its column kept for the message)."""
+
+    def __init__(self, pos: int):
+        self.pos = pos
+
+
+def _is_dynamic(x: Any) -> bool:
+    return isinstance(x, _Dynamic)
+
+
+#: A tensor's pointer (``print(tensor)``): ``[Sw<B,M,S>_](smem|gmem|rmem)_ptr[Nb](addr) o`` or
+#: ``tmem_[Nb](0xLLLL.CCCC) o`` (CUTLASS cute/pointer.hpp, cute/pointer_swizzle.hpp ``print``)
+_ENGINE = re.compile(r"\s*(?P<sw>Sw<\s*(?P<b>\d+)\s*,\s*(?P<m>\d+)\s*,\s*(?P<s>\d+)\s*>_)?"
+                     r"(?P<kind>smem_ptr|gmem_ptr|rmem_ptr|tmem_)\[(?P<bits>\d+)b\]\((?P<addr>[^)]*)\)\s*(?:o(?![A-Za-z0-9_])|∘)")
+
+
 def _arith(a: Any, b: Any, op: str) -> Any:
+    if _is_dynamic(a) or _is_dynamic(b):
+        raise LayoutError(f"col {(a if _is_dynamic(a) else b).pos + 1}: arithmetic on a dynamic value ('?')")
     if is_sym(a) or is_sym(b):
         r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
         return normalize_leaf(r.expand(), "expression")
@@ -304,8 +425,29 @@ def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | Non
     ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, pycute's ``SW_3_4_3``, ``o`` or ``∘``,
     ``_8`` or ``8``, and symbolic entries (``8T``, ``2k``, ``SBO``; implicit multiplication
     after a number, ``*``, ``+``, ``-``). ``swizzle_units`` ("bytes"/"elements") and
-    ``elem_bits`` say how to read a swizzle in the text (a plain layout has none);
-    ``smem_ptr[Nb]`` in the text means byte addresses of N-bit elements.
+    ``elem_bits`` say how to read a swizzle in the text (a plain layout has none).
+
+    Units of a swizzle, as CuTe means them (given ``swizzle_units`` overrides):
+
+    * ``Sw<B,M,S> o smem_ptr[Nb](unset) o L`` (CuTe's GMMA/UMMA atoms): byte addresses of N-bit
+      elements (``smem_ptr`` without a width: bytes, width unknown);
+    * ``Sw<B,M,S> o _0 o L`` (CuTe C++ ``print`` of ``composition(Swizzle, Layout)``): the swizzle
+      acts on ``L``'s offsets, elements (``cute/swizzle_layout.hpp``);
+    * ``S<B,M,S> o 0 o L`` / ``S<B,M,S> o L`` (the CuTe DSL's print; its
+      ``make_smem_layout_atom`` composes the byte pattern ``Swizzle<B,4,3>`` with an element
+      layout): byte addresses (give ``elem_bits`` for byte offsets);
+    * ``Sw<B,M,S> o L`` or ``Swizzle<B,M,S> o L`` alone: unknown (``swizzle_units`` says).
+
+    A tensor as CuTe's ``print(tensor)`` writes it reads as its layout (the pointer in
+    :func:`parse_cute_tensor`): ``smem_ptr[16b](0x400) o L`` (also ``gmem_ptr``, ``rmem_ptr``,
+    ``tmem_[32b](0x0020.0010)``) is ``L``, offsets from the pointer (a composed ``L`` in elements
+    of the pointer's width); ``Sw<3,4,3>_smem_ptr[16b](0x400) o L`` (a swizzled pointer: the
+    swizzle acts on the absolute byte address, ``cute/pointer_swizzle.hpp``) is
+    ``Sw<3,4,3> o smem_ptr[16b](unset) o 512 o L``: element offsets from address 0, the base
+    ``0x400`` included. Strides ``k@i`` / ``_k@i`` are CuTe's scaled bases (``E<i>``: coordinate
+    layouts such as ``make_identity_layout``; ``L(c)`` is a sum of them,
+    ``core.cute.int_tuple.basis_coords`` its coordinates). ``?`` (the CuTe DSL's dynamic value)
+    is refused with its column, except as the stride of an extent-1 mode (read as 0).
 
     >>> parse_cute("Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))", swizzle_units="bytes", elem_bits=32)
     ComposedLayout('Sw<1,4,3> o smem_ptr[32b](unset) o ((8,2),(4,4)):((8,64),(1,4))')
@@ -321,3 +463,31 @@ def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | Non
     if elem_bits is not None:
         elem_bits = require_elem_bits(elem_bits)
     return _Parser(text, swizzle_units, elem_bits).top()
+
+
+class CuteTensor(NamedTuple):
+    """A tensor as CuTe prints it: ``memory`` (``smem_ptr``, ``gmem_ptr``, ``rmem_ptr``,
+    ``tmem_``), ``elem_bits``, ``base`` (the pointer's address: bytes, or for ``tmem_`` the TMEM
+    address ``lane << 16 | column``; None where dynamic), ``swizzle`` (a swizzled pointer's, or None)
+    and ``layout`` (what :func:`parse_cute` returns for the text)."""
+
+    memory: str
+    elem_bits: int
+    base: int | None
+    swizzle: Any
+    layout: AnyLayout
+
+
+def parse_cute_tensor(text: str) -> CuteTensor:
+    """CuTe's ``print(tensor)`` text: its pointer and layout (see :func:`parse_cute`).
+
+    >>> t = parse_cute_tensor("smem_ptr[16b](0x400) o (_4,_8):(_8,_1)")
+    >>> t.memory, t.base, t.base + t.elem_bits // 8 * t.layout((1, 2))
+    ('smem_ptr', 1024, 1044)
+    """
+    if not isinstance(text, str):
+        raise LayoutError(f"parse_cute_tensor needs text, got {type(text).__name__}")
+    engine, layout = _Parser(text, None, None).tensor()
+    if engine is None:
+        raise LayoutError("col 1: expected a tensor (a pointer such as smem_ptr[16b](0x400) o layout)")
+    return CuteTensor(engine["kind"], engine["bits"], engine["base"], engine["swizzle"], layout)

@@ -29,7 +29,8 @@ from verilayout.core.cute.to_linear import is_linear, shared_linear_layout, to_l
 from verilayout.core.cute.encode import to_function, z3_in_domain, z3_offset
 from verilayout.core.cute.algebra import (Tiler, blocked_product, coalesce, complement, composition, filter_layout,
                                           left_inverse, logical_divide, logical_product, right_inverse,
-                                          tile_to_shape)
+                                          tile_to_shape, tiled_divide, tiled_product, zipped_divide,
+                                          zipped_product)
 
 __all__ = [
     "StaticInt", "Swizzle", "Layout", "ComposedLayout", "format_cute",
@@ -41,4 +42,5 @@ __all__ = [
     # new homes and additions of the split
     "compact_col_major", "compact_row_major", "CompactOrder", "LayoutLeft", "LayoutRight", "is_sym",
     "UNITS", "AnyLayout", "IntTuple", "Tiler",
+    "zipped_divide", "tiled_divide", "zipped_product", "tiled_product",
 ]

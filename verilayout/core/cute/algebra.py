@@ -20,6 +20,7 @@ from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, is_tuple, norma
                                             static_mul, compact_col_major, product)
 from verilayout.core.cute.layout import (AnyLayout, ComposedLayout, Layout, append_modes, require_concrete, concrete_int,
                                          format_cute, make_layout, make_ordered_layout)
+from verilayout.core.cute.swizzle import Swizzle
 from verilayout.core.cute.units import offsets_table
 from verilayout.errors import LayoutError
 
@@ -156,11 +157,19 @@ def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
     right-distributivity); that is ``a o b`` as functions when the modes of ``b``
     do not carry into each other in ``a``'s coordinates, and ``verify=True``
     checks it on every coordinate (LayoutError with the first mismatch).
-    A swizzled ``a`` keeps its swizzle.
+    A swizzled ``a`` keeps its swizzle. A :class:`Swizzle` ``a`` and a Layout ``b`` give CuTe's
+    ``Sw<B,M,S> o _0 o b`` (``cute/swizzle_layout.hpp``): the swizzle on ``b``'s offsets, in
+    elements.
 
     >>> composition(Layout((4, 2), (2, 1)), Layout(4, 2))
     Layout('(2,2):(4,1)')
+    >>> print(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))))
+    Sw<3,3,3> o _0 o (8,64):(64,1)
     """
+    if isinstance(a, Swizzle):
+        if not isinstance(b, Layout):
+            raise LayoutError(f"composition of a Swizzle needs a Layout, got {type(b).__name__}")
+        return ComposedLayout(a, b, StaticInt(0), swizzle_units="elements")
     if isinstance(a, ComposedLayout):
         return a.with_layout(composition(a.layout, b, verify=verify))
     a = _concrete_layout(a, "composition")
@@ -262,6 +271,73 @@ def logical_divide(a: AnyLayout, tiler: Tiler, *, verify: bool = False) -> AnyLa
         return _tiler_modes(a, tiler, lambda m, t: logical_divide(m, t, verify=verify))
     b = _concrete_layout(tiler, "logical_divide")
     return composition(a, make_layout(b, complement(b, a.size)), verify=verify)
+
+
+def _hier_unzip(split: Callable, a: Layout, tiler: Tiler) -> Layout:
+    """CuTe's ``hier_unzip`` (``cute/layout.hpp``; pycute ``hier_unzip``): ``split`` (a divide or a
+    product giving ``(tile, rest)``) mode by mode, the tiles gathered in mode 0 and the rests
+    (then the modes past the tiler) in mode 1; a ``None`` tiler mode is the tile ``_1:_0``."""
+    if tiler is None:
+        return make_layout(Layout(StaticInt(1), StaticInt(0)), a)
+    if isinstance(tiler, tuple):
+        modes = a.modes()
+        if len(tiler) > len(modes):
+            raise LayoutError(f"tiler has {len(tiler)} modes but the layout only {len(modes)}")
+        parts = [_hier_unzip(split, m, t) for m, t in zip(modes, tiler)]
+        return make_layout(make_layout(*[p[0] for p in parts]),
+                           make_layout(*[p[1] for p in parts], *modes[len(tiler):]))
+    return split(a, tiler)
+
+
+def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``((tile modes), (rest modes))``: :func:`logical_divide` mode by mode with the tiles
+    gathered in mode 0 and the rests in mode 1 (CuTe ``zipped_divide``, ``cute/layout.hpp``).
+
+    >>> zipped_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
+    Layout('((2,4),(4,4)):((16,1),(32,4))')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(zipped_divide(a.layout, tiler))
+    a = _concrete_layout(a, "zipped_divide")
+    return _hier_unzip(logical_divide, a, tiler)
+
+
+def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``((tile modes), rest mode 0, rest mode 1, ...)``: :func:`zipped_divide` with its rest mode
+    unpacked (CuTe ``tiled_divide``).
+
+    >>> tiled_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
+    Layout('((2,4),4,4):((16,1),32,4)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(tiled_divide(a.layout, tiler))
+    z = zipped_divide(a, tiler)
+    return make_layout(z[0], *z[1].modes())
+
+
+def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``((a's modes), (the copies' modes))``: :func:`logical_product` mode by mode, gathered as in
+    :func:`zipped_divide` (CuTe ``zipped_product``).
+
+    >>> zipped_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
+    Layout('((2,2),(3,2)):((1,2),(2,1))')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(zipped_product(a.layout, tiler))
+    a = _concrete_layout(a, "zipped_product")
+    return _hier_unzip(logical_product, a, tiler)
+
+
+def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """:func:`zipped_product` with its second mode unpacked (CuTe ``tiled_product``).
+
+    >>> tiled_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
+    Layout('((2,2),3,2):((1,2),2,1)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(tiled_product(a.layout, tiler))
+    z = zipped_product(a, tiler)
+    return make_layout(z[0], *z[1].modes())
 
 
 def logical_product(a: Layout, tiler: Tiler) -> Layout:

@@ -143,6 +143,38 @@ def symbol(name: str) -> "sympy.Symbol":
     return _symbol(name)
 
 
+def basis_symbol(mode: int) -> "sympy.Symbol":
+    """CuTe's basis element ``E<mode>`` of a scaled-basis stride (``_2@1`` is ``2 * E<1>``), as the
+    symbol ``_at<mode>`` (no parsed name starts with ``_``); printed ``k@mode`` by
+    :func:`format_leaf`. A coordinate layout (``make_identity_layout``) maps to sums of them.
+
+    >>> format_leaf(3 * basis_symbol(1), "cute")
+    '_3@1'
+    """
+    if isinstance(mode, bool) or not isinstance(mode, Integral) or mode < 0:
+        raise LayoutError(f"a basis mode is an integer >= 0, got {mode!r}")
+    return _symbol(f"_at{int(mode)}")
+
+
+def basis_coords(x: Any, rank: int) -> tuple[int, ...]:
+    """The coordinate tuple of a sum of scaled bases (``2*E<0> + 3*E<1>`` -> ``(2, 3)``), ``rank``
+    entries.
+
+    >>> basis_coords(2 * basis_symbol(0) + 3 * basis_symbol(1), 2), basis_coords(0, 2)
+    ((2, 3), (0, 0))
+    """
+    if not is_sym(x):
+        if int(x):
+            raise LayoutError(f"{x} is not a sum of scaled bases")
+        return (0,) * rank
+    import sympy  # deferred: sympy costs ~0.2 s at start-up (already loaded: x is a sympy object)
+    e = sympy.expand(x)
+    out = [int(e.coeff(basis_symbol(i))) for i in range(rank)]
+    if sympy.expand(e - sum(c * basis_symbol(i) for i, c in enumerate(out))) != 0:
+        raise LayoutError(f"{x} is not a sum of scaled bases of modes below {rank}")
+    return tuple(out)
+
+
 #: Names kept by :func:`_symbol`'s cache. An evicted name gets an equal symbol again (sympy
 #: symbols of one name and the same assumptions compare equal), so the bound changes no result.
 SYMBOL_CACHE_SIZE = 1024
@@ -363,6 +395,9 @@ def _fmt_expr(e: "sympy.Expr") -> str:
         factors.sort()
         coeff = int(coeff)
         body = "*".join(factors)
+        if len(factors) == 1 and factors[0].startswith("_at"):     # a scaled basis k@i
+            terms.append((coeff < 0, f"_{abs(coeff)}@{factors[0][3:]}"))
+            continue
         if not body:
             text = str(abs(coeff))
         elif abs(coeff) == 1:

@@ -1,0 +1,155 @@
+"""CuTe's printed forms read back, against what CuTe itself prints and computes.
+
+``cutlass/cute_print_oracle.cpp`` (host-only, the nvidia-cutlass wheel's CuTe headers) prints, for
+each case, the text CuTe's ``print`` writes and the offset, address or coordinate of every element
+in CuTe's order; its output is recorded in ``cutlass/cute_print_oracle.recorded.txt`` (the
+recorded lines are checked on every run; with a C++ compiler the program is rebuilt and must print
+them again). Cases: ``composition(Swizzle, Layout)`` (``Sw<3,3,3> o _0 o L``: element units),
+``print(tensor)`` with a swizzled pointer (``Sw<3,4,3>_smem_ptr[16b](0x400) o L``: absolute byte
+addresses), a plain pointer, ``gmem_ptr``, ``tmem_``, scaled-basis strides (``_1@0``), and
+``zipped_divide`` / ``tiled_divide`` (printed text and offsets).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import pathlib
+import subprocess
+import tempfile
+
+import pytest
+
+from verilayout.core.cute import Layout, StaticInt, Swizzle, composition, format_cute, tiled_divide, zipped_divide
+from verilayout.core.cute.int_tuple import basis_coords
+from verilayout.errors import LayoutError
+from verilayout.frontends.cute_text import parse_cute, parse_cute_tensor
+
+HERE = pathlib.Path(__file__).resolve().parent / "cutlass"
+SOURCE = HERE / "cute_print_oracle.cpp"
+RECORDED = HERE / "cute_print_oracle.recorded.txt"
+
+
+def _cases(text: str) -> dict[str, tuple[str, list[str]]]:
+    lines = text.splitlines()
+    out = {}
+    for i, ln in enumerate(lines):
+        if ln.startswith("CASE "):
+            assert lines[i + 2].startswith("VALUES")
+            out[ln[5:]] = (lines[i + 1], lines[i + 2].split()[1:])
+    return out
+
+
+CASES = _cases(RECORDED.read_text())
+
+
+def test_every_case_is_checked():
+    assert set(CASES) == set(LAYOUTS) | set(TENSORS) | set(COORDS) | set(DIVIDES) | {"gmma_k_sw128_f16"}
+
+
+# ----- layouts: element offsets -----------------------------------------------------------------
+
+LAYOUTS = ("composition_sw333", "composition_sw333_dynamic", "composition_sw233_tile")
+
+
+@pytest.mark.parametrize("name", LAYOUTS)
+def test_composition_print_form_is_read_in_elements(name):
+    printed, values = CASES[name]
+    L = parse_cute(printed)                                   # no swizzle_units needed
+    assert L.swizzle_units == "elements"
+    assert [int(L(i)) for i in range(L.size)] == [int(v) for v in values]
+    assert format_cute(L) == printed
+
+
+def test_gmma_atom_print_round_trips():
+    # CuTe evaluates this layout without its pointer; only the text is compared here
+    printed, _ = CASES["gmma_k_sw128_f16"]
+    L = parse_cute(printed)
+    assert (L.swizzle_units, L.elem_bits) == ("bytes", 16) and format_cute(L) == printed
+
+
+# ----- tensors: addresses ----------------------------------------------------------------------
+
+TENSORS = ("tensor_swizzle_ptr", "tensor_swizzle_ptr_0x480", "tensor_plain_ptr_composed", "tensor_plain_ptr",
+           "tensor_gmem_ptr", "tensor_tmem")
+
+
+@pytest.mark.parametrize("name", TENSORS)
+def test_print_tensor_gives_each_elements_address(name):
+    printed, values = CASES[name]
+    t = parse_cute_tensor(printed)
+    assert parse_cute(printed) == t.layout
+    L = t.layout
+    if t.swizzle is not None:                # absolute: element offsets from address 0
+        got = [int(L(i)) * t.elem_bits // 8 for i in range(L.size)]
+    elif t.memory == "tmem_":                # TMEM address lane << 16 | column, 32-bit columns
+        got = [t.base + int(L(i)) for i in range(L.size)]
+    else:
+        got = [t.base + int(L(i)) * t.elem_bits // 8 for i in range(L.size)]
+    assert got == [int(v) for v in values]
+
+
+def test_dynamic_pointer_address_refused_only_where_it_matters():
+    assert parse_cute("smem_ptr[16b](?) o (_4,_8):(_8,_1)") == Layout((4, 8), (8, 1))
+    with pytest.raises(LayoutError, match=r"^col 1: the swizzled pointer's address is dynamic"):
+        parse_cute("Sw<3,4,3>_smem_ptr[16b](?) o (_8,_64):(_64,_1)")
+
+
+# ----- scaled bases: coordinates -------------------------------------------------------------------
+
+COORDS = ("identity_layout", "scaled_basis", "scaled_basis_nested")
+
+
+@pytest.mark.parametrize("name", COORDS)
+def test_scaled_basis_strides_give_cutes_coordinates(name):
+    printed, values = CASES[name]
+    L = parse_cute(printed)
+    assert format_cute(L) == printed
+    want = [tuple(int(x) for x in v.strip("()").split(",")) for v in values]
+    assert [basis_coords(L(i), 2) for i in range(L.size)] == want
+
+
+# ----- zipped_divide / tiled_divide ------------------------------------------------------------------
+
+_S = StaticInt
+_DYN = Layout((8, 16), (16, 1))
+_STA = Layout((_S(8), _S(16)), (_S(16), _S(1)))
+_TILER = (Layout(_S(2), _S(1)), Layout(_S(4), _S(1)))
+DIVIDES = {
+    "zipped_divide_dynamic": lambda: zipped_divide(_DYN, _TILER),
+    "zipped_divide_static": lambda: zipped_divide(_STA, _TILER),
+    "tiled_divide_dynamic": lambda: tiled_divide(_DYN, _TILER),
+    "tiled_divide_static": lambda: tiled_divide(_STA, _TILER),
+    "zipped_divide_shape_tiler": lambda: zipped_divide(Layout((8, 16)), (_S(2), _S(4))),
+    "zipped_divide_strided_tiler": lambda: zipped_divide(Layout((_S(8), _S(16))), (Layout(_S(2), _S(4)),
+                                                                                   Layout(_S(4), _S(2)))),
+    "tiled_divide_swizzled": lambda: tiled_divide(
+        composition(Swizzle(3, 3, 3), Layout((_S(16), _S(64)), (_S(64), _S(1)))), (Layout(_S(8), _S(1)), Layout(_S(16), _S(1)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIVIDES))
+def test_divides_print_and_evaluate_as_cute(name):
+    printed, values = CASES[name]
+    L = DIVIDES[name]()
+    assert format_cute(L) == printed        # static marks where CuTe has them, plain ints where not
+    assert [int(L(i)) for i in range(L.size)] == [int(v) for v in values]
+
+
+# ----- the live build ---------------------------------------------------------------------------------
+
+@pytest.mark.oracle
+def test_recorded_output_is_what_cute_prints():
+    from tests.oracles.cutlass_build import toolchain
+    cxx, incs = toolchain()
+    src = SOURCE.read_text()
+    key = hashlib.sha256((src + cxx + "".join(incs)).encode()).hexdigest()[:16]
+    exe = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cute-print-{key}"
+    if not exe.exists():
+        tmp = exe.with_suffix(f".{os.getpid()}")
+        r = subprocess.run([cxx, "-std=c++17", "-O0", "-w", *[f"-I{p}" for p in incs], str(SOURCE), "-o", str(tmp)],
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode:
+            pytest.fail(f"compiling the CuTe print oracle failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    assert out == RECORDED.read_text()
