@@ -246,7 +246,13 @@ def test_findings_in_an_inlined_helper_are_at_the_call_site_with_the_helper_rela
     assert conflicted and {c["loc"] for c in conflicted} <= {f"kern.py:{CALL_B}", f"kern.py:{CALL_D}"}
     # text: the two findings at their two call sites
     text = cli("audit", str(one / "two_dots.ttgir"), "--no-cache").stdout
-    assert f"(kern.py:{CALL_B})" in text and f"(kern.py:{CALL_D})" in text
+    for call in (CALL_B, CALL_D):
+        assert f"(kern.py:{call}; inlined from kern.py:{HELPER_LOAD})" in text
+    # the Python API reports the same findings at the same places
+    from verilayout.testing import KernelNotClean, assert_kernel_clean
+    with pytest.raises(KernelNotClean) as e:
+        assert_kernel_clean(str(one / "two_dots.ttgir"), fail_on="warning")
+    assert re.findall(r"\(kern\.py:(\d+)\)", str(e.value)) == [str(CALL_B), str(CALL_D)]
 
 
 # ----- one counting rule ------------------------------------------------------------------------------------

@@ -161,6 +161,17 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
     return replace(rep, checks=checks)
 
 
+def audit_ttgir_text(text: str, name: str = "<text>") -> FileReport:
+    """The CLI's audit of TTGIR ``text`` (named ``name``): a LayoutError when it holds no whole
+    kernel, else the report with call sites and suggestions as ``verilayout audit`` prints them."""
+    why = missing_part(text, "ttgir")
+    if why:
+        raise LayoutError(f"{name}: {why}")
+    from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
+    rep = at_call_sites(audit_text(text, name), text, "ttgir")
+    return _with_suggestions(replace(rep, sources=source_paths(text, "ttgir")))
+
+
 def _with_suggestions(rep: FileReport) -> FileReport:
     """Each finding with a Python-level suggestion (``audit.advice``) gets it as ``data["suggestion"]``."""
     checks = tuple(replace(c, data={**c.data, "suggestion": s}) if (s := suggestion(c)) else c

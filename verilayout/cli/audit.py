@@ -116,7 +116,8 @@ def _unknown(counts: dict) -> str:
 
 def _check_line(c, verbose: bool) -> str:
     sev = c.severity or c.status
-    where = f"line {c.line}" + (f" ({c.loc})" if c.loc else "")
+    helper = ", ".join(c.data.get("inlined_from", ()))
+    where = f"line {c.line}" + (f" ({c.loc}{'; inlined from ' + helper if helper else ''})" if c.loc else "")
     msg = c.message if verbose else short_message(c)
     also = c.data.get("confirmed_by", [])
     if also:
