@@ -99,58 +99,69 @@ def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) 
     return out
 
 
-def _bad(writes: list[np.ndarray], reads: list[np.ndarray], lo: int, span: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """``(count, unwritten, unread)``: the (reader, byte) reads of bytes no store wrote, plus the
-    distinct bytes written that no load reads, plus twice the bytes two store instructions write
-    (a store moved onto another's bytes); and the unwritten and unread bytes (relative to ``lo``)."""
-    w = np.zeros(span, dtype=np.int64)
-    r = np.zeros(span, dtype=np.int64)
-    twice = np.zeros(span, dtype=np.int64)
-    for a in writes:
-        if len(a):
-            np.add.at(w, a - lo, 1)
-            twice[np.unique(a) - lo] += 1
-    for a in reads:
-        if len(a):
-            np.add.at(r, a - lo, 1)
-    unwritten = np.nonzero((w == 0) & (r > 0))[0]
-    unread = np.nonzero((w > 0) & (r == 0))[0]
-    return int(r[unwritten].sum()) + len(unread) + 2 * int((twice > 1).sum()), unwritten, unread
+class _Table:
+    """The round's bytes as arrays over ``[lo - span, lo + 2 span)`` (a shift never moves an access
+    further than the span): ``w[b]`` the store instructions that write byte ``b``, ``r[b]`` the
+    (reader, byte) reads of it; each access's distinct bytes (and, a load, its reads per byte)."""
+
+    def __init__(self, kinds: list[str], evs: list) -> None:
+        allb = [b for _t, b in evs if len(b)]
+        self.lo = min(int(b.min()) for b in allb)
+        self.span = max(int(b.max()) for b in allb) - self.lo + 1
+        self.base = self.lo - self.span
+        self.w = np.zeros(3 * self.span, dtype=np.int64)
+        self.r = np.zeros(3 * self.span, dtype=np.int64)
+        self.kinds = kinds
+        self.acc: list[tuple[np.ndarray, np.ndarray]] = []
+        for kind, (_t, b) in zip(kinds, evs):
+            u, c = np.unique(b - self.base, return_counts=True) if len(b) else (np.zeros(0, np.int64),) * 2
+            self.acc.append((u, c))
+            if kind == "store":
+                self.w[u] += 1
+            else:
+                self.r[u] += c
+
+    def metric(self, idx: np.ndarray) -> int:
+        """Bad bytes over ``idx``: reads of unwritten bytes, written bytes no one reads, and twice
+        the bytes two store instructions write."""
+        w, r = self.w[idx], self.r[idx]
+        return int(r[w == 0].sum()) + int(((w > 0) & (r == 0)).sum()) + 2 * int((w > 1).sum())
+
+    def total(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(metric over every byte, unwritten-but-read bytes, written-but-unread bytes)`` (bytes
+        as offsets from :attr:`base`)."""
+        idx = np.arange(len(self.w))
+        return self.metric(idx), np.nonzero((self.w == 0) & (self.r > 0))[0], np.nonzero((self.w > 0) & (self.r == 0))[0]
+
+    def moved(self, k: int, d: int) -> int:
+        """The change of :meth:`metric` when access ``k`` alone is moved ``d`` bytes."""
+        u, c = self.acc[k]
+        if not len(u) or not d or u.min() + d < 0 or u.max() + d >= len(self.w):
+            return 0
+        idx = np.union1d(u, u + d)
+        before = self.metric(idx)
+        arr = self.w if self.kinds[k] == "store" else self.r
+        step = 1 if self.kinds[k] == "store" else c
+        arr[u] -= step
+        arr[u + d] += step
+        after = self.metric(idx)
+        arr[u + d] -= step
+        arr[u] += step
+        return after - before
 
 
-def _repairs(k: int, kinds: list[str], evs: list, lo: int, span: int) -> int:
-    """The fewest bad bytes (:func:`_bad`) left when access ``k`` alone is moved by one constant
-    (the shifts that put one end of it, or of its bad bytes, on one end of the bytes unwritten or
-    unread); leaving a load out is no repair (it would excuse any load)."""
-    def split(moved: np.ndarray | None) -> tuple[list, list]:
-        ws, rs = [], []
-        for j, (kind, (_t, b)) in enumerate(zip(kinds, evs)):
-            b = moved if j == k else b
-            if b is None:
-                continue
-            (ws if kind == "store" else rs).append(b)
-        return ws, rs
-
-    base, unwritten, unread = _bad(*split(evs[k][1]), lo, span)
-    mine = evs[k][1]
-    if not len(mine):
-        return base
-    bad_bytes = np.concatenate([unwritten, unread]) + lo
-    if not len(bad_bytes):
-        return base
-    own = mine[np.isin(mine, bad_bytes)]
-    anchors = {int(mine.min()), int(mine.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
-    best = base
-    targets = [int(x) for x in (unwritten.min() + lo if len(unwritten) else None,
-                                unwritten.max() + lo if len(unwritten) else None,
-                                unread.min() + lo if len(unread) else None,
-                                unread.max() + lo if len(unread) else None) if x is not None]
-    for d in sorted({t - a for t in targets for a in anchors}):
-        if d:
-            moved = mine + d
-            lo2, hi2 = min(lo, int(moved.min())), max(lo + span - 1, int(moved.max()))
-            best = min(best, _bad(*split(moved), lo2, hi2 - lo2 + 1)[0])
-    return best
+def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.ndarray) -> int:
+    """The fewest bad bytes (:meth:`_Table.metric`) left when access ``k`` alone is moved by one
+    constant (the shifts that put one end of it, or of its bad bytes, on one end of the bytes
+    unwritten or unread); leaving a load out is no repair (it would excuse any load)."""
+    u, _c = t.acc[k]
+    if not len(u):
+        return total
+    bad = np.concatenate([unwritten, unread])
+    own = u[np.isin(u, bad)]
+    anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
+    targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
+    return total + min([0] + [t.moved(k, d) for d in sorted({g - a for g in targets for a in anchors}) if d])
 
 
 def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str, dict]:
@@ -159,27 +170,21 @@ def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str
     ``unwritten`` (reads of unwritten bytes), ``unread`` (bytes written that no load reads)."""
     kinds = [smem_access(i)[0] for i, _a, _t in pieces]
     evs = _events(pieces, rels, masks)
-    allb = [b for _t, b in evs if len(b)]
-    if not allb:
+    if not any(len(b) for _t, b in evs):
         return "proved", {"unwritten": 0, "unread": 0}
-    lo = min(int(b.min()) for b in allb)
-    span = max(int(b.max()) for b in allb) - lo + 1
-    writes = [b for k, (_t, b) in zip(kinds, evs) if k == "store"]
-    reads = [b for k, (_t, b) in zip(kinds, evs) if k == "load"]
-    total, unwritten, unread = _bad(writes, reads, lo, span)
+    t = _Table(kinds, evs)
+    total, unwritten, unread = t.total()
     if not len(unwritten):
         return "proved", {"unwritten": 0, "unread": len(unread)}
-    hole = set((unwritten + lo).tolist())
-    first = next((pieces[j][0], int(t), int(b)) for j, (t_, b_) in enumerate(evs) if kinds[j] == "load"
-                 for t, b in zip(t_, b_) if int(b) in hole)
-    left = {j: _repairs(j, kinds, evs, lo, span) for j in range(len(pieces))}
+    hole = unwritten + t.base
+    first = next((pieces[j][0], int(th[m][0]), int(b[m][0])) for j, (th, b) in enumerate(evs)
+                 if kinds[j] == "load" for m in [np.isin(b, hole)] if m.any())
+    left = {j: _repairs(j, t, total, unwritten, unread) for j in range(len(pieces))}
     least = min(left.values())
     culprits = sorted({pieces[j][0].line for j, v in left.items() if v == least}) if least < total else \
-        sorted({pieces[j][0].line for j, (t_, b_) in enumerate(evs) if kinds[j] == "load" and np.isin(b_, list(hole)).any()})
+        sorted({pieces[j][0].line for j, (_th, b) in enumerate(evs) if kinds[j] == "load" and np.isin(b, hole).any()})
     return "error", {"culprits": culprits, "thread": first[1], "byte": first[2], "line": first[0].line,
-                     "unwritten": int(sum(1 for j, (t_, b_) in enumerate(evs) if kinds[j] == "load"
-                                          for b in b_.tolist() if b in hole)),
-                     "unread": len(unread), "left": least}
+                     "unwritten": int(t.r[unwritten].sum()), "unread": len(unread), "left": least}
 
 
 def rounds(mod: PtxModule, by: dict[int, list[Instr]], atomic: set[int] = frozenset()) -> list[tuple[list[Instr], list[Instr]]]:
@@ -287,21 +292,18 @@ _SMEM_OPS = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.g
 
 def repair_culprits(pieces: list, rels: list[int]) -> list[int]:
     """The PTX lines of the accesses of a round trip whose correction alone (one constant shift)
-    leaves the fewest bytes read-but-unwritten plus written-but-unread, when
-    that is fewer than now and no more than a quarter of them (one access explains the damage);
-    ``[]`` when the bytes are whole or no single access explains them."""
+    leaves the fewest bad bytes (:meth:`_Table.metric`), when that is fewer than now and no more
+    than a quarter of them (one access explains the damage); ``[]`` when the bytes are whole or no
+    single access explains them."""
     kinds = [smem_access(i)[0] for i, _a, _t in pieces]
     evs = _events(pieces, rels, {})
-    allb = [b for _t, b in evs if len(b)]
-    if not allb or "load" not in kinds or "store" not in kinds:
+    if not any(len(b) for _t, b in evs) or "load" not in kinds or "store" not in kinds:
         return []
-    lo = min(int(b.min()) for b in allb)
-    span = max(int(b.max()) for b in allb) - lo + 1
-    total = _bad([b for k, (_t, b) in zip(kinds, evs) if k == "store"],
-                 [b for k, (_t, b) in zip(kinds, evs) if k == "load"], lo, span)[0]
+    t = _Table(kinds, evs)
+    total, unwritten, unread = t.total()
     if not total:
         return []
-    left = {j: _repairs(j, kinds, evs, lo, span) for j in range(len(pieces))}
+    left = {j: _repairs(j, t, total, unwritten, unread) for j in range(len(pieces))}
     least = min(left.values())
     if 4 * least > total:
         return []
