@@ -126,3 +126,36 @@ def test_banks_reads_a_memdesc_view_in_its_allocation(capsys):
     import json
     rep = json.loads(capsys.readouterr().out)
     assert (rep["wavefronts"], rep["ideal_wavefronts"]) == (8, 4)
+
+
+# CuTe's printed forms need no --swizzle-units: Sw<3,3,3> o _0 o L is composition(Swizzle, Layout),
+# element units (cute/swizzle_layout.hpp); for f16 it is the 128-byte pattern Sw<3,4,3> on bytes
+# (the GMMA atom's smem_ptr[16b] form) and the DSL's S<3,4,3> o 0 o L. A bare Sw<3,3,3> o L
+# needs --swizzle-units; read as bytes it is another layout (a 64-byte pattern on 16-byte units of 8 B).
+_REG8x64 = "#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [1, 1], order = [1, 0]}>"
+
+
+def _banks(smem, capsys, *extra):
+    rc, out, err = run(["banks", "--reg", _REG8x64, "--smem", smem, "-t", "tensor<8x64xf16>", "--json", *extra], capsys)
+    return rc, (json.loads(out) if out.strip() else None), err
+
+
+def test_cute_print_forms_need_no_swizzle_units(capsys):
+    forms = ["Sw<3,3,3> o _0 o (_8,_64):(_64,_1)", "Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)",
+             "S<3,4,3> o 0 o (8,64):(64,1)"]
+    reports = [_banks(f, capsys) for f in forms]
+    assert all(rc in (0, 1) and rep is not None for rc, rep, _ in reports)
+    assert len({json.dumps(rep, sort_keys=True) for _, rep, _ in reports}) == 1
+
+
+def test_banks_swizzle_units_option(capsys):
+    rc, _, err = _banks("Sw<3,3,3> o (_8,_64):(_64,_1)", capsys)
+    assert rc == 2 and "--swizzle-units" in err
+    _, elements, _ = _banks("Sw<3,3,3> o (_8,_64):(_64,_1)", capsys, "--swizzle-units", "elements")
+    _, printed, _ = _banks("Sw<3,3,3> o _0 o (_8,_64):(_64,_1)", capsys)
+    assert json.dumps(elements, sort_keys=True) == json.dumps(printed, sort_keys=True)
+    _, as_bytes, _ = _banks("Sw<3,3,3> o (_8,_64):(_64,_1)", capsys, "--swizzle-units", "bytes")
+    assert json.dumps(as_bytes, sort_keys=True) != json.dumps(elements, sort_keys=True)
+    rc, _, err = _banks("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
+                        capsys, "--swizzle-units", "bytes")
+    assert rc == 2 and err.count("\n") == 1

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from verilayout.banks import check_banks, load_register, load_shared
+from verilayout.banks import as_shared, check_banks, load_register, load_shared
 from verilayout.cli.options import add_timeout_option
 from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.frontends.names import find_tensor_type, read_lds_instruction
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
@@ -105,6 +106,10 @@ def _cmd_banks(args) -> int:
             raise LayoutError(f"--smem is a view of shape {view[0]}, the register tensor is {list(shape)}")
         smem = load_shared(smem_text, None, bits)
         reg = embed_in_allocation(reg, view[1])
+    elif args.swizzle_units:
+        if smem_text.lstrip().startswith(("#", "!", "tensor", "module")):
+            raise LayoutError("--swizzle-units is for a CuTe layout given to --smem")
+        smem = as_shared(parse_cute(smem_text, swizzle_units=args.swizzle_units, elem_bits=bits), bits)
     else:
         smem = load_shared(smem_text, shape, bits)
     if args.base_address:
@@ -213,6 +218,10 @@ def _add_banks(subparsers) -> None:
     p.add_argument("--name", metavar="#ALIAS", help="which alias of a TTGIR file given to --reg, "
                    "e.g. '#blocked1'")
     p.add_argument("--bits", type=int, help="element width in bits (when -t has no element type)")
+    p.add_argument("--swizzle-units", choices=["bytes", "elements"],
+                   help="a CuTe --smem 'Sw<B,M,S> o L' with no pointer or offset: does the swizzle act on "
+                   "byte addresses or element offsets (CuTe's own forms need none: 'Sw<..> o smem_ptr[16b]"
+                   "(unset) o L' and the DSL's 'S<..> o 0 o L' are bytes, 'Sw<..> o _0 o L' elements)")
     p.add_argument("--instr", default="auto", metavar="INSTR",
                    help="auto (default: the widest ld.shared/st.shared the layouts allow), "
                    "ld.shared.v4.b32, st.shared.b16, ldmatrix.x4, ldmatrix.x2.trans, stmatrix.x4, ...")
