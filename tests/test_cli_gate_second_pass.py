@@ -360,6 +360,10 @@ def test_paths_after_options_are_audited_too():
     assert r.returncode == 0, r.stderr
     assert [f["path"] for f in json.loads(r.stdout)["files"]] == [a, b]
     one_error_line(cli("audit", a, "--json", "--bogus"), "unrecognized arguments: --bogus")
+    # check takes its spec files the same way (4 + 9 obligations in these two files)
+    r = cli("check", "specs/linear_layouts.toml", "--json", "specs/wgmma.toml")
+    assert r.returncode == 0, r.stderr
+    assert {x["file"] for x in json.loads(r.stdout)["results"]} == {"specs/linear_layouts.toml", "specs/wgmma.toml"}
 
 
 @pytest.mark.parametrize("args, words", [

@@ -56,7 +56,7 @@ def register(sub) -> None:
                    help="a spec file that is empty or has no obligations fails the run (exit 1)")
     p.add_argument("--list-kinds", action="store_true",
                    help="list the obligation kinds with their keys and exit")
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_check, intermixed="paths")
 
 
 def format_counterexample(cex: object) -> str:
