@@ -79,12 +79,14 @@ def test_print_tensor_gives_each_elements_address(name):
     t = parse_cute_tensor(printed)
     assert parse_cute(printed) == t.layout
     L = t.layout
-    if t.swizzle is not None:                # absolute: element offsets from address 0
-        got = [int(L(i)) * t.elem_bits // 8 for i in range(L.size)]
-    elif t.memory == "tmem_":                # TMEM address lane << 16 | column, 32-bit columns
+    if t.memory == "tmem_":                  # TMEM address lane << 16 | column, 32-bit columns
         got = [t.base + int(L(i)) for i in range(L.size)]
-    else:
-        got = [t.base + int(L(i)) * t.elem_bits // 8 for i in range(L.size)]
+    else:                                    # a swizzled pointer: from the base rounded to the span
+        got = [t.origin + int(L(i)) * t.elem_bits // 8 for i in range(L.size)]
+    if t.swizzle is not None:
+        span = {"tensor_swizzle_ptr": 1024, "tensor_swizzle_ptr_0x480": 512}[name]   # 2^(B+M+S) bytes
+        assert t.origin == t.base - t.base % span
+        assert L.offset * t.elem_bits // 8 == t.base % span
     assert got == [int(v) for v in values]
 
 

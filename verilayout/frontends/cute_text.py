@@ -148,9 +148,10 @@ class _Parser:
         if base is None:
             raise self.error("the swizzled pointer's address is dynamic ('?'): the swizzle reads the address "
                              "bits, so the layout depends on it", pos)
-        if base * 8 % bits:
+        low = base % swizzle_span(sw)
+        if low * 8 % bits:
             raise self.error(f"the pointer address {base:#x} is not a whole number of {bits}-bit elements", pos)
-        return ComposedLayout(sw, result, base * 8 // bits, ptr_bits=bits)
+        return ComposedLayout(sw, result, low * 8 // bits, ptr_bits=bits)
 
     def swizzle(self) -> Swizzle:
         start = self.i
@@ -390,6 +391,16 @@ class _Parser:
         raise self.error(f"expected a number or a name, found {self.here()}", start)
 
 
+def swizzle_span(sw: Swizzle) -> int:
+    """Bytes a swizzle's pattern spans: ``2^(max(M, M+S) + B)`` (it reads and writes no higher
+    address bit, so an address that many bytes aligned moves the pattern by itself).
+
+    >>> swizzle_span(Swizzle(3, 4, 3)), swizzle_span(Swizzle(2, 4, 3))
+    (1024, 512)
+    """
+    return 1 << (max(sw.base, sw.base + sw.shift) + sw.bits)
+
+
 class _Dynamic:
     """CuTe DSL's ``?``: a value known only at run time (its column kept for the message)."""
 
@@ -441,10 +452,12 @@ def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | Non
     A tensor as CuTe's ``print(tensor)`` writes it reads as its layout (the pointer in
     :func:`parse_cute_tensor`): ``smem_ptr[16b](0x400) o L`` (also ``gmem_ptr``, ``rmem_ptr``,
     ``tmem_[32b](0x0020.0010)``) is ``L``, offsets from the pointer (a composed ``L`` in elements
-    of the pointer's width); ``Sw<3,4,3>_smem_ptr[16b](0x400) o L`` (a swizzled pointer: the
+    of the pointer's width); ``Sw<3,4,3>_smem_ptr[16b](0x480) o L`` (a swizzled pointer: the
     swizzle acts on the absolute byte address, ``cute/pointer_swizzle.hpp``) is
-    ``Sw<3,4,3> o smem_ptr[16b](unset) o 512 o L``: element offsets from address 0, the base
-    ``0x400`` included. Strides ``k@i`` / ``_k@i`` are CuTe's scaled bases (``E<i>``: coordinate
+    ``Sw<3,4,3> o smem_ptr[16b](unset) o 64 o L``: element offsets from the pointer's address
+    rounded down to the pattern's span (1024 bytes here, :func:`swizzle_span`), so the part of
+    the address the swizzle reads (``0x80``) is in the layout; an aligned pointer gives ``L``'s
+    own swizzled offsets. Strides ``k@i`` / ``_k@i`` are CuTe's scaled bases (``E<i>``: coordinate
     layouts such as ``make_identity_layout``; ``L(c)`` is a sum of them,
     ``core.cute.int_tuple.basis_coords`` its coordinates). ``?`` (the CuTe DSL's dynamic value)
     is refused with its column, except as the stride of an extent-1 mode (read as 0).
@@ -469,7 +482,7 @@ class CuteTensor(NamedTuple):
     """A tensor as CuTe prints it: ``memory`` (``smem_ptr``, ``gmem_ptr``, ``rmem_ptr``,
     ``tmem_``), ``elem_bits``, ``base`` (the pointer's address: bytes, or for ``tmem_`` the TMEM
     address ``lane << 16 | column``; None where dynamic), ``swizzle`` (a swizzled pointer's, or None)
-    and ``layout`` (what :func:`parse_cute` returns for the text)."""
+    and ``layout`` (what :func:`parse_cute` returns for the text: offsets from ``origin``)."""
 
     memory: str
     elem_bits: int
@@ -477,12 +490,20 @@ class CuteTensor(NamedTuple):
     swizzle: Any
     layout: AnyLayout
 
+    @property
+    def origin(self) -> int | None:
+        """The address the layout's offsets count from: ``base``, for a swizzled pointer rounded
+        down to the pattern's span."""
+        if self.base is None or self.swizzle is None:
+            return self.base
+        return self.base - self.base % swizzle_span(self.swizzle)
+
 
 def parse_cute_tensor(text: str) -> CuteTensor:
     """CuTe's ``print(tensor)`` text: its pointer and layout (see :func:`parse_cute`).
 
     >>> t = parse_cute_tensor("smem_ptr[16b](0x400) o (_4,_8):(_8,_1)")
-    >>> t.memory, t.base, t.base + t.elem_bits // 8 * t.layout((1, 2))
+    >>> t.memory, t.base, t.origin + t.elem_bits // 8 * t.layout((1, 2))
     ('smem_ptr', 1024, 1044)
     """
     if not isinstance(text, str):

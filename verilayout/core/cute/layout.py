@@ -193,6 +193,9 @@ def require_concrete(layout: Layout, what: str) -> None:
     """
     if layout.is_symbolic:
         names = ", ".join(sorted(str(s) for s in layout.free_symbols))
+        if all(str(s).startswith("_at") for s in layout.free_symbols):
+            raise LayoutError(f"{what} needs a layout of offsets; {format_cute(layout)} has scaled-basis "
+                              "strides (k@i): its values are coordinates, not memory offsets")
         raise LayoutError(f"{what} needs a concrete layout; {format_cute(layout)} has symbols "
                           f"{names} (use .subs)")
 
