@@ -78,16 +78,16 @@ sys.path.insert(0, sys.argv[1])
 import kern
 sig = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "d_ptr": "*fp8e4nv", "c_ptr": "*fp16",
        "sa": "i32", "sb": "i32", "sd": "i32", "sc": "i32"}
-for warps, bk in ((4, 64), (8, 64), (8, 128)):
+for warps, bk, stages in ((4, 64, 3), (4, 64, 2), (8, 64, 3), (8, 128, 3)):
     triton.compile(triton.compiler.ASTSource(kern.two_dots, sig, {"BM": 128, "BN": 128, "BK": bk}),
-                   target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+                   target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
 '''
 
 
 @pytest.fixture(scope="module")
 def triton_cache(tmp_path_factory) -> Path:
-    """Triton's own cache of three specializations of `two_dots` (4 and 8 warps at BK=64, 8 warps
-    at BK=128), written by `triton.compile` for sm_90 (no GPU)."""
+    """Triton's own cache of four specializations of `two_dots` (4 warps and 3 or 2 stages at
+    BK=64, 8 warps at BK=64 and 128), written by `triton.compile` for sm_90 (no GPU)."""
     pytest.importorskip("triton")
     d = tmp_path_factory.mktemp("tc")
     (d / "src").mkdir()
@@ -148,14 +148,17 @@ def test_junit_class_names_tell_specializations_of_one_kernel_apart(triton_cache
     assert r.returncode == 0, r.stderr
     suites = list(ET.parse(out).getroot())
     ttgir = [s for s in suites if s.get("name").endswith(".ttgir")]
-    assert len(ttgir) == 3
+    assert len(ttgir) == 4
     names = [s[0].get("classname") for s in ttgir]
-    assert len(set(names)) == 3, names
-    assert all(n.startswith("two_dots[fp8e4nv, fp16, sm_90a]") for n in names)
-    assert sum("num_warps=4" in n for n in names) == 1 and sum("num_warps=8" in n for n in names) == 2
-    # the two 8-warp compiles differ in BK only: Triton's cache folder (its hash) tells them apart
+    assert len(set(names)) == 4, names
+    k = "two_dots[fp8e4nv, fp16, sm_90a]"
+    # the 4-warp compiles differ in num_stages (Triton's metadata), the 8-warp ones in BK only:
+    # Triton's cache folder (a hash of the constexprs and options) tells those apart
+    assert sorted(n for n in names if "num_warps=4" in n) == [f"{k} num_warps=4 num_stages=2",
+                                                            f"{k} num_warps=4 num_stages=3"]
     eight = [n for n in names if "num_warps=8" in n]
-    assert all(re.search(r"\(.*/two_dots\.ttgir\)$", n) for n in eight)
+    assert len(eight) == 2 and all(re.fullmatch(re.escape(k) + r" num_warps=8 \(.*/two_dots\.ttgir\)", n)
+                                   for n in eight)
     cases = {(c.get("classname"), c.get("name")) for s in suites for c in s}
     assert len(cases) == sum(len(s) for s in suites)          # no two testcases share both names
 

@@ -18,6 +18,7 @@ import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from verilayout.audit.kernel_names import triton_metadata
 from verilayout.audit.model import AuditReport, Check, FileReport, is_confirmation
 from verilayout.errors import LayoutError
 
@@ -193,10 +194,19 @@ def _unique(names: list[str]) -> list[str]:
     return out
 
 
+def _num_stages(f: FileReport) -> int | None:
+    """``num_stages`` of Triton's metadata beside a kernel file in its cache, or None."""
+    stem = os.path.splitext(f.path)[0]
+    meta = triton_metadata(stem + ".json") if f.kernel else None
+    n = meta.get("num_stages") if meta else None
+    return n if isinstance(n, int) else None
+
+
 def class_names(files: tuple[FileReport, ...]) -> list[str]:
     """The JUnit class name of each file: its kernel name in a Triton cache (else its path), with
-    what tells apart specializations of one kernel (``num_warps``; then the file's path, which
-    holds Triton's hash of the constexprs, stages and options) when several files share it.
+    what tells apart specializations of one kernel where several files share it: ``num_warps``,
+    then ``num_stages`` (Triton's metadata), then the file's path (Triton's cache folder is a hash
+    of the constexprs and options).
 
     >>> a, b = FileReport("h1/m.ttgir", None, 4, kernel="m[fp16, sm_90a]"), FileReport("h2/m.ttgir", None, 8, kernel="m[fp16, sm_90a]")
     >>> class_names((a, b))
@@ -204,23 +214,22 @@ def class_names(files: tuple[FileReport, ...]) -> list[str]:
     >>> class_names((a, FileReport("h3/m.ttgir", None, 4, kernel="m[fp16, sm_90a]")))
     ['m[fp16, sm_90a] num_warps=4 (h1/m.ttgir)', 'm[fp16, sm_90a] num_warps=4 (h3/m.ttgir)']
     """
-    def kind(f):
-        return os.path.splitext(f.path)[1]
     base = [f.kernel or f.path for f in files]
     groups: dict[tuple, list[int]] = {}
     for i, f in enumerate(files):
-        groups.setdefault((base[i], kind(f)), []).append(i)
+        groups.setdefault((base[i], os.path.splitext(f.path)[1]), []).append(i)
     out = list(base)
-    for idx in groups.values():
-        if len(idx) < 2:
-            continue
-        warps = [files[i].num_warps for i in idx]
+    for idx in (g for g in groups.values() if len(g) > 1):
+        names = {i: base[i] + (f" num_warps={files[i].num_warps}" if files[i].num_warps else "") for i in idx}
+        stages = {i: _num_stages(files[i]) for i in idx}
+        before = dict(names)
         for i in idx:
-            name = base[i] + (f" num_warps={files[i].num_warps}" if len(set(warps)) > 1 or
-                              files[i].num_warps else "")
-            if warps.count(files[i].num_warps) > 1 and files[i].kernel:
-                name += f" ({files[i].path})"
-            out[i] = name
+            rivals = [j for j in idx if before[j] == before[i]]
+            if len({stages[j] for j in rivals}) > 1 and stages[i] is not None:
+                names[i] += f" num_stages={stages[i]}"
+        for i in idx:
+            clash = sum(names[j] == names[i] for j in idx) > 1
+            out[i] = names[i] + (f" ({files[i].path})" if clash else "")
     return out
 
 

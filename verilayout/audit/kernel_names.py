@@ -69,7 +69,9 @@ def source_paths(text: str, kind: str) -> dict[str, str]:
     return {b: f for b, f in out.items() if f and f != b}
 
 
-def _metadata(json_path: str) -> dict | None:
+def triton_metadata(json_path: str) -> dict | None:
+    """Triton's metadata of a compiled kernel (``<hash>/<name>.json`` in its cache), or None where
+    there is none or it does not read as Triton's (no ``name``)."""
     try:
         with open(json_path, "rb") as f:
             meta = json.loads(f.read(1 << 20))
@@ -91,7 +93,7 @@ def cache_kernel_name(path: str, ttgir_text: str | None = None) -> str | None:
     stem, ext = os.path.splitext(path)
     if ext not in (".ttgir", ".ptx"):
         return None
-    meta = _metadata(stem + ".json")
+    meta = triton_metadata(stem + ".json")
     if meta is None:
         return None
     if ttgir_text is None:
