@@ -526,10 +526,15 @@ def test_audit_proves_every_tma_copy_of_the_corpus_and_says_the_tensor_map_is_ou
               for c in audit_file(str(f)).checks if c.check == "tma-write"]
     assert len(checks) >= 20 and {c.status for c in checks} == {"proved"}
     assert all("encoded on the host" in c.data["host"] for c in checks)
-    # the epilogue store: 128x128 f16 rows of 256 bytes go as two boxes of 64 x 128 (inner 128 B)
+    # the epilogue store: 128xN f16 rows of 2N bytes go as 2N / 128 boxes of 64 x 128 (inner 128 B):
+    # two for the 128x128 tiles, four for the 128x256 one
     stores = [c for c in checks if c.op == "ttng.async_tma_copy_local_to_global"
               and c.data["tensor_map"]["dtype"] == "f16" and c.data["tensor_map"]["box"] == [64, 128]]
-    assert stores and all("2 box(es)" in c.message for c in stores)
+    assert {"128x128 tile", "128x256 tile"} <= {m for c in stores for m in ("128x128 tile", "128x256 tile")
+                                                 if m in c.message}
+    for c in stores:
+        n = int(c.message.split(" tile,")[0].rsplit("x", 1)[1])
+        assert f"{2 * n // 128} box(es)" in c.message, c.message
 
 
 def test_audit_catches_deepgemm_379_in_ttgir_with_both_bytes():
