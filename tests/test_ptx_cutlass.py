@@ -62,7 +62,9 @@ def test_cutlass_gemm_ptx_is_proved_without_a_plan(name):
     shapes = [c for c in checks if c.check == "mma-instruction"]
     assert sorted(c.line for c in shapes) == wg
     tiles = [c for c in checks if c.data.get("check_kind") == "chain-tile"]
-    desc = [c for c in checks if c.check == "mma-descriptor" and "advance_bytes" not in c.data and c not in tiles]
+    regions = [c for c in checks if c.data.get("check_kind") == "region-tile"]
+    desc = [c for c in checks if c.check == "mma-descriptor" and "advance_bytes" not in c.data
+            and "check_kind" not in c.data]
     assert sorted((c.line, c.data["operand"]) for c in desc) == sorted((ln, o) for ln in wg for o in "AB")
     step, major, fields = EXPECT[name]
     # K-major: each chain's 4 K-blocks fill the 128-byte swizzle row of every 8-row group of its
@@ -70,6 +72,10 @@ def test_cutlass_gemm_ptx_is_proved_without_a_plan(name):
     # MN-major operands get no such check
     assert len(tiles) == (8 if major == "K" else 0)
     assert {(c.data["columns"], c.data["sbo"]) for c in tiles} <= {(1, 1024)}
+    # MN-major: per region (2 K tiles) and operand, the 2 M-blocks' K-blocks read [0, 16384) once:
+    # A 128 x 64 f16, B 128 x 64 f16 = 16384 bytes each
+    assert len(regions) == (4 if major == "MN" else 0)
+    assert all("[0, 16384)" in c.message for c in regions)
     assert {c.data["major"] for c in desc} == {major} and {c.data["swizzle"] for c in desc} == {"128B"}
     if fields is not None:
         assert {int(c.data["ptx_fields"], 16) for c in desc} == {fields}
@@ -177,3 +183,19 @@ def test_every_operand_of_nvcc_and_triton_ptx_evaluates_without_raising():
                         assert v is None or (z3.is_bv(v) and v.size() == 32)
                 if i.pred:
                     assert z3.is_bool(ev.pred(i.pred))
+
+
+def test_mn_major_atoms_overlapping_across_k_blocks_are_not_proved():
+    # B (MN-major, N = 128: two 64-element atoms LBO = 8192 bytes apart); LBO 4096 puts atom 1 of
+    # K-block 0 on the 8-row K groups that K-block 2 reads (K-blocks 2048 bytes apart, SBO 1024):
+    # each wgmma still reads each element from its own byte and advances as the layout says, but
+    # the region reads one byte for two places of B: not a tile, never proved
+    text = _text("sm90_gemm_f16_nt")
+    good, bad = (1 << 62) | (64 << 32) | (512 << 16), (1 << 62) | (64 << 32) | (256 << 16)
+    assert text.count(str(good)) == 1
+    text = text.replace(str(good), str(bad))
+    checks = _mma(text)
+    regions = [c for c in checks if c.data.get("check_kind") == "region-tile" and c.data["operand"] == "B"]
+    assert len(regions) == 2 and {c.status for c in regions} == {"unknown"}
+    assert all(c.data["clash_byte"] == 4096 for c in regions)
+    assert not [c for c in checks if c.severity == "error"]

@@ -28,7 +28,11 @@ For every ``wgmma.mma_async`` of a function:
   descriptor's SBO is not that of a dense tile of the swizzle atom for the K extent advanced (SBO
   one repeat for columns stacked along MN, the columns' count times the repeat for columns side by
   side): ``unknown`` with the first unread byte, never ``proved`` (the PTX alone does not say what
-  the tile holds there).
+  the tile holds there);
+* region tile (MN-major operands): the K-blocks of one fence/commit region's chains (its MN-blocks)
+  read every byte from the lowest they read to the highest, each byte for one place of the
+  operand; holes or a byte read for two places (an LBO that puts an MN atom on another K-block's
+  rows, say) are ``unknown``, never ``proved``.
 
 Assumptions, reported with every proof: the shared-memory base is 1024-byte aligned and
 ``base + the largest constant offset the function adds to it`` stays inside the 227 KB an sm_90 CTA
@@ -490,21 +494,71 @@ def _tile_check(ctx: _Ctx, hist: list[_Operand], data: dict) -> Check | None:
                   dict(data, first_unread=b - p0, dense_sbo=dense))
 
 
-def _chains(mod: PtxModule, func: str) -> list[list[Instr]]:
-    """wgmmas between a ``wgmma.fence`` and a ``wgmma.commit_group`` that accumulate into the same
-    registers, in program order."""
-    chains: list[list[Instr]] = []
+def _regions(mod: PtxModule, func: str) -> list[list[list[Instr]]]:
+    """The wgmmas between a ``wgmma.fence`` and a ``wgmma.commit_group``, one list per region; in
+    each, one chain per accumulator (the same registers), in program order."""
+    regions: list[list[list[Instr]]] = []
     cur: dict[object, list[Instr]] = {}
     for i in mod.instrs:
         if i.func != func:
             continue
         if i.opcode.startswith(("wgmma.fence", "wgmma.commit_group")):
-            chains.extend(cur.values())
+            if cur:
+                regions.append(list(cur.values()))
             cur = {}
         elif i.opcode.startswith("wgmma.mma_async") and i.args:
             cur.setdefault(i.args[0], []).append(i)
-    chains.extend(cur.values())
-    return chains
+    if cur:
+        regions.append(list(cur.values()))
+    return regions
+
+
+def _region_tile_check(ctx: _Ctx, chains: list[list[_Operand]], data: dict) -> Check | None:
+    """Whether the K-blocks of one region's chains (one per accumulator: the MN-blocks) read every
+    byte from the lowest they read to the highest, each byte for one place of the operand (an
+    MN-major operand: its 8-row K groups ``SBO`` apart, its MN atoms ``LBO`` apart); None for a
+    K-major operand (:func:`_tile_check`) or chains of different fields. Holes, or one byte read
+    for two places, are ``unknown`` with the byte: the descriptor alone does not fix the tile, and
+    the PTX alone does not say what the tile holds there (never proved)."""
+    first = chains[0][0]
+    if first.major != "MN" or any(op.desc.value & _HIGH != first.desc.value & _HIGH for ch in chains for op in ch):
+        return None
+    desc, name = first.desc, first.name
+    rep = pattern_repeat_bytes(desc.swizzle)
+    p0 = _row_position(ctx, first, rep)
+    data = dict(data, operand=name, k_block=0, check_kind="region-tile", chains=len(chains), sbo=desc.sbo,
+                lbo=desc.lbo, k_extent=max(len(ch) for ch in chains) * first.k)
+    places: dict[int, _Operand] = {}
+    for ch in chains:
+        for op in ch:
+            d, _ = _offset(ctx, first, op)
+            if d is None or p0 is None:
+                return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: the region's "
+                              "K-block starts are not constants from its first: whether they tile the operand "
+                              "is not checked", data)
+            places.setdefault(d, op)                 # one start read by several chains: one place
+    read: dict[int, int] = {}
+    clash = None
+    for d, op in sorted(places.items()):
+        for b in _bytes_read(op, p0 + d):
+            if b in read and clash is None:
+                clash = b
+            read[b] = d
+    lo, hi = min(read), max(read) + 1
+    holes = [b for b in range(lo, hi) if b not in read]
+    if clash is None and not holes:
+        return _check(first.ins, "mma-descriptor", "proved", None,
+                      f"operand {name}: the {len(places)} K-block(s) of the region's {len(chains)} chain(s) read "
+                      f"every byte of [{lo - p0}, {hi - p0}) from the first's start, each once (LBO {desc.lbo} B, "
+                      f"SBO {desc.sbo} B, {desc.swizzle}): a dense tile", data)
+    what = (f"read byte {clash - p0} (from the first K-block's start) for two places of the operand" if clash is not None
+            else f"leave {len(holes)} byte(s) of [{lo - p0}, {hi - p0}) unread (first: {holes[0] - p0})")
+    return _check(first.ins, "mma-descriptor", "unknown", "note",
+                  f"operand {name}: with LBO {desc.lbo} B and SBO {desc.sbo} B the K-blocks of the region's "
+                  f"{len(chains)} chain(s) {what}; not a dense tile of the {desc.swizzle} {first.major}-major layout, "
+                  "and the PTX alone does not say what the tile holds there (not proved)",
+                  dict(data, first_unread=None if not holes else holes[0] - p0,
+                       clash_byte=None if clash is None else clash - p0))
 
 
 def _operand_link(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, major: str, data: dict,
@@ -534,6 +588,47 @@ def _operand_link(ctx: _Ctx, ins: Instr, slot: int, name: str, shape: tuple, maj
     return None
 
 
+def _chain_checks(ctx_box: list, mod: PtxModule, ev: PtxValues, func: str, chain: list[Instr], chain_no: int,
+                  out: list[Check]) -> dict[str, list[_Operand]]:
+    """The checks of one chain appended to ``out`` (shapes, descriptors, advances, the K-major
+    chain tile); the operands whose every K-block passed, by name."""
+    hist: dict[str, list[_Operand]] = {}
+    whole: dict[str, bool] = {}
+    for kb, ins in enumerate(chain):
+        shape = wgmma_shape(ins.opcode)
+        if shape is None or len(ins.args) < 3:
+            out.append(_check(ins, "mma-instruction", "unknown", "note",
+                              f"{ins.opcode}: no m64nNkK shape and types to check", {}))
+            whole = {n: False for n in ("A", "B")}
+            continue
+        a_is_reg = isinstance(ins.args[1], Vec)
+        out.append(_instruction_check(ins, shape, a_is_reg))
+        if ctx_box[0] is None:
+            ctx_box[0] = _Ctx(ev, smem_offset_bound(mod, ev, func))
+        majors = _majors(ins, shape, a_is_reg)
+        data: dict[str, Any] = {"chain": chain_no, "k_block": kb}
+        for slot, name in ((1, "A"), (2, "B")):
+            if slot == 1 and a_is_reg:
+                continue
+            op = _operand_link(ctx_box[0], ins, slot, name, shape, majors[slot - 1], data, hist, out)
+            if op is False:
+                whole[name] = False
+            elif op is not None:
+                hist.setdefault(name, []).append(op)
+                whole.setdefault(name, kb == 0)
+            else:                      # a broken link: no later K-block of this chain is compared
+                hist.pop(name, None)
+                whole[name] = False
+    kept = {}
+    for name, ops in hist.items():
+        if whole.get(name):
+            kept[name] = ops
+            tile = _tile_check(ctx_box[0], ops, {"chain": chain_no})
+            if tile is not None:
+                out.append(tile)
+    return kept
+
+
 def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path: str = "") -> list[Check]:
     """The checks of the module docstring for every ``wgmma.mma_async`` of ``mod`` (``evals``: one
     evaluator per function, reading the shared-memory base of the module)."""
@@ -542,37 +637,17 @@ def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path:
         ev = evals.get(func)
         if ev is None:
             continue
-        ctx: _Ctx | None = None
-        for chain_no, chain in enumerate(_chains(mod, func)):
-            hist: dict[str, list[_Operand]] = {}
-            whole: dict[str, bool] = {}
-            for kb, ins in enumerate(chain):
-                shape = wgmma_shape(ins.opcode)
-                if shape is None or len(ins.args) < 3:
-                    out.append(_check(ins, "mma-instruction", "unknown", "note",
-                                      f"{ins.opcode}: no m64nNkK shape and types to check", {}))
-                    continue
-                a_is_reg = isinstance(ins.args[1], Vec)
-                out.append(_instruction_check(ins, shape, a_is_reg))
-                if ctx is None:
-                    ctx = _Ctx(ev, smem_offset_bound(mod, ev, func))
-                majors = _majors(ins, shape, a_is_reg)
-                data: dict[str, Any] = {"chain": chain_no, "k_block": kb}
-                for slot, name in ((1, "A"), (2, "B")):
-                    if slot == 1 and a_is_reg:
-                        continue
-                    op = _operand_link(ctx, ins, slot, name, shape, majors[slot - 1], data, hist, out)
-                    if op is False:
-                        whole[name] = False
-                    elif op is not None:
-                        hist.setdefault(name, []).append(op)
-                        whole.setdefault(name, kb == 0)
-                    else:                      # a broken link: no later K-block of this chain is compared
-                        hist.pop(name, None)
-                        whole[name] = False
-            for name, ops in hist.items():
-                if whole.get(name):
-                    tile = _tile_check(ctx, ops, {"chain": chain_no})
+        ctx_box: list[_Ctx | None] = [None]       # built at the function's first wgmma
+        chain_no = 0
+        for region_no, region in enumerate(_regions(mod, func)):
+            done: dict[str, list[list[_Operand]]] = {}
+            for chain in region:
+                for name, ops in _chain_checks(ctx_box, mod, ev, func, chain, chain_no, out).items():
+                    done.setdefault(name, []).append(ops)
+                chain_no += 1
+            for name, chains in done.items():
+                if len(chains) == len(region):
+                    tile = _region_tile_check(ctx_box[0], chains, {"region": region_no})
                     if tile is not None:
                         out.append(tile)
     return out
