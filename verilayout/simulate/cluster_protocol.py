@@ -7,18 +7,21 @@ from a guard (an mbarrier wait or a ``barrier.cluster.wait``) up to the next gua
 the next arrival (local, remote or cluster barrier: what other processes observe), as in
 :class:`verilayout.simulate.gemm_check.GemmSim`. An mbarrier's phase completes when its pending
 arrivals and its tx-count are both zero (PTX ISA, mbarrier); the tx-count may be negative while
-an arrival is pending (a peer's bytes landing before this CTA's ``expect_tx``).
+an arrival is pending (a peer's bytes landing before this CTA's ``expect_tx``). The search, the
+steps and the mbarrier and wgmma-group rules are one CTA's (:mod:`verilayout.simulate.ring`);
+what is the cluster's own is the state (per CTA its mbarriers and stage buffers, slices counted
+as they land), the remote arrivals, the cluster barriers and the consumers' symmetry.
 
 >>> _exit_text(1)
 'CTA 1 has exited'
 """
 from __future__ import annotations
 
-from collections import deque
 from typing import Any, NamedTuple
 
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAX_STATES, swizzle_span
 from verilayout.simulate.independent import KernelCheck
+from verilayout.simulate.ring import complete_phase, explore, retire_groups, step_ends
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, init_count, pending_groups, phase_parity, tx_count
 
 __all__ = ["explore_cluster"]
@@ -164,7 +167,7 @@ def _system(procs, issued, ctas):
         for a in acts:
             if a[0] == "init":
                 inits.setdefault(a[1], a[2])
-    ends = [_step_ends(acts) for acts in prog]
+    ends = [step_ends(acts) for acts in prog]
     ctx = ClusterSystem(prog, table, bidx, fidx, of, need, arrives, ncons, nx, regions, inits, ends)
     return prog, table, ctx, sym
 
@@ -178,33 +181,23 @@ def explore_cluster(procs, issued, ctas, label: str = "") -> KernelCheck:
     ncons, nx = ctas[0].cons, len(procs)
     prog, table, ctx, sym = _system(procs, issued, ctas)
     bars, bufs = ctx.bars, ctx.bufs
-    canon = (lambda st: _canonical(st, ncons, nx)) if sym else (lambda st: st)
+    canon = (lambda st: _canonical(st, ncons, nx)) if sym else None
     start = (tuple(0 for _ in prog), tuple((False, 0, 0, 0) for _ in bars), frozenset(),
              tuple((-1, 0, 0) for _ in bufs),
              tuple((frozenset(), ()) for _ in range(nx * ncons)))
-    seen, queue = {start}, deque([start])
-    while queue:
-        if len(seen) > MAX_STATES:
-            return KernelCheck("protocol", "unknown", f"more than {MAX_STATES} states; the cluster's "
-                         f"rings were not explored completely{label}")
-        s = queue.popleft()
-        succ, err, blocked = _step(s, ctx)
-        if err:
-            ins = err[1].instr if err[1] is not None else None
-            return KernelCheck("protocol", "counterexample", err[0] + label, ins.line if ins else None,
-                         ins.loc if ins else None)
-        if not succ:
-            if all(pc == len(prog[p]) for p, pc in enumerate(s[0])) and not s[2]:
-                continue
-            return KernelCheck("protocol", "counterexample", "deadlock: " + "; ".join(blocked) + label)
-        for n in succ:
-            n = canon(n)
-            k = len(seen)
-            seen.add(n)
-            if len(seen) != k:
-                queue.append(n)
+    r = explore(start, lambda s: _step(s, ctx), prog, canon, max_states=MAX_STATES)
+    if r.outcome == "unknown":
+        return KernelCheck("protocol", "unknown", f"more than {MAX_STATES} states; the cluster's "
+                     f"rings were not explored completely{label}")
+    if r.outcome == "counterexample":
+        err = r.error
+        ins = err[1].instr if err[1] is not None else None
+        return KernelCheck("protocol", "counterexample", err[0] + label, ins.line if ins else None,
+                     ins.loc if ins else None)
+    if r.outcome == "deadlock":
+        return KernelCheck("protocol", "counterexample", "deadlock: " + "; ".join(r.blocked) + label)
     return KernelCheck("protocol", "proved", f"the rings of {nx} CTAs explored over every interleaving "
-                 f"({len(seen)} states: {nx} producers, {nx * ncons} consumer warpgroups, "
+                 f"({r.states} states: {nx} producers, {nx * ncons} consumer warpgroups, "
                  f"{sum(len(r.dests) for r in table)} TMA landings, remote arrivals, cluster "
                  "barriers): waits return after their phase, no overwrite before every reader "
                  "of the destination released, no read before landing, no use before init or "
@@ -253,23 +246,6 @@ def _exited(pcs, prog, y: int, ncons: int) -> bool:
         if pcs[p] != len(prog[p]):
             return False
     return True
-
-
-def _step_ends(acts: list) -> list[int]:
-    """Law: ``ends[pc]``, the first ``j > pc`` where ``acts[j]`` is a guard (wait, cwait) or
-    ``acts[j - 1]`` an arrival (arrive, carrive), else ``len(acts)``: a step from ``pc`` runs
-    ``acts[pc:ends[pc]]`` unless its guard blocks.
-
-    >>> _step_ends([("wait",), ("read",), ("carrive",), ("cwait",)])
-    [3, 3, 3, 4]
-    """
-    n = len(acts)
-    ends, nxt = [n] * n, n
-    for j in range(n - 1, -1, -1):
-        ends[j] = nxt
-        if acts[j][0] in ("wait", "cwait") or (j > 0 and acts[j - 1][0] in ("arrive", "carrive")):
-            nxt = j
-    return ends
 
 
 def _step(s, ctx: ClusterSystem):
@@ -322,9 +298,7 @@ def _land(tid, y, bl, bxl, pcs, ctx: ClusterSystem):
     if tx < 0 and pend == 0:
         return (f"CTA {s}'s TMA of iteration {it} completes {nbytes} bytes on CTA {y}'s mbarrier "
                 f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)", ev)
-    if pend == 0 and tx == 0:
-        ph, pend = ph ^ 1, _init_count(ctx, (y, bar))
-    bl[i] = (ini, ph, pend, tx)
+    bl[i] = (ini,) + complete_phase(ph, pend, tx, _init_count(ctx, (y, bar)))
     k = ctx.bufs[(y, ctx.buffer_of[tid])]
     tag, nl, done = bxl[k]
     bxl[k] = (tag, nl + 1, done)   # done: how many consumers of the CTA released it
@@ -371,11 +345,9 @@ def _apply(p, a, st, pcs, ctx: ClusterSystem):
         if pend < 0:
             return (f"CTA {y}'s mbarrier {addr:#x}: more arrivals than its init count "
                     f"({_who(p, ncons)} arrives)", a[-1])
-        if pend == 0 and tx == 0:
-            ph, pend = ph ^ 1, _init_count(ctx, a[1])
         if bl.__class__ is tuple:
             bl = st[0] = list(bl)
-        bl[i] = (ini, ph, pend, tx)
+        bl[i] = (ini,) + complete_phase(ph, pend, tx, _init_count(ctx, a[1]))
         return True
     if kind == "tma":
         s, dst, nbytes, bar, it, dests, ev = table[a[1]][:7]
@@ -411,8 +383,8 @@ def _apply(p, a, st, pcs, ctx: ClusterSystem):
     elif kind == "commit":
         cl[c] = (frozenset(), groups + (unc,))
     elif kind == "retire":
-        keep = groups[len(groups) - a[1]:] if a[1] else ()
-        for g in groups[:len(groups) - len(keep)]:
+        retired, keep = retire_groups(groups, a[1])
+        for g in retired:
             for base, tag in g:
                 k = fidx[(x, base)]
                 t2, nl, done = bxl[k]

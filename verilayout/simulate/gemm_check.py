@@ -55,7 +55,6 @@ import os
 import re
 import subprocess
 import tempfile
-from collections import deque
 from typing import NamedTuple
 
 import numpy as np
@@ -67,6 +66,7 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
+from verilayout.simulate.ring import complete_phase, explore, retire_groups, step_ends
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
@@ -221,22 +221,6 @@ def _descriptor_verdict(value: int, text: str, dt: str, kb: int, base: int, mn: 
     if vd.status == "unknown":
         vd = _descriptor_verdict_cached.__wrapped__(value, text, dt, kb, base, mn, mb)
     return vd
-
-
-def _chunk_ends(acts: list) -> list[int]:
-    """Law: ``ends[pc]`` is the first ``j > pc`` where ``acts[j]`` is a wait or ``acts[j - 1]`` an
-    arrive (``len(acts)`` if none): the atomic step of a process at ``pc`` is ``acts[pc:ends[pc]]``.
-
-    >>> _chunk_ends([("wait",), ("read",), ("arrive",), ("tma",), ("wait",)])
-    [3, 3, 3, 4, 5]
-    """
-    n = len(acts)
-    ends, nxt = [n] * n, n
-    for j in range(n - 1, -1, -1):
-        ends[j] = nxt
-        if acts[j][0] == "wait" or (j > 0 and acts[j - 1][0] == "arrive"):
-            nxt = j
-    return ends
 
 
 def _one_cta(man: GemmManifest) -> None:
@@ -1231,7 +1215,7 @@ class RingContext(NamedTuple):
     """What the ring's exploration reads besides the state: each process's actions, the TMAs
     (destination, box bytes, mbarrier, iteration, mark), each mbarrier's index and init count,
     the stage buffer of each address a wgmma reads (None outside every buffer), each buffer's
-    index, and each process's step ends (:func:`_chunk_ends`)."""
+    index, and each process's step ends (:func:`verilayout.simulate.ring.step_ends`)."""
     prog: tuple
     tma_info: tuple
     bars: dict
@@ -1249,7 +1233,8 @@ class _Ring:
         self.cons, self.eager_landing, self._tma_info = cons, eager_landing, tma_info
 
     def explore(self, prog, init, stages, max_states):
-        # long: the exploration loop (breadth first over every interleaving, one error stops it)
+        """Law: :func:`_explore_ring`'s answer: the start state, then
+        :func:`verilayout.simulate.ring.explore` over :meth:`_step`, phrased for one CTA."""
         tma_info = self._tma_info
         boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
         spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
@@ -1260,31 +1245,20 @@ class _Ring:
         bidx = {b: i for i, b in enumerate(bars)}
         ncons = self.cons
         ctx = RingContext(prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
-                          [_chunk_ends(acts) for acts in prog])
+                          [step_ends(acts) for acts in prog])
         # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
         #          readers_done)...), per consumer (uncommitted reads, groups tuple))
         start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
                  tuple((-1, True, frozenset()) for _ in boxes),
                  tuple((frozenset(), ()) for _ in range(ncons)))
-        seen = {start}
-        queue = deque([start])
-        while queue:
-            if len(seen) > max_states:
-                return "unknown", f"more than {max_states} states; the ring was not explored completely", None
-            s = queue.popleft()
-            succ, err, blocked = self._step(s, ctx)
-            if err:
-                return "counterexample", err[0], err[1]
-            if not succ:
-                if all(pc == len(prog[p]) for p, pc in enumerate(s[0])) and not s[2]:
-                    continue
-                return "counterexample", "deadlock: " + "; ".join(blocked), None
-            for n in succ:
-                k = len(seen)
-                seen.add(n)
-                if len(seen) != k:
-                    queue.append(n)
-        return "proved", (f"the {stages}-stage ring explored over every interleaving ({len(seen)} "
+        r = explore(start, lambda s: self._step(s, ctx), prog, max_states=max_states)
+        if r.outcome == "unknown":
+            return "unknown", f"more than {max_states} states; the ring was not explored completely", None
+        if r.outcome == "counterexample":
+            return "counterexample", r.error[0], r.error[1]
+        if r.outcome == "deadlock":
+            return "counterexample", "deadlock: " + "; ".join(r.blocked), None
+        return "proved", (f"the {stages}-stage ring explored over every interleaving ({r.states} "
                           f"states: the producer, {ncons} consumer warpgroup(s), {len(tma_info)} TMA "
                           "landings): waits return after their phase, no overwrite before release, "
                           "no read before landing, no deadlock"), None
@@ -1333,9 +1307,7 @@ class _Ring:
                 return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
                             f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
                             ev), []
-            if pend == 0 and t == 0:
-                ph, pend = ph ^ 1, init[bar]
-            bl[i] = (ph, pend, t)
+            bl[i] = complete_phase(ph, pend, t, init[bar])
             k = bidx_box[dst & 0x3FFFF]
             tag, landed, done = bxl[k]
             bxl[k] = (tag, True, done)
@@ -1387,11 +1359,9 @@ class _Ring:
             t += a[3]
             if pend < 0:
                 return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
-            if pend == 0 and t == 0:
-                ph, pend = ph ^ 1, init[a[1]]
             if bl.__class__ is tuple:
                 bl = st[0] = list(bl)
-            bl[i] = (ph, pend, t)
+            bl[i] = complete_phase(ph, pend, t, init[a[1]])
             return True
         if kind == "tma":
             dst, nbytes, bar, it, ev = tma_info[a[1]]
@@ -1424,8 +1394,8 @@ class _Ring:
         elif kind == "commit":
             cl[c] = (frozenset(), groups + (unc,))
         elif kind == "retire":
-            keep = groups[len(groups) - a[1]:] if a[1] else ()
-            for g in groups[:len(groups) - len(keep)]:
+            retired, keep = retire_groups(groups, a[1])
+            for g in retired:
                 for d, tag in g:
                     k = bidx_box[d]
                     t2, landed, done = bxl[k]
