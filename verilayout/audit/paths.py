@@ -64,7 +64,8 @@ def audit_file(path: str) -> FileReport:
     """The audit of one ``.ttgir`` file (a ``.ptx`` file: its lowering audit; ``-``: TTGIR on
     standard input), as ``verilayout.audit.audit_file``. A file that holds no whole kernel (empty,
     truncated, not a kernel at all) raises a one-line LayoutError naming it and what is missing,
-    as the CLI exits 2 on it: never a report of 0 checks.
+    as the CLI exits 2 on it: never a report of 0 checks. Findings of inlined helpers are at their
+    call sites, as the CLI reports them (:func:`at_call_sites`).
 
     >>> import tempfile; f = tempfile.NamedTemporaryFile(suffix=".ttgir")
     >>> try: audit_file(f.name)
@@ -79,10 +80,10 @@ def audit_file(path: str) -> FileReport:
         raise LayoutError(f"{name}: {why}")
     if kind == "ptx":
         from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3)
-        return audit_ptx_file(path)
+        return at_call_sites(audit_ptx_file(path), text, kind)
     from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
     try:
-        return audit_text(text, name)
+        return at_call_sites(audit_text(text, name), text, kind)
     except LayoutError as e:
         msg = str(e)
         raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None

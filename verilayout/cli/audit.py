@@ -49,7 +49,8 @@ def register(sub) -> None:
     g.add_argument("--cache", metavar="DIR", default=None,
                    help="keep results in DIR and skip files audited before with the same content, "
                    "verilayout version and options (default: the user cache dir, "
-                   "~/.cache/verilayout/audit)")
+                   "~/.cache/verilayout/audit; a DIR that is a file or cannot be written is said once "
+                   "on stderr and the audit runs uncached)")
     g.add_argument("--no-cache", action="store_true", help="audit every file, keep nothing")
     p.add_argument("--json", action="store_true", help="print the report as JSON (the documented contract)")
     p.add_argument("--junit", metavar="FILE", help="also write a JUnit XML report (one testcase per check; "
@@ -61,7 +62,7 @@ def register(sub) -> None:
                    "default: the current directory, the repository root in CI)")
     p.add_argument("--fail-on", choices=FAIL_ON, default="error",
                    help="exit 1 when a finding of this severity or worse exists (default error; "
-                   "never: exit 0 whatever is found)")
+                   "never: no finding fails; unreadable input still exits 2)")
     p.add_argument("--level", choices=LEVELS, default="warning",
                    help="the least severe finding reported in the text and the SARIF (default "
                    "warning: errors and warnings; note adds the notes, such as a convert_layout's "
