@@ -190,6 +190,9 @@ def cases_encoding(f: dict) -> list:
     for name in ("latin1.ptx", "binary.ptx", "nul.ptx", "text.ptx", "deep.ptx", "huge.ptx"):
         out.append(["audit", f[name]])
         out.append(["audit", f[name], "--json", "--jobs", "2"])
+    for x in ("(8,?):(1,8)", "(8,4):(?,8)", "S<3,4,3> o ? o (8,64):(64,1)", "Sw<3,4,3>_smem_ptr[16b](?) o (8,64):(64,1)",
+              "(_4,_2):(_1@0,_1@)", "smem_ptr[16b](0xZZ) o (8,64):(64,1)"):   # CuTe print forms: dynamic, malformed
+        out.append(["show", x])
     for x in ("caf\udce9", "\udcff\udcfe", "#ttg.blocked<{\udce9}>", "\u202e#ttg", "\x01\x02"):
         out.append(["show", x])
         out.append(["wgmma", "decode", x])

@@ -155,3 +155,40 @@ def test_recorded_output_is_what_cute_prints():
         os.replace(tmp, exe)
     out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
     assert out == RECORDED.read_text()
+
+
+# ----- the CuTe DSL's print forms -----------------------------------------------------------------
+
+def test_dsl_swizzle_form_is_the_byte_pattern_cute_cpp_addresses():
+    # the CuTe DSL's make_smem_layout_atom(K_SW128, Float16) is S<3,4,3> o 0 o (8,64):(64,1) (the
+    # byte pattern Swizzle<3,4,3> over an f16 element layout, cute/nvgpu/warpgroup/helpers.py);
+    # tiled to 16 x 64 it is CuTe C++'s tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>, 16 x 64),
+    # whose elements' addresses CuTe printed for a pointer at 0x400 (case tensor_swizzle_ptr)
+    printed, values = CASES["tensor_swizzle_ptr"]
+    dsl = parse_cute("S<3,4,3> o 0 o ((8,2),(64,1)):((64,512),(1,0))", elem_bits=16)
+    assert (dsl.swizzle_units, dsl.elem_bits) == ("bytes", 16)
+    t = parse_cute_tensor(printed)
+    assert [t.origin + 2 * int(dsl(i)) for i in range(dsl.size)] == [int(v) for v in values]
+    no_offset = parse_cute("S<3,4,3> o ((8,2),(64,1)):((64,512),(1,0))", elem_bits=16)
+    assert [int(no_offset(i)) for i in range(no_offset.size)] == [int(dsl(i)) for i in range(dsl.size)]
+
+
+@pytest.mark.parametrize("text, col, what", [
+    ("(8,?):(1,8)", 4, "a shape value is dynamic"),
+    ("((8,2),?):((1,8),16)", 8, "a shape value is dynamic"),
+    ("(8,4):(?,8)", 8, "a stride value is dynamic"),
+    ("S<3,4,3> o ? o (8,64):(64,1)", 12, "the offset must be an integer (it is dynamic"),
+    ("(8,4):(1,2*?)", 12, "arithmetic on a dynamic value"),
+])
+def test_dsl_dynamic_value_is_one_line_with_its_column(text, col, what):
+    with pytest.raises(LayoutError) as e:
+        parse_cute(text)
+    msg = str(e.value)
+    assert msg.startswith(f"col {col}: {what}") and "\n" not in msg
+
+
+def test_dsl_dynamic_stride_of_an_extent_one_mode_does_not_matter():
+    # no coordinate of an extent-1 mode steps its stride: CuTe's offset is the same for any value
+    L = parse_cute("(8,1):(1,?)")
+    assert L == Layout((8, 1), (1, 0))
+    assert [int(L(i)) for i in range(8)] == list(range(8))
