@@ -53,7 +53,15 @@ def register(sub) -> None:
                        epilog="examples:\n"
                        "  verilayout show '#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], "
                        "warpsPerCTA = [4, 1], order = [1, 0]}>' -t 'tensor<32x16xf16>' --view hw\n"
-                       "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n")
+                       "  verilayout show kernel.ttgir --name '#mma' --shape 128x128 --json\n"
+                       "  verilayout show 'Sw<3,3,3> o _0 o (_8,_64):(_64,_1)'\n\n"
+                       "CuTe text is read as CuTe prints it; a swizzle's units follow the form:\n"
+                       "  Sw<B,M,S> o smem_ptr[16b](unset) o L   byte addresses (CuTe's GMMA/UMMA atoms)\n"
+                       "  Sw<B,M,S> o _0 o L                     element offsets (composition(Swizzle, Layout))\n"
+                       "  S<B,M,S> o 0 o L                       byte addresses (the CuTe DSL's smem atoms)\n"
+                       "  Sw<B,M,S> o L                          give --swizzle-units\n"
+                       "print(tensor) forms (smem_ptr[16b](0x400) o L, Sw<3,4,3>_smem_ptr[16b](0x400) o L,\n"
+                       "tmem_[32b](0x0000.0000) o L) read as their layout; a dynamic value '?' is refused.\n")
     add_layout_options(p)
     p.add_argument("--view", choices=["bases", "hw", "tensor", "grid"], default=None,
                    help="bases: the basis of every input bit (default); hw: 'Warp0:' listing of who "
