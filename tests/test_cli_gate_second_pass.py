@@ -389,3 +389,17 @@ def test_a_spec_without_kind_says_the_key_is_missing(tmp_path):
     r = cli("check", str(tmp_path / "s.toml"))
     line = one_error_line(r, "the key 'kind' is missing", "obligation 1 (x)")
     assert "None" not in line
+
+
+def test_a_cache_folder_that_is_not_writable_is_said_once(tmp_path, monkeypatch, capsys):
+    # root may write anywhere, so the refusal is simulated where the CLI asks (os.access)
+    from verilayout.cli.main import main
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if str(p) == str(folder) else real(p, mode, **kw))
+    k = str(ROOT / "examples" / "w4a16.ttgir")
+    assert main(["audit", k, k, "--cache", str(folder)]) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if ln.strip()]
+    assert err == [f"warning: --cache {folder}: not writable: results are not cached in this run"]
+    assert not any(folder.iterdir())
