@@ -463,9 +463,10 @@ def _tile_check(ctx: _Ctx, hist: list[_Operand], data: dict) -> Check | None:
     kext = len(hist) * first.k
     data = dict(data, operand=name, k_block=0, k_extent=kext, sbo=desc.sbo, check_kind="chain-tile")
     if p0 is None or any(d is None for d in offs):
-        return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: the chain's K-block "
-                      "starts are not constants from K-block 0's: whether they tile the operand is not checked",
-                      data)
+        why = (f"K-block 0's place in its {rep}-byte swizzle repeat is not one constant" if p0 is None
+               else "the chain's K-block starts are not constants from K-block 0's")
+        return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: {why}: whether the "
+                      "K-blocks tile the operand is not checked", data)
     want = _k_step_bytes(first)
     starts = [p0 + d for d in offs]
     cols = [starts[0] - starts[0] % row]
@@ -533,9 +534,10 @@ def _region_tile_check(ctx: _Ctx, chains: list[list[_Operand]], data: dict) -> C
         for op in ch:
             d, _ = _offset(ctx, first, op)
             if d is None or p0 is None:
-                return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: the region's "
-                              "K-block starts are not constants from its first: whether they tile the operand "
-                              "is not checked", data)
+                why = (f"the first K-block's place in its {rep}-byte swizzle repeat is not one constant"
+                       if p0 is None else "the region's K-block starts are not constants from its first")
+                return _check(first.ins, "mma-descriptor", "unknown", "note", f"operand {name}: {why}: whether "
+                              "the K-blocks tile the operand is not checked", data)
             places.setdefault(d, op)                 # one start read by several chains: one place
     read: dict[int, int] = {}
     clash = None
