@@ -121,7 +121,8 @@ DIVIDES = {
     "zipped_divide_static": lambda: zipped_divide(_STA, _TILER),
     "tiled_divide_dynamic": lambda: tiled_divide(_DYN, _TILER),
     "tiled_divide_static": lambda: tiled_divide(_STA, _TILER),
-    "zipped_divide_shape_tiler": lambda: zipped_divide(Layout((8, 16)), (_S(2), _S(4))),
+    # a tiler of plain Python ints is CuTe's static Shape<_2,_4> (the CuTe DSL reads Python ints as static)
+    "zipped_divide_shape_tiler": lambda: zipped_divide(Layout((8, 16)), (2, 4)),
     "zipped_divide_strided_tiler": lambda: zipped_divide(Layout((_S(8), _S(16))), (Layout(_S(2), _S(4)),
                                                                                    Layout(_S(4), _S(2)))),
     "tiled_divide_swizzled": lambda: tiled_divide(

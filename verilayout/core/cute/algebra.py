@@ -35,7 +35,9 @@ def _concrete_layout(x: Any, what: str) -> Layout:
         raise LayoutError(f"{what} is defined on plain layouts; this one has a swizzle")
     if isinstance(x, bool) or not isinstance(x, (Layout, Integral)):
         raise LayoutError(f"{what} needs a Layout, got {type(x).__name__}")
-    L = Layout(x) if isinstance(x, Integral) else x
+    # an int n (a tiler's extent) is CuTe's static `_n:_1`: the CuTe DSL reads Python ints as static
+    # values and C++ writes such tilers `Shape<_2,_4>{}`
+    L = Layout(x if isinstance(x, StaticInt) else StaticInt(int(x))) if isinstance(x, Integral) else x
     require_concrete(L, what)
     return L
 
