@@ -21,8 +21,22 @@ a group holding several copies of the op (a pipelined prologue) is split in prog
 Law: for every lane, the set of bytes the PTX group touches equals the set the layouts give the
 lane's elements, both taken relative to the least byte of the warp (the memdesc's base, a symbol
 in the PTX, cancels). Not checked: which of a lane's registers goes to which of its bytes (the
-values come from loads the evaluator does not trace) and the absolute base. A mismatch names the
-lane, the PTX instruction and both addresses.
+values come from loads the evaluator does not trace) and the absolute base (the TTGIR Triton
+dumps before allocation carries no ``allocation.offset``: a copy of one instruction moved as a
+whole is not seen). A mismatch names the lane, the PTX instruction and both addresses.
+
+Ties by dataflow, where the source line does not decide: copies a constant apart (one buffer, its
+stages) belong to the op of the line whose layouts prove most of them, and its copy that fails is
+its error (:func:`_majority_owner`); the loads of a ``ttg.local_load`` that the backend sank under
+the line of its one user (a ``tt.dot``) are that op's (:func:`_sunk_loads`); an error whose blame
+ties between accesses is reported at each of them. Conversions (:func:`convert_checks`): rounds
+through one scratch that are several conversions are split; a round trip no conversion's law
+accepts is compared with the one conversion program order leaves for it (an inference, said in the
+message) and its error also charged to the access whose one shift makes the bytes whole. Every
+other access goes to :func:`round_checks` (write-before-read over the CTA, module
+:mod:`verilayout.audit.ptx_scratch`: reductions, scans, histograms, staging), the tensor-map
+staging to :func:`tensormap_checks`, and what none of them reaches is ``unchecked`` with its
+reason (never silently nothing).
 
 >>> sorted(_matrix_bytes([16 * i for i in range(32)], 4, False)[5])[:4]
 [20, 21, 22, 23]
