@@ -199,3 +199,17 @@ def test_mn_major_atoms_overlapping_across_k_blocks_are_not_proved():
     assert len(regions) == 2 and {c.status for c in regions} == {"unknown"}
     assert all(c.data["clash_byte"] == 4096 for c in regions)
     assert not [c for c in checks if c.severity == "error"]
+
+
+def test_sbo_2048_on_the_k_major_gemm_is_not_proved():
+    # every descriptor's SBO 1024 -> 2048 bytes (field 64 -> 128): each wgmma still reads each element
+    # from its own byte and the K-blocks still advance 32 bytes, but one 64-element K tile (a single
+    # 128-byte atom column) read with 8-row groups 2048 apart leaves bytes [1024, 2048) of every 2048
+    # unread: a dense tile of the 128B atom has SBO 1024 (the swizzle's repeat). Unknown, not proved.
+    good, bad = (1 << 62) | (64 << 32) | (1 << 16), (1 << 62) | (128 << 32) | (1 << 16)
+    text = _text("sm90_gemm_f16_tn").replace(f", {good};", f", {bad};")
+    checks = _mma(text)
+    tiles = [c for c in checks if c.data.get("check_kind") == "chain-tile"]
+    assert len(tiles) == 8 and {c.status for c in tiles} == {"unknown"}
+    assert {(c.data["sbo"], c.data["dense_sbo"], c.data["first_unread"]) for c in tiles} == {(2048, 1024, 1024)}
+    assert "proved" in {c.status for c in checks}             # the per-wgmma facts still hold
