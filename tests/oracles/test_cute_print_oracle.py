@@ -90,6 +90,13 @@ def test_print_tensor_gives_each_elements_address(name):
     assert got == [int(v) for v in values]
 
 
+def test_null_and_unset_pointers_read_as_address_zero():
+    # CuTe prints a pointer with printf("%p"): glibc writes a null pointer as "(nil)"
+    for text in ("smem_ptr[16b]((nil)) o (_4,_8):(_8,_1)", "gmem_ptr[16b](0) o (_4,_8):(_8,_1)"):
+        t = parse_cute_tensor(text)
+        assert (t.base, t.layout) == (0, Layout((4, 8), (8, 1)))
+
+
 def test_dynamic_pointer_address_refused_only_where_it_matters():
     assert parse_cute("smem_ptr[16b](?) o (_4,_8):(_8,_1)") == Layout((4, 8), (8, 1))
     with pytest.raises(LayoutError, match=r"^col 1: the swizzled pointer's address is dynamic"):

@@ -415,7 +415,7 @@ def _is_dynamic(x: Any) -> bool:
 #: A tensor's pointer (``print(tensor)``): ``[Sw<B,M,S>_](smem|gmem|rmem)_ptr[Nb](addr) o`` or
 #: ``tmem_[Nb](0xLLLL.CCCC) o`` (CUTLASS cute/pointer.hpp, cute/pointer_swizzle.hpp ``print``)
 _ENGINE = re.compile(r"\s*(?P<sw>Sw<\s*(?P<b>\d+)\s*,\s*(?P<m>\d+)\s*,\s*(?P<s>\d+)\s*>_)?"
-                     r"(?P<kind>smem_ptr|gmem_ptr|rmem_ptr|tmem_)\[(?P<bits>\d+)b\]\((?P<addr>[^)]*)\)\s*(?:o(?![A-Za-z0-9_])|∘)")
+                     r"(?P<kind>smem_ptr|gmem_ptr|rmem_ptr|tmem_)\[(?P<bits>\d+)b\]\((?P<addr>\(nil\)|[^)]*)\)\s*(?:o(?![A-Za-z0-9_])|∘)")
 
 
 def _arith(a: Any, b: Any, op: str) -> Any:
