@@ -164,3 +164,13 @@ def test_wgmma_decode_cli_says_version_for_sm100(capsys):
     rc = main(["wgmma", "decode", "0x4000004000010040", "--arch", "sm_100"])
     out = capsys.readouterr().out
     assert rc == 1 and "version (bits 46-47) is 0, not 1" in out and "0x400000000000" not in out
+    import json
+    rc = main(["wgmma", "decode", "0x4000004000010040", "--arch", "sm_100", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 1 and d["version"] == 0 and "reserved_bits" not in d
+    assert json.loads(_decode_json(main, capsys, hex(0x4000004000010040 | 1 << 46)))["version"] == 1
+
+
+def _decode_json(main, capsys, value):
+    main(["wgmma", "decode", value, "--arch", "sm_100", "--json"])
+    return capsys.readouterr().out

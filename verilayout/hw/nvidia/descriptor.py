@@ -297,10 +297,13 @@ class Descriptor:
              "sbo_field": self.sbo_field, "sbo_bytes": self.sbo,
              "base_offset": self.base_offset, "layout_type": self.layout_type,
              "swizzle": self.swizzle}
+        rest = self.reserved
         if self.arch == "sm_100":
             d["lbo_mode"] = self.lbo_mode
-        if self.reserved:
-            d["reserved_bits"] = f"{self.reserved:#x}"
+            d["version"] = (self.value >> 46) & 3     # bits 46-47, 1 on sm_100 (UMMA::SmemDescriptor)
+            rest &= ~_VERSION_MASK
+        if rest:
+            d["reserved_bits"] = f"{rest:#x}"
         return d
 
     def __str__(self) -> str:
