@@ -163,6 +163,7 @@ def _sweep() -> list[tuple[Path, Site]]:
     return out
 
 
+@pytest.mark.slow
 def test_every_planted_offset_is_an_error_at_its_line():
     todo = _sweep()
     assert len(todo) >= 240
