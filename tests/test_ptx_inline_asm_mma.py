@@ -46,12 +46,8 @@ def test_inline_asm_tcgen05_mma_is_reported_unchecked(body):
     assert "tcgen05.mma.cta_group::1.kind::f16" in checks[0].message
 
 
-# Two inline-asm spellings the PTX reader (frontends/ptx.py, not this change's) drops, so the audit
-# never sees the instruction: a guard on a named predicate (`@p`: inline asm declares `.reg .pred p;`
-# without `%`, and frontends/ptx._PRED wants `@%p`), and a block written on one line (`parse_ptx`
-# reads one statement per line). Strict: when the reader reads them, these pass and must be unmarked.
-@pytest.mark.xfail(strict=True, reason="frontends/ptx.py: _PRED needs '%' (a named '@p' guard drops the "
-                   "instruction) and a code line holds one statement (a one-line asm block is dropped)")
+# Two inline-asm spellings the PTX reader must read too: a guard on a named predicate (`@p`: inline asm
+# declares `.reg .pred p;` without `%`), and a block written on one line (several statements).
 @pytest.mark.parametrize("body", [
     "{\n\t.reg .pred p;\n\tsetp.ne.b32 \tp, %r3, 0;\n\t@p " + MMA.replace(", p;", ", 1;") + "\n\t}",
     "{ .reg .pred p; setp.ne.b32 p, %r3, 0; " + MMA + " }",

@@ -42,7 +42,7 @@ _FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]*)"')
 _LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
 _ENTRY = re.compile(r"^\s*(?:\.visible\s+|\.weak\s+|\.extern\s+)*\.(entry|func)\b[^(]*?([\w$]+)\s*\(")
 _LABEL = re.compile(r"^\s*([\w$]+):")
-_PRED = re.compile(r"^@(!?%[\w$]+)\s+")
+_PRED = re.compile(r"^@(!?%?[\w$]+)\s+")      # `@%p1`; inline asm's own `.reg .pred p` guards `@p`
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
 _NTID = re.compile(r"^\s*\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
@@ -237,6 +237,39 @@ def _instr_text(s: str) -> str | None:
     return s[:-1].strip() if s.endswith(";") else s
 
 
+def _statements(line: str) -> list[str]:
+    """A code line's statements: the line itself, or its pieces at each ``;`` when it holds several
+    (an inline-asm block written on one line: ``{ .reg .pred p; setp.ne.b32 p, %r3, 0; ... }``).
+
+    >>> _statements("add.s32 %r1, %r2, 3;"), _statements("{ .reg .pred p; @p bra L; }")
+    (['add.s32 %r1, %r2, 3;'], ['{ .reg .pred p;', ' @p bra L;', ' }'])
+    """
+    if line.count(";") <= 1:
+        return [line]
+    pieces = [x + ";" for x in line.split(";")[:-1]]
+    rest = line.split(";")[-1]
+    return pieces + ([rest] if rest.strip() else [])
+
+
+def _instruction(piece: str, n: int) -> tuple[str, tuple[str, ...], str | None] | None:
+    """(opcode, operands, guard) of one statement, or None when it is no instruction (a directive,
+    a label alone, a brace)."""
+    body = _instr_text(piece)
+    if body is None:
+        return None
+    pred = None
+    pm = _PRED.match(body)
+    if pm:
+        pred, body = pm.group(1), body[pm.end():]
+    om = _OPCODE.match(body)
+    if not om:
+        return None
+    try:
+        return om.group(1), split_operands(body[om.end():]), pred
+    except LayoutError as e:
+        raise LayoutError(f"line {n}: {e}") from None
+
+
 def parse_ptx(text: str | bytes) -> PtxModule:
     """The :class:`PtxModule` of a PTX text (see the module docstring for the law)."""
     # long: one pass over the lines; every branch updates the same scanner state (function, .loc, inline-asm depth, labels)
@@ -296,25 +329,14 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             if m and func and func not in threads:       # .reqntid comes first when both are given
                 threads[func] = int(m.group(1)) * int(m.group(2) or 1) * int(m.group(3) or 1)
             continue
-        lab = st.lstrip("{ \t")
-        while func and (m := _LABEL.match(lab)):
-            labels.append((func, m.group(1), len(instrs)))
-            lab = lab[m.end():].strip()
-        body = _instr_text(s)
-        if body is None or not func:
-            continue
-        pred = None
-        pm = _PRED.match(body)
-        if pm:
-            pred, body = pm.group(1), body[pm.end():]
-        om = _OPCODE.match(body)
-        if not om:
-            continue
-        try:
-            ops = split_operands(body[om.end():])
-        except LayoutError as e:
-            raise LayoutError(f"line {n}: {e}") from None
-        instrs.append((om.group(1), ops, n, pred, loc, func))
+        for piece in _statements(s):        # an inline-asm block may hold several on one line
+            lab = piece.strip().lstrip("{ \t")
+            while func and (m := _LABEL.match(lab)):
+                labels.append((func, m.group(1), len(instrs)))
+                lab = lab[m.end():].strip()
+            got = _instruction(piece, n) if func else None
+            if got is not None:
+                instrs.append((got[0], got[1], n, got[2], loc, func))
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
