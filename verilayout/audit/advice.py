@@ -15,22 +15,162 @@ True
 """
 from __future__ import annotations
 
+import os
+import re
+from typing import Any
+
 from verilayout.audit.model import Check
+from verilayout.errors import LayoutError
 
 _STORES = ("ttg.local_alloc", "ttg.local_store", "ttg.async_copy_global_to_local")
 
 
-def suggestion(c: Check) -> str | None:
-    """A Python-level change that may remove the finding ``c`` (see the module docstring)."""
+def suggestion(c: Check, gluon: bool = False) -> str | None:
+    """A Python-level change that may remove the finding ``c`` (see the module docstring); for a
+    Gluon kernel (``gluon``: its author writes the shared layout), the layout to write, as Gluon
+    code, chosen for every access of the buffer together (``data["joint"]``)."""
     if c.severity not in ("error", "warning") or c.check != "bank-conflicts":
         return None
     layout = str(c.data.get("shared_layout", ""))
     if not layout:
         return None
+    joint = c.data.get("joint")
+    if gluon and joint:
+        return _gluon_suggestion(joint)
     if "nvmma_shared" in layout and "transposed = true" in layout and c.op in _STORES:
         return ("load this operand with K contiguous (e.g. B from a [N, K] row-major tensor, "
                 "then tl.trans(b) before tl.dot) so Triton stores it K-major")
     if "nvmma_shared" in layout and c.op in _STORES:
         return ("transpose the stored value with tl.trans before the store, or change the block "
                 "size so its contiguous extent fills the swizzle (128 bytes)")
-    return "choose the block size or num_stages whose shared layout is the `best` one in the details (-v)"
+    best = c.data.get("best")
+    if isinstance(best, dict) and best.get("layout"):
+        return (f"choose the block size or num_stages whose shared layout is {best['layout']} "
+                f"({best.get('wavefronts_per_warp', '?')} wavefronts per warp)")
+    return None
+
+
+def _gluon_suggestion(joint: dict) -> str:
+    """The Gluon line of a buffer's joint layout (see :func:`joint_layout`)."""
+    per = ", ".join(f"{a['role']} at {a.get('loc') or 'line ' + str(a['line'])}: {a['before']} -> "
+                    f"{a['after']}" for a in joint["accesses"])
+    at = joint.get("alloc_loc") or f"line {joint['alloc_line']}"
+    if joint["wavefronts_per_warp"] >= joint["wavefronts_per_warp_now"]:
+        return (f"no shared layout Gluon names does better for this buffer's accesses together "
+                f"({joint['wavefronts_per_warp_now']} wavefronts per warp now): change the register "
+                f"layout of the store or the load so both run along the same contiguous dim")
+    return (f"allocate this buffer ({at}) with {joint['gluon']}, chosen for all "
+            f"its accesses (wavefronts per warp: {per})")
+
+
+# ----- one layout for every access of a buffer (the Gluon author writes it) -----------------
+
+def gluon_code(cand: Any, elem_bits: int, rank: int) -> str | None:
+    """The Gluon constructor call of a named candidate of :func:`verilayout.synth.swizzle.synthesize`
+    (the keyword names of ``triton.experimental.gluon.language`` 3.9's ``_layouts.py``); None for
+    a layout Gluon names only by its bases (the GF(2) optimum).
+
+    >>> from types import SimpleNamespace as N
+    >>> gluon_code(N(params={"vec": 8, "perPhase": 1, "maxPhase": 8, "order": [1, 0]}), 16, 2)
+    'gl.SwizzledSharedLayout(vec=8, per_phase=1, max_phase=8, order=[1, 0])'
+    >>> gluon_code(N(params={"swizzle_byte_width": 128, "transposed": False}), 16, 2)
+    'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False)'
+    """
+    p = cand.params
+    if "vec" in p:
+        return (f"gl.SwizzledSharedLayout(vec={int(p['vec'])}, per_phase={int(p['perPhase'])}, "
+                f"max_phase={int(p['maxPhase'])}, order={[int(o) for o in p['order']]})")
+    if "swizzle_byte_width" in p:
+        return (f"gl.NVMMASharedLayout(swizzle_byte_width={int(p['swizzle_byte_width'])}, "
+                f"element_bitwidth={int(elem_bits)}, rank={int(rank)}, transposed={bool(p['transposed'])})")
+    return None
+
+
+def joint_layout(accesses: list, elem_bits: int, nvmma_transposed: bool | None = None) -> dict | None:
+    """The named shared layout with the fewest wavefronts per warp summed over every access of one
+    buffer (``accesses``: ``[(register layout, "write"|"read"), ...]``, the store(s) and load(s) of
+    one allocation), its Gluon code and each access's wavefronts per warp with it; None when the
+    synthesis cannot place these layouts. ``nvmma_transposed`` (the buffer is an ``nvmma_shared``
+    an MMA reads): only ``nvmma_shared`` layouts of that majorness are candidates.
+
+    Candidates come from :func:`~verilayout.synth.swizzle.synthesize` of each (first write, read)
+    pair, each one re-costed exactly over all the accesses (:func:`~verilayout.synth.swizzle.evaluate`).
+    """
+    from verilayout.synth.swizzle import evaluate, synthesize  # deferred: start-up (numpy)
+    writes = [lay for lay, role in accesses if role == "write"]
+    reads = [lay for lay, role in accesses if role == "read"]
+    pairs = [(writes[0] if writes else None, r) for r in reads] or [(writes[0], None)]
+    seen, best = set(), None
+    for w, r in pairs:
+        try:
+            plan = synthesize(w, r, elem_bits=elem_bits, swizzled=nvmma_transposed is None)
+        except LayoutError:
+            continue
+        named = [c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None]
+        if nvmma_transposed is not None:
+            named = [c for c in named if bool(c.params.get("transposed")) == nvmma_transposed]
+        for c in named:
+            if c.mlir in seen:
+                continue
+            seen.add(c.mlir)
+            try:
+                cost = evaluate(c.name, c.layout, accesses, elem_bits, c.params)
+            except LayoutError:
+                continue
+            if best is None or cost.total < best[1].total:
+                best = (c, cost)
+    if best is None:
+        return None
+    c, cost = best
+    rank = len(c.layout.out_dims)
+    return {"layout": c.mlir, "gluon": gluon_code(c, elem_bits, rank), "wavefronts_per_warp": cost.total,
+            "after": [a.total for a in cost.costs], "instructions": [a.instruction for a in cost.costs]}
+
+
+# ----- is this a Gluon kernel? --------------------------------------------------------------
+
+#: How Gluon is told from Triton. Triton 3.9 writes the same TTGIR module attributes for both
+#: (``ttg.num-warps``, ``ttg.target``, ...; seen compiling one kernel each way), so the TTGIR text
+#: alone holds no marker. What does: (1) Triton's cache keeps each stage's file, and only the Gluon
+#: pipeline has a ``glir`` stage (``backends/nvidia/compiler.py`` ``add_stages``): ``<name>.glir``
+#: beside ``<name>.ttgir``; (2) the compile hook sees ``src.language`` (``Language.GLUON``);
+#: (3) else the kernel's own source, where it can be read: the ``tt.func``'s ``loc`` names the
+#: ``def`` line, and a decorator above it that names ``gluon`` (``@gluon.jit``).
+GLUON_RULE = ("Gluon kernel: a .glir file beside the .ttgir (Triton's cache keeps the Gluon "
+              "pipeline's glir stage), or a @gluon decorator on the def line the tt.func's loc names")
+
+_FUNC = re.compile(r"^( *)tt\.func\b", re.M)
+_LOC_DEF = re.compile(r'^(#loc\d*) = loc\("([^"]+)":(\d+):\d+\)', re.M)
+
+
+def gluon_kernel(path: str | None, text: str) -> bool:
+    """True when the TTGIR ``text`` (read from ``path``) was compiled from a Gluon kernel
+    (:data:`GLUON_RULE`).
+
+    >>> gluon_kernel(None, 'module {\\n}')
+    False
+    """
+    if path and path.endswith(".ttgir") and os.path.isfile(path[:-len(".ttgir")] + ".glir"):
+        return True
+    f = _FUNC.search(text)          # the tt.func's loc is printed after its body: `  } loc(#loc1)`
+    m = f and re.compile(rf"^{f.group(1)}\}} loc\((#loc\d*)\)", re.M).search(text, f.end())
+    if not m:
+        return False
+    defs = {d.group(1): (d.group(2), int(d.group(3))) for d in _LOC_DEF.finditer(text)}
+    src = defs.get(m.group(1))
+    if src is None or not src[0].endswith(".py") or not os.path.isfile(src[0]):
+        return False
+    try:
+        with open(src[0], encoding="utf-8", errors="replace") as f:
+            lines = f.read(1 << 22).splitlines()
+    except OSError:
+        return False
+    for ln in reversed(lines[max(0, src[1] - 9):src[1] - 1]):
+        s = ln.strip()
+        if not s.startswith("@"):
+            if s and not s.startswith("#"):
+                break
+            continue
+        if "gluon" in s:
+            return True
+    return False

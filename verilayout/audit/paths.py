@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Iterable
 
 from verilayout.audit import cache
-from verilayout.audit.advice import suggestion
+from verilayout.audit.advice import gluon_kernel, suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
 from verilayout.frontends.prescan import ptx_inline_sites, ttgir_inline_chains
@@ -118,7 +118,8 @@ def _audit_data(path: str, data: bytes) -> FileReport:
             raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None
     kernel = cache_kernel_name(path, None if kind == "ptx" else text) if path != "-" else None
     rep = at_call_sites(rep, text, kind)
-    return _with_suggestions(replace(rep, kernel=kernel, sources=source_paths(text, kind)))
+    return _with_suggestions(replace(rep, kernel=kernel, sources=source_paths(text, kind)),
+                             kind == "ttgir" and gluon_kernel(None if path == "-" else path, text))
 
 
 #: How many ``.loc`` directives back from a PTX check its own ``.loc`` is looked for.
@@ -170,13 +171,14 @@ def audit_ttgir_text(text: str, name: str = "<text>") -> FileReport:
         raise LayoutError(f"{name}: {why}")
     from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
     rep = at_call_sites(audit_text(text, name), text, "ttgir")
-    return _with_suggestions(replace(rep, sources=source_paths(text, "ttgir")))
+    return _with_suggestions(replace(rep, sources=source_paths(text, "ttgir")), gluon_kernel(None, text))
 
 
-def _with_suggestions(rep: FileReport) -> FileReport:
-    """Each finding with a Python-level suggestion (``audit.advice``) gets it as ``data["suggestion"]``."""
-    checks = tuple(replace(c, data={**c.data, "suggestion": s}) if (s := suggestion(c)) else c
-                   for c in rep.checks)
+def _with_suggestions(rep: FileReport, gluon: bool = False) -> FileReport:
+    """Each finding with a Python-level suggestion (``audit.advice``) gets it as ``data["suggestion"]``
+    (for a Gluon kernel, ``gluon``: the shared layout to write, as Gluon code; ``data["gluon"]``)."""
+    checks = tuple(replace(c, data={**c.data, "suggestion": s, **({"gluon": True} if gluon else {})})
+                   if (s := suggestion(c, gluon)) else c for c in rep.checks)
     return replace(rep, checks=checks)
 
 

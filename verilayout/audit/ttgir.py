@@ -50,9 +50,11 @@ one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when prov
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from verilayout.audit.advice import joint_layout
 from verilayout.audit.inputs import read_bounded
 from verilayout.audit.model import Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
@@ -119,6 +121,9 @@ class _Ctx:
         self.parsed: set[str] = set()
         self.cache: dict[str, Any] = {}
         self.producers = mod.producers()
+        #: (check index, register layout, store?, element bits, memory type, alloc line, whole?) of
+        #: each NVIDIA bank check: the accesses of one buffer get one joint layout (_attach_joint)
+        self.accesses: list[tuple] = []
 
     def add(self, op: Op, check: str, status: str, severity: str | None, message: str, **data) -> None:
         self.checks.append(Check(op.name, op.line, op.loc, check, status, severity, message, data))
@@ -299,11 +304,12 @@ def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name
         ctx.add(op, "bank-conflicts", "proved", None,
                 f"{what} is conflict-free: {instr}, {res.wavefronts} wavefront(s) per "
                 f"instruction (ideal {plan.ideal_wavefronts})", **data)
-        return
-    if st == "unknown":
+    elif st == "unknown":
         ctx.add(op, "bank-conflicts", "unknown", "note", f"{what}: {res.verdict.reason}", **data)
-        return
-    _bank_conflict_warning(ctx, op, what, instr, res, (reg, bits, store, mt), data)
+    else:
+        _bank_conflict_warning(ctx, op, what, instr, res, (reg, bits, store, mt), data)
+    whole = subslice is None and not what.startswith("cp.async") and tuple(mt.shape) == layout_shape(mt)
+    ctx.accesses.append((len(ctx.checks) - 1, reg, store, bits, mt, data["alloc_line"], whole))
 
 
 def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access: tuple,
@@ -347,6 +353,42 @@ def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access
         msg += f"; the best GF(2) swizzle for this access needs {fix['optimum_wavefronts_per_warp']} " \
                f"wavefronts per warp (lower bound {fix['lower_bound']}): {fix['optimum_mlir']}"
     ctx.add(op, "bank-conflicts", "counterexample", "warning", msg, **data)
+
+
+def _attach_joint(ctx: _Ctx) -> None:
+    """Law: each bank check of a buffer with a conflicting access gets ``data["joint"]``: the named
+    layout with the fewest wavefronts per warp for all the buffer's accesses together
+    (:func:`verilayout.audit.advice.joint_layout`), as Gluon code, with each access's wavefronts per
+    warp now and with it. Buffers seen through a view, a subslice or cp.async are left out."""
+    groups: dict[int, list[tuple]] = {}
+    for acc in ctx.accesses:
+        if acc[5] is not None:
+            groups.setdefault(acc[5], []).append(acc)
+    for alloc_line, accs in groups.items():
+        checks = [ctx.checks[a[0]] for a in accs]
+        if not any(c.status == "counterexample" for c in checks) or not all(a[6] for a in accs) \
+                or len({(a[3], tuple(a[4].shape)) for a in accs}) != 1:
+            continue
+        enc = accs[0][4].encoding
+        tr = bool(enc.params.get("transposed", False)) if isinstance(enc, Attr) and enc.kind == "nvmma_shared" \
+            else None
+        try:
+            j = joint_layout([(a[1], "write" if a[2] else "read") for a in accs], accs[0][3], tr)
+        except (AssertionError, ValueError, KeyError) as e:
+            c = checks[0]
+            ctx.checks.append(Check(c.op, c.line, c.loc, "swizzle-fix", "unchecked", None, "the joint "
+                                    f"layout of the buffer at line {alloc_line}: {_internal(e)}",
+                                    {"reason": "internal error"}))
+            continue
+        if j is None or not j.get("gluon"):
+            continue
+        now = [c.data["wavefronts"] * c.data["instructions_per_warp"] for c in checks]
+        j.update(alloc_line=alloc_line, wavefronts_per_warp_now=sum(now),
+                 alloc_loc=next((c.loc for c in checks if c.line == alloc_line), None),
+                 accesses=[{"line": c.line, "loc": c.loc, "op": c.op, "role": "store" if a[2] else "load",
+                            "before": b, "after": aft} for c, a, b, aft in zip(checks, accs, now, j.pop("after"))])
+        for a, c in zip(accs, checks):
+            ctx.checks[a[0]] = replace(c, data={**c.data, "joint": j})
 
 
 SUBSLICE_RULE = ("a subslice at offsets that are multiples of its (power-of-two) sizes addresses "
@@ -1307,6 +1349,7 @@ def audit_module(mod: Module, path: str) -> FileReport:
         except Exception as e:  # noqa: BLE001 - one op the models trip on must not stop the audit
             ctx.add(op, "layout", "unchecked", "note", f"{op.name}: {_internal(e)}; please report it",
                     reason="internal error", error=_internal(e))
+    _attach_joint(ctx)
     assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
                    "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
     unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())
