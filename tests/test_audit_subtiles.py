@@ -102,3 +102,42 @@ def test_tcgen05_split_k_sub_tiles_are_proved_at_one_base():
     same = [c for c in rep[".ptx"].checks if c.check == "operand-buffers" and "buffer" in c.data]
     assert {(c.op, c.data["operand"], c.data["distance_bytes"]) for c in same} == \
         {("tcgen05.mma", "A", 0), ("tcgen05.mma", "B", 0)}
+
+
+# ----- several shared-memory ops on one source line, tied by what the addresses say -------------------
+# dot_scaled_e2m1_e4m3_sm100 (tests/fixtures/ptx/README.md): on one Python line a local_alloc writes a
+# 128x128 e4m3 buffer with st.shared and, in the same barrier epoch, two convert_layouts of the scale
+# factors write their scratch with stmatrix (read back after the barrier by ld.shared). Only the
+# stmatrix bytes are what the scratch loads read; the local_alloc's stores are its own.
+
+DOT_SCALED = FIX / "dot_scaled_e2m1_e4m3_sm100"
+
+
+def _smem(ptx: str | None = None):
+    ttgir = DOT_SCALED.with_suffix(".ttgir").read_text()
+    ptx = DOT_SCALED.with_suffix(".ptx").read_text() if ptx is None else ptx
+    return [c for c in audit_ptx_text(ptx, "k.ptx", ttgir, audit_text(ttgir, "k.ttgir").checks).checks
+            if c.check == "smem-address"]
+
+
+def test_a_local_alloc_and_two_conversions_on_one_line_are_each_proved():
+    checks = _smem()
+    assert {c.status for c in checks} == {"proved"}, [(c.line, c.message) for c in checks if c.status != "proved"]
+    owners = {c.data.get("ttgir_line") for c in checks}
+    ttgir = DOT_SCALED.with_suffix(".ttgir").read_text().splitlines()
+    for line in owners - {None}:
+        assert any(op in ttgir[line - 1] for op in ("ttg.local_alloc", "ttg.convert_layout"))
+    convs = [n + 1 for n, ln in enumerate(ttgir) if "ttg.convert_layout" in ln and "128x4xi8" in ln]
+    assert len(convs) == 2 and set(convs) <= owners          # each conversion got its own round
+
+
+def test_a_conversion_store_moved_16_bytes_is_an_error_at_its_line():
+    ptx = DOT_SCALED.with_suffix(".ptx").read_text()
+    lines = ptx.splitlines()
+    i = next(n for n, ln in enumerate(lines) if ln.strip().startswith("stmatrix") and "+32768]" in ln)
+    lines[i] = lines[i].replace("+32768]", "+32784]")
+    load = next(n for n in range(i, len(lines)) if lines[n].strip().startswith("ld.shared") and "+32768]" in lines[n])
+    bad = [c for c in _smem("\n".join(lines) + "\n") if c.severity == "error"]
+    # the moved store is an error at its line (its round's load, a constant apart, is as much to blame)
+    assert any(c.line == i + 1 and "ttg.convert_layout" in c.message for c in bad), [(c.line, c.message) for c in bad]
+    assert {c.line for c in bad} <= {i + 1, load + 1}

@@ -875,7 +875,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         chains = [[([i for i in acc if smem_access(i)[0] == "store"], [i for i in acc if smem_access(i)[0] == "load"])]]
         if kinds != sorted(kinds, key=lambda k: k == "load"):
             return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
-    work = list(chains)
+    work = [_meeting_stores(c, evals, n, memo) for c in chains]
     done: list = []                          # chains before the last match (an unmatched one is settled)
     while work:
         chain = work.pop(0)
@@ -904,6 +904,30 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
             at = hit + 1
             done.extend(e[0] for e in out)
     return out
+
+
+def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
+    """A one-round chain without the stores of its epoch whose bytes no load of the round reads
+    (another op of the source line wrote them in the same epoch, e.g. a ``local_alloc`` next to the
+    conversion): tied by what the addresses say, not by the line. The chain itself when every store
+    meets a load, or when the addresses cannot be compared."""
+    if len(chain) != 1:
+        return chain
+    st, ld = chain[0]
+    pieces = []
+    for ins in st + ld:
+        ev = evals.get(ins.func)
+        got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
+        if isinstance(got, str):
+            return chain
+        pieces.append((ins, *got))
+    rels = _relative_bases(None, pieces, {})
+    if isinstance(rels, Check):
+        return chain
+    read = {rel + b for (_i, _a, ts), rel in zip(pieces[len(st):], rels[len(st):]) for t in ts for b in t}
+    keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)])
+            if any(rel + b in read for t in p[2] for b in t)]
+    return [(keep, ld)] if keep and len(keep) < len(st) else chain
 
 
 def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int, memo: dict) -> bool:
