@@ -1109,13 +1109,12 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     return wrote, reads
 
 
-def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
-            data: dict) -> Check | None:
-    """A byte read is right when the thread that loads it shares an element with the one that
-    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
-    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
-    stored that no one loads blame their store; ``None`` when nothing is wrong."""
-    wrong_l: dict[int, int] = {}             # wrong reads by load line / of bytes of store line
+def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int) -> tuple:
+    """The tally :func:`_blamed` scores: wrong reads by load line and by the line of the store of
+    the byte, reads by line, the first wrong read of each line ``(thread, byte, writer, instr)``, the
+    wrong reads in all and those of bytes no store wrote. A read is wrong when no store wrote the byte
+    or the writer shares no element with the reader."""
+    wrong_l: dict[int, int] = {}
     wrong_s: dict[int, int] = {}
     total: dict[int, int] = {}
     first_bad: dict[int, tuple] = {}
@@ -1134,6 +1133,16 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                 if w is not None:
                     wrong_s[w[1].line] = wrong_s.get(w[1].line, 0) + 1
                     first_bad.setdefault(w[1].line, (td, b, w[0], w[1]))
+    return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
+
+
+def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
+            data: dict) -> Check | None:
+    """A byte read is right when the thread that loads it shares an element with the one that
+    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
+    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
+    stored that no one loads blame their store; ``None`` when nothing is wrong."""
+    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = _wrong_reads(wrote, reads, hs, hd, n)
     # leave one access out: the wrong reads that remain (a store left out excuses the reads of
     # bytes no store writes: they may be the ones it should have written); fewest first, then the
     # fewest reads left out with it, then the earliest line
