@@ -17,10 +17,11 @@ files Triton kept for it; a kernel is audited once per process (its cache files 
 """
 from __future__ import annotations
 
+import os
 import warnings
 from typing import Any, Callable
 
-from verilayout.audit.formats import fails, require_fail_on, short_message
+from verilayout.audit.formats import fails, finding_text, require_fail_on
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
 from verilayout.audit.testing import KernelNotClean
@@ -41,7 +42,8 @@ class KernelAuditError(KernelNotClean):
 
 
 def findings(report: AuditReport, fail_on: str) -> list[str]:
-    """One line per finding at or above ``fail_on`` (a PTX confirmation is its TTGIR finding's).
+    """One line per finding at or above ``fail_on`` (a PTX confirmation is its TTGIR finding's),
+    as ``verilayout audit`` prints it: the PTX lines that confirm it and what to change in Python.
 
     >>> findings(AuditReport(()), "warning")
     []
@@ -52,10 +54,32 @@ def findings(report: AuditReport, fail_on: str) -> list[str]:
         for c in f.checks:
             if fails(c, fail_on) and not is_confirmation(c):
                 where = f"line {c.line}" + (f" ({c.loc})" if c.loc else "")
-                out.append(f"{name}: {c.severity}: {where}: {c.op} [{c.check}] {short_message(c)}")
+                out.append(f"{name}: {c.severity}: {where}: {c.op} [{c.check}] {finding_text(c)}")
     for e in report.errors:
         out.append(e.line())
     return out
+
+
+def user_site(src: Any, report: AuditReport, fail_on: str) -> tuple[str, int]:
+    """Where a kernel's audit warning is attributed: the kernel's source file (``src.fn``, Triton's
+    JITFunction: ``fn.__code__.co_filename``) at the line of its first finding there (the TTGIR's
+    ``loc``), else at the kernel's ``def``; ``("<triton kernel>", 0)`` without a source.
+
+    >>> user_site(None, AuditReport(()), "warning")
+    ('<triton kernel>', 0)
+    """
+    fn = getattr(getattr(src, "fn", None), "fn", None)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return "<triton kernel>", 0
+    filename, base = code.co_filename, os.path.basename(code.co_filename)
+    for f in report.files:
+        for c in f.checks:
+            if fails(c, fail_on) and c.loc and ":" in c.loc:
+                path, _, line = c.loc.rpartition(":")
+                if line.isdigit() and os.path.basename(path) == base:
+                    return filename, int(line)
+    return filename, code.co_firstlineno
 
 
 def _kernel_files(metadata_group: dict) -> list[str]:
@@ -83,7 +107,9 @@ def make_listener(strict: bool = False, fail_on: str = "warning",
         text = f"verilayout audit of {metadata.get('name', '?')}: " + "; ".join(lines)
         if strict:
             raise KernelAuditError(text, report)
-        warnings.warn(text, KernelAuditWarning, stacklevel=2)
+        filename, lineno = user_site(src, report, fail_on)
+        warnings.warn_explicit(text, KernelAuditWarning, filename, lineno,
+                               module=os.path.splitext(os.path.basename(filename))[0] or "triton")
 
     listener.verilayout = True          # what uninstall() recognises
     listener.previous = previous

@@ -43,11 +43,22 @@ def suggestion(c: Check, gluon: bool = False) -> str | None:
     if "nvmma_shared" in layout and c.op in _STORES:
         return ("transpose the stored value with tl.trans before the store, or change the block "
                 "size so its contiguous extent fills the swizzle (128 bytes)")
-    best = c.data.get("best")
-    if isinstance(best, dict) and best.get("layout"):
-        return (f"choose the block size or num_stages whose shared layout is {best['layout']} "
-                f"({best.get('wavefronts_per_warp', '?')} wavefronts per warp)")
-    return None
+    return _best_suggestion(c.data.get("best"), gluon)
+
+
+def _best_suggestion(best: object, gluon: bool) -> str | None:
+    """The advice of a finding's ``best`` layout (the one the details hold), None without one."""
+    if not isinstance(best, dict) or not best.get("layout"):
+        return None
+    unit = best.get("unit", "wavefronts per warp")
+    got, now = best.get("wavefronts_per_warp"), best.get("wavefronts_per_warp_now")
+    if isinstance(got, int) and isinstance(now, int) and got >= now:
+        return (f"no layout of the kind the details compare does better ({now} {unit}): change the "
+                f"register layout of this access (block size, num_warps)")
+    fig = f" ({got} {unit} vs {now})" if now is not None else f" ({got} {unit})"
+    if gluon and best.get("gluon"):
+        return f"allocate this buffer with {best['gluon']}{fig}"
+    return f"choose the block size or num_stages whose shared layout is {best['layout']}{fig}"
 
 
 def _gluon_suggestion(joint: dict) -> str:

@@ -82,6 +82,24 @@ def short_message(c: Check) -> str:
     return c.message.split("; ", 1)[0].split(", #", 1)[0]
 
 
+def finding_text(c: Check, verbose: bool = False) -> str:
+    """A finding as ``verilayout audit`` and the compile hook say it: its short message (the full
+    one when ``verbose``), the PTX lines that confirm it, and what to change in Python.
+
+    >>> finding_text(Check("x", 1, None, "c", "counterexample", "warning", "4-way, #ttg.x<>",
+    ...                    {"confirmed_by": [{"line": 7}], "suggestion": "do y"}))
+    '4-way (confirmed in the PTX at line 7); in Python: do y'
+    """
+    msg = c.message if verbose else short_message(c)
+    also = c.data.get("confirmed_by", [])
+    if also:
+        msg += f" (confirmed in the PTX at line{'s' if len(also) > 1 else ''} " \
+               f"{', '.join(str(p['line']) for p in also)})"
+    if c.data.get("suggestion"):
+        msg += f"; in Python: {c.data['suggestion']}"
+    return msg
+
+
 def _loc_parts(loc: str | None) -> tuple[str, int] | None:
     if not loc or ":" not in loc:
         return None

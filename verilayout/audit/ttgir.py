@@ -52,9 +52,10 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
-from verilayout.audit.advice import joint_layout
+from verilayout.audit.advice import gluon_code, joint_layout
 from verilayout.audit.inputs import read_bounded
 from verilayout.audit.model import Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
@@ -79,7 +80,7 @@ from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
 from verilayout.prove.tmem import A_OPERAND_RULE, copy_verdict, load_verdict, operand_a_verdict, subslice_verdict
 from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
-from verilayout.synth.swizzle import optimal_swizzle, synthesize
+from verilayout.synth.swizzle import mlir_text, optimal_swizzle, swizzled_shared_layout, synthesize
 
 __all__ = ["audit_text", "audit_file", "audit_module", "EXAMPLE"]
 
@@ -464,10 +465,50 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
         ctx.add(op, "bank-conflicts", "unknown", "note", f"{what} on {target}: {r.verdict.reason}", **data)
     else:
         data["witness"] = [list(w) for w in r.witness]
+        now = r.wavefronts * r.instructions_per_wave
+        enc = mt.encoding
+        order = enc.params.get("order") if isinstance(enc, Attr) and enc.kind == "swizzled_shared" else None
+        best = _lds_best(reg, bits, store, target, tuple(layout_shape(mt)), tuple(order)) \
+            if subslice is None and isinstance(smem, LinearLayout) and isinstance(order, (list, tuple)) else None
+        fix = ""
+        if best is not None:
+            data["best"] = {**best, "wavefronts_per_warp_now": now}
+            fix = (f"; best swizzled_shared layout on {target}: {best['layout']} ({best['wavefronts_per_warp']}"
+                   f" cycles per wave vs {now})" if best["wavefronts_per_warp"] < now else
+                   f"; no swizzled_shared layout does better on {target} ({now} cycles per wave): change "
+                   "the register layout of this access")
         ctx.add(op, "bank-conflicts", "counterexample", "warning",
                 f"{r.ways}-way LDS bank conflict on this {what} ({target}): {r.instruction} takes "
                 f"{r.wavefronts} cycles per instruction, ideal {r.ideal}; witness (lane, byte): "
-                f"{list(r.witness)[:4]} in bank {r.bank}{note}", **data)
+                f"{list(r.witness)[:4]} in bank {r.bank}{note}{fix}", **data)
+
+
+@lru_cache(maxsize=256)   # one kernel's operands repeat their (layout, tile) pairs
+def _lds_best(reg: LinearLayout, bits: int, store: bool, target: str, shape: tuple, order: tuple) -> dict | None:
+    """Law: the ``swizzled_shared`` layout of the same order as the buffer's (every vec of 1..16,
+    perPhase 1..8, maxPhase 1..16 that is invertible) with the fewest LDS cycles per wave for this
+    access (``check_lds_banks``, the figure of the finding), as MLIR and Gluon text; None for a
+    tile that is not 2-D or a buffer that is not ``swizzled_shared``."""
+    if len(shape) != 2 or sorted(order) != [0, 1]:
+        return None
+    best = None
+    for vec, per, mx in ((v, p, m) for v in (1, 2, 4, 8, 16) for p in (1, 2, 4, 8) for m in (1, 2, 4, 8, 16)
+                         if m > 1 or (v, p) == (1, 1)):
+        try:
+            lay = swizzled_shared_layout(list(shape), vec, per, mx, list(order))
+            if not lay.is_invertible():
+                continue
+            r = check_lds_banks(reg, lay, elem_bits=bits, target=target, store=store)
+        except LayoutError:
+            continue
+        total = r.wavefronts * r.instructions_per_wave
+        if best is None or total < best[0]:
+            best = (total, {"vec": vec, "perPhase": per, "maxPhase": mx, "order": [int(o) for o in order]})
+    if best is None:
+        return None
+    cand = SimpleNamespace(params=best[1])
+    return {"layout": mlir_text("swizzled", best[1]), "gluon": gluon_code(cand, bits, 2),
+            "wavefronts_per_warp": best[0], "unit": "LDS cycles per wave"}
 
 
 TR_RULE = ("gfx950: Triton 3.9 reads an MFMA dot operand whose buffer is contiguous along M/N with "

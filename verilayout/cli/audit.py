@@ -7,7 +7,7 @@ import os
 import sys
 
 from verilayout.audit import cache
-from verilayout.audit.formats import FAIL_ON, LEVELS, ORDER, fails, junit_xml, sarif, short_message, shown
+from verilayout.audit.formats import FAIL_ON, LEVELS, ORDER, fails, finding_text, junit_xml, sarif, shown
 from verilayout.audit.kernel_names import target_name
 from verilayout.audit.model import AuditReport, is_confirmation
 from verilayout.audit.paths import audit_paths
@@ -119,13 +119,7 @@ def _check_line(c, verbose: bool) -> str:
     sev = c.severity or c.status
     helper = ", ".join(c.data.get("inlined_from", ()))
     where = f"line {c.line}" + (f" ({c.loc}{'; inlined from ' + helper if helper else ''})" if c.loc else "")
-    msg = c.message if verbose else short_message(c)
-    also = c.data.get("confirmed_by", [])
-    if also:
-        msg += f" (confirmed in the PTX at line{'s' if len(also) > 1 else ''} " \
-               f"{', '.join(str(p['line']) for p in also)})"
-    if c.data.get("suggestion"):
-        msg += f"; in Python: {c.data['suggestion']}"
+    msg = finding_text(c, verbose)
     return f"  {sev}: {where}: {c.op} [{c.check}] {msg}"
 
 
