@@ -192,3 +192,4 @@ def test_the_compile_hook_warns_at_the_kernel_line_with_the_gluon_advice(tmp_pat
     src = (tmp_path / "h.py").read_text().splitlines()
     assert "s.load(rd)" in src[int(lineno) - 1]                       # the conflicted load's line
     assert "in Python: allocate this buffer" in msg and "gl.SwizzledSharedLayout(" in msg
+    assert "(confirmed in the PTX at line" in msg                     # the PTX beside it agrees
