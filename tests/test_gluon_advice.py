@@ -105,11 +105,14 @@ def _brute_per_warp(path: Path, c) -> int:
     return worst * (1 << len(reg.bases.get("register", []))) // vec
 
 
+NVMMA_UNSWIZZLED = "gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=16, rank=2, transposed=False)"
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("mode", ["one", "two"])
-def test_the_gluon_layout_the_finding_names_removes_the_conflict_when_compiled(tmp_path, mode):
+@pytest.mark.parametrize("start,mode", [(UNSWIZZLED, "one"), (UNSWIZZLED, "two"), (NVMMA_UNSWIZZLED, "one")])
+def test_the_gluon_layout_the_finding_names_removes_the_conflict_when_compiled(tmp_path, start, mode):
     pytest.importorskip("triton.experimental.gluon")
-    _compile(tmp_path, UNSWIZZLED, mode, "before")
+    _compile(tmp_path, start, mode, "before")
     checks = _bank_checks(tmp_path / "before.ttgir")
     warn = [c for c in checks if c.severity == "warning"]
     assert warn and all(c.data.get("gluon") for c in warn)           # told Gluon (source's @gluon.jit)
@@ -132,8 +135,9 @@ def test_the_gluon_layout_the_finding_names_removes_the_conflict_when_compiled(t
         assert _brute_per_warp(tmp_path / "after.ttgir", c) == a["after"]
         assert c.data["wavefronts"] * c.data["instructions_per_warp"] == a["after"]
     assert sum(a["after"] for a in joint["accesses"]) == joint["wavefronts_per_warp"]
-    if mode == "one":       # the store and the transposing load: both conflict-free with it
+    if start == UNSWIZZLED and mode == "one":   # the store and the transposing load: conflict-free
         assert all(c.status == "proved" for c in after)
+    # an nvmma_shared buffer no MMA reads: any layout may replace it (the same as the swizzled start's)
 
 
 @pytest.mark.slow
@@ -157,6 +161,17 @@ def test_a_triton_kernel_keeps_the_knob_advice():
     (warn,) = [c for c in checks if c.severity == "warning"]
     assert "tl.trans" in warn.data["suggestion"] and "gl." not in warn.data["suggestion"]
     assert not warn.data.get("gluon")
+
+
+def test_a_buffer_an_mma_reads_keeps_its_majorness_in_the_gluon_advice():
+    from verilayout.audit.advice import suggestion
+    checks = _bank_checks(ROOT / "examples" / "matmul_fp8.ttgir")    # B: nvmma_shared, transposed, wgmma
+    (warn,) = [c for c in checks if c.severity == "warning"]
+    joint = warn.data["joint"]
+    assert joint["mma_transposed"] is True and "transposed=True" in joint["gluon"]
+    (acc,) = joint["accesses"]
+    assert acc["before"] == _brute_per_warp(ROOT / "examples" / "matmul_fp8.ttgir", warn)
+    assert "transposed=True" in suggestion(warn, gluon=True)
 
 
 def test_an_amd_finding_names_the_layout_its_details_hold():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from types import SimpleNamespace
 from typing import Any
 
 from verilayout.audit.model import Check
@@ -67,6 +68,10 @@ def _gluon_suggestion(joint: dict) -> str:
                     f"{a['after']}" for a in joint["accesses"])
     at = joint.get("alloc_loc") or f"line {joint['alloc_line']}"
     if joint["wavefronts_per_warp"] >= joint["wavefronts_per_warp_now"]:
+        if joint.get("mma_transposed") is not None:
+            return (f"no gl.NVMMASharedLayout with transposed={joint['mma_transposed']} (an MMA reads "
+                    f"this buffer) does better ({joint['wavefronts_per_warp_now']} wavefronts per warp "
+                    f"now): store a value whose register layout runs along the buffer's contiguous dim")
         return (f"no shared layout Gluon names does better for this buffer's accesses together "
                 f"({joint['wavefronts_per_warp_now']} wavefronts per warp now): change the register "
                 f"layout of the store or the load so both run along the same contiguous dim")
@@ -104,35 +109,54 @@ def joint_layout(accesses: list, elem_bits: int, nvmma_transposed: bool | None =
     synthesis cannot place these layouts. ``nvmma_transposed`` (the buffer is an ``nvmma_shared``
     an MMA reads): only ``nvmma_shared`` layouts of that majorness are candidates.
 
-    Candidates come from :func:`~verilayout.synth.swizzle.synthesize` of each (first write, read)
-    pair, each one re-costed exactly over all the accesses (:func:`~verilayout.synth.swizzle.evaluate`).
+    Candidates (:func:`_joint_candidates`) are each re-costed exactly over all the accesses
+    (:func:`~verilayout.synth.swizzle.evaluate`).
     """
-    from verilayout.synth.swizzle import evaluate, synthesize  # deferred: start-up (numpy)
-    writes = [lay for lay, role in accesses if role == "write"]
-    reads = [lay for lay, role in accesses if role == "read"]
-    pairs = [(writes[0] if writes else None, r) for r in reads] or [(writes[0], None)]
+    from verilayout.synth.swizzle import evaluate  # deferred: start-up (numpy)
     seen, best = set(), None
-    for w, r in pairs:
+    for c in _joint_candidates(accesses, elem_bits, nvmma_transposed):
+        if c.mlir in seen:
+            continue
+        seen.add(c.mlir)
         try:
-            plan = synthesize(w, r, elem_bits=elem_bits, swizzled=nvmma_transposed is None)
+            cost = evaluate(c.name, c.layout, accesses, elem_bits, c.params)
         except LayoutError:
             continue
-        named = [c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None]
-        if nvmma_transposed is not None:
-            named = [c for c in named if bool(c.params.get("transposed")) == nvmma_transposed]
-        for c in named:
-            if c.mlir in seen:
-                continue
-            seen.add(c.mlir)
-            try:
-                cost = evaluate(c.name, c.layout, accesses, elem_bits, c.params)
-            except LayoutError:
-                continue
-            if best is None or cost.total < best[1].total:
-                best = (c, cost)
+        if best is None or cost.total < best[1].total:
+            best = (c, cost)
     if best is None:
         return None
     c, cost = best
+    return _joint_result(c, cost, elem_bits)
+
+
+def _joint_candidates(accesses: list, elem_bits: int, nvmma_transposed: bool | None):
+    """Named layouts to re-cost for a buffer: every ``nvmma_shared`` mode of the fixed majorness
+    (an MMA reads the buffer), else the named ones ``synthesize`` finds per (write, read) pair."""
+    from verilayout.synth.swizzle import mlir_text, nvmma_shared_layout, synthesize  # deferred: start-up (numpy)
+    if nvmma_transposed is not None:
+        dims = dict(accesses[0][0].out_dims)
+        for sw in (0, 32, 64, 128):
+            try:
+                lay = nvmma_shared_layout(list(dims.values()), sw, elem_bits, nvmma_transposed)
+            except LayoutError:
+                continue
+            params = {"swizzle_byte_width": sw, "transposed": nvmma_transposed}
+            lay = lay.transpose_outs(list(dims))
+            yield SimpleNamespace(name=f"wgmma {sw}B", layout=lay, params=params,
+                                  mlir=mlir_text("wgmma", params, lay, elem_bits))
+        return
+    writes = [lay for lay, role in accesses if role == "write"]
+    reads = [lay for lay, role in accesses if role == "read"]
+    for w, r in [(writes[0] if writes else None, r) for r in reads] or [(writes[0], None)]:
+        try:
+            plan = synthesize(w, r, elem_bits=elem_bits)
+        except LayoutError:
+            continue
+        yield from (c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None)
+
+
+def _joint_result(c: Any, cost: Any, elem_bits: int) -> dict:
     rank = len(c.layout.out_dims)
     return {"layout": c.mlir, "gluon": gluon_code(c, elem_bits, rank), "wavefronts_per_warp": cost.total,
             "after": [a.total for a in cost.costs], "instructions": [a.instruction for a in cost.costs]}

@@ -372,7 +372,7 @@ def _attach_joint(ctx: _Ctx) -> None:
             continue
         enc = accs[0][4].encoding
         tr = bool(enc.params.get("transposed", False)) if isinstance(enc, Attr) and enc.kind == "nvmma_shared" \
-            else None
+            and _read_by_mma(ctx, alloc_line) else None
         try:
             j = joint_layout([(a[1], "write" if a[2] else "read") for a in accs], accs[0][3], tr)
         except (AssertionError, ValueError, KeyError) as e:
@@ -384,12 +384,29 @@ def _attach_joint(ctx: _Ctx) -> None:
         if j is None or not j.get("gluon"):
             continue
         now = [c.data["wavefronts"] * c.data["instructions_per_warp"] for c in checks]
-        j.update(alloc_line=alloc_line, wavefronts_per_warp_now=sum(now),
+        j.update(alloc_line=alloc_line, wavefronts_per_warp_now=sum(now), mma_transposed=tr,
                  alloc_loc=next((c.loc for c in checks if c.line == alloc_line), None),
                  accesses=[{"line": c.line, "loc": c.loc, "op": c.op, "role": "store" if a[2] else "load",
                             "before": b, "after": aft} for c, a, b, aft in zip(checks, accs, now, j.pop("after"))])
         for a, c in zip(accs, checks):
             ctx.checks[a[0]] = replace(c, data={**c.data, "joint": j})
+
+
+#: ops that read a shared buffer through a descriptor of its layout (its majorness is theirs)
+_DESCRIPTOR_READERS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled",
+                       "ttng.async_tma_copy_local_to_global")
+
+
+def _read_by_mma(ctx: _Ctx, alloc_line: int) -> bool:
+    """Law: True when an MMA or a TMA store reads the allocation at ``alloc_line`` (directly or
+    through memdesc views), so its ``nvmma_shared`` majorness is fixed."""
+    names: set[str] = set()
+    for op in ctx.mod.ops:
+        if op.line == alloc_line or (op.name in VIEWS and op.operands and op.operands[0] in names):
+            names.update(op.results)
+        elif op.name in _DESCRIPTOR_READERS and names.intersection(op.operands):
+            return True
+    return False
 
 
 SUBSLICE_RULE = ("a subslice at offsets that are multiples of its (power-of-two) sizes addresses "
