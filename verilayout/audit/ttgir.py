@@ -485,7 +485,7 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
         now = r.wavefronts * r.instructions_per_wave
         enc = mt.encoding
         order = enc.params.get("order") if isinstance(enc, Attr) and enc.kind == "swizzled_shared" else None
-        best = _lds_best(reg, bits, store, target, tuple(layout_shape(mt)), tuple(order)) \
+        best = _lds_best(reg, bits, store, target, tuple(layout_shape(mt)), tuple(order), r.vector_elems) \
             if subslice is None and isinstance(smem, LinearLayout) and isinstance(order, (list, tuple)) else None
         fix = ""
         if best is not None:
@@ -501,16 +501,19 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
 
 
 @lru_cache(maxsize=256)   # one kernel's operands repeat their (layout, tile) pairs
-def _lds_best(reg: LinearLayout, bits: int, store: bool, target: str, shape: tuple, order: tuple) -> dict | None:
-    """Law: the ``swizzled_shared`` layout of the same order as the buffer's (every vec of 1..16,
-    perPhase 1..8, maxPhase 1..16 that is invertible) with the fewest LDS cycles per wave for this
+def _lds_best(reg: LinearLayout, bits: int, store: bool, target: str, shape: tuple, order: tuple,
+              vector: int) -> dict | None:
+    """Law: the ``swizzled_shared`` layout of the same order as the buffer's (every vec from the
+    access's ``vector`` elements to 16, perPhase 1..8, maxPhase 1..16 that is invertible; a narrower
+    vec would narrow the access; widest vec first, stopping at the first conflict-free one) with the
+    fewest LDS cycles per wave for this
     access (``check_lds_banks``, the figure of the finding), as MLIR and Gluon text; None for a
     tile that is not 2-D or a buffer that is not ``swizzled_shared``."""
     if len(shape) != 2 or sorted(order) != [0, 1]:
         return None
     best = None
-    for vec, per, mx in ((v, p, m) for v in (1, 2, 4, 8, 16) for p in (1, 2, 4, 8) for m in (1, 2, 4, 8, 16)
-                         if m > 1 or (v, p) == (1, 1)):
+    for vec, per, mx in ((v, p, m) for v in (16, 8, 4, 2, 1) for p in (1, 2, 4, 8) for m in (1, 2, 4, 8, 16)
+                         if (m > 1 or (v, p) == (1, 1)) and v >= min(vector, 16)):
         try:
             lay = swizzled_shared_layout(list(shape), vec, per, mx, list(order))
             if not lay.is_invertible():
@@ -521,6 +524,8 @@ def _lds_best(reg: LinearLayout, bits: int, store: bool, target: str, shape: tup
         total = r.wavefronts * r.instructions_per_wave
         if best is None or total < best[0]:
             best = (total, {"vec": vec, "perPhase": per, "maxPhase": mx, "order": [int(o) for o in order]})
+        if r.conflict_free:       # the widest conflict-free one: the search stops there
+            break
     if best is None:
         return None
     cand = SimpleNamespace(params=best[1])
