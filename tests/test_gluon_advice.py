@@ -177,6 +177,7 @@ def test_a_buffer_an_mma_reads_keeps_its_majorness_in_the_gluon_advice():
 def test_an_amd_finding_names_the_layout_its_details_hold():
     from verilayout.audit.paths import audit_paths
     from verilayout import parse
+    from verilayout.audit.advice import suggestion
     from verilayout.prove.banks import check_lds_banks
     path = ROOT / "tests" / "corpus" / "gfx942" / "attention_fwd_d64_128x64_w4_s2.ttgir"
     (rep,) = audit_paths([str(path)]).files
@@ -189,6 +190,8 @@ def test_an_amd_finding_names_the_layout_its_details_hold():
             continue
         best = c.data["best"]
         assert best["layout"] in s or "does better" in s
+        if best["wavefronts_per_warp"] < best["wavefronts_per_warp_now"]:    # as a Gluon author reads it
+            assert best["gluon"] in suggestion(c, gluon=True)
         # the figure is the LDS model's for that layout (read again from its MLIR text)
         reg, _smem, elem, _shift = layouts_of(path, c)
         lay = parse(best["layout"], shape=c.data["shape"])

@@ -58,7 +58,7 @@ def _best_suggestion(best: object, gluon: bool) -> str | None:
                 f"register layout of this access (block size, num_warps)")
     fig = f" ({got} {unit} vs {now})" if now is not None else f" ({got} {unit})"
     if gluon and best.get("gluon"):
-        return f"allocate this buffer with {best['gluon']}{fig}"
+        return f"allocate this buffer with {best['gluon']} (best for this access alone: {fig[2:]}"
     return f"choose the block size or num_stages whose shared layout is {best['layout']}{fig}"
 
 
