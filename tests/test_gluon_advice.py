@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.reference.ttgir_banks import BITS, brute_wavefronts, layouts_of
+from tests.reference.banks import auto_count
+from tests.reference.ttgir_banks import BITS, layouts_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +79,7 @@ if __name__ == "__main__":
 '''
 
 UNSWIZZLED = "gl.SwizzledSharedLayout(vec=1, per_phase=1, max_phase=1, order=[1, 0])"
-GLUON_CODE = re.compile(r"gl\.(?:SwizzledShared|NVMMAShared)Layout\([^)]*\)")
+GLUON_CODE = re.compile(r"gl\.(?:SwizzledShared|NVMMAShared|SharedLinear)Layout\([^)]*\)")
 
 
 def _compile(tmp: Path, layout: str, mode: str, name: str) -> subprocess.CompletedProcess:
@@ -97,12 +98,17 @@ def _bank_checks(path: Path):
 
 
 def _brute_per_warp(path: Path, c) -> int:
-    """Wavefronts one warp needs for the access, by enumeration: the worst instruction's count
-    times the instructions per warp (registers per lane / vector; the layouts are GF(2)-linear, so
-    every instruction of a warp is a translate of the first and costs the same)."""
+    """Wavefronts one warp needs for the access, by enumeration (tests/reference/banks.auto_count:
+    the widest aligned contiguous vector any register bits make, as Triton's lowering vectorises:
+    the PTX of the two-load kernel reads that load with ld.shared.v2.b16 through its second
+    register bit): the worst instruction's count times the instructions per warp (registers per
+    lane / vector; the layouts are GF(2)-linear, so every instruction of a warp is a translate of
+    the first and costs the same)."""
     reg, smem, elem, shift = layouts_of(path, c)
-    vec, worst = brute_wavefronts(reg, smem, BITS[elem], shift)
-    return worst * (1 << len(reg.bases.get("register", []))) // vec
+    assert not any(shift)
+    vec, worst = auto_count(reg, smem, BITS[elem])
+    regs = [b for b in reg.bases.get("register", []) if any(b)]
+    return worst * (1 << len(regs)) // vec
 
 
 NVMMA_UNSWIZZLED = "gl.NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=16, rank=2, transposed=False)"

@@ -82,9 +82,10 @@ def _gluon_suggestion(joint: dict) -> str:
 # ----- one layout for every access of a buffer (the Gluon author writes it) -----------------
 
 def gluon_code(cand: Any, elem_bits: int, rank: int) -> str | None:
-    """The Gluon constructor call of a named candidate of :func:`verilayout.synth.swizzle.synthesize`
-    (the keyword names of ``triton.experimental.gluon.language`` 3.9's ``_layouts.py``); None for
-    a layout Gluon names only by its bases (the GF(2) optimum).
+    """The Gluon constructor call of a candidate of :func:`verilayout.synth.swizzle.synthesize`
+    (the keyword names of ``triton.experimental.gluon.language`` 3.9's ``_layouts.py``): the GF(2)
+    optimum (``params["linear"]``) as ``gl.SharedLinearLayout`` of its offset bases; None for a
+    layout of no kind Gluon names.
 
     >>> from types import SimpleNamespace as N
     >>> gluon_code(N(params={"vec": 8, "perPhase": 1, "maxPhase": 8, "order": [1, 0]}), 16, 2)
@@ -93,6 +94,9 @@ def gluon_code(cand: Any, elem_bits: int, rank: int) -> str | None:
     'gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=False)'
     """
     p = cand.params
+    if p.get("linear"):
+        bases = [[int(v) for v in b] for b in cand.layout.bases["offset"]]
+        return f"gl.SharedLinearLayout(offset_bases={bases})"
     if "vec" in p:
         return (f"gl.SwizzledSharedLayout(vec={int(p['vec'])}, per_phase={int(p['perPhase'])}, "
                 f"max_phase={int(p['maxPhase'])}, order={[int(o) for o in p['order']]})")
@@ -109,25 +113,35 @@ def joint_layout(accesses: list, elem_bits: int, nvmma_transposed: bool | None =
     synthesis cannot place these layouts. ``nvmma_transposed`` (the buffer is an ``nvmma_shared``
     an MMA reads): only ``nvmma_shared`` layouts of that majorness are candidates.
 
-    Candidates (:func:`_joint_candidates`) are each re-costed exactly over all the accesses
-    (:func:`~verilayout.synth.swizzle.evaluate`).
+    Candidates (:func:`_joint_candidates`) are each re-costed over all the accesses by the audit's
+    own figure (:func:`_audit_cost`: the widest ld/st.shared Triton's lowering takes, as the finding
+    counts it), so the figures after are what the audit of the recompiled kernel reports.
     """
-    from verilayout.synth.swizzle import evaluate  # deferred: start-up (numpy)
     seen, best = set(), None
     for c in _joint_candidates(accesses, elem_bits, nvmma_transposed):
         if c.mlir in seen:
             continue
         seen.add(c.mlir)
         try:
-            cost = evaluate(c.name, c.layout, accesses, elem_bits, c.params)
+            costs = [_audit_cost(lay, c.layout, elem_bits, role == "write") for lay, role in accesses]
         except LayoutError:
             continue
-        if best is None or cost.total < best[1].total:
-            best = (c, cost)
+        if best is None or sum(t for t, _ in costs) < sum(t for t, _ in best[1]):
+            best = (c, costs)
     if best is None:
         return None
-    c, cost = best
-    return _joint_result(c, cost, elem_bits)
+    c, costs = best
+    return {"layout": c.mlir, "gluon": gluon_code(c, elem_bits, len(c.layout.out_dims)),
+            "wavefronts_per_warp": sum(t for t, _ in costs), "after": [t for t, _ in costs],
+            "instructions": [i for _, i in costs]}
+
+
+def _audit_cost(reg: Any, smem: Any, elem_bits: int, store: bool) -> tuple[int, str]:
+    """(wavefronts per warp, instruction) of one access as the bank-conflict check counts it."""
+    from verilayout.hw.nvidia.banks import BankModel  # deferred: start-up (numpy)
+    from verilayout.prove.banks import linear_analysis_and_triton  # deferred: start-up (numpy, z3)
+    res, _ = linear_analysis_and_triton(reg, smem, elem_bits, None, BankModel(), store, 2)
+    return res.wavefronts * res.plan.instructions_per_warp, res.plan.instruction.name
 
 
 def _joint_candidates(accesses: list, elem_bits: int, nvmma_transposed: bool | None):
@@ -154,12 +168,12 @@ def _joint_candidates(accesses: list, elem_bits: int, nvmma_transposed: bool | N
         except LayoutError:
             continue
         yield from (c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None)
-
-
-def _joint_result(c: Any, cost: Any, elem_bits: int) -> dict:
-    rank = len(c.layout.out_dims)
-    return {"layout": c.mlir, "gluon": gluon_code(c, elem_bits, rank), "wavefronts_per_warp": cost.total,
-            "after": [a.total for a in cost.costs], "instructions": [a.instruction for a in cost.costs]}
+    for w, r in [(writes[0] if writes else None, r) for r in reads] or [(writes[0], None)]:
+        try:                    # the GF(2) optimum of the pair: taken only where no named one is as good
+            best = synthesize(w, r, elem_bits=elem_bits).best
+        except LayoutError:
+            continue
+        yield SimpleNamespace(name="linear", layout=best.layout, params={"linear": True}, mlir=best.mlir)
 
 
 # ----- is this a Gluon kernel? --------------------------------------------------------------
