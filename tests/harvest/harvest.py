@@ -334,11 +334,7 @@ class _PointerScan:
         if isinstance(expr, ast.Call):
             name = _callee(expr)
             if name in _PASS_THROUGH:
-                inner = expr.func.value if name in ("to", "cast") and isinstance(expr.func, ast.Attribute) \
-                    and not expr.args else (expr.args[0] if expr.args else None)
-                if name == "to" and isinstance(expr.func, ast.Attribute):
-                    inner = expr.func.value
-                return self.bases(inner, seen)
+                return self.bases(_pass_through_operand(expr, name), seen)
             if name == "where" and len(expr.args) == 3:
                 return self.bases(expr.args[1], seen) + self.bases(expr.args[2], seen)
         return []
@@ -391,6 +387,14 @@ class _PointerScan:
                 if pname in ptrs:
                     out.update(self.pick(self.bases(arg)))
         return out
+
+
+def _pass_through_operand(call: ast.Call, name: str) -> ast.expr | None:
+    """The pointer a pass-through call keeps: ``x`` of ``x.to(...)`` / ``x.cast()``, else its first argument."""
+    method = isinstance(call.func, ast.Attribute)
+    if method and (name == "to" or (name == "cast" and not call.args)):
+        return call.func.value
+    return call.args[0] if call.args else None
 
 
 def _int_used(fn: ast.FunctionDef) -> set[str]:
