@@ -139,7 +139,17 @@ STEP, PER, SEED = 3, 3, "ptx-mutations-1"
 
 #: mutations proved harmless, by (file stem, line): none in the sample (each would carry its proof:
 #: e.g. a load whose registers no instruction reads moves nothing that is used)
-HARMLESS: dict[tuple[str, int], str] = {}
+_UNREAD = ("the moved store's element is also written by another thread (a broadcast layout), so every byte "
+           "the conversion's loads read still holds its element; the 16 bytes it now writes lie among the "
+           "round's bytes, between the least and the greatest byte its loads read, and no load reads them: "
+           "no value changes and nothing outside the round's bytes is written. The audit says so at the line "
+           "(a warning: bytes written and never read)")
+HARMLESS: dict[tuple[str, int], str] = {
+    ("dot_scaled_fp4_bf16_128x128x128_w4", 1299): _UNREAD,
+    ("grouped_gemm_128x128x32_w4_s2", 2068): _UNREAD,
+    ("sglang__fwd_grouped_kernel_stage1_d512pe64_h16_n32_w4_s2_mla", 956): _UNREAD,
+    ("w4a16_matmul_64x128x64_w4_s3", 116): _UNREAD,
+}
 
 #: planted bugs the audit does not decide (real bugs, not harmless), by (file stem, line): each is
 #: still reached by a check that says what it decided (never silently nothing)
@@ -171,9 +181,11 @@ def test_every_planted_offset_is_an_error_at_its_line():
     for p, s in todo:
         if p not in texts:
             texts[p], tmods[p] = p.read_text(), parse_module(p.with_suffix(".ttgir").read_text())
-        if (p.stem, s.line) in HARMLESS:
-            continue
         got = _smem_address(plant(texts[p], s), tmods[p])
+        if (p.stem, s.line) in HARMLESS:          # still said at its line, as a warning
+            assert [c for c in got if c.line == s.line and c.severity == "warning" and c.data.get("unread_only")], \
+                (p.stem, s.line)
+            continue
         hit = bool(errors_at(got, s.line))
         cls = by_class.setdefault(op_class(parse_ptx(texts[p]), tmods[p], s.line), [0, 0])
         cls[0] += not hit
