@@ -41,7 +41,7 @@ from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule
-from verilayout.hw.nvidia.tmem import Message
+from verilayout.hw.nvidia.tmem import SHAPES, Message
 from verilayout.prove.ptx_values import PtxValues, constant
 from verilayout.prove.tmem import conversion
 
@@ -62,7 +62,7 @@ def message_registers(opcode: str) -> int | None:
     (64, None)
     """
     parts = opcode.split(".")
-    shape = next((p for p in parts if p in ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")), None)
+    shape = next((p for p in parts if p in SHAPES), None)
     num = next((p for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
     if shape is None or num is None or parts[:1] != ["tcgen05"]:
         return None
@@ -84,10 +84,10 @@ def _plans(tmod: Module, ttgir_checks: tuple[Check, ...]) -> list[tuple[Any, str
             and (op.name != "ttng.tmem_alloc" or op.operands)]
 
 
-def expected_offsets(tmod: Module, op: Any, regs_per_message: int, messages: int) -> list[int] | str:
+def expected_offsets(tmod: Module, op: Any, regs_per_message: int) -> list[int] | str:
     """Each message's TMEM address relative to message 0's (``lane << 16`` plus the 32-bit column)
-    for ``messages`` messages of ``regs_per_message`` registers of ``op``'s layouts, or why they
-    cannot be computed."""
+    when ``op``'s registers go in messages of ``regs_per_message`` registers a thread, or why they
+    cannot be computed (one copy is as many messages as the layout's registers fill)."""
     try:
         reg_t = next(t for t in op.operand_types + op.result_types if t.lstrip().startswith("tensor<"))
         mem_t = next(t for t in op.operand_types + op.result_types if "memdesc<" in t)
@@ -100,21 +100,21 @@ def expected_offsets(tmod: Module, op: Any, regs_per_message: int, messages: int
         return "the memory side is not a tensor-memory layout"
     tmem = LinearLayout({"lane": tm.bases["row"], "col": tm.bases["col"]}, tm.out_dims, require_surjective=False)
     pack = max(1, 32 // (elem_bit_width(mt.elem) or 32))
-    conv = conversion(reg, tmem)
     total = reg.in_dims.get("register", 1)
-    if total != messages * regs_per_message * pack:
-        return (f"{messages} message(s) of {regs_per_message} register(s) do not hold the layout's "
-                f"{total} element(s) per thread ({pack} a register)")
+    if total % (regs_per_message * pack):
+        return (f"messages of {regs_per_message} register(s) do not hold the layout's {total} element(s) per "
+                f"thread ({pack} a register)")
+    conv = conversion(reg, tmem)
     at = [conv.apply({"register": k * regs_per_message * pack, "lane": 0, "warp": 0,
                       **{d: 0 for d in conv.in_dims if d not in ("register", "lane", "warp")}})
-          for k in range(messages)]
+          for k in range(total // (regs_per_message * pack))]
     return [((a["lane"] - at[0]["lane"]) << 16) + (a["col"] - at[0]["col"]) // pack for a in at]
 
 
 def _copies(instrs: list[Instr], ev_of: dict, memo: dict) -> tuple[list[list[tuple[Instr, int]]], str | None]:
     """The messages grouped by base (addresses one constant apart), each with its offset from the
     group's first; or why an address could not be read."""
-    groups: list[list[tuple[Instr, z3.BitVecRef]]] = []
+    groups: list[tuple[z3.BitVecRef, list[tuple[Instr, int]]]] = []     # (first address, messages)
     for ins in instrs:
         ev = ev_of.get(ins.func)
         addr = _address(ins)
@@ -122,19 +122,16 @@ def _copies(instrs: list[Instr], ev_of: dict, memo: dict) -> tuple[list[list[tup
         if e is None:
             return [], f"the TMEM address of PTX line {ins.line} is not a register the evaluator reads"
         e = e + addr.offset
-        for g in groups:
-            key = ("tmem", z3.simplify(e - g[0][1]).sexpr())
+        for first, g in groups:
+            key = ("tmem", z3.simplify(e - first).sexpr())
             if key not in memo:
-                memo[key] = constant(e - g[0][1])
+                memo[key] = constant(e - first)
             if memo[key] is not None:
-                g.append((ins, e))
+                g.append((ins, memo[key]))
                 break
         else:
-            groups.append([(ins, e)])
-    out = []
-    for g in groups:
-        out.append([(ins, constant(e - g[0][1]) or 0) for ins, e in g])
-    return out, None
+            groups.append((e, [(ins, 0)]))
+    return [g for _, g in groups], None
 
 
 def _check(op: Any, ins: Instr, status: str, severity: str | None, message: str, data: dict) -> Check:
@@ -215,23 +212,13 @@ def _runs(group: list[tuple[Instr, int]], ops: list, tmod: Module, r: int | None
         return "the messages of this line differ in shape or .num"
     fits = []
     for op in ops:
-        try:
-            t = tmod.type_of(next(t for t in op.operand_types + op.result_types if t.lstrip().startswith("tensor<")))
-            rt = attr_to_linear(t.encoding, tuple(t.shape))
-            mt = tmod.type_of(next(t for t in op.operand_types + op.result_types if "memdesc<" in t))
-        except (StopIteration, LayoutError, KeyError, ValueError):
+        want = expected_offsets(tmod, op, r)
+        if isinstance(want, str) or len(group) % len(want):
             continue
-        pack = max(1, 32 // (elem_bit_width(mt.elem) or 32))
-        n = rt.in_dims.get("register", 1) // (r * pack)
-        if n < 1 or len(group) % n:
-            continue
-        want = expected_offsets(tmod, op, r, n)
-        if isinstance(want, str):
-            continue
+        n = len(want)
         runs = [(op, group[i:i + n], want) for i in range(0, len(group), n)]
-        fits.append((op, runs, all((g[-1][1] - g[0][1]) % (1 << 32) == w[-1] % (1 << 32) and
-                                   all((x[1] - g[0][1]) % (1 << 32) == y % (1 << 32) for x, y in zip(g, w))
-                                   for _, g, w in runs)))
+        fits.append((op, runs, all((x[1] - g[0][1]) % (1 << 32) == y % (1 << 32) for _, g, w in runs
+                                   for x, y in zip(g, w))))
     exact = [runs for _, runs, ok in fits if ok]
     if exact:
         return exact[0]
