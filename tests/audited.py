@@ -12,6 +12,7 @@ import hashlib
 import pathlib
 
 from verilayout.audit import audit_file as _audit_ttgir, audit_ptx_file as _audit_ptx
+from verilayout.audit import audit_ptx_text as _audit_ptx_text, audit_text as _audit_text
 from verilayout.audit.model import FileReport
 
 
@@ -38,3 +39,9 @@ def audit_file(path: str) -> FileReport:
 def audit_ptx_file(path: str) -> FileReport:
     """``verilayout.audit.audit_ptx_file(path)``, once per content (and the TTGIR beside it)."""
     return _memo("ptx", str(path), _digest(str(path)))
+
+
+def audit_pair(ttgir: str, ptx: str, stem: str = "k") -> FileReport:
+    """The PTX audit of ``ptx`` against the plan its TTGIR ``ttgir`` gives (both as text, e.g. one
+    of them mutated): ``verilayout.audit.audit_ptx_text`` with ``audit_text(ttgir)``'s checks."""
+    return _audit_ptx_text(ptx, f"{stem}.ptx", ttgir, _audit_text(ttgir, f"{stem}.ttgir").checks)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from verilayout.audit import audit_paths, audit_text
-from verilayout.audit.ptx import audit_ptx_text
+from tests.audited import audit_pair
+from verilayout.audit import audit_paths
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "ptx"
 
@@ -68,7 +68,7 @@ def test_a_sub_tile_one_swizzle_atom_off_is_an_error_at_its_wgmma():
     assert m is not None
     at = first_mma + m.start()
     mutant = ptx[:at] + ptx[at:].replace(", 8192;", ", 9216;", 1)
-    checks = audit_ptx_text(mutant, "mutant.ptx", ttgir, audit_text(ttgir, "mutant.ttgir").checks).checks
+    checks = audit_pair(ttgir, mutant, "mutant").checks
     bad = [c for c in checks if c.severity == "error"]
     assert bad and {c.check for c in bad} == {"operand-buffers"}
     assert {c.data["operand"] for c in bad} == {"A"}
@@ -84,7 +84,7 @@ def test_a_sub_tile_whose_plan_offset_is_another_block_is_an_error():
     assert len(subs) == 1
     mutant = ttgir.replace(f"ttg.memdesc_subslice {subs[0]}[0, 64]", f"ttg.memdesc_subslice {subs[0]}[0, 0]")
     ptx = (FIX / "subtile_splitk_sm90.ptx").read_text()
-    checks = audit_ptx_text(ptx, "mutant.ptx", mutant, audit_text(mutant, "mutant.ttgir").checks).checks
+    checks = audit_pair(mutant, ptx, "mutant").checks
     bad = [c for c in checks if c.severity == "error"]
     assert {(c.check, c.data["operand"], abs(c.data["distance_bytes"])) for c in bad} == {("operand-buffers", "A", 8192)}
 
@@ -116,7 +116,7 @@ DOT_SCALED = FIX / "dot_scaled_e2m1_e4m3_sm100"
 def _smem(ptx: str | None = None):
     ttgir = DOT_SCALED.with_suffix(".ttgir").read_text()
     ptx = DOT_SCALED.with_suffix(".ptx").read_text() if ptx is None else ptx
-    return [c for c in audit_ptx_text(ptx, "k.ptx", ttgir, audit_text(ttgir, "k.ttgir").checks).checks
+    return [c for c in audit_pair(ttgir, ptx, "k").checks
             if c.check == "smem-address"]
 
 

@@ -14,9 +14,7 @@ import glob
 import re
 from pathlib import Path
 
-from tests.audited import audit_ptx_file
-from verilayout.audit.ptx import audit_ptx_text
-from verilayout.audit.ttgir import audit_text
+from tests.audited import audit_pair, audit_ptx_file
 
 ROOT = Path(__file__).resolve().parent.parent
 STEM = ROOT / "tests" / "corpus" / "cuda100" / "persistent_tma_matmul_128x256x64_w4_s2"
@@ -25,7 +23,7 @@ STEM = ROOT / "tests" / "corpus" / "cuda100" / "persistent_tma_matmul_128x256x64
 def _checks(ptx: str | None = None):
     ttgir = STEM.with_suffix(".ttgir").read_text()
     ptx = STEM.with_suffix(".ptx").read_text() if ptx is None else ptx
-    return [c for c in audit_ptx_text(ptx, "k.ptx", ttgir, audit_text(ttgir, "k.ttgir").checks).checks
+    return [c for c in audit_pair(ttgir, ptx, "k").checks
             if c.check == "tmem-message"]
 
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from verilayout.audit.ptx import audit_ptx_text
-from verilayout.audit.ttgir import audit_text
+from tests.audited import audit_pair
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 WS = {t: CORPUS / t / "ws_tma_matmul_128x128x64_w4_s3" for t in ("cuda90", "cuda100")}
@@ -23,7 +22,7 @@ WS = {t: CORPUS / t / "ws_tma_matmul_128x128x64_w4_s3" for t in ("cuda90", "cuda
 def _ptx_checks(stem: Path, ptx: str | None = None):
     ttgir = stem.with_suffix(".ttgir").read_text()
     ptx = stem.with_suffix(".ptx").read_text() if ptx is None else ptx
-    return audit_ptx_text(ptx, "ws.ptx", ttgir, audit_text(ttgir, "ws.ttgir").checks).checks
+    return audit_pair(ttgir, ptx, "ws").checks
 
 
 def test_the_corpus_kernel_is_warp_specialized():
