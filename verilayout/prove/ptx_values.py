@@ -369,7 +369,9 @@ class PtxValues:
         old value did where the definition reads it. Only for a claim whose free symbols are that
         one register's, the shared-memory base and ``%tid.x`` (values that do not change between
         iterations; a definition may read anything else: it is universally quantified). The text
-        of the law, or None when not proved.
+        of the law, or None when not proved. A claim over several loop-carried registers (a ring
+        base one register advances and another wraps) is proved under each register's
+        :meth:`alignment_laws`, each itself proved by induction.
 
         >>> from verilayout.frontends.ptx import parse_ptx
         >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nL:\\nadd.s32 %r1, %r1, 64;\\nbra L;\\n}")
@@ -378,6 +380,11 @@ class PtxValues:
         (True, None)
         """
         syms = _symbols_of(claim) - {str(SMEM), str(TID)}
+        if len(syms) > 1:
+            laws = self.alignment_laws(claim, assume)
+            hyp = [law for law, _ in laws] + ([assume] if assume is not None else [])
+            return "; ".join(text for _, text in laws) if laws and self.prover.proves(claim, z3.And(*hyp), 5000) \
+                else None
         if len(syms) != 1 or next(iter(syms)) not in self.carried:
             return None
         sym = next(iter(syms))
