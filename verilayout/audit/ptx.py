@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 import z3
@@ -50,7 +50,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
-                                       producers_by_name, warpgroup_blocks)
+                                       producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
 from verilayout.audit.ttgir import audit_module, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
@@ -630,27 +630,6 @@ def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
             if got is not None:
                 out.append(got)
     return out
-
-
-def stage_view(value: str, producers: Mapping[str, list], line: int) -> tuple[str, int]:
-    """The buffer view an MMA operand read at TTGIR ``line`` is a sub-tile of, as (SSA name, line of
-    its definition): ``value`` followed up through ``ttg.memdesc_subslice`` ops (static sub-tiles),
-    each name resolved to its last definition before the line that reads it, stopping at anything
-    else (an allocation, a pipeline slot ``memdesc_index``): two operands with the same stage view
-    read one buffer at one base.
-
-    >>> from verilayout.frontends.ttgir import Op
-    >>> a = Op("ttg.local_alloc", 3, ("%a",), (), (), ())
-    >>> v = Op("ttg.memdesc_subslice", 4, ("%v",), ("%a",), (), ())
-    >>> stage_view("%v", producers_by_name([a, v]), 9)
-    ('%a', 3)
-    """
-    for _ in range(64):
-        op = next((o for o in reversed(producers.get(value, ())) if o.line < line), None)
-        if op is None or op.name != "ttg.memdesc_subslice" or not op.operands:
-            return (value, op.line if op is not None else -1)
-        value, line = op.operands[0], op.line
-    return (value, -1)
 
 
 def _same_buffer_check(ev: _Eval, cur: tuple, other: tuple, stage: str) -> Check | None:

@@ -177,6 +177,27 @@ def memdesc_root(value: str, producers: Mapping[str, list[Op]], line: int, depth
     return None
 
 
+def stage_view(value: str, producers: Mapping[str, list[Op]], line: int) -> tuple[str, int]:
+    """The buffer view an MMA operand read at TTGIR ``line`` is a sub-tile of, as (SSA name, line of
+    its definition): ``value`` followed up through ``ttg.memdesc_subslice`` ops (static sub-tiles),
+    each name resolved to its last definition before the line that reads it, stopping at anything
+    else (an allocation, a pipeline slot ``memdesc_index``): two operands with the same stage view
+    read one buffer at one base.
+
+    >>> from verilayout.frontends.ttgir import Op
+    >>> a = Op("ttg.local_alloc", 3, ("%a",), (), (), ())
+    >>> v = Op("ttg.memdesc_subslice", 4, ("%v",), ("%a",), (), ())
+    >>> stage_view("%v", producers_by_name([a, v]), 9)
+    ('%a', 3)
+    """
+    for _ in range(64):
+        op = next((o for o in reversed(producers.get(value, ())) if o.line < line), None)
+        if op is None or op.name != "ttg.memdesc_subslice" or not op.operands:
+            return (value, op.line if op is not None else -1)
+        value, line = op.operands[0], op.line
+    return (value, -1)
+
+
 def live_lines(alloc: Op, ops: Sequence[Op]) -> tuple[int, int]:
     """``(first, last)`` TTGIR line at which ``alloc``'s memory is live: its definition to the last
     op that reads it or a view of it (views through ``ttg.memdesc_*`` ops; a name defined again
