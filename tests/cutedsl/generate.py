@@ -1,0 +1,159 @@
+"""Regenerate the CuTe-DSL corpus (``tests/cutedsl/corpus/``): a few of the CUTLASS Python DSL's own
+example kernels compiled here, without a GPU, and their kept MLIR and PTX stored (gzip, no time
+stamp) with ``manifest.json`` (versions, the CUTLASS commit the examples came from, each config).
+
+Needs the optional extra ``cutedsl`` (``pip install -e .[cutedsl]``, nvidia-cutlass-dsl) and a CUTLASS
+checkout or bare clone (``--cutlass``) for ``examples/python/CuTeDSL``; the tests read the stored
+files only. How it compiles with no GPU: the kernel's ``@cute.jit`` entry gets fake tensors
+(``cutlass.cute.runtime.make_fake_compact_tensor``) and a fake stream (``make_fake_stream``), and is
+compiled by ``cute.compile[cute.KeepPTX, cute.GPUArch("sm_90a")]`` with ``CUTE_DSL_KEEP=ir,ptx``
+(the MLIR after canonicalize+cse, and the PTX, written to ``CUTE_DSL_DUMP_DIR``) and
+``CUTE_DSL_LINEINFO=1`` (``.loc`` lines of the example's Python source in the PTX). Each config is
+compiled in its own process (the DSL reads its environment once, at import).
+
+    python tests/cutedsl/generate.py --cutlass /path/to/cutlass            # every config
+    python tests/cutedsl/generate.py --cutlass /path/to/cutlass --only hopper_gemm_f16_kk_128x128
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+HOPPER_GEMM = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
+
+#: name -> the example and its configuration (the example's own ``run()`` options, by their names)
+CONFIGS = {
+    "hopper_gemm_f16_kk_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float16", c_dtype="Float16",
+                                       acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
+                                       tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
+    "hopper_gemm_f16_mn_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float16", c_dtype="Float16",
+                                       acc_dtype="Float32", a_major="m", b_major="n", c_major="n",
+                                       tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
+    "hopper_gemm_f16_kk_128x256": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float16", c_dtype="Float16",
+                                       acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
+                                       tile_shape_mn=(128, 256), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
+    "hopper_gemm_e4m3_kk_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float8E4M3FN",
+                                        c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
+                                        tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
+}
+
+
+def _example_source(cutlass: str, path: str) -> tuple[str, str]:
+    """(text, commit) of ``path`` in a CUTLASS checkout (work tree) or bare clone."""
+    git = ["git", "-C", cutlass]
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    full = os.path.join(cutlass, path)
+    if os.path.exists(full):
+        with open(full) as f:
+            return f.read(), commit
+    out = subprocess.run(git + ["show", f"HEAD:{path}"], capture_output=True, text=True, check=True)
+    return out.stdout, commit
+
+
+def _compile_hopper_gemm(module, cfg: dict) -> None:
+    """Compile the Hopper dense GEMM example's kernel class on fake tensors (in this process)."""
+    import cutlass                                  # deferred: the optional DSL
+    import cutlass.cute as cute                     # deferred: the optional DSL
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # deferred: the optional DSL
+    m, n, k, l = cfg["mnkl"]
+    ab, cd, acc = (getattr(cutlass, cfg[x]) for x in ("ab_dtype", "c_dtype", "acc_dtype"))
+
+    def tensor(dtype, rows, cols, major_rows):       # (rows, cols, L); major_rows: rows contiguous
+        order = (0, 1, 2) if major_rows else (1, 0, 2)
+        return make_fake_compact_tensor(dtype, (rows, cols, l), stride_order=order, assumed_align=16)
+
+    a = tensor(ab, m, k, cfg["a_major"] == "m")
+    b = tensor(ab, n, k, cfg["b_major"] == "n")
+    c = tensor(cd, m, n, cfg["c_major"] == "m")
+    gemm = module.HopperWgmmaGemmKernel(acc, tuple(cfg["tile_shape_mn"]), tuple(cfg["cluster_shape_mn"]))
+    cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](gemm, a, b, c, make_fake_stream())
+
+
+def compile_one(name: str, cutlass: str, out: str) -> None:
+    """Child process: compile config ``name`` with the DSL's dump directory set to ``out``."""
+    cfg = CONFIGS[name]
+    text, _commit = _example_source(cutlass, cfg["example"])
+    src = os.path.join(out, os.path.basename(cfg["example"]))
+    with open(src, "w") as f:
+        f.write(text)
+    spec = importlib.util.spec_from_file_location("cutedsl_example", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if cfg["example"] == HOPPER_GEMM:
+        _compile_hopper_gemm(module, cfg)
+    os.remove(src)
+
+
+def _store(data: str, path: str) -> None:
+    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as f:
+        f.write(data.encode())
+
+
+def generate(name: str, cutlass: str) -> dict:
+    """Compile one config in a child process and store its MLIR and PTX; its manifest entry."""
+    cfg = CONFIGS[name]
+    with tempfile.TemporaryDirectory(prefix="cutedsl-") as tmp:
+        env = dict(os.environ, CUTE_DSL_KEEP="ir,ptx", CUTE_DSL_LINEINFO="1", CUTE_DSL_DUMP_DIR=tmp,
+                   CUTE_DSL_NO_CACHE="1")
+        subprocess.run([sys.executable, __file__, "--child", name, "--cutlass", cutlass, "--out", tmp],
+                       env=env, check=True)
+        mlir = [f for f in os.listdir(tmp) if f.endswith("_clean.mlir")]
+        ptx = [f for f in os.listdir(tmp) if f.endswith(".ptx")]
+        if len(mlir) != 1 or len(ptx) != 1:
+            raise SystemExit(f"{name}: expected one kept MLIR and one PTX in {tmp}, found {sorted(os.listdir(tmp))}")
+        texts = {}
+        for kind, fname in (("mlir", mlir[0]), ("ptx", ptx[0])):
+            with open(os.path.join(tmp, fname)) as f:      # the example's temporary path -> its CUTLASS path
+                texts[kind] = f.read().replace(os.path.join(tmp, os.path.basename(cfg["example"])), cfg["example"])
+    for kind, text in texts.items():
+        _store(text, os.path.join(CORPUS, f"{name}.{kind}.gz"))
+    return dict(cfg, files=[f"{name}.mlir.gz", f"{name}.ptx.gz"],
+                sizes={k: len(v) for k, v in texts.items()})
+
+
+def _versions() -> dict:
+    from importlib.metadata import version         # the DSL's wheel, as installed here
+    return {"nvidia-cutlass-dsl": version("nvidia-cutlass-dsl"), "python": platform.python_version()}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cutlass", required=True, help="a CUTLASS checkout or bare clone (examples/python/CuTeDSL)")
+    ap.add_argument("--only", action="append", choices=sorted(CONFIGS), help="configs to regenerate (default all)")
+    ap.add_argument("--child", choices=sorted(CONFIGS), help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        compile_one(args.child, args.cutlass, args.out)
+        return 0
+    os.makedirs(CORPUS, exist_ok=True)
+    path = os.path.join(CORPUS, "manifest.json")
+    manifest = {"kernels": {}}
+    if os.path.exists(path):
+        with open(path) as f:
+            manifest = json.load(f)
+    _text, commit = _example_source(args.cutlass, HOPPER_GEMM)
+    manifest.update(_versions(), cutlass_commit=commit,
+                    how="cute.compile[cute.KeepPTX, cute.GPUArch(arch)] on make_fake_compact_tensor tensors, "
+                        "CUTE_DSL_KEEP=ir,ptx CUTE_DSL_LINEINFO=1 (tests/cutedsl/generate.py)")
+    for name in args.only or sorted(CONFIGS):
+        print(f"compiling {name}", flush=True)
+        manifest["kernels"][name] = generate(name, args.cutlass)
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
