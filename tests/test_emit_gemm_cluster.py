@@ -141,3 +141,20 @@ def test_planted_slice_at_the_wrong_row_is_caught():
     """Rank 1 loads A rows from the block start (slice 0's rows) into slice 1's place."""
     r = _check(lambda s: s.replace("int32_t(tm * BM + rn * A_SLICE_ROWS)", "int32_t(tm * BM)"))
     _caught(r, "multicast", r"A slices landing there start at rows \[0, 0\]")
+
+
+@needs_nvcc
+def test_a_2x1_cluster_with_split_k_2_passes_every_independent_check():
+    """A 2x1 cluster with split-K 2: each CTA stores both K slots of its own rank's tiles only
+    (the other rank's tiles are not its to store), and in the ragged problem rank 1's second
+    cluster tile lies past M (its sums are never stored, so each slice may start afresh)."""
+    from verilayout.emit.cuda_gemm import emit_gemm
+    from verilayout.simulate.cluster_check import check_gemm
+    e = emit_gemm("bf16", tile=(128, 64, 64), stages=3, cluster=(2, 1), splits=2)
+    r = check_gemm(GemmManifest.from_dict(e.manifest), e.files["kernel.cu"], host=False, ragged=True)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    names = {c.check for c in r.checks if c.status == "proved"}
+    assert {"split-k", "d-store", "instruction", "protocol"} <= names
+    # both CTAs and the ragged problem were checked for the K-slice cover
+    cover = [c.message for c in r.checks if c.check == "split-k" and c.status == "proved"]
+    assert any("[CTA 1" in m and "M=" in m for m in cover), cover

@@ -226,6 +226,7 @@ constexpr int D_REGS = ${d_regs};                 // f32 accumulators per consum
 constexpr int ELEM_BYTES = ${eb};
 constexpr int GROUP_M = ${group_m};                // tile rows visited together (raster)
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
+constexpr bool SWAP_AB = ${swap_ab};               // the kernel computes D^T = B A^T (its M is the problem's N)
 constexpr int CLUSTER_M = ${cluster_m}, CLUSTER_N = ${cluster_n};   // CTAs of a cluster along M, N
 constexpr int CLUSTER = CLUSTER_M * CLUSTER_N;     // rank r computes tile (r % CLUSTER_M, r / CLUSTER_M) of its cluster tile
 constexpr uint32_t A_SLICE_ROWS = BM / CLUSTER_N, B_SLICE_ROWS = BN / CLUSTER_M;   // rows one CTA loads (and multicasts)
@@ -462,21 +463,32 @@ ${consumer_regs}
       // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
       const bool even_n = (N & 1) == 0;
+      (void)even_n;
 #pragma unroll
       for (uint32_t e = 0; e < uint32_t(D_REGS); e += 2) {
         const uint32_t r = row0 + d_row(tid, e), col = col0 + d_col(tid, e);
         if (r < uint32_t(M)) {
-          store_t* p = D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col;   // slot s (split-K)
           float v0 = d[e], v1 = d[e + 1];
-          if (FUSED) {
-            v0 = epilogue(v0, bias, col, N);
-            v1 = epilogue(v1, bias, col + 1u, N);
-          }
-          if (even_n && col + 1u < uint32_t(N)) {
-            store_pair(p, v0, v1);
-          } else {
+          if constexpr (SWAP_AB) {   // element (r, col) of D^T is D(col, r); D's rows are M (here: N) wide
+            store_t* p = D + size_t(s) * size_t(M) * size_t(N) + size_t(col) * size_t(M) + r;   // slot s (split-K)
+            if (FUSED) {
+              v0 = epilogue(v0, bias, r, M);                     // the bias is per column of D: r here
+              v1 = epilogue(v1, bias, r, M);
+            }
             if (col < uint32_t(N)) store_one(p, v0);
-            if (col + 1u < uint32_t(N)) store_one(p + 1, v1);
+            if (col + 1u < uint32_t(N)) store_one(p + M, v1);
+          } else {
+            store_t* p = D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col;   // slot s (split-K)
+            if (FUSED) {
+              v0 = epilogue(v0, bias, col, N);
+              v1 = epilogue(v1, bias, col + 1u, N);
+            }
+            if (even_n && col + 1u < uint32_t(N)) {
+              store_pair(p, v0, v1);
+            } else {
+              if (col < uint32_t(N)) store_one(p, v0);
+              if (col + 1u < uint32_t(N)) store_one(p + 1, v1);
+            }
           }
         }
       }
@@ -504,9 +516,13 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
   static CUtensorMap ta, tb;
   static const void *last_a = nullptr, *last_b = nullptr;
   static int last_m = -1, last_n = -1, last_k = -1;
+  // the kernel's product is KM x KN: D itself, or with SWAP_AB D^T = B A^T (its A operand is B)
+  const void* ka = SWAP_AB ? B : A;
+  const void* kb = SWAP_AB ? A : B;
+  const int KM = SWAP_AB ? N : M, KN = SWAP_AB ? M : N;
   if (A != last_a || B != last_b || M != last_m || N != last_n || K != last_k) {
-    int e = make_tensor_map(&ta, A, M, K, ${a_box_rows});${box_note}
-    if (e == 0) e = make_tensor_map(&tb, B, N, K, ${b_box_rows});
+    int e = make_tensor_map(&ta, ka, KM, K, ${a_box_rows});${box_note}
+    if (e == 0) e = make_tensor_map(&tb, kb, KN, K, ${b_box_rows});
     if (e != 0) return e;
     last_a = A; last_b = B; last_m = M; last_n = N; last_k = K;
   }
@@ -519,11 +535,11 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
     if (cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
     smem_set = 1;
   }
-  const long units = long(((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M) *
-                     long(((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
+  const long units = long(((KM + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M) *
+                     long(((KN + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
   const long ctas = long(sms > 0 ? sms : sm_count) / CLUSTER;   // clusters of the persistent grid
   const int grid = int(units < ctas ? units : (ctas > 0 ? ctas : 1)) * CLUSTER;
-${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
+${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, KM, KN, K, bias);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
@@ -689,6 +705,9 @@ def render_gemm_cuda(man: dict) -> str:
             f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
             f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
             f"{man['instruction']}.",
+            *(["// Swap-AB: the kernel computes D^T[N,M] = B @ A^T (its A operand, 64 rows per "
+               "wgmma, is B; a small M is the tile's N) and stores element (n, m) at D(m, n)."]
+              if man.get("swap_ab") else []),
             "// Contract: any M, N, K >= 1 with K * bytes(dtype) a multiple of 16 (TMA row "
             "stride); A, B, D 16-byte aligned.",
             "// Generated from manifest.json by verilayout.emit.cuda_gemm; do not edit by hand.",
@@ -709,6 +728,7 @@ def render_gemm_cuda(man: dict) -> str:
         "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
         "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
+        "swap_ab": "true" if man.get("swap_ab") else "false",
         **_cluster_subs(man),
         **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
         "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
@@ -1047,7 +1067,8 @@ def render_gemm_readme(man: dict) -> str:
 
 def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4,
               arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1, out: str = "f32",
-              bias: bool = False, activation: str = "none", cluster=(1, 1)) -> Emission:
+              bias: bool = False, activation: str = "none", cluster=(1, 1),
+              swap_ab: bool = False) -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
     >>> e = emit_gemm("f16", tile=(128, 128, 64), stages=3)
@@ -1056,7 +1077,7 @@ def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int 
     """
     man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch, group_m=group_m,
                               splits=splits, out=out, bias=bias, activation=activation,
-                              cluster=cluster)
+                              cluster=cluster, swap_ab=swap_ab)
     return emission_of(man)
 
 

@@ -121,9 +121,10 @@ def tma_box_byte(row: int, col_byte: int, span: int) -> int:
 
 def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = DEFAULT_GROUP_M,
              splits: int = 1, epilogue: tuple = ("f32", False, "none"),
-             cluster: tuple = (1, 1)) -> str:
+             cluster: tuple = (1, 1), swap_ab: bool = False) -> str:
     """A C identifier naming one configuration (``_g<G>`` for a raster other than the default,
-    ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32).
+    ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32,
+    the cluster, and ``_swapab`` where the kernel computes ``D^T = B A^T``).
 
     >>> gemm_tag("bf16", 128, 256, 64, 4), gemm_tag("bf16", 64, 128, 64, 7, 1, 4)
     ('gemm_bf16_128x256x64_s4', 'gemm_bf16_64x128x64_s7_g1_k4')
@@ -136,7 +137,8 @@ def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = 
     tail = (f"_g{group_m}" if group_m != DEFAULT_GROUP_M else "") + \
         (f"_k{splits}" if splits > 1 else "") + (f"_o{out}" if out != "f32" else "") + \
         ("_bias" if bias else "") + (f"_{act}" if act != "none" else "") + \
-        (f"_c{cluster[0]}x{cluster[1]}" if tuple(cluster) != (1, 1) else "")
+        (f"_c{cluster[0]}x{cluster[1]}" if tuple(cluster) != (1, 1) else "") + \
+        ("_swapab" if swap_ab else "")
     return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}{tail}"
 
 
@@ -282,8 +284,14 @@ def _fragment_obligation(bn: int, dtype: str) -> tuple[dict, dict]:
 def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4,
                         arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
                         splits: int = 1, out: str = "f32", bias: bool = False,
-                        activation: str = "none", cluster: tuple[int, int] = (1, 1)) -> dict:  # long: one manifest, every field
+                        activation: str = "none", cluster: tuple[int, int] = (1, 1),
+                        swap_ab: bool = False) -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
+
+    ``swap_ab``: the kernel computes ``D^T[N, M] = B[N, K] @ A[M, K]^T`` (its A operand, the
+    64-row wgmma side, is the problem's B; its B operand is A), so a small M (decode) becomes the
+    tile's N instead of zero rows of a 64-row wgmma; the epilogue writes element ``(n, m)`` of
+    its product at ``D(m, n)``.
 
     >>> m = build_gemm_manifest("e4m3", tile=(128, 256, 128), stages=4)
     >>> m["instruction"], m["smem"]["bytes"] <= MAX_SMEM_BYTES
@@ -299,6 +307,8 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
         raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
     if activation not in ACTIVATIONS:
         raise LayoutError(f"--activation {activation!r}: one of {', '.join(ACTIVATIONS)}")
+    if not isinstance(swap_ab, bool):
+        raise LayoutError(f"--swap-ab {swap_ab!r}: expected a bool")
     epi = (out, bool(bias), activation)
     cl_shape = require_cluster(cluster)
     eb = bytes_of(dtype)
@@ -329,8 +339,8 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
     cl = cluster_plan(*cl_shape, consumers=consumers, bm=bm, bn=bn, a_stage=a_stage,
                       b_stage=b_stage)
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape),
-            "dtype": dtype,
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape, swap_ab),
+            "dtype": dtype, "swap_ab": swap_ab,
             "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
                          "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
@@ -349,7 +359,10 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
             "d": {"fragment": frag},
             "smem": {"bytes": total, "alignment": 1024},
             "global": {"a": "row-major M x K", "b": "row-major N x K",
-                       "d": f"row-major M x N {out}"},
+                       "d": f"row-major M x N {out}",
+                       **({"kernel": "D^T = B A^T: the kernel's A operand (BM rows) is B, its B "
+                                     "operand (BN rows) is A; element (n, m) stored at D(m, n)"}
+                          if swap_ab else {})},
             "obligations": obls + oa + ob + [of] + ([split_obligation(splits)] if splits > 1
                                                      else []) + cl["obligations"]}
 
@@ -523,7 +536,7 @@ class ClusterShape:
 
 #: The manifest fields :class:`GemmManifest` types (the rest are the renderer's sections).
 _TYPED = ("format", "kind", "arch", "tag", "dtype", "bm", "bn", "bk", "stages", "consumers",
-          "splits", "a", "b", "epilogue", "cluster")
+          "splits", "a", "b", "epilogue", "cluster", "swap_ab")
 
 
 @dataclass(frozen=True)
@@ -554,6 +567,8 @@ class GemmManifest:
     splits: int = 1
     epilogue: Epilogue = Epilogue()
     cluster: ClusterShape = ClusterShape()
+    #: the kernel computes D^T = B A^T (its A operand is the problem's B) and stores it transposed
+    swap_ab: bool = False
     sections: Mapping = field(default_factory=lambda: MappingProxyType({}))
     keys: tuple[str, ...] = ()
 
@@ -577,6 +592,7 @@ class GemmManifest:
             splits=_field(d, "splits", int, "", 1),
             epilogue=Epilogue.from_dict(_object(d, "epilogue")) if d.get("epilogue") else Epilogue(),
             cluster=ClusterShape.from_dict(_object(d, "cluster")) if d.get("cluster") else ClusterShape(),
+            swap_ab=_field(d, "swap_ab", bool, "", False),
             sections=_frozen({k: v for k, v in d.items() if k not in _TYPED}), keys=tuple(d))
 
     def to_dict(self) -> dict:

@@ -184,7 +184,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
                           param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR},
-                          shared_base=SMEM_BASE, float_tags=fused, load_value=bias_loader(N, beyond))
+                          shared_base=SMEM_BASE, float_tags=fused,
+                          load_value=bias_loader(M if man.swap_ab else N, beyond))   # D's N columns
         if beyond:
             checks.append(KernelCheck("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
                                 f", beyond N = {N} (M={M}, N={N}, K={K})"))
@@ -470,14 +471,16 @@ def tensor_maps(source: str, man: GemmManifest):
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
         return None, [KernelCheck("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
-    M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk
+    M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk     # the kernel's product: M x N
+    swap = man.swap_ab                       # launch(A, B, M', N') with D^T's M = N', N = M'
     kx = k_of_dtype(dt)
     frag = fragment((64, bn, kx), "D", dt, acc="f32")
     have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
     have_tiles = bool(re.search(r"\btile_coords\(uint32_t", source))
     drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
         ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
-        _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(M)).replace("%N%", str(N)) \
+        _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(N if swap else M)) \
+        .replace("%N%", str(M if swap else N)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     lines = _driver_output(source, drv)
     if isinstance(lines, KernelCheck):
@@ -487,13 +490,18 @@ def tensor_maps(source: str, man: GemmManifest):
     maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
     got = {}
     cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
-    for ptr, name, rows, box_rows, text in ((4096, "A", M, bm // cn, la), (8192, "B", N, bn // cm, lb)):
+    # the kernel's A operand (BM rows) reads the problem's A, or with swap-AB the problem's B
+    ptr_a, ptr_b = (8192, 4096) if swap else (4096, 8192)
+    for ptr, name, rows, box_rows, text in ((ptr_a, "A", M, bm // cn, la), (ptr_b, "B", N, bn // cm, lb)):
         mp = next((x for x in maps if x[0] == ptr), None)
+        array = {4096: "A", 8192: "B"}[ptr]
         if mp is None:
             out_checks.append(KernelCheck("tensor-map", "counterexample", f"launch encodes no tensor map "
-                                    f"over {name}"))
+                                    f"over {array}" + (f" (the kernel's {name} operand: swap-AB)"
+                                                       if swap else "")))
             continue
-        check = _map_check(mp, enum, name, (K, rows, box_rows), text, dt)
+        check = _map_check(mp, enum, name if not swap else f"{name} (over the problem's {array}: "
+                           "swap-AB)", (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
             got[name] = {"box": mp[6:8], "span": swizzle_span(text)}
@@ -669,21 +677,53 @@ class GemmSim:
         self.d_store_checks(procs, tiles, tmas)
         return self.checks
 
+    def _outside_iterations(self, prod: list) -> set:
+        """Law: the pairs ``(iteration, consumer process c)`` whose tile, read off the producer's
+        TMA load coordinates (A row ``c1 // BM``, B row ``c1 // BN``), has no element of D in
+        consumer ``c``'s 64 rows (a cluster's tile past M or N: its sum is never stored).
+
+        >>> from types import SimpleNamespace
+        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g._outside_iterations([])
+        set()
+        """
+        tile: dict = {}
+        it = -1
+        for ev, v, _n, _t in prod:
+            if ev.op.startswith("mbarrier.try_wait"):
+                it += 1
+            if ev.op.startswith("cp.async.bulk.tensor") and ".global.shared" not in ev.op:
+                tm, tn = tile.get(max(it, 0), (None, None))
+                if int(v["map"][0]) == MAP_A_ADDR:
+                    tm = int(v["c1"][0]) // self.bm
+                elif int(v["map"][0]) == MAP_B_ADDR:
+                    tn = int(v["c1"][0]) // self.bn
+                tile[max(it, 0)] = (tm, tn)
+        return {(i, c) for i, (tm, tn) in tile.items() for c in range(1, self.cons + 1)
+                if tm is not None and tn is not None
+                and (tm * self.bm + 64 * (c - 1) >= self.M or tn * self.bn >= self.N)}
+
     def _consumer_wgmmas(self, procs):
-        """Law: yields (process c >= 1, iteration, k, event, values) for each wgmma.mma_async of
-        each consumer in program order; the iteration counts the consumer's mbarrier waits from
-        -1, and k counts its wgmmas since the last wait from 0."""
+        """Law: yields (process c >= 1, iteration, k, event, values, fresh) for each
+        wgmma.mma_async of each consumer in program order; the iteration counts the consumer's
+        mbarrier waits from -1, and k counts its wgmmas since the last wait from 0; ``fresh``:
+        whether the wgmma starts a new sum (the first since a store of D, or since a tile with
+        nothing to store), None where its own tile has nothing to store (either is right)."""
+        outside = self._outside_iterations(procs[0])
         for c in range(1, self.cons + 1):
             it, kb, fresh = -1, 0, True
             for ev, v, _n, _t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it, kb = it + 1, 0
+                    # after a tile with no element of D in this consumer's rows, nothing is stored
+                    # and nothing is lost: the next sum may start afresh
+                    fresh = fresh or (it - 1, c) in outside
                     continue
                 if ev.op.startswith("st.global"):
                     fresh = True
                 if not ev.op.startswith("wgmma.mma_async"):
                     continue
-                yield c, it, kb, ev, v, fresh
+                yield c, it, kb, ev, v, (None if (it, c) in outside else fresh)
                 kb, fresh = kb + 1, False
 
     # ---- the wgmma instruction ----
@@ -720,6 +760,9 @@ class GemmSim:
                 return
             sd = v.get("scale_d")
             first = fresh     # the first wgmma since the last epilogue: a new tile or K slice
+            if first is None:  # a tile past M or N for this consumer: its sum is never stored
+                n += 1
+                continue
             if sd is None or len(set(sd.tolist())) != 1:
                 self.add("instruction", "unknown", f"consumer {c - 1}: scale-d is not one "
                          "known value", ev)
@@ -1065,12 +1108,15 @@ class GemmSim:
         else:
             self.add("d-store", "proved", f"all {want_n} accumulator elements inside D stored once "
                      "at their D(row, col) (PTX D fragment, the producer's tile), none outside" +
+                     (" (swap-AB: the product's (row, col) at D(col, row) of the M x N D)"
+                      if self.man.swap_ab else "") +
                      (f", in K-slot 0..{self.splits - 1}" if self.splits > 1 else "") +
                      (f", each the value {self.epi[0]}({self.epi[2]}(acc"
                       f"{' + bias[col]' if self.epi[1] else ''})) of its element"
                       if self.epi else ""))
-        if self.splits > 1:
-            grid = {(a, b) for a in range(-(-self.M // self.bm)) for b in range(-(-self.N // self.bn))}
+        if self.splits > 1:             # the tiles of D this CTA computes (its rank's, in a cluster)
+            grid = {(a, b) for a, b in self.expected_tiles()
+                    if a * self.bm < self.M and b * self.bn < self.N}
             self.split_cover_check(cover, grid)
 
     def _store_rows(self, c, ev, t, stored, tile, tid, coord):
@@ -1086,7 +1132,9 @@ class GemmSim:
         regs, mn = coord.shape[1], self.M * self.N
         pos = np.asarray(pos, dtype=np.int64)
         slot, rem = (pos // mn, pos % mn) if self.splits > 1 else (pos * 0, pos)
-        row, col = rem // self.N, rem % self.N
+        # D is M x N row-major; with swap-AB the kernel's M x N product is D^T: its (row, col) is
+        # D(col, row), at col * M + row
+        row, col = (rem % self.M, rem // self.M) if self.man.swap_ab else (rem // self.N, rem % self.N)
         tt = np.asarray(t, dtype=np.int64) % 128
         ee = np.asarray(e, dtype=np.int64)
         if alt is not None:               # a value several elements give: the one at (row, col)
@@ -1148,7 +1196,7 @@ class GemmSim:
             for k in range(per):
                 pos = addr // ob + j * per + k
                 got = decode_out(out, (x.astype(np.uint64) >> np.uint64(8 * ob * k)))
-                col = pos % self.N
+                col = (pos % (self.M * self.N)) % self.M if self.man.swap_ab else pos % self.N   # D's column
                 b = bias_value(col) if bias else np.zeros(len(col))
                 want = round_out(out, act_reference(act, cand[None, :] + b[:, None]))
                 err = np.abs(want - got[:, None])
