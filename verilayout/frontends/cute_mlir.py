@@ -1,0 +1,469 @@
+"""The CuTe DSL's kept MLIR (``CUTE_DSL_KEEP=ir``: the module after canonicalize+cse), read as the
+plan of a kernel: its ops, the SSA values' types, and the CuTe types that say where data lives.
+
+Grammar (the subset the DSL prints, one op per line)::
+
+    alias   := '!' name '=' type
+    op      := [results '='] op-name {word} ['(' operands ')'] [attr-dict] [':' signature] [loc]
+    signature := type | '(' [type {',' type}] ')' '->' (type | '(' types ')')
+    type    := '!' name ['<' arg {',' arg} '>']          (an alias name is looked up)
+    arg     := type | string | word ['=' value] | '<' ... '>' | '(' ... ')'
+
+The types read into objects (everything else stays :class:`CuteType`, name and raw arguments):
+
+* ``!cute.memref<f16, smem, align<1024>, S<3,4,3>, "((8,16),(64,1),(1,7)):((64,512),(1,0),(0,8192))">``:
+  :class:`Memref` (element type, memory, alignment, swizzle, layout text). Units (the DSL's
+  ``make_smem_layout_atom`` composes the byte pattern ``Swizzle<B,4,3>`` with an element layout,
+  ``cutlass/utils/hopper_helpers.py``): the layout counts elements, the swizzle acts on byte
+  addresses; :meth:`Memref.cute` returns the ``ComposedLayout`` read so
+  (:func:`verilayout.frontends.cute_text.parse_cute` with ``elem_bits``);
+* ``!cute.tiled_mma<!cute_nvgpu.sm90.mma<64x128x16, ab_major = (k, k), elem_type = (f16, f16, f32),
+  frag_kind = ss>, atom_layout_MNK = <"(2,1,1):(1,0,0)">, ...>``: :class:`TiledMma`;
+* ``!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, f16, copy_bits = 131072, tma_gbasis =
+  <"(64,128):(1@1,1@0)">, tma_format = F16_RN>``: :class:`TmaAtom`;
+* ``!cute_nvgpu.smem_desc_view<!cute_nvgpu.smem_desc, "(1,2,4,(1,7)):(0,512,2,(0,1024))">``:
+  :class:`DescView` (the descriptors' start offsets per (MN block, K-block, stage), 16-byte units).
+
+>>> m = parse_cute_mlir('!m = !cute.memref<f16, smem, align<1024>, S<3,4,3>, "(8,64):(64,1)">\\n'
+...                     '%v = cute.make_view(%p, %l) : !m loc(#loc3)\\n')
+>>> t = m.type_of("%v"); t.space, t.swizzle, t.layout, str(t.cute())
+('smem', (3, 4, 3), '(8,64):(64,1)', 'Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verilayout.core.cute.layout import AnyLayout
+from verilayout.dtypes import mlir_bits
+from verilayout.errors import LayoutError
+from verilayout.frontends.cute_text import parse_cute
+
+__all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "Op", "CuteModule", "parse_cute_mlir",
+           "parse_type", "split_top"]
+
+_OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+#: How deeply brackets may nest in one line (real types nest a few levels).
+MAX_DEPTH = 64
+
+
+def _scan(text: str, stop: str, start: int = 0, line: int = 1) -> int:
+    """The index of the first ``stop`` character of ``text`` at bracket depth 0 (outside strings;
+    ``->`` is no bracket), or ``len(text)``. Unbalanced brackets are a LayoutError."""
+    depth: list[str] = []
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            j = text.find('"', i + 1)
+            while j > 0 and text[j - 1] == "\\":
+                j = text.find('"', j + 1)
+            if j < 0:
+                raise LayoutError(f"line {line}, col {i + 1}: unterminated string")
+            i = j + 1
+            continue
+        if not depth and ch in stop:
+            return i
+        if ch == "-" and text.startswith("->", i):
+            i += 2
+            continue
+        if ch in _OPEN:
+            depth.append(_OPEN[ch])
+            if len(depth) > MAX_DEPTH:
+                raise LayoutError(f"line {line}, col {i + 1}: brackets nested deeper than {MAX_DEPTH}")
+        elif ch in _CLOSE:
+            if not depth or depth[-1] != ch:
+                raise LayoutError(f"line {line}, col {i + 1}: unbalanced {ch!r}")
+            depth.pop()
+        i += 1
+    if depth:
+        raise LayoutError(f"line {line}: {len(depth)} bracket(s) not closed (expected {depth[-1]!r})")
+    return len(text)
+
+
+def split_top(text: str, sep: str = ",", line: int = 1) -> list[str]:
+    """``text`` cut at each ``sep`` outside brackets and strings, each part stripped.
+
+    >>> split_top('a<1, 2>, "x,y", (3, 4)')
+    ['a<1, 2>', '"x,y"', '(3, 4)']
+    """
+    parts, i = [], 0
+    while True:
+        j = _scan(text, sep, i, line)
+        parts.append(text[i:j].strip())
+        if j >= len(text):
+            return [p for p in parts if p] if len(parts) > 1 or parts[0] else []
+        i = j + 1
+
+
+@dataclass(frozen=True)
+class CuteType:
+    """A type ``!name<args>``: its dialect name and top-level arguments (raw text each)."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    text: str = ""
+
+    def keyed(self) -> dict[str, str]:
+        """The ``key = value`` arguments."""
+        out = {}
+        for a in self.args:
+            k, eq, v = a.partition("=")
+            if eq and k.strip().isidentifier():
+                out[k.strip()] = v.strip()
+        return out
+
+
+def _unquote(text: str, what: str) -> str:
+    t = text.strip()
+    if len(t) < 2 or t[0] != '"' or t[-1] != '"':
+        raise LayoutError(f"{what}: expected a quoted layout, got {text!r}")
+    return t[1:-1]
+
+
+def _bracketed(text: str, what: str) -> str:
+    """The text of ``<"...">`` (an attribute holding a quoted layout)."""
+    t = text.strip()
+    if not (t.startswith("<") and t.endswith(">")):
+        raise LayoutError(f"{what}: expected <\"...\">, got {text!r}")
+    return _unquote(t[1:-1], what)
+
+
+def _swizzle(text: str) -> tuple[int, int, int] | None:
+    """``S<B,M,S>`` -> (B, M, S); None for anything else."""
+    t = text.strip()
+    if not (t.startswith("S<") and t.endswith(">")):
+        return None
+    parts = [p.strip() for p in t[2:-1].split(",")]
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        raise LayoutError(f"swizzle {text!r}: expected S<B,M,S> with three integers")
+    b, m, s = (int(p) for p in parts)
+    return (b, m, s)
+
+
+@dataclass(frozen=True)
+class Memref:
+    """``!cute.memref<elem, space, align<N>[, S<B,M,S>], "layout">``."""
+
+    elem: str
+    space: str
+    align: int
+    swizzle: tuple[int, int, int] | None
+    layout: str
+    text: str = ""
+
+    @property
+    def elem_bits(self) -> int:
+        bits = mlir_bits(self.elem)
+        if bits is None:
+            raise LayoutError(f"{self.text or 'memref'}: unknown element type {self.elem!r}")
+        return bits
+
+    def cute(self) -> AnyLayout:
+        """The layout as a CuTe object: ``S<B,M,S> o 0 o layout`` with the swizzle on byte
+        addresses of ``elem_bits`` elements (see the module docstring), or the plain layout."""
+        if self.swizzle is None:
+            return parse_cute(self.layout)
+        b, m, s = self.swizzle
+        return parse_cute(f"S<{b},{m},{s}> o 0 o {self.layout}", elem_bits=self.elem_bits)
+
+
+@dataclass(frozen=True)
+class TiledMma:
+    """``!cute.tiled_mma<!cute_nvgpu.sm90.mma<MxNxK, ab_major = (a, b), elem_type = (A, B, C),
+    frag_kind = ss|rs>, atom_layout_MNK = <"...">, ...>`` (also an MMA atom alone)."""
+
+    arch: str
+    shape: tuple[int, int, int]
+    majors: tuple[str, str]
+    elem_types: tuple[str, ...]
+    frag_kind: str
+    atom_layout: str
+    text: str = ""
+
+    @property
+    def atoms(self) -> tuple[int, int, int]:
+        """How many atoms (warpgroups on sm_90) tile M, N and K (the atom layout's shape)."""
+        lay = parse_cute(self.atom_layout)
+        shape = lay.shape if isinstance(lay.shape, tuple) else (lay.shape,)
+        ints = tuple(int(x) if isinstance(x, int) else _size(x) for x in shape)
+        return (ints + (1, 1, 1))[:3]
+
+
+def _size(x: Any) -> int:
+    if isinstance(x, tuple):
+        out = 1
+        for y in x:
+            out *= _size(y)
+        return out
+    return int(x)
+
+
+@dataclass(frozen=True)
+class TmaAtom:
+    """``!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, f16, copy_bits = N, tma_gbasis = <"...">, ...>``
+    (and the executable ``!cute_nvgpu.atom.tma_load<...>``): what one box copy moves."""
+
+    kind: str
+    elem: str | None
+    copy_bits: int | None
+    gbasis: str | None
+    params: tuple[tuple[str, str], ...] = ()
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class DescView:
+    """``!cute_nvgpu.smem_desc_view<!cute_nvgpu.smem_desc, "layout">``: per (MN block, K-block,
+    stage) the offset of a wgmma descriptor's start address, in 16-byte units."""
+
+    layout: str
+    text: str = ""
+
+
+def _tiled_mma(t: CuteType) -> TiledMma:
+    atom = t if t.name.startswith("cute_nvgpu.") else parse_type(t.args[0]) if t.args else t
+    if not atom.args:
+        raise LayoutError(f"{t.text}: an MMA atom without a shape")
+    dims = atom.args[0].split("x")
+    if len(dims) != 3 or not all(d.isdigit() for d in dims):
+        raise LayoutError(f"{atom.text}: expected an MxNxK shape, got {atom.args[0]!r}")
+    kw = atom.keyed()
+    majors = tuple(x.strip() for x in kw.get("ab_major", "(k, k)").strip("()").split(","))
+    elems = tuple(x.strip() for x in kw.get("elem_type", "()").strip("()").split(","))
+    outer = t.keyed() if t is not atom else {}
+    atom_layout = _bracketed(outer["atom_layout_MNK"], t.text) if "atom_layout_MNK" in outer else "(1,1,1):(0,0,0)"
+    arch = atom.name.split(".")[1] if atom.name.count(".") >= 2 else "?"
+    return TiledMma(arch, (int(dims[0]), int(dims[1]), int(dims[2])), (majors + ("k", "k"))[:2], elems,
+                    kw.get("frag_kind", "ss"), atom_layout, t.text)
+
+
+def _tma(t: CuteType) -> TmaAtom:
+    kw = t.keyed()
+    plain = [a for a in t.args if "=" not in a]
+    elem = next((a for a in plain if mlir_bits(a) is not None), None)
+    bits = kw.get("copy_bits")
+    gb = _bracketed(kw["tma_gbasis"].split(">")[0] + ">", t.text) if "tma_gbasis" in kw else None
+    return TmaAtom(t.name.rsplit(".", 1)[-1], elem, int(bits) if bits and bits.isdigit() else None, gb,
+                   tuple(sorted(kw.items())), t.text)
+
+
+def interpret(t: CuteType) -> Any:
+    """The object of a parsed type (see the module docstring), else ``t`` itself."""
+    if t.name == "cute.memref":
+        if len(t.args) < 4:
+            raise LayoutError(f"{t.text}: a memref has element, memory, alignment and layout")
+        elem, space, align = t.args[0], t.args[1], t.args[2]
+        if not (align.startswith("align<") and align.endswith(">") and align[6:-1].isdigit()):
+            raise LayoutError(f"{t.text}: expected align<N>, got {align!r}")
+        sw = _swizzle(t.args[3]) if len(t.args) > 4 else None
+        return Memref(elem, space, int(align[6:-1]), sw, _unquote(t.args[-1], t.text), t.text)
+    if t.name == "cute.tiled_mma" or (t.name.startswith("cute_nvgpu.sm") and t.name.endswith(".mma")):
+        return _tiled_mma(t)
+    if t.name.startswith("cute_nvgpu.atom.") and "tma" in t.name:
+        return _tma(t)
+    if t.name == "cute_nvgpu.smem_desc_view" and t.args:
+        return DescView(_unquote(t.args[-1], t.text), t.text)
+    return t
+
+
+def parse_type(text: str, aliases: dict[str, CuteType] | None = None, line: int = 1) -> CuteType:
+    """One type ``!name<args>`` (an alias is looked up in ``aliases``).
+
+    >>> parse_type('!cute.coord<"(_,?)">').args
+    ('"(_,?)"',)
+    """
+    t = text.strip()
+    if not t.startswith("!"):
+        return CuteType(t, (), t)
+    lt = t.find("<")
+    name = t[1:lt] if lt > 0 else t[1:]
+    if lt < 0:
+        if aliases is not None and name in aliases:
+            return aliases[name]
+        return CuteType(name, (), t)
+    if not t.endswith(">"):
+        raise LayoutError(f"line {line}: type {t[:60]!r}: expected '>' at its end")
+    return CuteType(name, tuple(split_top(t[lt + 1:-1], ",", line)), t)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One op line: results, name, the bare words after the name (``A`` in
+    ``cute.tiled.mma.partition A (...)``), operands (SSA names), operand and result types."""
+
+    line: int
+    name: str
+    results: tuple[str, ...]
+    words: tuple[str, ...]
+    operands: tuple[str, ...]
+    operand_types: tuple[CuteType, ...]
+    result_types: tuple[CuteType, ...]
+    attrs: str = ""
+
+
+def _ssa_names(text: str) -> tuple[str, ...]:
+    """The ``%name`` tokens of ``text`` (outside strings), in order."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] == '"':
+            j = text.find('"', i + 1)
+            i = len(text) if j < 0 else j + 1
+            continue
+        if text[i] == "%":
+            j = i + 1
+            while j < len(text) and (text[j].isalnum() or text[j] in "_.#"):
+                j += 1
+            out.append(text[i:j])
+            i = j
+            continue
+        i += 1
+    return tuple(out)
+
+
+def _types(text: str, aliases: dict, line: int) -> tuple[CuteType, ...]:
+    t = text.strip()
+    if t.startswith("(") and t.endswith(")") and _scan(t, ")", 1, line) == len(t) - 1:
+        t = t[1:-1]
+    return tuple(parse_type(p, aliases, line) for p in split_top(t, ",", line))
+
+
+def _balanced(text: str) -> bool:
+    try:
+        return _scan(text, "") == len(text)
+    except LayoutError:
+        return False
+
+
+def _signature(text: str, aliases: dict, line: int) -> tuple[tuple, tuple]:
+    """(operand types, result types) of the text after an op's top-level ``:`` (``(A, B) -> R``,
+    ``A to R`` of a cast, or the result types alone)."""
+    k = text.find(" to ")
+    while k >= 0:
+        if _balanced(text[:k]):
+            return _types(text[:k], aliases, line), _types(text[k + 4:], aliases, line)
+        k = text.find(" to ", k + 1)
+    j = text.find("->")
+    if j >= 0 and _scan(text, "", 0, line) == len(text):
+        head = text[:j]
+        if _scan(head, "", 0, line) == len(head):
+            return _types(head, aliases, line), _types(text[j + 2:], aliases, line)
+    return (), _types(text, aliases, line)
+
+
+def _strip_loc(text: str) -> str:
+    k = text.rfind(" loc(")
+    return text[:k] if k >= 0 and text.rstrip().endswith(")") else text
+
+
+def _op(text: str, line: int, aliases: dict) -> Op | None:
+    body = _strip_loc(text.strip())
+    if body.endswith("{"):                 # an op that opens a region: its header
+        body = body[:-1].rstrip()
+    results: tuple[str, ...] = ()
+    eq = _scan(body, "=", 0, line)
+    if body.startswith("%") and eq < len(body):
+        results = tuple(r.strip().split(":")[0] for r in body[:eq].split(","))
+        body = body[eq + 1:].strip()
+    k = 0
+    while k < len(body) and (body[k].isalnum() or body[k] in "._"):
+        k += 1
+    name = body[:k]
+    if not name or not name[0].isalpha() or "." not in name:
+        return None
+    rest = body[k:]
+    colon = _scan(rest, ":", 0, line)
+    head, sig = rest[:colon], rest[colon + 1:] if colon < len(rest) else ""
+    words = []
+    for w in head.split():
+        if not w.isidentifier():
+            break
+        words.append(w)
+    brace = _scan(head, "{", 0, line)
+    attrs = head[brace:] if brace < len(head) else ""
+    operands = _ssa_names(head[:brace])
+    ins, outs = _signature(sig, aliases, line) if sig.strip() else ((), ())
+    return Op(line, name, results, tuple(words), operands, ins, outs, attrs)
+
+
+@dataclass(frozen=True)
+class CuteModule:
+    """A kept CuTe-DSL MLIR module: its ops (one per line, nested regions flattened in text
+    order), type aliases and the type of each SSA value defined or used with a type."""
+
+    ops: tuple[Op, ...]
+    aliases: dict = field(default_factory=dict, compare=False)
+    types: dict = field(default_factory=dict, compare=False)
+
+    def type_of(self, value: str) -> Any:
+        """The interpreted type of SSA value ``value`` (a :class:`Memref`, :class:`TiledMma`, ...),
+        or None when no line gives it one."""
+        t = self.types.get(value)
+        return None if t is None else interpret(t)
+
+    def producer(self, value: str) -> Op | None:
+        """The op that defines ``value`` (the first, in text order)."""
+        return next((o for o in self.ops if value in o.results), None)
+
+
+def _alias(text: str, line: int, aliases: dict) -> None:
+    name, _eq, value = text.partition("=")
+    aliases[name.strip()[1:]] = parse_type(value.strip(), aliases, line)
+
+
+def parse_cute_mlir(text: str | bytes) -> CuteModule:
+    """Read a kept CuTe-DSL MLIR module (see the module docstring): aliases, ops and value types.
+    Text that is not such a module (no ``cute`` op) is a LayoutError.
+
+    >>> m = parse_cute_mlir('%a = cute.get_iter(%s) : !cute.memref<i8, smem, align<1024>, "64:1">\\n')
+    >>> m.ops[0].name, m.type_of("%a").layout
+    ('cute.get_iter', '64:1')
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    aliases: dict[str, CuteType] = {}
+    ops, types = [], {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        if not s or s.startswith(("//", "#", "}", "^")):
+            continue
+        if s.startswith("!") and "=" in s:
+            _alias(s, n, aliases)
+            continue
+        try:
+            op = _op(s, n, aliases)
+        except LayoutError:
+            if "cute" in s.split("(")[0]:          # a CuTe op this reader cannot split: say where
+                raise
+            continue                              # another dialect's syntax: not the plan
+        if op is None:
+            continue
+        ops.append(op)
+        if len(op.operand_types) == len(op.operands):
+            for v, t in zip(op.operands, op.operand_types):
+                types.setdefault(v, t)
+        if len(op.result_types) == len(op.results):
+            for v, t in zip(op.results, op.result_types):
+                types.setdefault(v, t)
+        _block_args(raw, n, aliases, types)
+    if not any(o.name.startswith(("cute.", "cute_nvgpu.")) for o in ops):
+        raise LayoutError("no CuTe op (cute.* / cute_nvgpu.*) in the text: not a kept CuTe-DSL MLIR module")
+    return CuteModule(tuple(ops), aliases, types)
+
+
+def _block_args(raw: str, line: int, aliases: dict, types: dict) -> None:
+    """The typed arguments of a function or block header on this line (``%arg0: !type``)."""
+    s = raw.strip()
+    if not (s.startswith(("cuda.kernel", "func.func", "cuda.func", "gpu.func", "llvm.func")) or s.startswith("^")):
+        return
+    lp = s.find("(")
+    if lp < 0:
+        return
+    rp = _scan(s, ")", lp + 1, line)
+    for part in split_top(s[lp + 1:rp], ",", line):
+        name, colon, t = part.partition(":")
+        if colon and name.strip().startswith("%"):
+            ty = t.strip()
+            brace = _scan(ty, "{", 0, line)
+            types.setdefault(name.strip(), parse_type(_strip_loc(ty[:brace]).strip(), aliases, line))
