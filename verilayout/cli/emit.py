@@ -193,7 +193,8 @@ def _cmd_emit_gemm(args) -> int:
     cluster = None if args.cluster is None else parse_cluster(args.cluster)
     man = configure(args.dtype, choice, tile=tile, stages=args.stages, group_m=args.group_m,
                     splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
-                    activation=args.activation, cluster=cluster)
+                    activation=args.activation, cluster=cluster,
+                    swap_ab=True if args.swap_ab else None)
     e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -206,6 +207,7 @@ def _cmd_emit_gemm(args) -> int:
                           "stages": m["stages"], "threads": m["threads"],
                           "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
                           "group_m": m["group_m"], "split_k": m["splits"],
+                          "swap_ab": bool(m.get("swap_ab", False)),
                           "cluster": [m.get("cluster", {}).get("m", 1), m.get("cluster", {}).get("n", 1)],
                           "epilogue": m["epilogue"],
                           **({"explain": explain(choice)} if args.explain else {}),
@@ -221,7 +223,9 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +
           (f", cluster {m['cluster']['m']}x{m['cluster']['n']} (TMA multicast)"
-           if m.get("cluster", {}).get("size", 1) > 1 else ""))
+           if m.get("cluster", {}).get("size", 1) > 1 else "") +
+          (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
+           "over M)" if m.get("swap_ab") else ""))
     cl = m.get("cluster", {})
     print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', m['bm'])} "
           f"(A) and {t['box_k']} x {cl.get('b_slice_rows', m['bn'])} (B), {t['boxes']} per stage, "
@@ -394,6 +398,8 @@ def register(subparsers) -> None:
     p.add_argument("--cluster", default=None, metavar="MxN", help="thread-block cluster: 2x1 (two "
                    "CTAs along M share B by TMA multicast), 1x2 (along N, share A) or 1x1 (default; "
                    "with --problem the model's choice)")
+    p.add_argument("--swap-ab", action="store_true", help="compute D^T = B A^T so that N fills "
+                   "wgmma's 64 rows (decode shapes, small M; with --problem the model's choice)")
     p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
                    help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")
     p.add_argument("--bias", action="store_true", help="add bias[col] (N floats) to each output")

@@ -97,6 +97,10 @@ GROUPS = (8, 4, 16, 2, 1)
 #: Largest split-K factor considered.
 MAX_SPLITS = 4
 _BN = (64, 128, 192, 256)
+#: The N extents of a swap-AB tile (its BN covers the problem's small M: decode shapes).
+_SWAP_BN = (16, 32, 48, 64)
+#: Largest M for which swap-AB tiles are considered (wgmma's 64 rows would be mostly zero rows).
+SWAP_MAX_M = 64
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class Candidate:
     group_m: int = 8
     splits: int = 1
     cluster: tuple = (1, 1)
+    #: swap-AB: the kernel computes D^T = B A^T (its BM rows over N, its BN columns over M)
+    swap: bool = False
 
     @property
     def tile(self) -> str:
@@ -219,6 +225,29 @@ def candidates(dtype: str, M: int) -> tuple[list[Candidate], list[tuple[str, str
     return ok, bad
 
 
+def swap_candidates(dtype: str, M: int) -> list[Candidate]:
+    """Swap-AB tiles for a small M (at most :data:`SWAP_MAX_M`): the kernel's BM (64 or 128
+    rows of the 64-row wgmma) runs over N and its BN (16 to 64, the wgmma N) over M, at the
+    deepest ring that fits; none for a larger M.
+
+    >>> [c.tile for c in swap_candidates("bf16", 16)][:2], swap_candidates("bf16", 4096)
+    (['64x16x64', '64x16x32'], [])
+    """
+    if M > SWAP_MAX_M:
+        return []
+    eb, out = bytes_of(dtype), []
+    for bm in (64, 128):
+        for bn in _SWAP_BN:
+            for kbytes in (128, 64):
+                bk = kbytes // eb
+                if bk % k_of_dtype(dtype) or (bm * bk * eb) % 1024 or (bn * bk * eb) % 1024:
+                    continue
+                st = _max_stages(dtype, bm, bn, bk)
+                if st >= 2:
+                    out.append(Candidate(dtype, bm, bn, bk, st, swap=True))
+    return out
+
+
 def _dram_bytes(c: Candidate, M: int, N: int, K: int, units: int, sms: int) -> float:
     """Distinct A and B panel bytes of every wave under the raster (unit ``u`` is tile
     ``u // splits``, K slice ``u % splits``; each wave loads each (panel, slice) once), plus D and
@@ -245,6 +274,8 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     >>> t["waves"], round(t["util"], 2)
     (16, 1.0)
     """
+    if c.swap:                      # the kernel's product is D^T: N x M
+        M, N = N, M
     eb, F = bytes_of(c.dtype), hw.flop_per_clk[c.dtype]
     cm, cn = c.cluster
     tiles = -(-M // c.bm) * -(-N // c.bn)
@@ -272,7 +303,7 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     launches = hw.launch_clk * (2 if c.splits > 1 else 1)
     reduce = (2 * c.splits * M * N * 4 + M * N * 4) / hw.hbm_bytes_per_clk if c.splits > 1 else 0
     total = max(waves * unit, dram) + reduce + launches
-    return {"tiles": tiles, "units": units, "waves": waves, "wave_fill": units / (waves * hw.sms),
+    return {"swap": c.swap, "tiles": tiles, "units": units, "waves": waves, "wave_fill": units / (waves * hw.sms),
             "cluster": f"{cm}x{cn}", "l2_bytes_per_stage": stage_bytes,
             "k_tiles_per_unit": ku, "stage": stage, "util": cons * t_c / stage, "depth": depth,
             "mma": mma, "load": load, "unit": unit, "dram": dram, "reduce": reduce,
@@ -285,6 +316,11 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
     splits = [s for s in range(1, MAX_SPLITS + 1)
               if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
     groups = [g for g in GROUPS if g == 8 or g <= -(-M // c.bm)]
+    if c.swap:                      # the kernel's problem is N x M; no clusters
+        tiles = -(-N // c.bm) * -(-M // c.bn)
+        splits = [s for s in range(1, MAX_SPLITS + 1)
+                  if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
+        return [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, 8, s, swap=True) for s in splits]
     out = [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, s) for s in splits for g in groups]
     # clusters (TMA multicast) without split-K, where the grid has two tiles along the pair, at
     # a ring the cluster's protocol exploration completes
@@ -294,11 +330,25 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
     return out
 
 
+def _issued(c: Candidate, M: int, N: int, K: int) -> int:
+    """Law: the MMA multiply-adds the kernel issues, padded rows and columns of its tiles
+    included: ``ceil(M' / BM) BM x ceil(N' / BN) BN x K`` for its product ``M' x N'`` (``N x M``
+    with swap-AB).
+
+    >>> _issued(Candidate("bf16", 64, 64, 64, 4), 16, 4096, 64), _issued(Candidate("bf16", 64, 16, 64, 4, swap=True), 16, 4096, 64)
+    (16777216, 4194304)
+    """
+    m, n = (N, M) if c.swap else (M, N)
+    return -(-m // c.bm) * c.bm * -(-n // c.bn) * c.bn * K
+
+
 def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
                 allow_split: bool = True) -> Choice:
-    """The candidate of least modelled time (to the clock; ties: fewer splits, no cluster, fewer
+    """The candidate of least modelled time (to the clock; ties: fewer splits, no cluster, for
+    M <= 64 fewer MMA multiply-adds issued (tiles' zero rows and columns included: where the model
+    sees two kernels memory-bound alike, the one wasting less of wgmma's 64 rows), no swap, fewer
     DRAM bytes (the raster), the earlier raster of :data:`GROUPS`, larger tile), with every
-    candidate considered.
+    candidate considered, swap-AB ones (:func:`swap_candidates`) included for M <= 64.
 
     Law: ``best`` minimizes :func:`cost` ``["total"]`` over :func:`candidates` x rasters x splits.
 
@@ -311,16 +361,18 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
         raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
                           "of 16 (the TMA row stride)")
     base, rejected = candidates(dtype, M)
+    base = base + swap_candidates(dtype, M)
     scored = []
     for c in base:
         for v in (_variants(c, M, N, K, hw) if allow_split else
-                  [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g) for g in GROUPS]):
+                  [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, swap=c.swap) for g in GROUPS]):
             t = cost(v, M, N, K, hw)
             scored.append((round(t["total"]), v.splits, v.cluster[0] * v.cluster[1],
+                           _issued(v, M, N, K) if M <= SWAP_MAX_M else 0, v.swap,
                            round(t["dram"]), GROUPS.index(v.group_m), -v.bm * v.bn, v, t))
-    scored.sort(key=lambda x: x[:6])
+    scored.sort(key=lambda x: x[:8])
     best = scored[0]
-    return Choice((M, N, K), dtype, best[6], best[7]["total"], tuple((s[6], s[7]) for s in scored),
+    return Choice((M, N, K), dtype, best[8], best[9]["total"], tuple((s[8], s[9]) for s in scored),
                   tuple(rejected))
 
 
@@ -377,7 +429,8 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
 def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int, int] | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
-              activation: str = "none", cluster: tuple[int, int] | None = None) -> dict:
+              activation: str = "none", cluster: tuple[int, int] | None = None,
+              swap_ab: bool | None = None) -> dict:
     """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
     ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
@@ -387,6 +440,8 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
     (256, ['proved'])
     """
     if arch == "sm_100a":
+        if swap_ab:
+            raise LayoutError("--swap-ab: sm_100a kernels are written without swap-AB for now")
         if cluster not in (None, (1, 1)):
             raise LayoutError("--cluster: sm_100a kernels are written without clusters for now")
         return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
@@ -394,7 +449,8 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
                                    splits=1 if splits is None else splits, out=out, bias=bias,
-                                   activation=activation, cluster=cluster or (1, 1))
+                                   activation=activation, cluster=cluster or (1, 1),
+                                   swap_ab=bool(swap_ab))
     b = choice.best
     t = tile or (b.bm, b.bn, b.bk)
     if stages is None:
@@ -405,12 +461,13 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
                                group_m=b.group_m if group_m is None else group_m,
                                splits=b.splits if splits is None else splits, out=out, bias=bias,
                                activation=activation,
-                               cluster=b.cluster if cluster is None else cluster)
+                               cluster=b.cluster if cluster is None else cluster,
+                               swap_ab=b.swap if swap_ab is None else swap_ab)
 
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
     us = t["total"] / (hw.clock_ghz * 1e3)
-    return (f"{c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
+    return (f"{('swapAB ' if c.swap else '') + c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
             f"({flop / (us * 1e-6) / 1e12:6.1f} TFLOP/s)  {t['units']:5d} units = {t['waves']} "
             f"wave(s) x {t['unit']:8.0f} clk ({t['wave_fill'] * 100:5.1f}% fill), MMA util "
             f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, L2 "
@@ -427,7 +484,8 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     """
     M, N, K = choice.problem
     flop = 2.0 * M * N * K
-    out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {choice.best.tile}, {choice.best.stages} "
+    out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {'swap-AB ' if choice.best.swap else ''}"
+           f"{choice.best.tile}, {choice.best.stages} "
            f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits}, cluster "
            f"{choice.best.cluster[0]}x{choice.best.cluster[1]} "
            f"(model: {choice.notes[0] if choice.notes else hw.source})",
@@ -435,20 +493,21 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
            " one line per tile at its best raster and split, best first:"]
     seen = set()
     for c, t in choice.ranked:
-        if c.tile in seen:
+        if (c.tile, c.swap) in seen:
             continue
-        seen.add(c.tile)
+        seen.add((c.tile, c.swap))
         mark = "*" if c == choice.best else " "
         out.append(f"{mark} {_line(c, t, hw, flop)}")
         if len(seen) >= top:
             break
     b0 = choice.ranked[0][1]["total"]
-    runner = next(((c, t) for c, t in choice.ranked if c.tile != choice.best.tile), None)
+    runner = next(((c, t) for c, t in choice.ranked
+                   if (c.tile, c.swap) != (choice.best.tile, choice.best.swap)), None)
     if runner is not None:
-        out.append(f"the next tile, {runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
+        out.append(f"the next tile, {'swap-AB ' if runner[0].swap else ''}{runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
                    f"slower ({_why(choice.ranked[0][1], runner[1])})")
     if not choice.notes:                        # the sm_90a model (sm_100a: tiles only)
-        out += _cluster_lines(choice) + _known_error_lines(choice, hw)
+        out += _swap_lines(choice, hw) + _cluster_lines(choice) + _known_error_lines(choice, hw)
     for tile, why in choice.rejected:
         out.append(f"  rejected {tile}: {why}")
     return "\n".join(out)
@@ -472,6 +531,39 @@ def _known_error_lines(choice: Choice, hw: Machine) -> list[str]:
                    "(e4m3) below this model (the pipeline fill and the epilogue of the only tile "
                    "are not overlapped); not fitted: the sweep has one such shape")
     return out
+
+
+def _swap_lines(choice: Choice, hw: Machine) -> list[str]:
+    """Swap-AB against the best unswapped configuration (split-K or not): the modelled times, and
+    where they tie, the MMA work each issues (the tie-break).
+
+    >>> _swap_lines(choose_gemm(4096, 4096, 4096, "bf16"), H100)[0][:33]
+    'swap-AB: not considered (M = 4096'
+    """
+    M, N, K = choice.problem
+    sw = next(((c, t) for c, t in choice.ranked if c.swap), None)
+    ns = next(((c, t) for c, t in choice.ranked if not c.swap), None)
+    if sw is None or ns is None:
+        return [f"swap-AB: not considered (M = {M} > {SWAP_MAX_M}: a 64-row wgmma tile has no zero "
+                "rows to save)"]
+    us = lambda t: t["total"] / (hw.clock_ghz * 1e3)  # noqa: E731
+    a, b = sw[0], ns[0]
+    head = (f"swap-AB (D^T = B A^T: N = {N} fills wgmma's 64 rows, M = {M} is the tile's N): best "
+            f"swapped {a.tile} split-K {a.splits} {us(sw[1]):.1f} us, best unswapped {b.tile} "
+            f"split-K {b.splits} {us(ns[1]):.1f} us")
+    ia, ib = _issued(a, M, N, K), _issued(b, M, N, K)
+    if round(sw[1]["total"]) == round(ns[1]["total"]):
+        bound = "DRAM" if sw[1]["dram"] >= sw[1]["waves"] * sw[1]["unit"] else "MMA/load"
+        why = (f"the model ties them ({bound}-bound alike: it has no term that separates them "
+               f"there); the tie goes to fewer MMA multiply-adds issued: swapped {ia / ib:.0%} of "
+               f"the unswapped (zero rows of the 64-row wgmma included)")
+    else:
+        why = (f"modelled {max(sw[1]['total'], ns[1]['total']) / min(sw[1]['total'], ns[1]['total']):.2f}x "
+               f"apart ({_why(*(x[1] for x in ((sw, ns) if a == choice.best else (ns, sw))))}); "
+               f"swapped issues {ia / ib:.0%} of the unswapped MMA work")
+    chosen = "swap-AB" if choice.best.swap else ("split-K " + str(b.splits) if b.splits > 1
+                                                  else "the unswapped tile")
+    return [f"{head}: chose {chosen}; {why}. Unmeasured: no GPU ran these decode kernels"]
 
 
 def _cluster_lines(choice: Choice) -> list[str]:
