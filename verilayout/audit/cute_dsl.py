@@ -1,0 +1,450 @@
+"""Audit a CuTe-DSL kernel like a Triton one: its kept MLIR (``CUTE_DSL_KEEP=ir``) is the plan, its
+PTX the lowering, and every ``wgmma.mma_async`` shared-memory descriptor is proved to read the
+shared-memory layout the MLIR gave the operand.
+
+The plan (:func:`mma_plans`, from :mod:`verilayout.frontends.cute_mlir`): each
+``cute.tiled.mma.partition A|B (%tiled_mma, %smem_view, ...)`` names a tiled MMA
+(``!cute.tiled_mma<!cute_nvgpu.sm90.mma<MxNxK, ab_major, elem_type>, atom_layout_MNK>``) and the
+staged shared-memory tensor it partitions (``!cute.memref<..., smem, S<B,M,S>, "(MN, K, stage)">``):
+the operand's tile is the memref's first two modes, stage 0 (a stage is a whole number of
+swizzle repeats further on: the DSL allocates its stages ``cosize`` apart at 1024-byte
+alignment), its swizzle on byte addresses (see ``frontends.cute_mlir``).
+
+Correspondence (by dataflow and order; the MLIR carries no PTX locations): the wgmmas between two
+``wgmma.commit_group`` of one source line are one group (``audit.ptx_dots.mma_groups``), and the
+wgmmas of a group writing the same accumulator registers are the K-blocks of one (M, N) block
+(``accumulator_blocks``, in order of first appearance). A group is the plan's tiled MMA whose
+atom has the instruction's ``m64nNkK`` shape and types. The atoms tile M and N over warpgroups
+(``atom_layout_MNK``: warpgroup ``w`` is atom ``(w mod Am, w div Am)``) and repeat over the tile;
+block ``b`` of a warpgroup is its repeat ``(m, n)`` in CuTe's column-major serpentine order (``n =
+b div Mr``, ``m = b mod Mr``, reversed on odd ``n``: ``cute/algorithm/gemm.hpp``, the ``(V,M) x
+(V,N)`` dispatch), so it reads the 64-row block ``m Am + wm`` of A and the N-block ``n An + wn``
+of B (CuTe's ``TiledMMA`` places the atoms first and repeats them: ``cute/atom/mma_atom.hpp``).
+A group whose block or K-block count does not tile the plan is ``unknown`` for each of its
+instructions, never proved.
+
+Per wgmma, operand and warpgroup (``%tid.x = 128 w + t``: the descriptor must be one value for
+every ``t``), with ``derived`` the descriptor ``synth.descriptor.derive_descriptor`` proves for
+that K-block of that block of the plan's tile (base 0):
+
+* ``mma-descriptor`` fields: the descriptor's bits 16-63 are one constant ``H`` for every value
+  of the symbols, and ``H | start(derived)`` reads the planned block
+  (``prove.wgmma.check_descriptor``): LBO, SBO, swizzle mode, base offset; a counterexample is an
+  error at the wgmma's PTX line naming the element and both addresses;
+* start: ``start - start(derived)`` (the operand's base, 16-byte units mod 2^14) is one value for
+  every instruction and warpgroup of the group; one that differs is an error at its line with
+  the offset in bytes; the common base lies on the swizzle repeat whenever the shared-memory base
+  is 1024-byte aligned, else ``unknown``.
+
+Assumptions (:data:`ASSUMPTIONS`, and each proof's own in its data): the shared-memory base (the
+module's one ``.extern .shared`` array) is 1024-byte aligned and the largest constant the function
+adds to it stays inside an sm_90 CTA's 227 KB; a loop-carried register (the pipeline stage) obeys
+the bound proved by induction over its definitions (``PtxValues.laws``), else it is free.
+
+A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)`` returns the
+``FileReport`` (the PTX's checks), as ``verilayout audit`` prints them.
+
+>>> dsl_dtype("f8E4M3FN"), dsl_dtype("f16")
+('e4m3', 'f16')
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.audit.model import Check, FileReport
+from verilayout.audit.ptx import SMEM_ALIGNMENT, SMEM_BELOW
+from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
+from verilayout.audit.ptx_smem import values_at
+from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma_shape
+from verilayout.core.cute.layout import ComposedLayout, Layout
+from verilayout.errors import LayoutError
+from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, parse_cute_mlir
+from verilayout.frontends.ptx import parse_ptx
+from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Vec
+from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
+from verilayout.prove.wgmma import check_descriptor
+from verilayout.synth.descriptor import derive_descriptor
+
+__all__ = ["OperandPlan", "MmaPlan", "mma_plans", "audit_pair", "dsl_dtype", "block_of"]
+
+#: the DSL's MLIR element types -> the wgmma operand types of ``hw/nvidia/wgmma``
+_DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "tf32", "f8E4M3FN": "e4m3",
+           "f8E5M2": "e5m2", "i8": "s8", "si8": "s8", "ui8": "u8", "u8": "u8", "s8": "s8"}
+_START = 0x3FFF
+_FIELDS = ((1 << 64) - 1) & ~0xFFFF            # LBO, SBO, base offset, layout type: bits 16-63
+#: sm_90 layout type (bits 62-63) -> the swizzle pattern's repeat in 16-byte units (PTX ISA,
+#: "Matrix Descriptor Format": 1 = 128B, 2 = 64B, 3 = 32B swizzle; 8 rows of that many bytes)
+_REPEAT = {0: 1, 1: 64, 2: 32, 3: 16}
+_SMEM_BASES = np.arange(0, SMEM_BELOW, SMEM_ALIGNMENT, dtype=np.uint64)
+_THREAD = z3.BitVec("thread_in_warpgroup", 7)
+ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
+               "to it stays inside the 227 KB of an sm_90 CTA",
+               "loop-carried registers obey the bounds proved by induction over their definitions, else are free")
+
+
+def dsl_dtype(elem: str) -> str:
+    """The wgmma operand type of one of the DSL's MLIR element types (``f8E4M3FN`` -> ``e4m3``).
+
+    >>> dsl_dtype("bf16")
+    'bf16'
+    """
+    if elem not in _DTYPES:
+        raise LayoutError(f"element type {elem!r}: not a wgmma operand type ({', '.join(sorted(_DTYPES))})")
+    return _DTYPES[elem]
+
+
+@dataclass(frozen=True)
+class OperandPlan:
+    """One shared operand of a tiled MMA: its (MN, K) tile at stage 0, the staged memref it came
+    from, its wgmma type and major-ness, and the MLIR line of the partition that names it."""
+
+    name: str
+    tile: ComposedLayout | Layout
+    memref: Memref
+    dtype: str
+    major: str
+    line: int
+
+    @property
+    def extents(self) -> tuple[int, int]:
+        """(MN, K) of the tile."""
+        return (_size(self.tile.shape[0]), _size(self.tile.shape[1]))
+
+
+@dataclass(frozen=True)
+class MmaPlan:
+    """A tiled MMA of the MLIR and its shared operands (``A`` and/or ``B``)."""
+
+    mma: TiledMma
+    value: str
+    operands: tuple[OperandPlan, ...]
+
+    def operand(self, name: str) -> OperandPlan | None:
+        return next((o for o in self.operands if o.name == name), None)
+
+
+def _size(x: Any) -> int:
+    if isinstance(x, tuple):
+        out = 1
+        for y in x:
+            out *= _size(y)
+        return out
+    return int(x)
+
+
+def _stage0(m: Memref, what: str) -> ComposedLayout | Layout:
+    """The memref's (MN, K) tile: its first two modes (a third mode is the pipeline stage)."""
+    lay = m.cute()
+    inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+    shape, stride = inner.shape, inner.stride
+    if not isinstance(shape, tuple) or len(shape) not in (2, 3):
+        raise LayoutError(f"{what}: expected an (MN, K[, stage]) shared layout, got {m.layout}")
+    tile = Layout(tuple(shape[:2]), tuple(stride[:2]))
+    if isinstance(lay, ComposedLayout):
+        return ComposedLayout(lay.swizzle, tile, int(lay.offset), ptr_bits=m.elem_bits)
+    return tile
+
+
+def mma_plans(mod: CuteModule) -> list[MmaPlan]:
+    """The tiled MMAs whose operands the MLIR partitions from shared memory, each with its
+    operands (see the module docstring); in the order of their first partition.
+
+    >>> mma_plans(parse_cute_mlir('%a = cute.get_iter(%s) : !cute.memref<i8, smem, align<1024>, "64:1">'))
+    []
+    """
+    found: dict[str, tuple[TiledMma, list[OperandPlan]]] = {}
+    for op in mod.ops:
+        if op.name != "cute.tiled.mma.partition" or not op.words or op.words[0] not in ("A", "B") \
+                or len(op.operands) < 2:
+            continue
+        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        if not isinstance(mma, TiledMma) or not isinstance(mem, Memref) or mem.space != "smem":
+            continue
+        name = op.words[0]
+        where = f"MLIR line {op.line}: operand {name}"
+        idx = 0 if name == "A" else 1
+        elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
+        major = "K" if mma.majors[idx] == "k" else "MN"
+        plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line)
+        entry = found.setdefault(op.operands[0], (mma, []))
+        if all(o.name != name for o in entry[1]):
+            entry[1].append(plan)
+    return [MmaPlan(m, v, tuple(ops)) for v, (m, ops) in found.items()]
+
+
+def block_of(b: int, m_reps: int) -> tuple[int, int]:
+    """The (M, N) repeat of a warpgroup's accumulator block ``b`` (in order of first issue) in
+    CuTe's column-major serpentine order over ``m_reps`` M repeats.
+
+    >>> [block_of(b, 2) for b in range(4)]
+    [(0, 0), (1, 0), (1, 1), (0, 1)]
+    """
+    n, m = divmod(b, m_reps)
+    return (m_reps - 1 - m if n % 2 else m, n)
+
+
+def _check(ins: Instr, name: str, status: str, severity: str | None, message: str, data: dict) -> Check:
+    return Check("wgmma.mma_async", ins.line, ins.loc, "mma-descriptor", status, severity, message,
+                 dict(data, operand=name, source="ptx", plan="cute-dsl mlir"))
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    """One function's evaluator and what its proofs assume: the shared-memory base is 1024-byte
+    aligned and at most ``SM90_SMEM_BYTES - max_off`` (``max_off``: the largest constant the
+    function adds to it), and loop-carried registers obey their inductive bounds
+    (``PtxValues.laws``), each reported."""
+
+    ev: PtxValues
+    max_off: int
+
+    @property
+    def text(self) -> str:
+        return (f"the shared-memory base is {SMEM_ALIGNMENT}-byte aligned and at most {SM90_SMEM_BYTES - self.max_off} "
+                f"(the function adds up to {self.max_off} to it; an sm_90 CTA has at most {SM90_SMEM_BYTES} bytes)")
+
+    def assume(self, *exprs: z3.ExprRef) -> tuple[z3.BoolRef, list[str]]:
+        laws = self.ev.laws(*exprs)
+        base = z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULE(SMEM, SM90_SMEM_BYTES - self.max_off))
+        return z3.And(base, *[lw for lw, _ in laws]), [self.text] + [t for _, t in laws]
+
+    def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
+        vals = values_at(e, str(SMEM), _SMEM_BASES[_SMEM_BASES <= SM90_SMEM_BYTES - self.max_off])
+        if vals is not None:
+            return (vals[0] if all(v == vals[0] for v in vals) else None), [self.text]
+        assume, texts = self.assume(e)
+        return constant(e, assume, self.ev.const_cache, self.ev.prover), texts
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One (wgmma, warpgroup) of one operand: where, which block, and what the plan derives."""
+
+    ins: Instr
+    index: int
+    k_block: int
+    warpgroup: int
+    mn_block: int
+    derived: Any
+
+
+def _derive(cache: dict, op: OperandPlan, kb: int, mn: int, mb: int) -> Any:
+    key = (op.line, kb, mn, mb)
+    if key not in cache:
+        cache[key] = derive_descriptor(op.tile, dtype=op.dtype, major=op.major, k_block=kb, mn=mn, mn_block=mb,
+                                       mn_dim=0, arch="sm_90")
+    return cache[key]
+
+
+def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: int) -> tuple:
+    """``("start", base, repeat)`` when the item's descriptor fields read the planned block, else
+    ``(status, severity, message, data)``."""
+    ins = item.ins
+    where = (f"operand {op.name}, wgmma {item.index} (K-block {item.k_block}, {'M' if op.name == 'A' else 'N'} block "
+             f"{item.mn_block}" + (f", warpgroup {item.warpgroup}" if n_wg > 1 else "") + ")")
+    data = {"k_block": item.k_block, "mn_block": item.mn_block, "mn": mn, "warpgroup": item.warpgroup,
+            "plan_layout": str(op.tile), "plan_line": op.line, "plan_descriptor": f"{item.derived.descriptor.value:#018x}"}
+    ev = ctx.ev
+    e = ev.operand(ins.args[slot], 64, at=ins)
+    if e is None:
+        return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the evaluator "
+                "reads", data)
+    if str(TID) in symbol_names(e):
+        some = z3.simplify(z3.substitute(e, (TID, z3.Concat(z3.BitVecVal(item.warpgroup, 25), _THREAD))))
+        e = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(128 * item.warpgroup, 32))))
+        if str(_THREAD) in symbol_names(some) and not ev.prover.proves(some == e):
+            return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of the "
+                    "warpgroup", data)
+    hi, texts = ctx.constant(e & z3.BitVecVal(_FIELDS, 64))
+    data["assumptions"] = texts
+    if hi is None:
+        return ("unknown", "note", f"{where}: the descriptor's LBO/SBO/swizzle bits are not one constant", data)
+    data["ptx_fields"] = f"{hi:#018x}"
+    want = item.derived.descriptor.value
+    v = check_descriptor(hi | (want & _START), op.tile, dtype=op.dtype, major=op.major, k_block=item.k_block,
+                         mn=mn, mn_block=item.mn_block, mn_dim=0, arch="sm_90")
+    if v.status != "proved":
+        return (v.status, "error" if v.status == "counterexample" else "note",
+                f"{where}: the PTX descriptor's fields {hi:#018x} do not read the MLIR's shared layout "
+                f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x})",
+                dict(data, counterexample=v.counterexample))
+    base = z3.Extract(13, 0, e) - z3.BitVecVal(want & _START, 14)
+    return ("start", base, _REPEAT[(hi >> 62) & 3], data, where)
+
+
+def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]:
+    wide = z3.ZeroExt(18, base)
+    vals = values_at(wide, str(SMEM), _SMEM_BASES)
+    if vals is not None:
+        return all(b % rep == 0 for b in vals), None
+    claim = z3.URem(wide, rep) == 0
+    assume, _texts = ctx.assume(claim)
+    if ctx.ev.prover.proves(claim, assume):
+        return True, None
+    how = ctx.ev.by_induction(claim, assume)
+    return bool(how), how
+
+
+def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
+    """The start check over one operand's items of one group (see the module docstring); the
+    result of each item goes to ``out[index of its instruction]``."""
+    groups: list[list] = []
+    for s in starts:
+        for g in groups:
+            if ctx.ev.prover.proves(s[1] == g[0][1], ctx.assume(s[1], g[0][1])[0]):
+                g.append(s)
+                break
+        else:
+            groups.append([s])
+    if not groups:
+        return
+    ref = max(groups, key=len)
+    ok, how = _aligned(ctx, ref[0][1], ref[0][2])
+    for g in groups:
+        for item, base, rep, data, where in g:
+            if g is ref:
+                msg = (f"{where}: fields read the MLIR's shared layout {op.memref.layout} and the start is the planned "
+                       f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "") if ok
+                                     else f"; the base is not proved aligned to the {rep * 16}-byte swizzle repeat"))
+                out.setdefault(item.index, []).append(("proved" if ok else "unknown", None if ok else "note", msg,
+                                                       data))
+                continue
+            s = z3.Solver()
+            s.add(ctx.assume(base, ref[0][1])[0])
+            off = None
+            if s.check() == z3.sat:
+                off = s.model().eval(base - ref[0][1], model_completion=True).as_long()
+                off = (off if off < 1 << 13 else off - (1 << 14)) * 16
+            out.setdefault(item.index, []).append((
+                "counterexample", "error", f"{where}: its descriptor starts {off} bytes away from where the MLIR's "
+                f"layout puts this block, relative to the other {len(ref)} wgmma/warpgroup item(s) of its group",
+                dict(data, ptx_offset_bytes=off)))
+
+
+def _group_items(group: list[Instr], plan: MmaPlan, shape: tuple) -> tuple[dict, str | None]:
+    """Per operand name, the (instruction index, instruction, K-block, warpgroup, MN block, mn) of
+    the group; or a reason the group does not tile the plan."""
+    am, an, _ak = plan.mma.atoms
+    blocks = accumulator_blocks(group)
+    a, b = plan.operand("A"), plan.operand("B")
+    ref = a or b
+    k_ext = ref.extents[1]
+    m_ext = a.extents[0] if a else None
+    n_ext = b.extents[0] if b else None
+    m_reps = m_ext // (64 * am) if m_ext else 1
+    n_reps = n_ext // (shape[1] * an) if n_ext else 1
+    kbs = k_ext // shape[2]
+    if any(len(bl) != kbs for bl in blocks) or len(blocks) != m_reps * n_reps or m_reps < 1 or n_reps < 1:
+        return {}, (f"{len(group)} wgmma(s) in {len(blocks)} accumulator block(s) do not tile the plan "
+                    f"({m_reps} x {n_reps} block(s) of m64n{shape[1]} per warpgroup, {kbs} K-block(s) of k{shape[2]})")
+    index = {id(i): n for n, i in enumerate(group)}
+    items: dict[str, list] = {"A": [], "B": []}
+    for bn, bl in enumerate(blocks):
+        mr, nr = block_of(bn, m_reps)
+        for kb, ins in enumerate(bl):
+            for w in range(am * an):
+                wm, wn = w % am, w // am
+                items["A"].append((index[id(ins)], ins, kb, w, mr * am + wm, 64))
+                items["B"].append((index[id(ins)], ins, kb, w, nr * an + wn, shape[1]))
+    return items, None
+
+
+def _plan_for(plans: list[MmaPlan], shape: tuple) -> tuple[MmaPlan | None, str]:
+    fits = [p for p in plans if p.mma.shape == shape[:3]
+            and tuple(dsl_dtype(t) for t in p.mma.elem_types[:2]) == (shape[4], shape[5])]
+    if len(fits) == 1:
+        return fits[0], ""
+    if not fits:
+        return None, f"no tiled MMA of the MLIR has the shape m{shape[0]}n{shape[1]}k{shape[2]} {shape[4]} x {shape[5]}"
+    return None, f"{len(fits)} tiled MMAs of the MLIR have this shape and types (which one is not decided)"
+
+
+def _group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
+    """The checks of one group of wgmmas (see the module docstring)."""
+    shape = wgmma_shape(group[0].opcode)
+    if shape is None:
+        return [_check(i, "?", "unknown", "note", f"{i.opcode}: no m64nNkK shape and types", {}) for i in group]
+    plan, why = _plan_for(plans, shape)
+    items, why2 = _group_items(group, plan, shape) if plan is not None else ({}, why)
+    if plan is None or why2:
+        return [_check(i, "?", "unchecked" if plan is None else "unknown", None if plan is None else "note",
+                       f"{i.opcode}: {why or why2}", {"reason": why or why2}) for i in group]
+    out: list[Check] = []
+    for slot, name in ((1, "A"), (2, "B")):
+        if isinstance(group[0].args[slot], (Vec, Addr)):
+            continue                                        # a register operand: no descriptor
+        op = plan.operand(name)
+        if op is None:
+            out.extend(_check(i, name, "unchecked", None, f"operand {name}: the MLIR partitions no shared tensor for "
+                              "it", {"reason": "no plan operand"}) for i in group)
+            continue
+        out.extend(_operand_checks(ctx, items[name], op, slot, plan.mma.atoms[0] * plan.mma.atoms[1], cache))
+    return out
+
+
+def _operand_checks(ctx: _Ctx, rows: list, op: OperandPlan, slot: int, n_wg: int, cache: dict) -> list[Check]:
+    """One check per wgmma of one operand: the first error, else the first unknown, else proved."""
+    results: dict[int, list] = {}
+    starts = []
+    first: dict[int, Instr] = {}
+    for idx, ins, kb, w, mb, mn in rows:
+        first.setdefault(idx, ins)
+        try:
+            item = _Item(ins, idx, kb, w, mb, _derive(cache, op, kb, mn, mb))
+            got = _fields(ctx, item, op, slot, mn, n_wg)
+        except LayoutError as err:
+            got = ("unknown", "note", f"operand {op.name}, wgmma {idx}: {err}", {"k_block": kb, "mn_block": mb})
+        if got[0] == "start":
+            starts.append((item,) + got[1:])
+        else:
+            results.setdefault(idx, []).append(got)
+    _starts(ctx, starts, op, results)
+    out = []
+    for idx, ins in first.items():
+        res = results.get(idx, [])
+        pick = next((r for want in ("counterexample", "unknown", "unchecked") for r in res if r[0] == want), None)
+        st, sev, msg, data = pick or res[0]
+        if pick is None and n_wg > 1:
+            msg += f" (each of the {n_wg} warpgroups)"
+        out.append(_check(ins, op.name, st, sev, msg, data))
+    return out
+
+
+def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileReport:
+    """The checks of the module docstring for every wgmma of ``ptx`` against the plans of ``mod``."""
+    plans = mma_plans(mod)
+    checks: list[Check] = []
+    cache: dict = {}
+    for func in ptx.functions:
+        instrs = [i for i in ptx.instrs if i.func == func]
+        groups = mma_groups(instrs, *MMA_OPS["sm_90"])
+        if not groups:
+            continue
+        ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
+        ctx = _Ctx(ev, smem_offset_bound(ptx, ev, func))
+        for g in groups:
+            checks.extend(_group_checks(ctx, g, plans, cache))
+    for i in ptx.instrs:
+        if i.opcode.startswith("tcgen05.mma"):
+            checks.append(_check(i, "?", "unchecked", None, f"{i.opcode}: the CuTe-DSL audit checks sm_90 wgmma only",
+                                 {"reason": "tcgen05 not audited against the MLIR"}))
+    return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+
+
+def audit_pair(mlir: str | bytes, ptx: str | bytes, path: str = "<ptx>") -> FileReport:
+    """Audit a CuTe-DSL kernel's PTX against its kept MLIR (both as text): every wgmma operand's
+    descriptor proved to read the shared layout the MLIR planned, or an error at its PTX line.
+
+    Law: ``proved`` only where the descriptor reads, for every element of the block, the byte the
+    MLIR's layout gives it; a descriptor the PTX forms from values the evaluator cannot bound is
+    ``unknown``; a wgmma no tiled MMA of the MLIR covers is ``unchecked``.
+
+    >>> audit_pair('%a = cute.get_iter(%s) : !cute.memref<i8, smem, align<1024>, "64:1">',
+    ...            ".version 8.7\\n.visible .entry f()\\n{\\nret;\\n}").checks
+    ()
+    """
+    return audit_modules(parse_cute_mlir(mlir), parse_ptx(ptx), path)
