@@ -75,7 +75,8 @@ def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
         m = build_tcgen05_manifest(dtype, tile=parse_tile(tile), stages=3)
         assert {o["status"] for o in m["obligations"]} == {"proved"}
         cols, bn = m["tmem"]["columns"], m["bn"]
-        assert cols >= max(32, bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, bn)
+        # two accumulator stages of BN f32 columns; the least power of two >= 32 holding them
+        assert cols >= max(32, 2 * bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, 2 * bn)
 
 
 def test_bad_sm100_tiles_are_layout_errors():
@@ -94,14 +95,14 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
-                                           "tmem", "d-store", "protocol"}
+                                           "tmem", "d-store", "protocol", "acc-ring", "schedule"}
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
 
 @needs_nvcc
 def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
     man, src = _kernel()
-    old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
+    old = "tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM)"
     assert old in src
     r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
     hits = [c for c in r.failures if c.check == "tmem"]
@@ -111,8 +112,9 @@ def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
 @needs_nvcc
 def test_planted_tmem_lane_of_another_warp_is_caught_by_tmem():
     man, src = _kernel()
-    old = "tmem + ((warp * 32u) << 16)"
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "tmem + (((warp ^ 1u) * 32u) << 16)"))
+    old = "tmem + ((quad * 32u) << 16)"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "tmem + (((quad ^ 1u) * 32u) << 16)"))
     hits = [c for c in r.failures if c.check == "tmem"]
     assert hits and "may reach only" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -197,9 +199,9 @@ def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
 def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
     """The MMA thread skips its wait on the full barrier: it reads a stage before its TMA landed."""
     man, src = _kernel()
-    old = "      mbar_wait(full0 + 8u * stage, phase);\n      tc_fence_after();"
+    old = "          mbar_wait(full0 + 8u * stage, phase);\n          tc_fence_after();"
     assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "      tc_fence_after();"))
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "          tc_fence_after();"))
     assert any(c.check in ("protocol", "descriptor") for c in r.failures), \
         [c.to_dict() for c in r.failures]
     assert any(c.check == "protocol" and "before" in c.message for c in r.failures), \
@@ -306,7 +308,7 @@ def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
 def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilogue():
     """With an epilogue the stored value is checked: D(r, c) holds cell (r, c + 1)'s value."""
     man, src = _kernel(tile=(128, 64, 64), out="bf16", bias=True, activation="relu")
-    old = "tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM)"
+    old = "tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM)"
     r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
     names = {c.check for c in r.failures}
     assert {"epilogue", "tmem"} <= names, [c.to_dict() for c in r.failures]
@@ -353,3 +355,96 @@ def test_simulate_of_an_sm100_emission_runs_the_tcgen05_checks(tmp_path, capsys)
     assert main(["simulate", out]) == 0
     text = capsys.readouterr().out
     assert "independent checks proved" in text and "tmem" in text and "sm_90a" not in text
+
+
+# ----- the persistent kernel: tile scheduler, warp specialization, TMEM accumulator ring ---------
+
+LOOP = "for (uint32_t u = blockIdx.x; u < units; u += gridDim.x)"
+
+
+def test_the_schedule_formula_covers_every_tile_once_by_brute_force():
+    """Brute force written here (not the emitter's obligation): the grouped raster of
+    GROUP_M rows (a group's tiles column by column, the rows of a column in turn) enumerated
+    directly, then dealt round-robin to every grid of 1 .. tiles + 1 CTAs."""
+    from verilayout.emit.tcgen05_gemm import tile_coords
+    for g in (1, 2, 3, 8):
+        for tiles_m in range(1, 7):
+            for tiles_n in range(1, 6):
+                order = []
+                for first in range(0, tiles_m, g):
+                    rows = range(first, min(first + g, tiles_m))
+                    order += [(m, n) for n in range(tiles_n) for m in rows]
+                tiles = tiles_m * tiles_n
+                assert [tile_coords(t, tiles_m, tiles_n, g) for t in range(tiles)] == order
+                for grid in range(1, tiles + 2):
+                    dealt = [order[u] for b in range(grid) for u in range(b, tiles, grid)]
+                    assert sorted(dealt) == sorted(order)
+
+
+@needs_nvcc
+def test_planted_tile_skipped_when_tiles_do_not_divide_the_grid_is_caught_by_schedule():
+    """Each CTA takes tiles / grid units (rounded down): at 6 tiles and grid 4 two tiles are
+    never loaded; grids that divide 6 still cover every tile."""
+    man, src = _kernel()
+    assert src.count(LOOP) == 3
+    bad = "for (uint32_t i = 0, u = blockIdx.x; i < units / gridDim.x; ++i, u += gridDim.x)"
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(LOOP, bad))
+    hits = [c for c in r.failures if c.check == "schedule"]
+    assert hits and "loaded by no CTA at grid 4" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_epilogue_tile_order_off_is_caught_by_d_store():
+    """The epilogue warps walk the tiles in row-major order while the producer walks the
+    grouped raster: every value lands in the wrong tile on the 2 x 2 run."""
+    man, src = _kernel()
+    old = "      tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);\n      const uint32_t s = u % uint32_t(SPLITS);\n      const uint32_t kbeg"
+    assert src.count(old) == 1
+    new = old.replace("tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);",
+                      "tm = (u / uint32_t(SPLITS)) / tiles_n; tn = (u / uint32_t(SPLITS)) % tiles_n;")
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, new))
+    hits = [c for c in r.failures if c.check == "d-store"]
+    assert hits and "origin" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring():
+    """The MMA warp does not wait for acc_empty: tile 2's MMAs may write accumulator stage 0
+    while an epilogue warp still reads tile 0 there."""
+    man, src = _kernel()
+    old = "mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
+    hits = [c for c in r.failures if c.check == "acc-ring"]
+    assert hits and re.search(r"writes TMEM columns 0\.\.127 while epilogue warp \d has not finished "
+                              r"reading tile 0", hits[0].message), [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_epilogue_reading_the_stage_the_mma_is_writing_is_caught_by_acc_ring():
+    """The epilogue warps read accumulator stage acc ^ 1: the stage the MMA thread fills next."""
+    man, src = _kernel()
+    old = "const uint32_t acc_col = acc * uint32_t(BN);"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);"))
+    hits = [c for c in r.failures if c.check == "acc-ring"]
+    assert hits and "for tile 0, whose accumulator the MMAs wrote at columns 0..127" in hits[0].message, \
+        [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_epilogue_skipping_the_acc_full_wait_is_caught_by_acc_ring():
+    man, src = _kernel()
+    old = "      mbar_wait(acc_full0 + 8u * acc, acc_phase);\n"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
+    hits = [c for c in r.failures if c.check == "acc-ring"]
+    assert hits and "before its MMAs completed" in hits[0].message, [c.to_dict() for c in r.failures]
+
+
+def test_the_sm100_manifest_declares_the_persistent_warp_specialized_schedule():
+    m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
+    assert m["threads"] == 192 and m["tmem"]["acc_stages"] == 2 and m["tmem"]["columns"] == 512
+    assert m["schedule"]["kind"] == "persistent" and m["group_m"] == 8
+    sched = [o for o in m["obligations"] if o["claim"].startswith("persistent schedule")]
+    assert len(sched) == 1 and sched[0]["status"] == "proved"

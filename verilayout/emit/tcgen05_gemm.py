@@ -63,6 +63,18 @@ IDESC_FIELDS = (("sparse_id2", 0, 2), ("sparse_flag", 2, 1), ("saturate", 3, 1),
 #: Operand type codes: kind::f16 F16 0 / BF16 1, kind::tf32 TF32 2, kind::f8f6f4 E4M3 0; D F32 1.
 _TYPE_CODE = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0}
 LD_NUM = 32
+#: Threads per CTA: warp 0 allocates TMEM and issues the TMA loads, warp 1 issues the MMAs,
+#: warps 2-5 are the epilogue (warp w may access TMEM lanes 32 (w % 4) .. + 31: PTX ISA
+#: "tcgen05 memory consistency / access restrictions", a warp reaches the lane quarter of its
+#: rank in the warpgroup).
+THREADS = 192
+#: Accumulator stages in TMEM: the MMA warp fills one while the epilogue warps drain the other.
+ACC_STAGES = 2
+#: Tile rows of the persistent raster visited together (the sm_90a kernel's default).
+GROUP_M = 8
+#: Shared bytes after the K ring's barriers: acc_full and acc_empty per accumulator stage, and
+#: the slot tcgen05.alloc writes the TMEM address to.
+_BARRIER_TAIL = 16 * ACC_STAGES + 8
 
 
 def encode_idesc(**fields: int) -> int:
@@ -134,6 +146,44 @@ def _tmem_obligation(bn: int) -> dict:
             "status": v.status, "method": v.method, "reason": v.reason}
 
 
+def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
+    """The kernel's ``tile_coords``: tile ``t`` of the persistent order -> ``(tm, tn)``, ``group_m``
+    tile rows at a time (columns of a group in turn, the rows of a column first).
+
+    >>> [tile_coords(t, 3, 2, 2) for t in range(6)]
+    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    """
+    per = group_m * tiles_n
+    first = (t // per) * group_m
+    rows = min(tiles_m - first, group_m)
+    return first + (t % per) % rows, (t % per) // rows
+
+
+def schedule_obligation(group_m: int, max_tiles: int = 12) -> dict:
+    """The persistent schedule covers every tile exactly once: for every tile grid up to
+    ``max_tiles`` x ``max_tiles`` and every grid of 1 .. tiles + 1 CTAs, the units
+    ``b, b + grid, ...`` of the CTAs ``b`` map by :func:`tile_coords` onto each tile once.
+
+    >>> schedule_obligation(8, max_tiles=4)["status"]
+    'proved'
+    """
+    bad = None
+    for tiles_m in range(1, max_tiles + 1):
+        for tiles_n in range(1, max_tiles + 1):
+            tiles = tiles_m * tiles_n
+            want = sorted((m, n) for m in range(tiles_m) for n in range(tiles_n))
+            coords = [tile_coords(t, tiles_m, tiles_n, group_m) for t in range(tiles)]
+            for grid in range(1, tiles + 2):
+                got = sorted(coords[u] for b in range(grid) for u in range(b, tiles, grid))
+                if got != want and bad is None:
+                    bad = (tiles_m, tiles_n, grid)
+    return {"claim": f"persistent schedule (GROUP_M {group_m}): the units b, b + grid, ... of CTAs "
+                     "b < grid visit every tile exactly once",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": (f"every tile grid up to {max_tiles} x {max_tiles}, every grid of 1 .. tiles + 1 "
+                       "CTAs" if bad is None else f"tiles {bad[0]} x {bad[1]}, grid {bad[2]}")}
+
+
 def max_stages(dtype: str, bn: int, bk: int) -> int:
     """The deepest ring (<= 8) of a 128 x ``bn`` x ``bk`` tile that fits 227 KiB.
 
@@ -141,7 +191,7 @@ def max_stages(dtype: str, bn: int, bk: int) -> int:
     (4, 7)
     """
     eb = bytes_of(dtype)
-    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + 16 * s + 16 + 1024 <= MAX_SMEM_BYTES]
+    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + 16 * s + _BARRIER_TAIL + 1024 <= MAX_SMEM_BYTES]
     return max(fits) if fits else 0
 
 
@@ -156,7 +206,7 @@ def _check_epilogue(splits: int, out: str, activation: str) -> None:
 
 def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, splits: int = 1,
                            out: str = "f32", bias: bool = False,
-                           activation: str = "none") -> dict:  # long: one manifest, every field
+                           activation: str = "none", group_m: int = GROUP_M) -> dict:  # long: one manifest, every field
     """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
     CTA ``u`` computes K slice ``u % splits`` of tile ``u / splits`` into workspace slot
     ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
@@ -177,6 +227,8 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
     _check_epilogue(splits, out, activation)
+    if not isinstance(group_m, int) or isinstance(group_m, bool) or not 1 <= group_m <= 64:
+        raise LayoutError(f"--group-m {group_m!r}: expected 1 to 64")
     epi = (out, bool(bias), activation)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
@@ -185,26 +237,31 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     b_off = stages * a_stage
     bar_off = b_off + stages * b_stage
-    total = bar_off + 16 * stages + 16
+    total = bar_off + 16 * stages + _BARRIER_TAIL
     if total + 1024 > MAX_SMEM_BYTES:
         raise LayoutError(f"--tile {tile} --stages {stages}: {total} bytes of shared memory exceed "
                           f"{MAX_SMEM_BYTES}; lower --stages")
     da, oa = _descs("A", a_tile, dtype, bk, bm, [s * a_stage for s in range(stages)], kx)
     db, ob = _descs("B", b_tile, dtype, bk, bn, [b_off + s * b_stage for s in range(stages)], kx)
     idesc, oi = _idesc(dtype, bn)
-    cols = max(32, 1 << (bn - 1).bit_length())
-    oc = {"claim": f"TMEM allocation of {cols} columns: a power of two >= 32 holding the {bn} "
-                   "f32 accumulator columns", "status": "proved" if cols >= bn else "counterexample",
+    cols = max(32, 1 << (ACC_STAGES * bn - 1).bit_length())
+    oc = {"claim": f"TMEM allocation of {cols} columns: a power of two >= 32 holding {ACC_STAGES} "
+                   f"accumulator stages of {bn} f32 columns",
+          "status": "proved" if ACC_STAGES * bn <= cols <= 512 else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
             "tag": gemm_tag(dtype, bm, bn, bk, stages, splits=splits, epilogue=epi) + "_sm100a", "dtype": dtype, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
-            "threads": 128, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": 1,
+            "threads": THREADS, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": group_m,
             "instruction": f"tcgen05.mma.cta_group::1.kind::{kind}", "swizzle": sw,
             "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
             "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
             "idesc": {"value": idesc, "fields": decode_idesc(idesc)},
-            "tmem": {"columns": cols, "ld": f"32x32b.x{LD_NUM}", "ld_num": LD_NUM},
+            "tmem": {"columns": cols, "ld": f"32x32b.x{LD_NUM}", "ld_num": LD_NUM,
+                     "acc_stages": ACC_STAGES},
+            "schedule": {"kind": "persistent", "grid": "min(SMs, tiles x splits)",
+                         "order": f"grouped raster, {group_m} tile rows at a time",
+                         "warps": {"tma": 0, "mma": 1, "epilogue": [2, 3, 4, 5]}},
             "barriers": {"offset": bar_off},
             "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
@@ -215,7 +272,8 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
             "global": {"a": "row-major M x K", "b": "row-major N x K", "d": f"row-major M x N {out}"},
             "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
                             tma_obligation("B", b_tile, dtype, bn, bk, sw)] + oa + ob
-            + [oi, oc, _tmem_obligation(bn)] + ([split_obligation(splits)] if splits > 1 else [])}
+            + [oi, oc, _tmem_obligation(bn), schedule_obligation(group_m)]
+            + ([split_obligation(splits)] if splits > 1 else [])}
 
 
 _KERNEL = r"""
@@ -223,7 +281,10 @@ namespace vl_${tag} {
 
 // ----- configuration (manifest.json) ---------------------------------------------------------
 constexpr int BM = ${bm}, BN = ${bn}, BK = ${bk}, STAGES = ${stages};
-constexpr int THREADS = 128;                       // warp 0: TMEM alloc + TMA, warp 1: MMA, all: epilogue
+constexpr int THREADS = ${threads};                // warp 0: TMEM alloc + TMA, warp 1: MMA, warps 2-5: epilogue
+constexpr uint32_t EPI_WARPS = 4u;                 // epilogue warp w reads TMEM lanes 32 (w % 4) .. + 31
+constexpr uint32_t ACC_STAGES = ${acc_stages}u;    // accumulator stages in TMEM: stage a at columns a * BN
+constexpr int GROUP_M = ${group_m};                // persistent raster: tile rows visited together
 constexpr int K_INST = ${k_inst}, K_BLOCKS = ${k_blocks};   // ${instruction} x K_BLOCKS per stage
 constexpr int ELEM_BYTES = ${eb};
 constexpr uint32_t A_STAGE_BYTES = ${a_stage}u, B_STAGE_BYTES = ${b_stage}u;
@@ -231,12 +292,13 @@ constexpr uint32_t A_OFFSET = 0u, B_OFFSET = ${b_off}u, BAR_OFFSET = ${bar_off}u
 constexpr uint32_t SMEM_BYTES = ${smem_bytes}u, SMEM_ALIGN = 1024u;
 constexpr uint32_t BOX_K = ${box_k}u, BOXES = ${boxes}u;   // TMA box: BOX_K elements x rows, SWIZZLE_${swizzle}
 constexpr uint32_t A_BOX_BYTES = ${a_box}u, B_BOX_BYTES = ${b_box}u, TX_BYTES = ${tx}u;
-constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of two >= 32, >= BN
+constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of two >= 32, >= ACC_STAGES * BN
 constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
 constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
 """ + EPILOGUE_CONSTANTS + r"""static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
-static_assert(BN % LD_NUM == 0 && TMEM_COLS >= uint32_t(BN), "the loads and the allocation cover N");
+static_assert(BN % LD_NUM == 0 && TMEM_COLS >= ACC_STAGES * uint32_t(BN), "the loads and the allocation cover N");
+static_assert(THREADS == 32 * (2 + int(EPI_WARPS)), "a TMA warp, an MMA warp and the epilogue warps");
 typedef ${elem_t} elem_bits_t;
 
 __host__ __device__ __forceinline__ uint64_t desc_a0(uint32_t kb) { return ${desc_a}; }
@@ -247,12 +309,25 @@ __host__ __device__ __forceinline__ uint64_t with_start(uint64_t d0, uint32_t ad
   return (d0 & ~0x3FFFull) | (start >> 4);
 }
 
+// ----- persistent tile scheduler: tile t -> (tile row, tile column), GROUP_M tile rows at a time
+__host__ __device__ __forceinline__ void tile_coords(uint32_t t, uint32_t tiles_m, uint32_t tiles_n,
+                                                     uint32_t& tm, uint32_t& tn) {
+  const uint32_t per_group = uint32_t(GROUP_M) * tiles_n;
+  const uint32_t first = (t / per_group) * uint32_t(GROUP_M);
+  const uint32_t rows = tiles_m - first < uint32_t(GROUP_M) ? tiles_m - first : uint32_t(GROUP_M);
+  tm = first + (t % per_group) % rows;
+  tn = (t % per_group) / rows;
+}
+
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
 }
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile("{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
                "@!done bra WAIT_%=;\n}\n" :: "r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" :: "r"(bar), "r"(bytes) : "memory");
@@ -287,23 +362,26 @@ __device__ __forceinline__ void tmem_wait_ld() { asm volatile("tcgen05.wait::ld.
 
 ${epilogue_funcs}
 
+// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
+// order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
+// into accumulator stage a (TMEM columns a * BN ..), warps 2-5 drain stage a while the MMAs fill
+// stage a ^ 1: acc_full[a] (tcgen05.commit) and acc_empty[a] (one arrival per epilogue warp).
 __global__ void __launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
-  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES, done = empty0 + 8u * STAGES;
-  const uint32_t slot = done + 8u;                 // tcgen05.alloc writes the TMEM base address here
+  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
+  const uint32_t acc_full0 = empty0 + 8u * STAGES, acc_empty0 = acc_full0 + 8u * ACC_STAGES;
+  const uint32_t slot = acc_empty0 + 8u * ACC_STAGES;   // tcgen05.alloc writes the TMEM base address here
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t tiles_n = (uint32_t(N) + BN - 1) / BN;
-  const uint32_t tile = blockIdx.x / uint32_t(SPLITS), s = blockIdx.x % uint32_t(SPLITS);   // K slice s of the tile
-  const uint32_t tm = tile / tiles_n, tn = tile % tiles_n;
+  const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t units = tiles_m * tiles_n * uint32_t(SPLITS);
   const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
-  const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
   if (threadIdx.x == 0) {
     for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, 1u); }
-    mbar_init(done, 1u);
+    for (uint32_t a = 0; a < ACC_STAGES; ++a) { mbar_init(acc_full0 + 8u * a, 1u); mbar_init(acc_empty0 + 8u * a, EPI_WARPS); }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
@@ -312,59 +390,92 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   __syncthreads();
   tc_fence_after();
   const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
-  if (warp == 0 && lane == 0) {                    // ---- producer: TMA ----
-    uint32_t stage = 0, phase = 0;
-    for (uint32_t kt = kbeg; kt < kend; ++kt) {
-      mbar_wait(empty0 + 8u * stage, phase ^ 1u);
-      const uint32_t full = full0 + 8u * stage;
-      mbar_arrive_expect_tx(full, TX_BYTES);
-      const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+  if (warp == 0) {
+    if (lane == 0) {                               // ---- producer: TMA ----
+      uint32_t stage = 0, phase = 0;
+      for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+        uint32_t tm, tn;
+        tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+        const uint32_t s = u % uint32_t(SPLITS);
+        const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
+        for (uint32_t kt = kbeg; kt < kend; ++kt) {
+          mbar_wait(empty0 + 8u * stage, phase ^ 1u);
+          const uint32_t full = full0 + 8u * stage;
+          mbar_arrive_expect_tx(full, TX_BYTES);
+          const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
 #pragma unroll
-      for (uint32_t j = 0; j < BOXES; ++j) {
-        const int32_t k0 = int32_t(kt * BK + j * BOX_K);
-        tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
-        tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+          for (uint32_t j = 0; j < BOXES; ++j) {
+            const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+            tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
+            tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+          }
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
       }
-      if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
     }
-  } else if (warp == 1 && lane == 0) {             // ---- MMA issuer: tcgen05.mma into TMEM ----
-    uint32_t stage = 0, phase = 0;
-    for (uint32_t kt = kbeg; kt < kend; ++kt) {
-      mbar_wait(full0 + 8u * stage, phase);
+  } else if (warp == 1) {
+    if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----
+      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
+      for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+        const uint32_t s = u % uint32_t(SPLITS);
+        const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
+        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // the epilogue drained accumulator stage acc
+        tc_fence_after();
+        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
+        for (uint32_t kt = kbeg; kt < kend; ++kt) {
+          mbar_wait(full0 + 8u * stage, phase);
+          tc_fence_after();
+#pragma unroll
+          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != kbeg) || (kb != 0u));
+          mma_commit(empty0 + 8u * stage);         // the stage is free once these MMAs completed
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+        mma_commit(acc_full0 + 8u * acc);          // the accumulator is final (no MMA: an empty slice)
+        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+      }
+    }
+  } else {
+    // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows of the tile ----
+    const uint32_t quad = warp % 4u;
+    uint32_t acc = 0, acc_phase = 0;
+    for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+      uint32_t tm, tn;
+      tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
+      const uint32_t s = u % uint32_t(SPLITS);
+      const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
+      mbar_wait(acc_full0 + 8u * acc, acc_phase);
+      __syncwarp();                                // tcgen05.ld is .sync.aligned: the warp converged
       tc_fence_after();
-#pragma unroll
-      for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-        mma(tmem, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-            with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != kbeg) || (kb != 0u));
-      mma_commit(empty0 + 8u * stage);             // the stage is free once these MMAs completed
-      if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
-    }
-    mma_commit(done);                              // the accumulator is final (no MMA: an empty slice)
-  }
-  // ---- epilogue: warp w reads TMEM lanes 32w..32w+31 = rows 32w..32w+31 of the tile ----
-  mbar_wait(done, 0u);
-  __syncwarp();                                    // tcgen05.ld is .sync.aligned: the warp converged
-  tc_fence_after();
-  const uint32_t row = tm * BM + warp * 32u + lane;
+      const uint32_t row = tm * BM + quad * 32u + lane;
+      const uint32_t acc_col = acc * uint32_t(BN);
 #pragma unroll 1
-  for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
-    uint32_t v[LD_NUM];
-    tmem_ld(v, tmem + ((warp * 32u) << 16) + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
-    tmem_wait_ld();
-    // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
-    if (row < uint32_t(M)) {
-      store_t* p = D + (size_t(s) * size_t(M) + size_t(row)) * size_t(N);
+      for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
+        uint32_t v[LD_NUM];
+        tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
+        tmem_wait_ld();
+        // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
+        if (row < uint32_t(M)) {
+          store_t* p = D + (size_t(s) * size_t(M) + size_t(row)) * size_t(N);
 #pragma unroll
-      for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
-        const uint32_t col = tn * BN + c * LD_NUM + r;
-        float x = kend > kbeg ? __uint_as_float(v[r]) : 0.0f;   // an empty K slice sums to 0
-        if (FUSED) x = epilogue(x, bias, col, N);
-        if (col < uint32_t(N)) store_one(p + col, x);
+          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
+            const uint32_t col = tn * BN + c * LD_NUM + r;
+            float x = kend > kbeg ? __uint_as_float(v[r]) : 0.0f;   // an empty K slice sums to 0
+            if (FUSED) x = epilogue(x, bias, col, N);
+            if (col < uint32_t(N)) store_one(p + col, x);
+          }
+        }
       }
+      tc_fence_before();                           // the loads of stage acc are ordered before the release
+      __syncwarp();
+      if (lane == 0) mbar_arrive(acc_empty0 + 8u * acc);
+      if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
     }
   }
   tc_fence_before();
   __syncthreads();
+  tc_fence_after();
   if (warp == 0) tmem_dealloc(tmem);
 }
 
@@ -374,24 +485,25 @@ ${reduce_kernel}
   if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
   return "";
 }
-// D = A @ B^T (f32); one CTA per tile. 0 on success, 2 bad problem, 3 CUDA error, 4/5 tensor maps.
+// D = A @ B^T; a persistent grid of min(SMs, units) CTAs. 0 on success, 2 bad problem, 3 CUDA
+// error, 4/5 tensor maps. sms: CTAs of the persistent grid (0: the device's SM count).
 [[maybe_unused]] static int launch(const void* A, const void* B, void* D, int M, int N, int K,
                   cudaStream_t stream = 0, int sms = 0, const float* bias = nullptr) {
   if (problem_error(M, N, K)[0] != '\0') return 2;
-  long ctas = sms;                                 // the reduction's grid cap (SMs)
+  long ctas = sms;
   if (ctas <= 0) {
     int dev = 0, n = 0;
     if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) return 3;
     ctas = n;
   }
-  (void)ctas;
 ${split_workspace}  CUtensorMap ta, tb;
   int e = make_tensor_map(&ta, A, M, K, BM);
   if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
   if (e != 0) return e;
   if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
-  const int grid = ((M + BM - 1) / BM) * ((N + BN - 1) / BN) * SPLITS;   // CTA u: tile u / SPLITS, K slice u % SPLITS
+  const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
+  const int grid = int(units < ctas ? units : ctas);
   vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
@@ -437,7 +549,8 @@ def render_tcgen05_cuda(man: dict) -> str:
            "elem_t": ELEM_T[man["elem_bytes"]], "tma_dtype": TMA_DTYPE[man["dtype"]],
            "desc_a": select_expr([u64_literal(v) for v in man["a"]["descriptors"]], "kb"),
            "desc_b": select_expr([u64_literal(v) for v in man["b"]["descriptors"]], "kb"),
-           "tmem_ld": _tmem_ld(), "splits": man.get("splits", 1), **epilogue_subs(man),
+           "tmem_ld": _tmem_ld(), "threads": man["threads"],
+           "acc_stages": man["tmem"].get("acc_stages", ACC_STAGES), "group_m": man["group_m"], "splits": man.get("splits", 1), **epilogue_subs(man),
            "epilogue_funcs": epilogue_source(man),
            "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
            "split_workspace": SPLIT_WORKSPACE,

@@ -62,6 +62,8 @@ from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
+from verilayout.simulate.tile_schedule import schedule_check
+from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
 
 __all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
 
@@ -137,12 +139,13 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     splits, epi = splits_of(man), epilogue_spec(man)
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
     eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
+    nthreads = int(man.sections.get("threads", 128))
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
         tail = f" [M={M}, N={N}, K={K}]" if label else ""
         cover: dict = {}
         for s in range(splits):                      # CTA s: K slice s of tile 0
             beyond: list = []
-            run = run_threads(mod, entry, range(128), ctaid=s, nctaid=splits,
+            run = run_threads(mod, entry, range(nthreads), ctaid=s, nctaid=splits,
                               param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
                                             5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
                               load_value=bias_loader(N, beyond),
@@ -169,7 +172,37 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
             checks += g.checks
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
+    else:
+        checks += _persistent_checks(mod, entry, (bm, bn, bk), nthreads, fused)
     return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
+
+
+#: The several-tile run: a 2 x 2 tile grid, two K-tiles per tile, one CTA (four tiles through
+#: the accumulator stages); the schedule: a 3 x 2 tile grid, every grid of 1 .. 7 CTAs.
+PERSISTENT_TILES, SCHEDULE_TILES = (2, 2), (3, 2)
+
+
+def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused) -> list[KernelCheck]:
+    """Law: ``acc-ring`` and (f32 D without a fused epilogue) the several-tile ``d-store`` on one
+    CTA's run over PERSISTENT_TILES, then ``schedule`` over SCHEDULE_TILES; a run that does not
+    complete is ``unknown``."""
+    bm, bn, bk = tile
+    (tm, tn), where = PERSISTENT_TILES, f" [{PERSISTENT_TILES[0]} x {PERSISTENT_TILES[1]} tiles, one CTA]"
+    M, N, K = tm * bm, tn * bn, 2 * bk
+    run = run_threads(mod, entry, range(nthreads), ctaid=0, nctaid=1,
+                      param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K,
+                                    6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=1000000)
+    if not run.complete:
+        return [KernelCheck("acc-ring", "unknown", f"the kernel could not be run on the PTX{where}: "
+                            f"{run.reason}")]
+    out = [acc_ring_check(run)]
+    if fused is None:
+        out.append(tiles_d_store(run, (M, N), (bm, bn), MAP_A_ADDR, MAP_B_ADDR, D_ADDR))
+    out = [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source) for c in out]
+    out.append(schedule_check(mod, entry, tile, SCHEDULE_TILES,
+                              {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 6: BIAS_ADDR},
+                              (MAP_A_ADDR, MAP_B_ADDR), shared_base=SMEM_BASE))
+    return out
 
 
 def _processes(run) -> list | None:
@@ -183,8 +216,16 @@ def _processes(run) -> list | None:
         if e is None:
             return None
         who.append(int(th[e.lanes[0]]))
+    # the K ring's barriers are the ones only these two threads use: the accumulator ring's
+    # (shared with the epilogue warps) is explored on its own (``acc-ring``)
+    others = {int(e.values["addr"][0]) for e in run.events
+              if e.op.startswith(("mbarrier.try_wait", "mbarrier.arrive", "tcgen05.commit"))
+              and e.values.get("addr") is not None and not set(th[e.lanes].tolist()) <= set(who)}
     out: list[list] = [[], []]
     for ev in run.events:
+        if ev.op.startswith(("mbarrier.try_wait", "mbarrier.arrive", "tcgen05.commit")) and \
+                ev.values.get("addr") is not None and int(ev.values["addr"][0]) in others:
+            continue
         t = th[ev.lanes]
         for p, w in enumerate(who):
             idx = np.nonzero(t == w)[0]
@@ -341,7 +382,12 @@ def _tmem_checks(run, bn: int) -> list[KernelCheck]:
             if int(run.threads[q]) % 32 == 0:
                 for c in range(col, col + num):
                     seen.setdefault(warp, []).append(c)
-    for w in range(4):
+    quads = sorted(w % 4 for w in seen)
+    if quads != [0, 1, 2, 3]:
+        return [KernelCheck("tmem", "counterexample", f"warps {sorted(seen)} load TMEM: their lane "
+                      f"quarters (warp % 4) {quads} are not 0, 1, 2, 3 once each (rows of the "
+                      "accumulator unread or read twice)")]
+    for w in sorted(seen):
         cs = sorted(seen.get(w, []))
         if cs != list(range(bn)):
             extra = sorted(set(cs) - set(range(bn)))
@@ -350,8 +396,9 @@ def _tmem_checks(run, bn: int) -> list[KernelCheck]:
             return [KernelCheck("tmem", "counterexample", f"warp {w} reads TMEM columns {cs[:1]}..{cs[-1:]}"
                           f": column(s) {missed[:3]} of the accumulator never read, {extra[:3]} "
                           f"beyond it, {twice[:3]} twice (a TMEM column offset off?)")]
-    return [KernelCheck("tmem", "proved", f"tcgen05.alloc of {ncol} columns; each warp w loads lanes "
-                  f"32w..32w+31 and every accumulator column 0..{bn - 1} exactly once")]
+    return [KernelCheck("tmem", "proved", f"tcgen05.alloc of {ncol} columns; warps {sorted(seen)} "
+                  f"each load lanes 32 (w % 4)..+31, one warp per quarter, and every accumulator "
+                  f"column 0..{bn - 1} exactly once")]
 
 
 def _stores(run, ob: int):
