@@ -270,15 +270,16 @@ def test_the_reduction_check_without_the_kernel_says_so():
 
 @functools.lru_cache(maxsize=1)   # two parametrizations read it at collection
 def _chosen() -> tuple:
-    """(dtype, tile, stages, group_m, splits) of every distinct auto-chosen configuration over
-    the shape set and bf16, f16, e4m3, tf32 (e4m3 skips K = 4104: 4104 bytes is not 16-aligned)."""
+    """(dtype, tile, stages, group_m, splits, swap-AB) of every distinct auto-chosen configuration
+    over the shape set and bf16, f16, e4m3, tf32 (e4m3 skips K = 4104: 4104 bytes is not
+    16-aligned)."""
     seen = []
     for dt in ("bf16", "f16", "e4m3", "tf32"):
         for M, N, K in SHAPES:
             if dt == "e4m3" and K % 16:
                 continue
             b = choose_gemm(M, N, K, dt).best
-            key = (dt, b.tile, b.stages, b.group_m, b.splits)
+            key = (dt, b.tile, b.stages, b.group_m, b.splits, b.swap)
             if key not in seen:
                 seen.append(key)
     return tuple(seen)
@@ -286,8 +287,8 @@ def _chosen() -> tuple:
 
 def _emitted(cfg):
     from verilayout.emit.cuda_gemm import emit_gemm
-    dt, tile, stages, g, s = cfg
-    e = emit_gemm(dt, tile=parse_tile(tile), stages=stages, group_m=g, splits=s)
+    dt, tile, stages, g, s, swap = cfg
+    e = emit_gemm(dt, tile=parse_tile(tile), stages=stages, group_m=g, splits=s, swap_ab=swap)
     return e.manifest, e.files["kernel.cu"]
 
 

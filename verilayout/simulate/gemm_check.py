@@ -74,7 +74,7 @@ from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pen
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "RingContext", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
-           "swizzle_span", "cluster_shape", "tensor_maps", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
+           "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
 
 GEMM_ASSUMPTIONS = (
     "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
@@ -504,8 +504,91 @@ def tensor_maps(source: str, man: GemmManifest):
                            "swap-AB)", (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
-            got[name] = {"box": mp[6:8], "span": swizzle_span(text)}
+            got[name] = {"box": mp[6:8], "span": swizzle_span(text), "ptr": ptr}
     return got, out_checks
+
+
+def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """``D`` (M x N, float64; NaN where nothing was stored) as the emitted kernel computes it from
+    ``A`` (M x K) and ``B`` (N x K), replayed from its PTX run and host code, sharing nothing with
+    the emitter: the host's tensor maps say which array each TMA map reads (with swap-AB the
+    kernel's A operand is ``B``); the run's TMA coordinates say which rows and K-tile each
+    pipeline iteration loads; each consumer warpgroup multiplies its 64 rows of the stage's A by
+    all rows of B (what the ``descriptor`` check proves its wgmmas read), accumulates across the
+    iterations since its last reset (scale-d 0 or zeroed accumulators), and each store writes the
+    accumulator element its value tags at the address the run computes, element ``e`` of thread
+    ``t`` being ``D(row, col)`` of the PTX D fragment; rows and K past the arrays read 0 (TMA's
+    zero fill); split-K slots are summed (what the ``split-k`` reduction check proves the
+    reduction kernel does). Plain f32 D, one CTA, no cluster; a ``LayoutError`` otherwise, or where
+    the kernel does not compile or run.
+
+    Law: equals ``A @ B.T`` (exactly, for integer inputs whose sums are exact) when the kernel's
+    dataflow is right.
+    """
+    # long: the run, then each consumer's stores replayed with the numbers
+    dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
+    _one_cta(man)
+    if epilogue_spec(man) != ("f32", False, "none"):
+        raise LayoutError("replay_gemm: a plain f32 D only (no bias, activation or conversion)")
+    M, K = A.shape
+    N = B.shape[0]
+    maps, checks = tensor_maps(source, man)
+    if maps is None or set(maps) != {"A", "B"}:
+        raise LayoutError(f"replay_gemm: the tensor maps are not proved: {[c.message for c in checks]}")
+    arrays = {4096: np.asarray(A, dtype=np.float64), 8192: np.asarray(B, dtype=np.float64)}
+    xa, xb = arrays[maps["A"]["ptr"]], arrays[maps["B"]["ptr"]]
+    km, kn = xa.shape[0], xb.shape[0]                   # the kernel's product: km x kn
+    ok, ptx = compile_ptx(source)
+    if not ok:
+        raise LayoutError(f"replay_gemm: kernel.cu does not compile: {ptx}")
+    mod = parse_ptx(ptx)
+    entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
+    run = run_threads(mod, entry, range(128 * (cons + 1)),
+                      param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: km, 4: kn, 5: K,
+                                    6: BIAS_ADDR}, shared_base=SMEM_BASE)
+    if not run.complete:
+        raise LayoutError(f"replay_gemm: the kernel could not be run on the PTX: {run.reason}")
+    g = GemmSim(man, run, dt, _BYTES[dt], bm, bn, bk, stages, cons, la, lb, km, kn, K,
+                -(-K // bk), maps)
+    g.splits = splits_of(man)
+    procs = g.traces()
+    loads: dict = {}                                    # iteration -> [A row, B row, K start]
+    it = -1
+    for ev, v, _n, _t in procs[0]:
+        if ev.op.startswith("mbarrier.try_wait"):
+            it += 1
+        if ev.op.startswith("cp.async.bulk.tensor") and ".global.shared" not in ev.op:
+            x = loads.setdefault(max(it, 0), [None, None, None])
+            c0, c1 = int(v["c0"][0]), int(v["c1"][0])
+            x[2] = c0 if x[2] is None else min(x[2], c0)
+            x[0 if int(v["map"][0]) == MAP_A_ADDR else 1] = c1
+    pad = lambda x, r0, rows, k0: np.pad(x, ((0, max(0, r0 + rows - x.shape[0])), (0, max(0, k0 + bk - K))))[  # noqa: E731
+        r0:r0 + rows, k0:k0 + bk]
+    coord = np.array(fragment_coords((64, bn, g.kx), "D", dt, acc="f32"))
+    regs = coord.shape[1]
+    mem = np.full(g.splits * km * kn, np.nan)
+    for c in range(1, cons + 1):
+        it, acc = -1, []
+        for ev, v, _n, t in procs[c]:
+            if ev.op.startswith("mbarrier.try_wait"):
+                it += 1
+            if ev.op.startswith("wgmma.mma_async"):
+                sd, dz = v.get("scale_d"), v.get("d_zero")
+                reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
+                acc = [it] if reset else (acc if it in acc else acc + [it])
+            if not ev.op.startswith("st.global"):
+                continue
+            prod = np.zeros((64, bn))
+            for i in acc:
+                a0, b0, k0 = loads[i]
+                prod += pad(xa, a0 + 64 * (c - 1), 64, k0) @ pad(xb, b0, bn, k0).T
+            for pos, e, _alt in g._stored(ev, v, regs):
+                tt = np.asarray(t, dtype=np.int64) % 128
+                ee = np.asarray(e, dtype=np.int64)
+                keep = (ee >= 0) & (ee < regs) & (pos >= 0) & (pos < len(mem))
+                mem[pos[keep]] = prod[coord[tt[keep], ee[keep], 0], coord[tt[keep], ee[keep], 1]]
+    out = mem.reshape(g.splits, M * N).sum(axis=0)
+    return out.reshape(M, N)
 
 
 @functools.lru_cache(maxsize=32)   # keyed by (kernel source, driver); one host build per process
