@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from verilayout.core import cute
 from verilayout.core import smt
-from verilayout.core.cute import ComposedLayout, Layout, StaticInt, Swizzle, blocked_product, coalesce, complement, composition, filter_layout, flatten, format_cute, is_linear, left_inverse, logical_divide, logical_product, make_layout, make_ordered_layout, offset_bytes, offset_elements, offsets_table, product, right_inverse, shared_linear_layout, symbol, tile_to_shape, to_linear, why_not_linear, z3_in_domain, z3_offset
+from verilayout.core.cute import ComposedLayout, Layout, dynamic, StaticInt, Swizzle, blocked_product, coalesce, complement, composition, filter_layout, flatten, format_cute, is_linear, left_inverse, logical_divide, logical_product, make_layout, make_ordered_layout, offset_bytes, offset_elements, offsets_table, product, right_inverse, shared_linear_layout, symbol, tile_to_shape, to_linear, why_not_linear, z3_in_domain, z3_offset
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.errors import LayoutError
 
@@ -624,7 +624,7 @@ TUTORIAL_TILINGS = [
 
 @pytest.mark.parametrize("atom,shape,printed", TUTORIAL_TILINGS)
 def test_tile_to_shape_reproduces_the_tutorial_printouts(atom, shape, printed):
-    got = tile_to_shape(parse_cute(atom), shape)
+    got = tile_to_shape(parse_cute(atom), dynamic(shape))     # make_shape(64,16): run-time ints
     assert got == parse_cute(printed)
     assert format_cute(got) == printed.replace("smem_ptr16b", "smem_ptr[16b](unset)").replace(
         "smem_ptr128b", "smem_ptr[128b](unset)")

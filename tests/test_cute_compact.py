@@ -15,7 +15,7 @@ import itertools
 
 import pytest
 
-from verilayout.core.cute import (Layout, LayoutLeft, LayoutRight, StaticInt, compact_col_major, compact_row_major,
+from verilayout.core.cute import (DynamicInt, Layout, LayoutLeft, LayoutRight, StaticInt, dynamic, compact_col_major, compact_row_major,
                                   flatten, format_cute, make_layout, make_ordered_layout, product)
 from verilayout.errors import LayoutError
 
@@ -44,7 +44,7 @@ COL_STATIC = [
     ((4, (8, 1, 2)), (1, (4, 0, 32))),
     ((4, (8, 1, (2, 3))), (1, (4, 0, (32, 64)))),
 ]
-# compact_xmajor.cpp, CompactColMajor_Dynamic: plain ints (a dynamic 1 keeps the running product)
+# compact_xmajor.cpp, CompactColMajor_Dynamic: run-time ints (a dynamic 1 keeps the running product)
 COL_DYNAMIC = [
     ((4, 8), (1, 4)),
     ((4, 8, 2), (1, 4, 32)),
@@ -80,7 +80,7 @@ def test_compact_col_major_static_cutlass(shape, want):
 
 @pytest.mark.parametrize("shape, want", COL_DYNAMIC)
 def test_compact_col_major_dynamic_cutlass(shape, want):
-    got = compact_col_major(shape)
+    got = compact_col_major(dynamic(shape))
     assert got == want
     # CuTe starts from Int<1>: the first stride is static, the rest dynamic
     assert isinstance(flatten(got)[0], StaticInt) and not any(isinstance(x, StaticInt) for x in flatten(got)[1:])
@@ -93,7 +93,7 @@ def test_compact_row_major_static_cutlass(shape, want):
 
 @pytest.mark.parametrize("shape, want", ROW_DYNAMIC)
 def test_compact_row_major_dynamic_cutlass(shape, want):
-    assert compact_row_major(shape) == want
+    assert compact_row_major(dynamic(shape)) == want
 
 
 def test_compact_major_of_an_integer_cutlass():
@@ -101,8 +101,11 @@ def test_compact_major_of_an_integer_cutlass():
     for fn in (compact_col_major, compact_row_major):
         assert same(fn(_(1)), _(0)) and same(fn(_(1), _(3)), _(0))
         assert same(fn(_(8)), _(1)) and same(fn(_(8), _(3)), _(3))
-        assert same(fn(1), _(1)) and same(fn(8), _(1))
-        assert fn(1, 3) == 3 and fn(8, 3) == 3
+        D = DynamicInt
+        assert same(fn(D(1)), _(1)) and same(fn(D(8)), _(1))
+        assert fn(D(1), D(3)) == 3 and fn(D(8), D(3)) == 3
+        # a plain Python int is static (CuTe's Int<N>)
+        assert same(fn(1), _(0)) and same(fn(8), _(1))
 
 
 @pytest.mark.parametrize("shape, want", ROW_STATIC)

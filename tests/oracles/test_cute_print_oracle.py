@@ -19,7 +19,7 @@ import tempfile
 
 import pytest
 
-from verilayout.core.cute import Layout, StaticInt, Swizzle, composition, format_cute, tiled_divide, zipped_divide
+from verilayout.core.cute import Layout, StaticInt, dynamic, Swizzle, composition, format_cute, tiled_divide, zipped_divide
 from verilayout.core.cute.int_tuple import basis_coords
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_text import parse_cute, parse_cute_tensor
@@ -120,7 +120,7 @@ def test_scaled_basis_strides_give_cutes_coordinates(name):
 # ----- zipped_divide / tiled_divide ------------------------------------------------------------------
 
 _S = StaticInt
-_DYN = Layout((8, 16), (16, 1))
+_DYN = Layout(dynamic((8, 16)), dynamic((16, 1)))      # make_layout(make_shape(8, 16), ...): run-time ints
 _STA = Layout((_S(8), _S(16)), (_S(16), _S(1)))
 _TILER = (Layout(_S(2), _S(1)), Layout(_S(4), _S(1)))
 DIVIDES = {
@@ -129,7 +129,7 @@ DIVIDES = {
     "tiled_divide_dynamic": lambda: tiled_divide(_DYN, _TILER),
     "tiled_divide_static": lambda: tiled_divide(_STA, _TILER),
     # a tiler of plain Python ints is CuTe's static Shape<_2,_4> (the CuTe DSL reads Python ints as static)
-    "zipped_divide_shape_tiler": lambda: zipped_divide(Layout((8, 16)), (2, 4)),
+    "zipped_divide_shape_tiler": lambda: zipped_divide(Layout(dynamic((8, 16))), (2, 4)),
     "zipped_divide_strided_tiler": lambda: zipped_divide(Layout((_S(8), _S(16))), (Layout(_S(2), _S(4)),
                                                                                    Layout(_S(4), _S(2)))),
     "tiled_divide_swizzled": lambda: tiled_divide(

@@ -15,13 +15,15 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, basis_symbol, congruent, format_tree, is_sym,
+from verilayout.core.cute.int_tuple import (DynamicInt, IntTuple, StaticInt, basis_symbol, congruent, format_tree, is_sym,
                                             is_tuple, normalize_leaf, symbol)
 from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout, require_elem_bits
 from verilayout.core.cute.swizzle import Swizzle
+from verilayout.core.cute.tv import tv_to_linear
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 
-__all__ = ["parse_cute", "parse_cute_tensor", "CuteTensor"]
+__all__ = ["parse_cute", "parse_cute_tensor", "parse_cute_tv", "looks_like_cute", "CuteTensor"]
 
 
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -378,7 +380,7 @@ class _Parser:
         m = _INT.match(self.t, self.i)
         if m:
             self.i = m.end()
-            value: Any = int(m.group(0))
+            value: Any = DynamicInt(int(m.group(0)))      # CuTe prints a dynamic int without '_'
             m2 = _IDENT.match(self.t, self.i)
             if m2:  # implicit multiplication: 8T, 2k
                 self.i = m2.end()
@@ -424,7 +426,8 @@ def _arith(a: Any, b: Any, op: str) -> Any:
     if is_sym(a) or is_sym(b):
         r = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b}[op]()
         return normalize_leaf(r.expand(), "expression")
-    return {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op]
+    r = {"+": lambda: int(a) + int(b), "-": lambda: int(a) - int(b), "*": lambda: int(a) * int(b)}[op]()
+    return StaticInt(r) if isinstance(a, StaticInt) and isinstance(b, StaticInt) else DynamicInt(r)
 
 
 def parse_cute(text: str, swizzle_units: str | None = None, elem_bits: int | None = None) -> AnyLayout:
@@ -512,3 +515,31 @@ def parse_cute_tensor(text: str) -> CuteTensor:
     if engine is None:
         raise LayoutError("col 1: expected a tensor (a pointer such as smem_ptr[16b](0x400) o layout)")
     return CuteTensor(engine["kind"], engine["bits"], engine["base"], engine["swizzle"], layout)
+
+
+def looks_like_cute(text: str) -> bool:
+    """True when ``text`` reads as CuTe layout text (a shape ``(...)`` or ``_N`` first, or a swizzle
+    ``Sw<``/``S<``/``Swizzle<``), not Triton MLIR (``#ttg...``, ``tensor<...>``, ``!ttg...``).
+
+    >>> looks_like_cute("((_4,_8),_8):((_32,_1),_4)"), looks_like_cute("#ttg.blocked<{...}>")
+    (True, False)
+    """
+    t = text.lstrip() if isinstance(text, str) else ""
+    return bool(re.match(r"(\(|_?[0-9]|Sw<|S<|Swizzle<|SW_)", t))
+
+
+def parse_cute_tv(text: str, tile) -> LinearLayout:
+    """A CuTe thread-value layout (``print(tiled_copy.get_layoutS_TV())``: mode 0 the thread, mode 1
+    the value, its value an index into ``tile`` read column-major as CuTe's ``idx2crd``) as the
+    register layout ``register, lane, warp -> dim0, dim1, ...``
+    (:func:`verilayout.core.cute.tv.tv_to_linear`, which states the law).
+
+    >>> L = parse_cute_tv("((_4,_8),((_2,_2,_2),_1)):((_32,_1),((_16,_8,_128),_0))", [16, 16])
+    >>> L.bases["register"], L.bases["lane"][0]
+    ([[0, 1], [8, 0], [0, 8]], [0, 2])
+    """
+    layout = parse_cute(text)
+    if not isinstance(layout, Layout):
+        raise LayoutError("a CuTe thread-value layout is a plain (thread, value) -> index layout, "
+                          "without a swizzle or pointer")
+    return tv_to_linear(layout, list(tile) if isinstance(tile, (list, tuple)) else tile)

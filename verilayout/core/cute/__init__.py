@@ -14,18 +14,19 @@ Shapes and strides may be sympy expressions (``subs`` makes them concrete).
 
 >>> L = Layout(((8, 2), (4, 4)), ((8, 64), (1, 4)))
 >>> L((3, 5)), L(11), L.size
-(29, 88, 256)
+(29, 88, StaticInt(256))
 >>> C = ComposedLayout(Swizzle(3, 4, 3), Layout((8, 64), (64, 1)), ptr_bits=16)
 >>> C.offset_bytes((1, 0)), C.offset_elements((1, 0))
 (144, 72)
 """
-from verilayout.core.cute.int_tuple import (IntTuple, StaticInt, compact_col_major, compact_row_major, flatten,
+from verilayout.core.cute.int_tuple import (DynamicInt, IntTuple, StaticInt, compact_col_major, dynamic, compact_row_major, flatten,
                                             is_sym, product, symbol)
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.core.cute.layout import (UNITS, AnyLayout, ComposedLayout, Layout, LayoutLeft, LayoutRight, CompactOrder,
                                          format_cute, make_layout, make_ordered_layout)
 from verilayout.core.cute.units import offset_bytes, offset_elements, offsets_table
 from verilayout.core.cute.to_linear import is_linear, shared_linear_layout, to_linear, why_not_linear
+from verilayout.core.cute.tv import tv_to_linear
 from verilayout.core.cute.encode import to_function, z3_in_domain, z3_offset
 from verilayout.core.cute.algebra import (Tiler, blocked_product, coalesce, complement, composition, filter_layout,
                                           left_inverse, logical_divide, logical_product, right_inverse,
@@ -33,7 +34,7 @@ from verilayout.core.cute.algebra import (Tiler, blocked_product, coalesce, comp
                                           zipped_product)
 
 __all__ = [
-    "StaticInt", "Swizzle", "Layout", "ComposedLayout", "format_cute",
+    "StaticInt", "DynamicInt", "dynamic", "Swizzle", "Layout", "ComposedLayout", "format_cute",
     "flatten", "product", "make_layout", "offset_elements", "offset_bytes", "offsets_table",
     "why_not_linear", "is_linear", "to_linear", "shared_linear_layout", "z3_offset",
     "z3_in_domain", "coalesce", "filter_layout", "composition", "complement",
@@ -42,5 +43,5 @@ __all__ = [
     # new homes and additions of the split
     "compact_col_major", "compact_row_major", "CompactOrder", "LayoutLeft", "LayoutRight", "is_sym",
     "UNITS", "AnyLayout", "IntTuple", "Tiler",
-    "zipped_divide", "tiled_divide", "zipped_product", "tiled_product",
+    "zipped_divide", "tiled_divide", "zipped_product", "tiled_product", "tv_to_linear",
 ]

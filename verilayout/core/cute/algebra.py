@@ -9,7 +9,7 @@ are CuTe C++'s, static marks included; with dynamic ints CuTe C++ may keep extra
 (same function, different nesting).
 
 >>> composition(Layout((4, 2), (2, 1)), Layout(4, 2)), complement(Layout(4, 2), 24)
-(Layout('(2,2):(4,1)'), Layout('(2,3):(_1,8)'))
+(Layout('(_2,_2):(_4,_1)'), Layout('(_2,_3):(_1,_8)'))
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _concrete_layout(x: Any, what: str) -> Layout:
         raise LayoutError(f"{what} needs a Layout, got {type(x).__name__}")
     # an int n (a tiler's extent) is CuTe's static `_n:_1`: the CuTe DSL reads Python ints as static
     # values and C++ writes such tilers `Shape<_2,_4>{}`
-    L = Layout(x if isinstance(x, StaticInt) else StaticInt(int(x))) if isinstance(x, Integral) else x
+    L = Layout(x) if isinstance(x, Integral) else x      # a plain int is static, a DynamicInt not
     require_concrete(L, what)
     return L
 
@@ -68,7 +68,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     With a tuple ``profile``, coalesce each of the first ``len(profile)`` modes separately.
 
     >>> coalesce(Layout((2, (1, 6)), (1, (6, 2))))
-    Layout('12:1')
+    Layout('_12:_1')
     """
     layout = _concrete_layout(layout, "coalesce")
     if is_tuple(profile):
@@ -83,7 +83,7 @@ def filter_layout(layout: Layout) -> Layout:
     """Drop extent-1 and stride-0 modes, then coalesce (CuTe's ``filter``).
 
     >>> filter_layout(Layout((4, 2, 3), (1, 0, 4)))
-    Layout('12:1')
+    Layout('_12:_1')
     """
     layout = _concrete_layout(layout, "filter_layout")
     return _from_leaves(_coalesce_leaves((s, d) for s, d in layout.leaves() if s != 1 and d != 0))
@@ -164,9 +164,9 @@ def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
     elements.
 
     >>> composition(Layout((4, 2), (2, 1)), Layout(4, 2))
-    Layout('(2,2):(4,1)')
+    Layout('(_2,_2):(_4,_1)')
     >>> print(composition(Swizzle(3, 3, 3), Layout((8, 64), (64, 1))))
-    Sw<3,3,3> o _0 o (8,64):(64,1)
+    Sw<3,3,3> o _0 o (_8,_64):(_64,_1)
     """
     if isinstance(a, Swizzle):
         if not isinstance(b, Layout):
@@ -220,7 +220,7 @@ def complement(layout: Layout, cotarget: int | None = None) -> Layout:
     injective but does not reach ``cotarget`` offsets.
 
     >>> complement(Layout(4, 2), 24)
-    Layout('(2,3):(_1,8)')
+    Layout('(_2,_3):(_1,_8)')
     """
     layout = _concrete_layout(layout, "complement")
     leaves = [(s, d) for s, d in layout.leaves() if s != 1 and d != 0]
@@ -262,7 +262,7 @@ def logical_divide(a: AnyLayout, tiler: Tiler, *, verify: bool = False) -> AnyLa
     which may split the rest mode further; the function is the same.)
 
     >>> logical_divide(Layout(16, 1), Layout(4, 2))
-    Layout('(4,(2,2)):(2,(1,8))')
+    Layout('(_4,(_2,_2)):(_2,(_1,_8))')
     """
     if isinstance(a, ComposedLayout):
         return a.with_layout(logical_divide(a.layout, tiler, verify=verify))
@@ -296,7 +296,7 @@ def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     gathered in mode 0 and the rests in mode 1 (CuTe ``zipped_divide``, ``cute/layout.hpp``).
 
     >>> zipped_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
-    Layout('((2,4),(4,4)):((16,1),(32,4))')
+    Layout('((_2,_4),(_4,_4)):((_16,_1),(_32,_4))')
     """
     if isinstance(a, ComposedLayout):
         return a.with_layout(zipped_divide(a.layout, tiler))
@@ -309,7 +309,7 @@ def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     unpacked (CuTe ``tiled_divide``).
 
     >>> tiled_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
-    Layout('((2,4),4,4):((16,1),32,4)')
+    Layout('((_2,_4),_4,_4):((_16,_1),_32,_4)')
     """
     if isinstance(a, ComposedLayout):
         return a.with_layout(tiled_divide(a.layout, tiler))
@@ -322,7 +322,7 @@ def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     :func:`zipped_divide` (CuTe ``zipped_product``).
 
     >>> zipped_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
-    Layout('((2,2),(3,2)):((1,2),(2,1))')
+    Layout('((_2,_2),(_3,_2)):((_1,_2),(_2,_1))')
     """
     if isinstance(a, ComposedLayout):
         return a.with_layout(zipped_product(a.layout, tiler))
@@ -334,7 +334,7 @@ def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     """:func:`zipped_product` with its second mode unpacked (CuTe ``tiled_product``).
 
     >>> tiled_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
-    Layout('((2,2),3,2):((1,2),2,1)')
+    Layout('((_2,_2),_3,_2):((_1,_2),_2,_1)')
     """
     if isinstance(a, ComposedLayout):
         return a.with_layout(tiled_product(a.layout, tiler))
@@ -346,7 +346,7 @@ def logical_product(a: Layout, tiler: Tiler) -> Layout:
     """(a, copies of a laid out by tiler): ``(a, complement(a, size(a)*cosize(b)) o b)``.
 
     >>> logical_product(Layout(2, 1), Layout(3, 1))
-    Layout('(2,3):(1,2)')
+    Layout('(_2,_3):(_1,_2)')
     """
     a = _concrete_layout(a, "logical_product")
     if tiler is None:
@@ -361,7 +361,7 @@ def blocked_product(block: Layout, tiler: Layout) -> Layout:
     """Mode-wise product: mode ``i`` is (block mode ``i``, tiler mode ``i``).
 
     >>> blocked_product(Layout((2, 2), (1, 2)), Layout((2, 3)))
-    Layout('((2,2),(2,3)):((1,4),(2,8))')
+    Layout('((_2,_2),(_2,_3)):((_1,_4),(_2,_8))')
     """
     block = _concrete_layout(block, "blocked_product")
     tiler = _concrete_layout(tiler, "blocked_product")
@@ -380,7 +380,7 @@ def tile_to_shape(block: AnyLayout, shape: IntTuple, order: Sequence[int] | None
 
     >>> from verilayout.frontends.cute_text import parse_cute
     >>> tile_to_shape(parse_cute("(_8,_8):(_8,_1)"), (64, 16))
-    Layout('((_8,8),(_8,2)):((_8,_64),(_1,512))')
+    Layout('((_8,_8),(_8,_2)):((_8,_64),(_1,_512))')
     """
     if isinstance(block, ComposedLayout):
         return block.with_layout(tile_to_shape(block.layout, shape, order))
@@ -405,7 +405,7 @@ def right_inverse(layout: Layout) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for ``i < size(R)`` (largest such prefix).
 
     >>> right_inverse(Layout((4, 2), (2, 1)))
-    Layout('(2,4):(4,_1)')
+    Layout('(_2,_4):(_4,_1)')
     """
     layout = _concrete_layout(layout, "right_inverse")
     leaves = _coalesce_leaves(layout.leaves())

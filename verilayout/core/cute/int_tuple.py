@@ -2,13 +2,15 @@
 
 An ``IntTuple`` is an int, a sympy expression (a symbolic extent or stride such as the PTX ISA
 canonical-layout table's ``8T``, 9.7.15.5.1.2.1.3) or a tuple of IntTuples. Integers keep CuTe's static/dynamic distinction for printing
-only: :class:`StaticInt` (``_8``) equals the plain ``8``.
+only: :class:`StaticInt` (``_8``, CuTe's ``Int<8>``) and :class:`DynamicInt` (``8``, CuTe's ``int``)
+both equal the plain ``8``. A plain Python int given to a layout is static, as a Python literal is a
+compile-time constant (and as the CuTe DSL treats it); CuTe text without ``_`` is dynamic.
 
 sympy is not imported here at start-up: a value is symbolic only if sympy was already imported
 by whoever built it (:func:`symbol`, the text reader), so :func:`is_sym` asks ``sys.modules``.
 
 >>> flatten(((4, 8), 2)), product(((4, 8), 2)), compact_row_major(((4, 8), 2)) == ((16, 2), 1)
-((4, 8, 2), 64, True)
+((4, 8, 2), StaticInt(64), True)
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from verilayout.errors import LayoutError
 if TYPE_CHECKING:
     import sympy
 
-__all__ = ["StaticInt", "IntTuple", "symbol", "is_sym", "flatten", "product", "compact_col_major",
+__all__ = ["StaticInt", "DynamicInt", "dynamic", "IntTuple", "symbol", "is_sym", "flatten", "product", "compact_col_major",
            "compact_row_major"]
 
 
@@ -57,30 +59,108 @@ class StaticInt(int):
     def __repr__(self) -> str:
         return f"StaticInt({int(self)})"
 
+    __str__ = int.__repr__
+
+
+def _dynamic_op(name: str):
+    """``int``'s operator ``name`` whose integer result is a :class:`DynamicInt`."""
+    base = getattr(int, name)
+
+    def op(self, *other):
+        r = base(self, *other)
+        return DynamicInt(r) if type(r) is int else r
+    op.__name__ = name
+    return op
+
+
+def _yield_to_dynamic(name: str):
+    """``int``'s operator ``name`` that leaves a :class:`DynamicInt` operand to its own reflected
+    operator (a static and a dynamic operand give a dynamic result)."""
+    base = getattr(int, name)
+
+    def op(self, other):
+        return NotImplemented if isinstance(other, DynamicInt) else base(self, other)
+    op.__name__ = name
+    return op
+
+
+_ARITH = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+          "__rfloordiv__", "__mod__", "__rmod__", "__lshift__", "__rlshift__", "__rshift__",
+          "__rrshift__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__")
+
+for _name in _ARITH:
+    setattr(StaticInt, _name, _yield_to_dynamic(_name))
+
+
+class DynamicInt(int):
+    """An integer CuTe knows only at run time (its ``int``); printed ``8``. Equal to the plain int.
+
+    Law: an integer operation with a DynamicInt operand gives a DynamicInt (dynamic is
+    contagious, as in CuTe: ``Int<2>{} * 3`` is an ``int``); a plain Python int given to
+    :class:`~verilayout.core.cute.layout.Layout` is static, so a dynamic value is made with this
+    class (or read from CuTe text written without ``_``).
+
+    >>> DynamicInt(8) == 8, StaticInt(2) * DynamicInt(3), format_tree((DynamicInt(8), StaticInt(8)), "cute")
+    (True, DynamicInt(6), '(8,_8)')
+    """
+
+    def __new__(cls, value: int) -> "DynamicInt":
+        if isinstance(value, bool) or not isinstance(value, Integral):
+            raise LayoutError(f"DynamicInt needs an integer, got {value!r}")
+        return super().__new__(cls, int(value))
+
+    def __repr__(self) -> str:
+        return f"DynamicInt({int(self)})"
+
+    __str__ = int.__repr__
+
+    def __neg__(self) -> "DynamicInt":
+        return DynamicInt(-int(self))
+
+
+for _name in _ARITH:
+    setattr(DynamicInt, _name, _dynamic_op(_name))
+
+
+def dynamic(t: Any) -> Any:
+    """``t`` with every integer leaf a :class:`DynamicInt` (CuTe C++'s ``make_shape(8, 16)`` of
+    run-time ints, pycute's plain values); tuples (lists) kept nested, sympy leaves kept.
+
+    >>> dynamic((8, (StaticInt(2), 4)))
+    (DynamicInt(8), (DynamicInt(2), DynamicInt(4)))
+    """
+    if isinstance(t, (tuple, list)):
+        return tuple(dynamic(x) for x in t)
+    if isinstance(t, Integral) and not isinstance(t, bool):
+        return DynamicInt(int(t))
+    return t
+
 
 def all_static(*xs: Any) -> bool:
-    """True when every argument is a :class:`StaticInt` (CuTe's compile-time ``_N``).
+    """True when every argument is a static integer: a :class:`StaticInt` (CuTe's compile-time
+    ``_N``) or a plain Python int (a literal: static, as :func:`normalize_leaf` stores it); a
+    :class:`DynamicInt` or a sympy expression is not.
 
-    >>> all_static(StaticInt(2), StaticInt(3)), all_static(StaticInt(2), 3)
+    >>> all_static(StaticInt(2), 3), all_static(StaticInt(2), DynamicInt(3))
     (True, False)
     """
-    return all(isinstance(x, StaticInt) for x in xs)
+    return all(isinstance(x, Integral) and not isinstance(x, (bool, DynamicInt)) for x in xs)
 
 
 def make_int(value: int, static: bool) -> int:
     """``value`` as a :class:`StaticInt` when ``static``, else a plain ``int``.
 
     >>> make_int(4, True), make_int(4, False)
-    (StaticInt(4), 4)
+    (StaticInt(4), DynamicInt(4))
     """
-    return StaticInt(value) if static else int(value)
+    return StaticInt(value) if static else DynamicInt(value)
 
 
 def static_mul(a: int, b: int) -> int:
     """``a * b``, static when both operands are (CuTe's static arithmetic).
 
-    >>> static_mul(StaticInt(2), StaticInt(3)), static_mul(2, StaticInt(3))
-    (StaticInt(6), 6)
+    >>> static_mul(StaticInt(2), StaticInt(3)), static_mul(DynamicInt(2), StaticInt(3))
+    (StaticInt(6), DynamicInt(6))
     """
     return make_int(int(a) * int(b), all_static(a, b))
 
@@ -88,8 +168,8 @@ def static_mul(a: int, b: int) -> int:
 def static_div(a: int, b: int) -> int:
     """``a // b``, static when both operands are.
 
-    >>> static_div(StaticInt(7), StaticInt(2)), static_div(7, 2)
-    (StaticInt(3), 3)
+    >>> static_div(StaticInt(7), StaticInt(2)), static_div(DynamicInt(7), 2)
+    (StaticInt(3), DynamicInt(3))
     """
     return make_int(int(a) // int(b), all_static(a, b))
 
@@ -97,8 +177,8 @@ def static_div(a: int, b: int) -> int:
 def static_ceil_div(a: int, b: int) -> int:
     """``ceil(a / b)``, static when both operands are.
 
-    >>> static_ceil_div(StaticInt(7), StaticInt(2)), static_ceil_div(8, 2)
-    (StaticInt(4), 4)
+    >>> static_ceil_div(StaticInt(7), StaticInt(2)), static_ceil_div(DynamicInt(8), 2)
+    (StaticInt(4), DynamicInt(4))
     """
     return make_int(-(-int(a) // int(b)), all_static(a, b))
 
@@ -106,8 +186,8 @@ def static_ceil_div(a: int, b: int) -> int:
 def static_min(a: int, b: int) -> int:
     """``min(a, b)``, static when both operands are.
 
-    >>> static_min(StaticInt(7), StaticInt(2)), static_min(7, StaticInt(2))
-    (StaticInt(2), 2)
+    >>> static_min(StaticInt(7), StaticInt(2)), static_min(DynamicInt(7), StaticInt(2))
+    (StaticInt(2), DynamicInt(2))
     """
     return make_int(min(int(a), int(b)), all_static(a, b))
 
@@ -115,8 +195,8 @@ def static_min(a: int, b: int) -> int:
 def static_product(xs: Iterable[int]) -> int:
     """The product of ``xs``, static when every factor is (``_1`` for none).
 
-    >>> static_product([StaticInt(2), StaticInt(4)]), static_product([2, 4]), static_product([])
-    (StaticInt(8), 8, StaticInt(1))
+    >>> static_product([StaticInt(2), StaticInt(4)]), static_product([2, DynamicInt(4)]), static_product([])
+    (StaticInt(8), DynamicInt(8), StaticInt(1))
     """
     acc: int = StaticInt(1)
     for x in xs:
@@ -188,23 +268,24 @@ def _symbol(name: str) -> "sympy.Symbol":
 
 
 def normalize_leaf(x: Any, what: str) -> Any:
-    """One leaf of a shape or stride as stored: a :class:`StaticInt`, an ``int``, or an expanded sympy
-    polynomial with integer coefficients; anything else is a ``LayoutError`` naming ``what``.
+    """One leaf of a shape or stride as stored: a :class:`StaticInt`, a :class:`DynamicInt`, or an
+    expanded sympy polynomial with integer coefficients; anything else is a ``LayoutError`` naming
+    ``what``. Law: a plain integer (Python or numpy) becomes static, as CuTe's ``Int<N>``.
 
-    >>> normalize_leaf(StaticInt(2), "shape"), normalize_leaf(3, "shape")
-    (StaticInt(2), 3)
+    >>> normalize_leaf(StaticInt(2), "shape"), normalize_leaf(3, "shape"), normalize_leaf(DynamicInt(3), "shape")
+    (StaticInt(2), StaticInt(3), DynamicInt(3))
     """
-    if isinstance(x, StaticInt):
+    if isinstance(x, (StaticInt, DynamicInt)):
         return x
     if isinstance(x, bool):
         raise LayoutError(f"{what}: {x!r} is not an integer")
     if isinstance(x, Integral):
-        return int(x)
+        return StaticInt(int(x))
     if is_sym(x):
         import sympy  # deferred: sympy costs ~0.2 s at start-up (already loaded: x is a sympy object)
         x = sympy.expand(x)
         if x.is_Integer:
-            return int(x)
+            return StaticInt(int(x))
         if not x.free_symbols:
             raise LayoutError(f"{what}: {x} is not an integer")
         try:
@@ -221,8 +302,8 @@ def normalize_tree(t: Any, what: str) -> IntTuple:
     """A nested tuple (lists accepted) with every leaf through :func:`normalize_leaf`; an empty
     tuple is a ``LayoutError``.
 
-    >>> normalize_tree([2, [4, 8]], "shape")
-    (2, (4, 8))
+    >>> format_tree(normalize_tree([2, [4, DynamicInt(8)]], "shape"), "cute")
+    '(_2,(_4,8))'
     """
     if isinstance(t, (tuple, list)):
         if not t:
@@ -255,7 +336,7 @@ def product(t: IntTuple) -> Any:
     """Product of the leaves (static when every leaf is static).
 
     >>> product(((8, 2), 4))
-    64
+    StaticInt(64)
     """
     leaves = _leaves_checked(t, "product")
     if any(is_sym(x) for x in leaves):
@@ -319,7 +400,7 @@ def _compact(shape: IntTuple, current: Any, leaves_order: Sequence[int]) -> IntT
         if is_sym(s) or is_sym(current):
             out[k] = current
             current = (current * s).expand()
-        elif isinstance(s, StaticInt) and s == 1:
+        elif all_static(s) and s == 1:
             out[k] = StaticInt(0)
         else:
             out[k] = current
@@ -335,7 +416,8 @@ def compact_col_major(shape: IntTuple, current: Any = StaticInt(1)) -> IntTuple:
     except that a static extent ``_1`` gets stride ``_0`` (a dynamic ``1`` keeps the running
     product); the nesting of ``shape`` is kept.
 
-    >>> format_tree(compact_col_major((4, (8, StaticInt(1), (2, 3)))), "cute")
+    >>> D = DynamicInt
+    >>> format_tree(compact_col_major((D(4), (D(8), StaticInt(1), (D(2), D(3))))), "cute")
     '(_1,(4,_0,(32,64)))'
     """
     return _compact(shape, current, range(len(flatten(shape))))
@@ -348,7 +430,8 @@ def compact_row_major(shape: IntTuple, current: Any = StaticInt(1)) -> IntTuple:
     Law: as :func:`compact_col_major` over the flattened leaves taken right to left (at every
     nesting level the last mode is the fastest).
 
-    >>> format_tree(compact_row_major((4, (8, StaticInt(1), (2, 3)))), "cute")
+    >>> D = DynamicInt
+    >>> format_tree(compact_row_major((D(4), (D(8), StaticInt(1), (D(2), D(3))))), "cute")
     '(48,(6,_0,(3,_1)))'
     """
     return _compact(shape, current, range(len(flatten(shape)) - 1, -1, -1))

@@ -8,7 +8,7 @@ first mode varies fastest) and the offset is the dot product of the coordinate w
 
 >>> L = Layout((4, (2, 3)), (1, (4, 8)))
 >>> L((1, (1, 2))), format_cute(L)
-(21, '(4,(2,3)):(1,(4,8))')
+(21, '(_4,(_2,_3)):(_1,(_4,_8))')
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class Layout:
 
     >>> L = Layout((4, (2, 3)), (1, (4, 8)))
     >>> L.size, L.cosize, L.rank, L.depth, L((1, (1, 2))), L(5)
-    (24, 24, 2, 2, 21, 5)
+    (StaticInt(24), StaticInt(24), 2, 2, 21, 5)
     """
 
     shape: IntTuple
@@ -106,7 +106,7 @@ class Layout:
         """The top-level modes as layouts (``L[i]`` is mode ``i``).
 
         >>> Layout((4, (2, 3)), (1, (4, 8))).modes()
-        [Layout('4:1'), Layout('(2,3):(4,8)')]
+        [Layout('_4:_1'), Layout('(_2,_3):(_4,_8)')]
         """
         if not is_tuple(self.shape):
             return [self]
@@ -119,7 +119,7 @@ class Layout:
         """``[(extent, stride), ...]`` of the flattened layout (first mode first).
 
         >>> Layout((4, (2, 3)), (1, (4, 8))).leaves()
-        [(4, 1), (2, 4), (3, 8)]
+        [(StaticInt(4), StaticInt(1)), (StaticInt(2), StaticInt(4)), (StaticInt(3), StaticInt(8))]
         """
         return list(zip(flatten(self.shape), flatten(self.stride)))
 
@@ -137,7 +137,7 @@ class Layout:
 
         >>> from verilayout.frontends.cute_text import parse_cute
         >>> parse_cute("((8,m),(T,2k)):((8T,SBO),(1,T))").subs({"T": 4, "m": 2, "k": 2, "SBO": 256})
-        Layout('((8,2),(4,4)):((32,256),(1,4))')
+        Layout('((8,_2),(_4,_4)):((_32,_256),(1,_4))')
         """
         sub = _subs_map(values, self.free_symbols)
         return Layout(_subs_tree(self.shape, sub), _subs_tree(self.stride, sub))
@@ -244,7 +244,7 @@ class CompactOrder(Enum):
     fastest) and ``LayoutRight`` (row-major, the last leaf fastest).
 
     >>> make_layout((2, 3), LayoutLeft), make_layout((2, 3), LayoutRight)
-    (Layout('(2,3):(_1,2)'), Layout('(2,3):(3,_1)'))
+    (Layout('(_2,_3):(_1,_2)'), Layout('(_2,_3):(_3,_1)'))
     """
 
     LEFT = "LayoutLeft"
@@ -265,9 +265,9 @@ def make_layout(*args: Any) -> Layout:
     * ``make_layout(shape, stride)``: ``Layout(shape, stride)``.
 
     >>> make_layout(Layout(4, 1), Layout(2, 4))
-    Layout('(4,2):(1,4)')
+    Layout('(_4,_2):(_1,_4)')
     >>> make_layout(((2, 3), 4), LayoutRight)
-    Layout('((2,3),4):((12,4),_1)')
+    Layout('((_2,_3),_4):((_12,_4),_1)')
     """
     if len(args) == 1 and isinstance(args[0], list):
         args = tuple(args[0])
@@ -326,9 +326,9 @@ def make_ordered_layout(shape: IntTuple, order: Any = None) -> Layout:
     distinct integers (CuTe's static orders; ``None`` means column-major).
 
     >>> make_ordered_layout((2, 3, 4), (1, 2, 0))
-    Layout('(2,3,4):(4,8,_1)')
+    Layout('(_2,_3,_4):(_4,_8,_1)')
     >>> make_ordered_layout((2, (3, 4)), (1, (2, 0)))
-    Layout('(2,(3,4)):(4,(8,_1))')
+    Layout('(_2,(_3,_4)):(_4,(_8,_1))')
     """
     shape = normalize_tree(shape, "shape")
     if order is None:
@@ -422,7 +422,7 @@ class ComposedLayout:
 
         >>> C = ComposedLayout(Swizzle(1, 0, 1), Layout(2, 2), swizzle_units="elements")
         >>> C.with_layout(Layout(4, 1)).layout
-        Layout('4:1')
+        Layout('_4:_1')
         """
         return ComposedLayout(self.swizzle, layout, self.offset,
                               swizzle_units=self.swizzle_units, elem_bits=self.elem_bits)

@@ -176,7 +176,7 @@ def _composed_cosize(self: ComposedLayout) -> int:
 
     >>> L = Layout(2, 2)  # offsets 0, 2; Sw<1,0,1> sends 2 to 3
     >>> L.cosize, ComposedLayout(Swizzle(1, 0, 1), L, swizzle_units="elements").cosize
-    (3, 4)
+    (StaticInt(3), 4)
     """
     return int(offsets_table(self).max()) + 1
 
