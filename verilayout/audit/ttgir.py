@@ -60,12 +60,10 @@ from verilayout.audit.inputs import read_bounded
 from verilayout.audit.model import Check, FileReport, Unsupported
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width, format_value
-from verilayout.frontends.shared_text import shared_text_to_layout
-from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
+from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width
+from verilayout.frontends.triton import memdesc_buffers
 from verilayout.frontends.triton.shared import tma_encoding
-from verilayout.frontends.ttgir_attrs import attribute, static_indices
-from verilayout.frontends.ttgir import Module, Op, parse_module
+from verilayout.frontends.ttgir import Module, Op, Type, parse_module
 from verilayout.hw.amd.lds import target_of as lds_target_of
 from verilayout.frontends.names import parse_instruction
 from verilayout.hw.nvidia.banks import BankModel
@@ -111,7 +109,8 @@ _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", 
 
 
 class _Ctx:
-    """Per-file state: the module, parsed layouts, unsupported texts and the checks."""
+    """Per-file state: the module (its ops, types and def-use graph, read once by
+    ``frontends.ttgir``), what the audit read of it (layouts seen, parsed, unsupported) and the checks."""
 
     def __init__(self, mod: Module, path: str):
         self.mod = mod
@@ -120,8 +119,9 @@ class _Ctx:
         self.unsupported: dict[str, str] = {}
         self.seen: set[str] = set()
         self.parsed: set[str] = set()
-        self.cache: dict[str, Any] = {}
-        self.producers = mod.producers()
+        #: (check, type, type) -> a proof over two types of this module: a pipelined loop repeats its
+        #: copies, one proof per pair (the module hands out one Type per text)
+        self.proofs: dict[tuple, Any] = {}
         #: (check index, register layout, store?, element bits, memory type, alloc line, whole?) of
         #: each NVIDIA bank check: the accesses of one buffer get one joint layout (_attach_joint)
         self.accesses: list[tuple] = []
@@ -129,46 +129,51 @@ class _Ctx:
     def add(self, op: Op, check: str, status: str, severity: str | None, message: str, **data) -> None:
         self.checks.append(Check(op.name, op.line, op.loc, check, status, severity, message, data))
 
-    def typ(self, text: str) -> TensorType | None:
-        """The parsed type, or None (recorded as unsupported) when it cannot be read."""
-        if text in self.cache:
-            return self.cache[text][0]
-        try:
-            t = self.mod.type_of(text)
-            if not isinstance(t, TensorType):
-                t = None
-        except LayoutError as e:
-            self.unsupported.setdefault(text, str(e))
-            t = None
-        self.cache[text] = (t, None)
-        return t
+    def typ(self, t: Type) -> TensorType | None:
+        """The tensor/memdesc type, or None (an unreadable text is recorded as unsupported)."""
+        tensor = t.tensor
+        if t.error is not None:
+            self.unsupported.setdefault(t.text, t.error)
+        return tensor
 
-    def layout(self, text: str) -> LinearLayout | None:
-        """The linear layout of a tensor/memdesc type text, or None (recorded as unsupported)."""
-        key = "LL:" + text
-        if key in self.cache:
-            return self.cache[key]
-        t = self.typ(text)
-        ll = None
-        if t is not None and isinstance(t.encoding, Attr) and t.encoding.dialect in ("ttg", "ttng", "triton_gpu"):
-            enc = format_value(t.encoding)
-            self.seen.add(enc)
-            try:
-                shape = layout_shape(t)
-                ll = attr_to_linear(t.encoding, shape)
-                self.parsed.add(enc)
-            except LayoutError as e:
-                if t.kind == "memdesc" and _padded(t) is not None:
-                    self.parsed.add(enc)      # read as an address map (not GF(2)-linear): see _padded
-                else:
-                    self.unsupported.setdefault(enc, str(e))
-        self.cache[key] = ll
+    def layout(self, t: Type) -> LinearLayout | None:
+        """The linear layout of a tensor/memdesc type, or None (recorded as unsupported; a
+        padded_shared memdesc counts as read: an address map, not GF(2)-linear)."""
+        tensor = self.typ(t)
+        if tensor is None or t.encoding is None:
+            return None
+        enc = t.encoding_text
+        self.seen.add(enc)
+        ll = t.layout
+        if ll is not None or (tensor.kind == "memdesc" and t.padded is not None):
+            self.parsed.add(enc)
+        else:
+            self.unsupported.setdefault(enc, t.layout_error)
         return ll
+
+
+def _one_line(message: str) -> str:
+    """``message`` with each run of white space (newlines too) made one space, none at the ends.
+
+    >>> _one_line("  a\\n  b ")
+    'a b'
+    """
+    out: list[str] = []
+    gap = False
+    for ch in message:
+        if ch.isspace():
+            gap = bool(out)
+        else:
+            if gap:
+                out.append(" ")
+                gap = False
+            out.append(ch)
+    return "".join(out)
 
 
 def _internal(e: BaseException) -> str:
     """The one-line text of an internal failure (a bug of verilayout, never of the kernel)."""
-    return f"internal error ({type(e).__name__}: {' '.join(str(e).split())[:200]})"
+    return f"internal error ({type(e).__name__}: {_one_line(str(e))[:200]})"
 
 
 def _internal_unchecked(ctx: _Ctx, op: Op, check: str, what: str, why: str) -> None:
@@ -188,15 +193,11 @@ def layout_shape(t: TensorType) -> tuple:
     return memdesc_buffers(t)[0]
 
 
-def _is_memdesc(text: str) -> bool:
-    return "memdesc<" in text
-
-
 def _root_alloc(ctx: _Ctx, name: str) -> Op | None:
     """Follow memdesc views up to the op that allocated the memory."""
     seen = 0
-    while name in ctx.producers and seen < 64:
-        op = ctx.producers[name]
+    while name in ctx.mod.defs and seen < 64:
+        op = ctx.mod.defs[name]
         if op.name not in VIEWS or not op.operands:
             return op
         name = op.operands[0]
@@ -210,7 +211,7 @@ def _nvidia(target: str | None) -> bool:
     return target is None or target.startswith("cuda")
 
 
-def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None, store: bool,
+def _bank_check(ctx: _Ctx, op: Op, reg_t: Type, mem_t: Type, mem_name: str | None, store: bool,
                 what: str | None = None, extra: dict | None = None) -> None:
     what = what or ("store" if store else "load")
     amd = None if _nvidia(ctx.mod.target) else lds_target_of(ctx.mod.target)
@@ -218,28 +219,28 @@ def _bank_check(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str |
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what} on {ctx.mod.target}: no LDS model for this target", reason="no LDS model")
         return
-    got = _bank_operands(ctx, op, reg_text, mem_text, mem_name, what, amd is not None)
+    got = _bank_operands(ctx, op, reg_t, mem_t, mem_name, what, amd is not None)
     if got is None:
         return
-    reg, smem, mt, subslice, bits = got
+    reg, smem, subslice, bits = got
     if amd is not None:
-        if not store and subslice is None and _tr_read_check(ctx, op, (reg, smem, bits), reg_text, mt, amd.name):
+        if not store and subslice is None and _tr_read_check(ctx, op, (reg, smem, bits), reg_t, mem_t, amd.name):
             return
-        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mt, extra)
+        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mem_t, extra)
         return
-    _nvidia_bank_check(ctx, op, (reg, smem, mt, subslice, bits), reg_text, mem_name, store, what,
+    _nvidia_bank_check(ctx, op, (reg, smem, mem_t, subslice, bits), reg_t, mem_name, store, what,
                        extra)
 
 
-def _bank_operands(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: str | None,
+def _bank_operands(ctx: _Ctx, op: Op, reg_t: Type, mem_t: Type, mem_name: str | None,
                    what: str, amd: bool):
-    """Law: (register layout, shared layout, memory type, subslice offsets or None, element
-    bits) of a shared-memory access, the register layout embedded in the allocation for a
-    subslice; None (with an ``unchecked`` result naming why) where one of them cannot be read."""
-    mt, rt = ctx.typ(mem_text), ctx.typ(reg_text)
-    reg, smem = ctx.layout(reg_text), ctx.layout(mem_text)
+    """Law: (register layout, shared layout, subslice offsets or None, element bits) of a
+    shared-memory access, the register layout embedded in the allocation for a subslice; None
+    (with an ``unchecked`` result naming why) where one of them cannot be read."""
+    mt, rt = ctx.typ(mem_t), ctx.typ(reg_t)
+    reg, smem = ctx.layout(reg_t), ctx.layout(mem_t)
     if amd and smem is None and mt is not None and isinstance(mt.encoding, Attr):
-        smem = _padded(mt)                  # padded_shared (gfx950): an address map, not linear
+        smem = mem_t.padded                 # padded_shared (gfx950): an address map, not linear
     if mt is None or rt is None or reg is None or smem is None:
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
@@ -267,15 +268,16 @@ def _bank_operands(ctx: _Ctx, op: Op, reg_text: str, mem_text: str, mem_name: st
         ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
                 "width", reason="element type")
         return None
-    return reg, smem, mt, subslice, bits
+    return reg, smem, subslice, bits
 
 
-def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name: str | None,
+def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_t: Type, mem_name: str | None,
                        store: bool, what: str, extra: dict | None) -> None:
     """Law: the NVIDIA bank-conflict result of one access: proved when its wavefronts per
     instruction are the ideal, a warning with the witness, the ways and the best swizzle
     otherwise, unknown where the analysis is; the data carry the figures either way."""
-    reg, smem, mt, subslice, bits = access
+    reg, smem, mem_t, subslice, bits = access
+    mt = mem_t.tensor
     try:
         res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
         if extra and extra.get("vector_bits") and extra["vector_bits"] < res.plan.instruction.bits:
@@ -294,8 +296,8 @@ def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mem_name
             "wavefronts": res.wavefronts, "ideal": plan.ideal_wavefronts,
             "ideal_wavefronts": plan.ideal_wavefronts,
             "instructions_per_warp": plan.instructions_per_warp,
-            "triton_conflicts": triton, "register_layout": reg_text.split(",", 1)[-1].strip()[:-1],
-            "shared_layout": format_value(mt.encoding), "shape": list(mt.shape),
+            "triton_conflicts": triton, "register_layout": reg_t.encoding_as_printed,
+            "shared_layout": mem_t.encoding_text, "shape": list(mt.shape),
             "alloc_line": root.line if root is not None else None, "method": res.method,
             **({"subslice": {"offsets": list(subslice), "of": list(layout_shape(mt)),
                              "assumption": SUBSLICE_RULE}} if subslice is not None else {}),
@@ -420,11 +422,11 @@ def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int,
     """The static offsets of a memdesc subslice view within its allocation (summed along the chain
     of ``memdesc_subslice`` ops that made it), or why they cannot be used."""
     rank, total, seen = len(mt.shape), [0] * len(mt.shape), 0
-    while name in ctx.producers and seen < 64:
-        op = ctx.producers[name]
+    while name in ctx.mod.defs and seen < 64:
+        op = ctx.mod.defs[name]
         seen += 1
         if op.name == "ttg.memdesc_subslice":
-            idx = static_indices(op)
+            idx = op.indices
             offs = list(idx) if idx is not None else None
             if offs is None or len(offs) != rank:
                 return "its offsets are not static"
@@ -447,20 +449,10 @@ def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int,
     return tuple(total)
 
 
-def _padded(mt: TensorType) -> Any:
-    """A ``#ttg.padded_shared`` memdesc's address map (None for other encodings)."""
-    enc = format_value(mt.encoding)
-    if "padded_shared" not in enc:
-        return None
-    try:
-        return shared_text_to_layout(enc, list(layout_shape(mt)))
-    except LayoutError:
-        return None
-
-
 def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store: bool, what: str,
-               target: str, subslice: tuple | None, mt: TensorType, extra: dict | None) -> None:
+               target: str, subslice: tuple | None, mem_t: Type, extra: dict | None) -> None:
     """The AMD LDS figure (``prove.banks.check_lds_banks``: phase groups of ``hw/amd/lds``)."""
+    mt = mem_t.tensor
     try:
         r = check_lds_banks(reg, smem, elem_bits=bits, target=target, store=store)
     except LayoutError as e:
@@ -469,7 +461,7 @@ def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store
     data = {"instruction": r.instruction, "target": target, "elem_bits": bits,
             "vector_elems": r.vector_elems, "wavefronts": r.wavefronts, "ideal": r.ideal,
             "ideal_wavefronts": r.ideal, "ways": r.ways, "instructions_per_warp": r.instructions_per_wave,
-            "shared_layout": format_value(mt.encoding), "shape": list(mt.shape), "method": r.method,
+            "shared_layout": mem_t.encoding_text, "shape": list(mt.shape), "method": r.method,
             "inferred_phases": r.inferred, **(extra or {})}
     if subslice is not None:
         data["subslice"] = {"offsets": list(subslice), "of": list(layout_shape(mt)), "assumption": SUBSLICE_RULE}
@@ -538,9 +530,9 @@ TR_RULE = ("gfx950: Triton 3.9 reads an MFMA dot operand whose buffer is contigu
            "16-lane group reads the 8-byte runs holding the elements it receives")
 
 
-def _tr_k_dim(ctx: _Ctx, reg_text: str, bits: int, target: str) -> int | None:
+def _tr_k_dim(ctx: _Ctx, reg_t: Type, bits: int, target: str) -> int | None:
     """K's dim of a gfx950 MFMA dot operand of 8/16-bit elements (None: no transposed read)."""
-    rt = ctx.typ(reg_text)
+    rt = ctx.typ(reg_t)
     enc = rt.encoding if rt is not None else None
     if target != "gfx950" or bits not in (8, 16) or not isinstance(enc, Attr) or enc.kind != "dot_op":
         return None
@@ -550,24 +542,25 @@ def _tr_k_dim(ctx: _Ctx, reg_text: str, bits: int, target: str) -> int | None:
     return 1 if int(enc.params.get("opIdx", 0)) == 0 else 0
 
 
-def _tr_read_check(ctx: _Ctx, op: Op, access: tuple, reg_text: str, mt: TensorType, target: str) -> bool:
+def _tr_read_check(ctx: _Ctx, op: Op, access: tuple, reg_t: Type, mem_t: Type, target: str) -> bool:
     """A gfx950 MFMA operand read from an M/N-contiguous buffer: the banks of the transposing read
     Triton emits (:func:`verilayout.prove.lds_tr.tr_read_wavefronts`); False when the access is
     no transposed read (the plain ``ds_read`` model applies)."""
     reg, smem, bits = access
-    k_dim = _tr_k_dim(ctx, reg_text, bits, target)
+    k_dim = _tr_k_dim(ctx, reg_t, bits, target)
     if k_dim is None:
         return False
-    key = ("TR", reg_text, format_value(mt.encoding), tuple(mt.shape), bits)
-    if key not in ctx.cache:              # a pipelined loop repeats its loads: one count per pair
+    mt = mem_t.tensor
+    key = ("TR", reg_t, mem_t)
+    if key not in ctx.proofs:             # a pipelined loop repeats its loads: one count per pair
         try:
-            ctx.cache[key] = tr_read_wavefronts(reg, smem, elem_bits=bits, target=target, k_dim=k_dim)
+            ctx.proofs[key] = tr_read_wavefronts(reg, smem, elem_bits=bits, target=target, k_dim=k_dim)
         except LayoutError:
-            ctx.cache[key] = None          # K-contiguous buffers and other layouts: no transposed read
-    r = ctx.cache[key]
+            ctx.proofs[key] = None         # K-contiguous buffers and other layouts: no transposed read
+    r = ctx.proofs[key]
     if r is None:
         return False
-    data = {**r, "target": target, "elem_bits": bits, "shared_layout": format_value(mt.encoding),
+    data = {**r, "target": target, "elem_bits": bits, "shared_layout": mem_t.encoding_text,
             "shape": list(mt.shape), "method": "enumeration", "rule": TR_RULE,
             "inferred": "transposing reads bank like ds_read_b64 (the LDS model's inference)"}
     note = " (phase groups inferred, not published)" if r["inferred_phases"] else ""
@@ -586,9 +579,9 @@ def _tmem_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_load`` / ``tmem_store`` / ``tmem_alloc`` with a source: the register layout must be
     what ``tcgen05.ld``/``st`` messages deliver from the TMEM layout (``prove.tmem.load_verdict``);
     the first message shape that fits is reported."""
-    types = op.operand_types + op.result_types
-    mem = next((t for t in types if _is_memdesc(t)), None)
-    reg_t = next((t for t in types if t.lstrip().startswith("tensor<")), None)
+    types = op.in_types + op.out_types
+    mem = next((t for t in types if t.is_memdesc), None)
+    reg_t = next((t for t in types if t.is_tensor), None)
     if mem is None or reg_t is None:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no register and TMEM types on the op",
                 reason="no type")
@@ -634,26 +627,26 @@ TMA_RULE = ("a TMA copy writes (reads) its box with the swizzle of the tensor de
 def _tma_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.async_tma_copy_*``: the tensor descriptor's encoding and block must be the shared
     memory's (a TMA box written with one swizzle and read with another is DeepGEMM #379's bug)."""
-    types = op.operand_types + op.result_types
-    desc = next((t for t in types if t.lstrip().startswith("!tt.tensordesc")), None)
-    mems = [t for t in types if _is_memdesc(t)]
+    types = op.in_types + op.out_types
+    desc = next((t for t in types if t.is_tensordesc), None)
+    mems = [t for t in types if t.is_memdesc]
     mt = None
     for t in mems:
         tt = ctx.typ(t)
         if tt is not None and len(tt.shape) >= 2:   # not the 1xi64 barrier
             mt = tt
-            mem_text = t
+            mem_t = t
     dt = ctx.typ(desc) if desc else None
     if dt is None or mt is None:
         ctx.add(op, "copy-layout", "unchecked", None, f"{op.name}: no tensor descriptor and shared-memory "
                 "types on the op", reason="no type")
         return
-    d_enc, m_enc = format_value(dt.encoding), format_value(mt.encoding)
+    d_enc, m_enc = desc.encoding_text, mem_t.encoding_text
     data = {"descriptor_layout": d_enc, "shared_layout": m_enc, "box": list(dt.shape),
             "shared_shape": list(mt.shape), "rule": TMA_RULE,
             "assumption": "the destination buffer is aligned to the swizzle pattern (1024 bytes for the "
                           "128-byte swizzle); allocation offsets are not in the TTGIR"}
-    ctx.layout(mem_text)                      # counted as read
+    ctx.layout(mem_t)                         # counted as read
     box = squeeze_block(dt.shape, len(mt.shape))
     if box is None or box != list(mt.shape):
         ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the descriptor's block "
@@ -662,7 +655,7 @@ def _tma_check(ctx: _Ctx, op: Op) -> None:
                    if len(dt.shape) > len(mt.shape) else ""), **data)
         return
     if d_enc != m_enc:
-        d_ll, m_ll = ctx.layout(desc), ctx.layout(mem_text)
+        d_ll, m_ll = ctx.layout(desc), ctx.layout(mem_t)
         if d_ll is not None and len(dt.shape) > len(mt.shape):
             d_ll = _drop_leading_outs(d_ll, len(dt.shape) - len(mt.shape))
         same = d_ll is not None and m_ll is not None and _same(d_ll, m_ll)
@@ -697,24 +690,24 @@ def _tma_write_check(ctx: _Ctx, op: Op) -> None:
     the swizzle span), written by TMA with the descriptor's swizzle on absolute addresses, is the
     destination memdesc's layout at any base aligned to the swizzle repeat
     (:func:`verilayout.prove.tma.triton_copy_verdict`); the host-built tensor map is out of view."""
-    types = op.operand_types + op.result_types
-    desc = next((t for t in types if t.lstrip().startswith("!tt.tensordesc")), None)
-    mem_text = next((t for t in types if _is_memdesc(t) and (ctx.typ(t) is not None)
+    types = op.in_types + op.out_types
+    desc = next((t for t in types if t.is_tensordesc), None)
+    mem_t = next((t for t in types if t.is_memdesc and (ctx.typ(t) is not None)
                      and len(ctx.typ(t).shape) >= 2), None)
     dt = ctx.typ(desc) if desc else None
-    if dt is None or mem_text is None:
+    if dt is None or mem_t is None:
         return                                    # _tma_check reported it
-    mem_ll = ctx.layout(mem_text)
+    mem_ll = ctx.layout(mem_t)
     if mem_ll is None:
         ctx.add(op, "tma-write", "unchecked", None, f"{op.name}: the shared memory's layout is not read",
                 reason="layout", host=HOST_NOTE)
         return
-    key = "TMA:" + desc + "|" + mem_text           # the same copy types: one proof per file
+    key = ("TMA", desc, mem_t)                 # the same copy types: one proof per file
     try:
-        if key not in ctx.cache:
-            ctx.cache[key] = triton_copy_verdict(tma_encoding(dt.encoding, list(dt.shape)), list(dt.shape),
-                                                 dt.elem, mem_ll)
-        tmap, v = ctx.cache[key]
+        if key not in ctx.proofs:
+            ctx.proofs[key] = triton_copy_verdict(tma_encoding(dt.encoding, list(dt.shape)), list(dt.shape),
+                                                  dt.elem, mem_ll)
+        tmap, v = ctx.proofs[key]
     except LayoutError as e:
         ctx.add(op, "tma-write", "unchecked", None, f"{op.name}: {e}", reason=str(e), host=HOST_NOTE)
         return
@@ -731,17 +724,14 @@ def _store_of_width(bits: int) -> str:
     return {32: "st.shared.b32", 64: "st.shared.v2.b32", 128: "st.shared.v4.b32"}[bits]
 
 
-def _memdesc_of(ctx: _Ctx, name: str | None, printed: str | None) -> str | None:
-    """The full memdesc type of SSA value ``name`` (from the op that produced it), else the
-    type the op printed (Triton prints cp.async destinations without ``!ttg.memdesc``)."""
-    prod = ctx.producers.get(name) if name else None
-    if prod is not None:
-        for res, typ in zip(prod.results, prod.result_types):
-            if res == name and _is_memdesc(typ):
-                return typ
-    if printed:
-        return printed if _is_memdesc(printed) else "!ttg.memdesc" + printed
-    return None
+def _memdesc_of(ctx: _Ctx, op: Op, name: str | None, printed: Type | None) -> Type | None:
+    """The full memdesc type of SSA value ``name`` (the type its defining op prints), else the
+    type ``op`` printed read as a memdesc (Triton prints cp.async destinations without
+    ``!ttg.memdesc``)."""
+    defined = ctx.mod.def_type(name)
+    if defined is not None and defined.is_memdesc:
+        return defined
+    return printed.as_memdesc(op.table) if printed is not None else None
 
 
 def _async_copy_check(ctx: _Ctx, op: Op) -> None:
@@ -749,16 +739,16 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
     layout holds to the destination memdesc's offsets; the shared-memory side is checked like a
     store of the same width (an inference: cp.async's shared writes go through the same banks as
     ``st.shared``; the PTX ISA gives no separate rule)."""
-    if not op.operand_types or len(op.operands) < 2:
+    if not op.in_types or len(op.operands) < 2:
         ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async without readable operand types",
                 reason="no type")
         return
-    mem = _memdesc_of(ctx, op.operands[1], op.result_types[0] if op.result_types else None)
+    mem = _memdesc_of(ctx, op, op.operands[1], op.out_types[0] if op.out_types else None)
     if mem is None:
         ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async: the destination's type is not in "
                 "the file", reason="no type")
         return
-    contiguity = attribute(op, "contiguity", 1)      # Triton prints the attribute only when > 1
+    contiguity = op.attributes.get("contiguity", 1)  # Triton prints the attribute only when > 1
     t = ctx.typ(mem)
     bits = elem_bit_width(t.elem) if t is not None else None
     extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
@@ -769,7 +759,7 @@ def _async_copy_check(ctx: _Ctx, op: Op) -> None:
     if bits:
         # each cp.async moves `contiguity` elements (4, 8 or 16 bytes): the vector is that wide
         extra["vector_bits"] = max(32, min(contiguity * bits, 128))
-    _bank_check(ctx, op, op.operand_types[0], mem, op.operands[1], True, what="cp.async write",
+    _bank_check(ctx, op, op.in_types[0], mem, op.operands[1], True, what="cp.async write",
                 extra=extra)
 
 
@@ -801,15 +791,15 @@ def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> 
 
 def _mma_check(ctx: _Ctx, op: Op, arch: str) -> None:
     for idx, operand in ((0, "A"), (1, "B")):
-        if idx >= len(op.operand_types):
+        if idx >= len(op.in_types):
             ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: no type on the op",
                     operand=operand, reason="no type")
             continue
-        text = op.operand_types[idx]
-        if _is_memdesc(text):
-            _descriptor_check(ctx, op, operand, text, arch, op.operands[idx] if idx < len(op.operands) else None)
+        typ = op.in_types[idx]
+        if typ.is_memdesc:
+            _descriptor_check(ctx, op, operand, typ, arch, op.operands[idx] if idx < len(op.operands) else None)
         elif operand == "A":
-            _fragment_check(ctx, op, text, arch)
+            _fragment_check(ctx, op, typ, arch)
 
 
 def _major(ll: LinearLayout, k_dim: str) -> str:
@@ -862,15 +852,15 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
     return descs, None
 
 
-def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, value: str | None = None) -> None:
-    t, ll = ctx.typ(text), ctx.layout(text)
+def _descriptor_check(ctx: _Ctx, op: Op, operand: str, mem: Type, arch: str, value: str | None = None) -> None:
+    t, ll = ctx.typ(mem), ctx.layout(mem)
     base = {"operand": operand, "arch": arch}
     if t is None or ll is None:
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: its layout could not be read",
                 reason="unsupported layout", **base)
         return
     if "row" in ll.in_dims and "col" in ll.in_dims:
-        _tmem_operand_check(ctx, op, operand, text, ll)
+        _tmem_operand_check(ctx, op, operand, mem, ll)
         return
     dtype = _MMA_DTYPES.get(t.elem)
     if dtype is None:
@@ -887,7 +877,7 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, val
     k_dim = names[1 - mn_dim]
     major = _major(ll, k_dim)
     mn_ext, k_ext = t.shape[mn_dim], t.shape[1 - mn_dim]
-    if "fp4Padded = true" in format_value(t.encoding) and major == "K":
+    if isinstance(t.encoding, Attr) and t.encoding.params.get("fp4Padded") is True and major == "K":
         # i8 pairs of e2m1, each 16-byte unit half pad: tcgen05 reads them as slots of single values
         dtype, k_ext = "e2m1_padded", 2 * k_ext
     kx = operand_k(dtype)
@@ -897,7 +887,7 @@ def _descriptor_check(ctx: _Ctx, op: Op, operand: str, text: str, arch: str, val
         ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: {at}", reason="sub-tile", **base)
         return
     descs, failed = _block_descriptors(ll, dtype, major, (mn_ext // mn, k_ext // kx), mn, at, mn_dim, arch)
-    data = dict(base, dtype=dtype, major=major, layout=format_value(t.encoding), shape=list(t.shape),
+    data = dict(base, dtype=dtype, major=major, layout=mem.encoding_text, shape=list(t.shape),
                 descriptors=descs, **({"sub_tile": {"buffer": list(layout_shape(t)), "mn_block": at[0],
                                                     "k_block": at[1], "mn": mn}} if at != (0, 0) or
                                       tuple(t.shape) != layout_shape(t) else {}))
@@ -922,29 +912,29 @@ def _tmem_rows(ll: LinearLayout) -> LinearLayout:
                         ll.out_dims, require_surjective=False)
 
 
-def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, str]]:
+def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, Type]]:
     """(op, memdesc type) of every ``tmem_store`` / ``tmem_copy`` / sourced ``tmem_alloc`` into the
     allocation ``root``."""
     out = []
     for o in ctx.mod.ops if root is not None else []:
-        if o.name == "ttng.tmem_alloc" and o is root and o.operands and o.result_types:
-            out.append((o, o.result_types[0]))
+        if o.name == "ttng.tmem_alloc" and o is root and o.operands and o.out_types:
+            out.append((o, o.out_types[0]))
         elif o.name in ("ttng.tmem_store", "ttng.tmem_copy") and len(o.operands) > 1 \
                 and _root_alloc(ctx, o.operands[1]) is root:
-            mem = next((t for t in o.operand_types + o.result_types if _is_memdesc(t) and "tensor_memory" in t), None)
+            mem = next((t for t in o.in_types + o.out_types if t.is_memdesc and t.in_tensor_memory), None)
             if mem is not None:
                 out.append((o, mem))
     return out
 
 
-def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLayout) -> None:
+def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, mem_t: Type, ll: LinearLayout) -> None:
     """``tc_gen5_mma`` with A in tensor memory: the operand's TMEM layout is the data path layout the
     instruction reads (:func:`verilayout.prove.tmem.operand_a_verdict`, M and cta_group from the
     accumulator's encoding), and every writer of that allocation wrote this same layout (a
     ``tmem_store``'s registers are proved against it by its own ``tmem-layout`` check)."""
     base = {"operand": operand, "arch": "sm_100", "rule": A_OPERAND_RULE}
-    t = ctx.typ(text)
-    d = ctx.typ(op.operand_types[2]) if len(op.operand_types) > 2 else None
+    t = ctx.typ(mem_t)
+    d = ctx.typ(op.in_types[2]) if len(op.in_types) > 2 else None
     if operand != "A" or t is None or d is None or not isinstance(d.encoding, Attr) \
             or "blockM" not in d.encoding.params:
         ctx.add(op, "mma-tmem-operand", "unchecked", None, f"operand {operand} in tensor memory: the "
@@ -954,7 +944,7 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLa
     m = int(d.encoding.params["blockM"]) * (2 if two else 1)
     v = operand_a_verdict(_tmem_rows(ll), m, int(t.shape[1]), 2 if two else 1)
     writers = _tmem_writers(ctx, _root_alloc(ctx, op.operands[0]) if op.operands else None)
-    data = dict(base, m=m, k=int(t.shape[1]), layout=format_value(t.encoding), writers=[w.line for w, _ in writers])
+    data = dict(base, m=m, k=int(t.shape[1]), layout=mem_t.encoding_text, writers=[w.line for w, _ in writers])
     if v.status != "proved":
         ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: {v.reason}",
                 counterexample=v.counterexample, **data)
@@ -963,7 +953,7 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, text: str, ll: LinearLa
         wl = ctx.layout(mem)
         if wl is None or not _same(wl, ll):
             ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: line "
-                    f"{w.line} ({w.name}) writes the allocation as {mem}, the MMA reads it as {text}", **data)
+                    f"{w.line} ({w.name}) writes the allocation as {mem.text}, the MMA reads it as {mem_t.text}", **data)
             return
     note = (f"; written by {', '.join(f'{w.name} (line {w.line})' for w, _ in writers)} in this layout"
             if writers else "; no writer of the allocation in this file")
@@ -974,9 +964,9 @@ def _tmem_copy_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_copy`` (tcgen05.cp of MMA scale factors, shared memory to tensor memory): every
     element lands where the destination's TMEM layout keeps it
     (:func:`verilayout.prove.tmem.copy_verdict`)."""
-    mems = [t for t in op.operand_types if _is_memdesc(t)]
-    src = next((t for t in mems if "tensor_memory" not in t), None)
-    dst = next((t for t in mems if "tensor_memory" in t), None)
+    mems = [t for t in op.in_types if t.is_memdesc]
+    src = next((t for t in mems if not t.in_tensor_memory), None)
+    dst = next((t for t in mems if t.in_tensor_memory), None)
     sl, dl = (ctx.layout(src) if src else None), (ctx.layout(dst) if dst else None)
     st = ctx.typ(src) if src else None
     if sl is None or dl is None or st is None or "row" not in dl.in_dims or "offset" not in sl.in_dims:
@@ -1000,10 +990,10 @@ def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
     """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
     element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
     are proved against that layout by their own ``tmem-layout`` checks."""
-    offset = attribute(op, "offset")
-    src_t = ctx.typ(op.operand_types[0]) if op.operand_types else None
-    dst_t = ctx.typ(op.result_types[0]) if op.result_types else None
-    src = ctx.layout(op.operand_types[0]) if op.operand_types else None
+    offset = op.attributes.get("offset")
+    src_t = ctx.typ(op.in_types[0]) if op.in_types else None
+    dst_t = ctx.typ(op.out_types[0]) if op.out_types else None
+    src = ctx.layout(op.in_types[0]) if op.in_types else None
     if not _count(offset) or src_t is None or dst_t is None or src is None or "row" not in src.in_dims:
         ctx.add(op, "tmem-layout", "unchecked", None, f"{op.name}: no offset or no readable TMEM types on "
                 "the op", reason="no type")
@@ -1023,8 +1013,8 @@ def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
                 counterexample=v.counterexample, **data)
 
 
-def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
-    t, ll = ctx.typ(text), ctx.layout(text)
+def _fragment_check(ctx: _Ctx, op: Op, reg_t: Type, arch: str) -> None:
+    t, ll = ctx.typ(reg_t), ctx.layout(reg_t)
     base = {"operand": "A", "arch": arch}
     if arch != "sm_90" or t is None or ll is None or _MMA_DTYPES.get(t.elem) is None:
         ctx.add(op, "mma-fragment", "unchecked", None, "register A operand: not modelled for this "
@@ -1048,7 +1038,7 @@ def _fragment_check(ctx: _Ctx, op: Op, text: str, arch: str) -> None:
         if list(b) not in regs:
             problems.append(f"fragment register basis {b} is not a register basis of the operand")
             break
-    data = dict(base, dtype=dtype, fragment=f"m64n8k{kx}", layout=format_value(t.encoding))
+    data = dict(base, dtype=dtype, fragment=f"m64n8k{kx}", layout=reg_t.encoding_text)
     if problems:
         ctx.add(op, "mma-fragment", "counterexample", "error",
                 "register A operand does not hold the wgmma fragment: " + "; ".join(problems), **data)
@@ -1095,10 +1085,10 @@ def classify_conversion(src: LinearLayout, dst: LinearLayout) -> str:
 
 
 def _convert_check(ctx: _Ctx, op: Op) -> None:
-    if not op.operand_types or not op.result_types:
+    if not op.in_types or not op.out_types:
         ctx.add(op, "convert-layout", "unchecked", None, "no types on the op", reason="no type")
         return
-    src, dst = ctx.layout(op.operand_types[0]), ctx.layout(op.result_types[0])
+    src, dst = ctx.layout(op.in_types[0]), ctx.layout(op.out_types[0])
     if src is None or dst is None:
         ctx.add(op, "convert-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
@@ -1130,7 +1120,7 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
 def _scratch_swizzle(ctx: _Ctx, op: Op, src: LinearLayout, dst: LinearLayout) -> dict | None:
     """The GF(2) swizzle with the fewest wavefronts for writing ``src`` and reading ``dst``
     through scratch memory (``swizzle synth``'s optimum), or None when out of its reach."""
-    t = ctx.typ(op.operand_types[0])
+    t = ctx.typ(op.in_types[0])
     bits = elem_bit_width(t.elem) if t is not None else None
     if not bits or src.total_in_bits > 16:
         return None
@@ -1153,7 +1143,7 @@ def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | 
 # ----- views -------------------------------------------------------------------------------
 
 def _order_attr(op: Op) -> list[int] | None:
-    order = attribute(op, "order")
+    order = op.attributes.get("order")
     return list(order) if isinstance(order, tuple) and order else None
 
 
@@ -1192,11 +1182,11 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if op.name in ("tt.join", "tt.split"):
         _join_split_check(ctx, op)
         return
-    if not op.operand_types or not op.result_types:
+    if not op.in_types or not op.out_types:
         ctx.add(op, "view-layout", "unchecked", None, "no types on the op", reason="no type")
         return
-    st, dt = ctx.typ(op.operand_types[0]), ctx.typ(op.result_types[0])
-    src, dst = ctx.layout(op.operand_types[0]), ctx.layout(op.result_types[0])
+    st, dt = ctx.typ(op.in_types[0]), ctx.typ(op.out_types[0])
+    src, dst = ctx.layout(op.in_types[0]), ctx.layout(op.out_types[0])
     if src is None or dst is None or st is None or dt is None:
         ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
@@ -1210,7 +1200,7 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if isinstance(want, str):
         ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
         return
-    if op.name == "tt.reshape" and "allow_reorder" in op.text and not _same(want, dst):
+    if op.name == "tt.reshape" and op.allow_reorder and not _same(want, dst):
         _reorder_check(ctx, op, want, dst)
         return
     _view_result(ctx, op, _same(want, dst),
@@ -1242,14 +1232,14 @@ def _same(a: LinearLayout, b: LinearLayout) -> bool:
 def _join_split_check(ctx: _Ctx, op: Op) -> None:
     """join: the result is the sources with a new last dim of 2 held by one register bit, any bit
     (split the inverse): :func:`verilayout.prove.tensor_views.join_split_verdict`."""
-    joined_text = op.result_types[0] if op.name == "tt.join" and op.result_types else \
-        (op.operand_types[0] if op.operand_types else None)
-    part_text = (op.operand_types[0] if op.name == "tt.join" else op.result_types[0]) \
-        if op.operand_types and op.result_types else None
-    if joined_text is None or part_text is None:
+    joined = op.out_types[0] if op.name == "tt.join" and op.out_types else \
+        (op.in_types[0] if op.in_types else None)
+    piece = (op.in_types[0] if op.name == "tt.join" else op.out_types[0]) \
+        if op.in_types and op.out_types else None
+    if joined is None or piece is None:
         ctx.add(op, "view-layout", "unchecked", None, "no types on the op", reason="no type")
         return
-    full, part = ctx.layout(joined_text), ctx.layout(part_text)
+    full, part = ctx.layout(joined), ctx.layout(piece)
     if full is None or part is None:
         ctx.add(op, "view-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
@@ -1272,21 +1262,10 @@ REORDER_RULE = ("tt.reshape allow_reorder: Triton's lowering copies each thread'
 _ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.bitcast", "tt.extern_elementwise", "tt.precise_")
 
 
-def _users(ctx: _Ctx) -> dict[str, list[Op]]:
-    if "USERS" not in ctx.cache:
-        users: dict[str, list[Op]] = {}
-        for o in ctx.mod.ops:
-            for a in set(o.operands):
-                users.setdefault(a, []).append(o)
-        ctx.cache["USERS"] = users
-    return ctx.cache["USERS"]
-
-
 def _uniform(ctx: _Ctx, name: str) -> bool:
     """A value every element of which is the same (a splat or a splat constant)."""
-    p = ctx.producers.get(name)
-    return p is not None and (p.name == "tt.splat" or (p.name == "arith.constant" and "dense<" in p.text
-                                                        and "dense<[" not in p.text))
+    p = ctx.mod.defs.get(name)
+    return p is not None and p.splat
 
 
 def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -> tuple[frozenset, str | None]:
@@ -1295,9 +1274,9 @@ def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -
     operands are uniform, layout conversions, and reductions (whose result's dims map back)."""
     free: frozenset | None = None
     blocker = None
-    for u in _users(ctx).get(name, []) if depth < 32 else []:
+    for u in ctx.mod.users.get(name, ()) if depth < 32 else ():
         if u.name == "tt.reduce" and len(u.operands) == 1 and u.results:
-            axis = attribute(u, "axis")
+            axis = u.attributes.get("axis")
             if not _count(axis) or axis >= len(dims):
                 path, why = frozenset(), f"tt.reduce at line {u.line} (no axis)"
             else:
@@ -1344,23 +1323,23 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     arch_mma = {"ttng.warp_group_dot": "sm_90", "ttng.tc_gen5_mma": "sm_100",
                 "ttng.tc_gen5_mma_scaled": "sm_100"}
     if n == "ttg.local_alloc":
-        if op.operands and op.operand_types and op.result_types:
-            _bank_check(ctx, op, op.operand_types[0], op.result_types[0], op.results[0] if op.results else None, True)
+        if op.operands and op.in_types and op.out_types:
+            _bank_check(ctx, op, op.in_types[0], op.out_types[0], op.results[0] if op.results else None, True)
         # an allocation without a source moves no data: nothing to check
         return
     if n == "ttg.local_store":
-        if len(op.operand_types) >= 1 and op.result_types:
-            mem = op.result_types[0] if _is_memdesc(op.result_types[0]) else None
-            mem = mem or next((t for t in op.operand_types if _is_memdesc(t)), None)
-            reg = next((t for t in op.operand_types if not _is_memdesc(t)), None)
+        if len(op.in_types) >= 1 and op.out_types:
+            mem = op.out_types[0] if op.out_types[0].is_memdesc else None
+            mem = mem or next((t for t in op.in_types if t.is_memdesc), None)
+            reg = next((t for t in op.in_types if not t.is_memdesc), None)
             if mem and reg:
                 _bank_check(ctx, op, reg, mem, op.operands[1] if len(op.operands) > 1 else None, True)
                 return
         ctx.add(op, "bank-conflicts", "unchecked", None, "local_store without readable types", reason="no type")
         return
     if n == "ttg.local_load":
-        if op.operand_types and op.result_types:
-            _bank_check(ctx, op, op.result_types[0], op.operand_types[0], op.operands[0] if op.operands else None, False)
+        if op.in_types and op.out_types:
+            _bank_check(ctx, op, op.out_types[0], op.in_types[0], op.operands[0] if op.operands else None, False)
         else:
             ctx.add(op, "bank-conflicts", "unchecked", None, "local_load without types", reason="no type")
         return
@@ -1394,7 +1373,7 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
         if n != "ttg.local_dealloc":
             ctx.add(op, "copy-layout", "unchecked", None, f"{n}: {UNCHECKED[n]}", reason=UNCHECKED[n])
         return
-    if any(_is_memdesc(t) for t in op.operand_types + op.result_types) and n not in NO_DATA:
+    if any(t.is_memdesc for t in op.in_types + op.out_types) and n not in NO_DATA:
         ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
                 reason="op not modelled")
 

@@ -24,12 +24,18 @@ import functools
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
 from typing import Any, Mapping
 
+from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.mlir import AliasDef, Scanner, parse_aliases
+from verilayout.frontends.mlir import AliasDef, Attr, Scanner, TensorType, format_value, parse_aliases
+from verilayout.frontends.shared_text import shared_text_to_layout
+from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
+from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
 
-__all__ = ["Op", "Module", "parse_module", "MAX_BYTES"]
+__all__ = ["Op", "Module", "Type", "TypeTable", "parse_module", "MAX_BYTES", "TRITON_DIALECTS"]
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
@@ -45,12 +51,193 @@ _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
                 "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas"}
 
 
+#: the dialects whose encodings are Triton layouts (converted by ``frontends.triton``)
+TRITON_DIALECTS = ("ttg", "ttng", "triton_gpu")
+
+
+def read_type(text: str, aliases: Mapping[str, Any], parsed: dict) -> Any:
+    """Parse one type text (``tensor<...>``, ``!ttg.memdesc<...>``, or a memdesc printed bare as
+    ``<...>``) with a module's aliases; ``parsed`` keeps each text's value (at most
+    MAX_PARSED_TYPES; values are frozen).
+
+    Law: the value of ``text`` is the MLIR value of the whole text (a bare ``<...>`` read as
+    ``!ttg.memdesc<...>``); anything after the type is a ``LayoutError``.
+
+    >>> read_type("<4x8xf16, #ttg.shared_memory>", {}, {}).kind
+    'memdesc'
+    """
+    hit = parsed.get(text)
+    if hit is not None:
+        return hit
+    key = text
+    if text.lstrip().startswith("<"):   # Triton prints some memdesc results without `!ttg.memdesc`
+        text = "!ttg.memdesc" + text.lstrip()
+    s = Scanner(text, 0, aliases)
+    try:
+        v = s.value()
+    except RecursionError:
+        raise LayoutError(f"type {text[:60]!r}: nested too deeply") from None
+    if not s.at_end():
+        raise s.error(f"unexpected {s.found()} after the type")
+    if len(parsed) < MAX_PARSED_TYPES:
+        parsed[key] = v
+    return v
+
+
+@dataclass(frozen=True, eq=False)
+class Type:
+    """One type as an op prints it, read once: its parsed value and the layout of its encoding.
+
+    Each attribute is computed on first use and kept (a module hands out one :class:`Type` per
+    distinct text, :class:`TypeTable`), so a type is parsed and its layout converted at most once
+    per module; reading never raises ``LayoutError``: a type that cannot be read has ``error``, an
+    encoding that cannot be converted has ``layout_error``.
+
+    Law: ``tensor`` is the parsed ``tensor<...>``/``!ttg.memdesc<...>`` (None for any other type or
+    an unreadable one); ``layout`` is ``attr_to_linear(encoding, layout_shape)`` when the encoding is
+    a Triton attribute (:data:`TRITON_DIALECTS`) and converts.
+
+    >>> t = Type("tensor<32xf16, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], "
+    ...          "warpsPerCTA = [1], order = [0]}>>")
+    >>> t.tensor.shape, t.layout.bases["lane"][0], t.is_memdesc
+    ((32,), [1], False)
+    """
+    text: str
+    aliases: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    parsed: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _read(self) -> tuple[Any, str | None]:
+        try:
+            return read_type(self.text, self.aliases, self.parsed), None
+        except LayoutError as e:
+            return None, str(e)
+
+    @property
+    def value(self) -> Any:
+        """The parsed MLIR value, or None when the text cannot be read (:attr:`error`)."""
+        return self._read[0]
+
+    @property
+    def error(self) -> str | None:
+        """Why the text cannot be read (the ``LayoutError`` message), or None."""
+        return self._read[1]
+
+    @property
+    def tensor(self) -> TensorType | None:
+        """The parsed tensor or memdesc type; None for other types and unreadable texts."""
+        v = self._read[0]
+        return v if isinstance(v, TensorType) else None
+
+    @property
+    def is_memdesc(self) -> bool:
+        """The op printed a ``memdesc<...>`` type (a memdesc printed bare, ``<...>``, is not one)."""
+        return "memdesc<" in self.text
+
+    @property
+    def is_tensor(self) -> bool:
+        """The op printed a ``tensor<...>`` type."""
+        return self.text.lstrip().startswith("tensor<")
+
+    @property
+    def is_tensordesc(self) -> bool:
+        """The op printed a TMA tensor descriptor type (``!tt.tensordesc<...>``)."""
+        return self.text.lstrip().startswith("!tt.tensordesc")
+
+    @property
+    def in_tensor_memory(self) -> bool:
+        """The printed type names tensor memory (``#ttng.tensor_memory``)."""
+        return "tensor_memory" in self.text
+
+    @property
+    def encoding_as_printed(self) -> str:
+        """The encoding as the op wrote it: ``#blocked`` of ``tensor<64xf16, #blocked>``."""
+        return self.text.split(",", 1)[-1].strip()[:-1]
+
+    @property
+    def encoding(self) -> Attr | None:
+        """The Triton layout attribute of the type (:data:`TRITON_DIALECTS`), or None."""
+        t = self.tensor
+        enc = t.encoding if t is not None else None
+        return enc if isinstance(enc, Attr) and enc.dialect in TRITON_DIALECTS else None
+
+    @cached_property
+    def encoding_text(self) -> str | None:
+        """The type's encoding printed in full (aliases resolved), or None for no tensor type."""
+        t = self.tensor
+        return format_value(t.encoding) if t is not None else None
+
+    @property
+    def layout_shape(self) -> tuple:
+        """The shape the encoding's layout covers (a memdesc ring's layout covers one buffer)."""
+        return memdesc_buffers(self.tensor)[0]
+
+    @cached_property
+    def _resolved(self) -> tuple[LinearLayout | None, str | None]:
+        if self.encoding is None:
+            return None, None
+        try:
+            return attr_to_linear(self.encoding, self.layout_shape), None
+        except LayoutError as e:
+            return None, str(e)
+
+    @property
+    def layout(self) -> LinearLayout | None:
+        """The linear layout of the encoding over :attr:`layout_shape`, or None."""
+        return self._resolved[0]
+
+    @property
+    def layout_error(self) -> str | None:
+        """Why a Triton encoding has no linear layout (the converter's message), or None."""
+        return self._resolved[1]
+
+    @cached_property
+    def padded(self) -> Any:
+        """A ``#ttg.padded_shared`` memdesc's address map (not GF(2)-linear); None otherwise."""
+        t = self.tensor
+        if t is None or "padded_shared" not in (self.encoding_text or ""):
+            return None
+        try:
+            return shared_text_to_layout(self.encoding_text, list(self.layout_shape))
+        except LayoutError:
+            return None
+
+    def as_memdesc(self, table: "TypeTable") -> "Type":
+        """This type read as a memdesc: itself when printed as one, else ``!ttg.memdesc`` + its text
+        (Triton prints a cp.async destination bare, ``<...>``)."""
+        return self if self.is_memdesc else table.type("!ttg.memdesc" + self.text)
+
+
+class TypeTable:
+    """A module's alias table and the :class:`Type` of each distinct type text (at most
+    MAX_PARSED_TYPES kept; past that each request gets a fresh, equally correct Type).
+
+    >>> tt = TypeTable(); tt.type("tensor<4xf16>") is tt.type("tensor<4xf16>")
+    True
+    """
+
+    def __init__(self, aliases: Mapping[str, Any] | None = None, parsed: dict | None = None):
+        self.aliases = aliases if aliases is not None else {}
+        self.parsed = parsed if parsed is not None else {}
+        self.types: dict[str, Type] = {}
+
+    def type(self, text: str) -> Type:
+        """The one :class:`Type` of ``text`` in this module."""
+        got = self.types.get(text)
+        if got is None:
+            got = Type(text, self.aliases, self.parsed)
+            if len(self.types) < MAX_PARSED_TYPES:
+                self.types[text] = got
+        return got
+
+
 @dataclass(frozen=True)
 class Op:
     """One op: ``results = name operands {attrs} : operand types -> result types loc(...)``.
 
-    ``operand_types``/``result_types`` are the raw type texts (parse them with
-    :meth:`Module.type_of`); ``attrs`` is the raw ``{...}`` text, if any.
+    ``operand_types``/``result_types`` are the raw type texts and ``attrs`` the raw ``{...}`` text
+    (kept for callers that print them); the typed views beside them are read once:
+    :attr:`in_types`/:attr:`out_types` (:class:`Type`), :attr:`attributes`, :attr:`indices`.
     """
     name: str
     line: int
@@ -61,11 +248,50 @@ class Op:
     attrs: str = ""
     loc: str | None = None
     text: str = field(default="", repr=False, compare=False)
+    #: the module's types (aliases and parsed values); a hand-built op gets an empty table
+    table: TypeTable = field(default_factory=TypeTable, repr=False, compare=False)
+
+    @cached_property
+    def in_types(self) -> tuple[Type, ...]:
+        """The operand types as printed, each a :class:`Type` of the module."""
+        return tuple(self.table.type(t) for t in self.operand_types)
+
+    @cached_property
+    def out_types(self) -> tuple[Type, ...]:
+        """The result types as printed, each a :class:`Type` of the module."""
+        return tuple(self.table.type(t) for t in self.result_types)
+
+    @cached_property
+    def attributes(self) -> Mapping[str, Any]:
+        """The op's attributes and properties (``frontends.ttgir_attrs.read_attributes``), read-only."""
+        return MappingProxyType(read_attributes(self.attrs, self.text))
+
+    @cached_property
+    def indices(self) -> tuple[int, ...] | None:
+        """The static index list a view prints after its source (``ttgir_attrs.read_indices``)."""
+        return read_indices(self.text, self.name, bool(self.results))
+
+    @property
+    def allow_reorder(self) -> bool:
+        """The op's text carries ``allow_reorder`` (``tt.reshape``'s can_reorder keyword)."""
+        return "allow_reorder" in self.text
+
+    @property
+    def splat(self) -> bool:
+        """Every element of the result is the same value: ``tt.splat``, or an ``arith.constant``
+        of a splat ``dense<v>`` (not a ``dense<[...]>`` list)."""
+        return self.name == "tt.splat" or (self.name == "arith.constant" and "dense<" in self.text
+                                           and "dense<[" not in self.text)
+
+    def operand_type(self, i: int) -> Type | None:
+        """The type printed at position ``i`` of the operand types, or None."""
+        return self.in_types[i] if i < len(self.in_types) else None
 
 
 @dataclass(frozen=True)
 class Module:
-    """A TTGIR module: its attributes, ops and alias table."""
+    """A TTGIR module: its attributes, ops and alias table, and its def-use graph
+    (:attr:`defs`, :attr:`users`, :meth:`def_type`)."""
     target: str | None
     num_warps: int | None
     threads_per_warp: int
@@ -77,7 +303,8 @@ class Module:
     parsed_types: dict = field(repr=False, compare=False, default_factory=dict)
 
     def type_of(self, text: str) -> Any:
-        """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases.
+        """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases
+        (:func:`read_type`; a ``LayoutError`` when it cannot be read).
 
         >>> m = parse_module('#b = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], '
         ...                  'warpsPerCTA = [1], order = [0]}>\\nmodule {\\n}')
@@ -86,30 +313,52 @@ class Module:
         >>> m.type_of("<32xf16, #b, #ttg.shared_memory, mutable>").kind   # a memdesc printed bare
         'memdesc'
         """
-        hit = self.parsed_types.get(text)
-        if hit is not None:
-            return hit
-        key = text
-        if text.lstrip().startswith("<"):   # Triton prints some memdesc results without `!ttg.memdesc`
-            text = "!ttg.memdesc" + text.lstrip()
-        s = Scanner(text, 0, self.aliases)
-        try:
-            v = s.value()
-        except RecursionError:
-            raise LayoutError(f"type {text[:60]!r}: nested too deeply") from None
-        if not s.at_end():
-            raise s.error(f"unexpected {s.found()} after the type")
-        if len(self.parsed_types) < MAX_PARSED_TYPES:
-            self.parsed_types[key] = v
-        return v
+        return read_type(text, self.aliases, self.parsed_types)
+
+    @cached_property
+    def table(self) -> TypeTable:
+        """The module's :class:`TypeTable` (its ops share it when :func:`parse_module` built them)."""
+        return self.ops[0].table if self.ops else TypeTable(self.aliases, self.parsed_types)
 
     def producers(self) -> dict[str, Op]:
         """SSA name (``%x``, ``%x#1`` for the second result of ``%x:2``) -> the op defining it."""
+        return dict(self.defs)
+
+    @cached_property
+    def defs(self) -> Mapping[str, Op]:
+        """The def side of the graph: SSA name -> the op defining it (a later definition of a
+        name wins, as in :meth:`producers`); block arguments have none."""
         out: dict[str, Op] = {}
         for op in self.ops:
             for r in op.results:
                 out[r] = op
-        return out
+        return MappingProxyType(out)
+
+    @cached_property
+    def users(self) -> Mapping[str, tuple[Op, ...]]:
+        """The use side: SSA name -> the ops that take it as an operand, in file order (an op
+        naming a value twice is listed once)."""
+        out: dict[str, list[Op]] = {}
+        for op in self.ops:
+            for a in dict.fromkeys(op.operands):
+                out.setdefault(a, []).append(op)
+        return MappingProxyType({k: tuple(v) for k, v in out.items()})
+
+    def def_type(self, name: str | None) -> Type | None:
+        """The type the defining op prints for value ``name`` (None: no defining op, or it prints
+        no type at that result).
+
+        >>> m = parse_module("module {\\n  %a = ttg.local_alloc : () -> !ttg.memdesc<4xf16, #s, #m>\\n}")
+        >>> m.def_type("%a").text
+        '!ttg.memdesc<4xf16, #s, #m>'
+        """
+        op = self.defs.get(name) if name else None
+        if op is None:
+            return None
+        for res, typ in zip(op.results, op.out_types):
+            if res == name:
+                return typ
+        return None
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -283,6 +532,8 @@ def parse_module(text: str | bytes) -> Module:
     except RecursionError:
         raise LayoutError("alias definitions nested too deeply") from None
     attrs = _module_attrs(text)
+    parsed: dict = {}
+    table = TypeTable(aliases, parsed)
     ops = []
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
@@ -293,13 +544,13 @@ def parse_module(text: str | bytes) -> Module:
             continue
         op = _parse_op(i, m)
         op = Op(op.name, op.line, op.results, op.operands, op.operand_types, op.result_types,
-                op.attrs, _resolve_loc(op.loc, locs), op.text)
+                op.attrs, _resolve_loc(op.loc, locs), op.text, table)
         ops.append(op)
     nw = attrs.get("num_warps")
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
-                  tuple(ops), aliases)
+                  tuple(ops), aliases, parsed)
 
 
 _ = AliasDef  # re-exported type of lazily parsed alias values
