@@ -448,3 +448,35 @@ def audit_pair(mlir: str | bytes, ptx: str | bytes, path: str = "<ptx>") -> File
     ()
     """
     return audit_modules(parse_cute_mlir(mlir), parse_ptx(ptx), path)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8")
+    except OSError as e:
+        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError as e:
+        raise LayoutError(f"{path}: byte {e.start}: not UTF-8 text (a kernel file is text)") from None
+
+
+def audit_ptx_file(path: str, mlir_path: str | None = None) -> FileReport:
+    """Audit the ``.ptx`` file ``path`` against the kept CuTe-DSL MLIR beside it (``X.mlir`` for
+    ``X.ptx``, or ``mlir_path``); bad input is a one-line LayoutError naming the file.
+
+    >>> audit_ptx_file("/nonexistent.ptx")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: /nonexistent.mlir: cannot read: No such file or directory
+    """
+    mlir_path = mlir_path or (path[:-4] if path.endswith(".ptx") else path) + ".mlir"
+    mlir = _read_text(mlir_path)
+    ptx = _read_text(path)
+    try:
+        mod = parse_cute_mlir(mlir)
+    except LayoutError as e:
+        raise LayoutError(f"{mlir_path}: {e}") from None
+    try:
+        return audit_modules(mod, parse_ptx(ptx), path)
+    except LayoutError as e:
+        raise LayoutError(f"{path}: {e}") from None

@@ -1,0 +1,242 @@
+"""CuTe-DSL kernels audited like Triton's: the stored corpus (tests/cutedsl/corpus, the CUTLASS Python
+DSL's own Hopper dense GEMM example compiled for sm_90a by tests/cutedsl/generate.py) read by
+frontends/cute_mlir, and every wgmma descriptor of its PTX proved against the MLIR's shared layouts
+(audit/cute_dsl). Planted bugs are edits of the stored PTX/MLIR text made here."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+
+import pytest
+
+from verilayout.audit.cute_dsl import audit_pair, block_of, mma_plans
+from verilayout.core.cute.units import offset_bytes
+from verilayout.errors import LayoutError
+from verilayout.frontends.cute_mlir import Memref, TiledMma, TmaAtom, parse_cute_mlir, split_top
+
+CORPUS = os.path.join(os.path.dirname(__file__), "cutedsl", "corpus")
+with open(os.path.join(CORPUS, "manifest.json")) as _f:
+    MANIFEST = json.load(_f)
+KERNELS = sorted(MANIFEST["kernels"])
+KK = "hopper_gemm_f16_kk_128x128"
+#: the 128B-swizzle descriptor constant the DSL ORs into every operand's start (bits 14-63):
+#: LBO 1 (16 B), SBO 64 (1024 B), layout type 1 = 128B swizzle (PTX ISA, matrix descriptor format)
+DESC_HI = (1 << 62) | (64 << 32) | (1 << 16)
+
+
+def _text(name: str, kind: str) -> str:
+    with gzip.open(os.path.join(CORPUS, f"{name}.{kind}.gz"), "rt") as f:
+        return f.read()
+
+
+def _wgmma_lines(ptx: str) -> list[int]:
+    return [n for n, line in enumerate(ptx.splitlines(), 1) if line.lstrip().startswith("wgmma.mma_async")]
+
+
+def _groups(ptx: str) -> list[list[int]]:
+    """wgmma line numbers cut at each wgmma.commit_group (written here from the text)."""
+    out, cur = [], []
+    for n, line in enumerate(ptx.splitlines(), 1):
+        s = line.strip()
+        if s.startswith("wgmma.mma_async"):
+            cur.append(n)
+        elif s.startswith("wgmma.commit_group") and cur:
+            out.append(cur)
+            cur = []
+    return out + ([cur] if cur else [])
+
+
+def _by(report, operand: str, status: str | None = None) -> set[int]:
+    return {c.line for c in report.checks if c.data.get("operand") == operand
+            and (status is None or c.status == status)}
+
+
+@pytest.fixture(scope="module")
+def audited() -> dict:
+    return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
+
+
+# ----- the corpus and its manifest -------------------------------------------------------------
+
+def test_manifest_records_versions_and_every_file_exists():
+    assert MANIFEST["nvidia-cutlass-dsl"] == "4.8.1"
+    assert re.fullmatch(r"[0-9a-f]{40}", MANIFEST["cutlass_commit"])
+    for name, cfg in MANIFEST["kernels"].items():
+        assert cfg["arch"] == "sm_90a"
+        for f in cfg["files"]:
+            assert os.path.getsize(os.path.join(CORPUS, f)) > 1000, f
+        assert ".target sm_90a" in _text(name, "ptx")
+
+
+# ----- the front end ---------------------------------------------------------------------------
+
+def test_split_top_respects_brackets_and_strings():
+    assert split_top('f16, smem, align<1024>, S<3,4,3>, "((8,16),(64,1)):((64,512),(1,0))"') == \
+        ["f16", "smem", "align<1024>", "S<3,4,3>", '"((8,16),(64,1)):((64,512),(1,0))"']
+
+
+def test_memref_reads_the_dsl_k_major_sw128_atom_as_the_ptx_isa_swizzle():
+    """The A operand's smem tensor of the K-major f16 GEMM: every (m, k) of the 128 x 64 tile at the
+    byte the PTX ISA's 128B swizzle gives (16-byte chunk index XOR row mod 8 inside 8 x 128-byte
+    atoms stacked 1024 bytes apart along M), written out here."""
+    mod = parse_cute_mlir(_text(KK, "mlir"))
+    plan = mma_plans(mod)[0]
+    a = plan.operand("A")
+    assert isinstance(a.memref, Memref) and a.memref.space == "smem" and a.memref.swizzle == (3, 4, 3)
+    assert a.memref.layout.startswith("((8,16),(64,1),(1,")           # (M, K, stage)
+    for m in range(128):
+        for k in range(64):
+            lin = (m % 8) * 128 + (m // 8) * 1024 + 2 * k
+            want = lin ^ (((lin >> 7) & 7) << 4)
+            assert offset_bytes(a.tile, (m, k)) == want, (m, k)
+
+
+def test_memref_reads_the_mn_major_tile_as_the_ptx_isa_swizzle():
+    """The M-major A tile (128 x 64 f16): M contiguous in 64-element (128-byte) rows, 8 K rows per
+    1024-byte atom, two M atoms 8 KB apart (128 x 64 x 2 bytes / 2), K groups of 8 1 KB apart."""
+    a = mma_plans(parse_cute_mlir(_text("hopper_gemm_f16_mn_128x128", "mlir")))[0].operand("A")
+    assert a.major == "MN"
+    for m in range(128):
+        for k in range(64):
+            lin = (m % 64) * 2 + (k % 8) * 128 + (k // 8) * 1024 + (m // 64) * 8192
+            want = lin ^ (((lin >> 7) & 7) << 4)
+            assert offset_bytes(a.tile, (m, k)) == want, (m, k)
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_tiled_mma_and_tma_atoms_match_the_config(name):
+    cfg = MANIFEST["kernels"][name]
+    mod = parse_cute_mlir(_text(name, "mlir"))
+    tm, tn = cfg["tile_shape_mn"]
+    (plan,) = mma_plans(mod)
+    mma = plan.mma
+    assert isinstance(mma, TiledMma) and mma.arch == "sm90"
+    # the example's rule: two MMA warpgroups along M when M > 64 and N > 128, and one m64nN atom
+    # spans the CTA tile's N
+    assert mma.atoms == ((2, 1, 1) if tm > 64 and tn > 128 else (1, 1, 1))
+    assert mma.shape[:2] == (64, tn)
+    bits = 8 if "e4m3" in name else 16
+    assert mma.shape[2] == 256 // bits                               # K = 32 bytes
+    assert mma.majors == (cfg["a_major"] if cfg["a_major"] == "k" else "mn",
+                          cfg["b_major"] if cfg["b_major"] == "k" else "mn")
+    assert plan.operand("A").extents == (tm, 4 * mma.shape[2])       # the example: 4 K-blocks per tile
+    assert plan.operand("B").extents == (tn, 4 * mma.shape[2])
+    tmas = {t.text: t for t in (mod.type_of(v) for v in mod.types) if isinstance(t, TmaAtom)}
+    loads = [t for t in tmas.values() if t.kind == "non_exec_tiled_tma_load"]
+    # a 128B-swizzled TMA box is 128 bytes along its contiguous dimension (cuTensorMapEncodeTiled:
+    # boxDim[0] x element size <= the swizzle span) and spans the operand tile's other extent:
+    # MN rows for a K-major operand, the 4 K-blocks for an MN-major one
+    outer = {name: (ext[0] if major == "k" else ext[1]) for name, major, ext in
+             (("A", cfg["a_major"], plan.operand("A").extents), ("B", cfg["b_major"], plan.operand("B").extents))}
+    assert sorted({t.copy_bits for t in loads}) == sorted({128 * 8 * outer["A"], 128 * 8 * outer["B"]})
+
+
+def test_bad_mlir_is_one_line_errors():
+    with pytest.raises(LayoutError, match="no CuTe op"):
+        parse_cute_mlir("module {\n}\n")
+    with pytest.raises(LayoutError, match=r"^line 1, col \d+: unbalanced"):
+        parse_cute_mlir('%a = cute.get_iter(%s) : !cute.memref<i8, smem, align<1024>, "64:1">>\n')
+    with pytest.raises(LayoutError, match="expected align<N>"):
+        parse_cute_mlir('%a = cute.get_iter(%s) : !cute.memref<i8, smem, 1024, "64:1">\n').type_of("%a")
+
+
+def test_block_order_is_cutes_column_major_serpentine():
+    # cute/algorithm/gemm.hpp: for n, for m, ms = (n odd) ? M-1-m : m
+    got, want = [block_of(b, 3) for b in range(6)], []
+    for n in range(2):
+        for m in range(3):
+            want.append((3 - 1 - m if n & 1 else m, n))
+    assert got == want
+
+
+# ----- the audit on the unmodified corpus -------------------------------------------------------
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_corpus_every_wgmma_operand_proved_no_error(name, audited):
+    rep = audited[name]
+    lines = _wgmma_lines(_text(name, "ptx"))
+    assert lines, name
+    assert [c for c in rep.checks if c.severity == "error"] == []
+    assert all(c.status == "proved" for c in rep.checks), [c.message for c in rep.checks if c.status != "proved"][:2]
+    # each wgmma: one proved check per shared operand (both operands are in shared memory: frag_kind ss)
+    assert _by(rep, "A", "proved") == set(lines) == _by(rep, "B", "proved")
+    assert len(rep.checks) == 2 * len(lines)
+
+
+# ----- planted bugs ----------------------------------------------------------------------------
+
+def _plant(ptx: str, old: str, new: str, nth: int = 0) -> str:
+    parts = ptx.split(old)
+    assert len(parts) > nth + 1, old
+    return old.join(parts[:nth + 1]) + new + old.join(parts[nth + 1:])
+
+
+def _first_group_a_lines(ptx: str) -> set[int]:
+    return set(_groups(ptx)[0])
+
+
+@pytest.mark.parametrize("bug, hi", [("SBO 2048", (1 << 62) | (128 << 32) | (1 << 16)),
+                                     ("swizzle 64B", (2 << 62) | (64 << 32) | (1 << 16))])
+def test_planted_descriptor_field_bug_is_an_error_at_each_wgmma_reading_it(bug, hi):
+    """The first descriptor constant of the PTX is operand A's of the first (prologue) wgmma group
+    (shared memory + 1024: the MLIR's ``sA`` field); changing it breaks exactly that group's A."""
+    ptx = _text(KK, "ptx")
+    first = ptx.index(str(DESC_HI))
+    assert "1024" in ptx[ptx.rfind("add.s32", 0, first):first]   # the A buffer, 1024 bytes in
+    bad = _plant(ptx, f", {DESC_HI};", f", {hi};")
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    errors = {c.line for c in rep.checks if c.severity == "error"}
+    assert errors == _first_group_a_lines(ptx) == _by(rep, "A", "counterexample"), bug
+    assert _by(rep, "B", "proved") == set(_wgmma_lines(ptx))
+    assert all("do not read the MLIR's shared layout" in c.message for c in rep.checks if c.severity == "error")
+
+
+def test_planted_k_block_start_is_an_error_at_its_line():
+    """One K-block's start moved by 64 bytes (``| 6`` -> ``| 10`` in 16-byte units): only the wgmma
+    reading that descriptor is an error, with the distance in bytes."""
+    ptx = _text(KK, "ptx")
+    m = re.search(r"or\.b32 \t(%r\d+), (%r\d+), 6;", ptx)
+    reg = m.group(1)
+    desc = re.search(r"mov\.b64 \t(%rd\d+), \{" + re.escape(reg) + r",", ptx).group(1)
+    target = [n for n, line in enumerate(ptx.splitlines(), 1)
+              if line.startswith("wgmma.mma_async") and re.search(r"\}, " + re.escape(desc) + r",", line)]
+    assert len(target) == 1
+    bad = ptx.replace(m.group(0), m.group(0).replace(", 6;", ", 10;"), 1)
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {c.line for c in errors} == set(target)
+    assert errors[0].data["operand"] == "A"
+    assert any(c.data.get("ptx_offset_bytes") == 64 or "64 bytes" in c.message for c in errors)
+
+
+def test_planted_plan_change_in_the_mlir_is_caught():
+    """The plan matters: the operands' shared layout in the MLIR given 8-row groups 2048 bytes apart
+    (stride 1024 elements: what an SBO of 2048 reads) and the unchanged PTX (SBO 1024) is an error at
+    every wgmma, for both operands (A and B share the memref type in this config)."""
+    mlir = _text(KK, "mlir")
+    alias = re.search(r"^!memref_smem_f16 = .*$", mlir, re.M).group(0)
+    assert "(64,512),(1,0),(0,8192)" in alias
+    bad = mlir.replace(alias, alias.replace("(64,512),(1,0),(0,8192)", "(64,1024),(1,0),(0,16384)"), 1)
+    rep = audit_pair(bad, _text(KK, "ptx"))
+    lines = set(_wgmma_lines(_text(KK, "ptx")))
+    assert _by(rep, "A", "counterexample") == lines == _by(rep, "B", "counterexample")
+    assert all(c.severity == "error" for c in rep.checks)
+
+
+def test_plan_no_descriptor_can_read_is_unknown_never_proved():
+    """A 64-byte swizzle on 128-byte rows (S<3,4,3> -> S<2,4,3> in the MLIR) is no layout a wgmma
+    descriptor reads: every operand check is unknown, with the reason, never proved."""
+    mlir = _text(KK, "mlir")
+    alias = re.search(r"^!memref_smem_f16 = .*$", mlir, re.M).group(0)
+    rep = audit_pair(mlir.replace(alias, alias.replace("S<3,4,3>", "S<2,4,3>"), 1), _text(KK, "ptx"))
+    assert rep.checks and all(c.status == "unknown" for c in rep.checks)
+    assert "no sm_90 descriptor reads this layout" in rep.checks[0].message
+
+
+def test_wgmma_without_a_plan_is_unchecked_not_proved():
+    mlir = _text(KK, "mlir").replace("cute.tiled.mma.partition", "cute.tiled.mma.partitionX")
+    rep = audit_pair(mlir, _text(KK, "ptx"))
+    assert rep.checks and all(c.status == "unchecked" for c in rep.checks)
+    assert {c.line for c in rep.checks} == set(_wgmma_lines(_text(KK, "ptx")))
