@@ -9,8 +9,11 @@ import argparse
 import json
 
 from verilayout.cli.common import int_arg, parse_shape_arg, read_layout_arg, timeout_ms
+from verilayout.core.cute.layout import format_cute
+from verilayout.core.cute.stages import is_staged, stage_views
 from verilayout.errors import LayoutError
-from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, operand_k
+from verilayout.frontends.cute_text import looks_like_cute, parse_cute
+from verilayout.hw.nvidia.descriptor import decode, encode, field_findings, operand_bits, operand_k
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia.wgmma import fragment
@@ -30,6 +33,8 @@ examples:
       --layout 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))'
   verilayout wgmma desc --dtype f16 --major K --k-block all \\
       --layout 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))'
+  verilayout wgmma desc --dtype f16 --major K --stage 1 \\
+      --layout 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_16),(_64,_1),(_1,_4)):((_64,_512),(_1,_0),(_0,_8192))'
   verilayout wgmma synth --dtype bf16 --major MN --mn 64 --k 64
 exit codes: 0 proved / done, 1 counterexample or unknown, 2 bad input
 """
@@ -135,49 +140,97 @@ def _print_verdict(v) -> None:
               + (f" bit {c['layout_bit']}" if "layout_bit" in c else ""))
 
 
+def _stages(args, text: str) -> list[tuple[int | None, object, int]]:
+    """``[(stage, layout, base address)]``: one entry ``(None, text, --base-address)`` for a layout
+    without a stage mode; for a staged CuTe layout (3 modes: M/N, K, stage) each stage (or the
+    ``--stage`` one) as its tile layout at the base address moved by the stage's offset."""
+    staged = None
+    if looks_like_cute(text):
+        try:
+            staged = parse_cute(text, swizzle_units=args.swizzle_units)
+        except LayoutError:
+            staged = None                      # the loader below says what is wrong with it
+    if staged is None or not is_staged(staged):
+        if args.stage is not None:
+            raise LayoutError("--stage: the layout has no stage mode (a staged CuTe layout has 3 modes: "
+                              "M/N, K, stage)")
+        return [(None, text, args.base_address)]
+    return [(v.stage, v.layout, args.base_address + v.shift_bytes)
+            for v in stage_views(staged, args.stage, operand_bits(args.dtype))]
+
+
+def _moved(d, shift: int):
+    """Descriptor ``d`` with its start address moved by ``shift`` bytes (a later stage's copy)."""
+    if not shift:
+        return d
+    return encode(start_address=d.start_address + shift, lbo=d.lbo, sbo=d.sbo, swizzle=d.swizzle,
+                  base_offset=d.base_offset, arch=d.arch, lbo_mode=getattr(d, "lbo_mode", 0))
+
+
 def _cmd_verify(args) -> int:
-    d = as_descriptor(args.desc, args.arch)
-    try:
-        v = check_descriptor(d, _layout_text(args), k_block=args.k_block, **_common(args))
-    except OverflowError:
-        raise LayoutError("--layout: its offsets do not fit 64 bits (a stride or size far beyond "
-                          "any shared memory, e.g. a stride of 2^62)") from None
+    d0 = as_descriptor(args.desc, args.arch)
+    stages = _stages(args, _layout_text(args))
+    common = _common(args)
+    results = []
+    for stage, layout, base in stages:
+        # a stage's descriptor is the first stage's moved by the stage offset (as a ring advances it)
+        d = _moved(d0, base - stages[0][2]) if args.stage is None else d0
+        common["base_address"] = base
+        try:
+            v = check_descriptor(d, layout, k_block=args.k_block, **common)
+        except OverflowError:
+            raise LayoutError("--layout: its offsets do not fit 64 bits (a stride or size far beyond "
+                              "any shared memory, e.g. a stride of 2^62)") from None
+        results.append((stage, layout, base, d, v))
     if args.json:
-        print(json.dumps({"descriptor": d.to_dict(), "k_block": args.k_block, **v.to_dict()}))
+        out = [{"descriptor": d.to_dict(), "k_block": args.k_block, **v.to_dict(),
+                **({} if st is None else {"stage": st, "layout": format_cute(lay), "base_address": b})}
+               for st, lay, b, d, v in results]
+        print(json.dumps(out[0] if len(out) == 1 and results[0][0] is None else out))
     else:
-        print(f"descriptor {d}")
-        _print_verdict(v)
-    return 0 if v.proved else 1
+        for st, lay, b, d, v in results:
+            if st is not None:
+                print(f"stage {st}: {format_cute(lay)} at base address {b:#x}")
+            print(f"descriptor {d}")
+            _print_verdict(v)
+    return 0 if all(r[4].proved for r in results) else 1
+
+
+def _k_blocks(args, layout, door: dict, base: int) -> list[int]:
+    """The K-blocks ``--k-block`` names (``all``: every K-block of the tile)."""
+    if args.k_block == "all":
+        tile = intended_tile(load_operand_layout(layout, **door), dtype=args.dtype, base_address=base,
+                             mn_dim=args.mn_dim)
+        return list(range(max(1, tile.k_extent // operand_k(args.dtype))))
+    try:
+        return [int(str(args.k_block).replace("_", ""), 0)]
+    except ValueError:
+        raise LayoutError(f"--k-block {args.k_block!r}: expected a K-block number or 'all'") from None
 
 
 def _cmd_desc(args) -> int:
-    text = _layout_text(args)
     common = _common(args)
     door = dict(dtype=args.dtype, shape=common.pop("shape"), swizzle_units=common.pop("swizzle_units"))
-    if args.k_block == "all":
-        layout = load_operand_layout(text, **door)
-        tile = intended_tile(layout, dtype=args.dtype, base_address=args.base_address,
-                             mn_dim=args.mn_dim)
-        blocks = list(range(max(1, tile.k_extent // operand_k(args.dtype))))
-    else:
+    plans = []
+    for stage, layout, base in _stages(args, _layout_text(args)):
+        blocks = _k_blocks(args, layout, door, base)
+        loaded = load_operand_layout(layout, **door)
+        common["base_address"] = base
         try:
-            blocks = [int(str(args.k_block).replace("_", ""), 0)]
-        except ValueError:
-            raise LayoutError(f"--k-block {args.k_block!r}: expected a K-block number or 'all'") from None
-        layout = load_operand_layout(text, **door)
-    try:
-        plans = [derive_descriptor(layout, k_block=kb, arch=args.arch, **common) for kb in blocks]
-    except LayoutError as e:
-        if not str(e).startswith(f"no {args.arch} descriptor reads"):
-            raise
-        print(f"counterexample: {e}")        # a finding about the layout, not unreadable input
-        return 1
+            plans += [(stage, derive_descriptor(loaded, k_block=kb, arch=args.arch, **common)) for kb in blocks]
+        except LayoutError as e:
+            if not str(e).startswith(f"no {args.arch} descriptor reads"):
+                raise
+            print(f"counterexample: {'' if stage is None else f'stage {stage}: '}{e}")  # a finding
+            return 1
     if args.json:
-        print(json.dumps([p.to_dict() for p in plans] if len(plans) > 1 else plans[0].to_dict()))
+        out = [{**p.to_dict(), **({} if st is None else {"stage": st})} for st, p in plans]
+        print(json.dumps(out if len(out) > 1 else out[0]))
         return 0
-    for p in plans:
+    for st, p in plans:
         d = p.descriptor
-        print(f"K-block {p.block.k_block}: {d.value:#018x}  start {d.start_address:#x}  "
+        print(f"{'' if st is None else f'stage {st} '}K-block {p.block.k_block}: {d.value:#018x}  "
+              f"start {d.start_address:#x}  "
               f"LBO {d.lbo} B (field {d.lbo_field})  SBO {d.sbo} B (field {d.sbo_field})  "
               f"base offset {d.base_offset}  swizzle {d.swizzle}  [{p.verdict.status}, "
               f"{p.verdict.method}]")
@@ -228,6 +281,10 @@ def _operand_options(p: argparse.ArgumentParser) -> None:
                    help="descriptor format (default sm_90 wgmma; sm_100 tcgen05)")
     p.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                    help="solver seconds per proof; past it the verdict is 'unknown' (default 10)")
+    p.add_argument("--stage", type=int_arg, metavar="N",
+                   help="a staged CuTe layout (3 modes: M/N, K, stage, as sm90 collectives declare "
+                   "them): which stage (default: every stage, each reported; verify moves the "
+                   "descriptor's start address by each stage's offset)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -323,7 +380,11 @@ def _add_desc(sub) -> None:
                        "      --layout 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))'\n"
                        "  verilayout wgmma desc --dtype bf16 --major MN --base-address 0x480 \\\n"
                        "      --shape 64x64 --layout '#ttg.nvmma_shared<{swizzlingByteWidth = 128, "
-                       "transposed = true, elementBitWidth = 16}>'\n")
+                       "transposed = true, elementBitWidth = 16}>'\n"
+                       "  verilayout wgmma desc --dtype f16 --major K --k-block all \\\n"
+                       "      --layout 'Sw<3,4,3> o smem_ptr[16b](unset) o "
+                       "((_8,_16),(_64,_1),(_1,_4)):((_64,_512),(_1,_0),(_0,_8192))'\n"
+                       "(a staged layout, mode 2 the stage: every stage, or --stage N)\n")
     p.add_argument("--k-block", default="0", metavar="N|all",
                    help="which wgmma K-block, or 'all' (default 0)")
     _operand_options(p)
