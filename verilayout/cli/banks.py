@@ -15,7 +15,9 @@ from verilayout.cli.options import add_timeout_option
 from verilayout.cli.common import DTYPE_BITS, int_arg, timeout_ms, parse_shape_arg, parse_type_arg, read_layout_arg
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_text import parse_cute
+from verilayout.core.cute.layout import format_cute
+from verilayout.core.cute.stages import is_staged, stage_views
+from verilayout.frontends.cute_text import looks_like_cute, parse_cute, parse_cute_tv
 from verilayout.frontends.names import find_tensor_type, read_lds_instruction
 from verilayout.frontends.triton import parse
 from verilayout.frontends.shared_text import memdesc_view_shapes
@@ -38,6 +40,11 @@ examples:
   verilayout banks -t 'tensor<16x32xf32>' --smem '(16,32):(33,1)' \\
       --reg '#ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>'
   verilayout banks -t 'tensor<16x16xf16>' --instr ldmatrix.x4 --reg @a_operand.mlir --smem @smem.mlir
+  verilayout banks -t 'tensor<32x16xf16>' --instr ldmatrix.x4 --smem 'Sw<1,3,3> o _0 o (_32,_16):(_16,_1)' \\
+      --reg '((_4,_8,_2,_2),((_2,_2,_2),_1)):((_64,_1,_16,_0),((_32,_8,_256),_0))'
+  verilayout banks -t 'tensor<64x64xf16>' --stage 1 \\
+      --reg '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>' \\
+      --smem 'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1),(_1,_2)):((_64,_512),(_1,_0),(_0,_4096))'
   verilayout banks --target gfx950 -t 'tensor<64x64xf16>' --instr ds_read_b128 \\
       --reg '#ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 8], warpsPerCTA = [1, 1], order = [1, 0]}>' \\
       --smem '#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>'
@@ -70,6 +77,11 @@ def _type(args, reg_text: str | None = None) -> tuple[list[int] | None, int | No
 
 
 def _register(text: str, shape, name: str | None) -> LinearLayout:
+    if name is None and looks_like_cute(text):
+        if shape is None:
+            raise LayoutError("--reg is a CuTe thread-value layout: give its tile with -t/--shape "
+                              "(e.g. -t 'tensor<16x16xf16>'; the TV layout's index runs over it column-major)")
+        return parse_cute_tv(text, shape)
     if name is None:
         return load_register(text, shape)
     lay = parse(text, shape=shape, name=name)
@@ -106,25 +118,65 @@ def _cmd_banks(args) -> int:
             raise LayoutError(f"--smem is a view of shape {view[0]}, the register tensor is {list(shape)}")
         smem = load_shared(smem_text, None, bits)
         reg = embed_in_allocation(reg, view[1])
-    elif args.swizzle_units:
-        if smem_text.lstrip().startswith(("#", "!", "tensor", "module")):
-            raise LayoutError("--swizzle-units is for a CuTe layout given to --smem")
-        smem = as_shared(parse_cute(smem_text, swizzle_units=args.swizzle_units, elem_bits=bits), bits)
     else:
-        smem = load_shared(smem_text, shape, bits)
+        staged = _staged_cute(args, smem_text, bits)
+        if staged is not None:
+            return _staged_banks(args, reg, staged, bits)
+        if args.stage is not None:
+            raise LayoutError("--stage: --smem has no stage mode (a staged CuTe layout has 3 modes)")
+        if args.swizzle_units:
+            if smem_text.lstrip().startswith(("#", "!", "tensor", "module")):
+                raise LayoutError("--swizzle-units is for a CuTe layout given to --smem")
+            smem = as_shared(parse_cute(smem_text, swizzle_units=args.swizzle_units, elem_bits=bits), bits)
+        else:
+            smem = load_shared(smem_text, shape, bits)
     if args.base_address:
         smem = placed(smem, args.base_address, bits)
     if args.target != "nvidia":
         return _amd_banks(args, reg, smem, bits)
-    rep = check_banks(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
-                  store=args.store, timeout_ms=timeout_ms(args.timeout), witness_size=32)
-    if args.json:
-        print(json.dumps(rep.to_dict()))
-    else:
-        print(rep.summary())
+    rep = _nvidia(args, reg, smem, bits)
+    print(json.dumps(rep.to_dict()) if args.json else rep.summary())
     if args.svg:
         _write_svg(args.svg, smem, rep, bits, args.banks)
     return 0 if rep.conflict_free else 1
+
+
+def _nvidia(args, reg, smem, bits: int):
+    return check_banks(reg, smem, elem_bits=bits, instruction=args.instr, num_banks=args.banks,
+                       store=args.store, timeout_ms=timeout_ms(args.timeout), witness_size=32)
+
+
+def _staged_cute(args, text: str, bits: int):
+    """The parsed CuTe --smem when it has a stage mode (3 top-level modes), else None."""
+    if not looks_like_cute(text):
+        return None
+    try:
+        lay = parse_cute(text, swizzle_units=args.swizzle_units, elem_bits=bits)
+    except LayoutError:
+        return None                            # the ordinary loader says what is wrong
+    return lay if is_staged(lay) else None
+
+
+def _staged_banks(args, reg, staged, bits: int) -> int:
+    """Each stage (or ``--stage N``) of a staged --smem: its tile at the base moved by the stage's
+    offset, reported one by one; exit 0 only when every stage is conflict-free."""
+    if args.target != "nvidia":
+        raise LayoutError("--target gfx942/gfx950 takes one shared layout; give one stage's tile")
+    if args.svg:
+        raise LayoutError("--svg draws one shared layout; with a staged --smem pick nothing else than the "
+                          "tile (drop the stage mode)")
+    reports = []
+    for v in stage_views(staged, args.stage, bits):
+        smem = placed(as_shared(v.layout, bits), args.base_address + v.shift_bytes, bits)
+        reports.append((v, _nvidia(args, reg, smem, bits)))
+    if args.json:
+        print(json.dumps([{"stage": v.stage, "layout": format_cute(v.layout),
+                           "base_address": args.base_address + v.shift_bytes, **r.to_dict()} for v, r in reports]))
+    else:
+        for v, r in reports:
+            print(f"stage {v.stage} ({format_cute(v.layout)} at byte {args.base_address + v.shift_bytes:#x}):")
+            print("  " + r.summary().replace("\n", "\n  "))
+    return 0 if all(r.conflict_free for _, r in reports) else 1
 
 
 def _amd_banks(args, reg, smem, bits: int) -> int:
@@ -208,7 +260,11 @@ def _add_banks(subparsers) -> None:
         "elements, byte addresses and bank). Also prints what Triton's get_shared_bank_conflicts "
         "reports for the same pair.", epilog=BANKS_EPILOG, formatter_class=_FMT)
     p.add_argument("--reg", required=True, metavar="LAYOUT",
-                   help="register layout: Triton MLIR attribute or tensor type, or @FILE")
+                   help="register layout: Triton MLIR attribute or tensor type, @FILE, or a CuTe "
+                   "thread-value layout such as '((_4,_8),((_2,_2,_2),_1)):((_32,_1),((_16,_8,_128),_0))' "
+                   "(mode 0 the thread, mode 1 the value, as CuTe's get_layoutS_TV() prints it; its value "
+                   "is an index into the -t tile read column-major, dim 0 fastest, as CuTe's idx2crd; "
+                   "threads 0-31 are warp 0's lanes)")
     p.add_argument("--smem", required=True, metavar="LAYOUT",
                    help="shared layout: #ttg.nvmma_shared / swizzled_shared / shared_linear / "
                    "padded_shared, a CuTe layout (e.g. '(16,32):(33,1)'), or @FILE")
@@ -222,6 +278,9 @@ def _add_banks(subparsers) -> None:
                    help="a CuTe --smem 'Sw<B,M,S> o L' with no pointer or offset: does the swizzle act on "
                    "byte addresses or element offsets (CuTe's own forms need none: 'Sw<..> o smem_ptr[16b]"
                    "(unset) o L' and the DSL's 'S<..> o 0 o L' are bytes, 'Sw<..> o _0 o L' elements)")
+    p.add_argument("--stage", type=int_arg, metavar="N",
+                   help="a staged CuTe --smem (3 modes: the tile's two, then the stage, as sm90 "
+                   "collectives declare them): which stage (default: every stage, each reported)")
     p.add_argument("--instr", default="auto", metavar="INSTR",
                    help="auto (default: the widest ld.shared/st.shared the layouts allow), "
                    "ld.shared.v4.b32, st.shared.b16, ldmatrix.x4, ldmatrix.x2.trans, stmatrix.x4, ...")
