@@ -262,3 +262,49 @@ def test_every_solver_check_goes_through_solve():
                     node.func.attr == "check" and not node.args and not node.keywords:
                 direct.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert direct == []
+
+
+# Compiler text is read at the door: outside frontends, a module that takes TTGIR/PTX models uses no
+# regular expression and no split (today's remaining readers have an explicit, commented bound).
+
+def test_compiler_text_read_outside_frontends_is_a_violation(tmp_path):
+    root = _tree(tmp_path, {
+        "__init__.py": "", "frontends/__init__.py": "", "audit/__init__.py": "", "report/__init__.py": "",
+        "frontends/ttgir.py": "import re\nX = re.compile('a')\n",
+        # a consumer splitting an op's text: two uses (the import, re.match) plus one split
+        "audit/bad.py": "import re\nfrom verilayout.frontends.ttgir import X\n"
+                        "def f(op):\n    return re.match('a', op.text), op.attrs.split(',')\n",
+        # the same reading with the typed fields: nothing to count
+        "audit/good.py": "from verilayout.frontends import ttgir\ndef f(op):\n    return op.attributes['axis']\n",
+        # text that is not compiler text, in a module that takes no compiler model: not judged
+        "report/words.py": "def f(s):\n    return s.split()\n"})
+    found = layers.text_splits(root, allowed={})
+    assert len(found) == 1 and "audit/bad.py" in found[0] and "(3 regular-expression uses" in found[0], found
+    assert layers.text_splits(root, allowed={"verilayout.audit.bad": (3, "test")}) == []
+    assert len(layers.text_splits(root, allowed={"verilayout.audit.bad": (2, "test")})) == 1
+
+
+def test_text_uses_counts_each_regex_use_and_split_call():
+    # counted by hand: `from re import`, `re.sub`, `.rsplit`, `.split`; not `.strip`, not a `re` attribute
+    src = ("from re import sub\nimport os\nx = re.sub('a', 'b', t)\ny = t.rsplit('/', 1)\n"
+           "z = [w for w in t.split()]\nw = t.strip()\nv = obj.re\n")
+    assert layers.text_uses(src) == 4
+
+
+def test_the_package_reads_no_compiler_text_outside_frontends():
+    assert layers.text_splits(ROOT) == []
+
+
+def test_each_text_reading_exception_is_live_and_not_the_typed_audit():
+    # an exception names a module that exists and takes a compiler model; the TTGIR audit and the
+    # readers themselves (frontends) are not exceptions: the TTGIR audit reads no text at all
+    pkg = ROOT / "verilayout"
+    modules = {layers.module_name(p, ROOT) for p in pkg.rglob("*.py")}
+    for mod, (bound, why) in layers.TEXT_SPLITS_ALLOWED.items():
+        assert mod in modules, mod
+        assert bound > 0 and why, mod
+        path = ROOT / (mod.replace(".", "/") + ".py")
+        assert any(i.target in layers.COMPILER_TEXT_MODELS for i in layers.imports_of(path, ROOT, modules)), mod
+    assert "verilayout.audit.ttgir" not in layers.TEXT_SPLITS_ALLOWED
+    assert layers.text_uses((pkg / "audit" / "ttgir.py").read_text()) == 0
+    assert not any(m.startswith("verilayout.frontends") for m in layers.TEXT_SPLITS_ALLOWED)
