@@ -56,12 +56,13 @@ SUMMARY = {"show": "print a layout: its bases, the hardware view, or the tensor 
            "blockload": "Intel 2D block-load plans for DPAS operands and other layouts",
            "emit": "write a kernel whose every index comes from a proved object",
            "simulate": "run the numpy model of an emitted kernel",
+           "tma": "TMA box writes against shared layouts and wgmma/tcgen05 descriptors",
            "check": "prove every obligation of spec files",
            "audit": "check every layout of compiled kernels (TTGIR and PTX files)"}
 
 #: Each top-level command and the CLI module that registers it, in ``--help`` order.
 COMMANDS = {"show": "show", "wgmma": "wgmma", "banks": "banks", "swizzle": "banks",
-            "blockload": "blockload", "emit": "emit", "simulate": "emit", "check": "check",
+            "blockload": "blockload", "emit": "emit", "simulate": "emit", "tma": "tma", "check": "check",
             "audit": "audit"}
 
 
