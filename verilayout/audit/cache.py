@@ -99,6 +99,7 @@ def key(path: str, data: bytes, options: str = "") -> str:
     h.update(hashlib.sha256(data).digest())
     if ext == ".ptx":
         h.update(hashlib.sha256(_side(stem + ".ttgir")).digest())
+        h.update(hashlib.sha256(_side(stem + ".mlir")).digest())     # a CuTe-DSL kernel's plan
     h.update(hashlib.sha256(_side(stem + ".json")).digest())
     return h.hexdigest()
 

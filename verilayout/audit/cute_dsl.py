@@ -56,7 +56,6 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check, FileReport
-from verilayout.audit.ptx import SMEM_ALIGNMENT, SMEM_BELOW
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
 from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma_shape
@@ -76,11 +75,14 @@ __all__ = ["OperandPlan", "MmaPlan", "mma_plans", "audit_pair", "dsl_dtype", "bl
 _DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "tf32", "f8E4M3FN": "e4m3",
            "f8E5M2": "e5m2", "i8": "s8", "si8": "s8", "ui8": "u8", "u8": "u8", "s8": "s8"}
 _START = 0x3FFF
+#: the shared-memory base's alignment (the DSL aligns its dynamic shared memory to 1024 bytes:
+#: ``.extern .shared .align 1024``)
+SMEM_ALIGNMENT = 1024
 _FIELDS = ((1 << 64) - 1) & ~0xFFFF            # LBO, SBO, base offset, layout type: bits 16-63
 #: sm_90 layout type (bits 62-63) -> the swizzle pattern's repeat in 16-byte units (PTX ISA,
 #: "Matrix Descriptor Format": 1 = 128B, 2 = 64B, 3 = 32B swizzle; 8 rows of that many bytes)
 _REPEAT = {0: 1, 1: 64, 2: 32, 3: 16}
-_SMEM_BASES = np.arange(0, SMEM_BELOW, SMEM_ALIGNMENT, dtype=np.uint64)
+_SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)   # every aligned base
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
                "to it stays inside the 227 KB of an sm_90 CTA",
@@ -208,13 +210,18 @@ class _Ctx:
         return (f"the shared-memory base is {SMEM_ALIGNMENT}-byte aligned and at most {SM90_SMEM_BYTES - self.max_off} "
                 f"(the function adds up to {self.max_off} to it; an sm_90 CTA has at most {SM90_SMEM_BYTES} bytes)")
 
+    @property
+    def bases(self) -> np.ndarray:
+        """Every shared-memory base the assumption allows."""
+        return _SMEM_BASES[_SMEM_BASES <= SM90_SMEM_BYTES - self.max_off]
+
     def assume(self, *exprs: z3.ExprRef) -> tuple[z3.BoolRef, list[str]]:
         laws = self.ev.laws(*exprs)
         base = z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULE(SMEM, SM90_SMEM_BYTES - self.max_off))
         return z3.And(base, *[lw for lw, _ in laws]), [self.text] + [t for _, t in laws]
 
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
-        vals = values_at(e, str(SMEM), _SMEM_BASES[_SMEM_BASES <= SM90_SMEM_BYTES - self.max_off])
+        vals = values_at(e, str(SMEM), self.bases)
         if vals is not None:
             return (vals[0] if all(v == vals[0] for v in vals) else None), [self.text]
         assume, texts = self.assume(e)
@@ -279,7 +286,7 @@ def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: i
 
 def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]:
     wide = z3.ZeroExt(18, base)
-    vals = values_at(wide, str(SMEM), _SMEM_BASES)
+    vals = values_at(wide, str(SMEM), ctx.bases)
     if vals is not None:
         return all(b % rep == 0 for b in vals), None
     claim = z3.URem(wide, rep) == 0

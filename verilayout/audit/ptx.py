@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
@@ -731,6 +732,8 @@ def audit_ptx_file(path: str) -> FileReport:
     except OSError as e:
         raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
     stem = path[:-4] if path.endswith(".ptx") else path
+    if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
+        return audit_cute_dsl_ptx(path, stem + ".mlir")    # a CuTe-DSL kernel: its kept MLIR is the plan
     ttgir, plan, why, tmod = None, (), "no TTGIR beside this PTX (X.ttgir)", None
     if os.path.isfile(stem + ".ttgir"):
         try:
