@@ -240,3 +240,21 @@ def test_wgmma_without_a_plan_is_unchecked_not_proved():
     rep = audit_pair(mlir, _text(KK, "ptx"))
     assert rep.checks and all(c.status == "unchecked" for c in rep.checks)
     assert {c.line for c in rep.checks} == set(_wgmma_lines(_text(KK, "ptx")))
+
+
+# ----- the command line ------------------------------------------------------------------------
+
+def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
+    """``verilayout audit K.ptx`` with ``K.mlir`` beside it (as ``K.ttgir`` for Triton): exit 0 on the
+    DSL's kernel, 1 on the planted SBO, and the finding names the PTX line and the Python line."""
+    from verilayout.cli.main import main
+    ptx = _text(KK, "ptx")
+    for stem, text in (("good", ptx), ("bad", _plant(ptx, f", {DESC_HI};", f", {(1 << 62) | (128 << 32) | (1 << 16)};"))):
+        (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
+        (tmp_path / f"{stem}.ptx").write_text(text)
+    assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
+    assert "32 proved, 0 errors" in capsys.readouterr().out
+    assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
+    out = capsys.readouterr().out
+    first = _groups(ptx)[0][0]
+    assert f"error: line {first} (dense_gemm.py:" in out
