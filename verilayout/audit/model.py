@@ -6,7 +6,8 @@ The JSON contract (documented in the README) is::
                 "checks": [{"op", "line", "loc", "check", "status", "severity", "message", "data"}]}],
      "errors": [{"path", "message"}],        # files that hold no whole kernel (exit 2)
      "summary": {"files", "checks", "proved", "counterexample", "unknown", "unchecked", "errors",
-                 "warnings", "notes", "confirmations", "unreadable", "seconds"}}   # count_checks
+                 "warnings", "notes", "confirmations", "unreadable", "time_limited", "seconds"}}
+                 # count_checks; time_limited: files past the audit's time limit
 
 Law: ``AuditReport.to_json()`` round-trips through ``json.loads`` and its ``summary`` counts equal
 the counts of the checks it holds.
@@ -29,6 +30,10 @@ Status = Literal["proved", "counterexample", "unknown", "unchecked"]
 Severity = Literal["error", "warning", "note"]
 STATUSES: tuple[str, ...] = ("proved", "counterexample", "unknown", "unchecked")
 SEVERITIES: tuple[str, ...] = ("error", "warning", "note")
+
+#: The check of a file whose audit passed its time limit (``audit_paths(timeout=...)``,
+#: ``verilayout audit --timeout``): status unknown, severity error, ``data["reason"]`` says why.
+TIME_LIMIT = "time-limit"
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,7 @@ class AuditReport:
         for key in SUMMARY_COUNTS:
             total[key] = sum(f.counts()[key] for f in self.files)
         total["unreadable"] = len(self.errors)
+        total["time_limited"] = sum(map(time_limited, self.files))
         total["seconds"] = round(self.seconds, 4)
         return total
 
@@ -168,6 +174,17 @@ class AuditReport:
         """``error`` if any check is an error, else ``warning`` if any is, else None."""
         sev = {c.severity for f in self.files for c in f.checks if not is_confirmation(c)}
         return "error" if "error" in sev else "warning" if "warning" in sev else None
+
+
+def time_limited(f: "FileReport | InputError") -> bool:
+    """True for the report of a file whose audit did not finish within its time limit (its one
+    check is :data:`TIME_LIMIT`, unknown).
+
+    >>> c = Check("ptx", 1, None, TIME_LIMIT, "unknown", "error", "audit time limit of 1 s reached")
+    >>> time_limited(FileReport("k.ptx", None, None, (c,))), time_limited(FileReport("k.ptx", None, None))
+    (True, False)
+    """
+    return isinstance(f, FileReport) and any(c.check == TIME_LIMIT for c in f.checks)
 
 
 #: The counts of the JSON ``summary`` (besides files, checks, unreadable and seconds).

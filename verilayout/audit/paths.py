@@ -8,6 +8,14 @@ A folder with no kernel file is an input error too (never green on nothing).
 
 Law: the report lists the files in the order :func:`expand_paths` gives, whatever ``jobs`` is.
 
+A time limit (``timeout``: ``verilayout audit --timeout SECONDS``) bounds each file's audit in wall
+time. The files are audited in forked worker processes (``audit.limits``), and a worker whose file
+runs past the limit is killed (SIGKILL): no check has to poll a clock, and a z3 query or a numpy
+pass that runs long is stopped where it is. The price: a killed audit reports nothing of what it
+had done, so such a file has one check, ``time-limit``, status ``unknown``, severity ``error`` (an
+audit that did not finish fails the gate; ``--fail-on never`` excepted), with the reason, and the
+run goes on with the next file in a fresh worker.
+
 >>> expand_paths(["-"])
 ['-']
 """
@@ -23,9 +31,11 @@ from typing import Iterable
 from verilayout.audit import cache
 from verilayout.audit.advice import gluon_kernel, suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
+from verilayout.audit.limits import run_limited
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
 from verilayout.frontends.prescan import ptx_inline_sites, ttgir_inline_chains
-from verilayout.audit.model import AuditReport, FileReport, InputError, merge_confirmations
+from verilayout.audit.model import (TIME_LIMIT, AuditReport, Check, FileReport, InputError, merge_confirmations,
+                                    time_limited)
 from verilayout.errors import LayoutError
 
 SUFFIXES = (".ttgir", ".ptx")
@@ -203,6 +213,30 @@ def audit_one(path: str, cache_dir: str | None = None) -> FileReport | InputErro
         return InputError(name, "nested too deeply")
 
 
+def time_limit_report(path: str, timeout: float, reason: str) -> FileReport:
+    """The report of a file whose audit did not finish: one ``time-limit`` check, status
+    ``unknown``, severity ``error`` (a gate fails on an audit that did not finish), with the
+    ``reason`` (the limit reached, or how the audit's process ended).
+
+    >>> c = time_limit_report("k.ptx", 0.5, "audit time limit of 0.5 s reached").checks[0]
+    >>> c.status, c.severity, c.message.split(":")[0], c.data["timeout"]
+    ('unknown', 'error', 'audit time limit of 0.5 s reached', 0.5)
+    """
+    kind = "ptx" if path.endswith(".ptx") else "ttgir"
+    c = Check(kind, 1, None, TIME_LIMIT, "unknown", "error",
+              f"{reason}: this file's checks were not finished and none is reported (each is "
+              "unknown); audit it with a larger --timeout", {"reason": reason, "timeout": timeout})
+    return FileReport(path, None, None, (c,), kernel=cache_kernel_name(path) if path != "-" else None)
+
+
+def _limited(files: list[str], jobs: int, cache_dir: str | None, timeout: float) -> list:
+    """``audit_one`` over ``files`` in ``jobs`` forked workers (``audit.limits``), each file given
+    ``timeout`` seconds: a file past it is :func:`time_limit_report` (never cached)."""
+    from verilayout.audit import ptx, ttgir  # noqa: F401  # deferred: imported once, before the workers fork
+    out = run_limited(audit_one, [(f, cache_dir) for f in files], jobs, timeout)
+    return [r if how == "ok" else time_limit_report(f, timeout, r) for f, (how, r) in zip(files, out)]
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent handles Ctrl-C and ends the pool
 
@@ -222,12 +256,46 @@ def _map(files: list[str], jobs: int, cache_dir: str | None) -> list:
         pool.join()
 
 
-def audit_paths(paths: Iterable[str], jobs: int = 1, cache_dir: str | None = None) -> AuditReport:
+def require_timeout(timeout: object) -> float | None:
+    """``timeout`` as seconds (None: no limit), or a one-line LayoutError: a positive finite number
+    is needed, and ``os.fork`` (the audit of a file is a child process killed at the limit).
+
+    >>> require_timeout(2), require_timeout(None)
+    (2.0, None)
+    >>> require_timeout(0)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: audit timeout=0: expected a positive number of seconds
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+        raise LayoutError(f"audit timeout={timeout!r}: expected a positive number of seconds")
+    if not hasattr(os, "fork"):
+        raise LayoutError("audit timeout: needs os.fork (Linux, macOS); not available on this system")
+    return float(timeout)
+
+
+def audit_paths(paths: Iterable[str], jobs: int = 1, cache_dir: str | None = None,
+                timeout: float | None = None) -> AuditReport:
     """Audit files, stdin (``-``) and directories; ``jobs > 1`` audits files in that many processes;
-    ``cache_dir``: reuse and keep results there (``audit.cache``; stdin is never cached)."""
+    ``cache_dir``: reuse and keep results there (``audit.cache``; stdin is never cached);
+    ``timeout``: seconds of wall time per file (``audit.limits``: the files are audited in
+    forked workers, one killed when its file runs past the limit), past which that file's checks
+    are unknown (one ``time-limit`` error check with the reason) and the next file is audited.
+
+    Law: ``timeout=None`` and a timeout no file reaches give the same report.
+
+    >>> import tempfile; d = tempfile.mkdtemp()
+    >>> audit_paths([d], timeout=1).errors[0].message
+    'no .ttgir or .ptx file in this folder (nothing to audit)'
+    """
+    timeout = require_timeout(timeout)
     t0 = time.perf_counter()
     files = expand_paths(paths)
-    if jobs > 1 and len(files) > 1 and "-" not in files:
+    if timeout is not None:
+        results = _limited(files, jobs, cache_dir, timeout)
+    elif jobs > 1 and len(files) > 1 and "-" not in files:
         results = _map(files, jobs, cache_dir)
     else:
         results = [audit_one(p, cache_dir) for p in files]

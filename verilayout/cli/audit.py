@@ -9,7 +9,7 @@ import sys
 from verilayout.audit import cache
 from verilayout.audit.formats import FAIL_ON, LEVELS, ORDER, fails, finding_text, junit_xml, sarif, shown
 from verilayout.audit.kernel_names import target_name
-from verilayout.audit.model import AuditReport, is_confirmation
+from verilayout.audit.model import TIME_LIMIT, AuditReport, is_confirmation, time_limited
 from verilayout.audit.paths import audit_paths
 from verilayout.cli.options import add_jobs_option, check_output_file
 from verilayout.errors import LayoutError
@@ -29,7 +29,9 @@ examples:
   verilayout audit k.ttgir --sarif audit.sarif --junit audit.xml --source-root .
   verilayout audit ~/.triton/cache -j 0 --cache .verilayout-cache    # CI: only new kernels audited
   cat k.ttgir | verilayout audit -
-exit codes: 0 clean, 1 findings at or above --fail-on (default error), 2 unreadable input
+  verilayout audit ~/.triton/cache --timeout 30                # no file's audit runs past 30 s
+exit codes: 0 clean, 1 findings at or above --fail-on (default error), or a file past --timeout
+(its one 'time-limit' check is unknown, an error; not with --fail-on never), 2 unreadable input
 (a file with no whole kernel: empty, truncated, a folder with no kernel file; the others are
 still audited)
 """
@@ -45,6 +47,10 @@ def register(sub) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help=".ttgir or .ptx file, folder, or - for stdin (TTGIR)")
     add_jobs_option(p, "audit files")
+    p.add_argument("--timeout", type=timeout_arg, default=None, metavar="SECONDS",
+                   help="wall time per file (default: no limit); files are audited in worker processes, one "
+                   "killed when its file reaches the limit: that file's checks are unknown (one 'time-limit' error check with "
+                   "the reason), the next file is audited, and the summary counts such files")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--cache", metavar="DIR", default=None,
                    help="keep results in DIR and skip files audited before with the same content, "
@@ -70,6 +76,21 @@ def register(sub) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="full messages (witness, best layout), and "
                    "also list proved and unchecked checks")
     p.set_defaults(func=cmd_audit, intermixed="paths")
+
+
+def timeout_arg(text: str) -> float:
+    """``--timeout SECONDS``: a positive number of seconds; argparse's type hook.
+
+    >>> timeout_arg("2.5")
+    2.5
+    """
+    try:
+        t = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout {text!r}: expected a number of seconds") from None
+    if not 0 < t < float("inf"):
+        raise argparse.ArgumentTypeError(f"--timeout {text}: expected a positive number of seconds")
+    return t
 
 
 def exit_code(report: AuditReport, fail_on: str) -> int:
@@ -137,8 +158,25 @@ def format_text(report: AuditReport, verbose: bool = False, level: str = "warnin
             lines.append(f"  unsupported layout: {u.text[:100]}: {u.why}")
     s = report.summary()
     bad = f", {s['unreadable']} unreadable" if s["unreadable"] else ""
-    lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {_counts(s)} in {s['seconds']:.2f}s")
+    lines.append(f"{s['files']} file(s){bad}, {s['checks']} checks: {_counts(s)} in {s['seconds']:.2f}s"
+                 + _time_limited(report))
     return "\n".join(lines)
+
+
+def _time_limited(report: AuditReport) -> str:
+    """The summary's clause on files whose audit passed its time limit, else nothing.
+
+    >>> from verilayout.audit.paths import time_limit_report
+    >>> _time_limited(AuditReport((time_limit_report("k.ptx", 2.0, "audit time limit of 2 s reached"),)))
+    '; 1 file(s) past the audit time limit of 2 s: their checks are unknown'
+    """
+    limits = sorted({c.data.get("timeout") for f in report.files if time_limited(f)
+                     for c in f.checks if c.check == TIME_LIMIT})
+    if not limits:
+        return ""
+    n = sum(map(time_limited, report.files))
+    return (f"; {n} file(s) past the audit time limit of {', '.join(f'{t:g}' for t in limits)} s: "
+            "their checks are unknown")
 
 
 def _write(path: str, text: str) -> None:
@@ -188,7 +226,7 @@ def _cache_folder(args) -> str | None:
 def cmd_audit(args) -> int:
     _check_paths(args)
     folder = _cache_folder(args)
-    report = audit_paths(args.paths, jobs=args.jobs, cache_dir=folder)
+    report = audit_paths(args.paths, jobs=args.jobs, cache_dir=folder, timeout=args.timeout)
     if args.json:
         print(report.to_json())
     else:
