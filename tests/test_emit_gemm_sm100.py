@@ -95,7 +95,8 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     r = check_tcgen05_source(GemmManifest.from_dict(man), src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
-                                           "tmem", "d-store", "protocol", "acc-ring", "schedule"}
+                                           "tmem", "d-store", "protocol", "acc-ring", "schedule",
+                                           "store-order"}
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
 
@@ -448,3 +449,52 @@ def test_the_sm100_manifest_declares_the_persistent_warp_specialized_schedule():
     assert m["schedule"]["kind"] == "persistent" and m["group_m"] == 8
     sched = [o for o in m["obligations"] if o["claim"].startswith("persistent schedule")]
     assert len(sched) == 1 and sched[0]["status"] == "proved"
+
+
+# ----- the TMA-store epilogue: D staged in shared memory, stored by cp.async.bulk.tensor ----------
+
+@needs_nvcc
+@pytest.mark.parametrize("epi", [dict(), dict(out="bf16", bias=True, activation="relu")], ids=["f32", "bf16_bias_relu"])
+def test_the_tma_store_epilogue_passes_store_order_and_d_store(epi):
+    """N = BN (a 16-byte multiple of output bytes): D goes through the staging buffers and TMA
+    stores; the ragged run (N = BN - 5) through one store per element."""
+    man, src = _kernel(**epi)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in src and man["d_store"]["kind"] == "tma"
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    assert r.ok, [c.to_dict() for c in r.failures]
+    orders = [c for c in r.checks if c.check == "store-order"]
+    assert len(orders) == 2 and all(c.status == "proved" for c in orders)
+    assert any("(TMA stores)" in c.message for c in r.checks if c.check == "d-store") or epi
+
+
+@needs_nvcc
+def test_planted_store_buffer_reused_before_wait_group_read_is_caught_by_store_order():
+    man, src = _kernel(out="bf16")
+    old = "if (lane == 0) bulk_wait_read_1();"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
+    hits = [c for c in r.failures if c.check == "store-order"]
+    assert hits and "before the issuing thread's cp.async.bulk.wait_group.read waited" in hits[0].message, \
+        [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_store_without_the_proxy_fence_is_caught_by_store_order():
+    man, src = _kernel(out="bf16")
+    old = "          fence_proxy_async();"
+    assert src.count(old) == 1
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
+    hits = [c for c in r.failures if c.check == "store-order"]
+    assert hits and "without a fence.proxy.async after the write" in hits[0].message, \
+        [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_planted_staging_swizzle_off_is_caught_by_d_store():
+    """The staged rows unswizzled while the D tensor map says SWIZZLE_64B: the TMA store reads
+    the bytes at the swizzled places (hw/nvidia/tma's model) and writes them to the wrong columns."""
+    man, src = _kernel()
+    old = "((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4)"
+    assert old in src
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "(j << 4)"))
+    assert any(c.check == "d-store" for c in r.failures), [c.to_dict() for c in r.failures]

@@ -24,7 +24,7 @@ covering N.
 
 >>> m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
 >>> m["instruction"], m["tmem"]["columns"], hex(m["idesc"]["value"])
-('tcgen05.mma.cta_group::1.kind::f16', 256, '0x8400490')
+('tcgen05.mma.cta_group::1.kind::f16', 512, '0x8400490')
 """
 from __future__ import annotations
 
@@ -75,6 +75,22 @@ GROUP_M = 8
 #: Shared bytes after the K ring's barriers: acc_full and acc_empty per accumulator stage, and
 #: the slot tcgen05.alloc writes the TMEM address to.
 _BARRIER_TAIL = 16 * ACC_STAGES + 8
+#: The D staging buffers of the TMA-store epilogue: per epilogue warp two boxes of 32 rows x
+#: LD_NUM columns of the output type; max_stages reserves the widest (f32).
+D_BUFS, EPI_WARPS = 2, 4
+#: The D tensor map's element type and swizzle per output type: a box row of LD_NUM elements is
+#: 64 bytes (16-bit) or 128 bytes (f32), the swizzle of that span (conflict-free 16-byte writes).
+D_MAP = {"f32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "128B"), "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "64B"),
+         "f16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "64B")}
+
+
+def d_staging_bytes(out: str) -> int:
+    """Shared bytes of the D staging buffers for output type ``out``.
+
+    >>> d_staging_bytes("bf16"), d_staging_bytes("f32")
+    (16384, 32768)
+    """
+    return EPI_WARPS * D_BUFS * 32 * LD_NUM * bytes_of(out)
 
 
 def encode_idesc(**fields: int) -> int:
@@ -188,10 +204,11 @@ def max_stages(dtype: str, bn: int, bk: int) -> int:
     """The deepest ring (<= 8) of a 128 x ``bn`` x ``bk`` tile that fits 227 KiB.
 
     >>> max_stages("bf16", 256, 64), max_stages("bf16", 128, 64)
-    (4, 7)
+    (4, 6)
     """
     eb = bytes_of(dtype)
-    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + 16 * s + _BARRIER_TAIL + 1024 <= MAX_SMEM_BYTES]
+    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + d_staging_bytes("f32") + 16 * s
+            + _BARRIER_TAIL + 1024 <= MAX_SMEM_BYTES]
     return max(fits) if fits else 0
 
 
@@ -236,7 +253,8 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     a_text, b_text = str(a_tile), str(b_tile)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
     b_off = stages * a_stage
-    bar_off = b_off + stages * b_stage
+    d_off = b_off + stages * b_stage
+    bar_off = d_off + d_staging_bytes(out)
     total = bar_off + 16 * stages + _BARRIER_TAIL
     if total + 1024 > MAX_SMEM_BYTES:
         raise LayoutError(f"--tile {tile} --stages {stages}: {total} bytes of shared memory exceed "
@@ -263,6 +281,10 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
                          "order": f"grouped raster, {group_m} tile rows at a time",
                          "warps": {"tma": 0, "mma": 1, "epilogue": [2, 3, 4, 5]}},
             "barriers": {"offset": bar_off},
+            "d_store": {"kind": "tma" if splits == 1 else "per element", "offset": d_off,
+                        "box": [LD_NUM, 32], "swizzle": D_MAP[out][1], "buffers_per_warp": D_BUFS,
+                        "row_bytes": LD_NUM * bytes_of(out),
+                        "when": "N x out bytes a multiple of 16 (else one store per element)"},
             "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
                     "tx_bytes": a_stage + b_stage},
@@ -296,6 +318,10 @@ constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of tw
 constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
 constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
+// D staging for the TMA store: per epilogue warp D_BUFS buffers of a 32 x LD_NUM box (row = TMEM
+// lane), rows of D_ROW_BYTES, 16-byte chunks swizzled as SWIZZLE_${d_swizzle} (chunk ^= address bits 7..)
+constexpr uint32_t D_OFFSET = ${d_off}u, D_BUFS = 2u, D_ROW_BYTES = ${d_row}u, D_BUF_BYTES = 32u * D_ROW_BYTES;
+constexpr uint32_t D_SPAN_CHUNKS = ${d_span}u / 16u;   // the swizzle span in 16-byte chunks
 """ + EPILOGUE_CONSTANTS + r"""static_assert(BOX_K * BOXES == uint32_t(BK) && BK == K_INST * K_BLOCKS, "boxes and K-blocks cover BK");
 static_assert(BN % LD_NUM == 0 && TMEM_COLS >= ACC_STAGES * uint32_t(BN), "the loads and the allocation cover N");
 static_assert(THREADS == 32 * (2 + int(EPI_WARPS)), "a TMA warp, an MMA warp and the epilogue warps");
@@ -359,8 +385,23 @@ __device__ __forceinline__ void mma_commit(uint32_t bar) {   // arrive on bar wh
 }
 ${tmem_ld}
 __device__ __forceinline__ void tmem_wait_ld() { asm volatile("tcgen05.wait::ld.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" :: "r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() {   // generic-proxy writes visible to the TMA (async proxy)
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t c0, int32_t c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(src) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// the buffer of the store before last may be rewritten: every group but the newest has read shared memory
+__device__ __forceinline__ void bulk_wait_read_1() { asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 ${epilogue_funcs}
+${pack_out}
 
 // Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
 // order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
@@ -368,7 +409,8 @@ ${epilogue_funcs}
 // stage a ^ 1: acc_full[a] (tcgen05.commit) and acc_empty[a] (one arrival per epilogue warp).
 __global__ void __launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
+               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias,
+               const __grid_constant__ CUtensorMap tmap_d) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
@@ -439,7 +481,11 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   } else {
     // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows of the tile ----
     const uint32_t quad = warp % 4u;
-    uint32_t acc = 0, acc_phase = 0;
+    // D through shared memory and TMA stores when D's rows are 16-byte multiples (the tensor map's
+    // stride rule); otherwise (and for split-K partial sums) one store per element
+    const bool tma_store = SPLITS == 1 && (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
+    const uint32_t dbuf0 = base + D_OFFSET + (warp - 2u) * D_BUFS * D_BUF_BYTES;
+    uint32_t acc = 0, acc_phase = 0, nstore = 0;
     for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
       uint32_t tm, tn;
       tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);
@@ -455,12 +501,32 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
         uint32_t v[LD_NUM];
         tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
         tmem_wait_ld();
-        // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
-        if (row < uint32_t(M)) {
+        const uint32_t col0 = tn * BN + c * LD_NUM;
+        if (tma_store) {
+          const uint32_t buf = dbuf0 + (nstore % D_BUFS) * D_BUF_BYTES;
+          if (lane == 0) bulk_wait_read_1();      // the store issued from buf D_BUFS chunks ago has read it
+          __syncwarp();
+#pragma unroll
+          for (uint32_t j = 0; j < D_ROW_BYTES / 16u; ++j) {   // row `lane` of the box, 16 bytes at a time
+            uint32_t w[4];
+#pragma unroll
+            for (uint32_t q = 0; q < 4u; ++q) w[q] = pack_out(v, (j * 4u + q) * (4u / uint32_t(OUT_BYTES)), col0, bias, N);
+            const uint32_t off = lane * D_ROW_BYTES + ((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4);
+            st_shared_v4(buf + off, w[0], w[1], w[2], w[3]);
+          }
+          fence_proxy_async();                     // each writer's bytes visible to the TMA store
+          __syncwarp();
+          if (lane == 0) {                         // rows and columns past M, N are clipped by the TMA
+            tma_store_2d(&tmap_d, buf, int32_t(col0), int32_t(tm * BM + quad * 32u));
+            bulk_commit();
+          }
+          ++nstore;
+        } else if (row < uint32_t(M)) {
+          // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
           store_t* p = D + (size_t(s) * size_t(M) + size_t(row)) * size_t(N);
 #pragma unroll
           for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
-            const uint32_t col = tn * BN + c * LD_NUM + r;
+            const uint32_t col = col0 + r;
             float x = kend > kbeg ? __uint_as_float(v[r]) : 0.0f;   // an empty K slice sums to 0
             if (FUSED) x = epilogue(x, bias, col, N);
             if (col < uint32_t(N)) store_one(p + col, x);
@@ -472,6 +538,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
       if (lane == 0) mbar_arrive(acc_empty0 + 8u * acc);
       if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
     }
+    if (lane == 0 && nstore > 0u) bulk_wait_all();   // every TMA store complete before the CTA exits
   }
   tc_fence_before();
   __syncthreads();
@@ -480,7 +547,20 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 }
 
 ${reduce_kernel}
-""" + ENCODE_TILED + r"""""" + MAKE_TENSOR_MAP + r"""[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
+""" + ENCODE_TILED + r"""""" + MAKE_TENSOR_MAP + r"""// D (M x N, out_t, row-major): boxes of LD_NUM columns x 32 rows, SWIZZLE_${d_swizzle}, stored by TMA
+static int make_d_map(CUtensorMap* map, void* ptr, int M, int N) {
+  vl_encode_tiled_t fn = encode_tiled();
+  if (fn == nullptr) return 4;
+  const cuuint64_t dims[2] = {cuuint64_t(N), cuuint64_t(M)};
+  const cuuint64_t strides[1] = {cuuint64_t(N) * OUT_BYTES};
+  const cuuint32_t box[2] = {uint32_t(LD_NUM), 32u};
+  const cuuint32_t estr[2] = {1u, 1u};
+  const CUresult r = fn(map, ${d_tma_dtype}, 2, ptr, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                        CUtensorMapSwizzle(${d_swizzle_code}), CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : 5;
+}
+[[maybe_unused]] static const char* problem_error(int M, int N, int K) {
   if (M < 1 || N < 1 || K < 1) return "M, N and K must be at least 1";
   if ((size_t(K) * ELEM_BYTES) % 16 != 0) return "K * element bytes must be a multiple of 16 (TMA row stride)";
   return "";
@@ -500,11 +580,17 @@ ${split_workspace}  CUtensorMap ta, tb;
   int e = make_tensor_map(&ta, A, M, K, BM);
   if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
   if (e != 0) return e;
+  CUtensorMap td;                                  // D's tensor map (TMA stores): only where the kernel uses it
+  memset(&td, 0, sizeof(td));
+  if (SPLITS == 1 && (size_t(N) * OUT_BYTES) % 16 == 0) {
+    e = make_d_map(&td, D, M, N);
+    if (e != 0) return e;
+  }
   if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
   const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
   const int grid = int(units < ctas ? units : ctas);
-  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias);
+  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias, td);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
@@ -518,6 +604,20 @@ def _tmem_ld() -> str:
     return ("__device__ __forceinline__ void tmem_ld(uint32_t* v, uint32_t taddr) {\n"
             f'  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{LD_NUM}.b32 {{{regs}}}, [%{LD_NUM}];\\n"\n'
             f'               : {outs}\n               : "r"(taddr) : "memory");\n}}')
+
+
+def _pack_out(out: str) -> str:
+    """``pack_out(v, i, col0, bias, N)``: the 32-bit word of the staged D row starting at loaded
+    register ``i`` (f32: one value; 16-bit: registers i, i + 1, the first in the low half)."""
+    head = ("__device__ __forceinline__ uint32_t pack_out(const uint32_t* v, uint32_t i, uint32_t col0, "
+            "const float* __restrict__ bias, int N) {\n")
+    if out == "f32":
+        return head + "  return __float_as_uint(epilogue(__uint_as_float(v[i]), bias, col0 + i, N));\n}"
+    return head + ("  const float lo = epilogue(__uint_as_float(v[i]), bias, col0 + i, N);\n"
+                   "  const float hi = epilogue(__uint_as_float(v[i + 1u]), bias, col0 + i + 1u, N);\n"
+                   "  uint32_t x;\n"
+                   f'  asm("cvt.rn.{out}x2.f32 %0, %1, %2;" : "=r"(x) : "f"(hi), "f"(lo));   // first source: upper half\n'
+                   "  return x;\n}")
 
 
 def render_tcgen05_cuda(man: dict) -> str:
@@ -535,7 +635,7 @@ def render_tcgen05_cuda(man: dict) -> str:
             f"split-K {man.get('splits', 1)}.",
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
             "//", *obligation_block(man), "",
-            "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>"]
+            "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>", "#include <cstring>"]
     t = man["tma"]
     rep = {"tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
            "stages": man["stages"], "k_inst": man["k_inst"], "k_blocks": man["k_blocks"],
@@ -550,7 +650,11 @@ def render_tcgen05_cuda(man: dict) -> str:
            "desc_a": select_expr([u64_literal(v) for v in man["a"]["descriptors"]], "kb"),
            "desc_b": select_expr([u64_literal(v) for v in man["b"]["descriptors"]], "kb"),
            "tmem_ld": _tmem_ld(), "threads": man["threads"],
-           "acc_stages": man["tmem"].get("acc_stages", ACC_STAGES), "group_m": man["group_m"], "splits": man.get("splits", 1), **epilogue_subs(man),
+           "acc_stages": man["tmem"].get("acc_stages", ACC_STAGES),
+           "d_off": man["d_store"]["offset"], "d_row": man["d_store"]["row_bytes"],
+           "d_span": man["d_store"]["row_bytes"], "d_swizzle": man["d_store"]["swizzle"],
+           "d_swizzle_code": TMA_SWIZZLE_CODES[man["d_store"]["swizzle"]],
+           "d_tma_dtype": D_MAP[man["epilogue"]["out"]][0], "pack_out": _pack_out(man["epilogue"]["out"]), "group_m": man["group_m"], "splits": man.get("splits", 1), **epilogue_subs(man),
            "epilogue_funcs": epilogue_source(man),
            "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
            "split_workspace": SPLIT_WORKSPACE,

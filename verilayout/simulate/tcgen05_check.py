@@ -45,6 +45,7 @@ Not checked here: anything only a GPU run shows.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from types import SimpleNamespace
 
@@ -64,6 +65,8 @@ from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mm
                                          run_threads, stored_values)
 from verilayout.simulate.tile_schedule import schedule_check
 from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
+from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, store_order_check,
+                                           tma_store_elements)
 
 __all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
 
@@ -88,7 +91,9 @@ TCGEN05_ASSUMPTIONS = (
     "earliest the hardware arrives); nothing is run on an sm_100 GPU", LANDING_ASSUMPTION,
     "split-K: CTAs 0 .. S-1 (tile 0, one K slice each) run one after another, K for max(stages + "
     "2, S) K-tiles; with a fused epilogue a tcgen05.ld reads the chosen f32 value "
-    "tmem_cell_value(lane, column) and bias[col] is (col mod 5) - 2")
+    "tmem_cell_value(lane, column) and bias[col] is (col mod 5) - 2") + TMA_STORE_ASSUMPTIONS
+#: The address of D's tensor map (kernel parameter 7) in a run.
+MAP_D_ADDR = 0x72000000
 
 
 def tmem_cell_value(lane, col):
@@ -147,7 +152,7 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
             beyond: list = []
             run = run_threads(mod, entry, range(nthreads), ctaid=s, nctaid=splits,
                               param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
-                                            5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
+                                            5: K, 6: BIAS_ADDR, 7: MAP_D_ADDR}, shared_base=SMEM_BASE,
                               load_value=bias_loader(N, beyond),
                               tmem_value=tmem_cell_value if fused else None)
             where = tail + (f" [CTA {s}]" if splits > 1 else "")
@@ -173,7 +178,7 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
     else:
-        checks += _persistent_checks(mod, entry, (bm, bn, bk), nthreads, fused)
+        checks += _persistent_checks(mod, entry, (bm, bn, bk), nthreads, fused, _d_map(man))
     return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
 
 
@@ -182,27 +187,40 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
 PERSISTENT_TILES, SCHEDULE_TILES = (2, 2), (3, 2)
 
 
-def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused) -> list[KernelCheck]:
+def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map) -> list[KernelCheck]:
     """Law: ``acc-ring`` and (f32 D without a fused epilogue) the several-tile ``d-store`` on one
     CTA's run over PERSISTENT_TILES, then ``schedule`` over SCHEDULE_TILES; a run that does not
     complete is ``unknown``."""
     bm, bn, bk = tile
-    (tm, tn), where = PERSISTENT_TILES, f" [{PERSISTENT_TILES[0]} x {PERSISTENT_TILES[1]} tiles, one CTA]"
-    M, N, K = tm * bm, tn * bn, 2 * bk
+    (tm, tn) = PERSISTENT_TILES
+    M, N, K = tm * bm - 40, tn * bn, 2 * bk           # the last tile row 40 rows short of BM
+    where = f" [{tm} x {tn} tiles, one CTA, M={M}, N={N}]"
     run = run_threads(mod, entry, range(nthreads), ctaid=0, nctaid=1,
                       param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K,
-                                    6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=1000000)
+                                    6: BIAS_ADDR, 7: MAP_D_ADDR}, shared_base=SMEM_BASE,
+                      max_steps=1000000)
     if not run.complete:
         return [KernelCheck("acc-ring", "unknown", f"the kernel could not be run on the PTX{where}: "
                             f"{run.reason}")]
     out = [acc_ring_check(run)]
     if fused is None:
-        out.append(tiles_d_store(run, (M, N), (bm, bn), MAP_A_ADDR, MAP_B_ADDR, D_ADDR))
+        stores = list(tma_store_elements(run, "f32", *d_map, (M, N), MAP_D_ADDR)) if d_map else []
+        out.append(tiles_d_store(run, (M, N), (bm, bn), MAP_A_ADDR, MAP_B_ADDR, D_ADDR, stores))
+    if d_map:
+        out.append(store_order_check(run, (fused or ("f32",))[0], *d_map, (M, N), MAP_D_ADDR))
     out = [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source) for c in out]
     out.append(schedule_check(mod, entry, tile, SCHEDULE_TILES,
                               {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 6: BIAS_ADDR},
                               (MAP_A_ADDR, MAP_B_ADDR), shared_base=SMEM_BASE))
     return out
+
+
+def _d_map(man: GemmManifest) -> tuple | None:
+    """D's tensor map as the manifest declares it: ``(box, swizzle)``; None without TMA stores."""
+    d = man.sections.get("d_store")
+    if not d or d.get("kind") != "tma":
+        return None
+    return tuple(d["box"]), d["swizzle"]
 
 
 def _processes(run) -> list | None:
@@ -212,7 +230,7 @@ def _processes(run) -> list | None:
     th = np.asarray(run.threads)
     who = []
     for head in ("cp.async.bulk.tensor", "tcgen05.mma"):
-        e = next((e for e in run.events if e.op.startswith(head)), None)
+        e = next((e for e in run.events if e.op.startswith(head) and not is_tma_store(e.op)), None)
         if e is None:
             return None
         who.append(int(th[e.lanes[0]]))
@@ -245,13 +263,13 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     k_tiles = -(-K // bk)
     g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
     tmas, it = [], -1
-    prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor")]
+    prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)]
     waits = {}
     for e in run.events:               # the producer's iteration: its empty-barrier waits so far
         if prod and e.op.startswith("mbarrier.try_wait") and int(run.threads[e.lanes[0]]) == \
                 int(run.threads[prod[0].lanes[0]]):
             it += 1
-        if e.op.startswith("cp.async.bulk.tensor"):
+        if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op):
             v = e.values
             tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
                          "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
@@ -270,7 +288,10 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     out = list(g.checks)
     out += _mma_checks(run, tmas, dt, bn, bk, la, lb)
     out += _tmem_checks(run, bn)
-    out += _d_store(run, bm, bn, (M, N), (s, splits), fused)
+    d_map = _d_map(man)
+    out += _d_store(run, bm, bn, (M, N), (s, splits), fused, d_map)
+    if d_map and any(is_tma_store(e.op) for e in run.events):
+        out.append(store_order_check(run, (fused or ("f32",))[0], *d_map, (M, N), MAP_D_ADDR))
     if cover is not None:
         cover.setdefault(((0, 0), s), set()).add(_accumulated(run, tmas, bk, bk // _K[dt]))
     return out
@@ -419,7 +440,7 @@ def _stores(run, ob: int):
                 yield e, base + j * per + k, x.astype(np.uint64) >> np.uint64(8 * ob * k)
 
 
-def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[KernelCheck]:
+def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused, d_map=None) -> list[KernelCheck]:
     # long: one walk of every store, tags or values, into the element count
     """Law: every in-range element of tile 0 stored once, in workspace slot ``s`` (split-K) or D,
     each from the TMEM cell (lane = row, column = column) of the M=128 datapath: read off the tag
@@ -430,7 +451,8 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused) -> list[Kerne
     out, bias, act = fused or ("f32", False, "none")
     ob = 4 if out == "f32" else 2
     got: dict = {}
-    for e, pos, bits in _stores(run, ob):
+    tma = tma_store_elements(run, out, *d_map, mn, MAP_D_ADDR) if d_map else ()
+    for e, pos, bits in itertools.chain(_stores(run, ob), tma):
         if pos is None:
             return [KernelCheck("d-store", "unknown", "a store of a value the run does not know")]
         sl, rem = pos // (M * N), pos % (M * N)

@@ -233,8 +233,11 @@ def acc_ring_check(run) -> KernelCheck:
                        "after its MMAs completed and before the next MMA into those columns")
 
 
-def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: int) -> KernelCheck:
-    """The several-tile ``d-store`` check of the module docstring (f32 D, TMEM tags).
+def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: int,
+                  tma_stores=()) -> KernelCheck:
+    """The several-tile ``d-store`` check of the module docstring (f32 D, TMEM tags); ``tma_stores``:
+    ``(event, element indices, bits)`` of the run's TMA stores of D
+    (:func:`verilayout.simulate.tma_store.tma_store_elements`), by the issuing thread's warp.
     Law: ``proved`` only when every element inside ``mn`` is stored once, from the TMEM cell of
     the storing warp's tile in the TMA thread's order of tiles.
 
@@ -250,46 +253,55 @@ def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: i
     mma_thread, epi, bars, _ = roles
     _, tiles, _ = _programs(run, mma_thread, epi, bars)
     origin = tile_origins(run, (map_a, map_b))     # TMA order of tiles: (A row, B row)
-    arrivals = {w: 0 for w in epi}
-    got: dict = {}
+    th = np.asarray(run.threads)
+    records = []                                   # (seq, warps per element, element indices, bits)
     for e in run.events:
-        th = np.asarray(run.threads)[e.lanes]
-        if e.op.startswith("mbarrier.arrive") and int(e.values["addr"][0]) in bars:
-            for w in set((th // 32).tolist()) & set(epi):
-                arrivals[w] += 1
-            continue
-        if not e.op.startswith("st.global"):
-            continue
-        vals = stored_values(e.values)
-        if not vals or any(v is None for v in vals):
-            return KernelCheck("d-store", "unknown", "a store of a value the run does not know")
-        pos = (e.values["addr"].astype(np.int64) - d_addr) // 4
-        for k, x in enumerate(vals):
-            for q in range(len(pos)):
-                w = int(th[q]) // 32
-                j = arrivals.get(w, 0)
-                p = int(pos[q]) + k
-                row, col = p // N, p % N
-                bits = int(x[q]) & 0xFFFFFFFF
-                if j >= len(origin) or j >= len(tiles) or not bits & TMEM_TAG:
-                    return KernelCheck("d-store", "counterexample", f"warp {w} stores D({row}, {col}) "
-                                       f"during its tile {j}: no such tile loaded, or a value not from "
-                                       "TMEM", e.instr.line if e.instr else None)
-                lane, tcol = (bits >> 16) & 0x7FFF, bits & 0xFFFF
-                r0, n0 = origin[j]
-                want = (row - r0, tiles[j][2][0] + col - n0)
-                if (lane, tcol) != want or not (0 <= row - r0 < bm and 0 <= col - n0 < bn):
-                    return KernelCheck("d-store", "counterexample", f"warp {w} stores D({row}, {col}) "
-                                       f"during its tile {j} (origin ({r0}, {n0}) as loaded) from TMEM "
-                                       f"cell (lane {lane}, column {tcol}); expected cell {want}",
-                                       e.instr.line if e.instr else None)
-                got[(row, col)] = got.get((row, col), 0) + 1
+        if e.op.startswith("st.global"):
+            vals = stored_values(e.values)
+            if not vals or any(v is None for v in vals):
+                return KernelCheck("d-store", "unknown", "a store of a value the run does not know")
+            pos = (e.values["addr"].astype(np.int64) - d_addr) // 4
+            for k, x in enumerate(vals):
+                records.append((e, th[e.lanes] // 32, pos + k, np.asarray(x, dtype=np.uint64)))
+    for e, pos, bits in tma_stores:
+        if pos is None:
+            return KernelCheck("d-store", "unknown", "a TMA store reads shared bytes the run never wrote")
+        records.append((e, np.full(len(pos), int(th[e.lanes[0]]) // 32), pos, bits))
+    records.sort(key=lambda r: r[0].seq)
+    arrive = sorted((e.seq, w) for e in run.events
+                    if e.op.startswith("mbarrier.arrive") and int(e.values["addr"][0]) in bars
+                    for w in set((th[e.lanes] // 32).tolist()) & set(epi))
+    got: dict = {}
+    for e, warps, pos, bits in records:
+        for q in range(len(pos)):
+            w = int(warps[q])
+            j = sum(1 for seq, w2 in arrive if w2 == w and seq < e.seq)
+            p = int(pos[q])
+            row, col = p // N, p % N
+            b = int(bits[q]) & 0xFFFFFFFF
+            if j >= len(origin) or j >= len(tiles) or not b & TMEM_TAG:
+                return KernelCheck("d-store", "counterexample", f"warp {w} stores D({row}, {col}) "
+                                   f"during its tile {j}: no such tile loaded, or a value not from "
+                                   "TMEM", e.instr.line if e.instr else None)
+            lane, tcol = (b >> 16) & 0x7FFF, b & 0xFFFF
+            r0, n0 = origin[j]
+            want = (row - r0, tiles[j][2][0] + col - n0)
+            if (lane, tcol) != want or not (0 <= row - r0 < bm and 0 <= col - n0 < bn):
+                return KernelCheck("d-store", "counterexample", f"warp {w} stores D({row}, {col}) "
+                                   f"during its tile {j} (origin ({r0}, {n0}) as loaded) from TMEM "
+                                   f"cell (lane {lane}, column {tcol}); expected cell {want}",
+                                   e.instr.line if e.instr else None)
+            got[(row, col)] = got.get((row, col), 0) + 1
     inside = {(r, c) for r in range(M) for c in range(N)}
     if set(got) != inside or any(v != 1 for v in got.values()):
         missing = sorted(inside - set(got))[:2]
         twice = sorted(k for k, v in got.items() if v > 1)[:2]
+        outside = sorted(set(got) - inside)[:2]
         return KernelCheck("d-store", "counterexample", f"{len(got)} of the {len(inside)} elements of "
-                           f"the {len(origin)} tiles stored; missing {missing}, twice {twice}")
-    return KernelCheck("d-store", "proved", f"all {len(inside)} elements of {len(origin)} tiles stored "
-                       "once, each by the epilogue warp's tile in the TMA thread's order, from that "
-                       "tile's TMEM cell (lane = row, column = its stage's first column + column)")
+                           f"the {len(origin)} tiles stored; missing {missing}, twice {twice}, "
+                           f"outside D {outside}")
+    how = " (TMA stores)" if len(tma_stores) else ""
+    return KernelCheck("d-store", "proved", f"all {len(inside)} elements of {len(origin)} tiles inside "
+                       f"D stored once{how}, each by the epilogue warp's tile in the TMA thread's "
+                       "order, from that tile's TMEM cell (lane = row, column = its stage's first "
+                       "column + column); none outside")
