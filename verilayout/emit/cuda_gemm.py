@@ -241,7 +241,14 @@ static_assert(BK == K_INST * K_BLOCKS && THREADS == 128 * (CONSUMERS + 1), "K-bl
 static_assert(TX_BYTES == A_STAGE_BYTES + B_STAGE_BYTES, "expect_tx counts one stage of A and B");
 static_assert(A_SLICE_ROWS * CLUSTER_N == uint32_t(BM) && B_SLICE_ROWS * CLUSTER_M == uint32_t(BN), "slices tile a stage");
 static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_STAGE_BYTES, "boxes tile a stage");
-static_assert(BAR_OFFSET + 16u * STAGES == SMEM_BYTES, "full[STAGES] and empty[STAGES] end the buffer");
+static_assert(BAR_OFFSET + 16u * STAGES <= SMEM_BYTES, "full[STAGES] and empty[STAGES] follow the ring");
+// the epilogue (manifest.json "store"): TMA stores of staged chunks of D, or plain stores
+constexpr bool STORE_TMA = ${store_tma};
+constexpr uint32_t EPI_OFFSET = ${epi_off}u, EPI_BYTES = ${epi_bytes}u;   // one staging buffer per consumer warpgroup
+constexpr uint32_t EPI_ROWS = ${epi_rows}u, EPI_COLS = ${epi_cols}u;     // a chunk: EPI_ROWS x EPI_COLS of D
+constexpr uint32_t EPI_CW = ${epi_cw}u, EPI_CHUNKS = ${epi_chunks}u;      // accumulator columns per chunk, chunks per tile
+constexpr uint32_t EPI_SPAN = ${epi_span}u, EPI_BOXES = ${epi_boxes}u;    // TMA store box: EPI_SPAN bytes x EPI_ROWS, SWIZZLE_<EPI_SPAN>B
+static_assert(!STORE_TMA || (EPI_OFFSET + EPI_BYTES * CONSUMERS <= SMEM_BYTES && EPI_OFFSET % 1024u == 0u), "staging buffers fit");
 typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
 """ + EPILOGUE_CONSTANTS + r"""
 // ----- descriptors (proved at shared address 0; see the obligations above) ------------------
@@ -357,11 +364,12 @@ __device__ __forceinline__ void fence_acc(float* d) {
 ${wgmma}
 
 ${epilogue_funcs}
+${tma_store_funcs}
 
 // ----- the kernel ------------------------------------------------------------------------------
 __global__ void ${cluster_attr}__launch_bounds__(THREADS, 1)
 vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias) {
+               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias${tmap_d_param}) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
   const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);   // swizzle rows start on 1024 B
@@ -459,7 +467,7 @@ ${consumer_regs}
       wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
       if (kend > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
-      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
+${tma_epilogue}      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
       // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
       const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
       const bool even_n = (N & 1) == 0;
@@ -493,7 +501,7 @@ ${consumer_regs}
         }
       }
     }
-  }
+${tma_drain}  }
 ${end_sync}}
 
 ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------------------------------------------
@@ -516,6 +524,8 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
   static CUtensorMap ta, tb;
   static const void *last_a = nullptr, *last_b = nullptr;
   static int last_m = -1, last_n = -1, last_k = -1;
+  [[maybe_unused]] static const void* last_d = nullptr;
+  [[maybe_unused]] static int last_dm = -1, last_dn = -1;
   // the kernel's product is KM x KN: D itself, or with SWAP_AB D^T = B A^T (its A operand is B)
   const void* ka = SWAP_AB ? B : A;
   const void* kb = SWAP_AB ? A : B;
@@ -539,7 +549,7 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
                      long(((KN + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
   const long ctas = long(sms > 0 ? sms : sm_count) / CLUSTER;   // clusters of the persistent grid
   const int grid = int(units < ctas ? units : (ctas > 0 ? ctas : 1)) * CLUSTER;
-${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, KM, KN, K, bias);
+${d_map}${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, KM, KN, K, bias${tmap_d_arg});
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
@@ -568,6 +578,141 @@ __device__ __forceinline__ void store_pair(uint16_t* p, float v0, float v1) {   
   asm("cvt.rn.${out}x2.f32 %0, %1, %2;" : "=r"(x) : "f"(v1), "f"(v0));   // first source: upper half
   *reinterpret_cast<uint32_t*>(p) = x;
 }"""
+
+
+#: The TMA-store epilogue's device functions: the staging byte of D(row, col) within a chunk (box
+#: ``col bytes / EPI_SPAN``, TMA's swizzle within the box, CUDA Programming Guide "TMA swizzle"),
+#: shared stores in the output type, the async-proxy fence, the warpgroup's named barrier and
+#: the bulk-group store, commit and waits (PTX ISA: cp.async.bulk.tensor, cp.async.bulk.commit_group,
+#: cp.async.bulk.wait_group[.read], fence.proxy.async).
+_TMA_STORE_FUNCS = Template(r"""// ----- the TMA-store epilogue: registers -> shared (D's orientation, ${out_dtype}) -> global by TMA
+__device__ __forceinline__ uint32_t epi_byte(uint32_t rd, uint32_t cd) {   // D-local (row, col) of a chunk
+  const uint32_t b = (cd * uint32_t(OUT_BYTES)) / EPI_SPAN;
+  const uint32_t off = rd * EPI_SPAN + (cd * uint32_t(OUT_BYTES)) % EPI_SPAN;
+  return b * EPI_ROWS * EPI_SPAN + (off ^ (((off >> 7) & (EPI_SPAN / 16u - 1u)) << 4));
+}
+${stage_store}
+__device__ __forceinline__ void fence_proxy_async() {   // this thread's shared writes, visible to TMA
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void epi_sync(uint32_t c) {   // the 128 threads of consumer warpgroup c
+  asm volatile("bar.sync %0, 128;\n" :: "r"(c + 1u) : "memory");
+}
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t c0, int32_t c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read0() {   // every committed store has read its shared source
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void bulk_wait0() {        // every committed store is complete
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+""")
+_STAGE_F32 = """__device__ __forceinline__ void stage_one(uint32_t a, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\\n" :: "r"(a), "f"(v) : "memory");
+}
+__device__ __forceinline__ void stage_pair(uint32_t a, float v0, float v1) {   // D(row, col), D(row, col + 1)
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\\n" :: "r"(a), "f"(v0), "f"(v1) : "memory");
+}"""
+_STAGE_16 = """__device__ __forceinline__ void stage_one(uint32_t a, float v) {
+  uint16_t h;
+  asm("cvt.rn.${out}.f32 %0, %1;" : "=h"(h) : "f"(v));
+  asm volatile("st.shared.b16 [%0], %1;\\n" :: "r"(a), "h"(h) : "memory");
+}
+__device__ __forceinline__ void stage_pair(uint32_t a, float v0, float v1) {   // v0 low (column col)
+  uint32_t x;
+  asm("cvt.rn.${out}x2.f32 %0, %1, %2;" : "=r"(x) : "f"(v1), "f"(v0));
+  asm volatile("st.shared.b32 [%0], %1;\\n" :: "r"(a), "r"(x) : "memory");
+}"""
+#: The consumer's epilogue through shared memory and TMA stores (where D's rows are 16-byte
+#: multiples; else the plain stores after it run).
+_TMA_EPILOGUE = r"""      if (d_tma) {   // ---- TMA-store epilogue: chunk q of EPI_CW accumulator columns at a time ----
+        const uint32_t buf = base + EPI_OFFSET + c * EPI_BYTES;
+#pragma unroll
+        for (uint32_t q = 0; q < EPI_CHUNKS; ++q) {
+          if (tid == 0) bulk_wait_read0();          // the last TMA store from this buffer has read it ...
+          epi_sync(c);                              // ... before any thread of the warpgroup rewrites it
+#pragma unroll
+          for (uint32_t e = q * (EPI_CW / 2u); e < (q + 1u) * (EPI_CW / 2u); e += 2) {
+            const uint32_t r = d_row(tid, e), cl = d_col(tid, e) - q * EPI_CW;   // tile row, chunk column
+            float v0 = d[e], v1 = d[e + 1];
+            if constexpr (SWAP_AB) {                // D(col, row): the chunk's rows are accumulator columns
+              v0 = epilogue(v0, bias, tm * BM + c * 64u + r, M);
+              v1 = epilogue(v1, bias, tm * BM + c * 64u + r, M);
+              stage_one(buf + epi_byte(cl, r), v0);
+              stage_one(buf + epi_byte(cl + 1u, r), v1);
+            } else {
+              const uint32_t col = tn * BN + q * EPI_CW + cl;
+              v0 = epilogue(v0, bias, col, N);
+              v1 = epilogue(v1, bias, col + 1u, N);
+              stage_pair(buf + epi_byte(r, cl), v0, v1);
+            }
+          }
+          fence_proxy_async();                      // each thread's shared writes, visible to the async proxy ...
+          epi_sync(c);                              // ... all of them, before the one thread stores the chunk
+          if (tid == 0) {
+#pragma unroll
+            for (uint32_t b = 0; b < EPI_BOXES; ++b) {   // TMA clips rows and columns past D
+              if constexpr (SWAP_AB)
+                tma_store_2d(&tmap_d, buf + b * EPI_ROWS * EPI_SPAN, int32_t(tm * BM + c * 64u + b * (EPI_SPAN / OUT_BYTES)),
+                             int32_t(tn * BN + q * EPI_CW));
+              else
+                tma_store_2d(&tmap_d, buf + b * EPI_ROWS * EPI_SPAN, int32_t(tn * BN + q * EPI_CW + b * (EPI_SPAN / OUT_BYTES)),
+                             int32_t(tm * BM + c * 64u));
+            }
+            bulk_commit();
+          }
+        }
+        continue;
+      }
+"""
+_TMA_DRAIN = """    if (d_tma && tid == 0) bulk_wait0();            // no CTA exit while a TMA store still reads shared memory
+"""
+_D_MAP = r"""  static CUtensorMap td;     // D as TMA stores it: rows M, columns N, box EPI_SPAN bytes x EPI_ROWS
+  if (D != last_d || M != last_dm || N != last_dn) {
+    if ((size_t(N) * OUT_BYTES) % 16 == 0 && reinterpret_cast<uintptr_t>(D) % 16 == 0) {
+      vl_encode_tiled_t fn = encode_tiled();
+      if (fn == nullptr) return 4;
+      const cuuint64_t dims[2] = {cuuint64_t(N), cuuint64_t(M)};
+      const cuuint64_t strides[1] = {cuuint64_t(N) * OUT_BYTES};
+      const cuuint32_t box[2] = {EPI_SPAN / OUT_BYTES, EPI_ROWS};
+      const cuuint32_t estr[2] = {1u, 1u};
+      if (fn(&td, ${d_tma_dtype}, 2, D, dims, strides, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+             CUtensorMapSwizzle(${epi_swizzle_code}), CU_TENSOR_MAP_L2_PROMOTION_NONE,
+             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS) return 5;
+    }
+    last_d = D; last_dm = M; last_dn = N;
+  }
+"""
+_D_TMA_DTYPE = {"f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "f16": "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+                "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
+
+
+def _store_subs(man: dict) -> dict:
+    """Template values of the epilogue's store: the TMA-store path (manifest ``store``), or none."""
+    st = man.get("store", {"kind": "pointer"})
+    if st["kind"] != "tma":
+        return {"store_tma": "false", "epi_off": 0, "epi_bytes": 0, "epi_rows": 1, "epi_cols": 1,
+                "epi_cw": 2, "epi_chunks": 0, "epi_span": 16, "epi_boxes": 0, "tmap_d_param": "",
+                "tma_epilogue": "", "tma_drain": "", "d_map": "", "tmap_d_arg": "",
+                "tma_store_funcs": ""}
+    out = man["epilogue"]["out"]
+    stage = _STAGE_F32 if out == "f32" else Template(_STAGE_16).substitute(out=out)
+    return {"store_tma": "true", "epi_off": st["offset"], "epi_bytes": st["bytes"],
+            "epi_rows": st["rows"], "epi_cols": st["cols"], "epi_cw": st["acc_cols"],
+            "epi_chunks": st["chunks"], "epi_span": st["span"], "epi_boxes": st["boxes"],
+            "tmap_d_param": ",\n               const __grid_constant__ CUtensorMap tmap_d",
+            "tma_epilogue": ("      // D's rows are 16-byte multiples (the TMA row stride): stage and store by TMA\n"
+                             "      const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
+                             + _TMA_EPILOGUE),
+            "tma_drain": ("    const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
+                          + _TMA_DRAIN),
+            "d_map": Template(_D_MAP).substitute(d_tma_dtype=_D_TMA_DTYPE[out],
+                                                 epi_swizzle_code=st["swizzle_code"]),
+            "tmap_d_arg": ", td",
+            "tma_store_funcs": _TMA_STORE_FUNCS.substitute(out_dtype=out, stage_store=stage)}
 
 
 # the producer's wait for releases that peers' consumers made with release.cluster arrivals
@@ -729,7 +874,7 @@ def render_gemm_cuda(man: dict) -> str:
         "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
         "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
         "swap_ab": "true" if man.get("swap_ab") else "false",
-        **_cluster_subs(man),
+        **_cluster_subs(man), **_store_subs(man),
         **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
         "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
         "split_workspace": SPLIT_WORKSPACE,

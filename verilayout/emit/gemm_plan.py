@@ -188,6 +188,69 @@ def split_obligation(splits: int, limit: int = 4096) -> dict:
                        f"kt = {bad[0]}: slices {bad[1]}")}
 
 
+#: Largest staging chunk of the TMA-store epilogue, bytes per consumer warpgroup.
+EPI_CHUNK_BYTES = 8192
+
+
+def store_plan(bm: int, bn: int, out: str, swap_ab: bool, splits: int, offset: int) -> dict:
+    """The TMA-store epilogue of one configuration: each consumer warpgroup stages its 64 x BN
+    accumulators chunk by chunk in its own shared buffer (at ``offset + c * bytes``), in D's
+    orientation and output type, and one thread stores each chunk with
+    ``cp.async.bulk.tensor.2d.global.shared::cta`` (boxes of ``span / out bytes`` columns x
+    ``rows`` rows of D, ``SWIZZLE_<span>B``). A chunk is ``rows x cols`` of D: 64 x (span / out
+    bytes) columns of the accumulator (not swapped), or with swap-AB ``cw`` accumulator columns
+    (D's rows) x 64 (D's columns). Split-K kernels write f32 partial sums to the workspace with
+    plain stores (``kind`` ``"pointer"``).
+
+    >>> p = store_plan(128, 256, "bf16", False, 1, 200704)
+    >>> p["kind"], p["rows"], p["cols"], p["span"], p["chunks"], p["bytes"]
+    ('tma', 64, 64, 128, 4, 8192)
+    >>> q = store_plan(64, 48, "f32", True, 1, 0)
+    >>> q["rows"], q["cols"], q["boxes"], q["chunks"]
+    (16, 64, 2, 3)
+    """
+    ob = bytes_of(out)
+    if splits > 1:
+        return {"kind": "pointer", "why": "split-K: f32 partial sums to the workspace"}
+    if swap_ab:
+        span = SWIZZLE_SPAN[swizzle_for(64 * ob)]
+        limit = EPI_CHUNK_BYTES // (64 * ob)
+        cw = max(d for d in range(16, bn + 1, 16) if bn % d == 0 and d <= max(16, limit))
+        rows, cols = cw, 64
+    else:
+        span = SWIZZLE_SPAN[swizzle_for(bn * ob)]
+        cw = span // ob
+        rows, cols = 64, cw
+    boxes = cols * ob // span
+    return {"kind": "tma", "out_bytes": ob, "rows": rows, "cols": cols, "acc_cols": cw,
+            "chunks": bn // cw, "span": span, "swizzle": f"{span}B",
+            "swizzle_code": TMA_SWIZZLE_CODES[f"{span}B"], "box": [span // ob, rows],
+            "boxes": boxes, "box_bytes": rows * span, "bytes": rows * cols * ob,
+            "offset": offset}
+
+
+def staging_obligation(plan: dict) -> dict:
+    """Every (row, col) of a staged chunk: the byte the epilogue writes (box ``col bytes //
+    span`` at ``box * rows * span``, then TMA's swizzle within the box) is where the TMA store's
+    box reads D(row, col), and no two elements share a byte (exhaustive).
+
+    >>> staging_obligation(store_plan(128, 64, "f32", False, 1, 0))["status"]
+    'proved'
+    """
+    rows, cols, ob, span = plan["rows"], plan["cols"], plan["out_bytes"], plan["span"]
+    r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    box, cb = (c * ob) // span, (c * ob) % span
+    mine = box * rows * span + tma_box_byte(r, cb, span)
+    # TMA's view: box b holds rows x span bytes; (row, byte) at the swizzled offset of the box
+    tma = box * plan["box_bytes"] + ((r * span + cb) ^ ((((r * span + cb) >> 7) & (span // 16 - 1)) << 4))
+    ok = bool((mine == tma).all()) and len(np.unique(mine)) == rows * cols
+    return {"claim": f"TMA-store staging: element (row, col) of each {rows}x{cols} chunk of D is "
+                     f"written at the byte box {plan['boxes']} x ({plan['box'][0]} x {rows}, "
+                     f"SWIZZLE_{plan['swizzle']}) stores to D(row, col); distinct bytes",
+            "status": "proved" if ok else "counterexample", "method": "exhaustive",
+            "reason": f"all {rows * cols} elements"}
+
+
 def _check_config(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = 8,
                   splits: int = 1) -> None:
     if dtype not in GEMM_DTYPES:
@@ -324,6 +387,14 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
     b_off = stages * a_stage
     bar_off = b_off + stages * b_stage
     total = bar_off + 16 * stages
+    store = store_plan(bm, bn, out, swap_ab, splits, -(-total // 1024) * 1024)
+    if store["kind"] == "tma":
+        staged = store["offset"] + consumers * store["bytes"]
+        if staged + 1024 <= MAX_SMEM_BYTES:
+            total = staged
+        else:
+            store = {"kind": "pointer", "why": f"the staging buffers ({consumers} x "
+                     f"{store['bytes']} bytes) do not fit beside the {stages}-stage ring"}
     if total + 1024 > MAX_SMEM_BYTES:
         raise LayoutError(f"--tile {bm}x{bn}x{bk} --stages {stages}: {total} bytes of shared "
                           f"memory (+1024 alignment) exceed {MAX_SMEM_BYTES}; lower --stages")
@@ -357,6 +428,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
                     "tx_bytes": a_stage + b_stage},
             "d": {"fragment": frag},
+            "store": store,
             "smem": {"bytes": total, "alignment": 1024},
             "global": {"a": "row-major M x K", "b": "row-major N x K",
                        "d": f"row-major M x N {out}",
@@ -364,7 +436,8 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                                      "operand (BN rows) is A; element (n, m) stored at D(m, n)"}
                           if swap_ab else {})},
             "obligations": obls + oa + ob + [of] + ([split_obligation(splits)] if splits > 1
-                                                     else []) + cl["obligations"]}
+                                                     else []) + cl["obligations"]
+            + ([staging_obligation(store)] if store["kind"] == "tma" else [])}
 
 
 # ----- the typed manifest ----------------------------------------------------------------------
