@@ -30,6 +30,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 HOPPER_GEMM = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
+HOPPER_FMHA = "examples/python/CuTeDSL/cute/hopper/kernel/attention/fmha.py"
+#: modules an example imports from examples/python/CuTeDSL (``from helpers import fmha_helpers``)
+HELPERS = {HOPPER_FMHA: ("examples/python/CuTeDSL/helpers/fmha_helpers.py",)}
 
 #: name -> the example and its configuration (the example's own ``run()`` options, by their names)
 CONFIGS = {
@@ -42,6 +45,10 @@ CONFIGS = {
     "hopper_gemm_f16_kk_128x256": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float16", c_dtype="Float16",
                                        acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
                                        tile_shape_mn=(128, 256), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
+    "hopper_fmha_f16_d128_64x128": dict(example=HOPPER_FMHA, arch="sm_90a", in_dtype="Float16", out_dtype="Float16",
+                                        qk_acc_dtype="Float32", pv_acc_dtype="Float32", mma_tiler_mn=(64, 128),
+                                        q_shape=(1, 128, 16, 128), k_shape=(1, 128, 16, 128), is_persistent=False,
+                                        mask="WINDOW_MASK"),
     "hopper_gemm_e4m3_kk_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float8E4M3FN",
                                         c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
                                         tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
@@ -79,6 +86,32 @@ def _compile_hopper_gemm(module, cfg: dict) -> None:
     cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](gemm, a, b, c, make_fake_stream())
 
 
+def _compile_hopper_fmha(module, cfg: dict) -> None:
+    """Compile the Hopper FMHA example's kernel class on fake tensors, laid out as its ``run()``
+    lays them out: (s, d, h_r, h_k, b) with d contiguous, then h_r, h_k, s, b."""
+    import math
+    import cutlass                                  # deferred: the optional DSL
+    import cutlass.cute as cute                     # deferred: the optional DSL
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # deferred: the optional DSL
+    b, s_q, h, d = cfg["q_shape"]
+    _b, s_k, h_k, _d = cfg["k_shape"]
+    order = (3, 0, 1, 2, 4)
+    dt, out_dt, acc = (getattr(cutlass, cfg[x]) for x in ("in_dtype", "out_dtype", "qk_acc_dtype"))
+
+    def tensor(dtype, s, dd, h_r, hk):
+        return make_fake_compact_tensor(dtype, (s, dd, h_r, hk, b), stride_order=order, assumed_align=16)
+
+    q, o = tensor(dt, s_q, d, h // h_k, h_k), tensor(out_dt, s_q, d, h // h_k, h_k)
+    k, v = tensor(dt, s_k, d, 1, h_k), tensor(dt, s_k, d, 1, h_k)
+    lse = tensor(acc, s_q, 1, h // h_k, h_k)
+    fmha = module.HopperFusedMultiHeadAttentionForward(acc, getattr(cutlass, cfg["pv_acc_dtype"]),
+                                                       (*cfg["mma_tiler_mn"], d), cfg["is_persistent"],
+                                                       getattr(module.fmha_utils.MaskEnum, cfg["mask"]))
+    scale = 1.0 / math.sqrt(d)
+    cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](fmha, q, k, v, o, lse, scale * math.log2(math.e), scale,
+                                                          1.0, None, None, make_fake_stream())
+
+
 def compile_one(name: str, cutlass: str, out: str) -> None:
     """Child process: compile config ``name`` with the DSL's dump directory set to ``out``."""
     cfg = CONFIGS[name]
@@ -86,11 +119,19 @@ def compile_one(name: str, cutlass: str, out: str) -> None:
     src = os.path.join(out, os.path.basename(cfg["example"]))
     with open(src, "w") as f:
         f.write(text)
+    for helper in HELPERS.get(cfg["example"], ()):
+        rel = os.path.relpath(helper, "examples/python/CuTeDSL")
+        os.makedirs(os.path.join(out, "lib", os.path.dirname(rel)), exist_ok=True)
+        with open(os.path.join(out, "lib", rel), "w") as f:
+            f.write(_example_source(cutlass, helper)[0])
+    sys.path.insert(0, os.path.join(out, "lib"))
     spec = importlib.util.spec_from_file_location("cutedsl_example", src)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     if cfg["example"] == HOPPER_GEMM:
         _compile_hopper_gemm(module, cfg)
+    elif cfg["example"] == HOPPER_FMHA:
+        _compile_hopper_fmha(module, cfg)
     os.remove(src)
 
 
@@ -114,7 +155,8 @@ def generate(name: str, cutlass: str) -> dict:
         texts = {}
         for kind, fname in (("mlir", mlir[0]), ("ptx", ptx[0])):
             with open(os.path.join(tmp, fname)) as f:      # the example's temporary path -> its CUTLASS path
-                texts[kind] = f.read().replace(os.path.join(tmp, os.path.basename(cfg["example"])), cfg["example"])
+                texts[kind] = f.read().replace(os.path.join(tmp, os.path.basename(cfg["example"])), cfg["example"]) \
+                    .replace(os.path.join(tmp, "lib") + os.sep, "examples/python/CuTeDSL/")
     for kind, text in texts.items():
         _store(text, os.path.join(CORPUS, f"{name}.{kind}.gz"))
     return dict(cfg, files=[f"{name}.mlir.gz", f"{name}.ptx.gz"],

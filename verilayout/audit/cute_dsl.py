@@ -367,13 +367,16 @@ def _group_items(group: list[Instr], plan: MmaPlan, shape: tuple) -> tuple[dict,
     return items, None
 
 
-def _plan_for(plans: list[MmaPlan], shape: tuple) -> tuple[MmaPlan | None, str]:
-    fits = [p for p in plans if p.mma.shape == shape[:3]
+def _plan_for(plans: list[MmaPlan], shape: tuple, frag: str) -> tuple[MmaPlan | None, str]:
+    """The one tiled MMA whose atom has the instruction's shape, operand types and operand A
+    source (``frag``: ``ss`` for A from shared memory, ``rs`` from registers)."""
+    fits = [p for p in plans if p.mma.shape == shape[:3] and p.mma.frag_kind == frag
             and tuple(dsl_dtype(t) for t in p.mma.elem_types[:2]) == (shape[4], shape[5])]
     if len(fits) == 1:
         return fits[0], ""
     if not fits:
-        return None, f"no tiled MMA of the MLIR has the shape m{shape[0]}n{shape[1]}k{shape[2]} {shape[4]} x {shape[5]}"
+        return None, (f"no tiled MMA of the MLIR has the shape m{shape[0]}n{shape[1]}k{shape[2]} {shape[4]} x {shape[5]} "
+                      f"with operand A from {'registers' if frag == 'rs' else 'shared memory'}")
     return None, f"{len(fits)} tiled MMAs of the MLIR have this shape and types (which one is not decided)"
 
 
@@ -382,7 +385,7 @@ def _group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: di
     shape = wgmma_shape(group[0].opcode)
     if shape is None:
         return [_check(i, "?", "unknown", "note", f"{i.opcode}: no m64nNkK shape and types", {}) for i in group]
-    plan, why = _plan_for(plans, shape)
+    plan, why = _plan_for(plans, shape, "rs" if isinstance(group[0].args[1], (Vec, Addr)) else "ss")
     items, why2 = _group_items(group, plan, shape) if plan is not None else ({}, why)
     if plan is None or why2:
         return [_check(i, "?", "unchecked" if plan is None else "unknown", None if plan is None else "note",
