@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import verilayout.audit.ttgir as ttgir_audit
+import verilayout.audit.ttgir_banks as ttgir_banks
 from verilayout.audit import audit_file, audit_text
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.prove.tmem import operand_a_verdict, subslice_verdict
@@ -214,7 +215,7 @@ def test_tc_gen5_commit_is_no_unchecked_op():
 def test_an_internal_failure_of_the_swizzle_suggestion_is_unchecked_not_silence(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("synthetic model failure")
-    monkeypatch.setattr(ttgir_audit, "synthesize", boom)
+    monkeypatch.setattr(ttgir_banks, "synthesize", boom)
     rep = audit_file(str(ROOT / "examples" / "matmul_fp8.ttgir"))
     warn = [c for c in rep.checks if c.severity == "warning"]
     internal = [c for c in rep.checks if c.data.get("reason") == "internal error"]

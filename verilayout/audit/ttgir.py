@@ -1,7 +1,12 @@
 """Audit a TTGIR module: check every op that moves data through shared memory or hands it to MMA.
 
 No property is typed by hand: each check follows from the op and the layouts the compiler
-wrote on its types.
+wrote on its types. The text is read once, by :func:`verilayout.frontends.ttgir.parse_module`: each
+op carries its types as :class:`~verilayout.frontends.ttgir.Type` objects (parsed value, Triton
+layout), its attributes and static indices, and the module its def-use graph (``defs``, ``users``);
+the checks here walk those objects and apply no regular expression or ``split`` to TTGIR text. The
+bank-conflict checks are in :mod:`verilayout.audit.ttgir_banks`, the per-file context and the view
+walks they share in :mod:`verilayout.audit.ttgir_context`.
 
 * ``bank-conflicts`` (``ttg.local_alloc`` with a source, ``ttg.local_store``,
   ``ttg.local_load``): wavefronts per instruction of the widest ``ld/st.shared`` the two
@@ -50,37 +55,32 @@ one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when prov
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 from functools import lru_cache
-from types import SimpleNamespace
 from typing import Any
 
-from verilayout.audit.advice import gluon_code, joint_layout
 from verilayout.audit.inputs import read_bounded
-from verilayout.audit.model import Check, FileReport, Unsupported
+from verilayout.audit.model import FileReport, Unsupported
+from verilayout.audit.ttgir_banks import async_copy_check, attach_joint, bank_check
+from verilayout.audit.ttgir_context import (AuditContext, internal_message, internal_unchecked, is_nvidia,
+                                            layout_shape, root_alloc, same_layout, subslice_offsets)
 from verilayout.core.linear_layout import LinearLayout
+from verilayout.core.smt import Verdict
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, TensorType, elem_bit_width
-from verilayout.frontends.triton import memdesc_buffers
 from verilayout.frontends.triton.shared import tma_encoding
 from verilayout.frontends.ttgir import Module, Op, Type, parse_module
-from verilayout.hw.amd.lds import target_of as lds_target_of
-from verilayout.frontends.names import parse_instruction
 from verilayout.hw.nvidia.banks import BankModel
 from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype
-from verilayout.prove.banks import embed_in_allocation, check_lds_banks, linear_analysis_and_triton
-from verilayout.prove.tma import HOST_NOTE, squeeze_block, triton_copy_verdict
-from verilayout.prove.lds_tr import tr_read_wavefronts
 from verilayout.prove.tensor_views import join_split_verdict, reorder_verdict
+from verilayout.prove.tma import HOST_NOTE, squeeze_block, triton_copy_verdict
 from verilayout.prove.tmem import COPY_RULE as TMEM_COPY_RULE
 from verilayout.prove.tmem import SUBSLICE_RULE as TMEM_SUBSLICE_RULE
 from verilayout.prove.tmem import A_OPERAND_RULE, copy_verdict, load_verdict, operand_a_verdict, subslice_verdict
-from verilayout.core.smt import Verdict
 from verilayout.synth.descriptor import derive_descriptor
-from verilayout.synth.swizzle import mlir_text, optimal_swizzle, swizzled_shared_layout, synthesize
+from verilayout.synth.swizzle import optimal_swizzle
 
-__all__ = ["audit_text", "audit_file", "audit_module", "EXAMPLE"]
+__all__ = ["audit_text", "audit_file", "audit_module", "EXAMPLE", "layout_shape", "classify_conversion"]
 
 EXAMPLE = """#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 1], order = [0, 1]}>
 #s = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
@@ -91,8 +91,6 @@ module attributes {"ttg.num-warps" = 1 : i32, ttg.target = "cuda:90", "ttg.threa
 }
 """
 
-VIEWS = ("ttg.memdesc_index", "ttg.memdesc_subslice", "ttg.memdesc_trans", "ttg.memdesc_reshape",
-         "ttg.memdesc_subview", "ttg.memdesc_reinterpret", "ttng.tmem_subslice")
 TMEM_SHAPES = ("32x32b", "16x64b", "16x128b", "16x256b", "16x32bx2")
 UNCHECKED = {
     "ttng.async_tma_gather": "TMA copies are not modelled yet",
@@ -108,474 +106,7 @@ _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", 
                "i8": "s8", "ui8": "u8"}
 
 
-class _Ctx:
-    """Per-file state: the module (its ops, types and def-use graph, read once by
-    ``frontends.ttgir``), what the audit read of it (layouts seen, parsed, unsupported) and the checks."""
-
-    def __init__(self, mod: Module, path: str):
-        self.mod = mod
-        self.path = path
-        self.checks: list[Check] = []
-        self.unsupported: dict[str, str] = {}
-        self.seen: set[str] = set()
-        self.parsed: set[str] = set()
-        #: (check, type, type) -> a proof over two types of this module: a pipelined loop repeats its
-        #: copies, one proof per pair (the module hands out one Type per text)
-        self.proofs: dict[tuple, Any] = {}
-        #: (check index, register layout, store?, element bits, memory type, alloc line, whole?) of
-        #: each NVIDIA bank check: the accesses of one buffer get one joint layout (_attach_joint)
-        self.accesses: list[tuple] = []
-
-    def add(self, op: Op, check: str, status: str, severity: str | None, message: str, **data) -> None:
-        self.checks.append(Check(op.name, op.line, op.loc, check, status, severity, message, data))
-
-    def typ(self, t: Type) -> TensorType | None:
-        """The tensor/memdesc type, or None (an unreadable text is recorded as unsupported)."""
-        tensor = t.tensor
-        if t.error is not None:
-            self.unsupported.setdefault(t.text, t.error)
-        return tensor
-
-    def layout(self, t: Type) -> LinearLayout | None:
-        """The linear layout of a tensor/memdesc type, or None (recorded as unsupported; a
-        padded_shared memdesc counts as read: an address map, not GF(2)-linear)."""
-        tensor = self.typ(t)
-        if tensor is None or t.encoding is None:
-            return None
-        enc = t.encoding_text
-        self.seen.add(enc)
-        ll = t.layout
-        if ll is not None or (tensor.kind == "memdesc" and t.padded is not None):
-            self.parsed.add(enc)
-        else:
-            self.unsupported.setdefault(enc, t.layout_error)
-        return ll
-
-
-def _one_line(message: str) -> str:
-    """``message`` with each run of white space (newlines too) made one space, none at the ends.
-
-    >>> _one_line("  a\\n  b ")
-    'a b'
-    """
-    out: list[str] = []
-    gap = False
-    for ch in message:
-        if ch.isspace():
-            gap = bool(out)
-        else:
-            if gap:
-                out.append(" ")
-                gap = False
-            out.append(ch)
-    return "".join(out)
-
-
-def _internal(e: BaseException) -> str:
-    """The one-line text of an internal failure (a bug of verilayout, never of the kernel)."""
-    return f"internal error ({type(e).__name__}: {_one_line(str(e))[:200]})"
-
-
-def _internal_unchecked(ctx: _Ctx, op: Op, check: str, what: str, why: str) -> None:
-    """Law: an internal failure of a model becomes one ``unchecked`` result naming it, never
-    silence and never a finding."""
-    ctx.add(op, check, "unchecked", "note", f"{op.name}: {what} was not computed: {why}; please report it",
-            reason="internal error", error=why)
-
-
-def layout_shape(t: TensorType) -> tuple:
-    """The shape a type's layout covers (a memdesc view's layout covers the allocation's
-    trailing dims).
-
-    >>> layout_shape(TensorType("memdesc", (64, 32), "f16", None, None, True, (3, 64, 32)))
-    (64, 32)
-    """
-    return memdesc_buffers(t)[0]
-
-
-def _root_alloc(ctx: _Ctx, name: str) -> Op | None:
-    """Follow memdesc views up to the op that allocated the memory."""
-    seen = 0
-    while name in ctx.mod.defs and seen < 64:
-        op = ctx.mod.defs[name]
-        if op.name not in VIEWS or not op.operands:
-            return op
-        name = op.operands[0]
-        seen += 1
-    return None
-
-
-# ----- bank conflicts ----------------------------------------------------------------------
-
-def _nvidia(target: str | None) -> bool:
-    return target is None or target.startswith("cuda")
-
-
-def _bank_check(ctx: _Ctx, op: Op, reg_t: Type, mem_t: Type, mem_name: str | None, store: bool,
-                what: str | None = None, extra: dict | None = None) -> None:
-    what = what or ("store" if store else "load")
-    amd = None if _nvidia(ctx.mod.target) else lds_target_of(ctx.mod.target)
-    if not _nvidia(ctx.mod.target) and amd is None:
-        ctx.add(op, "bank-conflicts", "unchecked", None,
-                f"{what} on {ctx.mod.target}: no LDS model for this target", reason="no LDS model")
-        return
-    got = _bank_operands(ctx, op, reg_t, mem_t, mem_name, what, amd is not None)
-    if got is None:
-        return
-    reg, smem, subslice, bits = got
-    if amd is not None:
-        if not store and subslice is None and _tr_read_check(ctx, op, (reg, smem, bits), reg_t, mem_t, amd.name):
-            return
-        _lds_check(ctx, op, reg, smem, bits, store, what, amd.name, subslice, mem_t, extra)
-        return
-    _nvidia_bank_check(ctx, op, (reg, smem, mem_t, subslice, bits), reg_t, mem_name, store, what,
-                       extra)
-
-
-def _bank_operands(ctx: _Ctx, op: Op, reg_t: Type, mem_t: Type, mem_name: str | None,
-                   what: str, amd: bool):
-    """Law: (register layout, shared layout, subslice offsets or None, element bits) of a
-    shared-memory access, the register layout embedded in the allocation for a subslice; None
-    (with an ``unchecked`` result naming why) where one of them cannot be read."""
-    mt, rt = ctx.typ(mem_t), ctx.typ(reg_t)
-    reg, smem = ctx.layout(reg_t), ctx.layout(mem_t)
-    if amd and smem is None and mt is not None and isinstance(mt.encoding, Attr):
-        smem = mem_t.padded                 # padded_shared (gfx950): an address map, not linear
-    if mt is None or rt is None or reg is None or smem is None:
-        ctx.add(op, "bank-conflicts", "unchecked", None,
-                f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
-                reason="unsupported layout")
-        return None
-    if isinstance(smem, LinearLayout) and "offset" not in smem.in_dims:
-        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the memory side is not a shared "
-                "layout", reason="not shared memory")
-        return None
-    subslice = None
-    if tuple(rt.shape) != tuple(mt.shape):
-        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: the register shape {list(rt.shape)} "
-                f"differs from the memory view {list(mt.shape)}", reason="shape mismatch")
-        return None
-    if tuple(mt.shape) != layout_shape(mt):
-        subslice = _subslice_offsets(ctx, mem_name, mt)
-        if isinstance(subslice, str):
-            ctx.add(op, "bank-conflicts", "unchecked", None,
-                    f"{what} through a subslice ({list(mt.shape)} of {list(layout_shape(mt))}): {subslice}",
-                    reason="subslice view")
-            return None
-        reg = embed_in_allocation(reg, layout_shape(mt))
-    bits = elem_bit_width(mt.elem)
-    if not bits:
-        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: element type {mt.elem} has no bit "
-                "width", reason="element type")
-        return None
-    return reg, smem, subslice, bits
-
-
-def _nvidia_bank_check(ctx: _Ctx, op: Op, access: tuple, reg_t: Type, mem_name: str | None,
-                       store: bool, what: str, extra: dict | None) -> None:
-    """Law: the NVIDIA bank-conflict result of one access: proved when its wavefronts per
-    instruction are the ideal, a warning with the witness, the ways and the best swizzle
-    otherwise, unknown where the analysis is; the data carry the figures either way."""
-    reg, smem, mem_t, subslice, bits = access
-    mt = mem_t.tensor
-    try:
-        res, triton = linear_analysis_and_triton(reg, smem, bits, None, BankModel(), store, 8)
-        if extra and extra.get("vector_bits") and extra["vector_bits"] < res.plan.instruction.bits:
-            # the copy is narrower than the layouts allow: Triton vectorises to the smaller of the two
-            instr = parse_instruction(_store_of_width(extra["vector_bits"]))
-            res, triton = linear_analysis_and_triton(reg, smem, bits, instr, BankModel(), store, 8)
-    except LayoutError as e:
-        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
-        return
-    plan = res.plan
-    instr = plan.instruction.name
-    if what.startswith("cp.async"):
-        instr = f"cp.async {plan.instruction.bits // 8}-byte (banked as {instr})"
-    root = _root_alloc(ctx, mem_name) if mem_name else None
-    data = {"instruction": plan.instruction.name, "elem_bits": bits, "vector_elems": plan.vector_elems,
-            "wavefronts": res.wavefronts, "ideal": plan.ideal_wavefronts,
-            "ideal_wavefronts": plan.ideal_wavefronts,
-            "instructions_per_warp": plan.instructions_per_warp,
-            "triton_conflicts": triton, "register_layout": reg_t.encoding_as_printed,
-            "shared_layout": mem_t.encoding_text, "shape": list(mt.shape),
-            "alloc_line": root.line if root is not None else None, "method": res.method,
-            **({"subslice": {"offsets": list(subslice), "of": list(layout_shape(mt)),
-                             "assumption": SUBSLICE_RULE}} if subslice is not None else {}),
-            **(extra or {})}
-    st = res.verdict.status
-    if st == "proved":
-        ctx.add(op, "bank-conflicts", "proved", None,
-                f"{what} is conflict-free: {instr}, {res.wavefronts} wavefront(s) per "
-                f"instruction (ideal {plan.ideal_wavefronts})", **data)
-    elif st == "unknown":
-        ctx.add(op, "bank-conflicts", "unknown", "note", f"{what}: {res.verdict.reason}", **data)
-    else:
-        _bank_conflict_warning(ctx, op, what, instr, res, (reg, bits, store, mt), data)
-    whole = subslice is None and not what.startswith("cp.async") and tuple(mt.shape) == layout_shape(mt)
-    ctx.accesses.append((len(ctx.checks) - 1, reg, store, bits, mt, data["alloc_line"], whole))
-
-
-def _bank_conflict_warning(ctx: _Ctx, op: Op, what: str, instr: str, res, access: tuple,
-                           data: dict) -> None:
-    """Law: one ``counterexample`` warning for a conflicting access: its ways (wavefronts over
-    the ideal), the witness, and the best swizzle for it (named, or the GF(2) optimum)."""
-    reg, bits, store, mt = access
-    plan = res.plan
-    ways = max(1, res.wavefronts // max(1, plan.ideal_wavefronts))
-    data["ways"] = ways
-    if res.witness is not None:
-        data["witness"] = res.witness.to_dict()
-    fix = _best_swizzle(reg, bits, store, mt.encoding)
-    if fix is not None and "internal_error" in fix:
-        _internal_unchecked(ctx, op, "swizzle-fix", "the best swizzle for this access", fix["internal_error"])
-        fix = None
-    data["fix"] = fix
-    if fix:
-        # the contract's `best`: the layout with the fewest wavefronts per warp for this access
-        now = res.wavefronts * plan.instructions_per_warp
-        named = fix.get("name") and fix["wavefronts_per_warp"] < now
-        data["best"] = ({"layout": fix["mlir"], "wavefronts_per_warp": fix["wavefronts_per_warp"]} if named
-                        else {"layout": fix["optimum_mlir"],
-                              "wavefronts_per_warp": fix["optimum_wavefronts_per_warp"]})
-        data["best"]["wavefronts_per_warp_now"] = now
-    msg = (f"{ways}-way bank conflict on this {what}: {instr} takes {res.wavefronts} "
-           f"wavefronts per instruction, ideal {plan.ideal_wavefronts} ({plan.instructions_per_warp} "
-           f"instruction(s) per warp), {data['shared_layout']}")
-    if res.witness is not None:
-        msg += f"; witness: {res.witness.describe()}"
-    if fix:
-        now = res.wavefronts * plan.instructions_per_warp
-        nvmma = "nvmma_shared" in data["shared_layout"]
-        if fix.get("name") and fix["wavefronts_per_warp"] < now:
-            msg += f"; best {'same-majorness ' if nvmma else ''}layout: " \
-                   f"{fix['mlir']} ({fix['wavefronts_per_warp']} wavefronts per warp vs {now})"
-        elif nvmma:
-            msg += "; no nvmma_shared swizzle of the same majorness (fixed by the MMA) does better: " \
-                   "change the register layout of the stored value, or use the layout below if an MMA " \
-                   "descriptor can read it"
-        msg += f"; the best GF(2) swizzle for this access needs {fix['optimum_wavefronts_per_warp']} " \
-               f"wavefronts per warp (lower bound {fix['lower_bound']}): {fix['optimum_mlir']}"
-    ctx.add(op, "bank-conflicts", "counterexample", "warning", msg, **data)
-
-
-def _attach_joint(ctx: _Ctx) -> None:
-    """Law: each bank check of a buffer with a conflicting access gets ``data["joint"]``: the named
-    layout with the fewest wavefronts per warp for all the buffer's accesses together
-    (:func:`verilayout.audit.advice.joint_layout`), as Gluon code, with each access's wavefronts per
-    warp now and with it. Buffers seen through a view, a subslice or cp.async are left out."""
-    groups: dict[int, list[tuple]] = {}
-    for acc in ctx.accesses:
-        if acc[5] is not None:
-            groups.setdefault(acc[5], []).append(acc)
-    for alloc_line, accs in groups.items():
-        checks = [ctx.checks[a[0]] for a in accs]
-        if not any(c.status == "counterexample" for c in checks) or not all(a[6] for a in accs) \
-                or len({(a[3], tuple(a[4].shape)) for a in accs}) != 1:
-            continue
-        enc = accs[0][4].encoding
-        tr = bool(enc.params.get("transposed", False)) if isinstance(enc, Attr) and enc.kind == "nvmma_shared" \
-            and _read_by_mma(ctx, alloc_line) else None
-        try:
-            j = joint_layout([(a[1], "write" if a[2] else "read") for a in accs], accs[0][3], tr)
-        except (AssertionError, ValueError, KeyError) as e:
-            c = checks[0]
-            ctx.checks.append(Check(c.op, c.line, c.loc, "swizzle-fix", "unchecked", None, "the joint "
-                                    f"layout of the buffer at line {alloc_line}: {_internal(e)}",
-                                    {"reason": "internal error"}))
-            continue
-        if j is None or not j.get("gluon"):
-            continue
-        now = [c.data["wavefronts"] * c.data["instructions_per_warp"] for c in checks]
-        j.update(alloc_line=alloc_line, wavefronts_per_warp_now=sum(now), mma_transposed=tr,
-                 alloc_loc=next((c.loc for c in checks if c.line == alloc_line), None),
-                 accesses=[{"line": c.line, "loc": c.loc, "op": c.op, "role": "store" if a[2] else "load",
-                            "before": b, "after": aft} for c, a, b, aft in zip(checks, accs, now, j.pop("after"))])
-        for a, c in zip(accs, checks):
-            ctx.checks[a[0]] = replace(c, data={**c.data, "joint": j})
-
-
-#: ops that read a shared buffer through a descriptor of its layout (its majorness is theirs)
-_DESCRIPTOR_READERS = ("ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled",
-                       "ttng.async_tma_copy_local_to_global")
-
-
-def _read_by_mma(ctx: _Ctx, alloc_line: int) -> bool:
-    """Law: True when an MMA or a TMA store reads the allocation at ``alloc_line`` (directly or
-    through memdesc views), so its ``nvmma_shared`` majorness is fixed."""
-    names: set[str] = set()
-    for op in ctx.mod.ops:
-        if op.line == alloc_line or (op.name in VIEWS and op.operands and op.operands[0] in names):
-            names.update(op.results)
-        elif op.name in _DESCRIPTOR_READERS and names.intersection(op.operands):
-            return True
-    return False
-
-
-SUBSLICE_RULE = ("a subslice at offsets that are multiples of its (power-of-two) sizes addresses "
-                 "the allocation's layout XOR a constant, which keeps every pair of accesses in the "
-                 "same bank / word relation, so its wavefronts are those of the same access at "
-                 "offset 0 (derived from the layout being GF(2)-linear)")
-
-
-
-def _subslice_offsets(ctx: _Ctx, name: str | None, mt: TensorType) -> tuple[int, ...] | str:
-    """The static offsets of a memdesc subslice view within its allocation (summed along the chain
-    of ``memdesc_subslice`` ops that made it), or why they cannot be used."""
-    rank, total, seen = len(mt.shape), [0] * len(mt.shape), 0
-    while name in ctx.mod.defs and seen < 64:
-        op = ctx.mod.defs[name]
-        seen += 1
-        if op.name == "ttg.memdesc_subslice":
-            idx = op.indices
-            offs = list(idx) if idx is not None else None
-            if offs is None or len(offs) != rank:
-                return "its offsets are not static"
-            total = [a + b for a, b in zip(total, offs)]
-        elif op.name != "ttg.memdesc_index":
-            if op.name in VIEWS:
-                return f"a {op.name} in the view chain is not modelled"
-            break
-        if not op.operands:
-            break
-        name = op.operands[0]
-    else:
-        if seen >= 64 or name is None:
-            return "the view chain could not be followed"
-    for off, size in zip(total, mt.shape):
-        span = 1 << max(0, (size - 1).bit_length())
-        if off < 0 or off % span:
-            return (f"offset {off} is not a multiple of the view size {size} (only aligned "
-                    "subslices are modelled)")
-    return tuple(total)
-
-
-def _lds_check(ctx: _Ctx, op: Op, reg: LinearLayout, smem: Any, bits: int, store: bool, what: str,
-               target: str, subslice: tuple | None, mem_t: Type, extra: dict | None) -> None:
-    """The AMD LDS figure (``prove.banks.check_lds_banks``: phase groups of ``hw/amd/lds``)."""
-    mt = mem_t.tensor
-    try:
-        r = check_lds_banks(reg, smem, elem_bits=bits, target=target, store=store)
-    except LayoutError as e:
-        ctx.add(op, "bank-conflicts", "unchecked", None, f"{what}: {e}", reason=str(e))
-        return
-    data = {"instruction": r.instruction, "target": target, "elem_bits": bits,
-            "vector_elems": r.vector_elems, "wavefronts": r.wavefronts, "ideal": r.ideal,
-            "ideal_wavefronts": r.ideal, "ways": r.ways, "instructions_per_warp": r.instructions_per_wave,
-            "shared_layout": mem_t.encoding_text, "shape": list(mt.shape), "method": r.method,
-            "inferred_phases": r.inferred, **(extra or {})}
-    if subslice is not None:
-        data["subslice"] = {"offsets": list(subslice), "of": list(layout_shape(mt)), "assumption": SUBSLICE_RULE}
-    note = " (phase groups inferred, not published)" if r.inferred else ""
-    st = r.verdict.status
-    if st == "proved" and r.conflict_free:
-        ctx.add(op, "bank-conflicts", "proved", None, f"{what} is conflict-free on {target}: {r.instruction}, "
-                f"{r.wavefronts} cycle(s) per instruction (ideal {r.ideal}){note}", **data)
-    elif st == "unknown":
-        ctx.add(op, "bank-conflicts", "unknown", "note", f"{what} on {target}: {r.verdict.reason}", **data)
-    else:
-        data["witness"] = [list(w) for w in r.witness]
-        now = r.wavefronts * r.instructions_per_wave
-        enc = mt.encoding
-        order = enc.params.get("order") if isinstance(enc, Attr) and enc.kind == "swizzled_shared" else None
-        best = _lds_best(reg, bits, store, target, tuple(layout_shape(mt)), tuple(order), r.vector_elems) \
-            if subslice is None and isinstance(smem, LinearLayout) and isinstance(order, (list, tuple)) else None
-        fix = ""
-        if best is not None:
-            data["best"] = {**best, "wavefronts_per_warp_now": now}
-            fix = (f"; best swizzled_shared layout on {target}: {best['layout']} ({best['wavefronts_per_warp']}"
-                   f" cycles per wave vs {now})" if best["wavefronts_per_warp"] < now else
-                   f"; no swizzled_shared layout does better on {target} ({now} cycles per wave): change "
-                   "the register layout of this access")
-        ctx.add(op, "bank-conflicts", "counterexample", "warning",
-                f"{r.ways}-way LDS bank conflict on this {what} ({target}): {r.instruction} takes "
-                f"{r.wavefronts} cycles per instruction, ideal {r.ideal}; witness (lane, byte): "
-                f"{list(r.witness)[:4]} in bank {r.bank}{note}{fix}", **data)
-
-
-@lru_cache(maxsize=256)   # one kernel's operands repeat their (layout, tile) pairs
-def _lds_best(reg: LinearLayout, bits: int, store: bool, target: str, shape: tuple, order: tuple,
-              vector: int) -> dict | None:
-    """Law: the ``swizzled_shared`` layout of the same order as the buffer's (every vec from the
-    access's ``vector`` elements to 16, perPhase 1..8, maxPhase 1..16 that is invertible; a narrower
-    vec would narrow the access; widest vec first, stopping at the first conflict-free one) with the
-    fewest LDS cycles per wave for this
-    access (``check_lds_banks``, the figure of the finding), as MLIR and Gluon text; None for a
-    tile that is not 2-D or a buffer that is not ``swizzled_shared``."""
-    if len(shape) != 2 or sorted(order) != [0, 1]:
-        return None
-    best = None
-    for vec, per, mx in ((v, p, m) for v in (16, 8, 4, 2, 1) for p in (1, 2, 4, 8) for m in (1, 2, 4, 8, 16)
-                         if (m > 1 or (v, p) == (1, 1)) and v >= min(vector, 16)):
-        try:
-            lay = swizzled_shared_layout(list(shape), vec, per, mx, list(order))
-            if not lay.is_invertible():
-                continue
-            r = check_lds_banks(reg, lay, elem_bits=bits, target=target, store=store)
-        except LayoutError:
-            continue
-        total = r.wavefronts * r.instructions_per_wave
-        if best is None or total < best[0]:
-            best = (total, {"vec": vec, "perPhase": per, "maxPhase": mx, "order": [int(o) for o in order]})
-        if r.conflict_free:       # the widest conflict-free one: the search stops there
-            break
-    if best is None:
-        return None
-    cand = SimpleNamespace(params=best[1])
-    return {"layout": mlir_text("swizzled", best[1]), "gluon": gluon_code(cand, bits, 2),
-            "wavefronts_per_warp": best[0], "unit": "LDS cycles per wave"}
-
-
-TR_RULE = ("gfx950: Triton 3.9 reads an MFMA dot operand whose buffer is contiguous along M/N with "
-           "ds_read_b64_tr_b<bits> (its chooseDsReadTrLayout; seen in the wheel's gfx950 assembly); each "
-           "16-lane group reads the 8-byte runs holding the elements it receives")
-
-
-def _tr_k_dim(ctx: _Ctx, reg_t: Type, bits: int, target: str) -> int | None:
-    """K's dim of a gfx950 MFMA dot operand of 8/16-bit elements (None: no transposed read)."""
-    rt = ctx.typ(reg_t)
-    enc = rt.encoding if rt is not None else None
-    if target != "gfx950" or bits not in (8, 16) or not isinstance(enc, Attr) or enc.kind != "dot_op":
-        return None
-    parent = enc.params.get("parent")
-    if not isinstance(parent, Attr) or parent.kind != "amd_mfma" or len(rt.shape) != 2:
-        return None
-    return 1 if int(enc.params.get("opIdx", 0)) == 0 else 0
-
-
-def _tr_read_check(ctx: _Ctx, op: Op, access: tuple, reg_t: Type, mem_t: Type, target: str) -> bool:
-    """A gfx950 MFMA operand read from an M/N-contiguous buffer: the banks of the transposing read
-    Triton emits (:func:`verilayout.prove.lds_tr.tr_read_wavefronts`); False when the access is
-    no transposed read (the plain ``ds_read`` model applies)."""
-    reg, smem, bits = access
-    k_dim = _tr_k_dim(ctx, reg_t, bits, target)
-    if k_dim is None:
-        return False
-    mt = mem_t.tensor
-    key = ("TR", reg_t, mem_t)
-    if key not in ctx.proofs:             # a pipelined loop repeats its loads: one count per pair
-        try:
-            ctx.proofs[key] = tr_read_wavefronts(reg, smem, elem_bits=bits, target=target, k_dim=k_dim)
-        except LayoutError:
-            ctx.proofs[key] = None         # K-contiguous buffers and other layouts: no transposed read
-    r = ctx.proofs[key]
-    if r is None:
-        return False
-    data = {**r, "target": target, "elem_bits": bits, "shared_layout": mem_t.encoding_text,
-            "shape": list(mt.shape), "method": "enumeration", "rule": TR_RULE,
-            "inferred": "transposing reads bank like ds_read_b64 (the LDS model's inference)"}
-    note = " (phase groups inferred, not published)" if r["inferred_phases"] else ""
-    if r["wavefronts"] <= r["ideal"]:
-        ctx.add(op, "bank-conflicts", "proved", None, f"load is conflict-free on {target}: {r['instruction']}, "
-                f"{r['wavefronts']} cycle(s) per instruction (ideal {r['ideal']}){note}", **data)
-    else:
-        ctx.add(op, "bank-conflicts", "counterexample", "warning",
-                f"{r['ways']}-way LDS bank conflict on this load ({target}): {r['instruction']} takes "
-                f"{r['wavefronts']} cycles per instruction, ideal {r['ideal']}; witness (lane, byte): "
-                f"{r['witness'][:4]} in bank {r['bank']}{note}", **data)
-    return True
-
-
-def _tmem_check(ctx: _Ctx, op: Op) -> None:
+def _tmem_check(ctx: AuditContext, op: Op) -> None:
     """``ttng.tmem_load`` / ``tmem_store`` / ``tmem_alloc`` with a source: the register layout must be
     what ``tcgen05.ld``/``st`` messages deliver from the TMEM layout (``prove.tmem.load_verdict``);
     the first message shape that fits is reported."""
@@ -624,7 +155,7 @@ TMA_RULE = ("a TMA copy writes (reads) its box with the swizzle of the tensor de
             "(a box inner extent of at most the swizzle width, CUDA's cuTensorMapEncodeTiled limits)")
 
 
-def _tma_check(ctx: _Ctx, op: Op) -> None:
+def _tma_check(ctx: AuditContext, op: Op) -> None:
     """``ttng.async_tma_copy_*``: the tensor descriptor's encoding and block must be the shared
     memory's (a TMA box written with one swizzle and read with another is DeepGEMM #379's bug)."""
     types = op.in_types + op.out_types
@@ -658,7 +189,7 @@ def _tma_check(ctx: _Ctx, op: Op) -> None:
         d_ll, m_ll = ctx.layout(desc), ctx.layout(mem_t)
         if d_ll is not None and len(dt.shape) > len(mt.shape):
             d_ll = _drop_leading_outs(d_ll, len(dt.shape) - len(mt.shape))
-        same = d_ll is not None and m_ll is not None and _same(d_ll, m_ll)
+        same = d_ll is not None and m_ll is not None and same_layout(d_ll, m_ll)
         if not same:
             ctx.add(op, "copy-layout", "counterexample", "error", f"{op.name}: the tensor descriptor's layout "
                     f"{d_enc} is not the shared memory's {m_enc}: TMA writes the box with one swizzle and the "
@@ -685,7 +216,7 @@ def _drop_leading_outs(ll: LinearLayout, n: int) -> LinearLayout:
     return ll.rename_dims(outs={old: f"dim{i}" for i, old in enumerate(names[n:])})
 
 
-def _tma_write_check(ctx: _Ctx, op: Op) -> None:
+def _tma_write_check(ctx: AuditContext, op: Op) -> None:
     """``tma-write``: the box Triton's lowering derives from the descriptor type (its inner bytes within
     the swizzle span), written by TMA with the descriptor's swizzle on absolute addresses, is the
     destination memdesc's layout at any base aligned to the swizzle repeat
@@ -719,77 +250,9 @@ def _tma_write_check(ctx: _Ctx, op: Op) -> None:
         ctx.add(op, "tma-write", v.status, None, f"{op.name}: {v.reason}", reason=v.reason, **data)
 
 
-def _store_of_width(bits: int) -> str:
-    """The st.shared instruction that writes ``bits`` per lane (32, 64 or 128)."""
-    return {32: "st.shared.b32", 64: "st.shared.v2.b32", 128: "st.shared.v4.b32"}[bits]
-
-
-def _memdesc_of(ctx: _Ctx, op: Op, name: str | None, printed: Type | None) -> Type | None:
-    """The full memdesc type of SSA value ``name`` (the type its defining op prints), else the
-    type ``op`` printed read as a memdesc (Triton prints cp.async destinations without
-    ``!ttg.memdesc``)."""
-    defined = ctx.mod.def_type(name)
-    if defined is not None and defined.is_memdesc:
-        return defined
-    return printed.as_memdesc(op.table) if printed is not None else None
-
-
-def _async_copy_check(ctx: _Ctx, op: Op) -> None:
-    """``ttg.async_copy_global_to_local`` (cp.async): each thread writes the elements its pointer
-    layout holds to the destination memdesc's offsets; the shared-memory side is checked like a
-    store of the same width (an inference: cp.async's shared writes go through the same banks as
-    ``st.shared``; the PTX ISA gives no separate rule)."""
-    if not op.in_types or len(op.operands) < 2:
-        ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async without readable operand types",
-                reason="no type")
-        return
-    mem = _memdesc_of(ctx, op, op.operands[1], op.out_types[0] if op.out_types else None)
-    if mem is None:
-        ctx.add(op, "bank-conflicts", "unchecked", None, "cp.async: the destination's type is not in "
-                "the file", reason="no type")
-        return
-    contiguity = op.attributes.get("contiguity", 1)  # Triton prints the attribute only when > 1
-    t = ctx.typ(mem)
-    bits = elem_bit_width(t.elem) if t is not None else None
-    extra = {"inferred": "cp.async shared writes are assumed to bank like st.shared of the same width",
-             "contiguity": contiguity,
-             "vector_rule": "Triton 3.9 copies min(contiguity, the widest vector the register and shared "
-                            "layouts allow) elements per cp.async (its lowering passes the contiguity as the "
-                            "maximum vector to the register-to-shared transfer)"}
-    if bits:
-        # each cp.async moves `contiguity` elements (4, 8 or 16 bytes): the vector is that wide
-        extra["vector_bits"] = max(32, min(contiguity * bits, 128))
-    _bank_check(ctx, op, op.in_types[0], mem, op.operands[1], True, what="cp.async write",
-                extra=extra)
-
-
-def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> dict | None:
-    """The best shared layout for this access alone: among ``nvmma_shared`` layouts of the same
-    majorness when the memory is an ``nvmma_shared`` (an MMA reads it: its majorness is fixed),
-    else among every named layout; and the GF(2) optimum with its lower bound."""
-    nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
-    try:
-        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
-    except LayoutError:
-        return None                      # out of the synthesizer's reach: no fix to offer
-    except (AssertionError, ValueError, KeyError) as e:
-        return {"internal_error": _internal(e)}
-    if nvmma:
-        tr = bool(smem_attr.params.get("transposed", False))
-        named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]
-    else:
-        named = [c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None]
-    best = min(named, key=lambda c: c.total) if named else None
-    out = {"optimum_wavefronts_per_warp": plan.best.total, "optimum_mlir": plan.best.mlir,
-           "lower_bound": plan.lower_bound, "optimum_status": plan.verdict.status}
-    if best is not None:
-        out.update(name=best.name, mlir=best.mlir, wavefronts_per_warp=best.total)
-    return out
-
-
 # ----- MMA ---------------------------------------------------------------------------------
 
-def _mma_check(ctx: _Ctx, op: Op, arch: str) -> None:
+def _mma_check(ctx: AuditContext, op: Op, arch: str) -> None:
     for idx, operand in ((0, "A"), (1, "B")):
         if idx >= len(op.in_types):
             ctx.add(op, "mma-descriptor", "unchecked", None, f"operand {operand}: no type on the op",
@@ -811,7 +274,7 @@ def _major(ll: LinearLayout, k_dim: str) -> str:
     return "K" if moved == [k_dim] else "MN"
 
 
-def _sub_tile(ctx: _Ctx, t: TensorType, value: str | None, mn_dim: int, mn: int, kx: int) -> tuple[int, int] | str:
+def _sub_tile(ctx: AuditContext, t: TensorType, value: str | None, mn_dim: int, mn: int, kx: int) -> tuple[int, int] | str:
     """The (MN block, K-block) of the allocation's layout at which an operand that is a sub-tile of a
     larger shared buffer (``memdesc_subslice`` views along M, N or K) starts: its static offsets
     within the buffer divided by the instruction's block (``mn`` rows, ``kx`` elements of K); (0, 0)
@@ -824,7 +287,7 @@ def _sub_tile(ctx: _Ctx, t: TensorType, value: str | None, mn_dim: int, mn: int,
         return (0, 0)
     if len(t.shape) != 2 or len(layout_shape(t)) != 2:
         return f"shape {list(t.shape)} (layout over {list(layout_shape(t))}): only 2-D tiles are modelled"
-    offs = _subslice_offsets(ctx, value, t)
+    offs = subslice_offsets(ctx, value, t)
     if isinstance(offs, str):
         return f"a {list(t.shape)} sub-tile of a {list(layout_shape(t))} buffer: {offs}"
     off_mn, off_k = offs[mn_dim], offs[1 - mn_dim]
@@ -852,7 +315,7 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
     return descs, None
 
 
-def _descriptor_check(ctx: _Ctx, op: Op, operand: str, mem: Type, arch: str, value: str | None = None) -> None:
+def _descriptor_check(ctx: AuditContext, op: Op, operand: str, mem: Type, arch: str, value: str | None = None) -> None:
     t, ll = ctx.typ(mem), ctx.layout(mem)
     base = {"operand": operand, "arch": arch}
     if t is None or ll is None:
@@ -912,7 +375,7 @@ def _tmem_rows(ll: LinearLayout) -> LinearLayout:
                         ll.out_dims, require_surjective=False)
 
 
-def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, Type]]:
+def _tmem_writers(ctx: AuditContext, root: Op | None) -> list[tuple[Op, Type]]:
     """(op, memdesc type) of every ``tmem_store`` / ``tmem_copy`` / sourced ``tmem_alloc`` into the
     allocation ``root``."""
     out = []
@@ -920,14 +383,14 @@ def _tmem_writers(ctx: _Ctx, root: Op | None) -> list[tuple[Op, Type]]:
         if o.name == "ttng.tmem_alloc" and o is root and o.operands and o.out_types:
             out.append((o, o.out_types[0]))
         elif o.name in ("ttng.tmem_store", "ttng.tmem_copy") and len(o.operands) > 1 \
-                and _root_alloc(ctx, o.operands[1]) is root:
+                and root_alloc(ctx, o.operands[1]) is root:
             mem = next((t for t in o.in_types + o.out_types if t.is_memdesc and t.in_tensor_memory), None)
             if mem is not None:
                 out.append((o, mem))
     return out
 
 
-def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, mem_t: Type, ll: LinearLayout) -> None:
+def _tmem_operand_check(ctx: AuditContext, op: Op, operand: str, mem_t: Type, ll: LinearLayout) -> None:
     """``tc_gen5_mma`` with A in tensor memory: the operand's TMEM layout is the data path layout the
     instruction reads (:func:`verilayout.prove.tmem.operand_a_verdict`, M and cta_group from the
     accumulator's encoding), and every writer of that allocation wrote this same layout (a
@@ -943,7 +406,7 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, mem_t: Type, ll: Linear
     two = bool(d.encoding.params.get("twoCTAs", False))
     m = int(d.encoding.params["blockM"]) * (2 if two else 1)
     v = operand_a_verdict(_tmem_rows(ll), m, int(t.shape[1]), 2 if two else 1)
-    writers = _tmem_writers(ctx, _root_alloc(ctx, op.operands[0]) if op.operands else None)
+    writers = _tmem_writers(ctx, root_alloc(ctx, op.operands[0]) if op.operands else None)
     data = dict(base, m=m, k=int(t.shape[1]), layout=mem_t.encoding_text, writers=[w.line for w, _ in writers])
     if v.status != "proved":
         ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: {v.reason}",
@@ -951,7 +414,7 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, mem_t: Type, ll: Linear
         return
     for w, mem in writers:
         wl = ctx.layout(mem)
-        if wl is None or not _same(wl, ll):
+        if wl is None or not same_layout(wl, ll):
             ctx.add(op, "mma-tmem-operand", "counterexample", "error", f"operand A in tensor memory: line "
                     f"{w.line} ({w.name}) writes the allocation as {mem.text}, the MMA reads it as {mem_t.text}", **data)
             return
@@ -960,7 +423,7 @@ def _tmem_operand_check(ctx: _Ctx, op: Op, operand: str, mem_t: Type, ll: Linear
     ctx.add(op, "mma-tmem-operand", "proved", None, f"operand A in tensor memory: {v.reason}{note}", **data)
 
 
-def _tmem_copy_check(ctx: _Ctx, op: Op) -> None:
+def _tmem_copy_check(ctx: AuditContext, op: Op) -> None:
     """``ttng.tmem_copy`` (tcgen05.cp of MMA scale factors, shared memory to tensor memory): every
     element lands where the destination's TMEM layout keeps it
     (:func:`verilayout.prove.tmem.copy_verdict`)."""
@@ -986,7 +449,7 @@ def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
+def _tmem_subslice_check(ctx: AuditContext, op: Op) -> None:
     """``ttng.tmem_subslice {offset = N}``: the view is the source's TMEM layout at the address of
     element ``(0, N)`` (:func:`verilayout.prove.tmem.subslice_verdict`); loads and stores through it
     are proved against that layout by their own ``tmem-layout`` checks."""
@@ -1013,7 +476,7 @@ def _tmem_subslice_check(ctx: _Ctx, op: Op) -> None:
                 counterexample=v.counterexample, **data)
 
 
-def _fragment_check(ctx: _Ctx, op: Op, reg_t: Type, arch: str) -> None:
+def _fragment_check(ctx: AuditContext, op: Op, reg_t: Type, arch: str) -> None:
     t, ll = ctx.typ(reg_t), ctx.layout(reg_t)
     base = {"operand": "A", "arch": arch}
     if arch != "sm_90" or t is None or ll is None or _MMA_DTYPES.get(t.elem) is None:
@@ -1084,7 +547,7 @@ def classify_conversion(src: LinearLayout, dst: LinearLayout) -> str:
     return names[worst]
 
 
-def _convert_check(ctx: _Ctx, op: Op) -> None:
+def _convert_check(ctx: AuditContext, op: Op) -> None:
     if not op.in_types or not op.out_types:
         ctx.add(op, "convert-layout", "unchecked", None, "no types on the op", reason="no type")
         return
@@ -1104,10 +567,10 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
     sev = "note" if kind == "shared-memory" else None
     data: dict = {"movement": kind}
     msg = f"layout conversion needs {text}"
-    if kind == "shared-memory" and _nvidia(ctx.mod.target):
+    if kind == "shared-memory" and is_nvidia(ctx.mod.target):
         best = _scratch_swizzle(ctx, op, src, dst)
         if best is not None and "internal_error" in best:
-            _internal_unchecked(ctx, op, "scratch-swizzle", "the best scratch swizzle", best["internal_error"])
+            internal_unchecked(ctx, op, "scratch-swizzle", "the best scratch swizzle", best["internal_error"])
             best = None
         if best is not None:
             data["best"] = best
@@ -1117,7 +580,7 @@ def _convert_check(ctx: _Ctx, op: Op) -> None:
     ctx.add(op, "convert-layout", "proved", sev, msg, **data)
 
 
-def _scratch_swizzle(ctx: _Ctx, op: Op, src: LinearLayout, dst: LinearLayout) -> dict | None:
+def _scratch_swizzle(ctx: AuditContext, op: Op, src: LinearLayout, dst: LinearLayout) -> dict | None:
     """The GF(2) swizzle with the fewest wavefronts for writing ``src`` and reading ``dst``
     through scratch memory (``swizzle synth``'s optimum), or None when out of its reach."""
     t = ctx.typ(op.in_types[0])
@@ -1135,7 +598,7 @@ def _optimal_scratch(src: LinearLayout, dst: LinearLayout, bits: int) -> dict | 
     except LayoutError:
         return None                      # out of the synthesizer's reach: no swizzle to offer
     except (AssertionError, ValueError, KeyError) as e:
-        return {"internal_error": _internal(e)}
+        return {"internal_error": internal_message(e)}
     return {"layout": best.mlir, "wavefronts_per_warp": best.total, "lower_bound": lower,
             "status": verdict.status}
 
@@ -1178,7 +641,7 @@ def _rename_outs(ll: LinearLayout, names: list[str]) -> LinearLayout:
     return LinearLayout({k: [list(b) for b in v] for k, v in ll.bases.items()}, outs)
 
 
-def _view_check(ctx: _Ctx, op: Op) -> None:
+def _view_check(ctx: AuditContext, op: Op) -> None:
     if op.name in ("tt.join", "tt.split"):
         _join_split_check(ctx, op)
         return
@@ -1200,10 +663,10 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
     if isinstance(want, str):
         ctx.add(op, "view-layout", "unchecked", None, f"{op.name}: {want}", reason=want)
         return
-    if op.name == "tt.reshape" and op.allow_reorder and not _same(want, dst):
+    if op.name == "tt.reshape" and op.allow_reorder and not same_layout(want, dst):
         _reorder_check(ctx, op, want, dst)
         return
-    _view_result(ctx, op, _same(want, dst),
+    _view_result(ctx, op, same_layout(want, dst),
                  f"{op.name}: the result layout is the source layout, "
                  f"{'transposed' if 'trans' in op.name else 'reshaped'} (no data movement)",
                  f"{op.name}: the result layout is not the {'transpose' if 'trans' in op.name else 'reshape'} of the "
@@ -1211,7 +674,7 @@ def _view_check(ctx: _Ctx, op: Op) -> None:
                  want, dst)
 
 
-def _view_result(ctx: _Ctx, op: Op, ok: bool, proved: str, failed: str, expected: LinearLayout,
+def _view_result(ctx: AuditContext, op: Op, ok: bool, proved: str, failed: str, expected: LinearLayout,
                  actual: LinearLayout) -> None:
     """Law: one ``view-layout`` result: proved with ``proved`` when ``ok``, else an error
     counterexample with ``failed`` and both layouts as data."""
@@ -1222,14 +685,8 @@ def _view_result(ctx: _Ctx, op: Op, ok: bool, proved: str, failed: str, expected
                 expected=expected.to_dict(), actual=actual.to_dict())
 
 
-def _same(a: LinearLayout, b: LinearLayout) -> bool:
-    if a.out_dims != b.out_dims:
-        return False
-    keys = set(a.bases) | set(b.bases)
-    return all(a.bases.get(k, []) == b.bases.get(k, []) for k in keys)
 
-
-def _join_split_check(ctx: _Ctx, op: Op) -> None:
+def _join_split_check(ctx: AuditContext, op: Op) -> None:
     """join: the result is the sources with a new last dim of 2 held by one register bit, any bit
     (split the inverse): :func:`verilayout.prove.tensor_views.join_split_verdict`."""
     joined = op.out_types[0] if op.name == "tt.join" and op.out_types else \
@@ -1262,13 +719,13 @@ REORDER_RULE = ("tt.reshape allow_reorder: Triton's lowering copies each thread'
 _ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.bitcast", "tt.extern_elementwise", "tt.precise_")
 
 
-def _uniform(ctx: _Ctx, name: str) -> bool:
+def _uniform(ctx: AuditContext, name: str) -> bool:
     """A value every element of which is the same (a splat or a splat constant)."""
     p = ctx.mod.defs.get(name)
     return p is not None and p.splat
 
 
-def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -> tuple[frozenset, str | None]:
+def _reduced_dims(ctx: AuditContext, name: str, dims: tuple[str, ...], depth: int = 0) -> tuple[frozenset, str | None]:
     """(the dims of ``name`` that every consumer reduces away before the values are seen, the first
     consumer that sees them otherwise): consumers are followed through element-wise ops whose other
     operands are uniform, layout conversions, and reductions (whose result's dims map back)."""
@@ -1293,7 +750,7 @@ def _reduced_dims(ctx: _Ctx, name: str, dims: tuple[str, ...], depth: int = 0) -
     return (free if free is not None else frozenset()), (blocker if free is not None else "no consumer")
 
 
-def _reorder_check(ctx: _Ctx, op: Op, want: LinearLayout, have: LinearLayout) -> None:
+def _reorder_check(ctx: AuditContext, op: Op, want: LinearLayout, have: LinearLayout) -> None:
     """``tt.reshape allow_reorder`` whose type is not the exact reshape: proved when its consumers
     reduce over the permuted dims (:func:`verilayout.prove.tensor_views.reorder_verdict`); an error
     only when the register-by-register copy cannot fit; otherwise unchecked with the reason."""
@@ -1318,13 +775,13 @@ def _reorder_check(ctx: _Ctx, op: Op, want: LinearLayout, have: LinearLayout) ->
 
 # ----- the driver --------------------------------------------------------------------------
 
-def _audit_op(ctx: _Ctx, op: Op) -> None:
+def _audit_op(ctx: AuditContext, op: Op) -> None:
     n = op.name
     arch_mma = {"ttng.warp_group_dot": "sm_90", "ttng.tc_gen5_mma": "sm_100",
                 "ttng.tc_gen5_mma_scaled": "sm_100"}
     if n == "ttg.local_alloc":
         if op.operands and op.in_types and op.out_types:
-            _bank_check(ctx, op, op.in_types[0], op.out_types[0], op.results[0] if op.results else None, True)
+            bank_check(ctx, op, op.in_types[0], op.out_types[0], op.results[0] if op.results else None, True)
         # an allocation without a source moves no data: nothing to check
         return
     if n == "ttg.local_store":
@@ -1333,13 +790,13 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
             mem = mem or next((t for t in op.in_types if t.is_memdesc), None)
             reg = next((t for t in op.in_types if not t.is_memdesc), None)
             if mem and reg:
-                _bank_check(ctx, op, reg, mem, op.operands[1] if len(op.operands) > 1 else None, True)
+                bank_check(ctx, op, reg, mem, op.operands[1] if len(op.operands) > 1 else None, True)
                 return
         ctx.add(op, "bank-conflicts", "unchecked", None, "local_store without readable types", reason="no type")
         return
     if n == "ttg.local_load":
         if op.in_types and op.out_types:
-            _bank_check(ctx, op, op.out_types[0], op.in_types[0], op.operands[0] if op.operands else None, False)
+            bank_check(ctx, op, op.out_types[0], op.in_types[0], op.operands[0] if op.operands else None, False)
         else:
             ctx.add(op, "bank-conflicts", "unchecked", None, "local_load without types", reason="no type")
         return
@@ -1349,7 +806,7 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
     if n == "ttng.tmem_alloc":
         return  # an allocation without a source moves no data: nothing to check
     if n == "ttg.async_copy_global_to_local":
-        _async_copy_check(ctx, op)
+        async_copy_check(ctx, op)
         return
     if n in ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
         _tma_check(ctx, op)
@@ -1380,7 +837,7 @@ def _audit_op(ctx: _Ctx, op: Op) -> None:
 
 def audit_module(mod: Module, path: str) -> FileReport:
     """Every check of one parsed module (see the module docstring)."""
-    ctx = _Ctx(mod, path)
+    ctx = AuditContext(mod, path)
     for op in mod.ops:
         try:
             _audit_op(ctx, op)
@@ -1389,9 +846,9 @@ def audit_module(mod: Module, path: str) -> FileReport:
         except RecursionError:
             ctx.add(op, "layout", "unchecked", None, f"{op.name}: nested too deeply", reason="recursion")
         except Exception as e:  # noqa: BLE001 - one op the models trip on must not stop the audit
-            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: {_internal(e)}; please report it",
-                    reason="internal error", error=_internal(e))
-    _attach_joint(ctx)
+            ctx.add(op, "layout", "unchecked", "note", f"{op.name}: {internal_message(e)}; please report it",
+                    reason="internal error", error=internal_message(e))
+    attach_joint(ctx)
     assumptions = ("shared loads/stores use the widest ld/st.shared vector both layouts allow "
                    "(ldmatrix/stmatrix lowering not modelled)", "NVIDIA: 32 banks of 4 bytes")
     unsup = tuple(Unsupported(t, w) for t, w in ctx.unsupported.items())
