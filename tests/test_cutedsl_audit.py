@@ -284,3 +284,19 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
+
+
+def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
+    """The main loop's A buffer moved 1 KB (``smem + 1024`` -> ``smem + 2048``: the MLIR allocates sA
+    1024 bytes into shared memory, 7 stages 16 KB apart): its descriptors are still well formed and
+    consistent with each other, but their base is no stage of the buffer for any value of the stage
+    register: an error at each wgmma of that group, operand A only."""
+    ptx = _text(KK, "ptx")
+    mainloop = ptx.index("wgmma.commit_group")             # after the prologue's group
+    m = re.compile(r"add\.s32 \t(%r\d+), (%r\d+), 1024;").search(ptx, mainloop)
+    bad = ptx[:m.start()] + m.group(0).replace("1024;", "2048;") + ptx[m.end():]
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    errors = {c.line for c in rep.checks if c.severity == "error"}
+    assert errors == set(_groups(ptx)[1]) == _by(rep, "A", "counterexample")
+    assert _by(rep, "B", "proved") == set(_wgmma_lines(ptx))
+    assert all("no pipeline stage of the buffer" in c.message for c in rep.checks if c.severity == "error")

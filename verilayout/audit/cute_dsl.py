@@ -78,6 +78,8 @@ _START = 0x3FFF
 #: the shared-memory base's alignment (the DSL aligns its dynamic shared memory to 1024 bytes:
 #: ``.extern .shared .align 1024``)
 SMEM_ALIGNMENT = 1024
+#: the most pipeline stages of one buffer the stage check enumerates
+MAX_STAGES = 64
 _FIELDS = ((1 << 64) - 1) & ~0xFFFF            # LBO, SBO, base offset, layout type: bits 16-63
 #: sm_90 layout type (bits 62-63) -> the swizzle pattern's repeat in 16-byte units (PTX ISA,
 #: "Matrix Descriptor Format": 1 = 128B, 2 = 64B, 3 = 32B swizzle; 8 rows of that many bytes)
@@ -111,6 +113,11 @@ class OperandPlan:
     dtype: str
     major: str
     line: int
+    #: the byte offset of the buffer from the shared-memory allocation (``cute.memref.alloca``), where
+    #: the MLIR's dataflow gives a constant one, else None
+    origin: int | None = None
+    #: the byte offset of each pipeline stage from the buffer's start (``(0,)`` for an unstaged tile)
+    stages: tuple[int, ...] = (0,)
 
     @property
     def extents(self) -> tuple[int, int]:
@@ -152,6 +159,19 @@ def _stage0(m: Memref, what: str) -> ComposedLayout | Layout:
     return tile
 
 
+def _stage_offsets(m: Memref, what: str) -> tuple[int, ...]:
+    """Byte offsets of the memref's stages (its third mode; ``(0,)`` without one)."""
+    lay = m.cute()
+    inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+    if len(inner.shape) < 3:
+        return (0,)
+    mode = Layout(inner.shape[2], inner.stride[2])
+    n = _size(inner.shape[2])
+    if n > MAX_STAGES:
+        raise LayoutError(f"{what}: {n} pipeline stages (at most {MAX_STAGES} are checked)")
+    return tuple(int(mode(s)) * m.elem_bits // 8 for s in range(n))
+
+
 def mma_plans(mod: CuteModule) -> list[MmaPlan]:
     """The tiled MMAs whose operands the MLIR partitions from shared memory, each with its
     operands (see the module docstring); in the order of their first partition.
@@ -172,7 +192,9 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         idx = 0 if name == "A" else 1
         elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
         major = "K" if mma.majors[idx] == "k" else "MN"
-        plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line)
+        found_at = mod.origin(op.operands[1])
+        plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
+                           None if found_at is None else found_at[1], _stage_offsets(mem, where))
         entry = found.setdefault(op.operands[0], (mma, []))
         if all(o.name != name for o in entry[1]):
             entry[1].append(plan)
@@ -297,6 +319,25 @@ def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]
     return bool(how), how
 
 
+def _stage_check(ctx: _Ctx, base: z3.BitVecRef, op: OperandPlan) -> tuple[str | None, str]:
+    """Whether the operand's base (16-byte units, 14 bits) is the start of one of its buffer's
+    stages: ``shared-memory base + origin + stage offset`` for some stage (the MLIR's allocation
+    offset and staged layout). ``proved``, ``counterexample`` (no stage, for every value of the
+    symbols), ``unknown``; None where the MLIR gives no constant origin."""
+    if op.origin is None:
+        return None, "the MLIR gives the buffer no constant offset in the shared-memory allocation"
+    starts = [z3.Extract(17, 4, SMEM + z3.BitVecVal(op.origin + st, 32)) for st in op.stages]
+    claim = z3.Or([base == s for s in starts])
+    assume, texts = ctx.assume(base)
+    text = (f"stage s < {len(op.stages)} of the buffer {op.origin} bytes into the shared-memory allocation "
+            f"({op.stages[1] - op.stages[0] if len(op.stages) > 1 else 0} bytes a stage)")
+    if ctx.ev.prover.proves(claim, assume):
+        return "proved", text
+    if ctx.ev.prover.proves(z3.Not(claim), assume):
+        return "counterexample", text
+    return "unknown", text + "; not proved for every value of the symbols on its path"
+
+
 def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
     """The start check over one operand's items of one group (see the module docstring); the
     result of each item goes to ``out[index of its instruction]``."""
@@ -312,12 +353,24 @@ def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
         return
     ref = max(groups, key=len)
     ok, how = _aligned(ctx, ref[0][1], ref[0][2])
+    stage, stage_text = _stage_check(ctx, ref[0][1], op)
+    if stage == "counterexample":
+        for item, _base, _rep, data, where in ref:
+            out.setdefault(item.index, []).append((
+                "counterexample", "error", f"{where}: the operand's base is no pipeline stage of the buffer the MLIR "
+                f"allocates for it ({stage_text})", dict(data, stage_check=stage_text)))
+    elif stage == "unknown":
+        for item, _base, _rep, data, where in ref:
+            out.setdefault(item.index, []).append((
+                "unknown", "note", f"{where}: the operand's base is not proved to be a pipeline stage of its buffer "
+                f"({stage_text})", dict(data, stage_check=stage_text)))
     for g in groups:
         for item, base, rep, data, where in g:
             if g is ref:
                 msg = (f"{where}: fields read the MLIR's shared layout {op.memref.layout} and the start is the planned "
                        f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "") if ok
-                                     else f"; the base is not proved aligned to the {rep * 16}-byte swizzle repeat"))
+                                     else f"; the base is not proved aligned to the {rep * 16}-byte swizzle repeat")
+                       + (f", {stage_text}" if stage == "proved" else ""))
                 out.setdefault(item.index, []).append(("proved" if ok else "unknown", None if ok else "note", msg,
                                                        data))
                 continue

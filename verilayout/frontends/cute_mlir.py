@@ -406,6 +406,41 @@ class CuteModule:
         """The op that defines ``value`` (the first, in text order)."""
         return next((o for o in self.ops if value in o.results), None)
 
+    def origin(self, value: str, depth: int = 64) -> tuple[Op, int] | None:
+        """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
+        offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
+        ``cute.recast_iter`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
+        elements of the pointer's type); None where the chain leaves those ops or is dynamic.
+
+        >>> m = parse_cute_mlir('%s = cute.memref.alloca() : !cute.memref<i8, smem, align<1024>, "4096:1">\\n'
+        ...     '%i = cute.get_iter(%s) : !cute.memref<i8, smem, align<1024>, "4096:1">\\n'
+        ...     '%t = cute.make_int_tuple() : () -> !cute.int_tuple<"1024">\\n'
+        ...     '%p = cute.add_offset(%i, %t) : (!cute.ptr<i8, smem, align<1024>>, !cute.int_tuple<"1024">) -> !cute.ptr<i8, smem>\\n')
+        >>> op, off = m.origin("%p"); op.name, off
+        ('cute.memref.alloca', 1024)
+        """
+        off = 0
+        for _ in range(depth):
+            op = self.producer(value)
+            if op is None:
+                return None
+            if op.name == "cute.memref.alloca":
+                return op, off
+            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter") and op.operands:
+                value = op.operands[0]
+                continue
+            if op.name == "cute.add_offset" and len(op.operands) == 2 and len(op.operand_types) == 2:
+                ptr, amount = op.operand_types
+                n = amount.args[0].strip('"') if amount.name == "cute.int_tuple" and amount.args else ""
+                bits = mlir_bits(ptr.args[0]) if ptr.name == "cute.ptr" and ptr.args else None
+                if not n.lstrip("-").isdigit() or bits is None:
+                    return None
+                off += int(n) * bits // 8
+                value = op.operands[0]
+                continue
+            return None
+        return None
+
 
 def _alias(text: str, line: int, aliases: dict) -> None:
     name, _eq, value = text.partition("=")
