@@ -218,7 +218,7 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
           f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
     t = m["tma"]
-    print((f"schedule: one CTA per tile (sm_100a), split-K " if m["arch"] == "sm_100a" else
+    print((f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time; warp 0 TMA, warp 1 MMA, warps 2-5 epilogue, TMEM accumulator x2 (sm_100a), split-K " if m["arch"] == "sm_100a" else
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +

@@ -44,6 +44,7 @@ from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_m
 from verilayout.emit.cuda_gemm import emission_of
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
+from verilayout.emit.cost_sm100 import feature_lines, sm100_terms
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import k_of_dtype
 
@@ -389,15 +390,13 @@ B200_LAUNCH_CLK = 1850.0
 
 def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
     """The sm_100a tile (128 x BN x 128 bytes, BN 64 / 128 / 256, the deepest ring that fits) and
-    split-K factor S (1..MAX_SPLITS, no empty slice) of least modelled time:
-    ``waves x (ceil(k_tiles / S) x 128 BN BK 2 / F + fill + epilogue)`` on 148 SMs with
-    ``tiles x S`` CTAs (one tile and K slice per CTA; one thread issues the MMAs, so no per-stage
-    latency term is modelled), plus, when split, the workspace written and read back and D
-    written at HBM speed and one more launch. Ties: fewer splits, larger BN.
-    Unmeasured: no sm_100 GPU was available.
+    split-K factor S (1..MAX_SPLITS, no empty slice) of least modelled time: the persistent
+    kernel's terms of :func:`verilayout.emit.cost_sm100.sm100_terms` (MMA or shared-memory
+    operand reads, overlapped epilogue, compulsory DRAM traffic, split-K reduction and launch).
+    Ties: fewer splits, larger BN. Unmeasured: no sm_100 GPU was available.
 
     >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
-    ('128x256x64', '128x64x64')
+    ('128x128x64', '128x64x64')
     >>> choose_tcgen05(16, 4096, 4096, "bf16").splits > 1
     True
     """
@@ -409,21 +408,13 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
         bk = 128 // eb
         k_tiles = -(-K // bk)
         for sp in range(1, min(MAX_SPLITS, k_tiles) + 1):
-            c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 1, sp)
-            tiles = -(-M // 128) * -(-N // bn)
-            waves = -(-tiles * sp // B200_SMS)
-            unit = -(-k_tiles // sp) * 128 * bn * bk * 2 / B200_FLOP_PER_CLK[dtype] + 1400 + 128 * bn * 4 / 64
-            extra = ((2 * sp * M * N * 4 + M * N * 4) / B200_HBM_BYTES_PER_CLK + B200_LAUNCH_CLK
-                     if sp > 1 else 0.0)
-            t = {"tiles": tiles, "units": tiles * sp, "waves": waves,
-                 "wave_fill": tiles * sp / (waves * B200_SMS), "unit": unit, "util": 1.0,
-                 "dram": 0.0, "reduce": extra, "total": waves * unit + extra,
-                 "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+            c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 8, sp)
+            t = sm100_terms(M, N, K, dtype, bn, bk, sp)   # emit/cost_sm100: persistent, memory term
             scored.append((round(t["total"]), sp, -bn, c, t))
     scored.sort(key=lambda x: x[:3])
     scored = [(x[0], x[2], x[3], x[4]) for x in scored]
     return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
-                  (), ("sm_100a: tile-quantization model on 148 SMs, unmeasured",))
+                  (), ("sm_100a: persistent-kernel model with a memory term (emit/cost_sm100), unmeasured",))
 
 
 def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int, int] | None = None,
@@ -508,6 +499,8 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
                    f"slower ({_why(choice.ranked[0][1], runner[1])})")
     if not choice.notes:                        # the sm_90a model (sm_100a: tiles only)
         out += _swap_lines(choice, hw) + _cluster_lines(choice) + _known_error_lines(choice, hw)
+    else:
+        out += feature_lines(choice)
     for tile, why in choice.rejected:
         out.append(f"  rejected {tile}: {why}")
     return "\n".join(out)

@@ -1,0 +1,131 @@
+"""The sm_100a GEMM's cost model (``emit gemm --arch sm_100a --problem``): the time of one
+configuration of the persistent, warp-specialized tcgen05 kernel
+(:mod:`verilayout.emit.tcgen05_gemm`) on a B200, and the lines ``--explain`` prints about the
+kernel's features.
+
+**Nothing here was measured**: no sm_100 GPU was available. Which constants are cited and which
+are assumed (none is fitted: there is no measurement to fit to):
+
+* cited (NVIDIA B200 datasheet): 148 SMs; dense tensor throughput 2.25 (bf16/f16) / 4.5 (fp8) /
+  1.1 (tf32) PFLOP/s, read at the clock below as 8192 / 16384 / 4096 FLOP per clock per SM
+  (rounded to powers of two); HBM3e 8 TB/s;
+* cited (CUDA C++ Programming Guide, "Shared Memory": 32 banks of 32 bits, one access per bank
+  per clock): 128 bytes of shared memory per clock per SM; that tcgen05.mma reads its A and B
+  operands from shared memory at that rate is *assumed*;
+* assumed: a 1.85 GHz clock; a pipeline fill of 1400 clocks (the first TMA loads' latency before
+  the first MMA); the epilogue moving 64 bytes of D per clock per SM; one kernel launch 1850
+  clocks (1 us).
+
+The terms of one configuration (tile 128 x BN x BK, split-K S; a *unit* is a tile's K slice):
+
+* ``ctas = min(148, units)``; each CTA runs ``per_cta = ceil(units / ctas)`` units in turn;
+* ``mma = ceil(k_tiles / S) x max(128 BN BK 2 / F, (128 + BN) BK e / 128)`` clocks per unit (the
+  tensor cores' rate, or the operands' shared-memory reads: a 128 x 64 tile reads 192 bytes per
+  128 FLOP-clocks and is limited by them; ``e`` bytes per element); ``epilogue = 128 BN b / 64``
+  (``b``: bytes per stored element, f32 partial sums when split);
+* ``compute = fill + per_cta x max(mma, epilogue) + epilogue``: the accumulator is double-buffered
+  in TMEM, so a tile's epilogue runs under the next tile's MMAs; only the last one is exposed;
+* ``dram``: the compulsory DRAM bytes (A and B read once, D or the split-K workspace written
+  once) at 8 TB/s -- a lower bound: re-reads that miss in L2 are not modelled;
+* ``reduce`` (S > 1): the workspace read back and D written, at HBM speed, plus one launch;
+* ``total = max(compute, dram) + reduce``.
+
+>>> t = sm100_terms(128, 8192, 8192, "bf16", 64, 64, 1)
+>>> round(t["dram"] / CLOCK_GHZ / 1e3, 1) >= round(8192 * 8192 * 2 / 8e12 * 1e6, 1)   # B alone
+True
+"""
+from __future__ import annotations
+
+from verilayout.dtypes import bytes_of
+
+__all__ = ["SMS", "FLOP_PER_CLK", "HBM_BYTES_PER_CLK", "CLOCK_GHZ", "FILL_CLK", "EPILOGUE_BYTES_PER_CLK",
+           "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "CONSTANTS", "sm100_terms", "feature_lines"]
+
+SMS = 148
+FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
+CLOCK_GHZ = 1.85
+HBM_BYTES_PER_CLK = 8e12 / (CLOCK_GHZ * 1e9)
+FILL_CLK = 1400.0
+EPILOGUE_BYTES_PER_CLK = 64.0
+LAUNCH_CLK = 1850.0
+SMEM_BYTES_PER_CLK = 128.0
+#: Each constant and where it comes from (``--explain`` prints them).
+CONSTANTS = (("SMs 148, FLOP/clk/SM, HBM 8 TB/s", "cited: NVIDIA B200 datasheet"),
+             ("shared memory 128 B/clk/SM", "cited: CUDA C++ Programming Guide (32 banks x 4 B); "
+              "tcgen05 operand reads at that rate assumed"),
+             ("clock 1.85 GHz, fill 1400 clk, epilogue 64 B/clk/SM, launch 1850 clk",
+              "assumed, not fitted: no sm_100 GPU was measured"))
+
+
+def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: int,
+                out_bytes: int = 4) -> dict:
+    """The cost terms of the module docstring, in clocks, for one configuration.
+
+    >>> t = sm100_terms(8192, 8192, 8192, "bf16", 256, 64, 1)
+    >>> t["ctas"], t["per_cta"], t["mma"], t["compute"] > t["dram"]
+    (148, 14, 65536.0, True)
+    """
+    eb = bytes_of(dtype)
+    k_tiles = -(-K // bk)
+    tiles = -(-M // 128) * -(-N // bn)
+    units = tiles * splits
+    ctas = min(SMS, units)
+    per_cta = -(-units // ctas)
+    per_k = max(128 * bn * bk * 2 / FLOP_PER_CLK[dtype], (128 + bn) * bk * eb / SMEM_BYTES_PER_CLK)
+    mma = -(-k_tiles // splits) * per_k
+    ob = 4 if splits > 1 else out_bytes
+    epilogue = 128 * bn * ob / EPILOGUE_BYTES_PER_CLK
+    compute = FILL_CLK + per_cta * max(mma, epilogue) + epilogue
+    dram_bytes = (M * K + N * K) * eb + M * N * ob * splits
+    dram = dram_bytes / HBM_BYTES_PER_CLK
+    reduce = ((splits * M * N * 4 + M * N * out_bytes) / HBM_BYTES_PER_CLK + LAUNCH_CLK
+              if splits > 1 else 0.0)
+    waves = -(-units // SMS)
+    return {"tiles": tiles, "units": units, "ctas": ctas, "per_cta": per_cta, "waves": waves,
+            "wave_fill": units / (waves * SMS), "mma": mma, "epilogue": epilogue,
+            "unit": max(mma, epilogue), "smem_bound": per_k > 128 * bn * bk * 2 / FLOP_PER_CLK[dtype], "overlap": (per_cta - 1) * min(mma, epilogue),
+            "compute": compute, "dram_bytes": dram_bytes, "dram": dram, "reduce": reduce,
+            "util": 1.0, "total": max(compute, dram) + reduce,
+            "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+
+
+def _us(clk: float) -> float:
+    return clk / (CLOCK_GHZ * 1e3)
+
+
+def feature_lines(choice) -> list[str]:
+    """What ``--explain`` says about the sm_100a kernel of ``choice`` (a ``gemm_select.Choice``
+    whose terms are :func:`sm100_terms`): each feature, and what the model says it buys here.
+
+    >>> from verilayout.emit.gemm_select import choose_tcgen05
+    >>> print(feature_lines(choose_tcgen05(4096, 4096, 4096, "bf16"))[0])
+    kernel features (sm_100a, all configurations):
+    """
+    b, t = choice.best, choice.ranked[0][1]
+    bound = "memory" if t["dram"] > t["compute"] else "compute"
+    cols = max(32, 1 << (2 * b.bn - 1).bit_length())
+    overlap = (f"hides {t['overlap']:.0f} clk ({_us(t['overlap']):.1f} us) of epilogue under MMAs here"
+               if t["per_cta"] > 1 else "nothing to hide here (one unit per CTA)")
+    out = ["kernel features (sm_100a, all configurations):",
+           f"  persistent grid: {t['ctas']} CTAs for {t['units']} units ({t['per_cta']} per CTA at "
+           "most); mbarriers initialised and TMEM allocated once per CTA",
+           f"  warp specialization: warp 0 issues the TMA loads ({b.stages}-stage ring), warp 1 the "
+           f"tcgen05.mma.cta_group::1 (128 x {b.bn}), warps 2-5 are the epilogue",
+           f"  TMEM accumulator double-buffered: 2 x {b.bn} of {cols} columns, an acc_full/acc_empty "
+           f"mbarrier pair per stage; {overlap}",
+           "  tile order: grouped raster, 8 tile rows at a time (B tiles reused from L2 by "
+           "neighbouring CTAs; the model has no L2 term, so no gain is claimed)",
+           "  epilogue: " + ("f32 partial sums, one store per element, to the split-K workspace; the "
+                             "reduction kernel applies bias, activation and the output type"
+                             if b.splits > 1 else
+                             "D in the output type through swizzled shared-memory boxes and TMA "
+                             "stores (fence.proxy.async, wait_group.read before reuse); one store per "
+                             "element when N x output bytes is not a multiple of 16"),
+           f"  memory: {t['dram_bytes'] / 1e6:.1f} MB compulsory DRAM traffic = {_us(t['dram']):.1f} "
+           f"us at 8 TB/s, compute {_us(t['compute']):.1f} us: {bound}-bound",
+           "  not built: 2-CTA MMA (tcgen05.mma.cta_group::2), clusters and TMA multicast"]
+    out += ["model (sm_100a, emit/cost_sm100): total = max(fill + per CTA x max(MMA, epilogue) + "
+            "epilogue, DRAM) + reduction; MMA = max(tensor rate, operand reads from shared memory)"
+            + (f"; the chosen tile is shared-memory bound ({b.bn} < 128)" if t.get("smem_bound") else "")]
+    out += [f"  constants: {what} ({src})" for what, src in CONSTANTS]
+    return out
