@@ -4,9 +4,13 @@ A TTGIR file (what ``triton.compile`` keeps as ``k.asm["ttgir"]``) holds alias l
 (``#blocked = #ttg.blocked<...>``, ``#loc12 = loc("k.py":42:13)``), then a module whose
 attributes name the target and the warp count, and one op per line. :func:`parse_module`
 returns a :class:`Module`: every op with its 1-based line, its result and operand SSA
-names, its operand and result types (parsed lazily by :meth:`Module.type_of`), and its
-``loc`` resolved through the ``#locN`` aliases (named, fused and call-site locations) to
-the user's ``file:line``.
+names, its operand and result types, and its ``loc`` resolved through the ``#locN`` aliases
+(named, fused and call-site locations) to the user's ``file:line``. The module is the typed IR
+the audit walks: each op's types are :class:`Type` objects (``Op.in_types``/``out_types``: the
+parsed type, its Triton layout; one object per distinct text, each read on first use and kept),
+its attributes and static indices are read once (``Op.attributes``, ``Op.indices``), and the
+module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). The raw
+texts stay on :class:`Op` for callers that print or still read them (``Module.type_of``).
 
 Law: every op line of the text (``%x = dialect.op ...`` or ``dialect.op ...``) yields one
 :class:`Op` whose ``line`` is that line; bad input raises ``LayoutError``, never another
