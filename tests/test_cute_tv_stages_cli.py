@@ -8,6 +8,7 @@ import json
 import pytest
 
 from verilayout.cli.main import main
+from verilayout.errors import LayoutError
 
 # make_tiled_copy_A(Copy_Atom<SM75_U32x4_LDSM_N, half_t>, 2x2-warp SM80_16x8x16 MMA).get_layoutD_TV(),
 # as CuTe prints it (tests/oracles/cutlass/cute_tv_stage_oracle.recorded.txt, case ldsm_x4_n_mma_A_D)
@@ -101,3 +102,14 @@ def test_verify_one_stage_with_another_stages_descriptor_is_a_counterexample(cap
     rc, out, _ = _run(capsys, "wgmma", "verify", "--desc", desc1, "--dtype", "f16", "--major", "K",
                       "--stage", "1", "--layout", K_SW128_STAGED)
     assert rc == 0 and "proved" in out
+
+
+def test_python_api_load_register_reads_a_tv_layout():
+    from verilayout.banks import check_banks, load_register, load_shared
+    from verilayout.cute import parse_cute_tv
+    reg = load_register(LDSM_A_D, [32, 16])
+    assert reg == parse_cute_tv(LDSM_A_D, [32, 16])
+    assert check_banks(reg, load_shared("Sw<1,3,3> o _0 o (_32,_16):(_16,_1)", [32, 16], 16), elem_bits=16,
+                       instruction="ldmatrix.x4").conflict_free
+    with pytest.raises(LayoutError, match="needs its tile.s shape"):
+        load_register(LDSM_A_D)

@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any, Sequence
 
-from verilayout.frontends.cute_text import parse_cute
+from verilayout.frontends.cute_text import looks_like_cute, parse_cute, parse_cute_tv
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.bits import plain_ints
 from verilayout.errors import LayoutError
@@ -274,8 +274,9 @@ def load_shared(text: str, shape=None, elem_bits: int | None = None):
 
 
 def load_register(text: str, shape=None, what: str = "--reg") -> LinearLayout:
-    """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type);
-    ``what`` names the argument in the refusal of any other layout (a shared one, say).
+    """Register (distributed) layout from Triton MLIR text (attribute with shape, or a tensor type),
+    or a CuTe thread-value layout over the tile ``shape`` (:func:`parse_cute_tv`); ``what`` names
+    the argument in the refusal of any other layout (a shared one, say).
 
     >>> load_register("#ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [1], "
     ...               "order = [0]}>", [32]).in_dims["lane"]
@@ -284,6 +285,10 @@ def load_register(text: str, shape=None, what: str = "--reg") -> LinearLayout:
     if not isinstance(text, str):
         raise LayoutError(f"register layout: expected text, got {type(text).__name__}")
     shape = plain_ints(shape)
+    if not _looks_like_mlir(text) and looks_like_cute(text):     # a CuTe thread-value layout over the tile
+        if shape is None:
+            raise LayoutError(f"{what}: a CuTe thread-value layout needs its tile's shape (its index runs over it)")
+        return parse_cute_tv(text, shape)
     lay = parse(text, shape=shape)
     if not isinstance(lay, LinearLayout) or "lane" not in lay.in_dim_names:
         got = f"one with inputs {lay.in_dim_names}" if isinstance(lay, LinearLayout) else \
