@@ -25,7 +25,21 @@ SLOW_FILES = frozenset({
     "test_emit_dpas.py", "test_emit_wgmma.py", "test_proofs.py", "test_readme.py", "test_fuzz.py",
     "test_triton_hook.py", "test_corpus_files.py", "test_corpus_coverage.py", "test_upstream_dump.py",
     "test_upstream_conversions.py", "test_upstream_intel.py", "test_size_limits.py",
-    "test_emit_gemm_cluster.py", "test_thirdparty.py", "test_hwtests_build.py"})
+    "test_emit_gemm_cluster.py", "test_thirdparty.py", "test_hwtests_build.py",
+    # whole-corpus batteries: the harvested corpus' sample (259 pairs) and the PTX mutation sweep
+    # (about 60 s each in CI's --durations, the two slowest files of the suite)
+    "test_harvest_audit.py", "test_ptx_mutations.py"})
+
+#: Seconds of the slowest test files in CI's ``--durations=25`` (``.ci/run`` on 2 cores,
+#: 2026-11-29, the larger of two runs; files with many small tests are not listed). They are
+#: handed out first, longest first, so that the two xdist workers end together (longest
+#: processing time first) instead of one of them starting a one-minute file at the end.
+HEAVY_FILES = {
+    "test_ptx_mutations.py": 68, "test_harvest_audit.py": 60, "test_triton_layouts.py": 21,
+    "test_ptx_cutlass.py": 18, "test_ptx_audit.py": 16, "test_thirdparty.py": 16,
+    "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 14,
+    "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
+    "test_banks_oracle.py": 9, "test_cute_pycute.py": 9}
 
 
 #: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and
@@ -61,10 +75,24 @@ def pytest_unconfigure(config):
             proc.wait(timeout=30)
 
 
+def pytest_configure(config):
+    """Under xdist, hand out test files in the order :func:`pytest_collection_modifyitems` gives
+    (xdist's default for ``--dist loadfile`` reorders them by their number of tests, which sent
+    the one-test, one-minute files last)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _order(item) -> tuple[bool, int]:
+    name = os.path.basename(str(getattr(item, "path", item.fspath)))
+    return name in LATE_FILES, -HEAVY_FILES.get(name, 0)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests (see ``SLOW_FILES``); run the C++-built oracles last (``LATE_FILES``,
-    their build started in the background; the sort is stable)."""
-    items.sort(key=lambda it: os.path.basename(str(getattr(it, "path", it.fspath))) in LATE_FILES)
+    """Mark the slow tests (see ``SLOW_FILES``); the heaviest files first (``HEAVY_FILES``), the
+    C++-built oracles last (``LATE_FILES``, their build started in the background); the sort is
+    stable, so the other files keep their collection order."""
+    items.sort(key=_order)
     for item in items:
         path = str(getattr(item, "path", item.fspath))
         if (os.path.basename(path) in SLOW_FILES or f"{os.sep}oracles{os.sep}" in path
