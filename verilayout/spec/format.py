@@ -34,6 +34,7 @@ from verilayout.core.smt import Verdict
 from verilayout.dtypes import BITS
 from verilayout.errors import LayoutError
 from verilayout.frontends.triton import parse as parse_layout
+from verilayout.frontends.cute_text import parse_cute_tv
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -184,7 +185,7 @@ def read_text(path: str, what: str = "file", limit: int = MAX_SPEC_BYTES) -> str
 # ----- layouts ---------------------------------------------------------------------------------
 
 LAYOUT_KEYS = ("text", "file", "name", "shape", "swizzle_units", "elem_bits", "dtype",
-               "bases", "in_dims", "out_dims", "description")
+               "bases", "in_dims", "out_dims", "description", "thread_value")
 _BUILTIN_SOURCES = ("text", "file", "bases")
 
 
@@ -245,7 +246,22 @@ def build_layout(entry: Any, spec: Spec, where: str) -> Any:
     if shape is not None and not (isinstance(shape, list) and shape and all(
             isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape)):
         raise LayoutError(f"{path}: {where}: shape must be a list of positive integers")
+    if entry.get("thread_value", False) is not False:
+        return _thread_value(entry, text, shape, kw, f"{path}: {where}")
     return prefixed(f"{path}: {where}", parse_layout, text, shape=shape, **kw)
+
+
+def _thread_value(entry: dict, text: str, shape, kw: dict, where: str) -> Any:
+    """``thread_value = true``: the CuTe text is a thread-value layout (mode 0 the thread, mode 1 the
+    value) whose index runs over the tile ``shape`` column-major; read as the register layout
+    ``register, lane, warp -> dim0, dim1, ...`` (:func:`verilayout.frontends.cute_text.parse_cute_tv`)."""
+    if entry["thread_value"] is not True:
+        raise LayoutError(f"{where}: thread_value must be true or false")
+    if shape is None:
+        raise LayoutError(f"{where}: a thread_value layout needs shape = [M, N] (the tile its index runs over)")
+    if set(kw) - {"elem_bits"}:
+        raise LayoutError(f"{where}: {sorted(set(kw) - {'elem_bits'})} do not apply to a thread_value layout")
+    return prefixed(where, parse_cute_tv, text, shape)
 
 
 # ----- spec files ------------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 
 * source ``shared = "TEXT"`` (with ``shape``, ``dtype`` or ``elem_bits``): a shared
   layout read as ``verilayout banks --smem`` reads it, so ``#ttg.padded_shared`` and
-  ``#ttg.shared_linear`` work too (plain ``text`` entries cover the rest);
+  ``#ttg.shared_linear`` work too (plain ``text`` entries cover the rest); ``stage = N`` picks one
+  stage of a staged CuTe layout (3 modes, the stage last: its tile at the base moved by the
+  stage's offset); a CuTe thread-value register layout is a ``text`` entry with
+  ``thread_value = true`` and ``shape`` (the tile);
 * kind ``conflict_free``: ``reg`` accessing ``smem`` has no bank conflict (the proof, or a
   witness: two accesses of one phase in one bank at different words);
 * kind ``max_wavefronts``: the worst instruction of the access needs at most
@@ -40,12 +43,14 @@ from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
 from verilayout.frontends.names import read_instruction, read_lds_instruction
+from verilayout.core.cute.stages import is_staged, stage_view
+from verilayout.frontends.cute_text import looks_like_cute, parse_cute
 from verilayout.frontends.shared_text import load_shared
-from verilayout.hw.nvidia.banks import placed
+from verilayout.hw.nvidia.banks import as_shared, placed
 from verilayout.prove.banks import check_banks, check_lds_banks
 from verilayout.spec.format import Kind, elem_bits_of
 
-_SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "description"}
+_SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "description", "stage"}
 
 
 def _src_shared(entry, spec, where):
@@ -65,10 +70,24 @@ def _src_shared(entry, spec, where):
     if base and bits is None:
         raise LayoutError(f"{w}: base_address needs the element type (dtype or elem_bits)")
     try:
+        if "stage" in entry:
+            return _stage_of(text, entry["stage"], base, bits)
         smem = load_shared(text, entry.get("shape"), bits)
         return placed(smem, base, bits) if base or "base_address" in entry else smem
     except LayoutError as e:
         raise LayoutError(f"{w}: {e}") from None
+
+
+def _stage_of(text: str, stage, base: int, bits: int | None):
+    """``stage = N`` of a staged CuTe layout (3 modes, the stage last): that stage's tile at
+    ``base`` moved by the stage's offset."""
+    if bits is None:
+        raise LayoutError("stage needs the element type (dtype or elem_bits)")
+    staged = parse_cute(text, elem_bits=bits) if looks_like_cute(text) else None
+    if staged is None or not is_staged(staged):
+        raise LayoutError("stage applies to a staged CuTe layout (3 modes: the tile's two, then the stage)")
+    view = stage_view(staged, stage, bits)
+    return placed(as_shared(view.layout, bits), base + view.shift_bytes, bits)
 
 
 def _report(reg, smem, where, timeout_ms, elem_bits, dtype, instruction, store, num_banks):

@@ -20,7 +20,8 @@ Kind ``tma_matches``: every stage of a ring that TMA fills is read back where TM
   the 128B_ATOM_64B / FLIP_8B patterns); ``arch`` (``sm_90`` default, or ``sm_100``: the measured
   sm_90 driver refuses the 128B_ATOM_* modes; also the descriptor reader's architecture); ``start``
   (a load's global start coordinate, dims innermost first: its innermost one must be a multiple of 16
-  bytes, measured).
+  bytes, measured); a staged CuTe ``layout`` (3 modes, the stage last, as sm90 collectives declare
+  it) is the ring itself (its stages and their spacing), or ``stage = N`` checks that stage alone.
 
 >>> from verilayout.spec import load_spec_text, run_spec
 >>> spec = load_spec_text('''
@@ -38,7 +39,11 @@ Kind ``tma_matches``: every stage of a ring that TMA fills is read back where TM
 """
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
+
+from verilayout.core.cute.stages import is_staged, stage_views
+from verilayout.hw.nvidia.descriptor import operand_bits
 
 from verilayout.errors import LayoutError
 from verilayout.frontends.names import parse_arch, parse_major, parse_swizzle
@@ -69,13 +74,17 @@ def _tensor_map(t, where: str) -> TensorMap:
 def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descriptor=None, major=None,
                  mn=None, k_blocks=1, k_step=None, mn_blocks=1, mn_step=None, arch=None, mn_dim=0,
                  swizzle_units=None, relative=None, offset=0, stages=1, stage_bytes=None, copies=1,
-                 base_align=128, base=None, inner=None, trust_inferred=False, start=None):
+                 base_align=128, base=None, inner=None, trust_inferred=False, start=None, stage=None):
     """TMA's writes into every stage of the ring are what the reader reads."""
     tmap = _tensor_map(tensor_map, where)
     if (layout is None) == (descriptor is None):
         raise LayoutError(f"{where}: give exactly one reader, 'layout' or 'descriptor'")
     if layout is not None:
-        reader = prefixed(where, layout_reader, spec.layout(layout, where), dtype=dtype, mn_dim=mn_dim,
+        lay = spec.layout(layout, where)
+        if is_staged(lay) or stage is not None:
+            lay, ring = prefixed(where, _staged_ring, lay, stage, dtype, stages, stage_bytes, base, base_align)
+            stages, stage_bytes, base, base_align = ring
+        reader = prefixed(where, layout_reader, lay, dtype=dtype, mn_dim=mn_dim,
                           offset=offset, relative=relative)
     else:
         if major is None or mn is None:
@@ -92,6 +101,28 @@ def _tma_matches(spec, where, timeout_ms, tensor_map, dtype, layout=None, descri
                     timeout_ms=timeout_ms)
 
 
+def _staged_ring(lay, stage, dtype: str, stages, stage_bytes, base, base_align) -> tuple:
+    """A staged CuTe reader (3 modes, the stage last) as (its tile, the ring's ``stages``,
+    ``stage_bytes``, ``base``, ``base_align``): every stage, when they are equally spaced (a ring;
+    ``stages``/``stage_bytes`` given beside it must agree), or the one ``stage``, alone at the base
+    moved by its offset."""
+    if not is_staged(lay):
+        raise LayoutError("stage applies to a staged CuTe layout (3 modes: M/N, K, stage)")
+    views = stage_views(lay, stage, operand_bits(dtype))
+    if stage is not None:
+        shift = views[0].shift_bytes
+        where = (base + shift, base_align) if base is not None else \
+            (None, math.gcd(base_align, shift) if shift else base_align)
+        return views[0].layout, (1, None) + where
+    step = views[1].shift_bytes if len(views) > 1 else None
+    if any(v.shift_bytes != v.stage * (step or 0) for v in views):
+        raise LayoutError("the stages of the layout are not equally spaced; check them one by one with stage = N")
+    if stages not in (1, len(views)) or (stage_bytes is not None and step is not None and stage_bytes != step):
+        raise LayoutError(f"the layout has {len(views)} stages {step} bytes apart; stages / stage_bytes "
+                          "disagree (leave them out)")
+    return views[0].layout, (len(views), step, base, base_align)
+
+
 SOURCES = MappingProxyType({})
 KINDS = MappingProxyType({
     "tma_matches": Kind(_tma_matches, MappingProxyType({
@@ -100,7 +131,7 @@ KINDS = MappingProxyType({
         "mn_blocks": "optional", "mn_step": "optional", "arch": "optional", "mn_dim": "optional",
         "swizzle_units": "optional", "relative": "optional", "offset": "optional", "stages": "optional",
         "stage_bytes": "optional", "copies": "optional", "base_align": "optional", "base": "optional",
-        "inner": "optional", "trust_inferred": "optional", "start": "optional"}),
+        "inner": "optional", "trust_inferred": "optional", "start": "optional", "stage": "optional"}),
         "every stage of a TMA-filled shared-memory ring is read (layout or wgmma descriptors) where TMA "
         "wrote it, at every buffer base of the stated alignment"),
 })
