@@ -536,7 +536,7 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
     if (e != 0) return e;
     last_a = A; last_b = B; last_m = M; last_n = N; last_k = K;
   }
-  static int smem_set = 0, sm_count = 0;
+${d_map}  static int smem_set = 0, sm_count = 0;
   if (!smem_set) {
     if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
@@ -549,7 +549,7 @@ ${reduce_kernel}// ----- host side: tensor maps and the launch -----------------
                      long(((KN + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N) * SPLITS;   // cluster units
   const long ctas = long(sms > 0 ? sms : sm_count) / CLUSTER;   // clusters of the persistent grid
   const int grid = int(units < ctas ? units : (ctas > 0 ? ctas : 1)) * CLUSTER;
-${d_map}${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, KM, KN, K, bias${tmap_d_arg});
+${split_workspace}  vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, KM, KN, K, bias${tmap_d_arg});
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 

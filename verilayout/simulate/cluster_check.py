@@ -41,9 +41,9 @@ from collections import deque
 
 from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
-from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, GEMM_ASSUMPTIONS, LANDING_ASSUMPTION,
-                                            MAP_A_ADDR,
-                                            MAP_B_ADDR, SMEM_BASE, GemmSim, check_gemm_source,
+from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION, MAP_A_ADDR,
+                                            MAP_B_ADDR, PARAMS, is_tma_store,
+                                            SMEM_BASE, GemmSim, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, tensor_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
@@ -128,6 +128,8 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
     if host:
         maps, c = tensor_maps(source, man)
         checks += c
+    elif "cp.async.bulk.tensor.2d.global.shared" in ptx:   # D's box is in the host code only
+        maps = tensor_maps(source, man)[0]
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     if entry is None:
@@ -141,8 +143,7 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
         ctas = []
         for r in range(size):
             run = run_threads(mod, entry, range(128 * (cons + 1)), ctaid=r, nctaid=size,
-                              param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
-                                            5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
+                              param_values=PARAMS(M, N, K), shared_base=SMEM_BASE,
                               cluster_rank=r, cluster_size=size)
             if not run.complete:
                 checks.append(KernelCheck("run", "unknown", f"CTA {r} could not be run on the PTX "
@@ -191,6 +192,7 @@ class ClusterRun:
                     tiles = g.tma_checks(landing[x])
                     g.descriptor_checks(procs[x], landing[x])
                     g.d_store_checks(procs[x], tiles, landing[x])
+                    g.tma_store_checks(procs[x])
                     self.checks += g.checks
         if protocol:
             self._protocol(procs, issued)
@@ -204,7 +206,7 @@ class ClusterRun:
         for ev, v, n, t in prod:
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
-            if not ev.op.startswith("cp.async.bulk.tensor"):
+            if not ev.op.startswith("cp.async.bulk.tensor") or is_tma_store(ev.op):
                 continue
             mc = "multicast" in ev.op
             mask = cta_mask(v) if mc else None

@@ -74,7 +74,8 @@ from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pen
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "RingContext", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
-           "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE"]
+           "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
+           "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
 
 GEMM_ASSUMPTIONS = (
     "one CTA (grid 1) of 128 * (consumers + 1) threads, M = 2 BM, N = BN, K for stages + 2 "
@@ -93,6 +94,39 @@ LANDING_ASSUMPTION = (
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
 MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR = 0x70000000, 0x71000000, 0x30000000, 0x60000000
+#: The address of D's tensor map (kernel parameter 7 of a TMA-store epilogue) in a run.
+MAP_D_ADDR = 0x72000000
+
+
+def PARAMS(M: int, N: int, K: int) -> dict:  # noqa: N802 (the kernel's parameter table)
+    """Law: the kernel parameters of a run: tensor maps of A and B, D, the kernel's M, N, K, the
+    bias, and (a TMA-store epilogue's parameter 7) D's tensor map.
+
+    >>> sorted(PARAMS(1, 2, 3))
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    return {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR, 7: MAP_D_ADDR}
+
+
+def is_tma_store(op: str) -> bool:
+    """Law: whether ``op`` is a TMA store (``cp.async.bulk.tensor...global.shared::cta``: global
+    <- shared), as opposed to a TMA load (shared <- global).
+
+    >>> is_tma_store("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group")
+    True
+    >>> is_tma_store("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes")
+    False
+    """
+    return op.startswith("cp.async.bulk.tensor") and ".global.shared" in op
+
+
+def is_d_store(op: str) -> bool:
+    """Law: an instruction that writes D (or the split-K workspace): ``st.global`` or a TMA store.
+
+    >>> is_d_store("st.global.v2.f32"), is_d_store("st.shared.v2.f32")
+    (True, False)
+    """
+    return op.startswith("st.global") or is_tma_store(op)
 SMEM_BASE = 0x410
 #: A small specification for the examples below (what ``GemmManifest.from_dict`` returns).
 _SPEC = GemmManifest("verilayout-emit-gemm/1", "gemm", "sm_90a", "gemm_f16_64x64x64_s2", "f16",
@@ -167,6 +201,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
     if host:
         maps, c = tensor_maps(source, man)
         checks += c
+    elif "cp.async.bulk.tensor.2d.global.shared" in ptx:   # D's box is in the host code only
+        maps = tensor_maps(source, man)[0]
     mod = parse_ptx(ptx)
     splits = splits_of(man)
     epi = epilogue_spec(man)
@@ -183,7 +219,7 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
-                          param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR},
+                          param_values=PARAMS(M, N, K),
                           shared_base=SMEM_BASE, float_tags=fused,
                           load_value=bias_loader(M if man.swap_ab else N, beyond))   # D's N columns
         if beyond:
@@ -447,6 +483,7 @@ int main() {
     (int)CU_TENSOR_MAP_DATA_TYPE_UINT8, (int)CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
     (int)CU_TENSOR_MAP_DATA_TYPE_TFLOAT32, (int)CU_TENSOR_MAP_INTERLEAVE_NONE);
   %NS%::launch((const void*)4096, (const void*)8192, (float*)12288, %M%, %N%, %K%);
+  %NS%::launch((const void*)4096, (const void*)8192, (float*)12288, %M%, %N2%, %K%);   // D rows 16-byte multiples
 #ifdef VL_HAVE_D_ROW
   for (uint32_t t = 0; t < 128u; ++t) for (uint32_t e = 0; e < %REGS%u; ++e)
     std::printf("FRAG %u %u %u %u\n", t, e, %NS%::d_row(t, e), %NS%::d_col(t, e));
@@ -473,6 +510,7 @@ def tensor_maps(source: str, man: GemmManifest):
         return None, [KernelCheck("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk     # the kernel's product: M x N
     swap = man.swap_ab                       # launch(A, B, M', N') with D^T's M = N', N = M'
+    n2 = 2 * bn + 8                          # the second launch: D's rows a multiple of 16 bytes
     kx = k_of_dtype(dt)
     frag = fragment((64, bn, kx), "D", dt, acc="f32")
     have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
@@ -480,7 +518,7 @@ def tensor_maps(source: str, man: GemmManifest):
     drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
         ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
         _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(N if swap else M)) \
-        .replace("%N%", str(M if swap else N)) \
+        .replace("%N%", str(M if swap else N)).replace("%N2%", str(n2)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     lines = _driver_output(source, drv)
     if isinstance(lines, KernelCheck):
@@ -505,7 +543,41 @@ def tensor_maps(source: str, man: GemmManifest):
         out_checks.append(check)
         if check.status == "proved":
             got[name] = {"box": mp[6:8], "span": swizzle_span(text), "ptr": ptr}
+    dmap = next((x for x in maps if x[0] == 12288), None)
+    if dmap is not None:                     # a TMA-store epilogue: D's own tensor map
+        out = man.epilogue.out if man.splits == 1 else "f32"
+        check, d = _d_map_check(dmap, enum, out, (N if swap else M, n2))
+        out_checks.append(check)
+        if d is not None:
+            got["D"] = d
     return got, out_checks
+
+
+def _d_map_check(mp: list[int], enum: list[int], out: str, dims: tuple) -> tuple:
+    """Law: ``(check, map)``: proved when D's recorded tensor map has cuda.h's data type of
+    ``out``, rank 2, dims ``[columns, rows]`` of the D launched, a row stride of the columns'
+    bytes, element strides 1, no interleave, a 32/64/128-byte swizzle whose span is the box's
+    inner extent; ``map`` (box, span) where proved, else None."""
+    ob = 4 if out == "f32" else 2
+    want_type = {"f32": enum[7], "f16": enum[4], "bf16": enum[5]}[out]
+    spans = {enum[1]: 32, enum[2]: 64, enum[3]: 128}
+    rows, cols = dims
+    if mp[2] != 2 or len(mp) != 12:
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of D: rank {mp[2]}, expected 2"), None
+    dtype, dd, stride, box, es, il, sw = mp[1], mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    span = spans.get(sw)
+    want = {"data type": (dtype == want_type, f"{dtype}, cuda.h's for {out} is {want_type}"),
+            "dims": (dd == [cols, rows], f"{dd}, expected [N={cols}, M={rows}]"),
+            "row stride": (stride == cols * ob, f"{stride} bytes, expected N * {ob} = {cols * ob}"),
+            "box": (span is not None and box[0] * ob == span and 1 <= box[1] <= 256,
+                    f"{box} with swizzle {sw}: the inner extent must be one 32/64/128-byte swizzle span"),
+            "element strides": (es == [1, 1], f"{es}"), "interleave": (il == enum[9], f"{il}")}
+    bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
+    if bad:
+        return KernelCheck("tensor-map", "counterexample", "tensor map of D: " + "; ".join(bad)), None
+    return (KernelCheck("tensor-map", "proved", f"tensor map of D ({out}): dims, stride, box {box}, "
+                        f"swizzle {span}B as cuda.h says (host code run with a recording encoder)"),
+            {"box": box, "span": span, "ptr": 12288})
 
 
 def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -544,8 +616,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     run = run_threads(mod, entry, range(128 * (cons + 1)),
-                      param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: km, 4: kn, 5: K,
-                                    6: BIAS_ADDR}, shared_base=SMEM_BASE)
+                      param_values=PARAMS(km, kn, K), shared_base=SMEM_BASE)
     if not run.complete:
         raise LayoutError(f"replay_gemm: the kernel could not be run on the PTX: {run.reason}")
     g = GemmSim(man, run, dt, _BYTES[dt], bm, bn, bk, stages, cons, la, lb, km, kn, K,
@@ -717,7 +788,8 @@ class GemmSim:
 
     # roles: process 0 = the producer thread (the one issuing TMA), 1.. = consumer warpgroups
     def traces(self):
-        tma = [e for e in self.run.events if e.op.startswith("cp.async.bulk.tensor")]
+        tma = [e for e in self.run.events if e.op.startswith("cp.async.bulk.tensor")
+               and not is_tma_store(e.op)]
         if not tma:
             return None
         prod_t = int(self.th[tma[0].lanes[0]])
@@ -749,7 +821,7 @@ class GemmSim:
         for ev, v, n, t in prod:
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
-            if ev.op.startswith("cp.async.bulk.tensor"):
+            if ev.op.startswith("cp.async.bulk.tensor") and not is_tma_store(ev.op):
                 tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
                              "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
                              "ev": ev})
@@ -758,6 +830,7 @@ class GemmSim:
         self.descriptor_checks(procs, tmas)
         self.protocol_check(procs, init, tmas)
         self.d_store_checks(procs, tiles, tmas)
+        self.tma_store_checks(procs)
         return self.checks
 
     def _outside_iterations(self, prod: list) -> set:
@@ -802,7 +875,7 @@ class GemmSim:
                     # and nothing is lost: the next sum may start afresh
                     fresh = fresh or (it - 1, c) in outside
                     continue
-                if ev.op.startswith("st.global"):
+                if is_d_store(ev.op):
                     fresh = True
                 if not ev.op.startswith("wgmma.mma_async"):
                     continue
@@ -1119,7 +1192,7 @@ class GemmSim:
                 elif op.startswith("wgmma.wait_group"):
                     keep = int(pending_groups(v)[0]) if pending_groups(v) is not None else 0
                     groups = groups[len(groups) - keep:] if keep else []
-                elif op.startswith("st.global") and (open_ or any(groups)):
+                elif (op.startswith(("st.global", "st.shared"))) and (open_ or any(groups)):
                     why = ("a wgmma not yet committed" if open_ else "a wgmma group that may still "
                            "be pending (wgmma.wait_group N completes all but the N most recent "
                            "groups; the epilogue needs N = 0)")
@@ -1151,6 +1224,7 @@ class GemmSim:
         bad = None
         for c in range(1, self.cons + 1):
             it, acc = -1, []
+            staging: dict = {}          # shared byte -> (bits of the element staged there, thread)
             for ev, v, n, t in procs[c]:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it += 1
@@ -1158,12 +1232,19 @@ class GemmSim:
                     sd, dz = v.get("scale_d"), v.get("d_zero")
                     reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
                     acc = [it] if reset else (acc if it in acc else acc + [it])
-                if not ev.op.startswith("st.global"):
+                if ev.op.startswith("st.shared"):
+                    self._stage(staging, ev, v, t)
+                if not is_d_store(ev.op):
                     continue
                 tile = tiles.get(it)
                 tid = tile_id.setdefault(tile, len(tile_id))
-                for pos, e, alt in self._stored(ev, v, regs):
-                    rows, why = self._store_rows(c, ev, t, (pos, e, alt), tile, tid, coord)
+                stored = (self._tma_stored(ev, v, staging, regs) if is_tma_store(ev.op) else
+                          ((pos, e, alt, t) for pos, e, alt in self._stored(ev, v, regs)))
+                for pos, e, alt, who in stored:
+                    if pos is None:         # a TMA store of bytes nobody staged, or D's map unknown
+                        bad = bad or (e, ev)
+                        continue
+                    rows, why = self._store_rows(c, ev, who, (pos, e, alt), tile, tid, coord)
                     bad = bad or why
                     if rows is None or not len(rows):
                         continue
@@ -1286,6 +1367,179 @@ class GemmSim:
                 e = np.argmin(err, axis=1)
                 alt = err <= out_tolerance(out, got)[:, None]      # every element it could be
                 yield pos, np.where(alt[np.arange(len(e)), e], e, -1), alt
+
+    def _out_bytes(self) -> int:
+        """Bytes of one stored element: 4 (f32; split-K partial sums) or 2 (f16 / bf16 D)."""
+        out = self.man.epilogue.out if self.splits == 1 else "f32"
+        return 4 if out == "f32" else 2
+
+    def _stage(self, staging: dict, ev, v, t) -> None:
+        """Law: records in ``staging`` (shared byte -> (element bits, thread)) the output-type
+        elements an ``st.shared`` writes: register ``j`` at ``addr + j x register bytes``, a
+        32-bit register of 16-bit elements as its low then high half; None bits where the run
+        does not know the value."""
+        m = re.search(r"(\d+)$", ev.op)
+        reg = int(m.group(1)) // 8 if m else 4
+        ob = self._out_bytes()
+        addr = v["addr"].astype(np.int64)
+        for j, x in enumerate(stored_values(v)):
+            for k in range(max(1, reg // ob)):
+                a = addr + j * reg + k * ob
+                if x is None:
+                    bits = [None] * len(a)
+                else:
+                    bits = ((x.astype(np.uint64) >> np.uint64(8 * ob * k)) &
+                            np.uint64((1 << (8 * ob)) - 1)).tolist()
+                for ai, bi, ti in zip(a.tolist(), bits, np.asarray(t).tolist()):
+                    staging[ai] = (bi, ti)
+
+    def _d_dims(self) -> tuple[int, int]:
+        """D's rows and columns in this run (the kernel's M x N product, or its transpose with swap-AB)."""
+        return (self.N, self.M) if self.man.swap_ab else (self.M, self.N)
+
+    def _tma_stored(self, ev, v, staging: dict, regs: int):
+        """Law: for a TMA store (``[map, {x, y}], [src]``), yields ``(element index in D,
+        accumulator element, candidates, writer threads)`` of the D elements inside D its box
+        writes: box ``{bx, by}`` and swizzle of D's tensor map (host code), byte ``(r, b)`` of the
+        box read at ``src + r span + b`` swizzled on the shared address (CUDA Programming Guide,
+        "TMA swizzle": the 16-byte chunk index XOR address bits 7.. modulo span / 16), the element
+        there as the staging writes left it; ``(None, why)`` where D's map is unknown or a byte
+        read was never staged."""
+        d = (self.maps or {}).get("D")
+        if d is None:
+            yield None, "a TMA store of D, but D's tensor map is not known (its host code did not record it)", None, None
+            return
+        (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
+        x0, y0, src = int(v["c0"][0]), int(v["c1"][0]), int(v["addr"][0])
+        r, b = np.meshgrid(np.arange(by), np.arange(0, bx * ob, ob), indexing="ij")
+        a = src + r * span + b
+        a = (a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel()
+        rows, cols = (y0 + r).ravel(), (x0 + b // ob).ravel()
+        nr, nc = self._d_dims()
+        inside = (rows < nr) & (cols < nc)
+        got = [staging.get(int(x)) for x in a[inside]]
+        if any(g is None or g[0] is None for g in got):
+            q = next(i for i, g in enumerate(got) if g is None or g[0] is None)
+            yield None, (f"the TMA store of D({int(rows[inside][q])}, {int(cols[inside][q])}) reads "
+                         f"shared byte {int(a[inside][q]):#x}, which no consumer thread staged "
+                         "(or staged a value the run does not know)"), None, None
+            return
+        pos = rows[inside] * nc + cols[inside]
+        bits = np.array([g[0] for g in got], dtype=np.uint64)
+        who = np.array([g[1] for g in got], dtype=np.int64)
+        e, alt = self._elements(pos, bits, regs)
+        yield pos, e, alt, who
+
+    def _elements(self, pos, bits, regs: int):
+        """Law: ``(accumulator element, candidates)`` of stored element bits at D positions
+        ``pos``: the interpreter's tag ``e + 1`` (plain f32), or with an epilogue every element
+        ``e`` whose ``out(act(e + 1 + bias(col)))`` the value is (within one ulp; -1 if none)."""
+        if self.epi is None:
+            return (bits.astype(np.int64) & 0xFFFFFFFF) - 1, None
+        out, bias, act = self.epi
+        got = decode_out(out, bits)
+        col = pos % self._d_dims()[1]
+        cand = np.arange(regs, dtype=np.float64) + 1.0
+        b = bias_value(col) if bias else np.zeros(len(col))
+        want = round_out(out, act_reference(act, cand[None, :] + b[:, None]))
+        err = np.abs(want - got[:, None])
+        e = np.argmin(err, axis=1)
+        alt = err <= out_tolerance(out, got)[:, None]
+        return np.where(alt[np.arange(len(e)), e], e, -1), alt
+
+    def tma_store_checks(self, procs: list) -> None:
+        """Adds the ``tma-store`` check of the consumers' TMA-store epilogue (when they issue TMA
+        stores). Law: ``proved`` when, in every consumer warpgroup's run, (1) a TMA store reads
+        only shared bytes whose writers executed ``fence.proxy.async`` after writing them and a
+        barrier of the warpgroup then ordered them before the store (PTX ISA, memory consistency:
+        generic-proxy writes are seen by the async proxy only across a proxy fence); (2) no thread
+        writes a shared byte a committed or uncommitted TMA store may still read: its bulk group
+        must have been retired by ``cp.async.bulk.wait_group[.read] N`` of the issuing thread, and
+        a barrier of the warpgroup must follow that wait before another thread's write (PTX ISA,
+        ``cp.async.bulk.wait_group``: ``.read`` waits until the source has been read); (3) after
+        the last commit a ``wait_group`` retires every group before the thread exits."""
+        # long: one scan per consumer of its shared writes, fences, barriers and bulk groups
+        d = (self.maps or {}).get("D")
+        n_st = 0
+        for c in range(1, self.cons + 1):
+            if not any(is_tma_store(ev.op) for ev, _v, _n, _t in procs[c]):
+                continue
+            if d is None:
+                self.add("tma-store", "unknown", "D's tensor map is not known: the TMA stores' "
+                         "boxes cannot be read")
+                return
+            (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
+            written: dict = {}          # shared byte -> [thread, fenced, published]
+            open_: list = []            # (bytes, event) of stores issued since the last commit
+            groups: list = []           # committed bulk groups, oldest first
+            retired: list = []          # retired by a wait, not yet ordered by a barrier
+            who = f"consumer {c - 1}"
+            for ev, v, n, t in procs[c]:
+                op = ev.op
+                if op.startswith("st.shared"):
+                    m = re.search(r"(\d+)$", op)
+                    width = (int(m.group(1)) // 8 if m else 4) * (2 if ".v2" in op else 4 if ".v4" in op else 1)
+                    for a0, th in zip(v["addr"].astype(np.int64).tolist(), np.asarray(t).tolist()):
+                        span_b = set(range(a0, a0 + width))
+                        for busy, label in ((open_ + [x for g in groups for x in g], ""),
+                                            (retired, " (its wait_group was not followed by a "
+                                             "barrier of the warpgroup before this write)")):
+                            hit = next((x for x in busy if span_b & x[0]), None)
+                            if hit is not None:
+                                self.add("tma-store", "counterexample", f"{who}, thread {th} rewrites "
+                                         f"shared byte {min(span_b & hit[0]):#x} of a staging buffer "
+                                         f"that the TMA store at PTX line {hit[1].instr.line} may "
+                                         f"still be reading{label}: the buffer is reused before "
+                                         "cp.async.bulk.wait_group.read retired that store", ev)
+                                return
+                        for a in span_b:
+                            written[a] = [th, False, False]
+                elif op.startswith("fence.proxy.async"):
+                    ts = set(np.asarray(t).tolist())
+                    for w in written.values():
+                        if w[0] in ts:
+                            w[1] = True
+                elif op.startswith(("bar.sync", "barrier.sync", "bar.arrive")) and n >= 128:
+                    for w in written.values():
+                        w[2] = w[2] or w[1]
+                    retired = []
+                elif is_tma_store(op):
+                    n_st += 1
+                    src = int(v["addr"][0])
+                    th = int(np.asarray(t)[0])
+                    r, b = np.meshgrid(np.arange(by), np.arange(bx * ob), indexing="ij")
+                    a = src + r * span + b
+                    read = set((a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel().tolist())
+                    for x in sorted(read):
+                        w = written.get(x)
+                        if w is None:
+                            continue
+                        if not w[1] or (w[0] != th and not w[2]):
+                            why = ("no fence.proxy.async.shared::cta after the write" if not w[1] else
+                                   "no barrier of the warpgroup between its fence and the store")
+                            self.add("tma-store", "counterexample", f"{who}: the TMA store reads shared "
+                                     f"byte {x:#x} that thread {w[0]} wrote with {why}: the async "
+                                     "proxy may read stale data", ev)
+                            return
+                    open_.append((read, ev))
+                elif op.startswith("cp.async.bulk.commit_group"):
+                    if open_:
+                        groups.append(open_)
+                    open_ = []
+                elif op.startswith("cp.async.bulk.wait_group"):
+                    keep = int(v["a0"][0]) if v.get("a0") is not None else 0
+                    old = groups[:len(groups) - keep] if keep else groups
+                    groups = groups[len(groups) - keep:] if keep else []
+                    retired += [x for g in old for x in g]
+            if open_ or groups:
+                self.add("tma-store", "counterexample", f"{who} may exit while a TMA store still reads "
+                         "its staging buffer: no cp.async.bulk.wait_group retires the last bulk group")
+                return
+        if n_st:
+            self.add("tma-store", "proved", f"{n_st} TMA stores: each reads only shared bytes fenced "
+                     "(fence.proxy.async) and ordered by a barrier after their writes; no staging byte "
+                     "rewritten while a store may read it (wait_group.read, then a barrier); all "
+                     "retired before exit")
 
     def split_cover_check(self, cover: dict, tiles: set) -> None:
         """Adds the ``split-k`` check of ``cover`` ((tile, slot) -> the K-tile sets stored there).

@@ -6,7 +6,8 @@ CTA ``b`` of a grid of ``G``), the tiles read off what they do, never off the em
   ``c1 // BN``, the K-tile ``c0 // BK``), paired per pipeline iteration (its ``empty`` wait);
 * the consumer's tiles: each ``st.global`` address of thread 128 (consumer 0's first thread)
   read back as ``(slot, row, col)`` of D (or of the split-K workspace), then ``(slot, row // BM,
-  col // BN)``; with swap-AB the kernel's product is ``D^T`` (its ``(row, col)`` at ``col * M + row``).
+  col // BN)``, or each TMA store's box coordinates (D's column, row); with swap-AB the kernel's
+  product is ``D^T`` (its ``(row, col)`` at ``col * M + row``).
 
 Law (``tile-cover`` proved): for every grid size ``G`` from 1 to ``units + 1`` (``units``: tiles
 x K slices, cluster tiles for a cluster, in CTAs), each ``(tile, K-tile)`` of the problem's tile
@@ -24,8 +25,8 @@ from collections import Counter
 
 from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
-from verilayout.simulate.gemm_check import (BIAS_ADDR, D_ADDR, MAP_A_ADDR, MAP_B_ADDR, SMEM_BASE,
-                                            cluster_shape, gemm_spec)
+from verilayout.simulate.gemm_check import (D_ADDR, MAP_A_ADDR, MAP_B_ADDR, PARAMS, SMEM_BASE,
+                                            cluster_shape, gemm_spec, is_tma_store)
 from verilayout.simulate.independent import KernelCheck, compile_ptx
 from verilayout.simulate.ptx_run import run_threads
 
@@ -39,7 +40,8 @@ _OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
 def cta_tiles(events, bm: int, bn: int, bk: int) -> tuple[list, list]:
     """Law: ``(loads, stores)`` of one CTA's run: ``loads`` the ``(tm, tn, kt)`` of each pipeline
     iteration of the producer (its TMA load coordinates), ``stores`` the D element indices each
-    ``st.global`` of the consumer thread writes (with the bytes of one element).
+    ``st.global`` of the consumer thread writes (with the bytes of one element), or for a TMA
+    store ``(("tma", row, column), 0)`` of its box's first element of D.
 
     >>> cta_tiles([], 128, 128, 64)
     ([], [])
@@ -50,7 +52,10 @@ def cta_tiles(events, bm: int, bn: int, bk: int) -> tuple[list, list]:
     for ev in events:
         if ev.op.startswith("mbarrier.try_wait") and 0 in ev.lanes:
             it += 1
-        if ev.op.startswith("cp.async.bulk.tensor") and ".global.shared" not in ev.op:
+        if is_tma_store(ev.op):     # a box of D at (column, row): one element of it stands for the box
+            stores.append((("tma", int(ev.values["c1"][0]), int(ev.values["c0"][0])), 0))
+            continue
+        if ev.op.startswith("cp.async.bulk.tensor"):
             c0, c1, mp = int(ev.values["c0"][0]), int(ev.values["c1"][0]), int(ev.values["map"][0])
             x = loads.setdefault(max(it, 0), [None, None, set()])
             x[2].add(c0 // bk)
@@ -91,7 +96,7 @@ def check_tile_cover(man: GemmManifest, source: str, *, max_grid: int | None = N
     if entry is None:
         return KernelCheck("tile-cover", "counterexample", "no vl_gemm_kernel entry in the PTX")
     tm_n, tn_n = COVER_SHAPE
-    M, N = tm_n * bm - 7, tn_n * bn - 5            # ragged: the last tile row and column partial
+    M, N = tm_n * bm - 8, tn_n * bn - 8            # ragged: the last tile row and column partial
     k_tiles = max(2, splits + 1)
     K = k_tiles * bk
     ob = 4 if splits > 1 else _OUT_BYTES[man.epilogue.out]
@@ -106,8 +111,7 @@ def check_tile_cover(man: GemmManifest, source: str, *, max_grid: int | None = N
         owner: dict = {}
         for b in range(grid):
             run = run_threads(mod, entry, [0, 128], ctaid=b, nctaid=grid,
-                              param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N,
-                                            5: K, 6: BIAS_ADDR}, shared_base=SMEM_BASE,
+                              param_values=PARAMS(M, N, K), shared_base=SMEM_BASE,
                               cluster_rank=b % size, cluster_size=size)
             if not run.complete:
                 return KernelCheck("tile-cover", "unknown", f"grid {grid}, CTA {b} could not be run "
@@ -116,6 +120,10 @@ def check_tile_cover(man: GemmManifest, source: str, *, max_grid: int | None = N
             loads.update(t for t in ld if t[0] < tm_n and t[1] < tn_n)
             mine = set()
             for off, width in st:
+                if isinstance(off, tuple):         # a TMA store of D's box at (row, column)
+                    row, col = (off[2], off[1]) if man.swap_ab else off[1:]
+                    mine.add((0, row // bm, col // bn))
+                    continue
                 for e in range(0, width, ob):
                     pos = (off + e) // ob
                     slot, rem = divmod(pos, M * N)
