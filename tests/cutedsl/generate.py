@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 HOPPER_GEMM = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
 HOPPER_FMHA = "examples/python/CuTeDSL/cute/hopper/kernel/attention/fmha.py"
+BLACKWELL_GEMM = "examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm/dense_gemm.py"
 #: modules an example imports from examples/python/CuTeDSL (``from helpers import fmha_helpers``)
 HELPERS = {HOPPER_FMHA: ("examples/python/CuTeDSL/helpers/fmha_helpers.py",)}
 
@@ -49,6 +50,10 @@ CONFIGS = {
                                         qk_acc_dtype="Float32", pv_acc_dtype="Float32", mma_tiler_mn=(64, 128),
                                         q_shape=(1, 128, 16, 128), k_shape=(1, 128, 16, 128), is_persistent=False,
                                         mask="WINDOW_MASK"),
+    "blackwell_gemm_f16_kk_128x128": dict(example=BLACKWELL_GEMM, arch="sm_100a", ab_dtype="Float16",
+                                          c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k",
+                                          c_major="n", mma_tiler_mn=(128, 128), cluster_shape_mn=(1, 1),
+                                          use_2cta_instrs=False, use_tma_store=True, mnkl=(1024, 1024, 512, 1)),
     "hopper_gemm_e4m3_kk_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float8E4M3FN",
                                         c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
                                         tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
@@ -67,8 +72,9 @@ def _example_source(cutlass: str, path: str) -> tuple[str, str]:
     return out.stdout, commit
 
 
-def _compile_hopper_gemm(module, cfg: dict) -> None:
-    """Compile the Hopper dense GEMM example's kernel class on fake tensors (in this process)."""
+def _compile_gemm(module, cfg: dict) -> None:
+    """Compile the Hopper or Blackwell dense GEMM example's kernel class on fake tensors (A: (M, K, L),
+    B: (N, K, L), C: (M, N, L), as the examples' ``run()`` makes them)."""
     import cutlass                                  # deferred: the optional DSL
     import cutlass.cute as cute                     # deferred: the optional DSL
     from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # deferred: the optional DSL
@@ -82,7 +88,11 @@ def _compile_hopper_gemm(module, cfg: dict) -> None:
     a = tensor(ab, m, k, cfg["a_major"] == "m")
     b = tensor(ab, n, k, cfg["b_major"] == "n")
     c = tensor(cd, m, n, cfg["c_major"] == "m")
-    gemm = module.HopperWgmmaGemmKernel(acc, tuple(cfg["tile_shape_mn"]), tuple(cfg["cluster_shape_mn"]))
+    if cfg["example"] == BLACKWELL_GEMM:
+        gemm = module.DenseGemmKernel(acc, cfg["use_2cta_instrs"], tuple(cfg["mma_tiler_mn"]),
+                                      tuple(cfg["cluster_shape_mn"]), cfg["use_tma_store"])
+    else:
+        gemm = module.HopperWgmmaGemmKernel(acc, tuple(cfg["tile_shape_mn"]), tuple(cfg["cluster_shape_mn"]))
     cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](gemm, a, b, c, make_fake_stream())
 
 
@@ -128,8 +138,8 @@ def compile_one(name: str, cutlass: str, out: str) -> None:
     spec = importlib.util.spec_from_file_location("cutedsl_example", src)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    if cfg["example"] == HOPPER_GEMM:
-        _compile_hopper_gemm(module, cfg)
+    if cfg["example"] in (HOPPER_GEMM, BLACKWELL_GEMM):
+        _compile_gemm(module, cfg)
     elif cfg["example"] == HOPPER_FMHA:
         _compile_hopper_fmha(module, cfg)
     os.remove(src)

@@ -37,9 +37,16 @@ that K-block of that block of the plan's tile (base 0):
   is 1024-byte aligned, else ``unknown``.
 
 Assumptions (:data:`ASSUMPTIONS`, and each proof's own in its data): the shared-memory base (the
-module's one ``.extern .shared`` array) is 1024-byte aligned and the largest constant the function
-adds to it stays inside an sm_90 CTA's 227 KB; a loop-carried register (the pipeline stage) obeys
-the bound proved by induction over its definitions (``PtxValues.laws``), else it is free.
+module's one ``.extern .shared`` array) is 1024-byte aligned, and the largest constant the function
+adds to it, or the end of the last buffer the MLIR places (its offset plus its stages), stays inside
+a CTA's 227 KB; a loop-carried register (the pipeline stage) obeys the bound proved by induction
+over its definitions (``PtxValues.laws``), else it is free.
+
+sm_100 (``tcgen05.mma``): the MLIR's ``cute.mma.make_fragment A|B`` of an MMA-partitioned shared
+tensor ``((atom MN, atom K), MN, K, stage)`` is the plan; the instructions of one group writing the
+same TMEM address are its K-blocks; the same three checks run with the sm_100 descriptor (version
+bits, swizzle code in bits 61-63). Where the MLIR allocates shared memory more than once, a buffer's
+offset is not stated in it and the stage check is left out.
 
 A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)`` returns the
 ``FileReport`` (the PTX's checks), as ``verilayout audit`` prints them.
@@ -84,10 +91,13 @@ _FIELDS = ((1 << 64) - 1) & ~0xFFFF            # LBO, SBO, base offset, layout t
 #: sm_90 layout type (bits 62-63) -> the swizzle pattern's repeat in 16-byte units (PTX ISA,
 #: "Matrix Descriptor Format": 1 = 128B, 2 = 64B, 3 = 32B swizzle; 8 rows of that many bytes)
 _REPEAT = {0: 1, 1: 64, 2: 32, 3: 16}
+#: sm_100 swizzle mode (bits 61-63) -> repeat in 16-byte units (PTX ISA, tcgen05 shared memory
+#: descriptor: 0 none, 1 128B with 32-byte atoms, 2 128B, 4 64B, 6 32B)
+_REPEAT_SM100 = {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}
 _SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)   # every aligned base
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
-               "to it stays inside the 227 KB of an sm_90 CTA",
+               "to it, and every buffer the MLIR places, stays inside the 227 KB of a CTA",
                "loop-carried registers obey the bounds proved by induction over their definitions, else are free")
 
 
@@ -118,6 +128,18 @@ class OperandPlan:
     origin: int | None = None
     #: the byte offset of each pipeline stage from the buffer's start (``(0,)`` for an unstaged tile)
     stages: tuple[int, ...] = (0,)
+    #: the descriptor family: ``sm_90`` (wgmma) or ``sm_100`` (tcgen05)
+    arch: str = "sm_90"
+
+    @property
+    def end(self) -> int | None:
+        """The byte just past the buffer's last stage in the shared-memory allocation (None
+        without an origin): a dense stage is the tile's bytes."""
+        if self.origin is None:
+            return None
+        step = self.stages[1] - self.stages[0] if len(self.stages) > 1 else 0
+        tile = self.extents[0] * self.extents[1] * self.memref.elem_bits // 8
+        return self.origin + self.stages[-1] + max(step, tile)
 
     @property
     def extents(self) -> tuple[int, int]:
@@ -180,6 +202,8 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
     []
     """
     found: dict[str, tuple[TiledMma, list[OperandPlan]]] = {}
+    allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
+               and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
     for op in mod.ops:
         if op.name != "cute.tiled.mma.partition" or not op.words or op.words[0] not in ("A", "B") \
                 or len(op.operands) < 2:
@@ -192,13 +216,60 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         idx = 0 if name == "A" else 1
         elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
         major = "K" if mma.majors[idx] == "k" else "MN"
-        found_at = mod.origin(op.operands[1])
+        found_at = _origin(mod, op.operands[1], allocas)
         plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
                            None if found_at is None else found_at[1], _stage_offsets(mem, where))
         entry = found.setdefault(op.operands[0], (mma, []))
         if all(o.name != name for o in entry[1]):
             entry[1].append(plan)
+    for op in mod.ops:                          # sm_100: the fragment of an MMA-partitioned smem tensor
+        if op.name != "cute.mma.make_fragment" or not op.words or op.words[0] not in ("A", "B") \
+                or len(op.operands) < 2:
+            continue
+        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        if not isinstance(mma, TiledMma) or mma.arch != "sm100" or not isinstance(mem, Memref) or mem.space != "smem":
+            continue
+        name = op.words[0]
+        where = f"MLIR line {op.line}: operand {name}"
+        idx = 0 if name == "A" else 1
+        found_at = _origin(mod, op.operands[1], allocas)
+        tile, stages = _partitioned(mem, where)
+        plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
+                           "K" if mma.majors[idx] == "k" else "MN", op.line,
+                           None if found_at is None else found_at[1], stages, "sm_100")
+        entry = found.setdefault(op.operands[0], (mma, []))
+        if all(o.name != name for o in entry[1]):
+            entry[1].append(plan)
     return [MmaPlan(m, v, tuple(ops)) for v, (m, ops) in found.items()]
+
+
+def _origin(mod: CuteModule, value: str, allocas: list) -> tuple[Any, int] | None:
+    """The buffer's allocation and byte offset where the offset is one from the dynamic
+    shared-memory base: the module allocates shared memory once (the DSL places several
+    ``cute.memref.alloca`` at offsets its MLIR does not state), else None."""
+    got = mod.origin(value)
+    return got if got is not None and len(allocas) == 1 and got[0] is allocas[0] else None
+
+
+def _partitioned(m: Memref, what: str) -> tuple[ComposedLayout | Layout, tuple[int, ...]]:
+    """An MMA-partitioned shared tensor ``((atom MN, atom K), MN repeats, K repeats[, stage])`` as
+    its (MN, K) tile ``((atom MN, MN repeats), (atom K, K repeats))`` and its stages' byte offsets."""
+    lay = m.cute()
+    inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+    sh, st = inner.shape, inner.stride
+    if not isinstance(sh, tuple) or len(sh) not in (3, 4) or not isinstance(sh[0], tuple) or len(sh[0]) != 2:
+        raise LayoutError(f"{what}: expected an MMA-partitioned ((MN, K), MN, K[, stage]) layout, got {m.layout}")
+    tile = Layout(((sh[0][0], sh[1]), (sh[0][1], sh[2])), ((st[0][0], st[1]), (st[0][1], st[2])))
+    stages = (0,)
+    if len(sh) == 4:
+        mode = Layout(sh[3], st[3])
+        n = _size(sh[3])
+        if n > MAX_STAGES:
+            raise LayoutError(f"{what}: {n} pipeline stages (at most {MAX_STAGES} are checked)")
+        stages = tuple(int(mode(s)) * m.elem_bits // 8 for s in range(n))
+    if isinstance(lay, ComposedLayout):
+        return ComposedLayout(lay.swizzle, tile, int(lay.offset), ptr_bits=m.elem_bits), stages
+    return tile, stages
 
 
 def block_of(b: int, m_reps: int) -> tuple[int, int]:
@@ -213,7 +284,7 @@ def block_of(b: int, m_reps: int) -> tuple[int, int]:
 
 
 def _check(ins: Instr, name: str, status: str, severity: str | None, message: str, data: dict) -> Check:
-    return Check("wgmma.mma_async", ins.line, ins.loc, "mma-descriptor", status, severity, message,
+    return Check(".".join(ins.opcode.split(".")[:2]), ins.line, ins.loc, "mma-descriptor", status, severity, message,
                  dict(data, operand=name, source="ptx", plan="cute-dsl mlir"))
 
 
@@ -230,7 +301,8 @@ class _Ctx:
     @property
     def text(self) -> str:
         return (f"the shared-memory base is {SMEM_ALIGNMENT}-byte aligned and at most {SM90_SMEM_BYTES - self.max_off} "
-                f"(the function adds up to {self.max_off} to it; an sm_90 CTA has at most {SM90_SMEM_BYTES} bytes)")
+                f"(the function adds up to {self.max_off} to it, or the MLIR's buffers end there; a CTA has at most "
+                f"{SM90_SMEM_BYTES} bytes)")
 
     @property
     def bases(self) -> np.ndarray:
@@ -245,7 +317,7 @@ class _Ctx:
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
         vals = values_at(e, str(SMEM), self.bases)
         if vals is not None:
-            return (vals[0] if all(v == vals[0] for v in vals) else None), [self.text]
+            return (vals[0] if vals and all(v == vals[0] for v in vals) else None), [self.text]
         assume, texts = self.assume(e)
         return constant(e, assume, self.ev.const_cache, self.ev.prover), texts
 
@@ -266,7 +338,7 @@ def _derive(cache: dict, op: OperandPlan, kb: int, mn: int, mb: int) -> Any:
     key = (op.line, kb, mn, mb)
     if key not in cache:
         cache[key] = derive_descriptor(op.tile, dtype=op.dtype, major=op.major, k_block=kb, mn=mn, mn_block=mb,
-                                       mn_dim=0, arch="sm_90")
+                                       mn_dim=0, arch=op.arch)
     return cache[key]
 
 
@@ -296,14 +368,15 @@ def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: i
     data["ptx_fields"] = f"{hi:#018x}"
     want = item.derived.descriptor.value
     v = check_descriptor(hi | (want & _START), op.tile, dtype=op.dtype, major=op.major, k_block=item.k_block,
-                         mn=mn, mn_block=item.mn_block, mn_dim=0, arch="sm_90")
+                         mn=mn, mn_block=item.mn_block, mn_dim=0, arch=op.arch)
     if v.status != "proved":
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the MLIR's shared layout "
                 f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x})",
                 dict(data, counterexample=v.counterexample))
     base = z3.Extract(13, 0, e) - z3.BitVecVal(want & _START, 14)
-    return ("start", base, _REPEAT[(hi >> 62) & 3], data, where)
+    rep = _REPEAT[(hi >> 62) & 3] if op.arch == "sm_90" else _REPEAT_SM100.get((hi >> 61) & 7, 1)
+    return ("start", base, rep, data, where)
 
 
 def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]:
@@ -423,7 +496,7 @@ def _group_items(group: list[Instr], plan: MmaPlan, shape: tuple) -> tuple[dict,
 def _plan_for(plans: list[MmaPlan], shape: tuple, frag: str) -> tuple[MmaPlan | None, str]:
     """The one tiled MMA whose atom has the instruction's shape, operand types and operand A
     source (``frag``: ``ss`` for A from shared memory, ``rs`` from registers)."""
-    fits = [p for p in plans if p.mma.shape == shape[:3] and p.mma.frag_kind == frag
+    fits = [p for p in plans if p.mma.arch == "sm90" and p.mma.shape == shape[:3] and p.mma.frag_kind == frag
             and tuple(dsl_dtype(t) for t in p.mma.elem_types[:2]) == (shape[4], shape[5])]
     if len(fits) == 1:
         return fits[0], ""
@@ -484,6 +557,48 @@ def _operand_checks(ctx: _Ctx, rows: list, op: OperandPlan, slot: int, n_wg: int
     return out
 
 
+def _context(ptx: PtxModule, func: str, plans: list[MmaPlan]) -> _Ctx:
+    """One function's evaluator, with the shared-memory bound: the largest constant the function
+    adds to the base, or the end of the last buffer the MLIR allocates, whichever is larger."""
+    ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
+    ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
+    return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)))   # never a void assumption
+
+
+def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
+    """sm_100: the ``tcgen05.mma`` of one group (to a ``tcgen05.commit``) against the one sm_100 tiled
+    MMA of the MLIR: instructions writing the same TMEM address are the K-blocks of one block, in
+    order; one block of the atom's M x N (one CTA) is checked, a group of more is ``unknown``."""
+    fits = [p for p in plans if p.mma.arch == "sm100"]
+    if len(fits) != 1:
+        why = ("no sm_100 tiled MMA with shared operands in the MLIR" if not fits
+               else f"{len(fits)} sm_100 tiled MMAs in the MLIR (which one is not decided)")
+        return [_check(i, "?", "unchecked", None, f"{i.opcode}: {why}", {"reason": why}) for i in group]
+    plan = fits[0]
+    blocks: dict[str, list[Instr]] = {}
+    for i in group:
+        blocks.setdefault(str(i.args[0]) if i.args else "?", []).append(i)
+    ref = plan.operand("A") or plan.operand("B")
+    kbs = ref.extents[1] // plan.mma.shape[2]
+    if len(blocks) != 1 or any(len(b) != kbs for b in blocks.values()):
+        why = (f"{len(group)} tcgen05.mma in {len(blocks)} accumulator block(s) do not tile the plan's one "
+               f"{plan.mma.shape[0]}x{plan.mma.shape[1]} block of {kbs} K-block(s)")
+        return [_check(i, "?", "unknown", "note", why, {"reason": why}) for i in group]
+    (blk,) = blocks.values()
+    out: list[Check] = []
+    for slot, name, mn in ((1, "A", plan.mma.shape[0]), (2, "B", plan.mma.shape[1])):
+        if isinstance(group[0].args[slot], (Vec, Addr)):
+            continue                                        # A in tensor memory: no descriptor
+        op = plan.operand(name)
+        if op is None:
+            out.extend(_check(i, name, "unchecked", None, f"operand {name}: the MLIR makes no shared fragment for it",
+                              {"reason": "no plan operand"}) for i in group)
+            continue
+        rows = [(kb, ins, kb, 0, 0, mn) for kb, ins in enumerate(blk)]
+        out.extend(_operand_checks(ctx, rows, op, slot, 1, cache))
+    return out
+
+
 def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileReport:
     """The checks of the module docstring for every wgmma of ``ptx`` against the plans of ``mod``."""
     plans = mma_plans(mod)
@@ -494,14 +609,16 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
         groups = mma_groups(instrs, *MMA_OPS["sm_90"])
         if not groups:
             continue
-        ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
-        ctx = _Ctx(ev, smem_offset_bound(ptx, ev, func))
+        ctx = _context(ptx, func, plans)
         for g in groups:
             checks.extend(_group_checks(ctx, g, plans, cache))
-    for i in ptx.instrs:
-        if i.opcode.startswith("tcgen05.mma"):
-            checks.append(_check(i, "?", "unchecked", None, f"{i.opcode}: the CuTe-DSL audit checks sm_90 wgmma only",
-                                 {"reason": "tcgen05 not audited against the MLIR"}))
+    for func in ptx.functions:
+        instrs = [i for i in ptx.instrs if i.func == func]
+        groups = mma_groups(instrs, *MMA_OPS["sm_100"])
+        if groups:
+            ctx = _context(ptx, func, plans)
+            for g in groups:
+                checks.extend(_tc05_group_checks(ctx, g, plans, cache))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
 
 
