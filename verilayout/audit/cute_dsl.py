@@ -284,7 +284,7 @@ def block_of(b: int, m_reps: int) -> tuple[int, int]:
 
 
 def _check(ins: Instr, name: str, status: str, severity: str | None, message: str, data: dict) -> Check:
-    return Check(".".join(ins.opcode.split(".")[:2]), ins.line, ins.loc, "mma-descriptor", status, severity, message,
+    return Check(".".join(ins.parts[:2]) if ins.parts else ins.opcode, ins.line, ins.loc, "mma-descriptor", status, severity, message,
                  dict(data, operand=name, source="ptx", plan="cute-dsl mlir"))
 
 
