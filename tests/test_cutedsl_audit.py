@@ -332,3 +332,31 @@ def test_blackwell_planted_sbo_is_an_error_at_each_tcgen05():
     rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
     assert _by(rep, "A", "counterexample") == set(_tc05_lines(ptx))
     assert not _by(rep, "B", "counterexample")
+
+
+@pytest.mark.parametrize("name", ["hopper_gemm_f16_kk_128x128", "hopper_gemm_f16_mn_128x128",
+                                  "hopper_gemm_e4m3_kk_128x128", FMHA])
+def test_derived_starts_equal_the_dsls_own_descriptor_offsets(name, audited):
+    """An oracle from the DSL itself: ``cute.mma.make_fragment`` types each operand's descriptors as
+    ``!cute_nvgpu.smem_desc_view<..., "(V, MN blocks, K-blocks, stages):(...)">``, the start offset
+    (16-byte units) of each block; the start verilayout derives from the memref for each (MN block,
+    K-block) of the PTX's wgmmas equals it."""
+    from verilayout.frontends.cute_mlir import DescView
+    from verilayout.frontends.cute_text import parse_cute
+    mod = parse_cute_mlir(_text(name, "mlir"))
+    views = {}
+    for op in mod.ops:
+        if op.name == "cute.mma.make_fragment" and op.words[0] in ("A", "B") and op.result_types:
+            t = mod.type_of(op.results[0])
+            if isinstance(t, DescView):
+                views.setdefault((op.operands[0], op.words[0]), parse_cute(t.layout))
+    assert views
+    seen = 0
+    for c in audited[name].checks:
+        mma_value = next(p.value for p in mma_plans(mod) if p.operand(c.data["operand"]) is not None
+                         and p.operand(c.data["operand"]).line == c.data["plan_line"])
+        view = views[(mma_value, c.data["operand"])]
+        want = view((0, c.data["mn_block"], c.data["k_block"], 0))
+        assert int(c.data["plan_descriptor"], 16) & 0x3FFF == want, (c.line, c.data)
+        seen += 1
+    assert seen == len(audited[name].checks)
