@@ -169,6 +169,7 @@ def test_every_operand_of_nvcc_and_triton_ptx_evaluates_without_raising():
     import z3
 
     from verilayout.frontends.ptx import parse_ptx
+    from verilayout.hw.nvidia.ptx_model import Reg
     from verilayout.prove.ptx_values import PtxValues
     texts = [_text(n) for n in sorted(EXPECT)]
     texts += [Path(p).read_text() for p in sorted(glob.glob(str(ROOT / "tests" / "corpus" / "cuda*" / "*.ptx")))[:12]]
@@ -177,8 +178,8 @@ def test_every_operand_of_nvcc_and_triton_ptx_evaluates_without_raising():
         for f in mod.functions:
             ev = PtxValues(mod, f, smem_names=mod.shared)
             for i in (i for i in mod.instrs if i.func == f):
-                for o in i.operands:
-                    if o.startswith("%"):
+                for o in i.args:
+                    if isinstance(o, Reg):
                         v = ev.operand(o, 32, at=i)
                         assert v is None or (z3.is_bv(v) and v.size() == 32)
                 if i.pred:

@@ -11,7 +11,6 @@ phase; a phase takes as many wavefronts as the most distinct 4-byte words one of
 holds)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -104,8 +103,7 @@ def test_ldmatrix_trans_and_ttgir_model_agree_on_the_conflict_factor():
     c = next(c for c in _checks(GPTQ, kind="bank-conflicts") if c.line == line)
     mod = parse_ptx(GPTQ.with_suffix(".ptx").read_text())
     ins = next(i for i in mod.instrs if i.line == line)
-    reg = re.match(r"\[(%r\d+)", ins.operands[-1]).group(1)
-    rows = thread_offsets(PtxValues(mod, ins.func), ins, reg, 32, {})[1]
+    rows = thread_offsets(PtxValues(mod, ins.func), ins, ins.args[-1].base, 32, {})[1]
     assert _brute_ldmatrix_x4(rows) == c.data["wavefronts"] == 8 and c.data["ideal"] == 4
     # the TTGIR model costs one ld.shared.b16 per element: 2 wavefronts, ideal 1: also 2-way
     assert (c.data["ttgir_wavefronts"], c.data["ttgir_ideal"]) == (2, 1)

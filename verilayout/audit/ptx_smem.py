@@ -36,8 +36,9 @@ import z3
 from verilayout.audit.model import Check
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
-from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, PtxModule
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
 from verilayout.prove.ptx_values import TID
+from verilayout.prove.z3_numpy import compile_term
 
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
@@ -100,177 +101,6 @@ def _access_of(opcode: str, p: tuple[str, ...], vec: int, size: int | None) -> t
     return None
 
 
-class _Wide(Exception):
-    """A subterm wider than 64 bits where the caller asked for machine words only."""
-
-
-_U64 = np.uint64
-
-
-def _vcompile(e: z3.ExprRef, memo: dict, var: str = "tid_x", wide: bool = True) -> Any:
-    """``e`` (bit-vector or boolean, only ``var`` free) as a function of an array of values of
-    ``var`` (thread ids by default, ``uint64``) that evaluates them all at once: the one evaluator
-    of z3 terms over threads. Each value is held reduced mod ``2^width`` (booleans as ``bool``
-    arrays): in ``uint64`` words when every subterm is at most 64 bits wide, else (``wide``) in
-    exact integers (numpy object arrays) by the same rules; with ``wide`` False a wider subterm
-    raises :class:`_Wide`. Sums, products and negations wrap and are then masked to their width,
-    shifts by ``width`` or more give 0, signed comparisons read the two's-complement value; an
-    operator not modelled (or a free symbol other than ``var``) raises ValueError naming it. The
-    term tree is walked once through z3's C API (no Python object per subterm); ``memo`` keeps the
-    compiled subterms of the file by z3 id, and the root term with them (alive, so ids stay unique).
-
-    >>> f = _vcompile(z3.LShR(TID, 2) ^ (TID & 3) * 8, {})
-    >>> f(np.arange(6, dtype=np.uint64)).tolist()
-    [0, 8, 16, 24, 1, 9]
-    """
-    k = ("vec", var, e.get_id())
-    hit = memo.get(k)
-    if hit is not None:
-        return hit[1]
-    try:
-        f = _vnode(e.ctx_ref(), e.as_ast(), memo, var, False)
-    except _Wide:
-        if not wide:
-            raise
-        g = _vnode(e.ctx_ref(), e.as_ast(), memo, var, True)
-        f = lambda t: g(t.astype(object))  # noqa: E731
-    memo[k] = (e, f)
-    return f
-
-
-def _vnode(ctx: Any, a: Any, memo: dict, var: str, big: bool) -> Any:
-    """One subterm as a function of the array of ``var``'s values (``big``: exact integers)."""
-    k = ("vnode", var, big, z3.Z3_get_ast_id(ctx, a))
-    f = memo.get(k)
-    if f is not None:
-        return f
-    sort = z3.Z3_get_sort(ctx, a)
-    skind = z3.Z3_get_sort_kind(ctx, sort)
-    if z3.Z3_get_ast_kind(ctx, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
-        raise ValueError("not an application")
-    decl = z3.Z3_get_app_decl(ctx, a)
-    kind = z3.Z3_get_decl_kind(ctx, decl)
-    n = z3.Z3_get_app_num_args(ctx, a)
-    kids = [z3.Z3_get_app_arg(ctx, a, i) for i in range(n)]
-    if skind == z3.Z3_BOOL_SORT:
-        f = _vbool(ctx, kind, kids, memo, var, big)
-    elif skind != z3.Z3_BV_SORT:
-        raise ValueError("not a bit-vector")
-    else:
-        w = z3.Z3_get_bv_sort_size(ctx, sort)
-        if w > 64 and not big:
-            raise _Wide(w)
-        f = _vbv(ctx, a, decl, kind, kids, w, memo, var, big)
-    memo[k] = f
-    return f
-
-
-def _vbv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, var: str, big: bool) -> Any:
-    # long: the operator dispatch of the evaluator: one branch per z3 bit-vector operator
-    num = int if big else _U64                      # the number type of the arrays' elements
-    dtype = object if big else np.uint64
-    mask = num((1 << w) - 1)
-    if kind == z3.Z3_OP_ITE:
-        c, x, y = (_vnode(ctx, b, memo, var, big) for b in kids)
-        return lambda t: np.where(c(t), x(t), y(t))
-    if z3.Z3_is_numeral_ast(ctx, a):
-        c = num(int(z3.Z3_get_numeral_string(ctx, a)))
-        return lambda t: np.full(t.shape, c, dtype=dtype)
-    if not kids:
-        if z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)) != var:
-            raise ValueError(f"a free symbol other than {var}")
-        return lambda t: t & mask
-    g = [_vnode(ctx, b, memo, var, big) for b in kids]
-    if kind == z3.Z3_OP_EXTRACT:
-        lo = num(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
-        return lambda t: (g[0](t) >> lo) & mask
-    if kind == z3.Z3_OP_CONCAT:
-        sizes = [num(z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, b))) for b in kids]
-
-        def cat(t: np.ndarray) -> np.ndarray:
-            v = np.full(t.shape, num(0), dtype=dtype)
-            for h, sz in zip(g, sizes):
-                v = (v << sz) | h(t)
-            return v & mask
-        return cat
-    if kind == z3.Z3_OP_SIGN_EXT:
-        cw = z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
-        top, high, one = num(cw - 1), mask & ~num((1 << cw) - 1), num(1)
-        return lambda t: np.where((g[0](t) >> top) & one, g[0](t) | high, g[0](t))
-    if kind == z3.Z3_OP_ZERO_EXT:
-        return g[0]
-    op = _VOPS.get(kind)
-    if op is None:
-        raise ValueError(f"unsupported operator (kind {kind})")
-    wv = num(w)
-    return lambda t: op([h(t) for h in g], wv) & mask
-
-
-def _signed_view(v: np.ndarray, w: Any) -> np.ndarray:
-    """The two's-complement values of ``w``-bit words ``v`` (``uint64`` or exact integers)."""
-    if v.dtype == object:
-        w = int(w)
-        return np.where((v >> (w - 1)) & 1, v - (1 << w), v)
-    sh = _U64(64 - w)
-    return (v << sh).view(np.int64) >> np.int64(64 - w)
-
-
-_VCMP = {z3.Z3_OP_EQ: lambda a, b, w: a == b, z3.Z3_OP_DISTINCT: lambda a, b, w: a != b,
-         z3.Z3_OP_ULT: lambda a, b, w: a < b, z3.Z3_OP_ULEQ: lambda a, b, w: a <= b,
-         z3.Z3_OP_UGT: lambda a, b, w: a > b, z3.Z3_OP_UGEQ: lambda a, b, w: a >= b,
-         z3.Z3_OP_SLT: lambda a, b, w: _signed_view(a, w) < _signed_view(b, w),
-         z3.Z3_OP_SLEQ: lambda a, b, w: _signed_view(a, w) <= _signed_view(b, w),
-         z3.Z3_OP_SGT: lambda a, b, w: _signed_view(a, w) > _signed_view(b, w),
-         z3.Z3_OP_SGEQ: lambda a, b, w: _signed_view(a, w) >= _signed_view(b, w)}
-
-
-def _vbool(ctx: Any, kind: int, kids: list, memo: dict, var: str, big: bool) -> Any:
-    if kind in (z3.Z3_OP_TRUE, z3.Z3_OP_FALSE):
-        c = kind == z3.Z3_OP_TRUE
-        return lambda t: np.full(t.shape, c, dtype=bool)
-    if kind == z3.Z3_OP_NOT:
-        g = _vnode(ctx, kids[0], memo, var, big)
-        return lambda t: ~g(t)
-    if kind in (z3.Z3_OP_AND, z3.Z3_OP_OR):
-        gs = [_vnode(ctx, b, memo, var, big) for b in kids]
-        red = np.logical_and if kind == z3.Z3_OP_AND else np.logical_or
-        return lambda t: red.reduce([h(t) for h in gs], axis=0) if gs else \
-            np.full(t.shape, kind == z3.Z3_OP_AND, dtype=bool)
-    if kind in _VCMP and len(kids) == 2 and \
-            z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, kids[0])) == z3.Z3_BV_SORT:
-        x, y = (_vnode(ctx, b, memo, var, big) for b in kids)
-        op, w = _VCMP[kind], z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
-        return lambda t: np.asarray(op(x(t), y(t), w), dtype=bool)
-    raise ValueError(f"unsupported boolean (kind {kind})")
-
-
-def _vfold(fn: Any) -> Any:
-    def run(xs: list, w: Any) -> Any:
-        v = xs[0]
-        for x in xs[1:]:
-            v = fn(v, x, w)
-        return v
-    return run
-
-
-def _shift(a: np.ndarray, b: np.ndarray, w: Any, left: bool) -> np.ndarray:
-    """``a << b`` / ``a >> b`` of ``w``-bit words: 0 for a count of ``w`` or more (numpy's word
-    shifts are guarded to counts below 64; exact integers to counts up to ``w``)."""
-    cap = w if a.dtype == object else _U64(63)
-    b2 = np.minimum(b, cap)
-    return np.where(b < w, a << b2 if left else a >> b2, type(w)(0))
-
-
-_VOPS = {
-    z3.Z3_OP_BADD: _vfold(lambda a, b, w: a + b), z3.Z3_OP_BSUB: _vfold(lambda a, b, w: a - b),
-    z3.Z3_OP_BMUL: _vfold(lambda a, b, w: a * b), z3.Z3_OP_BAND: _vfold(lambda a, b, w: a & b),
-    z3.Z3_OP_BOR: _vfold(lambda a, b, w: a | b), z3.Z3_OP_BXOR: _vfold(lambda a, b, w: a ^ b),
-    z3.Z3_OP_BNOT: lambda xs, w: ~xs[0], z3.Z3_OP_BNEG: lambda xs, w: type(w)(0) - xs[0],
-    z3.Z3_OP_BSHL: _vfold(lambda a, b, w: _shift(a, b, w, True)),
-    z3.Z3_OP_BLSHR: _vfold(lambda a, b, w: _shift(a, b, w, False)),
-}
-
-
 def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
     """The values of ``e`` at ``var`` = each of ``points`` (``uint64``), when ``var`` is the only
     free symbol of ``e`` and every subterm is at most 64 bits wide (else None): a claim about
@@ -280,28 +110,25 @@ def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
     [0, 1, 2, 3]
     """
     try:
-        f = _vcompile(e, {}, var, wide=False)
-    except (_Wide, ValueError):
+        out = compile_term(e, {}, (var,), wide=False)({var: points})
+    except ValueError:                                  # TooWide is a ValueError
         return None
-    with np.errstate(over="ignore"):
-        out = f(points)
     return [int(x) for x in out] if out.dtype != bool else [bool(x) for x in out]
 
 
 def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
-    """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1`` (:func:`_vcompile`, every
-    thread at once). Raises ValueError (or AttributeError) for a term it does not evaluate.
+    """The values of ``e`` (only ``%tid.x`` free) at ``tid = 0 .. n-1``
+    (:func:`verilayout.prove.z3_numpy.compile_term`, every thread at once). Raises ValueError (or
+    AttributeError) for a term it does not evaluate.
 
     >>> thread_values(z3.ZeroExt(32, TID) * 3 + 1, {}, 4)
     [1, 4, 7, 10]
     """
-    f = _vcompile(e, memo)
-    with np.errstate(over="ignore"):
-        out = f(np.arange(n, dtype=np.uint64))
+    out = compile_term(e, memo)({"tid_x": np.arange(n, dtype=np.uint64)})
     return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
 
 
-def lane_byte_offsets(ev: Any, base: str, at: Instr | None = None, memo: dict | None = None,
+def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dict | None = None,
                   n: int = 32) -> list[int] | None:
     """Byte offsets of threads 0..n-1 (by default the 32 lanes of warp 0) relative to thread 0, or None
     when not exact (the difference ``addr(tid) - addr(0)`` still depends on a symbol other than
@@ -389,14 +216,14 @@ def matrix_count(ins: Instr, default: int) -> int:
     return next((int(p[1]) for p in ins.parts[1:] if len(p) > 1 and p[0] == "x" and p[1].isdigit()), default)
 
 
-def thread_offsets(ev: Any, ins: Instr, reg: str, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
-    """``(thread 0's address, offset of each of threads 0..n-1 relative to it)`` of register ``reg``
-    at ``ins``, or None when not exact (the difference depends on another symbol).
+def thread_offsets(ev: Any, ins: Instr, reg: Operand, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+    """``(thread 0's address, offset of each of threads 0..n-1 relative to it)`` of the decoded operand
+    ``reg`` (a register) at ``ins``, or None when not exact (the difference depends on another symbol).
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> from verilayout.prove.ptx_values import PtxValues
     >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nshl.b32 %r2, %r1, 4;\\nret;\\n}")
-    >>> thread_offsets(PtxValues(m, "f"), m.instrs[-1], "%r2", 4, {})[1]
+    >>> thread_offsets(PtxValues(m, "f"), m.instrs[-1], m.instrs[-2].args[0], 4, {})[1]
     [0, 16, 32, 48]
     """
     expr = ev.operand(reg, 32, at=ins)

@@ -15,14 +15,14 @@ The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted ke
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Iterator
 
 import z3
 
 from verilayout.core.smt import solve
 from verilayout.dtypes import ptx_bits
-from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
+from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names"]
 
@@ -33,11 +33,6 @@ TID = z3.BitVec("tid_x", 32)
 #: Opcodes whose first operand is not a destination register.
 NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
-
-
-#: PTX's bitwise opcodes as Python operators: the same on z3 bit-vectors and numpy words (no
-#: width or sign to honour), shared by this evaluator and ``simulate.ptx_run``.
-BITWISE = {"and": operator.and_, "or": operator.or_, "xor": operator.xor}
 
 
 def reg_width(name: str) -> int:
@@ -78,12 +73,11 @@ class PtxValues:
     """
 
     def __init__(self, mod: PtxModule, func: str | None = None, first_iteration: bool = False,
-                 smem_names: tuple[str, ...] = ("global_smem",)):
+                 smem_names: tuple[str, ...] = ("global_smem",), kernel_inputs: bool = False):
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
-        self._instrs = mod.instrs
-        self._spelled: dict[str, Operand] | None = None   # operand spelling -> its decoded form
+        self.kernel_inputs = kernel_inputs   # parameters and %ctaid as named symbols, cvta the identity
         for i in mod.instrs:
             if func is not None and i.func != func:
                 continue
@@ -289,19 +283,15 @@ class PtxValues:
                 return [ds[pos[k]]]
         return [ds[j] for j in sorted(inn[b])]
 
-    def operand(self, op: Operand | str, w: int, at: Instr | None = None) -> z3.BitVecRef | None:
+    def operand(self, op: Operand, w: int, at: Instr | None = None) -> z3.BitVecRef | None:
         """The value of one decoded operand (register, immediate, shared variable, ``{lo, hi}``)
-        at ``w`` bits, read by instruction ``at`` (see :meth:`reg`); None if it is none of those.
-        An operand given as its spelling is one of this module's instructions' operands, taken
-        as the frontend decoded it (no text is read here)."""
+        at ``w`` bits, read by instruction ``at`` (see :meth:`reg`); None if it is none of those."""
         if at is not None:
             saved, self._at = self._at, self.index.get(at.line)
             try:
                 return self.operand(op, w)
             finally:
                 self._at = saved
-        if isinstance(op, str):
-            op = self._decoded(op)
         if isinstance(op, Reg):
             return fit(TID, w) if op.name == "%tid.x" else fit(self.reg(op.name), w)
         if isinstance(op, Imm):
@@ -312,17 +302,6 @@ class PtxValues:
             lo, hi = self.reg(op.items[0].name), self.reg(op.items[1].name)   # mov.b64 %rd, {lo, hi}
             return fit(z3.Concat(hi, lo), w)
         return None
-
-    def _decoded(self, spelling: str) -> Operand:
-        """The decoded operand of one of the module's operands given by its spelling; a spelling
-        no operand has is a register (``%...``) or a variable name."""
-        if self._spelled is None:
-            self._spelled = {t: a for i in self._instrs for t, a in zip(i.operands, i.args)}
-        t = spelling.strip()
-        got = self._spelled.get(t)
-        if got is not None:
-            return got
-        return Reg(t) if t.startswith("%") else Sym(t)
 
     def invariant(self, sym: str) -> tuple[z3.BoolRef, str] | None:
         """An inductive bound ``sym < c`` (unsigned) of a loop-carried register's symbol, proved
@@ -459,7 +438,7 @@ class PtxValues:
         if len(ds) == 1 and self.depth <= 400:
             self.depth += 1
             try:
-                v = self._setp(ds[0])
+                v = self.setp(ds[0])
             except (z3.Z3Exception, ValueError, TypeError, IndexError):
                 v = None
             finally:
@@ -469,29 +448,55 @@ class PtxValues:
         self.pmemo[name] = v
         return v
 
-    def _setp(self, i: Instr) -> z3.BoolRef | None:
-        """``setp.CMP.TYPE p, a, b`` (no combining operator, no second destination)."""
-        parts = i.parts
-        if len(i.args) != 3 or isinstance(i.args[0], PredPair) or len(parts) < 3:
+    def setp(self, i: Instr) -> z3.BoolRef | None:
+        """The Boolean an integer ``setp.CMP[.BOOLOP].TYPE p, a, b[, c]`` writes (one destination;
+        :mod:`verilayout.prove.ptx_semantics`), or None when not modelled.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nsetp.lt.u32 %p1, %tid.x, 32;\\n}")
+        >>> PtxValues(m, "f").setp(m.instrs[0]).sexpr()
+        '(bvult tid_x #x00000020)'
+        """
+        if not i.args or isinstance(i.args[0], PredPair):
             return None
-        cmp, ty = parts[1], parts[-1]
-        w = ptx_bits(ty)
-        if w is None or ty[0] == "f":
+        return self._compute(i)
+
+    def _source(self, op: Operand, w: int) -> Any:
+        """A source operand read at width ``w`` (:data:`~verilayout.prove.ptx_semantics.PRED`: a
+        predicate register's Boolean)."""
+        if w == PRED:
+            return self.pred(op.name) if isinstance(op, Reg) else None
+        return self.operand(op, w)
+
+    def _compute(self, i: Instr) -> Any:
+        """What the table of :mod:`verilayout.prove.ptx_semantics` says ``i`` computes, over z3."""
+        f = form(i.parts)
+        if f is None or len(i.args) != len(f.sources) + 1:
             return None
-        a, b = (self.operand(o, w) for o in i.args[1:3])
-        if a is None or b is None:
+        srcs = [self._source(o, sw) for o, sw in zip(i.args[1:], f.sources)]
+        if any(x is None for x in srcs):
             return None
-        signed = ty[0] == "s"
-        table = {"eq": lambda: a == b, "ne": lambda: a != b,
-                 "lt": lambda: a < b if signed else z3.ULT(a, b), "le": lambda: a <= b if signed else z3.ULE(a, b),
-                 "gt": lambda: a > b if signed else z3.UGT(a, b), "ge": lambda: a >= b if signed else z3.UGE(a, b),
-                 "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b), "hi": lambda: z3.UGT(a, b),
-                 "hs": lambda: z3.UGE(a, b)}
-        f = table.get(cmp)
-        return f() if f else None
+        return compute(Z3, i.parts, srcs)
+
+    def _kernel_input(self, i: Instr, w: int) -> z3.BitVecRef | None:
+        """With ``kernel_inputs``: ``ld.param`` of ``<kernel>_param_<k>`` is the symbol ``param<k>``,
+        ``mov`` of ``%ctaid.x`` the symbol ``ctaid_x``, ``cvta`` its source (a generic address
+        equal to the state-space address: the emitted kernels' model); else None."""
+        head, args = i.parts[0], i.args
+        if head == "cvta" and len(args) == 2:
+            return self.operand(args[1], w)
+        if head == "ld" and "param" in i.parts and len(args) == 2 and isinstance(args[1], Addr) \
+                and isinstance(args[1].base, Sym):
+            k = args[1].base.name.rpartition("_param_")[2]
+            return z3.BitVec(f"param{k}", w) if k.isdigit() else None
+        if head == "mov" and len(args) == 2 and isinstance(args[1], Reg) and args[1].name.startswith("%ctaid."):
+            return z3.BitVec("ctaid_" + args[1].name[len("%ctaid."):], w)
+        return None
 
     def _instr(self, i: Instr, w: int, dest: str = "") -> z3.BitVecRef | None:
-        # long: the opcode dispatch of the evaluator: one branch per PTX opcode family
+        """The value instruction ``i`` writes to ``dest`` (``w`` bits): one element of a vector
+        unpack, a ``shfl`` of a thread's own value, a kernel input (``kernel_inputs``), or what
+        :mod:`verilayout.prove.ptx_semantics` says the opcode computes; None when not modelled."""
         parts = i.parts
         head = parts[0]
         tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
@@ -504,72 +509,13 @@ class PtxValues:
                 return None
             ew, k = tw // n, self.lane[(i.line, dest)]
             return z3.Extract(ew * (k + 1) - 1, ew * k, src)
-        if head in ("mul", "mad") and "wide" in parts:  # mul.wide.u32 d, a, b: 2w-bit product
-            ops = [self.operand(o, tw) for o in i.args[1:]]
-            if any(o is None for o in ops) or len(ops) < 2:
-                return None
-            ext = (lambda e: z3.SignExt(tw, e)) if parts[-1].startswith("s") else (lambda e: z3.ZeroExt(tw, e))
-            prod = ext(ops[0]) * ext(ops[1])
-            if head == "mad":
-                c = self.operand(i.args[3], 2 * tw) if len(i.args) > 3 else None
-                return None if c is None else prod + c
-            return prod
-        ops = [self.operand(o, tw) for o in i.args[1:(3 if head == "selp" else None)]]
-        if head == "selp" and len(i.args) == 4:
-            a, b = ops[0], ops[1]
-            if a is None or b is None:
-                return None
-            return z3.If(self.pred(_name(i.args[3])), a, b)
-        if any(o is None for o in ops) and head not in ("cvt", "selp"):
-            return None
-        if head == "mov" and len(ops) == 1:
-            return ops[0]
-        if head == "neg" and len(ops) == 1:
-            return -ops[0]
-        if head in ("min", "max") and len(ops) == 2:
-            a, b = ops
-            signed = parts[-1].startswith("s")
-            lt = a < b if signed else z3.ULT(a, b)
-            return z3.If(lt, a, b) if head == "min" else z3.If(lt, b, a)
-        if head in ("add", "sub", "and", "or", "xor", "shl", "shr", "mul", "mad") and len(ops) >= 2:
-            a, b = ops[0], ops[1]
-            if head == "add":
-                return a + b
-            if head == "sub":
-                return a - b
-            if head in BITWISE:
-                return BITWISE[head](a, b)
-            if head == "shl":
-                return a << b
-            if head == "shr":
-                return a >> b if "s32" in parts or "s64" in parts else z3.LShR(a, b)
-            if head == "mul" and "lo" in parts:
-                return a * b
-            if head == "mad" and "lo" in parts and len(ops) == 3:
-                return a * b + ops[2]
-            return None
         if head == "shfl":
-            return self._shfl_idx(i, ops)
-        if head == "not" and len(ops) == 1:
-            return ~ops[0]
-        if head == "bfe" and len(ops) == 3:
-            pos, ln = (_imm(o) for o in i.args[2:4])
-            if pos is None or ln is None or not 0 < ln <= tw or pos + ln > tw:
-                return None
-            field = z3.Extract(pos + ln - 1, pos, ops[0])
-            signed = "s32" in parts or "s64" in parts
-            return z3.SignExt(tw - ln, field) if signed else z3.ZeroExt(tw - ln, field)
-        if head == "cvt" and len(i.args) == 2:
-            dst_w = next((ptx_bits(p) for p in parts[1:2] if ptx_bits(p)), w)
-            src_w = next((ptx_bits(p) for p in parts[2:] if ptx_bits(p)), w)
-            src = self.operand(i.args[1], src_w)
-            if src is None:
-                return None
-            if dst_w > src_w:
-                return z3.SignExt(dst_w - src_w, src) if parts[1].startswith("s") else z3.ZeroExt(dst_w - src_w, src)
-            return z3.Extract(dst_w - 1, 0, src)
-        return None
-
+            return self._shfl_idx(i, [self.operand(o, tw) for o in i.args[1:2]])
+        if self.kernel_inputs:
+            v = self._kernel_input(i, w)
+            if v is not None:
+                return v
+        return self._compute(i)
 
     def _shfl_idx(self, i: Instr, ops: list) -> z3.BitVecRef | None:
         """``shfl.sync.idx.b32 d, a, L, 31, -1`` (full warp, constant source lane ``L``): ``d`` is
@@ -577,7 +523,7 @@ class PtxValues:
         segment mask, so the source lane is ``L & 31``, always valid), i.e. ``a`` with ``%tid.x``
         replaced by ``(%tid.x & ~31) | L``. Modelled only when ``a`` reads no value but ``%tid.x``
         and the shared-memory base (any other symbol could differ between lanes); else None."""
-        if i.parts[:3] != ("shfl", "sync", "idx") or len(i.args) != 5 or ops[0] is None:
+        if i.parts[:3] != ("shfl", "sync", "idx") or len(i.args) != 5 or not ops or ops[0] is None:
             return None
         lane, clamp, mask = (_imm(o) for o in i.args[2:5])
         if lane is None or clamp != 31 or mask is None or mask % (1 << 32) != 0xFFFFFFFF:

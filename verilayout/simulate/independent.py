@@ -65,19 +65,21 @@ import z3
 
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate, parse_ptx
+from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.frontends.names import parse_shape
 from verilayout.hw.nvidia.wgmma import dtype_bits, fragment, fragment_coords
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Operand, PredPair, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
+from verilayout.prove.z3_numpy import evaluate
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["KernelCheck", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
            "HOST_NVCC_FLAGS",
            "check_wgmma_source",
-           "check_directory", "eval_np", "ASSUMPTIONS", "SMEM_SAMPLES"]
+           "check_directory", "ASSUMPTIONS", "SMEM_SAMPLES"]
 
 NVCC_FLAGS = ("-std=c++17", "-gencode=arch=compute_90a,code=sm_90a", "-lineinfo", "-DVL_NO_MAIN")
 #: nvcc flags of a host-only run (a driver around kernel.cu whose host code is run, no kernel
@@ -99,7 +101,6 @@ ASSUMPTIONS = (
     "wait order is read in the PTX's text order (the emitted kernels are straight-line from the "
     "copy loops on)")
 _FIELDS = ((1 << 64) - 1) & ~0xFFFF
-_REG = re.compile(r"%[A-Za-z_][\w$]*")
 
 
 @dataclass(frozen=True)
@@ -236,214 +237,28 @@ def ptxas_spills(ptx: str, arch: str = "sm_90a") -> KernelCheck:
                  "per thread")
 
 
-# ----- numpy evaluation of z3 bit-vector expressions -------------------------------------------
-
-def eval_np(expr: z3.ExprRef, env: dict[str, object]) -> np.ndarray:
-    """Evaluate a z3 bit-vector (or Boolean) expression on numpy arrays: ``env`` maps each free
-    constant's name to an integer or an array (broadcast together); widths up to 64 bits,
-    arithmetic modulo 2^width, as z3 defines it.
-
-    >>> x = z3.BitVec("x", 8)
-    >>> eval_np((x << 4) + 0x20, {"x": np.arange(3)}).tolist()
-    [32, 48, 64]
-    """
-    memo: dict[int, np.ndarray] = {}
-    return _ev(expr, env, memo)
-
-
-def _mask(w: int) -> np.uint64:
-    return np.uint64((1 << w) - 1) if w < 64 else np.uint64((1 << 64) - 1)
-
-
-def _ev(e, env, memo):
-    key = e.get_id()
-    if key in memo:
-        return memo[key]
-    r = _eval_term_uncached(e, env, memo)
-    memo[key] = r
-    return r
-
-
-def _eval_term_uncached(e, env, memo):
-    # long: the operator dispatch of a z3 term evaluator (one branch per bit-vector operator)
-    if z3.is_bv_value(e):
-        return np.uint64(e.as_long())
-    if z3.is_true(e):
-        return np.bool_(True)
-    if z3.is_false(e):
-        return np.bool_(False)
-    k = e.decl().kind()
-    if z3.is_const(e) and k == z3.Z3_OP_UNINTERPRETED:
-        name = e.decl().name()
-        if name not in env:
-            raise LayoutError(f"no value for the symbol {name}")
-        v = env[name]
-        if z3.is_bool(e):
-            return np.asarray(v, dtype=bool)
-        return np.asarray(v).astype(np.uint64) & _mask(e.size())
-    args = [_ev(a, env, memo) for a in e.children()]
-    w = e.size() if z3.is_bv(e) else 0
-    m = _mask(w) if w else None
-    with np.errstate(over="ignore"):
-        if k == z3.Z3_OP_BADD:
-            out = args[0]
-            for a in args[1:]:
-                out = out + a
-            return out & m
-        if k == z3.Z3_OP_BSUB:
-            return (args[0] - args[1]) & m
-        if k == z3.Z3_OP_BMUL:
-            out = args[0]
-            for a in args[1:]:
-                out = out * a
-            return out & m
-        if k == z3.Z3_OP_BNEG:
-            return (np.uint64(0) - args[0]) & m
-        if k == z3.Z3_OP_BAND:
-            return functools.reduce(np.bitwise_and, args)
-        if k == z3.Z3_OP_BOR:
-            return functools.reduce(np.bitwise_or, args)
-        if k == z3.Z3_OP_BXOR:
-            return functools.reduce(np.bitwise_xor, args)
-        if k == z3.Z3_OP_BNOT:
-            return (~args[0]) & m
-        if k == z3.Z3_OP_BSHL:
-            s = args[1]
-            return np.where(s >= w, np.uint64(0), (args[0] << np.minimum(s, 63)) & m)
-        if k == z3.Z3_OP_BLSHR:
-            s = args[1]
-            return np.where(s >= w, np.uint64(0), args[0] >> np.minimum(s, 63))
-        if k == z3.Z3_OP_EXTRACT:
-            hi, lo = e.params()
-            return (args[0] >> np.uint64(lo)) & _mask(hi - lo + 1)
-        if k == z3.Z3_OP_ZERO_EXT:
-            return args[0]
-        if k == z3.Z3_OP_SIGN_EXT:
-            src_w = e.children()[0].size()
-            neg = (args[0] >> np.uint64(src_w - 1)) & np.uint64(1)
-            ext = m & ~_mask(src_w)
-            return np.where(neg == 1, args[0] | ext, args[0])
-        if k == z3.Z3_OP_CONCAT:
-            out = np.uint64(0)
-            for a, c in zip(args, e.children()):
-                out = (out << np.uint64(c.size())) | a
-            return out & m
-        if k == z3.Z3_OP_ITE:
-            return np.where(args[0], args[1], args[2])
-        if k in (z3.Z3_OP_BUDIV, z3.Z3_OP_BUDIV_I):
-            return np.where(args[1] == 0, m, args[0] // np.maximum(args[1], np.uint64(1)))
-        if k in (z3.Z3_OP_BUREM, z3.Z3_OP_BUREM_I):
-            return np.where(args[1] == 0, args[0], args[0] % np.maximum(args[1], np.uint64(1)))
-        if k == z3.Z3_OP_EQ:
-            return args[0] == args[1]
-        if k == z3.Z3_OP_DISTINCT:
-            return args[0] != args[1]
-        if k == z3.Z3_OP_ULT:
-            return args[0] < args[1]
-        if k == z3.Z3_OP_ULEQ:
-            return args[0] <= args[1]
-        if k == z3.Z3_OP_UGT:
-            return args[0] > args[1]
-        if k == z3.Z3_OP_UGEQ:
-            return args[0] >= args[1]
-        if k in (z3.Z3_OP_SLT, z3.Z3_OP_SLEQ, z3.Z3_OP_SGT, z3.Z3_OP_SGEQ):
-            cw = e.children()[0].size()
-            a, b = (_signed(x, cw) for x in args)
-            return {z3.Z3_OP_SLT: a < b, z3.Z3_OP_SLEQ: a <= b, z3.Z3_OP_SGT: a > b,
-                    z3.Z3_OP_SGEQ: a >= b}[k]
-        if k == z3.Z3_OP_AND:
-            return functools.reduce(np.logical_and, args)
-        if k == z3.Z3_OP_OR:
-            return functools.reduce(np.logical_or, args)
-        if k == z3.Z3_OP_NOT:
-            return np.logical_not(args[0])
-    raise LayoutError(f"eval_np: operation {e.decl().name()} is not modelled")
-
-
-def _signed(x, w):
-    x = np.asarray(x, dtype=np.uint64)
-    v = x.astype(np.int64) if w == 64 else x.astype(np.int64)
-    if w < 64:
-        v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
-    return v
-
-
-# ----- the symbolic PTX evaluator ------------------------------------------------------------------
-
-class _Values(PtxValues):
-    """:class:`PtxValues` plus what the emitted kernels need: ``cvta`` (identity), ``mul.wide``,
-    ``bfi``, ``min``/``max``/``div``/``rem``, kernel parameters as symbols ``param<i>``, ``%ctaid``
-    as a symbol, and ``setp`` as a Boolean."""
-
-    def __init__(self, mod: PtxModule, func: str, smem_names: tuple[str, ...]):
-        super().__init__(mod, func, smem_names=smem_names)
-        self.instrs = [i for i in mod.instrs if i.func == func]
-        self.index = {i.line: n for n, i in enumerate(self.instrs)}
-
-    def _instr(self, i: Instr, w: int, *rest):
-        parts = i.parts
-        head = parts[0]
-        if head == "cvta" and len(i.operands) == 2:
-            return self.operand(i.operands[1], w)
-        if head == "ld" and "param" in parts and len(i.operands) == 2:
-            m = re.search(r"_param_(\d+)", i.operands[1])
-            if m:
-                return z3.BitVec(f"param{m.group(1)}", w)
-        if head == "mul" and "wide" in parts and len(i.operands) == 3:
-            sw = w // 2
-            a, b = (self.operand(o, sw) for o in i.operands[1:3])
-            if a is None or b is None:
-                return None
-            ext = z3.SignExt if parts[-1].startswith("s") else z3.ZeroExt
-            return ext(sw, a) * ext(sw, b)
-        if head == "bfi" and len(i.operands) == 5:        # bfi d, a, b, pos, len: a into b
-            pos, ln = (parse_immediate(o) for o in i.operands[3:5])
-            a, b = (self.operand(o, w) for o in i.operands[1:3])
-            if pos is None or ln is None or a is None or b is None or not 0 < ln or pos + ln > w:
-                return None
-            field = ((1 << ln) - 1) << pos
-            return (b & z3.BitVecVal(~field % (1 << w), w)) | ((a << pos) & field)
-        if head in ("min", "max", "div", "rem") and len(i.operands) == 3:
-            a, b = (self.operand(o, w) for o in i.operands[1:3])
-            if a is None or b is None:
-                return None
-            signed = parts[-1].startswith("s")
-            if head == "div":
-                return a / b if signed else z3.UDiv(a, b)
-            if head == "rem":
-                return z3.SRem(a, b) if signed else z3.URem(a, b)
-            lt = (a < b) if signed else z3.ULT(a, b)
-            return z3.If(lt, a, b) if head == "min" else z3.If(lt, b, a)
-        if head == "mov" and len(i.operands) == 2 and i.operands[1].startswith("%ctaid"):
-            return z3.BitVec("ctaid" + i.operands[1][6:].replace(".", "_"), w)
-        return super()._instr(i, w, *rest)
-
-    def setp(self, i: Instr) -> z3.BoolRef | None:
-        """The Boolean a ``setp.<cmp>.<type> p, a, b`` computes, or None."""
-        parts = i.parts
-        if len(parts) < 3 or len(i.operands) < 3:
-            return None
-        cmp, ty = parts[1], parts[-1]
-        w = {"b16": 16, "u16": 16, "s16": 16, "b64": 64, "u64": 64, "s64": 64}.get(ty, 32)
-        a, b = self.operand(i.operands[1], w), self.operand(i.operands[2], w)
-        if a is None or b is None:
-            return None
-        signed = ty.startswith("s")
-        ops = {"eq": lambda: a == b, "ne": lambda: a != b,
-               "lt": lambda: a < b if signed else z3.ULT(a, b),
-               "le": lambda: a <= b if signed else z3.ULE(a, b),
-               "gt": lambda: a > b if signed else z3.UGT(a, b),
-               "ge": lambda: a >= b if signed else z3.UGE(a, b),
-               "lo": lambda: z3.ULT(a, b), "ls": lambda: z3.ULE(a, b),
-               "hi": lambda: z3.UGT(a, b), "hs": lambda: z3.UGE(a, b)}
-        return ops[cmp]() if cmp in ops else None
-
-
 # ----- the checks ---------------------------------------------------------------------------------
 
-def _ptx_regs(text: str) -> list[str]:
-    return [r for r in _REG.findall(text) if not r.startswith(("%tid", "%ctaid", "%ntid", "%nctaid",
-                                                                "%laneid", "%warpid"))]
+def _ptx_regs(*ops: Operand) -> list[str]:
+    """The registers the decoded operands name (vector elements and address bases included), in
+    order, special registers left out."""
+    out: list[str] = []
+    for op in ops:
+        if isinstance(op, Reg):
+            if not op.name.startswith(("%tid", "%ctaid", "%ntid", "%nctaid", "%laneid", "%warpid")):
+                out.append(op.name)
+        elif isinstance(op, Vec):
+            out += _ptx_regs(*op.items)
+        elif isinstance(op, PredPair):
+            out += _ptx_regs(*op.regs)
+        elif isinstance(op, Addr) and isinstance(op.base, Reg):
+            out += _ptx_regs(op.base)
+    return out
+
+
+def _imm(op: Operand) -> int | None:
+    """An immediate operand's value, else None."""
+    return op.value if isinstance(op, Imm) else None
 
 
 def imm_operands(man: dict) -> list[str]:
@@ -469,7 +284,7 @@ def imm_operands(man: dict) -> list[str]:
 class _Ctx:
     def __init__(self, man, mod, ev, func, src_of):
         self.man, self.mod, self.ev, self.func, self.src_of = man, mod, ev, func, src_of
-        self.instrs = ev.instrs
+        self.instrs = ev.code
         self.checks: list[KernelCheck] = []
 
     def add(self, check, status, message, ins: Instr | None = None, **data):
@@ -528,7 +343,7 @@ def _ptx_checks(man: dict, ptx: str) -> list[KernelCheck]:
     if not wg:
         return [KernelCheck("instruction", "counterexample", "the PTX holds no wgmma.mma_async")]
     func = wg[0].func
-    ev = _Values(mod, func, tuple(mod.shared) or ("global_smem",))
+    ev = PtxValues(mod, func, smem_names=tuple(mod.shared) or ("global_smem",), kernel_inputs=True)
     ctx = _Ctx(man, mod, ev, func, lambda i: i.loc)
     _instruction_checks(ctx, wg)
     bases = _copy_checks(ctx, wg)
@@ -614,7 +429,7 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
     man = ctx.man
     a_reg = man["a"]["source"] == "reg"
     bad = 0
-    ops = i.operands
+    ops, args = i.operands, i.args
     where = f"wgmma {idx} (K-block {idx})"
     if i.opcode != want:
         ctx.add("instruction", "counterexample", f"{where} is {i.opcode}, expected {want}", i)
@@ -623,15 +438,15 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
         ctx.add("instruction", "counterexample", f"{where} has {len(ops)} operands; the PTX ISA "
                 f"form for these operands is D, A, B, scale-d{''.join(', ' + x for x in imms)}", i)
         return 1
-    if a_reg != ops[1].startswith("{"):
+    if a_reg != isinstance(args[1], Vec):
         ctx.add("instruction", "counterexample", f"{where}: operand A is {ops[1]!r}, expected "
                 + ("a vector of A registers" if a_reg else "a 64-bit descriptor"), i)
         bad += 1
-    if ops[2].startswith("{"):
+    if isinstance(args[2], Vec):
         ctx.add("instruction", "counterexample", f"{where}: operand B must be a descriptor", i)
         bad += 1
-    for name, text in zip(imms, ops[4:]):
-        v = parse_immediate(text)
+    for name, text, arg in zip(imms, ops[4:], args[4:]):
+        v = _imm(arg)
         if name.startswith("imm-scale") and v != 1:
             ctx.add("instruction", "counterexample", f"{where}: {name} is {text} (1 keeps the "
                     "operand's sign; -1 negates it)", i)
@@ -651,7 +466,7 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
                 f"0..{idx - 1} (it must accumulate, D = A*B + D)", i)
         bad += 1
     if idx == 0 and sd is not False:
-        dregs = _ptx_regs(ops[0])
+        dregs = _ptx_regs(args[0])
         zero = all(constant(ctx.ev.reg(r)) == 0 for r in dregs)
         if not zero:
             ctx.add("instruction", "counterexample", f"{where}: scale-d is not 0 and the "
@@ -662,17 +477,17 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
 
 def _scale_d(ctx: _Ctx, w: Instr) -> bool | None:
     """The scale-d predicate of a wgmma: the latest setp of that name before it, as a constant."""
-    name = w.operands[3]
+    name = w.args[3]
     pos = ctx.ev.index[w.line]
     for j in range(pos - 1, -1, -1):
         i = ctx.instrs[j]
-        if i.opcode.startswith("setp") and i.operands and i.operands[0] == name:
+        if i.opcode.startswith("setp") and i.args and i.args[0] == name:
             b = ctx.ev.setp(i)
             if b is None:
                 return None
             v = z3.simplify(b)
             return True if z3.is_true(v) else False if z3.is_false(v) else None
-    imm = parse_immediate(name)
+    imm = _imm(name)
     return None if imm is None else bool(imm)
 
 
@@ -825,7 +640,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
         values: dict[str, list[str]] = {}
         ok = sum(_descriptor_holds(ctx, ins, slot, name, kb, bases, values)
                  for kb, ins in enumerate(wg)
-                 if len(ins.operands) > slot and not ins.operands[slot].startswith("{"))
+                 if len(ins.args) > slot and not isinstance(ins.args[slot], Vec))
         if ok == len(wg):
             ctx.add("descriptor", "proved", f"{name.upper()}: all {ok} descriptors keep bits 16-63 "
                     "constant for every shared base (14-bit start field) and read their K-block of "
@@ -839,7 +654,7 @@ def _descriptor_holds(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, base
     base, its bits 16-63 do not depend on the base, and at every sampled base it reads operand
     ``name``'s K-block where the copy put it; else a finding is added (and False)."""
     where = f"{name.upper()} descriptor of wgmma {kb} (K-block {kb})"
-    e = ctx.ev.operand(ins.operands[slot], 64)
+    e = ctx.ev.operand(ins.args[slot], 64)
     if e is None:
         ctx.add("descriptor", "unknown", f"{where}: {ins.operands[slot]} is not evaluable", ins)
         return False
@@ -860,7 +675,7 @@ def _descriptor_holds(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, base
             ctx.add("descriptor", "unknown", f"{where}: the copy of {name.upper()} was not "
                     "proved, so where it lives is unknown", ins)
             return False
-        value = int(eval_np(e, {"smem_base": np.uint64(smem)}))
+        value = int(evaluate(e, {"smem_base": np.uint64(smem)}))
         values.setdefault(f"{smem:#x}", []).append(f"{value:#018x}")
         failed = _descriptor_mismatch(ctx, value, name, kb, major, placed)
         if failed:
@@ -920,7 +735,7 @@ def _trans_of(ins: Instr, imms: list[str], name: str) -> int:
     if key not in imms:
         return 0
     i = 4 + imms.index(key)
-    return parse_immediate(ins.operands[i]) if i < len(ins.operands) else 0
+    return _imm(ins.args[i]) if i < len(ins.args) else 0
 
 
 # --- ordering ---
@@ -965,8 +780,8 @@ def _order_checks(ctx: _Ctx) -> None:
                         "a CTA barrier, so other threads' writes may not be fenced yet", i)
                 bad += 1
                 fenced = []
-            regs = set(_ptx_regs(i.operands[0])) | (set(_ptx_regs(i.operands[1]))
-                                                     if i.operands[1].startswith("{") else set())
+            regs = set(_ptx_regs(i.args[0])) | (set(_ptx_regs(i.args[1]))
+                                                 if isinstance(i.args[1], Vec) else set())
             if not fence_seen:
                 ctx.add("order", "counterexample", f"wgmma at PTX line {i.line} is not preceded by "
                         "wgmma.fence (required before the first wgmma.mma_async)", i)
@@ -985,7 +800,7 @@ def _order_checks(ctx: _Ctx) -> None:
             pending.append((len(pending), set(uncommitted)))
             uncommitted, uncommitted_ins = set(), []
         elif op.startswith("wgmma.wait_group"):
-            nwait = parse_immediate(i.operands[0]) if i.operands else None
+            nwait = _imm(i.args[0]) if i.args else None
             if nwait is None:
                 ctx.add("order", "unknown", "wgmma.wait_group without an immediate", i)
                 continue
@@ -993,7 +808,7 @@ def _order_checks(ctx: _Ctx) -> None:
             if nwait == 0:
                 pending = []
         else:
-            used = set(_ptx_regs(" ".join(i.operands)))
+            used = set(_ptx_regs(*i.args))
             for r in used & wg_regs:
                 touched_since_fence.setdefault(r, i)
             busy = set().union(*(g for _, g in pending)) | uncommitted

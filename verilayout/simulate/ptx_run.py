@@ -26,13 +26,13 @@ stops the run with ``complete = False`` and the reason.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from verilayout.frontends.ptx import Instr, PtxModule, parse_immediate
-from verilayout.prove.ptx_values import BITWISE
+from verilayout.frontends.ptx import Instr, PtxModule, decode_operand, split_operands
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Operand, Other, Reg, Sym, Vec
+from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form
 
 __all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW", "init_count",
            "phase_parity", "tx_count", "pending_groups", "tma_mbarrier", "cta_mask", "mma_descriptors",
@@ -52,7 +52,6 @@ CLUSTER_WINDOW = 1 << 24
 _U64 = np.uint64
 _ALL = (1 << 64) - 1
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}
-_ADDR = re.compile(r"^\[\s*([^\]+]+?)\s*(?:\+\s*(-?\w+))?\s*\]$")
 
 
 @dataclass(frozen=True)
@@ -204,22 +203,11 @@ def _width(parts: tuple[str, ...], default: int = 32) -> int:
     return default
 
 
-def _signed(parts: tuple[str, ...]) -> bool:
-    return any(len(p) >= 2 and p[0] == "s" and p[1:] in _WIDTH for p in parts)
-
-
 _MASKS = tuple(_U64((1 << w) - 1) for w in range(64)) + (_U64(_ALL),)
 
 
 def _mask(w: int) -> np.uint64:
     return _MASKS[w if w < 64 else 64]
-
-
-def _to_signed(x: np.ndarray, w: int) -> np.ndarray:
-    v = x.astype(np.int64) if w == 64 else (x & _mask(w)).astype(np.int64)
-    if w < 64:
-        v = np.where(v >= (1 << (w - 1)), v - (1 << w), v)
-    return v
 
 
 class _Unknown(Exception):
@@ -250,22 +238,27 @@ class _Machine:
         # instruction marks the thread until its next wgmma.fence (PTX ISA 9.7.15, ``wgmma.fence``)
         self.mma_regs: set[str] = set()
         for i in self.instrs:
-            if i.opcode.startswith("wgmma.mma_async") and len(i.operands) > 1:
-                for text in i.operands[:2]:
-                    if text.strip().startswith("{"):
-                        self.mma_regs.update(r.strip() for r in text.strip("{} ").split(","))
+            if i.opcode.startswith("wgmma.mma_async") and len(i.args) > 1:
+                for op in i.args[:2]:
+                    self.mma_regs.update(_regs(op) if isinstance(op, Vec) else ())
         self.touched = np.zeros(self.n, dtype=bool)
         self.tmem_slots: set[int] = set()
         self.cur_sel: np.ndarray | None = None
         self.in_wgmma = False
 
     # ---- values ----
-    def value(self, text: str, w: int) -> np.ndarray:
-        t = text.strip()
+    def value(self, op: Operand, w: int) -> np.ndarray:
+        """The ``w``-bit value of a decoded source operand for every thread (a register, special
+        register, immediate, shared variable or parameter name; inline assembly names registers
+        without ``%``, so a name is a register once written); raises :class:`_Unknown` for a value
+        not modelled (an unwritten or unknown register, any other operand form)."""
+        if isinstance(op, Imm):
+            return np.full(self.n, op.value % (1 << 64), dtype=_U64) & _mask(w)
+        if not isinstance(op, (Reg, Sym)):
+            raise _Unknown(_spelling(op))
+        t = op.name
         if t in self.mma_regs and not self.in_wgmma and self.cur_sel is not None:
             self.touched |= self.cur_sel
-        if t.startswith("-") and t[1:].startswith("%"):
-            return (_U64(0) - self.value(t[1:], w)) & _mask(w)
         if t in self.unknown:
             raise _Unknown(t)
         if t in self.regs:
@@ -277,23 +270,17 @@ class _Machine:
         sp = self.special.get(t)
         if sp is not None:
             return np.broadcast_to(np.asarray(sp, dtype=_U64), (self.n,)).copy() & _mask(w)
-        imm = parse_immediate(t)
-        if imm is not None:
-            return np.full(self.n, imm % (1 << 64), dtype=_U64) & _mask(w)
-        if t.startswith("%"):
-            raise _Unknown(t)                   # read before any write
-        raise _Unknown(t)
+        raise _Unknown(t)                       # read before any write
 
-    def address(self, text: str) -> np.ndarray:
-        m = _ADDR.match(text.strip())
-        if not m:
-            raise _Unknown(text)
-        base = m.group(1).strip()
-        if base in self.params:                 # [param_name]: the parameter's value
-            return np.full(self.n, self.params[base], dtype=_U64)
+    def address(self, op: Operand) -> np.ndarray:
+        """The 64-bit address ``[base+offset]`` of a decoded address operand for every thread."""
+        if not isinstance(op, Addr) or not op.modelled or op.offset is None:
+            raise _Unknown(_spelling(op))
+        base = op.base
+        if isinstance(base, Sym) and base.name in self.params:   # [param_name]: the parameter's value
+            return np.full(self.n, self.params[base.name], dtype=_U64)
         v = self.value(base, 64)
-        off = parse_immediate(m.group(2)) if m.group(2) else 0
-        return (v + _U64((off or 0) % (1 << 64))) & _mask(64)
+        return (v + _U64(op.offset % (1 << 64))) & _mask(64)
 
     def write(self, name: str, v: np.ndarray, sel: np.ndarray, w: int, origin=None) -> None:
         if name in self.mma_regs and not self.in_wgmma:
@@ -313,11 +300,10 @@ class _Machine:
         """Execute ``i`` for the threads ``sel``; the branch-taken mask for a ``bra``."""
         parts = i.parts
         head = parts[0]
-        ops = i.operands
-        if i.pred is not None:
-            neg = i.pred.startswith("!")
-            p = self.value(i.pred.lstrip("!"), 1).astype(bool)
-            sel = sel & (~p if neg else p)
+        args = i.args
+        if i.guard is not None:
+            p = self.value(Reg(i.guard.reg), 1).astype(bool)
+            sel = sel & (~p if i.guard.negated else p)
         self.cur_sel = sel
         self.in_wgmma = i.opcode.startswith("wgmma.mma_async")
         if head == "bra":
@@ -325,73 +311,58 @@ class _Machine:
         if head in EVENT_HEADS or head == "prefetch":
             if head in EVENT_HEADS:
                 self._event(i, sel)
-            if i.opcode.startswith(("mbarrier.try_wait", "mbarrier.test_wait")) and ops:
-                self.write(ops[0], np.ones(self.n, dtype=_U64), sel, 1)   # the wait succeeds
+            if i.opcode.startswith(("mbarrier.try_wait", "mbarrier.test_wait")) and args \
+                    and isinstance(args[0], (Reg, Sym)):
+                self.write(args[0].name, np.ones(self.n, dtype=_U64), sel, 1)   # the wait succeeds
             return None
         if head in ("setmaxnreg", "ret", "exit", "griddepcontrol", "trap", "membar", "nanosleep"):
             return None
-        if not ops:
+        if not args:
             return None
-        dest = ops[0]
+        dest = args[0]
         try:
-            v, w, origin = self._compute(i, parts, head, ops)
+            v, w, origin = self._compute(i, parts, head, args)
         except _Unknown:
-            if dest.startswith("%") or dest.isidentifier():
-                self.unknown.add(dest)
-                self.regs.pop(dest, None)
-            return None
+            v, w, origin = None, 0, None
         if v is None:
-            self.unknown.add(dest)
-            self.regs.pop(dest, None)
+            for name in _regs(dest):
+                self.unknown.add(name)
+                self.regs.pop(name, None)
             return None
-        self.write(dest, v, sel, w, origin)
+        if isinstance(dest, Vec):                 # mov.b64 {lo, hi}, src: each element its bits
+            items = _regs(dest)
+            ew = w // len(items) if items and len(items) == len(dest.items) else 0
+            if not ew:
+                for name in items:
+                    self.unknown.add(name)
+                    self.regs.pop(name, None)
+                return None
+            for k, name in enumerate(items):
+                self.write(name, (v >> _U64(ew * k)) & _mask(ew), sel, ew)
+            return None
+        if isinstance(dest, (Reg, Sym)):
+            self.write(dest.name, v, sel, w, origin)
         return None
 
-    def _compute(self, i, parts, head, ops):
+    def _compute(self, i, parts, head, args):
         # long: the opcode dispatch of the interpreter (one branch per PTX instruction family)
         w = _width(parts)
         if head == "mbarrier" or head == "elect":
             return None, w, None
-        fl = self._float(parts, head, ops)
+        fl = self._float(parts, head, args)
         if fl is not None:
             return fl
-        if head == "setp":
-            w = _width(parts)
-            a, b = self.value(ops[1], w), self.value(ops[2], w)
-            cmp = parts[1]
-            if _signed(parts):
-                a, b = _to_signed(a, w), _to_signed(b, w)
-            r = {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b,
-                 "lo": a < b, "ls": a <= b, "hi": a > b, "hs": a >= b}.get(cmp)
-            if r is None:
-                return None, 1, None
-            if len(parts) > 3 and parts[2] in ("and", "or", "xor") and len(ops) > 3:
-                c = self.value(ops[3].lstrip("!"), 1).astype(bool)
-                if ops[3].startswith("!"):
-                    c = ~c
-                r = {"and": r & c, "or": r | c, "xor": r ^ c}[parts[2]]
-            return r.astype(_U64), 1, None
-        if head in ("and", "or", "xor", "not") and "pred" in parts:
-            a = self.value(ops[1].lstrip("!"), 1)
-            if ops[1].startswith("!"):
-                a = a ^ _U64(1)
-            if head == "not":
-                return a ^ _U64(1), 1, None
-            b = self.value(ops[2].lstrip("!"), 1)
-            if ops[2].startswith("!"):
-                b = b ^ _U64(1)
-            return {"and": a & b, "or": a | b, "xor": a ^ b}[head], 1, None
         if head == "ld":
             if "param" in parts:
-                return self.address(ops[1]), w, None
+                return self.address(args[1]), w, None
             if "shared" in parts and self.tmem_slots:
-                a = self.address(ops[1])
+                a = self.address(args[1])
                 if np.isin(a, list(self.tmem_slots)).all():
                     return np.full(self.n, TMEM_BASE, dtype=_U64), w, None
             if "global" in parts or parts[1] in ("nc",):
-                if ops[0].startswith("{"):
+                if isinstance(args[0], Vec):
                     return None, w, None        # vector loads are not modelled
-                a = self.address(ops[1])
+                a = self.address(args[1])
                 if self.load_value is not None:  # a chosen memory content, read by the executing threads
                     sel = self.cur_sel if self.cur_sel is not None else np.ones(self.n, dtype=bool)
                     out = np.zeros(self.n, dtype=_U64)
@@ -400,49 +371,33 @@ class _Machine:
                     return out & _mask(w), w, a
                 return a, 64, a                 # the tag: the address read
             return None, w, None
-        if head == "mov":
-            src = ops[1].strip()
-            if src.startswith("{"):
-                regs = [r.strip() for r in src.strip("{}").split(",")]
-                pw = w // len(regs)
+        if head == "mov" and len(args) == 2:
+            src = args[1]
+            if isinstance(src, Vec):
+                pw = w // len(src.items)
                 v = np.zeros(self.n, dtype=_U64)
-                for k, r in enumerate(regs):
+                for k, r in enumerate(src.items):
                     v |= (self.value(r, pw) & _mask(pw)) << _U64(pw * k)
                 return v, w, None
             v = self.value(src, max(w, 1) if w else 64)
-            return v, w, self.origin.get(src)
+            return v, w, self.origin.get(src.name) if isinstance(src, (Reg, Sym)) else None
         if head == "mapa":                      # the cluster window of CTA r (see CLUSTER_WINDOW)
-            a, r = self.value(ops[1], w), self.value(ops[2], 32)
+            a, r = self.value(args[1], w), self.value(args[2], 32)
             return (a & _U64(CLUSTER_WINDOW - 1)) | ((r + _U64(1)) * _U64(CLUSTER_WINDOW)), w, None
         if head == "cvta":
-            return self.value(ops[1], 64), 64, None
-        if head == "cvt":
-            dw = _width(parts[1:2]) if len(parts) > 1 else w
-            sw = _width(parts[2:]) if len(parts) > 2 else w
-            if any(p.startswith("f") for p in parts[1:3]):
-                return None, dw, None
-            v = self.value(ops[1], sw)
-            if dw > sw and parts[2].startswith("s"):
-                v = _to_signed(v, sw).astype(np.int64).astype(_U64)
-            return v & _mask(dw), dw, self.origin.get(ops[1].strip())
-        if head == "selp":
-            a, b = self.value(ops[1], w), self.value(ops[2], w)
-            c = self.value(ops[3], 1).astype(bool)
-            return np.where(c, a, b), w, None
-        if head == "prmt" and len(parts) == 2 and len(ops) == 4:   # default byte permute
-            a, b, c = (self.value(o, 32) for o in ops[1:4])
-            both = a | (b << _U64(32))
-            out = np.zeros(self.n, dtype=_U64)
-            for k in range(4):
-                sel = (c >> _U64(4 * k)) & _U64(0xF)
-                byte = (both >> ((sel & _U64(7)) * _U64(8))) & _U64(0xFF)
-                byte = np.where(sel & _U64(8), np.where(byte & _U64(0x80), _U64(0xFF), _U64(0)), byte)
-                out |= byte << _U64(8 * k)
-            return out, 32, None
-        if head in ("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "not", "neg",
-                    "min", "max", "div", "rem", "bfe", "bfi", "abs"):
-            return self._arith(parts, head, ops, w), (2 * w if "wide" in parts else w), None
-        return None, w, None
+            return self.value(args[1], 64), 64, None
+        f = form(parts)
+        if f is None or len(args) != len(f.sources) + 1 or f.result > 64:
+            return None, w, None
+        srcs = [self.value(o, 1).astype(bool) if sw == PRED else self.value(o, sw)
+                for o, sw in zip(args[1:], f.sources)]
+        v = compute(NUMPY, parts, srcs)
+        if v is None:
+            return None, w, None
+        if f.result == PRED:
+            return np.asarray(v, dtype=bool).astype(_U64), 1, None
+        origin = self.origin.get(args[1].name) if head == "cvt" and isinstance(args[1], (Reg, Sym)) else None
+        return np.broadcast_to(np.asarray(v, dtype=_U64), (self.n,)).copy(), f.result, origin
 
     def _float(self, parts, head, ops):
         """``(value, width, None)`` of an f32 arithmetic / comparison, ``tanh.approx.f32``
@@ -472,75 +427,6 @@ class _Machine:
             return half(_as_f32(self.value(ops[1], 32))), 16, None
         return None
 
-    def _arith(self, parts, head, ops, w):
-        # long: the opcode dispatch of the interpreter's integer arithmetic (one branch per opcode)
-        sgn = _signed(parts)
-        m = _mask(w)
-        if head == "not":
-            return ~self.value(ops[1], w) & m
-        if head == "neg":
-            return (_U64(0) - self.value(ops[1], w)) & m
-        a = self.value(ops[1], w)
-        if head == "bfe":
-            pos, ln = (int(x) for x in (self.value(ops[2], 32)[0], self.value(ops[3], 32)[0]))
-            f = (a >> _U64(pos)) & _mask(ln) if ln else np.zeros_like(a)
-            if sgn and ln:
-                f = np.where((f >> _U64(ln - 1)) & _U64(1), f | (m & ~_mask(ln)), f)
-            return f & m
-        b = self.value(ops[2], w) if head != "shl" and head != "shr" else self.value(ops[2], 32)
-        with np.errstate(over="ignore"):
-            if head == "add":
-                return (a + b) & m
-            if head == "sub":
-                return (a - b) & m
-            if head in BITWISE:
-                return BITWISE[head](a, b)
-            if head == "shl":
-                return np.where(b >= w, _U64(0), (a << np.minimum(b, _U64(63))) & m)
-            if head == "shr":
-                if sgn:
-                    sa = _to_signed(a, w)
-                    return (sa >> np.minimum(b, _U64(63)).astype(np.int64)).astype(_U64) & m
-                return np.where(b >= w, _U64(0), a >> np.minimum(b, _U64(63)))
-            if head in ("mul", "mad"):
-                if "wide" in parts:
-                    if sgn:
-                        p = (_to_signed(a, w) * _to_signed(b, w)).astype(_U64)
-                    else:
-                        p = a * b
-                    p = p & _mask(2 * w)
-                    if head == "mad":
-                        p = (p + self.value(ops[3], 2 * w)) & _mask(2 * w)
-                    return p
-                if "hi" in parts:            # the upper half of the 2w-bit product (w <= 32: exact in 64 bits)
-                    if w > 32 or head == "mad":
-                        return None
-                    if sgn:
-                        return (((_to_signed(a, w) * _to_signed(b, w)) >> w).astype(_U64)) & m
-                    return (a * b) >> _U64(w)
-                p = (a * b) & m
-                if head == "mad":
-                    p = (p + self.value(ops[3], w)) & m
-                return p
-            if head in ("min", "max"):
-                x, y = (_to_signed(a, w), _to_signed(b, w)) if sgn else (a, b)
-                pick = (x < y) if head == "min" else (x > y)
-                return np.where(pick, a, b)
-            if head in ("div", "rem"):
-                if sgn:
-                    x, y = _to_signed(a, w), _to_signed(b, w)
-                    y1 = np.where(y == 0, 1, y)
-                    q = np.trunc(x / y1).astype(np.int64)
-                    r = x - q * y1
-                    return ((q if head == "div" else r).astype(_U64)) & m
-                b1 = np.where(b == 0, _U64(1), b)
-                return (a // b1 if head == "div" else a % b1) & m
-            if head == "bfi":
-                pos, ln = (int(x) for x in (self.value(ops[3], 32)[0], self.value(ops[4], 32)[0]))
-                f = _mask(ln) << _U64(pos)
-                return ((b & ~f) | ((a << _U64(pos)) & f)) & m
-        return None
-
     def _event(self, i: Instr, sel: np.ndarray) -> None:
         lanes = np.nonzero(sel)[0]
         if not len(lanes):
@@ -550,13 +436,13 @@ class _Machine:
             self.touched[lanes] = False
         if i.opcode.startswith("wgmma.mma_async"):
             vals["unfenced"] = self.touched[lanes].copy()
-        if i.opcode.startswith("wgmma.mma_async") and len(i.operands) >= 3:
+        if i.opcode.startswith("wgmma.mma_async") and len(i.args) >= 3:
             vals.update(self._wgmma_values(i, lanes))
         self._operand_values(i, lanes, vals)
-        if "st" == i.parts[0] and len(i.operands) == 2 and "origin" not in vals:
-            src = i.operands[1].strip()
-            if src in self.origin:
-                vals["origin"] = self.origin[src][lanes]
+        if "st" == i.parts[0] and len(i.args) == 2 and "origin" not in vals:
+            src = i.args[1]
+            if isinstance(src, (Reg, Sym)) and src.name in self.origin:
+                vals["origin"] = self.origin[src.name][lanes]
         self.events.append(Event(i.opcode, i.line, len(self.events), lanes, vals, i))
         if i.opcode.startswith("tcgen05.alloc") and vals.get("addr") is not None:
             self.tmem_slots.update(int(x) for x in vals["addr"])
@@ -565,7 +451,7 @@ class _Machine:
             lane = (self.t % 32).astype(np.uint64)
             taddr = np.zeros(self.n, dtype=_U64)
             taddr[lanes] = vals["addr"]
-            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            dregs = _regs(i.args[0]) if i.args else []
             for r, name in enumerate(dregs):
                 t_lane = ((taddr >> _U64(16)) + lane) & _U64(0x7FFF)
                 t_col = ((taddr & _U64(0xFFFF)) + _U64(r)) & _U64(0xFFFF)
@@ -574,10 +460,10 @@ class _Machine:
                     tag = np.asarray(self.tmem_value(t_lane, t_col), dtype=np.float32).view(
                         np.uint32).astype(_U64)
                 self.write(name, tag, sel, 32)
-        if i.opcode.startswith("wgmma.mma_async") and i.operands:
+        if i.opcode.startswith("wgmma.mma_async") and i.args:
             # accumulator tags: D register r holds r + 1 (32-bit), or halves 2r + 1 | 2r + 2 (f16)
             half = len(i.parts) > 5 and i.parts[5] == "f16"
-            dregs = [x.strip() for x in i.operands[0].strip("{}").split(",") if x.strip()]
+            dregs = _regs(i.args[0])
             for r, name in enumerate(dregs):
                 tag = (2 * r + 1) | ((2 * r + 2) << 16) if half else r + 1
                 if self.float_tags and not half:
@@ -597,18 +483,18 @@ class _Machine:
         ``desc_b`` (descriptors); None where a value is not modelled."""
         def d_zero():                                   # accumulators all zero before it?
             z = np.ones(len(lanes), dtype=bool)
-            for r in i.operands[0].strip("{} ").split(","):
-                z &= self.value(r.strip(), 32)[lanes] == 0
+            for r in _items(i.args[0]):
+                z &= self.value(r, 32)[lanes] == 0
             return z
         vals = {"d_zero": self._known(d_zero)}
-        if len(i.operands) > 3:
-            vals["scale_d"] = self._known(lambda: self.value(i.operands[3].strip(), 1)[lanes])
-        if i.operands[1].strip().startswith("{"):       # A from registers: (registers, lanes)
+        if len(i.args) > 3:
+            vals["scale_d"] = self._known(lambda: self.value(i.args[3], 1)[lanes])
+        if isinstance(i.args[1], Vec):                  # A from registers: (registers, lanes)
             vals["a_regs"] = self._known(lambda: np.stack(
-                [self.value(r.strip(), 32)[lanes] for r in i.operands[1].strip("{} ").split(",")]))
-        for key, text in (("desc_a", i.operands[1]), ("desc_b", i.operands[2])):
-            if not text.strip().startswith("{"):
-                vals[key] = self._known(lambda text=text: self.value(text, 64)[lanes])
+                [self.value(r, 32)[lanes] for r in i.args[1].items]))
+        for key, op in (("desc_a", i.args[1]), ("desc_b", i.args[2])):
+            if not isinstance(op, Vec):
+                vals[key] = self._known(lambda op=op: self.value(op, 64)[lanes])
         return vals
 
     def _operand_values(self, i: Instr, lanes: np.ndarray, vals: dict) -> None:
@@ -616,37 +502,72 @@ class _Machine:
         address (later ones ``a<k>``), ``map``/``c<j>`` for a tensor-map operand, ``a<k>`` for
         registers and vector members, ``origin`` of the first tagged register; None if unknown."""
         k = 0
-        for text in i.operands:
-            t = text.strip()
+        for op in i.args:
             try:
-                if t.startswith("["):
-                    inner = t[1:-1].strip()
-                    if "," in inner:               # [map, {c0, c1}]: "map", "c0", "c1"
-                        first, rest = inner.split(",", 1)
-                        vals["map"] = self.value(first.strip(), 64)[lanes]
-                        for j, r in enumerate(re.findall(r"%[\w$]+|-?\d+", rest)):
+                if isinstance(op, Addr):
+                    tmap = _tensor_operand(op)
+                    if tmap is not None:           # [map, {c0, c1}]: "map", "c0", "c1"
+                        vals["map"] = self.value(tmap[0], 64)[lanes]
+                        for j, r in enumerate(tmap[1]):
                             vals[f"c{j}"] = self.value(r, 32)[lanes]
                         continue
                     key = "addr" if "addr" not in vals else f"a{k}"
-                    vals[key] = self.address(t)[lanes]
+                    vals[key] = self.address(op)[lanes]
                     if key != "addr":
                         k += 1
                     continue
-                if t.startswith("{"):
-                    for r in [x.strip() for x in t.strip("{}").split(",") if x.strip()]:
-                        vals[f"a{k}"] = self.value(r, 64)[lanes] if r.startswith("%rd") else \
-                            self.value(r, 32)[lanes]
-                        if r in self.origin:
-                            vals.setdefault("origin", self.origin[r][lanes])
+                if isinstance(op, Vec):
+                    for r in op.items:
+                        name = r.name if isinstance(r, (Reg, Sym)) else ""
+                        vals[f"a{k}"] = self.value(r, 64 if name.startswith("%rd") else 32)[lanes]
+                        if name in self.origin:
+                            vals.setdefault("origin", self.origin[name][lanes])
                         k += 1
                     continue
-                w = 64 if t.startswith("%rd") else 32
-                vals[f"a{k}"] = self.value(t, w)[lanes]
-                if t in self.origin:
-                    vals["origin"] = self.origin[t][lanes]
+                name = op.name if isinstance(op, (Reg, Sym)) else ""
+                vals[f"a{k}"] = self.value(op, 64 if name.startswith("%rd") else 32)[lanes]
+                if name in self.origin:
+                    vals["origin"] = self.origin[name][lanes]
             except _Unknown:
                 vals[f"a{k}"] = None
             k += 1
+
+
+def _spelling(op: Operand) -> str:
+    """An operand as a message names it."""
+    if isinstance(op, (Reg, Sym)):
+        return op.name
+    if isinstance(op, Imm):
+        return str(op.value)
+    if isinstance(op, Other):
+        return op.text
+    if isinstance(op, Addr):
+        return f"[{op.base_name}{'' if not op.offset else f'+{op.offset}'}]"
+    return str(op)
+
+
+def _items(op: Operand) -> tuple:
+    """The elements of a vector operand, or the operand alone."""
+    return op.items if isinstance(op, Vec) else (op,)
+
+
+def _regs(op: Operand) -> list[str]:
+    """The register names of a register or vector operand (inline assembly's registers are names
+    without ``%``: decoded as symbols)."""
+    return [r.name for r in _items(op) if isinstance(r, (Reg, Sym))]
+
+
+def _tensor_operand(addr: Addr) -> tuple[Operand, tuple] | None:
+    """``(tensor map, coordinates)`` of a ``[map, {c0, ...}]`` operand (PTX ISA 9.7.9.25,
+    ``cp.async.bulk.tensor``), which the reader keeps whole as an address of no modelled form;
+    None for any other address. The inside is decoded by the reader's own operand decoder."""
+    if addr.modelled or not isinstance(addr.base, Other):
+        return None
+    parts = split_operands(addr.base.text)
+    if len(parts) != 2:
+        return None
+    coords = decode_operand(parts[1])
+    return decode_operand(parts[0]), _items(coords)
 
 
 def _as_f32(v: np.ndarray) -> np.ndarray:
@@ -738,10 +659,12 @@ def _param_names(mod: PtxModule, func: str, pv: dict) -> dict:
     for i in mod.instrs:
         if i.func != func:
             continue
-        for o in i.operands:
-            m = re.search(r"([\w$]+_param_(\d+))", o)
-            if m and int(m.group(2)) in pv:
-                names[m.group(1)] = pv[int(m.group(2))]
+        for o in i.args:
+            sym = o.base if isinstance(o, Addr) else o
+            if isinstance(sym, Sym):
+                k = sym.name.rpartition("_param_")[2]
+                if sym.name != k and k.isdigit() and int(k) in pv:
+                    names[sym.name] = pv[int(k)]
     return names
 
 
@@ -767,7 +690,7 @@ def _run(mach: "_Machine", threads: list, max_steps: int) -> RunResult:
         if mach.stop_at(ins):
             done |= sel
             continue
-        if ins.parts[0] in ("ret", "exit") and ins.pred is None:
+        if ins.parts[0] in ("ret", "exit") and ins.guard is None:
             done |= sel
             continue
         try:
@@ -776,7 +699,8 @@ def _run(mach: "_Machine", threads: list, max_steps: int) -> RunResult:
             return RunResult(tuple(mach.events), False, f"PTX line {ins.line}: {ins.opcode} reads "
                              f"{e.args[0]}, which is not modelled", tuple(threads))
         if taken is not None:
-            tgt = mach.labels.get(ins.operands[0].strip()) if ins.operands else None
+            target = ins.args[0] if ins.args else None
+            tgt = mach.labels.get(target.name) if isinstance(target, Sym) else None
             if tgt is None:
                 return RunResult(tuple(mach.events), False, f"PTX line {ins.line}: branch to an "
                                  "unknown label", tuple(threads))
