@@ -45,13 +45,18 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
     """Files to audit: files as given, directories searched recursively for ``*.ttgir`` and ``*.ptx``.
 
     A directory with no such file stays in the list (:func:`audit_one` reports it as an error).
+    ``X.mlir`` (a CuTe-DSL kernel's kept MLIR) beside ``X.ptx`` stands for ``X.ptx``, audited against it.
     """
+    paths = list(paths)
     out = []
     for p in paths:
         if p != "-" and os.path.isdir(p):
             found = [os.path.join(root, f) for root, _dirs, files in sorted(os.walk(p))
                      for f in sorted(files) if f.endswith(SUFFIXES)]
             out.extend(found or [p])
+        elif p.endswith(".mlir") and os.path.isfile(p[:-5] + ".ptx"):
+            if p[:-5] + ".ptx" not in paths:   # a CuTe-DSL kernel's MLIR: the plan of the PTX beside it
+                out.append(p[:-5] + ".ptx")
         else:
             out.append(p)
     return out
