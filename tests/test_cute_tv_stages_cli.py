@@ -113,3 +113,28 @@ def test_python_api_load_register_reads_a_tv_layout():
                        instruction="ldmatrix.x4").conflict_free
     with pytest.raises(LayoutError, match="needs its tile.s shape"):
         load_register(LDSM_A_D)
+
+
+def _help_examples(epilog: str, needle: str) -> list[list[str]]:
+    import shlex
+    text = epilog.split("examples:\n", 1)[1].replace("\\\n", " ")
+    return [shlex.split(ln)[1:] for ln in text.splitlines()
+            if ln.strip().startswith("verilayout") and needle in ln]
+
+
+def test_banks_help_examples_with_cute_layouts_run(capsys):
+    from verilayout.cli.banks import BANKS_EPILOG
+    examples = _help_examples(BANKS_EPILOG, "(_")
+    assert len(examples) == 2                         # the TV layout and the staged layout
+    for argv in examples:
+        assert main(argv) == 0, argv                  # both are conflict-free (asserted above)
+        capsys.readouterr()
+
+
+def test_wgmma_help_staged_examples_run(capsys):
+    from verilayout.cli.wgmma import GROUP_EPILOG
+    examples = _help_examples(GROUP_EPILOG, "(_1,_4)")
+    assert examples
+    for argv in examples:
+        assert main(argv) == 0, argv
+        assert "stage 1 K-block 0" in capsys.readouterr().out

@@ -129,7 +129,7 @@ def _desc_check(args, tmap: TensorMap, tmo: int) -> dict:
 
 def _print(c: dict) -> None:
     v = c["verdict"]
-    who = f"stage {c['stage']} " if "stage" in c else ""
+    who = f"stage {c['stage']} (ring base + {c['stage_offset_bytes']:#x} bytes): " if "stage" in c else ""
     what = c["layout"] if c["reader"] == "layout" else f"descriptor {c['descriptor']}"
     print(f"{who}{what}")
     print(f"  {v.status}: {v.reason} [{v.method}]")
