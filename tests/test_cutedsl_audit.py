@@ -286,6 +286,9 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
+    # both files named, as for TTGIR + PTX: one report, the PTX's
+    assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
+    assert "1 file(s), 32 checks: 32 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
