@@ -4,15 +4,29 @@ row-major K-major, D f32 row-major), with ``tcgen05.mma`` accumulating in tensor
 **It cannot run on the machines here** (no sm_100 GPU): it is compiled by ptxas for sm_100a and
 checked on its PTX (:mod:`verilayout.simulate.tcgen05_check`), never executed.
 
-One CTA of 128 threads per 128 x BN output tile: warp 0 allocates ``TMEM_COLS`` TMEM columns
-(``tcgen05.alloc``; the base address written to shared memory), lane 0 of warp 0 issues the TMA
-loads into a ring of ``stages`` buffers (``full``/``empty`` mbarriers as in the Hopper kernel),
-lane 0 of warp 1 issues ``tcgen05.mma.cta_group::1.kind::<kind>`` (M = 128, N = BN) with the proved
-shared-memory descriptors and instruction descriptor, releasing each stage with
-``tcgen05.commit`` on its ``empty`` barrier and signalling ``done`` after the last K-tile; then
-every warp ``w`` reads TMEM lanes ``32w .. 32w + 31`` (its slice, PTX ISA "tcgen05.ld" access
-rule) with ``tcgen05.ld.sync.aligned.32x32b.x32`` and stores row ``32w + lane``, 32 columns per
-load, predicated on ``M`` and ``N``.
+A persistent grid of ``min(SMs, units)`` CTAs of 192 threads (a *unit*: one 128 x BN output tile,
+or one K slice of it with split-K); CTA ``b`` takes units ``b, b + gridDim.x, ...`` in grouped
+raster order (``GROUP_M`` tile rows at a time, :func:`tile_coords`). The mbarriers are
+initialised and the TMEM allocated once per CTA. Warp specialization:
+
+* warp 0 allocates ``TMEM_COLS`` TMEM columns (``tcgen05.alloc``; the base address written to
+  shared memory); its lane 0 issues the TMA loads into a ring of ``stages`` buffers
+  (``full``/``empty`` mbarriers as in the Hopper kernel), across the CTA's units;
+* lane 0 of warp 1 issues ``tcgen05.mma.cta_group::1.kind::<kind>`` (M = 128, N = BN) with the
+  proved shared-memory descriptors and instruction descriptor into accumulator stage ``a`` (TMEM
+  columns ``a BN ..``, two stages), releasing each K stage with ``tcgen05.commit`` on its
+  ``empty`` barrier and signalling ``acc_full[a]`` after the unit's last K-tile; it waits on
+  ``acc_empty[a]`` before it writes stage ``a`` again;
+* warps 2-5 are the epilogue: warp ``w`` reads TMEM lanes ``32 (w % 4) ..`` (the lane quarter its
+  rank in the warpgroup may access: PTX ISA "tcgen05.ld") with ``tcgen05.ld.sync.aligned.32x32b.x32``
+  once ``acc_full[a]`` completed, and releases the stage with one arrival on ``acc_empty[a]``: the
+  epilogue of one unit runs while the MMAs of the next fill the other stage. D goes out in the
+  output type through shared memory: per warp two 32 x 32 boxes swizzled as the D tensor map's
+  ``SWIZZLE_64B`` (16-bit) or ``SWIZZLE_128B`` (f32), ``fence.proxy.async.shared::cta`` by every
+  writer, a ``__syncwarp``, then one ``cp.async.bulk.tensor`` store (rows and columns past M, N
+  clipped by the TMA) and ``cp.async.bulk.commit_group``; a box is rewritten only after
+  ``cp.async.bulk.wait_group.read 1``. Where D's rows are not a 16-byte multiple (the tensor map's
+  stride rule), and for split-K's f32 partial sums, one store per element instead.
 
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
@@ -20,7 +34,10 @@ of every stage; the instruction descriptor's fields are M, N, the operand and ac
 both operands K-major (PTX ISA "Instruction descriptor"); the ``32x32b.x32`` loads of the four
 warps deliver D where the M = 128 ``cta_group::1`` datapath (layout D) put it
 (:func:`verilayout.prove.tmem.epilogue_verdict`); the allocation is a power of two >= 32 columns
-covering N.
+holding both accumulator stages; the schedule's formula covers every tile once for every grid
+(:func:`schedule_obligation`); the staging boxes' swizzle is the D tensor map's
+(:func:`staging_obligation`, on :mod:`verilayout.hw.nvidia.tma`'s write model). Checked
+independently on the PTX: :mod:`verilayout.simulate.tcgen05_check`.
 
 >>> m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
 >>> m["instruction"], m["tmem"]["columns"], hex(m["idesc"]["value"])
@@ -44,11 +61,13 @@ from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MA
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
                                        require_tile, split_obligation, swizzle_for)
 from verilayout.errors import LayoutError
+from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.prove.tmem import epilogue_verdict
 from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest",
-           "max_stages", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
+           "max_stages", "tile_coords", "schedule_obligation", "staging_obligation",
+           "d_staging_bytes", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
 
 #: ``.kind`` of tcgen05.mma per multiplicand type, and its K per instruction (32 bytes of K).
 KIND = {"f16": ("f16", 16), "bf16": ("f16", 16), "tf32": ("tf32", 8), "e4m3": ("f8f6f4", 32)}
@@ -82,6 +101,37 @@ D_BUFS, EPI_WARPS = 2, 4
 #: 64 bytes (16-bit) or 128 bytes (f32), the swizzle of that span (conflict-free 16-byte writes).
 D_MAP = {"f32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "128B"), "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", "64B"),
          "f16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", "64B")}
+
+
+def staging_obligation(out: str) -> dict:
+    """The epilogue's staging writes land where the D tensor map's TMA store reads: lane ``l``
+    writes its 16-byte chunk ``j`` of box row ``l`` at ``l R + ((j ^ ((l R >> 7) % (S / 16))) << 4)``
+    (``R`` row bytes, ``S`` the swizzle span, as ``kernel.cu`` computes it) and the tensor map's
+    swizzle (:func:`verilayout.hw.nvidia.tma.write_table`) puts box element ``(16 j / b, l)`` at
+    that byte, for every lane, chunk and staging buffer base.
+
+    >>> staging_obligation("bf16")["status"], staging_obligation("f32")["status"]
+    ('proved', 'proved')
+    """
+    ob = bytes_of(out)
+    row = LD_NUM * ob
+    sw = D_MAP[out][1]
+    span = SWIZZLE_SPAN[sw]
+    t = TensorMap(out, global_dims=(LD_NUM, 32), box=(LD_NUM, 32), swizzle=sw)
+    bad = None
+    for buf in range(EPI_WARPS * D_BUFS):
+        base = 1024 * 8 + buf * 32 * row             # a 1024-aligned staging area, buffer by buffer
+        table = write_table(t, base)
+        for lane in range(32):
+            for j in range(row // 16):
+                kernel = base + lane * row + ((j ^ ((lane * row >> 7) % (span // 16))) << 4)
+                if int(table[lane, 16 * j // ob]) != kernel and bad is None:
+                    bad = (buf, lane, j)
+    return {"claim": f"D staging ({out}): the kernel's writes of box row l, 16-byte chunk j land where "
+                     f"the SWIZZLE_{sw} TMA store reads box element (16 j / {ob}, l)",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": ("every lane, chunk and staging buffer against hw/nvidia/tma's write model"
+                       if bad is None else f"buffer {bad[0]}, lane {bad[1]}, chunk {bad[2]}")}
 
 
 def d_staging_bytes(out: str) -> int:
@@ -295,6 +345,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
             "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
                             tma_obligation("B", b_tile, dtype, bn, bk, sw)] + oa + ob
             + [oi, oc, _tmem_obligation(bn), schedule_obligation(group_m)]
+            + ([staging_obligation(out)] if splits == 1 else [])
             + ([split_obligation(splits)] if splits > 1 else [])}
 
 
@@ -499,6 +550,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
 #pragma unroll 1
       for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
         uint32_t v[LD_NUM];
+        __syncwarp();                              // converged for the .sync.aligned load
         tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
         tmem_wait_ld();
         const uint32_t col0 = tn * BN + c * LD_NUM;
@@ -691,16 +743,23 @@ def emission_of_tcgen05(man: dict):
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
         f"in tensor memory, `{man['instruction']}` (M 128, N {man['bn']}), TMA ring of "
-        f"{man['stages']} stages, one CTA per 128 x {man['bn']} tile"
-        + (f" and K slice (split-K {man['splits']}: f32 partial sums to a workspace, then one "
+        f"{man['stages']} stages; a persistent grid (min(SMs, units) CTAs, grouped raster of "
+        f"{man['group_m']} tile rows) walks the 128 x {man['bn']} tiles"
+        + (f" and K slices (split-K {man['splits']}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
-           if man.get("splits", 1) > 1 else "") + f"; D = `{epilogue_words(man)}`.", "",
+           if man.get("splits", 1) > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "
+        "into one of two TMEM accumulator stages, warps 2-5 drain the other (the epilogue overlaps "
+        "the next tile's MMAs)" + ("" if man.get("splits", 1) > 1 else
+                                  " and store D through shared memory with TMA stores")
+        + f"; D = `{epilogue_words(man)}`.", "",
         "**Not run: no sm_100 GPU was available.** What was checked without one: every obligation "
         "at the top of `kernel.cu` (descriptors, instruction descriptor, TMEM allocation and the "
-        "`tcgen05.ld` layout, the split-K slices), ptxas for sm_100a with 0 spills, and the "
-        "independent checks on the PTX (`verilayout.simulate.tcgen05_check`: each slice's K-tiles "
-        "and the reduction; the epilogue's values, edge predication and bias reads on chosen "
-        "TMEM values).", "",
+        "`tcgen05.ld` layout, the split-K slices, the schedule, the staging swizzle), ptxas for "
+        "sm_100a with 0 spills, and the independent checks on the PTX "
+        "(`verilayout.simulate.tcgen05_check`: each slice's K-tiles and the reduction; the "
+        "epilogue's values, edge predication and bias reads on chosen TMEM values; the TMEM "
+        "accumulator ring and the TMA store order over every interleaving or byte; the tile cover "
+        "of every grid size). Its speed is unmeasured.", "",
         f"    nvcc -O3 -std=c++17 {arch} -o gemm main.cu -ldl && ./gemm", ""])
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
                           "kernel.cu": render_tcgen05_cuda(man), "main.cu": main,

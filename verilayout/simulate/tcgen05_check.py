@@ -3,9 +3,11 @@ writes for ``kernel.cu``, without a Blackwell GPU (none is available here: nothi
 on hardware).
 
 From the manifest only the specification is read (dtype, tile, stages, the two stage layout
-texts). The PTX is run by :func:`verilayout.simulate.ptx_run.run_threads` for the 128 threads of
-CTA 0 (one 128 x BN tile; K giving ``stages + 2`` K-tiles so the ring wraps), then with ragged
-edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands out TMEM address
+texts, the threads per CTA, the D tensor map's box and swizzle). The PTX is run by
+:func:`verilayout.simulate.ptx_run.run_threads` for every thread of CTA 0 (one 128 x BN tile; K
+giving ``stages + 2`` K-tiles so the ring wraps), then with ragged edges (``M = 88``, ``N = BN -
+5``, K short by 16 bytes), then (no split-K) on a 2 x 2 tile grid with the last tile row 40 rows
+short, one CTA walking all four tiles (:data:`PERSISTENT_TILES`). ``tcgen05.alloc`` hands out TMEM address
 0 (lane 0, column 0); a ``tcgen05.ld.32x32b`` register holds a tag naming the TMEM cell it read.
 
 * ``instruction``: every ``tcgen05.mma`` is ``.cta_group::1.kind::<kind>`` of the dtype, its
@@ -33,10 +35,23 @@ edges (``M = 88``, ``N = BN - 5``, K short by 16 bytes). ``tcgen05.alloc`` hands
   ``out(act(tmem_cell_value(row, col) + bias[col]))`` (float64 from the definitions, one output
   ulp); ``bias``: no bias element at or beyond N is read.
 
+* ``acc-ring`` (several tiles): the TMEM accumulator ring between the MMA thread and the
+  epilogue warps explored over every interleaving (:mod:`verilayout.simulate.tmem_ring`): no
+  warp reads a tile's accumulator before its MMAs completed or after a later tile's MMA began to
+  write those columns, no MMA writes columns a warp has not finished reading; ``d-store`` there:
+  every element of the four tiles once, from its own tile's TMEM cells, in the producer's order;
+* ``store-order`` (TMA-store epilogue): every TMA store reads bytes fenced and synchronised after
+  they were written, none rewritten before ``cp.async.bulk.wait_group.read`` covered the store
+  (:mod:`verilayout.simulate.tma_store`); the stored D is rebuilt from the ``st.shared`` bytes
+  through the TMA swizzle model, so ``d-store`` and ``epilogue`` check it as any other store;
+* ``schedule``: every CTA of every grid of 1 .. 7 CTAs run (its producer thread) on a 3 x 2 tile
+  grid: each tile loaded by exactly one CTA (:mod:`verilayout.simulate.tile_schedule`);
+
 * ``protocol``: the ring as a transition system, explored over every interleaving as for sm_90a
   (:class:`verilayout.simulate.gemm_check.GemmSim`) with two processes, the TMA thread and the
-  MMA thread; a ``tcgen05.commit`` retires the MMAs issued before it and then arrives on its
-  mbarrier (the earliest the hardware arrives).
+  MMA thread (the barriers only these two use: the accumulator ring is ``acc-ring``); a
+  ``tcgen05.commit`` retires the MMAs issued before it and then arrives on its mbarrier (the
+  earliest the hardware arrives).
 
 Not checked here: anything only a GPU run shows.
 
