@@ -13,8 +13,17 @@ f32) for any ``M, N, K >= 1`` with ``K * bytes(dtype) % 16 == 0``:
   added to the base-0 value), keeps one wgmma group in flight (``wgmma.wait_group 1``) and
   releases a stage only after the group that read it retired;
 * with two consumers the registers are rebalanced with ``setmaxnreg`` (producer 40, consumers 232);
-* the epilogue writes each pair of adjacent accumulator columns with one 8-byte store, predicated
-  on ``M`` and ``N`` (scalar stores where ``N`` is odd).
+* the epilogue (manifest ``store``): where D's rows are 16-byte multiples, each consumer stages
+  chunks of its accumulators in shared memory (output type, D's orientation, TMA's swizzle), fences
+  them to the async proxy (``fence.proxy.async.shared::cta``), and one thread stores each chunk with
+  ``cp.async.bulk.tensor`` (global <- shared; TMA clips rows and columns past D); a buffer is
+  rewritten only after ``cp.async.bulk.wait_group.read`` and a barrier. Otherwise (split-K's
+  workspace, other row lengths, or no shared memory left beside the ring) each pair of adjacent
+  accumulator columns is written with one 8-byte store, predicated on ``M`` and ``N`` (scalar
+  stores where ``N`` is odd);
+* swap-AB (``swap_ab``): the kernel computes ``D^T = B A^T`` (``launch`` hands it B as its A
+  operand), so a small M fills the tile's N instead of zero rows of the 64-row wgmma, and the
+  epilogue writes the product's ``(n, m)`` at ``D(m, n)``.
 
 The manifest's obligations are printed at the top of the file. ``main.cu`` is the host program
 for a GPU: an exact reference check on small shapes (integer-valued inputs, sums exact in f32)
@@ -245,7 +254,8 @@ static_assert(BAR_OFFSET + 16u * STAGES <= SMEM_BYTES, "full[STAGES] and empty[S
 // the epilogue (manifest.json "store"): TMA stores of staged chunks of D, or plain stores
 constexpr bool STORE_TMA = ${store_tma};
 constexpr uint32_t EPI_OFFSET = ${epi_off}u, EPI_BYTES = ${epi_bytes}u;   // one staging buffer per consumer warpgroup
-constexpr uint32_t EPI_ROWS = ${epi_rows}u, EPI_COLS = ${epi_cols}u;     // a chunk: EPI_ROWS x EPI_COLS of D
+constexpr uint32_t EPI_ROWS = ${epi_rows}u;      // a chunk: EPI_ROWS x EPI_COLS of D
+[[maybe_unused]] constexpr uint32_t EPI_COLS = ${epi_cols}u;
 constexpr uint32_t EPI_CW = ${epi_cw}u, EPI_CHUNKS = ${epi_chunks}u;      // accumulator columns per chunk, chunks per tile
 constexpr uint32_t EPI_SPAN = ${epi_span}u, EPI_BOXES = ${epi_boxes}u;    // TMA store box: EPI_SPAN bytes x EPI_ROWS, SWIZZLE_<EPI_SPAN>B
 static_assert(!STORE_TMA || (EPI_OFFSET + EPI_BYTES * CONSUMERS <= SMEM_BYTES && EPI_OFFSET % 1024u == 0u), "staging buffers fit");
