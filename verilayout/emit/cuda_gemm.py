@@ -253,11 +253,10 @@ static_assert(A_BOX_BYTES * BOXES == A_STAGE_BYTES && B_BOX_BYTES * BOXES == B_S
 static_assert(BAR_OFFSET + 16u * STAGES <= SMEM_BYTES, "full[STAGES] and empty[STAGES] follow the ring");
 // the epilogue (manifest.json "store"): TMA stores of staged chunks of D, or plain stores
 constexpr bool STORE_TMA = ${store_tma};
-constexpr uint32_t EPI_OFFSET = ${epi_off}u, EPI_BYTES = ${epi_bytes}u;   // one staging buffer per consumer warpgroup
-constexpr uint32_t EPI_ROWS = ${epi_rows}u;      // a chunk: EPI_ROWS x EPI_COLS of D
-[[maybe_unused]] constexpr uint32_t EPI_COLS = ${epi_cols}u;
-constexpr uint32_t EPI_CW = ${epi_cw}u, EPI_CHUNKS = ${epi_chunks}u;      // accumulator columns per chunk, chunks per tile
-constexpr uint32_t EPI_SPAN = ${epi_span}u, EPI_BOXES = ${epi_boxes}u;    // TMA store box: EPI_SPAN bytes x EPI_ROWS, SWIZZLE_<EPI_SPAN>B
+[[maybe_unused]] constexpr uint32_t EPI_OFFSET = ${epi_off}u, EPI_BYTES = ${epi_bytes}u;   // one staging buffer per consumer warpgroup
+[[maybe_unused]] constexpr uint32_t EPI_ROWS = ${epi_rows}u, EPI_COLS = ${epi_cols}u;      // a chunk: EPI_ROWS x EPI_COLS of D
+[[maybe_unused]] constexpr uint32_t EPI_CW = ${epi_cw}u, EPI_CHUNKS = ${epi_chunks}u;      // accumulator columns per chunk, chunks per tile
+[[maybe_unused]] constexpr uint32_t EPI_SPAN = ${epi_span}u, EPI_BOXES = ${epi_boxes}u;    // TMA store box: EPI_SPAN bytes x EPI_ROWS, SWIZZLE_<EPI_SPAN>B
 static_assert(!STORE_TMA || (EPI_OFFSET + EPI_BYTES * CONSUMERS <= SMEM_BYTES && EPI_OFFSET % 1024u == 0u), "staging buffers fit");
 typedef ${elem_t} elem_bits_t;                    // one ${dtype} element, as raw bits
 """ + EPILOGUE_CONSTANTS + r"""
