@@ -64,6 +64,10 @@ def _by(report, operand: str, status: str | None = None) -> set[int]:
             and (status is None or c.status == status)}
 
 
+def _mma(rep) -> list:
+    return [c for c in rep.checks if c.check == "mma-descriptor"]
+
+
 @pytest.fixture(scope="module")
 def audited() -> dict:
     return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
@@ -170,11 +174,11 @@ def test_corpus_every_wgmma_operand_proved_no_error(name, audited):
     lines = _wgmma_lines(_text(name, "ptx"))
     assert lines, name
     assert [c for c in rep.checks if c.severity == "error"] == []
-    assert all(c.status == "proved" for c in rep.checks), [c.message for c in rep.checks if c.status != "proved"][:2]
+    assert all(c.status == "proved" for c in _mma(rep)), [c.message for c in _mma(rep) if c.status != "proved"][:2]
     # each wgmma: one proved check per shared operand (B always; A where it is a descriptor)
     assert _by(rep, "B", "proved") == set(lines)
     assert _by(rep, "A", "proved") == set(_shared_a_lines(_text(name, "ptx")))
-    assert len(rep.checks) == len(lines) + len(_shared_a_lines(_text(name, "ptx")))
+    assert len(_mma(rep)) == len(lines) + len(_shared_a_lines(_text(name, "ptx")))
 
 
 def test_fmha_q_operand_spans_two_swizzle_atom_columns_and_is_proved(audited):
@@ -190,7 +194,7 @@ def test_fmha_q_operand_spans_two_swizzle_atom_columns_and_is_proved(audited):
     a = sorted((c.data["k_block"], int(c.data["plan_descriptor"], 16) & 0x3FFF) for c in rep.checks
                if c.data.get("operand") == "A")
     assert a == [(k, 2 * k if k < 4 else 512 + 2 * (k - 4)) for k in range(8)]
-    assert all(c.status == "proved" for c in rep.checks)
+    assert all(c.status == "proved" for c in _mma(rep))
 
 
 # ----- planted bugs ----------------------------------------------------------------------------
@@ -250,7 +254,7 @@ def test_planted_plan_change_in_the_mlir_is_caught():
     rep = audit_pair(bad, _text(KK, "ptx"))
     lines = set(_wgmma_lines(_text(KK, "ptx")))
     assert _by(rep, "A", "counterexample") == lines == _by(rep, "B", "counterexample")
-    assert all(c.severity == "error" for c in rep.checks)
+    assert all(c.severity == "error" for c in _mma(rep))
 
 
 def test_plan_no_descriptor_can_read_is_unknown_never_proved():
@@ -259,15 +263,15 @@ def test_plan_no_descriptor_can_read_is_unknown_never_proved():
     mlir = _text(KK, "mlir")
     alias = re.search(r"^!memref_smem_f16 = .*$", mlir, re.M).group(0)
     rep = audit_pair(mlir.replace(alias, alias.replace("S<3,4,3>", "S<2,4,3>"), 1), _text(KK, "ptx"))
-    assert rep.checks and all(c.status == "unknown" for c in rep.checks)
-    assert "no sm_90 descriptor reads this layout" in rep.checks[0].message
+    assert _mma(rep) and all(c.status == "unknown" for c in _mma(rep))
+    assert "no sm_90 descriptor reads this layout" in _mma(rep)[0].message
 
 
 def test_wgmma_without_a_plan_is_unchecked_not_proved():
     mlir = _text(KK, "mlir").replace("cute.tiled.mma.partition", "cute.tiled.mma.partitionX")
     rep = audit_pair(mlir, _text(KK, "ptx"))
-    assert rep.checks and all(c.status == "unchecked" for c in rep.checks)
-    assert {c.line for c in rep.checks} == set(_wgmma_lines(_text(KK, "ptx")))
+    assert _mma(rep) and all(c.status == "unchecked" for c in _mma(rep))
+    assert {c.line for c in _mma(rep)} == set(_wgmma_lines(_text(KK, "ptx")))
 
 
 # ----- the command line ------------------------------------------------------------------------
@@ -281,14 +285,14 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
         (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
         (tmp_path / f"{stem}.ptx").write_text(text)
     assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
-    assert "32 proved, 0 errors" in capsys.readouterr().out
+    assert "44 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies
     assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
     # both files named, as for TTGIR + PTX: one report, the PTX's
     assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
-    assert "1 file(s), 32 checks: 32 proved, 0 errors" in capsys.readouterr().out
+    assert "1 file(s), 44 checks: 44 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
@@ -323,8 +327,8 @@ def test_blackwell_tcgen05_descriptor_fields_read_the_plan(audited):
     assert len(lines) == 4                                       # K = 64 in 4 K-blocks of 16
     assert _by(rep, "A") == lines == _by(rep, "B")
     assert not [c for c in rep.checks if c.severity == "error"]
-    assert all("fields read the MLIR's shared layout" in c.message for c in rep.checks)
-    assert all(c.status == "unknown" and "not proved aligned" in c.message for c in rep.checks)
+    assert all("fields read the MLIR's shared layout" in c.message for c in _mma(rep))
+    assert all(c.status == "unknown" and "not proved aligned" in c.message for c in _mma(rep))
 
 
 def test_blackwell_planted_sbo_is_an_error_at_each_tcgen05():
@@ -355,11 +359,55 @@ def test_derived_starts_equal_the_dsls_own_descriptor_offsets(name, audited):
                 views.setdefault((op.operands[0], op.words[0]), parse_cute(t.layout))
     assert views
     seen = 0
-    for c in audited[name].checks:
+    for c in _mma(audited[name]):
         mma_value = next(p.value for p in mma_plans(mod) if p.operand(c.data["operand"]) is not None
                          and p.operand(c.data["operand"]).line == c.data["plan_line"])
         view = views[(mma_value, c.data["operand"])]
         want = view((0, c.data["mn_block"], c.data["k_block"], 0))
         assert int(c.data["plan_descriptor"], 16) & 0x3FFF == want, (c.line, c.data)
         seen += 1
-    assert seen == len(audited[name].checks)
+    assert seen == len(_mma(audited[name]))
+
+
+# ----- TMA copies ------------------------------------------------------------------------------
+
+def _tma_lines(ptx: str) -> list[int]:
+    return [n for n, line in enumerate(ptx.splitlines(), 1) if line.lstrip().startswith("cp.async.bulk.tensor")]
+
+
+@pytest.mark.parametrize("name", GEMMS)
+def test_every_tma_copy_of_the_gemms_starts_a_box_of_a_planned_stage(name, audited):
+    tma = [c for c in audited[name].checks if c.check == "tma-smem-box"]
+    assert {c.line for c in tma} == set(_tma_lines(_text(name, "ptx")))
+    assert all(c.status == "proved" for c in tma), [c.message for c in tma if c.status != "proved"][:1]
+
+
+def test_fmha_tma_loads_proved_per_warpgroup_stores_unknown(audited):
+    """Q, K and V loads are proved to fill boxes of their buffers' stages; the O stores read a
+    buffer at an offset that depends on the warpgroup (``%tid.x``), which the plan's store atom
+    does not state: unknown, never proved, never an error."""
+    tma = [c for c in audited[FMHA].checks if c.check == "tma-smem-box"]
+    loads = [c for c in tma if "TMA load" in c.message]
+    stores = [c for c in tma if "TMA store" in c.message]
+    assert len(loads) + len(stores) == len(tma) == len(_tma_lines(_text(FMHA, "ptx")))
+    assert loads and all(c.status == "proved" for c in loads)
+    assert stores and all(c.status == "unknown" for c in stores)
+
+
+def test_planted_tma_destination_is_an_error_at_its_line():
+    """The prologue's A load written 512 bytes past its stage's start (``[%rX+1024]`` ->
+    ``[%rX+1536]``): no box of any stage of any loaded buffer starts there."""
+    ptx = _text(KK, "ptx")
+    m = re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cta\.global[^\n]*\[(%r\d+)\+1024\]", ptx)
+    line = ptx.count("\n", 0, m.start()) + 1
+    bad = ptx[:m.start()] + m.group(0).replace("+1024]", "+1536]") + ptx[m.end():]
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]
+
+
+def test_blackwell_tma_copies_unchecked_with_the_reason(audited):
+    """The Blackwell kernel allocates its buffers separately; their offsets are not in the MLIR."""
+    tma = [c for c in audited[BLACKWELL].checks if c.check == "tma-smem-box"]
+    assert {c.line for c in tma} == set(_tma_lines(_text(BLACKWELL, "ptx")))
+    assert all(c.status == "unchecked" and "not stated" in c.message for c in tma)

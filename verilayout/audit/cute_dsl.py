@@ -69,9 +69,9 @@ from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, parse_cute_mlir
+from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, TmaAtom, parse_cute_mlir
 from verilayout.frontends.ptx import parse_ptx
-from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Vec
+from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
@@ -619,6 +619,7 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
             ctx = _context(ptx, func, plans)
             for g in groups:
                 checks.extend(_tc05_group_checks(ctx, g, plans, cache))
+    checks.extend(tma_checks(mod, ptx, plans))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
 
 
@@ -667,3 +668,118 @@ def audit_ptx_file(path: str, mlir_path: str | None = None) -> FileReport:
         return audit_modules(mod, parse_ptx(ptx), path)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
+
+
+@dataclass(frozen=True)
+class TmaPlan:
+    """A TMA atom of the MLIR and the shared buffer it copies to or from
+    (``cute_nvgpu.atom.tma_partition(%atom, ..., %smem, %gmem)``): the buffer's byte offset in the
+    allocation, its stages' offsets, the bytes of one box and the boxes a stage holds."""
+
+    kind: str
+    line: int
+    origin: int
+    stages: tuple[int, ...]
+    box_bytes: int
+    boxes: int
+
+    def starts(self) -> list[int]:
+        """Byte offsets (from the shared-memory base) of every box of every stage."""
+        return [self.origin + st + j * self.box_bytes for st in self.stages for j in range(self.boxes)]
+
+
+def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
+    """The TMA atoms partitioned against a shared buffer whose offset the MLIR states; and, for
+    each one whose buffer it does not state, why."""
+    allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
+               and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
+    plans, skipped = [], []
+    for op in mod.ops:
+        if op.name != "cute_nvgpu.atom.tma_partition" or len(op.operands) < 4:
+            continue
+        atom, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[3])
+        if not isinstance(atom, TmaAtom) or not isinstance(mem, Memref) or mem.space != "smem" or not atom.copy_bits:
+            continue
+        found = _origin(mod, op.operands[3], allocas)
+        if found is None:
+            skipped.append(f"MLIR line {op.line}: the buffer's offset in shared memory is not stated in the MLIR")
+            continue
+        lay = mem.cute()
+        inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+        shape, stride = inner.shape, inner.stride
+        if isinstance(shape, tuple) and len(shape) == 2:
+            mode, n = Layout(shape[1], stride[1]), _size(shape[1])
+            stages = tuple(int(mode(s)) * mem.elem_bits // 8 for s in range(min(n, MAX_STAGES)))
+            tile = _size(shape[0]) * mem.elem_bits // 8
+        else:
+            stages, tile = (0,), _size(shape) * mem.elem_bits // 8
+        box = atom.copy_bits // 8
+        plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
+                             max(1, tile // box)))
+    return plans, skipped
+
+
+def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
+    """The shared-memory address a ``cp.async.bulk.tensor`` writes (a load: its first operand) or
+    reads (a store: its second), 32 bits; None where the evaluator cannot read it."""
+    shared_first = next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
+        next((k for k, p in enumerate(ins.parts) if p == "global"), 99)
+    addr = ins.args[0 if shared_first else 1] if len(ins.args) > 1 else None
+    if not isinstance(addr, Addr) or not isinstance(addr.base, Reg):
+        return None
+    e = ev.reg(addr.base.name, at=ins)
+    if e is None:
+        return None
+    e = z3.Extract(31, 0, e) if e.size() > 32 else z3.ZeroExt(32 - e.size(), e) if e.size() < 32 else e
+    return e + z3.BitVecVal(addr.offset, 32)
+
+
+def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
+    """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
+    MLIR partitions with a TMA atom of its direction (load or store)."""
+    kind = "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
+        next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
+    mine = [p for p in plans if p.kind == kind]
+
+    def check(status, severity, msg, data):
+        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", status, severity, msg,
+                     dict(data, source="ptx", plan="cute-dsl mlir"))
+    if not mine:
+        return check("unchecked", None, f"TMA {kind}: no TMA {kind} atom of the MLIR with a stated buffer",
+                     {"reason": "no plan"})
+    e = _tma_smem_address(ctx.ev, ins)
+    if e is None:
+        return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
+    assume, texts = ctx.assume(e)
+    for p in mine:
+        claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
+        if ctx.ev.prover.proves(claim, assume):
+            return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
+                         f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
+                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)", {"mlir_line": p.line, "assumptions": texts})
+    every = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for p in mine for x in p.starts()])
+    if ctx.ev.prover.proves(z3.Not(every), assume):
+        return check("counterexample", "error", f"TMA {kind}: its shared address is the start of no box of any stage "
+                     f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
+                     f"({', '.join(f'{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}' for p in mine)})",
+                     {"assumptions": texts})
+    return check("unknown", "note", f"TMA {kind}: its shared address is not proved to start a box of a stage of a "
+                 "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+
+
+def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Check]:
+    """One ``tma-smem-box`` check per ``cp.async.bulk.tensor`` of ``ptx`` (see :func:`_tma_check`)."""
+    tplans, skipped = tma_plans(mod)
+    out = []
+    for func in ptx.functions:
+        copies = [i for i in ptx.instrs if i.func == func and i.opcode.startswith("cp.async.bulk.tensor")]
+        if not copies:
+            continue
+        ctx = _context(ptx, func, plans)
+        for ins in copies:
+            if not tplans and skipped:
+                out.append(Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", "unchecked", None,
+                                 f"TMA copy: {skipped[0]}", {"reason": skipped[0], "source": "ptx"}))
+                continue
+            out.append(_tma_check(ctx, ins, tplans))
+    return out

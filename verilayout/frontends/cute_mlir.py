@@ -409,7 +409,7 @@ class CuteModule:
     def origin(self, value: str, depth: int = 64) -> tuple[Op, int] | None:
         """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
         offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
-        ``cute.recast_iter`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
+        ``cute.recast_iter``, ``cute.group_modes`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
         elements of the pointer's type); None where the chain leaves those ops or is dynamic.
 
         >>> m = parse_cute_mlir('%s = cute.memref.alloca() : !cute.memref<i8, smem, align<1024>, "4096:1">\\n'
@@ -426,7 +426,7 @@ class CuteModule:
                 return None
             if op.name == "cute.memref.alloca":
                 return op, off
-            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter") and op.operands:
+            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes") and op.operands:
                 value = op.operands[0]
                 continue
             if op.name == "cute.add_offset" and len(op.operands) == 2 and len(op.operand_types) == 2:
