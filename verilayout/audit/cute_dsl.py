@@ -48,6 +48,12 @@ same TMEM address are its K-blocks; the same three checks run with the sm_100 de
 bits, swizzle code in bits 61-63). Where the MLIR allocates shared memory more than once, a buffer's
 offset is not stated in it and the stage check is left out.
 
+TMA (``tma-smem-box``, one per ``cp.async.bulk.tensor``): each ``cute_nvgpu.atom.tma_partition``
+of a TMA atom (``copy_bits`` per box) with a shared buffer whose offset the MLIR states gives the
+box starts ``origin + stage offset + j x box bytes``; a load's destination (a store's source) is
+proved to be one of those of a buffer of its direction, an error where it is none for every value
+of the symbols, else ``unknown``; ``unchecked`` where the MLIR states no buffer offset.
+
 A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)`` returns the
 ``FileReport`` (the PTX's checks), as ``verilayout audit`` prints them.
 
