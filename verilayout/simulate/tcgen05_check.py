@@ -192,23 +192,26 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
             checks += g.checks
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
-    else:
-        checks += _persistent_checks(mod, entry, (bm, bn, bk), nthreads, fused, _d_map(man))
+    checks += _persistent_checks(mod, entry, (bm, bn, bk), nthreads, fused, _d_map(man), splits)
     return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
 
 
 #: The several-tile run: a 2 x 2 tile grid, two K-tiles per tile, one CTA (four tiles through
 #: the accumulator stages); the schedule: a 3 x 2 tile grid, every grid of 1 .. 7 CTAs.
 PERSISTENT_TILES, SCHEDULE_TILES = (2, 2), (3, 2)
+#: The schedule's tile grid with split-K (3 tiles x S K slices: every grid of 1 .. 3 S + 1 CTAs).
+SCHEDULE_TILES_SPLIT = (3, 1)
 
 
-def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map) -> list[KernelCheck]:
-    """Law: ``acc-ring`` and (f32 D without a fused epilogue) the several-tile ``d-store`` on one
-    CTA's run over PERSISTENT_TILES, then ``schedule`` over SCHEDULE_TILES; a run that does not
-    complete is ``unknown``."""
+def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map,
+                       splits: int = 1) -> list[KernelCheck]:
+    """Law: ``acc-ring`` and (no split-K: f32 D without a fused epilogue) the several-tile
+    ``d-store`` on one CTA's run over PERSISTENT_TILES (two K-tiles per tile, or one per K slice),
+    then ``schedule`` over SCHEDULE_TILES and every K slice; a run that does not complete is
+    ``unknown``."""
     bm, bn, bk = tile
     (tm, tn) = PERSISTENT_TILES
-    M, N, K = tm * bm - 40, tn * bn, 2 * bk           # the last tile row 40 rows short of BM
+    M, N, K = tm * bm - 40, tn * bn, (2 if splits == 1 else splits) * bk   # last tile row 40 short
     where = f" [{tm} x {tn} tiles, one CTA, M={M}, N={N}]"
     run = run_threads(mod, entry, range(nthreads), ctaid=0, nctaid=1,
                       param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K,
@@ -218,15 +221,15 @@ def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map
         return [KernelCheck("acc-ring", "unknown", f"the kernel could not be run on the PTX{where}: "
                             f"{run.reason}")]
     out = [acc_ring_check(run)]
-    if fused is None:
+    if fused is None and splits == 1:
         stores = list(tma_store_elements(run, "f32", *d_map, (M, N), MAP_D_ADDR)) if d_map else []
         out.append(tiles_d_store(run, (M, N), (bm, bn), MAP_A_ADDR, MAP_B_ADDR, D_ADDR, stores))
-    if d_map:
+    if d_map and splits == 1:
         out.append(store_order_check(run, (fused or ("f32",))[0], *d_map, (M, N), MAP_D_ADDR))
     out = [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source) for c in out]
-    out.append(schedule_check(mod, entry, tile, SCHEDULE_TILES,
+    out.append(schedule_check(mod, entry, tile, SCHEDULE_TILES if splits == 1 else SCHEDULE_TILES_SPLIT,
                               {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 6: BIAS_ADDR},
-                              (MAP_A_ADDR, MAP_B_ADDR), shared_base=SMEM_BASE))
+                              (MAP_A_ADDR, MAP_B_ADDR), shared_base=SMEM_BASE, splits=splits))
     return out
 
 

@@ -227,7 +227,7 @@ def acc_ring_check(run) -> KernelCheck:
         return KernelCheck("acc-ring", "counterexample", "acc-ring: deadlock: " + "; ".join(r.blocked[:3]))
     if r.outcome == "unknown":
         return KernelCheck("acc-ring", "unknown", f"more than {MAX_RING_STATES} states")
-    return KernelCheck("acc-ring", "proved", f"{n_tiles} tiles through {stages} TMEM accumulator "
+    return KernelCheck("acc-ring", "proved", f"{n_tiles} accumulations (tiles or K slices) through {stages} TMEM accumulator "
                        f"stage(s), the MMA thread and {len(epi)} epilogue warps over every "
                        f"interleaving ({r.states} states): each warp reads each tile's accumulator "
                        "after its MMAs completed and before the next MMA into those columns")
