@@ -115,14 +115,15 @@ def test_the_swap_ab_kernel_passes_every_independent_check(splits):
 
 
 @needs_nvcc
-@pytest.mark.parametrize("dtype,tile,splits", [("bf16", (64, 16, 64), 1), ("bf16", (64, 16, 64), 2),
-                                               ("tf32", (128, 32, 32), 1)])
-def test_the_swap_ab_kernel_computes_a_at_b_transposed(dtype, tile, splits):
-    """Decode shape with ragged edges: M = 13 (< BN), N = 150 (two and a bit 64-row tiles),
-    K = 200 (a partial K-tile); the replayed PTX gives numpy's A @ B^T exactly."""
+@pytest.mark.parametrize("dtype,tile,splits,N", [("bf16", (64, 16, 64), 1, 150), ("bf16", (64, 16, 64), 1, 160),
+                                                 ("bf16", (64, 16, 64), 2, 150), ("tf32", (128, 32, 32), 1, 150)])
+def test_the_swap_ab_kernel_computes_a_at_b_transposed(dtype, tile, splits, N):
+    """Decode shape with ragged edges: M = 13 (< BN), N = 150 or 160 (two and a bit 64-row
+    tiles; D's rows 600 bytes: plain stores, or 640: the TMA-store epilogue), K = 200 (a partial
+    K-tile); the replayed PTX gives numpy's A @ B^T exactly."""
     from verilayout.simulate.gemm_check import replay_gemm
     man, src = _emitted(dtype, tile, 3, splits)
-    M, N, K = 13, 150, 200
+    M, K = 13, 200
     A, B = _ints((M, K), 1), _ints((N, K), 2)
     D = replay_gemm(GemmManifest.from_dict(man), src, A, B)
     assert not np.isnan(D).any()
@@ -137,12 +138,23 @@ def test_planted_untransposed_store_is_caught_and_the_numbers_differ():
     old = "size_t(col) * size_t(M) + r;"
     edit = lambda s: s.replace(old, "size_t(r) * size_t(N) + col;")  # noqa: E731
     r = _check(edit)
-    _caught(r, "d-store", r"accumulator element \d+ of tile .* is stored at D\(")
+    _caught(r, "d-store", r"accumulator element \d+ of tile .* is stored at D\(.*\[M=87, N=11")
     man, src = _emitted()
-    M, N, K = 16, 64, 64
+    M, N, K = 16, 75, 64        # D's rows 300 bytes: the plain-store epilogue
     A, B = _ints((M, K), 3), _ints((N, K), 4)
     D = replay_gemm(GemmManifest.from_dict(man), edit(src), A, B)
     assert not np.array_equal(D, A @ B.T)
+
+
+@needs_nvcc
+def test_planted_tma_store_at_untransposed_coordinates_is_caught():
+    """The swap-AB TMA store puts the chunk at (row, column) = (its D column, its D row)."""
+    old = ("tma_store_2d(&tmap_d, buf + b * EPI_ROWS * EPI_SPAN, int32_t(tm * BM + c * 64u + b * (EPI_SPAN / OUT_BYTES)),\n"
+           "                             int32_t(tn * BN + q * EPI_CW));")
+    new = ("tma_store_2d(&tmap_d, buf + b * EPI_ROWS * EPI_SPAN, int32_t(tn * BN + q * EPI_CW),\n"
+           "                             int32_t(tm * BM + c * 64u + b * (EPI_SPAN / OUT_BYTES)));")
+    r = _check(lambda s: s.replace(old, new), ragged=False)
+    _caught(r, "d-store", r"(is stored at D\(|expected \d+ once each)")
 
 
 @needs_nvcc

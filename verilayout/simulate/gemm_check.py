@@ -215,7 +215,9 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
     k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
     for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
-                           (2 * bm - 40, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
+                           # swap-AB: D's rows are the kernel's M; an odd M there, as an odd N
+                           # otherwise, makes them no 16-byte multiple (the plain-store epilogue)
+                           (2 * bm - 40 - man.swap_ab, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
@@ -588,8 +590,10 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     pipeline iteration loads; each consumer warpgroup multiplies its 64 rows of the stage's A by
     all rows of B (what the ``descriptor`` check proves its wgmmas read), accumulates across the
     iterations since its last reset (scale-d 0 or zeroed accumulators), and each store writes the
-    accumulator element its value tags at the address the run computes, element ``e`` of thread
-    ``t`` being ``D(row, col)`` of the PTX D fragment; rows and K past the arrays read 0 (TMA's
+    accumulator element its value tags at the address the run computes (a TMA store: the element
+    its box reads from what the consumers staged, through TMA's swizzle and D's tensor map from
+    the host code), element ``e`` of thread ``t`` being ``D(row, col)`` of the PTX D fragment;
+    rows and K past the arrays read 0 (TMA's
     zero fill); split-K slots are summed (what the ``split-k`` reduction check proves the
     reduction kernel does). Plain f32 D, one CTA, no cluster; a ``LayoutError`` otherwise, or where
     the kernel does not compile or run.
@@ -605,7 +609,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     M, K = A.shape
     N = B.shape[0]
     maps, checks = tensor_maps(source, man)
-    if maps is None or set(maps) != {"A", "B"}:
+    if maps is None or not {"A", "B"} <= set(maps):
         raise LayoutError(f"replay_gemm: the tensor maps are not proved: {[c.message for c in checks]}")
     arrays = {4096: np.asarray(A, dtype=np.float64), 8192: np.asarray(B, dtype=np.float64)}
     xa, xb = arrays[maps["A"]["ptr"]], arrays[maps["B"]["ptr"]]
@@ -640,6 +644,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     mem = np.full(g.splits * km * kn, np.nan)
     for c in range(1, cons + 1):
         it, acc = -1, []
+        staging: dict = {}
         for ev, v, _n, t in procs[c]:
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
@@ -647,14 +652,20 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
                 sd, dz = v.get("scale_d"), v.get("d_zero")
                 reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
                 acc = [it] if reset else (acc if it in acc else acc + [it])
-            if not ev.op.startswith("st.global"):
+            if ev.op.startswith("st.shared"):
+                g._stage(staging, ev, v, t)
+            if not is_d_store(ev.op):
                 continue
             prod = np.zeros((64, bn))
             for i in acc:
                 a0, b0, k0 = loads[i]
                 prod += pad(xa, a0 + 64 * (c - 1), 64, k0) @ pad(xb, b0, bn, k0).T
-            for pos, e, _alt in g._stored(ev, v, regs):
-                tt = np.asarray(t, dtype=np.int64) % 128
+            stored = (g._tma_stored(ev, v, staging, regs) if is_tma_store(ev.op) else
+                      ((pos, e, alt, t) for pos, e, alt in g._stored(ev, v, regs)))
+            for pos, e, _alt, who in stored:
+                if pos is None:
+                    raise LayoutError(f"replay_gemm: {e}")
+                tt = np.asarray(who, dtype=np.int64) % 128
                 ee = np.asarray(e, dtype=np.int64)
                 keep = (ee >= 0) & (ee < regs) & (pos >= 0) & (pos < len(mem))
                 mem[pos[keep]] = prod[coord[tt[keep], ee[keep], 0], coord[tt[keep], ee[keep], 1]]
