@@ -34,7 +34,11 @@ that K-block of that block of the plan's tile (base 0):
 * start: ``start - start(derived)`` (the operand's base, 16-byte units mod 2^14) is one value for
   every instruction and warpgroup of the group; one that differs is an error at its line with
   the offset in bytes; the common base lies on the swizzle repeat whenever the shared-memory base
-  is 1024-byte aligned, else ``unknown``.
+  is 1024-byte aligned, else ``unknown``;
+* stage: where the MLIR states the buffer's byte offset in the shared-memory allocation (its
+  dataflow from the one ``cute.memref.alloca`` through views and constant ``cute.add_offset``),
+  that base is ``shared-memory base + offset + stage offset`` for one of the memref's stages (its
+  third mode): an error where it is none for every value of the symbols, else ``unknown``.
 
 Assumptions (:data:`ASSUMPTIONS`, and each proof's own in its data): the shared-memory base (the
 module's one ``.extern .shared`` array) is 1024-byte aligned, and the largest constant the function
@@ -82,10 +86,11 @@ from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_n
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
-__all__ = ["OperandPlan", "MmaPlan", "mma_plans", "audit_pair", "dsl_dtype", "block_of"]
+__all__ = ["OperandPlan", "MmaPlan", "TmaPlan", "mma_plans", "tma_plans", "tma_checks", "audit_pair",
+           "audit_modules", "audit_ptx_file", "dsl_dtype", "block_of"]
 
 #: the DSL's MLIR element types -> the wgmma operand types of ``hw/nvidia/wgmma``
-_DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f32": "tf32", "f8E4M3FN": "e4m3",
+_DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f8E4M3FN": "e4m3",
            "f8E5M2": "e5m2", "i8": "s8", "si8": "s8", "ui8": "u8", "u8": "u8", "s8": "s8"}
 _START = 0x3FFF
 #: the shared-memory base's alignment (the DSL aligns its dynamic shared memory to 1024 bytes:
@@ -223,8 +228,11 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
         major = "K" if mma.majors[idx] == "k" else "MN"
         found_at = _origin(mod, op.operands[1], allocas)
-        plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
-                           None if found_at is None else found_at[1], _stage_offsets(mem, where))
+        try:
+            plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
+                               None if found_at is None else found_at[1], _stage_offsets(mem, where))
+        except LayoutError:
+            continue                           # a type or layout no descriptor check reads: its wgmmas are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
         if all(o.name != name for o in entry[1]):
             entry[1].append(plan)
@@ -239,10 +247,13 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         where = f"MLIR line {op.line}: operand {name}"
         idx = 0 if name == "A" else 1
         found_at = _origin(mod, op.operands[1], allocas)
-        tile, stages = _partitioned(mem, where)
-        plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
-                           "K" if mma.majors[idx] == "k" else "MN", op.line,
-                           None if found_at is None else found_at[1], stages, "sm_100")
+        try:
+            tile, stages = _partitioned(mem, where)
+            plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
+                               "K" if mma.majors[idx] == "k" else "MN", op.line,
+                               None if found_at is None else found_at[1], stages, "sm_100")
+        except LayoutError:
+            continue                           # a type or layout no descriptor check reads: its MMAs are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
         if all(o.name != name for o in entry[1]):
             entry[1].append(plan)
@@ -503,7 +514,7 @@ def _plan_for(plans: list[MmaPlan], shape: tuple, frag: str) -> tuple[MmaPlan | 
     """The one tiled MMA whose atom has the instruction's shape, operand types and operand A
     source (``frag``: ``ss`` for A from shared memory, ``rs`` from registers)."""
     fits = [p for p in plans if p.mma.arch == "sm90" and p.mma.shape == shape[:3] and p.mma.frag_kind == frag
-            and tuple(dsl_dtype(t) for t in p.mma.elem_types[:2]) == (shape[4], shape[5])]
+            and tuple(_DTYPES.get(t) for t in p.mma.elem_types[:2]) == (shape[4], shape[5])]
     if len(fits) == 1:
         return fits[0], ""
     if not fits:
@@ -529,7 +540,7 @@ def _group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: di
         op = plan.operand(name)
         if op is None:
             out.extend(_check(i, name, "unchecked", None, f"operand {name}: the MLIR partitions no shared tensor for "
-                              "it", {"reason": "no plan operand"}) for i in group)
+                              "it that this audit reads (type and layout)", {"reason": "no plan operand"}) for i in group)
             continue
         out.extend(_operand_checks(ctx, items[name], op, slot, plan.mma.atoms[0] * plan.mma.atoms[1], cache))
     return out
