@@ -411,3 +411,27 @@ def test_blackwell_tma_copies_unchecked_with_the_reason(audited):
     tma = [c for c in audited[BLACKWELL].checks if c.check == "tma-smem-box"]
     assert {c.line for c in tma} == set(_tma_lines(_text(BLACKWELL, "ptx")))
     assert all(c.status == "unchecked" and "not stated" in c.message for c in tma)
+
+
+# ----- bad input -------------------------------------------------------------------------------
+
+def test_cli_bad_mlir_beside_the_ptx_is_exit_2_one_line(tmp_path, capsys):
+    from verilayout.cli.main import main
+    (tmp_path / "k.mlir").write_text("module {\n}\n")
+    (tmp_path / "k.ptx").write_text(_text(KK, "ptx"))
+    assert main(["audit", "--no-cache", str(tmp_path / "k.ptx")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "k.mlir" in err[0] and "no CuTe op" in err[0]
+
+
+def test_truncated_or_mangled_mlir_is_a_layout_error_or_reads():
+    """Every prefix of a kept module cut at a line, and every line with one bracket dropped, either
+    reads or is a one-line LayoutError: never another exception."""
+    lines = _text(KK, "mlir").splitlines(keepends=True)[:260]
+    for n in range(0, len(lines), 7):
+        for text in ("".join(lines[:n]), "".join(lines[:n]) + lines[n].replace(">", "", 1)):
+            try:
+                mod = parse_cute_mlir(text)
+                mma_plans(mod)
+            except LayoutError as e:
+                assert "\n" not in str(e)
