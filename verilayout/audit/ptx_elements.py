@@ -506,6 +506,7 @@ def _copies_hold(per_lane: list[dict], lanes: list[set[int]], lo_p: int, lo_l: i
 def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
              memo: dict | None = None) -> Check:
     per_lane, twice = _lane_bytes(part, memo)
+    load = _OPS.get(op.name, ("store",))[0] == "load"
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
@@ -516,7 +517,9 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
     first = part[0][0]
     data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
             "elements": what}
-    if not differ and not any(twice):                # nothing to blame: the proof below, at once
+    if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
+        data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
+    if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
         return _proved(op, first, part, what, data)
     # blame: each access's bytes that no element of its lane owns, or that another access of the
     # lane touches too; the most blamed access (the earliest on a tie, the others named) is reported
@@ -561,7 +564,9 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
     return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
                  f"{op.name} (TTGIR line {op.line}): every lane of warp 0 touches exactly the bytes the layouts "
                  f"give its {what} elements (register layout composed with the inverse shared layout), relative "
-                 f"to the warp's first byte; {len(part)} instruction(s)", data)
+                 f"to the warp's first byte; {len(part)} instruction(s)"
+                 + (f" ({data['reread_bytes']} byte(s) of warp 0 are loaded twice: harmless for a load, and which "
+                    "register receives which element is not compared)" if data.get("reread_bytes") else ""), data)
 
 
 # ----- convert_layout through scratch memory ----------------------------------------------------
@@ -631,6 +636,8 @@ def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
         dst = attr_to_linear(dt.encoding, shape)
     except (LayoutError, KeyError, ValueError) as e:
         return str(e)
+    if bits == 1:                            # an i1 travels through shared memory as one byte (Triton
+        bits = 8                             # zero-extends i1 to i8 for memory: TritonGPUToLLVM Utility.cpp)
     if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
         return "a layout that is not linear or an element that is not whole bytes"
     hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
@@ -708,7 +715,19 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
         else:
             chains.append([(st, ld)])
         last = e
+    for chain in chains:                     # rounds whose loads the compiler dropped (nothing used them)
+        e = next(x for x, st, _ld in rounds if st is chain[-1][0])
+        while (st := mine(e + 2, "store")) and not mine(e + 2, "load") and not mine(e + 3, "load") \
+                and _addr_keys(st) <= _addr_keys(chain[-1][0]):
+            chain.append((st, []))
+            e += 2
     return chains
+
+
+def _addr_keys(instrs: list[Instr]) -> set:
+    """The ``(address register, offset)`` pairs of ``instrs``: two rounds with the same set store
+    through the same scratch bytes."""
+    return {(a.base_name, a.offset) for a in map(address_of, instrs) if a is not None}
 
 
 def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
@@ -895,7 +914,13 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
                 break
         if hit is None and len(chain) > 1 and len(ops) - at >= len(chain) and \
                 _a_round_converts(tmod, evals, chain, ops[at:], n, memo):
-            work[:0] = [[r] for r in chain]  # rounds through the same scratch: one conversion each
+            split: list = []                 # rounds through one scratch: one conversion each (a
+            for r in chain:                  # round no load reads stays with the round before it)
+                if r[1] or not split:
+                    split.append([r])
+                else:
+                    split[-1].append(r)
+            work[:0] = split
             continue
         if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
             continue                         # moves another amount of data: a local op pair's accesses
@@ -935,6 +960,8 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
     are those of several conversions through one scratch, not one conversion in several rounds:
     a round of a multi-round conversion moves only part of its tensor and satisfies none)."""
     for r in chain:
+        if not r[1]:
+            continue
         pieces, why = _chain_pieces([r], evals, n, memo)
         rels = _relative_bases(ops[0], pieces, {}) if why is None else None
         if rels is None or isinstance(rels, Check):
@@ -970,7 +997,7 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
     of round ``r`` moved ``r`` round spans up (a round reads only what it stored); or why not."""
     pieces: list = []
     rounds: list[int] = []
-    for r, (st, ld) in enumerate(chain):
+    for r, (st, ld) in enumerate(chain):    # (a round no load reads: stores the law finds unread)
         for ins in st + ld:
             ev = evals.get(ins.func)
             got = _thread_bytes(ev, ins, n, memo) if ev is not None else "no evaluator"
@@ -1056,7 +1083,7 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
     if _round_trip_holds(pieces, rels, hs, hd, eb, n):
         return _round_trip_proved(op, pieces, n, data)
     wrote, reads = _scratch_bytes(pieces, rels, n)
-    bad = _blamed(op, wrote, reads, hs, hd, n, data)
+    bad = _blamed(op, wrote, reads, hs, hd, n, data, eb)
     if bad is None:
         bad = _byte_counts(op, pieces, wrote, reads, hs, hd, eb, n, data)
     if bad is None:                          # the law failed where the per-thread accounts do not show it
@@ -1136,23 +1163,25 @@ def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[se
     return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
 
 
-def _inside_reads(wrote: dict, reads: list[dict], line: int) -> bool:
-    """Every byte the store at ``line`` writes that no load reads lies between the least and the
-    greatest byte the round's loads read (a store moved past them may clobber another buffer).
+def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> bool:
+    """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
+    from its least byte (stored or read) up ``size`` bytes (the tensor's, each element once) or up
+    to the greatest byte read, whichever is more. A store past that may clobber another buffer.
 
     >>> class I: line = 7
-    >>> _inside_reads({0: (0, I), 4: (0, I), 8: (0, I)}, [{0: I, 8: I}], 7), _inside_reads({12: (0, I)}, [{0: I, 8: I}], 7)
+    >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
     (True, False)
     """
     read = {b for r in reads for b in r}
     if not read:
         return False
-    lo, hi = min(read), max(read)
+    lo = min(min(read), min(wrote))
+    hi = max(lo + size - 1, max(read))
     return all(lo <= b <= hi for b, (_ts, ins) in wrote.items() if ins.line == line and b not in read)
 
 
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
-            data: dict) -> Check | None:
+            data: dict, eb: int = 1) -> Check | None:
     """A byte read is right when the thread that loads it shares an element with the one that
     stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
     the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
@@ -1193,10 +1222,10 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     else:
         what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
                 f"holds none of thread {td}'s elements")
-    if td is None and _inside_reads(wrote, reads, line):
+    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs))):
         # every byte a load reads holds the right element, and the bytes written and never read lie
-        # among the bytes the round reads (the compiler removed the loads of elements nothing uses):
-        # no value is wrong and nothing outside the round's bytes is written; a warning
+        # inside the round's scratch (the compiler removed the loads of elements nothing uses): no
+        # value is wrong and nothing outside the conversion's scratch is written; a warning
         data["unread_only"] = True
         return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "warning",
                      f"ttg.convert_layout (TTGIR line {op.line}): {what} ({ins.opcode}, line {ins.line}; "
@@ -1305,7 +1334,7 @@ def _tensormap_fill(cp: Instr, fill: list[Instr], evals: dict, memo: dict, n: in
 
     if ev is None or not isinstance(base, Reg) or not isinstance(addr.offset, int):
         return unchecked("the copy's shared address is not a register plus an immediate")
-    a64 = ev.operand(base, 64, at=cp)
+    a64 = ev.operand(base.name, 64, at=cp)
     if a64 is None:
         return unchecked("the copy's shared address is not evaluated")
     target = z3.simplify(z3.Extract(31, 0, a64) + addr.offset)
