@@ -192,9 +192,9 @@ def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
     [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
     """
     files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for m in _PTX_FILE.finditer(text)}
-    out = []
+    out, line, pos = [], 1, 0
     for m in _PTX_LOC.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
+        line, pos = line + text.count("\n", pos, m.start()), m.start()   # counted on from the last .loc
         here = f"{files.get(m.group(1), '?')}:{m.group(2)}"
         site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
         out.append((line, here, site))
