@@ -26,12 +26,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 HOPPER_GEMM = "examples/python/CuTeDSL/cute/hopper/kernel/dense_gemm/dense_gemm.py"
 HOPPER_FMHA = "examples/python/CuTeDSL/cute/hopper/kernel/attention/fmha.py"
 BLACKWELL_GEMM = "examples/python/CuTeDSL/cute/blackwell/kernel/dense_gemm/dense_gemm.py"
+HOPPER_GROUPED = "examples/python/CuTeDSL/cute/hopper/kernel/grouped_gemm/grouped_gemm.py"
+#: examples that import torch at module level for their ``run()`` only get a stand-in module
+NEEDS_TORCH_STUB = (HOPPER_GROUPED,)
 #: modules an example imports from examples/python/CuTeDSL (``from helpers import fmha_helpers``)
 HELPERS = {HOPPER_FMHA: ("examples/python/CuTeDSL/helpers/fmha_helpers.py",)}
 
@@ -54,6 +58,10 @@ CONFIGS = {
                                           c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k",
                                           c_major="n", mma_tiler_mn=(128, 128), cluster_shape_mn=(1, 1),
                                           use_2cta_instrs=False, use_tma_store=True, mnkl=(1024, 1024, 512, 1)),
+    "hopper_grouped_gemm_f16_kk_128x128": dict(example=HOPPER_GROUPED, arch="sm_90a", ab_dtype="Float16",
+                                               c_dtype="Float16", acc_dtype="Float32", tile_shape_mn=(128, 128),
+                                               cluster_shape_mn=(1, 1), groups=2, sm_count=132, total_num_clusters=16,
+                                               tensormap_update_mode="SMEM"),
     "hopper_gemm_e4m3_kk_128x128": dict(example=HOPPER_GEMM, arch="sm_90a", ab_dtype="Float8E4M3FN",
                                         c_dtype="Float16", acc_dtype="Float32", a_major="k", b_major="k", c_major="n",
                                         tile_shape_mn=(128, 128), cluster_shape_mn=(1, 1), mnkl=(1024, 1024, 512, 1)),
@@ -122,6 +130,42 @@ def _compile_hopper_fmha(module, cfg: dict) -> None:
                                                           1.0, None, None, make_fake_stream())
 
 
+def _compile_hopper_grouped(module, cfg: dict) -> None:
+    """Compile the Hopper grouped GEMM example (persistent, tensor maps updated in shared memory) on
+    fake tensors: 16-byte "initial" A/B/C tensors (K/K/N-major, as its ``run()`` makes them), the
+    per-group problem sizes, strides and pointers, and the tensor-map workspace for ``sm_count``
+    SMs (``run()`` asks the GPU; a fixed count here)."""
+    import cutlass                                  # deferred: the optional DSL
+    import cutlass.cute as cute                     # deferred: the optional DSL
+    import cutlass.utils as utils                   # deferred: the optional DSL
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # deferred: the optional DSL
+    g, sms = cfg["groups"], cfg["sm_count"]
+    ab, cd = getattr(cutlass, cfg["ab_dtype"]), getattr(cutlass, cfg["c_dtype"])
+    small = [make_fake_compact_tensor(t, (16 * 8 // t.width,) * 2 + (1,), stride_order=(1, 0, 2), assumed_align=16)
+             for t in (ab, ab, cd)]
+    probs = make_fake_compact_tensor(cutlass.Int32, (g, 4), stride_order=(1, 0), assumed_align=16)
+    strides = make_fake_compact_tensor(cutlass.Int32, (g, 3, 2), stride_order=(2, 1, 0), assumed_align=16)
+    ptrs = make_fake_compact_tensor(cutlass.Int64, (g, 3), stride_order=(1, 0), assumed_align=16)
+    kernel = module.HopperGroupedGemmPersistentKernel
+    maps = make_fake_compact_tensor(cutlass.Int64, (sms, kernel.num_tensormaps, kernel.bytes_per_tensormap // 8),
+                                    stride_order=(2, 1, 0), assumed_align=16)
+    gemm = kernel(getattr(cutlass, cfg["acc_dtype"]), tuple(cfg["tile_shape_mn"]), tuple(cfg["cluster_shape_mn"]),
+                  swizzle_size=1, raster_along_m=True,
+                  tensormap_update_mode=getattr(utils.TensorMapUpdateMode, cfg["tensormap_update_mode"]))
+    cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](gemm, *small, g, probs, strides, ptrs,
+                                                          cfg["total_num_clusters"], maps, sms, make_fake_stream())
+
+
+class _TorchStub(types.ModuleType):
+    """A stand-in ``torch`` for examples that import it at module level but use it only in their
+    ``run()`` (any attribute is an empty class: annotations evaluate)."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return type(name, (), {})
+
+
 def compile_one(name: str, cutlass: str, out: str) -> None:
     """Child process: compile config ``name`` with the DSL's dump directory set to ``out``."""
     cfg = CONFIGS[name]
@@ -135,6 +179,11 @@ def compile_one(name: str, cutlass: str, out: str) -> None:
         with open(os.path.join(out, "lib", rel), "w") as f:
             f.write(_example_source(cutlass, helper)[0])
     sys.path.insert(0, os.path.join(out, "lib"))
+    if cfg["example"] in NEEDS_TORCH_STUB:
+        try:
+            import torch  # noqa: F401  # deferred: only to know whether the real one is installed
+        except ImportError:
+            sys.modules["torch"] = _TorchStub("torch")
     spec = importlib.util.spec_from_file_location("cutedsl_example", src)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -142,6 +191,8 @@ def compile_one(name: str, cutlass: str, out: str) -> None:
         _compile_gemm(module, cfg)
     elif cfg["example"] == HOPPER_FMHA:
         _compile_hopper_fmha(module, cfg)
+    elif cfg["example"] == HOPPER_GROUPED:
+        _compile_hopper_grouped(module, cfg)
     os.remove(src)
 
 
