@@ -96,7 +96,8 @@ def test_the_cluster_kernel_passes_every_independent_check():
     assert r.ok, [c.to_dict() for c in r.failures]
     names = {c.check for c in r.checks if c.status == "proved"}
     assert names == {"compile", "spills", "tensor-map", "index-functions", "multicast",
-                     "expect-tx", "instruction", "tma", "descriptor", "d-store", "protocol"}
+                     "expect-tx", "instruction", "tma", "descriptor", "d-store", "protocol",
+                     "tma-store"}
     spills = next(c for c in r.checks if c.check == "spills")
     assert "0 bytes spilled" in spills.message
     # both CTAs were checked, and the ragged problem (a cluster tile past N)

@@ -303,7 +303,8 @@ def test_every_auto_chosen_configuration_has_0_spills_and_passes_the_ptx_checks(
     spills = [c for c in r.checks if c.check == "spills"]
     assert spills and spills[0].status == "proved" and "0 bytes spilled" in spills[0].message
     want = {"compile", "spills", "instruction", "tma", "descriptor", "protocol", "d-store"} | \
-        ({"split-k"} if cfg[4] > 1 else set())
+        ({"split-k"} if cfg[4] > 1 else set()) | \
+        ({"tma-store"} if man["store"]["kind"] == "tma" else set())   # the TMA-store epilogue
     assert {c.check for c in r.checks if c.status == "proved"} == want
 
 
@@ -341,7 +342,7 @@ def test_the_cluster_variant_of_the_8192_cubed_choice_passes_the_ptx_checks():
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks if c.status == "proved"} == {
         "compile", "spills", "multicast", "expect-tx", "instruction", "tma", "descriptor",
-        "d-store", "protocol"}
+        "d-store", "protocol", "tma-store"}
     assert "0 bytes spilled" in next(c for c in r.checks if c.check == "spills").message
 
 
