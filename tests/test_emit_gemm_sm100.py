@@ -96,7 +96,7 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
                                            "tmem", "d-store", "protocol", "acc-ring", "schedule",
-                                           "store-order"}
+                                           "store-order", "smem-banks"}
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
 
@@ -522,3 +522,29 @@ def test_planted_staging_swizzle_off_is_caught_by_d_store():
     assert old in src
     r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "(j << 4)"))
     assert any(c.check == "d-store" for c in r.failures), [c.to_dict() for c in r.failures]
+
+
+@needs_nvcc
+def test_the_swizzled_staging_writes_are_conflict_free_and_unswizzled_ones_are_not():
+    """Bank rule written here (32 banks of 4 bytes, a 16-byte store served 8 lanes at a time):
+    unswizzled bf16 rows are 64 bytes apart, so lanes 0, 2, 4, 6 of a quarter-warp write the
+    same four banks: 4 wavefronts per quarter, 16 per store instead of 4; the check on the PTX
+    must say the swizzled kernel has none and name the unswizzled one."""
+    def wavefronts(addrs):
+        total = 0
+        for q in range(0, 32, 8):
+            banks = {}
+            for a in addrs[q:q + 8]:
+                for w in range(a // 4, a // 4 + 4):
+                    banks.setdefault(w % 32, set()).add(w)
+            total += max(len(v) for v in banks.values())
+        return total
+    assert wavefronts([lane * 64 for lane in range(32)]) == 16
+    assert wavefronts([lane * 64 + (((lane >> 1) & 3) << 4) for lane in range(32)]) == 4
+    man, src = _kernel(out="bf16")
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    assert [c.status for c in r.checks if c.check == "smem-banks"] == ["proved"]
+    old = "((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4)"
+    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "(j << 4)"))
+    bad = [c for c in r.checks if c.check == "smem-banks"]
+    assert bad and bad[0].status == "warning" and "16 wavefronts where its bytes need 4" in bad[0].message

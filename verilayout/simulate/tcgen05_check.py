@@ -80,8 +80,8 @@ from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mm
                                          run_threads, stored_values)
 from verilayout.simulate.tile_schedule import schedule_check
 from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
-from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, store_order_check,
-                                           tma_store_elements)
+from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, staging_banks_check,
+                                           store_order_check, tma_store_elements)
 
 __all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
 
@@ -310,6 +310,7 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     out += _d_store(run, bm, bn, (M, N), (s, splits), fused, d_map)
     if d_map and any(is_tma_store(e.op) for e in run.events):
         out.append(store_order_check(run, (fused or ("f32",))[0], *d_map, (M, N), MAP_D_ADDR))
+        out.append(staging_banks_check(run))
     if cover is not None:
         cover.setdefault(((0, 0), s), set()).add(_accumulated(run, tmas, bk, bk // _K[dt]))
     return out

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from verilayout.hw.nvidia.banks import lanes_per_phase, warp_wavefronts
 from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ptx_run import stored_values
 
-__all__ = ["TMA_STORE_ASSUMPTIONS", "is_tma_store", "tma_store_elements", "store_order_check"]
+__all__ = ["TMA_STORE_ASSUMPTIONS", "is_tma_store", "tma_store_elements", "store_order_check",
+           "staging_banks_check"]
 
 TMA_STORE_ASSUMPTIONS = (
     "a TMA store writes the bytes at the tensor map's swizzled shared-memory placement (the TMA "
@@ -233,3 +235,42 @@ def store_order_check(run, out: str, box: tuple, swizzle: str, mn: tuple, map_ad
                        "(fence.proxy.async) and synchronised with the issuer after they were written; "
                        "no byte rewritten before the issuer's cp.async.bulk.wait_group.read covered "
                        "its store and a synchronisation; none pending at exit")
+
+
+def staging_banks_check(run) -> KernelCheck:
+    """``smem-banks``: every ``st.shared`` of the run, per warp, against the bank model of
+    :mod:`verilayout.hw.nvidia.banks` (32 banks of 4 bytes; a 128-bit access served a quarter-warp
+    at a time). Law: ``proved`` when each warp's store takes the fewest wavefronts its bytes can
+    (``ceil(bytes / 128)``), else a ``warning`` naming the instruction (a speed finding, not a
+    wrong result); ``unknown`` without shared stores.
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> staging_banks_check(RunResult((), True, "", ())).status
+    'unknown'
+    """
+    th = np.asarray(run.threads)
+    n = worst = 0
+    where = None
+    for e in run.events:
+        if not e.op.startswith("st.shared") or e.values.get("addr") is None:
+            continue
+        width = _width(e.op) * max(1, len(stored_values(e.values)))
+        addrs = e.values["addr"].astype(np.int64)
+        warps = th[e.lanes] // 32
+        for w in np.unique(warps).tolist():
+            lanes = [None] * 32
+            for q in np.nonzero(warps == w)[0].tolist():
+                lanes[int(th[e.lanes[q]]) % 32] = int(addrs[q])
+            got = warp_wavefronts(lanes, width, lanes_per_phase(8 * width, 32), store=True)
+            need = -(-sum(width for a in lanes if a is not None) // 128)
+            n += 1
+            if got - need > worst:
+                worst, where = got - need, (e, w, got, need)
+    if not n:
+        return KernelCheck("smem-banks", "unknown", "the run has no st.shared")
+    if where is not None:
+        e, w, got, need = where
+        return KernelCheck("smem-banks", "warning", f"warp {w}'s {e.op} takes {got} wavefronts where "
+                           f"its bytes need {need} (bank conflicts)", e.instr.line if e.instr else None)
+    return KernelCheck("smem-banks", "proved", f"{n} warp-wide shared stores, each in the fewest "
+                       "wavefronts its bytes need (no bank conflict)")
