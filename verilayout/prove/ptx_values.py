@@ -4,7 +4,9 @@ Law: :class:`PtxValues` gives each register of one PTX function the z3 expressio
 definition, recursively; ``%tid.x`` is :data:`TID`, the address of a shared variable (Triton's
 ``global_smem``, or the names given) is :data:`SMEM`; kernel parameters, loads, registers defined
 more than once (loop-carried) and unmodelled instructions are free symbols (listed in ``opaque``).
-The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted kernels
+What an integer instruction computes is the table of :mod:`verilayout.prove.ptx_semantics`, read in
+its z3 domain (the same table the PTX interpreter :mod:`verilayout.simulate.ptx_run` reads over
+numpy). The PTX audit (``verilayout.audit.ptx``) and the independent check of emitted kernels
 (``verilayout.simulate.independent``) both read descriptors and addresses through it.
 
 >>> from verilayout.frontends.ptx import parse_ptx
@@ -64,6 +66,9 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
 class PtxValues:
     """Symbolic values of a PTX function's registers (see the module docstring): ``reg(name)``
     and ``operand(decoded operand, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
+    ``kernel_inputs`` (the emitted-kernel checks' reading): ``ld.param`` of ``<kernel>_param_<k>`` is
+    the symbol ``param<k>``, ``%ctaid.x`` the symbol ``ctaid_x``, ``cvta`` the identity; otherwise
+    (the audit's) they are free symbols as any unmodelled instruction.
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> v = PtxValues(parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, buf;\\n"

@@ -15,7 +15,10 @@ descriptors, A registers, whether its accumulators are all zero ``d_zero``, ``sc
 accumulator register ``r`` holds the tag ``r + 1`` (f16 accumulators: the halves ``2r + 1`` and
 ``2r + 2``), so a store shows which accumulator element it writes. An instruction that is not modelled
 makes its destination *unknown*; a branch on an unknown value, or more than ``max_steps`` steps,
-stops the run with ``complete = False`` and the reason.
+stops the run with ``complete = False`` and the reason. What an integer instruction computes is the
+table of :mod:`verilayout.prove.ptx_semantics`, read in its numpy domain (the symbolic evaluator
+:mod:`verilayout.prove.ptx_values` reads the same table over z3); operands are the decoded ones of
+:mod:`verilayout.hw.nvidia.ptx_model` (registers inline assembly names without ``%`` are symbols).
 
 >>> from verilayout.frontends.ptx import parse_ptx
 >>> m = parse_ptx(".version 8.7\\n.visible .entry f(.param .u64 f_param_0)\\n{\\nmov.u32 %r1, %tid.x;\\n"
