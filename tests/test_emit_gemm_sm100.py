@@ -150,11 +150,15 @@ def test_the_sm100_readme_says_it_cannot_run_here(tmp_path, capsys):
     assert "compute_100a" in (tmp_path / "b" / "Makefile").read_text()
 
 
-def test_sm100_refuses_the_sm90_only_options(tmp_path, capsys):
+def test_sm100_takes_group_m_for_its_persistent_raster(tmp_path, capsys):
     from verilayout.cli import main
     rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--group-m", "4",
                "-o", str(tmp_path / "b")])
-    assert rc == 2 and "sm_90a-only" in capsys.readouterr().err
+    assert rc == 0 and "GROUP_M 4 tile rows" in capsys.readouterr().out
+    assert "constexpr int GROUP_M = 4;" in (tmp_path / "b" / "kernel.cu").read_text()
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--group-m", "0",
+               "-o", str(tmp_path / "c")])
+    assert rc == 2 and "--group-m 0" in capsys.readouterr().err
 
 
 def _chosen() -> list:

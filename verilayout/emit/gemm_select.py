@@ -586,11 +586,8 @@ def _why(a: dict, b: dict) -> str:
 
 
 def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
-    """sm_100a: tile, stages and split-K (chosen or given) and the epilogue; no raster (one CTA
-    per tile and K slice)."""
-    if group_m not in (None, 1):
-        raise LayoutError("--arch sm_100a: --group-m is sm_90a-only (one CTA per tile, no "
-                          "persistent raster)")
+    """sm_100a: tile, stages, split-K and the persistent raster's GROUP_M (chosen or given) and
+    the epilogue."""
     if splits is None:
         splits = choice.best.splits if (choice is not None and tile is None) else 1
     t = tile or ((choice.best.bm, choice.best.bn, choice.best.bk) if choice is not None else None)
@@ -599,7 +596,8 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
         stages = choice.best.stages if (choice is not None and tile is None) else \
             max(2, max_stages(dtype, bn, bk))
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
-                                  bias=epi[1], activation=epi[2])
+                                  bias=epi[1], activation=epi[2],
+                                  **({} if group_m is None else {"group_m": group_m}))
 
 
 def emission_for(man: dict) -> Emission:
