@@ -448,3 +448,18 @@ def test_truncated_or_mangled_mlir_is_a_layout_error_or_reads():
                 mma_plans(mod)
             except LayoutError as e:
                 assert "\n" not in str(e)
+
+
+def test_planted_lbo_of_an_mn_major_operand_is_an_error():
+    """The N-major B operand (128 N = two 64-element 128B atoms 8 KB apart): its descriptor's LBO is
+    the 8 KB between the atoms (field 512 in 16-byte units, PTX ISA matrix descriptor, MN-major
+    swizzled); 4 KB reads the second atom's columns from the first's rows: an error at each wgmma
+    of the group that reads it (the first, prologue group: its constant is the first in the text)."""
+    name = "hopper_gemm_f16_mn_128x128"
+    ptx = _text(name, "ptx")
+    hi = (1 << 62) | (64 << 32) | (512 << 16)
+    assert ptx.index(f", {hi};") < ptx.index("wgmma.commit_group")
+    bad = _plant(ptx, f", {hi};", f", {(1 << 62) | (64 << 32) | (256 << 16)};")
+    rep = audit_pair(_text(name, "mlir"), bad)
+    assert _by(rep, "B", "counterexample") == set(_groups(ptx)[0])
+    assert _by(rep, "A", "proved") == set(_wgmma_lines(ptx))
