@@ -24,7 +24,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from verilayout.core.cute import tile_to_shape
+from verilayout.core.cute import dynamic, tile_to_shape
 from verilayout.dtypes import require_major, require_swizzle
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.descriptor import contract_findings, decode
@@ -131,7 +131,7 @@ def _smem_operand(name: str, spec: OperandSpec, dtype: str, mn: int, k: int,
                           f"operands only for f16/bf16; make the {dtype} operand K-major")
     atom = swizzle_atom(spec.swizzle, spec.major, dtype)
     try:
-        tiled = tile_to_shape(atom.cute_layout(), (mn, k))
+        tiled = tile_to_shape(atom.cute_layout(), dynamic((mn, k)))     # make_shape(mn, k): run-time ints
     except LayoutError as e:
         raise LayoutError(f"--{name.lower()} {spec.text}: the {atom.shape[0]}x{atom.shape[1]} "
                           f"swizzle atom does not tile the {mn}x{k} {name} operand ({e})") from None
