@@ -297,7 +297,8 @@ def test_the_emitted_gemm_passes_every_independent_check(gemm):
     r = _gemm(gemm, host=True)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "instruction", "tensor-map", "tma",
-                                           "descriptor", "protocol", "d-store", "index-functions"}
+                                           "descriptor", "protocol", "d-store", "index-functions",
+                                           "tma-store"}     # the TMA-store epilogue
 
 
 @pytest.mark.parametrize("cfg", [("e4m3", "128x128x128", 6), ("tf32", "64x128x16", 5)])
@@ -315,8 +316,8 @@ def test_planted_gemm_host_side_bugs_are_caught(gemm):
     # (with a third plant in the same build: d_col's lane bit 0 moved to column 4, and a fourth:
     # tile_coords walking tile rows with / instead of %)
     edit = _sub(r"CUtensorMapSwizzle\(3\)", "CUtensorMapSwizzle(2)")
-    r = _gemm(gemm, lambda s: edit(s).replace("make_tensor_map(&tb, B, N, K, BN)",
-                                              "make_tensor_map(&tb, B, N, K, BM)")
+    r = _gemm(gemm, lambda s: edit(s).replace("make_tensor_map(&tb, kb, KN, K, BN)",
+                                              "make_tensor_map(&tb, kb, KN, K, BM)")
               .replace("(((lane >> 0u) & 1u) * 2u)", "(((lane >> 0u) & 1u) * 4u)")
               .replace("tm = first + (t % per_group) % rows;", "tm = first + (t % per_group) / rows;"),
               host=True)
