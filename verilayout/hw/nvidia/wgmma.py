@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 
 from verilayout.bits import ceil_log2, log2
+from verilayout.core.cute.int_tuple import dynamic
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.dtypes import SWIZZLE_MODES, WGMMA_SWIZZLES, Major, SwizzleMode, require_major, require_swizzle, subset
@@ -368,8 +369,8 @@ class SwizzleAtom:
         >>> swizzle_atom("128B", "K", "f16").cute_layout().offset_bytes((1, 0))   # row 1, unit 0 XOR 1
         144
         """
-        return ComposedLayout(self.functor("bytes"), Layout(self.shape, self.stride),
-                              ptr_bits=WGMMA_DTYPE_BITS[self.dtype])
+        return ComposedLayout(self.functor("bytes"), Layout(dynamic(self.shape), dynamic(self.stride)),
+                              ptr_bits=WGMMA_DTYPE_BITS[self.dtype])     # plain ints, as cute_text prints them
 
     def cute_text(self, units: str = "bytes") -> str:
         """The atom as CuTe text, with the swizzle on byte addresses (CuTe's
