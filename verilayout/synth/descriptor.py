@@ -220,7 +220,7 @@ def synth(*, dtype: str, major: Major, mn: int, k: int, arch: NvArch = "sm_90", 
 
     >>> p = synth(dtype="f16", major="K", mn=64, k=64)
     >>> p.layout_text
-    'Sw<3,4,3> o smem_ptr[16b](unset) o ((8,8),(64,1)):((64,512),(1,0))'
+    'Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_8),(_64,_1)):((_64,_512),(_1,_0))'
     >>> p.k_step_bytes, [hex(d.value) for d in p.descriptors][:2]
     (32, ['0x4000004000010000', '0x4000004000010002'])
     """
