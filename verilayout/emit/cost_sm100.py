@@ -19,9 +19,11 @@ are assumed (none is fitted: there is no measurement to fit to):
 The terms of one configuration (tile 128 x BN x BK, split-K S; a *unit* is a tile's K slice):
 
 * ``ctas = min(148, units)``; each CTA runs ``per_cta = ceil(units / ctas)`` units in turn;
-* ``mma = ceil(k_tiles / S) x max(128 BN BK 2 / F, (128 + BN) BK e / 128)`` clocks per unit (the
-  tensor cores' rate, or the operands' shared-memory reads: a 128 x 64 tile reads 192 bytes per
-  128 FLOP-clocks and is limited by them; ``e`` bytes per element); ``epilogue = 128 BN b / 64``
+* ``mma = ceil(k_tiles / S) x max(128 BN BK 2 / F, (128 + BN) BK e / 128, fill / stages)`` clocks
+  per unit: the tensor cores' rate, or the operands' shared-memory reads (a 128 x 64 tile reads
+  192 bytes per 128 FLOP-clocks and is limited by them; ``e`` bytes per element), or the load
+  latency (taken equal to the fill) that the ring's ``stages`` (the deepest that fits,
+  :func:`verilayout.emit.tcgen05_gemm.max_stages`) must cover; ``epilogue = 128 BN b / 64``
   (``b``: bytes per stored element, f32 partial sums when split);
 * ``compute = fill + per_cta x max(mma, epilogue) + epilogue``: the accumulator is double-buffered
   in TMEM, so a tile's epilogue runs under the next tile's MMAs; only the last one is exposed;
@@ -37,6 +39,7 @@ True
 from __future__ import annotations
 
 from verilayout.dtypes import bytes_of
+from verilayout.emit.tcgen05_gemm import max_stages
 
 __all__ = ["SMS", "FLOP_PER_CLK", "HBM_BYTES_PER_CLK", "CLOCK_GHZ", "FILL_CLK", "EPILOGUE_BYTES_PER_CLK",
            "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "CONSTANTS", "sm100_terms", "feature_lines"]
@@ -71,7 +74,9 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
     units = tiles * splits
     ctas = min(SMS, units)
     per_cta = -(-units // ctas)
-    per_k = max(128 * bn * bk * 2 / FLOP_PER_CLK[dtype], (128 + bn) * bk * eb / SMEM_BYTES_PER_CLK)
+    stages = max(2, max_stages(dtype, bn, bk))
+    flop_k = 128 * bn * bk * 2 / FLOP_PER_CLK[dtype]
+    per_k = max(flop_k, (128 + bn) * bk * eb / SMEM_BYTES_PER_CLK, FILL_CLK / stages)
     mma = -(-k_tiles // splits) * per_k
     ob = 4 if splits > 1 else out_bytes
     epilogue = 128 * bn * ob / EPILOGUE_BYTES_PER_CLK
@@ -83,7 +88,7 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
     waves = -(-units // SMS)
     return {"tiles": tiles, "units": units, "ctas": ctas, "per_cta": per_cta, "waves": waves,
             "wave_fill": units / (waves * SMS), "mma": mma, "epilogue": epilogue,
-            "unit": max(mma, epilogue), "smem_bound": per_k > 128 * bn * bk * 2 / FLOP_PER_CLK[dtype], "overlap": (per_cta - 1) * min(mma, epilogue),
+            "unit": max(mma, epilogue), "smem_bound": per_k > flop_k, "latency_per_k": FILL_CLK / stages, "overlap": (per_cta - 1) * min(mma, epilogue),
             "compute": compute, "dram_bytes": dram_bytes, "dram": dram, "reduce": reduce,
             "util": 1.0, "total": max(compute, dram) + reduce,
             "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
@@ -125,7 +130,9 @@ def feature_lines(choice) -> list[str]:
            f"us at 8 TB/s, compute {_us(t['compute']):.1f} us: {bound}-bound",
            "  not built: 2-CTA MMA (tcgen05.mma.cta_group::2), clusters and TMA multicast"]
     out += ["model (sm_100a, emit/cost_sm100): total = max(fill + per CTA x max(MMA, epilogue) + "
-            "epilogue, DRAM) + reduction; MMA = max(tensor rate, operand reads from shared memory)"
-            + (f"; the chosen tile is shared-memory bound ({b.bn} < 128)" if t.get("smem_bound") else "")]
+            "epilogue, DRAM) + reduction; MMA per K-tile = max(tensor rate, operand reads from shared "
+            "memory, load latency / stages)"
+            + (f"; the chosen tile is bound by shared memory or latency (BN {b.bn})" if t.get("smem_bound")
+               else "")]
     out += [f"  constants: {what} ({src})" for what, src in CONSTANTS]
     return out
