@@ -97,3 +97,20 @@ def test_bad_input_is_one_line_exit_2(capsys, argv, msg):
     assert main(["tma", "check", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and err.count("\n") == 1 and msg in err
+
+
+def test_descriptor_over_every_stage_of_a_staged_layout(capsys):
+    staged = "Sw<3,4,3> o smem_ptr[16b](unset) o ((_8,_16),(_64,_1),(_1,_4)):((_64,_512),(_1,_0),(_0,_8192))"
+    # K-major SW128 f16: LBO 16 B, SBO 1024 B (8 rows of 128 bytes), K-blocks 32 bytes apart (PTX ISA,
+    # matrix descriptor); stage s of the ring at s * 16384 bytes
+    good = hex((1 << 62) | (64 << 32) | (1 << 16))
+    argv = ["tma", "check", "--box", "64x128", "--dtype", "f16", "--swizzle", "128", "--json",
+            "--smem-layout", staged, "--major", "K", "--k-blocks", "4", "--k-step", "32", "--desc"]
+    assert main(argv + [good]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [c["reader"] for c in got] == ["layout"] * 4 + ["descriptor"]
+    assert "4-stage ring" in got[-1]["reason"] and "16384" in got[-1]["reason"]
+    bad = hex((1 << 62) | (32 << 32) | (1 << 16))            # SBO 512 B
+    assert main(argv + [bad]) == 1
+    got = json.loads(capsys.readouterr().out)
+    assert got[-1]["status"] == "counterexample" and all(c["proved"] for c in got[:4])

@@ -112,8 +112,24 @@ def _layout_checks(args, tmap: TensorMap, tmo: int) -> list[dict]:
     return out
 
 
+def _desc_ring(args) -> dict:
+    """The ring the descriptor is checked on: a staged --smem-layout's stages (each stage's
+    descriptor is the first's moved by the stage offset), its ``--stage`` alone, or one buffer."""
+    stages = _stage_readers(args) if args.smem_layout is not None else [(None, None, 0)]
+    if stages[0][0] is None:
+        return {"base": args.base} if args.base is not None else {"base_align": args.base_align}
+    if args.stage is not None:
+        return _stage_base(args, stages[0][2])
+    step = stages[1][2] if len(stages) > 1 else 0
+    if any(shift != i * step for i, (_, _, shift) in enumerate(stages)):
+        raise LayoutError("--desc with a staged --smem-layout whose stages are not equally spaced: give --stage N")
+    base = {"base": args.base} if args.base is not None else {"base_align": args.base_align}
+    return {**base, "stages": len(stages), "stage_bytes": step or None}
+
+
 def _desc_check(args, tmap: TensorMap, tmo: int) -> dict:
-    """TMA's box against the wgmma / tcgen05 descriptor reader of ``--desc``."""
+    """TMA's box against the wgmma / tcgen05 descriptor reader of ``--desc`` (every stage of a
+    staged ``--smem-layout``)."""
     if args.major is None:
         raise LayoutError("--desc needs --major (K or MN)")
     d = as_descriptor(args.desc, args.arch if args.arch else None)
@@ -121,9 +137,8 @@ def _desc_check(args, tmap: TensorMap, tmo: int) -> dict:
     reader = descriptor_reader(d, major=parse_major(args.major), dtype=args.dtype, mn=mn // args.mn_blocks,
                                k_blocks=args.k_blocks, k_step=args.k_step, mn_blocks=args.mn_blocks,
                                mn_step=args.mn_step)
-    base = {"base": args.base} if args.base is not None else {"base_align": args.base_align}
     v = check_ring(tmap, reader, inner=args.inner, arch=args.arch, trust_inferred=args.trust_inferred,
-                   timeout_ms=tmo, **base)
+                   timeout_ms=tmo, **_desc_ring(args))
     return {"reader": "descriptor", "descriptor": f"{d.value:#018x}", "verdict": v}
 
 
