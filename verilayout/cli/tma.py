@@ -203,7 +203,8 @@ def _add_check(sub) -> None:
     p.add_argument("--stage", type=int_arg, metavar="N", help="a staged --smem-layout: which stage "
                    "(default: every stage, each reported)")
     p.add_argument("--desc", metavar="DESC", help="also prove this wgmma (or --arch sm_100 tcgen05) "
-                   "descriptor reads what TMA wrote")
+                   "descriptor reads what TMA wrote (its start address relative to the stage; over every "
+                   "stage of a staged --smem-layout, or its --stage)")
     p.add_argument("--major", help="the descriptor's operand majorness: K or MN")
     p.add_argument("--mn", type=int_arg, metavar="ROWS", help="M/N rows the descriptors read in all "
                    "(default: the box's M/N extent)")
