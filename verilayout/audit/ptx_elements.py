@@ -348,7 +348,9 @@ def _unchecked(op: Any, first: Instr, why: str) -> Check:
 def _parts(g: list, lanes: list[set[int]]) -> list[list]:
     """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
     n = sum(len(s) for _, _, ls in g for s in ls)
-    for total in (sum(len(s) for s in lanes), len(set().union(*lanes))):   # every copy, or one, writes
+    every, one = sum(len(s) for s in lanes), len(set().union(*lanes))
+    guarded = any(not s for _, _, ls in g for s in ls)   # lanes switched off: one copy of each element
+    for total in ((one, every) if guarded else (every, one)):   # every copy writes, or one
         if total and n % total == 0 and len(g) % max(1, n // total) == 0:
             return _split(g, n // total)
     return [g]
@@ -704,8 +706,8 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
     rounds = []
     for e in sorted(by):
         st, ld = mine(e, "store"), mine(e + 1, "load")
-        if st and ld and not mine(e, "load"):
-            rounds.append((e, st, ld))
+        if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
+            rounds.append((e, st, ld))                               # other addresses: another op's)
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
