@@ -1206,7 +1206,11 @@ def render_gemm_readme(man: dict) -> str:
         f"accumulation, D = {epilogue_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
         f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
         + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
-           if man.get("cluster", {}).get("size", 1) > 1 else "") + ".", "",
+           if man.get("cluster", {}).get("size", 1) > 1 else "")
+        + ("; swap-AB (the kernel computes D^T = B A^T: a small M is the tile's N)"
+           if man.get("swap_ab") else "")
+        + ("; epilogue through shared memory and TMA stores where D's rows are 16-byte multiples"
+           if man.get("store", {}).get("kind") == "tma" else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
         f"{len(man['obligations'])} obligations ({n_ok} proved).",
         "- `main.cu`: exact reference checks on small shapes, then TFLOP/s and % of cuBLASLt on "
