@@ -25,6 +25,7 @@ register shuffle from loaded data to DPAS operand registers. Two planners:
 """
 from __future__ import annotations
 
+from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Mapping, Sequence
@@ -42,7 +43,7 @@ from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_lo
 from verilayout.core.smt import Verdict
 from verilayout.bits import plain_ints
 
-__all__ = ["Plan", "BlockLoadPlan", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
+__all__ = ["Plan", "BlockLoadPlan", "ShuffleTable", "plan_minimal", "plan_baseline", "default_surface", "format_load_layout",
            "plan_operand", "check_operand_plan", "plan_tensor",
            "DTYPE_BYTES"]
 
@@ -64,6 +65,69 @@ def default_surface(memory_shape: Sequence[int], elem_bytes: int) -> Surface:
 # ----------------------------------------------------------------------------
 
 @dataclass(frozen=True, eq=False)
+class ShuffleTable(SequenceABC):
+    """A plan's register shuffle kept as one read-only ``int32`` array of shape
+    ``(registers, lanes, 2)`` instead of a tuple of tuples of pairs: 8 bytes per register
+    slot instead of about 100 (a 8192x8192 DPAS operand's sub-group has 2^17 registers of 16
+    lanes each). It reads as that tuple: ``table[r]`` is register ``r``'s tuple of
+    ``(load, element)`` pairs, one per lane, and it equals (and hashes as) the tuple of those
+    rows; ``numpy.asarray(table)`` is the array itself, without a copy.
+
+    Law: ``ShuffleTable.of(load, elem)[r][l] == (load[r, l], elem[r, l])`` and
+    ``ShuffleTable.of(load, elem) == tuple(tuple(zip(lr, er)) for lr, er in zip(load, elem))``.
+
+    >>> t = ShuffleTable.of(np.array([[0, 1]]), np.array([[2, 3]]))
+    >>> len(t), t[0], t == (((0, 2), (1, 3)),)
+    (1, ((0, 2), (1, 3)), True)
+    """
+
+    table: np.ndarray
+
+    @classmethod
+    def of(cls, load: np.ndarray, elem: np.ndarray) -> "ShuffleTable":
+        """The shuffle whose register ``r`` of lane ``l`` takes ``(load[r, l], elem[r, l])``."""
+        table = np.stack([np.asarray(load), np.asarray(elem)], axis=-1).astype(np.int32)
+        table.flags.writeable = False
+        return cls(table)
+
+    def __len__(self) -> int:
+        return int(self.table.shape[0])
+
+    def __getitem__(self, r):
+        if isinstance(r, slice):
+            return tuple(self[i] for i in range(*r.indices(len(self))))
+        return tuple(map(tuple, self.table[r].tolist()))
+
+    def __iter__(self):
+        for row in self.table:
+            yield tuple(map(tuple, row.tolist()))
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None or np.dtype(dtype) == self.table.dtype:
+            return self.table.copy() if copy else self.table
+        return self.table.astype(dtype)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ShuffleTable):
+            return bool(np.array_equal(self.table, other.table))
+        if isinstance(other, SequenceABC) and not isinstance(other, (str, bytes)):
+            return len(other) == len(self) and tuple(self) == tuple(
+                tuple(tuple(x) for x in row) for row in other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"ShuffleTable({len(self)} registers x {self.table.shape[1]} lanes)"
+
+
+def _kept_shuffle(shuffle) -> "ShuffleTable | tuple":
+    """A plan's shuffle as stored: a :class:`ShuffleTable` as it is, any other sequence as a tuple."""
+    return shuffle if isinstance(shuffle, ShuffleTable) else tuple(shuffle)
+
+
+@dataclass(frozen=True, eq=False)
 class BlockLoadPlan:
     """Loads and shuffle feeding one DPAS operand of one sub-group (warp ``warp``), or, with
     ``op_idx=None`` and ``inst_shape=()``, filling the registers of any distributed layout
@@ -71,7 +135,8 @@ class BlockLoadPlan:
 
     ``shuffle[r][l] = (load, element)``: (DPAS) register ``r`` of lane ``l`` receives
     element ``element`` (counted in tensor elements) of what ``load`` put in lane
-    ``l``. ``lower_bound``: no valid plan has fewer loads (``None`` if not computed);
+    ``l`` (the planners give a :class:`ShuffleTable`: that tuple of tuples, kept as one
+    ``int32`` array; any sequence of that form is accepted). ``lower_bound``: no valid plan has fewer loads (``None`` if not computed);
     ``minimal``: proved that no valid plan has fewer loads than this one;
     ``verdict``: ``proved`` iff the plan is correct and minimality is proved (the
     method says how: ``counting`` or ``exhaustive``); ``unknown`` when correct but
@@ -434,6 +499,10 @@ def _inst_default(dtype: str, op_idx: int) -> tuple:
 
 
 def _shuffle_to_json(shuffle) -> list:
+    if isinstance(shuffle, ShuffleTable):
+        table = shuffle.table
+        same = (table == table[:, :1]).all(axis=(1, 2)).tolist()
+        return [row[0] if one else row for row, one in zip(table.tolist(), same)]
     out = []
     for row in shuffle:
         first = row[0]
@@ -631,11 +700,11 @@ def _greedy(values: np.ndarray, length: int, align: int = 1) -> list[tuple[int, 
     return out
 
 
-def _shuffle(loads: Sequence[BlockLoad], needed: Needed, t: int) -> tuple | None:
+def _shuffle(loads: Sequence[BlockLoad], needed: Needed, t: int) -> ShuffleTable | None:
     found, load, elem = lookup(needed.keys(), delivered_arrays(loads, t, needed.shape))
     if not found.all():
         return None
-    return tuple(tuple(zip(lr, er)) for lr, er in zip(load.tolist(), elem.tolist()))
+    return ShuffleTable.of(load, elem)
 
 
 @dataclass(frozen=True)
@@ -727,36 +796,52 @@ def _request(layout: LinearLayout, dtype: str, op_idx: int, inst_shape, transpos
 
 
 def _product_plans(req: _Request) -> list[tuple]:
-    """Candidate (loads, shuffle) pairs from greedy row x column ranges, each family; only
-    the valid ones with the fewest loads (the chosen one is proved in :func:`_finish`)."""
+    """The first valid (loads, shuffle) pair, in a list, among greedy row x column ranges of
+    each family taken fewest loads first (ties in family order); ``[]`` when none is valid.
+    Only one shuffle is built per valid candidate tried, and none kept but the answer's
+    (memory). The chosen one is proved in :func:`_finish`."""
     needed, t = req.needed, req.t
-    coords = needed.coords.reshape(-1, 2)
-    rows = np.unique(coords[:, 0])
+    cells = _row_major_cells(needed)
+    width = needed.shape[1]
+    rows = np.unique(cells // width)
     out = []
     for fam in _families(t, req.op_idx, req.transpose):
         align = max(4, fam.elem_bytes) // t
         for wide in (False, True):
-            loads = _range_loads(req, fam, coords, rows, align, wide)
+            loads = _range_loads(req, fam, cells, rows, align, wide)
             if loads:
                 out.append(loads)
-    ok = []
     for loads in sorted(out, key=len):
-        if ok and len(loads) > len(ok[0][0]):
-            break
         if any(violations(ld, req.arch) for ld in loads):
             continue
         sh = _shuffle(loads, needed, t)
         if sh is not None:
-            ok.append((tuple(loads), sh))
-    return ok
+            return [(tuple(loads), sh)]
+    return []
 
 
-def _range_loads(req: _Request, fam: _Family, coords: np.ndarray, rows: np.ndarray,
+def _row_major_cells(needed: Needed) -> np.ndarray:
+    """The distinct needed elements as sorted row-major indices ``row * width + col`` (so the
+    elements of a row range are one slice: cost linear in the elements, not rows x elements).
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> L = LinearLayout({"register": [[1, 0]], "lane": [[0, 1]]}, ["dim0", "dim1"])
+    >>> _row_major_cells(Needed.from_layout(L)).tolist()
+    [0, 1, 2, 3]
+    """
+    c = needed.coords.reshape(-1, 2)
+    cells = np.sort(c[:, 0] * needed.shape[1] + c[:, 1])
+    keep = np.ones(cells.size, dtype=bool)
+    np.not_equal(cells[1:], cells[:-1], out=keep[1:])
+    return cells[keep]
+
+
+def _range_loads(req: _Request, fam: _Family, cells: np.ndarray, rows: np.ndarray,
                  align: int, wide: bool) -> list[BlockLoad]:
-    loads = []
+    loads, width = [], req.needed.shape[1]
     for y0, ylast in _greedy(rows, fam.max_rows):
-        sel = (coords[:, 0] >= y0) & (coords[:, 0] <= ylast)
-        for x0, xlast in _greedy(np.unique(coords[sel, 1]), fam.max_cols, align):
+        lo, hi = np.searchsorted(cells, [y0 * width, (ylast + 1) * width])
+        for x0, xlast in _greedy(np.unique(cells[lo:hi] % width), fam.max_cols, align):
             ld = _make_load(fam, x0, y0, ylast - y0 + 1, xlast - x0 + 1, req.t,
                             req.tile_mem[1], req.surface, req.arch, wide)
             if ld is None:
@@ -822,7 +907,7 @@ def _finish(req: _Request, loads, shuffle, algorithm: str, bound: Bound, minimal
     correct = check_plan(loads, shuffle, req.needed, req.t, req.arch, req.surface)
     origin = req.needed.operand(*req.needed.coords[0, 0])
     verdict = _plan_verdict(correct, minimal)
-    return Plan(tuple(loads), tuple(shuffle), req.dtype, req.op_idx,
+    return Plan(tuple(loads), _kept_shuffle(shuffle), req.dtype, req.op_idx,
                 (req.layout.out_dim_size("dim0"), req.layout.out_dim_size("dim1")),
                 tuple(req.inst_shape), req.transpose, req.arch, req.warp, origin,
                 bound.value, minimal.proved, verdict, algorithm, bound.argument, iterations,
@@ -1262,7 +1347,7 @@ def plan_tensor(layout: Any, *, dtype: str | None = None, shape: Sequence[int] |
         dict(max_candidates=max_candidates, negative_offsets=negative_offsets))
     correct = check_plan(loads, shuffle, needed, t, arch, surface, consumer="layout")
     verdict = _plan_verdict(correct, minimal)
-    return Plan(tuple(loads), tuple(shuffle), dtype, None,
+    return Plan(tuple(loads), _kept_shuffle(shuffle), dtype, None,
                 (lay.out_dim_size("dim0"), lay.out_dim_size("dim1")), (), transpose, arch, warp,
                 needed.operand(*needed.coords[0, 0]), bound.value, minimal.proved, verdict,
                 "minimal", bound.argument, origin=origin)
