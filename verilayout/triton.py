@@ -253,6 +253,7 @@ class Background:
     def __init__(self, cache_dir: str | None) -> None:
         self.cache_dir = cache_dir
         self.cond = threading.Condition()
+        self.write_lock = threading.Lock()
         self.pending: dict[int, tuple[str, Any]] = {}
         self.done: list[Done] = []
         self.proc: subprocess.Popen | None = None
@@ -276,8 +277,9 @@ class Background:
             self.pending[ident] = (name, src)
             proc = self.proc
         try:
-            pickle.dump((ident, tuple(files), self.cache_dir), proc.stdin)
-            proc.stdin.flush()
+            with self.write_lock:           # one job at a time on the pipe (not under cond: the
+                pickle.dump((ident, tuple(files), self.cache_dir), proc.stdin)   # reader needs it)
+                proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._fail_pending(proc)
 
