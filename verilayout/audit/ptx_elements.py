@@ -1336,7 +1336,7 @@ def _tensormap_fill(cp: Instr, fill: list[Instr], evals: dict, memo: dict, n: in
 
     if ev is None or not isinstance(base, Reg) or not isinstance(addr.offset, int):
         return unchecked("the copy's shared address is not a register plus an immediate")
-    a64 = ev.operand(base.name, 64, at=cp)
+    a64 = ev.operand(base, 64, at=cp)
     if a64 is None:
         return unchecked("the copy's shared address is not evaluated")
     target = z3.simplify(z3.Extract(31, 0, a64) + addr.offset)
