@@ -5,7 +5,8 @@
 Each size runs in a fresh subprocess (so peak memory is that size's own): it parses the DPAS
 operand ``tensor<NxNxf16, #dot_op<opIdx, #dpas<warpsPerCTA [8, 4], repCluster [4, 2]>>>``, then
 times ``verilayout.blockload.plan`` (plan + minimality proof + correctness check) for
-sub-group 0. The baseline is the smallest size measured in the same run: the ratio column is
+sub-group 0, in CPU seconds of that process (``time.process_time``: the machine may be
+shared). The ratio column is
 (seconds per emitted load at this size) / (seconds per load at the smallest size). Linear
 growth in the number of loads keeps that ratio near 1 (the issue's bar: at most linear).
 Peak memory is the subprocess's maximum resident set (ru_maxrss) minus its resident set after
@@ -39,9 +40,9 @@ seed = sys.argv[6] == "1"
 k_width = 1 if op_idx == 0 else 2
 text = f"tensor<{n}x{n}xf16, #ttg.dot_op<{{opIdx = {op_idx}, parent = {dpas}, kWidth = {k_width}}}>>"
 rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-t = time.perf_counter()
+t = time.process_time()
 p = plan(text, transpose=transpose, baseline=seed)
-dt = time.perf_counter() - t
+dt = time.process_time() - t
 rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"loads": len(p.loads), "seconds": dt, "peak_kb": rss1 - rss0,
                   "status": p.verdict.status}))
