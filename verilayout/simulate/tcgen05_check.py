@@ -142,6 +142,7 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     ...
     verilayout.errors.LayoutError: manifest: dtype 'f16' / BM 64: not an sm_100a GEMM of this emitter
     """
+    # long: compile, run, then each check of the module docstring in turn, each a few lines
     dt, bm, bn, bk, stages, la, lb = _spec(man)
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")

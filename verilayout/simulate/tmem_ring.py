@@ -133,6 +133,7 @@ def acc_ring_check(run) -> KernelCheck:
     >>> acc_ring_check(RunResult((), True, "", ())).status
     'unknown'
     """
+    # long: one breadth-first search over the MMA thread and the epilogue warps, its state and its messages
     roles = _roles(run)
     if roles is None:
         return KernelCheck("acc-ring", "unknown", "the run has no tcgen05.mma or no tcgen05.ld")
@@ -245,6 +246,7 @@ def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: i
     >>> tiles_d_store(RunResult((), True, "", ()), (1, 1), (128, 64), 1, 2, 3).status
     'unknown'
     """
+    # long: the stores of every epilogue warp gathered, then each element's origin, count and order
     M, N = mn
     bm, bn = tile
     roles = _roles(run)
