@@ -457,9 +457,8 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     layout's (a misplaced access moves one end of a lane at most, so the other end still tells),
     so the misplaced access stands out against the others instead of moving the reference."""
     # a pair (lane k, byte b) as one int k * 2^40 + 2^39 + b: a shift moves b alone (|b| < 2^39)
-    key = lambda k, b: (k << 40) + (1 << 39) + b
-    got = np.array([key(k, b) for k in range(32) for b in per_lane[k]], dtype=np.int64)
-    want = np.array(sorted({key(k, b) for k in range(32) for b in lanes[k]}), dtype=np.int64)
+    got = _pair_keys(per_lane)
+    want = np.unique(_pair_keys(lanes))          # sorted, once: each candidate is one searchsorted
     cands = set()
     for k in range(32):
         if per_lane[k] and lanes[k]:
@@ -467,10 +466,27 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
             cands.add(max(per_lane[k]) - max(lanes[k]))
     best, score = 0, -1
     for c in sorted(cands):
-        n = int(np.isin(got - c, want).sum())
+        moved = got - c
+        at = np.minimum(np.searchsorted(want, moved), len(want) - 1)
+        n = int((want[at] == moved).sum()) if len(want) else 0
         if n > score:
             best, score = c, n
     return best
+
+
+def _pair_keys(per_lane: list) -> np.ndarray:
+    """Each (lane ``k``, byte ``b``) of ``per_lane`` (32 collections of bytes) as one int64,
+    ``k * 2^40 + 2^39 + b``.
+
+    >>> [int(x) - (1 << 39) for x in _pair_keys([{3}, {0, 1}] + [set()] * 30)]
+    [3, 1099511627776, 1099511627777]
+    """
+    sizes = [len(x) for x in per_lane]
+    if not sum(sizes):
+        return np.zeros(0, dtype=np.int64)
+    lanes = np.repeat(np.arange(len(per_lane), dtype=np.int64), sizes)
+    bytes_ = np.fromiter((b for x in per_lane for b in x), dtype=np.int64, count=sum(sizes))
+    return (lanes << 40) + (1 << 39) + bytes_
 
 
 def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
@@ -1019,13 +1035,6 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
     return moved, None
 
 
-def _bytes_array(rel: int, s: set[int]) -> np.ndarray:
-    lo, hi = min(s), max(s)
-    if hi - lo + 1 == len(s):
-        return np.arange(rel + lo, rel + hi + 1, dtype=np.int64)
-    return np.fromiter(sorted(s), dtype=np.int64, count=len(s)) + rel
-
-
 def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: list[set[int]], eb: int,
                       n: int) -> bool:
     """The law of :func:`convert_checks` decided with arrays (the fast path; a failure is then
@@ -1039,12 +1048,13 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         store = smem_access(ins)[0] == "store"
-        for t, sset in enumerate(ts):
-            if not sset:
-                continue
-            arr = _bytes_array(rel, sset)
-            (wb if store else rb).append(arr)
-            (wt if store else rt).append(np.full(len(arr), of[t] if store else t, dtype=np.int64))
+        sizes = [len(x) for x in ts]
+        if not sum(sizes):
+            continue
+        threads = np.repeat(np.arange(len(ts), dtype=np.int64), sizes)   # one array per access
+        (wb if store else rb).append(np.fromiter((b for x in ts for b in x), dtype=np.int64,
+                                                 count=sum(sizes)) + rel)
+        (wt if store else rt).append(of[threads] if store else threads)
     if not wb or not rb:
         return False
     wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
