@@ -53,7 +53,7 @@ from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
-from verilayout.audit.ttgir import audit_module, layout_shape
+from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
@@ -739,8 +739,8 @@ def audit_ptx_file(path: str) -> FileReport:
         try:
             with open(stem + ".ttgir", "rb") as f:
                 ttgir = f.read()
-            tmod = parse_module(ttgir)           # parsed once: the plan's audit and the matching share it
-            plan = audit_module(tmod, stem + ".ttgir").checks
+            tmod, rep = audited(ttgir, stem + ".ttgir")   # parsed and audited once (kept for the pair's
+            plan = rep.checks                              # TTGIR file): the plan and the matching share it
         except RecursionError:
             ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: nested too deeply)"
         except (OSError, LayoutError) as e:

@@ -54,6 +54,8 @@ one :class:`~verilayout.audit.model.Check`; a check is ``proved`` only when prov
 """
 from __future__ import annotations
 
+import functools
+
 import sys
 from functools import lru_cache
 from typing import Any
@@ -863,10 +865,26 @@ def audit_text(text: str | bytes, path: str = "<text>") -> FileReport:
     ()
     """
     try:
-        mod = parse_module(text)
+        return audited(text, path)[1]
     except RecursionError:
         raise LayoutError(f"{path}: nested too deeply") from None
-    return audit_module(mod, path)
+
+
+def audited(text: str | bytes, path: str) -> tuple[Module, FileReport]:
+    """The parsed module of TTGIR ``text`` and its audit at ``path``, the last two kept: a pair's
+    TTGIR is audited once when its file and its PTX (whose plan it is) are audited in one process.
+    Raises what :func:`parse_module` raises (``RecursionError`` included).
+
+    >>> audited("module {\\n}\\n", "a.ttgir")[1] is audited(b"module {\\n}\\n", "a.ttgir")[1]
+    True
+    """
+    return _audited(text.encode() if isinstance(text, str) else bytes(text), path)
+
+
+@functools.lru_cache(maxsize=2)
+def _audited(data: bytes, path: str) -> tuple[Module, FileReport]:
+    mod = parse_module(data)
+    return mod, audit_module(mod, path)
 
 
 def audit_file(path: str) -> FileReport:
