@@ -5,11 +5,12 @@ them is known from outside: no error. Audited here on a fixed sample (every ``ST
 manifest, all targets and packages represented), in groups of one target.
 
 What holds on the sample and is asserted: every file read and every layout parsed; every wgmma /
-tcgen05 shared-memory operand counted in the PTX text proved; no error finding from any check but
-``smem-address``; every unchecked result with its reason. The ``smem-address`` element checks still
-report errors on some of these kernels (several shared-memory ops of one Python line whose loads the
-scheduler interleaved; i1 conversions; stores past a round's bytes): open, counted by the harvest's
-own audit run (tests/harvest/README.md), not asserted here.
+tcgen05 shared-memory operand counted in the PTX text proved; no error finding from any check,
+``smem-address`` included; every unchecked result with its reason, and unchecked/unknown results
+at most 1% of the checks (0.83% measured; the goal is 0.5%). On the whole harvest (its own audit
+run, tests/harvest/README.md) one kernel still gets false errors: deepspeed's fp8 matmul, whose
+``local_load`` of an i32 tile the compiler narrowed to 16-bit loads (only the low half of each
+element is used); the element check compares whole elements.
 """
 from __future__ import annotations
 
@@ -83,10 +84,17 @@ def test_every_wgmma_and_tcgen05_operand_is_proved(target):
 
 
 @pytest.mark.parametrize("target", _TARGETS)
-def test_no_error_outside_the_element_checks(target):
+def test_no_error_on_these_correct_kernels(target):
     errors = [(f.path, c.line, c.check, c.message) for f in _report(target).files for c in f.checks
-              if c.severity == "error" and c.check != "smem-address"]
+              if c.severity == "error" and c.status != "proved"]
     assert not errors, (len(errors), errors[:5])
+
+
+def test_unchecked_and_unknown_are_rare():
+    checks = [c for t in _TARGETS for f in _report(t).files for c in f.checks]
+    open_ = [c for c in checks if c.status in ("unchecked", "unknown")]
+    assert len(checks) > 5000
+    assert len(open_) <= 0.01 * len(checks), (len(open_), len(checks))
 
 
 @pytest.mark.parametrize("target", _TARGETS)
