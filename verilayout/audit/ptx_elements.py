@@ -345,9 +345,10 @@ def _unchecked(op: Any, first: Instr, why: str) -> Check:
                  {"source": "ptx", "ttgir_line": op.line, "reason": why})
 
 
-def _parts(g: list, lanes: list[set[int]]) -> list[list]:
-    """A base group split into the copies of the op it holds (a pipelined prologue), in order."""
-    n = sum(len(s) for _, _, ls in g for s in ls)
+def _parts(g: list, lanes: list[set[int]], narrow: int = 1) -> list[list]:
+    """A base group split into the copies of the op it holds (a pipelined prologue), in order;
+    ``narrow``: each copy reads that fraction of the bytes (:func:`_narrowed`)."""
+    n = sum(len(s) for _, _, ls in g for s in ls) * narrow
     every, one = sum(len(s) for s in lanes), len(set().union(*lanes))
     guarded = any(not s for _, _, ls in g for s in ls)   # lanes switched off: one copy of each element
     for total in ((one, every) if guarded else (every, one)):   # every copy writes, or one
@@ -385,7 +386,17 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         for op, want in wants:
             if isinstance(want, str):
                 continue
-            got = [_compare(op, part, *want, memo) for part in _parts(g, want[0])]
+            parts = _parts(g, want[0])
+            got = [_compare(op, part, *want, memo) for part in parts]
+            if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
+                for f in (2, 4):             # loads the compiler narrowed to a part of each element
+                    alt_parts = _parts(g, want[0], f)
+                    alt = [_compare(op, part, *want, memo) for part in alt_parts]
+                    if all(c.status == "proved" and c.data.get("narrowed") for c in alt):
+                        got, parts = alt, alt_parts
+                        break
+            if len(parts) > 1 and all(c.status == "proved" for c in got):
+                got = _stages_apart(op, parts, got, tmod, memo)
             if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
                 out.extend(got)              # matched; or the line's one op: its verdicts, errors included
                 used.add(op.line)
@@ -416,6 +427,37 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
             f"{len(lines)} access(es) (PTX lines {lines[:6]}{' ...' if len(lines) > 6 else ''}) match none of "
             f"the {len(reps)} op(s) of different types on source line {unmatched[0].loc}"
             + (", which other ops through scratch memory share" if foreign else ""))))
+    return out
+
+
+def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: dict) -> list[Check]:
+    """The copies of one op in one base group (a pipelined prologue: one per stage, or the same
+    stage again) proved each relative to its own first byte: they must also start a whole number of
+    stages apart (the view's bytes: its shape times the element width), or one copy was written into
+    the wrong place of its buffer. ``got`` with the copy that is not an error in its place; unchanged
+    for a padded shared layout (whose stage stride is not its bytes) or unreadable types."""
+    try:
+        types = _types(tmod, op)
+        mt = types[1] if types is not None else None
+        bits = elem_bit_width(mt.elem) if mt is not None else 0
+    except (LayoutError, KeyError, ValueError):
+        return got
+    if not bits or bits % 8 or "padded" in str(getattr(mt, "encoding", "")):
+        return got
+    stage = int(np.prod(mt.shape)) * bits // 8
+    lows = [min(_split_const(a, memo)[0] + min((min(x) for x in ls if x), default=0) for _i, a, ls in part)
+            for part in parts]
+    out = list(got)
+    for k, (part, low) in enumerate(zip(parts[1:], lows[1:]), 1):
+        gap = (low - lows[0]) % (1 << 32)
+        gap = gap - (1 << 32) if gap >= 1 << 31 else gap
+        if gap % stage:
+            ins = part[0][0]
+            out[k] = Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
+                           f"{op.name} (TTGIR line {op.line}): copy {k + 1} of the op starts {gap} bytes after copy 1 "
+                           f"(PTX line {parts[0][0][0].line}); its buffer's stages are {stage} bytes apart, so it is "
+                           f"not a whole stage away ({ins.opcode}, line {ins.line})",
+                           dict(got[k].data, gap=gap, stage_bytes=stage))
     return out
 
 
@@ -472,6 +514,53 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
         if n > score:
             best, score = c, n
     return best
+
+
+def _element_bytes(what: str) -> int:
+    """The element width in bytes of an element description of :func:`_layout_bytes`.
+
+    >>> _element_bytes("4-byte i32")
+    4
+    """
+    head = what[:what.index("-byte")] if "-byte" in what else ""
+    return int(head) if head.isdigit() else 0
+
+
+def _narrowed(per_lane: list[dict], lanes: list[set[int]], eb: int) -> list[int] | None:
+    """The byte positions ``P`` (a proper part of ``range(eb)``) when every lane reads, of every
+    element the layouts give it, exactly the bytes ``P`` of it (one shift for the whole warp):
+    a load narrowed by the compiler to the part of each element the kernel uses (the low half of
+    an i32 it masks and truncates to i16). None when the lanes read anything else.
+
+    >>> _narrowed([{0: 1, 1: 1, 8: 1, 9: 1}] + [{}] * 31, [set(range(4)) | set(range(8, 12))] + [set()] * 31, 4)
+    [0, 1]
+    >>> _narrowed([{0: 1, 1: 1, 10: 1, 11: 1}] + [{}] * 31, [set(range(4)) | set(range(8, 12))] + [set()] * 31, 4)
+    """
+    if eb < 2 or not any(per_lane):
+        return None
+    lo_p = min(min(d) for d in per_lane if d)
+    lo_l = min((min(w) for w in lanes if w), default=0)
+    for s in range(eb):                              # the PTX's first byte is byte s of an element
+        pos: set[int] | None = None
+        ok = True
+        for k in range(32):
+            got = {b - lo_p + s for b in per_lane[k]}
+            want = {b - lo_l for b in lanes[k]}
+            starts = {b - b % eb for b in want}
+            if not got <= want or {b - b % eb for b in got} != starts:
+                ok = False
+                break
+            for e in starts:
+                mine = {b - e for b in got if e <= b < e + eb}
+                pos = mine if pos is None else pos
+                if mine != pos:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok and pos and len(pos) < eb:
+            return sorted(pos)
+    return None
 
 
 def _pair_keys(per_lane: list) -> np.ndarray:
@@ -535,6 +624,10 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
     first = part[0][0]
     data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
             "elements": what}
+    narrowed = _narrowed(per_lane, lanes, _element_bytes(what)) if differ and load else None
+    if narrowed is not None:                         # every element of every lane read, each at the
+        data["narrowed"] = narrowed                  # same bytes of it (the rest is never used)
+        return _proved(op, first, part, what, data)
     if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
         data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
     if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
@@ -579,10 +672,16 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
 
 
 def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
+    if data.get("narrowed"):
+        claim = (f"every lane of warp 0 reads, of every {what} element the layouts give it (register layout "
+                 f"composed with the inverse shared layout), exactly its bytes {data['narrowed']}, the same bytes "
+                 "of every element (the compiler narrowed the loads to the part the kernel uses)")
+    else:
+        claim = (f"every lane of warp 0 touches exactly the bytes the layouts give its {what} elements (register "
+                 "layout composed with the inverse shared layout)")
     return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "proved", None,
-                 f"{op.name} (TTGIR line {op.line}): every lane of warp 0 touches exactly the bytes the layouts "
-                 f"give its {what} elements (register layout composed with the inverse shared layout), relative "
-                 f"to the warp's first byte; {len(part)} instruction(s)"
+                 f"{op.name} (TTGIR line {op.line}): {claim}, relative to the warp's first byte; "
+                 f"{len(part)} instruction(s)"
                  + (f" ({data['reread_bytes']} byte(s) of warp 0 are loaded twice: harmless for a load, and which "
                     "register receives which element is not compared)" if data.get("reread_bytes") else ""), data)
 
