@@ -375,6 +375,9 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         return [Check(".".join(why[0].parts[:2]), why[0].line, why[0].loc, "smem-address", "unknown", "note",
                       f"{op.name} (TTGIR line {op.line}): {why[1]}",
                       {"source": "ptx", "ttgir_line": op.line, "instruction": why[0].opcode})]
+    if chained:                              # a conversion's round trip of the line and the op's own
+        groups = [[x for x in g if (x[0].line in chained) == k] for g in groups for k in (False, True)
+                  if any((x[0].line in chained) == k for x in g)]   # accesses: compared apart
     if len(reps) > 1:                        # ops of one line: one op's copy never spans a barrier
         def key(x: tuple) -> tuple:          # nor mixes instructions (cp.async and st.shared)
             return (of.get(x[0].line, -1), x[0].opcode)
