@@ -76,6 +76,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
 from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma_shape
+from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
@@ -171,12 +172,7 @@ class MmaPlan:
 
 
 def _size(x: Any) -> int:
-    if isinstance(x, tuple):
-        out = 1
-        for y in x:
-            out *= _size(y)
-        return out
-    return int(x)
+    return int(product(x))
 
 
 def _stage0(m: Memref, what: str) -> ComposedLayout | Layout:

@@ -389,17 +389,7 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         for op, want in wants:
             if isinstance(want, str):
                 continue
-            parts = _parts(g, want[0])
-            got = [_compare(op, part, *want, memo) for part in parts]
-            if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
-                for f in (2, 4):             # loads the compiler narrowed to a part of each element
-                    alt_parts = _parts(g, want[0], f)
-                    alt = [_compare(op, part, *want, memo) for part in alt_parts]
-                    if all(c.status == "proved" and c.data.get("narrowed") for c in alt):
-                        got, parts = alt, alt_parts
-                        break
-            if len(parts) > 1 and all(c.status == "proved" for c in got):
-                got = _stages_apart(op, parts, got, tmod, memo)
+            got = _copies(op, want, g, tmod, memo)
             if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
                 out.extend(got)              # matched; or the line's one op: its verdicts, errors included
                 used.add(op.line)
@@ -431,6 +421,24 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
             f"the {len(reps)} op(s) of different types on source line {unmatched[0].loc}"
             + (", which other ops through scratch memory share" if foreign else ""))))
     return out
+
+
+def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict) -> list[Check]:
+    """The verdicts of ``op`` on one base group: each copy of the op it holds compared with the
+    layouts (:func:`_compare`), loads narrowed by the compiler tried when whole elements fail, and
+    the copies' places checked against the buffer's stages (:func:`_stages_apart`)."""
+    parts = _parts(g, want[0])
+    got = [_compare(op, part, *want, memo) for part in parts]
+    if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
+        for f in (2, 4):                     # loads the compiler narrowed to a part of each element
+            alt_parts = _parts(g, want[0], f)
+            alt = [_compare(op, part, *want, memo) for part in alt_parts]
+            if all(c.status == "proved" and c.data.get("narrowed") for c in alt):
+                got, parts = alt, alt_parts
+                break
+    if len(parts) > 1 and all(c.status == "proved" for c in got):
+        got = _stages_apart(op, parts, got, tmod, memo)
+    return got
 
 
 def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: dict) -> list[Check]:

@@ -45,7 +45,7 @@ from verilayout.hw.nvidia.wgmma import fragment, k_of_dtype, swizzle_atom, valid
 from verilayout.prove.wgmma import intended_tile
 from verilayout.synth.descriptor import derive_descriptor
 
-__all__ = ["GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "require_tile",
+__all__ = ["tile_coords", "GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "require_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
            "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS",
            "GemmManifest", "StageOperand", "Epilogue", "ClusterShape"]
@@ -676,3 +676,16 @@ class GemmManifest:
             v = typed[k] if k in typed else self.sections[k]
             out[k] = v.to_dict() if hasattr(v, "to_dict") else _thawed(v)
         return out
+
+
+def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
+    """The persistent scheduler's tile ``t`` -> ``(tm, tn)``, ``group_m`` tile rows at a time
+    (the formula of ``tile_coords`` in ``kernel.cu``).
+
+    >>> [tile_coords(t, 3, 2, 2) for t in range(6)]
+    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
+    """
+    per = group_m * tiles_n
+    first = (t // per) * group_m
+    rows = min(tiles_m - first, group_m)
+    return first + (t % per) % rows, (t % per) // rows

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 
 from verilayout.dtypes import bytes_of
 from verilayout.emit.gemm_cluster import CLUSTER_SHAPES
+from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
                                        require_tile, smem_bytes)
 from verilayout.emit.cuda_gemm import emission_of
@@ -157,19 +158,6 @@ class Choice:
         1
         """
         return self.best.splits
-
-
-def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
-    """The persistent scheduler's tile ``t`` -> ``(tm, tn)``, ``group_m`` tile rows at a time
-    (the formula of ``tile_coords`` in ``kernel.cu``).
-
-    >>> [tile_coords(t, 3, 2, 2) for t in range(6)]
-    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
-    """
-    per = group_m * tiles_n
-    first = (t // per) * group_m
-    rows = min(tiles_m - first, group_m)
-    return first + (t % per) % rows, (t % per) // rows
 
 
 #: the deepest ring chosen: every configuration's mbarrier protocol is explored over every

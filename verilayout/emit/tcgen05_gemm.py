@@ -57,6 +57,7 @@ from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUC
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
 from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
                                        require_tile, split_obligation, swizzle_for)
@@ -210,19 +211,6 @@ def _tmem_obligation(bn: int) -> dict:
     return {"claim": f"tcgen05.ld.32x32b.x{LD_NUM} by warp w at lane 32w, column 32c: register r of "
                      f"lane l is D(32w + l, 32c + r) of the M=128 cta_group::1 accumulator (N={bn})",
             "status": v.status, "method": v.method, "reason": v.reason}
-
-
-def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:
-    """The kernel's ``tile_coords``: tile ``t`` of the persistent order -> ``(tm, tn)``, ``group_m``
-    tile rows at a time (columns of a group in turn, the rows of a column first).
-
-    >>> [tile_coords(t, 3, 2, 2) for t in range(6)]
-    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (2, 1)]
-    """
-    per = group_m * tiles_n
-    first = (t // per) * group_m
-    rows = min(tiles_m - first, group_m)
-    return first + (t % per) % rows, (t % per) // rows
 
 
 def schedule_obligation(group_m: int, max_tiles: int = 12) -> dict:

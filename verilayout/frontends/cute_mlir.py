@@ -34,6 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import AnyLayout
 from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
@@ -192,12 +193,7 @@ class TiledMma:
 
 
 def _size(x: Any) -> int:
-    if isinstance(x, tuple):
-        out = 1
-        for y in x:
-            out *= _size(y)
-        return out
-    return int(x)
+    return int(product(x))
 
 
 @dataclass(frozen=True)

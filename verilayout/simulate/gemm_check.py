@@ -98,6 +98,20 @@ MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR = 0x70000000, 0x71000000, 0x30000000, 
 MAP_D_ADDR = 0x72000000
 
 
+
+def accumulated(acc: list, it: int, v: dict) -> list:
+    """The K iterations a consumer's accumulator sums after a ``wgmma`` of iteration ``it`` whose
+    run values are ``v``: that iteration alone when the wgmma starts the sum afresh (``scale-d`` 0
+    for every thread, or a zero-accumulator predicate everywhere), else ``acc`` with ``it`` added.
+
+    >>> import numpy as np
+    >>> accumulated([0, 1], 2, {"scale_d": np.array([1, 1])}), accumulated([0, 1], 2, {"scale_d": np.array([0, 0])})
+    ([0, 1, 2], [2])
+    """
+    sd, dz = v.get("scale_d"), v.get("d_zero")
+    reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
+    return [it] if reset else (acc if it in acc else acc + [it])
+
 def PARAMS(M: int, N: int, K: int) -> dict:  # noqa: N802 (the kernel's parameter table)
     """Law: the kernel parameters of a run: tensor maps of A and B, D, the kernel's M, N, K, the
     bias, and (a TMA-store epilogue's parameter 7) D's tensor map.
@@ -649,9 +663,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
             if ev.op.startswith("wgmma.mma_async"):
-                sd, dz = v.get("scale_d"), v.get("d_zero")
-                reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
-                acc = [it] if reset else (acc if it in acc else acc + [it])
+                acc = accumulated(acc, it, v)
             if ev.op.startswith("st.shared"):
                 g._stage(staging, ev, v, t)
             if not is_d_store(ev.op):
@@ -1240,9 +1252,7 @@ class GemmSim:
                 if ev.op.startswith("mbarrier.try_wait"):
                     it += 1
                 if ev.op.startswith("wgmma.mma_async"):
-                    sd, dz = v.get("scale_d"), v.get("d_zero")
-                    reset = (sd is not None and not sd.any()) or (dz is not None and dz.all())
-                    acc = [it] if reset else (acc if it in acc else acc + [it])
+                    acc = accumulated(acc, it, v)
                 if ev.op.startswith("st.shared"):
                     self._stage(staging, ev, v, t)
                 if not is_d_store(ev.op):
