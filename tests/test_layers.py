@@ -308,3 +308,19 @@ def test_each_text_reading_exception_is_live_and_not_the_typed_audit():
     assert "verilayout.audit.ttgir" not in layers.TEXT_SPLITS_ALLOWED
     assert layers.text_uses((pkg / "audit" / "ttgir.py").read_text()) == 0
     assert not any(m.startswith("verilayout.frontends") for m in layers.TEXT_SPLITS_ALLOWED)
+
+
+def test_a_ptx_operand_taken_as_text_is_a_violation(tmp_path):
+    # planted: each union of an operand type with str, in every spelling the rule reads, and the
+    # annotations that are not such a union
+    root = _tree(tmp_path, {
+        "__init__.py": "", "prove/__init__.py": "",
+        "prove/bad.py": "from typing import Optional, Union\n"
+                        "def a(x: Operand | str) -> int: ...\n"
+                        "def b(x: 'str | Reg | None') -> int: ...\n"
+                        "def c(x) -> Union[Operand, str]: ...\n",
+        "prove/good.py": "def d(x: Operand | None, name: str) -> Reg | int: ...\n"})
+    found = layers.operand_or_text(root)
+    assert [f.split(" ")[0] for f in found] == ["verilayout/prove/bad.py:2", "verilayout/prove/bad.py:3",
+                                                 "verilayout/prove/bad.py:4"], found
+    assert layers.operand_or_text(ROOT) == []    # the package itself: none left

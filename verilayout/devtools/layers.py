@@ -396,9 +396,59 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
     return out
 
 
+def _union_names(ann: ast.AST) -> set[str]:
+    """The names an annotation joins with ``|`` or ``Union[...]`` / ``Optional[...]`` (empty for a
+    plain annotation)."""
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _leaf_names(ann.left) | _leaf_names(ann.right)
+    if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id in ("Union", "Optional"):
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return set().union(*(_leaf_names(x) for x in items))
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):     # a string annotation
+        try:
+            return _union_names(ast.parse(ann.value, mode="eval").body)
+        except SyntaxError:
+            return set()
+    return set()
+
+
+def _leaf_names(node: ast.AST) -> set[str]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _leaf_names(node.left) | _leaf_names(node.right)
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.Attribute):
+        return {node.attr}
+    return set()
+
+
+def operand_or_text(root: pathlib.Path) -> list[str]:
+    """Every function parameter or result annotated as a PTX operand *or* a string (violations).
+
+    Law: a parameter or return annotation of a function in the package that unions ``Operand`` (or
+    ``Reg``) with ``str`` is listed: PTX consumers take the typed operands the reader decoded, and
+    strings are for messages only.
+
+    >>> operand_or_text(pathlib.Path("/nonexistent"))
+    []
+    """
+    out = []
+    for p in sorted((root / PACKAGE).rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            anns = [a.annotation for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs]
+            for ann in [*anns, node.returns]:
+                names = _union_names(ann) if ann is not None else set()
+                if "str" in names and names & {"Operand", "Reg"}:
+                    out.append(f"{p.relative_to(root)}:{node.lineno} {node.name}: takes or gives a PTX operand "
+                               "or a string: take the decoded operand (strings are for messages)")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print every module's layer and the violations (the layer rule, the ladder, private imports,
-    text readers below the door, compiler text read outside frontends); exit 1 on a violation (``--root DIR`` checks the tree under
+    text readers below the door, compiler text read outside frontends, PTX operands taken as text); exit 1 on a violation (``--root DIR`` checks the tree under
     ``DIR``; ``--strict`` is accepted for old scripts and changes nothing)."""
     args = list(sys.argv[1:] if argv is None else argv)
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -406,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
         root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
     problems = problems + ladder_findings(root) + private_imports(root) + text_readers(root) \
-        + text_splits(root)
+        + text_splits(root) + operand_or_text(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:
