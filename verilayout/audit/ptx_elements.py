@@ -1287,8 +1287,8 @@ def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[se
 
 def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
-    from its least byte (stored or read) up ``size`` bytes (the tensor's, each element once) or up
-    to the greatest byte read, whichever is more. A store past that may clobber another buffer.
+    from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
+    the greatest byte read, whichever is more. A store past that may clobber another buffer.
 
     >>> class I: line = 7
     >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
@@ -1297,7 +1297,7 @@ def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> boo
     read = {b for r in reads for b in r}
     if not read:
         return False
-    lo = min(min(read), min(wrote))
+    lo = min(read)                           # (a store below every byte read is past the scratch)
     hi = max(lo + size - 1, max(read))
     return all(lo <= b <= hi for b, (_ts, ins) in wrote.items() if ins.line == line and b not in read)
 
