@@ -51,7 +51,7 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
-                                         rounds, round_register_uses, scratch_locs)
+                                         rounds, round_register_uses, scratch_locs, sorted_unique)
 from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
@@ -511,7 +511,7 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     so the misplaced access stands out against the others instead of moving the reference."""
     # a pair (lane k, byte b) as one int k * 2^40 + 2^39 + b: a shift moves b alone (|b| < 2^39)
     got = _pair_keys(per_lane)
-    want = np.unique(_pair_keys(lanes))          # sorted, once: each candidate is one searchsorted
+    want = sorted_unique(_pair_keys(lanes))      # sorted, once: each candidate is one searchsorted
     cands = set()
     for k in range(32):
         if per_lane[k] and lanes[k]:
@@ -1183,7 +1183,7 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     read[rb_ - lo] = True
     if not read[wb_ - lo].all():                       # a byte stored that no thread loads
         return False
-    pairs = np.unique(rt_ * span + (rb_ - lo))          # each (reader, byte) once
+    pairs = sorted_unique(rt_ * span + (rb_ - lo))      # each (reader, byte) once
     k = len(cls)
     got = np.bincount(writer[pairs % span] * n + pairs // span, minlength=k * n).reshape(k, n)
     owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
