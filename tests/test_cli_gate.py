@@ -141,9 +141,15 @@ def test_stdin_larger_than_the_limit_is_refused_without_reading_it_all():
 def test_ctrl_c_is_one_line_and_exit_130(args, delay):
     """As a terminal does it: SIGINT to the whole process group (the command and any workers it
     started); afterwards no process of the group is left."""
-    p = subprocess.Popen([sys.executable, "-m", "verilayout.cli", *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, cwd=ROOT, env=ENV, start_new_session=True)
-    time.sleep(delay)
+    for wait in (delay, delay / 2, delay / 3):  # a command that ended before the Ctrl-C: sooner
+        p = subprocess.Popen([sys.executable, "-m", "verilayout.cli", *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, cwd=ROOT, env=ENV, start_new_session=True)
+        time.sleep(wait)
+        if p.poll() is None:
+            break
+        p.communicate(timeout=60)
+    else:
+        pytest.fail(f"the command ended within {delay / 3:.2f} s: no Ctrl-C could land in it")
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
