@@ -8,7 +8,6 @@ ptxas (the kernel compiled for sm_90a, 0 spills) and the PTX ISA's mbarrier rule
 completes when pending arrivals and tx-count are zero). Each planted bug is an edit of the emitted
 ``kernel.cu`` text written here; the check must name it.
 """
-import re
 import shutil
 from functools import lru_cache
 
@@ -18,6 +17,7 @@ from verilayout.frontends.names import parse_tile, parse_cluster
 from verilayout.emit.gemm_cluster import cluster_plan, require_cluster, share_mask
 from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest
 from verilayout.errors import LayoutError
+from tests.planted_gemm import caught, check_planted
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) is "
                                 "not installed; the independent check compiles kernel.cu")
@@ -75,19 +75,10 @@ def _emitted(cfg=CFG):
 
 
 def _check(edit=None, host=False, cfg=CFG, ragged=False):
-    from verilayout.simulate.cluster_check import check_gemm
-    man, src = _emitted(cfg)
-    if edit is not None:
-        new = edit(src)
-        assert new != src, "the planted edit did not change kernel.cu"
-        src = new
-    return check_gemm(GemmManifest.from_dict(man), src, host=host, ragged=ragged)
+    return check_planted(*_emitted(cfg), edit, host, ragged)
 
 
-def _caught(report, check, pattern):
-    bad = [c for c in report.checks if c.status == "counterexample" and c.check == check]
-    assert bad, [c.to_dict() for c in report.checks]
-    assert any(re.search(pattern, c.message) for c in bad), [c.message for c in bad]
+_caught = caught
 
 
 @needs_nvcc

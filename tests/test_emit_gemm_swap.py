@@ -9,7 +9,6 @@ accumulator element is stored, from the run); nvcc / ptxas (compiled for sm_90a,
 multiply-add counts of each tile written out here. Each planted bug is an edit of the emitted
 ``kernel.cu`` text written here; the check must name it.
 """
-import re
 import shutil
 from functools import lru_cache
 
@@ -19,6 +18,7 @@ import pytest
 from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest
 from verilayout.emit.gemm_select import choose_gemm, configure, explain
 from verilayout.errors import LayoutError
+from tests.planted_gemm import caught, check_planted
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) is "
                                 "not installed; the independent check compiles kernel.cu")
@@ -32,19 +32,10 @@ def _emitted(dtype="bf16", tile=(64, 16, 64), stages=3, splits=1):
 
 
 def _check(edit=None, host=False, ragged=True, **cfg):
-    from verilayout.simulate.cluster_check import check_gemm
-    man, src = _emitted(**cfg)
-    if edit is not None:
-        new = edit(src)
-        assert new != src, "the planted edit did not change kernel.cu"
-        src = new
-    return check_gemm(GemmManifest.from_dict(man), src, host=host, ragged=ragged)
+    return check_planted(*_emitted(**cfg), edit, host, ragged)
 
 
-def _caught(report, check, pattern):
-    bad = [c for c in report.checks if c.status == "counterexample" and c.check == check]
-    assert bad, [c.to_dict() for c in report.checks]
-    assert any(re.search(pattern, c.message) for c in bad), [c.message for c in bad]
+_caught = caught
 
 
 def _ints(shape, seed):

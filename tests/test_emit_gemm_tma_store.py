@@ -9,13 +9,13 @@ wait; every bulk group retired before exit); cuda.h's tensor-map enums for D's m
 the host code); the D fragment of the PTX ISA for where each staged element lands. Each planted bug
 is an edit of the emitted ``kernel.cu`` text written here; the check must name it.
 """
-import re
 import shutil
 from functools import lru_cache
 
 import pytest
 
-from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest, store_plan
+from verilayout.emit.gemm_plan import build_gemm_manifest, store_plan
+from tests.planted_gemm import caught, check_planted
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc (CUDA 12 or newer) is "
                                 "not installed; the independent check compiles kernel.cu")
@@ -35,19 +35,10 @@ def _emitted(out="f32", swap_ab=False, cluster=(1, 1)):
 
 
 def _check(edit=None, host=False, ragged=False, **cfg):
-    from verilayout.simulate.cluster_check import check_gemm
-    man, src = _emitted(**cfg)
-    if edit is not None:
-        new = edit(src)
-        assert new != src, "the planted edit did not change kernel.cu"
-        src = new
-    return check_gemm(GemmManifest.from_dict(man), src, host=host, ragged=ragged)
+    return check_planted(*_emitted(**cfg), edit, host, ragged)
 
 
-def _caught(report, check, pattern):
-    bad = [c for c in report.checks if c.status == "counterexample" and c.check == check]
-    assert bad, [c.to_dict() for c in report.checks]
-    assert any(re.search(pattern, c.message) for c in bad), [c.message for c in bad]
+_caught = caught
 
 
 def test_the_store_plan_stages_chunks_of_d_in_the_output_type():
