@@ -657,23 +657,11 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     regs = coord.shape[1]
     mem = np.full(g.splits * km * kn, np.nan)
     for c in range(1, cons + 1):
-        it, acc = -1, []
-        staging: dict = {}
-        for ev, v, _n, t in procs[c]:
-            if ev.op.startswith("mbarrier.try_wait"):
-                it += 1
-            if ev.op.startswith("wgmma.mma_async"):
-                acc = accumulated(acc, it, v)
-            if ev.op.startswith("st.shared"):
-                g._stage(staging, ev, v, t)
-            if not is_d_store(ev.op):
-                continue
+        for _ev, _it, acc, stored in g._d_stores(procs[c], regs):
             prod = np.zeros((64, bn))
             for i in acc:
                 a0, b0, k0 = loads[i]
                 prod += pad(xa, a0 + 64 * (c - 1), 64, k0) @ pad(xb, b0, bn, k0).T
-            stored = (g._tma_stored(ev, v, staging, regs) if is_tma_store(ev.op) else
-                      ((pos, e, alt, t) for pos, e, alt in g._stored(ev, v, regs)))
             for pos, e, _alt, who in stored:
                 if pos is None:
                     raise LayoutError(f"replay_gemm: {e}")
@@ -1246,21 +1234,9 @@ class GemmSim:
         cover: dict = {}
         bad = None
         for c in range(1, self.cons + 1):
-            it, acc = -1, []
-            staging: dict = {}          # shared byte -> (bits of the element staged there, thread)
-            for ev, v, n, t in procs[c]:
-                if ev.op.startswith("mbarrier.try_wait"):
-                    it += 1
-                if ev.op.startswith("wgmma.mma_async"):
-                    acc = accumulated(acc, it, v)
-                if ev.op.startswith("st.shared"):
-                    self._stage(staging, ev, v, t)
-                if not is_d_store(ev.op):
-                    continue
+            for ev, it, acc, stored in self._d_stores(procs[c], regs):
                 tile = tiles.get(it)
                 tid = tile_id.setdefault(tile, len(tile_id))
-                stored = (self._tma_stored(ev, v, staging, regs) if is_tma_store(ev.op) else
-                          ((pos, e, alt, t) for pos, e, alt in self._stored(ev, v, regs)))
                 for pos, e, alt, who in stored:
                     if pos is None:         # a TMA store of bytes nobody staged, or D's map unknown
                         bad = bad or (e, ev)
@@ -1393,6 +1369,23 @@ class GemmSim:
         """Bytes of one stored element: 4 (f32; split-K partial sums) or 2 (f16 / bf16 D)."""
         out = self.man.epilogue.out if self.splits == 1 else "f32"
         return 4 if out == "f32" else 2
+
+    def _d_stores(self, events: list, regs: int):
+        """Each store of D in one consumer's ``events`` (run order): ``(event, K iteration, the
+        iterations its accumulator sums (:func:`accumulated`), the (positions, elements, alt,
+        threads) it stores)``, TMA stores read back through the bytes the consumer staged."""
+        it, acc = -1, []
+        staging: dict = {}              # shared byte -> (bits of the element staged there, thread)
+        for ev, v, _n, t in events:
+            if ev.op.startswith("mbarrier.try_wait"):
+                it += 1
+            if ev.op.startswith("wgmma.mma_async"):
+                acc = accumulated(acc, it, v)
+            if ev.op.startswith("st.shared"):
+                self._stage(staging, ev, v, t)
+            if is_d_store(ev.op):
+                yield ev, it, acc, (self._tma_stored(ev, v, staging, regs) if is_tma_store(ev.op) else
+                                    [(pos, e, alt, t) for pos, e, alt in self._stored(ev, v, regs)])
 
     def _stage(self, staging: dict, ev, v, t) -> None:
         """Law: records in ``staging`` (shared byte -> (element bits, thread)) the output-type
