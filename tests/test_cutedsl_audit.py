@@ -318,28 +318,105 @@ def _tc05_lines(ptx: str) -> list[int]:
     return [n for n, line in enumerate(ptx.splitlines(), 1) if line.lstrip().startswith("tcgen05.mma")]
 
 
-def test_blackwell_tcgen05_descriptor_fields_read_the_plan(audited):
-    """The DSL's Blackwell dense GEMM (1 CTA, 128 x 128 x 64 tile, 6 stages): each tcgen05.mma's A and
-    B descriptor fields read the MLIR's K-major SW128 tile for their K-block (no error). The base is
-    not proved 1024-byte aligned: the DSL places the buffers at 128-byte alignment (its sm_100 memrefs
-    are align<128>; A at 16512 bytes), so each check is unknown, never proved."""
-    rep = audited[BLACKWELL]
-    lines = set(_tc05_lines(_text(BLACKWELL, "ptx")))
-    assert len(lines) == 4                                       # K = 64 in 4 K-blocks of 16
-    assert _by(rep, "A") == lines == _by(rep, "B")
-    assert not [c for c in rep.checks if c.severity == "error"]
-    assert all("fields read the MLIR's shared layout" in c.message for c in _mma(rep))
-    assert all(c.status == "unknown" and "not proved aligned" in c.message for c in _mma(rep))
+#: the sm_100 descriptor constant of the DSL's Blackwell GEMM (bits 14-63): version 0b001 (bits 46-48),
+#: swizzle code 2 = 128B (bits 61-63), SBO 1024 B, LBO 16 B, base offset 0 (PTX ISA 9.7.16.4.1, Table 40)
+BW_HI = (2 << 61) | (1 << 46) | (64 << 32) | (1 << 16)
 
 
-def test_blackwell_planted_sbo_is_an_error_at_each_tcgen05():
+def test_blackwell_tcgen05_descriptors_proved_at_a_128_byte_aligned_buffer(audited):
+    """The DSL's Blackwell dense GEMM (1 CTA, 128 x 128 x 64 tile, 6 stages): every tcgen05.mma's A and
+    B descriptor is proved against the MLIR's K-major SW128 tile, although the DSL places A at shared
+    memory + 16512 (16512 mod 1024 = 128: its sm_100 memrefs are align<128>) with base offset 0: the
+    position-dependent swizzle rule, its sm_100 part labelled an inference in every message; the stage
+    check places A and B at the offsets the PTX adds (16512, 114816), itself labelled an inference."""
     ptx = _text(BLACKWELL, "ptx")
-    hi = (1 << 62) | (1 << 46) | (64 << 32) | (1 << 16)          # sm_100: version 1, 128B swizzle, SBO 1024 B, LBO 16 B
-    assert f", {hi};" in ptx
-    bad = _plant(ptx, f", {hi};", f", {hi + (64 << 32)};")       # A's (the first): SBO 2048 B
+    assert "[%r13+16512]" in ptx and "[%r13+114816]" in ptx and f", {BW_HI};" in ptx
+    assert 16512 % 1024 == 128
+    rep = audited[BLACKWELL]
+    lines = set(_tc05_lines(ptx))
+    assert len(lines) == 4                                       # K = 64 in 4 K-blocks of 16
+    assert _by(rep, "A", "proved") == lines == _by(rep, "B", "proved")
+    assert not [c for c in rep.checks if c.severity == "error"]
+    for c in _mma(rep):
+        assert "at any base: base offset 0" in c.message and "inference: tcgen05" in c.message
+        assert c.data["base_offset"] == 0
+    assert all("16512 bytes into" in c.message for c in _mma(rep) if c.data["operand"] == "A")
+    assert all("114816 bytes into" in c.message for c in _mma(rep) if c.data["operand"] == "B")
+    assert all("inference: the DSL places" in c.message for c in _mma(rep))
+
+
+def test_position_dependent_swizzle_rule_against_the_address_model_brute_force():
+    """The rule the sm_100 proofs rest on, by brute force (every element of the DSL's 128 x 64 f16
+    K-major A tile, each of the 4 K-blocks): with base offset 0 the hardware address model
+    (measured on sm_90: swizzle on absolute address bits) reads element (m, k) at the buffer base
+    16512 at exactly the byte CuTe's position-dependent swizzle (``swizzle_ptr``: the 128B swizzle,
+    16-byte chunk XOR 128-byte row mod 8, applied to the ABSOLUTE address ``16512 + L(m, k)``,
+    written out here) gives it; the buffer-relative reading (``16512 + Sw(L)``) differs; base offset 1
+    (what ``(16512 >> 7) & 7`` would give) reads neither."""
+    from verilayout.hw.nvidia.descriptor import encode, hardware_address_function
+    base = 16512
+
+    def sw(x):
+        return x ^ (((x >> 7) & 7) << 4)
+    for bo, want_match in ((0, True), (1, False)):
+        hits = rel = 0
+        for kb in range(4):
+            d = encode(start_address=base + 32 * kb, lbo=16, sbo=1024, swizzle="128B", arch="sm_100", base_offset=bo)
+            f = hardware_address_function(d, major="K", dtype="f16", mn_extent=128)
+            for m in range(128):
+                for k in range(16):
+                    lin = (m % 8) * 128 + (m // 8) * 1024 + 2 * (16 * kb + k)     # L(m, k) in bytes
+                    got = f.eval(m, k) // 8
+                    hits += got == sw(base + lin)
+                    rel += got == base + sw(lin)
+        assert (hits == 4 * 128 * 16) == want_match and (bo == 1 or rel < hits), (bo, hits, rel)
+
+
+def test_cutlass_make_umma_desc_never_encodes_a_base_offset():
+    """CUTLASS's ``make_umma_desc`` (the recorded host-only oracle run over every atom, element width
+    and K-block, tests/oracles/cutlass/umma_desc_oracle.recorded.txt) writes base offset 0 whatever the
+    start: the convention the DSL's PTX follows at its 128-byte-aligned buffers."""
+    path = os.path.join(os.path.dirname(__file__), "oracles", "cutlass", "umma_desc_oracle.recorded.txt")
+    with open(path) as f:
+        rows = [line.split() for line in f if line.startswith("D ")]
+    assert len(rows) > 100
+    assert {r[7] for r in rows} == {"0"}                         # column base_offset
+    assert {r[8] for r in rows} == {"1"}                         # version 0b001
+
+
+def _bw_plant(old: str, new: str) -> str:
+    return _plant(_text(BLACKWELL, "ptx"), old, new)
+
+
+@pytest.mark.parametrize("bug, new, why", [
+    ("base offset 1", BW_HI | (1 << 49), "misreads at every base"),
+    ("swizzle 64B", (4 << 61) | (1 << 46) | (64 << 32) | (1 << 16), "do not read the MLIR's shared layout"),
+    ("SBO 2048", BW_HI + (64 << 32), "do not read the MLIR's shared layout")])
+def test_blackwell_planted_descriptor_field_is_an_error_at_each_tcgen05_reading_it(bug, new, why):
+    """A's descriptor constant (the first in the text) changed: an error at each of the 4 tcgen05.mma,
+    operand A only; B stays proved."""
+    bad = _bw_plant(f", {BW_HI};", f", {new};")
     rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
-    assert _by(rep, "A", "counterexample") == set(_tc05_lines(ptx))
-    assert not _by(rep, "B", "counterexample")
+    lines = set(_tc05_lines(bad))
+    assert _by(rep, "A", "counterexample") == lines, bug
+    assert {c.line for c in rep.checks if c.severity == "error"} == lines
+    assert _by(rep, "B", "proved") == lines
+    assert all(why in c.message for c in rep.checks if c.severity == "error")
+
+
+def test_blackwell_planted_k_block_start_is_an_error_at_its_line():
+    """K-block 2 of A starts 64 bytes late (``+ 2`` -> ``+ 6`` in 16-byte units on the register only the
+    third tcgen05.mma reads): an error at that instruction alone, with the distance."""
+    ptx = _text(BLACKWELL, "ptx")
+    old = "add.s32 \t%r98, %r25, 2;"
+    assert ptx.count(old) == 1
+    bad = ptx.replace(old, old.replace(", 2;", ", 6;"))
+    third = _tc05_lines(ptx)[2]
+    assert "%rd28" in ptx.splitlines()[third - 1]               # it reads {%r98, ...}
+    rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert [(c.line, c.data["operand"]) for c in errors] == [(third, "A")]
+    assert "64 bytes away" in errors[0].message
 
 
 @pytest.mark.parametrize("name", ["hopper_gemm_f16_kk_128x128", "hopper_gemm_f16_mn_128x128",
@@ -419,11 +496,25 @@ def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
     assert not [c for c in tma if c.severity == "error"]
 
 
-def test_blackwell_tma_copies_unchecked_with_the_reason(audited):
-    """The Blackwell kernel allocates its buffers separately; their offsets are not in the MLIR."""
+def test_blackwell_tma_copies_proved_at_the_inferred_buffer_offsets(audited):
+    """The Blackwell kernel allocates its buffers separately (4 ``cute.memref.alloca``); placed in text
+    order at their alignment (128 B barriers at 0, C at 128, A at 16512, B at 114816: the offsets its
+    PTX adds), every TMA copy starts a box of a stage: proved, the placement labelled an inference."""
     tma = [c for c in audited[BLACKWELL].checks if c.check == "tma-smem-box"]
     assert {c.line for c in tma} == set(_tma_lines(_text(BLACKWELL, "ptx")))
-    assert all(c.status == "unchecked" and "not stated" in c.message for c in tma)
+    assert all(c.status == "proved" and "inference: the DSL places" in c.message for c in tma)
+    ptx = _text(BLACKWELL, "ptx")
+    assert {("16512 bytes" in c.message) or ("114816 bytes" in c.message) or ("128 bytes into" in c.message)
+            for c in tma} == {True}
+    assert "[%r1+8320]" in ptx                                    # C's second stage: 128 + 8192
+
+
+def test_blackwell_misplaced_copy_at_an_inferred_offset_is_unknown_not_an_error():
+    """An inference is never an error: the A load moved 512 bytes is ``unknown`` with the reason."""
+    bad = _bw_plant("[%r13+16512]", "[%r13+17024]")
+    tma = [c for c in audit_pair(_text(BLACKWELL, "mlir"), bad).checks if c.check == "tma-smem-box"]
+    assert [c.status for c in tma if "never an error" in c.message] == ["unknown"]
+    assert not [c for c in tma if c.severity == "error"]
 
 
 # ----- bad input -------------------------------------------------------------------------------

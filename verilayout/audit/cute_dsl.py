@@ -142,6 +142,8 @@ class OperandPlan:
     stages: tuple[int, ...] = (0,)
     #: the descriptor family: ``sm_90`` (wgmma) or ``sm_100`` (tcgen05)
     arch: str = "sm_90"
+    #: whether ``origin`` rests on :data:`PLACEMENT_INFERENCE` (the MLIR allocates several buffers)
+    origin_inferred: bool = False
 
     @property
     def end(self) -> int | None:
@@ -226,7 +228,8 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         found_at = _origin(mod, op.operands[1], allocas)
         try:
             plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
-                               None if found_at is None else found_at[1], _stage_offsets(mem, where))
+                               None if found_at is None else found_at[1], _stage_offsets(mem, where),
+                               origin_inferred=bool(found_at and found_at[2]))
         except LayoutError:
             continue                           # a type or layout no descriptor check reads: its wgmmas are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
@@ -247,7 +250,8 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
             tile, stages = _partitioned(mem, where)
             plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
                                "K" if mma.majors[idx] == "k" else "MN", op.line,
-                               None if found_at is None else found_at[1], stages, "sm_100")
+                               None if found_at is None else found_at[1], stages, "sm_100",
+                               bool(found_at and found_at[2]))
         except LayoutError:
             continue                           # a type or layout no descriptor check reads: its MMAs are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
@@ -256,12 +260,45 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
     return [MmaPlan(m, v, tuple(ops)) for v, (m, ops) in found.items()]
 
 
-def _origin(mod: CuteModule, value: str, allocas: list) -> tuple[Any, int] | None:
-    """The buffer's allocation and byte offset where the offset is one from the dynamic
-    shared-memory base: the module allocates shared memory once (the DSL places several
-    ``cute.memref.alloca`` at offsets its MLIR does not state), else None."""
+#: The placement rule of several shared-memory allocations, which the MLIR does not state (an
+#: inference, said so wherever a verdict rests on it): the DSL's ``cute.memref.alloca`` ops take the
+#: dynamic shared memory in text order, each at the next multiple of its memref's ``align<N>``, each
+#: ``cosize x element bytes`` long (the DSL's Blackwell GEMM: a 128-byte barrier struct at 0, then
+#: 128-byte-aligned buffers of 16384, 98304 and 98304 bytes at 128, 16512 and 114816, the offsets its
+#: PTX adds to the shared-memory base).
+PLACEMENT_INFERENCE = ("inference: the DSL places its shared-memory allocations in text order, each at the next "
+                       "multiple of its alignment (not stated in the MLIR)")
+
+
+def _alloc_offsets(mod: CuteModule, allocas: list) -> dict[int, int]:
+    """Byte offset of each shared ``cute.memref.alloca`` (by ``id``) from the dynamic shared-memory
+    base: 0 for a module's only one; for several, :data:`PLACEMENT_INFERENCE`'s bump placement (an
+    empty dict where a memref's size is not static)."""
+    if len(allocas) == 1:
+        return {id(allocas[0]): 0}
+    out, end = {}, 0
+    for op in allocas:
+        m = mod.type_of(op.results[0])
+        try:
+            size = int(m.cute().cosize) * m.elem_bits // 8
+        except (LayoutError, TypeError, ValueError):
+            return {}
+        start = -(-end // max(1, m.align)) * max(1, m.align)
+        out[id(op)], end = start, start + size
+    return out
+
+
+def _origin(mod: CuteModule, value: str, allocas: list) -> tuple[Any, int, bool] | None:
+    """The buffer's allocation, its byte offset from the dynamic shared-memory base, and whether that
+    offset rests on :data:`PLACEMENT_INFERENCE` (several allocations); None where the dataflow to
+    an allocation is not constant."""
     got = mod.origin(value)
-    return got if got is not None and len(allocas) == 1 and got[0] is allocas[0] else None
+    if got is None or all(got[0] is not a for a in allocas):
+        return None
+    offs = _alloc_offsets(mod, allocas)
+    if id(got[0]) not in offs:
+        return None
+    return got[0], offs[id(got[0])] + got[1], len(allocas) > 1
 
 
 def _partitioned(m: Memref, what: str) -> tuple[ComposedLayout | Layout, tuple[int, ...]]:
@@ -383,13 +420,49 @@ def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: i
     v = check_descriptor(hi | (want & _START), op.tile, dtype=op.dtype, major=op.major, k_block=item.k_block,
                          mn=mn, mn_block=item.mn_block, mn_dim=0, arch=op.arch)
     if v.status != "proved":
+        bo, plan_bo = (hi >> 49) & 7, (want >> 49) & 7
+        why = (f"; base offset {bo}: the MMA counts swizzle rows from 128 x {bo} bytes past the absolute pattern "
+               "boundaries, while TMA and the plan's position-dependent swizzle write the absolute pattern, so it "
+               "misreads at every base" if bo != plan_bo and plan_bo == 0 else "")
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the MLIR's shared layout "
-                f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x})",
+                f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x}){why}",
                 dict(data, counterexample=v.counterexample))
     base = z3.Extract(13, 0, e) - z3.BitVecVal(want & _START, 14)
     rep = _REPEAT[(hi >> 62) & 3] if op.arch == "sm_90" else _REPEAT_SM100.get((hi >> 61) & 7, 1)
+    data["base_offset"] = (hi >> 49) & 7
     return ("start", base, rep, data, where)
+
+
+_POSITION = "base offset 0 and position-dependent swizzles"
+
+
+def position_rule(arch: str) -> str:
+    """Why a descriptor with base offset 0 whose fields read the plan's tile from base 0 reads it
+    from every 16-byte-aligned base (the DSL's sm_100 buffers sit at 128-byte alignment).
+
+    Law: with base offset 0 the MMA swizzles the absolute address (the pattern's repeat starts on
+    the absolute 1024/512/256-byte boundaries: PTX ISA 9.7.15.5.1.2.2 and 9.7.16.4.1, Table 41;
+    measured for sm_90's wgmma, ``docs/ground_truth.md``), and a swizzled shared-memory pointer of
+    CuTe is position-dependent, its swizzle applied to the absolute address (``swizzle_ptr``,
+    ``cute/pointer_swizzle.hpp``; TMA writes on absolute address bits, measured on sm_90). So the
+    MMA reads element ``i`` at ``Sw(B + u(i))`` and the plan puts it at ``Sw(B + L(i))``: the
+    proof at ``B = 0`` (``Sw(u) = Sw(L)``, ``Sw`` a bijection, so ``u = L``) holds for every ``B``.
+    CUTLASS's ``make_umma_desc`` (``cute/arch/mma_sm100_desc.hpp``) likewise writes base offset 0
+    and the tensor's own address, however aligned. On sm_100 the absolute-address rule is an
+    inference (the PTX ISA states the same base-offset table for both; no Blackwell measurement).
+
+    >>> position_rule("sm_100").startswith(_POSITION)
+    True
+    """
+    text = (f"{_POSITION}: with base offset 0 the MMA swizzles absolute shared-memory addresses (PTX ISA "
+            "Table 41: the pattern repeats from absolute 1024/512/256-byte boundaries) and CuTe's swizzled smem "
+            "pointer swizzles absolute addresses (cute/pointer_swizzle.hpp), so the fields read the plan at any "
+            "16-byte-aligned base")
+    if arch == "sm_100":
+        text += ("; inference: tcgen05 swizzling absolute addresses as wgmma does (measured on sm_90 only; the "
+                 "PTX ISA gives tcgen05 the same base-offset rule)")
+    return text
 
 
 def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]:
@@ -417,10 +490,12 @@ def _stage_check(ctx: _Ctx, base: z3.BitVecRef, op: OperandPlan) -> tuple[str | 
     assume, texts = ctx.assume(base)
     text = (f"stage s < {len(op.stages)} of the buffer {op.origin} bytes into the shared-memory allocation "
             f"({op.stages[1] - op.stages[0] if len(op.stages) > 1 else 0} bytes a stage)")
+    if op.origin_inferred:
+        text += f" ({PLACEMENT_INFERENCE})"
     if ctx.ev.prover.proves(claim, assume):
         return "proved", text
     if ctx.ev.prover.proves(z3.Not(claim), assume):
-        return "counterexample", text
+        return ("unknown" if op.origin_inferred else "counterexample"), text   # an inference is never an error
     return "unknown", text + "; not proved for every value of the symbols on its path"
 
 
@@ -439,6 +514,8 @@ def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
         return
     ref = max(groups, key=len)
     ok, how = _aligned(ctx, ref[0][1], ref[0][2])
+    if not ok and ref[0][3].get("base_offset") == 0:
+        ok, how = True, position_rule(op.arch)
     stage, stage_text = _stage_check(ctx, ref[0][1], op)
     if stage == "counterexample":
         for item, _base, _rep, data, where in ref:
@@ -453,8 +530,10 @@ def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
     for g in groups:
         for item, base, rep, data, where in g:
             if g is ref:
+                aligned = (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "")
+                           if how is None or not how.startswith(_POSITION) else f" at any base: {how}")
                 msg = (f"{where}: fields read the MLIR's shared layout {op.memref.layout} and the start is the planned "
-                       f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "") if ok
+                       f"block's" + (aligned if ok
                                      else f"; the base is not proved aligned to the {rep * 16}-byte swizzle repeat")
                        + (f", {stage_text}" if stage == "proved" else ""))
                 out.setdefault(item.index, []).append(("proved" if ok else "unknown", None if ok else "note", msg,
@@ -695,6 +774,8 @@ class TmaPlan:
     stages: tuple[int, ...]
     box_bytes: int
     boxes: int
+    #: whether ``origin`` rests on :data:`PLACEMENT_INFERENCE`
+    inferred: bool = False
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
@@ -728,7 +809,7 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
             stages, tile = (0,), _size(shape) * mem.elem_bits // 8
         box = atom.copy_bits // 8
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box)))
+                             max(1, tile // box), found[2]))
     return plans, skipped
 
 
@@ -769,8 +850,13 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
         if ctx.ev.prover.proves(claim, assume):
             return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
                          f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
-                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)", {"mlir_line": p.line, "assumptions": texts})
+                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)"
+                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""), {"mlir_line": p.line, "assumptions": texts})
     every = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for p in mine for x in p.starts()])
+    if ctx.ev.prover.proves(z3.Not(every), assume) and any(p.inferred for p in mine):
+        return check("unknown", "note", f"TMA {kind}: its shared address is the start of no box of a buffer at the "
+                     f"offsets inferred for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)",
+                     {"assumptions": texts})
     if ctx.ev.prover.proves(z3.Not(every), assume):
         return check("counterexample", "error", f"TMA {kind}: its shared address is the start of no box of any stage "
                      f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
