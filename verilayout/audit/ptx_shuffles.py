@@ -360,13 +360,15 @@ def _shfl(run: _Run, ins: Instr) -> dict:
 
 
 def _selp(run: _Run, ins: Instr) -> dict:
-    """``selp d, a, b, p``: ``a`` where ``p`` holds, else ``b``."""
+    """``selp d, a, b, p``: ``a`` where ``p`` holds, else ``b``; with one side untagged (a constant, a
+    value of no MMA) an elementwise select (``tl.where``): the tagged side's element."""
     d, a, b = ins.args[0], run.val(ins.args[1]), run.val(ins.args[2])
+    if (a is None or not _carries(a)) != (b is None or not _carries(b)):
+        return _arith(run, ins)                         # where(mask, x, c): x's element
     p = run.per_thread(ins.args[3], ins, pred=True)
     n, w = run.threads, _nbytes(d.name)
-    if p is None:
-        why = f"{ins.opcode} at PTX line {ins.line}: the predicate is not a function of %tid"
-        return {d.name: Val(np.zeros((n, w), dtype=np.int64), ins, (a, b), None, why)}
+    if p is None:                                       # both tagged: the element they agree on
+        return _arith(run, ins)
     ta, tb = _width(a.tags if a else None, w, n), _width(b.tags if b else None, w, n)
     return {d.name: _result(np.where(p[:, None] != 0, ta, tb), ins, (a, b), p != 0)}
 
@@ -400,7 +402,9 @@ def _arith(run: _Run, ins: Instr) -> dict:
     out = []
     for h in range(halves):
         span = slice(h * w // halves, (h + 1) * w // halves)
-        elems = [_elements(_width(s.tags, w, n)[:, span]) for s in srcs if s is not None]
+        elems = [_elements(_width(s.tags, w, n)[:, span]) for s in srcs if s is not None and _carries(s)]
+        if not elems:
+            return {}
         agree = np.all([e == elems[0] for e in elems], axis=0)
         out.append(_fill(np.where(agree, elems[0], 0), w // halves))
     return {d.name: _result(np.concatenate(out, axis=1), ins, srcs)}
@@ -410,6 +414,21 @@ def _is_arith(ins: Instr) -> bool:
     return ins.head in _FLOAT_OPS and any(p in _FLOAT_TYPES for p in ins.parts[1:])
 
 
+#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``): no element, routed like one.
+CONSTANT = -1
+
+
+def _constant_move(ins: Instr) -> bool:
+    """``mov`` of an immediate into a 32-bit register (the zeros of a masked or empty element)."""
+    return ins.head == "mov" and len(ins.args) == 2 and isinstance(ins.args[1], Imm) and \
+        isinstance(ins.args[0], Reg) and _nbytes(ins.args[0].name) == 4
+
+
+def _carries(v: Val) -> bool:
+    """Whether ``v`` holds a byte of an element, or lost one on the way (a reason to keep)."""
+    return bool(v.lost) or bool((v.tags > 0).any())
+
+
 def step(run: _Run, ins: Instr) -> None:
     """Run ``ins`` on the tags: its destinations get the values the moves above give them, or lose
     their tags (what an unmodelled instruction writes is no known element)."""
@@ -417,7 +436,11 @@ def step(run: _Run, ins: Instr) -> None:
     if not dests:
         return
     srcs = [run.val(x) for x in _sources(ins)]
-    if all(s is None for s in srcs):
+    if _constant_move(ins):
+        run.regs[dests[0]] = Val(np.full((run.threads, _nbytes(dests[0])), CONSTANT, dtype=np.int64), ins, ())
+        return
+    moves = ins.head in ("mov", "shfl", "selp", "prmt")
+    if all(s is None or not (moves or _carries(s)) for s in srcs):
         for x in dests:
             run.regs.pop(x, None)
         return
@@ -433,8 +456,12 @@ def step(run: _Run, ins: Instr) -> None:
     elif _is_arith(ins) and isinstance(ins.args[0], Reg) and not ins.opcode.startswith(("wgmma", "mma")):
         got = _arith(run, ins)
     lost = next((s.lost for s in srcs if s is not None and s.lost), None) or f"{ins.opcode} at PTX line {ins.line}"
+    carrying = any(s is not None and _carries(s) for s in srcs)
     for x in dests:
         v = got.get(x)
+        if v is None and not carrying:
+            run.regs.pop(x, None)
+            continue
         run.regs[x] = v if v is not None else Val(np.zeros((run.threads, _nbytes(x)), dtype=np.int64), ins,
                                                   tuple(srcs), None, lost)
 
@@ -541,6 +568,8 @@ def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0) -> 
     if head in ("selp", "prmt") and v.route is not None:
         if any(_holds(s, [t], elem).any() for s in v.srcs):
             return ins.line, "the selector" if head == "prmt" else "the choice of input"
+        if head == "selp":
+            return blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1)
     for s in v.srcs:
         got = blame(s, t, elem, index_line, depth + 1)
         if got is not None:
@@ -558,9 +587,12 @@ class _Tally:
     instrs: list = field(default_factory=list)
     regs: int = 0
     untagged: int = 0
+    constant: int = 0
     lost: list = field(default_factory=list)
     wrong: dict = field(default_factory=dict)          # blamed PTX line -> (message, data)
     unmodelled: list = field(default_factory=list)
+    shuffles: dict = field(default_factory=dict)       # shfl PTX line on the data path -> its lane index's line
+    seen: set = field(default_factory=set)
 
 
 def _element_text(side: Side, e: int) -> str:
@@ -578,6 +610,40 @@ def _index_line(run: _Run, ins: Instr) -> int:
     op = ins.args[2] if len(ins.args) > 2 else None
     ds = run.ev.defs.get(op.name, []) if isinstance(op, Reg) else []
     return ds[0].line if ds else ins.line
+
+
+def _note_shuffles(run: _Run, tally: _Tally, v: Val | None) -> None:
+    """Record the shuffles on ``v``'s data path with the line of their lane index."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in tally.seen:
+            continue
+        tally.seen.add(id(x))
+        if x.ins is not None and x.ins.head == "shfl":
+            tally.shuffles[x.ins.line] = _index_line(run, x.ins)
+        stack.extend(x.srcs)
+
+
+def _merged(tally: _Tally) -> dict:
+    """The errors by line, where every shuffle on the data path that reads one lane index is wrong in the
+    same way (its source register): one error at the line computing that index instead."""
+    by_index: dict = {}
+    for line, got in tally.wrong.items():
+        if got[1].get("wrong_part") == "the source register" and line in tally.shuffles:
+            by_index.setdefault(tally.shuffles[line], []).append(line)
+    out = dict(tally.wrong)
+    for idx, lines in by_index.items():
+        alls = [x for x, i in tally.shuffles.items() if i == idx and x != idx]
+        if len(lines) < 2 or sorted(lines) != sorted(alls):
+            continue
+        msg, data = out[lines[0]]
+        for x in lines:
+            out.pop(x)
+        out[idx] = (f"{msg.rpartition(': ')[0]}: the lane index at PTX line {idx}, read by all {len(lines)} "
+                    f"shuffles on this path (PTX lines {', '.join(map(str, sorted(lines)[:8]))}), is wrong",
+                    dict(data, wrong_part="the source lane", shuffles=sorted(lines)))
+    return out
 
 
 def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np.ndarray, bad: np.ndarray) -> None:
@@ -598,6 +664,15 @@ def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np
                                "wrong_part": what})
 
 
+def _is_constant(run: _Run, x: Any, at: Instr) -> bool:
+    """Whether register ``x`` read by ``at`` is one compile-time constant in every thread."""
+    try:
+        e = run.ev.operand(x, 32, at=at)
+        return e is not None and z3.is_bv_value(z3.simplify(e))
+    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError):
+        return False
+
+
 def compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
     """Compare the operand registers of one consuming MMA instruction with the PTX ISA fragment."""
     vec = ins.args[slot] if slot < len(ins.args) else None
@@ -616,9 +691,17 @@ def compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, s
         tally.regs += 1
         if v is None or v.tags.shape != exp.shape:
             tally.untagged += 1
+            tally.constant += _is_constant(run, x, ins)
             continue
-        bad = (v.tags != exp).any(axis=1)
-        lost = bad & (v.tags == 0).any(axis=1)
+        _note_shuffles(run, tally, v)
+        const = (v.tags == CONSTANT).all(axis=1)
+        if const.any():
+            tally.constant += 1
+            tally.untagged += 1
+            if const.all():
+                continue
+        bad = (v.tags != exp).any(axis=1) & ~const
+        lost = bad & (v.tags <= 0).any(axis=1)
         if lost.any():
             tally.lost.append(v.lost or f"register {x.name} holds no known element")
         if (bad & ~lost).any():
@@ -705,6 +788,16 @@ def _threads(mod: PtxModule, func: str, tallies: list[_Tally]) -> int:
     return 32 * max((1 << len(t.side.bases.get("warp", [])) for t in tallies), default=1)
 
 
+def _untagged_reason(tally: _Tally) -> list[str]:
+    if not tally.untagged:
+        return []
+    if tally.constant == tally.untagged:
+        return [f"{tally.constant} of {tally.regs} operand registers hold a compile-time constant (elements the "
+                "compiler folded, e.g. masked ones: which element a constant stands for is not decided); every "
+                "other register holds the element the PTX ISA fragment assigns"]
+    return [f"{tally.untagged} of {tally.regs} operand registers hold no element of the producer"]
+
+
 def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list[Check]:
     """The checks of one conversion: errors at the blamed lines, else unchecked with the reason, else
     proved; nothing when the operand's registers were loaded (a conversion through shared memory)."""
@@ -720,12 +813,10 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
     if tally.wrong:
         return [Check("ttg.convert_layout", line, by_line[line].loc if line in by_line else None, CHECK,
                       "counterexample", "error", f"{what}: {msg}", dict(data, **extra))
-                for line, (msg, extra) in sorted(tally.wrong.items())]
+                for line, (msg, extra) in sorted(_merged(tally).items())]
     if tally.untagged == tally.regs and not tally.unmodelled and not producer_bad:
         return []                                        # loaded registers: the shared-memory checks' part
-    why = (tally.unmodelled + producer_bad)[:1] or tally.lost[:1] or \
-        ([f"{tally.untagged} of {tally.regs} operand registers hold no element of the producer"]
-         if tally.untagged else [])
+    why = (tally.unmodelled + producer_bad)[:1] or tally.lost[:1] or _untagged_reason(tally)
     line = first.line if first is not None else by_line and min(by_line)
     loc = first.loc if first is not None else None
     if why:
