@@ -49,6 +49,7 @@ import z3
 from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
+from verilayout.audit.ptx_partitions import partition_checks, partitioned
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
@@ -551,10 +552,11 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
             checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how, found))
             operands.extend((dot, name, ins, base, ev) for name, ins, base in found)
     checks.extend(_safe_buffer_checks(operands, tmod, path))
-    first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
     offsets: dict = {}                                  # lane offsets, shared by the two checks
+    first = partitioned(mod, tmod, {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}, offsets)
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
-    checks.extend(element_checks(mod, first, tmod, path, offsets))
+    elements = element_checks(mod, first, tmod, path, offsets)
+    checks.extend(elements + partition_checks(mod, tmod, first, offsets, elements))
     checks.extend(convert_checks(mod, first, tmod, path, offsets))
     checks.extend(tmem_message_checks(mod, first, tmod, ttgir_checks))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)

@@ -74,6 +74,13 @@ _OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("s
 _SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
 
 
+def machinery_lines(memo: dict) -> set[int]:
+    """The PTX lines of a ``ttg.warp_specialize``'s own shared-memory accesses (its state table,
+    the state-byte load, the captures), checked by :mod:`verilayout.audit.ptx_partitions`."""
+    pmap = memo.get(("partitions",))
+    return set(getattr(pmap, "machinery", ()))
+
+
 def _matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
     """Bytes each lane holds of ``ldmatrix``/``stmatrix`` ``.x{matrices}`` (b16), given the row
     address each lane supplies (PTX ISA, ldmatrix fragment layout)."""
@@ -267,9 +274,10 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     claims = _claims(mod, evals, tmod, memo)
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
+    ws = machinery_lines(memo)              # a warp_specialize's own state table and captures
     for ins in mod.instrs:
         acc = smem_access(ins)
-        if acc is not None and ins.loc and ins.line not in claims["claimed"]:
+        if acc is not None and ins.loc and ins.line not in claims["claimed"] and ins.line not in ws:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
@@ -1387,7 +1395,7 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
 
 def _settled(out: list[Check], memo: dict) -> set[int]:
     """PTX lines whose bytes a layout check proved (element checks, conversions)."""
-    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"])
+    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery_lines(memo)
     got |= memo.get(("cvt_decided",), set())       # a conversion's round trip with its verdict
     for c in out:
         if c.status == "proved":
@@ -1409,7 +1417,7 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
                for st, ld in ch for i in st + ld}
     uses = round_register_uses(mod, memo)
     out: list[Check] = []
-    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done}
+    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | machinery_lines(memo)
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
