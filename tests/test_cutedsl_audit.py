@@ -286,14 +286,14 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
         (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
         (tmp_path / f"{stem}.ptx").write_text(text)
     assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
-    assert "44 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies
+    assert "56 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies x 2 checks
     assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
     # both files named, as for TTGIR + PTX: one report, the PTX's
     assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
-    assert "1 file(s), 44 checks: 44 proved, 0 errors" in capsys.readouterr().out
+    assert "1 file(s), 56 checks: 56 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
@@ -457,7 +457,8 @@ def _tma_lines(ptx: str) -> list[int]:
 
 @pytest.mark.parametrize("name", GEMMS)
 def test_every_tma_copy_of_the_gemms_starts_a_box_of_a_planned_stage(name, audited):
-    tma = [c for c in audited[name].checks if c.check == "tma-smem-box"]
+    tma = [c for c in audited[name].checks if c.check in ("tma-smem-box", "tma-box")]
+    assert len(tma) == 2 * len(_tma_lines(_text(name, "ptx")))
     assert {c.line for c in tma} == set(_tma_lines(_text(name, "ptx")))
     assert all(c.status == "proved" for c in tma), [c.message for c in tma if c.status != "proved"][:1]
 
@@ -467,6 +468,7 @@ def test_fmha_tma_loads_proved_per_warpgroup_stores_unknown(audited):
     buffer at an offset that depends on the warpgroup (``%tid.x``), which the plan's store atom
     does not state: unknown, never proved, never an error."""
     tma = [c for c in audited[FMHA].checks if c.check == "tma-smem-box"]
+    assert all(c.status == "proved" for c in audited[FMHA].checks if c.check == "tma-box")
     loads = [c for c in tma if "TMA load" in c.message]
     stores = [c for c in tma if "TMA store" in c.message]
     assert len(loads) + len(stores) == len(tma) == len(_tma_lines(_text(FMHA, "ptx")))
@@ -483,7 +485,7 @@ def test_planted_tma_destination_is_an_error_at_its_line():
     bad = ptx[:m.start()] + m.group(0).replace("+1024]", "+1536]") + ptx[m.end():]
     rep = audit_pair(_text(KK, "mlir"), bad)
     errors = [c for c in rep.checks if c.severity == "error"]
-    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]
+    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]      # the box itself is unchanged
 
 
 def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
@@ -554,3 +556,85 @@ def test_planted_lbo_of_an_mn_major_operand_is_an_error():
     rep = audit_pair(_text(name, "mlir"), bad)
     assert _by(rep, "B", "counterexample") == set(_groups(ptx)[0])
     assert _by(rep, "A", "proved") == set(_wgmma_lines(ptx))
+
+
+# ----- TMA boxes: the MLIR's partition against the PTX's coordinates and expect_tx ---------------
+
+def _box(rep) -> list:
+    return [c for c in rep.checks if c.check == "tma-box"]
+
+
+def test_partition_boxes_read_from_the_mlir_are_the_configs():
+    """The box each ``tma_partition`` states, per TMA coordinate (innermost first), against the
+    example's configuration: a K-major operand's box is 128 bytes of K by the tile's MN rows (the
+    128B swizzle span bounds boxDim[0] x element size: cuTensorMapEncodeTiled); an MN-major one
+    64 MN elements (128 bytes) by the tile's 64 K, two boxes per 128-row stage; and box bits equal
+    the atom's copy_bits."""
+    from verilayout.audit.cute_dsl import tma_plans
+    for name in GEMMS:
+        cfg = MANIFEST["kernels"][name]
+        tm, tn = cfg["tile_shape_mn"]
+        elem = 1 if "e4m3" in name else 2
+        loads = [p for p in tma_plans(parse_cute_mlir(_text(name, "mlir")))[0] if p.kind == "load"]
+        want = []
+        for mn, major in ((tm, cfg["a_major"]), (tn, cfg["b_major"])):
+            want.append(((128 // elem, mn), 1) if major == "k" else ((128 // elem, 64), mn // 64))
+        assert [(p.grid.box, p.grid.boxes) for p in loads] == want, name
+        assert all(p.grid.elements * p.elem_bits == p.box_bytes * 8 for p in loads)
+
+
+@pytest.mark.parametrize("name", [n for n in KERNELS if n != GROUPED])
+def test_every_tma_box_check_proved_on_the_corpus(name, audited):
+    box = _box(audited[name])
+    assert {c.line for c in box} == set(_tma_lines(_text(name, "ptx")))
+    assert all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
+
+
+def test_grouped_gemm_3d_copies_of_2d_partitions_are_unknown_not_errors(audited):
+    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the
+    MLIR partitions the 2-d tile: not compared, ``unknown`` with the reason; its stores are proved."""
+    box = _box(audited[GROUPED])
+    loads = [c for c in box if "TMA load" in c.message]
+    assert loads and all(c.status == "unknown" and "3-d copy" in c.message for c in loads)
+    assert all(c.status == "proved" for c in box if "TMA store" in c.message)
+
+
+def test_planted_expect_tx_bytes_are_an_error_at_each_load_of_the_barrier():
+    """The prologue's barrier armed for 16384 bytes instead of the 16384 + 16384 its A and B boxes
+    (64 x 128 f16 each, from the MLIR) bring: an error at both loads, nothing else."""
+    ptx = _text(KK, "ptx")
+    old = "mov.b32 \t%r57, 32768;"
+    assert ptx.count(old) == 1
+    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("32768", "16384")))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("waits for 16384 bytes" in c.message and "16384 + 16384" in c.message for c in errors)
+
+
+def test_planted_coordinate_off_the_box_grid_is_an_error_at_its_loads():
+    """The prologue's K coordinate moved 32 elements (``%r250 + 448`` -> ``+ 480``; %r250 steps by 64
+    from -448): never a multiple of the 64-element box the MLIR states along K: an error at the two
+    loads that use it."""
+    ptx = _text(KK, "ptx")
+    old = "add.s32 \t%r11, %r250, 448;"
+    assert ptx.count(old) == 1
+    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("448", "480")))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("never a multiple of 64" in c.message for c in errors)
+
+
+def test_planted_box_change_in_the_mlir_is_an_error_at_each_load():
+    """The MLIR's load boxes made 64 x 64 (the atoms' copy_bits and basis, and the partitions' box):
+    the PTX's barriers still expect 2 x 16384 bytes: an error at every load, for the bytes."""
+    mlir = _text(KK, "mlir")
+    atom = 'copy_bits = 131072, tma_gbasis = <"(64,128):(1@1,1@0)">'
+    part = '"(((64,128),1),8):(((1@0,1@1),0),64@0)"'
+    assert atom in mlir and mlir.count(part) >= 2
+    bad = mlir.replace(atom, 'copy_bits = 65536, tma_gbasis = <"(64,64):(1@1,1@0)">').replace(
+        part, '"(((64,64),1),8):(((1@0,1@1),0),64@0)"')
+    rep = audit_pair(bad, _text(KK, "ptx"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    loads = _tma_lines(_text(KK, "ptx"))[:4]                      # 2 prologue + 2 main-loop loads
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
+    assert all("8192 + 8192" in c.message for c in errors)

@@ -80,8 +80,8 @@ from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, TmaAtom, parse_cute_mlir
-from verilayout.frontends.ptx import parse_ptx
+from verilayout.frontends.cute_mlir import CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, parse_cute_mlir
+from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
 from verilayout.prove.wgmma import check_descriptor
@@ -776,6 +776,12 @@ class TmaPlan:
     boxes: int
     #: whether ``origin`` rests on :data:`PLACEMENT_INFERENCE`
     inferred: bool = False
+    #: the box and coordinate grid the partition's coordinate tensor states (None where it states none)
+    grid: TmaBox | None = None
+    #: why ``grid`` is None
+    grid_why: str = ""
+    #: the element width of the buffer, bits
+    elem_bits: int = 8
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
@@ -808,9 +814,26 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
         else:
             stages, tile = (0,), _size(shape) * mem.elem_bits // 8
         box = atom.copy_bits // 8
+        grid, why = _partition_box(mod, op, atom, mem)
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box), found[2]))
+                             max(1, tile // box), found[2], grid, why, mem.elem_bits))
     return plans, skipped
+
+
+def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tuple[TmaBox | None, str]:
+    """The box the ``tma_partition`` ``op``'s coordinate tensor (its second result) states, checked
+    against the atom's ``copy_bits``; (None, why) where it states none or the two disagree."""
+    ct = mod.type_of(op.results[1]) if len(op.results) > 1 else None
+    if not isinstance(ct, CoordTensor):
+        return None, f"MLIR line {op.line}: the partition's coordinate tensor is not typed"
+    try:
+        box = ct.box()
+    except LayoutError as e:
+        return None, f"MLIR line {op.line}: {e}"
+    if box.elements * mem.elem_bits != atom.copy_bits:
+        return None, (f"MLIR line {op.line}: the partition's box {'x'.join(map(str, box.box))} is "
+                      f"{box.elements * mem.elem_bits} bits, the atom copies {atom.copy_bits}")
+    return box, ""
 
 
 def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
@@ -828,9 +851,10 @@ def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     return e + z3.BitVecVal(addr.offset, 32)
 
 
-def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
+def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
-    MLIR partitions with a TMA atom of its direction (load or store)."""
+    MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
+    ``matched[id(ins)]``."""
     kind = "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
         next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
     mine = [p for p in plans if p.kind == kind]
@@ -848,6 +872,8 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
     for p in mine:
         claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
         if ctx.ev.prover.proves(claim, assume):
+            if matched is not None:
+                matched[id(ins)] = p
             return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
                          f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
                          f"{len(p.stages)} stage(s), {p.boxes} box(es) each)"
@@ -866,19 +892,157 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
                  "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
 
 
+def _tma_kind(ins: Instr) -> str:
+    """``load`` (shared before global in the opcode) or ``store``."""
+    return "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
+        next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
+
+
+def _tma_coords(ins: Instr) -> tuple[int, list]:
+    """The copy's rank (``.Nd``) and its coordinate operands (decoded), from ``[tmap, {c0, c1, ...}]``."""
+    rank = next((int(p[:-1]) for p in ins.parts if p.endswith("d") and p[:-1].isdigit()), 0)
+    for a in ins.args:
+        if isinstance(a, Addr) and not isinstance(a.base, Reg) and hasattr(a.base, "text"):
+            parts = split_operands(a.base.text)
+            vec = decode_operand(parts[1]) if len(parts) == 2 else None
+            if isinstance(vec, Vec):
+                return rank, list(vec.items)
+    return rank, []
+
+
+def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str, str]:
+    """Whether each coordinate is a multiple of the MLIR's grid step along its dim (the box extent
+    where the partition states no step: an assumption, refuted only ``unknown``)."""
+    worst, notes = "proved", []
+    for d, (c, g, b) in enumerate(zip(coords, box.grid, box.box)):
+        step, stated = (g, True) if g else (b, False)
+        e = ctx.ev.operand(c, 32, at=ins)
+        if e is None or step <= 1:
+            if e is None:
+                worst, notes = "unknown", notes + [f"coordinate {d} is not read"]
+            continue
+        claim = z3.URem(e, step) == 0
+        assume, _t = ctx.assume(e)
+        if ctx.ev.prover.proves(claim, assume) or ctx.ev.by_induction(claim, assume):
+            continue
+        if stated and (ctx.ev.prover.proves(z3.Not(claim), assume) or ctx.ev.by_induction(z3.Not(claim), assume)):
+            return "counterexample", f"coordinate {d} is never a multiple of {step}, the MLIR's box grid along it"
+        worst = "unknown"
+        notes.append(f"coordinate {d} is not proved a multiple of {step}" + ("" if stated else " (the box extent: the "
+                                                                                      "partition states no step)"))
+    return worst, "; ".join(notes)
+
+
+def _barrier(ctx: _Ctx, ins: Instr, slot: int) -> z3.BitVecRef | None:
+    a = ins.args[slot] if len(ins.args) > slot else None
+    if not isinstance(a, Addr) or not isinstance(a.base, Reg):
+        return None
+    e = ctx.ev.reg(a.base.name, at=ins)
+    if e is None:
+        return None
+    e = z3.Extract(31, 0, e) if e.size() > 32 else z3.ZeroExt(32 - e.size(), e) if e.size() < 32 else e
+    return e + z3.BitVecVal(a.offset or 0, 32)
+
+
+def _same(ctx: _Ctx, a: z3.BitVecRef | None, b: z3.BitVecRef | None) -> bool:
+    return a is not None and b is not None and ctx.ev.prover.proves(a == b, ctx.assume(a, b)[0])
+
+
+def _expect_groups(ctx: _Ctx, instrs: list[Instr]) -> dict[int, tuple[Instr, list[Instr]]]:
+    """Per TMA load (by ``id``), the ``mbarrier.arrive.expect_tx`` before it on the same barrier and every
+    load between that one and the next expect_tx that completes on its barrier."""
+    out: dict[int, tuple[Instr, list[Instr]]] = {}
+    cur: tuple[Instr, z3.BitVecRef | None, list[Instr]] | None = None
+    for ins in instrs:
+        if ins.opcode.startswith("mbarrier.arrive.expect_tx"):
+            cur = (ins, _barrier(ctx, ins, 1), [])
+        elif ins.opcode.startswith("cp.async.bulk.tensor") and _tma_kind(ins) == "load" and cur is not None \
+                and _same(ctx, cur[1], _barrier(ctx, ins, 2)):
+            cur[2].append(ins)
+            out[id(ins)] = (cur[0], cur[2])
+    return out
+
+
+def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[str, str]:
+    """The bytes the load's barrier expects (its ``expect_tx``) equal the boxes the MLIR gives its
+    loads; ``unknown`` where a load of the group has no matched plan or the count is not constant."""
+    if id(ins) not in groups:
+        return "unknown", "no expect_tx on its barrier before it"
+    exp, loads = groups[id(ins)]
+    n = ctx.ev.operand(exp.args[2], 32, at=exp) if len(exp.args) > 2 else None
+    want = ctx.constant(n)[0] if n is not None else None
+    plans = [matched.get(id(i)) for i in loads]
+    if want is None or any(p is None or p.grid is None for p in plans):
+        return "unknown", f"the bytes the expect_tx at line {exp.line} waits for are not compared (not constant, or a load of it unplaced)"
+    got = sum(p.grid.elements * p.elem_bits // 8 for p in plans)
+    text = (f"the expect_tx at line {exp.line} waits for {want} bytes; its {len(loads)} load(s) bring "
+            + " + ".join(str(p.grid.elements * p.elem_bits // 8) for p in plans) + " (the MLIR's boxes)")
+    return ("proved" if got == want else "counterexample"), text
+
+
+def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict) -> Check:
+    """``tma-box``: the copy's rank and coordinates are the MLIR's box grid, and (a load) the bytes its
+    barrier expects are its group's boxes (see :func:`tma_checks`)."""
+    kind = _tma_kind(ins)
+
+    def check(status, severity, msg, data=None):
+        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-box", status, severity, f"TMA {kind}: {msg}",
+                     dict(data or {}, source="ptx", plan="cute-dsl mlir"))
+    rank, coords = _tma_coords(ins)
+    mine = [p for p in plans if p.kind == kind and p.grid is not None]
+    if not mine:
+        why = next((p.grid_why for p in plans if p.kind == kind and p.grid_why), "no TMA partition of its direction")
+        return check("unchecked", None, f"the MLIR states no box for it ({why})", {"reason": why})
+    fits = [p for p in mine if p.grid.rank == rank == len(coords)]
+    if not fits:
+        return check("unknown", "note", f"a {rank}-d copy, the MLIR's partitions are "
+                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared)")
+    own = matched.get(id(ins))
+    fits = [own] if own in fits else fits
+    results = [(p,) + _coord_claims(ctx, ins, coords, p.grid) for p in fits]
+    ok = next((r for r in results if r[1] == "proved"), None)
+    if ok is None and all(r[1] == "counterexample" for r in results):
+        return check("counterexample", "error", results[0][2] + f" (MLIR line {results[0][0].line}: box "
+                     f"{'x'.join(map(str, results[0][0].grid.box))})")
+    parts = [ok[1] if ok else "unknown", f"coordinates on the box grid {'x'.join(map(str, ok[0].grid.grid))}"
+             if ok else "; ".join(r[2] for r in results)]
+    if kind == "load":
+        st, text = _bytes_claim(ctx, ins, groups, matched)
+        if st == "counterexample":
+            return check("counterexample", "error", f"{text}: the box the MLIR states is not the one its tensor map "
+                         "loads (or a load is missing)")
+        parts = ["proved" if parts[0] == st == "proved" else "unknown", parts[1] + "; " + text]
+    box = ok[0] if ok else fits[0]
+    msg = (f"box {'x'.join(map(str, box.grid.box))} (MLIR line {box.line}): " + parts[1])
+    return check(parts[0], None if parts[0] == "proved" else "note", msg, {"mlir_line": box.line})
+
+
 def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Check]:
-    """One ``tma-smem-box`` check per ``cp.async.bulk.tensor`` of ``ptx`` (see :func:`_tma_check`)."""
+    """Two checks per ``cp.async.bulk.tensor`` of ``ptx``: ``tma-smem-box`` (:func:`_tma_check`: its
+    shared address starts a box of a stage of its buffer) and ``tma-box`` (:func:`_box_check`).
+
+    Law (``tma-box``): the box is the one the MLIR's ``tma_partition`` coordinate tensor states
+    (``((box, boxes), steps...)``, strides ``k@d`` on TMA coordinate ``d``; its bits equal the atom's
+    ``copy_bits``); the copy's rank is the partition's, each coordinate a multiple of the partition's
+    step along its dim (the origin's ``?{div=N}`` and every step's ``k``); and the ``expect_tx`` a load's
+    barrier is armed with (the one before it on the same barrier) counts exactly the bytes of the
+    boxes of the loads completing on it. A coordinate never on the grid, or a byte count that
+    differs, is an error at the copy; a claim true for some values only is ``unknown``."""
     tplans, skipped = tma_plans(mod)
     out = []
     for func in ptx.functions:
-        copies = [i for i in ptx.instrs if i.func == func and i.opcode.startswith("cp.async.bulk.tensor")]
+        instrs = [i for i in ptx.instrs if i.func == func]
+        copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
         if not copies:
             continue
         ctx = _context(ptx, func, plans)
+        matched: dict = {}
         for ins in copies:
             if not tplans and skipped:
                 out.append(Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", "unchecked", None,
                                  f"TMA copy: {skipped[0]}", {"reason": skipped[0], "source": "ptx"}))
                 continue
-            out.append(_tma_check(ctx, ins, tplans))
+            out.append(_tma_check(ctx, ins, tplans, matched))
+        groups = _expect_groups(ctx, instrs)
+        out.extend(_box_check(ctx, ins, tplans, matched, groups) for ins in copies)
     return out

@@ -32,15 +32,16 @@ The types read into objects (everything else stays :class:`CuteType`, name and r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import gcd
 from typing import Any
 
-from verilayout.core.cute.int_tuple import product
+from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import AnyLayout
 from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_text import parse_cute
 
-__all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "Op", "CuteModule", "parse_cute_mlir",
+__all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "CoordTensor", "TmaBox", "Op", "CuteModule", "parse_cute_mlir",
            "parse_type", "split_top"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -218,6 +219,96 @@ class DescView:
     text: str = ""
 
 
+@dataclass(frozen=True)
+class TmaBox:
+    """What a ``cute_nvgpu.atom.tma_partition``'s coordinate tensor states about its copies, per TMA
+    coordinate (dim 0 innermost, as ``cp.async.bulk.tensor`` lists them): ``box[d]`` the box's
+    extent (its first mode, strides ``1@d``), ``grid[d]`` the step every copy's coordinate is a
+    multiple of (the gcd of the origin's divisibility and every other mode's stride along ``d``;
+    0 where every one is 0), ``boxes`` the boxes one partition step holds (the first mode's rest)."""
+
+    rank: int
+    box: tuple[int, ...]
+    grid: tuple[int, ...]
+    boxes: int
+
+    @property
+    def elements(self) -> int:
+        """Elements one box copies."""
+        return _size(self.box)
+
+
+@dataclass(frozen=True)
+class CoordTensor:
+    """``!cute.coord_tensor<"(origin)", "layout">``: TMA coordinates, the layout's strides scaled
+    bases ``k@d`` (``d`` a TMA coordinate); an origin entry is ``0``, ``?`` or ``?{div=N}``."""
+
+    origin: tuple[str, ...]
+    layout: str
+    text: str = ""
+
+    def divisors(self) -> tuple[int, ...]:
+        """Per origin entry, what it is known to be a multiple of: 0 for ``0`` (or a constant's
+        value), ``N`` for ``?{div=N}``, 1 for ``?``.
+
+        >>> CoordTensor(("0", "?{div=128}", "?"), "1:0").divisors()
+        (0, 128, 1)
+        """
+        out = []
+        for o in self.origin:
+            o = o.strip()
+            if o.lstrip("-").isdigit():
+                out.append(abs(int(o)))
+            elif o.startswith("?{div=") and o.endswith("}") and o[6:-1].isdigit():
+                out.append(int(o[6:-1]))
+            else:
+                out.append(1)
+        return tuple(out)
+
+    def box(self) -> TmaBox:
+        """The :class:`TmaBox` of a TMA partition's coordinate tensor ``((box, boxes), rest...)``;
+        a LayoutError where the layout is not of that form.
+
+        >>> CoordTensor(("0", "?{div=128}"), "(((64,128),1),8):(((1@0,1@1),0),64@0)").box()
+        TmaBox(rank=2, box=(64, 128), grid=(64, 128), boxes=1)
+        """
+        lay = parse_cute(self.layout)
+        shape, stride = lay.shape, lay.stride
+        if not (isinstance(shape, tuple) and isinstance(shape[0], tuple) and isinstance(shape[0][0], tuple)):
+            raise LayoutError(f"{self.text or self.layout}: expected a TMA partition ((box, boxes), ...)")
+        rank = len(self.origin)
+        box = [1] * rank
+        for ext, st in zip(flatten(shape[0][0]), flatten(stride[0][0])):
+            dims = _basis_dims(st, rank, self.layout)
+            if len(dims) != 1 or dims[next(iter(dims))] != 1:
+                raise LayoutError(f"{self.layout}: a box stride {st} is not one unit basis 1@d")
+            box[next(iter(dims))] *= int(ext)
+        grid = list(self.divisors())
+        for ext, st in zip(flatten(shape[0][1:] + tuple(shape[1:])), flatten(stride[0][1:] + tuple(stride[1:]))):
+            if int(ext) > 1:
+                for d, k in _basis_dims(st, rank, self.layout).items():
+                    grid[d] = gcd(grid[d], k)
+        return TmaBox(rank, tuple(box), tuple(grid), _size(shape[0][1:]))
+
+
+def _basis_dims(stride: Any, rank: int, what: str) -> dict[int, int]:
+    """``{d: k}`` of a scaled-basis stride ``k@d + ...`` (``0``: none)."""
+    if isinstance(stride, int):
+        if stride:
+            raise LayoutError(f"{what}: stride {stride} is not a scaled basis k@d")
+        return {}
+    out = {}
+    for sym in stride.free_symbols:
+        name = str(sym)
+        if not (name.startswith("_at") and name[3:].isdigit() and int(name[3:]) < rank):
+            raise LayoutError(f"{what}: stride {stride}: not a basis of the {rank} TMA coordinates")
+        k = stride.coeff(sym)
+        if not k.is_Integer:
+            raise LayoutError(f"{what}: stride {stride} is not linear in the bases")
+        out[int(name[3:])] = abs(int(k))
+    return out
+
+
 def _tiled_mma(t: CuteType) -> TiledMma:
     atom = t if t.name.startswith("cute_nvgpu.") else parse_type(t.args[0]) if t.args else t
     if not atom.args:
@@ -259,6 +350,10 @@ def interpret(t: CuteType) -> Any:
         return _tiled_mma(t)
     if t.name.startswith("cute_nvgpu.atom.") and "tma" in t.name:
         return _tma(t)
+    if t.name == "cute.coord_tensor" and len(t.args) == 2:
+        origin = _unquote(t.args[0], t.text).strip()
+        inner = origin[1:-1] if origin.startswith("(") and origin.endswith(")") else origin
+        return CoordTensor(tuple(split_top(inner)), _unquote(t.args[1], t.text), t.text)
     if t.name == "cute_nvgpu.smem_desc_view" and t.args:
         return DescView(_unquote(t.args[-1], t.text), t.text)
     return t
