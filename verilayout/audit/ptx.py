@@ -51,6 +51,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_partitions import partition_checks, partitioned
 from verilayout.audit.ptx_smem import smem_checks, values_at
+from verilayout.audit.ptx_shuffles import register_permute_checks
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
@@ -558,6 +559,7 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     elements = element_checks(mod, first, tmod, path, offsets)
     checks.extend(elements + partition_checks(mod, tmod, first, offsets, elements))
     checks.extend(convert_checks(mod, first, tmod, path, offsets))
+    checks.extend(register_permute_checks(mod, first, tmod, path))
     checks.extend(tmem_message_checks(mod, first, tmod, ttgir_checks))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
