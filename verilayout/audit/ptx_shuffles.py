@@ -54,7 +54,8 @@ _ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise
 #: PTX opcodes whose result is the element of their one tagged source (floating-point arithmetic)
 _FLOAT_OPS = frozenset({"add", "sub", "mul", "fma", "mad", "neg", "abs", "min", "max", "ex2", "lg2", "rcp",
                         "sqrt", "rsqrt", "div", "tanh", "sin", "cos", "cvt", "copysign"})
-_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f16x2", "bf16x2", "e4m3", "e5m2"})
+_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f16x2", "bf16x2", "e4m3", "e5m2", "e4m3x2",
+                          "e5m2x2"})
 
 
 @dataclass(frozen=True)
@@ -391,13 +392,14 @@ def _prmt(run: _Run, ins: Instr) -> dict:
 
 def _arith(run: _Run, ins: Instr) -> dict:
     """Floating-point arithmetic and conversions: the result is the element its tagged sources agree on
-    (per half for ``.f16x2``/``.bf16x2``); ``cvt.rn.f16x2.f32 d, a, b`` puts ``a`` in the upper half."""
+    (per half for ``.f16x2``/``.bf16x2``); a packing ``cvt`` (``.f16x2``, ``.bf16x2``, ``.e4m3x2``,
+    ``.e5m2x2`` from two ``.f32``: PTX ISA 9.7.9.21 cvt) puts ``a`` in the upper half of ``d``, ``b`` in the lower."""
     d = ins.args[0]
     srcs = tuple(run.val(x) for x in ins.args[1:])
     n, w = run.threads, _nbytes(d.name)
-    if ins.head == "cvt" and any(p in ("f16x2", "bf16x2") for p in ins.parts) and len(srcs) == 2:
+    if ins.head == "cvt" and any(p.endswith("x2") for p in ins.parts) and len(srcs) == 2:
         hi, lo = (_elements(s.tags) if s is not None else np.zeros(n, dtype=np.int64) for s in srcs)
-        return {d.name: _result(np.concatenate([_fill(lo, 2), _fill(hi, 2)], axis=1), ins, srcs)}
+        return {d.name: _result(np.concatenate([_fill(lo, w // 2), _fill(hi, w // 2)], axis=1), ins, srcs)}
     halves = 2 if any(p in ("f16x2", "bf16x2") for p in ins.parts) else 1
     out = []
     for h in range(halves):
