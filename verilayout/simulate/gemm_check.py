@@ -66,13 +66,14 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.ring import complete_phase, explore, retire_groups, step_ends
+from verilayout.simulate.ring import (Arrive, Commit, Issue, Read, Retire, RingSystem, RingTma, Wait,
+                                      explore_rings)
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "RingContext", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -1118,74 +1119,87 @@ class GemmSim:
     def protocol_check(self, procs: list, init: dict, tmas: list) -> None:
         """Adds the ``protocol`` check: the mbarrier ring (``init``: mbarrier -> count) explored
         as a transition system over every interleaving. Law: ``proved`` only when no reachable
-        state errs or deadlocks (:func:`_explore_ring`), ``unknown`` beyond :data:`MAX_STATES`
-        states or where an operand of the ring is unknown."""
+        state errs or deadlocks (:func:`verilayout.simulate.ring.explore_rings`, a cluster of one
+        CTA), ``unknown`` beyond :data:`MAX_STATES` states or where an operand of the ring is
+        unknown."""
         if not self._init_order(procs):
-            return
-        try:
-            prog, tma_info = self._actions(procs)
-        except (KeyError, TypeError):
-            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
-                     "is not a value the interpreter models; the ring was not explored")
             return
         evs: list = []                  # each action's event becomes (its index here, its PTX line)
 
         def mark(ev):
             evs.append(ev)
             return len(evs) - 1, ev.instr.line if ev.instr is not None else None
-        ring = (tuple(tuple(a[:-1] + (mark(a[-1]),) for a in acts) for acts in prog),
-                tuple(x[:4] + (mark(x[4]),) for x in tma_info))
-        status, msg, at = _explore_ring(*ring, tuple(sorted(init.items())), self.cons, self.stages,
-                                        self.eager_landing, MAX_STATES)
-        self.add("protocol", status, msg, evs[at[0]] if at is not None else None)
+        try:
+            prog, tmas_ = self._actions(procs, mark)
+        except (KeyError, TypeError):
+            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
+                     "is not a value the interpreter models; the ring was not explored")
+            return
+        system = RingSystem(1, self.cons, prog, tmas_, tuple(sorted(((0, b), n) for b, n in init.items())),
+                            self.eager_landing)
+        r = explore_rings(system, max_states=MAX_STATES)
+        if r.outcome == "unknown":
+            self.add("protocol", "unknown", f"more than {MAX_STATES} states; the ring was not "
+                     "explored completely")
+        elif r.outcome == "counterexample":
+            self.add("protocol", "counterexample", r.error[0], evs[r.error[1][0]])
+        elif r.outcome == "deadlock":
+            self.add("protocol", "counterexample", "deadlock: " + "; ".join(r.blocked))
+        else:
+            self.add("protocol", "proved", f"the {self.stages}-stage ring explored over every "
+                     f"interleaving ({r.states} states: the producer, {self.cons} consumer "
+                     f"warpgroup(s), {len(tmas_)} TMA landings): waits return after their phase, "
+                     "no overwrite before release, no read before landing, no deadlock")
 
-    def _actions(self, procs) -> tuple[list[list[tuple]], list[tuple]]:
-        """Law: each process's trace compiled to the ring's actions in program order (wait,
-        arrive, tma, read, commit, retire), and per TMA (destination, box bytes, mbarrier,
-        iteration, event); a box's bytes are the recorded tensor map's box where there is one."""
+    def _actions(self, procs, mark) -> tuple[tuple, tuple]:
+        """Law: each process's trace compiled to the ring's actions in program order
+        (:mod:`verilayout.simulate.ring`: wait, arrive, tma, read, commit, retire; mbarriers and
+        reads in CTA 0, each event replaced by ``mark(event)``), and the TMAs
+        (:class:`verilayout.simulate.ring.RingTma`); a box's bytes are the recorded tensor map's
+        box where there is one."""
         box_bytes = {}
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             box_bytes[tag] = rows * swizzle_span(text)
             if self.maps and name in self.maps:
                 b = self.maps[name]["box"]
                 box_bytes[tag] = b[0] * b[1] * self.eb
-        prog: list[list[tuple]] = []
-        tma_info = []
+        prog: list[tuple] = []
+        tma_info: list[RingTma] = []
         for p, tr in enumerate(procs):
-            acts = []
+            acts: list = []
             it = -1
             for ev, v, n, t in tr:
                 op = ev.op
                 if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
                     it += 1
-                    acts.append(("wait", int(v["addr"][0]), int(phase_parity(v)[0]) & 1, ev))
+                    acts.append(Wait("wait", (0, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, mark(ev)))
                 elif op.startswith("mbarrier.arrive.expect_tx"):
-                    acts.append(("arrive", int(v["addr"][0]), n, int(tx_count(v)[0]), ev))
+                    acts.append(Arrive("arrive", (0, int(v["addr"][0])), n, int(tx_count(v)[0]), mark(ev)))
                 elif op.startswith("mbarrier.arrive"):
-                    acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
+                    acts.append(Arrive("arrive", (0, int(v["addr"][0])), n, 0, mark(ev)))
                 elif op.startswith("cp.async.bulk.tensor") and p == 0:
                     bar = tma_mbarrier(v)
-                    tid = len(tma_info)
-                    tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
-                                     int(bar[0]), max(it, 0), ev))
-                    acts.append(("tma", tid, ev))
+                    dst = int(v["addr"][0]) & 0x3FFFF
+                    tma_info.append(RingTma(0, dst, box_bytes.get(int(v["map"][0]), 0), int(bar[0]),
+                                            max(it, 0), (0,), dst, mark(ev)))
+                    acts.append(Issue("tma", len(tma_info) - 1, mark(ev)))
                 elif op.startswith("wgmma.mma_async") and p > 0:
-                    reads = []
-                    for key in ("desc_a", "desc_b"):
-                        if v.get(key) is not None:
-                            reads.append((int(v[key][0]) & 0x3FFF) << 4)
-                    acts.append(("read", tuple(reads), max(it, 0), ev))
+                    reads = tuple((0, (int(v[key][0]) & 0x3FFF) << 4) for key in ("desc_a", "desc_b")
+                                  if v.get(key) is not None)
+                    acts.append(Read("read", reads, max(it, 0), mark(ev)))
                 elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: the A and B descriptors
-                    acts.append(("read", tuple((int(d[0]) & 0x3FFF) << 4 for d in mma_descriptors(v)
-                                               if d is not None), max(it, 0), ev))
+                    acts.append(Read("read", tuple((0, (int(d[0]) & 0x3FFF) << 4) for d in mma_descriptors(v)
+                                                   if d is not None), max(it, 0), mark(ev)))
                 elif op.startswith("tcgen05.commit") and p > 0:  # its MMAs done, then one arrival
-                    acts += [("commit", ev), ("retire", 0, ev), ("arrive", int(v["addr"][0]), 1, 0, ev)]
+                    m = mark(ev)
+                    acts += [Commit("commit", m), Retire("retire", 0, m),
+                             Arrive("arrive", (0, int(v["addr"][0])), 1, 0, m)]
                 elif op.startswith("wgmma.commit_group") and p > 0:
-                    acts.append(("commit", ev))
+                    acts.append(Commit("commit", mark(ev)))
                 elif op.startswith("wgmma.wait_group") and p > 0:
-                    acts.append(("retire", int(pending_groups(v)[0]), ev))
-            prog.append(acts)
-        return prog, tma_info
+                    acts.append(Retire("retire", int(pending_groups(v)[0]), mark(ev)))
+            prog.append(tuple(acts))
+        return tuple(prog), tuple(tma_info)
 
     # ---- the epilogue ----
     def _epilogue_order(self, procs) -> bool:
@@ -1588,219 +1602,3 @@ class GemmSim:
                 return
         self.add("split-k", "proved", f"every tile's {self.splits} slots hold partial sums over "
                  f"disjoint K-tile sets covering all {self.k_tiles} K-tiles")
-
-
-# keyed by the ring's whole program (events marked by index and PTX line): the whole-tile and the
-# ragged run of a kernel, and kernels edited outside the ring, have the same ring and explore it once
-@functools.lru_cache(maxsize=32)
-def _explore_ring(prog: tuple, tma_info: tuple, init: tuple, cons: int, stages: int,
-                  eager_landing: bool, max_states: int) -> tuple[str, str, tuple | None]:
-    """Law: ``(status, message, event mark)`` of the ring explored breadth first over every
-    interleaving (:class:`GemmSim`'s ``protocol`` check): ``proved`` with the number of states,
-    the first ``counterexample`` found (with the mark ``(index, PTX line)`` its action carries, or
-    None for a deadlock), or ``unknown`` beyond ``max_states`` states. ``prog`` holds each
-    process's actions (:meth:`GemmSim._actions`, each event replaced by a mark), ``tma_info`` the
-    TMAs, ``init`` the ``(mbarrier, count)`` pairs; the result depends on nothing else.
-
-    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[::2]
-    ('proved', None)
-    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[1][:42]
-    'the 1-stage ring explored over every inter'
-    """
-    return _Ring(cons, eager_landing, tma_info).explore(prog, dict(init), stages, max_states)
-
-
-class RingContext(NamedTuple):
-    """What the ring's exploration reads besides the state: each process's actions, the TMAs
-    (destination, box bytes, mbarrier, iteration, mark), each mbarrier's index and init count,
-    the stage buffer of each address a wgmma reads (None outside every buffer), each buffer's
-    index, and each process's step ends (:func:`verilayout.simulate.ring.step_ends`)."""
-    prog: tuple
-    tma_info: tuple
-    bars: dict
-    init: dict
-    box_at: dict
-    boxes: dict
-    ends: list
-
-
-class _Ring:
-    """The mbarrier ring as a transition system: the states, steps and actions of
-    :func:`_explore_ring` (``tma_info`` entries: destination, box bytes, mbarrier, iteration, mark)."""
-
-    def __init__(self, cons: int, eager_landing: bool, tma_info: tuple):
-        self.cons, self.eager_landing, self._tma_info = cons, eager_landing, tma_info
-
-    def explore(self, prog, init, stages, max_states):
-        """Law: :func:`_explore_ring`'s answer: the start state, then
-        :func:`verilayout.simulate.ring.explore` over :meth:`_step`, phrased for one CTA."""
-        tma_info = self._tma_info
-        boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
-        spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
-        # the stage buffer of each address a wgmma reads (None outside every buffer), found once
-        box_at = {addr: next((d for d in boxes if d <= addr < d + spans[d]), None)
-                  for acts in prog for a in acts if a[0] == "read" for addr in a[1]}
-        bars = sorted(init)
-        bidx = {b: i for i, b in enumerate(bars)}
-        ncons = self.cons
-        ctx = RingContext(prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
-                          [step_ends(acts) for acts in prog])
-        # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
-        #          readers_done)...), per consumer (uncommitted reads, groups tuple))
-        start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
-                 tuple((-1, True, frozenset()) for _ in boxes),
-                 tuple((frozenset(), ()) for _ in range(ncons)))
-        r = explore(start, lambda s: self._step(s, ctx), prog, max_states=max_states)
-        if r.outcome == "unknown":
-            return "unknown", f"more than {max_states} states; the ring was not explored completely", None
-        if r.outcome == "counterexample":
-            return "counterexample", r.error[0], r.error[1]
-        if r.outcome == "deadlock":
-            return "counterexample", "deadlock: " + "; ".join(r.blocked), None
-        return "proved", (f"the {stages}-stage ring explored over every interleaving ({r.states} "
-                          f"states: the producer, {ncons} consumer warpgroup(s), {len(tma_info)} TMA "
-                          "landings): waits return after their phase, no overwrite before release, "
-                          "no read before landing, no deadlock"), None
-
-    def _step(self, s, ctx: RingContext):
-        # long: one state's successors: each process's atomic step, then each TMA landing
-        prog, tma_info, bidx, init, box_at, bidx_box, ends = (
-            ctx.prog, ctx.tma_info, ctx.bars, ctx.init, ctx.box_at, ctx.boxes, ctx.ends)
-        pcs, bst, inflight, bx, cst = s
-        succ, blocked = [], []
-        for p in (range(len(prog)) if not (self.eager_landing and inflight) else ()):
-            pc, acts = pcs[p], prog[p]
-            if pc >= len(acts):
-                continue
-            a = acts[pc]
-            if a[0] == "wait":                  # the guard, read before anything is copied
-                i = bidx.get(a[1])
-                if i is None:
-                    return [], (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3]), []
-                if bst[i][0] == a[2]:           # parity a[2]'s phase not yet completed: blocked
-                    who = "producer" if p == 0 else f"consumer {p - 1}"
-                    blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
-                                   f"{a[3][1]})")
-                    continue
-                pc += 1
-            # one atomic step: a wait (a guard) and the actions after it, up to the next wait or
-            # through the next arrive (the only action others observe); see the module docstring
-            st = [bst, bx, cst, set(inflight)]   # tuples copied on write (_apply)
-            end = ends[p][pcs[p]]
-            for j in range(pc, end):
-                r = self._apply(p, acts[j], st, tma_info, bidx, init, box_at, bidx_box)
-                if r is not True:
-                    return [], r, []            # no wait after the first in a step: an error
-            npcs = list(pcs)
-            npcs[p] = end
-            succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
-        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
-            dst, nbytes, bar, it, ev = tma_info[tid]
-            bl, bxl = list(bst), list(bx)
-            i = bidx.get(bar)
-            if i is None:
-                return [], (f"a TMA completes on {bar:#x}, which no mbarrier.init initialised", ev), []
-            ph, pend, t = bl[i]
-            t -= nbytes
-            if t < 0:
-                return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
-                            f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
-                            ev), []
-            bl[i] = complete_phase(ph, pend, t, init[bar])
-            k = bidx_box[dst & 0x3FFFF]
-            tag, landed, done = bxl[k]
-            bxl[k] = (tag, True, done)
-            succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
-        return succ, None, blocked
-
-    def _issued_later(self, it: int, d: int) -> bool:
-        """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
-        return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
-
-    def _read_error(self, c: int, it: int, addr: int, d, box) -> str | None:
-        """Law: None when consumer ``c``'s wgmma of iteration ``it`` may read ``addr``: it lies in
-        stage buffer ``d`` whose ``box`` (tag, landed, readers) holds iteration ``it``'s landed
-        bytes; else why not."""
-        if d is None:
-            return f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage buffer"
-        tag, landed, _done = box
-        if tag < it and self._issued_later(it, d):
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    f"before iteration {it}'s TMA filled it (its bytes have not landed: "
-                    "the full barrier's phase completed early, expect_tx missing or short?)")
-        if tag != it:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x}, "
-                    f"which holds iteration {tag}'s data")
-        if not landed:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    "before its TMA bytes landed (the full barrier's phase completed "
-                    "early: expect_tx missing or short?)")
-        return None
-
-    def _apply(self, p, a, st, tma_info, bidx, init, box_at, bidx_box):
-        """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
-        None (a wait that blocks) or ``(message, event)`` (an error). The first three may be the
-        state's own tuples: one is copied to a list when the action writes it."""
-        # long: one branch per action kind of the ring's transition system
-        bl, bxl, cl, inf = st
-        kind = a[0]
-        if kind == "wait":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3])
-            return None if bl[i][0] == a[2] else True   # parity a[2]'s phase not yet completed
-        if kind == "arrive":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"arrive on {a[1]:#x}, which no mbarrier.init initialised", a[4])
-            ph, pend, t = bl[i]
-            pend -= a[2]
-            t += a[3]
-            if pend < 0:
-                return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
-            if bl.__class__ is tuple:
-                bl = st[0] = list(bl)
-            bl[i] = complete_phase(ph, pend, t, init[a[1]])
-            return True
-        if kind == "tma":
-            dst, nbytes, bar, it, ev = tma_info[a[1]]
-            d = dst & 0x3FFFF
-            k = bidx_box[d]
-            tag, landed, done = bxl[k]
-            if tag >= 0 and len(done) < self.cons:
-                miss = sorted(set(range(self.cons)) - done)
-                return (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while consumer "
-                        f"{miss[0]} may still read iteration {tag}'s data there (its wgmma group has "
-                        "not retired, or it has not read it yet)", ev)
-            if bxl.__class__ is tuple:
-                bxl = st[1] = list(bxl)
-            bxl[k] = (it, False, frozenset())
-            inf.add(a[1])
-            return True
-        c = p - 1
-        if cl.__class__ is tuple:
-            cl = st[2] = list(cl)
-        unc, groups = cl[c]
-        if kind == "read":
-            for addr in a[1]:
-                d = box_at[addr]
-                box = bxl[bidx_box[d]] if d is not None else None
-                if box is None or box[0] != a[2] or not box[1]:     # else iteration a[2]'s landed bytes
-                    why = self._read_error(c, a[2], addr, d, box)
-                    if why:
-                        return (why, a[3])
-            cl[c] = (unc | {(box_at[addr], a[2]) for addr in a[1]}, groups)
-        elif kind == "commit":
-            cl[c] = (frozenset(), groups + (unc,))
-        elif kind == "retire":
-            retired, keep = retire_groups(groups, a[1])
-            for g in retired:
-                for d, tag in g:
-                    k = bidx_box[d]
-                    t2, landed, done = bxl[k]
-                    if t2 == tag:
-                        if bxl.__class__ is tuple:
-                            bxl = st[1] = list(bxl)
-                        bxl[k] = (t2, landed, done | {c})
-            cl[c] = (unc, tuple(keep))
-        return True
