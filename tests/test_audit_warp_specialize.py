@@ -102,6 +102,15 @@ def test_every_mma_operand_of_the_warp_specialized_kernels_is_proved():
         assert {c.status for c in mma} == {"proved"}, [(c.line, c.message) for c in mma if c.status != "proved"]
 
 
+def test_the_split_tmem_load_of_the_softmax_partition_is_placed_message_by_message():
+    # the cuda100 attention's S tile (128x64 f32) is loaded by its 4-warp partition as two .x32
+    # messages (Triton splits the copy under the partition's register budget): each one is placed
+    stem = CORPUS / "cuda100" / "ws_attention_fwd_d64_128x64_w4_s2"
+    assert len(re.findall(r"tcgen05\.ld\.sync\.aligned\.32x32b\.x32\.b32", stem.with_suffix(".ptx").read_text())) >= 2
+    msgs = [c for c in _ptx_checks(stem) if c.check == "tmem-message" and " of 2 " in c.message]
+    assert len(msgs) == 2 and all(c.status == "proved" for c in msgs)
+
+
 def test_the_ring_base_alignment_is_proved_over_two_loop_carried_values():
     mma = [c for c in _ptx_checks(WS["cuda90"]) if c.check == "mma-descriptor"]
     laws = [c.data.get("induction", "") for c in mma]
