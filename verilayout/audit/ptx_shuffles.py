@@ -525,21 +525,62 @@ def producer_tags(side: Side, f: Frag, ins: Instr, block: int, tid: np.ndarray) 
     return out
 
 
-def wanted(side: Side, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, q: int) -> np.ndarray:
-    """The tags operand register ``q`` (0 = A, 1 = B) of an MMA instruction at K-block ``k`` of the block at
-    ``origin`` must hold in each thread (PTX ISA fragments), elements numbered as the producer's."""
+def isa_element(f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the operand's tensor of element ``i`` of operand ``operand`` (0 = A, 1 = B) of an MMA
+    instruction at K-block ``k`` of the accumulator block at ``origin``, per thread (PTX ISA fragments).
+
+    >>> isa_element(Frag("mma", 16, 8, 8, 32, 32), 0, (np.array([16]), np.array([0])), 2, np.array([5]), 3)
+    (array([25]), array([21]))
+    """
+    lane, warp = tid % 32, tid // 32
+    if operand == 0:
+        fr, fc = frag_a(f, lane, warp, i)
+        return origin[0] + fr, k * f.k + fc
+    fr, fc = frag_b(f, lane, i)
+    return k * f.k + fr, origin[1] + fc
+
+
+def dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int,
+                   count: int, kpack: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+    """The element the operand's TTGIR layout ``dst`` (bases) puts at element ``i`` of ``count`` of the
+    instruction at K-block ``k``. Triton fills the fragment's slots of one row (A; column for B) from the
+    layout's registers of that row in register order, over a group of ``kpack`` K-blocks (``kpack =
+    kWidth * bits / 32``: a thread's ``kWidth`` consecutive K elements are spread over ``kpack``
+    instructions, tf32 with ``kWidth = 2``; B is spread alike, so the product is unchanged): slot rank
+    ``s`` of the ``j``-th instruction of the group takes the ``(s * kpack + j)``-th register. Rows and the
+    K-group must be the fragment's, else None."""
+    line = 0 if operand == 0 else 1
+    key = [isa_element(f, operand, origin, k, tid[:1], j) for j in range(count)]
+    same = [j for j in range(count) if key[j][line][0] == key[i][line][0]]
+    regs = np.arange(1 << len(dst.get("register", [])))
+    rows, cols = layout_coords(dst, regs, np.zeros_like(regs), np.full_like(regs, tid[0] // 32))
+    along, kdim = (rows, cols) if operand == 0 else (cols, rows)
+    span = f.k * kpack
+    cand = np.flatnonzero((along == key[i][line][0]) & (kdim // span == k // kpack))
+    if len(cand) != len(same) * kpack:
+        return None
+    r, c = layout_coords(dst, np.full_like(tid, cand[same.index(i) * kpack + k % kpack]), tid % 32, tid // 32)
+    want = isa_element(f, operand, origin, k, tid, i)
+    ok = (r == want[0]) & (c // span == k // kpack) if operand == 0 else (c == want[1]) & (r // span == k // kpack)
+    return (r, c) if ok.all() else None
+
+
+def wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, q: int,
+           nregs: int, kwidth: int = 0) -> np.ndarray | None:
+    """The tags operand register ``q`` of ``nregs`` (0 = A, 1 = B) of an MMA instruction at K-block ``k`` of
+    the block at ``origin`` must hold in each thread, elements numbered as the producer's: the PTX ISA
+    fragment's rows (A; columns for B) and K-block, the column (row) inside the K-block as the operand's
+    layout ``dst`` orders it (:func:`dot_op_element`); None when the layout does not fit the fragment."""
     bits = f.a_bits if operand == 0 else f.b_bits
     per = 32 // bits
-    lane, warp = tid % 32, tid // 32
+    kpack = max(1, kwidth * bits // 32)
     cols = []
     for h in range(per):
-        i = q * per + h
-        if operand == 0:
-            fr, fc = frag_a(f, lane, warp, i)
-            r, c = origin[0] + fr, k * f.k + fc
-        else:
-            fr, fc = frag_b(f, lane, i)
-            r, c = k * f.k + fr, origin[1] + fc
+        got = dot_op_element(dst, f, operand, origin, k, tid, q * per + h, nregs * per, kpack) if dst is not None \
+            else isa_element(f, operand, origin, k, tid, q * per + h)
+        if got is None:
+            return None
+        r, c = got
         ok = (r >= 0) & (r < side.shape[0]) & (c >= 0) & (c < side.shape[1])
         cols.append(_fill(np.where(ok, side.first + r * side.shape[1] + c, 0), bits // 8))
     return np.concatenate(cols, axis=1)
@@ -687,8 +728,15 @@ def compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, s
                                 "PTX ISA D fragment in its result layout's register order")
         return
     tally.instrs.append(ins.line)
+    t = tally.conv.consumer.in_types[tally.conv.operand]
+    dst = t.layout.bases if t.layout is not None else None
+    kwidth = int(t.encoding.params.get("kWidth", 0) or 0) if t.encoding is not None else 0
     for q, x in enumerate(vec.items):
-        exp = wanted(tally.side, f, tally.conv.operand, origin, k, run.tid, q)
+        exp = wanted(tally.side, dst, f, tally.conv.operand, origin, k, run.tid, q, len(vec.items), kwidth)
+        if exp is None:
+            tally.unmodelled.append(f"the operand layout {t.encoding_as_printed} does not place the rows and "
+                                    f"K-blocks of the {ins.head} at PTX line {ins.line} where the PTX ISA fragment does")
+            return
         v = run.regs.get(x.name) if isinstance(x, Reg) else None
         tally.regs += 1
         if v is None or v.tags.shape != exp.shape:
