@@ -80,7 +80,8 @@ from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_mlir import CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, parse_cute_mlir
+from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, interpret,
+                                            parse_cute_mlir)
 from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
@@ -217,7 +218,7 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         if op.name != "cute.tiled.mma.partition" or not op.words or op.words[0] not in ("A", "B") \
                 or len(op.operands) < 2:
             continue
-        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        mma, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
         if not isinstance(mma, TiledMma) or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         name = op.words[0]
@@ -225,7 +226,7 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         idx = 0 if name == "A" else 1
         elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
         major = "K" if mma.majors[idx] == "k" else "MN"
-        found_at = _origin(mod, op.operands[1], allocas)
+        found_at = _origin(mod, op.operands[1], allocas, op.line)
         try:
             plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
                                None if found_at is None else found_at[1], _stage_offsets(mem, where),
@@ -239,13 +240,13 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         if op.name != "cute.mma.make_fragment" or not op.words or op.words[0] not in ("A", "B") \
                 or len(op.operands) < 2:
             continue
-        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        mma, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
         if not isinstance(mma, TiledMma) or mma.arch != "sm100" or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         name = op.words[0]
         where = f"MLIR line {op.line}: operand {name}"
         idx = 0 if name == "A" else 1
-        found_at = _origin(mod, op.operands[1], allocas)
+        found_at = _origin(mod, op.operands[1], allocas, op.line)
         try:
             tile, stages = _partitioned(mem, where)
             plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
@@ -272,12 +273,14 @@ PLACEMENT_INFERENCE = ("inference: the DSL places its shared-memory allocations 
 
 def _alloc_offsets(mod: CuteModule, allocas: list) -> dict[int, int]:
     """Byte offset of each shared ``cute.memref.alloca`` (by ``id``) from the dynamic shared-memory
-    base: 0 for a module's only one; for several, :data:`PLACEMENT_INFERENCE`'s bump placement (an
-    empty dict where a memref's size is not static)."""
+    base: 0 for a module's only one; for several, :data:`PLACEMENT_INFERENCE`'s bump placement, by
+    ascending ``smem.partition_id`` then text order (an empty dict where a memref's size is not
+    static)."""
     if len(allocas) == 1:
         return {id(allocas[0]): 0}
     out, end = {}, 0
-    for op in allocas:
+    part = {id(op): op.attr_int("smem.partition_id") for op in allocas}
+    for op in sorted(allocas, key=lambda o: (part[id(o)] if part[id(o)] is not None else 1, o.line)):
         m = mod.type_of(op.results[0])
         try:
             size = int(m.cute().cosize) * m.elem_bits // 8
@@ -288,11 +291,19 @@ def _alloc_offsets(mod: CuteModule, allocas: list) -> dict[int, int]:
     return out
 
 
-def _origin(mod: CuteModule, value: str, allocas: list) -> tuple[Any, int, bool] | None:
+def _operand_type(mod: CuteModule, op: Any, i: int) -> Any:
+    """The interpreted type of ``op``'s operand ``i``: from its own signature where it lists every
+    operand's type (the DSL reuses SSA names across functions), else the module's first typing."""
+    if len(op.operand_types) == len(op.operands) > i:
+        return interpret(op.operand_types[i])
+    return mod.type_of(op.operands[i]) if len(op.operands) > i else None
+
+
+def _origin(mod: CuteModule, value: str, allocas: list, before: int | None = None) -> tuple[Any, int, bool] | None:
     """The buffer's allocation, its byte offset from the dynamic shared-memory base, and whether that
     offset rests on :data:`PLACEMENT_INFERENCE` (several allocations); None where the dataflow to
     an allocation is not constant."""
-    got = mod.origin(value)
+    got = mod.origin(value, before=before)
     if got is None or all(got[0] is not a for a in allocas):
         return None
     offs = _alloc_offsets(mod, allocas)
@@ -797,10 +808,11 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
     for op in mod.ops:
         if op.name != "cute_nvgpu.atom.tma_partition" or len(op.operands) < 4:
             continue
-        atom, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[3])
+        atom, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 3)
         if not isinstance(atom, TmaAtom) or not isinstance(mem, Memref) or mem.space != "smem" or not atom.copy_bits:
             continue
-        found = _origin(mod, op.operands[3], allocas)
+        value, mem = _unsliced(mod, op, mem)
+        found = _origin(mod, value, allocas, op.line)
         if found is None:
             skipped.append(f"MLIR line {op.line}: the buffer's offset in shared memory is not stated in the MLIR")
             continue
@@ -820,10 +832,28 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
     return plans, skipped
 
 
+def _unsliced(mod: CuteModule, op: Any, mem: Memref) -> tuple[str, Memref]:
+    """The staged buffer a TMA partition copies into: where the partitioned tensor is one stage,
+    ``cute.slice(%staged, (_, ?))`` (quack partitions each stage), the staged memref it slices
+    (every stage is a box start), else the operand itself."""
+    src = mod.producer(op.operands[3], op.line)
+    if src is None or src.name != "cute.slice" or len(src.operands) != 2:
+        return op.operands[3], mem
+    # ``cute.slice(%t, %c) : T, C`` lists the operands' types (read as results by the generic reader)
+    types = src.operand_types or (src.result_types if len(src.result_types) == 2 else ())
+    if len(types) != 2:
+        return op.operands[3], mem
+    whole = interpret(types[0])
+    coord = types[1].args[0].strip('"') if types[1].args else ""
+    if isinstance(whole, Memref) and whole.space == "smem" and coord.replace(" ", "") == "(_,?)":
+        return src.operands[0], whole
+    return op.operands[3], mem
+
+
 def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tuple[TmaBox | None, str]:
     """The box the ``tma_partition`` ``op``'s coordinate tensor (its second result) states, checked
     against the atom's ``copy_bits``; (None, why) where it states none or the two disagree."""
-    ct = mod.type_of(op.results[1]) if len(op.results) > 1 else None
+    ct = interpret(op.result_types[1]) if len(op.result_types) > 1 else None
     if not isinstance(ct, CoordTensor):
         return None, f"MLIR line {op.line}: the partition's coordinate tensor is not typed"
     try:

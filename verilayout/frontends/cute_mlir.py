@@ -393,6 +393,19 @@ class Op:
     result_types: tuple[CuteType, ...]
     attrs: str = ""
 
+    def attr_int(self, name: str) -> int | None:
+        """The integer attribute ``name = N`` of the op's ``{...}`` (``smem.partition_id = 1 : i32``), or None.
+
+        >>> Op(1, "cute.memref.alloca", (), (), (), (), (), "{smem.partition_id = 1 : i32}").attr_int("smem.partition_id")
+        1
+        """
+        k = self.attrs.find(name + " =")
+        if k < 0:
+            return None
+        rest = self.attrs[k + len(name) + 2:].lstrip()
+        digits = rest[:len(rest) - len(rest.lstrip("-0123456789"))]
+        return int(digits) if digits.lstrip("-").isdigit() else None
+
 
 def _ssa_names(text: str) -> tuple[str, ...]:
     """The ``%name`` tokens of ``text`` (outside strings), in order."""
@@ -493,11 +506,14 @@ class CuteModule:
         t = self.types.get(value)
         return None if t is None else interpret(t)
 
-    def producer(self, value: str) -> Op | None:
-        """The op that defines ``value`` (the first, in text order)."""
-        return next((o for o in self.ops if value in o.results), None)
+    def producer(self, value: str, before: int | None = None) -> Op | None:
+        """The op that defines ``value``: the last one above line ``before`` (the DSL reuses a name
+        such as ``%slice_48`` in another function or region further down), else the first."""
+        defs = [o for o in self.ops if value in o.results]
+        above = [o for o in defs if before is not None and o.line < before]
+        return above[-1] if above else (defs[0] if defs else None)
 
-    def origin(self, value: str, depth: int = 64) -> tuple[Op, int] | None:
+    def origin(self, value: str, depth: int = 64, before: int | None = None) -> tuple[Op, int] | None:
         """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
         offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
         ``cute.recast_iter``, ``cute.group_modes`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
@@ -512,9 +528,10 @@ class CuteModule:
         """
         off = 0
         for _ in range(depth):
-            op = self.producer(value)
+            op = self.producer(value, before)
             if op is None:
                 return None
+            before = op.line
             if op.name == "cute.memref.alloca":
                 return op, off
             if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes") and op.operands:
