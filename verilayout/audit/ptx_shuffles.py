@@ -54,8 +54,8 @@ _ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise
 #: PTX opcodes whose result is the element of their one tagged source (floating-point arithmetic)
 _FLOAT_OPS = frozenset({"add", "sub", "mul", "fma", "mad", "neg", "abs", "min", "max", "ex2", "lg2", "rcp",
                         "sqrt", "rsqrt", "div", "tanh", "sin", "cos", "cvt", "copysign"})
-_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f16x2", "bf16x2", "e4m3", "e5m2", "e4m3x2",
-                          "e5m2x2"})
+_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f16x2", "bf16x2", "f32x2", "e4m3", "e5m2",
+                          "e4m3x2", "e5m2x2"})
 
 
 @dataclass(frozen=True)
@@ -199,6 +199,38 @@ def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tu
         got = _trace(v, tmod, converts, depth + 1)
         if got is not None:
             return got
+    return None
+
+
+def untraced(tmod: Module) -> list[tuple[Op, int, str]]:
+    """Dot register operands that are converted (a ``convert_layout`` on the way) from a value that is not a
+    dot result through elementwise ops: (dot, operand, what the value is)."""
+    out = []
+    for op in tmod.ops:
+        if op.name not in ("ttng.warp_group_dot", "tt.dot"):
+            continue
+        for idx in ((0,) if op.name == "ttng.warp_group_dot" else (0, 1)):
+            if idx >= len(op.operands) or _trace(op.operands[idx], tmod, (), 0) is not None:
+                continue
+            src = _source_of(op.operands[idx], tmod)
+            if src is not None:
+                out.append((op, idx, src))
+    return out
+
+
+def _source_of(value: str, tmod: Module) -> str | None:
+    """What a converted operand comes from (past its converts and elementwise ops), when a convert is met."""
+    seen_convert = False
+    for _ in range(48):
+        op = tmod.defs.get(value)
+        if op is None:
+            return "a loop-carried value (a block argument)" if seen_convert else None
+        if op.name == "ttg.convert_layout" and op.operands:
+            seen_convert, value = True, op.operands[0]
+        elif op.name.startswith(_ELEMENTWISE) and _same_shape(op) and op.operands:
+            value = op.operands[0]
+        else:
+            return f"the result of {op.name} at TTGIR line {op.line}" if seen_convert else None
     return None
 
 
@@ -364,7 +396,7 @@ def _selp(run: _Run, ins: Instr) -> dict:
     """``selp d, a, b, p``: ``a`` where ``p`` holds, else ``b``; with one side untagged (a constant, a
     value of no MMA) an elementwise select (``tl.where``): the tagged side's element."""
     d, a, b = ins.args[0], run.val(ins.args[1]), run.val(ins.args[2])
-    if (a is None or not _carries(a)) != (b is None or not _carries(b)):
+    if _has_elements(a) != _has_elements(b):
         return _arith(run, ins)                         # where(mask, x, c): x's element
     p = run.per_thread(ins.args[3], ins, pred=True)
     n, w = run.threads, _nbytes(d.name)
@@ -400,11 +432,11 @@ def _arith(run: _Run, ins: Instr) -> dict:
     if ins.head == "cvt" and any(p.endswith("x2") for p in ins.parts) and len(srcs) == 2:
         hi, lo = (_elements(s.tags) if s is not None else np.zeros(n, dtype=np.int64) for s in srcs)
         return {d.name: _result(np.concatenate([_fill(lo, w // 2), _fill(hi, w // 2)], axis=1), ins, srcs)}
-    halves = 2 if any(p in ("f16x2", "bf16x2") for p in ins.parts) else 1
+    halves = 2 if any(p in ("f16x2", "bf16x2", "f32x2") for p in ins.parts) else 1
     out = []
     for h in range(halves):
         span = slice(h * w // halves, (h + 1) * w // halves)
-        elems = [_elements(_width(s.tags, w, n)[:, span]) for s in srcs if s is not None and _carries(s)]
+        elems = [_elements(_width(s.tags, w, n)[:, span]) for s in srcs if _has_elements(s)]
         if not elems:
             return {}
         agree = np.all([e == elems[0] for e in elems], axis=0)
@@ -424,6 +456,12 @@ def _constant_move(ins: Instr) -> bool:
     """``mov`` of an immediate into a 32-bit register (the zeros of a masked or empty element)."""
     return ins.head == "mov" and len(ins.args) == 2 and isinstance(ins.args[1], Imm) and \
         isinstance(ins.args[0], Reg) and _nbytes(ins.args[0].name) == 4
+
+
+def _has_elements(v: Val | None) -> bool:
+    """Whether ``v`` holds a byte of some element (a value of no element, a reduction or a constant, is a
+    scalar operand of elementwise arithmetic)."""
+    return v is not None and bool((v.tags > 0).any())
 
 
 def _carries(v: Val) -> bool:
@@ -689,12 +727,22 @@ def _merged(tally: _Tally) -> dict:
     return out
 
 
+def _reader(run: _Run, ins: Instr, v: Val, t: int, want: int) -> tuple[int, str]:
+    """Who read the wrong register when no router had the element: the MMA when another of its operand
+    registers holds it (its operand list), else the instruction that wrote the register (its source)."""
+    vec = next((a for a in ins.args[1:] if isinstance(a, Vec) and any(getattr(x, "name", None) in run.regs
+                                                                       for x in a.items)), None)
+    others = [run.regs.get(x.name) for x in (vec.items if vec is not None else ()) if isinstance(x, Reg)]
+    if any(o is not None and o is not v and _holds(o, [t], want).any() for o in others) or v.ins is None:
+        return ins.line, "the operand register order"
+    return v.ins.line, "the register read"
+
+
 def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np.ndarray, bad: np.ndarray) -> None:
     t = int(np.flatnonzero(bad)[0])
     j = int(np.flatnonzero(v.tags[t] != exp[t])[0])
     want, have = int(exp[t, j]) // 8, int(v.tags[t, j]) // 8
-    line, what = blame(v, t, want, lambda i: _index_line(run, i)) or \
-        ((v.ins.line, "the register read") if v.ins is not None else (ins.line, "the register read"))
+    line, what = blame(v, t, want, lambda i: _index_line(run, i)) or _reader(run, ins, v, t, want)
     if line in tally.wrong:
         return
     name = "A" if tally.conv.operand == 0 else "B"
@@ -878,6 +926,50 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
                   "permutes run per lane)", data)]
 
 
+_ROUTERS = ("mov", "selp", "prmt", "cvt")
+
+
+def _shuffled(ev: PtxValues, reg: str, depth: int = 0) -> Instr | None:
+    """A lane-varying ``shfl.sync.idx`` on the definition chain of ``reg`` (moves, selects, permutes)."""
+    ds = ev.defs.get(reg, [])
+    if len(ds) != 1 or depth > 8:
+        return None
+    i = ds[0]
+    if i.head == "shfl" and len(i.args) > 2 and isinstance(i.args[2], Reg):
+        return i
+    if i.head not in _ROUTERS:
+        return None
+    return next((got for x in _sources(i) if isinstance(x, Reg)
+                 for got in [_shuffled(ev, x.name, depth + 1)] if got is not None), None)
+
+
+def _untraced_checks(mod: PtxModule, first: dict, tmod: Module) -> list[Check]:
+    """``unchecked`` for each converted operand whose producer is not modelled when its registers come
+    out of lane shuffles (a register-level conversion that goes unproved); nothing when they do not."""
+    loose = untraced(tmod)
+    if not loose:
+        return []
+    groups = _dot_groups(mod, tmod)
+    out = []
+    for dot, idx, src in loose:
+        slot = 1 if idx == 0 else 2
+        ins = next((i for g in groups.get(id(dot), []) for i in g
+                    if slot < len(i.args) and isinstance(i.args[slot], Vec)), None)
+        if ins is None:
+            continue
+        ev = first.get(ins.func) or PtxValues(mod, ins.func, first_iteration=True)
+        sh = next((got for x in ins.args[slot].items if isinstance(x, Reg)
+                   for got in [_shuffled(ev, x.name)] if got is not None), None)
+        if sh is None:
+            continue
+        why = (f"the converted value is {src}: which producer's elements the shuffles (e.g. PTX line {sh.line}) "
+               "move is not modelled")
+        out.append(Check("ttg.convert_layout", ins.line, ins.loc, CHECK, "unchecked", None,
+                         f"operand {'AB'[idx]} of the dot at TTGIR line {dot.line}: unchecked: {why}",
+                         {"source": "ptx", "consumer_line": dot.line, "operand": "AB"[idx], "reason": why}))
+    return out
+
+
 def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: Module, path: str) -> list[Check]:
     """The ``register-permute`` checks of a kernel (module law): each dot register operand converted from
     another dot's result, run per thread on element tags and compared with the PTX ISA fragments.
@@ -888,9 +980,10 @@ def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: M
     []
     """
     convs = conversions(tmod)
-    if not convs:
-        return []
     by_line = {i.line: i for i in mod.instrs}
+    loose = _untraced_checks(mod, first, tmod)
+    if not convs:
+        return loose
     try:
         prods, cons, tallies = _events(mod, tmod, convs)
         bad: list[str] = []
@@ -903,4 +996,4 @@ def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: M
         line = min(by_line) if by_line else 1
         return [Check("ttg.convert_layout", line, None, CHECK, "unchecked", None, f"unchecked: {why}",
                       {"reason": why, "convert_line": c.converts[-1].line}) for c in convs]
-    return [c for t in tallies for c in _tally_checks(t, by_line, bad)]
+    return [c for t in tallies for c in _tally_checks(t, by_line, bad)] + loose
