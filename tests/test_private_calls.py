@@ -3,14 +3,7 @@
 import pathlib
 
 from verilayout.devtools import layers
-
-
-def _tree(root: pathlib.Path, files: dict) -> pathlib.Path:
-    for rel, text in files.items():
-        p = root / "verilayout" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
+from tests.test_layers import _tree
 
 
 def test_a_call_of_another_modules_private_method_is_a_violation(tmp_path):
