@@ -71,9 +71,11 @@ class Partition:
 
 @dataclass(frozen=True)
 class PartitionMap:
-    """What the PTX says about one ``ttg.warp_specialize``: its worker partitions, the dispatch
-    (``brx.idx``) and state-byte load, the table store, each warp's state byte offset, and the PTX
-    lines of the machinery's own shared-memory accesses (table, state byte, captures)."""
+    """What the PTX says about one ``ttg.warp_specialize``: its worker partitions, the last
+    instruction of the dispatch (``brx.idx``, or the last ``@p bra`` of a compare chain), the
+    state-byte load, the table store, each warp's state byte (offset from ``global_smem``), the PTX
+    lines of the machinery's own shared-memory accesses (table, state byte, captures), the capture
+    stores and the capture loads with the bytes each touches."""
     partitions: tuple[Partition, ...]
     dispatch: Instr
     state_load: Instr
@@ -182,8 +184,15 @@ def _ttgir_partitions(tmod: Module) -> tuple[list[tuple[int, int, int]], tuple[i
 
 
 def partition_map(mod: PtxModule, tmod: Module, evals: dict) -> PartitionMap | str | None:
-    """The :class:`PartitionMap` of a warp-specialized kernel; None when the TTGIR has no
-    ``ttg.warp_specialize``; a reason (text) when the PTX's dispatch is not the one modelled."""
+    """The :class:`PartitionMap` of a warp-specialized kernel (see the module docstring); None when
+    the TTGIR has no ``ttg.warp_specialize``; a reason (text) when the PTX's dispatch is not the one
+    modelled (several ``ttg.warp_specialize`` ops, no state-byte dispatch, no table store).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> partition_map(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}) is None
+    True
+    """
     if not any(o.name == "ttg.warp_specialize" for o in tmod.ops):
         return None
     got = _ttgir_partitions(tmod)
@@ -353,8 +362,15 @@ class PartitionValues:
 
 
 def partitioned(mod: PtxModule, tmod: Module, evals: dict, memo: dict) -> dict:
-    """``evals`` with each function holding a worker region wrapped in :class:`PartitionValues`;
-    the map (or the reason it is not read) kept in ``memo[("partitions",)]``."""
+    """``evals`` with the function holding the worker regions wrapped in :class:`PartitionValues`;
+    the map (or the reason it is not read, or None) kept in ``memo[("partitions",)]``. Without a
+    ``ttg.warp_specialize``, ``evals`` itself.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> partitioned(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}, {})
+    {}
+    """
     pmap = partition_map(mod, tmod, evals)
     memo[("partitions",)] = pmap
     if not isinstance(pmap, PartitionMap):
@@ -372,7 +388,14 @@ def _check(ins: Instr, check: str, ok: bool, message: str, data: dict) -> Check:
 
 def partition_checks(mod: PtxModule, tmod: Module, evals: dict, memo: dict, elements: list[Check]) -> list[Check]:
     """The checks of the module docstring for the map kept by :func:`partitioned` (an ``unchecked``
-    at the dispatch when the map could not be read); ``elements``: the element checks of the file."""
+    with its reason when the map could not be read; nothing without a ``ttg.warp_specialize``);
+    ``elements``: the element checks of the file.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> partition_checks(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}, {}, [])
+    []
+    """
     pmap = memo.get(("partitions",))
     if pmap is None:
         return []
@@ -552,7 +575,17 @@ def _thread_bytes(ev: Any, instrs: list[Instr], n: int, memo: dict) -> list[dict
 def warp_checks(mod: PtxModule, tmod: Module, pmap: PartitionMap, evals: dict, memo: dict,
                 elements: list[Check]) -> list[Check]:
     """``smem-address`` over every warp of a worker partition of more than one warp, for each
-    element check that proved a local load or store of its first warp (see the module docstring)."""
+    element check that proved a local load or store of its first warp: for every thread ``32 w + l``
+    of the partition, the bytes its accesses touch (relative to the partition's least byte) are the
+    bytes the layouts give the elements of warp ``w``, lane ``l`` (relative to theirs). An error
+    names the access, the warp and the lane.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> empty = PartitionMap((), None, None, None, {}, frozenset())
+    >>> warp_checks(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), empty, {}, {}, [])
+    []
+    """
     by_line = {i.line: i for i in mod.instrs}
     ops = {o.line: o for o in tmod.ops}
     out = []
