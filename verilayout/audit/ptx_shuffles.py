@@ -396,7 +396,7 @@ def _selp(run: _Run, ins: Instr) -> dict:
     """``selp d, a, b, p``: ``a`` where ``p`` holds, else ``b``; with one side untagged (a constant, a
     value of no MMA) an elementwise select (``tl.where``): the tagged side's element."""
     d, a, b = ins.args[0], run.val(ins.args[1]), run.val(ins.args[2])
-    if _has_elements(a) != _has_elements(b):
+    if (a is None or not _carries(a)) != (b is None or not _carries(b)):   # a lost element is not a scalar
         return _arith(run, ins)                         # where(mask, x, c): x's element
     p = run.per_thread(ins.args[3], ins, pred=True)
     n, w = run.threads, _nbytes(d.name)
