@@ -286,7 +286,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     if bm != 128 * ctas or bn not in PAIR_BN[ctas] or bk <= 0 or bk % kx or (bk * eb) % 32:
         raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM {128 * ctas}, BN "
                           f"{'/'.join(map(str, PAIR_BN[ctas]))} and BK a multiple of {kx} with 32 bytes of K"
-                          + (" (a CTA pair: --ctas 2)" if ctas == 2 else ""))
+                          + (" (BM 256: a CTA pair)" if ctas == 2 else ""))
     bm, b_rows = 128, bn // ctas                  # per CTA: 128 rows of A, b_rows of B
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
@@ -370,9 +370,9 @@ PAIR_FACTS = (
 
 def _check_ctas(ctas: int, splits: int) -> None:
     if ctas not in (1, 2) or isinstance(ctas, bool):
-        raise LayoutError(f"--ctas {ctas!r}: 1 (one CTA per tile) or 2 (a CTA pair, cta_group::2)")
+        raise LayoutError(f"ctas {ctas!r}: 1 (one CTA per tile) or 2 (a CTA pair, cta_group::2)")
     if ctas == 2 and splits != 1:
-        raise LayoutError(f"--ctas 2 --split-k {splits}: the CTA pair kernel has no split-K")
+        raise LayoutError(f"--split-k {splits}: the CTA pair kernel (BM 256) has no split-K")
 
 
 def _pair_section(bn: int) -> dict:
