@@ -55,6 +55,7 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -64,12 +65,14 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
+from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ring import (Arrive, Commit, Issue, Read, Retire, RingSystem, RingTma, Wait,
                                       explore_rings)
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
+from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgroup_store_order
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
@@ -121,18 +124,6 @@ def PARAMS(M: int, N: int, K: int) -> dict:  # noqa: N802 (the kernel's paramete
     [0, 1, 2, 3, 4, 5, 6, 7]
     """
     return {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR, 7: MAP_D_ADDR}
-
-
-def is_tma_store(op: str) -> bool:
-    """Law: whether ``op`` is a TMA store (``cp.async.bulk.tensor...global.shared::cta``: global
-    <- shared), as opposed to a TMA load (shared <- global).
-
-    >>> is_tma_store("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group")
-    True
-    >>> is_tma_store("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes")
-    False
-    """
-    return op.startswith("cp.async.bulk.tensor") and ".global.shared" in op
 
 
 def is_d_store(op: str) -> bool:
@@ -541,14 +532,15 @@ def tensor_maps(source: str, man: GemmManifest):
     if isinstance(lines, KernelCheck):
         return None, [lines]
     out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
-    enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
-    maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
+    enum = next((CudaEnums.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines
+                 if ln.startswith("ENUM")), None)
+    maps = [RecordedMap.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines if ln.startswith("MAP")]
     got = {}
     cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
     # the kernel's A operand (BM rows) reads the problem's A, or with swap-AB the problem's B
     ptr_a, ptr_b = (8192, 4096) if swap else (4096, 8192)
     for ptr, name, rows, box_rows, text in ((ptr_a, "A", M, bm // cn, la), (ptr_b, "B", N, bn // cm, lb)):
-        mp = next((x for x in maps if x[0] == ptr), None)
+        mp = next((x for x in maps if x.ptr == ptr), None)
         array = {4096: "A", 8192: "B"}[ptr]
         if mp is None:
             out_checks.append(KernelCheck("tensor-map", "counterexample", f"launch encodes no tensor map "
@@ -559,8 +551,8 @@ def tensor_maps(source: str, man: GemmManifest):
                            "swap-AB)", (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
-            got[name] = {"box": mp[6:8], "span": swizzle_span(text), "ptr": ptr}
-    dmap = next((x for x in maps if x[0] == 12288), None)
+            got[name] = {"box": mp.box, "span": swizzle_span(text), "ptr": ptr}
+    dmap = next((x for x in maps if x.ptr == 12288), None)
     if dmap is not None:                     # a TMA-store epilogue: D's own tensor map
         out = man.epilogue.out if man.splits == 1 else "f32"
         check, d = _d_map_check(dmap, enum, out, (N if swap else M, n2))
@@ -570,25 +562,83 @@ def tensor_maps(source: str, man: GemmManifest):
     return got, out_checks
 
 
-def _d_map_check(mp: list[int], enum: list[int], out: str, dims: tuple) -> tuple:
+@dataclass(frozen=True)
+class CudaEnums:
+    """The cuda.h enumerators the recording driver prints (its ``ENUM`` line): the swizzle codes
+    by span (16: ``CU_TENSOR_MAP_SWIZZLE_NONE``, 32, 64, 128 bytes), the data types and
+    ``CU_TENSOR_MAP_INTERLEAVE_NONE``."""
+    swizzle: tuple
+    f16: int
+    bf16: int
+    u8: int
+    f32: int
+    tf32: int
+    interleave_none: int
+
+    @staticmethod
+    def from_numbers(xs: list[int]) -> "CudaEnums":
+        """Law: the enumerators of the ten numbers of the ``ENUM`` line, in its order.
+
+        >>> CudaEnums.from_numbers(list(range(10))).tf32
+        8
+        """
+        return CudaEnums(tuple(xs[:4]), *xs[4:10])
+
+
+@dataclass(frozen=True)
+class RecordedMap:
+    """One ``cuTensorMapEncodeTiled`` call as the recording driver printed it (its ``MAP`` line):
+    the global pointer, data type and rank, then (rank 2 only: ``None`` otherwise) the dims
+    ``[inner, outer]``, the row stride in bytes, the box, the element strides, the interleave
+    and the swizzle code."""
+    ptr: int
+    dtype: int
+    rank: int
+    dims: list | None = None
+    stride: int | None = None
+    box: list | None = None
+    elem_strides: list | None = None
+    interleave: int | None = None
+    swizzle: int | None = None
+
+    @staticmethod
+    def from_numbers(xs: list[int]) -> "RecordedMap":
+        """Law: the map of a ``MAP`` line's numbers; the rank-2 fields only when there are the
+        12 numbers of a rank-2 map.
+
+        >>> RecordedMap.from_numbers([4096, 6, 2, 64, 128, 128, 32, 64, 1, 1, 0, 2]).box
+        [32, 64]
+        """
+        if len(xs) != 12:
+            return RecordedMap(*xs[:3])
+        return RecordedMap(xs[0], xs[1], xs[2], xs[3:5], xs[5], xs[6:8], xs[8:10], xs[10], xs[11])
+
+    @property
+    def is_2d(self) -> bool:
+        """Whether the map is rank 2 with every rank-2 field recorded."""
+        return self.rank == 2 and self.swizzle is not None
+
+
+def _d_map_check(mp: RecordedMap, enum: CudaEnums, out: str, dims: tuple) -> tuple:
     """Law: ``(check, map)``: proved when D's recorded tensor map has cuda.h's data type of
     ``out``, rank 2, dims ``[columns, rows]`` of the D launched, a row stride of the columns'
     bytes, element strides 1, no interleave, a 32/64/128-byte swizzle whose span is the box's
     inner extent; ``map`` (box, span) where proved, else None."""
     ob = 4 if out == "f32" else 2
-    want_type = {"f32": enum[7], "f16": enum[4], "bf16": enum[5]}[out]
-    spans = {enum[1]: 32, enum[2]: 64, enum[3]: 128}
+    want_type = {"f32": enum.f32, "f16": enum.f16, "bf16": enum.bf16}[out]
+    spans = {enum.swizzle[1]: 32, enum.swizzle[2]: 64, enum.swizzle[3]: 128}
     rows, cols = dims
-    if mp[2] != 2 or len(mp) != 12:
-        return KernelCheck("tensor-map", "counterexample", f"tensor map of D: rank {mp[2]}, expected 2"), None
-    dtype, dd, stride, box, es, il, sw = mp[1], mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    if not mp.is_2d:
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of D: rank {mp.rank}, expected 2"), None
+    box, sw = mp.box, mp.swizzle
     span = spans.get(sw)
-    want = {"data type": (dtype == want_type, f"{dtype}, cuda.h's for {out} is {want_type}"),
-            "dims": (dd == [cols, rows], f"{dd}, expected [N={cols}, M={rows}]"),
-            "row stride": (stride == cols * ob, f"{stride} bytes, expected N * {ob} = {cols * ob}"),
+    want = {"data type": (mp.dtype == want_type, f"{mp.dtype}, cuda.h's for {out} is {want_type}"),
+            "dims": (mp.dims == [cols, rows], f"{mp.dims}, expected [N={cols}, M={rows}]"),
+            "row stride": (mp.stride == cols * ob, f"{mp.stride} bytes, expected N * {ob} = {cols * ob}"),
             "box": (span is not None and box[0] * ob == span and 1 <= box[1] <= 256,
                     f"{box} with swizzle {sw}: the inner extent must be one 32/64/128-byte swizzle span"),
-            "element strides": (es == [1, 1], f"{es}"), "interleave": (il == enum[9], f"{il}")}
+            "element strides": (mp.elem_strides == [1, 1], f"{mp.elem_strides}"),
+            "interleave": (mp.interleave == enum.interleave_none, f"{mp.interleave}")}
     bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
     if bad:
         return KernelCheck("tensor-map", "counterexample", "tensor map of D: " + "; ".join(bad)), None
@@ -658,7 +708,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     regs = coord.shape[1]
     mem = np.full(g.splits * km * kn, np.nan)
     for c in range(1, cons + 1):
-        for _ev, _it, acc, stored in g._d_stores(procs[c], regs):
+        for _ev, _it, acc, stored in g.d_stores(procs[c], regs):
             prod = np.zeros((64, bn))
             for i in acc:
                 a0, b0, k0 = loads[i]
@@ -698,7 +748,7 @@ def _driver_output(source: str, drv: str) -> tuple[str, ...] | KernelCheck:
     return tuple(p.stdout.splitlines())
 
 
-def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
+def _map_check(mp: RecordedMap, enum: CudaEnums, name: str, extents: tuple, text: str,
                dt: str) -> KernelCheck:
     """Law: proved when the recorded tensor map ``mp`` of operand ``name`` (pointer, data type,
     rank, dims, stride, box, element strides, interleave, swizzle) has cuda.h's values (``enum``,
@@ -706,13 +756,13 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
     one swizzle span by the tile's rows, and the swizzle of the layout text."""
     K, rows, box_rows = extents
     eb = _BYTES[dt]
-    sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
-    want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
-    _, dtype, rank = mp[:3]
+    sw_enum = dict(zip((16, 32, 64, 128), enum.swizzle))
+    want_types = {"f16": {enum.f16}, "bf16": {enum.bf16}, "e4m3": {enum.u8}, "tf32": {enum.f32, enum.tf32}}
+    dtype = mp.dtype
     span = swizzle_span(text)
-    if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
-        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
-    dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    if not mp.is_2d:
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: rank {mp.rank}, expected 2")
+    dims, stride, box, es, il, sw = mp.dims, mp.stride, mp.box, mp.elem_strides, mp.interleave, mp.swizzle
     want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
                           f"{sorted(want_types[dt])}"),
             "dims": (dims == [K, rows], f"{dims}, expected [K={K}, rows={rows}]"),
@@ -720,7 +770,7 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
             "box": (box == [span // eb, box_rows], f"{box}, expected [{span // eb} (the "
                     f"{span}-byte swizzle span), {box_rows}]"),
             "element strides": (es == [1, 1], f"{es}"),
-            "interleave": (il == enum[9], f"{il}"),
+            "interleave": (il == enum.interleave_none, f"{il}"),
             "swizzle": (sw == sw_enum.get(span), f"{sw}, but the layout {text.split(' o ')[0]} "
                         f"is the {span}-byte swizzle: cuda.h's CU_TENSOR_MAP_SWIZZLE_{span}B = "
                         f"{sw_enum.get(span)}")}
@@ -902,8 +952,7 @@ class GemmSim:
         registers, scale-d 0 (or zeroed accumulators) first in a tile and 1 after; else the
         first ``counterexample`` (or ``unknown`` where scale-d is not one known value)."""
         want = (f"wgmma.mma_async.sync.aligned.m64n{self.bn}k{self.kx}.f32.{self.dt}.{self.dt}")
-        imms = imm_operands({"dtype": self.dt, "a": {"source": "smem", "major": "K"},
-                             "b": {"major": "K"}})
+        imms = imm_operands(self.dt, "smem")
         nkb = self.bk // self.kx
         n = 0
         for c, it, kb, ev, v, fresh in self._consumer_wgmmas(procs):
@@ -1248,7 +1297,7 @@ class GemmSim:
         cover: dict = {}
         bad = None
         for c in range(1, self.cons + 1):
-            for ev, it, acc, stored in self._d_stores(procs[c], regs):
+            for ev, it, acc, stored in self.d_stores(procs[c], regs):
                 tile = tiles.get(it)
                 tid = tile_id.setdefault(tile, len(tile_id))
                 for pos, e, alt, who in stored:
@@ -1384,10 +1433,20 @@ class GemmSim:
         out = self.man.epilogue.out if self.splits == 1 else "f32"
         return 4 if out == "f32" else 2
 
-    def _d_stores(self, events: list, regs: int):
-        """Each store of D in one consumer's ``events`` (run order): ``(event, K iteration, the
-        iterations its accumulator sums (:func:`accumulated`), the (positions, elements, alt,
-        threads) it stores)``, TMA stores read back through the bytes the consumer staged."""
+    def d_stores(self, events: list, regs: int):
+        """Each store of D in one consumer's ``events`` (run order).
+
+        Law: yields ``(event, K iteration, the iterations its accumulator sums
+        (:func:`accumulated`), the (positions, elements, alt, threads) it stores)`` per store of
+        D (:func:`is_d_store`), TMA stores read back through the bytes the consumer staged before
+        them; the iteration counts the consumer's mbarrier waits from -1. Used by the
+        ``d-store`` check and :func:`replay_gemm`.
+
+        >>> from types import SimpleNamespace
+        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> list(g.d_stores([], 32))
+        []
+        """
         it, acc = -1, []
         staging: dict = {}              # shared byte -> (bits of the element staged there, thread)
         for ev, v, _n, t in events:
@@ -1406,8 +1465,7 @@ class GemmSim:
         elements an ``st.shared`` writes: register ``j`` at ``addr + j x register bytes``, a
         32-bit register of 16-bit elements as its low then high half; None bits where the run
         does not know the value."""
-        m = re.search(r"(\d+)$", ev.op)
-        reg = int(m.group(1)) // 8 if m else 4
+        reg = register_bytes(ev.op)
         ob = self._out_bytes()
         addr = v["addr"].astype(np.int64)
         for j, x in enumerate(stored_values(v)):
@@ -1421,6 +1479,13 @@ class GemmSim:
                 for ai, bi, ti in zip(a.tolist(), bits, np.asarray(t).tolist()):
                     staging[ai] = (bi, ti)
 
+    def _d_box_map(self) -> TensorMap:
+        """D's recorded box and swizzle as a TMA model tensor map (its dims: one box; what a
+        store reads and where depends on the box and the swizzle only)."""
+        d = self.maps["D"]
+        return TensorMap("f32" if self._out_bytes() == 4 else "f16", global_dims=tuple(d["box"]),
+                         box=tuple(d["box"]), swizzle=f"{d['span']}B")
+
     def _d_dims(self) -> tuple[int, int]:
         """D's rows and columns in this run (the kernel's M x N product, or its transpose with swap-AB)."""
         return (self.N, self.M) if self.man.swap_ab else (self.M, self.N)
@@ -1428,21 +1493,20 @@ class GemmSim:
     def _tma_stored(self, ev, v, staging: dict, regs: int):
         """Law: for a TMA store (``[map, {x, y}], [src]``), yields ``(element index in D,
         accumulator element, candidates, writer threads)`` of the D elements inside D its box
-        writes: box ``{bx, by}`` and swizzle of D's tensor map (host code), byte ``(r, b)`` of the
-        box read at ``src + r span + b`` swizzled on the shared address (CUDA Programming Guide,
-        "TMA swizzle": the 16-byte chunk index XOR address bits 7.. modulo span / 16), the element
+        writes: box ``{bx, by}`` and swizzle of D's tensor map (host code), element ``(r, x)`` of
+        the box read at the byte the TMA model places it (:func:`verilayout.hw.nvidia.tma.write_table`
+        on the shared address: the 16-byte chunk index XOR address bits 7.. modulo span / 16), the element
         there as the staging writes left it; ``(None, why)`` where D's map is unknown or a byte
         read was never staged."""
         d = (self.maps or {}).get("D")
         if d is None:
             yield None, "a TMA store of D, but D's tensor map is not known (its host code did not record it)", None, None
             return
-        (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
+        (bx, by) = d["box"]
         x0, y0, src = int(v["c0"][0]), int(v["c1"][0]), int(v["addr"][0])
-        r, b = np.meshgrid(np.arange(by), np.arange(0, bx * ob, ob), indexing="ij")
-        a = src + r * span + b
-        a = (a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel()
-        rows, cols = (y0 + r).ravel(), (x0 + b // ob).ravel()
+        r, x = np.meshgrid(np.arange(by), np.arange(bx), indexing="ij")
+        a = write_table(self._d_box_map(), src).ravel().astype(np.int64)
+        rows, cols = (y0 + r).ravel(), (x0 + x).ravel()
         nr, nc = self._d_dims()
         inside = (rows < nr) & (cols < nc)
         got = [staging.get(int(x)) for x in a[inside]]
@@ -1485,8 +1549,9 @@ class GemmSim:
         must have been retired by ``cp.async.bulk.wait_group[.read] N`` of the issuing thread, and
         a barrier of the warpgroup must follow that wait before another thread's write (PTX ISA,
         ``cp.async.bulk.wait_group``: ``.read`` waits until the source has been read); (3) after
-        the last commit a ``wait_group`` retires every group before the thread exits."""
-        # long: one scan per consumer of its shared writes, fences, barriers and bulk groups
+        the last commit a ``wait_group`` retires every group before the thread exits
+        (:func:`verilayout.simulate.tma_store.warpgroup_store_order`, the bytes a store reads by
+        the sm_100a check's model, :func:`verilayout.simulate.tma_store.store_source`)."""
         d = (self.maps or {}).get("D")
         n_st = 0
         for c in range(1, self.cons + 1):
@@ -1496,72 +1561,11 @@ class GemmSim:
                 self.add("tma-store", "unknown", "D's tensor map is not known: the TMA stores' "
                          "boxes cannot be read")
                 return
-            (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
-            written: dict = {}          # shared byte -> [thread, fenced, published]
-            open_: list = []            # (bytes, event) of stores issued since the last commit
-            groups: list = []           # committed bulk groups, oldest first
-            retired: list = []          # retired by a wait, not yet ordered by a barrier
-            who = f"consumer {c - 1}"
-            for ev, v, n, t in procs[c]:
-                op = ev.op
-                if op.startswith("st.shared"):
-                    m = re.search(r"(\d+)$", op)
-                    width = (int(m.group(1)) // 8 if m else 4) * (2 if ".v2" in op else 4 if ".v4" in op else 1)
-                    for a0, th in zip(v["addr"].astype(np.int64).tolist(), np.asarray(t).tolist()):
-                        span_b = set(range(a0, a0 + width))
-                        for busy, label in ((open_ + [x for g in groups for x in g], ""),
-                                            (retired, " (its wait_group was not followed by a "
-                                             "barrier of the warpgroup before this write)")):
-                            hit = next((x for x in busy if span_b & x[0]), None)
-                            if hit is not None:
-                                self.add("tma-store", "counterexample", f"{who}, thread {th} rewrites "
-                                         f"shared byte {min(span_b & hit[0]):#x} of a staging buffer "
-                                         f"that the TMA store at PTX line {hit[1].instr.line} may "
-                                         f"still be reading{label}: the buffer is reused before "
-                                         "cp.async.bulk.wait_group.read retired that store", ev)
-                                return
-                        for a in span_b:
-                            written[a] = [th, False, False]
-                elif op.startswith("fence.proxy.async"):
-                    ts = set(np.asarray(t).tolist())
-                    for w in written.values():
-                        if w[0] in ts:
-                            w[1] = True
-                elif op.startswith(("bar.sync", "barrier.sync", "bar.arrive")) and n >= 128:
-                    for w in written.values():
-                        w[2] = w[2] or w[1]
-                    retired = []
-                elif is_tma_store(op):
-                    n_st += 1
-                    src = int(v["addr"][0])
-                    th = int(np.asarray(t)[0])
-                    r, b = np.meshgrid(np.arange(by), np.arange(bx * ob), indexing="ij")
-                    a = src + r * span + b
-                    read = set((a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel().tolist())
-                    for x in sorted(read):
-                        w = written.get(x)
-                        if w is None:
-                            continue
-                        if not w[1] or (w[0] != th and not w[2]):
-                            why = ("no fence.proxy.async.shared::cta after the write" if not w[1] else
-                                   "no barrier of the warpgroup between its fence and the store")
-                            self.add("tma-store", "counterexample", f"{who}: the TMA store reads shared "
-                                     f"byte {x:#x} that thread {w[0]} wrote with {why}: the async "
-                                     "proxy may read stale data", ev)
-                            return
-                    open_.append((read, ev))
-                elif op.startswith("cp.async.bulk.commit_group"):
-                    if open_:
-                        groups.append(open_)
-                    open_ = []
-                elif op.startswith("cp.async.bulk.wait_group"):
-                    keep = int(v["a0"][0]) if v.get("a0") is not None else 0
-                    old = groups[:len(groups) - keep] if keep else groups
-                    groups = groups[len(groups) - keep:] if keep else []
-                    retired += [x for g in old for x in g]
-            if open_ or groups:
-                self.add("tma-store", "counterexample", f"{who} may exit while a TMA store still reads "
-                         "its staging buffer: no cp.async.bulk.wait_group retires the last bulk group")
+            n, bad = warpgroup_store_order(procs[c], f"consumer {c - 1}", self._d_box_map(),
+                                           self._out_bytes())
+            n_st += n
+            if bad is not None:
+                self.add("tma-store", "counterexample", *bad)
                 return
         if n_st:
             self.add("tma-store", "proved", f"{n_st} TMA stores: each reads only shared bytes fenced "
