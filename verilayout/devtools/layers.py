@@ -278,9 +278,9 @@ TEXT_SPLITS_ALLOWED: dict[str, tuple[int, str]] = {
     # `name@pc` keys of the evaluator's symbols
     "verilayout.prove.ptx_values": (1, "symbol keys"),
     # CuTe text of the manifest (`Sw<3,4,3> o ...`), the emitted CUDA source's namespace and helper
-    # names, the host program's output lines, PTX opcode suffixes (`.b16`; the TMA-store check's
-    # `re.search(r"(\\d+)$", op)` twice, added after this rule: the opcode's parts are typed in ptx_model)
-    "verilayout.simulate.gemm_check": (15, "CuTe text, CUDA source, program output, PTX opcodes"),
+    # names, the host program's output lines, a PTX opcode suffix (`.b16` of a D store; the stored
+    # register's width is simulate/tma_store.register_bytes)
+    "verilayout.simulate.gemm_check": (13, "CuTe text, CUDA source, program output, PTX opcodes"),
     # PTX `_param_N` operand names, ptxas's register and spill report, CUDA source, the host
     # program's output
     "verilayout.simulate.independent": (5, "PTX operands, ptxas output, CUDA source, program output"),
