@@ -638,3 +638,41 @@ def test_planted_box_change_in_the_mlir_is_an_error_at_each_load():
     loads = _tma_lines(_text(KK, "ptx"))[:4]                      # 2 prologue + 2 main-loop loads
     assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
     assert all("8192 + 8192" in c.message for c in errors)
+
+
+def test_box_placement_against_the_tile_written_out():
+    """The K-major A tile of the Hopper GEMM (128 x 64 f16, 8-row groups 512 elements apart): TMA's box
+    64 (K, contiguous) x 128 (M), written row after row, puts (m, k) at element 64 m + k, which is where
+    ``((8,16),(64,1)):((64,512),(1,0))`` puts it (64 (m mod 8) + 512 (m div 8) + k = 64 m + k), every
+    element; an M-major box order (K rows of 128 M) is refused at tile element 1."""
+    from verilayout.audit.cute_dsl import box_placement
+    from verilayout.core.cute.layout import Layout
+    from verilayout.frontends.cute_mlir import TmaBox
+    tile = Layout(((8, 16), (64, 1)), ((64, 512), (1, 0)))
+    for m, k in ((0, 0), (9, 3), (127, 63)):
+        assert 64 * (m % 8) + 512 * (m // 8) + k == 64 * m + k
+    ok = box_placement(tile, [(128, {1: 1}), (64, {0: 1})], TmaBox(2, (64, 128), (64, 128), 1), [(0, 0)], 16, 128)
+    assert ok == (True, "8192 elements: each where the memref puts it")
+    bad = box_placement(tile, [(128, {0: 1}), (64, {1: 1})], TmaBox(2, (128, 64), (128, 64), 1), [(0, 0)], 16, 128)
+    assert bad[0] is False and bad[1].startswith("tile element 1 ")
+
+
+def test_every_partition_of_the_corpus_writes_its_memref():
+    from verilayout.audit.cute_dsl import tma_plans
+    for name in KERNELS:
+        plans = tma_plans(parse_cute_mlir(_text(name, "mlir")))[0]
+        assert plans and all(p.placement and p.placement[0] for p in plans), name
+
+
+def test_planted_shared_layout_the_box_does_not_write_is_an_error_at_each_load():
+    """The memref the A/B TMA partitions write given 8-row groups 1024 elements apart (the box writes
+    them 512 apart): an error at every load, naming the first element placed elsewhere."""
+    mlir = _text(KK, "mlir")
+    old = '"(((8,16),(64,1)),(1,7)):(((64,512),(1,0)),(0,8192))"'
+    assert mlir.count(old) == 1
+    bad = mlir.replace(old, '"(((8,16),(64,1)),(1,7)):(((64,1024),(1,0)),(0,8192))"')
+    rep = audit_pair(bad, _text(KK, "ptx"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    loads = _tma_lines(_text(KK, "ptx"))[:4]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
+    assert all("tile element 8 " in c.message and "not what the box writes" in c.message for c in errors)

@@ -76,7 +76,7 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
 from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma_shape
-from verilayout.core.cute.int_tuple import product
+from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
@@ -793,6 +793,9 @@ class TmaPlan:
     grid_why: str = ""
     #: the element width of the buffer, bits
     elem_bits: int = 8
+    #: whether the box, written as TMA writes it, puts every element of the stage's tile where the
+    #: memref does (:func:`box_placement`), and the first element where it does not (None: not compared)
+    placement: tuple[bool, str] | None = None
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
@@ -827,8 +830,9 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
             stages, tile = (0,), _size(shape) * mem.elem_bits // 8
         box = atom.copy_bits // 8
         grid, why = _partition_box(mod, op, atom, mem)
+        placed = _placement(op, grid) if grid is not None else None
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box), found[2], grid, why, mem.elem_bits))
+                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed))
     return plans, skipped
 
 
@@ -848,6 +852,70 @@ def _unsliced(mod: CuteModule, op: Any, mem: Memref) -> tuple[str, Memref]:
     if isinstance(whole, Memref) and whole.space == "smem" and coord.replace(" ", "") == "(_,?)":
         return src.operands[0], whole
     return op.operands[3], mem
+
+
+def _placement(op: Any, box: TmaBox) -> tuple[bool, str] | None:
+    """:func:`box_placement` of a ``tma_partition``: its shared tensor (operand 3) against its input
+    coordinate tensor (operand 4) and the boxes of its result; None where a type is not read."""
+    mem = interpret(op.operand_types[3]) if len(op.operand_types) > 4 else None
+    src = interpret(op.operand_types[4]) if len(op.operand_types) > 4 else None
+    res = interpret(op.result_types[1]) if len(op.result_types) > 1 else None
+    if not (isinstance(mem, Memref) and isinstance(src, CoordTensor) and isinstance(res, CoordTensor)):
+        return None
+    try:
+        lay = mem.cute()
+        inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+        tile = Layout(inner.shape[0], inner.stride[0]) if isinstance(inner.shape, tuple) else inner
+        span = 16 << mem.swizzle[0] if mem.swizzle else 0
+        return box_placement(tile, src.tile_leaves(), box, res.box_origins(), mem.elem_bits, span)
+    except (LayoutError, TypeError, ValueError, IndexError):
+        return None
+
+
+def box_placement(tile: Layout, leaves: list, box: TmaBox, origins: list, elem_bits: int,
+                  span: int) -> tuple[bool, str]:
+    """Whether TMA's boxes put every element of a stage's tile where the tile's layout does.
+
+    Law: tile index ``i`` (colexicographic) is the TMA coordinate ``c(i)`` (``leaves``: the partition's
+    tile mode, ``(extent, {dim: step})`` each) and the shared element ``tile(i)`` (before the swizzle,
+    which TMA and the layout both apply on absolute addresses); TMA writes box ``j`` (``origins[j]``)
+    at ``j`` boxes into the stage, its coordinate 0 contiguous, each row padded to the swizzle span
+    (``span`` bytes; measured on sm_90, ``hw/nvidia/tma.py``), so the element sits at ``j x box +
+    x0 + row x x1 + ...`` with ``x = c(i) - origins[j]``; every ``i`` must agree.
+
+    >>> box_placement(Layout((8, 64), (64, 1)), [(8, {1: 1}), (64, {0: 1})], TmaBox(2, (64, 8), (64, 8), 1),
+    ...               [(0, 0)], 16, 128)
+    (True, '512 elements: each where the memref puts it')
+    """
+    n = int(product(tile.shape))
+    idx = np.arange(n, dtype=np.int64)
+    want = np.zeros(n, dtype=np.int64)
+    rest = idx.copy()
+    for ext, st in zip(flatten(tile.shape), flatten(tile.stride)):
+        want += (rest % int(ext)) * int(st)
+        rest //= int(ext)
+    coord = np.zeros((box.rank, n), dtype=np.int64)
+    rest = idx.copy()
+    for ext, dims in leaves:
+        for d, k in dims.items():
+            coord[d] += (rest % ext) * k
+        rest //= ext
+    pitch = [1, max(box.box[0], span * 8 // elem_bits if span else 0)]
+    for b in box.box[1:-1]:
+        pitch.append(pitch[-1] * b)
+    box_elems = pitch[-1] * box.box[-1] if box.rank > 1 else box.box[0]
+    got = np.full(n, -1, dtype=np.int64)
+    for j, o in enumerate(origins):
+        x = coord - np.array(o, dtype=np.int64)[:, None]
+        inside = np.all((x >= 0) & (x < np.array(box.box)[:, None]), axis=0)
+        got[inside] = j * box_elems + sum(x[d][inside] * pitch[d] for d in range(box.rank))
+    bad = np.nonzero(got != want)[0]
+    if bad.size:
+        i = int(bad[0])
+        where = "no box" if got[i] < 0 else f"element {int(got[i])}"
+        return False, (f"tile element {i} (TMA coordinates {tuple(int(c) for c in coord[:, i])}) is written to {where} "
+                       f"of the stage; the memref puts it at element {int(want[i])}")
+    return True, f"{n} elements: each where the memref puts it"
 
 
 def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tuple[TmaBox | None, str]:
@@ -1043,6 +1111,11 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
                          "loads (or a load is missing)")
         parts = ["proved" if parts[0] == st == "proved" else "unknown", parts[1] + "; " + text]
     box = ok[0] if ok else fits[0]
+    if own is not None and own.placement is not None:
+        if not own.placement[0]:
+            return check("counterexample", "error", f"box {'x'.join(map(str, own.grid.box))} (MLIR line {own.line}): "
+                         f"{own.placement[1]}: the shared layout the MMA reads is not what the box writes")
+        parts[1] += f"; the box writes the stage's tile as the memref lays it out ({own.placement[1]})"
     msg = (f"box {'x'.join(map(str, box.grid.box))} (MLIR line {box.line}): " + parts[1])
     return check(parts[0], None if parts[0] == "proved" else "note", msg, {"mlir_line": box.line})
 

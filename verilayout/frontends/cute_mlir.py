@@ -291,6 +291,41 @@ class CoordTensor:
         return TmaBox(rank, tuple(box), tuple(grid), _size(shape[0][1:]))
 
 
+    def tile_leaves(self) -> list[tuple[int, dict[int, int]]]:
+        """The leaves of the first mode (a partition's input: the tile), colexicographic, each as
+        (extent, ``{TMA coordinate: step}``).
+
+        >>> CoordTensor(("0", "0"), "((128,64),8):((1@1,1@0),64@0)").tile_leaves()
+        [(128, {1: 1}), (64, {0: 1})]
+        """
+        lay = parse_cute(self.layout)
+        shape = lay.shape[0] if isinstance(lay.shape, tuple) else lay.shape
+        stride = lay.stride[0] if isinstance(lay.stride, tuple) else lay.stride
+        return [(int(e), _basis_dims(st, len(self.origin), self.layout))
+                for e, st in zip(flatten(shape), flatten(stride))]
+
+    def box_origins(self) -> list[tuple[int, ...]]:
+        """For a partition's result ``((box, boxes), ...)``: each box's origin in TMA coordinates, in
+        the order the boxes mode enumerates them (colexicographic).
+
+        >>> CoordTensor(("0", "0"), "(((64,64),2),8):(((1@0,1@1),64@0),64@1)").box_origins()
+        [(0, 0), (64, 0)]
+        """
+        lay = parse_cute(self.layout)
+        rank = len(self.origin)
+        leaves = [(int(e), _basis_dims(st, rank, self.layout))
+                  for e, st in zip(flatten(lay.shape[0][1:]), flatten(lay.stride[0][1:]))]
+        out = []
+        for j in range(_size(lay.shape[0][1:])):
+            o, rest = [0] * rank, j
+            for ext, dims in leaves:
+                c, rest = rest % ext, rest // ext
+                for d, k in dims.items():
+                    o[d] += c * k
+            out.append(tuple(o))
+        return out
+
+
 def _basis_dims(stride: Any, rank: int, what: str) -> dict[int, int]:
     """``{d: k}`` of a scaled-basis stride ``k@d + ...`` (``0``: none)."""
     if isinstance(stride, int):
