@@ -31,6 +31,10 @@ from verilayout.prove.ptx_values import PtxValues
 
 HARVEST = Path(__file__).resolve().parent / "harvest" / "corpus.tar.xz"
 LIGHTNING = "cuda90/lightning-attn__lightning_attn2.bwd_intra_kernel_d1_w8_s2"
+#: tf32 with kWidth = 2 on sm_80: a thread's two K elements go to two mma.sync instructions
+MLSTM = "cuda80/mlstm-kernels__lightning_attention.lightning_attn2.fwd_kernel_ls0_w4_s1"
+#: the converted tensor is a loop-carried value (scf.for iter_arg)
+CARRIED = "cuda90/lightning-attn__lightning_attn2.fwd_kernel_d1_w8_s2"
 
 # ----- the PTX ISA fragment tables, in the ISA's words --------------------------------------------
 # groupID = laneid >> 2, threadID_in_group = laneid % 4 (PTX ISA 9.7.14.5.x, "Matrix fragments for mma.m16n8kK")
@@ -131,7 +135,7 @@ KERNELS = ("chain_fp32_sm80_w4", "chain_fp32_sm90_w4", "chain_fp16_sm80_w4", "ch
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory) -> Path:
+def compiled(tmp_path_factory) -> Path:  # the tests using it are slow: Triton compiles 7 kernels
     """Two chained ``tl.dot`` (the first result converted to the second's A operand), compiled by
     Triton 3.9 for sm_80/89/90 (no GPU) in tf32, fp16 and fp8."""
     pytest.importorskip("triton")
@@ -144,13 +148,20 @@ def compiled(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def lightning(tmp_path_factory) -> Path:
-    """The harvested lightning-attn backward kernel (sm_90, 8 warps, tf32 wgmma chains)."""
-    d = tmp_path_factory.mktemp("lightning")
+def harvest(tmp_path_factory) -> Path:
+    """The harvested pairs these tests read (``tests/harvest``), unpacked."""
+    d = tmp_path_factory.mktemp("harvest")
     with tarfile.open(HARVEST, "r:xz") as tar:
-        for ext in (".ttgir", ".ptx"):
-            tar.extract(LIGHTNING + ext, d, filter="data")
-    return d / LIGHTNING
+        for stem in (LIGHTNING, MLSTM, CARRIED):
+            for ext in (".ttgir", ".ptx"):
+                tar.extract(stem + ext, d, filter="data")
+    return d
+
+
+@pytest.fixture(scope="module")
+def lightning(harvest) -> Path:
+    """The harvested lightning-attn backward kernel (sm_90, 8 warps, tf32 wgmma chains)."""
+    return harvest / LIGHTNING
 
 
 def _at(stem: Path, ext: str) -> Path:
@@ -269,3 +280,49 @@ def test_a_predicate_of_unknown_value_is_unchecked_not_proved(compiled):
     got = _checks(stem, "\n".join(lines))
     assert [c.status for c in got] == ["unchecked"], [c.message for c in got]
     assert "selp" in got[0].data["reason"]
+
+
+def test_tf32_kwidth2_conversion_proves_and_an_operand_swap_is_an_error(harvest):
+    """Triton's tf32 ``kWidth = 2`` operand spreads a thread's two K elements over two ``mma.sync``
+    (B alike): proved against the operand's layout; swapping two operand registers of one mma is an error
+    at that mma."""
+    stem = harvest / MLSTM
+    got = _checks(stem)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
+    lines = _lines(_at(stem, ".ptx").read_text())
+    k = _first(lines, r"mma\.sync\.aligned\.m16n8k8.*\{ %r\d+, %r\d+, %r\d+, %r\d+ \}, \{ %r\d+, %r\d+, %r\d+, %r\d+ \}",
+               _first(lines, r"mma\.sync", got[0].line - 1))
+    m = re.search(r"\}, \{ (%r\d+), (%r\d+), (%r\d+), (%r\d+) \}", lines[k])
+    lines[k] = lines[k].replace(m.group(0), f"}}, {{ {m.group(3)}, {m.group(2)}, {m.group(1)}, {m.group(4)} }}")
+    errors = _mutant_errors(stem, lines)
+    assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
+    assert "operand register order" in errors[0].message
+
+
+def test_a_loop_carried_conversion_is_unchecked_with_its_reason(harvest):
+    """A converted operand whose producer is an ``scf.for`` iter_arg is not modelled: unchecked, never
+    proved, never silent when its registers come out of lane shuffles."""
+    got = _checks(harvest / CARRIED)
+    assert got and all(c.status == "unchecked" for c in got), [c.message for c in got]
+    assert all("loop-carried" in c.data["reason"] for c in got)
+
+
+@pytest.mark.slow
+def test_harvested_conversions_have_no_error(tmp_path):
+    """Every harvested pair with a converted dot operand (correct kernels; the pairs with a lane shuffle
+    and none give no check): no error; the figures printed for the report."""
+    convert = re.compile(rb"ttg\.convert_layout[^\n]*-> tensor<[^\n]*#ttg\.dot_op")
+    with tarfile.open(HARVEST, "r:xz") as tar:
+        texts = {n: tar.extractfile(n).read() for n in tar.getnames() if n.endswith((".ttgir", ".ptx"))}
+        keep = sorted(n for n in texts if n.endswith(".ttgir") and n[:-6] + ".ptx" in texts
+                      and convert.search(texts[n]))      # the check needs a convert into a dot operand
+        for n in keep:
+            for ext in (".ttgir", ".ptx"):
+                tar.extract(n[:-6] + ext, tmp_path, filter="data")
+    counts: dict = {}
+    for n in keep:
+        for c in _checks(tmp_path / n[:-6]):
+            counts[c.status] = counts.get(c.status, 0) + 1
+            assert c.status != "counterexample", (n, c.line, c.message)
+    print(f"register-permute on {len(keep)} harvested pairs: {counts}")
+    assert counts.get("proved", 0) >= 1
