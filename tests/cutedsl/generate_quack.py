@@ -14,7 +14,9 @@ How it compiles with no GPU: quack's own GEMM front door ``quack.gemm._compile_g
 (``quack.compile_utils.make_fake_tensor``) and calls ``cute.compile``; quack reads the target from
 ``QUACK_ARCH`` (which kernel class is traced) and ``CUTE_DSL_ARCH`` (the ptxas target); the DSL keeps its
 MLIR and PTX with ``CUTE_DSL_KEEP=ir,ptx`` in ``CUTE_DSL_DUMP_DIR`` and puts Python lines in the PTX with
-``CUTE_DSL_LINEINFO=1``. Each config runs in its own process (the DSL reads its environment at import).
+``CUTE_DSL_LINEINFO=1``; ``QUACK_CACHE_ENABLED=0`` (quack keeps compiled kernels on disk: a cached one
+is not compiled, so nothing would be kept). Each config runs in its own process (the DSL reads its
+environment at import).
 """
 from __future__ import annotations
 
@@ -81,7 +83,8 @@ def _pick(out: str, suffix: str) -> str:
 def compile_one(name: str, python: str) -> dict:
     cfg = CONFIGS[name]
     with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, QUACK_ARCH=cfg["quack_arch"], CUTE_DSL_ARCH=cfg["arch"], CUTE_DSL_KEEP="ir,ptx",
+        env = dict(os.environ, QUACK_ARCH=cfg["quack_arch"], CUTE_DSL_ARCH=cfg["arch"], QUACK_CACHE_ENABLED="0",
+                   CUTE_DSL_KEEP="ir,ptx",
                    CUTE_DSL_LINEINFO="1", CUTE_DSL_DUMP_DIR=out)
         r = subprocess.run([python, "-c", _CHILD, json.dumps(cfg)], env=env, capture_output=True, text=True,
                            timeout=900)

@@ -49,14 +49,20 @@ over its definitions (``PtxValues.laws``), else it is free.
 sm_100 (``tcgen05.mma``): the MLIR's ``cute.mma.make_fragment A|B`` of an MMA-partitioned shared
 tensor ``((atom MN, atom K), MN, K, stage)`` is the plan; the instructions of one group writing the
 same TMEM address are its K-blocks; the same three checks run with the sm_100 descriptor (version
-bits, swizzle code in bits 61-63). Where the MLIR allocates shared memory more than once, a buffer's
-offset is not stated in it and the stage check is left out.
+bits, swizzle code in bits 61-63). A descriptor with base offset 0 needs no aligned base
+(:func:`position_rule`: the MMA and CuTe's swizzled pointer both swizzle absolute addresses; on
+sm_100 an inference, said so). Where the MLIR allocates shared memory more than once, each
+allocation's offset is inferred (:data:`PLACEMENT_INFERENCE`): a check resting on it says so and is
+never an error.
 
 TMA (``tma-smem-box``, one per ``cp.async.bulk.tensor``): each ``cute_nvgpu.atom.tma_partition``
 of a TMA atom (``copy_bits`` per box) with a shared buffer whose offset the MLIR states gives the
 box starts ``origin + stage offset + j x box bytes``; a load's destination (a store's source) is
 proved to be one of those of a buffer of its direction, an error where it is none for every value
-of the symbols, else ``unknown``; ``unchecked`` where the MLIR states no buffer offset.
+of the symbols, else ``unknown``; ``unchecked`` where the MLIR states no buffer offset. TMA box
+(``tma-box``, one per copy, :func:`tma_checks`): the partition's coordinate tensor states the box;
+the copy's coordinates lie on its grid, a load's ``expect_tx`` counts its barrier's boxes, and the
+box writes the stage's tile where the memref puts it (:func:`box_placement`).
 
 A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)`` returns the
 ``FileReport`` (the PTX's checks), as ``verilayout audit`` prints them.
