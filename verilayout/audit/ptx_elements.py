@@ -50,6 +50,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_partitions import line_threads, op_threads
 from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
                                          rounds, round_register_uses, scratch_locs, sorted_unique)
 from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
@@ -893,8 +894,12 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(op.loc)
                 scratch.add(op.loc)
     lines, claimed, chained = {}, set(), set()
+    n_of = {}                                # a worker's own threads, when the line's ops are all its
     for loc, ops in convs.items():
-        entries = _match_line(tmod, evals, loc, ops, by, n, memo)
+        ks = {op_threads(tmod, op.line, n) for op in ops}
+        n_of[loc] = ks.pop() if len(ks) == 1 else n
+    for loc, ops in convs.items():
+        entries = _match_line(tmod, evals, loc, ops, by, n_of[loc], memo)
         lines[loc] = (ops, entries)
         for chain, _p, _w, k in entries:
             chained.update(i.line for st, ld in chain for i in st + ld)
@@ -903,7 +908,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
     got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
-           "scratch": scratch}
+           "scratch": scratch, "n_of": n_of}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -925,8 +930,8 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     memo = {} if memo is None else memo
     claims = _claims(mod, evals, tmod, memo)
     local = memo.get(("local_proved",), set())
-    n = claims["n"]
     for loc, (ops, entries) in claims["lines"].items():
+        n = claims["n_of"].get(loc, claims["n"])
         for i, (chain, pieces, why, k) in enumerate(entries):
             first = chain[0][0][0] if chain[0][0] else chain[0][1][0]
             data = {"source": "ptx", "rounds": len(chain)}
@@ -1421,7 +1426,8 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
-        out.extend(_one_round(stores, loads, evals, tmod, memo, n, uses, settled, reached))
+        out.extend(_one_round(stores, loads, evals, tmod, memo, line_threads(memo, (stores + loads)[0].line, n),
+                              uses, settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
     return out

@@ -379,6 +379,34 @@ def partitioned(mod: PtxModule, tmod: Module, evals: dict, memo: dict) -> dict:
     return {k: (PartitionValues(v, pmap) if k == f else v) for k, v in evals.items()}
 
 
+def op_threads(tmod: Module, line: int, default: int) -> int:
+    """The threads that run the TTGIR op at ``line``: ``32 k`` inside a worker partition of ``k``
+    warps (from its header to its ``ttg.warp_return``), else ``default``.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> op_threads(parse_module("module {\\n}"), 3, 128)
+    128
+    """
+    returns = [o.line for o in tmod.ops if o.name == "ttg.warp_return"]
+    for head, _idx, k in tmod.partitions:
+        end = next((r for r in returns if r > head), None)
+        if end is not None and head < line <= end:
+            return 32 * k
+    return default
+
+
+def line_threads(memo: dict, line: int, default: int) -> int:
+    """The threads that run PTX line ``line``: ``32 k`` in the region of a worker partition of ``k``
+    warps (the map :func:`partitioned` kept in ``memo``), else ``default``.
+
+    >>> line_threads({}, 7, 128)
+    128
+    """
+    pmap = memo.get(("partitions",))
+    p = pmap.partition_of(line) if isinstance(pmap, PartitionMap) else None
+    return 32 * p.num_warps if p is not None else default
+
+
 # ----- checks ------------------------------------------------------------------------------------
 
 def _check(ins: Instr, check: str, ok: bool, message: str, data: dict) -> Check:
