@@ -120,3 +120,30 @@ def test_planted_pair_stride_of_ctas_instead_of_pairs_is_caught_by_pair_schedule
     skipped once there are more tiles than pairs."""
     rep = _check(lambda s: s.replace("u += pairs)", "u += gridDim.x)"))
     caught(rep, "pair-schedule", "tile")
+
+
+@pytest.mark.slow
+@needs_nvcc
+@pytest.mark.parametrize("dtype, tile, epi", [("bf16", (256, 256, 64), dict(out="bf16", bias=True, activation="gelu")),
+                                              ("e4m3", (256, 128, 128), {}),
+                                              ("tf32", (256, 256, 32), dict(out="f16", activation="relu"))])
+def test_pair_kernels_of_other_types_and_fused_epilogues_pass_every_check(dtype, tile, epi):
+    """The pair's stored values are checked against out(act(cell + bias)) computed in float64 from
+    the chosen TMEM cell values (``tmem_cell_value``) and the bias (``bias_value``)."""
+    from verilayout.simulate.tcgen05_check import check_tcgen05_source
+    man = build_tcgen05_manifest(dtype, tile=tile, stages=4, ctas=2, **epi)
+    rep = check_tcgen05_source(GemmManifest.from_dict(man), render_tcgen05_cuda(man))
+    assert all(c.status == "proved" for c in rep.checks), [c.to_dict() for c in rep.checks if c.status != "proved"]
+    assert {"pair-ring", "pair-cover", "spills"} <= {c.check for c in rep.checks}
+
+
+@needs_nvcc
+def test_planted_pair_activation_off_is_caught_by_pair_cover():
+    """A fused epilogue whose ReLU is dropped stores the negative cells as they are."""
+    from verilayout.simulate.tcgen05_check import check_tcgen05_source
+    man = build_tcgen05_manifest("bf16", tile=(256, 128, 64), stages=4, ctas=2, out="bf16", activation="relu")
+    src = render_tcgen05_cuda(man)
+    new = src.replace("return fmaxf(x, 0.0f);", "return x;")
+    assert new != src
+    rep = check_tcgen05_source(GemmManifest.from_dict(man), new)
+    caught(rep, "pair-cover", "expected bf16")

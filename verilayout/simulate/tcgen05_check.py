@@ -614,10 +614,12 @@ def pair_split_check(runs: list, bn: int) -> KernelCheck:
                        "throughout, MMAs from CTA 0 only")
 
 
-def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map) -> KernelCheck:
+def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map, fused=None) -> KernelCheck:
     """``pair-cover``: CTA r's epilogue stores exactly rows ``128 r .. 128 r + 127`` (inside M) of the
-    pair's first tile, every column inside N once, f32 values from its own TMEM cell (lane = row
-    - 128 r, column = column); the two CTAs together store the tile once.
+    pair's first tile, every column inside N once, each value from its own TMEM cell (lane = row
+    - 128 r, column = column): f32 D, the cell's tag; a fused epilogue ``(out, bias, act)`` (runs
+    whose tcgen05.ld read :func:`tmem_cell_value`), ``out(act(cell + bias[col]))`` within one
+    output ulp; the two CTAs together store the tile once.
 
     >>> from verilayout.simulate.ptx_run import RunResult
     >>> pair_cover_check([RunResult((), True, "", ())] * 2, (256, 128), (256, 128), None).status
@@ -625,14 +627,21 @@ def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map) -> KernelCheck:
     """
     bm, bn = tile
     M, N = mn
+    out = (fused or ("f32",))[0]
     for cta, run in enumerate(runs):
         got: dict = {}
-        tma = tma_store_elements(run, "f32", *d_map, mn, MAP_D_ADDR) if d_map else ()
-        for e, pos, bits in itertools.chain(_stores(run, 4), tma):
+        tma = tma_store_elements(run, out, *d_map, mn, MAP_D_ADDR) if d_map else ()
+        for e, pos, bits in itertools.chain(_stores(run, 4 if out == "f32" else 2), tma):
             if pos is None:
                 return KernelCheck("pair-cover", "unknown", f"CTA {cta} stores a value the run does not know")
             for p, b in zip(np.asarray(pos).tolist(), np.asarray(bits).tolist()):
                 row, col = p // N, p % N
+                if fused is not None:
+                    bad = _pair_value_error(fused, cta, row, col, int(b))
+                    if bad:
+                        return KernelCheck("pair-cover", "counterexample", bad, e.instr.line if e.instr else None)
+                    got[(row, col)] = got.get((row, col), 0) + 1
+                    continue
                 lane, tcol = (int(b) >> 16) & 0x7FFF, int(b) & 0xFFFF
                 if not int(b) & TMEM_TAG or (lane, tcol) != (row - 128 * cta, col):
                     return KernelCheck("pair-cover", "counterexample", f"CTA {cta} stores D({row}, {col}) "
@@ -647,6 +656,20 @@ def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map) -> KernelCheck:
                                f"missing {sorted(want - set(got))[:2]}, others {sorted(set(got) - want)[:2]}")
     return KernelCheck("pair-cover", "proved", f"each CTA of the pair stores exactly its 128 rows of the "
                        f"{bm} x {bn} tile once, from its own TMEM lanes; together the tile once")
+
+
+def _pair_value_error(fused: tuple, cta: int, row: int, col: int, bits: int) -> str | None:
+    """The stored ``bits`` of D(row, col) against ``out(act(tmem_cell_value(row - 128 cta, col) +
+    bias))``; None when within one output ulp."""
+    out, bias, act = fused
+    x = float(tmem_cell_value(row - 128 * cta, col)) + (bias_value(col) if bias else 0.0)
+    want = round_out(out, act_reference(act, np.array([x])))
+    have = decode_out(out, np.array([bits], dtype=np.uint64))
+    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + abs(x)) if act in ("gelu", "silu") else 0)
+    if abs(float(have[0]) - float(want[0])) <= float(tol[0]):
+        return None
+    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x:g})) = "
+            f"{float(want[0]):g} from its TMEM cell (lane {row - 128 * cta}, column {col})")
 
 
 def _pair_load_bytes(man: GemmManifest):
@@ -707,7 +730,9 @@ def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
               ptxas_spills(ptx, "sm_100a")]
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
-    runs = _pair_runs(mod, entry, (bm, bn, (stages + 2) * bk)) if entry else []
+    epi = epilogue_spec(man)
+    fused = epi if epi != ("f32", False, "none") else None
+    runs = _pair_runs(mod, entry, (bm, bn, (stages + 2) * bk), fused) if entry else []
     if not runs or not all(r.complete for r in runs):
         why = "no vl_gemm_kernel" if not runs else next(r.reason for r in runs if not r.complete)
         return IndependentReport(tuple(checks + [KernelCheck("run", "unknown", why)]), PAIR_ASSUMPTIONS)
@@ -715,7 +740,7 @@ def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
     checks += [KernelCheck(c.check, c.status, c.message + f" [CTA {r}]", c.ptx_line)
                for r, run in enumerate(runs) for c in tmem_checks(run, bn)]
     checks.append(pair_split_check(runs, bn))
-    checks.append(pair_cover_check(runs, (bm, bn), (bm, bn), _d_map(man)))
+    checks.append(pair_cover_check(runs, (bm, bn), (bm, bn), _d_map(man), fused))
     kt = stages // PAIR_TILES + 1
     long_runs = _pair_runs(mod, entry, (PAIR_TILES * bm - 40, bn, kt * bk))
     if not all(r.complete for r in long_runs):
