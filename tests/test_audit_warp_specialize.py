@@ -235,3 +235,26 @@ def test_a_capture_read_from_the_wrong_bytes_is_an_error_at_the_load():
     m = re.search(r"\[global_smem\+(\d+)\]", ptx.split("\n")[line - 1])
     mutant = _mutate(ptx, line, m.group(0), f"[global_smem+{int(m.group(1)) + 16}]")
     assert [c.check for c in _errors_at(_ptx_checks(stem, mutant), line)] == ["smem-address"]
+
+
+def _worker_region_lines(stem: Path) -> set[int]:
+    from verilayout.audit.ptx_partitions import partition_map
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.frontends.ttgir import parse_module
+    from verilayout.prove.ptx_values import PtxValues
+    mod = parse_ptx(stem.with_suffix(".ptx").read_text())
+    pmap = partition_map(mod, parse_module(stem.with_suffix(".ttgir").read_text()),
+                         {f: PtxValues(mod, f, first_iteration=True) for f in mod.functions})
+    return set().union(*(p.lines for p in pmap.partitions))
+
+
+def test_a_workers_reduction_or_conversion_scratch_16_bytes_off_is_an_error_at_its_line():
+    ptx = REDUCE.with_suffix(".ptx").read_text()
+    worker = _worker_region_lines(REDUCE)
+    scratch = sorted({c.line for c in _ptx_checks(REDUCE) if c.check == "smem-address" and c.line in worker
+                      and ("scratch round" in c.message or c.data.get("ttgir_op") == "ttg.convert_layout")})
+    assert len(scratch) >= 3
+    for line in scratch:
+        m = re.search(r"\[(%r\d+)(?:\+(\d+))?\]", ptx.split("\n")[line - 1])
+        mutant = _mutate(ptx, line, m.group(0), f"[{m.group(1)}+{int(m.group(2) or 0) + 16}]")
+        assert [c.check for c in _errors_at(_ptx_checks(REDUCE, mutant), line)][:1] == ["smem-address"], line
