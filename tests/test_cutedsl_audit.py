@@ -676,3 +676,15 @@ def test_planted_shared_layout_the_box_does_not_write_is_an_error_at_each_load()
     loads = _tma_lines(_text(KK, "ptx"))[:4]
     assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
     assert all("tile element 8 " in c.message and "not what the box writes" in c.message for c in errors)
+
+
+def test_blackwell_planted_absolute_lbo_mode_is_an_error_on_sm_100a():
+    """Bit 52 (leading-dimension stride mode, 1 = absolute address) set in A's descriptor: the PTX ISA
+    (9.7.16.4.1, Target ISA note) supports that mode on sm_103a only and this PTX targets sm_100a: an
+    error at each tcgen05.mma reading it."""
+    bad = _bw_plant(f", {BW_HI};", f", {BW_HI | (1 << 52)};")
+    assert ".target sm_100a" in bad
+    rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {c.line for c in errors} == set(_tc05_lines(bad)) and {c.data["operand"] for c in errors} == {"A"}
+    assert all("sm_103a only" in c.message for c in errors)

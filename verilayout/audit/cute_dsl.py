@@ -364,6 +364,8 @@ class _Ctx:
 
     ev: PtxValues
     max_off: int
+    #: the PTX's ``.target`` (``sm_100a``)
+    target: str = ""
 
     @property
     def text(self) -> str:
@@ -433,6 +435,10 @@ def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: i
     if hi is None:
         return ("unknown", "note", f"{where}: the descriptor's LBO/SBO/swizzle bits are not one constant", data)
     data["ptx_fields"] = f"{hi:#018x}"
+    if op.arch == "sm_100" and (hi >> 52) & 1 and not ctx.target.startswith("sm_103"):
+        return ("counterexample", "error", f"{where}: the descriptor {hi:#018x} sets bit 52 (leading-dimension "
+                f"stride mode: absolute address), which the PTX ISA supports on sm_103a only (9.7.16.4.1, Target "
+                f"ISA note); this PTX targets {ctx.target or 'another target'}", data)
     want = item.derived.descriptor.value
     v = check_descriptor(hi | (want & _START), op.tile, dtype=op.dtype, major=op.major, k_block=item.k_block,
                          mn=mn, mn_block=item.mn_block, mn_dim=0, arch=op.arch)
@@ -671,7 +677,8 @@ def _context(ptx: PtxModule, func: str, plans: list[MmaPlan]) -> _Ctx:
     adds to the base, or the end of the last buffer the MLIR allocates, whichever is larger."""
     ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
-    return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)))   # never a void assumption
+    return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
+                ptx.target or "")
 
 
 def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
