@@ -511,7 +511,8 @@ int main() {
 def tensor_maps(source: str, man: GemmManifest):
     """Law: ``(maps, checks)``: ``launch`` of ``kernel.cu`` built for the host with a recording
     ``cuTensorMapEncodeTiled`` (and ``d_row``/``d_col``/``tile_coords`` where defined), its tensor
-    maps checked against cuda.h and the layout texts; ``maps`` names A and B's proved boxes."""
+    maps checked against cuda.h and the layout texts; ``maps`` names A and B's (and a TMA-store
+    epilogue's D) :class:`ProvedBox`."""
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
@@ -551,7 +552,7 @@ def tensor_maps(source: str, man: GemmManifest):
                            "swap-AB)", (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
-            got[name] = {"box": mp.box, "span": swizzle_span(text), "ptr": ptr}
+            got[name] = ProvedBox(tuple(mp.box), swizzle_span(text), ptr)
     dmap = next((x for x in maps if x.ptr == 12288), None)
     if dmap is not None:                     # a TMA-store epilogue: D's own tensor map
         out = man.epilogue.out if man.splits == 1 else "f32"
@@ -619,11 +620,20 @@ class RecordedMap:
         return self.rank == 2 and self.swizzle is not None
 
 
+@dataclass(frozen=True)
+class ProvedBox:
+    """A tensor map whose check proved (:func:`tensor_maps`): its box ``(inner, outer)`` in
+    elements, its swizzle span in bytes and the global pointer the driver passed."""
+    box: tuple
+    span: int
+    ptr: int
+
+
 def _d_map_check(mp: RecordedMap, enum: CudaEnums, out: str, dims: tuple) -> tuple:
     """Law: ``(check, map)``: proved when D's recorded tensor map has cuda.h's data type of
     ``out``, rank 2, dims ``[columns, rows]`` of the D launched, a row stride of the columns'
     bytes, element strides 1, no interleave, a 32/64/128-byte swizzle whose span is the box's
-    inner extent; ``map`` (box, span) where proved, else None."""
+    inner extent; ``map`` (a :class:`ProvedBox`) where proved, else None."""
     ob = 4 if out == "f32" else 2
     want_type = {"f32": enum.f32, "f16": enum.f16, "bf16": enum.bf16}[out]
     spans = {enum.swizzle[1]: 32, enum.swizzle[2]: 64, enum.swizzle[3]: 128}
@@ -644,7 +654,7 @@ def _d_map_check(mp: RecordedMap, enum: CudaEnums, out: str, dims: tuple) -> tup
         return KernelCheck("tensor-map", "counterexample", "tensor map of D: " + "; ".join(bad)), None
     return (KernelCheck("tensor-map", "proved", f"tensor map of D ({out}): dims, stride, box {box}, "
                         f"swizzle {span}B as cuda.h says (host code run with a recording encoder)"),
-            {"box": box, "span": span, "ptr": 12288})
+            ProvedBox(tuple(box), span, 12288))
 
 
 def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -677,7 +687,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     if maps is None or not {"A", "B"} <= set(maps):
         raise LayoutError(f"replay_gemm: the tensor maps are not proved: {[c.message for c in checks]}")
     arrays = {4096: np.asarray(A, dtype=np.float64), 8192: np.asarray(B, dtype=np.float64)}
-    xa, xb = arrays[maps["A"]["ptr"]], arrays[maps["B"]["ptr"]]
+    xa, xb = arrays[maps["A"].ptr], arrays[maps["B"].ptr]
     km, kn = xa.shape[0], xb.shape[0]                   # the kernel's product: km x kn
     ok, ptx = compile_ptx(source)
     if not ok:
@@ -1210,7 +1220,7 @@ class GemmSim:
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             box_bytes[tag] = rows * swizzle_span(text)
             if self.maps and name in self.maps:
-                b = self.maps[name]["box"]
+                b = self.maps[name].box
                 box_bytes[tag] = b[0] * b[1] * self.eb
         prog: list[tuple] = []
         tma_info: list[RingTma] = []
@@ -1483,8 +1493,8 @@ class GemmSim:
         """D's recorded box and swizzle as a TMA model tensor map (its dims: one box; what a
         store reads and where depends on the box and the swizzle only)."""
         d = self.maps["D"]
-        return TensorMap("f32" if self._out_bytes() == 4 else "f16", global_dims=tuple(d["box"]),
-                         box=tuple(d["box"]), swizzle=f"{d['span']}B")
+        return TensorMap("f32" if self._out_bytes() == 4 else "f16", global_dims=d.box, box=d.box,
+                         swizzle=f"{d.span}B")
 
     def _d_dims(self) -> tuple[int, int]:
         """D's rows and columns in this run (the kernel's M x N product, or its transpose with swap-AB)."""
@@ -1502,7 +1512,7 @@ class GemmSim:
         if d is None:
             yield None, "a TMA store of D, but D's tensor map is not known (its host code did not record it)", None, None
             return
-        (bx, by) = d["box"]
+        (bx, by) = d.box
         x0, y0, src = int(v["c0"][0]), int(v["c1"][0]), int(v["addr"][0])
         r, x = np.meshgrid(np.arange(by), np.arange(bx), indexing="ij")
         a = write_table(self._d_box_map(), src).ravel().astype(np.int64)
