@@ -688,3 +688,17 @@ def test_blackwell_planted_absolute_lbo_mode_is_an_error_on_sm_100a():
     errors = [c for c in rep.checks if c.severity == "error"]
     assert {c.line for c in errors} == set(_tc05_lines(bad)) and {c.data["operand"] for c in errors} == {"A"}
     assert all("sm_103a only" in c.message for c in errors)
+
+
+def test_multicast_load_barrier_bytes_are_not_compared():
+    """A multicast load (``.multicast::cluster``) also lands bytes other CTAs copy, which the barrier's
+    expect_tx counts: with the count doubled, the two loads' ``tma-box`` checks are ``unknown``, never errors."""
+    ptx = _text(KK, "ptx")
+    head = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r12+1024]"
+    assert ptx.count(head) == 1
+    bad = ptx.replace(head, head.replace("shared::cta", "shared::cluster").replace(
+        "bytes.L2", "bytes.multicast::cluster.L2")).replace("mov.b32 \\t%r57, 32768;", "mov.b32 \\t%r57, 65536;")
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    box = [c for c in rep.checks if c.check == "tma-box" and c.line in _tma_lines(ptx)[:2]]
+    assert len(box) == 2 and all(c.status == "unknown" and "other CTAs" in c.message for c in box)
+    assert not [c for c in rep.checks if c.severity == "error"]

@@ -1080,6 +1080,9 @@ def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[st
     if id(ins) not in groups:
         return "unknown", "no expect_tx on its barrier before it"
     exp, loads = groups[id(ins)]
+    if any(p.startswith(("multicast", "cta_group::2")) for i in loads for p in i.parts):
+        return "unknown", (f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring "
+                           "(multicast or a CTA pair): not compared")
     n = ctx.ev.operand(exp.args[2], 32, at=exp) if len(exp.args) > 2 else None
     want = ctx.constant(n)[0] if n is not None else None
     plans = [matched.get(id(i)) for i in loads]
