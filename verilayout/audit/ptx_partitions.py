@@ -407,6 +407,19 @@ def line_threads(memo: dict, line: int, default: int) -> int:
     return 32 * p.num_warps if p is not None else default
 
 
+def with_partitions(ev: Any, memo: dict) -> Any:
+    """``ev`` wrapped in :class:`PartitionValues` when it evaluates the function holding the worker
+    regions of the map :func:`partitioned` kept in ``memo``; else ``ev`` itself.
+
+    >>> with_partitions("ev", {})
+    'ev'
+    """
+    pmap = memo.get(("partitions",))
+    if isinstance(pmap, PartitionMap) and getattr(ev, "code", None) and ev.code[0].func == pmap.dispatch.func:
+        return PartitionValues(ev, pmap)
+    return ev
+
+
 # ----- checks ------------------------------------------------------------------------------------
 
 def _check(ins: Instr, check: str, ok: bool, message: str, data: dict) -> Check:
