@@ -371,7 +371,10 @@ def partitioned(mod: PtxModule, tmod: Module, evals: dict, memo: dict) -> dict:
     >>> partitioned(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}, {})
     {}
     """
-    pmap = partition_map(mod, tmod, evals)
+    try:
+        pmap = partition_map(mod, tmod, evals)
+    except (z3.Z3Exception, LayoutError, ValueError, KeyError, IndexError, TypeError) as e:
+        pmap = f"the dispatch could not be read ({type(e).__name__}: {str(e)[:80]})"
     memo[("partitions",)] = pmap
     if not isinstance(pmap, PartitionMap):
         return evals
@@ -636,7 +639,10 @@ def warp_checks(mod: PtxModule, tmod: Module, pmap: PartitionMap, evals: dict, m
         if c.status != "proved" or p is None or p.num_warps < 2 or op is None or len(p.warps) != p.num_warps:
             continue
         types = _types(tmod, op)
-        want = _warp_layout_bytes(*types, p.num_warps) if types else "its types could not be read"
+        try:
+            want = _warp_layout_bytes(*types, p.num_warps) if types else "its types could not be read"
+        except (LayoutError, KeyError, ValueError) as e:
+            want = str(e)
         instrs = [by_line[ln] for ln in c.data.get("instructions", ()) if ln in by_line]
         got = _thread_bytes(evals.get(instrs[0].func), instrs, 32 * p.num_warps, memo) if instrs else "no access"
         if isinstance(want, str) or isinstance(got, str):
