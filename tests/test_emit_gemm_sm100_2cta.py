@@ -147,3 +147,26 @@ def test_planted_pair_activation_off_is_caught_by_pair_cover():
     assert new != src
     rep = check_tcgen05_source(GemmManifest.from_dict(man), new)
     caught(rep, "pair-cover", "expected bf16")
+
+
+@needs_nvcc
+def test_planted_pair_store_buffer_reused_before_wait_group_read_is_caught_by_store_order():
+    """A store buffer reused before ``cp.async.bulk.wait_group.read``: caught in both CTAs."""
+    rep = _check(lambda s: s.replace("if (lane == 0) bulk_wait_read_1();", ""))
+    caught(rep, "store-order", r"before the issuing thread's cp.async.bulk.wait_group.read.*\[CTA 1\]")
+
+
+def test_explain_gives_the_pair_terms_and_why_it_was_not_chosen(tmp_path, capsys):
+    """The per-SM K-tile terms of the 256x256x64 bf16 pair, derived here: tensor 128 x 256 x 64 x 2
+    FLOP at 8192 FLOP/clk (B200 datasheet, 2.25 PFLOP/s dense / 148 SMs / 1.85 GHz, rounded) = 512
+    clk; shared-memory reads (128 rows of A + 128 of B) x 64 x 2 bytes at 128 B/clk = 256 clk; one
+    CTA's 128x256x64 reads (128 + 256) x 128 bytes: 384 clk. Both are bound by the tensor rate, so
+    the pair does not shorten a K-tile: the model does not choose it (ties go to one CTA)."""
+    from verilayout.cli import main
+    rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--problem", "8192,8192,8192",
+               "--explain", "-o", str(tmp_path / "e")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    line = next(x for x in out.splitlines() if "per SM and K-tile, pair 256x256x64" in x)
+    assert "tensor 512, shared-memory reads 256" in line
+    assert "2-CTA MMA (tcgen05.mma.cta_group::2" in out and "not chosen" in out

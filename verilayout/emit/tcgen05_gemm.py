@@ -28,6 +28,19 @@ initialised and the TMEM allocated once per CTA. Warp specialization:
   ``cp.async.bulk.wait_group.read 1``. Where D's rows are not a 16-byte multiple (the tensor map's
   stride rule), and for split-K's f32 partial sums, one store per element instead.
 
+**The CTA pair** (``ctas=2``, ``--tile 256xBNxBK``): a cluster of 2 x 1 CTAs computes each 256 x BN
+tile (BN 128 or 256) with ``tcgen05.mma.cta_group::2`` (M = 256, :data:`PAIR_FACTS`). CTA rank ``r``
+loads rows ``128 r ..`` of the A tile and ``BN / 2 r ..`` of the B tile into its own shared memory
+(the same offsets in both) with ``cp.async.bulk.tensor ... .cta_group::2`` whose bytes complete on
+the leader's (rank 0) ``full`` barrier, reached by ``mapa``; the leader's producer expects both
+CTAs' bytes. The leader's MMA warp issues every MMA and commits with ``.multicast::cluster`` mask
+0b11 to ``empty[s]`` and ``acc_full[a]`` of both CTAs; each CTA's epilogue warps read their own TMEM
+(their 128 rows) and arrive on the leader's ``acc_empty[a]`` (count 8). TMEM is allocated and freed
+with ``.cta_group::2`` by warp 0 of both CTAs; a cluster barrier after the barriers' init and
+before exit, and a producer tail (every stage released) keep any remote arrival inside both CTAs'
+lifetimes. Checked independently on both CTAs' PTX runs (``check_pair_source`` and
+:mod:`verilayout.simulate.pair_ring`).
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -968,9 +981,12 @@ def emission_of_tcgen05(man: dict):
     readme = "\n".join([
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
-        f"in tensor memory, `{man['instruction']}` (M 128, N {man['bn']}), TMA ring of "
+        f"in tensor memory, `{man['instruction']}` (M {man['bm']}, N {man['bn']}), TMA ring of "
         f"{man['stages']} stages; a persistent grid (min(SMs, units) CTAs, grouped raster of "
-        f"{man['group_m']} tile rows) walks the 128 x {man['bn']} tiles"
+        f"{man['group_m']} tile rows) walks the {man['bm']} x {man['bn']} tiles"
+        + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
+           "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
+           "rows)" if "cta_pair" in man else "")
         + (f" and K slices (split-K {man['splits']}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.get("splits", 1) > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "

@@ -716,7 +716,7 @@ def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelC
 def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
     """Compile a CTA-pair sm_100a ``kernel.cu`` and run the pair's checks: ``compile``, ``spills``,
     ``instruction``/``descriptor`` (M = 256, on CTA 0's MMAs), ``tma`` is not repeated here,
-    ``tmem`` per CTA, ``pair-split``, ``pair-cover``, ``pair-ring``
+    ``tmem``, ``store-order`` and the staging banks per CTA, ``pair-split``, ``pair-cover``, ``pair-ring``
     (:mod:`verilayout.simulate.pair_ring`) and ``pair-schedule``.
     Law: ``proved`` only where the check held for every thread and element it covers.
     """
@@ -741,6 +741,11 @@ def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
                for r, run in enumerate(runs) for c in tmem_checks(run, bn)]
     checks.append(pair_split_check(runs, bn))
     checks.append(pair_cover_check(runs, (bm, bn), (bm, bn), _d_map(man), fused))
+    if _d_map(man):                                # the TMA-store epilogue of each CTA
+        checks += [KernelCheck(c.check, c.status, c.message + f" [CTA {r}]", c.ptx_line)
+                   for r, run in enumerate(runs)
+                   for c in (store_order_check(run, epi[0], *_d_map(man), (bm, bn), MAP_D_ADDR),
+                             staging_banks_check(run))]
     kt = stages // PAIR_TILES + 1
     long_runs = _pair_runs(mod, entry, (PAIR_TILES * bm - 40, bn, kt * bk))
     if not all(r.complete for r in long_runs):
