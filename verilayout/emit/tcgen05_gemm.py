@@ -373,8 +373,9 @@ PAIR_FACTS = (
     "shared memory and 128..255 from its peer's at the same descriptor addresses, B's N columns split "
     "likewise in halves; D's rows 128 r .. 128 r + 127 are lanes 0..127 of CTA r's tensor memory "
     "(PTX ISA 9.7.16, tcgen05.mma and 'Data path layout organization', layout A)",
-    "tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::2: one warp of each CTA of the pair, "
-    "the same columns in both (PTX ISA 9.7.16, tcgen05.alloc)",
+    "tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::2: issued by two warps, one in each CTA "
+    "of the pair, together; an MMA or commit of cta_group::2 needs the peer CTA not exited, and a "
+    "cluster barrier before the dealloc suffices (PTX ISA 9.7.16.5, 'Issue granularity')",
     "tcgen05.commit.cta_group::2 ... .multicast::cluster: one arrival on the mbarrier at the same "
     "offset of every CTA in the 16-bit mask (PTX ISA 9.7.16, tcgen05.commit)",
     "cp.async.bulk.tensor ... .cta_group::2: the completion mbarrier may be the peer CTA's (PTX ISA "
