@@ -53,7 +53,8 @@ from verilayout.audit.model import Check
 from verilayout.audit.ptx_partitions import line_threads, op_threads
 from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
                                          rounds, round_register_uses, scratch_locs, sorted_unique)
-from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
+from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
+                                       thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
@@ -80,24 +81,6 @@ def machinery_lines(memo: dict) -> set[int]:
     the state-byte load, the captures), checked by :mod:`verilayout.audit.ptx_partitions`."""
     pmap = memo.get(("partitions",))
     return set(getattr(pmap, "machinery", ()))
-
-
-def _matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
-    """Bytes each lane holds of ``ldmatrix``/``stmatrix`` ``.x{matrices}`` (b16), given the row
-    address each lane supplies (PTX ISA, ldmatrix fragment layout)."""
-    out = []
-    for lane in range(32):
-        got: set[int] = set()
-        for i in range(matrices):
-            if trans:
-                for j in (0, 1):
-                    a = row_offsets[8 * i + 2 * (lane % 4) + j] + 2 * (lane // 4)
-                    got.update((a, a + 1))
-            else:
-                a = row_offsets[8 * i + lane // 4] + 4 * (lane % 4)
-                got.update(range(a, a + 4))
-        out.append(got)
-    return out
 
 
 def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:

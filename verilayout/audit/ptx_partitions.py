@@ -44,7 +44,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_smem import address_of, smem_access, thread_offsets
+from verilayout.audit.ptx_smem import address_of, matrix_bytes, matrix_count, smem_access, thread_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -597,9 +597,8 @@ def _thread_bytes(ev: Any, instrs: list[Instr], n: int, memo: dict) -> list[dict
     ref = None
     for ins in instrs:
         addr, acc = address_of(ins), smem_access(ins)
-        if addr is None or addr.offset is None or acc is None or ins.pred is not None \
-                or ins.head in ("ldmatrix", "stmatrix"):
-            return "an access that is predicated, a matrix access or not [register+offset]"
+        if addr is None or addr.offset is None or acc is None or ins.pred is not None:
+            return "an access that is predicated or not [register+offset]"
         got = thread_offsets(ev, ins, addr.base, n, memo)
         if got is None:
             return "addresses not exact relative to the partition's first thread"
@@ -610,9 +609,14 @@ def _thread_bytes(ev: Any, instrs: list[Instr], n: int, memo: dict) -> list[dict
         if not z3.is_bv_value(d):
             return "accesses not a constant apart"
         rel = d.as_long() - (1 << 32) if d.as_long() >= 1 << 31 else d.as_long()
-        for t, o in enumerate(offs):
-            for b in range(acc[2]):
-                per[t][rel + o + b] = ins
+        if ins.head in ("ldmatrix", "stmatrix"):         # the PTX ISA fragment, warp by warp
+            lanes = [b for w in range(n // 32) for b in matrix_bytes(offs[32 * w:32 * w + 32], matrix_count(ins, 1),
+                                                                     "trans" in ins.parts)]
+        else:
+            lanes = [range(o, o + acc[2]) for o in offs]
+        for t, got in enumerate(lanes):
+            for b in got:
+                per[t][rel + b] = ins
     return per
 
 
@@ -645,7 +649,13 @@ def warp_checks(mod: PtxModule, tmod: Module, pmap: PartitionMap, evals: dict, m
             want = str(e)
         instrs = [by_line[ln] for ln in c.data.get("instructions", ()) if ln in by_line]
         got = _thread_bytes(evals.get(instrs[0].func), instrs, 32 * p.num_warps, memo) if instrs else "no access"
-        if isinstance(want, str) or isinstance(got, str):
+        why = want if isinstance(want, str) else got if isinstance(got, str) else None
+        if why is not None:
+            at = instrs[0] if instrs else by_line.get(c.line)
+            out.append(Check(".".join(at.parts[:2]), at.line, at.loc, "smem-address", "unchecked", None,
+                             f"{op.name} (TTGIR line {op.line}), partition{p.index}: its warps after the first "
+                             f"(CTA warps {list(p.warps[1:])}) not compared: {why}",
+                             {"source": "ptx", "reason": why, "partition": p.index, "ttgir_line": op.line}))
             continue
         out.append(_warp_compare(op, p, instrs, got, want))
     return out
