@@ -258,3 +258,13 @@ def test_a_workers_reduction_or_conversion_scratch_16_bytes_off_is_an_error_at_i
         m = re.search(r"\[(%r\d+)(?:\+(\d+))?\]", ptx.split("\n")[line - 1])
         mutant = _mutate(ptx, line, m.group(0), f"[{m.group(1)}+{int(m.group(2) or 0) + 16}]")
         assert [c.check for c in _errors_at(_ptx_checks(REDUCE, mutant), line)][:1] == ["smem-address"], line
+
+
+def test_a_workers_stmatrix_and_ldmatrix_are_proved_on_every_warp():
+    # (each of these copies is one instruction: moved as a whole it is not seen, the TTGIR giving no
+    # allocation offsets; the element checks say so in their law)
+    stem = CORPUS / "cuda100" / "ws_attention_fwd_d64_128x64_w4_s2"        # the 4-warp softmax partition
+    every = [c for c in _ptx_checks(stem) if c.check == "smem-address" and "warps" in c.data and "partition" in c.data
+             and c.op.startswith(("stmatrix", "ldmatrix"))]
+    assert {c.op.split(".")[0] for c in every} == {"stmatrix", "ldmatrix"}
+    assert all(c.status == "proved" and len(c.data["warps"]) == 4 for c in every)
