@@ -170,3 +170,12 @@ def test_explain_gives_the_pair_terms_and_why_it_was_not_chosen(tmp_path, capsys
     line = next(x for x in out.splitlines() if "per SM and K-tile, pair 256x256x64" in x)
     assert "tensor 512, shared-memory reads 256" in line
     assert "2-CTA MMA (tcgen05.mma.cta_group::2" in out and "not chosen" in out
+
+
+@needs_nvcc
+def test_planted_acc_empty_counting_one_ctas_warps_is_caught_by_pair_ring():
+    """The leader's acc_empty expects only 4 arrivals: its own epilogue warps release the stage and
+    the MMA writes it while CTA 1's epilogue is still reading (the stage the MMA is writing)."""
+    rep = _check(lambda s: s.replace("mbar_init(acc_empty0 + 8u * a, uint32_t(CTAS) * EPI_WARPS);",
+                                     "mbar_init(acc_empty0 + 8u * a, EPI_WARPS);"))
+    caught(rep, "pair-ring", "writes TMEM columns .* while CTA 1's epilogue warp")
