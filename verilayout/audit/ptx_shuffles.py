@@ -370,7 +370,7 @@ def _mov(run: _Run, ins: Instr) -> dict:
         for x in d.items:
             w = _nbytes(x.name) if isinstance(x, Reg) else 0
             if isinstance(x, Reg) and v is not None:
-                out[x.name] = _result(_width(v.tags[:, at:], w, n), ins, (v,))
+                out[x.name] = _result(_width(v.tags[:, at:], w, n), ins, (v,), at)
             at += w
         return out
     return {d.name: _result(_width(v.tags, _nbytes(d.name), n), ins, (v,))} if v is not None else {}
@@ -633,10 +633,36 @@ def _holds(v: Val | None, threads: Any, elem: int) -> np.ndarray:
     return (v.tags[threads] // 8 == elem).any(axis=-1)
 
 
-def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0) -> tuple[int, str] | None:
-    """The PTX line of the instruction that routed another element than ``elem`` into ``v`` at thread
-    ``t``, and what it got wrong; None when ``elem`` was never within its reach (then the reader took the
-    wrong register). ``index_line(ins)``: the line that computes a shuffle's lane index."""
+def _byte_source(v: Val, t: int, byte: int | None) -> tuple[Val | None, int | None] | None:
+    """The source and its byte that byte ``byte`` of ``v`` at thread ``t`` came from, for the moves that
+    take bytes from one source (``prmt``, packing and unpacking ``mov``, a packing ``cvt``); None for others."""
+    head, srcs = v.ins.head, v.srcs
+    if byte is None:
+        return None
+    if head == "prmt" and v.route is not None:
+        nib = (int(v.route[t]) >> (4 * byte)) & 0xF
+        return (srcs[0] if (nib & 7) < 4 else srcs[1]), (nib & 7) % 4
+    if head == "mov" and isinstance(v.route, int):              # unpack: bytes from ``route`` on
+        return srcs[0], v.route + byte
+    if head == "mov" and len(srcs) == 1 and v.route is None:     # a copy
+        return srcs[0], byte
+    if head == "mov" and len(srcs) > 1:                          # pack: the items side by side
+        at = 0
+        for x in srcs:
+            w = x.tags.shape[1] if x is not None else 2
+            if byte < at + w:
+                return x, byte - at
+            at += w
+    if head == "cvt" and len(srcs) == 2:                         # packing cvt: b low, a high
+        return (srcs[1] if byte < v.tags.shape[1] // 2 else srcs[0]), None
+    return None
+
+
+def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0,
+          byte: int | None = None) -> tuple[int, str] | None:
+    """The PTX line of the instruction that routed another element than ``elem`` into byte ``byte`` (None:
+    any) of ``v`` at thread ``t``, and what it got wrong; None when ``elem`` was never within its reach
+    (then the reader took the wrong register). ``index_line(ins)``: the line computing a shuffle's lane."""
     if v is None or v.ins is None or depth > 256:
         return None
     ins, head = v.ins, v.ins.head
@@ -645,14 +671,15 @@ def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0) -> 
         warp = np.arange(t & ~31, (t & ~31) + 32)
         if _holds(a, warp, elem).any() and not _holds(a, [src], elem).any():
             return index_line(ins), "the source lane"
-        return blame(a, src, elem, index_line, depth + 1) or (ins.line, "the source register")
+        return blame(a, src, elem, index_line, depth + 1, byte) or (ins.line, "the source register")
     if head in ("selp", "prmt") and v.route is not None:
         if any(_holds(s, [t], elem).any() for s in v.srcs):
             return ins.line, "the selector" if head == "prmt" else "the choice of input"
         if head == "selp":
-            return blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1)
-    for s in v.srcs:
-        got = blame(s, t, elem, index_line, depth + 1)
+            return blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1, byte)
+    one = _byte_source(v, t, byte)
+    for s, b in ([one] if one is not None else [(x, None) for x in v.srcs]):
+        got = blame(s, t, elem, index_line, depth + 1, b)
         if got is not None:
             return got
     return None
@@ -742,7 +769,7 @@ def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np
     t = int(np.flatnonzero(bad)[0])
     j = int(np.flatnonzero(v.tags[t] != exp[t])[0])
     want, have = int(exp[t, j]) // 8, int(v.tags[t, j]) // 8
-    line, what = blame(v, t, want, lambda i: _index_line(run, i)) or _reader(run, ins, v, t, want)
+    line, what = blame(v, t, want, lambda i: _index_line(run, i), 0, j) or _reader(run, ins, v, t, want)
     if line in tally.wrong:
         return
     name = "A" if tally.conv.operand == 0 else "B"
