@@ -202,7 +202,7 @@ def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tu
     return None
 
 
-def untraced(tmod: Module) -> list[tuple[Op, int, str]]:
+def _untraced(tmod: Module) -> list[tuple[Op, int, str]]:
     """Dot register operands that are converted (a ``convert_layout`` on the way) from a value that is not a
     dot result through elementwise ops: (dot, operand, what the value is)."""
     out = []
@@ -469,7 +469,7 @@ def _carries(v: Val) -> bool:
     return bool(v.lost) or bool((v.tags > 0).any())
 
 
-def step(run: _Run, ins: Instr) -> None:
+def _step(run: _Run, ins: Instr) -> None:
     """Run ``ins`` on the tags: its destinations get the values the moves above give them, or lose
     their tags (what an unmodelled instruction writes is no known element)."""
     dests = _dests(ins)
@@ -549,7 +549,7 @@ class Side:
     first: int = 1
 
 
-def producer_tags(side: Side, f: Frag, ins: Instr, block: int, tid: np.ndarray) -> dict[str, Val] | None:
+def _producer_tags(side: Side, f: Frag, ins: Instr, block: int, tid: np.ndarray) -> dict[str, Val] | None:
     """The tags an MMA instruction of the producing dot leaves in its accumulator (block ``block``)."""
     nd = _acc_size(f, ins)
     if nd is None or block_origin(side.bases, f, block, nd, tid) is None:
@@ -578,7 +578,7 @@ def isa_element(f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i
     return k * f.k + fr, origin[1] + fc
 
 
-def dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int,
+def _dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int,
                    count: int, kpack: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
     """The element the operand's TTGIR layout ``dst`` (bases) puts at element ``i`` of ``count`` of the
     instruction at K-block ``k``. Triton fills the fragment's slots of one row (A; column for B) from the
@@ -603,18 +603,18 @@ def dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid:
     return (r, c) if ok.all() else None
 
 
-def wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, q: int,
+def _wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, q: int,
            nregs: int, kwidth: int = 0) -> np.ndarray | None:
     """The tags operand register ``q`` of ``nregs`` (0 = A, 1 = B) of an MMA instruction at K-block ``k`` of
     the block at ``origin`` must hold in each thread, elements numbered as the producer's: the PTX ISA
     fragment's rows (A; columns for B) and K-block, the column (row) inside the K-block as the operand's
-    layout ``dst`` orders it (:func:`dot_op_element`); None when the layout does not fit the fragment."""
+    layout ``dst`` orders it (:func:`_dot_op_element`); None when the layout does not fit the fragment."""
     bits = f.a_bits if operand == 0 else f.b_bits
     per = 32 // bits
     kpack = max(1, kwidth * bits // 32)
     cols = []
     for h in range(per):
-        got = dot_op_element(dst, f, operand, origin, k, tid, q * per + h, nregs * per, kpack) if dst is not None \
+        got = _dot_op_element(dst, f, operand, origin, k, tid, q * per + h, nregs * per, kpack) if dst is not None \
             else isa_element(f, operand, origin, k, tid, q * per + h)
         if got is None:
             return None
@@ -658,7 +658,7 @@ def _byte_source(v: Val, t: int, byte: int | None) -> tuple[Val | None, int | No
     return None
 
 
-def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0,
+def _blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0,
           byte: int | None = None) -> tuple[int, str] | None:
     """The PTX line of the instruction that routed another element than ``elem`` into byte ``byte`` (None:
     any) of ``v`` at thread ``t``, and what it got wrong; None when ``elem`` was never within its reach
@@ -671,15 +671,15 @@ def blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0,
         warp = np.arange(t & ~31, (t & ~31) + 32)
         if _holds(a, warp, elem).any() and not _holds(a, [src], elem).any():
             return index_line(ins), "the source lane"
-        return blame(a, src, elem, index_line, depth + 1, byte) or (ins.line, "the source register")
+        return _blame(a, src, elem, index_line, depth + 1, byte) or (ins.line, "the source register")
     if head in ("selp", "prmt") and v.route is not None:
         if any(_holds(s, [t], elem).any() for s in v.srcs):
             return ins.line, "the selector" if head == "prmt" else "the choice of input"
         if head == "selp":
-            return blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1, byte)
+            return _blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1, byte)
     one = _byte_source(v, t, byte)
     for s, b in ([one] if one is not None else [(x, None) for x in v.srcs]):
-        got = blame(s, t, elem, index_line, depth + 1, b)
+        got = _blame(s, t, elem, index_line, depth + 1, b)
         if got is not None:
             return got
     return None
@@ -769,7 +769,7 @@ def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np
     t = int(np.flatnonzero(bad)[0])
     j = int(np.flatnonzero(v.tags[t] != exp[t])[0])
     want, have = int(exp[t, j]) // 8, int(v.tags[t, j]) // 8
-    line, what = blame(v, t, want, lambda i: _index_line(run, i), 0, j) or _reader(run, ins, v, t, want)
+    line, what = _blame(v, t, want, lambda i: _index_line(run, i), 0, j) or _reader(run, ins, v, t, want)
     if line in tally.wrong:
         return
     name = "A" if tally.conv.operand == 0 else "B"
@@ -791,7 +791,7 @@ def _is_constant(run: _Run, x: Any, at: Instr) -> bool:
         return False
 
 
-def compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
+def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
     """Compare the operand registers of one consuming MMA instruction with the PTX ISA fragment."""
     vec = ins.args[slot] if slot < len(ins.args) else None
     if not isinstance(vec, Vec):
@@ -807,7 +807,7 @@ def compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, s
     dst = t.layout.bases if t.layout is not None else None
     kwidth = int(t.encoding.params.get("kWidth", 0) or 0) if t.encoding is not None else 0
     for q, x in enumerate(vec.items):
-        exp = wanted(tally.side, dst, f, tally.conv.operand, origin, k, run.tid, q, len(vec.items), kwidth)
+        exp = _wanted(tally.side, dst, f, tally.conv.operand, origin, k, run.tid, q, len(vec.items), kwidth)
         if exp is None:
             tally.unmodelled.append(f"the operand layout {t.encoding_as_printed} does not place the rows and "
                                     f"K-blocks of the {ins.head} at PTX line {ins.line} where the PTX ISA fragment does")
@@ -894,11 +894,11 @@ def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: d
             continue
         f = mma_frag(ins) if id(ins) in prods or id(ins) in cons else None
         for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None else ():
-            compare(run, tally, ins, f, b, k, slot, cside)
-        step(run, ins)
+            _compare(run, tally, ins, f, b, k, slot, cside)
+        _step(run, ins)
         if id(ins) in prods:
             side, b = prods[id(ins)]
-            got = producer_tags(side, f, ins, b, run.tid) if f is not None else None
+            got = _producer_tags(side, f, ins, b, run.tid) if f is not None else None
             if got is None:
                 bad.append(f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX "
                            "ISA D fragment in its result layout's register order")
@@ -973,7 +973,7 @@ def _shuffled(ev: PtxValues, reg: str, depth: int = 0) -> Instr | None:
 def _untraced_checks(mod: PtxModule, first: dict, tmod: Module) -> list[Check]:
     """``unchecked`` for each converted operand whose producer is not modelled when its registers come
     out of lane shuffles (a register-level conversion that goes unproved); nothing when they do not."""
-    loose = untraced(tmod)
+    loose = _untraced(tmod)
     if not loose:
         return []
     groups = _dot_groups(mod, tmod)
