@@ -11,21 +11,31 @@ is, through elementwise ops and at least one ``convert_layout``, the result of a
   result (``P``: its TTGIR layout; ``block``: the accumulator's rank among the group's accumulators in
   order of first appearance, checked against the PTX ISA accumulator fragment: PTX ISA 9.7.14.5.x
   ``mma.m16n8kK`` fragments, 9.7.15.5.1 ``wgmma`` register fragments);
-* moves: ``mov``, packing ``mov.b32 {a, b}`` and its unpack, ``shfl.sync.idx.b32 d, a, L, 31, -1`` (PTX ISA
-  9.7.8.6 shfl.sync: lane ``L & 31`` of the same warp, ``L`` evaluated per thread from ``%tid``),
-  ``selp`` (9.7.7.1, its predicate per thread), ``prmt.b32`` default mode (9.7.8.7), ``cvt.rn.f16x2.f32 d,
-  a, b`` (``a`` to the upper half), and elementwise arithmetic with one tagged element keep or move
-  tags; every other write loses them;
+* moves, run in program order (the first iteration of a loop): ``mov``, packing ``mov.b32 {a, b}`` and its
+  unpack, ``shfl.sync.idx.b32 d, a, L, 31, -1`` (PTX ISA 9.7.8.6 shfl.sync: lane ``L & 31`` of the same
+  warp, ``L`` evaluated per thread from ``%tid``), ``selp`` (9.7.7.1, its predicate per thread; with one
+  side of no element, e.g. an immediate, it is ``tl.where``: the tagged side's element), ``prmt.b32``
+  default mode (9.7.8.7), a packing ``cvt`` (``.f16x2``/``.bf16x2``/``.e4m3x2``/``.e5m2x2`` of two
+  ``.f32``: ``a`` to the upper half, 9.7.9.21), and floating-point arithmetic (the element its
+  element-holding sources agree on; per half for ``x2`` types) keep or move tags; ``mov`` of an immediate
+  is a constant; every other write loses them;
 * compare: at each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
-  chain; M/N block: from its accumulator's place in the consumer's result layout), register ``r`` of the
-  operand of each thread must hold the elements the PTX ISA fragment of that operand assigns to it.
+  chain; M/N block: from its accumulator's place in the consumer's result layout), each operand element
+  must be the one in the PTX ISA fragment's row (A; column for B) and K-group that the operand's TTGIR
+  layout gives that slot: the layout's registers of that row, in register order, fill the fragment's
+  slots of the row over ``kpack = kWidth * bits / 32`` consecutive K-blocks (1 but for tf32 with
+  ``kWidth = 2``, where B is spread alike and the product is unchanged).
 
 Verdict: ``proved`` when every byte of every operand register of every thread matches; an ``error`` at the
 line of the instruction that routed a wrong element there (the ``shfl``, or the definition of its lane
 index when the element sits in the same register of another lane; the ``selp`` or ``prmt`` that picked the
-other input), naming the warp, lane, register and both elements; ``unchecked`` with the reason when a tag
-is lost on the way (an unmodelled instruction) or a lane index is not a function of ``%tid``. A conversion
-whose tags are lost at a shared-memory load goes through shared memory: the element checks own it.
+other input; the MMA when another of its operand registers holds the element), naming the warp, lane,
+register and both elements; ``unchecked`` with the reason when a tag is lost on the way (an unmodelled
+instruction, a lane index or predicate that is not a function of ``%tid``), when operand registers hold a
+compile-time constant (a masked element the compiler folded: which element it stands for is not
+decided), or when the converted value's producer is not a dot (a loop-carried ``scf.for`` argument) and
+the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
+(through shared memory) has no check here: the element checks own it.
 
 >>> frag_a(Frag("mma", 16, 8, 8, 32, 32), np.array([5]), np.array([0]), 3)
 (array([9]), array([5]))
