@@ -78,7 +78,7 @@ from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pen
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
-           "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
+           "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
 
 GEMM_ASSUMPTIONS = (
@@ -203,12 +203,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
     eb = _BYTES.get(dt)
     if eb is None:
         raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")
-    maps = None
-    if host:
-        maps, c = tensor_maps(source, man)
-        checks += c
-    elif "cp.async.bulk.tensor.2d.global.shared" in ptx:   # D's box is in the host code only
-        maps = tensor_maps(source, man)[0]
+    maps, c = host_maps(source, man, ptx, host)
+    checks += c
     mod = parse_ptx(ptx)
     splits = splits_of(man)
     epi = epilogue_spec(man)
@@ -506,6 +502,18 @@ int main() {
   return 0;
 }
 """
+
+
+def host_maps(source: str, man: GemmManifest, ptx: str, host: bool) -> tuple[dict | None, list]:
+    """Law: ``(maps, checks)`` of the host half: with ``host``, :func:`tensor_maps`'s maps and
+    checks; without, its maps alone where the PTX stores D by TMA (D's box is in the host code
+    only) and no check; else ``(None, [])``. The sm_90a checks of one CTA and of a cluster
+    both start here."""
+    if host:
+        return tensor_maps(source, man)
+    if "cp.async.bulk.tensor.2d.global.shared" in ptx:
+        return tensor_maps(source, man)[0], []
+    return None, []
 
 
 def tensor_maps(source: str, man: GemmManifest):
