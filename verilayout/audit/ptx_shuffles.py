@@ -43,6 +43,7 @@ the operand's registers come out of lane shuffles. A conversion whose operand re
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -158,7 +159,7 @@ def frag_b(f: Frag, lane: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
 
 def layout_coords(bases: dict, reg: np.ndarray, lane: np.ndarray, warp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(dim0, dim1) of a 2-D linear layout (its ``bases``: ``register``, ``lane``, ``warp``) at each
-    (register, lane, warp): the XOR of the bases of the set bits.
+    (register, lane, warp): the XOR of the bases of the set bits (one table per input dimension).
 
     >>> layout_coords({"register": [[0, 1]], "lane": [[1, 0]], "warp": []}, np.array([1]), np.array([1]), np.array([0]))
     (array([1]), array([1]))
@@ -166,11 +167,20 @@ def layout_coords(bases: dict, reg: np.ndarray, lane: np.ndarray, warp: np.ndarr
     r = np.zeros(np.broadcast(reg, lane, warp).shape, dtype=np.int64)
     c = np.zeros_like(r)
     for dim, x in (("register", reg), ("lane", lane), ("warp", warp)):
-        for bit, b in enumerate(bases.get(dim, [])):
-            on = ((x >> bit) & 1).astype(bool)
-            r = np.where(on, r ^ b[0], r)
-            c = np.where(on, c ^ (b[1] if len(b) > 1 else 0), c)
+        tr, tc = _table(tuple(tuple(b) for b in bases.get(dim, [])))
+        idx = np.asarray(x) & (len(tr) - 1)
+        r, c = r ^ tr[idx], c ^ tc[idx]
     return r, c
+
+
+@lru_cache(maxsize=256)
+def _table(bases: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Every value of one input dimension's bits mapped to its (dim0, dim1) XOR of bases."""
+    tr, tc = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    for b in bases:
+        tr = np.concatenate([tr, tr ^ b[0]])
+        tc = np.concatenate([tc, tc ^ (b[1] if len(b) > 1 else 0)])
+    return tr, tc
 
 
 # ----- the plan: which dot operands are converted results of which dots -----------------------------
@@ -588,6 +598,14 @@ def isa_element(f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i
     return k * f.k + fr, origin[1] + fc
 
 
+@lru_cache(maxsize=4096)
+def _first_thread(f: Frag, operand: int, origin: tuple[int, int], k: int, t: int, count: int) -> tuple:
+    """The (row, col) of each of the ``count`` operand elements of thread ``t`` (:func:`isa_element`)."""
+    o = (np.array([origin[0]]), np.array([origin[1]]))
+    return tuple((int(r[0]), int(c[0])) for r, c in (isa_element(f, operand, o, k, np.array([t]), j)
+                                                     for j in range(count)))
+
+
 def _dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int,
                    count: int, kpack: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
     """The element the operand's TTGIR layout ``dst`` (bases) puts at element ``i`` of ``count`` of the
@@ -598,13 +616,13 @@ def _dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid
     ``s`` of the ``j``-th instruction of the group takes the ``(s * kpack + j)``-th register. Rows and the
     K-group must be the fragment's, else None."""
     line = 0 if operand == 0 else 1
-    key = [isa_element(f, operand, origin, k, tid[:1], j) for j in range(count)]
-    same = [j for j in range(count) if key[j][line][0] == key[i][line][0]]
+    key = _first_thread(f, operand, (int(origin[0][0]), int(origin[1][0])), k, int(tid[0]), count)
+    same = [j for j in range(count) if key[j][line] == key[i][line]]
     regs = np.arange(1 << len(dst.get("register", [])))
     rows, cols = layout_coords(dst, regs, np.zeros_like(regs), np.full_like(regs, tid[0] // 32))
     along, kdim = (rows, cols) if operand == 0 else (cols, rows)
     span = f.k * kpack
-    cand = np.flatnonzero((along == key[i][line][0]) & (kdim // span == k // kpack))
+    cand = np.flatnonzero((along == key[i][line]) & (kdim // span == k // kpack))
     if len(cand) != len(same) * kpack:
         return None
     r, c = layout_coords(dst, np.full_like(tid, cand[same.index(i) * kpack + k % kpack]), tid % 32, tid // 32)
