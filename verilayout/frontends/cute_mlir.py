@@ -185,6 +185,17 @@ class TiledMma:
     text: str = ""
 
     @property
+    def num_cta(self) -> int:
+        """CTAs one MMA spans (``num_cta = 2``: tcgen05's CTA pair, ``cta_group::2``), 1 if unstated.
+
+        >>> parse_type('!cute_nvgpu.sm100.mma<256x128x16, num_cta = 2>').keyed()["num_cta"]
+        '2'
+        """
+        k = self.text.find("num_cta =")
+        digits = self.text[k + 9:].lstrip()[:1] if k >= 0 else ""
+        return int(digits) if digits.isdigit() else 1
+
+    @property
     def atoms(self) -> tuple[int, int, int]:
         """How many atoms (warpgroups on sm_90) tile M, N and K (the atom layout's shape)."""
         lay = parse_cute(self.atom_layout)
