@@ -26,7 +26,13 @@ explored together over every interleaving and every landing order
   writes columns an epilogue warp (of either CTA) has not finished reading;
 * an arrival beyond a barrier's count in one phase;
 * a deadlock: a process waits on a phase that never completes (a commit whose mask leaves a
-  CTA out leaves that CTA's producer or epilogue waiting), or a TMA load never lands... (listed).
+  CTA out leaves that CTA's producer or epilogue waiting; a peer's bytes completing on its own
+  barrier leave the leader's short), the first three blocked processes named.
+
+The search runs in atomic steps: a process moves from a wait up to the next wait or through the
+next action others observe (:data:`OBSERVED`); an epilogue warp's wait, TMEM reads and release
+are one step, whose reads are checked both when they happen and, from the MMA's side, as long as
+they are still to come.
 
 >>> barrier_key(0x100, 1), barrier_key((1 + 1) * CLUSTER_WINDOW + 0x100, 0)
 ((1, 256), (1, 256))
@@ -79,7 +85,7 @@ def _enable_d(e) -> bool | None:
 def _producer(run, cta: int, load_bytes) -> list:
     """Law: the producer thread's actions: ``wait``, ``expect`` (arrive with tx bytes), ``load``
     (one per K iteration: the loads after one wait merged, their bytes summed, their regions
-    kept); None without a TMA load."""
+    kept); empty without a TMA load."""
     first = next((e for e in run.events if _is_load(e)), None)
     if first is None:
         return []
