@@ -238,20 +238,18 @@ def _untraced(tmod: Module) -> list[tuple[Op, int, str]]:
     return out
 
 
-def _source_of(value: str, tmod: Module) -> str | None:
-    """What a converted operand comes from (past its converts and elementwise ops), when a convert is met."""
-    seen_convert = False
-    for _ in range(48):
-        op = tmod.defs.get(value)
-        if op is None:
-            return "a loop-carried value (a block argument)" if seen_convert else None
-        if op.name == "ttg.convert_layout" and op.operands:
-            seen_convert, value = True, op.operands[0]
-        elif op.name.startswith(_ELEMENTWISE) and _same_shape(op) and op.operands:
-            value = op.operands[0]
-        else:
-            return f"the result of {op.name} at TTGIR line {op.line}" if seen_convert else None
-    return None
+def _source_of(value: str, tmod: Module, seen_convert: bool = False, depth: int = 0) -> str | None:
+    """What a converted operand comes from (past its converts and elementwise ops, every operand of
+    those tried, a loop-carried one first), when a convert is met on the way."""
+    op = tmod.defs.get(value)
+    if op is None or depth > 48:
+        return "a loop-carried value (a block argument)" if seen_convert and op is None else None
+    if op.name == "ttg.convert_layout" and op.operands:
+        return _source_of(op.operands[0], tmod, True, depth + 1)
+    if not (op.name.startswith(_ELEMENTWISE) and _same_shape(op) and op.operands):
+        return f"the result of {op.name} at TTGIR line {op.line}" if seen_convert else None
+    found = [x for x in (_source_of(v, tmod, seen_convert, depth + 1) for v in op.operands) if x]
+    return next((x for x in found if "loop-carried" in x), found[0] if found else None)
 
 
 def conversions(tmod: Module) -> list[Conversion]:
