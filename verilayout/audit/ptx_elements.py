@@ -38,6 +38,11 @@ other access goes to :func:`round_checks` (write-before-read over the CTA, modul
 staging to :func:`tensormap_checks`, and what none of them reaches is ``unchecked`` with its
 reason (never silently nothing).
 
+In a warp-specialized kernel the evaluators are :mod:`verilayout.audit.ptx_partitions`' (a worker's
+instructions see ``%tid.x`` from its first warp, so "warp 0" is the partition's first warp, and its
+conversions and scratch rounds run over its own threads), and the dispatch's own accesses (state
+table, captures) are left to that module's checks.
+
 >>> sorted(_matrix_bytes([16 * i for i in range(32)], 4, False)[5])[:4]
 [20, 21, 22, 23]
 """
