@@ -37,8 +37,12 @@ def _digest(path: str) -> str:
     return h.hexdigest()
 
 
-def _disk_entry(kind: str, path: str) -> str:
-    key = _cache.key(path, pathlib.Path(path).read_bytes(), f"tests.audited:{kind}")
+def _disk_entry(kind: str, path: str) -> str | None:
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError:                     # unreadable: the audit itself says why
+        return None
+    key = _cache.key(path, data, f"tests.audited:{kind}")
     folder = os.path.join(os.path.dirname(_cache.default_dir()), "tests-audit", key[:2])
     return os.path.join(folder, key + ".pickle")
 
@@ -66,10 +70,11 @@ def _disk_store(entry: str, rep: FileReport) -> None:
 @functools.lru_cache(maxsize=1024)
 def _memo(kind: str, path: str, digest: str) -> FileReport:
     entry = _disk_entry(kind, path)
-    rep = _disk_load(entry)
+    rep = _disk_load(entry) if entry else None
     if rep is None:
         rep = _audit_ttgir(path) if kind == "ttgir" else _audit_ptx(path)
-        _disk_store(entry, rep)
+        if entry:
+            _disk_store(entry, rep)
     return rep
 
 
