@@ -268,3 +268,20 @@ def test_a_workers_stmatrix_and_ldmatrix_are_proved_on_every_warp():
              and c.op.startswith(("stmatrix", "ldmatrix"))]
     assert {c.op.split(".")[0] for c in every} == {"stmatrix", "ldmatrix"}
     assert all(c.status == "proved" and len(c.data["warps"]) == 4 for c in every)
+
+
+def test_a_worker_shifted_by_whole_warps_is_an_error_at_its_store_though_warp_0_looks_right():
+    # the 4-warp worker (warps 4..7) computing %tid.x - 192: its warps act as warps 2, 3, 0, 1 of the
+    # layout; every lane of its first warp still touches the bytes of a warp's lanes (relative to the
+    # warp's first byte: the lane-by-lane check of warp 0 alone cannot see it), but its warps write
+    # each other's rows: an error at the store's access over every warp, and at the %tid offset
+    ptx = ROUNDTRIP.with_suffix(".ptx").read_text()
+    start = _start_warps(4, [4, 2])[0]
+    found = [i for i, ln in enumerate(ptx.split("\n"), 1) if re.search(rf"add\.s32\s+%r\d+, %r1, -{32 * start};", ln)]
+    assert len(found) == 1
+    mutant = _mutate(ptx, found[0], f"-{32 * start};", f"-{32 * (start + 2)};")
+    checks = _ptx_checks(ROUNDTRIP, mutant)
+    assert [c.check for c in _errors_at(checks, found[0])] == ["warp-partition"]
+    store = _worker_lines(_ptx_checks(ROUNDTRIP), "ttg.local_store")[0][0]
+    at = [c for c in _errors_at(checks, store.line) if c.check == "smem-address"]
+    assert at and all(c.data.get("partition") == 0 for c in at)       # the every-warp check, not warp 0's
