@@ -204,9 +204,24 @@ def _same_shape(op: Op) -> bool:
     return out is not None and all(t.tensor is not None and t.tensor.shape == out.shape for t in op.in_types)
 
 
+def _defining(value: str, tmod: Module) -> Op | None:
+    """The op defining ``value`` (``%x#0`` is ``%x``), past ``ttng.warp_group_dot_wait`` (its result ``i``
+    is its operand ``i``: the wait hands an async dot's value through)."""
+    for _ in range(8):
+        name = value[:-2] if value.endswith("#0") else value
+        op = tmod.defs.get(name)
+        if op is None or op.name != "ttng.warp_group_dot_wait" or name not in op.results:
+            return op
+        k = op.results.index(name)
+        if k >= len(op.operands):
+            return None
+        value = op.operands[k]
+    return None
+
+
 def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tuple[Op, tuple[Op, ...]] | None:
     """The dot whose result ``value`` is (through elementwise ops and converts) and the converts met."""
-    op = tmod.defs.get(value)
+    op = _defining(value, tmod)
     if op is None or depth > 48:
         return None
     if op.name in ("ttng.warp_group_dot", "tt.dot"):
@@ -241,7 +256,7 @@ def _untraced(tmod: Module) -> list[tuple[Op, int, str]]:
 def _source_of(value: str, tmod: Module, seen_convert: bool = False, depth: int = 0) -> str | None:
     """What a converted operand comes from (past its converts and elementwise ops, every operand of
     those tried, a loop-carried one first), when a convert is met on the way."""
-    op = tmod.defs.get(value)
+    op = _defining(value, tmod)
     if op is None or depth > 48:
         return "a loop-carried value (a block argument)" if seen_convert and op is None else None
     if op.name == "ttg.convert_layout" and op.operands:
@@ -453,8 +468,8 @@ def _arith(run: _Run, ins: Instr) -> dict:
     halves = 2 if any(p in ("f16x2", "bf16x2", "f32x2") for p in ins.parts) else 1
     out = []
     for h in range(halves):
-        span = slice(h * w // halves, (h + 1) * w // halves)
-        elems = [_elements(_width(s.tags, w, n)[:, span]) for s in srcs if _has_elements(s)]
+        elems = [_elements(s.tags[:, h * s.tags.shape[1] // halves:(h + 1) * s.tags.shape[1] // halves])
+                 for s in srcs if _has_elements(s)]        # each source's element in its own width
         if not elems:
             return {}
         agree = np.all([e == elems[0] for e in elems], axis=0)
@@ -550,12 +565,20 @@ def block_origin(bases: dict, f: Frag, block: int, nd: int, tid: np.ndarray) -> 
 
 
 def _acc_size(f: Frag, ins: Instr) -> int | None:
-    """The accumulator's register count when each register holds one 32-bit element, else None."""
+    """The accumulator's element count per thread (``n / 2`` for wgmma, 4 for ``mma.sync``) when its
+    registers hold them in order: one 32-bit element (``.f32``/``.s32``) or a packed pair of ``.f16``
+    (the first in the low half) per register; else None."""
     d = ins.args[0] if ins.args else None
     nd = len(d.items) if isinstance(d, Vec) else 0
     want = f.n // 2 if f.kind == "wgmma" else 4
     dtype = next((p for p in ins.parts if p in _FLOAT_TYPES or p == "s32"), None)
-    return nd if nd == want and dtype in ("f32", "s32") else None
+    per = 2 if dtype == "f16" else 1 if dtype in ("f32", "s32") else 0
+    return want if per and nd * per == want else None
+
+
+def _acc_per_reg(f: Frag, ins: Instr) -> int:
+    n = _acc_size(f, ins) or 0
+    return n // max(len(ins.args[0].items), 1) if n else 1
 
 
 @dataclass(frozen=True)
@@ -573,11 +596,14 @@ def _producer_tags(side: Side, f: Frag, ins: Instr, block: int, tid: np.ndarray)
     if nd is None or block_origin(side.bases, f, block, nd, tid) is None:
         return None
     lane, warp = tid % 32, tid // 32
+    per = _acc_per_reg(f, ins)
     out = {}
-    for i, x in enumerate(ins.args[0].items):
-        r, c = layout_coords(side.bases, np.full_like(tid, block * nd + i), lane, warp)
-        elem = side.first + r * side.shape[1] + c
-        out[x.name] = Val(_fill(elem, 4), None, ())
+    for q, x in enumerate(ins.args[0].items):
+        parts = []
+        for h in range(per):
+            r, c = layout_coords(side.bases, np.full_like(tid, block * nd + q * per + h), lane, warp)
+            parts.append(_fill(side.first + r * side.shape[1] + c, 4 // per))
+        out[x.name] = Val(np.concatenate(parts, axis=1), None, ())
     return out
 
 
@@ -825,8 +851,9 @@ def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, 
     nd = _acc_size(f, ins)
     origin = block_origin(cside.bases, f, block, nd, run.tid) if nd else None
     if origin is None:
-        tally.unmodelled.append(f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the "
-                                "PTX ISA D fragment in its result layout's register order")
+        tally.unmodelled.append(f"the accumulator of the {ins.head} at PTX line {ins.line} " + (
+            "does not follow the PTX ISA D fragment in its result layout's register order" if nd else
+            "is of a type or register count not modelled"))
         return
     tally.instrs.append(ins.line)
     t = tally.conv.consumer.in_types[tally.conv.operand]
