@@ -33,8 +33,10 @@ HARVEST = Path(__file__).resolve().parent / "harvest" / "corpus.tar.xz"
 LIGHTNING = "cuda90/lightning-attn__lightning_attn2.bwd_intra_kernel_d1_w8_s2"
 #: tf32 with kWidth = 2 on sm_80: a thread's two K elements go to two mma.sync instructions
 MLSTM = "cuda80/mlstm-kernels__lightning_attention.lightning_attn2.fwd_kernel_ls0_w4_s1"
-#: the converted tensor is a loop-carried value (scf.for iter_arg)
-CARRIED = "cuda90/lightning-attn__lightning_attn2.fwd_kernel_d1_w8_s2"
+#: the converted tensor is a loop-carried value (an scf.for iter_arg)
+CARRIED = "cuda80/lightning-attn__lightning_attn2.bwd_inter_kernel_d0_w4_s3"
+#: async wgmma dots: the converted value passes through ttng.warp_group_dot_wait
+ASYNC = "cuda90/lightning-attn__lightning_attn2.fwd_kernel_d1_w8_s2"
 
 # ----- the PTX ISA fragment tables, in the ISA's words --------------------------------------------
 # groupID = laneid >> 2, threadID_in_group = laneid % 4 (PTX ISA 9.7.14.5.x, "Matrix fragments for mma.m16n8kK")
@@ -152,7 +154,7 @@ def harvest(tmp_path_factory) -> Path:
     """The harvested pairs these tests read (``tests/harvest``), unpacked."""
     d = tmp_path_factory.mktemp("harvest")
     with tarfile.open(HARVEST, "r:xz") as tar:
-        for stem in (LIGHTNING, MLSTM, CARRIED):
+        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC):
             for ext in (".ttgir", ".ptx"):
                 tar.extract(stem + ext, d, filter="data")
     return d
@@ -297,6 +299,12 @@ def test_tf32_kwidth2_conversion_proves_and_an_operand_swap_is_an_error(harvest)
     errors = _mutant_errors(stem, lines)
     assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
     assert "operand register order" in errors[0].message
+
+
+def test_an_async_dot_result_through_its_wait_proves(harvest):
+    """``ttng.warp_group_dot_wait`` hands the async dot's value through: the conversion after it proves."""
+    got = _checks(harvest / ASYNC)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
 
 
 def test_a_loop_carried_conversion_is_unchecked_with_its_reason(harvest):
