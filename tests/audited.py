@@ -11,6 +11,8 @@ the file's bytes, the TTGIR and metadata beside it, and every source file of the
 test processes of one run (the xdist workers, which take one test file each at a time) audit a
 corpus file once between them, and a rerun with unchanged code and files audits nothing again.
 ``.ci/run`` points ``XDG_CACHE_HOME`` at a fresh folder: CI shares within its own run only.
+A test that patches the audit (monkeypatch) must call ``verilayout.audit`` itself: here it would
+read the unpatched result.
 """
 from __future__ import annotations
 
