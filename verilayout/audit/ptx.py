@@ -52,13 +52,13 @@ from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
-from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
+from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import parse_ptx
+from verilayout.frontends.ptx import parse_ptx, wgmma_shape
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
@@ -111,9 +111,10 @@ def _swizzle_code(hi: int, arch: str) -> int:
 
 def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, LinearLayout] | None:
     op = next((o for o in mod.ops if o.line == line), None)
-    if op is None or idx >= len(op.operand_types):
+    typ = op.operand_type(idx) if op is not None else None
+    if typ is None:
         return None
-    t = mod.type_of(op.operand_types[idx])
+    t = typ.read()
     return t, attr_to_linear(t.encoding, layout_shape(t))
 
 
@@ -197,7 +198,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             continue
         hi = _constant(e & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
         if hi is None:
-            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.opcode.split('.')[0]} {i}: the descriptor's "
+            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.head} {i}: the descriptor's "
                               "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
                               f"{sorted(ev.opaque)[:3]})", data))
             continue
@@ -205,7 +206,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
         if _swizzle_code(hi, arch) == 0 and hi & _BASE_OFFSET:
             # PTX ISA (matrix descriptor, bits 49-51): the base offset "is valid for all swizzling modes
             # except no-swizzle mode"; Triton 3.9 sets it on unswizzled operands. Reported, then ignored.
-            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, {ins.opcode.split('.')[0]} {i}: base "
+            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, {ins.head} {i}: base "
                               f"offset {(hi & _BASE_OFFSET) >> 49} is set on an unswizzled operand; the PTX ISA "
                               "defines the field for the swizzling modes (0 for canonical layouts); an H100 ignored it in every "
                               "unswizzled case measured (docs/ground_truth.md), and the check goes on without it", dict(data)))
@@ -216,7 +217,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
                    mn_block=want["mn_block"] + mb0, mn_dim=mn_dim, arch=arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
-                              f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
+                              f"operand {name}, {ins.head} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
                               f"{hi:#018x} do not read the planned layout {d['layout']}: {v.reason} "
                               f"(the TTGIR plan derives {want['descriptor']})",
                               dict(data, counterexample=v.counterexample)))
@@ -248,9 +249,9 @@ def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tupl
 def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> list[tuple[list[int], list[int]]] | None:
     """Each warpgroup's M blocks (64 rows) and N blocks (``n_inst`` columns) from the dot's result
     layout (:func:`warpgroup_blocks`); None when the result is not a 2-D tensor."""
-    if not dot.result_types:
+    if not dot.out_types:
         return None
-    t = tmod.type_of(dot.result_types[0])
+    t = dot.out_types[0].read()
     if t is None or len(t.shape) != 2:
         return None
     ll = attr_to_linear(t.encoding, layout_shape(t))
@@ -391,7 +392,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     """``("start", base, repeat)`` when warpgroup ``w``'s descriptor fields read the plan's block
     (its base goes on to the start check), else ``(status, severity, message, data)``."""
     d = tcheck.data
-    where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {kb}{_wg_text(w, n_wg)})"
+    where = f"operand {name}, {ins.head} {i} (K-block {kb}{_wg_text(w, n_wg)})"
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
@@ -452,10 +453,10 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
     out = []
     for g in groups:
         for i, ins, base, data, _mode, w in g:
-            where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
+            where = f"operand {name}, {ins.head} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
             if g is ref:
                 ok = aligned == "proved"
-                where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']})"
+                where = f"operand {name}, {ins.head} {i} (K-block {data['k_block']})"
                 out.append((i, "proved" if ok else "unknown", None if ok else "note",
                             f"{where}: fields read the planned layout and the start address is the planned "
                             f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({induction})" if induction else "") if ok else "; the base is not "
@@ -499,7 +500,7 @@ def _aggregate(ins: Instr, path: str, name: str, results: list[tuple]) -> list[C
 def _mma_name(ins: Instr) -> str:
     """An MMA instruction's name in checks: its opcode's first two parts (``wgmma.mma_async``,
     ``tcgen05.mma``)."""
-    return ".".join(ins.opcode.split(".")[:2])
+    return ".".join(ins.parts[:2])
 
 
 def _check(ins: Instr, path: str, operand: str, status: str, severity: str | None, message: str,
@@ -603,7 +604,7 @@ def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
     for dot, name, ins, base, ev in operands:
         idx = 0 if name == "A" else 1
         root = memdesc_root(dot.operands[idx], producers, dot.line) if idx < len(dot.operands) else None
-        t = tmod.type_of(dot.operand_types[idx]) if root is not None else None
+        t = dot.in_types[idx].read() if root is not None else None
         bits = elem_bit_width(t.elem) if t is not None else None
         if root is None or not bits:
             continue

@@ -265,18 +265,6 @@ COMPILER_TEXT_MODELS: tuple[str, ...] = (
 #: plus ``split``/``rsplit`` calls it may hold (:func:`text_uses`) and what it reads; each is owned by
 #: another piece of work: lower the bound as its strings become typed fields, never raise it.
 TEXT_SPLITS_ALLOWED: dict[str, tuple[int, str]] = {
-    # PTX opcodes (`wgmma.mma_async.sync...`: `opcode.split(".")` for the messages' short names)
-    "verilayout.audit.ptx": (7, "PTX opcode parts in messages"),
-    # `_SHAPE` reads `m64n128k16` from the opcode; `opcode.split(".")`
-    "verilayout.audit.ptx_wgmma": (3, "PTX opcode parts and the wgmma shape"),
-    "verilayout.audit.ptx_tmem": (2, "tcgen05.ld/st opcode parts"),
-    # `import re` (a register pattern over operand text)
-    "verilayout.audit.ptx_smem": (1, "PTX register names"),
-    "verilayout.audit.ptx_scratch": (2, "PTX register names (`%\\w+`)"),
-    # `cuda:90` / `hip:gfx942` targets and Triton cache file names (not TTGIR or PTX bodies)
-    "verilayout.audit.kernel_names": (4, "module targets and cache file names"),
-    # `name@pc` keys of the evaluator's symbols
-    "verilayout.prove.ptx_values": (1, "symbol keys"),
     # CuTe text of the manifest (`Sw<3,4,3> o ...`), the emitted CUDA source's namespace and helper
     # names, the host program's output lines, PTX opcode suffixes (`.b16`; the TMA-store check's
     # `re.search(r"(\\d+)$", op)` twice, added after this rule: the opcode's parts are typed in ptx_model)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
-           "ptx_inline_sites"]
+           "ptx_inline_sites", "target_name"]
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -199,3 +199,20 @@ def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
         site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
         out.append((line, here, site))
     return out
+
+
+def target_name(target: str | None) -> str | None:
+    """One spelling of a target (a TTGIR module's ``ttg.target``, Triton's metadata): ``cuda:N`` as
+    PTX's ``.target`` (``sm_90a`` from sm_90 on, where Triton compiles for the arch-specific
+    target), ``hip:gfxN`` as ``gfxN``; others unchanged.
+
+    >>> target_name("cuda:100"), target_name("cuda:80"), target_name("hip:gfx942"), target_name(None)
+    ('sm_100a', 'sm_80', 'gfx942', None)
+    """
+    if not target:
+        return target
+    m = re.fullmatch(r"cuda:(\d+)", target)
+    if m:
+        cc = int(m.group(1))
+        return f"sm_{cc}a" if cc >= 90 else f"sm_{cc}"
+    return target.split(":", 1)[1] if target.startswith("hip:") else target

@@ -127,6 +127,24 @@ class Type:
         """Why the text cannot be read (the ``LayoutError`` message), or None."""
         return self._read[1]
 
+    def read(self) -> Any:
+        """The parsed MLIR value, read once; an unreadable text raises its ``LayoutError``.
+
+        Law: ``t.read()`` is ``read_type(t.text, aliases, parsed)`` (what ``Module.type_of`` gives
+        for the same text), and raises ``LayoutError(t.error)`` where that raises.
+
+        >>> Type("tensor<4x8xf16>").read().shape
+        (4, 8)
+        >>> Type("tensor<4x").read()
+        Traceback (most recent call last):
+        ...
+        verilayout.errors.LayoutError: line 1, col 10: expected an element type in tensor type, found end of text
+        """
+        value, error = self._read
+        if error is not None:
+            raise LayoutError(error)
+        return value
+
     @property
     def tensor(self) -> TensorType | None:
         """The parsed tensor or memdesc type; None for other types and unreadable texts."""
