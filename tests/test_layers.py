@@ -309,7 +309,7 @@ def test_each_text_reading_exception_is_live_and_not_the_typed_audit():
     assert layers.text_uses((pkg / "audit" / "ttgir.py").read_text()) == 0
     # nor are the PTX audit's modules and the PTX evaluator: opcode parts, wgmma shapes, register
     # names and targets are read in frontends (frontends/ptx, frontends/prescan)
-    for name in ("ptx", "ptx_wgmma", "ptx_tmem", "ptx_smem", "ptx_scratch", "ptx_dots", "kernel_names"):
+    for name in ("ptx", "ptx_wgmma", "ptx_tmem", "ptx_smem", "ptx_scratch", "ptx_dots", "kernel_names", "advice"):
         assert f"verilayout.audit.{name}" not in layers.TEXT_SPLITS_ALLOWED, name
         assert layers.text_uses((pkg / "audit" / f"{name}.py").read_text()) == 0, name
     assert layers.text_uses((pkg / "prove" / "ptx_values.py").read_text()) == 0

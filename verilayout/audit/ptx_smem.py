@@ -8,7 +8,8 @@ to thread 0 when ``addr(tid) - addr(0)`` is one constant for every value of the 
 (stage offsets, the shared-memory base); the bank figure then assumes the base is 128-byte aligned
 (said in the report). A guard (``@%p``) that is a function of ``%tid.x`` is evaluated per thread:
 lanes that fail it give no address, and a warp none of whose lanes passes costs nothing (measured
-on an H100, issue 27). Instructions that share an address register and guard differ only by their
+on an H100: the per-instruction ncu counters in
+``hwtests/results/h100-2026-11-26-banks_triton36.tar.gz``). Instructions that share an address register and guard differ only by their
 immediate offset, which moves every lane alike: one figure per register, guard, width and kind; the
 reported figure is the worst warp's.
 

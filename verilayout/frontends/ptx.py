@@ -32,7 +32,7 @@ from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pr
                                             Vec)
 
 __all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr", "wgmma_shape", "register_names"]
+           "decode_operand", "make_instr", "wgmma_shape", "register_names", "opcode_bits"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -227,6 +227,18 @@ def register_names(text: str) -> tuple[str, ...]:
     (('%r1', '%r2'), ('%rd3',), ('%p1',), ())
     """
     return tuple(_REG_NAME.findall(text))
+
+
+def opcode_bits(parts: tuple[str, ...]) -> int | None:
+    """The width an opcode's last part ends with (``b32`` of ``st.shared.v4.b32``: 32), given the
+    opcode's dotted parts (``Instr.parts``); None when the last part ends in no digit.
+
+    >>> opcode_bits(("st", "shared", "v4", "b32")), opcode_bits(("st", "global", "u16")), opcode_bits(("bar", "sync"))
+    (32, 16, None)
+    """
+    last = parts[-1] if parts else ""
+    digits = len(last) - len(last.rstrip("0123456789"))
+    return int(last[len(last) - digits:]) if digits else None
 
 
 def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:

@@ -61,7 +61,7 @@ import numpy as np
 
 from verilayout.emit.gemm_plan import GemmManifest, StageOperand
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import parse_immediate, parse_ptx
+from verilayout.frontends.ptx import opcode_bits, parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
@@ -1348,7 +1348,7 @@ class GemmSim:
             return
         out, bias, act = self.epi
         ob = 4 if out == "f32" else 2
-        reg_bits = 16 if re.search(r"\.[bu]16$", ev.op) else 32
+        reg_bits = 16 if ev.instr.parts[-1] in ("b16", "u16") else 32
         per = reg_bits // (8 * ob)
         cand = np.arange(regs, dtype=np.float64) + 1.0
         for j, x in enumerate(vals):
@@ -1392,8 +1392,8 @@ class GemmSim:
         elements an ``st.shared`` writes: register ``j`` at ``addr + j x register bytes``, a
         32-bit register of 16-bit elements as its low then high half; None bits where the run
         does not know the value."""
-        m = re.search(r"(\d+)$", ev.op)
-        reg = int(m.group(1)) // 8 if m else 4
+        wbits = opcode_bits(ev.instr.parts)
+        reg = wbits // 8 if wbits is not None else 4
         ob = self._out_bytes()
         addr = v["addr"].astype(np.int64)
         for j, x in enumerate(stored_values(v)):
@@ -1491,8 +1491,8 @@ class GemmSim:
             for ev, v, n, t in procs[c]:
                 op = ev.op
                 if op.startswith("st.shared"):
-                    m = re.search(r"(\d+)$", op)
-                    width = (int(m.group(1)) // 8 if m else 4) * (2 if ".v2" in op else 4 if ".v4" in op else 1)
+                    wbits = opcode_bits(ev.instr.parts)
+                    width = (wbits // 8 if wbits is not None else 4) * (2 if ".v2" in op else 4 if ".v4" in op else 1)
                     for a0, th in zip(v["addr"].astype(np.int64).tolist(), np.asarray(t).tolist()):
                         span_b = set(range(a0, a0 + width))
                         for busy, label in ((open_ + [x for g in groups for x in g], ""),
