@@ -109,9 +109,10 @@ def _swizzle_code(hi: int, arch: str) -> int:
     return (hi >> 62) & 3 if arch == "sm_90" else (hi >> 61) & 7
 
 
-def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, LinearLayout] | None:
-    op = next((o for o in mod.ops if o.line == line), None)
-    typ = op.operand_type(idx) if op is not None else None
+def _operand_layout(op: Any, idx: int) -> tuple[Any, LinearLayout] | None:
+    """The parsed type of TTGIR ``op``'s operand ``idx`` (its ``Type``, read once) and the layout
+    of its encoding over one buffer; None when the op prints no type there."""
+    typ = op.operand_type(idx)
     if typ is None:
         return None
     t = typ.read()
@@ -144,7 +145,7 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     return constant(e, _smem_assumption(), cache, prover)
 
 
-def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
+def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
                   path: str, arch: str = "sm_100", bases: list | None = None) -> list[Check]:
     out = []
     by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
@@ -169,7 +170,7 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks:
                               f"instructions cannot be matched to the {per_group} derived K-block descriptors",
                               {"reason": "instruction count"}))
             continue
-        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        got = _operand_layout(dot, 0 if name == "A" else 1)
         if got is None:
             continue
         _t, ll = got
@@ -232,7 +233,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
     return out
 
 
-def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tuple[Check, LinearLayout]]:
+def _dot_plan(dot: Any, mma_checks: list[Check]) -> dict[str, tuple[Check, LinearLayout]]:
     """The TTGIR audit's ``mma-descriptor`` check and the layout of each shared operand of ``dot``
     (those with derived descriptors)."""
     out = {}
@@ -240,7 +241,7 @@ def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tupl
         name = c.data.get("operand")
         if c.line != dot.line or name not in ("A", "B") or not c.data.get("descriptors"):
             continue
-        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        got = _operand_layout(dot, 0 if name == "A" else 1)
         if got is not None:
             out[name] = (c, got[1])
     return out
@@ -263,7 +264,7 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
     """sm_90: each wgmma of the dot's group, for each warpgroup, against the M/N block the plan
     gives that warpgroup (shapes from the instruction ``m64nNkK``); each proved operand's base
     goes to ``bases``."""
-    plan = _dot_plan(dot, tmod, mma_checks)
+    plan = _dot_plan(dot, mma_checks)
     shape = wgmma_shape(group[0].opcode)
     if shape is None:
         return [_check(i, path, "?", "unknown", "note", f"{i.opcode}: no m64nNkK shape", {"reason": "shape"})
@@ -569,7 +570,7 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
         if arch == "sm_90":
             got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived, bases)
         else:
-            got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch, bases) + \
+            got = _tc05_checks(ev, group, dot, mma_checks, path, arch, bases) + \
                 _idesc_checks(ev, group, mma_checks, dot, path)
     except LayoutError as e:
         return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: {e}", {"reason": str(e)}) for i in group]

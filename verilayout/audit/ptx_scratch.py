@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.audit.model import Check
 from verilayout.audit.ptx_smem import smem_access
 from verilayout.frontends.ptx import register_names
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule

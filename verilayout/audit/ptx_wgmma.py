@@ -64,7 +64,6 @@ from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 #: capability 9.0 table); every shared address a kernel forms lies below it.
 SM90_SMEM_BYTES = 227 * 1024
 SMEM_ALIGN = 1024
-_START = 0x3FFF
 _HIGH = ((1 << 64) - 1) & ~0xFFFF           # bits 16-63: LBO, SBO, base offset, mode (as the plan audit)
 _BASE_OFFSET = 7 << 49
 #: rules of the descriptor contract that are inferences (reported, never errors)

@@ -46,7 +46,6 @@ _PRED = re.compile(r"^@(!?%?[\w$]+)\s+")      # `@%p1`; inline asm's own `.reg .
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
 _NTID = re.compile(r"^\s*\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
-_REG = re.compile(r"%[\w$.]+")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _VEC_PARTS = {"v2": 2, "v4": 4, "v8": 8}
 _MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")

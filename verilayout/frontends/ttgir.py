@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.mlir import AliasDef, Attr, Scanner, TensorType, format_value, parse_aliases
+from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases
 from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
@@ -573,6 +573,3 @@ def parse_module(text: str | bytes) -> Module:
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
                   tuple(ops), aliases, parsed)
-
-
-_ = AliasDef  # re-exported type of lazily parsed alias values
