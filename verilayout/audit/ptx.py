@@ -719,20 +719,18 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
     return out
 
 
-def audit_ptx_file(path: str) -> FileReport:
+def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
     """Audit one ``.ptx`` file, paired with the ``.ttgir`` of the same stem beside it (Triton's cache
-    keeps both), whose own audit gives the plan.
+    keeps both), whose own audit gives the plan. ``data``: the file's bytes where the caller has
+    read them already (``audit.paths``), else the file is read here.
 
     >>> audit_ptx_file("/nonexistent.ptx")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: /nonexistent.ptx: cannot read: No such file or directory
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
+    if data is None:
+        data = _read_ptx(path)
     stem = path[:-4] if path.endswith(".ptx") else path
     if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
         return audit_cute_dsl_ptx(path, stem + ".mlir")    # a CuTe-DSL kernel: its kept MLIR is the plan
@@ -751,3 +749,11 @@ def audit_ptx_file(path: str) -> FileReport:
         return audit_ptx_text(data, path, ttgir, plan, why, tmod if ttgir is not None else None)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
+
+
+def _read_ptx(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
