@@ -9,8 +9,10 @@ names, its operand and result types, and its ``loc`` resolved through the ``#loc
 the audit walks: each op's types are :class:`Type` objects (``Op.in_types``/``out_types``: the
 parsed type, its Triton layout; one object per distinct text, each read on first use and kept),
 its attributes and static indices are read once (``Op.attributes``, ``Op.indices``), and the
-module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). The raw
-texts stay on :class:`Op` for callers that print or still read them (``Module.type_of``).
+module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). A type's
+value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
+unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
+keys; ``Module.type_of`` reads a type text that no op holds.
 
 Law: every op line of the text (``%x = dialect.op ...`` or ``dialect.op ...``) yields one
 :class:`Op` whose ``line`` is that line; bad input raises ``LayoutError``, never another
@@ -43,7 +45,7 @@ __all__ = ["Op", "Module", "Type", "TypeTable", "parse_module", "MAX_BYTES", "TR
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
-MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (Module.type_of)
+MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (its TypeTable, Module.type_of)
 
 _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
