@@ -32,7 +32,7 @@ from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pr
                                             Vec)
 
 __all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr", "wgmma_shape", "register_names", "opcode_bits"]
+           "decode_operand", "make_instr", "wgmma_shape", "register_names"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -228,18 +228,6 @@ def register_names(text: str) -> tuple[str, ...]:
     return tuple(_REG_NAME.findall(text))
 
 
-def opcode_bits(parts: tuple[str, ...]) -> int | None:
-    """The width an opcode's last part ends with (``b32`` of ``st.shared.v4.b32``: 32), given the
-    opcode's dotted parts (``Instr.parts``); None when the last part ends in no digit.
-
-    >>> opcode_bits(("st", "shared", "v4", "b32")), opcode_bits(("st", "global", "u16")), opcode_bits(("bar", "sync"))
-    (32, 16, None)
-    """
-    last = parts[-1] if parts else ""
-    digits = len(last) - len(last.rstrip("0123456789"))
-    return int(last[len(last) - digits:]) if digits else None
-
-
 def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
     parts = tuple(opcode.split("."))
     return parts, next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
@@ -327,6 +315,8 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     labels: list[tuple[str, str, int]] = []
     shared: list[str] = []
     threads: dict[str, int] = {}
+    tables: list[tuple[str, str, list[str]]] = []   # .branchtargets: (function, label, targets)
+    open_table = False
     target, loc, func, saw_version = None, None, "", False
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
@@ -343,6 +333,16 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                     in_asm, outside = True, loc
                 elif c.startswith("// end inline asm") and in_asm:
                     in_asm, loc = False, outside
+            continue
+        if open_table:                  # the targets of a .branchtargets table, up to its ';'
+            tables[-1][2].extend(t.strip() for t in st.rstrip(";").split(",") if t.strip())
+            open_table = not st.endswith(";")
+            continue
+        if st.startswith(".branchtargets") and func and labels and labels[-1][0] == func:
+            tables.append((func, labels[-1][1], []))
+            rest = st[len(".branchtargets"):].strip()
+            tables[-1][2].extend(t.strip() for t in rest.rstrip(";").split(",") if t.strip())
+            open_table = not rest.endswith(";")
             continue
         if st[0] == ".":                # a directive (an instruction or a label never starts with '.')
             if st.startswith(".loc"):
@@ -386,4 +386,4 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
     resolved = _typed(instrs, names)
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
-                     tuple(full.items()))
+                     tuple(full.items()), tuple((f, lab, tuple(t)) for f, lab, t in tables))

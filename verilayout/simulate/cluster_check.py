@@ -42,13 +42,14 @@ from collections import deque
 from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION, MAP_A_ADDR,
-                                            MAP_B_ADDR, PARAMS, is_tma_store,
+                                            MAP_B_ADDR, PARAMS,
                                             SMEM_BASE, GemmSim, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, tensor_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, cta_mask, run_threads, tma_mbarrier, tx_count
+from verilayout.simulate.tma_store import is_tma_store
 
 __all__ = ["check_gemm", "check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
 
