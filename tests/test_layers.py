@@ -309,7 +309,8 @@ def test_each_text_reading_exception_is_live_and_not_the_typed_audit():
     assert layers.text_uses((pkg / "audit" / "ttgir.py").read_text()) == 0
     # nor are the PTX audit's modules and the PTX evaluator: opcode parts, wgmma shapes, register
     # names and targets are read in frontends (frontends/ptx, frontends/prescan)
-    for name in ("ptx", "ptx_wgmma", "ptx_tmem", "ptx_smem", "ptx_scratch", "ptx_dots", "kernel_names", "advice"):
+    for name in ("ptx", "ptx_wgmma", "ptx_tmem", "ptx_smem", "ptx_scratch", "ptx_dots", "kernel_names", "advice",
+                 "ptx_partitions", "ptx_shuffles"):
         assert f"verilayout.audit.{name}" not in layers.TEXT_SPLITS_ALLOWED, name
         assert layers.text_uses((pkg / "audit" / f"{name}.py").read_text()) == 0, name
     assert layers.text_uses((pkg / "prove" / "ptx_values.py").read_text()) == 0
@@ -319,7 +320,8 @@ def test_the_ptx_audit_reads_ttgir_types_from_the_typed_ops():
     # the PTX audit takes each TTGIR op's parsed types (Op.in_types / out_types, read once by the
     # frontend); it never hands a type text back to the module to parse (ptx_elements keeps the
     # printed texts only as the key that groups ops of one type on one line)
-    for name in ("ptx", "ptx_tmem", "ptx_elements", "ptx_dots", "ptx_smem", "ptx_wgmma"):
+    for name in ("ptx", "ptx_tmem", "ptx_elements", "ptx_dots", "ptx_smem", "ptx_wgmma", "ptx_partitions",
+                 "ptx_shuffles"):
         src = (ROOT / "verilayout" / "audit" / f"{name}.py").read_text()
         assert "type_of(" not in src, name
         assert name == "ptx_elements" or "operand_types" not in src, name
