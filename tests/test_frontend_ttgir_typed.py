@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from verilayout.audit.ttgir import audit_module
+from verilayout.errors import LayoutError
 from verilayout.frontends import ttgir as ttgir_frontend
 from verilayout.frontends.ttgir import Op, Type, TypeTable, parse_module
 
@@ -92,6 +93,25 @@ def test_an_unreadable_type_or_layout_is_a_value_not_an_exception():
     assert unknown.tensor is not None and unknown.layout is None and unknown.layout_error
     plain = Type("tensor<16xf16>")
     assert plain.encoding is None and plain.layout is None and plain.layout_error is None
+
+
+def test_read_gives_the_text_readers_value_or_its_error():
+    # the oracle is Module.type_of, the reader of one type text: every operand and result type of a
+    # real pipelined matmul reads to the same value through its op's Type, and a text that does not
+    # read raises the same one-line LayoutError both ways
+    m = parse_module((ROOT / "examples" / "matmul_fp8.ttgir").read_text())
+    pairs = [(t, text) for op in m.ops for t, text in zip(op.in_types + op.out_types,
+                                                          op.operand_types + op.result_types)]
+    assert len(pairs) > 100
+    for typ, text in pairs:
+        if typ.error is None:
+            assert typ.read() == m.type_of(text), text
+    bad = "tensor<16xf16, #nope>"
+    with pytest.raises(LayoutError) as direct:
+        m.type_of(bad)
+    with pytest.raises(LayoutError) as through:
+        m.table.type(bad).read()
+    assert str(through.value) == str(direct.value) and "#nope" in str(direct.value)
 
 
 def test_a_hand_built_op_gets_its_own_table():

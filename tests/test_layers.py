@@ -77,7 +77,7 @@ def test_every_cache_is_bounded():
     assert not bad, bad
 
 
-# Issue 10: "Functions over 60 lines are the exception, with a reason." A function longer than
+# docs/architecture.md: a function over 60 lines is split or says why. A function longer than
 # LONG_LINES lines carries a comment `# long: <reason>` between its `def` line and its first
 # statement after the docstring.
 LONG_LINES = 60
@@ -133,7 +133,7 @@ def test_every_long_function_says_why():
     assert not bad, "\n".join(bad)
 
 
-# Issue 25: the new ladder (text read at the door) and the private-import rule are violations.
+# The ladder (text read at the door) and the private-import rule are violations.
 # Each planted tree breaks one rule.
 
 def test_prove_reading_text_is_a_violation(tmp_path):
@@ -171,7 +171,7 @@ def test_frontends_importing_prove_breaks_the_new_ladder(tmp_path):
 
 
 def test_the_ptx_evaluator_reading_text_is_a_violation(tmp_path):
-    # the edge issue 25 removed (prove/ptx_values reads hw/nvidia/ptx_model's typed module now)
+    # the edge that is gone (prove/ptx_values reads hw/nvidia/ptx_model's typed module now)
     root = _tree(tmp_path, {"__init__.py": "", "frontends/__init__.py": "", "prove/__init__.py": "",
                             "frontends/ptx.py": "",
                             "prove/ptx_values.py": "from verilayout.frontends import ptx\n"})
@@ -199,13 +199,13 @@ def test_a_tree_that_keeps_both_rules_passes(tmp_path):
 
 
 def test_the_package_keeps_the_ladder():
-    """Issue 25: no layer below the door reads text."""
+    """No layer below the door reads text."""
     left = layers.ladder_findings(ROOT)
     assert left == [], "\n".join(left)
 
 
 def test_a_text_reader_below_the_door_is_a_violation(tmp_path):
-    # issue 25: option spellings are read in frontends (frontends/names.py); hw/prove/synth/emit
+    # option spellings are read in frontends (frontends/names.py); hw/prove/synth/emit
     # take the parsed value, so a `def parse_*` there is a violation, one per layer
     files = {"__init__.py": "", "frontends/__init__.py": "",
              "frontends/names.py": "def parse_shape(text):\n    return text\n"}
@@ -244,7 +244,7 @@ def test_the_package_defines_no_text_reader_below_the_door():
 
 
 def test_no_private_import_between_modules():
-    """Issue 25: every private name one module took from another has a public home now."""
+    """Every private name one module took from another has a public home now."""
     left = list(layers.private_imports(ROOT))
     assert left == [], "\n".join(left)
 
@@ -307,6 +307,24 @@ def test_each_text_reading_exception_is_live_and_not_the_typed_audit():
         assert any(i.target in layers.COMPILER_TEXT_MODELS for i in layers.imports_of(path, ROOT, modules)), mod
     assert "verilayout.audit.ttgir" not in layers.TEXT_SPLITS_ALLOWED
     assert layers.text_uses((pkg / "audit" / "ttgir.py").read_text()) == 0
+    # nor are the PTX audit's modules and the PTX evaluator: opcode parts, wgmma shapes, register
+    # names and targets are read in frontends (frontends/ptx, frontends/prescan)
+    for name in ("ptx", "ptx_wgmma", "ptx_tmem", "ptx_smem", "ptx_scratch", "ptx_dots", "kernel_names", "advice",
+                 "ptx_partitions", "ptx_shuffles"):
+        assert f"verilayout.audit.{name}" not in layers.TEXT_SPLITS_ALLOWED, name
+        assert layers.text_uses((pkg / "audit" / f"{name}.py").read_text()) == 0, name
+    assert layers.text_uses((pkg / "prove" / "ptx_values.py").read_text()) == 0
+
+
+def test_the_ptx_audit_reads_ttgir_types_from_the_typed_ops():
+    # the PTX audit takes each TTGIR op's parsed types (Op.in_types / out_types, read once by the
+    # frontend); it never hands a type text back to the module to parse (ptx_elements keeps the
+    # printed texts only as the key that groups ops of one type on one line)
+    for name in ("ptx", "ptx_tmem", "ptx_elements", "ptx_dots", "ptx_smem", "ptx_wgmma", "ptx_partitions",
+                 "ptx_shuffles"):
+        src = (ROOT / "verilayout" / "audit" / f"{name}.py").read_text()
+        assert "type_of(" not in src, name
+        assert name == "ptx_elements" or "operand_types" not in src, name
     assert not any(m.startswith("verilayout.frontends") for m in layers.TEXT_SPLITS_ALLOWED)
 
 

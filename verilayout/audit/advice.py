@@ -16,12 +16,12 @@ True
 from __future__ import annotations
 
 import os
-import re
 from types import SimpleNamespace
 from typing import Any
 
 from verilayout.audit.model import Check
 from verilayout.errors import LayoutError
+from verilayout.frontends.prescan import kernel_def_site
 
 _STORES = ("ttg.local_alloc", "ttg.local_store", "ttg.async_copy_global_to_local")
 
@@ -188,9 +188,6 @@ def _joint_candidates(accesses: list, elem_bits: int, nvmma_transposed: bool | N
 GLUON_RULE = ("Gluon kernel: a .glir file beside the .ttgir (Triton's cache keeps the Gluon "
               "pipeline's glir stage), or a @gluon decorator on the def line the tt.func's loc names")
 
-_FUNC = re.compile(r"^( *)tt\.func\b", re.M)
-_LOC_DEF = re.compile(r'^(#loc\d*) = loc\("([^"]+)":(\d+):\d+\)', re.M)
-
 
 def gluon_kernel(path: str | None, text: str) -> bool:
     """True when the TTGIR ``text`` (read from ``path``) was compiled from a Gluon kernel
@@ -201,12 +198,7 @@ def gluon_kernel(path: str | None, text: str) -> bool:
     """
     if path and path.endswith(".ttgir") and os.path.isfile(path[:-len(".ttgir")] + ".glir"):
         return True
-    f = _FUNC.search(text)          # the tt.func's loc is printed after its body: `  } loc(#loc1)`
-    m = f and re.compile(rf"^{f.group(1)}\}} loc\((#loc\d*)\)", re.M).search(text, f.end())
-    if not m:
-        return False
-    defs = {d.group(1): (d.group(2), int(d.group(3))) for d in _LOC_DEF.finditer(text)}
-    src = defs.get(m.group(1))
+    src = kernel_def_site(text)
     if src is None or not src[0].endswith(".py") or not os.path.isfile(src[0]):
         return False
     try:

@@ -16,30 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
+import posixpath
 
-from verilayout.frontends.prescan import pointer_element_types, source_files
+from verilayout.frontends.prescan import pointer_element_types, source_files, target_name
 
 #: Triton's names of MLIR element types (``triton.language`` dtypes).
 TRITON_DTYPE = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "f64": "fp64", "i1": "i1", "i8": "i8",
                 "i16": "i16", "i32": "i32", "i64": "i64", "f8E4M3FN": "fp8e4nv", "f8E5M2": "fp8e5",
                 "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16", "f8E4M3B11FNUZ": "fp8e4b15"}
-
-
-def target_name(target: str | None) -> str | None:
-    """One spelling of a target: ``cuda:N`` as PTX's ``.target`` (``sm_90a`` from sm_90 on, where
-    Triton compiles for the arch-specific target), ``hip:gfxN`` as ``gfxN``; others unchanged.
-
-    >>> target_name("cuda:100"), target_name(None)
-    ('sm_100a', None)
-    """
-    if not target:
-        return target
-    m = re.fullmatch(r"cuda:(\d+)", target)
-    if m:
-        cc = int(m.group(1))
-        return f"sm_{cc}a" if cc >= 90 else f"sm_{cc}"
-    return target.split(":", 1)[1] if target.startswith("hip:") else target
 
 
 def pointer_dtypes(ttgir_text: str) -> tuple[str, ...]:
@@ -64,7 +48,7 @@ def source_paths(text: str, kind: str) -> dict[str, str]:
     found = source_files(text, kind)
     out: dict[str, str | None] = {}
     for full in found:
-        base = full.rsplit("/", 1)[-1]
+        base = posixpath.basename(full)
         out[base] = full if base not in out else None
     return {b: f for b, f in out.items() if f and f != b}
 

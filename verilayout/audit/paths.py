@@ -88,14 +88,15 @@ def audit_file(path: str) -> FileReport:
     True
     """
     name = "<stdin>" if path == "-" else path
-    text = _decoded(_read(path), name)
+    data = _read(path)
+    text = _decoded(data, name)
     kind = "ptx" if path.endswith(".ptx") else "ttgir"
     why = missing_part(text, kind)
     if why:
         raise LayoutError(f"{name}: {why}")
     if kind == "ptx":
         from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3)
-        return at_call_sites(audit_ptx_file(path), text, kind)
+        return at_call_sites(audit_ptx_file(path, data), text, kind)
     from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
     try:
         return at_call_sites(audit_text(text, name), text, kind)
@@ -123,7 +124,7 @@ def _audit_data(path: str, data: bytes) -> FileReport:
         raise LayoutError(f"{name}: {why}")
     if kind == "ptx":
         from verilayout.audit.ptx import audit_ptx_file  # deferred: start-up (z3; a cached audit needs none)
-        rep = audit_ptx_file(path)
+        rep = audit_ptx_file(path, data)
     else:
         from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3; a cached audit needs none)
         try:

@@ -54,13 +54,13 @@ from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
-from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
+from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import parse_ptx
+from verilayout.frontends.ptx import parse_ptx, wgmma_shape
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
@@ -111,11 +111,13 @@ def _swizzle_code(hi: int, arch: str) -> int:
     return (hi >> 62) & 3 if arch == "sm_90" else (hi >> 61) & 7
 
 
-def _ttgir_operand_layout(mod: Module, line: int, idx: int) -> tuple[Any, LinearLayout] | None:
-    op = next((o for o in mod.ops if o.line == line), None)
-    if op is None or idx >= len(op.operand_types):
+def _operand_layout(op: Any, idx: int) -> tuple[Any, LinearLayout] | None:
+    """The parsed type of TTGIR ``op``'s operand ``idx`` (its ``Type``, read once) and the layout
+    of its encoding over one buffer; None when the op prints no type there."""
+    typ = op.operand_type(idx)
+    if typ is None:
         return None
-    t = mod.type_of(op.operand_types[idx])
+    t = typ.read()
     return t, attr_to_linear(t.encoding, layout_shape(t))
 
 
@@ -145,7 +147,7 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     return constant(e, _smem_assumption(), cache, prover)
 
 
-def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check],
+def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
                   path: str, arch: str = "sm_100", bases: list | None = None) -> list[Check]:
     out = []
     by_operand = {c.data.get("operand"): c for c in mma_checks if c.line == dot.line}
@@ -170,7 +172,7 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, tmod: Module, mma_checks:
                               f"instructions cannot be matched to the {per_group} derived K-block descriptors",
                               {"reason": "instruction count"}))
             continue
-        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        got = _operand_layout(dot, 0 if name == "A" else 1)
         if got is None:
             continue
         _t, ll = got
@@ -199,7 +201,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             continue
         hi = _constant(e & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
         if hi is None:
-            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.opcode.split('.')[0]} {i}: the descriptor's "
+            out.append(_check(ins, path, name, "unknown", "note", f"operand {name}, {ins.head} {i}: the descriptor's "
                               "LBO/SBO/swizzle bits are not one constant (opaque values on its path: "
                               f"{sorted(ev.opaque)[:3]})", data))
             continue
@@ -207,7 +209,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
         if _swizzle_code(hi, arch) == 0 and hi & _BASE_OFFSET:
             # PTX ISA (matrix descriptor, bits 49-51): the base offset "is valid for all swizzling modes
             # except no-swizzle mode"; Triton 3.9 sets it on unswizzled operands. Reported, then ignored.
-            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, {ins.opcode.split('.')[0]} {i}: base "
+            out.append(_check(ins, path, name, "counterexample", "warning", f"operand {name}, {ins.head} {i}: base "
                               f"offset {(hi & _BASE_OFFSET) >> 49} is set on an unswizzled operand; the PTX ISA "
                               "defines the field for the swizzling modes (0 for canonical layouts); an H100 ignored it in every "
                               "unswizzled case measured (docs/ground_truth.md), and the check goes on without it", dict(data)))
@@ -218,7 +220,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
                    mn_block=want["mn_block"] + mb0, mn_dim=mn_dim, arch=arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
-                              f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
+                              f"operand {name}, {ins.head} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
                               f"{hi:#018x} do not read the planned layout {d['layout']}: {v.reason} "
                               f"(the TTGIR plan derives {want['descriptor']})",
                               dict(data, counterexample=v.counterexample)))
@@ -233,7 +235,7 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
     return out
 
 
-def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tuple[Check, LinearLayout]]:
+def _dot_plan(dot: Any, mma_checks: list[Check]) -> dict[str, tuple[Check, LinearLayout]]:
     """The TTGIR audit's ``mma-descriptor`` check and the layout of each shared operand of ``dot``
     (those with derived descriptors)."""
     out = {}
@@ -241,7 +243,7 @@ def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tupl
         name = c.data.get("operand")
         if c.line != dot.line or name not in ("A", "B") or not c.data.get("descriptors"):
             continue
-        got = _ttgir_operand_layout(tmod, dot.line, 0 if name == "A" else 1)
+        got = _operand_layout(dot, 0 if name == "A" else 1)
         if got is not None:
             out[name] = (c, got[1])
     return out
@@ -250,9 +252,9 @@ def _dot_plan(dot: Any, tmod: Module, mma_checks: list[Check]) -> dict[str, tupl
 def _wg_tiles(dot: Any, tmod: Module, n_inst: int) -> list[tuple[list[int], list[int]]] | None:
     """Each warpgroup's M blocks (64 rows) and N blocks (``n_inst`` columns) from the dot's result
     layout (:func:`warpgroup_blocks`); None when the result is not a 2-D tensor."""
-    if not dot.result_types:
+    if not dot.out_types:
         return None
-    t = tmod.type_of(dot.result_types[0])
+    t = dot.out_types[0].read()
     if t is None or len(t.shape) != 2:
         return None
     ll = attr_to_linear(t.encoding, layout_shape(t))
@@ -264,7 +266,7 @@ def _wgmma_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_che
     """sm_90: each wgmma of the dot's group, for each warpgroup, against the M/N block the plan
     gives that warpgroup (shapes from the instruction ``m64nNkK``); each proved operand's base
     goes to ``bases``."""
-    plan = _dot_plan(dot, tmod, mma_checks)
+    plan = _dot_plan(dot, mma_checks)
     shape = wgmma_shape(group[0].opcode)
     if shape is None:
         return [_check(i, path, "?", "unknown", "note", f"{i.opcode}: no m64nNkK shape", {"reason": "shape"})
@@ -393,7 +395,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     """``("start", base, repeat)`` when warpgroup ``w``'s descriptor fields read the plan's block
     (its base goes on to the start check), else ``(status, severity, message, data)``."""
     d = tcheck.data
-    where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {kb}{_wg_text(w, n_wg)})"
+    where = f"operand {name}, {ins.head} {i} (K-block {kb}{_wg_text(w, n_wg)})"
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
@@ -454,10 +456,10 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
     out = []
     for g in groups:
         for i, ins, base, data, _mode, w in g:
-            where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
+            where = f"operand {name}, {ins.head} {i} (K-block {data['k_block']}{_wg_text(w, n_wg)})"
             if g is ref:
                 ok = aligned == "proved"
-                where = f"operand {name}, {ins.opcode.split('.')[0]} {i} (K-block {data['k_block']})"
+                where = f"operand {name}, {ins.head} {i} (K-block {data['k_block']})"
                 out.append((i, "proved" if ok else "unknown", None if ok else "note",
                             f"{where}: fields read the planned layout and the start address is the planned "
                             f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({induction})" if induction else "") if ok else "; the base is not "
@@ -501,7 +503,7 @@ def _aggregate(ins: Instr, path: str, name: str, results: list[tuple]) -> list[C
 def _mma_name(ins: Instr) -> str:
     """An MMA instruction's name in checks: its opcode's first two parts (``wgmma.mma_async``,
     ``tcgen05.mma``)."""
-    return ".".join(ins.opcode.split(".")[:2])
+    return ".".join(ins.parts[:2])
 
 
 def _check(ins: Instr, path: str, operand: str, status: str, severity: str | None, message: str,
@@ -572,7 +574,7 @@ def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_check
         if arch == "sm_90":
             got = _wgmma_checks(ev, group, dot, tmod, mma_checks, path, derived, bases)
         else:
-            got = _tc05_checks(ev, group, dot, tmod, mma_checks, path, arch, bases) + \
+            got = _tc05_checks(ev, group, dot, mma_checks, path, arch, bases) + \
                 _idesc_checks(ev, group, mma_checks, dot, path)
     except LayoutError as e:
         return [_check(i, path, "?", "unchecked", None, f"{i.opcode}: {e}", {"reason": str(e)}) for i in group]
@@ -607,7 +609,7 @@ def _buffer_checks(operands: list, tmod: Module, path: str) -> list[Check]:
     for dot, name, ins, base, ev in operands:
         idx = 0 if name == "A" else 1
         root = memdesc_root(dot.operands[idx], producers, dot.line) if idx < len(dot.operands) else None
-        t = tmod.type_of(dot.operand_types[idx]) if root is not None else None
+        t = dot.in_types[idx].read() if root is not None else None
         bits = elem_bit_width(t.elem) if t is not None else None
         if root is None or not bits:
             continue
@@ -721,20 +723,18 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
     return out
 
 
-def audit_ptx_file(path: str) -> FileReport:
+def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
     """Audit one ``.ptx`` file, paired with the ``.ttgir`` of the same stem beside it (Triton's cache
-    keeps both), whose own audit gives the plan.
+    keeps both), whose own audit gives the plan. ``data``: the file's bytes where the caller has
+    read them already (``audit.paths``), else the file is read here.
 
     >>> audit_ptx_file("/nonexistent.ptx")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: /nonexistent.ptx: cannot read: No such file or directory
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None
+    if data is None:
+        data = _read_ptx(path)
     stem = path[:-4] if path.endswith(".ptx") else path
     if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
         return audit_cute_dsl_ptx(path, stem + ".mlir")    # a CuTe-DSL kernel: its kept MLIR is the plan
@@ -753,3 +753,11 @@ def audit_ptx_file(path: str) -> FileReport:
         return audit_ptx_text(data, path, ttgir, plan, why, tmod if ttgir is not None else None)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
+
+
+def _read_ptx(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise LayoutError(f"{path}: cannot read: {e.strerror}") from None

@@ -1,7 +1,7 @@
 """Which PTX MMA instructions lower which TTGIR dot, and which M/N block each warpgroup issues:
 the correspondence the PTX audit (``verilayout.audit.ptx``) proves descriptors over.
 
-Law (issue 26: by dataflow and order, never by source location or counts alone):
+Law (by dataflow and order, never by source location or counts alone):
 
 * :func:`mma_groups`: the MMA instructions of a function in program order, cut at each
   ``wgmma.commit_group`` / ``tcgen05.commit`` and wherever the source location or the function

@@ -94,19 +94,20 @@ def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
         return None
     got = []
     for side, i in kind[1:]:
-        seq = op.result_types if side == "r" else op.operand_types
-        if i >= len(seq) and (side, i) == ("o", 1) and op.result_types:
-            seq, i = op.result_types, 0          # `local_store %x, %m : tensor<..> -> !ttg.memdesc<..>`
+        seq = op.out_types if side == "r" else op.in_types
+        if i >= len(seq) and (side, i) == ("o", 1) and op.out_types:
+            seq, i = op.out_types, 0             # `local_store %x, %m : tensor<..> -> !ttg.memdesc<..>`
         if i >= len(seq):
             return None
-        got.append(tmod.type_of(seq[i]))
+        got.append(seq[i].read())
     return got[0], got[1]
 
 
-def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool] | str:
-    """Per lane of warp 0, the bytes the layouts give its elements, their description and whether
+def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool, int] | str:
+    """Per lane of warp 0, the bytes the layouts give its elements, their description, whether
     lanes share elements (a zero lane basis: a store then needs each byte written by one of the
-    lanes that hold it, or by all of them: see :func:`_compare`); or why not."""
+    lanes that hold it, or by all of them: see :func:`_compare`) and the element width in bytes;
+    or why not."""
     if tuple(rt.shape) != tuple(mt.shape) or tuple(mt.shape) != tuple(layout_shape(mt)):
         return "a view or subslice of its allocation (not modelled here)"
     bits = elem_bit_width(mt.elem)
@@ -141,7 +142,7 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
             off = (r ^ lanes[lane]) * eb
             got.update(range(off, off + eb))
         out.append(got)
-    return out, f"{eb}-byte {mt.elem}", bcast and store
+    return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
 def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
@@ -327,7 +328,7 @@ def _also_charged(checks: list[Check], at: dict[int, Instr]) -> list[Check]:
     return out
 
 
-def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str] | str:
+def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str, bool, int] | str:
     try:
         types = _types(tmod, op)
         return _layout_bytes(*types, store=_OPS[op.name][0] == "store") if types is not None \
@@ -524,16 +525,6 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     return best
 
 
-def _element_bytes(what: str) -> int:
-    """The element width in bytes of an element description of :func:`_layout_bytes`.
-
-    >>> _element_bytes("4-byte i32")
-    4
-    """
-    head = what[:what.index("-byte")] if "-byte" in what else ""
-    return int(head) if head.isdigit() else 0
-
-
 def _narrowed(per_lane: list[dict], lanes: list[set[int]], eb: int) -> list[int] | None:
     """The byte positions ``P`` (a proper part of ``range(eb)``) when every lane reads, of every
     element the layouts give it, exactly the bytes ``P`` of it (one shift for the whole warp):
@@ -618,7 +609,7 @@ def _copies_hold(per_lane: list[dict], lanes: list[set[int]], lo_p: int, lo_l: i
     return all(set(w) == u for w, u in union.items())
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
              memo: dict | None = None) -> Check:
     per_lane, twice = _lane_bytes(part, memo)
     load = _OPS.get(op.name, ("store",))[0] == "load"
@@ -632,7 +623,7 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
     first = part[0][0]
     data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
             "elements": what}
-    narrowed = _narrowed(per_lane, lanes, _element_bytes(what)) if differ and load else None
+    narrowed = _narrowed(per_lane, lanes, eb) if differ and load else None
     if narrowed is not None:                         # every element of every lane read, each at the
         data["narrowed"] = narrowed                  # same bytes of it (the rest is never used)
         return _proved(op, first, part, what, data)
@@ -754,7 +745,7 @@ def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
     """``(hs, hd, bits)``: the elements each of the ``n`` threads holds in the source and the
     destination layout, and the element width; or why the conversion cannot be compared."""
     try:
-        st, dt = tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
+        st, dt = op.in_types[0].read(), op.out_types[0].read()
         shape = tuple(st.shape)
         bits = elem_bit_width(st.elem)
         src = attr_to_linear(st.encoding, shape)
@@ -874,7 +865,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     for op in tmod.ops:
         if not op.loc:
             continue
-        if op.name == "ttg.convert_layout" and op.operand_types and op.result_types:
+        if op.name == "ttg.convert_layout" and op.in_types and op.out_types:
             convs.setdefault(op.loc, []).append(op)
         elif op.name in _SCRATCH or op.name in _OPS:
             others[op.loc] = others.get(op.loc, 0) + 1

@@ -576,15 +576,15 @@ def _warp_layout_bytes(rt: Any, mt: Any, k: int) -> list[set[int]] | str:
     return [{(r ^ lanes[t % 32] ^ warps[t // 32]) * eb + b for r in regs for b in range(eb)} for t in range(32 * k)]
 
 
-def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
+def _types(op: Any) -> tuple[Any, Any] | None:
     try:
         if op.name == "ttg.local_load":
-            return tmod.type_of(op.result_types[0]), tmod.type_of(op.operand_types[0])
+            return op.out_types[0].read(), op.in_types[0].read()
         if op.name == "ttg.local_store":
-            mem = op.operand_types[1] if len(op.operand_types) > 1 else op.result_types[0]
-            return tmod.type_of(op.operand_types[0]), tmod.type_of(mem)
-        if op.name == "ttg.local_alloc" and op.operand_types:
-            return tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
+            mem = op.in_types[1] if len(op.in_types) > 1 else op.out_types[0]
+            return op.in_types[0].read(), mem.read()
+        if op.name == "ttg.local_alloc" and op.in_types:
+            return op.in_types[0].read(), op.out_types[0].read()
     except (LayoutError, IndexError, KeyError, ValueError):
         return None
     return None
@@ -642,7 +642,7 @@ def warp_checks(mod: PtxModule, tmod: Module, pmap: PartitionMap, evals: dict, m
         op = ops.get(c.data.get("ttgir_line"))
         if c.status != "proved" or p is None or p.num_warps < 2 or op is None or len(p.warps) != p.num_warps:
             continue
-        types = _types(tmod, op)
+        types = _types(op)
         try:
             want = _warp_layout_bytes(*types, p.num_warps) if types else "its types could not be read"
         except (LayoutError, KeyError, ValueError) as e:

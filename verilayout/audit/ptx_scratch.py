@@ -29,17 +29,14 @@ is ``proved`` for the law above only, and says so.
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
 import z3
 
-from verilayout.audit.model import Check
 from verilayout.audit.ptx_smem import smem_access
+from verilayout.frontends.ptx import register_names
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
-
-_REG = re.compile(r"%\w+")
 
 
 def _used_registers(dests: tuple[str, ...], uses: dict[str, int]) -> list[bool]:
@@ -53,12 +50,12 @@ def _register_uses(mod: PtxModule) -> dict[tuple[str, str], int]:
     out: dict[tuple[str, str], int] = {}
     for ins in mod.instrs:
         for text in ins.operands:
-            for r in _REG.findall(text):
+            for r in register_names(text):
                 out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
     if any(i.pred for i in mod.instrs):
         for ins in mod.instrs:
             if ins.pred:
-                for r in _REG.findall(ins.pred):
+                for r in register_names(ins.pred):
                     out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
     return out
 
@@ -69,7 +66,7 @@ def load_mask(ins: Instr, uses: dict[tuple[str, str], int]) -> list[bool] | None
     if not ins.operands:
         return None
     dest = ins.operands[0].strip()
-    regs = tuple(_REG.findall(dest))
+    regs = register_names(dest)
     acc = smem_access(ins)
     if not regs or acc is None or ins.parts[0] == "ldmatrix" or acc[2] % len(regs):
         return None

@@ -8,7 +8,8 @@ to thread 0 when ``addr(tid) - addr(0)`` is one constant for every value of the 
 (stage offsets, the shared-memory base); the bank figure then assumes the base is 128-byte aligned
 (said in the report). A guard (``@%p``) that is a function of ``%tid.x`` is evaluated per thread:
 lanes that fail it give no address, and a warp none of whose lanes passes costs nothing (measured
-on an H100, issue 27). Instructions that share an address register and guard differ only by their
+on an H100: the per-instruction ncu counters in
+``hwtests/results/h100-2026-11-26-banks_triton36.tar.gz``). Instructions that share an address register and guard differ only by their
 immediate offset, which moves every lane alike: one figure per register, guard, width and kind; the
 reported figure is the worst warp's.
 
@@ -20,12 +21,9 @@ matrix, one phase each); a phase costs the largest number of distinct words one 
 16-byte ``cp.async`` figure is a floor: an H100 took up to twice as many at run time (issue timing). Each figure is compared with the
 TTGIR-level figure of the op with the same source line.
 
->>> phase_cost([0, 4, 128, 132], 4)
-2
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
@@ -42,19 +40,6 @@ from verilayout.prove.z3_numpy import compile_term
 
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
-
-
-def phase_cost(addresses: list[int], width: int) -> int:
-    """Wavefronts of one phase: the most distinct 4-byte words that map to one bank.
-
-    >>> phase_cost([0, 128, 256], 4), phase_cost([0, 16, 32, 48], 16)
-    (3, 1)
-    """
-    banks: dict[int, set[int]] = {}
-    for a in addresses:
-        for byte in range(a, a + max(width, 1), 4):
-            banks.setdefault((byte // 4) % 32, set()).add(byte // 4)
-    return max((len(w) for w in banks.values()), default=0)
 
 
 #: The opcode heads of the instructions :func:`smem_access` models.

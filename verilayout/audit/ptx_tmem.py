@@ -25,7 +25,8 @@ registers, or whose addresses are not one constant apart, is ``unchecked``/``unk
 reason; a wrong offset is an error at the message's PTX line naming the message, the register and
 both addresses.
 
->>> message_registers("tcgen05.ld.sync.aligned.16x128b.x4.b32")
+>>> from verilayout.frontends.ptx import make_instr
+>>> message_registers(make_instr("tcgen05.ld.sync.aligned.16x128b.x4.b32", ("{%r1}", "[%r2]"), 1).parts)
 8
 """
 from __future__ import annotations
@@ -54,17 +55,19 @@ RULE = ("message k of a copy holds the thread's 32-bit registers k*R.. (R: the m
         "register k*R of thread 0; messages in program order (Triton 3.9's lowering, an inference)")
 
 
-def message_registers(opcode: str) -> int | None:
-    """32-bit registers per thread of a ``tcgen05.ld/st.<shape>.x<num>`` opcode; None for another
-    opcode (the shape table is :class:`verilayout.hw.nvidia.tmem.Message`'s).
+def message_registers(parts: tuple[str, ...]) -> int | None:
+    """32-bit registers per thread of a ``tcgen05.ld/st.<shape>.x<num>`` opcode, given its dotted
+    parts (``Instr.parts``); None for another opcode (the shape table is
+    :class:`verilayout.hw.nvidia.tmem.Message`'s).
 
-    >>> message_registers("tcgen05.st.sync.aligned.32x32b.x64.b32"), message_registers("ld.shared.b32")
-    (64, None)
+    >>> message_registers(("tcgen05", "st", "sync", "aligned", "32x32b", "x64", "b32"))
+    64
+    >>> message_registers(("ld", "shared", "b32")) is None
+    True
     """
-    parts = opcode.split(".")
     shape = next((p for p in parts if p in SHAPES), None)
     num = next((p for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
-    if shape is None or num is None or parts[:1] != ["tcgen05"]:
+    if shape is None or num is None or parts[:1] != ("tcgen05",):
         return None
     try:
         return Message(shape, int(num[1:]), int(num[1:]) if shape == "16x32bx2" else None).registers
@@ -84,14 +87,14 @@ def _plans(tmod: Module, ttgir_checks: tuple[Check, ...]) -> list[tuple[Any, str
             and (op.name != "ttng.tmem_alloc" or op.operands)]
 
 
-def expected_offsets(tmod: Module, op: Any, regs_per_message: int) -> list[int] | str:
+def expected_offsets(op: Any, regs_per_message: int) -> list[int] | str:
     """Each message's TMEM address relative to message 0's (``lane << 16`` plus the 32-bit column)
     when ``op``'s registers go in messages of ``regs_per_message`` registers a thread, or why they
     cannot be computed (one copy is as many messages as the layout's registers fill)."""
     try:
-        reg_t = next(t for t in op.operand_types + op.result_types if t.lstrip().startswith("tensor<"))
-        mem_t = next(t for t in op.operand_types + op.result_types if "memdesc<" in t)
-        rt, mt = tmod.type_of(reg_t), tmod.type_of(mem_t)
+        reg_t = next(t for t in op.in_types + op.out_types if t.is_tensor)
+        mem_t = next(t for t in op.in_types + op.out_types if t.is_memdesc)
+        rt, mt = reg_t.read(), mem_t.read()
         reg = attr_to_linear(rt.encoding, tuple(rt.shape))
         tm = attr_to_linear(mt.encoding, tuple(mt.shape))
     except (StopIteration, LayoutError, KeyError, ValueError) as e:
@@ -135,7 +138,7 @@ def _copies(instrs: list[Instr], ev_of: dict, memo: dict) -> tuple[list[list[tup
 
 
 def _check(op: Any, ins: Instr, status: str, severity: str | None, message: str, data: dict) -> Check:
-    return Check(".".join(ins.opcode.split(".")[:2]), ins.line, ins.loc, "tmem-message", status, severity,
+    return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "tmem-message", status, severity,
                  f"{op.name} (TTGIR line {op.line}): {message}", dict(data, source="ptx", ttgir_line=op.line, rule=RULE))
 
 
@@ -178,11 +181,11 @@ def tmem_message_checks(mod: PtxModule, ev_of: dict[str, PtxValues], tmod: Modul
         ops = [op for op, d, _ in plans if d == kind and op.loc == loc]
         if not ops:
             continue
-        out.extend(_line_checks(ops, instrs, tmod, ev_of, memo))
+        out.extend(_line_checks(ops, instrs, ev_of, memo))
     return out
 
 
-def _line_checks(ops: list, instrs: list[Instr], tmod: Module, ev_of: dict, memo: dict) -> list[Check]:
+def _line_checks(ops: list, instrs: list[Instr], ev_of: dict, memo: dict) -> list[Check]:
     """The checks of the messages of one source line and direction against its ops: each copy goes
     to the op whose layouts it matches (same message count and offsets); one op takes every copy."""
     by_opcode: dict[str, list[Instr]] = {}
@@ -195,7 +198,7 @@ def _line_checks(ops: list, instrs: list[Instr], tmod: Module, ev_of: dict, memo
             out.append(_check(ops[0], same[0], "unknown", "note", why, {"reason": "address"}))
             continue
         for group in copies:
-            runs = _runs(group, ops, tmod, message_registers(group[0][0].opcode))
+            runs = _runs(group, ops, message_registers(group[0][0].parts))
             if isinstance(runs, str):
                 out.append(_check(ops[0], group[0][0], "unchecked", None, runs, {"reason": "messages"}))
                 continue
@@ -204,15 +207,15 @@ def _line_checks(ops: list, instrs: list[Instr], tmod: Module, ev_of: dict, memo
     return out
 
 
-def _runs(group: list[tuple[Instr, int]], ops: list, tmod: Module, r: int | None) -> list[tuple] | str:
+def _runs(group: list[tuple[Instr, int]], ops: list, r: int | None) -> list[tuple] | str:
     """``group`` split into copies of one of ``ops`` (runs of its message count, in program order),
     each with the op and its expected offsets; the op whose offsets every run matches, else the one
     op whose message count fits (its verdicts, errors included), else why none is chosen."""
-    if r is None or any(message_registers(i.opcode) != r for i, _ in group):
+    if r is None or any(message_registers(i.parts) != r for i, _ in group):
         return "the messages of this line differ in shape or .num"
     fits = []
     for op in ops:
-        want = expected_offsets(tmod, op, r)
+        want = expected_offsets(op, r)
         if isinstance(want, str) or len(group) % len(want):
             continue
         n = len(want)

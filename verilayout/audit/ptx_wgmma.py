@@ -45,7 +45,6 @@ free is ``unknown``, never an error: an error needs a claim false for every valu
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -54,6 +53,7 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import wgmma_shape
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
                                              pattern_repeat_bytes)
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
@@ -64,27 +64,10 @@ from verilayout.prove.ptx_values import SMEM, PtxValues, constant
 #: capability 9.0 table); every shared address a kernel forms lies below it.
 SM90_SMEM_BYTES = 227 * 1024
 SMEM_ALIGN = 1024
-_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
-_START = 0x3FFF
 _HIGH = ((1 << 64) - 1) & ~0xFFFF           # bits 16-63: LBO, SBO, base offset, mode (as the plan audit)
 _BASE_OFFSET = 7 << 49
 #: rules of the descriptor contract that are inferences (reported, never errors)
 _INFERRED = frozenset({"stride-repeat", "inferred-layout"})
-
-
-def wgmma_shape(opcode: str) -> tuple[int, int, int, str, str, str] | None:
-    """``(M, N, K, accumulator, A type, B type)`` of a ``wgmma.mma_async`` opcode, else None.
-
-    >>> wgmma_shape("wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.e4m3.e5m2")
-    (64, 64, 32, 'f32', 'e4m3', 'e5m2')
-    """
-    parts = opcode.split(".")
-    idx = next((i for i, p in enumerate(parts) if _SHAPE.match(p)), None)
-    if idx is None or len(parts) < idx + 4:
-        return None
-    m, n, k = (int(x) for x in _SHAPE.match(parts[idx]).groups())
-    acc, a, b = parts[idx + 1:idx + 4]
-    return m, n, k, acc, a, b
 
 
 def _regs(op: object) -> tuple:

@@ -90,9 +90,9 @@ def register(subparsers) -> None:
     _operand_args(pp)
     pp.add_argument("--transpose", action="store_true",
                     help="memory holds the tensor transposed (column-major; for a DPAS B "
-                    "operand the seed's AxBT case)")
+                    "operand the A x B^T case)")
     pp.add_argument("--baseline", action="store_true",
-                    help="the plan the seed's algorithm builds (grow the DPAS tile by "
+                    help="the plan the Intel XPU backend for Triton builds (LoadStoreOpToLLVM.cpp: grow the DPAS tile by "
                     "iterations up to the limits, then add loads; DPAS operands only)")
     pp.add_argument("--arch", choices=["pvc", "xe2", "xe3"], default="xe2",
                     help="hardware generation for the limits (default xe2)")

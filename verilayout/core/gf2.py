@@ -14,11 +14,6 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 
-def popcount(x: int) -> int:
-    """Number of set bits. ``popcount(0b1011) == 3``."""
-    return bin(x).count("1")
-
-
 def xor_span(vectors: Iterable[int], select: int) -> int:
     """XOR of ``vectors[i]`` for every set bit ``i`` of ``select``.
 

@@ -265,30 +265,15 @@ COMPILER_TEXT_MODELS: tuple[str, ...] = (
 #: plus ``split``/``rsplit`` calls it may hold (:func:`text_uses`) and what it reads; each is owned by
 #: another piece of work: lower the bound as its strings become typed fields, never raise it.
 TEXT_SPLITS_ALLOWED: dict[str, tuple[int, str]] = {
-    # PTX opcodes (`wgmma.mma_async.sync...`: `opcode.split(".")` for the messages' short names)
-    "verilayout.audit.ptx": (7, "PTX opcode parts in messages"),
-    # `_SHAPE` reads `m64n128k16` from the opcode; `opcode.split(".")`
-    "verilayout.audit.ptx_wgmma": (3, "PTX opcode parts and the wgmma shape"),
-    "verilayout.audit.ptx_tmem": (2, "tcgen05.ld/st opcode parts"),
-    # `import re` (a register pattern over operand text)
-    "verilayout.audit.ptx_smem": (1, "PTX register names"),
-    "verilayout.audit.ptx_scratch": (2, "PTX register names (`%\\w+`)"),
-    # `cuda:90` / `hip:gfx942` targets and Triton cache file names (not TTGIR or PTX bodies)
-    "verilayout.audit.kernel_names": (4, "module targets and cache file names"),
-    # `name@pc` keys of the evaluator's symbols
-    "verilayout.prove.ptx_values": (1, "symbol keys"),
-    # CuTe text of the manifest (`Sw<3,4,3> o ...`), the emitted CUDA source's namespace and helper
-    # names, the host program's output lines, a PTX opcode suffix (`.b16` of a D store; the stored
-    # register's width is simulate/tma_store.register_bytes)
-    "verilayout.simulate.gemm_check": (13, "CuTe text, CUDA source, program output, PTX opcodes"),
-    # PTX `_param_N` operand names, ptxas's register and spill report, CUDA source, the host
-    # program's output
-    "verilayout.simulate.independent": (5, "PTX operands, ptxas output, CUDA source, program output"),
-    "verilayout.simulate.tcgen05_check": (4, "tcgen05 opcode parts (`.x16`, `.b16`)"),
+    # CuTe text of the manifest (`Sw<3,4,3> o ...`: its swizzle read and its head in messages), the
+    # emitted CUDA source's namespace and helper names, the host program's output lines (ENUM, MAP,
+    # FRAG, TILE); none of them TTGIR or PTX (PTX opcodes are read through Instr.parts and
+    # simulate/tma_store.register_bytes)
+    "verilayout.simulate.gemm_check": (12, "CuTe text, CUDA source, program output"),
+    # ptxas's register and spill report, the emitted CUDA source's namespace, the host program's
+    # output
+    "verilayout.simulate.independent": (5, "ptxas output, CUDA source, program output"),
     "verilayout.simulate.cluster_check": (1, "a CTA's label (not compiler text)"),
-    "verilayout.simulate.tile_schedule": (1, "cp.async.bulk opcode parts"),
-    # the access width from an opcode's last part (`.b32`)
-    "verilayout.simulate.persistent_cover": (1, "PTX opcode width suffix"),
 }
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
-           "ptx_inline_sites"]
+           "ptx_inline_sites", "target_name", "kernel_def_site"]
 
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -199,3 +199,43 @@ def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
         site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
         out.append((line, here, site))
     return out
+
+
+def target_name(target: str | None) -> str | None:
+    """One spelling of a target (a TTGIR module's ``ttg.target``, Triton's metadata): ``cuda:N`` as
+    PTX's ``.target`` (``sm_90a`` from sm_90 on, where Triton compiles for the arch-specific
+    target), ``hip:gfxN`` as ``gfxN``; others unchanged.
+
+    >>> target_name("cuda:100"), target_name("cuda:80"), target_name("hip:gfx942"), target_name(None)
+    ('sm_100a', 'sm_80', 'gfx942', None)
+    """
+    if not target:
+        return target
+    m = re.fullmatch(r"cuda:(\d+)", target)
+    if m:
+        cc = int(m.group(1))
+        return f"sm_{cc}a" if cc >= 90 else f"sm_{cc}"
+    return target.split(":", 1)[1] if target.startswith("hip:") else target
+
+
+_FUNC = re.compile(r"^( *)tt\.func\b", re.M)
+_LOC_DEF = re.compile(r'^(#loc\d*) = loc\("([^"]+)":(\d+):\d+\)', re.M)
+
+
+def kernel_def_site(text: str) -> tuple[str, int] | None:
+    """``(file, line)`` the first ``tt.func``'s location names (its ``def`` line in the kernel's
+    source), or None. MLIR prints a function's ``loc`` after its body, on the line that closes it
+    at the ``tt.func``'s indent (``  } loc(#loc1)``), as a ``#locN`` alias defined on a line
+    ``#locN = loc("file":line:col)``.
+
+    >>> kernel_def_site('#loc1 = loc("/k.py":12:0)\\nmodule {\\n  tt.func @k() {\\n    tt.return\\n  } loc(#loc1)\\n}')
+    ('/k.py', 12)
+    >>> kernel_def_site("module {\\n}") is None
+    True
+    """
+    f = _FUNC.search(text)
+    m = f and re.compile(rf"^{f.group(1)}\}} loc\((#loc\d*)\)", re.M).search(text, f.end())
+    if not m:
+        return None
+    defs = {d.group(1): (d.group(2), int(d.group(3))) for d in _LOC_DEF.finditer(text)}
+    return defs.get(m.group(1))

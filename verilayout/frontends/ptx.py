@@ -32,7 +32,7 @@ from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pr
                                             Vec)
 
 __all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr"]
+           "decode_operand", "make_instr", "wgmma_shape", "register_names"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -46,9 +46,10 @@ _PRED = re.compile(r"^@(!?%?[\w$]+)\s+")      # `@%p1`; inline asm's own `.reg .
 _OPCODE = re.compile(r"^([a-z][\w.:]*)")
 _NTID = re.compile(r"^\s*\.(?:reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?")
 _ADDR = re.compile(r"^\[\s*([%\w$.]+)\s*(?:\+\s*(-?\w+))?\s*\]$")
-_REG = re.compile(r"%[\w$.]+")
 _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _VEC_PARTS = {"v2": 2, "v4": 4, "v8": 8}
+_MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
+_REG_NAME = re.compile(r"%\w+")
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -194,6 +195,37 @@ def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | No
     parts, vec = _opcode_parts(opcode)
     guard = None if pred is None else _guard(pred)
     return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
+
+
+@lru_cache(maxsize=256)   # key: an opcode's spelling (a kernel has a few wgmma shapes)
+def wgmma_shape(opcode: str) -> tuple[int, int, int, str, str, str] | None:
+    """``(M, N, K, accumulator, A type, B type)`` of a ``wgmma.mma_async`` opcode: the first dotted
+    part ``m<M>n<N>k<K>`` and the three parts after it (the PTX ISA's
+    ``wgmma.mma_async`` syntax: ``.shape.dtype.atype.btype``); None when no part is a shape or fewer than three follow it.
+
+    >>> wgmma_shape("wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.e4m3.e5m2")
+    (64, 64, 32, 'f32', 'e4m3', 'e5m2')
+    >>> wgmma_shape("wgmma.fence.sync.aligned") is None
+    True
+    """
+    parts = opcode.split(".")
+    idx = next((i for i, p in enumerate(parts) if _MMA_SHAPE.match(p)), None)
+    if idx is None or len(parts) < idx + 4:
+        return None
+    m, n, k = (int(x) for x in _MMA_SHAPE.match(parts[idx]).groups())
+    acc, a, b = parts[idx + 1:idx + 4]
+    return m, n, k, acc, a, b
+
+
+@lru_cache(maxsize=1 << 14)   # key: an operand's or guard's spelling (they repeat across a file)
+def register_names(text: str) -> tuple[str, ...]:
+    """The register names an operand or guard spells, in order: each ``%`` and the word characters
+    after it (``[%rd3+16]`` -> ``%rd3``; ``%tid.x`` -> ``%tid``, its word part).
+
+    >>> register_names("{%r1, %r2}"), register_names("[%rd3+16]"), register_names("!%p1"), register_names("16")
+    (('%r1', '%r2'), ('%rd3',), ('%p1',), ())
+    """
+    return tuple(_REG_NAME.findall(text))
 
 
 def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:

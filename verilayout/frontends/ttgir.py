@@ -9,8 +9,10 @@ names, its operand and result types, and its ``loc`` resolved through the ``#loc
 the audit walks: each op's types are :class:`Type` objects (``Op.in_types``/``out_types``: the
 parsed type, its Triton layout; one object per distinct text, each read on first use and kept),
 its attributes and static indices are read once (``Op.attributes``, ``Op.indices``), and the
-module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). The raw
-texts stay on :class:`Op` for callers that print or still read them (``Module.type_of``).
+module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). A type's
+value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
+unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
+keys; ``Module.type_of`` reads a type text that no op holds.
 
 Law: every op line of the text (``%x = dialect.op ...`` or ``dialect.op ...``) yields one
 :class:`Op` whose ``line`` is that line; bad input raises ``LayoutError``, never another
@@ -34,7 +36,7 @@ from typing import Any, Mapping
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
-from verilayout.frontends.mlir import AliasDef, Attr, Scanner, TensorType, format_value, parse_aliases
+from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases
 from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
@@ -43,7 +45,7 @@ __all__ = ["Op", "Module", "Type", "TypeTable", "parse_module", "MAX_BYTES", "TR
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
-MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (Module.type_of)
+MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (its TypeTable, Module.type_of)
 
 _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
@@ -127,6 +129,24 @@ class Type:
     def error(self) -> str | None:
         """Why the text cannot be read (the ``LayoutError`` message), or None."""
         return self._read[1]
+
+    def read(self) -> Any:
+        """The parsed MLIR value, read once; an unreadable text raises its ``LayoutError``.
+
+        Law: ``t.read()`` is ``read_type(t.text, aliases, parsed)`` (what ``Module.type_of`` gives
+        for the same text), and raises ``LayoutError(t.error)`` where that raises.
+
+        >>> Type("tensor<4x8xf16>").read().shape
+        (4, 8)
+        >>> Type("tensor<4x").read()
+        Traceback (most recent call last):
+        ...
+        verilayout.errors.LayoutError: line 1, col 10: expected an element type in tensor type, found end of text
+        """
+        value, error = self._read
+        if error is not None:
+            raise LayoutError(error)
+        return value
 
     @property
     def tensor(self) -> TensorType | None:
@@ -563,6 +583,3 @@ def parse_module(text: str | bytes) -> Module:
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
                   tuple(ops), aliases, parsed, tuple(heads))
-
-
-_ = AliasDef  # re-exported type of lazily parsed alias values

@@ -207,10 +207,6 @@ class NumpyWords(_Bitwise):
     def constant(self, a: Any) -> int | None:
         return None                                     # the numpy domain takes every value as it comes
 
-    def _wrap(self, v, w):
-        with np.errstate(over="ignore"):
-            return v & self._m(w)
-
     def add(self, a, b, w):
         with np.errstate(over="ignore"):
             return (a + b) & self._m(w)

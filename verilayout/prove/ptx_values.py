@@ -151,7 +151,7 @@ class PtxValues:
             self._cycled.add(key)
         if self.first_iteration and len(ds) > 1:
             ds = ds[:1]                       # the value on entry to the loop: its first iteration
-        merged = self._merge(key, ds) if len(ds) > 1 and self.depth <= 400 else None
+        merged = self._merge(name, key, ds) if len(ds) > 1 and self.depth <= 400 else None
         if merged is not None:
             v = merged
         elif len(ds) != 1 or self.depth > 400:
@@ -177,7 +177,7 @@ class PtxValues:
         self.memo[key] = v
         return v
 
-    def _merge(self, key: str, ds: list[Instr]) -> z3.BitVecRef | None:
+    def _merge(self, name: str, key: str, ds: list[Instr]) -> z3.BitVecRef | None:
         """A register whose reaching definitions (at most 4, none predicated) all come before the
         read in program order and do not read it themselves (an if/else join, not a loop): one of
         their values, ``If(path, v1, If(..., vn))``. ``path`` names the definitions' basic blocks,
@@ -190,7 +190,6 @@ class PtxValues:
         if any(k is None or k >= self._at for k in idx) or any(d.pred for d in ds):
             return None
         _starts, block, _succ = self._blocks()
-        name = key.split("@")[0]
         self._merging.add(key)
         vals = []
         saved = self._at

@@ -1429,7 +1429,7 @@ class GemmSim:
             return
         out, bias, act = self.epi
         ob = 4 if out == "f32" else 2
-        reg_bits = 16 if re.search(r"\.[bu]16$", ev.op) else 32
+        reg_bits = 16 if ev.instr.parts[-1] in ("b16", "u16") else 32
         per = reg_bits // (8 * ob)
         cand = np.arange(regs, dtype=np.float64) + 1.0
         for j, x in enumerate(vals):

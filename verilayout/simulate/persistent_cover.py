@@ -64,7 +64,7 @@ def cta_tiles(events, bm: int, bn: int, bk: int) -> tuple[list, list]:
             elif mp == MAP_B_ADDR:
                 x[1] = c1 // bn
         if ev.op.startswith("st.global"):
-            bits = int("".join(ch for ch in ev.op.rsplit(".", 1)[-1] if ch.isdigit()) or 32)
+            bits = int("".join(ch for ch in ev.instr.parts[-1] if ch.isdigit()) or 32)
             width = bits // 8 * (4 if ".v4" in ev.op else 2 if ".v2" in ev.op else 1)
             stores.append((int(ev.values["addr"][0]) - D_ADDR, width))
     out = []

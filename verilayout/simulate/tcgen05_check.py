@@ -61,7 +61,6 @@ Not checked here: anything only a GPU run shows.
 from __future__ import annotations
 
 import itertools
-import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -430,7 +429,7 @@ def _tmem_checks(run, bn: int) -> list[KernelCheck]:
     for e in run.events:
         if not e.op.startswith("tcgen05.ld."):
             continue
-        num = int(e.op.split(".x")[1].split(".")[0])
+        num = int(next(p[1:] for p in e.instr.parts if p.startswith("x")))
         for q, addr in zip(e.lanes.tolist(), e.values["addr"].tolist()):
             warp, lane_field, col = int(run.threads[q]) // 32, int(addr) >> 16, int(addr) & 0xFFFF
             if lane_field != 32 * (warp % 4):
@@ -469,7 +468,7 @@ def _stores(run, ob: int):
         if not vals or any(v is None for v in vals):
             yield e, None, None
             return
-        reg_bits = 16 if re.search(r"\.[bu]16$", e.op) or e.op.endswith(".f16") else 32
+        reg_bits = 16 if e.instr.parts[-1] in ("b16", "u16", "f16") else 32
         per = max(1, reg_bits // (8 * ob))
         base = (e.values["addr"].astype(np.int64) - D_ADDR) // ob
         for j, x in enumerate(vals):

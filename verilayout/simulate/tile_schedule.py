@@ -56,7 +56,7 @@ def _paired_loads(run, maps: tuple[int, int]) -> list[tuple[int, int, int]]:
     """Law: ``(A's K coordinate, A row, B row)`` of the producer's k-th A and k-th B TMA loads."""
     loads: dict = {maps[0]: [], maps[1]: []}
     for e in run.events:
-        if e.op.startswith("cp.async.bulk.tensor") and e.op.split(".")[5].startswith("shared"):
+        if e.op.startswith("cp.async.bulk.tensor") and e.instr.parts[5].startswith("shared"):
             loads.setdefault(int(e.values["map"][0]), []).append((int(e.values["c0"][0]),
                                                                   int(e.values["c1"][0])))
     return [(ka, ra, rb) for (ka, ra), (_, rb) in zip(loads[maps[0]], loads[maps[1]])]

@@ -11,7 +11,9 @@ register shuffle from loaded data to DPAS operand registers. Two planners:
   Minimality is then proved by counting (:func:`~verilayout.prove.coverage.lower_bound`)
   or, when that bound is lower, by exhaustive search
   (:func:`~verilayout.prove.coverage.search_fewer`).
-* :func:`plan_baseline`: the algorithm of the project's Intel DPAS seed (002):
+* :func:`plan_baseline`: the algorithm of the Intel XPU backend for Triton's 2D block-load lowering
+  (``third_party/intel/lib/TritonIntelGPUToLLVM/LoadStoreOpToLLVM.cpp``, its tile layout's ``offset``,
+  ``iteration`` and ``load`` dims):
   start at one DPAS instruction's tile, turn the DPAS layout's further register
   bases, in order, into *iterations* while each doubles the block along one side
   within the limits, and turn the first basis that does not, and every later
@@ -174,7 +176,7 @@ class BlockLoadPlan:
     @property
     def pack(self) -> tuple[int, int]:
         """``(dim, n)``: each register slot of the loads holds ``n`` consecutive tensor
-        elements along memory-view dim ``dim`` (the seed's packed values).
+        elements along memory-view dim ``dim`` (the lowering's packed values).
 
         >>> from verilayout.hw.intel.dpas import Dpas
         >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
@@ -188,7 +190,7 @@ class BlockLoadPlan:
 
     @property
     def layout(self) -> LinearLayout:
-        """The loaded data as a linear layout in the seed's terms: in dims ``offset`` (a
+        """The loaded data as a linear layout in the Intel backend's terms: in dims ``offset`` (a
         register slot inside one DPAS instruction's share), ``iteration`` (the next such
         share of the same load), ``load``; out dims the memory-view coordinates in slots
         (the packed dim divided by :attr:`pack`), relative to the warp's origin. Sized to
@@ -200,7 +202,7 @@ class BlockLoadPlan:
         return _plan_layout(self)
 
     def to_dict(self) -> dict:
-        """JSON-ready form (:meth:`from_dict` reads it back); ``layout`` is the seed-style
+        """JSON-ready form (:meth:`from_dict` reads it back); ``layout`` is the Intel-backend-style
         :attr:`layout` (``None`` when the plan has none).
 
         >>> from verilayout.hw.intel.dpas import Dpas
@@ -534,7 +536,7 @@ def _shuffle_from_json(data: Any, n_loads: int) -> tuple:
 
 
 # ----------------------------------------------------------------------------
-# the seed's view of the loaded data
+# the Intel backend's view of the loaded data (LoadStoreOpToLLVM.cpp's tile layout)
 # ----------------------------------------------------------------------------
 
 def _plan_layout(p: Plan) -> LinearLayout:
@@ -592,7 +594,7 @@ def _plan_layout(p: Plan) -> LinearLayout:
 
 
 def format_load_layout(layout: LinearLayout) -> str:
-    """Print a layout the way the seed (Triton's ``LinearLayout::toString``) does.
+    """Print a layout the way Triton's ``LinearLayout::toString`` does.
 
     >>> print(format_load_layout(LinearLayout({"offset": [[0, 1]], "load": []}, ["dim0", "dim1"])))
      - offset=1 -> (0, 1)
@@ -975,13 +977,14 @@ def plan_minimal(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=No
 def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=None,
                   transpose: bool = False, arch: IntelArch = "xe2", surface: Surface | None = None,
                   warp: int = 0, origin=(0, 0), base_address: int | None = None) -> Plan:
-    """The plan the algorithm of the project's Intel DPAS seed (002) builds.
+    """The plan the Intel XPU backend for Triton's 2D block-load lowering builds
+    (``third_party/intel/lib/TritonIntelGPUToLLVM/LoadStoreOpToLLVM.cpp``).
 
     Start with one DPAS instruction's tile; take the operand layout's further
     register bases in order: while a basis doubles the block along one side and
     the doubled block is still one valid load, it becomes an *iteration*; the
     first one that does not, and all after it, become *loads*. B uses VNNI loads,
-    A plain loads, a transposed operand d32 transposed loads (as the seed does).
+    A plain loads, a transposed operand d32 transposed loads (as that lowering does).
 
     >>> from verilayout.hw.intel.dpas import Dpas
     >>> d = Dpas(8, 8, 16, 2, 16, (8, 4), (4, 2))
@@ -1019,7 +1022,7 @@ def plan_baseline(layout: LinearLayout, *, dtype: str, op_idx: int, inst_shape=N
                 y, x = y + dy, x + dx
         ld = _make_load(fam, x, y, h, w, t, tw, req.surface, arch, False)
         if ld is None:
-            raise LayoutError(f"the seed's algorithm cannot build a {h}x{w} {fam.mode} load")
+            raise LayoutError(f"the baseline algorithm (the Intel backend's lowering) cannot build a {h}x{w} {fam.mode} load")
         loads.append(ld)
     bound = _bound(req, len(loads))
     shuffle = _shuffle(loads, req.needed, t)
@@ -1345,7 +1348,7 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
          inst_shape: Sequence[int] | None = None, surface: Surface | None = None,
          warp: int = 0, baseline: bool = False, search: bool = True,
          negative_offsets: bool = True, origin=(0, 0), base_address: int | None = None) -> Plan:
-    """The plan with the fewest loads per sub-group (``baseline=True``: the seed's plan),
+    """The plan with the fewest loads per sub-group (``baseline=True``: the Intel backend's lowering's plan),
     with a lower-bound proof that no valid plan uses fewer. A DPAS operand (an ``Operand`` read
     at the door from a ``#ttg.dot_op`` with a ``#ttig.dpas`` parent, or a LinearLayout with
     ``op_idx=``) is planned for the DPAS instructions; any other distributed layout (a
@@ -1378,7 +1381,7 @@ def plan_operand(layout: Any, *, dtype: str | None = None, transpose: bool = Fal
             raise LayoutError("op_idx and inst_shape apply to DPAS operands (#ttg.dot_op with a "
                               "#ttig.dpas parent); this layout is not one")
         if baseline:
-            raise LayoutError("the seed's algorithm (baseline) builds plans for DPAS operands "
+            raise LayoutError("the baseline algorithm (the Intel backend's lowering) builds plans for DPAS operands "
                               "only; plan this layout without it")
         return plan_tensor(layout, dtype=dtype, shape=shape, transpose=transpose, arch=arch,
                            surface=surface, warp=warp, search=search,

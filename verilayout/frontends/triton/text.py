@@ -307,11 +307,6 @@ def memdesc_view_layout(t: TensorType) -> LinearLayout:
     return LinearLayout(kept, inv.out_dims, require_surjective=False)
 
 
-#: The memory spaces Triton 3.9 knows (its parser refuses ``#ttng.shared_cluster_memory``).
-_MEMORY_SPACES = ("ttg.shared_memory", "triton_gpu.shared_memory", "ttng.tensor_memory",
-                  "triton_nvidia_gpu.tensor_memory")
-
-
 def _memdesc_checked(t: TensorType, where: str) -> None:
     """What Triton 3.9's memdesc verifier refuses (seen on Triton's lit tests with the wheel):
     an unknown memory space; a shared-memory element narrower than a byte or not a whole number of

@@ -15,15 +15,16 @@ Sources:
   ``Plan.to_dict()`` writes it (``shuffle`` optional with ``operand``: then each DPAS
   register takes its element from the load that delivers it; each load's ``surface``
   defaults to the operand stored densely);
-* ``plan_layout = "PLAN"``: the plan's data in the seed's terms, a LinearLayout
+* ``plan_layout = "PLAN"``: the plan's data in the Intel XPU backend's terms (its 2D block-load lowering's
+  tile layout, ``LoadStoreOpToLLVM.cpp``), a LinearLayout
   ``offset, iteration, load -> dim0, dim1``;
 * placement (both plan forms): ``origin = [x0, y0]`` puts the operand's element ``(r, c)`` at
   surface element ``(y0 + r, x0 + c)``; ``base_address = B`` (the operand's first byte) puts
   the surface at ``B & ~63`` and adds ``(B % 64) / elem_bytes`` to ``x0``;
 * ``sublayout = {layout = "NAME", ins = [...]}``: the layout with only the listed input
-  dims (the others fixed at 0), e.g. the seed's ``Warp0`` view.
+  dims (the others fixed at 0), e.g. warp 0's view (``ins = ["register", "lane"]``).
 
-Kinds: ``blockload_covers`` (a plan feeds the operand, or a seed-style load layout names
+Kinds: ``blockload_covers`` (a plan feeds the operand, or an Intel-backend-style load layout names
 exactly the elements the sub-group reads; ``origin``/``base_address`` state where the operand
 really is, default the plan's placement) and ``plan_minimal`` (no valid plan has fewer
 loads; ``origin``/``base_address`` place the operand for the claimed count).
@@ -234,7 +235,7 @@ def _placed_storage(p: Plan, origin, base_address, where: str):
 
 def _blockload_covers(spec, where, timeout_ms, plan, operand, dtype=None, warps=None,
                       transpose=None, pack=None, mode="exact", origin=None, base_address=None):
-    """A plan feeds every register of the sub-group's DPAS operand; or a seed-style load
+    """A plan feeds every register of the sub-group's DPAS operand; or an Intel-backend-style load
     layout names exactly (``mode = "exact"``) or only (``"within"``) elements it reads.
     ``origin``/``base_address``: where the operand really is (default: the plan's placement)."""
     p = _resolve_plan(spec, plan, where)

@@ -12,7 +12,7 @@ Sources (a ``[layouts.NAME]`` entry holding the key):
 * ``canonical = {major, swizzle, dtype | T, m, k, LBO, SBO}``: a row of the PTX
   canonical-layout table (PTX ISA 9.7.15.5.1.2) with the symbols substituted (LBO, SBO in elements);
 * ``swizzle_atom = {swizzle, major, dtype}``: a swizzle atom of PTX Table 38 (without
-  ``dtype``: in 128-bit elements, as the table and seed 003 draw it);
+  ``dtype``: in 128-bit elements, as the table draws it);
 * ``tile_to_shape = {atom = "NAME", shape = [...], order = [...]}``: CuTe's tile_to_shape.
 
 Obligation kinds: ``descriptor_matches``, ``descriptor_fields``, ``fragment_table``,
