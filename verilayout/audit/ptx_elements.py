@@ -50,8 +50,9 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
-                                         rounds, round_register_uses, scratch_locs, sorted_unique)
+from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
+                                         repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
+                                         thread_arrays)
 from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
@@ -700,7 +701,28 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
 # ----- convert_layout through scratch memory ----------------------------------------------------
 
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
-    """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""
+    """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads;
+    once per access and file (kept in ``memo``; the bytes are read only, shared by the accesses
+    with the same offsets: :func:`_bytes_of`)."""
+    key = ("thread_bytes", id(ins), id(ev), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (ins, ev, _thread_bytes_of(ev, ins, n, memo))
+    return hit[2]
+
+
+def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> ThreadBytes:
+    """Each thread's bytes ``offs[t] .. offs[t] + width - 1`` (none when not ``active``), one
+    object per distinct ``(offs, width, active)`` of the file."""
+    key = ("bytes_of", tuple(offs), width, tuple(active))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = ThreadBytes(set(range(o, o + width)) if on else set() for o, on in zip(offs, active))
+    return hit
+
+
+def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """:func:`_thread_bytes`, computed."""
     acc = smem_access(ins)
     addr = address_of(ins)
     if addr is None:
@@ -720,11 +742,14 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
         if not all(active):
             return "a predicated ldmatrix/stmatrix"
         k = matrix_count(ins, 1)
-        out: list[set[int]] = []
-        for w in range(n // 32):
-            out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
+        key = ("matrix_of", tuple(offs), k, "trans" in ins.parts, n)
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = ThreadBytes()
+            for w in range(n // 32):
+                out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
         return zero, out
-    return zero, [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
+    return zero, _bytes_of(offs, acc[2], active, memo)
 
 
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
@@ -753,9 +778,21 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     return [set(row) for row in flat.tolist()]
 
 
-def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
+def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
     """``(hs, hd, bits)``: the elements each of the ``n`` threads holds in the source and the
-    destination layout, and the element width; or why the conversion cannot be compared."""
+    destination layout, and the element width; or why the conversion cannot be compared. Once per
+    op and file when ``memo`` is given (the sets are read only)."""
+    if memo is None:
+        return _holders_of(tmod, op, n)
+    key = ("holders", id(op), id(tmod), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (op, tmod, _holders_of(tmod, op, n))
+    return hit[2]
+
+
+def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
+    """:func:`_conversion_holders`, computed."""
     try:
         st, dt = tmod.type_of(op.operand_types[0]), tmod.type_of(op.result_types[0])
         shape = tuple(st.shape)
@@ -930,9 +967,9 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
             pinned = _pinned(entries, i, ops)
-            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n):
+            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):
                 op = pinned
-            got = why or _conversion_holders(tmod, op, n)
+            got = why or _conversion_holders(tmod, op, n, memo)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
             elif op is pinned:               # the one conversion program order leaves for this chain
@@ -1034,7 +1071,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         hit = None
         skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
         for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
-            got = _conversion_holders(tmod, ops[k], n)
+            got = _conversion_holders(tmod, ops[k], n, memo)
             if isinstance(got, str) or isinstance(rels, Check):
                 continue
             if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
@@ -1050,7 +1087,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
                     split[-1].append(r)
             work[:0] = split
             continue
-        if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
+        if hit is None and not any(_sized(tmod, op, pieces, n, memo) for op in ops[at:]):
             continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
         if hit is not None:
@@ -1095,16 +1132,16 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
         if rels is None or isinstance(rels, Check):
             continue
         for op in ops:
-            got = _conversion_holders(tmod, op, n)
+            got = _conversion_holders(tmod, op, n, memo)
             if not isinstance(got, str) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 return True
     return False
 
 
-def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
+def _sized(tmod: Module, op: Any, pieces: list, n: int, memo: dict | None = None) -> bool:
     """The data a chain stores (bytes, counted per thread) is the conversion's tensor once, or up to
     once per copy the source layout holds (a broadcast): the chain may be this conversion's."""
-    got = _conversion_holders(tmod, op, n)
+    got = _conversion_holders(tmod, op, n, memo)
     if isinstance(got, str):
         return True
     hs, _hd, bits = got
@@ -1161,9 +1198,8 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
         sizes = [len(x) for x in ts]
         if not sum(sizes):
             continue
-        threads = np.repeat(np.arange(len(ts), dtype=np.int64), sizes)   # one array per access
-        (wb if store else rb).append(np.fromiter((b for x in ts for b in x), dtype=np.int64,
-                                                 count=sum(sizes)) + rel)
+        threads, bytes_ = thread_arrays(ts)                # kept with the access's bytes
+        (wb if store else rb).append(bytes_ + rel)
         (wt if store else rt).append(of[threads] if store else threads)
     if not wb or not rb:
         return False
@@ -1248,13 +1284,19 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     wrote: dict[int, tuple[int, Instr]] = {}
     reads: list[dict[int, Instr]] = [{} for _ in range(n)]
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        store = smem_access(ins)[0] == "store"
-        for t, s in enumerate(ts):
-            for b in s:
-                if store:
-                    wrote[(rel + b) % (1 << 32)] = (t, ins)
-                else:
-                    reads[t].setdefault((rel + b) % (1 << 32), ins)
+        th, by = thread_arrays(ts, ordered=False)        # the sets' order: the dicts' order below
+        keys = ((by + rel) % (1 << 32)).tolist()
+        if smem_access(ins)[0] == "store":              # the last store of a byte holds it
+            wrote.update(zip(keys, zip(th.tolist(), [ins] * len(keys))))
+            continue
+        ends = np.cumsum([len(x) for x in ts]).tolist()
+        start = 0
+        for t, end in enumerate(ends):                  # a thread's first load of a byte holds it
+            if end > start:
+                new = dict.fromkeys(keys[start:end], ins)
+                d = reads[t]
+                d.update({k: v for k, v in new.items() if k not in d} if d else new)
+            start = end
     return wrote, reads
 
 

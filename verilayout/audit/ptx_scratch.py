@@ -86,6 +86,10 @@ def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) 
     out = []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         mask = masks.get(ins.line)
+        if mask is None:
+            th_, by_ = thread_arrays(ts)
+            out.append((th_, by_ + rel))
+            continue
         th, by = [], []
         for t, s in enumerate(ts):
             if not s:
@@ -148,6 +152,53 @@ class _Table:
         arr[u + d] -= step
         arr[u] += step
         return after - before
+
+
+class ThreadBytes(list):
+    """Each thread's bytes of one access (a list of sets, read only once built), with its arrays
+    computed once and kept: :meth:`flat` (each thread's bytes in ascending order, thread by
+    thread) and :meth:`in_set_order` (the bytes as iterating the sets gives them). Many accesses
+    share one object (the same offsets relative to thread 0: unrolled copies, pipeline stages), so
+    the arrays are built once per distinct address function.
+
+    >>> ThreadBytes([{5, 4}, set(), {1}]).flat()[1].tolist()
+    [4, 5, 1]
+    """
+
+    _arrays: dict
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(threads, bytes)``: every (thread, byte) pair, threads ascending, bytes sorted within."""
+        got = self.__dict__.setdefault("_arrays", {}).get("flat")
+        if got is None:
+            sizes = [len(x) for x in self]
+            th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
+            by = np.fromiter((b for x in self for b in sorted(x)), dtype=np.int64, count=sum(sizes))
+            got = self._arrays["flat"] = (th, by)
+        return got
+
+    def in_set_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(threads, bytes)`` as ``for t, s in enumerate(self) for b in s`` visits them."""
+        got = self.__dict__.setdefault("_arrays", {}).get("set")
+        if got is None:
+            sizes = [len(x) for x in self]
+            th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
+            by = np.fromiter((b for x in self for b in x), dtype=np.int64, count=sum(sizes))
+            got = self._arrays["set"] = (th, by)
+        return got
+
+
+def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(threads, bytes)`` of one access's per-thread byte sets: ``ordered``, bytes ascending
+    within each thread, else in the sets' iteration order; kept on a :class:`ThreadBytes`.
+
+    >>> thread_arrays([{2}, {0, 1}])[0].tolist()
+    [0, 1, 1]
+    """
+    if isinstance(ts, ThreadBytes):
+        return ts.flat() if ordered else ts.in_set_order()
+    tb = ThreadBytes(ts)
+    return tb.flat() if ordered else tb.in_set_order()
 
 
 def sorted_unique(x: np.ndarray) -> np.ndarray:
@@ -239,14 +290,16 @@ def relative(pieces: list) -> list[int] | None:
 
 def meets(pieces: list, rels: list[int]) -> list[bool]:
     """Per access, whether its bytes meet the bytes the round's stores write (a store: itself)."""
-    wrote: set[int] = set()
-    for (ins, _a, ts), rel in zip(pieces, rels):
-        if smem_access(ins)[0] == "store":
-            for s in ts:
-                wrote.update(b + rel for b in s)
+    stores = [smem_access(ins)[0] == "store" for ins, _a, _t in pieces]
+    got = [thread_arrays(ts)[1] + rel for (_i, _a, ts), rel in zip(pieces, rels)]
+    wrote = sorted_unique(np.concatenate([b for b, st in zip(got, stores) if st] or [np.zeros(0, np.int64)]))
     out = []
-    for (ins, _a, ts), rel in zip(pieces, rels):
-        out.append(smem_access(ins)[0] == "store" or any(b + rel in wrote for s in ts for b in s))
+    for b, st in zip(got, stores):
+        if st or not len(wrote) or not len(b):
+            out.append(st)
+            continue
+        at = np.minimum(np.searchsorted(wrote, b), len(wrote) - 1)
+        out.append(bool((wrote[at] == b).any()))
     return out
 
 
