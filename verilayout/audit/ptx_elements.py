@@ -775,7 +775,7 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     t = np.arange(n)
     base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
     flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
-    return [set(row) for row in flat.tolist()]
+    return ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
 
 
 def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
@@ -1114,10 +1114,22 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
     rels = _relative_bases(None, pieces, {})
     if isinstance(rels, Check):
         return chain
-    read = {rel + b for (_i, _a, ts), rel in zip(pieces[len(st):], rels[len(st):]) for t in ts for b in t}
-    keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)])
-            if any(rel + b in read for t in p[2] for b in t)]
+    read = sorted_unique(np.concatenate([thread_arrays(ts)[1] + rel for (_i, _a, ts), rel
+                                         in zip(pieces[len(st):], rels[len(st):])] or [np.zeros(0, np.int64)]))
+    keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)]) if _meets(thread_arrays(p[2])[1] + rel, read)]
     return [(keep, ld)] if keep and len(keep) < len(st) else chain
+
+
+def _meets(b: np.ndarray, read: np.ndarray) -> bool:
+    """Some value of ``b`` is in ``read`` (sorted, distinct).
+
+    >>> _meets(np.array([3, 9]), np.array([1, 9])), _meets(np.array([3]), np.array([1, 9]))
+    (True, False)
+    """
+    if not len(b) or not len(read):
+        return False
+    at = np.minimum(np.searchsorted(read, b), len(read) - 1)
+    return bool((read[at] == b).any())
 
 
 def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int, memo: dict) -> bool:
@@ -1190,8 +1202,7 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     copies may store, or all of them the same bytes). Every byte read was written, by one class
     only; every byte written is read; and the distinct bytes thread ``td`` reads from class ``c``
     number ``eb x |elements(c) & hd[td]|`` for every pair."""
-    cls: dict[frozenset, int] = {}
-    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
+    of, k, share = _class_share(hs, hd, n)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         store = smem_access(ins)[0] == "store"
@@ -1220,8 +1231,22 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     if not read[wb_ - lo].all():                       # a byte stored that no thread loads
         return False
     pairs = sorted_unique(rt_ * span + (rb_ - lo))      # each (reader, byte) once
-    k = len(cls)
     got = np.bincount(writer[pairs % span] * n + pairs // span, minlength=k * n).reshape(k, n)
+    return bool((got == eb * share).all())
+
+
+def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(of, k, share)`` of :func:`_round_trip_holds`: each thread's writer class (threads holding
+    the same source elements), the number of classes, and ``share[c, td]``: the elements class
+    ``c`` and reader ``td`` both hold. Kept with ``hd`` (a :class:`ThreadBytes`: the conversion's
+    holders, once per op) for this ``hs``."""
+    kept = hd.__dict__.setdefault("_arrays", {}) if isinstance(hd, ThreadBytes) else {}
+    hit = kept.get(("share", id(hs), n))
+    if hit is not None:
+        return hit[1]
+    cls: dict[frozenset, int] = {}
+    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
+    k = len(cls)
     owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
     for t, h in enumerate(hs):
         owner[list(h)] = of[t]
@@ -1229,7 +1254,8 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     for t, h in enumerate(hd):
         idx = owner[[e for e in h if e < len(owner)]]
         np.add.at(share[:, t], idx[idx >= 0], 1)
-    return bool((got == eb * share).all())
+    kept[("share", id(hs), n)] = (hs, (of, k, share))   # hs kept alive: its id stays unique
+    return of, k, share
 
 
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
@@ -1256,8 +1282,14 @@ def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
     """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
     a constant apart."""
     ref = pieces[0][1]
+    c1, r1 = _split_const(ref)
     rels = []
     for ins, a0, _ts in pieces:
+        c0, r0 = _split_const(a0)
+        if r0 == r1:                         # the same terms plus constants: no simplification needed
+            v = (c0 - c1) % (1 << 32)
+            rels.append(v - (1 << 32) if v >= 1 << 31 else v)
+            continue
         d = z3.simplify(a0 - ref)
         if not z3.is_bv_value(d):
             return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
