@@ -29,6 +29,7 @@ is ``proved`` for the law above only, and says so.
 """
 from __future__ import annotations
 
+import collections
 import re
 from typing import Any
 
@@ -50,16 +51,15 @@ def _used_registers(dests: tuple[str, ...], uses: dict[str, int]) -> list[bool]:
 
 def _register_uses(mod: PtxModule) -> dict[tuple[str, str], int]:
     """``(function, register) -> operands naming it``, over the whole module."""
+    texts: dict[str, list[str]] = {}
+    for ins in mod.instrs:                   # one scan per function (a space between operands: no
+        texts.setdefault(ins.func, []).extend(ins.operands)     # register name spans two of them)
+        if ins.pred:
+            texts[ins.func].append(ins.pred)
     out: dict[tuple[str, str], int] = {}
-    for ins in mod.instrs:
-        for text in ins.operands:
-            for r in _REG.findall(text):
-                out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
-    if any(i.pred for i in mod.instrs):
-        for ins in mod.instrs:
-            if ins.pred:
-                for r in _REG.findall(ins.pred):
-                    out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
+    for func, parts in texts.items():
+        for r, k in collections.Counter(_REG.findall(" ".join(parts))).items():
+            out[(func, r)] = k
     return out
 
 
@@ -142,7 +142,10 @@ class _Table:
         u, c = self.acc[k]
         if not len(u) or not d or u.min() + d < 0 or u.max() + d >= len(self.w):
             return 0
-        idx = sorted_unique(np.concatenate((u, u + d)))
+        mark = np.zeros(len(self.w), dtype=bool)         # the bytes it leaves or reaches, once each
+        mark[u] = True
+        mark[u + d] = True
+        idx = np.flatnonzero(mark)
         before = self.metric(idx)
         arr = self.w if self.kinds[k] == "store" else self.r
         step = 1 if self.kinds[k] == "store" else c
@@ -219,8 +222,12 @@ def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.nd
     u, _c = t.acc[k]
     if not len(u):
         return total
-    bad = np.concatenate([unwritten, unread])
-    own = u[np.isin(u, bad)]
+    bad = t.__dict__.get("bad")                          # the bad bytes as a mask, once per table
+    if bad is None:
+        bad = t.__dict__["bad"] = np.zeros(len(t.w), dtype=bool)
+        bad[unwritten] = True
+        bad[unread] = True
+    own = u[bad[u]]
     anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
     targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
     return total + min([0] + [t.moved(k, d) for d in sorted({g - a for g in targets for a in anchors}) if d])
