@@ -43,6 +43,8 @@ reason (never silently nothing).
 """
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import replace
 from typing import Any
 
@@ -1400,12 +1402,36 @@ def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> boo
     >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
     (True, False)
     """
-    read = {b for r in reads for b in r}
-    if not read:
+    if not any(reads):
         return False
-    lo = min(read)                           # (a store below every byte read is past the scratch)
-    hi = max(lo + size - 1, max(read))
-    return all(lo <= b <= hi for b, (_ts, ins) in wrote.items() if ins.line == line and b not in read)
+    keys, _vals, lines, unread = _unread_writes(wrote, reads)
+    read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
+    lo = int(read.min())                     # (a store below every byte read is past the scratch)
+    hi = max(lo + size - 1, int(read.max()))
+    mine = np.array(keys, dtype=np.int64)[unread & (lines == line)]
+    return bool(((mine >= lo) & (mine <= hi)).all())
+
+
+def _unread_writes(wrote: dict, reads: list[dict]) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """``(bytes, (thread, store) of each, the stores' lines, whether no load reads it)`` of the
+    bytes of ``wrote`` in its order (arrays but the first two)."""
+    keys, vals = list(wrote), list(wrote.values())
+    lines = np.fromiter(map(_line_of, map(_second, vals)), dtype=np.int64, count=len(vals))
+    read = sorted_unique(np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64))
+    got = np.array(keys, dtype=np.int64)
+    return keys, vals, lines, ~_members(got, read)
+
+
+def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
+    """Per value of ``b``, whether it is in ``read`` (sorted, distinct)."""
+    if not len(read):
+        return np.zeros(len(b), dtype=bool)
+    at = np.minimum(np.searchsorted(read, b), len(read) - 1)
+    return read[at] == b
+
+
+_second = operator.itemgetter(1)
+_line_of = operator.attrgetter("line")
 
 
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
@@ -1420,18 +1446,21 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     # fewest reads left out with it, then the earliest line
     score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
-    if not score:
-        read = {b for r in reads for b in r}
-        for b, (ts, ins) in wrote.items():
-            if b not in read:
-                score[ins.line] = (0, 0, score.get(ins.line, (0, 0, 0))[2] - 1)
-                first_bad.setdefault(ins.line, (None, b, ts, ins))
+    if not score:                            # bytes stored that no load reads: each blames its store
+        keys, vals, lines, unread = _unread_writes(wrote, reads)
+        got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
+        at = np.flatnonzero(unread)[first]
+        for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
+            score[ln] = (0, 0, -c)
+            first_bad.setdefault(ln, (None, keys[k], vals[k][0], vals[k][1]))
     if not score:
         return None
     line = min(score, key=lambda ln: (score[ln], ln))
     tied = sorted(ln for ln in score if score[ln] == score[line] and ln != line)
-    st_lines = {w[1].line: w[1] for w in wrote.values()}
-    ld_lines = {i.line: i for r in reads for i in r.values()}
+    stores = list(map(_second, wrote.values()))
+    st_lines = {i.line: i for i in dict(zip(map(id, stores), stores)).values()}
+    loads = list(itertools.chain.from_iterable(r.values() for r in reads))
+    ld_lines = {i.line: i for i in dict(zip(map(id, loads), loads)).values()}
     if len(st_lines) == 1 and len(ld_lines) == 1:   # one store, one load: only their difference is known
         tied = [ln for ln in (*st_lines, *ld_lines) if ln != line]
         first_bad.update({ln: (td0, b0, w0, i) for ln, i in (*st_lines.items(), *ld_lines.items())
