@@ -747,11 +747,15 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
 
 def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> ThreadBytes:
     """Each thread's bytes ``offs[t] .. offs[t] + width - 1`` (none when not ``active``), one
-    object per distinct ``(offs, width, active)`` of the file."""
+    object per distinct ``(offs, width, active)`` of the file (its sorted arrays given at once)."""
     key = ("bytes_of", tuple(offs), width, tuple(active))
     hit = memo.get(key)
     if hit is None:
         hit = memo[key] = ThreadBytes(set(range(o, o + width)) if on else set() for o, on in zip(offs, active))
+        on = np.array(active, dtype=bool)
+        th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
+        by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
+        hit.__dict__["_arrays"] = {"flat": (th, by)}
     return hit
 
 
@@ -1240,10 +1244,9 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         store = smem_access(ins)[0] == "store"
-        sizes = [len(x) for x in ts]
-        if not sum(sizes):
-            continue
         threads, bytes_ = thread_arrays(ts)                # kept with the access's bytes
+        if not len(bytes_):
+            continue
         (wb if store else rb).append(bytes_ + rel)
         (wt if store else rt).append(of[threads] if store else threads)
     if not wb or not rb:
@@ -1285,9 +1288,10 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     for t, h in enumerate(hs):
         owner[list(h)] = of[t]
     share = np.zeros((k, n), dtype=np.int64)           # share[c, td]: elements both hold
-    for t, h in enumerate(hd):
-        idx = owner[[e for e in h if e < len(owner)]]
-        np.add.at(share[:, t], idx[idx >= 0], 1)
+    th, el = thread_arrays(hd)
+    th, el = th[el < len(owner)], el[el < len(owner)]
+    c = owner[el]
+    np.add.at(share, (c[c >= 0], th[c >= 0]), 1)
     kept[("share", id(hs), n)] = (hs, (of, k, share))   # hs kept alive: its id stays unique
     return of, k, share
 
