@@ -141,7 +141,7 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     lanes = span("lane", 32)
     if len(lanes) < 32:
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
-    out = []
+    out = ThreadBytes()
     for lane in range(32):
         got: set[int] = set()
         for r in regs:
@@ -179,10 +179,7 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
         if key not in memo:
             memo[key] = ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts))
         return a0, memo[key]
-    key = ("bytes", tuple(offs), acc[2], tuple(active))
-    if key not in memo:                          # read only below: shared by the file's accesses
-        memo[key] = ThreadBytes(set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active))
-    return a0, memo[key]
+    return a0, _bytes_of(offs, acc[2], active, memo)     # read only below: shared by the file's accesses
 
 
 def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
@@ -514,7 +511,8 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     so the misplaced access stands out against the others instead of moving the reference."""
     # a pair (lane k, byte b) as one int k * 2^40 + 2^39 + b: a shift moves b alone (|b| < 2^39)
     got = _pair_keys(per_lane)
-    want = sorted_unique(_pair_keys(lanes))      # sorted, once: each candidate is one searchsorted
+    lane_of, byte_of = thread_arrays(lanes)
+    want = sorted_unique((lane_of << 40) + (1 << 39) + byte_of)   # sorted, once: one searchsorted a candidate
     cands = set()
     for k in range(32):
         if per_lane[k] and lanes[k]:
@@ -813,7 +811,13 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     t = np.arange(n)
     base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
     flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
-    return ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
+    out = ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
+    srt = np.sort(flat, axis=1)                               # each thread's distinct elements, ascending
+    first = np.ones(srt.shape, dtype=bool)
+    first[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    th = np.repeat(np.arange(srt.shape[0], dtype=np.int64), srt.shape[1]).reshape(srt.shape)
+    out.__dict__["_arrays"] = {"flat": (th[first], srt[first])}
+    return out
 
 
 def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
@@ -1197,7 +1201,7 @@ def _sized(tmod: Module, op: Any, pieces: list, n: int, memo: dict | None = None
     hs, _hd, bits = got
     want = len(set().union(*hs)) * bits // 8
     most = sum(len(h) for h in hs) * bits // 8
-    stored = sum(len(b) for ins, _a, ts in pieces if smem_access(ins)[0] == "store" for b in ts)
+    stored = sum(len(thread_arrays(ts)[1]) for ins, _a, ts in pieces if smem_access(ins)[0] == "store")
     return bool(want) and want <= stored <= most
 
 
