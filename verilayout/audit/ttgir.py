@@ -329,6 +329,14 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
     """The descriptor of each (MN block, K-block) of an operand of ``blocks`` blocks (at least one
     each) whose first block is the buffer's block ``at``, derived on the buffer's layout ``ll``;
     and the first block no descriptor reads, with why (None when every block has one)."""
+    descs, why = _block_descriptors_of(ll, dtype, major, blocks, mn, at, mn_dim, arch)
+    return [dict(d) for d in descs], why
+
+
+@lru_cache(maxsize=256)   # keyed by the operand's layout and blocks; a kernel's dots repeat their operands
+def _block_descriptors_of(ll: LinearLayout, dtype: str, major: str, blocks: tuple[int, int], mn: int,
+                          at: tuple[int, int], mn_dim: int, arch: str) -> tuple[tuple[dict, ...], tuple | None]:
+    """:func:`_block_descriptors`, shared by the callers (read only: they get copies)."""
     descs: list[dict] = []
     for mb in range(max(1, blocks[0])):
         for kb in range(max(1, blocks[1])):
@@ -336,10 +344,10 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
                 p = derive_descriptor(ll, dtype=dtype, major=major, k_block=at[1] + kb, mn=mn,
                                       mn_block=at[0] + mb, mn_dim=mn_dim, arch=arch)
             except LayoutError as e:
-                return descs, (mb, kb, str(e))
+                return tuple(descs), (mb, kb, str(e))
             descs.append({"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
                           "swizzle": p.descriptor.swizzle, "status": p.verdict.status})
-    return descs, None
+    return tuple(descs), None
 
 
 def _descriptor_check(ctx: AuditContext, op: Op, operand: str, mem: Type, arch: str, value: str | None = None) -> None:
