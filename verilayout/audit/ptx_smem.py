@@ -126,7 +126,9 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     [1, 4, 7, 10]
     """
     out = compile_term(e, memo)({"tid_x": np.arange(n, dtype=np.uint64)})
-    return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
+    if out.dtype == object:
+        return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
+    return out.tolist()                      # Python ints (or bools) at once
 
 
 def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dict | None = None,
