@@ -647,17 +647,25 @@ def _exact(part: list, lanes: list[set[int]], memo: dict | None) -> tuple[bool, 
     return len(want) == len(mine) and bool((want == mine).all()), twice
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
-             memo: dict | None = None) -> Check:
+def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None) -> Check | None:
+    """:func:`_compare`'s proof when every lane touches exactly its bytes (a store: each once),
+    decided on arrays (:func:`_exact`); None otherwise (the per-lane maps explain it)."""
     load = _OPS.get(op.name, ("store",))[0] == "load"
     same, n_twice = _exact(part, lanes, memo)
-    if same and (load or not n_twice):               # the common case, decided on arrays
-        data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name,
-                "instructions": [i.line for i, _, _ in part], "elements": what}
-        if load and n_twice:
-            data["reread_bytes"] = n_twice
-        return _proved(op, part[0][0], part, what, data)
-    per_lane, twice = _lane_bytes(part, memo)
+    if not same or (n_twice and not load):
+        return None
+    data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name,
+            "instructions": [i.line for i, _, _ in part], "elements": what}
+    if load and n_twice:
+        data["reread_bytes"] = n_twice
+    return _proved(op, part[0][0], part, what, data)
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False,
+             memo: dict | None = None) -> Check:
+    if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
+        return fast
+    load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
