@@ -73,7 +73,7 @@ def main() -> None:
     print(f"operand {args.op}, f16, warpsPerCTA [8, 4], repCluster [4, 2], sub-group 0")
     print(f"{'size':>7} {'loads':>6} {'seconds':>8} {'ms/load':>8} {'ratio':>6} {'peak MB':>8} "
           f"{'MB/load':>8}  {'seed ms/load':>12} {'seed MB/load':>12} {'vs seed':>8}  verdict")
-    base = None
+    base, figures = None, {}
     for n in sizes:
         r = run(n, args.op, args.timeout)
         if "error" in r:
@@ -91,6 +91,24 @@ def main() -> None:
                          f"{per / sper:>8.2f}")
         print(f"{n:>5}^2 {r['loads']:>6} {r['seconds']:>8.3f} {per * 1e3:>8.3f} {per / base:>6.2f} "
               f"{mb:>8.1f} {mb / max(r['loads'], 1):>8.4f}  {seed_cols}  {r['status']}", flush=True)
+        figures[n] = (mb / max(r["loads"], 1), per / base)
+    print(bars(figures))
+
+
+def bars(figures: dict) -> str:
+    """The issue's bars on the largest size measured: under 0.05 MB per load, time per load at
+    most twice the smallest size's (linear growth).
+
+    >>> bars({1024: (0.09, 1.0), 8192: (0.03, 0.6)})
+    'largest 8192^2: 0.0300 MB/load (bar 0.05: met), time ratio 0.60 (bar 2.0: met)'
+    """
+    if not figures:
+        return "no size measured"
+    n = max(figures)
+    mb, ratio = figures[n]
+    said = {True: "met", False: "NOT met"}
+    return (f"largest {n}^2: {mb:.4f} MB/load (bar 0.05: {said[mb < 0.05]}), "
+            f"time ratio {ratio:.2f} (bar 2.0: {said[ratio <= 2.0]})")
 
 
 if __name__ == "__main__":

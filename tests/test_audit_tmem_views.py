@@ -311,12 +311,15 @@ def test_every_tmem_message_the_audit_names_is_the_one_in_the_ptx():
     # Triton's PTX for the same kernels issues exactly these (the MMA scale factors included)
     # (a copy of 256 registers a thread, persistent_tma_matmul_128x256x64_w4_s2, is split by Triton into
     # four .x64 messages where one .x128 pair would fit: tests/test_audit_tmem_messages.py checks where
-    # each of those lands, and that file is left out here)
+    # each of those lands, and that file is left out here; so is ws_attention_fwd, whose softmax
+    # partition, under its 88-register budget, loads the 64-column S tile as two .x32 messages: the
+    # PTX audit's tmem-message checks of tests/test_audit_warp_specialize.py place each)
     files = sorted((ROOT / "tests" / "corpus" / "cuda100").glob("*.ttgir")) + [ATTN, SUB]
     compared = 0
     for f in files:
         ptx = f.with_suffix(".ptx")
-        if not ptx.exists() or f.name == "persistent_tma_matmul_128x256x64_w4_s2.ttgir":
+        if not ptx.exists() or f.name in ("persistent_tma_matmul_128x256x64_w4_s2.ttgir",
+                                          "ws_attention_fwd_d64_128x64_w4_s2.ttgir"):
             continue
         rep = audit_file(str(f))
         assert _audit_messages(rep) == _ptx_messages(ptx.read_text()), f.name

@@ -23,6 +23,7 @@ KERNELS = sorted(MANIFEST["kernels"])
 GEMMS = [k for k in KERNELS if k.startswith("hopper_gemm")]
 HOPPER = [k for k in KERNELS if k.startswith("hopper")]
 BLACKWELL = "blackwell_gemm_f16_kk_128x128"
+PAIR = "blackwell_gemm_f16_kk_256x128_2cta"
 GROUPED = "hopper_grouped_gemm_f16_kk_128x128"
 KK = "hopper_gemm_f16_kk_128x128"
 FMHA = "hopper_fmha_f16_d128_64x128"
@@ -286,14 +287,14 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
         (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
         (tmp_path / f"{stem}.ptx").write_text(text)
     assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
-    assert "44 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies
+    assert "56 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies x 2 checks
     assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
     # both files named, as for TTGIR + PTX: one report, the PTX's
     assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
-    assert "1 file(s), 44 checks: 44 proved, 0 errors" in capsys.readouterr().out
+    assert "1 file(s), 56 checks: 56 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
@@ -318,28 +319,105 @@ def _tc05_lines(ptx: str) -> list[int]:
     return [n for n, line in enumerate(ptx.splitlines(), 1) if line.lstrip().startswith("tcgen05.mma")]
 
 
-def test_blackwell_tcgen05_descriptor_fields_read_the_plan(audited):
-    """The DSL's Blackwell dense GEMM (1 CTA, 128 x 128 x 64 tile, 6 stages): each tcgen05.mma's A and
-    B descriptor fields read the MLIR's K-major SW128 tile for their K-block (no error). The base is
-    not proved 1024-byte aligned: the DSL places the buffers at 128-byte alignment (its sm_100 memrefs
-    are align<128>; A at 16512 bytes), so each check is unknown, never proved."""
-    rep = audited[BLACKWELL]
-    lines = set(_tc05_lines(_text(BLACKWELL, "ptx")))
-    assert len(lines) == 4                                       # K = 64 in 4 K-blocks of 16
-    assert _by(rep, "A") == lines == _by(rep, "B")
-    assert not [c for c in rep.checks if c.severity == "error"]
-    assert all("fields read the MLIR's shared layout" in c.message for c in _mma(rep))
-    assert all(c.status == "unknown" and "not proved aligned" in c.message for c in _mma(rep))
+#: the sm_100 descriptor constant of the DSL's Blackwell GEMM (bits 14-63): version 0b001 (bits 46-48),
+#: swizzle code 2 = 128B (bits 61-63), SBO 1024 B, LBO 16 B, base offset 0 (PTX ISA 9.7.16.4.1, Table 40)
+BW_HI = (2 << 61) | (1 << 46) | (64 << 32) | (1 << 16)
 
 
-def test_blackwell_planted_sbo_is_an_error_at_each_tcgen05():
+def test_blackwell_tcgen05_descriptors_proved_at_a_128_byte_aligned_buffer(audited):
+    """The DSL's Blackwell dense GEMM (1 CTA, 128 x 128 x 64 tile, 6 stages): every tcgen05.mma's A and
+    B descriptor is proved against the MLIR's K-major SW128 tile, although the DSL places A at shared
+    memory + 16512 (16512 mod 1024 = 128: its sm_100 memrefs are align<128>) with base offset 0: the
+    position-dependent swizzle rule, its sm_100 part labelled an inference in every message; the stage
+    check places A and B at the offsets the PTX adds (16512, 114816), itself labelled an inference."""
     ptx = _text(BLACKWELL, "ptx")
-    hi = (1 << 62) | (1 << 46) | (64 << 32) | (1 << 16)          # sm_100: version 1, 128B swizzle, SBO 1024 B, LBO 16 B
-    assert f", {hi};" in ptx
-    bad = _plant(ptx, f", {hi};", f", {hi + (64 << 32)};")       # A's (the first): SBO 2048 B
+    assert "[%r13+16512]" in ptx and "[%r13+114816]" in ptx and f", {BW_HI};" in ptx
+    assert 16512 % 1024 == 128
+    rep = audited[BLACKWELL]
+    lines = set(_tc05_lines(ptx))
+    assert len(lines) == 4                                       # K = 64 in 4 K-blocks of 16
+    assert _by(rep, "A", "proved") == lines == _by(rep, "B", "proved")
+    assert not [c for c in rep.checks if c.severity == "error"]
+    for c in _mma(rep):
+        assert "at any base: base offset 0" in c.message and "inference: tcgen05" in c.message
+        assert c.data["base_offset"] == 0
+    assert all("16512 bytes into" in c.message for c in _mma(rep) if c.data["operand"] == "A")
+    assert all("114816 bytes into" in c.message for c in _mma(rep) if c.data["operand"] == "B")
+    assert all("inference: the DSL places" in c.message for c in _mma(rep))
+
+
+def test_position_dependent_swizzle_rule_against_the_address_model_brute_force():
+    """The rule the sm_100 proofs rest on, by brute force (every element of the DSL's 128 x 64 f16
+    K-major A tile, each of the 4 K-blocks): with base offset 0 the hardware address model
+    (measured on sm_90: swizzle on absolute address bits) reads element (m, k) at the buffer base
+    16512 at exactly the byte CuTe's position-dependent swizzle (``swizzle_ptr``: the 128B swizzle,
+    16-byte chunk XOR 128-byte row mod 8, applied to the ABSOLUTE address ``16512 + L(m, k)``,
+    written out here) gives it; the buffer-relative reading (``16512 + Sw(L)``) differs; base offset 1
+    (what ``(16512 >> 7) & 7`` would give) reads neither."""
+    from verilayout.hw.nvidia.descriptor import encode, hardware_address_function
+    base = 16512
+
+    def sw(x):
+        return x ^ (((x >> 7) & 7) << 4)
+    for bo, want_match in ((0, True), (1, False)):
+        hits = rel = 0
+        for kb in range(4):
+            d = encode(start_address=base + 32 * kb, lbo=16, sbo=1024, swizzle="128B", arch="sm_100", base_offset=bo)
+            f = hardware_address_function(d, major="K", dtype="f16", mn_extent=128)
+            for m in range(128):
+                for k in range(16):
+                    lin = (m % 8) * 128 + (m // 8) * 1024 + 2 * (16 * kb + k)     # L(m, k) in bytes
+                    got = f.eval(m, k) // 8
+                    hits += got == sw(base + lin)
+                    rel += got == base + sw(lin)
+        assert (hits == 4 * 128 * 16) == want_match and (bo == 1 or rel < hits), (bo, hits, rel)
+
+
+def test_cutlass_make_umma_desc_never_encodes_a_base_offset():
+    """CUTLASS's ``make_umma_desc`` (the recorded host-only oracle run over every atom, element width
+    and K-block, tests/oracles/cutlass/umma_desc_oracle.recorded.txt) writes base offset 0 whatever the
+    start: the convention the DSL's PTX follows at its 128-byte-aligned buffers."""
+    path = os.path.join(os.path.dirname(__file__), "oracles", "cutlass", "umma_desc_oracle.recorded.txt")
+    with open(path) as f:
+        rows = [line.split() for line in f if line.startswith("D ")]
+    assert len(rows) > 100
+    assert {r[7] for r in rows} == {"0"}                         # column base_offset
+    assert {r[8] for r in rows} == {"1"}                         # version 0b001
+
+
+def _bw_plant(old: str, new: str) -> str:
+    return _plant(_text(BLACKWELL, "ptx"), old, new)
+
+
+@pytest.mark.parametrize("bug, new, why", [
+    ("base offset 1", BW_HI | (1 << 49), "misreads at every base"),
+    ("swizzle 64B", (4 << 61) | (1 << 46) | (64 << 32) | (1 << 16), "do not read the MLIR's shared layout"),
+    ("SBO 2048", BW_HI + (64 << 32), "do not read the MLIR's shared layout")])
+def test_blackwell_planted_descriptor_field_is_an_error_at_each_tcgen05_reading_it(bug, new, why):
+    """A's descriptor constant (the first in the text) changed: an error at each of the 4 tcgen05.mma,
+    operand A only; B stays proved."""
+    bad = _bw_plant(f", {BW_HI};", f", {new};")
     rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
-    assert _by(rep, "A", "counterexample") == set(_tc05_lines(ptx))
-    assert not _by(rep, "B", "counterexample")
+    lines = set(_tc05_lines(bad))
+    assert _by(rep, "A", "counterexample") == lines, bug
+    assert {c.line for c in rep.checks if c.severity == "error"} == lines
+    assert _by(rep, "B", "proved") == lines
+    assert all(why in c.message for c in rep.checks if c.severity == "error")
+
+
+def test_blackwell_planted_k_block_start_is_an_error_at_its_line():
+    """K-block 2 of A starts 64 bytes late (``+ 2`` -> ``+ 6`` in 16-byte units on the register only the
+    third tcgen05.mma reads): an error at that instruction alone, with the distance."""
+    ptx = _text(BLACKWELL, "ptx")
+    old = "add.s32 \t%r98, %r25, 2;"
+    assert ptx.count(old) == 1
+    bad = ptx.replace(old, old.replace(", 2;", ", 6;"))
+    third = _tc05_lines(ptx)[2]
+    assert "%rd28" in ptx.splitlines()[third - 1]               # it reads {%r98, ...}
+    rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert [(c.line, c.data["operand"]) for c in errors] == [(third, "A")]
+    assert "64 bytes away" in errors[0].message
 
 
 @pytest.mark.parametrize("name", ["hopper_gemm_f16_kk_128x128", "hopper_gemm_f16_mn_128x128",
@@ -380,7 +458,8 @@ def _tma_lines(ptx: str) -> list[int]:
 
 @pytest.mark.parametrize("name", GEMMS)
 def test_every_tma_copy_of_the_gemms_starts_a_box_of_a_planned_stage(name, audited):
-    tma = [c for c in audited[name].checks if c.check == "tma-smem-box"]
+    tma = [c for c in audited[name].checks if c.check in ("tma-smem-box", "tma-box")]
+    assert len(tma) == 2 * len(_tma_lines(_text(name, "ptx")))
     assert {c.line for c in tma} == set(_tma_lines(_text(name, "ptx")))
     assert all(c.status == "proved" for c in tma), [c.message for c in tma if c.status != "proved"][:1]
 
@@ -390,6 +469,7 @@ def test_fmha_tma_loads_proved_per_warpgroup_stores_unknown(audited):
     buffer at an offset that depends on the warpgroup (``%tid.x``), which the plan's store atom
     does not state: unknown, never proved, never an error."""
     tma = [c for c in audited[FMHA].checks if c.check == "tma-smem-box"]
+    assert all(c.status == "proved" for c in audited[FMHA].checks if c.check == "tma-box")
     loads = [c for c in tma if "TMA load" in c.message]
     stores = [c for c in tma if "TMA store" in c.message]
     assert len(loads) + len(stores) == len(tma) == len(_tma_lines(_text(FMHA, "ptx")))
@@ -406,7 +486,7 @@ def test_planted_tma_destination_is_an_error_at_its_line():
     bad = ptx[:m.start()] + m.group(0).replace("+1024]", "+1536]") + ptx[m.end():]
     rep = audit_pair(_text(KK, "mlir"), bad)
     errors = [c for c in rep.checks if c.severity == "error"]
-    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]
+    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]      # the box itself is unchanged
 
 
 def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
@@ -419,11 +499,25 @@ def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
     assert not [c for c in tma if c.severity == "error"]
 
 
-def test_blackwell_tma_copies_unchecked_with_the_reason(audited):
-    """The Blackwell kernel allocates its buffers separately; their offsets are not in the MLIR."""
+def test_blackwell_tma_copies_proved_at_the_inferred_buffer_offsets(audited):
+    """The Blackwell kernel allocates its buffers separately (4 ``cute.memref.alloca``); placed in text
+    order at their alignment (128 B barriers at 0, C at 128, A at 16512, B at 114816: the offsets its
+    PTX adds), every TMA copy starts a box of a stage: proved, the placement labelled an inference."""
     tma = [c for c in audited[BLACKWELL].checks if c.check == "tma-smem-box"]
     assert {c.line for c in tma} == set(_tma_lines(_text(BLACKWELL, "ptx")))
-    assert all(c.status == "unchecked" and "not stated" in c.message for c in tma)
+    assert all(c.status == "proved" and "inference: the DSL places" in c.message for c in tma)
+    ptx = _text(BLACKWELL, "ptx")
+    assert {("16512 bytes" in c.message) or ("114816 bytes" in c.message) or ("128 bytes into" in c.message)
+            for c in tma} == {True}
+    assert "[%r1+8320]" in ptx                                    # C's second stage: 128 + 8192
+
+
+def test_blackwell_misplaced_copy_at_an_inferred_offset_is_unknown_not_an_error():
+    """An inference is never an error: the A load moved 512 bytes is ``unknown`` with the reason."""
+    bad = _bw_plant("[%r13+16512]", "[%r13+17024]")
+    tma = [c for c in audit_pair(_text(BLACKWELL, "mlir"), bad).checks if c.check == "tma-smem-box"]
+    assert [c.status for c in tma if "never an error" in c.message] == ["unknown"]
+    assert not [c for c in tma if c.severity == "error"]
 
 
 # ----- bad input -------------------------------------------------------------------------------
@@ -463,3 +557,167 @@ def test_planted_lbo_of_an_mn_major_operand_is_an_error():
     rep = audit_pair(_text(name, "mlir"), bad)
     assert _by(rep, "B", "counterexample") == set(_groups(ptx)[0])
     assert _by(rep, "A", "proved") == set(_wgmma_lines(ptx))
+
+
+# ----- TMA boxes: the MLIR's partition against the PTX's coordinates and expect_tx ---------------
+
+def _box(rep) -> list:
+    return [c for c in rep.checks if c.check == "tma-box"]
+
+
+def test_partition_boxes_read_from_the_mlir_are_the_configs():
+    """The box each ``tma_partition`` states, per TMA coordinate (innermost first), against the
+    example's configuration: a K-major operand's box is 128 bytes of K by the tile's MN rows (the
+    128B swizzle span bounds boxDim[0] x element size: cuTensorMapEncodeTiled); an MN-major one
+    64 MN elements (128 bytes) by the tile's 64 K, two boxes per 128-row stage; and box bits equal
+    the atom's copy_bits."""
+    from verilayout.audit.cute_dsl import tma_plans
+    for name in GEMMS:
+        cfg = MANIFEST["kernels"][name]
+        tm, tn = cfg["tile_shape_mn"]
+        elem = 1 if "e4m3" in name else 2
+        loads = [p for p in tma_plans(parse_cute_mlir(_text(name, "mlir")))[0] if p.kind == "load"]
+        want = []
+        for mn, major in ((tm, cfg["a_major"]), (tn, cfg["b_major"])):
+            want.append(((128 // elem, mn), 1) if major == "k" else ((128 // elem, 64), mn // 64))
+        assert [(p.grid.box, p.grid.boxes) for p in loads] == want, name
+        assert all(p.grid.elements * p.elem_bits == p.box_bytes * 8 for p in loads)
+
+
+@pytest.mark.parametrize("name", [n for n in KERNELS if n not in (GROUPED, PAIR)])
+def test_every_tma_box_check_proved_on_the_corpus(name, audited):
+    box = _box(audited[name])
+    assert {c.line for c in box} == set(_tma_lines(_text(name, "ptx")))
+    assert all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
+
+
+def test_grouped_gemm_3d_copies_of_2d_partitions_are_unknown_not_errors(audited):
+    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the
+    MLIR partitions the 2-d tile: not compared, ``unknown`` with the reason; its stores are proved."""
+    box = _box(audited[GROUPED])
+    loads = [c for c in box if "TMA load" in c.message]
+    assert loads and all(c.status == "unknown" and "3-d copy" in c.message for c in loads)
+    assert all(c.status == "proved" for c in box if "TMA store" in c.message)
+
+
+def test_planted_expect_tx_bytes_are_an_error_at_each_load_of_the_barrier():
+    """The prologue's barrier armed for 16384 bytes instead of the 16384 + 16384 its A and B boxes
+    (64 x 128 f16 each, from the MLIR) bring: an error at both loads, nothing else."""
+    ptx = _text(KK, "ptx")
+    old = "mov.b32 \t%r57, 32768;"
+    assert ptx.count(old) == 1
+    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("32768", "16384")))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("waits for 16384 bytes" in c.message and "16384 + 16384" in c.message for c in errors)
+
+
+def test_planted_coordinate_off_the_box_grid_is_an_error_at_its_loads():
+    """The prologue's K coordinate moved 32 elements (``%r250 + 448`` -> ``+ 480``; %r250 steps by 64
+    from -448): never a multiple of the 64-element box the MLIR states along K: an error at the two
+    loads that use it."""
+    ptx = _text(KK, "ptx")
+    old = "add.s32 \t%r11, %r250, 448;"
+    assert ptx.count(old) == 1
+    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("448", "480")))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("never a multiple of 64" in c.message for c in errors)
+
+
+def test_planted_box_change_in_the_mlir_is_an_error_at_each_load():
+    """The MLIR's load boxes made 64 x 64 (the atoms' copy_bits and basis, and the partitions' box):
+    the PTX's barriers still expect 2 x 16384 bytes: an error at every load, for the bytes."""
+    mlir = _text(KK, "mlir")
+    atom = 'copy_bits = 131072, tma_gbasis = <"(64,128):(1@1,1@0)">'
+    part = '"(((64,128),1),8):(((1@0,1@1),0),64@0)"'
+    assert atom in mlir and mlir.count(part) >= 2
+    bad = mlir.replace(atom, 'copy_bits = 65536, tma_gbasis = <"(64,64):(1@1,1@0)">').replace(
+        part, '"(((64,64),1),8):(((1@0,1@1),0),64@0)"')
+    rep = audit_pair(bad, _text(KK, "ptx"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    loads = _tma_lines(_text(KK, "ptx"))[:4]                      # 2 prologue + 2 main-loop loads
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
+    assert all("8192 + 8192" in c.message for c in errors)
+
+
+def test_box_placement_against_the_tile_written_out():
+    """The K-major A tile of the Hopper GEMM (128 x 64 f16, 8-row groups 512 elements apart): TMA's box
+    64 (K, contiguous) x 128 (M), written row after row, puts (m, k) at element 64 m + k, which is where
+    ``((8,16),(64,1)):((64,512),(1,0))`` puts it (64 (m mod 8) + 512 (m div 8) + k = 64 m + k), every
+    element; an M-major box order (K rows of 128 M) is refused at tile element 1."""
+    from verilayout.audit.cute_dsl import box_placement
+    from verilayout.core.cute.layout import Layout
+    from verilayout.frontends.cute_mlir import TmaBox
+    tile = Layout(((8, 16), (64, 1)), ((64, 512), (1, 0)))
+    for m, k in ((0, 0), (9, 3), (127, 63)):
+        assert 64 * (m % 8) + 512 * (m // 8) + k == 64 * m + k
+    ok = box_placement(tile, [(128, {1: 1}), (64, {0: 1})], TmaBox(2, (64, 128), (64, 128), 1), [(0, 0)], 16, 128)
+    assert ok == (True, "8192 elements: each where the memref puts it")
+    bad = box_placement(tile, [(128, {0: 1}), (64, {1: 1})], TmaBox(2, (128, 64), (128, 64), 1), [(0, 0)], 16, 128)
+    assert bad[0] is False and bad[1].startswith("tile element 1 ")
+
+
+def test_every_partition_of_the_corpus_writes_its_memref():
+    from verilayout.audit.cute_dsl import tma_plans
+    for name in KERNELS:
+        plans = tma_plans(parse_cute_mlir(_text(name, "mlir")))[0]
+        assert plans and all(p.placement and p.placement[0] for p in plans), name
+
+
+def test_planted_shared_layout_the_box_does_not_write_is_an_error_at_each_load():
+    """The memref the A/B TMA partitions write given 8-row groups 1024 elements apart (the box writes
+    them 512 apart): an error at every load, naming the first element placed elsewhere."""
+    mlir = _text(KK, "mlir")
+    old = '"(((8,16),(64,1)),(1,7)):(((64,512),(1,0)),(0,8192))"'
+    assert mlir.count(old) == 1
+    bad = mlir.replace(old, '"(((8,16),(64,1)),(1,7)):(((64,1024),(1,0)),(0,8192))"')
+    rep = audit_pair(bad, _text(KK, "ptx"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    loads = _tma_lines(_text(KK, "ptx"))[:4]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in loads}
+    assert all("tile element 8 " in c.message and "not what the box writes" in c.message for c in errors)
+
+
+def test_blackwell_planted_absolute_lbo_mode_is_an_error_on_sm_100a():
+    """Bit 52 (leading-dimension stride mode, 1 = absolute address) set in A's descriptor: the PTX ISA
+    (9.7.16.4.1, Target ISA note) supports that mode on sm_103a only and this PTX targets sm_100a: an
+    error at each tcgen05.mma reading it."""
+    bad = _bw_plant(f", {BW_HI};", f", {BW_HI | (1 << 52)};")
+    assert ".target sm_100a" in bad
+    rep = audit_pair(_text(BLACKWELL, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {c.line for c in errors} == set(_tc05_lines(bad)) and {c.data["operand"] for c in errors} == {"A"}
+    assert all("sm_103a only" in c.message for c in errors)
+
+
+def test_multicast_load_barrier_bytes_are_not_compared():
+    """A multicast load (``.multicast::cluster``) also lands bytes other CTAs copy, which the barrier's
+    expect_tx counts: with the count doubled, the two loads' ``tma-box`` checks are ``unknown``, never errors."""
+    ptx = _text(KK, "ptx")
+    head = "cp.async.bulk.tensor.2d.shared::cta.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%r12+1024]"
+    assert ptx.count(head) == 1
+    bad = ptx.replace(head, head.replace("shared::cta", "shared::cluster").replace(
+        "bytes.L2", "bytes.multicast::cluster.L2")).replace("mov.b32 \\t%r57, 32768;", "mov.b32 \\t%r57, 65536;")
+    rep = audit_pair(_text(KK, "mlir"), bad)
+    box = [c for c in rep.checks if c.check == "tma-box" and c.line in _tma_lines(ptx)[:2]]
+    assert len(box) == 2 and all(c.status == "unknown" and "other CTAs" in c.message for c in box)
+    assert not [c for c in rep.checks if c.severity == "error"]
+
+
+def test_blackwell_cta_pair_operands_proved(audited):
+    """The DSL's Blackwell GEMM on a CTA pair (``use_2cta_instrs``, 256 x 128 tile, 2x1 cluster):
+    ``tcgen05.mma.cta_group::2`` with the MLIR's ``num_cta = 2`` atom; each CTA's A and B descriptors are
+    proved against its half (128 rows of A, 64 of B: the MLIR's per-CTA fragment), 0 errors; the loads'
+    barriers also count the peer CTA's bytes, so their expect_tx is not compared (``unknown``)."""
+    ptx, mlir = _text(PAIR, "ptx"), _text(PAIR, "mlir")
+    assert "tcgen05.mma.cta_group::2" in ptx and "num_cta = 2" in mlir
+    rep = audited[PAIR]
+    lines = set(_tc05_lines(ptx))
+    assert len(lines) == 4 and _by(rep, "A", "proved") == lines == _by(rep, "B", "proved")
+    assert not [c for c in rep.checks if c.severity == "error"]
+    (a,) = {c.data["mn"] for c in _mma(rep) if c.data["operand"] == "A"}
+    (b,) = {c.data["mn"] for c in _mma(rep) if c.data["operand"] == "B"}
+    assert (a, b) == (256 // 2, 128 // 2)
+    loads = [c for c in rep.checks if c.check == "tma-box" and "TMA load" in c.message]
+    assert loads and all(c.status == "unknown" and "other CTAs" in c.message for c in loads)

@@ -260,7 +260,8 @@ def test_explain_shows_the_sm100_features_and_why(tmp_path, capsys):
     assert rc == 0
     for words in ("persistent grid: 148 CTAs for 1024 units (7 per CTA", "warp specialization",
                   "TMEM accumulator double-buffered: 2 x 128 of 256 columns", "grouped raster",
-                  "TMA stores", "compute-bound", "not built: 2-CTA MMA", "cited: NVIDIA B200 datasheet",
+                  "TMA stores", "compute-bound", "2-CTA MMA (tcgen05.mma.cta_group::2", "not chosen",
+                  "not built: clusters with TMA multicast", "cited: NVIDIA B200 datasheet",
                   "assumed, not fitted"):
         assert words in out, words
 

@@ -9,6 +9,7 @@ PTX in the tarball. Exceptions are pinned by name and explained (or marked unexp
 from __future__ import annotations
 
 import collections
+import functools
 import re
 
 import pytest
@@ -43,7 +44,14 @@ KERNEL_EXCEPTIONS = {
 
 
 def accesses(index: int) -> list[ptx_smem.SharedAccess]:
-    """The audit's per-instruction figures for one kernel's PTX (the evaluator the audit uses)."""
+    """The audit's per-instruction figures for one kernel's PTX (the evaluator the audit uses).
+    Computed once per kernel and bank rule: several tests read the same kernels, and the planted
+    wrong rules (a patched ``_MODEL`` or ``smem_access``) are other keys, so they are recomputed."""
+    return _accesses(index, ptx_smem._MODEL, ptx_smem.smem_access)
+
+
+@functools.lru_cache(maxsize=256)   # 56 kernels x the real rule and the two planted wrong ones
+def _accesses(index: int, model, smem_access) -> list[ptx_smem.SharedAccess]:
     mod = parse_ptx(D.text(index, "ptx"))
     evals = {f: PtxValues(mod, f, first_iteration=True) for f in mod.functions}
     return ptx_smem.shared_accesses(mod, evals)

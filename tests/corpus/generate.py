@@ -93,6 +93,12 @@ def main() -> None:
         old = json.loads((HERE / "manifest.json").read_text())
         manifest["files"] = [e for e in old["files"] if e["kernel"] != args.only]
         manifest["failed"] = [e for e in old["failed"] if e["kernel"] != args.only]
+    elif (HERE / "manifest.json").exists():                 # ws_generate.py's kernels (ws_kernels.py) kept
+        import ws_kernels  # noqa: E402
+        ws = {k[0] for k in ws_kernels.WS_KERNELS}
+        old = json.loads((HERE / "manifest.json").read_text())
+        manifest["files"] = [e for e in old["files"] if e["kernel"] in ws]
+        manifest["failed"] = [e for e in old["failed"] if e["kernel"] in ws]
     for name, target, outs in results:
         (HERE / target).mkdir(exist_ok=True)
         for o in outs:

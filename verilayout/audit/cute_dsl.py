@@ -49,14 +49,20 @@ over its definitions (``PtxValues.laws``), else it is free.
 sm_100 (``tcgen05.mma``): the MLIR's ``cute.mma.make_fragment A|B`` of an MMA-partitioned shared
 tensor ``((atom MN, atom K), MN, K, stage)`` is the plan; the instructions of one group writing the
 same TMEM address are its K-blocks; the same three checks run with the sm_100 descriptor (version
-bits, swizzle code in bits 61-63). Where the MLIR allocates shared memory more than once, a buffer's
-offset is not stated in it and the stage check is left out.
+bits, swizzle code in bits 61-63). A descriptor with base offset 0 needs no aligned base
+(:func:`position_rule`: the MMA and CuTe's swizzled pointer both swizzle absolute addresses; on
+sm_100 an inference, said so). Where the MLIR allocates shared memory more than once, each
+allocation's offset is inferred (:data:`PLACEMENT_INFERENCE`): a check resting on it says so and is
+never an error.
 
 TMA (``tma-smem-box``, one per ``cp.async.bulk.tensor``): each ``cute_nvgpu.atom.tma_partition``
 of a TMA atom (``copy_bits`` per box) with a shared buffer whose offset the MLIR states gives the
 box starts ``origin + stage offset + j x box bytes``; a load's destination (a store's source) is
 proved to be one of those of a buffer of its direction, an error where it is none for every value
-of the symbols, else ``unknown``; ``unchecked`` where the MLIR states no buffer offset.
+of the symbols, else ``unknown``; ``unchecked`` where the MLIR states no buffer offset. TMA box
+(``tma-box``, one per copy, :func:`tma_checks`): the partition's coordinate tensor states the box;
+the copy's coordinates lie on its grid, a load's ``expect_tx`` counts its barrier's boxes, and the
+box writes the stage's tile where the memref puts it (:func:`box_placement`).
 
 A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)`` returns the
 ``FileReport`` (the PTX's checks), as ``verilayout audit`` prints them.
@@ -76,12 +82,13 @@ from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
 from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma_shape
-from verilayout.core.cute.int_tuple import product
+from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, TmaAtom, parse_cute_mlir
-from verilayout.frontends.ptx import parse_ptx
+from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, interpret,
+                                            parse_cute_mlir)
+from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
 from verilayout.prove.wgmma import check_descriptor
@@ -142,6 +149,8 @@ class OperandPlan:
     stages: tuple[int, ...] = (0,)
     #: the descriptor family: ``sm_90`` (wgmma) or ``sm_100`` (tcgen05)
     arch: str = "sm_90"
+    #: whether ``origin`` rests on :data:`PLACEMENT_INFERENCE` (the MLIR allocates several buffers)
+    origin_inferred: bool = False
 
     @property
     def end(self) -> int | None:
@@ -215,7 +224,7 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         if op.name != "cute.tiled.mma.partition" or not op.words or op.words[0] not in ("A", "B") \
                 or len(op.operands) < 2:
             continue
-        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        mma, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
         if not isinstance(mma, TiledMma) or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         name = op.words[0]
@@ -223,10 +232,11 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         idx = 0 if name == "A" else 1
         elem = mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem
         major = "K" if mma.majors[idx] == "k" else "MN"
-        found_at = _origin(mod, op.operands[1], allocas)
+        found_at = _origin(mod, op.operands[1], allocas, op.line)
         try:
             plan = OperandPlan(name, _stage0(mem, where), mem, dsl_dtype(elem), major, op.line,
-                               None if found_at is None else found_at[1], _stage_offsets(mem, where))
+                               None if found_at is None else found_at[1], _stage_offsets(mem, where),
+                               origin_inferred=bool(found_at and found_at[2]))
         except LayoutError:
             continue                           # a type or layout no descriptor check reads: its wgmmas are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
@@ -236,18 +246,19 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
         if op.name != "cute.mma.make_fragment" or not op.words or op.words[0] not in ("A", "B") \
                 or len(op.operands) < 2:
             continue
-        mma, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[1])
+        mma, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
         if not isinstance(mma, TiledMma) or mma.arch != "sm100" or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         name = op.words[0]
         where = f"MLIR line {op.line}: operand {name}"
         idx = 0 if name == "A" else 1
-        found_at = _origin(mod, op.operands[1], allocas)
+        found_at = _origin(mod, op.operands[1], allocas, op.line)
         try:
             tile, stages = _partitioned(mem, where)
             plan = OperandPlan(name, tile, mem, dsl_dtype(mma.elem_types[idx] if len(mma.elem_types) > idx else mem.elem),
                                "K" if mma.majors[idx] == "k" else "MN", op.line,
-                               None if found_at is None else found_at[1], stages, "sm_100")
+                               None if found_at is None else found_at[1], stages, "sm_100",
+                               bool(found_at and found_at[2]))
         except LayoutError:
             continue                           # a type or layout no descriptor check reads: its MMAs are unchecked
         entry = found.setdefault(op.operands[0], (mma, []))
@@ -256,12 +267,55 @@ def mma_plans(mod: CuteModule) -> list[MmaPlan]:
     return [MmaPlan(m, v, tuple(ops)) for v, (m, ops) in found.items()]
 
 
-def _origin(mod: CuteModule, value: str, allocas: list) -> tuple[Any, int] | None:
-    """The buffer's allocation and byte offset where the offset is one from the dynamic
-    shared-memory base: the module allocates shared memory once (the DSL places several
-    ``cute.memref.alloca`` at offsets its MLIR does not state), else None."""
-    got = mod.origin(value)
-    return got if got is not None and len(allocas) == 1 and got[0] is allocas[0] else None
+#: The placement rule of several shared-memory allocations, which the MLIR does not state (an
+#: inference, said so wherever a verdict rests on it): the DSL's ``cute.memref.alloca`` ops take the
+#: dynamic shared memory in text order, each at the next multiple of its memref's ``align<N>``, each
+#: ``cosize x element bytes`` long (the DSL's Blackwell GEMM: a 128-byte barrier struct at 0, then
+#: 128-byte-aligned buffers of 16384, 98304 and 98304 bytes at 128, 16512 and 114816, the offsets its
+#: PTX adds to the shared-memory base).
+PLACEMENT_INFERENCE = ("inference: the DSL places its shared-memory allocations in text order, each at the next "
+                       "multiple of its alignment (not stated in the MLIR)")
+
+
+def _alloc_offsets(mod: CuteModule, allocas: list) -> dict[int, int]:
+    """Byte offset of each shared ``cute.memref.alloca`` (by ``id``) from the dynamic shared-memory
+    base: 0 for a module's only one; for several, :data:`PLACEMENT_INFERENCE`'s bump placement, by
+    ascending ``smem.partition_id`` then text order (an empty dict where a memref's size is not
+    static)."""
+    if len(allocas) == 1:
+        return {id(allocas[0]): 0}
+    out, end = {}, 0
+    part = {id(op): op.attr_int("smem.partition_id") for op in allocas}
+    for op in sorted(allocas, key=lambda o: (part[id(o)] if part[id(o)] is not None else 1, o.line)):
+        m = mod.type_of(op.results[0])
+        try:
+            size = int(m.cute().cosize) * m.elem_bits // 8
+        except (LayoutError, TypeError, ValueError):
+            return {}
+        start = -(-end // max(1, m.align)) * max(1, m.align)
+        out[id(op)], end = start, start + size
+    return out
+
+
+def _operand_type(mod: CuteModule, op: Any, i: int) -> Any:
+    """The interpreted type of ``op``'s operand ``i``: from its own signature where it lists every
+    operand's type (the DSL reuses SSA names across functions), else the module's first typing."""
+    if len(op.operand_types) == len(op.operands) > i:
+        return interpret(op.operand_types[i])
+    return mod.type_of(op.operands[i]) if len(op.operands) > i else None
+
+
+def _origin(mod: CuteModule, value: str, allocas: list, before: int | None = None) -> tuple[Any, int, bool] | None:
+    """The buffer's allocation, its byte offset from the dynamic shared-memory base, and whether that
+    offset rests on :data:`PLACEMENT_INFERENCE` (several allocations); None where the dataflow to
+    an allocation is not constant."""
+    got = mod.origin(value, before=before)
+    if got is None or all(got[0] is not a for a in allocas):
+        return None
+    offs = _alloc_offsets(mod, allocas)
+    if id(got[0]) not in offs:
+        return None
+    return got[0], offs[id(got[0])] + got[1], len(allocas) > 1
 
 
 def _partitioned(m: Memref, what: str) -> tuple[ComposedLayout | Layout, tuple[int, ...]]:
@@ -310,6 +364,8 @@ class _Ctx:
 
     ev: PtxValues
     max_off: int
+    #: the PTX's ``.target`` (``sm_100a``)
+    target: str = ""
 
     @property
     def text(self) -> str:
@@ -379,17 +435,57 @@ def _fields(ctx: _Ctx, item: _Item, op: OperandPlan, slot: int, mn: int, n_wg: i
     if hi is None:
         return ("unknown", "note", f"{where}: the descriptor's LBO/SBO/swizzle bits are not one constant", data)
     data["ptx_fields"] = f"{hi:#018x}"
+    if op.arch == "sm_100" and (hi >> 52) & 1 and not ctx.target.startswith("sm_103"):
+        return ("counterexample", "error", f"{where}: the descriptor {hi:#018x} sets bit 52 (leading-dimension "
+                f"stride mode: absolute address), which the PTX ISA supports on sm_103a only (9.7.16.4.1, Target "
+                f"ISA note); this PTX targets {ctx.target or 'another target'}", data)
     want = item.derived.descriptor.value
     v = check_descriptor(hi | (want & _START), op.tile, dtype=op.dtype, major=op.major, k_block=item.k_block,
                          mn=mn, mn_block=item.mn_block, mn_dim=0, arch=op.arch)
     if v.status != "proved":
+        bo, plan_bo = (hi >> 49) & 7, (want >> 49) & 7
+        why = (f"; base offset {bo}: the MMA counts swizzle rows from 128 x {bo} bytes past the absolute pattern "
+               "boundaries, while TMA and the plan's position-dependent swizzle write the absolute pattern, so it "
+               "misreads at every base" if bo != plan_bo and plan_bo == 0 else "")
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the MLIR's shared layout "
-                f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x})",
+                f"{op.memref.layout} (stage 0: {op.tile}): {v.reason} (the plan derives {want:#018x}){why}",
                 dict(data, counterexample=v.counterexample))
     base = z3.Extract(13, 0, e) - z3.BitVecVal(want & _START, 14)
     rep = _REPEAT[(hi >> 62) & 3] if op.arch == "sm_90" else _REPEAT_SM100.get((hi >> 61) & 7, 1)
+    data["base_offset"] = (hi >> 49) & 7
     return ("start", base, rep, data, where)
+
+
+_POSITION = "base offset 0 and position-dependent swizzles"
+
+
+def position_rule(arch: str) -> str:
+    """Why a descriptor with base offset 0 whose fields read the plan's tile from base 0 reads it
+    from every 16-byte-aligned base (the DSL's sm_100 buffers sit at 128-byte alignment).
+
+    Law: with base offset 0 the MMA swizzles the absolute address (the pattern's repeat starts on
+    the absolute 1024/512/256-byte boundaries: PTX ISA 9.7.15.5.1.2.2 and 9.7.16.4.1, Table 41;
+    measured for sm_90's wgmma, ``docs/ground_truth.md``), and a swizzled shared-memory pointer of
+    CuTe is position-dependent, its swizzle applied to the absolute address (``swizzle_ptr``,
+    ``cute/pointer_swizzle.hpp``; TMA writes on absolute address bits, measured on sm_90). So the
+    MMA reads element ``i`` at ``Sw(B + u(i))`` and the plan puts it at ``Sw(B + L(i))``: the
+    proof at ``B = 0`` (``Sw(u) = Sw(L)``, ``Sw`` a bijection, so ``u = L``) holds for every ``B``.
+    CUTLASS's ``make_umma_desc`` (``cute/arch/mma_sm100_desc.hpp``) likewise writes base offset 0
+    and the tensor's own address, however aligned. On sm_100 the absolute-address rule is an
+    inference (the PTX ISA states the same base-offset table for both; no Blackwell measurement).
+
+    >>> position_rule("sm_100").startswith(_POSITION)
+    True
+    """
+    text = (f"{_POSITION}: with base offset 0 the MMA swizzles absolute shared-memory addresses (PTX ISA "
+            "Table 41: the pattern repeats from absolute 1024/512/256-byte boundaries) and CuTe's swizzled smem "
+            "pointer swizzles absolute addresses (cute/pointer_swizzle.hpp), so the fields read the plan at any "
+            "16-byte-aligned base")
+    if arch == "sm_100":
+        text += ("; inference: tcgen05 swizzling absolute addresses as wgmma does (measured on sm_90 only; the "
+                 "PTX ISA gives tcgen05 the same base-offset rule)")
+    return text
 
 
 def _aligned(ctx: _Ctx, base: z3.BitVecRef, rep: int) -> tuple[bool, str | None]:
@@ -417,10 +513,12 @@ def _stage_check(ctx: _Ctx, base: z3.BitVecRef, op: OperandPlan) -> tuple[str | 
     assume, texts = ctx.assume(base)
     text = (f"stage s < {len(op.stages)} of the buffer {op.origin} bytes into the shared-memory allocation "
             f"({op.stages[1] - op.stages[0] if len(op.stages) > 1 else 0} bytes a stage)")
+    if op.origin_inferred:
+        text += f" ({PLACEMENT_INFERENCE})"
     if ctx.ev.prover.proves(claim, assume):
         return "proved", text
     if ctx.ev.prover.proves(z3.Not(claim), assume):
-        return "counterexample", text
+        return ("unknown" if op.origin_inferred else "counterexample"), text   # an inference is never an error
     return "unknown", text + "; not proved for every value of the symbols on its path"
 
 
@@ -439,6 +537,8 @@ def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
         return
     ref = max(groups, key=len)
     ok, how = _aligned(ctx, ref[0][1], ref[0][2])
+    if not ok and ref[0][3].get("base_offset") == 0:
+        ok, how = True, position_rule(op.arch)
     stage, stage_text = _stage_check(ctx, ref[0][1], op)
     if stage == "counterexample":
         for item, _base, _rep, data, where in ref:
@@ -453,8 +553,10 @@ def _starts(ctx: _Ctx, starts: list, op: OperandPlan, out: dict) -> None:
     for g in groups:
         for item, base, rep, data, where in g:
             if g is ref:
+                aligned = (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "")
+                           if how is None or not how.startswith(_POSITION) else f" at any base: {how}")
                 msg = (f"{where}: fields read the MLIR's shared layout {op.memref.layout} and the start is the planned "
-                       f"block's" + (f" at a {rep * 16}-byte-aligned base" + (f" ({how})" if how else "") if ok
+                       f"block's" + (aligned if ok
                                      else f"; the base is not proved aligned to the {rep * 16}-byte swizzle repeat")
                        + (f", {stage_text}" if stage == "proved" else ""))
                 out.setdefault(item.index, []).append(("proved" if ok else "unknown", None if ok else "note", msg,
@@ -575,7 +677,8 @@ def _context(ptx: PtxModule, func: str, plans: list[MmaPlan]) -> _Ctx:
     adds to the base, or the end of the last buffer the MLIR allocates, whichever is larger."""
     ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
-    return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)))   # never a void assumption
+    return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
+                ptx.target or "")
 
 
 def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
@@ -599,7 +702,10 @@ def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cach
         return [_check(i, "?", "unknown", "note", why, {"reason": why}) for i in group]
     (blk,) = blocks.values()
     out: list[Check] = []
-    for slot, name, mn in ((1, "A", plan.mma.shape[0]), (2, "B", plan.mma.shape[1])):
+    # a CTA pair (``num_cta = 2``, ``cta_group::2``): each CTA's descriptor reads its own half of A's M and
+    # of B's N, the per-CTA fragment the MLIR itself partitions (e.g. 128 of the atom's 256 rows of A)
+    pair = plan.mma.num_cta
+    for slot, name, mn in ((1, "A", plan.mma.shape[0] // pair), (2, "B", plan.mma.shape[1] // pair)):
         if isinstance(group[0].args[slot], (Vec, Addr)):
             continue                                        # A in tensor memory: no descriptor
         op = plan.operand(name)
@@ -695,6 +801,17 @@ class TmaPlan:
     stages: tuple[int, ...]
     box_bytes: int
     boxes: int
+    #: whether ``origin`` rests on :data:`PLACEMENT_INFERENCE`
+    inferred: bool = False
+    #: the box and coordinate grid the partition's coordinate tensor states (None where it states none)
+    grid: TmaBox | None = None
+    #: why ``grid`` is None
+    grid_why: str = ""
+    #: the element width of the buffer, bits
+    elem_bits: int = 8
+    #: whether the box, written as TMA writes it, puts every element of the stage's tile where the
+    #: memref does (:func:`box_placement`), and the first element where it does not (None: not compared)
+    placement: tuple[bool, str] | None = None
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
@@ -710,10 +827,11 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
     for op in mod.ops:
         if op.name != "cute_nvgpu.atom.tma_partition" or len(op.operands) < 4:
             continue
-        atom, mem = mod.type_of(op.operands[0]), mod.type_of(op.operands[3])
+        atom, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 3)
         if not isinstance(atom, TmaAtom) or not isinstance(mem, Memref) or mem.space != "smem" or not atom.copy_bits:
             continue
-        found = _origin(mod, op.operands[3], allocas)
+        value, mem = _unsliced(mod, op, mem)
+        found = _origin(mod, value, allocas, op.line)
         if found is None:
             skipped.append(f"MLIR line {op.line}: the buffer's offset in shared memory is not stated in the MLIR")
             continue
@@ -727,9 +845,109 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
         else:
             stages, tile = (0,), _size(shape) * mem.elem_bits // 8
         box = atom.copy_bits // 8
+        grid, why = _partition_box(mod, op, atom, mem)
+        placed = _placement(op, grid) if grid is not None else None
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box)))
+                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed))
     return plans, skipped
+
+
+def _unsliced(mod: CuteModule, op: Any, mem: Memref) -> tuple[str, Memref]:
+    """The staged buffer a TMA partition copies into: where the partitioned tensor is one stage,
+    ``cute.slice(%staged, (_, ?))`` (quack partitions each stage), the staged memref it slices
+    (every stage is a box start), else the operand itself."""
+    src = mod.producer(op.operands[3], op.line)
+    if src is None or src.name != "cute.slice" or len(src.operands) != 2:
+        return op.operands[3], mem
+    # ``cute.slice(%t, %c) : T, C`` lists the operands' types (read as results by the generic reader)
+    types = src.operand_types or (src.result_types if len(src.result_types) == 2 else ())
+    if len(types) != 2:
+        return op.operands[3], mem
+    whole = interpret(types[0])
+    coord = types[1].args[0].strip('"') if types[1].args else ""
+    if isinstance(whole, Memref) and whole.space == "smem" and coord.replace(" ", "") == "(_,?)":
+        return src.operands[0], whole
+    return op.operands[3], mem
+
+
+def _placement(op: Any, box: TmaBox) -> tuple[bool, str] | None:
+    """:func:`box_placement` of a ``tma_partition``: its shared tensor (operand 3) against its input
+    coordinate tensor (operand 4) and the boxes of its result; None where a type is not read."""
+    mem = interpret(op.operand_types[3]) if len(op.operand_types) > 4 else None
+    src = interpret(op.operand_types[4]) if len(op.operand_types) > 4 else None
+    res = interpret(op.result_types[1]) if len(op.result_types) > 1 else None
+    if not (isinstance(mem, Memref) and isinstance(src, CoordTensor) and isinstance(res, CoordTensor)):
+        return None
+    try:
+        lay = mem.cute()
+        inner = lay.layout if isinstance(lay, ComposedLayout) else lay
+        tile = Layout(inner.shape[0], inner.stride[0]) if isinstance(inner.shape, tuple) else inner
+        span = 16 << mem.swizzle[0] if mem.swizzle else 0
+        return box_placement(tile, src.tile_leaves(), box, res.box_origins(), mem.elem_bits, span)
+    except (LayoutError, TypeError, ValueError, IndexError):
+        return None
+
+
+def box_placement(tile: Layout, leaves: list, box: TmaBox, origins: list, elem_bits: int,
+                  span: int) -> tuple[bool, str]:
+    """Whether TMA's boxes put every element of a stage's tile where the tile's layout does.
+
+    Law: tile index ``i`` (colexicographic) is the TMA coordinate ``c(i)`` (``leaves``: the partition's
+    tile mode, ``(extent, {dim: step})`` each) and the shared element ``tile(i)`` (before the swizzle,
+    which TMA and the layout both apply on absolute addresses); TMA writes box ``j`` (``origins[j]``)
+    at ``j`` boxes into the stage, its coordinate 0 contiguous, each row padded to the swizzle span
+    (``span`` bytes; measured on sm_90, ``hw/nvidia/tma.py``), so the element sits at ``j x box +
+    x0 + row x x1 + ...`` with ``x = c(i) - origins[j]``; every ``i`` must agree.
+
+    >>> box_placement(Layout((8, 64), (64, 1)), [(8, {1: 1}), (64, {0: 1})], TmaBox(2, (64, 8), (64, 8), 1),
+    ...               [(0, 0)], 16, 128)
+    (True, '512 elements: each where the memref puts it')
+    """
+    n = int(product(tile.shape))
+    idx = np.arange(n, dtype=np.int64)
+    want = np.zeros(n, dtype=np.int64)
+    rest = idx.copy()
+    for ext, st in zip(flatten(tile.shape), flatten(tile.stride)):
+        want += (rest % int(ext)) * int(st)
+        rest //= int(ext)
+    coord = np.zeros((box.rank, n), dtype=np.int64)
+    rest = idx.copy()
+    for ext, dims in leaves:
+        for d, k in dims.items():
+            coord[d] += (rest % ext) * k
+        rest //= ext
+    pitch = [1, max(box.box[0], span * 8 // elem_bits if span else 0)]
+    for b in box.box[1:-1]:
+        pitch.append(pitch[-1] * b)
+    box_elems = pitch[-1] * box.box[-1] if box.rank > 1 else box.box[0]
+    got = np.full(n, -1, dtype=np.int64)
+    for j, o in enumerate(origins):
+        x = coord - np.array(o, dtype=np.int64)[:, None]
+        inside = np.all((x >= 0) & (x < np.array(box.box)[:, None]), axis=0)
+        got[inside] = j * box_elems + sum(x[d][inside] * pitch[d] for d in range(box.rank))
+    bad = np.nonzero(got != want)[0]
+    if bad.size:
+        i = int(bad[0])
+        where = "no box" if got[i] < 0 else f"element {int(got[i])}"
+        return False, (f"tile element {i} (TMA coordinates {tuple(int(c) for c in coord[:, i])}) is written to {where} "
+                       f"of the stage; the memref puts it at element {int(want[i])}")
+    return True, f"{n} elements: each where the memref puts it"
+
+
+def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tuple[TmaBox | None, str]:
+    """The box the ``tma_partition`` ``op``'s coordinate tensor (its second result) states, checked
+    against the atom's ``copy_bits``; (None, why) where it states none or the two disagree."""
+    ct = interpret(op.result_types[1]) if len(op.result_types) > 1 else None
+    if not isinstance(ct, CoordTensor):
+        return None, f"MLIR line {op.line}: the partition's coordinate tensor is not typed"
+    try:
+        box = ct.box()
+    except LayoutError as e:
+        return None, f"MLIR line {op.line}: {e}"
+    if box.elements * mem.elem_bits != atom.copy_bits:
+        return None, (f"MLIR line {op.line}: the partition's box {'x'.join(map(str, box.box))} is "
+                      f"{box.elements * mem.elem_bits} bits, the atom copies {atom.copy_bits}")
+    return box, ""
 
 
 def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
@@ -747,9 +965,10 @@ def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     return e + z3.BitVecVal(addr.offset, 32)
 
 
-def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
+def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
-    MLIR partitions with a TMA atom of its direction (load or store)."""
+    MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
+    ``matched[id(ins)]``."""
     kind = "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
         next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
     mine = [p for p in plans if p.kind == kind]
@@ -767,10 +986,17 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
     for p in mine:
         claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
         if ctx.ev.prover.proves(claim, assume):
+            if matched is not None:
+                matched[id(ins)] = p
             return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
                          f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
-                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)", {"mlir_line": p.line, "assumptions": texts})
+                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)"
+                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""), {"mlir_line": p.line, "assumptions": texts})
     every = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for p in mine for x in p.starts()])
+    if ctx.ev.prover.proves(z3.Not(every), assume) and any(p.inferred for p in mine):
+        return check("unknown", "note", f"TMA {kind}: its shared address is the start of no box of a buffer at the "
+                     f"offsets inferred for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)",
+                     {"assumptions": texts})
     if ctx.ev.prover.proves(z3.Not(every), assume):
         return check("counterexample", "error", f"TMA {kind}: its shared address is the start of no box of any stage "
                      f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
@@ -780,19 +1006,167 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan]) -> Check:
                  "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
 
 
+def _tma_kind(ins: Instr) -> str:
+    """``load`` (shared before global in the opcode) or ``store``."""
+    return "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
+        next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
+
+
+def _tma_coords(ins: Instr) -> tuple[int, list]:
+    """The copy's rank (``.Nd``) and its coordinate operands (decoded), from ``[tmap, {c0, c1, ...}]``."""
+    rank = next((int(p[:-1]) for p in ins.parts if p.endswith("d") and p[:-1].isdigit()), 0)
+    for a in ins.args:
+        if isinstance(a, Addr) and not isinstance(a.base, Reg) and hasattr(a.base, "text"):
+            parts = split_operands(a.base.text)
+            vec = decode_operand(parts[1]) if len(parts) == 2 else None
+            if isinstance(vec, Vec):
+                return rank, list(vec.items)
+    return rank, []
+
+
+def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str, str]:
+    """Whether each coordinate is a multiple of the MLIR's grid step along its dim (the box extent
+    where the partition states no step: an assumption, refuted only ``unknown``)."""
+    worst, notes = "proved", []
+    for d, (c, g, b) in enumerate(zip(coords, box.grid, box.box)):
+        step, stated = (g, True) if g else (b, False)
+        e = ctx.ev.operand(c, 32, at=ins)
+        if e is None or step <= 1:
+            if e is None:
+                worst, notes = "unknown", notes + [f"coordinate {d} is not read"]
+            continue
+        claim = z3.URem(e, step) == 0
+        assume, _t = ctx.assume(e)
+        # induction over one loop counter only (several: alignment laws, far too slow for a grid claim)
+        one = len(set(symbol_names(e)) - {str(SMEM), str(TID)}) == 1
+        if ctx.ev.prover.proves(claim, assume) or (one and ctx.ev.by_induction(claim, assume)):
+            continue
+        if stated and (ctx.ev.prover.proves(z3.Not(claim), assume) or (one and ctx.ev.by_induction(z3.Not(claim), assume))):
+            return "counterexample", f"coordinate {d} is never a multiple of {step}, the MLIR's box grid along it"
+        worst = "unknown"
+        notes.append(f"coordinate {d} is not proved a multiple of {step}" + ("" if stated else " (the box extent: the "
+                                                                                      "partition states no step)"))
+    return worst, "; ".join(notes)
+
+
+def _barrier(ctx: _Ctx, ins: Instr, slot: int) -> z3.BitVecRef | None:
+    a = ins.args[slot] if len(ins.args) > slot else None
+    if not isinstance(a, Addr) or not isinstance(a.base, Reg):
+        return None
+    e = ctx.ev.reg(a.base.name, at=ins)
+    if e is None:
+        return None
+    e = z3.Extract(31, 0, e) if e.size() > 32 else z3.ZeroExt(32 - e.size(), e) if e.size() < 32 else e
+    return e + z3.BitVecVal(a.offset or 0, 32)
+
+
+def _same(ctx: _Ctx, a: z3.BitVecRef | None, b: z3.BitVecRef | None) -> bool:
+    return a is not None and b is not None and ctx.ev.prover.proves(a == b, ctx.assume(a, b)[0])
+
+
+def _expect_groups(ctx: _Ctx, instrs: list[Instr]) -> dict[int, tuple[Instr, list[Instr]]]:
+    """Per TMA load (by ``id``), the ``mbarrier.arrive.expect_tx`` before it on the same barrier and every
+    load between that one and the next expect_tx that completes on its barrier."""
+    out: dict[int, tuple[Instr, list[Instr]]] = {}
+    cur: tuple[Instr, z3.BitVecRef | None, list[Instr]] | None = None
+    for ins in instrs:
+        if ins.opcode.startswith("mbarrier.arrive.expect_tx"):
+            cur = (ins, _barrier(ctx, ins, 1), [])
+        elif ins.opcode.startswith("cp.async.bulk.tensor") and _tma_kind(ins) == "load" and cur is not None \
+                and _same(ctx, cur[1], _barrier(ctx, ins, 2)):
+            cur[2].append(ins)
+            out[id(ins)] = (cur[0], cur[2])
+    return out
+
+
+def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[str, str]:
+    """The bytes the load's barrier expects (its ``expect_tx``) equal the boxes the MLIR gives its
+    loads; ``unknown`` where a load of the group has no matched plan or the count is not constant."""
+    if id(ins) not in groups:
+        return "unknown", "no expect_tx on its barrier before it"
+    exp, loads = groups[id(ins)]
+    if any(p.startswith(("multicast", "cta_group::2")) for i in loads for p in i.parts):
+        return "unknown", (f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring "
+                           "(multicast or a CTA pair): not compared")
+    n = ctx.ev.operand(exp.args[2], 32, at=exp) if len(exp.args) > 2 else None
+    want = ctx.constant(n)[0] if n is not None else None
+    plans = [matched.get(id(i)) for i in loads]
+    if want is None or any(p is None or p.grid is None for p in plans):
+        return "unknown", f"the bytes the expect_tx at line {exp.line} waits for are not compared (not constant, or a load of it unplaced)"
+    got = sum(p.grid.elements * p.elem_bits // 8 for p in plans)
+    text = (f"the expect_tx at line {exp.line} waits for {want} bytes; its {len(loads)} load(s) bring "
+            + " + ".join(str(p.grid.elements * p.elem_bits // 8) for p in plans) + " (the MLIR's boxes)")
+    return ("proved" if got == want else "counterexample"), text
+
+
+def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict) -> Check:
+    """``tma-box``: the copy's rank and coordinates are the MLIR's box grid, and (a load) the bytes its
+    barrier expects are its group's boxes (see :func:`tma_checks`)."""
+    kind = _tma_kind(ins)
+
+    def check(status, severity, msg, data=None):
+        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-box", status, severity, f"TMA {kind}: {msg}",
+                     dict(data or {}, source="ptx", plan="cute-dsl mlir"))
+    rank, coords = _tma_coords(ins)
+    mine = [p for p in plans if p.kind == kind and p.grid is not None]
+    if not mine:
+        why = next((p.grid_why for p in plans if p.kind == kind and p.grid_why), "no TMA partition of its direction")
+        return check("unchecked", None, f"the MLIR states no box for it ({why})", {"reason": why})
+    fits = [p for p in mine if p.grid.rank == rank == len(coords)]
+    if not fits:
+        return check("unknown", "note", f"a {rank}-d copy, the MLIR's partitions are "
+                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared)")
+    own = matched.get(id(ins))
+    fits = [own] if own in fits else fits
+    results = [(p,) + _coord_claims(ctx, ins, coords, p.grid) for p in fits]
+    ok = next((r for r in results if r[1] == "proved"), None)
+    if ok is None and all(r[1] == "counterexample" for r in results):
+        return check("counterexample", "error", results[0][2] + f" (MLIR line {results[0][0].line}: box "
+                     f"{'x'.join(map(str, results[0][0].grid.box))})")
+    parts = [ok[1] if ok else "unknown", f"coordinates on the box grid {'x'.join(map(str, ok[0].grid.grid))}"
+             if ok else "; ".join(r[2] for r in results)]
+    if kind == "load":
+        st, text = _bytes_claim(ctx, ins, groups, matched)
+        if st == "counterexample":
+            return check("counterexample", "error", f"{text}: the box the MLIR states is not the one its tensor map "
+                         "loads (or a load is missing)")
+        parts = ["proved" if parts[0] == st == "proved" else "unknown", parts[1] + "; " + text]
+    box = ok[0] if ok else fits[0]
+    if own is not None and own.placement is not None:
+        if not own.placement[0]:
+            return check("counterexample", "error", f"box {'x'.join(map(str, own.grid.box))} (MLIR line {own.line}): "
+                         f"{own.placement[1]}: the shared layout the MMA reads is not what the box writes")
+        parts[1] += f"; the box writes the stage's tile as the memref lays it out ({own.placement[1]})"
+    msg = (f"box {'x'.join(map(str, box.grid.box))} (MLIR line {box.line}): " + parts[1])
+    return check(parts[0], None if parts[0] == "proved" else "note", msg, {"mlir_line": box.line})
+
+
 def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Check]:
-    """One ``tma-smem-box`` check per ``cp.async.bulk.tensor`` of ``ptx`` (see :func:`_tma_check`)."""
+    """Two checks per ``cp.async.bulk.tensor`` of ``ptx``: ``tma-smem-box`` (:func:`_tma_check`: its
+    shared address starts a box of a stage of its buffer) and ``tma-box`` (:func:`_box_check`).
+
+    Law (``tma-box``): the box is the one the MLIR's ``tma_partition`` coordinate tensor states
+    (``((box, boxes), steps...)``, strides ``k@d`` on TMA coordinate ``d``; its bits equal the atom's
+    ``copy_bits``); the copy's rank is the partition's, each coordinate a multiple of the partition's
+    step along its dim (the origin's ``?{div=N}`` and every step's ``k``); and the ``expect_tx`` a load's
+    barrier is armed with (the one before it on the same barrier) counts exactly the bytes of the
+    boxes of the loads completing on it. A coordinate never on the grid, or a byte count that
+    differs, is an error at the copy; a claim true for some values only is ``unknown``."""
     tplans, skipped = tma_plans(mod)
     out = []
     for func in ptx.functions:
-        copies = [i for i in ptx.instrs if i.func == func and i.opcode.startswith("cp.async.bulk.tensor")]
+        instrs = [i for i in ptx.instrs if i.func == func]
+        copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
         if not copies:
             continue
         ctx = _context(ptx, func, plans)
+        matched: dict = {}
         for ins in copies:
             if not tplans and skipped:
                 out.append(Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", "unchecked", None,
                                  f"TMA copy: {skipped[0]}", {"reason": skipped[0], "source": "ptx"}))
                 continue
-            out.append(_tma_check(ctx, ins, tplans))
+            out.append(_tma_check(ctx, ins, tplans, matched))
+        groups = _expect_groups(ctx, instrs)
+        out.extend(_box_check(ctx, ins, tplans, matched, groups) for ins in copies)
     return out

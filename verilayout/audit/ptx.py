@@ -49,7 +49,9 @@ import z3
 from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
+from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
+from verilayout.audit.ptx_shuffles import register_permute_checks
 from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
                                        producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan, wgmma_shape
@@ -535,7 +537,9 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                                  "compare with is missing", {"reason": "no ttgir"}))
         return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
     tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
-    by_func: dict[str, _Eval] = {}
+    offsets: dict = {}                                  # lane offsets, shared by the PTX checks below
+    first = partitioned(mod, tmod, {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}, offsets)
+    by_func: dict[str, Any] = {}
     derived: dict = {}                                  # descriptors derived here, per file
     operands: list = []                                 # (dot, operand, instruction, base, evaluator)
     for ops, arch in ((("ttng.warp_group_dot",), "sm_90"), (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), "sm_100")):
@@ -553,16 +557,16 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
             else:
                 work.append((dots[j], list(g)))
         for dot, g in work:
-            ev = by_func.setdefault(g[0].func, _Eval(mod, g[0].func))
+            ev = by_func.get(g[0].func) or by_func.setdefault(g[0].func, with_partitions(_Eval(mod, g[0].func), offsets))
             found: list = []
             checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how, found))
             operands.extend((dot, name, ins, base, ev) for name, ins, base in found)
     checks.extend(_safe_buffer_checks(operands, tmod, path))
-    first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
-    offsets: dict = {}                                  # lane offsets, shared by the two checks
     checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
-    checks.extend(element_checks(mod, first, tmod, path, offsets))
+    elements = element_checks(mod, first, tmod, path, offsets)
+    checks.extend(elements + partition_checks(mod, tmod, first, offsets, elements))
     checks.extend(convert_checks(mod, first, tmod, path, offsets))
+    checks.extend(register_permute_checks(mod, first, tmod, path))
     checks.extend(tmem_message_checks(mod, first, tmod, ttgir_checks))
     return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 

@@ -38,6 +38,11 @@ other access goes to :func:`round_checks` (write-before-read over the CTA, modul
 staging to :func:`tensormap_checks`, and what none of them reaches is ``unchecked`` with its
 reason (never silently nothing).
 
+In a warp-specialized kernel the evaluators are :mod:`verilayout.audit.ptx_partitions`' (a worker's
+instructions see ``%tid.x`` from its first warp, so "warp 0" is the partition's first warp, and its
+conversions and scratch rounds run over its own threads), and the dispatch's own accesses (state
+table, captures) are left to that module's checks.
+
 >>> sorted(_matrix_bytes([16 * i for i in range(32)], 4, False)[5])[:4]
 [20, 21, 22, 23]
 """
@@ -52,10 +57,12 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_partitions import line_threads, op_threads
 from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
                                          repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
                                          thread_arrays)
-from verilayout.audit.ptx_smem import (address_of, matrix_count, smem_access, thread_guard, lane_byte_offsets,
+from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
+                                       thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
@@ -77,22 +84,11 @@ _OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("s
 _SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
 
 
-def _matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
-    """Bytes each lane holds of ``ldmatrix``/``stmatrix`` ``.x{matrices}`` (b16), given the row
-    address each lane supplies (PTX ISA, ldmatrix fragment layout)."""
-    out = []
-    for lane in range(32):
-        got: set[int] = set()
-        for i in range(matrices):
-            if trans:
-                for j in (0, 1):
-                    a = row_offsets[8 * i + 2 * (lane % 4) + j] + 2 * (lane // 4)
-                    got.update((a, a + 1))
-            else:
-                a = row_offsets[8 * i + lane // 4] + 4 * (lane % 4)
-                got.update(range(a, a + 4))
-        out.append(got)
-    return out
+def machinery_lines(memo: dict) -> set[int]:
+    """The PTX lines of a ``ttg.warp_specialize``'s own shared-memory accesses (its state table,
+    the state-byte load, the captures), checked by :mod:`verilayout.audit.ptx_partitions`."""
+    pmap = memo.get(("partitions",))
+    return set(getattr(pmap, "machinery", ()))
 
 
 def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
@@ -267,9 +263,10 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     claims = _claims(mod, evals, tmod, memo)
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
+    ws = machinery_lines(memo)              # a warp_specialize's own state table and captures
     for ins in mod.instrs:
         acc = smem_access(ins)
-        if acc is not None and ins.loc and ins.line not in claims["claimed"]:
+        if acc is not None and ins.loc and ins.line not in claims["claimed"] and ins.line not in ws:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
@@ -972,8 +969,12 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(op.loc)
                 scratch.add(op.loc)
     lines, claimed, chained = {}, set(), set()
+    n_of = {}                                # a worker's own threads, when the line's ops are all its
     for loc, ops in convs.items():
-        entries = _match_line(tmod, evals, loc, ops, by, n, memo)
+        ks = {op_threads(tmod, op.line, n) for op in ops}
+        n_of[loc] = ks.pop() if len(ks) == 1 else n
+    for loc, ops in convs.items():
+        entries = _match_line(tmod, evals, loc, ops, by, n_of[loc], memo)
         lines[loc] = (ops, entries)
         for chain, _p, _w, k in entries:
             chained.update(i.line for st, ld in chain for i in st + ld)
@@ -982,7 +983,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
     got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
-           "scratch": scratch}
+           "scratch": scratch, "n_of": n_of}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -1004,8 +1005,8 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     memo = {} if memo is None else memo
     claims = _claims(mod, evals, tmod, memo)
     local = memo.get(("local_proved",), set())
-    n = claims["n"]
     for loc, (ops, entries) in claims["lines"].items():
+        n = claims["n_of"].get(loc, claims["n"])
         for i, (chain, pieces, why, k) in enumerate(entries):
             first = chain[0][0][0] if chain[0][0] else chain[0][1][0]
             data = {"source": "ptx", "rounds": len(chain)}
@@ -1538,7 +1539,7 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
 
 def _settled(out: list[Check], memo: dict) -> set[int]:
     """PTX lines whose bytes a layout check proved (element checks, conversions)."""
-    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"])
+    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery_lines(memo)
     got |= memo.get(("cvt_decided",), set())       # a conversion's round trip with its verdict
     for c in out:
         if c.status == "proved":
@@ -1560,11 +1561,12 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
                for st, ld in ch for i in st + ld}
     uses = round_register_uses(mod, memo)
     out: list[Check] = []
-    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done}
+    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | machinery_lines(memo)
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
-        out.extend(_one_round(stores, loads, evals, tmod, memo, n, uses, settled, reached))
+        out.extend(_one_round(stores, loads, evals, tmod, memo, line_threads(memo, (stores + loads)[0].line, n),
+                              uses, settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
     return out

@@ -209,6 +209,30 @@ def _matrices(ins: Instr) -> int:
     return matrix_count(ins, 4)
 
 
+def matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set[int]]:
+    """Bytes each lane holds of ``ldmatrix``/``stmatrix`` ``.x{matrices}`` (b16), given the row
+    address each lane supplies (PTX ISA, ldmatrix fragment layout: lane ``l`` holds row ``l / 4``, bytes
+    ``4 (l % 4)`` .. of each 8x8 matrix whose row addresses lanes ``8i .. 8i+7`` give; ``.trans``: rows
+    ``2 (l % 4)``, ``2 (l % 4) + 1`` at byte ``2 (l / 4)``).
+
+    >>> sorted(matrix_bytes([16 * i for i in range(32)], 1, False)[5])
+    [20, 21, 22, 23]
+    """
+    out = []
+    for lane in range(32):
+        got: set[int] = set()
+        for i in range(matrices):
+            if trans:
+                for j in (0, 1):
+                    a = row_offsets[8 * i + 2 * (lane % 4) + j] + 2 * (lane // 4)
+                    got.update((a, a + 1))
+            else:
+                a = row_offsets[8 * i + lane // 4] + 4 * (lane % 4)
+                got.update(range(a, a + 4))
+        out.append(got)
+    return out
+
+
 def matrix_count(ins: Instr, default: int) -> int:
     """N of an ``.xN`` opcode part (the first such part), else ``default``.
 

@@ -227,8 +227,9 @@ def _cmd_emit_gemm(args) -> int:
           (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
            "over M)" if m.get("swap_ab") else ""))
     cl = m.get("cluster", {})
-    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', m['bm'])} "
-          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', m['bn'])} (B), {t['boxes']} per stage, "
+    pr = m.get("cta_pair", {})                    # a CTA pair: each CTA loads its rows of A and B
+    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', pr.get('rows_per_cta', m['bm']))} "
+          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', pr.get('b_rows_per_cta', m['bn']))} (B), {t['boxes']} per stage, "
           f"expect_tx {t['tx_bytes']} bytes")
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")

@@ -278,9 +278,9 @@ TEXT_SPLITS_ALLOWED: dict[str, tuple[int, str]] = {
     # `name@pc` keys of the evaluator's symbols
     "verilayout.prove.ptx_values": (1, "symbol keys"),
     # CuTe text of the manifest (`Sw<3,4,3> o ...`), the emitted CUDA source's namespace and helper
-    # names, the host program's output lines, PTX opcode suffixes (`.b16`; the TMA-store check's
-    # `re.search(r"(\\d+)$", op)` twice, added after this rule: the opcode's parts are typed in ptx_model)
-    "verilayout.simulate.gemm_check": (15, "CuTe text, CUDA source, program output, PTX opcodes"),
+    # names, the host program's output lines, a PTX opcode suffix (`.b16` of a D store; the stored
+    # register's width is simulate/tma_store.register_bytes)
+    "verilayout.simulate.gemm_check": (13, "CuTe text, CUDA source, program output, PTX opcodes"),
     # PTX `_param_N` operand names, ptxas's register and spill report, CUDA source, the host
     # program's output
     "verilayout.simulate.independent": (5, "PTX operands, ptxas output, CUDA source, program output"),
@@ -371,6 +371,46 @@ def private_imports(root: pathlib.Path) -> list[str]:
     return out
 
 
+#: Folders whose modules may not call another module's private method (``obj._x()``).
+PRIVATE_CALL_SCOPE = ("simulate",)
+#: Underscored methods that are public API (``typing.NamedTuple``'s).
+_PUBLIC_UNDERSCORED = frozenset({"_replace", "_asdict", "_make"})
+
+
+def _defined_names(tree: ast.AST) -> set[str]:
+    """Every function, method and class name defined anywhere in a module."""
+    return {n.name for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def private_calls(root: pathlib.Path, scope: tuple[str, ...] = PRIVATE_CALL_SCOPE) -> list[str]:
+    """Every call of another module's private method in a module of ``scope`` (violations).
+
+    Law: in a module under ``verilayout/<folder>`` for a folder of ``scope``, a call
+    ``obj._x(...)`` is listed when ``obj`` is not ``self`` or ``cls`` and no function, method or
+    class ``_x`` is defined in that module (a piece another module needs is public, documented
+    with its law, or lives in the one module that uses it); NamedTuple's ``_replace``,
+    ``_asdict`` and ``_make`` are public.
+
+    >>> private_calls(pathlib.Path("/nonexistent"))
+    []
+    """
+    out = []
+    for folder in scope:
+        for p in sorted((root / PACKAGE / folder).rglob("*.py")):
+            tree = ast.parse(p.read_text(encoding="utf-8"))
+            own = _defined_names(tree)
+            for node in ast.walk(tree):
+                f = node.func if isinstance(node, ast.Call) else None
+                if not isinstance(f, ast.Attribute) or not f.attr.startswith("_") \
+                        or f.attr.startswith("__") or f.attr in _PUBLIC_UNDERSCORED or f.attr in own \
+                        or (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):
+                    continue
+                out.append(f"{p.relative_to(root)}:{node.lineno}: {module_name(p, root)} calls "
+                           f"another module's private method {f.attr}: make it public or move it")
+    return out
+
+
 def _cycles(graph: dict[str, set[str]]) -> list[str]:
     """One message per import cycle found by depth-first search."""
     state: dict[str, int] = {}
@@ -448,7 +488,8 @@ def operand_or_text(root: pathlib.Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Print every module's layer and the violations (the layer rule, the ladder, private imports,
-    text readers below the door, compiler text read outside frontends, PTX operands taken as text); exit 1 on a violation (``--root DIR`` checks the tree under
+    text readers below the door, compiler text read outside frontends, PTX operands taken as text,
+    private methods called across modules in :data:`PRIVATE_CALL_SCOPE`); exit 1 on a violation (``--root DIR`` checks the tree under
     ``DIR``; ``--strict`` is accepted for old scripts and changes nothing)."""
     args = list(sys.argv[1:] if argv is None else argv)
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -456,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
     problems = problems + ladder_findings(root) + private_imports(root) + text_readers(root) \
-        + text_splits(root) + operand_or_text(root)
+        + text_splits(root) + operand_or_text(root) + private_calls(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:

@@ -42,7 +42,7 @@ from verilayout.dtypes import bytes_of
 from verilayout.emit.tcgen05_gemm import max_stages
 
 __all__ = ["SMS", "FLOP_PER_CLK", "HBM_BYTES_PER_CLK", "CLOCK_GHZ", "FILL_CLK", "EPILOGUE_BYTES_PER_CLK",
-           "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "CONSTANTS", "sm100_terms", "feature_lines"]
+           "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "CONSTANTS", "sm100_terms", "feature_lines", "pair_lines"]
 
 SMS = 148
 FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
@@ -57,12 +57,18 @@ CONSTANTS = (("SMs 148, FLOP/clk/SM, HBM 8 TB/s", "cited: NVIDIA B200 datasheet"
              ("shared memory 128 B/clk/SM", "cited: CUDA C++ Programming Guide (32 banks x 4 B); "
               "tcgen05 operand reads at that rate assumed"),
              ("clock 1.85 GHz, fill 1400 clk, epilogue 64 B/clk/SM, launch 1850 clk",
-              "assumed, not fitted: no sm_100 GPU was measured"))
+              "assumed, not fitted: no sm_100 GPU was measured"),
+             ("2-CTA terms: 74 pair slots (148 SMs / 2), each SM reading its 128 rows of A and BN/2 of "
+              "B per K-tile, ring capped at 4 stages", "cited: PTX ISA 9.7.16 (cta_group::2: each CTA "
+              "of the pair holds half of B); no cost assumed for the pair's barriers and cluster syncs; "
+              "no L2 term (its halved B loads are not credited)"))
 
 
 def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: int,
-                out_bytes: int = 4) -> dict:
-    """The cost terms of the module docstring, in clocks, for one configuration.
+                out_bytes: int = 4, ctas: int = 1, stages: int | None = None) -> dict:
+    """The cost terms of the module docstring, in clocks, for one configuration (``ctas`` 2: the
+    CTA pair's 256 x ``bn`` tiles, the 2-CTA terms; ``stages``: the ring depth, default the
+    deepest that fits).
 
     >>> t = sm100_terms(8192, 8192, 8192, "bf16", 256, 64, 1)
     >>> t["ctas"], t["per_cta"], t["mma"], t["compute"] > t["dram"]
@@ -70,13 +76,14 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
     """
     eb = bytes_of(dtype)
     k_tiles = -(-K // bk)
-    tiles = -(-M // 128) * -(-N // bn)
+    tiles = -(-M // (128 * ctas)) * -(-N // bn)
     units = tiles * splits
-    ctas = min(SMS, units)
-    per_cta = -(-units // ctas)
-    stages = max(2, max_stages(dtype, bn, bk))
-    flop_k = 128 * bn * bk * 2 / FLOP_PER_CLK[dtype]
-    per_k = max(flop_k, (128 + bn) * bk * eb / SMEM_BYTES_PER_CLK, FILL_CLK / stages)
+    slots = SMS // ctas                           # CTAs, or CTA pairs, resident at once
+    groups = min(slots, units)
+    per_cta = -(-units // groups)
+    stages = stages or max(2, max_stages(dtype, bn, bk, ctas))
+    flop_k = 128 * bn * bk * 2 / FLOP_PER_CLK[dtype]   # per SM: its 128 rows x bn (a pair: 256 rows on 2 SMs)
+    per_k = max(flop_k, (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, FILL_CLK / stages)
     mma = -(-k_tiles // splits) * per_k
     ob = 4 if splits > 1 else out_bytes
     epilogue = 128 * bn * ob / EPILOGUE_BYTES_PER_CLK
@@ -85,13 +92,44 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
     dram = dram_bytes / HBM_BYTES_PER_CLK
     reduce = ((splits * M * N * 4 + M * N * out_bytes) / HBM_BYTES_PER_CLK + LAUNCH_CLK
               if splits > 1 else 0.0)
-    waves = -(-units // SMS)
-    return {"tiles": tiles, "units": units, "ctas": ctas, "per_cta": per_cta, "waves": waves,
-            "wave_fill": units / (waves * SMS), "mma": mma, "epilogue": epilogue,
+    waves = -(-units // slots)
+    return {"tiles": tiles, "units": units, "ctas": groups * ctas, "cta_group": ctas, "stages": stages,
+            "cluster": f"{ctas}x1",
+            "per_cta": per_cta, "waves": waves, "wave_fill": units / (waves * slots), "mma": mma, "epilogue": epilogue,
             "unit": max(mma, epilogue), "smem_bound": per_k > flop_k, "latency_per_k": FILL_CLK / stages, "overlap": (per_cta - 1) * min(mma, epilogue),
             "compute": compute, "dram_bytes": dram_bytes, "dram": dram, "reduce": reduce,
             "util": 1.0, "total": max(compute, dram) + reduce,
-            "bytes_per_flop": (128 + bn) * eb / (2 * 128 * bn)}
+            "bytes_per_flop": (128 + bn // ctas) * eb / (2 * 128 * bn),
+            "smem_per_k": (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, "flop_per_k": flop_k}
+
+
+def pair_lines(choice) -> list[str]:
+    """What ``--explain`` says about the 2-CTA MMA for ``choice``: chosen or not, and which term
+    decides (the per-SM K-tile: tensor rate, shared-memory operand reads, latency / stages).
+
+    >>> from verilayout.emit.gemm_select import choose_tcgen05
+    >>> pair_lines(choose_tcgen05(4096, 4096, 4096, "bf16"))[0][:40]
+    '  2-CTA MMA (tcgen05.mma.cta_group::2, a'
+    """
+    b, tb = choice.ranked[0]
+    pairs = [(c, t) for c, t in choice.ranked if t.get("cta_group", 1) == 2]
+    ones = [(c, t) for c, t in choice.ranked if t.get("cta_group", 1) == 1]
+    if not pairs or not ones:
+        return ["  2-CTA MMA (tcgen05.mma.cta_group::2): not considered for this problem"]
+    p, tp = pairs[0]
+    o, to = ones[0]
+
+    def k_tile(t):
+        return (f"tensor {t['flop_per_k']:.0f}, shared-memory reads {t['smem_per_k']:.0f}, "
+                f"latency/stages {t['latency_per_k']:.0f} clk")
+    head = ("  2-CTA MMA (tcgen05.mma.cta_group::2, a CTA pair per 256 x BN tile, --tile 256xBNxBK): "
+            + (f"chosen, {p.tile} s{p.stages}: {tp['total'] / max(1.0, to['total']):.2f}x the best "
+               f"one-CTA tile {o.tile}" if b is p else
+               f"not chosen: its best tile {p.tile} s{p.stages} is modelled {tp['total'] / max(1.0, tb['total']):.2f}x "
+               f"the chosen {b.tile}"))
+    return [head, f"    per SM and K-tile, pair {p.tile}: {k_tile(tp)}; one CTA {o.tile}: {k_tile(to)}",
+            "    the pair halves each SM's B reads: that shortens only a K-tile bound by shared "
+            "memory (ties go to one CTA); its ring stops at 4 stages (explored protocol)"]
 
 
 def _us(clk: float) -> float:
@@ -115,7 +153,7 @@ def feature_lines(choice) -> list[str]:
            f"  persistent grid: {t['ctas']} CTAs for {t['units']} units ({t['per_cta']} per CTA at "
            "most); mbarriers initialised and TMEM allocated once per CTA",
            f"  warp specialization: warp 0 issues the TMA loads ({b.stages}-stage ring), warp 1 the "
-           f"tcgen05.mma.cta_group::1 (128 x {b.bn}), warps 2-5 are the epilogue",
+           f"tcgen05.mma.cta_group::{t.get('cta_group', 1)} ({b.bm} x {b.bn}), warps 2-5 are the epilogue",
            f"  TMEM accumulator double-buffered: 2 x {b.bn} of {cols} columns, an acc_full/acc_empty "
            f"mbarrier pair per stage; {overlap}",
            "  tile order: grouped raster, 8 tile rows at a time (B tiles reused from L2 by "
@@ -128,7 +166,8 @@ def feature_lines(choice) -> list[str]:
                              "element when N x output bytes is not a multiple of 16"),
            f"  memory: {t['dram_bytes'] / 1e6:.1f} MB compulsory DRAM traffic = {_us(t['dram']):.1f} "
            f"us at 8 TB/s, compute {_us(t['compute']):.1f} us: {bound}-bound",
-           "  not built: 2-CTA MMA (tcgen05.mma.cta_group::2), clusters and TMA multicast"]
+           *pair_lines(choice),
+           "  not built: clusters with TMA multicast"]
     out += ["model (sm_100a, emit/cost_sm100): total = max(fill + per CTA x max(MMA, epilogue) + "
             "epilogue, DRAM) + reduction; MMA per K-tile = max(tensor rate, operand reads from shared "
             "memory, load latency / stages)"

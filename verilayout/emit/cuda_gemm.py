@@ -37,13 +37,14 @@ and a timed comparison with cuBLASLt (loaded with ``dlopen``; the header is not 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from string import Template
 
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.emit.gemm_plan import GEMM_FORMAT, build_gemm_manifest
+from verilayout.emit.gemm_plan import GEMM_FORMAT, GemmManifest, build_gemm_manifest
 from verilayout.errors import LayoutError
 
-__all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main",
+__all__ = ["GROUP_M", "PRODUCER_REGS", "CONSUMER_REGS", "render_gemm_cuda", "render_gemm_main", "typed_manifest",
            "render_gemm_makefile", "render_gemm_readme", "emit_gemm", "emission_of", "wgmma_asm",
            "epilogue_source", "epilogue_subs", "epilogue_words", "REDUCE_KERNEL", "REDUCE_LAUNCH",
            "SPLIT_WORKSPACE", "ENCODE_TILED", "EPILOGUE_CONSTANTS"]
@@ -100,13 +101,29 @@ ELEM_T = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}
 _CUBLAS_TYPE = {"f16": (2, 68), "bf16": (14, 68), "e4m3": (28, 68), "tf32": (0, 77)}
 
 
-def require_gemm_manifest(man: dict) -> None:
-    """Raise ``LayoutError`` unless ``man`` is a GEMM emit manifest of this version."""
-    if not isinstance(man, dict) or man.get("format") != GEMM_FORMAT:
+def typed_manifest(man: GemmManifest | Mapping) -> GemmManifest:
+    """Law: ``man`` itself when typed, else its JSON object read once
+    (:meth:`verilayout.emit.gemm_plan.GemmManifest.from_dict`); a ``LayoutError`` unless it is a
+    GEMM emit manifest of this version.
+
+    >>> typed_manifest(build_gemm_manifest("f16", tile=(64, 64, 64), stages=2)).bm
+    64
+    """
+    if isinstance(man, GemmManifest):
+        return man
+    if not isinstance(man, Mapping) or man.get("format") != GEMM_FORMAT:
         raise LayoutError(f"not a GEMM emit manifest (expected format {GEMM_FORMAT!r})")
-    bad = [o["claim"] for o in man.get("obligations", []) if o.get("status") != "proved"]
+    return GemmManifest.from_dict(man)
+
+
+def require_gemm_manifest(man: GemmManifest | Mapping) -> GemmManifest:
+    """Law: the typed manifest (:func:`typed_manifest`) when every obligation of ``man`` is
+    proved; a ``LayoutError`` naming the first one that is not (no kernel is written)."""
+    g = typed_manifest(man)
+    bad = [o["claim"] for o in g.obligations if o.get("status") != "proved"]
     if bad:
         raise LayoutError(f"obligation not proved, no kernel written: {bad[0]}")
+    return g
 
 
 def u64_literal(text: str) -> str:
@@ -146,18 +163,18 @@ def _fragment_function(frag: dict) -> list[str]:
     return out
 
 
-def wgmma_asm(man: dict) -> list[str]:
+def wgmma_asm(man: GemmManifest) -> list[str]:
     """The C++ lines of ``wgmma_tile``: one ``wgmma.mma_async`` on the whole accumulator,
     descriptors in ``%{n}``/``%{n+1}``, the scale-d predicate from ``%{n+2}``.
 
-    >>> m = build_gemm_manifest("tf32", tile=(64, 64, 32), stages=2)
+    >>> m = typed_manifest(build_gemm_manifest("tf32", tile=(64, 64, 32), stages=2))
     >>> [l for l in wgmma_asm(m) if "wgmma.mma_async" in l][0].strip()[:56]
     '"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {%0'
     """
-    n = man["bn"] // 2
+    n = man.bn // 2
     regs = ", ".join(f"%{i}" for i in range(n))
     # f16/bf16 take imm-trans-a/b (0: K-major); tf32 and e4m3 have no transpose operands
-    tail = "p, 1, 1, 0, 0" if man["dtype"] in ("f16", "bf16") else "p, 1, 1"
+    tail = "p, 1, 1, 0, 0" if man.dtype in ("f16", "bf16") else "p, 1, 1"
     ops = ", ".join(f'"+f"(d[{i}])' for i in range(n))
     return ["__device__ __forceinline__ void wgmma_tile(float* d, uint64_t desc_a, uint64_t desc_b, "
             "uint32_t scale_d) {",
@@ -165,7 +182,7 @@ def wgmma_asm(man: dict) -> list[str]:
             '    "{\\n"',
             '    ".reg .pred p;\\n"',
             f'    "setp.ne.b32 p, %{n + 2}, 0;\\n"',
-            f'    "{man["instruction"]} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n"',
+            f'    "{man.text("instruction")} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n"',
             '    "}\\n"',
             f"    : {ops}",
             '    : "l"(desc_a), "l"(desc_b), "r"(scale_d));',
@@ -699,19 +716,19 @@ _D_TMA_DTYPE = {"f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "f16": "CU_TENSOR_MAP_
                 "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
 
 
-def _store_subs(man: dict) -> dict:
+def _store_subs(man: GemmManifest) -> dict:
     """Template values of the epilogue's store: the TMA-store path (manifest ``store``), or none."""
-    st = man.get("store", {"kind": "pointer"})
-    if st["kind"] != "tma":
+    st = man.store
+    if st.kind != "tma":
         return {"store_tma": "false", "epi_off": 0, "epi_bytes": 0, "epi_rows": 1, "epi_cols": 1,
                 "epi_cw": 2, "epi_chunks": 0, "epi_span": 16, "epi_boxes": 0, "tmap_d_param": "",
                 "tma_epilogue": "", "tma_drain": "", "d_map": "", "tmap_d_arg": "",
                 "tma_store_funcs": ""}
-    out = man["epilogue"]["out"]
+    out = man.epilogue.out
     stage = _STAGE_F32 if out == "f32" else Template(_STAGE_16).substitute(out=out)
-    return {"store_tma": "true", "epi_off": st["offset"], "epi_bytes": st["bytes"],
-            "epi_rows": st["rows"], "epi_cols": st["cols"], "epi_cw": st["acc_cols"],
-            "epi_chunks": st["chunks"], "epi_span": st["span"], "epi_boxes": st["boxes"],
+    return {"store_tma": "true", "epi_off": st.offset, "epi_bytes": st.bytes,
+            "epi_rows": st.rows, "epi_cols": st.cols, "epi_cw": st.acc_cols,
+            "epi_chunks": st.chunks, "epi_span": st.span, "epi_boxes": st.boxes,
             "tmap_d_param": ",\n               const __grid_constant__ CUtensorMap tmap_d",
             "tma_epilogue": ("      // D's rows are 16-byte multiples (the TMA row stride): stage and store by TMA\n"
                              "      const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
@@ -719,7 +736,7 @@ def _store_subs(man: dict) -> dict:
             "tma_drain": ("    const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
                           + _TMA_DRAIN),
             "d_map": Template(_D_MAP).substitute(d_tma_dtype=_D_TMA_DTYPE[out],
-                                                 epi_swizzle_code=st["swizzle_code"]),
+                                                 epi_swizzle_code=st.swizzle_code),
             "tmap_d_arg": ", td",
             "tma_store_funcs": _TMA_STORE_FUNCS.substitute(out_dtype=out, stage_store=stage)}
 
@@ -737,63 +754,63 @@ _WAIT_CLUSTER = r"""__device__ __forceinline__ void mbar_wait_cluster(uint32_t b
 """
 
 
-def _cluster_subs(man: dict) -> dict:
+def _cluster_subs(man: GemmManifest) -> dict:
     """Template values of the cluster: its shape, the kernel attribute and the per-rank masks."""
-    cl = man.get("cluster", {"m": 1, "n": 1, "a_masks": [1], "b_masks": [1], "peers": [1]})
-    return {"cluster_m": cl["m"], "cluster_n": cl["n"],
-            "cluster_attr": (f"__cluster_dims__({cl['m'] * cl['n']}, 1, 1) "
-                             if cl["m"] * cl["n"] > 1 else ""),
-            "a_masks": select_expr([f"{x:#x}u" for x in cl["a_masks"]], "r"),
-            "b_masks": select_expr([f"{x:#x}u" for x in cl["b_masks"]], "r"),
-            "peers": select_expr([f"{x:#x}u" for x in cl["peers"]], "r"),
-            "a_box_rows": "A_SLICE_ROWS" if cl["n"] > 1 else "BM",
-            "b_box_rows": "B_SLICE_ROWS" if cl["m"] > 1 else "BN",
-            "release_fn": "release_stage" if cl["m"] * cl["n"] > 1 else "mbar_arrive",
-            "empty_wait": "mbar_wait_cluster" if cl["m"] * cl["n"] > 1 else "mbar_wait",
-            "wait_cluster": _WAIT_CLUSTER if cl["m"] * cl["n"] > 1 else "",
-            "release_arg": ", rank" if cl["m"] * cl["n"] > 1 else "",
+    cl = man.cluster
+    many = cl.size > 1
+    return {"cluster_m": cl.m, "cluster_n": cl.n,
+            "cluster_attr": f"__cluster_dims__({cl.size}, 1, 1) " if many else "",
+            "a_masks": select_expr([f"{x:#x}u" for x in cl.masks("a_masks")], "r"),
+            "b_masks": select_expr([f"{x:#x}u" for x in cl.masks("b_masks")], "r"),
+            "peers": select_expr([f"{x:#x}u" for x in cl.masks("peers")], "r"),
+            "a_box_rows": "A_SLICE_ROWS" if cl.n > 1 else "BM",
+            "b_box_rows": "B_SLICE_ROWS" if cl.m > 1 else "BN",
+            "release_fn": "release_stage" if many else "mbar_arrive",
+            "empty_wait": "mbar_wait_cluster" if many else "mbar_wait",
+            "wait_cluster": _WAIT_CLUSTER if many else "",
+            "release_arg": ", rank" if many else "",
             "start_sync": ("  cluster_sync();   // every CTA's mbarriers initialised before any peer "
-                           "multicasts or arrives" if cl["m"] * cl["n"] > 1 else "  __syncthreads();"),
+                           "multicasts or arrives" if many else "  __syncthreads();"),
             "end_sync": ("  cluster_sync();   // no CTA leaves while a peer may still multicast "
-                         "into it or arrive on its mbarriers\n" if cl["m"] * cl["n"] > 1 else ""),
-            "box_note": ("   // a CTA loads one slice of a shared tile" if cl["m"] * cl["n"] > 1
-                         else "")}
+                         "into it or arrive on its mbarriers\n" if many else ""),
+            "box_note": "   // a CTA loads one slice of a shared tile" if many else ""}
 
 
-def epilogue_words(man: dict) -> str:
+def epilogue_words(man: GemmManifest | Mapping) -> str:
     """``"bf16(gelu(acc + bias[col]))"``-style words for D (``"f32"`` without an epilogue).
 
-    >>> epilogue_words({"epilogue": {"out": "bf16", "bias": True, "activation": "gelu"}})
+    >>> epilogue_words(build_gemm_manifest("f16", tile=(64, 64, 64), stages=2, out="bf16", bias=True, activation="gelu"))
     'bf16(gelu(acc + bias[col]))'
     """
-    e = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
-    if not e["bias"] and e["activation"] == "none":
-        return e["out"]
-    inner = "acc + bias[col]" if e["bias"] else "acc"
-    if e["activation"] != "none":
-        inner = f"{e['activation']}({inner})"
-    return f"{e['out']}({inner})"
+    e = typed_manifest(man).epilogue
+    if not e.bias and e.activation == "none":
+        return e.out
+    inner = "acc + bias[col]" if e.bias else "acc"
+    if e.activation != "none":
+        inner = f"{e.activation}({inner})"
+    return f"{e.out}({inner})"
 
 
-def epilogue_subs(man: dict) -> dict:
+def epilogue_subs(man: GemmManifest | Mapping) -> dict:
     """Template values of the epilogue: output type, store functions, bias and activation
     (split-K: the GEMM kernel stores f32 partial sums, the reduction applies the epilogue).
 
-    >>> d = epilogue_subs({"splits": 2, "epilogue": {"out": "f16", "bias": True, "activation": "gelu"}})
+    >>> d = epilogue_subs(build_gemm_manifest("f16", tile=(128, 128, 64), stages=3, splits=2, out="f16", bias=True, activation="gelu"))
     >>> d["store_t"], d["out_t"], d["fused"], d["act_code"]
     ('float', 'uint16_t', 'false', 2)
     """
-    epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
-    out, split = epi["out"], man.get("splits", 1) > 1
+    g = typed_manifest(man)
+    epi = g.epilogue
+    out, split = epi.out, g.splits > 1
     out_t = "float" if out == "f32" else "uint16_t"
     store = _STORE_F32 + ("\n" + Template(_STORE_16).substitute(out=out) if out != "f32" else "")
     return {"out_t": out_t, "store_t": "float" if split else out_t, "out_dtype": out,
-            "fused": "false" if split else "true", "act": epi["activation"],
-            "act_body": _ACT_BODY[epi["activation"]],
-            "bias_body": "  if (col < uint32_t(N)) v += bias[col];" if epi["bias"] else "",
-            "bias_text": " + bias[col]" if epi["bias"] else "", "store_body": store,
-            "has_bias": "true" if epi["bias"] else "false",
-            "act_code": ("none", "relu", "gelu", "silu").index(epi["activation"])}
+            "fused": "false" if split else "true", "act": epi.activation,
+            "act_body": _ACT_BODY[epi.activation],
+            "bias_body": "  if (col < uint32_t(N)) v += bias[col];" if epi.bias else "",
+            "bias_text": " + bias[col]" if epi.bias else "", "store_body": store,
+            "has_bias": "true" if epi.bias else "false",
+            "act_code": ("none", "relu", "gelu", "silu").index(epi.activation)}
 
 
 #: The epilogue's device functions (one home: the sm_90a and sm_100a kernels and the split-K
@@ -818,27 +835,27 @@ ${store_body}
 """)
 
 
-def epilogue_source(man: dict) -> str:
+def epilogue_source(man: GemmManifest | Mapping) -> str:
     """The device functions ``tanh_approx``, ``activation``, ``epilogue`` (bias guarded by
     ``col < N``) and ``store_one`` / ``store_pair`` of the manifest's epilogue.
 
-    >>> src = epilogue_source({"epilogue": {"out": "bf16", "bias": True, "activation": "relu"}})
+    >>> src = epilogue_source(build_gemm_manifest("f16", tile=(64, 64, 64), stages=2, out="bf16", bias=True, activation="relu"))
     >>> "fmaxf(x, 0.0f)" in src, "cvt.rn.bf16.f32" in src
     (True, True)
     """
     return _EPILOGUE_FUNCS.substitute(epilogue_subs(man))
 
 
-def obligation_block(man: dict) -> list[str]:
+def obligation_block(man: GemmManifest | Mapping) -> list[str]:
     """The manifest's obligations as numbered ``//`` comment lines, one claim and its reason each."""
     out = ["// Obligations (each proved by verilayout when this file was written; manifest.json has them):"]
-    for i, o in enumerate(man["obligations"], 1):
+    for i, o in enumerate(typed_manifest(man).obligations, 1):
         out.append(f"//  {i:2d}. [{o['status']}, {o['method']}] {o['claim']}")
         out.append(f"//      ({o['reason']})")
     return out
 
 
-def render_gemm_cuda(man: dict) -> str:
+def render_gemm_cuda(man: GemmManifest | Mapping) -> str:
     """``kernel.cu``: the kernel, its tensor maps and ``launch()``, written from the manifest
     alone (every layout number is the manifest's; the obligations head the file).
 
@@ -847,57 +864,65 @@ def render_gemm_cuda(man: dict) -> str:
     >>> src.count("setmaxnreg"), "0x3FFFF" in src, "CU_TENSOR_MAP_DATA_TYPE_UINT8" in src
     (2, True, True)
     """
-    require_gemm_manifest(man)
-    da = man["a"]["descriptors"]
-    db = man["b"]["descriptors"][0]
+    man = require_gemm_manifest(man)
+    da = man.a.descriptors
+    db = man.b.descriptors[0]
     desc_a = select_expr([select_expr([u64_literal(v) for v in row], "kb") for row in da], "wg")
     desc_b = select_expr([u64_literal(v) for v in db], "kb")
-    two = man["consumers"] == 2
-    head = [f"// verilayout emit gemm: {man['tag']} ({man['arch']})",
+    two = man.consumers == 2
+    instruction = man.text("instruction")
+    head = [f"// verilayout emit gemm: {man.tag} ({man.arch})",
             f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
-            f"{man['dtype']} (both K-major), f32 accumulation.",
-            f"// Tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} stages, "
-            f"{man['consumers']} consumer warpgroup(s) + 1 producer warpgroup, "
-            f"{man['instruction']}.",
+            f"{man.dtype} (both K-major), f32 accumulation.",
+            f"// Tile {man.bm}x{man.bn}x{man.bk}, {man.stages} stages, "
+            f"{man.consumers} consumer warpgroup(s) + 1 producer warpgroup, "
+            f"{instruction}.",
             *(["// Swap-AB: the kernel computes D^T[N,M] = B @ A^T (its A operand, 64 rows per "
                "wgmma, is B; a small M is the tile's N) and stores element (n, m) at D(m, n)."]
-              if man.get("swap_ab") else []),
+              if man.swap_ab else []),
             "// Contract: any M, N, K >= 1 with K * bytes(dtype) a multiple of 16 (TMA row "
             "stride); A, B, D 16-byte aligned.",
             "// Generated from manifest.json by verilayout.emit.cuda_gemm; do not edit by hand.",
             "//", *obligation_block(man), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>",
             "#include <cstdint>"]
-    rep = {
-        "tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
-        "stages": man["stages"], "consumers": man["consumers"], "threads": man["threads"],
-        "k_inst": man["k_inst"], "k_blocks": man["k_blocks"], "instruction": man["instruction"],
-        "d_regs": man["bn"] // 2, "eb": man["elem_bytes"], "group_m": man.get("group_m", GROUP_M),
-        "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
-        "a_off": man["a"]["offset"], "b_off": man["b"]["offset"],
-        "bar_off": man["barriers"]["offset"], "smem_bytes": man["smem"]["bytes"],
-        "smem_align": man["smem"]["alignment"], "box_k": man["tma"]["box_k"],
-        "boxes": man["tma"]["boxes"], "swizzle": man["tma"]["swizzle"],
-        "swizzle_code": man["tma"]["swizzle_code"], "a_box": man["tma"]["a_box_bytes"],
-        "b_box": man["tma"]["b_box_bytes"], "tx": man["tma"]["tx_bytes"],
-        "full_count": man["barriers"]["full_count"], "empty_count": man["barriers"]["empty_count"],
-        "elem_t": ELEM_T[man["elem_bytes"]], "splits": man.get("splits", 1),
-        "swap_ab": "true" if man.get("swap_ab") else "false",
+    return "\n".join(head) + "\n" + _KERNEL.substitute(_kernel_subs(man, desc_a, desc_b, two))
+
+
+def _kernel_subs(man: GemmManifest, desc_a: str, desc_b: str, two: bool) -> dict:
+    """Template values of ``kernel.cu``: the manifest's numbers, its sections and the pieces."""
+    bars, smem, tma, eb = man.barriers, man.smem, man.tma, man.number("elem_bytes")
+    split = man.splits > 1
+    return {
+        "tag": man.tag, "bm": man.bm, "bn": man.bn, "bk": man.bk,
+        "stages": man.stages, "consumers": man.consumers, "threads": man.number("threads"),
+        "k_inst": man.number("k_inst"), "k_blocks": man.number("k_blocks"),
+        "instruction": man.text("instruction"),
+        "d_regs": man.bn // 2, "eb": eb, "group_m": man.number("group_m", GROUP_M),
+        "a_stage": man.a.stage_bytes, "b_stage": man.b.stage_bytes,
+        "a_off": man.a.offset, "b_off": man.b.offset,
+        "bar_off": bars.offset, "smem_bytes": smem.bytes,
+        "smem_align": smem.alignment, "box_k": tma.box_k,
+        "boxes": tma.boxes, "swizzle": tma.swizzle,
+        "swizzle_code": tma.swizzle_code, "a_box": tma.a_box_bytes,
+        "b_box": tma.b_box_bytes, "tx": tma.tx_bytes,
+        "full_count": bars.full_count, "empty_count": bars.empty_count,
+        "elem_t": ELEM_T[eb], "splits": man.splits,
+        "swap_ab": "true" if man.swap_ab else "false",
         **_cluster_subs(man), **_store_subs(man),
         **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
-        "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
+        "reduce_kernel": REDUCE_KERNEL if split else "",
         "split_workspace": SPLIT_WORKSPACE,
-        "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else "", "dtype": man["dtype"],
+        "reduce_launch": REDUCE_LAUNCH if split else "", "dtype": man.dtype,
         "desc_a": desc_a, "desc_b": desc_b,
-        "fragment": "\n".join(_fragment_function(man["d"]["fragment"])),
+        "fragment": "\n".join(_fragment_function(man.sections["d"]["fragment"])),
         "wgmma": "\n".join(wgmma_asm(man)),
-        "tma_dtype": TMA_DTYPE[man["dtype"]],
+        "tma_dtype": TMA_DTYPE[man.dtype],
         "producer_regs": (f'    asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n");'
                           if two else "    // one consumer: no register rebalancing needed"),
         "consumer_regs": (f'    asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n");'
                           if two else ""),
     }
-    return "\n".join(head) + "\n" + _KERNEL.substitute(rep)
 
 
 _MAIN = Template(r"""// Host program for ${tag}: exact reference check on small shapes, then TFLOP/s against cuBLASLt.
@@ -1155,7 +1180,7 @@ _ENCODE = {
 }
 
 
-def render_gemm_main(man: dict) -> str:
+def render_gemm_main(man: GemmManifest | Mapping) -> str:
     """``main.cu``: includes ``kernel.cu``; exact checks on small shapes, then TFLOP/s and the
     percentage of cuBLASLt on ``M N K`` (default 8192^3).
 
@@ -1163,25 +1188,25 @@ def render_gemm_main(man: dict) -> str:
     >>> '#include "kernel.cu"' in src, "cublasLtMatmul" in src
     (True, True)
     """
-    require_gemm_manifest(man)
-    t, comp = _CUBLAS_TYPE[man["dtype"]]
-    epi = man.get("epilogue", {"out": "f32", "bias": False, "activation": "none"})
-    return _MAIN.substitute(tag=man["tag"], dtype=man["dtype"], encode="\n".join(_ENCODE[man["dtype"]]),
-                            out_is_bf16="true" if epi["out"] == "bf16" else "false",
-                            epi_text=f"{epi['out']}{' + bias' if epi['bias'] else ''}, {epi['activation']}",
-                            instruction=man["instruction"], bm=man["bm"], bn=man["bn"], bk=man["bk"],
-                            stages=man["stages"], k_align=16 // man["elem_bytes"],
+    man = require_gemm_manifest(man)
+    t, comp = _CUBLAS_TYPE[man.dtype]
+    epi = man.epilogue
+    return _MAIN.substitute(tag=man.tag, dtype=man.dtype, encode="\n".join(_ENCODE[man.dtype]),
+                            out_is_bf16="true" if epi.out == "bf16" else "false",
+                            epi_text=f"{epi.out}{' + bias' if epi.bias else ''}, {epi.activation}",
+                            instruction=man.text("instruction"), bm=man.bm, bn=man.bn, bk=man.bk,
+                            stages=man.stages, k_align=16 // man.number("elem_bytes"),
                             cublas_type=t, cublas_compute=comp)
 
 
-def render_gemm_makefile(man: dict) -> str:
+def render_gemm_makefile(man: GemmManifest | Mapping) -> str:
     """``Makefile``: ``make`` builds ``gemm`` (needs nvcc >= 12.0); ``make run`` runs it.
 
     >>> "compute_90a" in render_gemm_makefile(build_gemm_manifest("f16"))
     True
     """
     return "\n".join([
-        f"# verilayout emit gemm: {man['tag']}",
+        f"# verilayout emit gemm: {typed_manifest(man).tag}",
         "NVCC ?= nvcc",
         "FLAGS ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a",
         "gemm: main.cu kernel.cu",
@@ -1193,26 +1218,27 @@ def render_gemm_makefile(man: dict) -> str:
         ".PHONY: run", ""])
 
 
-def render_gemm_readme(man: dict) -> str:
+def render_gemm_readme(man: GemmManifest | Mapping) -> str:
     """``README.md`` of an emitted GEMM directory.
 
     >>> render_gemm_readme(build_gemm_manifest("tf32")).splitlines()[0]
     '# gemm_tf32_128x256x32_s4'
     """
-    n_ok = sum(o["status"] == "proved" for o in man["obligations"])
+    man = typed_manifest(man)
+    n_ok = sum(o["status"] == "proved" for o in man.obligations)
     return "\n".join([
-        f"# {man['tag']}", "",
-        f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man['dtype']} inputs (row-major, K-major), f32 "
-        f"accumulation, D = {epilogue_words(man)}; split-K {man.get('splits', 1)}; tile {man['bm']}x{man['bn']}x{man['bk']}, {man['stages']} "
-        f"stages, {man['consumers']} consumer warpgroup(s), `{man['instruction']}`"
-        + (f"; a {man['cluster']['m']}x{man['cluster']['n']} thread-block cluster (TMA multicast)"
-           if man.get("cluster", {}).get("size", 1) > 1 else "")
+        f"# {man.tag}", "",
+        f"`D[M,N] = A[M,K] @ B[N,K]^T` on sm_90a: {man.dtype} inputs (row-major, K-major), f32 "
+        f"accumulation, D = {epilogue_words(man)}; split-K {man.splits}; tile {man.bm}x{man.bn}x{man.bk}, {man.stages} "
+        f"stages, {man.consumers} consumer warpgroup(s), `{man.text('instruction')}`"
+        + (f"; a {man.cluster.m}x{man.cluster.n} thread-block cluster (TMA multicast)"
+           if man.cluster.plan.get("size", 1) > 1 else "")
         + ("; swap-AB (the kernel computes D^T = B A^T: a small M is the tile's N)"
-           if man.get("swap_ab") else "")
+           if man.swap_ab else "")
         + ("; epilogue through shared memory and TMA stores where D's rows are 16-byte multiples"
-           if man.get("store", {}).get("kind") == "tma" else "") + ".", "",
+           if man.store.kind == "tma" else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
-        f"{len(man['obligations'])} obligations ({n_ok} proved).",
+        f"{len(man.obligations)} obligations ({n_ok} proved).",
         "- `main.cu`: exact reference checks on small shapes, then TFLOP/s and % of cuBLASLt on "
         "8192^3 (`./gemm M N K ITERS` for another shape).",
         "- `manifest.json`: everything `kernel.cu` is written from.", "",
@@ -1240,12 +1266,14 @@ def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int 
 
 
 def emission_of(man: dict) -> Emission:
-    """The files of ``emit gemm`` written from one manifest.
+    """The files of ``emit gemm`` written from one manifest (its JSON object, typed once here
+    for the renderers).
 
     >>> sorted(emission_of(build_gemm_manifest("bf16", tile=(128, 128, 64), stages=2)).files)[:2]
     ['Makefile', 'README.md']
     """
+    g = typed_manifest(man)
     return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
-                          "kernel.cu": render_gemm_cuda(man), "main.cu": render_gemm_main(man),
-                          "Makefile": render_gemm_makefile(man),
-                          "README.md": render_gemm_readme(man)})
+                          "kernel.cu": render_gemm_cuda(g), "main.cu": render_gemm_main(g),
+                          "Makefile": render_gemm_makefile(g),
+                          "README.md": render_gemm_readme(g)})

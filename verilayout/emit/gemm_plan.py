@@ -48,6 +48,7 @@ from verilayout.synth.descriptor import derive_descriptor
 __all__ = ["tile_coords", "GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_SWIZZLE_CODES", "require_tile",
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
            "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS",
+           "Barriers", "SmemBudget", "TmaBoxes", "StorePlan",
            "GemmManifest", "StageOperand", "Epilogue", "ClusterShape"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
@@ -606,6 +607,16 @@ class ClusterShape:
         """Law: the JSON object of ``manifest.json``."""
         return {"m": self.m, "n": self.n, **_thawed(self.plan)}
 
+    @property
+    def size(self) -> int:
+        """The CTAs of the cluster, ``m n``."""
+        return self.m * self.n
+
+    def masks(self, key: str) -> tuple:
+        """Law: the plan's per-rank masks ``key`` (``a_masks``, ``b_masks``, ``peers``); ``(1,)``
+        for one CTA without a plan."""
+        return tuple(self.plan.get(key, (1,)))
+
 
 #: The manifest fields :class:`GemmManifest` types (the rest are the renderer's sections).
 _TYPED = ("format", "kind", "arch", "tag", "dtype", "bm", "bn", "bk", "stages", "consumers",
@@ -676,6 +687,151 @@ class GemmManifest:
             v = typed[k] if k in typed else self.sections[k]
             out[k] = v.to_dict() if hasattr(v, "to_dict") else _thawed(v)
         return out
+
+    # the renderer's sections, typed on reading (they ride in ``sections`` verbatim: the JSON
+    # round trip of :meth:`to_dict` is untouched)
+    def _section(self, key: str, default: Any = None) -> Any:
+        if key not in self.sections and default is None:
+            raise LayoutError(f"manifest: missing field {key!r}")
+        return self.sections.get(key, default)
+
+    @property
+    def barriers(self) -> "Barriers":
+        """The mbarriers' shared offset and arrival counts (``barriers``)."""
+        return Barriers.from_dict(self._section("barriers"))
+
+    @property
+    def smem(self) -> "SmemBudget":
+        """The dynamic shared-memory size and alignment (``smem``)."""
+        return SmemBudget.from_dict(self._section("smem"))
+
+    @property
+    def tma(self) -> "TmaBoxes":
+        """The TMA boxes of the loads (``tma``)."""
+        return TmaBoxes.from_dict(self._section("tma"))
+
+    @property
+    def store(self) -> "StorePlan":
+        """D's store: by pointer, or the TMA-store staging plan (``store``; pointer if absent)."""
+        return StorePlan.from_dict(self._section("store", {"kind": "pointer"}))
+
+    @property
+    def obligations(self) -> tuple:
+        """The proof obligations (``obligations``: claim, status, method, reason mappings)."""
+        return self._section("obligations", ())
+
+    def number(self, key: str, default: int | None = None) -> int:
+        """Law: the integer section ``key`` (``threads``, ``k_inst``, ``k_blocks``,
+        ``elem_bytes``, ``group_m``, ...), ``default`` where absent (a ``LayoutError`` without
+        one, or where it is not an integer)."""
+        return _field(self.sections, key, int, "", default)
+
+    def text(self, key: str) -> str:
+        """Law: the text section ``key`` (``instruction``, ``shape``, ...); a ``LayoutError``
+        where it is missing or not text."""
+        return _field(self.sections, key, str, "")
+
+
+def _ints(d: Mapping, keys: tuple, where: str, defaults: Mapping | None = None) -> dict:
+    """Law: ``{k: d[k]}`` for ``keys``, each an integer (``defaults[k]`` where absent and
+    given); a ``LayoutError`` naming ``where + k`` otherwise."""
+    return {k: _field(d, k, int, where, *((defaults[k],) if defaults and k in defaults else ()))
+            for k in keys}
+
+
+@dataclass(frozen=True)
+class Barriers:
+    """The ring's mbarriers: their shared-memory offset, the full barrier's arrival count (the
+    producer's ``expect_tx``) and the empty barrier's (one per consumer warp, of every CTA
+    releasing to this one).
+
+    >>> Barriers.from_dict({"offset": 98304, "full_count": 1, "empty_count": 8}).empty_count
+    8
+    """
+    offset: int
+    full_count: int
+    empty_count: int
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "Barriers":
+        """Law: the ``barriers`` object of a manifest; a ``LayoutError`` naming a bad field."""
+        return Barriers(**_ints(d, ("offset", "full_count", "empty_count"), "barriers."))
+
+
+@dataclass(frozen=True)
+class SmemBudget:
+    """The kernel's dynamic shared memory: bytes and base alignment.
+
+    >>> SmemBudget.from_dict({"bytes": 115712, "alignment": 1024}).bytes
+    115712
+    """
+    bytes: int
+    alignment: int
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "SmemBudget":
+        """Law: the ``smem`` object of a manifest; a ``LayoutError`` naming a bad field."""
+        return SmemBudget(**_ints(d, ("bytes", "alignment"), "smem."))
+
+
+@dataclass(frozen=True)
+class TmaBoxes:
+    """The TMA loads of one stage: swizzle (name and cuda.h code), the box's K extent and how
+    many boxes per operand, the bytes of A's and B's boxes and the bytes one stage expects.
+
+    >>> TmaBoxes.from_dict({"swizzle": "128B", "swizzle_code": 3, "box_k": 64, "boxes": 1,
+    ...     "a_box_bytes": 16384, "b_box_bytes": 16384, "tx_bytes": 32768}).tx_bytes
+    32768
+    """
+    swizzle: str
+    swizzle_code: int
+    box_k: int
+    boxes: int
+    a_box_bytes: int
+    b_box_bytes: int
+    tx_bytes: int
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "TmaBoxes":
+        """Law: the ``tma`` object of a manifest; a ``LayoutError`` naming a bad field."""
+        return TmaBoxes(_field(d, "swizzle", str, "tma."),
+                        **_ints(d, ("swizzle_code", "box_k", "boxes", "a_box_bytes", "b_box_bytes",
+                                    "tx_bytes"), "tma."))
+
+
+_STORE_KEYS = ("offset", "bytes", "rows", "cols", "acc_cols", "chunks", "span", "boxes",
+               "swizzle_code")
+
+
+@dataclass(frozen=True)
+class StorePlan:
+    """How the epilogue stores D: ``kind`` ``pointer`` (``st.global``; the other fields 0) or
+    ``tma`` (staged in shared memory at ``offset``, ``bytes`` per consumer, ``rows x cols``
+    boxes of ``chunks`` 16-byte chunks, ``acc_cols`` accumulator columns per box, the swizzle
+    ``span`` and code, ``boxes`` per tile row).
+
+    >>> StorePlan.from_dict({"kind": "pointer"}).kind
+    'pointer'
+    """
+    kind: str
+    offset: int = 0
+    bytes: int = 0
+    rows: int = 0
+    cols: int = 0
+    acc_cols: int = 0
+    chunks: int = 0
+    span: int = 0
+    boxes: int = 0
+    swizzle_code: int = 0
+
+    @staticmethod
+    def from_dict(d: Mapping) -> "StorePlan":
+        """Law: the ``store`` object of a manifest (the numbers only for ``tma``); a
+        ``LayoutError`` naming a bad field."""
+        kind = _field(d, "kind", str, "store.")
+        if kind != "tma":
+            return StorePlan(kind)
+        return StorePlan(kind, **_ints(d, _STORE_KEYS, "store."))
 
 
 def tile_coords(t: int, tiles_m: int, tiles_n: int, group_m: int) -> tuple[int, int]:

@@ -398,11 +398,29 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
         for sp in range(1, min(MAX_SPLITS, k_tiles) + 1):
             c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 8, sp)
             t = sm100_terms(M, N, K, dtype, bn, bk, sp)   # emit/cost_sm100: persistent, memory term
-            scored.append((round(t["total"]), sp, -bn, c, t))
-    scored.sort(key=lambda x: x[:3])
-    scored = [(x[0], x[2], x[3], x[4]) for x in scored]
+            scored.append((round(t["total"]), sp, 1, -bn, c, t))
+    scored += _pair_scored(M, N, K, dtype)
+    scored.sort(key=lambda x: x[:4])
+    scored = [(x[0], x[3], x[4], x[5]) for x in scored]
     return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
                   (), ("sm_100a: persistent-kernel model with a memory term (emit/cost_sm100), unmeasured",))
+
+
+#: The deepest ring of a CTA-pair candidate: both CTAs' producers, the MMA thread and eight
+#: epilogue warps are explored together (simulate/pair_ring: 191564 states at 4 stages on the
+#: 256x128x64 bf16 pair, under its 400000 bound).
+PAIR_MAX_STAGES = 4
+
+
+def _pair_scored(M: int, N: int, K: int, dtype: str) -> list[tuple]:
+    """The CTA-pair candidates (256 x BN, BN 256 / 128, no split-K) scored as in
+    :func:`choose_tcgen05`, ranked after a one-CTA tile of equal modelled time."""
+    out, bk = [], 128 // bytes_of(dtype)
+    for bn in (256, 128):
+        st = min(PAIR_MAX_STAGES, max_stages(dtype, bn, bk, 2))
+        t = sm100_terms(M, N, K, dtype, bn, bk, 1, ctas=2, stages=st)
+        out.append((round(t["total"]), 1, 2, -bn, Candidate(dtype, 256, bn, bk, st, 8, 1), t))
+    return out
 
 
 def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int, int] | None = None,
@@ -579,12 +597,13 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
     if splits is None:
         splits = choice.best.splits if (choice is not None and tile is None) else 1
     t = tile or ((choice.best.bm, choice.best.bn, choice.best.bk) if choice is not None else None)
+    ctas = 2 if t and require_tile(t)[0] == 256 else 1      # BM 256: a CTA pair (cta_group::2)
     if stages is None:
         bn, bk = (require_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
         stages = choice.best.stages if (choice is not None and tile is None) else \
-            max(2, max_stages(dtype, bn, bk))
+            max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else 8))
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
-                                  bias=epi[1], activation=epi[2],
+                                  bias=epi[1], activation=epi[2], ctas=ctas,
                                   **({} if group_m is None else {"group_m": group_m}))
 
 

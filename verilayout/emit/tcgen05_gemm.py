@@ -28,6 +28,19 @@ initialised and the TMEM allocated once per CTA. Warp specialization:
   ``cp.async.bulk.wait_group.read 1``. Where D's rows are not a 16-byte multiple (the tensor map's
   stride rule), and for split-K's f32 partial sums, one store per element instead.
 
+**The CTA pair** (``ctas=2``, ``--tile 256xBNxBK``): a cluster of 2 x 1 CTAs computes each 256 x BN
+tile (BN 128 or 256) with ``tcgen05.mma.cta_group::2`` (M = 256, :data:`PAIR_FACTS`). CTA rank ``r``
+loads rows ``128 r ..`` of the A tile and ``BN / 2 r ..`` of the B tile into its own shared memory
+(the same offsets in both) with ``cp.async.bulk.tensor ... .cta_group::2`` whose bytes complete on
+the leader's (rank 0) ``full`` barrier, reached by ``mapa``; the leader's producer expects both
+CTAs' bytes. The leader's MMA warp issues every MMA and commits with ``.multicast::cluster`` mask
+0b11 to ``empty[s]`` and ``acc_full[a]`` of both CTAs; each CTA's epilogue warps read their own TMEM
+(their 128 rows) and arrive on the leader's ``acc_empty[a]`` (count 8). TMEM is allocated and freed
+with ``.cta_group::2`` by warp 0 of both CTAs; a cluster barrier after the barriers' init and
+before exit, and a producer tail (every stage released) keep any remote arrival inside both CTAs'
+lifetimes. Checked independently on both CTAs' PTX runs (``check_pair_source`` and
+:mod:`verilayout.simulate.pair_ring`).
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -169,14 +182,14 @@ def decode_idesc(value: int) -> dict:
     return {n: (value >> b) & ((1 << w) - 1) for n, b, w in IDESC_FIELDS}
 
 
-def _idesc(dtype: str, bn: int) -> tuple[int, dict]:
+def _idesc(dtype: str, bn: int, m: int = 128) -> tuple[int, dict]:
     v = encode_idesc(d_type=1, a_type=_TYPE_CODE[dtype], b_type=_TYPE_CODE[dtype],
-                     n_dim=bn >> 3, m_dim=128 >> 4)
+                     n_dim=bn >> 3, m_dim=m >> 4)
     d = decode_idesc(v)
-    ok = (d["m_dim"] << 4 == 128 and d["n_dim"] << 3 == bn and d["d_type"] == 1
+    ok = (d["m_dim"] << 4 == m and d["n_dim"] << 3 == bn and d["d_type"] == 1
           and d["a_type"] == d["b_type"] == _TYPE_CODE[dtype] and d["a_major"] == d["b_major"] == 0
           and not any(d[k] for k in ("sparse_flag", "saturate", "negate_a", "negate_b", "max_shift")))
-    return v, {"claim": f"instruction descriptor {v:#010x}: M 128, N {bn}, A and B {dtype} (code "
+    return v, {"claim": f"instruction descriptor {v:#010x}: M {m}, N {bn}, A and B {dtype} (code "
                         f"{_TYPE_CODE[dtype]}), D f32, both K-major, dense, no negation",
                "status": "proved" if ok else "counterexample", "method": "exhaustive",
                "reason": "every field decoded back from the 32-bit value"}
@@ -202,14 +215,16 @@ def _descs(name: str, layout: ComposedLayout, dtype: str, bk: int, rows: int, of
     return out, obls
 
 
-def _tmem_obligation(bn: int) -> dict:
-    """The epilogue's registers: warp w, lane l, load c, register r hold D(32w + l, 32c + r)."""
+def _tmem_obligation(bn: int, ctas: int = 1) -> dict:
+    """The epilogue's registers: warp w, lane l, load c, register r hold D(32w + l, 32c + r) of the
+    CTA's rows (``ctas`` 2: the M = 256 ``cta_group::2`` datapath, 128 rows per CTA)."""
     regs = [[0, 1 << b] for b in range((bn - 1).bit_length())]
     reg = LinearLayout({"register": regs, "lane": [[1 << b, 0] for b in range(5)],
                         "warp": [[32, 0], [64, 0]]}, ["dim0", "dim1"])
-    v = epilogue_verdict(reg, 128, bn, "32x32b", num=LD_NUM)
+    v = epilogue_verdict(reg, 128 * ctas, bn, "32x32b", cta_group=ctas, num=LD_NUM)
     return {"claim": f"tcgen05.ld.32x32b.x{LD_NUM} by warp w at lane 32w, column 32c: register r of "
-                     f"lane l is D(32w + l, 32c + r) of the M=128 cta_group::1 accumulator (N={bn})",
+                     f"lane l is D(32w + l, 32c + r) of the CTA's rows of the M={128 * ctas} "
+                     f"cta_group::{ctas} accumulator (N={bn})",
             "status": v.status, "method": v.method, "reason": v.reason}
 
 
@@ -238,14 +253,15 @@ def schedule_obligation(group_m: int, max_tiles: int = 12) -> dict:
                        "CTAs" if bad is None else f"tiles {bad[0]} x {bad[1]}, grid {bad[2]}")}
 
 
-def max_stages(dtype: str, bn: int, bk: int) -> int:
-    """The deepest ring (<= 8) of a 128 x ``bn`` x ``bk`` tile that fits 227 KiB.
+def max_stages(dtype: str, bn: int, bk: int, ctas: int = 1) -> int:
+    """The deepest ring (<= 8) of a 128 x ``bn`` x ``bk`` tile that fits 227 KiB (``ctas`` 2: a CTA
+    pair's 256 x ``bn`` tile, each CTA holding 128 rows of A and ``bn / 2`` rows of B).
 
-    >>> max_stages("bf16", 256, 64), max_stages("bf16", 128, 64)
-    (4, 6)
+    >>> max_stages("bf16", 256, 64), max_stages("bf16", 128, 64), max_stages("bf16", 256, 64, ctas=2)
+    (4, 6, 6)
     """
     eb = bytes_of(dtype)
-    fits = [s for s in range(2, 9) if s * (128 + bn) * bk * eb + d_staging_bytes("f32") + 16 * s
+    fits = [s for s in range(2, 9) if s * (128 + bn // ctas) * bk * eb + d_staging_bytes("f32") + 16 * s
             + _BARRIER_TAIL + 1024 <= MAX_SMEM_BYTES]
     return max(fits) if fits else 0
 
@@ -261,11 +277,14 @@ def _check_epilogue(splits: int, out: str, activation: str) -> None:
 
 def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, splits: int = 1,
                            out: str = "f32", bias: bool = False,
-                           activation: str = "none", group_m: int = GROUP_M) -> dict:  # long: one manifest, every field
+                           activation: str = "none", group_m: int = GROUP_M, ctas: int = 1) -> dict:  # long: one manifest, every field
     """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
     CTA ``u`` computes K slice ``u % splits`` of tile ``u / splits`` into workspace slot
     ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
     (``out``, ``bias``, ``activation``); otherwise the epilogue is fused into the TMEM loads.
+    ``ctas = 2``: a CTA pair (cluster 2 x 1) computes each 256 x BN tile with
+    ``tcgen05.mma.cta_group::2`` (M = 256; :data:`PAIR_FACTS`), each CTA loading 128 rows of A and
+    BN / 2 rows of B; ``tile`` is then the pair's (256 x BN x BK).
 
     >>> m = build_tcgen05_manifest("e4m3", tile=(128, 128, 128), stages=6)
     >>> m["k_blocks"], sorted({o["status"] for o in m["obligations"]})
@@ -274,11 +293,14 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     eb = bytes_of(dtype)
-    bm, bn, bk = require_tile(tile or (128, 256, 128 // eb))
+    _check_ctas(ctas, splits)
+    bm, bn, bk = require_tile(tile or (128 * ctas, 256, 128 // eb))
     kind, kx = KIND[dtype]
-    if bm != 128 or bn not in (64, 128, 256) or bk <= 0 or bk % kx or (bk * eb) % 32:
-        raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM 128, BN 64/128/256 and BK a "
-                          f"multiple of {kx} with 32 bytes of K")
+    if bm != 128 * ctas or bn not in PAIR_BN[ctas] or bk <= 0 or bk % kx or (bk * eb) % 32:
+        raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM {128 * ctas}, BN "
+                          f"{'/'.join(map(str, PAIR_BN[ctas]))} and BK a multiple of {kx} with 32 bytes of K"
+                          + (" (BM 256: a CTA pair)" if ctas == 2 else ""))
+    bm, b_rows = 128, bn // ctas                  # per CTA: 128 rows of A, b_rows of B
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
     _check_epilogue(splits, out, activation)
@@ -287,9 +309,9 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     epi = (out, bool(bias), activation)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
-    a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, bn, bk, sw)
+    a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, b_rows, bk, sw)
     a_text, b_text = str(a_tile), str(b_tile)
-    a_stage, b_stage = bm * bk * eb, bn * bk * eb
+    a_stage, b_stage = bm * bk * eb, b_rows * bk * eb
     b_off = stages * a_stage
     d_off = b_off + stages * b_stage
     bar_off = d_off + d_staging_bytes(out)
@@ -298,18 +320,19 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
         raise LayoutError(f"--tile {tile} --stages {stages}: {total} bytes of shared memory exceed "
                           f"{MAX_SMEM_BYTES}; lower --stages")
     da, oa = _descs("A", a_tile, dtype, bk, bm, [s * a_stage for s in range(stages)], kx)
-    db, ob = _descs("B", b_tile, dtype, bk, bn, [b_off + s * b_stage for s in range(stages)], kx)
-    idesc, oi = _idesc(dtype, bn)
+    db, ob = _descs("B", b_tile, dtype, bk, b_rows, [b_off + s * b_stage for s in range(stages)], kx)
+    idesc, oi = _idesc(dtype, bn, 128 * ctas)
     cols = max(32, 1 << (ACC_STAGES * bn - 1).bit_length())
     oc = {"claim": f"TMEM allocation of {cols} columns: a power of two >= 32 holding {ACC_STAGES} "
                    f"accumulator stages of {bn} f32 columns",
           "status": "proved" if ACC_STAGES * bn <= cols <= 512 else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
-    return {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, splits=splits, epilogue=epi) + "_sm100a", "dtype": dtype, "acc": "f32",
-            "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
+    man = {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
+            "tag": gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi) + ("_sm100a" if ctas == 1 else "_2cta_sm100a"),
+            "dtype": dtype, "acc": "f32",
+            "elem_bytes": eb, "bm": bm * ctas, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
             "threads": THREADS, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": group_m,
-            "instruction": f"tcgen05.mma.cta_group::1.kind::{kind}", "swizzle": sw,
+            "instruction": f"tcgen05.mma.cta_group::{ctas}.kind::{kind}", "swizzle": sw,
             "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
             "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
             "idesc": {"value": idesc, "fields": decode_idesc(idesc)},
@@ -324,20 +347,58 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
                         "row_bytes": LD_NUM * bytes_of(out),
                         "when": "N x out bytes a multiple of 16 (else one store per element)"},
             "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
-                    "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
+                    "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": b_rows * span,
                     "tx_bytes": a_stage + b_stage},
             "smem": {"bytes": total, "alignment": 1024},
             "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
                          "where": "reduction kernel" if splits > 1 else "GEMM kernel"},
             "global": {"a": "row-major M x K", "b": "row-major N x K", "d": f"row-major M x N {out}"},
             "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
-                            tma_obligation("B", b_tile, dtype, bn, bk, sw)] + oa + ob
-            + [oi, oc, _tmem_obligation(bn), schedule_obligation(group_m)]
+                            tma_obligation("B", b_tile, dtype, b_rows, bk, sw)] + oa + ob
+            + [oi, oc, _tmem_obligation(bn, ctas), schedule_obligation(group_m)]
             + ([staging_obligation(out)] if splits == 1 else [])
             + ([split_obligation(splits)] if splits > 1 else [])}
+    if ctas == 2:
+        man["cta_pair"] = _pair_section(bn)
+        man["schedule"]["grid"] = "2 x min(SMs / 2, tiles): one CTA pair (cluster 2 x 1) per tile"
+    return man
 
 
-_KERNEL = r"""
+#: BN per CTA count: one CTA 64/128/256; a pair 128/256 (B halves of 64/128 rows; the PTX ISA's
+#: M = 256 cta_group::2 shapes take N 32..256 in steps of 16).
+PAIR_BN = {1: (64, 128, 256), 2: (128, 256)}
+#: What the CTA pair's kernel relies on, each with its source (``cta_pair`` of the manifest).
+PAIR_FACTS = (
+    "tcgen05.mma.cta_group::2 with M = 256: the A operand's rows 0..127 come from the issuing CTA's "
+    "shared memory and 128..255 from its peer's at the same descriptor addresses, B's N columns split "
+    "likewise in halves; D's rows 128 r .. 128 r + 127 are lanes 0..127 of CTA r's tensor memory "
+    "(PTX ISA 9.7.16, tcgen05.mma and 'Data path layout organization', layout A)",
+    "tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::2: issued by two warps, one in each CTA "
+    "of the pair, together; an MMA or commit of cta_group::2 needs the peer CTA not exited, and a "
+    "cluster barrier before the dealloc suffices (PTX ISA 9.7.16.5, 'Issue granularity')",
+    "tcgen05.commit.cta_group::2 ... .multicast::cluster: one arrival on the mbarrier at the same "
+    "offset of every CTA in the 16-bit mask (PTX ISA 9.7.16, tcgen05.commit)",
+    "cp.async.bulk.tensor ... .cta_group::2: the completion mbarrier may be the peer CTA's (PTX ISA "
+    "9.7.9.25, cp.async.bulk.tensor; CUTLASS cute/arch/copy_sm100_tma.hpp, SM100_TMA_2SM_LOAD)")
+
+
+def _check_ctas(ctas: int, splits: int) -> None:
+    if ctas not in (1, 2) or isinstance(ctas, bool):
+        raise LayoutError(f"ctas {ctas!r}: 1 (one CTA per tile) or 2 (a CTA pair, cta_group::2)")
+    if ctas == 2 and splits != 1:
+        raise LayoutError(f"--split-k {splits}: the CTA pair kernel (BM 256) has no split-K")
+
+
+def _pair_section(bn: int) -> dict:
+    return {"ctas": 2, "cluster": [2, 1], "leader": 0, "commit_mask": 3, "rows_per_cta": 128,
+            "b_rows_per_cta": bn // 2, "tile": [256, bn],
+            "barriers": "full[s] in the leader (both CTAs' TMA bytes, expect_tx by the leader); "
+                        "empty[s] and acc_full[a] in each CTA (the leader's commit to mask 3); "
+                        "acc_empty[a] in the leader (4 epilogue warps x 2 CTAs)",
+            "facts": list(PAIR_FACTS)}
+
+
+_HELPERS = r"""
 namespace vl_${tag} {
 
 // ----- configuration (manifest.json) ---------------------------------------------------------
@@ -357,6 +418,8 @@ constexpr uint32_t TMEM_COLS = ${tmem_cols}u;      // tcgen05.alloc: power of tw
 constexpr uint32_t IDESC = ${idesc}u;             // instruction descriptor (proved, see above)
 constexpr int LD_NUM = ${ld_num};                  // tcgen05.ld.32x32b.x${ld_num}: columns per load
 constexpr int SPLITS = ${splits};                  // K slices per tile (1: no split-K)
+constexpr int CTAS = ${ctas}, TILE_M = BM * CTAS;   // CTAs per MMA (2: a CTA pair, cta_group::2); rows of an output tile
+constexpr int B_ROWS = BN / CTAS;                 // rows of B each CTA loads (a pair splits the B tile)
 // D staging for the TMA store: per epilogue warp D_BUFS buffers of a 32 x LD_NUM box (row = TMEM
 // lane), rows of D_ROW_BYTES, 16-byte chunks swizzled as SWIZZLE_${d_swizzle} (chunk ^= address bits 7..)
 constexpr uint32_t D_OFFSET = ${d_off}u, D_BUFS = 2u, D_ROW_BYTES = ${d_row}u, D_BUF_BYTES = 32u * D_ROW_BYTES;
@@ -404,11 +467,11 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
 __device__ __forceinline__ void tc_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory"); }
 __device__ __forceinline__ void tc_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;\n" ::: "memory"); }
 __device__ __forceinline__ void tmem_alloc(uint32_t slot) {
-  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], %1;\n" :: "r"(slot), "n"(TMEM_COLS) : "memory");
-  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n" ::: "memory");
+  asm volatile("tcgen05.alloc.cta_group::${cta_group}.sync.aligned.shared::cta.b32 [%0], %1;\n" :: "r"(slot), "n"(TMEM_COLS) : "memory");
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::${cta_group}.sync.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void tmem_dealloc(uint32_t taddr) {
-  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;\n" :: "r"(taddr), "n"(TMEM_COLS) : "memory");
+  asm volatile("tcgen05.dealloc.cta_group::${cta_group}.sync.aligned.b32 %0, %1;\n" :: "r"(taddr), "n"(TMEM_COLS) : "memory");
 }
 __device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
   uint32_t v;
@@ -441,8 +504,10 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 
 ${epilogue_funcs}
 ${pack_out}
+${pair_funcs}
+"""
 
-// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
+_BODY = r"""// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
 // order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
 // into accumulator stage a (TMEM columns a * BN ..), warps 2-5 drain stage a while the MMAs fill
 // stage a ^ 1: acc_full[a] (tcgen05.commit) and acc_empty[a] (one arrival per epilogue warp).
@@ -586,7 +651,9 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   if (warp == 0) tmem_dealloc(tmem);
 }
 
-${reduce_kernel}
+"""
+
+_HOST = r"""${reduce_kernel}
 """ + ENCODE_TILED + r"""""" + MAKE_TENSOR_MAP + r"""// D (M x N, out_t, row-major): boxes of LD_NUM columns x 32 rows, SWIZZLE_${d_swizzle}, stored by TMA
 static int make_d_map(CUtensorMap* map, void* ptr, int M, int N) {
   vl_encode_tiled_t fn = encode_tiled();
@@ -618,7 +685,7 @@ static int make_d_map(CUtensorMap* map, void* ptr, int M, int N) {
   }
 ${split_workspace}  CUtensorMap ta, tb;
   int e = make_tensor_map(&ta, A, M, K, BM);
-  if (e == 0) e = make_tensor_map(&tb, B, N, K, BN);
+  if (e == 0) e = make_tensor_map(&tb, B, N, K, B_ROWS);
   if (e != 0) return e;
   CUtensorMap td;                                  // D's tensor map (TMA stores): only where the kernel uses it
   memset(&td, 0, sizeof(td));
@@ -628,13 +695,195 @@ ${split_workspace}  CUtensorMap ta, tb;
   }
   if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
-  const long units = long((M + BM - 1) / BM) * long((N + BN - 1) / BN) * SPLITS;
-  const int grid = int(units < ctas ? units : ctas);
+  const long units = long((M + TILE_M - 1) / TILE_M) * long((N + BN - 1) / BN) * SPLITS;
+  const long groups = ctas / CTAS > 0 ? ctas / CTAS : 1;   // CTAs, or CTA pairs (cluster 2 x 1)
+  const int grid = int(CTAS * (units < groups ? units : groups));
   vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias, td);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
 
 }  // namespace vl_${tag}
+"""
+
+
+_PAIR_FUNCS = r"""// ----- the CTA pair (cluster 2 x 1): PTX ISA "tcgen05" (cta_group::2), "mapa", "barrier.cluster"
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// the shared::cluster address of the same shared-memory offset in CTA `cta` of the cluster
+__device__ __forceinline__ uint32_t map_to_cta(uint32_t addr, uint32_t cta) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(cta));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_bar) {   // an mbarrier of any CTA of the cluster
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" :: "r"(cluster_bar) : "memory");
+}
+// a TMA load into this CTA's shared memory whose bytes complete on the barrier `cluster_bar` (the
+// leader's: .cta_group::2 lets the barrier be in the peer CTA)
+__device__ __forceinline__ void tma_load_2d_pair(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t cluster_bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [%0], [%1, {%2, %3}], [%4];\n"
+               :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(cluster_bar) : "memory");
+}
+// arrive on the barrier at offset `bar` of every CTA in `mask` once the MMAs issued before completed
+__device__ __forceinline__ void mma_commit_pair(uint32_t bar, uint16_t mask) {
+  asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n"
+               :: "r"(bar), "h"(mask) : "memory");
+}
+constexpr uint16_t PAIR_MASK = ${pair_mask};           // both CTAs of the pair (ranks 0 and 1)
+"""
+
+_PAIR_BODY = r"""// Persistent over CTA pairs: pair p = blockIdx.x / 2 takes tiles p, p + gridDim.x / 2, ... (grouped
+// raster order) of TILE_M = 256 x BN. CTA rank r of the pair loads rows 128 r .. of the A tile and rows
+// B_ROWS r .. of the B tile into its own shared memory; every byte completes on the leader's (rank 0)
+// full barrier. The leader's warp 1 issues tcgen05.mma.cta_group::2 (M 256: the descriptors address both
+// CTAs' stages at the same offsets; each CTA's TMEM holds its 128 rows) and commits to the barriers of
+// both CTAs (multicast mask PAIR_MASK): empty[s] (each CTA's producer) and acc_full[a] (each CTA's
+// epilogue). Each CTA's epilogue warps drain their own TMEM and arrive on the leader's acc_empty[a].
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
+vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias,
+               const __grid_constant__ CUtensorMap tmap_d) {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
+  const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
+  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
+  const uint32_t acc_full0 = empty0 + 8u * STAGES, acc_empty0 = acc_full0 + 8u * ACC_STAGES;
+  const uint32_t slot = acc_empty0 + 8u * ACC_STAGES;   // tcgen05.alloc writes the TMEM base address here
+  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+  const uint32_t rank = cluster_rank();            // 0: the leader (issues the MMAs), 1: its peer
+  const uint32_t pair = blockIdx.x / uint32_t(CTAS), pairs = gridDim.x / uint32_t(CTAS);
+  const uint32_t tiles_m = (uint32_t(M) + TILE_M - 1) / TILE_M, tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t units = tiles_m * tiles_n;
+  const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, 1u); }
+    for (uint32_t a = 0; a < ACC_STAGES; ++a) { mbar_init(acc_full0 + 8u * a, 1u); mbar_init(acc_empty0 + 8u * a, uint32_t(CTAS) * EPI_WARPS); }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  if (warp == 0) tmem_alloc(slot);                 // cta_group::2: warp 0 of both CTAs together
+  tc_fence_before();
+  cluster_sync();                                  // both CTAs' barriers initialised before any remote signal
+  tc_fence_after();
+  const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
+  if (warp == 0) {
+    if (lane == 0) {                               // ---- producer: TMA, this CTA's halves ----
+      uint32_t stage = 0, phase = 0;
+      const uint32_t full_leader0 = map_to_cta(full0, 0u);   // the leader's full barriers
+      for (uint32_t u = pair; u < units; u += pairs) {
+        uint32_t tm, tn;
+        tile_coords(u, tiles_m, tiles_n, tm, tn);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty0 + 8u * stage, phase ^ 1u);   // released by the leader's commit to both CTAs
+          if (rank == 0u) mbar_arrive_expect_tx(full0 + 8u * stage, uint32_t(CTAS) * TX_BYTES);   // both CTAs' bytes
+          const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+#pragma unroll
+          for (uint32_t j = 0; j < BOXES; ++j) {
+            const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+            tma_load_2d_pair(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * TILE_M + rank * BM), full_leader0 + 8u * stage);
+            tma_load_2d_pair(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN + rank * B_ROWS), full_leader0 + 8u * stage);
+          }
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+      }
+      for (uint32_t s = 0; s < uint32_t(STAGES); ++s) {   // tail: every stage released (no commit lands after exit)
+        mbar_wait(empty0 + 8u * stage, phase ^ 1u);
+        if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+      }
+    }
+  } else if (warp == 1) {
+    if (lane == 0 && rank == 0u) {                 // ---- MMA issuer (the leader): tcgen05.mma.cta_group::2 ----
+      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
+      for (uint32_t u = pair; u < units; u += pairs) {
+        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // both CTAs' epilogues drained stage acc
+        tc_fence_after();
+        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(full0 + 8u * stage, phase);
+          tc_fence_after();
+#pragma unroll
+          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
+          mma_commit_pair(empty0 + 8u * stage, PAIR_MASK);   // both CTAs' stage free once these MMAs completed
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+        mma_commit_pair(acc_full0 + 8u * acc, PAIR_MASK);    // both CTAs' accumulator halves are final
+        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+      }
+    }
+  } else {
+    // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows 128 rank + 32 (w % 4) .. of the tile ----
+    const uint32_t quad = warp % 4u;
+    const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
+    const uint32_t dbuf0 = base + D_OFFSET + (warp - 2u) * D_BUFS * D_BUF_BYTES;
+    const uint32_t acc_empty_leader0 = map_to_cta(acc_empty0, 0u);
+    uint32_t acc = 0, acc_phase = 0, nstore = 0;
+    for (uint32_t u = pair; u < units; u += pairs) {
+      uint32_t tm, tn;
+      tile_coords(u, tiles_m, tiles_n, tm, tn);
+      mbar_wait(acc_full0 + 8u * acc, acc_phase);
+      __syncwarp();                                // tcgen05.ld is .sync.aligned: the warp converged
+      tc_fence_after();
+      const uint32_t row0 = tm * TILE_M + rank * BM + quad * 32u;   // this CTA's 128 rows of the tile
+      const uint32_t row = row0 + lane;
+      const uint32_t acc_col = acc * uint32_t(BN);
+#pragma unroll 1
+      for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
+        uint32_t v[LD_NUM];
+        __syncwarp();
+        tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
+        tmem_wait_ld();
+        const uint32_t col0 = tn * BN + c * LD_NUM;
+        if (tma_store) {
+          const uint32_t buf = dbuf0 + (nstore % D_BUFS) * D_BUF_BYTES;
+          if (lane == 0) bulk_wait_read_1();      // the store issued from buf D_BUFS chunks ago has read it
+          __syncwarp();
+#pragma unroll
+          for (uint32_t j = 0; j < D_ROW_BYTES / 16u; ++j) {
+            uint32_t w[4];
+#pragma unroll
+            for (uint32_t q = 0; q < 4u; ++q) w[q] = pack_out(v, (j * 4u + q) * (4u / uint32_t(OUT_BYTES)), col0, bias, N);
+            const uint32_t off = lane * D_ROW_BYTES + ((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4);
+            st_shared_v4(buf + off, w[0], w[1], w[2], w[3]);
+          }
+          fence_proxy_async();
+          __syncwarp();
+          if (lane == 0) {
+            tma_store_2d(&tmap_d, buf, int32_t(col0), int32_t(row0));
+            bulk_commit();
+          }
+          ++nstore;
+        } else if (row < uint32_t(M)) {
+          store_t* p = D + size_t(row) * size_t(N);
+#pragma unroll
+          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
+            const uint32_t col = col0 + r;
+            float x = __uint_as_float(v[r]);
+            if (FUSED) x = epilogue(x, bias, col, N);
+            if (col < uint32_t(N)) store_one(p + col, x);
+          }
+        }
+      }
+      tc_fence_before();
+      __syncwarp();
+      if (lane == 0) mbar_arrive_cluster(acc_empty_leader0 + 8u * acc);   // the leader's acc_empty: both CTAs' warps
+      if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+    }
+    if (lane == 0 && nstore > 0u) bulk_wait_all();
+  }
+  tc_fence_before();
+  cluster_sync();                                  // neither CTA exits while the other may still signal it
+  tc_fence_after();
+  if (warp == 0) tmem_dealloc(tmem);
+}
+
 """
 
 
@@ -677,7 +926,9 @@ def render_tcgen05_cuda(man: dict) -> str:
             "//", *obligation_block(man), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>", "#include <cstring>"]
     t = man["tma"]
-    rep = {"tag": man["tag"], "bm": man["bm"], "bn": man["bn"], "bk": man["bk"],
+    ctas = man.get("cta_pair", {}).get("ctas", 1)
+    rep = {"tag": man["tag"], "bm": man["bm"] // ctas, "bn": man["bn"], "ctas": ctas, "cta_group": ctas,
+           "pair_funcs": Template(_PAIR_FUNCS).substitute(pair_mask=man["cta_pair"]["commit_mask"]) if ctas == 2 else "", "bk": man["bk"],
            "stages": man["stages"], "k_inst": man["k_inst"], "k_blocks": man["k_blocks"],
            "instruction": man["instruction"], "eb": man["elem_bytes"],
            "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
@@ -699,7 +950,8 @@ def render_tcgen05_cuda(man: dict) -> str:
            "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
            "split_workspace": SPLIT_WORKSPACE,
            "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else ""}
-    return "\n".join(head) + "\n" + Template(_KERNEL).substitute(rep)
+    body = _PAIR_BODY if ctas == 2 else _BODY
+    return "\n".join(head) + "\n" + Template(_HELPERS + body + _HOST).substitute(rep)
 
 
 def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, **options):
@@ -730,9 +982,12 @@ def emission_of_tcgen05(man: dict):
     readme = "\n".join([
         f"# {man['tag']}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
-        f"in tensor memory, `{man['instruction']}` (M 128, N {man['bn']}), TMA ring of "
+        f"in tensor memory, `{man['instruction']}` (M {man['bm']}, N {man['bn']}), TMA ring of "
         f"{man['stages']} stages; a persistent grid (min(SMs, units) CTAs, grouped raster of "
-        f"{man['group_m']} tile rows) walks the 128 x {man['bn']} tiles"
+        f"{man['group_m']} tile rows) walks the {man['bm']} x {man['bn']} tiles"
+        + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
+           "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
+           "rows)" if "cta_pair" in man else "")
         + (f" and K slices (split-K {man['splits']}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.get("splits", 1) > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "

@@ -32,15 +32,16 @@ The types read into objects (everything else stays :class:`CuteType`, name and r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from math import gcd
 from typing import Any
 
-from verilayout.core.cute.int_tuple import product
+from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import AnyLayout
 from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_text import parse_cute
 
-__all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "Op", "CuteModule", "parse_cute_mlir",
+__all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "CoordTensor", "TmaBox", "Op", "CuteModule", "parse_cute_mlir",
            "parse_type", "split_top"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
@@ -184,6 +185,17 @@ class TiledMma:
     text: str = ""
 
     @property
+    def num_cta(self) -> int:
+        """CTAs one MMA spans (``num_cta = 2``: tcgen05's CTA pair, ``cta_group::2``), 1 if unstated.
+
+        >>> parse_type('!cute_nvgpu.sm100.mma<256x128x16, num_cta = 2>').keyed()["num_cta"]
+        '2'
+        """
+        k = self.text.find("num_cta =")
+        digits = self.text[k + 9:].lstrip()[:1] if k >= 0 else ""
+        return int(digits) if digits.isdigit() else 1
+
+    @property
     def atoms(self) -> tuple[int, int, int]:
         """How many atoms (warpgroups on sm_90) tile M, N and K (the atom layout's shape)."""
         lay = parse_cute(self.atom_layout)
@@ -216,6 +228,131 @@ class DescView:
 
     layout: str
     text: str = ""
+
+
+@dataclass(frozen=True)
+class TmaBox:
+    """What a ``cute_nvgpu.atom.tma_partition``'s coordinate tensor states about its copies, per TMA
+    coordinate (dim 0 innermost, as ``cp.async.bulk.tensor`` lists them): ``box[d]`` the box's
+    extent (its first mode, strides ``1@d``), ``grid[d]`` the step every copy's coordinate is a
+    multiple of (the gcd of the origin's divisibility and every other mode's stride along ``d``;
+    0 where every one is 0), ``boxes`` the boxes one partition step holds (the first mode's rest)."""
+
+    rank: int
+    box: tuple[int, ...]
+    grid: tuple[int, ...]
+    boxes: int
+
+    @property
+    def elements(self) -> int:
+        """Elements one box copies."""
+        return _size(self.box)
+
+
+@dataclass(frozen=True)
+class CoordTensor:
+    """``!cute.coord_tensor<"(origin)", "layout">``: TMA coordinates, the layout's strides scaled
+    bases ``k@d`` (``d`` a TMA coordinate); an origin entry is ``0``, ``?`` or ``?{div=N}``."""
+
+    origin: tuple[str, ...]
+    layout: str
+    text: str = ""
+
+    def divisors(self) -> tuple[int, ...]:
+        """Per origin entry, what it is known to be a multiple of: 0 for ``0`` (or a constant's
+        value), ``N`` for ``?{div=N}``, 1 for ``?``.
+
+        >>> CoordTensor(("0", "?{div=128}", "?"), "1:0").divisors()
+        (0, 128, 1)
+        """
+        out = []
+        for o in self.origin:
+            o = o.strip()
+            if o.lstrip("-").isdigit():
+                out.append(abs(int(o)))
+            elif o.startswith("?{div=") and o.endswith("}") and o[6:-1].isdigit():
+                out.append(int(o[6:-1]))
+            else:
+                out.append(1)
+        return tuple(out)
+
+    def box(self) -> TmaBox:
+        """The :class:`TmaBox` of a TMA partition's coordinate tensor ``((box, boxes), rest...)``;
+        a LayoutError where the layout is not of that form.
+
+        >>> CoordTensor(("0", "?{div=128}"), "(((64,128),1),8):(((1@0,1@1),0),64@0)").box()
+        TmaBox(rank=2, box=(64, 128), grid=(64, 128), boxes=1)
+        """
+        lay = parse_cute(self.layout)
+        shape, stride = lay.shape, lay.stride
+        if not (isinstance(shape, tuple) and isinstance(shape[0], tuple) and isinstance(shape[0][0], tuple)):
+            raise LayoutError(f"{self.text or self.layout}: expected a TMA partition ((box, boxes), ...)")
+        rank = len(self.origin)
+        box = [1] * rank
+        for ext, st in zip(flatten(shape[0][0]), flatten(stride[0][0])):
+            dims = _basis_dims(st, rank, self.layout)
+            if len(dims) != 1 or dims[next(iter(dims))] != 1:
+                raise LayoutError(f"{self.layout}: a box stride {st} is not one unit basis 1@d")
+            box[next(iter(dims))] *= int(ext)
+        grid = list(self.divisors())
+        for ext, st in zip(flatten(shape[0][1:] + tuple(shape[1:])), flatten(stride[0][1:] + tuple(stride[1:]))):
+            if int(ext) > 1:
+                for d, k in _basis_dims(st, rank, self.layout).items():
+                    grid[d] = gcd(grid[d], k)
+        return TmaBox(rank, tuple(box), tuple(grid), _size(shape[0][1:]))
+
+
+    def tile_leaves(self) -> list[tuple[int, dict[int, int]]]:
+        """The leaves of the first mode (a partition's input: the tile), colexicographic, each as
+        (extent, ``{TMA coordinate: step}``).
+
+        >>> CoordTensor(("0", "0"), "((128,64),8):((1@1,1@0),64@0)").tile_leaves()
+        [(128, {1: 1}), (64, {0: 1})]
+        """
+        lay = parse_cute(self.layout)
+        shape = lay.shape[0] if isinstance(lay.shape, tuple) else lay.shape
+        stride = lay.stride[0] if isinstance(lay.stride, tuple) else lay.stride
+        return [(int(e), _basis_dims(st, len(self.origin), self.layout))
+                for e, st in zip(flatten(shape), flatten(stride))]
+
+    def box_origins(self) -> list[tuple[int, ...]]:
+        """For a partition's result ``((box, boxes), ...)``: each box's origin in TMA coordinates, in
+        the order the boxes mode enumerates them (colexicographic).
+
+        >>> CoordTensor(("0", "0"), "(((64,64),2),8):(((1@0,1@1),64@0),64@1)").box_origins()
+        [(0, 0), (64, 0)]
+        """
+        lay = parse_cute(self.layout)
+        rank = len(self.origin)
+        leaves = [(int(e), _basis_dims(st, rank, self.layout))
+                  for e, st in zip(flatten(lay.shape[0][1:]), flatten(lay.stride[0][1:]))]
+        out = []
+        for j in range(_size(lay.shape[0][1:])):
+            o, rest = [0] * rank, j
+            for ext, dims in leaves:
+                c, rest = rest % ext, rest // ext
+                for d, k in dims.items():
+                    o[d] += c * k
+            out.append(tuple(o))
+        return out
+
+
+def _basis_dims(stride: Any, rank: int, what: str) -> dict[int, int]:
+    """``{d: k}`` of a scaled-basis stride ``k@d + ...`` (``0``: none)."""
+    if isinstance(stride, int):
+        if stride:
+            raise LayoutError(f"{what}: stride {stride} is not a scaled basis k@d")
+        return {}
+    out = {}
+    for sym in stride.free_symbols:
+        name = str(sym)
+        if not (name.startswith("_at") and name[3:].isdigit() and int(name[3:]) < rank):
+            raise LayoutError(f"{what}: stride {stride}: not a basis of the {rank} TMA coordinates")
+        k = stride.coeff(sym)
+        if not k.is_Integer:
+            raise LayoutError(f"{what}: stride {stride} is not linear in the bases")
+        out[int(name[3:])] = abs(int(k))
+    return out
 
 
 def _tiled_mma(t: CuteType) -> TiledMma:
@@ -259,6 +396,10 @@ def interpret(t: CuteType) -> Any:
         return _tiled_mma(t)
     if t.name.startswith("cute_nvgpu.atom.") and "tma" in t.name:
         return _tma(t)
+    if t.name == "cute.coord_tensor" and len(t.args) == 2:
+        origin = _unquote(t.args[0], t.text).strip()
+        inner = origin[1:-1] if origin.startswith("(") and origin.endswith(")") else origin
+        return CoordTensor(tuple(split_top(inner)), _unquote(t.args[1], t.text), t.text)
     if t.name == "cute_nvgpu.smem_desc_view" and t.args:
         return DescView(_unquote(t.args[-1], t.text), t.text)
     return t
@@ -297,6 +438,19 @@ class Op:
     operand_types: tuple[CuteType, ...]
     result_types: tuple[CuteType, ...]
     attrs: str = ""
+
+    def attr_int(self, name: str) -> int | None:
+        """The integer attribute ``name = N`` of the op's ``{...}`` (``smem.partition_id = 1 : i32``), or None.
+
+        >>> Op(1, "cute.memref.alloca", (), (), (), (), (), "{smem.partition_id = 1 : i32}").attr_int("smem.partition_id")
+        1
+        """
+        k = self.attrs.find(name + " =")
+        if k < 0:
+            return None
+        rest = self.attrs[k + len(name) + 2:].lstrip()
+        digits = rest[:len(rest) - len(rest.lstrip("-0123456789"))]
+        return int(digits) if digits.lstrip("-").isdigit() else None
 
 
 def _ssa_names(text: str) -> tuple[str, ...]:
@@ -398,11 +552,14 @@ class CuteModule:
         t = self.types.get(value)
         return None if t is None else interpret(t)
 
-    def producer(self, value: str) -> Op | None:
-        """The op that defines ``value`` (the first, in text order)."""
-        return next((o for o in self.ops if value in o.results), None)
+    def producer(self, value: str, before: int | None = None) -> Op | None:
+        """The op that defines ``value``: the last one above line ``before`` (the DSL reuses a name
+        such as ``%slice_48`` in another function or region further down), else the first."""
+        defs = [o for o in self.ops if value in o.results]
+        above = [o for o in defs if before is not None and o.line < before]
+        return above[-1] if above else (defs[0] if defs else None)
 
-    def origin(self, value: str, depth: int = 64) -> tuple[Op, int] | None:
+    def origin(self, value: str, depth: int = 64, before: int | None = None) -> tuple[Op, int] | None:
         """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
         offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
         ``cute.recast_iter``, ``cute.group_modes`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
@@ -417,9 +574,10 @@ class CuteModule:
         """
         off = 0
         for _ in range(depth):
-            op = self.producer(value)
+            op = self.producer(value, before)
             if op is None:
                 return None
+            before = op.line
             if op.name == "cute.memref.alloca":
                 return op, off
             if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes") and op.operands:

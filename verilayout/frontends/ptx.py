@@ -283,6 +283,8 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     labels: list[tuple[str, str, int]] = []
     shared: list[str] = []
     threads: dict[str, int] = {}
+    tables: list[tuple[str, str, list[str]]] = []   # .branchtargets: (function, label, targets)
+    open_table = False
     target, loc, func, saw_version = None, None, "", False
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
@@ -299,6 +301,16 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                     in_asm, outside = True, loc
                 elif c.startswith("// end inline asm") and in_asm:
                     in_asm, loc = False, outside
+            continue
+        if open_table:                  # the targets of a .branchtargets table, up to its ';'
+            tables[-1][2].extend(t.strip() for t in st.rstrip(";").split(",") if t.strip())
+            open_table = not st.endswith(";")
+            continue
+        if st.startswith(".branchtargets") and func and labels and labels[-1][0] == func:
+            tables.append((func, labels[-1][1], []))
+            rest = st[len(".branchtargets"):].strip()
+            tables[-1][2].extend(t.strip() for t in rest.rstrip(";").split(",") if t.strip())
+            open_table = not rest.endswith(";")
             continue
         if st[0] == ".":                # a directive (an instruction or a label never starts with '.')
             if st.startswith(".loc"):
@@ -342,4 +354,4 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
     resolved = _typed(instrs, names)
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
-                     tuple(full.items()))
+                     tuple(full.items()), tuple((f, lab, tuple(t)) for f, lab, t in tables))

@@ -47,6 +47,7 @@ MAX_PARSED_TYPES = 4096       # distinct type texts a Module keeps parsed (Modul
 
 _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
+_PARTITION = re.compile(r"partition(\d+)\(.*\)\s+num_warps\((\d+)\)\s*\{\s*$")
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$")
 _LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
@@ -305,6 +306,9 @@ class Module:
     #: type text -> parsed type: a module repeats its few types on every op line, so each is
     #: parsed once (at most MAX_PARSED_TYPES kept; values are frozen)
     parsed_types: dict = field(repr=False, compare=False, default_factory=dict)
+    #: the worker regions of ``ttg.warp_specialize`` ops, each ``(line, index, num_warps)`` of its
+    #: header ``partitionN(...) num_warps(k) {`` in file order (Triton's WarpSpecializeOp printer)
+    partitions: tuple[tuple[int, int, int], ...] = ()
 
     def type_of(self, text: str) -> Any:
         """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases
@@ -539,9 +543,13 @@ def parse_module(text: str | bytes) -> Module:
     parsed: dict = {}
     table = TypeTable(aliases, parsed)
     ops = []
+    heads: list[tuple[int, int, int]] = []
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
         if not s or s.startswith(("#", "//", "}", "module", "^")):
+            continue
+        if s.startswith("partition") and (pm := _PARTITION.match(s)):
+            heads.append((i, int(pm.group(1)), int(pm.group(2))))
             continue
         m = _OP.match(ln)
         if not m:
@@ -554,7 +562,7 @@ def parse_module(text: str | bytes) -> Module:
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
-                  tuple(ops), aliases, parsed)
+                  tuple(ops), aliases, parsed, tuple(heads))
 
 
 _ = AliasDef  # re-exported type of lazily parsed alias values

@@ -27,9 +27,9 @@ pair is served only by a load that puts that element into that lane.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 import z3
@@ -54,7 +54,9 @@ class Needed:
 
     ``coords[r, l]`` is the memory-view ``(row, col)`` register ``r`` of lane ``l``
     holds; ``shape`` the memory-view shape of the whole tensor; ``transpose``
-    whether memory holds the operand transposed; ``warp`` which sub-group.
+    whether memory holds the operand transposed; ``warp`` which sub-group. ``span``: when
+    built from a layout, its GF(2) structure (:class:`_Span`: which register of a lane holds an
+    element, solved without enumerating); ``None`` for a table given as it is.
     """
 
     coords: np.ndarray
@@ -62,6 +64,7 @@ class Needed:
     transpose: bool = False
     warp: int = 0
     origin: tuple = (0, 0)
+    span: "_Span | None" = field(default=None, repr=False)
 
     @classmethod
     def from_layout(cls, layout: LinearLayout, warp: int = 0,
@@ -88,15 +91,17 @@ class Needed:
         n_warps = ins.get("warp", 1)
         if not isinstance(warp, int) or isinstance(warp, bool) or not 0 <= warp < n_warps:
             raise LayoutError(f"warp {warp!r} is outside [0, {n_warps})")
-        regs = _span_table(layout, "register")
-        lanes = _span_table(layout, "lane")
-        base = np.array(_coord(layout, {"warp": warp} if "warp" in ins else {}), dtype=np.int64)
-        coords = regs[:, None, :] ^ lanes[None, :, :] ^ base[None, None, :]
-        shape = (layout.out_dim_size("dim0"), layout.out_dim_size("dim1"))
-        if transpose:
-            coords = coords[..., ::-1].copy()
-            shape = shape[::-1]
-        return cls(coords, tuple(shape), bool(transpose), warp)
+        view = slice(None, None, -1 if transpose else 1)       # memory view: (dim1, dim0) when transposed
+        regs = _span_table(layout, "register")[:, view]
+        lanes = _span_table(layout, "lane")[:, view]
+        base = np.array(_coord(layout, {"warp": warp} if "warp" in ins else {}), dtype=np.int64)[view]
+        coords = np.empty((regs.shape[0], lanes.shape[0], 2), dtype=np.int64)
+        np.bitwise_xor(regs[:, None, :], lanes[None, :, :], out=coords)     # in place: one table
+        coords ^= base
+        shape = (layout.out_dim_size("dim0"), layout.out_dim_size("dim1"))[view]
+        reg_bases = [tuple(b)[view] for b in layout.bases["register"]]
+        return cls(coords, tuple(shape), bool(transpose), warp,
+                   span=_Span.of(reg_bases, lanes ^ base, tuple(shape)))
 
     def placed(self, x0: int, y0: int) -> "Needed":
         """The same needs with the operand placed at ``(x0, y0)`` of the surface: memory-view
@@ -111,10 +116,12 @@ class Needed:
         for v, k in ((x0, "x"), (y0, "y")):
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 0:
                 raise LayoutError(f"origin {k} {v!r}: expected an integer >= 0")
+        if (x0, y0) == (0, 0):
+            return self
         oy, ox = self.origin
         shift = np.array([y0, x0], dtype=np.int64)
         return Needed(self.coords + shift, (self.shape[0] + y0, self.shape[1] + x0),
-                      self.transpose, self.warp, (oy + int(y0), ox + int(x0)))
+                      self.transpose, self.warp, (oy + int(y0), ox + int(x0)), self.span)
 
     @property
     def placed_at(self) -> bool:
@@ -140,14 +147,56 @@ class Needed:
 
     @property
     def count(self) -> int:
-        """How many distinct ``(lane, element)`` pairs the DPAS instructions read."""
+        """How many distinct ``(lane, element)`` pairs the DPAS instructions read: from a layout,
+        ``lanes * 2**rank`` (a lane's registers hold the span of the register bases, moved)."""
+        if self.span is not None:
+            return self.lanes << len(self.span.pivots)
         return int(self.pair_keys().size)
+
+    def pieces(self) -> "Iterator[tuple[int, np.ndarray]]":
+        """``(first flat index, (n, 2) coords)`` of the table in register-major slices of about
+        ``_CHUNK`` pairs: per-element work on them holds one slice at a time."""
+        flat = self.coords.reshape(-1, 2)
+        step = _CHUNK
+        for i in range(0, flat.shape[0], step):
+            yield i, flat[i:i + step]
 
     def element_mask(self) -> np.ndarray:
         """Boolean ``rows x cols`` mask of the elements read (by any lane)."""
         m = np.zeros(self.shape, dtype=bool)
-        m[self.coords[..., 0].ravel(), self.coords[..., 1].ravel()] = True
+        for _, c in self.pieces():
+            m[c[:, 0], c[:, 1]] = True
         return m
+
+    def rows_read(self) -> np.ndarray:
+        """The rows holding a needed element, sorted.
+
+        >>> Needed(np.array([[[2, 1], [0, 0]], [[2, 0], [0, 1]]]), (4, 2)).rows_read().tolist()
+        [0, 2]
+        """
+        m = np.zeros(self.shape[0], dtype=bool)
+        for _, c in self.pieces():
+            m[c[:, 0]] = True
+        return np.flatnonzero(m)
+
+    def columns_by_band(self, bands: Sequence[tuple[int, int]]) -> list[np.ndarray]:
+        """For each band of rows ``(first, last)`` (disjoint), the sorted columns of the needed
+        elements in it. Law: band ``b``'s list is the distinct ``col`` of ``coords`` with
+        ``first <= row <= last``.
+
+        >>> n = Needed(np.array([[[2, 1], [0, 0]], [[3, 0], [0, 1]]]), (4, 2))
+        >>> [c.tolist() for c in n.columns_by_band([(0, 0), (1, 3)])]
+        [[0, 1], [0, 1]]
+        """
+        band_of = np.full(self.shape[0], -1, dtype=np.int64)
+        for b, (first, last) in enumerate(bands):
+            band_of[first:last + 1] = b
+        seen = np.zeros((len(bands), self.shape[1]), dtype=bool)
+        for _, c in self.pieces():
+            b = band_of[c[:, 0]]
+            keep = b >= 0
+            seen[b[keep], c[keep, 1]] = True
+        return [np.flatnonzero(row) for row in seen]
 
     def operand(self, row: int, col: int) -> tuple[int, int]:
         """Memory-view (surface) ``(row, col)`` -> the operand's ``(dim0, dim1)`` (the origin
@@ -167,6 +216,76 @@ def _span_table(layout: LinearLayout, dim: str) -> np.ndarray:
     for b in layout.bases[dim]:
         table = np.concatenate([table, table ^ np.array(b, dtype=np.int64)])
     return table
+
+
+#: Pairs per slice when a per-pair table is streamed (bounded temporaries: a few MB).
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, eq=False)
+class _Span:
+    """The GF(2) structure of a layout's needs, in the memory view before placement: register
+    ``r`` of lane ``l`` holds ``XOR_{i in r} regs[i] ^ lanes[l]`` (``regs[i]``: register basis
+    ``i``; ``lanes[l]`` includes the warp's offset). Points are packed ``(row << cb) | col``, so
+    XOR of points is XOR of packed ints. ``pivots``: the bases in echelon form, ``(pivot bit,
+    packed vector, register bits)``, highest pivot first; ``deps``: ``(basis, register bits)``
+    of each basis in the span of earlier ones (a register holding what another does).
+
+    Law: ``solve(l, coords[r, l])`` is ``r`` with its dependent bits folded (:meth:`rep`), and
+    ``-1`` for a point no register of lane ``l`` holds.
+
+    >>> sp = _Span.of([(0, 1), (1, 0), (1, 1)], np.array([[0, 0]]), (2, 2))
+    >>> sp.solve(np.array([0, 0]), np.array([1, 1]), np.array([1, 0])).tolist(), sp.rep(8).tolist()
+    ([3, 2], [0, 1, 2, 3, 3, 2, 1, 0])
+    """
+
+    pivots: tuple
+    deps: tuple
+    lanes: np.ndarray
+    cb: int
+    shape: tuple
+
+    @classmethod
+    def of(cls, reg_bases: Sequence[tuple], lanes: np.ndarray, shape: tuple) -> "_Span":
+        """From the register bases and each lane's ``(row, col)`` (memory view)."""
+        cb = max([int(shape[1]) - 1] + [int(c) for _, c in reg_bases] +
+                 [int(v) for v in lanes[:, 1]]).bit_length()
+        pivots: list = []
+        deps: list = []
+        for i, (row, col) in enumerate(reg_bases):
+            v, m = (int(row) << cb) | int(col), 1 << i
+            for p, pv, pm in pivots:
+                if v >> p & 1:
+                    v, m = v ^ pv, m ^ pm
+            if v == 0:
+                deps.append((i, m ^ (1 << i)))
+            else:
+                pivots.append((v.bit_length() - 1, v, m))
+                pivots.sort(key=lambda t: -t[0])
+        packed = (lanes[:, 0].astype(np.int64) << cb) | lanes[:, 1]
+        return cls(tuple(pivots), tuple(deps), packed, cb, tuple(int(x) for x in shape))
+
+    def solve(self, lane: np.ndarray, row: np.ndarray, col: np.ndarray) -> np.ndarray:
+        """The register (dependent bits folded) of ``lane`` that holds ``(row, col)``, or ``-1``."""
+        ok = (row >= 0) & (row < self.shape[0]) & (col >= 0) & (col < self.shape[1]) & \
+            (lane >= 0) & (lane < self.lanes.size)
+        v = np.where(ok, (row << self.cb) | col, 0) ^ self.lanes[np.where(ok, lane, 0)]
+        r = np.zeros(v.shape, dtype=np.int64)
+        for p, pv, pm in self.pivots:
+            sel = (v >> p) & 1
+            v ^= sel * pv
+            r ^= sel * pm
+        return np.where(ok & (v == 0), r, -1)
+
+    def rep(self, registers: int) -> np.ndarray:
+        """Each register's representative: the register with only independent bases that
+        holds the same points (itself when no basis is dependent)."""
+        r = np.arange(registers, dtype=np.int64)
+        out = r.copy()
+        for j, m in self.deps:
+            bit = (r >> j) & 1
+            out ^= bit * ((1 << j) | m)
+        return out
 
 
 def _key(lane, row, col, shape) -> np.ndarray:
@@ -207,6 +326,91 @@ def delivered_arrays(loads: Sequence[BlockLoad], elem_bytes: int, shape):
     keys_a = np.concatenate(keys)
     uniq, first = np.unique(keys_a, return_index=True)
     return uniq, np.concatenate(load)[first], np.concatenate(elem)[first]
+
+
+def delivery_table(loads: Sequence[BlockLoad], needed: Needed, elem_bytes: int) -> np.ndarray:
+    """``table[r, l] = (load, element)``: the first load (then the first element of it in that
+    lane) that puts register ``r``'s element of lane ``l`` into lane ``l``, inside the tensor and
+    the load's surface; ``(-1, -1)`` where no load does. An ``int32`` array ``(registers, lanes,
+    2)``. Law: it equals ``lookup(needed.keys(), delivered_arrays(loads, elem_bytes,
+    needed.shape))`` (load, element); for needs built from a layout it is computed load by load
+    (:class:`_Span` solves which register a delivered element is), holding no per-pair keys.
+
+    >>> from verilayout.hw.intel.dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> delivery_table([BlockLoad(2, 16, 8, Surface(64, 8, 64))], need, 2)[3, :2].tolist()
+    [[0, 3], [0, 3]]
+    """
+    if needed.span is None:
+        found, load, elem = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
+        return np.stack([load, elem], axis=-1).astype(np.int32)
+    table = np.full((needed.registers, needed.lanes, 2), -1, dtype=np.int32)
+    flat = table.reshape(-1, 2)
+    for target, load, elem in _delivered_stream(loads, needed, elem_bytes):
+        new = flat[target, 0] < 0
+        flat[target[new], 0] = load[new]
+        flat[target[new], 1] = elem[new]
+    _copy_to_dependent(table, needed.span)
+    return table
+
+
+def delivered_mask(loads: Sequence[BlockLoad], needed: Needed, elem_bytes: int) -> np.ndarray:
+    """Boolean ``(registers, lanes)``: whether some load puts that register's element into that
+    lane (inside the tensor and its surface). Law: ``delivery_table(...)[..., 0] >= 0``.
+
+    >>> from verilayout.hw.intel.dpas import Dpas
+    >>> need = Needed.from_layout(Dpas(8, 8, 16, 2, 16, (1, 1), (1, 1)).layout((8, 16), 0))
+    >>> bool(delivered_mask([BlockLoad(2, 16, 4, Surface(64, 8, 64))], need, 2)[3:5, 0].tolist() == [True, False])
+    True
+    """
+    if needed.span is None:
+        return lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))[0]
+    found = np.zeros((needed.registers, needed.lanes), dtype=bool)
+    flat = found.reshape(-1)
+    for target, _, _ in _delivered_stream(loads, needed, elem_bytes):
+        flat[target] = True
+    _copy_to_dependent(found, needed.span)
+    return found
+
+
+def _copy_to_dependent(table: np.ndarray, span: _Span) -> None:
+    """Registers holding what a representative holds get its row (in place)."""
+    if not span.deps:
+        return
+    rep = span.rep(table.shape[0])
+    moved = np.flatnonzero(rep != np.arange(rep.size))
+    table[moved] = table[rep[moved]]
+
+
+def _delivered_stream(loads: Sequence[BlockLoad], needed: Needed, t: int):
+    """Per slice of loads (about ``_CHUNK`` delivered elements), the needed pairs they deliver:
+    ``(target, load, element)`` with ``target = register * lanes + lane`` (the representative
+    register), each target once: its first delivery in load order, then lane-element order."""
+    parts: list = []
+    size = 0
+    for i, ld in enumerate(loads):
+        el = lane_elements(ld, t)
+        lane, k = np.nonzero(_in_bounds(el, needed.shape) & _in_surface(el, ld.surface, t))
+        parts.append((lane, k, el[lane, k], i))
+        size += lane.size
+        if size >= _CHUNK:
+            yield _first_deliveries(parts, needed)
+            parts, size = [], 0
+    if parts:
+        yield _first_deliveries(parts, needed)
+
+
+def _first_deliveries(parts: list, needed: Needed) -> tuple:
+    lane = np.concatenate([p[0] for p in parts])
+    elem = np.concatenate([p[1] for p in parts])
+    rc = np.concatenate([p[2] for p in parts]).reshape(-1, 2)
+    load = np.concatenate([np.full(p[0].size, p[3], dtype=np.int64) for p in parts])
+    oy, ox = needed.origin
+    reg = needed.span.solve(lane, rc[:, 0] - oy, rc[:, 1] - ox)
+    hit = reg >= 0
+    target = reg[hit] * needed.lanes + lane[hit]
+    target, first = np.unique(target, return_index=True)
+    return target, load[hit][first], elem[hit][first]
 
 
 def _in_surface(el: np.ndarray, surface: Surface, t: int) -> np.ndarray:
@@ -285,12 +489,13 @@ def _limits_and_surfaces(loads: Sequence[BlockLoad], elem_bytes: int, arch: Inte
     return None
 
 
-def _explain_bytes(cex: dict, needed: Needed, got, table, r: int, l: int, home: Surface | None,
+def _explain_bytes(cex: dict, needed: Needed, loads, table, r: int, l: int, home: Surface | None,
                    elem_bytes: int) -> str:
     """For an operand placed away from the surface origin: add the bytes involved to ``cex``
     (the byte the register must hold, the load and the byte it delivers) and say it; else ``""``."""
     if not needed.placed_at or home is None:
         return ""
+    got = _shuffled(loads, table[r:r + 1], elem_bytes)[0, l]
     cex.update(_bytes_of(needed, got, table, r, l, home, elem_bytes))
     return _bytes_reason(cex)
 
@@ -322,27 +527,26 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
     if bad is not None:
         return bad
     table = _shuffle_array(shuffle, needed)
-    found, _, _ = lookup(needed.keys(), delivered_arrays(loads, elem_bytes, needed.shape))
-    got = _shuffled(loads, table, elem_bytes)
+    found = delivered_mask(loads, needed, elem_bytes)
     home = storage if isinstance(storage, Surface) else \
         (storage[0] if storage else (loads[0].surface if loads else None))
     if not found.all():
-        r, l = (int(v) for v in np.argwhere(~found)[0])
+        r, l = divmod(int(np.argmin(found.reshape(-1))), needed.lanes)
         el = needed.operand(*needed.coords[r, l])
         cex = {"register": r, "lane": l, "element": list(el), "missed": True}
-        why = _explain_bytes(cex, needed, got, table, r, l, home, elem_bytes)
+        why = _explain_bytes(cex, needed, loads, table, r, l, home, elem_bytes)
         return Verdict.fails(
             cex, f"element {el} read by {consumer} register {r} of lane {l} is loaded into lane "
             f"{l} by no load{why}", method="enumeration")
-    bad = np.argwhere(np.any(got != needed.coords, axis=2))
-    if bad.size:
-        r, l = (int(v) for v in bad[0])
+    wrong = _first_wrong(loads, table, needed, elem_bytes)
+    if wrong is not None:
+        r, l, got = wrong
         want = needed.operand(*needed.coords[r, l])
         src = [int(v) for v in table[r, l]]
-        have = None if got[r, l, 0] < 0 else list(needed.operand(*got[r, l]))
+        have = None if got[0] < 0 else list(needed.operand(*got))
         cex = {"register": r, "lane": l, "expected": list(want), "received": have,
                "source": src}
-        why = _explain_bytes(cex, needed, got, table, r, l, home, elem_bytes)
+        why = _explain_bytes(cex, needed, loads, table, r, l, home, elem_bytes)
         return Verdict.fails(cex, f"{consumer} register {r} of lane {l} receives "
                              f"{tuple(have) if have else 'nothing'} from load {src[0]} element "
                              f"{src[1]}, not {want}{why}", method="enumeration")
@@ -357,10 +561,11 @@ def check_plan(loads: Sequence[BlockLoad], shuffle, needed: Needed, elem_bytes: 
 def _bytes_of(needed: Needed, got: np.ndarray, table: np.ndarray, r: int, l: int,
               home: Surface, t: int) -> dict:
     """For a placed operand: the byte register ``r`` of lane ``l`` must hold, and the load
-    its shuffle names with the byte that load puts there (``None``: nothing)."""
+    its shuffle names with the byte that load puts there (``got``: the element it gives that
+    register, ``-1``: nothing)."""
     row, col = (int(v) for v in needed.coords[r, l])
     out = {"byte": home.base + row * home.pitch + col * t, "load": int(table[r, l, 0])}
-    gr, gc = (int(v) for v in got[r, l])
+    gr, gc = (int(v) for v in got)
     out["read_byte"] = None if gr < 0 else home.base + gr * home.pitch + gc * t
     return out
 
@@ -454,7 +659,9 @@ def _reach_from_origin(lane: np.ndarray, rows: np.ndarray, cols: np.ndarray,
 
 def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
     try:
-        table = np.asarray(shuffle, dtype=np.int64)
+        table = np.asarray(shuffle)         # a plan's int32 ShuffleTable: itself, no copy
+        if table.dtype not in (np.int32, np.int64):
+            table = np.asarray(shuffle, dtype=np.int64)
     except (TypeError, ValueError):
         raise LayoutError("the shuffle must give (load, element) for every register and lane") \
             from None
@@ -468,24 +675,41 @@ def _shuffle_array(shuffle, needed: Needed) -> np.ndarray:
 def _shuffled(loads: Sequence[BlockLoad], table: np.ndarray, elem_bytes: int) -> np.ndarray:
     """What each (register, lane) receives under the shuffle ``table``; ``-1`` where nothing.
 
-    Entries are grouped by load once (a stable sort), so the cost is linear in the number of
-    entries plus the loads' elements, not their product.
+    Entries are grouped by load once (a stable sort) and only the loads named are visited, so
+    the cost is linear in the number of entries plus those loads' elements.
     """
     got = np.full(table.shape, -1, dtype=np.int64)
     flat, gflat = table.reshape(-1, 2), got.reshape(-1, 2)
     lanes = np.broadcast_to(np.arange(table.shape[1])[None, :], table.shape[:2]).reshape(-1)
     order = np.argsort(flat[:, 0], kind="stable")
-    bounds = np.searchsorted(flat[order, 0], np.arange(len(loads) + 1), side="left")
-    for i, ld in enumerate(loads):
-        idx = order[bounds[i]:bounds[i + 1]]
-        if idx.size == 0:
+    named = flat[order, 0]
+    starts = np.flatnonzero(np.r_[True, named[1:] != named[:-1]]) if named.size else named
+    for a, b in zip(starts.tolist(), starts[1:].tolist() + [named.size]):
+        i = int(named[a])
+        if not 0 <= i < len(loads):
             continue
-        el = lane_elements(ld, elem_bytes)
+        idx = order[a:b]
+        el = lane_elements(loads[i], elem_bytes)
         k = flat[idx, 1]
         ok = (k >= 0) & (k < el.shape[1])
         idx, k = idx[ok], k[ok]
         gflat[idx] = el[lanes[idx], k]
     return got
+
+
+def _first_wrong(loads: Sequence[BlockLoad], table: np.ndarray, needed: Needed,
+                 elem_bytes: int) -> tuple | None:
+    """The first ``(register, lane, received (row, col))`` whose shuffle entry does not give
+    its needed element, in register-major order; ``None`` when every entry does. Checked a
+    slice of registers at a time (temporaries of one slice)."""
+    step = max(1, _CHUNK // max(1, needed.lanes))
+    for r0 in range(0, needed.registers, step):
+        got = _shuffled(loads, table[r0:r0 + step], elem_bytes)
+        bad = np.any(got != needed.coords[r0:r0 + step], axis=2).reshape(-1)
+        if bad.any():
+            r, l = divmod(int(np.argmax(bad)), needed.lanes)
+            return r0 + r, l, got[r, l]
+    return None
 
 
 def compare_load_layout(layout: LinearLayout, needed: Needed, pack: tuple = (0, 1)) -> Verdict:
@@ -755,10 +979,10 @@ class _Residues:
     def __init__(self, needed: Needed):
         rows, cols = needed.shape
         self.py, self.px = min(rows, 32), min(cols, 64)
-        lanes = np.broadcast_to(np.arange(needed.lanes)[None, :], needed.coords.shape[:2])
         self.masks = np.zeros((SUBGROUP_SIZE, self.py, self.px), dtype=np.float64)
-        self.masks[lanes.ravel(), needed.coords[..., 0].ravel() % self.py,
-                   needed.coords[..., 1].ravel() % self.px] = 1.0
+        for i, c in needed.pieces():            # flat index i = register * lanes + lane
+            lane = np.arange(i, i + c.shape[0]) % needed.lanes
+            self.masks[lane, c[:, 0] % self.py, c[:, 1] % self.px] = 1.0
         self.spectra = np.fft.rfft2(self.masks)
 
     def max_matches(self, pattern: np.ndarray) -> int:

@@ -42,13 +42,14 @@ from collections import deque
 from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION, MAP_A_ADDR,
-                                            MAP_B_ADDR, PARAMS, is_tma_store,
+                                            MAP_B_ADDR, PARAMS,
                                             SMEM_BASE, GemmSim, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
-                                            swizzle_span, tensor_maps)
+                                            swizzle_span, host_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, cta_mask, run_threads, tma_mbarrier, tx_count
+from verilayout.simulate.tma_store import is_tma_store
 
 __all__ = ["check_gemm", "check_cluster_source", "CLUSTER_ASSUMPTIONS", "ClusterCta"]
 
@@ -124,12 +125,8 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
                                         f"for sm_90a: {ptx}"),), CLUSTER_ASSUMPTIONS)
     checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
               ptxas_spills(ptx)]
-    maps = None
-    if host:
-        maps, c = tensor_maps(source, man)
-        checks += c
-    elif "cp.async.bulk.tensor.2d.global.shared" in ptx:   # D's box is in the host code only
-        maps = tensor_maps(source, man)[0]
+    maps, c = host_maps(source, man, ptx, host)
+    checks += c
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     if entry is None:

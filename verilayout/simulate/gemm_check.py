@@ -55,6 +55,7 @@ import os
 import re
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -64,17 +65,20 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
+from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
-from verilayout.simulate.ring import complete_phase, explore, retire_groups, step_ends
+from verilayout.simulate.ring import (Arrive, Commit, Issue, Read, Retire, RingSystem, RingTma, Wait,
+                                      explore_rings)
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, imm_operands, ptxas_spills)
+from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgroup_store_order
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "RingContext", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
-           "swizzle_span", "cluster_shape", "tensor_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
+           "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
 
 GEMM_ASSUMPTIONS = (
@@ -120,18 +124,6 @@ def PARAMS(M: int, N: int, K: int) -> dict:  # noqa: N802 (the kernel's paramete
     [0, 1, 2, 3, 4, 5, 6, 7]
     """
     return {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR, 7: MAP_D_ADDR}
-
-
-def is_tma_store(op: str) -> bool:
-    """Law: whether ``op`` is a TMA store (``cp.async.bulk.tensor...global.shared::cta``: global
-    <- shared), as opposed to a TMA load (shared <- global).
-
-    >>> is_tma_store("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group")
-    True
-    >>> is_tma_store("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes")
-    False
-    """
-    return op.startswith("cp.async.bulk.tensor") and ".global.shared" in op
 
 
 def is_d_store(op: str) -> bool:
@@ -211,12 +203,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
     eb = _BYTES.get(dt)
     if eb is None:
         raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")
-    maps = None
-    if host:
-        maps, c = tensor_maps(source, man)
-        checks += c
-    elif "cp.async.bulk.tensor.2d.global.shared" in ptx:   # D's box is in the host code only
-        maps = tensor_maps(source, man)[0]
+    maps, c = host_maps(source, man, ptx, host)
+    checks += c
     mod = parse_ptx(ptx)
     splits = splits_of(man)
     epi = epilogue_spec(man)
@@ -516,10 +504,23 @@ int main() {
 """
 
 
+def host_maps(source: str, man: GemmManifest, ptx: str, host: bool) -> tuple[dict | None, list]:
+    """Law: ``(maps, checks)`` of the host half: with ``host``, :func:`tensor_maps`'s maps and
+    checks; without, its maps alone where the PTX stores D by TMA (D's box is in the host code
+    only) and no check; else ``(None, [])``. The sm_90a checks of one CTA and of a cluster
+    both start here."""
+    if host:
+        return tensor_maps(source, man)
+    if "cp.async.bulk.tensor.2d.global.shared" in ptx:
+        return tensor_maps(source, man)[0], []
+    return None, []
+
+
 def tensor_maps(source: str, man: GemmManifest):
     """Law: ``(maps, checks)``: ``launch`` of ``kernel.cu`` built for the host with a recording
     ``cuTensorMapEncodeTiled`` (and ``d_row``/``d_col``/``tile_coords`` where defined), its tensor
-    maps checked against cuda.h and the layout texts; ``maps`` names A and B's proved boxes."""
+    maps checked against cuda.h and the layout texts; ``maps`` names A and B's (and a TMA-store
+    epilogue's D) :class:`ProvedBox`."""
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
     if not ns:
@@ -540,14 +541,15 @@ def tensor_maps(source: str, man: GemmManifest):
     if isinstance(lines, KernelCheck):
         return None, [lines]
     out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
-    enum = next((list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("ENUM")), None)
-    maps = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("MAP")]
+    enum = next((CudaEnums.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines
+                 if ln.startswith("ENUM")), None)
+    maps = [RecordedMap.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines if ln.startswith("MAP")]
     got = {}
     cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
     # the kernel's A operand (BM rows) reads the problem's A, or with swap-AB the problem's B
     ptr_a, ptr_b = (8192, 4096) if swap else (4096, 8192)
     for ptr, name, rows, box_rows, text in ((ptr_a, "A", M, bm // cn, la), (ptr_b, "B", N, bn // cm, lb)):
-        mp = next((x for x in maps if x[0] == ptr), None)
+        mp = next((x for x in maps if x.ptr == ptr), None)
         array = {4096: "A", 8192: "B"}[ptr]
         if mp is None:
             out_checks.append(KernelCheck("tensor-map", "counterexample", f"launch encodes no tensor map "
@@ -558,8 +560,8 @@ def tensor_maps(source: str, man: GemmManifest):
                            "swap-AB)", (K, rows, box_rows), text, dt)
         out_checks.append(check)
         if check.status == "proved":
-            got[name] = {"box": mp[6:8], "span": swizzle_span(text), "ptr": ptr}
-    dmap = next((x for x in maps if x[0] == 12288), None)
+            got[name] = ProvedBox(tuple(mp.box), swizzle_span(text), ptr)
+    dmap = next((x for x in maps if x.ptr == 12288), None)
     if dmap is not None:                     # a TMA-store epilogue: D's own tensor map
         out = man.epilogue.out if man.splits == 1 else "f32"
         check, d = _d_map_check(dmap, enum, out, (N if swap else M, n2))
@@ -569,31 +571,98 @@ def tensor_maps(source: str, man: GemmManifest):
     return got, out_checks
 
 
-def _d_map_check(mp: list[int], enum: list[int], out: str, dims: tuple) -> tuple:
+@dataclass(frozen=True)
+class CudaEnums:
+    """The cuda.h enumerators the recording driver prints (its ``ENUM`` line): the swizzle codes
+    by span (16: ``CU_TENSOR_MAP_SWIZZLE_NONE``, 32, 64, 128 bytes), the data types and
+    ``CU_TENSOR_MAP_INTERLEAVE_NONE``."""
+    swizzle: tuple
+    f16: int
+    bf16: int
+    u8: int
+    f32: int
+    tf32: int
+    interleave_none: int
+
+    @staticmethod
+    def from_numbers(xs: list[int]) -> "CudaEnums":
+        """Law: the enumerators of the ten numbers of the ``ENUM`` line, in its order.
+
+        >>> CudaEnums.from_numbers(list(range(10))).tf32
+        8
+        """
+        return CudaEnums(tuple(xs[:4]), *xs[4:10])
+
+
+@dataclass(frozen=True)
+class RecordedMap:
+    """One ``cuTensorMapEncodeTiled`` call as the recording driver printed it (its ``MAP`` line):
+    the global pointer, data type and rank, then (rank 2 only: ``None`` otherwise) the dims
+    ``[inner, outer]``, the row stride in bytes, the box, the element strides, the interleave
+    and the swizzle code."""
+    ptr: int
+    dtype: int
+    rank: int
+    dims: list | None = None
+    stride: int | None = None
+    box: list | None = None
+    elem_strides: list | None = None
+    interleave: int | None = None
+    swizzle: int | None = None
+
+    @staticmethod
+    def from_numbers(xs: list[int]) -> "RecordedMap":
+        """Law: the map of a ``MAP`` line's numbers; the rank-2 fields only when there are the
+        12 numbers of a rank-2 map.
+
+        >>> RecordedMap.from_numbers([4096, 6, 2, 64, 128, 128, 32, 64, 1, 1, 0, 2]).box
+        [32, 64]
+        """
+        if len(xs) != 12:
+            return RecordedMap(*xs[:3])
+        return RecordedMap(xs[0], xs[1], xs[2], xs[3:5], xs[5], xs[6:8], xs[8:10], xs[10], xs[11])
+
+    @property
+    def is_2d(self) -> bool:
+        """Whether the map is rank 2 with every rank-2 field recorded."""
+        return self.rank == 2 and self.swizzle is not None
+
+
+@dataclass(frozen=True)
+class ProvedBox:
+    """A tensor map whose check proved (:func:`tensor_maps`): its box ``(inner, outer)`` in
+    elements, its swizzle span in bytes and the global pointer the driver passed."""
+    box: tuple
+    span: int
+    ptr: int
+
+
+def _d_map_check(mp: RecordedMap, enum: CudaEnums, out: str, dims: tuple) -> tuple:
     """Law: ``(check, map)``: proved when D's recorded tensor map has cuda.h's data type of
     ``out``, rank 2, dims ``[columns, rows]`` of the D launched, a row stride of the columns'
     bytes, element strides 1, no interleave, a 32/64/128-byte swizzle whose span is the box's
-    inner extent; ``map`` (box, span) where proved, else None."""
+    inner extent; ``map`` (a :class:`ProvedBox`) where proved, else None."""
     ob = 4 if out == "f32" else 2
-    want_type = {"f32": enum[7], "f16": enum[4], "bf16": enum[5]}[out]
-    spans = {enum[1]: 32, enum[2]: 64, enum[3]: 128}
+    want_type = {"f32": enum.f32, "f16": enum.f16, "bf16": enum.bf16}[out]
+    spans = {enum.swizzle[1]: 32, enum.swizzle[2]: 64, enum.swizzle[3]: 128}
     rows, cols = dims
-    if mp[2] != 2 or len(mp) != 12:
-        return KernelCheck("tensor-map", "counterexample", f"tensor map of D: rank {mp[2]}, expected 2"), None
-    dtype, dd, stride, box, es, il, sw = mp[1], mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    if not mp.is_2d:
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of D: rank {mp.rank}, expected 2"), None
+    box, sw = mp.box, mp.swizzle
     span = spans.get(sw)
-    want = {"data type": (dtype == want_type, f"{dtype}, cuda.h's for {out} is {want_type}"),
-            "dims": (dd == [cols, rows], f"{dd}, expected [N={cols}, M={rows}]"),
-            "row stride": (stride == cols * ob, f"{stride} bytes, expected N * {ob} = {cols * ob}"),
+    want = {"data type": (mp.dtype == want_type, f"{mp.dtype}, cuda.h's for {out} is {want_type}"),
+            "dims": (mp.dims == [cols, rows], f"{mp.dims}, expected [N={cols}, M={rows}]"),
+            "row stride": (mp.stride == cols * ob, f"{mp.stride} bytes, expected N * {ob} = {cols * ob}"),
             "box": (span is not None and box[0] * ob == span and 1 <= box[1] <= 256,
                     f"{box} with swizzle {sw}: the inner extent must be one 32/64/128-byte swizzle span"),
-            "element strides": (es == [1, 1], f"{es}"), "interleave": (il == enum[9], f"{il}")}
+            "element strides": (mp.elem_strides == [1, 1], f"{mp.elem_strides}"),
+            "interleave": (mp.interleave == enum.interleave_none, f"{mp.interleave}")}
     bad = [f"{k} {why}" for k, (ok, why) in want.items() if not ok]
     if bad:
         return KernelCheck("tensor-map", "counterexample", "tensor map of D: " + "; ".join(bad)), None
     return (KernelCheck("tensor-map", "proved", f"tensor map of D ({out}): dims, stride, box {box}, "
                         f"swizzle {span}B as cuda.h says (host code run with a recording encoder)"),
-            {"box": box, "span": span, "ptr": 12288})
+            ProvedBox(tuple(box), span, 12288))
 
 
 def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -626,7 +695,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     if maps is None or not {"A", "B"} <= set(maps):
         raise LayoutError(f"replay_gemm: the tensor maps are not proved: {[c.message for c in checks]}")
     arrays = {4096: np.asarray(A, dtype=np.float64), 8192: np.asarray(B, dtype=np.float64)}
-    xa, xb = arrays[maps["A"]["ptr"]], arrays[maps["B"]["ptr"]]
+    xa, xb = arrays[maps["A"].ptr], arrays[maps["B"].ptr]
     km, kn = xa.shape[0], xb.shape[0]                   # the kernel's product: km x kn
     ok, ptx = compile_ptx(source)
     if not ok:
@@ -657,7 +726,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     regs = coord.shape[1]
     mem = np.full(g.splits * km * kn, np.nan)
     for c in range(1, cons + 1):
-        for _ev, _it, acc, stored in g._d_stores(procs[c], regs):
+        for _ev, _it, acc, stored in g.d_stores(procs[c], regs):
             prod = np.zeros((64, bn))
             for i in acc:
                 a0, b0, k0 = loads[i]
@@ -697,7 +766,7 @@ def _driver_output(source: str, drv: str) -> tuple[str, ...] | KernelCheck:
     return tuple(p.stdout.splitlines())
 
 
-def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: str,
+def _map_check(mp: RecordedMap, enum: CudaEnums, name: str, extents: tuple, text: str,
                dt: str) -> KernelCheck:
     """Law: proved when the recorded tensor map ``mp`` of operand ``name`` (pointer, data type,
     rank, dims, stride, box, element strides, interleave, swizzle) has cuda.h's values (``enum``,
@@ -705,13 +774,13 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
     one swizzle span by the tile's rows, and the swizzle of the layout text."""
     K, rows, box_rows = extents
     eb = _BYTES[dt]
-    sw_enum = dict(zip((16, 32, 64, 128), enum[:4]))
-    want_types = {"f16": {enum[4]}, "bf16": {enum[5]}, "e4m3": {enum[6]}, "tf32": {enum[7], enum[8]}}
-    _, dtype, rank = mp[:3]
+    sw_enum = dict(zip((16, 32, 64, 128), enum.swizzle))
+    want_types = {"f16": {enum.f16}, "bf16": {enum.bf16}, "e4m3": {enum.u8}, "tf32": {enum.f32, enum.tf32}}
+    dtype = mp.dtype
     span = swizzle_span(text)
-    if rank != 2 or len(mp) != 3 + 2 + 1 + 2 + 2 + 2:
-        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: rank {rank}, expected 2")
-    dims, stride, box, es, il, sw = mp[3:5], mp[5], mp[6:8], mp[8:10], mp[10], mp[11]
+    if not mp.is_2d:
+        return KernelCheck("tensor-map", "counterexample", f"tensor map of {name}: rank {mp.rank}, expected 2")
+    dims, stride, box, es, il, sw = mp.dims, mp.stride, mp.box, mp.elem_strides, mp.interleave, mp.swizzle
     want = {"data type": (dtype in want_types[dt], f"{dtype}, cuda.h's for {dt} is "
                           f"{sorted(want_types[dt])}"),
             "dims": (dims == [K, rows], f"{dims}, expected [K={K}, rows={rows}]"),
@@ -719,7 +788,7 @@ def _map_check(mp: list[int], enum: list[int], name: str, extents: tuple, text: 
             "box": (box == [span // eb, box_rows], f"{box}, expected [{span // eb} (the "
                     f"{span}-byte swizzle span), {box_rows}]"),
             "element strides": (es == [1, 1], f"{es}"),
-            "interleave": (il == enum[9], f"{il}"),
+            "interleave": (il == enum.interleave_none, f"{il}"),
             "swizzle": (sw == sw_enum.get(span), f"{sw}, but the layout {text.split(' o ')[0]} "
                         f"is the {span}-byte swizzle: cuda.h's CU_TENSOR_MAP_SWIZZLE_{span}B = "
                         f"{sw_enum.get(span)}")}
@@ -901,8 +970,7 @@ class GemmSim:
         registers, scale-d 0 (or zeroed accumulators) first in a tile and 1 after; else the
         first ``counterexample`` (or ``unknown`` where scale-d is not one known value)."""
         want = (f"wgmma.mma_async.sync.aligned.m64n{self.bn}k{self.kx}.f32.{self.dt}.{self.dt}")
-        imms = imm_operands({"dtype": self.dt, "a": {"source": "smem", "major": "K"},
-                             "b": {"major": "K"}})
+        imms = imm_operands(self.dt, "smem")
         nkb = self.bk // self.kx
         n = 0
         for c, it, kb, ev, v, fresh in self._consumer_wgmmas(procs):
@@ -1118,74 +1186,87 @@ class GemmSim:
     def protocol_check(self, procs: list, init: dict, tmas: list) -> None:
         """Adds the ``protocol`` check: the mbarrier ring (``init``: mbarrier -> count) explored
         as a transition system over every interleaving. Law: ``proved`` only when no reachable
-        state errs or deadlocks (:func:`_explore_ring`), ``unknown`` beyond :data:`MAX_STATES`
-        states or where an operand of the ring is unknown."""
+        state errs or deadlocks (:func:`verilayout.simulate.ring.explore_rings`, a cluster of one
+        CTA), ``unknown`` beyond :data:`MAX_STATES` states or where an operand of the ring is
+        unknown."""
         if not self._init_order(procs):
-            return
-        try:
-            prog, tma_info = self._actions(procs)
-        except (KeyError, TypeError):
-            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
-                     "is not a value the interpreter models; the ring was not explored")
             return
         evs: list = []                  # each action's event becomes (its index here, its PTX line)
 
         def mark(ev):
             evs.append(ev)
             return len(evs) - 1, ev.instr.line if ev.instr is not None else None
-        ring = (tuple(tuple(a[:-1] + (mark(a[-1]),) for a in acts) for acts in prog),
-                tuple(x[:4] + (mark(x[4]),) for x in tma_info))
-        status, msg, at = _explore_ring(*ring, tuple(sorted(init.items())), self.cons, self.stages,
-                                        self.eager_landing, MAX_STATES)
-        self.add("protocol", status, msg, evs[at[0]] if at is not None else None)
+        try:
+            prog, tmas_ = self._actions(procs, mark)
+        except (KeyError, TypeError):
+            self.add("protocol", "unknown", "an mbarrier, descriptor or count operand of the ring "
+                     "is not a value the interpreter models; the ring was not explored")
+            return
+        system = RingSystem(1, self.cons, prog, tmas_, tuple(sorted(((0, b), n) for b, n in init.items())),
+                            self.eager_landing)
+        r = explore_rings(system, max_states=MAX_STATES)
+        if r.outcome == "unknown":
+            self.add("protocol", "unknown", f"more than {MAX_STATES} states; the ring was not "
+                     "explored completely")
+        elif r.outcome == "counterexample":
+            self.add("protocol", "counterexample", r.error[0], evs[r.error[1][0]])
+        elif r.outcome == "deadlock":
+            self.add("protocol", "counterexample", "deadlock: " + "; ".join(r.blocked))
+        else:
+            self.add("protocol", "proved", f"the {self.stages}-stage ring explored over every "
+                     f"interleaving ({r.states} states: the producer, {self.cons} consumer "
+                     f"warpgroup(s), {len(tmas_)} TMA landings): waits return after their phase, "
+                     "no overwrite before release, no read before landing, no deadlock")
 
-    def _actions(self, procs) -> tuple[list[list[tuple]], list[tuple]]:
-        """Law: each process's trace compiled to the ring's actions in program order (wait,
-        arrive, tma, read, commit, retire), and per TMA (destination, box bytes, mbarrier,
-        iteration, event); a box's bytes are the recorded tensor map's box where there is one."""
+    def _actions(self, procs, mark) -> tuple[tuple, tuple]:
+        """Law: each process's trace compiled to the ring's actions in program order
+        (:mod:`verilayout.simulate.ring`: wait, arrive, tma, read, commit, retire; mbarriers and
+        reads in CTA 0, each event replaced by ``mark(event)``), and the TMAs
+        (:class:`verilayout.simulate.ring.RingTma`); a box's bytes are the recorded tensor map's
+        box where there is one."""
         box_bytes = {}
         for name, tag, text, rows in (("A", MAP_A_ADDR, self.la, self.bm), ("B", MAP_B_ADDR, self.lb, self.bn)):
             box_bytes[tag] = rows * swizzle_span(text)
             if self.maps and name in self.maps:
-                b = self.maps[name]["box"]
+                b = self.maps[name].box
                 box_bytes[tag] = b[0] * b[1] * self.eb
-        prog: list[list[tuple]] = []
-        tma_info = []
+        prog: list[tuple] = []
+        tma_info: list[RingTma] = []
         for p, tr in enumerate(procs):
-            acts = []
+            acts: list = []
             it = -1
             for ev, v, n, t in tr:
                 op = ev.op
                 if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
                     it += 1
-                    acts.append(("wait", int(v["addr"][0]), int(phase_parity(v)[0]) & 1, ev))
+                    acts.append(Wait("wait", (0, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, mark(ev)))
                 elif op.startswith("mbarrier.arrive.expect_tx"):
-                    acts.append(("arrive", int(v["addr"][0]), n, int(tx_count(v)[0]), ev))
+                    acts.append(Arrive("arrive", (0, int(v["addr"][0])), n, int(tx_count(v)[0]), mark(ev)))
                 elif op.startswith("mbarrier.arrive"):
-                    acts.append(("arrive", int(v["addr"][0]), n, 0, ev))
+                    acts.append(Arrive("arrive", (0, int(v["addr"][0])), n, 0, mark(ev)))
                 elif op.startswith("cp.async.bulk.tensor") and p == 0:
                     bar = tma_mbarrier(v)
-                    tid = len(tma_info)
-                    tma_info.append((int(v["addr"][0]), box_bytes.get(int(v["map"][0]), 0),
-                                     int(bar[0]), max(it, 0), ev))
-                    acts.append(("tma", tid, ev))
+                    dst = int(v["addr"][0]) & 0x3FFFF
+                    tma_info.append(RingTma(0, dst, box_bytes.get(int(v["map"][0]), 0), int(bar[0]),
+                                            max(it, 0), (0,), dst, mark(ev)))
+                    acts.append(Issue("tma", len(tma_info) - 1, mark(ev)))
                 elif op.startswith("wgmma.mma_async") and p > 0:
-                    reads = []
-                    for key in ("desc_a", "desc_b"):
-                        if v.get(key) is not None:
-                            reads.append((int(v[key][0]) & 0x3FFF) << 4)
-                    acts.append(("read", tuple(reads), max(it, 0), ev))
+                    reads = tuple((0, (int(v[key][0]) & 0x3FFF) << 4) for key in ("desc_a", "desc_b")
+                                  if v.get(key) is not None)
+                    acts.append(Read("read", reads, max(it, 0), mark(ev)))
                 elif op.startswith("tcgen05.mma") and p > 0:     # sm_100a: the A and B descriptors
-                    acts.append(("read", tuple((int(d[0]) & 0x3FFF) << 4 for d in mma_descriptors(v)
-                                               if d is not None), max(it, 0), ev))
+                    acts.append(Read("read", tuple((0, (int(d[0]) & 0x3FFF) << 4) for d in mma_descriptors(v)
+                                                   if d is not None), max(it, 0), mark(ev)))
                 elif op.startswith("tcgen05.commit") and p > 0:  # its MMAs done, then one arrival
-                    acts += [("commit", ev), ("retire", 0, ev), ("arrive", int(v["addr"][0]), 1, 0, ev)]
+                    m = mark(ev)
+                    acts += [Commit("commit", m), Retire("retire", 0, m),
+                             Arrive("arrive", (0, int(v["addr"][0])), 1, 0, m)]
                 elif op.startswith("wgmma.commit_group") and p > 0:
-                    acts.append(("commit", ev))
+                    acts.append(Commit("commit", mark(ev)))
                 elif op.startswith("wgmma.wait_group") and p > 0:
-                    acts.append(("retire", int(pending_groups(v)[0]), ev))
-            prog.append(acts)
-        return prog, tma_info
+                    acts.append(Retire("retire", int(pending_groups(v)[0]), mark(ev)))
+            prog.append(tuple(acts))
+        return tuple(prog), tuple(tma_info)
 
     # ---- the epilogue ----
     def _epilogue_order(self, procs) -> bool:
@@ -1234,7 +1315,7 @@ class GemmSim:
         cover: dict = {}
         bad = None
         for c in range(1, self.cons + 1):
-            for ev, it, acc, stored in self._d_stores(procs[c], regs):
+            for ev, it, acc, stored in self.d_stores(procs[c], regs):
                 tile = tiles.get(it)
                 tid = tile_id.setdefault(tile, len(tile_id))
                 for pos, e, alt, who in stored:
@@ -1370,10 +1451,20 @@ class GemmSim:
         out = self.man.epilogue.out if self.splits == 1 else "f32"
         return 4 if out == "f32" else 2
 
-    def _d_stores(self, events: list, regs: int):
-        """Each store of D in one consumer's ``events`` (run order): ``(event, K iteration, the
-        iterations its accumulator sums (:func:`accumulated`), the (positions, elements, alt,
-        threads) it stores)``, TMA stores read back through the bytes the consumer staged."""
+    def d_stores(self, events: list, regs: int):
+        """Each store of D in one consumer's ``events`` (run order).
+
+        Law: yields ``(event, K iteration, the iterations its accumulator sums
+        (:func:`accumulated`), the (positions, elements, alt, threads) it stores)`` per store of
+        D (:func:`is_d_store`), TMA stores read back through the bytes the consumer staged before
+        them; the iteration counts the consumer's mbarrier waits from -1. Used by the
+        ``d-store`` check and :func:`replay_gemm`.
+
+        >>> from types import SimpleNamespace
+        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> list(g.d_stores([], 32))
+        []
+        """
         it, acc = -1, []
         staging: dict = {}              # shared byte -> (bits of the element staged there, thread)
         for ev, v, _n, t in events:
@@ -1392,8 +1483,7 @@ class GemmSim:
         elements an ``st.shared`` writes: register ``j`` at ``addr + j x register bytes``, a
         32-bit register of 16-bit elements as its low then high half; None bits where the run
         does not know the value."""
-        m = re.search(r"(\d+)$", ev.op)
-        reg = int(m.group(1)) // 8 if m else 4
+        reg = register_bytes(ev.op)
         ob = self._out_bytes()
         addr = v["addr"].astype(np.int64)
         for j, x in enumerate(stored_values(v)):
@@ -1407,6 +1497,13 @@ class GemmSim:
                 for ai, bi, ti in zip(a.tolist(), bits, np.asarray(t).tolist()):
                     staging[ai] = (bi, ti)
 
+    def _d_box_map(self) -> TensorMap:
+        """D's recorded box and swizzle as a TMA model tensor map (its dims: one box; what a
+        store reads and where depends on the box and the swizzle only)."""
+        d = self.maps["D"]
+        return TensorMap("f32" if self._out_bytes() == 4 else "f16", global_dims=d.box, box=d.box,
+                         swizzle=f"{d.span}B")
+
     def _d_dims(self) -> tuple[int, int]:
         """D's rows and columns in this run (the kernel's M x N product, or its transpose with swap-AB)."""
         return (self.N, self.M) if self.man.swap_ab else (self.M, self.N)
@@ -1414,21 +1511,20 @@ class GemmSim:
     def _tma_stored(self, ev, v, staging: dict, regs: int):
         """Law: for a TMA store (``[map, {x, y}], [src]``), yields ``(element index in D,
         accumulator element, candidates, writer threads)`` of the D elements inside D its box
-        writes: box ``{bx, by}`` and swizzle of D's tensor map (host code), byte ``(r, b)`` of the
-        box read at ``src + r span + b`` swizzled on the shared address (CUDA Programming Guide,
-        "TMA swizzle": the 16-byte chunk index XOR address bits 7.. modulo span / 16), the element
+        writes: box ``{bx, by}`` and swizzle of D's tensor map (host code), element ``(r, x)`` of
+        the box read at the byte the TMA model places it (:func:`verilayout.hw.nvidia.tma.write_table`
+        on the shared address: the 16-byte chunk index XOR address bits 7.. modulo span / 16), the element
         there as the staging writes left it; ``(None, why)`` where D's map is unknown or a byte
         read was never staged."""
         d = (self.maps or {}).get("D")
         if d is None:
             yield None, "a TMA store of D, but D's tensor map is not known (its host code did not record it)", None, None
             return
-        (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
+        (bx, by) = d.box
         x0, y0, src = int(v["c0"][0]), int(v["c1"][0]), int(v["addr"][0])
-        r, b = np.meshgrid(np.arange(by), np.arange(0, bx * ob, ob), indexing="ij")
-        a = src + r * span + b
-        a = (a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel()
-        rows, cols = (y0 + r).ravel(), (x0 + b // ob).ravel()
+        r, x = np.meshgrid(np.arange(by), np.arange(bx), indexing="ij")
+        a = write_table(self._d_box_map(), src).ravel().astype(np.int64)
+        rows, cols = (y0 + r).ravel(), (x0 + x).ravel()
         nr, nc = self._d_dims()
         inside = (rows < nr) & (cols < nc)
         got = [staging.get(int(x)) for x in a[inside]]
@@ -1471,8 +1567,9 @@ class GemmSim:
         must have been retired by ``cp.async.bulk.wait_group[.read] N`` of the issuing thread, and
         a barrier of the warpgroup must follow that wait before another thread's write (PTX ISA,
         ``cp.async.bulk.wait_group``: ``.read`` waits until the source has been read); (3) after
-        the last commit a ``wait_group`` retires every group before the thread exits."""
-        # long: one scan per consumer of its shared writes, fences, barriers and bulk groups
+        the last commit a ``wait_group`` retires every group before the thread exits
+        (:func:`verilayout.simulate.tma_store.warpgroup_store_order`, the bytes a store reads by
+        the sm_100a check's model, :func:`verilayout.simulate.tma_store.store_source`)."""
         d = (self.maps or {}).get("D")
         n_st = 0
         for c in range(1, self.cons + 1):
@@ -1482,72 +1579,11 @@ class GemmSim:
                 self.add("tma-store", "unknown", "D's tensor map is not known: the TMA stores' "
                          "boxes cannot be read")
                 return
-            (bx, by), span, ob = d["box"], d["span"], self._out_bytes()
-            written: dict = {}          # shared byte -> [thread, fenced, published]
-            open_: list = []            # (bytes, event) of stores issued since the last commit
-            groups: list = []           # committed bulk groups, oldest first
-            retired: list = []          # retired by a wait, not yet ordered by a barrier
-            who = f"consumer {c - 1}"
-            for ev, v, n, t in procs[c]:
-                op = ev.op
-                if op.startswith("st.shared"):
-                    m = re.search(r"(\d+)$", op)
-                    width = (int(m.group(1)) // 8 if m else 4) * (2 if ".v2" in op else 4 if ".v4" in op else 1)
-                    for a0, th in zip(v["addr"].astype(np.int64).tolist(), np.asarray(t).tolist()):
-                        span_b = set(range(a0, a0 + width))
-                        for busy, label in ((open_ + [x for g in groups for x in g], ""),
-                                            (retired, " (its wait_group was not followed by a "
-                                             "barrier of the warpgroup before this write)")):
-                            hit = next((x for x in busy if span_b & x[0]), None)
-                            if hit is not None:
-                                self.add("tma-store", "counterexample", f"{who}, thread {th} rewrites "
-                                         f"shared byte {min(span_b & hit[0]):#x} of a staging buffer "
-                                         f"that the TMA store at PTX line {hit[1].instr.line} may "
-                                         f"still be reading{label}: the buffer is reused before "
-                                         "cp.async.bulk.wait_group.read retired that store", ev)
-                                return
-                        for a in span_b:
-                            written[a] = [th, False, False]
-                elif op.startswith("fence.proxy.async"):
-                    ts = set(np.asarray(t).tolist())
-                    for w in written.values():
-                        if w[0] in ts:
-                            w[1] = True
-                elif op.startswith(("bar.sync", "barrier.sync", "bar.arrive")) and n >= 128:
-                    for w in written.values():
-                        w[2] = w[2] or w[1]
-                    retired = []
-                elif is_tma_store(op):
-                    n_st += 1
-                    src = int(v["addr"][0])
-                    th = int(np.asarray(t)[0])
-                    r, b = np.meshgrid(np.arange(by), np.arange(bx * ob), indexing="ij")
-                    a = src + r * span + b
-                    read = set((a ^ (((a >> 7) & (span // 16 - 1)) << 4)).ravel().tolist())
-                    for x in sorted(read):
-                        w = written.get(x)
-                        if w is None:
-                            continue
-                        if not w[1] or (w[0] != th and not w[2]):
-                            why = ("no fence.proxy.async.shared::cta after the write" if not w[1] else
-                                   "no barrier of the warpgroup between its fence and the store")
-                            self.add("tma-store", "counterexample", f"{who}: the TMA store reads shared "
-                                     f"byte {x:#x} that thread {w[0]} wrote with {why}: the async "
-                                     "proxy may read stale data", ev)
-                            return
-                    open_.append((read, ev))
-                elif op.startswith("cp.async.bulk.commit_group"):
-                    if open_:
-                        groups.append(open_)
-                    open_ = []
-                elif op.startswith("cp.async.bulk.wait_group"):
-                    keep = int(v["a0"][0]) if v.get("a0") is not None else 0
-                    old = groups[:len(groups) - keep] if keep else groups
-                    groups = groups[len(groups) - keep:] if keep else []
-                    retired += [x for g in old for x in g]
-            if open_ or groups:
-                self.add("tma-store", "counterexample", f"{who} may exit while a TMA store still reads "
-                         "its staging buffer: no cp.async.bulk.wait_group retires the last bulk group")
+            n, bad = warpgroup_store_order(procs[c], f"consumer {c - 1}", self._d_box_map(),
+                                           self._out_bytes())
+            n_st += n
+            if bad is not None:
+                self.add("tma-store", "counterexample", *bad)
                 return
         if n_st:
             self.add("tma-store", "proved", f"{n_st} TMA stores: each reads only shared bytes fenced "
@@ -1588,219 +1624,3 @@ class GemmSim:
                 return
         self.add("split-k", "proved", f"every tile's {self.splits} slots hold partial sums over "
                  f"disjoint K-tile sets covering all {self.k_tiles} K-tiles")
-
-
-# keyed by the ring's whole program (events marked by index and PTX line): the whole-tile and the
-# ragged run of a kernel, and kernels edited outside the ring, have the same ring and explore it once
-@functools.lru_cache(maxsize=32)
-def _explore_ring(prog: tuple, tma_info: tuple, init: tuple, cons: int, stages: int,
-                  eager_landing: bool, max_states: int) -> tuple[str, str, tuple | None]:
-    """Law: ``(status, message, event mark)`` of the ring explored breadth first over every
-    interleaving (:class:`GemmSim`'s ``protocol`` check): ``proved`` with the number of states,
-    the first ``counterexample`` found (with the mark ``(index, PTX line)`` its action carries, or
-    None for a deadlock), or ``unknown`` beyond ``max_states`` states. ``prog`` holds each
-    process's actions (:meth:`GemmSim._actions`, each event replaced by a mark), ``tma_info`` the
-    TMAs, ``init`` the ``(mbarrier, count)`` pairs; the result depends on nothing else.
-
-    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[::2]
-    ('proved', None)
-    >>> _explore_ring(((("arrive", 8, 1, 0, (0, 3)),),), (), ((8, 1),), 0, 1, False, 10)[1][:42]
-    'the 1-stage ring explored over every inter'
-    """
-    return _Ring(cons, eager_landing, tma_info).explore(prog, dict(init), stages, max_states)
-
-
-class RingContext(NamedTuple):
-    """What the ring's exploration reads besides the state: each process's actions, the TMAs
-    (destination, box bytes, mbarrier, iteration, mark), each mbarrier's index and init count,
-    the stage buffer of each address a wgmma reads (None outside every buffer), each buffer's
-    index, and each process's step ends (:func:`verilayout.simulate.ring.step_ends`)."""
-    prog: tuple
-    tma_info: tuple
-    bars: dict
-    init: dict
-    box_at: dict
-    boxes: dict
-    ends: list
-
-
-class _Ring:
-    """The mbarrier ring as a transition system: the states, steps and actions of
-    :func:`_explore_ring` (``tma_info`` entries: destination, box bytes, mbarrier, iteration, mark)."""
-
-    def __init__(self, cons: int, eager_landing: bool, tma_info: tuple):
-        self.cons, self.eager_landing, self._tma_info = cons, eager_landing, tma_info
-
-    def explore(self, prog, init, stages, max_states):
-        """Law: :func:`_explore_ring`'s answer: the start state, then
-        :func:`verilayout.simulate.ring.explore` over :meth:`_step`, phrased for one CTA."""
-        tma_info = self._tma_info
-        boxes = sorted({x[0] & 0x3FFFF for x in tma_info})
-        spans = {d: max(b for dd, b, *_ in tma_info if dd & 0x3FFFF == d) for d in boxes}
-        # the stage buffer of each address a wgmma reads (None outside every buffer), found once
-        box_at = {addr: next((d for d in boxes if d <= addr < d + spans[d]), None)
-                  for acts in prog for a in acts if a[0] == "read" for addr in a[1]}
-        bars = sorted(init)
-        bidx = {b: i for i, b in enumerate(bars)}
-        ncons = self.cons
-        ctx = RingContext(prog, tma_info, bidx, init, box_at, {d: i for i, d in enumerate(boxes)},
-                          [step_ends(acts) for acts in prog])
-        # state: (pcs, bars ((phase, pending, tx)...), inflight frozenset, boxes ((tag_it, landed,
-        #          readers_done)...), per consumer (uncommitted reads, groups tuple))
-        start = (tuple(0 for _ in prog), tuple((0, init[b], 0) for b in bars), frozenset(),
-                 tuple((-1, True, frozenset()) for _ in boxes),
-                 tuple((frozenset(), ()) for _ in range(ncons)))
-        r = explore(start, lambda s: self._step(s, ctx), prog, max_states=max_states)
-        if r.outcome == "unknown":
-            return "unknown", f"more than {max_states} states; the ring was not explored completely", None
-        if r.outcome == "counterexample":
-            return "counterexample", r.error[0], r.error[1]
-        if r.outcome == "deadlock":
-            return "counterexample", "deadlock: " + "; ".join(r.blocked), None
-        return "proved", (f"the {stages}-stage ring explored over every interleaving ({r.states} "
-                          f"states: the producer, {ncons} consumer warpgroup(s), {len(tma_info)} TMA "
-                          "landings): waits return after their phase, no overwrite before release, "
-                          "no read before landing, no deadlock"), None
-
-    def _step(self, s, ctx: RingContext):
-        # long: one state's successors: each process's atomic step, then each TMA landing
-        prog, tma_info, bidx, init, box_at, bidx_box, ends = (
-            ctx.prog, ctx.tma_info, ctx.bars, ctx.init, ctx.box_at, ctx.boxes, ctx.ends)
-        pcs, bst, inflight, bx, cst = s
-        succ, blocked = [], []
-        for p in (range(len(prog)) if not (self.eager_landing and inflight) else ()):
-            pc, acts = pcs[p], prog[p]
-            if pc >= len(acts):
-                continue
-            a = acts[pc]
-            if a[0] == "wait":                  # the guard, read before anything is copied
-                i = bidx.get(a[1])
-                if i is None:
-                    return [], (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3]), []
-                if bst[i][0] == a[2]:           # parity a[2]'s phase not yet completed: blocked
-                    who = "producer" if p == 0 else f"consumer {p - 1}"
-                    blocked.append(f"{who} waits on mbarrier {a[1]:#x} parity {a[2]} (PTX line "
-                                   f"{a[3][1]})")
-                    continue
-                pc += 1
-            # one atomic step: a wait (a guard) and the actions after it, up to the next wait or
-            # through the next arrive (the only action others observe); see the module docstring
-            st = [bst, bx, cst, set(inflight)]   # tuples copied on write (_apply)
-            end = ends[p][pcs[p]]
-            for j in range(pc, end):
-                r = self._apply(p, acts[j], st, tma_info, bidx, init, box_at, bidx_box)
-                if r is not True:
-                    return [], r, []            # no wait after the first in a step: an error
-            npcs = list(pcs)
-            npcs[p] = end
-            succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
-        for tid in (sorted(inflight)[:1] if self.eager_landing else inflight):   # a TMA lands
-            dst, nbytes, bar, it, ev = tma_info[tid]
-            bl, bxl = list(bst), list(bx)
-            i = bidx.get(bar)
-            if i is None:
-                return [], (f"a TMA completes on {bar:#x}, which no mbarrier.init initialised", ev), []
-            ph, pend, t = bl[i]
-            t -= nbytes
-            if t < 0:
-                return [], (f"the TMA of iteration {it} completes {nbytes} bytes on mbarrier "
-                            f"{bar:#x} beyond its expect_tx (missing or short arrive.expect_tx)",
-                            ev), []
-            bl[i] = complete_phase(ph, pend, t, init[bar])
-            k = bidx_box[dst & 0x3FFFF]
-            tag, landed, done = bxl[k]
-            bxl[k] = (tag, True, done)
-            succ.append((pcs, tuple(bl), inflight - {tid}, tuple(bxl), cst))
-        return succ, None, blocked
-
-    def _issued_later(self, it: int, d: int) -> bool:
-        """Whether the producer fills buffer ``d`` in iteration ``it`` (at all)."""
-        return any(x[3] == it and x[0] & 0x3FFFF == d for x in self._tma_info)
-
-    def _read_error(self, c: int, it: int, addr: int, d, box) -> str | None:
-        """Law: None when consumer ``c``'s wgmma of iteration ``it`` may read ``addr``: it lies in
-        stage buffer ``d`` whose ``box`` (tag, landed, readers) holds iteration ``it``'s landed
-        bytes; else why not."""
-        if d is None:
-            return f"consumer {c}: a wgmma reads {addr:#x}, outside every TMA stage buffer"
-        tag, landed, _done = box
-        if tag < it and self._issued_later(it, d):
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    f"before iteration {it}'s TMA filled it (its bytes have not landed: "
-                    "the full barrier's phase completed early, expect_tx missing or short?)")
-        if tag != it:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x}, "
-                    f"which holds iteration {tag}'s data")
-        if not landed:
-            return (f"consumer {c}, iteration {it}: a wgmma reads stage buffer {d:#x} "
-                    "before its TMA bytes landed (the full barrier's phase completed "
-                    "early: expect_tx missing or short?)")
-        return None
-
-    def _apply(self, p, a, st, tma_info, bidx, init, box_at, bidx_box):
-        """Apply one action to ``st`` = [barriers, boxes, consumers, inflight] in place: True,
-        None (a wait that blocks) or ``(message, event)`` (an error). The first three may be the
-        state's own tuples: one is copied to a list when the action writes it."""
-        # long: one branch per action kind of the ring's transition system
-        bl, bxl, cl, inf = st
-        kind = a[0]
-        if kind == "wait":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"wait on {a[1]:#x}, which no mbarrier.init initialised", a[3])
-            return None if bl[i][0] == a[2] else True   # parity a[2]'s phase not yet completed
-        if kind == "arrive":
-            i = bidx.get(a[1])
-            if i is None:
-                return (f"arrive on {a[1]:#x}, which no mbarrier.init initialised", a[4])
-            ph, pend, t = bl[i]
-            pend -= a[2]
-            t += a[3]
-            if pend < 0:
-                return (f"mbarrier {a[1]:#x}: more arrivals than its init count {init[a[1]]}", a[4])
-            if bl.__class__ is tuple:
-                bl = st[0] = list(bl)
-            bl[i] = complete_phase(ph, pend, t, init[a[1]])
-            return True
-        if kind == "tma":
-            dst, nbytes, bar, it, ev = tma_info[a[1]]
-            d = dst & 0x3FFFF
-            k = bidx_box[d]
-            tag, landed, done = bxl[k]
-            if tag >= 0 and len(done) < self.cons:
-                miss = sorted(set(range(self.cons)) - done)
-                return (f"the TMA of iteration {it} overwrites stage buffer {d:#x} while consumer "
-                        f"{miss[0]} may still read iteration {tag}'s data there (its wgmma group has "
-                        "not retired, or it has not read it yet)", ev)
-            if bxl.__class__ is tuple:
-                bxl = st[1] = list(bxl)
-            bxl[k] = (it, False, frozenset())
-            inf.add(a[1])
-            return True
-        c = p - 1
-        if cl.__class__ is tuple:
-            cl = st[2] = list(cl)
-        unc, groups = cl[c]
-        if kind == "read":
-            for addr in a[1]:
-                d = box_at[addr]
-                box = bxl[bidx_box[d]] if d is not None else None
-                if box is None or box[0] != a[2] or not box[1]:     # else iteration a[2]'s landed bytes
-                    why = self._read_error(c, a[2], addr, d, box)
-                    if why:
-                        return (why, a[3])
-            cl[c] = (unc | {(box_at[addr], a[2]) for addr in a[1]}, groups)
-        elif kind == "commit":
-            cl[c] = (frozenset(), groups + (unc,))
-        elif kind == "retire":
-            retired, keep = retire_groups(groups, a[1])
-            for g in retired:
-                for d, tag in g:
-                    k = bidx_box[d]
-                    t2, landed, done = bxl[k]
-                    if t2 == tag:
-                        if bxl.__class__ is tuple:
-                            bxl = st[1] = list(bxl)
-                        bxl[k] = (t2, landed, done | {c})
-            cl[c] = (unc, tuple(keep))
-        return True

@@ -77,6 +77,7 @@ from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["KernelCheck", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
+           "WgmmaManifest", "WgmmaOperand",
            "HOST_NVCC_FLAGS",
            "check_wgmma_source",
            "check_directory", "ASSUMPTIONS", "SMEM_SAMPLES"]
@@ -261,21 +262,82 @@ def _imm(op: Operand) -> int | None:
     return op.value if isinstance(op, Imm) else None
 
 
-def imm_operands(man: dict) -> list[str]:
-    """The immediates after scale-d, in PTX ISA order (9.7.15.5.2, ``wgmma.mma_async``), for the manifest's
-    types and operands.
+@dataclass(frozen=True)
+class WgmmaOperand:
+    """One operand of a wgmma demo manifest (``emit wgmma``): ``source`` ``smem`` (with the
+    stage layout text, its major and its byte offset) or ``reg`` (A from registers)."""
+    source: str
+    layout: str | None = None
+    major: str | None = None
+    offset_bytes: int | None = None
 
-    >>> imm_operands({"dtype": "f16", "a": {"source": "smem"}}), imm_operands({"dtype": "s8"})
-    (['imm-scale-a', 'imm-scale-b', 'imm-trans-a', 'imm-trans-b'], [])
+
+@dataclass(frozen=True)
+class WgmmaManifest:
+    """The specification of a wgmma demo manifest (``emit wgmma``), read once: the instruction
+    shape text (``m64n8k16``) and its parsed ``dims``, the input and accumulator types, the K
+    extent and the two operands.
+
+    Law: :meth:`from_dict` of a manifest missing a key, or with an operand source other than
+    ``smem``/``reg``, is a one-line ``LayoutError`` naming it.
+
+    >>> m = WgmmaManifest.from_dict({"shape": "m64n8k16", "dtype": "f16", "acc": "f32", "k": 32,
+    ...     "a": {"source": "reg"}, "b": {"source": "smem", "layout": "L", "major": "K", "offset_bytes": 0}})
+    >>> m.dims, m.k, m.operand("b").offset_bytes
+    ((64, 8, 16), 32, 0)
     """
-    dtype = man["dtype"]
+    shape: str
+    dims: tuple
+    dtype: str
+    acc: str
+    k: int
+    a: WgmmaOperand
+    b: WgmmaOperand
+
+    def operand(self, name: str) -> WgmmaOperand:
+        """The operand ``a`` or ``b``."""
+        return self.a if name == "a" else self.b
+
+    @staticmethod
+    def from_dict(man: object) -> "WgmmaManifest":
+        """Law: the typed manifest of the JSON object ``man`` (class docstring)."""
+        if isinstance(man, WgmmaManifest):
+            return man
+        if not isinstance(man, dict):
+            raise LayoutError(f"manifest: expected a JSON object, got {type(man).__name__}")
+        for key in ("shape", "dtype", "acc", "k", "a", "b"):
+            if key not in man:
+                raise LayoutError(f"manifest: missing '{key}'")
+        ops = {}
+        for name in ("a", "b"):
+            op = man[name]
+            if not isinstance(op, dict) or op.get("source") not in ("smem", "reg"):
+                raise LayoutError(f"manifest: {name}.source must be smem or reg")
+            if op["source"] == "smem":
+                for key in ("layout", "major", "offset_bytes"):
+                    if key not in op:
+                        raise LayoutError(f"manifest: {name} is missing '{key}'")
+            ops[name] = WgmmaOperand(op["source"], op.get("layout"), op.get("major"),
+                                     op.get("offset_bytes"))
+        return WgmmaManifest(man["shape"], parse_shape(man["shape"]), man["dtype"], man["acc"],
+                             int(man["k"]), ops["a"], ops["b"])
+
+
+def imm_operands(dtype: str, a_source: str = "smem") -> list[str]:
+    """Law: the immediates after scale-d, in PTX ISA order (9.7.15.5.2, ``wgmma.mma_async``), for
+    the input type ``dtype`` and A's source (``smem`` or ``reg``): none for integer types,
+    the two scales for fp8, and for f16/bf16 also the transposes (A's only from shared memory).
+
+    >>> imm_operands("f16"), imm_operands("s8"), imm_operands("bf16", "reg")
+    (['imm-scale-a', 'imm-scale-b', 'imm-trans-a', 'imm-trans-b'], [], ['imm-scale-a', 'imm-scale-b', 'imm-trans-b'])
+    """
     if dtype in ("s8", "u8", "b1"):
         return []
     if dtype in ("e4m3", "e5m2"):                 # PTX ISA: fp8 has scales, no transposes
         return ["imm-scale-a", "imm-scale-b"]
     names = ["imm-scale-a", "imm-scale-b"]
     if dtype in ("f16", "bf16"):
-        if man["a"]["source"] == "smem":
+        if a_source == "smem":
             names.append("imm-trans-a")
         names.append("imm-trans-b")
     return names
@@ -292,9 +354,10 @@ class _Ctx:
                                  self.src_of(ins) if ins else None, data))
 
 
-def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> IndependentReport:
+def check_wgmma_source(man: WgmmaManifest | dict, source: str, *, host: bool = True) -> IndependentReport:
     """Compile ``source`` (an emitted ``kernel.cu``) and run every independent check against the
-    specification in ``man`` (shape, types, layout texts, majors, offsets).
+    specification in ``man`` (shape, types, layout texts, majors, offsets: a
+    :class:`WgmmaManifest`, or its JSON object, read once here).
 
     Law: a check is ``proved`` only when it holds for every thread, loop iteration and sampled
     shared-memory base; a wrong kernel gets a ``counterexample`` naming the instruction and the
@@ -307,7 +370,7 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     >>> check_wgmma_source.__name__
     'check_wgmma_source'
     """
-    _spec(man)
+    man = WgmmaManifest.from_dict(man)
     ok, ptx = compile_ptx(source)
     if not ok:
         return IndependentReport((KernelCheck("compile", "counterexample",
@@ -323,21 +386,7 @@ def check_wgmma_source(man: dict, source: str, *, host: bool = True) -> Independ
     return IndependentReport(tuple(checks))
 
 
-def _spec(man: dict) -> None:
-    for key in ("shape", "dtype", "acc", "k", "a", "b"):
-        if key not in man:
-            raise LayoutError(f"manifest: missing '{key}'")
-    for name in ("a", "b"):
-        op = man[name]
-        if not isinstance(op, dict) or op.get("source") not in ("smem", "reg"):
-            raise LayoutError(f"manifest: {name}.source must be smem or reg")
-        if op["source"] == "smem":
-            for key in ("layout", "major", "offset_bytes"):
-                if key not in op:
-                    raise LayoutError(f"manifest: {name} is missing '{key}'")
-
-
-def _ptx_checks(man: dict, ptx: str) -> list[KernelCheck]:
+def _ptx_checks(man: WgmmaManifest, ptx: str) -> list[KernelCheck]:
     mod = parse_ptx(ptx)
     wg = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
     if not wg:
@@ -350,7 +399,7 @@ def _ptx_checks(man: dict, ptx: str) -> list[KernelCheck]:
     _descriptor_checks(ctx, wg, bases)
     _order_checks(ctx)
     _d_store_checks(ctx, wg)
-    if man["a"]["source"] == "reg":
+    if man.a.source == "reg":
         _a_register_checks(ctx)
     return ctx.checks
 
@@ -361,11 +410,11 @@ def _a_register_checks(ctx: _Ctx) -> None:
     register j of thread t must hold elements ``per*j .. per*j+per-1`` (low bits first) of the PTX
     A fragment at K-block ``kb`` (PTX ISA 9.7.15.5.1.1, "Register Fragments")."""
     man = ctx.man
-    m, n, kx = parse_shape(man["shape"])
-    k = int(man["k"])
-    eb = dtype_bits(man["dtype"]) // 8
+    m, n, kx = man.dims
+    k = man.k
+    eb = dtype_bits(man.dtype) // 8
     w = 8 * eb
-    fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
+    fa = fragment(man.dims, "A", man.dtype)
     per = 4 // eb
     passes = max(1, -(-int(m * k - 1).bit_length() // w))
     lo = PARAM_VALUES[0]
@@ -385,7 +434,7 @@ def _a_register_checks(ctx: _Ctx) -> None:
         part = np.stack([(regs >> (w * s)) & ((1 << w) - 1) for s in range(per)], axis=-1)
         got = part << (p * w) if got is None else got | (part << (p * w))
     nkb = got.shape[0]
-    coord = np.array(fragment_coords(parse_shape(man["shape"]), "A", man["dtype"]))   # (t, e, rc)
+    coord = np.array(fragment_coords(man.dims, "A", man.dtype))   # (t, e, rc)
     el = np.arange(fa.registers)
     have = got.transpose(0, 2, 1, 3)[:, :, el // per, el % per]                    # (kb, t, e)
     want = coord[None, :, :, 0] * k + (np.arange(nkb) * kx)[:, None, None] + coord[None, :, :, 1]
@@ -405,15 +454,15 @@ def _a_register_checks(ctx: _Ctx) -> None:
 
 def _instruction_checks(ctx: _Ctx, wg: list[Instr]) -> None:
     man = ctx.man
-    m, n, kx = parse_shape(man["shape"])
-    k = int(man["k"])
-    want = f"wgmma.mma_async.sync.aligned.{man['shape']}.{man['acc']}.{man['dtype']}.{man['dtype']}"
+    m, n, kx = man.dims
+    k = man.k
+    want = f"wgmma.mma_async.sync.aligned.{man.shape}.{man.acc}.{man.dtype}.{man.dtype}"
     nkb = k // kx
     if len(wg) != nkb:
         ctx.add("instruction", "counterexample", f"{len(wg)} wgmma.mma_async in the PTX, but K = {k} "
                 f"needs {nkb} K-blocks of {kx}", wg[0])
-    imms = imm_operands(man)
-    a_reg = man["a"]["source"] == "reg"
+    imms = imm_operands(man.dtype, man.a.source)
+    a_reg = man.a.source == "reg"
     bad = sum(_instruction_findings(ctx, idx, i, want, imms) for idx, i in enumerate(wg))
     if not bad and len(wg) == nkb:
         ctx.add("instruction", "proved", f"{nkb} x {want}: operands D, "
@@ -427,7 +476,7 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
     operand form, immediates (scales 1, trans as the majors) and scale-d (0 or a zero accumulator
     at K-block 0, 1 after); returns how many it added."""
     man = ctx.man
-    a_reg = man["a"]["source"] == "reg"
+    a_reg = man.a.source == "reg"
     bad = 0
     ops, args = i.operands, i.args
     where = f"wgmma {idx} (K-block {idx})"
@@ -452,11 +501,11 @@ def _instruction_findings(ctx: _Ctx, idx: int, i: Instr, want: str, imms: list[s
                     "operand's sign; -1 negates it)", i)
             bad += 1
         if name.startswith("imm-trans"):
-            op = man[name[-1]]
-            need = 1 if op.get("major") == "MN" else 0
+            op = man.operand(name[-1])
+            need = 1 if op.major == "MN" else 0
             if v != need:
                 ctx.add("instruction", "counterexample", f"{where}: {name} is {text}, but "
-                        f"{name[-1].upper()} is {op.get('major')}-major (imm-trans "
+                        f"{name[-1].upper()} is {op.major}-major (imm-trans "
                         f"{need} reads it so)", i)
                 bad += 1
     sd = _scale_d(ctx, i)
@@ -501,11 +550,11 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
     at each sampled shared base; every ``st.shared`` of a loaded global element is placed in A or
     B by the element's address. Returns {smem sample: {operand: (buffer base, address table)}}."""
     man = ctx.man
-    ops = {name: man[name] for name in ("a", "b") if man[name]["source"] == "smem"}
-    m, n, kx = parse_shape(man["shape"])
-    k = int(man["k"])
+    ops = {name: man.operand(name) for name in ("a", "b") if man.operand(name).source == "smem"}
+    m, n, kx = man.dims
+    k = man.k
     ext = {"a": (m, k), "b": (n, k)}
-    eb = dtype_bits(man["dtype"]) // 8
+    eb = dtype_bits(man.dtype) // 8
     result: dict = {}
     first_line = wg[0].line
     failed: set = set()
@@ -537,8 +586,8 @@ def _copy_checks(ctx: _Ctx, wg: list[Instr]) -> dict:
         if name not in failed:
             mn, kk = ext[name]
             ctx.add("copy", "proved", f"operand {name.upper()}: every one of the {mn * kk} elements "
-                    f"is stored at buffer + layout(mn, k) of {op['layout']} (offset "
-                    f"{op['offset_bytes']}), buffer 1024-aligned, at {len(SMEM_SAMPLES)} shared bases "
+                    f"is stored at buffer + layout(mn, k) of {op.layout} (offset "
+                    f"{op.offset_bytes}), buffer 1024-aligned, at {len(SMEM_SAMPLES)} shared bases "
                     "(all 128 threads run on the PTX)")
     for smem, got in result.items():
         if len(got) == 2 and got["a"][0] != got["b"][0]:
@@ -552,13 +601,13 @@ def _placed_buffer(ctx: _Ctx, name: str, table, shape, smem: int) -> int | None:
     ``name`` at B + layout(mn, k), with B 1024-byte aligned at or above ``smem``; None (and a
     counterexample added) where the addresses are not one such translate of the layout."""
     man = ctx.man
-    op = man[name]
+    op = man.operand(name)
     addr, st_of = table
     mn, kk = shape
-    want = intended_tile(load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"],
-                         base_address=int(op["offset_bytes"])).fn.table() // 8
+    want = intended_tile(load_operand_layout(op.layout, dtype=man.dtype), dtype=man.dtype,
+                         base_address=int(op.offset_bytes)).fn.table() // 8
     if want.shape != (mn, kk):
-        ctx.add("copy", "counterexample", f"the layout {op['layout']} covers "
+        ctx.add("copy", "counterexample", f"the layout {op.layout} covers "
                 f"{want.shape[0]}x{want.shape[1]}, the operand is {mn}x{kk}")
         return None
     base = int(addr[0, 0]) - int(want[0, 0])
@@ -566,8 +615,8 @@ def _placed_buffer(ctx: _Ctx, name: str, table, shape, smem: int) -> int | None:
     if diff.size:
         a, b = (int(x) for x in diff[0])
         ctx.add("copy", "counterexample", f"the copy writes {name.upper()}(mn={a}, k={b}) at "
-                f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op['layout']} at "
-                f"offset {op['offset_bytes']} puts it at {int(want[a, b]):#x} "
+                f"buffer byte {int(addr[a, b]) - base:#x}, the layout {op.layout} at "
+                f"offset {op.offset_bytes} puts it at {int(want[a, b]):#x} "
                 f"({diff.shape[0]} of {mn * kk} elements differ; smem base {smem:#x})",
                 st_of.get((a, b)))
         return None
@@ -634,8 +683,8 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
     constant over shared bases and reads its K-block of the layout where the copy put it."""
     man = ctx.man
     for slot, name in ((1, "a"), (2, "b")):
-        op = man[name]
-        if op["source"] != "smem":
+        op = man.operand(name)
+        if op.source != "smem":
             continue
         values: dict[str, list[str]] = {}
         ok = sum(_descriptor_holds(ctx, ins, slot, name, kb, bases, values)
@@ -644,7 +693,7 @@ def _descriptor_checks(ctx: _Ctx, wg: list[Instr], bases: dict) -> None:
         if ok == len(wg):
             ctx.add("descriptor", "proved", f"{name.upper()}: all {ok} descriptors keep bits 16-63 "
                     "constant for every shared base (14-bit start field) and read their K-block of "
-                    f"{op['layout']} where the copy wrote it, at {len(SMEM_SAMPLES)} shared bases",
+                    f"{op.layout} where the copy wrote it, at {len(SMEM_SAMPLES)} shared bases",
                     wg[0], descriptors=values)
 
 
@@ -668,7 +717,7 @@ def _descriptor_holds(ctx: _Ctx, ins: Instr, slot: int, name: str, kb: int, base
                 "change with the shared-memory address: the start address is not confined "
                 f"to its 14-bit field{_field_example(e)}", ins)
         return False
-    major = "MN" if _trans_of(ins, imm_operands(ctx.man), name) == 1 else "K"
+    major = "MN" if _trans_of(ins, imm_operands(ctx.man.dtype, ctx.man.a.source), name) == 1 else "K"
     for smem in SMEM_SAMPLES:
         placed = bases.get(smem, {})
         if name not in placed:
@@ -708,26 +757,26 @@ def _descriptor_mismatch(ctx: _Ctx, value: int, name: str, kb: int, major: str,
     the buffer the copy placed it in (check_descriptor proves it); else why not, naming a swap of
     A and B when the descriptor reads the other operand's K-block instead."""
     man = ctx.man
-    m, n, _ = parse_shape(man["shape"])
-    op, other = man[name], "b" if name == "a" else "a"
+    m, n, _ = man.dims
+    op, other = man.operand(name), "b" if name == "a" else "a"
     buf = placed[name][0]
-    local = (buf & 0x3FFFF) + int(op["offset_bytes"])
-    v = check_descriptor(value, load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"], major=major, k_block=kb,
+    local = (buf & 0x3FFFF) + int(op.offset_bytes)
+    v = check_descriptor(value, load_operand_layout(op.layout, dtype=man.dtype), dtype=man.dtype, major=major, k_block=kb,
                          base_address=local, mn=m if name == "a" else n)
     if v.status == "proved":
         return None
     hint = ""
-    if other in placed and man[other]["source"] == "smem":
-        ob = (placed[other][0] & 0x3FFFF) + int(man[other]["offset_bytes"])
-        w2 = check_descriptor(value, load_operand_layout(man[other]["layout"], dtype=man["dtype"]),
-                              dtype=man["dtype"],
-                              major="MN" if man[other].get("major") == "MN" else "K",
+    if other in placed and man.operand(other).source == "smem":
+        ob = (placed[other][0] & 0x3FFFF) + int(man.operand(other).offset_bytes)
+        w2 = check_descriptor(value, load_operand_layout(man.operand(other).layout, dtype=man.dtype),
+                              dtype=man.dtype,
+                              major="MN" if man.operand(other).major == "MN" else "K",
                               k_block=kb, base_address=ob, mn=n if name == "a" else m)
         if w2.status == "proved":
             hint = (f"; it reads {other.upper()}'s K-block {kb} instead: the A and B "
                     "descriptor operands are swapped")
-    return (f"({decode(value)}) does not read {name.upper()}'s layout {op['layout']} where the "
-            f"copy put it (buffer {buf:#x} + {op['offset_bytes']}): {v.reason}{hint}")
+    return (f"({decode(value)}) does not read {name.upper()}'s layout {op.layout} where the "
+            f"copy put it (buffer {buf:#x} + {op.offset_bytes}): {v.reason}{hint}")
 
 
 def _trans_of(ins: Instr, imms: list[str], name: str) -> int:
@@ -842,11 +891,11 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
     holds a tag (:mod:`verilayout.simulate.ptx_run`), so each ``st.global`` to D says which
     element of which thread it writes where."""
     man = ctx.man
-    f = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
-    m, n, _ = parse_shape(man["shape"])
-    half = man["acc"] == "f16"
+    f = fragment(man.dims, "D", man.dtype, acc=man.acc)
+    m, n, _ = man.dims
+    half = man.acc == "f16"
     eb = 2 if half else 4
-    coord = np.array(fragment_coords(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"]),
+    coord = np.array(fragment_coords(man.dims, "D", man.dtype, acc=man.acc),
                      dtype=np.int64)
     want = coord[:, :, 0] * n + coord[:, :, 1]
     run = run_threads(ctx.mod, ctx.func, range(128), param_values=PARAM_VALUES, shared_base=0)
@@ -884,12 +933,12 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
                 f"({bad.shape[0]} of {got.size} differ)")
         return
     ctx.add("d-store", "proved", f"every accumulator element of all 128 threads is stored at its "
-            f"D(row, col) of the PTX {man['shape']} D fragment (the kernel run on the PTX)")
+            f"D(row, col) of the PTX {man.shape} D fragment (the kernel run on the PTX)")
 
 
 # ----- host-compiled index functions --------------------------------------------------------------
 
-def _host_checks(man: dict, source: str) -> list[KernelCheck]:
+def _host_checks(man: WgmmaManifest, source: str) -> list[KernelCheck]:
     """Law: each index function of kernel.cu, compiled for the host and run on every argument,
     equals the layout or PTX fragment it stands for (one KernelCheck per function)."""
     ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
@@ -902,24 +951,24 @@ def _host_checks(man: dict, source: str) -> list[KernelCheck]:
     return _host_compare(man, np.array(out.split(), dtype=np.int64), wanted)
 
 
-def _host_program(man: dict, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
+def _host_program(man: WgmmaManifest, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
     """Law: a ``main`` that prints, one a line, every value of the index functions of namespace
     ``ns`` the manifest uses, and the (kind, operand, extent) of each block it prints, in order."""
-    m, n, kx = parse_shape(man["shape"])
-    k = int(man["k"])
+    m, n, kx = man.dims
+    k = man.k
     body = ["int main() {"]
     wanted = []
     for name, ext in (("a", m), ("b", n)):
-        if man[name]["source"] == "smem":
+        if man.operand(name).source == "smem":
             body.append(f'  for (uint32_t mn = 0; mn < {ext}u; ++mn) for (uint32_t k = 0; k < {k}u; '
                         f'++k) std::printf("%u\\n", {ns}::{name}_smem_offset(mn, k));')
             wanted.append(("smem", name, ext))
-    fd = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
+    fd = fragment(man.dims, "D", man.dtype, acc=man.acc)
     body.append(f'  for (uint32_t t = 0; t < 128u; ++t) for (uint32_t e = 0; e < {fd.registers}u; '
                 f'++e) std::printf("%u\\n", {ns}::d_index(t, e));')
     wanted.append(("d", "d", fd.registers))
-    if man["a"]["source"] == "reg":
-        fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
+    if man.a.source == "reg":
+        fa = fragment(man.dims, "A", man.dtype)
         body.append(f'  for (uint32_t kb = 0; kb < {k // kx}u; ++kb) for (uint32_t t = 0; t < 128u; '
                     f'++t) for (uint32_t e = 0; e < {fa.registers}u; ++e) '
                     f'std::printf("%u\\n", {ns}::a_index(t, e, kb));')
@@ -928,18 +977,18 @@ def _host_program(man: dict, ns: str) -> tuple[str, list[tuple[str, str, int]]]:
     return "\n".join(body) + "\n", wanted
 
 
-def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[KernelCheck]:
+def _host_compare(man: WgmmaManifest, vals: np.ndarray, wanted) -> list[KernelCheck]:
     """Law: one KernelCheck per printed block of ``vals``: proved where it equals, value for value, the
     layout (smem offsets) or the PTX fragment (d_index, a_index) it stands for."""
-    m, n, kx = parse_shape(man["shape"])
-    k = int(man["k"])
-    fd = fragment(parse_shape(man["shape"]), "D", man["dtype"], acc=man["acc"])
+    m, n, kx = man.dims
+    k = man.k
+    fd = fragment(man.dims, "D", man.dtype, acc=man.acc)
     checks, at = [], 0
     for kind, name, ext in wanted:
         if kind == "smem":
-            op = man[name]
-            want = intended_tile(load_operand_layout(op["layout"], dtype=man["dtype"]), dtype=man["dtype"],
-                                 base_address=int(op["offset_bytes"])).fn.table() // 8
+            op = man.operand(name)
+            want = intended_tile(load_operand_layout(op.layout, dtype=man.dtype), dtype=man.dtype,
+                                 base_address=int(op.offset_bytes)).fn.table() // 8
             got = vals[at:at + ext * k].reshape(ext, k)
             at += ext * k
             bad = np.argwhere(got != want)
@@ -948,7 +997,7 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[KernelCheck]:
                 a, b = (int(v) for v in bad[0])
                 checks.append(KernelCheck("index-functions", "counterexample", f"{fn}({a}, {b}) = "
                                     f"{int(got[a, b]):#x} compiled for the host, but the layout "
-                                    f"{op['layout']} at offset {op['offset_bytes']} puts "
+                                    f"{op.layout} at offset {op.offset_bytes} puts "
                                     f"{name.upper()}({a}, {b}) at {int(want[a, b]):#x} "
                                     f"({bad.shape[0]} of {got.size} differ)"))
             else:
@@ -961,7 +1010,7 @@ def _host_compare(man: dict, vals: np.ndarray, wanted) -> list[KernelCheck]:
             at += 128 * ext
             checks.append(_frag_check("d_index", got, want, n, "D"))
         else:
-            fa = fragment(parse_shape(man["shape"]), "A", man["dtype"])
+            fa = fragment(man.dims, "A", man.dtype)
             nkb = k // kx
             coord = np.array(fragment_coords(fa.shape, "A", fa.dtype))[:, :ext]
             want = (coord[None, :, :, 0] * k + (np.arange(nkb) * kx)[:, None, None]

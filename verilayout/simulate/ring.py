@@ -1,9 +1,10 @@
-"""The mbarrier ring as a transition system: what every explorer of it shares. One CTA's ring
-(:mod:`verilayout.simulate.gemm_check`, sm_90a and sm_100a) and a cluster's rings
-(:mod:`verilayout.simulate.cluster_protocol`, the N-CTA instance) are explored by the same
-breadth-first search (:func:`explore`), cut into the same atomic steps (:func:`step_ends`), and
-move their mbarriers and wgmma groups by the same rules (:func:`complete_phase`,
-:func:`retire_groups`); each keeps its own state layout and words.
+"""The mbarrier ring as a transition system, and its one explorer. The stage ring of one CTA
+(:mod:`verilayout.simulate.gemm_check`, sm_90a and sm_100a) and the rings of a cluster's CTAs
+(:mod:`verilayout.simulate.cluster_protocol`) are one system parametrized by the CTA count
+(:class:`RingSystem`; one CTA is a cluster of 1), explored by :func:`explore_rings` over the same
+breadth-first search (:func:`explore`), cut into the same atomic steps (:func:`step_ends`), with
+the same mbarrier and wgmma-group rules (:func:`complete_phase`, :func:`retire_groups`). Other
+rings (the TMEM accumulator ring, :mod:`verilayout.simulate.tmem_ring`) use the search alone.
 
 The rules are the PTX ISA's: an mbarrier's phase completes when its pending arrivals and its
 tx-count are both zero, and the next phase expects the init count again (PTX ISA 9.7.13.15,
@@ -15,12 +16,15 @@ completed (PTX ISA 9.7.15.7, ``wgmma.wait_group``).
 """
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 __all__ = ["GUARDS", "ARRIVALS", "step_ends", "complete_phase", "retire_groups", "Exploration",
-           "explore"]
+           "explore", "Wait", "Arrive", "Init", "Issue", "Read", "Commit", "Retire", "ClusterArrive",
+           "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name"]
 
 #: Actions that may block a process (an mbarrier wait, a cluster barrier wait).
 GUARDS = ("wait", "cwait")
@@ -119,3 +123,510 @@ def explore(start: Any, step: Callable, prog: Any, canon: Callable | None = None
             if len(seen) != k:
                 queue.append(n)
     return Exploration("proved", None, (), len(seen))
+
+
+# ----- the stage rings of 1..N CTAs: one transition system ----------------------------------------
+# Processes are numbered CTA-major: CTA x's producer (the thread issuing its TMAs) is process
+# x (ncons + 1), its consumer warpgroup q is process x (ncons + 1) + 1 + q. An mbarrier is named
+# (CTA, shared address); every action carries a ``mark`` last: (an index the caller maps back to
+# its event, the PTX line), which errors and blocked waits report.
+
+class Wait(NamedTuple):
+    """``mbarrier.try_wait.parity``: a guard, passes once the phase of ``parity`` completed."""
+    kind: str
+    bar: tuple
+    parity: int
+    mark: tuple
+
+
+class Arrive(NamedTuple):
+    """``mbarrier.arrive[.expect_tx]`` of ``count`` threads on ``bar`` (possibly a peer's, through
+    ``mapa``), adding ``tx`` bytes to its tx-count."""
+    kind: str
+    bar: tuple
+    count: int
+    tx: int
+    mark: tuple
+
+
+class Init(NamedTuple):
+    """``mbarrier.init`` of ``bar`` with ``count`` (a cluster's CTAs initialise in the ring)."""
+    kind: str
+    bar: tuple
+    count: int
+    mark: tuple
+
+
+class Issue(NamedTuple):
+    """The producer issues TMA load ``tma`` (an index of :attr:`RingSystem.tmas`)."""
+    kind: str
+    tma: int
+    mark: tuple
+
+
+class Read(NamedTuple):
+    """A consumer's MMA reads the shared addresses ``addrs`` ((CTA, address) pairs) in pipeline
+    iteration ``it``."""
+    kind: str
+    addrs: tuple
+    it: int
+    mark: tuple
+
+
+class Commit(NamedTuple):
+    """``wgmma.commit_group``: the reads since the last commit become one group."""
+    kind: str
+    mark: tuple
+
+
+class Retire(NamedTuple):
+    """``wgmma.wait_group keep``: all groups but the ``keep`` most recent retire (release their
+    stage buffers)."""
+    kind: str
+    keep: int
+    mark: tuple
+
+
+class ClusterArrive(NamedTuple):
+    """``barrier.cluster.arrive``."""
+    kind: str
+    mark: tuple
+
+
+class ClusterWait(NamedTuple):
+    """``barrier.cluster.wait`` (the ``index``-th of the process): a guard, passes once every
+    process made ``index + 1`` cluster arrivals."""
+    kind: str
+    index: int
+    mark: tuple
+
+
+@dataclass(frozen=True)
+class RingTma:
+    """One TMA load: the issuing CTA, its destination (low 18 bits of the shared address), the
+    bytes landing in each destination CTA, its mbarrier's address, its pipeline iteration, the
+    CTAs it lands in (``(sender,)`` without multicast), the stage buffer (base address) it fills
+    and its mark."""
+    sender: int
+    dst: int
+    nbytes: int
+    bar: int
+    it: int
+    dests: tuple
+    buffer: int
+    mark: tuple
+
+
+@dataclass(frozen=True)
+class RingSystem:
+    """The stage rings of ``ncta`` CTAs, each with one producer and ``ncons`` consumer processes.
+
+    ``prog``: each process's actions in program order (:class:`Wait`, :class:`Arrive`, ...;
+    CTA-major numbering above). ``tmas``: the TMA loads :class:`Issue` names. ``preinit``: the
+    ``((CTA, mbarrier), count)`` pairs initialised before the ring starts (one CTA: its
+    ``mbarrier.init`` before the CTA barrier); a cluster initialises in the ring (:class:`Init`).
+    ``eager_landing``: each TMA landing happens before any process moves again (an assumption
+    the caller states); else every landing order is explored.
+
+    The CTA count sets the rules that only peers make necessary: with ``ncta > 1`` a stage buffer
+    fills in slices (a TMA of the iteration it holds adds one), a tx-count may go below zero while
+    an arrival is pending (a peer's bytes before this CTA's ``expect_tx``), nothing may arrive or
+    land in a CTA that has exited, releases are counted and interchangeable consumers are
+    explored once (a symmetry). One CTA: one box per buffer and iteration, bytes beyond the
+    ``expect_tx`` are an error at once, and the overwrite names the consumer not released.
+
+    >>> w = Arrive("arrive", (0, 8), 1, 0, (0, 3))
+    >>> explore_rings(RingSystem(1, 0, ((w,),), (), (((0, 8), 1),), False), max_states=10)
+    Exploration(outcome='proved', error=None, blocked=(), states=2)
+    """
+    ncta: int
+    ncons: int
+    prog: tuple
+    tmas: tuple
+    preinit: tuple
+    eager_landing: bool
+
+
+def process_name(p: int, ncta: int, ncons: int) -> str:
+    """Law: ``producer`` or ``consumer q`` of process ``p`` (CTA-major numbering), prefixed with
+    ``CTA x`` when there are several CTAs.
+
+    >>> process_name(0, 1, 2), process_name(4, 2, 2)
+    ('producer', 'CTA 1 consumer 0')
+    """
+    x, q = divmod(p, ncons + 1)
+    who = "producer" if q == 0 else f"consumer {q - 1}"
+    return f"CTA {x} {who}" if ncta > 1 else who
+
+
+class _Tables(NamedTuple):
+    """What the exploration reads besides the state, derived once from a :class:`RingSystem`:
+    the programs with reads resolved to ``(CTA, buffer or None, address)``, each mbarrier's index
+    and init count, each stage buffer's index and slice count, the cluster arrivals before each
+    pc, each process's step ends and whether consumers are interchangeable."""
+    sys: RingSystem
+    prog: tuple
+    bars: dict
+    counts: dict
+    bufs: dict
+    need: dict
+    arrives: list
+    ends: list
+    symmetric: bool
+
+
+def _buffer_tables(tmas: tuple) -> tuple[dict, dict, dict]:
+    """Law: the stage buffers ``(CTA, base)`` (sorted) with their index, the number of distinct
+    slices each receives, and each buffer base's end (past the furthest byte a TMA writes)."""
+    slices: dict = {}
+    end: dict = {}
+    for t in tmas:
+        end[t.buffer] = max(end.get(t.buffer, 0), t.dst + t.nbytes)
+        for y in t.dests:
+            slices.setdefault((y, t.buffer), set()).add(t.dst)
+    bufs = sorted(slices)
+    return {b: i for i, b in enumerate(bufs)}, {k: len(v) for k, v in slices.items()}, end
+
+
+def _resolve_reads(prog: tuple, bufs: dict, end: dict) -> tuple:
+    """Law: ``prog`` with each :class:`Read`'s ``(CTA, address)`` pairs replaced by ``(CTA, the
+    first buffer of that CTA holding the address or None, address)``."""
+    def buffer(y, addr):
+        return next((b for (yy, b) in bufs if yy == y and b <= addr < end[b]), None)
+    return tuple(tuple(a._replace(addrs=tuple((y, buffer(y, addr), addr) for y, addr in a.addrs))
+                       if a.kind == "read" else a for a in acts) for acts in prog)
+
+
+def _shape(acts) -> tuple:
+    """A consumer's program without its marks and raw read addresses (the symmetry test)."""
+    return tuple((a[0],) + tuple(tuple((y, b) for y, b, _ in a[1]) if a[0] == "read" else v
+                                 for v in a[1:-1]) for a in acts)
+
+
+def _tables(system: RingSystem) -> _Tables:
+    """Law: the :class:`_Tables` of ``system`` (its docstring)."""
+    bufs, need, end = _buffer_tables(system.tmas)
+    prog = _resolve_reads(system.prog, bufs, end)
+    counts = dict(system.preinit)
+    for acts in prog:
+        for a in acts:
+            if a.kind == "init":
+                counts.setdefault(a.bar, a.count)
+    bars = sorted(set(counts) | {a.bar for acts in prog for a in acts if a.kind == "wait"} |
+                  {(y, t.bar) for t in system.tmas for y in t.dests})
+    arrives = [[sum(1 for a in acts[:k] if a.kind == "carrive") for k in range(len(acts) + 1)]
+               for acts in prog]
+    k = system.ncons + 1
+    symmetric = system.ncta > 1 and all(_shape(prog[x * k + 1]) == _shape(prog[x * k + q])
+                                        for x in range(system.ncta) for q in range(2, k))
+    return _Tables(system, prog, {b: i for i, b in enumerate(bars)}, counts, bufs, need, arrives,
+                   [step_ends(acts) for acts in prog], symmetric)
+
+
+def _start(t: _Tables) -> tuple:
+    """The start state ``(pcs, mbarriers (initialised, phase, pending, tx), TMA landings in
+    flight (tma * ncta + CTA), buffers (iteration held, slices landed, releases), consumers
+    (uncommitted reads, committed groups))``; releases are the set of consumers in one CTA, a
+    count in a cluster."""
+    s = t.sys
+    pre = dict(s.preinit)
+    rel = frozenset() if s.ncta == 1 else 0
+    return (tuple(0 for _ in t.prog),
+            tuple((True, 0, pre[b], 0) if b in pre else (False, 0, 0, 0) for b in t.bars),
+            frozenset(), tuple((-1, 0, rel) for _ in t.bufs),
+            tuple((frozenset(), ()) for _ in range(s.ncta * s.ncons)))
+
+
+@functools.lru_cache(maxsize=32)
+def explore_rings(system: RingSystem, *, max_states: int) -> Exploration:
+    """Explore every interleaving of ``system``'s rings (:class:`RingSystem`), breadth first.
+
+    Law: :func:`explore`'s answer over the atomic steps (:func:`step_ends`): ``counterexample``
+    with ``(message, mark)`` of the first error (a wait on an uninitialised mbarrier, more
+    arrivals than the init count, bytes beyond the expect_tx, a TMA overwriting a buffer a
+    consumer may still read, a read of a buffer not holding its iteration's landed bytes, an
+    arrival or landing in an exited CTA), ``deadlock`` with what each blocked process waits for,
+    ``unknown`` beyond ``max_states`` states, else ``proved``. The answer depends on ``system``
+    alone (cached: a kernel's whole-tile and ragged runs share one ring).
+
+    >>> i = Issue("tma", 0, (1, 5))
+    >>> tma = RingTma(0, 64, 128, 8, 0, (0,), 64, (2, 6))
+    >>> explore_rings(RingSystem(1, 0, ((i,),), (tma,), (((0, 8), 1),), False), max_states=10)[:2]
+    ('counterexample', ('the TMA of iteration 0 completes 128 bytes on mbarrier 0x8 beyond its expect_tx (missing or short arrive.expect_tx)', (2, 6)))
+    """
+    t = _tables(system)
+    canon = (lambda st: _canonical(st, system.ncons, system.ncta)) if t.symmetric else None
+    return explore(_start(t), lambda s: _step(s, t), t.prog, canon, max_states=max_states)
+
+
+def _canonical(st, ncons: int, nx: int):
+    """Law: the state with each CTA's consumer warpgroups sorted by (pc, state): consumers with
+    the same program are interchangeable (buffers count releases, not names)."""
+    pcs, bl, inf, bx, cst = st
+    if ncons == 2:                      # the sort of two: swap where the second comes first
+        for x in range(nx):
+            lo, c = x * 3 + 1, x * 2
+            if pcs[lo] > pcs[lo + 1] or (pcs[lo] == pcs[lo + 1] and cst[c] != cst[c + 1]
+                                         and repr(cst[c]) > repr(cst[c + 1])):
+                pcs = pcs[:lo] + (pcs[lo + 1], pcs[lo]) + pcs[lo + 2:]
+                cst = cst[:c] + (cst[c + 1], cst[c]) + cst[c + 2:]
+        return (pcs, bl, inf, bx, cst)
+    pcs, cst = list(pcs), list(cst)
+    for x in range(nx):
+        lo = x * (ncons + 1) + 1
+        pairs = list(zip(pcs[lo:lo + ncons], cst[x * ncons:(x + 1) * ncons]))
+        if len({pr[0] for pr in pairs}) == ncons:       # distinct pcs decide the order alone
+            pairs.sort(key=lambda pr: pr[0])
+        else:
+            pairs.sort(key=lambda pr: (pr[0], repr(pr[1])))
+        pcs[lo:lo + ncons] = [pr[0] for pr in pairs]
+        cst[x * ncons:(x + 1) * ncons] = [pr[1] for pr in pairs]
+    return (tuple(pcs), bl, inf, bx, tuple(cst))
+
+
+def _exited(pcs, prog, y: int, ncons: int) -> bool:
+    """Whether every process of CTA ``y`` is at the end of its program."""
+    lo = y * (ncons + 1)
+    return all(pcs[p] == len(prog[p]) for p in range(lo, lo + ncons + 1))
+
+
+def _bar_text(t: _Tables, bar: tuple) -> str:
+    y, addr = bar
+    return f"mbarrier {addr:#x}" if t.sys.ncta == 1 else f"CTA {y}'s mbarrier {addr:#x}"
+
+
+def _tma_text(t: _Tables, tma: RingTma) -> str:
+    return (f"the TMA of iteration {tma.it}" if t.sys.ncta == 1 else
+            f"CTA {tma.sender}'s TMA of iteration {tma.it}")
+
+
+def _step(s, t: _Tables):
+    """Law: ``(successors, error, blocked)`` of state ``s``: each process's atomic step (a guard
+    and the actions after it up to the next guard or through the next arrival), then the TMA
+    landings in flight (only the first with ``eager_landing``, which also holds every process
+    while one is in flight)."""
+    prog, ends, ncta = t.prog, t.ends, t.sys.ncta
+    pcs, bst, inflight, bx, cst = s
+    eager = t.sys.eager_landing
+    succ, blocked = [], []
+    for p in (range(len(prog)) if not (eager and inflight) else ()):
+        pc, acts = pcs[p], prog[p]
+        if pc >= len(acts):
+            continue
+        a = acts[pc]
+        if a[0] in GUARDS:                      # the guard, read before anything is copied
+            r = _guard(p, a, bst, pcs, t)
+            if r is None:
+                blocked.append(_blocked_text(p, a, t))
+                continue
+            if r is not True:
+                return [], r, []
+            pc += 1
+        st = [bst, bx, cst, set(inflight)]      # tuples copied on write (_apply)
+        end = ends[p][pcs[p]]
+        for j in range(pc, end):
+            r = _apply(p, acts[j], st, pcs, t)
+            if r is not True:
+                return [], r, []                # no guard after the first in a step: an error
+        npcs = list(pcs)
+        npcs[p] = end
+        succ.append((tuple(npcs), tuple(st[0]), frozenset(st[3]), tuple(st[1]), tuple(st[2])))
+    for key in (sorted(inflight)[:1] if eager else inflight):
+        bl, bxl = list(bst), list(bx)
+        r = _land(key // ncta, key % ncta, bl, bxl, pcs, t)
+        if r is not True:
+            return [], r, []
+        succ.append((pcs, tuple(bl), inflight - {key}, tuple(bxl), cst))
+    return succ, None, blocked
+
+
+def _blocked_text(p: int, a, t: _Tables) -> str:
+    who = process_name(p, t.sys.ncta, t.sys.ncons)
+    if a.kind == "wait" and t.sys.ncta == 1:
+        return f"{who} waits on mbarrier {a.bar[1]:#x} parity {a.parity} (PTX line {a.mark[1]})"
+    return f"{who} waits ({a.kind}, PTX line {a.mark[1]})"
+
+
+def _uninitialised(p: int, a, t: _Tables) -> tuple:
+    """The error of process ``p`` using an mbarrier no ``mbarrier.init`` initialised (yet)."""
+    y, addr = a.bar
+    if t.sys.ncta == 1:
+        return (f"{a.kind} on {addr:#x}, which no mbarrier.init initialised", a.mark)
+    return (f"{process_name(p, t.sys.ncta, t.sys.ncons)} uses CTA {y}'s mbarrier {addr:#x} before "
+            f"CTA {y} initialised it (no cluster barrier after mbarrier.init?)", a.mark)
+
+
+def _guard(p: int, a, bst, pcs, t: _Tables):
+    """Law: True when guard ``a`` of process ``p`` passes, None when it blocks, else an error."""
+    if a.kind == "cwait":
+        arrives = t.arrives
+        return True if all(arrives[q][pcs[q]] >= a.index + 1 for q in range(len(t.prog))) else None
+    i = t.bars[a.bar]
+    if not bst[i][0]:
+        return _uninitialised(p, a, t)
+    return None if bst[i][1] == a.parity else True      # parity's phase not yet completed
+
+
+def _land(tid: int, y: int, bl: list, bxl: list, pcs, t: _Tables):
+    """TMA ``tid``'s bytes land in CTA ``y``: complete_tx on y's mbarrier, one slice of its
+    buffer landed. True, or an error."""
+    tma = t.sys.tmas[tid]
+    if t.sys.ncta > 1 and _exited(pcs, t.prog, y, t.sys.ncons):
+        return (f"{_tma_text(t, tma)} lands in CTA {y} after CTA {y} has exited (no "
+                "cluster barrier before exit?)", tma.mark)
+    i = t.bars[(y, tma.bar)]
+    ini, ph, pend, tx = bl[i]
+    if not ini:
+        if t.sys.ncta == 1:
+            return (f"a TMA completes on {tma.bar:#x}, which no mbarrier.init initialised", tma.mark)
+        return (f"{_tma_text(t, tma)} completes bytes on CTA {y}'s mbarrier {tma.bar:#x} before "
+                f"CTA {y} initialised it (no cluster barrier after mbarrier.init?)", tma.mark)
+    tx -= tma.nbytes
+    if tx < 0 and (pend == 0 or t.sys.ncta == 1):
+        return (f"{_tma_text(t, tma)} completes {tma.nbytes} bytes on {_bar_text(t, (y, tma.bar))}"
+                " beyond its expect_tx (missing or short arrive.expect_tx)", tma.mark)
+    bl[i] = (ini,) + complete_phase(ph, pend, tx, t.counts[(y, tma.bar)])
+    k = t.bufs[(y, tma.buffer)]
+    tag, nl, done = bxl[k]
+    bxl[k] = (tag, nl + 1, done)
+    return True
+
+
+def _apply(p: int, a, st: list, pcs, t: _Tables):
+    """Apply action ``a`` of process ``p`` to ``st`` = [mbarriers, buffers, consumers, landings
+    in flight] in place: True or an error ``(message, mark)``. The first three may be the state's
+    own tuples: one is copied to a list when the action writes it."""
+    kind = a[0]
+    if kind == "arrive":
+        return _arrive(p, a, st, pcs, t)
+    if kind == "init":
+        if st[0].__class__ is tuple:
+            st[0] = list(st[0])
+        st[0][t.bars[a.bar]] = (True, 0, a.count, 0)
+        return True
+    if kind == "tma":
+        return _issue(a, st, t)
+    if kind == "carrive":
+        return True
+    c = (p // (t.sys.ncons + 1)) * t.sys.ncons + p % (t.sys.ncons + 1) - 1
+    if st[2].__class__ is tuple:
+        st[2] = list(st[2])
+    unc, groups = st[2][c]
+    if kind == "read":
+        return _read(p, c, a, st, t)
+    if kind == "commit":
+        st[2][c] = (frozenset(), groups + (unc,))
+    elif kind == "retire":
+        _retire(p, c, a, st, t)
+    return True
+
+
+def _arrive(p: int, a: Arrive, st: list, pcs, t: _Tables):
+    i = t.bars.get(a.bar)
+    bl = st[0]
+    if i is None or not bl[i][0]:
+        return _uninitialised(p, a, t)
+    y, addr = a.bar
+    ncta, ncons = t.sys.ncta, t.sys.ncons
+    if ncta > 1 and y != p // (ncons + 1) and _exited(pcs, t.prog, y, ncons):
+        return (f"{process_name(p, ncta, ncons)} arrives on CTA {y}'s mbarrier {addr:#x} after "
+                f"CTA {y} has exited (no cluster barrier before exit?)", a.mark)
+    ini, ph, pend, tx = bl[i]
+    pend -= a.count
+    if pend < 0:
+        if ncta == 1:
+            return (f"mbarrier {addr:#x}: more arrivals than its init count {t.counts[a.bar]}", a.mark)
+        return (f"CTA {y}'s mbarrier {addr:#x}: more arrivals than its init count "
+                f"({process_name(p, ncta, ncons)} arrives)", a.mark)
+    if bl.__class__ is tuple:
+        bl = st[0] = list(bl)
+    bl[i] = (ini,) + complete_phase(ph, pend, tx + a.tx, t.counts[a.bar])
+    return True
+
+
+def _released(done) -> int:
+    return len(done) if done.__class__ is frozenset else done
+
+
+def _issue(a: Issue, st: list, t: _Tables):
+    """The producer issues TMA ``a.tma``: each destination buffer must be released by every
+    consumer of the iteration it holds (a cluster: unless it holds this iteration's slices)."""
+    tma = t.sys.tmas[a.tma]
+    ncta, ncons = t.sys.ncta, t.sys.ncons
+    for y in tma.dests:
+        k = t.bufs[(y, tma.buffer)]
+        tag, nl, done = st[1][k]
+        if tag == tma.it and ncta > 1:
+            st[3].add(a.tma * ncta + y)
+            continue
+        if tag >= 0 and _released(done) < ncons:
+            return (_overwrite_text(t, tma, y, tag, done), tma.mark)
+        if st[1].__class__ is tuple:
+            st[1] = list(st[1])
+        st[1][k] = (tma.it, 0, frozenset() if ncta == 1 else 0)
+        st[3].add(a.tma * ncta + y)
+    return True
+
+
+def _overwrite_text(t: _Tables, tma: RingTma, y: int, tag: int, done) -> str:
+    if t.sys.ncta == 1:
+        miss = sorted(set(range(t.sys.ncons)) - done)
+        return (f"the TMA of iteration {tma.it} overwrites stage buffer {tma.buffer:#x} while "
+                f"consumer {miss[0]} may still read iteration {tag}'s data there (its wgmma group "
+                "has not retired, or it has not read it yet)")
+    return (f"CTA {tma.sender}'s TMA of iteration {tma.it} overwrites CTA {y}'s stage buffer "
+            f"{tma.buffer:#x} while {t.sys.ncons - done} of CTA {y}'s consumers may still read "
+            f"iteration {tag}'s data there (not released to CTA {tma.sender})")
+
+
+def _read(p: int, c: int, a: Read, st: list, t: _Tables):
+    """Consumer ``c`` (process ``p``) reads: each address in a buffer holding iteration
+    ``a.it`` with every slice landed; the buffers join its uncommitted group."""
+    unc, groups = st[2][c]
+    for y, base, addr in a.addrs:
+        box = st[1][t.bufs[(y, base)]] if base is not None else None
+        if box is None or box[0] != a.it or box[1] < t.need[(y, base)]:
+            return (_read_error(p, a.it, y, base, addr, box, t), a.mark)
+    st[2][c] = (unc | {(base, a.it) for _y, base, _addr in a.addrs}, groups)
+    return True
+
+
+def _read_error(p: int, it: int, y: int, base, addr: int, box, t: _Tables) -> str:
+    """Why process ``p``'s read of ``addr`` in iteration ``it`` is wrong (module docstring)."""
+    ncta, ncons = t.sys.ncta, t.sys.ncons
+    who = process_name(p, ncta, ncons)
+    if base is None:
+        where = "every TMA stage buffer" if ncta == 1 else "every stage buffer"
+        return f"{who}: a wgmma reads {addr:#x}, outside {where}"
+    tag, nl = box[0], box[1]
+    if ncta > 1:
+        return (f"{who}, iteration {it}: a wgmma reads stage buffer {base:#x} holding iteration "
+                f"{tag}'s data with {nl} of {t.need[(y, base)]} slices landed (a peer's slice "
+                "missing: its mask, or the full barrier completed early?)")
+    if tag < it and any(m.it == it and m.buffer == base for m in t.sys.tmas):
+        return (f"{who}, iteration {it}: a wgmma reads stage buffer {base:#x} before iteration "
+                f"{it}'s TMA filled it (its bytes have not landed: the full barrier's phase "
+                "completed early, expect_tx missing or short?)")
+    if tag != it:
+        return (f"{who}, iteration {it}: a wgmma reads stage buffer {base:#x}, which holds "
+                f"iteration {tag}'s data")
+    return (f"{who}, iteration {it}: a wgmma reads stage buffer {base:#x} before its TMA bytes "
+            "landed (the full barrier's phase completed early: expect_tx missing or short?)")
+
+
+def _retire(p: int, c: int, a: Retire, st: list, t: _Tables) -> None:
+    """``wgmma.wait_group``: the retired groups release their buffers of the iteration each
+    still holds (the consumer joins the set, or the count grows by one in a cluster)."""
+    unc, groups = st[2][c]
+    retired, keep = retire_groups(groups, a.keep)
+    x = p // (t.sys.ncons + 1)
+    q = c - x * t.sys.ncons
+    for g in retired:
+        for base, tag in g:
+            k = t.bufs[(x, base)]
+            t2, nl, done = st[1][k]
+            if t2 == tag:
+                if st[1].__class__ is tuple:
+                    st[1] = list(st[1])
+                st[1][k] = (t2, nl, done | {q} if done.__class__ is frozenset else done + 1)
+    st[2][c] = (unc, tuple(keep))

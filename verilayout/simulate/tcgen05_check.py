@@ -79,11 +79,14 @@ from verilayout.simulate.independent import KernelCheck, IndependentReport, comp
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
 from verilayout.simulate.tile_schedule import schedule_check
+from verilayout.simulate.pair_ring import pair_ring_check
 from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
 from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, staging_banks_check,
                                            store_order_check, tma_store_elements)
 
-__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value"]
+__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value",
+           "mma_checks", "tmem_checks", "MAP_D_ADDR", "check_pair_source", "pair_split_check",
+           "pair_cover_check", "pair_schedule_check", "PAIR_ASSUMPTIONS"]
 
 #: Instruction descriptor fields (first bit, width): PTX ISA, "Instruction descriptor" for
 #: .kind::f16 / .kind::tf32 / .kind::f8f6f4.
@@ -144,6 +147,8 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     """
     # long: compile, run, then each check of the module docstring in turn, each a few lines
     dt, bm, bn, bk, stages, la, lb = _spec(man)
+    if dt in _BYTES and bm == 256 and man.sections.get("cta_pair"):
+        return check_pair_source(man, source)
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
     ok, ptx = compile_ptx(source, "sm_100a")
@@ -329,9 +334,15 @@ def _accumulated(run, tmas: list, bk: int, per: int) -> tuple:
     return tuple(sorted(acc))
 
 
-def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) -> list[KernelCheck]:
+def mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str, group: int = 1) -> list[KernelCheck]:
+    """Law: ``instruction`` and ``descriptor`` of the module docstring on one tile's run; ``group``
+    2: ``tcgen05.mma.cta_group::2`` with M = 256 (each CTA's B stage holds ``bn / 2`` rows)."""
+    return _mma_checks(run, tmas, dt, bn, bk, la, lb, group)
+
+
+def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str, group: int = 1) -> list[KernelCheck]:
     # long: the instruction and descriptor checks walk the same tcgen05.mma events together
-    want = f"tcgen05.mma.cta_group::1.kind::{KIND[dt]}"
+    want = f"tcgen05.mma.cta_group::{group}.kind::{KIND[dt]}"
     mmas = [e for e in run.events if e.op.startswith("tcgen05.mma")]
     if not mmas:
         return [KernelCheck("instruction", "counterexample", "the PTX issues no tcgen05.mma")]
@@ -354,7 +365,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
         got = {k: _field(d, k) for k in IDESC_BITS}
         need = {"sparse": 0, "saturate": 0, "d_type": 1, "a_type": _CODE[dt], "b_type": _CODE[dt],
                 "negate_a": 0, "negate_b": 0, "a_major": 0, "b_major": 0, "n_dim": bn >> 3,
-                "m_dim": 128 >> 4, "max_shift": 0}
+                "m_dim": (128 * group) >> 4, "max_shift": 0}
         diff = [f"{k} = {got[k]} (expected {need[k]})" for k in need if got[k] != need[k]]
         if diff:
             return [KernelCheck("instruction", "counterexample", f"MMA {n}: instruction descriptor "
@@ -364,7 +375,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
             return [KernelCheck("instruction", "counterexample", f"MMA {n} (K-tile {it}, K-block {kb}): "
                           f"enable-input-d is {acc}, expected {n > 0} (0 only at the first)")]
         for name, val, tag, text, rows in zip("AB", mma_descriptors(v), (MAP_A_ADDR, MAP_B_ADDR),
-                                              (la, lb), (128, bn)):
+                                              (la, lb), (128, bn // group)):
             dsts = stage_of.get((tag, it))
             if not dsts or val is None:
                 out.append(KernelCheck("descriptor", "counterexample", f"MMA {n}: no {name} stage filled "
@@ -380,7 +391,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str) ->
                                  f"{kb}): the {name} descriptor {int(val[0]):#x} does not read that "
                                  f"K-block of the stage at {base:#x}: {cache[k2].reason}"))
                 return out
-    out.append(KernelCheck("instruction", "proved", f"{len(mmas)} x {want}: instruction descriptor M 128, "
+    out.append(KernelCheck("instruction", "proved", f"{len(mmas)} x {want}: instruction descriptor M {128 * group}, "
                      f"N {bn}, {dt} operands, f32 D, K-major; enable-input-d 0 only at the first"))
     out.append(KernelCheck("descriptor", "proved", f"all {2 * len(mmas)} sm_100 descriptors read their "
                      "K-block of the stage the same iteration's TMA filled"))
@@ -397,6 +408,12 @@ def _enable_input_d(e) -> bool | None:
         imm = parse_immediate(text)
         return None if imm is None else bool(imm)
     return bool(int(last[0]))
+
+
+def tmem_checks(run, bn: int) -> list[KernelCheck]:
+    """Law: ``tmem`` of the module docstring on one CTA's run (one allocation, lane quarters,
+    every accumulator column once per warp)."""
+    return _tmem_checks(run, bn)
 
 
 def _tmem_checks(run, bn: int) -> list[KernelCheck]:
@@ -523,3 +540,219 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused, d_map=None) -
                          f"{out}({act}(acc{' + bias[col]' if bias else ''})) of its TMEM cell's "
                          "chosen value, within one output ulp"))
     return res
+
+
+# ----- the CTA pair (tcgen05.mma.cta_group::2, cluster 2 x 1) -----------------------------------
+#: The pair's runs: one 256 x BN tile (K for stages + 2 K-tiles) for the per-tile checks, and a
+#: column of PAIR_TILES tiles (the last 40 rows short) walked by one pair for ``pair-ring``.
+PAIR_TILES = 3
+PAIR_ASSUMPTIONS = (
+    "the CTA pair: both CTAs (%cluster_ctarank 0 and 1, %ctaid.x 0 and 1, %nctaid.x 2) run on the "
+    "PTX one after the other; mapa of CTA r is the interpreter's window (ptx_run.CLUSTER_WINDOW); "
+    "tcgen05.mma.cta_group::2 reads both CTAs' stages at the leader's descriptor addresses and "
+    "writes lanes 0..127 of each CTA's TMEM with that CTA's 128 rows (PTX ISA 9.7.16, 'Data path "
+    "layout organization', layout A); a TMA load of a tensor map moves rows x (swizzle span) bytes "
+    "per box (the manifest's tile and swizzle); nothing is run on an sm_100 GPU",)
+
+
+def _pair_runs(mod, entry: str, problem: tuple, fused=None) -> list:
+    M, N, K = problem
+    return [run_threads(mod, entry, range(192), ctaid=r, nctaid=2, cluster_rank=r, cluster_size=2,
+                        param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K,
+                                      6: BIAS_ADDR, 7: MAP_D_ADDR}, shared_base=SMEM_BASE,
+                        load_value=bias_loader(N, []), tmem_value=tmem_cell_value if fused else None,
+                        max_steps=2000000) for r in (0, 1)]
+
+
+def _pair_tmas(run) -> list:
+    """Law: the run's TMA loads as ``{it, dst, map, c0, c1}``, ``it`` the producer's waits so far - 1."""
+    out, it = [], -1
+    first = next((e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)), None)
+    me = None if first is None else int(run.threads[first.lanes[0]])
+    for e in run.events:
+        load = e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)
+        if e.op.startswith("mbarrier.try_wait") and me is not None and int(run.threads[e.lanes[0]]) == me:
+            it += 1
+        if load:
+            v = e.values
+            out.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
+                        "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
+    return out
+
+
+def pair_split_check(runs: list, bn: int) -> KernelCheck:
+    """``pair-split``: every K iteration, CTA 1 loads into the same shared offsets as CTA 0 (the
+    MMA's descriptors address both CTAs' stages alike), the same K, A rows 128 further and B rows
+    ``bn / 2`` further (its halves of the 256 x ``bn`` tile); every tcgen05 instruction of both
+    CTAs is ``.cta_group::2`` (PTX ISA 9.7.16: one cta_group per kernel) and only CTA 0 issues MMAs.
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> pair_split_check([RunResult((), True, "", ())] * 2, 256).status
+    'unknown'
+    """
+    t0, t1 = (_pair_tmas(r) for r in runs)
+    if not t0 or len(t0) != len(t1):
+        return KernelCheck("pair-split", "unknown" if not t0 else "counterexample",
+                           f"CTA 0 issues {len(t0)} TMA loads, CTA 1 {len(t1)}")
+    step = {MAP_A_ADDR: 128, MAP_B_ADDR: bn // 2}
+    for a, b in zip(t0, t1):
+        want = (a["it"], a["dst"], a["map"], a["c0"], a["c1"] + step.get(a["map"], 0))
+        got = (b["it"], b["dst"], b["map"], b["c0"], b["c1"])
+        if got != want:
+            return KernelCheck("pair-split", "counterexample", f"CTA 1's load (iteration, shared offset, map, "
+                               f"K, row) = {got}, expected {want} (CTA 0's load {a['c0'], a['c1']} + its half)",
+                               b["ev"].instr.line if b["ev"].instr else None)
+    for cta, run in enumerate(runs):
+        bad = [e for e in run.events if e.op.startswith("tcgen05.") and "cta_group::" in e.op
+               and "cta_group::2" not in e.op]
+        mma = [e for e in run.events if e.op.startswith("tcgen05.mma")]
+        if bad or (cta == 1 and mma) or (cta == 0 and not mma):
+            return KernelCheck("pair-split", "counterexample", f"CTA {cta}: {bad[0].op if bad else f'{len(mma)} MMAs'}"
+                               " (expected cta_group::2 throughout, MMAs from CTA 0 only)")
+    return KernelCheck("pair-split", "proved", f"{len(t1)} TMA loads of CTA 1 land at CTA 0's shared offsets "
+                       f"with its halves (A rows + 128, B rows + {bn // 2}); tcgen05 cta_group::2 "
+                       "throughout, MMAs from CTA 0 only")
+
+
+def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map, fused=None) -> KernelCheck:
+    """``pair-cover``: CTA r's epilogue stores exactly rows ``128 r .. 128 r + 127`` (inside M) of the
+    pair's first tile, every column inside N once, each value from its own TMEM cell (lane = row
+    - 128 r, column = column): f32 D, the cell's tag; a fused epilogue ``(out, bias, act)`` (runs
+    whose tcgen05.ld read :func:`tmem_cell_value`), ``out(act(cell + bias[col]))`` within one
+    output ulp; the two CTAs together store the tile once.
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> pair_cover_check([RunResult((), True, "", ())] * 2, (256, 128), (256, 128), None).status
+    'counterexample'
+    """
+    bm, bn = tile
+    M, N = mn
+    out = (fused or ("f32",))[0]
+    for cta, run in enumerate(runs):
+        got: dict = {}
+        tma = tma_store_elements(run, out, *d_map, mn, MAP_D_ADDR) if d_map else ()
+        for e, pos, bits in itertools.chain(_stores(run, 4 if out == "f32" else 2), tma):
+            if pos is None:
+                return KernelCheck("pair-cover", "unknown", f"CTA {cta} stores a value the run does not know")
+            for p, b in zip(np.asarray(pos).tolist(), np.asarray(bits).tolist()):
+                row, col = p // N, p % N
+                if fused is not None:
+                    bad = _pair_value_error(fused, cta, row, col, int(b))
+                    if bad:
+                        return KernelCheck("pair-cover", "counterexample", bad, e.instr.line if e.instr else None)
+                    got[(row, col)] = got.get((row, col), 0) + 1
+                    continue
+                lane, tcol = (int(b) >> 16) & 0x7FFF, int(b) & 0xFFFF
+                if not int(b) & TMEM_TAG or (lane, tcol) != (row - 128 * cta, col):
+                    return KernelCheck("pair-cover", "counterexample", f"CTA {cta} stores D({row}, {col}) "
+                                       f"from TMEM cell (lane {lane}, column {tcol}); its rows are "
+                                       f"{128 * cta}..{128 * cta + 127}: expected cell ({row - 128 * cta}, {col})",
+                                       e.instr.line if e.instr else None)
+                got[(row, col)] = got.get((row, col), 0) + 1
+        want = {(r, c) for r in range(128 * cta, min(M, 128 * cta + 128)) for c in range(min(N, bn))}
+        if set(got) != want or any(v != 1 for v in got.values()):
+            return KernelCheck("pair-cover", "counterexample", f"CTA {cta} stores {len(got)} elements, "
+                               f"expected its {len(want)} (rows {128 * cta}..{128 * cta + 127}) once each; "
+                               f"missing {sorted(want - set(got))[:2]}, others {sorted(set(got) - want)[:2]}")
+    return KernelCheck("pair-cover", "proved", f"each CTA of the pair stores exactly its 128 rows of the "
+                       f"{bm} x {bn} tile once, from its own TMEM lanes; together the tile once")
+
+
+def _pair_value_error(fused: tuple, cta: int, row: int, col: int, bits: int) -> str | None:
+    """The stored ``bits`` of D(row, col) against ``out(act(tmem_cell_value(row - 128 cta, col) +
+    bias))``; None when within one output ulp."""
+    out, bias, act = fused
+    x = float(tmem_cell_value(row - 128 * cta, col)) + (bias_value(col) if bias else 0.0)
+    want = round_out(out, act_reference(act, np.array([x])))
+    have = decode_out(out, np.array([bits], dtype=np.uint64))
+    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + abs(x)) if act in ("gelu", "silu") else 0)
+    if abs(float(have[0]) - float(want[0])) <= float(tol[0]):
+        return None
+    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x:g})) = "
+            f"{float(want[0]):g} from its TMEM cell (lane {row - 128 * cta}, column {col})")
+
+
+def _pair_load_bytes(man: GemmManifest):
+    eb = _BYTES[man.dtype]
+    span = {"128B": 128, "64B": 64, "32B": 32}[man.sections["swizzle"]]
+    rows = {MAP_A_ADDR: 128, MAP_B_ADDR: man.bn // 2}
+    return lambda m: rows.get(m, 0) * span + 0 * eb
+
+
+def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelCheck:
+    """``pair-schedule``: a column of ``tiles`` 256 x BN tiles, every grid of 1 .. tiles + 1 pairs:
+    each CTA's producer (thread 0, its cluster rank) run on the PTX; each tile loaded by exactly one
+    pair, its leader at the tile's rows and its peer at the other halves.
+
+    >>> pair_schedule_check(None, "k", (256, 128, 64), tiles=0).status
+    'unknown'
+    """
+    bm, bn, bk = tile
+    if tiles < 1:
+        return KernelCheck("pair-schedule", "unknown", "no tiles")
+    for g in range(1, tiles + 2):
+        owner: dict = {}
+        for b in range(2 * g):
+            run = run_threads(mod, entry, [0], ctaid=b, nctaid=2 * g, cluster_rank=b % 2, cluster_size=2,
+                              param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: tiles * bm, 4: bn,
+                                            5: bk, 6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=400000)
+            if not run.complete:
+                return KernelCheck("pair-schedule", "unknown", f"CTA {b} of {2 * g} could not be run")
+            rows = {(x["map"], x["c1"]) for x in _pair_tmas(run) if x["c0"] == 0}
+            for m in sorted(r - 128 * (b % 2) for mp, r in rows if mp == MAP_A_ADDR):
+                owner.setdefault(m // bm, []).append(b)
+        for t in range(tiles):
+            if sorted(owner.get(t, [])) not in ([2 * p, 2 * p + 1] for p in range(g)):
+                return KernelCheck("pair-schedule", "counterexample", f"tile {t} loaded by CTAs "
+                                   f"{sorted(owner.get(t, []))} at {g} pair(s) ({tiles} tiles): expected "
+                                   "both CTAs of one pair")
+        if set(owner) - set(range(tiles)):
+            return KernelCheck("pair-schedule", "counterexample", f"tiles {sorted(set(owner) - set(range(tiles)))}"
+                               f" outside the {tiles} tiles loaded at {g} pair(s)")
+    return KernelCheck("pair-schedule", "proved", f"{tiles} tiles: each loaded by both CTAs of exactly one "
+                       f"pair for every grid of 1 .. {tiles + 1} pairs")
+
+
+def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
+    """Compile a CTA-pair sm_100a ``kernel.cu`` and run the pair's checks: ``compile``, ``spills``,
+    ``instruction``/``descriptor`` (M = 256, on CTA 0's MMAs), ``tma`` is not repeated here,
+    ``tmem``, ``store-order`` and the staging banks per CTA, ``pair-split``, ``pair-cover``, ``pair-ring``
+    (:mod:`verilayout.simulate.pair_ring`) and ``pair-schedule``.
+    Law: ``proved`` only where the check held for every thread and element it covers.
+    """
+    # long: compile, two runs, then each check in turn
+    dt, bm, bn, bk, stages, la, lb = _spec(man)
+    ok, ptx = compile_ptx(source, "sm_100a")
+    if not ok:
+        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
+                                              f"for sm_100a: {ptx}"),), PAIR_ASSUMPTIONS)
+    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
+              ptxas_spills(ptx, "sm_100a")]
+    mod = parse_ptx(ptx)
+    entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
+    epi = epilogue_spec(man)
+    fused = epi if epi != ("f32", False, "none") else None
+    runs = _pair_runs(mod, entry, (bm, bn, (stages + 2) * bk), fused) if entry else []
+    if not runs or not all(r.complete for r in runs):
+        why = "no vl_gemm_kernel" if not runs else next(r.reason for r in runs if not r.complete)
+        return IndependentReport(tuple(checks + [KernelCheck("run", "unknown", why)]), PAIR_ASSUMPTIONS)
+    checks += mma_checks(runs[0], _pair_tmas(runs[0]), dt, bn, bk, la, lb, group=2)
+    checks += [KernelCheck(c.check, c.status, c.message + f" [CTA {r}]", c.ptx_line)
+               for r, run in enumerate(runs) for c in tmem_checks(run, bn)]
+    checks.append(pair_split_check(runs, bn))
+    checks.append(pair_cover_check(runs, (bm, bn), (bm, bn), _d_map(man), fused))
+    if _d_map(man):                                # the TMA-store epilogue of each CTA
+        checks += [KernelCheck(c.check, c.status, c.message + f" [CTA {r}]", c.ptx_line)
+                   for r, run in enumerate(runs)
+                   for c in (store_order_check(run, epi[0], *_d_map(man), (bm, bn), MAP_D_ADDR),
+                             staging_banks_check(run))]
+    kt = stages // PAIR_TILES + 1
+    long_runs = _pair_runs(mod, entry, (PAIR_TILES * bm - 40, bn, kt * bk))
+    if not all(r.complete for r in long_runs):
+        checks.append(KernelCheck("pair-ring", "unknown", "the pair's several-tile runs did not complete"))
+    else:
+        c = pair_ring_check(long_runs, _pair_load_bytes(man))
+        checks.append(KernelCheck(c.check, c.status, c.message + f" [{PAIR_TILES} tiles x {kt} K-tiles, "
+                                  "one pair]", c.ptx_line))
+    checks.append(pair_schedule_check(mod, entry, (bm, bn, bk)))
+    return IndependentReport(tuple(checks), PAIR_ASSUMPTIONS + TCGEN05_ASSUMPTIONS[3:4])

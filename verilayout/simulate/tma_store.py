@@ -36,9 +36,11 @@ from verilayout.hw.nvidia.banks import lanes_per_phase, warp_wavefronts
 from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ptx_run import stored_values
+from verilayout.simulate.ring import retire_groups
 
 __all__ = ["TMA_STORE_ASSUMPTIONS", "is_tma_store", "tma_store_elements", "store_order_check",
-           "staging_banks_check"]
+           "staging_banks_check", "register_bytes", "shared_store_bytes", "store_source",
+           "warpgroup_store_order"]
 
 TMA_STORE_ASSUMPTIONS = (
     "a TMA store writes the bytes at the tensor map's swizzled shared-memory placement (the TMA "
@@ -57,17 +59,45 @@ def is_tma_store(op: str) -> bool:
     return op.startswith("cp.async.bulk.tensor") and len(parts) > 5 and parts[5] == "global"
 
 
-def _width(op: str) -> int:
-    """Bytes of one stored register of a ``st`` op (``.b32`` 4, ``.b16`` 2, ``.b64`` 8)."""
+def register_bytes(op: str) -> int:
+    """Law: the bytes of one stored register of a ``st`` op: its last type part's bits / 8
+    (``.b32`` 4, ``.b16`` 2, ``.b64`` 8), 4 where it has none.
+
+    >>> register_bytes("st.shared.v4.b32"), register_bytes("st.shared.u16")
+    (4, 2)
+    """
     for p in reversed(op.split(".")):
         if p[:1] in "bfus" and p[1:].isdigit():
             return int(p[1:]) // 8
     return 4
 
 
+def shared_store_bytes(op: str) -> int:
+    """Law: the bytes one thread's ``st.shared`` writes: :func:`register_bytes` times the
+    vector width (``.v2`` 2, ``.v4`` 4, else 1).
+
+    >>> shared_store_bytes("st.shared.v4.b32"), shared_store_bytes("st.shared.v2.f32")
+    (16, 8)
+    """
+    parts = op.split(".")
+    return register_bytes(op) * (2 if "v2" in parts else 4 if "v4" in parts else 1)
+
+
 def _store_map(out: str, box: tuple, swizzle: str, mn: tuple) -> TensorMap:
     M, N = mn
     return TensorMap(out, global_dims=(N, M), box=tuple(box), swizzle=swizzle)
+
+
+def store_source(tmap: TensorMap, src: int, ob: int) -> np.ndarray:
+    """Law: the shared bytes a TMA store of ``tmap``'s box from shared address ``src`` reads:
+    each box element's byte (:func:`verilayout.hw.nvidia.tma.write_table`, the swizzle on the
+    absolute address) and the ``ob - 1`` after it, element by element (row-major box order).
+
+    >>> t = TensorMap("f32", global_dims=(8, 2), box=(8, 2), swizzle="32B")
+    >>> store_source(t, 0x400, 4)[:4].tolist(), int(store_source(t, 0x400, 4).size)
+    ([1024, 1025, 1026, 1027], 64)
+    """
+    return (write_table(tmap, src).ravel().astype(np.int64)[:, None] + np.arange(ob)).ravel()
 
 
 #: Shared-memory bytes modelled (addresses of a run lie below this).
@@ -77,7 +107,7 @@ SMEM_SPAN = 1 << 19
 def _shared_writes(e):
     """Law: ``(thread positions, byte addresses, byte values)`` of a ``st.shared`` event, one row
     per byte; None where a stored value is unknown."""
-    w = _width(e.op)
+    w = register_bytes(e.op)
     addrs = e.values["addr"].astype(np.int64)
     cols_a, cols_v = [], []
     for j, v in enumerate(stored_values(e.values)):
@@ -193,7 +223,7 @@ def store_order_check(run, out: str, box: tuple, swizzle: str, mn: tuple, map_ad
                 t = int(lanes[q])
                 sid = len(where)
                 where[sid] = (c0, c1, t)
-                a = (write_table(tmap, src).ravel().astype(np.int64)[:, None] + np.arange(ob)).ravel()
+                a = store_source(tmap, src, ob)
                 st, wr, sy = state[a], writer[a], sync_of[a]
                 bad = np.nonzero((st != 0) & ~((st >= 2) & (wr == t)) & ~(
                     (st == 3) & np.array([sid_ >= 0 and t in syncs[sid_] for sid_ in sy.tolist()])))[0]
@@ -254,7 +284,7 @@ def staging_banks_check(run) -> KernelCheck:
     for e in run.events:
         if not e.op.startswith("st.shared") or e.values.get("addr") is None:
             continue
-        width = _width(e.op) * max(1, len(stored_values(e.values)))
+        width = register_bytes(e.op) * max(1, len(stored_values(e.values)))
         addrs = e.values["addr"].astype(np.int64)
         warps = th[e.lanes] // 32
         for w in np.unique(warps).tolist():
@@ -274,3 +304,76 @@ def staging_banks_check(run) -> KernelCheck:
                            f"its bytes need {need} (bank conflicts)", e.instr.line if e.instr else None)
     return KernelCheck("smem-banks", "proved", f"{n} warp-wide shared stores, each in the fewest "
                        "wavefronts its bytes need (no bank conflict)")
+
+
+def warpgroup_store_order(steps: list, who: str, tmap: TensorMap, ob: int) -> tuple[int, tuple | None]:
+    """The sm_90a ``tma-store`` order of one consumer warpgroup's trace ``steps`` (``(event,
+    values, threads count, thread ids)`` in program order, D's box ``tmap`` of ``ob``-byte
+    elements): a TMA store reads only bytes whose writer fenced them (``fence.proxy.async``)
+    and, for another thread, a barrier of the warpgroup (128 threads or more) then ordered;
+    no byte a store of a pending bulk group reads (or of a retired one before such a barrier) is
+    written again; no bulk group pending at the end (``cp.async.bulk.wait_group`` retires all but
+    the N newest: :func:`verilayout.simulate.ring.retire_groups`).
+
+    Law: ``(TMA stores seen, None)`` when the order holds, else ``(stores seen, (message,
+    event))`` of the first violation.
+
+    >>> warpgroup_store_order([], "consumer 0", TensorMap("f32", global_dims=(8, 2), box=(8, 2), swizzle="32B"), 4)
+    (0, None)
+    """
+    # long: one walk of the warpgroup's shared writes, fences, barriers and bulk groups
+    written: dict = {}          # shared byte -> [thread, fenced, published]
+    open_: list = []            # (bytes, event) of stores issued since the last commit
+    groups: tuple = ()          # committed bulk groups, oldest first
+    retired: list = []          # retired by a wait, not yet ordered by a barrier
+    n_st = 0
+    for ev, v, n, t in steps:
+        op = ev.op
+        if op.startswith("st.shared"):
+            width = shared_store_bytes(op)
+            for a0, th in zip(v["addr"].astype(np.int64).tolist(), np.asarray(t).tolist()):
+                span_b = set(range(a0, a0 + width))
+                for busy, label in ((open_ + [x for g in groups for x in g], ""),
+                                    (retired, " (its wait_group was not followed by a "
+                                     "barrier of the warpgroup before this write)")):
+                    hit = next((x for x in busy if span_b & x[0]), None)
+                    if hit is not None:
+                        return n_st, (f"{who}, thread {th} rewrites shared byte "
+                                      f"{min(span_b & hit[0]):#x} of a staging buffer that the TMA "
+                                      f"store at PTX line {hit[1].instr.line} may still be "
+                                      f"reading{label}: the buffer is reused before "
+                                      "cp.async.bulk.wait_group.read retired that store", ev)
+                for a in span_b:
+                    written[a] = [th, False, False]
+        elif op.startswith("fence.proxy.async"):
+            ts = set(np.asarray(t).tolist())
+            for w in written.values():
+                if w[0] in ts:
+                    w[1] = True
+        elif op.startswith(("bar.sync", "barrier.sync", "bar.arrive")) and n >= 128:
+            for w in written.values():
+                w[2] = w[2] or w[1]
+            retired = []
+        elif is_tma_store(op):
+            n_st += 1
+            th = int(np.asarray(t)[0])
+            read = set(store_source(tmap, int(v["addr"][0]), ob).tolist())
+            for x in sorted(read):
+                w = written.get(x)
+                if w is not None and (not w[1] or (w[0] != th and not w[2])):
+                    why = ("no fence.proxy.async.shared::cta after the write" if not w[1] else
+                           "no barrier of the warpgroup between its fence and the store")
+                    return n_st, (f"{who}: the TMA store reads shared byte {x:#x} that thread "
+                                  f"{w[0]} wrote with {why}: the async proxy may read stale data", ev)
+            open_.append((read, ev))
+        elif op.startswith("cp.async.bulk.commit_group"):
+            if open_:
+                groups += (open_,)
+            open_ = []
+        elif op.startswith("cp.async.bulk.wait_group"):
+            old, groups = retire_groups(groups, int(v["a0"][0]) if v.get("a0") is not None else 0)
+            retired += [x for g in old for x in g]
+    if open_ or groups:
+        return n_st, (f"{who} may exit while a TMA store still reads its staging buffer: no "
+                      "cp.async.bulk.wait_group retires the last bulk group", None)
+    return n_st, None

@@ -39,7 +39,7 @@ from verilayout.hw.intel.block_io import ARCHS, MAX_HEIGHT, VNNI_MIN_HEIGHT, Blo
 from verilayout.hw.intel.dpas import DTYPE_BYTES, OPS_PER_CHAN, Operand, TensorLayout, layout_operand
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.synth.blockload_batch import BatchSlices, batch_slices, is_batched
-from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, load_shapes, lookup, lower_bound, search_fewer, unreachable
+from verilayout.prove.coverage import Bound, Needed, Search, Shape, candidate_loads, check_plan, delivered_arrays, delivery_table, load_shapes, lookup, lower_bound, search_fewer, unreachable
 from verilayout.core.smt import Verdict
 from verilayout.bits import plain_ints
 
@@ -660,8 +660,8 @@ def _widths(fam: _Family, span_le: int, tile_le: int, arch: IntelArch, wide: boo
 
 #: The most operand elements one sub-group's plan may cover: 2**23 is an 8192 x 8192 A
 #: operand split over 8 sub-groups along M. Plan time and memory grow linearly with it
-#: (about 0.5 KB and 7 us per element; ``benchmarks/blockload_scaling.py``), so the limit
-#: keeps a plan near 4 GB; it is checked before anything per element is allocated.
+#: (about 35 bytes and 0.6 us per element; ``benchmarks/blockload_scaling.py``), so the limit
+#: keeps a plan near 300 MB; it is checked before anything per element is allocated.
 PLAN_MAX_ELEMENTS = 1 << 23
 
 _PROTO_SURFACE = Surface(width=1 << 16, height=1 << 16, pitch=1 << 16)
@@ -701,10 +701,11 @@ def _greedy(values: np.ndarray, length: int, align: int = 1) -> list[tuple[int, 
 
 
 def _shuffle(loads: Sequence[BlockLoad], needed: Needed, t: int) -> ShuffleTable | None:
-    found, load, elem = lookup(needed.keys(), delivered_arrays(loads, t, needed.shape))
-    if not found.all():
+    table = delivery_table(loads, needed, t)            # int32, built load by load
+    if (table[..., 0] < 0).any():
         return None
-    return ShuffleTable.of(load, elem)
+    table.flags.writeable = False
+    return ShuffleTable(table)
 
 
 @dataclass(frozen=True)
@@ -801,14 +802,14 @@ def _product_plans(req: _Request) -> list[tuple]:
     Only one shuffle is built per valid candidate tried, and none kept but the answer's
     (memory). The chosen one is proved in :func:`_finish`."""
     needed, t = req.needed, req.t
-    cells = _row_major_cells(needed)
-    width = needed.shape[1]
-    rows = _distinct_sorted(cells // width)
+    rows = needed.rows_read()
     out = []
     for fam in _families(t, req.op_idx, req.transpose):
         align = max(4, fam.elem_bytes) // t
+        bands = _greedy(rows, fam.max_rows)
+        cols = needed.columns_by_band(bands)
         for wide in (False, True):
-            loads = _range_loads(req, fam, cells, rows, align, wide)
+            loads = _range_loads(req, fam, bands, cols, align, wide)
             if loads:
                 out.append(loads)
     for loads in sorted(out, key=len):
@@ -820,37 +821,12 @@ def _product_plans(req: _Request) -> list[tuple]:
     return []
 
 
-def _row_major_cells(needed: Needed) -> np.ndarray:
-    """The distinct needed elements as sorted row-major indices ``row * width + col`` (so the
-    elements of a row range are one slice: cost linear in the elements, not rows x elements).
-
-    >>> from verilayout.core.linear_layout import LinearLayout
-    >>> L = LinearLayout({"register": [[1, 0]], "lane": [[0, 1]]}, ["dim0", "dim1"])
-    >>> _row_major_cells(Needed.from_layout(L)).tolist()
-    [0, 1, 2, 3]
-    """
-    c = needed.coords.reshape(-1, 2)
-    return _distinct_sorted(np.sort(c[:, 0] * needed.shape[1] + c[:, 1]))
-
-
-def _distinct_sorted(values: np.ndarray) -> np.ndarray:
-    """The distinct values of sorted ``values`` (``np.unique`` without its sort; numpy 2.4's
-    plain ``np.unique`` hashes, many times slower).
-
-    >>> _distinct_sorted(np.array([1, 1, 2, 5, 5])).tolist()
-    [1, 2, 5]
-    """
-    keep = np.ones(values.size, dtype=bool)
-    np.not_equal(values[1:], values[:-1], out=keep[1:])
-    return values[keep]
-
-
-def _range_loads(req: _Request, fam: _Family, cells: np.ndarray, rows: np.ndarray,
-                 align: int, wide: bool) -> list[BlockLoad]:
-    loads, width = [], req.needed.shape[1]
-    for y0, ylast in _greedy(rows, fam.max_rows):
-        lo, hi = np.searchsorted(cells, [y0 * width, (ylast + 1) * width])
-        for x0, xlast in _greedy(_distinct_sorted(np.sort(cells[lo:hi] % width)), fam.max_cols, align):
+def _range_loads(req: _Request, fam: _Family, bands: list, cols: list, align: int,
+                 wide: bool) -> list[BlockLoad]:
+    """Greedy column ranges of each row band (``cols``: the band's needed columns, sorted)."""
+    loads = []
+    for (y0, ylast), band_cols in zip(bands, cols):
+        for x0, xlast in _greedy(band_cols, fam.max_cols, align):
             ld = _make_load(fam, x0, y0, ylast - y0 + 1, xlast - x0 + 1, req.t,
                             req.tile_mem[1], req.surface, req.arch, wide)
             if ld is None:

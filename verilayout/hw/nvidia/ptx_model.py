@@ -170,7 +170,9 @@ class PtxModule:
     """The instructions of a PTX text, the ``.target`` and the entry points; ``labels``: each
     label as ``(function, label, index in instrs of the instruction it names)``; ``shared``: the
     names of the module's ``.shared`` variables; ``threads``: ``(function, threads per CTA)`` from
-    ``.reqntid``/``.maxntid``; ``files``: the ``.file`` entries as ``(number, path as written)``.
+    ``.reqntid``/``.maxntid``; ``files``: the ``.file`` entries as ``(number, path as written)``;
+    ``branch_tables``: each ``.branchtargets`` table as ``(function, its label, target labels in
+    order)``: entry ``i`` is where ``brx.idx`` jumps for index ``i`` (PTX ISA, "brx.idx").
 
     >>> PtxModule("sm_90a", (), ("f",), threads=(("f", 128),)).threads_of("f")
     128
@@ -182,6 +184,7 @@ class PtxModule:
     shared: tuple[str, ...] = ()
     threads: tuple[tuple[str, int], ...] = ()
     files: tuple[tuple[str, str], ...] = ()
+    branch_tables: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def threads_of(self, func: str) -> int | None:
         """Threads per CTA of ``func`` from its ``.reqntid`` (or ``.maxntid``) directive: the

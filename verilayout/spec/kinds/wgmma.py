@@ -36,6 +36,7 @@ Obligation kinds: ``descriptor_matches``, ``descriptor_fields``, ``fragment_tabl
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,8 @@ from verilayout.core.smt import Verdict
 from types import MappingProxyType
 
 from verilayout.core.cute import ComposedLayout, Layout, Swizzle, offset_bytes, offset_elements, tile_to_shape
-from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode
+from verilayout.core.cute.stages import is_staged, stage_views
+from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode, operand_bits
 from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, swizzle_atom
 from verilayout.prove.wgmma import check_descriptor
@@ -243,14 +245,37 @@ def _src_tile_to_shape(entry, spec, where):
 # ----- kinds --------------------------------------------------------------------------------
 
 def _descriptor_matches(spec, where, timeout_ms, descriptor, layout, dtype, major, k_block=0,
-                        base_address=0, mn=None, mn_block=0, mn_dim=0):
+                        base_address=0, mn=None, mn_block=0, mn_dim=0, stage=None):
     """The descriptor reads, for every (mn, k) of one wgmma K-block, the byte where
-    ``layout`` (placed at ``base_address``) put that element."""
+    ``layout`` (placed at ``base_address``) put that element. A staged CuTe layout (3 modes, the
+    stage last, as sm90 collectives declare it) is checked per stage: ``stage = N`` against that
+    stage (the descriptor is that stage's, as CUTLASS's ``make_gmma_desc`` builds it on the slice
+    ``layout(_, _, N)``), or, without ``stage``, every stage against the descriptor moved by the
+    stage's offset (the descriptor is stage 0's)."""
     desc = resolve_descriptor(spec, descriptor, where)
-    return prefixed(where, check_descriptor, desc, layout, dtype=dtype, major=prefixed(where, parse_major, major),
-                    k_block=k_block,
-                 base_address=base_address, mn=mn, mn_block=mn_block, mn_dim=mn_dim,
-                 timeout_ms=timeout_ms)
+    kw = dict(dtype=dtype, major=prefixed(where, parse_major, major), k_block=k_block, mn=mn, mn_block=mn_block,
+              mn_dim=mn_dim, timeout_ms=timeout_ms)
+    if stage is not None and not is_staged(layout):
+        raise LayoutError(f"{where}: stage applies to a staged CuTe layout (3 modes: M/N, K, stage)")
+    if not is_staged(layout):
+        return prefixed(where, check_descriptor, desc, layout, base_address=base_address, **kw)
+    views = prefixed(where, stage_views, layout, stage, prefixed(where, operand_bits, dtype))
+    return _staged_verdict(where, desc, views, base_address, stage is None, kw)
+
+
+def _staged_verdict(where: str, desc, views: list, base: int, moved: bool, kw: dict) -> Verdict:
+    """The descriptor against each stage view (moved by the stage's shift when ``moved``): the
+    first verdict that is not a proof, said with its stage, else one proof over every stage."""
+    for v in views:
+        d = prefixed(where, desc.with_start, desc.start_address + v.shift_bytes) if moved else desc
+        got = prefixed(where, check_descriptor, d, v.layout, base_address=base + v.shift_bytes, **kw)
+        if not got.proved:
+            return replace(got, reason=f"stage {v.stage} (start {d.start_address:#x}, the stage {v.shift_bytes} bytes "
+                           f"in): {got.reason}")
+    last = got
+    what = f"stage {views[0].stage}" if len(views) == 1 and not moved else \
+        f"each of the {len(views)} stages (the descriptor moved by the stage's offset)"
+    return replace(last, reason=f"{what}: {last.reason}")
 
 
 _FIELD_NAMES = ("value", "start_address", "start_field", "lbo", "lbo_field", "sbo", "sbo_field",
@@ -418,8 +443,8 @@ KINDS = MappingProxyType({
     "descriptor_matches": Kind(_descriptor_matches, MappingProxyType(
         {"descriptor": "required", "layout": "layout", "dtype": "required", "major": "required",
          "k_block": "optional", "base_address": "optional", "mn": "optional",
-         "mn_block": "optional", "mn_dim": "optional"}),
-        "the descriptor reads every element where the layout put it"),
+         "mn_block": "optional", "mn_dim": "optional", "stage": "optional"}),
+        "the descriptor reads every element where the layout put it (a staged layout: stage = N, or every stage)"),
     "descriptor_fields": Kind(_descriptor_fields, MappingProxyType(
         {"descriptor": "required", "fields": "required"}),
         "the descriptor's decoded fields are as stated"),

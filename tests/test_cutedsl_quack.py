@@ -1,0 +1,131 @@
+"""A public package's CuTe-DSL kernels audited like the DSL's own examples: the GEMMs of
+``quack-kernels`` 0.6.5 compiled here without a GPU by ``tests/cutedsl/generate_quack.py`` (quack's own
+``_compile_gemm`` with fake tensors; sm_90a and sm_100a, one CTA and 2x1 clusters), stored gzipped beside the corpus with
+``corpus/manifest_quack.json``. The tests read the stored files only (quack and torch are never needed)."""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+
+import pytest
+
+from verilayout.audit.cute_dsl import audit_pair
+
+CORPUS = os.path.join(os.path.dirname(__file__), "cutedsl", "corpus")
+with open(os.path.join(CORPUS, "manifest_quack.json")) as _f:
+    MANIFEST = json.load(_f)
+KERNELS = sorted(MANIFEST["kernels"])
+PINGPONG = "quack_gemm_sm90_bf16_kk_128x192_pingpong"
+PROVED = [k for k in KERNELS if k != PINGPONG]
+#: one CTA per tile: every TMA load's box and barrier are compared (a cluster's multicast loads and a CTA
+#: pair's barriers also count other CTAs' bytes)
+SINGLE = [k for k in KERNELS if "cluster" not in k]
+CLUSTER = [k for k in KERNELS if "cluster" in k]
+SM90 = "quack_gemm_sm90_f16_kk_128x128"
+#: the sm_90 128B-swizzle descriptor constant quack ORs in: SBO 1024 B (64), swizzle code 1 (bits 62-63), LBO 16 B
+#: (PTX ISA, matrix descriptor format)
+HI90 = (1 << 62) | (64 << 32) | (1 << 16)
+
+
+def _text(name: str, kind: str) -> str:
+    with gzip.open(os.path.join(CORPUS, f"{name}.{kind}.gz"), "rt") as f:
+        return f.read()
+
+
+def _mma_lines(ptx: str) -> set[int]:
+    return {n for n, line in enumerate(ptx.splitlines(), 1)
+            if re.match(r"\s*(wgmma\.mma_async|tcgen05\.mma)", line)}
+
+
+def _tma_loads(ptx: str) -> set[int]:
+    return {n for n, line in enumerate(ptx.splitlines(), 1)
+            if re.match(r"\s*(@!?%\w+\s+)?cp\.async\.bulk\.tensor\.\dd\.shared", line)}
+
+
+@pytest.fixture(scope="module")
+def audited() -> dict:
+    return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
+
+
+def test_manifest_records_versions_and_files():
+    assert MANIFEST["quack-kernels"] == "0.6.5" and MANIFEST["nvidia-cutlass-dsl"] == "4.8.1"
+    assert {MANIFEST["kernels"][k]["arch"] for k in KERNELS} == {"sm_90a", "sm_100a"}
+    for name in KERNELS:
+        cfg = MANIFEST["kernels"][name]
+        for f in cfg["files"]:
+            assert os.path.getsize(os.path.join(CORPUS, f)) > 1000, f
+        assert f".target {cfg['arch']}" in _text(name, "ptx")
+        assert "quack" in _text(name, "mlir")                      # quack's kernel class names the kernel
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_no_false_error_on_any_quack_kernel(name, audited):
+    assert [c for c in audited[name].checks if c.severity == "error"] == []
+
+
+@pytest.mark.parametrize("name", PROVED)
+def test_every_mma_operand_proved(name, audited):
+    """Each wgmma / tcgen05.mma: one proved check per shared operand (A and B), against the MLIR's plan."""
+    mma = [c for c in audited[name].checks if c.check == "mma-descriptor"]
+    lines = _mma_lines(_text(name, "ptx"))
+    assert lines and {c.line for c in mma} == lines
+    assert all(c.status == "proved" for c in mma), [c.message for c in mma if c.status != "proved"][:1]
+    assert {(c.line, c.data["operand"]) for c in mma} == {(ln, op) for ln in lines for op in "AB"}
+
+
+def test_pingpong_operands_unknown_never_proved_or_errors(audited):
+    """The pingpong kernel's two consumer warpgroups advance the stage register by ``(s + k tiles) mod 5``
+    (a signed division in the PTX): its bound is not proved by induction, so the descriptor's upper
+    words (start + stage x 1024 may carry into them) are not one constant: ``unknown`` with the
+    reason, never proved, never an error."""
+    mma = [c for c in audited[PINGPONG].checks if c.check == "mma-descriptor"]
+    assert {c.line for c in mma} == _mma_lines(_text(PINGPONG, "ptx"))
+    assert all(c.status == "unknown" and "not one constant" in c.message for c in mma)
+
+
+@pytest.mark.parametrize("name", SINGLE)
+def test_every_tma_load_starts_a_box_of_a_planned_stage(name, audited):
+    """quack partitions one stage at a time (``cute.slice(%staged, (_, ?))``): every load is proved to
+    start a box of some stage of its staged buffer, at the offsets the allocations are placed at."""
+    smem = [c for c in audited[name].checks if c.check == "tma-smem-box" and c.line in _tma_loads(_text(name, "ptx"))]
+    assert {c.line for c in smem} == _tma_loads(_text(name, "ptx"))
+    assert all(c.status == "proved" for c in smem), [c.message for c in smem if c.status != "proved"][:1]
+
+
+@pytest.mark.parametrize("name", [k for k in PROVED if k in SINGLE])
+def test_every_tma_box_proved(name, audited):
+    box = [c for c in audited[name].checks if c.check == "tma-box"]
+    assert box and all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
+
+
+def test_planted_sbo_in_quacks_sm90_gemm_is_an_error_at_the_wgmmas_reading_it():
+    """The first descriptor constant of quack's sm_90 GEMM with SBO 2048: an error at every wgmma reading
+    it, for one operand only; the other stays proved."""
+    ptx = _text(SM90, "ptx")
+    assert ptx.count(f", {HI90};") == 2
+    bad = ptx.replace(f", {HI90};", f", {HI90 + (64 << 32)};", 1)
+    rep = audit_pair(_text(SM90, "mlir"), bad)
+    errors = [c for c in rep.checks if c.severity == "error"]
+    ops = {c.data["operand"] for c in errors}
+    assert len(ops) == 1 and {c.line for c in errors} == _mma_lines(ptx)
+    other = "B" if ops == {"A"} else "A"
+    assert all(c.status == "proved" for c in rep.checks if c.data.get("operand") == other)
+    assert all("do not read the MLIR's shared layout" in c.message for c in errors)
+
+
+@pytest.mark.parametrize("name", CLUSTER)
+def test_cluster_kernels_mma_proved_multicast_barriers_not_compared(name, audited):
+    """2x1 clusters: sm_90a multicasts A or B to both CTAs; sm_100a runs the MMA on a CTA pair
+    (``tcgen05.mma.cta_group::2``, the 256-row atom split 128 rows of A and 64 columns of B a CTA, as
+    the MLIR's per-CTA fragment says). Every operand is proved; a load whose barrier also counts
+    another CTA's bytes has its ``expect_tx`` left uncompared (``unknown``), never an error."""
+    ptx = _text(name, "ptx")
+    if "sm_100a" in MANIFEST["kernels"][name]["arch"]:
+        assert "tcgen05.mma.cta_group::2" in ptx
+    else:
+        assert ".multicast::cluster" in ptx
+    box = [c for c in audited[name].checks if c.check == "tma-box" and c.line in _tma_loads(ptx)]
+    assert box and any("other CTAs" in c.message for c in box)
+    assert all(c.status in ("proved", "unknown") for c in box)

@@ -1,0 +1,1079 @@
+"""Register-level conversions checked per lane: a ``ttg.convert_layout`` from an MMA result to an MMA
+register operand that Triton lowers inside the warp (``shfl.sync.idx``, ``selp``, ``prmt``, packing
+``mov``/``cvt``; Triton's ``lib/Conversion/TritonGPUToLLVM/ConvertLayoutOpToLLVM.cpp``,
+``transferWithinWarp``) is run concretely for every thread of the CTA on element tags.
+
+Law (check ``register-permute``): for a TTGIR dot whose register operand (wgmma A, ``mma.sync`` A or B)
+is, through elementwise ops and at least one ``convert_layout``, the result of another dot:
+
+* tags: after each MMA instruction of the producing dot, byte ``b`` of its ``i``-th accumulator register
+  in thread ``(warp, lane)`` holds byte ``b`` of element ``P(block * n + i, lane, warp)`` of the producer's
+  result (``P``: its TTGIR layout; ``block``: the accumulator's rank among the group's accumulators in
+  order of first appearance, checked against the PTX ISA accumulator fragment: PTX ISA 9.7.14.5.x
+  ``mma.m16n8kK`` fragments, 9.7.15.5.1 ``wgmma`` register fragments);
+* moves, run in program order (the first iteration of a loop): ``mov``, packing ``mov.b32 {a, b}`` and its
+  unpack, ``shfl.sync.idx.b32 d, a, L, 31, -1`` (PTX ISA 9.7.8.6 shfl.sync: lane ``L & 31`` of the same
+  warp, ``L`` evaluated per thread from ``%tid``), ``selp`` (9.7.7.1, its predicate per thread; with one
+  side of no element, e.g. an immediate, it is ``tl.where``: the tagged side's element), ``prmt.b32``
+  default mode (9.7.8.7), a packing ``cvt`` (``.f16x2``/``.bf16x2``/``.e4m3x2``/``.e5m2x2`` of two
+  ``.f32``: ``a`` to the upper half, 9.7.9.21), and floating-point arithmetic (the element its
+  element-holding sources agree on; per half for ``x2`` types) keep or move tags; ``mov`` of an immediate
+  is a constant; every other write loses them;
+* compare: at each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
+  chain; M/N block: from its accumulator's place in the consumer's result layout), each operand element
+  must be the one in the PTX ISA fragment's row (A; column for B) and K-group that the operand's TTGIR
+  layout gives that slot: the layout's registers of that row, in register order, fill the fragment's
+  slots of the row over ``kpack = kWidth * bits / 32`` consecutive K-blocks (1 but for tf32 with
+  ``kWidth = 2``, where B is spread alike and the product is unchanged).
+
+Verdict: ``proved`` when every byte of every operand register of every thread matches; an ``error`` at the
+line of the instruction that routed a wrong element there (the ``shfl``, or the definition of its lane
+index when the element sits in the same register of another lane; the ``selp`` or ``prmt`` that picked the
+other input; the MMA when another of its operand registers holds the element), naming the warp, lane,
+register and both elements; ``unchecked`` with the reason when a tag is lost on the way (an unmodelled
+instruction, a lane index or predicate that is not a function of ``%tid``), when operand registers hold a
+compile-time constant (a masked element the compiler folded: which element it stands for is not
+decided), or when the converted value's producer is not a dot (a loop-carried ``scf.for`` argument) and
+the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
+(through shared memory) has no check here: the element checks own it.
+
+>>> frag_a(Frag("mma", 16, 8, 8, 32, 32), np.array([5]), np.array([0]), 3)
+(array([9]), array([5]))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.audit.model import Check
+from verilayout.audit.ptx_dots import accumulator_blocks, match_dots, mma_groups
+from verilayout.audit.ptx_smem import thread_values
+from verilayout.dtypes import ptx_bits
+from verilayout.frontends.ttgir import Module, Op
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
+from verilayout.prove.ptx_values import PtxValues, reg_width
+
+CHECK = "register-permute"
+#: TTGIR dots per PTX MMA family: (TTGIR op, PTX opcode prefix, register operand slots of the PTX instruction)
+FAMILIES = (("ttng.warp_group_dot", "wgmma.mma_async", (1,)), ("tt.dot", "mma.sync", (1, 2)))
+#: TTGIR ops that keep each element where it is (same shape in and out)
+_ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise_divf")
+#: PTX opcodes whose result is the element of their one tagged source (floating-point arithmetic)
+_FLOAT_OPS = frozenset({"add", "sub", "mul", "fma", "mad", "neg", "abs", "min", "max", "ex2", "lg2", "rcp",
+                        "sqrt", "rsqrt", "div", "tanh", "sin", "cos", "cvt", "copysign"})
+_FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64", "tf32", "f16x2", "bf16x2", "f32x2", "e4m3", "e5m2",
+                          "e4m3x2", "e5m2x2"})
+
+
+@dataclass(frozen=True)
+class Frag:
+    """An MMA instruction's fragment geometry: ``kind`` ``wgmma`` or ``mma`` (``mma.sync``), its shape
+    ``m x n x k`` and the element widths of operands A and B in bits.
+
+    >>> Frag("wgmma", 64, 64, 16, 16, 16).k
+    16
+    """
+    kind: str
+    m: int
+    n: int
+    k: int
+    a_bits: int
+    b_bits: int
+
+
+def _shape(part: str) -> tuple[int, int, int] | None:
+    """``m64n32k8`` -> ``(64, 32, 8)``; None for any other text."""
+    if not part.startswith("m") or "n" not in part or "k" not in part:
+        return None
+    n_at, k_at = part.index("n"), part.index("k")
+    m, n, k = part[1:n_at], part[n_at + 1:k_at], part[k_at + 1:]
+    return (int(m), int(n), int(k)) if m.isdigit() and n.isdigit() and k.isdigit() else None
+
+
+def mma_frag(ins: Instr) -> Frag | None:
+    """The fragment geometry of a ``wgmma.mma_async`` or ``mma.sync`` instruction (its opcode's shape and
+    the last two element types: A then B), or None for another opcode.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> mma_frag(make_instr("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", (), 1))
+    Frag(kind='mma', m=16, n=8, k=16, a_bits=16, b_bits=16)
+    """
+    kind = "wgmma" if ins.opcode.startswith("wgmma.mma_async") else "mma" if ins.opcode.startswith("mma.sync") else None
+    shape = next((s for s in map(_shape, ins.parts) if s is not None), None)
+    types = [p for p in ins.parts if p in _FLOAT_TYPES or p in ("s8", "u8", "e4m3", "e5m2")]
+    if kind is None or shape is None or len(types) < 2:
+        return None
+    a, b = (types[1], types[2]) if kind == "mma" and len(types) >= 4 else (types[-2], types[-1])
+    bits = {"tf32": 32, "f32": 32, "f16": 16, "bf16": 16, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+    if a not in bits or b not in bits:
+        return None
+    return Frag(kind, *shape, bits[a], bits[b])
+
+
+def frag_d(f: Frag, lane: np.ndarray, warp: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the instruction's M x N tile of accumulator element ``i`` of each thread (PTX ISA
+    ``mma.m16n8kK`` C/D fragment; ``wgmma`` D fragment: warp ``w % 4`` of the warpgroup owns rows
+    ``16 (w % 4) ..``).
+
+    >>> frag_d(Frag("mma", 16, 8, 16, 16, 16), np.array([5]), np.array([0]), 3)
+    (array([9]), array([3]))
+    """
+    row = lane // 4 + 8 * ((i // 2) % 2) + (16 * (warp % 4) if f.kind == "wgmma" else 0)
+    return row, 2 * (lane % 4) + i % 2 + 8 * (i // 4)
+
+
+def frag_a(f: Frag, lane: np.ndarray, warp: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the M x K tile of operand-A element ``i`` of each thread (PTX ISA ``mma.m16n8k8``
+    tf32, ``m16n8k16`` f16/bf16, ``m16n8k32`` 8-bit A fragments; ``wgmma`` A from registers: the same per
+    warp, rows offset by ``16 (w % 4)``).
+
+    >>> frag_a(Frag("mma", 16, 8, 16, 16, 16), np.array([5]), np.array([0]), 5)
+    (array([1]), array([11]))
+    """
+    g, t = lane // 4, lane % 4
+    base = 16 * (warp % 4) if f.kind == "wgmma" else 0
+    if f.a_bits == 32:
+        return base + g + 8 * (i % 2), t + 4 * (i // 2)
+    per = 32 // f.a_bits                                 # elements per 32-bit register: 2 or 4
+    return base + g + 8 * ((i // per) % 2), per * t + i % per + 4 * per * (i // (2 * per))
+
+
+def frag_b(f: Frag, lane: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the K x N tile of operand-B element ``i`` of each thread (PTX ISA ``mma.m16n8kK``
+    B fragments: tf32 ``b0 (t, g), b1 (t + 4, g)``; f16 ``(2t + i % 2 + 8 (i // 2), g)``; 8-bit
+    ``(4t + i % 4 + 16 (i // 4), g)``).
+
+    >>> frag_b(Frag("mma", 16, 8, 8, 32, 32), np.array([5]), 1)
+    (array([5]), array([1]))
+    """
+    g, t = lane // 4, lane % 4
+    if f.b_bits == 32:
+        return t + 4 * i, g
+    per = 32 // f.b_bits
+    return per * t + i % per + 4 * per * (i // per), g
+
+
+def layout_coords(bases: dict, reg: np.ndarray, lane: np.ndarray, warp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dim0, dim1) of a 2-D linear layout (its ``bases``: ``register``, ``lane``, ``warp``) at each
+    (register, lane, warp): the XOR of the bases of the set bits (one table per input dimension).
+
+    >>> layout_coords({"register": [[0, 1]], "lane": [[1, 0]], "warp": []}, np.array([1]), np.array([1]), np.array([0]))
+    (array([1]), array([1]))
+    """
+    r = np.zeros(np.broadcast(reg, lane, warp).shape, dtype=np.int64)
+    c = np.zeros_like(r)
+    for dim, x in (("register", reg), ("lane", lane), ("warp", warp)):
+        tr, tc = _table(tuple(tuple(b) for b in bases.get(dim, [])))
+        idx = np.asarray(x) & (len(tr) - 1)
+        r, c = r ^ tr[idx], c ^ tc[idx]
+    return r, c
+
+
+@lru_cache(maxsize=256)
+def _table(bases: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Every value of one input dimension's bits mapped to its (dim0, dim1) XOR of bases."""
+    tr, tc = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    for b in bases:
+        tr = np.concatenate([tr, tr ^ b[0]])
+        tc = np.concatenate([tc, tc ^ (b[1] if len(b) > 1 else 0)])
+    return tr, tc
+
+
+# ----- the plan: which dot operands are converted results of which dots -----------------------------
+
+@dataclass(frozen=True)
+class Conversion:
+    """A dot operand (``operand`` 0 = A, 1 = B of ``consumer``) that is the result of ``producer``
+    through elementwise ops and the ``convert_layout`` ops ``converts`` (same shape all the way).
+
+    >>> Conversion.__dataclass_fields__["operand"].type
+    'int'
+    """
+    consumer: Op
+    operand: int
+    producer: Op
+    converts: tuple[Op, ...]
+
+
+def _same_shape(op: Op) -> bool:
+    out = op.out_types[0].tensor if op.out_types else None
+    return out is not None and all(t.tensor is not None and t.tensor.shape == out.shape for t in op.in_types)
+
+
+def _defining(value: str, tmod: Module) -> Op | None:
+    """The op defining ``value`` (``%x#0`` is ``%x``), past ``ttng.warp_group_dot_wait`` (its result ``i``
+    is its operand ``i``: the wait hands an async dot's value through)."""
+    for _ in range(8):
+        name = value[:-2] if value.endswith("#0") else value
+        op = tmod.defs.get(name)
+        if op is None or op.name != "ttng.warp_group_dot_wait" or name not in op.results:
+            return op
+        k = op.results.index(name)
+        if k >= len(op.operands):
+            return None
+        value = op.operands[k]
+    return None
+
+
+def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tuple[Op, tuple[Op, ...]] | None:
+    """The dot whose result ``value`` is (through elementwise ops and converts) and the converts met."""
+    op = _defining(value, tmod)
+    if op is None or depth > 48:
+        return None
+    if op.name in ("ttng.warp_group_dot", "tt.dot"):
+        return (op, converts) if converts else None
+    if op.name == "ttg.convert_layout" and op.operands:
+        return _trace(op.operands[0], tmod, converts + (op,), depth + 1)
+    if not op.name.startswith(_ELEMENTWISE) or not _same_shape(op):
+        return None
+    for v in op.operands:
+        got = _trace(v, tmod, converts, depth + 1)
+        if got is not None:
+            return got
+    return None
+
+
+def _untraced(tmod: Module) -> list[tuple[Op, int, str]]:
+    """Dot register operands that are converted (a ``convert_layout`` on the way) from a value that is not a
+    dot result through elementwise ops: (dot, operand, what the value is)."""
+    out = []
+    for op in tmod.ops:
+        if op.name not in ("ttng.warp_group_dot", "tt.dot"):
+            continue
+        for idx in ((0,) if op.name == "ttng.warp_group_dot" else (0, 1)):
+            if idx >= len(op.operands) or _trace(op.operands[idx], tmod, (), 0) is not None:
+                continue
+            src = _source_of(op.operands[idx], tmod)
+            if src is not None:
+                out.append((op, idx, src))
+    return out
+
+
+def _source_of(value: str, tmod: Module, seen_convert: bool = False, depth: int = 0) -> str | None:
+    """What a converted operand comes from (past its converts and elementwise ops, every operand of
+    those tried, a loop-carried one first), when a convert is met on the way."""
+    op = _defining(value, tmod)
+    if op is None or depth > 48:
+        return "a loop-carried value (a block argument)" if seen_convert and op is None else None
+    if op.name == "ttg.convert_layout" and op.operands:
+        return _source_of(op.operands[0], tmod, True, depth + 1)
+    if not (op.name.startswith(_ELEMENTWISE) and _same_shape(op) and op.operands):
+        return f"the result of {op.name} at TTGIR line {op.line}" if seen_convert else None
+    found = [x for x in (_source_of(v, tmod, seen_convert, depth + 1) for v in op.operands) if x]
+    return next((x for x in found if "loop-carried" in x), found[0] if found else None)
+
+
+def conversions(tmod: Module) -> list[Conversion]:
+    """Every dot register operand that is a converted dot result (wgmma: A; ``tt.dot``: A and B).
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> conversions(parse_module("module {\\n}\\n"))
+    []
+    """
+    out = []
+    for op in tmod.ops:
+        if op.name not in ("ttng.warp_group_dot", "tt.dot"):
+            continue
+        for idx in ((0,) if op.name == "ttng.warp_group_dot" else (0, 1)):
+            got = _trace(op.operands[idx], tmod, (), 0) if idx < len(op.operands) else None
+            if got is not None:
+                out.append(Conversion(op, idx, got[0], got[1]))
+    return out
+
+
+# ----- element tags and the per-thread run ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Val:
+    """What a register holds in every thread: ``tags[t, b]`` = ``(element + 1) * 8 + byte`` of byte ``b``
+    (0: no known element); ``ins`` the instruction that wrote it (None: an MMA accumulator), ``srcs`` the
+    values it read (None: untagged), ``route`` per thread (``shfl``: the source thread, ``selp``: the
+    predicate, ``prmt``: the selector), ``lost`` why some bytes are unknown (the first loss on the way).
+
+    >>> Val(np.zeros((1, 4), dtype=np.int64), None, ()).lost is None
+    True
+    """
+    tags: np.ndarray
+    ins: Instr | None
+    srcs: tuple
+    route: Any = None
+    lost: str | None = None
+
+
+def _elements(tags: np.ndarray) -> np.ndarray:
+    """The one element each thread's bytes belong to (``tags // 8``), 0 where the bytes are unknown or
+    of several elements."""
+    e = tags // 8
+    one = (e == e[:, :1]).all(axis=1) & (e[:, 0] > 0)
+    return np.where(one, e[:, 0], 0)
+
+
+def _fill(elem: np.ndarray, nbytes: int) -> np.ndarray:
+    """Bytes ``0 .. nbytes-1`` of element ``elem - 1`` per thread (0 stays 0)."""
+    b = np.arange(nbytes)[None, :]
+    return np.where(elem[:, None] > 0, elem[:, None] * 8 + b, 0)
+
+
+def _nbytes(name: str) -> int:
+    return max(reg_width(name) // 8, 1)
+
+
+@dataclass
+class _Run:
+    """The tag state of one function's run (mutable: the registers' current values)."""
+    ev: PtxValues
+    threads: int
+    regs: dict = field(default_factory=dict)
+    memo: dict = field(default_factory=dict)
+
+    @property
+    def tid(self) -> np.ndarray:
+        return np.arange(self.threads)
+
+    def val(self, op: Any) -> Val | None:
+        return self.regs.get(op.name) if isinstance(op, Reg) else None
+
+    def per_thread(self, op: Any, at: Instr, pred: bool = False) -> np.ndarray | None:
+        """An operand's value in every thread (an immediate, or a function of ``%tid``); None if not."""
+        if isinstance(op, Imm):
+            return np.full(self.threads, op.value, dtype=np.int64)
+        if not isinstance(op, Reg):
+            return None
+        try:
+            e = self.ev.pred(op.name) if pred else self.ev.operand(op, 32, at=at)
+            if e is None:
+                return None
+            return np.array(thread_values(e, self.memo, self.threads), dtype=np.int64)
+        except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
+            return None
+
+
+_NO_WRITE = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "prefetch", "trap",
+             "barrier", "stmatrix", "griddepcontrol", "setp", "wgmma.fence", "wgmma.commit", "tcgen05")
+
+
+def _dests(ins: Instr) -> list[str]:
+    """The registers ``ins`` writes (an MMA: its accumulator)."""
+    if not ins.args or ins.opcode.startswith(_NO_WRITE) and not ins.opcode.startswith("wgmma.mma_async"):
+        return []
+    d = ins.args[0]
+    items = d.items if isinstance(d, Vec) else (d,)
+    return [x.name for x in items if isinstance(x, Reg) and not x.name.startswith("%p")]
+
+
+def _sources(ins: Instr) -> list:
+    out = []
+    for a in ins.args[1:]:
+        out.extend(a.items if isinstance(a, Vec) else (a,))
+    return out
+
+
+def _result(tags: np.ndarray, ins: Instr, srcs: tuple, route: Any = None) -> Val:
+    """A written value; ``lost`` inherited from a source, or this instruction when it dropped tags."""
+    had = any(s is not None and (s.tags > 0).any() for s in srcs)
+    inherited = next((s.lost for s in srcs if s is not None and s.lost), None)
+    lost = inherited or (f"{ins.opcode} at PTX line {ins.line}" if had and (tags == 0).any() else None)
+    return Val(tags, ins, srcs, route, lost)
+
+
+def _width(tags: np.ndarray | None, nbytes: int, threads: int) -> np.ndarray:
+    if tags is None:
+        return np.zeros((threads, nbytes), dtype=np.int64)
+    if tags.shape[1] >= nbytes:
+        return tags[:, :nbytes]
+    return np.concatenate([tags, np.zeros((threads, nbytes - tags.shape[1]), dtype=np.int64)], axis=1)
+
+
+def _mov(run: _Run, ins: Instr) -> dict:
+    """``mov``: a copy, a pack ``mov.b32 d, {a, b}`` (first item lowest) or an unpack ``{a, b}, s``."""
+    d, s = ins.args[0], ins.args[1]
+    n = run.threads
+    if isinstance(s, Vec):
+        vals = tuple(run.val(x) for x in s.items)
+        parts = [_width(v.tags if v else None, _nbytes(x.name) if isinstance(x, Reg) else 0, n)
+                 for v, x in zip(vals, s.items)]
+        return {d.name: _result(np.concatenate(parts, axis=1), ins, vals)} if isinstance(d, Reg) else {}
+    v = run.val(s)
+    if isinstance(d, Vec):
+        out, at = {}, 0
+        for x in d.items:
+            w = _nbytes(x.name) if isinstance(x, Reg) else 0
+            if isinstance(x, Reg) and v is not None:
+                out[x.name] = _result(_width(v.tags[:, at:], w, n), ins, (v,), at)
+            at += w
+        return out
+    return {d.name: _result(_width(v.tags, _nbytes(d.name), n), ins, (v,))} if v is not None else {}
+
+
+def _shfl(run: _Run, ins: Instr) -> dict:
+    """``shfl.sync.idx.b32 d, a, L, 31, -1``: thread ``t`` reads ``a`` of thread ``(t & ~31) | (L & 31)``."""
+    d, a = ins.args[0], run.val(ins.args[1])
+    if a is None or not isinstance(d, Reg):
+        return {}
+    c, mask = (x.value if isinstance(x, Imm) else None for x in ins.args[3:5])
+    lane = run.per_thread(ins.args[2], ins)
+    if ins.parts[:3] != ("shfl", "sync", "idx") or c != 31 or mask is None or mask % (1 << 32) != 0xFFFFFFFF \
+            or lane is None:
+        why = f"{ins.opcode} at PTX line {ins.line}: " + ("the lane index is not a function of %tid"
+                                                         if lane is None else "not a full-warp idx shuffle")
+        return {d.name: Val(np.zeros_like(a.tags), ins, (a,), None, why)}
+    src = (run.tid & ~31) | (lane & 31)
+    return {d.name: _result(a.tags[src], ins, (a,), src)}
+
+
+def _selp(run: _Run, ins: Instr) -> dict:
+    """``selp d, a, b, p``: ``a`` where ``p`` holds, else ``b``; with one side untagged (a constant, a
+    value of no MMA) an elementwise select (``tl.where``): the tagged side's element."""
+    d, a, b = ins.args[0], run.val(ins.args[1]), run.val(ins.args[2])
+    if (a is None or not _carries(a)) != (b is None or not _carries(b)):   # a lost element is not a scalar
+        return _arith(run, ins)                         # where(mask, x, c): x's element
+    p = run.per_thread(ins.args[3], ins, pred=True)
+    n, w = run.threads, _nbytes(d.name)
+    if p is None:                                       # both tagged: the element they agree on
+        return _arith(run, ins)
+    ta, tb = _width(a.tags if a else None, w, n), _width(b.tags if b else None, w, n)
+    return {d.name: _result(np.where(p[:, None] != 0, ta, tb), ins, (a, b), p != 0)}
+
+
+def _prmt(run: _Run, ins: Instr) -> dict:
+    """``prmt.b32 d, a, b, c`` (default mode): byte ``k`` of ``d`` is byte ``c[4k+2:4k]`` of ``{b, a}``
+    (``a`` bytes 0-3, ``b`` bytes 4-7); a selector with bit ``4k+3`` set replicates a sign: no element."""
+    d, a, b = ins.args[0], run.val(ins.args[1]), run.val(ins.args[2])
+    sel = run.per_thread(ins.args[3], ins)
+    n = run.threads
+    if ins.parts != ("prmt", "b32") or sel is None:
+        why = f"{ins.opcode} at PTX line {ins.line}: " + ("a mode other than the default" if sel is not None
+                                                         else "the selector is not a function of %tid")
+        return {d.name: Val(np.zeros((n, 4), dtype=np.int64), ins, (a, b), None, why)}
+    both = np.concatenate([_width(a.tags if a else None, 4, n), _width(b.tags if b else None, 4, n)], axis=1)
+    out = np.stack([np.where((sel >> (4 * k + 3)) & 1, 0, both[run.tid, (sel >> (4 * k)) & 7])
+                    for k in range(4)], axis=1)
+    return {d.name: _result(out, ins, (a, b), sel)}
+
+
+def _arith(run: _Run, ins: Instr) -> dict:
+    """Floating-point arithmetic and conversions: the result is the element its tagged sources agree on
+    (per half for ``.f16x2``/``.bf16x2``); a packing ``cvt`` (``.f16x2``, ``.bf16x2``, ``.e4m3x2``,
+    ``.e5m2x2`` from two ``.f32``: PTX ISA 9.7.9.21 cvt) puts ``a`` in the upper half of ``d``, ``b`` in the lower."""
+    d = ins.args[0]
+    srcs = tuple(run.val(x) for x in ins.args[1:])
+    n, w = run.threads, _nbytes(d.name)
+    if ins.head == "cvt" and any(p.endswith("x2") for p in ins.parts) and len(srcs) == 2:
+        hi, lo = (_elements(s.tags) if s is not None else np.zeros(n, dtype=np.int64) for s in srcs)
+        return {d.name: _result(np.concatenate([_fill(lo, w // 2), _fill(hi, w // 2)], axis=1), ins, srcs)}
+    halves = 2 if any(p in ("f16x2", "bf16x2", "f32x2") for p in ins.parts) else 1
+    out = []
+    for h in range(halves):
+        elems = [_elements(s.tags[:, h * s.tags.shape[1] // halves:(h + 1) * s.tags.shape[1] // halves])
+                 for s in srcs if _has_elements(s)]        # each source's element in its own width
+        if not elems:
+            return {}
+        agree = np.all([e == elems[0] for e in elems], axis=0)
+        out.append(_fill(np.where(agree, elems[0], 0), w // halves))
+    return {d.name: _result(np.concatenate(out, axis=1), ins, srcs)}
+
+
+def _is_arith(ins: Instr) -> bool:
+    return ins.head in _FLOAT_OPS and any(p in _FLOAT_TYPES for p in ins.parts[1:])
+
+
+#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``): no element, routed like one.
+CONSTANT = -1
+
+
+def _constant_move(ins: Instr) -> bool:
+    """``mov`` of an immediate into a 32-bit register (the zeros of a masked or empty element)."""
+    return ins.head == "mov" and len(ins.args) == 2 and isinstance(ins.args[1], Imm) and \
+        isinstance(ins.args[0], Reg) and _nbytes(ins.args[0].name) == 4
+
+
+def _has_elements(v: Val | None) -> bool:
+    """Whether ``v`` holds a byte of some element (a value of no element, a reduction or a constant, is a
+    scalar operand of elementwise arithmetic)."""
+    return v is not None and bool((v.tags > 0).any())
+
+
+def _carries(v: Val) -> bool:
+    """Whether ``v`` holds a byte of an element, or lost one on the way (a reason to keep)."""
+    return bool(v.lost) or bool((v.tags > 0).any())
+
+
+def _step(run: _Run, ins: Instr) -> None:
+    """Run ``ins`` on the tags: its destinations get the values the moves above give them, or lose
+    their tags (what an unmodelled instruction writes is no known element)."""
+    dests = _dests(ins)
+    if not dests:
+        return
+    srcs = [run.val(x) for x in _sources(ins)]
+    if _constant_move(ins):
+        run.regs[dests[0]] = Val(np.full((run.threads, _nbytes(dests[0])), CONSTANT, dtype=np.int64), ins, ())
+        return
+    moves = ins.head in ("mov", "shfl", "selp", "prmt")
+    if all(s is None or not (moves or _carries(s)) for s in srcs):
+        for x in dests:
+            run.regs.pop(x, None)
+        return
+    got: dict = {}
+    if ins.head == "mov" and len(ins.args) == 2:
+        got = _mov(run, ins)
+    elif ins.head == "shfl" and len(ins.args) == 5:
+        got = _shfl(run, ins)
+    elif ins.head == "selp" and len(ins.args) == 4 and isinstance(ins.args[0], Reg):
+        got = _selp(run, ins)
+    elif ins.head == "prmt" and len(ins.args) == 4 and isinstance(ins.args[0], Reg):
+        got = _prmt(run, ins)
+    elif _is_arith(ins) and isinstance(ins.args[0], Reg) and not ins.opcode.startswith(("wgmma", "mma")):
+        got = _arith(run, ins)
+    lost = next((s.lost for s in srcs if s is not None and s.lost), None) or f"{ins.opcode} at PTX line {ins.line}"
+    carrying = any(s is not None and _carries(s) for s in srcs)
+    for x in dests:
+        v = got.get(x)
+        if v is None and not carrying:
+            run.regs.pop(x, None)
+            continue
+        run.regs[x] = v if v is not None else Val(np.zeros((run.threads, _nbytes(x)), dtype=np.int64), ins,
+                                                  tuple(srcs), None, lost)
+
+
+# ----- MMA fragments on the tags: where producers put elements, where consumers want them ----------
+
+def block_origin(bases: dict, f: Frag, block: int, nd: int, tid: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per thread, the (row, col) origin of accumulator block ``block`` (registers ``block * nd ..``
+    of the dot's result layout ``bases``), when each of its ``nd`` registers holds what the PTX ISA D
+    fragment puts there plus that one origin; else None (the registers do not follow the fragment).
+
+    >>> b = {"register": [[0, 1], [8, 0]], "lane": [[0, 2], [0, 4], [1, 0], [2, 0], [4, 0]], "warp": []}
+    >>> [x.tolist() for x in block_origin(b, Frag("mma", 16, 8, 8, 32, 32), 0, 4, np.arange(32))][0][:3]
+    [0, 0, 0]
+    """
+    if (block + 1) * nd > 1 << len(bases.get("register", [])):
+        return None
+    lane, warp = tid % 32, tid // 32
+    origin = None
+    for i in range(nd):
+        r, c = layout_coords(bases, np.full_like(tid, block * nd + i), lane, warp)
+        fr, fc = frag_d(f, lane, warp, i)
+        o = (r - fr, c - fc)
+        if origin is not None and not ((o[0] == origin[0]).all() and (o[1] == origin[1]).all()):
+            return None
+        origin = o
+    return origin
+
+
+def _acc_size(f: Frag, ins: Instr) -> int | None:
+    """The accumulator's element count per thread (``n / 2`` for wgmma, 4 for ``mma.sync``) when its
+    registers hold them in order: one 32-bit element (``.f32``/``.s32``) or a packed pair of ``.f16``
+    (the first in the low half) per register; else None."""
+    d = ins.args[0] if ins.args else None
+    nd = len(d.items) if isinstance(d, Vec) else 0
+    want = f.n // 2 if f.kind == "wgmma" else 4
+    dtype = next((p for p in ins.parts if p in _FLOAT_TYPES or p == "s32"), None)
+    per = 2 if dtype == "f16" else 1 if dtype in ("f32", "s32") else 0
+    return want if per and nd * per == want else None
+
+
+def _acc_per_reg(f: Frag, ins: Instr) -> int:
+    n = _acc_size(f, ins) or 0
+    return n // max(len(ins.args[0].items), 1) if n else 1
+
+
+@dataclass(frozen=True)
+class Side:
+    """One dot's view of the run: its result layout's bases and shape, the element numbering of a
+    producer (``first``: the id of element (0, 0), ids ``first + row * cols + col``)."""
+    bases: dict
+    shape: tuple
+    first: int = 1
+
+
+def _producer_tags(side: Side, f: Frag, ins: Instr, block: int, tid: np.ndarray) -> dict[str, Val] | None:
+    """The tags an MMA instruction of the producing dot leaves in its accumulator (block ``block``)."""
+    nd = _acc_size(f, ins)
+    if nd is None or block_origin(side.bases, f, block, nd, tid) is None:
+        return None
+    lane, warp = tid % 32, tid // 32
+    per = _acc_per_reg(f, ins)
+    out = {}
+    for q, x in enumerate(ins.args[0].items):
+        parts = []
+        for h in range(per):
+            r, c = layout_coords(side.bases, np.full_like(tid, block * nd + q * per + h), lane, warp)
+            parts.append(_fill(side.first + r * side.shape[1] + c, 4 // per))
+        out[x.name] = Val(np.concatenate(parts, axis=1), None, ())
+    return out
+
+
+def isa_element(f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) in the operand's tensor of element ``i`` of operand ``operand`` (0 = A, 1 = B) of an MMA
+    instruction at K-block ``k`` of the accumulator block at ``origin``, per thread (PTX ISA fragments).
+
+    >>> isa_element(Frag("mma", 16, 8, 8, 32, 32), 0, (np.array([16]), np.array([0])), 2, np.array([5]), 3)
+    (array([25]), array([21]))
+    """
+    lane, warp = tid % 32, tid // 32
+    if operand == 0:
+        fr, fc = frag_a(f, lane, warp, i)
+        return origin[0] + fr, k * f.k + fc
+    fr, fc = frag_b(f, lane, i)
+    return k * f.k + fr, origin[1] + fc
+
+
+@lru_cache(maxsize=4096)
+def _first_thread(f: Frag, operand: int, origin: tuple[int, int], k: int, t: int, count: int) -> tuple:
+    """The (row, col) of each of the ``count`` operand elements of thread ``t`` (:func:`isa_element`)."""
+    o = (np.array([origin[0]]), np.array([origin[1]]))
+    return tuple((int(r[0]), int(c[0])) for r, c in (isa_element(f, operand, o, k, np.array([t]), j)
+                                                     for j in range(count)))
+
+
+def _dot_op_element(dst: dict, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, i: int,
+                   count: int, kpack: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+    """The element the operand's TTGIR layout ``dst`` (bases) puts at element ``i`` of ``count`` of the
+    instruction at K-block ``k``. Triton fills the fragment's slots of one row (A; column for B) from the
+    layout's registers of that row in register order, over a group of ``kpack`` K-blocks (``kpack =
+    kWidth * bits / 32``: a thread's ``kWidth`` consecutive K elements are spread over ``kpack``
+    instructions, tf32 with ``kWidth = 2``; B is spread alike, so the product is unchanged): slot rank
+    ``s`` of the ``j``-th instruction of the group takes the ``(s * kpack + j)``-th register. Rows and the
+    K-group must be the fragment's, else None."""
+    line = 0 if operand == 0 else 1
+    key = _first_thread(f, operand, (int(origin[0][0]), int(origin[1][0])), k, int(tid[0]), count)
+    same = [j for j in range(count) if key[j][line] == key[i][line]]
+    regs = np.arange(1 << len(dst.get("register", [])))
+    rows, cols = layout_coords(dst, regs, np.zeros_like(regs), np.full_like(regs, tid[0] // 32))
+    along, kdim = (rows, cols) if operand == 0 else (cols, rows)
+    span = f.k * kpack
+    cand = np.flatnonzero((along == key[i][line]) & (kdim // span == k // kpack))
+    if len(cand) != len(same) * kpack:
+        return None
+    r, c = layout_coords(dst, np.full_like(tid, cand[same.index(i) * kpack + k % kpack]), tid % 32, tid // 32)
+    want = isa_element(f, operand, origin, k, tid, i)
+    ok = (r == want[0]) & (c // span == k // kpack) if operand == 0 else (c == want[1]) & (r // span == k // kpack)
+    return (r, c) if ok.all() else None
+
+
+def _wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, k: int, tid: np.ndarray, q: int,
+           nregs: int, kwidth: int = 0) -> np.ndarray | None:
+    """The tags operand register ``q`` of ``nregs`` (0 = A, 1 = B) of an MMA instruction at K-block ``k`` of
+    the block at ``origin`` must hold in each thread, elements numbered as the producer's: the PTX ISA
+    fragment's rows (A; columns for B) and K-block, the column (row) inside the K-block as the operand's
+    layout ``dst`` orders it (:func:`_dot_op_element`); None when the layout does not fit the fragment."""
+    bits = f.a_bits if operand == 0 else f.b_bits
+    per = 32 // bits
+    kpack = max(1, kwidth * bits // 32)
+    cols = []
+    for h in range(per):
+        got = _dot_op_element(dst, f, operand, origin, k, tid, q * per + h, nregs * per, kpack) if dst is not None \
+            else isa_element(f, operand, origin, k, tid, q * per + h)
+        if got is None:
+            return None
+        r, c = got
+        ok = (r >= 0) & (r < side.shape[0]) & (c >= 0) & (c < side.shape[1])
+        cols.append(_fill(np.where(ok, side.first + r * side.shape[1] + c, 0), bits // 8))
+    return np.concatenate(cols, axis=1)
+
+
+# ----- who put the wrong element there -------------------------------------------------------------
+
+def _holds(v: Val | None, threads: Any, elem: int) -> np.ndarray:
+    """Which of ``threads`` hold a byte of element ``elem`` in ``v``."""
+    if v is None:
+        return np.zeros(np.size(threads), dtype=bool)
+    return (v.tags[threads] // 8 == elem).any(axis=-1)
+
+
+def _byte_source(v: Val, t: int, byte: int | None) -> tuple[Val | None, int | None] | None:
+    """The source and its byte that byte ``byte`` of ``v`` at thread ``t`` came from, for the moves that
+    take bytes from one source (``prmt``, packing and unpacking ``mov``, a packing ``cvt``); None for others."""
+    head, srcs = v.ins.head, v.srcs
+    if byte is None:
+        return None
+    if head == "prmt" and v.route is not None:
+        nib = (int(v.route[t]) >> (4 * byte)) & 0xF
+        return (srcs[0] if (nib & 7) < 4 else srcs[1]), (nib & 7) % 4
+    if head == "mov" and isinstance(v.route, int):              # unpack: bytes from ``route`` on
+        return srcs[0], v.route + byte
+    if head == "mov" and len(srcs) == 1 and v.route is None:     # a copy
+        return srcs[0], byte
+    if head == "mov" and len(srcs) > 1:                          # pack: the items side by side
+        at = 0
+        for x in srcs:
+            w = x.tags.shape[1] if x is not None else 2
+            if byte < at + w:
+                return x, byte - at
+            at += w
+    if head == "cvt" and len(srcs) == 2:                         # packing cvt: b low, a high
+        return (srcs[1] if byte < v.tags.shape[1] // 2 else srcs[0]), None
+    return None
+
+
+def _blame(v: Val | None, t: int, elem: int, index_line: Any, depth: int = 0,
+          byte: int | None = None) -> tuple[int, str] | None:
+    """The PTX line of the instruction that routed another element than ``elem`` into byte ``byte`` (None:
+    any) of ``v`` at thread ``t``, and what it got wrong; None when ``elem`` was never within its reach
+    (then the reader took the wrong register). ``index_line(ins)``: the line computing a shuffle's lane."""
+    if v is None or v.ins is None or depth > 256:
+        return None
+    ins, head = v.ins, v.ins.head
+    if head == "shfl" and v.route is not None:
+        a, src = v.srcs[0], int(v.route[t])
+        warp = np.arange(t & ~31, (t & ~31) + 32)
+        if _holds(a, warp, elem).any() and not _holds(a, [src], elem).any():
+            return index_line(ins), "the source lane"
+        return _blame(a, src, elem, index_line, depth + 1, byte) or (ins.line, "the source register")
+    if head in ("selp", "prmt") and v.route is not None:
+        if any(_holds(s, [t], elem).any() for s in v.srcs):
+            return ins.line, "the selector" if head == "prmt" else "the choice of input"
+        if head == "selp":
+            return _blame(v.srcs[0] if v.route[t] else v.srcs[1], t, elem, index_line, depth + 1, byte)
+    one = _byte_source(v, t, byte)
+    for s, b in ([one] if one is not None else [(x, None) for x in v.srcs]):
+        got = _blame(s, t, elem, index_line, depth + 1, b)
+        if got is not None:
+            return got
+    return None
+
+
+# ----- the check ------------------------------------------------------------------------------------
+
+@dataclass
+class _Tally:
+    """What one conversion's comparisons found (mutable while the run goes)."""
+    conv: Conversion
+    side: Side
+    instrs: list = field(default_factory=list)
+    regs: int = 0
+    untagged: int = 0
+    constant: int = 0
+    lost: list = field(default_factory=list)
+    wrong: dict = field(default_factory=dict)          # blamed PTX line -> (message, data)
+    unmodelled: list = field(default_factory=list)
+    shuffles: dict = field(default_factory=dict)       # shfl PTX line on the data path -> its lane index's line
+    seen: set = field(default_factory=set)
+
+
+def _element_text(side: Side, e: int) -> str:
+    if e <= 0:
+        return "no known element"
+    k = e - side.first
+    if 0 <= k < side.shape[0] * side.shape[1]:
+        return f"element ({k // side.shape[1]}, {k % side.shape[1]})"
+    return "an element of another dot's result"
+
+
+def _index_line(run: _Run, ins: Instr) -> int:
+    """The line that computes a shuffle's lane index (its register's first definition; the shuffle's
+    own line for an immediate)."""
+    op = ins.args[2] if len(ins.args) > 2 else None
+    ds = run.ev.defs.get(op.name, []) if isinstance(op, Reg) else []
+    return ds[0].line if ds else ins.line
+
+
+def _note_shuffles(run: _Run, tally: _Tally, v: Val | None) -> None:
+    """Record the shuffles on ``v``'s data path with the line of their lane index."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x is None or id(x) in tally.seen:
+            continue
+        tally.seen.add(id(x))
+        if x.ins is not None and x.ins.head == "shfl":
+            tally.shuffles[x.ins.line] = _index_line(run, x.ins)
+        stack.extend(x.srcs)
+
+
+def _merged(tally: _Tally) -> dict:
+    """The errors by line, where every shuffle on the data path that reads one lane index is wrong in the
+    same way (its source register): one error at the line computing that index instead."""
+    by_index: dict = {}
+    for line, got in tally.wrong.items():
+        if got[1].get("wrong_part") == "the source register" and line in tally.shuffles:
+            by_index.setdefault(tally.shuffles[line], []).append(line)
+    out = dict(tally.wrong)
+    for idx, lines in by_index.items():
+        alls = [x for x, i in tally.shuffles.items() if i == idx and x != idx]
+        if len(lines) < 2 or sorted(lines) != sorted(alls):
+            continue
+        msg, data = out[lines[0]]
+        for x in lines:
+            out.pop(x)
+        out[idx] = (f"{msg.rpartition(': ')[0]}: the lane index at PTX line {idx}, read by all {len(lines)} "
+                    f"shuffles on this path (PTX lines {', '.join(map(str, sorted(lines)[:8]))}), is wrong",
+                    dict(data, wrong_part="the source lane", shuffles=sorted(lines)))
+    return out
+
+
+def _reader(run: _Run, ins: Instr, v: Val, t: int, want: int) -> tuple[int, str]:
+    """Who read the wrong register when no router had the element: the MMA when another of its operand
+    registers holds it (its operand list), else the instruction that wrote the register (its source)."""
+    vec = next((a for a in ins.args[1:] if isinstance(a, Vec) and any(getattr(x, "name", None) in run.regs
+                                                                       for x in a.items)), None)
+    others = [run.regs.get(x.name) for x in (vec.items if vec is not None else ()) if isinstance(x, Reg)]
+    if any(o is not None and o is not v and _holds(o, [t], want).any() for o in others) or v.ins is None:
+        return ins.line, "the operand register order"
+    return v.ins.line, "the register read"
+
+
+def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np.ndarray, bad: np.ndarray) -> None:
+    t = int(np.flatnonzero(bad)[0])
+    j = int(np.flatnonzero(v.tags[t] != exp[t])[0])
+    want, have = int(exp[t, j]) // 8, int(v.tags[t, j]) // 8
+    line, what = _blame(v, t, want, lambda i: _index_line(run, i), 0, j) or _reader(run, ins, v, t, want)
+    if line in tally.wrong:
+        return
+    name = "A" if tally.conv.operand == 0 else "B"
+    msg = (f"warp {t // 32} lane {t % 32}: operand {name} register {q} ({x.name}) of the {ins.head} at PTX line "
+           f"{ins.line} holds {_element_text(tally.side, have)} of the dot at TTGIR line "
+           f"{tally.conv.producer.line}; the PTX ISA fragment wants {_element_text(tally.side, want)} there: "
+           f"{what} at PTX line {line} is wrong")
+    tally.wrong[line] = (msg, {"warp": t // 32, "lane": t % 32, "register": x.name, "mma_line": ins.line,
+                               "got": _element_text(tally.side, have), "want": _element_text(tally.side, want),
+                               "wrong_part": what})
+
+
+def _is_constant(run: _Run, x: Any, at: Instr) -> bool:
+    """Whether register ``x`` read by ``at`` is one compile-time constant in every thread."""
+    try:
+        e = run.ev.operand(x, 32, at=at)
+        return e is not None and z3.is_bv_value(z3.simplify(e))
+    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError):
+        return False
+
+
+def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
+    """Compare the operand registers of one consuming MMA instruction with the PTX ISA fragment."""
+    vec = ins.args[slot] if slot < len(ins.args) else None
+    if not isinstance(vec, Vec):
+        return
+    nd = _acc_size(f, ins)
+    origin = block_origin(cside.bases, f, block, nd, run.tid) if nd else None
+    if origin is None:
+        tally.unmodelled.append(f"the accumulator of the {ins.head} at PTX line {ins.line} " + (
+            "does not follow the PTX ISA D fragment in its result layout's register order" if nd else
+            "is of a type or register count not modelled"))
+        return
+    tally.instrs.append(ins.line)
+    t = tally.conv.consumer.in_types[tally.conv.operand]
+    dst = t.layout.bases if t.layout is not None else None
+    kwidth = int(t.encoding.params.get("kWidth", 0) or 0) if t.encoding is not None else 0
+    for q, x in enumerate(vec.items):
+        exp = _wanted(tally.side, dst, f, tally.conv.operand, origin, k, run.tid, q, len(vec.items), kwidth)
+        if exp is None:
+            tally.unmodelled.append(f"the operand layout {t.encoding_as_printed} does not place the rows and "
+                                    f"K-blocks of the {ins.head} at PTX line {ins.line} where the PTX ISA fragment does")
+            return
+        v = run.regs.get(x.name) if isinstance(x, Reg) else None
+        tally.regs += 1
+        if v is None or v.tags.shape != exp.shape:
+            tally.untagged += 1
+            tally.constant += _is_constant(run, x, ins)
+            continue
+        _note_shuffles(run, tally, v)
+        const = (v.tags == CONSTANT).all(axis=1)
+        if const.any():
+            tally.constant += 1
+            tally.untagged += 1
+            if const.all():
+                continue
+        bad = (v.tags != exp).any(axis=1) & ~const
+        lost = bad & (v.tags <= 0).any(axis=1)
+        if lost.any():
+            tally.lost.append(v.lost or f"register {x.name} holds no known element")
+        if (bad & ~lost).any():
+            _wrong(run, tally, ins, x, q, v, exp, bad & ~lost)
+
+
+def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
+    """Each TTGIR dot's PTX MMA groups (``audit.ptx_dots``: by order and source location)."""
+    out: dict[int, list[list[Instr]]] = {}
+    for tname, prefix, _slots in FAMILIES:
+        dots = [o for o in tmod.ops if o.name == tname]
+        close = ("wgmma.commit_group",) if prefix.startswith("wgmma") else ()
+        groups = mma_groups(mod.instrs, (prefix,), close)
+        if not dots or not groups:
+            continue
+        owner, _how = match_dots([d.loc for d in dots], [g[0].loc for g in groups])
+        for g, j in zip(groups, owner):
+            if j is not None:
+                out.setdefault(id(dots[j]), []).append(g)
+    return out
+
+
+def _side(op: Op, first: int) -> Side | None:
+    t = op.out_types[0] if op.out_types else None
+    ll = t.layout if t is not None else None
+    if ll is None or len(t.tensor.shape) != 2:
+        return None
+    return Side(ll.bases, tuple(t.tensor.shape), first)
+
+
+def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict, dict, list[_Tally]]:
+    """Per MMA instruction (by id): the producer tags it leaves, the comparisons it takes part in."""
+    groups = _dot_groups(mod, tmod)
+    prods: dict = {}
+    cons: dict = {}
+    tallies = []
+    firsts: dict = {}
+    for conv in convs:
+        side = _side(conv.producer, 1 + sum(s.shape[0] * s.shape[1] for s in firsts.values()))
+        side = firsts.setdefault(id(conv.producer), side) if side is not None else None
+        cside = _side(conv.consumer, 0)
+        if side is None or cside is None:
+            continue
+        tally = _Tally(conv, side)
+        tallies.append(tally)
+        for g in groups.get(id(conv.producer), []):
+            for b, blk in enumerate(accumulator_blocks(g)):
+                for ins in blk:
+                    prods[id(ins)] = (side, b)
+        slot = 1 if conv.operand == 0 else 2
+        for g in groups.get(id(conv.consumer), []):
+            for b, blk in enumerate(accumulator_blocks(g)):
+                for k, ins in enumerate(blk):
+                    cons.setdefault(id(ins), []).append((tally, b, k, slot, cside))
+    return prods, cons, tallies
+
+
+def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: dict, threads: int) -> list[str]:
+    """Run one function's instructions on the tags, comparing at each consuming MMA instruction; the
+    producers whose accumulators do not follow the fragment (their reasons)."""
+    run = _Run(ev, threads)
+    bad = []
+    for ins in mod.instrs:
+        if ins.func != func:
+            continue
+        f = mma_frag(ins) if id(ins) in prods or id(ins) in cons else None
+        for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None else ():
+            _compare(run, tally, ins, f, b, k, slot, cside)
+        _step(run, ins)
+        if id(ins) in prods:
+            side, b = prods[id(ins)]
+            got = _producer_tags(side, f, ins, b, run.tid) if f is not None else None
+            if got is None:
+                bad.append(f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX "
+                           "ISA D fragment in its result layout's register order")
+            run.regs.update(got or {})
+    return bad
+
+
+def _threads(mod: PtxModule, func: str, tallies: list[_Tally]) -> int:
+    n = mod.threads_of(func)
+    if n:
+        return n
+    return 32 * max((1 << len(t.side.bases.get("warp", [])) for t in tallies), default=1)
+
+
+def _untagged_reason(tally: _Tally) -> list[str]:
+    if not tally.untagged:
+        return []
+    if tally.constant == tally.untagged:
+        return [f"{tally.constant} of {tally.regs} operand registers hold a compile-time constant (elements the "
+                "compiler folded, e.g. masked ones: which element a constant stands for is not decided); every "
+                "other register holds the element the PTX ISA fragment assigns"]
+    return [f"{tally.untagged} of {tally.regs} operand registers hold no element of the producer"]
+
+
+def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list[Check]:
+    """The checks of one conversion: errors at the blamed lines, else unchecked with the reason, else
+    proved; nothing when the operand's registers were loaded (a conversion through shared memory)."""
+    conv = tally.conv
+    if not tally.instrs and not tally.unmodelled:
+        return []
+    data = {"source": "ptx", "convert_line": conv.converts[-1].line, "producer_line": conv.producer.line,
+            "consumer_line": conv.consumer.line, "operand": "A" if conv.operand == 0 else "B",
+            "mma_lines": tally.instrs[:64], "registers": tally.regs}
+    first = by_line[tally.instrs[0]] if tally.instrs else None
+    what = (f"operand {data['operand']} of the dot at TTGIR line {conv.consumer.line}, converted from the dot at "
+            f"TTGIR line {conv.producer.line} (convert_layout at TTGIR line {data['convert_line']})")
+    if tally.wrong:
+        return [Check("ttg.convert_layout", line, by_line[line].loc if line in by_line else None, CHECK,
+                      "counterexample", "error", f"{what}: {msg}", dict(data, **extra))
+                for line, (msg, extra) in sorted(_merged(tally).items())]
+    if tally.untagged == tally.regs and not tally.unmodelled and not producer_bad:
+        return []                                        # loaded registers: the shared-memory checks' part
+    why = (tally.unmodelled + producer_bad)[:1] or tally.lost[:1] or _untagged_reason(tally)
+    line = first.line if first is not None else by_line and min(by_line)
+    loc = first.loc if first is not None else None
+    if why:
+        return [Check("ttg.convert_layout", line, loc, CHECK, "unchecked", None, f"{what}: unchecked: {why[0]}",
+                      dict(data, reason=why[0]))]
+    return [Check("ttg.convert_layout", line, loc, CHECK, "proved", None,
+                  f"{what}: each of the {tally.regs} operand registers of the {len(tally.instrs)} MMA instructions "
+                  "holds, in every thread, the elements the PTX ISA fragment assigns to it (shuffles, selects and "
+                  "permutes run per lane)", data)]
+
+
+_ROUTERS = ("mov", "selp", "prmt", "cvt")
+
+
+def _shuffled(ev: PtxValues, reg: str, depth: int = 0) -> Instr | None:
+    """A lane-varying ``shfl.sync.idx`` on the definition chain of ``reg`` (moves, selects, permutes)."""
+    ds = ev.defs.get(reg, [])
+    if len(ds) != 1 or depth > 8:
+        return None
+    i = ds[0]
+    if i.head == "shfl" and len(i.args) > 2 and isinstance(i.args[2], Reg):
+        return i
+    if i.head not in _ROUTERS:
+        return None
+    return next((got for x in _sources(i) if isinstance(x, Reg)
+                 for got in [_shuffled(ev, x.name, depth + 1)] if got is not None), None)
+
+
+def _untraced_checks(mod: PtxModule, first: dict, tmod: Module) -> list[Check]:
+    """``unchecked`` for each converted operand whose producer is not modelled when its registers come
+    out of lane shuffles (a register-level conversion that goes unproved); nothing when they do not."""
+    loose = _untraced(tmod)
+    if not loose:
+        return []
+    groups = _dot_groups(mod, tmod)
+    out = []
+    for dot, idx, src in loose:
+        slot = 1 if idx == 0 else 2
+        ins = next((i for g in groups.get(id(dot), []) for i in g
+                    if slot < len(i.args) and isinstance(i.args[slot], Vec)), None)
+        if ins is None:
+            continue
+        ev = first.get(ins.func) or PtxValues(mod, ins.func, first_iteration=True)
+        sh = next((got for x in ins.args[slot].items if isinstance(x, Reg)
+                   for got in [_shuffled(ev, x.name)] if got is not None), None)
+        if sh is None:
+            continue
+        why = (f"the converted value is {src}: which producer's elements the shuffles (e.g. PTX line {sh.line}) "
+               "move is not modelled")
+        out.append(Check("ttg.convert_layout", ins.line, ins.loc, CHECK, "unchecked", None,
+                         f"operand {'AB'[idx]} of the dot at TTGIR line {dot.line}: unchecked: {why}",
+                         {"source": "ptx", "consumer_line": dot.line, "operand": "AB"[idx], "reason": why}))
+    return out
+
+
+def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: Module, path: str) -> list[Check]:
+    """The ``register-permute`` checks of a kernel (module law): each dot register operand converted from
+    another dot's result, run per thread on element tags and compared with the PTX ISA fragments.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> register_permute_checks(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), {}, parse_module("module {\\n}"), "x")
+    []
+    """
+    convs = conversions(tmod)
+    by_line = {i.line: i for i in mod.instrs}
+    loose = _untraced_checks(mod, first, tmod)
+    if not convs:
+        return loose
+    try:
+        prods, cons, tallies = _events(mod, tmod, convs)
+        bad: list[str] = []
+        for func in mod.functions:
+            if any(i.func == func and (id(i) in prods or id(i) in cons) for i in mod.instrs):
+                ev = first.get(func) or PtxValues(mod, func, first_iteration=True)
+                bad += _run_function(mod, func, ev, prods, cons, _threads(mod, func, tallies))
+    except (ValueError, KeyError, IndexError, TypeError, AssertionError, AttributeError, z3.Z3Exception) as e:
+        why = f"internal error ({type(e).__name__}: {e})"
+        line = min(by_line) if by_line else 1
+        return [Check("ttg.convert_layout", line, None, CHECK, "unchecked", None, f"unchecked: {why}",
+                      {"reason": why, "convert_line": c.converts[-1].line}) for c in convs]
+    return [c for t in tallies for c in _tally_checks(t, by_line, bad)] + loose
