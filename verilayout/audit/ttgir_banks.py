@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 from verilayout.audit.advice import gluon_code, joint_layout
 from verilayout.audit.model import Check
@@ -413,16 +413,17 @@ def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> 
     else among every named layout; and the GF(2) optimum with its lower bound (a fresh dict)."""
     nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
     tr = nvmma and bool(smem_attr.params.get("transposed", False))
-    got = _best_swizzle_of(reg, bits, store, nvmma, tr)
+    got = _best_swizzle_of(reg, bits, store, nvmma, tr, synthesize)   # (the synthesizer in the key too)
     return dict(got) if got is not None else None
 
 
 @lru_cache(maxsize=256)   # keyed by the access and the memory's kind; kernels repeat their conflicting accesses
-def _best_swizzle_of(reg: LinearLayout, bits: int, store: bool, nvmma: bool, tr: bool) -> dict | None:
+def _best_swizzle_of(reg: LinearLayout, bits: int, store: bool, nvmma: bool, tr: bool,
+                     synth: Callable) -> dict | None:
     """:func:`_best_swizzle` of an access to an ``nvmma_shared`` memory (``nvmma``, transposed
-    ``tr``) or any other; shared by the callers: read only."""
+    ``tr``) or any other, by the synthesizer ``synth``; shared by the callers: read only."""
     try:
-        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
+        plan = synth(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
     except LayoutError:
         return None                      # out of the synthesizer's reach: no fix to offer
     except (AssertionError, ValueError, KeyError) as e:
