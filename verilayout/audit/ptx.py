@@ -141,7 +141,14 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
     """
-    vals = values_at(e, str(SMEM), _SMEM_BASES)
+    if cache is None:
+        vals = values_at(e, str(SMEM), _SMEM_BASES)
+    else:                                    # once per term and file; the term kept: its id stays unique
+        hit = cache.get(("at_smem_bases", e.get_id()))
+        if hit is None:
+            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, str(SMEM), _SMEM_BASES,
+                                                                       cache.setdefault(("compiled",), {})))
+        vals = hit[1]
     if vals is not None:
         return vals[0] if all(v == vals[0] for v in vals) else None
     return constant(e, _smem_assumption(), cache, prover)

@@ -48,6 +48,8 @@ table, captures) are left to that module's checks.
 """
 from __future__ import annotations
 
+import itertools
+import operator
 from dataclasses import replace
 from typing import Any
 
@@ -56,8 +58,9 @@ import z3
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_partitions import line_threads, op_threads
-from verilayout.audit.ptx_scratch import (check_round, describe, load_mask, meets, relative, repair_culprits,
-                                         rounds, round_register_uses, scratch_locs, sorted_unique)
+from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
+                                         repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
+                                         thread_arrays)
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
@@ -135,7 +138,7 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     lanes = span("lane", 32)
     if len(lanes) < 32:
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
-    out = []
+    out = ThreadBytes()
     for lane in range(32):
         got: set[int] = set()
         for r in regs:
@@ -171,12 +174,9 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
             return f"{ins.opcode}: only b16 matrices are modelled"
         key = ("matrix", tuple(offs), n, "trans" in ins.parts)
         if key not in memo:
-            memo[key] = _matrix_bytes(offs, n, "trans" in ins.parts)
+            memo[key] = ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts))
         return a0, memo[key]
-    key = ("bytes", tuple(offs), acc[2], tuple(active))
-    if key not in memo:                          # read only below: shared by the file's accesses
-        memo[key] = [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
-    return a0, memo[key]
+    return a0, _bytes_of(offs, acc[2], active, memo)     # read only below: shared by the file's accesses
 
 
 def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
@@ -509,7 +509,8 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
     so the misplaced access stands out against the others instead of moving the reference."""
     # a pair (lane k, byte b) as one int k * 2^40 + 2^39 + b: a shift moves b alone (|b| < 2^39)
     got = _pair_keys(per_lane)
-    want = sorted_unique(_pair_keys(lanes))      # sorted, once: each candidate is one searchsorted
+    lane_of, byte_of = thread_arrays(lanes)
+    want = sorted_unique((lane_of << 40) + (1 << 39) + byte_of)   # sorted, once: one searchsorted a candidate
     cands = set()
     for k in range(32):
         if per_lane[k] and lanes[k]:
@@ -609,10 +610,50 @@ def _copies_hold(per_lane: list[dict], lanes: list[set[int]], lo_p: int, lo_l: i
     return all(set(w) == u for w, u in union.items())
 
 
+def _exact(part: list, lanes: list[set[int]], memo: dict | None) -> tuple[bool, int]:
+    """``(same, twice)`` of the accesses of ``part`` against the layouts' ``lanes``, from arrays:
+    whether every lane touches exactly its bytes (both relative to their least byte, as
+    :func:`_compare` compares them), and how many (lane, byte) pairs two accesses touch."""
+    ref = part[0][1]
+    ths, bys = [], []
+    for _ins, a0, ls in part:
+        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
+        rel = rel - (1 << 32) if rel >= 1 << 31 else rel
+        th, by = thread_arrays(ls)
+        ths.append(th)
+        bys.append(by + rel)
+    th, by = np.concatenate(ths), np.concatenate(bys)
+    wt, wb = thread_arrays(lanes)
+    if not len(by) or not len(wb):
+        return len(by) == len(wb), 0
+    got = np.sort((th << 40) + (by - by.min()), kind="stable")     # (lane, byte) as one int
+    step = np.concatenate(([True], got[1:] != got[:-1]))
+    twice = int((np.diff(np.append(np.flatnonzero(step), len(got))) > 1).sum())
+    want = sorted_unique((wt << 40) + (wb - wb.min()))
+    mine = got[step]
+    return len(want) == len(mine) and bool((want == mine).all()), twice
+
+
+def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None) -> Check | None:
+    """:func:`_compare`'s proof when every lane touches exactly its bytes (a store: each once),
+    decided on arrays (:func:`_exact`); None otherwise (the per-lane maps explain it)."""
+    load = _OPS.get(op.name, ("store",))[0] == "load"
+    same, n_twice = _exact(part, lanes, memo)
+    if not same or (n_twice and not load):
+        return None
+    data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name,
+            "instructions": [i.line for i, _, _ in part], "elements": what}
+    if load and n_twice:
+        data["reread_bytes"] = n_twice
+    return _proved(op, part[0][0], part, what, data)
+
+
 def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
              memo: dict | None = None) -> Check:
-    per_lane, twice = _lane_bytes(part, memo)
-    load = _OPS.get(op.name, ("store",))[0] == "load"
+    if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
+        return fast
+    load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
@@ -688,7 +729,32 @@ def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
 # ----- convert_layout through scratch memory ----------------------------------------------------
 
 def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
-    """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads."""
+    """Thread 0's address and each thread's bytes (relative to it) of one access by ``n`` threads;
+    once per access and file (kept in ``memo``; the bytes are read only, shared by the accesses
+    with the same offsets: :func:`_bytes_of`)."""
+    key = ("thread_bytes", id(ins), id(ev), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (ins, ev, _thread_bytes_of(ev, ins, n, memo))
+    return hit[2]
+
+
+def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> ThreadBytes:
+    """Each thread's bytes ``offs[t] .. offs[t] + width - 1`` (none when not ``active``), one
+    object per distinct ``(offs, width, active)`` of the file (its sorted arrays given at once)."""
+    key = ("bytes_of", tuple(offs), width, tuple(active))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = ThreadBytes(set(range(o, o + width)) if on else set() for o, on in zip(offs, active))
+        on = np.array(active, dtype=bool)
+        th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
+        by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
+        hit.__dict__["_arrays"] = {"flat": (th, by)}
+    return hit
+
+
+def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """:func:`_thread_bytes`, computed."""
     acc = smem_access(ins)
     addr = address_of(ins)
     if addr is None:
@@ -708,11 +774,14 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
         if not all(active):
             return "a predicated ldmatrix/stmatrix"
         k = matrix_count(ins, 1)
-        out: list[set[int]] = []
-        for w in range(n // 32):
-            out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
+        key = ("matrix_of", tuple(offs), k, "trans" in ins.parts, n)
+        out = memo.get(key)
+        if out is None:
+            out = memo[key] = ThreadBytes()
+            for w in range(n // 32):
+                out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
         return zero, out
-    return zero, [set(range(o, o + acc[2])) if on else set() for o, on in zip(offs, active)]
+    return zero, _bytes_of(offs, acc[2], active, memo)
 
 
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
@@ -738,12 +807,30 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     t = np.arange(n)
     base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
     flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
-    return [set(row) for row in flat.tolist()]
+    out = ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
+    srt = np.sort(flat, axis=1)                               # each thread's distinct elements, ascending
+    first = np.ones(srt.shape, dtype=bool)
+    first[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    th = np.repeat(np.arange(srt.shape[0], dtype=np.int64), srt.shape[1]).reshape(srt.shape)
+    out.__dict__["_arrays"] = {"flat": (th[first], srt[first])}
+    return out
 
 
-def _conversion_holders(tmod: Module, op: Any, n: int) -> tuple | str:
+def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
     """``(hs, hd, bits)``: the elements each of the ``n`` threads holds in the source and the
-    destination layout, and the element width; or why the conversion cannot be compared."""
+    destination layout, and the element width; or why the conversion cannot be compared. Once per
+    op and file when ``memo`` is given (the sets are read only)."""
+    if memo is None:
+        return _holders_of(tmod, op, n)
+    key = ("holders", id(op), id(tmod), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (op, tmod, _holders_of(tmod, op, n))
+    return hit[2]
+
+
+def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
+    """:func:`_conversion_holders`, computed."""
     try:
         st, dt = op.in_types[0].read(), op.out_types[0].read()
         shape = tuple(st.shape)
@@ -922,9 +1009,9 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
             pinned = _pinned(entries, i, ops)
-            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n):
+            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):
                 op = pinned
-            got = why or _conversion_holders(tmod, op, n)
+            got = why or _conversion_holders(tmod, op, n, memo)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
             elif op is pinned:               # the one conversion program order leaves for this chain
@@ -1026,7 +1113,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         hit = None
         skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
         for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
-            got = _conversion_holders(tmod, ops[k], n)
+            got = _conversion_holders(tmod, ops[k], n, memo)
             if isinstance(got, str) or isinstance(rels, Check):
                 continue
             if _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
@@ -1042,7 +1129,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
                     split[-1].append(r)
             work[:0] = split
             continue
-        if hit is None and not any(_sized(tmod, op, pieces, n) for op in ops[at:]):
+        if hit is None and not any(_sized(tmod, op, pieces, n, memo) for op in ops[at:]):
             continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
         if hit is not None:
@@ -1069,10 +1156,22 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
     rels = _relative_bases(None, pieces, {})
     if isinstance(rels, Check):
         return chain
-    read = {rel + b for (_i, _a, ts), rel in zip(pieces[len(st):], rels[len(st):]) for t in ts for b in t}
-    keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)])
-            if any(rel + b in read for t in p[2] for b in t)]
+    read = sorted_unique(np.concatenate([thread_arrays(ts)[1] + rel for (_i, _a, ts), rel
+                                         in zip(pieces[len(st):], rels[len(st):])] or [np.zeros(0, np.int64)]))
+    keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)]) if _meets(thread_arrays(p[2])[1] + rel, read)]
     return [(keep, ld)] if keep and len(keep) < len(st) else chain
+
+
+def _meets(b: np.ndarray, read: np.ndarray) -> bool:
+    """Some value of ``b`` is in ``read`` (sorted, distinct).
+
+    >>> _meets(np.array([3, 9]), np.array([1, 9])), _meets(np.array([3]), np.array([1, 9]))
+    (True, False)
+    """
+    if not len(b) or not len(read):
+        return False
+    at = np.minimum(np.searchsorted(read, b), len(read) - 1)
+    return bool((read[at] == b).any())
 
 
 def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int, memo: dict) -> bool:
@@ -1087,22 +1186,22 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
         if rels is None or isinstance(rels, Check):
             continue
         for op in ops:
-            got = _conversion_holders(tmod, op, n)
+            got = _conversion_holders(tmod, op, n, memo)
             if not isinstance(got, str) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
                 return True
     return False
 
 
-def _sized(tmod: Module, op: Any, pieces: list, n: int) -> bool:
+def _sized(tmod: Module, op: Any, pieces: list, n: int, memo: dict | None = None) -> bool:
     """The data a chain stores (bytes, counted per thread) is the conversion's tensor once, or up to
     once per copy the source layout holds (a broadcast): the chain may be this conversion's."""
-    got = _conversion_holders(tmod, op, n)
+    got = _conversion_holders(tmod, op, n, memo)
     if isinstance(got, str):
         return True
     hs, _hd, bits = got
     want = len(set().union(*hs)) * bits // 8
     most = sum(len(h) for h in hs) * bits // 8
-    stored = sum(len(b) for ins, _a, ts in pieces if smem_access(ins)[0] == "store" for b in ts)
+    stored = sum(len(thread_arrays(ts)[1]) for ins, _a, ts in pieces if smem_access(ins)[0] == "store")
     return bool(want) and want <= stored <= most
 
 
@@ -1145,17 +1244,14 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     copies may store, or all of them the same bytes). Every byte read was written, by one class
     only; every byte written is read; and the distinct bytes thread ``td`` reads from class ``c``
     number ``eb x |elements(c) & hd[td]|`` for every pair."""
-    cls: dict[frozenset, int] = {}
-    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
+    of, k, share = _class_share(hs, hd, n)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         store = smem_access(ins)[0] == "store"
-        sizes = [len(x) for x in ts]
-        if not sum(sizes):
+        threads, bytes_ = thread_arrays(ts)                # kept with the access's bytes
+        if not len(bytes_):
             continue
-        threads = np.repeat(np.arange(len(ts), dtype=np.int64), sizes)   # one array per access
-        (wb if store else rb).append(np.fromiter((b for x in ts for b in x), dtype=np.int64,
-                                                 count=sum(sizes)) + rel)
+        (wb if store else rb).append(bytes_ + rel)
         (wt if store else rt).append(of[threads] if store else threads)
     if not wb or not rb:
         return False
@@ -1176,16 +1272,32 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     if not read[wb_ - lo].all():                       # a byte stored that no thread loads
         return False
     pairs = sorted_unique(rt_ * span + (rb_ - lo))      # each (reader, byte) once
-    k = len(cls)
     got = np.bincount(writer[pairs % span] * n + pairs // span, minlength=k * n).reshape(k, n)
+    return bool((got == eb * share).all())
+
+
+def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.ndarray, int, np.ndarray]:
+    """``(of, k, share)`` of :func:`_round_trip_holds`: each thread's writer class (threads holding
+    the same source elements), the number of classes, and ``share[c, td]``: the elements class
+    ``c`` and reader ``td`` both hold. Kept with ``hd`` (a :class:`ThreadBytes`: the conversion's
+    holders, once per op) for this ``hs``."""
+    kept = hd.__dict__.setdefault("_arrays", {}) if isinstance(hd, ThreadBytes) else {}
+    hit = kept.get(("share", id(hs), n))
+    if hit is not None:
+        return hit[1]
+    cls: dict[frozenset, int] = {}
+    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
+    k = len(cls)
     owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
     for t, h in enumerate(hs):
         owner[list(h)] = of[t]
     share = np.zeros((k, n), dtype=np.int64)           # share[c, td]: elements both hold
-    for t, h in enumerate(hd):
-        idx = owner[[e for e in h if e < len(owner)]]
-        np.add.at(share[:, t], idx[idx >= 0], 1)
-    return bool((got == eb * share).all())
+    th, el = thread_arrays(hd)
+    th, el = th[el < len(owner)], el[el < len(owner)]
+    c = owner[el]
+    np.add.at(share, (c[c >= 0], th[c >= 0]), 1)
+    kept[("share", id(hs), n)] = (hs, (of, k, share))   # hs kept alive: its id stays unique
+    return of, k, share
 
 
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
@@ -1212,8 +1324,14 @@ def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
     """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
     a constant apart."""
     ref = pieces[0][1]
+    c1, r1 = _split_const(ref)
     rels = []
     for ins, a0, _ts in pieces:
+        c0, r0 = _split_const(a0)
+        if r0 == r1:                         # the same terms plus constants: no simplification needed
+            v = (c0 - c1) % (1 << 32)
+            rels.append(v - (1 << 32) if v >= 1 << 31 else v)
+            continue
         d = z3.simplify(a0 - ref)
         if not z3.is_bv_value(d):
             return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
@@ -1240,13 +1358,19 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     wrote: dict[int, tuple[int, Instr]] = {}
     reads: list[dict[int, Instr]] = [{} for _ in range(n)]
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        store = smem_access(ins)[0] == "store"
-        for t, s in enumerate(ts):
-            for b in s:
-                if store:
-                    wrote[(rel + b) % (1 << 32)] = (t, ins)
-                else:
-                    reads[t].setdefault((rel + b) % (1 << 32), ins)
+        th, by = thread_arrays(ts, ordered=False)        # the sets' order: the dicts' order below
+        keys = ((by + rel) % (1 << 32)).tolist()
+        if smem_access(ins)[0] == "store":              # the last store of a byte holds it
+            wrote.update(zip(keys, zip(th.tolist(), [ins] * len(keys))))
+            continue
+        ends = np.cumsum([len(x) for x in ts]).tolist()
+        start = 0
+        for t, end in enumerate(ends):                  # a thread's first load of a byte holds it
+            if end > start:
+                new = dict.fromkeys(keys[start:end], ins)
+                d = reads[t]
+                d.update({k: v for k, v in new.items() if k not in d} if d else new)
+            start = end
     return wrote, reads
 
 
@@ -1286,12 +1410,36 @@ def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> boo
     >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
     (True, False)
     """
-    read = {b for r in reads for b in r}
-    if not read:
+    if not any(reads):
         return False
-    lo = min(read)                           # (a store below every byte read is past the scratch)
-    hi = max(lo + size - 1, max(read))
-    return all(lo <= b <= hi for b, (_ts, ins) in wrote.items() if ins.line == line and b not in read)
+    keys, _vals, lines, unread = _unread_writes(wrote, reads)
+    read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
+    lo = int(read.min())                     # (a store below every byte read is past the scratch)
+    hi = max(lo + size - 1, int(read.max()))
+    mine = np.array(keys, dtype=np.int64)[unread & (lines == line)]
+    return bool(((mine >= lo) & (mine <= hi)).all())
+
+
+def _unread_writes(wrote: dict, reads: list[dict]) -> tuple[list, list, np.ndarray, np.ndarray]:
+    """``(bytes, (thread, store) of each, the stores' lines, whether no load reads it)`` of the
+    bytes of ``wrote`` in its order (arrays but the first two)."""
+    keys, vals = list(wrote), list(wrote.values())
+    lines = np.fromiter(map(_line_of, map(_second, vals)), dtype=np.int64, count=len(vals))
+    read = sorted_unique(np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64))
+    got = np.array(keys, dtype=np.int64)
+    return keys, vals, lines, ~_members(got, read)
+
+
+def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
+    """Per value of ``b``, whether it is in ``read`` (sorted, distinct)."""
+    if not len(read):
+        return np.zeros(len(b), dtype=bool)
+    at = np.minimum(np.searchsorted(read, b), len(read) - 1)
+    return read[at] == b
+
+
+_second = operator.itemgetter(1)
+_line_of = operator.attrgetter("line")
 
 
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
@@ -1306,18 +1454,21 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     # fewest reads left out with it, then the earliest line
     score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
-    if not score:
-        read = {b for r in reads for b in r}
-        for b, (ts, ins) in wrote.items():
-            if b not in read:
-                score[ins.line] = (0, 0, score.get(ins.line, (0, 0, 0))[2] - 1)
-                first_bad.setdefault(ins.line, (None, b, ts, ins))
+    if not score:                            # bytes stored that no load reads: each blames its store
+        keys, vals, lines, unread = _unread_writes(wrote, reads)
+        got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
+        at = np.flatnonzero(unread)[first]
+        for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
+            score[ln] = (0, 0, -c)
+            first_bad.setdefault(ln, (None, keys[k], vals[k][0], vals[k][1]))
     if not score:
         return None
     line = min(score, key=lambda ln: (score[ln], ln))
     tied = sorted(ln for ln in score if score[ln] == score[line] and ln != line)
-    st_lines = {w[1].line: w[1] for w in wrote.values()}
-    ld_lines = {i.line: i for r in reads for i in r.values()}
+    stores = list(map(_second, wrote.values()))
+    st_lines = {i.line: i for i in dict(zip(map(id, stores), stores)).values()}
+    loads = list(itertools.chain.from_iterable(r.values() for r in reads))
+    ld_lines = {i.line: i for i in dict(zip(map(id, loads), loads)).values()}
     if len(st_lines) == 1 and len(ld_lines) == 1:   # one store, one load: only their difference is known
         tied = [ln for ln in (*st_lines, *ld_lines) if ln != line]
         first_bad.update({ln: (td0, b0, w0, i) for ln, i in (*st_lines.items(), *ld_lines.items())

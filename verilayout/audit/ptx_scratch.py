@@ -29,6 +29,7 @@ is ``proved`` for the law above only, and says so.
 """
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import numpy as np
@@ -47,16 +48,15 @@ def _used_registers(dests: tuple[str, ...], uses: dict[str, int]) -> list[bool]:
 
 def _register_uses(mod: PtxModule) -> dict[tuple[str, str], int]:
     """``(function, register) -> operands naming it``, over the whole module."""
+    texts: dict[str, list[str]] = {}
+    for ins in mod.instrs:                   # one scan per function (a space between operands: no
+        texts.setdefault(ins.func, []).extend(ins.operands)     # register name spans two of them)
+        if ins.pred:
+            texts[ins.func].append(ins.pred)
     out: dict[tuple[str, str], int] = {}
-    for ins in mod.instrs:
-        for text in ins.operands:
-            for r in register_names(text):
-                out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
-    if any(i.pred for i in mod.instrs):
-        for ins in mod.instrs:
-            if ins.pred:
-                for r in register_names(ins.pred):
-                    out[(ins.func, r)] = out.get((ins.func, r), 0) + 1
+    for func, parts in texts.items():
+        for r, k in collections.Counter(register_names(" ".join(parts))).items():
+            out[(func, r)] = k
     return out
 
 
@@ -83,6 +83,10 @@ def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) 
     out = []
     for (ins, _a0, ts), rel in zip(pieces, rels):
         mask = masks.get(ins.line)
+        if mask is None:
+            th_, by_ = thread_arrays(ts)
+            out.append((th_, by_ + rel))
+            continue
         th, by = [], []
         for t, s in enumerate(ts):
             if not s:
@@ -135,7 +139,10 @@ class _Table:
         u, c = self.acc[k]
         if not len(u) or not d or u.min() + d < 0 or u.max() + d >= len(self.w):
             return 0
-        idx = sorted_unique(np.concatenate((u, u + d)))
+        mark = np.zeros(len(self.w), dtype=bool)         # the bytes it leaves or reaches, once each
+        mark[u] = True
+        mark[u + d] = True
+        idx = np.flatnonzero(mark)
         before = self.metric(idx)
         arr = self.w if self.kinds[k] == "store" else self.r
         step = 1 if self.kinds[k] == "store" else c
@@ -145,6 +152,53 @@ class _Table:
         arr[u + d] -= step
         arr[u] += step
         return after - before
+
+
+class ThreadBytes(list):
+    """Each thread's bytes of one access (a list of sets, read only once built), with its arrays
+    computed once and kept: :meth:`flat` (each thread's bytes in ascending order, thread by
+    thread) and :meth:`in_set_order` (the bytes as iterating the sets gives them). Many accesses
+    share one object (the same offsets relative to thread 0: unrolled copies, pipeline stages), so
+    the arrays are built once per distinct address function.
+
+    >>> ThreadBytes([{5, 4}, set(), {1}]).flat()[1].tolist()
+    [4, 5, 1]
+    """
+
+    _arrays: dict
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(threads, bytes)``: every (thread, byte) pair, threads ascending, bytes sorted within."""
+        got = self.__dict__.setdefault("_arrays", {}).get("flat")
+        if got is None:
+            sizes = [len(x) for x in self]
+            th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
+            by = np.fromiter((b for x in self for b in sorted(x)), dtype=np.int64, count=sum(sizes))
+            got = self._arrays["flat"] = (th, by)
+        return got
+
+    def in_set_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(threads, bytes)`` as ``for t, s in enumerate(self) for b in s`` visits them."""
+        got = self.__dict__.setdefault("_arrays", {}).get("set")
+        if got is None:
+            sizes = [len(x) for x in self]
+            th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
+            by = np.fromiter((b for x in self for b in x), dtype=np.int64, count=sum(sizes))
+            got = self._arrays["set"] = (th, by)
+        return got
+
+
+def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(threads, bytes)`` of one access's per-thread byte sets: ``ordered``, bytes ascending
+    within each thread, else in the sets' iteration order; kept on a :class:`ThreadBytes`.
+
+    >>> thread_arrays([{2}, {0, 1}])[0].tolist()
+    [0, 1, 1]
+    """
+    if isinstance(ts, ThreadBytes):
+        return ts.flat() if ordered else ts.in_set_order()
+    tb = ThreadBytes(ts)
+    return tb.flat() if ordered else tb.in_set_order()
 
 
 def sorted_unique(x: np.ndarray) -> np.ndarray:
@@ -165,8 +219,12 @@ def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.nd
     u, _c = t.acc[k]
     if not len(u):
         return total
-    bad = np.concatenate([unwritten, unread])
-    own = u[np.isin(u, bad)]
+    bad = t.__dict__.get("bad")                          # the bad bytes as a mask, once per table
+    if bad is None:
+        bad = t.__dict__["bad"] = np.zeros(len(t.w), dtype=bool)
+        bad[unwritten] = True
+        bad[unread] = True
+    own = u[bad[u]]
     anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
     targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
     return total + min([0] + [t.moved(k, d) for d in sorted({g - a for g in targets for a in anchors}) if d])
@@ -236,14 +294,16 @@ def relative(pieces: list) -> list[int] | None:
 
 def meets(pieces: list, rels: list[int]) -> list[bool]:
     """Per access, whether its bytes meet the bytes the round's stores write (a store: itself)."""
-    wrote: set[int] = set()
-    for (ins, _a, ts), rel in zip(pieces, rels):
-        if smem_access(ins)[0] == "store":
-            for s in ts:
-                wrote.update(b + rel for b in s)
+    stores = [smem_access(ins)[0] == "store" for ins, _a, _t in pieces]
+    got = [thread_arrays(ts)[1] + rel for (_i, _a, ts), rel in zip(pieces, rels)]
+    wrote = sorted_unique(np.concatenate([b for b, st in zip(got, stores) if st] or [np.zeros(0, np.int64)]))
     out = []
-    for (ins, _a, ts), rel in zip(pieces, rels):
-        out.append(smem_access(ins)[0] == "store" or any(b + rel in wrote for s in ts for b in s))
+    for b, st in zip(got, stores):
+        if st or not len(wrote) or not len(b):
+            out.append(st)
+            continue
+        at = np.minimum(np.searchsorted(wrote, b), len(wrote) - 1)
+        out.append(bool((wrote[at] == b).any()))
     return out
 
 

@@ -86,16 +86,17 @@ def _access_of(opcode: str, p: tuple[str, ...], vec: int, size: int | None) -> t
     return None
 
 
-def values_at(e: z3.ExprRef, var: str, points: np.ndarray) -> list[int] | None:
+def values_at(e: z3.ExprRef, var: str, points: np.ndarray, memo: dict | None = None) -> list[int] | None:
     """The values of ``e`` at ``var`` = each of ``points`` (``uint64``), when ``var`` is the only
     free symbol of ``e`` and every subterm is at most 64 bits wide (else None): a claim about
-    every value an assumption allows, decided by enumerating them.
+    every value an assumption allows, decided by enumerating them. ``memo``: compiled subterms
+    shared between calls (the caller keeps each ``e`` alive with it, so z3's ids stay unique).
 
     >>> values_at(z3.Extract(15, 10, z3.BitVec("b", 32) + 4), "b", np.arange(0, 4096, 1024, dtype=np.uint64))
     [0, 1, 2, 3]
     """
     try:
-        out = compile_term(e, {}, (var,), wide=False)({var: points})
+        out = compile_term(e, {} if memo is None else memo, (var,), wide=False)({var: points})
     except ValueError:                                  # TooWide is a ValueError
         return None
     return [int(x) for x in out] if out.dtype != bool else [bool(x) for x in out]
@@ -110,7 +111,9 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     [1, 4, 7, 10]
     """
     out = compile_term(e, memo)({"tid_x": np.arange(n, dtype=np.uint64)})
-    return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
+    if out.dtype == object:
+        return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
+    return out.tolist()                      # Python ints (or bools) at once
 
 
 def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dict | None = None,

@@ -108,6 +108,25 @@ _MMA_DTYPES = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "f8E4M3FN": "e4m3", 
                "i8": "s8", "ui8": "u8"}
 
 
+#: the tcgen05.ld/st message shapes tried, in order (``16x32bx2`` with each second half-warp offset)
+_TMEM_TRIES = tuple([(shape, None) for shape in TMEM_SHAPES if shape != "16x32bx2"] +
+                    [("16x32bx2", 1 << k) for k in range(9)])
+
+
+@lru_cache(maxsize=256)   # keyed by the two layouts; a kernel's TMEM loads repeat them
+def _tmem_message(reg: LinearLayout, tmem: LinearLayout) -> tuple[str, int | None] | None:
+    """``(shape, .num in elements)`` of the first message shape of :data:`_TMEM_TRIES` whose
+    messages deliver ``reg`` from ``tmem`` (``prove.tmem.load_verdict``), or None."""
+    for shape, split in _TMEM_TRIES:
+        try:
+            v = load_verdict(reg, tmem, shape, split=split)
+        except LayoutError:
+            continue
+        if v.status == "proved":
+            return shape, v.details.get("num")
+    return None
+
+
 def _tmem_check(ctx: AuditContext, op: Op) -> None:
     """``ttng.tmem_load`` / ``tmem_store`` / ``tmem_alloc`` with a source: the register layout must be
     what ``tcgen05.ld``/``st`` messages deliver from the TMEM layout (``prove.tmem.load_verdict``);
@@ -127,10 +146,16 @@ def _tmem_check(ctx: AuditContext, op: Op) -> None:
     tmem = _tmem_rows(tm)
     mt = ctx.typ(mem)
     pack = max(1, 32 // (elem_bit_width(mt.elem) or 32)) if mt is not None else 1   # elements a 32-bit cell
+    fits = _tmem_message(reg, tmem)
+    if fits is not None:                     # the first shape that proves (the loop below finds the same)
+        shape, n = fits
+        num = max(1, n // pack) if n else None
+        ctx.add(op, "tmem-layout", "proved", None, f"{op.name}: the register layout is what "
+                f"tcgen05.{'ld' if op.name == 'ttng.tmem_load' else 'st'}.{shape}.x{num or '?'}.b32 "
+                "messages move", tmem_message=shape, num=num, elements_per_register=pack)
+        return
     first = None
-    tries = [(shape, None) for shape in TMEM_SHAPES if shape != "16x32bx2"]
-    tries += [("16x32bx2", 1 << k) for k in range(9)]   # the second half-warp's column offset
-    for shape, split in tries:
+    for shape, split in _TMEM_TRIES:
         try:
             v = load_verdict(reg, tmem, shape, split=split)
         except LayoutError as e:
@@ -304,6 +329,14 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
     """The descriptor of each (MN block, K-block) of an operand of ``blocks`` blocks (at least one
     each) whose first block is the buffer's block ``at``, derived on the buffer's layout ``ll``;
     and the first block no descriptor reads, with why (None when every block has one)."""
+    descs, why = _block_descriptors_of(ll, dtype, major, blocks, mn, at, mn_dim, arch)
+    return [dict(d) for d in descs], why
+
+
+@lru_cache(maxsize=256)   # keyed by the operand's layout and blocks; a kernel's dots repeat their operands
+def _block_descriptors_of(ll: LinearLayout, dtype: str, major: str, blocks: tuple[int, int], mn: int,
+                          at: tuple[int, int], mn_dim: int, arch: str) -> tuple[tuple[dict, ...], tuple | None]:
+    """:func:`_block_descriptors`, shared by the callers (read only: they get copies)."""
     descs: list[dict] = []
     for mb in range(max(1, blocks[0])):
         for kb in range(max(1, blocks[1])):
@@ -311,10 +344,10 @@ def _block_descriptors(ll: LinearLayout, dtype: str, major: str, blocks: tuple[i
                 p = derive_descriptor(ll, dtype=dtype, major=major, k_block=at[1] + kb, mn=mn,
                                       mn_block=at[0] + mb, mn_dim=mn_dim, arch=arch)
             except LayoutError as e:
-                return descs, (mb, kb, str(e))
+                return tuple(descs), (mb, kb, str(e))
             descs.append({"mn_block": mb, "k_block": kb, "descriptor": f"{p.descriptor.value:#018x}",
                           "swizzle": p.descriptor.swizzle, "status": p.verdict.status})
-    return descs, None
+    return tuple(descs), None
 
 
 def _descriptor_check(ctx: AuditContext, op: Op, operand: str, mem: Type, arch: str, value: str | None = None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable
 
 from verilayout.audit.advice import gluon_code, joint_layout
 from verilayout.audit.model import Check
@@ -410,16 +410,25 @@ def async_copy_check(ctx: AuditContext, op: Op) -> None:
 def _best_swizzle(reg: LinearLayout, bits: int, store: bool, smem_attr: Any) -> dict | None:
     """The best shared layout for this access alone: among ``nvmma_shared`` layouts of the same
     majorness when the memory is an ``nvmma_shared`` (an MMA reads it: its majorness is fixed),
-    else among every named layout; and the GF(2) optimum with its lower bound."""
+    else among every named layout; and the GF(2) optimum with its lower bound (a fresh dict)."""
     nvmma = isinstance(smem_attr, Attr) and smem_attr.kind == "nvmma_shared"
+    tr = nvmma and bool(smem_attr.params.get("transposed", False))
+    got = _best_swizzle_of(reg, bits, store, nvmma, tr, synthesize)   # (the synthesizer in the key too)
+    return dict(got) if got is not None else None
+
+
+@lru_cache(maxsize=256)   # keyed by the access and the memory's kind; kernels repeat their conflicting accesses
+def _best_swizzle_of(reg: LinearLayout, bits: int, store: bool, nvmma: bool, tr: bool,
+                     synth: Callable) -> dict | None:
+    """:func:`_best_swizzle` of an access to an ``nvmma_shared`` memory (``nvmma``, transposed
+    ``tr``) or any other, by the synthesizer ``synth``; shared by the callers: read only."""
     try:
-        plan = synthesize(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
+        plan = synth(reg if store else None, None if store else reg, elem_bits=bits, swizzled=not nvmma)
     except LayoutError:
         return None                      # out of the synthesizer's reach: no fix to offer
     except (AssertionError, ValueError, KeyError) as e:
         return {"internal_error": internal_message(e)}
     if nvmma:
-        tr = bool(smem_attr.params.get("transposed", False))
         named = [c for c in plan.wgmma.values() if c is not None and bool(c.params.get("transposed")) == tr]
     else:
         named = [c for c in list(plan.wgmma.values()) + [plan.swizzled] if c is not None]

@@ -559,7 +559,23 @@ def symbol_names(*exprs: z3.ExprRef) -> set[str]:
 
 def _symbols_of(*exprs: z3.ExprRef) -> set[str]:
     """Names of the uninterpreted constants in ``exprs``."""
-    return {str(c) for c in _consts_of(*exprs)}
+    return {_symbol_name(ctx, a, exprs) for ctx, a in _leaves(*exprs) if _uninterpreted(ctx, a)}
+
+
+def _uninterpreted(ctx: Any, a: Any) -> bool:
+    """The leaf ``a`` is an uninterpreted constant (a symbol)."""
+    return z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST and \
+        z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_UNINTERPRETED
+
+
+def _symbol_name(ctx: Any, a: Any, exprs: tuple) -> str:
+    """The name of the symbol ``a`` as ``str()`` of its term prints it: its string symbol, read
+    through the C API (z3's printer is slow); other symbols through the printer."""
+    sym = z3.Z3_get_decl_name(ctx, z3.Z3_get_app_decl(ctx, a))
+    if z3.Z3_get_symbol_kind(ctx, sym) == z3.Z3_STRING_SYMBOL:
+        return z3.Z3_get_symbol_string(ctx, sym)
+    owner = next(x.ctx for x in exprs if x is not None and x.ctx_ref().value == ctx.value)
+    return str(z3.ExprRef(a, owner))
 
 
 def _leaves(*exprs) -> Iterator[tuple[Any, Any]]:
@@ -737,10 +753,8 @@ def _consts_of(*exprs) -> list:
     out = {}
     ctx_of = {x.ctx_ref().value: x.ctx for x in exprs if x is not None}
     for ctx, a in _leaves(*exprs):
-        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST and \
-                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_UNINTERPRETED:
+        if _uninterpreted(ctx, a):
             kind = z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, a))
             cls = z3.BitVecRef if kind == z3.Z3_BV_SORT else z3.BoolRef if kind == z3.Z3_BOOL_SORT else z3.ExprRef
-            x = cls(a, ctx_of[ctx.value])
-            out[str(x)] = x
+            out[_symbol_name(ctx, a, exprs)] = cls(a, ctx_of[ctx.value])
     return list(out.values())
