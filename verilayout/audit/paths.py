@@ -158,6 +158,8 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
     >>> out.loc, out.data["inlined_from"]
     ('k.py:14', ['k.py:9'])
     """
+    if "inlined_at" not in text if kind == "ptx" else "callsite(" not in text:
+        return rep                      # nothing inlined: no check moves (what the scan below finds)
     if kind == "ptx":
         sites = ptx_inline_sites(text)
         lines = [s[0] for s in sites]

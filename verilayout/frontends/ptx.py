@@ -50,6 +50,10 @@ _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _VEC_PARTS = {"v2": 2, "v4": 4, "v8": 8}
 _MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
 _REG_NAME = re.compile(r"%\w+")
+#: the common instruction line, read in one match: an optional guard, an opcode followed by
+#: white space or ``;``, operands holding no ``;``, ``/`` or quote, and one ``;`` ending the code
+_PLAIN = re.compile(r"[ \t]*(?:@(!?%?[\w$]+)\s+)?([a-z][\w.]*)(?=[\s;])([^;/\"\n]*);[ \t\r]*(?://[^\n]*)?$")
+_DATA = re.compile(r"[ \t]*\.b(?:8|16|32|64)\s")   # `.b8 1  // Abbreviation Code` (a debug section's bytes)
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -320,7 +324,19 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     target, loc, func, saw_version = None, None, "", False
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
+    plain, loc_line, data_line = _PLAIN.match, _LOC.match, _DATA.match
     for n, raw in enumerate(text.split("\n"), 1):
+        if func and not open_table and (pm := plain(raw)):   # the common line: what the steps below give it
+            try:
+                instrs.append((pm.group(2), split_operands(pm.group(3).rstrip()), n, pm.group(1), loc, func))
+            except LayoutError as e:
+                raise LayoutError(f"line {n}: {e}") from None
+            continue
+        if not open_table and (lm := loc_line(raw)):       # a .loc: as the directive branch below reads it
+            loc = (lm.group(1), lm.group(2))
+            continue
+        if not open_table and data_line(raw):              # debug-section data: a directive that sets nothing
+            continue
         s = _strip_comment(raw)
         st = s.strip()
         if not st:

@@ -27,7 +27,6 @@ exception.
 from __future__ import annotations
 
 import functools
-import os
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -500,7 +499,7 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> s
         return None
     m = _LOC_FILE.search(body)
     if m:
-        return f"{os.path.basename(m.group(1))}:{m.group(2)}"
+        return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
     for ref in _LOC_REF.findall(body):
         if ref in locs:
             got = _resolve_loc(locs[ref], locs, depth + 1)
