@@ -53,6 +53,7 @@ _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$")
 _LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
 _LOC_REF = re.compile(r"#(loc\w*)")
+_MULTI_RESULT = re.compile(r"(%[\w.$-]+):(\d+)$")
 _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
                 "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas"}
 
@@ -460,7 +461,7 @@ def _results(res: str | None) -> tuple[str, ...]:
     out = []
     for r in res.split(","):
         r = r.strip()
-        m = re.match(r"(%[\w.$-]+):(\d+)$", r)
+        m = _MULTI_RESULT.match(r)
         if m:
             out.append(m.group(1))
             out.extend(f"{m.group(1)}#{k}" for k in range(1, int(m.group(2))))
@@ -469,7 +470,9 @@ def _results(res: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _parse_op(line_no: int, m: re.Match) -> Op:
+def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, table: TypeTable | None = None) -> Op:
+    """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
+    the module's types (built once: an :class:`Op` is frozen)."""
     name = m.group("name").strip('"')
     body, loc = _strip_loc(m.group("rest"))
     parts = _split_top(body, " : ")
@@ -484,13 +487,14 @@ def _parse_op(line_no: int, m: re.Match) -> Op:
     ins, outs = sig, sig
     if sig:
         arrow = _split_top(sig, "->")
-        cast = _split_top(sig, " to ")
         if len(arrow) == 2:
             ins, outs = arrow
-        elif len(cast) == 2:                # casts print `: srcType to dstType`
+        elif len(cast := _split_top(sig, " to ")) == 2:    # casts print `: srcType to dstType`
             ins, outs = cast
+    if locs is not None:
+        loc = _resolve_loc(loc, locs)
     return Op(name, line_no, _results(m.group("res")), operands, _type_list(ins) if sig else (),
-              _type_list(outs) if sig else (), attrs, loc, m.group(0))
+              _type_list(outs) if sig else (), attrs, loc, m.group(0), table if table is not None else TypeTable())
 
 
 def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> str | None:
@@ -573,10 +577,7 @@ def parse_module(text: str | bytes) -> Module:
         m = _OP.match(ln)
         if not m:
             continue
-        op = _parse_op(i, m)
-        op = Op(op.name, op.line, op.results, op.operands, op.operand_types, op.result_types,
-                op.attrs, _resolve_loc(op.loc, locs), op.text, table)
-        ops.append(op)
+        ops.append(_parse_op(i, m, locs, table))
     nw = attrs.get("num_warps")
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
