@@ -43,7 +43,7 @@ from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION, MAP_A_ADDR,
                                             MAP_B_ADDR, PARAMS,
-                                            SMEM_BASE, GemmSim, check_gemm_source,
+                                            SMEM_BASE, GemmSim, SimInputs, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, host_maps)
 from verilayout.simulate.cluster_protocol import explore_cluster
@@ -146,24 +146,26 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
                 checks.append(KernelCheck("run", "unknown", f"CTA {r} could not be run on the PTX "
                                     f"(M={M}, N={N}, K={K}): {run.reason}"))
                 break
-            g = ClusterCta(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+            g = ClusterCta(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages,
+                                     cons=cons, la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
             g.rank, g.cm, g.cn, g.splits = r, cm, cn, splits
             g.label = f" [CTA {r}" + (f", M={M}, N={N}, K={K}]" if label else "]")
             ctas.append(g)
         else:
-            checks += ClusterRun(ctas, (cm, cn), man, epilogue_spec(man)).all(protocol=not label)
+            checks += ClusterRun(ctas, (cm, cn), man, epilogue_spec(man),
+                                 f" [M={M}, N={N}, K={K}]" if label else "").all(protocol=not label)
     return IndependentReport(tuple(checks), CLUSTER_ASSUMPTIONS)
 
 
 class ClusterRun:
     """The runs of all CTAs of one cluster and the checks read from them together."""
 
-    def __init__(self, ctas: list, shape: tuple, man: GemmManifest, epi: tuple):
+    def __init__(self, ctas: list, shape: tuple, man: GemmManifest, epi: tuple, label: str = ""):
         self.ctas, (self.cm, self.cn), self.man = ctas, shape, man
         self.size = len(ctas)
         self.epi = epi if epi != ("f32", False, "none") and ctas[0].splits == 1 else None
         self.checks: list[KernelCheck] = []
-        self.label = (" [" + ctas[0].label.split(", ", 1)[-1]) if "M=" in ctas[0].label else ""
+        self.label = label   # the problem of a ragged run, " [M=.., N=.., K=..]"; "" for the whole tiles
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None

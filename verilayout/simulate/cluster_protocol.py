@@ -9,7 +9,7 @@ each TMA landing in each destination CTA is an action of its own (landings eager
 the compilation: remote arrivals (``mapa``'s window names the CTA), multicast TMAs (the CTA mask
 names the destinations), a TMA's slice of its stage buffer and the cluster barriers.
 
->>> _target(0, 3 * CLUSTER_WINDOW + 0x40)
+>>> barrier_key(3 * CLUSTER_WINDOW + 0x40, 0)
 (2, 64)
 """
 from __future__ import annotations
@@ -18,14 +18,10 @@ from verilayout.simulate.gemm_check import MAP_A_ADDR, MAX_STATES, swizzle_span
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ring import (Arrive, ClusterArrive, ClusterWait, Commit, Init, Issue, Read,
                                       Retire, RingSystem, RingTma, Wait, explore_rings)
-from verilayout.simulate.ptx_run import CLUSTER_WINDOW, init_count, pending_groups, phase_parity, tx_count
+from verilayout.simulate.ptx_run import (CLUSTER_WINDOW, barrier_key, init_count, pending_groups, phase_parity,
+                                         tx_count)
 
 __all__ = ["explore_cluster"]
-
-
-def _target(x: int, addr: int) -> tuple[int, int]:
-    """(CTA, local address) of an mbarrier address used by CTA ``x`` (``mapa``'s window or own)."""
-    return (addr // CLUSTER_WINDOW - 1, addr % CLUSTER_WINDOW) if addr >= CLUSTER_WINDOW else (x, addr)
 
 
 def _action(x: int, p: int, ev, v, n: int, it: int, mark):
@@ -38,7 +34,7 @@ def _action(x: int, p: int, ev, v, n: int, it: int, mark):
         return Wait("wait", (x, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, mark(ev))
     if op.startswith("mbarrier.arrive"):
         tx = int(tx_count(v)[0]) if "expect_tx" in op else 0
-        return Arrive("arrive", _target(x, int(v["addr"][0])), n, tx, mark(ev))
+        return Arrive("arrive", barrier_key(int(v["addr"][0]), x), n, tx, mark(ev))
     if op.startswith("wgmma.mma_async") and p > 0:
         reads = tuple((x, (int(v[k][0]) & 0x3FFF) << 4) for k in ("desc_a", "desc_b")
                       if v.get(k) is not None)

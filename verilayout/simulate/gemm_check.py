@@ -56,12 +56,13 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from verilayout.emit.gemm_plan import GemmManifest, StageOperand
 from verilayout.errors import LayoutError
+from verilayout.frontends.cuda_program import cuda_namespace, defines_index_function, tagged_rows
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
@@ -76,7 +77,7 @@ from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgrou
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -233,7 +234,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
             checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
             continue
-        g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+        g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=cons,
+                              la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
         g.splits = splits
         g.epi = epi if fused else None
@@ -522,28 +524,27 @@ def tensor_maps(source: str, man: GemmManifest):
     maps checked against cuda.h and the layout texts; ``maps`` names A and B's (and a TMA-store
     epilogue's D) :class:`ProvedBox`."""
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
-    ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
-    if not ns:
+    ns = cuda_namespace(source)
+    if ns is None:
         return None, [KernelCheck("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk     # the kernel's product: M x N
     swap = man.swap_ab                       # launch(A, B, M', N') with D^T's M = N', N = M'
     n2 = 2 * bn + 8                          # the second launch: D's rows a multiple of 16 bytes
     kx = k_of_dtype(dt)
     frag = fragment((64, bn, kx), "D", dt, acc="f32")
-    have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
-    have_tiles = bool(re.search(r"\btile_coords\(uint32_t", source))
+    have_frag = defines_index_function(source, "d_row") and defines_index_function(source, "d_col")
+    have_tiles = defines_index_function(source, "tile_coords")
     drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
         ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
-        _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(N if swap else M)) \
+        _DRIVER.replace("%NS%", ns).replace("%M%", str(N if swap else M)) \
         .replace("%N%", str(M if swap else N)).replace("%N2%", str(n2)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     lines = _driver_output(source, drv)
     if isinstance(lines, KernelCheck):
         return None, [lines]
     out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
-    enum = next((CudaEnums.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines
-                 if ln.startswith("ENUM")), None)
-    maps = [RecordedMap.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines if ln.startswith("MAP")]
+    enum = next((CudaEnums.from_numbers(row) for row in tagged_rows(lines, "ENUM")), None)
+    maps = [RecordedMap.from_numbers(row) for row in tagged_rows(lines, "MAP")]
     got = {}
     cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
     # the kernel's A operand (BM rows) reads the problem's A, or with swap-AB the problem's B
@@ -706,8 +707,8 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
                       param_values=PARAMS(km, kn, K), shared_base=SMEM_BASE)
     if not run.complete:
         raise LayoutError(f"replay_gemm: the kernel could not be run on the PTX: {run.reason}")
-    g = GemmSim(man, run, dt, _BYTES[dt], bm, bn, bk, stages, cons, la, lb, km, kn, K,
-                -(-K // bk), maps)
+    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=_BYTES[dt], bm=bm, bn=bn, bk=bk, stages=stages,
+                          cons=cons, la=la, lb=lb, M=km, N=kn, K=K, k_tiles=-(-K // bk), maps=maps))
     g.splits = splits_of(man)
     procs = g.traces()
     loads: dict = {}                                    # iteration -> [A row, B row, K start]
@@ -805,7 +806,7 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
     ``tile_coords`` on an 11 x 7 tile grid (a partial GROUP_M group): a bijection onto the grid."""
     out = []
     if have_frag:
-        rows = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("FRAG")]
+        rows = tagged_rows(lines, "FRAG")
         table = fragment_coords(frag.shape, "D", frag.dtype, acc=frag.acc)
         bad = [(t, e, r, c) for t, e, r, c in rows if (table[t][e] if 0 <= t < 128 and
                0 <= e < frag.registers else frag.coord(t, e)) != (r, c)]
@@ -818,7 +819,7 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
             out.append(KernelCheck("index-functions", "proved", f"d_row/d_col equal the PTX D fragment on "
                              f"all {len(rows)} (thread, element) pairs (host-compiled)"))
     if have_tiles:
-        tiles = [tuple(map(int, ln.split()[2:])) for ln in lines if ln.startswith("TILE")]
+        tiles = [tuple(row) for row in tagged_rows(lines, "TILE", skip=2)]
         grid = {(a, b) for a in range(11) for b in range(7)}
         if sorted(tiles) != sorted(grid):
             out.append(KernelCheck("index-functions", "counterexample", "tile_coords over an 11 x 7 grid "
@@ -841,16 +842,59 @@ class Step(NamedTuple):
     threads: np.ndarray
 
 
+@dataclass(frozen=True, kw_only=True)
+class SimInputs:
+    """What one simulated GEMM run is checked against: the manifest ``man``, the PTX run ``run``
+    (:class:`verilayout.simulate.ptx_run.RunResult`, or a stand-in with ``threads`` alone for the
+    checks that read no run), the kernel's element type ``dt`` of ``eb`` bytes, tile
+    ``bm x bn x bk``, ``stages`` ring stages, ``cons`` consumer warpgroups, A's and B's CuTe
+    layout texts ``la``/``lb``, the problem ``M x N x K`` in ``k_tiles`` K-tiles, and the proved
+    tensor maps ``maps`` (None where the host code was not run).
+
+    Law: the fields are given by name; :class:`GemmSim` reads them and keeps them.
+
+    >>> from types import SimpleNamespace
+    >>> SimInputs(man=_SPEC, run=SimpleNamespace(threads=[]), dt="f16", eb=2, bm=64, bn=64, bk=64,
+    ...           stages=2, cons=1, la="", lb="", M=64, N=64, K=128, k_tiles=2, maps=None).k_tiles
+    2
+    """
+
+    man: GemmManifest
+    run: Any
+    dt: str
+    eb: int
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    cons: int
+    la: str
+    lb: str
+    M: int
+    N: int
+    K: int
+    k_tiles: int
+    maps: dict | None
+
+
+def _spec_inputs(man: GemmManifest, run, problem: tuple, k_tiles: int, maps=None) -> SimInputs:
+    """The :class:`SimInputs` of an sm_90a manifest's :func:`gemm_spec` (doctests)."""
+    dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
+    M, N, K = problem
+    return SimInputs(man=man, run=run, dt=dt, eb=_BYTES[dt], bm=bm, bn=bn, bk=bk, stages=stages,
+                     cons=cons, la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps)
+
+
 class GemmSim:
     """The simulated run of one emitted GEMM and the checks read from it (shared by the sm_90a and sm_100a checks)."""
 
-    def __init__(self, man: GemmManifest, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
-        self.man, self.run, self.dt, self.eb = man, run, dt, eb
-        self.bm, self.bn, self.bk, self.stages, self.cons = bm, bn, bk, stages, cons
-        self.la, self.lb, self.M, self.N, self.K, self.k_tiles = la, lb, M, N, K, k_tiles
-        self.maps = maps
-        self.kx = k_of_dtype(dt)
-        self.th = np.asarray(run.threads)
+    def __init__(self, inp: SimInputs):
+        self.man, self.run, self.dt, self.eb = inp.man, inp.run, inp.dt, inp.eb
+        self.bm, self.bn, self.bk, self.stages, self.cons = inp.bm, inp.bn, inp.bk, inp.stages, inp.cons
+        self.la, self.lb, self.M, self.N, self.K = inp.la, inp.lb, inp.M, inp.N, inp.K
+        self.k_tiles, self.maps = inp.k_tiles, inp.maps
+        self.kx = k_of_dtype(inp.dt)
+        self.th = np.asarray(inp.run.threads)
         self.checks: list[KernelCheck] = []
 
     label = ""
@@ -919,7 +963,7 @@ class GemmSim:
         consumer ``c``'s 64 rows (a cluster's tile past M or N: its sum is never stored).
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> g._outside_iterations([])
         set()
         """
@@ -1031,7 +1075,7 @@ class GemmSim:
         :meth:`expected_tiles` and their K-tiles are walked once, in order.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 128, 64, 64, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (128, 64, 64), 2))
         >>> g.tma_checks([]), g.checks[0].message
         ({}, 'A: TMA loads in 0 pipeline iterations, the problem has 4 (2 tiles x 2 K-tiles)')
         """
@@ -1461,7 +1505,7 @@ class GemmSim:
         ``d-store`` check and :func:`replay_gemm`.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> list(g.d_stores([], 32))
         []
         """
@@ -1598,7 +1642,7 @@ class GemmSim:
         each K-tile once.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> g.splits = 2; g.split_cover_check({((0, 0), 0): {(0,)}, ((0, 0), 1): {(1,)}}, {(0, 0)})
         >>> g.checks[0].status
         'proved'

@@ -71,7 +71,7 @@ from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
-                                            GemmSim, LANDING_ASSUMPTION, Step, act_reference, bias_value,
+                                            GemmSim, LANDING_ASSUMPTION, SimInputs, Step, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
                                             decode_out, splits_of, out_tolerance)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
@@ -190,8 +190,9 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
                                         (s, splits, fused, cover))]
         if splits > 1 and len(cover) == splits:   # every slice's run complete
-            g = GemmSim(man, SimpleNamespace(threads=[]), dt, eb, bm, bn, bk, stages, 1, la, lb, M,
-                        N, K, -(-K // bk), None)   # only its slice cover (the sm_90a split-K check)
+            g = GemmSim(SimInputs(man=man, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
+                                  bk=bk, stages=stages, cons=1, la=la, lb=lb, M=M, N=N, K=K,
+                                  k_tiles=-(-K // bk), maps=None))   # only its slice cover (the sm_90a split-K check)
             g.splits, g.label = splits, tail
             g.split_cover_check(cover, {(0, 0)})
             checks += g.checks
@@ -284,7 +285,8 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     M, N, K = problem
     s, splits, fused, cover = part
     k_tiles = -(-K // bk)
-    g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
+    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
+                          la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=None))
     tmas, it = [], -1
     prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)]
     waits = {}
