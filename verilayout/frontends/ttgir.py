@@ -41,7 +41,7 @@ from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
 
-__all__ = ["Op", "Module", "Type", "TypeTable", "parse_module", "MAX_BYTES", "TRITON_DIALECTS"]
+__all__ = ["Op", "Module", "Type", "TypeTable", "Loop", "parse_module", "MAX_BYTES", "TRITON_DIALECTS"]
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
@@ -313,6 +313,53 @@ class Op:
         return self.in_types[i] if i < len(self.in_types) else None
 
 
+_ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An ``scf.for`` and its loop-carried values: ``args[i]`` (a block argument of the body) is
+    ``inits[i]`` in the first iteration and ``yielded[i]`` (operand ``i`` of the body's ``scf.yield``)
+    of the previous iteration after that; the loop's result ``i`` (``results[i]``) is the last yield.
+
+    >>> m = parse_module("module {\\n  %r:2 = scf.for %i = %a to %b step %c iter_args(%x = %p, %y = %q) -> "
+    ...                  "(f32, f32) {\\n    %n = arith.addf %x, %y : f32\\n    scf.yield %n, %y : f32, f32\\n  }\\n}")
+    >>> m.loops[0].args, m.loops[0].inits, m.loops[0].yielded, m.loops[0].results
+    (('%x', '%y'), ('%p', '%q'), ('%n', '%y'), ('%r', '%r#1'))
+    """
+    op: Op
+    args: tuple[str, ...]
+    inits: tuple[str, ...]
+    yielded: tuple[str, ...]
+    yield_line: int | None
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        return self.op.results
+
+
+def _indent(op: Op) -> int:
+    return len(op.text) - len(op.text.lstrip())
+
+
+def _loop_of(ops: tuple, k: int) -> Loop:
+    """The :class:`Loop` of the ``scf.for`` at ``ops[k]``: its iter_args from its text, its yield the last
+    ``scf.yield`` one level deeper before the next op at the for's own depth (MLIR's printer indents
+    each region level by two spaces; a for without iter_args prints no yield)."""
+    op = ops[k]
+    head = op.text.split("iter_args(", 1)
+    pairs = _ITER_ARG.findall(head[1].split(")", 1)[0]) if len(head) == 2 else []
+    depth, found = _indent(op), None
+    for inner in ops[k + 1:]:
+        if _indent(inner) <= depth:
+            break
+        if inner.name == "scf.yield" and _indent(inner) == depth + 2:
+            found = inner
+    yielded = found.operands if found is not None else ()
+    return Loop(op, tuple(a for a, _ in pairs), tuple(b for _, b in pairs), tuple(yielded),
+                found.line if found is not None else None)
+
+
 @dataclass(frozen=True)
 class Module:
     """A TTGIR module: its attributes, ops and alias table, and its def-use graph
@@ -371,6 +418,23 @@ class Module:
             for a in dict.fromkeys(op.operands):
                 out.setdefault(a, []).append(op)
         return MappingProxyType({k: tuple(v) for k, v in out.items()})
+
+    @cached_property
+    def loops(self) -> tuple[Loop, ...]:
+        """Every ``scf.for`` of the module as a :class:`Loop` (its iter_args, inits and yield), in file order."""
+        return tuple(_loop_of(self.ops, k) for k, op in enumerate(self.ops) if op.name == "scf.for")
+
+    @cached_property
+    def carried(self) -> Mapping[str, tuple[Loop, int]]:
+        """Loop-carried values: an iter_arg's name or an ``scf.for`` result's name -> (its loop, its
+        position); the block argument has no defining op (:attr:`defs`), the result is the last yield."""
+        out: dict[str, tuple[Loop, int]] = {}
+        for loop in self.loops:
+            for i, a in enumerate(loop.args):
+                out[a] = (loop, i)
+            for i, r in enumerate(loop.results[:len(loop.args)]):
+                out[r] = (loop, i)
+        return MappingProxyType(out)
 
     def def_type(self, name: str | None) -> Type | None:
         """The type the defining op prints for value ``name`` (None: no defining op, or it prints
