@@ -77,7 +77,7 @@ from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgrou
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "Step", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -832,6 +832,40 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
 
 # ----- the run ---------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class TmaLoad:
+    """One TMA load (global to shared) of a run, as its producer issued it: its pipeline
+    iteration ``it`` (the producer's mbarrier waits before it), shared destination ``dst``, the
+    tensor map's address ``map``, the box's coordinates ``c0`` (K) and ``c1`` (rows) and the
+    event ``ev``; in a cluster also its mbarrier ``bar``, its CTA mask ``mask`` and the issuing
+    CTA ``sender``."""
+
+    it: int
+    dst: int
+    map: int
+    c0: int
+    c1: int
+    ev: Any
+    bar: int = 0
+    mask: int = 0
+    sender: int = 0
+
+
+def tma_load(ev, it: int) -> TmaLoad:
+    """Law: the :class:`TmaLoad` of a ``cp.async.bulk.tensor`` load event issued after ``it + 1``
+    waits (iteration ``max(it, 0)``), read from its first thread's values.
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> v = {k: np.array([x]) for k, x in (("addr", 64), ("map", MAP_A_ADDR), ("c0", 16), ("c1", 8))}
+    >>> t = tma_load(SimpleNamespace(values=v), -1)
+    >>> (t.it, t.dst, t.c0, t.c1, t.map == MAP_A_ADDR)
+    (0, 64, 16, 8, True)
+    """
+    v = ev.values
+    return TmaLoad(max(it, 0), int(v["addr"][0]), int(v["map"][0]), int(v["c0"][0]), int(v["c1"][0]), ev)
+
+
 class Step(NamedTuple):
     """One event of one process's trace: the event, its operand values over the process's threads
     that ran it (read by role: :mod:`verilayout.simulate.ptx_run`'s named operands), how many
@@ -946,9 +980,7 @@ class GemmSim:
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
             if ev.op.startswith("cp.async.bulk.tensor") and not is_tma_store(ev.op):
-                tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                             "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
-                             "ev": ev})
+                tmas.append(tma_load(ev, it))
         self.instruction_checks(procs)
         tiles = self.tma_checks(tmas)
         self.descriptor_checks(procs, tmas)
@@ -1090,14 +1122,14 @@ class GemmSim:
             j, kin = kk // box_k, kk % box_k
             off = mn * span + kin * self.eb
             sw = off ^ (((off >> 7) & (span // 16 - 1)) << 4)
-            mine = [x for x in tmas if x["map"] == tag]
-            other = [x for x in tmas if x["map"] not in (MAP_A_ADDR, MAP_B_ADDR)]
+            mine = [x for x in tmas if x.map == tag]
+            other = [x for x in tmas if x.map not in (MAP_A_ADDR, MAP_B_ADDR)]
             if other:
-                self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0]["ev"])
+                self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0].ev)
                 bad = True
             by_it: dict[int, list] = {}
             for x in mine:
-                by_it.setdefault(x["it"], []).append(x)
+                by_it.setdefault(x.it, []).append(x)
             n_tiles = len(self.expected_tiles())
             iters = self.k_tiles * n_tiles
             if len(by_it) != iters:
@@ -1107,13 +1139,13 @@ class GemmSim:
                 bad = True
                 continue
             for i, xs in sorted(by_it.items()):
-                xs = sorted(xs, key=lambda x: x["c0"])
+                xs = sorted(xs, key=lambda x: x.c0)
                 why = self._tma_iteration(i, xs, (name, text, rows), (box_k, j, sw, want))
                 if why:
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: {why}", xs[0]["ev"])
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: {why}", xs[0].ev)
                     bad = True
                     break
-                c1 = xs[0]["c1"]
+                c1 = xs[0].c1
                 tm, tn = out_tiles.get(i, (None, None))
                 out_tiles[i] = (c1 // rows, tn) if name == "A" else (tm, c1 // rows)
         seen = {}
@@ -1141,10 +1173,10 @@ class GemmSim:
         name, text, rows = operand
         box_k, j, sw, want = geometry
         boxes = self.bk // box_k
-        d0 = xs[0]["dst"]
+        d0 = xs[0].dst
         if len(xs) != boxes:
             return f"{len(xs)} boxes, BK = {self.bk} needs {boxes} of {box_k}"
-        got = np.array([x["dst"] - d0 for x in xs])[j] + sw
+        got = np.array([x.dst - d0 for x in xs])[j] + sw
         diff = np.argwhere(got != want)
         if diff.size:
             a, b = (int(v) for v in diff[0])
@@ -1152,8 +1184,8 @@ class GemmSim:
                     f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
         if (d0 - SMEM_BASE) % 1024 and d0 % 1024:
             return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
-        kt, c1 = self.k_first + i % self.k_tiles, xs[0]["c1"]
-        ks = [x["c0"] for x in xs]
+        kt, c1 = self.k_first + i % self.k_tiles, xs[0].c1
+        ks = [x.c0 for x in xs]
         if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
             return (f"coordinates (k {ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} "
                     f"and a tile row at a multiple of {rows}")
@@ -1168,7 +1200,7 @@ class GemmSim:
         cache: dict = {}
         stage_of: dict = {}
         for x in tmas:
-            stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
+            stage_of.setdefault((x.map, x.it), []).append(x.dst)
         bad = 0
         total = 0
         for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
@@ -1347,12 +1379,12 @@ class GemmSim:
             return
         coord = np.array(fragment_coords((64, self.bn, self.kx), "D", self.dt, acc="f32"))
         regs = coord.shape[1]
-        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == MAP_A_ADDR}
+        ktile = {x.it: x.c0 // self.bk for x in tmas if x.map == MAP_A_ADDR}
         raw = {}                        # iteration -> tile, read off the TMA coordinates
         for x in tmas:
-            if x["map"] in (MAP_A_ADDR, MAP_B_ADDR):
-                tm, tn = raw.get(x["it"], (None, None))
-                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == MAP_A_ADDR else (tm, x["c1"] // self.bn)
+            if x.map in (MAP_A_ADDR, MAP_B_ADDR):
+                tm, tn = raw.get(x.it, (None, None))
+                raw[x.it] = (x.c1 // self.bm, tn) if x.map == MAP_A_ADDR else (tm, x.c1 // self.bn)
         tiles = {**raw, **tiles}
         tile_id: dict = {}
         keys: list = []                 # rows (consumer, thread, element, tile id, slot), one per store in D
