@@ -307,12 +307,32 @@ def test_an_async_dot_result_through_its_wait_proves(harvest):
     assert [c.status for c in got] == ["proved"], [c.message for c in got]
 
 
-def test_a_loop_carried_conversion_is_unchecked_with_its_reason(harvest):
-    """A converted operand whose producer is an ``scf.for`` iter_arg is not modelled: unchecked, never
-    proved, never silent when its registers come out of lane shuffles."""
+def test_a_loop_carried_conversion_proves(harvest):
+    """The converted tensor is the outer ``scf.for``'s iter_arg (TTGIR line 127: init a zero constant,
+    yield ``kv * carried + inner_loop#3``, the inner loop's dot at line 233): traced through the yields to
+    that dot and run over the loop's second iteration, where the registers the loop carries hold the
+    previous iteration's elements."""
     got = _checks(harvest / CARRIED)
-    assert got and all(c.status == "unchecked" for c in got), [c.message for c in got]
-    assert all("loop-carried" in c.data["reason"] for c in got)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
+    assert got[0].data["producer_line"] == 233 and got[0].data["carried_by"] == [127]
+    assert got[0].data["operand"] == "B" and got[0].data["consumer_line"] == 149
+
+
+@pytest.mark.parametrize("mutate", sorted(MUTANTS))
+def test_loop_carried_mutants_are_errors_at_their_line(harvest, mutate):
+    """A routing bug planted in the loop-carried conversion's shuffles is an error at the planted line."""
+    stem = harvest / CARRIED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    k = MUTANTS[mutate](lines)
+    errors = _mutant_errors(stem, lines)
+    # the shuffle at PTX line 1109 reads %r88 instead of %r87, the other output of a selp pair
+    # (``selp %r87, %r3418, %r3419, %p1`` / ``selp %r88, %r3419, %r3418, %p1`` at lines 598-599): the
+    # element the lane wants is the other input of the selp writing %r88 (line 599), so that selp's
+    # choice is blamed (one of the two lines of the misrouting; the blame does not tell them apart)
+    want = {k + 1} if mutate != "shuffle source register swapped" else {599}
+    assert errors and {c.line for c in errors} == want, [(c.line, c.message) for c in errors]
+    assert all(c.severity == "error" and c.data["carried_by"] == [127] for c in errors)
+    assert re.search(r"warp \d+ lane \d+: operand B register \d \(%r\d+\)", errors[0].message)
 
 
 @pytest.mark.slow

@@ -4,14 +4,18 @@ register operand that Triton lowers inside the warp (``shfl.sync.idx``, ``selp``
 ``transferWithinWarp``) is run concretely for every thread of the CTA on element tags.
 
 Law (check ``register-permute``): for a TTGIR dot whose register operand (wgmma A, ``mma.sync`` A or B)
-is, through elementwise ops and at least one ``convert_layout``, the result of another dot:
+is, through elementwise ops, at least one ``convert_layout`` and the ``scf.yield`` of any ``scf.for`` that
+carries it (an iter_arg is the previous iteration's yield operand; a loop's result its last), the result of
+another dot (of a K-chain of dots matched to one PTX group: that group, whose last MMA per block leaves it):
 
 * tags: after each MMA instruction of the producing dot, byte ``b`` of its ``i``-th accumulator register
   in thread ``(warp, lane)`` holds byte ``b`` of element ``P(block * n + i, lane, warp)`` of the producer's
   result (``P``: its TTGIR layout; ``block``: the accumulator's rank among the group's accumulators in
   order of first appearance, checked against the PTX ISA accumulator fragment: PTX ISA 9.7.14.5.x
   ``mma.m16n8kK`` fragments, 9.7.15.5.1 ``wgmma`` register fragments);
-* moves, run in program order (the first iteration of a loop): ``mov``, packing ``mov.b32 {a, b}`` and its
+* moves, run in program order with each backward branch (a loop's back edge) taken once, so every loop
+  body runs twice and its second run reads, in the registers the loop carries, what the first left there
+  (a loop-carried value: the previous iteration's elements, in the same layout): ``mov``, packing ``mov.b32 {a, b}`` and its
   unpack, ``shfl.sync.idx.b32 d, a, L, 31, -1`` (PTX ISA 9.7.8.6 shfl.sync: lane ``L & 31`` of the same
   warp, ``L`` evaluated per thread from ``%tid``), ``selp`` (9.7.7.1, its predicate per thread; with one
   side of no element, e.g. an immediate, it is ``tl.where``: the tagged side's element), ``prmt.b32``
@@ -19,7 +23,7 @@ is, through elementwise ops and at least one ``convert_layout``, the result of a
   ``.f32``: ``a`` to the upper half, 9.7.9.21), and floating-point arithmetic (the element its
   element-holding sources agree on; per half for ``x2`` types) keep or move tags; ``mov`` of an immediate
   is a constant; every other write loses them;
-* compare: at each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
+* compare: at the last visit of each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
   chain; M/N block: from its accumulator's place in the consumer's result layout), each operand element
   must be the one in the PTX ISA fragment's row (A; column for B) and K-group that the operand's TTGIR
   layout gives that slot: the layout's registers of that row, in register order, fill the fragment's
@@ -33,7 +37,7 @@ other input; the MMA when another of its operand registers holds the element), n
 register and both elements; ``unchecked`` with the reason when a tag is lost on the way (an unmodelled
 instruction, a lane index or predicate that is not a function of ``%tid``), when operand registers hold a
 compile-time constant (a masked element the compiler folded: which element it stands for is not
-decided), or when the converted value's producer is not a dot (a loop-carried ``scf.for`` argument) and
+decided), or when the converted value's producer is not a dot (nor a dot's yield through the loops) and
 the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
 (through shared memory) has no check here: the element checks own it.
 
@@ -54,7 +58,7 @@ from verilayout.audit.ptx_dots import accumulator_blocks, match_dots, mma_groups
 from verilayout.audit.ptx_smem import thread_values
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ttgir import Module, Op
-from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import PtxValues, reg_width
 
 CHECK = "register-permute"
@@ -197,6 +201,8 @@ class Conversion:
     operand: int
     producer: Op
     converts: tuple[Op, ...]
+    #: the lines of the ``scf.for`` ops whose iter_arg the value passes (the previous iteration's yield)
+    carried: tuple[int, ...] = ()
 
 
 def _same_shape(op: Op) -> bool:
@@ -219,19 +225,38 @@ def _defining(value: str, tmod: Module) -> Op | None:
     return None
 
 
-def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tuple[Op, tuple[Op, ...]] | None:
-    """The dot whose result ``value`` is (through elementwise ops and converts) and the converts met."""
-    op = _defining(value, tmod)
-    if op is None or depth > 48:
+def _through_loop(value: str, tmod: Module) -> tuple[str, int | None] | None:
+    """The value an ``scf.for`` iter_arg or result stands for: the operand of the loop's ``scf.yield`` at its
+    position (an iter_arg: the previous iteration's, with the loop's line; a result: the last one, None)."""
+    name = value[:-2] if value.endswith("#0") else value
+    got = tmod.carried.get(name)
+    if got is None or got[1] >= len(got[0].yielded):
         return None
+    loop, k = got
+    return loop.yielded[k], (loop.op.line if name in loop.args else None)
+
+
+def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int,
+           seen: frozenset = frozenset()) -> tuple[Op, tuple[Op, ...], tuple[int, ...]] | None:
+    """The dot whose result ``value`` is (through elementwise ops, converts and the yields of the
+    ``scf.for`` loops that carry it), the converts met and the lines of the loops whose iter_arg it passes."""
+    op = _defining(value, tmod)
+    if depth > 48:
+        return None
+    if op is None or op.name == "scf.for":
+        nxt = _through_loop(value, tmod)
+        if nxt is None or nxt[0] in seen:
+            return None
+        got = _trace(nxt[0], tmod, converts, depth + 1, seen | {nxt[0]})
+        return (got[0], got[1], got[2] + ((nxt[1],) if nxt[1] is not None else ())) if got else None
     if op.name in ("ttng.warp_group_dot", "tt.dot"):
-        return (op, converts) if converts else None
+        return (op, converts, ()) if converts else None
     if op.name == "ttg.convert_layout" and op.operands:
-        return _trace(op.operands[0], tmod, converts + (op,), depth + 1)
+        return _trace(op.operands[0], tmod, converts + (op,), depth + 1, seen)
     if not op.name.startswith(_ELEMENTWISE) or not _same_shape(op):
         return None
     for v in op.operands:
-        got = _trace(v, tmod, converts, depth + 1)
+        got = _trace(v, tmod, converts, depth + 1, seen)
         if got is not None:
             return got
     return None
@@ -281,7 +306,7 @@ def conversions(tmod: Module) -> list[Conversion]:
         for idx in ((0,) if op.name == "ttng.warp_group_dot" else (0, 1)):
             got = _trace(op.operands[idx], tmod, (), 0) if idx < len(op.operands) else None
             if got is not None:
-                out.append(Conversion(op, idx, got[0], got[1]))
+                out.append(Conversion(op, idx, got[0], got[1], tuple(sorted(set(got[2])))))
     return out
 
 
@@ -902,6 +927,21 @@ def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
     return out
 
 
+def _producer_groups(dot: Op, groups: dict, tmod: Module) -> list[list[Instr]]:
+    """The PTX MMA groups whose accumulators end as ``dot``'s result: its own, or, for a dot of a K-chain
+    (its accumulator operand another dot of the same result type, matched to one group for the whole
+    chain), the chain's first dot's group (each MMA leaves its block's elements; the last one the chain's)."""
+    op = dot
+    for _ in range(64):
+        if groups.get(id(op)):
+            return groups[id(op)]
+        acc = _defining(op.operands[2], tmod) if len(op.operands) > 2 else None
+        if acc is None or acc.name != dot.name or acc.result_types != dot.result_types:
+            return []
+        op = acc
+    return []
+
+
 def _side(op: Op, first: int) -> Side | None:
     t = op.out_types[0] if op.out_types else None
     ll = t.layout if t is not None else None
@@ -925,7 +965,7 @@ def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict
             continue
         tally = _Tally(conv, side)
         tallies.append(tally)
-        for g in groups.get(id(conv.producer), []):
+        for g in _producer_groups(conv.producer, groups, tmod):
             for b, blk in enumerate(accumulator_blocks(g)):
                 for ins in blk:
                     prods[id(ins)] = (side, b)
@@ -937,24 +977,53 @@ def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict
     return prods, cons, tallies
 
 
-def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: dict, threads: int) -> list[str]:
-    """Run one function's instructions on the tags, comparing at each consuming MMA instruction; the
-    producers whose accumulators do not follow the fragment (their reasons)."""
-    run = _Run(ev, threads)
-    bad = []
-    for ins in mod.instrs:
-        if ins.func != func:
+def schedule(mod: PtxModule, func: str) -> list[Instr]:
+    """The order the run visits one function's instructions: program order, each backward branch
+    (a loop's back edge) taken once, so a loop body runs twice and reads in its second run what its
+    first left in the registers it carries (PTX ISA 9.7.13.1 ``bra``; forward branches fall through).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> [i.line for i in schedule(parse_ptx(".version 8.7\\n.entry f()\\n{\\nL:\\nmov.b32 %r1, 1;\\nbra L;\\nret;\\n}"), "f")]
+    [5, 6, 5, 6, 7]
+    """
+    pos = {g: k for k, g in enumerate(g for g, i in enumerate(mod.instrs) if i.func == func)}
+    body = [i for i in mod.instrs if i.func == func]
+    labels = {name: pos.get(at) for f, name, at in mod.labels if f == func}
+    out: list[Instr] = []
+    taken: set[int] = set()
+    k = 0
+    while k < len(body) and len(out) < 8 * len(body):
+        ins = body[k]
+        out.append(ins)
+        to = labels.get(ins.args[0].name) if ins.head == "bra" and ins.args and isinstance(ins.args[0], Sym) else None
+        if to is not None and to <= k and k not in taken:
+            taken.add(k)
+            k = to
             continue
+        k += 1
+    return out
+
+
+def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: dict, threads: int) -> list[str]:
+    """Run one function's instructions on the tags (:func:`schedule`), comparing at the last visit of each
+    consuming MMA instruction (a loop's second run: loop-carried registers hold the previous iteration's
+    elements); the producers whose accumulators do not follow the fragment (their reasons)."""
+    run = _Run(ev, threads)
+    order = schedule(mod, func)
+    last = {id(ins): k for k, ins in enumerate(order)}
+    bad: list[str] = []
+    for at, ins in enumerate(order):
         f = mma_frag(ins) if id(ins) in prods or id(ins) in cons else None
-        for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None else ():
+        for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None and last[id(ins)] == at else ():
             _compare(run, tally, ins, f, b, k, slot, cside)
         _step(run, ins)
         if id(ins) in prods:
             side, b = prods[id(ins)]
             got = _producer_tags(side, f, ins, b, run.tid) if f is not None else None
-            if got is None:
-                bad.append(f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX "
-                           "ISA D fragment in its result layout's register order")
+            why = (f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX ISA D "
+                   "fragment in its result layout's register order")
+            if got is None and why not in bad:
+                bad.append(why)
             run.regs.update(got or {})
     return bad
 
@@ -984,10 +1053,12 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
         return []
     data = {"source": "ptx", "convert_line": conv.converts[-1].line, "producer_line": conv.producer.line,
             "consumer_line": conv.consumer.line, "operand": "A" if conv.operand == 0 else "B",
-            "mma_lines": tally.instrs[:64], "registers": tally.regs}
+            "mma_lines": tally.instrs[:64], "registers": tally.regs, "carried_by": list(conv.carried)}
     first = by_line[tally.instrs[0]] if tally.instrs else None
+    carried = (f", carried by the scf.for at TTGIR line {', '.join(map(str, conv.carried))} from its previous "
+               "iteration" if conv.carried else "")
     what = (f"operand {data['operand']} of the dot at TTGIR line {conv.consumer.line}, converted from the dot at "
-            f"TTGIR line {conv.producer.line} (convert_layout at TTGIR line {data['convert_line']})")
+            f"TTGIR line {conv.producer.line}{carried} (convert_layout at TTGIR line {data['convert_line']})")
     if tally.wrong:
         return [Check("ttg.convert_layout", line, by_line[line].loc if line in by_line else None, CHECK,
                       "counterexample", "error", f"{what}: {msg}", dict(data, **extra))
