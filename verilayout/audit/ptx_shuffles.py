@@ -506,8 +506,19 @@ def _is_arith(ins: Instr) -> bool:
     return ins.head in _FLOAT_OPS and any(p in _FLOAT_TYPES for p in ins.parts[1:])
 
 
-#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``): no element, routed like one.
+#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``) is ``CONSTANT - value`` (``value`` the
+#: byte's 0..255): no element, routed like one, its value kept.
 CONSTANT = -1
+
+
+def constant_tags(value: int, nbytes: int, threads: int) -> np.ndarray:
+    """The tags of a constant ``value`` (two's complement, lowest byte first) in every thread.
+
+    >>> constant_tags(0x3F80, 2, 1).tolist()
+    [[-129, -64]]
+    """
+    return np.tile(np.array([CONSTANT - ((value >> (8 * k)) & 0xFF) for k in range(nbytes)], dtype=np.int64),
+                   (threads, 1))
 
 
 def _constant_move(ins: Instr) -> bool:
@@ -535,7 +546,7 @@ def _step(run: _Run, ins: Instr) -> None:
         return
     srcs = [run.val(x) for x in _sources(ins)]
     if _constant_move(ins):
-        run.regs[dests[0]] = Val(np.full((run.threads, _nbytes(dests[0])), CONSTANT, dtype=np.int64), ins, ())
+        run.regs[dests[0]] = Val(constant_tags(ins.args[1].value, _nbytes(dests[0]), run.threads), ins, ())
         return
     moves = ins.head in ("mov", "shfl", "selp", "prmt")
     if all(s is None or not (moves or _carries(s)) for s in srcs):
@@ -701,6 +712,177 @@ def _wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, 
     return np.concatenate(cols, axis=1)
 
 
+# ----- masked elements: the constant the TTGIR gives an element --------------------------------------
+
+#: element-wise integer/boolean TTGIR ops the mask evaluation runs (numpy on the whole tensor)
+_INT_OPS = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
+            "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor, "arith.addf": np.add, "arith.subf": np.subtract,
+            "arith.mulf": np.multiply}
+#: ``arith.cmpf`` predicates on the ordered values these masks hold (no NaN: ranges converted to float)
+_CMPF = {"oeq": "eq", "ueq": "eq", "one": "ne", "une": "ne", "olt": "slt", "ult": "slt", "ole": "sle", "ule": "sle",
+         "ogt": "sgt", "ugt": "sgt", "oge": "sge", "uge": "sge"}
+_CMP = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+        "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+#: float ops whose result on constants is computed (the rest of the float ops: an unknown value)
+_FLOAT_FOLD = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.divide,
+               "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "arith.maximumf": np.maximum,
+               "arith.minimumf": np.minimum, "math.exp": np.exp, "math.exp2": np.exp2, "arith.negf": np.negative}
+_VALUE_KEEPING = ("arith.truncf", "arith.extf", "tt.fp_to_fp", "ttg.convert_layout")
+
+
+def _dense(op: Op) -> float | int | bool | None:
+    """The scalar of an ``arith.constant`` (``0 : i32``, a splat ``dense<v>``): ints, booleans, decimal
+    floats and hex bit patterns of the result's float type; None for a list or another op."""
+    if op.name != "arith.constant" or "dense<[" in op.text:
+        return None
+    body = op.text.split("dense<", 1)[1].split(">", 1)[0] if "dense<" in op.text else \
+        op.text.split("arith.constant", 1)[1].split(":", 1)[0]
+    body = body.strip()
+    t = op.out_types[0].tensor if op.out_types else None
+    elem = t.elem if t is not None else op.result_types[0].strip() if op.result_types else ""
+    if body in ("true", "false"):
+        return body == "true"
+    try:
+        if body.startswith("0x") and elem in ("f32", "f16", "bf16", "f64"):
+            return _from_bits(int(body, 16), elem)
+        return int(body) if elem.startswith("i") else float(body)
+    except ValueError:
+        return None
+
+
+def _from_bits(bits: int, elem: str) -> float:
+    if elem == "bf16":
+        return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
+    kind = {"f32": (np.uint32, np.float32), "f16": (np.uint16, np.float16), "f64": (np.uint64, np.float64)}[elem]
+    return float(np.array([bits], dtype=kind[0]).view(kind[1])[0])
+
+
+def _shape_of(op: Op) -> tuple | None:
+    t = op.out_types[0].tensor if op.out_types else None
+    return tuple(t.shape) if t is not None else ()
+
+
+def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
+    """An integer, boolean or float TTGIR value as a numpy array of its shape when it is the same in every
+    program (ranges, constants, their element-wise arithmetic, int-to-float casts and comparisons); None
+    when it is not decided."""
+    op = _defining(value, tmod)
+    if op is None or depth > 32:
+        return None
+    shape = _shape_of(op)
+    const = _dense(op)
+    if const is not None:
+        return np.full(shape, const, dtype=np.float64 if isinstance(const, float) else np.int64)
+    args = [_ints(v, tmod, depth + 1) for v in op.operands[:3]]
+    if op.name == "tt.make_range":
+        a = op.attributes
+        return np.arange(int(a.get("start", 0)), int(a.get("end", 0)), dtype=np.int64)
+    if not op.operands or args[0] is None:
+        return None
+    if op.name == "tt.expand_dims":
+        return np.expand_dims(args[0], int(op.attributes.get("axis", 0)))
+    if op.name in ("tt.broadcast", "tt.splat") and shape is not None:
+        return np.broadcast_to(args[0], shape)
+    if op.name in ("ttg.convert_layout", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return args[0]
+    if op.name in ("arith.sitofp", "arith.uitofp"):
+        return args[0].astype(np.float64)
+    if len(args) > 1 and args[1] is not None and op.name in _INT_OPS:
+        return _INT_OPS[op.name](args[0], args[1])
+    pred = op.text.split(op.name, 1)[1].split(",", 1)[0].strip() if op.name in ("arith.cmpi", "arith.cmpf") else None
+    pred = _CMPF.get(pred) if op.name == "arith.cmpf" else pred
+    if pred in _CMP and len(args) > 1 and args[1] is not None:
+        return _CMP[pred](args[0], args[1]).astype(np.int64)
+    return None
+
+
+@dataclass(frozen=True)
+class Values:
+    """What the TTGIR gives each element of a converted value: ``code`` 0 the producer's element (through
+    element-wise ops), 1 the constant ``const`` (a masked element: a select's constant side, a constant
+    tensor), 2 not decided; ``why`` names the select or op that decided it."""
+    code: np.ndarray
+    const: np.ndarray
+    why: str
+
+
+def _unknown(shape: tuple, why: str) -> Values:
+    return Values(np.full(shape, 2, dtype=np.int8), np.full(shape, np.nan), why)
+
+
+def element_values(value: str, tmod: Module, shape: tuple, depth: int = 0) -> Values:
+    """:class:`Values` of a float TTGIR value over ``shape``: a dot is its elements; an ``arith.select`` with
+    a mask the same in every program (:func:`_ints`) picks per element; constants are constants; value-
+    keeping casts and converts pass through; other float ops fold constants or keep the element.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> element_values("%x", parse_module("module {\\n}"), (2, 2)).code.tolist()
+    [[2, 2], [2, 2]]
+    """
+    op = _defining(value, tmod)
+    if op is None or depth > 32:
+        return _unknown(shape, f"the value {value} is not an op's result")
+    if op.name in ("ttng.warp_group_dot", "tt.dot"):
+        return Values(np.zeros(shape, dtype=np.int8), np.full(shape, np.nan), "")
+    const = _dense(op)
+    if isinstance(const, float):
+        return Values(np.ones(shape, dtype=np.int8), np.full(shape, const), f"the constant at TTGIR line {op.line}")
+    args = [element_values(v, tmod, shape, depth + 1) for v in op.operands[:3]] \
+        if op.name.startswith(_ELEMENTWISE + _VALUE_KEEPING) else []
+    if op.name in _VALUE_KEEPING and args:
+        return args[0]
+    if op.name == "arith.select" and len(args) == 3:
+        return _select(op, tmod, shape, args)
+    if op.name in _FLOAT_FOLD and args:
+        return _fold(op, args)
+    return _unknown(shape, f"the {op.name} at TTGIR line {op.line}")
+
+
+def _select(op: Op, tmod: Module, shape: tuple, args: list[Values]) -> Values:
+    m = _ints(op.operands[0], tmod)
+    if m is None or m.shape != shape:
+        return _unknown(shape, f"the mask of the arith.select at TTGIR line {op.line} (not the same in every program)")
+    keep = m != 0
+    why = f"the arith.select at TTGIR line {op.line}" + (f" ({args[2].why})" if args[2].why else "")
+    return Values(np.where(keep, args[1].code, args[2].code), np.where(keep, args[1].const, args[2].const), why)
+
+
+def _fold(op: Op, args: list[Values]) -> Values:
+    code = np.max([a.code for a in args], axis=0)
+    if all(a.code.max() <= 1 for a in args) and (code == 1).any():
+        with np.errstate(all="ignore"):
+            val = _FLOAT_FOLD[op.name](*[a.const for a in args])
+        code = np.where(np.min([a.code for a in args], axis=0) == 1, 1, code)
+    else:
+        val = np.full(code.shape, np.nan)
+    if op.name == "arith.mulf":                         # x * 0 is no element (and not folded without fast-math)
+        zero = np.any([(a.code == 1) & (a.const == 0) for a in args], axis=0)
+        code = np.where(zero & (code == 0), 2, code)
+    return Values(code.astype(np.int8), val, next((a.why for a in args if a.why), ""))
+
+
+def constant_bytes(value: float, elem: str, bits: int) -> list[tuple[int, ...]] | None:
+    """The byte encodings (lowest byte first) a register slot of ``bits`` may hold for ``value`` of the
+    TTGIR element type ``elem``: f32 (and tf32 MMA inputs: the f32 bits or their round-to-nearest-away
+    to 10 mantissa bits, PTX ISA 9.7.9.21 cvt.rna.tf32.f32), f16, bf16 (round to nearest even); 8-bit floats:
+    zero only. None when not modelled.
+
+    >>> constant_bytes(1.0, "f16", 16), constant_bytes(0.0, "f8E4M3FN", 8)
+    ([(0, 60)], [(0,)])
+    """
+    if elem == "f32" and bits == 32:
+        b = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        return sorted({tuple(x.to_bytes(4, "little")) for x in (b, (b + 0x1000) & 0xFFFFE000)})
+    if elem == "f16" and bits == 16:
+        return [tuple(int(np.array([value], dtype=np.float16).view(np.uint16)[0]).to_bytes(2, "little"))]
+    if elem == "bf16" and bits == 16:
+        b = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        return [tuple(((b + 0x7FFF + ((b >> 16) & 1)) >> 16 & 0xFFFF).to_bytes(2, "little"))]
+    if elem.startswith("f8") and bits == 8 and value == 0:
+        return [(0x80,)] if np.signbit(value) else [(0,)]
+    return None
+
+
 # ----- who put the wrong element there -------------------------------------------------------------
 
 def _holds(v: Val | None, threads: Any, elem: int) -> np.ndarray:
@@ -778,6 +960,9 @@ class _Tally:
     unmodelled: list = field(default_factory=list)
     shuffles: dict = field(default_factory=dict)       # shfl PTX line on the data path -> its lane index's line
     seen: set = field(default_factory=set)
+    values: Any = None                                 # what the TTGIR gives each element (element_values)
+    masked: int = 0                                    # constant registers proved to hold their masked elements
+    const_why: list = field(default_factory=list)      # why a constant's element is not decided
 
 
 def _element_text(side: Side, e: int) -> str:
@@ -859,13 +1044,14 @@ def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np
                                "wrong_part": what})
 
 
-def _is_constant(run: _Run, x: Any, at: Instr) -> bool:
-    """Whether register ``x`` read by ``at`` is one compile-time constant in every thread."""
+def _constant_value(run: _Run, x: Any, at: Instr) -> int | None:
+    """The value of register ``x`` read by ``at`` when it is one compile-time constant in every thread."""
     try:
         e = run.ev.operand(x, 32, at=at)
-        return e is not None and z3.is_bv_value(z3.simplify(e))
-    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError):
-        return False
+        e = z3.simplify(e) if e is not None else None
+        return e.as_long() if e is not None and z3.is_bv_value(e) else None
+    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
 
 
 def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
@@ -890,25 +1076,108 @@ def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, 
             tally.unmodelled.append(f"the operand layout {t.encoding_as_printed} does not place the rows and "
                                     f"K-blocks of the {ins.head} at PTX line {ins.line} where the PTX ISA fragment does")
             return
-        v = run.regs.get(x.name) if isinstance(x, Reg) else None
-        tally.regs += 1
-        if v is None or v.tags.shape != exp.shape:
+        _compare_register(run, tally, ins, f, q, x, exp)
+
+
+def _compare_register(run: _Run, tally: _Tally, ins: Instr, f: Frag, q: int, x: Any, exp: np.ndarray) -> None:
+    """Compare operand register ``q`` (``x``) of ``ins`` with the tags ``exp`` it must hold; a constant is
+    compared with the constant the TTGIR gives its (masked) elements (:func:`_check_constant`)."""
+    v = run.regs.get(x.name) if isinstance(x, Reg) else None
+    tally.regs += 1
+    if v is None or v.tags.shape != exp.shape:
+        c = _constant_value(run, x, ins)
+        if c is None:
             tally.untagged += 1
-            tally.constant += _is_constant(run, x, ins)
-            continue
-        _note_shuffles(run, tally, v)
-        const = (v.tags == CONSTANT).all(axis=1)
-        if const.any():
-            tally.constant += 1
-            tally.untagged += 1
-            if const.all():
-                continue
-        bad = (v.tags != exp).any(axis=1) & ~const
-        lost = bad & (v.tags <= 0).any(axis=1)
-        if lost.any():
-            tally.lost.append(v.lost or f"register {x.name} holds no known element")
-        if (bad & ~lost).any():
-            _wrong(run, tally, ins, x, q, v, exp, bad & ~lost)
+            return
+        v = Val(constant_tags(c, exp.shape[1], run.threads), None, ())
+    _note_shuffles(run, tally, v)
+    const = (v.tags < 0).all(axis=1)
+    if const.any() and not _check_constant(run, tally, ins, f, q, x, v, exp, const):
+        tally.constant += 1
+        tally.untagged += 1
+    bad = (v.tags != exp).any(axis=1) & ~const
+    lost = bad & (v.tags <= 0).any(axis=1)
+    if lost.any():
+        tally.lost.append(v.lost or f"register {x.name} holds no known element")
+    if (bad & ~lost).any():
+        _wrong(run, tally, ins, x, q, v, exp, bad & ~lost)
+
+
+def _check_constant(run: _Run, tally: _Tally, ins: Instr, f: Frag, q: int, x: Any, v: Val, exp: np.ndarray,
+                    const: np.ndarray) -> bool:
+    """Whether the constant threads of register ``x`` hold, for each element slot, the constant the TTGIR
+    gives the element the fragment wants there (:func:`element_values`: a masked element); an error is
+    recorded where an element that is not masked, or another constant, is there; False when not decided."""
+    vals = tally.values
+    bits = f.a_bits if tally.conv.operand == 0 else f.b_bits
+    w = bits // 8
+    elem = tally.conv.consumer.in_types[tally.conv.operand].tensor
+    threads = np.flatnonzero(const)
+    for h in range(exp.shape[1] // w):
+        e = exp[threads, h * w] // 8 - tally.side.first
+        if (e < 0).any() or vals is None:
+            return _undecided(tally, "an element slot out of the producer's tile" if vals is not None else
+                              "the converted value's elements are not read")
+        r, c = e // tally.side.shape[1], e % tally.side.shape[1]
+        code, val = vals.code[r, c], vals.const[r, c]
+        if (code == 2).any():
+            return _undecided(tally, f"the value of element ({int(r[code == 2][0])}, {int(c[code == 2][0])}) "
+                              f"is not decided: {vals.why}")
+        have = CONSTANT - v.tags[threads, h * w:(h + 1) * w]
+        for j in np.flatnonzero(code == 0)[:1]:
+            _wrong_constant(run, tally, ins, x, v, int(threads[j]), int(exp[threads[j], h * w] // 8), have[j], None)
+            return True
+        for value in np.unique(val):
+            ok = constant_bytes(float(value), elem.elem if elem is not None else "", bits)
+            if ok is None:
+                return _undecided(tally, f"the encoding of {value} as {elem.elem if elem else '?'} is not modelled")
+            at = np.flatnonzero((val == value) & ~np.any([(have == np.array(o)).all(axis=1) for o in ok], axis=0))
+            for j in at[:1]:
+                _wrong_constant(run, tally, ins, x, v, int(threads[j]), int(exp[threads[j], h * w] // 8), have[j],
+                                float(value))
+                return True
+    tally.masked += 1
+    return True
+
+
+def _undecided(tally: _Tally, why: str) -> bool:
+    tally.const_why.append(why)
+    return False
+
+
+def _constant_origin(v: Val, ins: Instr) -> tuple[int, str]:
+    """The line of the ``mov`` that made the constant ``v`` (through the moves that routed it)."""
+    for _ in range(64):
+        if v.ins is None:
+            return ins.line, "the operand register"
+        if _constant_move(v.ins):
+            return v.ins.line, "the constant"
+        nxt = next((s for s in v.srcs if s is not None and (s.tags < 0).any()), None)
+        if nxt is None:
+            return v.ins.line, "the register read"
+        v = nxt
+    return ins.line, "the operand register"
+
+
+def _wrong_constant(run: _Run, tally: _Tally, ins: Instr, x: Any, v: Val, t: int, want: int, have: np.ndarray,
+                    value: float | None) -> None:
+    """An error: thread ``t``'s slot holds the constant ``have`` (bytes) where the TTGIR gives element
+    ``want`` the constant ``value`` (another encoding), or where ``want`` is not masked (``value`` None)."""
+    bits = "0x" + "".join(f"{int(b):02x}" for b in reversed(have))
+    if value is None:
+        line, what = _blame(v, t, want, lambda i: _index_line(run, i)) or _reader(run, ins, v, t, want)
+        why = "is not masked"
+    else:
+        line, what = _constant_origin(v, ins)
+        why = f"is the constant {value} ({tally.values.why})"
+    if line in tally.wrong:
+        return
+    name = "A" if tally.conv.operand == 0 else "B"
+    msg = (f"warp {t // 32} lane {t % 32}: operand {name} register ({x.name if isinstance(x, Reg) else x}) of the "
+           f"{ins.head} at PTX line {ins.line} holds the constant {bits}; the PTX ISA fragment wants "
+           f"{_element_text(tally.side, want)} there, which {why}: {what} at PTX line {line} is wrong")
+    tally.wrong[line] = (msg, {"warp": t // 32, "lane": t % 32, "mma_line": ins.line, "got": bits,
+                               "want": _element_text(tally.side, want), "wrong_part": what})
 
 
 def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
@@ -963,7 +1232,7 @@ def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict
         cside = _side(conv.consumer, 0)
         if side is None or cside is None:
             continue
-        tally = _Tally(conv, side)
+        tally = _Tally(conv, side, values=element_values(conv.consumer.operands[conv.operand], tmod, side.shape))
         tallies.append(tally)
         for g in _producer_groups(conv.producer, groups, tmod):
             for b, blk in enumerate(accumulator_blocks(g)):
@@ -1039,9 +1308,10 @@ def _untagged_reason(tally: _Tally) -> list[str]:
     if not tally.untagged:
         return []
     if tally.constant == tally.untagged:
+        why = tally.const_why[0] if tally.const_why else "which element a constant stands for is not decided"
         return [f"{tally.constant} of {tally.regs} operand registers hold a compile-time constant (elements the "
-                "compiler folded, e.g. masked ones: which element a constant stands for is not decided); every "
-                "other register holds the element the PTX ISA fragment assigns"]
+                f"compiler folded, e.g. masked ones: {why}); every other register holds the element the PTX ISA "
+                "fragment assigns"]
     return [f"{tally.untagged} of {tally.regs} operand registers hold no element of the producer"]
 
 
@@ -1074,7 +1344,9 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
     return [Check("ttg.convert_layout", line, loc, CHECK, "proved", None,
                   f"{what}: each of the {tally.regs} operand registers of the {len(tally.instrs)} MMA instructions "
                   "holds, in every thread, the elements the PTX ISA fragment assigns to it (shuffles, selects and "
-                  "permutes run per lane)", data)]
+                  "permutes run per lane)" + (f"; {tally.masked} hold the constant the TTGIR gives their masked "
+                                              f"elements ({tally.values.why})" if tally.masked else ""),
+                  dict(data, masked_registers=tally.masked))]
 
 
 _ROUTERS = ("mov", "selp", "prmt", "cvt")
