@@ -1018,6 +1018,22 @@ def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     return e + z3.BitVecVal(addr.offset, 32)
 
 
+def _guarded(ctx: _Ctx, ins: Instr, assume: z3.BoolRef, texts: list[str]) -> tuple[z3.BoolRef, list[str]]:
+    """``assume`` with the branch conditions every path to ``ins`` meets (``PtxValues.guards``: a
+    consumer warpgroup's branch on ``%tid.x``, say), each named in ``texts``; unchanged where there
+    are none or where they contradict ``assume`` (no proof from a void premise)."""
+    got = ctx.ev.guards(ins)
+    if not got:
+        return assume, texts
+    both = z3.And(assume, *[g for g, _ in got])
+    s = z3.Solver()
+    s.set("timeout", 3000)
+    s.add(both)
+    if solve(s) != z3.sat:
+        return assume, texts
+    return both, texts + [t for _, t in got]
+
+
 def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
     MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
@@ -1035,7 +1051,7 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
     e = _tma_smem_address(ctx.ev, ins)
     if e is None:
         return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
-    assume, texts = ctx.assume(e)
+    assume, texts = _guarded(ctx, ins, *ctx.assume(e))
     for p in mine:
         claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
         if ctx.ev.prover.proves(claim, assume):

@@ -33,6 +33,8 @@ __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_cla
 SMEM = z3.BitVec("smem_base", 32)
 #: ``%tid.x``.
 TID = z3.BitVec("tid_x", 32)
+#: Special registers with one value in a thread (their symbols are ``v%ctaid.x``, ...).
+_SPECIAL = ("v%ctaid.", "v%nctaid.", "v%ntid.", "v%tid.", "v%cluster_ctarank", "v%clusterid.", "v%cluster_ctaid.")
 #: Opcodes whose first operand is not a destination register.
 NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
@@ -84,6 +86,7 @@ class PtxValues:
         #: (parameter, byte offset) -> why a 32-bit ``ld.param`` from there is a non-negative signed int
         self.nonneg_params = dict(nonneg_params or {})
         self.premises: dict[str, tuple[z3.BoolRef, str]] = {}   # symbol -> (fact, text): its ld.param's
+        self.fixed: set[str] = {str(TID), str(SMEM)}   # symbols with one value in a thread (guards())
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
@@ -179,6 +182,8 @@ class PtxValues:
             if v is None:
                 v = self._sym(key, why)
                 self._premise(ds[0], v)
+                if ds[0].parts[:2] == ("ld", "param"):
+                    self.fixed.add(str(v))
         v = fit(v, max(reg_width(name), 8))
         self.memo[key] = v
         return v
@@ -523,6 +528,79 @@ class PtxValues:
                 if got is not None:
                     out.append(got)
         return out
+
+    def _dominators(self) -> list[set[int]]:
+        """The dominators of each basic block (entry: block 0), iterated to the fixpoint."""
+        if getattr(self, "_dom", None) is not None:
+            return self._dom
+        _starts, _block, succ = self._blocks()
+        n = len(succ)
+        preds: list[set[int]] = [set() for _ in range(n)]
+        for b, ss in enumerate(succ):
+            for t in ss:
+                preds[t].add(b)
+        dom = [{0}] + [set(range(n)) for _ in range(1, n)]
+        changed = True
+        while changed:
+            changed = False
+            for b in range(1, n):
+                new = {b} | (set.intersection(*(dom[q] for q in preds[b])) if preds[b] else set())
+                if new != dom[b]:
+                    dom[b], changed = new, True
+        self._dom, self._preds = dom, preds
+        return dom
+
+    def guards(self, at: Instr) -> list[tuple[z3.BoolRef, str]]:
+        """Conditions every execution reaching ``at`` has met: for each conditional branch ``@p bra``
+        one of whose edges dominates ``at``'s block (the edge's target has that branch as its only
+        predecessor and dominates the block), ``p`` (taken) or its negation (fall-through), with its
+        text. Only a ``p`` whose value reads nothing but values fixed in a thread (``%tid.x``, the
+        shared-memory base, parameter loads, special registers such as ``%ctaid.x``) is kept: it is the
+        same at the branch and at ``at`` (a loop cannot change it). ``[]`` without flow sensitivity.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nsetp.gt.u32 %p1, %tid.x, 127;\\n@%p1 bra E;\\n"
+        ...               "mov.u32 %r1, %tid.x;\\nE:\\nret;\\n}")
+        >>> [str(g) for g, _ in PtxValues(m, "f").guards(m.instrs[2])]
+        ['Not(UGT(tid_x, 127))']
+        """
+        k = self.index.get(at.line) if self.flow else None
+        if k is None:
+            return []
+        starts, block, succ = self._blocks()
+        dom = self._dominators()
+        out = []
+        for d in sorted(dom[block[k]]):
+            end = (starts[d + 1] if d + 1 < len(starts) else len(self.code)) - 1
+            last = self.code[end]
+            if last.guard is None or not last.opcode.startswith("bra") or len(succ[d]) != 2 or d + 1 not in succ[d]:
+                continue
+            taken = next(t for t in succ[d] if t != d + 1)
+            for x, took in ((taken, True), (d + 1, False)):
+                if x in dom[block[k]] and self._preds[x] == {d}:
+                    g = self._guard_value(last.guard)
+                    if g is not None:
+                        out.append((g if took else z3.Not(g), f"the branch at PTX line {last.line} is "
+                                    f"{'taken' if took else 'not taken'} on the way here"))
+        return out
+
+    def _guard_value(self, p: Pred) -> z3.BoolRef | None:
+        """A guard's value when its predicate register has one ``setp`` definition reading only
+        values fixed in a thread, else None."""
+        ds = self.pdefs.get(p.reg, [])
+        if len(ds) != 1:
+            return None
+        saved, self._at = self._at, self.index.get(ds[0].line)
+        try:
+            v = self.setp(ds[0])
+        except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError, AssertionError):
+            v = None
+        finally:
+            self._at = saved
+        fixed = self.fixed | {s for s in _symbols_of(v) if s.startswith(_SPECIAL)} if v is not None else set()
+        if v is None or not _symbols_of(v) <= fixed:
+            return None
+        return z3.Not(v) if p.negated else v
 
     def pred(self, p: Pred | str) -> z3.BoolRef:
         """The value of a guard (:class:`Pred`, negated as it says) or of predicate register
