@@ -44,7 +44,10 @@ Assumptions (:data:`ASSUMPTIONS`, and each proof's own in its data): the shared-
 module's one ``.extern .shared`` array) is 1024-byte aligned, and the largest constant the function
 adds to it, or the end of the last buffer the MLIR places (its offset plus its stages), stays inside
 a CTA's 227 KB; a loop-carried register (the pipeline stage) obeys the bound proved by induction
-over its definitions (``PtxValues.laws``), else it is free.
+over its definitions (``PtxValues.laws``; several registers together, through signed divisions by
+constants), else it is free; a dynamic extent of a kernel argument's shape is non-negative
+(:func:`shape_params`); a TMA copy past a branch on values fixed in a thread meets its condition
+(``PtxValues.guards``). Each proof names the facts it used.
 
 sm_100 (``tcgen05.mma``): the MLIR's ``cute.mma.make_fragment A|B`` of an MMA-partitioned shared
 tensor ``((atom MN, atom K), MN, K, stage)`` is the plan; the instructions of one group writing the
@@ -118,7 +121,8 @@ _SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
                "to it, and every buffer the MLIR places, stays inside the 227 KB of a CTA",
-               "loop-carried registers obey the bounds proved by induction over their definitions, else are free")
+               "loop-carried registers obey the bounds proved by induction over their definitions, else are free",
+               "a dynamic extent of a kernel argument's shape is non-negative (a CuTe shape is a tuple of sizes)")
 
 
 def dsl_dtype(elem: str) -> str:
