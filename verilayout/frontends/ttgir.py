@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import struct
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -308,6 +309,24 @@ class Op:
         return self.name == "tt.splat" or (self.name == "arith.constant" and "dense<" in self.text
                                            and "dense<[" not in self.text)
 
+    @cached_property
+    def scalar(self) -> float | int | bool | None:
+        """The one value of an ``arith.constant`` that is a scalar (``0 : i32``) or a splat
+        (``dense<v>``): an int, a bool, a float (decimal, or a hex bit pattern of the result's float
+        type); None for a list, another op, or text that does not read.
+
+        >>> parse_module("module {\\n  %c = arith.constant dense<0xFF800000> : tensor<4xf32>\\n}").ops[0].scalar
+        -inf
+        """
+        return _scalar_of(self)
+
+    @property
+    def predicate(self) -> str | None:
+        """The predicate an ``arith.cmpi`` / ``arith.cmpf`` prints first (``slt``, ``oge``), else None."""
+        if self.name not in ("arith.cmpi", "arith.cmpf"):
+            return None
+        return self.text.split(self.name, 1)[1].split(",", 1)[0].strip() or None
+
     def operand_type(self, i: int) -> Type | None:
         """The type printed at position ``i`` of the operand types, or None."""
         return self.in_types[i] if i < len(self.in_types) else None
@@ -336,6 +355,28 @@ class Loop:
     @property
     def results(self) -> tuple[str, ...]:
         return self.op.results
+
+
+_FLOAT_BITS = {"f64": ("<Q", "<d"), "f32": ("<I", "<f"), "f16": ("<H", "<e")}
+
+
+def _scalar_of(op: Op) -> float | int | bool | None:
+    if op.name != "arith.constant" or "dense<[" in op.text:
+        return None
+    body = (op.text.split("dense<", 1)[1].split(">", 1)[0] if "dense<" in op.text
+            else op.text.split("arith.constant", 1)[1].split(":", 1)[0]).strip()
+    t = op.out_types[0].tensor if op.out_types else None
+    elem = t.elem if t is not None else (op.result_types[0].strip() if op.result_types else "")
+    if body in ("true", "false"):
+        return body == "true"
+    try:
+        if body.startswith("0x") and elem in _FLOAT_BITS or (body.startswith("0x") and elem == "bf16"):
+            bits = int(body, 16) << (16 if elem == "bf16" else 0)
+            word, real = _FLOAT_BITS["f32" if elem == "bf16" else elem]
+            return struct.unpack(real, struct.pack(word, bits))[0]
+        return int(body, 0) if elem.startswith("i") else float(body)
+    except (ValueError, struct.error):
+        return None
 
 
 def _indent(op: Op) -> int:
