@@ -5,8 +5,9 @@ run per thread and compared with the PTX ISA fragments.
 Oracles from outside the code under test: kernels Triton 3.9 compiles here (a correct compiler's
 conversions must prove), a harvested kernel (lightning-attn, ``tests/harvest``), mutants of those PTX
 texts with a real routing bug planted (each must be an error at the planted line), the PTX ISA fragment
-tables written out below from the ISA's own wording, and the PTX semantics table's ``prmt`` (itself
-tested against the ISA in ``tests/test_ptx_semantics.py``).
+tables written out below from the ISA's own wording, the PTX semantics table's ``prmt`` (itself
+tested against the ISA in ``tests/test_ptx_semantics.py``), and a kernel's causal mask read off its
+Python source (``row - col >= 0``, lightning-attn's ``_fwd_kernel``).
 """
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ MLSTM = "cuda80/mlstm-kernels__lightning_attention.lightning_attn2.fwd_kernel_ls
 CARRIED = "cuda80/lightning-attn__lightning_attn2.bwd_inter_kernel_d0_w4_s3"
 #: async wgmma dots: the converted value passes through ttng.warp_group_dot_wait
 ASYNC = "cuda90/lightning-attn__lightning_attn2.fwd_kernel_d1_w8_s2"
+#: a causal mask ``where(row - col >= 0, qk, 0)``: the compiler folds the operand registers whose elements
+#: are all above the diagonal into the constant 0
+MASKED = "cuda90/lightning-attn__lightning_attn2_no_decay.fwd_kernel_d1_w8_s2"
 
 # ----- the PTX ISA fragment tables, in the ISA's words --------------------------------------------
 # groupID = laneid >> 2, threadID_in_group = laneid % 4 (PTX ISA 9.7.14.5.x, "Matrix fragments for mma.m16n8kK")
@@ -154,7 +158,7 @@ def harvest(tmp_path_factory) -> Path:
     """The harvested pairs these tests read (``tests/harvest``), unpacked."""
     d = tmp_path_factory.mktemp("harvest")
     with tarfile.open(HARVEST, "r:xz") as tar:
-        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC):
+        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC, MASKED):
             for ext in (".ttgir", ".ptx"):
                 tar.extract(stem + ext, d, filter="data")
     return d
@@ -335,6 +339,46 @@ def test_loop_carried_mutants_are_errors_at_their_line(harvest, mutate):
     assert re.search(r"warp \d+ lane \d+: operand B register \d \(%r\d+\)", errors[0].message)
 
 
+def _folded_zero(lines: list[str]) -> int:
+    """0-based index of the ``mov.b32 %r, 0`` whose register a lane shuffle moves (the folded masked zero)."""
+    moved = {m.group(1) for x in lines for m in [re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, (%r\d+),", x)] if m}
+    return next(k for k, x in enumerate(lines) if (m := re.match(r"^\s*mov\.b32\s+(%r\d+), 0;", x)) and m.group(1) in moved)
+
+
+def test_folded_masked_constants_prove(harvest):
+    """Operand registers the compiler folded to 0 hold elements above the diagonal, which the TTGIR's
+    ``arith.select`` on ``make_range[:, None] - make_range[None, :] >= 0`` gives the constant 0.0: proved,
+    with the folded registers counted."""
+    got = _checks(harvest / MASKED)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
+    assert got[0].data["masked_registers"] >= 1 and "arith.select at TTGIR line 135" in got[0].message
+
+
+def test_a_wrong_folded_constant_is_an_error_at_its_mov(harvest):
+    """The folded zero made 1.0 (``0f3F800000``): an error at that ``mov``, naming the constant wanted."""
+    stem = harvest / MASKED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    k = _folded_zero(lines)
+    lines[k] = lines[k].replace(", 0;", ", 1065353216;")
+    errors = _mutant_errors(stem, lines)
+    assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
+    assert "holds the constant 0x3f800000" in errors[0].message and "is the constant 0.0" in errors[0].message
+
+
+def test_a_constant_in_an_unmasked_slot_is_an_error_at_the_mma(harvest):
+    """The first A register of a consuming wgmma replaced by the folded zero: some of its threads want an
+    element on or below the diagonal (not masked): an error at the wgmma."""
+    stem = harvest / MASKED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    zero = re.match(r"^\s*mov\.b32\s+(%r\d+), 0;", lines[_folded_zero(lines)]).group(1)
+    k = _checks(stem)[0].data["mma_lines"][0] - 1
+    m = re.search(r"\}, \{(%r\d+),", lines[k])
+    lines[k] = lines[k].replace(m.group(0), f"}}, {{{zero},")
+    errors = _mutant_errors(stem, lines)
+    assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
+    assert "is not masked" in errors[0].message
+
+
 @pytest.mark.slow
 def test_harvested_conversions_have_no_error(tmp_path):
     """Every harvested pair with a converted dot operand (correct kernels; the pairs with a lane shuffle
@@ -354,3 +398,4 @@ def test_harvested_conversions_have_no_error(tmp_path):
             assert c.status != "counterexample", (n, c.line, c.message)
     print(f"register-permute on {len(keep)} harvested pairs: {counts}")
     assert counts.get("proved", 0) >= 1
+    assert not counts.get("unchecked"), "loop-carried producers and folded masked constants are decided"

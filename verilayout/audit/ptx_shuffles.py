@@ -730,33 +730,6 @@ _FLOAT_FOLD = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np
 _VALUE_KEEPING = ("arith.truncf", "arith.extf", "tt.fp_to_fp", "ttg.convert_layout")
 
 
-def _dense(op: Op) -> float | int | bool | None:
-    """The scalar of an ``arith.constant`` (``0 : i32``, a splat ``dense<v>``): ints, booleans, decimal
-    floats and hex bit patterns of the result's float type; None for a list or another op."""
-    if op.name != "arith.constant" or "dense<[" in op.text:
-        return None
-    body = op.text.split("dense<", 1)[1].split(">", 1)[0] if "dense<" in op.text else \
-        op.text.split("arith.constant", 1)[1].split(":", 1)[0]
-    body = body.strip()
-    t = op.out_types[0].tensor if op.out_types else None
-    elem = t.elem if t is not None else op.result_types[0].strip() if op.result_types else ""
-    if body in ("true", "false"):
-        return body == "true"
-    try:
-        if body.startswith("0x") and elem in ("f32", "f16", "bf16", "f64"):
-            return _from_bits(int(body, 16), elem)
-        return int(body) if elem.startswith("i") else float(body)
-    except ValueError:
-        return None
-
-
-def _from_bits(bits: int, elem: str) -> float:
-    if elem == "bf16":
-        return float(np.array([bits << 16], dtype=np.uint32).view(np.float32)[0])
-    kind = {"f32": (np.uint32, np.float32), "f16": (np.uint16, np.float16), "f64": (np.uint64, np.float64)}[elem]
-    return float(np.array([bits], dtype=kind[0]).view(kind[1])[0])
-
-
 def _shape_of(op: Op) -> tuple | None:
     t = op.out_types[0].tensor if op.out_types else None
     return tuple(t.shape) if t is not None else ()
@@ -770,7 +743,7 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
     if op is None or depth > 32:
         return None
     shape = _shape_of(op)
-    const = _dense(op)
+    const = op.scalar
     if const is not None:
         return np.full(shape, const, dtype=np.float64 if isinstance(const, float) else np.int64)
     args = [_ints(v, tmod, depth + 1) for v in op.operands[:3]]
@@ -789,8 +762,7 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
         return args[0].astype(np.float64)
     if len(args) > 1 and args[1] is not None and op.name in _INT_OPS:
         return _INT_OPS[op.name](args[0], args[1])
-    pred = op.text.split(op.name, 1)[1].split(",", 1)[0].strip() if op.name in ("arith.cmpi", "arith.cmpf") else None
-    pred = _CMPF.get(pred) if op.name == "arith.cmpf" else pred
+    pred = _CMPF.get(op.predicate or "") if op.name == "arith.cmpf" else op.predicate
     if pred in _CMP and len(args) > 1 and args[1] is not None:
         return _CMP[pred](args[0], args[1]).astype(np.int64)
     return None
@@ -824,7 +796,7 @@ def element_values(value: str, tmod: Module, shape: tuple, depth: int = 0) -> Va
         return _unknown(shape, f"the value {value} is not an op's result")
     if op.name in ("ttng.warp_group_dot", "tt.dot"):
         return Values(np.zeros(shape, dtype=np.int8), np.full(shape, np.nan), "")
-    const = _dense(op)
+    const = op.scalar
     if isinstance(const, float):
         return Values(np.ones(shape, dtype=np.int8), np.full(shape, const), f"the constant at TTGIR line {op.line}")
     args = [element_values(v, tmod, shape, depth + 1) for v in op.operands[:3]] \
@@ -1165,7 +1137,7 @@ def _wrong_constant(run: _Run, tally: _Tally, ins: Instr, x: Any, v: Val, t: int
     ``want`` the constant ``value`` (another encoding), or where ``want`` is not masked (``value`` None)."""
     bits = "0x" + "".join(f"{int(b):02x}" for b in reversed(have))
     if value is None:
-        line, what = _blame(v, t, want, lambda i: _index_line(run, i)) or _reader(run, ins, v, t, want)
+        line, what = _blame(v, t, want, lambda i: _index_line(run, i)) or (ins.line, "the operand register")
         why = "is not masked"
     else:
         line, what = _constant_origin(v, ins)
