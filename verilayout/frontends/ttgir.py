@@ -9,7 +9,8 @@ names, its operand and result types, and its ``loc`` resolved through the ``#loc
 the audit walks: each op's types are :class:`Type` objects (``Op.in_types``/``out_types``: the
 parsed type, its Triton layout; one object per distinct text, each read on first use and kept),
 its attributes and static indices are read once (``Op.attributes``, ``Op.indices``), and the
-module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). A type's
+module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``) and its
+``scf.for`` loops (``Module.loops``: iter_args, inits, yield operands; ``Module.carried``). A type's
 value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
 unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
 keys; ``Module.type_of`` reads a type text that no op holds.
