@@ -375,7 +375,9 @@ def _scalar_of(op: Op) -> float | int | bool | None:
             bits = int(body, 16) << (16 if elem == "bf16" else 0)
             word, real = _FLOAT_BITS["f32" if elem == "bf16" else elem]
             return struct.unpack(real, struct.pack(word, bits))[0]
-        return int(body, 0) if elem.startswith("i") else float(body)
+        if not elem.startswith(("f", "bf")) and not any(ch in body for ch in ".en"):
+            return int(body, 0)
+        return float(body)
     except (ValueError, struct.error):
         return None
 
