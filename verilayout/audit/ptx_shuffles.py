@@ -764,7 +764,8 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
         return _INT_OPS[op.name](args[0], args[1])
     pred = _CMPF.get(op.predicate or "") if op.name == "arith.cmpf" else op.predicate
     if pred in _CMP and len(args) > 1 and args[1] is not None:
-        return _CMP[pred](args[0], args[1]).astype(np.int64)
+        a, b = (x.astype(np.uint64) for x in args[:2]) if pred.startswith("u") else args[:2]   # sign-extended:
+        return _CMP[pred](a, b).astype(np.int64)                                              # order kept
     return None
 
 
