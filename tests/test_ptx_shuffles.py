@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 from verilayout.audit.ptx import audit_ptx_text
-from verilayout.audit.ptx_shuffles import (CHECK, Frag, Val, _prmt, _Run, frag_a, frag_b, frag_d,
-                                           register_permute_checks)
+from verilayout.audit.ptx_shuffles import (CHECK, Frag, Val, _prmt, _Run, constant_bytes, element_values, frag_a,
+                                           frag_b, frag_d, register_permute_checks)
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.ttgir import parse_module
 from verilayout.prove.ptx_semantics import NUMPY
@@ -337,6 +337,40 @@ def test_loop_carried_mutants_are_errors_at_their_line(harvest, mutate):
     assert errors and {c.line for c in errors} == want, [(c.line, c.message) for c in errors]
     assert all(c.severity == "error" and c.data["carried_by"] == [127] for c in errors)
     assert re.search(r"warp \d+ lane \d+: operand B register \d \(%r\d+\)", errors[0].message)
+
+
+MASK_TTGIR = """module {
+  %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %c = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+  %r2 = tt.expand_dims %r {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %c2 = tt.expand_dims %c {axis = 0 : i32} : tensor<4xi32> -> tensor<1x4xi32>
+  %rb = tt.broadcast %r2 : tensor<8x1xi32> -> tensor<8x4xi32>
+  %cb = tt.broadcast %c2 : tensor<1x4xi32> -> tensor<8x4xi32>
+  %two = arith.constant dense<2> : tensor<8x4xi32>
+  %c3 = arith.muli %cb, %two : tensor<8x4xi32>
+  %rf = arith.sitofp %rb : tensor<8x4xi32> to tensor<8x4xf32>
+  %cf = arith.sitofp %c3 : tensor<8x4xi32> to tensor<8x4xf32>
+  %d = arith.subf %rf, %cf : tensor<8x4xf32>
+  %z = arith.constant dense<0.000000e+00> : tensor<8x4xf32>
+  %k = arith.cmpf oge, %d, %z : tensor<8x4xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<8x4xf32>
+  %acc = arith.constant dense<0.000000e+00> : tensor<8x4xf32>
+  %p = tt.dot %a, %b, %acc : tensor<8x8xf16> * tensor<8x4xf16> -> tensor<8x4xf32>
+  %w = arith.select %k, %p, %ninf : tensor<8x4xi1>, tensor<8x4xf32>
+  %e = math.exp2 %w : tensor<8x4xf32>
+}"""
+
+
+def test_element_values_follow_the_mask_written_out():
+    """``exp2(where(row - 2 col >= 0, p, -inf))``: the element where the mask holds, 2^-inf = 0 elsewhere
+    (the mask derived here from the text, element by element)."""
+    got = element_values("%e", parse_module(MASK_TTGIR), (8, 4))
+    for r in range(8):
+        for c in range(4):
+            keep = r - 2 * c >= 0
+            assert got.code[r, c] == (0 if keep else 1), (r, c)
+            assert keep or got.const[r, c] == 0.0, (r, c)
+    assert constant_bytes(0.0, "f32", 32) == [(0, 0, 0, 0)] and constant_bytes(-2.0, "bf16", 16) == [(0, 0xC0)]
 
 
 def _folded_zero(lines: list[str]) -> int:

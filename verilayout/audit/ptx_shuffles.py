@@ -731,8 +731,9 @@ _VALUE_KEEPING = ("arith.truncf", "arith.extf", "tt.fp_to_fp", "ttg.convert_layo
 
 
 def _shape_of(op: Op) -> tuple | None:
+    """The op's result shape: () for a scalar type, None for a tensor type that does not read."""
     t = op.out_types[0].tensor if op.out_types else None
-    return tuple(t.shape) if t is not None else ()
+    return tuple(t.shape) if t is not None else None if op.result_types and "<" in op.result_types[0] else ()
 
 
 def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
@@ -744,6 +745,8 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
         return None
     shape = _shape_of(op)
     const = op.scalar
+    if shape is None:
+        return None
     if const is not None:
         return np.full(shape, const, dtype=np.float64 if isinstance(const, float) else np.int64)
     args = [_ints(v, tmod, depth + 1) for v in op.operands[:3]]
@@ -754,7 +757,7 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
         return None
     if op.name == "tt.expand_dims":
         return np.expand_dims(args[0], int(op.attributes.get("axis", 0)))
-    if op.name in ("tt.broadcast", "tt.splat") and shape is not None:
+    if op.name in ("tt.broadcast", "tt.splat"):
         return np.broadcast_to(args[0], shape)
     if op.name in ("ttg.convert_layout", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
         return args[0]
