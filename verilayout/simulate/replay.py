@@ -348,6 +348,26 @@ class CopyPlan:
     swizzle: tuple[int, int, int]
     post_bytes: int
 
+    def addresses(self, mn: int, k: int) -> np.ndarray:
+        """Law: the byte offset of each element ``(i, j)``, ``i < mn``, ``j < k``: an
+        ``(mn, k)`` array.
+
+        >>> CopyPlan((CopyTerm("k", 1, 0, 2),), 0, (0, 0, 0), 0).addresses(1, 3).tolist()
+        [[0, 2, 4]]
+        """
+        c = {"mn": np.arange(mn, dtype=np.int64)[:, None] + np.zeros((1, k), dtype=np.int64),
+             "k": np.arange(k, dtype=np.int64)[None, :] + np.zeros((mn, 1), dtype=np.int64)}
+        x = np.full((mn, k), self.const_bytes, dtype=np.int64)
+        for t in self.terms:
+            v = c[t.coord] // t.div
+            if t.mod:
+                v = v % t.mod
+            x = x + v * t.stride_bytes
+        bits, base, shift = self.swizzle
+        if bits:
+            x = x ^ (((x >> (base + shift)) & ((1 << bits) - 1)) << base)
+        return x + self.post_bytes
+
 
 def _read_copy(copy: dict, where: str) -> CopyPlan:
     """Law: the :class:`CopyPlan` of a manifest's ``copy`` object, read field by field; the
@@ -374,20 +394,10 @@ def _read_copy(copy: dict, where: str) -> CopyPlan:
     return CopyPlan(tuple(out), const, (bits, base, shift), int(copy.get("post_bytes", 0)))
 
 
-def _copy_addresses(copy: CopyPlan, mn: int, k: int) -> np.ndarray:
-    """The byte offset the emitted copy writes element ``(mn, k)`` to: ``(mn, k)`` array."""
-    c = {"mn": np.arange(mn, dtype=np.int64)[:, None] + np.zeros((1, k), dtype=np.int64),
-         "k": np.arange(k, dtype=np.int64)[None, :] + np.zeros((mn, 1), dtype=np.int64)}
-    x = np.full((mn, k), copy.const_bytes, dtype=np.int64)
-    for t in copy.terms:
-        v = c[t.coord] // t.div
-        if t.mod:
-            v = v % t.mod
-        x = x + v * t.stride_bytes
-    bits, base, shift = copy.swizzle
-    if bits:
-        x = x ^ (((x >> (base + shift)) & ((1 << bits) - 1)) << base)
-    return x + copy.post_bytes
+def _copy_addresses(copy: dict, mn: int, k: int, where: str) -> np.ndarray:
+    """The byte offset the emitted copy (a manifest's ``copy`` object, read by :func:`_read_copy`)
+    writes element ``(mn, k)`` to: ``(mn, k)`` array."""
+    return _read_copy(copy, where).addresses(mn, k)
 
 
 def _bases_table(bases: dict, dims: tuple, sizes: dict) -> np.ndarray:
@@ -535,7 +545,7 @@ def _build_image(plan: WgmmaPlan, vals: dict, smem_base: int):
             continue
         name = op.name
         x = vals[name]                               # (mn, k) integer values
-        addr = smem_base + _copy_addresses(op.copy, *x.shape)
+        addr = smem_base + op.copy.addresses(*x.shape)
         flat = addr.ravel()
         elem_id = ids[name] + np.arange(x.size)
         inside = (flat >= smem_base) & (flat + eb <= n_img)
