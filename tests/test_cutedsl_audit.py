@@ -464,16 +464,30 @@ def test_every_tma_copy_of_the_gemms_starts_a_box_of_a_planned_stage(name, audit
     assert all(c.status == "proved" for c in tma), [c.message for c in tma if c.status != "proved"][:1]
 
 
-def test_fmha_tma_loads_proved_per_warpgroup_stores_unknown(audited):
-    """Q, K and V loads are proved to fill boxes of their buffers' stages; the O stores read a
-    buffer at an offset that depends on the warpgroup (``%tid.x``), which the plan's store atom
-    does not state: unknown, never proved, never an error."""
+def test_fmha_tma_loads_and_per_warpgroup_stores_proved(audited):
+    """Q, K and V loads are proved to fill boxes of their buffers' stages; the O stores read the
+    buffer at ``1024 + (w - 1) x 8192`` bytes for consumer warpgroup ``w = %tid.x / 128``, and only
+    warpgroups 1 and 2 get there (the branch ``setp.gt.u32 (w - 1), 1`` at PTX line 343 skips the
+    others): 1024 or 9216, boxes 0 and 2 of the 4 boxes of 4096 bytes the plan's store atom copies."""
     tma = [c for c in audited[FMHA].checks if c.check == "tma-smem-box"]
     assert all(c.status == "proved" for c in audited[FMHA].checks if c.check == "tma-box")
     loads = [c for c in tma if "TMA load" in c.message]
     stores = [c for c in tma if "TMA store" in c.message]
     assert len(loads) + len(stores) == len(tma) == len(_tma_lines(_text(FMHA, "ptx")))
     assert loads and all(c.status == "proved" for c in loads)
+    assert stores and all(c.status == "proved" for c in stores)
+    assert all("the branch at PTX line 343 is not taken on the way here" in c.data["assumptions"] for c in stores)
+    assert {1024 + w * 8192 for w in (0, 1)} <= {1024 + 4096 * j for j in range(4)}
+
+
+def test_fmha_planted_wider_guard_leaves_the_stores_unproved():
+    """The consumer branch widened to let warpgroup 3 through (``> 1`` -> ``> 2``): its store would read
+    1024 + 2 x 8192 = 17408, past the 4 x 4096-byte buffer: unknown (other warpgroups fit), never proved."""
+    ptx = _text(FMHA, "ptx")
+    was = "setp.gt.u32 \t%p59, %r9, 1;"
+    assert ptx.count(was) == 1 and 1024 + 2 * 8192 >= 1024 + 4 * 4096
+    rep = audit_pair(_text(FMHA, "mlir"), ptx.replace(was, was.replace(", 1;", ", 2;")))
+    stores = [c for c in rep.checks if c.check == "tma-smem-box" and "TMA store" in c.message]
     assert stores and all(c.status == "unknown" for c in stores)
 
 

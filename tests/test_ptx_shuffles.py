@@ -5,8 +5,9 @@ run per thread and compared with the PTX ISA fragments.
 Oracles from outside the code under test: kernels Triton 3.9 compiles here (a correct compiler's
 conversions must prove), a harvested kernel (lightning-attn, ``tests/harvest``), mutants of those PTX
 texts with a real routing bug planted (each must be an error at the planted line), the PTX ISA fragment
-tables written out below from the ISA's own wording, and the PTX semantics table's ``prmt`` (itself
-tested against the ISA in ``tests/test_ptx_semantics.py``).
+tables written out below from the ISA's own wording, the PTX semantics table's ``prmt`` (itself
+tested against the ISA in ``tests/test_ptx_semantics.py``), and a kernel's causal mask read off its
+Python source (``row - col >= 0``, lightning-attn's ``_fwd_kernel``).
 """
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ import numpy as np
 import pytest
 
 from verilayout.audit.ptx import audit_ptx_text
-from verilayout.audit.ptx_shuffles import (CHECK, Frag, Val, _prmt, _Run, frag_a, frag_b, frag_d,
-                                           register_permute_checks)
+from verilayout.audit.ptx_shuffles import (CHECK, Frag, Val, _prmt, _Run, constant_bytes, element_values, frag_a,
+                                           frag_b, frag_d, register_permute_checks)
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.ttgir import parse_module
 from verilayout.prove.ptx_semantics import NUMPY
@@ -37,6 +38,9 @@ MLSTM = "cuda80/mlstm-kernels__lightning_attention.lightning_attn2.fwd_kernel_ls
 CARRIED = "cuda80/lightning-attn__lightning_attn2.bwd_inter_kernel_d0_w4_s3"
 #: async wgmma dots: the converted value passes through ttng.warp_group_dot_wait
 ASYNC = "cuda90/lightning-attn__lightning_attn2.fwd_kernel_d1_w8_s2"
+#: a causal mask ``where(row - col >= 0, qk, 0)``: the compiler folds the operand registers whose elements
+#: are all above the diagonal into the constant 0
+MASKED = "cuda90/lightning-attn__lightning_attn2_no_decay.fwd_kernel_d1_w8_s2"
 
 # ----- the PTX ISA fragment tables, in the ISA's words --------------------------------------------
 # groupID = laneid >> 2, threadID_in_group = laneid % 4 (PTX ISA 9.7.14.5.x, "Matrix fragments for mma.m16n8kK")
@@ -154,7 +158,7 @@ def harvest(tmp_path_factory) -> Path:
     """The harvested pairs these tests read (``tests/harvest``), unpacked."""
     d = tmp_path_factory.mktemp("harvest")
     with tarfile.open(HARVEST, "r:xz") as tar:
-        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC):
+        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC, MASKED):
             for ext in (".ttgir", ".ptx"):
                 tar.extract(stem + ext, d, filter="data")
     return d
@@ -307,12 +311,106 @@ def test_an_async_dot_result_through_its_wait_proves(harvest):
     assert [c.status for c in got] == ["proved"], [c.message for c in got]
 
 
-def test_a_loop_carried_conversion_is_unchecked_with_its_reason(harvest):
-    """A converted operand whose producer is an ``scf.for`` iter_arg is not modelled: unchecked, never
-    proved, never silent when its registers come out of lane shuffles."""
+def test_a_loop_carried_conversion_proves(harvest):
+    """The converted tensor is the outer ``scf.for``'s iter_arg (TTGIR line 127: init a zero constant,
+    yield ``kv * carried + inner_loop#3``, the inner loop's dot at line 233): traced through the yields to
+    that dot and run over the loop's second iteration, where the registers the loop carries hold the
+    previous iteration's elements."""
     got = _checks(harvest / CARRIED)
-    assert got and all(c.status == "unchecked" for c in got), [c.message for c in got]
-    assert all("loop-carried" in c.data["reason"] for c in got)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
+    assert got[0].data["producer_line"] == 233 and got[0].data["carried_by"] == [127]
+    assert got[0].data["operand"] == "B" and got[0].data["consumer_line"] == 149
+
+
+@pytest.mark.parametrize("mutate", sorted(MUTANTS))
+def test_loop_carried_mutants_are_errors_at_their_line(harvest, mutate):
+    """A routing bug planted in the loop-carried conversion's shuffles is an error at the planted line."""
+    stem = harvest / CARRIED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    k = MUTANTS[mutate](lines)
+    errors = _mutant_errors(stem, lines)
+    # the shuffle at PTX line 1109 reads %r88 instead of %r87, the other output of a selp pair
+    # (``selp %r87, %r3418, %r3419, %p1`` / ``selp %r88, %r3419, %r3418, %p1`` at lines 598-599): the
+    # element the lane wants is the other input of the selp writing %r88 (line 599), so that selp's
+    # choice is blamed (one of the two lines of the misrouting; the blame does not tell them apart)
+    want = {k + 1} if mutate != "shuffle source register swapped" else {599}
+    assert errors and {c.line for c in errors} == want, [(c.line, c.message) for c in errors]
+    assert all(c.severity == "error" and c.data["carried_by"] == [127] for c in errors)
+    assert re.search(r"warp \d+ lane \d+: operand B register \d \(%r\d+\)", errors[0].message)
+
+
+MASK_TTGIR = """module {
+  %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
+  %c = tt.make_range {end = 4 : i32, start = 0 : i32} : tensor<4xi32>
+  %r2 = tt.expand_dims %r {axis = 1 : i32} : tensor<8xi32> -> tensor<8x1xi32>
+  %c2 = tt.expand_dims %c {axis = 0 : i32} : tensor<4xi32> -> tensor<1x4xi32>
+  %rb = tt.broadcast %r2 : tensor<8x1xi32> -> tensor<8x4xi32>
+  %cb = tt.broadcast %c2 : tensor<1x4xi32> -> tensor<8x4xi32>
+  %two = arith.constant dense<2> : tensor<8x4xi32>
+  %c3 = arith.muli %cb, %two : tensor<8x4xi32>
+  %rf = arith.sitofp %rb : tensor<8x4xi32> to tensor<8x4xf32>
+  %cf = arith.sitofp %c3 : tensor<8x4xi32> to tensor<8x4xf32>
+  %d = arith.subf %rf, %cf : tensor<8x4xf32>
+  %z = arith.constant dense<0.000000e+00> : tensor<8x4xf32>
+  %k = arith.cmpf oge, %d, %z : tensor<8x4xf32>
+  %ninf = arith.constant dense<0xFF800000> : tensor<8x4xf32>
+  %acc = arith.constant dense<0.000000e+00> : tensor<8x4xf32>
+  %p = tt.dot %a, %b, %acc : tensor<8x8xf16> * tensor<8x4xf16> -> tensor<8x4xf32>
+  %w = arith.select %k, %p, %ninf : tensor<8x4xi1>, tensor<8x4xf32>
+  %e = math.exp2 %w : tensor<8x4xf32>
+}"""
+
+
+def test_element_values_follow_the_mask_written_out():
+    """``exp2(where(row - 2 col >= 0, p, -inf))``: the element where the mask holds, 2^-inf = 0 elsewhere
+    (the mask derived here from the text, element by element)."""
+    got = element_values("%e", parse_module(MASK_TTGIR), (8, 4))
+    for r in range(8):
+        for c in range(4):
+            keep = r - 2 * c >= 0
+            assert got.code[r, c] == (0 if keep else 1), (r, c)
+            assert keep or got.const[r, c] == 0.0, (r, c)
+    assert constant_bytes(0.0, "f32", 32) == [(0, 0, 0, 0)] and constant_bytes(-2.0, "bf16", 16) == [(0, 0xC0)]
+
+
+def _folded_zero(lines: list[str]) -> int:
+    """0-based index of the ``mov.b32 %r, 0`` whose register a lane shuffle moves (the folded masked zero)."""
+    moved = {m.group(1) for x in lines for m in [re.search(r"shfl\.sync\.idx\.b32\s+%r\d+, (%r\d+),", x)] if m}
+    return next(k for k, x in enumerate(lines) if (m := re.match(r"^\s*mov\.b32\s+(%r\d+), 0;", x)) and m.group(1) in moved)
+
+
+def test_folded_masked_constants_prove(harvest):
+    """Operand registers the compiler folded to 0 hold elements above the diagonal, which the TTGIR's
+    ``arith.select`` on ``make_range[:, None] - make_range[None, :] >= 0`` gives the constant 0.0: proved,
+    with the folded registers counted."""
+    got = _checks(harvest / MASKED)
+    assert [c.status for c in got] == ["proved"], [c.message for c in got]
+    assert got[0].data["masked_registers"] >= 1 and "arith.select at TTGIR line 135" in got[0].message
+
+
+def test_a_wrong_folded_constant_is_an_error_at_its_mov(harvest):
+    """The folded zero made 1.0 (``0f3F800000``): an error at that ``mov``, naming the constant wanted."""
+    stem = harvest / MASKED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    k = _folded_zero(lines)
+    lines[k] = lines[k].replace(", 0;", ", 1065353216;")
+    errors = _mutant_errors(stem, lines)
+    assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
+    assert "holds the constant 0x3f800000" in errors[0].message and "is the constant 0.0" in errors[0].message
+
+
+def test_a_constant_in_an_unmasked_slot_is_an_error_at_the_mma(harvest):
+    """The first A register of a consuming wgmma replaced by the folded zero: some of its threads want an
+    element on or below the diagonal (not masked): an error at the wgmma."""
+    stem = harvest / MASKED
+    lines = _lines(_at(stem, ".ptx").read_text())
+    zero = re.match(r"^\s*mov\.b32\s+(%r\d+), 0;", lines[_folded_zero(lines)]).group(1)
+    k = _checks(stem)[0].data["mma_lines"][0] - 1
+    m = re.search(r"\}, \{(%r\d+),", lines[k])
+    lines[k] = lines[k].replace(m.group(0), f"}}, {{{zero},")
+    errors = _mutant_errors(stem, lines)
+    assert {c.line for c in errors} == {k + 1}, [(c.line, c.message) for c in errors]
+    assert "is not masked" in errors[0].message
 
 
 @pytest.mark.slow
@@ -334,3 +432,4 @@ def test_harvested_conversions_have_no_error(tmp_path):
             assert c.status != "counterexample", (n, c.line, c.message)
     print(f"register-permute on {len(keep)} harvested pairs: {counts}")
     assert counts.get("proved", 0) >= 1
+    assert not counts.get("unchecked"), "loop-carried producers and folded masked constants are decided"

@@ -44,7 +44,10 @@ Assumptions (:data:`ASSUMPTIONS`, and each proof's own in its data): the shared-
 module's one ``.extern .shared`` array) is 1024-byte aligned, and the largest constant the function
 adds to it, or the end of the last buffer the MLIR places (its offset plus its stages), stays inside
 a CTA's 227 KB; a loop-carried register (the pipeline stage) obeys the bound proved by induction
-over its definitions (``PtxValues.laws``), else it is free.
+over its definitions (``PtxValues.laws``; several registers together, through signed divisions by
+constants), else it is free; a dynamic extent of a kernel argument's shape is non-negative
+(:func:`shape_params`); a TMA copy past a branch on values fixed in a thread meets its condition
+(``PtxValues.guards``). Each proof names the facts it used.
 
 sm_100 (``tcgen05.mma``): the MLIR's ``cute.mma.make_fragment A|B`` of an MMA-partitioned shared
 tensor ``((atom MN, atom K), MN, K, stage)`` is the plan; the instructions of one group writing the
@@ -85,11 +88,12 @@ from verilayout.audit.ptx_wgmma import SM90_SMEM_BYTES, smem_offset_bound, wgmma
 from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import ComposedLayout, Layout
 from verilayout.core.smt import solve
+from verilayout.dtypes import ptx_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, interpret,
                                             parse_cute_mlir)
 from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
-from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
+from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
@@ -117,7 +121,8 @@ _SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
                "to it, and every buffer the MLIR places, stays inside the 227 KB of a CTA",
-               "loop-carried registers obey the bounds proved by induction over their definitions, else are free")
+               "loop-carried registers obey the bounds proved by induction over their definitions, else are free",
+               "a dynamic extent of a kernel argument's shape is non-negative (a CuTe shape is a tuple of sizes)")
 
 
 def dsl_dtype(elem: str) -> str:
@@ -672,10 +677,62 @@ def _operand_checks(ctx: _Ctx, rows: list, op: OperandPlan, slot: int, n_wg: int
     return out
 
 
-def _context(ptx: PtxModule, func: str, plans: list[MmaPlan]) -> _Ctx:
+_NO_DATA = ("cute.layout", "cute.composed_layout")
+
+
+def _shape_only(t: Any) -> int:
+    """The number of dynamic extents of a kernel argument typed ``!cute.coord_tensor`` whose only
+    dynamic values are its shape's (``"(0,0,0)", "(?,?,?):(1@1,1@0,1@2)"``), else 0."""
+    if t is None or t.name != "cute.coord_tensor" or len(t.args) != 2:
+        return 0
+    origin, layout = (a.strip().strip('"') for a in t.args)
+    shape, colon, stride = layout.partition(":")
+    return shape.count("?") if colon and "?" not in origin and "?" not in stride else 0
+
+
+def shape_params(mod: CuteModule, ptx: PtxModule, func: str) -> dict[tuple[str, int], str]:
+    """``(parameter, byte offset)`` of every 32-bit ``ld.param`` of ``func`` that reads a dynamic
+    extent of a kernel argument's shape, with why it is a non-negative int.
+
+    Law: the DSL passes ``%argK`` of the ``cuda.kernel`` as PTX parameter ``<kernel>_param_K`` while no
+    argument before it is a layout it passes no data for (an all-static ``!cute.layout``: an
+    inference, stated); a ``!cute.coord_tensor`` whose only dynamic values are its shape's holds its
+    ``n`` extents as ``n`` consecutive ``i32`` (offsets 0, 4, ...); a CuTe shape is a tuple of
+    non-negative sizes (``cute/layout.hpp``: a layout's size is the product of its shape).
+
+    >>> m = parse_cute_mlir('cuda.kernel @k(%arg0: !cute.coord_tensor<"(0,0)", "(?,?):(1@1,1@0)">) {\\n%0 = cute.static : !cute.int_tuple<"1">')
+    >>> p = parse_ptx(".version 8.7\\n.entry k()\\n{\\nld.param.b32 %r1, [k_param_0+4];\\n}")
+    >>> [(k, why.split(" (")[0]) for k, why in shape_params(m, p, "k").items()]
+    [(('k_param_0', 4), 'extent 1 of the shape of the kernel argument %arg0')]
+    """
+    kernel = next((o for o in mod.ops if o.name in ("cuda.kernel", "func.func", "gpu.func", "llvm.func")), None)
+    if kernel is None or kernel.name != "cuda.kernel":
+        return {}
+    out = {}
+    for i in ptx.instrs:
+        a = i.args[1] if i.func == func and i.parts[:2] == ("ld", "param") and len(i.args) == 2 else None
+        if not isinstance(a, Addr) or not isinstance(a.base, Sym) or ptx_bits(i.parts[-1]) != 32:
+            continue
+        k = a.base.name.rpartition("_param_")[2]
+        if not k.isdigit() or a.offset % 4:
+            continue
+        before = [mod.types.get(f"%arg{j}") for j in range(int(k))]
+        if any(t is None or t.name in _NO_DATA for t in before):
+            continue
+        n = _shape_only(mod.types.get(f"%arg{k}"))
+        if a.offset // 4 < n:
+            out[(a.base.name, a.offset)] = (
+                f"extent {a.offset // 4} of the shape of the kernel argument %arg{k} ({mod.types[f'%arg{k}'].text}): a CuTe "
+                f"shape is non-negative (inference: the DSL passes %arg{k} as parameter {k})")
+    return out
+
+
+def _context(ptx: PtxModule, func: str, plans: list[MmaPlan], mod: CuteModule | None = None) -> _Ctx:
     """One function's evaluator, with the shared-memory bound: the largest constant the function
-    adds to the base, or the end of the last buffer the MLIR allocates, whichever is larger."""
-    ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
+    adds to the base, or the end of the last buffer the MLIR allocates, whichever is larger; the
+    kernel arguments' dynamic shape extents are non-negative (:func:`shape_params`)."""
+    ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",),
+                   nonneg_params=shape_params(mod, ptx, func) if mod is not None else None)
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
     return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
                 ptx.target or "")
@@ -728,14 +785,14 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
         groups = mma_groups(instrs, *MMA_OPS["sm_90"])
         if not groups:
             continue
-        ctx = _context(ptx, func, plans)
+        ctx = _context(ptx, func, plans, mod)
         for g in groups:
             checks.extend(_group_checks(ctx, g, plans, cache))
     for func in ptx.functions:
         instrs = [i for i in ptx.instrs if i.func == func]
         groups = mma_groups(instrs, *MMA_OPS["sm_100"])
         if groups:
-            ctx = _context(ptx, func, plans)
+            ctx = _context(ptx, func, plans, mod)
             for g in groups:
                 checks.extend(_tc05_group_checks(ctx, g, plans, cache))
     checks.extend(tma_checks(mod, ptx, plans))
@@ -965,6 +1022,22 @@ def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     return e + z3.BitVecVal(addr.offset, 32)
 
 
+def _guarded(ctx: _Ctx, ins: Instr, assume: z3.BoolRef, texts: list[str]) -> tuple[z3.BoolRef, list[str]]:
+    """``assume`` with the branch conditions every path to ``ins`` meets (``PtxValues.guards``: a
+    consumer warpgroup's branch on ``%tid.x``, say), each named in ``texts``; unchanged where there
+    are none or where they contradict ``assume`` (no proof from a void premise)."""
+    got = ctx.ev.guards(ins)
+    if not got:
+        return assume, texts
+    both = z3.And(assume, *[g for g, _ in got])
+    s = z3.Solver()
+    s.set("timeout", 3000)
+    s.add(both)
+    if solve(s) != z3.sat:
+        return assume, texts
+    return both, texts + [t for _, t in got]
+
+
 def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
     MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
@@ -982,7 +1055,7 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
     e = _tma_smem_address(ctx.ev, ins)
     if e is None:
         return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
-    assume, texts = ctx.assume(e)
+    assume, texts = _guarded(ctx, ins, *ctx.assume(e))
     for p in mine:
         claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
         if ctx.ev.prover.proves(claim, assume):
@@ -1159,7 +1232,7 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Ch
         copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
         if not copies:
             continue
-        ctx = _context(ptx, func, plans)
+        ctx = _context(ptx, func, plans, mod)
         matched: dict = {}
         for ins in copies:
             if not tplans and skipped:

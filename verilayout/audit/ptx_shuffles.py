@@ -4,14 +4,18 @@ register operand that Triton lowers inside the warp (``shfl.sync.idx``, ``selp``
 ``transferWithinWarp``) is run concretely for every thread of the CTA on element tags.
 
 Law (check ``register-permute``): for a TTGIR dot whose register operand (wgmma A, ``mma.sync`` A or B)
-is, through elementwise ops and at least one ``convert_layout``, the result of another dot:
+is, through elementwise ops, at least one ``convert_layout`` and the ``scf.yield`` of any ``scf.for`` that
+carries it (an iter_arg is the previous iteration's yield operand; a loop's result its last), the result of
+another dot (of a K-chain of dots matched to one PTX group: that group, whose last MMA per block leaves it):
 
 * tags: after each MMA instruction of the producing dot, byte ``b`` of its ``i``-th accumulator register
   in thread ``(warp, lane)`` holds byte ``b`` of element ``P(block * n + i, lane, warp)`` of the producer's
   result (``P``: its TTGIR layout; ``block``: the accumulator's rank among the group's accumulators in
   order of first appearance, checked against the PTX ISA accumulator fragment: PTX ISA 9.7.14.5.x
   ``mma.m16n8kK`` fragments, 9.7.15.5.1 ``wgmma`` register fragments);
-* moves, run in program order (the first iteration of a loop): ``mov``, packing ``mov.b32 {a, b}`` and its
+* moves, run in program order with each backward branch (a loop's back edge) taken once, so every loop
+  body runs twice and its second run reads, in the registers the loop carries, what the first left there
+  (a loop-carried value: the previous iteration's elements, in the same layout): ``mov``, packing ``mov.b32 {a, b}`` and its
   unpack, ``shfl.sync.idx.b32 d, a, L, 31, -1`` (PTX ISA 9.7.8.6 shfl.sync: lane ``L & 31`` of the same
   warp, ``L`` evaluated per thread from ``%tid``), ``selp`` (9.7.7.1, its predicate per thread; with one
   side of no element, e.g. an immediate, it is ``tl.where``: the tagged side's element), ``prmt.b32``
@@ -19,7 +23,7 @@ is, through elementwise ops and at least one ``convert_layout``, the result of a
   ``.f32``: ``a`` to the upper half, 9.7.9.21), and floating-point arithmetic (the element its
   element-holding sources agree on; per half for ``x2`` types) keep or move tags; ``mov`` of an immediate
   is a constant; every other write loses them;
-* compare: at each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
+* compare: at the last visit of each MMA instruction of the consuming dot (K-block ``k``: its rank in its accumulator's
   chain; M/N block: from its accumulator's place in the consumer's result layout), each operand element
   must be the one in the PTX ISA fragment's row (A; column for B) and K-group that the operand's TTGIR
   layout gives that slot: the layout's registers of that row, in register order, fill the fragment's
@@ -33,7 +37,7 @@ other input; the MMA when another of its operand registers holds the element), n
 register and both elements; ``unchecked`` with the reason when a tag is lost on the way (an unmodelled
 instruction, a lane index or predicate that is not a function of ``%tid``), when operand registers hold a
 compile-time constant (a masked element the compiler folded: which element it stands for is not
-decided), or when the converted value's producer is not a dot (a loop-carried ``scf.for`` argument) and
+decided), or when the converted value's producer is not a dot (nor a dot's yield through the loops) and
 the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
 (through shared memory) has no check here: the element checks own it.
 
@@ -54,7 +58,7 @@ from verilayout.audit.ptx_dots import accumulator_blocks, match_dots, mma_groups
 from verilayout.audit.ptx_smem import thread_values
 from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ttgir import Module, Op
-from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import PtxValues, reg_width
 
 CHECK = "register-permute"
@@ -197,6 +201,8 @@ class Conversion:
     operand: int
     producer: Op
     converts: tuple[Op, ...]
+    #: the lines of the ``scf.for`` ops whose iter_arg the value passes (the previous iteration's yield)
+    carried: tuple[int, ...] = ()
 
 
 def _same_shape(op: Op) -> bool:
@@ -219,19 +225,38 @@ def _defining(value: str, tmod: Module) -> Op | None:
     return None
 
 
-def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int) -> tuple[Op, tuple[Op, ...]] | None:
-    """The dot whose result ``value`` is (through elementwise ops and converts) and the converts met."""
-    op = _defining(value, tmod)
-    if op is None or depth > 48:
+def _through_loop(value: str, tmod: Module) -> tuple[str, int | None] | None:
+    """The value an ``scf.for`` iter_arg or result stands for: the operand of the loop's ``scf.yield`` at its
+    position (an iter_arg: the previous iteration's, with the loop's line; a result: the last one, None)."""
+    name = value[:-2] if value.endswith("#0") else value
+    got = tmod.carried.get(name)
+    if got is None or got[1] >= len(got[0].yielded):
         return None
+    loop, k = got
+    return loop.yielded[k], (loop.op.line if name in loop.args else None)
+
+
+def _trace(value: str, tmod: Module, converts: tuple[Op, ...], depth: int,
+           seen: frozenset = frozenset()) -> tuple[Op, tuple[Op, ...], tuple[int, ...]] | None:
+    """The dot whose result ``value`` is (through elementwise ops, converts and the yields of the
+    ``scf.for`` loops that carry it), the converts met and the lines of the loops whose iter_arg it passes."""
+    op = _defining(value, tmod)
+    if depth > 48:
+        return None
+    if op is None or op.name == "scf.for":
+        nxt = _through_loop(value, tmod)
+        if nxt is None or nxt[0] in seen:
+            return None
+        got = _trace(nxt[0], tmod, converts, depth + 1, seen | {nxt[0]})
+        return (got[0], got[1], got[2] + ((nxt[1],) if nxt[1] is not None else ())) if got else None
     if op.name in ("ttng.warp_group_dot", "tt.dot"):
-        return (op, converts) if converts else None
+        return (op, converts, ()) if converts else None
     if op.name == "ttg.convert_layout" and op.operands:
-        return _trace(op.operands[0], tmod, converts + (op,), depth + 1)
+        return _trace(op.operands[0], tmod, converts + (op,), depth + 1, seen)
     if not op.name.startswith(_ELEMENTWISE) or not _same_shape(op):
         return None
     for v in op.operands:
-        got = _trace(v, tmod, converts, depth + 1)
+        got = _trace(v, tmod, converts, depth + 1, seen)
         if got is not None:
             return got
     return None
@@ -281,7 +306,7 @@ def conversions(tmod: Module) -> list[Conversion]:
         for idx in ((0,) if op.name == "ttng.warp_group_dot" else (0, 1)):
             got = _trace(op.operands[idx], tmod, (), 0) if idx < len(op.operands) else None
             if got is not None:
-                out.append(Conversion(op, idx, got[0], got[1]))
+                out.append(Conversion(op, idx, got[0], got[1], tuple(sorted(set(got[2])))))
     return out
 
 
@@ -481,8 +506,19 @@ def _is_arith(ins: Instr) -> bool:
     return ins.head in _FLOAT_OPS and any(p in _FLOAT_TYPES for p in ins.parts[1:])
 
 
-#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``): no element, routed like one.
+#: The tag of a byte of a compile-time constant (``mov.b32 %r, 0``) is ``CONSTANT - value`` (``value`` the
+#: byte's 0..255): no element, routed like one, its value kept.
 CONSTANT = -1
+
+
+def constant_tags(value: int, nbytes: int, threads: int) -> np.ndarray:
+    """The tags of a constant ``value`` (two's complement, lowest byte first) in every thread.
+
+    >>> constant_tags(0x3F80, 2, 1).tolist()
+    [[-129, -64]]
+    """
+    return np.tile(np.array([CONSTANT - ((value >> (8 * k)) & 0xFF) for k in range(nbytes)], dtype=np.int64),
+                   (threads, 1))
 
 
 def _constant_move(ins: Instr) -> bool:
@@ -510,7 +546,7 @@ def _step(run: _Run, ins: Instr) -> None:
         return
     srcs = [run.val(x) for x in _sources(ins)]
     if _constant_move(ins):
-        run.regs[dests[0]] = Val(np.full((run.threads, _nbytes(dests[0])), CONSTANT, dtype=np.int64), ins, ())
+        run.regs[dests[0]] = Val(constant_tags(ins.args[1].value, _nbytes(dests[0]), run.threads), ins, ())
         return
     moves = ins.head in ("mov", "shfl", "selp", "prmt")
     if all(s is None or not (moves or _carries(s)) for s in srcs):
@@ -676,6 +712,153 @@ def _wanted(side: Side, dst: dict | None, f: Frag, operand: int, origin: tuple, 
     return np.concatenate(cols, axis=1)
 
 
+# ----- masked elements: the constant the TTGIR gives an element --------------------------------------
+
+#: element-wise integer/boolean TTGIR ops the mask evaluation runs (numpy on the whole tensor)
+_INT_OPS = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply, "arith.andi": np.bitwise_and,
+            "arith.ori": np.bitwise_or, "arith.xori": np.bitwise_xor, "arith.addf": np.add, "arith.subf": np.subtract,
+            "arith.mulf": np.multiply}
+#: ``arith.cmpf`` predicates on the ordered values these masks hold (no NaN: ranges converted to float)
+_CMPF = {"oeq": "eq", "ueq": "eq", "one": "ne", "une": "ne", "olt": "slt", "ult": "slt", "ole": "sle", "ule": "sle",
+         "ogt": "sgt", "ugt": "sgt", "oge": "sge", "uge": "sge"}
+_CMP = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+        "sge": np.greater_equal, "ult": np.less, "ule": np.less_equal, "ugt": np.greater, "uge": np.greater_equal}
+#: float ops whose result on constants is computed (the rest of the float ops: an unknown value)
+_FLOAT_FOLD = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply, "arith.divf": np.divide,
+               "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin, "arith.maximumf": np.maximum,
+               "arith.minimumf": np.minimum, "math.exp": np.exp, "math.exp2": np.exp2, "arith.negf": np.negative}
+_VALUE_KEEPING = ("arith.truncf", "arith.extf", "tt.fp_to_fp", "ttg.convert_layout")
+
+
+def _shape_of(op: Op) -> tuple | None:
+    """The op's result shape: () for a scalar type, None for a tensor type that does not read."""
+    t = op.out_types[0].tensor if op.out_types else None
+    return tuple(t.shape) if t is not None else None if op.result_types and "<" in op.result_types[0] else ()
+
+
+def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
+    """An integer, boolean or float TTGIR value as a numpy array of its shape when it is the same in every
+    program (ranges, constants, their element-wise arithmetic, int-to-float casts and comparisons); None
+    when it is not decided."""
+    op = _defining(value, tmod)
+    if op is None or depth > 32:
+        return None
+    shape = _shape_of(op)
+    const = op.scalar
+    if shape is None:
+        return None
+    if const is not None:
+        return np.full(shape, const, dtype=np.float64 if isinstance(const, float) else np.int64)
+    args = [_ints(v, tmod, depth + 1) for v in op.operands[:3]]
+    if op.name == "tt.make_range":
+        a = op.attributes
+        return np.arange(int(a.get("start", 0)), int(a.get("end", 0)), dtype=np.int64)
+    if not op.operands or args[0] is None:
+        return None
+    if op.name == "tt.expand_dims":
+        return np.expand_dims(args[0], int(op.attributes.get("axis", 0)))
+    if op.name in ("tt.broadcast", "tt.splat"):
+        return np.broadcast_to(args[0], shape)
+    if op.name in ("ttg.convert_layout", "arith.extsi", "arith.extui", "arith.trunci", "arith.index_cast"):
+        return args[0]
+    if op.name in ("arith.sitofp", "arith.uitofp"):
+        return args[0].astype(np.float64)
+    if len(args) > 1 and args[1] is not None and op.name in _INT_OPS:
+        return _INT_OPS[op.name](args[0], args[1])
+    pred = _CMPF.get(op.predicate or "") if op.name == "arith.cmpf" else op.predicate
+    if pred in _CMP and len(args) > 1 and args[1] is not None:
+        a, b = (x.astype(np.uint64) for x in args[:2]) if pred.startswith("u") else args[:2]   # sign-extended:
+        return _CMP[pred](a, b).astype(np.int64)                                              # order kept
+    return None
+
+
+@dataclass(frozen=True)
+class Values:
+    """What the TTGIR gives each element of a converted value: ``code`` 0 the producer's element (through
+    element-wise ops), 1 the constant ``const`` (a masked element: a select's constant side, a constant
+    tensor), 2 not decided; ``why`` names the select or op that decided it."""
+    code: np.ndarray
+    const: np.ndarray
+    why: str
+
+
+def _unknown(shape: tuple, why: str) -> Values:
+    return Values(np.full(shape, 2, dtype=np.int8), np.full(shape, np.nan), why)
+
+
+def element_values(value: str, tmod: Module, shape: tuple, depth: int = 0) -> Values:
+    """:class:`Values` of a float TTGIR value over ``shape``: a dot is its elements; an ``arith.select`` with
+    a mask the same in every program (:func:`_ints`) picks per element; constants are constants; value-
+    keeping casts and converts pass through; other float ops fold constants or keep the element.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> element_values("%x", parse_module("module {\\n}"), (2, 2)).code.tolist()
+    [[2, 2], [2, 2]]
+    """
+    op = _defining(value, tmod)
+    if op is None or depth > 32:
+        return _unknown(shape, f"the value {value} is not an op's result")
+    if op.name in ("ttng.warp_group_dot", "tt.dot"):
+        return Values(np.zeros(shape, dtype=np.int8), np.full(shape, np.nan), "")
+    const = op.scalar
+    if isinstance(const, float):
+        return Values(np.ones(shape, dtype=np.int8), np.full(shape, const), f"the constant at TTGIR line {op.line}")
+    args = [element_values(v, tmod, shape, depth + 1) for v in op.operands[:3]] \
+        if op.name.startswith(_ELEMENTWISE + _VALUE_KEEPING) else []
+    if op.name in _VALUE_KEEPING and args:
+        return args[0]
+    if op.name == "arith.select" and len(args) == 3:
+        return _select(op, tmod, shape, args)
+    if op.name in _FLOAT_FOLD and args:
+        return _fold(op, args)
+    return _unknown(shape, f"the {op.name} at TTGIR line {op.line}")
+
+
+def _select(op: Op, tmod: Module, shape: tuple, args: list[Values]) -> Values:
+    m = _ints(op.operands[0], tmod)
+    if m is None or m.shape != shape:
+        return _unknown(shape, f"the mask of the arith.select at TTGIR line {op.line} (not the same in every program)")
+    keep = m != 0
+    why = f"the arith.select at TTGIR line {op.line}" + (f" ({args[2].why})" if args[2].why else "")
+    return Values(np.where(keep, args[1].code, args[2].code), np.where(keep, args[1].const, args[2].const), why)
+
+
+def _fold(op: Op, args: list[Values]) -> Values:
+    code = np.max([a.code for a in args], axis=0)
+    if all(a.code.max() <= 1 for a in args) and (code == 1).any():
+        with np.errstate(all="ignore"):
+            val = _FLOAT_FOLD[op.name](*[a.const for a in args])
+        code = np.where(np.min([a.code for a in args], axis=0) == 1, 1, code)
+    else:
+        val = np.full(code.shape, np.nan)
+    if op.name == "arith.mulf":                         # x * 0 is no element (and not folded without fast-math)
+        zero = np.any([(a.code == 1) & (a.const == 0) for a in args], axis=0)
+        code = np.where(zero & (code == 0), 2, code)
+    return Values(code.astype(np.int8), val, next((a.why for a in args if a.why), ""))
+
+
+def constant_bytes(value: float, elem: str, bits: int) -> list[tuple[int, ...]] | None:
+    """The byte encodings (lowest byte first) a register slot of ``bits`` may hold for ``value`` of the
+    TTGIR element type ``elem``: f32 (and tf32 MMA inputs: the f32 bits or their round-to-nearest-away
+    to 10 mantissa bits, PTX ISA 9.7.9.21 cvt.rna.tf32.f32), f16, bf16 (round to nearest even); 8-bit floats:
+    zero only. None when not modelled.
+
+    >>> constant_bytes(1.0, "f16", 16), constant_bytes(0.0, "f8E4M3FN", 8)
+    ([(0, 60)], [(0,)])
+    """
+    if elem == "f32" and bits == 32:
+        b = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        return sorted({tuple(x.to_bytes(4, "little")) for x in (b, (b + 0x1000) & 0xFFFFE000)})
+    if elem == "f16" and bits == 16:
+        return [tuple(int(np.array([value], dtype=np.float16).view(np.uint16)[0]).to_bytes(2, "little"))]
+    if elem == "bf16" and bits == 16:
+        b = int(np.array([value], dtype=np.float32).view(np.uint32)[0])
+        return [tuple(((b + 0x7FFF + ((b >> 16) & 1)) >> 16 & 0xFFFF).to_bytes(2, "little"))]
+    if elem.startswith("f8") and bits == 8 and value == 0:
+        return [(0x80,)] if np.signbit(value) else [(0,)]
+    return None
+
+
 # ----- who put the wrong element there -------------------------------------------------------------
 
 def _holds(v: Val | None, threads: Any, elem: int) -> np.ndarray:
@@ -753,6 +936,9 @@ class _Tally:
     unmodelled: list = field(default_factory=list)
     shuffles: dict = field(default_factory=dict)       # shfl PTX line on the data path -> its lane index's line
     seen: set = field(default_factory=set)
+    values: Any = None                                 # what the TTGIR gives each element (element_values)
+    masked: int = 0                                    # constant registers proved to hold their masked elements
+    const_why: list = field(default_factory=list)      # why a constant's element is not decided
 
 
 def _element_text(side: Side, e: int) -> str:
@@ -834,13 +1020,14 @@ def _wrong(run: _Run, tally: _Tally, ins: Instr, x: Reg, q: int, v: Val, exp: np
                                "wrong_part": what})
 
 
-def _is_constant(run: _Run, x: Any, at: Instr) -> bool:
-    """Whether register ``x`` read by ``at`` is one compile-time constant in every thread."""
+def _constant_value(run: _Run, x: Any, at: Instr) -> int | None:
+    """The value of register ``x`` read by ``at`` when it is one compile-time constant in every thread."""
     try:
         e = run.ev.operand(x, 32, at=at)
-        return e is not None and z3.is_bv_value(z3.simplify(e))
-    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError):
-        return False
+        e = z3.simplify(e) if e is not None else None
+        return e.as_long() if e is not None and z3.is_bv_value(e) else None
+    except (z3.Z3Exception, ValueError, TypeError, KeyError, IndexError, AttributeError):
+        return None
 
 
 def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, slot: int, cside: Side) -> None:
@@ -865,25 +1052,108 @@ def _compare(run: _Run, tally: _Tally, ins: Instr, f: Frag, block: int, k: int, 
             tally.unmodelled.append(f"the operand layout {t.encoding_as_printed} does not place the rows and "
                                     f"K-blocks of the {ins.head} at PTX line {ins.line} where the PTX ISA fragment does")
             return
-        v = run.regs.get(x.name) if isinstance(x, Reg) else None
-        tally.regs += 1
-        if v is None or v.tags.shape != exp.shape:
+        _compare_register(run, tally, ins, f, q, x, exp)
+
+
+def _compare_register(run: _Run, tally: _Tally, ins: Instr, f: Frag, q: int, x: Any, exp: np.ndarray) -> None:
+    """Compare operand register ``q`` (``x``) of ``ins`` with the tags ``exp`` it must hold; a constant is
+    compared with the constant the TTGIR gives its (masked) elements (:func:`_check_constant`)."""
+    v = run.regs.get(x.name) if isinstance(x, Reg) else None
+    tally.regs += 1
+    if v is None or v.tags.shape != exp.shape:
+        c = _constant_value(run, x, ins)
+        if c is None:
             tally.untagged += 1
-            tally.constant += _is_constant(run, x, ins)
-            continue
-        _note_shuffles(run, tally, v)
-        const = (v.tags == CONSTANT).all(axis=1)
-        if const.any():
-            tally.constant += 1
-            tally.untagged += 1
-            if const.all():
-                continue
-        bad = (v.tags != exp).any(axis=1) & ~const
-        lost = bad & (v.tags <= 0).any(axis=1)
-        if lost.any():
-            tally.lost.append(v.lost or f"register {x.name} holds no known element")
-        if (bad & ~lost).any():
-            _wrong(run, tally, ins, x, q, v, exp, bad & ~lost)
+            return
+        v = Val(constant_tags(c, exp.shape[1], run.threads), None, ())
+    _note_shuffles(run, tally, v)
+    const = (v.tags < 0).all(axis=1)
+    if const.any() and not _check_constant(run, tally, ins, f, q, x, v, exp, const):
+        tally.constant += 1
+        tally.untagged += 1
+    bad = (v.tags != exp).any(axis=1) & ~const
+    lost = bad & (v.tags <= 0).any(axis=1)
+    if lost.any():
+        tally.lost.append(v.lost or f"register {x.name} holds no known element")
+    if (bad & ~lost).any():
+        _wrong(run, tally, ins, x, q, v, exp, bad & ~lost)
+
+
+def _check_constant(run: _Run, tally: _Tally, ins: Instr, f: Frag, q: int, x: Any, v: Val, exp: np.ndarray,
+                    const: np.ndarray) -> bool:
+    """Whether the constant threads of register ``x`` hold, for each element slot, the constant the TTGIR
+    gives the element the fragment wants there (:func:`element_values`: a masked element); an error is
+    recorded where an element that is not masked, or another constant, is there; False when not decided."""
+    vals = tally.values
+    bits = f.a_bits if tally.conv.operand == 0 else f.b_bits
+    w = bits // 8
+    elem = tally.conv.consumer.in_types[tally.conv.operand].tensor
+    threads = np.flatnonzero(const)
+    for h in range(exp.shape[1] // w):
+        e = exp[threads, h * w] // 8 - tally.side.first
+        if (e < 0).any() or vals is None:
+            return _undecided(tally, "an element slot out of the producer's tile" if vals is not None else
+                              "the converted value's elements are not read")
+        r, c = e // tally.side.shape[1], e % tally.side.shape[1]
+        code, val = vals.code[r, c], vals.const[r, c]
+        if (code == 2).any():
+            return _undecided(tally, f"the value of element ({int(r[code == 2][0])}, {int(c[code == 2][0])}) "
+                              f"is not decided: {vals.why}")
+        have = CONSTANT - v.tags[threads, h * w:(h + 1) * w]
+        for j in np.flatnonzero(code == 0)[:1]:
+            _wrong_constant(run, tally, ins, x, v, int(threads[j]), int(exp[threads[j], h * w] // 8), have[j], None)
+            return True
+        for value in np.unique(val):
+            ok = constant_bytes(float(value), elem.elem if elem is not None else "", bits)
+            if ok is None:
+                return _undecided(tally, f"the encoding of {value} as {elem.elem if elem else '?'} is not modelled")
+            at = np.flatnonzero((val == value) & ~np.any([(have == np.array(o)).all(axis=1) for o in ok], axis=0))
+            for j in at[:1]:
+                _wrong_constant(run, tally, ins, x, v, int(threads[j]), int(exp[threads[j], h * w] // 8), have[j],
+                                float(value))
+                return True
+    tally.masked += 1
+    return True
+
+
+def _undecided(tally: _Tally, why: str) -> bool:
+    tally.const_why.append(why)
+    return False
+
+
+def _constant_origin(v: Val, ins: Instr) -> tuple[int, str]:
+    """The line of the ``mov`` that made the constant ``v`` (through the moves that routed it)."""
+    for _ in range(64):
+        if v.ins is None:
+            return ins.line, "the operand register"
+        if _constant_move(v.ins):
+            return v.ins.line, "the constant"
+        nxt = next((s for s in v.srcs if s is not None and (s.tags < 0).any()), None)
+        if nxt is None:
+            return v.ins.line, "the register read"
+        v = nxt
+    return ins.line, "the operand register"
+
+
+def _wrong_constant(run: _Run, tally: _Tally, ins: Instr, x: Any, v: Val, t: int, want: int, have: np.ndarray,
+                    value: float | None) -> None:
+    """An error: thread ``t``'s slot holds the constant ``have`` (bytes) where the TTGIR gives element
+    ``want`` the constant ``value`` (another encoding), or where ``want`` is not masked (``value`` None)."""
+    bits = "0x" + "".join(f"{int(b):02x}" for b in reversed(have))
+    if value is None:
+        line, what = _blame(v, t, want, lambda i: _index_line(run, i)) or (ins.line, "the operand register")
+        why = "is not masked"
+    else:
+        line, what = _constant_origin(v, ins)
+        why = f"is the constant {value} ({tally.values.why})"
+    if line in tally.wrong:
+        return
+    name = "A" if tally.conv.operand == 0 else "B"
+    msg = (f"warp {t // 32} lane {t % 32}: operand {name} register ({x.name if isinstance(x, Reg) else x}) of the "
+           f"{ins.head} at PTX line {ins.line} holds the constant {bits}; the PTX ISA fragment wants "
+           f"{_element_text(tally.side, want)} there, which {why}: {what} at PTX line {line} is wrong")
+    tally.wrong[line] = (msg, {"warp": t // 32, "lane": t % 32, "mma_line": ins.line, "got": bits,
+                               "want": _element_text(tally.side, want), "wrong_part": what})
 
 
 def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
@@ -900,6 +1170,21 @@ def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
             if j is not None:
                 out.setdefault(id(dots[j]), []).append(g)
     return out
+
+
+def _producer_groups(dot: Op, groups: dict, tmod: Module) -> list[list[Instr]]:
+    """The PTX MMA groups whose accumulators end as ``dot``'s result: its own, or, for a dot of a K-chain
+    (its accumulator operand another dot of the same result type, matched to one group for the whole
+    chain), the chain's first dot's group (each MMA leaves its block's elements; the last one the chain's)."""
+    op = dot
+    for _ in range(64):
+        if groups.get(id(op)):
+            return groups[id(op)]
+        acc = _defining(op.operands[2], tmod) if len(op.operands) > 2 else None
+        if acc is None or acc.name != dot.name or acc.result_types != dot.result_types:
+            return []
+        op = acc
+    return []
 
 
 def _side(op: Op, first: int) -> Side | None:
@@ -923,9 +1208,9 @@ def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict
         cside = _side(conv.consumer, 0)
         if side is None or cside is None:
             continue
-        tally = _Tally(conv, side)
+        tally = _Tally(conv, side, values=element_values(conv.consumer.operands[conv.operand], tmod, side.shape))
         tallies.append(tally)
-        for g in groups.get(id(conv.producer), []):
+        for g in _producer_groups(conv.producer, groups, tmod):
             for b, blk in enumerate(accumulator_blocks(g)):
                 for ins in blk:
                     prods[id(ins)] = (side, b)
@@ -937,24 +1222,53 @@ def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict
     return prods, cons, tallies
 
 
-def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: dict, threads: int) -> list[str]:
-    """Run one function's instructions on the tags, comparing at each consuming MMA instruction; the
-    producers whose accumulators do not follow the fragment (their reasons)."""
-    run = _Run(ev, threads)
-    bad = []
-    for ins in mod.instrs:
-        if ins.func != func:
+def schedule(mod: PtxModule, func: str) -> list[Instr]:
+    """The order the run visits one function's instructions: program order, each backward branch
+    (a loop's back edge) taken once, so a loop body runs twice and reads in its second run what its
+    first left in the registers it carries (PTX ISA 9.7.13.1 ``bra``; forward branches fall through).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> [i.line for i in schedule(parse_ptx(".version 8.7\\n.entry f()\\n{\\nL:\\nmov.b32 %r1, 1;\\nbra L;\\nret;\\n}"), "f")]
+    [5, 6, 5, 6, 7]
+    """
+    pos = {g: k for k, g in enumerate(g for g, i in enumerate(mod.instrs) if i.func == func)}
+    body = [i for i in mod.instrs if i.func == func]
+    labels = {name: pos.get(at) for f, name, at in mod.labels if f == func}
+    out: list[Instr] = []
+    taken: set[int] = set()
+    k = 0
+    while k < len(body) and len(out) < 8 * len(body):
+        ins = body[k]
+        out.append(ins)
+        to = labels.get(ins.args[0].name) if ins.head == "bra" and ins.args and isinstance(ins.args[0], Sym) else None
+        if to is not None and to <= k and k not in taken:
+            taken.add(k)
+            k = to
             continue
+        k += 1
+    return out
+
+
+def _run_function(mod: PtxModule, func: str, ev: PtxValues, prods: dict, cons: dict, threads: int) -> list[str]:
+    """Run one function's instructions on the tags (:func:`schedule`), comparing at the last visit of each
+    consuming MMA instruction (a loop's second run: loop-carried registers hold the previous iteration's
+    elements); the producers whose accumulators do not follow the fragment (their reasons)."""
+    run = _Run(ev, threads)
+    order = schedule(mod, func)
+    last = {id(ins): k for k, ins in enumerate(order)}
+    bad: list[str] = []
+    for at, ins in enumerate(order):
         f = mma_frag(ins) if id(ins) in prods or id(ins) in cons else None
-        for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None else ():
+        for tally, b, k, slot, cside in cons.get(id(ins), []) if f is not None and last[id(ins)] == at else ():
             _compare(run, tally, ins, f, b, k, slot, cside)
         _step(run, ins)
         if id(ins) in prods:
             side, b = prods[id(ins)]
             got = _producer_tags(side, f, ins, b, run.tid) if f is not None else None
-            if got is None:
-                bad.append(f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX "
-                           "ISA D fragment in its result layout's register order")
+            why = (f"the accumulator of the {ins.head} at PTX line {ins.line} does not follow the PTX ISA D "
+                   "fragment in its result layout's register order")
+            if got is None and why not in bad:
+                bad.append(why)
             run.regs.update(got or {})
     return bad
 
@@ -970,9 +1284,10 @@ def _untagged_reason(tally: _Tally) -> list[str]:
     if not tally.untagged:
         return []
     if tally.constant == tally.untagged:
+        why = tally.const_why[0] if tally.const_why else "which element a constant stands for is not decided"
         return [f"{tally.constant} of {tally.regs} operand registers hold a compile-time constant (elements the "
-                "compiler folded, e.g. masked ones: which element a constant stands for is not decided); every "
-                "other register holds the element the PTX ISA fragment assigns"]
+                f"compiler folded, e.g. masked ones: {why}); every other register holds the element the PTX ISA "
+                "fragment assigns"]
     return [f"{tally.untagged} of {tally.regs} operand registers hold no element of the producer"]
 
 
@@ -984,10 +1299,12 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
         return []
     data = {"source": "ptx", "convert_line": conv.converts[-1].line, "producer_line": conv.producer.line,
             "consumer_line": conv.consumer.line, "operand": "A" if conv.operand == 0 else "B",
-            "mma_lines": tally.instrs[:64], "registers": tally.regs}
+            "mma_lines": tally.instrs[:64], "registers": tally.regs, "carried_by": list(conv.carried)}
     first = by_line[tally.instrs[0]] if tally.instrs else None
+    carried = (f", carried by the scf.for at TTGIR line {', '.join(map(str, conv.carried))} from its previous "
+               "iteration" if conv.carried else "")
     what = (f"operand {data['operand']} of the dot at TTGIR line {conv.consumer.line}, converted from the dot at "
-            f"TTGIR line {conv.producer.line} (convert_layout at TTGIR line {data['convert_line']})")
+            f"TTGIR line {conv.producer.line}{carried} (convert_layout at TTGIR line {data['convert_line']})")
     if tally.wrong:
         return [Check("ttg.convert_layout", line, by_line[line].loc if line in by_line else None, CHECK,
                       "counterexample", "error", f"{what}: {msg}", dict(data, **extra))
@@ -1003,7 +1320,9 @@ def _tally_checks(tally: _Tally, by_line: dict, producer_bad: list[str]) -> list
     return [Check("ttg.convert_layout", line, loc, CHECK, "proved", None,
                   f"{what}: each of the {tally.regs} operand registers of the {len(tally.instrs)} MMA instructions "
                   "holds, in every thread, the elements the PTX ISA fragment assigns to it (shuffles, selects and "
-                  "permutes run per lane)", data)]
+                  "permutes run per lane)" + (f"; {tally.masked} hold the constant the TTGIR gives their masked "
+                                              f"elements ({tally.values.why})" if tally.masked else ""),
+                  dict(data, masked_registers=tally.masked))]
 
 
 _ROUTERS = ("mov", "selp", "prmt", "cvt")

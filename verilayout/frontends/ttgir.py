@@ -9,7 +9,8 @@ names, its operand and result types, and its ``loc`` resolved through the ``#loc
 the audit walks: each op's types are :class:`Type` objects (``Op.in_types``/``out_types``: the
 parsed type, its Triton layout; one object per distinct text, each read on first use and kept),
 its attributes and static indices are read once (``Op.attributes``, ``Op.indices``), and the
-module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``). A type's
+module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_type``) and its
+``scf.for`` loops (``Module.loops``: iter_args, inits, yield operands; ``Module.carried``). A type's
 value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
 unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
 keys; ``Module.type_of`` reads a type text that no op holds.
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+import struct
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
@@ -40,7 +42,7 @@ from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
 
-__all__ = ["Op", "Module", "Type", "TypeTable", "parse_module", "MAX_BYTES", "TRITON_DIALECTS"]
+__all__ = ["Op", "Module", "Type", "TypeTable", "Loop", "parse_module", "MAX_BYTES", "TRITON_DIALECTS"]
 
 MAX_BYTES = 64 << 20          # larger input is refused (a TTGIR file is a few hundred KiB)
 MAX_DEPTH = 200               # deeper bracket nesting is refused
@@ -308,9 +310,98 @@ class Op:
         return self.name == "tt.splat" or (self.name == "arith.constant" and "dense<" in self.text
                                            and "dense<[" not in self.text)
 
+    @cached_property
+    def scalar(self) -> float | int | bool | None:
+        """The one value of an ``arith.constant`` that is a scalar (``0 : i32``) or a splat
+        (``dense<v>``): an int, a bool, a float (decimal, or a hex bit pattern of the result's float
+        type); None for a list, another op, or text that does not read.
+
+        >>> parse_module("module {\\n  %c = arith.constant dense<0xFF800000> : tensor<4xf32>\\n}").ops[0].scalar
+        -inf
+        """
+        return _scalar_of(self)
+
+    @property
+    def predicate(self) -> str | None:
+        """The predicate an ``arith.cmpi`` / ``arith.cmpf`` prints first (``slt``, ``oge``), else None."""
+        if self.name not in ("arith.cmpi", "arith.cmpf"):
+            return None
+        return self.text.split(self.name, 1)[1].split(",", 1)[0].strip() or None
+
     def operand_type(self, i: int) -> Type | None:
         """The type printed at position ``i`` of the operand types, or None."""
         return self.in_types[i] if i < len(self.in_types) else None
+
+
+_ITER_ARG = re.compile(r"(%[\w.$-]+)\s*=\s*(%[\w.$-]+(?:#\d+)?)")
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An ``scf.for`` and its loop-carried values: ``args[i]`` (a block argument of the body) is
+    ``inits[i]`` in the first iteration and ``yielded[i]`` (operand ``i`` of the body's ``scf.yield``)
+    of the previous iteration after that; the loop's result ``i`` (``results[i]``) is the last yield.
+
+    >>> m = parse_module("module {\\n  %r:2 = scf.for %i = %a to %b step %c iter_args(%x = %p, %y = %q) -> "
+    ...                  "(f32, f32) {\\n    %n = arith.addf %x, %y : f32\\n    scf.yield %n, %y : f32, f32\\n  }\\n}")
+    >>> m.loops[0].args, m.loops[0].inits, m.loops[0].yielded, m.loops[0].results
+    (('%x', '%y'), ('%p', '%q'), ('%n', '%y'), ('%r', '%r#1'))
+    """
+    op: Op
+    args: tuple[str, ...]
+    inits: tuple[str, ...]
+    yielded: tuple[str, ...]
+    yield_line: int | None
+
+    @property
+    def results(self) -> tuple[str, ...]:
+        return self.op.results
+
+
+_FLOAT_BITS = {"f64": ("<Q", "<d"), "f32": ("<I", "<f"), "f16": ("<H", "<e")}
+
+
+def _scalar_of(op: Op) -> float | int | bool | None:
+    if op.name != "arith.constant" or "dense<[" in op.text:
+        return None
+    body = (op.text.split("dense<", 1)[1].split(">", 1)[0] if "dense<" in op.text
+            else op.text.split("arith.constant", 1)[1].split(":", 1)[0]).strip()
+    t = op.out_types[0].tensor if op.out_types else None
+    elem = t.elem if t is not None else (op.result_types[0].strip() if op.result_types else "")
+    if body in ("true", "false"):
+        return body == "true"
+    try:
+        if body.startswith("0x") and elem in _FLOAT_BITS or (body.startswith("0x") and elem == "bf16"):
+            bits = int(body, 16) << (16 if elem == "bf16" else 0)
+            word, real = _FLOAT_BITS["f32" if elem == "bf16" else elem]
+            return struct.unpack(real, struct.pack(word, bits))[0]
+        if not elem.startswith(("f", "bf")) and not any(ch in body for ch in ".en"):
+            return int(body, 0)
+        return float(body)
+    except (ValueError, struct.error):
+        return None
+
+
+def _indent(op: Op) -> int:
+    return len(op.text) - len(op.text.lstrip())
+
+
+def _loop_of(ops: tuple, k: int) -> Loop:
+    """The :class:`Loop` of the ``scf.for`` at ``ops[k]``: its iter_args from its text, its yield the last
+    ``scf.yield`` one level deeper before the next op at the for's own depth (MLIR's printer indents
+    each region level by two spaces; a for without iter_args prints no yield)."""
+    op = ops[k]
+    head = op.text.split("iter_args(", 1)
+    pairs = _ITER_ARG.findall(head[1].split(")", 1)[0]) if len(head) == 2 else []
+    depth, found = _indent(op), None
+    for inner in ops[k + 1:]:
+        if _indent(inner) <= depth:
+            break
+        if inner.name == "scf.yield" and _indent(inner) == depth + 2:
+            found = inner
+    yielded = found.operands if found is not None else ()
+    return Loop(op, tuple(a for a, _ in pairs), tuple(b for _, b in pairs), tuple(yielded),
+                found.line if found is not None else None)
 
 
 @dataclass(frozen=True)
@@ -371,6 +462,23 @@ class Module:
             for a in dict.fromkeys(op.operands):
                 out.setdefault(a, []).append(op)
         return MappingProxyType({k: tuple(v) for k, v in out.items()})
+
+    @cached_property
+    def loops(self) -> tuple[Loop, ...]:
+        """Every ``scf.for`` of the module as a :class:`Loop` (its iter_args, inits and yield), in file order."""
+        return tuple(_loop_of(self.ops, k) for k, op in enumerate(self.ops) if op.name == "scf.for")
+
+    @cached_property
+    def carried(self) -> Mapping[str, tuple[Loop, int]]:
+        """Loop-carried values: an iter_arg's name or an ``scf.for`` result's name -> (its loop, its
+        position); the block argument has no defining op (:attr:`defs`), the result is the last yield."""
+        out: dict[str, tuple[Loop, int]] = {}
+        for loop in self.loops:
+            for i, a in enumerate(loop.args):
+                out[a] = (loop, i)
+            for i, r in enumerate(loop.results[:len(loop.args)]):
+                out[r] = (loop, i)
+        return MappingProxyType(out)
 
     def def_type(self, name: str | None) -> Type | None:
         """The type the defining op prints for value ``name`` (None: no defining op, or it prints

@@ -26,12 +26,15 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
 
-__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names"]
+__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names",
+           "magic_divisor", "division_idiom"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
 SMEM = z3.BitVec("smem_base", 32)
 #: ``%tid.x``.
 TID = z3.BitVec("tid_x", 32)
+#: Special registers with one value in a thread (their symbols are ``v%ctaid.x``, ...).
+_SPECIAL = ("v%ctaid.", "v%nctaid.", "v%ntid.", "v%tid.", "v%cluster_ctarank", "v%clusterid.", "v%cluster_ctaid.")
 #: Opcodes whose first operand is not a destination register.
 NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
@@ -78,7 +81,12 @@ class PtxValues:
     """
 
     def __init__(self, mod: PtxModule, func: str | None = None, first_iteration: bool = False,
-                 smem_names: tuple[str, ...] = ("global_smem",), kernel_inputs: bool = False):
+                 smem_names: tuple[str, ...] = ("global_smem",), kernel_inputs: bool = False,
+                 nonneg_params: dict[tuple[str, int], str] | None = None):
+        #: (parameter, byte offset) -> why a 32-bit ``ld.param`` from there is a non-negative signed int
+        self.nonneg_params = dict(nonneg_params or {})
+        self.premises: dict[str, tuple[z3.BoolRef, str]] = {}   # symbol -> (fact, text): its ld.param's
+        self.fixed: set[str] = {str(TID), str(SMEM)}   # symbols with one value in a thread (guards())
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
@@ -173,6 +181,9 @@ class PtxValues:
                 self._at = saved
             if v is None:
                 v = self._sym(key, why)
+                self._premise(ds[0], v)
+                if ds[0].parts[:2] == ("ld", "param"):
+                    self.fixed.add(str(v))
         v = fit(v, max(reg_width(name), 8))
         self.memo[key] = v
         return v
@@ -307,13 +318,45 @@ class PtxValues:
             return fit(z3.Concat(hi, lo), w)
         return None
 
+    def _premise(self, d: Instr, v: z3.BitVecRef) -> None:
+        """Record the caller's fact about the value a single ``ld.param`` (32 bits, from a
+        ``(parameter, offset)`` of ``nonneg_params``) loads: it is a non-negative signed int."""
+        a = d.args[1] if len(d.args) == 2 else None
+        if d.parts[:2] != ("ld", "param") or not isinstance(a, Addr) or not isinstance(a.base, Sym) \
+                or v.size() != 32:
+            return
+        why = self.nonneg_params.get((a.base.name, a.offset))
+        if why is not None:
+            self.premises[str(v)] = (v >= 0, f"{_name(d.args[0])} (PTX line {d.line}) >= 0: {why}")
+
+    def _def_values(self, sym: str) -> list[z3.BitVecRef] | None:
+        """The value each definition of loop-carried ``sym``'s register writes (at its width), or
+        None when one is not modelled."""
+        name, ds, key = self.carried[sym]
+        w = self.memo[key].size()
+        out = []
+        for d in ds:
+            saved, self._at = self._at, self.index.get(d.line)
+            try:
+                e = self._instr(d, reg_width(name), name)
+            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError, AssertionError):
+                e = None
+            finally:
+                self._at = saved
+            if e is None:
+                return None
+            out.append(fit(e, w))
+        return out
+
     def invariant(self, sym: str) -> tuple[z3.BoolRef, str] | None:
         """An inductive bound ``sym < c`` (unsigned) of a loop-carried register's symbol, proved
         by induction over its definitions: each definition that does not read the register is
         below ``c``, and each that does stays below ``c`` whenever the register's old value was
         (the other values on its path are universally quantified, so the law holds on every
-        path). ``c`` is tried among the constants of the definitions and 2; None if none proves.
-        The law is an inference from the PTX alone and is reported with the proofs using it."""
+        path). ``c`` is tried among the constants of the definitions and 2; where none proves,
+        the bound is sought jointly with the loop-carried registers its definitions read
+        (:meth:`joint_invariants`). The law is an inference from the PTX alone (and the caller's
+        ``nonneg_params`` facts, each named) and is reported with the proofs using it."""
         if sym in self.invariants:
             return self.invariants[sym]
         self.invariants[sym] = None                      # a cycle through this symbol: no law
@@ -322,29 +365,86 @@ class PtxValues:
             return None
         name, ds, key = got
         x = self.memo[key]
-        w = x.size()
-        exprs = []
-        for d in ds:
-            saved, self._at = self._at, self.index.get(d.line)
-            try:
-                e = self._instr(d, reg_width(name), name)
-            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError):
-                e = None
-            finally:
-                self._at = saved
-            if e is None:
-                return None
-            exprs.append(fit(e, w))
-        others = [lw for lw, _ in self.laws(*exprs)]   # bounds of other loop-carried values they read
+        exprs = self._def_values(sym)
+        if exprs is None:
+            return None
+        got_laws = self.laws(*exprs)
+        others = [lw for lw, _ in got_laws]   # bounds of other loop-carried values they read
         consts = {2} | {c for e in exprs for c in _constants(e) if 1 < c <= 1 << 16}
         for c in sorted(consts):
             law = z3.ULT(x, c)
             if all(self.prover.proves(z3.ULT(e, c), z3.And(law, *others), 2000) for e in exprs):
+                given = f"; given {'; '.join(t for _, t in got_laws)}" if self.premises and got_laws else ""
                 text = (f"loop-carried {name} < {c} (proved by induction over its {len(ds)} definitions, "
-                        f"PTX lines {', '.join(str(d.line) for d in ds)})")
+                        f"PTX lines {', '.join(str(d.line) for d in ds)}{given})")
                 self.invariants[sym] = (law, text)
                 return self.invariants[sym]
-        return None
+        return self.joint_invariants(sym).get(sym)
+
+    def _closure(self, sym: str, limit: int) -> dict[str, list[z3.BitVecRef]] | None:
+        """The loop-carried symbols ``sym``'s definitions read, transitively, each with its
+        definitions' values (at most ``limit``; None past it or where one is not modelled)."""
+        out: dict[str, list[z3.BitVecRef]] = {}
+        todo = [sym]
+        while todo:
+            s = todo.pop()
+            if s in out:
+                continue
+            vals = self._def_values(s)
+            if vals is None or len(out) >= limit:
+                return None
+            out[s] = vals
+            todo.extend(t for t in sorted(_symbols_of(*vals)) if t in self.carried and t not in out)
+        return out
+
+    def joint_invariants(self, sym: str, limit: int = 6) -> dict[str, tuple[z3.BoolRef, str]]:
+        """Bounds ``x < c_x`` (unsigned) of ``sym`` and the loop-carried symbols its definitions read,
+        proved together by induction: every definition of each ``x`` writes a value below ``c_x``
+        whenever every bound holds for the values it reads (and the ``nonneg_params`` facts of the
+        parameters on its path). Candidates per register: 2 and the constants of its definitions,
+        the smallest first; a bound refuted under the others moves to the next (Houdini's
+        fixpoint: what remains is inductive, so each bound holds on every execution). The bounds
+        found, by symbol ({} if none); a pipeline's two stage registers (one wraps ``s + 1 == 5`` to
+        0, the other is ``(s + k) mod 5``) are bounded this way.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nmov.u32 %r2, 0;\\nL:\\n"
+        ...   "add.s32 %r3, %r2, 1;\\nsetp.eq.s32 %p1, %r3, 3;\\nselp.b32 %r1, 0, %r3, %p1;\\nmov.u32 %r2, %r1;\\nbra L;\\n}")
+        >>> v = PtxValues(m, "f"); x = v.reg("%r1", at=m.instrs[2])
+        >>> [str(law) for law, _ in v.laws(x)]
+        ['ULT(v%r1@4,9, 3)']
+        """
+        members = self._closure(sym, limit)
+        if not members:
+            return {}
+        xs = {s: self.memo[self.carried[s][2]] for s in members}
+        prem = [f for f, _ in self._premises(*[e for vals in members.values() for e in vals])]
+        cands = {s: sorted({2} | {c for e in vals for c in _constants(e) if 1 < c <= 1 << 16})
+                 for s, vals in members.items()}
+        pick = {s: 0 for s in members}
+        changed = True
+        while changed:
+            changed = False
+            hyp = z3.And(*prem, *[z3.ULT(xs[s], cands[s][k]) for s, k in pick.items() if k < len(cands[s])])
+            for s, vals in members.items():
+                k = pick[s]
+                if k < len(cands[s]) and not all(self.prover.proves(z3.ULT(e, cands[s][k]), hyp, 2000) for e in vals):
+                    pick[s] = k + 1
+                    changed = True
+        found = {s: cands[s][k] for s, k in pick.items() if k < len(cands[s])}
+        texts = [t for _, t in self._premises(*[e for vals in members.values() for e in vals])]
+        for s, c in found.items():
+            name, ds, _key = self.carried[s]
+            with_ = [f"{self.carried[t][0]} < {found[t]}" for t in found if t != s]
+            text = (f"loop-carried {name} < {c} (proved by induction over its {len(ds)} definitions, PTX lines "
+                    f"{', '.join(str(d.line) for d in ds)}" + (f", jointly with {', '.join(with_)}" if with_ else "")
+                    + (f"; given {'; '.join(texts)}" if texts else "") + ")")
+            self.invariants[s] = (z3.ULT(xs[s], c), text)
+        return {s: self.invariants[s] for s in found}
+
+    def _premises(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
+        """The ``nonneg_params`` facts of the parameter loads ``exprs`` read."""
+        return [self.premises[v] for v in sorted(_symbols_of(*exprs)) if v in self.premises] if self.premises else []
 
     def by_induction(self, claim: z3.BoolRef, assume: z3.BoolRef | None = None) -> str | None:
         """Prove ``claim`` about one loop-carried register's symbol by induction over that
@@ -419,14 +519,88 @@ class PtxValues:
         return out
 
     def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
-        """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read."""
-        out = []
+        """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read, and
+        the ``nonneg_params`` facts of the parameter loads they read."""
+        out = self._premises(*exprs)
         for v in sorted(_symbols_of(*exprs)):
             if v in self.carried:
                 got = self.invariant(v)
                 if got is not None:
                     out.append(got)
         return out
+
+    def _dominators(self) -> list[set[int]]:
+        """The dominators of each basic block (entry: block 0), iterated to the fixpoint."""
+        if getattr(self, "_dom", None) is not None:
+            return self._dom
+        _starts, _block, succ = self._blocks()
+        n = len(succ)
+        preds: list[set[int]] = [set() for _ in range(n)]
+        for b, ss in enumerate(succ):
+            for t in ss:
+                preds[t].add(b)
+        dom = [{0}] + [set(range(n)) for _ in range(1, n)]
+        changed = True
+        while changed:
+            changed = False
+            for b in range(1, n):
+                new = {b} | (set.intersection(*(dom[q] for q in preds[b])) if preds[b] else set())
+                if new != dom[b]:
+                    dom[b], changed = new, True
+        self._dom, self._preds = dom, preds
+        return dom
+
+    def guards(self, at: Instr) -> list[tuple[z3.BoolRef, str]]:
+        """Conditions every execution reaching ``at`` has met: for each conditional branch ``@p bra``
+        one of whose edges dominates ``at``'s block (the edge's target has that branch as its only
+        predecessor and dominates the block), ``p`` (taken) or its negation (fall-through), with its
+        text. Only a ``p`` whose value reads nothing but values fixed in a thread (``%tid.x``, the
+        shared-memory base, parameter loads, special registers such as ``%ctaid.x``) is kept: it is the
+        same at the branch and at ``at`` (a loop cannot change it). ``[]`` without flow sensitivity.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nsetp.gt.u32 %p1, %tid.x, 127;\\n@%p1 bra E;\\n"
+        ...               "mov.u32 %r1, %tid.x;\\nE:\\nret;\\n}")
+        >>> [str(g) for g, _ in PtxValues(m, "f").guards(m.instrs[2])]
+        ['Not(UGT(tid_x, 127))']
+        """
+        k = self.index.get(at.line) if self.flow else None
+        if k is None:
+            return []
+        starts, block, succ = self._blocks()
+        dom = self._dominators()
+        out = []
+        for d in sorted(dom[block[k]]):
+            end = (starts[d + 1] if d + 1 < len(starts) else len(self.code)) - 1
+            last = self.code[end]
+            if last.guard is None or not last.opcode.startswith("bra") or len(succ[d]) != 2 or d + 1 not in succ[d]:
+                continue
+            taken = next(t for t in succ[d] if t != d + 1)
+            for x, took in ((taken, True), (d + 1, False)):
+                if x in dom[block[k]] and self._preds[x] == {d}:
+                    g = self._guard_value(last.guard)
+                    if g is not None:
+                        out.append((g if took else z3.Not(g), f"the branch at PTX line {last.line} is "
+                                    f"{'taken' if took else 'not taken'} on the way here"))
+        return out
+
+    def _guard_value(self, p: Pred) -> z3.BoolRef | None:
+        """A guard's value when its predicate register has one ``setp`` definition reading only
+        values fixed in a thread, else None."""
+        ds = self.pdefs.get(p.reg, [])
+        if len(ds) != 1:
+            return None
+        saved, self._at = self._at, self.index.get(ds[0].line)
+        try:
+            v = self.setp(ds[0])
+        except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError, AssertionError):
+            v = None
+        finally:
+            self._at = saved
+        fixed = self.fixed | {s for s in _symbols_of(v) if s.startswith(_SPECIAL)} if v is not None else set()
+        if v is None or not _symbols_of(v) <= fixed:
+            return None
+        return z3.Not(v) if p.negated else v
 
     def pred(self, p: Pred | str) -> z3.BoolRef:
         """The value of a guard (:class:`Pred`, negated as it says) or of predicate register
@@ -519,7 +693,8 @@ class PtxValues:
             v = self._kernel_input(i, w)
             if v is not None:
                 return v
-        return self._compute(i)
+        v = self._compute(i)
+        return division_idiom(v) if head in ("add", "sub") and v is not None else v
 
     def _shfl_idx(self, i: Instr, ops: list) -> z3.BitVecRef | None:
         """``shfl.sync.idx.b32 d, a, L, 31, -1`` (full warp, constant source lane ``L``): ``d`` is
@@ -536,6 +711,104 @@ class PtxValues:
             return None
         src = (TID & ~31) | (lane & 31)
         return z3.substitute(ops[0], (TID, src))
+
+
+def magic_divisor(m: int, s: int, w: int = 32) -> int | None:
+    """The divisor ``d`` a compiler's signed division by a constant computes with the magic number
+    ``m`` and shift ``s`` on ``w``-bit ints: ``q = (mul.hi.s(n, m) >> s) + (mul.hi.s(n, m) >>> (w-1))``
+    equals ``n / d`` truncated (PTX ISA ``div.s32``) for every ``w``-bit ``n``; None when that is not
+    proved by the bound below (the sign term adds 1 for negative ``n``).
+
+    Law (Granlund and Montgomery's bound, derived here): with ``k = w + s``, ``d = floor(2^k / m) + 1``
+    and ``e = m d - 2^k > 0``, ``n m / 2^k = n / d + n e / (d 2^k)``. For ``0 <= n < 2^(w-1)`` the
+    floor is ``floor(n / d)`` when ``n e < 2^k`` (the fraction of ``n / d`` is at most ``(d-1)/d``);
+    for ``n = -a``, ``0 < a <= 2^(w-1)``, the floor plus 1 is ``-floor(a / d)`` (truncation) when
+    ``0 < a e <= 2^k``. Both hold when ``0 < m < 2^(w-1)`` and ``2^(w-1) e <= 2^k``.
+
+    >>> magic_divisor(0x66666667, 1), magic_divisor(0x55555556, 0), magic_divisor(0x66666667, 2), magic_divisor(7, 0)
+    (5, 3, 10, None)
+    """
+    if not 0 < m < 1 << (w - 1) or s < 0:
+        return None
+    k = w + s
+    d = (1 << k) // m + 1
+    e = m * d - (1 << k)
+    return d if d > 1 and e > 0 and (e << (w - 1)) <= 1 << k else None
+
+
+def _kind(e: z3.ExprRef, op: int, n: int) -> bool:
+    """``e`` is an application of z3 operation ``op`` to ``n`` arguments."""
+    return z3.is_app_of(e, op) and e.num_args() == n
+
+
+def _magic_quotient(e: z3.ExprRef) -> z3.BitVecRef | None:
+    """``n / d`` (``bvsdiv``) when ``e`` is literally the signed magic-number quotient of
+    :func:`magic_divisor` (``bvadd`` of ``bvashr(h, s)`` or ``h``, and ``bvlshr(h, w-1)``, with ``h``
+    the high half of the sign-extended product ``n * m``), else None."""
+    if not _kind(e, z3.Z3_OP_BADD, 2):
+        return None
+    w = e.size()
+    for a, b in ((e.arg(0), e.arg(1)), (e.arg(1), e.arg(0))):
+        if not _kind(b, z3.Z3_OP_BLSHR, 2) or not z3.is_bv_value(b.arg(1)) or b.arg(1).as_long() != w - 1:
+            continue
+        h = b.arg(0)
+        s = 0
+        if _kind(a, z3.Z3_OP_BASHR, 2) and z3.is_bv_value(a.arg(1)) and z3.eq(a.arg(0), h):
+            s = a.arg(1).as_long()
+        elif not z3.eq(a, h):
+            continue
+        got = _signed_high_product(h, w)
+        if got is not None:
+            n, m = got
+            d = magic_divisor(m, s, w)
+            if d is not None:
+                return n / z3.BitVecVal(d, w)
+    return None
+
+
+def _signed_high_product(h: z3.ExprRef, w: int) -> tuple[z3.BitVecRef, int] | None:
+    """``(n, m)`` when ``h`` is ``Extract(2w-1, w, SignExt(w, n) * SignExt(w, m))`` with ``m`` a
+    constant (PTX ISA ``mul.hi.s``), else None."""
+    if not _kind(h, z3.Z3_OP_EXTRACT, 1) or h.params() != [2 * w - 1, w]:
+        return None
+    p = h.arg(0)
+    if not _kind(p, z3.Z3_OP_BMUL, 2):
+        return None
+    ext = [p.arg(0), p.arg(1)]
+    if not all(_kind(x, z3.Z3_OP_SIGN_EXT, 1) and x.params() == [w] for x in ext):
+        return None
+    inner = [x.arg(0) for x in ext]
+    for n, c in ((inner[0], inner[1]), (inner[1], inner[0])):
+        if z3.is_bv_value(c):
+            v = c.as_long()
+            return n, v - (1 << w) if v >> (w - 1) else v
+    return None
+
+
+def division_idiom(e: z3.BitVecRef) -> z3.BitVecRef:
+    """``e`` with a compiler's signed division or remainder by a constant written as z3's
+    ``bvsdiv`` / ``bvsrem`` (the same value for every value of the symbols, so every claim reads
+    the same; the solver decides a bound on ``bvsrem`` at once, not on the product it replaces):
+    the magic-number quotient (:func:`magic_divisor`) becomes ``n / d``, and ``n - d * (n / d)``
+    (``mul.lo`` then ``sub``) becomes ``SRem(n, d)`` (SMT-LIB's ``bvsrem``: truncated, the sign of
+    ``n``, as PTX ISA ``rem.s32``). Any other term is returned as it is.
+
+    >>> n = z3.BitVec("n", 32)
+    >>> h = z3.Extract(63, 32, z3.SignExt(32, n) * z3.SignExt(32, z3.BitVecVal(0x66666667, 32)))
+    >>> q = division_idiom((h >> 1) + z3.LShR(h, 31)); r = division_idiom(n - q * 5)
+    >>> q.sexpr(), r.sexpr()
+    ('(bvsdiv n #x00000005)', '(bvsrem n #x00000005)')
+    """
+    q = _magic_quotient(e)
+    if q is not None:
+        return q
+    if _kind(e, z3.Z3_OP_BSUB, 2) and _kind(e.arg(1), z3.Z3_OP_BMUL, 2):
+        n, t = e.arg(0), e.arg(1)
+        for q, c in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
+            if _kind(q, z3.Z3_OP_BSDIV, 2) and z3.is_bv_value(c) and z3.eq(q.arg(1), c) and z3.eq(q.arg(0), n) \
+                    and c.as_long() != 0:
+                return z3.SRem(n, c)
+    return e
 
 
 def _imm(op: Operand) -> int | None:

@@ -38,14 +38,15 @@ problem of two cluster tiles, whole and ragged (a padded tile wholly past M or N
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import replace
 
 from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION, MAP_A_ADDR,
                                             MAP_B_ADDR, PARAMS,
-                                            SMEM_BASE, GemmSim, check_gemm_source,
+                                            SMEM_BASE, GemmSim, SimInputs, TmaLoad, check_gemm_source,
                                             cluster_shape, epilogue_spec, gemm_spec,
-                                            swizzle_span, host_maps)
+                                            swizzle_span, host_maps, tma_load)
 from verilayout.simulate.cluster_protocol import explore_cluster
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, cta_mask, run_threads, tma_mbarrier, tx_count
@@ -146,24 +147,26 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
                 checks.append(KernelCheck("run", "unknown", f"CTA {r} could not be run on the PTX "
                                     f"(M={M}, N={N}, K={K}): {run.reason}"))
                 break
-            g = ClusterCta(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+            g = ClusterCta(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages,
+                                     cons=cons, la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
             g.rank, g.cm, g.cn, g.splits = r, cm, cn, splits
             g.label = f" [CTA {r}" + (f", M={M}, N={N}, K={K}]" if label else "]")
             ctas.append(g)
         else:
-            checks += ClusterRun(ctas, (cm, cn), man, epilogue_spec(man)).all(protocol=not label)
+            checks += ClusterRun(ctas, (cm, cn), man, epilogue_spec(man),
+                                 f" [M={M}, N={N}, K={K}]" if label else "").all(protocol=not label)
     return IndependentReport(tuple(checks), CLUSTER_ASSUMPTIONS)
 
 
 class ClusterRun:
     """The runs of all CTAs of one cluster and the checks read from them together."""
 
-    def __init__(self, ctas: list, shape: tuple, man: GemmManifest, epi: tuple):
+    def __init__(self, ctas: list, shape: tuple, man: GemmManifest, epi: tuple, label: str = ""):
         self.ctas, (self.cm, self.cn), self.man = ctas, shape, man
         self.size = len(ctas)
         self.epi = epi if epi != ("f32", False, "none") and ctas[0].splits == 1 else None
         self.checks: list[KernelCheck] = []
-        self.label = (" [" + ctas[0].label.split(", ", 1)[-1]) if "M=" in ctas[0].label else ""
+        self.label = label   # the problem of a ragged run, " [M=.., N=.., K=..]"; "" for the whole tiles
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -196,7 +199,7 @@ class ClusterRun:
         return self.checks
 
     @staticmethod
-    def _issued(x: int, prod: list) -> list[dict]:
+    def _issued(x: int, prod: list) -> list[TmaLoad]:
         """Law: CTA ``x``'s TMA loads in program order: iteration (its producer's waits so far),
         destination, map, coordinates, mbarrier, and the CTA mask (``1 << x`` without multicast)."""
         out, it = [], -1
@@ -207,16 +210,14 @@ class ClusterRun:
                 continue
             mc = "multicast" in ev.op
             mask = cta_mask(v) if mc else None
-            out.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                        "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "bar": int(tma_mbarrier(v)[0]),
-                        "mask": (int(mask[0]) & 0xFFFF) if mask is not None else 1 << x,
-                        "from": x, "ev": ev})
+            out.append(replace(tma_load(ev, it), bar=int(tma_mbarrier(v)[0]), sender=x,
+                               mask=(int(mask[0]) & 0xFFFF) if mask is not None else 1 << x))
         return out
 
     def _blocks(self, issued) -> dict:
         """(CTA, iteration, map) -> the tile block its own loads name (c1 // rows)."""
         rows = {MAP_A_ADDR: self.ctas[0].bm, MAP_B_ADDR: self.ctas[0].bn}
-        return {(t["from"], t["it"], t["map"]): t["c1"] // rows.get(t["map"], 1)
+        return {(t.sender, t.it, t.map): t.c1 // rows.get(t.map, 1)
                 for ts in issued for t in ts}
 
     def _multicast(self, issued) -> bool:
@@ -224,20 +225,20 @@ class ClusterRun:
         n = 0
         for ts in issued:
             for t in ts:
-                name, what = ("A", "M") if t["map"] == MAP_A_ADDR else ("B", "N")
-                s, it = t["from"], t["it"]
+                name, what = ("A", "M") if t.map == MAP_A_ADDR else ("B", "N")
+                s, it = t.sender, t.it
                 want = sum(1 << x for x in range(self.size)
-                           if blk.get((x, it, t["map"])) == blk[(s, it, t["map"])])
-                if t["mask"] != want:
-                    miss = [x for x in range(self.size) if want >> x & 1 and not t["mask"] >> x & 1]
-                    extra = [x for x in range(self.size) if t["mask"] >> x & 1 and not want >> x & 1]
+                           if blk.get((x, it, t.map)) == blk[(s, it, t.map)])
+                if t.mask != want:
+                    miss = [x for x in range(self.size) if want >> x & 1 and not t.mask >> x & 1]
+                    extra = [x for x in range(self.size) if t.mask >> x & 1 and not want >> x & 1]
                     why = (f"misses CTA {miss[0]}, which computes a tile of the same {what} block "
-                           f"({blk[(s, it, t['map'])]}): CTA {miss[0]}'s stage never receives these "
+                           f"({blk[(s, it, t.map)]}): CTA {miss[0]}'s stage never receives these "
                            "rows" if miss else f"also writes CTA {extra[0]}, whose tile has another "
                            f"{what} block")
                     self.add("multicast", "counterexample", f"CTA {s}, iteration {it}: the "
-                             f"multicast mask {t['mask']:#06b} of its {name} slice (rows from "
-                             f"{t['c1']}) {why}", t["ev"])
+                             f"multicast mask {t.mask:#06b} of its {name} slice (rows from "
+                             f"{t.c1}) {why}", t.ev)
                     return False
                 n += 1
         self.add("multicast", "proved", f"all {n} TMA loads of the {self.size} CTAs: each CTA "
@@ -245,7 +246,7 @@ class ClusterRun:
                  "block")
         return True
 
-    def _landing(self, issued) -> list[list[dict]] | None:
+    def _landing(self, issued) -> list[list[TmaLoad]] | None:
         """Law: per CTA, the boxes that land in it merged into whole boxes (one per map, iteration
         and K box); None (with a counterexample) where the slices do not cover each row once, or
         a slice is not at its first row's stage byte on a swizzle repeat."""
@@ -255,29 +256,28 @@ class ClusterRun:
             groups: dict = {}
             for ts in issued:
                 for t in ts:
-                    if t["mask"] >> x & 1:
-                        groups.setdefault((t["it"], t["map"], t["c0"]), []).append(t)
+                    if t.mask >> x & 1:
+                        groups.setdefault((t.it, t.map, t.c0), []).append(t)
             merged = []
             for (it, mp, c0), ts in sorted(groups.items(), key=lambda kv: kv[0]):
                 rows, text = (g0.bm, g0.la) if mp == MAP_A_ADDR else (g0.bn, g0.lb)
                 span = swizzle_span(text)
                 part = rows // (self.cn if mp == MAP_A_ADDR else self.cm)
-                ts = sorted(ts, key=lambda t: t["c1"])
-                base_row = ts[0]["c1"] - ts[0]["c1"] % rows
-                offs = [t["c1"] - base_row for t in ts]
-                base = ts[0]["dst"] - offs[0] * span
+                ts = sorted(ts, key=lambda t: t.c1)
+                base_row = ts[0].c1 - ts[0].c1 % rows
+                offs = [t.c1 - base_row for t in ts]
+                base = ts[0].dst - offs[0] * span
                 ok = offs == [q * part for q in range(len(ts))] and len(ts) * part == rows and \
-                    all(t["dst"] == base + o * span and o % 8 == 0 for t, o in zip(ts, offs))
+                    all(t.dst == base + o * span and o % 8 == 0 for t, o in zip(ts, offs))
                 if not ok:
                     name = "A" if mp == MAP_A_ADDR else "B"
                     self.add("multicast", "counterexample", f"CTA {x}, iteration {it}: the {name} "
                              f"slices landing there start at rows {offs} of the {rows}-row block "
-                             f"(from CTAs {[t['from'] for t in ts]}) at stage bytes "
-                             f"{[t['dst'] - base for t in ts]}; each row once, slices of {part} "
-                             f"rows at row x {span} B expected", ts[0]["ev"])
+                             f"(from CTAs {[t.sender for t in ts]}) at stage bytes "
+                             f"{[t.dst - base for t in ts]}; each row once, slices of {part} "
+                             f"rows at row x {span} B expected", ts[0].ev)
                     return None
-                merged.append({**ts[0], "c1": base_row, "dst": base,
-                               "slices": tuple((t["from"], t["dst"]) for t in ts)})
+                merged.append(replace(ts[0], c1=base_row, dst=base))
             out.append(merged)
         return out
 
@@ -294,7 +294,7 @@ class ClusterRun:
                     exp[max(it, 0)] = exp.get(max(it, 0), 0) + int(tx_count(v)[0])
             got: dict = {}
             for m in landing[x]:
-                got[m["it"]] = got.get(m["it"], 0) + box[m["map"]]
+                got[m.it] = got.get(m.it, 0) + box[m.map]
             bad = next((i for i in sorted(set(got) | set(exp)) if got.get(i) != exp.get(i)), None)
             if bad is not None:
                 self.add("expect-tx", "counterexample", f"CTA {x}, iteration {bad}: "

@@ -9,7 +9,7 @@ each TMA landing in each destination CTA is an action of its own (landings eager
 the compilation: remote arrivals (``mapa``'s window names the CTA), multicast TMAs (the CTA mask
 names the destinations), a TMA's slice of its stage buffer and the cluster barriers.
 
->>> _target(0, 3 * CLUSTER_WINDOW + 0x40)
+>>> barrier_key(3 * CLUSTER_WINDOW + 0x40, 0)
 (2, 64)
 """
 from __future__ import annotations
@@ -18,14 +18,10 @@ from verilayout.simulate.gemm_check import MAP_A_ADDR, MAX_STATES, swizzle_span
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ring import (Arrive, ClusterArrive, ClusterWait, Commit, Init, Issue, Read,
                                       Retire, RingSystem, RingTma, Wait, explore_rings)
-from verilayout.simulate.ptx_run import CLUSTER_WINDOW, init_count, pending_groups, phase_parity, tx_count
+from verilayout.simulate.ptx_run import (CLUSTER_WINDOW, barrier_key, init_count, pending_groups, phase_parity,
+                                         tx_count)
 
 __all__ = ["explore_cluster"]
-
-
-def _target(x: int, addr: int) -> tuple[int, int]:
-    """(CTA, local address) of an mbarrier address used by CTA ``x`` (``mapa``'s window or own)."""
-    return (addr // CLUSTER_WINDOW - 1, addr % CLUSTER_WINDOW) if addr >= CLUSTER_WINDOW else (x, addr)
 
 
 def _action(x: int, p: int, ev, v, n: int, it: int, mark):
@@ -38,7 +34,7 @@ def _action(x: int, p: int, ev, v, n: int, it: int, mark):
         return Wait("wait", (x, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, mark(ev))
     if op.startswith("mbarrier.arrive"):
         tx = int(tx_count(v)[0]) if "expect_tx" in op else 0
-        return Arrive("arrive", _target(x, int(v["addr"][0])), n, tx, mark(ev))
+        return Arrive("arrive", barrier_key(int(v["addr"][0]), x), n, tx, mark(ev))
     if op.startswith("wgmma.mma_async") and p > 0:
         reads = tuple((x, (int(v[k][0]) & 0x3FFF) << 4) for k in ("desc_a", "desc_b")
                       if v.get(k) is not None)
@@ -54,8 +50,8 @@ def _action(x: int, p: int, ev, v, n: int, it: int, mark):
 
 def _compile(procs, issued, mark):
     """Law: per process (CTA-major: producer, then consumers) its actions in program order, and
-    the TMA loads in issue order as dicts (sender, dst, mask's destination CTAs, mbarrier,
-    iteration, map, row, mark)."""
+    the TMA loads in issue order, each its :class:`verilayout.simulate.gemm_check.TmaLoad` and
+    mark."""
     prog, loads = [], []
     for x, cta in enumerate(procs):
         it_tma = iter(issued[x])
@@ -66,10 +62,7 @@ def _compile(procs, issued, mark):
                 if op.startswith("mbarrier.try_wait"):
                     it += 1
                 if op.startswith("cp.async.bulk.tensor") and p == 0:
-                    t_ = next(it_tma)
-                    loads.append({"sender": x, "dst": t_["dst"] & 0x3FFFF, "bar": t_["bar"],
-                                  "it": t_["it"], "map": t_["map"], "c1": t_["c1"], "mark": mark(ev),
-                                  "dests": tuple(y for y in range(len(procs)) if t_["mask"] >> y & 1)})
+                    loads.append((next(it_tma), mark(ev)))
                     acts.append(Issue("tma", len(loads) - 1, mark(ev)))
                 elif op.startswith("barrier.cluster.wait"):
                     acts.append(ClusterWait("cwait", waits, mark(ev)))
@@ -90,16 +83,18 @@ def _tmas(loads: list, ctas) -> tuple:
     rows = {MAP_A_ADDR: g0.bm}
     whole = {MAP_A_ADDR: g0.bm * swizzle_span(g0.la)}
     starts: dict = {}
-    for t in loads:
-        if t["c1"] % rows.get(t["map"], g0.bn) == 0:
-            starts.setdefault(t["map"], set()).add(t["dst"])
+    for t, _mark in loads:
+        if t.c1 % rows.get(t.map, g0.bn) == 0:
+            starts.setdefault(t.map, set()).add(t.dst & 0x3FFFF)
     out = []
-    for t in loads:
-        a = t["map"] == MAP_A_ADDR
+    for t, mark in loads:
+        a = t.map == MAP_A_ADDR
         nbytes = (g0.bm // g0.cn if a else g0.bn // g0.cm) * swizzle_span(g0.la if a else g0.lb)
-        size = whole.get(t["map"], g0.bn * swizzle_span(g0.lb))
-        base = max((b for b in starts.get(t["map"], ()) if b <= t["dst"] < b + size), default=t["dst"])
-        out.append(RingTma(t["sender"], t["dst"], nbytes, t["bar"], t["it"], t["dests"], base, t["mark"]))
+        size = whole.get(t.map, g0.bn * swizzle_span(g0.lb))
+        dst = t.dst & 0x3FFFF
+        base = max((b for b in starts.get(t.map, ()) if b <= dst < b + size), default=dst)
+        dests = tuple(y for y in range(len(ctas)) if t.mask >> y & 1)
+        out.append(RingTma(t.sender, dst, nbytes, t.bar, t.it, dests, base, mark))
     return tuple(out)
 
 

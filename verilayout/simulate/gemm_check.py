@@ -56,12 +56,13 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from verilayout.emit.gemm_plan import GemmManifest, StageOperand
 from verilayout.errors import LayoutError
+from verilayout.frontends.cuda_program import cuda_namespace, defines_index_function, tagged_rows
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
@@ -76,7 +77,7 @@ from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgrou
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "Step", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -233,7 +234,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
             checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
                                 f"N={N}, K={K}): {run.reason}"))
             continue
-        g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps)
+        g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=cons,
+                              la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
         g.splits = splits
         g.epi = epi if fused else None
@@ -522,28 +524,27 @@ def tensor_maps(source: str, man: GemmManifest):
     maps checked against cuda.h and the layout texts; ``maps`` names A and B's (and a TMA-store
     epilogue's D) :class:`ProvedBox`."""
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
-    ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
-    if not ns:
+    ns = cuda_namespace(source)
+    if ns is None:
         return None, [KernelCheck("tensor-map", "unknown", "kernel.cu has no namespace vl_<tag>")]
     M, N, K = 3 * bm + 5, 2 * bn + 3, 4 * bk     # the kernel's product: M x N
     swap = man.swap_ab                       # launch(A, B, M', N') with D^T's M = N', N = M'
     n2 = 2 * bn + 8                          # the second launch: D's rows a multiple of 16 bytes
     kx = k_of_dtype(dt)
     frag = fragment((64, bn, kx), "D", dt, acc="f32")
-    have_frag = bool(re.search(r"\bd_row\(uint32_t", source) and re.search(r"\bd_col\(uint32_t", source))
-    have_tiles = bool(re.search(r"\btile_coords\(uint32_t", source))
+    have_frag = defines_index_function(source, "d_row") and defines_index_function(source, "d_col")
+    have_tiles = defines_index_function(source, "tile_coords")
     drv = ("#define VL_HAVE_D_ROW\n" if have_frag else "") + \
         ("#define VL_HAVE_TILES\n" if have_tiles else "") + \
-        _DRIVER.replace("%NS%", ns.group(1)).replace("%M%", str(N if swap else M)) \
+        _DRIVER.replace("%NS%", ns).replace("%M%", str(N if swap else M)) \
         .replace("%N%", str(M if swap else N)).replace("%N2%", str(n2)) \
         .replace("%K%", str(K)).replace("%REGS%", str(frag.registers))
     lines = _driver_output(source, drv)
     if isinstance(lines, KernelCheck):
         return None, [lines]
     out_checks = _host_index_checks(lines, frag, have_frag, have_tiles)
-    enum = next((CudaEnums.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines
-                 if ln.startswith("ENUM")), None)
-    maps = [RecordedMap.from_numbers(list(map(int, ln.split()[1:]))) for ln in lines if ln.startswith("MAP")]
+    enum = next((CudaEnums.from_numbers(row) for row in tagged_rows(lines, "ENUM")), None)
+    maps = [RecordedMap.from_numbers(row) for row in tagged_rows(lines, "MAP")]
     got = {}
     cm, cn = cluster_shape(man)          # a CTA of a cluster loads one slice of a shared tile
     # the kernel's A operand (BM rows) reads the problem's A, or with swap-AB the problem's B
@@ -706,8 +707,8 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
                       param_values=PARAMS(km, kn, K), shared_base=SMEM_BASE)
     if not run.complete:
         raise LayoutError(f"replay_gemm: the kernel could not be run on the PTX: {run.reason}")
-    g = GemmSim(man, run, dt, _BYTES[dt], bm, bn, bk, stages, cons, la, lb, km, kn, K,
-                -(-K // bk), maps)
+    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=_BYTES[dt], bm=bm, bn=bn, bk=bk, stages=stages,
+                          cons=cons, la=la, lb=lb, M=km, N=kn, K=K, k_tiles=-(-K // bk), maps=maps))
     g.splits = splits_of(man)
     procs = g.traces()
     loads: dict = {}                                    # iteration -> [A row, B row, K start]
@@ -805,7 +806,7 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
     ``tile_coords`` on an 11 x 7 tile grid (a partial GROUP_M group): a bijection onto the grid."""
     out = []
     if have_frag:
-        rows = [list(map(int, ln.split()[1:])) for ln in lines if ln.startswith("FRAG")]
+        rows = tagged_rows(lines, "FRAG")
         table = fragment_coords(frag.shape, "D", frag.dtype, acc=frag.acc)
         bad = [(t, e, r, c) for t, e, r, c in rows if (table[t][e] if 0 <= t < 128 and
                0 <= e < frag.registers else frag.coord(t, e)) != (r, c)]
@@ -818,7 +819,7 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
             out.append(KernelCheck("index-functions", "proved", f"d_row/d_col equal the PTX D fragment on "
                              f"all {len(rows)} (thread, element) pairs (host-compiled)"))
     if have_tiles:
-        tiles = [tuple(map(int, ln.split()[2:])) for ln in lines if ln.startswith("TILE")]
+        tiles = [tuple(row) for row in tagged_rows(lines, "TILE", skip=2)]
         grid = {(a, b) for a in range(11) for b in range(7)}
         if sorted(tiles) != sorted(grid):
             out.append(KernelCheck("index-functions", "counterexample", "tile_coords over an 11 x 7 grid "
@@ -831,6 +832,40 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
 
 # ----- the run ---------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class TmaLoad:
+    """One TMA load (global to shared) of a run, as its producer issued it: its pipeline
+    iteration ``it`` (the producer's mbarrier waits before it), shared destination ``dst``, the
+    tensor map's address ``map``, the box's coordinates ``c0`` (K) and ``c1`` (rows) and the
+    event ``ev``; in a cluster also its mbarrier ``bar``, its CTA mask ``mask`` and the issuing
+    CTA ``sender``."""
+
+    it: int
+    dst: int
+    map: int
+    c0: int
+    c1: int
+    ev: Any
+    bar: int = 0
+    mask: int = 0
+    sender: int = 0
+
+
+def tma_load(ev, it: int) -> TmaLoad:
+    """Law: the :class:`TmaLoad` of a ``cp.async.bulk.tensor`` load event issued after ``it + 1``
+    waits (iteration ``max(it, 0)``), read from its first thread's values.
+
+    >>> import numpy as np
+    >>> from types import SimpleNamespace
+    >>> v = {k: np.array([x]) for k, x in (("addr", 64), ("map", MAP_A_ADDR), ("c0", 16), ("c1", 8))}
+    >>> t = tma_load(SimpleNamespace(values=v), -1)
+    >>> (t.it, t.dst, t.c0, t.c1, t.map == MAP_A_ADDR)
+    (0, 64, 16, 8, True)
+    """
+    v = ev.values
+    return TmaLoad(max(it, 0), int(v["addr"][0]), int(v["map"][0]), int(v["c0"][0]), int(v["c1"][0]), ev)
+
+
 class Step(NamedTuple):
     """One event of one process's trace: the event, its operand values over the process's threads
     that ran it (read by role: :mod:`verilayout.simulate.ptx_run`'s named operands), how many
@@ -841,16 +876,59 @@ class Step(NamedTuple):
     threads: np.ndarray
 
 
+@dataclass(frozen=True, kw_only=True)
+class SimInputs:
+    """What one simulated GEMM run is checked against: the manifest ``man``, the PTX run ``run``
+    (:class:`verilayout.simulate.ptx_run.RunResult`, or a stand-in with ``threads`` alone for the
+    checks that read no run), the kernel's element type ``dt`` of ``eb`` bytes, tile
+    ``bm x bn x bk``, ``stages`` ring stages, ``cons`` consumer warpgroups, A's and B's CuTe
+    layout texts ``la``/``lb``, the problem ``M x N x K`` in ``k_tiles`` K-tiles, and the proved
+    tensor maps ``maps`` (None where the host code was not run).
+
+    Law: the fields are given by name; :class:`GemmSim` reads them and keeps them.
+
+    >>> from types import SimpleNamespace
+    >>> SimInputs(man=_SPEC, run=SimpleNamespace(threads=[]), dt="f16", eb=2, bm=64, bn=64, bk=64,
+    ...           stages=2, cons=1, la="", lb="", M=64, N=64, K=128, k_tiles=2, maps=None).k_tiles
+    2
+    """
+
+    man: GemmManifest
+    run: Any
+    dt: str
+    eb: int
+    bm: int
+    bn: int
+    bk: int
+    stages: int
+    cons: int
+    la: str
+    lb: str
+    M: int
+    N: int
+    K: int
+    k_tiles: int
+    maps: dict | None
+
+
+def _spec_inputs(man: GemmManifest, run, problem: tuple, k_tiles: int, maps=None) -> SimInputs:
+    """The :class:`SimInputs` of an sm_90a manifest's :func:`gemm_spec` (doctests)."""
+    dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
+    M, N, K = problem
+    return SimInputs(man=man, run=run, dt=dt, eb=_BYTES[dt], bm=bm, bn=bn, bk=bk, stages=stages,
+                     cons=cons, la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps)
+
+
 class GemmSim:
     """The simulated run of one emitted GEMM and the checks read from it (shared by the sm_90a and sm_100a checks)."""
 
-    def __init__(self, man: GemmManifest, run, dt, eb, bm, bn, bk, stages, cons, la, lb, M, N, K, k_tiles, maps):
-        self.man, self.run, self.dt, self.eb = man, run, dt, eb
-        self.bm, self.bn, self.bk, self.stages, self.cons = bm, bn, bk, stages, cons
-        self.la, self.lb, self.M, self.N, self.K, self.k_tiles = la, lb, M, N, K, k_tiles
-        self.maps = maps
-        self.kx = k_of_dtype(dt)
-        self.th = np.asarray(run.threads)
+    def __init__(self, inp: SimInputs):
+        self.man, self.run, self.dt, self.eb = inp.man, inp.run, inp.dt, inp.eb
+        self.bm, self.bn, self.bk, self.stages, self.cons = inp.bm, inp.bn, inp.bk, inp.stages, inp.cons
+        self.la, self.lb, self.M, self.N, self.K = inp.la, inp.lb, inp.M, inp.N, inp.K
+        self.k_tiles, self.maps = inp.k_tiles, inp.maps
+        self.kx = k_of_dtype(inp.dt)
+        self.th = np.asarray(inp.run.threads)
         self.checks: list[KernelCheck] = []
 
     label = ""
@@ -902,9 +980,7 @@ class GemmSim:
             if ev.op.startswith("mbarrier.try_wait"):
                 it += 1
             if ev.op.startswith("cp.async.bulk.tensor") and not is_tma_store(ev.op):
-                tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                             "c0": int(v["c0"][0]), "c1": int(v["c1"][0]),
-                             "ev": ev})
+                tmas.append(tma_load(ev, it))
         self.instruction_checks(procs)
         tiles = self.tma_checks(tmas)
         self.descriptor_checks(procs, tmas)
@@ -919,7 +995,7 @@ class GemmSim:
         consumer ``c``'s 64 rows (a cluster's tile past M or N: its sum is never stored).
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> g._outside_iterations([])
         set()
         """
@@ -1031,7 +1107,7 @@ class GemmSim:
         :meth:`expected_tiles` and their K-tiles are walked once, in order.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 128, 64, 64, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (128, 64, 64), 2))
         >>> g.tma_checks([]), g.checks[0].message
         ({}, 'A: TMA loads in 0 pipeline iterations, the problem has 4 (2 tiles x 2 K-tiles)')
         """
@@ -1046,14 +1122,14 @@ class GemmSim:
             j, kin = kk // box_k, kk % box_k
             off = mn * span + kin * self.eb
             sw = off ^ (((off >> 7) & (span // 16 - 1)) << 4)
-            mine = [x for x in tmas if x["map"] == tag]
-            other = [x for x in tmas if x["map"] not in (MAP_A_ADDR, MAP_B_ADDR)]
+            mine = [x for x in tmas if x.map == tag]
+            other = [x for x in tmas if x.map not in (MAP_A_ADDR, MAP_B_ADDR)]
             if other:
-                self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0]["ev"])
+                self.add("tma", "counterexample", "a TMA load names neither tensor map", other[0].ev)
                 bad = True
             by_it: dict[int, list] = {}
             for x in mine:
-                by_it.setdefault(x["it"], []).append(x)
+                by_it.setdefault(x.it, []).append(x)
             n_tiles = len(self.expected_tiles())
             iters = self.k_tiles * n_tiles
             if len(by_it) != iters:
@@ -1063,13 +1139,13 @@ class GemmSim:
                 bad = True
                 continue
             for i, xs in sorted(by_it.items()):
-                xs = sorted(xs, key=lambda x: x["c0"])
+                xs = sorted(xs, key=lambda x: x.c0)
                 why = self._tma_iteration(i, xs, (name, text, rows), (box_k, j, sw, want))
                 if why:
-                    self.add("tma", "counterexample", f"{name}, iteration {i}: {why}", xs[0]["ev"])
+                    self.add("tma", "counterexample", f"{name}, iteration {i}: {why}", xs[0].ev)
                     bad = True
                     break
-                c1 = xs[0]["c1"]
+                c1 = xs[0].c1
                 tm, tn = out_tiles.get(i, (None, None))
                 out_tiles[i] = (c1 // rows, tn) if name == "A" else (tm, c1 // rows)
         seen = {}
@@ -1097,10 +1173,10 @@ class GemmSim:
         name, text, rows = operand
         box_k, j, sw, want = geometry
         boxes = self.bk // box_k
-        d0 = xs[0]["dst"]
+        d0 = xs[0].dst
         if len(xs) != boxes:
             return f"{len(xs)} boxes, BK = {self.bk} needs {boxes} of {box_k}"
-        got = np.array([x["dst"] - d0 for x in xs])[j] + sw
+        got = np.array([x.dst - d0 for x in xs])[j] + sw
         diff = np.argwhere(got != want)
         if diff.size:
             a, b = (int(v) for v in diff[0])
@@ -1108,8 +1184,8 @@ class GemmSim:
                     f"{text.split(' o ')[0]}... at {int(want[a, b]):#x}")
         if (d0 - SMEM_BASE) % 1024 and d0 % 1024:
             return f"stage at {d0:#x} is not 1024-byte aligned (the swizzle repeat)"
-        kt, c1 = self.k_first + i % self.k_tiles, xs[0]["c1"]
-        ks = [x["c0"] for x in xs]
+        kt, c1 = self.k_first + i % self.k_tiles, xs[0].c1
+        ks = [x.c0 for x in xs]
         if ks != [kt * self.bk + q * box_k for q in range(boxes)] or c1 % rows:
             return (f"coordinates (k {ks}, row {c1}); K-tile {kt} starts at k = {kt * self.bk} "
                     f"and a tile row at a multiple of {rows}")
@@ -1124,7 +1200,7 @@ class GemmSim:
         cache: dict = {}
         stage_of: dict = {}
         for x in tmas:
-            stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
+            stage_of.setdefault((x.map, x.it), []).append(x.dst)
         bad = 0
         total = 0
         for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
@@ -1303,12 +1379,12 @@ class GemmSim:
             return
         coord = np.array(fragment_coords((64, self.bn, self.kx), "D", self.dt, acc="f32"))
         regs = coord.shape[1]
-        ktile = {x["it"]: x["c0"] // self.bk for x in tmas if x["map"] == MAP_A_ADDR}
+        ktile = {x.it: x.c0 // self.bk for x in tmas if x.map == MAP_A_ADDR}
         raw = {}                        # iteration -> tile, read off the TMA coordinates
         for x in tmas:
-            if x["map"] in (MAP_A_ADDR, MAP_B_ADDR):
-                tm, tn = raw.get(x["it"], (None, None))
-                raw[x["it"]] = (x["c1"] // self.bm, tn) if x["map"] == MAP_A_ADDR else (tm, x["c1"] // self.bn)
+            if x.map in (MAP_A_ADDR, MAP_B_ADDR):
+                tm, tn = raw.get(x.it, (None, None))
+                raw[x.it] = (x.c1 // self.bm, tn) if x.map == MAP_A_ADDR else (tm, x.c1 // self.bn)
         tiles = {**raw, **tiles}
         tile_id: dict = {}
         keys: list = []                 # rows (consumer, thread, element, tile id, slot), one per store in D
@@ -1461,7 +1537,7 @@ class GemmSim:
         ``d-store`` check and :func:`replay_gemm`.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> list(g.d_stores([], 32))
         []
         """
@@ -1598,7 +1674,7 @@ class GemmSim:
         each K-tile once.
 
         >>> from types import SimpleNamespace
-        >>> g = GemmSim(_SPEC, SimpleNamespace(threads=[]), "f16", 2, *gemm_spec(_SPEC)[1:], 64, 64, 128, 2, None)
+        >>> g = GemmSim(_spec_inputs(_SPEC, SimpleNamespace(threads=[]), (64, 64, 128), 2))
         >>> g.splits = 2; g.split_cover_check({((0, 0), 0): {(0,)}, ((0, 0), 1): {(1,)}}, {(0, 0)})
         >>> g.checks[0].status
         'proved'

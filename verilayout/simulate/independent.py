@@ -53,7 +53,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -65,6 +64,7 @@ import z3
 
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
+from verilayout.frontends.cuda_program import cuda_namespace, program_words, ptxas_report
 from verilayout.frontends.ptx import Instr, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.hw.nvidia.descriptor import decode
@@ -225,9 +225,7 @@ def ptxas_spills(ptx: str, arch: str = "sm_90a") -> KernelCheck:
     if p.returncode != 0:
         first = next((ln for ln in text.splitlines() if "error" in ln), text[:200])
         return KernelCheck("spills", "counterexample", f"ptxas rejects the PTX: {first.strip()}")
-    spills = [(int(a), int(b)) for a, b in
-              re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", text)]
-    regs = [int(r) for r in re.findall(r"Used (\d+) registers", text)]
+    spills, regs = ptxas_report(text)
     if not spills:
         return KernelCheck("spills", "unknown", "ptxas -v printed no spill figures")
     if any(a or b for a, b in spills):
@@ -941,14 +939,14 @@ def _d_store_checks(ctx: _Ctx, wg: list[Instr]) -> None:
 def _host_checks(man: WgmmaManifest, source: str) -> list[KernelCheck]:
     """Law: each index function of kernel.cu, compiled for the host and run on every argument,
     equals the layout or PTX fragment it stands for (one KernelCheck per function)."""
-    ns = re.search(r"namespace\s+(vl_\w+)\s*\{", source)
-    if not ns:
+    ns = cuda_namespace(source)
+    if ns is None:
         return [KernelCheck("index-functions", "unknown", "kernel.cu has no namespace vl_<tag>")]
-    main, wanted = _host_program(man, ns.group(1))
+    main, wanted = _host_program(man, ns)
     out = _host_run(source, main)
     if isinstance(out, KernelCheck):
         return [out]
-    return _host_compare(man, np.array(out.split(), dtype=np.int64), wanted)
+    return _host_compare(man, np.array(program_words(out), dtype=np.int64), wanted)
 
 
 def _host_program(man: WgmmaManifest, ns: str) -> tuple[str, list[tuple[str, str, int]]]:

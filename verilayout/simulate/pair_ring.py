@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from verilayout.simulate.independent import KernelCheck
-from verilayout.simulate.ptx_run import (CLUSTER_WINDOW, init_count, mma_idesc, phase_parity, tma_mbarrier,
+from verilayout.simulate.ptx_run import (CLUSTER_WINDOW, barrier_key, init_count, mma_idesc, phase_parity, tma_mbarrier,
                                          tx_count)
 from verilayout.simulate.ring import complete_phase, explore
 from verilayout.simulate.tma_store import is_tma_store
@@ -53,14 +53,6 @@ __all__ = ["MAX_PAIR_STATES", "barrier_key", "pair_programs", "pair_ring_check"]
 MAX_PAIR_STATES = 400000
 #: Actions other processes observe: an atomic step ends after one of them (or before a wait).
 OBSERVED = ("arrive", "expect", "load", "mma", "commit")
-
-
-def barrier_key(addr: int, cta: int) -> tuple[int, int]:
-    """Law: ``(CTA, shared offset)`` of an mbarrier address used by CTA ``cta``: a ``mapa`` window
-    address names its CTA, a plain one ``cta``'s own."""
-    if addr >= CLUSTER_WINDOW:
-        return addr // CLUSTER_WINDOW - 1, addr % CLUSTER_WINDOW
-    return cta, addr
 
 
 def _threads(run, e) -> np.ndarray:

@@ -39,7 +39,7 @@ from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form
 
 __all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW", "init_count",
            "phase_parity", "tx_count", "pending_groups", "tma_mbarrier", "cta_mask", "mma_descriptors",
-           "mma_idesc", "alloc_columns", "stored_values"]
+           "mma_idesc", "alloc_columns", "stored_values", "barrier_key"]
 
 #: Opcode heads recorded as events.
 EVENT_HEADS = ("st", "cp", "mbarrier", "wgmma", "fence", "bar", "barrier", "red", "atom", "tcgen05")
@@ -52,6 +52,19 @@ TMEM_TAG = 1 << 31
 #: (a modelling choice: the interpreter's distributed-shared-memory window of CTA ``r``; a plain
 #: shared address, below the window, is the executing CTA's own).
 CLUSTER_WINDOW = 1 << 24
+
+
+def barrier_key(addr: int, cta: int) -> tuple[int, int]:
+    """Law: ``(CTA, shared offset)`` of a shared address used by CTA ``cta``: an address in the
+    window of CTA ``r`` (:data:`CLUSTER_WINDOW`, ``mapa``'s result) names ``r``, a plain one is
+    ``cta``'s own.
+
+    >>> barrier_key(0x100, 1), barrier_key(2 * CLUSTER_WINDOW + 0x100, 0)
+    ((1, 256), (1, 256))
+    """
+    if addr >= CLUSTER_WINDOW:
+        return addr // CLUSTER_WINDOW - 1, addr % CLUSTER_WINDOW
+    return cta, addr
 _U64 = np.uint64
 _ALL = (1 << 64) - 1
 _WIDTH = {"8": 8, "16": 16, "32": 32, "64": 64}

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -326,30 +326,78 @@ def _decode(bits: np.ndarray, dtype: str) -> np.ndarray:
     return b.astype(np.float64)
 
 
-def _copy_addresses(copy: dict, mn: int, k: int, where: str) -> np.ndarray:
-    """The byte offset the emitted copy writes element ``(mn, k)`` to: ``(mn, k)`` array."""
+@dataclass(frozen=True)
+class CopyTerm:
+    """One term of the emitted global-to-shared copy: ``(coord // div) % mod * stride_bytes``
+    (no ``% mod`` where ``mod`` is 0), ``coord`` being ``mn`` or ``k``."""
+
+    coord: str
+    div: int
+    mod: int
+    stride_bytes: int
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """The emitted copy's byte offset of element ``(mn, k)``: ``const_bytes`` plus its
+    :class:`CopyTerm` s, XOR-swizzled (``bits`` bits at ``base`` from ``base + shift``), plus
+    ``post_bytes``."""
+
+    terms: tuple[CopyTerm, ...]
+    const_bytes: int
+    swizzle: tuple[int, int, int]
+    post_bytes: int
+
+    def addresses(self, mn: int, k: int) -> np.ndarray:
+        """Law: the byte offset of each element ``(i, j)``, ``i < mn``, ``j < k``: an
+        ``(mn, k)`` array.
+
+        >>> CopyPlan((CopyTerm("k", 1, 0, 2),), 0, (0, 0, 0), 0).addresses(1, 3).tolist()
+        [[0, 2, 4]]
+        """
+        c = {"mn": np.arange(mn, dtype=np.int64)[:, None] + np.zeros((1, k), dtype=np.int64),
+             "k": np.arange(k, dtype=np.int64)[None, :] + np.zeros((mn, 1), dtype=np.int64)}
+        x = np.full((mn, k), self.const_bytes, dtype=np.int64)
+        for t in self.terms:
+            v = c[t.coord] // t.div
+            if t.mod:
+                v = v % t.mod
+            x = x + v * t.stride_bytes
+        bits, base, shift = self.swizzle
+        if bits:
+            x = x ^ (((x >> (base + shift)) & ((1 << bits) - 1)) << base)
+        return x + self.post_bytes
+
+
+def _read_copy(copy: dict, where: str) -> CopyPlan:
+    """Law: the :class:`CopyPlan` of a manifest's ``copy`` object, read field by field; the
+    first missing or mistyped field is a ``LayoutError`` naming it under ``where``.
+
+    >>> _read_copy({"terms": [], "const_bytes": 4, "swizzle": {"bits": 0, "base": 4, "shift": 3}}, "a.copy")
+    CopyPlan(terms=(), const_bytes=4, swizzle=(0, 4, 3), post_bytes=0)
+    """
     terms = _need(copy, "terms", list, where)
-    c = {"mn": np.arange(mn, dtype=np.int64)[:, None] + np.zeros((1, k), dtype=np.int64),
-         "k": np.arange(k, dtype=np.int64)[None, :] + np.zeros((mn, 1), dtype=np.int64)}
-    x = np.full((mn, k), int(_need(copy, "const_bytes", int, where)), dtype=np.int64)
+    const = int(_need(copy, "const_bytes", int, where))
+    out = []
     for i, t in enumerate(terms):
         coord = _need(t, "coord", str, f"{where}.terms[{i}]")
-        if coord not in c:
+        if coord not in ("mn", "k"):
             raise LayoutError(f"manifest: {where}.terms[{i}].coord = {coord!r} (expected mn or k)")
         div = _need(t, "div", int, f"{where}.terms[{i}]")
         mod = _need(t, "mod", int, f"{where}.terms[{i}]")
         if div <= 0 or mod < 0:
             raise LayoutError(f"manifest: {where}.terms[{i}] has div {div}, mod {mod}")
-        v = c[coord] // div
-        if mod:
-            v = v % mod
-        x = x + v * int(_need(t, "stride_bytes", int, f"{where}.terms[{i}]"))
+        out.append(CopyTerm(coord, div, mod, int(_need(t, "stride_bytes", int, f"{where}.terms[{i}]"))))
     sw = _need(copy, "swizzle", dict, where)
     bits, base, shift = (int(_need(sw, key, int, f"{where}.swizzle"))
                          for key in ("bits", "base", "shift"))
-    if bits:
-        x = x ^ (((x >> (base + shift)) & ((1 << bits) - 1)) << base)
-    return x + int(copy.get("post_bytes", 0))
+    return CopyPlan(tuple(out), const, (bits, base, shift), int(copy.get("post_bytes", 0)))
+
+
+def _copy_addresses(copy: dict, mn: int, k: int, where: str) -> np.ndarray:
+    """The byte offset the emitted copy (a manifest's ``copy`` object, read by :func:`_read_copy`)
+    writes element ``(mn, k)`` to: ``(mn, k)`` array."""
+    return _read_copy(copy, where).addresses(mn, k)
 
 
 def _bases_table(bases: dict, dims: tuple, sizes: dict) -> np.ndarray:
@@ -373,14 +421,107 @@ def _thread_table(frag_bases: dict, registers: int) -> np.ndarray:
     return t.reshape(128, registers, 2)
 
 
-def _check_fragment(d: dict, where: str) -> tuple[dict, int, int]:
+@dataclass(frozen=True)
+class Fragment:
+    """Where a kernel's registers go: each thread's element ``e`` at the ``(row, col)`` its
+    ``bases`` (``warp``/``lane``/``register`` -> lists of ``[row, col]``) give, ``registers``
+    elements per thread, ``per`` elements per 32-bit register."""
+
+    bases: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+    registers: int
+    per: int
+
+    def table(self) -> np.ndarray:
+        """``(thread, element) -> (row, col)`` for 128 threads: shape (128, registers, 2)."""
+        return _thread_table({d: [list(v) for v in b] for d, b in self.bases}, self.registers)
+
+
+def _check_fragment(d: dict, where: str) -> Fragment:
     bases = _need(d, "bases", dict, where)
     for dim, b in bases.items():
         if dim not in ("register", "lane", "warp") or not isinstance(b, list) or not all(
                 isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) for x in v)
                 for v in b):
             raise LayoutError(f"manifest: {where}.bases.{dim} must be a list of [row, col]")
-    return bases, _need(d, "registers", int, where), _need(d, "elements_per_register", int, where)
+    return Fragment(tuple((dim, tuple(tuple(v) for v in b)) for dim, b in bases.items()),
+                    _need(d, "registers", int, where), _need(d, "elements_per_register", int, where))
+
+
+@dataclass(frozen=True)
+class WgmmaOperandPlan:
+    """Operand ``a`` or ``b`` of a wgmma manifest: its ``source`` (``smem``, ``reg``, ...), the
+    copy into shared memory (``smem``), each K-block's descriptor (not from registers), the
+    ``imm-trans`` flag, and the register fragment (``reg``, A only)."""
+
+    name: str
+    source: object
+    copy: CopyPlan | None
+    descriptors: tuple[int, ...]
+    trans: bool
+    fragment: Fragment | None
+
+
+@dataclass(frozen=True)
+class WgmmaPlan:
+    """A wgmma manifest read once: the instruction's ``shape``, ``acc`` and ``dtype``, the
+    problem ``m x n x k`` in ``k_blocks`` K-blocks, the element type ``elem_dtype`` of
+    ``elem_bits`` bits, the shared buffer's ``smem_bytes``, operands ``a``/``b`` and D's
+    register fragment ``d``."""
+
+    shape: str
+    acc: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    k_blocks: int
+    elem_bits: int
+    elem_dtype: str
+    smem_bytes: int
+    a: WgmmaOperandPlan
+    b: WgmmaOperandPlan
+    d: Fragment
+
+
+def _read_descriptors(op: dict, name: str, k_blocks: int) -> tuple[int, ...]:
+    descs = _need(op, "descriptors", list, name)
+    if len(descs) != k_blocks:
+        raise LayoutError(f"manifest: {name}.descriptors has {len(descs)} entries, "
+                          f"k_blocks is {k_blocks}")
+    out = []
+    for kb in range(k_blocks):
+        try:
+            out.append(int(descs[kb], 16))
+        except (TypeError, ValueError):
+            raise LayoutError(f"manifest: {name}.descriptors[{kb}] = {descs[kb]!r} is not hex") from None
+    return tuple(out)
+
+
+def _read_operand(man: dict, name: str) -> WgmmaOperandPlan:
+    op = man[name]
+    copy = _read_copy(_need(op, "copy", dict, name), f"{name}.copy") \
+        if op.get("source") == "smem" else None
+    return WgmmaOperandPlan(name, op.get("source"), copy, (), bool(op.get("trans", 0)), None)
+
+
+def _read_wgmma(man: dict, hw: dict) -> WgmmaPlan:
+    """Law: the :class:`WgmmaPlan` of a validated wgmma manifest (:func:`_validate_wgmma`'s
+    ``hw``), its fields read in the order the model uses them; the first missing or mistyped
+    one is a ``LayoutError`` naming it (:func:`_need`)."""
+    elem_dtype = man["dtype"]
+    smem = _need(_need(man, "smem", dict, "manifest"), "bytes", int, "smem")
+    ops = {name: _read_operand(man, name) for name in ("a", "b")}
+    for name in ("a", "b"):
+        op, plan = man[name], ops[name]
+        if plan.source == "reg":
+            if name != "a":
+                raise LayoutError("manifest: B cannot come from registers")
+            ops[name] = replace(plan, fragment=_check_fragment(_need(op, "fragment", dict, "a"), "a.fragment"))
+        elif man["k_blocks"] > 0:         # no K-block (as before): no descriptor read
+            ops[name] = replace(plan, descriptors=_read_descriptors(op, name, man["k_blocks"]))
+    d = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
+    return WgmmaPlan(hw["shape"], hw["acc"], hw["dtype"], man["m"], man["n"], man["k"], man["k_blocks"],
+                     man["elem_bits"], elem_dtype, smem, ops["a"], ops["b"], d)
 
 
 @dataclass
@@ -392,20 +533,19 @@ class _Image:
     byte: np.ndarray        # which byte of that element
 
 
-def _build_image(man: dict, vals: dict, smem_base: int, eb: int, dtype: str):
-    size = _need(_need(man, "smem", dict, "manifest"), "bytes", int, "smem")
+def _build_image(plan: WgmmaPlan, vals: dict, smem_base: int):
+    eb, dtype, size = plan.elem_bits // 8, plan.elem_dtype, plan.smem_bytes
     n_img = smem_base + size
     img = _Image(np.zeros(n_img, dtype=np.uint8), np.full(n_img, -1, dtype=np.int64),
                  np.zeros(n_img, dtype=np.int64))
     ids = {"a": 0, "b": vals["a"].size}
     problems = []
-    for name in ("a", "b"):
-        op = man[name]
-        if op.get("source") != "smem":
+    for op in (plan.a, plan.b):
+        if op.copy is None:
             continue
+        name = op.name
         x = vals[name]                               # (mn, k) integer values
-        addr = smem_base + _copy_addresses(_need(op, "copy", dict, name), *x.shape,
-                                           f"{name}.copy")
+        addr = smem_base + op.copy.addresses(*x.shape)
         flat = addr.ravel()
         elem_id = ids[name] + np.arange(x.size)
         inside = (flat >= smem_base) & (flat + eb <= n_img)
@@ -490,14 +630,15 @@ def simulate_wgmma(man: dict, *, source: str | None = None, seed: int = 0,
         raise LayoutError(f"smem base {smem_base!r}: the kernel aligns its buffer to "
                           f"{SMEM_ALIGN} bytes; give a multiple of {SMEM_ALIGN}")
     A, B = _draw_inputs(man, hw, seed, inputs)
+    plan = _read_wgmma(man, hw)                       # the manifest read once, typed
     vals = {"a": A, "b": B.T.copy()}                  # operand coordinates (mn, k)
-    img, ids, problems = _build_image(man, vals, smem_base, man["elem_bits"] // 8, man["dtype"])
-    res = _hardware_product(man, hw, A, vals, img, ids, smem_base)
+    img, ids, problems = _build_image(plan, vals, smem_base)
+    res = _hardware_product(plan, A, vals, img, ids, smem_base)
     if isinstance(res, SimulationResult):
         return res
     D_hw, why = res
-    C, store_problem = _store(man, D_hw, hw)
-    return _verdict(man, hw, C, A @ B, store_problem, problems + why, smem_base)
+    C, store_problem = _store(plan, D_hw)
+    return _verdict(plan, C, A @ B, store_problem, problems + why, smem_base)
 
 
 def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
@@ -513,23 +654,20 @@ def _draw_inputs(man: dict, hw: dict, seed: int, inputs):
     return A, B
 
 
-def _hardware_product(man, hw, A, vals, img, ids, smem_base):
+def _hardware_product(plan: WgmmaPlan, A, vals, img, ids, smem_base):
     """Sum over the kernel's K-blocks of what the instruction multiplies: ``(D, causes)``."""
-    _, n_hw, kx = parse_shape(hw["shape"])
+    _, n_hw, kx = parse_shape(plan.shape)
     D_hw = np.zeros((64, n_hw), dtype=np.float64)
-    a_frag_hw = fragment(parse_shape(hw["shape"]), "A", hw["dtype"])
+    a_frag_hw = fragment(parse_shape(plan.shape), "A", plan.dtype)
     causes = []
-    for kb in range(man["k_blocks"]):
+    for kb in range(plan.k_blocks):
         ops = {}
-        for name, ext in (("a", 64), ("b", n_hw)):
-            op = man[name]
-            if op.get("source") == "reg":
-                if name != "a":
-                    raise LayoutError("manifest: B cannot come from registers")
-                ops[name], why = _a_from_registers(op, A, kb, kx, a_frag_hw)
+        for op, ext in ((plan.a, 64), (plan.b, n_hw)):
+            name = op.name
+            if op.fragment is not None:
+                ops[name], why = _a_from_registers(op.fragment, A, kb, kx, a_frag_hw)
             else:
-                res = _read_smem(man, name, op, kb, ext, kx, hw["dtype"], smem_base, img, ids,
-                                 vals)
+                res = _read_smem(plan, op, kb, ext, kx, smem_base, img, ids, vals)
                 if isinstance(res, SimulationResult):
                     return res
                 ops[name], why = res
@@ -538,9 +676,9 @@ def _hardware_product(man, hw, A, vals, img, ids, smem_base):
     return D_hw, causes
 
 
-def _verdict(man, hw, C, want, store_problem, causes, smem_base) -> SimulationResult:
+def _verdict(plan: WgmmaPlan, C, want, store_problem, causes, smem_base) -> SimulationResult:
     """Compare the stored D with ``A @ B``: the first differing coordinate, or ok."""
-    M, N = man["m"], man["n"]
+    M, N = plan.m, plan.n
     if store_problem is not None:
         return SimulationResult("wgmma", False, store_problem["message"], M * N, store_problem,
                                 tuple(causes[:4]), output=C)
@@ -558,24 +696,17 @@ def _verdict(man, hw, C, want, store_problem, causes, smem_base) -> SimulationRe
                                 "hardware read wrong elements: " + causes[0], M * N,
                                 {"where": "read"}, tuple(causes[:4]), output=C)
     return SimulationResult("wgmma", True, f"D = A @ B exactly for all {M}x{N} outputs "
-                            f"({man['k_blocks']} K-block(s), {hw['dtype']} -> {hw['acc']}, smem "
+                            f"({plan.k_blocks} K-block(s), {plan.dtype} -> {plan.acc}, smem "
                             f"base {smem_base:#x}); every operand element read from the byte "
                             "it was written to", M * N, output=C)
 
 
-def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
+def _read_smem(plan: WgmmaPlan, op: WgmmaOperandPlan, kb, ext, kx, smem_base, img, ids, vals):
     """Read one K-block of an operand as the hardware does through the descriptor."""
-    descs = _need(op, "descriptors", list, name)
-    if len(descs) != man["k_blocks"]:
-        raise LayoutError(f"manifest: {name}.descriptors has {len(descs)} entries, "
-                          f"k_blocks is {man['k_blocks']}")
-    try:
-        value = int(descs[kb], 16) + (smem_base >> 4)     # as the kernel: DESC + (base >> 4)
-    except (TypeError, ValueError):
-        raise LayoutError(f"manifest: {name}.descriptors[{kb}] = {descs[kb]!r} is not hex") from None
+    name, dtype = op.name, plan.dtype
+    value = op.descriptors[kb] + (smem_base >> 4)       # as the kernel: DESC + (base >> 4)
     d = decode(value)
-    trans = op.get("trans", 0)
-    major = "MN" if trans and dtype in ("f16", "bf16") else "K"
+    major = "MN" if op.trans and dtype in ("f16", "bf16") else "K"
     findings = contract_findings(d, major=major, dtype=dtype, mn_extent=ext)
     why = [f"descriptor {name.upper()}[{kb}] = {value:#018x} breaks the descriptor contract "
            f"({f.rule}): {f.message}"
@@ -594,7 +725,7 @@ def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
         return _fail("wgmma", f"the instruction reads {ext} rows of {name.upper()} but the "
                      f"kernel stages {x.shape[0]}", {"where": name.upper(), "rows": ext})
     addr = fn.table() // 8                                  # (ext, kx) byte addresses
-    eb = man["elem_bits"] // 8
+    eb = plan.elem_bits // 8
     inside = (addr >= smem_base) & (addr + eb <= img.data.size)
     safe = np.where(inside, addr, smem_base)
     bits = np.zeros(addr.shape, dtype=np.uint64)
@@ -614,10 +745,10 @@ def _read_smem(man, name, op, kb, ext, kx, dtype, smem_base, img, ids, vals):
     return values, (why + inferred if why else why)
 
 
-def _a_from_registers(op, A, kb, kx, frag_hw):
+def _a_from_registers(frag: Fragment, A, kb, kx, frag_hw):
     """The A operand of one K-block as the hardware sees the registers the kernel loaded."""
-    bases, regs, per = _check_fragment(_need(op, "fragment", dict, "a"), "a.fragment")
-    src = _thread_table(bases, regs)                         # kernel: (t, e) -> global A
+    regs, per = frag.registers, frag.per
+    src = frag.table()                                       # kernel: (t, e) -> global A
     hw = _thread_table(frag_hw.layout.bases, frag_hw.registers)
     why = []
     if regs != frag_hw.registers or per != frag_hw.elems_per_reg:
@@ -638,19 +769,19 @@ def _a_from_registers(op, A, kb, kx, frag_hw):
     return out, why
 
 
-def _store(man, D_hw, hw):
+def _store(plan: WgmmaPlan, D_hw):
     """C as the kernel stores the accumulator registers."""
-    f_hw = fragment(parse_shape(hw["shape"]), "D", hw["dtype"], acc=hw["acc"])
-    bases, regs, per = _check_fragment(_need(man["d"], "fragment", dict, "d"), "d.fragment")
+    f_hw = fragment(parse_shape(plan.shape), "D", plan.dtype, acc=plan.acc)
+    regs, per = plan.d.registers, plan.d.per
     if regs != f_hw.registers or per != f_hw.elems_per_reg:
         return None, {"where": "D registers", "message":
                       f"the kernel stores {regs} accumulator elements per thread ({per} per "
-                      f"register) but {hw['shape']}.{hw['acc']} writes {f_hw.registers} "
+                      f"register) but {plan.shape}.{plan.acc} writes {f_hw.registers} "
                       f"({f_hw.elems_per_reg} per register)"}
-    M, N = man["m"], man["n"]
+    M, N = plan.m, plan.n
     C = np.full((M, N), np.nan)
     count = np.zeros((M, N), dtype=np.int64)
-    dst = _thread_table(bases, regs).reshape(-1, 2)
+    dst = plan.d.table().reshape(-1, 2)
     src = _thread_table(f_hw.layout.bases, f_hw.registers).reshape(-1, 2)
     ok = (dst[:, 0] < M) & (dst[:, 1] < N)
     if not ok.all():
@@ -689,23 +820,12 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
     if bad is not None:
         return bad
     op = operand_of(man)                              # the DPAS layout, parsed afresh
-    loads = [BlockLoad.from_dict(ld) for ld in _need(man, "loads", list, "manifest")]
-    if not loads:
-        raise LayoutError("manifest: 'loads' is empty")
-    shuffle = _need(man, "shuffle", list, "manifest")
-    offsets = _need(_need(man, "warps", dict, "manifest"), "offsets", list, "warps")
-    t = _need(man, "elem_bytes", int, "manifest")
-    transpose = _need(man, "transpose", bool, "manifest")
+    plan = _read_blockload(man, op)                   # the manifest read once, typed
+    loads, offsets, t, transpose, table = plan.loads, plan.offsets, plan.elem_bytes, plan.transpose, plan.table
     regs, n_warps = op.layout.in_dims["register"], op.layout.in_dims.get("warp", 1)
-    if len(shuffle) != regs:
-        raise LayoutError(f"manifest: shuffle has {len(shuffle)} registers, the operand {regs}")
-    if len(offsets) != n_warps:
-        raise LayoutError(f"manifest: warps.offsets has {len(offsets)} entries, the operand "
-                          f"{n_warps} warps")
     mem_shape = op.shape[::-1] if transpose else op.shape
     rng = np.random.default_rng(seed)
     mem = rng.integers(0, 256, size=(mem_shape[0], mem_shape[1] * t), dtype=np.int64)
-    table = _shuffle_table(shuffle, regs, len(loads))
     expect = _expected(op, n_warps, transpose)                # (warp, reg, lane, 2)
     out = np.full((n_warps, regs, 16, 2), -1, dtype=np.int64)   # operand (dim0, dim1)
     first = None
@@ -729,7 +849,7 @@ def simulate_blockload(man: dict, *, source: str | None = None, seed: int = 0) -
 
 
 def _blockload_mismatch(first: tuple, out: np.ndarray, expect: np.ndarray, memory: tuple,
-                        table: list, loads: list) -> SimulationResult:
+                        table: tuple, loads: tuple) -> SimulationResult:
     """Law: the failed result for the first (sub-group, register, lane) whose shuffled element
     ``out`` differs from the DPAS layout's ``expect``, with both elements' memory values and the
     load and shuffle entry it came from."""
@@ -751,6 +871,40 @@ def _blockload_mismatch(first: tuple, out: np.ndarray, expect: np.ndarray, memor
         f"reads element {tuple(e_op)}", n_warps * regs * 16, mm,
         (f"the shuffle takes element {src[1]} of load {src[0]} "
          f"({loads[src[0]].describe()} moved by ({dx}, {dy}))",), output=out)
+
+
+@dataclass(frozen=True)
+class BlockloadPlan:
+    """A block-load manifest read once: its ``loads``, each sub-group's origin ``offsets`` (as
+    written), the element width ``elem_bytes``, whether memory holds the operand transposed
+    (``transpose``), and the shuffle ``table``: per DPAS register, per lane, the ``(load, element)`` it takes."""
+
+    loads: tuple[BlockLoad, ...]
+    offsets: tuple
+    elem_bytes: int
+    transpose: bool
+    table: tuple[tuple[tuple[int, int], ...], ...]
+
+
+def _read_blockload(man: dict, op) -> BlockloadPlan:
+    """Law: the :class:`BlockloadPlan` of a block-load manifest for DPAS operand ``op``, its
+    fields read in order (loads, shuffle, warps.offsets, elem_bytes, transpose); the first
+    missing, mistyped or inconsistent one is a ``LayoutError`` naming it."""
+    loads = tuple(BlockLoad.from_dict(ld) for ld in _need(man, "loads", list, "manifest"))
+    if not loads:
+        raise LayoutError("manifest: 'loads' is empty")
+    shuffle = _need(man, "shuffle", list, "manifest")
+    offsets = _need(_need(man, "warps", dict, "manifest"), "offsets", list, "warps")
+    t = _need(man, "elem_bytes", int, "manifest")
+    transpose = _need(man, "transpose", bool, "manifest")
+    regs, n_warps = op.layout.in_dims["register"], op.layout.in_dims.get("warp", 1)
+    if len(shuffle) != regs:
+        raise LayoutError(f"manifest: shuffle has {len(shuffle)} registers, the operand {regs}")
+    if len(offsets) != n_warps:
+        raise LayoutError(f"manifest: warps.offsets has {len(offsets)} entries, the operand "
+                          f"{n_warps} warps")
+    table = tuple(tuple(row) for row in _shuffle_table(shuffle, regs, len(loads)))
+    return BlockloadPlan(loads, tuple(offsets), t, transpose, table)
 
 
 def _shuffle_table(shuffle, regs: int, n_loads: int) -> list:

@@ -71,7 +71,7 @@ from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
-                                            GemmSim, LANDING_ASSUMPTION, Step, act_reference, bias_value,
+                                            GemmSim, LANDING_ASSUMPTION, SimInputs, Step, tma_load, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
                                             decode_out, splits_of, out_tolerance)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
@@ -190,8 +190,9 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
                                         (s, splits, fused, cover))]
         if splits > 1 and len(cover) == splits:   # every slice's run complete
-            g = GemmSim(man, SimpleNamespace(threads=[]), dt, eb, bm, bn, bk, stages, 1, la, lb, M,
-                        N, K, -(-K // bk), None)   # only its slice cover (the sm_90a split-K check)
+            g = GemmSim(SimInputs(man=man, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
+                                  bk=bk, stages=stages, cons=1, la=la, lb=lb, M=M, N=N, K=K,
+                                  k_tiles=-(-K // bk), maps=None))   # only its slice cover (the sm_90a split-K check)
             g.splits, g.label = splits, tail
             g.split_cover_check(cover, {(0, 0)})
             checks += g.checks
@@ -284,7 +285,8 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     M, N, K = problem
     s, splits, fused, cover = part
     k_tiles = -(-K // bk)
-    g = GemmSim(man, run, dt, eb, bm, bn, bk, stages, 1, la, lb, M, N, K, k_tiles, None)
+    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
+                          la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=None))
     tmas, it = [], -1
     prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)]
     waits = {}
@@ -294,13 +296,12 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
             it += 1
         if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op):
             v = e.values
-            tmas.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                         "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
+            tmas.append(tma_load(e, it))
         waits[e.seq] = it
     if splits > 1:                     # this CTA's slice: its K-tiles in order from its first
-        a_k = [x["c0"] for x in tmas if x["map"] == MAP_A_ADDR]
+        a_k = [x.c0 for x in tmas if x.map == MAP_A_ADDR]
         g.k_first = min(a_k) // bk if a_k else 0
-        g.k_tiles = len({x["it"] for x in tmas})
+        g.k_tiles = len({x.it for x in tmas})
     g.tma_checks(tmas)
     g.eager_landing = True
     procs = _processes(run) if M == bm else None       # the ring: on the whole-tile problem
@@ -324,7 +325,7 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
 def _accumulated(run, tmas: list, bk: int, per: int) -> tuple:
     """Law: the K-tiles (A's TMA coordinate / BK of each MMA's iteration) of the MMAs since the
     last one that overwrote the accumulator (enable-input-d 0): what the stored TMEM holds."""
-    ktile = {x["it"]: x["c0"] // bk for x in tmas if x["map"] == MAP_A_ADDR}
+    ktile = {x.it: x.c0 // bk for x in tmas if x.map == MAP_A_ADDR}
     mmas = [e for e in run.events if e.op.startswith("tcgen05.mma")]
     acc: list = []
     for n, e in enumerate(mmas):
@@ -348,7 +349,7 @@ def _mma_checks(run, tmas: list, dt: str, bn: int, bk: int, la: str, lb: str, gr
     kbs = bk // _K[dt]
     stage_of: dict = {}
     for x in tmas:
-        stage_of.setdefault((x["map"], x["it"]), []).append(x["dst"])
+        stage_of.setdefault((x.map, x.it), []).append(x.dst)
     out, cache = [], {}
     for n, e in enumerate(mmas):
         it, kb = divmod(n, kbs)
@@ -574,8 +575,7 @@ def _pair_tmas(run) -> list:
             it += 1
         if load:
             v = e.values
-            out.append({"it": max(it, 0), "dst": int(v["addr"][0]), "map": int(v["map"][0]),
-                        "c0": int(v["c0"][0]), "c1": int(v["c1"][0]), "ev": e})
+            out.append(tma_load(e, it))
     return out
 
 
@@ -595,12 +595,12 @@ def pair_split_check(runs: list, bn: int) -> KernelCheck:
                            f"CTA 0 issues {len(t0)} TMA loads, CTA 1 {len(t1)}")
     step = {MAP_A_ADDR: 128, MAP_B_ADDR: bn // 2}
     for a, b in zip(t0, t1):
-        want = (a["it"], a["dst"], a["map"], a["c0"], a["c1"] + step.get(a["map"], 0))
-        got = (b["it"], b["dst"], b["map"], b["c0"], b["c1"])
+        want = (a.it, a.dst, a.map, a.c0, a.c1 + step.get(a.map, 0))
+        got = (b.it, b.dst, b.map, b.c0, b.c1)
         if got != want:
             return KernelCheck("pair-split", "counterexample", f"CTA 1's load (iteration, shared offset, map, "
-                               f"K, row) = {got}, expected {want} (CTA 0's load {a['c0'], a['c1']} + its half)",
-                               b["ev"].instr.line if b["ev"].instr else None)
+                               f"K, row) = {got}, expected {want} (CTA 0's load {a.c0, a.c1} + its half)",
+                               b.ev.instr.line if b.ev.instr else None)
     for cta, run in enumerate(runs):
         bad = [e for e in run.events if e.op.startswith("tcgen05.") and "cta_group::" in e.op
                and "cta_group::2" not in e.op]
@@ -697,7 +697,7 @@ def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelC
                                             5: bk, 6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=400000)
             if not run.complete:
                 return KernelCheck("pair-schedule", "unknown", f"CTA {b} of {2 * g} could not be run")
-            rows = {(x["map"], x["c1"]) for x in _pair_tmas(run) if x["c0"] == 0}
+            rows = {(x.map, x.c1) for x in _pair_tmas(run) if x.c0 == 0}
             for m in sorted(r - 128 * (b % 2) for mp, r in rows if mp == MAP_A_ADDR):
                 owner.setdefault(m // bm, []).append(b)
         for t in range(tiles):
