@@ -172,6 +172,10 @@ def test_a_malformed_manifest_is_bad_input(emitted):
     del m["loads"]
     with pytest.raises(LayoutError, match="loads"):
         simulate_blockload(m)
+    m = json.loads(json.dumps(emitted["A"].manifest))
+    m["elem_bytes"] = -2
+    with pytest.raises(LayoutError, match="elem_bytes = -2"):
+        simulate_blockload(m)
 
 
 def test_the_manifest_round_trips_through_json(emitted):

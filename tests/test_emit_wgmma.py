@@ -319,6 +319,11 @@ def test_a_malformed_manifest_is_bad_input_not_a_mismatch():
     man["instruction"] = "mma.sync.aligned.m16n8k16"
     with pytest.raises(LayoutError, match="not a wgmma.mma_async"):
         simulate_wgmma(man)
+    for key, bad in (("m", -64), ("k", 0), ("n", 10 ** 30), ("k_blocks", -1)):   # no numpy error escapes
+        man = build_manifest("m64n32k16", "f16")
+        man[key] = bad
+        with pytest.raises(LayoutError, match=f"{key} = {bad} is out of range"):
+            simulate_wgmma(man)
 
 
 @pytest.mark.parametrize("module", ["verilayout.emit.cuda_wgmma", "verilayout.simulate.replay"])

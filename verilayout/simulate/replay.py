@@ -92,6 +92,11 @@ def _fail(kind: str, summary: str, mismatch: dict, causes=(), checked: int = 0,
     return SimulationResult(kind, False, summary, checked, mismatch, tuple(causes), details)
 
 
+#: The largest extent a manifest may state (a tile dimension, K, a bit width): far above any
+#: emitted kernel's, small enough that the model's arrays stay allocatable.
+_MAX_EXTENT = 1 << 16
+
+
 def _manifest_errors(fn):
     """A manifest with a missing key or a wrong type is bad input (LayoutError), whatever
     line of the model trips over it."""
@@ -101,7 +106,9 @@ def _manifest_errors(fn):
             raise LayoutError(f"manifest: expected a JSON object, got {type(man).__name__}")
         try:
             return fn(man, *args, **kw)
-        except (KeyError, TypeError, IndexError, AttributeError) as e:
+        except LayoutError:
+            raise
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError, OverflowError) as e:
             raise LayoutError(f"manifest: malformed ({type(e).__name__}: {e})") from None
     return run
 
@@ -599,7 +606,8 @@ def _validate_wgmma(man: dict) -> dict:
         raise LayoutError(f"manifest: instruction {instr!r} is not a wgmma.mma_async this "
                           "model runs")
     for key in ("k", "k_blocks", "m", "n", "elem_bits"):
-        _need(man, key, int, "manifest")
+        if not 0 < _need(man, key, int, "manifest") <= _MAX_EXTENT:
+            raise LayoutError(f"manifest: {key} = {man[key]!r} is out of range (1..{_MAX_EXTENT})")
     for key in ("a", "b", "d"):
         _need(man, key, dict, "manifest")
     return {"shape": m.group(1), "acc": m.group(2), "dtype": m.group(3)}
@@ -896,6 +904,8 @@ def _read_blockload(man: dict, op) -> BlockloadPlan:
     shuffle = _need(man, "shuffle", list, "manifest")
     offsets = _need(_need(man, "warps", dict, "manifest"), "offsets", list, "warps")
     t = _need(man, "elem_bytes", int, "manifest")
+    if t not in (1, 2, 4, 8):
+        raise LayoutError(f"manifest: elem_bytes = {t!r} (expected 1, 2, 4 or 8)")
     transpose = _need(man, "transpose", bool, "manifest")
     regs, n_warps = op.layout.in_dims["register"], op.layout.in_dims.get("warp", 1)
     if len(shuffle) != regs:
