@@ -299,7 +299,8 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     if bm != 128 * ctas or bn not in PAIR_BN[ctas] or bk <= 0 or bk % kx or (bk * eb) % 32:
         raise LayoutError(f"--tile {bm}x{bn}x{bk}: sm_100a takes BM {128 * ctas}, BN "
                           f"{'/'.join(map(str, PAIR_BN[ctas]))} and BK a multiple of {kx} with 32 bytes of K"
-                          + (" (BM 256: a CTA pair)" if ctas == 2 else ""))
+                          + (" (BM 256: a CTA pair)" if ctas == 2
+                             else f" (or BM 256, BN {'/'.join(map(str, PAIR_BN[2]))}: a CTA pair)"))
     bm, b_rows = 128, bn // ctas                  # per CTA: 128 rows of A, b_rows of B
     if not isinstance(stages, int) or not 2 <= stages <= 8:
         raise LayoutError(f"--stages {stages!r}: expected 2 to 8")
