@@ -508,12 +508,8 @@ ${pack_out}
 ${pair_funcs}
 """
 
-_BODY = r"""// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
-// order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
-// into accumulator stage a (TMEM columns a * BN ..), warps 2-5 drain stage a while the MMAs fill
-// stage a ^ 1: acc_full[a] (tcgen05.commit) and acc_empty[a] (one arrival per epilogue warp).
-__global__ void __launch_bounds__(THREADS, 1)
-vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
+#: The kernel's signature and the shared-memory layout its barriers take (one CTA and the CTA pair alike).
+_ENTRY = r"""vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
                store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias,
                const __grid_constant__ CUtensorMap tmap_d) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];
@@ -523,7 +519,15 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
   const uint32_t acc_full0 = empty0 + 8u * STAGES, acc_empty0 = acc_full0 + 8u * ACC_STAGES;
   const uint32_t slot = acc_empty0 + 8u * ACC_STAGES;   // tcgen05.alloc writes the TMEM base address here
   const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
+"""
+
+
+_BODY = r"""// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
+// order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
+// into accumulator stage a (TMEM columns a * BN ..), warps 2-5 drain stage a while the MMAs fill
+// stage a ^ 1: acc_full[a] (tcgen05.commit) and acc_empty[a] (one arrival per epilogue warp).
+__global__ void __launch_bounds__(THREADS, 1)
+""" + _ENTRY + r"""  const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
   const uint32_t units = tiles_m * tiles_n * uint32_t(SPLITS);
   const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
   if (threadIdx.x == 0) {
@@ -747,17 +751,7 @@ _PAIR_BODY = r"""// Persistent over CTA pairs: pair p = blockIdx.x / 2 takes til
 // both CTAs (multicast mask PAIR_MASK): empty[s] (each CTA's producer) and acc_full[a] (each CTA's
 // epilogue). Each CTA's epilogue warps drain their own TMEM and arrive on the leader's acc_empty[a].
 __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
-vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               store_t* __restrict__ D, int M, int N, int K, const float* __restrict__ bias,
-               const __grid_constant__ CUtensorMap tmap_d) {
-  extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const uint32_t raw = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
-  const uint32_t base = (raw + SMEM_ALIGN - 1u) & ~(SMEM_ALIGN - 1u);
-  const uint32_t full0 = base + BAR_OFFSET, empty0 = full0 + 8u * STAGES;
-  const uint32_t acc_full0 = empty0 + 8u * STAGES, acc_empty0 = acc_full0 + 8u * ACC_STAGES;
-  const uint32_t slot = acc_empty0 + 8u * ACC_STAGES;   // tcgen05.alloc writes the TMEM base address here
-  const uint32_t warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
-  const uint32_t rank = cluster_rank();            // 0: the leader (issues the MMAs), 1: its peer
+""" + _ENTRY + r"""  const uint32_t rank = cluster_rank();            // 0: the leader (issues the MMAs), 1: its peer
   const uint32_t pair = blockIdx.x / uint32_t(CTAS), pairs = gridDim.x / uint32_t(CTAS);
   const uint32_t tiles_m = (uint32_t(M) + TILE_M - 1) / TILE_M, tiles_n = (uint32_t(N) + BN - 1) / BN;
   const uint32_t units = tiles_m * tiles_n;

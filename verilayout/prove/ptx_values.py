@@ -472,18 +472,10 @@ class PtxValues:
             return None
         sym = next(iter(syms))
         name, ds, key = self.carried[sym]
-        x = self.memo[key]
-        for d in ds:
-            saved, self._at = self._at, self.index.get(d.line)
-            try:
-                e = self._instr(d, reg_width(name), name)
-            except (z3.Z3Exception, ValueError, TypeError, IndexError, ArithmeticError, KeyError, AssertionError):
-                e = None
-            finally:
-                self._at = saved
-            if e is None:
-                return None
-            e = fit(e, x.size())
+        x, values = self.memo[key], self._def_values(sym)
+        if values is None:
+            return None
+        for e in values:
             hyp = [claim] if sym in _symbols_of(e) else []
             if not self.prover.proves(z3.substitute(claim, (x, e)), z3.And(*([assume] if assume is not None else []),
                                                                           *hyp), 3000):
