@@ -285,3 +285,37 @@ def test_a_worker_shifted_by_whole_warps_is_an_error_at_its_store_though_warp_0_
     store = _worker_lines(_ptx_checks(ROUNDTRIP), "ttg.local_store")[0][0]
     at = [c for c in _errors_at(checks, store.line) if c.check == "smem-address"]
     assert at and all(c.data.get("partition") == 0 for c in at)       # the every-warp check, not warp 0's
+
+
+# ----- a state table LLVM split into two stores (torchao's hadamard_amax, Triton 3.9, sm_100) -------
+TORCHAO = Path(__file__).resolve().parent / "thirdparty" / "cuda100" / "torchao__hadamard_amax_kernel_64x64_w4_s2_ws"
+
+
+def _torchao_checks(ptx: str | None = None):
+    ttgir = TORCHAO.with_suffix(".ttgir").read_text()
+    ptx = TORCHAO.with_suffix(".ptx").read_text() if ptx is None else ptx
+    return audit_pair(ttgir, ptx, "torchao_ws").checks
+
+
+def test_a_state_table_written_by_two_stores_is_read_whole():
+    """The default partition writes the table as ``st.shared.v2.b32 [global_smem+49936], {0,
+    50528513}`` and ``st.shared.b32 [global_smem+49944], 84018180``; warp w reads byte 49932 + w.
+    Little-endian, 84018180 = 0x05020404 gives warps 12..15 the entries 4, 4, 2, 5: partition2
+    (``num_warps(1)``) runs on warp 14 alone, which only the second store names."""
+    assert (84018180).to_bytes(4, "little") == bytes([4, 4, 2, 5])
+    checks = _torchao_checks()
+    assert not [c for c in checks if c.severity == "error" and c.status != "proved"]
+    part = [c for c in checks if c.check == "warp-partition"]
+    assert part and {c.status for c in part} == {"proved"}
+    assert any("partition2" in c.message and "[14]" in c.message for c in part), [c.message for c in part]
+
+
+def test_the_second_table_store_sending_a_worker_warp_elsewhere_is_an_error():
+    ptx = TORCHAO.with_suffix(".ptx").read_text()
+    bad = int.from_bytes(bytes([4, 4, 3, 5]), "little")       # warp 14 sent to partition3's entry
+    assert ptx.count("84018180;") == 1
+    checks = _torchao_checks(ptx.replace("84018180;", f"{bad};"))
+    line = next(k for k, t in enumerate(ptx.splitlines(), 1) if "84018180;" in t)
+    errs = [c for c in checks if c.check == "warp-partition" and c.status != "proved"]
+    # reported at the table's stores (the v2 store one line above this one, or this one)
+    assert errs and {c.line for c in errs} <= {line - 1, line}, [(c.line, c.message) for c in errs]

@@ -85,6 +85,7 @@ class PartitionMap:
     captures: tuple[tuple[Instr, tuple[int, int]], ...] = ()
     captured: tuple[tuple[Instr, tuple[int, int]], ...] = ()
     ttgir: tuple = field(default=())
+    table_stores: tuple[Instr, ...] = ()
 
     def partition_of(self, line: int) -> Partition | None:
         """The worker partition whose region holds PTX line ``line``, or None (default code)."""
@@ -252,7 +253,7 @@ def _regions(mod: PtxModule, tmod: Module, ev: Any, dispatch: tuple[Instr, Instr
     state = _state_bytes(ev, load, threads // 32)
     if state is None:
         return "the state byte each warp reads is not global_smem + a constant + its warp"
-    store, owner = _table_store(code, ev, state, len(heads))
+    store, owner, stores = _table_store(code, ev, state, len(heads), load)
     if store is None:
         return "no constant store writes the state table before the workers start"
     starts, succ = _blocks(code, labels, tuple(table.get(k, "") for k in range(max(table) + 1)))
@@ -267,26 +268,36 @@ def _regions(mod: PtxModule, tmod: Module, ev: Any, dispatch: tuple[Instr, Instr
         warps = tuple(w for w, v in sorted(owner.items()) if v == idx)
         entry = code[labels[table[idx]]].line if labels[table[idx]] < len(code) else 0
         parts.append(Partition(idx, warps, nw, lines, table[idx], regs[idx] if len(regs) > idx else None, entry))
-    return _with_captures(code, ev, tuple(parts), last, load, store, state, (heads, regs))
+    return _with_captures(code, ev, tuple(parts), last, load, stores, state, (heads, regs))
 
 
-def _table_store(code: list[Instr], ev: Any, state: dict[int, int], n: int) -> tuple:
-    """The first constant store of immediates that writes the state byte of a warp with a worker
-    partition's index (``< n``, the TTGIR's partitions; the larger entries are the idle warps' and
-    the exit), and the index it gives each warp whose byte it writes."""
+def _table_store(code: list[Instr], ev: Any, state: dict[int, int], n: int, load: Instr) -> tuple:
+    """``(first, owner, stores)``: the constant stores of immediates before the dispatch's ``load``
+    that first write a warp's state byte (a table LLVM split into several stores,
+    ``st.shared.v2.b32`` then ``st.shared.b32``, is read whole; a byte's first store wins: the later
+    ones send the warps to the exit entry), the first of them, and the index the table gives each
+    warp whose byte they write; ``(None, {}, ())`` when no byte holds a worker partition's index
+    (``< n``, the TTGIR's partitions; the larger entries are the idle warps' and the exit)."""
+    owner: dict[int, int] = {}
+    stores: list[Instr] = []
     for ins in code:
+        if ins is load:
+            break
         vals = _imm_bytes(ins)
         c = _const_address(ev, ins) if vals else None
         if c is None:
             continue
-        owner = {w: vals[b - c] for w, b in state.items() if 0 <= b - c < len(vals)}
-        if any(v < n for v in owner.values()):
-            return ins, owner
-    return None, {}
+        fresh = {w: vals[b - c] for w, b in state.items() if 0 <= b - c < len(vals) and w not in owner}
+        if fresh:
+            stores.append(ins)
+            owner.update(fresh)
+    if not stores or not any(v < n for v in owner.values()):
+        return None, {}, ()
+    return stores[0], owner, tuple(stores)
 
 
-def _with_captures(code: list[Instr], ev: Any, parts: tuple, dispatch: Instr, load: Instr, store: Instr,
-                   state: dict, ttgir: tuple) -> PartitionMap:
+def _with_captures(code: list[Instr], ev: Any, parts: tuple, dispatch: Instr, load: Instr,
+                   table: tuple[Instr, ...], state: dict, ttgir: tuple) -> PartitionMap:
     """The map, with the captures: constant-address loads of the worker code (regions and the
     dispatch loop) and the constant stores of the default code whose bytes they read."""
     worker = set().union(*(p.lines for p in parts)) if parts else set()
@@ -295,7 +306,7 @@ def _with_captures(code: list[Instr], ev: Any, parts: tuple, dispatch: Instr, lo
     loads, stores = [], []
     for ins in code:
         acc = smem_access(ins)
-        if acc is None or ins.line in (load.line, store.line):
+        if acc is None or ins.line == load.line or any(ins is t for t in table):
             continue
         c = _const_address(ev, ins)
         if c is None:
@@ -307,8 +318,9 @@ def _with_captures(code: list[Instr], ev: Any, parts: tuple, dispatch: Instr, lo
             stores.append((ins, span))
     read = [(i, s) for i, s in stores if any(s[0] < t[1] and t[0] < s[1] for _, t in loads)]
     tables = [(i, s) for i, s in stores if _imm_bytes(i) and any(s[0] <= b < s[1] for b in state.values())]
-    lines = {load.line, store.line} | {i.line for i, _ in loads + read + tables}
-    return PartitionMap(parts, dispatch, load, store, state, frozenset(lines), tuple(read), tuple(loads), ttgir)
+    lines = {load.line} | {t.line for t in table} | {i.line for i, _ in loads + read + tables}
+    return PartitionMap(parts, dispatch, load, table[0], state, frozenset(lines), tuple(read), tuple(loads), ttgir,
+                        table)
 
 
 # ----- the evaluator of a partition's threads ----------------------------------------------------
@@ -527,14 +539,18 @@ def _machinery(pmap: PartitionMap, evals: dict) -> list[Check]:
     """The state byte of every worker warp is written by the table store; every capture load reads
     bytes a store of the default code wrote."""
     ev = evals.get(pmap.dispatch.func)
-    c = _const_address(getattr(ev, "_ev", ev), pmap.table_store)
-    vals = _imm_bytes(pmap.table_store) or {}
+    spans = []
+    for st in pmap.table_stores or (pmap.table_store,):
+        c = _const_address(getattr(ev, "_ev", ev), st)
+        if c is not None:
+            spans.append((c, c + len(_imm_bytes(st) or {})))
     workers = [w for p in pmap.partitions for w in p.warps]
-    missing = [w for w in workers if not (c is not None and 0 <= pmap.state_bytes[w] - c < len(vals))]
+    missing = [w for w in workers if not any(a <= pmap.state_bytes[w] < z for a, z in spans)]
+    lines = ", ".join(str(t.line) for t in pmap.table_stores or (pmap.table_store,))
     out = [_check(pmap.state_load, "smem-address", not missing,
                   "ttg.warp_specialize dispatch: every worker warp reads its state byte (global_smem + "
-                  f"{min(pmap.state_bytes.values())} + warp) where the table store (PTX line {pmap.table_store.line}) "
-                  "writes it" + (f"; not warps {missing}" if missing else ""),
+                  f"{min(pmap.state_bytes.values())} + warp) where the table's stores (PTX lines {lines}) "
+                  "write it" + (f"; not warps {missing}" if missing else ""),
                   {"ttgir_op": "ttg.warp_specialize", "warps": workers})]
     written = [s for _, s in pmap.captures]
     for ins, (lo, hi) in pmap.captured:
