@@ -48,7 +48,7 @@ from verilayout.simulate.gemm_check import (GEMM_ASSUMPTIONS, LANDING_ASSUMPTION
                                             cluster_shape, epilogue_spec, gemm_spec,
                                             swizzle_span, host_maps, tma_load)
 from verilayout.simulate.cluster_protocol import explore_cluster
-from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
+from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, cta_mask, run_threads, tma_mbarrier, tx_count
 from verilayout.simulate.tma_store import is_tma_store
 
@@ -120,12 +120,9 @@ def check_cluster_source(man: GemmManifest, source: str, *, host: bool = True,
     """
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     cm, cn = cluster_shape(man)
-    ok, ptx = compile_ptx(source)
-    if not ok:
-        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
-                                        f"for sm_90a: {ptx}"),), CLUSTER_ASSUMPTIONS)
-    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
-              ptxas_spills(ptx)]
+    checks, ptx = compiled_checks(source)
+    if ptx is None:
+        return IndependentReport(tuple(checks), CLUSTER_ASSUMPTIONS)
     maps, c = host_maps(source, man, ptx, host)
     checks += c
     mod = parse_ptx(ptx)

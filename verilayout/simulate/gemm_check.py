@@ -72,7 +72,7 @@ from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ring import (Arrive, Commit, Issue, Read, Retire, RingSystem, RingTma, Wait,
                                       explore_rings)
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
-                                              compile_ptx, imm_operands, ptxas_spills)
+                                              compile_ptx, compiled_checks, imm_operands)
 from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgroup_store_order
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
@@ -194,13 +194,9 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
     """
     dt, bm, bn, bk, stages, cons, la, lb = gemm_spec(man)
     _one_cta(man)
-    ok, ptx = compile_ptx(source)
-    if not ok:
-        return IndependentReport((KernelCheck("compile", "counterexample",
-                                        f"kernel.cu does not compile for sm_90a: {ptx}"),),
-                                 GEMM_ASSUMPTIONS)
-    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"),
-              ptxas_spills(ptx)]
+    checks, ptx = compiled_checks(source)
+    if ptx is None:
+        return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
     eb = _BYTES.get(dt)
     if eb is None:
         raise LayoutError(f"manifest: dtype {dt!r} is not a GEMM type")

@@ -203,6 +203,21 @@ def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
             return True, f.read()
 
 
+def compiled_checks(source: str, arch: str = "sm_90a") -> tuple[list[KernelCheck], str | None]:
+    """Law: ``([compile, spills], PTX)`` when ``source`` compiles for ``arch`` (:func:`compile_ptx`,
+    then :func:`ptxas_spills`), else ``([compile counterexample naming nvcc's first error], None)``;
+    the start every emitted-kernel check shares.
+
+    >>> checks, ptx = compiled_checks("this is not CUDA")
+    >>> [c.check for c in checks], checks[0].status, ptx is None
+    (['compile'], 'counterexample', True)
+    """
+    ok, ptx = compile_ptx(source, arch)
+    if not ok:
+        return [KernelCheck("compile", "counterexample", f"kernel.cu does not compile for {arch}: {ptx}")], None
+    return [KernelCheck("compile", "proved", f"kernel.cu compiles for {arch} (nvcc -ptx)"), ptxas_spills(ptx, arch)], ptx
+
+
 @functools.lru_cache(maxsize=64)   # keyed by the PTX text; one ptxas run per kernel per process
 def ptxas_spills(ptx: str, arch: str = "sm_90a") -> KernelCheck:
     """``ptxas -arch=<arch> -v`` (default sm_90a) on the PTX: a ``spills`` check, proved when every function
@@ -369,15 +384,12 @@ def check_wgmma_source(man: WgmmaManifest | dict, source: str, *, host: bool = T
     'check_wgmma_source'
     """
     man = WgmmaManifest.from_dict(man)
-    ok, ptx = compile_ptx(source)
-    if not ok:
-        return IndependentReport((KernelCheck("compile", "counterexample",
-                                        f"kernel.cu does not compile for sm_90a: {ptx}"),))
-    spills = ptxas_spills(ptx)
-    if spills.status == "counterexample":           # the demo kernels: slow, not wrong
-        spills = KernelCheck("spills", "warning", spills.message + " (a performance finding: the result "
-                       "is unaffected)")
-    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_90a (nvcc -ptx)"), spills]
+    checks, ptx = compiled_checks(source)
+    if ptx is None:
+        return IndependentReport(tuple(checks))
+    if checks[1].status == "counterexample":       # the demo kernels: slow, not wrong
+        checks[1] = KernelCheck("spills", "warning", checks[1].message + " (a performance finding: the "
+                                "result is unaffected)")
     checks += _ptx_checks(man, ptx)
     if host:
         checks += _host_checks(man, source)

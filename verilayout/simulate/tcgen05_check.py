@@ -74,7 +74,7 @@ from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS
                                             GemmSim, LANDING_ASSUMPTION, SimInputs, Step, tma_load, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
                                             decode_out, splits_of, out_tolerance)
-from verilayout.simulate.independent import KernelCheck, IndependentReport, compile_ptx, ptxas_spills
+from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
 from verilayout.simulate.tile_schedule import schedule_check
@@ -150,12 +150,9 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
         return check_pair_source(man, source)
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
-    ok, ptx = compile_ptx(source, "sm_100a")
-    if not ok:
-        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
-                                        f"for sm_100a: {ptx}"),), TCGEN05_ASSUMPTIONS)
-    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
-              ptxas_spills(ptx, "sm_100a")]
+    checks, ptx = compiled_checks(source, "sm_100a")
+    if ptx is None:
+        return IndependentReport(tuple(checks), TCGEN05_ASSUMPTIONS)
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     if entry is None:
@@ -721,12 +718,9 @@ def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
     """
     # long: compile, two runs, then each check in turn
     dt, bm, bn, bk, stages, la, lb = _spec(man)
-    ok, ptx = compile_ptx(source, "sm_100a")
-    if not ok:
-        return IndependentReport((KernelCheck("compile", "counterexample", f"kernel.cu does not compile "
-                                              f"for sm_100a: {ptx}"),), PAIR_ASSUMPTIONS)
-    checks = [KernelCheck("compile", "proved", "kernel.cu compiles for sm_100a (nvcc -ptx)"),
-              ptxas_spills(ptx, "sm_100a")]
+    checks, ptx = compiled_checks(source, "sm_100a")
+    if ptx is None:
+        return IndependentReport(tuple(checks), PAIR_ASSUMPTIONS)
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     epi = epilogue_spec(man)
