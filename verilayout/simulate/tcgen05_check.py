@@ -65,7 +65,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
@@ -130,23 +130,24 @@ def _field(v: int, name: str) -> int:
     return (v >> b) & ((1 << w) - 1)
 
 
-def _spec(man: GemmManifest) -> tuple:
+def _spec(man: Tcgen05Manifest) -> tuple:
     return (man.dtype, man.bm, man.bn, man.bk, man.stages, man.a.layout, man.b.layout)
 
 
-def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
+def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
     """Compile the sm_100a ``kernel.cu`` and run the checks of the module docstring.
     Law: ``proved`` only where the check held for every thread and element it covers.
 
-    >>> from verilayout.emit.gemm_plan import build_gemm_manifest as build
-    >>> check_tcgen05_source(GemmManifest.from_dict(build("f16", tile=(64, 64, 64), stages=2)), "")
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest as build
+    >>> check_tcgen05_source(replace(build("f16", tile=(128, 64, 64), stages=2), bm=64), "")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: manifest: dtype 'f16' / BM 64: not an sm_100a GEMM of this emitter
     """
     # long: compile, run, then each check of the module docstring in turn, each a few lines
     dt, bm, bn, bk, stages, la, lb = _spec(man)
-    if dt in _BYTES and bm == 256 and man.sections.get("cta_pair"):
+    if dt in _BYTES and bm == 256 and man.cta_pair:
         return check_pair_source(man, source)
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
@@ -161,7 +162,7 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     splits, epi = splits_of(man), epilogue_spec(man)
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
     eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
-    nthreads = int(man.sections.get("threads", 128))
+    nthreads = man.threads
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
         tail = f" [M={M}, N={N}, K={K}]" if label else ""
         cover: dict = {}
@@ -236,12 +237,10 @@ def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map
     return out
 
 
-def _d_map(man: GemmManifest) -> tuple | None:
+def _d_map(man: Tcgen05Manifest) -> tuple | None:
     """D's tensor map as the manifest declares it: ``(box, swizzle)``; None without TMA stores."""
-    d = man.sections.get("d_store")
-    if not d or d.get("kind") != "tma":
-        return None
-    return tuple(d["box"]), d["swizzle"]
+    d = man.d_store
+    return (d.box, d.swizzle) if d.kind == "tma" else None
 
 
 def _processes(run) -> list | None:
@@ -274,7 +273,7 @@ def _processes(run) -> list | None:
     return out
 
 
-def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
+def _checks(man: Tcgen05Manifest, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
     # long: the run's TMA trace, the ring, then every per-run check
     """Law: the checks of one CTA's run; ``part`` = (K slice s, splits S, the fused epilogue or
     None, the split-K cover to add this slice's K-tiles to)."""
@@ -668,9 +667,9 @@ def _pair_value_error(fused: tuple, cta: int, row: int, col: int, bits: int) -> 
             f"{float(want[0]):g} from its TMEM cell (lane {row - 128 * cta}, column {col})")
 
 
-def _pair_load_bytes(man: GemmManifest):
+def _pair_load_bytes(man: Tcgen05Manifest):
     eb = _BYTES[man.dtype]
-    span = {"128B": 128, "64B": 64, "32B": 32}[man.sections["swizzle"]]
+    span = {"128B": 128, "64B": 64, "32B": 32}[man.swizzle]
     rows = {MAP_A_ADDR: 128, MAP_B_ADDR: man.bn // 2}
     return lambda m: rows.get(m, 0) * span + 0 * eb
 
@@ -709,7 +708,7 @@ def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelC
                        f"pair for every grid of 1 .. {tiles + 1} pairs")
 
 
-def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
+def check_pair_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
     """Compile a CTA-pair sm_100a ``kernel.cu`` and run the pair's checks: ``compile``, ``spills``,
     ``instruction``/``descriptor`` (M = 256, on CTA 0's MMAs), ``tma`` is not repeated here,
     ``tmem``, ``store-order`` and the staging banks per CTA, ``pair-split``, ``pair-cover``, ``pair-ring``
