@@ -73,7 +73,7 @@ from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
                                             GemmSim, LANDING_ASSUMPTION, SimInputs, Step, tma_load, act_reference, bias_value,
                                             epilogue_spec, reduce_check, round_out, bias_loader,
-                                            decode_out, splits_of, out_tolerance)
+                                            decode_out, splits_of, out_tolerance, run_findings)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
@@ -83,7 +83,7 @@ from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
 from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, staging_banks_check,
                                            store_order_check, tma_store_elements)
 
-__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value",
+__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value", "epilogue_misses",
            "mma_checks", "tmem_checks", "MAP_D_ADDR", "check_pair_source", "pair_split_check",
            "pair_cover_check", "pair_schedule_check", "PAIR_ASSUMPTIONS"]
 
@@ -123,6 +123,26 @@ def tmem_cell_value(lane, col):
     """
     return ((3 * np.asarray(col, dtype=np.int64) + 7 * np.asarray(lane, dtype=np.int64)) % 11
             - 4).astype(np.float32)
+
+
+def epilogue_misses(fused: tuple, lane, col, bits) -> tuple:
+    """The fused epilogue's stores against its definition: ``fused`` = (out, bias?, activation);
+    element i read TMEM cell ``(lane[i], col[i])`` and stored ``bits[i]``.
+    Law: ``(x, want, have, bad)``: ``x = tmem_cell_value(lane, col) + bias(col)`` (float64),
+    ``want = out(act(x))``, ``have`` the stored value decoded, ``bad`` the indices where they differ
+    by more than one output ulp plus the f32 rounding of GELU's / SiLU's terms, ``2^-20 (1 + |x|)``
+    (a NaN stored is a miss).
+
+    >>> lane, col = np.array([0, 0]), np.array([0, 1])    # cells hold -4 and -1: relu 0 and 0
+    >>> epilogue_misses(("f32", False, "relu"), lane, col, np.array([0, 0x3F800000], dtype=np.uint64))[3].tolist()
+    [1]
+    """
+    out, bias, act = fused
+    x = tmem_cell_value(lane, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
+    want = round_out(out, act_reference(act, x))
+    have = decode_out(out, bits)
+    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
+    return x, want, have, np.nonzero(~(np.abs(have - want) <= tol))[0]
 
 
 def _field(v: int, name: str) -> int:
@@ -174,15 +194,11 @@ def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport
                               load_value=bias_loader(N, beyond),
                               tmem_value=tmem_cell_value if fused else None)
             where = tail + (f" [CTA {s}]" if splits > 1 else "")
-            if beyond:
-                checks.append(KernelCheck("bias", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
-                                    f", beyond N = {N}{where}"))
-            elif fused and fused[1]:
+            if not beyond and fused and fused[1]:
                 checks.append(KernelCheck("bias", "proved", f"the epilogue reads bias[col] only for col < "
                                     f"N = {N}{where}"))
+            checks += run_findings(run, beyond, N, where, "bias")
             if not run.complete:
-                checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX"
-                                    f"{where}: {run.reason}"))
                 continue
             checks += [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source)
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
@@ -509,21 +525,9 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused, d_map=None) -
                               f"{' (outside D)' if cell[0] >= M or cell[1] >= N else ''}",
                               e.instr.line if e.instr else None)]
             got[where] = got.get(where, 0) + 1
-        if fused is not None:
-            x = tmem_cell_value(row, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
-            want = round_out(out, act_reference(act, x))
-            have = decode_out(out, bits)
-            # f32 rounding of the activation's terms (magnitude |x|): 2^-20 (1 + |x|) on top
-            tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
-            bad = np.nonzero(np.abs(have - want) > tol)[0]
-            if bad.size:
-                q = int(bad[0])
-                return [KernelCheck("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = "
-                              f"{have[q]:g}, expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM "
-                              f"cell (lane {int(row[q])}, column {int(col[q])}) holding "
-                              f"{float(tmem_cell_value(row[q], col[q])):g}"
-                              f"{f' + bias {bias_value(int(col[q])):g}' if bias else ''}",
-                              e.instr.line if e.instr else None)]
+        miss = _epilogue_miss(e, fused, row, col, bits) if fused is not None else None
+        if miss is not None:
+            return [miss]
     want_n = min(M, bm) * min(N, bn)
     if len(got) != want_n or any(c != 1 for c in got.values()):
         return [KernelCheck("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
@@ -653,17 +657,30 @@ def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map, fused=None) -> K
                        f"{bm} x {bn} tile once, from its own TMEM lanes; together the tile once")
 
 
+def _epilogue_miss(e, fused: tuple, row, col, bits) -> KernelCheck | None:
+    """Law: the ``epilogue`` counterexample at the first element of store ``e`` (D(row, col), TMEM
+    cell (row, col)) whose value is not the fused epilogue's (:func:`epilogue_misses`); None if none."""
+    out, bias, act = fused
+    x, want, have, bad = epilogue_misses(fused, row, col, bits)
+    if not bad.size:
+        return None
+    q = int(bad[0])
+    return KernelCheck("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = {have[q]:g}, "
+                       f"expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM cell (lane {int(row[q])}, "
+                       f"column {int(col[q])}) holding {float(tmem_cell_value(row[q], col[q])):g}"
+                       f"{f' + bias {bias_value(int(col[q])):g}' if bias else ''}",
+                       e.instr.line if e.instr else None)
+
+
 def _pair_value_error(fused: tuple, cta: int, row: int, col: int, bits: int) -> str | None:
     """The stored ``bits`` of D(row, col) against ``out(act(tmem_cell_value(row - 128 cta, col) +
     bias))``; None when within one output ulp."""
-    out, bias, act = fused
-    x = float(tmem_cell_value(row - 128 * cta, col)) + (bias_value(col) if bias else 0.0)
-    want = round_out(out, act_reference(act, np.array([x])))
-    have = decode_out(out, np.array([bits], dtype=np.uint64))
-    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + abs(x)) if act in ("gelu", "silu") else 0)
-    if abs(float(have[0]) - float(want[0])) <= float(tol[0]):
+    out, _, act = fused
+    x, want, have, bad = epilogue_misses(fused, np.array([row - 128 * cta]), np.array([col]),
+                                         np.array([bits], dtype=np.uint64))
+    if not bad.size:
         return None
-    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x:g})) = "
+    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x[0]:g})) = "
             f"{float(want[0]):g} from its TMEM cell (lane {row - 128 * cta}, column {col})")
 
 
