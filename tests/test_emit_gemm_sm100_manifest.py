@@ -68,6 +68,7 @@ def _edited(edit) -> dict:
     (lambda d: d.update(swizzle="64B"), "manifest: field 'swizzle' is '64B', but tma.swizzle is '128B'$"),
     (lambda d: d["idesc"]["fields"].update(n_dim=1), "manifest: field 'idesc.fields' is not the decoding of"),
     (lambda d: d.update(arch="sm_90a"), "not an sm_100a GEMM manifest"),
+    (lambda d: d.update(splits=0), "manifest: splits 0 is not 1 to 16$"),
     (lambda d: d.update(a=[]), "manifest: field 'a' is \\[\\], expected an object$"),
 ])
 def test_a_malformed_manifest_is_one_line_naming_the_field(edit, match):

@@ -323,11 +323,13 @@ def _json_fields(obj: object) -> dict:
 
 
 def _require_sm100(man: Tcgen05Manifest, d: Mapping) -> Tcgen05Manifest:
-    """Law: ``man`` when it is an sm_100a GEMM manifest of this format whose top-level ``swizzle``
-    (if given) is ``tma.swizzle``; a one-line ``LayoutError`` otherwise."""
+    """Law: ``man`` when it is an sm_100a GEMM manifest of this format, split-K 1 to 16, whose
+    top-level ``swizzle`` (if given) is ``tma.swizzle``; a one-line ``LayoutError`` otherwise."""
     if (man.format, man.kind, man.arch) != (GEMM_FORMAT, "gemm", "sm_100a"):
         raise LayoutError(f"manifest: format {man.format!r}, kind {man.kind!r}, arch {man.arch!r}: "
                           f"not an sm_100a GEMM manifest ({GEMM_FORMAT})")
+    if not 1 <= man.splits <= 16:
+        raise LayoutError(f"manifest: splits {man.splits} is not 1 to 16")
     if d.get("swizzle", man.swizzle) != man.swizzle:
         raise LayoutError(f"manifest: field 'swizzle' is {d['swizzle']!r}, but tma.swizzle is "
                           f"{man.swizzle!r}")

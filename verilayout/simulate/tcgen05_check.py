@@ -72,8 +72,8 @@ from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
                                             GemmSim, LANDING_ASSUMPTION, SimInputs, Step, tma_load, act_reference, bias_value,
-                                            epilogue_spec, reduce_check, round_out, bias_loader,
-                                            decode_out, splits_of, out_tolerance, run_findings)
+                                            reduce_check, round_out, bias_loader,
+                                            decode_out, out_tolerance, run_findings)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
@@ -179,7 +179,7 @@ def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport
     if entry is None:
         return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no vl_gemm_kernel")]),
                                  TCGEN05_ASSUMPTIONS)
-    splits, epi = splits_of(man), epilogue_spec(man)
+    splits, epi = man.splits, man.epilogue.spec
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
     eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
     nthreads = man.threads
@@ -204,7 +204,7 @@ def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
                                         (s, splits, fused, cover))]
         if splits > 1 and len(cover) == splits:   # every slice's run complete
-            g = GemmSim(SimInputs(man=man, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
+            g = GemmSim(SimInputs(man=man.gemm, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
                                   bk=bk, stages=stages, cons=1, la=la, lb=lb, M=M, N=N, K=K,
                                   k_tiles=-(-K // bk), maps=None))   # only its slice cover (the sm_90a split-K check)
             g.splits, g.label = splits, tail
@@ -297,7 +297,7 @@ def _checks(man: Tcgen05Manifest, run, spec: tuple, problem: tuple, part: tuple 
     M, N, K = problem
     s, splits, fused, cover = part
     k_tiles = -(-K // bk)
-    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
+    g = GemmSim(SimInputs(man=man.gemm, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
                           la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=None))
     tmas, it = [], -1
     prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)]
@@ -739,7 +739,7 @@ def check_pair_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
         return IndependentReport(tuple(checks), PAIR_ASSUMPTIONS)
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
-    epi = epilogue_spec(man)
+    epi = man.epilogue.spec
     fused = epi if epi != ("f32", False, "none") else None
     runs = _pair_runs(mod, entry, (bm, bn, (stages + 2) * bk), fused) if entry else []
     if not runs or not all(r.complete for r in runs):
