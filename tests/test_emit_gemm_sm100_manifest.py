@@ -65,6 +65,8 @@ def _edited(edit) -> dict:
      r"manifest: field 'schedule.warps.epilogue\[1\]' is '3', expected an integer$"),
     (lambda d: d.update(extra=1), "manifest: unknown field 'extra'$"),
     (lambda d: d["barriers"].update(full_count=1), "manifest: unknown field 'barriers.full_count'$"),
+    (lambda d: d["tma"].update(box_m=128), "manifest: unknown field 'tma.box_m'$"),
+    (lambda d: d.pop("obligations"), "manifest: missing field 'obligations'$"),
     (lambda d: d.update(swizzle="64B"), "manifest: field 'swizzle' is '64B', but tma.swizzle is '128B'$"),
     (lambda d: d["idesc"]["fields"].update(n_dim=1), "manifest: field 'idesc.fields' is not the decoding of"),
     (lambda d: d.update(arch="sm_90a"), "not an sm_100a GEMM manifest"),

@@ -78,13 +78,15 @@ def _section(cls: type, d: object, where: str) -> object:
     their own ``from_dict``); a one-line ``LayoutError`` naming ``where``."""
     if not isinstance(d, Mapping):
         raise LayoutError(f"manifest: field '{where}' is {d!r}, expected an object")
-    if cls is StageOperand:
-        return StageOperand.from_dict(d, where)
     if cls is InstrDescriptor:
         return _idesc(d, where)
-    if cls in (Epilogue, TmaBoxes, SmemBudget):
-        return cls.from_dict(d)
-    return _read(cls, d, where + ".")
+    if cls not in (StageOperand, Epilogue, TmaBoxes, SmemBudget):
+        return _read(cls, d, where + ".")
+    obj = StageOperand.from_dict(d, where) if cls is StageOperand else cls.from_dict(d)
+    unknown = next((k for k in d if k not in _json(obj)), None)
+    if unknown is not None:
+        raise LayoutError(f"manifest: unknown field '{where}.{unknown}'")
+    return obj
 
 
 def _read(cls: type, d: Mapping, where: str = "", extra: tuple = ()) -> object:
@@ -271,7 +273,7 @@ class Tcgen05Manifest:
     smem: SmemBudget
     epilogue: Epilogue
     layouts: GlobalLayouts = field(metadata={"key": "global"})
-    obligations: tuple[ManifestObligation, ...] = ()
+    obligations: tuple[ManifestObligation, ...]
     cta_pair: CtaPair | None = None
 
     @property
