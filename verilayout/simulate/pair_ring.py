@@ -205,9 +205,35 @@ def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
     if missing:
         return KernelCheck("pair-ring", "counterexample", f"pair-ring: mbarrier {missing[0][1]:#x} of CTA "
                            f"{missing[0][0]} is used but never initialised by its CTA")
-    r = explore(_start(progs, bars, init), _stepper(progs, names, tiles, bars, init, mma_p), progs,
-                _canon(progs, names), max_states=MAX_PAIR_STATES)
-    return _verdict(r, progs, names, tiles)
+    return _verdict(_explored(progs, names, tiles, bars, init, mma_p), progs, names, tiles)
+
+
+#: Explorations already done in this process, by the programs' actions without their events (the
+#: search reads nothing else): a kernel edited where the protocol does not change (an epilogue's
+#: rows, an instruction descriptor) reuses its search. Oldest dropped past :data:`_MEMO_SIZE`.
+_MEMO: dict = {}
+_MEMO_SIZE = 16
+
+
+def _explored(progs, names, tiles, bars, init, mma_p):
+    """Law: :func:`explore` of the pair's programs, the same answer as a fresh search (it is a
+    function of the event-free actions); a counterexample's event is the one at the same
+    (process, pc) of ``progs``."""
+    key = (tuple(tuple(a[:-1] for a in p) for p in progs), tuple(names), tuple(tiles), tuple(sorted(init.items())))
+    r = _MEMO.get(key)
+    if r is None:
+        r = explore(_start(progs, bars, init), _stepper(progs, names, tiles, bars, init, mma_p), progs,
+                    _canon(progs, names), max_states=MAX_PAIR_STATES)
+        if r.error:
+            r = r._replace(error=(r.error[0], next((p, i) for p, prog in enumerate(progs)
+                                                   for i, a in enumerate(prog) if a[-1] is r.error[1])))
+        while len(_MEMO) >= _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[key] = r
+    if r.error:
+        p, i = r.error[1]
+        return r._replace(error=(r.error[0], progs[p][i][-1]))
+    return r
 
 
 def _start(progs, bars, init):
