@@ -9,14 +9,19 @@ TTGIR and the PTX beside it) and reports each finding at or above ``fail_on`` as
 A listener installed before is still called first; ``uninstall()`` puts it back. No private
 function of Triton is patched.
 
-What it costs: importing this module imports no part of the audit (nor numpy, z3); the audit's
-modules load at the first kernel. Results are kept in the audit's content cache (``cache=``: the
-CLI's default folder, ``$XDG_CACHE_HOME/verilayout/audit``), so a kernel audited in an earlier run
-(same files at the same paths, same verilayout) is not audited again. With ``background=True``
-the audits run in one worker process, off the compile's critical path; their findings are held
-until :func:`flush`, which waits for them and warns or raises as the compile would have (a
-``conftest.py`` calls it after each test, so a finding fails the test that compiled the kernel;
-see :func:`install`). A worker that dies is a finding for each kernel it had not answered.
+What it costs: importing this module imports no part of the audit (nor numpy, z3); ``install()``
+loads only the audit's option and cache helpers; the audit's modules (numpy, z3 with them) load at
+the first kernel that is not answered from the cache, in the process that audits it. Results are
+kept in the audit's content cache (``cache=``: the CLI's default folder,
+``$XDG_CACHE_HOME/verilayout/audit``), so a kernel audited in an earlier run (same files at the
+same paths, same verilayout) is not audited again. With ``background=True`` the audits run in one
+worker process, off the compile's critical path: the compiling process sends the kernel's file
+paths down a pipe and goes on; the findings are held until :func:`flush`, which waits for them and
+warns or raises as the compile would have (a ``conftest.py`` calls it after each test, so a finding
+fails the test that compiled the kernel; see :func:`install`). A worker that dies is a finding for
+each kernel it had not answered. The worker does the same audits (and its own start), so it saves
+the compile's time where a core is free, not CPU time; ``benchmarks/triton_hook.py`` prints both,
+for the whole run and for the compile's critical path, against compiling without the hook.
 
 Law: the findings reported for a compiled kernel are those ``verilayout audit`` reports for the
 files Triton kept for it; a kernel is audited once per process (its cache files are content-keyed).
