@@ -301,15 +301,52 @@ def test_install_loads_no_audit_numpy_or_z3(tmp_path):
     assert _loaded_after("import verilayout.triton as t; t.install(); t.install(background=True)", tmp_path) == []
 
 
-def test_a_kernel_answered_from_the_cache_loads_no_audit_numpy_or_z3(tmp_path):
-    """The first process audits a kernel's TTGIR and PTX (the corpus's add_vec; the audit's modules
-    load: the oracle that the check can fail); a second, answered from the content cache the first
-    filled, loads none of them."""
+def _add_vec(tmp_path) -> dict:
+    """The corpus's clean add_vec (TTGIR + PTX) copied to ``tmp_path``, as Triton's metadata group."""
     group = {}
     for ext in ("ttgir", "ptx"):
         src = ROOT / "tests" / "corpus" / "cuda90" / f"add_vec_b1024_w4.{ext}"
         (tmp_path / f"add_vec.{ext}").write_text(src.read_text())
         group[f"add_vec.{ext}"] = str(tmp_path / f"add_vec.{ext}")
+    return group
+
+
+def test_a_background_audit_past_its_timeout_is_a_finding_then_the_worker_goes_on(tmp_path):
+    """add_vec is clean (no timeout: flush reports nothing); with a limit no audit can meet (1 ms,
+    counted from when the worker hands the file to its forked auditor), each file is one
+    time-limit error and the test fails; the same worker then audits the next kernel."""
+    import verilayout.triton as vt
+    group = _add_vec(tmp_path)
+    lst = vt.make_listener(strict=True, background=True, timeout=None)
+    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    assert lst.flush() == []
+    lst.worker.close()
+    lst = vt.make_listener(strict=True, background=True, timeout=0.001)
+    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    with pytest.raises(vt.KernelAuditError, match=r"add_vec\.ptx: error: line 1: ptx \[time-limit\] audit time limit "
+                       r"of 0\.001 s reached.*add_vec\.ttgir: error: line 1: ttgir \[time-limit\]"):
+        lst.flush()
+    lst(src=None, metadata={"name": "bad"}, metadata_group=_planted(tmp_path, "module {"), times=None,
+        cache_hit=False)
+    with pytest.raises(vt.KernelAuditError, match="verilayout audit of bad: error: .*planted.ttgir"):
+        lst.flush()
+    lst.worker.close()
+
+
+def test_install_refuses_a_timeout_without_background_or_not_positive():
+    import verilayout.triton as hook
+    from verilayout.errors import LayoutError
+    with pytest.raises(LayoutError, match=r"timeout=5 needs background=True"):
+        hook.install(timeout=5)
+    with pytest.raises(LayoutError, match=r"install: timeout=0: expected a positive number"):
+        hook.install(background=True, timeout=0)
+
+
+def test_a_kernel_answered_from_the_cache_loads_no_audit_numpy_or_z3(tmp_path):
+    """The first process audits a kernel's TTGIR and PTX (the corpus's add_vec; the audit's modules
+    load: the oracle that the check can fail); a second, answered from the content cache the first
+    filled, loads none of them."""
+    group = _add_vec(tmp_path)
     code = ("import warnings, verilayout.triton as t; warnings.simplefilter('ignore'); "
             f"t.make_listener(cache_dir={str(tmp_path / 'cache')!r})(src=None, metadata={{'name': 'k'}}, "
             f"metadata_group={group!r}, times=None, cache_hit=False)")
