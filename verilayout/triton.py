@@ -476,8 +476,9 @@ def flush() -> list[str]:
 
 
 def uninstall() -> None:
-    """Remove the listener :func:`install` set, putting back the one it found (a background
-    worker is ended after its running audits; their findings are still reported by its exit)."""
+    """Remove the listener :func:`install` set, putting back the one it found. A background worker
+    finishes the audits it was sent; their findings, which :func:`flush` no longer reaches, are
+    printed on stderr at exit, when the worker ends."""
     from triton import knobs  # deferred: Triton is optional
     current = knobs.compilation.listener
     if getattr(current, "verilayout", False):
