@@ -279,9 +279,13 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
     ctas = sorted({k[0] for k in loads})
     regions = {k: [r for p, i in v for r in progs[p][i][4]] for k, v in loads.items()}
     mma_prog = progs[mma_p]
+    mmas = [x for x in mma_prog if x[0] == "mma"]
+    issued_at = [mmas[:sum(1 for x in mma_prog[:k] if x[0] == "mma")] for k in range(len(mma_prog) + 1)]
+    last_mma = {m[2]: i for i, m in enumerate(mmas)}           # tile -> its last MMA's index
+    bar_at = {b: i for i, b in enumerate(bars)}
 
     def arrive(bs, key, n, tx=0):
-        i = bars.index(key)
+        i = bar_at[key]
         phase, pending, t = bs[i]
         if pending - n < 0:
             return None
@@ -294,9 +298,9 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
         """One action of process p on st = (pcs, bars, flight, retired): the new st, or an error,
         or None where a wait blocks."""
         pcs, bs, flight, retired = st
-        issued = [x for x in mma_prog[:pcs[mma_p]] if x[0] == "mma"]
+        issued = issued_at[pcs[mma_p]]          # the MMAs issued so far (read, never changed)
         if a[0] == "wait":
-            return None if bs[bars.index(a[1])][0] & 1 == a[2] else st
+            return None if bs[bar_at[a[1]]][0] & 1 == a[2] else st
         if a[0] in ("expect", "arrive"):
             nbs = arrive(bs, a[1], 1 if a[0] == "expect" else a[2], a[2] if a[0] == "expect" else 0)
             if nbs is None:
@@ -329,13 +333,13 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
                     return (f"pair-ring: {names[p]}'s commit arrives on mbarrier {key[1]:#x} of CTA "
                             f"{key[0]} more times than its count in one phase, or it is not initialised")
             return (pcs, nbs, flight, len(issued))
-        return _tmem_read(names[p], tiles, a, issued, retired, mma_prog) or st
+        return _tmem_read(names[p], tiles, a, issued, retired, last_mma) or st
 
     def step(s):
         succ, blocked = [], []
         for p, i in s[2]:                        # a TMA load lands
             a = progs[p][i]
-            k = bars.index(a[2])
+            k = bar_at[a[2]]
             phase, pending, t = s[1][k]
             nb = s[1][:k] + (complete_phase(phase, pending, t - a[3], init[a[2]]),) + s[1][k + 1:]
             succ.append((s[0], nb, s[2] - {(p, i)}, s[3]))
@@ -379,7 +383,7 @@ def _tmem_write(progs, names, tiles, s, a, reading) -> str | None:
     return None
 
 
-def _tmem_read(name, tiles, a, issued, retired, mma_prog) -> str | None:
+def _tmem_read(name, tiles, a, issued, retired, last_mma) -> str | None:
     j, (c0, c1) = a[1], a[2]
     if j >= len(tiles):
         return f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, which no MMA wrote"
@@ -387,7 +391,7 @@ def _tmem_read(name, tiles, a, issued, retired, mma_prog) -> str | None:
     if c0 < lo or c1 > hi:
         return (f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, whose accumulator "
                 f"the MMAs wrote at columns {lo}..{hi - 1}")
-    last = max((i for i, m in enumerate(x for x in mma_prog if x[0] == "mma") if m[2] == j), default=None)
+    last = last_mma.get(j)
     if last is None or retired <= last:
         return f"pair-ring: {name} reads tile {j}'s accumulator before its MMAs completed"
     for m in issued:
