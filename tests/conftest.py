@@ -28,7 +28,10 @@ SLOW_FILES = frozenset({
     "test_emit_gemm_cluster.py", "test_thirdparty.py", "test_hwtests_build.py",
     # whole-corpus batteries: the harvested corpus' sample (259 pairs) and the PTX mutation sweep
     # (about 60 s each in CI's --durations, the two slowest files of the suite)
-    "test_harvest_audit.py", "test_ptx_mutations.py"})
+    "test_harvest_audit.py", "test_ptx_mutations.py",
+    # the CTA-pair GEMM: each check compiles (nvcc, ptxas) and searches the pair's barrier protocol
+    # (about 10 s a kernel), the heaviest file of the suite
+    "test_emit_gemm_sm100_2cta.py"})
 
 #: Seconds of the slowest test files in CI's ``--durations=25`` (``.ci/run`` on 2 cores,
 #: 2026-11-29, the larger of two runs; files with many small tests are not listed). They are
