@@ -1,6 +1,7 @@
 """What `verilayout.triton.install()` costs a test run that compiles N small kernels from scratch.
 
     python benchmarks/triton_hook.py [--kernels 36] [--repeat 1] [--modes off,hook,background,cached]
+                                     [--modes off,background,flush-each]
 
 One run is one fresh Python process that imports Triton, optionally installs the hook, and
 compiles N distinct small kernels with ``triton.compile(..., target=GPUTarget("cuda", 90, 32))``
@@ -13,7 +14,10 @@ emptied) to the same paths: a CI run that keeps the audit cache between runs.
 
 Modes: ``off`` (the baseline: no hook), ``hook`` (``install()``: each kernel audited in the
 compile), ``background`` (``install(background=True)``: audits in a worker process, then
-``flush()``), ``cached`` (``install()`` on the kept audit cache).
+``flush()``), ``cached`` (``install()`` on the kept audit cache); on request (``--modes``),
+``flush-each`` (``background``, with ``flush()`` after each compile: a suite whose tests do
+nothing after compiling, so each test waits for its kernel's audit; its compile path holds every
+wait, and its path CPU leaves out the worker's, so read its wall).
 
 CPU time of a run is the user + system time of that process and everything it waited for
 (ptxas, the background worker), read with ``resource.getrusage(RUSAGE_CHILDREN)`` around it;
@@ -95,7 +99,7 @@ mode = sys.argv[1]
 if mode in ("hook", "cached"):
     import verilayout.triton
     verilayout.triton.install()
-elif mode == "background":
+elif mode in ("background", "flush-each"):
     import verilayout.triton
     verilayout.triton.install(background=True)
 {kernels}
@@ -104,6 +108,8 @@ for fn, sig, consts, warps in JOBS:
     attrs = {{(i,): [["tt.divisibility", 16]] for i, t in enumerate(sig.values()) if t.startswith("*")}}
     triton.compile(triton.compiler.ASTSource(fn, sig, consts, attrs=attrs), target=target,
                    options={{"num_warps": warps, "num_stages": 2}})
+    if mode == "flush-each":
+        verilayout.triton.flush()
 own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 path_cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime   # ptxas waited; the worker not
 t = time.perf_counter()
