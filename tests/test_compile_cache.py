@@ -15,6 +15,8 @@ import pytest
 
 from verilayout.simulate import independent as ind
 
+pytestmark = pytest.mark.slow          # compiles with nvcc and ptxas
+
 needs_nvcc = pytest.mark.skipif(not ind.nvcc_path() or not shutil.which("ptxas"),
                                 reason="nvcc and ptxas are not installed")
 
