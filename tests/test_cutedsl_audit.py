@@ -503,14 +503,33 @@ def test_planted_tma_destination_is_an_error_at_its_line():
     assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]      # the box itself is unchanged
 
 
-def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
-    """The persistent grouped GEMM: its A/B loads fill stages of the planned buffers (proved); its
-    epilogue stores read a buffer at a warp-dependent offset: unknown, never an error."""
+def test_grouped_gemm_tma_copies_proved_stores_under_a_trip_count_premise(audited):
+    """The persistent grouped GEMM: its A/B loads fill stages of the planned buffers; its epilogue stores
+    subtile j (of 8: a 128 x 128 tile in 32 x 64 boxes) of the CTA's t-th tile from stage (8t + j) rem 4
+    (PTX: ``shl.b32 %r385, %r676, 3`` then a signed remainder by 4), t the tile counter %r676 (0, +1 per
+    tile) whose loop the PTX bounds by no constant. 8t + 7 stays a non-negative int32 exactly while
+    t <= 2^28 - 1, so the stores with j > 0 are proved under the stated premise t < 2^28 (j = 0: 8t rem 4
+    is 0 for every t, no premise)."""
+    assert 8 * (2**28 - 1) + 7 <= 2**31 - 1 < 8 * 2**28 + 1
     tma = [c for c in audited[GROUPED].checks if c.check == "tma-smem-box"]
     assert {c.line for c in tma} == set(_tma_lines(_text(GROUPED, "ptx")))
-    assert all(c.status == "proved" for c in tma if "TMA load" in c.message)
-    assert any("TMA load" in c.message for c in tma)
-    assert not [c for c in tma if c.severity == "error"]
+    assert all(c.status == "proved" for c in tma)
+    stores = [c for c in tma if "TMA store" in c.message]
+    premised = [c for c in stores if "premise" in c.message]
+    assert len(stores) == 8 and len(premised) == 6
+    assert all("the loop counter %r676 (PTX lines 1015, 1936: +1 per iteration) stays below 2^28," in c.message
+               for c in premised)
+
+
+def test_grouped_gemm_planted_store_offset_is_an_error_at_its_line():
+    """The last epilogue store read 512 bytes into its stage (``[%r509+197632]`` -> ``+198144``): no box of
+    any stage of the store buffer, for every tile counter: an error at that line only."""
+    ptx = _text(GROUPED, "ptx")
+    assert ptx.count("[%r509+197632]") == 1
+    line = ptx[:ptx.index("[%r509+197632]")].count("\n") + 1
+    rep = audit_pair(_text(GROUPED, "mlir"), ptx.replace("[%r509+197632]", "[%r509+198144]"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]
 
 
 def test_blackwell_tma_copies_proved_at_the_inferred_buffer_offsets(audited):

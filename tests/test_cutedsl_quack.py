@@ -165,3 +165,54 @@ def test_cluster_kernels_mma_proved_multicast_barriers_not_compared(name, audite
     box = [c for c in audited[name].checks if c.check == "tma-box" and c.line in _tma_loads(ptx)]
     assert box and any("other CTAs" in c.message for c in box)
     assert all(c.status in ("proved", "unknown") for c in box)
+
+
+# ----- epilogue TMA stores: a stage index (4 t + j) rem 4 of a tile counter t ------------------------------
+
+#: quack's sm_90 epilogue stores: subtile j of the CTA's t-th tile goes to stage (4 t + j) rem 4 (MLIR
+#: ``arith.muli %arg34, 4`` then ``arith.remsi``, i32), t the tile counter %r342 (0, +1 per tile)
+_STORES = {1076: 0, 1130: 1, 1184: 2, 1239: 3}
+
+
+def test_epilogue_stores_proved_under_a_stated_trip_count_premise(audited):
+    """The epilogue's loop exits on a flag the scheduler leaves in shared memory, so the PTX bounds the
+    tile counter t nowhere. Subtile 0's stage, 4t rem 4, is 0 for every 32-bit t (proved outright). For
+    j > 0, 4t + j stays a non-negative int32 exactly while t <= (2^31 - 1 - 3) / 4 = 2^29 - 1, and at
+    t = 2^29 it is 2^31 + j, negative: the remainder is j - 4, no stage. So each is proved under the
+    premise t < 2^29, which the check states (register, lines, bound), and under no wider power of two."""
+    assert (4 * (2**29 - 1) + 3) <= 2**31 - 1 < 4 * 2**29 + 1
+    smem = {c.line: c for c in audited[SM90].checks if c.check == "tma-smem-box" and c.line in _STORES}
+    assert set(smem) == set(_STORES) and all(c.status == "proved" for c in smem.values())
+    assert "premise" not in smem[1076].message
+    for line in (1130, 1184, 1239):
+        msg = smem[line].message
+        assert "premise (the PTX states no bound): the loop counter %r342" in msg and "below 2^29," in msg
+        assert "at 2^30 it is not proved" in msg and smem[line].data["premise"] in smem[line].data["assumptions"]
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_every_tma_store_proved(name, audited):
+    """Every kernel's epilogue TMA stores start a box of a stage of the buffer the MLIR stores from."""
+    ptx = _text(name, "ptx")
+    stores = {n for n, line in enumerate(ptx.splitlines(), 1) if re.match(r"\s*(@!?%\w+\s+)?cp\.async\.bulk\.tensor\.\dd\.global", line)}
+    smem = [c for c in audited[name].checks if c.check == "tma-smem-box" and c.line in stores]
+    assert stores and {c.line for c in smem} == stores
+    assert all(c.status == "proved" for c in smem), [c.message for c in smem if c.status != "proved"][:1]
+
+
+@pytest.mark.parametrize("was, now, line, want", [
+    ("[%r178+1024]", "[%r178+1536]", 1130, {"counterexample", "unknown"}),   # subtile 1 stored 512 bytes into its stage
+    ("shl.b32 \t%r217, %r37, 1;", "shl.b32 \t%r217, %r37, 2;", 1239, {"counterexample", "unknown"}),  # stage stride x2
+    ("and.b32 \t%r164, %r163, -4;", "and.b32 \t%r164, %r163, -8;", 1130, {"counterexample", "unknown"}),  # rem 8
+])
+def test_planted_epilogue_stage_error_is_not_proved_at_its_store(was, now, line, want):
+    """A store 512 bytes into its stage (no box of any stage, for every t), subtile 3 at twice the stage
+    stride (3 x 16384: past the 4 x 8192-byte buffer) or a remainder by 8 (stage 5 for odd t) is never
+    proved at its line (quack's buffer offsets are an inference, never an error: the grouped GEMM's test
+    has the error); no other store changes."""
+    ptx = _text(SM90, "ptx")
+    assert ptx.count(was) == 1
+    rep = audit_pair(_text(SM90, "mlir"), ptx.replace(was, now))
+    smem = {c.line: c for c in rep.checks if c.check == "tma-smem-box" and c.line in _STORES}
+    assert smem[line].status in want
+    assert all(c.status == "proved" for ln, c in smem.items() if ln != line and ln != 1184)

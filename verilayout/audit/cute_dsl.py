@@ -94,7 +94,7 @@ from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, Til
                                             parse_cute_mlir)
 from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Sym, Vec
-from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
+from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
@@ -119,6 +119,14 @@ _REPEAT = {0: 1, 1: 64, 2: 32, 3: 16}
 _REPEAT_SM100 = {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}
 _SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)   # every aligned base
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
+#: ``%cluster_ctarank`` as the evaluator names it (a special register: one free symbol)
+RANK = z3.BitVec("v%cluster_ctarank", 32)
+#: how a CTA's own shared-memory address read through the cluster window is modelled (an inference, named
+#: with each proof resting on it)
+CLUSTER_WINDOW = ("inference: the CTA's own shared::cta address converted to the shared::cluster window (cvta.shared, "
+                  "then cvta.to.shared::cluster) names the same byte of this CTA, and an offset added to it stays in "
+                  "this CTA's shared memory (PTX ISA, state spaces: the .shared::cta window lies inside the "
+                  ".shared::cluster window, where its addresses name the executing CTA's own shared memory)")
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
                "to it, and every buffer the MLIR places, stays inside the 227 KB of a CTA",
                "loop-carried registers obey the bounds proved by induction over their definitions, else are free",
@@ -371,6 +379,8 @@ class _Ctx:
     max_off: int
     #: the PTX's ``.target`` (``sm_100a``)
     target: str = ""
+    #: the thread-block cluster the MLIR launches the kernel with (``exact_cluster_dim``), None where unstated
+    cluster: tuple[int, int, int] | None = None
 
     @property
     def text(self) -> str:
@@ -384,9 +394,19 @@ class _Ctx:
         return _SMEM_BASES[_SMEM_BASES <= SM90_SMEM_BYTES - self.max_off]
 
     def assume(self, *exprs: z3.ExprRef) -> tuple[z3.BoolRef, list[str]]:
-        laws = self.ev.laws(*exprs)
+        laws = self.ev.laws(*exprs) + self.rank_law(*exprs)
         base = z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULE(SMEM, SM90_SMEM_BYTES - self.max_off))
         return z3.And(base, *[lw for lw, _ in laws]), [self.text] + [t for _, t in laws]
+
+    def rank_law(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
+        """``%cluster_ctarank < x y z`` where ``exprs`` read it and the MLIR states the cluster ``(x, y, z)``
+        (PTX ISA, special registers: ``%cluster_ctarank`` is in ``[0, %cluster_nctarank)``)."""
+        if self.cluster is None or str(RANK) not in symbol_names(*exprs):
+            return []
+        n = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        return [(z3.ULT(RANK, n), f"%cluster_ctarank < {n}: the MLIR launches the kernel on clusters of "
+                 f"{'x'.join(map(str, self.cluster))} CTAs (exact_cluster_dim; PTX ISA: %cluster_ctarank is in "
+                 "[0, %cluster_nctarank))")]
 
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
         vals = values_at(e, str(SMEM), self.bases)
@@ -735,7 +755,7 @@ def _context(ptx: PtxModule, func: str, plans: list[MmaPlan], mod: CuteModule | 
                    nonneg_params=shape_params(mod, ptx, func) if mod is not None else None)
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
     return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
-                ptx.target or "")
+                ptx.target or "", mod.cluster_dim() if mod is not None else None)
 
 
 def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
@@ -1007,6 +1027,51 @@ def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tupl
     return box, ""
 
 
+def _one_def(ev: PtxValues, sym: str, head: tuple[str, ...]) -> Instr | None:
+    """The one definition of the register behind free symbol ``sym`` (``v%rd17``) when its opcode starts
+    with ``head``, else None."""
+    ds = ev.defs.get(sym[1:], []) if sym.startswith("v%") and "@" not in sym else []
+    return ds[0] if len(ds) == 1 and ds[0].parts[:len(head)] == head and len(ds[0].args) >= 2 else None
+
+
+def own_cta(ev: PtxValues, e: z3.BitVecRef) -> tuple[z3.BitVecRef, list[str]]:
+    """``e`` with two kinds of free symbol replaced by the values they are, and the texts of what that rests on.
+
+    Law: (1) ``shfl.sync.idx`` from a constant lane of a value that reads only CTA-uniform special registers
+    (``%cluster_ctarank``, ``%ctaid.*``, ...) is that value: every lane of the CTA holds the same one (PTX
+    ISA, special registers; ``shfl.sync`` reads the source lane's copy). (2) A CTA's own shared address
+    ``a`` converted ``cvta.shared`` then ``cvta.to.shared::cluster`` is read as ``a`` (:data:`CLUSTER_WINDOW`,
+    an inference). Other symbols are kept.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, global_smem;\\ncvt.u64.u32 %rd1, %r1;\\n"
+    ...   "cvta.shared.u64 %rd2, %rd1;\\ncvta.to.shared::cluster.u64 %rd3, %rd2;\\n}")
+    >>> ev = PtxValues(m, "f"); e, why = own_cta(ev, ev.reg("%rd3") + 16)
+    >>> z3.simplify(e - fit(SMEM, 64)).as_long(), why[0].startswith("inference")
+    (16, True)
+    """
+    subs, texts = [], []
+    for sym in sorted(symbol_names(e)):
+        d = _one_def(ev, sym, ("shfl", "sync", "idx"))
+        if d is not None and len(d.args) == 5 and isinstance(d.args[1], Reg):
+            v = ev.reg(d.args[1].name, at=d)
+            if symbol_names(v) and all(n.startswith(_UNIFORM) for n in symbol_names(v)):
+                subs.append((z3.BitVec(sym, v.size()), v))
+            continue
+        d = _one_def(ev, sym, ("cvta", "to", "shared::cluster"))
+        g = _one_def(ev, "v" + d.args[1].name, ("cvta", "shared")) if d is not None and isinstance(d.args[1], Reg) else None
+        v = ev.operand(g.args[1], 64, at=g) if g is not None else None
+        if v is not None and str(SMEM) in symbol_names(v):
+            subs.append((z3.BitVec(sym, 64), v))
+            texts.append(f"{CLUSTER_WINDOW} (PTX lines {g.line}, {d.line})")
+    return (z3.substitute(e, *subs) if subs else e), texts
+
+
+#: the evaluator's symbols of special registers with one value in a whole CTA
+_UNIFORM = ("v%cluster_ctarank", "v%ctaid.", "v%nctaid.", "v%clusterid.", "v%cluster_ctaid.", "v%nclusterid.",
+            "v%cluster_nctaid.", "v%cluster_nctarank")
+
+
 def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     """The shared-memory address a ``cp.async.bulk.tensor`` writes (a load: its first operand) or
     reads (a store: its second), 32 bits; None where the evaluator cannot read it."""
@@ -1055,7 +1120,9 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
     e = _tma_smem_address(ctx.ev, ins)
     if e is None:
         return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
+    e, window = own_cta(ctx.ev, e)
     assume, texts = _guarded(ctx, ins, *ctx.assume(e))
+    texts = texts + window
     for p in mine:
         claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
         if ctx.ev.prover.proves(claim, assume):
@@ -1075,8 +1142,59 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
                      f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
                      f"({', '.join(f'{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}' for p in mine)})",
                      {"assumptions": texts})
+    for p in mine:
+        premise = _counter_premise(ctx, z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()]), assume)
+        if premise is not None:
+            if matched is not None:
+                matched[id(ins)] = p
+            return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
+                         f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
+                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each), under the {premise[1]}"
+                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""),
+                         {"mlir_line": p.line, "assumptions": texts + [premise[1]], "premise": premise[1]})
     return check("unknown", "note", f"TMA {kind}: its shared address is not proved to start a box of a stage of a "
                  "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+
+
+def _below(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef, x: z3.BitVecRef, bits: int) -> bool:
+    """``claim`` is proved under ``assume`` and ``x < 2^bits`` (unsigned)."""
+    return ctx.ev.prover.proves(claim, z3.And(assume, z3.ULT(x, z3.BitVecVal(1 << bits, x.size()))))
+
+
+#: the narrowest trip-count premise :func:`_counter_premise` states (a counter below 2^8)
+_MIN_COUNT_BITS = 8
+
+
+def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[z3.BoolRef, str] | None:
+    """The weakest premise ``x < 2^B`` (``B`` at most 31, at least :data:`_MIN_COUNT_BITS`) on one loop
+    counter ``x`` of ``claim`` (``PtxValues.counter``: a start below 2^16, a constant step) under which
+    ``claim`` is proved, with its text; None where there is none.
+
+    Law: a counter that starts at ``s`` and adds ``c`` per iteration is below ``2^B`` while its loop has run
+    fewer than ``(2^B - s) / c`` times. The PTX states no such bound where the loop exits on a value it
+    loads (a persistent tile scheduler's ``is_valid`` flag in shared memory), so this is a premise, never
+    inferred: the text names the register, its lines and the bound, and says the claim is not proved at the
+    next power of two (the int32 arithmetic on the counter wraps there: the DSL computes a stage as
+    ``(k t + j) rem n`` in ``i32``, MLIR ``arith.muli`` then ``arith.remsi``).
+    """
+    for sym in sorted(symbol_names(claim) - {str(SMEM), str(TID)}):
+        got = ctx.ev.counter(sym)
+        if got is None:
+            continue
+        x, name, lines, step = got
+        lo, hi = _MIN_COUNT_BITS, min(31, x.size() - 1)
+        if not _below(ctx, claim, assume, x, lo):
+            continue
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if _below(ctx, claim, assume, x, mid) else (lo, mid - 1)
+        law = z3.ULT(x, z3.BitVecVal(1 << lo, x.size()))
+        text = (f"premise (the PTX states no bound): the loop counter {name} (PTX lines {', '.join(map(str, lines))}: "
+                f"+{step} per iteration) stays below 2^{lo}, i.e. its loop runs fewer than 2^{lo}/{step} times"
+                + (f" (at 2^{lo + 1} it is not proved: the int32 arithmetic on the counter can wrap there)"
+                   if lo < min(31, x.size() - 1) else ""))
+        return law, text
+    return None
 
 
 def _tma_kind(ins: Instr) -> str:

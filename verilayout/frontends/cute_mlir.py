@@ -552,6 +552,24 @@ class CuteModule:
         t = self.types.get(value)
         return None if t is None else interpret(t)
 
+    def cluster_dim(self) -> tuple[int, int, int] | None:
+        """The thread-block cluster the kernel is launched with: the ``cuda.kernel``'s
+        ``cutlass_launch_facts`` entry ``exact_cluster_dim = array<i64: x, y, z>``; None where the
+        MLIR states none.
+
+        >>> parse_cute_mlir('cuda.kernel @k() attributes {cutlass_launch_facts = {exact_cluster_dim = '
+        ...     'array<i64: 2, 1, 1>}} {\\n%0 = cute.static : !cute.int_tuple<"1">').cluster_dim()
+        (2, 1, 1)
+        """
+        key = "exact_cluster_dim = array<i64:"
+        for o in self.ops:
+            k = o.attrs.find(key) if o.name == "cuda.kernel" else -1
+            if k >= 0:
+                dims = o.attrs[k + len(key):].split(">")[0].split(",")
+                if len(dims) == 3 and all(d.strip().isdigit() and int(d) > 0 for d in dims):
+                    return tuple(int(d) for d in dims)
+        return None
+
     def producer(self, value: str, before: int | None = None) -> Op | None:
         """The op that defines ``value``: the last one above line ``before`` (the DSL reuses a name
         such as ``%slice_48`` in another function or region further down), else the first."""
