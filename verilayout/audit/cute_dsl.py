@@ -92,6 +92,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, interpret,
                                             parse_cute_mlir)
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, symbol_names
@@ -889,10 +890,41 @@ class TmaPlan:
     #: whether the box, written as TMA writes it, puts every element of the stage's tile where the
     #: memref does (:func:`box_placement`), and the first element where it does not (None: not compared)
     placement: tuple[bool, str] | None = None
+    #: the ``multicast_layout`` of the ``cute.copy`` that issues the partition's copies ("" without one)
+    mcast: str = ""
+    #: the CTAs one copy of that ``cute.copy``'s atom serves together (``num_cta = 2``: a CTA pair, sm_100)
+    num_cta: int = 1
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
         return [self.origin + st + j * self.box_bytes for st in self.stages for j in range(self.boxes)]
+
+    def groups(self, ctas: int) -> list[tuple[int, int, int]]:
+        """Per ``%cluster_ctarank`` below ``ctas``, its multicast group (:func:`multicast_group`); each CTA
+        alone where the copy has no ``multicast_layout`` or it does not cover ``ctas`` CTAs."""
+        lay = parse_cute(self.mcast) if self.mcast else None
+        if lay is None or _size(lay.shape) != ctas:
+            return [(1, 0, 1 << r) for r in range(ctas)]
+        return [multicast_group(lay, r) for r in range(ctas)]
+
+
+def multicast_group(lay: Layout, rank: int) -> tuple[int, int, int]:
+    """``(g, i, mask)`` of the CTA of cluster rank ``rank`` under a copy's ``multicast_layout`` ``lay`` (over
+    the cluster's shape): the CTAs ``lay`` maps to the value it maps ``rank`` to share one box; ``g`` of them,
+    this CTA the ``i``-th (by rank), ``mask`` their ranks' bits (the ``.multicast::cluster`` ctaMask).
+
+    Law: a rank is the cluster coordinate, x fastest (CUTLASS's collectives read the CTA's coordinate as
+    ``make_layout(ClusterShape{}).get_flat_coord(block_rank_in_cluster())``, ``sm90_mma_tma_gmma_ss_warpspecialized.hpp``),
+    and a CuTe layout evaluated at an integer reads it the same way (colexicographic), so ``lay(rank)`` is the
+    layout at the CTA's coordinate; modes of stride 0 are the CTAs that share a tile (the A tile across the
+    cluster's N, the B tile across its M).
+
+    >>> multicast_group(Layout((2, 1), (0, 1)), 1), multicast_group(Layout((2, 1), (1, 0)), 1)
+    ((2, 1, 3), (1, 0, 2))
+    """
+    n = _size(lay.shape)
+    same = [r for r in range(n) if int(lay(r)) == int(lay(rank))]
+    return len(same), same.index(rank), sum(1 << r for r in same)
 
 
 def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
@@ -924,9 +956,47 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
         box = atom.copy_bits // 8
         grid, why = _partition_box(mod, op, atom, mem)
         placed = _placement(op, grid) if grid is not None else None
+        mcast, num_cta = _copy_facts(mod, op)
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed))
+                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed, mcast, num_cta))
     return plans, skipped
+
+
+def _copy_of(mod: CuteModule, part: Any) -> Any:
+    """The ``cute.copy`` that issues a ``tma_partition``'s copies: the first after it whose TMA atom is made
+    (``cute_nvgpu.atom.make_exec_tma``, through ``set_value``) from the partition's atom; None without one."""
+    for op in mod.ops:
+        if op.name != "cute.copy" or op.line <= part.line or not op.operands:
+            continue
+        value, before = op.operands[0], op.line
+        for _ in range(4):
+            src = mod.producer(value, before)
+            if src is None or not src.operands or src.name not in ("cute_nvgpu.atom.set_value",
+                                                                    "cute_nvgpu.atom.make_exec_tma"):
+                break
+            if src.name == "cute_nvgpu.atom.make_exec_tma":
+                if src.operands[0] == part.operands[0]:
+                    return op
+                break
+            value, before = src.operands[0], src.line
+    return None
+
+
+def _copy_facts(mod: CuteModule, part: Any) -> tuple[str, int]:
+    """The ``multicast_layout`` (``#cute.layout<"(2,1):(0,1)">``: its text, "" without one) and the atom's
+    ``num_cta`` (1 without one) of the ``cute.copy`` issuing ``part``'s copies."""
+    op = _copy_of(mod, part)
+    if op is None:
+        return "", 1
+    key = 'multicast_layout = #cute.layout<"'
+    k = op.attrs.find(key)
+    # ``use_2cta``: the layout names the CTA pair, whose halves the (per-CTA) atom already copies: no slicing
+    mcast = op.attrs[k + len(key):].split('"')[0] if k >= 0 and "use_2cta" not in op.attrs else ""
+    src = mod.producer(op.operands[0], op.line)          # the DSL reuses SSA names: the atom's own op types it
+    types = [interpret(t) for t in (src.operand_types[:1] + src.result_types[:1] if src is not None else ())]
+    atom = next((t for t in types if isinstance(t, TmaAtom)), None)
+    n = dict(atom.params).get("num_cta", "1") if atom is not None else "1"
+    return mcast, int(n) if n.isdigit() and int(n) > 0 else 1
 
 
 def _unsliced(mod: CuteModule, op: Any, mem: Memref) -> tuple[str, Memref]:
@@ -1105,55 +1175,82 @@ def _guarded(ctx: _Ctx, ins: Instr, assume: z3.BoolRef, texts: list[str]) -> tup
 
 def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
-    MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
-    ``matched[id(ins)]``."""
-    kind = "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
-        next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
+    MLIR partitions with a TMA atom of its direction (load or store), a multicast load's the start of its
+    CTA's slice of one (:func:`_start_claim`); the plan proved goes to ``matched[id(ins)]``."""
+    kind = _tma_kind(ins)
     mine = [p for p in plans if p.kind == kind]
 
     def check(status, severity, msg, data):
-        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", status, severity, msg,
+        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", status, severity, f"TMA {kind}: {msg}",
                      dict(data, source="ptx", plan="cute-dsl mlir"))
     if not mine:
-        return check("unchecked", None, f"TMA {kind}: no TMA {kind} atom of the MLIR with a stated buffer",
-                     {"reason": "no plan"})
+        return check("unchecked", None, f"no TMA {kind} atom of the MLIR with a stated buffer", {"reason": "no plan"})
     e = _tma_smem_address(ctx.ev, ins)
     if e is None:
-        return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
+        return check("unknown", "note", "its shared-memory address is not a register the evaluator reads", {})
     e, window = own_cta(ctx.ev, e)
-    assume, texts = _guarded(ctx, ins, *ctx.assume(e))
+    assume, texts = _guarded(ctx, ins, *ctx.assume(e, RANK))
     texts = texts + window
-    for p in mine:
-        claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
+    claims = [(p, _start_claim(ctx, e, p)) for p in mine]
+    for p, claim in claims:
         if ctx.ev.prover.proves(claim, assume):
             if matched is not None:
                 matched[id(ins)] = p
-            return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
-                         f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
-                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)"
-                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""), {"mlir_line": p.line, "assumptions": texts})
-    every = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for p in mine for x in p.starts()])
+            return check("proved", None, _box_text(ctx, p), {"mlir_line": p.line, "assumptions": texts})
+    every = z3.Or([c for _p, c in claims])
     if ctx.ev.prover.proves(z3.Not(every), assume) and any(p.inferred for p in mine):
-        return check("unknown", "note", f"TMA {kind}: its shared address is the start of no box of a buffer at the "
-                     f"offsets inferred for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)",
-                     {"assumptions": texts})
+        return check("unknown", "note", f"its shared address is the start of no box of a buffer at the offsets inferred "
+                     f"for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)", {"assumptions": texts})
     if ctx.ev.prover.proves(z3.Not(every), assume):
-        return check("counterexample", "error", f"TMA {kind}: its shared address is the start of no box of any stage "
-                     f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
-                     f"({', '.join(f'{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}' for p in mine)})",
-                     {"assumptions": texts})
-    for p in mine:
-        premise = _counter_premise(ctx, z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()]), assume)
+        return check("counterexample", "error", f"its shared address is the start of no box of any stage of the "
+                     f"{len(mine)} buffer(s) the MLIR copies with a TMA {kind} ("
+                     + ", ".join(f"{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}"
+                                 for p in mine) + ")", {"assumptions": texts})
+    for p, claim in claims:
+        premise = _counter_premise(ctx, claim, assume)
         if premise is not None:
             if matched is not None:
                 matched[id(ins)] = p
-            return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
-                         f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
-                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each), under the {premise[1]}"
-                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""),
+            return check("proved", None, _box_text(ctx, p) + f", under the {premise[1]}",
                          {"mlir_line": p.line, "assumptions": texts + [premise[1]], "premise": premise[1]})
-    return check("unknown", "note", f"TMA {kind}: its shared address is not proved to start a box of a stage of a "
-                 "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+    return check("unknown", "note", "its shared address is not proved to start a box of a stage of a buffer the MLIR "
+                 "copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+
+
+def _ctas(ctx: _Ctx) -> int:
+    """The CTAs of the cluster the MLIR launches (1 where it states none)."""
+    return ctx.cluster[0] * ctx.cluster[1] * ctx.cluster[2] if ctx.cluster else 1
+
+
+def _multicast(ctx: _Ctx, p: TmaPlan) -> list[tuple[int, int, int]]:
+    """Per cluster rank, the multicast group of ``p``'s load (:meth:`TmaPlan.groups`); [] where every CTA
+    loads its whole box alone (a store, no ``multicast_layout``, or groups of one)."""
+    groups = p.groups(_ctas(ctx)) if p.kind == "load" else []
+    return groups if any(g > 1 for g, _i, _m in groups) else []
+
+
+def _start_claim(ctx: _Ctx, e: z3.BitVecRef, p: TmaPlan) -> z3.BoolRef:
+    """``e`` is the start of a box of a stage of ``p``'s buffer; for a multicast load, of the CTA's slice of
+    one: ``i x box / g`` bytes further for the CTA's place ``i`` among the ``g`` CTAs of its group (per
+    ``%cluster_ctarank``). Law: the CTAs of a multicast group each load ``1/g`` of the box, the ``i``-th the
+    ``i``-th contiguous part, and write it at the same CTA-relative offset in every CTA of the ctaMask (PTX
+    ISA, cp.async.bulk.tensor: ``.multicast::cluster``), so together they write the whole box in each."""
+    def at(extra: int) -> z3.BoolRef:
+        return z3.Or([e == SMEM + z3.BitVecVal(x + extra, 32) for x in p.starts()])
+    groups = _multicast(ctx, p)
+    if not groups:
+        return at(0)
+    return z3.And([z3.Implies(RANK == r, at(i * p.box_bytes // g)) for r, (g, i, _m) in enumerate(groups)])
+
+
+def _box_text(ctx: _Ctx, p: TmaPlan) -> str:
+    """What a proved ``tma-smem-box`` says of plan ``p``."""
+    groups = _multicast(ctx, p)
+    slice_ = (f" (for a CTA of cluster rank r, its slice i of the g = {groups[0][0]} its multicast group shares: "
+              f"i x {p.box_bytes // groups[0][0]} bytes further; the copy's multicast_layout {p.mcast})" if groups else "")
+    return (f"its shared address is the start of a {p.box_bytes}-byte box{slice_} of a stage of the buffer {p.origin} "
+            f"bytes into shared memory (MLIR line {p.line}: {len(p.stages)} stage(s), {p.boxes} box(es) each)"
+            + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""))
 
 
 def _below(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef, x: z3.BitVecRef, bits: int) -> bool:
