@@ -1189,7 +1189,7 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
     if e is None:
         return check("unknown", "note", "its shared-memory address is not a register the evaluator reads", {})
     e, window = own_cta(ctx.ev, e)
-    assume, texts = _guarded(ctx, ins, *ctx.assume(e, RANK))
+    assume, texts = _guarded(ctx, ins, *ctx.assume(e, *([RANK] if any(_multicast(ctx, p) for p in mine) else [])))
     texts = texts + window
     claims = [(p, _start_claim(ctx, e, p)) for p in mine]
     for p, claim in claims:
@@ -1312,9 +1312,11 @@ def _tma_coords(ins: Instr) -> tuple[int, list]:
     return rank, []
 
 
-def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str, str]:
-    """Whether each coordinate is a multiple of the MLIR's grid step along its dim (the box extent
-    where the partition states no step: an assumption, refuted only ``unknown``)."""
+def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox,
+                  shift: dict[int, z3.BitVecRef] | None = None) -> tuple[str, str]:
+    """Whether each coordinate, less its ``shift`` (a multicast slice's offset along its dim), is a multiple
+    of the MLIR's grid step along its dim (the box extent where the partition states no step: an
+    assumption, refuted only ``unknown``)."""
     worst, notes = "proved", []
     for d, (c, g, b) in enumerate(zip(coords, box.grid, box.box)):
         step, stated = (g, True) if g else (b, False)
@@ -1323,11 +1325,16 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str
             if e is None:
                 worst, notes = "unknown", notes + [f"coordinate {d} is not read"]
             continue
-        claim = z3.URem(e, step) == 0
+        e = own_cta(ctx.ev, e)[0] - (shift or {}).get(d, 0)
+        claim = z3.SRem(e, step) == 0                  # a TMA coordinate is a signed 32-bit integer
         assume, _t = ctx.assume(e)
         # induction over one loop counter only (several: alignment laws, far too slow for a grid claim)
         one = len(set(symbol_names(e)) - {str(SMEM), str(TID)}) == 1
         if ctx.ev.prover.proves(claim, assume) or (one and ctx.ev.by_induction(claim, assume)):
+            continue
+        fits = _no_overflow(e)
+        if fits is not None and ctx.ev.prover.proves(claim, z3.And(assume, fits[0])):
+            notes.append(f"coordinate {d} under the premise {fits[1]}")
             continue
         if stated and (ctx.ev.prover.proves(z3.Not(claim), assume) or (one and ctx.ev.by_induction(z3.Not(claim), assume))):
             return "counterexample", f"coordinate {d} is never a multiple of {step}, the MLIR's box grid along it"
@@ -1335,6 +1342,65 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str
         notes.append(f"coordinate {d} is not proved a multiple of {step}" + ("" if stated else " (the box extent: the "
                                                                                       "partition states no step)"))
     return worst, "; ".join(notes)
+
+
+def _no_overflow(e: z3.BitVecRef) -> tuple[z3.BoolRef, str] | None:
+    """The premise that every product by a constant inside coordinate ``e`` fits a signed 32-bit integer, with
+    its text; None where ``e`` has none. Law: TMA coordinates are ``.s32`` (PTX ISA, cp.async.bulk.tensor), so
+    a tile coordinate ``x c`` past 2^31 is no coordinate of the tile the kernel means; the PTX does not
+    bound ``x`` (a tile index from the scheduler), so this is a premise, stated, never inferred."""
+    found, seen, todo = [], set(), [e]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2:
+            consts = [a for a in t.children() if z3.is_bv_value(a)]
+            if len(consts) == 1:
+                found.append((t.arg(0), t.arg(1), consts[0].as_long()))
+        todo.extend(t.children())
+    if not found:
+        return None
+    law = z3.And([z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b)) for a, b, _c in found])
+    return law, (f"(the PTX states no bound) that its int32 product{'s' if len(found) > 1 else ''} by "
+                 f"{', '.join(str(c) for *_x, c in found)} do{'' if len(found) > 1 else 'es'} not overflow (TMA "
+                 "coordinates are signed 32-bit: PTX ISA, cp.async.bulk.tensor)")
+
+
+def _slice_shift(ctx: _Ctx, p: TmaPlan) -> tuple[dict[int, z3.BitVecRef], str]:
+    """A multicast load's coordinate offset: its CTA's slice ``i`` of ``g`` starts ``i x box[d] / g`` along ``d``,
+    the box's outermost dim of extent above 1 (the box's contiguous ``1/g`` parts, in the order TMA writes
+    it: coordinate 0 innermost); ({}, "") without multicast or where ``g`` does not divide that extent."""
+    groups = _multicast(ctx, p)
+    dims = [d for d, b in enumerate(p.grid.box) if b > 1]
+    if not groups or not dims or p.grid.box[dims[-1]] % groups[0][0]:
+        return {}, ""
+    d, g = dims[-1], groups[0][0]
+    idx = sum(z3.If(RANK == r, z3.BitVecVal(i, 32), z3.BitVecVal(0, 32)) for r, (_g, i, _m) in enumerate(groups))
+    return {d: idx * (p.grid.box[d] // g)}, f"coordinate {d} less i x {p.grid.box[d] // g} (its slice i of {g})"
+
+
+def _mask_claim(ctx: _Ctx, ins: Instr, p: TmaPlan) -> tuple[str, str]:
+    """A multicast load's ctaMask (the operand after its barrier) is, for each cluster rank, the ranks of its
+    multicast group (:func:`multicast_group`); ``proved``, ``counterexample`` (never, for any rank), ``unknown``."""
+    groups = _multicast(ctx, p)
+    if not groups:
+        return "proved", ""
+    slot = next((k for k, a in enumerate(ins.args) if isinstance(a, Addr) and isinstance(a.base, Reg) and k > 0), None)
+    m = ctx.ev.operand(ins.args[slot + 1], 16, at=ins) if slot is not None and len(ins.args) > slot + 1 \
+        and "multicast::cluster" in ins.parts else None
+    if m is None:
+        return "unknown", f"the MLIR multicasts it to groups of {groups[0][0]} CTAs; its ctaMask is not read"
+    m = own_cta(ctx.ev, m)[0]
+    claim = z3.And([z3.Implies(RANK == r, m == mask) for r, (_g, _i, mask) in enumerate(groups)])
+    assume = ctx.assume(m, RANK)[0]
+    masks = ", ".join(f"{mask:#x}" for _g, _i, mask in groups)
+    if ctx.ev.prover.proves(claim, assume):
+        return "proved", f"its ctaMask is its multicast group's CTAs (per rank: {masks})"
+    if ctx.ev.prover.proves(z3.Not(claim), assume):
+        return "counterexample", f"its ctaMask is not its multicast group's CTAs (per rank: {masks}) for some rank"
+    return "unknown", f"its ctaMask is not proved to be its multicast group's CTAs (per rank: {masks})"
 
 
 def _barrier(ctx: _Ctx, ins: Instr, slot: int) -> z3.BitVecRef | None:
@@ -1368,23 +1434,73 @@ def _expect_groups(ctx: _Ctx, instrs: list[Instr]) -> dict[int, tuple[Instr, lis
 
 
 def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[str, str]:
-    """The bytes the load's barrier expects (its ``expect_tx``) equal the boxes the MLIR gives its
-    loads; ``unknown`` where a load of the group has no matched plan or the count is not constant."""
+    """The bytes the load's barrier expects (its ``expect_tx``) equal the bytes its loads bring onto it:
+    each load's box (the MLIR's), times ``num_cta`` for a CTA pair's (``cta_group::2``: the peer's load of
+    its half signals the same barrier), a multicast load's whole box (:func:`_brought`); ``unknown`` where a
+    load of the group has no matched plan, another CTA's share is not established, or the count is not
+    constant. What other CTAs bring rests on a premise the text states."""
     if id(ins) not in groups:
         return "unknown", "no expect_tx on its barrier before it"
     exp, loads = groups[id(ins)]
-    if any(p.startswith(("multicast", "cta_group::2")) for i in loads for p in i.parts):
-        return "unknown", (f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring "
-                           "(multicast or a CTA pair): not compared")
     n = ctx.ev.operand(exp.args[2], 32, at=exp) if len(exp.args) > 2 else None
     want = ctx.constant(n)[0] if n is not None else None
     plans = [matched.get(id(i)) for i in loads]
     if want is None or any(p is None or p.grid is None for p in plans):
         return "unknown", f"the bytes the expect_tx at line {exp.line} waits for are not compared (not constant, or a load of it unplaced)"
-    got = sum(p.grid.elements * p.elem_bits // 8 for p in plans)
+    brought = [_brought(ctx, i, p, exp) for i, p in zip(loads, plans)]
+    why = next((b[1] for b in brought if b[0] is None), None)
+    if why is not None:
+        return "unknown", f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring: {why}"
     text = (f"the expect_tx at line {exp.line} waits for {want} bytes; its {len(loads)} load(s) bring "
-            + " + ".join(str(p.grid.elements * p.elem_bits // 8) for p in plans) + " (the MLIR's boxes)")
-    return ("proved" if got == want else "counterexample"), text
+            + " + ".join(str(b[0]) for b in brought) + " (the MLIR's boxes"
+            + "".join(f"; {t}" for t in dict.fromkeys(b[1] for b in brought if b[1])) + ")")
+    return ("proved" if sum(b[0] for b in brought) == want else "counterexample"), text
+
+
+#: what a CTA pair's byte count rests on (the PTX of one CTA cannot show the peer's copies)
+PAIR_PREMISE = ("premise: the pair's peer CTA runs the same loads, each signalling this barrier of the pair's leader "
+                "(cta_group::2: the MLIR's atom copies for num_cta = {n} CTAs, each its own half)")
+#: what a multicast group's byte count rests on
+MULTICAST_PREMISE = ("premise: every CTA of its multicast group runs the same load of its slice on the barrier at the same "
+                     "offset (this barrier's address does not read %cluster_ctarank), and a multicast copy signals that "
+                     "barrier in every CTA of its ctaMask (PTX ISA, cp.async.bulk.tensor: .multicast::cluster)")
+
+
+def _brought(ctx: _Ctx, ins: Instr, p: TmaPlan, exp: Instr) -> tuple[int | None, str]:
+    """The bytes load ``ins`` (plan ``p``) and the other CTAs' copies of it bring onto its barrier, with the
+    premise that rests on ("" for a CTA's own load); (None, why) where that is not established."""
+    box = p.grid.elements * p.elem_bits // 8
+    if "multicast::cluster" in ins.parts:
+        st, why = _mask_claim(ctx, ins, p)
+        bar = _barrier(ctx, exp, 1)
+        if not _multicast(ctx, p) or st != "proved":
+            return None, why or f"a multicast load the MLIR does not multicast (MLIR line {p.line})"
+        if bar is None or str(RANK) in symbol_names(own_cta(ctx.ev, bar)[0]):
+            return None, "its barrier's address is not proved the same in every CTA of the group"
+        return box, MULTICAST_PREMISE
+    if "cta_group::2" in ins.parts:
+        if p.num_cta < 2:
+            return None, f"a CTA pair's load (cta_group::2), the MLIR's atom copies for one CTA (MLIR line {p.line})"
+        return p.num_cta * box, PAIR_PREMISE.format(n=p.num_cta)
+    return box, ""
+
+
+def _extra_modes(ctx: _Ctx, ins: Instr, coords: list, wider: list[TmaPlan]) -> tuple[list[TmaPlan], str]:
+    """The plans of ``wider`` (partitions of lower rank than the copy) when each coordinate past their rank is
+    the constant 0: a mode of the copy's tensor map the MLIR's partition does not index (a group or batch mode
+    the copy reads at index 0; its box extent along it is what the barrier's byte count then shows); else
+    ([], why)."""
+    if not wider:
+        return [], ""
+    r = min(p.grid.rank for p in wider)
+    for d in range(r, len(coords)):
+        e = ctx.ev.operand(coords[d], 32, at=ins)
+        if e is None or not ctx.ev.prover.proves(e == 0, ctx.assume(e)[0]):
+            return [], f"coordinate {d} is not proved 0"
+    fits = [p for p in wider if p.grid.rank == r]
+    many = len(coords) - r > 1
+    return fits, (f"coordinate{'s' if many else ''} {', '.join(map(str, range(r, len(coords))))} "
+                  f"{'are' if many else 'is'} 0: a mode of its tensor map the MLIR's {r}-d partition does not index")
 
 
 def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict) -> Check:
@@ -1401,18 +1517,31 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
         why = next((p.grid_why for p in plans if p.kind == kind and p.grid_why), "no TMA partition of its direction")
         return check("unchecked", None, f"the MLIR states no box for it ({why})", {"reason": why})
     fits = [p for p in mine if p.grid.rank == rank == len(coords)]
+    extra = ""
+    if not fits:
+        fits, extra = _extra_modes(ctx, ins, coords, [p for p in mine if p.grid.rank < rank == len(coords)])
     if not fits:
         return check("unknown", "note", f"a {rank}-d copy, the MLIR's partitions are "
-                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared)")
+                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared"
+                     + (f": {extra}" if extra else "") + ")")
     own = matched.get(id(ins))
     fits = [own] if own in fits else fits
-    results = [(p,) + _coord_claims(ctx, ins, coords, p.grid) for p in fits]
+    results = [(p,) + _coord_claims(ctx, ins, coords[:p.grid.rank], p.grid, _slice_shift(ctx, p)[0]) for p in fits]
+    if extra:
+        results = [(p, st, "; ".join(t for t in (text, extra) if t)) for p, st, text in results]
     ok = next((r for r in results if r[1] == "proved"), None)
     if ok is None and all(r[1] == "counterexample" for r in results):
         return check("counterexample", "error", results[0][2] + f" (MLIR line {results[0][0].line}: box "
                      f"{'x'.join(map(str, results[0][0].grid.box))})")
     parts = [ok[1] if ok else "unknown", f"coordinates on the box grid {'x'.join(map(str, ok[0].grid.grid))}"
+             + "".join(f" ({t})" for t in (ok[2], _slice_shift(ctx, ok[0])[1]) if t)
              if ok else "; ".join(r[2] for r in results)]
+    if kind == "load" and ok is not None and _multicast(ctx, ok[0]):
+        mst, mtext = _mask_claim(ctx, ins, ok[0])
+        if mst == "counterexample":
+            return check("counterexample", "error", f"box {'x'.join(map(str, ok[0].grid.box))} (MLIR line {ok[0].line}): "
+                         f"{mtext} (the copy's multicast_layout {ok[0].mcast})")
+        parts = [parts[0] if mst == "proved" else "unknown", parts[1] + f"; {mtext}"]
     if kind == "load":
         st, text = _bytes_claim(ctx, ins, groups, matched)
         if st == "counterexample":
