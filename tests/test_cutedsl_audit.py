@@ -617,20 +617,33 @@ def test_partition_boxes_read_from_the_mlir_are_the_configs():
         assert all(p.grid.elements * p.elem_bits == p.box_bytes * 8 for p in loads)
 
 
-@pytest.mark.parametrize("name", [n for n in KERNELS if n not in (GROUPED, PAIR)])
+@pytest.mark.parametrize("name", KERNELS)
 def test_every_tma_box_check_proved_on_the_corpus(name, audited):
     box = _box(audited[name])
     assert {c.line for c in box} == set(_tma_lines(_text(name, "ptx")))
     assert all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
 
 
-def test_grouped_gemm_3d_copies_of_2d_partitions_are_unknown_not_errors(audited):
-    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the
-    MLIR partitions the 2-d tile: not compared, ``unknown`` with the reason; its stores are proved."""
+def test_grouped_gemm_3d_copies_of_2d_partitions_compared_on_their_2d_modes(audited):
+    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the MLIR
+    partitions the 2-d tile: the third coordinate is the literal 0 (a mode the partition does not index), the
+    first two are compared with the partition's grid and the barrier's bytes with its boxes: proved."""
     box = _box(audited[GROUPED])
     loads = [c for c in box if "TMA load" in c.message]
-    assert loads and all(c.status == "unknown" and "3-d copy" in c.message for c in loads)
+    assert loads and all(c.status == "proved" and "coordinate 2 is 0: a mode of its tensor map the MLIR's 2-d "
+                         "partition does not index" in c.message for c in loads)
     assert all(c.status == "proved" for c in box if "TMA store" in c.message)
+
+
+def test_grouped_gemm_planted_extra_coordinate_is_not_proved():
+    """The group-mode coordinate of the A load made a register (``{%r587,%r588,0}`` -> ``{..,%r587}``): that mode
+    is no longer read at its index 0, so the 3-d copy is not compared with the 2-d partition: never proved."""
+    ptx = _text(GROUPED, "ptx")
+    assert ptx.count("{%r587,%r588,0}") == 1
+    line = ptx[:ptx.index("{%r587,%r588,0}")].count("\n") + 1
+    rep = audit_pair(_text(GROUPED, "mlir"), ptx.replace("{%r587,%r588,0}", "{%r587,%r588,%r587}"))
+    (c,) = [c for c in _box(rep) if c.line == line]
+    assert c.status == "unknown" and "coordinate 2 is not proved 0" in c.message
 
 
 def test_planted_expect_tx_bytes_are_an_error_at_each_load_of_the_barrier():
@@ -741,8 +754,9 @@ def test_multicast_load_barrier_bytes_are_not_compared():
 def test_blackwell_cta_pair_operands_proved(audited):
     """The DSL's Blackwell GEMM on a CTA pair (``use_2cta_instrs``, 256 x 128 tile, 2x1 cluster):
     ``tcgen05.mma.cta_group::2`` with the MLIR's ``num_cta = 2`` atom; each CTA's A and B descriptors are
-    proved against its half (128 rows of A, 64 of B: the MLIR's per-CTA fragment), 0 errors; the loads'
-    barriers also count the peer CTA's bytes, so their expect_tx is not compared (``unknown``)."""
+    proved against its half (128 rows of A, 64 of B: the MLIR's per-CTA fragment), 0 errors. The loads'
+    barrier (the leader's) also counts the peer's copies: 2 x (64 x 128 + 64 x 64) f16 = 49152 bytes, the
+    expect_tx the PTX arms, proved under the stated premise that the peer runs the same loads."""
     ptx, mlir = _text(PAIR, "ptx"), _text(PAIR, "mlir")
     assert "tcgen05.mma.cta_group::2" in ptx and "num_cta = 2" in mlir
     rep = audited[PAIR]
@@ -753,4 +767,20 @@ def test_blackwell_cta_pair_operands_proved(audited):
     (b,) = {c.data["mn"] for c in _mma(rep) if c.data["operand"] == "B"}
     assert (a, b) == (256 // 2, 128 // 2)
     loads = [c for c in rep.checks if c.check == "tma-box" and "TMA load" in c.message]
-    assert loads and all(c.status == "unknown" and "other CTAs" in c.message for c in loads)
+    assert 2 * (64 * 128 + 64 * 64) * 2 == 49152
+    assert loads and all(c.status == "proved" and "waits for 49152 bytes" in c.message and "32768 + 16384" in c.message
+                         and "premise: the pair's peer CTA runs the same loads" in c.message for c in loads)
+    smem = [c for c in rep.checks if c.check == "tma-smem-box"]
+    assert smem and all(c.status == "proved" for c in smem)
+    assert any("cvta.to.shared::cluster" in " ".join(c.data["assumptions"]) for c in smem)
+
+
+def test_blackwell_cta_pair_planted_expect_tx_without_the_peer_is_an_error():
+    """The leader's barrier armed for its own boxes only (49152 -> 24576, the peer's 24576 forgotten): an error
+    at every load of that barrier (the prologue's two)."""
+    ptx = _text(PAIR, "ptx")
+    assert ptx.count("mov.b32 \t%r75, 49152;") == 1
+    rep = audit_pair(_text(PAIR, "mlir"), ptx.replace("mov.b32 \t%r75, 49152;", "mov.b32 \t%r75, 24576;"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("waits for 24576 bytes" in c.message for c in errors)

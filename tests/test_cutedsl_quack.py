@@ -130,7 +130,7 @@ def test_every_tma_load_starts_a_box_of_a_planned_stage(name, audited):
     assert all(c.status == "proved" for c in smem), [c.message for c in smem if c.status != "proved"][:1]
 
 
-@pytest.mark.parametrize("name", [k for k in SINGLE if k != PINGPONG])   # pingpong: a B coordinate not proved on the 192 grid
+@pytest.mark.parametrize("name", KERNELS)
 def test_every_tma_box_proved(name, audited):
     box = [c for c in audited[name].checks if c.check == "tma-box"]
     assert box and all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
@@ -152,19 +152,78 @@ def test_planted_sbo_in_quacks_sm90_gemm_is_an_error_at_the_wgmmas_reading_it():
 
 
 @pytest.mark.parametrize("name", CLUSTER)
-def test_cluster_kernels_mma_proved_multicast_barriers_not_compared(name, audited):
-    """2x1 clusters: sm_90a multicasts A or B to both CTAs; sm_100a runs the MMA on a CTA pair
+def test_cluster_kernels_mma_and_tma_proved_with_other_ctas_bytes(name, audited):
+    """2x1 clusters: sm_90a multicasts B to both CTAs; sm_100a runs the MMA on a CTA pair
     (``tcgen05.mma.cta_group::2``, the 256-row atom split 128 rows of A and 64 columns of B a CTA, as
-    the MLIR's per-CTA fragment says). Every operand is proved; a load whose barrier also counts
-    another CTA's bytes has its ``expect_tx`` left uncompared (``unknown``), never an error."""
+    the MLIR's per-CTA fragment says). Every operand is proved; every load's barrier bytes are compared
+    with what the CTAs of its group or pair bring, each under its stated premise."""
     ptx = _text(name, "ptx")
-    if "sm_100a" in MANIFEST["kernels"][name]["arch"]:
-        assert "tcgen05.mma.cta_group::2" in ptx
-    else:
-        assert ".multicast::cluster" in ptx
+    pair = "sm_100a" in MANIFEST["kernels"][name]["arch"]
+    assert ("tcgen05.mma.cta_group::2" if pair else ".multicast::cluster") in ptx
     box = [c for c in audited[name].checks if c.check == "tma-box" and c.line in _tma_loads(ptx)]
-    assert box and any("other CTAs" in c.message for c in box)
-    assert all(c.status in ("proved", "unknown") for c in box)
+    assert box and all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
+    premise = "premise: the pair's peer CTA" if pair else "premise: every CTA of its multicast group"
+    assert all(premise in c.message for c in box)
+
+
+#: quack's sm_90 2x1-cluster GEMM: B (N 128 x K 64 f16, 16384 bytes) is multicast to both CTAs (the copy's
+#: multicast_layout (2,1):(0,1): both CTAs of the cluster map to 0), each CTA loading half of it (rank r:
+#: N rows 64 r .. 64 r + 63, 8192 bytes r x 8192 into the stage) with ctaMask 0b11; A is its own
+CL90 = "quack_gemm_sm90_f16_kk_128x128_cluster2x1"
+_MCAST, _OWN = 395, 385
+
+
+def test_multicast_load_is_the_ctas_slice_with_the_groups_mask(audited):
+    checks = {(c.line, c.check): c for c in audited[CL90].checks}
+    smem, box = checks[(_MCAST, "tma-smem-box")], checks[(_MCAST, "tma-box")]
+    assert smem.status == box.status == "proved"
+    assert "its slice i of the g = 2" in smem.message and "i x 8192 bytes further" in smem.message
+    assert "coordinate 1 less i x 64 (its slice i of 2)" in box.message
+    assert "its ctaMask is its multicast group's CTAs (per rank: 0x3, 0x3)" in box.message
+    assert "waits for 32768 bytes; its 2 load(s) bring 16384 + 16384" in box.message and 2 * 64 * 128 * 2 == 32768
+    assert "slice" not in checks[(_OWN, "tma-smem-box")].message
+
+
+@pytest.mark.parametrize("was, now, check, want", [
+    ("shl.b32 \t%r274, %r273, 13;", "shl.b32 \t%r274, %r273, 12;", "tma-smem-box", {"unknown"}),   # slice 4096 apart
+    ("shl.b32 \t%r18, %r273, 6;", "shl.b32 \t%r18, %r273, 7;", "tma-box", {"unknown", "counterexample"}),  # N + 128 r
+    ("mov.b16 \t%rs1, 3;", "mov.b16 \t%rs1, 1;", "tma-box", {"counterexample"}),        # multicast to CTA 0 only
+])
+def test_planted_multicast_slice_or_mask_is_not_proved(was, now, check, want):
+    """The CTA's slice written 4096 bytes (not 8192) into the stage, its coordinate offset 128 rows (not 64),
+    or its ctaMask CTA 0 only (the group is both CTAs: an error): never proved at the multicast load."""
+    ptx = _text(CL90, "ptx")
+    assert ptx.count(was) == 1
+    rep = audit_pair(_text(CL90, "mlir"), ptx.replace(was, now))
+    (c,) = [c for c in rep.checks if c.line == _MCAST and c.check == check]
+    assert c.status in want
+    if want == {"counterexample"}:
+        assert c.severity == "error" and "ctaMask" in c.message
+
+
+def test_planted_multicast_expect_tx_off_by_a_slice_is_an_error():
+    """The barrier armed for A's box and one CTA's slice of B (32768 -> 24576): the other CTA's slice is not
+    counted: an error at both loads of the barrier."""
+    ptx = _text(CL90, "ptx")
+    was = "mov.b32 \t%r282, 32768;"
+    assert ptx.count(was) == 1
+    rep = audit_pair(_text(CL90, "mlir"), ptx.replace(was, was.replace("32768", "24576")))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(_OWN, "tma-box"), (_MCAST, "tma-box")}
+
+
+def test_pingpong_b_coordinate_on_the_192_grid_under_a_no_overflow_premise(audited):
+    """B's N coordinate is ``n x 192`` (``mul.lo.s32 %r13, %r640, 192``); 192 does not divide 2^32, so a
+    wrapped product is no multiple of 192: proved under the stated premise that the int32 product does not
+    overflow (a TMA coordinate is a signed 32-bit int); with the factor 128 it is never proved."""
+    (c,) = [c for c in audited[PINGPONG].checks if c.line == 372 and c.check == "tma-box"]
+    assert c.status == "proved" and "its int32 product by 192 does not overflow" in c.message
+    ptx = _text(PINGPONG, "ptx")
+    was = "mul.lo.s32 \t%r13, %r640, 192;"
+    assert ptx.count(was) == 1
+    rep = audit_pair(_text(PINGPONG, "mlir"), ptx.replace(was, was.replace("192;", "128;")))
+    (bad,) = [c for c in rep.checks if c.line == 372 and c.check == "tma-box"]
+    assert bad.status != "proved"
 
 
 # ----- epilogue TMA stores: a stage index (4 t + j) rem 4 of a tile counter t ------------------------------
