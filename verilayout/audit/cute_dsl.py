@@ -988,10 +988,8 @@ def _copy_facts(mod: CuteModule, part: Any) -> tuple[str, int]:
     op = _copy_of(mod, part)
     if op is None:
         return "", 1
-    key = 'multicast_layout = #cute.layout<"'
-    k = op.attrs.find(key)
     # ``use_2cta``: the layout names the CTA pair, whose halves the (per-CTA) atom already copies: no slicing
-    mcast = op.attrs[k + len(key):].split('"')[0] if k >= 0 and "use_2cta" not in op.attrs else ""
+    mcast = op.layout_attr("multicast_layout") or "" if not op.has_word_attr("use_2cta") else ""
     src = mod.producer(op.operands[0], op.line)          # the DSL reuses SSA names: the atom's own op types it
     types = [interpret(t) for t in (src.operand_types[:1] + src.result_types[:1] if src is not None else ())]
     atom = next((t for t in types if isinstance(t, TmaAtom)), None)

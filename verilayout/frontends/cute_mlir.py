@@ -453,6 +453,31 @@ class Op:
         return int(digits) if digits.lstrip("-").isdigit() else None
 
 
+    def layout_attr(self, name: str) -> str | None:
+        """The layout text of the attribute ``name = #cute.layout<"...">`` (a ``cute.copy``'s
+        ``multicast_layout``), or None.
+
+        >>> Op(1, "cute.copy", (), (), (), (), (), '{multicast_layout = #cute.layout<"(2,1):(0,1)">}').layout_attr(
+        ...     "multicast_layout")
+        '(2,1):(0,1)'
+        """
+        key = f'{name} = #cute.layout<"'
+        k = self.attrs.find(key)
+        if k < 0:
+            return None
+        end = self.attrs.find('"', k + len(key))
+        return self.attrs[k + len(key):end] if end > 0 else None
+
+    def has_word_attr(self, name: str) -> bool:
+        """Whether the op's ``{...}`` lists the unit attribute ``name`` (``use_2cta``).
+
+        >>> Op(1, "cute.copy", (), (), (), (), (), "{from_block_api, use_2cta}").has_word_attr("use_2cta")
+        True
+        """
+        body = self.attrs.strip().lstrip("{").rstrip("}")
+        return any(part.strip() == name for part in split_top(body, ",", self.line)) if body else False
+
+
 def _ssa_names(text: str) -> tuple[str, ...]:
     """The ``%name`` tokens of ``text`` (outside strings), in order."""
     out, i = [], 0
