@@ -1324,7 +1324,8 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox,
                 worst, notes = "unknown", notes + [f"coordinate {d} is not read"]
             continue
         e = own_cta(ctx.ev, e)[0] - (shift or {}).get(d, 0)
-        claim = z3.SRem(e, step) == 0                  # a TMA coordinate is a signed 32-bit integer
+        # a TMA coordinate is a signed 32-bit int; for a power-of-two step the unsigned remainder is the same test
+        claim = (z3.URem(e, step) if step & (step - 1) == 0 else z3.SRem(e, step)) == 0
         assume, _t = ctx.assume(e)
         # induction over one loop counter only (several: alignment laws, far too slow for a grid claim)
         one = len(set(symbol_names(e)) - {str(SMEM), str(TID)}) == 1
