@@ -75,7 +75,7 @@ A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -382,6 +382,8 @@ class _Ctx:
     target: str = ""
     #: the thread-block cluster the MLIR launches the kernel with (``exact_cluster_dim``), None where unstated
     cluster: tuple[int, int, int] | None = None
+    #: per loop counter, the bound ``B`` of the last trip-count premise found (:func:`_counter_premise`)
+    bounds: dict = field(default_factory=dict, compare=False)
 
     @property
     def text(self) -> str:
@@ -1278,11 +1280,17 @@ def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[
             continue
         x, name, lines, step = got
         lo, hi = _MIN_COUNT_BITS, min(31, x.size() - 1)
-        if not _below(ctx, claim, assume, x, lo):
+        last = ctx.bounds.get(sym)
+        if last is not None and _below(ctx, claim, assume, x, last):   # the same counter's other copies: 1-2 proofs
+            lo = last
+            if last < hi and not _below(ctx, claim, assume, x, last + 1):
+                hi = last
+        elif not _below(ctx, claim, assume, x, lo):
             continue
         while lo < hi:
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if _below(ctx, claim, assume, x, mid) else (lo, mid - 1)
+        ctx.bounds[sym] = lo
         law = z3.ULT(x, z3.BitVecVal(1 << lo, x.size()))
         text = (f"premise (the PTX states no bound): the loop counter {name} (PTX lines {', '.join(map(str, lines))}: "
                 f"+{step} per iteration) stays below 2^{lo}, i.e. its loop runs fewer than 2^{lo}/{step} times"
