@@ -1258,12 +1258,14 @@ def _below(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef, x: z3.BitVecRef, bi
     return ctx.ev.prover.proves(claim, z3.And(assume, z3.ULT(x, z3.BitVecVal(1 << bits, x.size()))))
 
 
-#: the narrowest trip-count premise :func:`_counter_premise` states (a counter below 2^8)
-_MIN_COUNT_BITS = 8
+#: the narrowest trip-count premise :func:`_counter_premise` states: a counter below 2^24 (a persistent CTA's
+#: tiles: 2^24 tiles of 128 x 128 f16 are 512 GiB of output, past any GPU's memory); a claim that holds
+#: only for a narrower count is left ``unknown`` (a kernel wrong after a few thousand tiles is not proved)
+MIN_COUNT_BITS = 24
 
 
 def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[z3.BoolRef, str] | None:
-    """The weakest premise ``x < 2^B`` (``B`` at most 31, at least :data:`_MIN_COUNT_BITS`) on one loop
+    """The weakest premise ``x < 2^B`` (``B`` at most 31, at least :data:`MIN_COUNT_BITS`) on one loop
     counter ``x`` of ``claim`` (``PtxValues.counter``: a start below 2^16, a constant step) under which
     ``claim`` is proved, with its text; None where there is none.
 
@@ -1279,7 +1281,7 @@ def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[
         if got is None:
             continue
         x, name, lines, step = got
-        lo, hi = _MIN_COUNT_BITS, min(31, x.size() - 1)
+        lo, hi = MIN_COUNT_BITS, min(31, x.size() - 1)
         last = ctx.bounds.get(sym)
         if last is not None and _below(ctx, claim, assume, x, last):   # the same counter's other copies: 1-2 proofs
             lo = last
