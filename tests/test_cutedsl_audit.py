@@ -784,3 +784,17 @@ def test_blackwell_cta_pair_planted_expect_tx_without_the_peer_is_an_error():
     errors = [c for c in rep.checks if c.severity == "error"]
     assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
     assert all("waits for 24576 bytes" in c.message for c in errors)
+
+
+def test_blackwell_cta_pair_planted_destination_is_not_proved():
+    """The pair's A load reaches its own buffer through the cluster window (``cvta.shared`` then
+    ``cvta.to.shared::cluster``, read as the CTA's own address: an inference, stated); moved 512 bytes
+    (``[%r78+16640]`` -> ``+17152``) it starts no box of a stage: never proved (the offsets are inferred, so
+    ``unknown``, not an error), and the other loads stay proved."""
+    ptx = _text(PAIR, "ptx")
+    assert ptx.count("[%r78+16640]") == 1
+    line = ptx[:ptx.index("[%r78+16640]")].count("\n") + 1
+    rep = audit_pair(_text(PAIR, "mlir"), ptx.replace("[%r78+16640]", "[%r78+17152]"))
+    smem = {c.line: c for c in rep.checks if c.check == "tma-smem-box"}
+    assert smem[line].status == "unknown" and "never an error" in smem[line].message
+    assert all(c.status == "proved" for ln, c in smem.items() if ln != line)
