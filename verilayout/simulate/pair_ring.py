@@ -205,9 +205,35 @@ def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
     if missing:
         return KernelCheck("pair-ring", "counterexample", f"pair-ring: mbarrier {missing[0][1]:#x} of CTA "
                            f"{missing[0][0]} is used but never initialised by its CTA")
-    r = explore(_start(progs, bars, init), _stepper(progs, names, tiles, bars, init, mma_p), progs,
-                _canon(progs, names), max_states=MAX_PAIR_STATES)
-    return _verdict(r, progs, names, tiles)
+    return _verdict(_explored(progs, names, tiles, bars, init, mma_p), progs, names, tiles)
+
+
+#: Explorations already done in this process, by the programs' actions without their events (the
+#: search reads nothing else): a kernel edited where the protocol does not change (an epilogue's
+#: rows, an instruction descriptor) reuses its search. Oldest dropped past :data:`_MEMO_SIZE`.
+_MEMO: dict = {}
+_MEMO_SIZE = 16
+
+
+def _explored(progs, names, tiles, bars, init, mma_p):
+    """Law: :func:`explore` of the pair's programs, the same answer as a fresh search (it is a
+    function of the event-free actions); a counterexample's event is the one at the same
+    (process, pc) of ``progs``."""
+    key = (tuple(tuple(a[:-1] for a in p) for p in progs), tuple(names), tuple(tiles), tuple(sorted(init.items())))
+    r = _MEMO.get(key)
+    if r is None:
+        r = explore(_start(progs, bars, init), _stepper(progs, names, tiles, bars, init, mma_p), progs,
+                    _canon(progs, names), max_states=MAX_PAIR_STATES)
+        if r.error:
+            r = r._replace(error=(r.error[0], next((p, i) for p, prog in enumerate(progs)
+                                                   for i, a in enumerate(prog) if a[-1] is r.error[1])))
+        while len(_MEMO) >= _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[key] = r
+    if r.error:
+        p, i = r.error[1]
+        return r._replace(error=(r.error[0], progs[p][i][-1]))
+    return r
 
 
 def _start(progs, bars, init):
@@ -253,9 +279,13 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
     ctas = sorted({k[0] for k in loads})
     regions = {k: [r for p, i in v for r in progs[p][i][4]] for k, v in loads.items()}
     mma_prog = progs[mma_p]
+    mmas = [x for x in mma_prog if x[0] == "mma"]
+    issued_at = [mmas[:sum(1 for x in mma_prog[:k] if x[0] == "mma")] for k in range(len(mma_prog) + 1)]
+    last_mma = {m[2]: i for i, m in enumerate(mmas)}           # tile -> its last MMA's index
+    bar_at = {b: i for i, b in enumerate(bars)}
 
     def arrive(bs, key, n, tx=0):
-        i = bars.index(key)
+        i = bar_at[key]
         phase, pending, t = bs[i]
         if pending - n < 0:
             return None
@@ -268,9 +298,9 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
         """One action of process p on st = (pcs, bars, flight, retired): the new st, or an error,
         or None where a wait blocks."""
         pcs, bs, flight, retired = st
-        issued = [x for x in mma_prog[:pcs[mma_p]] if x[0] == "mma"]
+        issued = issued_at[pcs[mma_p]]          # the MMAs issued so far (read, never changed)
         if a[0] == "wait":
-            return None if bs[bars.index(a[1])][0] & 1 == a[2] else st
+            return None if bs[bar_at[a[1]]][0] & 1 == a[2] else st
         if a[0] in ("expect", "arrive"):
             nbs = arrive(bs, a[1], 1 if a[0] == "expect" else a[2], a[2] if a[0] == "expect" else 0)
             if nbs is None:
@@ -303,13 +333,13 @@ def _stepper(progs, names, tiles, bars, init, mma_p):
                     return (f"pair-ring: {names[p]}'s commit arrives on mbarrier {key[1]:#x} of CTA "
                             f"{key[0]} more times than its count in one phase, or it is not initialised")
             return (pcs, nbs, flight, len(issued))
-        return _tmem_read(names[p], tiles, a, issued, retired, mma_prog) or st
+        return _tmem_read(names[p], tiles, a, issued, retired, last_mma) or st
 
     def step(s):
         succ, blocked = [], []
         for p, i in s[2]:                        # a TMA load lands
             a = progs[p][i]
-            k = bars.index(a[2])
+            k = bar_at[a[2]]
             phase, pending, t = s[1][k]
             nb = s[1][:k] + (complete_phase(phase, pending, t - a[3], init[a[2]]),) + s[1][k + 1:]
             succ.append((s[0], nb, s[2] - {(p, i)}, s[3]))
@@ -353,7 +383,7 @@ def _tmem_write(progs, names, tiles, s, a, reading) -> str | None:
     return None
 
 
-def _tmem_read(name, tiles, a, issued, retired, mma_prog) -> str | None:
+def _tmem_read(name, tiles, a, issued, retired, last_mma) -> str | None:
     j, (c0, c1) = a[1], a[2]
     if j >= len(tiles):
         return f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, which no MMA wrote"
@@ -361,7 +391,7 @@ def _tmem_read(name, tiles, a, issued, retired, mma_prog) -> str | None:
     if c0 < lo or c1 > hi:
         return (f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, whose accumulator "
                 f"the MMAs wrote at columns {lo}..{hi - 1}")
-    last = max((i for i, m in enumerate(x for x in mma_prog if x[0] == "mma") if m[2] == j), default=None)
+    last = last_mma.get(j)
     if last is None or retired <= last:
         return f"pair-ring: {name} reads tile {j}'s accumulator before its MMAs completed"
     for m in issued:
