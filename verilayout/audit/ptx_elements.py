@@ -1401,10 +1401,11 @@ def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[se
     return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
 
 
-def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> bool:
+def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
     the greatest byte read, whichever is more. A store past that may clobber another buffer.
+    ``unread``: :func:`_unread_writes` of ``wrote`` and ``reads`` when the caller has it.
 
     >>> class I: line = 7
     >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
@@ -1412,7 +1413,7 @@ def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> boo
     """
     if not any(reads):
         return False
-    keys, _vals, lines, unread = _unread_writes(wrote, reads)
+    keys, _vals, lines, unread = unread if unread is not None else _unread_writes(wrote, reads)
     read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
     lo = int(read.min())                     # (a store below every byte read is past the scratch)
     hi = max(lo + size - 1, int(read.max()))
@@ -1454,8 +1455,9 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     # fewest reads left out with it, then the earliest line
     score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
+    unread_writes = None
     if not score:                            # bytes stored that no load reads: each blames its store
-        keys, vals, lines, unread = _unread_writes(wrote, reads)
+        unread_writes = keys, vals, lines, unread = _unread_writes(wrote, reads)
         got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
         at = np.flatnonzero(unread)[first]
         for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
@@ -1487,7 +1489,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     else:
         what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
                 f"holds none of thread {td}'s elements")
-    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs))):
+    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs)), unread_writes):
         # every byte a load reads holds the right element, and the bytes written and never read lie
         # inside the round's scratch (the compiler removed the loads of elements nothing uses): no
         # value is wrong and nothing outside the conversion's scratch is written; a warning
@@ -1550,14 +1552,13 @@ def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: li
     settled = _settled(done, memo)
     chained = {i.line for _loc, (_ops, entries) in claims["lines"].items() for ch, _p, _w, _k in entries
                for st, ld in ch for i in st + ld}
-    uses = round_register_uses(mod, memo)
     out: list[Check] = []
     reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | machinery_lines(memo)
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, line_threads(memo, (stores + loads)[0].line, n),
-                              uses, settled, reached))
+                              round_register_uses(mod, memo), settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
     return out
