@@ -849,6 +849,10 @@ def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
     return hs, hd, bits
 
 
+#: the opcode heads of :func:`_is_barrier` (a quick test before the call)
+_BARRIER_HEADS = frozenset(("bar", "barrier"))
+
+
 def _is_barrier(ins: Instr) -> bool:
     """A CTA (or warp) barrier: ``bar.sync``/``barrier.sync``/``bar.warp.sync`` (not ``bar.arrive``)."""
     p = ins.parts
@@ -862,9 +866,10 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     by: dict[int, list[Instr]] = {}
     e, func = 0, None
     for ins in mod.instrs:
-        if ins.func != func or _is_barrier(ins):
+        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
+        if ins.func != func or barrier:
             e, func = e + 1, ins.func
-            if _is_barrier(ins):
+            if barrier:
                 continue
         if smem_access(ins) is not None:
             of[ins.line] = e
@@ -880,9 +885,10 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     e, func = 0, None
     seen: dict[int, bool] = {}
     for ins in mod.instrs:
-        if ins.func != func or _is_barrier(ins):
+        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
+        if ins.func != func or barrier:
             e, func = e + 1, ins.func
-            if _is_barrier(ins):
+            if barrier:
                 continue
         if "shared" not in ins.opcode or ins.parts[0] == "fence":
             continue
