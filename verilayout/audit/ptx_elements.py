@@ -430,8 +430,8 @@ def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict) -> list[Che
     if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
         for f in (2, 4):                     # loads the compiler narrowed to a part of each element
             alt_parts = _parts(g, want[0], f)
-            alt = [_compare(op, part, *want, memo) for part in alt_parts]
-            if all(c.status == "proved" and c.data.get("narrowed") for c in alt):
+            alt = _narrowed_proofs(op, alt_parts, want, memo)
+            if alt is not None:
                 got, parts = alt, alt_parts
                 break
     if len(parts) > 1 and all(c.status == "proved" for c in got):
@@ -649,18 +649,31 @@ def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: di
     return _proved(op, part[0][0], part, what, data)
 
 
+def _narrowed_proofs(op: Any, parts: list, want: tuple, memo: dict) -> list[Check] | None:
+    """:func:`_compare`'s verdicts on ``parts`` when each is the proof of a narrowed load (its
+    ``data["narrowed"]``), else None: the first part that is not one settles it, and no error is
+    explained (the caller keeps its verdicts on whole elements then)."""
+    out = []
+    for part in parts:
+        c = _compare(op, part, *want, memo, explain=False)
+        if c is None:
+            return None
+        out.append(c)
+    return out
+
+
 def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
-             memo: dict | None = None) -> Check:
+             memo: dict | None = None, explain: bool = True) -> Check | None:
+    """The verdict on one copy (see :func:`element_checks`); ``explain=False``: the proof of a
+    narrowed load (:func:`_narrowed`) or None, nothing else built."""
     if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
-        return fast
+        return fast if explain else None
     load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
     lo_p = min((min(d) for d in per_lane if d), default=0)
     lo_l = min((min(s) for s in lanes if s), default=0)
     differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
     if differ and bcast and _copies_hold(per_lane, lanes, lo_p, lo_l):
         differ = False
-    if differ:
-        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     first = part[0][0]
     data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
             "elements": what}
@@ -668,6 +681,10 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
     if narrowed is not None:                         # every element of every lane read, each at the
         data["narrowed"] = narrowed                  # same bytes of it (the rest is never used)
         return _proved(op, first, part, what, data)
+    if not explain:
+        return None
+    if differ:
+        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
         data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
     if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once

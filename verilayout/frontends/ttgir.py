@@ -601,7 +601,7 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
         elif loc in seen:
             loc = seen[loc]
         else:
-            loc = seen[loc] = _resolve_loc(loc, locs)
+            loc = seen[loc] = _resolve_loc(loc, locs, 0, seen)
     return Op(name, line_no, _results(m.group("res")), operands, ins, outs, attrs, loc, m.group(0),
               table if table is not None else TypeTable())
 
@@ -623,8 +623,10 @@ def _signature(sig: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return _type_list(ins), _type_list(outs)
 
 
-def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> str | None:
-    """``loc("f.py":42:1)``, ``loc(#loc3)``, ``loc("name"(#loc3))``, fused/callsite -> ``f.py:42``."""
+def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo: dict | None = None) -> str | None:
+    """``loc("f.py":42:1)``, ``loc(#loc3)``, ``loc("name"(#loc3))``, fused/callsite -> ``f.py:42``;
+    ``memo``: the module's answers for ``(alias, depth)`` (the ops of a kernel share their
+    aliases' chains)."""
     if body is None or depth > 32:
         return None
     m = _LOC_FILE.search(body)
@@ -632,7 +634,12 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> s
         return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
     for ref in _LOC_REF.findall(body):
         if ref in locs:
-            got = _resolve_loc(locs[ref], locs, depth + 1)
+            if memo is None:
+                got = _resolve_loc(locs[ref], locs, depth + 1)
+            elif (ref, depth + 1) in memo:
+                got = memo[(ref, depth + 1)]
+            else:
+                got = memo[(ref, depth + 1)] = _resolve_loc(locs[ref], locs, depth + 1, memo)
             if got:
                 return got
     return None
@@ -692,7 +699,7 @@ def parse_module(text: str | bytes) -> Module:
     parsed: dict = {}
     table = TypeTable(aliases, parsed)
     ops = []
-    seen: dict[str | None, str | None] = {}
+    seen: dict = {}                     # loc bodies and (alias, depth) -> resolved (_resolve_loc)
     heads: list[tuple[int, int, int]] = []
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
