@@ -649,6 +649,22 @@ def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: di
     return _proved(op, part[0][0], part, what, data)
 
 
+def _blame(per_lane: list[dict], twice: list[dict], lanes: list[set[int]], lo_p: int, lo_l: int) -> dict[int, int]:
+    """:func:`_compare`'s blame per PTX line: each access's bytes that no element of its lane owns
+    (PTX bytes taken from ``lo_p``, the layouts' from ``lo_l``), or that another access of the lane
+    touches too (both accesses blamed)."""
+    blame: dict[int, int] = {}
+    for lane in range(32):
+        want = {b + lo_l for b in lanes[lane]}
+        for b, ins in per_lane[lane].items():
+            if b - lo_p + lo_l not in want:
+                blame[ins.line] = blame.get(ins.line, 0) + 1
+        for b, ins in twice[lane].items():
+            blame[ins.line] = blame.get(ins.line, 0) + 1
+            blame[per_lane[lane][b].line] = blame.get(per_lane[lane][b].line, 0) + 1
+    return blame
+
+
 def _narrowed_proofs(op: Any, parts: list, want: tuple, memo: dict) -> list[Check] | None:
     """:func:`_compare`'s verdicts on ``parts`` when each is the proof of a narrowed load (its
     ``data["narrowed"]``), else None: the first part that is not one settles it, and no error is
@@ -689,17 +705,8 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
         data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
     if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
         return _proved(op, first, part, what, data)
-    # blame: each access's bytes that no element of its lane owns, or that another access of the
-    # lane touches too; the most blamed access (the earliest on a tie, the others named) is reported
-    blame: dict[int, int] = {}
-    for lane in range(32):
-        want = {b + lo_l for b in lanes[lane]}
-        for b, ins in per_lane[lane].items():
-            if b - lo_p + lo_l not in want:
-                blame[ins.line] = blame.get(ins.line, 0) + 1
-        for b, ins in twice[lane].items():
-            blame[ins.line] = blame.get(ins.line, 0) + 1
-            blame[per_lane[lane][b].line] = blame.get(per_lane[lane][b].line, 0) + 1
+    # the most blamed access (the earliest on a tie, the others named) is reported
+    blame = _blame(per_lane, twice, lanes, lo_p, lo_l)
     top = max(blame.values()) if blame else 0
     culprits = sorted(ln for ln, v in blame.items() if v == top)
     at = next((i for i, _, _ in part if culprits and i.line == culprits[0]), first)
