@@ -229,16 +229,15 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
     """The op's accesses grouped by base (a constant apart: one copy of the op), with their lane
     bytes; or the first access whose address could not be evaluated, and why."""
     groups: list[list[tuple[Instr, z3.BitVecRef, list[set[int]]]]] = []
-    for ins in instrs:
+    by_rest: dict[tuple[int, ...], list] = {}   # a group's first base's symbolic part -> the group
+    for ins in instrs:                          # (a group is new only when no other has its part)
         ev = evals.get(ins.func)
         got = _instr_bytes(ev, ins, memo) if ev is not None else "no evaluator"
         if isinstance(got, str):
             return groups, (ins, got)
         _c, rest = _split_const(got[0], memo)
-        for g in groups:                     # same symbolic part: a constant apart, no simplify
-            if rest == _split_const(g[0][1], memo)[1]:
-                g.append((ins, *got))
-                break
+        if rest in by_rest:                  # same symbolic part: a constant apart, no simplify
+            by_rest[rest].append((ins, *got))
         else:
             for g in groups:
                 if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
@@ -246,6 +245,7 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
                     break
             else:
                 groups.append([(ins, *got)])
+                by_rest[rest] = groups[-1]
     return groups, None
 
 
@@ -584,8 +584,9 @@ def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
     ref = part[0][1]
     per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
     twice: list[dict[int, Instr]] = [{} for _ in range(32)]
+    c1, r1 = _split_const(ref, memo)
     for ins, a0, ls in part:
-        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        c0, r0 = _split_const(a0, memo)
         rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
@@ -616,8 +617,9 @@ def _exact(part: list, lanes: list[set[int]], memo: dict | None) -> tuple[bool, 
     :func:`_compare` compares them), and how many (lane, byte) pairs two accesses touch."""
     ref = part[0][1]
     ths, bys = [], []
+    c1, r1 = _split_const(ref, memo)
     for _ins, a0, ls in part:
-        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        c0, r0 = _split_const(a0, memo)
         rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         th, by = thread_arrays(ls)
