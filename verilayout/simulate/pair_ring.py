@@ -45,10 +45,10 @@ import numpy as np
 
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ptx_run import CLUSTER_WINDOW, barrier_key, init_count, phase_parity, tma_mbarrier, tx_count
-from verilayout.simulate.ring import (MMA_OBSERVED, Arrive, Load, Mma, MmaCommit, MmaRingSystem, TmemRead, TmemTile,
-                                      Wait, explore_mma_rings)
+from verilayout.simulate.ring import (MMA_OBSERVED, Arrive, Load, Mma, MmaCommit, MmaRingSystem, TmemTile, Wait,
+                                      explore_mma_rings)
 from verilayout.simulate.tma_store import is_tma_store
-from verilayout.simulate.tmem_ring import ld_columns, mark, mma_columns, ring_answer
+from verilayout.simulate.tmem_ring import epilogue_actions, mark, mma_columns, ring_answer
 
 __all__ = ["MAX_PAIR_STATES", "barrier_key", "pair_programs", "pair_ring_check"]
 
@@ -139,33 +139,11 @@ def _mma_thread(run, cta: int) -> tuple[list, list]:
 
 
 def _epilogue(run, cta: int) -> list[list]:
-    """Law: each epilogue warp's actions: :class:`Wait`/:class:`Arrive` on the barriers it uses,
-    :class:`TmemRead` (consecutive tcgen05.ld of one tile merged: the tile = the warp's arrivals
-    so far)."""
+    """Law: each epilogue warp (a warp issuing ``tcgen05.ld``) with its actions
+    (:func:`~verilayout.simulate.tmem_ring.epilogue_actions` on every mbarrier, by (CTA, offset))."""
     th = np.asarray(run.threads)
     warps = sorted({int(t) // 32 for e in run.events if e.op.startswith("tcgen05.ld.") for t in th[e.lanes]})
-    progs = []
-    for w in warps:
-        prog, arrivals = [], 0
-        for e in run.events:
-            sel = (th[e.lanes] // 32) == w
-            if not sel.any():
-                continue
-            if e.op.startswith("mbarrier.try_wait"):
-                prog.append(_wait(e, cta))
-            elif e.op.startswith("mbarrier.arrive"):
-                prog.append(Arrive("arrive", barrier_key(int(e.values["addr"][np.nonzero(sel)[0][0]]), cta),
-                                   int(sel.sum()), 0, mark(e)))
-                arrivals += 1
-            elif e.op.startswith("tcgen05.ld."):
-                col, num = ld_columns(e, sel)
-                last = prog[-1] if prog else None
-                if last and last.kind == "tmem-read" and last.tile == arrivals:
-                    prog[-1] = last._replace(lo=min(last.lo, col), hi=max(last.hi, col + num))
-                else:
-                    prog.append(TmemRead("tmem-read", arrivals, col, col + num, mark(e)))
-        progs.append((w, prog))
-    return progs
+    return [(w, epilogue_actions(run, w, lambda e, i: barrier_key(int(e.values["addr"][i]), cta))) for w in warps]
 
 
 def _tiles(cols: list, mma_prog: list) -> list:

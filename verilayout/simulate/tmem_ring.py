@@ -46,7 +46,7 @@ from verilayout.simulate.ring import (Arrive, Exploration, Mma, MmaCommit, MmaRi
 from verilayout.simulate.tile_schedule import tile_origins
 
 __all__ = ["MAX_RING_STATES", "acc_ring_check", "tiles_d_store", "mark", "mma_columns", "ld_columns",
-           "ring_answer"]
+           "epilogue_actions", "ring_answer"]
 
 #: States explored before the answer is ``unknown``.
 MAX_RING_STATES = 200000
@@ -166,18 +166,25 @@ def _mma_actions(run, mma_thread: int, bars: set) -> tuple[list, list]:
     return prog, tiles
 
 
-def _epilogue_actions(run, w: int, bars: set) -> list:
-    """Law: epilogue warp ``w``'s actions: :class:`Wait`/:class:`Arrive` on accumulator barriers,
-    :class:`TmemRead` (consecutive loads of one tile merged: the tile = its arrivals so far)."""
+def epilogue_actions(run, w: int, bar_of: Callable) -> list:
+    """Law: epilogue warp ``w``'s actions in program order: :class:`Wait` and :class:`Arrive` (of
+    the warp's selected threads) on the mbarriers ``bar_of(event, lane)`` names (``lane``: 0 for a
+    wait, the warp's first for an arrival; None: not one of the ring's), :class:`TmemRead`
+    (consecutive ``tcgen05.ld`` of one tile merged: the tile = the warp's arrivals so far).
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> epilogue_actions(RunResult((), True, "", ()), 4, lambda e, i: None)
+    []
+    """
     prog, arrivals = [], 0
     for e in run.events:
         sel = (np.asarray(run.threads)[e.lanes] // 32) == w
         if not sel.any():
             continue
-        if e.op.startswith("mbarrier.try_wait") and int(e.values["addr"][0]) in bars:
-            prog.append(_wait(e))
-        elif e.op.startswith("mbarrier.arrive") and int(e.values["addr"][0]) in bars:
-            prog.append(Arrive("arrive", (0, int(e.values["addr"][0])), int(sel.sum()), 0, mark(e)))
+        if e.op.startswith("mbarrier.try_wait") and bar_of(e, 0) is not None:
+            prog.append(Wait("wait", bar_of(e, 0), int(phase_parity(e.values)[0]) & 1, mark(e)))
+        elif e.op.startswith("mbarrier.arrive") and bar_of(e, int(np.nonzero(sel)[0][0])) is not None:
+            prog.append(Arrive("arrive", bar_of(e, int(np.nonzero(sel)[0][0])), int(sel.sum()), 0, mark(e)))
             arrivals += 1
         elif e.op.startswith("tcgen05.ld."):
             col, num = ld_columns(e, sel)
@@ -189,13 +196,22 @@ def _epilogue_actions(run, w: int, bars: set) -> list:
     return prog
 
 
+def _accumulator_bar(bars: set) -> Callable:
+    """The one-CTA ring's mbarrier of an event: ``(0, address)`` when the address is an
+    accumulator barrier, else None."""
+    def bar_of(e, _lane: int):
+        addr = int(e.values["addr"][0])
+        return (0, addr) if addr in bars else None
+    return bar_of
+
+
 def _programs(run, mma_thread: int, epi: list, bars: set):
     """Law: the MMA thread's and each epilogue warp's actions in program order
-    (:func:`_mma_actions`, :func:`_epilogue_actions`) and the MMA tiles (:class:`TmemTile`, last:
+    (:func:`_mma_actions`, :func:`epilogue_actions`) and the MMA tiles (:class:`TmemTile`, last:
     the index of the tile's last MMA) in issue order."""
     mma_prog, tiles = _mma_actions(run, mma_thread, bars)
     return (mma_prog, [TmemTile(lo, hi, last) for _first, last, (lo, hi) in tiles],
-            [_epilogue_actions(run, w, bars) for w in epi])
+            [epilogue_actions(run, w, _accumulator_bar(bars)) for w in epi])
 
 
 def acc_ring_check(run) -> KernelCheck:
