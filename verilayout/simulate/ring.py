@@ -3,8 +3,13 @@
 (:mod:`verilayout.simulate.cluster_protocol`) are one system parametrized by the CTA count
 (:class:`RingSystem`; one CTA is a cluster of 1), explored by :func:`explore_rings` over the same
 breadth-first search (:func:`explore`), cut into the same atomic steps (:func:`step_ends`), with
-the same mbarrier and wgmma-group rules (:func:`complete_phase`, :func:`retire_groups`). Other
-rings (the TMEM accumulator ring, :mod:`verilayout.simulate.tmem_ring`) use the search alone.
+the same mbarrier and wgmma-group rules (:func:`complete_phase`, :func:`retire_groups`). The
+tcgen05 MMA rings, where one MMA thread feeds TMEM accumulator stages that epilogue warps read
+(one CTA: :mod:`verilayout.simulate.tmem_ring`; the CTA pair of ``cta_group::2``:
+:mod:`verilayout.simulate.pair_ring`), are one system parametrized by the CTA count too
+(:class:`MmaRingSystem`), explored by :func:`explore_mma_rings` over the same search, atomic
+steps and mbarrier rule, with typed actions for what sm_90a has not: :class:`Load`,
+:class:`Mma`, :class:`MmaCommit` (its multicast barriers) and :class:`TmemRead`.
 
 The rules are the PTX ISA's: an mbarrier's phase completes when its pending arrivals and its
 tx-count are both zero, and the next phase expects the init count again (PTX ISA 9.7.13.15,
@@ -24,7 +29,8 @@ from typing import Any, NamedTuple
 
 __all__ = ["GUARDS", "ARRIVALS", "step_ends", "complete_phase", "retire_groups", "Exploration",
            "explore", "Wait", "Arrive", "Init", "Issue", "Read", "Commit", "Retire", "ClusterArrive",
-           "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name"]
+           "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name", "Load", "Mma", "MmaCommit",
+           "TmemRead", "TmemTile", "MmaFinding", "MMA_OBSERVED", "MmaRingSystem", "explore_mma_rings"]
 
 #: Actions that may block a process (an mbarrier wait, a cluster barrier wait).
 GUARDS = ("wait", "cwait")
