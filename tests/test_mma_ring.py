@@ -129,5 +129,13 @@ def test_interchangeable_epilogue_warps_are_explored_once():
     a = Arrive("arrive", (0, EMPTY), 1, 0, 1)
     s = MmaRingSystem(1, ((), (a,), (a._replace(mark=2),)), (MMA, EPI, EPI), (), (((0, EMPTY), 2),), MMA_OBSERVED)
     assert explore_mma_rings(s, max_states=100).states == 3
-    s2 = MmaRingSystem(1, s.prog, (MMA, EPI, (1, "epilogue")), (), s.init, MMA_OBSERVED)
+    s2 = MmaRingSystem(2, s.prog, (MMA, EPI, (1, "epilogue")), (), s.init, MMA_OBSERVED)
     assert explore_mma_rings(s2, max_states=100).states == 4      # different CTAs: not interchangeable
+
+
+def test_a_role_outside_the_ctas_is_a_layout_error():
+    import pytest
+    from verilayout.errors import LayoutError
+    s = _acc_ring(True)
+    with pytest.raises(LayoutError, match="MmaRingSystem: roles"):
+        explore_mma_rings(MmaRingSystem(1, s.prog, (MMA, (1, "epilogue")), s.tiles, s.init, s.observed), max_states=10)

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from verilayout.errors import LayoutError
+
 __all__ = ["GUARDS", "ARRIVALS", "step_ends", "complete_phase", "retire_groups", "Exploration",
            "explore", "Wait", "Arrive", "Init", "Issue", "Read", "Commit", "Retire", "ClusterArrive",
            "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name", "Load", "Mma", "MmaCommit",
@@ -770,8 +772,13 @@ class _MmaTables(NamedTuple):
 
 
 def _mma_tables(system: MmaRingSystem) -> _MmaTables:
-    """Law: the :class:`_MmaTables` of ``system`` (its docstring)."""
+    """Law: the :class:`_MmaTables` of ``system`` (its docstring); a system whose roles name a CTA
+    outside ``0 .. ncta - 1``, or no MMA process, is a :class:`LayoutError`."""
     prog, roles = system.prog, system.roles
+    if len(roles) != len(prog) or any(not 0 <= r[0] < system.ncta for r in roles) or \
+            not any(r[1] == "mma" for r in roles):
+        raise LayoutError(f"MmaRingSystem: roles {roles} are not one (CTA < {system.ncta}, role) per "
+                          "process with one MMA process")
     mma = next(p for p, r in enumerate(roles) if r[1] == "mma")
     mmas = [a for a in prog[mma] if a.kind == "mma"]
     counted = [sum(1 for a in prog[mma][:pc] if a.kind == "mma") for pc in range(len(prog[mma]) + 1)]
