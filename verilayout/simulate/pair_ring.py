@@ -215,9 +215,7 @@ def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
     if missing:
         return KernelCheck("pair-ring", "counterexample", f"pair-ring: mbarrier {missing[0][1]:#x} of CTA "
                            f"{missing[0][0]} is used but never initialised by its CTA")
-    system = MmaRingSystem(2, tuple(tuple(p) for p in progs), tuple(roles), tuple(tiles),
-                           tuple((b, init[b]) for b in bars), MMA_OBSERVED)
-    r = explore_mma_rings(system, max_states=MAX_PAIR_STATES)
+    r = _explored(progs, roles, tiles, tuple((b, init[b]) for b in bars))
     answer = ring_answer(r, "pair-ring", lambda f: _words(f, names), lambda p, a: _waits(p, a, names), MAX_PAIR_STATES)
     if answer is not None:
         return answer
@@ -226,6 +224,32 @@ def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
                        f"...), {n_it} K iterations of {len(tiles)} tiles, over every interleaving and "
                        f"TMA landing order ({r.states} states): every MMA after both CTAs' bytes landed, no "
                        "stage or TMEM column rewritten while read, no deadlock")
+
+
+#: Explorations already done in this process, by the system with each action's mark replaced by
+#: its (process, pc) (the search reads nothing else of a kernel): a kernel edited where the
+#: protocol does not change (an epilogue's rows, an instruction descriptor) reuses its search.
+#: Oldest dropped past :data:`_MEMO_SIZE`.
+_MEMO: dict = {}
+_MEMO_SIZE = 16
+
+
+def _explored(progs: list, roles: list, tiles: list, init: tuple):
+    """Law: :func:`~verilayout.simulate.ring.explore_mma_rings` of the pair's system, the same
+    answer as a fresh search (it is a function of the actions without their marks); a
+    counterexample's mark is that of the action at the same (process, pc) of ``progs``."""
+    placed = tuple(tuple(a._replace(mark=(p, i)) for i, a in enumerate(acts)) for p, acts in enumerate(progs))
+    system = MmaRingSystem(2, placed, tuple(roles), tuple(tiles), init, MMA_OBSERVED)
+    r = _MEMO.get(system)
+    if r is None:
+        r = explore_mma_rings(system, max_states=MAX_PAIR_STATES)
+        while len(_MEMO) >= _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[system] = r
+    if r.error:
+        p, i = r.error[1]
+        return r._replace(error=(r.error[0], progs[p][i].mark))
+    return r
 
 
 def _waits(p: int, a: Wait, names: list) -> str:
