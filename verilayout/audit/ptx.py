@@ -46,7 +46,6 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
@@ -744,6 +743,7 @@ def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
         data = _read_ptx(path)
     stem = path[:-4] if path.endswith(".ptx") else path
     if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
+        from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx  # deferred: start-up time
         return audit_cute_dsl_ptx(path, stem + ".mlir")    # a CuTe-DSL kernel: its kept MLIR is the plan
     ttgir, plan, why, tmod = None, (), "no TTGIR beside this PTX (X.ttgir)", None
     if os.path.isfile(stem + ".ttgir"):
