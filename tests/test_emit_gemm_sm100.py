@@ -90,6 +90,15 @@ def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
     return Tcgen05Manifest.from_dict(json.loads(e.files["manifest.json"])), e.files["kernel.cu"]
 
 
+def _planted(old: str, new: str, check: str, *kernel, **options):
+    """The failures named ``check`` of the checks of ``kernel.cu`` (``_kernel(*kernel, **options)``)
+    with ``old`` replaced by ``new``, and the report; ``old`` must be in the file."""
+    man, src = _kernel(*kernel, **options)
+    assert old in src, "the planted edit is not in kernel.cu"
+    r = check_tcgen05_source(man, src.replace(old, new))
+    return [c for c in r.failures if c.check == check], r
+
+
 @needs_nvcc
 def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     man, src = _kernel()
@@ -103,21 +112,15 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
 
 @needs_nvcc
 def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
-    man, src = _kernel()
     old = "tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM)"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
-    hits = [c for c in r.failures if c.check == "tmem"]
+    hits, r = _planted(old, old + " + 1u", "tmem")
     assert hits and "column" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
 def test_planted_tmem_lane_of_another_warp_is_caught_by_tmem():
-    man, src = _kernel()
     old = "tmem + ((quad * 32u) << 16)"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "tmem + (((quad ^ 1u) * 32u) << 16)"))
-    hits = [c for c in r.failures if c.check == "tmem"]
+    hits, r = _planted(old, "tmem + (((quad ^ 1u) * 32u) << 16)", "tmem")
     assert hits and "may reach only" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
@@ -191,11 +194,8 @@ def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
     """tcgen05.commit arrives on the stage's full barrier instead of its empty one: that arrival
     completes a later phase of the full barrier early (the MMA thread then reads a stage before its
     bytes land), or the producer is never released -- the exploration names it."""
-    man, src = _kernel()
     old = "mma_commit(empty0 + 8u * stage);"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "mma_commit(full0 + 8u * stage);"))
-    hits = [c for c in r.failures if c.check == "protocol"]
+    hits, r = _planted(old, "mma_commit(full0 + 8u * stage);", "protocol")
     assert hits and re.search(r"deadlock|more arrivals|reads stage buffer \S+ before",
                               hits[0].message), \
         [c.to_dict() for c in r.failures]
@@ -315,22 +315,18 @@ def test_sm100_fused_epilogues_pass_with_0_spills(epi):
 @needs_nvcc
 def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
     """The epilogue runs for every loaded column; the ragged run's N = BN - 5 leaves 5 beyond N."""
-    man, src = _kernel(tile=(128, 64, 64), out="f32", bias=True, activation="none")
     old = "  if (col < uint32_t(N)) v += bias[col];"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "  v += bias[col];"))
-    hits = [c for c in r.failures if c.check == "bias"]
+    hits, r = _planted(old, "  v += bias[col];", "bias", tile=(128, 64, 64), out="f32", bias=True,
+                       activation="none")
     assert hits and "beyond N = 59" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 @pytest.mark.slow
 @needs_nvcc
 def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
-    man, src = _kernel(tile=(128, 64, 64), out="bf16", activation="gelu")
     old = "  return 0.5f * x * (1.0f + tanh_approx(u));"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
-    hits = [c for c in r.failures if c.check == "epilogue"]
+    hits, r = _planted(old, "  (void)u;\n  return fmaxf(x, 0.0f);", "epilogue", tile=(128, 64, 64),
+                       out="bf16", activation="gelu")
     assert hits and "expected bf16(gelu(" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
@@ -442,11 +438,8 @@ def test_planted_epilogue_tile_order_off_is_caught_by_d_store():
 def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring():
     """The MMA warp does not wait for acc_empty: tile 2's MMAs may write accumulator stage 0
     while an epilogue warp still reads tile 0 there."""
-    man, src = _kernel()
     old = "mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "", "acc-ring")
     assert hits and re.search(r"writes TMEM columns 0\.\.127 while epilogue warp \d has not finished "
                               r"reading tile 0", hits[0].message), [c.to_dict() for c in r.failures]
 
@@ -454,22 +447,16 @@ def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring(
 @needs_nvcc
 def test_planted_epilogue_reading_the_stage_the_mma_is_writing_is_caught_by_acc_ring():
     """The epilogue warps read accumulator stage acc ^ 1: the stage the MMA thread fills next."""
-    man, src = _kernel()
     old = "const uint32_t acc_col = acc * uint32_t(BN);"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);"))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);", "acc-ring")
     assert hits and "for tile 0, whose accumulator the MMAs wrote at columns 0..127" in hits[0].message, \
         [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
 def test_planted_epilogue_skipping_the_acc_full_wait_is_caught_by_acc_ring():
-    man, src = _kernel()
     old = "      mbar_wait(acc_full0 + 8u * acc, acc_phase);\n"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "", "acc-ring")
     assert hits and "before its MMAs completed" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
@@ -499,11 +486,8 @@ def test_the_tma_store_epilogue_passes_store_order_and_d_store(epi):
 
 @needs_nvcc
 def test_planted_store_buffer_reused_before_wait_group_read_is_caught_by_store_order():
-    man, src = _kernel(out="bf16")
     old = "if (lane == 0) bulk_wait_read_1();"
-    assert old in src
-    r = check_tcgen05_source(man, src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "store-order"]
+    hits, r = _planted(old, "", "store-order", out="bf16")
     assert hits and "before the issuing thread's cp.async.bulk.wait_group.read waited" in hits[0].message, \
         [c.to_dict() for c in r.failures]
 
