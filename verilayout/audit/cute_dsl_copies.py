@@ -43,7 +43,7 @@ modelled here); every ``stmatrix``/``ldmatrix`` gets a check.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -60,7 +60,7 @@ from verilayout.core.cute.swizzle import Swizzle
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_mlir import CuteModule, Memref, interpret
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
-from verilayout.prove.ptx_values import SMEM, TID, PtxValues
+from verilayout.prove.ptx_values import SMEM, TID, PtxValues, symbol_names
 
 __all__ = ["CHECK", "CopyPlan", "copy_plans", "copy_checks", "stmatrix_rows"]
 
@@ -228,20 +228,26 @@ def _per_thread(e: z3.BitVecRef, base: int, memo: dict, threads: int) -> np.ndar
     return np.array(thread_values(z3.substitute(e, (SMEM, z3.BitVecVal(base, 32))), memo, threads), dtype=np.int64)
 
 
-def _addresses(ev: PtxValues, ins: Instr, memo: dict, threads: int) -> np.ndarray | str:
-    """Each thread's address operand (base 0), or why it is not a function of ``%tid``: it must move
-    with an aligned base by exactly the base (the swizzle acts on bits below 1024)."""
+def _addresses(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads: int) -> tuple[np.ndarray, str] | str:
+    """Each thread's address operand (base 0) and how it was evaluated, or why it is not a function of
+    ``%tid``: where a loop-carried register enters it, at the first loop iteration (its first
+    definition). It must move with an aligned base by exactly the base (the swizzle acts on bits
+    below 1024)."""
     a = ins.args[0]
-    if not isinstance(a, Addr) or not isinstance(a.base, Reg):
+    if not isinstance(a, Addr) or not isinstance(a.base, Reg) or a.offset is None:
         return f"the address {a} is not a register plus an offset"
-    try:
-        e = ev.operand(a.base, 32, at=ins)
-        v0, v1 = _per_thread(e, 0, memo, threads), _per_thread(e, 1024, memo, threads)
-    except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
-        return f"the address register {a.base.name} is not a function of %tid and the shared-memory base"
-    if not (v1 - v0 == 1024).all():
-        return f"the address register {a.base.name} does not move with the shared-memory base"
-    return (v0 + a.offset) % (1 << 32)
+    for ev, how in zip(evs, ("every iteration", "the first loop iteration (loop-carried registers at their first definition)")):
+        try:
+            e = ev.operand(a.base, 32, at=ins)
+            if symbol_names(e) - {str(TID), str(SMEM)}:
+                continue
+            v0, v1 = _per_thread(e, 0, memo, threads), _per_thread(e, 1024, memo, threads)
+        except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
+            continue
+        if not ((v1 - v0) % (1 << 32) == 1024).all():
+            return f"the address register {a.base.name} does not move with the shared-memory base"
+        return (v0 + a.offset) % (1 << 32), how
+    return f"the address register {a.base.name} is not a function of %tid and the shared-memory base"
 
 
 def _reaching(ev: PtxValues, ins: Instr, memo: dict, threads: int) -> np.ndarray:
@@ -410,7 +416,8 @@ def _unchecked(ins: Instr, why: str) -> Check:
     return _check(ins, "unchecked", None, f"{ins.opcode}: {why}", {"reason": why})
 
 
-def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan], ev: PtxValues) -> list[Check]:
+def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan],
+                     evs: tuple[PtxValues, PtxValues]) -> list[Check]:
     """The checks of one function's ``stmatrix``/``ldmatrix`` (see the module docstring)."""
     instrs = [i for i in ptx.instrs if i.func == func]
     copies = [i for i in instrs if i.parts and i.parts[0] in ("stmatrix", "ldmatrix")]
@@ -428,25 +435,27 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
     if why is not None:
         return out + [_unchecked(i, why) for i in stores]
     threads = ptx.threads_of(func) or 128
-    seen = _run(ptx, func, ev, _accumulators(instrs, plans), threads)
+    seen = _run(ptx, func, evs[0], _accumulators(instrs, plans), threads)
     geoms = [_geometry(p) for p in plans]
     memo: dict = {}
     for ins in stores:
-        out.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, ev, memo, threads))
+        out.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads))
     return out
 
 
-def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, ev: PtxValues, memo: dict,
+def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, evs: tuple, memo: dict,
                  threads: int) -> list[Check]:
     if seen is None:
         return [_unchecked(ins, "its operands are not a register vector the tag run visits")]
-    addr = _addresses(ev, ins, memo, threads)
-    if isinstance(addr, str):
-        return [_unchecked(ins, addr)]
-    got = _bytes(seen, addr, _reaching(ev, ins, memo, threads), geoms, list(range(len(geoms))))
+    found = _addresses(evs, ins, memo, threads)
+    if isinstance(found, str):
+        return [_unchecked(ins, found)]
+    addr, how = found
+    got = _bytes(seen, addr, _reaching(evs[0], ins, memo, threads), geoms, list(range(len(geoms))))
     if isinstance(got, str):
         return [_unchecked(ins, got)]
     check, i = _compare(seen, cp, got)
+    check = replace(check, data=dict(check.data, addresses=how))
     return [check] if i is None else _blamed(seen, cp, got, check, i)
 
 
@@ -465,6 +474,7 @@ def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
     for func in ptx.functions:
         if not any(i.func == func and i.parts and i.parts[0] in ("stmatrix", "ldmatrix") for i in ptx.instrs):
             continue
-        ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",))
-        out.extend(_function_checks(ptx, func, plans, cps, ev))
+        names = tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",)
+        evs = (PtxValues(ptx, func, smem_names=names), PtxValues(ptx, func, first_iteration=True, smem_names=names))
+        out.extend(_function_checks(ptx, func, plans, cps, evs))
     return out
