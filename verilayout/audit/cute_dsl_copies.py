@@ -299,6 +299,7 @@ class _Bytes:
     col: np.ndarray
     within: np.ndarray
     addr: np.ndarray
+    plan: int = 0
 
 
 def _bytes(seen: _Seen, addr: np.ndarray, reach: np.ndarray, geoms: list, plan_ids: list) -> _Bytes | str:
@@ -319,13 +320,13 @@ def _bytes(seen: _Seen, addr: np.ndarray, reach: np.ndarray, geoms: list, plan_i
                          addr[(tid & ~31) | src] + off + k))
     t, j, k, tag, a = (np.concatenate(x) for x in zip(*cols))
     p, b, fr, fc = _decode(tag // 8)
-    if not np.isin(p, plan_ids).all():
+    if not np.isin(p, plan_ids).all() or (p != p[0]).any():
         return "its elements come from more than one tiled MMA or from none the epilogue plan reads"
     g = geoms[int(p[0])]
     w = t // 128 - w0
     wm, wn = w % g.am, (w // g.am) % g.an
     mr, nr = _serpentine(b, g.m_reps)
-    return _Bytes(t, j, k, (mr * g.am + wm) * 64 + fr, (nr * g.an + wn) * g.n + fc, tag % 8, a)
+    return _Bytes(t, j, k, (mr * g.am + wm) * 64 + fr, (nr * g.an + wn) * g.n + fc, tag % 8, a, int(p[0]))
 
 
 def _wanted(cp: CopyPlan, got: _Bytes, stage: int) -> np.ndarray:
@@ -435,28 +436,67 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
     if why is not None:
         return out + [_unchecked(i, why) for i in stores]
     threads = ptx.threads_of(func) or 128
-    seen = _run(ptx, func, evs[0], _accumulators(instrs, plans), threads)
+    accs = _accumulators(instrs, plans)
+    seen = _run(ptx, func, evs[0], accs, threads)
     geoms = [_geometry(p) for p in plans]
     memo: dict = {}
+    done: list[tuple[Check, _Bytes | None]] = []
     for ins in stores:
-        out.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads))
+        done.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads))
+    return out + _coverage(done, accs)
+
+
+def _tile_elements(accs: dict, plan: int) -> int:
+    """Accumulator elements per warpgroup of tiled MMA ``plan`` (its blocks of 64 x N)."""
+    return sum({a.block: a.frag.m * a.frag.n for a in accs.values() if a.plan == plan}.values())
+
+
+def _coverage(done: list[tuple[Check, _Bytes | None]], accs: dict) -> list[Check]:
+    """The checks, where every ``stmatrix`` is proved: each element of a warpgroup's accumulator is stored
+    by exactly one of them (the epilogue's iterations tile the C tile); a second store of an element is
+    an error at its ``stmatrix``, elements never stored an error at the last one."""
+    checks = [c for c, _ in done]
+    if not done or any(c.status != "proved" for c in checks):
+        return checks
+    first: dict[tuple, int] = {}
+    out = []
+    for c, got in done:
+        one = got.within == 0
+        keys = set(zip((got.thread[one] // 128).tolist(), got.row[one].tolist(), got.col[one].tolist()))
+        again = sorted(keys & first.keys())
+        if again:
+            w, r, col = again[0]
+            c = replace(c, status="error", severity="error", message=(
+                f"{c.message.split(':')[0]}: stores C[{r}, {col}] of warpgroup {w} again ({len(again)} elements), which "
+                f"the stmatrix at PTX line {first[again[0]]} stores: the epilogue's iterations must tile the C tile"))
+        for k in keys:
+            first.setdefault(k, c.line)
+        out.append(c)
+    per_wg = _tile_elements(accs, done[0][1].plan)
+    missing = per_wg * len({k[0] for k in first}) - len(first)
+    if missing > 0 and all(c.status == "proved" for c in out):
+        c = out[-1]
+        out[-1] = replace(c, status="error", severity="error", message=(
+            f"{c.message.split(':')[0]}: the function's stmatrix store {len(first)} accumulator elements; {missing} of "
+            f"the {per_wg} per warpgroup are never stored"))
     return out
 
 
 def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, evs: tuple, memo: dict,
-                 threads: int) -> list[Check]:
+                 threads: int) -> list[tuple[Check, _Bytes | None]]:
+    """The check(s) of one ``stmatrix``, each with its bytes when it was compared."""
     if seen is None:
-        return [_unchecked(ins, "its operands are not a register vector the tag run visits")]
+        return [(_unchecked(ins, "its operands are not a register vector the tag run visits"), None)]
     found = _addresses(evs, ins, memo, threads)
     if isinstance(found, str):
-        return [_unchecked(ins, found)]
+        return [(_unchecked(ins, found), None)]
     addr, how = found
     got = _bytes(seen, addr, _reaching(evs[0], ins, memo, threads), geoms, list(range(len(geoms))))
     if isinstance(got, str):
-        return [_unchecked(ins, got)]
+        return [(_unchecked(ins, got), None)]
     check, i = _compare(seen, cp, got)
     check = replace(check, data=dict(check.data, addresses=how))
-    return [check] if i is None else _blamed(seen, cp, got, check, i)
+    return [(check, got)] if i is None else [(c, got) for c in _blamed(seen, cp, got, check, i)]
 
 
 def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
