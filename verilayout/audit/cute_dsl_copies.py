@@ -369,12 +369,13 @@ def _compare(seen: _Seen, cp: CopyPlan, got: _Bytes) -> tuple[Check, int | None]
     if len(bad):
         i = int(bad[0])
         t = int(got.thread[i])
-        reg = ins.args[1].items[int(got.reg[i])]
+        item = ins.args[1].items[int(got.reg[i])]
+        reg = item.name if isinstance(item, Reg) else str(item)
         msg = (f"{ins.opcode}: thread {t} (warp {t // 32}, lane {t % 32}) register {reg} byte {int(got.byte[i])} holds "
                f"{_element(got, i)}, which the epilogue buffer (MLIR line {cp.line}, stage offset "
                f"{stages[t // 128]}) places at shared byte {int(want[i])}; the stmatrix writes it at {int(got.addr[i])} "
                f"({len(bad)} of {len(got.addr)} bytes wrong)")
-        return _check(ins, "error", "error", msg, dict(data, thread=t, register=str(reg), want=int(want[i]),
+        return _check(ins, "error", "error", msg, dict(data, thread=t, register=reg, want=int(want[i]),
                                                         got=int(got.addr[i]))), i
     msg = (f"{ins.opcode}: every byte of every thread ({len(np.unique(got.thread))} threads) is the accumulator element "
            f"the epilogue buffer (MLIR line {cp.line}) places there: sub-tile {sorted(sub)[0]} of {cp.em}x{cp.en}, "
@@ -398,11 +399,11 @@ def _blamed(seen: _Seen, cp: CopyPlan, got: _Bytes, check: Check, i: int) -> lis
     writer = v.ins if v is not None else None
     if writer is not None and writer.head in ("cvt", "mov", "prmt") and _swapped_in_register(got, want, i):
         moved = Check(writer.opcode, writer.line, writer.loc, CHECK, "error", "error",
-                      f"{writer.opcode}: packs the elements of {seen.ins.args[1].items[int(got.reg[i])]} in the "
+                      f"{writer.opcode}: packs the elements of {check.data['register']} in the "
                       f"wrong halves for the stmatrix at PTX line {seen.ins.line}: {check.message}",
                       dict(check.data, stmatrix_line=seen.ins.line))
         return [moved, check]
-    return [check]
+    return [replace(check, data=dict(check.data, blame="address"))]
 
 
 def _wanted_all(cp: CopyPlan, got: _Bytes, stages: dict) -> np.ndarray:
@@ -443,7 +444,51 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
     done: list[tuple[Check, _Bytes | None]] = []
     for ins in stores:
         done.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads))
-    return out + _coverage(done, accs)
+    checks = _coverage(done, accs)
+    return out + checks + _address_blame(checks, {i.line: i for i in instrs}, evs[0])
+
+
+def _chain(ev: PtxValues, reg: str, depth: int = 16) -> set[int]:
+    """PTX lines of the instructions that compute ``reg`` (its backward slice through registers of one
+    definition each, ``depth`` steps at most)."""
+    out: set[int] = set()
+    todo = [(reg, 0)]
+    while todo:
+        name, d = todo.pop()
+        defs = ev.defs.get(name, [])
+        if len(defs) != 1 or d >= depth or defs[0].line in out:
+            continue
+        out.add(defs[0].line)
+        for a in defs[0].args[1:]:
+            for x in a.items if isinstance(a, Vec) else (a,):
+                if isinstance(x, Reg):
+                    todo.append((x.name, d + 1))
+    return out
+
+
+def _address_blame(checks: list[Check], at: dict[int, Instr], ev: PtxValues) -> list[Check]:
+    """For each wrong ``stmatrix`` address: an error (a tie with the ``stmatrix``) at each instruction of
+    its address's computation that no proved ``stmatrix``'s address reads."""
+    def base(line: int) -> str | None:
+        a = at[line].args[0] if line in at and at[line].args else None
+        return a.base.name if isinstance(a, Addr) and isinstance(a.base, Reg) else None
+
+    good: set[int] = set()
+    for c in checks:
+        if c.status == "proved" and base(c.line):
+            good |= _chain(ev, base(c.line))
+    out, seen = [], set()
+    for c in checks:
+        if c.status != "error" or c.data.get("blame") != "address" or not base(c.line):
+            continue
+        for line in sorted(_chain(ev, base(c.line)) - good - seen):
+            seen.add(line)
+            ins = at[line]
+            out.append(Check(ins.opcode, line, ins.loc, CHECK, "error", "error",
+                             f"computes the address of the stmatrix at PTX line {c.line}, which is wrong, and no proved "
+                             f"stmatrix's address reads it (the error is here or at the stmatrix: a tie): {c.message}",
+                             dict(c.data, stmatrix_line=c.line)))
+    return out
 
 
 def _tile_elements(accs: dict, plan: int) -> int:
