@@ -37,8 +37,8 @@ is not a function of ``%tid``, the MLIR has no ``stsm`` copy or several, or the 
 stated. ``ldmatrix`` of a CuTe-DSL kernel is ``unchecked`` (its consumer's operand fragment is not
 modelled here); every ``stmatrix``/``ldmatrix`` gets a check.
 
->>> stmatrix_rows(np.array([0, 5, 31]), 1)
-(array([1, 9, 15]), array([0, 4, 12]))
+>>> [x.tolist() for x in stmatrix_rows(np.array([0, 5, 31]), 1)]
+[[8, 9, 15], [0, 4, 12]]
 """
 from __future__ import annotations
 
@@ -512,7 +512,7 @@ def _coverage(done: list[tuple[Check, _Bytes | None]], accs: dict) -> list[Check
         if again:
             w, r, col = again[0]
             c = replace(c, status="error", severity="error", message=(
-                f"{c.message.split(':')[0]}: stores C[{r}, {col}] of warpgroup {w} again ({len(again)} elements), which "
+                f"{c.op}: stores C[{r}, {col}] of warpgroup {w} again ({len(again)} elements), which "
                 f"the stmatrix at PTX line {first[again[0]]} stores: the epilogue's iterations must tile the C tile"))
         for k in keys:
             first.setdefault(k, c.line)
@@ -522,7 +522,7 @@ def _coverage(done: list[tuple[Check, _Bytes | None]], accs: dict) -> list[Check
     if missing > 0 and all(c.status == "proved" for c in out):
         c = out[-1]
         out[-1] = replace(c, status="error", severity="error", message=(
-            f"{c.message.split(':')[0]}: the function's stmatrix store {len(first)} accumulator elements; {missing} of "
+            f"{c.op}: the function's stmatrix store {len(first)} accumulator elements; {missing} of "
             f"the {per_wg} per warpgroup are never stored"))
     return out
 
