@@ -418,6 +418,15 @@ def _unchecked(ins: Instr, why: str) -> Check:
     return _check(ins, "unchecked", None, f"{ins.opcode}: {why}", {"reason": why})
 
 
+def _unmodelled(ins: Instr) -> str | None:
+    """Why a ``stmatrix`` is not of the modelled form (``.m8n8``, ``.b16``, not ``.trans``, unpredicated)."""
+    if "trans" in ins.parts:
+        return "stmatrix .trans is not modelled"
+    if "m8n8" not in ins.parts or "b16" not in ins.parts:
+        return "only stmatrix .m8n8 .b16 is modelled"
+    return "a predicated stmatrix (its guard is not evaluated per thread)" if ins.guard is not None else None
+
+
 def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan],
                      evs: tuple[PtxValues, PtxValues]) -> list[Check]:
     """The checks of one function's ``stmatrix``/``ldmatrix`` (see the module docstring)."""
@@ -432,10 +441,11 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
            else f"the MLIR has {len(cps)} stsm tiled copies (which one is not decided)")
     if why is None and cps[0].origin is None:
         why = "the MLIR states no byte offset for the epilogue buffer (its dataflow to the allocation)"
-    if why is None and any("trans" in i.parts for i in stores):
-        why = "stmatrix .trans is not modelled"
     if why is not None:
         return out + [_unchecked(i, why) for i in stores]
+    odd = {id(i): _unmodelled(i) for i in stores if _unmodelled(i)}
+    out += [_unchecked(i, odd[id(i)]) for i in stores if id(i) in odd]
+    stores = [i for i in stores if id(i) not in odd]
     threads = ptx.threads_of(func) or 128
     accs = _accumulators(instrs, plans)
     seen = _run(ptx, func, evs[0], accs, threads)
