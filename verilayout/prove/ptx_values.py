@@ -510,6 +510,35 @@ class PtxValues:
                     break
         return out
 
+    def counter(self, sym: str) -> tuple[z3.BitVecRef, str, tuple[int, ...], int] | None:
+        """``(symbol, register, definition lines, step)`` when loop-carried ``sym`` is a counter: each
+        definition either writes ``sym + step`` (one positive constant ``step < 2^16``) or does not
+        read it and writes a value below ``2^16`` (its start, for every value of the other symbols);
+        else None. A counter's values are its start plus ``step`` per iteration (mod ``2^w``); how far
+        it counts is not stated in the PTX where its loop exits on a loaded value.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nL:\\nadd.s32 %r1, %r1, 2;\\nbra L;\\n}")
+        >>> v = PtxValues(m, "f"); x = v.reg("%r1", at=m.instrs[1])
+        >>> v.counter(str(x))[1:]
+        ('%r1', (4, 6), 2)
+        """
+        got = self.carried.get(sym)
+        values = self._def_values(sym) if got is not None else None
+        if values is None:
+            return None
+        name, ds, key = got
+        x, steps = self.memo[key], set()
+        for e in values:
+            if sym in _symbols_of(e):
+                step = z3.simplify(e - x)
+                if not z3.is_bv_value(step) or not 0 < step.as_long() < 1 << 16:
+                    return None
+                steps.add(step.as_long())
+            elif not self.prover.proves(z3.ULT(e, 1 << 16), None, 2000):
+                return None
+        return (x, name, tuple(d.line for d in ds), steps.pop()) if len(steps) == 1 else None
+
     def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
         """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read, and
         the ``nonneg_params`` facts of the parameter loads they read."""
