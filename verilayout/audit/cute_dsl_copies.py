@@ -167,10 +167,10 @@ def _accumulators(instrs: list[Instr], plans: list) -> dict[int, _Acc]:
     out = {}
     for g in mma_groups(instrs, *MMA_OPS["sm_90"]):
         shape = wgmma_shape(g[0].opcode)
-        if shape is None or g[0].parts[-3:-2] not in (("f32",), ("s32",)) and "f32" not in g[0].parts:
-            continue
+        if shape is None or shape[3] not in ("f32", "s32") or shape[1] > _COLS:
+            continue                         # f16 accumulators pack two per register: not tagged, unchecked
         k = _mma_of(plans, shape, "rs" if isinstance(g[0].args[1], (Vec, Addr)) else "ss")
-        if k is None:
+        if k is None or len(accumulator_blocks(g)) > _BLOCKS:
             continue
         for b, blk in enumerate(accumulator_blocks(g)):
             for ins in blk:
