@@ -129,3 +129,22 @@ def test_stmatrix_rows_follow_the_ptx_isa_fragment() -> None:
         src, off = stmatrix_rows(lane, j)
         assert src.tolist() == [8 * j + t // 4 for t in range(32)]
         assert off.tolist() == [4 * (t % 4) for t in range(32)]
+
+
+def test_planted_stage_is_an_error_where_the_tma_store_reads_another() -> None:
+    """The first stmatrix moved to stage 1 (+4096 bytes: the memref's stage stride 2048 f16): its bytes sit
+    where the memref puts them in stage 1, but the TMA store after the fence reads stage 0 (+1024 of the
+    base: the buffer's offset), so the stmatrix is an error naming both stages."""
+    line, checks = _planted("[%r15], {%r151", "[%r15+4096], {%r151")
+    assert _errors_at(checks) == {line}
+    bad = next(c for c in checks if c.line == line)
+    assert "1024" in bad.message and str(1024 + 4096) in bad.message
+
+
+def test_every_corpus_stmatrix_is_tied_to_the_tma_store_that_reads_its_stage() -> None:
+    for name in ("hopper_gemm_f16_kk_128x128", "hopper_fmha_f16_d128_64x128", "quack_gemm_sm90_f16_kk_128x128"):
+        ptx = _text(name, "ptx")
+        stores = [n for n, line in enumerate(ptx.split("\n"), 1)
+                  if re.match(r"\s*cp\.async\.bulk\.tensor\.\dd\.global\.shared", line)]
+        for c in _copies(_text(name, "mlir"), ptx):
+            assert c.data["tma_line"] == min(s for s in stores if s > c.line)   # the next bulk store after it

@@ -228,12 +228,13 @@ def _per_thread(e: z3.BitVecRef, base: int, memo: dict, threads: int) -> np.ndar
     return np.array(thread_values(z3.substitute(e, (SMEM, z3.BitVecVal(base, 32))), memo, threads), dtype=np.int64)
 
 
-def _addresses(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads: int) -> tuple[np.ndarray, str] | str:
+def _addresses(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads: int,
+               slot: int = 0) -> tuple[np.ndarray, str] | str:
     """Each thread's address operand (base 0) and how it was evaluated, or why it is not a function of
     ``%tid``: where a loop-carried register enters it, at the first loop iteration (its first
     definition). It must move with an aligned base by exactly the base (the swizzle acts on bits
     below 1024)."""
-    a = ins.args[0]
+    a = ins.args[slot] if len(ins.args) > slot else None
     if not isinstance(a, Addr) or not isinstance(a.base, Reg) or a.offset is None:
         return f"the address {a} is not a register plus an offset"
     for ev, how in zip(evs, ("every iteration", "the first loop iteration (loop-carried registers at their first definition)")):
@@ -453,7 +454,7 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
     memo: dict = {}
     done: list[tuple[Check, _Bytes | None]] = []
     for ins in stores:
-        done.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads))
+        done.extend(_store_check(ins, seen.get(id(ins)), cps[0], geoms, evs, memo, threads, instrs))
     checks = _coverage(done, accs)
     return out + checks + _address_blame(checks, {i.line: i for i in instrs}, evs[0])
 
@@ -538,7 +539,7 @@ def _coverage(done: list[tuple[Check, _Bytes | None]], accs: dict) -> list[Check
 
 
 def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, evs: tuple, memo: dict,
-                 threads: int) -> list[tuple[Check, _Bytes | None]]:
+                 threads: int, order: list[Instr]) -> list[tuple[Check, _Bytes | None]]:
     """The check(s) of one ``stmatrix``, each with its bytes when it was compared."""
     if seen is None:
         return [(_unchecked(ins, "its operands are not a register vector the tag run visits"), None)]
@@ -551,7 +552,50 @@ def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, evs:
         return [(_unchecked(ins, got), None)]
     check, i = _compare(seen, cp, got)
     check = replace(check, data=dict(check.data, addresses=how))
+    if i is None:
+        check = _tied(check, _reader(order, ins), cp, evs, memo, threads)
     return [(check, got)] if i is None else [(c, got) for c in _blamed(seen, cp, got, check, i)]
+
+
+def _reader(order: list[Instr], ins: Instr) -> Instr | None:
+    """The TMA store that reads what ``ins`` wrote: the first ``cp.async.bulk.tensor`` from shared to
+    global memory after the first ``fence.proxy.async`` that follows ``ins`` (the fence makes the generic
+    proxy's writes visible to the bulk copy: PTX ISA 9.7.12.15 ``fence.proxy``)."""
+    k = order.index(ins)
+    fence = next((j for j in range(k + 1, len(order)) if order[j].opcode.startswith("fence.proxy.async")), None)
+    for j in range(fence + 1 if fence is not None else len(order), len(order)):
+        p = order[j].parts
+        if p[:4] == ("cp", "async", "bulk", "tensor") and "global" in p and p.index("global") < len(p) - 1 \
+                and p[p.index("global") + 1].startswith("shared"):
+            return order[j]
+        if p and p[0] == "stmatrix":
+            return None
+    return None
+
+
+def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict, threads: int) -> Check:
+    """The proved ``check`` with its stage tied to the TMA store that reads it: that store's shared
+    address (one value per warpgroup) must be the start of the stage each warpgroup wrote, else an error;
+    where no such store or value is found the stage stays untied (said in the message)."""
+    found = _addresses(evs, tma, memo, threads, 1) if tma is not None else "no TMA store after a fence reads it"
+    if isinstance(found, str):
+        return replace(check, message=f"{check.message}; the stage is not tied to a TMA store ({found})")
+    addr = found[0]
+    bad = []
+    for wg, stage in check.data["stages"].items():
+        vals = set(addr[128 * wg:128 * (wg + 1)].tolist())
+        if len(vals) != 1:
+            return replace(check, message=f"{check.message}; the stage is not tied: the TMA store at PTX line "
+                           f"{tma.line} reads {len(vals)} addresses in warpgroup {wg}")
+        if vals != {(cp.origin or 0) + stage}:
+            bad.append((wg, (cp.origin or 0) + stage, vals.pop()))
+    if bad:
+        wg, want, got = bad[0]
+        return replace(check, status="error", severity="error", message=(
+            f"{check.op}: warpgroup {wg} writes the stage at shared byte {want}, but the TMA store that reads it "
+            f"(PTX line {tma.line}, after the fence) reads the stage at {got}"), data=dict(check.data, tma_line=tma.line))
+    return replace(check, message=f"{check.message}; the TMA store at PTX line {tma.line} reads that stage",
+                   data=dict(check.data, tma_line=tma.line))
 
 
 def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
