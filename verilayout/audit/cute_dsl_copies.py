@@ -26,8 +26,12 @@ every byte ``k`` of register ``j`` holds byte ``k % 2`` of an element ``(r, c)``
 position is ``(r mod EM, c mod EN)``, and the thread writes it at
 ``swizzle(origin + stage + layout(r mod EM, c mod EN) x bytes) + k % 2`` for one stage of the memref, the same
 for every byte the warpgroup writes with the instruction; the instruction's elements lie in one
-``EM x EN`` sub-tile of the C tile (the epilogue's iteration). Addresses are evaluated at shared-memory
-base 0 (the base is 1024-byte aligned: the swizzle of the absolute address keeps it).
+``EM x EN`` sub-tile of the C tile (the epilogue's iteration); the stage is the one the TMA store that
+reads it (the first ``cp.async.bulk.tensor`` shared -> global after the next ``fence.proxy.async``) reads
+from, per warpgroup; over the function every element of a warpgroup's accumulator is stored exactly once.
+Addresses are evaluated at shared-memory base 0 (the base is 1024-byte aligned: the swizzle of the
+absolute address keeps it; checked at base 1024 too), through a loop-carried register at its first
+iteration (said in ``data["addresses"]``).
 
 Verdicts: ``proved`` when every byte of every thread holds; an ``error`` at the PTX line that is wrong,
 naming thread, register and both elements or addresses: the packing instruction that put another of its
