@@ -579,8 +579,9 @@ def _reader(order: list[Instr], ins: Instr) -> Instr | None:
 
 def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict, threads: int) -> Check:
     """The proved ``check`` with its stage tied to the TMA store that reads it: that store's shared
-    address (one value per warpgroup) must be the start of the stage each warpgroup wrote, else an error;
-    where no such store or value is found the stage stays untied (said in the message)."""
+    address (one value per warpgroup) must be the start of the stage each warpgroup wrote: the start of
+    another stage is an error; where no such store, value or stage start is found the stage stays untied
+    (said in the message)."""
     found = _addresses(evs, tma, memo, threads, 1) if tma is not None else "no TMA store after a fence reads it"
     if isinstance(found, str):
         return replace(check, message=f"{check.message}; the stage is not tied to a TMA store ({found})")
@@ -591,8 +592,12 @@ def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict,
         if len(vals) != 1:
             return replace(check, message=f"{check.message}; the stage is not tied: the TMA store at PTX line "
                            f"{tma.line} reads {len(vals)} addresses in warpgroup {wg}")
-        if vals != {(cp.origin or 0) + stage}:
-            bad.append((wg, (cp.origin or 0) + stage, vals.pop()))
+        got = vals.pop()
+        if got not in {(cp.origin or 0) + x for x in cp.stages}:
+            return replace(check, message=f"{check.message}; the stage is not tied: the TMA store at PTX line "
+                           f"{tma.line} reads byte {got}, the start of no stage of the buffer (the TMA checks' finding)")
+        if got != (cp.origin or 0) + stage:
+            bad.append((wg, (cp.origin or 0) + stage, got))
     if bad:
         wg, want, got = bad[0]
         return replace(check, status="error", severity="error", message=(
