@@ -752,7 +752,7 @@ _COOP_FOR = "    for (uint32_t u = first_unit; u < units; u += unit_step) {"
 def _schedule_subs(man: GemmManifest) -> dict:
     """Template values of the consumers' schedule: nothing for cooperative (the same text as
     before the ping-pong existed), the turn code for ping-pong."""
-    if man.schedule != "pingpong":
+    if man.consumer_schedule != "pingpong":
         return {"pp_init": "", "pp_funcs": "", "consumer_for": _COOP_FOR, "pp_skip": "",
                 "pp_mma_wait": "", "pp_mma_done": "", "pp_epi_wait": "", "pp_epi_done": "",
                 "c_rows": " + c * 64u"}
@@ -775,7 +775,7 @@ def _store_subs(man: GemmManifest) -> dict:
     out = man.epilogue.out
     stage = _STAGE_F32 if out == "f32" else Template(_STAGE_16).substitute(out=out)
     epi = _TMA_EPILOGUE
-    if man.schedule == "pingpong":   # whole tiles per consumer: no row offset; hand over the turn
+    if man.consumer_schedule == "pingpong":   # whole tiles per consumer: no row offset; hand over the turn
         epi = epi.replace(" + c * 64u", "").replace("        continue;\n", _PP_EPI_DONE.replace(
             "      mbar", "        mbar") + "        continue;\n")
     return {"store_tma": "true", "epi_off": st.offset, "epi_bytes": st.bytes,
@@ -931,7 +931,7 @@ def render_gemm_cuda(man: GemmManifest | Mapping) -> str:
             f"{instruction}.",
             *(["// Ping-pong: each consumer warpgroup owns whole 64-row tiles (the CTA's units "
                "alternate between them); turn mbarriers order their MMAs and their epilogues, so "
-               "one's epilogue runs under the other's MMA."] if man.schedule == "pingpong" else []),
+               "one's epilogue runs under the other's MMA."] if man.consumer_schedule == "pingpong" else []),
             *(["// Swap-AB: the kernel computes D^T[N,M] = B @ A^T (its A operand, 64 rows per "
                "wgmma, is B; a small M is the tile's N) and stores element (n, m) at D(m, n)."]
               if man.swap_ab else []),
@@ -1291,7 +1291,7 @@ def render_gemm_readme(man: GemmManifest | Mapping) -> str:
         + ("; swap-AB (the kernel computes D^T = B A^T: a small M is the tile's N)"
            if man.swap_ab else "")
         + ("; ping-pong consumer warpgroups (each owns whole tiles, taking turns on the tensor "
-           "cores and the epilogue)" if man.schedule == "pingpong" else "")
+           "cores and the epilogue)" if man.consumer_schedule == "pingpong" else "")
         + ("; epilogue through shared memory and TMA stores where D's rows are 16-byte multiples"
            if man.store.kind == "tma" else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "

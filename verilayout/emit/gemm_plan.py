@@ -361,7 +361,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
     hand each other the tensor cores and the epilogue through :func:`pingpong_turns`' mbarriers,
     so one's epilogue runs under the other's MMA: the ping-pong kernel schedule of CUTLASS's
     ``sm90_gemm_tma_warpspecialized_pingpong.hpp``). Only ping-pong manifests carry the
-    ``schedule`` field.
+    ``consumer_schedule`` field.
 
     ``swap_ab``: the kernel computes ``D^T[N, M] = B[N, K] @ A[M, K]^T`` (its A operand, the
     64-row wgmma side, is the problem's B; its B operand is A), so a small M (decode) becomes the
@@ -427,7 +427,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
             "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape, swap_ab,
                             schedule),
-            "dtype": dtype, "swap_ab": swap_ab, **({"schedule": schedule} if pp else {}),
+            "dtype": dtype, "swap_ab": swap_ab, **({"consumer_schedule": schedule} if pp else {}),
             "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
                          "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
@@ -708,7 +708,7 @@ class ClusterShape:
 
 #: The manifest fields :class:`GemmManifest` types (the rest are the renderer's sections).
 _TYPED = ("format", "kind", "arch", "tag", "dtype", "bm", "bn", "bk", "stages", "consumers",
-          "splits", "a", "b", "epilogue", "cluster", "swap_ab", "schedule")
+          "splits", "a", "b", "epilogue", "cluster", "swap_ab", "consumer_schedule")
 
 
 @dataclass(frozen=True)
@@ -742,7 +742,7 @@ class GemmManifest:
     #: the kernel computes D^T = B A^T (its A operand is the problem's B) and stores it transposed
     swap_ab: bool = False
     #: ``cooperative`` (consumers split each tile's rows) or ``pingpong`` (each owns whole tiles)
-    schedule: str = "cooperative"
+    consumer_schedule: str = "cooperative"
     sections: Mapping = field(default_factory=lambda: MappingProxyType({}))
     keys: tuple[str, ...] = ()
 
@@ -767,7 +767,7 @@ class GemmManifest:
             epilogue=Epilogue.from_dict(_object(d, "epilogue")) if d.get("epilogue") else Epilogue(),
             cluster=ClusterShape.from_dict(_object(d, "cluster")) if d.get("cluster") else ClusterShape(),
             swap_ab=_field(d, "swap_ab", bool, "", False),
-            schedule=_schedule_field(d),
+            consumer_schedule=_schedule_field(d),
             sections=_frozen({k: v for k, v in d.items() if k not in _TYPED}), keys=tuple(d))
 
     def to_dict(self) -> dict:
@@ -824,15 +824,15 @@ class GemmManifest:
 
 
 def _schedule_field(d: Mapping) -> str:
-    """Law: the manifest's ``schedule`` (``cooperative`` where absent); a ``LayoutError`` naming
-    the field unless it is one of :data:`SCHEDULES`.
+    """Law: the manifest's ``consumer_schedule`` (``cooperative`` where absent); a
+    ``LayoutError`` naming the field unless it is one of :data:`SCHEDULES`.
 
-    >>> _schedule_field({}), _schedule_field({"schedule": "pingpong"})
+    >>> _schedule_field({}), _schedule_field({"consumer_schedule": "pingpong"})
     ('cooperative', 'pingpong')
     """
-    v = _field(d, "schedule", str, "", "cooperative")
+    v = _field(d, "consumer_schedule", str, "", "cooperative")
     if v not in SCHEDULES:
-        raise LayoutError(f"manifest: field 'schedule' is {v!r}, expected one of {', '.join(SCHEDULES)}")
+        raise LayoutError(f"manifest: field 'consumer_schedule' is {v!r}, expected one of {', '.join(SCHEDULES)}")
     return v
 
 
