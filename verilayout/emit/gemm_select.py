@@ -352,19 +352,21 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
 
 
 def pingpong_terms(mma: float, fill: float, epi: float, n: int) -> dict:
-    """Law: ``n`` tiles of one CTA under ping-pong take ``cta = max(n mma + fill + epi,
-    ceil(n / 2) (mma + fill + epi))`` clocks: the tensor cores run one consumer's MMA at a time
-    (the first bound: every MMA, then the last tile's fill and epilogue), and each consumer runs
-    its ``ceil(n / 2)`` cycles of MMA, fill and epilogue in order (the second). ``hidden``: the
-    clocks of fill and epilogue per tile that run under the other consumer's MMA.
+    """Law: ``n`` tiles of one CTA under ping-pong (tile ``k`` is consumer ``k % 2``'s; the
+    tensor cores run the MMA turns one at a time, in tile order; a consumer's next turn starts
+    after its fill and epilogue) take ``cta = max(n mma + fill + epi, ceil(n / 2) c, mma +
+    floor(n / 2) c)`` clocks, ``c = mma + fill + epi``: the tensor cores' bound (every MMA, then
+    the last tile's fill and epilogue), consumer 0's ``ceil(n / 2)`` cycles in a row, and
+    consumer 1's, which start after consumer 0's first MMA. ``hidden``: the clocks of fill and
+    epilogue per tile that run under the other consumer's MMA.
 
     >>> pingpong_terms(1000.0, 300.0, 200.0, 4)["cta"], pingpong_terms(1000.0, 300.0, 200.0, 1)["cta"]
     (4500.0, 1500.0)
     >>> pingpong_terms(100.0, 300.0, 200.0, 4)["cta"]
-    1200.0
+    1300.0
     """
     cycle = mma + fill + epi
-    cta = max(n * mma + fill + epi, -(-n // 2) * cycle)
+    cta = max(n * mma + fill + epi, -(-n // 2) * cycle, mma + n // 2 * cycle)
     exposed = (cta - n * mma) / n
     return {"schedule": "pingpong", "cta": cta, "turn_mma": mma,
             "hidden": max(0.0, fill + epi - exposed)}
