@@ -23,8 +23,8 @@ import pytest
 from tests.planted_gemm import caught, check_planted
 from verilayout.emit.cuda_gemm import emit_gemm
 from verilayout.emit.gemm_plan import MAX_SMEM_BYTES, build_gemm_manifest
-from verilayout.emit.gemm_select import (H100, choose_gemm, explain, pingpong_candidates,
-                                         pingpong_terms)
+from verilayout.emit.gemm_select import (H100, choose_gemm, configure, emission_for, explain,
+                                         pingpong_candidates, pingpong_terms)
 from verilayout.errors import LayoutError
 from verilayout.simulate.independent import compiled_checks
 
@@ -105,6 +105,17 @@ def test_the_widest_ping_pong_candidates_compile_for_sm_90a_without_spills(dtype
         checks, ptx = compiled_checks(src)
         assert ptx is not None and [x.status for x in checks] == ["proved", "proved"], \
             [x.to_dict() for x in checks]
+
+
+@pytest.mark.parametrize("problem, dtype", [((1024, 14336, 1024), "e4m3")])
+def test_the_configuration_chosen_for_a_problem_passes_every_independent_check(problem, dtype):
+    # whichever schedule the model picks (its --explain line says which and why), the kernel
+    # written for the choice must pass the checks
+    m = configure(dtype, choose_gemm(*problem, dtype))
+    e = emission_for(m)
+    r = check_planted(m, e.files["kernel.cu"], host=True, ragged=True)
+    bad = [c.to_dict() for c in r.checks if c.status != "proved"]
+    assert not bad, bad
 
 
 # ----- planted bugs, each caught by name -----------------------------------------------------

@@ -24,6 +24,11 @@ f32) for any ``M, N, K >= 1`` with ``K * bytes(dtype) % 16 == 0``:
 * swap-AB (``swap_ab``): the kernel computes ``D^T = B A^T`` (``launch`` hands it B as its A
   operand), so a small M fills the tile's N instead of zero rows of the 64-row wgmma, and the
   epilogue writes the product's ``(n, m)`` at ``D(m, n)``.
+* ping-pong (manifest ``consumer_schedule``): a 64-row tile; the CTA's j-th unit is consumer
+  ``j % 2``'s, which steps over the other's ring stages; turn mbarriers (``mma[2]``, ``epi[2]``,
+  all 128 threads arrive) hand the tensor cores and then the epilogue from one consumer to the
+  other, so one's epilogue runs under the other's MMA (the kernel schedule of CUTLASS's
+  ``sm90_gemm_tma_warpspecialized_pingpong.hpp``). Cooperative kernels are written as before.
 
 The manifest's obligations are printed at the top of the file. ``main.cu`` is the host program
 for a GPU: an exact reference check on small shapes (integer-valued inputs, sums exact in f32)

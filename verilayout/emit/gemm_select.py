@@ -291,7 +291,7 @@ def _dram_bytes(c: Candidate, M: int, N: int, K: int, units: int, sms: int) -> f
     tm_n, tn_n = -(-M // c.bm), -(-N // c.bn)
     total, k_slice = 0.0, K / c.splits
     for w0 in range(0, min(units, sms), sms):   # the first wave; every wave like it
-        us = range(w0, min(units, w0 + sms))
+        us = range(w0, min(units, w0 + sms, tm_n * tn_n * c.splits))   # not a cluster's padding
         co = [(tile_coords(u // c.splits, tm_n, tn_n, c.group_m), u % c.splits) for u in us]
         rows = sum(min(c.bm, M - tm * c.bm) for tm, s in {(a, s) for (a, _), s in co})
         cols = sum(min(c.bn, N - tn * c.bn) for tn, s in {(b, s) for (_, b), s in co})

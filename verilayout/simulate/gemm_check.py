@@ -45,6 +45,17 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
   (:mod:`verilayout.simulate.ptx_run`) is stored once at ``D(tm BM + 64 c + row, tn BN + col)``
   of the PTX D fragment, ``(tm, tn)`` the tile the producer loaded for that iteration.
 
+A ping-pong kernel (manifest ``consumer_schedule`` ``pingpong``: each consumer owns whole 64-row
+tiles, alternately) runs with ``M = 3 BM``; each consumer wait is mapped to the producer's
+iteration by its (full barrier, parity) (:func:`ring_iterations`), the ring releases a stage to
+the consumers that read it (``RingSystem.readers``), and two checks are added:
+
+* ``turn``: both consumers' turn mbarriers, wgmmas and epilogue writes explored over every
+  interleaving: never both in their MMA, never both in their epilogue, no turn left waiting
+  (the order of CUTLASS's ``sm90_gemm_tma_warpspecialized_pingpong.hpp``);
+* ``cover``: for a 3 x 2 tile grid and every grid size 1 .. units + 1, thread 0 of both
+  consumers of every CTA run on the PTX: each tile stored by exactly one consumer of one CTA.
+
 >>> GEMM_ASSUMPTIONS[0][:40]
 'one CTA (grid 1) of 128 * (consumers + 1'
 """
