@@ -18,14 +18,16 @@ import subprocess
 import sys
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from tests.planted_gemm import caught, check_planted
-from verilayout.emit.cuda_gemm import emit_gemm
-from verilayout.emit.gemm_plan import MAX_SMEM_BYTES, build_gemm_manifest
+from verilayout.emit.cuda_gemm import emit_gemm, render_gemm_cuda
+from verilayout.emit.gemm_plan import MAX_SMEM_BYTES, GemmManifest, build_gemm_manifest
 from verilayout.emit.gemm_select import (H100, choose_gemm, configure, emission_for, explain,
                                          pingpong_candidates, pingpong_terms)
 from verilayout.errors import LayoutError
+from verilayout.simulate.gemm_check import replay_gemm
 from verilayout.simulate.independent import compiled_checks
 
 
@@ -116,6 +118,28 @@ def test_the_configuration_chosen_for_a_problem_passes_every_independent_check(p
     r = check_planted(m, e.files["kernel.cu"], host=True, ragged=True)
     bad = [c.to_dict() for c in r.checks if c.status != "proved"]
     assert not bad, bad
+
+
+def test_the_replayed_ping_pong_kernel_computes_a_times_b_transposed_exactly():
+    # 150 x 100 with 192 of K: 3 x 2 tiles of 64 x 64 on one CTA, so each consumer takes three
+    # (ragged rows and columns included); integer inputs, so the f32 sums are exact
+    rng = np.random.default_rng(1)
+    A = rng.integers(-3, 4, (150, 192)).astype(float)
+    B = rng.integers(-3, 4, (100, 192)).astype(float)
+    man, src = _emitted(**SMALL)
+    D = replay_gemm(GemmManifest.from_dict(man), src, A, B)
+    assert np.array_equal(D, A @ B.T)
+
+
+def test_a_malformed_ping_pong_manifest_is_refused_in_one_line():
+    m = build_gemm_manifest("f16", tile=(64, 64, 64), stages=2, schedule="pingpong")
+    del m["barriers"]["turn_offset"]
+    with pytest.raises(LayoutError, match="turn_offset"):
+        render_gemm_cuda(m)
+    m = build_gemm_manifest("f16", tile=(64, 64, 64), stages=2)
+    m["consumer_schedule"] = "zigzag"
+    with pytest.raises(LayoutError, match="field 'consumer_schedule' is 'zigzag'"):
+        render_gemm_cuda(m)
 
 
 # ----- planted bugs, each caught by name -----------------------------------------------------

@@ -761,7 +761,11 @@ def _schedule_subs(man: GemmManifest) -> dict:
         return {"pp_init": "", "pp_funcs": "", "consumer_for": _COOP_FOR, "pp_skip": "",
                 "pp_mma_wait": "", "pp_mma_done": "", "pp_epi_wait": "", "pp_epi_done": "",
                 "c_rows": " + c * 64u"}
-    bars = man.sections["barriers"]
+    bars = man.sections.get("barriers", {})
+    if (man.bm != 64 or man.consumers != 2 or type(bars.get("turn_offset")) is not int
+            or type(bars.get("turn_count")) is not int):
+        raise LayoutError("manifest: consumer_schedule 'pingpong' needs BM 64, consumers 2 and "
+                          "integer barriers.turn_offset / turn_count")
     return {"pp_init": _PP_INIT, "pp_funcs": Template(_PP_FUNCS).substitute(
                 turn_off=bars["turn_offset"], turn_count=bars["turn_count"]),
             "consumer_for": _PP_FOR, "pp_skip": _PP_SKIP, "pp_mma_wait": _PP_MMA_WAIT,
