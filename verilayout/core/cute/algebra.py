@@ -291,6 +291,31 @@ def _hier_unzip(split: Callable, a: Layout, tiler: Tiler) -> Layout:
     return split(a, tiler)
 
 
+def _zipped(split: Callable, name: str, a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``zipped_divide`` / ``zipped_product`` (``name``, for errors) with ``split`` their logical
+    form: :func:`_hier_unzip` on ``a``'s layout, a swizzle or offset kept around it.
+
+    >>> _zipped(logical_divide, "zipped_divide", Layout(8, 1), Layout(2, 1))
+    Layout('(_2,_4):(_1,_2)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(_zipped(split, name, a.layout, tiler))
+    return _hier_unzip(split, _concrete_layout(a, name), tiler)
+
+
+def _tiled(zipped: Callable, a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``zipped(a, tiler)`` with its rest mode unpacked into the top-level modes (CuTe's
+    ``tiled_divide`` / ``tiled_product``); a swizzle or offset kept around the layout.
+
+    >>> _tiled(zipped_divide, Layout(8, 1), Layout(2, 1))
+    Layout('(_2,_4):(_1,_2)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(_tiled(zipped, a.layout, tiler))
+    z = zipped(a, tiler)
+    return make_layout(z[0], *z[1].modes())
+
+
 def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     """``((tile modes), (rest modes))``: :func:`logical_divide` mode by mode with the tiles
     gathered in mode 0 and the rests in mode 1 (CuTe ``zipped_divide``, ``cute/layout.hpp``).
@@ -298,10 +323,7 @@ def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> zipped_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
     Layout('((_2,_4),(_4,_4)):((_16,_1),(_32,_4))')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(zipped_divide(a.layout, tiler))
-    a = _concrete_layout(a, "zipped_divide")
-    return _hier_unzip(logical_divide, a, tiler)
+    return _zipped(logical_divide, "zipped_divide", a, tiler)
 
 
 def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -311,10 +333,7 @@ def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> tiled_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
     Layout('((_2,_4),_4,_4):((_16,_1),_32,_4)')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(tiled_divide(a.layout, tiler))
-    z = zipped_divide(a, tiler)
-    return make_layout(z[0], *z[1].modes())
+    return _tiled(zipped_divide, a, tiler)
 
 
 def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -324,10 +343,7 @@ def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> zipped_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
     Layout('((_2,_2),(_3,_2)):((_1,_2),(_2,_1))')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(zipped_product(a.layout, tiler))
-    a = _concrete_layout(a, "zipped_product")
-    return _hier_unzip(logical_product, a, tiler)
+    return _zipped(logical_product, "zipped_product", a, tiler)
 
 
 def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -336,10 +352,7 @@ def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> tiled_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
     Layout('((_2,_2),_3,_2):((_1,_2),_2,_1)')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(tiled_product(a.layout, tiler))
-    z = zipped_product(a, tiler)
-    return make_layout(z[0], *z[1].modes())
+    return _tiled(zipped_product, a, tiler)
 
 
 def logical_product(a: Layout, tiler: Tiler) -> Layout:
