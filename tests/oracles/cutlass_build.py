@@ -70,6 +70,32 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
 
 
+def run_program(name: str, src: str, defines: tuple[str, ...] = ()) -> str:
+    """What the one C++ unit ``src`` prints, compiled against CuTe (:func:`toolchain`, C++17, -O0)
+    with ``defines``; the executable is cached in the temp folder under a key of the source, the
+    compiler and every flag, so a source is built once (a failed compile fails the test with the
+    compiler's last lines).
+
+    >>> run_program("hello", '#include <cstdio>\\nint main() { printf("1\\n"); }')  # doctest: +SKIP
+    '1\\n'
+    """
+    cxx, incs = toolchain()
+    flags = ["-std=c++17", "-O0", "-w", *defines, *[f"-I{p}" for p in incs]]
+    key = hashlib.sha256("\n".join([src, cxx, *flags]).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
+    exe = work / name
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        (work / f"{name}.cpp").write_text(src)
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, *flags, f"{name}.cpp", "-o", str(tmp)], cwd=work,
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode:
+            pytest.fail(f"compiling the oracle {name} failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+
+
 RECORDINGS = pathlib.Path(__file__).parent / "cutlass"
 
 
