@@ -240,6 +240,23 @@ def tile_calls(cfgs: list, run: str, atom: str, major_enum: str, types: dict, at
     return lines
 
 
+def descriptor_oracle(header: pathlib.Path, cfgs: list[tuple], source: Callable[[list], list[str]],
+                      name: str, hex_last: bool = False) -> tuple[list[tuple], dict, dict]:
+    """``(cfgs, layouts, descs)``: a descriptor oracle's :func:`oracle_output` for ``cfgs`` read by
+    :func:`parse_output` (the layouts and descriptor rows by configuration id)."""
+    layouts, descs = parse_output(oracle_output(header, cfgs, source, name), hex_last)
+    return cfgs, layouts, descs
+
+
+def assert_every_config_printed(cfgs: list[tuple], layouts: dict, descs: dict) -> None:
+    """Each configuration's layout line was printed, and one descriptor line per 256-bit K-block
+    of its tile (``k * bits / 256``): the oracle ran every configuration to the end."""
+    for c in cfgs:
+        bits, _major, _sw, _mn, k, _order = c
+        assert config_id(c) in layouts
+        assert len(descs[config_id(c)]) == k // (256 // bits)
+
+
 def parse_output(out: str, hex_last: bool = False) -> tuple[dict, dict]:
     """``L <id> <layout>`` and ``D <id> <int fields...>`` lines: the layouts by id and the
     descriptor rows by id (integers; with ``hex_last`` the last field is hexadecimal)."""
