@@ -102,3 +102,13 @@ def test_an_unwritable_folder_is_no_error(tmp_path, monkeypatch):
     ind._cache_store(key, {"ok": True})
     assert ind._cache_load(key) is None
     assert ind._cache_key("a", None) is None            # an unknown tool version: no key, no caching
+
+
+@needs_nvcc
+def test_without_nvcc_an_entry_is_not_read_and_the_error_names_nvcc(tmp_path, monkeypatch):
+    _fresh(monkeypatch, tmp_path)
+    assert ind.compile_ptx(SOURCE)[0]
+    ind.compile_ptx.cache_clear()
+    monkeypatch.setattr(ind, "nvcc_path", lambda: None)
+    with pytest.raises(ind.LayoutError, match="nvcc is not installed"):
+        ind.compile_ptx(SOURCE)

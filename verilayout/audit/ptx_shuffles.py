@@ -1396,3 +1396,9 @@ def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: M
         return [Check("ttg.convert_layout", line, None, CHECK, "unchecked", None, f"unchecked: {why}",
                       {"reason": why, "convert_line": c.converts[-1].line}) for c in convs]
     return [c for t in tallies for c in _tally_checks(t, by_line, bad)] + loose
+
+
+#: The tag machinery under public names: :mod:`verilayout.audit.cute_dsl_copies` runs it from the
+#: wgmma accumulators to the ``stmatrix`` of a CuTe-DSL epilogue.
+TagRun = _Run
+step_tags = _step

@@ -20,6 +20,7 @@ from verilayout.frontends.names import (parse_cluster, parse_operand, parse_prob
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import DPAS_MAX_VOLUME, emit_dpas
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.frontends.shared_text import dpas_tile, operand
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
@@ -218,7 +219,8 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
           f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
     t = m["tma"]
-    print((f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time; warp 0 TMA, warp 1 MMA, warps 2-5 epilogue, TMEM accumulator x2 (sm_100a), split-K " if m["arch"] == "sm_100a" else
+    sm100 = man if isinstance(man, Tcgen05Manifest) else None   # sm_100a: the typed manifest
+    print((f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time; warp 0 TMA, warp 1 MMA, warps 2-5 epilogue, TMEM accumulator x2 (sm_100a), split-K " if sm100 else
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +
@@ -226,10 +228,10 @@ def _cmd_emit_gemm(args) -> int:
            if m.get("cluster", {}).get("size", 1) > 1 else "") +
           (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
            "over M)" if m.get("swap_ab") else ""))
-    cl = m.get("cluster", {})
-    pr = m.get("cta_pair", {})                    # a CTA pair: each CTA loads its rows of A and B
-    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', pr.get('rows_per_cta', m['bm']))} "
-          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', pr.get('b_rows_per_cta', m['bn']))} (B), {t['boxes']} per stage, "
+    cl = m.get("cluster", {})                     # sm_100a: each CTA (of a pair) loads its rows of A and B
+    a_rows, b_rows = (sm100.a_rows, sm100.b_rows) if sm100 else (m['bm'], m['bn'])
+    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', a_rows)} "
+          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', b_rows)} (B), {t['boxes']} per stage, "
           f"expect_tx {t['tx_bytes']} bytes")
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")

@@ -44,7 +44,7 @@ from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_m
                                        require_tile, smem_bytes)
 from verilayout.emit.cuda_gemm import emission_of
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
+from verilayout.emit.tcgen05_gemm import Tcgen05Manifest, build_tcgen05_manifest, emission_of_tcgen05, max_stages
 from verilayout.emit.cost_sm100 import feature_lines, sm100_terms
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import k_of_dtype
@@ -427,8 +427,9 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
               activation: str = "none", cluster: tuple[int, int] | None = None,
-              swap_ab: bool | None = None) -> dict:
-    """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
+              swap_ab: bool | None = None) -> dict | Tcgen05Manifest:
+    """The manifest (every obligation proved) of ``choice`` with the given overrides (sm_100a: the
+    typed :class:`Tcgen05Manifest`, sm_90a: the JSON object); without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
     ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
 
@@ -591,7 +592,7 @@ def _why(a: dict, b: dict) -> str:
 
 
 
-def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
+def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> Tcgen05Manifest:
     """sm_100a: tile, stages, split-K and the persistent raster's GROUP_M (chosen or given) and
     the epilogue."""
     if splits is None:
@@ -607,10 +608,10 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
                                   **({} if group_m is None else {"group_m": group_m}))
 
 
-def emission_for(man: dict) -> Emission:
+def emission_for(man: dict | Tcgen05Manifest) -> Emission:
     """The files of ``emit gemm`` for a manifest of either architecture.
 
     >>> sorted(emission_for(configure("bf16", tile=(128, 64, 64), stages=2, arch="sm_100a")).files)[2]
     'kernel.cu'
     """
-    return emission_of_tcgen05(man) if man.get("arch") == "sm_100a" else emission_of(man)
+    return emission_of_tcgen05(man) if isinstance(man, Tcgen05Manifest) else emission_of(man)

@@ -77,7 +77,7 @@ from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgrou
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader", "run_findings",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -223,12 +223,8 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
                           param_values=PARAMS(M, N, K),
                           shared_base=SMEM_BASE, float_tags=fused,
                           load_value=bias_loader(M if man.swap_ab else N, beyond))   # D's N columns
-        if beyond:
-            checks.append(KernelCheck("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
-                                f", beyond N = {N} (M={M}, N={N}, K={K})"))
+        checks += run_findings(run, beyond, N, f" (M={M}, N={N}, K={K})")
         if not run.complete:
-            checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
-                                f"N={N}, K={K}): {run.reason}"))
             continue
         g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=cons,
                               la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
@@ -321,6 +317,26 @@ def bias_loader(n: int, beyond: list | None = None):
         v = np.asarray(bias_value(np.where(inside, off // 4, 0)), dtype=np.float32)
         return np.where(inside, v.view(np.uint32).astype(np.uint64), addr)
     return load
+
+
+def run_findings(run, beyond: list, n: int, where: str, bias_check: str = "d-store") -> list[KernelCheck]:
+    """What a PTX run says before any check of it (the sm_90a and sm_100a checks alike).
+    Law: a bias column read at or beyond ``n`` (``beyond``, filled by :func:`bias_loader`) is a
+    ``bias_check`` counterexample; a run that did not complete is ``run`` unknown (its checks
+    cannot be made); ``where`` ends both messages.
+
+    >>> from types import SimpleNamespace
+    >>> [(c.check, c.status) for c in run_findings(SimpleNamespace(complete=False, reason="x"), [9], 8, "")]
+    [('d-store', 'counterexample'), ('run', 'unknown')]
+    """
+    out = []
+    if beyond:
+        out.append(KernelCheck(bias_check, "counterexample", f"the epilogue reads bias[{beyond[0]}], "
+                               f"beyond N = {n}{where}"))
+    if not run.complete:
+        out.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX{where}: "
+                               f"{run.reason}"))
+    return out
 
 
 def act_reference(act: str, x: np.ndarray) -> np.ndarray:

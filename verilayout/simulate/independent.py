@@ -224,18 +224,21 @@ def _ptxas_path() -> str | None:
     return ptxas if ptxas and os.path.isfile(ptxas) else None
 
 
-@functools.lru_cache(maxsize=4)   # keyed by the tool name; one --version per process
 def tool_version(tool: str) -> str | None:
     """Law: the output of ``<tool> --version`` for ``nvcc`` or ``ptxas`` (the one :func:`nvcc_path`
-    and the independent checks run), or None when it is not installed or does not answer; part
-    of every compile cache key, so an upgraded toolkit never reads another's entries.
+    and the independent checks run, looked up on each call), or None when it is not installed or
+    does not answer; part of every compile cache key, so an upgraded toolkit never reads
+    another's entries.
 
     >>> v = tool_version("nvcc"); v is None or "release" in v
     True
     """
     path = nvcc_path() if tool == "nvcc" else _ptxas_path()
-    if path is None:
-        return None
+    return None if path is None else _version_of(path)
+
+
+@functools.lru_cache(maxsize=8)   # keyed by the tool's path; one --version per tool per process
+def _version_of(path: str) -> str | None:
     try:
         p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError):

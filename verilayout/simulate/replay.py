@@ -45,6 +45,7 @@ from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
 from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
@@ -151,12 +152,14 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     """
     man, source, kind = load_emission(directory)
     if kind == "gemm":
-        gemm = GemmManifest.from_dict(man)      # read once, here: the checks take it typed
+        sm100 = man.get("arch") == "sm_100a"    # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+        # read once, here: the checks take it typed
+        gemm = Tcgen05Manifest.from_dict(man) if sm100 else GemmManifest.from_dict(man)
         if source is None or nvcc_path() is None:
             raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
-        if gemm.arch == "sm_100a":     # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+        if sm100:
             return _gemm_result(check_tcgen05_source(gemm, source))
         return _gemm_result(check_gemm(gemm, source))
     if kind == "wgmma":
