@@ -256,6 +256,10 @@ class RingSystem:
     tmas: tuple
     preinit: tuple
     eager_landing: bool
+    #: one CTA: per pipeline iteration, the consumers that read its stage and must release it
+    #: before a TMA overwrites it (a ping-pong kernel: the one consumer owning the iteration's
+    #: tile); empty (the default): every consumer reads every iteration
+    readers: tuple = ()
 
 
 def process_name(p: int, ncta: int, ncons: int) -> str:
@@ -561,16 +565,17 @@ def _released(done) -> int:
 
 def _issue(a: Issue, st: list, t: _Tables):
     """The producer issues TMA ``a.tma``: each destination buffer must be released by every
-    consumer of the iteration it holds (a cluster: unless it holds this iteration's slices)."""
+    consumer of the iteration it holds, or each of its :attr:`RingSystem.readers` (a cluster:
+    unless it holds this iteration's slices)."""
     tma = t.sys.tmas[a.tma]
-    ncta, ncons = t.sys.ncta, t.sys.ncons
+    ncta = t.sys.ncta
     for y in tma.dests:
         k = t.bufs[(y, tma.buffer)]
         tag, nl, done = st[1][k]
         if tag == tma.it and ncta > 1:
             st[3].add(a.tma * ncta + y)
             continue
-        if tag >= 0 and _released(done) < ncons:
+        if tag >= 0 and not _all_released(t, tag, done):
             return (_overwrite_text(t, tma, y, tag, done), tma.mark)
         if st[1].__class__ is tuple:
             st[1] = list(st[1])
@@ -579,9 +584,24 @@ def _issue(a: Issue, st: list, t: _Tables):
     return True
 
 
+def _readers_of(t: _Tables, tag: int) -> frozenset:
+    """Law: the consumers that read iteration ``tag`` (:attr:`RingSystem.readers`; every
+    consumer where none are given or ``tag`` is past them)."""
+    r = t.sys.readers
+    return frozenset(r[tag]) if 0 <= tag < len(r) else frozenset(range(t.sys.ncons))
+
+
+def _all_released(t: _Tables, tag: int, done) -> bool:
+    """Law: the buffer holding iteration ``tag`` is released: by every consumer (a count in a
+    cluster), or one CTA with :attr:`RingSystem.readers`, by each of that iteration's readers."""
+    if t.sys.ncta > 1 or not t.sys.readers:
+        return _released(done) >= t.sys.ncons
+    return _readers_of(t, tag) <= done
+
+
 def _overwrite_text(t: _Tables, tma: RingTma, y: int, tag: int, done) -> str:
     if t.sys.ncta == 1:
-        miss = sorted(set(range(t.sys.ncons)) - done)
+        miss = sorted((_readers_of(t, tag) if t.sys.readers else set(range(t.sys.ncons))) - done)
         return (f"the TMA of iteration {tma.it} overwrites stage buffer {tma.buffer:#x} while "
                 f"consumer {miss[0]} may still read iteration {tag}'s data there (its wgmma group "
                 "has not retired, or it has not read it yet)")
