@@ -146,15 +146,24 @@ def test_prove_reading_text_is_a_violation(tmp_path):
     assert layers.main(["--root", str(root)]) == 1
 
 
+#: the layers below the door (frontends), sorted, and the module x.py that _below_the_door puts in each
+_BELOW_THE_DOOR = ("emit", "hw", "prove", "synth")
+_X_BELOW_THE_DOOR = [f"verilayout/{layer}/x.py" for layer in _BELOW_THE_DOOR]
+
+
+def _below_the_door(tmp_path, files: dict, source: str):
+    """The tree of ``files`` plus a module ``x.py`` holding ``source`` in every layer below the door."""
+    for layer in _BELOW_THE_DOOR:
+        files[f"{layer}/__init__.py"] = ""
+        files[f"{layer}/x.py"] = source
+    return _tree(tmp_path, files)
+
+
 def test_each_layer_below_the_door_reading_text_is_a_violation(tmp_path):
     files = {"__init__.py": "", "frontends/__init__.py": "", "frontends/t.py": ""}
-    for layer in ("hw", "prove", "synth", "emit"):
-        files[f"{layer}/__init__.py"] = ""
-        files[f"{layer}/x.py"] = "from verilayout.frontends import t\n"
-    root = _tree(tmp_path, files)
+    root = _below_the_door(tmp_path, files, "from verilayout.frontends import t\n")
     found = layers.ladder_findings(root)
-    assert sorted(f.split(":")[0] for f in found) == [f"verilayout/{layer}/x.py" for layer in
-                                                      ("emit", "hw", "prove", "synth")]
+    assert sorted(f.split(":")[0] for f in found) == _X_BELOW_THE_DOOR
     assert layers.main(["--root", str(root)]) == 1
 
 
@@ -209,13 +218,10 @@ def test_a_text_reader_below_the_door_is_a_violation(tmp_path):
     # take the parsed value, so a `def parse_*` there is a violation, one per layer
     files = {"__init__.py": "", "frontends/__init__.py": "",
              "frontends/names.py": "def parse_shape(text):\n    return text\n"}
-    for layer in ("hw", "prove", "synth", "emit"):
-        files[f"{layer}/__init__.py"] = ""
-        files[f"{layer}/x.py"] = "import re\ndef shape(t):\n    return t\ndef parse_major(text):\n    return text\n"
-    root = _tree(tmp_path, files)
+    root = _below_the_door(tmp_path, files, "import re\ndef shape(t):\n    return t\ndef parse_major(text):\n"
+                           "    return text\n")
     found = layers.text_readers(root)
-    assert sorted(f.split(":")[0] for f in found) == [f"verilayout/{layer}/x.py" for layer in
-                                                      ("emit", "hw", "prove", "synth")]
+    assert sorted(f.split(":")[0] for f in found) == _X_BELOW_THE_DOOR
     assert all(":4:" in f and "parse_major" in f for f in found)
     assert layers.main(["--root", str(root)]) == 1
 
