@@ -57,7 +57,8 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_partitions import line_threads, op_threads
+from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_partitions import op_threads
 from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
                                          repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
                                          thread_arrays)
@@ -82,13 +83,6 @@ _OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("s
 
 #: ops whose lowering may go through scratch shared memory (their accesses carry their line too)
 _SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
-
-
-def machinery_lines(memo: dict) -> set[int]:
-    """The PTX lines of a ``ttg.warp_specialize``'s own shared-memory accesses (its state table,
-    the state-byte load, the captures), checked by :mod:`verilayout.audit.ptx_partitions`."""
-    pmap = memo.get(("partitions",))
-    return set(getattr(pmap, "machinery", ()))
 
 
 def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
@@ -249,10 +243,9 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
     return groups, None
 
 
-def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
-                   memo: dict | None = None) -> list[Check]:
+def element_checks(ctx: PtxContext) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
-    module docstring); ``memo``: lane offsets already found in this file. An op's accesses: those
+    module docstring); ``ctx.memo``: lane offsets already found in this file. An op's accesses: those
     of its source line and direction, less the round trips a conversion of the line proved its
     own (:func:`_claims`), plus the accesses moved among them under another line (:func:`_adopt`).
     Ops of different types on one line share those accesses: each copy (a base group) goes to the
@@ -260,11 +253,11 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     without a copy (the error), or ``unchecked`` when that is not one op or when other ops of the
     line (a reduction, an unmatched conversion) may own it."""
     out: list[Check] = []
-    memo = {} if memo is None else memo
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
-    ws = machinery_lines(memo)              # a warp_specialize's own state table and captures
+    ws = ctx.machinery()                    # a warp_specialize's own state table and captures
     for ins in mod.instrs:
         acc = smem_access(ins)
         if acc is not None and ins.loc and ins.line not in claims["claimed"] and ins.line not in ws:
@@ -979,7 +972,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     return got
 
 
-def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
+def convert_checks(ctx: PtxContext) -> list[Check]:
     """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory: its
     accesses are found by barriers (:func:`_chains`: rounds of stores, one barrier, loads, on the
     op's source line), each round's bytes kept apart from the other rounds'. For every pair of
@@ -990,10 +983,10 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     register of a thread holds which of its elements is not checked. Several conversions on one
     source line take the line's chains in program order, each confirmed by the law. A chain no
     conversion's law accepts: nothing when its accesses are a local op's, proved by
-    :func:`element_checks` (run first, same ``memo``); the error of the conversion in its place
+    :func:`element_checks` (run first, same ``ctx``); the error of the conversion in its place
     when the line holds only conversions, as many as chains; else ``unchecked``."""
     out: list[Check] = []
-    memo = {} if memo is None else memo
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     local = memo.get(("local_proved",), set())
     for loc, (ops, entries) in claims["lines"].items():
@@ -1031,7 +1024,7 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
                 out.extend(_charged(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)), pieces))
-    return out + round_checks(mod, evals, tmod, memo, out)
+    return out + round_checks(ctx, out)
 
 
 def _charged(checks: list[Check], pieces: list) -> list[Check]:
@@ -1528,9 +1521,10 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
 
 # ----- scratch rounds tied by dataflow (verilayout.audit.ptx_scratch) ----------------------------
 
-def _settled(out: list[Check], memo: dict) -> set[int]:
-    """PTX lines whose bytes a layout check proved (element checks, conversions)."""
-    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery_lines(memo)
+def _settled(out: list[Check], memo: dict, machinery: set[int]) -> set[int]:
+    """PTX lines whose bytes a layout check proved (element checks, conversions), and ``machinery``
+    (a ``ttg.warp_specialize``'s own accesses, checked by ``audit.ptx_partitions``)."""
+    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery
     got |= memo.get(("cvt_decided",), set())       # a conversion's round trip with its verdict
     for c in out:
         if c.status == "proved":
@@ -1538,25 +1532,26 @@ def _settled(out: list[Check], memo: dict) -> set[int]:
     return got
 
 
-def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: list[Check]) -> list[Check]:
+def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
     """``smem-address`` by the write-before-read law of :mod:`verilayout.audit.ptx_scratch` for the
     scratch rounds (stores of one barrier epoch, loads of the next that meet their bytes) holding an
     access no layout check proved (``done``: the conversion checks; the element checks' proofs are
-    in ``memo``); then one ``unchecked`` per source line and direction for the accesses that no
+    in ``ctx.memo``); then one ``unchecked`` per source line and direction for the accesses that no
     check at all reached (never silently nothing)."""
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     n = claims["n"]
     _of, by = claims["epochs"]
-    settled = _settled(done, memo)
+    settled = _settled(done, memo, ctx.machinery())
     chained = {i.line for _loc, (_ops, entries) in claims["lines"].items() for ch, _p, _w, _k in entries
                for st, ld in ch for i in st + ld}
     uses = round_register_uses(mod, memo)
     out: list[Check] = []
-    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | machinery_lines(memo)
+    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | ctx.machinery()
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
-        out.extend(_one_round(stores, loads, evals, tmod, memo, line_threads(memo, (stores + loads)[0].line, n),
+        out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
                               uses, settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
