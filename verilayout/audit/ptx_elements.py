@@ -142,15 +142,25 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
-def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
-    """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
-    acc = smem_access(ins)
+def _addressed(ins: Instr, not_immediate: str) -> tuple[tuple, Any] | str:
+    """``(smem_access(ins), its address)`` of an access at ``[register+immediate]``, else why not:
+    ``"no [register+offset] address"``, or ``not_immediate`` (``{offset}`` in it: the offset's
+    spelling) when the offset is not an immediate."""
     addr = address_of(ins)
     if addr is None:
         return "no [register+offset] address"
+    if addr.offset is None:
+        return not_immediate.format(offset=addr.offset_text)
+    return smem_access(ins), addr
+
+
+def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
+    got = _addressed(ins, "offset {offset} is not an immediate")
+    if isinstance(got, str):
+        return got
+    acc, addr = got
     imm = addr.offset
-    if imm is None:
-        return f"offset {addr.offset_text} is not an immediate"
     a0 = ev.operand(addr.base, 32, at=ins)
     offs = lane_byte_offsets(ev, addr.base, ins, memo)
     if a0 is None or offs is None:
@@ -748,13 +758,11 @@ def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> Th
 
 def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """:func:`_thread_bytes`, computed."""
-    acc = smem_access(ins)
-    addr = address_of(ins)
-    if addr is None:
-        return "no [register+offset] address"
+    got = _addressed(ins, "an offset that is not an immediate")
+    if isinstance(got, str):
+        return got
+    acc, addr = got
     imm = addr.offset
-    if imm is None:
-        return "an offset that is not an immediate"
     active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
