@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import z3
 
 from verilayout.audit.model import Check

@@ -57,7 +57,6 @@ from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_dots import accumulator_blocks
 from verilayout.audit.ptx_smem import thread_values
-from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import PtxValues, reg_width

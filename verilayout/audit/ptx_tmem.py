@@ -42,9 +42,9 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
-from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule
+from verilayout.hw.nvidia.ptx_model import Addr, Instr
 from verilayout.hw.nvidia.tmem import SHAPES, Message
-from verilayout.prove.ptx_values import PtxValues, constant
+from verilayout.prove.ptx_values import constant
 from verilayout.prove.tmem import conversion
 
 #: TTGIR op -> the PTX message it lowers to (a ``tmem_alloc`` with a source stores it)
