@@ -27,6 +27,12 @@
   warm-up compile there (CPU time of the process and of its ptxas children). Prints per pair audit
   CPU / compile CPU, the median, p90 and max ratio, and the slowest audits with their seconds;
   ``--profile K`` runs cProfile on the K slowest audits and prints where their time goes.
+  ``--phases`` times the audit's phases (:data:`PHASES`: reading each text, the TTGIR checks, each
+  family of PTX checks; each phase's CPU counted at its outermost call, the rest "other") in the
+  same audits (each pair's first), over all pairs and over the pairs whose compile is below the
+  median (the small kernels that set the median ratio): where the audit's time goes without
+  cProfile's per-call cost, which inflates Python-heavy code several times over against z3 and
+  numpy (the clock's own cost, a few calls a pair, is in the figures).
   ``--harvest-dir`` (default ``/tmp/harvest_corpus``, else extracted to a temp folder) and
   ``--packages-dir`` (the harvester's download cache, default ``/tmp/verilayout-harvest``, holding
   ``<name>-<version>/``; a pair whose package is missing has no compile figure).
@@ -220,6 +226,70 @@ def _compile_harvest(rows: list[dict], packages: Path) -> dict[str, dict]:
     return out
 
 
+#: The audit's phases timed by ``--phases``: (module, function), each a sibling of the others in
+#: the audit of a pair (none calls another).
+PHASES = (("verilayout.frontends.ttgir", "parse_module"), ("verilayout.audit.ttgir", "audit_module"),
+          ("verilayout.frontends.ptx", "parse_ptx"), ("verilayout.audit.ptx_partitions", "partitioned"),
+          ("verilayout.audit.ptx", "_dot_checks"), ("verilayout.audit.ptx_smem", "smem_checks"),
+          ("verilayout.audit.ptx_elements", "element_checks"), ("verilayout.audit.ptx_elements", "convert_checks"),
+          ("verilayout.audit.ptx_shuffles", "register_permute_checks"),
+          ("verilayout.audit.ptx_tmem", "tmem_message_checks"), ("verilayout.audit.paths", "at_call_sites"))
+
+
+class PhaseClock:
+    """CPU seconds per phase of :data:`PHASES` (outermost calls only), by wrapping each function
+    where the audit's modules hold it; :meth:`restore` puts the functions back."""
+
+    def __init__(self) -> None:
+        import importlib
+        self.cpu: dict[str, float] = collections.Counter()
+        self._patched: list[tuple[object, str, object]] = []
+        for mod_name, fn in PHASES:
+            f = getattr(importlib.import_module(mod_name), fn)
+            w = self._wrapped(f, f"{mod_name.rsplit('.', 1)[-1]}.{fn}")
+            for mod in list(sys.modules.values()):
+                if (getattr(mod, "__name__", "") or "").startswith("verilayout") and getattr(mod, fn, None) is f:
+                    self._patched.append((mod, fn, f))
+                    setattr(mod, fn, w)
+
+    def _wrapped(self, f, name: str):
+        active: list[bool] = []
+
+        def timed(*a, **k):
+            if active:                                  # a nested call: counted by the outer one
+                return f(*a, **k)
+            active.append(True)
+            t = _cpu()
+            try:
+                return f(*a, **k)
+            finally:
+                self.cpu[name] += _cpu() - t
+                active.pop()
+        return timed
+
+    def restore(self) -> None:
+        for mod, fn, f in self._patched:
+            setattr(mod, fn, f)
+
+
+def _phases(per_pair: dict[str, dict[str, float]], audits: dict, compiles: dict) -> None:
+    """The ``--phases`` table (see the module docstring) from each pair's phase CPU."""
+    cpus = [compiles[k]["cpu"] for k in audits if "cpu" in compiles.get(k, {})]
+    cut = statistics.median(cpus) if cpus else float("inf")
+    sets = {"pairs": list(audits), "pairs compiled in under the median compile CPU": [
+        k for k in audits if compiles.get(k, {}).get("cpu", float("inf")) < cut]}
+    for label, ks in sets.items():
+        total = sum(audits[k][0] for k in ks)
+        got: dict[str, float] = collections.Counter()
+        for k in ks:
+            got.update(per_pair[k])
+        print(f"phases over {len(ks)} {label}: {total:.2f} s audit CPU, {total / max(1, len(ks)) * 1e3:.1f} ms a pair")
+        rows = sorted(got.items(), key=lambda kv: -kv[1]) + [("other (files, prescan, suggestions, ...)",
+                                                              total - sum(got.values()))]
+        for name, sec in rows:
+            print(f"  {name:42s} {sec:8.3f} s {sec / total * 100 if total else 0:5.1f}%")
+
+
 def _audit_cpu(stem: Path) -> tuple[float, float, int]:
     """CPU and wall seconds of ``verilayout audit X.ttgir X.ptx`` in this process, and the checks."""
     from verilayout.audit.paths import audit_paths
@@ -233,7 +303,8 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * (len(xs) - 1) + 0.5))]
 
 
-def harvest(n: int, folder: str | None, packages: str, profile: int, record: str | None = None) -> int:
+def harvest(n: int, folder: str | None, packages: str, profile: int, record: str | None = None,
+            phases: bool = False) -> int:
     """The ``--harvest`` mode (see the module docstring)."""
     folder_p = _harvest_folder(folder)
     man = json.loads((ROOT / "tests" / "harvest" / "manifest.json").read_text())
@@ -243,9 +314,18 @@ def harvest(n: int, folder: str | None, packages: str, profile: int, record: str
         _audit_cpu(warm_up[0].with_suffix(""))           # imports, not counted
     t0 = time.perf_counter()
     audits = {}
-    for r in rows:
-        key = r["ttgir"][:-len(".ttgir")]
-        audits[key] = _audit_cpu(folder_p / key)
+    clock = PhaseClock() if phases else None
+    per_pair: dict[str, dict[str, float]] = {}
+    try:
+        for r in rows:
+            key = r["ttgir"][:-len(".ttgir")]
+            before = dict(clock.cpu) if clock else {}
+            audits[key] = _audit_cpu(folder_p / key)
+            if clock:
+                per_pair[key] = {k: v - before.get(k, 0.0) for k, v in clock.cpu.items()}
+    finally:
+        if clock:
+            clock.restore()
     t_audit = time.perf_counter() - t0
     t0 = time.perf_counter()
     kept = json.loads(Path(record).read_text()) if record and Path(record).exists() else {}
@@ -282,6 +362,8 @@ def harvest(n: int, folder: str | None, packages: str, profile: int, record: str
     print(f"audits above 5 s: {len(over)}" + (f" ({', '.join(over)})" if over else ""))
     for k, _a in slow[:profile]:
         _profile(folder_p / k)
+    if phases:
+        _phases(per_pair, audits, compiles)
     return 0
 
 
@@ -312,6 +394,8 @@ def main(argv=None):
     ap.add_argument("--harvest-dir", default=None, help="the extracted harvested corpus")
     ap.add_argument("--packages-dir", default="/tmp/verilayout-harvest", help="the harvester's package cache")
     ap.add_argument("--profile", type=int, default=0, metavar="K", help="--harvest: profile the K slowest audits")
+    ap.add_argument("--phases", action="store_true",
+                    help="--harvest: CPU per phase of the audit (reading, TTGIR checks, each PTX check family)")
     ap.add_argument("--compile-record", default=None, metavar="FILE",
                     help="--harvest: compile figures kept in FILE (JSON); pairs in it are not compiled again")
     ap.add_argument("--reps", type=int, default=5)
@@ -319,7 +403,8 @@ def main(argv=None):
     ap.add_argument("--checks-expect", metavar="FILE", help="compare the PTX checks with a --checks-out file")
     args = ap.parse_args(argv)
     if args.harvest is not None:
-        return harvest(args.harvest, args.harvest_dir, args.packages_dir, args.profile, args.compile_record)
+        return harvest(args.harvest, args.harvest_dir, args.packages_dir, args.profile, args.compile_record,
+                       args.phases)
     rows: list = []
     paths = args.paths or [p for p in (str(ROOT / "tests" / "corpus"), str(ROOT / "examples")) if os.path.isdir(p)]
     files = expand_paths(paths)

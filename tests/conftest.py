@@ -28,18 +28,25 @@ SLOW_FILES = frozenset({
     "test_emit_gemm_cluster.py", "test_thirdparty.py", "test_hwtests_build.py",
     # whole-corpus batteries: the harvested corpus' sample (259 pairs) and the PTX mutation sweep
     # (about 60 s each in CI's --durations, the two slowest files of the suite)
-    "test_harvest_audit.py", "test_ptx_mutations.py"})
+    "test_harvest_audit.py", "test_ptx_mutations.py",
+    # the CTA-pair GEMM: each check compiles (nvcc, ptxas) and searches the pair's barrier protocol
+    # (about 10 s a kernel), the heaviest file of the suite
+    "test_emit_gemm_sm100_2cta.py"})
 
 #: Seconds of the slowest test files in CI's ``--durations=25`` (``.ci/run`` on 2 cores,
 #: 2026-11-29, the larger of two runs; files with many small tests are not listed). They are
 #: handed out first, longest first, so that the two xdist workers end together (longest
 #: processing time first) instead of one of them starting a one-minute file at the end.
 HEAVY_FILES = {
-    "test_ptx_mutations.py": 68, "test_harvest_audit.py": 60, "test_triton_layouts.py": 21,
+    # the CTA-pair GEMM: 136-138 s in its tests that --durations=25 lists (each runs the pair's
+    # barrier search); before this entry it was handed out in collection order, mid-run
+    "test_emit_gemm_sm100_2cta.py": 140,
+    "test_ptx_mutations.py": 68, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
     "test_ptx_cutlass.py": 18, "test_ptx_audit.py": 16, "test_thirdparty.py": 16,
     "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 14,
     "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
-    "test_banks_oracle.py": 9, "test_cute_pycute.py": 9}
+    "test_banks_oracle.py": 9, "test_cute_pycute.py": 9, "test_cute_tv_stage_oracle.py": 13,
+    "test_cutedsl_quack.py": 13, "test_emit_gemm_cover.py": 10}
 
 
 #: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and

@@ -503,14 +503,33 @@ def test_planted_tma_destination_is_an_error_at_its_line():
     assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]      # the box itself is unchanged
 
 
-def test_grouped_gemm_tma_loads_proved_stores_not_errors(audited):
-    """The persistent grouped GEMM: its A/B loads fill stages of the planned buffers (proved); its
-    epilogue stores read a buffer at a warp-dependent offset: unknown, never an error."""
+def test_grouped_gemm_tma_copies_proved_stores_under_a_trip_count_premise(audited):
+    """The persistent grouped GEMM: its A/B loads fill stages of the planned buffers; its epilogue stores
+    subtile j (of 8: a 128 x 128 tile in 32 x 64 boxes) of the CTA's t-th tile from stage (8t + j) rem 4
+    (PTX: ``shl.b32 %r385, %r676, 3`` then a signed remainder by 4), t the tile counter %r676 (0, +1 per
+    tile) whose loop the PTX bounds by no constant. 8t + 7 stays a non-negative int32 exactly while
+    t <= 2^28 - 1, so the stores with j > 0 are proved under the stated premise t < 2^28 (j = 0: 8t rem 4
+    is 0 for every t, no premise)."""
+    assert 8 * (2**28 - 1) + 7 <= 2**31 - 1 < 8 * 2**28 + 1
     tma = [c for c in audited[GROUPED].checks if c.check == "tma-smem-box"]
     assert {c.line for c in tma} == set(_tma_lines(_text(GROUPED, "ptx")))
-    assert all(c.status == "proved" for c in tma if "TMA load" in c.message)
-    assert any("TMA load" in c.message for c in tma)
-    assert not [c for c in tma if c.severity == "error"]
+    assert all(c.status == "proved" for c in tma)
+    stores = [c for c in tma if "TMA store" in c.message]
+    premised = [c for c in stores if "premise" in c.message]
+    assert len(stores) == 8 and len(premised) == 6
+    assert all("the loop counter %r676 (PTX lines 1015, 1936: +1 per iteration) stays below 2^28," in c.message
+               for c in premised)
+
+
+def test_grouped_gemm_planted_store_offset_is_an_error_at_its_line():
+    """The last epilogue store read 512 bytes into its stage (``[%r509+197632]`` -> ``+198144``): no box of
+    any stage of the store buffer, for every tile counter: an error at that line only."""
+    ptx = _text(GROUPED, "ptx")
+    assert ptx.count("[%r509+197632]") == 1
+    line = ptx[:ptx.index("[%r509+197632]")].count("\n") + 1
+    rep = audit_pair(_text(GROUPED, "mlir"), ptx.replace("[%r509+197632]", "[%r509+198144]"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert [(c.line, c.check) for c in errors] == [(line, "tma-smem-box")]
 
 
 def test_blackwell_tma_copies_proved_at_the_inferred_buffer_offsets(audited):
@@ -598,20 +617,33 @@ def test_partition_boxes_read_from_the_mlir_are_the_configs():
         assert all(p.grid.elements * p.elem_bits == p.box_bytes * 8 for p in loads)
 
 
-@pytest.mark.parametrize("name", [n for n in KERNELS if n not in (GROUPED, PAIR)])
+@pytest.mark.parametrize("name", KERNELS)
 def test_every_tma_box_check_proved_on_the_corpus(name, audited):
     box = _box(audited[name])
     assert {c.line for c in box} == set(_tma_lines(_text(name, "ptx")))
     assert all(c.status == "proved" for c in box), [c.message for c in box if c.status != "proved"][:1]
 
 
-def test_grouped_gemm_3d_copies_of_2d_partitions_are_unknown_not_errors(audited):
-    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the
-    MLIR partitions the 2-d tile: not compared, ``unknown`` with the reason; its stores are proved."""
+def test_grouped_gemm_3d_copies_of_2d_partitions_compared_on_their_2d_modes(audited):
+    """The grouped GEMM's loads are 3-d (its tensor maps keep the group mode: ``{m, k, 0}``) while the MLIR
+    partitions the 2-d tile: the third coordinate is the literal 0 (a mode the partition does not index), the
+    first two are compared with the partition's grid and the barrier's bytes with its boxes: proved."""
     box = _box(audited[GROUPED])
     loads = [c for c in box if "TMA load" in c.message]
-    assert loads and all(c.status == "unknown" and "3-d copy" in c.message for c in loads)
+    assert loads and all(c.status == "proved" and "coordinate 2 is 0: a mode of its tensor map the MLIR's 2-d "
+                         "partition does not index" in c.message for c in loads)
     assert all(c.status == "proved" for c in box if "TMA store" in c.message)
+
+
+def test_grouped_gemm_planted_extra_coordinate_is_not_proved():
+    """The group-mode coordinate of the A load made a register (``{%r587,%r588,0}`` -> ``{..,%r587}``): that mode
+    is no longer read at its index 0, so the 3-d copy is not compared with the 2-d partition: never proved."""
+    ptx = _text(GROUPED, "ptx")
+    assert ptx.count("{%r587,%r588,0}") == 1
+    line = ptx[:ptx.index("{%r587,%r588,0}")].count("\n") + 1
+    rep = audit_pair(_text(GROUPED, "mlir"), ptx.replace("{%r587,%r588,0}", "{%r587,%r588,%r587}"))
+    (c,) = [c for c in _box(rep) if c.line == line]
+    assert c.status == "unknown" and "coordinate 2 is not proved 0" in c.message
 
 
 def test_planted_expect_tx_bytes_are_an_error_at_each_load_of_the_barrier():
@@ -722,8 +754,9 @@ def test_multicast_load_barrier_bytes_are_not_compared():
 def test_blackwell_cta_pair_operands_proved(audited):
     """The DSL's Blackwell GEMM on a CTA pair (``use_2cta_instrs``, 256 x 128 tile, 2x1 cluster):
     ``tcgen05.mma.cta_group::2`` with the MLIR's ``num_cta = 2`` atom; each CTA's A and B descriptors are
-    proved against its half (128 rows of A, 64 of B: the MLIR's per-CTA fragment), 0 errors; the loads'
-    barriers also count the peer CTA's bytes, so their expect_tx is not compared (``unknown``)."""
+    proved against its half (128 rows of A, 64 of B: the MLIR's per-CTA fragment), 0 errors. The loads'
+    barrier (the leader's) also counts the peer's copies: 2 x (64 x 128 + 64 x 64) f16 = 49152 bytes, the
+    expect_tx the PTX arms, proved under the stated premise that the peer runs the same loads."""
     ptx, mlir = _text(PAIR, "ptx"), _text(PAIR, "mlir")
     assert "tcgen05.mma.cta_group::2" in ptx and "num_cta = 2" in mlir
     rep = audited[PAIR]
@@ -734,4 +767,34 @@ def test_blackwell_cta_pair_operands_proved(audited):
     (b,) = {c.data["mn"] for c in _mma(rep) if c.data["operand"] == "B"}
     assert (a, b) == (256 // 2, 128 // 2)
     loads = [c for c in rep.checks if c.check == "tma-box" and "TMA load" in c.message]
-    assert loads and all(c.status == "unknown" and "other CTAs" in c.message for c in loads)
+    assert 2 * (64 * 128 + 64 * 64) * 2 == 49152
+    assert loads and all(c.status == "proved" and "waits for 49152 bytes" in c.message and "32768 + 16384" in c.message
+                         and "premise: the pair's peer CTA runs the same loads" in c.message for c in loads)
+    smem = [c for c in rep.checks if c.check == "tma-smem-box"]
+    assert smem and all(c.status == "proved" for c in smem)
+    assert any("cvta.to.shared::cluster" in " ".join(c.data["assumptions"]) for c in smem)
+
+
+def test_blackwell_cta_pair_planted_expect_tx_without_the_peer_is_an_error():
+    """The leader's barrier armed for its own boxes only (49152 -> 24576, the peer's 24576 forgotten): an error
+    at every load of that barrier (the prologue's two)."""
+    ptx = _text(PAIR, "ptx")
+    assert ptx.count("mov.b32 \t%r75, 49152;") == 1
+    rep = audit_pair(_text(PAIR, "mlir"), ptx.replace("mov.b32 \t%r75, 49152;", "mov.b32 \t%r75, 24576;"))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    assert all("waits for 24576 bytes" in c.message for c in errors)
+
+
+def test_blackwell_cta_pair_planted_destination_is_not_proved():
+    """The pair's A load reaches its own buffer through the cluster window (``cvta.shared`` then
+    ``cvta.to.shared::cluster``, read as the CTA's own address: an inference, stated); moved 512 bytes
+    (``[%r78+16640]`` -> ``+17152``) it starts no box of a stage: never proved (the offsets are inferred, so
+    ``unknown``, not an error), and the other loads stay proved."""
+    ptx = _text(PAIR, "ptx")
+    assert ptx.count("[%r78+16640]") == 1
+    line = ptx[:ptx.index("[%r78+16640]")].count("\n") + 1
+    rep = audit_pair(_text(PAIR, "mlir"), ptx.replace("[%r78+16640]", "[%r78+17152]"))
+    smem = {c.line: c for c in rep.checks if c.check == "tma-smem-box"}
+    assert smem[line].status == "unknown" and "never an error" in smem[line].message
+    assert all(c.status == "proved" for ln, c in smem.items() if ln != line)

@@ -157,11 +157,25 @@ def compiled(tmp_path_factory) -> Path:  # the tests using it are slow: Triton c
 def harvest(tmp_path_factory) -> Path:
     """The harvested pairs these tests read (``tests/harvest``), unpacked."""
     d = tmp_path_factory.mktemp("harvest")
-    with tarfile.open(HARVEST, "r:xz") as tar:
-        for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC, MASKED):
-            for ext in (".ttgir", ".ptx"):
-                tar.extract(stem + ext, d, filter="data")
+    want = {stem + ext for stem in (LIGHTNING, MLSTM, CARRIED, ASYNC, MASKED) for ext in (".ttgir", ".ptx")}
+    texts = _harvest_texts(want.__contains__)
+    assert set(texts) == want, want - set(texts)
+    _write(d, texts)
     return d
+
+
+def _harvest_texts(keep) -> dict[str, bytes]:
+    """The harvest's files whose name ``keep`` accepts, read in one forward pass over the tarball
+    (extracting by name seeks back, and an xz stream seeks back by decompressing from its start)."""
+    with tarfile.open(HARVEST, "r:xz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar if m.isfile() and keep(m.name)}
+
+
+def _write(dest: Path, texts: dict[str, bytes]) -> None:
+    for name, data in texts.items():
+        assert not name.startswith("/") and ".." not in Path(name).parts, name
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_bytes(data)
 
 
 @pytest.fixture(scope="module")
@@ -418,13 +432,10 @@ def test_harvested_conversions_have_no_error(tmp_path):
     """Every harvested pair with a converted dot operand (correct kernels; the pairs with a lane shuffle
     and none give no check): no error; the figures printed for the report."""
     convert = re.compile(rb"ttg\.convert_layout[^\n]*-> tensor<[^\n]*#ttg\.dot_op")
-    with tarfile.open(HARVEST, "r:xz") as tar:
-        texts = {n: tar.extractfile(n).read() for n in tar.getnames() if n.endswith((".ttgir", ".ptx"))}
-        keep = sorted(n for n in texts if n.endswith(".ttgir") and n[:-6] + ".ptx" in texts
-                      and convert.search(texts[n]))      # the check needs a convert into a dot operand
-        for n in keep:
-            for ext in (".ttgir", ".ptx"):
-                tar.extract(n[:-6] + ext, tmp_path, filter="data")
+    texts = _harvest_texts(lambda n: n.endswith((".ttgir", ".ptx")))
+    keep = sorted(n for n in texts if n.endswith(".ttgir") and n[:-6] + ".ptx" in texts
+                  and convert.search(texts[n]))          # the check needs a convert into a dot operand
+    _write(tmp_path, {n[:-6] + ext: texts[n[:-6] + ext] for n in keep for ext in (".ttgir", ".ptx")})
     counts: dict = {}
     for n in keep:
         for c in _checks(tmp_path / n[:-6]):

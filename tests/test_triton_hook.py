@@ -42,22 +42,29 @@ def test_conflicted_kernel():
 '''
 
 
-@pytest.mark.slow
-def test_readme_conftest_turns_a_test_suite_into_an_audit(tmp_path):
+def _readme_block(title: str) -> str:
+    """The README's ```py block whose first line is ``title``."""
+    readme = (ROOT / "README.md").read_text()
+    return re.search(r"```py\n(" + re.escape(title) + r"\n.*?)```", readme, re.S).group(1)
+
+
+def _run_suite(tmp_path, conftest_title: str, tests: str) -> str:
+    """Run, in a fresh pytest process, the README's conftest.py block whose first line is
+    ``conftest_title`` beside ``tests`` (TESTS or a variant): the clean add and the 4-way conflicted
+    fp8 matmul of the corpus. Returns the run's output after the checks every variant shares: one
+    failed, one passed, the failure a KernelAuditError naming the conflicted kernel's bank conflict."""
     triton = pytest.importorskip("triton") if not os.environ.get("VERILAYOUT_REQUIRE_ORACLES") \
         else __import__("triton")
     assert hasattr(triton, "knobs")
-    readme = (ROOT / "README.md").read_text()
-    conftest = re.search(r"```py\n(# conftest\.py\n.*?)```", readme, re.S).group(1)
-    (tmp_path / "conftest.py").write_text(conftest)
+    (tmp_path / "conftest.py").write_text(_readme_block(conftest_title))
     sys.path.insert(0, str(ROOT / "tests" / "corpus"))
     try:
         import kernels
     finally:
         sys.path.pop(0)
     add_tag = next(k for k in kernels.KERNELS if k[0] == "add_vec")[3][0][0]
-    (tmp_path / "test_kernels.py").write_text(TESTS.format(corpus=str(ROOT / "tests" / "corpus"),
-                                                            add_tag=add_tag))
+    (tmp_path / "test_kernels.py").write_text(tests.format(corpus=str(ROOT / "tests" / "corpus"),
+                                                           add_tag=add_tag))
     env = dict(os.environ, PYTHONPATH=str(ROOT), TRITON_CACHE_DIR=str(tmp_path / "cache"),
                TRITON_DEFAULT_FP_FUSION="1", XDG_CACHE_HOME=str(tmp_path / "xdg"))
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
@@ -68,7 +75,15 @@ def test_readme_conftest_turns_a_test_suite_into_an_audit(tmp_path):
     assert re.search(r"1 failed, 1 passed", out), out[-3000:]
     assert "KernelAuditError" in out and "matmul[fp8e4nv, fp16, sm_90a]" in out
     assert "[bank-conflicts] 4-way bank conflict" in out
-    assert "test_conflicted_kernel" in re.search(r"FAILED.*", out).group(0)
+    (failed,) = re.findall(r"FAILED.*", out)
+    assert "test_conflicted_kernel" in failed
+    return out
+
+
+@pytest.mark.slow
+def test_readme_conftest_turns_a_test_suite_into_an_audit(tmp_path):
+    out = _run_suite(tmp_path, "# conftest.py", TESTS)
+    assert "in _compile" in out                                          # raised by the compile itself
 
 
 def test_install_keeps_the_listener_it_found_and_uninstall_restores_it():
@@ -175,34 +190,12 @@ BACKGROUND_TESTS = TESTS.replace("def test_clean_kernel", "def test_z_clean_kern
 def test_background_audits_still_fail_the_test_that_compiled_the_kernel(tmp_path):
     # the README's background conftest: the conflicted fp8 matmul compiles in the first test, the
     # clean add in the second; the finding (found by a worker process) fails the first one only
-    triton = pytest.importorskip("triton") if not os.environ.get("VERILAYOUT_REQUIRE_ORACLES") \
-        else __import__("triton")
-    assert hasattr(triton, "knobs")
-    readme = (ROOT / "README.md").read_text()
-    conftest = re.search(r"```py\n(# conftest\.py, audits in the background.*?)```", readme, re.S).group(1)
-    assert "background=True" in conftest and "flush()" in conftest
-    (tmp_path / "conftest.py").write_text(conftest)
-    sys.path.insert(0, str(ROOT / "tests" / "corpus"))
-    try:
-        import kernels
-    finally:
-        sys.path.pop(0)
-    add_tag = next(k for k in kernels.KERNELS if k[0] == "add_vec")[3][0][0]
-    (tmp_path / "test_kernels.py").write_text(BACKGROUND_TESTS.format(
-        corpus=str(ROOT / "tests" / "corpus"), add_tag=add_tag))
-    env = dict(os.environ, PYTHONPATH=str(ROOT), TRITON_CACHE_DIR=str(tmp_path / "cache"),
-               TRITON_DEFAULT_FP_FUSION="1", XDG_CACHE_HOME=str(tmp_path / "xdg"))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                        "-W", "ignore::DeprecationWarning", str(tmp_path)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=600)
-    out = r.stdout + r.stderr
-    assert r.returncode == 1, out[-3000:]
-    assert re.search(r"1 failed, 1 passed", out), out[-3000:]
-    assert "KernelAuditError" in out and "matmul[fp8e4nv, fp16, sm_90a]" in out
-    assert "[bank-conflicts] 4-way bank conflict" in out
-    (failed,) = re.findall(r"FAILED.*", out)
-    assert "test_conflicted_kernel" in failed
+    title = "# conftest.py, audits in the background"
+    assert "background=True" in _readme_block(title) and "flush()" in _readme_block(title)
+    out = _run_suite(tmp_path, title, BACKGROUND_TESTS)
     assert "not flushed" not in out
+    assert re.search(r">\s+verilayout\.triton\.flush\(\)", out)      # raised by the flush after the body,
+    assert "in _compile" not in out                                      # not by the compile
 
 
 def _planted(tmp_path, text: str) -> dict:
@@ -284,10 +277,80 @@ def test_install_refuses_bad_cache_and_background_arguments():
         hook.install(cache=3)
 
 
-def test_importing_the_hook_loads_no_audit_numpy_or_z3():
-    code = ("import sys, verilayout.triton; "
-            "print(sorted(m for m in ('numpy', 'z3', 'sympy', 'verilayout.audit.paths', "
-            "'verilayout.audit.ptx') if m in sys.modules))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
-    assert r.stdout.strip() == "[]", r.stdout + r.stderr
+
+
+HEAVY = ("numpy", "z3", "sympy", "verilayout.audit.paths", "verilayout.audit.ptx", "verilayout.audit.ttgir")
+
+
+def _loaded_after(code: str, tmp_path) -> list[str]:
+    """The HEAVY modules loaded in a fresh process after ``code`` (stdout: their sorted list)."""
+    code += f"; import sys; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    r = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), XDG_CACHE_HOME=str(tmp_path / "xdg")),
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return eval(r.stdout.strip().splitlines()[-1])
+
+
+def test_importing_the_hook_loads_no_audit_numpy_or_z3(tmp_path):
+    assert _loaded_after("import verilayout.triton", tmp_path) == []
+
+
+def test_install_loads_no_audit_numpy_or_z3(tmp_path):
+    pytest.importorskip("triton")
+    assert _loaded_after("import verilayout.triton as t; t.install(); t.install(background=True)", tmp_path) == []
+
+
+def _add_vec(tmp_path) -> dict:
+    """The corpus's clean add_vec (TTGIR + PTX) copied to ``tmp_path``, as Triton's metadata group."""
+    group = {}
+    for ext in ("ttgir", "ptx"):
+        src = ROOT / "tests" / "corpus" / "cuda90" / f"add_vec_b1024_w4.{ext}"
+        (tmp_path / f"add_vec.{ext}").write_text(src.read_text())
+        group[f"add_vec.{ext}"] = str(tmp_path / f"add_vec.{ext}")
+    return group
+
+
+def test_a_background_audit_past_its_timeout_is_a_finding_then_the_worker_goes_on(tmp_path):
+    """add_vec is clean (no timeout: flush reports nothing); with a limit no audit can meet (1 ms,
+    counted from when the worker hands the file to its forked auditor), each file is one
+    time-limit error and the test fails; the same worker then audits the next kernel."""
+    import verilayout.triton as vt
+    group = _add_vec(tmp_path)
+    lst = vt.make_listener(strict=True, background=True, timeout=None)
+    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    assert lst.flush() == []
+    lst.worker.close()
+    lst = vt.make_listener(strict=True, background=True, timeout=0.001)
+    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    with pytest.raises(vt.KernelAuditError, match=r"add_vec\.ptx: error: line 1: ptx \[time-limit\] audit time limit "
+                       r"of 0\.001 s reached.*add_vec\.ttgir: error: line 1: ttgir \[time-limit\]"):
+        lst.flush()
+    lst(src=None, metadata={"name": "bad"}, metadata_group=_planted(tmp_path, "module {"), times=None,
+        cache_hit=False)
+    with pytest.raises(vt.KernelAuditError, match="verilayout audit of bad: error: .*planted.ttgir"):
+        lst.flush()
+    lst.worker.close()
+
+
+def test_install_refuses_a_timeout_without_background_or_not_positive():
+    import verilayout.triton as hook
+    from verilayout.errors import LayoutError
+    with pytest.raises(LayoutError, match=r"timeout=5 needs background=True"):
+        hook.install(timeout=5)
+    with pytest.raises(LayoutError, match=r"install: timeout=0: expected a positive number"):
+        hook.install(background=True, timeout=0)
+
+
+def test_a_kernel_answered_from_the_cache_loads_no_audit_numpy_or_z3(tmp_path):
+    """The first process audits a kernel's TTGIR and PTX (the corpus's add_vec; the audit's modules
+    load: the oracle that the check can fail); a second, answered from the content cache the first
+    filled, loads none of them."""
+    group = _add_vec(tmp_path)
+    code = ("import warnings, verilayout.triton as t; warnings.simplefilter('ignore'); "
+            f"t.make_listener(cache_dir={str(tmp_path / 'cache')!r})(src=None, metadata={{'name': 'k'}}, "
+            f"metadata_group={group!r}, times=None, cache_hit=False)")
+    first = _loaded_after(code, tmp_path)
+    assert {"numpy", "z3", "verilayout.audit.ptx", "verilayout.audit.ttgir"} <= set(first)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 2
+    assert _loaded_after(code, tmp_path) == ["verilayout.audit.paths"]

@@ -9,14 +9,19 @@ TTGIR and the PTX beside it) and reports each finding at or above ``fail_on`` as
 A listener installed before is still called first; ``uninstall()`` puts it back. No private
 function of Triton is patched.
 
-What it costs: importing this module imports no part of the audit (nor numpy, z3); the audit's
-modules load at the first kernel. Results are kept in the audit's content cache (``cache=``: the
-CLI's default folder, ``$XDG_CACHE_HOME/verilayout/audit``), so a kernel audited in an earlier run
-(same files at the same paths, same verilayout) is not audited again. With ``background=True``
-the audits run in one worker process, off the compile's critical path; their findings are held
-until :func:`flush`, which waits for them and warns or raises as the compile would have (a
-``conftest.py`` calls it after each test, so a finding fails the test that compiled the kernel;
-see :func:`install`). A worker that dies is a finding for each kernel it had not answered.
+What it costs: importing this module imports no part of the audit (nor numpy, z3); ``install()``
+loads only the audit's option and cache helpers; the audit's modules (numpy, z3 with them) load at
+the first kernel that is not answered from the cache, in the process that audits it. Results are
+kept in the audit's content cache (``cache=``: the CLI's default folder,
+``$XDG_CACHE_HOME/verilayout/audit``), so a kernel audited in an earlier run (same files at the
+same paths, same verilayout) is not audited again. With ``background=True`` the audits run in one
+worker process, off the compile's critical path: the compiling process sends the kernel's file
+paths down a pipe and goes on; the findings are held until :func:`flush`, which waits for them and
+warns or raises as the compile would have (a ``conftest.py`` calls it after each test, so a finding
+fails the test that compiled the kernel; see :func:`install`). A worker that dies is a finding for
+each kernel it had not answered. The worker does the same audits (and its own start), so it saves
+the compile's time where a core is free, not CPU time; ``benchmarks/triton_hook.py`` prints both,
+for the whole run and for the compile's critical path, against compiling without the hook.
 
 Law: the findings reported for a compiled kernel are those ``verilayout audit`` reports for the
 files Triton kept for it; a kernel is audited once per process (its cache files are content-keyed).
@@ -134,15 +139,16 @@ def _kernel_files(metadata_group: dict) -> list[str]:
                   if isinstance(p, str) and name.endswith((".ttgir", ".ptx")))
 
 
-def audit_files(files: tuple[str, ...] | list[str], cache_dir: str | None) -> Any:
+def audit_files(files: tuple[str, ...] | list[str], cache_dir: str | None, timeout: float | None = None) -> Any:
     """The audit report of one kernel's files (``verilayout audit FILES``), answered from the
-    content cache in ``cache_dir`` where it holds them (``None``: no cache).
+    content cache in ``cache_dir`` where it holds them (``None``: no cache); ``timeout``: seconds
+    per file (``verilayout audit --timeout``: a file past it is one ``time-limit`` error, unknown).
 
     >>> audit_files([], None).files
     ()
     """
     from verilayout.audit.paths import audit_paths  # deferred: start-up time (the audit loads at the first kernel)
-    return audit_paths(list(files), cache_dir=cache_dir)
+    return audit_paths(list(files), cache_dir=cache_dir, timeout=timeout)
 
 
 def cache_folder(cache: bool | str) -> str | None:
@@ -225,7 +231,7 @@ def _empty_report() -> Any:
 
 
 def serve(inp: Any = None, out: Any = None) -> None:
-    """The worker's loop: read ``(id, files, cache_dir)`` jobs (pickled) from ``inp`` (standard
+    """The worker's loop: read ``(id, files, cache_dir, timeout)`` jobs (pickled) from ``inp`` (standard
     input), answer ``(id, report, failure)`` on ``out`` (the original standard output; anything
     the audit prints goes to standard error) until ``inp`` ends."""
     if out is None:
@@ -234,11 +240,11 @@ def serve(inp: Any = None, out: Any = None) -> None:
     inp = inp if inp is not None else sys.stdin.buffer
     while True:
         try:
-            ident, files, cache_dir = pickle.load(inp)
+            ident, files, cache_dir, timeout = pickle.load(inp)
         except EOFError:
             return
         try:
-            msg = (ident, audit_files(files, cache_dir), "")
+            msg = (ident, audit_files(files, cache_dir, timeout), "")
         except BaseException as e:          # the job fails, the worker goes on
             msg = (ident, None, f"{type(e).__name__}: {e}")
         pickle.dump(msg, out)
@@ -250,8 +256,9 @@ class Background:
     kernel): jobs go to it on a pipe, a reader thread collects the answers; :meth:`wait` returns
     every audit finished since the last call, after waiting for those still running."""
 
-    def __init__(self, cache_dir: str | None) -> None:
+    def __init__(self, cache_dir: str | None, timeout: float | None = None) -> None:
         self.cache_dir = cache_dir
+        self.timeout = timeout
         self.cond = threading.Condition()
         self.write_lock = threading.Lock()
         self.pending: dict[int, tuple[str, Any]] = {}
@@ -278,7 +285,7 @@ class Background:
             proc = self.proc
         try:
             with self.write_lock:           # one job at a time on the pipe (not under cond: the
-                pickle.dump((ident, tuple(files), self.cache_dir), proc.stdin)   # reader needs it)
+                pickle.dump((ident, tuple(files), self.cache_dir, self.timeout), proc.stdin)   # reader needs it)
                 proc.stdin.flush()
         except (BrokenPipeError, OSError):
             self._fail_pending(proc)
@@ -330,11 +337,12 @@ class Background:
 
 
 def make_listener(strict: bool = False, fail_on: str = "warning", previous: Callable | None = None,
-                  cache_dir: str | None = None, background: bool = False) -> Callable[..., None]:
+                  cache_dir: str | None = None, background: bool = False,
+                  timeout: float | None = None) -> Callable[..., None]:
     """A Triton compilation listener auditing each compiled kernel (see the module docstring);
     with ``background``, its ``flush()`` reports the audits the worker finished."""
     seen: set[tuple[str, ...]] = set()
-    worker = Background(cache_dir) if background else None
+    worker = Background(cache_dir, timeout) if background else None
 
     def listener(*, src: Any, metadata: dict, metadata_group: dict, times: Any, cache_hit: bool) -> None:
         if previous is not None:
@@ -368,8 +376,42 @@ def make_listener(strict: bool = False, fail_on: str = "warning", previous: Call
     return listener
 
 
+def require_options(strict: object, fail_on: object, cache: object, background: object,
+                    timeout: object) -> float | None:
+    """Check :func:`install`'s options, each bad one a one-line :class:`LayoutError` naming it;
+    returns ``timeout`` as seconds. A timeout needs ``background``: the audit of a file past it is
+    a forked process killed (``verilayout audit --timeout``), and forking the compiling process
+    (its threads, a GPU context) is not safe, forking the one-threaded worker is.
+
+    >>> require_options(False, "warning", True, True, 30)
+    30.0
+    >>> require_options(False, "warning", True, False, 30)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: verilayout.triton.install: timeout=30 needs background=True (only the worker forks)
+    """
+    from verilayout.audit.formats import require_fail_on  # deferred: start-up time
+    require_fail_on(fail_on, "verilayout.triton.install")
+    for name, value in (("strict", strict), ("background", background)):
+        if not isinstance(value, bool):
+            raise LayoutError(f"verilayout.triton.install: {name}={value!r}: expected True or False")
+    if not isinstance(cache, (bool, str)):
+        raise LayoutError(f"verilayout.triton.install: cache={cache!r}: expected True, False or a folder")
+    if timeout is None:
+        return None
+    from verilayout.audit.paths import require_timeout  # deferred: start-up time (only with a timeout)
+    try:
+        seconds = require_timeout(timeout)
+    except LayoutError as e:
+        raise LayoutError(f"verilayout.triton.install: {str(e).removeprefix('audit ')}") from None
+    if not background:
+        raise LayoutError(f"verilayout.triton.install: timeout={timeout!r} needs background=True (only the "
+                          "worker forks)")
+    return seconds
+
+
 def install(strict: bool = False, fail_on: str = "warning", *, cache: bool | str = True,
-            background: bool = False) -> Callable[..., None]:
+            background: bool = False, timeout: float | None = None) -> Callable[..., None]:
     """Audit every kernel Triton compiles from now on in this process: findings at or above
     ``fail_on`` (the one vocabulary of ``verilayout audit --fail-on`` and ``assert_kernel_clean``:
     ``"error"``, ``"warning"``, ``"note"`` or ``"never"``) are warnings, or raise
@@ -383,7 +425,10 @@ def install(strict: bool = False, fail_on: str = "warning", *, cache: bool | str
     :func:`flush`, which waits for the audits still running. Law: ``flush()`` after a compile
     reports exactly what the compile reports without ``background``; a kernel the worker could
     not audit is a finding whatever ``fail_on``; findings never flushed are printed on stderr at
-    exit.
+    exit. ``timeout`` (seconds of wall time per kernel file, with ``background`` only): a file
+    whose audit runs past it is killed and is one ``time-limit`` check, status ``unknown``,
+    severity ``error`` (a finding at any ``fail_on`` but ``"never"``, never a pass; not cached),
+    as ``verilayout audit --timeout`` reports it; the worker goes on with the next file.
 
         # conftest.py
         import verilayout.triton
@@ -398,13 +443,7 @@ def install(strict: bool = False, fail_on: str = "warning", *, cache: bool | str
         def pytest_runtest_call(item):
             verilayout.triton.flush()
     """
-    from verilayout.audit.formats import require_fail_on  # deferred: start-up time
-    require_fail_on(fail_on, "verilayout.triton.install")
-    for name, value in (("strict", strict), ("background", background)):
-        if not isinstance(value, bool):
-            raise LayoutError(f"verilayout.triton.install: {name}={value!r}: expected True or False")
-    if not isinstance(cache, (bool, str)):
-        raise LayoutError(f"verilayout.triton.install: cache={cache!r}: expected True, False or a folder")
+    seconds = require_options(strict, fail_on, cache, background, timeout)
     try:
         from triton import knobs  # deferred: Triton is optional (installed where kernels are compiled)
     except ImportError:
@@ -413,7 +452,7 @@ def install(strict: bool = False, fail_on: str = "warning", *, cache: bool | str
     current = knobs.compilation.listener
     if getattr(current, "verilayout", False):
         current = current.previous
-    knobs.compilation.listener = make_listener(strict, fail_on, current, cache_folder(cache), background)
+    knobs.compilation.listener = make_listener(strict, fail_on, current, cache_folder(cache), background, seconds)
     return knobs.compilation.listener
 
 
@@ -437,8 +476,9 @@ def flush() -> list[str]:
 
 
 def uninstall() -> None:
-    """Remove the listener :func:`install` set, putting back the one it found (a background
-    worker is ended after its running audits; their findings are still reported by its exit)."""
+    """Remove the listener :func:`install` set, putting back the one it found. A background worker
+    finishes the audits it was sent; their findings, which :func:`flush` no longer reaches, are
+    printed on stderr at exit, when the worker ends."""
     from triton import knobs  # deferred: Triton is optional
     current = knobs.compilation.listener
     if getattr(current, "verilayout", False):

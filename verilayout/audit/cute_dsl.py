@@ -75,7 +75,7 @@ A wgmma no plan covers is ``unchecked`` with the reason. ``audit_pair(mlir, ptx)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -92,9 +92,10 @@ from verilayout.dtypes import ptx_bits
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_mlir import (CoordTensor, CuteModule, Memref, TiledMma, TmaAtom, TmaBox, interpret,
                                             parse_cute_mlir)
+from verilayout.frontends.cute_text import parse_cute
 from verilayout.frontends.ptx import decode_operand, parse_ptx, split_operands
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Sym, Vec
-from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, symbol_names
+from verilayout.prove.ptx_values import SMEM, TID, PtxValues, constant, fit, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
@@ -119,6 +120,14 @@ _REPEAT = {0: 1, 1: 64, 2: 32, 3: 16}
 _REPEAT_SM100 = {0: 1, 1: 64, 2: 64, 4: 32, 6: 16}
 _SMEM_BASES = np.arange(0, SM90_SMEM_BYTES + 1, SMEM_ALIGNMENT, dtype=np.uint64)   # every aligned base
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
+#: ``%cluster_ctarank`` as the evaluator names it (a special register: one free symbol)
+RANK = z3.BitVec("v%cluster_ctarank", 32)
+#: how a CTA's own shared-memory address read through the cluster window is modelled (an inference, named
+#: with each proof resting on it)
+CLUSTER_WINDOW = ("inference: the CTA's own shared::cta address converted to the shared::cluster window (cvta.shared, "
+                  "then cvta.to.shared::cluster) names the same byte of this CTA, and an offset added to it stays in "
+                  "this CTA's shared memory (PTX ISA, state spaces: the .shared::cta window lies inside the "
+                  ".shared::cluster window, where its addresses name the executing CTA's own shared memory)")
 ASSUMPTIONS = ("the dynamic shared-memory base is 1024-byte aligned and every constant offset the function adds "
                "to it, and every buffer the MLIR places, stays inside the 227 KB of a CTA",
                "loop-carried registers obey the bounds proved by induction over their definitions, else are free",
@@ -371,6 +380,10 @@ class _Ctx:
     max_off: int
     #: the PTX's ``.target`` (``sm_100a``)
     target: str = ""
+    #: the thread-block cluster the MLIR launches the kernel with (``exact_cluster_dim``), None where unstated
+    cluster: tuple[int, int, int] | None = None
+    #: per loop counter, the bound ``B`` of the last trip-count premise found (:func:`_counter_premise`)
+    bounds: dict = field(default_factory=dict, compare=False)
 
     @property
     def text(self) -> str:
@@ -384,9 +397,19 @@ class _Ctx:
         return _SMEM_BASES[_SMEM_BASES <= SM90_SMEM_BYTES - self.max_off]
 
     def assume(self, *exprs: z3.ExprRef) -> tuple[z3.BoolRef, list[str]]:
-        laws = self.ev.laws(*exprs)
+        laws = self.ev.laws(*exprs) + self.rank_law(*exprs)
         base = z3.And(z3.URem(SMEM, SMEM_ALIGNMENT) == 0, z3.ULE(SMEM, SM90_SMEM_BYTES - self.max_off))
         return z3.And(base, *[lw for lw, _ in laws]), [self.text] + [t for _, t in laws]
+
+    def rank_law(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
+        """``%cluster_ctarank < x y z`` where ``exprs`` read it and the MLIR states the cluster ``(x, y, z)``
+        (PTX ISA, special registers: ``%cluster_ctarank`` is in ``[0, %cluster_nctarank)``)."""
+        if self.cluster is None or str(RANK) not in symbol_names(*exprs):
+            return []
+        n = self.cluster[0] * self.cluster[1] * self.cluster[2]
+        return [(z3.ULT(RANK, n), f"%cluster_ctarank < {n}: the MLIR launches the kernel on clusters of "
+                 f"{'x'.join(map(str, self.cluster))} CTAs (exact_cluster_dim; PTX ISA: %cluster_ctarank is in "
+                 "[0, %cluster_nctarank))")]
 
     def constant(self, e: z3.BitVecRef) -> tuple[int | None, list[str]]:
         vals = values_at(e, str(SMEM), self.bases)
@@ -735,7 +758,7 @@ def _context(ptx: PtxModule, func: str, plans: list[MmaPlan], mod: CuteModule | 
                    nonneg_params=shape_params(mod, ptx, func) if mod is not None else None)
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
     return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
-                ptx.target or "")
+                ptx.target or "", mod.cluster_dim() if mod is not None else None)
 
 
 def _tc05_group_checks(ctx: _Ctx, group: list[Instr], plans: list[MmaPlan], cache: dict) -> list[Check]:
@@ -863,10 +886,41 @@ class TmaPlan:
     #: whether the box, written as TMA writes it, puts every element of the stage's tile where the
     #: memref does (:func:`box_placement`), and the first element where it does not (None: not compared)
     placement: tuple[bool, str] | None = None
+    #: the ``multicast_layout`` of the ``cute.copy`` that issues the partition's copies ("" without one)
+    mcast: str = ""
+    #: the CTAs one copy of that ``cute.copy``'s atom serves together (``num_cta = 2``: a CTA pair, sm_100)
+    num_cta: int = 1
 
     def starts(self) -> list[int]:
         """Byte offsets (from the shared-memory base) of every box of every stage."""
         return [self.origin + st + j * self.box_bytes for st in self.stages for j in range(self.boxes)]
+
+    def groups(self, ctas: int) -> list[tuple[int, int, int]]:
+        """Per ``%cluster_ctarank`` below ``ctas``, its multicast group (:func:`multicast_group`); each CTA
+        alone where the copy has no ``multicast_layout`` or it does not cover ``ctas`` CTAs."""
+        lay = parse_cute(self.mcast) if self.mcast else None
+        if lay is None or _size(lay.shape) != ctas:
+            return [(1, 0, 1 << r) for r in range(ctas)]
+        return [multicast_group(lay, r) for r in range(ctas)]
+
+
+def multicast_group(lay: Layout, rank: int) -> tuple[int, int, int]:
+    """``(g, i, mask)`` of the CTA of cluster rank ``rank`` under a copy's ``multicast_layout`` ``lay`` (over
+    the cluster's shape): the CTAs ``lay`` maps to the value it maps ``rank`` to share one box; ``g`` of them,
+    this CTA the ``i``-th (by rank), ``mask`` their ranks' bits (the ``.multicast::cluster`` ctaMask).
+
+    Law: a rank is the cluster coordinate, x fastest (CUTLASS's collectives read the CTA's coordinate as
+    ``make_layout(ClusterShape{}).get_flat_coord(block_rank_in_cluster())``, ``sm90_mma_tma_gmma_ss_warpspecialized.hpp``),
+    and a CuTe layout evaluated at an integer reads it the same way (colexicographic), so ``lay(rank)`` is the
+    layout at the CTA's coordinate; modes of stride 0 are the CTAs that share a tile (the A tile across the
+    cluster's N, the B tile across its M).
+
+    >>> multicast_group(Layout((2, 1), (0, 1)), 1), multicast_group(Layout((2, 1), (1, 0)), 1)
+    ((2, 1, 3), (1, 0, 2))
+    """
+    n = _size(lay.shape)
+    same = [r for r in range(n) if int(lay(r)) == int(lay(rank))]
+    return len(same), same.index(rank), sum(1 << r for r in same)
 
 
 def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
@@ -898,9 +952,45 @@ def tma_plans(mod: CuteModule) -> tuple[list[TmaPlan], list[str]]:
         box = atom.copy_bits // 8
         grid, why = _partition_box(mod, op, atom, mem)
         placed = _placement(op, grid) if grid is not None else None
+        mcast, num_cta = _copy_facts(mod, op)
         plans.append(TmaPlan("store" if "store" in atom.kind else "load", op.line, found[1], stages, box,
-                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed))
+                             max(1, tile // box), found[2], grid, why, mem.elem_bits, placed, mcast, num_cta))
     return plans, skipped
+
+
+def _copy_of(mod: CuteModule, part: Any) -> Any:
+    """The ``cute.copy`` that issues a ``tma_partition``'s copies: the first after it whose TMA atom is made
+    (``cute_nvgpu.atom.make_exec_tma``, through ``set_value``) from the partition's atom; None without one."""
+    for op in mod.ops:
+        if op.name != "cute.copy" or op.line <= part.line or not op.operands:
+            continue
+        value, before = op.operands[0], op.line
+        for _ in range(4):
+            src = mod.producer(value, before)
+            if src is None or not src.operands or src.name not in ("cute_nvgpu.atom.set_value",
+                                                                    "cute_nvgpu.atom.make_exec_tma"):
+                break
+            if src.name == "cute_nvgpu.atom.make_exec_tma":
+                if src.operands[0] == part.operands[0]:
+                    return op
+                break
+            value, before = src.operands[0], src.line
+    return None
+
+
+def _copy_facts(mod: CuteModule, part: Any) -> tuple[str, int]:
+    """The ``multicast_layout`` (``#cute.layout<"(2,1):(0,1)">``: its text, "" without one) and the atom's
+    ``num_cta`` (1 without one) of the ``cute.copy`` issuing ``part``'s copies."""
+    op = _copy_of(mod, part)
+    if op is None:
+        return "", 1
+    # ``use_2cta``: the layout names the CTA pair, whose halves the (per-CTA) atom already copies: no slicing
+    mcast = op.layout_attr("multicast_layout") or "" if not op.has_word_attr("use_2cta") else ""
+    src = mod.producer(op.operands[0], op.line)          # the DSL reuses SSA names: the atom's own op types it
+    types = [interpret(t) for t in (src.operand_types[:1] + src.result_types[:1] if src is not None else ())]
+    atom = next((t for t in types if isinstance(t, TmaAtom)), None)
+    n = dict(atom.params).get("num_cta", "1") if atom is not None else "1"
+    return mcast, int(n) if n.isdigit() and int(n) > 0 else 1
 
 
 def _unsliced(mod: CuteModule, op: Any, mem: Memref) -> tuple[str, Memref]:
@@ -1001,6 +1091,51 @@ def _partition_box(mod: CuteModule, op: Any, atom: TmaAtom, mem: Memref) -> tupl
     return box, ""
 
 
+def _one_def(ev: PtxValues, sym: str, head: tuple[str, ...]) -> Instr | None:
+    """The one definition of the register behind free symbol ``sym`` (``v%rd17``) when its opcode starts
+    with ``head``, else None."""
+    ds = ev.defs.get(sym[1:], []) if sym.startswith("v%") and "@" not in sym else []
+    return ds[0] if len(ds) == 1 and ds[0].parts[:len(head)] == head and len(ds[0].args) >= 2 else None
+
+
+def own_cta(ev: PtxValues, e: z3.BitVecRef) -> tuple[z3.BitVecRef, list[str]]:
+    """``e`` with two kinds of free symbol replaced by the values they are, and the texts of what that rests on.
+
+    Law: (1) ``shfl.sync.idx`` from a constant lane of a value that reads only CTA-uniform special registers
+    (``%cluster_ctarank``, ``%ctaid.*``, ...) is that value: every lane of the CTA holds the same one (PTX
+    ISA, special registers; ``shfl.sync`` reads the source lane's copy). (2) A CTA's own shared address
+    ``a`` converted ``cvta.shared`` then ``cvta.to.shared::cluster`` is read as ``a`` (:data:`CLUSTER_WINDOW`,
+    an inference). Other symbols are kept.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, global_smem;\\ncvt.u64.u32 %rd1, %r1;\\n"
+    ...   "cvta.shared.u64 %rd2, %rd1;\\ncvta.to.shared::cluster.u64 %rd3, %rd2;\\n}")
+    >>> ev = PtxValues(m, "f"); e, why = own_cta(ev, ev.reg("%rd3") + 16)
+    >>> z3.simplify(e - fit(SMEM, 64)).as_long(), why[0].startswith("inference")
+    (16, True)
+    """
+    subs, texts = [], []
+    for sym in sorted(symbol_names(e)):
+        d = _one_def(ev, sym, ("shfl", "sync", "idx"))
+        if d is not None and len(d.args) == 5 and isinstance(d.args[1], Reg):
+            v = ev.reg(d.args[1].name, at=d)
+            if symbol_names(v) and all(n.startswith(_UNIFORM) for n in symbol_names(v)):
+                subs.append((z3.BitVec(sym, v.size()), v))
+            continue
+        d = _one_def(ev, sym, ("cvta", "to", "shared::cluster"))
+        g = _one_def(ev, "v" + d.args[1].name, ("cvta", "shared")) if d is not None and isinstance(d.args[1], Reg) else None
+        v = ev.operand(g.args[1], 64, at=g) if g is not None else None
+        if v is not None and str(SMEM) in symbol_names(v):
+            subs.append((z3.BitVec(sym, 64), v))
+            texts.append(f"{CLUSTER_WINDOW} (PTX lines {g.line}, {d.line})")
+    return (z3.substitute(e, *subs) if subs else e), texts
+
+
+#: the evaluator's symbols of special registers with one value in a whole CTA
+_UNIFORM = ("v%cluster_ctarank", "v%ctaid.", "v%nctaid.", "v%clusterid.", "v%cluster_ctaid.", "v%nclusterid.",
+            "v%cluster_nctaid.", "v%cluster_nctarank")
+
+
 def _tma_smem_address(ev: PtxValues, ins: Instr) -> z3.BitVecRef | None:
     """The shared-memory address a ``cp.async.bulk.tensor`` writes (a load: its first operand) or
     reads (a store: its second), 32 bits; None where the evaluator cannot read it."""
@@ -1034,43 +1169,131 @@ def _guarded(ctx: _Ctx, ins: Instr, assume: z3.BoolRef, texts: list[str]) -> tup
 
 def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
-    MLIR partitions with a TMA atom of its direction (load or store); the plan proved goes to
-    ``matched[id(ins)]``."""
-    kind = "load" if next((k for k, p in enumerate(ins.parts) if p.startswith("shared")), 99) < \
-        next((k for k, p in enumerate(ins.parts) if p == "global"), 99) else "store"
+    MLIR partitions with a TMA atom of its direction (load or store), a multicast load's the start of its
+    CTA's slice of one (:func:`_start_claim`); the plan proved goes to ``matched[id(ins)]``."""
+    kind = _tma_kind(ins)
     mine = [p for p in plans if p.kind == kind]
 
     def check(status, severity, msg, data):
-        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", status, severity, msg,
+        return Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", status, severity, f"TMA {kind}: {msg}",
                      dict(data, source="ptx", plan="cute-dsl mlir"))
     if not mine:
-        return check("unchecked", None, f"TMA {kind}: no TMA {kind} atom of the MLIR with a stated buffer",
-                     {"reason": "no plan"})
+        return check("unchecked", None, f"no TMA {kind} atom of the MLIR with a stated buffer", {"reason": "no plan"})
     e = _tma_smem_address(ctx.ev, ins)
     if e is None:
-        return check("unknown", "note", f"TMA {kind}: its shared-memory address is not a register the evaluator reads", {})
-    assume, texts = _guarded(ctx, ins, *ctx.assume(e))
-    for p in mine:
-        claim = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for x in p.starts()])
+        return check("unknown", "note", "its shared-memory address is not a register the evaluator reads", {})
+    e, window = own_cta(ctx.ev, e)
+    assume, texts = _guarded(ctx, ins, *ctx.assume(e, *([RANK] if any(_multicast(ctx, p) for p in mine) else [])))
+    texts = texts + window
+    claims = [(p, _start_claim(ctx, e, p)) for p in mine]
+    for p, claim in claims:
         if ctx.ev.prover.proves(claim, assume):
             if matched is not None:
                 matched[id(ins)] = p
-            return check("proved", None, f"TMA {kind}: its shared address is the start of a {p.box_bytes}-byte box of "
-                         f"a stage of the buffer {p.origin} bytes into shared memory (MLIR line {p.line}: "
-                         f"{len(p.stages)} stage(s), {p.boxes} box(es) each)"
-                         + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""), {"mlir_line": p.line, "assumptions": texts})
-    every = z3.Or([e == SMEM + z3.BitVecVal(x, 32) for p in mine for x in p.starts()])
+            return check("proved", None, _box_text(ctx, p), {"mlir_line": p.line, "assumptions": texts})
+    every = z3.Or([c for _p, c in claims])
     if ctx.ev.prover.proves(z3.Not(every), assume) and any(p.inferred for p in mine):
-        return check("unknown", "note", f"TMA {kind}: its shared address is the start of no box of a buffer at the "
-                     f"offsets inferred for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)",
-                     {"assumptions": texts})
+        return check("unknown", "note", f"its shared address is the start of no box of a buffer at the offsets inferred "
+                     f"for the MLIR's allocations ({PLACEMENT_INFERENCE}; never an error)", {"assumptions": texts})
     if ctx.ev.prover.proves(z3.Not(every), assume):
-        return check("counterexample", "error", f"TMA {kind}: its shared address is the start of no box of any stage "
-                     f"of the {len(mine)} buffer(s) the MLIR copies with a TMA {kind} "
-                     f"({', '.join(f'{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}' for p in mine)})",
-                     {"assumptions": texts})
-    return check("unknown", "note", f"TMA {kind}: its shared address is not proved to start a box of a stage of a "
-                 "buffer the MLIR copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+        return check("counterexample", "error", f"its shared address is the start of no box of any stage of the "
+                     f"{len(mine)} buffer(s) the MLIR copies with a TMA {kind} ("
+                     + ", ".join(f"{p.origin} + stage x {p.stages[1] - p.stages[0] if len(p.stages) > 1 else 0}"
+                                 for p in mine) + ")", {"assumptions": texts})
+    for p, claim in claims:
+        premise = _counter_premise(ctx, claim, assume)
+        if premise is not None:
+            if matched is not None:
+                matched[id(ins)] = p
+            return check("proved", None, _box_text(ctx, p) + f", under the {premise[1]}",
+                         {"mlir_line": p.line, "assumptions": texts + [premise[1]], "premise": premise[1]})
+    return check("unknown", "note", "its shared address is not proved to start a box of a stage of a buffer the MLIR "
+                 "copies (it does for some values of the symbols on its path)", {"assumptions": texts})
+
+
+def _ctas(ctx: _Ctx) -> int:
+    """The CTAs of the cluster the MLIR launches (1 where it states none)."""
+    return ctx.cluster[0] * ctx.cluster[1] * ctx.cluster[2] if ctx.cluster else 1
+
+
+def _multicast(ctx: _Ctx, p: TmaPlan) -> list[tuple[int, int, int]]:
+    """Per cluster rank, the multicast group of ``p``'s load (:meth:`TmaPlan.groups`); [] where every CTA
+    loads its whole box alone (a store, no ``multicast_layout``, or groups of one)."""
+    groups = p.groups(_ctas(ctx)) if p.kind == "load" else []
+    return groups if any(g > 1 for g, _i, _m in groups) else []
+
+
+def _start_claim(ctx: _Ctx, e: z3.BitVecRef, p: TmaPlan) -> z3.BoolRef:
+    """``e`` is the start of a box of a stage of ``p``'s buffer; for a multicast load, of the CTA's slice of
+    one: ``i x box / g`` bytes further for the CTA's place ``i`` among the ``g`` CTAs of its group (per
+    ``%cluster_ctarank``). Law: the CTAs of a multicast group each load ``1/g`` of the box, the ``i``-th the
+    ``i``-th contiguous part, and write it at the same CTA-relative offset in every CTA of the ctaMask (PTX
+    ISA, cp.async.bulk.tensor: ``.multicast::cluster``), so together they write the whole box in each."""
+    def at(extra: int) -> z3.BoolRef:
+        return z3.Or([e == SMEM + z3.BitVecVal(x + extra, 32) for x in p.starts()])
+    groups = _multicast(ctx, p)
+    if not groups:
+        return at(0)
+    return z3.And([z3.Implies(RANK == r, at(i * p.box_bytes // g)) for r, (g, i, _m) in enumerate(groups)])
+
+
+def _box_text(ctx: _Ctx, p: TmaPlan) -> str:
+    """What a proved ``tma-smem-box`` says of plan ``p``."""
+    groups = _multicast(ctx, p)
+    slice_ = (f" (for a CTA of cluster rank r, its slice i of the g = {groups[0][0]} its multicast group shares: "
+              f"i x {p.box_bytes // groups[0][0]} bytes further; the copy's multicast_layout {p.mcast})" if groups else "")
+    return (f"its shared address is the start of a {p.box_bytes}-byte box{slice_} of a stage of the buffer {p.origin} "
+            f"bytes into shared memory (MLIR line {p.line}: {len(p.stages)} stage(s), {p.boxes} box(es) each)"
+            + (f"; {PLACEMENT_INFERENCE}" if p.inferred else ""))
+
+
+def _below(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef, x: z3.BitVecRef, bits: int) -> bool:
+    """``claim`` is proved under ``assume`` and ``x < 2^bits`` (unsigned)."""
+    return ctx.ev.prover.proves(claim, z3.And(assume, z3.ULT(x, z3.BitVecVal(1 << bits, x.size()))))
+
+
+#: the narrowest trip-count premise :func:`_counter_premise` states: a counter below 2^24 (a persistent CTA's
+#: tiles: 2^24 tiles of 128 x 128 f16 are 512 GiB of output, past any GPU's memory); a claim that holds
+#: only for a narrower count is left ``unknown`` (a kernel wrong after a few thousand tiles is not proved)
+MIN_COUNT_BITS = 24
+
+
+def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[z3.BoolRef, str] | None:
+    """The weakest premise ``x < 2^B`` (``B`` at most 31, at least :data:`MIN_COUNT_BITS`) on one loop
+    counter ``x`` of ``claim`` (``PtxValues.counter``: a start below 2^16, a constant step) under which
+    ``claim`` is proved, with its text; None where there is none.
+
+    Law: a counter that starts at ``s`` and adds ``c`` per iteration is below ``2^B`` while its loop has run
+    fewer than ``(2^B - s) / c`` times. The PTX states no such bound where the loop exits on a value it
+    loads (a persistent tile scheduler's ``is_valid`` flag in shared memory), so this is a premise, never
+    inferred: the text names the register, its lines and the bound, and says the claim is not proved at the
+    next power of two (the int32 arithmetic on the counter wraps there: the DSL computes a stage as
+    ``(k t + j) rem n`` in ``i32``, MLIR ``arith.muli`` then ``arith.remsi``).
+    """
+    for sym in sorted(symbol_names(claim) - {str(SMEM), str(TID)}):
+        got = ctx.ev.counter(sym)
+        if got is None:
+            continue
+        x, name, lines, step = got
+        lo, hi = MIN_COUNT_BITS, min(31, x.size() - 1)
+        last = ctx.bounds.get(sym)
+        if last is not None and _below(ctx, claim, assume, x, last):   # the same counter's other copies: 1-2 proofs
+            lo = last
+            if last < hi and not _below(ctx, claim, assume, x, last + 1):
+                hi = last
+        elif not _below(ctx, claim, assume, x, lo):
+            continue
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if _below(ctx, claim, assume, x, mid) else (lo, mid - 1)
+        ctx.bounds[sym] = lo
+        law = z3.ULT(x, z3.BitVecVal(1 << lo, x.size()))
+        text = (f"premise (the PTX states no bound): the loop counter {name} (PTX lines {', '.join(map(str, lines))}: "
+                f"+{step} per iteration) stays below 2^{lo}, i.e. its loop runs fewer than 2^{lo}/{step} times"
+                + (f" (at 2^{lo + 1} it is not proved: the int32 arithmetic on the counter can wrap there)"
+                   if lo < min(31, x.size() - 1) else ""))
+        return law, text
+    return None
 
 
 def _tma_kind(ins: Instr) -> str:
@@ -1091,9 +1314,11 @@ def _tma_coords(ins: Instr) -> tuple[int, list]:
     return rank, []
 
 
-def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str, str]:
-    """Whether each coordinate is a multiple of the MLIR's grid step along its dim (the box extent
-    where the partition states no step: an assumption, refuted only ``unknown``)."""
+def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox,
+                  shift: dict[int, z3.BitVecRef] | None = None) -> tuple[str, str]:
+    """Whether each coordinate, less its ``shift`` (a multicast slice's offset along its dim), is a multiple
+    of the MLIR's grid step along its dim (the box extent where the partition states no step: an
+    assumption, refuted only ``unknown``)."""
     worst, notes = "proved", []
     for d, (c, g, b) in enumerate(zip(coords, box.grid, box.box)):
         step, stated = (g, True) if g else (b, False)
@@ -1102,11 +1327,17 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str
             if e is None:
                 worst, notes = "unknown", notes + [f"coordinate {d} is not read"]
             continue
-        claim = z3.URem(e, step) == 0
+        e = own_cta(ctx.ev, e)[0] - (shift or {}).get(d, 0)
+        # a TMA coordinate is a signed 32-bit int; for a power-of-two step the unsigned remainder is the same test
+        claim = (z3.URem(e, step) if step & (step - 1) == 0 else z3.SRem(e, step)) == 0
         assume, _t = ctx.assume(e)
         # induction over one loop counter only (several: alignment laws, far too slow for a grid claim)
         one = len(set(symbol_names(e)) - {str(SMEM), str(TID)}) == 1
         if ctx.ev.prover.proves(claim, assume) or (one and ctx.ev.by_induction(claim, assume)):
+            continue
+        fits = _no_overflow(e)
+        if fits is not None and ctx.ev.prover.proves(claim, z3.And(assume, fits[0])):
+            notes.append(f"coordinate {d} under the premise {fits[1]}")
             continue
         if stated and (ctx.ev.prover.proves(z3.Not(claim), assume) or (one and ctx.ev.by_induction(z3.Not(claim), assume))):
             return "counterexample", f"coordinate {d} is never a multiple of {step}, the MLIR's box grid along it"
@@ -1114,6 +1345,65 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox) -> tuple[str
         notes.append(f"coordinate {d} is not proved a multiple of {step}" + ("" if stated else " (the box extent: the "
                                                                                       "partition states no step)"))
     return worst, "; ".join(notes)
+
+
+def _no_overflow(e: z3.BitVecRef) -> tuple[z3.BoolRef, str] | None:
+    """The premise that every product by a constant inside coordinate ``e`` fits a signed 32-bit integer, with
+    its text; None where ``e`` has none. Law: TMA coordinates are ``.s32`` (PTX ISA, cp.async.bulk.tensor), so
+    a tile coordinate ``x c`` past 2^31 is no coordinate of the tile the kernel means; the PTX does not
+    bound ``x`` (a tile index from the scheduler), so this is a premise, stated, never inferred."""
+    found, seen, todo = [], set(), [e]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_app_of(t, z3.Z3_OP_BMUL) and t.num_args() == 2:
+            consts = [a for a in t.children() if z3.is_bv_value(a)]
+            if len(consts) == 1:
+                found.append((t.arg(0), t.arg(1), consts[0].as_long()))
+        todo.extend(t.children())
+    if not found:
+        return None
+    law = z3.And([z3.And(z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b)) for a, b, _c in found])
+    return law, (f"(the PTX states no bound) that its int32 product{'s' if len(found) > 1 else ''} by "
+                 f"{', '.join(str(c) for *_x, c in found)} do{'' if len(found) > 1 else 'es'} not overflow (TMA "
+                 "coordinates are signed 32-bit: PTX ISA, cp.async.bulk.tensor)")
+
+
+def _slice_shift(ctx: _Ctx, p: TmaPlan) -> tuple[dict[int, z3.BitVecRef], str]:
+    """A multicast load's coordinate offset: its CTA's slice ``i`` of ``g`` starts ``i x box[d] / g`` along ``d``,
+    the box's outermost dim of extent above 1 (the box's contiguous ``1/g`` parts, in the order TMA writes
+    it: coordinate 0 innermost); ({}, "") without multicast or where ``g`` does not divide that extent."""
+    groups = _multicast(ctx, p)
+    dims = [d for d, b in enumerate(p.grid.box) if b > 1]
+    if not groups or not dims or p.grid.box[dims[-1]] % groups[0][0]:
+        return {}, ""
+    d, g = dims[-1], groups[0][0]
+    idx = sum(z3.If(RANK == r, z3.BitVecVal(i, 32), z3.BitVecVal(0, 32)) for r, (_g, i, _m) in enumerate(groups))
+    return {d: idx * (p.grid.box[d] // g)}, f"coordinate {d} less i x {p.grid.box[d] // g} (its slice i of {g})"
+
+
+def _mask_claim(ctx: _Ctx, ins: Instr, p: TmaPlan) -> tuple[str, str]:
+    """A multicast load's ctaMask (the operand after its barrier) is, for each cluster rank, the ranks of its
+    multicast group (:func:`multicast_group`); ``proved``, ``counterexample`` (never, for any rank), ``unknown``."""
+    groups = _multicast(ctx, p)
+    if not groups:
+        return "proved", ""
+    slot = next((k for k, a in enumerate(ins.args) if isinstance(a, Addr) and isinstance(a.base, Reg) and k > 0), None)
+    m = ctx.ev.operand(ins.args[slot + 1], 16, at=ins) if slot is not None and len(ins.args) > slot + 1 \
+        and "multicast::cluster" in ins.parts else None
+    if m is None:
+        return "unknown", f"the MLIR multicasts it to groups of {groups[0][0]} CTAs; its ctaMask is not read"
+    m = own_cta(ctx.ev, m)[0]
+    claim = z3.And([z3.Implies(RANK == r, m == mask) for r, (_g, _i, mask) in enumerate(groups)])
+    assume = ctx.assume(m, RANK)[0]
+    masks = ", ".join(f"{mask:#x}" for _g, _i, mask in groups)
+    if ctx.ev.prover.proves(claim, assume):
+        return "proved", f"its ctaMask is its multicast group's CTAs (per rank: {masks})"
+    if ctx.ev.prover.proves(z3.Not(claim), assume):
+        return "counterexample", f"its ctaMask is not its multicast group's CTAs (per rank: {masks}) for some rank"
+    return "unknown", f"its ctaMask is not proved to be its multicast group's CTAs (per rank: {masks})"
 
 
 def _barrier(ctx: _Ctx, ins: Instr, slot: int) -> z3.BitVecRef | None:
@@ -1147,23 +1437,73 @@ def _expect_groups(ctx: _Ctx, instrs: list[Instr]) -> dict[int, tuple[Instr, lis
 
 
 def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[str, str]:
-    """The bytes the load's barrier expects (its ``expect_tx``) equal the boxes the MLIR gives its
-    loads; ``unknown`` where a load of the group has no matched plan or the count is not constant."""
+    """The bytes the load's barrier expects (its ``expect_tx``) equal the bytes its loads bring onto it:
+    each load's box (the MLIR's), times ``num_cta`` for a CTA pair's (``cta_group::2``: the peer's load of
+    its half signals the same barrier), a multicast load's whole box (:func:`_brought`); ``unknown`` where a
+    load of the group has no matched plan, another CTA's share is not established, or the count is not
+    constant. What other CTAs bring rests on a premise the text states."""
     if id(ins) not in groups:
         return "unknown", "no expect_tx on its barrier before it"
     exp, loads = groups[id(ins)]
-    if any(p.startswith(("multicast", "cta_group::2")) for i in loads for p in i.parts):
-        return "unknown", (f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring "
-                           "(multicast or a CTA pair): not compared")
     n = ctx.ev.operand(exp.args[2], 32, at=exp) if len(exp.args) > 2 else None
     want = ctx.constant(n)[0] if n is not None else None
     plans = [matched.get(id(i)) for i in loads]
     if want is None or any(p is None or p.grid is None for p in plans):
         return "unknown", f"the bytes the expect_tx at line {exp.line} waits for are not compared (not constant, or a load of it unplaced)"
-    got = sum(p.grid.elements * p.elem_bits // 8 for p in plans)
+    brought = [_brought(ctx, i, p, exp) for i, p in zip(loads, plans)]
+    why = next((b[1] for b in brought if b[0] is None), None)
+    if why is not None:
+        return "unknown", f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring: {why}"
     text = (f"the expect_tx at line {exp.line} waits for {want} bytes; its {len(loads)} load(s) bring "
-            + " + ".join(str(p.grid.elements * p.elem_bits // 8) for p in plans) + " (the MLIR's boxes)")
-    return ("proved" if got == want else "counterexample"), text
+            + " + ".join(str(b[0]) for b in brought) + " (the MLIR's boxes"
+            + "".join(f"; {t}" for t in dict.fromkeys(b[1] for b in brought if b[1])) + ")")
+    return ("proved" if sum(b[0] for b in brought) == want else "counterexample"), text
+
+
+#: what a CTA pair's byte count rests on (the PTX of one CTA cannot show the peer's copies)
+PAIR_PREMISE = ("premise: the pair's peer CTA runs the same loads, each signalling this barrier of the pair's leader "
+                "(cta_group::2: the MLIR's atom copies for num_cta = {n} CTAs, each its own half)")
+#: what a multicast group's byte count rests on
+MULTICAST_PREMISE = ("premise: every CTA of its multicast group runs the same load of its slice on the barrier at the same "
+                     "offset (this barrier's address does not read %cluster_ctarank), and a multicast copy signals that "
+                     "barrier in every CTA of its ctaMask (PTX ISA, cp.async.bulk.tensor: .multicast::cluster)")
+
+
+def _brought(ctx: _Ctx, ins: Instr, p: TmaPlan, exp: Instr) -> tuple[int | None, str]:
+    """The bytes load ``ins`` (plan ``p``) and the other CTAs' copies of it bring onto its barrier, with the
+    premise that rests on ("" for a CTA's own load); (None, why) where that is not established."""
+    box = p.grid.elements * p.elem_bits // 8
+    if "multicast::cluster" in ins.parts:
+        st, why = _mask_claim(ctx, ins, p)
+        bar = _barrier(ctx, exp, 1)
+        if not _multicast(ctx, p) or st != "proved":
+            return None, why or f"a multicast load the MLIR does not multicast (MLIR line {p.line})"
+        if bar is None or str(RANK) in symbol_names(own_cta(ctx.ev, bar)[0]):
+            return None, "its barrier's address is not proved the same in every CTA of the group"
+        return box, MULTICAST_PREMISE
+    if "cta_group::2" in ins.parts:
+        if p.num_cta < 2:
+            return None, f"a CTA pair's load (cta_group::2), the MLIR's atom copies for one CTA (MLIR line {p.line})"
+        return p.num_cta * box, PAIR_PREMISE.format(n=p.num_cta)
+    return box, ""
+
+
+def _extra_modes(ctx: _Ctx, ins: Instr, coords: list, wider: list[TmaPlan]) -> tuple[list[TmaPlan], str]:
+    """The plans of ``wider`` (partitions of lower rank than the copy) when each coordinate past their rank is
+    the constant 0: a mode of the copy's tensor map the MLIR's partition does not index (a group or batch mode
+    the copy reads at index 0; its box extent along it is what the barrier's byte count then shows); else
+    ([], why)."""
+    if not wider:
+        return [], ""
+    r = min(p.grid.rank for p in wider)
+    for d in range(r, len(coords)):
+        e = ctx.ev.operand(coords[d], 32, at=ins)
+        if e is None or not ctx.ev.prover.proves(e == 0, ctx.assume(e)[0]):
+            return [], f"coordinate {d} is not proved 0"
+    fits = [p for p in wider if p.grid.rank == r]
+    many = len(coords) - r > 1
+    return fits, (f"coordinate{'s' if many else ''} {', '.join(map(str, range(r, len(coords))))} "
+                  f"{'are' if many else 'is'} 0: a mode of its tensor map the MLIR's {r}-d partition does not index")
 
 
 def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict) -> Check:
@@ -1180,18 +1520,31 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
         why = next((p.grid_why for p in plans if p.kind == kind and p.grid_why), "no TMA partition of its direction")
         return check("unchecked", None, f"the MLIR states no box for it ({why})", {"reason": why})
     fits = [p for p in mine if p.grid.rank == rank == len(coords)]
+    extra = ""
+    if not fits:
+        fits, extra = _extra_modes(ctx, ins, coords, [p for p in mine if p.grid.rank < rank == len(coords)])
     if not fits:
         return check("unknown", "note", f"a {rank}-d copy, the MLIR's partitions are "
-                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared)")
+                     f"{'/'.join(sorted({str(p.grid.rank) for p in mine}))}-d (a map of another rank is not compared"
+                     + (f": {extra}" if extra else "") + ")")
     own = matched.get(id(ins))
     fits = [own] if own in fits else fits
-    results = [(p,) + _coord_claims(ctx, ins, coords, p.grid) for p in fits]
+    results = [(p,) + _coord_claims(ctx, ins, coords[:p.grid.rank], p.grid, _slice_shift(ctx, p)[0]) for p in fits]
+    if extra:
+        results = [(p, st, "; ".join(t for t in (text, extra) if t)) for p, st, text in results]
     ok = next((r for r in results if r[1] == "proved"), None)
     if ok is None and all(r[1] == "counterexample" for r in results):
         return check("counterexample", "error", results[0][2] + f" (MLIR line {results[0][0].line}: box "
                      f"{'x'.join(map(str, results[0][0].grid.box))})")
     parts = [ok[1] if ok else "unknown", f"coordinates on the box grid {'x'.join(map(str, ok[0].grid.grid))}"
+             + "".join(f" ({t})" for t in (ok[2], _slice_shift(ctx, ok[0])[1]) if t)
              if ok else "; ".join(r[2] for r in results)]
+    if kind == "load" and ok is not None and _multicast(ctx, ok[0]):
+        mst, mtext = _mask_claim(ctx, ins, ok[0])
+        if mst == "counterexample":
+            return check("counterexample", "error", f"box {'x'.join(map(str, ok[0].grid.box))} (MLIR line {ok[0].line}): "
+                         f"{mtext} (the copy's multicast_layout {ok[0].mcast})")
+        parts = [parts[0] if mst == "proved" else "unknown", parts[1] + f"; {mtext}"]
     if kind == "load":
         st, text = _bytes_claim(ctx, ins, groups, matched)
         if st == "counterexample":

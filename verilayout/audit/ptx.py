@@ -46,7 +46,6 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.audit.cute_dsl import audit_modules, read_plan
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
@@ -780,6 +779,7 @@ def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
         data = _read_ptx(path)
     stem = path[:-4] if path.endswith(".ptx") else path
     if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
+        from verilayout.audit.cute_dsl import audit_modules, read_plan  # deferred: start-up time
         plan = read_plan(stem + ".mlir")                # a CuTe-DSL kernel: its kept MLIR is the plan
         try:
             return audit_modules(plan, parse_ptx(data), path)

@@ -233,16 +233,15 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
     """The op's accesses grouped by base (a constant apart: one copy of the op), with their lane
     bytes; or the first access whose address could not be evaluated, and why."""
     groups: list[list[tuple[Instr, z3.BitVecRef, list[set[int]]]]] = []
-    for ins in instrs:
+    by_rest: dict[tuple[int, ...], list] = {}   # a group's first base's symbolic part -> the group
+    for ins in instrs:                          # (a group is new only when no other has its part)
         ev = evals.get(ins.func)
         got = _instr_bytes(ev, ins, memo) if ev is not None else "no evaluator"
         if isinstance(got, str):
             return groups, (ins, got)
         _c, rest = _split_const(got[0], memo)
-        for g in groups:                     # same symbolic part: a constant apart, no simplify
-            if rest == _split_const(g[0][1], memo)[1]:
-                g.append((ins, *got))
-                break
+        if rest in by_rest:                  # same symbolic part: a constant apart, no simplify
+            by_rest[rest].append((ins, *got))
         else:
             for g in groups:
                 if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
@@ -250,6 +249,7 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
                     break
             else:
                 groups.append([(ins, *got)])
+                by_rest[rest] = groups[-1]
     return groups, None
 
 
@@ -433,8 +433,8 @@ def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict) -> list[Che
     if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
         for f in (2, 4):                     # loads the compiler narrowed to a part of each element
             alt_parts = _parts(g, want[0], f)
-            alt = [_compare(op, part, *want, memo) for part in alt_parts]
-            if all(c.status == "proved" and c.data.get("narrowed") for c in alt):
+            alt = _narrowed_proofs(op, alt_parts, want, memo)
+            if alt is not None:
                 got, parts = alt, alt_parts
                 break
     if len(parts) > 1 and all(c.status == "proved" for c in got):
@@ -587,8 +587,9 @@ def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
     ref = part[0][1]
     per_lane: list[dict[int, Instr]] = [{} for _ in range(32)]
     twice: list[dict[int, Instr]] = [{} for _ in range(32)]
+    c1, r1 = _split_const(ref, memo)
     for ins, a0, ls in part:
-        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        c0, r0 = _split_const(a0, memo)
         rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
@@ -619,8 +620,9 @@ def _exact(part: list, lanes: list[set[int]], memo: dict | None) -> tuple[bool, 
     :func:`_compare` compares them), and how many (lane, byte) pairs two accesses touch."""
     ref = part[0][1]
     ths, bys = [], []
+    c1, r1 = _split_const(ref, memo)
     for _ins, a0, ls in part:
-        (c0, r0), (c1, r1) = _split_const(a0, memo), _split_const(ref, memo)
+        c0, r0 = _split_const(a0, memo)
         rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         th, by = thread_arrays(ls)
@@ -652,31 +654,10 @@ def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: di
     return _proved(op, part[0][0], part, what, data)
 
 
-def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
-             memo: dict | None = None) -> Check:
-    if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
-        return fast
-    load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
-    lo_p = min((min(d) for d in per_lane if d), default=0)
-    lo_l = min((min(s) for s in lanes if s), default=0)
-    differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
-    if differ and bcast and _copies_hold(per_lane, lanes, lo_p, lo_l):
-        differ = False
-    if differ:
-        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
-    first = part[0][0]
-    data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
-            "elements": what}
-    narrowed = _narrowed(per_lane, lanes, eb) if differ and load else None
-    if narrowed is not None:                         # every element of every lane read, each at the
-        data["narrowed"] = narrowed                  # same bytes of it (the rest is never used)
-        return _proved(op, first, part, what, data)
-    if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
-        data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
-    if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
-        return _proved(op, first, part, what, data)
-    # blame: each access's bytes that no element of its lane owns, or that another access of the
-    # lane touches too; the most blamed access (the earliest on a tie, the others named) is reported
+def _blame(per_lane: list[dict], twice: list[dict], lanes: list[set[int]], lo_p: int, lo_l: int) -> dict[int, int]:
+    """:func:`_compare`'s blame per PTX line: each access's bytes that no element of its lane owns
+    (PTX bytes taken from ``lo_p``, the layouts' from ``lo_l``), or that another access of the lane
+    touches too (both accesses blamed)."""
     blame: dict[int, int] = {}
     for lane in range(32):
         want = {b + lo_l for b in lanes[lane]}
@@ -686,6 +667,51 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
         for b, ins in twice[lane].items():
             blame[ins.line] = blame.get(ins.line, 0) + 1
             blame[per_lane[lane][b].line] = blame.get(per_lane[lane][b].line, 0) + 1
+    return blame
+
+
+def _narrowed_proofs(op: Any, parts: list, want: tuple, memo: dict) -> list[Check] | None:
+    """:func:`_compare`'s verdicts on ``parts`` when each is the proof of a narrowed load (its
+    ``data["narrowed"]``), else None: the first part that is not one settles it, and no error is
+    explained (the caller keeps its verdicts on whole elements then)."""
+    out = []
+    for part in parts:
+        c = _compare(op, part, *want, memo, explain=False)
+        if c is None:
+            return None
+        out.append(c)
+    return out
+
+
+def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
+             memo: dict | None = None, explain: bool = True) -> Check | None:
+    """The verdict on one copy (see :func:`element_checks`); ``explain=False``: the proof of a
+    narrowed load (:func:`_narrowed`) or None, nothing else built."""
+    if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
+        return fast if explain else None
+    load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
+    lo_p = min((min(d) for d in per_lane if d), default=0)
+    lo_l = min((min(s) for s in lanes if s), default=0)
+    differ = any({b - lo_p for b in per_lane[k]} != {b - lo_l for b in lanes[k]} for k in range(32))
+    if differ and bcast and _copies_hold(per_lane, lanes, lo_p, lo_l):
+        differ = False
+    first = part[0][0]
+    data = {"source": "ptx", "ttgir_line": op.line, "ttgir_op": op.name, "instructions": [i.line for i, _, _ in part],
+            "elements": what}
+    narrowed = _narrowed(per_lane, lanes, eb) if differ and load else None
+    if narrowed is not None:                         # every element of every lane read, each at the
+        data["narrowed"] = narrowed                  # same bytes of it (the rest is never used)
+        return _proved(op, first, part, what, data)
+    if not explain:
+        return None
+    if differ:
+        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
+    if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
+        data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
+    if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
+        return _proved(op, first, part, what, data)
+    # the most blamed access (the earliest on a tie, the others named) is reported
+    blame = _blame(per_lane, twice, lanes, lo_p, lo_l)
     top = max(blame.values()) if blame else 0
     culprits = sorted(ln for ln, v in blame.items() if v == top)
     at = next((i for i, _, _ in part if culprits and i.line == culprits[0]), first)
@@ -850,6 +876,10 @@ def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
     return hs, hd, bits
 
 
+#: the opcode heads of :func:`_is_barrier` (a quick test before the call)
+_BARRIER_HEADS = frozenset(("bar", "barrier"))
+
+
 def _is_barrier(ins: Instr) -> bool:
     """A CTA (or warp) barrier: ``bar.sync``/``barrier.sync``/``bar.warp.sync`` (not ``bar.arrive``)."""
     p = ins.parts
@@ -863,9 +893,10 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     by: dict[int, list[Instr]] = {}
     e, func = 0, None
     for ins in mod.instrs:
-        if ins.func != func or _is_barrier(ins):
+        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
+        if ins.func != func or barrier:
             e, func = e + 1, ins.func
-            if _is_barrier(ins):
+            if barrier:
                 continue
         if smem_access(ins) is not None:
             of[ins.line] = e
@@ -881,9 +912,10 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     e, func = 0, None
     seen: dict[int, bool] = {}
     for ins in mod.instrs:
-        if ins.func != func or _is_barrier(ins):
+        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
+        if ins.func != func or barrier:
             e, func = e + 1, ins.func
-            if _is_barrier(ins):
+            if barrier:
                 continue
         if "shared" not in ins.opcode or ins.parts[0] == "fence":
             continue
@@ -1402,10 +1434,11 @@ def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[se
     return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
 
 
-def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> bool:
+def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
     the greatest byte read, whichever is more. A store past that may clobber another buffer.
+    ``unread``: :func:`_unread_writes` of ``wrote`` and ``reads`` when the caller has it.
 
     >>> class I: line = 7
     >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
@@ -1413,7 +1446,7 @@ def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int) -> boo
     """
     if not any(reads):
         return False
-    keys, _vals, lines, unread = _unread_writes(wrote, reads)
+    keys, _vals, lines, unread = unread if unread is not None else _unread_writes(wrote, reads)
     read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
     lo = int(read.min())                     # (a store below every byte read is past the scratch)
     hi = max(lo + size - 1, int(read.max()))
@@ -1455,8 +1488,9 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     # fewest reads left out with it, then the earliest line
     score = {ln: (n_wrong - wrong_l.get(ln, 0) - (wrong_s.get(ln, 0) + unwritten if ln in wrong_s else 0),
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
+    unread_writes = None
     if not score:                            # bytes stored that no load reads: each blames its store
-        keys, vals, lines, unread = _unread_writes(wrote, reads)
+        unread_writes = keys, vals, lines, unread = _unread_writes(wrote, reads)
         got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
         at = np.flatnonzero(unread)[first]
         for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
@@ -1488,7 +1522,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     else:
         what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
                 f"holds none of thread {td}'s elements")
-    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs))):
+    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs)), unread_writes):
         # every byte a load reads holds the right element, and the bytes written and never read lie
         # inside the round's scratch (the compiler removed the loads of elements nothing uses): no
         # value is wrong and nothing outside the conversion's scratch is written; a warning
@@ -1553,14 +1587,13 @@ def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
     settled = _settled(done, memo, ctx.machinery())
     chained = {i.line for _loc, (_ops, entries) in claims["lines"].items() for ch, _p, _w, _k in entries
                for st, ld in ch for i in st + ld}
-    uses = round_register_uses(mod, memo)
     out: list[Check] = []
     reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | ctx.machinery()
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
-                              uses, settled, reached))
+                              round_register_uses(mod, memo), settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))
     return out

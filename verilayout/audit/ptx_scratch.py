@@ -122,7 +122,7 @@ class _Table:
             else:
                 self.r[u] += c
 
-    def metric(self, idx: np.ndarray) -> int:
+    def metric(self, idx: np.ndarray | slice) -> int:
         """Bad bytes over ``idx``: reads of unwritten bytes, written bytes no one reads, and twice
         the bytes two store instructions write."""
         w, r = self.w[idx], self.r[idx]
@@ -131,18 +131,14 @@ class _Table:
     def total(self) -> tuple[int, np.ndarray, np.ndarray]:
         """``(metric over every byte, unwritten-but-read bytes, written-but-unread bytes)`` (bytes
         as offsets from :attr:`base`)."""
-        idx = np.arange(len(self.w))
-        return self.metric(idx), np.nonzero((self.w == 0) & (self.r > 0))[0], np.nonzero((self.w > 0) & (self.r == 0))[0]
+        return self.metric(slice(None)), np.nonzero((self.w == 0) & (self.r > 0))[0], np.nonzero((self.w > 0) & (self.r == 0))[0]
 
     def moved(self, k: int, d: int) -> int:
         """The change of :meth:`metric` when access ``k`` alone is moved ``d`` bytes."""
         u, c = self.acc[k]
         if not len(u) or not d or u.min() + d < 0 or u.max() + d >= len(self.w):
             return 0
-        mark = np.zeros(len(self.w), dtype=bool)         # the bytes it leaves or reaches, once each
-        mark[u] = True
-        mark[u + d] = True
-        idx = np.flatnonzero(mark)
+        idx = sorted_unique(np.concatenate((u, u + d)))  # the bytes it leaves or reaches, once each
         before = self.metric(idx)
         arr = self.w if self.kinds[k] == "store" else self.r
         step = 1 if self.kinds[k] == "store" else c

@@ -250,15 +250,13 @@ def thread_offsets(ev: Any, ins: Instr, reg: Operand, n: int, memo: dict) -> tup
 
 
 def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
-    zero = z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32))))
-    delta = z3.simplify(expr - zero)
-    if z3.is_bv_value(delta):
-        return zero, [delta.as_long()] * n if delta.as_long() == 0 else None
-    try:
-        vals = thread_values(delta, memo, n)
-    except (ValueError, AttributeError):
+    """:func:`thread_offsets`, computed: thread 0's address simplified, and the offsets of
+    :func:`_expr_offsets` (one simplified difference per address term and file, shared with
+    :func:`lane_byte_offsets`)."""
+    offs = _expr_offsets(expr, memo, n)
+    if offs is None:
         return None
-    return zero, [v - (1 << 32) if v >= 1 << 31 else v for v in vals]
+    return z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32)))), offs
 
 
 def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:

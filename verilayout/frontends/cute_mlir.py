@@ -453,6 +453,31 @@ class Op:
         return int(digits) if digits.lstrip("-").isdigit() else None
 
 
+    def layout_attr(self, name: str) -> str | None:
+        """The layout text of the attribute ``name = #cute.layout<"...">`` (a ``cute.copy``'s
+        ``multicast_layout``), or None.
+
+        >>> Op(1, "cute.copy", (), (), (), (), (), '{multicast_layout = #cute.layout<"(2,1):(0,1)">}').layout_attr(
+        ...     "multicast_layout")
+        '(2,1):(0,1)'
+        """
+        key = f'{name} = #cute.layout<"'
+        k = self.attrs.find(key)
+        if k < 0:
+            return None
+        end = self.attrs.find('"', k + len(key))
+        return self.attrs[k + len(key):end] if end > 0 else None
+
+    def has_word_attr(self, name: str) -> bool:
+        """Whether the op's ``{...}`` lists the unit attribute ``name`` (``use_2cta``).
+
+        >>> Op(1, "cute.copy", (), (), (), (), (), "{from_block_api, use_2cta}").has_word_attr("use_2cta")
+        True
+        """
+        body = self.attrs.strip().lstrip("{").rstrip("}")
+        return any(part.strip() == name for part in split_top(body, ",", self.line)) if body else False
+
+
 def _ssa_names(text: str) -> tuple[str, ...]:
     """The ``%name`` tokens of ``text`` (outside strings), in order."""
     out, i = [], 0
@@ -551,6 +576,24 @@ class CuteModule:
         or None when no line gives it one."""
         t = self.types.get(value)
         return None if t is None else interpret(t)
+
+    def cluster_dim(self) -> tuple[int, int, int] | None:
+        """The thread-block cluster the kernel is launched with: the ``cuda.kernel``'s
+        ``cutlass_launch_facts`` entry ``exact_cluster_dim = array<i64: x, y, z>``; None where the
+        MLIR states none.
+
+        >>> parse_cute_mlir('cuda.kernel @k() attributes {cutlass_launch_facts = {exact_cluster_dim = '
+        ...     'array<i64: 2, 1, 1>}} {\\n%0 = cute.static : !cute.int_tuple<"1">').cluster_dim()
+        (2, 1, 1)
+        """
+        key = "exact_cluster_dim = array<i64:"
+        for o in self.ops:
+            k = o.attrs.find(key) if o.name == "cuda.kernel" else -1
+            if k >= 0:
+                dims = o.attrs[k + len(key):].split(">")[0].split(",")
+                if len(dims) == 3 and all(d.strip().isdigit() and int(d) > 0 for d in dims):
+                    return tuple(int(d) for d in dims)
+        return None
 
     def producer(self, value: str, before: int | None = None) -> Op | None:
         """The op that defines ``value``: the last one above line ``before`` (the DSL reuses a name

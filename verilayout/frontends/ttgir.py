@@ -577,9 +577,11 @@ def _results(res: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, table: TypeTable | None = None) -> Op:
+def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, table: TypeTable | None = None,
+              seen: dict | None = None) -> Op:
     """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
-    the module's types (built once: an :class:`Op` is frozen)."""
+    the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
+    ``loc`` bodies (ops of one source line print the same one)."""
     name = m.group("name").strip('"')
     body, loc = _strip_loc(m.group("rest"))
     parts = _split_top(body, " : ")
@@ -591,21 +593,39 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
         attrs = head[k:]
         head = head[:k]
     operands = tuple(_SSA.findall(head))
-    ins, outs = sig, sig
-    if sig:
-        arrow = _split_top(sig, "->")
-        if len(arrow) == 2:
-            ins, outs = arrow
-        elif len(cast := _split_top(sig, " to ")) == 2:    # casts print `: srcType to dstType`
-            ins, outs = cast
+    ins, outs = _signature(sig) if sig else ((), ())
     if locs is not None:
-        loc = _resolve_loc(loc, locs)
-    return Op(name, line_no, _results(m.group("res")), operands, _type_list(ins) if sig else (),
-              _type_list(outs) if sig else (), attrs, loc, m.group(0), table if table is not None else TypeTable())
+        if seen is None:
+            loc = _resolve_loc(loc, locs)
+        elif loc in seen:
+            loc = seen[loc]
+        else:
+            loc = seen[loc] = _resolve_loc(loc, locs, 0, seen)
+    return Op(name, line_no, _results(m.group("res")), operands, ins, outs, attrs, loc, m.group(0),
+              table if table is not None else TypeTable())
 
 
-def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> str | None:
-    """``loc("f.py":42:1)``, ``loc(#loc3)``, ``loc("name"(#loc3))``, fused/callsite -> ``f.py:42``."""
+@functools.lru_cache(maxsize=4096)   # key: an op's signature text (a module prints a few dozen distinct ones)
+def _signature(sig: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The operand and result type texts of an op's signature (the text after its top-level
+    ``" : "``): ``ins -> outs``, a cast's ``src to dst``, or one list that is both.
+
+    >>> _signature("tensor<4xf16, #b>, i32 -> !tt.ptr<f16>")
+    (('tensor<4xf16, #b>', 'i32'), ('!tt.ptr<f16>',))
+    """
+    ins, outs = sig, sig
+    arrow = _split_top(sig, "->")
+    if len(arrow) == 2:
+        ins, outs = arrow
+    elif len(cast := _split_top(sig, " to ")) == 2:    # casts print `: srcType to dstType`
+        ins, outs = cast
+    return _type_list(ins), _type_list(outs)
+
+
+def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo: dict | None = None) -> str | None:
+    """``loc("f.py":42:1)``, ``loc(#loc3)``, ``loc("name"(#loc3))``, fused/callsite -> ``f.py:42``;
+    ``memo``: the module's answers for ``(alias, depth)`` (the ops of a kernel share their
+    aliases' chains)."""
     if body is None or depth > 32:
         return None
     m = _LOC_FILE.search(body)
@@ -613,7 +633,12 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0) -> s
         return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
     for ref in LOC_REF.findall(body):
         if ref in locs:
-            got = _resolve_loc(locs[ref], locs, depth + 1)
+            if memo is None:
+                got = _resolve_loc(locs[ref], locs, depth + 1)
+            elif (ref, depth + 1) in memo:
+                got = memo[(ref, depth + 1)]
+            else:
+                got = memo[(ref, depth + 1)] = _resolve_loc(locs[ref], locs, depth + 1, memo)
             if got:
                 return got
     return None
@@ -673,6 +698,7 @@ def parse_module(text: str | bytes) -> Module:
     parsed: dict = {}
     table = TypeTable(aliases, parsed)
     ops = []
+    seen: dict = {}                     # loc bodies and (alias, depth) -> resolved (_resolve_loc)
     heads: list[tuple[int, int, int]] = []
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
@@ -684,7 +710,7 @@ def parse_module(text: str | bytes) -> Module:
         m = _OP.match(ln)
         if not m:
             continue
-        ops.append(_parse_op(i, m, locs, table))
+        ops.append(_parse_op(i, m, locs, table, seen))
     nw = attrs.get("num_warps")
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,

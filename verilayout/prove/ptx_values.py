@@ -33,6 +33,8 @@ __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_cla
 SMEM = z3.BitVec("smem_base", 32)
 #: ``%tid.x``.
 TID = z3.BitVec("tid_x", 32)
+#: the names of the two symbols every thread fixes (printed once: z3's printer is slow)
+_FIXED_NAMES = (TID.decl().name(), SMEM.decl().name())
 #: Special registers with one value in a thread (their symbols are ``v%ctaid.x``, ...).
 _SPECIAL = ("v%ctaid.", "v%nctaid.", "v%ntid.", "v%tid.", "v%cluster_ctarank", "v%clusterid.", "v%cluster_ctaid.")
 #: Opcodes whose first operand is not a destination register.
@@ -86,7 +88,7 @@ class PtxValues:
         #: (parameter, byte offset) -> why a 32-bit ``ld.param`` from there is a non-negative signed int
         self.nonneg_params = dict(nonneg_params or {})
         self.premises: dict[str, tuple[z3.BoolRef, str]] = {}   # symbol -> (fact, text): its ld.param's
-        self.fixed: set[str] = {str(TID), str(SMEM)}   # symbols with one value in a thread (guards())
+        self.fixed: set[str] = set(_FIXED_NAMES)   # symbols with one value in a thread (guards())
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
@@ -462,7 +464,7 @@ class PtxValues:
         >>> v.by_induction(x & 63 == 0) is not None, v.by_induction(x & 127 == 0)
         (True, None)
         """
-        syms = _symbols_of(claim) - {str(SMEM), str(TID)}
+        syms = _symbols_of(claim) - set(_FIXED_NAMES)
         if len(syms) > 1:
             laws = self.alignment_laws(claim, assume)
             hyp = [law for law, _ in laws] + ([assume] if assume is not None else [])
@@ -498,7 +500,7 @@ class PtxValues:
         ['%r1 is a multiple of 1024']
         """
         out = []
-        for sym in sorted(_symbols_of(claim) - {str(SMEM), str(TID)}):
+        for sym in sorted(_symbols_of(claim) - set(_FIXED_NAMES)):
             if sym not in self.carried:
                 continue
             x = self.memo[self.carried[sym][2]]
@@ -509,6 +511,35 @@ class PtxValues:
                     out.append((law, f"{self.carried[sym][0]} is a multiple of {1 << k}: {text}"))
                     break
         return out
+
+    def counter(self, sym: str) -> tuple[z3.BitVecRef, str, tuple[int, ...], int] | None:
+        """``(symbol, register, definition lines, step)`` when loop-carried ``sym`` is a counter: each
+        definition either writes ``sym + step`` (one positive constant ``step < 2^16``) or does not
+        read it and writes a value below ``2^16`` (its start, for every value of the other symbols);
+        else None. A counter's values are its start plus ``step`` per iteration (mod ``2^w``); how far
+        it counts is not stated in the PTX where its loop exits on a loaded value.
+
+        >>> from verilayout.frontends.ptx import parse_ptx
+        >>> m = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, 0;\\nL:\\nadd.s32 %r1, %r1, 2;\\nbra L;\\n}")
+        >>> v = PtxValues(m, "f"); x = v.reg("%r1", at=m.instrs[1])
+        >>> v.counter(str(x))[1:]
+        ('%r1', (4, 6), 2)
+        """
+        got = self.carried.get(sym)
+        values = self._def_values(sym) if got is not None else None
+        if values is None:
+            return None
+        name, ds, key = got
+        x, steps = self.memo[key], set()
+        for e in values:
+            if sym in _symbols_of(e):
+                step = z3.simplify(e - x)
+                if not z3.is_bv_value(step) or not 0 < step.as_long() < 1 << 16:
+                    return None
+                steps.add(step.as_long())
+            elif not self.prover.proves(z3.ULT(e, 1 << 16), None, 2000):
+                return None
+        return (x, name, tuple(d.line for d in ds), steps.pop()) if len(steps) == 1 else None
 
     def laws(self, *exprs: z3.ExprRef) -> list[tuple[z3.BoolRef, str]]:
         """The inductive invariants (:meth:`invariant`) of the loop-carried symbols ``exprs`` read, and
@@ -699,7 +730,7 @@ class PtxValues:
         lane, clamp, mask = (_imm(o) for o in i.args[2:5])
         if lane is None or clamp != 31 or mask is None or mask % (1 << 32) != 0xFFFFFFFF:
             return None
-        if not _symbols_of(ops[0]) <= {str(TID), str(SMEM)}:
+        if not _symbols_of(ops[0]) <= set(_FIXED_NAMES):
             return None
         src = (TID & ~31) | (lane & 31)
         return z3.substitute(ops[0], (TID, src))

@@ -51,6 +51,7 @@ multiple of 16 whose low 18 bits leave room for 227 KB; threads 0..127; CTA 0; k
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -77,6 +78,7 @@ from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ptx_run import run_threads
 
 __all__ = ["KernelCheck", "IndependentReport", "nvcc_path", "compile_ptx", "ptxas_spills", "imm_operands",
+           "tool_version", "compile_cache_dir",
            "WgmmaManifest", "WgmmaOperand",
            "HOST_NVCC_FLAGS",
            "check_wgmma_source",
@@ -184,23 +186,123 @@ def run_nvcc(args: list[str], cwd: str) -> tuple[int, str]:
 def compile_ptx(source: str, arch: str = "sm_90a") -> tuple[bool, str]:
     """``(True, PTX)`` of ``source`` compiled by ``nvcc -arch=<arch> -ptx -lineinfo`` (default
     sm_90a; with
-    ``VL_NO_MAIN``), or ``(False, first error line)``.
+    ``VL_NO_MAIN``), or ``(False, first error line)``. Kept on disk by content
+    (:func:`compile_cache_dir`; key: the source, the flags and ``nvcc --version``), so a kernel
+    text compiled by another process of the same run (a pytest worker) is not compiled again.
 
     >>> compile_ptx.cache_info().maxsize       # one compile per kernel text per process
     64
     >>> compile_ptx.__wrapped__.__name__
     'compile_ptx'
     """
+    flags = [f.replace("90a", arch[3:]) for f in NVCC_FLAGS]
+    key = _cache_key("nvcc", tool_version("nvcc"), " ".join(flags), source)
+    hit = _cache_load(key)
+    if hit is not None:
+        return bool(hit["ok"]), str(hit["text"])
+    ok, text = _nvcc_ptx(source, flags)
+    _cache_store(key, {"ok": ok, "text": text})
+    return ok, text
+
+
+def _nvcc_ptx(source: str, flags: list[str]) -> tuple[bool, str]:
+    """``nvcc <flags> -ptx`` on ``source`` in a fresh folder: ``(True, PTX)`` or ``(False, first error line)``."""
     with tempfile.TemporaryDirectory(prefix="vl_ind_") as d:
         with open(os.path.join(d, "kernel.cu"), "w", encoding="utf-8") as f:
             f.write(source)
-        flags = [f.replace("90a", arch[3:]) for f in NVCC_FLAGS]
         rc, out = run_nvcc([*flags, "-ptx", "kernel.cu", "-o", "kernel.ptx"], d)
         if rc != 0:
             errs = [ln for ln in out.splitlines() if "error" in ln] or out.splitlines() or ["?"]
             return False, errs[0].strip()
         with open(os.path.join(d, "kernel.ptx"), encoding="utf-8") as f:
             return True, f.read()
+
+
+def _ptxas_path() -> str | None:
+    nvcc = nvcc_path()
+    ptxas = shutil.which("ptxas") or (os.path.join(os.path.dirname(nvcc), "ptxas") if nvcc else None)
+    return ptxas if ptxas and os.path.isfile(ptxas) else None
+
+
+def tool_version(tool: str) -> str | None:
+    """Law: the output of ``<tool> --version`` for ``nvcc`` or ``ptxas`` (the one :func:`nvcc_path`
+    and the independent checks run, looked up on each call), or None when it is not installed or
+    does not answer; part of every compile cache key, so an upgraded toolkit never reads
+    another's entries.
+
+    >>> v = tool_version("nvcc"); v is None or "release" in v
+    True
+    """
+    path = nvcc_path() if tool == "nvcc" else _ptxas_path()
+    return None if path is None else _version_of(path)
+
+
+@functools.lru_cache(maxsize=8)   # keyed by the tool's path; one --version per tool per process
+def _version_of(path: str) -> str | None:
+    try:
+        p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return f"{path}\n{p.stdout}" if p.returncode == 0 else None
+
+
+def compile_cache_dir() -> str | None:
+    """Law: the folder of the compile cache: ``$VERILAYOUT_COMPILE_CACHE`` if set (empty: no
+    cache), else ``$XDG_CACHE_HOME/verilayout/compile`` (``~/.cache`` without it); CI's fresh
+    ``XDG_CACHE_HOME`` shares it between the workers of one run.
+
+    >>> d = compile_cache_dir(); d is None or d.endswith("compile") or "VERILAYOUT_COMPILE_CACHE" in os.environ
+    True
+    """
+    own = os.environ.get("VERILAYOUT_COMPILE_CACHE")
+    if own is not None:
+        return own or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "verilayout", "compile")
+
+
+def _cache_key(*parts: str | None) -> str | None:
+    """The sha256 of the parts (None when a part, a tool's version, is unknown: no caching)."""
+    if any(p is None for p in parts):
+        return None
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(hashlib.sha256(p.encode()).digest())
+    return h.hexdigest()
+
+
+def _cache_path(key: str) -> str | None:
+    folder = compile_cache_dir()
+    return os.path.join(folder, key[:2], key + ".json") if folder else None
+
+
+def _cache_load(key: str | None) -> dict | None:
+    """The entry under ``key``, or None (no key, no folder, absent or unreadable)."""
+    path = _cache_path(key) if key else None
+    if path is None:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            entry = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _cache_store(key: str | None, entry: dict) -> None:
+    """Write ``entry`` under ``key`` atomically (a temporary file renamed); a folder that cannot
+    be written is no error (the next run compiles again)."""
+    path = _cache_path(key) if key else None
+    if path is None:
+        return
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(entry, f)
+        os.replace(tmp, path)
+    except OSError:
+        return
 
 
 def compiled_checks(source: str, arch: str = "sm_90a") -> tuple[list[KernelCheck], str | None]:
@@ -221,15 +323,26 @@ def compiled_checks(source: str, arch: str = "sm_90a") -> tuple[list[KernelCheck
 @functools.lru_cache(maxsize=64)   # keyed by the PTX text; one ptxas run per kernel per process
 def ptxas_spills(ptx: str, arch: str = "sm_90a") -> KernelCheck:
     """``ptxas -arch=<arch> -v`` (default sm_90a) on the PTX: a ``spills`` check, proved when every function
-    spills 0 bytes (stores and loads), with the register counts ptxas reports.
+    spills 0 bytes (stores and loads), with the register counts ptxas reports. Kept on disk by
+    content like :func:`compile_ptx` (key: the PTX, the arch and ``ptxas --version``).
 
     >>> ptxas_spills.cache_info().maxsize
     64
     """
-    nvcc = nvcc_path()
-    ptxas = shutil.which("ptxas") or (os.path.join(os.path.dirname(nvcc), "ptxas") if nvcc else None)
-    if not ptxas or not os.path.isfile(ptxas):
+    ptxas = _ptxas_path()
+    if ptxas is None:
         return KernelCheck("spills", "unknown", "ptxas is not installed")
+    key = _cache_key("ptxas -v", tool_version("ptxas"), arch, ptx)
+    hit = _cache_load(key)
+    if hit is not None and {"status", "message"} <= set(hit):
+        return KernelCheck("spills", str(hit["status"]), str(hit["message"]))
+    check = _ptxas_check(ptxas, ptx, arch)
+    _cache_store(key, {"status": check.status, "message": check.message})
+    return check
+
+
+def _ptxas_check(ptxas: str, ptx: str, arch: str) -> KernelCheck:
+    """The ``spills`` check of one ``ptxas -arch=<arch> -v`` run on ``ptx``."""
     with tempfile.TemporaryDirectory(prefix="vl_ptxas_") as d:
         path = os.path.join(d, "kernel.ptx")
         with open(path, "w", encoding="utf-8") as f:

@@ -1,0 +1,134 @@
+"""The test suite's costly set-ups, each against its baseline measured in the same run (CPU seconds
+of this process and its children, so a loaded machine moves both sides alike).
+
+    python benchmarks/suite_setups.py [--skip compile,ring,tar]
+
+* ``compile``: ``simulate.independent.compiled_checks`` of the emitted CTA-pair sm_100a GEMM:
+  nvcc + ptxas with the compile cache off, against a second process of the same run that finds
+  the first one's entries (the in-process memo emptied, a fresh cache folder).
+* ``ring``: the pair's ``pair-ring`` check (``simulate.pair_ring``) on the kernel's several-tile
+  runs, a fresh search against the same programs again (a planted edit that leaves the barrier
+  protocol unchanged); the answers are compared.
+* ``tar``: the harvested pairs ``tests/test_ptx_shuffles`` reads (pairs whose TTGIR converts into
+  a dot operand, 5 of them), extracted by name from the xz tarball (the old way: each extraction
+  seeks back, which decompresses from the start) against one forward pass; the bytes are compared.
+
+Prints one line per set-up: baseline s, new s, ratio new/baseline. Goal: every ratio < 0.2.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _cpu() -> float:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed(fn):
+    t = _cpu()
+    out = fn()
+    return _cpu() - t, out
+
+
+def _pair_kernel():
+    from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, render_tcgen05_cuda
+    man = build_tcgen05_manifest("bf16", tile=(256, 128, 64), stages=4, ctas=2)
+    return man, render_tcgen05_cuda(man)
+
+
+def bench_compile() -> tuple[float, float, bool]:
+    from verilayout.simulate import independent as ind
+    _, src = _pair_kernel()
+
+    def fresh():
+        ind.compile_ptx.cache_clear()
+        ind.ptxas_spills.cache_clear()
+        return ind.compiled_checks(src, "sm_100a")
+    os.environ["VERILAYOUT_COMPILE_CACHE"] = ""
+    base, want = _timed(fresh)
+    os.environ["VERILAYOUT_COMPILE_CACHE"] = tempfile.mkdtemp(prefix="vl_bench_cache_")
+    fresh()                                              # the run's first process writes the entries
+    new, got = _timed(fresh)
+    same = [c.message for c in got[0]] == [c.message for c in want[0]]
+    return base, new, same
+
+
+def bench_ring() -> tuple[float, float, bool]:
+    from verilayout.emit.gemm_plan import GemmManifest
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.simulate import pair_ring
+    from verilayout.simulate import tcgen05_check as tc
+    from verilayout.simulate.independent import compile_ptx
+    man, src = _pair_kernel()
+    g = GemmManifest.from_dict(man)
+    mod = parse_ptx(compile_ptx(src, "sm_100a")[1])
+    entry = next(f for f in mod.functions if "vl_gemm_kernel" in f)
+    _, bm, bn, bk, stages, _, _ = tc._spec(g)
+    runs = tc._pair_runs(mod, entry, (tc.PAIR_TILES * bm - 40, bn, (stages // tc.PAIR_TILES + 1) * bk))
+    pair_ring._MEMO.clear()
+    base, want = _timed(lambda: pair_ring.pair_ring_check(runs, tc._pair_load_bytes(g)))
+    new, got = _timed(lambda: pair_ring.pair_ring_check(runs, tc._pair_load_bytes(g)))
+    return base, new, got == want
+
+
+def bench_tar() -> tuple[float, float, bool]:
+    tarball = ROOT / "tests" / "harvest" / "corpus.tar.xz"
+    convert = re.compile(rb"ttg\.convert_layout[^\n]*-> tensor<[^\n]*#ttg\.dot_op")
+
+    def by_name():
+        d = Path(tempfile.mkdtemp(prefix="vl_bench_tar_"))
+        with tarfile.open(tarball, "r:xz") as tar:
+            texts = {n: tar.extractfile(n).read() for n in tar.getnames() if n.endswith((".ttgir", ".ptx"))}
+            keep = sorted(n for n in texts if n.endswith(".ttgir") and n[:-6] + ".ptx" in texts
+                          and convert.search(texts[n]))[:5]
+            for n in keep:
+                for ext in (".ttgir", ".ptx"):
+                    tar.extract(n[:-6] + ext, d, filter="data")
+        return {p.relative_to(d).as_posix(): p.read_bytes() for p in d.rglob("*") if p.is_file()}
+
+    def one_pass():
+        with tarfile.open(tarball, "r:xz") as tar:
+            texts = {m.name: tar.extractfile(m).read() for m in tar
+                     if m.isfile() and m.name.endswith((".ttgir", ".ptx"))}
+        keep = sorted(n for n in texts if n.endswith(".ttgir") and n[:-6] + ".ptx" in texts
+                      and convert.search(texts[n]))[:5]
+        return {n[:-6] + ext: texts[n[:-6] + ext] for n in keep for ext in (".ttgir", ".ptx")}
+    base, want = _timed(by_name)
+    new, got = _timed(one_pass)
+    return base, new, got == want
+
+
+BENCHES = {"compile": bench_compile, "ring": bench_ring, "tar": bench_tar}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--skip", default="", help="comma-separated set-ups not to run (compile, ring, tar)")
+    args = ap.parse_args(argv)
+    skip = {s for s in args.skip.split(",") if s}
+    print(f"{'set-up':8s} {'baseline s':>10s} {'new s':>8s} {'new/base':>8s}  same answer")
+    for name, fn in BENCHES.items():
+        if name in skip:
+            continue
+        t0 = time.time()
+        base, new, same = fn()
+        print(f"{name:8s} {base:10.2f} {new:8.2f} {new / base:8.3f}  {same}   ({time.time() - t0:.0f} s wall)",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
