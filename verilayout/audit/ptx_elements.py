@@ -51,7 +51,7 @@ from __future__ import annotations
 import itertools
 import operator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import z3
@@ -886,11 +886,9 @@ def _is_barrier(ins: Instr) -> bool:
     return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
 
 
-def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
-    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
-    epoch is the stretch of one function between two barriers (no access moves across one)."""
-    of: dict[int, int] = {}
-    by: dict[int, list[Instr]] = {}
+def _epoch_walk(mod: PtxModule) -> Iterator[tuple[int, Instr]]:
+    """``(epoch, instruction)`` for each instruction of ``mod`` that is not a barrier, in program
+    order: the epoch number grows at each barrier and at each new function (from 1)."""
     e, func = 0, None
     for ins in mod.instrs:
         barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
@@ -898,6 +896,15 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
             e, func = e + 1, ins.func
             if barrier:
                 continue
+        yield e, ins
+
+
+def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
+    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
+    epoch is the stretch of one function between two barriers (no access moves across one)."""
+    of: dict[int, int] = {}
+    by: dict[int, list[Instr]] = {}
+    for e, ins in _epoch_walk(mod):
         if smem_access(ins) is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
@@ -909,14 +916,8 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     (``atom.shared`` / ``red.shared``, and fences): they change the values of bytes a store of an
     earlier epoch put there but no byte's place, so a load after them reads the bytes that store
     wrote (a histogram: bins zeroed, counted with atomics, read)."""
-    e, func = 0, None
     seen: dict[int, bool] = {}
-    for ins in mod.instrs:
-        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
-        if ins.func != func or barrier:
-            e, func = e + 1, ins.func
-            if barrier:
-                continue
+    for e, ins in _epoch_walk(mod):
         if "shared" not in ins.opcode or ins.parts[0] == "fence":
             continue
         atomic = ins.parts[0] in ("atom", "red") and smem_access(ins) is None
