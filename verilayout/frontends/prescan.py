@@ -120,12 +120,15 @@ def source_files(text: str, kind: str) -> tuple[str, ...]:
 
 # ----- inlined @triton.jit helpers: the call site and the helper's line ------------------------------
 
-_LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+#: a TTGIR location alias line, ``#loc3 = loc(...)``: (name, body); the one pattern (frontends/ttgir
+#: matches it line by line, ttgir_inline_chains over the whole text)
+LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 _LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
 _LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
 _LOC_ANY_FILE = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)')
-_LOC_REFS = re.compile(r"#(loc\w*)")
+#: a reference to a location alias inside a ``loc(...)`` body, ``#loc3``: its name
+LOC_REF = re.compile(r"#(loc\w*)")
 _OP_LOC = re.compile(r"\bloc\((#loc\w*)\)\s*\{?\s*$")
 
 
@@ -150,7 +153,7 @@ def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
     m = _LOC_ANY_FILE.search(body)            # fused<...>[...] and other forms: the first file line
     if m:
         return (f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}",)
-    for ref in _LOC_REFS.findall(body):
+    for ref in LOC_REF.findall(body):
         got = _chain(locs.get(ref, ""), locs, depth + 1) if ref in locs else ()
         if got:
             return got
@@ -167,7 +170,7 @@ def ttgir_inline_chains(text: str) -> dict[int, tuple[str, ...]]:
     >>> ttgir_inline_chains(t)
     {5: ('k.py:13', 'k.py:9')}
     """
-    locs = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
+    locs = {m.group(1): m.group(2) for m in LOC_ALIAS.finditer(text)}
     if not any("callsite(" in v for v in locs.values()):
         return {}
     out = {}
