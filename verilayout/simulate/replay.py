@@ -35,6 +35,7 @@ alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -44,7 +45,8 @@ import numpy as np
 from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
-from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest
+from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest
 from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
@@ -232,9 +234,6 @@ def as_emitted(man: dict) -> None:
     ...
     verilayout.errors.LayoutError: manifest: field 'k_blocks' is 5, but the emitter writes 4 for its parameters (tile 128x128x64, 3 stages, split-K 1, GROUP_M 8)
     """
-    import json
-    from verilayout.emit.gemm_plan import build_gemm_manifest
-    from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest
     p = _gemm_params(man)
     if man.get("arch") == "sm_100a":
         want = build_tcgen05_manifest(man.get("dtype"), **p).to_dict()
