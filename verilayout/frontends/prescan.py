@@ -161,6 +161,7 @@ def _ptx_file_names(text: str) -> list[str]:
 # ----- inlined @triton.jit helpers: the call site and the helper's line ------------------------------
 
 _LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+_LOC_ALIAS_HIT = re.compile(r"#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 _LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
 _LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
@@ -197,6 +198,15 @@ def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
     return ()
 
 
+def _loc_aliases(text: str) -> dict[str, str]:
+    """``#locN`` -> its ``loc(...)`` text, as ``_LOC_ALIAS.finditer`` reads them: searched by the
+    literal ``#loc`` (fast), each hit beginning its line, else by the anchored expression."""
+    hits = list(_LOC_ALIAS_HIT.finditer(text))
+    if not all(_line_start_only(text, m.start()) for m in hits):
+        hits = list(_LOC_ALIAS.finditer(text))
+    return {m.group(1): m.group(2) for m in hits}
+
+
 def ttgir_inline_chains(text: str, lines: set[int] | None = None) -> dict[int, tuple[str, ...]]:
     """Line (1-based) -> the source locations of each TTGIR op whose ``loc(#ref)`` is a
     ``callsite(... at ...)`` (an op of an inlined ``@triton.jit`` helper, such as ``tl.sum``):
@@ -208,7 +218,7 @@ def ttgir_inline_chains(text: str, lines: set[int] | None = None) -> dict[int, t
     >>> ttgir_inline_chains(t)
     {5: ('k.py:13', 'k.py:9')}
     """
-    locs = {m.group(1): m.group(2) for m in _LOC_ALIAS.finditer(text)}
+    locs = _loc_aliases(text)
     if not any("callsite(" in v for v in locs.values()):
         return {}
     out = {}
