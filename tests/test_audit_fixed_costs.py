@@ -77,3 +77,10 @@ def test_gluon_test_is_asked_only_for_a_finding_that_can_use_it():
     assert got == paths._with_suggestions(_report(warn), True)      # as if the answer had been given
     assert got.checks[0].data["gluon"] is True and "shared layout is #ttg.swizzled_shared" in \
         got.checks[0].data["suggestion"]
+
+
+@pytest.mark.parametrize("text", ['"a\\"b"', '"a\\\nb"', '"ab\\', '"a"b"c"', '"\\\\"x"', '"x\n"y"', '""', '"\\',
+                                  'loc("/s/k.py":3:1) {a = "x{"}'] + TEXTS)
+def test_string_blanking_equals_the_alternation_form(text):
+    alternation = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+    assert prescan._STRING.sub('""', text) == alternation.sub('""', text)

@@ -20,7 +20,7 @@ import re
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
            "ptx_inline_sites", "target_name", "kernel_def_site"]
 
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')   # "(?:[^"\\\n]|\\.)*" unrolled: the same matches
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _PAIRS = (("{", "}"), ("(", ")"), ("[", "]"))
 
