@@ -84,3 +84,12 @@ def test_gluon_test_is_asked_only_for_a_finding_that_can_use_it():
 def test_string_blanking_equals_the_alternation_form(text):
     alternation = re.compile(r'"(?:[^"\\\n]|\\.)*"')
     assert prescan._STRING.sub('""', text) == alternation.sub('""', text)
+
+
+def test_ptx_sites_up_to_a_line_are_a_prefix_of_all():
+    text = ('.file 1 "/s/k.py"\n.loc 1 13 9\nmov.u32 %r1, 0;\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\n'
+            'add.s32 %r2, %r1, 1;\n.loc 1 20 1\n')
+    whole = prescan.ptx_inline_sites(text)
+    assert whole == [(2, "k.py:13", None), (4, "k.py:9", "k.py:13"), (6, "k.py:20", None)]   # read off the text
+    for last in range(0, 8):
+        assert prescan.ptx_inline_sites(text, last) == [s for s in whole if s[0] <= last]

@@ -161,7 +161,7 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
     if not rep.checks or ("inlined_at" not in text if kind == "ptx" else "callsite(" not in text):
         return rep                      # no check, or nothing inlined: no check moves
     if kind == "ptx":
-        sites = ptx_inline_sites(text)
+        sites = ptx_inline_sites(text, max(c.line for c in rep.checks))   # a check looks back only
         lines = [s[0] for s in sites]
 
         def site(c):

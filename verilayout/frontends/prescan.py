@@ -238,9 +238,10 @@ _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"\n]*)"', re.M)
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,[^\n]*?\binlined_at\s+(\d+)\s+(\d+)\s+\d+)?", re.M)
 
 
-def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
+def ptx_inline_sites(text: str, last: int | None = None) -> list[tuple[int, str, str | None]]:
     """Each ``.loc`` of a PTX text in order: ``(line, "file.py:L", call site or None)``, the call
-    site being what ``inlined_at`` names (LLVM's mark of an inlined helper's line).
+    site being what ``inlined_at`` names (LLVM's mark of an inlined helper's line); ``last``: only
+    those up to that line (the scan stops there: the same entries, a prefix of the list).
 
     >>> ptx_inline_sites('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
     [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
@@ -249,6 +250,8 @@ def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
     out, line, pos = [], 1, 0
     for m in _PTX_LOC.finditer(text):
         line, pos = line + text.count("\n", pos, m.start()), m.start()   # counted on from the last .loc
+        if last is not None and line > last:
+            break
         here = f"{files.get(m.group(1), '?')}:{m.group(2)}"
         site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
         out.append((line, here, site))
