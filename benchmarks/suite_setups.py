@@ -67,13 +67,11 @@ def bench_compile() -> tuple[float, float, bool]:
 
 
 def bench_ring() -> tuple[float, float, bool]:
-    from verilayout.emit.gemm_plan import GemmManifest
     from verilayout.frontends.ptx import parse_ptx
     from verilayout.simulate import pair_ring
     from verilayout.simulate import tcgen05_check as tc
     from verilayout.simulate.independent import compile_ptx
-    man, src = _pair_kernel()
-    g = GemmManifest.from_dict(man)
+    g, src = _pair_kernel()                             # the typed sm_100a manifest
     mod = parse_ptx(compile_ptx(src, "sm_100a")[1])
     entry = next(f for f in mod.functions if "vl_gemm_kernel" in f)
     _, bm, bn, bk, stages, _, _ = tc._spec(g)

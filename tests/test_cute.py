@@ -17,6 +17,8 @@ import z3
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.cute_strategies import like as _cute_like, tree as _cute_tree
+
 from verilayout.core import cute
 from verilayout.core import smt
 from verilayout.core.cute import ComposedLayout, Layout, dynamic, StaticInt, Swizzle, blocked_product, coalesce, complement, composition, filter_layout, flatten, format_cute, is_linear, left_inverse, logical_divide, logical_product, make_layout, make_ordered_layout, offset_bytes, offset_elements, offsets_table, product, right_inverse, shared_linear_layout, symbol, tile_to_shape, to_linear, why_not_linear, z3_in_domain, z3_offset
@@ -87,24 +89,12 @@ def _leaf(values):
         lambda vb: StaticInt(vb[0]) if vb[1] else vb[0])
 
 
-def _tree(leaf, depth=2):
-    if depth == 0:
-        return leaf
-    return st.one_of(leaf, st.lists(_tree(leaf, depth - 1), min_size=1, max_size=3).map(tuple))
-
-
-def _like(tree, leaf):
-    if isinstance(tree, tuple):
-        return st.tuples(*[_like(t, leaf) for t in tree])
-    return leaf
-
-
 @st.composite
 def layouts(draw, extents=(1, 2, 3, 4, 6, 8), strides=(0, 1, 2, 3, 4, 6, 8, 16, 32, 64),
             max_size=512):
-    shape = draw(_tree(_leaf(extents)))
+    shape = draw(_cute_tree(_leaf(extents)))
     assume(int(product(shape)) <= max_size)
-    stride = draw(_like(shape, _leaf(strides)))
+    stride = draw(_cute_like(shape, _leaf(strides)))
     return Layout(shape, stride)
 
 

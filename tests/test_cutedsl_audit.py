@@ -287,14 +287,14 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
         (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
         (tmp_path / f"{stem}.ptx").write_text(text)
     assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
-    assert "56 proved, 0 errors" in capsys.readouterr().out          # 32 descriptors, 12 TMA copies x 2 checks
+    assert "72 proved, 0 errors" in capsys.readouterr().out    # 32 descriptors, 12 TMA copies x 2 checks, 16 stmatrix
     assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
     # both files named, as for TTGIR + PTX: one report, the PTX's
     assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
-    assert "1 file(s), 56 checks: 56 proved, 0 errors" in capsys.readouterr().out
+    assert "1 file(s), 72 checks: 72 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():
@@ -646,15 +646,21 @@ def test_grouped_gemm_planted_extra_coordinate_is_not_proved():
     assert c.status == "unknown" and "coordinate 2 is not proved 0" in c.message
 
 
+def _kk_errors_at_the_first_two_loads(old: str, new: str) -> list:
+    """The errors of the KK pair audited with its PTX's one ``old`` replaced by ``new``: asserted to
+    be tma-box errors, at both of the first two TMA loads and at no other line."""
+    ptx = _text(KK, "ptx")
+    assert ptx.count(old) == 1
+    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, new))
+    errors = [c for c in rep.checks if c.severity == "error"]
+    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    return errors
+
+
 def test_planted_expect_tx_bytes_are_an_error_at_each_load_of_the_barrier():
     """The prologue's barrier armed for 16384 bytes instead of the 16384 + 16384 its A and B boxes
     (64 x 128 f16 each, from the MLIR) bring: an error at both loads, nothing else."""
-    ptx = _text(KK, "ptx")
-    old = "mov.b32 \t%r57, 32768;"
-    assert ptx.count(old) == 1
-    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("32768", "16384")))
-    errors = [c for c in rep.checks if c.severity == "error"]
-    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    errors = _kk_errors_at_the_first_two_loads("mov.b32 \t%r57, 32768;", "mov.b32 \t%r57, 16384;")
     assert all("waits for 16384 bytes" in c.message and "16384 + 16384" in c.message for c in errors)
 
 
@@ -662,12 +668,7 @@ def test_planted_coordinate_off_the_box_grid_is_an_error_at_its_loads():
     """The prologue's K coordinate moved 32 elements (``%r250 + 448`` -> ``+ 480``; %r250 steps by 64
     from -448): never a multiple of the 64-element box the MLIR states along K: an error at the two
     loads that use it."""
-    ptx = _text(KK, "ptx")
-    old = "add.s32 \t%r11, %r250, 448;"
-    assert ptx.count(old) == 1
-    rep = audit_pair(_text(KK, "mlir"), ptx.replace(old, old.replace("448", "480")))
-    errors = [c for c in rep.checks if c.severity == "error"]
-    assert {(c.line, c.check) for c in errors} == {(ln, "tma-box") for ln in _tma_lines(ptx)[:2]}
+    errors = _kk_errors_at_the_first_two_loads("add.s32 \t%r11, %r250, 448;", "add.s32 \t%r11, %r250, 480;")
     assert all("never a multiple of 64" in c.message for c in errors)
 
 

@@ -96,43 +96,38 @@ def test_the_cluster_kernel_passes_every_independent_check():
     assert any("N=" in c.message for c in r.checks)
 
 
+_MASK_A = "uint16_t a_mask(uint32_t r) { (void)r; return uint16_t((r == 0u ? 0x3u : 0x3u)); }"
+_PEERS = "uint32_t peers(uint32_t r) { (void)r; return (r == 0u ? 0x3u : 0x3u); }"
+
+#: planted cluster bugs: kernel.cu's text ``old`` replaced by ``new``, and the check that must name it
+_PLANTED = [
+    # rank 0 sends its A slice to itself only: CTA 1, which shares the M block, never gets it
+    pytest.param(_MASK_A, _MASK_A.replace("0x3u : ", "0x1u : "),
+                 "multicast",
+                 r"CTA 0, iteration 0: the multicast mask 0b0001 of its A slice .* misses CTA 1",
+                 id="multicast_mask_missing_a_cta"),
+    # consumers release a stage to their own producer only: the peer's producer, which also
+    # writes into it, waits forever for half its arrivals
+    pytest.param(_PEERS, _PEERS.replace("0x3u : 0x3u", "0x1u : 0x2u"),
+                 "protocol", r"deadlock: .*producer waits", id="release_to_the_own_cta_only"),
+    pytest.param("  cluster_sync();   // no CTA leaves", "  // no CTA leaves",
+                 "protocol", r"after CTA \d has exited", id="missing_cluster_barrier_at_exit"),
+    pytest.param("  cluster_sync();   // every CTA's mbarriers initialised",
+                 "  __syncthreads();   // every CTA's mbarriers initialised",
+                 "protocol", r"before CTA \d initialised it",
+                 id="cta_barrier_instead_of_the_cluster_barrier_after_init"),
+    # rank 1 loads A rows from the block start (slice 0's rows) into slice 1's place
+    pytest.param("int32_t(tm * BM + rn * A_SLICE_ROWS)", "int32_t(tm * BM)",
+                 "multicast", r"A slices landing there start at rows \[0, 0\]", id="slice_at_the_wrong_row"),
+]
+
+
 @needs_nvcc
-def test_planted_multicast_mask_missing_a_cta_is_caught():
-    """Rank 0 sends its A slice to itself only: CTA 1, which shares the M block, never gets it."""
-    old = "uint16_t a_mask(uint32_t r) { (void)r; return uint16_t((r == 0u ? 0x3u : 0x3u)); }"
-    r = _check(lambda s: s.replace(old, old.replace("0x3u : ", "0x1u : ")))
-    _caught(r, "multicast", r"CTA 0, iteration 0: the multicast mask 0b0001 of its A slice .* "
-            r"misses CTA 1")
+@pytest.mark.parametrize("old,new,check,pattern", _PLANTED)
+def test_planted_cluster_bug_is_caught(old, new, check, pattern):
+    r = _check(lambda s: s.replace(old, new))
+    _caught(r, check, pattern)
     assert not r.ok
-
-
-@needs_nvcc
-def test_planted_release_to_the_own_cta_only_is_caught():
-    """Consumers release a stage to their own producer only: the peer's producer, which also
-    writes into it, waits forever for half its arrivals."""
-    old = "uint32_t peers(uint32_t r) { (void)r; return (r == 0u ? 0x3u : 0x3u); }"
-    r = _check(lambda s: s.replace(old, old.replace("0x3u : 0x3u", "0x1u : 0x2u")))
-    _caught(r, "protocol", r"deadlock: .*producer waits")
-
-
-@needs_nvcc
-def test_planted_missing_cluster_barrier_at_exit_is_caught():
-    r = _check(lambda s: s.replace("  cluster_sync();   // no CTA leaves", "  // no CTA leaves"))
-    _caught(r, "protocol", r"after CTA \d has exited")
-
-
-@needs_nvcc
-def test_planted_cta_barrier_instead_of_the_cluster_barrier_after_init_is_caught():
-    r = _check(lambda s: s.replace("  cluster_sync();   // every CTA's mbarriers initialised",
-                                   "  __syncthreads();   // every CTA's mbarriers initialised"))
-    _caught(r, "protocol", r"before CTA \d initialised it")
-
-
-@needs_nvcc
-def test_planted_slice_at_the_wrong_row_is_caught():
-    """Rank 1 loads A rows from the block start (slice 0's rows) into slice 1's place."""
-    r = _check(lambda s: s.replace("int32_t(tm * BM + rn * A_SLICE_ROWS)", "int32_t(tm * BM)"))
-    _caught(r, "multicast", r"A slices landing there start at rows \[0, 0\]")
 
 
 @needs_nvcc

@@ -16,9 +16,9 @@ CONFIGS = [
     lambda: build_gemm_manifest("bf16", tile=(128, 64, 64), stages=3, cluster=(2, 1)),
     lambda: build_gemm_manifest("e4m3", tile=(64, 64, 128), stages=2, splits=3, out="bf16",
                                 bias=True, activation="gelu"),
-    lambda: build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=3, splits=2),
+    lambda: build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=3, splits=2).to_dict(),
     lambda: build_tcgen05_manifest("f16", tile=(128, 64, 64), stages=2, out="f16",
-                                   activation="silu"),
+                                   activation="silu").to_dict(),
 ]
 
 

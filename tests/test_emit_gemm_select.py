@@ -217,6 +217,20 @@ def _check(src: str, man: dict):
     return check_gemm_source(GemmManifest.from_dict(man), src, host=False)
 
 
+def _planted_split(old: str, new: str, occurrences: int | None = None) -> list:
+    """The independent check's failures on the split-K GEMM whose kernel.cu has ``old`` (present,
+    ``occurrences`` times where given) replaced by ``new``."""
+    man, src = _split_gemm()
+    assert old in src and (occurrences is None or src.count(old) == occurrences)
+    return _check(src.replace(old, new), man).failures
+
+
+def _split_k_says(failures: list, text: str) -> None:
+    """The first split-k failure names ``text``."""
+    hits = [c for c in failures if c.check == "split-k"]
+    assert hits and text in hits[0].message, [c.to_dict() for c in failures]
+
+
 @needs_nvcc
 def test_a_split_k_kernel_passes_every_independent_check():
     man, src = _split_gemm()
@@ -229,34 +243,23 @@ def test_a_split_k_kernel_passes_every_independent_check():
 @needs_nvcc
 def test_planted_k_slice_summed_twice_is_caught_by_split_k():
     """Slice s starts one K-tile early (s > 0): K-tile kbeg - 1 is summed by two slices."""
-    man, src = _split_gemm()
     old = "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend"
-    assert src.count(old) == 2
-    bad = src.replace(old, "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS) - "
-                           "(s > 0u ? 1u : 0u), kend")
-    r = _check(bad, man)
-    hits = [c for c in r.failures if c.check == "split-k"]
-    assert hits and "summed twice" in hits[0].message, [c.to_dict() for c in r.failures]
+    failures = _planted_split(old, "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS) - "
+                                   "(s > 0u ? 1u : 0u), kend", occurrences=2)
+    _split_k_says(failures, "summed twice")
 
 
 @needs_nvcc
 def test_planted_reduction_adding_slot_0_twice_is_caught_by_split_k():
-    man, src = _split_gemm()
     old = "for (int s = 1; s < SPLITS; ++s) acc += W[size_t(s) * mn + i];"
-    assert old in src
-    r = _check(src.replace(old, old.replace("int s = 1", "int s = 0")), man)
-    hits = [c for c in r.failures if c.check == "split-k"]
-    assert hits and "slot 0 summed 2 times" in hits[0].message, [c.to_dict() for c in r.failures]
+    _split_k_says(_planted_split(old, old.replace("int s = 1", "int s = 0")), "slot 0 summed 2 times")
 
 
 @needs_nvcc
 def test_planted_partial_sum_to_the_wrong_slot_is_caught():
-    man, src = _split_gemm()
-    old = "D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col"
-    assert old in src
-    r = _check(src.replace(old, "D + (size_t(s / 2u) * size_t(M) + size_t(r)) * size_t(N) + col"),
-               man)
-    assert any(c.check in ("split-k", "d-store") for c in r.failures), [c.to_dict() for c in r.checks]
+    failures = _planted_split("D + (size_t(s) * size_t(M) + size_t(r)) * size_t(N) + col",
+                              "D + (size_t(s / 2u) * size_t(M) + size_t(r)) * size_t(N) + col")
+    assert any(c.check in ("split-k", "d-store") for c in failures), [c.to_dict() for c in failures]
 
 
 def test_the_reduction_check_without_the_kernel_says_so():

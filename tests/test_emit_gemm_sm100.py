@@ -7,6 +7,7 @@ as text from the CUTLASS wheel.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ import pytest
 from verilayout.frontends.names import parse_tile
 from verilayout.emit.gemm_select import choose_tcgen05
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emit_tcgen05_gemm
-from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.errors import LayoutError
 from verilayout.simulate.tcgen05_check import check_tcgen05_source
 
@@ -67,14 +68,14 @@ def test_the_instruction_descriptor_equals_cutlass(dtype, bn):
         pytest.fail("the CUTLASS wheel (cutlass_library) with mma_sm100_desc.hpp is the oracle")
     eb = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1}[dtype]
     m = build_tcgen05_manifest(dtype, tile=parse_tile(f"128x{bn}x{128 // eb}"), stages=2)
-    assert m["idesc"]["value"] == _cutlass_idesc(dtype, bn)
+    assert m.idesc.value == _cutlass_idesc(dtype, bn)
 
 
 def test_every_obligation_is_proved_and_the_allocation_is_a_power_of_two():
     for dtype, tile in (("bf16", "128x256x64"), ("e4m3", "128x64x128"), ("tf32", "128x128x32")):
         m = build_tcgen05_manifest(dtype, tile=parse_tile(tile), stages=3)
-        assert {o["status"] for o in m["obligations"]} == {"proved"}
-        cols, bn = m["tmem"]["columns"], m["bn"]
+        assert {o.status for o in m.obligations} == {"proved"}
+        cols, bn = m.tmem.columns, m.bn
         # two accumulator stages of BN f32 columns; the least power of two >= 32 holding them
         assert cols >= max(32, 2 * bn) and cols & (cols - 1) == 0 and cols < 2 * max(32, 2 * bn)
 
@@ -86,13 +87,22 @@ def test_bad_sm100_tiles_are_layout_errors():
 
 def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
     e = emit_tcgen05_gemm(dtype, tile=parse_tile(tile), stages=stages, splits=splits, **epi)
-    return e.manifest, e.files["kernel.cu"]
+    return Tcgen05Manifest.from_dict(json.loads(e.files["manifest.json"])), e.files["kernel.cu"]
+
+
+def _planted(old: str, new: str, check: str, *kernel, **options):
+    """The failures named ``check`` of the checks of ``kernel.cu`` (``_kernel(*kernel, **options)``)
+    with ``old`` replaced by ``new``, and the report; ``old`` must be in the file."""
+    man, src = _kernel(*kernel, **options)
+    assert old in src, "the planted edit is not in kernel.cu"
+    r = check_tcgen05_source(man, src.replace(old, new))
+    return [c for c in r.failures if c.check == check], r
 
 
 @needs_nvcc
 def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
     man, src = _kernel()
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
                                            "tmem", "d-store", "protocol", "acc-ring", "schedule",
@@ -102,31 +112,25 @@ def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
 
 @needs_nvcc
 def test_planted_tmem_column_off_by_one_is_caught_by_tmem():
-    man, src = _kernel()
     old = "tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM)"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
-    hits = [c for c in r.failures if c.check == "tmem"]
+    hits, r = _planted(old, old + " + 1u", "tmem")
     assert hits and "column" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
 def test_planted_tmem_lane_of_another_warp_is_caught_by_tmem():
-    man, src = _kernel()
     old = "tmem + ((quad * 32u) << 16)"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "tmem + (((quad ^ 1u) * 32u) << 16)"))
-    hits = [c for c in r.failures if c.check == "tmem"]
+    hits, r = _planted(old, "tmem + (((quad ^ 1u) * 32u) << 16)", "tmem")
     assert hits and "may reach only" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
 def test_planted_instruction_descriptor_n_is_caught():
     man, src = _kernel()
-    v = man["idesc"]["value"]
+    v = man.idesc.value
     bad = v ^ (1 << 18)                      # N field (bits 17-22) changed
     assert f"IDESC = {v:#010x}u" in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(f"IDESC = {v:#010x}u", f"IDESC = {bad:#010x}u"))
+    r = check_tcgen05_source(man, src.replace(f"IDESC = {v:#010x}u", f"IDESC = {bad:#010x}u"))
     hits = [c for c in r.failures if c.check == "instruction"]
     assert hits and "n_dim" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -136,7 +140,7 @@ def test_planted_descriptor_of_the_wrong_stage_is_caught():
     man, src = _kernel()
     old = "with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES)"
     assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "with_start(desc_b0(kb), base + B_OFFSET)"))
+    r = check_tcgen05_source(man, src.replace(old, "with_start(desc_b0(kb), base + B_OFFSET)"))
     assert any(c.check == "descriptor" for c in r.failures), [c.to_dict() for c in r.failures]
 
 
@@ -178,7 +182,7 @@ def _chosen() -> list:
 @pytest.mark.parametrize("cfg", _chosen(), ids=lambda c: "_".join(map(str, c)))
 def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
     man, src = _kernel(*cfg)
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
@@ -190,11 +194,8 @@ def test_planted_commit_on_the_full_barrier_is_caught_by_protocol():
     """tcgen05.commit arrives on the stage's full barrier instead of its empty one: that arrival
     completes a later phase of the full barrier early (the MMA thread then reads a stage before its
     bytes land), or the producer is never released -- the exploration names it."""
-    man, src = _kernel()
     old = "mma_commit(empty0 + 8u * stage);"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "mma_commit(full0 + 8u * stage);"))
-    hits = [c for c in r.failures if c.check == "protocol"]
+    hits, r = _planted(old, "mma_commit(full0 + 8u * stage);", "protocol")
     assert hits and re.search(r"deadlock|more arrivals|reads stage buffer \S+ before",
                               hits[0].message), \
         [c.to_dict() for c in r.failures]
@@ -206,7 +207,7 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
     man, src = _kernel()
     old = "          mbar_wait(full0 + 8u * stage, phase);\n          tc_fence_after();"
     assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "          tc_fence_after();"))
+    r = check_tcgen05_source(man, src.replace(old, "          tc_fence_after();"))
     assert any(c.check in ("protocol", "descriptor") for c in r.failures), \
         [c.to_dict() for c in r.failures]
     assert any(c.check == "protocol" and "before" in c.message for c in r.failures), \
@@ -218,9 +219,9 @@ def test_planted_mma_before_the_full_barrier_is_caught_by_protocol():
 def test_the_sm100_split_k_manifest_proves_its_slices_and_names_the_epilogue():
     m = build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=4, splits=3, out="bf16", bias=True,
                                activation="silu")
-    split = [o for o in m["obligations"] if o["claim"].startswith("split-K")]
-    assert len(split) == 1 and split[0]["status"] == "proved"
-    assert m["splits"] == 3 and m["epilogue"]["where"] == "reduction kernel"
+    split = [o for o in m.obligations if o.claim.startswith("split-K")]
+    assert len(split) == 1 and split[0].status == "proved"
+    assert m.splits == 3 and m.epilogue.where == "reduction kernel"
     with pytest.raises(LayoutError, match="--activation"):
         build_tcgen05_manifest("bf16", tile=(128, 64, 64), stages=4, activation="tanh")
     with pytest.raises(LayoutError, match="--split-k"):
@@ -273,7 +274,7 @@ def test_explain_shows_the_sm100_features_and_why(tmp_path, capsys):
 def test_sm100_split_k_passes_every_check_with_the_reduction(splits, epi):
     """S = 3 divides by a non-power of two (mul.hi in the PTX); 5 K-tiles in 3 slices."""
     man, src = _kernel(tile=(128, 64, 64), splits=splits, **epi)
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     split = [c.message for c in r.checks if c.check == "split-k"]
     words = f"{epi.get('out', 'f32')}{' + bias' if epi.get('bias') else ''}, {epi.get('activation', 'none')}"
@@ -289,7 +290,7 @@ def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
     man, src = _kernel(tile=(128, 64, 64), splits=2)
     old = "const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend"
     assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
+    r = check_tcgen05_source(man, src.replace(old, "const uint32_t kbeg = (s * k_tiles) / "
                                               "uint32_t(SPLITS) - (s > 0u ? 1u : 0u), kend"))
     hits = [c for c in r.failures if c.check == "split-k"]
     assert hits and "summed twice" in hits[0].message, [c.to_dict() for c in r.failures]
@@ -303,7 +304,7 @@ def test_planted_sm100_slice_summed_twice_is_caught_by_split_k():
                          ids=["bf16_bias_gelu", "f16_silu", "f32_bias_relu"])
 def test_sm100_fused_epilogues_pass_with_0_spills(epi):
     man, src = _kernel(tile=(128, 64, 64), **epi)
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     names = {c.check for c in r.checks}
     assert {"epilogue", "d-store", "tmem"} <= names and ("bias" in names) == epi.get("bias", False)
@@ -314,22 +315,18 @@ def test_sm100_fused_epilogues_pass_with_0_spills(epi):
 @needs_nvcc
 def test_planted_sm100_bias_read_past_n_is_caught_by_bias():
     """The epilogue runs for every loaded column; the ragged run's N = BN - 5 leaves 5 beyond N."""
-    man, src = _kernel(tile=(128, 64, 64), out="f32", bias=True, activation="none")
     old = "  if (col < uint32_t(N)) v += bias[col];"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "  v += bias[col];"))
-    hits = [c for c in r.failures if c.check == "bias"]
+    hits, r = _planted(old, "  v += bias[col];", "bias", tile=(128, 64, 64), out="f32", bias=True,
+                       activation="none")
     assert hits and "beyond N = 59" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 @pytest.mark.slow
 @needs_nvcc
 def test_planted_sm100_wrong_activation_is_caught_by_epilogue():
-    man, src = _kernel(tile=(128, 64, 64), out="bf16", activation="gelu")
     old = "  return 0.5f * x * (1.0f + tanh_approx(u));"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "  (void)u;\n  return fmaxf(x, 0.0f);"))
-    hits = [c for c in r.failures if c.check == "epilogue"]
+    hits, r = _planted(old, "  (void)u;\n  return fmaxf(x, 0.0f);", "epilogue", tile=(128, 64, 64),
+                       out="bf16", activation="gelu")
     assert hits and "expected bf16(gelu(" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
@@ -339,7 +336,7 @@ def test_planted_sm100_tmem_column_off_by_one_in_the_epilogue_is_caught_by_epilo
     """With an epilogue the stored value is checked: D(r, c) holds cell (r, c + 1)'s value."""
     man, src = _kernel(tile=(128, 64, 64), out="bf16", bias=True, activation="relu")
     old = "tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM)"
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, old + " + 1u"))
+    r = check_tcgen05_source(man, src.replace(old, old + " + 1u"))
     names = {c.check for c in r.failures}
     assert {"epilogue", "tmem"} <= names, [c.to_dict() for c in r.failures]
 
@@ -418,7 +415,7 @@ def test_planted_tile_skipped_when_tiles_do_not_divide_the_grid_is_caught_by_sch
     man, src = _kernel()
     assert src.count(LOOP) == 3
     bad = "for (uint32_t i = 0, u = blockIdx.x; i < units / gridDim.x; ++i, u += gridDim.x)"
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(LOOP, bad))
+    r = check_tcgen05_source(man, src.replace(LOOP, bad))
     hits = [c for c in r.failures if c.check == "schedule"]
     assert hits and "loaded by no CTA at grid 4" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -432,7 +429,7 @@ def test_planted_epilogue_tile_order_off_is_caught_by_d_store():
     assert src.count(old) == 1
     new = old.replace("tile_coords(u / uint32_t(SPLITS), tiles_m, tiles_n, tm, tn);",
                       "tm = (u / uint32_t(SPLITS)) / tiles_n; tn = (u / uint32_t(SPLITS)) % tiles_n;")
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, new))
+    r = check_tcgen05_source(man, src.replace(old, new))
     hits = [c for c in r.failures if c.check == "d-store"]
     assert hits and "origin" in hits[0].message, [c.to_dict() for c in r.failures]
 
@@ -441,11 +438,8 @@ def test_planted_epilogue_tile_order_off_is_caught_by_d_store():
 def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring():
     """The MMA warp does not wait for acc_empty: tile 2's MMAs may write accumulator stage 0
     while an epilogue warp still reads tile 0 there."""
-    man, src = _kernel()
     old = "mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "", "acc-ring")
     assert hits and re.search(r"writes TMEM columns 0\.\.127 while epilogue warp \d has not finished "
                               r"reading tile 0", hits[0].message), [c.to_dict() for c in r.failures]
 
@@ -453,31 +447,25 @@ def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring(
 @needs_nvcc
 def test_planted_epilogue_reading_the_stage_the_mma_is_writing_is_caught_by_acc_ring():
     """The epilogue warps read accumulator stage acc ^ 1: the stage the MMA thread fills next."""
-    man, src = _kernel()
     old = "const uint32_t acc_col = acc * uint32_t(BN);"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);"))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);", "acc-ring")
     assert hits and "for tile 0, whose accumulator the MMAs wrote at columns 0..127" in hits[0].message, \
         [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
 def test_planted_epilogue_skipping_the_acc_full_wait_is_caught_by_acc_ring():
-    man, src = _kernel()
     old = "      mbar_wait(acc_full0 + 8u * acc, acc_phase);\n"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "acc-ring"]
+    hits, r = _planted(old, "", "acc-ring")
     assert hits and "before its MMAs completed" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
 def test_the_sm100_manifest_declares_the_persistent_warp_specialized_schedule():
     m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
-    assert m["threads"] == 192 and m["tmem"]["acc_stages"] == 2 and m["tmem"]["columns"] == 512
-    assert m["schedule"]["kind"] == "persistent" and m["group_m"] == 8
-    sched = [o for o in m["obligations"] if o["claim"].startswith("persistent schedule")]
-    assert len(sched) == 1 and sched[0]["status"] == "proved"
+    assert m.threads == 192 and m.tmem.acc_stages == 2 and m.tmem.columns == 512
+    assert m.schedule.kind == "persistent" and m.group_m == 8
+    sched = [o for o in m.obligations if o.claim.startswith("persistent schedule")]
+    assert len(sched) == 1 and sched[0].status == "proved"
 
 
 # ----- the TMA-store epilogue: D staged in shared memory, stored by cp.async.bulk.tensor ----------
@@ -488,8 +476,8 @@ def test_the_tma_store_epilogue_passes_store_order_and_d_store(epi):
     """N = BN (a 16-byte multiple of output bytes): D goes through the staging buffers and TMA
     stores; the ragged run (N = BN - 5) through one store per element."""
     man, src = _kernel(**epi)
-    assert "cp.async.bulk.tensor.2d.global.shared::cta" in src and man["d_store"]["kind"] == "tma"
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    assert "cp.async.bulk.tensor.2d.global.shared::cta" in src and man.d_store.kind == "tma"
+    r = check_tcgen05_source(man, src)
     assert r.ok, [c.to_dict() for c in r.failures]
     orders = [c for c in r.checks if c.check == "store-order"]
     assert len(orders) == 2 and all(c.status == "proved" for c in orders)
@@ -498,11 +486,8 @@ def test_the_tma_store_epilogue_passes_store_order_and_d_store(epi):
 
 @needs_nvcc
 def test_planted_store_buffer_reused_before_wait_group_read_is_caught_by_store_order():
-    man, src = _kernel(out="bf16")
     old = "if (lane == 0) bulk_wait_read_1();"
-    assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
-    hits = [c for c in r.failures if c.check == "store-order"]
+    hits, r = _planted(old, "", "store-order", out="bf16")
     assert hits and "before the issuing thread's cp.async.bulk.wait_group.read waited" in hits[0].message, \
         [c.to_dict() for c in r.failures]
 
@@ -512,7 +497,7 @@ def test_planted_store_without_the_proxy_fence_is_caught_by_store_order():
     man, src = _kernel(out="bf16")
     old = "          fence_proxy_async();"
     assert src.count(old) == 1
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, ""))
+    r = check_tcgen05_source(man, src.replace(old, ""))
     hits = [c for c in r.failures if c.check == "store-order"]
     assert hits and "without a fence.proxy.async after the write" in hits[0].message, \
         [c.to_dict() for c in r.failures]
@@ -525,7 +510,7 @@ def test_planted_staging_swizzle_off_is_caught_by_d_store():
     man, src = _kernel()
     old = "((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4)"
     assert old in src
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "(j << 4)"))
+    r = check_tcgen05_source(man, src.replace(old, "(j << 4)"))
     assert any(c.check == "d-store" for c in r.failures), [c.to_dict() for c in r.failures]
 
 
@@ -547,9 +532,9 @@ def test_the_swizzled_staging_writes_are_conflict_free_and_unswizzled_ones_are_n
     assert wavefronts([lane * 64 for lane in range(32)]) == 16
     assert wavefronts([lane * 64 + (((lane >> 1) & 3) << 4) for lane in range(32)]) == 4
     man, src = _kernel(out="bf16")
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src)
+    r = check_tcgen05_source(man, src)
     assert [c.status for c in r.checks if c.check == "smem-banks"] == ["proved"]
     old = "((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4)"
-    r = check_tcgen05_source(GemmManifest.from_dict(man), src.replace(old, "(j << 4)"))
+    r = check_tcgen05_source(man, src.replace(old, "(j << 4)"))
     bad = [c for c in r.checks if c.check == "smem-banks"]
     assert bad and bad[0].status == "warning" and "16 wavefronts where its bytes need 4" in bad[0].message

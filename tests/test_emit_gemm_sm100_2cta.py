@@ -15,7 +15,6 @@ import shutil
 import pytest
 
 from planted_gemm import caught
-from verilayout.emit.gemm_plan import GemmManifest
 from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, decode_idesc, render_tcgen05_cuda
 from verilayout.errors import LayoutError
 
@@ -37,7 +36,7 @@ def _check(edit=None):
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_tcgen05_source(GemmManifest.from_dict(man), src)
+    return check_tcgen05_source(man, src)
 
 
 @pytest.mark.parametrize("dtype,bn", [("bf16", 128), ("bf16", 256), ("f16", 256), ("e4m3", 128), ("tf32", 256)])
@@ -50,13 +49,13 @@ def test_the_pair_instruction_descriptor_matches_the_ptx_isa_table(dtype, bn):
     code = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0}[dtype]
     want = (1 << 4) | (code << 7) | (code << 10) | ((bn >> 3) << 17) | ((256 >> 4) << 24)
     man, _ = _pair(dtype, bn)
-    assert man["idesc"]["value"] == want
+    assert man.idesc.value == want
     assert 32 <= bn <= 256 and bn % 16 == 0
     kind = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "e4m3": "f8f6f4"}[dtype]
-    assert man["instruction"] == f"tcgen05.mma.cta_group::2.kind::{kind}"
-    assert decode_idesc(man["idesc"]["value"])["m_dim"] == 16        # 256 >> 4: fits the 5-bit field
-    assert all(o["status"] == "proved" for o in man["obligations"])
-    assert man["cta_pair"]["b_rows_per_cta"] == bn // 2 and man["b"]["stage_bytes"] * 2 == bn * man["bk"] * man["elem_bytes"]
+    assert man.instruction == f"tcgen05.mma.cta_group::2.kind::{kind}"
+    assert decode_idesc(man.idesc.value)["m_dim"] == 16        # 256 >> 4: fits the 5-bit field
+    assert all(o.status == "proved" for o in man.obligations)
+    assert man.cta_pair.b_rows_per_cta == bn // 2 and man.b.stage_bytes * 2 == bn * man.bk * man.elem_bytes
 
 
 def test_bad_pair_configurations_are_layout_errors():
@@ -108,7 +107,7 @@ def test_planted_epilogue_rows_without_the_cta_rank_are_caught_by_pair_cover():
 @needs_nvcc
 def test_planted_instruction_descriptor_with_m_128_is_caught_by_instruction():
     man, src = _pair()
-    v = man["idesc"]["value"]
+    v = man.idesc.value
     wrong = (v & ~(0x1F << 24)) | ((128 >> 4) << 24)
     rep = _check(lambda s: s.replace(f"IDESC = {v:#010x}u", f"IDESC = {wrong:#010x}u"))
     caught(rep, "instruction", r"m_dim = 8 \(expected 16\)")
@@ -132,7 +131,7 @@ def test_pair_kernels_of_other_types_and_fused_epilogues_pass_every_check(dtype,
     the chosen TMEM cell values (``tmem_cell_value``) and the bias (``bias_value``)."""
     from verilayout.simulate.tcgen05_check import check_tcgen05_source
     man = build_tcgen05_manifest(dtype, tile=tile, stages=4, ctas=2, **epi)
-    rep = check_tcgen05_source(GemmManifest.from_dict(man), render_tcgen05_cuda(man))
+    rep = check_tcgen05_source(man, render_tcgen05_cuda(man))
     assert all(c.status == "proved" for c in rep.checks), [c.to_dict() for c in rep.checks if c.status != "proved"]
     assert {"pair-ring", "pair-cover", "spills"} <= {c.check for c in rep.checks}
 
@@ -145,7 +144,7 @@ def test_planted_pair_activation_off_is_caught_by_pair_cover():
     src = render_tcgen05_cuda(man)
     new = src.replace("return fmaxf(x, 0.0f);", "return x;")
     assert new != src
-    rep = check_tcgen05_source(GemmManifest.from_dict(man), new)
+    rep = check_tcgen05_source(man, new)
     caught(rep, "pair-cover", "expected bf16")
 
 

@@ -9,6 +9,7 @@ addresses and the measured rule it pins:
 """
 from __future__ import annotations
 
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_smem import shared_accesses, smem_checks
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.hw.nvidia.banks import warp_wavefronts
@@ -65,7 +66,7 @@ def test_a_guard_only_warp_0_passes_costs_nothing_in_the_other_warps():
     st, ld = accs
     assert (st.per_warp, st.warps, st.guard) == ((1, 1, 1, 1), (0, 1, 2, 3), "evaluated")
     assert (ld.per_warp, ld.warps, ld.wavefronts, ld.ideal) == ((1, 0, 0, 0), (0,), 1, 1)
-    checks = smem_checks(mod, {"k": PtxValues(mod, "k", first_iteration=True)}, (), "k.ptx")
+    checks = smem_checks(PtxContext("k.ptx", mod, None, (), {"k": PtxValues(mod, "k", first_iteration=True)}))
     load = next(c for c in checks if c.data["kind"] == "load")
     assert load.data["warps"] == [0] and "executed by warp(s) 0 of 4" in load.message
 

@@ -146,15 +146,24 @@ def test_prove_reading_text_is_a_violation(tmp_path):
     assert layers.main(["--root", str(root)]) == 1
 
 
+#: the layers below the door (frontends), sorted, and the module x.py that _below_the_door puts in each
+_BELOW_THE_DOOR = ("emit", "hw", "prove", "synth")
+_X_BELOW_THE_DOOR = [f"verilayout/{layer}/x.py" for layer in _BELOW_THE_DOOR]
+
+
+def _below_the_door(tmp_path, files: dict, source: str):
+    """The tree of ``files`` plus a module ``x.py`` holding ``source`` in every layer below the door."""
+    for layer in _BELOW_THE_DOOR:
+        files[f"{layer}/__init__.py"] = ""
+        files[f"{layer}/x.py"] = source
+    return _tree(tmp_path, files)
+
+
 def test_each_layer_below_the_door_reading_text_is_a_violation(tmp_path):
     files = {"__init__.py": "", "frontends/__init__.py": "", "frontends/t.py": ""}
-    for layer in ("hw", "prove", "synth", "emit"):
-        files[f"{layer}/__init__.py"] = ""
-        files[f"{layer}/x.py"] = "from verilayout.frontends import t\n"
-    root = _tree(tmp_path, files)
+    root = _below_the_door(tmp_path, files, "from verilayout.frontends import t\n")
     found = layers.ladder_findings(root)
-    assert sorted(f.split(":")[0] for f in found) == [f"verilayout/{layer}/x.py" for layer in
-                                                      ("emit", "hw", "prove", "synth")]
+    assert sorted(f.split(":")[0] for f in found) == _X_BELOW_THE_DOOR
     assert layers.main(["--root", str(root)]) == 1
 
 
@@ -209,13 +218,10 @@ def test_a_text_reader_below_the_door_is_a_violation(tmp_path):
     # take the parsed value, so a `def parse_*` there is a violation, one per layer
     files = {"__init__.py": "", "frontends/__init__.py": "",
              "frontends/names.py": "def parse_shape(text):\n    return text\n"}
-    for layer in ("hw", "prove", "synth", "emit"):
-        files[f"{layer}/__init__.py"] = ""
-        files[f"{layer}/x.py"] = "import re\ndef shape(t):\n    return t\ndef parse_major(text):\n    return text\n"
-    root = _tree(tmp_path, files)
+    root = _below_the_door(tmp_path, files, "import re\ndef shape(t):\n    return t\ndef parse_major(text):\n"
+                           "    return text\n")
     found = layers.text_readers(root)
-    assert sorted(f.split(":")[0] for f in found) == [f"verilayout/{layer}/x.py" for layer in
-                                                      ("emit", "hw", "prove", "synth")]
+    assert sorted(f.split(":")[0] for f in found) == _X_BELOW_THE_DOOR
     assert all(":4:" in f and "parse_major" in f for f in found)
     assert layers.main(["--root", str(root)]) == 1
 
@@ -342,3 +348,54 @@ def test_a_ptx_operand_taken_as_text_is_a_violation(tmp_path):
     assert [f.split(" ")[0] for f in found] == ["verilayout/prove/bad.py:2", "verilayout/prove/bad.py:3",
                                                  "verilayout/prove/bad.py:4"], found
     assert layers.operand_or_text(ROOT) == []    # the package itself: none left
+
+
+_CTX = "from verilayout.audit.ptx_context import PtxContext\n"
+
+
+def _audit_tree(tmp_path, files: dict[str, str]) -> pathlib.Path:
+    base = {"__init__.py": "", "audit/__init__.py": "", "audit/ptx_context.py": "class PtxContext:\n    pass\n",
+            "audit/ptx.py": "", "audit/ptx_smem.py": _CTX + "def smem_checks(ctx: PtxContext) -> list:\n    return []\n"
+            "def values_at(e, var, points):\n    return None\n"}
+    return _tree(tmp_path, {**base, **files})
+
+
+def test_a_ptx_check_module_calling_the_driver_back_is_a_violation(tmp_path):
+    root = _audit_tree(tmp_path, {"audit/ptx_tmem.py": "from verilayout.audit.ptx import audit_ptx_text\n",
+                                  "audit/ptx_dots.py": "from verilayout.audit import ptx\n"})
+    got = layers.ptx_hand_offs(root)
+    assert len(got) == 2 and all("imports the driver verilayout.audit.ptx" in p for p in got)
+    assert got[0].startswith("verilayout/audit/ptx_dots.py:1:") and got[1].startswith("verilayout/audit/ptx_tmem.py:1:")
+
+
+def test_a_ptx_check_module_calling_another_entry_point_is_a_violation(tmp_path):
+    # smem_checks takes the context: an entry point; values_at is a helper any module may share
+    root = _audit_tree(tmp_path, {"audit/ptx_elements.py": "from verilayout.audit.ptx_smem import smem_checks\n",
+                                  "audit/ptx_partitions.py": "from verilayout.audit.ptx_smem import values_at\n",
+                                  "audit/cute_dsl.py": "from verilayout.audit.ptx_smem import smem_checks\n"})
+    got = layers.ptx_hand_offs(root)
+    assert [p.split(":")[0] for p in got] == ["verilayout/audit/cute_dsl.py", "verilayout/audit/ptx_elements.py"]
+    assert all("another check module's entry point verilayout.audit.ptx_smem.smem_checks" in p for p in got)
+    assert layers.ptx_entry_points(root)["verilayout.audit.ptx_smem"] == {"smem_checks"}
+
+
+def test_a_ptx_check_module_building_its_own_context_is_a_violation(tmp_path):
+    root = _audit_tree(tmp_path, {"audit/ptx_tmem.py": _CTX + "def f(m):\n    return PtxContext('k', m)\n"})
+    got = layers.ptx_hand_offs(root)
+    assert got == ["verilayout/audit/ptx_tmem.py:3: verilayout.audit.ptx_tmem builds a PtxContext (the driver "
+                   "builds the one context)"]
+    # the driver builds it; a module outside the PTX checks is not judged by this rule
+    assert layers.ptx_hand_offs(_audit_tree(tmp_path / "ok", {"audit/ptx.py": _CTX + "c = PtxContext()\n"})) == []
+
+
+def test_the_package_ptx_checks_hand_nothing_off():
+    assert layers.ptx_hand_offs(ROOT) == []
+    entries = layers.ptx_entry_points(ROOT)
+    # the entry points the driver calls, each taking the one context (the CuTe-DSL audit its parsed plan)
+    assert {"smem_checks"} <= entries["verilayout.audit.ptx_smem"]
+    assert {"element_checks", "convert_checks"} <= entries["verilayout.audit.ptx_elements"]
+    assert {"partition_checks"} <= entries["verilayout.audit.ptx_partitions"]
+    assert {"register_permute_checks"} <= entries["verilayout.audit.ptx_shuffles"]
+    assert {"tmem_message_checks"} <= entries["verilayout.audit.ptx_tmem"]
+    assert {"wgmma_checks_without_plan"} <= entries["verilayout.audit.ptx_wgmma"]
+    assert entries["verilayout.audit.cute_dsl"] == {"audit_modules"}

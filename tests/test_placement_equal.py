@@ -122,11 +122,24 @@ def _spec(tmp_path, body: str):
     return str(p)
 
 
+def _check_equal_to_absolute(tmp_path, base: int, rel_at: str) -> int:
+    """``verilayout check``'s exit code for: the layout ``rel_at`` (TOML, 8-space indented) equals
+    the swizzled f16 8x64 tile ``Sw<3,4,3>`` at element offset ``base // 2``."""
+    return main(["check", _spec(tmp_path, rel_at + f"""
+        [layouts.abs_at]
+        text = "Sw<3,4,3> o smem_ptr[16b](unset) o {base // 2} o (8,64):(64,1)"
+        [[obligation]]
+        kind = "equal"
+        lhs = "rel_at"
+        rhs = "abs_at"
+    """)])
+
+
 @pytest.mark.parametrize("base,rc", [(0x800, 0), (0x480, 1), (0x4A0, 1), (0x1C00, 0)])
 def test_spec_placed_source(tmp_path, base, rc):
     expected = 0 if not _mismatches(base, _relative_triton) else 1
     assert rc == expected
-    spec = _spec(tmp_path, f"""
+    assert _check_equal_to_absolute(tmp_path, base, f"""
         [layouts.rel]
         text = "{RELATIVE_TRITON}"
         shape = [8, 64]
@@ -134,32 +147,18 @@ def test_spec_placed_source(tmp_path, base, rc):
         placed = "rel"
         base_address = {base}
         dtype = "f16"
-        [layouts.abs_at]
-        text = "Sw<3,4,3> o smem_ptr[16b](unset) o {base // 2} o (8,64):(64,1)"
-        [[obligation]]
-        kind = "equal"
-        lhs = "rel_at"
-        rhs = "abs_at"
-    """)
-    assert main(["check", spec]) == rc
+    """) == rc
 
 
 @pytest.mark.parametrize("base,rc", [(0x800, 0), (0x480, 1)])
 def test_spec_banks_shared_source_with_base_address_in_equal(tmp_path, base, rc):
-    spec = _spec(tmp_path, f"""
+    assert _check_equal_to_absolute(tmp_path, base, f"""
         [layouts.rel_at]
         shared = "{RELATIVE_TRITON}"
         shape = [8, 64]
         dtype = "f16"
         base_address = {base}
-        [layouts.abs_at]
-        text = "Sw<3,4,3> o smem_ptr[16b](unset) o {base // 2} o (8,64):(64,1)"
-        [[obligation]]
-        kind = "equal"
-        lhs = "rel_at"
-        rhs = "abs_at"
-    """)
-    assert main(["check", spec]) == rc
+    """) == rc
 
 
 @pytest.mark.parametrize("extra,msg", [

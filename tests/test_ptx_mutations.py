@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from verilayout.audit.ptx import _Eval
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.ttgir import parse_module
@@ -27,11 +28,11 @@ THIRD = ROOT / "thirdparty"
 
 def _smem_address(ptx: str, tmod) -> list:
     """The ``smem-address`` checks of ``verilayout.audit.audit_ptx_text`` (the element checks, then
-    the conversion and scratch-round checks, on the first-iteration evaluators it builds)."""
+    the conversion and scratch-round checks, on the first-iteration evaluators it builds; one context,
+    so one memo)."""
     mod = parse_ptx(ptx)
-    first = {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}
-    memo: dict = {}
-    return element_checks(mod, first, tmod, "k.ptx", memo) + convert_checks(mod, first, tmod, "k.ptx", memo)
+    ctx = PtxContext("k.ptx", mod, tmod, (), {f: _Eval(mod, f, first_iteration=True) for f in mod.functions})
+    return element_checks(ctx) + convert_checks(ctx)
 
 
 def _load(stem: str) -> tuple[str, object]:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from verilayout.audit.ptx import audit_ptx_text
+from verilayout.audit.ptx import audit_ptx_text, ptx_context
 from verilayout.audit.ptx_shuffles import (CHECK, Frag, Val, _prmt, _Run, constant_bytes, element_values, frag_a,
                                            frag_b, frag_d, register_permute_checks)
 from verilayout.frontends.ptx import parse_ptx
@@ -190,8 +190,8 @@ def _at(stem: Path, ext: str) -> Path:
 
 def _checks(stem: Path, ptx: str | None = None) -> list:
     text = ptx if ptx is not None else _at(stem, ".ptx").read_text()
-    return register_permute_checks(parse_ptx(text), {}, parse_module(_at(stem, ".ttgir").read_text()),
-                                   str(stem))
+    return register_permute_checks(ptx_context(parse_ptx(text), parse_module(_at(stem, ".ttgir").read_text()),
+                                               path=str(stem)))
 
 
 @pytest.mark.parametrize("name", KERNELS)

@@ -18,29 +18,17 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from pathlib import Path
 
 import pytest
 
-from verilayout.audit import audit_ptx_text
+from tests.wgmma_ptx import FIXTURES, make_ptx as load_make_ptx, mma_checks as _mma, wgmma_lines as _wgmma_lines
 
-ROOT = Path(__file__).resolve().parent.parent
-FIX = ROOT / "tests" / "fixtures" / "ptx" / "kmajor2"
-_spec = importlib.util.spec_from_file_location("make_kmajor2_ptx", FIX / "make_ptx.py")
-make_ptx = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(make_ptx)
+FIX = FIXTURES / "kmajor2"
+make_ptx = load_make_ptx("kmajor2")
 
 
 def _text(name: str) -> str:
     return (FIX / f"kmajor2_{name}.ptx").read_text()
-
-
-def _mma(text: str):
-    return [c for c in audit_ptx_text(text, "k.ptx").checks if c.check.startswith("mma-")]
-
-
-def _wgmma_lines(text: str) -> list[int]:
-    return [i + 1 for i, ln in enumerate(text.split("\n")) if "wgmma.mma_async" in ln]
 
 
 def _pycute_offsets(layout) -> list[int]:

@@ -44,8 +44,10 @@ instruction = "ldmatrix.x4"
     assert r.verdict.status == "counterexample" and r.verdict.counterexample["wavefronts"] == 8
 
 
-def test_the_ring_is_read_off_the_staged_layout():
-    [r] = _run(f'''
+def _ring_spec(extra: str = "") -> str:
+    """A spec whose one obligation: the 64x128 f16 TMA box, 128B swizzle, fills each stage of
+    ``RING``; ``extra`` lines are added to the obligation."""
+    return f'''
 [layouts.ring]
 text = "{RING}"
 [[obligation]]
@@ -53,7 +55,12 @@ kind = "tma_matches"
 tensor_map = {{ dtype = "f16", box = [64, 128], swizzle = "128B" }}
 layout = "ring"
 dtype = "f16"
-''')
+{extra}
+'''
+
+
+def test_the_ring_is_read_off_the_staged_layout():
+    [r] = _run(_ring_spec())
     assert r.verdict.proved and "4-stage ring" in r.verdict.reason and "16384" in r.verdict.reason
 
 
@@ -64,16 +71,7 @@ dtype = "f16"
 ])
 def test_ring_keys_must_agree_with_the_layout(extra, msg):
     with pytest.raises(LayoutError, match=msg):
-        _run(f'''
-[layouts.ring]
-text = "{RING}"
-[[obligation]]
-kind = "tma_matches"
-tensor_map = {{ dtype = "f16", box = [64, 128], swizzle = "128B" }}
-layout = "ring"
-dtype = "f16"
-{extra}
-''')
+        _run(_ring_spec(extra))
 
 
 @pytest.mark.parametrize("entry,msg", [

@@ -15,13 +15,9 @@ Expected values come from outside the code under test:
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import pathlib
 import re
-import shutil
 import subprocess
-import tempfile
 
 import numpy as np
 import pytest
@@ -442,33 +438,10 @@ int main() { run<0, 4, 3>(); run<1, 4, 3>(); run<2, 4, 3>(); run<3, 4, 3>(); run
 
 @pytest.fixture(scope="module")
 def cutlass_tma_swizzles():
-    import importlib.util
-    spec = importlib.util.find_spec("cutlass_library")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("nvidia-cutlass wheel (cutlass_library) is not installed")
-    inc = pathlib.Path(list(spec.submodule_search_locations)[0]) / "source" / "include"
-    cxx = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
-    cuda = next((p for p in (os.environ.get("CUDA_HOME"), "/usr/local/cuda")
-                 if p and (pathlib.Path(p) / "include" / "cuda.h").exists()), None)
-    if cxx is None or cuda is None or not (inc / "cute").exists():
-        pytest.skip("CUTLASS oracle needs a C++ compiler, CuTe headers and CUDA's cuda.h")
-    key = hashlib.sha256((ORACLE_SRC + cxx + str(inc)).encode()).hexdigest()[:16]
-    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-tma-oracle-{key}"
-    exe = work / "tma_swizzle"
-    if not exe.exists():
-        work.mkdir(parents=True, exist_ok=True)
-        (work / "o.cpp").write_text(ORACLE_SRC)
-        tmp = work / f"exe.{os.getpid()}"
-        # the CUDA >= 12.7 branch of to_CUtensorMapSwizzle (the 128B atom modes) is compiled by
-        # giving the host compiler the CUDA version macros nvcc would define (CUDA 13.0 here)
-        r = subprocess.run([cxx, "-std=c++17", "-O0", "-w", "-D__CUDACC_VER_MAJOR__=13",
-                            "-D__CUDACC_VER_MINOR__=0", f"-I{inc}", f"-I{cuda}/include",
-                            f"-I{cuda}/include/cccl", "o.cpp", "-o", str(tmp)], cwd=work,
-                           capture_output=True, text=True, timeout=300)
-        if r.returncode:
-            pytest.fail(f"compiling the CUTLASS TMA oracle failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60).stdout
+    from tests.oracles.cutlass_build import run_program
+    # the CUDA >= 12.7 branch of to_CUtensorMapSwizzle (the 128B atom modes) is compiled by
+    # giving the host compiler the CUDA version macros nvcc would define (CUDA 13.0 here)
+    out = run_program("tma_swizzle", ORACLE_SRC, ("-D__CUDACC_VER_MAJOR__=13", "-D__CUDACC_VER_MINOR__=0"))
     rows = {}
     for line in out.splitlines():
         f = line.split()

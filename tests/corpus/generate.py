@@ -62,17 +62,45 @@ def strip_paths(text: str) -> str:
     return _ABS.sub(lambda m: f'"{m.group(1)}"', text)
 
 
-def compile_one(name: str, target: str) -> tuple[str, str, list]:
-    backend, arch, warp = TARGETS[target]
+def run_worker(worker: str, argv: list[str], name: str, target: str) -> tuple[str, str, list]:
+    """``(name, target, configs)``: the JSON list the compile ``worker`` script prints last when
+    run with ``argv`` in its own Python process, or one entry ``{"tag": "*", "error": ...}`` when
+    that process times out (600 s), dies or prints nothing (``ws_generate.py`` uses it too)."""
     try:
-        out = subprocess.run([sys.executable, "-c", WORKER, str(HERE), name, backend, str(arch), str(warp)],
-                             capture_output=True, text=True, timeout=600)
+        out = subprocess.run([sys.executable, "-c", worker, *argv], capture_output=True, text=True, timeout=600)
     except subprocess.TimeoutExpired:
         return name, target, [{"tag": "*", "error": "timeout after 600 s"}]
     if out.returncode != 0 or not out.stdout.strip():
         tail = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
         return name, target, [{"tag": "*", "error": f"compiler process died: {tail[-300:]}"}]
     return name, target, json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compile_one(name: str, target: str) -> tuple[str, str, list]:
+    backend, arch, warp = TARGETS[target]
+    return run_worker(WORKER, [str(HERE), name, backend, str(arch), str(warp)], name, target)
+
+
+def add_results(manifest: dict, results: list) -> None:
+    """Write each compiled config's ``.ttgir`` (and ``.ptx`` where there is one) under its target's
+    folder and list it in ``manifest["files"]``; each error goes to ``manifest["failed"]``; both
+    lists sorted (``ws_generate.py`` uses it too)."""
+    for name, target, outs in results:
+        (HERE / target).mkdir(exist_ok=True)
+        for o in outs:
+            stem = f"{name}_{o['tag']}"
+            if "error" in o:
+                manifest["failed"].append({"kernel": name, "config": o["tag"], "target": target,
+                                           "why": o["error"]})
+                continue
+            (HERE / target / f"{stem}.ttgir").write_text(strip_paths(o["ttgir"]))
+            entry = {"kernel": name, "config": o["tag"], "target": target, "ttgir": f"{target}/{stem}.ttgir"}
+            if o.get("ptx"):
+                (HERE / target / f"{stem}.ptx").write_text(strip_paths(o["ptx"]))
+                entry["ptx"] = f"{target}/{stem}.ptx"
+            manifest["files"].append(entry)
+    manifest["files"].sort(key=lambda e: e["ttgir"])
+    manifest["failed"].sort(key=lambda e: (e["target"], e["kernel"], e["config"]))
 
 
 def main() -> None:
@@ -99,22 +127,7 @@ def main() -> None:
         old = json.loads((HERE / "manifest.json").read_text())
         manifest["files"] = [e for e in old["files"] if e["kernel"] in ws]
         manifest["failed"] = [e for e in old["failed"] if e["kernel"] in ws]
-    for name, target, outs in results:
-        (HERE / target).mkdir(exist_ok=True)
-        for o in outs:
-            stem = f"{name}_{o['tag']}"
-            if "error" in o:
-                manifest["failed"].append({"kernel": name, "config": o["tag"], "target": target,
-                                           "why": o["error"]})
-                continue
-            (HERE / target / f"{stem}.ttgir").write_text(strip_paths(o["ttgir"]))
-            entry = {"kernel": name, "config": o["tag"], "target": target, "ttgir": f"{target}/{stem}.ttgir"}
-            if o.get("ptx"):
-                (HERE / target / f"{stem}.ptx").write_text(strip_paths(o["ptx"]))
-                entry["ptx"] = f"{target}/{stem}.ptx"
-            manifest["files"].append(entry)
-    manifest["files"].sort(key=lambda e: e["ttgir"])
-    manifest["failed"].sort(key=lambda e: (e["target"], e["kernel"], e["config"]))
+    add_results(manifest, results)
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     ok = {t: sum(1 for f in manifest["files"] if f["target"] == t) for t in TARGETS}
     print(f"{len(manifest['files'])} files, {len(manifest['failed'])} failed; per target {ok}")

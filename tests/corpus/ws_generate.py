@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from generate import TARGETS, strip_paths  # noqa: E402 (this folder is not a package)
+from generate import TARGETS, add_results, run_worker  # noqa: E402 (this folder is not a package)
 
 WORKER = r"""
 import json, sys, warnings
@@ -48,13 +47,7 @@ print(json.dumps(out))
 
 def compile_one(name: str, target: str) -> tuple[str, str, list]:
     """The compiled configs of one kernel for one target (or each one's error)."""
-    arch = TARGETS[target][1]
-    out = subprocess.run([sys.executable, "-c", WORKER, str(HERE), name, str(arch)],
-                         capture_output=True, text=True, timeout=600)
-    if out.returncode != 0 or not out.stdout.strip():
-        tail = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
-        return name, target, [{"tag": "*", "error": f"compiler process died: {tail[-300:]}"}]
-    return name, target, json.loads(out.stdout.strip().splitlines()[-1])
+    return run_worker(WORKER, [str(HERE), name, str(TARGETS[target][1])], name, target)
 
 
 def main() -> None:
@@ -69,18 +62,7 @@ def main() -> None:
     manifest = json.loads((HERE / "manifest.json").read_text())
     manifest["files"] = [e for e in manifest["files"] if e["kernel"] not in names]
     manifest["failed"] = [e for e in manifest["failed"] if e["kernel"] not in names]
-    for name, target, outs in results:
-        for o in outs:
-            stem = f"{name}_{o['tag']}"
-            if "error" in o:
-                manifest["failed"].append({"kernel": name, "config": o["tag"], "target": target, "why": o["error"]})
-                continue
-            (HERE / target / f"{stem}.ttgir").write_text(strip_paths(o["ttgir"]))
-            (HERE / target / f"{stem}.ptx").write_text(strip_paths(o["ptx"]))
-            manifest["files"].append({"kernel": name, "config": o["tag"], "target": target,
-                                      "ttgir": f"{target}/{stem}.ttgir", "ptx": f"{target}/{stem}.ptx"})
-    manifest["files"].sort(key=lambda e: e["ttgir"])
-    manifest["failed"].sort(key=lambda e: (e["target"], e["kernel"], e["config"]))
+    add_results(manifest, results)
     (HERE / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     done = [e for e in manifest["files"] if e["kernel"] in names]
     print(f"{len(done)} warp-specialized pairs; failed: {[e for e in manifest['failed'] if e['kernel'] in names]}")

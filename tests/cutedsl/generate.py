@@ -233,6 +233,22 @@ def _versions() -> dict:
     return {"nvidia-cutlass-dsl": version("nvidia-cutlass-dsl"), "python": platform.python_version()}
 
 
+def load_manifest(path: str) -> dict:
+    """The corpus manifest at ``path``, or an empty one (``{"kernels": {}}``) where there is none
+    (``generate_quack.py`` reads its manifest this way too)."""
+    if not os.path.exists(path):
+        return {"kernels": {}}
+    with open(path) as f:
+        return json.load(f)
+
+
+def save_manifest(path: str, manifest: dict) -> None:
+    """Write ``manifest`` as the corpus keeps it: JSON, indent 1, keys sorted, a final newline."""
+    with open(path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cutlass", required=True, help="a CUTLASS checkout or bare clone (examples/python/CuTeDSL)")
@@ -245,10 +261,7 @@ def main(argv=None) -> int:
         return 0
     os.makedirs(CORPUS, exist_ok=True)
     path = os.path.join(CORPUS, "manifest.json")
-    manifest = {"kernels": {}}
-    if os.path.exists(path):
-        with open(path) as f:
-            manifest = json.load(f)
+    manifest = load_manifest(path)
     _text, commit = _example_source(args.cutlass, HOPPER_GEMM)
     manifest.update(_versions(), cutlass_commit=commit,
                     how="cute.compile[cute.KeepPTX, cute.GPUArch(arch)] on make_fake_compact_tensor tensors, "
@@ -256,9 +269,7 @@ def main(argv=None) -> int:
     for name in args.only or sorted(CONFIGS):
         print(f"compiling {name}", flush=True)
         manifest["kernels"][name] = generate(name, args.cutlass)
-    with open(path, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
+    save_manifest(path, manifest)
     return 0
 
 

@@ -29,6 +29,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from generate import load_manifest, save_manifest  # noqa: E402 (this folder is not a package)
+
 CORPUS = os.path.join(HERE, "corpus")
 MANIFEST = os.path.join(CORPUS, "manifest_quack.json")
 
@@ -112,10 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", action="append", choices=sorted(CONFIGS))
     ap.add_argument("--python", default=sys.executable, help="the interpreter with quack installed")
     a = ap.parse_args(argv)
-    manifest = {"kernels": {}}
-    if os.path.exists(MANIFEST):
-        with open(MANIFEST) as f:
-            manifest = json.load(f)
+    manifest = load_manifest(MANIFEST)
     for name in a.only or sorted(CONFIGS):
         manifest["kernels"][name] = compile_one(name, a.python)
         print(name, manifest["kernels"][name]["sizes"])
@@ -123,9 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                      "nvidia-cutlass-dsl": _version(a.python, "nvidia-cutlass-dsl"),
                      "how": "quack.gemm._compile_gemm (fake tensors) with QUACK_ARCH, CUTE_DSL_ARCH, "
                             "CUTE_DSL_KEEP=ir,ptx, CUTE_DSL_LINEINFO=1 (tests/cutedsl/generate_quack.py)"})
-    with open(MANIFEST, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
+    save_manifest(MANIFEST, manifest)
     return 0
 
 

@@ -70,6 +70,32 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
     return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
 
 
+def run_program(name: str, src: str, defines: tuple[str, ...] = ()) -> str:
+    """What the one C++ unit ``src`` prints, compiled against CuTe (:func:`toolchain`, C++17, -O0)
+    with ``defines``; the executable is cached in the temp folder under a key of the source, the
+    compiler and every flag, so a source is built once (a failed compile fails the test with the
+    compiler's last lines).
+
+    >>> run_program("hello", '#include <cstdio>\\nint main() { printf("1\\n"); }')  # doctest: +SKIP
+    '1\\n'
+    """
+    cxx, incs = toolchain()
+    flags = ["-std=c++17", "-O0", "-w", *defines, *[f"-I{p}" for p in incs]]
+    key = hashlib.sha256("\n".join([src, cxx, *flags]).encode()).hexdigest()[:16]
+    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
+    exe = work / name
+    if not exe.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        (work / f"{name}.cpp").write_text(src)
+        tmp = work / f"exe.{os.getpid()}"
+        r = subprocess.run([cxx, *flags, f"{name}.cpp", "-o", str(tmp)], cwd=work,
+                           capture_output=True, text=True, timeout=900)
+        if r.returncode:
+            pytest.fail(f"compiling the oracle {name} failed:\n{r.stderr[-3000:]}")
+        os.replace(tmp, exe)
+    return subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+
+
 RECORDINGS = pathlib.Path(__file__).parent / "cutlass"
 
 
@@ -212,6 +238,23 @@ def tile_calls(cfgs: list, run: str, atom: str, major_enum: str, types: dict, at
         lines.append(f"  {run}<{t}, {major_enum}::{major}, {atom}::Layout_{major}_{atoms[sw]}_Atom<{t}>, "
                      f"cute::Shape<cute::Int<{mn}>, cute::Int<{k}>>, {step}>(\"{config_id(c)}\");")
     return lines
+
+
+def descriptor_oracle(header: pathlib.Path, cfgs: list[tuple], source: Callable[[list], list[str]],
+                      name: str, hex_last: bool = False) -> tuple[list[tuple], dict, dict]:
+    """``(cfgs, layouts, descs)``: a descriptor oracle's :func:`oracle_output` for ``cfgs`` read by
+    :func:`parse_output` (the layouts and descriptor rows by configuration id)."""
+    layouts, descs = parse_output(oracle_output(header, cfgs, source, name), hex_last)
+    return cfgs, layouts, descs
+
+
+def assert_every_config_printed(cfgs: list[tuple], layouts: dict, descs: dict) -> None:
+    """Each configuration's layout line was printed, and one descriptor line per 256-bit K-block
+    of its tile (``k * bits / 256``): the oracle ran every configuration to the end."""
+    for c in cfgs:
+        bits, _major, _sw, _mn, k, _order = c
+        assert config_id(c) in layouts
+        assert len(descs[config_id(c)]) == k // (256 // bits)
 
 
 def parse_output(out: str, hex_last: bool = False) -> tuple[dict, dict]:

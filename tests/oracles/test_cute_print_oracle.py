@@ -11,11 +11,7 @@ addresses), a plain pointer, ``gmem_ptr``, ``tmem_``, scaled-basis strides (``_1
 """
 from __future__ import annotations
 
-import hashlib
-import os
 import pathlib
-import subprocess
-import tempfile
 
 import pytest
 
@@ -149,19 +145,8 @@ def test_divides_print_and_evaluate_as_cute(name):
 
 @pytest.mark.oracle
 def test_recorded_output_is_what_cute_prints():
-    from tests.oracles.cutlass_build import toolchain
-    cxx, incs = toolchain()
-    src = SOURCE.read_text()
-    key = hashlib.sha256((src + cxx + "".join(incs)).encode()).hexdigest()[:16]
-    exe = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cute-print-{key}"
-    if not exe.exists():
-        tmp = exe.with_suffix(f".{os.getpid()}")
-        r = subprocess.run([cxx, "-std=c++17", "-O0", "-w", *[f"-I{p}" for p in incs], str(SOURCE), "-o", str(tmp)],
-                           capture_output=True, text=True, timeout=900)
-        if r.returncode:
-            pytest.fail(f"compiling the CuTe print oracle failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout
+    from tests.oracles.cutlass_build import run_program
+    out = run_program("cute_print", SOURCE.read_text())
     assert out == RECORDED.read_text()
 
 

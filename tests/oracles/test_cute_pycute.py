@@ -11,16 +11,12 @@
 """
 from __future__ import annotations
 
-import hashlib
-import os
-import pathlib
 import random
-import subprocess
-import tempfile
 
 import pytest
 
-from tests.oracles.cutlass_build import recorded_lines, toolchain
+from tests.cute_strategies import like as _cute_like, tree as _cute_tree
+from tests.oracles.cutlass_build import recorded_lines, run_program
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -84,26 +80,14 @@ def to_pycute(pycute, L: Layout):
 
 # ----- strategies -----------------------------------------------------------------------------
 
-def _tree(leaf, depth=2):
-    if depth == 0:
-        return leaf
-    return st.one_of(leaf, st.lists(_tree(leaf, depth - 1), min_size=1, max_size=3).map(tuple))
-
-
-def _like(tree, leaf):
-    if isinstance(tree, tuple):
-        return st.tuples(*[_like(t, leaf) for t in tree])
-    return leaf
-
-
 @st.composite
 def layouts(draw, extents=(1, 2, 2, 3, 4, 4, 6, 8), strides=(0, 1, 1, 2, 3, 4, 6, 8, 12, 16, 32),
             max_size=256, compact=False):
-    shape = draw(_tree(st.sampled_from(extents)))
+    shape = draw(_cute_tree(st.sampled_from(extents)))
     assume(py_size(shape) <= max_size)
     if compact and draw(st.booleans()):
         return Layout(shape)
-    return Layout(shape, draw(_like(shape, st.sampled_from(strides))))
+    return Layout(shape, draw(_cute_like(shape, st.sampled_from(strides))))
 
 
 # ----- pycute -----------------------------------------------------------------------------------
@@ -278,24 +262,10 @@ def cute_exprs() -> tuple[list[str], list, list]:
 
 def run_cute(exprs: list[str]) -> list[str]:
     """Build (cached by source) and run a program that prints each of ``exprs``, one line each."""
-    cxx, incs = toolchain()
     src = ("#include <cute/tensor.hpp>\n#include <cute/atom/mma_traits_sm90_gmma.hpp>\n"
            "using namespace cute;\nusing namespace cute::SM90::GMMA;\nint main() {\n"
            + "\n".join(f'  print({e}); printf("\\n");' for e in exprs) + "\n}\n")
-    key = hashlib.sha256((src + cxx + "".join(incs)).encode()).hexdigest()[:16]
-    work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-cute-oracle-{key}"
-    exe = work / "cute_oracle"
-    if not exe.exists():
-        work.mkdir(parents=True, exist_ok=True)
-        (work / "cute_oracle.cpp").write_text(src)
-        tmp = work / f"exe.{os.getpid()}"
-        r = subprocess.run([cxx, "-std=c++17", "-O0", "-w", *[f"-I{p}" for p in incs],
-                            "cute_oracle.cpp", "-o", str(tmp)], cwd=work, capture_output=True,
-                           text=True, timeout=900)
-        if r.returncode:
-            pytest.fail(f"compiling the CuTe oracle failed:\n{r.stderr[-3000:]}")
-        os.replace(tmp, exe)
-    out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120).stdout.splitlines()
+    out = run_program("cute_oracle", src).splitlines()
     assert len(out) == len(exprs)
     return out
 
@@ -371,7 +341,7 @@ def _rev(t):
     return tuple(_rev(x) for x in reversed(t)) if isinstance(t, tuple) else t
 
 
-nested_shapes = _tree(st.sampled_from((1, 2, 3, 4, 5)), depth=3).filter(lambda s: py_size(s) <= 4096)
+nested_shapes = _cute_tree(st.sampled_from((1, 2, 3, 4, 5)), depth=3).filter(lambda s: py_size(s) <= 4096)
 
 
 @ORACLE
@@ -392,7 +362,7 @@ def test_compact_row_major_is_pycute_col_major_of_the_reversed_shape(pycute, sha
 
 @st.composite
 def ordered_cases(draw):
-    shape = draw(_tree(st.sampled_from((1, 2, 3, 4)), depth=2).filter(lambda s: py_size(s) <= 4096))
+    shape = draw(_cute_tree(st.sampled_from((1, 2, 3, 4)), depth=2).filter(lambda s: py_size(s) <= 4096))
 
     def profile(s):  # an order that stops above the leaves somewhere
         if isinstance(s, tuple) and draw(st.booleans()):

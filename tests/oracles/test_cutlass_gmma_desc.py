@@ -21,7 +21,8 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import config_id, oracle_output, parse_output, tile_calls, tile_configs
+from tests.oracles.cutlass_build import (assert_every_config_printed, config_id, descriptor_oracle, tile_calls,
+                                         tile_configs)
 
 pytestmark = pytest.mark.oracle
 
@@ -38,20 +39,13 @@ def configs():
     return tile_configs(TYPES, ATOM, WIDTH)
 
 
-def _cid(c):
-    return config_id(c)
-
-
 def _source(part):
     return tile_calls(part, "vl_oracle::run", "cute::SM90::GMMA", "cute::GMMA::Major", TYPES, ATOM)
 
 
 @pytest.fixture(scope="session")
 def cutlass_output():
-    cfgs = configs()
-    out = oracle_output(HEADER, cfgs, _source, "gmma_desc_oracle")
-    layouts, descs = parse_output(out)
-    return cfgs, layouts, descs
+    return descriptor_oracle(HEADER, configs(), _source, "gmma_desc_oracle")
 
 
 def _used(major, sw, bits, mn):
@@ -66,10 +60,7 @@ def _used(major, sw, bits, mn):
 
 def test_every_configuration_was_printed(cutlass_output):
     cfgs, layouts, descs = cutlass_output
-    for c in cfgs:
-        bits, major, sw, mn, k, order = c
-        assert _cid(c) in layouts
-        assert len(descs[_cid(c)]) == k // (256 // bits)
+    assert_every_config_printed(cfgs, layouts, descs)
 
 
 def test_fields_equal_cutlass_and_cutlass_descriptors_prove(cutlass_output):
@@ -81,12 +72,12 @@ def test_fields_equal_cutlass_and_cutlass_descriptors_prove(cutlass_output):
     for c in cfgs:
         bits, major, sw, mn, k, order = c
         dtype = DTYPE[bits]
-        text = layouts[_cid(c)]
+        text = layouts[config_id(c)]
         transpose_ok = major == "K" or bits == 16          # sm_90 wgmma rule
         arch = "sm_90" if transpose_ok else "sm_100"
         use_lbo, use_sbo = _used(major, sw, bits, mn)
-        for kb, off, lbo, sbo, lt, bo in descs[_cid(c)]:
-            where = f"{_cid(c)} K-block {kb}: {text}"
+        for kb, off, lbo, sbo, lt, bo in descs[config_id(c)]:
+            where = f"{config_id(c)} K-block {kb}: {text}"
             if bits == 32 and major == "MN":
                 # neither wgmma (16-bit transposes only) nor tcgen05 (a transposed 32-bit operand
                 # needs 128B_base32B, PTX ISA Table 52) reads these GMMA layouts

@@ -28,7 +28,8 @@ import pathlib
 
 import pytest
 
-from tests.oracles.cutlass_build import config_id, oracle_output, parse_output, tile_calls, tile_configs
+from tests.oracles.cutlass_build import (assert_every_config_printed, config_id, descriptor_oracle, tile_calls,
+                                         tile_configs)
 
 pytestmark = pytest.mark.oracle
 
@@ -50,20 +51,13 @@ def configs():
     return tile_configs(TYPES, ATOM, WIDTH, KROWS, skip=lambda sw, major: sw == "128B_base32B" and major == "K")
 
 
-def _cid(c):
-    return config_id(c)
-
-
 def _source(part):
     return tile_calls(part, "vl_umma_oracle::run", "cute::UMMA", "cute::UMMA::Major", TYPES, ATOM)
 
 
 @pytest.fixture(scope="session")
 def umma_output():
-    cfgs = configs()
-    out = oracle_output(HEADER, cfgs, _source, "umma_desc_oracle")
-    layouts, descs = parse_output(out, hex_last=True)
-    return cfgs, layouts, descs
+    return descriptor_oracle(HEADER, configs(), _source, "umma_desc_oracle", hex_last=True)
 
 
 def _ptx_forbids(bits, major, sw):
@@ -80,10 +74,7 @@ def _ptx_forbids(bits, major, sw):
 def test_every_configuration_was_printed(umma_output):
     cfgs, layouts, descs = umma_output
     assert len(cfgs) >= 150
-    for c in cfgs:
-        bits, major, sw, mn, k, order = c
-        assert _cid(c) in layouts
-        assert len(descs[_cid(c)]) == k // (256 // bits)
+    assert_every_config_printed(cfgs, layouts, descs)
 
 
 def test_raw_values_and_fields_equal_cutlass(umma_output):
@@ -92,8 +83,8 @@ def test_raw_values_and_fields_equal_cutlass(umma_output):
     n = 0
     for c in cfgs:
         bits, major, sw, mn, k, order = c
-        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
-            where = f"{_cid(c)} K-block {kb}"
+        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[config_id(c)]:
+            where = f"{config_id(c)} K-block {kb}"
             assert ver == 1 and mode == 0 and bo == 0, where        # make_umma_desc's constants
             ours = Descriptor(0, lbo, sbo, bo, lt, "sm_100")
             assert ours.value == raw, f"{where}: {ours.value:#x} != {raw:#x}"
@@ -111,11 +102,11 @@ def test_cutlass_descriptors_prove_or_break_a_cited_rule(umma_output):
     proved = refused = mutated = mode1 = 0
     for c in cfgs:
         bits, major, sw, mn, k, order = c
-        text = layouts[_cid(c)]
+        text = layouts[config_id(c)]
         forbid = _ptx_forbids(bits, major, sw)
         for dtype in DTYPES[bits]:
-            for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
-                where = f"{_cid(c)} {dtype} K-block {kb}: {text}"
+            for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[config_id(c)]:
+                where = f"{config_id(c)} {dtype} K-block {kb}: {text}"
                 theirs = Descriptor(off * bits // 8, lbo, sbo, bo, lt, "sm_100")
                 v = check_descriptor(theirs, text, dtype=dtype, major=major, k_block=kb)
                 if forbid is None:
@@ -156,7 +147,7 @@ def test_derived_descriptors_have_cutlass_fields(umma_output):
         bits, major, sw, mn, k, order = c
         if _ptx_forbids(bits, major, sw):
             continue
-        text = layouts[_cid(c)]
+        text = layouts[config_id(c)]
         t, w = 128 // bits, WIDTH[sw]
         kx = 256 // bits
         if major == "K":
@@ -165,8 +156,8 @@ def test_derived_descriptors_have_cutlass_fields(umma_output):
             use_lbo, use_sbo = kx > 8, mn > t
         else:
             use_lbo, use_sbo = mn > t * w, kx > KROWS.get(sw, 8)
-        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[_cid(c)]:
-            where = f"{_cid(c)} K-block {kb}: {text}"
+        for kb, off, lbo, sbo, lt, bo, ver, mode, raw in descs[config_id(c)]:
+            where = f"{config_id(c)} K-block {kb}: {text}"
             p = derive_descriptor(text, dtype=DTYPES[bits][0], major=major, k_block=kb, arch="sm_100")
             d = p.descriptor
             assert p.verdict.proved, where

@@ -81,6 +81,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.audit.cute_dsl_copies import copy_checks
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
@@ -100,7 +101,7 @@ from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["OperandPlan", "MmaPlan", "TmaPlan", "mma_plans", "tma_plans", "tma_checks", "audit_pair",
-           "audit_modules", "audit_ptx_file", "dsl_dtype", "block_of"]
+           "audit_modules", "read_plan", "dsl_dtype", "block_of"]
 
 #: the DSL's MLIR element types -> the wgmma operand types of ``hw/nvidia/wgmma``
 _DTYPES = {"f16": "f16", "bf16": "bf16", "tf32": "tf32", "f8E4M3FN": "e4m3",
@@ -819,6 +820,9 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
             for g in groups:
                 checks.extend(_tc05_group_checks(ctx, g, plans, cache))
     checks.extend(tma_checks(mod, ptx, plans))
+    allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
+               and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
+    checks.extend(copy_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
 
 
@@ -847,26 +851,20 @@ def _read_text(path: str) -> str:
         raise LayoutError(f"{path}: byte {e.start}: not UTF-8 text (a kernel file is text)") from None
 
 
-def audit_ptx_file(path: str, mlir_path: str | None = None) -> FileReport:
-    """Audit the ``.ptx`` file ``path`` against the kept CuTe-DSL MLIR beside it (``X.mlir`` for
-    ``X.ptx``, or ``mlir_path``); bad input is a one-line LayoutError naming the file.
+def read_plan(mlir_path: str) -> CuteModule:
+    """The kept CuTe-DSL MLIR at ``mlir_path`` (``X.mlir`` beside ``X.ptx``), read and parsed once: the
+    plan :func:`audit_modules` takes; bad input is a one-line LayoutError naming the file.
 
-    >>> audit_ptx_file("/nonexistent.ptx")
+    >>> read_plan("/nonexistent.mlir")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: /nonexistent.mlir: cannot read: No such file or directory
     """
-    mlir_path = mlir_path or (path[:-4] if path.endswith(".ptx") else path) + ".mlir"
     mlir = _read_text(mlir_path)
-    ptx = _read_text(path)
     try:
-        mod = parse_cute_mlir(mlir)
+        return parse_cute_mlir(mlir)
     except LayoutError as e:
         raise LayoutError(f"{mlir_path}: {e}") from None
-    try:
-        return audit_modules(mod, parse_ptx(ptx), path)
-    except LayoutError as e:
-        raise LayoutError(f"{path}: {e}") from None
 
 
 @dataclass(frozen=True)

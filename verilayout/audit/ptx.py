@@ -47,11 +47,12 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check, FileReport
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
-from verilayout.audit.ptx_dots import (MMA_OPS, accumulator_blocks, live_lines, match_dots, memdesc_root, mma_groups,
+from verilayout.audit.ptx_dots import (DOT_FAMILIES, accumulator_blocks, dot_ties, live_lines, memdesc_root,
                                        producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
@@ -64,7 +65,7 @@ from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.hw.nvidia.descriptor import operand_k
-from verilayout.hw.nvidia.ptx_model import Addr, Instr, Vec
+from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Vec
 from verilayout.prove.ptx_values import SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
@@ -522,54 +523,88 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
                    ttgir_checks: tuple[Check, ...] = (),
                    no_plan: str = "no TTGIR beside this PTX (X.ttgir)", ttgir_module: Module | None = None) -> FileReport:
     """The PTX checks of one file (see the module docstring); ``ttgir``: the TTGIR beside it and
-    ``ttgir_checks`` its audit's checks (the plan). Without a TTGIR each wgmma is checked on its own
+    ``ttgir_checks`` its audit's checks (the plan), ``ttgir_module`` its parsed module where the
+    caller has it. The PTX is parsed here, once, and every check module takes the one
+    :class:`PtxContext` (:func:`ptx_context`). Without a TTGIR each wgmma is checked on its own
     (``verilayout.audit.ptx_wgmma``: valid canonical descriptors, shape, K-block advance) and each
     tcgen05.mma is listed unchecked."""
     mod = parse_ptx(text)
-    checks: list[Check] = []
-    wgmmas = [i for i in mod.instrs if i.opcode.startswith("wgmma.mma_async")]
-    tc05 = [i for i in mod.instrs if i.opcode.startswith("tcgen05.mma")]
     if ttgir is None:
-        # no plan: each wgmma's own descriptors and K-block chain (audit.ptx_wgmma); tcgen05 unchecked
-        evals = {f: _Eval(mod, f, smem_names=_smem_names(mod)) for f in mod.functions}
-        checks.extend(wgmma_checks_without_plan(mod, evals, path))
-        for i in tc05:
+        return _without_plan(mod, path, no_plan)
+    tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
+    return _with_plan(ptx_context(mod, tmod, ttgir_checks, path))
+
+
+def ptx_context(mod: PtxModule, tmod: Module, plan: tuple[Check, ...] = (), path: str = "<ptx>") -> PtxContext:
+    """The one context of a PTX file audited against its TTGIR plan: the first-iteration evaluator of
+    each function (the worker regions' ``%tid.x`` per partition, ``audit.ptx_partitions``), the
+    partition map, each MMA family's groups tied to their dots (``audit.ptx_dots.dot_ties``) and an
+    empty memo; ``plan``: the TTGIR audit's checks.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> c = ptx_context(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"))
+    >>> sorted(c.values), c.partitions, sorted(c.ties)
+    (['f'], None, ['mma.sync', 'sm_100', 'sm_90'])
+    """
+    values, pmap = partitioned(mod, tmod, {f: _Eval(mod, f, first_iteration=True) for f in mod.functions})
+    ties = {family: dot_ties(mod.instrs, tmod.ops, family) for family in DOT_FAMILIES}
+    return PtxContext(path, mod, tmod, tuple(plan), values, pmap, ties, {})
+
+
+def _without_plan(mod: PtxModule, path: str, no_plan: str) -> FileReport:
+    """No plan: each wgmma's own descriptors and K-block chain (``audit.ptx_wgmma``, evaluators over
+    the module's shared base); each tcgen05.mma ``unchecked`` with ``no_plan``."""
+    values = {f: _Eval(mod, f, smem_names=_smem_names(mod)) for f in mod.functions}
+    checks = wgmma_checks_without_plan(PtxContext(path, mod, None, (), values))
+    for i in mod.instrs:
+        if i.opcode.startswith("tcgen05.mma"):
             checks.append(_check(i, path, "?", "unchecked", None, f"{i.opcode}: {no_plan}: the plan to "
                                  "compare with is missing", {"reason": "no ttgir"}))
-        return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
-    tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
-    offsets: dict = {}                                  # lane offsets, shared by the PTX checks below
-    first = partitioned(mod, tmod, {f: _Eval(mod, f, first_iteration=True) for f in mod.functions}, offsets)
+    return FileReport(path, mod.target, None, tuple(checks), assumptions=NO_PLAN_ASSUMPTIONS)
+
+
+def _with_plan(ctx: PtxContext) -> FileReport:
+    """Every check of a PTX file against its plan, each check module's entry point called once with
+    ``ctx``, in this order (the memo's users rely on it: the element checks before the conversions)."""
+    checks, operands = _mma_checks(ctx)
+    checks.extend(_safe_buffer_checks(operands, ctx.tmod, ctx.path))
+    checks.extend(smem_checks(ctx))
+    elements = element_checks(ctx)
+    checks.extend(elements + partition_checks(ctx, elements))
+    checks.extend(convert_checks(ctx))
+    checks.extend(register_permute_checks(ctx))
+    checks.extend(tmem_message_checks(ctx))
+    return FileReport(ctx.path, ctx.ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
+
+
+def _mma_checks(ctx: PtxContext) -> tuple[list[Check], list]:
+    """The descriptor checks of every dot's MMA group (sm_90 wgmma, then sm_100 tcgen05; a group no
+    dot owns is ``unchecked``), each function's loop evaluator built at its first group; and each
+    proved operand as ``(dot, operand, instruction, base, evaluator)`` for the buffer checks."""
+    checks: list[Check] = []
     by_func: dict[str, Any] = {}
     derived: dict = {}                                  # descriptors derived here, per file
-    operands: list = []                                 # (dot, operand, instruction, base, evaluator)
-    for ops, arch in ((("ttng.warp_group_dot",), "sm_90"), (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"), "sm_100")):
-        dots = [o for o in tmod.ops if o.name in ops]
-        mma_checks = [c for c in ttgir_checks if c.check == "mma-descriptor" and c.op in ops]
-        groups = mma_groups(mod.instrs, *MMA_OPS[arch])
-        owner, how = match_dots([d.loc for d in dots], [g[0].loc for g in groups])
+    operands: list = []
+    for arch in ("sm_90", "sm_100"):
+        ops = DOT_FAMILIES[arch][0]
+        mma_checks = [c for c in ctx.plan if c.check == "mma-descriptor" and c.op in ops]
+        ties = ctx.ties[arch]
         work: list[tuple[Any, list[Instr]]] = []
-        for g, j in zip(groups, owner):
+        for g, j in zip(ties.groups, ties.owner):
             if j is None:
-                checks.extend(_check(i, path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has "
+                checks.extend(_check(i, ctx.path, "?", "unchecked", None, f"no {' / '.join(ops)} of the TTGIR has "
                                      f"this instruction's source line ({i.loc})", {"reason": "unmatched"}) for i in g)
-            elif arch == "sm_100" and work and work[-1][0] is dots[j]:
+            elif arch == "sm_100" and work and work[-1][0] is ties.dots[j]:
                 work[-1][1].extend(g)                  # tcgen05: a dot's instructions checked together
             else:
-                work.append((dots[j], list(g)))
+                work.append((ties.dots[j], list(g)))
         for dot, g in work:
-            ev = by_func.get(g[0].func) or by_func.setdefault(g[0].func, with_partitions(_Eval(mod, g[0].func), offsets))
+            func = g[0].func
+            ev = by_func.get(func) or by_func.setdefault(func, with_partitions(_Eval(ctx.ptx, func), ctx.partitions))
             found: list = []
-            checks.extend(_dot_checks(ev, g, dot, tmod, mma_checks, path, arch, derived, how, found))
+            checks.extend(_dot_checks(ev, g, dot, ctx.tmod, mma_checks, ctx.path, arch, derived, ties.how, found))
             operands.extend((dot, name, ins, base, ev) for name, ins, base in found)
-    checks.extend(_safe_buffer_checks(operands, tmod, path))
-    checks.extend(smem_checks(mod, first, ttgir_checks, path, offsets))
-    elements = element_checks(mod, first, tmod, path, offsets)
-    checks.extend(elements + partition_checks(mod, tmod, first, offsets, elements))
-    checks.extend(convert_checks(mod, first, tmod, path, offsets))
-    checks.extend(register_permute_checks(mod, first, tmod, path))
-    checks.extend(tmem_message_checks(mod, first, tmod, ttgir_checks))
-    return FileReport(path, mod.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
+    return checks, operands
 
 
 def _dot_checks(ev: _Eval, group: list[Instr], dot: Any, tmod: Module, mma_checks: list[Check], path: str,
@@ -731,8 +766,9 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
 
 def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
     """Audit one ``.ptx`` file, paired with the ``.ttgir`` of the same stem beside it (Triton's cache
-    keeps both), whose own audit gives the plan. ``data``: the file's bytes where the caller has
-    read them already (``audit.paths``), else the file is read here.
+    keeps both), whose own audit gives the plan, or else with a kept CuTe-DSL ``.mlir`` (the plan of
+    ``audit.cute_dsl``). ``data``: the file's bytes where the caller has read them already
+    (``audit.paths``), else the file is read here; either way it is read once, and so is the plan.
 
     >>> audit_ptx_file("/nonexistent.ptx")
     Traceback (most recent call last):
@@ -743,23 +779,33 @@ def audit_ptx_file(path: str, data: bytes | None = None) -> FileReport:
         data = _read_ptx(path)
     stem = path[:-4] if path.endswith(".ptx") else path
     if not os.path.isfile(stem + ".ttgir") and os.path.isfile(stem + ".mlir"):
-        from verilayout.audit.cute_dsl import audit_ptx_file as audit_cute_dsl_ptx  # deferred: start-up time
-        return audit_cute_dsl_ptx(path, stem + ".mlir")    # a CuTe-DSL kernel: its kept MLIR is the plan
-    ttgir, plan, why, tmod = None, (), "no TTGIR beside this PTX (X.ttgir)", None
-    if os.path.isfile(stem + ".ttgir"):
+        from verilayout.audit.cute_dsl import audit_modules, read_plan  # deferred: start-up time
+        plan = read_plan(stem + ".mlir")                # a CuTe-DSL kernel: its kept MLIR is the plan
         try:
-            with open(stem + ".ttgir", "rb") as f:
-                ttgir = f.read()
-            tmod, rep = audited(ttgir, stem + ".ttgir")   # parsed and audited once (kept for the pair's
-            plan = rep.checks                              # TTGIR file): the plan and the matching share it
-        except RecursionError:
-            ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: nested too deeply)"
-        except (OSError, LayoutError) as e:
-            ttgir, why = None, f"the TTGIR beside it cannot be read ({stem}.ttgir: {e})"
+            return audit_modules(plan, parse_ptx(data), path)
+        except LayoutError as e:
+            raise LayoutError(f"{path}: {e}") from None
+    ttgir, plan, why, tmod = _ttgir_plan(stem + ".ttgir")
     try:
         return audit_ptx_text(data, path, ttgir, plan, why, tmod if ttgir is not None else None)
     except LayoutError as e:
         raise LayoutError(f"{path}: {e}") from None
+
+
+def _ttgir_plan(ttgir_path: str) -> tuple[bytes | None, tuple[Check, ...], str, Module | None]:
+    """The TTGIR beside a PTX file: its bytes, its audit's checks and its parsed module (``audit.ttgir.
+    audited``: parsed and audited once, kept for the pair's TTGIR file), or None and why not."""
+    if not os.path.isfile(ttgir_path):
+        return None, (), "no TTGIR beside this PTX (X.ttgir)", None
+    try:
+        with open(ttgir_path, "rb") as f:
+            ttgir = f.read()
+        tmod, rep = audited(ttgir, ttgir_path)
+        return ttgir, rep.checks, "", tmod
+    except RecursionError:
+        return None, (), f"the TTGIR beside it cannot be read ({ttgir_path}: nested too deeply)", None
+    except (OSError, LayoutError) as e:
+        return None, (), f"the TTGIR beside it cannot be read ({ttgir_path}: {e})", None
 
 
 def _read_ptx(path: str) -> bytes:

@@ -32,6 +32,7 @@ Law (by dataflow and order, never by source location or counts alone):
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from verilayout.core.linear_layout import LinearLayout
@@ -41,6 +42,48 @@ from verilayout.hw.nvidia.ptx_model import Instr
 #: Opcode prefixes of the MMA instructions and of what closes one dot's group, per architecture.
 MMA_OPS = {"sm_90": (("wgmma.mma_async",), ("wgmma.commit_group",)),
            "sm_100": (("tcgen05.mma",), ("tcgen05.commit",))}
+
+
+#: The MMA families a PTX file's dots are tied in: the TTGIR dot ops, the PTX MMA opcode prefixes and
+#: what closes a group (``wgmma.commit_group``, ``tcgen05.commit``; ``mma.sync`` groups only by line).
+DOT_FAMILIES = {"sm_90": (("ttng.warp_group_dot",),) + MMA_OPS["sm_90"],
+                "sm_100": (("ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"),) + MMA_OPS["sm_100"],
+                "mma.sync": (("tt.dot",), ("mma.sync",), ())}
+
+
+@dataclass(frozen=True)
+class DotTies:
+    """One family's PTX MMA groups (:func:`mma_groups`, in program order), the TTGIR dots (in line
+    order), each group's dot index (None: unmatched) and how they were matched (:func:`match_dots`)."""
+    dots: tuple[Op, ...]
+    groups: tuple[tuple[Instr, ...], ...]
+    owner: tuple[int | None, ...]
+    how: str
+
+    def by_dot(self) -> dict[int, list[list[Instr]]]:
+        """``id(dot)`` -> its groups, in program order (unmatched groups left out)."""
+        out: dict[int, list[list[Instr]]] = {}
+        for g, j in zip(self.groups, self.owner):
+            if j is not None:
+                out.setdefault(id(self.dots[j]), []).append(list(g))
+        return out
+
+
+def dot_ties(instrs: Sequence[Instr], ops: Sequence[Op], family: str) -> DotTies:
+    """The :class:`DotTies` of ``family`` (a key of :data:`DOT_FAMILIES`) between the PTX ``instrs``
+    and the TTGIR ``ops``: :func:`mma_groups` matched to the family's dots by :func:`match_dots`.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> t = dot_ties([make_instr("mma.sync.aligned.m16n8k16", ("{%r1}",), 4, loc="k.py:3")],
+    ...              [Op("tt.dot", 9, ("%d",), (), (), (), loc="k.py:3")], "mma.sync")
+    >>> t.owner, t.how, [len(g) for gs in t.by_dot().values() for g in gs]
+    ((0,), 'order', [1])
+    """
+    names, mma, close = DOT_FAMILIES[family]
+    dots = tuple(o for o in ops if o.name in names)
+    groups = mma_groups(instrs, mma, close)
+    owner, how = match_dots([d.loc for d in dots], [g[0].loc for g in groups])
+    return DotTies(dots, tuple(tuple(g) for g in groups), tuple(owner), how)
 
 
 def mma_groups(instrs: Sequence[Instr], mma: tuple[str, ...], close: tuple[str, ...]) -> list[list[Instr]]:

@@ -51,13 +51,14 @@ from __future__ import annotations
 import itertools
 import operator
 from dataclasses import replace
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_partitions import line_threads, op_threads
+from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_partitions import op_threads
 from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
                                          repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
                                          thread_arrays)
@@ -82,13 +83,6 @@ _OPS = {"ttg.local_alloc": ("store", ("o", 0), ("r", 0)), "ttg.local_store": ("s
 
 #: ops whose lowering may go through scratch shared memory (their accesses carry their line too)
 _SCRATCH = ("ttg.convert_layout", "tt.reduce", "tt.scan", "tt.histogram", "tt.gather")
-
-
-def machinery_lines(memo: dict) -> set[int]:
-    """The PTX lines of a ``ttg.warp_specialize``'s own shared-memory accesses (its state table,
-    the state-byte load, the captures), checked by :mod:`verilayout.audit.ptx_partitions`."""
-    pmap = memo.get(("partitions",))
-    return set(getattr(pmap, "machinery", ()))
 
 
 def _types(tmod: Module, op: Any) -> tuple[Any, Any] | None:
@@ -148,15 +142,25 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
-def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
-    """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
-    acc = smem_access(ins)
+def _addressed(ins: Instr, not_immediate: str) -> tuple[tuple, Any] | str:
+    """``(smem_access(ins), its address)`` of an access at ``[register+immediate]``, else why not:
+    ``"no [register+offset] address"``, or ``not_immediate`` (``{offset}`` in it: the offset's
+    spelling) when the offset is not an immediate."""
     addr = address_of(ins)
     if addr is None:
         return "no [register+offset] address"
+    if addr.offset is None:
+        return not_immediate.format(offset=addr.offset_text)
+    return smem_access(ins), addr
+
+
+def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
+    """``(lane-0 address, bytes of each lane relative to it)`` of one access, or why not."""
+    got = _addressed(ins, "offset {offset} is not an immediate")
+    if isinstance(got, str):
+        return got
+    acc, addr = got
     imm = addr.offset
-    if imm is None:
-        return f"offset {addr.offset_text} is not an immediate"
     a0 = ev.operand(addr.base, 32, at=ins)
     offs = lane_byte_offsets(ev, addr.base, ins, memo)
     if a0 is None or offs is None:
@@ -249,10 +253,9 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
     return groups, None
 
 
-def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
-                   memo: dict | None = None) -> list[Check]:
+def element_checks(ctx: PtxContext) -> list[Check]:
     """One ``smem-address`` check per copy of each TTGIR shared-memory op the PTX lowers (see the
-    module docstring); ``memo``: lane offsets already found in this file. An op's accesses: those
+    module docstring); ``ctx.memo``: lane offsets already found in this file. An op's accesses: those
     of its source line and direction, less the round trips a conversion of the line proved its
     own (:func:`_claims`), plus the accesses moved among them under another line (:func:`_adopt`).
     Ops of different types on one line share those accesses: each copy (a base group) goes to the
@@ -260,11 +263,11 @@ def element_checks(mod: PtxModule, evals: dict, tmod: Module, path: str,
     without a copy (the error), or ``unchecked`` when that is not one op or when other ops of the
     line (a reduction, an unmatched conversion) may own it."""
     out: list[Check] = []
-    memo = {} if memo is None else memo
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
-    ws = machinery_lines(memo)              # a warp_specialize's own state table and captures
+    ws = ctx.machinery()                    # a warp_specialize's own state table and captures
     for ins in mod.instrs:
         acc = smem_access(ins)
         if acc is not None and ins.loc and ins.line not in claims["claimed"] and ins.line not in ws:
@@ -781,13 +784,11 @@ def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> Th
 
 def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
     """:func:`_thread_bytes`, computed."""
-    acc = smem_access(ins)
-    addr = address_of(ins)
-    if addr is None:
-        return "no [register+offset] address"
+    got = _addressed(ins, "an offset that is not an immediate")
+    if isinstance(got, str):
+        return got
+    acc, addr = got
     imm = addr.offset
-    if imm is None:
-        return "an offset that is not an immediate"
     active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
@@ -885,11 +886,9 @@ def _is_barrier(ins: Instr) -> bool:
     return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
 
 
-def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
-    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
-    epoch is the stretch of one function between two barriers (no access moves across one)."""
-    of: dict[int, int] = {}
-    by: dict[int, list[Instr]] = {}
+def _epoch_walk(mod: PtxModule) -> Iterator[tuple[int, Instr]]:
+    """``(epoch, instruction)`` for each instruction of ``mod`` that is not a barrier, in program
+    order: the epoch number grows at each barrier and at each new function (from 1)."""
     e, func = 0, None
     for ins in mod.instrs:
         barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
@@ -897,6 +896,15 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
             e, func = e + 1, ins.func
             if barrier:
                 continue
+        yield e, ins
+
+
+def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
+    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
+    epoch is the stretch of one function between two barriers (no access moves across one)."""
+    of: dict[int, int] = {}
+    by: dict[int, list[Instr]] = {}
+    for e, ins in _epoch_walk(mod):
         if smem_access(ins) is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
@@ -908,14 +916,8 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     (``atom.shared`` / ``red.shared``, and fences): they change the values of bytes a store of an
     earlier epoch put there but no byte's place, so a load after them reads the bytes that store
     wrote (a histogram: bins zeroed, counted with atomics, read)."""
-    e, func = 0, None
     seen: dict[int, bool] = {}
-    for ins in mod.instrs:
-        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
-        if ins.func != func or barrier:
-            e, func = e + 1, ins.func
-            if barrier:
-                continue
+    for e, ins in _epoch_walk(mod):
         if "shared" not in ins.opcode or ins.parts[0] == "fence":
             continue
         atomic = ins.parts[0] in ("atom", "red") and smem_access(ins) is None
@@ -1011,7 +1013,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     return got
 
 
-def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: dict | None = None) -> list[Check]:
+def convert_checks(ctx: PtxContext) -> list[Check]:
     """``smem-address`` for each ``ttg.convert_layout`` the PTX lowers through scratch memory: its
     accesses are found by barriers (:func:`_chains`: rounds of stores, one barrier, loads, on the
     op's source line), each round's bytes kept apart from the other rounds'. For every pair of
@@ -1022,10 +1024,10 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
     register of a thread holds which of its elements is not checked. Several conversions on one
     source line take the line's chains in program order, each confirmed by the law. A chain no
     conversion's law accepts: nothing when its accesses are a local op's, proved by
-    :func:`element_checks` (run first, same ``memo``); the error of the conversion in its place
+    :func:`element_checks` (run first, same ``ctx``); the error of the conversion in its place
     when the line holds only conversions, as many as chains; else ``unchecked``."""
     out: list[Check] = []
-    memo = {} if memo is None else memo
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     local = memo.get(("local_proved",), set())
     for loc, (ops, entries) in claims["lines"].items():
@@ -1063,7 +1065,7 @@ def convert_checks(mod: PtxModule, evals: dict, tmod: Module, path: str, memo: d
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
                 out.extend(_charged(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)), pieces))
-    return out + round_checks(mod, evals, tmod, memo, out)
+    return out + round_checks(ctx, out)
 
 
 def _charged(checks: list[Check], pieces: list) -> list[Check]:
@@ -1562,9 +1564,10 @@ def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list
 
 # ----- scratch rounds tied by dataflow (verilayout.audit.ptx_scratch) ----------------------------
 
-def _settled(out: list[Check], memo: dict) -> set[int]:
-    """PTX lines whose bytes a layout check proved (element checks, conversions)."""
-    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery_lines(memo)
+def _settled(out: list[Check], memo: dict, machinery: set[int]) -> set[int]:
+    """PTX lines whose bytes a layout check proved (element checks, conversions), and ``machinery``
+    (a ``ttg.warp_specialize``'s own accesses, checked by ``audit.ptx_partitions``)."""
+    got = set(memo.get(("local_proved",), set())) | set(memo[("claims",)][1]["claimed"]) | machinery
     got |= memo.get(("cvt_decided",), set())       # a conversion's round trip with its verdict
     for c in out:
         if c.status == "proved":
@@ -1572,24 +1575,25 @@ def _settled(out: list[Check], memo: dict) -> set[int]:
     return got
 
 
-def round_checks(mod: PtxModule, evals: dict, tmod: Module, memo: dict, done: list[Check]) -> list[Check]:
+def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
     """``smem-address`` by the write-before-read law of :mod:`verilayout.audit.ptx_scratch` for the
     scratch rounds (stores of one barrier epoch, loads of the next that meet their bytes) holding an
     access no layout check proved (``done``: the conversion checks; the element checks' proofs are
-    in ``memo``); then one ``unchecked`` per source line and direction for the accesses that no
+    in ``ctx.memo``); then one ``unchecked`` per source line and direction for the accesses that no
     check at all reached (never silently nothing)."""
+    mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
     n = claims["n"]
     _of, by = claims["epochs"]
-    settled = _settled(done, memo)
+    settled = _settled(done, memo, ctx.machinery())
     chained = {i.line for _loc, (_ops, entries) in claims["lines"].items() for ch, _p, _w, _k in entries
                for st, ld in ch for i in st + ld}
     out: list[Check] = []
-    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | machinery_lines(memo)
+    reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | ctx.machinery()
     for stores, loads in rounds(mod, by, atomic_epochs(mod)):
         if all(i.line in settled for i in stores + loads):
             continue
-        out.extend(_one_round(stores, loads, evals, tmod, memo, line_threads(memo, (stores + loads)[0].line, n),
+        out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
                               round_register_uses(mod, memo), settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(mod, reached))

@@ -37,13 +37,12 @@ and larger ``t`` repeat them (the CTA-wide checks evaluate ``32 num_warps`` thre
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_context import Partition, PartitionMap, PtxContext
 from verilayout.audit.ptx_smem import address_of, matrix_bytes, matrix_count, smem_access, thread_offsets
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
@@ -53,46 +52,6 @@ from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID
-
-
-@dataclass(frozen=True)
-class Partition:
-    """One worker partition: its TTGIR index, the CTA warps the PTX's table sends to it, its TTGIR
-    ``num_warps``, the PTX lines of its region, the region's label, its ``requestedRegisters``, the
-    PTX line of the region's first instruction."""
-    index: int
-    warps: tuple[int, ...]
-    num_warps: int
-    lines: frozenset[int]
-    label: str
-    registers: int | None
-    entry: int = 0
-
-
-@dataclass(frozen=True)
-class PartitionMap:
-    """What the PTX says about one ``ttg.warp_specialize``: its worker partitions, the last
-    instruction of the dispatch (``brx.idx``, or the last ``@p bra`` of a compare chain), the
-    state-byte load, the table store, each warp's state byte (offset from ``global_smem``), the PTX
-    lines of the machinery's own shared-memory accesses (table, state byte, captures), the capture
-    stores and the capture loads with the bytes each touches."""
-    partitions: tuple[Partition, ...]
-    dispatch: Instr
-    state_load: Instr
-    table_store: Instr
-    state_bytes: dict[int, int]
-    machinery: frozenset[int]
-    captures: tuple[tuple[Instr, tuple[int, int]], ...] = ()
-    captured: tuple[tuple[Instr, tuple[int, int]], ...] = ()
-    ttgir: tuple = field(default=())
-    table_stores: tuple[Instr, ...] = ()
-
-    def partition_of(self, line: int) -> Partition | None:
-        """The worker partition whose region holds PTX line ``line``, or None (default code)."""
-        for p in self.partitions:
-            if line in p.lines:
-                return p
-        return None
 
 
 # ----- the PTX's dispatch ------------------------------------------------------------------------
@@ -130,15 +89,22 @@ def _reach(start: int, starts: list[int], succ: dict[int, list[int]], stop: set[
     return seen
 
 
-def _const_address(ev: Any, ins: Instr) -> int | None:
-    """``c`` when the access's address is ``global_smem + c`` for every thread, else None."""
+def _offset_from_smem(ev: Any, ins: Instr) -> Any:
+    """The access's address minus ``global_smem`` (a z3 term over ``%tid.x`` and the symbols), or
+    None when it has no ``[register+immediate]`` address or the register is not evaluated."""
     addr = address_of(ins)
     if addr is None or addr.offset is None:
         return None
     e = ev.operand(addr.base, 32, at=ins)
+    return None if e is None else e + addr.offset - SMEM
+
+
+def _const_address(ev: Any, ins: Instr) -> int | None:
+    """``c`` when the access's address is ``global_smem + c`` for every thread, else None."""
+    e = _offset_from_smem(ev, ins)
     if e is None:
         return None
-    d = z3.simplify(e + addr.offset - SMEM)
+    d = z3.simplify(e)
     return d.as_long() if z3.is_bv_value(d) else None
 
 
@@ -161,15 +127,12 @@ def _imm_bytes(ins: Instr) -> dict[int, int] | None:
 
 def _state_bytes(ev: Any, load: Instr, warps: int) -> dict[int, int] | None:
     """Warp -> the offset from ``global_smem`` of the byte the state load reads for it."""
-    addr = address_of(load)
-    if addr is None or addr.offset is None:
-        return None
-    e = ev.operand(addr.base, 32, at=load)
+    e = _offset_from_smem(ev, load)
     if e is None:
         return None
     out = {}
     for w in range(warps):
-        d = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(32 * w, 32))) + addr.offset - SMEM)
+        d = z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(32 * w, 32))))
         if not z3.is_bv_value(d):
             return None
         out[w] = d.as_long()
@@ -373,25 +336,24 @@ class PartitionValues:
         return self._shift(self._ev.pred(p), self._pdef.get(name))
 
 
-def partitioned(mod: PtxModule, tmod: Module, evals: dict, memo: dict) -> dict:
-    """``evals`` with the function holding the worker regions wrapped in :class:`PartitionValues`;
-    the map (or the reason it is not read, or None) kept in ``memo[("partitions",)]``. Without a
-    ``ttg.warp_specialize``, ``evals`` itself.
+def partitioned(mod: PtxModule, tmod: Module, evals: dict) -> tuple[dict, PartitionMap | str | None]:
+    """``evals`` with the function holding the worker regions wrapped in :class:`PartitionValues`,
+    and the map (or the reason it is not read, or None). Without a ``ttg.warp_specialize``,
+    ``evals`` itself and None.
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> from verilayout.frontends.ttgir import parse_module
-    >>> partitioned(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}, {})
-    {}
+    >>> partitioned(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {})
+    ({}, None)
     """
     try:
         pmap = partition_map(mod, tmod, evals)
     except (z3.Z3Exception, LayoutError, ValueError, KeyError, IndexError, TypeError) as e:
         pmap = f"the dispatch could not be read ({type(e).__name__}: {str(e)[:80]})"
-    memo[("partitions",)] = pmap
     if not isinstance(pmap, PartitionMap):
-        return evals
+        return evals, pmap
     f = pmap.dispatch.func
-    return {k: (PartitionValues(v, pmap) if k == f else v) for k, v in evals.items()}
+    return {k: (PartitionValues(v, pmap) if k == f else v) for k, v in evals.items()}, pmap
 
 
 def op_threads(tmod: Module, line: int, default: int) -> int:
@@ -410,26 +372,13 @@ def op_threads(tmod: Module, line: int, default: int) -> int:
     return default
 
 
-def line_threads(memo: dict, line: int, default: int) -> int:
-    """The threads that run PTX line ``line``: ``32 k`` in the region of a worker partition of ``k``
-    warps (the map :func:`partitioned` kept in ``memo``), else ``default``.
-
-    >>> line_threads({}, 7, 128)
-    128
-    """
-    pmap = memo.get(("partitions",))
-    p = pmap.partition_of(line) if isinstance(pmap, PartitionMap) else None
-    return 32 * p.num_warps if p is not None else default
-
-
-def with_partitions(ev: Any, memo: dict) -> Any:
+def with_partitions(ev: Any, pmap: PartitionMap | str | None) -> Any:
     """``ev`` wrapped in :class:`PartitionValues` when it evaluates the function holding the worker
-    regions of the map :func:`partitioned` kept in ``memo``; else ``ev`` itself.
+    regions of ``pmap`` (:func:`partitioned`'s map); else ``ev`` itself.
 
-    >>> with_partitions("ev", {})
+    >>> with_partitions("ev", None)
     'ev'
     """
-    pmap = memo.get(("partitions",))
     if isinstance(pmap, PartitionMap) and getattr(ev, "code", None) and ev.code[0].func == pmap.dispatch.func:
         return PartitionValues(ev, pmap)
     return ev
@@ -442,17 +391,16 @@ def _check(ins: Instr, check: str, ok: bool, message: str, data: dict) -> Check:
                  None if ok else "error", message, dict(data, source="ptx"))
 
 
-def partition_checks(mod: PtxModule, tmod: Module, evals: dict, memo: dict, elements: list[Check]) -> list[Check]:
-    """The checks of the module docstring for the map kept by :func:`partitioned` (an ``unchecked``
-    with its reason when the map could not be read; nothing without a ``ttg.warp_specialize``);
-    ``elements``: the element checks of the file.
+def partition_checks(ctx: PtxContext, elements: list[Check]) -> list[Check]:
+    """The checks of the module docstring for the file's partition map (``ctx.partitions``; an
+    ``unchecked`` with its reason when the map could not be read; nothing without a
+    ``ttg.warp_specialize``); ``elements``: the element checks of the file.
 
     >>> from verilayout.frontends.ptx import parse_ptx
-    >>> from verilayout.frontends.ttgir import parse_module
-    >>> partition_checks(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), parse_module("module {\\n}"), {}, {}, [])
+    >>> partition_checks(PtxContext("k.ptx", parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), None, (), {}), [])
     []
     """
-    pmap = memo.get(("partitions",))
+    mod, tmod, evals, memo, pmap = ctx.ptx, ctx.tmod, ctx.values, ctx.memo, ctx.partitions
     if pmap is None:
         return []
     if isinstance(pmap, str):

@@ -54,9 +54,9 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_dots import accumulator_blocks, match_dots, mma_groups
+from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_dots import accumulator_blocks
 from verilayout.audit.ptx_smem import thread_values
-from verilayout.dtypes import ptx_bits
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_values import PtxValues, reg_width
@@ -64,6 +64,8 @@ from verilayout.prove.ptx_values import PtxValues, reg_width
 CHECK = "register-permute"
 #: TTGIR dots per PTX MMA family: (TTGIR op, PTX opcode prefix, register operand slots of the PTX instruction)
 FAMILIES = (("ttng.warp_group_dot", "wgmma.mma_async", (1,)), ("tt.dot", "mma.sync", (1, 2)))
+#: the context's ties (``audit.ptx_dots.DOT_FAMILIES``) of those families
+TIES = ("sm_90", "mma.sync")
 #: TTGIR ops that keep each element where it is (same shape in and out)
 _ELEMENTWISE = ("arith.", "math.", "tt.fp_to_fp", "tt.precise_sqrt", "tt.precise_divf")
 #: PTX opcodes whose result is the element of their one tagged source (floating-point arithmetic)
@@ -1156,19 +1158,12 @@ def _wrong_constant(run: _Run, tally: _Tally, ins: Instr, x: Any, v: Val, t: int
                                "want": _element_text(tally.side, want), "wrong_part": what})
 
 
-def _dot_groups(mod: PtxModule, tmod: Module) -> dict[int, list[list[Instr]]]:
-    """Each TTGIR dot's PTX MMA groups (``audit.ptx_dots``: by order and source location)."""
+def _dot_groups(ctx: PtxContext) -> dict[int, list[list[Instr]]]:
+    """Each TTGIR dot's PTX MMA groups of the :data:`FAMILIES` (the context's ties:
+    ``audit.ptx_dots``, by order and source location)."""
     out: dict[int, list[list[Instr]]] = {}
-    for tname, prefix, _slots in FAMILIES:
-        dots = [o for o in tmod.ops if o.name == tname]
-        close = ("wgmma.commit_group",) if prefix.startswith("wgmma") else ()
-        groups = mma_groups(mod.instrs, (prefix,), close)
-        if not dots or not groups:
-            continue
-        owner, _how = match_dots([d.loc for d in dots], [g[0].loc for g in groups])
-        for g, j in zip(groups, owner):
-            if j is not None:
-                out.setdefault(id(dots[j]), []).append(g)
+    for family in TIES:
+        out.update(ctx.ties[family].by_dot())
     return out
 
 
@@ -1195,9 +1190,10 @@ def _side(op: Op, first: int) -> Side | None:
     return Side(ll.bases, tuple(t.tensor.shape), first)
 
 
-def _events(mod: PtxModule, tmod: Module, convs: list[Conversion]) -> tuple[dict, dict, list[_Tally]]:
+def _events(ctx: PtxContext, convs: list[Conversion]) -> tuple[dict, dict, list[_Tally]]:
     """Per MMA instruction (by id): the producer tags it leaves, the comparisons it takes part in."""
-    groups = _dot_groups(mod, tmod)
+    tmod = ctx.tmod
+    groups = _dot_groups(ctx)
     prods: dict = {}
     cons: dict = {}
     tallies = []
@@ -1342,13 +1338,14 @@ def _shuffled(ev: PtxValues, reg: str, depth: int = 0) -> Instr | None:
                  for got in [_shuffled(ev, x.name, depth + 1)] if got is not None), None)
 
 
-def _untraced_checks(mod: PtxModule, first: dict, tmod: Module) -> list[Check]:
+def _untraced_checks(ctx: PtxContext) -> list[Check]:
     """``unchecked`` for each converted operand whose producer is not modelled when its registers come
     out of lane shuffles (a register-level conversion that goes unproved); nothing when they do not."""
-    loose = _untraced(tmod)
+    mod, first = ctx.ptx, ctx.values
+    loose = _untraced(ctx.tmod)
     if not loose:
         return []
-    groups = _dot_groups(mod, tmod)
+    groups = _dot_groups(ctx)
     out = []
     for dot, idx, src in loose:
         slot = 1 if idx == 0 else 2
@@ -1369,22 +1366,25 @@ def _untraced_checks(mod: PtxModule, first: dict, tmod: Module) -> list[Check]:
     return out
 
 
-def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: Module, path: str) -> list[Check]:
+def register_permute_checks(ctx: PtxContext) -> list[Check]:
     """The ``register-permute`` checks of a kernel (module law): each dot register operand converted from
-    another dot's result, run per thread on element tags and compared with the PTX ISA fragments.
+    another dot's result, run per thread on element tags and compared with the PTX ISA fragments
+    (``ctx.values``: the first-iteration evaluators; ``ctx.ties``: the dots' MMA groups).
 
     >>> from verilayout.frontends.ptx import parse_ptx
     >>> from verilayout.frontends.ttgir import parse_module
-    >>> register_permute_checks(parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"), {}, parse_module("module {\\n}"), "x")
+    >>> register_permute_checks(PtxContext("x", parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"),
+    ...                                    parse_module("module {\\n}"), (), {}))
     []
     """
+    mod, first, tmod = ctx.ptx, ctx.values, ctx.tmod
     convs = conversions(tmod)
     by_line = {i.line: i for i in mod.instrs}
-    loose = _untraced_checks(mod, first, tmod)
+    loose = _untraced_checks(ctx)
     if not convs:
         return loose
     try:
-        prods, cons, tallies = _events(mod, tmod, convs)
+        prods, cons, tallies = _events(ctx, convs)
         bad: list[str] = []
         for func in mod.functions:
             if any(i.func == func and (id(i) in prods or id(i) in cons) for i in mod.instrs):
@@ -1396,3 +1396,9 @@ def register_permute_checks(mod: PtxModule, first: dict[str, PtxValues], tmod: M
         return [Check("ttg.convert_layout", line, None, CHECK, "unchecked", None, f"unchecked: {why}",
                       {"reason": why, "convert_line": c.converts[-1].line}) for c in convs]
     return [c for t in tallies for c in _tally_checks(t, by_line, bad)] + loose
+
+
+#: The tag machinery under public names: :mod:`verilayout.audit.cute_dsl_copies` runs it from the
+#: wgmma accumulators to the ``stmatrix`` of a CuTe-DSL epilogue.
+TagRun = _Run
+step_tags = _step

@@ -32,6 +32,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
@@ -349,14 +350,14 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     return out
 
 
-def smem_checks(mod: PtxModule, evals: dict, plan: tuple[Check, ...], path: str,
-                memo: dict | None = None) -> list[Check]:
+def smem_checks(ctx: PtxContext) -> list[Check]:
     """One ``bank-conflicts`` check per (source line, address register, guard, width, kind) of the
     PTX (:func:`shared_accesses`), compared with the TTGIR figure of the same line where there is one
-    (see the module docstring); ``memo``: lane offsets already found in this file (shared with the
-    element checks)."""
+    (``ctx.plan``; see the module docstring); ``ctx.memo``: lane offsets already found in this file
+    (shared with the element checks)."""
+    mod, evals, memo = ctx.ptx, ctx.values, ctx.memo
     by_loc: dict[str, list[Check]] = {}
-    for c in plan:
+    for c in ctx.plan:
         if c.check == "bank-conflicts" and c.status in ("proved", "counterexample") and c.loc:
             by_loc.setdefault(c.loc, []).append(c)
     seen: dict[tuple, SharedAccess] = {}

@@ -36,14 +36,15 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
-from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule
+from verilayout.hw.nvidia.ptx_model import Addr, Instr
 from verilayout.hw.nvidia.tmem import SHAPES, Message
-from verilayout.prove.ptx_values import PtxValues, constant
+from verilayout.prove.ptx_values import constant
 from verilayout.prove.tmem import conversion
 
 #: TTGIR op -> the PTX message it lowers to (a ``tmem_alloc`` with a source stores it)
@@ -164,13 +165,12 @@ def _copy_checks(op: Any, copy: list[tuple[Instr, int]], want: list[int]) -> lis
     return out
 
 
-def tmem_message_checks(mod: PtxModule, ev_of: dict[str, PtxValues], tmod: Module,
-                        ttgir_checks: tuple[Check, ...], memo: dict | None = None) -> list[Check]:
+def tmem_message_checks(ctx: PtxContext) -> list[Check]:
     """The ``tmem-message`` checks of one PTX file against its TTGIR (see the module docstring): one
-    per message of each copy of each TMEM load/store the plan proved; the messages of a line no
-    proved op of that direction owns get no check here (the TTGIR's ``tmem-layout`` speaks for
-    them)."""
-    memo = {} if memo is None else memo
+    per message of each copy of each TMEM load/store the plan (``ctx.plan``) proved; the messages of
+    a line no proved op of that direction owns get no check here (the TTGIR's ``tmem-layout`` speaks
+    for them). The message offsets are memoized apart from ``ctx.memo``."""
+    mod, ev_of, tmod, ttgir_checks, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.plan, {}
     by_line: dict[tuple[str, str], list[Instr]] = {}
     for ins in mod.instrs:
         if ins.head == "tcgen05" and len(ins.parts) > 1 and ins.parts[1] in ("ld", "st") and ins.loc:

@@ -52,6 +52,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.audit.ptx_context import PtxContext
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import wgmma_shape
 from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware_address_function,
@@ -614,9 +615,10 @@ def _chain_checks(ctx_box: list, mod: PtxModule, ev: PtxValues, func: str, chain
     return kept
 
 
-def wgmma_checks_without_plan(mod: PtxModule, evals: dict[str, PtxValues], path: str = "") -> list[Check]:
-    """The checks of the module docstring for every ``wgmma.mma_async`` of ``mod`` (``evals``: one
-    evaluator per function, reading the shared-memory base of the module)."""
+def wgmma_checks_without_plan(ctx: PtxContext) -> list[Check]:
+    """The checks of the module docstring for every ``wgmma.mma_async`` of ``ctx.ptx`` (``ctx.values``:
+    one evaluator per function, reading the shared-memory base of the module)."""
+    mod, evals = ctx.ptx, ctx.values
     out: list[Check] = []
     for func in mod.functions:
         ev = evals.get(func)

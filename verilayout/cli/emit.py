@@ -20,6 +20,7 @@ from verilayout.frontends.names import (parse_cluster, parse_operand, parse_prob
 from verilayout.emit.gemm_plan import ACTIVATIONS, GEMM_DTYPES, OUT_DTYPES, default_tile
 from verilayout.emit.opencl_block_io import emit_blockload
 from verilayout.emit.opencl_dpas import DPAS_MAX_VOLUME, emit_dpas
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.frontends.shared_text import dpas_tile, operand
 from verilayout.simulate.replay import KERNEL_FILES, load_emission, simulate
 from verilayout.errors import LayoutError
@@ -64,6 +65,7 @@ examples:
   verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
   verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
   verilayout emit gemm --dtype bf16 --tile 128x256x64 --cluster 2x1 -o out/c2x1    # B multicast to 2 CTAs
+  verilayout emit gemm --dtype bf16 --tile 64x256x64 --schedule pingpong -o out/pp  # ping-pong consumers
   verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o out/gemm_f16/gemm out/gemm_f16/main.cu -ldl
@@ -194,7 +196,7 @@ def _cmd_emit_gemm(args) -> int:
     man = configure(args.dtype, choice, tile=tile, stages=args.stages, group_m=args.group_m,
                     splits=args.split_k, arch=args.arch, out=args.out_dtype, bias=args.bias,
                     activation=args.activation, cluster=cluster,
-                    swap_ab=True if args.swap_ab else None)
+                    swap_ab=True if args.swap_ab else None, schedule=args.schedule)
     e = emission_for(man)
     paths = write_emission(e, args.out)
     m = e.manifest
@@ -208,6 +210,8 @@ def _cmd_emit_gemm(args) -> int:
                           "smem_bytes": m["smem"]["bytes"], "swizzle": m["swizzle"],
                           "group_m": m["group_m"], "split_k": m["splits"],
                           "swap_ab": bool(m.get("swap_ab", False)),
+                          **({"consumer_schedule": m["consumer_schedule"]}
+                             if "consumer_schedule" in m else {}),
                           "cluster": [m.get("cluster", {}).get("m", 1), m.get("cluster", {}).get("n", 1)],
                           "epilogue": m["epilogue"],
                           **({"explain": explain(choice)} if args.explain else {}),
@@ -218,18 +222,21 @@ def _cmd_emit_gemm(args) -> int:
           f"{m['bk']}, {m['stages']} stages, {m['consumers']} consumer warpgroup(s) + 1 producer "
           f"({m['threads']} threads), {m['smem']['bytes']} bytes of shared memory")
     t = m["tma"]
-    print((f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time; warp 0 TMA, warp 1 MMA, warps 2-5 epilogue, TMEM accumulator x2 (sm_100a), split-K " if m["arch"] == "sm_100a" else
+    sm100 = man if isinstance(man, Tcgen05Manifest) else None   # sm_100a: the typed manifest
+    print((f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time; warp 0 TMA, warp 1 MMA, warps 2-5 epilogue, TMEM accumulator x2 (sm_100a), split-K " if sm100 else
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +
           (f", cluster {m['cluster']['m']}x{m['cluster']['n']} (TMA multicast)"
            if m.get("cluster", {}).get("size", 1) > 1 else "") +
           (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
-           "over M)" if m.get("swap_ab") else ""))
-    cl = m.get("cluster", {})
-    pr = m.get("cta_pair", {})                    # a CTA pair: each CTA loads its rows of A and B
-    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', pr.get('rows_per_cta', m['bm']))} "
-          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', pr.get('b_rows_per_cta', m['bn']))} (B), {t['boxes']} per stage, "
+           "over M)" if m.get("swap_ab") else "") +
+          (", ping-pong consumer warpgroups (each owns whole tiles; turn mbarriers order their "
+           "MMAs and epilogues)" if m.get("consumer_schedule") == "pingpong" else ""))
+    cl = m.get("cluster", {})                     # sm_100a: each CTA (of a pair) loads its rows of A and B
+    a_rows, b_rows = (sm100.a_rows, sm100.b_rows) if sm100 else (m['bm'], m['bn'])
+    print(f"TMA: SWIZZLE_{t['swizzle']}, boxes of {t['box_k']} x {cl.get('a_slice_rows', a_rows)} "
+          f"(A) and {t['box_k']} x {cl.get('b_slice_rows', b_rows)} (B), {t['boxes']} per stage, "
           f"expect_tx {t['tx_bytes']} bytes")
     print(f"A stage: {m['a']['layout']}")
     print(f"B stage: {m['b']['layout']}")
@@ -401,6 +408,12 @@ def register(subparsers) -> None:
                    "with --problem the model's choice)")
     p.add_argument("--swap-ab", action="store_true", help="compute D^T = B A^T so that N fills "
                    "wgmma's 64 rows (decode shapes, small M; with --problem the model's choice)")
+    p.add_argument("--schedule", default=None, choices=("cooperative", "pingpong"), metavar="S",
+                   help="sm_90a consumer warpgroups: cooperative (two split each 128-row tile) or "
+                   "pingpong (64-row tiles, each consumer owns whole tiles and they take turns on "
+                   "the tensor cores and the epilogue, as CUTLASS's "
+                   "sm90_gemm_tma_warpspecialized_pingpong.hpp); default cooperative, with "
+                   "--problem the model's choice (--explain says why)")
     p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
                    help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")
     p.add_argument("--bias", action="store_true", help="add bias[col] (N floats) to each output")

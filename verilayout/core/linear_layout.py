@@ -138,6 +138,19 @@ def _checked_bases(bases: Mapping, n_out: int, names: list) -> tuple[list, list]
     return ins, vecs
 
 
+def _dim_bits(dims: tuple, name: str, side: str) -> int:
+    """The bit count of the dim ``name`` in ``dims`` (``((name, bits), ...)``); ``side`` names
+    the side in the error ("input" or "output"). Law: ``_dim_bits(d, n, s) == dict(d)[n]``.
+
+    >>> _dim_bits((("lane", 2), ("warp", 1)), "warp", "input")
+    1
+    """
+    for n, b in dims:
+        if n == name:
+            return b
+    raise LayoutError(f"no {side} dim '{name}' (have {[n for n, _ in dims]})")
+
+
 @dataclass(frozen=True, eq=False)
 class LinearLayout:
     """A GF(2)-linear map from named input dims to named, sized output dims.
@@ -308,10 +321,7 @@ class LinearLayout:
         >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).in_dim_bits("lane")
         2
         """
-        for n, b in self._in:
-            if n == name:
-                return b
-        raise LayoutError(f"no input dim '{name}' (have {self.in_dim_names})")
+        return _dim_bits(self._in, name, "input")
 
     def out_dim_bits(self, name: str) -> int:
         """``log2`` of an output dimension's size (Triton's ``getOutDimSizeLog2``).
@@ -319,10 +329,7 @@ class LinearLayout:
         >>> LinearLayout({"lane": [[1], [2]]}, [("dim0", 4)]).out_dim_bits("dim0")
         2
         """
-        for n, b in self._out:
-            if n == name:
-                return b
-        raise LayoutError(f"no output dim '{name}' (have {self.out_dim_names})")
+        return _dim_bits(self._out, name, "output")
 
     @property
     def total_in_bits(self) -> int:

@@ -13,7 +13,8 @@ no text reader (a function named ``parse_*``) is defined in ``hw``, ``prove``, `
 ``emit`` (:func:`text_readers`). A fourth: compiler text is read at the door, so a module outside
 ``frontends`` that takes TTGIR or PTX models (:data:`COMPILER_TEXT_MODELS`) uses no regular expression
 and calls no ``split``/``rsplit`` beyond the bound :data:`TEXT_SPLITS_ALLOWED` gives it
-(:func:`text_splits`). Every rule is a violation; ``--strict``, which once made reports fail, is
+(:func:`text_splits`). A fifth: the PTX audit has one driver, and its check modules neither call
+it back nor call each other's entry points (:func:`ptx_hand_offs`). Every rule is a violation; ``--strict``, which once made reports fail, is
 accepted and changes nothing.
 
 >>> layer_of("verilayout.core.gf2")
@@ -467,10 +468,96 @@ def operand_or_text(root: pathlib.Path) -> list[str]:
     return out
 
 
+#: The PTX audit's driver: it reads a PTX file and its plan once, builds the one
+#: ``audit.ptx_context.PtxContext`` and calls each check module's entry point with it.
+PTX_DRIVER = "verilayout.audit.ptx"
+#: The PTX check modules: ``audit/ptx_*`` and these.
+PTX_CHECK_MODULES = ("verilayout.audit.cute_dsl",)
+#: Entry points that take parsed objects rather than the context (the CuTe-DSL audit: its plan is
+#: MLIR); every function whose first parameter is a ``PtxContext`` is an entry point too.
+PTX_ENTRY_POINTS: dict[str, tuple[str, ...]] = {"verilayout.audit.cute_dsl": ("audit_modules",)}
+
+
+def is_ptx_check_module(module: str) -> bool:
+    """A PTX check module: ``verilayout.audit.ptx_*`` or one of :data:`PTX_CHECK_MODULES`.
+
+    >>> is_ptx_check_module("verilayout.audit.ptx_smem"), is_ptx_check_module("verilayout.audit.ptx")
+    (True, False)
+    """
+    return module.startswith(PTX_DRIVER + "_") or module in PTX_CHECK_MODULES
+
+
+def _takes_context(node: ast.AST) -> bool:
+    """A module-level function whose first parameter is annotated ``PtxContext``."""
+    args = node.args.posonlyargs + node.args.args if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    ann = args[0].annotation if args else None
+    return isinstance(ann, ast.Name) and ann.id == "PtxContext" or \
+        isinstance(ann, ast.Constant) and ann.value == "PtxContext"
+
+
+def ptx_entry_points(root: pathlib.Path) -> dict[str, set[str]]:
+    """Each PTX check module's entry points: its public module-level functions whose first parameter
+    is a ``PtxContext``, and those :data:`PTX_ENTRY_POINTS` names.
+
+    >>> ptx_entry_points(pathlib.Path("/nonexistent"))
+    {}
+    """
+    out = {}
+    for p in sorted((root / PACKAGE / "audit").glob("*.py")):
+        mod = module_name(p, root)
+        if is_ptx_check_module(mod):
+            tree = ast.parse(p.read_text(encoding="utf-8"))
+            out[mod] = {n.name for n in tree.body if _takes_context(n) and not n.name.startswith("_")} \
+                | set(PTX_ENTRY_POINTS.get(mod, ()))
+    return out
+
+
+def _hand_offs(tree: ast.AST, mod: str, entries: dict[str, set[str]]) -> list[tuple[int, str]]:
+    """``(line, what)`` for each import of the driver, or of another check module's entry point, and
+    each ``PtxContext(...)`` built, in one check module's syntax tree."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, f"imports the driver {PTX_DRIVER}") for a in node.names if a.name == PTX_DRIVER]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            for a in node.names:
+                target = f"{node.module}.{a.name}"
+                if node.module == PTX_DRIVER or target == PTX_DRIVER:
+                    out.append((node.lineno, f"imports the driver {PTX_DRIVER}"))
+                elif node.module != mod and a.name in entries.get(node.module, ()):
+                    out.append((node.lineno, f"calls another check module's entry point {target}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "PtxContext":
+            out.append((node.lineno, "builds a PtxContext (the driver builds the one context)"))
+    return out
+
+
+def ptx_hand_offs(root: pathlib.Path) -> list[str]:
+    """Every hand-off among the PTX check modules (violations).
+
+    Law: a PTX check module (:func:`is_ptx_check_module`) that imports the driver :data:`PTX_DRIVER`,
+    imports another check module's entry point (:func:`ptx_entry_points`) or calls ``PtxContext(...)``
+    is listed: the driver reads the file and its plan once, builds the one context and calls each
+    entry point; a check module shares helpers, never another's checks or context. The rule reads
+    absolute imports and names (the package's style; an entry point reached through a module alias
+    is not seen).
+
+    >>> ptx_hand_offs(pathlib.Path("/nonexistent"))
+    []
+    """
+    entries = ptx_entry_points(root)
+    out = []
+    for mod in entries:
+        p = root / (mod.replace(".", "/") + ".py")
+        for line, what in _hand_offs(ast.parse(p.read_text(encoding="utf-8")), mod, entries):
+            out.append(f"{p.relative_to(root)}:{line}: {mod} {what}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print every module's layer and the violations (the layer rule, the ladder, private imports,
     text readers below the door, compiler text read outside frontends, PTX operands taken as text,
-    private methods called across modules in :data:`PRIVATE_CALL_SCOPE`); exit 1 on a violation (``--root DIR`` checks the tree under
+    private methods called across modules in :data:`PRIVATE_CALL_SCOPE`, hand-offs among the PTX check
+    modules); exit 1 on a violation (``--root DIR`` checks the tree under
     ``DIR``; ``--strict`` is accepted for old scripts and changes nothing)."""
     args = list(sys.argv[1:] if argv is None else argv)
     root = pathlib.Path(__file__).resolve().parents[2]
@@ -478,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         root = pathlib.Path(args[args.index("--root") + 1])
     layers, problems = violations(root)
     problems = problems + ladder_findings(root) + private_imports(root) + text_readers(root) \
-        + text_splits(root) + operand_or_text(root) + private_calls(root)
+        + text_splits(root) + operand_or_text(root) + private_calls(root) + ptx_hand_offs(root)
     for mod in sorted(layers):
         print(f"{layers[mod]:10s} {mod}")
     for p in problems:

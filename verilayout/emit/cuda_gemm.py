@@ -24,6 +24,11 @@ f32) for any ``M, N, K >= 1`` with ``K * bytes(dtype) % 16 == 0``:
 * swap-AB (``swap_ab``): the kernel computes ``D^T = B A^T`` (``launch`` hands it B as its A
   operand), so a small M fills the tile's N instead of zero rows of the 64-row wgmma, and the
   epilogue writes the product's ``(n, m)`` at ``D(m, n)``.
+* ping-pong (manifest ``consumer_schedule``): a 64-row tile; the CTA's j-th unit is consumer
+  ``j % 2``'s, which steps over the other's ring stages; turn mbarriers (``mma[2]``, ``epi[2]``,
+  all 128 threads arrive) hand the tensor cores and then the epilogue from one consumer to the
+  other, so one's epilogue runs under the other's MMA (the kernel schedule of CUTLASS's
+  ``sm90_gemm_tma_warpspecialized_pingpong.hpp``). Cooperative kernels are written as before.
 
 The manifest's obligations are printed at the top of the file. ``main.cu`` is the host program
 for a GPU: an exact reference check on small shapes (integer-valued inputs, sums exact in f32)
@@ -390,7 +395,7 @@ __device__ __forceinline__ void fence_acc(float* d) {
 ${wgmma}
 
 ${epilogue_funcs}
-${tma_store_funcs}
+${tma_store_funcs}${pp_funcs}
 
 // ----- the kernel ------------------------------------------------------------------------------
 __global__ void ${cluster_attr}__launch_bounds__(THREADS, 1)
@@ -418,7 +423,7 @@ vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant
       mbar_init(full0 + 8u * s, FULL_ARRIVALS);    // the producer's arrive.expect_tx
       mbar_init(empty0 + 8u * s, EMPTY_ARRIVALS);  // one lane of each consumer warp
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+${pp_init}    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // init visible to TMA
   }
 ${start_sync}
@@ -466,16 +471,16 @@ ${consumer_regs}
     const uint32_t c = wg - 1u, lane = tid % 32u;
     uint32_t stage = 0, phase = 0;
     float d[D_REGS];
-    for (uint32_t u = first_unit; u < units; u += unit_step) {
+${consumer_for}
       uint32_t tm, tn;
       tile_coords(u / uint32_t(SPLITS), ctiles_m, ctiles_n, tm, tn);
       tm = tm * CLUSTER_M + rm; tn = tn * CLUSTER_N + rn;
       const uint32_t s = u % uint32_t(SPLITS);   // K slice s of the tile: partial sum to slot s
       const uint32_t kbeg = (s * k_tiles) / uint32_t(SPLITS), kend = ((s + 1u) * k_tiles) / uint32_t(SPLITS);
-#pragma unroll
+${pp_skip}#pragma unroll
       for (int i = 0; i < D_REGS; ++i) d[i] = 0.0f;
       uint32_t prev = 0;
-      for (uint32_t kt = kbeg; kt < kend; ++kt) {
+${pp_mma_wait}      for (uint32_t kt = kbeg; kt < kend; ++kt) {
         mbar_wait(full0 + 8u * stage, phase);                    // TMA bytes of this stage landed
         fence_acc(d);
         wgmma_fence();
@@ -490,12 +495,12 @@ ${consumer_regs}
         prev = stage;
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
-      wgmma_wait<0>();                                           // every group retired: d is final
+${pp_mma_done}      wgmma_wait<0>();                                           // every group retired: d is final
       fence_acc(d);
       if (kend > kbeg && lane == 0) ${release_fn}(empty0 + 8u * prev${release_arg});
-${tma_epilogue}      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
+${pp_epi_wait}${tma_epilogue}      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of one row: one store of the pair ----
       // (split-K: raw f32 partial sums to slot s; otherwise bias, activation, output type here)
-      const uint32_t row0 = tm * BM + c * 64u, col0 = tn * BN;
+      const uint32_t row0 = tm * BM${c_rows}, col0 = tn * BN;
       const bool even_n = (N & 1) == 0;
       (void)even_n;
 #pragma unroll
@@ -526,7 +531,7 @@ ${tma_epilogue}      // ---- epilogue: pairs (e, e+1) are columns (c, c+1) of on
           }
         }
       }
-    }
+${pp_epi_done}    }
 ${tma_drain}  }
 ${end_sync}}
 
@@ -716,6 +721,58 @@ _D_TMA_DTYPE = {"f32": "CU_TENSOR_MAP_DATA_TYPE_FLOAT32", "f16": "CU_TENSOR_MAP_
                 "bf16": "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"}
 
 
+#: Ping-pong (manifest ``schedule``): the turn mbarriers' device code and the consumer's pieces.
+_PP_FUNCS = r"""
+// ----- ping-pong turns (manifest.json "barriers": turn_offset): consumer c waits on its own
+// barrier for its turn and hands the turn over by arriving (all 128 threads) on the other's;
+// one pair orders the MMAs, one the epilogues (the order of CUTLASS's ping-pong kernel schedule)
+constexpr uint32_t TURN_OFFSET = ${turn_off}u, TURN_COUNT = ${turn_count}u;   // mma[2], then epi[2]
+static_assert(TURN_OFFSET == BAR_OFFSET + 16u * STAGES && TURN_OFFSET + 32u <= SMEM_BYTES, "turn barriers follow the ring's");
+"""
+_PP_INIT = """    for (uint32_t q = 0; q < 4u; ++q) mbar_init(base + TURN_OFFSET + 8u * q, TURN_COUNT);   // ping-pong turns
+"""
+_PP_FOR = """    uint32_t turn_mma = c ^ 1u, turn_epi = c ^ 1u;   // parity of this consumer's next turn: consumer 0 starts
+    const uint32_t mma_turn = base + TURN_OFFSET, epi_turn = mma_turn + 16u;
+    for (uint32_t u = first_unit, j = 0; u < units; u += unit_step, ++j) {   // ping-pong: the CTA's j-th unit is consumer (j % 2)'s"""
+_PP_SKIP = """      if ((j & 1u) != c) {   // the other consumer's unit: step over its stages of the ring
+        const uint32_t n = kend - kbeg;
+        phase ^= ((stage + n) / uint32_t(STAGES)) & 1u;
+        stage = (stage + n) % uint32_t(STAGES);
+        continue;
+      }
+"""
+_PP_MMA_WAIT = """      mbar_wait(mma_turn + 8u * c, turn_mma);   // this consumer's turn on the tensor cores ...
+      turn_mma ^= 1u;
+"""
+_PP_MMA_DONE = """      mbar_arrive(mma_turn + 8u * (c ^ 1u));   // ... every MMA of the unit issued: the other consumer's turn
+"""
+_PP_EPI_WAIT = """      mbar_wait(epi_turn + 8u * c, turn_epi);   // this consumer's turn for the epilogue (under the other's MMA)
+      turn_epi ^= 1u;
+"""
+_PP_EPI_DONE = """      mbar_arrive(epi_turn + 8u * (c ^ 1u));   // epilogue issued: the other consumer's turn
+"""
+_COOP_FOR = "    for (uint32_t u = first_unit; u < units; u += unit_step) {"
+
+
+def _schedule_subs(man: GemmManifest) -> dict:
+    """Template values of the consumers' schedule: nothing for cooperative (the same text as
+    before the ping-pong existed), the turn code for ping-pong."""
+    if man.consumer_schedule != "pingpong":
+        return {"pp_init": "", "pp_funcs": "", "consumer_for": _COOP_FOR, "pp_skip": "",
+                "pp_mma_wait": "", "pp_mma_done": "", "pp_epi_wait": "", "pp_epi_done": "",
+                "c_rows": " + c * 64u"}
+    bars = man.sections.get("barriers", {})
+    if (man.bm != 64 or man.consumers != 2 or type(bars.get("turn_offset")) is not int
+            or type(bars.get("turn_count")) is not int):
+        raise LayoutError("manifest: consumer_schedule 'pingpong' needs BM 64, consumers 2 and "
+                          "integer barriers.turn_offset / turn_count")
+    return {"pp_init": _PP_INIT, "pp_funcs": Template(_PP_FUNCS).substitute(
+                turn_off=bars["turn_offset"], turn_count=bars["turn_count"]),
+            "consumer_for": _PP_FOR, "pp_skip": _PP_SKIP, "pp_mma_wait": _PP_MMA_WAIT,
+            "pp_mma_done": _PP_MMA_DONE, "pp_epi_wait": _PP_EPI_WAIT, "pp_epi_done": _PP_EPI_DONE,
+            "c_rows": ""}
+
+
 def _store_subs(man: GemmManifest) -> dict:
     """Template values of the epilogue's store: the TMA-store path (manifest ``store``), or none."""
     st = man.store
@@ -726,13 +783,17 @@ def _store_subs(man: GemmManifest) -> dict:
                 "tma_store_funcs": ""}
     out = man.epilogue.out
     stage = _STAGE_F32 if out == "f32" else Template(_STAGE_16).substitute(out=out)
+    epi = _TMA_EPILOGUE
+    if man.consumer_schedule == "pingpong":   # whole tiles per consumer: no row offset; hand over the turn
+        epi = epi.replace(" + c * 64u", "").replace("        continue;\n", _PP_EPI_DONE.replace(
+            "      mbar", "        mbar") + "        continue;\n")
     return {"store_tma": "true", "epi_off": st.offset, "epi_bytes": st.bytes,
             "epi_rows": st.rows, "epi_cols": st.cols, "epi_cw": st.acc_cols,
             "epi_chunks": st.chunks, "epi_span": st.span, "epi_boxes": st.boxes,
             "tmap_d_param": ",\n               const __grid_constant__ CUtensorMap tmap_d",
             "tma_epilogue": ("      // D's rows are 16-byte multiples (the TMA row stride): stage and store by TMA\n"
                              "      const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
-                             + _TMA_EPILOGUE),
+                             + epi),
             "tma_drain": ("    const bool d_tma = (uint32_t(SWAP_AB ? M : N) * uint32_t(OUT_BYTES)) % 16u == 0u;\n"
                           + _TMA_DRAIN),
             "d_map": Template(_D_MAP).substitute(d_tma_dtype=_D_TMA_DTYPE[out],
@@ -877,6 +938,9 @@ def render_gemm_cuda(man: GemmManifest | Mapping) -> str:
             f"// Tile {man.bm}x{man.bn}x{man.bk}, {man.stages} stages, "
             f"{man.consumers} consumer warpgroup(s) + 1 producer warpgroup, "
             f"{instruction}.",
+            *(["// Ping-pong: each consumer warpgroup owns whole 64-row tiles (the CTA's units "
+               "alternate between them); turn mbarriers order their MMAs and their epilogues, so "
+               "one's epilogue runs under the other's MMA."] if man.consumer_schedule == "pingpong" else []),
             *(["// Swap-AB: the kernel computes D^T[N,M] = B @ A^T (its A operand, 64 rows per "
                "wgmma, is B; a small M is the tile's N) and stores element (n, m) at D(m, n)."]
               if man.swap_ab else []),
@@ -909,7 +973,7 @@ def _kernel_subs(man: GemmManifest, desc_a: str, desc_b: str, two: bool) -> dict
         "full_count": bars.full_count, "empty_count": bars.empty_count,
         "elem_t": ELEM_T[eb], "splits": man.splits,
         "swap_ab": "true" if man.swap_ab else "false",
-        **_cluster_subs(man), **_store_subs(man),
+        **_cluster_subs(man), **_store_subs(man), **_schedule_subs(man),
         **epilogue_subs(man), "epilogue_funcs": epilogue_source(man),
         "reduce_kernel": REDUCE_KERNEL if split else "",
         "split_workspace": SPLIT_WORKSPACE,
@@ -1235,6 +1299,8 @@ def render_gemm_readme(man: GemmManifest | Mapping) -> str:
            if man.cluster.plan.get("size", 1) > 1 else "")
         + ("; swap-AB (the kernel computes D^T = B A^T: a small M is the tile's N)"
            if man.swap_ab else "")
+        + ("; ping-pong consumer warpgroups (each owns whole tiles, taking turns on the tensor "
+           "cores and the epilogue)" if man.consumer_schedule == "pingpong" else "")
         + ("; epilogue through shared memory and TMA stores where D's rows are 16-byte multiples"
            if man.store.kind == "tma" else "") + ".", "",
         "- `kernel.cu`: the kernel, the tensor maps and `launch()`; its head lists the "
@@ -1252,7 +1318,7 @@ def render_gemm_readme(man: GemmManifest | Mapping) -> str:
 def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4,
               arch: str = "sm_90a", group_m: int = GROUP_M, splits: int = 1, out: str = "f32",
               bias: bool = False, activation: str = "none", cluster=(1, 1),
-              swap_ab: bool = False) -> Emission:
+              swap_ab: bool = False, schedule: str = "cooperative") -> Emission:
     """The manifest, ``kernel.cu``, ``main.cu``, ``Makefile`` and ``README.md`` of one GEMM.
 
     >>> e = emit_gemm("f16", tile=(128, 128, 64), stages=3)
@@ -1261,7 +1327,7 @@ def emit_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int 
     """
     man = build_gemm_manifest(dtype, tile=tile, stages=stages, arch=arch, group_m=group_m,
                               splits=splits, out=out, bias=bias, activation=activation,
-                              cluster=cluster, swap_ab=swap_ab)
+                              cluster=cluster, swap_ab=swap_ab, schedule=schedule)
     return emission_of(man)
 
 

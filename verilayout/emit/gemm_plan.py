@@ -49,7 +49,8 @@ __all__ = ["tile_coords", "GEMM_FORMAT", "GEMM_DTYPES", "MAX_SMEM_BYTES", "TMA_S
            "default_tile", "swizzle_for", "tma_box_byte", "build_gemm_manifest", "gemm_tag",
            "smem_bytes", "split_bounds", "split_obligation", "DEFAULT_GROUP_M", "OUT_DTYPES", "ACTIVATIONS",
            "Barriers", "SmemBudget", "TmaBoxes", "StorePlan",
-           "GemmManifest", "StageOperand", "Epilogue", "ClusterShape"]
+           "GemmManifest", "StageOperand", "Epilogue", "ClusterShape", "SCHEDULES", "TURN_BYTES",
+           "TURN_COUNT", "require_schedule", "pingpong_turns", "pingpong_units", "pingpong_obligation"]
 
 GEMM_FORMAT = "verilayout-emit-gemm/1"
 #: Multiplicand types the GEMM emitter writes (f32 accumulator, f32 D).
@@ -122,10 +123,11 @@ def tma_box_byte(row: int, col_byte: int, span: int) -> int:
 
 def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = DEFAULT_GROUP_M,
              splits: int = 1, epilogue: tuple = ("f32", False, "none"),
-             cluster: tuple = (1, 1), swap_ab: bool = False) -> str:
+             cluster: tuple = (1, 1), swap_ab: bool = False, schedule: str = "cooperative") -> str:
     """A C identifier naming one configuration (``_g<G>`` for a raster other than the default,
     ``_k<S>`` for split-K, then the output type, ``_bias`` and the activation when not plain f32,
-    the cluster, and ``_swapab`` where the kernel computes ``D^T = B A^T``).
+    the cluster, ``_swapab`` where the kernel computes ``D^T = B A^T``, ``_pp`` for ping-pong
+    consumer warpgroups).
 
     >>> gemm_tag("bf16", 128, 256, 64, 4), gemm_tag("bf16", 64, 128, 64, 7, 1, 4)
     ('gemm_bf16_128x256x64_s4', 'gemm_bf16_64x128x64_s7_g1_k4')
@@ -133,13 +135,15 @@ def gemm_tag(dtype: str, bm: int, bn: int, bk: int, stages: int, group_m: int = 
     'gemm_bf16_128x256x64_s4_obf16_bias_gelu'
     >>> gemm_tag("bf16", 128, 256, 64, 4, cluster=(2, 1))
     'gemm_bf16_128x256x64_s4_c2x1'
+    >>> gemm_tag("bf16", 64, 256, 64, 6, schedule="pingpong")
+    'gemm_bf16_64x256x64_s6_pp'
     """
     out, bias, act = epilogue
     tail = (f"_g{group_m}" if group_m != DEFAULT_GROUP_M else "") + \
         (f"_k{splits}" if splits > 1 else "") + (f"_o{out}" if out != "f32" else "") + \
         ("_bias" if bias else "") + (f"_{act}" if act != "none" else "") + \
         (f"_c{cluster[0]}x{cluster[1]}" if tuple(cluster) != (1, 1) else "") + \
-        ("_swapab" if swap_ab else "")
+        ("_swapab" if swap_ab else "") + ("_pp" if schedule == "pingpong" else "")
     return f"gemm_{dtype}_{bm}x{bn}x{bk}_s{stages}{tail}"
 
 
@@ -349,8 +353,15 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                         arch: str = "sm_90a", group_m: int = DEFAULT_GROUP_M,
                         splits: int = 1, out: str = "f32", bias: bool = False,
                         activation: str = "none", cluster: tuple[int, int] = (1, 1),
-                        swap_ab: bool = False) -> dict:  # long: one manifest, every field
+                        swap_ab: bool = False, schedule: str = "cooperative") -> dict:  # long: one manifest, every field
     """Everything ``kernel.cu`` of ``emit gemm`` is generated from, with its proofs.
+
+    ``schedule``: ``"cooperative"`` (the consumer warpgroups split each tile's rows, 64 each) or
+    ``"pingpong"`` (a 64-row tile; two consumer warpgroups each own whole tiles, alternately, and
+    hand each other the tensor cores and the epilogue through :func:`pingpong_turns`' mbarriers,
+    so one's epilogue runs under the other's MMA: the ping-pong kernel schedule of CUTLASS's
+    ``sm90_gemm_tma_warpspecialized_pingpong.hpp``). Only ping-pong manifests carry the
+    ``consumer_schedule`` field.
 
     ``swap_ab``: the kernel computes ``D^T[N, M] = B[N, K] @ A[M, K]^T`` (its A operand, the
     64-row wgmma side, is the problem's B; its B operand is A), so a small M (decode) becomes the
@@ -375,10 +386,11 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
         raise LayoutError(f"--swap-ab {swap_ab!r}: expected a bool")
     epi = (out, bool(bias), activation)
     cl_shape = require_cluster(cluster)
+    pp = require_schedule(schedule, bm, cl_shape, swap_ab)
     eb = bytes_of(dtype)
     sw = swizzle_for(bk * eb)
     span = SWIZZLE_SPAN[sw]
-    consumers = bm // 64
+    consumers = 2 if pp else bm // 64
     a_tile, b_tile = stage_tile(dtype, bm, bk, sw), stage_tile(dtype, bn, bk, sw)
     a_text, b_text = str(a_tile), str(b_tile)
     a_stage, b_stage = bm * bk * eb, bn * bk * eb
@@ -387,7 +399,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                           "is not a multiple of 1024 bytes (the swizzle repeat)")
     b_off = stages * a_stage
     bar_off = b_off + stages * b_stage
-    total = bar_off + 16 * stages
+    total = bar_off + 16 * stages + (TURN_BYTES if pp else 0)
     store = store_plan(bm, bn, out, swap_ab, splits, -(-total // 1024) * 1024)
     if store["kind"] == "tma":
         staged = store["offset"] + consumers * store["bytes"]
@@ -402,17 +414,20 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
     kx = k_of_dtype(dtype)
     obls = [tma_obligation("A", a_tile, dtype, bm, bk, sw),
             tma_obligation("B", b_tile, dtype, bn, bk, sw)]
-    da, oa = _descriptors("A", a_tile, dtype, bk, 64, consumers,
+    da, oa = _descriptors("A", a_tile, dtype, bk, 64, bm // 64,
                           [s * a_stage for s in range(stages)])
     db, ob = _descriptors("B", b_tile, dtype, bk, bn, 1,
                           [b_off + s * b_stage for s in range(stages)])
     frag, of = _fragment_obligation(bn, dtype)
     shape = f"m64n{bn}k{kx}"
-    cl = cluster_plan(*cl_shape, consumers=consumers, bm=bm, bn=bn, a_stage=a_stage,
+    # ping-pong: one consumer warpgroup reads (and releases) each stage
+    cl = cluster_plan(*cl_shape, consumers=1 if pp else consumers, bm=bm, bn=bn, a_stage=a_stage,
                       b_stage=b_stage)
+    bars = {"offset": bar_off, "full_count": 1, "empty_count": cl["empty_count"]}
     return {"format": GEMM_FORMAT, "kind": "gemm", "arch": arch,
-            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape, swap_ab),
-            "dtype": dtype, "swap_ab": swap_ab,
+            "tag": gemm_tag(dtype, bm, bn, bk, stages, group_m, splits, epi, cl_shape, swap_ab,
+                            schedule),
+            "dtype": dtype, "swap_ab": swap_ab, **({"consumer_schedule": schedule} if pp else {}),
             "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
                          "where": "reduction kernel" if splits > 1 else "GEMM kernel"}, "acc": "f32",
             "elem_bytes": eb, "bm": bm, "bn": bn, "bk": bk, "stages": stages,
@@ -423,7 +438,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
             "swizzle": sw,
             "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
             "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
-            "barriers": {"offset": bar_off, "full_count": 1, "empty_count": cl["empty_count"]},
+            "barriers": {**bars, **(pingpong_turns(bar_off + 16 * stages) if pp else {})},
             "cluster": {k: v for k, v in cl.items() if k != "obligations"},
             "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
                     "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": bn * span,
@@ -438,7 +453,80 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
                           if swap_ab else {})},
             "obligations": obls + oa + ob + [of] + ([split_obligation(splits)] if splits > 1
                                                      else []) + cl["obligations"]
-            + ([staging_obligation(store)] if store["kind"] == "tma" else [])}
+            + ([staging_obligation(store)] if store["kind"] == "tma" else [])
+            + ([pingpong_obligation()] if pp else [])}
+
+
+#: Ping-pong's turn mbarriers: MMA turn and epilogue turn of consumer 0 and 1 (8 bytes each).
+TURN_BYTES = 32
+#: Arrivals that complete a turn: every thread of the warpgroup handing the turn over.
+TURN_COUNT = 128
+SCHEDULES = ("cooperative", "pingpong")
+
+
+def require_schedule(schedule: object, bm: int, cluster: tuple[int, int], swap_ab: bool) -> bool:
+    """Law: ``True`` for a ping-pong configuration it accepts (a 64-row tile: one wgmma row
+    block per consumer, one CTA, no swap-AB), ``False`` for cooperative; else ``LayoutError``.
+
+    >>> require_schedule("pingpong", 64, (1, 1), False), require_schedule("cooperative", 128, (1, 1), False)
+    (True, False)
+    >>> require_schedule("pingpong", 128, (1, 1), False)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: --schedule pingpong: BM 128 must be 64 (each consumer warpgroup owns a whole 64-row tile)
+    """
+    if schedule not in SCHEDULES:
+        raise LayoutError(f"--schedule {schedule!r}: one of {', '.join(SCHEDULES)}")
+    if schedule == "cooperative":
+        return False
+    if bm != 64:
+        raise LayoutError(f"--schedule pingpong: BM {bm} must be 64 (each consumer warpgroup owns "
+                          "a whole 64-row tile)")
+    if tuple(cluster) != (1, 1) or swap_ab:
+        raise LayoutError("--schedule pingpong: written for one CTA without swap-AB (no --cluster, "
+                          "no --swap-ab)")
+    return True
+
+
+def pingpong_turns(offset: int) -> dict:
+    """The turn mbarriers of a ping-pong kernel at ``offset``: ``mma[c]`` at ``offset + 8c``,
+    ``epi[c]`` at ``offset + 16 + 8c``, each completing when the other consumer's 128 threads
+    arrive (consumer 0's first wait, parity 1, passes on the fresh barrier: it starts).
+
+    >>> pingpong_turns(1000)
+    {'turn_offset': 1000, 'turn_count': 128}
+    """
+    return {"turn_offset": offset, "turn_count": TURN_COUNT}
+
+
+def pingpong_units(first: int, step: int, units: int, consumer: int) -> list[int]:
+    """Law: the units consumer ``consumer`` of a CTA (first unit ``first``, grid stride ``step``)
+    takes: the ``j``-th unit of the CTA's walk for every ``j`` with ``j % 2 == consumer``.
+
+    >>> pingpong_units(1, 4, 15, 0), pingpong_units(1, 4, 15, 1)
+    ([1, 9], [5, 13])
+    """
+    return [u for j, u in enumerate(range(first, units, step)) if j % 2 == consumer]
+
+
+def pingpong_obligation(limit: int = 96) -> dict:
+    """Exhaustive over units 1..limit and grids 1..limit: the two consumers of every CTA take
+    disjoint units and together every unit exactly once.
+
+    >>> pingpong_obligation(12)["status"]
+    'proved'
+    """
+    for units in range(1, limit + 1):
+        for grid in range(1, limit + 1):
+            got = sorted(u for b in range(grid) for c in (0, 1)
+                         for u in pingpong_units(b, grid, units, c))
+            if got != list(range(units)):
+                return {"claim": "ping-pong tile cover", "status": "counterexample",
+                        "method": "exhaustive", "reason": f"units {units}, grid {grid}: {got}"}
+    return {"claim": "ping-pong: consumer c of each CTA takes the CTA's units j = c (mod 2); over "
+                     "all CTAs and both consumers every unit is computed exactly once",
+            "status": "proved", "method": "exhaustive",
+            "reason": f"every unit count and grid size in 1..{limit}"}
 
 
 # ----- the typed manifest ----------------------------------------------------------------------
@@ -620,7 +708,7 @@ class ClusterShape:
 
 #: The manifest fields :class:`GemmManifest` types (the rest are the renderer's sections).
 _TYPED = ("format", "kind", "arch", "tag", "dtype", "bm", "bn", "bk", "stages", "consumers",
-          "splits", "a", "b", "epilogue", "cluster", "swap_ab")
+          "splits", "a", "b", "epilogue", "cluster", "swap_ab", "consumer_schedule")
 
 
 @dataclass(frozen=True)
@@ -653,6 +741,8 @@ class GemmManifest:
     cluster: ClusterShape = ClusterShape()
     #: the kernel computes D^T = B A^T (its A operand is the problem's B) and stores it transposed
     swap_ab: bool = False
+    #: ``cooperative`` (consumers split each tile's rows) or ``pingpong`` (each owns whole tiles)
+    consumer_schedule: str = "cooperative"
     sections: Mapping = field(default_factory=lambda: MappingProxyType({}))
     keys: tuple[str, ...] = ()
 
@@ -677,6 +767,7 @@ class GemmManifest:
             epilogue=Epilogue.from_dict(_object(d, "epilogue")) if d.get("epilogue") else Epilogue(),
             cluster=ClusterShape.from_dict(_object(d, "cluster")) if d.get("cluster") else ClusterShape(),
             swap_ab=_field(d, "swap_ab", bool, "", False),
+            consumer_schedule=_schedule_field(d),
             sections=_frozen({k: v for k, v in d.items() if k not in _TYPED}), keys=tuple(d))
 
     def to_dict(self) -> dict:
@@ -730,6 +821,19 @@ class GemmManifest:
         """Law: the text section ``key`` (``instruction``, ``shape``, ...); a ``LayoutError``
         where it is missing or not text."""
         return _field(self.sections, key, str, "")
+
+
+def _schedule_field(d: Mapping) -> str:
+    """Law: the manifest's ``consumer_schedule`` (``cooperative`` where absent); a
+    ``LayoutError`` naming the field unless it is one of :data:`SCHEDULES`.
+
+    >>> _schedule_field({}), _schedule_field({"consumer_schedule": "pingpong"})
+    ('cooperative', 'pingpong')
+    """
+    v = _field(d, "consumer_schedule", str, "", "cooperative")
+    if v not in SCHEDULES:
+        raise LayoutError(f"manifest: field 'consumer_schedule' is {v!r}, expected one of {', '.join(SCHEDULES)}")
+    return v
 
 
 def _ints(d: Mapping, keys: tuple, where: str, defaults: Mapping | None = None) -> dict:

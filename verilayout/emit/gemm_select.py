@@ -27,7 +27,19 @@ The cost model (all times in SM clocks; the constants and where they come from a
   232 (two consumers) or 255;
 * **rule**: a 64-row tile (one consumer warpgroup) is considered only where ``M <= 64``: one
   consumer leaves the per-stage latency exposed (measured 36-47% of cuBLASLt at 8192^3 and
-  4096^3 in the sweep), so it wins only where a 128-row tile would multiply zero rows.
+  4096^3 in the sweep), so it wins only where a 128-row tile would multiply zero rows;
+* **ping-pong** (:func:`pingpong_candidates`, any M): 64-row tiles, two consumer warpgroups each
+  owning whole tiles and taking turns on the tensor cores. A turn is one warpgroup's MMA of a
+  tile, ``mma_pp = k_tiles x (t_c + O_1)``: the per-stage latency ``O_1`` of one issuing
+  warpgroup is the fitted ``o_one``, **assumed** (not measured) to hold for a ping-pong turn,
+  since the waiting consumer does not fill the issuing one's gaps. Each consumer's cycle is
+  ``mma_pp + fill + epilogue`` (the cooperative unit's terms), the two cycles overlap except for
+  the tensor cores, so ``n`` tiles on a CTA take ``max(n mma_pp + fill + epi, ceil(n / 2)
+  (mma_pp + fill + epi))``: the epilogue and fill are hidden where they fit under the other
+  consumer's MMA. Against a cooperative 128-row tile (``stage = max(2 t_c, t_c + O_2)``, its
+  epilogue and fill exposed every unit) it pays where ``fill + epilogue`` is large against the MMA
+  of a tile: short K. The epilogue term ``BM BN 4 / 64`` clocks is the cooperative model's
+  (assumed, unfitted); no ping-pong kernel was measured.
 
 >>> c = choose_gemm(8192, 8192, 8192, "bf16")
 >>> c.tile, c.splits
@@ -40,18 +52,18 @@ from dataclasses import dataclass, field
 from verilayout.dtypes import bytes_of
 from verilayout.emit.gemm_cluster import CLUSTER_SHAPES
 from verilayout.emit.gemm_plan import tile_coords
-from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, build_gemm_manifest,
+from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, TURN_BYTES, build_gemm_manifest,
                                        require_tile, smem_bytes)
 from verilayout.emit.cuda_gemm import emission_of
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest, emission_of_tcgen05, max_stages
+from verilayout.emit.tcgen05_gemm import Tcgen05Manifest, build_tcgen05_manifest, emission_of_tcgen05, max_stages
 from verilayout.emit.cost_sm100 import feature_lines, sm100_terms
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.wgmma import k_of_dtype
 
 __all__ = ["H100", "Candidate", "Choice", "candidates", "cost", "choose_gemm", "explain", "configure",
            "choose_tcgen05", "emission_for",
-           "tile_coords", "GROUPS", "MAX_SPLITS"]
+           "tile_coords", "GROUPS", "MAX_SPLITS", "pingpong_candidates", "pingpong_terms"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,10 @@ MAX_SPLITS = 4
 _BN = (64, 128, 192, 256)
 #: The N extents of a swap-AB tile (its BN covers the problem's small M: decode shapes).
 _SWAP_BN = (16, 32, 48, 64)
+#: Ping-pong is considered only where every CTA of the persistent grid gets at least this many
+#: tiles: with one tile a CTA's second consumer idles and the kernel is the one-consumer 64-row
+#: kernel of the rule below (measured 36-47% of cuBLASLt), with nothing to hide its epilogue under.
+PINGPONG_MIN_TILES_PER_CTA = 2
 #: Largest M for which swap-AB tiles are considered (wgmma's 64 rows would be mostly zero rows).
 SWAP_MAX_M = 64
 
@@ -118,6 +134,17 @@ class Candidate:
     cluster: tuple = (1, 1)
     #: swap-AB: the kernel computes D^T = B A^T (its BM rows over N, its BN columns over M)
     swap: bool = False
+    #: ping-pong consumer warpgroups (a 64-row tile each, alternating) instead of cooperative
+    pingpong: bool = False
+
+    @property
+    def schedule(self) -> str:
+        """``"pingpong"`` or ``"cooperative"``.
+
+        >>> Candidate("bf16", 64, 256, 64, 4, pingpong=True).schedule
+        'pingpong'
+        """
+        return "pingpong" if self.pingpong else "cooperative"
 
     @property
     def tile(self) -> str:
@@ -171,10 +198,10 @@ MAX_STAGES = 6
 CLUSTER_MAX_STAGES = 4
 
 
-def _max_stages(dtype: str, bm: int, bn: int, bk: int) -> int:
+def _max_stages(dtype: str, bm: int, bn: int, bk: int, extra: int = 0) -> int:
     best = 0
     for s in range(2, MAX_STAGES + 1):
-        if smem_bytes(dtype, bm, bn, bk, s) + 1024 <= MAX_SMEM_BYTES:
+        if smem_bytes(dtype, bm, bn, bk, s) + extra + 1024 <= MAX_SMEM_BYTES:
             best = s
     return best
 
@@ -214,6 +241,25 @@ def candidates(dtype: str, M: int) -> tuple[list[Candidate], list[tuple[str, str
     return ok, bad
 
 
+def pingpong_candidates(dtype: str) -> list[Candidate]:
+    """Ping-pong tiles (64 x BN x 64 or 128 bytes of K) at the deepest ring that fits beside the
+    turn mbarriers; any M (each consumer owns whole tiles: no zero-row rule).
+
+    >>> [c.tile for c in pingpong_candidates("bf16")][:2], pingpong_candidates("bf16")[0].pingpong
+    (['64x64x64', '64x64x32'], True)
+    """
+    eb, out = bytes_of(dtype), []
+    for bn in _BN:
+        for kbytes in (128, 64):
+            bk = kbytes // eb
+            if bk % k_of_dtype(dtype) or (64 * bk * eb) % 1024 or (bn * bk * eb) % 1024:
+                continue
+            st = _max_stages(dtype, 64, bn, bk, TURN_BYTES)
+            if st >= 2:
+                out.append(Candidate(dtype, 64, bn, bk, st, pingpong=True))
+    return out
+
+
 def swap_candidates(dtype: str, M: int) -> list[Candidate]:
     """Swap-AB tiles for a small M (at most :data:`SWAP_MAX_M`): the kernel's BM (64 or 128
     rows of the 64-row wgmma) runs over N and its BN (16 to 64, the wgmma N) over M, at the
@@ -245,7 +291,7 @@ def _dram_bytes(c: Candidate, M: int, N: int, K: int, units: int, sms: int) -> f
     tm_n, tn_n = -(-M // c.bm), -(-N // c.bn)
     total, k_slice = 0.0, K / c.splits
     for w0 in range(0, min(units, sms), sms):   # the first wave; every wave like it
-        us = range(w0, min(units, w0 + sms))
+        us = range(w0, min(units, w0 + sms, tm_n * tn_n * c.splits))   # not a cluster's padding
         co = [(tile_coords(u // c.splits, tm_n, tn_n, c.group_m), u % c.splits) for u in us]
         rows = sum(min(c.bm, M - tm * c.bm) for tm, s in {(a, s) for (a, _), s in co})
         cols = sum(min(c.bn, N - tn * c.bn) for tn, s in {(b, s) for (_, b), s in co})
@@ -279,6 +325,8 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     t_c = 64 * c.bn * c.bk * 2 / F
     o = hw.o_two if cons == 2 else hw.o_one
     stage = max(cons * t_c, t_c + o) * (1.0 if (K * eb) % 128 == 0 else hw.misaligned)
+    if c.pingpong:                  # a turn: one warpgroup issues, its per-stage latency exposed
+        stage = (t_c + hw.o_one) * (1.0 if (K * eb) % 128 == 0 else hw.misaligned)
     depth = min(1.0, (c.stages - 1) * stage / hw.load_latency)
     mma = ku * stage / depth
     # L2 bytes one CTA loads per stage: a multicast operand is loaded once per cluster group
@@ -288,6 +336,9 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
     out_bytes = c.bm * c.bn * 4
     epi = out_bytes / 64.0
     unit = max(mma, load) + fill + epi
+    pp = pingpong_terms(max(mma, load), fill, epi, waves) if c.pingpong else {}
+    if pp:                          # the two consumers' cycles overlap but for the tensor cores
+        unit = pp["cta"] / waves
     dram = _dram_bytes(c, M, N, K, units, hw.sms) / hw.hbm_bytes_per_clk
     launches = hw.launch_clk * (2 if c.splits > 1 else 1)
     reduce = (2 * c.splits * M * N * 4 + M * N * 4) / hw.hbm_bytes_per_clk if c.splits > 1 else 0
@@ -296,7 +347,29 @@ def cost(c: Candidate, M: int, N: int, K: int, hw: Machine = H100) -> dict:
             "cluster": f"{cm}x{cn}", "l2_bytes_per_stage": stage_bytes,
             "k_tiles_per_unit": ku, "stage": stage, "util": cons * t_c / stage, "depth": depth,
             "mma": mma, "load": load, "unit": unit, "dram": dram, "reduce": reduce,
-            "total": total, "bytes_per_flop": (c.bm + c.bn) * eb / (2 * c.bm * c.bn)}
+            "total": total, "bytes_per_flop": (c.bm + c.bn) * eb / (2 * c.bm * c.bn),
+            "fill": fill, "epilogue": epi, **pp}
+
+
+def pingpong_terms(mma: float, fill: float, epi: float, n: int) -> dict:
+    """Law: ``n`` tiles of one CTA under ping-pong (tile ``k`` is consumer ``k % 2``'s; the
+    tensor cores run the MMA turns one at a time, in tile order; a consumer's next turn starts
+    after its fill and epilogue) take ``cta = max(n mma + fill + epi, ceil(n / 2) c, mma +
+    floor(n / 2) c)`` clocks, ``c = mma + fill + epi``: the tensor cores' bound (every MMA, then
+    the last tile's fill and epilogue), consumer 0's ``ceil(n / 2)`` cycles in a row, and
+    consumer 1's, which start after consumer 0's first MMA. ``hidden``: the clocks of fill and
+    epilogue per tile that run under the other consumer's MMA.
+
+    >>> pingpong_terms(1000.0, 300.0, 200.0, 4)["cta"], pingpong_terms(1000.0, 300.0, 200.0, 1)["cta"]
+    (4500.0, 1500.0)
+    >>> pingpong_terms(100.0, 300.0, 200.0, 4)["cta"]
+    1300.0
+    """
+    cycle = mma + fill + epi
+    cta = max(n * mma + fill + epi, -(-n // 2) * cycle, mma + n // 2 * cycle)
+    exposed = (cta - n * mma) / n
+    return {"schedule": "pingpong", "cta": cta, "turn_mma": mma,
+            "hidden": max(0.0, fill + epi - exposed)}
 
 
 def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candidate]:
@@ -305,6 +378,10 @@ def _variants(c: Candidate, M: int, N: int, K: int, hw: Machine) -> list[Candida
     splits = [s for s in range(1, MAX_SPLITS + 1)
               if s == 1 or (tiles * s <= hw.sms and k_tiles >= 2 * s)]
     groups = [g for g in GROUPS if g == 8 or g <= -(-M // c.bm)]
+    if c.pingpong:                  # one CTA, whole K per tile; both consumers busy on every CTA
+        if tiles < PINGPONG_MIN_TILES_PER_CTA * hw.sms:
+            return []
+        return [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, pingpong=True) for g in groups]
     if c.swap:                      # the kernel's problem is N x M; no clusters
         tiles = -(-N // c.bm) * -(-M // c.bn)
         splits = [s for s in range(1, MAX_SPLITS + 1)
@@ -350,18 +427,24 @@ def choose_gemm(M: int, N: int, K: int, dtype: str, *, hw: Machine = H100,
         raise LayoutError(f"--problem {M},{N},{K}: K * {bytes_of(dtype)} bytes is not a multiple "
                           "of 16 (the TMA row stride)")
     base, rejected = candidates(dtype, M)
-    base = base + swap_candidates(dtype, M)
+    base = base + swap_candidates(dtype, M) + pingpong_candidates(dtype)
     scored = []
     for c in base:
+        if c.pingpong and not _variants(c, M, N, K, hw):
+            rejected.append((f"ping-pong {c.tile}", f"fewer than {PINGPONG_MIN_TILES_PER_CTA} tiles "
+                             f"per CTA ({-(-M // c.bm) * -(-N // c.bn)} tiles on {hw.sms} SMs): a "
+                             "CTA's second consumer would idle (the one-consumer kernel)"))
+            continue
         for v in (_variants(c, M, N, K, hw) if allow_split else
-                  [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, swap=c.swap) for g in GROUPS]):
+                  [Candidate(c.dtype, c.bm, c.bn, c.bk, c.stages, g, swap=c.swap,
+                             pingpong=c.pingpong) for g in GROUPS]):
             t = cost(v, M, N, K, hw)
             scored.append((round(t["total"]), v.splits, v.cluster[0] * v.cluster[1],
-                           _issued(v, M, N, K) if M <= SWAP_MAX_M else 0, v.swap,
+                           _issued(v, M, N, K) if M <= SWAP_MAX_M else 0, v.swap, v.pingpong,
                            round(t["dram"]), GROUPS.index(v.group_m), -v.bm * v.bn, v, t))
-    scored.sort(key=lambda x: x[:8])
+    scored.sort(key=lambda x: x[:9])
     best = scored[0]
-    return Choice((M, N, K), dtype, best[8], best[9]["total"], tuple((s[8], s[9]) for s in scored),
+    return Choice((M, N, K), dtype, best[9], best[10]["total"], tuple((s[9], s[10]) for s in scored),
                   tuple(rejected))
 
 
@@ -427,10 +510,12 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
               activation: str = "none", cluster: tuple[int, int] | None = None,
-              swap_ab: bool | None = None) -> dict:
-    """The manifest (every obligation proved) of ``choice`` with the given overrides; without a
+              swap_ab: bool | None = None, schedule: str | None = None) -> dict | Tcgen05Manifest:
+    """The manifest (every obligation proved) of ``choice`` with the given overrides (sm_100a: the
+    typed :class:`Tcgen05Manifest`, sm_90a: the JSON object); without a
     choice, the fixed defaults (``128x256x(128 bytes)``, 4 stages, GROUP_M 8, no split-K). With a
-    ``tile`` override and no ``stages``, the deepest ring of that tile that fits.
+    ``tile`` override and no ``stages``, the deepest ring of that tile that fits. A ``schedule``
+    other than the choice's (and no ``tile``) takes the best-ranked candidate of that schedule.
 
     >>> m = configure("f16", choose_gemm(4096, 4096, 4096, "f16"))
     >>> m["bn"], sorted({o["status"] for o in m["obligations"]})
@@ -441,30 +526,47 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
             raise LayoutError("--swap-ab: sm_100a kernels are written without swap-AB for now")
         if cluster not in (None, (1, 1)):
             raise LayoutError("--cluster: sm_100a kernels are written without clusters for now")
+        if schedule not in (None, "cooperative"):
+            raise LayoutError("--schedule: sm_100a kernels have their own (MMA warp and epilogue "
+                              "warps); ping-pong is an sm_90a schedule")
         return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
                                    splits=1 if splits is None else splits, out=out, bias=bias,
                                    activation=activation, cluster=cluster or (1, 1),
-                                   swap_ab=bool(swap_ab))
-    b = choice.best
+                                   swap_ab=bool(swap_ab), schedule=schedule or "cooperative")
+    b = _of_schedule(choice, schedule) if tile is None else choice.best
     t = tile or (b.bm, b.bn, b.bk)
     if stages is None:
         stages = b.stages
         if tile is not None:
-            stages = max(2, _max_stages(dtype, *require_tile(tile)))
+            stages = max(2, _max_stages(dtype, *require_tile(tile),
+                                        TURN_BYTES if schedule == "pingpong" else 0))
     return build_gemm_manifest(dtype, tile=t, stages=stages, arch=arch,
                                group_m=b.group_m if group_m is None else group_m,
                                splits=b.splits if splits is None else splits, out=out, bias=bias,
                                activation=activation,
                                cluster=b.cluster if cluster is None else cluster,
-                               swap_ab=b.swap if swap_ab is None else swap_ab)
+                               swap_ab=b.swap if swap_ab is None else swap_ab,
+                               schedule=b.schedule if schedule is None else schedule)
+
+
+def _of_schedule(choice: Choice, schedule: str | None) -> Candidate:
+    """Law: the choice's best candidate, or where ``schedule`` names the other schedule, the
+    best-ranked candidate of that schedule (a ``LayoutError`` if none was considered)."""
+    if schedule is None or schedule == choice.best.schedule:
+        return choice.best
+    c = next((c for c, _t in choice.ranked if c.schedule == schedule), None)
+    if c is None:
+        raise LayoutError(f"--schedule {schedule}: no {schedule} configuration was considered "
+                          "for this problem")
+    return c
 
 
 def _line(c: Candidate, t: dict, hw: Machine, flop: float) -> str:
     us = t["total"] / (hw.clock_ghz * 1e3)
-    return (f"{('swapAB ' if c.swap else '') + c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
+    return (f"{('swapAB ' if c.swap else '') + ('pp ' if c.pingpong else '') + c.tile:>11} s{c.stages} g{c.group_m:<2} k{c.splits} c{t.get('cluster', '1x1')}: {us:8.1f} us "
             f"({flop / (us * 1e-6) / 1e12:6.1f} TFLOP/s)  {t['units']:5d} units = {t['waves']} "
             f"wave(s) x {t['unit']:8.0f} clk ({t['wave_fill'] * 100:5.1f}% fill), MMA util "
             f"{t['util'] * 100:5.1f}%, {t['bytes_per_flop'] * 1000:.2f} B/kFLOP, L2 "
@@ -482,6 +584,7 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
     M, N, K = choice.problem
     flop = 2.0 * M * N * K
     out = [f"problem {M}x{N}x{K} {choice.dtype}: chose {'swap-AB ' if choice.best.swap else ''}"
+           f"{'ping-pong ' if choice.best.pingpong else ''}"
            f"{choice.best.tile}, {choice.best.stages} "
            f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits}, cluster "
            f"{choice.best.cluster[0]}x{choice.best.cluster[1]} "
@@ -490,21 +593,23 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
            " one line per tile at its best raster and split, best first:"]
     seen = set()
     for c, t in choice.ranked:
-        if (c.tile, c.swap) in seen:
+        if (c.tile, c.swap, c.pingpong) in seen:
             continue
-        seen.add((c.tile, c.swap))
+        seen.add((c.tile, c.swap, c.pingpong))
         mark = "*" if c == choice.best else " "
         out.append(f"{mark} {_line(c, t, hw, flop)}")
         if len(seen) >= top:
             break
     b0 = choice.ranked[0][1]["total"]
-    runner = next(((c, t) for c, t in choice.ranked
-                   if (c.tile, c.swap) != (choice.best.tile, choice.best.swap)), None)
+    runner = next(((c, t) for c, t in choice.ranked if (c.tile, c.swap, c.pingpong)
+                   != (choice.best.tile, choice.best.swap, choice.best.pingpong)), None)
     if runner is not None:
-        out.append(f"the next tile, {'swap-AB ' if runner[0].swap else ''}{runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
+        out.append(f"the next tile, {'swap-AB ' if runner[0].swap else ''}"
+                   f"{'ping-pong ' if runner[0].pingpong else ''}{runner[0].tile}, is modelled {runner[1]['total'] / b0:.2f}x "
                    f"slower ({_why(choice.ranked[0][1], runner[1])})")
     if not choice.notes:                        # the sm_90a model (sm_100a: tiles only)
-        out += _swap_lines(choice, hw) + _cluster_lines(choice) + _known_error_lines(choice, hw)
+        out += (_swap_lines(choice, hw) + _pingpong_lines(choice, hw) + _cluster_lines(choice)
+                + _known_error_lines(choice, hw))
     else:
         out += feature_lines(choice)
     for tile, why in choice.rejected:
@@ -565,6 +670,34 @@ def _swap_lines(choice: Choice, hw: Machine) -> list[str]:
     return [f"{head}: chose {chosen}; {why}. Unmeasured: no GPU ran these decode kernels"]
 
 
+def _pingpong_lines(choice: Choice, hw: Machine) -> list[str]:
+    """Ping-pong against the best cooperative configuration: the modelled times, a ping-pong
+    tile's MMA turn against the fill and epilogue it would hide, and why it was chosen or refused.
+
+    >>> _pingpong_lines(choose_gemm(8192, 8192, 8192, "bf16"), H100)[0][:38]
+    'ping-pong: refused; best ping-pong 64x'
+    """
+    pp = next(((c, t) for c, t in choice.ranked if c.pingpong), None)
+    co = next(((c, t) for c, t in choice.ranked if not c.pingpong), None)
+    if pp is None or co is None:
+        return ["ping-pong: not considered"]
+    us = lambda t: t["total"] / (hw.clock_ghz * 1e3)  # noqa: E731
+    (a, ta), (b, tb) = pp, co
+    verdict = "chosen" if choice.best.pingpong else "refused"
+    cover = ("all of it hidden" if ta["hidden"] >= ta["fill"] + ta["epilogue"] - 0.5 else
+             f"{ta['hidden']:.0f} clk of it hidden")
+    why = (f"per 64-row tile one warpgroup's MMA turn is {ta['turn_mma']:.0f} clk (stages at t_c + "
+           f"o_one = {ta['stage']:.0f} clk, o_one {hw.o_one:.0f} fitted, assumed for a turn) against "
+           f"fill + epilogue {ta['fill'] + ta['epilogue']:.0f} clk ({cover}); the cooperative "
+           f"{b.tile} exposes fill + epilogue {tb['fill'] + tb['epilogue']:.0f} clk per unit but "
+           f"its stages run two warpgroups at {tb['stage']:.0f} clk per {b.bm} rows")
+    most = _why(ta, tb) if choice.best.pingpong else _why(tb, ta)
+    return [f"ping-pong: {verdict}; best ping-pong {a.tile} s{a.stages} {us(ta):.1f} us, best "
+            f"cooperative {b.tile} split-K {b.splits} {us(tb):.1f} us ({tb['total'] / ta['total']:.2f}x; "
+            f"the term that differs most, against the {'cooperative' if choice.best.pingpong else 'ping-pong'}: "
+            f"{most}): {why}. Unmeasured: no ping-pong kernel ran on a GPU"]
+
+
 def _cluster_lines(choice: Choice) -> list[str]:
     """The chosen tile under each cluster shape considered (its best raster): the L2 bytes a CTA
     loads per stage (multicast shares one operand) and the modelled time against the choice."""
@@ -591,7 +724,7 @@ def _why(a: dict, b: dict) -> str:
 
 
 
-def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> dict:
+def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> Tcgen05Manifest:
     """sm_100a: tile, stages, split-K and the persistent raster's GROUP_M (chosen or given) and
     the epilogue."""
     if splits is None:
@@ -607,10 +740,10 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
                                   **({} if group_m is None else {"group_m": group_m}))
 
 
-def emission_for(man: dict) -> Emission:
+def emission_for(man: dict | Tcgen05Manifest) -> Emission:
     """The files of ``emit gemm`` for a manifest of either architecture.
 
     >>> sorted(emission_for(configure("bf16", tile=(128, 64, 64), stages=2, arch="sm_100a")).files)[2]
     'kernel.cu'
     """
-    return emission_of_tcgen05(man) if man.get("arch") == "sm_100a" else emission_of(man)
+    return emission_of_tcgen05(man) if isinstance(man, Tcgen05Manifest) else emission_of(man)

@@ -53,12 +53,13 @@ holding both accumulator stages; the schedule's formula covers every tile once f
 independently on the PTX: :mod:`verilayout.simulate.tcgen05_check`.
 
 >>> m = build_tcgen05_manifest("bf16", tile=(128, 256, 64), stages=4)
->>> m["instruction"], m["tmem"]["columns"], hex(m["idesc"]["value"])
+>>> m.instruction, m.tmem.columns, hex(m.idesc.value)
 ('tcgen05.mma.cta_group::1.kind::f16', 512, '0x8400490')
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from string import Template
 
 from verilayout.core.linear_layout import LinearLayout
@@ -72,27 +73,25 @@ from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUC
 from verilayout.emit.cuda_wgmma import Emission
 from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
-                                       TMA_SWIZZLE_CODES, SWIZZLE_SPAN, stage_tile, tma_obligation, gemm_tag,
+                                       TMA_SWIZZLE_CODES, SWIZZLE_SPAN, Epilogue, SmemBudget, StageOperand,
+                                       TmaBoxes, stage_tile, tma_obligation, gemm_tag,
                                        require_tile, split_obligation, swizzle_for)
+from verilayout.emit.tcgen05_manifest import (IDESC_FIELDS, CtaPair, DStore, GlobalLayouts, InstrDescriptor,
+                                              ManifestObligation, RingBarriers, Schedule, Tcgen05Manifest,
+                                              TmemPlan, Warps, decode_idesc, typed_tcgen05)
 from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.prove.tmem import epilogue_verdict
 from verilayout.synth.descriptor import derive_descriptor
 
-__all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest",
+__all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest", "Tcgen05Manifest",
            "max_stages", "tile_coords", "schedule_obligation", "staging_obligation",
            "d_staging_bytes", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
 
 #: ``.kind`` of tcgen05.mma per multiplicand type, and its K per instruction (32 bytes of K).
 KIND = {"f16": ("f16", 16), "bf16": ("f16", 16), "tf32": ("tf32", 8), "e4m3": ("f8f6f4", 32)}
-#: Instruction descriptor fields (name, first bit, width), PTX ISA "Instruction descriptor format"
-#: for .kind::f16 / tf32 / f8f6f4: sparsity 0-2, saturate 3, D type 4-5, A type 7-9, B type
-#: 10-12, negate A 13, negate B 14, transpose (major) A 15, B 16, N >> 3 17-22, M >> 4 24-28,
-#: max shift 30-31.
-IDESC_FIELDS = (("sparse_id2", 0, 2), ("sparse_flag", 2, 1), ("saturate", 3, 1), ("d_type", 4, 2),
-                ("a_type", 7, 3), ("b_type", 10, 3), ("negate_a", 13, 1), ("negate_b", 14, 1),
-                ("a_major", 15, 1), ("b_major", 16, 1), ("n_dim", 17, 6), ("m_dim", 24, 5),
-                ("max_shift", 30, 2))
+#: Instruction descriptor fields: :data:`verilayout.emit.tcgen05_manifest.IDESC_FIELDS` (PTX ISA
+#: "Instruction descriptor format"), decoded by ``decode_idesc`` there.
 #: Operand type codes: kind::f16 F16 0 / BF16 1, kind::tf32 TF32 2, kind::f8f6f4 E4M3 0; D F32 1.
 _TYPE_CODE = {"f16": 0, "bf16": 1, "tf32": 2, "e4m3": 0}
 LD_NUM = 32
@@ -171,15 +170,6 @@ def encode_idesc(**fields: int) -> int:
             raise LayoutError(f"instruction descriptor field {name} = {x} does not fit {w} bits")
         v |= x << b
     return v
-
-
-def decode_idesc(value: int) -> dict:
-    """Field name -> value of a 32-bit instruction descriptor.
-
-    >>> d = decode_idesc(0x8400490); d["n_dim"] << 3, d["m_dim"] << 4, d["a_type"]
-    (256, 128, 1)
-    """
-    return {n: (value >> b) & ((1 << w) - 1) for n, b, w in IDESC_FIELDS}
 
 
 def _idesc(dtype: str, bn: int, m: int = 128) -> tuple[int, dict]:
@@ -277,7 +267,8 @@ def _check_epilogue(splits: int, out: str, activation: str) -> None:
 
 def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, splits: int = 1,
                            out: str = "f32", bias: bool = False,
-                           activation: str = "none", group_m: int = GROUP_M, ctas: int = 1) -> dict:  # long: one manifest, every field
+                           activation: str = "none", group_m: int = GROUP_M,
+                           ctas: int = 1) -> Tcgen05Manifest:  # long: one manifest, every field
     """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
     CTA ``u`` computes K slice ``u % splits`` of tile ``u / splits`` into workspace slot
     ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
@@ -287,7 +278,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
     BN / 2 rows of B; ``tile`` is then the pair's (256 x BN x BK).
 
     >>> m = build_tcgen05_manifest("e4m3", tile=(128, 128, 128), stages=6)
-    >>> m["k_blocks"], sorted({o["status"] for o in m["obligations"]})
+    >>> m.k_blocks, sorted({o.status for o in m.obligations})
     (4, ['proved'])
     """
     if dtype not in GEMM_DTYPES:
@@ -328,41 +319,31 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
                    f"accumulator stages of {bn} f32 columns",
           "status": "proved" if ACC_STAGES * bn <= cols <= 512 else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
-    man = {"format": GEMM_FORMAT, "kind": "gemm", "arch": "sm_100a",
-            "tag": gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi) + ("_sm100a" if ctas == 1 else "_2cta_sm100a"),
-            "dtype": dtype, "acc": "f32",
-            "elem_bytes": eb, "bm": bm * ctas, "bn": bn, "bk": bk, "stages": stages, "consumers": 1,
-            "threads": THREADS, "k_inst": kx, "k_blocks": bk // kx, "splits": splits, "group_m": group_m,
-            "instruction": f"tcgen05.mma.cta_group::{ctas}.kind::{kind}", "swizzle": sw,
-            "a": {"layout": a_text, "stage_bytes": a_stage, "offset": 0, "descriptors": da},
-            "b": {"layout": b_text, "stage_bytes": b_stage, "offset": b_off, "descriptors": db},
-            "idesc": {"value": idesc, "fields": decode_idesc(idesc)},
-            "tmem": {"columns": cols, "ld": f"32x32b.x{LD_NUM}", "ld_num": LD_NUM,
-                     "acc_stages": ACC_STAGES},
-            "schedule": {"kind": "persistent", "grid": "min(SMs, tiles x splits)",
-                         "order": f"grouped raster, {group_m} tile rows at a time",
-                         "warps": {"tma": 0, "mma": 1, "epilogue": [2, 3, 4, 5]}},
-            "barriers": {"offset": bar_off},
-            "d_store": {"kind": "tma" if splits == 1 else "per element", "offset": d_off,
-                        "box": [LD_NUM, 32], "swizzle": D_MAP[out][1], "buffers_per_warp": D_BUFS,
-                        "row_bytes": LD_NUM * bytes_of(out),
-                        "when": "N x out bytes a multiple of 16 (else one store per element)"},
-            "tma": {"swizzle": sw, "swizzle_code": TMA_SWIZZLE_CODES[sw], "box_k": span // eb,
-                    "boxes": bk * eb // span, "a_box_bytes": bm * span, "b_box_bytes": b_rows * span,
-                    "tx_bytes": a_stage + b_stage},
-            "smem": {"bytes": total, "alignment": 1024},
-            "epilogue": {"out": out, "bias": bool(bias), "activation": activation,
-                         "where": "reduction kernel" if splits > 1 else "GEMM kernel"},
-            "global": {"a": "row-major M x K", "b": "row-major N x K", "d": f"row-major M x N {out}"},
-            "obligations": [tma_obligation("A", a_tile, dtype, bm, bk, sw),
-                            tma_obligation("B", b_tile, dtype, b_rows, bk, sw)] + oa + ob
-            + [oi, oc, _tmem_obligation(bn, ctas), schedule_obligation(group_m)]
-            + ([staging_obligation(out)] if splits == 1 else [])
-            + ([split_obligation(splits)] if splits > 1 else [])}
-    if ctas == 2:
-        man["cta_pair"] = _pair_section(bn)
-        man["schedule"]["grid"] = "2 x min(SMs / 2, tiles): one CTA pair (cluster 2 x 1) per tile"
-    return man
+    obls = ([tma_obligation("A", a_tile, dtype, bm, bk, sw), tma_obligation("B", b_tile, dtype, b_rows, bk, sw)]
+            + oa + ob + [oi, oc, _tmem_obligation(bn, ctas), schedule_obligation(group_m)]
+            + ([staging_obligation(out)] if splits == 1 else []) + ([split_obligation(splits)] if splits > 1 else []))
+    grid = ("min(SMs, tiles x splits)" if ctas == 1 else
+            "2 x min(SMs / 2, tiles): one CTA pair (cluster 2 x 1) per tile")
+    return Tcgen05Manifest(
+        format=GEMM_FORMAT, kind="gemm", arch="sm_100a",
+        tag=gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi) + ("_sm100a" if ctas == 1 else "_2cta_sm100a"),
+        dtype=dtype, acc="f32", elem_bytes=eb, bm=bm * ctas, bn=bn, bk=bk, stages=stages, consumers=1,
+        threads=THREADS, k_inst=kx, k_blocks=bk // kx, splits=splits, group_m=group_m,
+        instruction=f"tcgen05.mma.cta_group::{ctas}.kind::{kind}",
+        a=StageOperand(a_text, a_stage, 0, tuple(da)), b=StageOperand(b_text, b_stage, b_off, tuple(db)),
+        idesc=InstrDescriptor(idesc), tmem=TmemPlan(cols, f"32x32b.x{LD_NUM}", LD_NUM, ACC_STAGES),
+        schedule=Schedule("persistent", grid, f"grouped raster, {group_m} tile rows at a time",
+                          Warps(0, 1, (2, 3, 4, 5))),
+        barriers=RingBarriers(bar_off),
+        d_store=DStore("tma" if splits == 1 else "per element", d_off, (LD_NUM, 32), D_MAP[out][1], D_BUFS,
+                       LD_NUM * bytes_of(out), "N x out bytes a multiple of 16 (else one store per element)"),
+        tma=TmaBoxes(sw, TMA_SWIZZLE_CODES[sw], span // eb, bk * eb // span, bm * span, b_rows * span,
+                     a_stage + b_stage),
+        smem=SmemBudget(total, 1024),
+        epilogue=Epilogue(out, bool(bias), activation, "reduction kernel" if splits > 1 else "GEMM kernel"),
+        layouts=GlobalLayouts("row-major M x K", "row-major N x K", f"row-major M x N {out}"),
+        obligations=tuple(ManifestObligation(**o) for o in obls),
+        cta_pair=_pair_section(bn) if ctas == 2 else None)
 
 
 #: BN per CTA count: one CTA 64/128/256; a pair 128/256 (B halves of 64/128 rows; the PTX ISA's
@@ -390,13 +371,13 @@ def _check_ctas(ctas: int, splits: int) -> None:
         raise LayoutError(f"--split-k {splits}: the CTA pair kernel (BM 256) has no split-K")
 
 
-def _pair_section(bn: int) -> dict:
-    return {"ctas": 2, "cluster": [2, 1], "leader": 0, "commit_mask": 3, "rows_per_cta": 128,
-            "b_rows_per_cta": bn // 2, "tile": [256, bn],
-            "barriers": "full[s] in the leader (both CTAs' TMA bytes, expect_tx by the leader); "
-                        "empty[s] and acc_full[a] in each CTA (the leader's commit to mask 3); "
-                        "acc_empty[a] in the leader (4 epilogue warps x 2 CTAs)",
-            "facts": list(PAIR_FACTS)}
+def _pair_section(bn: int) -> CtaPair:
+    return CtaPair(ctas=2, cluster=(2, 1), leader=0, commit_mask=3, rows_per_cta=128,
+                   b_rows_per_cta=bn // 2, tile=(256, bn),
+                   barriers="full[s] in the leader (both CTAs' TMA bytes, expect_tx by the leader); "
+                            "empty[s] and acc_full[a] in each CTA (the leader's commit to mask 3); "
+                            "acc_empty[a] in the leader (4 epilogue warps x 2 CTAs)",
+                   facts=PAIR_FACTS)
 
 
 _HELPERS = r"""
@@ -522,6 +503,45 @@ _ENTRY = r"""vl_gemm_kernel(const __grid_constant__ CUtensorMap tmap_a, const __
 """
 
 
+
+#: The epilogue's walk over one accumulator stage, LD_NUM columns at a time, up to the TMA store
+#: of the staged box (one home for the one-CTA and the CTA-pair kernels; ``${store_row}`` is the
+#: box's first row in D, ``${note0..3}`` the one-CTA kernel's comments).
+_DRAIN = Template(r"""#pragma unroll 1
+      for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
+        uint32_t v[LD_NUM];
+        __syncwarp();${note0}
+        tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
+        tmem_wait_ld();
+        const uint32_t col0 = tn * BN + c * LD_NUM;
+        if (tma_store) {
+          const uint32_t buf = dbuf0 + (nstore % D_BUFS) * D_BUF_BYTES;
+          if (lane == 0) bulk_wait_read_1();      // the store issued from buf D_BUFS chunks ago has read it
+          __syncwarp();
+#pragma unroll
+          for (uint32_t j = 0; j < D_ROW_BYTES / 16u; ++j) {${note1}
+            uint32_t w[4];
+#pragma unroll
+            for (uint32_t q = 0; q < 4u; ++q) w[q] = pack_out(v, (j * 4u + q) * (4u / uint32_t(OUT_BYTES)), col0, bias, N);
+            const uint32_t off = lane * D_ROW_BYTES + ((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4);
+            st_shared_v4(buf + off, w[0], w[1], w[2], w[3]);
+          }
+          fence_proxy_async();${note2}
+          __syncwarp();
+          if (lane == 0) {${note3}
+            tma_store_2d(&tmap_d, buf, int32_t(col0), ${store_row});
+            bulk_commit();
+          }
+          ++nstore;
+""")
+_DRAIN_ONE = _DRAIN.substitute(
+    note0="                              // converged for the .sync.aligned load",
+    note1="   // row `lane` of the box, 16 bytes at a time",
+    note2="                     // each writer's bytes visible to the TMA store",
+    note3="                         // rows and columns past M, N are clipped by the TMA",
+    store_row="int32_t(tm * BM + quad * 32u)")
+_DRAIN_PAIR = _DRAIN.substitute(note0="", note1="", note2="", note3="", store_row="int32_t(row0)")
+
 _BODY = r"""// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
 // order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
 // into accumulator stage a (TMEM columns a * BN ..), warps 2-5 drain stage a while the MMAs fill
@@ -605,33 +625,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       tc_fence_after();
       const uint32_t row = tm * BM + quad * 32u + lane;
       const uint32_t acc_col = acc * uint32_t(BN);
-#pragma unroll 1
-      for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
-        uint32_t v[LD_NUM];
-        __syncwarp();                              // converged for the .sync.aligned load
-        tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
-        tmem_wait_ld();
-        const uint32_t col0 = tn * BN + c * LD_NUM;
-        if (tma_store) {
-          const uint32_t buf = dbuf0 + (nstore % D_BUFS) * D_BUF_BYTES;
-          if (lane == 0) bulk_wait_read_1();      // the store issued from buf D_BUFS chunks ago has read it
-          __syncwarp();
-#pragma unroll
-          for (uint32_t j = 0; j < D_ROW_BYTES / 16u; ++j) {   // row `lane` of the box, 16 bytes at a time
-            uint32_t w[4];
-#pragma unroll
-            for (uint32_t q = 0; q < 4u; ++q) w[q] = pack_out(v, (j * 4u + q) * (4u / uint32_t(OUT_BYTES)), col0, bias, N);
-            const uint32_t off = lane * D_ROW_BYTES + ((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4);
-            st_shared_v4(buf + off, w[0], w[1], w[2], w[3]);
-          }
-          fence_proxy_async();                     // each writer's bytes visible to the TMA store
-          __syncwarp();
-          if (lane == 0) {                         // rows and columns past M, N are clipped by the TMA
-            tma_store_2d(&tmap_d, buf, int32_t(col0), int32_t(tm * BM + quad * 32u));
-            bulk_commit();
-          }
-          ++nstore;
-        } else if (row < uint32_t(M)) {
+""" + _DRAIN_ONE + r"""        } else if (row < uint32_t(M)) {
           // split-K: raw f32 partial sums to slot s of the workspace; otherwise bias, activation, output type
           store_t* p = D + (size_t(s) * size_t(M) + size_t(row)) * size_t(N);
 #pragma unroll
@@ -829,33 +823,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
       const uint32_t row0 = tm * TILE_M + rank * BM + quad * 32u;   // this CTA's 128 rows of the tile
       const uint32_t row = row0 + lane;
       const uint32_t acc_col = acc * uint32_t(BN);
-#pragma unroll 1
-      for (uint32_t c = 0; c < uint32_t(BN / LD_NUM); ++c) {
-        uint32_t v[LD_NUM];
-        __syncwarp();
-        tmem_ld(v, tmem + ((quad * 32u) << 16) + acc_col + c * uint32_t(LD_NUM));   // lane in bits 16-31, column 0-15
-        tmem_wait_ld();
-        const uint32_t col0 = tn * BN + c * LD_NUM;
-        if (tma_store) {
-          const uint32_t buf = dbuf0 + (nstore % D_BUFS) * D_BUF_BYTES;
-          if (lane == 0) bulk_wait_read_1();      // the store issued from buf D_BUFS chunks ago has read it
-          __syncwarp();
-#pragma unroll
-          for (uint32_t j = 0; j < D_ROW_BYTES / 16u; ++j) {
-            uint32_t w[4];
-#pragma unroll
-            for (uint32_t q = 0; q < 4u; ++q) w[q] = pack_out(v, (j * 4u + q) * (4u / uint32_t(OUT_BYTES)), col0, bias, N);
-            const uint32_t off = lane * D_ROW_BYTES + ((j ^ ((lane * D_ROW_BYTES >> 7) % D_SPAN_CHUNKS)) << 4);
-            st_shared_v4(buf + off, w[0], w[1], w[2], w[3]);
-          }
-          fence_proxy_async();
-          __syncwarp();
-          if (lane == 0) {
-            tma_store_2d(&tmap_d, buf, int32_t(col0), int32_t(row0));
-            bulk_commit();
-          }
-          ++nstore;
-        } else if (row < uint32_t(M)) {
+""" + _DRAIN_PAIR + r"""        } else if (row < uint32_t(M)) {
           store_t* p = D + size_t(row) * size_t(N);
 #pragma unroll
           for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
@@ -904,49 +872,52 @@ def _pack_out(out: str) -> str:
                    "  return x;\n}")
 
 
-def render_tcgen05_cuda(man: dict) -> str:
+def render_tcgen05_cuda(man: Tcgen05Manifest) -> str:
     """``kernel.cu`` of the sm_100a GEMM, written from the manifest (obligations at its head).
 
     >>> src = render_tcgen05_cuda(build_tcgen05_manifest("bf16", tile=(128, 128, 64), stages=4))
     >>> "tcgen05.mma.cta_group::1.kind::f16" in src, "32x32b.x32" in src
     (True, True)
     """
-    require_gemm_manifest(man)
-    head = [f"// verilayout emit gemm: {man['tag']} (sm_100a; compiled and checked here, never run: "
+    man = typed_tcgen05(man)
+    g = require_gemm_manifest(man.gemm)
+    head = [f"// verilayout emit gemm: {man.tag} (sm_100a; compiled and checked here, never run: "
             "no sm_100 GPU)",
-            f"// D[M,N] ({epilogue_words(man)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
-            f"{man['dtype']} (both K-major); tcgen05.mma, f32 accumulator in tensor memory; "
-            f"split-K {man.get('splits', 1)}.",
+            f"// D[M,N] ({epilogue_words(g)}, row-major) = A[M,K] @ B[N,K]^T, A and B row-major "
+            f"{man.dtype} (both K-major); tcgen05.mma, f32 accumulator in tensor memory; "
+            f"split-K {man.splits}.",
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
-            "//", *obligation_block(man), "",
+            "//", *obligation_block(g), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>", "#include <cstring>"]
-    t = man["tma"]
-    ctas = man.get("cta_pair", {}).get("ctas", 1)
-    rep = {"tag": man["tag"], "bm": man["bm"] // ctas, "bn": man["bn"], "ctas": ctas, "cta_group": ctas,
-           "pair_funcs": Template(_PAIR_FUNCS).substitute(pair_mask=man["cta_pair"]["commit_mask"]) if ctas == 2 else "", "bk": man["bk"],
-           "stages": man["stages"], "k_inst": man["k_inst"], "k_blocks": man["k_blocks"],
-           "instruction": man["instruction"], "eb": man["elem_bytes"],
-           "a_stage": man["a"]["stage_bytes"], "b_stage": man["b"]["stage_bytes"],
-           "b_off": man["b"]["offset"], "bar_off": man["barriers"]["offset"],
-           "smem_bytes": man["smem"]["bytes"], "box_k": t["box_k"], "boxes": t["boxes"],
-           "swizzle": t["swizzle"], "swizzle_code": t["swizzle_code"], "a_box": t["a_box_bytes"],
-           "b_box": t["b_box_bytes"], "tx": t["tx_bytes"], "tmem_cols": man["tmem"]["columns"],
-           "idesc": f"{man['idesc']['value']:#010x}", "ld_num": man["tmem"]["ld_num"],
-           "elem_t": ELEM_T[man["elem_bytes"]], "tma_dtype": TMA_DTYPE[man["dtype"]],
-           "desc_a": select_expr([u64_literal(v) for v in man["a"]["descriptors"]], "kb"),
-           "desc_b": select_expr([u64_literal(v) for v in man["b"]["descriptors"]], "kb"),
-           "tmem_ld": _tmem_ld(), "threads": man["threads"],
-           "acc_stages": man["tmem"].get("acc_stages", ACC_STAGES),
-           "d_off": man["d_store"]["offset"], "d_row": man["d_store"]["row_bytes"],
-           "d_span": man["d_store"]["row_bytes"], "d_swizzle": man["d_store"]["swizzle"],
-           "d_swizzle_code": TMA_SWIZZLE_CODES[man["d_store"]["swizzle"]],
-           "d_tma_dtype": D_MAP[man["epilogue"]["out"]][0], "pack_out": _pack_out(man["epilogue"]["out"]), "group_m": man["group_m"], "splits": man.get("splits", 1), **epilogue_subs(man),
-           "epilogue_funcs": epilogue_source(man),
-           "reduce_kernel": REDUCE_KERNEL if man.get("splits", 1) > 1 else "",
-           "split_workspace": SPLIT_WORKSPACE,
-           "reduce_launch": REDUCE_LAUNCH if man.get("splits", 1) > 1 else ""}
-    body = _PAIR_BODY if ctas == 2 else _BODY
-    return "\n".join(head) + "\n" + Template(_HELPERS + body + _HOST).substitute(rep)
+    body = _PAIR_BODY if man.ctas == 2 else _BODY
+    return "\n".join(head) + "\n" + Template(_HELPERS + body + _HOST).substitute(_template_values(man, g))
+
+
+def _template_values(man: Tcgen05Manifest, g) -> dict:
+    """Law: every ``${...}`` of the kernel templates, from the typed manifest (``g``: its GEMM
+    view for the epilogue helpers shared with sm_90a)."""
+    t, d, ctas, out = man.tma, man.d_store, man.ctas, man.epilogue.out
+    return {"tag": man.tag, "bm": man.bm // ctas, "bn": man.bn, "ctas": ctas, "cta_group": ctas,
+            "pair_funcs": Template(_PAIR_FUNCS).substitute(pair_mask=man.cta_pair.commit_mask) if ctas == 2 else "",
+            "bk": man.bk, "stages": man.stages, "k_inst": man.k_inst, "k_blocks": man.k_blocks,
+            "instruction": man.instruction, "eb": man.elem_bytes,
+            "a_stage": man.a.stage_bytes, "b_stage": man.b.stage_bytes,
+            "b_off": man.b.offset, "bar_off": man.barriers.offset,
+            "smem_bytes": man.smem.bytes, "box_k": t.box_k, "boxes": t.boxes,
+            "swizzle": t.swizzle, "swizzle_code": t.swizzle_code, "a_box": t.a_box_bytes,
+            "b_box": t.b_box_bytes, "tx": t.tx_bytes, "tmem_cols": man.tmem.columns,
+            "idesc": f"{man.idesc.value:#010x}", "ld_num": man.tmem.ld_num,
+            "elem_t": ELEM_T[man.elem_bytes], "tma_dtype": TMA_DTYPE[man.dtype],
+            "desc_a": select_expr([u64_literal(v) for v in man.a.descriptors], "kb"),
+            "desc_b": select_expr([u64_literal(v) for v in man.b.descriptors], "kb"),
+            "tmem_ld": _tmem_ld(), "threads": man.threads, "acc_stages": man.tmem.acc_stages,
+            "d_off": d.offset, "d_row": d.row_bytes, "d_span": d.row_bytes, "d_swizzle": d.swizzle,
+            "d_swizzle_code": TMA_SWIZZLE_CODES[d.swizzle], "d_tma_dtype": D_MAP[out][0],
+            "pack_out": _pack_out(out), "group_m": man.group_m, "splits": man.splits, **epilogue_subs(g),
+            "epilogue_funcs": epilogue_source(g),
+            "reduce_kernel": REDUCE_KERNEL if man.splits > 1 else "",
+            "split_workspace": SPLIT_WORKSPACE,
+            "reduce_launch": REDUCE_LAUNCH if man.splits > 1 else ""}
 
 
 def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, **options):
@@ -960,36 +931,38 @@ def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stag
     return emission_of_tcgen05(build_tcgen05_manifest(dtype, tile=tile, stages=stages, **options))
 
 
-def emission_of_tcgen05(man: dict):
-    """The files of an sm_100a GEMM written from its manifest.
+def emission_of_tcgen05(man: Tcgen05Manifest | Mapping) -> Emission:
+    """The files of an sm_100a GEMM written from its manifest (a JSON object is read once into
+    :class:`Tcgen05Manifest`); ``Emission.manifest`` is the JSON object ``manifest.json`` holds.
 
     >>> e = emission_of_tcgen05(build_tcgen05_manifest("tf32", tile=(128, 64, 32), stages=4))
     >>> "Not run" in e.files["README.md"]
     True
     """
-    dtype = man["dtype"]
+    man = typed_tcgen05(man)
+    g, dtype = man.gemm, man.dtype
     arch = "-gencode=arch=compute_100a,code=sm_100a"
-    main = render_gemm_main(man).replace("-gencode=arch=compute_90a,code=sm_90a", arch)
-    make = "\n".join([f"# verilayout emit gemm: {man['tag']}", "NVCC ?= nvcc",
+    main = render_gemm_main(g).replace("-gencode=arch=compute_90a,code=sm_90a", arch)
+    make = "\n".join([f"# verilayout emit gemm: {man.tag}", "NVCC ?= nvcc",
                       f"FLAGS ?= -O3 -std=c++17 {arch}", "gemm: main.cu kernel.cu",
                       "\t$(NVCC) $(FLAGS) -o gemm main.cu -ldl", "kernel.cubin: kernel.cu",
                       "\t$(NVCC) $(FLAGS) -cubin -Xptxas -v -o kernel.cubin kernel.cu", ""])
     readme = "\n".join([
-        f"# {man['tag']}", "",
+        f"# {man.tag}", "",
         f"`D[M,N] = A[M,K] @ B[N,K]^T` on **sm_100a** (Blackwell): {dtype} inputs, f32 accumulator "
-        f"in tensor memory, `{man['instruction']}` (M {man['bm']}, N {man['bn']}), TMA ring of "
-        f"{man['stages']} stages; a persistent grid (min(SMs, units) CTAs, grouped raster of "
-        f"{man['group_m']} tile rows) walks the {man['bm']} x {man['bn']} tiles"
+        f"in tensor memory, `{man.instruction}` (M {man.bm}, N {man.bn}), TMA ring of "
+        f"{man.stages} stages; a persistent grid (min(SMs, units) CTAs, grouped raster of "
+        f"{man.group_m} tile rows) walks the {man.bm} x {man.bn} tiles"
         + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
            "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
-           "rows)" if "cta_pair" in man else "")
-        + (f" and K slices (split-K {man['splits']}: f32 partial sums to a workspace, then one "
+           "rows)" if man.cta_pair else "")
+        + (f" and K slices (split-K {man.splits}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
-           if man.get("splits", 1) > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "
+           if man.splits > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "
         "into one of two TMEM accumulator stages, warps 2-5 drain the other (the epilogue overlaps "
-        "the next tile's MMAs)" + ("" if man.get("splits", 1) > 1 else
+        "the next tile's MMAs)" + ("" if man.splits > 1 else
                                   " and store D through shared memory with TMA stores")
-        + f"; D = `{epilogue_words(man)}`.", "",
+        + f"; D = `{epilogue_words(g)}`.", "",
         "**Not run: no sm_100 GPU was available.** What was checked without one: every obligation "
         "at the top of `kernel.cu` (descriptors, instruction descriptor, TMEM allocation and the "
         "`tcgen05.ld` layout, the split-K slices, the schedule, the staging swizzle), ptxas for "
@@ -999,6 +972,7 @@ def emission_of_tcgen05(man: dict):
         "accumulator ring and the TMA store order over every interleaving or byte; the tile cover "
         "of every grid size). Its speed is unmeasured.", "",
         f"    nvcc -O3 -std=c++17 {arch} -o gemm main.cu -ldl && ./gemm", ""])
-    return Emission(man, {"manifest.json": json.dumps(man, indent=1) + "\n",
+    data = man.to_dict()
+    return Emission(data, {"manifest.json": json.dumps(data, indent=1) + "\n",
                           "kernel.cu": render_tcgen05_cuda(man), "main.cu": main,
                           "Makefile": make, "README.md": readme})

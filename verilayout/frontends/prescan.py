@@ -160,13 +160,17 @@ def _ptx_file_names(text: str) -> list[str]:
 
 # ----- inlined @triton.jit helpers: the call site and the helper's line ------------------------------
 
-_LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+#: a TTGIR location alias line, ``#loc3 = loc(...)``: (name, body); the one pattern (frontends/ttgir
+#: matches it line by line, ttgir_inline_chains over the whole text)
+LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+#: LOC_ALIAS without its line anchor (searched by its literal start; each hit checked to begin its line)
 _LOC_ALIAS_HIT = re.compile(r"#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 _LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
 _LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
 _LOC_ANY_FILE = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)')
-_LOC_REFS = re.compile(r"#(loc\w*)")
+#: a reference to a location alias inside a ``loc(...)`` body, ``#loc3``: its name
+LOC_REF = re.compile(r"#(loc\w*)")
 _OP_LOC = re.compile(r"\bloc\((#loc\w*)\)\s*\{?\s*$")
 
 
@@ -191,7 +195,7 @@ def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
     m = _LOC_ANY_FILE.search(body)            # fused<...>[...] and other forms: the first file line
     if m:
         return (f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}",)
-    for ref in _LOC_REFS.findall(body):
+    for ref in LOC_REF.findall(body):
         got = _chain(locs.get(ref, ""), locs, depth + 1) if ref in locs else ()
         if got:
             return got
@@ -199,11 +203,11 @@ def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
 
 
 def _loc_aliases(text: str) -> dict[str, str]:
-    """``#locN`` -> its ``loc(...)`` text, as ``_LOC_ALIAS.finditer`` reads them: searched by the
+    """``#locN`` -> its ``loc(...)`` text, as ``LOC_ALIAS.finditer`` reads them: searched by the
     literal ``#loc`` (fast), each hit beginning its line, else by the anchored expression."""
     hits = list(_LOC_ALIAS_HIT.finditer(text))
     if not all(_line_start_only(text, m.start()) for m in hits):
-        hits = list(_LOC_ALIAS.finditer(text))
+        hits = list(LOC_ALIAS.finditer(text))
     return {m.group(1): m.group(2) for m in hits}
 
 

@@ -38,6 +38,7 @@ from typing import Any, Mapping
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import Attr, Scanner, TensorType, format_value, parse_aliases
+from verilayout.frontends.prescan import LOC_ALIAS, LOC_REF
 from verilayout.frontends.shared_text import shared_text_to_layout
 from verilayout.frontends.triton import attr_to_linear, memdesc_buffers
 from verilayout.frontends.ttgir_attrs import read_attributes, read_indices
@@ -52,9 +53,7 @@ _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
 _PARTITION = re.compile(r"partition(\d+)\(.*\)\s+num_warps\((\d+)\)\s*\{\s*$")
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
-_LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$")
 _LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
-_LOC_REF = re.compile(r"#(loc\w*)")
 _MULTI_RESULT = re.compile(r"(%[\w.$-]+):(\d+)$")
 _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
                 "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas"}
@@ -632,7 +631,7 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo
     m = _LOC_FILE.search(body)
     if m:
         return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
-    for ref in _LOC_REF.findall(body):
+    for ref in LOC_REF.findall(body):
         if ref in locs:
             if memo is None:
                 got = _resolve_loc(locs[ref], locs, depth + 1)
@@ -685,7 +684,7 @@ def parse_module(text: str | bytes) -> Module:
     lines = text.split("\n")
     layout_text = []
     for ln in lines:
-        lm = _LOC_ALIAS.match(ln)
+        lm = LOC_ALIAS.match(ln)
         if lm:
             locs[lm.group(1)] = lm.group(2)
             layout_text.append("")

@@ -45,6 +45,17 @@ pipeline iterations, so the ring wraps and the phase bit flips; then again with 
   (:mod:`verilayout.simulate.ptx_run`) is stored once at ``D(tm BM + 64 c + row, tn BN + col)``
   of the PTX D fragment, ``(tm, tn)`` the tile the producer loaded for that iteration.
 
+A ping-pong kernel (manifest ``consumer_schedule`` ``pingpong``: each consumer owns whole 64-row
+tiles, alternately) runs with ``M = 3 BM``; each consumer wait is mapped to the producer's
+iteration by its (full barrier, parity) (:func:`ring_iterations`), the ring releases a stage to
+the consumers that read it (``RingSystem.readers``), and two checks are added:
+
+* ``turn``: both consumers' turn mbarriers, wgmmas and epilogue writes explored over every
+  interleaving: never both in their MMA, never both in their epilogue, no turn left waiting
+  (the order of CUTLASS's ``sm90_gemm_tma_warpspecialized_pingpong.hpp``);
+* ``cover``: for a 3 x 2 tile grid and every grid size 1 .. units + 1, thread 0 of both
+  consumers of every CTA run on the PTX: each tile stored by exactly one consumer of one CTA.
+
 >>> GEMM_ASSUMPTIONS[0][:40]
 'one CTA (grid 1) of 128 * (consumers + 1'
 """
@@ -70,14 +81,14 @@ from verilayout.hw.nvidia.tma import TensorMap, write_table
 from verilayout.hw.nvidia.wgmma import fragment, fragment_coords, k_of_dtype
 from verilayout.prove.wgmma import intended_tile, check_descriptor
 from verilayout.simulate.ring import (Arrive, Commit, Issue, Read, Retire, RingSystem, RingTma, Wait,
-                                      explore_rings)
+                                      explore, explore_rings)
 from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, IndependentReport, run_nvcc,
                                               compile_ptx, compiled_checks, imm_operands)
 from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgroup_store_order
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
                                          run_threads, stored_values, tma_mbarrier, tx_count)
 
-__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader",
+__all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader", "run_findings",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
            "swizzle_span", "cluster_shape", "tensor_maps", "host_maps", "replay_gemm", "LANDING_ASSUMPTION", "MAP_A_ADDR", "MAP_B_ADDR", "D_ADDR", "BIAS_ADDR", "SMEM_BASE",
            "MAP_D_ADDR", "is_tma_store", "is_d_store", "PARAMS"]
@@ -95,6 +106,12 @@ LANDING_ASSUMPTION = (
     "only enables (it completes bytes of a phase, fills a stage), so delaying one adds only "
     "interleavings where a wait passes without its bytes; that needs a phase to complete with "
     "bytes still due, which the tx-count shows as bytes beyond expect_tx or as a deadlock")
+#: What the ping-pong checks assume (manifest ``consumer_schedule`` ``pingpong``).
+PINGPONG_ASSUMPTION = (
+    "ping-pong: the runs have M = 3 BM (consumer 0 takes tiles 0 and 2, consumer 1 tile 1); a "
+    "consumer's ring waits are mapped to the producer's iterations by (full barrier, parity); "
+    "the turn mbarriers are the ones the consumers use that the producer neither arrives on with "
+    "expect_tx nor waits on")
 #: States the protocol exploration may visit before it answers unknown.
 MAX_STATES = 400000
 _BYTES = {"f16": 2, "bf16": 2, "e4m3": 1, "tf32": 4}
@@ -212,33 +229,35 @@ def check_gemm_source(man: GemmManifest, source: str, *, host: bool = True,
                                  GEMM_ASSUMPTIONS)
     iters = stages + 2
     k_tiles = max(-(-iters // 2), splits + 1 if splits > 1 else 1)   # no empty K slice
+    pp = man.consumer_schedule == "pingpong"
+    mt = 3 if pp else 2         # ping-pong: three tiles, so consumer 0 takes a second turn
     # whole tiles, then ragged edges (rows, an odd N, K short by the least TMA allows)
-    for M, N, K, label in ((2 * bm, bn, k_tiles * bk, ""),
+    for M, N, K, label in ((mt * bm, bn, k_tiles * bk, ""),
                            # swap-AB: D's rows are the kernel's M; an odd M there, as an odd N
                            # otherwise, makes them no 16-byte multiple (the plain-store epilogue)
-                           (2 * bm - 40 - man.swap_ab, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
+                           (mt * bm - 40 - man.swap_ab, bn - 5, k_tiles * bk - 16 // eb, "ragged"))[:2 if ragged else 1]:
         fused = epi != ("f32", False, "none") and splits == 1
         beyond: list = []
         run = run_threads(mod, entry, range(128 * (cons + 1)),
                           param_values=PARAMS(M, N, K),
                           shared_base=SMEM_BASE, float_tags=fused,
                           load_value=bias_loader(M if man.swap_ab else N, beyond))   # D's N columns
-        if beyond:
-            checks.append(KernelCheck("d-store", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
-                                f", beyond N = {N} (M={M}, N={N}, K={K})"))
+        checks += run_findings(run, beyond, N, f" (M={M}, N={N}, K={K})")
         if not run.complete:
-            checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX (M={M}, "
-                                f"N={N}, K={K}): {run.reason}"))
             continue
         g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=cons,
                               la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=maps))
         g.label = f" [M={M}, N={N}, K={K}]" if label else ""
+        g.pingpong = man.consumer_schedule == "pingpong"
         g.splits = splits
         g.epi = epi if fused else None
         checks += g.all()
     if splits > 1:
         checks.append(reduce_check(mod, splits, epi))
-    return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS)
+    if pp:
+        checks.append(pingpong_cover_check(mod, entry, man))
+    return IndependentReport(tuple(checks), GEMM_ASSUMPTIONS + (PINGPONG_ASSUMPTION,) if pp else
+                             GEMM_ASSUMPTIONS)
 
 
 @functools.lru_cache(maxsize=1024)   # the whole-tile and ragged runs read the same descriptors
@@ -321,6 +340,26 @@ def bias_loader(n: int, beyond: list | None = None):
         v = np.asarray(bias_value(np.where(inside, off // 4, 0)), dtype=np.float32)
         return np.where(inside, v.view(np.uint32).astype(np.uint64), addr)
     return load
+
+
+def run_findings(run, beyond: list, n: int, where: str, bias_check: str = "d-store") -> list[KernelCheck]:
+    """What a PTX run says before any check of it (the sm_90a and sm_100a checks alike).
+    Law: a bias column read at or beyond ``n`` (``beyond``, filled by :func:`bias_loader`) is a
+    ``bias_check`` counterexample; a run that did not complete is ``run`` unknown (its checks
+    cannot be made); ``where`` ends both messages.
+
+    >>> from types import SimpleNamespace
+    >>> [(c.check, c.status) for c in run_findings(SimpleNamespace(complete=False, reason="x"), [9], 8, "")]
+    [('d-store', 'counterexample'), ('run', 'unknown')]
+    """
+    out = []
+    if beyond:
+        out.append(KernelCheck(bias_check, "counterexample", f"the epilogue reads bias[{beyond[0]}], "
+                               f"beyond N = {n}{where}"))
+    if not run.complete:
+        out.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX{where}: "
+                               f"{run.reason}"))
+    return out
 
 
 def act_reference(act: str, x: np.ndarray) -> np.ndarray:
@@ -706,6 +745,7 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=_BYTES[dt], bm=bm, bn=bn, bk=bk, stages=stages,
                           cons=cons, la=la, lb=lb, M=km, N=kn, K=K, k_tiles=-(-K // bk), maps=maps))
     g.splits = splits_of(man)
+    g.pingpong = man.consumer_schedule == "pingpong"
     procs = g.traces()
     loads: dict = {}                                    # iteration -> [A row, B row, K start]
     it = -1
@@ -723,11 +763,11 @@ def replay_gemm(man: GemmManifest, source: str, A: np.ndarray, B: np.ndarray) ->
     regs = coord.shape[1]
     mem = np.full(g.splits * km * kn, np.nan)
     for c in range(1, cons + 1):
-        for _ev, _it, acc, stored in g.d_stores(procs[c], regs):
+        for _ev, _it, acc, stored in g.d_stores(procs[c], regs, c):
             prod = np.zeros((64, bn))
             for i in acc:
                 a0, b0, k0 = loads[i]
-                prod += pad(xa, a0 + 64 * (c - 1), 64, k0) @ pad(xb, b0, bn, k0).T
+                prod += pad(xa, a0 + 64 * g.row_block(c), 64, k0) @ pad(xb, b0, bn, k0).T
             for pos, e, _alt, who in stored:
                 if pos is None:
                     raise LayoutError(f"replay_gemm: {e}")
@@ -827,6 +867,186 @@ def _host_index_checks(lines, frag, have_frag: bool, have_tiles: bool) -> list[K
 
 
 # ----- the run ---------------------------------------------------------------------------------
+
+def ring_iterations(prod: list, cons: list) -> list[int]:
+    """Law: per step of the consumer trace ``cons``, the pipeline iteration it is in (-1 before
+    its first): the producer's ``j``-th ``arrive.expect_tx`` names the full barrier ``F_j`` of
+    iteration ``j``, and the ``n``-th such arrival on a barrier completes its phase of parity
+    ``n & 1`` (PTX ISA mbarrier phases); a consumer wait on ``(F, p)`` enters the first iteration
+    after its current one with ``F_j = F`` and that parity (``len(F)``, no iteration, if none); a
+    wait on any other mbarrier (a ping-pong turn) keeps the iteration. A cooperative consumer,
+    waiting every iteration in order, gets ``0, 1, 2, ...``.
+
+    >>> from types import SimpleNamespace as S
+    >>> ev = lambda op: S(op=op)
+    >>> prod = [Step(ev("mbarrier.arrive.expect_tx"), {"addr": [8]}, 1, None)] * 4
+    >>> w = lambda a, p: Step(ev("mbarrier.try_wait.parity"), {"addr": [a], "a1": [p]}, 128, None)
+    >>> ring_iterations(prod, [w(8, 1), w(8, 1), w(40, 0)])
+    [1, 3, 3]
+    """
+    full = [int(v["addr"][0]) for ev, v, _n, _t in prod
+            if ev.op.startswith("mbarrier.arrive.expect_tx")]
+    uses: dict = {}
+    parity = []
+    for a in full:
+        parity.append(uses.get(a, 0) & 1)
+        uses[a] = uses.get(a, 0) + 1
+    out, cur = [], -1
+    for ev, v, _n, _t in cons:
+        if ev.op.startswith(("mbarrier.try_wait", "mbarrier.test_wait")) and int(v["addr"][0]) in uses:
+            a, p = int(v["addr"][0]), int(phase_parity(v)[0]) & 1
+            cur = next((j for j in range(cur + 1, len(full)) if full[j] == a and parity[j] == p),
+                       len(full))
+        out.append(cur)
+    return out
+
+
+def readers_of(prog: tuple, tmas: tuple) -> tuple:
+    """Law: per pipeline iteration (0 .. the TMAs' last), the consumers (process ``p`` is
+    consumer ``p - 1``) whose wgmmas read it, as the ring's ``readers``
+    (:class:`verilayout.simulate.ring.RingSystem`).
+
+    >>> r = Read("read", (), 1, (0, None))
+    >>> readers_of(((), (), (r,)), (RingTma(0, 0, 0, 0, 1, (0,), 0, (0, None)),))
+    ((), (1,))
+    """
+    n = max((x.it for x in tmas), default=-1) + 1
+    got: dict = {}
+    for p, acts in enumerate(prog):
+        for a in acts:
+            if p > 0 and a.kind == "read":
+                got.setdefault(a.it, set()).add(p - 1)
+    return tuple(tuple(sorted(got.get(j, ()))) for j in range(n))
+
+
+def turn_program(trace: list, turns: set) -> tuple:
+    """Law: a consumer trace projected on the ping-pong turns, in program order: ``("wait",
+    barrier, parity, event)`` and ``("arrive", barrier, threads, event)`` on the turn mbarriers
+    ``turns``, ``("mma", event)`` for a run of ``wgmma.mma_async`` and ``("epi", event)`` for a
+    run of epilogue writes (``st.shared`` staging, stores of D); other instructions dropped.
+
+    >>> from types import SimpleNamespace as S
+    >>> st = lambda op, a=0: Step(S(op=op), {"addr": [a], "a1": [1]}, 128, None)
+    >>> [a[0] for a in turn_program([st("mbarrier.try_wait.parity", 8), st("wgmma.mma_async.x"),
+    ...     st("wgmma.mma_async.x"), st("mbarrier.arrive.shared", 16), st("st.global.f32")], {8, 16})]
+    ['wait', 'mma', 'arrive', 'epi']
+    """
+    out: list = []
+    for ev, v, n, _t in trace:
+        op = ev.op
+        if op.startswith("mbarrier.") and v.get("addr") is not None and int(v["addr"][0]) in turns:
+            if op.startswith(("mbarrier.try_wait", "mbarrier.test_wait")):
+                out.append(("wait", int(v["addr"][0]), int(phase_parity(v)[0]) & 1, ev))
+            elif op.startswith("mbarrier.arrive"):
+                out.append(("arrive", int(v["addr"][0]), n, ev))
+            continue
+        kind = ("mma" if op.startswith("wgmma.mma_async") else
+                "epi" if op.startswith("st.shared") or is_d_store(op) else None)
+        if kind and not (out and out[-1][0] == kind):
+            out.append((kind, ev))
+    return tuple(out)
+
+
+def _turn_step(s, progs: tuple, counts: dict):
+    """One step of every consumer from state ``s = (pcs, (), (), phases, pending, busy)``
+    (:func:`verilayout.simulate.ring.explore`): a wait passes once its parity's phase completed
+    (the phase bit differs from it), an arrival counts down and completes the phase at zero and
+    ends the consumer's turn, a wgmma or epilogue write marks the consumer busy with it; an
+    error where one is busy with what the other is already busy with."""
+    pcs, busy = s[0], s[5]
+    ph, pend = dict(s[3]), dict(s[4])
+    succ, blocked = [], []
+    for q, prog in enumerate(progs):
+        if pcs[q] == len(prog):
+            continue
+        a = prog[pcs[q]]
+        ph2, pend2, busy2 = dict(ph), dict(pend), list(busy)
+        if a[0] == "wait":
+            if ph[a[1]] == a[2]:
+                blocked.append(f"consumer {q} waits for its turn on mbarrier {a[1]:#x} (parity "
+                               f"{a[2]}; line {a[3].instr.line if a[3].instr else '?'})")
+                continue
+        elif a[0] == "arrive":
+            pend2[a[1]] -= a[2]
+            if pend2[a[1]] < 0:
+                return [], (f"consumer {q}: more arrivals on turn mbarrier {a[1]:#x} than its count "
+                            f"{counts[a[1]]} in one phase", a[3]), []
+            if pend2[a[1]] == 0:
+                ph2[a[1]], pend2[a[1]] = ph[a[1]] ^ 1, counts[a[1]]
+            busy2[q] = None
+        elif busy[1 - q] == a[0]:
+            what = "MMA (wgmma)" if a[0] == "mma" else "epilogue"
+            return [], (f"consumers {1 - q} and {q} are both in their {what} at once: the turn "
+                        f"barriers do not order them", a[1]), []
+        else:
+            busy2[q] = a[0]
+        p2 = list(pcs)
+        p2[q] += 1
+        succ.append((tuple(p2), (), (), tuple(sorted(ph2.items())), tuple(sorted(pend2.items())),
+                     tuple(busy2)))
+    return succ, None, blocked
+
+
+def _stored_tiles(run, dims: tuple, tile: tuple, ob: int) -> list[tuple]:
+    """Law: ``(thread, (tm, tn, slot))`` of each D store of ``run``: a TMA store's box origin
+    ``(c1 // BM, c0 // BN)``, an ``st.global``'s element ``(addr - D) / ob`` of the row-major
+    ``M x N`` D (a split-K slot ``element // (M N)``)."""
+    (M, N), (bm, bn), out = dims, tile, []
+    for ev in run.events:
+        if not is_d_store(ev.op):
+            continue
+        for k, lane in enumerate(ev.lanes):
+            th = int(run.threads[lane])
+            if is_tma_store(ev.op):
+                out.append((th, (int(ev.values["c1"][k]) // bm, int(ev.values["c0"][k]) // bn, 0)))
+            else:
+                idx = (int(ev.values["addr"][k]) - D_ADDR) // ob
+                r = idx % (M * N)
+                out.append((th, (r // N // bm, r % N // bn, idx // (M * N))))
+    return out
+
+
+def pingpong_cover_check(mod, entry: str, man: GemmManifest, grids: tuple[int, int] = (3, 2),
+                         grid_max: int | None = None) -> KernelCheck:
+    """The ping-pong ``cover`` check: a ``tiles_m x tiles_n`` tile grid (``K``: one K-tile per
+    K slice) launched on every grid size ``G`` in ``1 .. grid_max`` (default units + 1); thread
+    0 of each consumer warpgroup (threads 128 and 256) of every CTA ``b < G`` run on the PTX
+    (``%ctaid.x = b``, ``%nctaid.x = G``; its mbarrier waits pass at once); the tiles each
+    consumer stores (:func:`_stored_tiles`).
+
+    Law: ``proved`` only when, for every grid size, every unit (tile and K slot) is stored by
+    exactly one consumer of exactly one CTA, and nothing outside the grid; else a
+    ``counterexample`` naming the grid, the unit and who stored it.
+    """
+    bm, bn, bk, splits = man.bm, man.bn, man.bk, splits_of(man)
+    tiles_m, tiles_n = grids
+    M, N, K = tiles_m * bm, tiles_n * bn, bk * splits
+    ob = 4 if splits > 1 or man.epilogue.out == "f32" else 2
+    want = {(a, b, s) for a in range(tiles_m) for b in range(tiles_n) for s in range(splits)}
+    top = grid_max or len(want) + 1
+    for g in range(1, top + 1):
+        owner: dict = {}
+        for b in range(g):
+            run = run_threads(mod, entry, [128, 256], ctaid=b, nctaid=g, param_values=PARAMS(M, N, K),
+                              shared_base=SMEM_BASE, max_steps=400000)
+            if not run.complete:
+                return KernelCheck("cover", "unknown", f"CTA {b} of grid {g} could not be run on the "
+                                   f"PTX: {run.reason}")
+            for th, t in _stored_tiles(run, (M, N), (bm, bn), ob):
+                owner.setdefault(t, set()).add((b, th // 128 - 1))
+        for t in sorted(want | set(owner)):
+            who = sorted(owner.get(t, ()))
+            name = f"tile {t[:2]}" + (f" K slot {t[2]}" if splits > 1 else "")
+            names = ", ".join(f"CTA {x} consumer {c}" for x, c in who) or "no consumer"
+            if t not in want or len(who) != 1:
+                where = "outside the grid, " if t not in want else ""
+                return KernelCheck("cover", "counterexample", f"ping-pong: {name} {where}stored by "
+                                   f"{names} at grid {g} ({len(want)} units)")
+    return KernelCheck("cover", "proved", f"ping-pong: {tiles_m} x {tiles_n} tiles"
+                       f"{f' x {splits} K slots' if splits > 1 else ''}: every unit stored by exactly "
+                       f"one consumer warpgroup of one CTA for every grid of 1 .. {top} CTAs (thread 0 "
+                       "of both consumers of each CTA run on the PTX; their stores of D)")
+
 
 @dataclass(frozen=True)
 class TmaLoad:
@@ -933,6 +1153,22 @@ class GemmSim:
     k_first = 0
     #: explore each TMA landing before any process moves (see LANDING_ASSUMPTION)
     eager_landing = False
+    #: ping-pong consumers (manifest ``consumer_schedule``): each owns whole 64-row tiles, so a
+    #: consumer's rows start at the tile's, and its waits are mapped to pipeline iterations by
+    #: :func:`ring_iterations` (it skips the other's)
+    pingpong = False
+    _iters: dict = {}
+
+    def row_block(self, c: int) -> int:
+        """Law: the 64-row block of the tile consumer process ``c`` (1..) computes: ``c - 1``
+        (cooperative), 0 (ping-pong: a 64-row tile)."""
+        return 0 if self.pingpong else c - 1
+
+    def wait_iteration(self, c: int, i: int, it: int) -> int:
+        """Law: the pipeline iteration of consumer process ``c`` after its ``i``-th step, a
+        wait, when it was ``it`` before: ``it + 1`` (cooperative: every wait is the next
+        iteration's full barrier); ping-pong: :func:`ring_iterations` (a turn wait keeps ``it``)."""
+        return self._iters[c][i] if self.pingpong else it + 1
 
     def add(self, check, status, msg, ev=None):
         ins = ev.instr if ev is not None else None
@@ -961,6 +1197,8 @@ class GemmSim:
                 idx = np.nonzero(sel)[0]
                 vals = {k: (None if v is None else v[..., idx]) for k, v in ev.values.items()}
                 procs[p].append(Step(ev, vals, int(sel.sum()), t[idx]))
+        if self.pingpong:
+            self._iters = {c: ring_iterations(procs[0], procs[c]) for c in range(1, self.cons + 1)}
         return procs
 
     def all(self) -> list[KernelCheck]:
@@ -981,6 +1219,8 @@ class GemmSim:
         tiles = self.tma_checks(tmas)
         self.descriptor_checks(procs, tmas)
         self.protocol_check(procs, init, tmas)
+        if self.pingpong:
+            self.turn_check(procs, init)
         self.d_store_checks(procs, tiles, tmas)
         self.tma_store_checks(procs)
         return self.checks
@@ -1009,7 +1249,7 @@ class GemmSim:
                 tile[max(it, 0)] = (tm, tn)
         return {(i, c) for i, (tm, tn) in tile.items() for c in range(1, self.cons + 1)
                 if tm is not None and tn is not None
-                and (tm * self.bm + 64 * (c - 1) >= self.M or tn * self.bn >= self.N)}
+                and (tm * self.bm + 64 * self.row_block(c) >= self.M or tn * self.bn >= self.N)}
 
     def _consumer_wgmmas(self, procs):
         """Law: yields (process c >= 1, iteration, k, event, values, fresh) for each
@@ -1020,12 +1260,15 @@ class GemmSim:
         outside = self._outside_iterations(procs[0])
         for c in range(1, self.cons + 1):
             it, kb, fresh = -1, 0, True
-            for ev, v, _n, _t in procs[c]:
+            for i, (ev, v, _n, _t) in enumerate(procs[c]):
                 if ev.op.startswith("mbarrier.try_wait"):
-                    it, kb = it + 1, 0
+                    prev, it = it, self.wait_iteration(c, i, it)
+                    if it == prev:       # a ping-pong turn wait: no iteration begins
+                        continue
+                    kb = 0
                     # after a tile with no element of D in this consumer's rows, nothing is stored
                     # and nothing is lost: the next sum may start afresh
-                    fresh = fresh or (it - 1, c) in outside
+                    fresh = fresh or (prev, c) in outside
                     continue
                 if is_d_store(ev.op):
                     fresh = True
@@ -1200,7 +1443,7 @@ class GemmSim:
         bad = 0
         total = 0
         for c, it, kb, ev, v, _f in self._consumer_wgmmas(procs):
-            for name, key, tag, text, mn, mb in (("A", "desc_a", MAP_A_ADDR, self.la, 64, c - 1),
+            for name, key, tag, text, mn, mb in (("A", "desc_a", MAP_A_ADDR, self.la, 64, self.row_block(c)),
                                                  ("B", "desc_b", MAP_B_ADDR, self.lb, self.bn, 0)):
                 vals = v.get(key)
                 if vals is None or len(set(vals.tolist())) != 1:
@@ -1275,7 +1518,7 @@ class GemmSim:
                      "is not a value the interpreter models; the ring was not explored")
             return
         system = RingSystem(1, self.cons, prog, tmas_, tuple(sorted(((0, b), n) for b, n in init.items())),
-                            self.eager_landing)
+                            self.eager_landing, readers_of(prog, tmas_) if self.pingpong else ())
         r = explore_rings(system, max_states=MAX_STATES)
         if r.outcome == "unknown":
             self.add("protocol", "unknown", f"more than {MAX_STATES} states; the ring was not "
@@ -1289,6 +1532,39 @@ class GemmSim:
                      f"interleaving ({r.states} states: the producer, {self.cons} consumer "
                      f"warpgroup(s), {len(tmas_)} TMA landings): waits return after their phase, "
                      "no overwrite before release, no read before landing, no deadlock")
+
+    def turn_check(self, procs: list, init: dict) -> None:
+        """Adds the ping-pong ``turn`` check: both consumers' traces projected on their turn
+        mbarriers, wgmmas and epilogue writes (:func:`turn_program`) explored over every
+        interleaving (:func:`verilayout.simulate.ring.explore`). Law: ``proved`` only when no
+        reachable state has both consumers in their MMA, or both in their epilogue, and none
+        deadlocks (a consumer waiting for a turn never handed over); ``unknown`` beyond
+        :data:`MAX_STATES` states."""
+        full = {int(v["addr"][0]) for ev, v, _n, _t in procs[0]
+                if ev.op.startswith("mbarrier.arrive.expect_tx")}
+        empty = {int(v["addr"][0]) for ev, v, _n, _t in procs[0] if ev.op.startswith("mbarrier.try_wait")}
+        turns = {int(v["addr"][0]) for tr in procs[1:] for ev, v, _n, _t in tr
+                 if ev.op.startswith("mbarrier.") and v.get("addr") is not None} - full - empty
+        if self.cons != 2 or not turns or not turns <= set(init):
+            self.add("turn", "counterexample", "ping-pong: the two consumer warpgroups use no "
+                     "initialised mbarrier of their own to hand each other their turns")
+            return
+        progs = tuple(turn_program(tr, turns) for tr in procs[1:])
+        start = ((0, 0), (), (), tuple(sorted((b, 0) for b in turns)),
+                 tuple(sorted((b, init[b]) for b in turns)), (None, None))
+        r = explore(start, lambda st: _turn_step(st, progs, init), progs, max_states=MAX_STATES)
+        if r.outcome == "unknown":
+            self.add("turn", "unknown", f"more than {MAX_STATES} states; the turns were not explored")
+        elif r.outcome == "counterexample":
+            self.add("turn", "counterexample", r.error[0], r.error[1])
+        elif r.outcome == "deadlock":
+            self.add("turn", "counterexample", "deadlock: " + "; ".join(r.blocked))
+        else:
+            n = sum(a[0] == "mma" for p in progs for a in p)
+            self.add("turn", "proved", f"ping-pong: the two consumers' turns explored over every "
+                     f"interleaving ({r.states} states, {len(turns)} turn mbarriers, {n} MMA turns): "
+                     "never both in their MMA or both in their epilogue, every turn handed over, no "
+                     "deadlock")
 
     def _actions(self, procs, mark) -> tuple[tuple, tuple]:
         """Law: each process's trace compiled to the ring's actions in program order
@@ -1307,10 +1583,10 @@ class GemmSim:
         for p, tr in enumerate(procs):
             acts: list = []
             it = -1
-            for ev, v, n, t in tr:
+            for i, (ev, v, n, t) in enumerate(tr):
                 op = ev.op
                 if op.startswith("mbarrier.try_wait") or op.startswith("mbarrier.test_wait"):
-                    it += 1
+                    it = self.wait_iteration(p, i, it) if p > 0 else it + 1
                     acts.append(Wait("wait", (0, int(v["addr"][0])), int(phase_parity(v)[0]) & 1, mark(ev)))
                 elif op.startswith("mbarrier.arrive.expect_tx"):
                     acts.append(Arrive("arrive", (0, int(v["addr"][0])), n, int(tx_count(v)[0]), mark(ev)))
@@ -1387,7 +1663,7 @@ class GemmSim:
         cover: dict = {}
         bad = None
         for c in range(1, self.cons + 1):
-            for ev, it, acc, stored in self.d_stores(procs[c], regs):
+            for ev, it, acc, stored in self.d_stores(procs[c], regs, c):
                 tile = tiles.get(it)
                 tid = tile_id.setdefault(tile, len(tile_id))
                 for pos, e, alt, who in stored:
@@ -1404,7 +1680,7 @@ class GemmSim:
                         cover.setdefault((tile, s), set()).add(ks)
         want_n = 0
         for tl in {tl for tl in tiles.values()}:
-            for c in range(self.cons):
+            for c in range(self.bm // 64):     # the tile's 64-row blocks
                 rows = tl[0] * self.bm + 64 * c + coord[:, :, 0]
                 cols = tl[1] * self.bn + coord[:, :, 1]
                 want_n += int(((rows < self.M) & (cols < self.N)).sum()) * self.splits
@@ -1452,14 +1728,14 @@ class GemmSim:
         tt = np.asarray(t, dtype=np.int64) % 128
         ee = np.asarray(e, dtype=np.int64)
         if alt is not None:               # a value several elements give: the one at (row, col)
-            rr = row - tile[0] * self.bm - 64 * (c - 1)
+            rr = row - tile[0] * self.bm - 64 * self.row_block(c)
             cc = col - tile[1] * self.bn
             hit = (coord[tt, :, 0] == rr[:, None]) & (coord[tt, :, 1] == cc[:, None])
             h = hit.argmax(axis=1)
             ee = np.where(hit.any(axis=1) & alt[np.arange(len(h)), h], h, ee)
         acc = (ee >= 0) & (ee < regs)
         ec = np.where(acc, ee, 0)
-        w0 = tile[0] * self.bm + 64 * (c - 1) + coord[tt, ec, 0]
+        w0 = tile[0] * self.bm + 64 * self.row_block(c) + coord[tt, ec, 0]
         w1 = tile[1] * self.bn + coord[tt, ec, 1]
         inside = acc & (w0 < self.M) & (w1 < self.N)
         wrong = inside & ((row != w0) | (col != w1) | (slot < 0) | (slot >= self.splits))
@@ -1523,13 +1799,14 @@ class GemmSim:
         out = self.man.epilogue.out if self.splits == 1 else "f32"
         return 4 if out == "f32" else 2
 
-    def d_stores(self, events: list, regs: int):
+    def d_stores(self, events: list, regs: int, c: int | None = None):
         """Each store of D in one consumer's ``events`` (run order).
 
         Law: yields ``(event, K iteration, the iterations its accumulator sums
         (:func:`accumulated`), the (positions, elements, alt, threads) it stores)`` per store of
         D (:func:`is_d_store`), TMA stores read back through the bytes the consumer staged before
-        them; the iteration counts the consumer's mbarrier waits from -1. Used by the
+        them; the iteration counts the consumer's mbarrier waits from -1 (ping-pong: consumer
+        process ``c``'s :meth:`wait_iteration`). Used by the
         ``d-store`` check and :func:`replay_gemm`.
 
         >>> from types import SimpleNamespace
@@ -1539,9 +1816,9 @@ class GemmSim:
         """
         it, acc = -1, []
         staging: dict = {}              # shared byte -> (bits of the element staged there, thread)
-        for ev, v, _n, t in events:
+        for i, (ev, v, _n, t) in enumerate(events):
             if ev.op.startswith("mbarrier.try_wait"):
-                it += 1
+                it = it + 1 if c is None else self.wait_iteration(c, i, it)
             if ev.op.startswith("wgmma.mma_async"):
                 acc = accumulated(acc, it, v)
             if ev.op.startswith("st.shared"):

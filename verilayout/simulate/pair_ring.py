@@ -15,8 +15,9 @@ may happen at any later step; landing subtracts its bytes from its barrier's tx-
 tx-count may go below zero before the ``expect_tx``).
 
 ``pair-ring``: the producers of both CTAs, the MMA thread and every epilogue warp of both CTAs
-explored together over every interleaving and every landing order
-(:func:`verilayout.simulate.ring.explore`). An error, by name:
+explored together over every interleaving and every landing order: the CTA pair's
+:class:`~verilayout.simulate.ring.MmaRingSystem` (two CTAs), explored by
+:func:`verilayout.simulate.ring.explore_mma_rings`. An error, by name:
 
 * the MMA of K iteration ``n`` is issued before iteration ``n``'s TMA bytes landed in some CTA
   of the pair (its operands are read from both CTAs' shared memory);
@@ -30,7 +31,8 @@ explored together over every interleaving and every landing order
   barrier leave the leader's short), the first three blocked processes named.
 
 The search runs in atomic steps: a process moves from a wait up to the next wait or through the
-next action others observe (:data:`OBSERVED`); an epilogue warp's wait, TMEM reads and release
+next action others observe (:data:`~verilayout.simulate.ring.MMA_OBSERVED`: an arrival, a load, an
+MMA, a commit); an epilogue warp's wait, TMEM reads and release
 are one step, whose reads are checked both when they happen and, from the MMA's side, as long as
 they are still to come.
 
@@ -42,17 +44,16 @@ from __future__ import annotations
 import numpy as np
 
 from verilayout.simulate.independent import KernelCheck
-from verilayout.simulate.ptx_run import (CLUSTER_WINDOW, barrier_key, init_count, mma_idesc, phase_parity, tma_mbarrier,
-                                         tx_count)
-from verilayout.simulate.ring import complete_phase, explore
+from verilayout.simulate.ptx_run import CLUSTER_WINDOW, barrier_key, init_count, phase_parity, tma_mbarrier, tx_count
+from verilayout.simulate.ring import (MMA_OBSERVED, Arrive, Load, Mma, MmaCommit, MmaRingSystem, TmemTile, Wait,
+                                      explore_mma_rings)
 from verilayout.simulate.tma_store import is_tma_store
+from verilayout.simulate.tmem_ring import epilogue_actions, mark, mma_columns, ring_answer
 
 __all__ = ["MAX_PAIR_STATES", "barrier_key", "pair_programs", "pair_ring_check"]
 
 #: States explored before the answer is ``unknown``.
 MAX_PAIR_STATES = 400000
-#: Actions other processes observe: an atomic step ends after one of them (or before a wait).
-OBSERVED = ("arrive", "expect", "load", "mma", "commit")
 
 
 def _threads(run, e) -> np.ndarray:
@@ -68,16 +69,14 @@ def _mask(e) -> int | None:
     return None if v is None else int(v[0]) & 0xFFFF
 
 
-def _enable_d(e) -> bool | None:
-    keys = sorted((k for k in e.values if k.startswith("a") and k[1:].isdigit()), key=lambda k: int(k[1:]))
-    last = e.values.get(keys[-1]) if keys else None
-    return None if last is None else bool(int(last[0]))
+def _wait(e, cta: int) -> Wait:
+    return Wait("wait", barrier_key(int(e.values["addr"][0]), cta), int(phase_parity(e.values)[0]) & 1, mark(e))
 
 
 def _producer(run, cta: int, load_bytes) -> list:
-    """Law: the producer thread's actions: ``wait``, ``expect`` (arrive with tx bytes), ``load``
-    (one per K iteration: the loads after one wait merged, their bytes summed, their regions
-    kept); empty without a TMA load."""
+    """Law: the producer thread's actions: :class:`Wait`, :class:`Arrive` (an ``expect_tx``: one
+    arrival with its bytes), :class:`Load` (one per K iteration: the loads after one wait on one
+    barrier merged, their bytes summed, their regions kept); empty without a TMA load."""
     first = next((e for e in run.events if _is_load(e)), None)
     if first is None:
         return []
@@ -88,101 +87,115 @@ def _producer(run, cta: int, load_bytes) -> list:
             continue
         if e.op.startswith("mbarrier.try_wait"):
             it += 1
-            prog.append(("wait", barrier_key(int(e.values["addr"][0]), cta), int(phase_parity(e.values)[0]) & 1, e))
+            prog.append(_wait(e, cta))
         elif e.op.startswith("mbarrier.arrive.expect_tx"):
-            prog.append(("expect", barrier_key(int(e.values["addr"][0]), cta), int(tx_count(e.values)[0]), e))
+            prog.append(Arrive("arrive", barrier_key(int(e.values["addr"][0]), cta), 1, int(tx_count(e.values)[0]), mark(e)))
         elif _is_load(e):
             bar = barrier_key(int(tma_mbarrier(e.values)[0]), cta)
             dst, n = int(e.values["addr"][0]), load_bytes(int(e.values["map"][0]))
             last = prog[-1] if prog else None
-            if last and last[0] == "load" and last[1][1] == it and last[2] == bar:
-                prog[-1] = ("load", last[1], bar, last[3] + n, last[4] + ((dst, dst + n),), last[5])
+            if last and last.kind == "load" and last.it == it and last.bar == bar:
+                prog[-1] = last._replace(nbytes=last.nbytes + n, regions=last.regions + ((dst, dst + n),))
             else:
-                prog.append(("load", (cta, it), bar, n, ((dst, dst + n),), e))
+                prog.append(Load("load", cta, it, bar, n, ((dst, dst + n),), mark(e)))
     return prog
 
 
+def _commit(e, cta: int, done: int) -> MmaCommit:
+    """A ``tcgen05.commit``: one arrival on its barrier, in every CTA of its mask when multicast."""
+    addr = int(e.values["addr"][0])
+    mask = _mask(e) if "multicast" in e.op else None
+    ctas = [c for c in range(16) if mask is not None and mask >> c & 1] or [barrier_key(addr, cta)[0]]
+    return MmaCommit("mma-commit", tuple((c, barrier_key(addr, cta)[1]) for c in ctas), done, mark(e))
+
+
 def _mma_thread(run, cta: int) -> tuple[list, list]:
-    """Law: the MMA thread's actions (``wait``, ``mma`` per K iteration: the MMAs between two
-    commits, with its tile and TMEM columns, ``commit`` with its barriers) and the tiles'
-    columns; empty where the run issues no MMA."""
+    """Law: the MMA thread's actions (:class:`Wait`, :class:`Mma` per K iteration: the MMAs
+    between two commits, with its tile, :class:`MmaCommit` with its barriers and the K iterations
+    issued before it) and the tiles' ``(first, last)`` TMEM columns; empty where the run issues
+    no MMA."""
     first = next((e for e in run.events if e.op.startswith("tcgen05.mma")), None)
     if first is None:
         return [], []
     me = int(_threads(run, first)[0])
-    prog, tiles, it = [], [], 0
+    prog, tiles, it, n = [], [], 0, 0
     for e in run.events:
         if me not in _threads(run, e).tolist():
             continue
         if e.op.startswith("mbarrier.try_wait"):
-            prog.append(("wait", barrier_key(int(e.values["addr"][0]), cta), int(phase_parity(e.values)[0]) & 1, e))
+            prog.append(_wait(e, cta))
         elif e.op.startswith("tcgen05.mma"):
-            d = mma_idesc(e.values)
-            n = ((int(d[0]) >> 17) & 0x3F) << 3 if d is not None else 0
-            col = int(e.values["addr"][0]) & 0xFFFF
-            if _enable_d(e) is False or not tiles:
-                tiles.append((col, col + n))
-            if not prog or prog[-1][0] != "mma" or prog[-1][1] != it:
-                prog.append(("mma", it, len(tiles) - 1, e))
+            col, width, new = mma_columns(e)
+            if new or not tiles:
+                tiles.append((col, col + width))
+            if not prog or prog[-1].kind != "mma" or prog[-1].it != it:
+                prog.append(Mma("mma", it, len(tiles) - 1, mark(e)))
+                n += 1
         elif e.op.startswith("tcgen05.commit"):
-            addr = int(e.values["addr"][0])
-            mask = _mask(e) if "multicast" in e.op else None
-            ctas = [c for c in range(16) if mask is not None and mask >> c & 1] or [barrier_key(addr, cta)[0]]
-            prog.append(("commit", tuple((c, barrier_key(addr, cta)[1]) for c in ctas), e))
-            if prog[-2][0] == "mma" and prog[-2][1] == it:
+            prog.append(_commit(e, cta, n))
+            if prog[-2].kind == "mma" and prog[-2].it == it:
                 it += 1
     return prog, tiles
 
 
 def _epilogue(run, cta: int) -> list[list]:
-    """Law: each epilogue warp's actions: ``wait``/``arrive`` on the barriers it uses, ``read``
-    (consecutive tcgen05.ld of one tile merged: the tile = the warp's arrivals so far)."""
+    """Law: each epilogue warp (a warp issuing ``tcgen05.ld``) with its actions
+    (:func:`~verilayout.simulate.tmem_ring.epilogue_actions` on every mbarrier, by (CTA, offset))."""
     th = np.asarray(run.threads)
     warps = sorted({int(t) // 32 for e in run.events if e.op.startswith("tcgen05.ld.") for t in th[e.lanes]})
-    progs = []
-    for w in warps:
-        prog, arrivals = [], 0
-        for e in run.events:
-            sel = (th[e.lanes] // 32) == w
-            if not sel.any():
-                continue
-            if e.op.startswith("mbarrier.try_wait"):
-                prog.append(("wait", barrier_key(int(e.values["addr"][0]), cta), int(phase_parity(e.values)[0]) & 1, e))
-            elif e.op.startswith("mbarrier.arrive"):
-                prog.append(("arrive", barrier_key(int(e.values["addr"][np.nonzero(sel)[0][0]]), cta), int(sel.sum()), e))
-                arrivals += 1
-            elif e.op.startswith("tcgen05.ld."):
-                num = int(e.op.split(".x")[1].split(".")[0])
-                col = int(e.values["addr"][np.nonzero(sel)[0][0]]) & 0xFFFF
-                if prog and prog[-1][0] == "read" and prog[-1][1] == arrivals:
-                    prog[-1] = ("read", arrivals, (min(prog[-1][2][0], col), max(prog[-1][2][1], col + num)), prog[-1][3])
-                else:
-                    prog.append(("read", arrivals, (col, col + num), e))
-        progs.append((w, prog))
-    return progs
+    return [(w, epilogue_actions(run, w, lambda e, i: barrier_key(int(e.values["addr"][i]), cta))) for w in warps]
 
 
-def pair_programs(runs: list, load_bytes) -> tuple[list, list, list, dict]:
-    """Law: ``(programs, names, tiles, init)`` of the pair's processes read off the runs of CTA 0
-    and CTA 1 (``load_bytes(map address)``: the bytes of one TMA load of that tensor map):
-    each CTA's producer, each CTA's MMA thread (if it issues MMAs), each epilogue warp; the MMA
-    tiles' TMEM columns; every barrier's init count by (CTA, offset)."""
-    progs, names, tiles, init = [], [], [], {}
+def _tiles(cols: list, mma_prog: list) -> list:
+    """Law: each tile's :class:`TmemTile`: its columns and the K iterations the MMA thread issued
+    before its last one (all of them where it issues none of that tile: never complete)."""
+    mmas = [a for a in mma_prog if a.kind == "mma"]
+    return [TmemTile(lo, hi, max((i for i, m in enumerate(mmas) if m.tile == j), default=len(mmas)))
+            for j, (lo, hi) in enumerate(cols)]
+
+
+def _processes(runs: list, load_bytes) -> tuple[list, list, list, list, dict]:
+    """Law: :func:`pair_programs`'s answer with each process's ``(CTA, role)`` after its names."""
+    progs, names, roles, cols, init, first_mma = [], [], [], [], {}, None
     for cta, run in enumerate(runs):
         for e in run.events:
             if e.op.startswith("mbarrier.init"):
                 init[barrier_key(int(e.values["addr"][0]), cta)] = int(init_count(e.values)[0])
         progs.append(_producer(run, cta, load_bytes))
         names.append(f"CTA {cta}'s producer")
+        roles.append((cta, "producer"))
         mma, t = _mma_thread(run, cta)
         if mma:
             progs.append(mma)
             names.append(f"CTA {cta}'s MMA thread")
-            tiles = t
+            roles.append((cta, "mma"))
+            cols, first_mma = t, first_mma or mma
         for w, prog in _epilogue(run, cta):
             progs.append(prog)
             names.append(f"CTA {cta}'s epilogue warp {w}")
+            roles.append((cta, "epilogue"))
+    return progs, names, roles, _tiles(cols, first_mma or []), init
+
+
+def pair_programs(runs: list, load_bytes) -> tuple[list, list, list, dict]:
+    """Law: ``(programs, names, tiles, init)`` of the pair's processes read off the runs of CTA 0
+    and CTA 1 (``load_bytes(map address)``: the bytes of one TMA load of that tensor map):
+    each CTA's producer, each CTA's MMA thread (if it issues MMAs), each epilogue warp, as typed
+    actions (:mod:`verilayout.simulate.ring`); the MMA tiles (:class:`TmemTile`); every barrier's
+    init count by (CTA, offset).
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> pair_programs([RunResult((), True, "", ())] * 2, lambda m: 0)
+    ([[], []], ["CTA 0's producer", "CTA 1's producer"], [], {})
+    """
+    progs, names, _roles, tiles, init = _processes(runs, load_bytes)
     return progs, names, tiles, init
+
+
+def _used_bars(progs: list) -> list:
+    """Law: every mbarrier ``(CTA, offset)`` an action waits on, arrives on or completes bytes on, sorted."""
+    return sorted({a.bar for p in progs for a in p if a.kind in ("wait", "arrive", "load")}
+                  | {b for p in progs for a in p if a.kind == "mma-commit" for b in a.bars})
 
 
 def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
@@ -194,222 +207,76 @@ def pair_ring_check(runs: list, load_bytes) -> KernelCheck:
     >>> pair_ring_check([RunResult((), True, "", ())] * 2, lambda m: 0).status
     'unknown'
     """
-    progs, names, tiles, init = pair_programs(runs, load_bytes)
-    mma_p = next((p for p, n in enumerate(names) if "MMA thread" in n), None)
-    if mma_p is None or not all(progs[p] for p, n in enumerate(names) if "producer" in n):
+    progs, names, roles, tiles, init = _processes(runs, load_bytes)
+    if "mma" not in {r[1] for r in roles} or not all(progs[p] for p, r in enumerate(roles) if r[1] == "producer"):
         return KernelCheck("pair-ring", "unknown", "a run has no TMA load, or no CTA issues tcgen05.mma")
-    bars = sorted({a[1] for p in progs for a in p if a[0] in ("wait", "expect", "arrive")}
-                  | {a[2] for p in progs for a in p if a[0] == "load"}
-                  | {b for p in progs for a in p if a[0] == "commit" for b in a[1]})
+    bars = _used_bars(progs)
     missing = [b for b in bars if b not in init]
     if missing:
         return KernelCheck("pair-ring", "counterexample", f"pair-ring: mbarrier {missing[0][1]:#x} of CTA "
                            f"{missing[0][0]} is used but never initialised by its CTA")
-    return _verdict(_explored(progs, names, tiles, bars, init, mma_p), progs, names, tiles)
-
-
-#: Explorations already done in this process, by the programs' actions without their events (the
-#: search reads nothing else): a kernel edited where the protocol does not change (an epilogue's
-#: rows, an instruction descriptor) reuses its search. Oldest dropped past :data:`_MEMO_SIZE`.
-_MEMO: dict = {}
-_MEMO_SIZE = 16
-
-
-def _explored(progs, names, tiles, bars, init, mma_p):
-    """Law: :func:`explore` of the pair's programs, the same answer as a fresh search (it is a
-    function of the event-free actions); a counterexample's event is the one at the same
-    (process, pc) of ``progs``."""
-    key = (tuple(tuple(a[:-1] for a in p) for p in progs), tuple(names), tuple(tiles), tuple(sorted(init.items())))
-    r = _MEMO.get(key)
-    if r is None:
-        r = explore(_start(progs, bars, init), _stepper(progs, names, tiles, bars, init, mma_p), progs,
-                    _canon(progs, names), max_states=MAX_PAIR_STATES)
-        if r.error:
-            r = r._replace(error=(r.error[0], next((p, i) for p, prog in enumerate(progs)
-                                                   for i, a in enumerate(prog) if a[-1] is r.error[1])))
-        while len(_MEMO) >= _MEMO_SIZE:
-            del _MEMO[next(iter(_MEMO))]
-        _MEMO[key] = r
-    if r.error:
-        p, i = r.error[1]
-        return r._replace(error=(r.error[0], progs[p][i][-1]))
-    return r
-
-
-def _start(progs, bars, init):
-    return (tuple(0 for _ in progs), tuple((0, init[b], 0) for b in bars), frozenset(), 0)
-
-
-def _canon(progs, names):
-    """Epilogue warps of one CTA with the same actions are interchangeable: their pcs sorted."""
-    groups: dict = {}
-    for p, n in enumerate(names):
-        if "epilogue" in n:
-            key = (n.split("'")[0], tuple(a[:3] for a in progs[p]))
-            groups.setdefault(key, []).append(p)
-    classes = [g for g in groups.values() if len(g) > 1]
-
-    def canon(s):
-        pcs = list(s[0])
-        for g in classes:
-            for p, v in zip(g, sorted(pcs[q] for q in g)):
-                pcs[p] = v
-        return (tuple(pcs),) + s[1:]
-    return canon
-
-
-def _loads(progs) -> dict:
-    """(CTA, iteration) -> the ``(process, pc)`` of its loads."""
-    out: dict = {}
-    for p, prog in enumerate(progs):
-        for i, a in enumerate(prog):
-            if a[0] == "load":
-                out.setdefault(a[1], []).append((p, i))
-    return out
-
-
-def _landed(loads, s, cta_it) -> bool:
-    """Every load of (CTA, iteration) issued (its producer past it) and none in flight."""
-    return all(s[0][p] > i and (p, i) not in s[2] for p, i in loads.get(cta_it, ()))
-
-
-def _stepper(progs, names, tiles, bars, init, mma_p):
-    # long: one transition function: each process's next action, each in-flight load's landing
-    loads = _loads(progs)
-    ctas = sorted({k[0] for k in loads})
-    regions = {k: [r for p, i in v for r in progs[p][i][4]] for k, v in loads.items()}
-    mma_prog = progs[mma_p]
-    mmas = [x for x in mma_prog if x[0] == "mma"]
-    issued_at = [mmas[:sum(1 for x in mma_prog[:k] if x[0] == "mma")] for k in range(len(mma_prog) + 1)]
-    last_mma = {m[2]: i for i, m in enumerate(mmas)}           # tile -> its last MMA's index
-    bar_at = {b: i for i, b in enumerate(bars)}
-
-    def arrive(bs, key, n, tx=0):
-        i = bar_at[key]
-        phase, pending, t = bs[i]
-        if pending - n < 0:
-            return None
-        return bs[:i] + (complete_phase(phase, pending - n, t + tx, init[key]),) + bs[i + 1:]
-
-    def reading(s, p, j):                       # process p has a read of tile j still to do
-        return any(a[0] == "read" and a[1] == j for a in progs[p][s[0][p]:])
-
-    def action(p, a, st):
-        """One action of process p on st = (pcs, bars, flight, retired): the new st, or an error,
-        or None where a wait blocks."""
-        pcs, bs, flight, retired = st
-        issued = issued_at[pcs[mma_p]]          # the MMAs issued so far (read, never changed)
-        if a[0] == "wait":
-            return None if bs[bar_at[a[1]]][0] & 1 == a[2] else st
-        if a[0] in ("expect", "arrive"):
-            nbs = arrive(bs, a[1], 1 if a[0] == "expect" else a[2], a[2] if a[0] == "expect" else 0)
-            if nbs is None:
-                return (f"pair-ring: {names[p]} arrives on mbarrier {a[1][1]:#x} of CTA {a[1][0]} more "
-                        "times than its count in one phase")
-            return (pcs, nbs, flight, retired)
-        if a[0] == "load":
-            cta, it = a[1]
-            for m in issued[retired:]:
-                if m[1] != it and _overlap(a[4], regions.get((cta, m[1]), ())):
-                    return (f"pair-ring: CTA {cta}'s TMA load of K iteration {it} overwrites stage bytes "
-                            f"the MMA of K iteration {m[1]} still reads")
-            return (pcs, bs, flight | {(p, pcs[p])}, retired)
-        if a[0] == "mma":
-            for cta in ctas:
-                if not _landed(loads, st, (cta, a[1])):
-                    return (f"pair-ring: the MMA of K iteration {a[1]} is issued before CTA {cta}'s TMA "
-                            "bytes of that iteration landed")
-                for q, i in flight:
-                    b = progs[q][i]
-                    if b[1][0] == cta and b[1][1] != a[1] and _overlap(b[4], regions.get((cta, a[1]), ())):
-                        return (f"pair-ring: the MMA of K iteration {a[1]} reads CTA {cta}'s stage bytes "
-                                f"the TMA load of K iteration {b[1][1]} is writing")
-            return _tmem_write(progs, names, tiles, st, a, reading) or st
-        if a[0] == "commit":
-            nbs = bs
-            for key in a[1]:
-                nbs = arrive(nbs, key, 1) if key in bars else None
-                if nbs is None:
-                    return (f"pair-ring: {names[p]}'s commit arrives on mbarrier {key[1]:#x} of CTA "
-                            f"{key[0]} more times than its count in one phase, or it is not initialised")
-            return (pcs, nbs, flight, len(issued))
-        return _tmem_read(names[p], tiles, a, issued, retired, last_mma) or st
-
-    def step(s):
-        succ, blocked = [], []
-        for p, i in s[2]:                        # a TMA load lands
-            a = progs[p][i]
-            k = bar_at[a[2]]
-            phase, pending, t = s[1][k]
-            nb = s[1][:k] + (complete_phase(phase, pending, t - a[3], init[a[2]]),) + s[1][k + 1:]
-            succ.append((s[0], nb, s[2] - {(p, i)}, s[3]))
-        for p, prog in enumerate(progs):
-            st, pc = s, s[0][p]
-            while pc < len(prog):                # one atomic step: up to the next wait or past an observed action
-                a = prog[pc]
-                if a[0] == "wait" and pc > s[0][p]:
-                    break
-                nxt = action(p, a, (st[0][:p] + (pc,) + st[0][p + 1:],) + st[1:])
-                if nxt is None:
-                    blocked.append(f"{names[p]} waits on mbarrier {a[1][1]:#x} of CTA {a[1][0]} parity {a[2]}")
-                    break
-                if isinstance(nxt, str):
-                    return [], (nxt, a[-1]), []
-                st, pc = nxt, pc + 1
-                if a[0] in OBSERVED:
-                    break
-            if pc > s[0][p]:
-                succ.append((st[0][:p] + (pc,) + st[0][p + 1:],) + st[1:])
-        return succ, None, blocked
-    return step
-
-
-def _overlap(xs, ys) -> bool:
-    return any(lo < h and l2 < hi for lo, hi in xs for l2, h in ys)
-
-
-def _tmem_write(progs, names, tiles, s, a, reading) -> str | None:
-    """An MMA beginning tile j2 writes columns an epilogue warp still reads for an earlier tile."""
-    j2 = a[2]
-    lo, hi = tiles[j2]
-    for q, n in enumerate(names):
-        if "epilogue" not in n:
-            continue
-        for j in range(j2):
-            lo_j, hi_j = tiles[j]
-            if lo < hi_j and lo_j < hi and reading(s, q, j):
-                return (f"pair-ring: the MMA of tile {j2} writes TMEM columns {lo}..{hi - 1} while {n} "
-                        f"has not finished reading tile {j} there")
-    return None
-
-
-def _tmem_read(name, tiles, a, issued, retired, last_mma) -> str | None:
-    j, (c0, c1) = a[1], a[2]
-    if j >= len(tiles):
-        return f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, which no MMA wrote"
-    lo, hi = tiles[j]
-    if c0 < lo or c1 > hi:
-        return (f"pair-ring: {name} reads TMEM columns {c0}..{c1 - 1} for tile {j}, whose accumulator "
-                f"the MMAs wrote at columns {lo}..{hi - 1}")
-    last = last_mma.get(j)
-    if last is None or retired <= last:
-        return f"pair-ring: {name} reads tile {j}'s accumulator before its MMAs completed"
-    for m in issued:
-        if m[2] > j and tiles[m[2]][0] < c1 and c0 < tiles[m[2]][1]:
-            return f"pair-ring: {name} reads tile {j}'s accumulator while the MMA writes tile {m[2]} into it"
-    return None
-
-
-def _verdict(r, progs, names, tiles) -> KernelCheck:
-    if r.outcome == "counterexample":
-        msg, ev = r.error
-        return KernelCheck("pair-ring", "counterexample", msg, ev.instr.line if ev.instr else None)
-    if r.outcome == "deadlock":
-        return KernelCheck("pair-ring", "counterexample", "pair-ring: deadlock: " + "; ".join(r.blocked[:3]))
-    if r.outcome == "unknown":
-        return KernelCheck("pair-ring", "unknown", f"more than {MAX_PAIR_STATES} states")
-    n_it = sum(1 for p in progs for a in p if a[0] == "mma")
+    r = _explored(progs, roles, tiles, tuple((b, init[b]) for b in bars))
+    answer = ring_answer(r, "pair-ring", lambda f: _words(f, names), lambda p, a: _waits(p, a, names), MAX_PAIR_STATES)
+    if answer is not None:
+        return answer
+    n_it = sum(1 for p in progs for a in p if a.kind == "mma")
     return KernelCheck("pair-ring", "proved", f"{len(progs)} processes of the CTA pair ({', '.join(names[:3])}, "
                        f"...), {n_it} K iterations of {len(tiles)} tiles, over every interleaving and "
                        f"TMA landing order ({r.states} states): every MMA after both CTAs' bytes landed, no "
                        "stage or TMEM column rewritten while read, no deadlock")
+
+
+#: Explorations already done in this process, by the system with each action's mark replaced by
+#: its (process, pc) (the search reads nothing else of a kernel): a kernel edited where the
+#: protocol does not change (an epilogue's rows, an instruction descriptor) reuses its search.
+#: Oldest dropped past :data:`_MEMO_SIZE`.
+_MEMO: dict = {}
+_MEMO_SIZE = 16
+
+
+def _explored(progs: list, roles: list, tiles: list, init: tuple):
+    """Law: :func:`~verilayout.simulate.ring.explore_mma_rings` of the pair's system, the same
+    answer as a fresh search (it is a function of the actions without their marks); a
+    counterexample's mark is that of the action at the same (process, pc) of ``progs``."""
+    placed = tuple(tuple(a._replace(mark=(p, i)) for i, a in enumerate(acts)) for p, acts in enumerate(progs))
+    system = MmaRingSystem(2, placed, tuple(roles), tuple(tiles), init, MMA_OBSERVED)
+    r = _MEMO.get(system)
+    if r is None:
+        r = explore_mma_rings(system, max_states=MAX_PAIR_STATES)
+        while len(_MEMO) >= _MEMO_SIZE:
+            del _MEMO[next(iter(_MEMO))]
+        _MEMO[system] = r
+    if r.error:
+        p, i = r.error[1]
+        return r._replace(error=(r.error[0], progs[p][i].mark))
+    return r
+
+
+def _waits(p: int, a: Wait, names: list) -> str:
+    return f"{names[p]} waits on mbarrier {a.bar[1]:#x} of CTA {a.bar[0]} parity {a.parity}"
+
+
+def _words(f, names: list) -> str:
+    """Law: the message of :class:`~verilayout.simulate.ring.MmaFinding` ``f`` in the pair's words."""
+    v, who = f.values, names[f.p]
+    text = {
+        "over-arrive": lambda: f"{who} arrives on mbarrier {v[0][1]:#x} of CTA {v[0][0]} more times than "
+                               "its count in one phase",
+        "over-commit": lambda: f"{who}'s commit arrives on mbarrier {v[0][1]:#x} of CTA {v[0][0]} more times "
+                               "than its count in one phase, or it is not initialised",
+        "load-over-read": lambda: f"CTA {v[0]}'s TMA load of K iteration {v[1]} overwrites stage bytes the MMA "
+                                  f"of K iteration {v[2]} still reads",
+        "mma-early": lambda: f"the MMA of K iteration {v[0]} is issued before CTA {v[1]}'s TMA bytes of that "
+                             "iteration landed",
+        "mma-reads-landing": lambda: f"the MMA of K iteration {v[0]} reads CTA {v[1]}'s stage bytes the TMA "
+                                     f"load of K iteration {v[2]} is writing",
+        "mma-writes-read": lambda: f"the MMA of tile {v[0]} writes TMEM columns {v[1]}..{v[2] - 1} while "
+                                   f"{names[v[3]]} has not finished reading tile {v[4]} there",
+        "read-unwritten": lambda: f"{who} reads TMEM columns {v[1]}..{v[2] - 1} for tile {v[0]}, which no MMA wrote",
+        "read-outside": lambda: f"{who} reads TMEM columns {v[1]}..{v[2] - 1} for tile {v[0]}, whose "
+                                f"accumulator the MMAs wrote at columns {v[3]}..{v[4] - 1}",
+        "read-early": lambda: f"{who} reads tile {v[0]}'s accumulator before its MMAs completed",
+        "read-while-written": lambda: f"{who} reads tile {v[0]}'s accumulator while the MMA writes tile "
+                                      f"{v[1]} into it",
+    }[f.what]
+    return "pair-ring: " + text()

@@ -35,6 +35,7 @@ alone (tensor maps, TMA, descriptors, the mbarrier ring, the epilogue); it needs
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -44,7 +45,9 @@ import numpy as np
 from verilayout.errors import LayoutError
 from verilayout.emit.cuda_wgmma import FORMAT as WGMMA_FORMAT, SMEM_ALIGN, render_cuda, value_range
 from verilayout.emit.opencl_block_io import FORMAT as BLOCKLOAD_FORMAT, builtin_for, render_opencl
-from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.gemm_plan import GemmManifest, build_gemm_manifest
+from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
@@ -151,12 +154,15 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
     """
     man, source, kind = load_emission(directory)
     if kind == "gemm":
-        gemm = GemmManifest.from_dict(man)      # read once, here: the checks take it typed
+        sm100 = man.get("arch") == "sm_100a"    # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+        # read once, here: the checks take it typed
+        gemm = Tcgen05Manifest.from_dict(man) if sm100 else GemmManifest.from_dict(man)
+        as_emitted(man)
         if source is None or nvcc_path() is None:
             raise LayoutError(f"{directory}: a GEMM is checked by compiling its kernel.cu; "
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
-        if gemm.arch == "sm_100a":     # the Blackwell GEMM: tcgen05 checks, compiled for sm_100a
+        if sm100:
             return _gemm_result(check_tcgen05_source(gemm, source))
         return _gemm_result(check_gemm(gemm, source))
     if kind == "wgmma":
@@ -173,6 +179,73 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
                                     dict(drift.details, independent=ind.to_dict()))
         return _with_independent(simulate_wgmma(man, seed=seed, smem_base=smem_base), ind)
     return simulate_blockload(man, source=source, seed=seed)
+
+
+#: The fields a GEMM manifest is built from (the emitter's parameters); every other field follows.
+_GEMM_PARAMS = ("bm", "bn", "bk", "stages", "splits", "group_m")
+
+
+def _gemm_params(man: dict) -> dict:
+    """The builder's arguments read from ``man``: each of :data:`_GEMM_PARAMS` an integer 1 to
+    65536, the epilogue and the cluster as the emitter writes them; else a one-line ``LayoutError``."""
+    for key in _GEMM_PARAMS:
+        v = man.get(key)
+        if type(v) is not int or not 1 <= v <= 1 << 16:
+            raise LayoutError(f"manifest: field {key!r} is {v!r}, expected an integer 1 to 65536")
+    epi = man.get("epilogue") if isinstance(man.get("epilogue"), dict) else {}
+    args = dict(tile=(man["bm"], man["bn"], man["bk"]), stages=man["stages"], splits=man["splits"],
+                group_m=man["group_m"], out=epi.get("out", "f32"), bias=epi.get("bias", False),
+                activation=epi.get("activation", "none"))
+    if man.get("arch") == "sm_100a":
+        return dict(args, ctas=2 if isinstance(man.get("cta_pair"), dict) else 1)
+    cl = man.get("cluster") if isinstance(man.get("cluster"), dict) else {}
+    return dict(args, arch=man.get("arch"), cluster=(cl.get("m", 1), cl.get("n", 1)),
+                swap_ab=man.get("swap_ab", False),
+                schedule=man.get("consumer_schedule", "cooperative"))
+
+
+def _first_difference(got, want, path: str = "") -> tuple[str, object, object] | None:
+    """``(path, got, want)`` of the first place two JSON values differ, None where they are equal."""
+    if isinstance(got, dict) and isinstance(want, dict):
+        for k in list(want) + [k for k in got if k not in want]:
+            if k not in got or k not in want:
+                return f"{path}{k}", got.get(k, "<missing>"), want.get(k, "<missing>")
+            d = _first_difference(got[k], want[k], f"{path}{k}.")
+            if d is not None:
+                return d
+        return None
+    if isinstance(got, list) and isinstance(want, list) and len(got) == len(want):
+        return next((d for i, (g, w) in enumerate(zip(got, want))
+                     if (d := _first_difference(g, w, f"{path}{i}.")) is not None), None)
+    same = got == want and type(got) is type(want)
+    return None if same else (path.rstrip(".") or "<manifest>", got, want)
+
+
+def as_emitted(man: dict) -> None:
+    """Law: a GEMM manifest read from disk is, field for field, the one the emitter writes for
+    its own parameters (tile, stages, split-K, GROUP_M, epilogue, arch, cluster, swap-AB,
+    schedule, CTA pair); else a ``LayoutError`` naming the first field that differs and both values
+    (a field the checks do not read is still the emitter's claim: none is silently dropped).
+
+    >>> from verilayout.emit.gemm_plan import build_gemm_manifest
+    >>> m = build_gemm_manifest("f16", tile=(128, 128, 64), stages=3); m["k_blocks"] += 1
+    >>> as_emitted(m)
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: field 'k_blocks' is 5, but the emitter writes 4 for its parameters (tile 128x128x64, 3 stages, split-K 1, GROUP_M 8)
+    """
+    p = _gemm_params(man)
+    if man.get("arch") == "sm_100a":
+        want = build_tcgen05_manifest(man.get("dtype"), **p).to_dict()
+    else:
+        want = build_gemm_manifest(man.get("dtype"), **p)
+    diff = _first_difference(man, json.loads(json.dumps(want)))
+    if diff is not None:
+        where, got, exp = diff
+        bm, bn, bk = p["tile"]
+        raise LayoutError(f"manifest: field {where!r} is {got!r}, but the emitter writes {exp!r} for its "
+                          f"parameters (tile {bm}x{bn}x{bk}, {p['stages']} stages, split-K {p['splits']}, "
+                          f"GROUP_M {p['group_m']})")
 
 
 def _gemm_result(ind) -> SimulationResult:

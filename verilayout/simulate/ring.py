@@ -3,8 +3,13 @@
 (:mod:`verilayout.simulate.cluster_protocol`) are one system parametrized by the CTA count
 (:class:`RingSystem`; one CTA is a cluster of 1), explored by :func:`explore_rings` over the same
 breadth-first search (:func:`explore`), cut into the same atomic steps (:func:`step_ends`), with
-the same mbarrier and wgmma-group rules (:func:`complete_phase`, :func:`retire_groups`). Other
-rings (the TMEM accumulator ring, :mod:`verilayout.simulate.tmem_ring`) use the search alone.
+the same mbarrier and wgmma-group rules (:func:`complete_phase`, :func:`retire_groups`). The
+tcgen05 MMA rings, where one MMA thread feeds TMEM accumulator stages that epilogue warps read
+(one CTA: :mod:`verilayout.simulate.tmem_ring`; the CTA pair of ``cta_group::2``:
+:mod:`verilayout.simulate.pair_ring`), are one system parametrized by the CTA count too
+(:class:`MmaRingSystem`), explored by :func:`explore_mma_rings` over the same search, atomic
+steps and mbarrier rule, with typed actions for what sm_90a has not: :class:`Load`,
+:class:`Mma`, :class:`MmaCommit` (its multicast barriers) and :class:`TmemRead`.
 
 The rules are the PTX ISA's: an mbarrier's phase completes when its pending arrivals and its
 tx-count are both zero, and the next phase expects the init count again (PTX ISA 9.7.13.15,
@@ -22,9 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from verilayout.errors import LayoutError
+
 __all__ = ["GUARDS", "ARRIVALS", "step_ends", "complete_phase", "retire_groups", "Exploration",
            "explore", "Wait", "Arrive", "Init", "Issue", "Read", "Commit", "Retire", "ClusterArrive",
-           "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name"]
+           "ClusterWait", "RingTma", "RingSystem", "explore_rings", "process_name", "Load", "Mma", "MmaCommit",
+           "TmemRead", "TmemTile", "MmaFinding", "MMA_OBSERVED", "MmaRingSystem", "explore_mma_rings"]
 
 #: Actions that may block a process (an mbarrier wait, a cluster barrier wait).
 GUARDS = ("wait", "cwait")
@@ -32,22 +40,25 @@ GUARDS = ("wait", "cwait")
 ARRIVALS = ("arrive", "carrive")
 
 
-def step_ends(acts: list) -> list[int]:
+def step_ends(acts: list, arrivals: tuple = ARRIVALS) -> list[int]:
     """Law: ``ends[pc]`` is the first ``j > pc`` where ``acts[j]`` is a guard (:data:`GUARDS`) or
-    ``acts[j - 1]`` an arrival (:data:`ARRIVALS`), else ``len(acts)``: the atomic step of a
-    process at ``pc`` is ``acts[pc:ends[pc]]`` (from a guard up to the next guard or through the
-    next arrival: what happens in between touches the process's own state).
+    ``acts[j - 1]`` an arrival (an action of a kind in ``arrivals``: others observe it), else
+    ``len(acts)``: the atomic step of a process at ``pc`` is ``acts[pc:ends[pc]]`` (from a guard
+    up to the next guard or through the next arrival: what happens in between touches the
+    process's own state).
 
     >>> step_ends([("wait",), ("read",), ("arrive",), ("tma",), ("wait",)])
     [3, 3, 3, 4, 5]
     >>> step_ends([("wait",), ("read",), ("carrive",), ("cwait",)])
     [3, 3, 3, 4]
+    >>> step_ends([("wait",), ("read",), ("load",)], arrivals=("wait", "read", "load"))
+    [1, 2, 3]
     """
     n = len(acts)
     ends, nxt = [n] * n, n
     for j in range(n - 1, -1, -1):
         ends[j] = nxt
-        if acts[j][0] in GUARDS or (j > 0 and acts[j - 1][0] in ARRIVALS):
+        if acts[j][0] in GUARDS or (j > 0 and acts[j - 1][0] in arrivals):
             nxt = j
     return ends
 
@@ -245,6 +256,10 @@ class RingSystem:
     tmas: tuple
     preinit: tuple
     eager_landing: bool
+    #: one CTA: per pipeline iteration, the consumers that read its stage and must release it
+    #: before a TMA overwrites it (a ping-pong kernel: the one consumer owning the iteration's
+    #: tile); empty (the default): every consumer reads every iteration
+    readers: tuple = ()
 
 
 def process_name(p: int, ncta: int, ncons: int) -> str:
@@ -550,16 +565,17 @@ def _released(done) -> int:
 
 def _issue(a: Issue, st: list, t: _Tables):
     """The producer issues TMA ``a.tma``: each destination buffer must be released by every
-    consumer of the iteration it holds (a cluster: unless it holds this iteration's slices)."""
+    consumer of the iteration it holds, or each of its :attr:`RingSystem.readers` (a cluster:
+    unless it holds this iteration's slices)."""
     tma = t.sys.tmas[a.tma]
-    ncta, ncons = t.sys.ncta, t.sys.ncons
+    ncta = t.sys.ncta
     for y in tma.dests:
         k = t.bufs[(y, tma.buffer)]
         tag, nl, done = st[1][k]
         if tag == tma.it and ncta > 1:
             st[3].add(a.tma * ncta + y)
             continue
-        if tag >= 0 and _released(done) < ncons:
+        if tag >= 0 and not _all_released(t, tag, done):
             return (_overwrite_text(t, tma, y, tag, done), tma.mark)
         if st[1].__class__ is tuple:
             st[1] = list(st[1])
@@ -568,9 +584,24 @@ def _issue(a: Issue, st: list, t: _Tables):
     return True
 
 
+def _readers_of(t: _Tables, tag: int) -> frozenset:
+    """Law: the consumers that read iteration ``tag`` (:attr:`RingSystem.readers`; every
+    consumer where none are given or ``tag`` is past them)."""
+    r = t.sys.readers
+    return frozenset(r[tag]) if 0 <= tag < len(r) else frozenset(range(t.sys.ncons))
+
+
+def _all_released(t: _Tables, tag: int, done) -> bool:
+    """Law: the buffer holding iteration ``tag`` is released: by every consumer (a count in a
+    cluster), or one CTA with :attr:`RingSystem.readers`, by each of that iteration's readers."""
+    if t.sys.ncta > 1 or not t.sys.readers:
+        return _released(done) >= t.sys.ncons
+    return _readers_of(t, tag) <= done
+
+
 def _overwrite_text(t: _Tables, tma: RingTma, y: int, tag: int, done) -> str:
     if t.sys.ncta == 1:
-        miss = sorted(set(range(t.sys.ncons)) - done)
+        miss = sorted((_readers_of(t, tag) if t.sys.readers else set(range(t.sys.ncons))) - done)
         return (f"the TMA of iteration {tma.it} overwrites stage buffer {tma.buffer:#x} while "
                 f"consumer {miss[0]} may still read iteration {tag}'s data there (its wgmma group "
                 "has not retired, or it has not read it yet)")
@@ -630,3 +661,303 @@ def _retire(p: int, c: int, a: Retire, st: list, t: _Tables) -> None:
                     st[1] = list(st[1])
                 st[1][k] = (t2, nl, done | {q} if done.__class__ is frozenset else done + 1)
     st[2][c] = (unc, tuple(keep))
+
+
+# ----- the tcgen05 MMA rings of 1 or 2 CTAs: one transition system ---------------------------------
+# One MMA thread issues every tcgen05.mma (with cta_group::2 it reads both CTAs' stages and writes
+# both CTAs' TMEM); each CTA has a producer (its TMA loads) and epilogue warps (TMEM reads). The
+# state is (pcs, mbarriers (phase, pending, tx), loads in flight {(process, pc)}, MMAs completed).
+# Every action carries a ``mark`` last (the PTX line the caller reports); errors are
+# :class:`MmaFinding` values that the caller words.
+
+class Load(NamedTuple):
+    """A TMA load (``cp.async.bulk.tensor``, global to shared) of CTA ``cta`` for K iteration
+    ``it``: in flight from its issue until it lands, then ``nbytes`` complete on mbarrier ``bar``
+    (PTX ISA 9.7.13.15: the tx-count may go below zero before the ``expect_tx``); it writes the
+    shared byte ranges ``regions`` (``((lo, hi), ...)``)."""
+    kind: str
+    cta: int
+    it: int
+    bar: tuple
+    nbytes: int
+    regions: tuple
+    mark: Any
+
+
+class Mma(NamedTuple):
+    """``tcgen05.mma`` of K iteration ``it`` (``-1``: no K ring explored) into accumulator tile
+    ``tile`` (an index of :attr:`MmaRingSystem.tiles`): it reads iteration ``it``'s stage bytes in
+    every CTA that loads and writes the tile's TMEM columns."""
+    kind: str
+    it: int
+    tile: int
+    mark: Any
+
+
+class MmaCommit(NamedTuple):
+    """``tcgen05.commit``: the MMAs issued before it complete (``done`` of them, counted as
+    :attr:`TmemTile.last` counts), then it arrives once on each mbarrier of ``bars`` (with
+    ``.multicast::cluster`` the barrier at one offset in every CTA of the mask; PTX ISA 9.7.16,
+    ``tcgen05.commit``: the earliest the hardware arrives)."""
+    kind: str
+    bars: tuple
+    done: int
+    mark: Any
+
+
+class TmemRead(NamedTuple):
+    """``tcgen05.ld`` of an epilogue warp: TMEM columns ``lo .. hi - 1`` for accumulator tile
+    ``tile`` (the warp's releases so far)."""
+    kind: str
+    tile: int
+    lo: int
+    hi: int
+    mark: Any
+
+
+class TmemTile(NamedTuple):
+    """One accumulation: the TMEM columns ``lo .. hi - 1`` its MMAs write and ``last``, the count
+    of MMAs (as :attr:`MmaCommit.done` counts them) before its last one."""
+    lo: int
+    hi: int
+    last: int
+
+
+class MmaFinding(NamedTuple):
+    """An error of an MMA ring: ``what`` and the process ``p`` whose action errs, with ``values``:
+
+    ``over-arrive`` (bar): an arrival beyond the count of one phase; ``over-commit`` (bar): a
+    commit's arrival beyond the count, or on a barrier not initialised; ``load-over-read`` (CTA,
+    it, the MMA's it): a load rewrites stage bytes an incomplete MMA reads; ``mma-early`` (it,
+    CTA): an MMA before that CTA's bytes of its iteration landed; ``mma-reads-landing`` (it, CTA,
+    the load's it): an MMA reads bytes a load in flight writes; ``mma-writes-read`` (tile, lo, hi,
+    the reading process, its tile, lo, hi): an MMA writes columns an epilogue warp still has to
+    read; ``read-unwritten`` (tile, lo, hi); ``read-outside`` (tile, lo, hi, the tile's lo, hi);
+    ``read-early`` (tile, the tile's lo, hi): before its MMAs completed; ``read-while-written``
+    (tile, the later tile, lo, hi)."""
+    what: str
+    p: int
+    values: tuple
+
+
+#: The kinds after which a process's atomic step ends in an MMA ring (others observe them).
+MMA_OBSERVED = ("arrive", "load", "mma", "mma-commit")
+
+
+@dataclass(frozen=True)
+class MmaRingSystem:
+    """The tcgen05 MMA ring of ``ncta`` CTAs (``cta_group::ncta``) as a transition system.
+
+    ``prog``: each process's actions (:class:`Wait`, :class:`Arrive` (an ``expect_tx`` is an
+    arrival of 1 with its bytes), :class:`Load`, :class:`Mma`, :class:`MmaCommit`,
+    :class:`TmemRead`); ``roles``: each process's ``(CTA, role)``, role ``producer``, ``mma`` (one
+    process) or ``epilogue``; ``tiles``: the accumulations (:class:`TmemTile`); ``init``: every
+    mbarrier ``(CTA, offset)`` used, with its init count; ``observed``: the kinds that end an
+    atomic step (:func:`step_ends`; every kind: each action is a step). Epilogue warps of one CTA
+    with the same actions are interchangeable (explored once).
+
+    >>> t = (Mma("mma", -1, 0, 3), MmaCommit("mma-commit", ((0, 8),), 1, 4))
+    >>> e = (Wait("wait", (0, 8), 0, 5), TmemRead("tmem-read", 0, 0, 64, 6))
+    >>> sys = MmaRingSystem(1, (t, e), ((0, "mma"), (0, "epilogue")), (TmemTile(0, 64, 0),), (((0, 8), 1),), MMA_OBSERVED)
+    >>> explore_mma_rings(sys, max_states=100).outcome
+    'proved'
+    """
+    ncta: int
+    prog: tuple
+    roles: tuple
+    tiles: tuple
+    init: tuple
+    observed: tuple
+
+
+class _MmaTables(NamedTuple):
+    """What the exploration of an :class:`MmaRingSystem` reads besides the state, derived once:
+    each mbarrier's index and count, each process's step ends, the MMA process, the MMAs issued
+    before each of its pcs and the tiles begun, each (CTA, iteration)'s loads and their byte
+    ranges, the CTAs that load, the epilogue processes, each process's last read of each tile and
+    the classes of interchangeable processes."""
+    sys: MmaRingSystem
+    bars: dict
+    counts: dict
+    ends: list
+    mma: int
+    issued: list
+    begun: list
+    loads: dict
+    regions: dict
+    ctas: tuple
+    epilogues: tuple
+    last_read: list
+    classes: tuple
+
+
+def _mma_tables(system: MmaRingSystem) -> _MmaTables:
+    """Law: the :class:`_MmaTables` of ``system`` (its docstring); a system whose roles name a CTA
+    outside ``0 .. ncta - 1``, or no MMA process, is a :class:`LayoutError`."""
+    prog, roles = system.prog, system.roles
+    if len(roles) != len(prog) or any(not 0 <= r[0] < system.ncta for r in roles) or \
+            not any(r[1] == "mma" for r in roles):
+        raise LayoutError(f"MmaRingSystem: roles {roles} are not one (CTA < {system.ncta}, role) per "
+                          "process with one MMA process")
+    mma = next(p for p, r in enumerate(roles) if r[1] == "mma")
+    mmas = [a for a in prog[mma] if a.kind == "mma"]
+    counted = [sum(1 for a in prog[mma][:pc] if a.kind == "mma") for pc in range(len(prog[mma]) + 1)]
+    loads: dict = {}
+    for p, acts in enumerate(prog):
+        for i, a in enumerate(acts):
+            if a.kind == "load":
+                loads.setdefault((a.cta, a.it), []).append((p, i))
+    regions = {k: [r for p, i in v for r in prog[p][i].regions] for k, v in loads.items()}
+    epilogues = tuple(p for p, r in enumerate(roles) if r[1] == "epilogue")
+    last_read = [{a.tile: i for i, a in enumerate(acts) if a.kind == "tmem-read"} for acts in prog]
+    groups: dict = {}
+    for p in epilogues:
+        groups.setdefault((roles[p][0], tuple(a[:-1] for a in prog[p])), []).append(p)
+    return _MmaTables(system, {b: i for i, (b, _) in enumerate(system.init)}, dict(system.init),
+                      [step_ends(acts, system.observed) for acts in prog], mma,
+                      [tuple(mmas[:n]) for n in counted], [mmas[n - 1].tile + 1 if n else 0 for n in counted],
+                      loads, regions, tuple(sorted({k[0] for k in loads})), epilogues, last_read,
+                      tuple(tuple(g) for g in groups.values() if len(g) > 1))
+
+
+def explore_mma_rings(system: MmaRingSystem, *, max_states: int) -> Exploration:
+    """Explore every interleaving of ``system``'s processes and every landing order of its loads
+    (:class:`MmaRingSystem`), breadth first.
+
+    Law: :func:`explore`'s answer over the atomic steps: ``counterexample`` with ``(MmaFinding,
+    mark)`` of the first error, ``deadlock`` with ``(process, Wait)`` of each blocked process,
+    ``unknown`` beyond ``max_states`` states, else ``proved``.
+
+    >>> e = (TmemRead("tmem-read", 0, 0, 64, 6),)
+    >>> sys = MmaRingSystem(1, ((), e), ((0, "mma"), (0, "epilogue")), (), (), MMA_OBSERVED)
+    >>> explore_mma_rings(sys, max_states=100).error
+    (MmaFinding(what='read-unwritten', p=1, values=(0, 0, 64)), 6)
+    """
+    t = _mma_tables(system)
+    start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset(), 0)
+    canon = (lambda s: _mma_canonical(s, t.classes)) if t.classes else None
+    return explore(start, lambda s: _mma_step(s, t), system.prog, canon, max_states=max_states)
+
+
+def _mma_canonical(s, classes: tuple):
+    """Law: the state with the pcs of each class of interchangeable processes sorted."""
+    pcs = list(s[0])
+    for g in classes:
+        for p, v in zip(g, sorted(pcs[q] for q in g)):
+            pcs[p] = v
+    return (tuple(pcs),) + s[1:]
+
+
+def _mma_step(s, t: _MmaTables):
+    """Law: ``(successors, error, blocked)`` of state ``s``: each load in flight landing, then each
+    process's atomic step (a wait that passes and the actions after it up to the next wait or
+    through the next observed action)."""
+    pcs, bs, flight, retired = s
+    prog = t.sys.prog
+    succ, blocked = [], []
+    for p, i in flight:
+        a = prog[p][i]
+        k = t.bars[a.bar]
+        phase, pending, tx = bs[k]
+        nb = bs[:k] + (complete_phase(phase, pending, tx - a.nbytes, t.counts[a.bar]),) + bs[k + 1:]
+        succ.append((pcs, nb, flight - {(p, i)}, retired))
+    for p, acts in enumerate(prog):
+        pc = pcs[p]
+        if pc >= len(acts):
+            continue
+        if acts[pc].kind == "wait":
+            if bs[t.bars[acts[pc].bar]][0] & 1 == acts[pc].parity:
+                blocked.append((p, acts[pc]))
+                continue
+        st = [bs, flight, retired]
+        end = t.ends[p][pc]
+        for j in range(pc + (acts[pc].kind == "wait"), end):
+            err = _mma_apply(p, j, acts[j], st, pcs, t)
+            if err is not None:
+                return [], (err, acts[j].mark), []
+        succ.append((pcs[:p] + (end,) + pcs[p + 1:], st[0], st[1], st[2]))
+    return succ, None, blocked
+
+
+def _mma_arrive(bs: tuple, i: int, count: int, tx: int, init: int):
+    """Law: the mbarriers with ``count`` arrivals and ``tx`` bytes on the ``i``-th, or None where
+    the arrivals go beyond the phase's pending count."""
+    phase, pending, t = bs[i]
+    if pending - count < 0:
+        return None
+    return bs[:i] + (complete_phase(phase, pending - count, t + tx, init),) + bs[i + 1:]
+
+
+def _mma_apply(p: int, j: int, a, st: list, pcs, t: _MmaTables):
+    """Apply action ``a`` (at pc ``j``) of process ``p`` to ``st`` = [mbarriers, loads in flight,
+    MMAs completed]: None, or the :class:`MmaFinding` of its error."""
+    kind = a.kind
+    if kind == "arrive":
+        nb = _mma_arrive(st[0], t.bars[a.bar], a.count, a.tx, t.counts[a.bar])
+        if nb is None:
+            return MmaFinding("over-arrive", p, (a.bar,))
+        st[0] = nb
+    elif kind == "mma-commit":
+        for bar in a.bars:
+            nb = _mma_arrive(st[0], t.bars[bar], 1, 0, t.counts[bar]) if bar in t.bars else None
+            if nb is None:
+                return MmaFinding("over-commit", p, (bar,))
+            st[0] = nb
+        st[2] = max(st[2], a.done)
+    elif kind == "load":
+        for m in t.issued[pcs[t.mma]][st[2]:]:
+            if m.it != a.it and _overlap(a.regions, t.regions.get((a.cta, m.it), ())):
+                return MmaFinding("load-over-read", p, (a.cta, a.it, m.it))
+        st[1] = st[1] | {(p, j)}
+    elif kind == "mma":
+        return _mma_issue(p, a, st, pcs, t)
+    elif kind == "tmem-read":
+        return _tmem_read(p, a, st[2], pcs, t)
+    return None
+
+
+def _overlap(xs, ys) -> bool:
+    """Whether a byte range of ``xs`` meets one of ``ys`` (``(lo, hi)`` pairs)."""
+    return any(lo < h and l2 < hi for lo, hi in xs for l2, h in ys)
+
+
+def _landed(t: _MmaTables, pcs, flight, key) -> bool:
+    """Every load of ``key`` = (CTA, iteration) issued (its producer past it) and none in flight."""
+    return all(pcs[p] > i and (p, i) not in flight for p, i in t.loads.get(key, ()))
+
+
+def _mma_issue(p: int, a: Mma, st: list, pcs, t: _MmaTables):
+    """The MMA of ``a.it``: every loading CTA's bytes of that iteration landed and none being
+    written by a load in flight; its tile's columns read by no epilogue warp still to read an
+    earlier tile there."""
+    for cta in t.ctas:
+        if not _landed(t, pcs, st[1], (cta, a.it)):
+            return MmaFinding("mma-early", p, (a.it, cta))
+        for q, i in st[1]:
+            b = t.sys.prog[q][i]
+            if b.cta == cta and b.it != a.it and _overlap(b.regions, t.regions.get((cta, a.it), ())):
+                return MmaFinding("mma-reads-landing", p, (a.it, cta, b.it))
+    lo, hi, _ = t.sys.tiles[a.tile]
+    for q in t.epilogues:
+        for j in range(a.tile):
+            lo_j, hi_j, _ = t.sys.tiles[j]
+            if lo < hi_j and lo_j < hi and t.last_read[q].get(j, -1) >= pcs[q]:
+                return MmaFinding("mma-writes-read", p, (a.tile, lo, hi, q, j, lo_j, hi_j))
+    return None
+
+
+def _tmem_read(p: int, a: TmemRead, retired: int, pcs, t: _MmaTables):
+    """An epilogue warp's read of tile ``a.tile``: inside the columns its MMAs wrote, after they
+    completed, and before an MMA of a later tile writes them."""
+    tiles, j = t.sys.tiles, a.tile
+    if j >= len(tiles):
+        return MmaFinding("read-unwritten", p, (j, a.lo, a.hi))
+    lo, hi, last = tiles[j]
+    if a.lo < lo or a.hi > hi:
+        return MmaFinding("read-outside", p, (j, a.lo, a.hi, lo, hi))
+    if retired <= last:
+        return MmaFinding("read-early", p, (j, lo, hi))
+    for j2 in range(j + 1, t.begun[pcs[t.mma]]):
+        if tiles[j2].lo < a.hi and a.lo < tiles[j2].hi:
+            return MmaFinding("read-while-written", p, (j, j2, a.lo, a.hi))
+    return None

@@ -65,15 +65,15 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from verilayout.emit.gemm_plan import GemmManifest
+from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_immediate, parse_ptx
 from verilayout.frontends.shared_text import load_operand_layout
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE,
                                             GemmSim, LANDING_ASSUMPTION, SimInputs, Step, tma_load, act_reference, bias_value,
-                                            epilogue_spec, reduce_check, round_out, bias_loader,
-                                            decode_out, splits_of, out_tolerance)
+                                            reduce_check, round_out, bias_loader,
+                                            decode_out, out_tolerance, run_findings)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
                                          run_threads, stored_values)
@@ -83,7 +83,7 @@ from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
 from verilayout.simulate.tma_store import (TMA_STORE_ASSUMPTIONS, is_tma_store, staging_banks_check,
                                            store_order_check, tma_store_elements)
 
-__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value",
+__all__ = ["check_tcgen05_source", "IDESC_BITS", "KIND", "TCGEN05_ASSUMPTIONS", "tmem_cell_value", "epilogue_misses",
            "mma_checks", "tmem_checks", "MAP_D_ADDR", "check_pair_source", "pair_split_check",
            "pair_cover_check", "pair_schedule_check", "PAIR_ASSUMPTIONS"]
 
@@ -125,28 +125,49 @@ def tmem_cell_value(lane, col):
             - 4).astype(np.float32)
 
 
+def epilogue_misses(fused: tuple, lane, col, bits) -> tuple:
+    """The fused epilogue's stores against its definition: ``fused`` = (out, bias?, activation);
+    element i read TMEM cell ``(lane[i], col[i])`` and stored ``bits[i]``.
+    Law: ``(x, want, have, bad)``: ``x = tmem_cell_value(lane, col) + bias(col)`` (float64),
+    ``want = out(act(x))``, ``have`` the stored value decoded, ``bad`` the indices where they differ
+    by more than one output ulp plus the f32 rounding of GELU's / SiLU's terms, ``2^-20 (1 + |x|)``
+    (a NaN stored is a miss).
+
+    >>> lane, col = np.array([0, 0]), np.array([0, 1])    # cells hold -4 and -1: relu 0 and 0
+    >>> epilogue_misses(("f32", False, "relu"), lane, col, np.array([0, 0x3F800000], dtype=np.uint64))[3].tolist()
+    [1]
+    """
+    out, bias, act = fused
+    x = tmem_cell_value(lane, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
+    want = round_out(out, act_reference(act, x))
+    have = decode_out(out, bits)
+    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
+    return x, want, have, np.nonzero(~(np.abs(have - want) <= tol))[0]
+
+
 def _field(v: int, name: str) -> int:
     b, w = IDESC_BITS[name]
     return (v >> b) & ((1 << w) - 1)
 
 
-def _spec(man: GemmManifest) -> tuple:
+def _spec(man: Tcgen05Manifest) -> tuple:
     return (man.dtype, man.bm, man.bn, man.bk, man.stages, man.a.layout, man.b.layout)
 
 
-def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
+def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
     """Compile the sm_100a ``kernel.cu`` and run the checks of the module docstring.
     Law: ``proved`` only where the check held for every thread and element it covers.
 
-    >>> from verilayout.emit.gemm_plan import build_gemm_manifest as build
-    >>> check_tcgen05_source(GemmManifest.from_dict(build("f16", tile=(64, 64, 64), stages=2)), "")
+    >>> from dataclasses import replace
+    >>> from verilayout.emit.tcgen05_gemm import build_tcgen05_manifest as build
+    >>> check_tcgen05_source(replace(build("f16", tile=(128, 64, 64), stages=2), bm=64), "")
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: manifest: dtype 'f16' / BM 64: not an sm_100a GEMM of this emitter
     """
     # long: compile, run, then each check of the module docstring in turn, each a few lines
     dt, bm, bn, bk, stages, la, lb = _spec(man)
-    if dt in _BYTES and bm == 256 and man.sections.get("cta_pair"):
+    if dt in _BYTES and bm == 256 and man.cta_pair:
         return check_pair_source(man, source)
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
@@ -158,10 +179,10 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
     if entry is None:
         return IndependentReport(tuple(checks + [KernelCheck("run", "counterexample", "no vl_gemm_kernel")]),
                                  TCGEN05_ASSUMPTIONS)
-    splits, epi = splits_of(man), epilogue_spec(man)
+    splits, epi = man.splits, man.epilogue.spec
     fused = epi if epi != ("f32", False, "none") and splits == 1 else None
     eb, k_tiles = _BYTES[dt], max(stages + 2, splits)
-    nthreads = int(man.sections.get("threads", 128))
+    nthreads = man.threads
     for M, N, K, label in ((bm, bn, k_tiles * bk, ""), (88, bn - 5, k_tiles * bk - 16 // eb, "r")):
         tail = f" [M={M}, N={N}, K={K}]" if label else ""
         cover: dict = {}
@@ -173,21 +194,17 @@ def check_tcgen05_source(man: GemmManifest, source: str) -> IndependentReport:
                               load_value=bias_loader(N, beyond),
                               tmem_value=tmem_cell_value if fused else None)
             where = tail + (f" [CTA {s}]" if splits > 1 else "")
-            if beyond:
-                checks.append(KernelCheck("bias", "counterexample", f"the epilogue reads bias[{beyond[0]}]"
-                                    f", beyond N = {N}{where}"))
-            elif fused and fused[1]:
+            if not beyond and fused and fused[1]:
                 checks.append(KernelCheck("bias", "proved", f"the epilogue reads bias[col] only for col < "
                                     f"N = {N}{where}"))
+            checks += run_findings(run, beyond, N, where, "bias")
             if not run.complete:
-                checks.append(KernelCheck("run", "unknown", f"the kernel could not be run on the PTX"
-                                    f"{where}: {run.reason}"))
                 continue
             checks += [KernelCheck(c.check, c.status, c.message + where, c.ptx_line, c.source)
                        for c in _checks(man, run, (dt, eb, bm, bn, bk, stages, la, lb), (M, N, K),
                                         (s, splits, fused, cover))]
         if splits > 1 and len(cover) == splits:   # every slice's run complete
-            g = GemmSim(SimInputs(man=man, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
+            g = GemmSim(SimInputs(man=man.gemm, run=SimpleNamespace(threads=[]), dt=dt, eb=eb, bm=bm, bn=bn,
                                   bk=bk, stages=stages, cons=1, la=la, lb=lb, M=M, N=N, K=K,
                                   k_tiles=-(-K // bk), maps=None))   # only its slice cover (the sm_90a split-K check)
             g.splits, g.label = splits, tail
@@ -236,12 +253,10 @@ def _persistent_checks(mod, entry: str, tile: tuple, nthreads: int, fused, d_map
     return out
 
 
-def _d_map(man: GemmManifest) -> tuple | None:
+def _d_map(man: Tcgen05Manifest) -> tuple | None:
     """D's tensor map as the manifest declares it: ``(box, swizzle)``; None without TMA stores."""
-    d = man.sections.get("d_store")
-    if not d or d.get("kind") != "tma":
-        return None
-    return tuple(d["box"]), d["swizzle"]
+    d = man.d_store
+    return (d.box, d.swizzle) if d.kind == "tma" else None
 
 
 def _processes(run) -> list | None:
@@ -274,7 +289,7 @@ def _processes(run) -> list | None:
     return out
 
 
-def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
+def _checks(man: Tcgen05Manifest, run, spec: tuple, problem: tuple, part: tuple = (0, 1, None, None)) -> list[KernelCheck]:
     # long: the run's TMA trace, the ring, then every per-run check
     """Law: the checks of one CTA's run; ``part`` = (K slice s, splits S, the fused epilogue or
     None, the split-K cover to add this slice's K-tiles to)."""
@@ -282,7 +297,7 @@ def _checks(man: GemmManifest, run, spec: tuple, problem: tuple, part: tuple = (
     M, N, K = problem
     s, splits, fused, cover = part
     k_tiles = -(-K // bk)
-    g = GemmSim(SimInputs(man=man, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
+    g = GemmSim(SimInputs(man=man.gemm, run=run, dt=dt, eb=eb, bm=bm, bn=bn, bk=bk, stages=stages, cons=1,
                           la=la, lb=lb, M=M, N=N, K=K, k_tiles=k_tiles, maps=None))
     tmas, it = [], -1
     prod = [e for e in run.events if e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)]
@@ -510,21 +525,9 @@ def _d_store(run, bm: int, bn: int, mn: tuple, slot: tuple, fused, d_map=None) -
                               f"{' (outside D)' if cell[0] >= M or cell[1] >= N else ''}",
                               e.instr.line if e.instr else None)]
             got[where] = got.get(where, 0) + 1
-        if fused is not None:
-            x = tmem_cell_value(row, col).astype(np.float64) + (bias_value(col) if bias else 0.0)
-            want = round_out(out, act_reference(act, x))
-            have = decode_out(out, bits)
-            # f32 rounding of the activation's terms (magnitude |x|): 2^-20 (1 + |x|) on top
-            tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + np.abs(x)) if act in ("gelu", "silu") else 0)
-            bad = np.nonzero(np.abs(have - want) > tol)[0]
-            if bad.size:
-                q = int(bad[0])
-                return [KernelCheck("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = "
-                              f"{have[q]:g}, expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM "
-                              f"cell (lane {int(row[q])}, column {int(col[q])}) holding "
-                              f"{float(tmem_cell_value(row[q], col[q])):g}"
-                              f"{f' + bias {bias_value(int(col[q])):g}' if bias else ''}",
-                              e.instr.line if e.instr else None)]
+        miss = _epilogue_miss(e, fused, row, col, bits) if fused is not None else None
+        if miss is not None:
+            return [miss]
     want_n = min(M, bm) * min(N, bn)
     if len(got) != want_n or any(c != 1 for c in got.values()):
         return [KernelCheck("d-store", "counterexample", f"{len(got)} elements stored (some twice?), "
@@ -654,23 +657,36 @@ def pair_cover_check(runs: list, tile: tuple, mn: tuple, d_map, fused=None) -> K
                        f"{bm} x {bn} tile once, from its own TMEM lanes; together the tile once")
 
 
+def _epilogue_miss(e, fused: tuple, row, col, bits) -> KernelCheck | None:
+    """Law: the ``epilogue`` counterexample at the first element of store ``e`` (D(row, col), TMEM
+    cell (row, col)) whose value is not the fused epilogue's (:func:`epilogue_misses`); None if none."""
+    out, bias, act = fused
+    x, want, have, bad = epilogue_misses(fused, row, col, bits)
+    if not bad.size:
+        return None
+    q = int(bad[0])
+    return KernelCheck("epilogue", "counterexample", f"D({int(row[q])}, {int(col[q])}) = {have[q]:g}, "
+                       f"expected {out}({act}({x[q]:g})) = {want[q]:g} from TMEM cell (lane {int(row[q])}, "
+                       f"column {int(col[q])}) holding {float(tmem_cell_value(row[q], col[q])):g}"
+                       f"{f' + bias {bias_value(int(col[q])):g}' if bias else ''}",
+                       e.instr.line if e.instr else None)
+
+
 def _pair_value_error(fused: tuple, cta: int, row: int, col: int, bits: int) -> str | None:
     """The stored ``bits`` of D(row, col) against ``out(act(tmem_cell_value(row - 128 cta, col) +
     bias))``; None when within one output ulp."""
-    out, bias, act = fused
-    x = float(tmem_cell_value(row - 128 * cta, col)) + (bias_value(col) if bias else 0.0)
-    want = round_out(out, act_reference(act, np.array([x])))
-    have = decode_out(out, np.array([bits], dtype=np.uint64))
-    tol = out_tolerance(out, want) + (2.0 ** -20 * (1 + abs(x)) if act in ("gelu", "silu") else 0)
-    if abs(float(have[0]) - float(want[0])) <= float(tol[0]):
+    out, _, act = fused
+    x, want, have, bad = epilogue_misses(fused, np.array([row - 128 * cta]), np.array([col]),
+                                         np.array([bits], dtype=np.uint64))
+    if not bad.size:
         return None
-    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x:g})) = "
+    return (f"CTA {cta} stores D({row}, {col}) = {float(have[0]):g}, expected {out}({act}({x[0]:g})) = "
             f"{float(want[0]):g} from its TMEM cell (lane {row - 128 * cta}, column {col})")
 
 
-def _pair_load_bytes(man: GemmManifest):
+def _pair_load_bytes(man: Tcgen05Manifest):
     eb = _BYTES[man.dtype]
-    span = {"128B": 128, "64B": 64, "32B": 32}[man.sections["swizzle"]]
+    span = {"128B": 128, "64B": 64, "32B": 32}[man.swizzle]
     rows = {MAP_A_ADDR: 128, MAP_B_ADDR: man.bn // 2}
     return lambda m: rows.get(m, 0) * span + 0 * eb
 
@@ -709,7 +725,7 @@ def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelC
                        f"pair for every grid of 1 .. {tiles + 1} pairs")
 
 
-def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
+def check_pair_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
     """Compile a CTA-pair sm_100a ``kernel.cu`` and run the pair's checks: ``compile``, ``spills``,
     ``instruction``/``descriptor`` (M = 256, on CTA 0's MMAs), ``tma`` is not repeated here,
     ``tmem``, ``store-order`` and the staging banks per CTA, ``pair-split``, ``pair-cover``, ``pair-ring``
@@ -723,7 +739,7 @@ def check_pair_source(man: GemmManifest, source: str) -> IndependentReport:
         return IndependentReport(tuple(checks), PAIR_ASSUMPTIONS)
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
-    epi = epilogue_spec(man)
+    epi = man.epilogue.spec
     fused = epi if epi != ("f32", False, "none") else None
     runs = _pair_runs(mod, entry, (bm, bn, (stages + 2) * bk), fused) if entry else []
     if not runs or not all(r.complete for r in runs):

@@ -10,8 +10,9 @@ arrives at. The MMA thread's tile ``j`` starts at each ``tcgen05.mma`` whose ena
 epilogue warp's tile ``j`` is what it reads after ``j`` arrivals on accumulator barriers.
 
 ``acc-ring``: the MMA thread (its accumulator-barrier waits, its MMAs, its ``tcgen05.commit``s)
-and the epilogue warps (waits, loads, arrivals) as a transition system, explored over every
-interleaving (:func:`verilayout.simulate.ring.explore`; mbarrier phases by PTX ISA 9.7.13.15).
+and the epilogue warps (waits, loads, arrivals) as a transition system, one action a step: the
+one-CTA :class:`~verilayout.simulate.ring.MmaRingSystem`, explored over every interleaving
+(:func:`verilayout.simulate.ring.explore_mma_rings`; mbarrier phases by PTX ISA 9.7.13.15).
 A ``tcgen05.commit`` completes the MMAs issued before it and then arrives (the earliest the
 hardware arrives: PTX ISA "tcgen05.commit"). The K ring (TMA <-> MMA) is left out here: it is
 explored on its own (``protocol``). An error, by name:
@@ -34,17 +35,23 @@ tile ``j``'s MMAs: the epilogue's tile order is the producer's, each value from 
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from verilayout.simulate.independent import KernelCheck
 from verilayout.simulate.ptx_run import TMEM_TAG, init_count, mma_idesc, phase_parity, stored_values
-from verilayout.simulate.ring import complete_phase, explore
+from verilayout.simulate.ring import (Arrive, Exploration, Mma, MmaCommit, MmaRingSystem, TmemRead, TmemTile, Wait,
+                                      explore_mma_rings)
 from verilayout.simulate.tile_schedule import tile_origins
 
-__all__ = ["MAX_RING_STATES", "acc_ring_check", "tiles_d_store"]
+__all__ = ["MAX_RING_STATES", "acc_ring_check", "tiles_d_store", "mark", "mma_columns", "ld_columns",
+           "epilogue_actions", "ring_answer"]
 
 #: States explored before the answer is ``unknown``.
 MAX_RING_STATES = 200000
+#: Every action is one atomic step of the accumulator ring.
+_EVERY_ACTION = ("wait", "arrive", "mma", "mma-commit", "tmem-read")
 
 
 def _thread(run, e) -> int:
@@ -55,10 +62,63 @@ def _warps_of(run, e) -> set[int]:
     return {int(t) // 32 for t in np.asarray(run.threads)[e.lanes]}
 
 
+def mark(e) -> int | None:
+    """Law: the PTX line of event ``e``'s instruction (None without one): the mark a ring action
+    carries.
+
+    >>> from verilayout.simulate.ptx_run import Event
+    >>> mark(Event("tcgen05.ld", 7, 0, np.array([0])))
+    """
+    return e.instr.line if e.instr else None
+
+
 def _enable_d(e) -> bool | None:
     keys = sorted((k for k in e.values if k.startswith("a") and k[1:].isdigit()), key=lambda k: int(k[1:]))
     last = e.values.get(keys[-1]) if keys else None
     return None if last is None else bool(int(last[0]))
+
+
+def mma_columns(e) -> tuple[int, int, bool]:
+    """Law: ``(c, N, new)`` of a ``tcgen05.mma`` event: the TMEM column of its D address, the
+    instruction descriptor's N (bits 17-22 = N >> 3, PTX ISA 9.7.16 "Instruction descriptor"; 0
+    where the run does not know it) and whether its enable-input-d is 0 (a new accumulation).
+
+    >>> from verilayout.simulate.ptx_run import Event
+    >>> mma_columns(Event("tcgen05.mma", 1, 0, np.array([0]), {"addr": np.array([0x40080])}))
+    (128, 0, False)
+    """
+    d = mma_idesc(e.values)
+    n = ((int(d[0]) >> 17) & 0x3F) << 3 if d is not None else 0
+    return int(e.values["addr"][0]) & 0xFFFF, n, _enable_d(e) is False
+
+
+def ld_columns(e, sel) -> tuple[int, int]:
+    """Law: ``(c, num)`` of a ``tcgen05.ld.<shape>.x<num>`` event for the lanes ``sel``: the TMEM
+    column of the first selected lane's address and the repeat count.
+
+    >>> from verilayout.simulate.ptx_run import Event
+    >>> ld_columns(Event("tcgen05.ld.sync.aligned.32x32b.x16.b32", 1, 0, np.array([0]), {"addr": np.array([64])}), np.array([True]))
+    (64, 16)
+    """
+    return int(e.values["addr"][np.nonzero(sel)[0][0]]) & 0xFFFF, int(e.op.split(".x")[1].split(".")[0])
+
+
+def ring_answer(r: Exploration, check: str, words: Callable, waits: Callable, max_states: int) -> KernelCheck | None:
+    """Law: the ``check``'s :class:`KernelCheck` of an MMA ring's exploration ``r`` that did not
+    prove: a counterexample in ``words(finding)`` at its PTX line, a deadlock naming the first three
+    blocked processes (``waits(process, wait)``), ``unknown`` past ``max_states``; None when proved.
+
+    >>> ring_answer(Exploration("unknown", None, (), 11), "acc-ring", str, str, 10).message
+    'more than 10 states'
+    """
+    if r.outcome == "counterexample":
+        finding, line = r.error
+        return KernelCheck(check, "counterexample", words(finding), line)
+    if r.outcome == "deadlock":
+        return KernelCheck(check, "counterexample", f"{check}: deadlock: " + "; ".join(waits(p, a) for p, a in r.blocked[:3]))
+    if r.outcome == "unknown":
+        return KernelCheck(check, "unknown", f"more than {max_states} states")
+    return None
 
 
 def _roles(run):
@@ -78,50 +138,80 @@ def _roles(run):
     return _thread(run, mma), epi, bars, init
 
 
-def _programs(run, mma_thread: int, epi: list, bars: set):
-    """Law: the MMA thread's and each epilogue warp's actions in program order, the MMA tiles
-    ``(first MMA, last MMA, column range)`` in issue order; consecutive loads of one warp are one
-    ``read`` action, consecutive MMAs of one tile one ``write`` action."""
-    mma_prog, tiles, n_mma = [], [], 0
-    epi_prog = {w: [] for w in epi}
-    arrivals = {w: 0 for w in epi}
+def _wait(e) -> Wait:
+    return Wait("wait", (0, int(e.values["addr"][0])), int(phase_parity(e.values)[0]) & 1, mark(e))
+
+
+def _mma_actions(run, mma_thread: int, bars: set) -> tuple[list, list]:
+    """Law: the MMA thread's actions (:class:`Wait` on accumulator barriers, :class:`Mma` at each
+    tile's first MMA, :class:`MmaCommit` completing the MMAs so far then :class:`Arrive` on an
+    accumulator barrier) and the tiles as ``[first MMA, last MMA, (lo, hi)]`` in issue order."""
+    prog, tiles, n_mma = [], [], 0
     for e in run.events:
-        th = np.asarray(run.threads)[e.lanes]
-        if mma_thread in th.tolist():
-            if e.op.startswith("mbarrier.try_wait") and int(e.values["addr"][0]) in bars:
-                mma_prog.append(("wait", int(e.values["addr"][0]), int(phase_parity(e.values)[0]) & 1, e))
-            elif e.op.startswith("tcgen05.mma"):
-                d = mma_idesc(e.values)
-                n = ((int(d[0]) >> 17) & 0x3F) << 3 if d is not None else None
-                col = int(e.values["addr"][0]) & 0xFFFF
-                if _enable_d(e) is False or not tiles:
-                    tiles.append([n_mma, n_mma, (col, col + (n or 0))])
-                    mma_prog.append(("write", len(tiles) - 1, e))
-                tiles[-1][1] = n_mma
-                n_mma += 1
-            elif e.op.startswith("tcgen05.commit"):
-                mma_prog.append(("retire", n_mma, e))
-                if int(e.values["addr"][0]) in bars:
-                    mma_prog.append(("arrive", int(e.values["addr"][0]), 1, e))
-        for w in epi:
-            sel = (th // 32) == w
-            if not sel.any():
-                continue
-            if e.op.startswith("mbarrier.try_wait") and int(e.values["addr"][0]) in bars:
-                epi_prog[w].append(("wait", int(e.values["addr"][0]), int(phase_parity(e.values)[0]) & 1, e))
-            elif e.op.startswith("mbarrier.arrive") and int(e.values["addr"][0]) in bars:
-                epi_prog[w].append(("arrive", int(e.values["addr"][0]), int(sel.sum()), e))
-                arrivals[w] += 1
-            elif e.op.startswith("tcgen05.ld."):
-                num = int(e.op.split(".x")[1].split(".")[0])
-                col = int(e.values["addr"][np.nonzero(sel)[0][0]]) & 0xFFFF
-                cols = frozenset(range(col, col + num))
-                prog = epi_prog[w]
-                if prog and prog[-1][0] == "read" and prog[-1][1] == arrivals[w]:
-                    prog[-1] = ("read", arrivals[w], prog[-1][2] | cols, prog[-1][3])
-                else:
-                    prog.append(("read", arrivals[w], cols, e))
-    return mma_prog, [tuple(t) for t in tiles], [epi_prog[w] for w in epi]
+        if mma_thread not in np.asarray(run.threads)[e.lanes].tolist():
+            continue
+        if e.op.startswith("mbarrier.try_wait") and int(e.values["addr"][0]) in bars:
+            prog.append(_wait(e))
+        elif e.op.startswith("tcgen05.mma"):
+            col, n, new = mma_columns(e)
+            if new or not tiles:
+                tiles.append([n_mma, n_mma, (col, col + n)])
+                prog.append(Mma("mma", -1, len(tiles) - 1, mark(e)))
+            tiles[-1][1] = n_mma
+            n_mma += 1
+        elif e.op.startswith("tcgen05.commit"):
+            prog.append(MmaCommit("mma-commit", (), n_mma, mark(e)))
+            if int(e.values["addr"][0]) in bars:
+                prog.append(Arrive("arrive", (0, int(e.values["addr"][0])), 1, 0, mark(e)))
+    return prog, tiles
+
+
+def epilogue_actions(run, w: int, bar_of: Callable) -> list:
+    """Law: epilogue warp ``w``'s actions in program order: :class:`Wait` and :class:`Arrive` (of
+    the warp's selected threads) on the mbarriers ``bar_of(event, lane)`` names (``lane``: 0 for a
+    wait, the warp's first for an arrival; None: not one of the ring's), :class:`TmemRead`
+    (consecutive ``tcgen05.ld`` of one tile merged: the tile = the warp's arrivals so far).
+
+    >>> from verilayout.simulate.ptx_run import RunResult
+    >>> epilogue_actions(RunResult((), True, "", ()), 4, lambda e, i: None)
+    []
+    """
+    prog, arrivals = [], 0
+    for e in run.events:
+        sel = (np.asarray(run.threads)[e.lanes] // 32) == w
+        if not sel.any():
+            continue
+        if e.op.startswith("mbarrier.try_wait") and bar_of(e, 0) is not None:
+            prog.append(Wait("wait", bar_of(e, 0), int(phase_parity(e.values)[0]) & 1, mark(e)))
+        elif e.op.startswith("mbarrier.arrive") and bar_of(e, int(np.nonzero(sel)[0][0])) is not None:
+            prog.append(Arrive("arrive", bar_of(e, int(np.nonzero(sel)[0][0])), int(sel.sum()), 0, mark(e)))
+            arrivals += 1
+        elif e.op.startswith("tcgen05.ld."):
+            col, num = ld_columns(e, sel)
+            last = prog[-1] if prog else None
+            if last and last.kind == "tmem-read" and last.tile == arrivals:
+                prog[-1] = last._replace(lo=min(last.lo, col), hi=max(last.hi, col + num))
+            else:
+                prog.append(TmemRead("tmem-read", arrivals, col, col + num, mark(e)))
+    return prog
+
+
+def _accumulator_bar(bars: set) -> Callable:
+    """The one-CTA ring's mbarrier of an event: ``(0, address)`` when the address is an
+    accumulator barrier, else None."""
+    def bar_of(e, _lane: int):
+        addr = int(e.values["addr"][0])
+        return (0, addr) if addr in bars else None
+    return bar_of
+
+
+def _programs(run, mma_thread: int, epi: list, bars: set):
+    """Law: the MMA thread's and each epilogue warp's actions in program order
+    (:func:`_mma_actions`, :func:`epilogue_actions`) and the MMA tiles (:class:`TmemTile`, last:
+    the index of the tile's last MMA) in issue order."""
+    mma_prog, tiles = _mma_actions(run, mma_thread, bars)
+    return (mma_prog, [TmemTile(lo, hi, last) for _first, last, (lo, hi) in tiles],
+            [epilogue_actions(run, w, _accumulator_bar(bars)) for w in epi])
 
 
 def acc_ring_check(run) -> KernelCheck:
@@ -133,7 +223,6 @@ def acc_ring_check(run) -> KernelCheck:
     >>> acc_ring_check(RunResult((), True, "", ())).status
     'unknown'
     """
-    # long: one breadth-first search over the MMA thread and the epilogue warps, its state and its messages
     roles = _roles(run)
     if roles is None:
         return KernelCheck("acc-ring", "unknown", "the run has no tcgen05.mma or no tcgen05.ld")
@@ -141,97 +230,43 @@ def acc_ring_check(run) -> KernelCheck:
     if not bars or any(b not in init for b in bars):
         return KernelCheck("acc-ring", "unknown", "an accumulator barrier is not initialised in the run")
     mma_prog, tiles, epi_progs = _programs(run, mma_thread, epi, bars)
-    if any(t[2][1] <= t[2][0] for t in tiles):
+    if any(t.hi <= t.lo for t in tiles):
         return KernelCheck("acc-ring", "unknown", "an MMA's instruction descriptor is not known")
-    progs = [mma_prog] + epi_progs
     names = ["the MMA thread"] + [f"epilogue warp {w}" for w in epi]
-    order = sorted(bars)
-    start = (tuple(0 for _ in progs), tuple((0, init[b]) for b in order), (), 0)
-    same = all([a[:3] for a in p] == [a[:3] for a in epi_progs[0]] for p in epi_progs)
-
-    def canon(s):
-        if not same:
-            return s
-        return ((s[0][0],) + tuple(sorted(s[0][1:])),) + s[1:]
-
-    def bar(s, addr):
-        return s[1][order.index(addr)]
-
-    def with_bar(bs, addr, v):
-        i = order.index(addr)
-        return bs[:i] + (v,) + bs[i + 1:]
-
-    def done_reading(s, p, j) -> bool:          # process p past every read of tile j
-        return all(not (a[0] == "read" and a[1] == j) for a in progs[p][s[0][p]:])
-
-    def step(s):
-        pcs, bs, _, retired = s
-        succ, blocked = [], []
-        issued = sum(1 for a in mma_prog[:pcs[0]] if a[0] == "write")   # MMA tiles begun
-        for p, prog in enumerate(progs):
-            if pcs[p] >= len(prog):
-                continue
-            a = prog[pcs[p]]
-            nbs, nret = bs, retired
-            if a[0] == "wait":
-                phase, _ = bar(s, a[1])
-                if (phase & 1) == a[2]:
-                    blocked.append(f"{names[p]} waits on mbarrier {a[1]:#x} parity {a[2]}")
-                    continue
-            elif a[0] == "arrive":
-                phase, pending = bar(s, a[1])
-                if pending - a[2] < 0:
-                    return [], (f"{names[p]} arrives on mbarrier {a[1]:#x} more times than its "
-                                "count in one phase", a[3]), []
-                ph, pend, _ = complete_phase(phase, pending - a[2], 0, init[a[1]])
-                nbs = with_bar(bs, a[1], (ph, pend))
-            elif a[0] == "retire":
-                nret = max(retired, a[1])
-            elif a[0] == "write":
-                j2, (lo, hi) = a[1], tiles[a[1]][2]
-                for q in range(1, len(progs)):
-                    for j in range(j2):
-                        lo_j, hi_j = tiles[j][2]
-                        if lo < hi_j and lo_j < hi and not done_reading(s, q, j):
-                            return [], (f"acc-ring: the MMA of tile {j2} writes TMEM columns "
-                                        f"{lo}..{hi - 1} while {names[q]} has not finished reading "
-                                        f"tile {j} there (columns {lo_j}..{hi_j - 1})", a[2]), []
-            elif a[0] == "read":
-                j, cols = a[1], a[2]
-                if j >= len(tiles):
-                    return [], (f"acc-ring: {names[p]} reads TMEM columns {min(cols)}..{max(cols)} "
-                                f"for tile {j}, which no MMA wrote", a[3]), []
-                lo, hi = tiles[j][2]
-                if min(cols) < lo or max(cols) >= hi:
-                    return [], (f"acc-ring: {names[p]} reads TMEM columns {min(cols)}..{max(cols)} "
-                                f"for tile {j}, whose accumulator the MMAs wrote at columns "
-                                f"{lo}..{hi - 1}", a[3]), []
-                if issued <= j or retired <= tiles[j][1]:
-                    return [], (f"acc-ring: {names[p]} reads tile {j}'s accumulator (columns "
-                                f"{lo}..{hi - 1}) before its MMAs completed", a[3]), []
-                for j2 in range(j + 1, min(issued, len(tiles))):
-                    lo2, hi2 = tiles[j2][2]
-                    if lo2 <= max(cols) and min(cols) < hi2:
-                        return [], (f"acc-ring: {names[p]} reads tile {j}'s accumulator (columns "
-                                    f"{min(cols)}..{max(cols)}) while the MMA writes tile {j2} "
-                                    "into them", a[3]), []
-            npcs = pcs[:p] + (pcs[p] + 1,) + pcs[p + 1:]
-            succ.append((npcs, nbs, (), nret))
-        return succ, None, blocked
-
-    r = explore(start, step, progs, canon, max_states=MAX_RING_STATES)
-    n_tiles, stages = len(tiles), len({t[2] for t in tiles})
-    if r.outcome == "counterexample":
-        msg, ev = r.error
-        return KernelCheck("acc-ring", "counterexample", msg, ev.instr.line if ev.instr else None)
-    if r.outcome == "deadlock":
-        return KernelCheck("acc-ring", "counterexample", "acc-ring: deadlock: " + "; ".join(r.blocked[:3]))
-    if r.outcome == "unknown":
-        return KernelCheck("acc-ring", "unknown", f"more than {MAX_RING_STATES} states")
+    system = MmaRingSystem(1, (tuple(mma_prog),) + tuple(tuple(p) for p in epi_progs),
+                           ((0, "mma"),) + tuple((0, "epilogue") for _ in epi), tuple(tiles),
+                           tuple(((0, b), init[b]) for b in sorted(bars)), _EVERY_ACTION)
+    r = explore_mma_rings(system, max_states=MAX_RING_STATES)
+    answer = ring_answer(r, "acc-ring", lambda f: _words(f, names),
+                         lambda p, a: f"{names[p]} waits on mbarrier {a.bar[1]:#x} parity {a.parity}", MAX_RING_STATES)
+    if answer is not None:
+        return answer
+    n_tiles, stages = len(tiles), len({(t.lo, t.hi) for t in tiles})
     return KernelCheck("acc-ring", "proved", f"{n_tiles} accumulations (tiles or K slices) through {stages} TMEM accumulator "
                        f"stage(s), the MMA thread and {len(epi)} epilogue warps over every "
                        f"interleaving ({r.states} states): each warp reads each tile's accumulator "
                        "after its MMAs completed and before the next MMA into those columns")
+
+
+def _words(f, names: list) -> str:
+    """Law: the message of :class:`~verilayout.simulate.ring.MmaFinding` ``f`` in the one-CTA ring's
+    words (an arrival beyond the count is worded without the check's name)."""
+    v, who = f.values, names[f.p]
+    if f.what in ("over-arrive", "over-commit"):
+        return f"{who} arrives on mbarrier {v[0][1]:#x} more times than its count in one phase"
+    text = {
+        "mma-writes-read": lambda: f"the MMA of tile {v[0]} writes TMEM columns {v[1]}..{v[2] - 1} while "
+                                   f"{names[v[3]]} has not finished reading tile {v[4]} there (columns "
+                                   f"{v[5]}..{v[6] - 1})",
+        "read-unwritten": lambda: f"{who} reads TMEM columns {v[1]}..{v[2] - 1} for tile {v[0]}, which no MMA wrote",
+        "read-outside": lambda: f"{who} reads TMEM columns {v[1]}..{v[2] - 1} for tile {v[0]}, whose "
+                                f"accumulator the MMAs wrote at columns {v[3]}..{v[4] - 1}",
+        "read-early": lambda: f"{who} reads tile {v[0]}'s accumulator (columns {v[1]}..{v[2] - 1}) before "
+                              "its MMAs completed",
+        "read-while-written": lambda: f"{who} reads tile {v[0]}'s accumulator (columns {v[2]}..{v[3] - 1}) "
+                                      f"while the MMA writes tile {v[1]} into them",
+    }.get(f.what, lambda: f"{who}: {f.what} {v}")
+    return "acc-ring: " + text()
 
 
 def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: int,
@@ -287,7 +322,7 @@ def tiles_d_store(run, mn: tuple, tile: tuple, map_a: int, map_b: int, d_addr: i
                                    "TMEM", e.instr.line if e.instr else None)
             lane, tcol = (b >> 16) & 0x7FFF, b & 0xFFFF
             r0, n0 = origin[j]
-            want = (row - r0, tiles[j][2][0] + col - n0)
+            want = (row - r0, tiles[j].lo + col - n0)
             if (lane, tcol) != want or not (0 <= row - r0 < bm and 0 <= col - n0 < bn):
                 return KernelCheck("d-store", "counterexample", f"warp {w} stores D({row}, {col}) "
                                    f"during its tile {j} (origin ({r0}, {n0}) as loaded) from TMEM "

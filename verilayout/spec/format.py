@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import Verdict
@@ -138,6 +138,18 @@ def prefixed(where: str, fn, *args, **kw):
         return fn(*args, **kw)
     except LayoutError as e:
         raise LayoutError(f"{where}: {e}") from None
+
+
+def only_keys(entry: Mapping, key: str, accepted: Sequence[str], where: str) -> None:
+    """Refuse a layout-source entry (``key = ...``) holding a key outside ``accepted``, listed in
+    the error in that order. Law: returns None exactly when ``set(entry) <= set(accepted)``.
+
+    >>> only_keys({"plan": {}, "description": "x"}, "plan", ("plan", "description"), "f.toml: x")
+    """
+    extra = set(entry) - set(accepted)
+    if extra:
+        raise LayoutError(f"{where}: unknown keys {sorted(extra)} next to '{key}' (accepted: "
+                          f"{', '.join(accepted)})")
 
 
 # ----- reading files ---------------------------------------------------------------------------

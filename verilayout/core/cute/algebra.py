@@ -150,6 +150,24 @@ def _compose_tree(flat: list, shape: IntTuple, stride: IntTuple) -> tuple[IntTup
 Tiler = Union[None, int, Layout, tuple]
 
 
+def _modewise(op: Callable, name: str, a: AnyLayout, b: Tiler, verify: bool, leaf: Callable) -> AnyLayout:
+    """CuTe's conventions for a layout op ``op(a, b, verify=...)`` (``name`` for errors): a swizzled
+    ``a`` keeps its swizzle (``op`` on its layout), ``b`` None keeps ``a``, a tuple ``b`` applies
+    ``op`` mode by mode; otherwise ``leaf(a, b, verify)`` on the two concrete layouts.
+
+    >>> _modewise(composition, "composition", Layout(8, 1), None, False, _compose_concrete)
+    Layout('_8:_1')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(op(a.layout, b, verify=verify))
+    a = _concrete_layout(a, name)
+    if b is None:
+        return a
+    if isinstance(b, tuple):
+        return _tiler_modes(a, b, lambda m, t: op(m, t, verify=verify))
+    return leaf(a, _concrete_layout(b, name), verify)
+
+
 def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
     """``a o b``: ``R(i) == a(b(i))`` for every ``i < size(b)`` when ``b`` has one mode.
 
@@ -172,14 +190,11 @@ def composition(a: AnyLayout, b: Tiler, *, verify: bool = False) -> AnyLayout:
         if not isinstance(b, Layout):
             raise LayoutError(f"composition of a Swizzle needs a Layout, got {type(b).__name__}")
         return ComposedLayout(a, b, StaticInt(0), swizzle_units="elements")
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(composition(a.layout, b, verify=verify))
-    a = _concrete_layout(a, "composition")
-    if b is None:
-        return a
-    if isinstance(b, tuple):
-        return _tiler_modes(a, b, lambda m, t: composition(m, t, verify=verify))
-    b = _concrete_layout(b, "composition")
+    return _modewise(composition, "composition", a, b, verify, _compose_concrete)
+
+
+def _compose_concrete(a: Layout, b: Layout, verify: bool) -> Layout:
+    """:func:`composition` of two concrete layouts (``b`` one tiler, not a tuple of them)."""
     flat = _coalesce_keep_last(a)
     shape, stride = _compose_tree(flat, b.shape, b.stride)
     result = Layout(shape, stride)
@@ -264,15 +279,8 @@ def logical_divide(a: AnyLayout, tiler: Tiler, *, verify: bool = False) -> AnyLa
     >>> logical_divide(Layout(16, 1), Layout(4, 2))
     Layout('(_4,(_2,_2)):(_2,(_1,_8))')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(logical_divide(a.layout, tiler, verify=verify))
-    a = _concrete_layout(a, "logical_divide")
-    if tiler is None:
-        return a
-    if isinstance(tiler, tuple):
-        return _tiler_modes(a, tiler, lambda m, t: logical_divide(m, t, verify=verify))
-    b = _concrete_layout(tiler, "logical_divide")
-    return composition(a, make_layout(b, complement(b, a.size)), verify=verify)
+    return _modewise(logical_divide, "logical_divide", a, tiler, verify,
+                     lambda a, b, verify: composition(a, make_layout(b, complement(b, a.size)), verify=verify))
 
 
 def _hier_unzip(split: Callable, a: Layout, tiler: Tiler) -> Layout:
@@ -291,6 +299,31 @@ def _hier_unzip(split: Callable, a: Layout, tiler: Tiler) -> Layout:
     return split(a, tiler)
 
 
+def _zipped(split: Callable, name: str, a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``zipped_divide`` / ``zipped_product`` (``name``, for errors) with ``split`` their logical
+    form: :func:`_hier_unzip` on ``a``'s layout, a swizzle or offset kept around it.
+
+    >>> _zipped(logical_divide, "zipped_divide", Layout(8, 1), Layout(2, 1))
+    Layout('(_2,_4):(_1,_2)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(_zipped(split, name, a.layout, tiler))
+    return _hier_unzip(split, _concrete_layout(a, name), tiler)
+
+
+def _tiled(zipped: Callable, a: AnyLayout, tiler: Tiler) -> AnyLayout:
+    """``zipped(a, tiler)`` with its rest mode unpacked into the top-level modes (CuTe's
+    ``tiled_divide`` / ``tiled_product``); a swizzle or offset kept around the layout.
+
+    >>> _tiled(zipped_divide, Layout(8, 1), Layout(2, 1))
+    Layout('(_2,_4):(_1,_2)')
+    """
+    if isinstance(a, ComposedLayout):
+        return a.with_layout(_tiled(zipped, a.layout, tiler))
+    z = zipped(a, tiler)
+    return make_layout(z[0], *z[1].modes())
+
+
 def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     """``((tile modes), (rest modes))``: :func:`logical_divide` mode by mode with the tiles
     gathered in mode 0 and the rests in mode 1 (CuTe ``zipped_divide``, ``cute/layout.hpp``).
@@ -298,10 +331,7 @@ def zipped_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> zipped_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
     Layout('((_2,_4),(_4,_4)):((_16,_1),(_32,_4))')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(zipped_divide(a.layout, tiler))
-    a = _concrete_layout(a, "zipped_divide")
-    return _hier_unzip(logical_divide, a, tiler)
+    return _zipped(logical_divide, "zipped_divide", a, tiler)
 
 
 def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -311,10 +341,7 @@ def tiled_divide(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> tiled_divide(Layout((8, 16), (16, 1)), (Layout(2, 1), Layout(4, 1)))
     Layout('((_2,_4),_4,_4):((_16,_1),_32,_4)')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(tiled_divide(a.layout, tiler))
-    z = zipped_divide(a, tiler)
-    return make_layout(z[0], *z[1].modes())
+    return _tiled(zipped_divide, a, tiler)
 
 
 def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -324,10 +351,7 @@ def zipped_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> zipped_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
     Layout('((_2,_2),(_3,_2)):((_1,_2),(_2,_1))')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(zipped_product(a.layout, tiler))
-    a = _concrete_layout(a, "zipped_product")
-    return _hier_unzip(logical_product, a, tiler)
+    return _zipped(logical_product, "zipped_product", a, tiler)
 
 
 def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
@@ -336,10 +360,7 @@ def tiled_product(a: AnyLayout, tiler: Tiler) -> AnyLayout:
     >>> tiled_product(Layout((2, 2), (1, 2)), (Layout(3, 1), Layout(2, 1)))
     Layout('((_2,_2),_3,_2):((_1,_2),_2,_1)')
     """
-    if isinstance(a, ComposedLayout):
-        return a.with_layout(tiled_product(a.layout, tiler))
-    z = zipped_product(a, tiler)
-    return make_layout(z[0], *z[1].modes())
+    return _tiled(zipped_product, a, tiler)
 
 
 def logical_product(a: Layout, tiler: Tiler) -> Layout:

@@ -48,7 +48,7 @@ from verilayout.frontends.cute_text import looks_like_cute, parse_cute
 from verilayout.frontends.shared_text import load_shared
 from verilayout.hw.nvidia.banks import as_shared, placed
 from verilayout.prove.banks import check_banks, check_lds_banks
-from verilayout.spec.format import Kind, elem_bits_of
+from verilayout.spec.format import Kind, elem_bits_of, only_keys
 
 _SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "description", "stage"}
 
@@ -56,10 +56,7 @@ _SHARED_KEYS = {"shared", "shape", "dtype", "elem_bits", "base_address", "descri
 def _src_shared(entry, spec, where):
     path = spec.path
     w = f"{path}: {where}"
-    extra = set(entry) - _SHARED_KEYS
-    if extra:
-        raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'shared' (accepted: "
-                          f"{', '.join(sorted(_SHARED_KEYS))})")
+    only_keys(entry, "shared", sorted(_SHARED_KEYS), w)
     text = entry["shared"]
     if not isinstance(text, str):
         raise LayoutError(f"{w}: shared must be layout text")

@@ -66,7 +66,7 @@ from verilayout.synth.blockload import BatchedPlan, Plan, default_surface
 from verilayout.synth.blockload import plan_operand as synth
 from verilayout.hw.intel.dpas import DTYPE_BYTES
 from verilayout.prove.coverage import Needed, compare_load_layout, delivered_arrays, lookup
-from verilayout.spec.format import Kind, prefixed
+from verilayout.spec.format import Kind, only_keys, prefixed
 
 _SYNTH_KEYS = {"operand", "algorithm", "transpose", "arch", "warp", "dtype", "origin",
                "base_address"}
@@ -98,10 +98,7 @@ def resolve_operand(spec, name: Any, where: str, dtype: str | None = None):
 def _src_plan(entry, spec, where):
     path = spec.path
     w = f"{path}: {where}"
-    extra = set(entry) - {"plan", "description"}
-    if extra:
-        raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'plan' (accepted: plan, "
-                          "description)")
+    only_keys(entry, "plan", ("plan", "description"), w)
     args = entry["plan"]
     if not isinstance(args, dict):
         raise LayoutError(f"{w}: plan must be a table (operand = ..., or the fields of "

@@ -29,7 +29,7 @@ from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import FunctionLayout, Verdict, as_function, check_injective, equal, placed
 from verilayout.hw.nvidia.banks import SharedAddressMap
 from verilayout.errors import LayoutError
-from verilayout.spec.format import Kind, Spec, elem_bits_of
+from verilayout.spec.format import Kind, Spec, elem_bits_of, only_keys
 
 ENUMERATION_LIMIT_BITS = 20
 
@@ -460,10 +460,7 @@ def _src_placed(entry: dict, spec: Spec, where: str) -> FunctionLayout:
     shared layout through its inverse), the element width from ``dtype``/``elem_bits`` or the
     CuTe layout's ``smem_ptr[Nb]``."""
     w = f"{spec.path}: {where}"
-    extra = set(entry) - _PLACED_KEYS
-    if extra:
-        raise LayoutError(f"{w}: unknown keys {sorted(extra)} next to 'placed' (accepted: "
-                          f"{', '.join(sorted(_PLACED_KEYS))})")
+    only_keys(entry, "placed", sorted(_PLACED_KEYS), w)
     name = entry["placed"]
     if not isinstance(name, str):
         raise LayoutError(f"{w}: placed must name a [layouts] entry")

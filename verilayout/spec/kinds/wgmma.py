@@ -51,7 +51,7 @@ from verilayout.hw.nvidia.descriptor import Descriptor, decode, encode, operand_
 from verilayout.frontends.names import parse_major, parse_shape, parse_swizzle
 from verilayout.hw.nvidia.wgmma import DTYPE_BITS, canonical_layout, dtype_bits, fragment, k_of_dtype, swizzle_atom
 from verilayout.prove.wgmma import check_descriptor
-from verilayout.spec.format import Kind, prefixed
+from verilayout.spec.format import Kind, only_keys, prefixed
 
 __all__ = ["resolve_descriptor", "fragment_coverage"]
 
@@ -60,10 +60,7 @@ __all__ = ["resolve_descriptor", "fragment_coverage"]
 
 def _args(entry: Any, key: str, path: str, where: str, allowed: set, required=()) -> dict:
     """The table under ``entry[key]``; only ``key`` and ``description`` may sit beside it."""
-    extra = set(entry) - {key, "description"}
-    if extra:
-        raise LayoutError(f"{path}: {where}: unknown keys {sorted(extra)} next to '{key}' "
-                          f"(accepted: {key}, description)")
+    only_keys(entry, key, (key, "description"), f"{path}: {where}")
     args = entry[key]
     if not isinstance(args, dict):
         raise LayoutError(f"{path}: {where}: '{key}' must be a table {{{', '.join(sorted(allowed))}}}")
