@@ -26,15 +26,24 @@ from verilayout.frontends.prescan import kernel_def_site
 _STORES = ("ttg.local_alloc", "ttg.local_store", "ttg.async_copy_global_to_local")
 
 
+def may_suggest(c: Check) -> bool:
+    """Law: False when :func:`suggestion` is None for ``c`` whatever ``gluon`` is (not a
+    bank-conflict finding naming its shared layout).
+
+    >>> may_suggest(Check("ttg.local_load", 3, None, "bank-conflicts", "proved", None, "ok"))
+    False
+    """
+    return c.severity in ("error", "warning") and c.check == "bank-conflicts" \
+        and bool(str(c.data.get("shared_layout", "")))
+
+
 def suggestion(c: Check, gluon: bool = False) -> str | None:
     """A Python-level change that may remove the finding ``c`` (see the module docstring); for a
     Gluon kernel (``gluon``: its author writes the shared layout), the layout to write, as Gluon
     code, chosen for every access of the buffer together (``data["joint"]``)."""
-    if c.severity not in ("error", "warning") or c.check != "bank-conflicts":
+    if not may_suggest(c):
         return None
     layout = str(c.data.get("shared_layout", ""))
-    if not layout:
-        return None
     joint = c.data.get("joint")
     if gluon and joint:
         return _gluon_suggestion(joint)

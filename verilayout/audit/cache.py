@@ -79,9 +79,15 @@ def unusable(folder: str) -> str | None:
 
 
 def _side(path: str) -> bytes:
+    """The first ``MAX_SIDE_BYTES`` of ``path`` (``<none>``: unreadable), read at the size the file
+    has (no buffer of the maximum for a small file; one that grows meanwhile is read on)."""
     try:
         with open(path, "rb") as f:
-            return f.read(MAX_SIDE_BYTES)
+            size = os.fstat(f.fileno()).st_size
+            if not 0 <= size < MAX_SIDE_BYTES:
+                return f.read(MAX_SIDE_BYTES)
+            data = f.read(size + 1)
+            return data if len(data) <= size else data + f.read(MAX_SIDE_BYTES - len(data))
     except OSError:
         return b"<none>"
 

@@ -7,6 +7,7 @@ so it lives at the door (:mod:`verilayout.frontends.prescan`) and is re-exported
 """
 from __future__ import annotations
 
+import os
 import sys
 from typing import BinaryIO
 
@@ -19,15 +20,20 @@ __all__ = ["MAX_INPUT_BYTES", "read_bounded", "read_input", "looks_like_ptx", "m
 MAX_INPUT_BYTES = 64 << 20
 
 
-def read_bounded(stream: BinaryIO, name: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+def read_bounded(stream: BinaryIO, name: str, limit: int = MAX_INPUT_BYTES, size: int | None = None) -> bytes:
     """At most ``limit`` bytes of ``stream``; a larger input is a LayoutError naming ``name``.
+    ``size``: the stream's expected length (a file's ``fstat``): read at once, without a buffer of
+    ``limit`` bytes; a stream longer than that is read on to the limit, so the result is the same.
 
     >>> import io; read_bounded(io.BytesIO(b"abc"), "<stdin>", limit=2)
     Traceback (most recent call last):
     ...
     verilayout.errors.LayoutError: <stdin>: input larger than the 0 MiB limit (read 3 bytes and stopped)
     """
-    data = stream.read(limit + 1)
+    first = limit + 1 if size is None or size < 0 else min(limit, size) + 1
+    data = stream.read(first)
+    if len(data) == first <= limit:          # longer than its size said (a growing file): read on
+        data += stream.read(limit + 1 - first)
     if len(data) > limit:
         raise LayoutError(f"{name}: input larger than the {limit >> 20} MiB limit "
                           f"(read {len(data)} bytes and stopped)")
@@ -46,7 +52,7 @@ def read_input(path: str, limit: int = MAX_INPUT_BYTES) -> bytes:
         return read_bounded(sys.stdin.buffer, "<stdin>", limit)
     try:
         with open(path, "rb") as f:
-            return read_bounded(f, path, limit)
+            return read_bounded(f, path, limit, os.fstat(f.fileno()).st_size)
     except IsADirectoryError:
         raise LayoutError(f"{path}: cannot read: it is a directory") from None
     except OSError as e:

@@ -28,10 +28,10 @@ import os
 import signal
 import time
 from dataclasses import replace
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from verilayout.audit import cache
-from verilayout.audit.advice import gluon_kernel, suggestion
+from verilayout.audit.advice import gluon_kernel, may_suggest, suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
 from verilayout.audit.limits import run_limited
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
@@ -130,14 +130,14 @@ def _audit_data(path: str, data: bytes) -> FileReport:
     else:
         from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3; a cached audit needs none)
         try:
-            rep = audit_text(text, name)
+            rep = audit_text(data, name)     # the bytes read (the text's UTF-8): its audit's cache key
         except LayoutError as e:
             msg = str(e)
             raise LayoutError(msg if msg.startswith(name + ":") else f"{name}: {msg}") from None
     kernel = cache_kernel_name(path, None if kind == "ptx" else text) if path != "-" else None
     rep = at_call_sites(rep, text, kind)
     return _with_suggestions(replace(rep, kernel=kernel, sources=source_paths(text, kind)),
-                             kind == "ttgir" and gluon_kernel(None if path == "-" else path, text))
+                             (lambda: gluon_kernel(None if path == "-" else path, text)) if kind == "ttgir" else False)
 
 
 #: How many ``.loc`` directives back from a PTX check its own ``.loc`` is looked for.
@@ -158,10 +158,10 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
     >>> out.loc, out.data["inlined_from"]
     ('k.py:14', ['k.py:9'])
     """
-    if "inlined_at" not in text if kind == "ptx" else "callsite(" not in text:
-        return rep                      # nothing inlined: no check moves (what the scan below finds)
+    if not rep.checks or ("inlined_at" not in text if kind == "ptx" else "callsite(" not in text):
+        return rep                      # no check, or nothing inlined: no check moves
     if kind == "ptx":
-        sites = ptx_inline_sites(text)
+        sites = ptx_inline_sites(text, max(c.line for c in rep.checks))   # a check looks back only
         lines = [s[0] for s in sites]
 
         def site(c):
@@ -171,7 +171,7 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
                     return (sites[j][2], [c.loc]) if sites[j][2] else None
             return None
     else:
-        chains = ttgir_inline_chains(text)
+        chains = ttgir_inline_chains(text, {c.line for c in rep.checks})
 
         def site(c):
             ch = chains.get(c.line)
@@ -191,12 +191,18 @@ def audit_ttgir_text(text: str, name: str = "<text>") -> FileReport:
         raise LayoutError(f"{name}: {why}")
     from verilayout.audit.ttgir import audit_text  # deferred: start-up (numpy, z3)
     rep = at_call_sites(audit_text(text, name), text, "ttgir")
-    return _with_suggestions(replace(rep, sources=source_paths(text, "ttgir")), gluon_kernel(None, text))
+    return _with_suggestions(replace(rep, sources=source_paths(text, "ttgir")), lambda: gluon_kernel(None, text))
 
 
-def _with_suggestions(rep: FileReport, gluon: bool = False) -> FileReport:
+def _with_suggestions(rep: FileReport, gluon: bool | Callable[[], bool] = False) -> FileReport:
     """Each finding with a Python-level suggestion (``audit.advice``) gets it as ``data["suggestion"]``
-    (for a Gluon kernel, ``gluon``: the shared layout to write, as Gluon code; ``data["gluon"]``)."""
+    (for a Gluon kernel, ``gluon``: the shared layout to write, as Gluon code; ``data["gluon"]``).
+    ``gluon`` may be a function, asked (once) only when a check can have a suggestion: telling a
+    Gluon kernel reads files (``advice.gluon_kernel``), which a report without findings never needs."""
+    if callable(gluon):
+        if not any(may_suggest(c) for c in rep.checks):
+            return rep
+        gluon = gluon()
     checks = tuple(replace(c, data={**c.data, "suggestion": s, **({"gluon": True} if gluon else {})})
                    if (s := suggestion(c, gluon)) else c for c in rep.checks)
     return replace(rep, checks=checks)

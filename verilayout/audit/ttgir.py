@@ -810,10 +810,13 @@ def _reorder_check(ctx: AuditContext, op: Op, want: LinearLayout, have: LinearLa
 
 # ----- the driver --------------------------------------------------------------------------
 
+#: the MMA ops checked by ``_mma_check``, with the architecture of their descriptors
+ARCH_MMA = {"ttng.warp_group_dot": "sm_90", "ttng.tc_gen5_mma": "sm_100", "ttng.tc_gen5_mma_scaled": "sm_100"}
+
+
 def _audit_op(ctx: AuditContext, op: Op) -> None:
     n = op.name
-    arch_mma = {"ttng.warp_group_dot": "sm_90", "ttng.tc_gen5_mma": "sm_100",
-                "ttng.tc_gen5_mma_scaled": "sm_100"}
+    arch_mma = ARCH_MMA
     if n == "ttg.local_alloc":
         if op.operands and op.in_types and op.out_types:
             bank_check(ctx, op, op.in_types[0], op.out_types[0], op.results[0] if op.results else None, True)
@@ -865,7 +868,8 @@ def _audit_op(ctx: AuditContext, op: Op) -> None:
         if n != "ttg.local_dealloc":
             ctx.add(op, "copy-layout", "unchecked", None, f"{n}: {UNCHECKED[n]}", reason=UNCHECKED[n])
         return
-    if any(t.is_memdesc for t in op.in_types + op.out_types) and n not in NO_DATA:
+    # Type.is_memdesc on the printed texts, without a Type per text (most ops touch no memory)
+    if any("memdesc<" in t for t in op.operand_types + op.result_types) and n not in NO_DATA:
         ctx.add(op, "shared-memory", "unchecked", None, f"{n} uses shared memory; no check models it",
                 reason="op not modelled")
 

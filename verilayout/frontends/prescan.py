@@ -20,7 +20,7 @@ import re
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
            "ptx_inline_sites", "target_name", "kernel_def_site"]
 
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')   # "(?:[^"\\\n]|\\.)*" unrolled: the same matches
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _PAIRS = (("{", "}"), ("(", ")"), ("[", "]"))
 
@@ -62,7 +62,7 @@ def _ttgir_missing(text: str) -> str | None:
         if looks_like_ptx(text):
             return "this is PTX, not TTGIR (audit the .ptx file by path: its TTGIR beside it is the plan)"
         return "no `module`: not a TTGIR module"
-    if not re.search(r"\btt\.func\b", text):
+    if not _has_word(text, "tt.func"):
         return "no tt.func: the module holds no kernel"
     body = _STRING.sub('""', text)
     if body.count('"') % 2:
@@ -71,6 +71,27 @@ def _ttgir_missing(text: str) -> str | None:
     if bad:
         return f"truncated: {bad} (the file ends inside an op or function)"
     return None
+
+
+def _is_word(ch: str) -> bool:
+    """``ch`` is a character of ``re``'s ``\\w`` (Unicode: alphanumeric or ``_``)."""
+    return ch.isalnum() or ch == "_"
+
+
+def _has_word(text: str, word: str) -> bool:
+    """``re.search(r"\\b" + re.escape(word) + r"\\b", text)`` for a ``word`` that starts and ends
+    with a word character, by ``str.find`` (no regular expression scans every position).
+
+    >>> _has_word("a tt.func @k", "tt.func"), _has_word("xtt.func", "tt.func"), _has_word("tt.funcs", "tt.func")
+    (True, False, False)
+    """
+    i = text.find(word)
+    while i >= 0:
+        j = i + len(word)
+        if (i == 0 or not _is_word(text[i - 1])) and (j == len(text) or not _is_word(text[j])):
+            return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _ptx_missing(text: str) -> str | None:
@@ -93,6 +114,7 @@ _FUNC_ARGS = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
 _PTR_ELEM = re.compile(r"!tt\.ptr<\s*([\w]+)")
 _TTGIR_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
 _PTX_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
+_PTX_FILE_HIT = re.compile(r'\.file\s+\d+\s+"([^"\n]*)"')
 
 
 def pointer_element_types(text: str) -> tuple[str, ...]:
@@ -115,7 +137,25 @@ def source_files(text: str, kind: str) -> tuple[str, ...]:
     >>> source_files('.file 1 "/src/k.py"\\n.file 2 "/src/k.py"\\n.file 3 "lib.h"', "ptx")
     ('/src/k.py', 'lib.h')
     """
-    return tuple(dict.fromkeys((_PTX_SOURCE if kind == "ptx" else _TTGIR_SOURCE).findall(text)))
+    if kind == "ptx":
+        return tuple(dict.fromkeys(_ptx_file_names(text)))
+    return tuple(dict.fromkeys(_TTGIR_SOURCE.findall(text)))
+
+
+def _line_start_only(text: str, i: int) -> bool:
+    """Only white space between the start of ``i``'s line and ``i``."""
+    head = text[text.rfind("\n", 0, i) + 1:i]
+    return not head or head.isspace()
+
+
+def _ptx_file_names(text: str) -> list[str]:
+    """``_PTX_SOURCE.findall(text)``: each ``.file`` directive's path. The directive is searched by
+    its literal start (fast) and each hit must begin its line; where one does not (``.file`` inside
+    a comment or string), the anchored expression decides, as before."""
+    hits = list(_PTX_FILE_HIT.finditer(text))
+    if all(_line_start_only(text, m.start()) for m in hits):
+        return [m.group(1) for m in hits]
+    return _PTX_SOURCE.findall(text)
 
 
 # ----- inlined @triton.jit helpers: the call site and the helper's line ------------------------------
@@ -123,6 +163,8 @@ def source_files(text: str, kind: str) -> tuple[str, ...]:
 #: a TTGIR location alias line, ``#loc3 = loc(...)``: (name, body); the one pattern (frontends/ttgir
 #: matches it line by line, ttgir_inline_chains over the whole text)
 LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
+#: LOC_ALIAS without its line anchor (searched by its literal start; each hit checked to begin its line)
+_LOC_ALIAS_HIT = re.compile(r"#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 _LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
 _LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
@@ -160,21 +202,34 @@ def _chain(body: str, locs: dict, depth: int = 0) -> tuple[str, ...]:
     return ()
 
 
-def ttgir_inline_chains(text: str) -> dict[int, tuple[str, ...]]:
+def _loc_aliases(text: str) -> dict[str, str]:
+    """``#locN`` -> its ``loc(...)`` text, as ``LOC_ALIAS.finditer`` reads them: searched by the
+    literal ``#loc`` (fast), each hit beginning its line, else by the anchored expression."""
+    hits = list(_LOC_ALIAS_HIT.finditer(text))
+    if not all(_line_start_only(text, m.start()) for m in hits):
+        hits = list(LOC_ALIAS.finditer(text))
+    return {m.group(1): m.group(2) for m in hits}
+
+
+def ttgir_inline_chains(text: str, lines: set[int] | None = None) -> dict[int, tuple[str, ...]]:
     """Line (1-based) -> the source locations of each TTGIR op whose ``loc(#ref)`` is a
     ``callsite(... at ...)`` (an op of an inlined ``@triton.jit`` helper, such as ``tl.sum``):
-    the outermost call site (in the kernel) first, the helper's line last.
+    the outermost call site (in the kernel) first, the helper's line last. ``lines``: only these
+    lines are looked at (the lines of an audit's checks; the others' entries are left out).
 
     >>> t = ('#loc1 = loc("/s/k.py":9:12)\\n#loc2 = loc("/s/k.py":13:9)\\n#loc3 = loc("a"(#loc2))\\n'
     ...      '#loc4 = loc(callsite(#loc1 at #loc3))\\n  %0 = ttg.local_alloc %x : (t) -> m loc(#loc4)\\n')
     >>> ttgir_inline_chains(t)
     {5: ('k.py:13', 'k.py:9')}
     """
-    locs = {m.group(1): m.group(2) for m in LOC_ALIAS.finditer(text)}
+    locs = _loc_aliases(text)
     if not any("callsite(" in v for v in locs.values()):
         return {}
     out = {}
-    for i, line in enumerate(text.split("\n"), 1):
+    rows = text.split("\n")
+    wanted = range(1, len(rows) + 1) if lines is None else sorted(i for i in lines if 1 <= i <= len(rows))
+    for i in wanted:
+        line = rows[i - 1]
         m = _OP_LOC.search(line)
         if m and not line.lstrip().startswith("#"):
             chain = _chain(m.group(1), locs)
@@ -187,9 +242,10 @@ _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"\n]*)"', re.M)
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,[^\n]*?\binlined_at\s+(\d+)\s+(\d+)\s+\d+)?", re.M)
 
 
-def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
+def ptx_inline_sites(text: str, last: int | None = None) -> list[tuple[int, str, str | None]]:
     """Each ``.loc`` of a PTX text in order: ``(line, "file.py:L", call site or None)``, the call
-    site being what ``inlined_at`` names (LLVM's mark of an inlined helper's line).
+    site being what ``inlined_at`` names (LLVM's mark of an inlined helper's line); ``last``: only
+    those up to that line (the scan stops there: the same entries, a prefix of the list).
 
     >>> ptx_inline_sites('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
     [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
@@ -198,6 +254,8 @@ def ptx_inline_sites(text: str) -> list[tuple[int, str, str | None]]:
     out, line, pos = [], 1, 0
     for m in _PTX_LOC.finditer(text):
         line, pos = line + text.count("\n", pos, m.start()), m.start()   # counted on from the last .loc
+        if last is not None and line > last:
+            break
         here = f"{files.get(m.group(1), '?')}:{m.group(2)}"
         site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
         out.append((line, here, site))
