@@ -79,7 +79,7 @@ def test_what_is_not_a_dsl_object_is_one_line(obj):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("cutlass") is None,
-                    reason="the optional extra cutedsl (nvidia-cutlass-dsl) is not installed")
+                    reason="the optional extra cutedsl (nvidia-cutlass-dsl) is not installed (optional tool)")
 def test_live_objects_of_a_trace_read_as_recorded():       # pragma: no cover - optional extra
     import subprocess
     import sys

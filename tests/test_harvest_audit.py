@@ -29,10 +29,12 @@ STEP = 8                                  # one pair in eight of the manifest's 
 
 
 @functools.lru_cache(maxsize=1)
-def _folder() -> Path:
-    """The sample's files unpacked (one forward pass over the tarball; the other 7/8 not written)."""
+@functools.lru_cache(maxsize=4)
+def _folder(names: frozenset[str] | None = None) -> Path:
+    """The sample's files (or the stored files ``names``) unpacked, once per process (one forward
+    pass over the tarball; the others not written)."""
     root = Path(tempfile.mkdtemp(prefix="verilayout-harvest-"))
-    want = {f[k] for fs in _sample().values() for f in fs for k in ("ttgir", "ptx") if f.get(k)}
+    want = names or {f[k] for fs in _sample().values() for f in fs for k in ("ttgir", "ptx") if f.get(k)}
     with tarfile.open(TARBALL, "r:xz") as tar:
         tar.extractall(root, members=[m for m in tar if m.name in want], filter="data")
     assert all((root / n).is_file() for n in want), "a sampled file is not in the tarball"

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow
 
 @functools.lru_cache(maxsize=8)
 def _pair(name: str) -> tuple[str, object]:
-    stem = str(_folder() / name)              # (stems hold dots: no with_suffix)
+    stem = str(_folder(_CLASS_FILES) / name)  # (stems hold dots: no with_suffix)
     return Path(stem + ".ptx").read_text(), parse_module(Path(stem + ".ttgir").read_text())
 
 
@@ -46,6 +46,8 @@ LIGHTNING = "cuda100/lightning-attn__lightning_attn2.bwd_inter_kernel_d0_w4_s3"
 DECODE = "cuda90/lightllm__llama.triton_kernel.gqa_flash_decoding_stage1.fwd_kernel_flash_decode_stage1_ls0_w1_s2"
 AWQ = "cuda100/gptqmodel__awq_gemm_kernel_d0_w4_s3"
 FP8 = "cuda90/deepspeed__matmul_kernel_fp8_bf16_d0_w4_s3"
+#: the stored files these tests read (only they are unpacked)
+_CLASS_FILES = frozenset(f"{n}.{ext}" for n in (INDEXER, LIGHTNING, DECODE, AWQ, FP8) for ext in ("ptx", "ttgir"))
 
 
 @pytest.mark.parametrize("name", [INDEXER, LIGHTNING, DECODE, AWQ, FP8])
