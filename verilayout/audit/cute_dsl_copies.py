@@ -19,7 +19,7 @@ over ``M / (64 Am)`` repeats) and warpgroup ``w`` (counted from the first warpgr
 ``stmatrix``) is atom ``(w mod Am, (w div Am) mod An)``: the element's (row, col) in the C tile is
 ``((m Am + wm) 64 + row, (n An + wn) N + col)``.
 
-Law (``stmatrix.x{1,2,4}``, not ``.trans``; PTX ISA 9.7.9.x ``stmatrix``: lanes ``8j .. 8j+7`` give the
+Law (``stmatrix.x{1,2,4}``, not ``.trans``; PTX ISA ``stmatrix``, Data Movement and Conversion Instructions: lanes ``8j .. 8j+7`` give the
 row addresses of matrix ``j``; lane ``l`` holds row ``l / 4``, bytes ``4 (l % 4) .. +3`` of matrix ``j``
 in its register ``j``): for every thread that reaches the instruction (its branch guards on ``%tid``),
 every byte ``k`` of register ``j`` holds byte ``k % 2`` of an element ``(r, c)`` whose epilogue-tile
