@@ -244,6 +244,15 @@ def test_cli_schedule_pingpong_writes_the_ping_pong_kernel(tmp_path):
     assert json.loads((tmp_path / "manifest.json").read_text())["consumer_schedule"] == "pingpong"
 
 
+@pytest.mark.parametrize("dtype,bk", [("bf16", 64), ("e4m3", 128), ("tf32", 32)])
+def test_cli_schedule_pingpong_without_a_tile_takes_a_64_row_tile(dtype, bk, tmp_path):
+    # each consumer owns a whole 64-row tile; K is one 128-byte swizzle row: 128 / element bytes
+    p = _cli("emit", "gemm", "--dtype", dtype, "--schedule", "pingpong", "-o", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    assert (m["bm"], m["bn"], m["bk"], m["consumer_schedule"]) == (64, 256, bk, "pingpong")
+
+
 def test_cli_refuses_a_128_row_ping_pong_tile_in_one_line(tmp_path):
     p = _cli("emit", "gemm", "--dtype", "bf16", "--tile", "128x128x64", "--schedule", "pingpong",
              "-o", str(tmp_path))

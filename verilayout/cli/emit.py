@@ -412,7 +412,8 @@ def register(subparsers) -> None:
                    help="sm_90a consumer warpgroups: cooperative (two split each 128-row tile) or "
                    "pingpong (64-row tiles, each consumer owns whole tiles and they take turns on "
                    "the tensor cores and the epilogue, as CUTLASS's "
-                   "sm90_gemm_tma_warpspecialized_pingpong.hpp); default cooperative, with "
+                   "sm90_gemm_tma_warpspecialized_pingpong.hpp; without --tile its tile is "
+                   "64x256x(128 bytes of K)); default cooperative, with "
                    "--problem the model's choice (--explain says why)")
     p.add_argument("--out-dtype", default="f32", choices=OUT_DTYPES, metavar="T",
                    help=f"type of D: {', '.join(OUT_DTYPES)} (default f32)")

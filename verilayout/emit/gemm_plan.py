@@ -376,7 +376,7 @@ def build_gemm_manifest(dtype: str, tile: tuple[int, int, int] | None = None, st
         raise LayoutError(f"--arch {arch!r}: emit gemm writes sm_90a (Hopper wgmma + TMA) kernels")
     if dtype not in GEMM_DTYPES:
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
-    bm, bn, bk = require_tile(tile or (128, 256, 128 // bytes_of(dtype)))
+    bm, bn, bk = require_tile(tile or (64 if schedule == "pingpong" else 128, 256, 128 // bytes_of(dtype)))
     _check_config(dtype, bm, bn, bk, stages, group_m, splits)
     if out not in OUT_DTYPES:
         raise LayoutError(f"--out {out!r}: D is one of {', '.join(OUT_DTYPES)}")
