@@ -39,10 +39,10 @@ from verilayout.core.cute.int_tuple import flatten, product
 from verilayout.core.cute.layout import AnyLayout
 from verilayout.dtypes import mlir_bits
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_text import parse_cute
+from verilayout.frontends.cute_text import parse_cute, swizzle_span
 
 __all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "CoordTensor", "TmaBox", "Op", "CuteModule", "parse_cute_mlir",
-           "parse_type", "split_top"]
+           "parse_type", "split_top", "dsl_tensor_memref", "from_dsl"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -699,3 +699,54 @@ def _block_args(raw: str, line: int, aliases: dict, types: dict) -> None:
             ty = t.strip()
             brace = _scan(ty, "{", 0, line)
             types.setdefault(name.strip(), parse_type(_strip_loc(ty[:brace]).strip(), aliases, line))
+
+
+def dsl_tensor_memref(text: str) -> Memref:
+    """The memref a CuTe-DSL tensor print stands for: ``tensor<ptr<elem, space, align<N>[, S<B,M,S>]>
+    o layout>`` states the facts of ``!cute.memref<elem, space, align<N>[, S<B,M,S>], "layout">``.
+
+    >>> dsl_tensor_memref("tensor<ptr<f16, smem, align<1024>, S<3,4,3>> o (8,64):(64,1)>").swizzle
+    (3, 4, 3)
+    """
+    body = text[len("tensor<"):-1] if text.startswith("tensor<ptr<") and text.endswith(">") else ""
+    end = _scan(body, " ", 0, 1) if body else 0
+    if not body[end:].startswith(" o "):
+        raise LayoutError(f"{text[:80]!r}: not a CuTe-DSL tensor print (tensor<ptr<...> o layout>)")
+    args = tuple(split_top(body[len("ptr<"):end - 1]))
+    return interpret(CuteType("cute.memref", (*args, f'"{body[end + 3:]}"'), text))
+
+
+def from_dsl(obj: object) -> AnyLayout:
+    """A CuTe-DSL ``Layout``, ``ComposedLayout`` or ``Tensor`` of a ``@cute.jit`` trace, read from
+    the text the DSL prints for it (``str(obj)``; the DSL is never imported here).
+
+    Law: a layout or composed layout gives at every index the offset the DSL's own ``obj(i)``
+    gives (the DSL's ``S<B,M,S> o 0 o L`` swizzles the inner layout's offsets, element units); a
+    tensor gives its memref's layout (:func:`dsl_tensor_memref`, :meth:`Memref.cute`): a
+    shared-memory pointer's swizzle acts on the byte addresses of its elements
+    (``cute/pointer_swizzle.hpp``), so its alignment must cover the pattern's span; ``?`` (a
+    dynamic value) stays symbolic.
+
+    >>> t = from_dsl("tensor<ptr<f16, smem, align<1024>, S<3,4,3>> o (8,64):(64,1)>")
+    >>> t.offset_bytes((1, 0)), from_dsl("S<3,4,3> o 0 o (8,64):(64,1)")((1, 0))
+    (144, 64)
+    """
+    if obj is None or isinstance(obj, (bool, int, float, bytes, tuple, list, dict)):
+        raise LayoutError(f"from_dsl needs a CuTe-DSL Layout, ComposedLayout or Tensor (or what the DSL "
+                          f"prints for it), got {type(obj).__name__}")
+    text = " ".join(str(obj).split())
+    if not text.startswith("tensor<"):
+        return parse_cute(text, swizzle_units="elements" if " o " in text else None)
+    mem = dsl_tensor_memref(text)
+    if mem.swizzle is None:
+        return mem.cute()
+    if mem.space != "smem" or mlir_bits(mem.elem) is None:
+        raise LayoutError(f"{text[:80]!r}: a swizzled pointer to {mem.space} memory of an element type "
+                          "of unknown width (expected smem and a type such as f16)")
+    out = mem.cute()
+    span = swizzle_span(out.swizzle)
+    if mem.align % span:
+        raise LayoutError(f"{text[:80]!r}: the swizzle reads address bits below the pointer's alignment "
+                          f"({mem.align} bytes, pattern span {span}); give the base address "
+                          "(parse_cute_tensor of CuTe's print with the pointer's value)")
+    return out

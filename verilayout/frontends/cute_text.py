@@ -21,10 +21,9 @@ from verilayout.core.cute.layout import UNITS, AnyLayout, ComposedLayout, Layout
 from verilayout.core.cute.swizzle import Swizzle
 from verilayout.core.cute.tv import tv_to_linear
 from verilayout.core.linear_layout import LinearLayout
-from verilayout.dtypes import BITS
 from verilayout.errors import LayoutError
 
-__all__ = ["parse_cute", "parse_cute_tensor", "parse_cute_tv", "looks_like_cute", "CuteTensor", "from_dsl"]
+__all__ = ["parse_cute", "parse_cute_tensor", "parse_cute_tv", "looks_like_cute", "CuteTensor"]
 
 
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
@@ -516,61 +515,6 @@ def parse_cute_tensor(text: str) -> CuteTensor:
     if engine is None:
         raise LayoutError("col 1: expected a tensor (a pointer such as smem_ptr[16b](0x400) o layout)")
     return CuteTensor(engine["kind"], engine["bits"], engine["base"], engine["swizzle"], layout)
-
-
-def _dsl_pointer(text: str) -> tuple[str, int | None, str | None, int | None, str]:
-    """``(memory, alignment, swizzle, element bits, layout text)`` of the DSL's tensor print
-    ``tensor<ptr<f16, smem, align<1024>, S<3,4,3>> o L>``; a ``LayoutError`` naming what is not."""
-    body = text[len("tensor<"):-1] if text.startswith("tensor<ptr<") and text.endswith(">") else None
-    depth, end = 0, -1
-    for i, ch in enumerate(body or ""):
-        depth += (ch == "<") - (ch == ">")
-        if depth == 0 and ch == ">":
-            end = i
-            break
-    rest = body[end + 1:] if body and end > 0 else ""
-    if not rest.startswith(" o "):
-        raise LayoutError(f"{text[:80]!r}: not a CuTe-DSL tensor print (tensor<ptr<...> o layout>)")
-    parts = [x.strip() for x in re.split(r",(?![^<]*>)", body[len("ptr<"):end])]
-    align = next((int(x[6:-1]) for x in parts[2:] if re.fullmatch(r"align<\d+>", x)), None)
-    swz = next((x for x in parts[2:] if x.startswith("S<")), None)
-    return parts[1] if len(parts) > 1 else "?", align, swz, BITS.get(parts[0]), rest[3:]
-
-
-def from_dsl(obj: object) -> AnyLayout:
-    """A CuTe-DSL ``Layout``, ``ComposedLayout`` or ``Tensor`` of a ``@cute.jit`` trace, read from
-    the text the DSL prints for it (``str(obj)``; the DSL is never imported here).
-
-    Law: a layout or composed layout gives at every index the offset the DSL's own ``obj(i)``
-    gives (the DSL's ``S<B,M,S> o 0 o L`` swizzles the inner layout's offsets, element units); a
-    tensor gives its layout over its pointer: a shared-memory pointer's swizzle
-    (``ptr<f16, smem, align<1024>, S<3,4,3>>``) acts on the byte addresses of its elements
-    (``Sw<3,4,3> o smem_ptr[16b](unset) o L``, ``cute/pointer_swizzle.hpp``), so its alignment must
-    cover the pattern's span; ``?`` (a dynamic value) stays symbolic.
-
-    >>> t = from_dsl("tensor<ptr<f16, smem, align<1024>, S<3,4,3>> o (8,64):(64,1)>")
-    >>> t.offset_bytes((1, 0)), from_dsl("S<3,4,3> o 0 o (8,64):(64,1)")((1, 0))
-    (144, 64)
-    """
-    if obj is None or isinstance(obj, (bool, int, float, bytes, tuple, list, dict)):
-        raise LayoutError(f"from_dsl needs a CuTe-DSL Layout, ComposedLayout or Tensor (or what the DSL "
-                          f"prints for it), got {type(obj).__name__}")
-    text = " ".join(str(obj).split())
-    if not text.startswith("tensor<"):
-        return parse_cute(text, swizzle_units="elements" if " o " in text else None)
-    memory, align, swz, bits, layout = _dsl_pointer(text)
-    if swz is None:
-        return parse_cute(layout)
-    if memory != "smem" or bits is None:
-        raise LayoutError(f"{text[:80]!r}: a swizzled pointer to {memory} memory of an element type "
-                          "of unknown width (expected smem and a type such as f16)")
-    out = parse_cute(f"{swz} o smem_ptr[{bits}b](unset) o {layout}")
-    span = swizzle_span(out.swizzle)
-    if align is None or align % span:
-        raise LayoutError(f"{text[:80]!r}: the swizzle reads address bits below the pointer's alignment "
-                          f"({align} bytes, pattern span {span}); give the base address "
-                          "(parse_cute_tensor of CuTe's print with the pointer's value)")
-    return out
 
 
 def looks_like_cute(text: str) -> bool:
