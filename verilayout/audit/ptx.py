@@ -52,6 +52,7 @@ from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
+from verilayout.audit.ptx_reductions import warp_reduce_checks
 from verilayout.audit.ptx_dots import (DOT_FAMILIES, accumulator_blocks, dot_ties, live_lines, memdesc_root,
                                        producers_by_name, stage_view, warpgroup_blocks)
 from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
@@ -573,6 +574,7 @@ def _with_plan(ctx: PtxContext) -> FileReport:
     checks.extend(elements + partition_checks(ctx, elements))
     checks.extend(convert_checks(ctx))
     checks.extend(register_permute_checks(ctx))
+    checks.extend(warp_reduce_checks(ctx))
     checks.extend(tmem_message_checks(ctx))
     return FileReport(ctx.path, ctx.ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 

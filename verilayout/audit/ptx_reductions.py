@@ -1,0 +1,548 @@
+"""Warp reductions checked per lane: each butterfly chain (``shfl.sync.bfly.b32 d, a, m, 31, -1``, each
+followed by the combine op) that Triton emits for a ``tt.reduce`` is run on the 32 lanes against the
+reduce operand's linear layout (check ``warp-reduce``); a ``tt.gather``'s data-dependent
+``shfl.sync.idx`` is reported.
+
+What Triton emits (``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``): the region is first applied
+within each thread to the registers that share their non-reduced coordinates (``reduceWithinThreads``),
+then across the lanes of the warp by one butterfly per lane bit that moves along the reduced axis, each
+shuffle followed by the region inlined on (accumulator, shuffled value) (``warpReduce``); the partials
+of warps along the axis go through shared memory and are combined by a second butterfly chain on the
+loaded values; a one-op integer region over all 32 lanes may use ``redux.sync`` (sm_80+).
+
+Semantics (PTX ISA 9.7.8.6 shfl.sync): with ``c = 31`` and membermask ``0xffffffff`` every lane takes
+part and ``.bfly`` makes lane ``l`` read ``a`` of lane ``l ^ m``. So a chain of masks ``m_1 .. m_k`` leaves
+in lane ``t`` the combination of ``C_k[t]`` where ``C_0 = I`` and ``C_j[t] = C_{j-1}[t] + C_{j-1}[t ^ m_j]``
+(counts over source lanes; ``redux.sync``: every lane once).
+
+Law (``warp-reduce``): let ``L`` be the reduce operand's layout, ``lane(u)`` the XOR of its lane bases
+of the set bits of ``u`` and ``key(u)`` that coordinate with the ``axis`` component removed (the
+register and warp parts are the same for all lanes of one register, so they cancel). Lane ``t`` must
+combine exactly the distinct elements ``{lane(u) : key(u) = key(t)}``, each once: for every element
+``e`` of them, ``sum(C_k[t][u] : lane(u) = e) = 1``, and no lane ``u`` with ``key(u) != key(t)`` is counted.
+For single-bit masks this says: one butterfly per lane bit whose basis is nonzero and moves only along
+``axis``; none over a lane bit whose basis is 0 (a replicated lane: its elements would be counted twice)
+or moves along another dimension (elements of other rows would mix). It is decided by brute force over
+the 32 lanes, a proof for that layout.
+
+Ties, by dataflow: the butterflies form chains (a shuffle's successor is a shuffle whose source the
+combine instructions reading the first's result define; shuffles of one step of a multi-operand
+region are joined by those instructions); a chain's inputs are traced back through its function's
+definitions: an input loaded from shared memory is the inter-warp stage (``unchecked``: which lane holds
+which warp's partial is the scratch round's, not modelled here); else the candidates are the
+``tt.reduce`` ops with as many 32-bit words per step as the chain has shuffles, and among several, those
+whose in-thread accumulation tree (the region's PTX op applied to the input, traced back) has as many
+leaves as the layout's distinct register elements per key. A chain whose candidates disagree on the
+lane bits or the region, or that has none, is ``unchecked`` at each of its shuffles with the reason.
+
+Combine: a one-op region must be the PTX op of the shuffled value's first non-move user
+(``arith.addf`` -> ``add.f32``, ``arith.maxnumf`` -> ``max.f32``, ``arith.maximumf`` -> ``max.NaN.f32``,
+...): another op is an ``error`` at its line. A region of several ops (``argmin``) is accepted when the
+first users' op kinds are all the region's (``setp`` for compares, ``selp`` for selects, ...); else the
+chain is ``unchecked`` (the region is not modelled).
+
+Verdict per chain: ``proved`` (masks, ``c``, membermask, combine op and width all match); an ``error`` at
+the ``shfl`` line naming the lane bit, its basis and what the reduce needs; ``unchecked`` as above.
+``tt.gather`` (``gather-shuffle``): every ``shfl.sync.idx`` of a kernel with a ``tt.gather`` whose lane
+index is not a function of ``%tid`` (it comes from the gather's index tensor) is ``unchecked`` with that
+reason.
+
+>>> required_lanes(((0, 1), (0, 2), (0, 4), (0, 8), (0, 16)), 1)
+[1, 2, 4, 8, 16]
+>>> lane_counts([16, 8, 4, 2, 1])[3].tolist() == [1] * 32
+True
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from verilayout.audit.model import Check
+from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_shuffles import TagRun
+from verilayout.errors import LayoutError
+from verilayout.frontends.ttgir import Module, Op
+from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
+
+CHECK = "warp-reduce"
+GATHER_CHECK = "gather-shuffle"
+#: one-op regions: TTGIR op -> (PTX head, whether ``.NaN`` is required)
+_COMBINE = {"arith.addf": ("add", False), "arith.mulf": ("mul", False), "arith.maxnumf": ("max", False),
+            "arith.minnumf": ("min", False), "arith.maximumf": ("max", True), "arith.minimumf": ("min", True),
+            "arith.addi": ("add", False), "arith.muli": ("mul", False), "arith.maxsi": ("max", False),
+            "arith.minsi": ("min", False), "arith.maxui": ("max", False), "arith.minui": ("min", False),
+            "arith.andi": ("and", False), "arith.ori": ("or", False), "arith.xori": ("xor", False)}
+#: region op -> the PTX heads it may lower to (multi-op regions)
+_KINDS = {"arith.cmpf": ("setp",), "arith.cmpi": ("setp",), "arith.select": ("selp", "mov"),
+          "arith.andi": ("and",), "arith.ori": ("or",), "arith.xori": ("xor", "not"),
+          "arith.extui": ("cvt", "selp"), "arith.extsi": ("cvt",), "arith.trunci": ("cvt",)}
+_MOVES = ("mov", "cvt")
+_JOIN = ("setp", "selp", "and", "or", "xor", "not", "mov")
+_FLOATS = ("f16", "bf16", "f32", "f64")
+_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i1": 1, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+
+
+# ----- the plan: each tt.reduce's lanes and region --------------------------------------------------
+
+@dataclass(frozen=True)
+class Reduce:
+    """A ``tt.reduce``: its op, axis, operand lane bases and register bases (per input bit, one
+    coordinate per dimension), its region's ops (``name``, types) and returned element types."""
+    op: Op
+    axis: int
+    lanes: tuple[tuple[int, ...], ...]
+    registers: tuple[tuple[int, ...], ...]
+    region: tuple[tuple[str, tuple[str, ...]], ...]
+    types: tuple[str, ...]
+
+    @property
+    def words(self) -> int:
+        """32-bit words shuffled per butterfly step: one per operand, two for a 64-bit one."""
+        return sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types)
+
+
+def _region(tmod: Module, at: int) -> tuple[list[Op], Op | None]:
+    """The ops of the region of the reduce at index ``at`` of ``tmod.ops`` and its ``tt.reduce.return``."""
+    body: list[Op] = []
+    for op in tmod.ops[at + 1:]:
+        if op.name == "tt.reduce.return":
+            return body, op
+        if op.name == "tt.reduce":
+            break
+        body.append(op)
+    return body, None
+
+
+def _bases(tmod: Module, value: str) -> tuple[tuple, tuple]:
+    """(lane bases, register bases) of ``value``'s layout, 5 lane bases (missing ones 0)."""
+    from verilayout.audit.ttgir import layout_shape
+    from verilayout.frontends.triton import attr_to_linear
+    t = tmod.def_type(value).read()
+    ll = attr_to_linear(t.encoding, layout_shape(t))
+    rank = len(ll.out_dims)
+    lanes = [tuple(b) for b in ll.bases.get("lane", [])]
+    lanes += [(0,) * rank] * (5 - len(lanes))
+    return tuple(lanes), tuple(tuple(b) for b in ll.bases.get("register", []))
+
+
+def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
+    """Every ``tt.reduce`` of the plan as a :class:`Reduce`, or ``(op, why)`` when its layout or region
+    does not read."""
+    out: list = []
+    for at, op in enumerate(tmod.ops):
+        if op.name != "tt.reduce":
+            continue
+        body, ret = _region(tmod, at)
+        try:
+            lanes, regs = _bases(tmod, op.operands[0])
+            axis = int(op.attributes["axis"])
+        except (LayoutError, KeyError, AttributeError, TypeError, ValueError) as e:
+            out.append((op, f"the reduce operand's layout does not read ({e})"))
+            continue
+        types = tuple(t.strip() for t in ret.operand_types) if ret is not None else ()
+        out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types))
+    return out
+
+
+def _coord(bases: tuple, u: int) -> tuple[int, ...]:
+    c = [0] * len(bases[0])
+    for i, b in enumerate(bases):
+        if u >> i & 1:
+            c = [x ^ y for x, y in zip(c, b)]
+    return tuple(c)
+
+
+def required_lanes(lanes: tuple, axis: int) -> list[int]:
+    """The butterfly masks Triton needs for a reduce over ``axis``: ``1 << i`` for each lane bit ``i``
+    whose basis is nonzero and moves only along ``axis``.
+
+    >>> required_lanes(((0, 1), (0, 0), (1, 0), (0, 2), (0, 4)), 1)
+    [1, 8, 16]
+    """
+    return [1 << i for i, b in enumerate(lanes) if any(b) and all(x == 0 for d, x in enumerate(b) if d != axis)]
+
+
+def lane_counts(masks: list[int]) -> np.ndarray:
+    """``C[t][u]``: how many times lane ``t`` holds lane ``u``'s value after butterflies ``masks``
+    (PTX ISA 9.7.8.6: ``.bfly`` reads lane ``t ^ m``); a mask of ``-1`` stands for ``redux.sync``.
+
+    >>> lane_counts([1])[0][:3].tolist()
+    [1, 1, 0]
+    """
+    c = np.eye(32, dtype=np.int64)
+    for m in masks:
+        c = np.ones((32, 32), dtype=np.int64) if m < 0 else c + c[np.arange(32) ^ (m & 31)]
+    return c
+
+
+def lane_fault(counts: np.ndarray, lanes: tuple, axis: int) -> str | None:
+    """None when every lane combines exactly the distinct elements of its non-reduced coordinates, each
+    once (module law); else the first lane's fault in words.
+
+    >>> lane_fault(lane_counts([1, 2]), ((0, 1), (0, 2), (1, 0), (2, 0), (4, 0)), 1) is None
+    True
+    """
+    coords = [_coord(lanes, u) for u in range(32)]
+    key = [tuple(x for d, x in enumerate(c) if d != axis) for c in coords]
+    for t in range(32):
+        got: dict[tuple, int] = {}
+        for u in np.nonzero(counts[t])[0]:
+            if key[u] != key[t]:
+                return f"lane {t} combines lane {int(u)}'s element {coords[u]}, of other non-reduced coordinates"
+            got[coords[u]] = got.get(coords[u], 0) + int(counts[t][u])
+        need = {coords[u] for u in range(32) if key[u] == key[t]}
+        twice = [e for e, k in got.items() if k > 1]
+        if twice:
+            return f"lane {t} combines element {twice[0]} {got[twice[0]]} times"
+        if need - set(got):
+            return f"lane {t} misses element {sorted(need - set(got))[0]}"
+    return None
+
+
+# ----- the PTX: butterfly chains by dataflow --------------------------------------------------------
+
+@dataclass(frozen=True)
+class Chain:
+    """One reduction's butterflies in one function: ``steps`` (each the shuffles of one mask, in order),
+    or one ``redux.sync`` as a step of mask -1."""
+    func: str
+    steps: tuple[tuple[Instr, ...], ...]
+
+    @property
+    def shuffles(self) -> tuple[Instr, ...]:
+        return tuple(i for s in self.steps for i in s)
+
+
+def _index(instrs: list[Instr]) -> tuple[dict, dict]:
+    """(register -> defining instructions, register -> reading instructions) of one function."""
+    defs: dict[str, list[Instr]] = {}
+    uses: dict[str, list[Instr]] = {}
+    for ins in instrs:
+        for k, a in enumerate(ins.args):
+            for x in (a.items if isinstance(a, Vec) else (a,)):
+                if isinstance(x, Reg):
+                    (defs if k == 0 and _writes(ins) else uses).setdefault(x.name, []).append(ins)
+        if ins.guard is not None and ins.pred:
+            uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
+    return defs, uses
+
+
+def _writes(ins: Instr) -> bool:
+    return ins.head not in ("st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier")
+
+
+def _dests(ins: Instr) -> list[str]:
+    d = ins.args[0] if ins.args and _writes(ins) else None
+    items = d.items if isinstance(d, Vec) else (d,)
+    return [x.name for x in items if isinstance(x, Reg)]
+
+
+def _reads(ins: Instr) -> list[str]:
+    out = [x.name for a in ins.args[1:] for x in (a.items if isinstance(a, Vec) else (a,)) if isinstance(x, Reg)]
+    return out + ([ins.pred.lstrip("@!")] if ins.pred else [])
+
+
+def _is_bfly(ins: Instr) -> bool:
+    return ins.parts[:3] == ("shfl", "sync", "bfly")
+
+
+def _first_users(ins: Instr, uses: dict) -> list[Instr]:
+    """The first instructions past moves (``mov``/``cvt`` of no float type) that read ``ins``'s result."""
+    out, todo, seen = [], list(_dests(ins)), set()
+    while todo:
+        r = todo.pop()
+        for u in uses.get(r, []):
+            if id(u) in seen:
+                continue
+            seen.add(id(u))
+            if u.head in _MOVES and not any(p in _FLOATS for p in u.parts[1:]) and not _is_bfly(u):
+                todo.extend(_dests(u))
+            else:
+                out.append(u)
+    return out
+
+
+def _cluster(ins: Instr, uses: dict) -> set[int]:
+    """The ids of the combine instructions after shuffle ``ins``: its first users, then what only joins
+    them (compares, selects, predicate logic, moves)."""
+    first = _first_users(ins, uses)
+    got, todo = {id(u) for u in first}, [u for u in first if not _is_bfly(u)]
+    while todo:
+        u = todo.pop()
+        for r in _dests(u):
+            for v in uses.get(r, []):
+                if id(v) not in got and v.head in _JOIN and not _is_bfly(v):
+                    got.add(id(v))
+                    todo.append(v)
+    return got
+
+
+def chains(instrs: list[Instr]) -> list[Chain]:
+    """The butterfly chains of one function's instructions (module law: a successor's source is
+    defined in its predecessor's combine instructions; joined shuffles share a step)."""
+    defs, uses = _index(instrs)
+    shfl = [i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
+    parent = {id(i): id(i) for i in shfl}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    fed: dict[int, list[Instr]] = {}                 # defining instruction -> the shuffles it feeds
+    for t in shfl:
+        for d in {id(d) for r in _reads(t)[:1] for d in defs.get(r, [])}:
+            fed.setdefault(d, []).append(t)
+    succ: dict[int, list[Instr]] = {}
+    for s in shfl:
+        nxt = {id(t): t for c in (_cluster(s, uses) if _is_bfly(s) else ()) for t in fed.get(c, []) if t is not s}
+        succ[id(s)] = list(nxt.values())
+        for t in nxt.values():
+            parent[find(id(s))] = find(id(t))
+    groups: dict[int, list[Instr]] = {}
+    for s in shfl:
+        groups.setdefault(find(id(s)), []).append(s)
+    return [_steps(g, succ, instrs[0].func if instrs else "") for g in groups.values()]
+
+
+def _steps(group: list[Instr], succ: dict, func: str) -> Chain:
+    """A chain's shuffles in steps: a shuffle's depth is one more than its deepest predecessor's."""
+    depth = {id(s): 0 for s in group}
+    for s in sorted(group, key=lambda i: i.line):
+        for t in succ.get(id(s), []):
+            depth[id(t)] = max(depth[id(t)], depth[id(s)] + 1)
+    by: dict[int, list[Instr]] = {}
+    for s in group:
+        by.setdefault(depth[id(s)], []).append(s)
+    return Chain(func, tuple(tuple(sorted(by[d], key=lambda i: i.line)) for d in sorted(by)))
+
+
+# ----- one chain against its reduce -----------------------------------------------------------------
+
+def _mask(ins: Instr) -> int | None:
+    """The butterfly's lane mask (``redux.sync``: -1), or None when it is not an immediate."""
+    if ins.head == "redux":
+        return -1
+    m = ins.args[2] if len(ins.args) > 2 else None
+    return m.value if isinstance(m, Imm) else None
+
+
+def _full_warp(ins: Instr) -> bool:
+    """``c = 31`` and membermask ``0xffffffff`` (``redux.sync``: its membermask)."""
+    imms = ins.args[3:5] if ins.head == "shfl" else ins.args[2:3]
+    want = (31, 0xFFFFFFFF) if ins.head == "shfl" else (0xFFFFFFFF,)
+    return len(imms) == len(want) and all(isinstance(x, Imm) and x.value % (1 << 32) == w
+                                          for x, w in zip(imms, want))
+
+
+def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
+    """Whether ``reg`` is (through moves) a value loaded from shared memory."""
+    for d in defs.get(reg, []):
+        if d.head == "ld" and "shared" in d.parts:
+            return True
+        if d.head in _MOVES and depth < 4 and any(_loaded_shared(r, defs, depth + 1) for r in _reads(d)):
+            return True
+    return False
+
+
+def _leaves(reg: str, head: str, defs: dict, depth: int = 0) -> set[str]:
+    """The leaves of ``reg``'s accumulation tree of PTX op ``head`` (the in-thread reduction)."""
+    ds = defs.get(reg, [])
+    if len(ds) != 1 or ds[0].head != head or depth > 12:
+        return {reg}
+    return set().union(*(_leaves(r, head, defs, depth + 1) for r in _reads(ds[0])))
+
+
+def _distinct_registers(r: Reduce) -> int:
+    """How many distinct elements of one key a thread holds along the axis (register bases)."""
+    coords = {_coord(r.registers, u) for u in range(1 << len(r.registers))} if r.registers else {()}
+    if not r.registers:
+        return 1
+    key0 = tuple(x for d, x in enumerate(_coord(r.registers, 0)) if d != r.axis)
+    return sum(1 for c in coords if tuple(x for d, x in enumerate(c) if d != r.axis) == key0)
+
+
+def _expected(r: Reduce) -> tuple[str, bool] | None:
+    """The one-op region's PTX head and whether ``.NaN`` is needed; None for another region."""
+    ops = [name for name, _t in r.region]
+    return _COMBINE.get(ops[0]) if len(ops) == 1 else None
+
+
+def _shape(r: Reduce) -> tuple:
+    """What decides a chain's verdict against ``r``: lanes, axis, region."""
+    return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
+
+
+def tie(chain: Chain, cands: list[Reduce], defs: dict) -> tuple[Reduce | None, str]:
+    """The reduce ``chain`` lowers (module law), or None and why not."""
+    k = len(chain.steps[0])
+    fit = [r for r in cands if r.words == k]
+    if not fit:
+        return None, f"no tt.reduce of the plan shuffles {k} 32-bit word(s) per step"
+    if len({_shape(r) for r in fit}) > 1:
+        src = _reads(chain.steps[0][0])[:1]
+        fit = [r for r in fit if (e := _expected(r)) is not None and src
+               and len(_leaves(src[0], e[0], defs)) == _distinct_registers(r)] or fit
+    if len({_shape(r) for r in fit}) > 1:
+        lines = ", ".join(str(r.op.line) for r in fit)
+        return None, f"the tt.reduce ops at TTGIR lines {lines} all fit the chain's width and inputs"
+    return fit[0], ""
+
+
+def _bit_fault(m: int, r: Reduce, seen: set[int]) -> str | None:
+    """What is wrong with a butterfly of single-bit mask ``m`` for ``r``; None if it is one it needs."""
+    if m < 0 or m & (m - 1):
+        return None
+    i = m.bit_length() - 1
+    b = r.lanes[i] if i < len(r.lanes) else ()
+    if m in seen:
+        return f"lane bit {i} (mask {m}) is combined a second time; the reduce needs each element once"
+    if not any(b):
+        return (f"lane bit {i} has basis {list(b)}: lanes l and l^{m} hold the same elements (replicated), so the "
+                f"butterfly with mask {m} counts each twice; the reduce over axis {r.axis} needs no butterfly over it")
+    if any(x for d, x in enumerate(b) if d != r.axis):
+        return (f"lane bit {i} has basis {list(b)}, which moves along a dimension other than the reduced axis "
+                f"{r.axis}: the butterfly with mask {m} mixes elements of other non-reduced coordinates")
+    return None
+
+
+def _lane_errors(chain: Chain, r: Reduce) -> list[tuple[Instr, str]]:
+    """Each faulty step's shuffle and why; empty when the masks meet the law."""
+    masks = [_mask(s[0]) for s in chain.steps]
+    fault = lane_fault(lane_counts(masks), r.lanes, r.axis)
+    if fault is None:
+        return []
+    out, seen = [], set()
+    for step, m in zip(chain.steps, masks):
+        why = _bit_fault(m, r, seen)
+        seen.add(m)
+        if why:
+            out.append((step[0], why))
+    if not out:
+        need = [m for m in required_lanes(r.lanes, r.axis) if m not in masks]
+        bits = "; ".join(f"lane bit {m.bit_length() - 1} (basis {list(r.lanes[m.bit_length() - 1])}) moves along "
+                         f"the reduced axis {r.axis} and has no butterfly" for m in need)
+        out.append((chain.steps[-1][0], bits or f"the masks {masks} do not combine the lanes' elements: {fault}"))
+    return out
+
+
+def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
+    """(errors, why unchecked) of the chain's combine ops against ``r``'s region."""
+    want = _expected(r)
+    if want is None:
+        kinds = {h for name, _t in r.region for h in _KINDS.get(name, (_COMBINE.get(name, ("?",))[0],))}
+        heads = {u.head for s in chain.shuffles for u in _first_users(s, uses)} - {"shfl", "redux"}
+        extra = sorted(heads - kinds - set(_MOVES))
+        return [], (f"the combine region ({', '.join(n for n, _t in r.region)}) is not modelled: its shuffled values' "
+                    f"first users include {', '.join(extra)}" if extra else None)
+    if chain.steps[0][0].head == "redux":
+        return [], None
+    head, nan = want
+    elem = r.types[0] if r.types else ""
+    out = []
+    for s in chain.shuffles:
+        users = [u for u in _first_users(s, uses) if not _is_bfly(u)]
+        if not any(_matches(u, head, nan, elem) for u in users):
+            at = users[0] if users else s
+            got = ", ".join(sorted({u.opcode for u in users})) or "nothing"
+            out.append((at, f"the value shuffled at PTX line {s.line} is combined by {got}; the reduce's region "
+                            f"{r.region[0][0]} on {elem} lowers to {head}{'.NaN' if nan else ''}"))
+    return out, None
+
+
+def _matches(u: Instr, head: str, nan: bool, elem: str) -> bool:
+    """Whether ``u`` is PTX op ``head`` on element type ``elem`` (``.NaN`` as required)."""
+    if u.head != head or ("NaN" in u.parts) != nan:
+        return False
+    if elem in _FLOATS:
+        return elem in u.parts or f"{elem}x2" in u.parts
+    return not any(p in _FLOATS for p in u.parts)
+
+
+def _check(ins: Instr, status: str, message: str, data: dict, op: str = "tt.reduce", check: str = CHECK) -> Check:
+    return Check(op, ins.line, ins.loc, check, status, "error" if status == "counterexample" else None,
+                 message, dict(data, source="ptx"))
+
+
+def _unchecked(chain: Chain, why: str, data: dict) -> list[Check]:
+    return [_check(s, "unchecked", f"butterfly (mask {_mask(s)}): unchecked: {why}", dict(data, reason=why))
+            for s in chain.shuffles]
+
+
+def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> list[Check]:
+    """The ``warp-reduce`` checks of one chain (module law)."""
+    lines = [s.line for s in chain.shuffles]
+    masks = [_mask(s[0]) for s in chain.steps]
+    data: dict[str, Any] = {"instructions": lines, "masks": masks}
+    partial = [s for s in chain.shuffles if not _full_warp(s)]
+    if partial:
+        return [_check(s, "counterexample", f"{s.opcode} is not a full-warp butterfly (c = 31, membermask "
+                       "0xffffffff): lanes outside it read undefined values (PTX ISA 9.7.8.6)", data) for s in partial]
+    if any(m is None for m in masks) or any(_mask(s) != _mask(st[0]) for st in chain.steps for s in st):
+        return _unchecked(chain, "a lane mask is not one immediate per step", data)
+    if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+        return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
+                          "partial moved into lanes); which lane holds which partial is the scratch round's", data)
+    r, why = tie(chain, cands, defs)
+    if r is None:
+        return _unchecked(chain, why, data)
+    data.update(ttgir_line=r.op.line, axis=r.axis, lane_bases=[list(b) for b in r.lanes])
+    if any(len(s) != r.words for s in chain.steps):
+        return _unchecked(chain, f"a step shuffles other than the reduce's {r.words} word(s)", data)
+    bad = _lane_errors(chain, r)
+    wrong, loose = _combine_errors(chain, r, uses)
+    if bad or wrong:
+        return [_check(i, "counterexample", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {msg}", data)
+                for i, msg in bad + wrong]
+    if loose:
+        return _unchecked(chain, loose, data)
+    what = "redux.sync over the 32 lanes" if masks == [-1] else f"butterflies {masks}"
+    return [_check(chain.steps[0][0], "proved", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {what} combine, "
+                   f"in every lane, each element of its non-reduced coordinates once (lane bases "
+                   f"{[list(b) for b in r.lanes]}), with the region's op", data)]
+
+
+def _gather_checks(ctx: PtxContext) -> list[Check]:
+    """Each ``shfl.sync.idx`` of a kernel with a ``tt.gather`` whose lane is not a function of ``%tid``."""
+    if ctx.tmod is None or not any(op.name == "tt.gather" for op in ctx.tmod.ops):
+        return []
+    out = []
+    for func in ctx.ptx.functions:
+        idx = [i for i in ctx.ptx.instrs if i.func == func and i.parts[:3] == ("shfl", "sync", "idx")]
+        ev = ctx.values.get(func)
+        run = TagRun(ev, 32) if ev is not None else None
+        for i in idx:
+            if run is not None and len(i.args) > 2 and run.per_thread(i.args[2], i) is not None:
+                continue
+            why = ("the lane index is data-dependent (a tt.gather's index tensor): which lane each thread reads "
+                   "is not modelled")
+            out.append(_check(i, "unchecked", f"{i.opcode}: unchecked: {why}", {"reason": why}, "tt.gather",
+                              GATHER_CHECK))
+    return out
+
+
+def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
+    """The ``warp-reduce`` checks of every butterfly chain of a kernel and the ``gather-shuffle`` reports
+    (module law).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> warp_reduce_checks(PtxContext("x", parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}"),
+    ...                               parse_module("module {\\n}"), (), {}))
+    []
+    """
+    out: list[Check] = []
+    cands: list[Reduce] | None = None
+    for func in ctx.ptx.functions:
+        instrs = [i for i in ctx.ptx.instrs if i.func == func]
+        if not any(_is_bfly(i) or i.head == "redux" for i in instrs):
+            continue
+        if cands is None:
+            got = reduces(ctx.tmod) if ctx.tmod is not None else []
+            cands = [r for r in got if isinstance(r, Reduce)]
+        defs, uses = _index(instrs)
+        for chain in chains(instrs):
+            out.extend(chain_checks(chain, cands, defs, uses))
+    return out + _gather_checks(ctx)
