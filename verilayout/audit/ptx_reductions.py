@@ -29,11 +29,13 @@ Ties, by dataflow: the butterflies form chains (a shuffle's successor is a shuff
 combine instructions reading the first's result define; shuffles of one step of a multi-operand
 region are joined by those instructions); a chain's inputs are traced back through its function's
 definitions: an input loaded from shared memory is the inter-warp stage (``unchecked``: which lane holds
-which warp's partial is the scratch round's, not modelled here); else the candidates are the
-``tt.reduce`` ops with as many 32-bit words per step as the chain has shuffles, and among several, those
-whose in-thread accumulation tree (the region's PTX op applied to the input, traced back) has as many
-leaves as the layout's distinct register elements per key. A chain whose candidates disagree on the
-lane bits or the region, or that has none, is ``unchecked`` at each of its shuffles with the reason.
+which warp's partial is the scratch round's, not modelled here). The candidates are the ``tt.reduce``
+ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
+elements); among several whose layouts or regions differ, those whose region the chain's combine op
+matches. The chain is checked against every candidate left: ``proved`` only when it meets each of
+them; against a single one its error is reported; else ``unchecked`` at each shuffle with the reason
+(as when no candidate is left). The source line is not used. A ``redux.sync`` whose input is selected
+per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
 
 Combine: a one-op region must be the PTX op of the shuffled value's first non-move user
 (``arith.addf`` -> ``add.f32``, ``arith.maxnumf`` -> ``max.f32``, ``arith.maximumf`` -> ``max.NaN.f32``,
@@ -177,9 +179,10 @@ def lane_counts(masks: list[int]) -> np.ndarray:
     return c
 
 
-def lane_fault(counts: np.ndarray, lanes: tuple, axis: int) -> str | None:
+def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = False) -> str | None:
     """None when every lane combines exactly the distinct elements of its non-reduced coordinates, each
-    once (module law); else the first lane's fault in words.
+    once (``idempotent``: at least once; ``max``, ``min``, ``and``, ``or`` may see one twice) (module
+    law); else the first lane's fault in words.
 
     >>> lane_fault(lane_counts([1, 2]), ((0, 1), (0, 2), (1, 0), (2, 0), (4, 0)), 1) is None
     True
@@ -194,7 +197,7 @@ def lane_fault(counts: np.ndarray, lanes: tuple, axis: int) -> str | None:
             got[coords[u]] = got.get(coords[u], 0) + int(counts[t][u])
         need = {coords[u] for u in range(32) if key[u] == key[t]}
         twice = [e for e, k in got.items() if k > 1]
-        if twice:
+        if twice and not idempotent:
             return f"lane {t} combines element {twice[0]} {got[twice[0]]} times"
         if need - set(got):
             return f"lane {t} misses element {sorted(need - set(got))[0]}"
@@ -273,10 +276,18 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
         u = todo.pop()
         for r in _dests(u):
             for v in uses.get(r, []):
-                if id(v) not in got and v.head in _JOIN and not _is_bfly(v):
+                if id(v) not in got and _joins(v):
                     got.add(id(v))
                     todo.append(v)
     return got
+
+
+def _joins(v: Instr) -> bool:
+    """Whether ``v`` may be part of a combine region past its first op: compares, selects, predicate
+    logic, moves and integer conversions (a value narrowed back after its shuffle)."""
+    if v.head == "cvt":
+        return not any(p in _FLOATS for p in v.parts[1:])
+    return v.head in _JOIN
 
 
 def chains(instrs: list[Instr]) -> list[Chain]:
@@ -329,12 +340,19 @@ def _mask(ins: Instr) -> int | None:
     return m.value if isinstance(m, Imm) else None
 
 
-def _full_warp(ins: Instr) -> bool:
-    """``c = 31`` and membermask ``0xffffffff`` (``redux.sync``: its membermask)."""
+def _full_warp(ins: Instr, run: Any) -> bool:
+    """``c = 31`` and membermask ``0xffffffff`` in every thread (``redux.sync``: its membermask); ``run``
+    evaluates a register operand per thread (``audit.ptx_shuffles.TagRun``), or None."""
     imms = ins.args[3:5] if ins.head == "shfl" else ins.args[2:3]
     want = (31, 0xFFFFFFFF) if ins.head == "shfl" else (0xFFFFFFFF,)
-    return len(imms) == len(want) and all(isinstance(x, Imm) and x.value % (1 << 32) == w
-                                          for x, w in zip(imms, want))
+    if len(imms) != len(want):
+        return False
+    for x, w in zip(imms, want):
+        got = run.per_thread(x, ins) if run is not None and isinstance(x, Reg) else \
+            np.array([x.value]) if isinstance(x, Imm) else None
+        if got is None or not bool(np.all(got % (1 << 32) == w)):
+            return False
+    return True
 
 
 def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
@@ -347,21 +365,10 @@ def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
     return False
 
 
-def _leaves(reg: str, head: str, defs: dict, depth: int = 0) -> set[str]:
-    """The leaves of ``reg``'s accumulation tree of PTX op ``head`` (the in-thread reduction)."""
-    ds = defs.get(reg, [])
-    if len(ds) != 1 or ds[0].head != head or depth > 12:
-        return {reg}
-    return set().union(*(_leaves(r, head, defs, depth + 1) for r in _reads(ds[0])))
-
-
-def _distinct_registers(r: Reduce) -> int:
-    """How many distinct elements of one key a thread holds along the axis (register bases)."""
-    coords = {_coord(r.registers, u) for u in range(1 << len(r.registers))} if r.registers else {()}
-    if not r.registers:
-        return 1
-    key0 = tuple(x for d, x in enumerate(_coord(r.registers, 0)) if d != r.axis)
-    return sum(1 for c in coords if tuple(x for d, x in enumerate(c) if d != r.axis) == key0)
+def _segmented(ins: Instr, defs: dict) -> bool:
+    """Whether the input of ``redux.sync`` ``ins`` is a ``selp`` with an immediate side."""
+    return any(d.head == "selp" and any(isinstance(a, Imm) for a in d.args[1:3])
+               for r in _reads(ins)[:1] for d in defs.get(r, []))
 
 
 def _expected(r: Reduce) -> tuple[str, bool] | None:
@@ -375,31 +382,33 @@ def _shape(r: Reduce) -> tuple:
     return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
 
 
-def tie(chain: Chain, cands: list[Reduce], defs: dict) -> tuple[Reduce | None, str]:
-    """The reduce ``chain`` lowers (module law), or None and why not."""
+def tie(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> tuple[list[Reduce], str]:
+    """The reduces ``chain`` may lower (module law: width; among several, those whose region the
+    chain's combine op matches), or why none."""
     k = len(chain.steps[0])
     fit = [r for r in cands if r.words == k]
     if not fit:
-        return None, f"no tt.reduce of the plan shuffles {k} 32-bit word(s) per step"
+        return [], f"no tt.reduce of the plan shuffles {k} 32-bit word(s) per step"
     if len({_shape(r) for r in fit}) > 1:
-        src = _reads(chain.steps[0][0])[:1]
-        fit = [r for r in fit if (e := _expected(r)) is not None and src
-               and len(_leaves(src[0], e[0], defs)) == _distinct_registers(r)] or fit
-    if len({_shape(r) for r in fit}) > 1:
-        lines = ", ".join(str(r.op.line) for r in fit)
-        return None, f"the tt.reduce ops at TTGIR lines {lines} all fit the chain's width and inputs"
-    return fit[0], ""
+        fit = [r for r in fit if not any(_combine_errors(chain, r, uses))] or fit
+    return fit, ""
 
 
-def _bit_fault(m: int, r: Reduce, seen: set[int]) -> str | None:
+def _idempotent(r: Reduce) -> bool:
+    """Whether ``r``'s region is one op that may see an element twice (max, min, and, or)."""
+    e = _expected(r)
+    return e is not None and e[0] in ("max", "min", "and", "or")
+
+
+def _bit_fault(m: int, r: Reduce, seen: set[int], idempotent: bool = False) -> str | None:
     """What is wrong with a butterfly of single-bit mask ``m`` for ``r``; None if it is one it needs."""
     if m < 0 or m & (m - 1):
         return None
     i = m.bit_length() - 1
     b = r.lanes[i] if i < len(r.lanes) else ()
-    if m in seen:
+    if m in seen and not idempotent:
         return f"lane bit {i} (mask {m}) is combined a second time; the reduce needs each element once"
-    if not any(b):
+    if not any(b) and not idempotent:
         return (f"lane bit {i} has basis {list(b)}: lanes l and l^{m} hold the same elements (replicated), so the "
                 f"butterfly with mask {m} counts each twice; the reduce over axis {r.axis} needs no butterfly over it")
     if any(x for d, x in enumerate(b) if d != r.axis):
@@ -411,12 +420,12 @@ def _bit_fault(m: int, r: Reduce, seen: set[int]) -> str | None:
 def _lane_errors(chain: Chain, r: Reduce) -> list[tuple[Instr, str]]:
     """Each faulty step's shuffle and why; empty when the masks meet the law."""
     masks = [_mask(s[0]) for s in chain.steps]
-    fault = lane_fault(lane_counts(masks), r.lanes, r.axis)
+    fault = lane_fault(lane_counts(masks), r.lanes, r.axis, _idempotent(r))
     if fault is None:
         return []
     out, seen = [], set()
     for step, m in zip(chain.steps, masks):
-        why = _bit_fault(m, r, seen)
+        why = _bit_fault(m, r, seen, _idempotent(r))
         seen.add(m)
         if why:
             out.append((step[0], why))
@@ -444,7 +453,7 @@ def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Ins
     out = []
     for s in chain.shuffles:
         users = [u for u in _first_users(s, uses) if not _is_bfly(u)]
-        if not any(_matches(u, head, nan, elem) for u in users):
+        if not any(_matches(u, head, nan, elem, _dests(s)[0] if _dests(s) else "") for u in users):
             at = users[0] if users else s
             got = ", ".join(sorted({u.opcode for u in users})) or "nothing"
             out.append((at, f"the value shuffled at PTX line {s.line} is combined by {got}; the reduce's region "
@@ -452,8 +461,11 @@ def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Ins
     return out, None
 
 
-def _matches(u: Instr, head: str, nan: bool, elem: str) -> bool:
-    """Whether ``u`` is PTX op ``head`` on element type ``elem`` (``.NaN`` as required)."""
+def _matches(u: Instr, head: str, nan: bool, elem: str, shuffled: str = "") -> bool:
+    """Whether ``u`` is PTX op ``head`` on element type ``elem`` (``.NaN`` as required); an ``fma`` whose
+    addend is the ``shuffled`` register is an ``add`` (the accumulator's product fused into it)."""
+    if head == "add" and u.head == "fma" and _reads(u)[2:3] == [shuffled] and "f32" in u.parts:
+        return elem == "f32"
     if u.head != head or ("NaN" in u.parts) != nan:
         return False
     if elem in _FLOATS:
@@ -471,12 +483,12 @@ def _unchecked(chain: Chain, why: str, data: dict) -> list[Check]:
             for s in chain.shuffles]
 
 
-def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> list[Check]:
-    """The ``warp-reduce`` checks of one chain (module law)."""
-    lines = [s.line for s in chain.shuffles]
+def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any = None) -> list[Check]:
+    """The ``warp-reduce`` checks of one chain (module law); ``run`` evaluates register operands per
+    thread (``audit.ptx_shuffles.TagRun``)."""
     masks = [_mask(s[0]) for s in chain.steps]
-    data: dict[str, Any] = {"instructions": lines, "masks": masks}
-    partial = [s for s in chain.shuffles if not _full_warp(s)]
+    data: dict[str, Any] = {"instructions": [s.line for s in chain.shuffles], "masks": masks}
+    partial = [s for s in chain.shuffles if not _full_warp(s, run)]
     if partial:
         return [_check(s, "counterexample", f"{s.opcode} is not a full-warp butterfly (c = 31, membermask "
                        "0xffffffff): lanes outside it read undefined values (PTX ISA 9.7.8.6)", data) for s in partial]
@@ -485,10 +497,24 @@ def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> l
     if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes); which lane holds which partial is the scratch round's", data)
-    r, why = tie(chain, cands, defs)
-    if r is None:
+    if chain.steps[0][0].head == "redux" and _segmented(chain.steps[0][0], defs):
+        return _unchecked(chain, "a segmented redux.sync: its input is selected per lane against a constant "
+                          "(the identity), which lanes take part is not modelled", data)
+    fit, why = tie(chain, cands, defs, uses)
+    if not fit:
         return _unchecked(chain, why, data)
-    data.update(ttgir_line=r.op.line, axis=r.axis, lane_bases=[list(b) for b in r.lanes])
+    verdicts = [_verdict(chain, r, uses, data) for r in fit]
+    if len(fit) == 1 or all(v[0].status == "proved" for v in verdicts):
+        return verdicts[0]
+    lines = ", ".join(str(r.op.line) for r in fit)
+    return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} all fit the chain's width, combine op "
+                      "and inputs, and it does not meet all of their layouts", data)
+
+
+def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
+    """The chain's checks against reduce ``r``: errors at their lines, or one ``proved``/``unchecked``."""
+    data = dict(base, ttgir_line=r.op.line, axis=r.axis, lane_bases=[list(b) for b in r.lanes])
+    masks = data["masks"]
     if any(len(s) != r.words for s in chain.steps):
         return _unchecked(chain, f"a step shuffles other than the reduce's {r.words} word(s)", data)
     bad = _lane_errors(chain, r)
@@ -499,8 +525,8 @@ def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> l
     if loose:
         return _unchecked(chain, loose, data)
     what = "redux.sync over the 32 lanes" if masks == [-1] else f"butterflies {masks}"
-    return [_check(chain.steps[0][0], "proved", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {what} combine, "
-                   f"in every lane, each element of its non-reduced coordinates once (lane bases "
+    return [_check(chain.steps[0][0], "proved", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {what} "
+                   f"combine, in every lane, each element of its non-reduced coordinates once (lane bases "
                    f"{[list(b) for b in r.lanes]}), with the region's op", data)]
 
 
@@ -543,6 +569,8 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
             got = reduces(ctx.tmod) if ctx.tmod is not None else []
             cands = [r for r in got if isinstance(r, Reduce)]
         defs, uses = _index(instrs)
+        ev = ctx.values.get(func)
+        run = TagRun(ev, 32) if ev is not None else None
         for chain in chains(instrs):
-            out.extend(chain_checks(chain, cands, defs, uses))
+            out.extend(chain_checks(chain, cands, defs, uses, run))
     return out + _gather_checks(ctx)
