@@ -98,6 +98,7 @@ class Reduce:
     registers: tuple[tuple[int, ...], ...]
     region: tuple[tuple[str, tuple[str, ...]], ...]
     types: tuple[str, ...]
+    source: frozenset = frozenset()
 
     @property
     def words(self) -> int:
@@ -129,6 +130,28 @@ def _bases(tmod: Module, value: str) -> tuple[tuple, tuple]:
     return tuple(lanes), tuple(tuple(b) for b in ll.bases.get("register", []))
 
 
+#: TTGIR ops that move no data in registers (a reduce's operand through them is its source's registers)
+_VIEWS = ("tt.trans", "tt.reshape", "ttg.convert_layout", "tt.broadcast", "tt.expand_dims", "tt.join", "tt.split")
+
+
+def _sources(tmod: Module, value: str, depth: int = 0) -> frozenset:
+    """The source lines (``loc``) of the op defining ``value`` and, through register views, of theirs."""
+    op = tmod.defs.get(value)
+    if op is None or depth > 6:
+        return frozenset()
+    own = frozenset({op.loc}) if op.loc else frozenset()
+    if op.name not in _VIEWS:
+        return own
+    return own.union(*(_sources(tmod, v, depth + 1) for v in op.operands))
+
+
+def _projected(prev: Reduce) -> tuple[tuple, tuple]:
+    """The lane and register bases of ``prev``'s result: its operand's without the reduced coordinate
+    (Triton's slice layout; a lane whose basis moved only along the axis now holds a replica)."""
+    drop = lambda bases: tuple(tuple(x for d, x in enumerate(b) if d != prev.axis) for b in bases)
+    return drop(prev.lanes), tuple(b for b in drop(prev.registers) if any(b))
+
+
 def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
     """Every ``tt.reduce`` of the plan as a :class:`Reduce`, or ``(op, why)`` when its layout or region
     does not read."""
@@ -137,14 +160,16 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
         if op.name != "tt.reduce":
             continue
         body, ret = _region(tmod, at)
+        prev = next((r for r in out if isinstance(r, Reduce) and op.operands[0] in r.op.results), None)
         try:
-            lanes, regs = _bases(tmod, op.operands[0])
+            lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0])
             axis = int(op.attributes["axis"])
         except (LayoutError, KeyError, AttributeError, TypeError, ValueError) as e:
             out.append((op, f"the reduce operand's layout does not read ({e})"))
             continue
         types = tuple(t.strip() for t in ret.operand_types) if ret is not None else ()
-        out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types))
+        out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types,
+                          _sources(tmod, op.operands[0])))
     return out
 
 
@@ -252,7 +277,20 @@ def _is_bfly(ins: Instr) -> bool:
 
 
 def _first_users(ins: Instr, uses: dict) -> list[Instr]:
-    """The first instructions past moves (``mov``/``cvt`` of no float type) that read ``ins``'s result."""
+    """The first instructions past moves that read ``ins``'s result (:func:`_first_reads`)."""
+    return [u for u, _r in _first_reads(ins, uses)]
+
+
+def _is_move(u: Instr) -> bool:
+    """A move of bits: ``mov``, an integer ``cvt``, a default-mode ``prmt`` with an immediate selector
+    (LLVM packs two chains' last values into one register before a ``.x2`` combine)."""
+    if u.head == "prmt":
+        return u.parts == ("prmt", "b32") and len(u.args) == 4 and isinstance(u.args[3], Imm)
+    return u.head in _MOVES and not any(p in _FLOATS for p in u.parts[1:])
+
+
+def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
+    """``(user, register it reads)`` for the first instructions past moves that read ``ins``'s result."""
     out, todo, seen = [], list(_dests(ins)), set()
     while todo:
         r = todo.pop()
@@ -260,10 +298,10 @@ def _first_users(ins: Instr, uses: dict) -> list[Instr]:
             if id(u) in seen:
                 continue
             seen.add(id(u))
-            if u.head in _MOVES and not any(p in _FLOATS for p in u.parts[1:]) and not _is_bfly(u):
+            if _is_move(u) and not _is_bfly(u):
                 todo.extend(_dests(u))
             else:
-                out.append(u)
+                out.append((u, r))
     return out
 
 
@@ -391,7 +429,23 @@ def tie(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> tuple[list
         return [], f"no tt.reduce of the plan shuffles {k} 32-bit word(s) per step"
     if len({_shape(r) for r in fit}) > 1:
         fit = [r for r in fit if not any(_combine_errors(chain, r, uses))] or fit
+    if len({_shape(r) for r in fit}) > 1:
+        locs = {d.loc for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, s, defs)}
+        fit = [r for r in fit if r.source & locs] or fit
     return fit, ""
+
+
+def _leaf_defs(reg: str, at: Instr, defs: dict, depth: int = 0) -> list[Instr]:
+    """The instructions that define the leaves of ``reg``'s in-thread accumulation tree (the reduce's
+    operand registers): ``reg``'s definitions traced back through instructions of ``at``'s combine op
+    and moves."""
+    ds = defs.get(reg, [])
+    if len(ds) != 1 or depth > 16:
+        return ds
+    d = ds[0]
+    if d.head not in ("add", "max", "min", "mul", "and", "or", "xor", "fma", "setp", "selp") and not _is_move(d):
+        return [d]
+    return [x for r in _reads(d) for x in _leaf_defs(r, at, defs, depth + 1)]
 
 
 def _idempotent(r: Reduce) -> bool:
@@ -452,8 +506,9 @@ def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Ins
     elem = r.types[0] if r.types else ""
     out = []
     for s in chain.shuffles:
-        users = [u for u in _first_users(s, uses) if not _is_bfly(u)]
-        if not any(_matches(u, head, nan, elem, _dests(s)[0] if _dests(s) else "") for u in users):
+        reads = [(u, r) for u, r in _first_reads(s, uses) if not _is_bfly(u)]
+        users = [u for u, _r in reads]
+        if not any(_matches(u, head, nan, elem, r) for u, r in reads):
             at = users[0] if users else s
             got = ", ".join(sorted({u.opcode for u in users})) or "nothing"
             out.append((at, f"the value shuffled at PTX line {s.line} is combined by {got}; the reduce's region "
@@ -464,8 +519,8 @@ def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Ins
 def _matches(u: Instr, head: str, nan: bool, elem: str, shuffled: str = "") -> bool:
     """Whether ``u`` is PTX op ``head`` on element type ``elem`` (``.NaN`` as required); an ``fma`` whose
     addend is the ``shuffled`` register is an ``add`` (the accumulator's product fused into it)."""
-    if head == "add" and u.head == "fma" and _reads(u)[2:3] == [shuffled] and "f32" in u.parts:
-        return elem == "f32"
+    if head == "add" and u.head == "fma" and _reads(u)[2:3] == [shuffled]:
+        return elem in u.parts
     if u.head != head or ("NaN" in u.parts) != nan:
         return False
     if elem in _FLOATS:
@@ -525,9 +580,11 @@ def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
     if loose:
         return _unchecked(chain, loose, data)
     what = "redux.sync over the 32 lanes" if masks == [-1] else f"butterflies {masks}"
+    op = "the region's op" if _expected(r) else "the region's op kinds (first users of each shuffled value)"
+    once = "at least once (an idempotent op)" if _idempotent(r) else "once"
     return [_check(chain.steps[0][0], "proved", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {what} "
-                   f"combine, in every lane, each element of its non-reduced coordinates once (lane bases "
-                   f"{[list(b) for b in r.lanes]}), with the region's op", data)]
+                   f"combine, in every lane, each element of its non-reduced coordinates {once} (lane bases "
+                   f"{[list(b) for b in r.lanes]}), with {op}", data)]
 
 
 def _gather_checks(ctx: PtxContext) -> list[Check]:
