@@ -31,11 +31,15 @@ region are joined by those instructions); a chain's inputs are traced back throu
 definitions: an input loaded from shared memory is the inter-warp stage (``unchecked``: which lane holds
 which warp's partial is the scratch round's, not modelled here). The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
-elements); among several whose layouts or regions differ, those whose region the chain's combine op
-matches. The chain is checked against every candidate left: ``proved`` only when it meets each of
-them; against a single one its error is reported; else ``unchecked`` at each shuffle with the reason
-(as when no candidate is left). The source line is not used. A ``redux.sync`` whose input is selected
-per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
+elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
+combine op matches, then those whose operand is defined (through register views) at the source line of
+an instruction defining a leaf of the chain's in-thread accumulation tree (traced back through the
+combine ops and moves; a leaf that is another chain's shuffle ties to a reduce of a reduce, whose lane
+bases are its operand's without the reduced coordinate). The chain is ``proved`` when it meets every
+reduce the tie keeps; its errors are reported when the tie keeps one and no reduce of its width would
+be met (LLVM merges equal values of different ops, so a source line alone never makes an error); else
+it is ``unchecked`` at each shuffle with the reason (as when no reduce has its width). A ``redux.sync``
+whose input is selected per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
 
 Combine: a one-op region must be the PTX op of the shuffled value's first non-move user
 (``arith.addf`` -> ``add.f32``, ``arith.maxnumf`` -> ``max.f32``, ``arith.maximumf`` -> ``max.NaN.f32``,
@@ -139,6 +143,8 @@ def _sources(tmod: Module, value: str, depth: int = 0) -> frozenset:
     op = tmod.defs.get(value)
     if op is None or depth > 6:
         return frozenset()
+    if op.name == "tt.reduce":
+        return frozenset({"<reduce>"})
     own = frozenset({op.loc}) if op.loc else frozenset()
     if op.name not in _VIEWS:
         return own
@@ -420,19 +426,20 @@ def _shape(r: Reduce) -> tuple:
     return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
 
 
-def tie(chain: Chain, cands: list[Reduce], defs: dict, uses: dict) -> tuple[list[Reduce], str]:
-    """The reduces ``chain`` may lower (module law: width; among several, those whose region the
-    chain's combine op matches), or why none."""
-    k = len(chain.steps[0])
-    fit = [r for r in cands if r.words == k]
-    if not fit:
-        return [], f"no tt.reduce of the plan shuffles {k} 32-bit word(s) per step"
+def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict) -> list[Reduce]:
+    """Among the reduces ``wide`` of the chain's width, those it lowers by dataflow (module law): those
+    whose region the chain's combine op matches, then those whose operand's source lines define the
+    chain's in-thread leaves (``<reduce>``: a leaf is another reduction's result); each filter kept
+    only when it leaves some."""
+    fit = wide
     if len({_shape(r) for r in fit}) > 1:
         fit = [r for r in fit if not any(_combine_errors(chain, r, uses))] or fit
     if len({_shape(r) for r in fit}) > 1:
-        locs = {d.loc for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, s, defs)}
+        leaves = [d for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, s, defs)]
+        locs = {d.loc for d in leaves} | ({"<reduce>"} if any(_is_bfly(d) or d.head == "redux" for d in leaves)
+                                          else set())
         fit = [r for r in fit if r.source & locs] or fit
-    return fit, ""
+    return fit
 
 
 def _leaf_defs(reg: str, at: Instr, defs: dict, depth: int = 0) -> list[Instr]:
@@ -555,15 +562,19 @@ def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run:
     if chain.steps[0][0].head == "redux" and _segmented(chain.steps[0][0], defs):
         return _unchecked(chain, "a segmented redux.sync: its input is selected per lane against a constant "
                           "(the identity), which lanes take part is not modelled", data)
-    fit, why = tie(chain, cands, defs, uses)
-    if not fit:
-        return _unchecked(chain, why, data)
-    verdicts = [_verdict(chain, r, uses, data) for r in fit]
-    if len(fit) == 1 or all(v[0].status == "proved" for v in verdicts):
-        return verdicts[0]
+    wide = [r for r in cands if r.words == len(chain.steps[0])]
+    if not wide:
+        return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",
+                          data)
+    verdicts = {id(r): _verdict(chain, r, uses, data) for r in wide}
+    fit = tie(chain, wide, defs, uses)
+    if all(verdicts[id(r)][0].status == "proved" for r in fit):
+        return verdicts[id(fit[0])]
+    if len(fit) == 1 and not any(v[0].status == "proved" for v in verdicts.values()):
+        return verdicts[id(fit[0])]
     lines = ", ".join(str(r.op.line) for r in fit)
-    return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} all fit the chain's width, combine op "
-                      "and inputs, and it does not meet all of their layouts", data)
+    return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
+                      "inputs; it does not meet all of their layouts, and another reduce's it would", data)
 
 
 def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
