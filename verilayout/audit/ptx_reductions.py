@@ -37,7 +37,8 @@ an instruction defining a leaf of the chain's in-thread accumulation tree (trace
 combine ops and moves; a leaf that is another chain's shuffle ties to a reduce of a reduce, whose lane
 bases are its operand's without the reduced coordinate). The chain is ``proved`` when it meets every
 reduce the tie keeps; its errors are reported when the tie keeps one and no reduce of its width would
-be met (LLVM merges equal values of different ops, so a source line alone never makes an error); else
+be met (LLVM merges equal values of different ops, so a source line alone never makes an error), and,
+among several of its width, its combine op matches some region; else
 it is ``unchecked`` at each shuffle with the reason (as when no reduce has its width). A ``redux.sync``
 whose input is selected per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
 
@@ -435,24 +436,28 @@ def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict) -> list[Reduce
     if len({_shape(r) for r in fit}) > 1:
         fit = [r for r in fit if not any(_combine_errors(chain, r, uses))] or fit
     if len({_shape(r) for r in fit}) > 1:
-        leaves = [d for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, s, defs)]
+        heads = frozenset(u.head for s in chain.steps[0] for u in _first_users(s, uses)) - {"shfl", "redux"}
+        heads = heads | ({"add"} if "fma" in heads else set())
+        leaves = [d for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, heads, defs)]
         locs = {d.loc for d in leaves} | ({"<reduce>"} if any(_is_bfly(d) or d.head == "redux" for d in leaves)
                                           else set())
         fit = [r for r in fit if r.source & locs] or fit
     return fit
 
 
-def _leaf_defs(reg: str, at: Instr, defs: dict, depth: int = 0) -> list[Instr]:
+def _leaf_defs(reg: str, heads: frozenset, defs: dict, depth: int = 0) -> list[Instr]:
     """The instructions that define the leaves of ``reg``'s in-thread accumulation tree (the reduce's
-    operand registers): ``reg``'s definitions traced back through instructions of ``at``'s combine op
-    and moves."""
+    operand registers): ``reg``'s definitions traced back through the chain's combine ops ``heads`` and
+    moves; an ``fma`` (a product fused into an ``add``) is a leaf and its addend traced on."""
     ds = defs.get(reg, [])
     if len(ds) != 1 or depth > 16:
         return ds
     d = ds[0]
-    if d.head not in ("add", "max", "min", "mul", "and", "or", "xor", "fma", "setp", "selp") and not _is_move(d):
+    if d.head == "fma" and "add" in heads:
+        return [d] + [x for r in _reads(d)[2:3] for x in _leaf_defs(r, heads, defs, depth + 1)]
+    if d.head not in heads and not _is_move(d):
         return [d]
-    return [x for r in _reads(d) for x in _leaf_defs(r, at, defs, depth + 1)]
+    return [x for r in _reads(d) for x in _leaf_defs(r, heads, defs, depth + 1)]
 
 
 def _idempotent(r: Reduce) -> bool:
@@ -566,6 +571,11 @@ def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run:
     if not wide:
         return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",
                           data)
+    if len(wide) > 1 and all(any(_combine_errors(chain, r, uses)) for r in wide):
+        lines = ", ".join(str(r.op.line) for r in wide)
+        return _unchecked(chain, f"its combine instructions match the region of none of the tt.reduce ops of its "
+                          f"width (TTGIR lines {lines}): not a reduction the plan names (e.g. a compare-exchange "
+                          "LLVM made of a sort's reductions)", data)
     verdicts = {id(r): _verdict(chain, r, uses, data) for r in wide}
     fit = tie(chain, wide, defs, uses)
     if all(verdicts[id(r)][0].status == "proved" for r in fit):
