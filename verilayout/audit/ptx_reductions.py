@@ -123,11 +123,25 @@ def _region(tmod: Module, at: int) -> tuple[list[Op], Op | None]:
     return body, None
 
 
+def _tensor_type(tmod: Module, value: str, depth: int = 0) -> Any:
+    """The tensor type of ``value``: its defining op's, or for a loop-carried value (an ``scf.for``
+    result or iter_arg, whose op prints the loop's own types) the yielded value's."""
+    typ = tmod.def_type(value)
+    t = typ.read() if typ is not None else None
+    if getattr(t, "encoding", None) is not None:
+        return t
+    hit = tmod.carried.get(value)
+    if hit is None or depth > 4:
+        raise LayoutError(f"no tensor type for {value}")
+    loop, i = hit
+    return _tensor_type(tmod, loop.yielded[i], depth + 1)
+
+
 def _bases(tmod: Module, value: str) -> tuple[tuple, tuple]:
     """(lane bases, register bases) of ``value``'s layout, 5 lane bases (missing ones 0)."""
     from verilayout.audit.ttgir import layout_shape
     from verilayout.frontends.triton import attr_to_linear
-    t = tmod.def_type(value).read()
+    t = _tensor_type(tmod, value)
     ll = attr_to_linear(t.encoding, layout_shape(t))
     rank = len(ll.out_dims)
     lanes = [tuple(b) for b in ll.bases.get("lane", [])]
@@ -550,9 +564,21 @@ def _unchecked(chain: Chain, why: str, data: dict) -> list[Check]:
             for s in chain.shuffles]
 
 
-def chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any = None) -> list[Check]:
-    """The ``warp-reduce`` checks of one chain (module law); ``run`` evaluates register operands per
-    thread (``audit.ptx_shuffles.TagRun``)."""
+def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = None) -> list[Check]:
+    """The ``warp-reduce`` checks of one chain (module law); ``cands``: :func:`reduces` (a reduce whose
+    layout does not read may own the chain: then no error is reported); ``run`` evaluates register
+    operands per thread (``audit.ptx_shuffles.TagRun``)."""
+    got = _chain_checks(chain, [r for r in cands if isinstance(r, Reduce)], defs, uses, run)
+    unread = [r for r in cands if not isinstance(r, Reduce)]
+    if unread and any(c.status == "counterexample" for c in got):
+        op, why = unread[0]
+        return _unchecked(chain, f"the tt.reduce at TTGIR line {op.line} may own it and {why}",
+                          {"instructions": [s.line for s in chain.shuffles], "masks": [_mask(s[0]) for s in chain.steps]})
+    return got
+
+
+def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any) -> list[Check]:
+    """:func:`chain_checks` over the reduces whose layouts read."""
     masks = [_mask(s[0]) for s in chain.steps]
     data: dict[str, Any] = {"instructions": [s.line for s in chain.shuffles], "masks": masks}
     partial = [s for s in chain.shuffles if not _full_warp(s, run)]
@@ -638,14 +664,13 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
     []
     """
     out: list[Check] = []
-    cands: list[Reduce] | None = None
+    cands: list | None = None
     for func in ctx.ptx.functions:
         instrs = [i for i in ctx.ptx.instrs if i.func == func]
         if not any(_is_bfly(i) or i.head == "redux" for i in instrs):
             continue
         if cands is None:
-            got = reduces(ctx.tmod) if ctx.tmod is not None else []
-            cands = [r for r in got if isinstance(r, Reduce)]
+            cands = reduces(ctx.tmod) if ctx.tmod is not None else []
         defs, uses = _index(instrs)
         ev = ctx.values.get(func)
         run = TagRun(ev, 32) if ev is not None else None
