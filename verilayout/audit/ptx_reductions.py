@@ -62,6 +62,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,12 @@ def lane_counts(masks: list[int]) -> np.ndarray:
     return c
 
 
+@lru_cache(maxsize=1024)
+def _fault(masks: tuple, lanes: tuple, axis: int, idempotent: bool) -> str | None:
+    """:func:`lane_fault` of the butterflies ``masks``, once per chain shape."""
+    return lane_fault(lane_counts(list(masks)), lanes, axis, idempotent)
+
+
 def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = False) -> str | None:
     """None when every lane combines exactly the distinct elements of its non-reduced coordinates, each
     once (``idempotent``: at least once; ``max``, ``min``, ``and``, ``or`` may see one twice) (module
@@ -269,17 +276,21 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = {}
     for ins in instrs:
-        for k, a in enumerate(ins.args):
-            for x in (a.items if isinstance(a, Vec) else (a,)):
-                if isinstance(x, Reg):
-                    (defs if k == 0 and _writes(ins) else uses).setdefault(x.name, []).append(ins)
-        if ins.guard is not None and ins.pred:
+        args = ins.args
+        for k, a in enumerate(args):
+            for x in (a.items if type(a) is Vec else (a,)):
+                if type(x) is Reg:
+                    (defs if k == 0 and ins.head not in _NO_WRITE else uses).setdefault(x.name, []).append(ins)
+        if ins.pred:
             uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
     return defs, uses
 
 
+_NO_WRITE = frozenset({"st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier"})
+
+
 def _writes(ins: Instr) -> bool:
-    return ins.head not in ("st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier")
+    return ins.head not in _NO_WRITE
 
 
 def _dests(ins: Instr) -> list[str]:
@@ -349,10 +360,11 @@ def _joins(v: Instr) -> bool:
     return v.head in _JOIN
 
 
-def chains(instrs: list[Instr]) -> list[Chain]:
+def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[Chain]:
     """The butterfly chains of one function's instructions (module law: a successor's source is
-    defined in its predecessor's combine instructions; joined shuffles share a step)."""
-    defs, uses = _index(instrs)
+    defined in its predecessor's combine instructions; joined shuffles share a step); ``index``: their
+    :func:`_index` where the caller has it."""
+    defs, uses = index if index is not None else _index(instrs)
     shfl = [i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
     parent = {id(i): id(i) for i in shfl}
 
@@ -500,7 +512,7 @@ def _bit_fault(m: int, r: Reduce, seen: set[int], idempotent: bool = False) -> s
 def _lane_errors(chain: Chain, r: Reduce) -> list[tuple[Instr, str]]:
     """Each faulty step's shuffle and why; empty when the masks meet the law."""
     masks = [_mask(s[0]) for s in chain.steps]
-    fault = lane_fault(lane_counts(masks), r.lanes, r.axis, _idempotent(r))
+    fault = _fault(tuple(masks), r.lanes, r.axis, _idempotent(r))
     if fault is None:
         return []
     out, seen = [], set()
@@ -602,11 +614,11 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
         return _unchecked(chain, f"its combine instructions match the region of none of the tt.reduce ops of its "
                           f"width (TTGIR lines {lines}): not a reduction the plan names (e.g. a compare-exchange "
                           "LLVM made of a sort's reductions)", data)
-    verdicts = {id(r): _verdict(chain, r, uses, data) for r in wide}
     fit = tie(chain, wide, defs, uses)
+    verdicts = {id(r): _verdict(chain, r, uses, data) for r in fit}
     if all(verdicts[id(r)][0].status == "proved" for r in fit):
         return verdicts[id(fit[0])]
-    if len(fit) == 1 and not any(v[0].status == "proved" for v in verdicts.values()):
+    if len(fit) == 1 and not any(_verdict(chain, r, uses, data)[0].status == "proved" for r in wide if r is not fit[0]):
         return verdicts[id(fit[0])]
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
@@ -637,7 +649,7 @@ def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
 def _gather_checks(ctx: PtxContext) -> list[Check]:
     """Each ``shfl.sync.idx`` of a kernel with a ``tt.gather`` whose lane is not a function of ``%tid``."""
     if ctx.tmod is None or not any(op.name == "tt.gather" for op in ctx.tmod.ops):
-        return []
+        return []                        # an idx shuffle of no gather: a conversion's (register-permute)
     out = []
     for func in ctx.ptx.functions:
         idx = [i for i in ctx.ptx.instrs if i.func == func and i.parts[:3] == ("shfl", "sync", "idx")]
@@ -665,15 +677,14 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
     """
     out: list[Check] = []
     cands: list | None = None
-    for func in ctx.ptx.functions:
+    funcs = {i.func for i in ctx.ptx.instrs if i.parts[:3] == ("shfl", "sync", "bfly") or i.parts[:1] == ("redux",)}
+    for func in [f for f in ctx.ptx.functions if f in funcs]:
         instrs = [i for i in ctx.ptx.instrs if i.func == func]
-        if not any(_is_bfly(i) or i.head == "redux" for i in instrs):
-            continue
         if cands is None:
             cands = reduces(ctx.tmod) if ctx.tmod is not None else []
         defs, uses = _index(instrs)
         ev = ctx.values.get(func)
         run = TagRun(ev, 32) if ev is not None else None
-        for chain in chains(instrs):
+        for chain in chains(instrs, (defs, uses)):
             out.extend(chain_checks(chain, cands, defs, uses, run))
     return out + _gather_checks(ctx)
