@@ -70,7 +70,9 @@ import numpy as np
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_shuffles import TagRun
+from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
+from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
 
@@ -140,8 +142,6 @@ def _tensor_type(tmod: Module, value: str, depth: int = 0) -> Any:
 
 def _bases(tmod: Module, value: str) -> tuple[tuple, tuple]:
     """(lane bases, register bases) of ``value``'s layout, 5 lane bases (missing ones 0)."""
-    from verilayout.audit.ttgir import layout_shape
-    from verilayout.frontends.triton import attr_to_linear
     t = _tensor_type(tmod, value)
     ll = attr_to_linear(t.encoding, layout_shape(t))
     rank = len(ll.out_dims)
