@@ -39,7 +39,8 @@ bases are its operand's without the reduced coordinate). The chain is ``proved``
 reduce the tie keeps; its errors are reported when the tie keeps one and no reduce of its width would
 be met (LLVM merges equal values of different ops, so a source line alone never makes an error), and,
 among several of its width, its combine op matches some region; else
-it is ``unchecked`` at each shuffle with the reason (as when no reduce has its width). A ``redux.sync``
+it is ``unchecked`` with the reason (as when no reduce has its width): one result at the chain's first
+shuffle naming every shuffle's line, successive chains of one reason and mask sequence merged. A ``redux.sync``
 whose input is selected per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
 
 Combine: a one-op region must be the PTX op of the shuffled value's first non-move user
@@ -572,8 +573,11 @@ def _check(ins: Instr, status: str, message: str, data: dict, op: str = "tt.redu
 
 
 def _unchecked(chain: Chain, why: str, data: dict) -> list[Check]:
-    return [_check(s, "unchecked", f"butterfly (mask {_mask(s)}): unchecked: {why}", dict(data, reason=why))
-            for s in chain.shuffles]
+    """One ``unchecked`` result for the chain, at its first shuffle, naming every shuffle's line."""
+    lines = [s.line for s in chain.shuffles]
+    first = chain.steps[0][0]
+    return [_check(first, "unchecked", f"butterflies {[_mask(s[0]) for s in chain.steps]} at PTX lines "
+                   f"{', '.join(map(str, lines))}: unchecked: {why}", dict(data, reason=why))]
 
 
 def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = None) -> list[Check]:
@@ -646,6 +650,25 @@ def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
                    f"{[list(b) for b in r.lanes]}), with {op}", data)]
 
 
+def merged(checks: list[Check]) -> list[Check]:
+    """Successive ``unchecked`` results of one reason and one mask sequence (the chains of one reduce's
+    registers, one round's loads) as one, at the first chain's line, naming every shuffle's line."""
+    out: list[Check] = []
+    for c in checks:
+        last = out[-1] if out else None
+        if last is not None and c.status == last.status == "unchecked" and \
+                (c.data.get("reason"), c.data.get("masks")) == (last.data.get("reason"), last.data.get("masks")):
+            lines = list(last.data["instructions"]) + list(c.data["instructions"])
+            why = last.data["reason"]
+            out[-1] = Check(last.op, last.line, last.loc, last.check, "unchecked", None,
+                            f"butterflies {last.data['masks']} of several chains at PTX lines "
+                            f"{', '.join(map(str, lines))}: unchecked: {why}",
+                            dict(last.data, instructions=lines))
+        else:
+            out.append(c)
+    return out
+
+
 def _gather_checks(ctx: PtxContext) -> list[Check]:
     """Each ``shfl.sync.idx`` of a kernel with a ``tt.gather`` whose lane is not a function of ``%tid``."""
     if ctx.tmod is None or not any(op.name == "tt.gather" for op in ctx.tmod.ops):
@@ -685,6 +708,8 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
         defs, uses = _index(instrs)
         ev = ctx.values.get(func)
         run = TagRun(ev, 32) if ev is not None else None
+        got: list[Check] = []
         for chain in chains(instrs, (defs, uses)):
-            out.extend(chain_checks(chain, cands, defs, uses, run))
+            got.extend(chain_checks(chain, cands, defs, uses, run))
+        out.extend(merged(got))
     return out + _gather_checks(ctx)
