@@ -196,14 +196,6 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
     return out
 
 
-def _coord(bases: tuple, u: int) -> tuple[int, ...]:
-    c = [0] * len(bases[0])
-    for i, b in enumerate(bases):
-        if u >> i & 1:
-            c = [x ^ y for x, y in zip(c, b)]
-    return tuple(c)
-
-
 def required_lanes(lanes: tuple, axis: int) -> list[int]:
     """The butterfly masks Triton needs for a reduce over ``axis``: ``1 << i`` for each lane bit ``i``
     whose basis is nonzero and moves only along ``axis``.
@@ -241,20 +233,26 @@ def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = F
     >>> lane_fault(lane_counts([1, 2]), ((0, 1), (0, 2), (1, 0), (2, 0), (4, 0)), 1) is None
     True
     """
-    coords = [_coord(lanes, u) for u in range(32)]
-    key = [tuple(x for d, x in enumerate(c) if d != axis) for c in coords]
-    for t in range(32):
-        got: dict[tuple, int] = {}
-        for u in np.nonzero(counts[t])[0]:
-            if key[u] != key[t]:
-                return f"lane {t} combines lane {int(u)}'s element {coords[u]}, of other non-reduced coordinates"
-            got[coords[u]] = got.get(coords[u], 0) + int(counts[t][u])
-        need = {coords[u] for u in range(32) if key[u] == key[t]}
-        twice = [e for e, k in got.items() if k > 1]
-        if twice and not idempotent:
-            return f"lane {t} combines element {twice[0]} {got[twice[0]]} times"
-        if need - set(got):
-            return f"lane {t} misses element {sorted(need - set(got))[0]}"
+    bits = (np.arange(32)[:, None] >> np.arange(len(lanes))[None, :]) & 1
+    coords = np.bitwise_xor.reduce(bits[:, :, None] * np.array(lanes, dtype=np.int64)[None, :, :], axis=1)
+    rows = [tuple(r) for r in coords.tolist()]
+    ids: dict = {}
+    keys: dict = {}
+    eid = np.array([ids.setdefault(r, len(ids)) for r in rows])
+    kid = np.array([keys.setdefault(r[:axis] + r[axis + 1:], len(keys)) for r in rows])
+    foreign = (counts > 0) & (kid[None, :] != kid[:, None])
+    if foreign.any():
+        t, u = (int(x) for x in np.argwhere(foreign)[0])
+        return f"lane {t} combines lane {u}'s element {tuple(coords[u].tolist())}, of other non-reduced coordinates"
+    per = counts @ (eid[:, None] == np.arange(eid.max() + 1)[None, :])      # [t, element]: times combined
+    own = kid[:, None] == kid[np.argmax(eid[None, :] == np.arange(eid.max() + 1)[:, None], axis=1)][None, :]
+    missing, twice = own & (per == 0), own & (per > 1)
+    if twice.any() and not idempotent:
+        t, e = (int(x) for x in np.argwhere(twice)[0])
+        return f"lane {t} combines element {tuple(coords[list(eid).index(e)].tolist())} {int(per[t, e])} times"
+    if missing.any():
+        t, e = (int(x) for x in np.argwhere(missing)[0])
+        return f"lane {t} misses element {tuple(coords[list(eid).index(e)].tolist())}"
     return None
 
 
