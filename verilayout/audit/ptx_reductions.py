@@ -5,7 +5,8 @@ reduce operand's linear layout (check ``warp-reduce``); a ``tt.gather``'s data-d
 
 What Triton emits (``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``): the region is first applied
 within each thread to the registers that share their non-reduced coordinates (``reduceWithinThreads``),
-then across the lanes of the warp by one butterfly per lane bit that moves along the reduced axis, each
+then across the lanes of the warp by one butterfly per lane bit that moves along the reduced axis (none
+over a replicated lane bit, as the kernels Triton 3.9 compiles show: tests/test_ptx_reductions.py), each
 shuffle followed by the region inlined on (accumulator, shuffled value) (``warpReduce``); the partials
 of warps along the axis go through shared memory and are combined by a second butterfly chain on the
 loaded values; a one-op integer region over all 32 lanes may use ``redux.sync`` (sm_80+).
@@ -19,7 +20,8 @@ Law (``warp-reduce``): let ``L`` be the reduce operand's layout, ``lane(u)`` the
 of the set bits of ``u`` and ``key(u)`` that coordinate with the ``axis`` component removed (the
 register and warp parts are the same for all lanes of one register, so they cancel). Lane ``t`` must
 combine exactly the distinct elements ``{lane(u) : key(u) = key(t)}``, each once: for every element
-``e`` of them, ``sum(C_k[t][u] : lane(u) = e) = 1``, and no lane ``u`` with ``key(u) != key(t)`` is counted.
+``e`` of them, ``sum(C_k[t][u] : lane(u) = e) = 1``, and no lane ``u`` with ``key(u) != key(t)`` is counted
+(an idempotent one-op region, ``max``/``min``/``and``/``or``, may count an element more than once: ``>= 1``).
 For single-bit masks this says: one butterfly per lane bit whose basis is nonzero and moves only along
 ``axis``; none over a lane bit whose basis is 0 (a replicated lane: its elements would be counted twice)
 or moves along another dimension (elements of other rows would mix). It is decided by brute force over
