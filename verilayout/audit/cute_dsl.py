@@ -82,6 +82,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.cute_dsl_copies import copy_checks
+from verilayout.audit.cute_dsl_host import host_checks
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
@@ -819,10 +820,12 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
             ctx = _context(ptx, func, plans, mod)
             for g in groups:
                 checks.extend(_tc05_group_checks(ctx, g, plans, cache))
-    checks.extend(tma_checks(mod, ptx, plans))
+    state: dict = {}
+    checks.extend(tma_checks(mod, ptx, plans, state))
     allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
                and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
     checks.extend(copy_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
+    checks.extend(host_checks(mod, ptx, plans, state.get("tplans", []), state.get("matched", {}), checks))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
 
 
@@ -1565,7 +1568,7 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
     return check(parts[0], None if parts[0] == "proved" else "note", msg, {"mlir_line": box.line})
 
 
-def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Check]:
+def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan], state: dict | None = None) -> list[Check]:
     """Two checks per ``cp.async.bulk.tensor`` of ``ptx``: ``tma-smem-box`` (:func:`_tma_check`: its
     shared address starts a box of a stage of its buffer) and ``tma-box`` (:func:`_box_check`).
 
@@ -1575,9 +1578,12 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Ch
     step along its dim (the origin's ``?{div=N}`` and every step's ``k``); and the ``expect_tx`` a load's
     barrier is armed with (the one before it on the same barrier) counts exactly the bytes of the
     boxes of the loads completing on it. A coordinate never on the grid, or a byte count that
-    differs, is an error at the copy; a claim true for some values only is ``unknown``."""
+    differs, is an error at the copy; a claim true for some values only is ``unknown``. ``state``, where
+    given, receives the plans (``tplans``) and each copy's proved plan by ``id`` (``matched``)."""
     tplans, skipped = tma_plans(mod)
     out = []
+    if state is not None:
+        state.update(tplans=tplans, matched={})
     for func in ptx.functions:
         instrs = [i for i in ptx.instrs if i.func == func]
         copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
@@ -1593,4 +1599,6 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Ch
             out.append(_tma_check(ctx, ins, tplans, matched))
         groups = _expect_groups(ctx, instrs)
         out.extend(_box_check(ctx, ins, tplans, matched, groups) for ins in copies)
+        if state is not None:
+            state["matched"].update(matched)
     return out
