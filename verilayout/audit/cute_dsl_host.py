@@ -46,6 +46,7 @@ from typing import Any
 import z3
 
 from verilayout.audit.model import Check
+from verilayout.core.cute.int_tuple import product
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_host import HostLaunch, HostTmaMap, KernelFacts, host_launch, host_tma_maps, kernel_facts
 from verilayout.frontends.cute_mlir import CuteModule, Memref, interpret, parse_cute_mlir
@@ -53,9 +54,11 @@ from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 from verilayout.prove.ptx_values import PtxValues, symbol_names
 
-__all__ = ["host_checks", "map_findings", "counter_bound", "grid_laws", "path_laws", "coordinate_range", "HostView", "TILE_INFERENCE",
+__all__ = ["NEW_CHECKS", "host_checks", "map_findings", "counter_bound", "grid_laws", "path_laws", "coordinate_range", "HostView", "TILE_INFERENCE",
            "DRIVER", "CLUSTER_GUIDE"]
 
+#: the names of the checks this module adds
+NEW_CHECKS = ("tma-map", "tma-grid", "launch", "host-premise")
 #: the source of the tensor-map field rules
 DRIVER = "CUDA driver API cuTensorMapEncodeTiled"
 #: the source of the grid/cluster rule
@@ -580,9 +583,12 @@ def _premise_b(c: Check, mod: CuteModule, view: HostView, tplans: list) -> tuple
         mcast, _num = _multicast_of(mod, p.line)
         if not mcast or p.kind != "load" or not group:
             continue
-        lay = parse_cute(mcast)
-        size = int(lay.size()) if hasattr(lay, "size") else None
-        if size is not None and size != n:
+        try:
+            lay = parse_cute(mcast)
+            size = int(product(lay.shape))
+        except (LayoutError, TypeError, ValueError):
+            continue
+        if size != n:
             bad.append(f"cluster_dim {_fmt(cl)} has {n} CTA(s) (MLIR line {view.launch.line}); the copy's "
                        f"multicast_layout {mcast} (partition at MLIR line {p.line}) spans {size}")
             continue
@@ -591,7 +597,7 @@ def _premise_b(c: Check, mod: CuteModule, view: HostView, tplans: list) -> tuple
         if m is not None and m.num_multicast not in (1, g):
             bad.append(f"num_multicast: the host encodes {m.num_multicast} (MLIR line {m.line}), the copy's multicast "
                        f"group is {g} CTAs")
-        elif size is not None:
+        else:
             ok.append(f"the multicast_layout {mcast} spans the cluster's {n} CTAs")
     if bad:
         return "counterexample", "; ".join(bad)
