@@ -13,7 +13,7 @@ import os
 import pytest
 
 from verilayout.audit.cute_dsl import audit_pair
-from verilayout.audit.cute_dsl_host import NEW_CHECKS, counter_bound, map_findings
+from verilayout.audit.cute_dsl_host import NEW_CHECKS, map_findings, trip_premise
 from verilayout.frontends.cute_host import HostTmaMap, host_launch, host_tma_maps, kernel_facts
 from verilayout.frontends.cute_mlir import parse_cute_mlir
 
@@ -104,17 +104,20 @@ def test_driver_field_rules_name_field_and_value():
     multiples of 16; with SWIZZLE_128B the inner box at most 128 bytes."""
     ok = HostTmaMap(1, "%a", "load", "f16", 16, (512, 1024), (2, 1024), (2, 1024), (64, 128), "128B", "", 1, "")
     assert map_findings(ok) == ([], [])
-    box = HostTmaMap(1, "%a", "load", "f16", 16, (512, 1024), (2, 1024), (2, 1024), (72, 300), "128B", "", 1, "")
+    box = HostTmaMap(1, "%a", "load", "f16", 16, (512, 1024), (2, 1024), (2, 1024), (68, 300), "128B", "", 1, "")
     broken = " | ".join(map_findings(box)[0])
     assert "boxDim[1] = 300 is outside 1..256" in broken
-    assert "boxDim[0] x elementSize = 144 bytes is not a multiple of 16" in broken
-    assert "144 bytes exceeds the 128-byte span of SWIZZLE_128B" in broken
+    assert "boxDim[0] x elementSize = 136 bytes is not a multiple of 16" in broken      # 68 f16
+    assert "136 bytes exceeds the 128-byte span of SWIZZLE_128B" in broken
 
 
-def test_counter_bound_reads_the_premise_text():
-    assert counter_bound("premise (the PTX states no bound): the loop counter %r651 (PTX lines 1038, 2239: +2 per "
-                         "iteration) stays below 2^27, i.e. its loop runs fewer than 2^27/2 times") == (27, 2)
-    assert counter_bound("its int32 product by 192 does not overflow") is None
+def test_trip_premise_bound():
+    """A counter starting below 2^16 and stepping 2 per iteration, run at most 1000 times, stays below
+    2^16 + 2000 < 2^17: a premise of 2^17 is proved, one of 2^16 is not (it stays)."""
+    assert trip_premise(17, 2, 1000, "")[0] == "proved"
+    assert trip_premise(16, 2, 1000, "")[0] == "unknown"
+    assert trip_premise(29, 1, None, "the output's globalDim is dynamic") == (
+        "unknown", "the trip-count premise (below 2^29) stays: the output's globalDim is dynamic")
 
 
 # ------------------------------------------------------------------------------------------ the corpus
@@ -178,13 +181,13 @@ def test_dynamic_problem_shapes_leave_the_trip_count_premise_stated(audited):
 
 _A_HOST = ('make_non_exec_tiled_tma_load(%arg0, %slice, %4) <{kind = <sm_90> num_multicast = 1}> : (!memref_gmem_f16, '
            '!cute.composed_layout<"S<3,4,3> o 0 o ((8,16),(64,1)):((64,512),(1,0))">, !cute.layout<"(128,64):(1@0,1@1)">) '
-           '-> (!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, f16, copy_bits = 131072, tma_gbasis = <"(64,128):')
+           '-> (!cute_nvgpu.atom.non_exec_tiled_tma_load<sm_90, f16, copy_bits = 131072, tma_gbasis = <"')
 _LAUNCH = "%9 = cuda.launch_cfg.create<max_attrs = 17 : i32> (blockDim = (%c128_i32, %c1_i32, %c1_i32), dynamicSmemBytes = %7, "
 
 
 def test_planted_box_dim_is_an_error_naming_both_values(kk):
     """The host encodes A's box as 64x64 (its tma_gbasis), the kernel's partition copies 64x128 boxes."""
-    mlir = _edit(kk[0], _A_HOST + '(64,128)', _A_HOST + '(64,64)')
+    mlir = _edit(kk[0], _A_HOST + '(64,128):', _A_HOST + '(64,64):')
     bad = _errors(_host(audit_pair(mlir, kk[1]).checks))
     assert [c.check for c in bad] == ["tma-map"]
     assert "boxDim[1]: the host encodes 64 (MLIR line 1221), the kernel's partition (MLIR line 233) expects 128" \

@@ -29,7 +29,7 @@ Checks (each names the MLIR and PTX lines it compares):
   of the launched kernel: its own count, read as covering; a constant: compared with the end of the last
   buffer the MLIR places).
 * ``host-premise`` (one per device-side check resting on a premise the host side bears on): (a) a loop
-  counter below ``2^B`` (:func:`counter_bound`); (b) a CTA pair or multicast group: the cluster launched
+  counter below ``2^B`` (:func:`trip_premise`); (b) a CTA pair or multicast group: the cluster launched
   holds it and the host's ``num_multicast`` is 1 or the group's size; (c) a coordinate's int32 product:
   decided for coordinates that are functions of the CTA's place. Proved, an error naming the field and
   both values, or ``unknown`` (the premise stays as the check states it).
@@ -41,12 +41,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import product as cartesian
-from typing import Any
+from typing import Any, Callable
 
 import z3
 
 from verilayout.audit.model import Check
 from verilayout.core.cute.int_tuple import product
+from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_host import HostLaunch, HostTmaMap, KernelFacts, host_launch, host_tma_maps, kernel_facts
 from verilayout.frontends.cute_mlir import CuteModule, Memref, interpret, parse_cute_mlir
@@ -54,7 +55,8 @@ from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 from verilayout.prove.ptx_values import PtxValues, symbol_names
 
-__all__ = ["NEW_CHECKS", "host_checks", "map_findings", "counter_bound", "grid_laws", "path_laws", "coordinate_range", "HostView", "TILE_INFERENCE",
+__all__ = ["NEW_CHECKS", "DeviceSide", "host_checks", "map_findings", "trip_premise", "grid_laws", "path_laws",
+           "coordinate_range", "HostView", "TILE_INFERENCE",
            "DRIVER", "CLUSTER_GUIDE"]
 
 #: the names of the checks this module adds
@@ -69,6 +71,25 @@ TILE_INFERENCE = ("inference: the persistent loop runs once per output tile its 
                   "the epilogue's TMA store box, so tiles <= prod ceil(globalDim / boxDim) of the store's map")
 _SPAN = {"none": 0, "32B": 32, "64B": 64, "128B": 128}
 _AXES = "xyz"
+
+
+@dataclass(frozen=True)
+class DeviceSide:
+    """What the device-side audit (:mod:`verilayout.audit.cute_dsl`) hands the host checks: a kernel
+    function's evaluator (``evaluator(func)``), a copy's coordinates as it reads them (``coords(func, ins)``,
+    None where not read), the int32-product premise of a coordinate (``no_overflow(e)``: (law, text) or
+    None), the end of the last shared buffer the MLIR places (``smem_end``), the TMA plans and each copy's
+    proved one (``matched``, by ``id``), and the premises the device checks stated (``premises``:
+    ``("a", line)`` -> (bound bits, step, register); ``("b", line)`` -> ("pair" | "multicast", ...);
+    ``("c", line)`` -> the coordinates resting on an int32 product)."""
+
+    evaluator: Callable[[str], PtxValues]
+    coords: Callable[[str, Instr], list]
+    no_overflow: Callable[[z3.BitVecRef], Any]
+    smem_end: int | None
+    tplans: tuple
+    matched: dict
+    premises: dict
 
 
 @dataclass(frozen=True)
@@ -301,10 +322,11 @@ def path_laws(ev: PtxValues, e: z3.ExprRef) -> list:
     when ``p`` holds (:meth:`PtxValues.pred`, negated as the guard says). Other path symbols stay free."""
     out = []
     for sym in _paths(e):
-        parts = str(sym).split("_")[1:]
-        if len(parts) != 3 or not all(x.isdigit() for x in parts) or parts[2] != "0":
+        b0, _u, rest = str(sym).removeprefix("path_").partition("_")
+        b1, _u, j = rest.partition("_")
+        if not (b0.isdigit() and b1.isdigit()) or j != "0":
             continue
-        b0, b1 = int(parts[0]), int(parts[1])
+        b0, b1 = int(b0), int(b1)
         _starts, block, _succ = ev._blocks()
         in0 = [k for k, b in enumerate(block) if b == b0]
         in1 = [k for k, b in enumerate(block) if b == b1]
@@ -341,7 +363,7 @@ def coordinate_range(e: z3.BitVecRef, dim: int, grid: tuple, cluster: tuple, tim
     s = z3.Solver()
     s.set("timeout", timeout_ms)
     s.add(*laws, z3.Not(ok))
-    r = s.check()
+    r = solve(s)
     if r == z3.unsat:
         return "proved", ""
     if r != z3.sat:
@@ -356,7 +378,7 @@ def coordinate_range(e: z3.BitVecRef, dim: int, grid: tuple, cluster: tuple, tim
     bad.add(*laws)
     for vals in cartesian((False, True), repeat=len(paths)):
         bad.add(z3.Not(z3.substitute(ok, *[(p, z3.BoolVal(v)) for p, v in zip(paths, vals)])))
-    if bad.check() != z3.sat:
+    if solve(bad) != z3.sat:
         return "unknown", "out of range for some CTA on some path, not on every path"
     return "counterexample", _witness(bad.model(), z3.substitute(e, *[(p, z3.BoolVal(False)) for p in paths]))
 
@@ -368,29 +390,26 @@ def _witness(mdl: z3.ModelRef, e: z3.BitVecRef) -> str:
     return f"CTA {cta}: coordinate {val - (1 << 32) if val >= 1 << 31 else val}"
 
 
-def _grid_checks(ctx: Any, mod: CuteModule, view: HostView, matched: dict, copies: list[Instr]) -> tuple[list[Check], int]:
+def _grid_checks(dev: DeviceSide, func: str, mod: CuteModule, view: HostView,
+                 copies: list[Instr]) -> tuple[list[Check], int]:
     """``tma-grid`` per copy (module docstring), and how many copies have no coordinate that is a function
     of the CTA's place alone."""
-    from verilayout.audit.cute_dsl import _tma_coords, own_cta   # the device side's readers of a copy
     la = view.launch
     cluster = la.cluster or (1, 1, 1)
     if None in la.grid or None in cluster:
         return [], 0
     out, skipped = [], 0
     for ins in copies:
-        p = matched.get(id(ins))
+        p = dev.matched.get(id(ins))
         m = view.map_of_arg(_partition_facts(mod, p.line)[0]) if p is not None else None
         if m is None:
             continue
-        _rank, coords = _tma_coords(ins)
         results = []
-        for d, c in enumerate(coords[:m.rank]):
-            e = ctx.ev.operand(c, 32, at=ins)
-            e = own_cta(ctx.ev, e)[0] if e is not None else None
+        for d, e in enumerate(dev.coords(func, ins)[:m.rank]):
             if e is None or not _grid_function(e) or m.global_dims[d] is None or view.rewritten:
                 continue
             results.append((d, m.global_dims[d]) + coordinate_range(e, m.global_dims[d], la.grid, cluster,
-                                                                    paths=tuple(path_laws(ctx.ev, e))))
+                                                                    paths=tuple(path_laws(dev.evaluator(func), e))))
         if not results:
             skipped += 1
             continue
@@ -422,24 +441,6 @@ def _grid_check(ins: Instr, m: HostTmaMap, la: HostLaunch, cluster: tuple, resul
 # ---------------------------------------------------------------------------------------------- launch
 
 
-def _kernel_smem(mod: CuteModule) -> int | None:
-    """The end of the last shared buffer the MLIR places (bytes), None where not static."""
-    from verilayout.audit.cute_dsl import _alloc_offsets    # the device side's placement rule
-    allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
-               and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
-    offs = _alloc_offsets(mod, allocas)
-    if not allocas or len(offs) != len(allocas):
-        return None
-    ends = []
-    for op in allocas:
-        m = mod.type_of(op.results[0])
-        try:
-            ends.append(offs[id(op)] + int(m.cute().cosize) * m.elem_bits // 8)
-        except (LayoutError, TypeError, ValueError):
-            return None
-    return max(ends)
-
-
 def _launch_findings(view: HostView, ptx: PtxModule, func: str) -> tuple[list[str], list[str]]:
     """(broken, proved) facts of the launch against the kernel (module docstring)."""
     la, k = view.launch, view.kernel
@@ -466,12 +467,11 @@ def _launch_findings(view: HostView, ptx: PtxModule, func: str) -> tuple[list[st
     return bad, ok
 
 
-def _smem_finding(mod: CuteModule, view: HostView) -> tuple[str, str]:
-    """``(status, text)`` of the dynamic shared bytes against the kernel's buffers."""
+def _smem_finding(need: int | None, view: HostView) -> tuple[str, str]:
+    """``(status, text)`` of the dynamic shared bytes against the kernel's buffers (they end at ``need``)."""
     la = view.launch
-    need = _kernel_smem(mod)
     if la.smem_from.startswith("cute.kernel_smem_size"):
-        own = la.smem_from.split()[-1].rpartition("@")[2] if " " in la.smem_from else ""
+        own = la.smem_kernel
         if own == view.kernel.name:
             return "proved", (f"dynamicSmemBytes is cute.kernel_smem_size of the launched kernel (the compiler's count "
                               f"of its shared memory" + (f"; its buffers end at byte {need} as the MLIR places them"
@@ -487,9 +487,9 @@ def _smem_finding(mod: CuteModule, view: HostView) -> tuple[str, str]:
     return "proved", f"dynamicSmemBytes = {la.smem} covers the kernel's buffers (they end at byte {need})"
 
 
-def _launch_check(mod: CuteModule, view: HostView, ptx: PtxModule, func: str, line: int, skipped: int) -> Check:
+def _launch_check(dev: DeviceSide, view: HostView, ptx: PtxModule, func: str, line: int, skipped: int) -> Check:
     bad, ok = _launch_findings(view, ptx, func)
-    st, smem = _smem_finding(mod, view)
+    st, smem = _smem_finding(dev.smem_end, view)
     if st == "counterexample":
         bad.append(smem)
     la = view.launch
@@ -506,20 +506,6 @@ def _launch_check(mod: CuteModule, view: HostView, ptx: PtxModule, func: str, li
 
 
 # ---------------------------------------------------------------------------------------------- premises
-
-
-def counter_bound(text: str) -> tuple[int, int] | None:
-    """``(B, step)`` of a trip-count premise's text (``... stays below 2^B ... +step per iteration``), else None.
-
-    >>> counter_bound("premise (the PTX states no bound): the loop counter %r1 (PTX lines 3, 9: +2 per iteration) "
-    ...               "stays below 2^27, i.e. ...")
-    (27, 2)
-    """
-    if "the loop counter" not in text or "stays below 2^" not in text or " per iteration" not in text:
-        return None
-    b = text.partition("stays below 2^")[2].split(",")[0].split()[0]
-    step = text.partition(" per iteration")[0].rpartition("+")[2]
-    return (int(b), int(step)) if b.isdigit() and step.isdigit() else None
 
 
 def _tiles(view: HostView) -> tuple[int | None, str]:
@@ -539,113 +525,100 @@ def _tiles(view: HostView) -> tuple[int | None, str]:
     ctas = grid[0] * grid[1] * grid[2] if None not in grid else 1
     per = -(-tiles // ctas)
     return per, (f"at most {per} tile(s) per CTA: {tiles} store boxes of {_fmt(m.box)} over globalDim "
-                 f"{_fmt(m.global_dims)} (MLIR line {m.line}), {ctas} CTA(s)" + ("" if None not in grid else
-                                                                                   " (the grid is dynamic: 1 taken)"))
+                 f"{_fmt(m.global_dims)} (MLIR line {m.line}), {ctas} CTA(s)"
+                 + ("" if None not in grid else " (the grid is dynamic: 1 taken)"))
 
 
-def _premise_a(c: Check, view: HostView) -> tuple[str, str] | None:
-    got = counter_bound(c.data.get("premise", "") if hasattr(c.data, "get") else "")
-    if got is None:
-        return None
-    bits, step = got
-    per, why = _tiles(view)
+def trip_premise(bits: int, step: int, per: int | None, why: str) -> tuple[str, str]:
+    """(a): a loop counter stated below ``2^bits`` (start below 2^16, ``+step`` per iteration: the device
+    side's counter rule) against ``per``, the most iterations the host side allows (None: unknown).
+
+    Law: after ``n <= per`` iterations the counter is below ``2^16 + step x per``; proved when that is at
+    most ``2^bits``, else the premise stays (``unknown``: the bound is an upper bound, never a refutation).
+
+    >>> trip_premise(29, 1, 256, "")[0], trip_premise(20, 2, 2**20, "")[0]
+    ('proved', 'unknown')
+    """
     if per is None:
         return "unknown", f"the trip-count premise (below 2^{bits}) stays: {why}"
-    top = (1 << 16) + step * per            # a counter's start is below 2^16 (PtxValues.counter)
+    top = (1 << 16) + step * per
     if top <= 1 << bits:
         return "proved", (f"the host side proves the trip-count premise: the counter stays below 2^16 + {step} x {per} "
                           f"= {top} <= 2^{bits}; {why} ({TILE_INFERENCE})")
     return "unknown", f"the trip-count premise (below 2^{bits}) stays: the host's bound {top} is past it; {why}"
 
 
-def _multicast_of(mod: CuteModule, line: int) -> tuple[str, int]:
-    from verilayout.audit.cute_dsl import _copy_facts
-    op = next((o for o in mod.ops if o.line == line), None)
-    return _copy_facts(mod, op) if op is not None else ("", 1)
-
-
-def _premise_b(c: Check, mod: CuteModule, view: HostView, tplans: list) -> tuple[str, str] | None:
-    msg = c.message
-    pair, group = "premise: the pair's peer CTA" in msg, "premise: every CTA of its multicast group" in msg
-    if not (pair or group):
-        return None
+def _premise_b(kinds: tuple, view: HostView, dev: DeviceSide, mod: CuteModule) -> tuple[str, str]:
+    """(b): the cluster the host launches holds the CTA pair (2 CTAs along x) and each load's multicast
+    group (its ``multicast_layout`` spans the cluster; the host's ``num_multicast`` is 1 or the group's size)."""
     cl = view.launch.cluster
     if cl is None or None in cl:
         return "unknown", "the cluster the host launches is not stated: the premise stays"
     n = cl[0] * cl[1] * cl[2]
     bad, ok = [], []
-    if pair and cl[0] % 2:
-        bad.append(f"cluster_dim.x = {cl[0]} (MLIR line {view.launch.line}) holds no CTA pair: cta_group::2 needs "
-                   "2 CTAs along x")
-    elif pair:
-        ok.append(f"cluster_dim {_fmt(cl)} pairs CTAs along x (the pair's peer is in the cluster)")
-    for p in tplans:
-        mcast, _num = _multicast_of(mod, p.line)
-        if not mcast or p.kind != "load" or not group:
+    if "pair" in kinds:
+        (bad if cl[0] % 2 else ok).append(
+            f"cluster_dim.x = {cl[0]} (MLIR line {view.launch.line}) holds no CTA pair: cta_group::2 needs 2 CTAs "
+            "along x" if cl[0] % 2 else f"cluster_dim {_fmt(cl)} pairs CTAs along x (the pair's peer is in the cluster)")
+    for p in dev.tplans if "multicast" in kinds else ():
+        if not p.mcast or p.kind != "load":
             continue
         try:
-            lay = parse_cute(mcast)
+            lay = parse_cute(p.mcast)
             size = int(product(lay.shape))
         except (LayoutError, TypeError, ValueError):
             continue
         if size != n:
             bad.append(f"cluster_dim {_fmt(cl)} has {n} CTA(s) (MLIR line {view.launch.line}); the copy's "
-                       f"multicast_layout {mcast} (partition at MLIR line {p.line}) spans {size}")
+                       f"multicast_layout {p.mcast} (partition at MLIR line {p.line}) spans {size}")
             continue
-        m = view.map_of_arg(_partition_facts(mod, p.line)[0])
         g = max(sum(1 for r in range(n) if int(lay(r)) == int(lay(q))) for q in range(n))
+        m = view.map_of_arg(_partition_facts(mod, p.line)[0])
         if m is not None and m.num_multicast not in (1, g):
             bad.append(f"num_multicast: the host encodes {m.num_multicast} (MLIR line {m.line}), the copy's multicast "
                        f"group is {g} CTAs")
         else:
-            ok.append(f"the multicast_layout {mcast} spans the cluster's {n} CTAs")
+            ok.append(f"the multicast_layout {p.mcast} spans the cluster's {n} CTAs"
+                      + (f" (groups of {g}; the host encodes num_multicast 1: which box slice each CTA's copy reads "
+                         "is the kernel's reading, not the host's)" if g > 1 and m is not None and m.num_multicast == 1
+                         else ""))
     if bad:
         return "counterexample", "; ".join(bad)
     return "proved", ("the host side proves the cluster part of the premise: " + "; ".join(dict.fromkeys(ok))
                       + "; that each CTA runs the same loads stays the premise (one kernel, its branches per rank)")
 
 
-def _premise_c(c: Check, ctx: Any, view: HostView, ptx: PtxModule) -> tuple[str, str] | None:
-    """(c): the int32 products of a copy's coordinates, decided where each coordinate holding one is a
-    function of the CTA's place and the grid is static: no product overflows for any CTA (proved), or one
-    does for some CTA on every path (an error)."""
-    if "int32 product" not in c.message:
-        return None
-    from verilayout.audit.cute_dsl import _no_overflow, _tma_coords, own_cta
+def _premise_c(dims: tuple, line: int, dev: DeviceSide, func: str, view: HostView, ptx: PtxModule) -> tuple[str, str]:
+    """(c): the int32 products of a copy's coordinates ``dims``, decided where each is a function of the
+    CTA's place and the grid is static: no product overflows for any CTA (proved), or one does for some
+    CTA (an error, where every path symbol is bound to its branch)."""
     la = view.launch
     cluster = la.cluster or (1, 1, 1)
     if None in la.grid or None in cluster:
         return "unknown", f"the grid {_fmt(la.grid)} is dynamic (its CTAs' places are not bounded by the host): the premise stays"
-    ins = next((i for i in ptx.instrs if i.line == c.line), None)
-    if ins is None:
-        return "unknown", "the copy is not found: the premise stays"
-    decided = []
-    for d, x in enumerate(_tma_coords(ins)[1]):
-        e = ctx.ev.operand(x, 32, at=ins)
-        e = own_cta(ctx.ev, e)[0] if e is not None else None
-        fits = _no_overflow(e) if e is not None else None
-        if fits is None:
-            continue
-        if not _grid_function(e):
+    ins = next((i for i in ptx.instrs if i.line == line), None)
+    coords = dev.coords(func, ins) if ins is not None else []
+    for d in dims:
+        e = coords[d] if d < len(coords) else None
+        fits = dev.no_overflow(e) if e is not None else None
+        if fits is None or not _grid_function(e):
             return "unknown", f"coordinate {d} is not a function of the CTA's place alone (a tile scheduler's): the premise stays"
-        st, w = _overflow(e, fits[0], la.grid, cluster, tuple(path_laws(ctx.ev, fits[0])))
+        st, w = _overflow(fits[0], la.grid, cluster, tuple(path_laws(dev.evaluator(func), fits[0])))
         if st != "proved":
             return st, (f"coordinate {d}: its int32 product overflows for {w} of the launch's grid {_fmt(la.grid)}"
                         if st == "counterexample" else f"coordinate {d}: {w}; the premise stays")
-        decided.append(d)
-    return "proved", (f"the host side proves the premise: no int32 product of coordinate(s) {decided} overflows for any "
-                      f"CTA of the grid {_fmt(la.grid)} in clusters of {_fmt(cluster)}")
+    return "proved", (f"the host side proves the premise: no int32 product of coordinate(s) {list(dims)} overflows "
+                      f"for any CTA of the grid {_fmt(la.grid)} in clusters of {_fmt(cluster)}")
 
 
-def _overflow(e: z3.BitVecRef, fits: z3.BoolRef, grid: tuple, cluster: tuple, paths: tuple = ()) -> tuple[str, str]:
+def _overflow(fits: z3.BoolRef, grid: tuple, cluster: tuple, paths: tuple = ()) -> tuple[str, str]:
     consts, laws = grid_laws(grid, cluster)
     laws = laws + [_pinned(p, consts) for p in paths]
-    subs = [(z3.BitVec(n, 32), z3.BitVecVal(v, 32)) for n, v in consts.items()]
-    fits = z3.simplify(z3.substitute(fits, *subs))
+    fits = _pinned(fits, consts)
     s = z3.Solver()
     s.set("timeout", 20000)
     s.add(*laws, z3.Not(fits))
-    r = s.check()
+    r = solve(s)
     if r == z3.unsat:
         return "proved", ""
     if r != z3.sat:
@@ -654,32 +627,42 @@ def _overflow(e: z3.BitVecRef, fits: z3.BoolRef, grid: tuple, cluster: tuple, pa
     return ("counterexample" if len(paths) >= len(_paths(fits)) else "unknown"), f"CTA {cta}"
 
 
-def _premise_checks(checks: list[Check], mod: CuteModule, view: HostView, tplans: list, ctx: Any,
+#: the device check a premise kind belongs to
+_OF = {"a": "tma-smem-box", "b": "tma-box", "c": "tma-box"}
+
+
+def _premise_checks(checks: list[Check], dev: DeviceSide, func: str, mod: CuteModule, view: HostView,
                     ptx: PtxModule) -> list[Check]:
+    """One ``host-premise`` per premise a device check stated (module docstring)."""
+    at = {(c.check, c.line): c for c in checks}
+    per, why = _tiles(view)
     out = []
-    for c in checks:
-        for kind, got in (("a", _premise_a(c, view)), ("b", _premise_b(c, mod, view, tplans)),
-                          ("c", _premise_c(c, ctx, view, ptx))):
-            if got is None:
-                continue
-            st, text = got
-            out.append(_check(c.op, c.line, "host-premise", st, f"the premise of the {c.check} check at this line: {text}",
-                              {"premise_kind": kind, "of_check": c.check}))
+    for (kind, line), what in sorted(dev.premises.items()):
+        c = at.get((_OF[kind], line))
+        if c is None or what is None:
+            continue
+        if kind == "a":
+            st, text = trip_premise(what[0], what[1], per, why)
+        elif kind == "b":
+            st, text = _premise_b(what, view, dev, mod)
+        else:
+            st, text = _premise_c(what, line, dev, func, view, ptx)
+        out.append(_check(c.op, c.line, "host-premise", st, f"the premise of the {c.check} check at this line: {text}",
+                          {"premise_kind": kind, "of_check": c.check}))
     return out
 
 
 # ---------------------------------------------------------------------------------------------- driver
 
 
-def host_checks(mod: CuteModule, ptx: PtxModule, plans: list, tplans: list, matched: dict,
-                checks: list[Check]) -> list[Check]:
-    """The host-side checks of the module docstring, appended to the device side's ``checks``; none where
+def host_checks(mod: CuteModule, ptx: PtxModule, dev: DeviceSide, checks: list[Check]) -> list[Check]:
+    """The host-side checks of the module docstring, to follow the device side's ``checks``; none where
     the MLIR launches no kernel it defines.
 
-    >>> host_checks(parse_cute_mlir('%0 = cute.static : !cute.int_tuple<"1">'), PtxModule(None, (), ()), [], [], {}, [])
+    >>> dev = DeviceSide(None, None, None, None, (), {}, {})
+    >>> host_checks(parse_cute_mlir('%0 = cute.static : !cute.int_tuple<"1">'), PtxModule(None, (), ()), dev, [])
     []
     """
-    from verilayout.audit.cute_dsl import _context
     try:
         view = _view(mod, ptx)
     except LayoutError as e:
@@ -690,10 +673,9 @@ def host_checks(mod: CuteModule, ptx: PtxModule, plans: list, tplans: list, matc
     func = next((f for f in ptx.functions if f == view.kernel.name), ptx.functions[0] if ptx.functions else "")
     instrs = [i for i in ptx.instrs if i.func == func]
     copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
-    ctx = _context(ptx, func, plans, mod)
-    out = _map_checks(mod, view, tplans, matched, copies)
-    grid, skipped = _grid_checks(ctx, mod, view, matched, copies)
+    out = _map_checks(mod, view, list(dev.tplans), dev.matched, copies)
+    grid, skipped = _grid_checks(dev, func, mod, view, copies)
     out += grid
-    out.append(_launch_check(mod, view, ptx, func, instrs[0].line if instrs else 1, skipped))
-    out += _premise_checks(checks, mod, view, tplans, ctx, ptx)
+    out.append(_launch_check(dev, view, ptx, func, instrs[0].line if instrs else 1, skipped))
+    out += _premise_checks(checks, dev, func, mod, view, ptx)
     return out

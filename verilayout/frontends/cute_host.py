@@ -81,6 +81,8 @@ class HostLaunch:
     smem: int | None
     smem_from: str
     args: tuple[str, ...]
+    #: the kernel ``cute.kernel_smem_size`` sizes ("" where the bytes are not that op's)
+    smem_kernel: str = ""
 
 
 @dataclass(frozen=True)
@@ -292,15 +294,17 @@ def host_launch(mod: CuteModule) -> list[HostLaunch]:
         smem = constant_of(mod, smem_v[0], op.line) if smem_v else None
         src = mod.producer(smem_v[0], op.line) if smem_v else None
         smem_from = "" if src is None else src.name
+        sized = ""
         if src is not None and src.name == "cute.kernel_smem_size":
-            smem_from += " " + next((w for w in mod.host.get(src.line, "").split() if w.startswith("@")), "")
+            sized = mod.host.get(src.line, "").partition("@kernels::@")[2].partition(" ")[0]
+            smem_from += f" @kernels::@{sized}"
         cluster = None
         for o in mod.ops:
             if o.name == "cuda.launch_cfg.cluster_dim" and o.operands[:1] == (cfg_value.strip(),) and o.line < op.line:
                 cluster = _triple(mod, list(o.operands[1:]), op.line)
         out.append(HostLaunch(op.line, kernel, _triple(mod, _keyword_values(cfg, "gridDim"), op.line),
                               _triple(mod, _keyword_values(cfg, "blockDim"), op.line), cluster, smem,
-                              smem_from, tuple(a.strip() for a in args.split(",") if a.strip())))
+                              smem_from, tuple(a.strip() for a in args.split(",") if a.strip()), sized))
     return out
 
 
