@@ -11,9 +11,10 @@ import json
 import os
 
 import pytest
+import z3
 
 from verilayout.audit.cute_dsl import audit_pair
-from verilayout.audit.cute_dsl_host import NEW_CHECKS, map_findings, trip_premise
+from verilayout.audit.cute_dsl_host import NEW_CHECKS, coordinate_range, map_findings, overflow_for_grid, trip_premise
 from verilayout.frontends.cute_host import HostTmaMap, host_launch, host_tma_maps, kernel_facts
 from verilayout.frontends.cute_mlir import parse_cute_mlir
 
@@ -276,3 +277,28 @@ def test_static_problem_shape_proves_the_trip_count_premise():
     mlir = _edit(mlir, alias, alias.replace('"(?,?,?):(?{i64 div=8},1,?{i64 div=8})"', '"(1024,1024,1):(1024,1,1048576)"'))
     prem = [c for c in audit_pair(mlir, ptx).checks if c.check == "host-premise" and c.data["premise_kind"] == "a"]
     assert prem and all(c.status == "proved" and "256 store boxes" in c.message for c in prem)
+
+
+def test_planted_swizzle_disagreeing_with_the_kernel_buffer_is_an_error(kk):
+    """A's host map encoded from a 64B-swizzled shared layout (S<2,4,3>): the kernel's buffer is S<3,4,3>
+    (128B), and the 128-byte inner box (64 f16) is past the 64-byte span (cuTensorMapEncodeTiled)."""
+    old = _A_HOST.replace('!cute.composed_layout<"S<3,4,3>', '!cute.composed_layout<"S<2,4,3>')
+    mlir = _edit(kk[0], _A_HOST, old)
+    bad = _errors(_host(audit_pair(mlir, kk[1]).checks))
+    assert [c.check for c in bad] == ["tma-map"]
+    assert "swizzle: the host encodes SWIZZLE_64B (S<2,4,3>), the kernel's buffer is S<3,4,3> (SWIZZLE_128B)" in bad[0].message
+    assert "128 bytes exceeds the 64-byte span of SWIZZLE_64B" in bad[0].message
+
+
+def test_grid_coordinate_and_int32_product_over_the_launch():
+    """A coordinate 192 x %ctaid.x (the pingpong kernel's N tile): with a grid of 1000 CTAs along x it is
+    below 192 x 1000 and its int32 product never overflows; with 2^24 CTAs, CTA 2^24 - 1 gives
+    192 x (2^24 - 1) > 2^31: the product overflows for that CTA (an error, every id bounded by the grid)."""
+    x = z3.BitVec("v%ctaid.x", 32)
+    e = x * 192
+    fits = z3.And(z3.BVMulNoOverflow(x, z3.BitVecVal(192, 32), True), z3.BVMulNoUnderflow(x, z3.BitVecVal(192, 32)))
+    assert coordinate_range(e, 192 * 1000, (1000, 1, 1), (1, 1, 1))[0] == "proved"
+    assert coordinate_range(e, 192 * 999, (1000, 1, 1), (1, 1, 1))[0] == "counterexample"
+    assert overflow_for_grid(fits, (1000, 1, 1), (1, 1, 1))[0] == "proved"
+    assert overflow_for_grid(fits, (1 << 24, 1, 1), (1, 1, 1))[0] == "counterexample"
+    assert overflow_for_grid(fits, ((1 << 31) // 192, 1, 1), (1, 1, 1))[0] == "proved"   # x <= 2^31/192 - 1

@@ -56,7 +56,7 @@ from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 from verilayout.prove.ptx_values import PtxValues, symbol_names
 
 __all__ = ["NEW_CHECKS", "DeviceSide", "host_checks", "map_findings", "trip_premise", "grid_laws", "path_laws",
-           "coordinate_range", "HostView", "TILE_INFERENCE",
+           "coordinate_range", "overflow_for_grid", "HostView", "TILE_INFERENCE",
            "DRIVER", "CLUSTER_GUIDE"]
 
 #: the names of the checks this module adds
@@ -603,7 +603,7 @@ def _premise_c(dims: tuple, line: int, dev: DeviceSide, func: str, view: HostVie
         fits = dev.no_overflow(e) if e is not None else None
         if fits is None or not _grid_function(e):
             return "unknown", f"coordinate {d} is not a function of the CTA's place alone (a tile scheduler's): the premise stays"
-        st, w = _overflow(fits[0], la.grid, cluster, tuple(path_laws(dev.evaluator(func), fits[0])))
+        st, w = overflow_for_grid(fits[0], la.grid, cluster, tuple(path_laws(dev.evaluator(func), fits[0])))
         if st != "proved":
             return st, (f"coordinate {d}: its int32 product overflows for {w} of the launch's grid {_fmt(la.grid)}"
                         if st == "counterexample" else f"coordinate {d}: {w}; the premise stays")
@@ -611,7 +611,10 @@ def _premise_c(dims: tuple, line: int, dev: DeviceSide, func: str, view: HostVie
                       f"for any CTA of the grid {_fmt(la.grid)} in clusters of {_fmt(cluster)}")
 
 
-def _overflow(fits: z3.BoolRef, grid: tuple, cluster: tuple, paths: tuple = ()) -> tuple[str, str]:
+def overflow_for_grid(fits: z3.BoolRef, grid: tuple, cluster: tuple, paths: tuple = ()) -> tuple[str, str]:
+    """Whether the no-overflow law ``fits`` holds for every CTA of the launch (:func:`grid_laws`, ``paths``
+    binding path symbols): ``proved``, ``counterexample`` (a CTA breaks it, every path symbol bound) or
+    ``unknown``, with the CTA."""
     consts, laws = grid_laws(grid, cluster)
     laws = laws + [_pinned(p, consts) for p in paths]
     fits = _pinned(fits, consts)
