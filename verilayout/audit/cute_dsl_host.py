@@ -398,7 +398,7 @@ def _grid_checks(dev: DeviceSide, func: str, mod: CuteModule, view: HostView,
     cluster = la.cluster or (1, 1, 1)
     if None in la.grid or None in cluster:
         return [], 0
-    out, skipped = [], 0
+    out, skipped, seen = [], 0, {}
     for ins in copies:
         p = dev.matched.get(id(ins))
         m = view.map_of_arg(_partition_facts(mod, p.line)[0]) if p is not None else None
@@ -408,8 +408,11 @@ def _grid_checks(dev: DeviceSide, func: str, mod: CuteModule, view: HostView,
         for d, e in enumerate(dev.coords(func, ins)[:m.rank]):
             if e is None or not _grid_function(e) or m.global_dims[d] is None or view.rewritten:
                 continue
-            results.append((d, m.global_dims[d]) + coordinate_range(e, m.global_dims[d], la.grid, cluster,
-                                                                    paths=tuple(path_laws(dev.evaluator(func), e))))
+            key = (e.get_id(), m.global_dims[d])              # one proof per distinct coordinate and extent
+            if key not in seen:
+                seen[key] = coordinate_range(e, m.global_dims[d], la.grid, cluster,
+                                             paths=tuple(path_laws(dev.evaluator(func), e)))
+            results.append((d, m.global_dims[d]) + seen[key])
         if not results:
             skipped += 1
             continue
