@@ -49,6 +49,7 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
+from verilayout.audit.ptx_known_bits import known_constant
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
@@ -141,6 +142,9 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
     """
+    known = known_constant(e)                # all bits known without a solver (sound: the same value)
+    if known is not None:
+        return known
     if cache is None:
         vals = values_at(e, _SMEM_NAME, _SMEM_BASES)
     else:                                    # once per term and file; the term kept: its id stays unique
