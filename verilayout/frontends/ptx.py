@@ -25,6 +25,7 @@ other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is inter
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from functools import lru_cache
 
 from verilayout.errors import LayoutError
@@ -183,8 +184,29 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             if g is None:
                 g = guards[p] = _guard(p)
         args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        out.append(Instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
+        out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
     return tuple(out)
+
+
+_INSTR_FIELDS = tuple(f.name for f in fields(Instr))
+_new = object.__new__
+#: the fields alone make an Instr (no __post_init__, no slots): what _instr_of relies on
+_PLAIN_INSTR = not hasattr(Instr, "__post_init__") and not hasattr(Instr, "__slots__")
+
+
+def _instr_of(values: tuple) -> Instr:
+    """``Instr(*values)`` without the frozen dataclass's per-field ``object.__setattr__`` calls: the
+    same fields in the instance's ``__dict__`` (``Instr`` has no ``__post_init__``), for the parser's
+    loop over every instruction line.
+
+    >>> _instr_of(("ret", (), 3, None, None, "", ("ret",), (), None, 1)) == Instr("ret", (), 3, parts=("ret",))
+    True
+    """
+    if not _PLAIN_INSTR:
+        return Instr(*values)
+    ins = _new(Instr)
+    ins.__dict__.update(zip(_INSTR_FIELDS, values))
+    return ins
 
 
 def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | None = None,
@@ -326,9 +348,12 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     in_asm = False
     plain, loc_line, data_line = _PLAIN.match, _LOC.match, _DATA.match
     for n, raw in enumerate(text.split("\n"), 1):
+        if raw[:2] == ".b" and not open_table and data_line(raw):   # debug data at column 0 (Triton's
+            continue                    # .debug sections): neither an instruction nor a .loc, skipped below too
         if func and not open_table and (pm := plain(raw)):   # the common line: what the steps below give it
+            guard, opcode, rest = pm.groups()
             try:
-                instrs.append((pm.group(2), split_operands(pm.group(3).rstrip()), n, pm.group(1), loc, func))
+                instrs.append((opcode, split_operands(rest.rstrip()), n, guard, loc, func))
             except LayoutError as e:
                 raise LayoutError(f"line {n}: {e}") from None
             continue
