@@ -38,8 +38,9 @@ naming thread, register and both elements or addresses: the packing instruction 
 sources' elements in the byte, else the ``stmatrix`` (a wrong address, a register order, a stage that is
 none of the memref's); ``unchecked`` with the reason when a register holds no traced element, an address
 is not a function of ``%tid``, the MLIR has no ``stsm`` copy or several, or the buffer's offset is not
-stated. ``ldmatrix`` of a CuTe-DSL kernel is ``unchecked`` (its consumer's operand fragment is not
-modelled here); every ``stmatrix``/``ldmatrix`` gets a check.
+stated; every ``stmatrix`` gets a check. The other direction, ``ldmatrix`` (shared memory -> registers, and
+the ``mma.sync`` it feeds), is :mod:`verilayout.audit.cute_dsl_ldmatrix`, on the same buffer reading
+(:class:`CopyPlan`), addresses and branch guards.
 
 >>> [x.tolist() for x in stmatrix_rows(np.array([0, 5, 31]), 1)]
 [[8, 9, 15], [0, 4, 12]]
@@ -434,14 +435,12 @@ def _unmodelled(ins: Instr) -> str | None:
 
 def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan],
                      evs: tuple[PtxValues, PtxValues]) -> list[Check]:
-    """The checks of one function's ``stmatrix``/``ldmatrix`` (see the module docstring)."""
+    """The checks of one function's ``stmatrix`` (see the module docstring)."""
     instrs = [i for i in ptx.instrs if i.func == func]
-    copies = [i for i in instrs if i.parts and i.parts[0] in ("stmatrix", "ldmatrix")]
-    if not copies:
+    stores = [i for i in instrs if i.parts and i.parts[0] == "stmatrix"]
+    if not stores:
         return []
-    out = [_unchecked(i, "ldmatrix: the consuming MMA's operand fragment is not modelled for CuTe-DSL kernels")
-           for i in copies if i.parts[0] == "ldmatrix"]
-    stores = [i for i in copies if i.parts[0] == "stmatrix"]
+    out: list[Check] = []
     why = (None if len(cps) == 1 else "the MLIR has no stsm tiled copy into shared memory" if not cps
            else f"the MLIR has {len(cps)} stsm tiled copies (which one is not decided)")
     if why is None and cps[0].origin is None:
@@ -609,7 +608,7 @@ def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict,
 
 def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
                 origin_of: Callable[[str, int], int | None] | None = None) -> list[Check]:
-    """One ``smem-copy`` check per ``stmatrix``/``ldmatrix`` of ``ptx`` against the MLIR ``mod`` (its tiled
+    """One ``smem-copy`` check per ``stmatrix`` of ``ptx`` against the MLIR ``mod`` (its tiled
     MMAs ``plans`` from :func:`verilayout.audit.cute_dsl.mma_plans`; ``origin_of(value, line)``: a shared
     view's byte offset in the allocation): see the module docstring.
 
@@ -620,7 +619,7 @@ def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
     cps = copy_plans(mod, origin_of)
     out: list[Check] = []
     for func in ptx.functions:
-        if not any(i.func == func and i.parts and i.parts[0] in ("stmatrix", "ldmatrix") for i in ptx.instrs):
+        if not any(i.func == func and i.parts and i.parts[0] == "stmatrix" for i in ptx.instrs):
             continue
         names = tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",)
         evs = (PtxValues(ptx, func, smem_names=names), PtxValues(ptx, func, first_iteration=True, smem_names=names))

@@ -146,7 +146,8 @@ def _swizzle(text: str) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Memref:
-    """``!cute.memref<elem, space, align<N>[, S<B,M,S>], "layout">``."""
+    """``!cute.memref<elem, space, [align<N>,] [S<B,M,S>,] "layout">`` (no ``align<N>``: the element's own
+    alignment, as the DSL prints a partitioned view whose alignment it does not state)."""
 
     elem: str
     space: str
@@ -385,13 +386,16 @@ def _tma(t: CuteType) -> TmaAtom:
 def interpret(t: CuteType) -> Any:
     """The object of a parsed type (see the module docstring), else ``t`` itself."""
     if t.name == "cute.memref":
-        if len(t.args) < 4:
-            raise LayoutError(f"{t.text}: a memref has element, memory, alignment and layout")
+        if len(t.args) < 3:
+            raise LayoutError(f"{t.text}: a memref has element, memory, [alignment,] and layout")
         elem, space, align = t.args[0], t.args[1], t.args[2]
-        if not (align.startswith("align<") and align.endswith(">") and align[6:-1].isdigit()):
+        stated = align.startswith("align<") and align.endswith(">") and align[6:-1].isdigit()
+        rest = t.args[3 if stated else 2:-1]
+        if len(rest) > 1 or (rest and _swizzle(rest[0]) is None) or len(t.args) < (4 if stated else 3):
             raise LayoutError(f"{t.text}: expected align<N>, got {align!r}")
-        sw = _swizzle(t.args[3]) if len(t.args) > 4 else None
-        return Memref(elem, space, int(align[6:-1]), sw, _unquote(t.args[-1], t.text), t.text)
+        bits = mlir_bits(elem)                      # unstated: the element's own alignment
+        at = int(align[6:-1]) if stated else max(1, (bits or 8) // 8)
+        return Memref(elem, space, at, _swizzle(rest[0]) if rest else None, _unquote(t.args[-1], t.text), t.text)
     if t.name == "cute.tiled_mma" or (t.name.startswith("cute_nvgpu.sm") and t.name.endswith(".mma")):
         return _tiled_mma(t)
     if t.name.startswith("cute_nvgpu.atom.") and "tma" in t.name:
