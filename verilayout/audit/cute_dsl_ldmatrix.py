@@ -225,6 +225,20 @@ def _tile_coords(p: LdsmPlan, got: _Load) -> tuple[np.ndarray, np.ndarray]:
     return c % p.tiler[0], c // p.tiler[0]
 
 
+def _tile_offset(p: LdsmPlan, dr: np.ndarray, dc: np.ndarray, st: np.ndarray) -> tuple[int, int, int]:
+    """The (row, col) offset of whole tiles and the stage that place most elements (the instruction's copy
+    iteration); where none is whole, the most common offset rounded down to whole tiles."""
+    whole = (dr % p.tiler[0] == 0) & (dc % p.tiler[1] == 0)
+    key = Counter(zip(dr[whole].tolist(), dc[whole].tolist(), st[whole].tolist()))
+    if key:
+        return key.most_common(1)[0][0]
+    key = Counter(zip(dr.tolist(), dc.tolist(), st.tolist()))
+    if not key:
+        return 0, 0, 0
+    r, c, s = key.most_common(1)[0][0]
+    return r // p.tiler[0] * p.tiler[0], c // p.tiler[1] * p.tiler[1], s
+
+
 def _element_text(p: LdsmPlan, r: int, c: int, s: int) -> str:
     return f"[{r}, {c}] of stage {s}" if r >= 0 else "no element of the buffer"
 
@@ -234,8 +248,7 @@ def _verdict(ins: Instr, p: LdsmPlan, got: _Load, tab: _Table, b: int) -> tuple[
     f = tab.fields[got.tag]
     m, k = _tile_coords(p, got)
     ok = (f[:, 0] == b)
-    key = Counter(zip((f[ok, 1] - m[ok]).tolist(), (f[ok, 2] - k[ok]).tolist(), f[ok, 3].tolist()))
-    (di, dk, s), _n = key.most_common(1)[0] if key else ((0, 0, 0), 0)
+    di, dk, s = _tile_offset(p, f[ok, 1] - m[ok], f[ok, 2] - k[ok], f[ok, 3])
     bad = np.flatnonzero(~ok | (f[:, 1] != m + di) | (f[:, 2] != k + dk) | (f[:, 3] != s))
     tile_ok = di % p.tiler[0] == 0 and dk % p.tiler[1] == 0
     data = {"tile": (di // p.tiler[0], dk // p.tiler[1]), "stage": s, "plan_line": p.line, "buffer": b,
@@ -252,7 +265,8 @@ def _verdict(ins: Instr, p: LdsmPlan, got: _Load, tab: _Table, b: int) -> tuple[
     return "error", (f"{ins.opcode}: thread {t} (warp {t // 32}, lane {t % 32}) register {reg} half {int(got.half[i])} "
                      f"holds {found}, but the tiled copy (MLIR line {p.line}) wants [{want[0]}, {want[1]}] of stage "
                      f"{s} there ({len(bad)} of {len(got.tag)} elements wrong){why}"), \
-        dict(data, thread=t, register=str(reg), want=want, got=tuple(int(x) for x in f[i, 1:]))
+        dict(data, thread=t, register=str(reg), half=int(got.half[i]), want=want,
+             got=tuple(int(x) for x in f[i, 1:]))
 
 
 def _name(x: Any) -> str:
@@ -581,7 +595,8 @@ def _operand_error(seen: _Seen, name: str, tags: np.ndarray, rel: tuple, tab: _T
     writer = seen.writers[i // 2 + (0 if name == "A" else 4)]
     return (f"thread {t} (warp {t // 32}, lane {t % 32}) register {_name(regs[i // 2])} half {i % 2} holds {found}, "
             f"but the PTX ISA m16n8k16 {name} fragment of the tiled MMA's block wants {want} there"), \
-        {"operand": name, "thread": t, "register": _name(regs[i // 2]), "writer_line": writer}
+        {"operand": name, "thread": t, "register": _name(regs[i // 2]), "half": i % 2, "writer_line": writer,
+         "want": (int(rel[0][t, i]) + dr, int(rel[1][t, i]) + dc, s), "got": got}
 
 
 def _c_error(seen: _Seen, block: tuple[int, int], mp: _Mma, tab: _Table) -> str | None:
