@@ -27,6 +27,7 @@ from generate import _example_source, _store, _versions, load_manifest, save_man
 CORPUS = os.path.join(HERE, "corpus")
 MANIFEST = os.path.join(CORPUS, "manifest_ldmatrix.json")
 AMPERE_GEMM = "examples/python/CuTeDSL/cute/ampere/kernel/dense_gemm/tensorop_gemm.py"
+AMPERE_FA2 = "examples/python/CuTeDSL/cute/ampere/kernel/attention/flash_attention_v2.py"
 
 #: name -> the example's options (its ``run()`` names): dtypes, majors, the atom layout
 CONFIGS = {
@@ -39,6 +40,9 @@ CONFIGS = {
     "ampere_gemm_bf16_kk_128x128_4x1": dict(example=AMPERE_GEMM, arch="sm_80", ab_dtype="BFloat16",
                                             c_dtype="BFloat16", acc_dtype="Float32", a_major="k", b_major="k",
                                             c_major="n", atom_layout_mnk=(4, 1, 1), mnkl=(1024, 1024, 512, 1)),
+    "ampere_fa2_f16_d128_128x64": dict(example=AMPERE_FA2, arch="sm_80", dtype="Float16", batch_size=1,
+                                       seqlen=1024, num_head=8, head_dim=128, m_block_size=128, n_block_size=64,
+                                       num_threads=128, is_causal=False),
 }
 
 
@@ -61,6 +65,22 @@ def _compile_ampere(module, cfg: dict) -> None:
     cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](gemm, a, b, c, make_fake_stream())
 
 
+def _compile_fa2(module, cfg: dict) -> None:
+    """Compile the Ampere FlashAttention-2 forward example on fake (batch, seqlen, heads, head_dim) tensors,
+    head_dim contiguous (its ``run()`` makes them so)."""
+    import math
+    import cutlass                                  # deferred: the optional DSL
+    import cutlass.cute as cute                     # deferred: the optional DSL
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream  # deferred: the optional DSL
+    dt = getattr(cutlass, cfg["dtype"])
+    shape = (cfg["batch_size"], cfg["seqlen"], cfg["num_head"], cfg["head_dim"])
+    q, k, v, o = (make_fake_compact_tensor(dt, shape, stride_order=(3, 2, 1, 0), assumed_align=16) for _ in range(4))
+    fa2 = module.FlashAttentionForwardAmpere(cfg["head_dim"], cfg["m_block_size"], cfg["n_block_size"],
+                                             cfg["num_threads"], cfg["is_causal"])
+    cute.compile[cute.KeepPTX, cute.GPUArch(cfg["arch"])](fa2, q, k, v, o, 1.0 / math.sqrt(cfg["head_dim"]),
+                                                          make_fake_stream())
+
+
 def compile_one(name: str, cutlass: str, out: str) -> None:
     """Child process: compile config ``name`` with the DSL's dump directory set to ``out``."""
     cfg = CONFIGS[name]
@@ -70,7 +90,7 @@ def compile_one(name: str, cutlass: str, out: str) -> None:
     spec = importlib.util.spec_from_file_location("cutedsl_example", src)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    _compile_ampere(module, cfg)
+    (_compile_fa2 if cfg["example"] == AMPERE_FA2 else _compile_ampere)(module, cfg)
     os.remove(src)
 
 

@@ -57,13 +57,14 @@ from typing import Any, Callable
 
 import numpy as np
 
-from verilayout.audit.cute_dsl_copies import CHECK, CopyPlan, _addresses, _chain, _operand_type, _plan_of, _reaching
+from verilayout.audit.cute_dsl_copies import (CHECK, CopyPlan, address_chain, address_values, buffer_plan, operand_type,
+                                              reaching_threads)
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_shuffles import CONSTANT, Frag, TagRun, Val, frag_a, frag_b, frag_d, schedule, step_tags
 from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import Layout
 from verilayout.errors import LayoutError
-from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledMma, split_top
+from verilayout.frontends.cute_mlir import CuteModule, Memref, TiledCopy, mma_permutation, tiled_copy
 from verilayout.frontends.cute_text import parse_cute
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import PtxValues
@@ -92,39 +93,19 @@ class LdsmPlan:
         return int(product(self.tv.shape[1]))
 
 
-def _quoted(text: str) -> str:
-    """The layout inside ``<"...">``."""
-    t = text.strip()
-    if not (t.startswith('<"') and t.endswith('">')):
-        raise LayoutError(f"expected <\"layout\">, got {text!r}")
-    return t[2:-2]
+def _tiler(modes: tuple[str, ...]) -> tuple[int, int]:
+    """``("32:1", "16:1")`` -> ``(32, 16)``: the tile of identity modes (a permuting tiler is refused)."""
+    lays = [parse_cute(m) for m in modes]
+    if len(lays) != 2 or any(m.stride not in (1, 0) or not isinstance(m.shape, int) for m in lays):
+        raise LayoutError(f"tiler {modes}: only identity modes N:1 are read")
+    return int(lays[0].shape), int(lays[1].shape)
 
 
-def _tiler(text: str) -> tuple[int, int]:
-    """``[32:1;16:1]`` -> ``(32, 16)``: the tile of identity modes (a permuting tiler is refused)."""
-    modes = [parse_cute(m) for m in _quoted(f'<"{text.strip()[2:-2]}">').strip("[]").split(";")]
-    if len(modes) != 2 or any(m.stride not in (1, 0) or not isinstance(m.shape, int) for m in modes):
-        raise LayoutError(f"tiler {text}: only identity modes N:1 are read")
-    return int(modes[0].shape), int(modes[1].shape)
-
-
-def _transposed(copy_text: str) -> bool:
-    """Whether an ``atom.ldsm<..., n|t>`` atom transposes (its last argument ``t``)."""
-    at = copy_text.index("atom.ldsm<") + len("atom.ldsm")
-    depth, end = 0, at
-    for end in range(at, len(copy_text)):
-        depth += {"<": 1, ">": -1}.get(copy_text[end], 0)
-        if depth == 0:
-            break
-    return split_top(copy_text[at + 1:end])[-1].strip() == "t"
-
-
-def _ldsm_plan(cp: Any, mem: Memref, line: int, origin: int | None) -> LdsmPlan:
-    keyed = cp.keyed()
-    tv = parse_cute(_quoted(keyed["layout_copy_tv"]))
+def _ldsm_plan(cp: TiledCopy, mem: Memref, line: int, origin: int | None) -> LdsmPlan:
+    tv = parse_cute(cp.tv)
     if not isinstance(tv, Layout) or not isinstance(tv.shape, tuple) or len(tv.shape) != 2:
-        raise LayoutError(f"MLIR line {line}: layout_copy_tv {keyed['layout_copy_tv']} is not (thread, value)")
-    return LdsmPlan(_plan_of(mem, line, origin), tv, _tiler(keyed["tiler_mn"]), _transposed(cp.text), line)
+        raise LayoutError(f"MLIR line {line}: layout_copy_tv {cp.tv} is not (thread, value)")
+    return LdsmPlan(buffer_plan(mem, line, origin), tv, _tiler(cp.tiler), cp.atom_args[-1:] == ("t",), line)
 
 
 def ldsm_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | None = None) -> list[LdsmPlan]:
@@ -137,11 +118,14 @@ def ldsm_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | No
     for op in mod.ops:
         if op.name != "cute.tiled.copy.partition_S" or len(op.operands) < 2:
             continue
-        cp, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
-        if "atom.ldsm<" not in getattr(cp, "text", "") or not isinstance(mem, Memref) or mem.space != "smem":
+        cp, mem = operand_type(mod, op, 0), operand_type(mod, op, 1)
+        if getattr(cp, "name", "") != "cute.tiled_copy" or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         try:
-            out.append(_ldsm_plan(cp, mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
+            copy = tiled_copy(cp)
+            if copy.atom != "cute_nvgpu.atom.ldsm":
+                continue
+            out.append(_ldsm_plan(copy, mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
         except (LayoutError, KeyError, ValueError):
             continue
     return out
@@ -294,8 +278,8 @@ def _unmodelled(ins: Instr, plans: list[LdsmPlan]) -> str | None:
     return None
 
 
-def _pick(plans: list[LdsmPlan], tabs: _Table, ins: Instr, addr: np.ndarray,
-          reach: np.ndarray) -> tuple[int, _Load] | str:
+def _pick(plans: list[LdsmPlan], tabs: _Table, ins: Instr, addr: np.ndarray, reach: np.ndarray,
+          unplaced: str = "") -> tuple[int, _Load] | str:
     """The plan whose buffer (and transposition) the instruction reads, with what it loads."""
     trans = "trans" in ins.parts
     fits = [b for b, p in enumerate(plans) if p.values == 2 * len(ins.args[0].items)]
@@ -303,23 +287,25 @@ def _pick(plans: list[LdsmPlan], tabs: _Table, ins: Instr, addr: np.ndarray,
         return f"no ldsm tiled copy of the MLIR has {2 * len(ins.args[0].items)} values per thread"
     got = _loaded(ins, addr, reach, trans, tabs)
     hits = Counter(tabs.fields[got.tag[got.tag > 0], 0].tolist())
+    if not hits and unplaced:
+        return f"it reads no element of a placed ldsm buffer, and the MLIR states no offset for {unplaced}"
     return max(fits, key=lambda x: hits.get(x, 0)), got         # reading no buffer's element is an error
 
 
 def _ldmatrix_check(ins: Instr, plans: list[LdsmPlan], tab: _Table, evs: tuple, memo: dict,
-                    threads: int) -> tuple[Check, _Load | None, int | None]:
+                    threads: int, unplaced: str = "") -> tuple[Check, _Load | None, int | None]:
     """The ``smem-copy`` check of one ``ldmatrix`` (with what it loads and its plan's index when read)."""
     why = _unmodelled(ins, plans)
     if why:
         return _unchecked(ins, why), None, None
-    found = _addresses(evs, ins, memo, threads, 1)
+    found = address_values(evs, ins, memo, threads, 1)
     if isinstance(found, str):
         return _unchecked(ins, found), None, None
     addr, how = found
-    reach = _reaching(evs[0], ins, memo, threads)
+    reach = reaching_threads(evs[0], ins, memo, threads)
     if not reach.any():
         return _unchecked(ins, "no thread reaches it (its branch guards on %tid)"), None, None
-    picked = _pick(plans, tab, ins, addr, reach)
+    picked = _pick(plans, tab, ins, addr, reach, unplaced)
     if isinstance(picked, str):
         return _unchecked(ins, picked), None, None
     b, got = picked
@@ -367,12 +353,12 @@ def _address_blame(checks: list[Check], at: dict[int, Instr], ev: PtxValues) -> 
     good: set[int] = set()
     for c in checks:
         if c.status == "proved" and base(c.line):
-            good |= _chain(ev, base(c.line))
+            good |= address_chain(ev, base(c.line))
     out, seen = [], set()
     for c in checks:
         if c.status != "error" or "thread" not in c.data or not base(c.line):
             continue
-        for line in sorted(_chain(ev, base(c.line)) - good - seen):
+        for line in sorted(address_chain(ev, base(c.line)) - good - seen):
             seen.add(line)
             out.append(Check(at[line].opcode, line, at[line].loc, CHECK, "error", "error",
                              f"computes the address of the ldmatrix at PTX line {c.line}, which is wrong, and no proved "
@@ -385,15 +371,14 @@ def _address_blame(checks: list[Check], at: dict[int, Instr], ev: PtxValues) -> 
 
 @dataclass(frozen=True)
 class _Mma:
-    """The tiled MMA of an ``mma.sync``: its A and B buffers (plan indices), each warp's atom (wm, wn), the
-    block multiples, and the tile extents (M, N, K)."""
+    """The tiled MMA of an ``mma.sync``: the ldsm buffers (plan indices) the MLIR partitions as its A and as
+    its B, each warp's atom (wm, wn) and the block multiples (M, N, K)."""
 
-    a: int
-    b: int
+    a: tuple[int, ...]
+    b: tuple[int, ...]
     wm: tuple[int, ...]
     wn: tuple[int, ...]
     step: tuple[int, int, int]
-    tile: tuple[int, int, int]
 
 
 def _warps(atom_layout: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -410,23 +395,36 @@ def _warps(atom_layout: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(wm), tuple(wn)
 
 
-def _mma_plan(mma_plans: list, plans: list[LdsmPlan]) -> _Mma | str:
+def _partitioned(mod: CuteModule, value: str, plans: list[LdsmPlan],
+                 origin_of: Callable[[str, int], int | None] | None) -> dict[str, tuple[int, ...]]:
+    """The ldsm buffers each ``cute.tiled.mma.partition A|B (value, view)`` names (same memref and offset)."""
+    out: dict[str, list[int]] = {"A": [], "B": []}
+    for op in mod.ops:
+        if op.name != "cute.tiled.mma.partition" or not op.words or op.words[0] not in out \
+                or len(op.operands) < 2 or op.operands[0] != value:
+            continue
+        mem, org = operand_type(mod, op, 1), origin_of(op.operands[1], op.line) if origin_of else None
+        out[op.words[0]] += [b for b, p in enumerate(plans) if org is not None and p.buffer.origin == org
+                             and isinstance(mem, Memref) and p.buffer.memref.layout == mem.layout]
+    return {k: tuple(sorted(set(v))) for k, v in out.items()}
+
+
+def _mma_plan(mod: CuteModule, mma_plans: list, plans: list[LdsmPlan],
+              origin_of: Callable[[str, int], int | None] | None) -> _Mma | str:
     """The one sm_80 tiled MMA whose A and B buffers are ldsm buffers, or why there is none."""
     for mp in mma_plans:
         if mp.mma.arch != "sm80" or mp.operand("A") is None or mp.operand("B") is None:
             continue
-        t = mp.mma.text
-        perm = t[t.find("permutation_MNK"):] if "permutation_MNK" in t else ""
-        if perm and any(not m.strip().endswith(":1") for m in perm[perm.find("[") + 1:perm.find("]")].split(";")):
-            return f"the tiled MMA (MLIR line {mp.operand('A').line}) permutes its tile: {perm}"
-        idx = [next((b for b, p in enumerate(plans) if p.buffer.origin == mp.operand(n).origin
-                     and p.buffer.memref == mp.operand(n).memref), None) for n in ("A", "B")]
-        if None in idx:
+        perm = mma_permutation(mp.mma)
+        if any(not m.endswith(":1") for m in perm):
+            return f"the tiled MMA (MLIR line {mp.operand('A').line}) permutes its tile: [{';'.join(perm)}]"
+        bufs = _partitioned(mod, mp.value, plans, origin_of)
+        if not bufs["A"] or not bufs["B"]:
             return "the tiled MMA's operand buffers are not those of the MLIR's ldsm copies"
         wm, wn = _warps(mp.mma.atom_layout)
         am, an, _ = mp.mma.atoms
-        (m, n, k), ea, eb = mp.mma.shape, mp.operand("A").extents, mp.operand("B").extents
-        return _Mma(idx[0], idx[1], wm, wn, (m * am, n * an, k), (ea[0], eb[0], ea[1]))
+        m, n, k = mp.mma.shape
+        return _Mma(bufs["A"], bufs["B"], wm, wn, (m * am, n * an, k))
     return "the MLIR has no sm_80 tiled MMA with both operands in ldsm buffers"
 
 
@@ -543,10 +541,17 @@ def _expected(mp: _Mma, threads: int, operand: str) -> tuple[np.ndarray, np.ndar
     return np.stack([8 * wn + n for _, n in kn], axis=1), np.stack([k for k, _ in kn], axis=1)
 
 
-def _offsets(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table, buf: int) -> tuple | None:
+def _buffer_of(tags: np.ndarray, tab: _Table, allowed: tuple[int, ...]) -> int | None:
+    """The ldsm buffer (one of ``allowed``) most of an operand's elements come from; None if none does."""
+    ok = (tags > 0) & (tags < tab.end)
+    found = Counter(b for b in tab.fields[tags[ok], 0].tolist() if b in allowed)
+    return found.most_common(1)[0][0] if found else None
+
+
+def _offsets(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table, buf: int | None) -> tuple | None:
     """The one (row offset, col offset, stage) that places every element, or None."""
     f = tab.fields[np.clip(tags, 0, tab.end - 1)]
-    if (tags <= 0).any() or (tags >= tab.end).any() or (f[..., 0] != buf).any():
+    if buf is None or (tags <= 0).any() or (tags >= tab.end).any() or (f[..., 0] != buf).any():
         return None
     dr, dc, s = f[..., 1] - rel[0], f[..., 2] - rel[1], f[..., 3]
     one = (dr == dr.flat[0]).all() and (dc == dc.flat[0]).all() and (s == s.flat[0]).all()
@@ -558,7 +563,8 @@ def _block(seen: _Seen, mp: _Mma, tab: _Table) -> tuple[int, int] | None:
     if seen.a is None or seen.b is None:
         return None
     n = seen.a.shape[0]
-    a, b = _offsets(seen.a, _expected(mp, n, "A"), tab, mp.a), _offsets(seen.b, _expected(mp, n, "B"), tab, mp.b)
+    a = _offsets(seen.a, _expected(mp, n, "A"), tab, _buffer_of(seen.a, tab, mp.a))
+    b = _offsets(seen.b, _expected(mp, n, "B"), tab, _buffer_of(seen.b, tab, mp.b))
     return (a[0], b[0]) if a is not None and b is not None else None
 
 
@@ -624,12 +630,17 @@ def _mma_verdict(seen: _Seen, mp: _Mma, tab: _Table) -> tuple[str, str, dict]:
         return "unchecked", "an A or B register holds no element an ldmatrix of an ldsm copy loaded", {}
     n = seen.a.shape[0]
     ra, rb = _expected(mp, n, "A"), _expected(mp, n, "B")
-    for name, tags, rel, buf in (("A", seen.a, ra, mp.a), ("B", seen.b, rb, mp.b)):
+    bufs = (_buffer_of(seen.a, tab, mp.a), _buffer_of(seen.b, tab, mp.b))
+    for name, buf in zip("AB", bufs):
+        if buf is None:
+            return "unchecked", (f"its {name} registers hold no element of a buffer the MLIR partitions as {name} "
+                                 f"(not loaded by an ldmatrix of an ldsm copy: e.g. an earlier MMA's result)"), {}
+    for name, tags, rel, buf in (("A", seen.a, ra, bufs[0]), ("B", seen.b, rb, bufs[1])):
         why = _operand_error(seen, name, tags, rel, tab, buf)
         if why:
             return "error", why[0], why[1]
-    (m0, ka, sa), (n0, kb, sb) = _offsets(seen.a, ra, tab, mp.a), _offsets(seen.b, rb, tab, mp.b)
-    data = {"block": (m0, n0, ka), "stage": sa}
+    (m0, ka, sa), (n0, kb, sb) = _offsets(seen.a, ra, tab, bufs[0]), _offsets(seen.b, rb, tab, bufs[1])
+    data = {"block": (m0, n0, ka), "stage": sa, "buffers": bufs}
     if ka != kb or sa != sb:
         return "error", (f"A is K-block {ka} of stage {sa} but B is K-block {kb} of stage {sb}: one mma.sync "
                          f"multiplies one K-block of one stage"), data
@@ -647,23 +658,29 @@ def _mma_verdict(seen: _Seen, mp: _Mma, tab: _Table) -> tuple[str, str, dict]:
                       f"m16n8k16 fragments want for block (M {m0}, N {n0}, K {ka}) of stage {sa}"), data
 
 
-def _coverage(checks: list[Check], mp: _Mma) -> list[Check]:
-    """Where every ``mma.sync`` is proved: an error at the last one if a block of the tile is never multiplied."""
+def _coverage(checks: list[Check], mp: _Mma, plans: list[LdsmPlan]) -> list[Check]:
+    """Where every ``mma.sync`` is proved: for each (A buffer, B buffer) pair they multiply, an error at the
+    pair's last one if a block of its tile (A's rows x B's rows x their K) is never multiplied."""
     if not checks or any(c.status != "proved" for c in checks):
         return checks
-    want = set(itertools.product(range(0, mp.tile[0], mp.step[0]), range(0, mp.tile[1], mp.step[1]),
-                                 range(0, mp.tile[2], mp.step[2])))
-    missing = sorted(want - {tuple(c.data["block"]) for c in checks})
-    if not missing:
-        return checks
-    last = checks[-1]
-    return checks[:-1] + [Check(last.op, last.line, last.loc, last.check, "error", "error",
-                                f"{last.op}: the function's mma.sync never multiply {len(missing)} of the {len(want)} "
-                                f"blocks of the {mp.tile[0]}x{mp.tile[1]}x{mp.tile[2]} tile, e.g. (M, N, K) "
-                                f"{missing[0]}", dict(last.data, missing=len(missing)))]
+    out = list(checks)
+    for pair in sorted({tuple(c.data["buffers"]) for c in checks}):
+        mine = [k for k, c in enumerate(checks) if tuple(c.data["buffers"]) == pair]
+        tile = (plans[pair[0]].buffer.em, plans[pair[1]].buffer.em, plans[pair[0]].buffer.en)
+        want = set(itertools.product(*(range(0, t, st) for t, st in zip(tile, mp.step))))
+        missing = sorted(want - {tuple(checks[k].data["block"]) for k in mine})
+        if missing:
+            last = checks[mine[-1]]
+            out[mine[-1]] = Check(last.op, last.line, last.loc, last.check, "error", "error",
+                                  f"{last.op}: the function's mma.sync of A buffer (MLIR line {plans[pair[0]].line}) "
+                                  f"and B buffer (MLIR line {plans[pair[1]].line}) never multiply {len(missing)} of "
+                                  f"the {len(want)} blocks of the {tile[0]}x{tile[1]}x{tile[2]} tile, e.g. (M, N, K) "
+                                  f"{missing[0]}", dict(last.data, missing=len(missing)))
+    return out
 
 
-def _mma_checks(mmas: list[Instr], seen: dict, mp: _Mma | str, tab: _Table, loads: dict[int, Instr]) -> list[Check]:
+def _mma_checks(mmas: list[Instr], seen: dict, mp: _Mma | str, tab: _Table, loads: dict[int, Instr],
+                plans: list[LdsmPlan]) -> list[Check]:
     """The ``mma-operand`` check of each ``mma.sync`` (every visit; a proof names the block of its last);
     ``loads``: the proved ``ldmatrix`` by
     PTX line (where a wrong register is tied)."""
@@ -678,7 +695,7 @@ def _mma_checks(mmas: list[Instr], seen: dict, mp: _Mma | str, tab: _Table, load
         verdicts = [_mma_verdict(v, mp, tab) for v in s]
         status, msg, data = next((v for v in verdicts if v[0] != "proved"), verdicts[-1])
         out.append(_check(ins, MMA_CHECK, status, f"{ins.opcode}: {msg}", data))
-    return _coverage(out, mp) + _ties(out, loads)
+    return _coverage(out, mp, plans) + _ties(out, loads)
 
 
 def _ties(checks: list[Check], loads: dict[int, Instr]) -> list[Check]:
@@ -699,19 +716,20 @@ def _ties(checks: list[Check], loads: dict[int, Instr]) -> list[Check]:
     return out
 
 
-def _function_checks(ptx: PtxModule, func: str, plans: list[LdsmPlan], mmp: list,
-                     evs: tuple[PtxValues, PtxValues]) -> list[Check]:
+def _function_checks(ptx: PtxModule, func: str, plans: list[LdsmPlan], mmp: list, evs: tuple[PtxValues, PtxValues],
+                     mod: CuteModule, origin_of: Callable[[str, int], int | None] | None) -> list[Check]:
     """The checks of one function's ``ldmatrix`` and ``mma.sync``."""
     instrs = [i for i in ptx.instrs if i.func == func]
     lds = [i for i in instrs if i.parts and i.parts[0] == "ldmatrix"]
     mmas = [i for i in instrs if i.opcode.startswith("mma.sync")]
     threads = ptx.threads_of(func) or 128
     usable = [p for p in plans if p.buffer.origin is not None]
+    unplaced = ", ".join(f"the buffer of the ldsm copy at MLIR line {p.line}" for p in plans if p.buffer.origin is None)
     tab = _table(usable)
     memo: dict = {}
     checks, loads = [], {}
     for ins in lds:
-        c, got, _b = _ldmatrix_check(ins, usable, tab, evs, memo, threads)
+        c, got, _b = _ldmatrix_check(ins, usable, tab, evs, memo, threads, unplaced)
         checks.append(c)
         if got is not None:
             loads[id(ins)] = got
@@ -720,10 +738,11 @@ def _function_checks(ptx: PtxModule, func: str, plans: list[LdsmPlan], mmp: list
     checks += _address_blame(checks, at, evs[0])
     if not mmas:
         return checks
-    mp = _mma_plan(mmp, usable) if usable else "the MLIR has no ldsm tiled copy whose buffer offset it states"
+    mp = _mma_plan(mod, mmp, usable, origin_of) if usable else \
+        "the MLIR has no ldsm tiled copy whose buffer offset it states"
     seen = _run(ptx, func, evs[1], loads, mp if isinstance(mp, _Mma) else None, tab, threads) if loads else {}
     proved = {c.line: at[c.line] for c in checks if c.status == "proved" and c.line in at}
-    return checks + _mma_checks(mmas, seen, mp, tab, proved)
+    return checks + _mma_checks(mmas, seen, mp, tab, proved, usable)
 
 
 def ldmatrix_checks(mod: CuteModule, ptx: PtxModule, mma_plans: list,
@@ -744,5 +763,5 @@ def ldmatrix_checks(mod: CuteModule, ptx: PtxModule, mma_plans: list,
             continue
         names = tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",)
         evs = (PtxValues(ptx, func, smem_names=names), PtxValues(ptx, func, first_iteration=True, smem_names=names))
-        out.extend(_function_checks(ptx, func, plans, mma_plans, evs))
+        out.extend(_function_checks(ptx, func, plans, mma_plans, evs, mod, origin_of))
     return out

@@ -42,7 +42,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.cute_text import parse_cute, swizzle_span
 
 __all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "CoordTensor", "TmaBox", "Op", "CuteModule", "parse_cute_mlir",
-           "parse_type", "split_top", "dsl_tensor_memref", "from_dsl"]
+           "parse_type", "split_top", "dsl_tensor_memref", "from_dsl", "TiledCopy", "tiled_copy", "mma_permutation"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -609,7 +609,8 @@ class CuteModule:
     def origin(self, value: str, depth: int = 64, before: int | None = None) -> tuple[Op, int] | None:
         """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
         offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
-        ``cute.recast_iter``, ``cute.group_modes`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
+        ``cute.recast_iter``, ``cute.group_modes``, ``cute.composition`` (a tensor composed with a layout keeps
+        its iterator) and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
         elements of the pointer's type); None where the chain leaves those ops or is dynamic.
 
         >>> m = parse_cute_mlir('%s = cute.memref.alloca() : !cute.memref<i8, smem, align<1024>, "4096:1">\\n'
@@ -627,7 +628,8 @@ class CuteModule:
             before = op.line
             if op.name == "cute.memref.alloca":
                 return op, off
-            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes") and op.operands:
+            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes",
+                           "cute.composition") and op.operands:
                 value = op.operands[0]
                 continue
             if op.name == "cute.add_offset" and len(op.operands) == 2 and len(op.operand_types) == 2:
@@ -754,3 +756,50 @@ def from_dsl(obj: object) -> AnyLayout:
                           f"({mem.align} bytes, pattern span {span}); give the base address "
                           "(parse_cute_tensor of CuTe's print with the pointer's value)")
     return out
+
+
+# ----- tiled copies and an MMA's permutation (the ldmatrix check's plan) ---------------------------------------
+
+@dataclass(frozen=True)
+class TiledCopy:
+    """``!cute.tiled_copy<!cute_nvgpu.atom.NAME<args>, layout_copy_tv = <"TV">, tiler_mn = <"[A;B]">>``: the
+    atom's name (``cute_nvgpu.atom.ldsm``) and top-level arguments, the thread-value layout text and the
+    tiler's modes (``("32:1", "16:1")``)."""
+
+    atom: str
+    atom_args: tuple[str, ...]
+    tv: str
+    tiler: tuple[str, ...]
+
+
+def tiled_copy(t: CuteType) -> TiledCopy:
+    """The :class:`TiledCopy` of a parsed ``!cute.tiled_copy`` type; a one-line ``LayoutError`` for another.
+
+    >>> c = tiled_copy(parse_type('!cute.tiled_copy<!cute_nvgpu.atom.ldsm<val_type = f16, num_matrices = 4, t>, '
+    ...                           'layout_copy_tv = <"(32,8):(8,1)">, tiler_mn = <"[32:1;8:1]">>'))
+    >>> c.atom, c.atom_args[-1], c.tv, c.tiler
+    ('cute_nvgpu.atom.ldsm', 't', '(32,8):(8,1)', ('32:1', '8:1'))
+    """
+    kw = t.keyed()
+    if t.name != "cute.tiled_copy" or not t.args or "layout_copy_tv" not in kw or "tiler_mn" not in kw:
+        raise LayoutError(f"{t.text}: expected !cute.tiled_copy<atom, layout_copy_tv = ..., tiler_mn = ...>")
+    atom = parse_type(t.args[0])
+    tiler = _bracketed(kw["tiler_mn"], t.text).strip()
+    if not (tiler.startswith("[") and tiler.endswith("]")):
+        raise LayoutError(f"{t.text}: expected tiler_mn = <\"[...;...]\">")
+    return TiledCopy(atom.name, tuple(a.strip() for a in atom.args), _bracketed(kw["layout_copy_tv"], t.text),
+                     tuple(m.strip() for m in tiler[1:-1].split(";")))
+
+
+def mma_permutation(mma: TiledMma) -> tuple[str, ...]:
+    """The modes of a tiled MMA's ``permutation_MNK = <"[M;N;K]">`` (``()`` where it states none).
+
+    >>> mma_permutation(interpret(parse_type('!cute.tiled_mma<!cute_nvgpu.sm80.mma<16x8x16>, '
+    ...                                      'permutation_MNK = <"[32:1;32:1;16:1]">>')))
+    ('32:1', '32:1', '16:1')
+    """
+    kw = parse_type(mma.text).keyed() if mma.text else {}
+    if "permutation_MNK" not in kw:
+        return ()
+    text = _bracketed(kw["permutation_MNK"], mma.text).strip()
+    return tuple(m.strip() for m in text.strip("[]").split(";"))
