@@ -86,6 +86,8 @@ class LdsmPlan:
     tiler: tuple[int, int]
     trans: bool
     line: int
+    #: the TV layout at every (thread, value) index, thread fastest (evaluated once)
+    coords: tuple[int, ...] = ()
 
     @property
     def values(self) -> int:
@@ -105,7 +107,8 @@ def _ldsm_plan(cp: TiledCopy, mem: Memref, line: int, origin: int | None) -> Lds
     tv = parse_cute(cp.tv)
     if not isinstance(tv, Layout) or not isinstance(tv.shape, tuple) or len(tv.shape) != 2:
         raise LayoutError(f"MLIR line {line}: layout_copy_tv {cp.tv} is not (thread, value)")
-    return LdsmPlan(buffer_plan(mem, line, origin), tv, _tiler(cp.tiler), cp.atom_args[-1:] == ("t",), line)
+    coords = tuple(int(tv(i)) for i in range(int(product(tv.shape))))
+    return LdsmPlan(buffer_plan(mem, line, origin), tv, _tiler(cp.tiler), cp.atom_args[-1:] == ("t",), line, coords)
 
 
 def ldsm_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | None = None) -> list[LdsmPlan]:
@@ -205,7 +208,7 @@ def _tile_coords(p: LdsmPlan, got: _Load) -> tuple[np.ndarray, np.ndarray]:
     """(m, k) of the tiler tile the TV layout gives each (thread, value ``2 reg + half``)."""
     nt = int(product(p.tv.shape[0]))
     idx = (got.thread % nt) + nt * (2 * got.reg + got.half)
-    c = np.array([int(p.tv(int(i))) for i in range(nt * p.values)], dtype=np.int64)[idx]
+    c = np.array(p.coords, dtype=np.int64)[idx]
     return c % p.tiler[0], c // p.tiler[0]
 
 
