@@ -92,23 +92,35 @@ def test_corpus_every_ldmatrix_and_mma_proved(corpus: dict, name: str) -> None:
     assert not bad, bad[:3]
 
 
-def test_flash_attention_ldmatrix_proved_and_its_p_operand_unchecked() -> None:
+FA2 = "ampere_fa2_f16_d128_128x64"
+
+
+def test_flash_attention_every_ldmatrix_and_mma_proved() -> None:
     """The DSL's Ampere FlashAttention-2 (Q, K from K-major buffers, V through ``.trans``; the buffers'
     swizzle composed into the layout text, ``S<3,3,3> o 0 o ...``, element units): every ldmatrix proved;
-    the S = Q K^T mma.sync proved; the O += P V mma.sync read P from registers (the softmax of S, never
-    loaded by an ldmatrix): unchecked, with that reason."""
-    name = "ampere_fa2_f16_d128_128x64"
-    ptx = _text(name, "ptx")
-    checks = _audit(_text(name, "mlir"), ptx)
+    every mma.sync proved, S = Q K^T from the Q and K buffers and O += P V with P from S's accumulator
+    registers (through the softmax's arithmetic and the f16x2 packing)."""
+    ptx = _text(FA2, "ptx")
+    checks = _audit(_text(FA2, "mlir"), ptx)
     loads = [c for c in checks if c.check == "smem-copy"]
     assert sorted(c.line for c in loads) == _lines(ptx, r"\s*ldmatrix\.")
-    assert {c.status for c in loads} == {"proved"}
     assert any(".trans." in line for line in ptx.split("\n") if "ldmatrix." in line)
     mmas = [c for c in checks if c.check == MMA_CHECK]
     assert sorted(c.line for c in mmas) == _lines(ptx, r"\s*mma\.sync\.")
-    assert {c.status for c in mmas} == {"proved", "unchecked"}
-    assert all("A registers hold no element" in c.message for c in mmas if c.status == "unchecked")
-    assert not [c for c in checks if c.status == "error"]
+    assert {c.status for c in checks} == {"proved"}
+    assert any("A from an earlier mma.sync's accumulator" in c.message for c in mmas)
+
+
+def test_flash_attention_p_packed_in_the_wrong_halves_is_an_error_at_the_pv_mma() -> None:
+    """The first f16x2 packing of P swapped (``cvt.rn.f16x2.f32 d, a, b``: ``a`` to the upper half, PTX ISA
+    cvt): thread 0's A register a0/a1 then holds S[0, 1] in half 0, where the ISA A fragment wants S[0, 0]
+    (row g = 0, column 2q = 0)."""
+    line, checks = _planted("%r1298, %r1022, %r1021;", "%r1298, %r1021, %r1022;", name=FA2)
+    bad = [c for c in checks if c.status == "error"]
+    assert bad and all(c.check == MMA_CHECK for c in bad)
+    first = min(bad, key=lambda c: c.line)
+    assert first.data["register"] == "%r1298" and first.data["thread"] == 0 and first.data["half"] == 0
+    assert tuple(first.data["want"][:2]) == (0, 0) and tuple(first.data["got"][:2]) == (0, 1)
 
 
 def test_transposed_kernel_uses_trans(corpus: dict) -> None:
@@ -193,7 +205,7 @@ def test_planted_ldmatrix_register_order_is_an_error_at_the_ldmatrix() -> None:
     wm = (t // 32) % 2
     assert mma.data["register"] == "%r465"
     assert mma.data["want"][:2] == (16 * wm + g + A_FRAG[h][0], 2 * q + A_FRAG[h][1])   # a0/a1: row g
-    assert mma.data["got"][1:3] == (16 * wm + g + A_FRAG[2 + h][0], 2 * q + A_FRAG[2 + h][1])  # a2/a3: row g + 8
+    assert tuple(mma.data["got"][:2]) == (16 * wm + g + A_FRAG[2 + h][0], 2 * q + A_FRAG[2 + h][1])  # a2/a3: g + 8
 
 
 def test_planted_mma_operand_order_is_an_error_at_the_mma() -> None:
@@ -206,7 +218,7 @@ def test_planted_mma_operand_order_is_an_error_at_the_mma() -> None:
     t, h = bad.data["thread"], bad.data["half"]
     g, q, wm = (t % 32) // 4, t % 4, (t // 32) % 2
     assert bad.data["register"] == "%r467"
-    assert bad.data["got"][1:3] == (16 * wm + g + A_FRAG[4 + h][0], 2 * q + A_FRAG[4 + h][1])
+    assert tuple(bad.data["got"][:2]) == (16 * wm + g + A_FRAG[4 + h][0], 2 * q + A_FRAG[4 + h][1])
     assert bad.data["want"][:2] == (16 * wm + g + A_FRAG[h][0], 2 * q + A_FRAG[h][1])
 
 

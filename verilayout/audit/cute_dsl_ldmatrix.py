@@ -72,8 +72,10 @@ from verilayout.prove.ptx_values import PtxValues
 __all__ = ["MMA_CHECK", "LdsmPlan", "ldsm_plans", "ldmatrix_checks", "ldmatrix_source"]
 
 MMA_CHECK = "mma-operand"
-#: tag of accumulator element C[m, n]: ``_C_BASE + m * _C_COLS + n`` (after the buffers' elements)
+#: tag of element C[m, n] of product ``p``'s accumulator: ``end + (p * _C_COLS + m) * _C_COLS + n`` (after
+#: the buffers' elements); decoded with the source code ``_ACC + p``
 _C_COLS = 1 << 12
+_ACC = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -474,8 +476,9 @@ def _writer(run: Any, x: Any) -> int | None:
     return v.ins.line if v is not None and v.ins is not None else None
 
 
-def _c_tags(ins: Instr, block: tuple[int, int], mp: _Mma, tab: _Table, threads: int) -> dict[str, Val]:
-    """The C elements an ``mma.sync`` leaves in its D registers (PTX ISA C/D fragment of its block)."""
+def _c_tags(ins: Instr, block: tuple[int, int, int], mp: _Mma, tab: _Table, threads: int) -> dict[str, Val]:
+    """The C elements an ``mma.sync`` leaves in its D registers (PTX ISA C/D fragment of its block ``(m0, n0,
+    product)``)."""
     tid = np.arange(threads)
     lane, warp = tid % 32, tid // 32
     f = Frag("mma", 16, 8, 16, 16, 16)
@@ -483,18 +486,19 @@ def _c_tags(ins: Instr, block: tuple[int, int], mp: _Mma, tab: _Table, threads: 
     out = {}
     for i, x in enumerate(_operand_regs(ins, 0)):
         r, c = frag_d(f, lane, warp, i)
-        e = _c_base(tab) + (block[0] + 16 * wm + r) * _C_COLS + block[1] + 8 * wn + c
+        e = _c_base(tab) + (block[2] * _C_COLS + block[0] + 16 * wm + r) * _C_COLS + block[1] + 8 * wn + c
         if isinstance(x, Reg):
             out[x.name] = Val(e[:, None] * 8 + np.arange(4)[None, :], ins, ())
     return out
 
 
 def _run(ptx: PtxModule, func: str, ev: PtxValues, loads: dict, mp: _Mma | None, tab: _Table,
-         threads: int) -> dict[int, list[_Seen]]:
+         threads: int) -> tuple[dict[int, list[_Seen]], dict]:
     """Run the function's schedule on tags: each ``ldmatrix`` leaves the elements it reads, each ``mma.sync``
-    its block's C elements; the operands of each ``mma.sync`` at each visit."""
+    its block's C elements; the operands of each ``mma.sync`` at each visit, and the products' numbers."""
     run = TagRun(ev, threads)
     seen: dict[int, list[_Seen]] = {}
+    pairs: dict = {}
     for ins in schedule(ptx, func):
         if ins.opcode.startswith("mma.sync") and len(ins.args) == 4:
             ops = [_halves(run, _operand_regs(ins, s)) for s in (1, 2)]
@@ -506,10 +510,10 @@ def _run(ptx: PtxModule, func: str, ev: PtxValues, loads: dict, mp: _Mma | None,
         if id(ins) in loads:
             run.regs.update(_load_tags(ins, loads[id(ins)], threads))
         if id(ins) in seen and mp is not None:
-            block = _block(seen[id(ins)][-1], mp, tab)
-            if block is not None:
+            block = _block(seen[id(ins)][-1], mp, tab, pairs)
+            if block is not None and block[2] < _C_COLS:
                 run.regs.update(_c_tags(ins, block, mp, tab, threads))
-    return seen
+    return seen, pairs
 
 
 def _load_tags(ins: Instr, got: _Load, threads: int) -> dict[str, Val]:
@@ -544,48 +548,72 @@ def _expected(mp: _Mma, threads: int, operand: str) -> tuple[np.ndarray, np.ndar
     return np.stack([8 * wn + n for _, n in kn], axis=1), np.stack([k for k, _ in kn], axis=1)
 
 
-def _buffer_of(tags: np.ndarray, tab: _Table, allowed: tuple[int, ...]) -> int | None:
-    """The ldsm buffer (one of ``allowed``) most of an operand's elements come from; None if none does."""
-    ok = (tags > 0) & (tags < tab.end)
-    found = Counter(b for b in tab.fields[tags[ok], 0].tolist() if b in allowed)
+def _decode(tags: np.ndarray, tab: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(source, row, col, stage) of element tags: a buffer's index and its element, or ``_ACC + p`` and
+    C[row, col] of product ``p``'s accumulator (stage -1); source -1 for no element."""
+    t = np.asarray(tags)
+    f = tab.fields[np.clip(t, 0, tab.end - 1)]
+    src = np.where((t > 0) & (t < tab.end), f[..., 0], -1)
+    e = t - tab.end
+    acc = e >= 0
+    return (np.where(acc, _ACC + e // (_C_COLS * _C_COLS), src), np.where(acc, (e // _C_COLS) % _C_COLS, f[..., 1]),
+            np.where(acc, e % _C_COLS, f[..., 2]), np.where(acc, -1, f[..., 3]))
+
+
+def _source_of(tags: np.ndarray, tab: _Table, allowed: tuple[int, ...], acc: bool) -> int | None:
+    """The source (one of the ``allowed`` buffers, or with ``acc`` an accumulator) most of an operand's
+    elements come from; None if none does."""
+    src = _decode(tags, tab)[0]
+    found = Counter(x for x in src.ravel().tolist() if x in allowed or (acc and x >= _ACC))
     return found.most_common(1)[0][0] if found else None
 
 
-def _offsets(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table, buf: int | None) -> tuple | None:
-    """The one (row offset, col offset, stage) that places every element, or None."""
-    f = tab.fields[np.clip(tags, 0, tab.end - 1)]
-    if buf is None or (tags <= 0).any() or (tags >= tab.end).any() or (f[..., 0] != buf).any():
+def _offsets(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table, src: int | None) -> tuple | None:
+    """The one (row offset, col offset, stage) that places every element from ``src``, or None."""
+    got, r, c, st = _decode(tags, tab)
+    if src is None or (got != src).any():
         return None
-    dr, dc, s = f[..., 1] - rel[0], f[..., 2] - rel[1], f[..., 3]
-    one = (dr == dr.flat[0]).all() and (dc == dc.flat[0]).all() and (s == s.flat[0]).all()
-    return (int(dr.flat[0]), int(dc.flat[0]), int(s.flat[0])) if one else None
+    dr, dc = r - rel[0], c - rel[1]
+    one = (dr == dr.flat[0]).all() and (dc == dc.flat[0]).all() and (st == st.flat[0]).all()
+    return (int(dr.flat[0]), int(dc.flat[0]), int(st.flat[0])) if one else None
 
 
-def _block(seen: _Seen, mp: _Mma, tab: _Table) -> tuple[int, int] | None:
-    """(m0, n0) of an ``mma.sync`` whose A and B place as one block, else None."""
+def _block(seen: _Seen, mp: _Mma, tab: _Table, pairs: dict) -> tuple[int, int, int] | None:
+    """(m0, n0, product) of an ``mma.sync`` whose A and B place as one block, else None; a new (A source, B
+    buffer) pair gets the next product number."""
     if seen.a is None or seen.b is None:
         return None
     n = seen.a.shape[0]
-    a = _offsets(seen.a, _expected(mp, n, "A"), tab, _buffer_of(seen.a, tab, mp.a))
-    b = _offsets(seen.b, _expected(mp, n, "B"), tab, _buffer_of(seen.b, tab, mp.b))
-    return (a[0], b[0]) if a is not None and b is not None else None
+    sa, sb = _source_of(seen.a, tab, mp.a, True), _source_of(seen.b, tab, mp.b, False)
+    a = _offsets(seen.a, _expected(mp, n, "A"), tab, sa)
+    b = _offsets(seen.b, _expected(mp, n, "B"), tab, sb)
+    if a is None or b is None:
+        return None
+    return a[0], b[0], pairs.setdefault((sa, sb), len(pairs))
 
 
 def _first_wrong(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table,
-                 buf: int) -> tuple[tuple[int, int, int], int, int, tuple[int, ...]] | None:
+                 src: int) -> tuple[tuple[int, int, int], int, int, tuple[int, ...]] | None:
     """The most common (row offset, col offset, stage) of the operand's elements and its first element that
-    does not follow it: (offsets, thread, element index, found (buffer, row, col, stage)); None if none."""
-    f = tab.fields[np.clip(tags, 0, tab.end - 1)]
-    valid = (tags > 0) & (tags < tab.end) & (f[..., 0] == buf)
-    dr, dc, s = f[..., 1] - rel[0], f[..., 2] - rel[1], f[..., 3]
-    common = Counter(zip(dr[valid].tolist(), dc[valid].tolist(), s[valid].tolist())).most_common(1)
+    does not follow it: (offsets, thread, element index, found (source, row, col, stage)); None if none."""
+    got, r, c, st = _decode(tags, tab)
+    valid = got == src
+    dr, dc = r - rel[0], c - rel[1]
+    common = Counter(zip(dr[valid].tolist(), dc[valid].tolist(), st[valid].tolist())).most_common(1)
     off = common[0][0] if common else (0, 0, 0)
-    bad = np.argwhere(~valid | (dr != off[0]) | (dc != off[1]) | (s != off[2]))
+    bad = np.argwhere(~valid | (dr != off[0]) | (dc != off[1]) | (st != off[2]))
     if not len(bad):
         return None
     t, i = (int(x) for x in bad[0])
-    got = tuple(int(x) for x in f[t, i]) if valid[t, i] or (0 < tags[t, i] < tab.end) else (-1, -1, -1, -1)
-    return off, t, i, got
+    return off, t, i, (int(got[t, i]), int(r[t, i]), int(c[t, i]), int(st[t, i]))
+
+
+def _element_name(src: int, r: int, c: int, st: int) -> str:
+    if src < 0:
+        return "no element of an ldsm buffer or accumulator"
+    if src >= _ACC:
+        return f"C[{r}, {c}] of the accumulator of product {src - _ACC}"
+    return f"[{r}, {c}] of stage {st} of the buffer of ldsm copy {src}"
 
 
 def _operand_error(seen: _Seen, name: str, tags: np.ndarray, rel: tuple, tab: _Table,
@@ -597,21 +625,17 @@ def _operand_error(seen: _Seen, name: str, tags: np.ndarray, rel: tuple, tab: _T
         return None
     (dr, dc, s), t, i, got = wrong
     regs = _operand_regs(seen.ins, 1 if name == "A" else 2)
-    want = f"{name}[{int(rel[0][t, i]) + dr}, {int(rel[1][t, i]) + dc}] of stage {s}"
-    found = ("no element of an ldsm buffer" if got[0] < 0 else
-             f"{'A' if got[0] == buf and name == 'A' else 'B' if got[0] == buf else 'another buffer'}'s "
-             f"[{got[1]}, {got[2]}] of stage {got[3]}")
+    want = f"{name} = {_element_name(buf, int(rel[0][t, i]) + dr, int(rel[1][t, i]) + dc, s)}"
+    found = _element_name(*got)
     writer = seen.writers[i // 2 + (0 if name == "A" else 4)]
     return (f"thread {t} (warp {t // 32}, lane {t % 32}) register {_name(regs[i // 2])} half {i % 2} holds {found}, "
             f"but the PTX ISA m16n8k16 {name} fragment of the tiled MMA's block wants {want} there"), \
         {"operand": name, "thread": t, "register": _name(regs[i // 2]), "half": i % 2, "writer_line": writer,
-         "want": (int(rel[0][t, i]) + dr, int(rel[1][t, i]) + dc, s), "got": got}
+         "want": (int(rel[0][t, i]) + dr, int(rel[1][t, i]) + dc, s), "got": got[1:], "source": got[0]}
 
 
-def _c_error(seen: _Seen, block: tuple[int, int], mp: _Mma, tab: _Table) -> str | None:
+def _c_error(seen: _Seen, block: tuple[int, int, int], mp: _Mma, tab: _Table) -> str | None:
     """Why the C registers hold neither the block's accumulator elements nor a constant."""
-    if seen.c is None:
-        return "its C registers hold no traced element"
     want = np.stack([v.tags[:, 0] for v in _c_tags(seen.ins, block, mp, tab, seen.c.shape[0]).values()], axis=1)
     regs = _operand_regs(seen.ins, 3)
     for i in range(seen.c.shape[1]):
@@ -619,86 +643,99 @@ def _c_error(seen: _Seen, block: tuple[int, int], mp: _Mma, tab: _Table) -> str 
         if (col < 0).all() or (col == want[:, i]).all():
             continue
         t = int(np.flatnonzero(col != want[:, i])[0])
-        e = int(col[t]) // 8 - _c_base(tab)
-        found = f"C[{e // _C_COLS}, {e % _C_COLS}]" if col[t] > 0 and e >= 0 else "no accumulator element"
-        w = int(want[t, i]) // 8 - _c_base(tab)
-        return (f"thread {t} (warp {t // 32}, lane {t % 32}) C register {_name(regs[i])} holds {found}, but the block's "
-                f"accumulator fragment wants C[{w // _C_COLS}, {w % _C_COLS}]")
+        found = _element_name(*(int(x[0]) for x in _decode(np.array([col[t] // 8]), tab)))
+        wanted = _element_name(*(int(x[0]) for x in _decode(np.array([want[t, i] // 8]), tab)))
+        return (f"thread {t} (warp {t // 32}, lane {t % 32}) C register {_name(regs[i])} holds {found}, but the "
+                f"block's accumulator fragment wants {wanted}")
     return None
 
 
-def _mma_verdict(seen: _Seen, mp: _Mma, tab: _Table) -> tuple[str, str, dict]:
+def _tile(src: int, b: int, plans: list[LdsmPlan], products: list) -> tuple[int, int, int]:
+    """(M, N, K) of a product of A ``src`` (a buffer, or an accumulator: its M x N) and B buffer ``b``."""
+    if src >= _ACC:
+        sa, sb = products[src - _ACC]
+        m, k, _ = _tile(sa, sb, plans, products)
+        return m, plans[b].buffer.em, k
+    return plans[src].buffer.em, plans[b].buffer.em, plans[src].buffer.en
+
+
+def _mma_verdict(seen: _Seen, mp: _Mma, tab: _Table, pairs: dict, plans: list[LdsmPlan]) -> tuple[str, str, dict]:
     """(status, message, data) of one ``mma.sync`` (see the module docstring)."""
     if seen.a is None or seen.b is None:
-        return "unchecked", "an A or B register holds no element an ldmatrix of an ldsm copy loaded", {}
+        return "unchecked", "an A or B register holds no element an ldmatrix or an mma.sync left there", {}
     n = seen.a.shape[0]
     ra, rb = _expected(mp, n, "A"), _expected(mp, n, "B")
-    bufs = (_buffer_of(seen.a, tab, mp.a), _buffer_of(seen.b, tab, mp.b))
+    bufs = (_source_of(seen.a, tab, mp.a, True), _source_of(seen.b, tab, mp.b, False))
     for name, buf in zip("AB", bufs):
         if buf is None:
             return "unchecked", (f"its {name} registers hold no element of a buffer the MLIR partitions as {name} "
-                                 f"(not loaded by an ldmatrix of an ldsm copy: e.g. an earlier MMA's result)"), {}
+                                 f"{'or of an earlier mma.sync accumulator ' if name == 'A' else ''}(an operand "
+                                 f"source not traced)"), {}
     for name, tags, rel, buf in (("A", seen.a, ra, bufs[0]), ("B", seen.b, rb, bufs[1])):
         why = _operand_error(seen, name, tags, rel, tab, buf)
         if why:
             return "error", why[0], why[1]
     (m0, ka, sa), (n0, kb, sb) = _offsets(seen.a, ra, tab, bufs[0]), _offsets(seen.b, rb, tab, bufs[1])
-    data = {"block": (m0, n0, ka), "stage": sa, "buffers": bufs}
-    if ka != kb or sa != sb:
+    products = sorted(pairs, key=pairs.get)
+    data = {"block": (m0, n0, ka), "stage": sb, "buffers": bufs, "tile": _tile(bufs[0], bufs[1], plans, products)}
+    if ka != kb or (sa != sb and sa >= 0):
         return "error", (f"A is K-block {ka} of stage {sa} but B is K-block {kb} of stage {sb}: one mma.sync "
                          f"multiplies one K-block of one stage"), data
     if m0 % mp.step[0] or n0 % mp.step[1] or ka % mp.step[2]:
         return "error", (f"its block (M {m0}, N {n0}, K {ka}) is not a repeat of the tiled MMA "
                          f"({mp.step[0]} x {mp.step[1]} x {mp.step[2]})"), data
-    if seen.c is None or (seen.c == 0).all(axis=0).any():
-        return "unchecked", (f"A and B are block (M {m0}, N {n0}, K {ka}) of stage {sa}, but a C register holds no "
+    if seen.c is None or (seen.c == 0).all(axis=0).any() or (bufs[0], bufs[1]) not in pairs:
+        return "unchecked", (f"A and B are block (M {m0}, N {n0}, K {ka}) of stage {sb}, but a C register holds no "
                              f"traced accumulator element (the block's previous mma.sync is wrong, or an unmodelled "
                              f"instruction wrote it)"), data
-    why = _c_error(seen, (m0, n0), mp, tab)
+    why = _c_error(seen, (m0, n0, pairs[(bufs[0], bufs[1])]), mp, tab)
     if why:
         return "error", why, data
+    a_from = "an earlier mma.sync's accumulator" if bufs[0] >= _ACC else f"stage {sa}"
     return "proved", (f"every A, B and C register of every thread ({n} threads) holds the element the PTX ISA "
-                      f"m16n8k16 fragments want for block (M {m0}, N {n0}, K {ka}) of stage {sa}"), data
+                      f"m16n8k16 fragments want for block (M {m0}, N {n0}, K {ka}): A from {a_from}, B from stage "
+                      f"{sb}"), data
 
 
-def _coverage(checks: list[Check], mp: _Mma, plans: list[LdsmPlan]) -> list[Check]:
-    """Where every ``mma.sync`` is proved: for each (A buffer, B buffer) pair they multiply, an error at the
-    pair's last one if a block of its tile (A's rows x B's rows x their K) is never multiplied."""
+def _coverage(checks: list[Check], mp: _Mma) -> list[Check]:
+    """Where every ``mma.sync`` is proved: for each (A source, B buffer) product, an error at its last one if a
+    block of its tile (``data["tile"]``: M x N x K) is never multiplied."""
     if not checks or any(c.status != "proved" for c in checks):
         return checks
     out = list(checks)
     for pair in sorted({tuple(c.data["buffers"]) for c in checks}):
         mine = [k for k, c in enumerate(checks) if tuple(c.data["buffers"]) == pair]
-        tile = (plans[pair[0]].buffer.em, plans[pair[1]].buffer.em, plans[pair[0]].buffer.en)
+        tile = checks[mine[0]].data["tile"]
         want = set(itertools.product(*(range(0, t, st) for t, st in zip(tile, mp.step))))
         missing = sorted(want - {tuple(checks[k].data["block"]) for k in mine})
         if missing:
             last = checks[mine[-1]]
             out[mine[-1]] = Check(last.op, last.line, last.loc, last.check, "error", "error",
-                                  f"{last.op}: the function's mma.sync of A buffer (MLIR line {plans[pair[0]].line}) "
-                                  f"and B buffer (MLIR line {plans[pair[1]].line}) never multiply {len(missing)} of "
-                                  f"the {len(want)} blocks of the {tile[0]}x{tile[1]}x{tile[2]} tile, e.g. (M, N, K) "
-                                  f"{missing[0]}", dict(last.data, missing=len(missing)))
+                                  f"{last.op}: the function's mma.sync of A source {pair[0]} and B buffer {pair[1]} "
+                                  f"never multiply {len(missing)} of the {len(want)} blocks of the "
+                                  f"{tile[0]}x{tile[1]}x{tile[2]} tile, e.g. (M, N, K) {missing[0]}",
+                                  dict(last.data, missing=len(missing)))
     return out
 
 
-def _mma_checks(mmas: list[Instr], seen: dict, mp: _Mma | str, tab: _Table, loads: dict[int, Instr],
+def _mma_checks(mmas: list[Instr], run: tuple[dict, dict], mp: _Mma | str, tab: _Table, loads: dict[int, Instr],
                 plans: list[LdsmPlan]) -> list[Check]:
     """The ``mma-operand`` check of each ``mma.sync`` (every visit; a proof names the block of its last);
-    ``loads``: the proved ``ldmatrix`` by
-    PTX line (where a wrong register is tied)."""
+    ``run``: the tag run's visits and products; ``loads``: the proved ``ldmatrix`` by PTX line (where a wrong
+    register is tied)."""
     if isinstance(mp, str):
         return [_unchecked(i, mp, MMA_CHECK) for i in mmas]
+    seen, pairs = run
     out = []
     for ins in mmas:
         s = seen.get(id(ins))
         if s is None or "m16n8k16" not in ins.parts or not all(p in ins.parts for p in ("row", "col")):
             out.append(_unchecked(ins, "only mma.sync.m16n8k16.row.col with 16-bit A and B is modelled", MMA_CHECK))
             continue
-        verdicts = [_mma_verdict(v, mp, tab) for v in s]
+        verdicts = [_mma_verdict(v, mp, tab, pairs, plans) for v in s]
         status, msg, data = next((v for v in verdicts if v[0] != "proved"), verdicts[-1])
         out.append(_check(ins, MMA_CHECK, status, f"{ins.opcode}: {msg}", data))
-    return _coverage(out, mp, plans) + _ties(out, loads)
+    return _coverage(out, mp) + _ties(out, loads)
 
 
 def _ties(checks: list[Check], loads: dict[int, Instr]) -> list[Check]:
@@ -743,9 +780,9 @@ def _function_checks(ptx: PtxModule, func: str, plans: list[LdsmPlan], mmp: list
         return checks
     mp = _mma_plan(mod, mmp, usable, origin_of) if usable else \
         "the MLIR has no ldsm tiled copy whose buffer offset it states"
-    seen = _run(ptx, func, evs[1], loads, mp if isinstance(mp, _Mma) else None, tab, threads) if loads else {}
+    run = _run(ptx, func, evs[1], loads, mp if isinstance(mp, _Mma) else None, tab, threads) if loads else ({}, {})
     proved = {c.line: at[c.line] for c in checks if c.status == "proved" and c.line in at}
-    return checks + _mma_checks(mmas, seen, mp, tab, proved, usable)
+    return checks + _mma_checks(mmas, run, mp, tab, proved, usable)
 
 
 def ldmatrix_checks(mod: CuteModule, ptx: PtxModule, mma_plans: list,
