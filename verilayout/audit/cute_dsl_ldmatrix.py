@@ -60,7 +60,7 @@ import numpy as np
 from verilayout.audit.cute_dsl_copies import (CHECK, CopyPlan, address_chain, address_values, buffer_plan, operand_type,
                                               reaching_threads)
 from verilayout.audit.model import Check
-from verilayout.audit.ptx_shuffles import CONSTANT, Frag, TagRun, Val, frag_a, frag_b, frag_d, schedule, step_tags
+from verilayout.audit.ptx_shuffles import Frag, TagRun, Val, frag_a, frag_b, frag_d, schedule, step_tags
 from verilayout.core.cute.int_tuple import product
 from verilayout.core.cute.layout import Layout
 from verilayout.errors import LayoutError
