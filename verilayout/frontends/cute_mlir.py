@@ -574,6 +574,9 @@ class CuteModule:
     ops: tuple[Op, ...]
     aliases: dict = field(default_factory=dict, compare=False)
     types: dict = field(default_factory=dict, compare=False)
+    #: per line, the text of each host-side op :func:`host_text` keeps (``arith.constant``, ``cuda.launch*``,
+    #: ``cuda.kernel``, ``make_non_exec_tiled_tma_*``): their literals and keywords, which :class:`Op` does not keep
+    host: dict = field(default_factory=dict, compare=False)
 
     def type_of(self, value: str) -> Any:
         """The interpreted type of SSA value ``value`` (a :class:`Memref`, :class:`TiledMma`, ...),
@@ -661,7 +664,7 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     aliases: dict[str, CuteType] = {}
-    ops, types = [], {}
+    ops, types, host = [], {}, {}
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s or s.startswith(("//", "#", "}", "^")):
@@ -678,6 +681,8 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
         if op is None:
             continue
         ops.append(op)
+        if host_text(op.name):
+            host[n] = _strip_loc(s)
         if len(op.operand_types) == len(op.operands):
             for v, t in zip(op.operands, op.operand_types):
                 types.setdefault(v, t)
@@ -687,7 +692,21 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
         _block_args(raw, n, aliases, types)
     if not any(o.name.startswith(("cute.", "cute_nvgpu.")) for o in ops):
         raise LayoutError("no CuTe op (cute.* / cute_nvgpu.*) in the text: not a kept CuTe-DSL MLIR module")
-    return CuteModule(tuple(ops), aliases, types)
+    return CuteModule(tuple(ops), aliases, types, host)
+
+
+#: the host-side ops whose text the module keeps (:attr:`CuteModule.host`)
+HOST_OPS = ("arith.constant", "cuda.launch_cfg.", "cuda.launch_ex", "cuda.kernel", "cute.kernel_smem_size",
+            "cute_nvgpu.atom.make_non_exec_tiled_tma_")
+
+
+def host_text(name: str) -> bool:
+    """Whether an op named ``name`` is one whose line the module keeps for the host-side reader.
+
+    >>> host_text("arith.constant"), host_text("cute.copy")
+    (True, False)
+    """
+    return name.startswith(HOST_OPS)
 
 
 def _block_args(raw: str, line: int, aliases: dict, types: dict) -> None:
