@@ -83,6 +83,7 @@ import z3
 
 from verilayout.audit.cute_dsl_copies import copy_checks
 from verilayout.audit.cute_dsl_host import DeviceSide, host_checks
+from verilayout.audit.cute_dsl_ldmatrix import ldmatrix_checks
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
@@ -825,6 +826,7 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
     allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
                and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
     checks.extend(copy_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
+    checks.extend(ldmatrix_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
     checks.extend(host_checks(mod, ptx, _device_side(mod, ptx, plans, state), checks))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
 
