@@ -72,7 +72,7 @@ from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
-from verilayout.prove.ptx_values import TID
+from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -188,11 +188,9 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     kept alive with it, so the id stays unique)."""
     key = ("at0", a.get_id(), imm)
     hit = memo.get(key)
-    if hit is None:
-        sub = memo.get(("sub0", a.get_id()))
-        if sub is None:                          # one substitution per address term (the same term)
-            sub = memo[("sub0", a.get_id())] = (a, z3.substitute(a, (TID, z3.BitVecVal(0, 32))))
-        hit = memo[key] = (a, z3.simplify(sub[1] + imm))
+    if hit is None:                # the core simplified once; each constant on the small result
+        core, c = address_parts(a, memo)
+        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32)))
     return hit[1]
 
 
@@ -796,7 +794,10 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
-    zero = z3.simplify(zero + imm)
+    key = ("zero+", zero.get_id(), imm)          # accesses at one address and offset: one simplification
+    if key not in memo:
+        memo[key] = (zero, z3.simplify(zero + imm))
+    zero = memo[key][1]
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
         if not all(active):
             return "a predicated ldmatrix/stmatrix"

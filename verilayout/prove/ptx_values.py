@@ -760,8 +760,12 @@ def magic_divisor(m: int, s: int, w: int = 32) -> int | None:
 
 
 def _kind(e: z3.ExprRef, op: int, n: int) -> bool:
-    """``e`` is an application of z3 operation ``op`` to ``n`` arguments."""
-    return z3.is_app_of(e, op) and e.num_args() == n
+    """``e`` is an application of z3 operation ``op`` to ``n`` arguments (read through z3's C API:
+    no Python object per declaration; a numeral is an application of no such operation)."""
+    ctx, a = e.ctx_ref(), e.as_ast()
+    return (z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST
+            and z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == op
+            and z3.Z3_get_app_num_args(ctx, a) == n)
 
 
 def _magic_quotient(e: z3.ExprRef) -> z3.BitVecRef | None:

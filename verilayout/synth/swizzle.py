@@ -655,14 +655,22 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
     for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
         lay = _transposed(lay, tuple(out_dims))
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
-        cand = Candidate(cand.name, cand.layout, cand.params, cand.costs, mlir_text(family, params, lay, elem_bits))
         if family == "wgmma":
             cur = wgmma[name]
             if cur is None or cand.total < cur.total:
                 wgmma[name] = cand
         elif swz is None or cand.total < swz.total:
             swz = cand
-    return SwizzlePlan(best, lower, verdict, wgmma, swz, elem_bits, out_dims)
+    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
+    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+
+
+def _with_mlir(cand: Candidate | None, family: str, elem_bits: int) -> Candidate | None:
+    """``cand`` with its MLIR attribute text (:func:`mlir_text`)."""
+    if cand is None:
+        return None
+    return Candidate(cand.name, cand.layout, cand.params, cand.costs,
+                     mlir_text(family, cand.params, cand.layout, elem_bits))
 
 
 @functools.lru_cache(maxsize=1024)   # a candidate table's layouts, in the dim order of the accesses

@@ -1,0 +1,101 @@
+"""Shared-memory addresses as a term plus a constant: the affine part the checks share.
+
+A PTX address register is, in the kernels Triton and CuTe emit, one address function of the
+thread (``%tid.x`` bits, swizzle XORs, the shared-memory base, stage offsets) plus an immediate:
+unrolled copies, pipeline stages and the fields of one vector differ only by that constant
+(``add.s32 %r9, %r8, 1024``). :func:`split_constant` reads the constant off the term the PTX
+evaluator (:class:`verilayout.prove.ptx_values.PtxValues`) built, so that what depends on the
+thread is decided once per address function (its *core*), not once per register:
+
+* the offsets of the threads relative to thread 0 (``addr(t) - addr(0)``) are the core's: a
+  constant moves every thread alike (:func:`same_offsets`);
+* thread 0's address is the core's at thread 0 plus the constant (:func:`at_thread_zero`): the
+  core is simplified once, each constant then costs a simplification of a small term.
+
+Law: ``core + c == e`` for every value of the symbols, with ``c`` reduced modulo ``2**width``;
+``c == 0`` and ``core is e`` when ``e`` adds no constant at its top. Only the top-level additions
+of a numeral are read (z3's ``bvadd`` of two arguments, either of them a numeral, nested): any
+other term is its own core.
+"""
+from __future__ import annotations
+
+import z3
+
+from verilayout.prove.ptx_values import TID
+
+__all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero"]
+
+
+def _numeral_arg(ctx, a) -> tuple[int, int] | None:
+    """``(index of the numeral argument, its value)`` of a two-argument ``bvadd`` app ``a``, else None."""
+    if z3.Z3_get_ast_kind(ctx, a) != z3.Z3_APP_AST or z3.Z3_get_app_num_args(ctx, a) != 2:
+        return None
+    if z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) != z3.Z3_OP_BADD:
+        return None
+    for i in (1, 0):
+        arg = z3.Z3_get_app_arg(ctx, a, i)
+        if z3.Z3_is_numeral_ast(ctx, arg):
+            return i, int(z3.Z3_get_numeral_string(ctx, arg))
+    return None
+
+
+def split_constant(e: z3.BitVecRef) -> tuple[z3.BitVecRef, int]:
+    """``(core, c)`` with ``e == core + c`` (modulo ``2**e.size()``): the numerals ``e`` adds at its
+    top, summed, and the term they are added to.
+
+    >>> x = z3.BitVec("x", 32)
+    >>> core, c = split_constant((x * 4 + 16) + 1024)
+    >>> core.sexpr(), c
+    ('(bvmul x #x00000004)', 1040)
+    """
+    ctx, a = e.ctx_ref(), e.as_ast()
+    c = 0
+    while True:
+        got = _numeral_arg(ctx, a)
+        if got is None:
+            break
+        i, v = got
+        c += v
+        a = z3.Z3_get_app_arg(ctx, a, 1 - i)
+    if not c and a == e.as_ast():
+        return e, 0
+    return z3.BitVecRef(a, e.ctx), c % (1 << e.size())
+
+
+def at_thread_zero(core_at_zero: z3.BitVecRef, c: int) -> z3.BitVecRef:
+    """``simplify(core_at_zero + c)``: thread 0's address from its core's (already simplified) and
+    the constant; the core itself when ``c`` is 0.
+
+    >>> at_thread_zero(z3.BitVecVal(64, 32), 16)
+    80
+    """
+    return core_at_zero if not c else z3.simplify(core_at_zero + c)
+
+
+def address_parts(e: z3.BitVecRef, memo: dict) -> tuple[z3.BitVecRef, int]:
+    """:func:`split_constant` of ``e``, remembered in ``memo`` by ``e``'s id (``e`` kept alive with
+    the answer, so z3's id stays unique).
+
+    >>> x = z3.BitVec("x", 32)
+    >>> address_parts(x + 8, {})[1]
+    8
+    """
+    key = ("parts", e.get_id())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (e, *split_constant(e))
+    return hit[1], hit[2]
+
+
+def core_at_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
+    """``simplify(core[%tid.x := 0])``, once per core in ``memo`` (the core kept alive with it).
+
+    >>> from verilayout.prove.ptx_values import TID
+    >>> core_at_zero(TID * 4 + 16, {})
+    16
+    """
+    key = ("core0", core.get_id())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (core, z3.simplify(z3.substitute(core, (TID, z3.BitVecVal(0, 32)))))
+    return hit[1]
