@@ -190,7 +190,7 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     hit = memo.get(key)
     if hit is None:                # the core simplified once; each constant on the small result
         core, c = address_parts(a, memo)
-        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32)))
+        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo))
     return hit[1]
 
 

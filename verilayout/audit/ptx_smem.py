@@ -259,7 +259,7 @@ def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVe
     if offs is None:
         return None
     core, c = address_parts(expr, memo)
-    return at_thread_zero(core_at_zero(core, memo), c), offs
+    return at_thread_zero(core_at_zero(core, memo), c, memo), offs
 
 
 def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:

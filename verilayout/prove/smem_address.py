@@ -62,14 +62,23 @@ def split_constant(e: z3.BitVecRef) -> tuple[z3.BitVecRef, int]:
     return z3.BitVecRef(a, e.ctx), c % (1 << e.size())
 
 
-def at_thread_zero(core_at_zero: z3.BitVecRef, c: int) -> z3.BitVecRef:
+def at_thread_zero(core_at_zero: z3.BitVecRef, c: int, memo: dict | None = None) -> z3.BitVecRef:
     """``simplify(core_at_zero + c)``: thread 0's address from its core's (already simplified) and
-    the constant; the core itself when ``c`` is 0.
+    the constant; the core itself when ``c`` is 0. ``memo``: answers by (core's id, ``c``), the
+    core kept alive with them (registers and immediates that sum to one constant share one).
 
     >>> at_thread_zero(z3.BitVecVal(64, 32), 16)
     80
     """
-    return core_at_zero if not c else z3.simplify(core_at_zero + c)
+    if not c:
+        return core_at_zero
+    if memo is None:
+        return z3.simplify(core_at_zero + c)
+    key = ("zero+c", core_at_zero.get_id(), c)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (core_at_zero, z3.simplify(core_at_zero + c))
+    return hit[1]
 
 
 def address_parts(e: z3.BitVecRef, memo: dict) -> tuple[z3.BitVecRef, int]:
