@@ -201,17 +201,18 @@ def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[
     ids are; the arguments are read through the C API (no Python object per term). ``memo``: the
     file's answers, keyed by ``e``'s id (``e`` kept alive with them).
     """
-    k = e.get_id()
+    ctx, a = e.ctx_ref(), e.as_ast()
+    k = z3.Z3_get_ast_id(ctx, a)
     if memo is not None:
         hit = memo.get(("split", k))
         if hit is not None:
             return hit[1]
-    if z3.is_bv_value(e):
-        got: tuple[int, tuple[int, ...]] = (e.as_long(), ())
+    if z3.Z3_is_numeral_ast(ctx, a):                   # a bit-vector value (e is a bit-vector term)
+        got: tuple[int, tuple[int, ...]] = (int(z3.Z3_get_numeral_string(ctx, a)), ())
     else:
-        ctx, a = e.ctx_ref(), e.as_ast()
         got = (0, (k,))
-        if z3.is_app_of(e, z3.Z3_OP_BADD):
+        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST and \
+                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_BADD:
             first = z3.Z3_get_app_arg(ctx, a, 0)
             if z3.Z3_is_numeral_ast(ctx, first):
                 n = z3.Z3_get_app_num_args(ctx, a)
@@ -455,8 +456,7 @@ def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: di
     if not bits or bits % 8 or "padded" in str(getattr(mt, "encoding", "")):
         return got
     stage = int(np.prod(mt.shape)) * bits // 8
-    lows = [min(_split_const(a, memo)[0] + min((min(x) for x in ls if x), default=0) for _i, a, ls in part)
-            for part in parts]
+    lows = [min(_split_const(a, memo)[0] + _least_byte(ls) for _i, a, ls in part) for part in parts]
     out = list(got)
     for k, (part, low) in enumerate(zip(parts[1:], lows[1:]), 1):
         gap = (low - lows[0]) % (1 << 32)
@@ -469,6 +469,17 @@ def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: di
                            f"not a whole stage away ({ins.opcode}, line {ins.line})",
                            dict(got[k].data, gap=gap, stage_bytes=stage))
     return out
+
+
+def _least_byte(ls: list[set[int]]) -> int:
+    """The least byte of any thread's set (0 when every set is empty), from the arrays a
+    :class:`ThreadBytes` keeps.
+
+    >>> _least_byte([{9, 4}, set(), {6}]), _least_byte([set()])
+    (4, 0)
+    """
+    by = thread_arrays(ls)[1]
+    return int(by.min()) if len(by) else 0
 
 
 def _majority_owner(tries: list[tuple[Any, list[Check]]]) -> tuple[Any, list[Check]] | None:
