@@ -69,3 +69,34 @@ def test_offsets_of_copies_a_constant_apart_are_the_threads_own():
         assert offs == want, reg
         zero, offs2 = thread_offsets(ev, ins, op, 64, memo)
         assert offs2 == want and zero.eq(z3.simplify(at[0]))
+
+
+def _at(e, t):
+    return z3.simplify(z3.substitute(e, (TID, z3.BitVecVal(t, 32)))).as_long()
+
+
+def test_thread_part_is_what_moves_with_the_thread():
+    from verilayout.prove.smem_address import thread_part
+    swz = ((TID & 7) ^ ((TID >> 3) & 7)) << 4
+    cores = [SMEM + swz, (SMEM + (TID & 3) * 4) + ((TID >> 2) << 7) + STAGE * 8192, swz, SMEM + STAGE]
+    for core in cores:
+        parts = thread_part(core, {})
+        assert parts is not None
+        for t in range(0, 256, 7):                    # z3 proves the law at each thread
+            moved = sum((_at(p, t) - _at(p, 0) for p in parts), 0) if parts else 0
+            s = z3.Solver()
+            s.add(z3.substitute(core, (TID, z3.BitVecVal(t, 32))) - z3.substitute(core, (TID, z3.BitVecVal(0, 32)))
+                  != z3.BitVecVal(moved % (1 << 32), 32))
+            assert s.check() == z3.unsat
+
+
+def test_thread_part_refuses_a_thread_mixed_with_another_symbol():
+    from verilayout.prove.smem_address import thread_part
+    assert thread_part(SMEM + TID * STAGE, {}) is None
+    assert thread_part((SMEM + TID) * 4, {}) is None
+
+
+def test_free_symbols():
+    from verilayout.prove.smem_address import free_symbols
+    assert free_symbols(SMEM + (TID << 2) + STAGE, {}) == {"smem_base", "tid_x", "stage"}
+    assert free_symbols(z3.BitVecVal(3, 32) + 4, {}) == frozenset()

@@ -37,7 +37,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
 from verilayout.prove.ptx_values import TID
-from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero
+from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, thread_part
 from verilayout.prove.z3_numpy import compile_term
 
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
@@ -139,6 +139,9 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
 
 def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
     core, _c = address_parts(expr, memo)   # a constant moves every thread alike: the core's offsets
+    direct = _direct_offsets(core, memo, n)
+    if direct is not None:
+        return direct
     hit = memo.get(("delta", core.get_id()))           # one simplification per address function, any n
     if hit is None:
         hit = memo[("delta", core.get_id())] = (core, z3.simplify(core - z3.substitute(core, (TID, z3.BitVecVal(0, 32)))))
@@ -151,6 +154,30 @@ def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | No
             return offs
     offs = _offsets_of(delta, memo, n)
     memo.setdefault(key, []).append((delta, offs))
+    return offs
+
+
+def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
+    """The offsets ``T(t) - T(0)`` of a core ``S + T`` whose thread part ``T`` is a function of
+    ``%tid.x`` alone (:func:`verilayout.prove.smem_address.thread_part`), evaluated over the
+    threads with no simplification; None for any other core (then z3 simplifies the difference)."""
+    key = ("direct", core.get_id(), n)
+    if key in memo:
+        return memo[key][1]
+    parts = thread_part(core, memo)
+    offs = None
+    if parts == ():                                   # the same address in every thread
+        offs = [0] * n
+    elif parts is not None:
+        try:
+            vals = [sum(x) for x in zip(*(thread_values(t, memo, n) for t in parts))]
+        except (ValueError, AttributeError):
+            vals = None
+        if vals is not None:
+            v0 = vals[0]
+            offs = [(v - v0) % (1 << 32) for v in vals]
+            offs = [v - (1 << 32) if v >= 1 << 31 else v for v in offs]
+    memo[key] = (core, offs)
     return offs
 
 

@@ -12,6 +12,11 @@ thread is decided once per address function (its *core*), not once per register:
 * thread 0's address is the core's at thread 0 plus the constant (:func:`at_thread_zero`): the
   core is simplified once, each constant then costs a simplification of a small term.
 
+* the thread-dependent part of a core: ``core = S + T`` with ``S`` free of ``%tid.x`` and ``T`` a
+  function of ``%tid.x`` alone (:func:`thread_part`): the offsets are ``T(t) - T(0)``, evaluated
+  over every thread at once, with no simplification of the difference (the base ``S``, the
+  shared-memory base and stage offsets, cancels).
+
 Law: ``core + c == e`` for every value of the symbols, with ``c`` reduced modulo ``2**width``;
 ``c == 0`` and ``core is e`` when ``e`` adds no constant at its top. Only the top-level additions
 of a numeral are read (z3's ``bvadd`` of two arguments, either of them a numeral, nested): any
@@ -23,7 +28,7 @@ import z3
 
 from verilayout.prove.ptx_values import TID
 
-__all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero"]
+__all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", "free_symbols", "thread_part"]
 
 
 def _numeral_arg(ctx, a) -> tuple[int, int] | None:
@@ -108,3 +113,107 @@ def core_at_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
     if hit is None:
         hit = memo[key] = (core, z3.simplify(z3.substitute(core, (TID, z3.BitVecVal(0, 32)))))
     return hit[1]
+
+
+#: the name of ``%tid.x``'s symbol
+_TID_NAME = TID.decl().name()
+#: what :func:`free_symbols` gives a term it does not read (a bound variable, a quantifier)
+_UNREAD = frozenset(("?",))
+
+
+def free_symbols(e: z3.ExprRef, memo: dict) -> frozenset:
+    """The names of the uninterpreted constants of ``e`` (``{"?"}`` when it holds a term of
+    another kind), by one walk of its DAG through z3's C API; every subterm's answer is kept in
+    ``memo`` by its id (the caller keeps ``e`` alive while ``memo`` is used).
+
+    >>> sorted(free_symbols(TID * 4 + z3.BitVec("smem_base", 32), {}))
+    ['smem_base', 'tid_x']
+    """
+    ctx = e.ctx_ref()
+    root = e.as_ast()
+    stack = [root]
+    while stack:
+        a = stack[-1]
+        key = ("syms", z3.Z3_get_ast_id(ctx, a))
+        if key in memo:
+            stack.pop()
+            continue
+        kind = z3.Z3_get_ast_kind(ctx, a)
+        if kind == z3.Z3_NUMERAL_AST:
+            memo[key] = frozenset()
+        elif kind != z3.Z3_APP_AST:
+            memo[key] = _UNREAD
+        else:
+            args = [z3.Z3_get_app_arg(ctx, a, i) for i in range(z3.Z3_get_app_num_args(ctx, a))]
+            todo = [b for b in args if ("syms", z3.Z3_get_ast_id(ctx, b)) not in memo]
+            if todo:
+                stack.extend(todo)
+                continue
+            memo[key] = _app_symbols(ctx, a, args, memo)
+        stack.pop()
+    return memo[("syms", z3.Z3_get_ast_id(ctx, root))]
+
+
+def _app_symbols(ctx, a, args: list, memo: dict) -> frozenset:
+    """The symbols of the application ``a`` whose arguments' symbols are in ``memo``."""
+    if not args:
+        d = z3.Z3_get_app_decl(ctx, a)
+        if z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED:
+            return frozenset((z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d)),))
+        return frozenset()
+    out: frozenset = frozenset()
+    for b in args:
+        out = out | memo[("syms", z3.Z3_get_ast_id(ctx, b))]
+    return out
+
+
+def thread_part(core: z3.BitVecRef, memo: dict) -> tuple[z3.BitVecRef, ...] | None:
+    """The terms ``T_1 .. T_k`` of ``core = S_1 + .. + T_1 + .. + T_k`` (nested additions each of
+    whose summands is free of ``%tid.x`` or a function of ``%tid.x`` alone; ``(core,)`` when ``core``
+    depends on ``%tid.x`` alone, ``()`` when not at all), else None.
+
+    Law: ``core(t) - core(0) == sum(T_i(t) - T_i(0))`` (modulo ``2**32``) for every thread ``t``
+    and every value of the other symbols.
+
+    >>> smem = z3.BitVec("smem_base", 32)
+    >>> [t.sexpr() for t in thread_part(smem + (TID << 4), {})], thread_part(smem * TID, {})
+    (['(bvshl tid_x #x00000004)'], None)
+    """
+    only = frozenset((_TID_NAME,))
+    syms = free_symbols(core, memo)
+    if "?" in syms:
+        return None
+    if _TID_NAME not in syms:
+        return ()
+    if syms == only:
+        return (core,)
+    if not z3.is_app_of(core, z3.Z3_OP_BADD):
+        return None
+    moving = []
+    for b in _summands(core):
+        got = free_symbols(b, memo)
+        if _TID_NAME in got:
+            if got != only:
+                return None
+            moving.append(b)
+        elif "?" in got:
+            return None
+    return tuple(moving)
+
+
+def _summands(e: z3.BitVecRef) -> list[z3.BitVecRef]:
+    """The arguments of the nested additions at the top of ``e`` (``e`` itself when it is no
+    addition), left to right.
+
+    >>> x, y = z3.BitVecs("x y", 32)
+    >>> [t.sexpr() for t in _summands((x + 1) + (y * 2))]
+    ['x', '#x00000001', '(bvmul y #x00000002)']
+    """
+    out, stack = [], [e]
+    while stack:                                 # no recursion: a long chain of additions is fine
+        t = stack.pop()
+        if z3.is_app_of(t, z3.Z3_OP_BADD):
+            stack.extend(t.arg(i) for i in reversed(range(t.num_args())))
+        else:
+            out.append(t)
+    return out
