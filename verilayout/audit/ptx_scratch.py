@@ -30,6 +30,7 @@ is ``proved`` for the law above only, and says so.
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ class _Table:
         """Bad bytes over ``idx``: reads of unwritten bytes, written bytes no one reads, and twice
         the bytes two store instructions write."""
         w, r = self.w[idx], self.r[idx]
-        return int(r[w == 0].sum()) + int(((w > 0) & (r == 0)).sum()) + 2 * int((w > 1).sum())
+        return int(r[w == 0].sum()) + int(np.count_nonzero((w > 0) & (r == 0))) + 2 * int(np.count_nonzero(w > 1))
 
     def total(self) -> tuple[int, np.ndarray, np.ndarray]:
         """``(metric over every byte, unwritten-but-read bytes, written-but-unread bytes)`` (bytes
@@ -169,7 +170,7 @@ class ThreadBytes(list):
         if got is None:
             sizes = [len(x) for x in self]
             th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
-            by = np.fromiter((b for x in self for b in sorted(x)), dtype=np.int64, count=sum(sizes))
+            by = np.fromiter(itertools.chain.from_iterable(map(sorted, self)), dtype=np.int64, count=sum(sizes))
             got = self._arrays["flat"] = (th, by)
         return got
 
@@ -179,7 +180,7 @@ class ThreadBytes(list):
         if got is None:
             sizes = [len(x) for x in self]
             th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
-            by = np.fromiter((b for x in self for b in x), dtype=np.int64, count=sum(sizes))
+            by = np.fromiter(itertools.chain.from_iterable(self), dtype=np.int64, count=sum(sizes))
             got = self._arrays["set"] = (th, by)
         return got
 
