@@ -528,14 +528,16 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
         if per_lane[k] and lanes[k]:
             cands.add(min(per_lane[k]) - min(lanes[k]))
             cands.add(max(per_lane[k]) - max(lanes[k]))
-    best, score = 0, -1
-    for c in sorted(cands):
-        moved = got - c
+    cs = np.array(sorted(cands), dtype=np.int64)
+    if not len(cs) or not len(want):
+        return int(cs[0]) if len(cs) else 0
+    hits = []
+    rows = max(1, (1 << 22) // max(1, len(got)))       # candidates a block: memory bounded
+    for i in range(0, len(cs), rows):
+        moved = got[None, :] - cs[i:i + rows, None]
         at = np.minimum(np.searchsorted(want, moved), len(want) - 1)
-        n = int((want[at] == moved).sum()) if len(want) else 0
-        if n > score:
-            best, score = c, n
-    return best
+        hits.append((want[at] == moved).sum(axis=1))
+    return int(cs[int(np.argmax(np.concatenate(hits)))])   # the first (least) shift of the most hits
 
 
 def _narrowed(per_lane: list[dict], lanes: list[set[int]], eb: int) -> list[int] | None:
