@@ -39,9 +39,10 @@ def copy_replicated(x_ptr, y_ptr, BAD: gl.constexpr):
 
 @gluon.jit
 def transpose_swizzled(x_ptr, y_ptr, BAD: gl.constexpr):
-    # a 64x64 f16 transpose through shared memory; the mistake: no swizzle (vec=1, max_phase=1)
+    # a 64x64 f16 transpose through shared memory, read 8 rows x 4 columns a warp (one 16-byte
+    # swizzle group per row); the mistake: no swizzle (vec=1, max_phase=1), the 8 rows in one bank
     src: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    dst: gl.constexpr = gl.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
+    dst: gl.constexpr = gl.BlockedLayout([1, 1], [8, 4], [1, 4], [0, 1])
     if BAD:
         sl: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
     else:
@@ -59,7 +60,7 @@ def transpose_swizzled(x_ptr, y_ptr, BAD: gl.constexpr):
 def transpose_wrong_vec(x_ptr, y_ptr, BAD: gl.constexpr):
     # the swizzle's vector (8 halves = 16 bytes) against the register vector; the mistake: vec=2
     src: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    dst: gl.constexpr = gl.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
+    dst: gl.constexpr = gl.BlockedLayout([1, 1], [8, 4], [1, 4], [0, 1])
     if BAD:
         sl: gl.constexpr = gl.SwizzledSharedLayout(2, 1, 8, [1, 0])
     else:
@@ -139,7 +140,7 @@ def cp_async_tile(x_ptr, y_ptr, BAD: gl.constexpr):
         src: gl.constexpr = gl.BlockedLayout([1, 4], [2, 16], [4, 1], [1, 0])
     else:
         src: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
-    dst: gl.constexpr = gl.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
+    dst: gl.constexpr = gl.BlockedLayout([1, 1], [8, 4], [1, 4], [0, 1])
     sl: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, [1, 0])
     s = gl.allocate_shared_memory(gl.float16, [64, 64], sl)
     r = gl.arange(0, 64, layout=gl.SliceLayout(1, src))
@@ -250,15 +251,15 @@ def wgmma_gemm(a_ptr, b_ptr, c_ptr, K, BAD: gl.constexpr):
 
 @gluon.jit
 def wgmma_reg_a(a_ptr, b_ptr, c_ptr, BAD: gl.constexpr):
-    # wgmma with A in registers (DotOperandLayout of the accumulator, k_width 2 for f16); the
-    # mistake: a blocked A converted to the operand layout with k_width 4 is rejected by Triton, so
-    # the mistake is an A tile loaded in a blocked layout with a replicated lane before the convert
+    # wgmma with A in registers (DotOperandLayout of the accumulator, k_width 2 for f16), B stored
+    # to a 128-byte NVMMA buffer by a blocked layout whose 16 lanes cover a 128-byte row; the
+    # mistake: 4 lanes a row (64 bytes), so two rows of a quarter warp share 16 banks
     mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
     opa: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=mma, k_width=2)
     if BAD:
-        blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
-    else:
         blk: gl.constexpr = gl.BlockedLayout([1, 8], [8, 4], [4, 1], [1, 0])
+    else:
+        blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
     bl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
     r = gl.arange(0, 64, layout=gl.SliceLayout(1, blk))
     c = gl.arange(0, 64, layout=gl.SliceLayout(0, blk))
@@ -339,8 +340,8 @@ G3 = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
 WEEK = [
     ("copy2d", copy2d, S2, (80, 90), "lanes along a 64-wide row with width-1 vectors: uncoalesced, same result"),
     ("copy_replicated", copy_replicated, S2, (80,), "layout covers 32x16 for a 16x16 tile: replicated lanes, same result"),
-    ("transpose_swizzled", transpose_swizzled, S2, (80, 90), "no swizzle: the transposed read is 8-way conflicted"),
-    ("transpose_wrong_vec", transpose_wrong_vec, S2, (90,), "swizzle vec 2 against 8-half register vectors"),
+    ("transpose_swizzled", transpose_swizzled, S2, (80, 90), "no swizzle: the transposed read (8 rows a warp) is 8-way conflicted"),
+    ("transpose_wrong_vec", transpose_wrong_vec, S2, (90,), "swizzle vec 2 against 8-half register vectors: split stores, 2-way conflicted reads"),
     ("transpose_padded", transpose_padded, S2F, (80, 90), "padding 2 words per 64-word row: 2-way conflicted column read"),
     ("convert_hand", convert_hand, S2, (90,), "destination with a zero lane basis (replicated lanes)"),
     ("linear_reduce", linear_reduce, S2F, (90,), "linear layout with a zero lane basis: the sum is still right"),
@@ -349,7 +350,107 @@ WEEK = [
     ("tma_copy3d", tma_copy3d, S2, (90,), "buffer shape 2x64x32 for a 2x32x64 block"),
     ("tma_copy5d", tma_copy5d, S2F, (90,), "64B swizzle for 128-byte rows: legal, slower"),
     ("wgmma_gemm", wgmma_gemm, {**G3, "K": "i32"}, (90,), "B 64B swizzle for 128-byte rows: legal, slower"),
-    ("wgmma_reg_a", wgmma_reg_a, G3, (90,), "A loaded in a different blocked layout before the convert"),
+    ("wgmma_reg_a", wgmma_reg_a, G3, (90,), "B stored by 4 lanes a 128-byte swizzled row: 2-way conflicted st.shared.v4"),
     ("tcgen05_gemm", tcgen05_gemm, G3, (100,), "B through a 32-byte swizzle (legal, descriptor follows)"),
     ("ws_producer_consumer", ws_producer_consumer, S2, (90, 100), "producer writes column vectors into a row swizzle"),
+]
+
+
+@gluon.jit
+def shared_linear_transpose(x_ptr, y_ptr, BAD: gl.constexpr):
+    # a hand SharedLinearLayout for a 32x32 f32 tile: column bases XOR-ed with the row (a swizzle
+    # written as bases), read by columns; the mistake: plain row-major bases (column read 32-way)
+    src: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
+    dst: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [1, 4], [0, 1])
+    if BAD:
+        sl: gl.constexpr = gl.SharedLinearLayout([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16],
+                                                   [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]])
+    else:
+        sl: gl.constexpr = gl.SharedLinearLayout([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16],
+                                                   [1, 1], [2, 2], [4, 4], [8, 8], [16, 16]])
+    r = gl.arange(0, 32, layout=gl.SliceLayout(1, src))
+    c = gl.arange(0, 32, layout=gl.SliceLayout(0, src))
+    s = gl.allocate_shared_memory(gl.float32, [32, 32], sl, gl.load(x_ptr + r[:, None] * 32 + c[None, :]))
+    t = s.load(dst)
+    rr = gl.arange(0, 32, layout=gl.SliceLayout(1, dst))
+    cc = gl.arange(0, 32, layout=gl.SliceLayout(0, dst))
+    gl.store(y_ptr + cc[None, :] * 32 + rr[:, None], t)
+
+
+@gluon.jit
+def wgmma_mn_major(a_ptr, b_ptr, c_ptr, BAD: gl.constexpr):
+    # wgmma with an MN-major B (NVMMASharedLayout transposed=True over an N x K buffer); the
+    # mistake: B's buffer 64-byte swizzled for 128-byte rows (legal, the descriptor follows)
+    blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
+    al: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    if BAD:
+        bl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=64, element_bitwidth=16, rank=2, transposed=True)
+    else:
+        bl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=True)
+    mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    r = gl.arange(0, 64, layout=gl.SliceLayout(1, blk))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, blk))
+    a_s = gl.allocate_shared_memory(gl.float16, [64, 64], al, gl.load(a_ptr + r[:, None] * 64 + c[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [64, 64], bl, gl.load(b_ptr + r[:, None] * 64 + c[None, :]))
+    fence_async_shared()
+    acc = warpgroup_mma(a_s, b_s.permute((1, 0)), gl.zeros([64, 64], gl.float32, mma))
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    om = gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
+    on = gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
+    gl.store(c_ptr + om[:, None] * 64 + on[None, :], acc)
+
+
+@gluon.jit
+def tcgen05_packed(a_ptr, b_ptr, c_ptr, BAD: gl.constexpr):
+    # tcgen05 into an f32 TMEM accumulator of block 128x32 (two blocks for N=64), read back with the
+    # TMEM layout's own register layout; the mistake: read back in a hand blocked layout (one
+    # row a thread: the same as 32x32b, so still right)
+    blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
+    sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    tl_: gl.constexpr = TensorMemoryLayout(block=(128, 32), col_stride=1)
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, blk))
+    r64 = gl.arange(0, 64, layout=gl.SliceLayout(1, blk))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, blk))
+    a_s = gl.allocate_shared_memory(gl.float16, [128, 64], sl, gl.load(a_ptr + r[:, None] * 64 + c[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [64, 64], sl, gl.load(b_ptr + r64[:, None] * 64 + c[None, :]))
+    fence_async_shared()
+    acc = allocate_tensor_memory(gl.float32, [128, 64], tl_)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    tcgen05_mma(a_s, b_s, acc, use_acc=False)
+    tcgen05_commit(bar)
+    mbarrier.wait(bar, 0)
+    if BAD:
+        out_l: gl.constexpr = gl.BlockedLayout([1, 64], [32, 1], [4, 1], [0, 1])
+    else:
+        out_l: gl.constexpr = acc.get_reg_layout()
+    om = gl.arange(0, 128, layout=gl.SliceLayout(1, out_l))
+    on = gl.arange(0, 64, layout=gl.SliceLayout(0, out_l))
+    gl.store(c_ptr + om[:, None] * 64 + on[None, :], acc.load(out_l))
+
+
+@gluon.jit
+def colmajor_buffer(x_ptr, y_ptr, BAD: gl.constexpr):
+    # a column-major swizzled buffer (order [0, 1]) written by column vectors and read by rows; the
+    # mistake: the buffer order [1, 0] against column-vector writes
+    src: gl.constexpr = gl.BlockedLayout([8, 1], [8, 4], [1, 4], [0, 1])
+    dst: gl.constexpr = gl.BlockedLayout([1, 1], [4, 8], [4, 1], [1, 0])
+    if BAD:
+        sl: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, [1, 0])
+    else:
+        sl: gl.constexpr = gl.SwizzledSharedLayout(8, 1, 8, [0, 1])
+    r = gl.arange(0, 64, layout=gl.SliceLayout(1, src))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, src))
+    s = gl.allocate_shared_memory(gl.float16, [64, 64], sl, gl.load(x_ptr + r[:, None] + c[None, :] * 64))
+    t = s.load(dst)
+    rr = gl.arange(0, 64, layout=gl.SliceLayout(1, dst))
+    cc = gl.arange(0, 64, layout=gl.SliceLayout(0, dst))
+    gl.store(y_ptr + rr[:, None] * 64 + cc[None, :], t)
+
+
+WEEK += [
+    ("shared_linear_transpose", shared_linear_transpose, S2F, (90,), "row-major SharedLinearLayout: column read 32-way"),
+    ("wgmma_mn_major", wgmma_mn_major, G3, (90,), "MN-major B 64B swizzle for 128-byte rows: legal"),
+    ("tcgen05_packed", tcgen05_packed, G3, (100,), "hand blocked read-back of TMEM (equal to 32x32b): same result"),
+    ("colmajor_buffer", colmajor_buffer, S2, (80, 90), "row-major buffer written by column vectors: split, conflicted stores"),
 ]
