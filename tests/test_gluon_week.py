@@ -145,3 +145,13 @@ def test_tcgen05_split_swapped_b_descriptors_is_an_error() -> None:
     bad = [c for c in rep.checks if c.check == "mma-descriptor" and c.data.get("operand") == "B"
            and c.status == "counterexample"]
     assert {c.line for c in bad} == {l0, l1}
+
+
+def test_a_kernel_with_nothing_to_check_says_so(capsys: pytest.CaptureFixture) -> None:
+    from verilayout.cli.main import main
+    plain = CORPUS / "copy2d_good_sm80.ttgir"          # a global copy: no shared memory, no MMA
+    assert not re.search(r"ttg\.(local_|convert_layout|memdesc_)|ttng\.[a-z_]+ |tt\.(dot|trans|reshape) ", plain.read_text())
+    assert main(["audit", "--no-cache", str(plain), str(CORPUS / "transpose_swizzled_good_sm90.ttgir")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "0 checks" in lines[0] and "nothing to check" in lines[0] and "global loads and stores" in lines[0]
+    assert "nothing to check" not in lines[1]
