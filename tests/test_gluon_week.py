@@ -155,3 +155,24 @@ def test_a_kernel_with_nothing_to_check_says_so(capsys: pytest.CaptureFixture) -
     lines = capsys.readouterr().out.splitlines()
     assert "0 checks" in lines[0] and "nothing to check" in lines[0] and "global loads and stores" in lines[0]
     assert "nothing to check" not in lines[1]
+
+
+def test_tcgen05_split_by_tmem_block_m_reads_each_m_block() -> None:
+    # tcgen05_block_m (bad): M = 128 with TensorMemoryLayout(block=(64, 64)): 2 M blocks of 64 rows,
+    # each issued for the 4 K-blocks (M = 64 in the instruction descriptor: bits 24-28 hold M >> 4)
+    ptx = (CORPUS / "tcgen05_block_m_bad_sm100.ptx").read_text()
+    mmas = _tcgen05(ptx)
+    assert len(mmas) == (128 // 64) * (64 // 16)
+    idesc = {int(re.search(rf"mov\.b32\s+{re.escape(m[3])},\s*(-?\d+);", ptx).group(1)) >> 24 & 0x1F for m in mmas}
+    assert {16 * v for v in idesc} == {64}
+    rep = _audit("tcgen05_block_m_bad_sm100")
+    assert [c for c in rep.checks if c.op == "tcgen05.mma" and c.status != "proved"] == []
+    # the second M block reading A's first 64 rows again (its four A descriptors replaced by the
+    # first block's) must be an error on each of those instructions
+    lines = ptx.splitlines()
+    for (n, a, _b, _i), (_n0, a0, _b0, _i0) in zip(mmas[4:], mmas[:4]):
+        lines[n - 1] = lines[n - 1].replace(f"{a},", f"{a0},")
+    rep = _audit("tcgen05_block_m_bad_sm100", "\n".join(lines) + "\n")
+    bad = {c.line for c in rep.checks if c.check == "mma-descriptor" and c.data.get("operand") == "A"
+           and c.status == "counterexample"}
+    assert bad == {m[0] for m in mmas[4:]}

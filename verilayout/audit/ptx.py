@@ -175,8 +175,10 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
         if arch == "sm_100":
             # one tcgen05.mma covers the whole M (64-256 rows) of a K-block: the plan's MN block 0
             # descriptor (64 rows, the SBO step then repeats) stands for the instruction
+            split, every = _n_split(dot, by_operand), descs
             descs = [x for x in descs if x["mn_block"] == 0]
-            descs, mn = _n_split_descs(descs, name, tcheck, ll, _n_split(dot, by_operand))
+            descs, mn = _n_split_descs(descs, name, tcheck, ll, split)
+            descs = descs if split else _m_split_descs(descs, every, name, _m_split(dot, by_operand))
         per_group = len(descs)
         if len(wg) % per_group == 0:
             chunks = [(wg[c:c + per_group], descs) for c in range(0, len(wg), per_group)]
@@ -210,6 +212,43 @@ def _n_split(dot: Any, by_operand: dict) -> tuple[int, int] | None:
         return None
     bn, n = enc.params.get("blockN"), min(b.data["shape"][1], 256)
     return (bn, n // bn) if isinstance(bn, int) and 8 <= bn < n and n % bn == 0 else None
+
+
+def _m_split(dot: Any, by_operand: dict) -> tuple[int, int] | None:
+    """``(step, reps)`` when the accumulator's TMEM layout splits A's ``M`` rows: its ``blockM``
+    (64 or more) is less than M and divides it, and Triton's MMAv5 lowering issues ``reps = M /
+    blockM`` instructions per K-block, M blocks outer (each writing its own TMEM lanes), the one of
+    M block ``i`` reading A's rows from ``i * blockM``: the plan's 64-row block ``i * step``,
+    ``step = blockM / 64``; else None.
+
+    >>> _m_split(None, {})          # no A plan: no split
+    """
+    a = by_operand.get("A")
+    typ = dot.operand_type(2) if a is not None and a.data.get("shape") else None
+    enc = typ.read().encoding if typ is not None else None
+    if getattr(enc, "name", "") != "ttng.tensor_memory_encoding":
+        return None
+    bm, m = enc.params.get("blockM"), a.data["shape"][0]
+    return (bm // 64, m // bm) if isinstance(bm, int) and 64 <= bm < m and m % bm == 0 else None
+
+
+def _m_split_descs(descs: list[dict], every: list[dict], name: str,
+                   split: tuple[int, int] | None) -> list[dict]:
+    """The plan's descriptors in the order of the instructions when M is split (``split``, see
+    :func:`_m_split`): for each M block, A's K-block descriptors of its 64-row plan block (from
+    ``every``, all of A's plan), B's K-block descriptors again; ``descs`` (MN block 0) unchanged
+    without a split or where the plan lacks a block. Law: ``len(result) == len(descs) * reps``.
+
+    >>> _m_split_descs([{"mn_block": 0, "k_block": 0}], [], "B", (1, 2))
+    [{'mn_block': 0, 'k_block': 0}, {'mn_block': 0, 'k_block': 0}]
+    """
+    if split is None:
+        return descs
+    step, reps = split
+    if name == "B":
+        return descs * reps
+    out = [x for i in range(reps) for x in every if x["mn_block"] == i * step]
+    return out if len(out) == len(descs) * reps else descs
 
 
 def _n_split_descs(descs: list[dict], name: str, tcheck: Check, ll: LinearLayout,

@@ -454,3 +454,58 @@ WEEK += [
     ("tcgen05_packed", tcgen05_packed, G3, (100,), "hand blocked read-back of TMEM (equal to 32x32b): same result"),
     ("colmajor_buffer", colmajor_buffer, S2, (80, 90), "row-major buffer written by column vectors: split, conflicted stores"),
 ]
+
+
+@gluon.jit
+def wgmma_instr_n(a_ptr, b_ptr, c_ptr, BAD: gl.constexpr):
+    # a 64x64x64 wgmma whose accumulator layout fixes the instruction N; the mistake: instr_shape
+    # [16, 32, 16] (two m64n32 wgmmas per K-block instead of one m64n64: legal, same result)
+    blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
+    sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    if BAD:
+        mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 32, 16])
+    else:
+        mma: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    r = gl.arange(0, 64, layout=gl.SliceLayout(1, blk))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, blk))
+    a_s = gl.allocate_shared_memory(gl.float16, [64, 64], sl, gl.load(a_ptr + r[:, None] * 64 + c[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [64, 64], sl, gl.load(b_ptr + r[:, None] * 64 + c[None, :]))
+    fence_async_shared()
+    acc = warpgroup_mma(a_s, b_s, gl.zeros([64, 64], gl.float32, mma))
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    om = gl.arange(0, 64, layout=gl.SliceLayout(1, mma))
+    on = gl.arange(0, 64, layout=gl.SliceLayout(0, mma))
+    gl.store(c_ptr + om[:, None] * 64 + on[None, :], acc)
+
+
+@gluon.jit
+def tcgen05_block_m(a_ptr, b_ptr, c_ptr, BAD: gl.constexpr):
+    # a 128x64x64 tcgen05 GEMM; the mistake: the accumulator's TMEM block 64 rows for M = 128
+    blk: gl.constexpr = gl.BlockedLayout([1, 8], [2, 16], [4, 1], [1, 0])
+    sl: gl.constexpr = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2)
+    if BAD:
+        tl_: gl.constexpr = TensorMemoryLayout(block=(64, 64), col_stride=1)
+    else:
+        tl_: gl.constexpr = TensorMemoryLayout(block=(128, 64), col_stride=1)
+    r = gl.arange(0, 128, layout=gl.SliceLayout(1, blk))
+    r64 = gl.arange(0, 64, layout=gl.SliceLayout(1, blk))
+    c = gl.arange(0, 64, layout=gl.SliceLayout(0, blk))
+    a_s = gl.allocate_shared_memory(gl.float16, [128, 64], sl, gl.load(a_ptr + r[:, None] * 64 + c[None, :]))
+    b_s = gl.allocate_shared_memory(gl.float16, [64, 64], sl, gl.load(b_ptr + r64[:, None] * 64 + c[None, :]))
+    fence_async_shared()
+    acc = allocate_tensor_memory(gl.float32, [128, 64], tl_)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    tcgen05_mma(a_s, b_s, acc, use_acc=False)
+    tcgen05_commit(bar)
+    mbarrier.wait(bar, 0)
+    out_l: gl.constexpr = acc.get_reg_layout()
+    om = gl.arange(0, 128, layout=gl.SliceLayout(1, out_l))
+    on = gl.arange(0, 64, layout=gl.SliceLayout(0, out_l))
+    gl.store(c_ptr + om[:, None] * 64 + on[None, :], acc.load(out_l))
+
+
+WEEK += [
+    ("wgmma_instr_n", wgmma_instr_n, G3, (90,), "instr_shape N 32 for N = 64: two wgmmas a K-block, same result"),
+    ("tcgen05_block_m", tcgen05_block_m, G3, (100,), "TMEM block 64 rows for M = 128"),
+]
