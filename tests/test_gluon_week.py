@@ -38,13 +38,15 @@ SCALAR = [
      "L([[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 1], [2, 2], [4, 4], [8, 8], [16, 16]])", 32, 4),
     ("ws_producer_consumer_bad_sm90", "st", "B([8, 1], [8, 4], [1, 1], [0, 1])", "S(8, 1, 8, [1, 0])", 64, 2),
     ("colmajor_buffer_bad_sm90", "st", "B([8, 1], [8, 4], [1, 4], [0, 1])", "S(8, 1, 8, [1, 0])", 64, 2),
+    ("wgmma_mn_major_good_sm90", "st", "B([1, 8], [2, 16], [4, 1], [1, 0])",
+     "N(swizzle_byte_width=128, element_bitwidth=16, rank=2, transposed=True)", 64, 2),
 ]
 
 ORACLE = r"""
 import json, os, sys
 from triton._C.libtriton import gluon_ir, ir
 import triton.experimental.gluon.language as gl
-B, S, L = gl.BlockedLayout, gl.SwizzledSharedLayout, gl.SharedLinearLayout
+B, S, L, N = gl.BlockedLayout, gl.SwizzledSharedLayout, gl.SharedLinearLayout, gl.NVMMASharedLayout
 ctx = ir.context(); ir.load_dialects(ctx)
 b = gluon_ir.GluonOpBuilder(ctx, "sm90")
 out = []
