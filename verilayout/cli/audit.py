@@ -107,7 +107,12 @@ def _file_line(f) -> str:
     warps = f", {f.num_warps} warps" if f.num_warps else ""
     name = f" ({f.kernel})" if f.kernel else ""
     return (f"{f.path}{name}: target {target_name(f.target) or '?'}{warps}, {len(f.checks)} checks "
-            f"({_counts(c)})")
+            f"({_counts(c)})" + ("" if f.checks or f.unsupported else NOTHING_CHECKED))
+
+
+#: said on a file line with no check: why a kernel can pass with nothing proved
+NOTHING_CHECKED = ("; nothing to check: no shared- or tensor-memory access, MMA, layout conversion or "
+                   "view in this kernel (global loads and stores are not checked)")
 
 
 def _counts(counts: dict) -> str:
