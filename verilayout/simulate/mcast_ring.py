@@ -22,8 +22,9 @@ on the mbarrier at its offset in each CTA of its mask once the MMAs before it co
 * ``load-over-read``: a load writes, in some destination, stage bytes an MMA of that CTA issued and
   not yet committed reads;
 * ``over-arrive``: an arrival (an ``expect_tx``, a landing commit) beyond the count of a phase;
-* ``after-exit``: a load or commit lands in a CTA whose producer and MMA thread have both finished
-  (stricter than the kernel's closing cluster barrier, which a CTA passes only with its peers);
+* ``after-exit``: a load lands in, or a commit is issued to, a CTA whose producer and MMA thread
+  have both finished (stricter than the kernel's closing cluster barrier, which a CTA passes only
+  with its peers);
 * a deadlock (a process waits on a phase that never completes: a release a producer never gets).
 
 >>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
@@ -67,11 +68,16 @@ class McastFinding(NamedTuple):
 @dataclass(frozen=True)
 class McastSystem:
     """``ncta`` CTAs' producers and MMA threads: ``prog`` their actions, ``roles`` each process's
-    ``(CTA, "producer" | "mma")``, ``init`` every mbarrier ``((CTA, offset), count)`` used."""
+    ``(CTA, "producer" | "mma")``, ``init`` every mbarrier ``((CTA, offset), count)`` used;
+    ``landing``: ``per-dest`` (a multicast lands in each destination at a step of its own),
+    ``atomic`` (in all its destinations at one step) or ``eager`` (at its issue: the landing
+    assumption of :data:`verilayout.simulate.gemm_check.LANDING_ASSUMPTION`), coarser searches
+    for larger clusters."""
     ncta: int
     prog: tuple
     roles: tuple
     init: tuple
+    landing: str = "per-dest"
 
 
 class _Tables(NamedTuple):
@@ -139,9 +145,11 @@ def _step(st, s: McastSystem, t: _Tables):
     pcs, bs, flight = st
     succ, blocked = [], []
     for item in flight:
-        nb, err = _land(*item, pcs, bs, s, t)
-        if err is not None:
-            return [], (err, s.prog[item[0]][item[1]].mark), []
+        nb = bs
+        for y in item[2]:
+            nb, err = _land(item[0], item[1], y, pcs, nb, s, t)
+            if err is not None:
+                return [], (err, s.prog[item[0]][item[1]].mark), []
         succ.append((pcs, nb, flight - {item}))
     for p, acts in enumerate(s.prog):
         pc = pcs[p]
@@ -171,12 +179,28 @@ def _apply(p: int, j: int, a, cur: list, pcs, s: McastSystem, t: _Tables):
         err = _load_over_read(p, a, pcs, s, t)
         if err is not None:
             return err
-        cur[1] = cur[1] | {(p, j, y) for y in a.dests}
+        if s.landing == "eager":
+            for y in a.dests:
+                bs, err = _land(p, j, y, pcs, cur[0], s, t)
+                if err is not None:
+                    return err
+                cur[0] = bs
+        else:
+            cur[1] = cur[1] | _items(p, j, a.dests, s.landing == "per-dest")
     elif a.kind == "mma":
         return _mma_issue(p, a, cur[1], pcs, s, t)
     elif a.kind == "mma-commit":
-        cur[1] = cur[1] | {(p, j, y) for y, _ in a.bars}
+        for y, _ in a.bars:
+            bs, err = _land(p, j, y, pcs, cur[0], s, t)
+            if err is not None:
+                return err
+            cur[0] = bs
     return None
+
+
+def _items(p: int, j: int, dests: tuple, per_dest: bool) -> set:
+    """The in-flight items of action ``(p, j)``: one per destination, or one for all."""
+    return {(p, j, (y,)) for y in dests} if per_dest else {(p, j, dests)}
 
 
 def _overlap(xs, ys) -> bool:
@@ -204,11 +228,11 @@ def _mma_issue(p: int, a, flight, pcs, s: McastSystem, t: _Tables):
     landed there; none of another iteration landing on the bytes it reads."""
     x = s.roles[p][0]
     for q, i in t.loads.get((x, a.it), ()):
-        if pcs[q] <= i or (q, i, x) in flight:
+        if pcs[q] <= i or any(f[:2] == (q, i) and x in f[2] for f in flight):
             return McastFinding("mma-early", p, (a.it, x, s.roles[q][0]))
     mine = t.regions.get((x, a.it), ())
-    for q, i, y in flight:
+    for q, i, ys in flight:
         b = s.prog[q][i]
-        if y == x and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
+        if x in ys and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
             return McastFinding("mma-reads-landing", p, (a.it, x, b.it))
     return None
