@@ -188,16 +188,19 @@ def test_mcast_ring_finds_a_release_that_misses_a_producer():
 
 
 def test_selector_chooses_a_cluster_where_the_l2_term_pays_and_explains_it(tmp_path):
-    """8192^3 bf16: the one-CTA 128x128x64 tile loads (128 + 128) x 64 x 2 = 32 KiB from L2 per
-    K-tile; a 2x2 cluster loads (64 + 64) x 64 x 2 = 16 KiB (half of A, half of B)."""
-    from verilayout.emit.gemm_select import choose_tcgen05
-    c = choose_tcgen05(8192, 8192, 8192, "bf16")
+    """128 x 8192 x 8192 bf16 (one tile row): the one-CTA 128x64x64 tile loads (128 + 64) x 64 x 2
+    = 24 KiB from L2 per K-tile; a 1x2 cluster (two CTAs along N share A) loads (64 + 64) x 64 x 2
+    = 16 KiB, a 2x2 cluster (64 + 32) x 64 x 2 = 12 KiB."""
+    from verilayout.emit.gemm_select import SM100_CLUSTER_MAX_STAGES, choose_tcgen05
+    c = choose_tcgen05(128, 8192, 8192, "bf16")
     by = {(x.cluster, x.tile): t for x, t in c.ranked if x.splits == 1}
-    assert by[((1, 1), "128x128x64")]["l2_bytes_per_k"] == (128 + 128) * 64 * 2
-    assert by[((2, 2), "128x128x64")]["l2_bytes_per_k"] == (64 + 64) * 64 * 2
-    assert c.best.cluster != (1, 1) and c.clocks <= by[((1, 1), "128x128x64")]["total"]
+    assert by[((1, 1), "128x64x64")]["l2_bytes_per_k"] == (128 + 64) * 64 * 2
+    assert by[((1, 2), "128x64x64")]["l2_bytes_per_k"] == (64 + 64) * 64 * 2
+    assert by[((2, 2), "128x64x64")]["l2_bytes_per_k"] == (64 + 32) * 64 * 2
+    assert c.best.cluster == (1, 2) and c.clocks < by[((1, 1), "128x64x64")]["total"]
+    assert all(x.stages <= SM100_CLUSTER_MAX_STAGES[x.cluster[0] * x.cluster[1]] for x, _ in c.ranked if x.cluster != (1, 1))
     out = subprocess.run([sys.executable, "-m", "verilayout.cli", "emit", "gemm", "--arch", "sm_100a", "--dtype",
-                          "bf16", "--problem", "8192,8192,8192", "--explain", "-o", str(tmp_path / "o")],
+                          "bf16", "--problem", "128,8192,8192", "--explain", "-o", str(tmp_path / "o")],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "clusters (TMA multicast, --cluster CMxCN)" in out.stdout and "assumed" in out.stdout

@@ -161,8 +161,8 @@ def cluster_lines(choice) -> list[str]:
     choice; which constant decides (assumed, not fitted).
 
     >>> from verilayout.emit.gemm_select import choose_tcgen05
-    >>> cluster_lines(choose_tcgen05(8192, 8192, 8192, "bf16"))[0][:47]
-    '  clusters (TMA multicast, --cluster CMxCN): 2x'
+    >>> cluster_lines(choose_tcgen05(128, 8192, 8192, "bf16"))[0][:51]
+    '  clusters (TMA multicast, --cluster CMxCN): 1x2 ch'
     """
     b, tb = choice.ranked[0]
     same = {}

@@ -467,7 +467,7 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
     Ties: fewer splits, larger BN. Unmeasured: no sm_100 GPU was available.
 
     >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
-    ('128x128x64', '128x64x64')
+    ('256x256x64', '128x64x64')
     >>> choose_tcgen05(16, 4096, 4096, "bf16").splits > 1
     True
     """
@@ -506,14 +506,21 @@ def _pair_scored(M: int, N: int, K: int, dtype: str) -> list[tuple]:
     return out
 
 
+#: The deepest ring of a multicast-cluster candidate, by cluster size: every CTA's producer and MMA
+#: thread are explored together (simulate/mcast_ring); with 4 CTAs the search ends within its bound
+#: only for 2 stages (3 K iterations: 63716 states on the 2x2 128x128x64 bf16 cluster, landings
+#: eager; 3 stages passed 3 million states), with 2 CTAs at every depth that fits.
+SM100_CLUSTER_MAX_STAGES = {2: 8, 4: 2}
+
+
 def _cluster_scored(M: int, N: int, K: int, dtype: str) -> list[tuple]:
     """The multicast-cluster candidates (one CTA per 128 x BN tile, no split-K, every shape of
     :data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES` but 1x1) scored as in
     :func:`choose_tcgen05`, ranked after a configuration of fewer CTAs and equal modelled time."""
     out, bk = [], 128 // bytes_of(dtype)
     for bn in (256, 128, 64):
-        st = max_stages(dtype, bn, bk)
         for shape in SM100_CLUSTER_SHAPES[1:]:
+            st = min(max_stages(dtype, bn, bk), SM100_CLUSTER_MAX_STAGES[shape[0] * shape[1]])
             t = sm100_terms(M, N, K, dtype, bn, bk, 1, stages=st, cluster=shape)
             out.append((round(t["total"]), 1, 2 + shape[0] * shape[1], -bn,
                         Candidate(dtype, 128, bn, bk, st, 8, 1, cluster=shape), t))
@@ -749,7 +756,8 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi, clu
     if stages is None:
         bn, bk = (require_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
         stages = choice.best.stages if (choice is not None and tile is None) else \
-            max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else 8))
+            max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else
+                       SM100_CLUSTER_MAX_STAGES.get(cluster[0] * cluster[1], 8)))
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
                                   bias=epi[1], activation=epi[2], ctas=ctas, cluster=tuple(cluster),
                                   **({} if group_m is None else {"group_m": group_m}))
