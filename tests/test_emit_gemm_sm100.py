@@ -259,10 +259,13 @@ def test_explain_shows_the_sm100_features_and_why(tmp_path, capsys):
                "--explain", "-o", str(tmp_path / "e")])
     out = capsys.readouterr().out
     assert rc == 0
-    for words in ("persistent grid: 148 CTAs for 1024 units (7 per CTA", "warp specialization",
-                  "TMEM accumulator double-buffered: 2 x 128 of 256 columns", "grouped raster",
-                  "TMA stores", "compute-bound", "2-CTA MMA (tcgen05.mma.cta_group::2", "not chosen",
-                  "not built: clusters with TMA multicast", "cited: NVIDIA B200 datasheet",
+    # the model's choice here is the 256x256x64 CTA pair (its halved B loads credited by the L2
+    # term): (4096 / 256)^2 = 256 units on 148 / 2 = 74 pairs, ceil(256 / 74) = 4 per CTA; two
+    # accumulator stages of 256 columns in a 512-column allocation
+    for words in ("persistent grid: 148 CTAs for 256 units (4 per CTA", "warp specialization",
+                  "TMEM accumulator double-buffered: 2 x 256 of 512 columns", "grouped raster",
+                  "TMA stores", "compute-bound", "2-CTA MMA (tcgen05.mma.cta_group::2", "chosen",
+                  "clusters (TMA multicast, --cluster CMxCN)", "cited: NVIDIA B200 datasheet",
                   "assumed, not fitted"):
         assert words in out, words
 

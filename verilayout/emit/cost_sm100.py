@@ -122,7 +122,7 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
             "compute": compute, "dram_bytes": dram_bytes, "dram": dram, "reduce": reduce,
             "util": 1.0, "total": max(compute, dram) + reduce,
             "bytes_per_flop": (128 + bn // ctas) * eb / (2 * 128 * bn),
-            "l2_bytes_per_k": l2_bytes, "l2_per_k": l2_k, "l2_bound": l2_k > flop_k and l2_k == per_k,
+            "l2_bytes_per_k": l2_bytes, "l2_bytes_per_stage": l2_bytes, "l2_per_k": l2_k, "l2_bound": l2_k > flop_k and l2_k == per_k,
             "smem_per_k": (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, "flop_per_k": flop_k}
 
 
