@@ -46,13 +46,13 @@ def _kernel(shape=(2, 2), dtype="bf16", bn=128, stages=2):
 
 
 def _check(shape=(2, 2), edit=None, **kw):
-    from verilayout.simulate.tcgen05_check import check_tcgen05_source
+    from verilayout.simulate.mcast_check import check_sm100_source
     man, src = _kernel(shape, **kw)
     if edit is not None:
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_tcgen05_source(man, src)
+    return check_sm100_source(man, src)
 
 
 @pytest.mark.parametrize("shape", sorted(HAND_MASKS))

@@ -41,6 +41,19 @@ before exit, and a producer tail (every stage released) keep any remote arrival 
 lifetimes. Checked independently on both CTAs' PTX runs (``check_pair_source`` and
 :mod:`verilayout.simulate.pair_ring`).
 
+**Clusters with TMA multicast** (``cluster=(CM, CN)``, one CTA per 128 x BN tile,
+:data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES`): a ``__cluster_dims__(CM CN)`` kernel
+whose clusters take cluster tiles of the persistent schedule; rank ``r`` computes tile ``(r % CM,
+r // CM)`` of each. The ``CN`` CTAs of one M block each load ``128 / CN`` rows of A and multicast
+them (``cp.async.bulk.tensor ... .multicast::cluster`` with the rank's ctaMask, PTX ISA 9.7.9.25),
+the ``CM`` CTAs of one N block likewise ``BN / CM`` rows of B; each CTA's full barrier expects the
+whole stage (its slices and its peers'). Each MMA warp frees a stage with one ``tcgen05.commit ...
+.multicast::cluster`` to every CTA whose producer wrote into it (``peers[rank]``), so each empty
+barrier counts ``CM + CN - 1`` commits; a cluster barrier after the barriers' init and before
+exit, and the producer's tail, keep every multicast and commit inside the CTAs' lifetimes. The
+plan and its proofs are :func:`verilayout.emit.gemm_cluster.cluster_plan`'s (the sm_90a kernel's);
+checked independently on every CTA's PTX run by :mod:`verilayout.simulate.mcast_check`.
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -1177,6 +1190,10 @@ def emission_of_tcgen05(man: Tcgen05Manifest | Mapping) -> Emission:
         + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
            "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
            "rows)" if man.cta_pair else "")
+        + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs (each CTA loads "
+           f"{man.cluster.a_slice_rows} rows of the A tile and {man.cluster.b_slice_rows} of the B tile "
+           "and multicasts them to the CTAs sharing that block; each MMA warp frees a stage with one "
+           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster else "")
         + (f" and K slices (split-K {man.splits}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.splits > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "

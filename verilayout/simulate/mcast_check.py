@@ -43,20 +43,20 @@ from dataclasses import replace
 import numpy as np
 
 from verilayout.emit.tcgen05_manifest import Tcgen05Manifest
+from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, tma_load
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.mcast_ring import McastLoad, McastSystem, explore_mcast
-from verilayout.simulate.pair_ring import _commit, _is_load, _wait
-from verilayout.simulate.ptx_run import (TMEM_TAG, barrier_key, cta_mask, init_count, run_threads, tma_mbarrier,
-                                         tx_count)
-from verilayout.simulate.ring import Arrive, Mma
-from verilayout.simulate.tcgen05_check import MAP_D_ADDR, mma_checks, tmem_checks
-from verilayout.simulate.tma_store import tma_store_elements
+from verilayout.simulate.ptx_run import (TMEM_TAG, barrier_key, cta_mask, init_count, phase_parity, run_threads,
+                                         tma_mbarrier, tx_count)
+from verilayout.simulate.ring import Arrive, Mma, MmaCommit, Wait
+from verilayout.simulate.tcgen05_check import MAP_D_ADDR, check_tcgen05_source, mma_checks, tmem_checks
+from verilayout.simulate.tma_store import is_tma_store, tma_store_elements
 
 __all__ = ["MCAST_ASSUMPTIONS", "contract_tile", "cluster_runs", "cluster_loads", "multicast_check",
            "slices_check", "expect_tx_check", "release_check", "mcast_ring_check", "cover_check",
-           "schedule_check", "check_mcast_source"]
+           "schedule_check", "check_mcast_source", "check_sm100_source"]
 
 MCAST_ASSUMPTIONS = (
     "the CTAs of one cluster (grid = cluster size, cluster rank = block index), 192 threads each, "
@@ -76,6 +76,24 @@ LANDINGS = {"per-dest": "every landing order (each destination of a multicast on
                      "assumption; with 4 CTAs the searches with loads in flight pass any affordable bound)"}
 #: States explored before ``mcast-ring`` is ``unknown``.
 MAX_MCAST_STATES = 200000
+
+
+def _is_load(e) -> bool:
+    """A TMA load (global to shared), not a TMA store."""
+    return e.op.startswith("cp.async.bulk.tensor") and not is_tma_store(e.op)
+
+
+def _wait(e, cta: int) -> Wait:
+    return Wait("wait", barrier_key(int(e.values["addr"][0]), cta), int(phase_parity(e.values)[0]) & 1, e)
+
+
+def _commit(e, cta: int, done: int) -> MmaCommit:
+    """A ``tcgen05.commit``: one arrival on its barrier's offset in every CTA of its multicast mask
+    (operand ``a0``), else on its own barrier."""
+    addr = int(e.values["addr"][0])
+    m = e.values.get("a0") if "multicast" in e.op else None
+    ctas = [c for c in range(16) if m is not None and int(m[0]) >> c & 1] or [barrier_key(addr, cta)[0]]
+    return MmaCommit("mma-commit", tuple((c, barrier_key(addr, cta)[1]) for c in ctas), done, e)
 
 
 def contract_tile(rank: int, cm: int, cn: int, ctm: int, ctn: int) -> tuple[int, int]:
@@ -548,3 +566,18 @@ def check_mcast_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
         checks.append(KernelCheck("mcast-ring", "unknown", "the two-cluster-tile runs did not complete"))
     checks.append(schedule_check(man, mod, entry))
     return IndependentReport(tuple(checks), MCAST_ASSUMPTIONS)
+
+
+def check_sm100_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
+    """The independent checks of any sm_100a GEMM: :func:`check_mcast_source` for a multicast
+    cluster, else :func:`verilayout.simulate.tcgen05_check.check_tcgen05_source` (one CTA, split-K,
+    the CTA pair).
+
+    >>> check_sm100_source(None, "")
+    Traceback (most recent call last):
+    ...
+    verilayout.errors.LayoutError: manifest: expected an sm_100a GEMM manifest, got NoneType
+    """
+    if not isinstance(man, Tcgen05Manifest):
+        raise LayoutError(f"manifest: expected an sm_100a GEMM manifest, got {type(man).__name__}")
+    return check_mcast_source(man, source) if man.cluster is not None else check_tcgen05_source(man, source)
