@@ -758,6 +758,7 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi, clu
         stages = choice.best.stages if (choice is not None and tile is None) else \
             max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else
                        SM100_CLUSTER_MAX_STAGES.get(cluster[0] * cluster[1], 8)))
+        stages = min(stages, SM100_CLUSTER_MAX_STAGES.get(cluster[0] * cluster[1], 8))   # the ring's explored depth
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
                                   bias=epi[1], activation=epi[2], ctas=ctas, cluster=tuple(cluster),
                                   **({} if group_m is None else {"group_m": group_m}))
