@@ -49,6 +49,7 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
+from verilayout.audit.ptx_known_bits import known_constant
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
@@ -141,12 +142,15 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
     """
+    known = known_constant(e)                # all bits known without a solver (sound: the same value)
+    if known is not None:
+        return known
     if cache is None:
-        vals = values_at(e, str(SMEM), _SMEM_BASES)
+        vals = values_at(e, _SMEM_NAME, _SMEM_BASES)
     else:                                    # once per term and file; the term kept: its id stays unique
         hit = cache.get(("at_smem_bases", e.get_id()))
         if hit is None:
-            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, str(SMEM), _SMEM_BASES,
+            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES,
                                                                        cache.setdefault(("compiled",), {})))
         vals = hit[1]
     if vals is not None:
@@ -223,8 +227,8 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             hi &= ~_BASE_OFFSET
         value = hi | (derived & _START)
         kb0, mb0 = sub_tile_blocks(d, mn)
-        v = check_descriptor(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"] + kb0, mn=mn,
-                   mn_block=want["mn_block"] + mb0, mn_dim=mn_dim, arch=arch)
+        v = _checked_descriptor(value, ll, d["dtype"], d["major"], want["k_block"] + kb0, mn, want["mn_block"] + mb0,
+                                mn_dim, arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
                               f"operand {name}, {ins.head} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
@@ -355,6 +359,39 @@ def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb:
 
 #: a thread's index in its warpgroup (``%tid.x = 128 w + t``)
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
+#: the symbols' names as ``symbol_names`` gives them (``str`` of a z3 term runs its printer: once here)
+_SMEM_NAME, _TID_NAME, _THREAD_NAME = str(SMEM), str(TID), str(_THREAD)
+
+#: proved descriptor checks of this process, by their arguments (a test run's kernels repeat their
+#: tiles: the same layout, descriptor fields and block are proved once); at most _PROVED_MAX kept
+_PROVED: dict[tuple, Any] = {}
+_PROVED_MAX = 4096
+
+
+def _checked_descriptor(value: int, ll: LinearLayout, dtype: str, major: str, k_block: int, mn: int,
+                        mn_block: int, mn_dim: int, arch: str) -> Any:
+    """``check_descriptor(value, ll, ...)`` (``prove.wgmma``), a proved verdict kept for the same
+    arguments (a proof does not depend on anything else; other verdicts are not kept: a timeout
+    may be ``unknown`` once and proved later).
+
+    >>> from verilayout.synth.descriptor import derive_descriptor
+    >>> from verilayout.frontends.triton import attr_to_linear
+    >>> from verilayout.frontends.mlir import parse_value
+    >>> ll = attr_to_linear(parse_value("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...                                 "elementBitWidth = 16}>"), (64, 64))
+    >>> p = derive_descriptor(ll, dtype="f16", major="K", k_block=1, mn=64, mn_block=0, mn_dim=0, arch="sm_90")
+    >>> _checked_descriptor(p.descriptor.value, ll, "f16", "K", 1, 64, 0, 0, "sm_90").status
+    'proved'
+    """
+    key = (value, ll, dtype, major, k_block, mn, mn_block, mn_dim, arch)
+    hit = _PROVED.get(key)
+    if hit is not None:
+        return hit
+    v = check_descriptor(value, ll, dtype=dtype, major=major, k_block=k_block, mn=mn, mn_block=mn_block,
+                         mn_dim=mn_dim, arch=arch)
+    if v.status == "proved" and len(_PROVED) < _PROVED_MAX:
+        _PROVED[key] = v
+    return v
 
 
 def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
@@ -406,8 +443,8 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
-    some, e0 = _in_warpgroup(e, w) if str(TID) in symbol_names(e) else (e, e)
-    if some is not e0 and str(_THREAD) in symbol_names(some) and not ev.prover.proves(some == e0):
+    some, e0 = _in_warpgroup(e, w) if _TID_NAME in symbol_names(e) else (e, e)
+    if some is not e0 and _THREAD_NAME in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
     hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
@@ -422,8 +459,8 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         hi &= ~_BASE_OFFSET
     derived = int(want["descriptor"], 16)
     kb0, mb0 = sub_tile_blocks(d, mn)
-    v = check_descriptor(hi | (derived & _START), ll, dtype=d["dtype"], major=d["major"], k_block=kb + kb0, mn=mn,
-                         mn_block=mb + mb0, mn_dim=0 if name == "A" else 1, arch="sm_90")
+    v = _checked_descriptor(hi | (derived & _START), ll, d["dtype"], d["major"], kb + kb0, mn, mb + mb0,
+                            0 if name == "A" else 1, "sm_90")
     if v.status != "proved":
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the planned layout {d['layout']} "
@@ -451,7 +488,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
         return [], None
     ref = max(groups, key=len)
     rep = ref[0][4]
-    bases = values_at(z3.ZeroExt(18, ref[0][2]), str(SMEM), _SMEM_BASES)    # every base the assumption allows
+    bases = values_at(z3.ZeroExt(18, ref[0][2]), _SMEM_NAME, _SMEM_BASES)    # every base the assumption allows
     if bases is not None:
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
     else:
