@@ -16,8 +16,9 @@ from verilayout.errors import LayoutError
 
 EPILOG = """\
 what is checked (no property typed by hand): bank conflicts of every shared-memory load and
-store, the wgmma/tcgen05 descriptors of every MMA shared operand (one per instruction: each K-block, and each M and N block a TMEM layout splits the tile into, proved),
-the register fragment of a register A operand, what each convert_layout costs, and that
+store, the wgmma/tcgen05 descriptors of every MMA shared operand (one per instruction: each
+K-block, and each M and N block a TMEM layout splits the tile into; proved), the register
+fragment of a register A operand, what each convert_layout costs, and that
 trans/reshape/join/split views need no data movement. Ops no check models are listed
 'unchecked' with the reason.
 
