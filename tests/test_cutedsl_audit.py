@@ -287,14 +287,15 @@ def test_cli_audits_a_ptx_against_the_mlir_beside_it(tmp_path, capsys):
         (tmp_path / f"{stem}.mlir").write_text(_text(KK, "mlir"))
         (tmp_path / f"{stem}.ptx").write_text(text)
     assert main(["audit", "--no-cache", str(tmp_path / "good.ptx")]) == 0
-    assert "72 proved, 0 errors" in capsys.readouterr().out    # 32 descriptors, 12 TMA copies x 2 checks, 16 stmatrix
+    # 32 descriptors, 12 TMA copies x 2 checks, 16 stmatrix; the host side: 3 tensor maps, 12 copies' grid, 1 launch
+    assert "88 proved, 0 errors" in capsys.readouterr().out
     assert main(["audit", "--no-cache", str(tmp_path / "bad.ptx")]) == 1
     out = capsys.readouterr().out
     first = _groups(ptx)[0][0]
     assert f"error: line {first} (dense_gemm.py:" in out
     # both files named, as for TTGIR + PTX: one report, the PTX's
     assert main(["audit", "--no-cache", str(tmp_path / "good.mlir"), str(tmp_path / "good.ptx")]) == 0
-    assert "1 file(s), 72 checks: 72 proved, 0 errors" in capsys.readouterr().out
+    assert "1 file(s), 88 checks: 88 proved, 0 errors" in capsys.readouterr().out
 
 
 def test_planted_buffer_offset_is_an_error_at_each_wgmma_of_its_group():

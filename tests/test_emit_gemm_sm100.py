@@ -172,8 +172,8 @@ def _chosen() -> list:
             if dt == "e4m3" and K % 16:
                 continue
             b = choose_tcgen05(M, N, K, dt).best
-            if (dt, b.tile, b.stages, b.splits) not in seen:
-                seen.append((dt, b.tile, b.stages, b.splits))
+            if (dt, b.tile, b.stages, b.splits, b.cluster) not in seen:
+                seen.append((dt, b.tile, b.stages, b.splits, b.cluster))
     return seen
 
 
@@ -181,8 +181,12 @@ def _chosen() -> list:
 @needs_nvcc
 @pytest.mark.parametrize("cfg", _chosen(), ids=lambda c: "_".join(map(str, c)))
 def test_every_auto_chosen_sm100_configuration_has_0_spills_and_passes(cfg):
-    man, src = _kernel(*cfg)
-    r = check_tcgen05_source(man, src)
+    from verilayout.emit.tcgen05_gemm import render_tcgen05_cuda
+    from verilayout.simulate.mcast_check import check_sm100_source
+    dt, tile, stages, splits, cluster = cfg             # a 256-row tile is a CTA pair's
+    man = build_tcgen05_manifest(dt, tile=parse_tile(tile), stages=stages, splits=splits,
+                                 ctas=2 if tile.startswith("256x") else 1, cluster=cluster)
+    r = check_sm100_source(man, render_tcgen05_cuda(man))
     assert r.ok, [c.to_dict() for c in r.failures]
     assert any("0 bytes spilled" in c.message for c in r.checks if c.check == "spills")
 
@@ -259,10 +263,13 @@ def test_explain_shows_the_sm100_features_and_why(tmp_path, capsys):
                "--explain", "-o", str(tmp_path / "e")])
     out = capsys.readouterr().out
     assert rc == 0
-    for words in ("persistent grid: 148 CTAs for 1024 units (7 per CTA", "warp specialization",
-                  "TMEM accumulator double-buffered: 2 x 128 of 256 columns", "grouped raster",
-                  "TMA stores", "compute-bound", "2-CTA MMA (tcgen05.mma.cta_group::2", "not chosen",
-                  "not built: clusters with TMA multicast", "cited: NVIDIA B200 datasheet",
+    # the model's choice here is the 256x256x64 CTA pair (its halved B loads credited by the L2
+    # term): (4096 / 256)^2 = 256 units on 148 / 2 = 74 pairs, ceil(256 / 74) = 4 per CTA; two
+    # accumulator stages of 256 columns in a 512-column allocation
+    for words in ("persistent grid: 148 CTAs for 256 units (4 per CTA", "warp specialization",
+                  "TMEM accumulator double-buffered: 2 x 256 of 512 columns", "grouped raster",
+                  "TMA stores", "compute-bound", "2-CTA MMA (tcgen05.mma.cta_group::2", "chosen",
+                  "clusters (TMA multicast, --cluster CMxCN)", "cited: NVIDIA B200 datasheet",
                   "assumed, not fitted"):
         assert words in out, words
 

@@ -159,8 +159,10 @@ def test_explain_gives_the_pair_terms_and_why_it_was_not_chosen(tmp_path, capsys
     """The per-SM K-tile terms of the 256x256x64 bf16 pair, derived here: tensor 128 x 256 x 64 x 2
     FLOP at 8192 FLOP/clk (B200 datasheet, 2.25 PFLOP/s dense / 148 SMs / 1.85 GHz, rounded) = 512
     clk; shared-memory reads (128 rows of A + 128 of B) x 64 x 2 bytes at 128 B/clk = 256 clk; one
-    CTA's 128x256x64 reads (128 + 256) x 128 bytes: 384 clk. Both are bound by the tensor rate, so
-    the pair does not shorten a K-tile: the model does not choose it (ties go to one CTA)."""
+    CTA's 128x256x64 reads (128 + 256) x 128 bytes: 384 clk. Both are within the tensor rate in
+    shared memory; from L2 (assumed 64 B/clk/SM, all 148 SMs busy) the one-CTA tile loads
+    (128 + 256) x 128 bytes = 768 clk per K-tile, the pair's CTA (128 + 128) x 128 = 512 clk: the
+    pair now keeps the tensor rate and is chosen."""
     from verilayout.cli import main
     rc = main(["emit", "gemm", "--arch", "sm_100a", "--dtype", "bf16", "--problem", "8192,8192,8192",
                "--explain", "-o", str(tmp_path / "e")])
@@ -168,7 +170,11 @@ def test_explain_gives_the_pair_terms_and_why_it_was_not_chosen(tmp_path, capsys
     assert rc == 0
     line = next(x for x in out.splitlines() if "per SM and K-tile, pair 256x256x64" in x)
     assert "tensor 512, shared-memory reads 256" in line
-    assert "2-CTA MMA (tcgen05.mma.cta_group::2" in out and "not chosen" in out
+    assert "2-CTA MMA (tcgen05.mma.cta_group::2" in out and "chosen, 256x256x64" in out
+    from verilayout.emit.gemm_select import choose_tcgen05
+    terms = {(c.tile, c.cluster): t for c, t in choose_tcgen05(8192, 8192, 8192, "bf16").ranked if c.splits == 1}
+    assert terms[("128x256x64", (1, 1))]["l2_per_k"] == (128 + 256) * 64 * 2 / 64
+    assert terms[("256x256x64", (1, 1))]["l2_per_k"] == (128 + 128) * 64 * 2 / 64
 
 
 @needs_nvcc

@@ -82,6 +82,8 @@ import numpy as np
 import z3
 
 from verilayout.audit.cute_dsl_copies import copy_checks
+from verilayout.audit.cute_dsl_host import DeviceSide, host_checks
+from verilayout.audit.cute_dsl_ldmatrix import ldmatrix_checks
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
@@ -819,11 +821,45 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
             ctx = _context(ptx, func, plans, mod)
             for g in groups:
                 checks.extend(_tc05_group_checks(ctx, g, plans, cache))
-    checks.extend(tma_checks(mod, ptx, plans))
+    state: dict = {}
+    checks.extend(tma_checks(mod, ptx, plans, state))
     allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
                and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
     checks.extend(copy_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
+    checks.extend(ldmatrix_checks(mod, ptx, plans, lambda v, at: (_origin(mod, v, allocas, at) or (None, None))[1]))
+    checks.extend(host_checks(mod, ptx, _device_side(mod, ptx, plans, state), checks))
     return FileReport(path, ptx.target, None, tuple(checks), assumptions=ASSUMPTIONS)
+
+
+def _device_side(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan], state: dict) -> DeviceSide:
+    """What the host-side checks (:mod:`verilayout.audit.cute_dsl_host`) take from this audit: per kernel
+    function its evaluator, each copy's coordinates as read (through :func:`own_cta`), the int32-product
+    premise of a coordinate (:func:`_no_overflow`), the end of the last shared buffer the MLIR places, the
+    TMA plans with each copy's proved one, and the premises the device checks stated."""
+    allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
+               and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
+    offs = _alloc_offsets(mod, allocas)
+    ends = []
+    for op in allocas if len(offs) == len(allocas) else ():
+        m = mod.type_of(op.results[0])
+        try:
+            ends.append(offs[id(op)] + int(m.cute().cosize) * m.elem_bits // 8)
+        except (LayoutError, TypeError, ValueError):
+            ends = []
+            break
+    contexts = dict(state.get("contexts", {}))
+
+    def evaluator(func: str) -> PtxValues:
+        if func not in contexts:
+            contexts[func] = _context(ptx, func, plans, mod)
+        return contexts[func].ev
+
+    def coords(func: str, ins: Instr) -> list:
+        ev = evaluator(func)
+        vals = [ev.operand(c, 32, at=ins) for c in _tma_coords(ins)[1]]
+        return [own_cta(ev, v)[0] if v is not None else None for v in vals]
+    return DeviceSide(evaluator, coords, _no_overflow, max(ends) if ends and len(ends) == len(allocas) else None,
+                      tuple(state.get("tplans", ())), dict(state.get("matched", {})), dict(state.get("premises", {})))
 
 
 def audit_pair(mlir: str | bytes, ptx: str | bytes, path: str = "<ptx>") -> FileReport:
@@ -1171,10 +1207,12 @@ def _guarded(ctx: _Ctx, ins: Instr, assume: z3.BoolRef, texts: list[str]) -> tup
     return both, texts + [t for _, t in got]
 
 
-def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None) -> Check:
+def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None = None,
+               premises: dict | None = None) -> Check:
     """``tma-smem-box``: the copy's shared address is the start of a box of a stage of a buffer the
     MLIR partitions with a TMA atom of its direction (load or store), a multicast load's the start of its
-    CTA's slice of one (:func:`_start_claim`); the plan proved goes to ``matched[id(ins)]``."""
+    CTA's slice of one (:func:`_start_claim`); the plan proved goes to ``matched[id(ins)]``, a trip-count
+    premise used to ``premises[("a", line)]`` (its bound, step and register)."""
     kind = _tma_kind(ins)
     mine = [p for p in plans if p.kind == kind]
 
@@ -1209,6 +1247,8 @@ def _tma_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict | None
         if premise is not None:
             if matched is not None:
                 matched[id(ins)] = p
+            if premises is not None:
+                premises[("a", ins.line)] = ctx.bounds.get(_LAST)
             return check("proved", None, _box_text(ctx, p) + f", under the {premise[1]}",
                          {"mlir_line": p.line, "assumptions": texts + [premise[1]], "premise": premise[1]})
     return check("unknown", "note", "its shared address is not proved to start a box of a stage of a buffer the MLIR "
@@ -1256,6 +1296,8 @@ def _below(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef, x: z3.BitVecRef, bi
     return ctx.ev.prover.proves(claim, z3.And(assume, z3.ULT(x, z3.BitVecVal(1 << bits, x.size()))))
 
 
+#: the key of ``_Ctx.bounds`` under which :func:`_counter_premise` leaves its last premise (bound, step, register)
+_LAST = ("last premise",)
 #: the narrowest trip-count premise :func:`_counter_premise` states: a counter below 2^24 (a persistent CTA's
 #: tiles: 2^24 tiles of 128 x 128 f16 are 512 GiB of output, past any GPU's memory); a claim that holds
 #: only for a narrower count is left ``unknown`` (a kernel wrong after a few thousand tiles is not proved)
@@ -1291,6 +1333,7 @@ def _counter_premise(ctx: _Ctx, claim: z3.BoolRef, assume: z3.BoolRef) -> tuple[
             mid = (lo + hi + 1) // 2
             lo, hi = (mid, hi) if _below(ctx, claim, assume, x, mid) else (lo, mid - 1)
         ctx.bounds[sym] = lo
+        ctx.bounds[_LAST] = (lo, step, name)
         law = z3.ULT(x, z3.BitVecVal(1 << lo, x.size()))
         text = (f"premise (the PTX states no bound): the loop counter {name} (PTX lines {', '.join(map(str, lines))}: "
                 f"+{step} per iteration) stays below 2^{lo}, i.e. its loop runs fewer than 2^{lo}/{step} times"
@@ -1319,7 +1362,7 @@ def _tma_coords(ins: Instr) -> tuple[int, list]:
 
 
 def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox,
-                  shift: dict[int, z3.BitVecRef] | None = None) -> tuple[str, str]:
+                  shift: dict[int, z3.BitVecRef] | None = None, used: list | None = None) -> tuple[str, str]:
     """Whether each coordinate, less its ``shift`` (a multicast slice's offset along its dim), is a multiple
     of the MLIR's grid step along its dim (the box extent where the partition states no step: an
     assumption, refuted only ``unknown``)."""
@@ -1342,6 +1385,8 @@ def _coord_claims(ctx: _Ctx, ins: Instr, coords: list, box: TmaBox,
         fits = _no_overflow(e)
         if fits is not None and ctx.ev.prover.proves(claim, z3.And(assume, fits[0])):
             notes.append(f"coordinate {d} under the premise {fits[1]}")
+            if used is not None:
+                used.append(d)
             continue
         if stated and (ctx.ev.prover.proves(z3.Not(claim), assume) or (one and ctx.ev.by_induction(z3.Not(claim), assume))):
             return "counterexample", f"coordinate {d} is never a multiple of {step}, the MLIR's box grid along it"
@@ -1440,7 +1485,7 @@ def _expect_groups(ctx: _Ctx, instrs: list[Instr]) -> dict[int, tuple[Instr, lis
     return out
 
 
-def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[str, str]:
+def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict, premises: dict | None = None) -> tuple[str, str]:
     """The bytes the load's barrier expects (its ``expect_tx``) equal the bytes its loads bring onto it:
     each load's box (the MLIR's), times ``num_cta`` for a CTA pair's (``cta_group::2``: the peer's load of
     its half signals the same barrier), a multicast load's whole box (:func:`_brought`); ``unknown`` where a
@@ -1458,6 +1503,9 @@ def _bytes_claim(ctx: _Ctx, ins: Instr, groups: dict, matched: dict) -> tuple[st
     why = next((b[1] for b in brought if b[0] is None), None)
     if why is not None:
         return "unknown", f"the expect_tx at line {exp.line} also counts bytes other CTAs' copies bring: {why}"
+    kinds = {"multicast" if b[1] == MULTICAST_PREMISE else "pair" for b in brought if b[1]}
+    if premises is not None and kinds:
+        premises[("b", ins.line)] = tuple(sorted(kinds))
     text = (f"the expect_tx at line {exp.line} waits for {want} bytes; its {len(loads)} load(s) bring "
             + " + ".join(str(b[0]) for b in brought) + " (the MLIR's boxes"
             + "".join(f"; {t}" for t in dict.fromkeys(b[1] for b in brought if b[1])) + ")")
@@ -1510,9 +1558,12 @@ def _extra_modes(ctx: _Ctx, ins: Instr, coords: list, wider: list[TmaPlan]) -> t
                   f"{'are' if many else 'is'} 0: a mode of its tensor map the MLIR's {r}-d partition does not index")
 
 
-def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict) -> Check:
+def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, groups: dict,
+               premises: dict | None = None) -> Check:
     """``tma-box``: the copy's rank and coordinates are the MLIR's box grid, and (a load) the bytes its
-    barrier expects are its group's boxes (see :func:`tma_checks`)."""
+    barrier expects are its group's boxes (see :func:`tma_checks`); the premises it states go to
+    ``premises``: ``("b", line)`` the pair's or multicast group's, ``("c", line)`` the coordinates resting
+    on an int32 product."""
     kind = _tma_kind(ins)
 
     def check(status, severity, msg, data=None):
@@ -1533,10 +1584,14 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
                      + (f": {extra}" if extra else "") + ")")
     own = matched.get(id(ins))
     fits = [own] if own in fits else fits
-    results = [(p,) + _coord_claims(ctx, ins, coords[:p.grid.rank], p.grid, _slice_shift(ctx, p)[0]) for p in fits]
+    used: dict = {}
+    results = [(p,) + _coord_claims(ctx, ins, coords[:p.grid.rank], p.grid, _slice_shift(ctx, p)[0],
+                                    used.setdefault(id(p), [])) for p in fits]
     if extra:
         results = [(p, st, "; ".join(t for t in (text, extra) if t)) for p, st, text in results]
     ok = next((r for r in results if r[1] == "proved"), None)
+    if premises is not None and ok is not None and used.get(id(ok[0])):
+        premises[("c", ins.line)] = tuple(used[id(ok[0])])
     if ok is None and all(r[1] == "counterexample" for r in results):
         return check("counterexample", "error", results[0][2] + f" (MLIR line {results[0][0].line}: box "
                      f"{'x'.join(map(str, results[0][0].grid.box))})")
@@ -1550,7 +1605,7 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
                          f"{mtext} (the copy's multicast_layout {ok[0].mcast})")
         parts = [parts[0] if mst == "proved" else "unknown", parts[1] + f"; {mtext}"]
     if kind == "load":
-        st, text = _bytes_claim(ctx, ins, groups, matched)
+        st, text = _bytes_claim(ctx, ins, groups, matched, premises)
         if st == "counterexample":
             return check("counterexample", "error", f"{text}: the box the MLIR states is not the one its tensor map "
                          "loads (or a load is missing)")
@@ -1565,7 +1620,7 @@ def _box_check(ctx: _Ctx, ins: Instr, plans: list[TmaPlan], matched: dict, group
     return check(parts[0], None if parts[0] == "proved" else "note", msg, {"mlir_line": box.line})
 
 
-def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Check]:
+def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan], state: dict | None = None) -> list[Check]:
     """Two checks per ``cp.async.bulk.tensor`` of ``ptx``: ``tma-smem-box`` (:func:`_tma_check`: its
     shared address starts a box of a stage of its buffer) and ``tma-box`` (:func:`_box_check`).
 
@@ -1575,9 +1630,13 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Ch
     step along its dim (the origin's ``?{div=N}`` and every step's ``k``); and the ``expect_tx`` a load's
     barrier is armed with (the one before it on the same barrier) counts exactly the bytes of the
     boxes of the loads completing on it. A coordinate never on the grid, or a byte count that
-    differs, is an error at the copy; a claim true for some values only is ``unknown``."""
+    differs, is an error at the copy; a claim true for some values only is ``unknown``. ``state``, where
+    given, receives the plans (``tplans``) and each copy's proved plan by ``id`` (``matched``)."""
     tplans, skipped = tma_plans(mod)
     out = []
+    premises: dict = {}
+    if state is not None:
+        state.update(tplans=tplans, matched={}, premises=premises, contexts={})
     for func in ptx.functions:
         instrs = [i for i in ptx.instrs if i.func == func]
         copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
@@ -1590,7 +1649,10 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan]) -> list[Ch
                 out.append(Check("cp.async.bulk.tensor", ins.line, ins.loc, "tma-smem-box", "unchecked", None,
                                  f"TMA copy: {skipped[0]}", {"reason": skipped[0], "source": "ptx"}))
                 continue
-            out.append(_tma_check(ctx, ins, tplans, matched))
+            out.append(_tma_check(ctx, ins, tplans, matched, premises))
         groups = _expect_groups(ctx, instrs)
-        out.extend(_box_check(ctx, ins, tplans, matched, groups) for ins in copies)
+        out.extend(_box_check(ctx, ins, tplans, matched, groups, premises) for ins in copies)
+        if state is not None:
+            state["matched"].update(matched)
+            state["contexts"][func] = ctx
     return out

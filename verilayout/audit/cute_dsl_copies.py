@@ -38,8 +38,9 @@ naming thread, register and both elements or addresses: the packing instruction 
 sources' elements in the byte, else the ``stmatrix`` (a wrong address, a register order, a stage that is
 none of the memref's); ``unchecked`` with the reason when a register holds no traced element, an address
 is not a function of ``%tid``, the MLIR has no ``stsm`` copy or several, or the buffer's offset is not
-stated. ``ldmatrix`` of a CuTe-DSL kernel is ``unchecked`` (its consumer's operand fragment is not
-modelled here); every ``stmatrix``/``ldmatrix`` gets a check.
+stated; every ``stmatrix`` gets a check. The other direction, ``ldmatrix`` (shared memory -> registers, and
+the ``mma.sync`` it feeds), is :mod:`verilayout.audit.cute_dsl_ldmatrix`, on the same buffer reading
+(:class:`CopyPlan`), addresses and branch guards.
 
 >>> [x.tolist() for x in stmatrix_rows(np.array([0, 5, 31]), 1)]
 [[8, 9, 15], [0, 4, 12]]
@@ -66,7 +67,8 @@ from verilayout.frontends.cute_mlir import CuteModule, Memref, interpret
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, symbol_names
 
-__all__ = ["CHECK", "CopyPlan", "copy_plans", "copy_checks", "stmatrix_rows"]
+__all__ = ["CHECK", "CopyPlan", "copy_plans", "copy_checks", "stmatrix_rows", "buffer_plan", "operand_type",
+           "address_values", "reaching_threads", "address_chain"]
 
 CHECK = "smem-copy"
 #: element tag fields: ``1 + (((plan * 16 + block) * 64 + row) * 256 + col)``
@@ -87,9 +89,14 @@ class CopyPlan:
     stages: tuple[int, ...]
     origin: int | None
     line: int
+    #: the swizzle on byte addresses where the layout text composes one (``S<3,3,3> o 0 o L``: CuTe's
+    #: composition with an element layout, so element units, converted); None: the memref's own ``S<B,M,S>``
+    composed: tuple[int, int, int] | None = None
 
     @property
     def swizzle(self) -> Swizzle:
+        if self.composed:
+            return Swizzle(*self.composed)
         return Swizzle(*self.memref.swizzle) if self.memref.swizzle else Swizzle(0, 0, 0)
 
 
@@ -99,8 +106,14 @@ def _mode_bytes(shape: Any, stride: Any, eb: int) -> tuple[int, ...]:
     return tuple(int(mode(i)) * eb for i in range(int(product(shape))))
 
 
-def _plan_of(m: Memref, line: int, origin: int | None) -> CopyPlan:
-    """The :class:`CopyPlan` of an epilogue memref ``(EM, EN, stage...)``."""
+def buffer_plan(m: Memref, line: int, origin: int | None) -> CopyPlan:
+    """The :class:`CopyPlan` of a shared memref ``(EM, EN, stage...)`` (an epilogue's ``stsm`` buffer, an
+    ``ldsm`` copy's source): each mode's byte offsets in CuTe's colexicographic order, every stage's.
+
+    >>> p = buffer_plan(Memref("f16", "smem", 16, None, "(8,16,2):(16,1,128)"), 1, 0)
+    >>> p.em, p.en, p.cols[:3], p.stages
+    (8, 16, (0, 2, 4), (0, 256))
+    """
     lay = m.cute()
     inner = lay.layout if isinstance(lay, ComposedLayout) else lay
     if not isinstance(inner.shape, tuple) or len(inner.shape) < 2:
@@ -108,10 +121,29 @@ def _plan_of(m: Memref, line: int, origin: int | None) -> CopyPlan:
     eb = m.elem_bits // 8
     modes = [_mode_bytes(s, d, eb) for s, d in zip(inner.shape, inner.stride)]
     stages = tuple(sorted({sum(c) for c in itertools.product(*modes[2:])})) if len(modes) > 2 else (0,)
-    return CopyPlan(m, len(modes[0]), len(modes[1]), modes[0], modes[1], stages, origin, line)
+    return CopyPlan(m, len(modes[0]), len(modes[1]), modes[0], modes[1], stages, origin, line, _composed(m, line))
 
 
-def _operand_type(mod: CuteModule, op: Any, i: int) -> Any:
+def _composed(m: Memref, line: int) -> tuple[int, int, int] | None:
+    """The byte-address swizzle of a layout text that composes one with its element layout (``S<B,M,S> o 0 o
+    L``: the swizzle acts on element offsets, so on bytes it is ``S<B, M + log2(element bytes), S>``);
+    None where the memref states its swizzle apart (already on bytes) or has none."""
+    lay = m.cute()
+    if m.swizzle is not None or not isinstance(lay, ComposedLayout):
+        return None
+    sw, eb = lay.swizzle, m.elem_bits // 8
+    if int(lay.offset) != 0 or eb & (eb - 1):
+        raise LayoutError(f"MLIR line {line}: a composed swizzle with offset {lay.offset} on {m.elem} is not read")
+    return (sw.bits, sw.base + eb.bit_length() - 1, sw.shift)
+
+
+def operand_type(mod: CuteModule, op: Any, i: int) -> Any:
+    """The interpreted type of ``op``'s operand ``i``: from its own signature where it lists every operand's
+    type, else the module's first typing of the value; None past its operands.
+
+    >>> operand_type(CuteModule((), {}, {}), type("Op", (), {"operands": (), "operand_types": ()})(), 0) is None
+    True
+    """
     if len(op.operand_types) == len(op.operands) > i:
         return interpret(op.operand_types[i])
     return mod.type_of(op.operands[i]) if len(op.operands) > i else None
@@ -127,11 +159,11 @@ def copy_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | No
     for op in mod.ops:
         if op.name != "cute.tiled.copy.partition_D" or len(op.operands) < 2:
             continue
-        cp, mem = _operand_type(mod, op, 0), _operand_type(mod, op, 1)
+        cp, mem = operand_type(mod, op, 0), operand_type(mod, op, 1)
         if "atom.stsm" not in getattr(cp, "text", "") or not isinstance(mem, Memref) or mem.space != "smem":
             continue
         try:
-            out.append(_plan_of(mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
+            out.append(buffer_plan(mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
         except LayoutError:
             continue
     return out
@@ -232,15 +264,20 @@ def _per_thread(e: z3.BitVecRef, base: int, memo: dict, threads: int) -> np.ndar
     return np.array(thread_values(z3.substitute(e, (SMEM, z3.BitVecVal(base, 32))), memo, threads), dtype=np.int64)
 
 
-def _addresses(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads: int,
+def address_values(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads: int,
                slot: int = 0) -> tuple[np.ndarray, str] | str:
     """Each thread's address operand (base 0) and how it was evaluated, or why it is not a function of
     ``%tid``: where a loop-carried register enters it, at the first loop iteration (its first
     definition). It must move with an aligned base by exactly the base (the swizzle acts on bits
-    below 1024)."""
+    below 1024). ``slot``: the address operand's index (0 for ``stmatrix``, 1 for ``ldmatrix``).
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> address_values((None, None), make_instr("ldmatrix.sync.aligned.m8n8.x1.shared.b16", ("{%r1}", "%r2"), 1), {}, 32, 1)
+    'its address (operand 1) is not a register plus an offset'
+    """
     a = ins.args[slot] if len(ins.args) > slot else None
     if not isinstance(a, Addr) or not isinstance(a.base, Reg) or a.offset is None:
-        return f"the address {a} is not a register plus an offset"
+        return f"its address (operand {slot}) is not a register plus an offset"
     for ev, how in zip(evs, ("every iteration", "the first loop iteration (loop-carried registers at their first definition)")):
         try:
             e = ev.operand(a.base, 32, at=ins)
@@ -255,8 +292,15 @@ def _addresses(evs: tuple[PtxValues, PtxValues], ins: Instr, memo: dict, threads
     return f"the address register {a.base.name} is not a function of %tid and the shared-memory base"
 
 
-def _reaching(ev: PtxValues, ins: Instr, memo: dict, threads: int) -> np.ndarray:
-    """Which threads meet the branch guards on ``%tid`` that every path to ``ins`` passes."""
+def reaching_threads(ev: PtxValues, ins: Instr, memo: dict, threads: int) -> np.ndarray:
+    """Which threads meet the branch guards on ``%tid`` that every path to ``ins`` passes (a guard that is
+    not a function of ``%tid`` is not applied: every thread is kept).
+
+    >>> from verilayout.frontends.ptx import make_instr, parse_ptx
+    >>> ptx = parse_ptx(".version 8.7\\n.entry f()\\n{\\nret;\\n}")
+    >>> int(reaching_threads(PtxValues(ptx, "f"), ptx.instrs[0], {}, 64).sum())
+    64
+    """
     ok = np.ones(threads, dtype=bool)
     for cond, _text in ev.guards(ins):
         try:
@@ -434,14 +478,12 @@ def _unmodelled(ins: Instr) -> str | None:
 
 def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan],
                      evs: tuple[PtxValues, PtxValues]) -> list[Check]:
-    """The checks of one function's ``stmatrix``/``ldmatrix`` (see the module docstring)."""
+    """The checks of one function's ``stmatrix`` (see the module docstring)."""
     instrs = [i for i in ptx.instrs if i.func == func]
-    copies = [i for i in instrs if i.parts and i.parts[0] in ("stmatrix", "ldmatrix")]
-    if not copies:
+    stores = [i for i in instrs if i.parts and i.parts[0] == "stmatrix"]
+    if not stores:
         return []
-    out = [_unchecked(i, "ldmatrix: the consuming MMA's operand fragment is not modelled for CuTe-DSL kernels")
-           for i in copies if i.parts[0] == "ldmatrix"]
-    stores = [i for i in copies if i.parts[0] == "stmatrix"]
+    out: list[Check] = []
     why = (None if len(cps) == 1 else "the MLIR has no stsm tiled copy into shared memory" if not cps
            else f"the MLIR has {len(cps)} stsm tiled copies (which one is not decided)")
     if why is None and cps[0].origin is None:
@@ -463,9 +505,15 @@ def _function_checks(ptx: PtxModule, func: str, plans: list, cps: list[CopyPlan]
     return out + checks + _address_blame(checks, {i.line: i for i in instrs}, evs[0])
 
 
-def _chain(ev: PtxValues, reg: str, depth: int = 16) -> set[int]:
+def address_chain(ev: PtxValues, reg: str, depth: int = 16) -> set[int]:
     """PTX lines of the instructions that compute ``reg`` (its backward slice through registers of one
-    definition each, ``depth`` steps at most)."""
+    definition each, ``depth`` steps at most).
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> ptx = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.u32 %r1, %tid.x;\\nshl.b32 %r2, %r1, 4;\\nret;\\n}")
+    >>> sorted(address_chain(PtxValues(ptx, "f"), "%r2"))
+    [4, 5]
+    """
     out: set[int] = set()
     todo = [(reg, 0)]
     while todo:
@@ -491,12 +539,12 @@ def _address_blame(checks: list[Check], at: dict[int, Instr], ev: PtxValues) -> 
     good: set[int] = set()
     for c in checks:
         if c.status == "proved" and base(c.line):
-            good |= _chain(ev, base(c.line))
+            good |= address_chain(ev, base(c.line))
     out, seen = [], set()
     for c in checks:
         if c.status != "error" or c.data.get("blame") != "address" or not base(c.line):
             continue
-        for line in sorted(_chain(ev, base(c.line)) - good - seen):
+        for line in sorted(address_chain(ev, base(c.line)) - good - seen):
             seen.add(line)
             ins = at[line]
             out.append(Check(ins.opcode, line, ins.loc, CHECK, "error", "error",
@@ -547,11 +595,11 @@ def _store_check(ins: Instr, seen: _Seen | None, cp: CopyPlan, geoms: list, evs:
     """The check(s) of one ``stmatrix``, each with its bytes when it was compared."""
     if seen is None:
         return [(_unchecked(ins, "its operands are not a register vector the tag run visits"), None)]
-    found = _addresses(evs, ins, memo, threads)
+    found = address_values(evs, ins, memo, threads)
     if isinstance(found, str):
         return [(_unchecked(ins, found), None)]
     addr, how = found
-    got = _bytes(seen, addr, _reaching(evs[0], ins, memo, threads), geoms, list(range(len(geoms))))
+    got = _bytes(seen, addr, reaching_threads(evs[0], ins, memo, threads), geoms, list(range(len(geoms))))
     if isinstance(got, str):
         return [(_unchecked(ins, got), None)]
     check, i = _compare(seen, cp, got)
@@ -582,7 +630,7 @@ def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict,
     address (one value per warpgroup) must be the start of the stage each warpgroup wrote: the start of
     another stage is an error; where no such store, value or stage start is found the stage stays untied
     (said in the message)."""
-    found = _addresses(evs, tma, memo, threads, 1) if tma is not None else "no TMA store after a fence reads it"
+    found = address_values(evs, tma, memo, threads, 1) if tma is not None else "no TMA store after a fence reads it"
     if isinstance(found, str):
         return replace(check, message=f"{check.message}; the stage is not tied to a TMA store ({found})")
     addr = found[0]
@@ -609,7 +657,7 @@ def _tied(check: Check, tma: Instr | None, cp: CopyPlan, evs: tuple, memo: dict,
 
 def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
                 origin_of: Callable[[str, int], int | None] | None = None) -> list[Check]:
-    """One ``smem-copy`` check per ``stmatrix``/``ldmatrix`` of ``ptx`` against the MLIR ``mod`` (its tiled
+    """One ``smem-copy`` check per ``stmatrix`` of ``ptx`` against the MLIR ``mod`` (its tiled
     MMAs ``plans`` from :func:`verilayout.audit.cute_dsl.mma_plans`; ``origin_of(value, line)``: a shared
     view's byte offset in the allocation): see the module docstring.
 
@@ -620,7 +668,7 @@ def copy_checks(mod: CuteModule, ptx: PtxModule, plans: list,
     cps = copy_plans(mod, origin_of)
     out: list[Check] = []
     for func in ptx.functions:
-        if not any(i.func == func and i.parts and i.parts[0] in ("stmatrix", "ldmatrix") for i in ptx.instrs):
+        if not any(i.func == func and i.parts and i.parts[0] == "stmatrix" for i in ptx.instrs):
             continue
         names = tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",)
         evs = (PtxValues(ptx, func, smem_names=names), PtxValues(ptx, func, first_iteration=True, smem_names=names))

@@ -49,6 +49,7 @@ import z3
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
+from verilayout.audit.ptx_known_bits import known_constant
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
@@ -142,12 +143,15 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
     """
+    known = known_constant(e)                # all bits known without a solver (sound: the same value)
+    if known is not None:
+        return known
     if cache is None:
-        vals = values_at(e, str(SMEM), _SMEM_BASES)
+        vals = values_at(e, _SMEM_NAME, _SMEM_BASES)
     else:                                    # once per term and file; the term kept: its id stays unique
         hit = cache.get(("at_smem_bases", e.get_id()))
         if hit is None:
-            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, str(SMEM), _SMEM_BASES,
+            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES,
                                                                        cache.setdefault(("compiled",), {})))
         vals = hit[1]
     if vals is not None:
@@ -164,10 +168,18 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
         descs = (tcheck.data.get("descriptors") if tcheck is not None else None) or []
         if tcheck is None or not descs or isinstance(wg[0].args[slot], (Vec, Addr)):
             continue                                   # register / tensor-memory operand, or nothing derived
+        got = _operand_layout(dot, 0 if name == "A" else 1)
+        if got is None:
+            continue
+        _t, ll = got
+        mn = None
         if arch == "sm_100":
             # one tcgen05.mma covers the whole M (64-256 rows) of a K-block: the plan's MN block 0
             # descriptor (64 rows, the SBO step then repeats) stands for the instruction
+            split, every = _n_split(dot, by_operand), descs
             descs = [x for x in descs if x["mn_block"] == 0]
+            descs, mn = _n_split_descs(descs, name, tcheck, ll, split)
+            descs = descs if split else _m_split_descs(descs, every, name, _m_split(dot, by_operand))
         per_group = len(descs)
         if len(wg) % per_group == 0:
             chunks = [(wg[c:c + per_group], descs) for c in range(0, len(wg), per_group)]
@@ -180,22 +192,93 @@ def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
                               f"instructions cannot be matched to the {per_group} derived K-block descriptors",
                               {"reason": "instruction count"}))
             continue
-        got = _operand_layout(dot, 0 if name == "A" else 1)
-        if got is None:
-            continue
-        _t, ll = got
         for part, idx in chunks:                       # each copy of the loop body has its own base
-            out.extend(_tc05_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch, bases))
+            out.extend(_tc05_operand_checks(ev, part, slot, name, idx, tcheck, ll, path, arch, bases, mn))
     return out
 
 
+def _n_split(dot: Any, by_operand: dict) -> tuple[int, int] | None:
+    """``(block_n, reps)`` when the accumulator's TMEM layout splits the B operand's ``N``: its
+    ``#ttng.tensor_memory_encoding`` ``blockN`` is less than ``n = min(N, 256)`` and divides it, and
+    Triton's MMAv5 lowering (``third_party/nvidia/lib/TritonNVIDIAGPUToLLVM/DotOpToLLVM/MMAv5.cpp``)
+    issues ``reps = n / blockN`` instructions of ``blockN`` columns per K-block, N blocks inner;
+    else None.
+
+    >>> _n_split(None, {})          # no B plan: no split
+    """
+    b = by_operand.get("B")
+    typ = dot.operand_type(2) if b is not None and b.data.get("shape") else None
+    enc = typ.read().encoding if typ is not None else None
+    if getattr(enc, "name", "") != "ttng.tensor_memory_encoding":
+        return None
+    bn, n = enc.params.get("blockN"), min(b.data["shape"][1], 256)
+    return (bn, n // bn) if isinstance(bn, int) and 8 <= bn < n and n % bn == 0 else None
+
+
+def _m_split(dot: Any, by_operand: dict) -> tuple[int, int] | None:
+    """``(step, reps)`` when the accumulator's TMEM layout splits A's ``M`` rows: its ``blockM``
+    (64 or more) is less than M and divides it, and Triton's MMAv5 lowering issues ``reps = M /
+    blockM`` instructions per K-block, M blocks outer (each writing its own TMEM lanes), the one of
+    M block ``i`` reading A's rows from ``i * blockM``: the plan's 64-row block ``i * step``,
+    ``step = blockM / 64``; else None.
+
+    >>> _m_split(None, {})          # no A plan: no split
+    """
+    a = by_operand.get("A")
+    typ = dot.operand_type(2) if a is not None and a.data.get("shape") else None
+    enc = typ.read().encoding if typ is not None else None
+    if getattr(enc, "name", "") != "ttng.tensor_memory_encoding":
+        return None
+    bm, m = enc.params.get("blockM"), a.data["shape"][0]
+    return (bm // 64, m // bm) if isinstance(bm, int) and 64 <= bm < m and m % bm == 0 else None
+
+
+def _m_split_descs(descs: list[dict], every: list[dict], name: str,
+                   split: tuple[int, int] | None) -> list[dict]:
+    """The plan's descriptors in the order of the instructions when M is split (``split``, see
+    :func:`_m_split`): for each M block, A's K-block descriptors of its 64-row plan block (from
+    ``every``, all of A's plan), B's K-block descriptors again; ``descs`` (MN block 0) unchanged
+    without a split or where the plan lacks a block. Law: ``len(result) == len(descs) * reps``.
+
+    >>> _m_split_descs([{"mn_block": 0, "k_block": 0}], [], "B", (1, 2))
+    [{'mn_block': 0, 'k_block': 0}, {'mn_block': 0, 'k_block': 0}]
+    """
+    if split is None:
+        return descs
+    step, reps = split
+    if name == "B":
+        return descs * reps
+    out = [x for i in range(reps) for x in every if x["mn_block"] == i * step]
+    return out if len(out) == len(descs) * reps else descs
+
+
+def _n_split_descs(descs: list[dict], name: str, tcheck: Check, ll: LinearLayout,
+                   split: tuple[int, int] | None) -> tuple[list[dict], int | None]:
+    """The plan's descriptors in the order of the instructions when each K-block is issued as
+    ``reps`` instructions of ``block_n`` columns (``split``, see :func:`_n_split`): A's K-block
+    descriptor repeated, B's derived for each ``block_n``-column block; and B's MN extent (None:
+    unchanged). Law: ``len(result[0]) == len(descs) * reps``.
+
+    >>> _n_split_descs([{"k_block": 0}], "A", None, None, (32, 2))
+    ([{'k_block': 0}, {'k_block': 0}], None)
+    """
+    if split is None:
+        return descs, None
+    block_n, reps = split
+    if name == "A":
+        return [x for x in descs for _ in range(reps)], None
+    cache: dict = {}
+    return [_derived(cache, tcheck, ll, x["k_block"], block_n, n, "B") for x in descs for n in range(reps)], block_n
+
+
 def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: list[dict], tcheck: Check,
-                    ll: LinearLayout, path: str, arch: str = "sm_100", bases: list | None = None) -> list[Check]:
+                    ll: LinearLayout, path: str, arch: str = "sm_100", bases: list | None = None,
+                    mn: int | None = None) -> list[Check]:
     out = []
     d = tcheck.data
     mn_dim = 0 if name == "A" else 1
     t_shape = d["shape"]
-    mn = 64 if name == "A" and t_shape[0] >= 64 else min(t_shape[mn_dim], 256)
+    mn = mn or (64 if name == "A" and t_shape[0] >= 64 else min(t_shape[mn_dim], 256))
     exprs = [ev.operand(i.args[slot], 64, at=i) for i in wg]
     # the base each instruction implies: its start minus the start the plan derives at base 0
     starts: list[tuple[int, Instr, z3.BitVecRef, dict, int]] = []
@@ -224,8 +307,8 @@ def _tc05_operand_checks(ev: _Eval, wg: list[Instr], slot: int, name: str, idx: 
             hi &= ~_BASE_OFFSET
         value = hi | (derived & _START)
         kb0, mb0 = sub_tile_blocks(d, mn)
-        v = check_descriptor(value, ll, dtype=d["dtype"], major=d["major"], k_block=want["k_block"] + kb0, mn=mn,
-                   mn_block=want["mn_block"] + mb0, mn_dim=mn_dim, arch=arch)
+        v = _checked_descriptor(value, ll, d["dtype"], d["major"], want["k_block"] + kb0, mn, want["mn_block"] + mb0,
+                                mn_dim, arch)
         if v.status != "proved":
             out.append(_check(ins, path, name, v.status, "error" if v.status == "counterexample" else "note",
                               f"operand {name}, {ins.head} {i} (K-block {want['k_block']}): the PTX descriptor's fields "
@@ -356,6 +439,39 @@ def _derived(cache: dict, tcheck: Check, ll: LinearLayout, kb: int, mn: int, mb:
 
 #: a thread's index in its warpgroup (``%tid.x = 128 w + t``)
 _THREAD = z3.BitVec("thread_in_warpgroup", 7)
+#: the symbols' names as ``symbol_names`` gives them (``str`` of a z3 term runs its printer: once here)
+_SMEM_NAME, _TID_NAME, _THREAD_NAME = str(SMEM), str(TID), str(_THREAD)
+
+#: proved descriptor checks of this process, by their arguments (a test run's kernels repeat their
+#: tiles: the same layout, descriptor fields and block are proved once); at most _PROVED_MAX kept
+_PROVED: dict[tuple, Any] = {}
+_PROVED_MAX = 4096
+
+
+def _checked_descriptor(value: int, ll: LinearLayout, dtype: str, major: str, k_block: int, mn: int,
+                        mn_block: int, mn_dim: int, arch: str) -> Any:
+    """``check_descriptor(value, ll, ...)`` (``prove.wgmma``), a proved verdict kept for the same
+    arguments (a proof does not depend on anything else; other verdicts are not kept: a timeout
+    may be ``unknown`` once and proved later).
+
+    >>> from verilayout.synth.descriptor import derive_descriptor
+    >>> from verilayout.frontends.triton import attr_to_linear
+    >>> from verilayout.frontends.mlir import parse_value
+    >>> ll = attr_to_linear(parse_value("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, "
+    ...                                 "elementBitWidth = 16}>"), (64, 64))
+    >>> p = derive_descriptor(ll, dtype="f16", major="K", k_block=1, mn=64, mn_block=0, mn_dim=0, arch="sm_90")
+    >>> _checked_descriptor(p.descriptor.value, ll, "f16", "K", 1, 64, 0, 0, "sm_90").status
+    'proved'
+    """
+    key = (value, ll, dtype, major, k_block, mn, mn_block, mn_dim, arch)
+    hit = _PROVED.get(key)
+    if hit is not None:
+        return hit
+    v = check_descriptor(value, ll, dtype=dtype, major=major, k_block=k_block, mn=mn, mn_block=mn_block,
+                         mn_dim=mn_dim, arch=arch)
+    if v.status == "proved" and len(_PROVED) < _PROVED_MAX:
+        _PROVED[key] = v
+    return v
 
 
 def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
@@ -407,8 +523,8 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
-    some, e0 = _in_warpgroup(e, w) if str(TID) in symbol_names(e) else (e, e)
-    if some is not e0 and str(_THREAD) in symbol_names(some) and not ev.prover.proves(some == e0):
+    some, e0 = _in_warpgroup(e, w) if _TID_NAME in symbol_names(e) else (e, e)
+    if some is not e0 and _THREAD_NAME in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
     hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
@@ -423,8 +539,8 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         hi &= ~_BASE_OFFSET
     derived = int(want["descriptor"], 16)
     kb0, mb0 = sub_tile_blocks(d, mn)
-    v = check_descriptor(hi | (derived & _START), ll, dtype=d["dtype"], major=d["major"], k_block=kb + kb0, mn=mn,
-                         mn_block=mb + mb0, mn_dim=0 if name == "A" else 1, arch="sm_90")
+    v = _checked_descriptor(hi | (derived & _START), ll, d["dtype"], d["major"], kb + kb0, mn, mb + mb0,
+                            0 if name == "A" else 1, "sm_90")
     if v.status != "proved":
         return (v.status, "error" if v.status == "counterexample" else "note",
                 f"{where}: the PTX descriptor's fields {hi:#018x} do not read the planned layout {d['layout']} "
@@ -452,7 +568,7 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
         return [], None
     ref = max(groups, key=len)
     rep = ref[0][4]
-    bases = values_at(z3.ZeroExt(18, ref[0][2]), str(SMEM), _SMEM_BASES)    # every base the assumption allows
+    bases = values_at(z3.ZeroExt(18, ref[0][2]), _SMEM_NAME, _SMEM_BASES)    # every base the assumption allows
     if bases is not None:
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
     else:
@@ -733,9 +849,11 @@ def _disjoint_check(ev: _Eval, cur: tuple, other: tuple, path: str) -> Check | N
 def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: Any, path: str) -> list[Check]:
     """tcgen05 ``kind::f16``/``tf32``/``f8f6f4`` instruction descriptor (PTX ISA, "Instruction
     descriptor"): bit 15 A transposed (MN-major), bit 16 B transposed, bits 17-22 N >> 3, bits 24-28
-    M >> 4; compared with the majors the plan derived and the operands' M and N extents."""
+    M >> 4; compared with the majors the plan derived and the operands' M and N extents (N: the
+    accumulator's ``blockN`` where it splits B, :func:`_n_split`)."""
     out = []
     plan = {c.data.get("operand"): c.data for c in mma_checks if c.line == dot.line}
+    split = _n_split(dot, {c.data.get("operand"): c for c in mma_checks if c.line == dot.line})
     for ins in instrs:
         kind = next((p for p in ins.parts if p.startswith("kind::")), "")
         if kind not in ("kind::f16", "kind::tf32", "kind::f8f6f4") or len(ins.args) < 4:
@@ -752,8 +870,9 @@ def _idesc_checks(ev: _Eval, instrs: list[Instr], mma_checks: list[Check], dot: 
         data.update(idesc=f"{val:#010x}", m=m, n=n, a_major=got["A"], b_major=got["B"])
         wrong = [f"operand {o} is read {got[o]}-major, the plan stores it {plan[o]['major']}-major"
                  for o in ("A", "B") if o in plan and plan[o].get("major") and plan[o]["major"] != got[o]]
-        if "B" in plan and plan["B"].get("shape") and n != min(plan["B"]["shape"][1], 256):
-            wrong.append(f"N = {n}, the B operand has {plan['B']['shape'][1]} columns")
+        if "B" in plan and plan["B"].get("shape") and n != (split[0] if split else min(plan["B"]["shape"][1], 256)):
+            wrong.append(f"N = {n}, the B operand has {plan['B']['shape'][1]} columns"
+                         + (f" issued in blocks of the accumulator's blockN = {split[0]}" if split else ""))
         if "A" in plan and plan["A"].get("shape") and m not in (min(plan["A"]["shape"][0], 128), 64):
             wrong.append(f"M = {m}, the A operand has {plan['A']['shape'][0]} rows")
         if wrong:

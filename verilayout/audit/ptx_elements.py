@@ -72,7 +72,7 @@ from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
-from verilayout.prove.ptx_values import TID
+from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -188,11 +188,9 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     kept alive with it, so the id stays unique)."""
     key = ("at0", a.get_id(), imm)
     hit = memo.get(key)
-    if hit is None:
-        sub = memo.get(("sub0", a.get_id()))
-        if sub is None:                          # one substitution per address term (the same term)
-            sub = memo[("sub0", a.get_id())] = (a, z3.substitute(a, (TID, z3.BitVecVal(0, 32))))
-        hit = memo[key] = (a, z3.simplify(sub[1] + imm))
+    if hit is None:                # the core simplified once; each constant on the small result
+        core, c = address_parts(a, memo)
+        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo))
     return hit[1]
 
 
@@ -203,17 +201,18 @@ def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[
     ids are; the arguments are read through the C API (no Python object per term). ``memo``: the
     file's answers, keyed by ``e``'s id (``e`` kept alive with them).
     """
-    k = e.get_id()
+    ctx, a = e.ctx_ref(), e.as_ast()
+    k = z3.Z3_get_ast_id(ctx, a)
     if memo is not None:
         hit = memo.get(("split", k))
         if hit is not None:
             return hit[1]
-    if z3.is_bv_value(e):
-        got: tuple[int, tuple[int, ...]] = (e.as_long(), ())
+    if z3.Z3_is_numeral_ast(ctx, a):                   # a bit-vector value (e is a bit-vector term)
+        got: tuple[int, tuple[int, ...]] = (int(z3.Z3_get_numeral_string(ctx, a)), ())
     else:
-        ctx, a = e.ctx_ref(), e.as_ast()
         got = (0, (k,))
-        if z3.is_app_of(e, z3.Z3_OP_BADD):
+        if z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST and \
+                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == z3.Z3_OP_BADD:
             first = z3.Z3_get_app_arg(ctx, a, 0)
             if z3.Z3_is_numeral_ast(ctx, first):
                 n = z3.Z3_get_app_num_args(ctx, a)
@@ -457,8 +456,7 @@ def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: di
     if not bits or bits % 8 or "padded" in str(getattr(mt, "encoding", "")):
         return got
     stage = int(np.prod(mt.shape)) * bits // 8
-    lows = [min(_split_const(a, memo)[0] + min((min(x) for x in ls if x), default=0) for _i, a, ls in part)
-            for part in parts]
+    lows = [min(_split_const(a, memo)[0] + _least_byte(ls) for _i, a, ls in part) for part in parts]
     out = list(got)
     for k, (part, low) in enumerate(zip(parts[1:], lows[1:]), 1):
         gap = (low - lows[0]) % (1 << 32)
@@ -471,6 +469,17 @@ def _stages_apart(op: Any, parts: list, got: list[Check], tmod: Module, memo: di
                            f"not a whole stage away ({ins.opcode}, line {ins.line})",
                            dict(got[k].data, gap=gap, stage_bytes=stage))
     return out
+
+
+def _least_byte(ls: list[set[int]]) -> int:
+    """The least byte of any thread's set (0 when every set is empty), from the arrays a
+    :class:`ThreadBytes` keeps.
+
+    >>> _least_byte([{9, 4}, set(), {6}]), _least_byte([set()])
+    (4, 0)
+    """
+    by = thread_arrays(ls)[1]
+    return int(by.min()) if len(by) else 0
 
 
 def _majority_owner(tries: list[tuple[Any, list[Check]]]) -> tuple[Any, list[Check]] | None:
@@ -519,14 +528,16 @@ def _best_shift(per_lane: list[dict[int, Instr]], lanes: list[set[int]]) -> int:
         if per_lane[k] and lanes[k]:
             cands.add(min(per_lane[k]) - min(lanes[k]))
             cands.add(max(per_lane[k]) - max(lanes[k]))
-    best, score = 0, -1
-    for c in sorted(cands):
-        moved = got - c
+    cs = np.array(sorted(cands), dtype=np.int64)
+    if not len(cs) or not len(want):
+        return int(cs[0]) if len(cs) else 0
+    hits = []
+    rows = max(1, (1 << 22) // max(1, len(got)))       # candidates a block: memory bounded
+    for i in range(0, len(cs), rows):
+        moved = got[None, :] - cs[i:i + rows, None]
         at = np.minimum(np.searchsorted(want, moved), len(want) - 1)
-        n = int((want[at] == moved).sum()) if len(want) else 0
-        if n > score:
-            best, score = c, n
-    return best
+        hits.append((want[at] == moved).sum(axis=1))
+    return int(cs[int(np.argmax(np.concatenate(hits)))])   # the first (least) shift of the most hits
 
 
 def _narrowed(per_lane: list[dict], lanes: list[set[int]], eb: int) -> list[int] | None:
@@ -796,7 +807,10 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
-    zero = z3.simplify(zero + imm)
+    key = ("zero+", zero.get_id(), imm)          # accesses at one address and offset: one simplification
+    if key not in memo:
+        memo[key] = (zero, z3.simplify(zero + imm))
+    zero = memo[key][1]
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
         if not all(active):
             return "a predicated ldmatrix/stmatrix"

@@ -30,6 +30,7 @@ is ``proved`` for the law above only, and says so.
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Any
 
 import numpy as np
@@ -126,7 +127,7 @@ class _Table:
         """Bad bytes over ``idx``: reads of unwritten bytes, written bytes no one reads, and twice
         the bytes two store instructions write."""
         w, r = self.w[idx], self.r[idx]
-        return int(r[w == 0].sum()) + int(((w > 0) & (r == 0)).sum()) + 2 * int((w > 1).sum())
+        return int(r[w == 0].sum()) + int(np.count_nonzero((w > 0) & (r == 0))) + 2 * int(np.count_nonzero(w > 1))
 
     def total(self) -> tuple[int, np.ndarray, np.ndarray]:
         """``(metric over every byte, unwritten-but-read bytes, written-but-unread bytes)`` (bytes
@@ -149,6 +150,48 @@ class _Table:
         arr[u] += step
         return after - before
 
+    def moves(self, k: int, ds: list[int]) -> list[int]:
+        """``[self.moved(k, d) for d in ds]``, all shifts at once. Law: with ``A`` the counts less
+        access ``k`` and ``s`` its step per byte (1 a store, its reads a load), moving it ``d`` bytes
+        changes the metric by ``R + sum_x f(A[x+d] + s_x) - f(A[x+d])`` over its bytes ``x``, where
+        ``R = sum_x f(A[x]) - f(now[x])`` (its removal) does not depend on ``d`` and ``f`` is
+        :func:`_bad_bytes`: the bytes outside ``u`` and ``u + d`` keep their counts."""
+        u, c = self.acc[k]
+        out = np.zeros(len(ds), dtype=np.int64)
+        dd = np.array(ds, dtype=np.int64)
+        if not len(u) or not len(dd):
+            return out.tolist()
+        valid = (dd != 0) & (u.min() + dd >= 0) & (u.max() + dd < len(self.w))
+        if not valid.any():
+            return out.tolist()
+        store = self.kinds[k] == "store"
+        arr, other = (self.w, self.r) if store else (self.r, self.w)
+        step = np.ones(len(u), dtype=np.int64) if store else c
+        less = arr.copy()
+        less[u] -= step
+        now = _bad_bytes(self.w[u], self.r[u])
+        gone = _bad_bytes(less[u], other[u]) if store else _bad_bytes(other[u], less[u])
+        removal = int(gone.sum() - now.sum())
+        at = u[None, :] + dd[valid][:, None]          # one row per shift: the bytes the access reaches
+        a, o = less[at], other[at]
+        if store:
+            gain = _bad_bytes(a + step, o) - _bad_bytes(a, o)
+        else:
+            gain = _bad_bytes(o, a + step) - _bad_bytes(o, a)
+        out[valid] = removal + gain.sum(axis=1)
+        return out.tolist()
+
+
+def _bad_bytes(w: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Per byte, its part of :meth:`_Table.metric`: the reads of it when no store writes it, 1 when
+    it is written and no load reads it, 2 when two stores write it (``w``, ``r``: the byte's
+    stores and reads, arrays of one shape).
+
+    >>> _bad_bytes(np.array([0, 1, 2, 1]), np.array([3, 0, 1, 1])).tolist()
+    [3, 1, 2, 0]
+    """
+    return r * (w == 0) + ((w > 0) & (r == 0)) + 2 * (w > 1)
+
 
 class ThreadBytes(list):
     """Each thread's bytes of one access (a list of sets, read only once built), with its arrays
@@ -169,7 +212,7 @@ class ThreadBytes(list):
         if got is None:
             sizes = [len(x) for x in self]
             th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
-            by = np.fromiter((b for x in self for b in sorted(x)), dtype=np.int64, count=sum(sizes))
+            by = np.fromiter(itertools.chain.from_iterable(map(sorted, self)), dtype=np.int64, count=sum(sizes))
             got = self._arrays["flat"] = (th, by)
         return got
 
@@ -179,7 +222,7 @@ class ThreadBytes(list):
         if got is None:
             sizes = [len(x) for x in self]
             th = np.repeat(np.arange(len(self), dtype=np.int64), sizes)
-            by = np.fromiter((b for x in self for b in x), dtype=np.int64, count=sum(sizes))
+            by = np.fromiter(itertools.chain.from_iterable(self), dtype=np.int64, count=sum(sizes))
             got = self._arrays["set"] = (th, by)
         return got
 
@@ -223,7 +266,7 @@ def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.nd
     own = u[bad[u]]
     anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
     targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
-    return total + min([0] + [t.moved(k, d) for d in sorted({g - a for g in targets for a in anchors}) if d])
+    return total + min([0] + t.moves(k, sorted({g - a for g in targets for a in anchors})))
 
 
 def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str, dict]:

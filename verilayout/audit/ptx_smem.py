@@ -37,6 +37,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
 from verilayout.prove.ptx_values import TID
+from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, thread_part
 from verilayout.prove.z3_numpy import compile_term
 
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
@@ -137,9 +138,13 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
 
 
 def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
-    hit = memo.get(("delta", expr.get_id()))           # one simplification per address, any n
+    core, _c = address_parts(expr, memo)   # a constant moves every thread alike: the core's offsets
+    direct = _direct_offsets(core, memo, n)
+    if direct is not None:
+        return direct
+    hit = memo.get(("delta", core.get_id()))           # one simplification per address function, any n
     if hit is None:
-        hit = memo[("delta", expr.get_id())] = (expr, z3.simplify(expr - z3.substitute(expr, (TID, z3.BitVecVal(0, 32)))))
+        hit = memo[("delta", core.get_id())] = (core, z3.simplify(core - z3.substitute(core, (TID, z3.BitVecVal(0, 32)))))
     delta = hit[1]
     if z3.is_bv_value(delta):
         return [0] * n if delta.as_long() == 0 else None
@@ -149,6 +154,30 @@ def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | No
             return offs
     offs = _offsets_of(delta, memo, n)
     memo.setdefault(key, []).append((delta, offs))
+    return offs
+
+
+def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
+    """The offsets ``T(t) - T(0)`` of a core ``S + T`` whose thread part ``T`` is a function of
+    ``%tid.x`` alone (:func:`verilayout.prove.smem_address.thread_part`), evaluated over the
+    threads with no simplification; None for any other core (then z3 simplifies the difference)."""
+    key = ("direct", core.get_id(), n)
+    if key in memo:
+        return memo[key][1]
+    parts = thread_part(core, memo)
+    offs = None
+    if parts == ():                                   # the same address in every thread
+        offs = [0] * n
+    elif parts is not None:
+        try:
+            vals = [sum(x) for x in zip(*(thread_values(t, memo, n) for t in parts))]
+        except (ValueError, AttributeError):
+            vals = None
+        if vals is not None:
+            v0 = vals[0]
+            offs = [(v - v0) % (1 << 32) for v in vals]
+            offs = [v - (1 << 32) if v >= 1 << 31 else v for v in offs]
+    memo[key] = (core, offs)
     return offs
 
 
@@ -256,7 +285,8 @@ def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVe
     offs = _expr_offsets(expr, memo, n)
     if offs is None:
         return None
-    return z3.simplify(z3.substitute(expr, (TID, z3.BitVecVal(0, 32)))), offs
+    core, c = address_parts(expr, memo)
+    return at_thread_zero(core_at_zero(core, memo), c, memo), offs
 
 
 def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], str]:

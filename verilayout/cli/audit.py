@@ -16,8 +16,9 @@ from verilayout.errors import LayoutError
 
 EPILOG = """\
 what is checked (no property typed by hand): bank conflicts of every shared-memory load and
-store, the wgmma/tcgen05 descriptors of every MMA shared operand (one per K-block, proved),
-the register fragment of a register A operand, what each convert_layout costs, and that
+store, the wgmma/tcgen05 descriptors of every MMA shared operand (one per instruction: each
+K-block, and each M and N block a TMEM layout splits the tile into; proved), the register
+fragment of a register A operand, what each convert_layout costs, and that
 trans/reshape/join/split views need no data movement. Ops no check models are listed
 'unchecked' with the reason.
 
@@ -107,7 +108,12 @@ def _file_line(f) -> str:
     warps = f", {f.num_warps} warps" if f.num_warps else ""
     name = f" ({f.kernel})" if f.kernel else ""
     return (f"{f.path}{name}: target {target_name(f.target) or '?'}{warps}, {len(f.checks)} checks "
-            f"({_counts(c)})")
+            f"({_counts(c)})" + ("" if f.checks or f.unsupported else NOTHING_CHECKED))
+
+
+#: said on a file line with no check: why a kernel can pass with nothing proved
+NOTHING_CHECKED = ("; nothing to check: no shared- or tensor-memory access, MMA, layout conversion or "
+                   "view in this kernel (global loads and stores are not checked)")
 
 
 def _counts(counts: dict) -> str:

@@ -65,6 +65,7 @@ examples:
   verilayout emit gemm --dtype tf32 --tile 64x128x16 --stages 5 -o out/tf32
   verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
   verilayout emit gemm --dtype bf16 --tile 128x256x64 --cluster 2x1 -o out/c2x1    # B multicast to 2 CTAs
+  verilayout emit gemm --arch sm_100a --dtype bf16 --tile 128x128x64 --cluster 2x2 -o out/b200_c2x2   # A and B multicast
   verilayout emit gemm --dtype bf16 --tile 64x256x64 --schedule pingpong -o out/pp  # ping-pong consumers
   verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
@@ -405,7 +406,10 @@ def register(subparsers) -> None:
                    "1 to 16, summed by a reduction kernel (default 1)")
     p.add_argument("--cluster", default=None, metavar="MxN", help="thread-block cluster: 2x1 (two "
                    "CTAs along M share B by TMA multicast), 1x2 (along N, share A) or 1x1 (default; "
-                   "with --problem the model's choice)")
+                   "with --problem the model's choice); sm_100a (one CTA per 128-row tile) also 2x2, "
+                   "4x1 and 1x4: the CTAs of one M block (N block) each load a slice of A (B) and "
+                   "multicast it (cp.async.bulk.tensor .multicast::cluster, PTX ISA 9.7.9.25), each "
+                   "MMA warp frees a stage with one tcgen05.commit multicast to the CTAs that wrote it")
     p.add_argument("--swap-ab", action="store_true", help="compute D^T = B A^T so that N fills "
                    "wgmma's 64 rows (decode shapes, small M; with --problem the model's choice)")
     p.add_argument("--schedule", default=None, choices=("cooperative", "pingpong"), metavar="S",

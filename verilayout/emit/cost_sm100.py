@@ -14,7 +14,9 @@ are assumed (none is fitted: there is no measurement to fit to):
   operands from shared memory at that rate is *assumed*;
 * assumed: a 1.85 GHz clock; a pipeline fill of 1400 clocks (the first TMA loads' latency before
   the first MMA); the epilogue moving 64 bytes of D per clock per SM; one kernel launch 1850
-  clocks (1 us).
+  clocks (1 us); L2 to SM bandwidth of 64 bytes per clock per SM (17.5 TB/s over 148 SMs: the
+  per-SM rate the sm_90a model infers for the H100, at least 48 bytes per clock from its
+  measured 128x256 rows, rounded up to a power of two; no B200 figure is published or measured).
 
 The terms of one configuration (tile 128 x BN x BK, split-K S; a *unit* is a tile's K slice):
 
@@ -27,6 +29,12 @@ The terms of one configuration (tile 128 x BN x BK, split-K S; a *unit* is a til
   (``b``: bytes per stored element, f32 partial sums when split);
 * ``compute = fill + per_cta x max(mma, epilogue) + epilogue``: the accumulator is double-buffered
   in TMEM, so a tile's epilogue runs under the next tile's MMAs; only the last one is exposed;
+* ``l2`` per K-tile: the operand bytes one CTA loads from L2, ``(128 / CN + (BN / ctas) / CM) BK e``
+  (rows past M or N are zero-filled by the TMA, not read: ``min(128, M)``, ``min(BN, N)``)
+  (a ``CM x CN`` cluster: the CTAs sharing an A block (B block) each load one slice and multicast
+  it, PTX ISA 9.7.9.25; one CTA or a pair: ``CM = CN = 1``), at the CTA's share of the L2 rate,
+  ``64 x 148 / active CTAs`` bytes per clock (assumed); it joins the MMA's per-K-tile maximum. A
+  cluster's padded tiles (past M or N) run their MMAs on zero-filled operands and are counted;
 * ``dram``: the compulsory DRAM bytes (A and B read once, D or the split-K workspace written
   once) at 8 TB/s -- a lower bound: re-reads that miss in L2 are not modelled;
 * ``reduce`` (S > 1): the workspace read back and D written, at HBM speed, plus one launch;
@@ -42,7 +50,8 @@ from verilayout.dtypes import bytes_of
 from verilayout.emit.tcgen05_gemm import max_stages
 
 __all__ = ["SMS", "FLOP_PER_CLK", "HBM_BYTES_PER_CLK", "CLOCK_GHZ", "FILL_CLK", "EPILOGUE_BYTES_PER_CLK",
-           "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "CONSTANTS", "sm100_terms", "feature_lines", "pair_lines"]
+           "LAUNCH_CLK", "SMEM_BYTES_PER_CLK", "L2_BYTES_PER_CLK_PER_SM", "CONSTANTS", "sm100_terms", "feature_lines", "pair_lines",
+           "cluster_lines"]
 
 SMS = 148
 FLOP_PER_CLK = {"bf16": 8192, "f16": 8192, "e4m3": 16384, "tf32": 4096}
@@ -52,6 +61,7 @@ FILL_CLK = 1400.0
 EPILOGUE_BYTES_PER_CLK = 64.0
 LAUNCH_CLK = 1850.0
 SMEM_BYTES_PER_CLK = 128.0
+L2_BYTES_PER_CLK_PER_SM = 64.0
 #: Each constant and where it comes from (``--explain`` prints them).
 CONSTANTS = (("SMs 148, FLOP/clk/SM, HBM 8 TB/s", "cited: NVIDIA B200 datasheet"),
              ("shared memory 128 B/clk/SM", "cited: CUDA C++ Programming Guide (32 banks x 4 B); "
@@ -61,29 +71,41 @@ CONSTANTS = (("SMs 148, FLOP/clk/SM, HBM 8 TB/s", "cited: NVIDIA B200 datasheet"
              ("2-CTA terms: 74 pair slots (148 SMs / 2), each SM reading its 128 rows of A and BN/2 of "
               "B per K-tile, ring capped at 4 stages", "cited: PTX ISA 9.7.16 (cta_group::2: each CTA "
               "of the pair holds half of B); no cost assumed for the pair's barriers and cluster syncs; "
-              "no L2 term (its halved B loads are not credited)"))
+              "its halved B loads are credited by the L2 term"),
+             ("L2 64 B/clk/SM (17.5 TB/s), multicast: a CTA of a CM x CN cluster loads 1/CN of A and "
+              "1/CM of B from L2", "assumed, not fitted (the H100 model's inferred per-SM L2 rate "
+              "carried over); the multicast bytes saved follow from the slices (PTX ISA 9.7.9.25)"))
 
 
 def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: int,
-                out_bytes: int = 4, ctas: int = 1, stages: int | None = None) -> dict:
+                out_bytes: int = 4, ctas: int = 1, stages: int | None = None,
+                cluster: tuple[int, int] = (1, 1)) -> dict:
     """The cost terms of the module docstring, in clocks, for one configuration (``ctas`` 2: the
     CTA pair's 256 x ``bn`` tiles, the 2-CTA terms; ``stages``: the ring depth, default the
-    deepest that fits).
+    deepest that fits; ``cluster``: ``(CM, CN)`` CTAs sharing operands by TMA multicast).
 
     >>> t = sm100_terms(8192, 8192, 8192, "bf16", 256, 64, 1)
-    >>> t["ctas"], t["per_cta"], t["mma"], t["compute"] > t["dram"]
-    (148, 14, 65536.0, True)
+    >>> t["ctas"], t["per_cta"], t["flop_per_k"], t["l2_per_k"], t["compute"] > t["dram"]
+    (148, 14, 512.0, 768.0, True)
+    >>> sm100_terms(8192, 8192, 8192, "bf16", 256, 64, 1, cluster=(2, 2))["l2_per_k"]
+    384.0
     """
     eb = bytes_of(dtype)
+    cm, cn = cluster
+    size = cm * cn
     k_tiles = -(-K // bk)
-    tiles = -(-M // (128 * ctas)) * -(-N // bn)
-    units = tiles * splits
-    slots = SMS // ctas                           # CTAs, or CTA pairs, resident at once
+    tm, tn = -(-M // (128 * ctas)), -(-N // bn)
+    tiles = tm * tn
+    units = -(-tm // cm) * cm * -(-tn // cn) * cn * splits   # a cluster's padded tiles run too
+    slots = SMS // (ctas * size) * size           # CTAs, CTA pairs or clusters' CTAs resident at once
     groups = min(slots, units)
     per_cta = -(-units // groups)
     stages = stages or max(2, max_stages(dtype, bn, bk, ctas))
     flop_k = 128 * bn * bk * 2 / FLOP_PER_CLK[dtype]   # per SM: its 128 rows x bn (a pair: 256 rows on 2 SMs)
-    per_k = max(flop_k, (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, FILL_CLK / stages)
+    l2_bytes = (min(128, M) / cn + min(bn, N) / ctas / cm) * bk * eb   # rows past M, N: zero-filled, not read
+    active = max(1, groups * ctas)
+    l2_k = l2_bytes / (L2_BYTES_PER_CLK_PER_SM * SMS / active)
+    per_k = max(flop_k, (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, FILL_CLK / stages, l2_k)
     mma = -(-k_tiles // splits) * per_k
     ob = 4 if splits > 1 else out_bytes
     epilogue = 128 * bn * ob / EPILOGUE_BYTES_PER_CLK
@@ -94,12 +116,13 @@ def sm100_terms(M: int, N: int, K: int, dtype: str, bn: int, bk: int, splits: in
               if splits > 1 else 0.0)
     waves = -(-units // slots)
     return {"tiles": tiles, "units": units, "ctas": groups * ctas, "cta_group": ctas, "stages": stages,
-            "cluster": f"{ctas}x1",
+            "cluster": f"{cm}x{cn}" if size > 1 else f"{ctas}x1", "cluster_size": size,
             "per_cta": per_cta, "waves": waves, "wave_fill": units / (waves * slots), "mma": mma, "epilogue": epilogue,
-            "unit": max(mma, epilogue), "smem_bound": per_k > flop_k, "latency_per_k": FILL_CLK / stages, "overlap": (per_cta - 1) * min(mma, epilogue),
+            "unit": max(mma, epilogue), "smem_bound": per_k > flop_k and per_k > l2_k, "latency_per_k": FILL_CLK / stages, "overlap": (per_cta - 1) * min(mma, epilogue),
             "compute": compute, "dram_bytes": dram_bytes, "dram": dram, "reduce": reduce,
             "util": 1.0, "total": max(compute, dram) + reduce,
             "bytes_per_flop": (128 + bn // ctas) * eb / (2 * 128 * bn),
+            "l2_bytes_per_k": l2_bytes, "l2_bytes_per_stage": l2_bytes, "l2_per_k": l2_k, "l2_bound": l2_k > flop_k and l2_k == per_k,
             "smem_per_k": (128 + bn // ctas) * bk * eb / SMEM_BYTES_PER_CLK, "flop_per_k": flop_k}
 
 
@@ -129,7 +152,34 @@ def pair_lines(choice) -> list[str]:
                f"the chosen {b.tile}"))
     return [head, f"    per SM and K-tile, pair {p.tile}: {k_tile(tp)}; one CTA {o.tile}: {k_tile(to)}",
             "    the pair halves each SM's B reads: that shortens only a K-tile bound by shared "
-            "memory (ties go to one CTA); its ring stops at 4 stages (explored protocol)"]
+            "memory or L2 (ties go to one CTA); its ring stops at 4 stages (explored protocol)"]
+
+
+def cluster_lines(choice) -> list[str]:
+    """What ``--explain`` says about clusters with TMA multicast for ``choice``: the chosen tile's
+    L2 bytes per K-tile and CTA under each cluster shape ranked, and the modelled time against the
+    choice; which constant decides (assumed, not fitted).
+
+    >>> from verilayout.emit.gemm_select import choose_tcgen05
+    >>> cluster_lines(choose_tcgen05(128, 8192, 8192, "bf16"))[0][:51]
+    '  clusters (TMA multicast, --cluster CMxCN): 1x2 ch'
+    """
+    b, tb = choice.ranked[0]
+    same = {}
+    for c, t in choice.ranked:
+        if (c.bm, c.bn, c.splits) == (b.bm, b.bn, 1) and c.cluster not in same:
+            same[c.cluster] = t
+    if len(same) < 2:
+        return ["  clusters (TMA multicast, --cluster CMxCN): not considered for the chosen tile "
+                "(split-K or a CTA pair)"]
+    shape = f"{b.cluster[0]}x{b.cluster[1]}"
+    head = (f"  clusters (TMA multicast, --cluster CMxCN): {shape} chosen" if b.cluster != (1, 1) else
+            "  clusters (TMA multicast, --cluster CMxCN): none chosen (ties go to fewer CTAs)")
+    parts = [f"{cm}x{cn} {t['l2_bytes_per_k'] / 1024:.0f} KiB ({t['l2_per_k']:.0f} clk vs tensor "
+             f"{t['flop_per_k']:.0f}), {t['total'] / max(1.0, tb['total']):.2f}x" for (cm, cn), t in sorted(same.items())]
+    return [head + "; L2 bytes per CTA and K-tile of the chosen tile, and time vs the choice: " + "; ".join(parts),
+            "    each CTA of a CM x CN cluster loads 1/CN of A and 1/CM of B and multicasts it: the L2 bytes "
+            "saved are exact, the L2 rate (64 B/clk/SM) that turns them into time is assumed, not measured"]
 
 
 def _us(clk: float) -> float:
@@ -157,7 +207,7 @@ def feature_lines(choice) -> list[str]:
            f"  TMEM accumulator double-buffered: 2 x {b.bn} of {cols} columns, an acc_full/acc_empty "
            f"mbarrier pair per stage; {overlap}",
            "  tile order: grouped raster, 8 tile rows at a time (B tiles reused from L2 by "
-           "neighbouring CTAs; the model has no L2 term, so no gain is claimed)",
+           "neighbouring CTAs; the model's L2 term counts each CTA's loads, not that reuse: no gain is claimed)",
            "  epilogue: " + ("f32 partial sums, one store per element, to the split-K workspace; the "
                              "reduction kernel applies bias, activation and the output type"
                              if b.splits > 1 else
@@ -166,12 +216,11 @@ def feature_lines(choice) -> list[str]:
                              "element when N x output bytes is not a multiple of 16"),
            f"  memory: {t['dram_bytes'] / 1e6:.1f} MB compulsory DRAM traffic = {_us(t['dram']):.1f} "
            f"us at 8 TB/s, compute {_us(t['compute']):.1f} us: {bound}-bound",
-           *pair_lines(choice),
-           "  not built: clusters with TMA multicast"]
+           *pair_lines(choice), *cluster_lines(choice)]
     out += ["model (sm_100a, emit/cost_sm100): total = max(fill + per CTA x max(MMA, epilogue) + "
             "epilogue, DRAM) + reduction; MMA per K-tile = max(tensor rate, operand reads from shared "
-            "memory, load latency / stages)"
+            "memory, load latency / stages, L2 loads at the CTA's share of L2)"
             + (f"; the chosen tile is bound by shared memory or latency (BN {b.bn})" if t.get("smem_bound")
-               else "")]
+               else "") + ("; the chosen tile is bound by its L2 loads" if t.get("l2_bound") else "")]
     out += [f"  constants: {what} ({src})" for what, src in CONSTANTS]
     return out

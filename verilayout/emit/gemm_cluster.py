@@ -23,14 +23,23 @@ from __future__ import annotations
 
 from verilayout.errors import LayoutError
 
-__all__ = ["CLUSTER_SHAPES", "require_cluster", "cluster_tile", "share_mask", "cluster_plan"]
+__all__ = ["CLUSTER_SHAPES", "SM100_CLUSTER_SHAPES", "require_cluster", "cluster_tile", "share_mask", "cluster_plan"]
 
 #: Cluster shapes ``(CM, CN)`` the emitter writes (1x1: no cluster).
 CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2))
+#: Cluster shapes of the sm_100a ``cta_group::1`` kernel: up to 4 CTAs (a multicast mask names
+#: each CTA of the cluster; PTX ISA 9.7.9.25 cp.async.bulk.tensor, ``ctaMask``).
+SM100_CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4))
 
 
-def require_cluster(shape: object) -> tuple[int, int]:
-    """``shape`` if it is one of :data:`CLUSTER_SHAPES`, else ``LayoutError`` (the spelling
+def _shape_words(shapes: tuple) -> str:
+    """``1x1, 2x1 or 1x2``: the shapes in words."""
+    names = [f"{m}x{n}" for m, n in shapes]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def require_cluster(shape: object, shapes: tuple = CLUSTER_SHAPES) -> tuple[int, int]:
+    """``shape`` if it is one of ``shapes`` (:data:`CLUSTER_SHAPES`), else ``LayoutError`` (the spelling
     ``2x1`` is read at the door: :func:`verilayout.frontends.names.parse_cluster`).
 
     >>> require_cluster((2, 1))
@@ -40,11 +49,11 @@ def require_cluster(shape: object) -> tuple[int, int]:
     ...
     verilayout.errors.LayoutError: --cluster '4x4': expected 1x1, 2x1 or 1x2
     """
-    if isinstance(shape, tuple) and shape in CLUSTER_SHAPES:
+    if isinstance(shape, tuple) and shape in shapes:
         return shape
     ok = isinstance(shape, tuple) and len(shape) == 2 and all(type(v) is int for v in shape)
     shown = repr(f"{shape[0]}x{shape[1]}") if ok else repr(shape)
-    raise LayoutError(f"--cluster {shown}: expected 1x1, 2x1 or 1x2")
+    raise LayoutError(f"--cluster {shown}: expected {_shape_words(shapes)}")
 
 
 def cluster_tile(rank: int, ctm: int, ctn: int, cm: int, cn: int) -> tuple[int, int]:
@@ -115,9 +124,10 @@ def _landing_obligation(masks: list[int], cm: int, cn: int, operand: str, rows: 
                        f"CTA {bad[0]}, row {bad[1]}: received {bad[2][bad[1]]} times")}
 
 
-def _release_obligation(masks_a, masks_b, peers, empty_count, consumers, cm, cn) -> dict:
+def _release_obligation(masks_a, masks_b, peers, empty_count, per_cta, cm, cn) -> dict:
     """For every producer rank ``s`` and every CTA ``x`` it writes into, ``x``'s consumers
-    release to ``s``; ``s``'s empty barrier counts one arrival per releasing consumer warp."""
+    release to ``s``; ``s``'s empty barrier counts ``per_cta`` arrivals per releasing CTA (one
+    per consumer warp on sm_90a, one ``tcgen05.commit`` on sm_100a)."""
     size = cm * cn
     bad = None
     for s in range(size):
@@ -125,7 +135,7 @@ def _release_obligation(masks_a, masks_b, peers, empty_count, consumers, cm, cn)
         for x in range(size):
             if writes >> x & 1 and not peers[x] >> s & 1 and bad is None:
                 bad = f"CTA {x} is written by CTA {s}'s producer but never releases to it"
-        arrivals = 4 * consumers * sum(1 for x in range(size) if peers[x] >> s & 1)
+        arrivals = per_cta * sum(1 for x in range(size) if peers[x] >> s & 1)
         if arrivals != empty_count and bad is None:
             bad = f"CTA {s}'s empty barrier gets {arrivals} arrivals per phase, init {empty_count}"
     return {"claim": "release: each consumer warp arrives on the empty barrier of every CTA whose "
@@ -135,28 +145,35 @@ def _release_obligation(masks_a, masks_b, peers, empty_count, consumers, cm, cn)
 
 
 def cluster_plan(cm: int, cn: int, *, consumers: int, bm: int = 128, bn: int = 128,
-                 a_stage: int = 0, b_stage: int = 0) -> dict:
+                 a_stage: int = 0, b_stage: int = 0, shapes: tuple = CLUSTER_SHAPES,
+                 per_cta: int | None = None) -> dict:
     """The cluster fields of a GEMM manifest: masks per rank, the CTAs each rank releases to, the
     empty-barrier count, slice rows, the bytes each CTA's stage receives, and the obligations.
+    ``shapes``: the shapes the caller's kernel is written for; ``per_cta``: arrivals each CTA
+    that reads a stage makes on a producer's empty barrier (default ``4 consumers``: one per
+    consumer warp; the sm_100a kernel's MMA warp releases with one ``tcgen05.commit``).
 
     Law: with ``(cm, cn) = (1, 1)`` the masks are ``[1]`` and the fields describe the plain kernel.
 
     >>> cluster_plan(1, 2, consumers=1, bm=64)["a_slice_rows"]
     32
+    >>> cluster_plan(2, 2, consumers=1, per_cta=1, shapes=SM100_CLUSTER_SHAPES)["peers"]
+    [7, 11, 13, 14]
     """
-    cm, cn = require_cluster((cm, cn))
+    cm, cn = require_cluster((cm, cn), shapes)
     size = cm * cn
+    per = 4 * consumers if per_cta is None else per_cta
     ma = [share_mask(r, cm, cn, "A") for r in range(size)]
     mb = [share_mask(r, cm, cn, "B") for r in range(size)]
     peers = [ma[r] | mb[r] for r in range(size)]
-    empty = 4 * consumers * bin(peers[0]).count("1")
+    empty = per * bin(peers[0]).count("1")
     for rows, g, what in ((bm, cn, "BM"), (bn, cm, "BN")):
         if rows % (8 * g):
             raise LayoutError(f"--cluster {cm}x{cn}: {what} {rows} is not a multiple of 8 rows per "
                               f"slice (the swizzle repeat) when split {g} ways")
     obls = [_mask_obligation(ma, cm, cn, "A"), _mask_obligation(mb, cm, cn, "B"),
             _landing_obligation(ma, cm, cn, "A", bm), _landing_obligation(mb, cm, cn, "B", bn),
-            _release_obligation(ma, mb, peers, empty, consumers, cm, cn)] if size > 1 else []
+            _release_obligation(ma, mb, peers, empty, per, cm, cn)] if size > 1 else []
     if size > 1:
         obls.append({"claim": f"expect_tx: each CTA's stage receives {a_stage} + {b_stage} bytes "
                               "(its slices and its peers'), the count its producer expects",

@@ -50,7 +50,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from verilayout.dtypes import bytes_of
-from verilayout.emit.gemm_cluster import CLUSTER_SHAPES
+from verilayout.emit.gemm_cluster import CLUSTER_SHAPES, SM100_CLUSTER_SHAPES
 from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (GEMM_DTYPES, MAX_SMEM_BYTES, TURN_BYTES, build_gemm_manifest,
                                        require_tile, smem_bytes)
@@ -467,7 +467,7 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
     Ties: fewer splits, larger BN. Unmeasured: no sm_100 GPU was available.
 
     >>> choose_tcgen05(8192, 8192, 8192, "bf16").tile, choose_tcgen05(128, 512, 4096, "bf16").tile
-    ('128x128x64', '128x64x64')
+    ('256x256x64', '128x64x64')
     >>> choose_tcgen05(16, 4096, 4096, "bf16").splits > 1
     True
     """
@@ -482,7 +482,7 @@ def choose_tcgen05(M: int, N: int, K: int, dtype: str) -> Choice:
             c = Candidate(dtype, 128, bn, bk, max_stages(dtype, bn, bk), 8, sp)
             t = sm100_terms(M, N, K, dtype, bn, bk, sp)   # emit/cost_sm100: persistent, memory term
             scored.append((round(t["total"]), sp, 1, -bn, c, t))
-    scored += _pair_scored(M, N, K, dtype)
+    scored += _pair_scored(M, N, K, dtype) + _cluster_scored(M, N, K, dtype)
     scored.sort(key=lambda x: x[:4])
     scored = [(x[0], x[3], x[4], x[5]) for x in scored]
     return Choice((M, N, K), dtype, scored[0][2], scored[0][0], tuple((x[2], x[3]) for x in scored),
@@ -506,6 +506,27 @@ def _pair_scored(M: int, N: int, K: int, dtype: str) -> list[tuple]:
     return out
 
 
+#: The deepest ring of a multicast-cluster candidate, by cluster size: every CTA's producer and MMA
+#: thread are explored together (simulate/mcast_ring); with 4 CTAs the search ends within its bound
+#: only for 2 stages (3 K iterations: 63716 states on the 2x2 128x128x64 bf16 cluster, landings
+#: eager; 3 stages passed 3 million states), with 2 CTAs at every depth that fits.
+SM100_CLUSTER_MAX_STAGES = {2: 8, 4: 2}
+
+
+def _cluster_scored(M: int, N: int, K: int, dtype: str) -> list[tuple]:
+    """The multicast-cluster candidates (one CTA per 128 x BN tile, no split-K, every shape of
+    :data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES` but 1x1) scored as in
+    :func:`choose_tcgen05`, ranked after a configuration of fewer CTAs and equal modelled time."""
+    out, bk = [], 128 // bytes_of(dtype)
+    for bn in (256, 128, 64):
+        for shape in SM100_CLUSTER_SHAPES[1:]:
+            st = min(max_stages(dtype, bn, bk), SM100_CLUSTER_MAX_STAGES[shape[0] * shape[1]])
+            t = sm100_terms(M, N, K, dtype, bn, bk, 1, stages=st, cluster=shape)
+            out.append((round(t["total"]), 1, 2 + shape[0] * shape[1], -bn,
+                        Candidate(dtype, 128, bn, bk, st, 8, 1, cluster=shape), t))
+    return out
+
+
 def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int, int] | None = None,
               stages: int | None = None, group_m: int | None = None, splits: int | None = None,
               arch: str = "sm_90a", out: str = "f32", bias: bool = False,
@@ -524,12 +545,10 @@ def configure(dtype: str, choice: Choice | None = None, *, tile: tuple[int, int,
     if arch == "sm_100a":
         if swap_ab:
             raise LayoutError("--swap-ab: sm_100a kernels are written without swap-AB for now")
-        if cluster not in (None, (1, 1)):
-            raise LayoutError("--cluster: sm_100a kernels are written without clusters for now")
         if schedule not in (None, "cooperative"):
             raise LayoutError("--schedule: sm_100a kernels have their own (MMA warp and epilogue "
                               "warps); ping-pong is an sm_90a schedule")
-        return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation))
+        return _configure_sm100(dtype, choice, tile, stages, group_m, splits, (out, bias, activation), cluster)
     if choice is None:
         return build_gemm_manifest(dtype, tile=tile, stages=4 if stages is None else stages,
                                    arch=arch, group_m=8 if group_m is None else group_m,
@@ -724,9 +743,12 @@ def _why(a: dict, b: dict) -> str:
 
 
 
-def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> Tcgen05Manifest:
-    """sm_100a: tile, stages, split-K and the persistent raster's GROUP_M (chosen or given) and
-    the epilogue."""
+def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi, cluster=None) -> Tcgen05Manifest:
+    """sm_100a: tile, stages, split-K, the persistent raster's GROUP_M and the multicast cluster
+    (chosen or given) and the epilogue."""
+    if cluster is None:
+        cluster = choice.best.cluster if (choice is not None and tile is None and splits is None) else (1, 1)
+        cluster = cluster if choice is None or choice.best.bm == 128 else (1, 1)
     if splits is None:
         splits = choice.best.splits if (choice is not None and tile is None) else 1
     t = tile or ((choice.best.bm, choice.best.bn, choice.best.bk) if choice is not None else None)
@@ -734,9 +756,11 @@ def _configure_sm100(dtype: str, choice, tile, stages, group_m, splits, epi) -> 
     if stages is None:
         bn, bk = (require_tile(t)[1:] if t else (256, 128 // bytes_of(dtype)))
         stages = choice.best.stages if (choice is not None and tile is None) else \
-            max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else 8))
+            max(2, min(max_stages(dtype, bn, bk, ctas), PAIR_MAX_STAGES if ctas == 2 else
+                       SM100_CLUSTER_MAX_STAGES.get(cluster[0] * cluster[1], 8)))
+        stages = min(stages, SM100_CLUSTER_MAX_STAGES.get(cluster[0] * cluster[1], 8))   # the ring's explored depth
     return build_tcgen05_manifest(dtype, tile=t, stages=stages, splits=splits, out=epi[0],
-                                  bias=epi[1], activation=epi[2], ctas=ctas,
+                                  bias=epi[1], activation=epi[2], ctas=ctas, cluster=tuple(cluster),
                                   **({} if group_m is None else {"group_m": group_m}))
 
 

@@ -41,6 +41,19 @@ before exit, and a producer tail (every stage released) keep any remote arrival 
 lifetimes. Checked independently on both CTAs' PTX runs (``check_pair_source`` and
 :mod:`verilayout.simulate.pair_ring`).
 
+**Clusters with TMA multicast** (``cluster=(CM, CN)``, one CTA per 128 x BN tile,
+:data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES`): a ``__cluster_dims__(CM CN)`` kernel
+whose clusters take cluster tiles of the persistent schedule; rank ``r`` computes tile ``(r % CM,
+r // CM)`` of each. The ``CN`` CTAs of one M block each load ``128 / CN`` rows of A and multicast
+them (``cp.async.bulk.tensor ... .multicast::cluster`` with the rank's ctaMask, PTX ISA 9.7.9.25),
+the ``CM`` CTAs of one N block likewise ``BN / CM`` rows of B; each CTA's full barrier expects the
+whole stage (its slices and its peers'). Each MMA warp frees a stage with one ``tcgen05.commit ...
+.multicast::cluster`` to every CTA whose producer wrote into it (``peers[rank]``), so each empty
+barrier counts ``CM + CN - 1`` commits; a cluster barrier after the barriers' init and before
+exit, and the producer's tail, keep every multicast and commit inside the CTAs' lifetimes. The
+plan and its proofs are :func:`verilayout.emit.gemm_cluster.cluster_plan`'s (the sm_90a kernel's);
+checked independently on every CTA's PTX run by :mod:`verilayout.simulate.mcast_check`.
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -71,12 +84,13 @@ from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUC
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
 from verilayout.emit.cuda_wgmma import Emission
+from verilayout.emit.gemm_cluster import SM100_CLUSTER_SHAPES, cluster_plan, require_cluster
 from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, Epilogue, SmemBudget, StageOperand,
                                        TmaBoxes, stage_tile, tma_obligation, gemm_tag,
                                        require_tile, split_obligation, swizzle_for)
-from verilayout.emit.tcgen05_manifest import (IDESC_FIELDS, CtaPair, DStore, GlobalLayouts, InstrDescriptor,
+from verilayout.emit.tcgen05_manifest import (IDESC_FIELDS, Cluster, CtaPair, DStore, GlobalLayouts, InstrDescriptor,
                                               ManifestObligation, RingBarriers, Schedule, Tcgen05Manifest,
                                               TmemPlan, Warps, decode_idesc, typed_tcgen05)
 from verilayout.errors import LayoutError
@@ -86,7 +100,7 @@ from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest", "Tcgen05Manifest",
            "max_stages", "tile_coords", "schedule_obligation", "staging_obligation",
-           "d_staging_bytes", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
+           "d_staging_bytes", "cluster_section", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
 
 #: ``.kind`` of tcgen05.mma per multiplicand type, and its K per instruction (32 bytes of K).
 KIND = {"f16": ("f16", 16), "bf16": ("f16", 16), "tf32": ("tf32", 8), "e4m3": ("f8f6f4", 32)}
@@ -268,14 +282,16 @@ def _check_epilogue(splits: int, out: str, activation: str) -> None:
 def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, splits: int = 1,
                            out: str = "f32", bias: bool = False,
                            activation: str = "none", group_m: int = GROUP_M,
-                           ctas: int = 1) -> Tcgen05Manifest:  # long: one manifest, every field
+                           ctas: int = 1, cluster: tuple[int, int] = (1, 1)) -> Tcgen05Manifest:  # long: one manifest, every field
     """Everything the sm_100a ``kernel.cu`` is written from, with its proofs. ``splits > 1``:
     CTA ``u`` computes K slice ``u % splits`` of tile ``u / splits`` into workspace slot
     ``u % splits`` and the sm_90a reduction kernel adds the slots and applies the epilogue
     (``out``, ``bias``, ``activation``); otherwise the epilogue is fused into the TMEM loads.
     ``ctas = 2``: a CTA pair (cluster 2 x 1) computes each 256 x BN tile with
     ``tcgen05.mma.cta_group::2`` (M = 256; :data:`PAIR_FACTS`), each CTA loading 128 rows of A and
-    BN / 2 rows of B; ``tile`` is then the pair's (256 x BN x BK).
+    BN / 2 rows of B; ``tile`` is then the pair's (256 x BN x BK). ``cluster = (CM, CN)``
+    (:data:`verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES`, one CTA per tile): clusters of
+    CM x CN CTAs sharing A's M blocks and B's N blocks by TMA multicast (:func:`cluster_section`).
 
     >>> m = build_tcgen05_manifest("e4m3", tile=(128, 128, 128), stages=6)
     >>> m.k_blocks, sorted({o.status for o in m.obligations})
@@ -285,6 +301,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
         raise LayoutError(f"--dtype {dtype!r}: emit gemm writes {', '.join(GEMM_DTYPES)}")
     eb = bytes_of(dtype)
     _check_ctas(ctas, splits)
+    cluster = _check_cluster(cluster, ctas, splits)
     bm, bn, bk = require_tile(tile or (128 * ctas, 256, 128 // eb))
     kind, kx = KIND[dtype]
     if bm != 128 * ctas or bn not in PAIR_BN[ctas] or bk <= 0 or bk % kx or (bk * eb) % 32:
@@ -319,14 +336,20 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
                    f"accumulator stages of {bn} f32 columns",
           "status": "proved" if ACC_STAGES * bn <= cols <= 512 else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
+    cl, ocl = cluster_section(cluster, bn, a_stage, b_stage)
     obls = ([tma_obligation("A", a_tile, dtype, bm, bk, sw), tma_obligation("B", b_tile, dtype, b_rows, bk, sw)]
             + oa + ob + [oi, oc, _tmem_obligation(bn, ctas), schedule_obligation(group_m)]
-            + ([staging_obligation(out)] if splits == 1 else []) + ([split_obligation(splits)] if splits > 1 else []))
+            + ([staging_obligation(out)] if splits == 1 else []) + ([split_obligation(splits)] if splits > 1 else [])
+            + ocl)
     grid = ("min(SMs, tiles x splits)" if ctas == 1 else
             "2 x min(SMs / 2, tiles): one CTA pair (cluster 2 x 1) per tile")
+    if cl is not None:
+        grid = (f"{cl.size} x min(SMs / {cl.size}, cluster tiles): one cluster of {cl.m} x {cl.n} CTAs "
+                "per cluster tile")
     return Tcgen05Manifest(
         format=GEMM_FORMAT, kind="gemm", arch="sm_100a",
-        tag=gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi) + ("_sm100a" if ctas == 1 else "_2cta_sm100a"),
+        tag=gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi, cluster=cluster)
+        + ("_sm100a" if ctas == 1 else "_2cta_sm100a"),
         dtype=dtype, acc="f32", elem_bytes=eb, bm=bm * ctas, bn=bn, bk=bk, stages=stages, consumers=1,
         threads=THREADS, k_inst=kx, k_blocks=bk // kx, splits=splits, group_m=group_m,
         instruction=f"tcgen05.mma.cta_group::{ctas}.kind::{kind}",
@@ -343,7 +366,39 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
         epilogue=Epilogue(out, bool(bias), activation, "reduction kernel" if splits > 1 else "GEMM kernel"),
         layouts=GlobalLayouts("row-major M x K", "row-major N x K", f"row-major M x N {out}"),
         obligations=tuple(ManifestObligation(**o) for o in obls),
-        cta_pair=_pair_section(bn) if ctas == 2 else None)
+        cta_pair=_pair_section(bn) if ctas == 2 else None, cluster=cl)
+
+
+def _check_cluster(cluster: object, ctas: int, splits: int) -> tuple[int, int]:
+    """Law: ``cluster`` when the kernel is written for it (one of
+    :data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES`, one CTA per tile, no split-K);
+    a one-line ``LayoutError`` otherwise."""
+    shape = require_cluster(tuple(cluster) if isinstance(cluster, list) else cluster, SM100_CLUSTER_SHAPES)
+    if shape != (1, 1) and ctas != 1:
+        raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the CTA pair kernel (BM 256) is written "
+                          "without a larger cluster for now (use a 128-row tile)")
+    if shape != (1, 1) and splits != 1:
+        raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the cluster kernel has no split-K")
+    return shape
+
+
+def cluster_section(cluster: tuple[int, int], bn: int, a_stage: int, b_stage: int) -> tuple:
+    """The manifest's ``cluster`` section and its obligations (the plan of
+    :func:`verilayout.emit.gemm_cluster.cluster_plan`, one home with sm_90a's: each CTA's MMA warp
+    releases a stage with one ``tcgen05.commit``); ``(None, [])`` for ``(1, 1)``.
+
+    >>> c, obls = cluster_section((2, 2), 128, 16384, 16384)
+    >>> c.peers, c.empty_count, c.a_slice_rows, sorted({o["status"] for o in obls})
+    ((7, 11, 13, 14), 3, 64, ['proved'])
+    """
+    if tuple(cluster) == (1, 1):
+        return None, []
+    p = cluster_plan(*cluster, consumers=1, bm=128, bn=bn, a_stage=a_stage, b_stage=b_stage,
+                     shapes=SM100_CLUSTER_SHAPES, per_cta=1)
+    c = Cluster(p["m"], p["n"], p["size"], tuple(p["a_masks"]), tuple(p["b_masks"]), tuple(p["peers"]),
+                p["empty_count"], p["a_slice_rows"], p["b_slice_rows"],
+                "tcgen05.commit.cta_group::1 ... .multicast::cluster to the CTAs of peers[rank]")
+    return c, p["obligations"]
 
 
 #: BN per CTA count: one CTA 64/128/256; a pair 128/256 (B halves of 64/128 rows; the PTX ISA's
@@ -683,8 +738,8 @@ static int make_d_map(CUtensorMap* map, void* ptr, int M, int N) {
     ctas = n;
   }
 ${split_workspace}  CUtensorMap ta, tb;
-  int e = make_tensor_map(&ta, A, M, K, BM);
-  if (e == 0) e = make_tensor_map(&tb, B, N, K, B_ROWS);
+  int e = make_tensor_map(&ta, A, M, K, ${a_box_rows});
+  if (e == 0) e = make_tensor_map(&tb, B, N, K, ${b_box_rows});
   if (e != 0) return e;
   CUtensorMap td;                                  // D's tensor map (TMA stores): only where the kernel uses it
   memset(&td, 0, sizeof(td));
@@ -694,9 +749,7 @@ ${split_workspace}  CUtensorMap ta, tb;
   }
   if (cudaFuncSetAttribute(vl_gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            int(SMEM_BYTES + SMEM_ALIGN)) != cudaSuccess) return 3;
-  const long units = long((M + TILE_M - 1) / TILE_M) * long((N + BN - 1) / BN) * SPLITS;
-  const long groups = ctas / CTAS > 0 ? ctas / CTAS : 1;   // CTAs, or CTA pairs (cluster 2 x 1)
-  const int grid = int(CTAS * (units < groups ? units : groups));
+${host_units}
   vl_gemm_kernel<<<grid, THREADS, SMEM_BYTES + SMEM_ALIGN, stream>>>(ta, tb, out, M, N, K, bias, td);
 ${reduce_launch}  return cudaGetLastError() == cudaSuccess ? 0 : 3;
 }
@@ -850,6 +903,164 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
 """
 
 
+#: The launch's grid: CTAs or CTA pairs per tile (``${host_units}`` of the host code).
+_HOST_UNITS = r"""  const long units = long((M + TILE_M - 1) / TILE_M) * long((N + BN - 1) / BN) * SPLITS;
+  const long groups = ctas / CTAS > 0 ? ctas / CTAS : 1;   // CTAs, or CTA pairs (cluster 2 x 1)
+  const int grid = int(CTAS * (units < groups ? units : groups));"""
+#: The launch's grid with a cluster: clusters of CLUSTER CTAs, one cluster tile each in turn.
+_HOST_CLUSTER_UNITS = r"""  const long units = long(((M + BM - 1) / BM + CLUSTER_M - 1) / CLUSTER_M) *
+                     long(((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N);   // cluster tiles
+  const long groups = ctas / CLUSTER > 0 ? ctas / CLUSTER : 1;   // clusters of the persistent grid
+  const int grid = int(CLUSTER * (units < groups ? units : groups));"""
+
+_CLUSTER_FUNCS = r"""// ----- the cluster (manifest.json "cluster": masks, peers and counts proved there); PTX ISA
+// 9.7.9.25 cp.async.bulk.tensor (.multicast::cluster), 9.7.16 tcgen05.commit, "barrier.cluster"
+constexpr int CLUSTER_M = ${cluster_m}, CLUSTER_N = ${cluster_n};   // CTAs of a cluster along M, N
+constexpr int CLUSTER = CLUSTER_M * CLUSTER_N;     // rank r computes tile (r % CLUSTER_M, r / CLUSTER_M) of its cluster tile
+constexpr uint32_t A_SLICE_ROWS = ${a_slice_rows}u, B_SLICE_ROWS = ${b_slice_rows}u;   // rows of one multicast slice
+constexpr uint32_t EMPTY_ARRIVALS = ${empty_count}u;   // one tcgen05.commit of every CTA reading a stage this CTA writes
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__host__ __device__ __forceinline__ uint16_t a_mask(uint32_t r) { (void)r; return uint16_t(${a_masks}); }
+__host__ __device__ __forceinline__ uint16_t b_mask(uint32_t r) { (void)r; return uint16_t(${b_masks}); }
+__host__ __device__ __forceinline__ uint16_t peer_mask(uint32_t r) { (void)r; return uint16_t(${peer_masks}); }
+// a TMA load written at the same shared offset of every CTA in `mask`, its bytes completing on the
+// mbarrier at the offset of `bar` in each of them
+__device__ __forceinline__ void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar, uint16_t mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+               :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+// one arrival on the mbarrier at offset `bar` of every CTA in `mask` once the MMAs issued before completed
+__device__ __forceinline__ void mma_commit_mc(uint32_t bar, uint16_t mask) {
+  asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;\n"
+               :: "r"(bar), "h"(mask) : "memory");
+}
+"""
+
+_CLUSTER_BODY = r"""// Persistent over clusters of CLUSTER_M x CLUSTER_N CTAs: cluster c = blockIdx.x / CLUSTER takes cluster
+// tiles c, c + gridDim.x / CLUSTER, ... (grouped raster order); rank r computes tile (r % CLUSTER_M,
+// r / CLUSTER_M) of each (tiles past M or N included: zero-filled loads, clipped stores). The CLUSTER_N
+// CTAs of one M block each load A_SLICE_ROWS rows of it and multicast them (a_mask), likewise the
+// CLUSTER_M CTAs of one N block with B (b_mask); each CTA's full barrier expects the whole stage. Each
+// CTA's MMA warp releases a stage to every CTA whose producer writes into it (one tcgen05.commit
+// multicast to peer_mask); a producer's empty barrier counts those commits (EMPTY_ARRIVALS).
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+""" + _ENTRY + r"""  const uint32_t rank = cluster_rank(), rm = rank % uint32_t(CLUSTER_M), rn = rank / uint32_t(CLUSTER_M);
+  const uint32_t first = blockIdx.x / uint32_t(CLUSTER), step = gridDim.x / uint32_t(CLUSTER);
+  const uint32_t tiles_m = (uint32_t(M) + BM - 1) / BM, tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t ctiles_m = (tiles_m + CLUSTER_M - 1) / CLUSTER_M, ctiles_n = (tiles_n + CLUSTER_N - 1) / CLUSTER_N;
+  const uint32_t units = ctiles_m * ctiles_n;
+  const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, EMPTY_ARRIVALS); }
+    for (uint32_t a = 0; a < ACC_STAGES; ++a) { mbar_init(acc_full0 + 8u * a, 1u); mbar_init(acc_empty0 + 8u * a, EPI_WARPS); }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  if (warp == 0) tmem_alloc(slot);
+  tc_fence_before();
+  cluster_sync();                                  // every CTA's barriers initialised before any multicast or commit
+  tc_fence_after();
+  const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
+  if (warp == 0) {
+    if (lane == 0) {                               // ---- producer: TMA, this rank's slices to its groups ----
+      uint32_t stage = 0, phase = 0;
+      for (uint32_t u = first; u < units; u += step) {
+        uint32_t tm, tn;
+        tile_coords(u, ctiles_m, ctiles_n, tm, tn);
+        tm = tm * uint32_t(CLUSTER_M) + rm; tn = tn * uint32_t(CLUSTER_N) + rn;   // this rank's tile
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty0 + 8u * stage, phase ^ 1u);   // released by the commit of every CTA this stage is written into
+          const uint32_t full = full0 + 8u * stage;
+          mbar_arrive_expect_tx(full, TX_BYTES);      // the whole stage: this rank's slices and its peers'
+          const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+#pragma unroll
+          for (uint32_t j = 0; j < BOXES; ++j) {
+            const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+            if (CLUSTER_N == 1) tma_load_2d(a_dst + j * A_BOX_BYTES, &tmap_a, k0, int32_t(tm * BM), full);
+            else tma_load_2d_mc(a_dst + j * A_BOX_BYTES + rn * A_SLICE_ROWS * (A_BOX_BYTES / uint32_t(BM)), &tmap_a, k0,
+                                int32_t(tm * BM + rn * A_SLICE_ROWS), full, a_mask(rank));
+            if (CLUSTER_M == 1) tma_load_2d(b_dst + j * B_BOX_BYTES, &tmap_b, k0, int32_t(tn * BN), full);
+            else tma_load_2d_mc(b_dst + j * B_BOX_BYTES + rm * B_SLICE_ROWS * (B_BOX_BYTES / uint32_t(BN)), &tmap_b, k0,
+                                int32_t(tn * BN + rm * B_SLICE_ROWS), full, b_mask(rank));
+          }
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+      }
+      for (uint32_t s = 0; s < uint32_t(STAGES); ++s) {   // tail: every stage released (no peer's commit lands after exit)
+        mbar_wait(empty0 + 8u * stage, phase ^ 1u);
+        if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+      }
+    }
+  } else if (warp == 1) {
+    if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----
+      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
+      for (uint32_t u = first; u < units; u += step) {
+        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // the epilogue drained accumulator stage acc
+        tc_fence_after();
+        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(full0 + 8u * stage, phase);
+          tc_fence_after();
+#pragma unroll
+          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
+          mma_commit_mc(empty0 + 8u * stage, peer_mask(rank));   // the stage is free, for every producer writing into it
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+        mma_commit(acc_full0 + 8u * acc);          // the accumulator is final
+        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+      }
+    }
+  } else {
+    // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows of the tile ----
+    const uint32_t quad = warp % 4u;
+    const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
+    const uint32_t dbuf0 = base + D_OFFSET + (warp - 2u) * D_BUFS * D_BUF_BYTES;
+    uint32_t acc = 0, acc_phase = 0, nstore = 0;
+    for (uint32_t u = first; u < units; u += step) {
+      uint32_t tm, tn;
+      tile_coords(u, ctiles_m, ctiles_n, tm, tn);
+      tm = tm * uint32_t(CLUSTER_M) + rm; tn = tn * uint32_t(CLUSTER_N) + rn;
+      mbar_wait(acc_full0 + 8u * acc, acc_phase);
+      __syncwarp();                                // tcgen05.ld is .sync.aligned: the warp converged
+      tc_fence_after();
+      const uint32_t row = tm * BM + quad * 32u + lane;
+      const uint32_t acc_col = acc * uint32_t(BN);
+""" + _DRAIN.substitute(note0="", note1="", note2="", note3="", store_row="int32_t(tm * BM + quad * 32u)") + r"""        } else if (row < uint32_t(M)) {
+          store_t* p = D + size_t(row) * size_t(N);
+#pragma unroll
+          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
+            const uint32_t col = col0 + r;
+            float x = __uint_as_float(v[r]);
+            if (FUSED) x = epilogue(x, bias, col, N);
+            if (col < uint32_t(N)) store_one(p + col, x);
+          }
+        }
+      }
+      tc_fence_before();
+      __syncwarp();
+      if (lane == 0) mbar_arrive(acc_empty0 + 8u * acc);
+      if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+    }
+    if (lane == 0 && nstore > 0u) bulk_wait_all();
+  }
+  tc_fence_before();
+  cluster_sync();                                  // no CTA exits while a peer may still multicast into it
+  tc_fence_after();
+  if (warp == 0) tmem_dealloc(tmem);
+}
+
+"""
+
+
 def _tmem_ld() -> str:
     regs = ", ".join(f"%{i}" for i in range(LD_NUM))
     outs = ", ".join(f'"=r"(v[{i}])' for i in range(LD_NUM))
@@ -889,7 +1100,7 @@ def render_tcgen05_cuda(man: Tcgen05Manifest) -> str:
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
             "//", *obligation_block(g), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>", "#include <cstring>"]
-    body = _PAIR_BODY if man.ctas == 2 else _BODY
+    body = _PAIR_BODY if man.ctas == 2 else _CLUSTER_BODY if man.cluster else _BODY
     return "\n".join(head) + "\n" + Template(_HELPERS + body + _HOST).substitute(_template_values(man, g))
 
 
@@ -898,7 +1109,7 @@ def _template_values(man: Tcgen05Manifest, g) -> dict:
     view for the epilogue helpers shared with sm_90a)."""
     t, d, ctas, out = man.tma, man.d_store, man.ctas, man.epilogue.out
     return {"tag": man.tag, "bm": man.bm // ctas, "bn": man.bn, "ctas": ctas, "cta_group": ctas,
-            "pair_funcs": Template(_PAIR_FUNCS).substitute(pair_mask=man.cta_pair.commit_mask) if ctas == 2 else "",
+            "pair_funcs": _pair_funcs(man),
             "bk": man.bk, "stages": man.stages, "k_inst": man.k_inst, "k_blocks": man.k_blocks,
             "instruction": man.instruction, "eb": man.elem_bytes,
             "a_stage": man.a.stage_bytes, "b_stage": man.b.stage_bytes,
@@ -917,7 +1128,30 @@ def _template_values(man: Tcgen05Manifest, g) -> dict:
             "epilogue_funcs": epilogue_source(g),
             "reduce_kernel": REDUCE_KERNEL if man.splits > 1 else "",
             "split_workspace": SPLIT_WORKSPACE,
-            "reduce_launch": REDUCE_LAUNCH if man.splits > 1 else ""}
+            "reduce_launch": REDUCE_LAUNCH if man.splits > 1 else "", **_cluster_values(man)}
+
+
+def _pair_funcs(man: Tcgen05Manifest) -> str:
+    """Law: the device functions of the CTA pair or of the cluster (``""`` for one CTA)."""
+    if man.ctas == 2:
+        return Template(_PAIR_FUNCS).substitute(pair_mask=man.cta_pair.commit_mask)
+    cl = man.cluster
+    if cl is None:
+        return ""
+    def masks(xs):
+        return select_expr([f"{x:#x}u" for x in xs], "r")
+    return Template(_CLUSTER_FUNCS).substitute(
+        cluster_m=cl.m, cluster_n=cl.n, a_slice_rows=cl.a_slice_rows, b_slice_rows=cl.b_slice_rows,
+        empty_count=cl.empty_count, a_masks=masks(cl.a_masks), b_masks=masks(cl.b_masks),
+        peer_masks=masks(cl.peers))
+
+
+def _cluster_values(man: Tcgen05Manifest) -> dict:
+    """Law: the host code's tensor-map box rows and grid: a slice's rows and clusters of CTAs
+    with a cluster; otherwise the text of the kernel without one."""
+    if man.cluster is None:
+        return {"a_box_rows": "BM", "b_box_rows": "B_ROWS", "host_units": _HOST_UNITS}
+    return {"a_box_rows": "A_SLICE_ROWS", "b_box_rows": "B_SLICE_ROWS", "host_units": _HOST_CLUSTER_UNITS}
 
 
 def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, **options):
@@ -956,6 +1190,10 @@ def emission_of_tcgen05(man: Tcgen05Manifest | Mapping) -> Emission:
         + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
            "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
            "rows)" if man.cta_pair else "")
+        + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs (each CTA loads "
+           f"{man.cluster.a_slice_rows} rows of the A tile and {man.cluster.b_slice_rows} of the B tile "
+           "and multicasts them to the CTAs sharing that block; each MMA warp frees a stage with one "
+           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster else "")
         + (f" and K slices (split-K {man.splits}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.splits > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "

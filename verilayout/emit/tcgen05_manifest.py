@@ -25,7 +25,7 @@ from verilayout.emit.gemm_plan import (GEMM_FORMAT, Epilogue, GemmManifest, Smem
 from verilayout.errors import LayoutError
 
 __all__ = ["IDESC_FIELDS", "decode_idesc", "InstrDescriptor", "TmemPlan", "Warps", "Schedule",
-           "RingBarriers", "DStore", "GlobalLayouts", "ManifestObligation", "CtaPair",
+           "RingBarriers", "DStore", "GlobalLayouts", "ManifestObligation", "CtaPair", "Cluster",
            "Tcgen05Manifest", "typed_tcgen05"]
 
 #: Instruction descriptor fields (name, first bit, width), PTX ISA "Instruction descriptor format"
@@ -232,9 +232,33 @@ class CtaPair:
 
 
 @dataclass(frozen=True)
+class Cluster:
+    """The thread-block cluster ``m x n`` of ``cta_group::1`` CTAs with TMA multicast (the plan of
+    :func:`verilayout.emit.gemm_cluster.cluster_plan`): rank ``r`` computes tile ``(r % m, r // m)``
+    of each cluster tile; per rank the CTA masks of its A slice and B slice multicasts and of its
+    ``tcgen05.commit`` releasing a stage (``peers``), each empty barrier's count, the rows of one
+    slice of A and of B."""
+    m: int
+    n: int
+    size: int
+    a_masks: tuple[int, ...]
+    b_masks: tuple[int, ...]
+    peers: tuple[int, ...]
+    empty_count: int
+    a_slice_rows: int
+    b_slice_rows: int
+    release: str
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(m, n)``."""
+        return self.m, self.n
+
+
+@dataclass(frozen=True)
 class Tcgen05Manifest:
     """The sm_100a GEMM manifest, every section typed (``global`` is :attr:`layouts`; ``cta_pair``
-    None for one CTA per tile).
+    None for one CTA per tile; ``cluster`` None without a multicast cluster).
 
     Law: ``Tcgen05Manifest.from_dict(m.to_dict()) == m`` and ``to_dict`` gives the JSON keys in
     the builder's order; a malformed object is a one-line ``LayoutError`` naming the field.
@@ -275,6 +299,7 @@ class Tcgen05Manifest:
     layouts: GlobalLayouts = field(metadata={"key": "global"})
     obligations: tuple[ManifestObligation, ...]
     cta_pair: CtaPair | None = None
+    cluster: Cluster | None = None
 
     @property
     def swizzle(self) -> str:

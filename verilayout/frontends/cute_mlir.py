@@ -42,7 +42,7 @@ from verilayout.errors import LayoutError
 from verilayout.frontends.cute_text import parse_cute, swizzle_span
 
 __all__ = ["CuteType", "Memref", "TiledMma", "TmaAtom", "DescView", "CoordTensor", "TmaBox", "Op", "CuteModule", "parse_cute_mlir",
-           "parse_type", "split_top", "dsl_tensor_memref", "from_dsl"]
+           "parse_type", "split_top", "dsl_tensor_memref", "from_dsl", "TiledCopy", "tiled_copy", "mma_permutation"]
 
 _OPEN = {"(": ")", "[": "]", "{": "}", "<": ">"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
@@ -146,7 +146,8 @@ def _swizzle(text: str) -> tuple[int, int, int] | None:
 
 @dataclass(frozen=True)
 class Memref:
-    """``!cute.memref<elem, space, align<N>[, S<B,M,S>], "layout">``."""
+    """``!cute.memref<elem, space, [align<N>,] [S<B,M,S>,] "layout">`` (no ``align<N>``: the element's own
+    alignment, as the DSL prints a partitioned view whose alignment it does not state)."""
 
     elem: str
     space: str
@@ -385,13 +386,16 @@ def _tma(t: CuteType) -> TmaAtom:
 def interpret(t: CuteType) -> Any:
     """The object of a parsed type (see the module docstring), else ``t`` itself."""
     if t.name == "cute.memref":
-        if len(t.args) < 4:
-            raise LayoutError(f"{t.text}: a memref has element, memory, alignment and layout")
+        if len(t.args) < 3:
+            raise LayoutError(f"{t.text}: a memref has element, memory, [alignment,] and layout")
         elem, space, align = t.args[0], t.args[1], t.args[2]
-        if not (align.startswith("align<") and align.endswith(">") and align[6:-1].isdigit()):
+        stated = align.startswith("align<") and align.endswith(">") and align[6:-1].isdigit()
+        rest = t.args[3 if stated else 2:-1]
+        if len(rest) > 1 or (rest and _swizzle(rest[0]) is None) or len(t.args) < (4 if stated else 3):
             raise LayoutError(f"{t.text}: expected align<N>, got {align!r}")
-        sw = _swizzle(t.args[3]) if len(t.args) > 4 else None
-        return Memref(elem, space, int(align[6:-1]), sw, _unquote(t.args[-1], t.text), t.text)
+        bits = mlir_bits(elem)                      # unstated: the element's own alignment
+        at = int(align[6:-1]) if stated else max(1, (bits or 8) // 8)
+        return Memref(elem, space, at, _swizzle(rest[0]) if rest else None, _unquote(t.args[-1], t.text), t.text)
     if t.name == "cute.tiled_mma" or (t.name.startswith("cute_nvgpu.sm") and t.name.endswith(".mma")):
         return _tiled_mma(t)
     if t.name.startswith("cute_nvgpu.atom.") and "tma" in t.name:
@@ -570,6 +574,9 @@ class CuteModule:
     ops: tuple[Op, ...]
     aliases: dict = field(default_factory=dict, compare=False)
     types: dict = field(default_factory=dict, compare=False)
+    #: per line, the text of each host-side op :func:`host_text` keeps (``arith.constant``, ``cuda.launch*``,
+    #: ``cuda.kernel``, ``make_non_exec_tiled_tma_*``): their literals and keywords, which :class:`Op` does not keep
+    host: dict = field(default_factory=dict, compare=False)
 
     def type_of(self, value: str) -> Any:
         """The interpreted type of SSA value ``value`` (a :class:`Memref`, :class:`TiledMma`, ...),
@@ -605,7 +612,8 @@ class CuteModule:
     def origin(self, value: str, depth: int = 64, before: int | None = None) -> tuple[Op, int] | None:
         """Where a tensor or pointer value points: the ``cute.memref.alloca`` it views and its byte
         offset from it, followed through ``cute.make_view`` (the iterator), ``cute.get_iter``,
-        ``cute.recast_iter``, ``cute.group_modes`` and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
+        ``cute.recast_iter``, ``cute.group_modes``, ``cute.composition`` (a tensor composed with a layout keeps
+        its iterator) and ``cute.add_offset`` by a constant (``!cute.int_tuple<"N">``, in
         elements of the pointer's type); None where the chain leaves those ops or is dynamic.
 
         >>> m = parse_cute_mlir('%s = cute.memref.alloca() : !cute.memref<i8, smem, align<1024>, "4096:1">\\n'
@@ -623,7 +631,8 @@ class CuteModule:
             before = op.line
             if op.name == "cute.memref.alloca":
                 return op, off
-            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes") and op.operands:
+            if op.name in ("cute.make_view", "cute.get_iter", "cute.recast_iter", "cute.group_modes",
+                           "cute.composition") and op.operands:
                 value = op.operands[0]
                 continue
             if op.name == "cute.add_offset" and len(op.operands) == 2 and len(op.operand_types) == 2:
@@ -655,7 +664,7 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
     aliases: dict[str, CuteType] = {}
-    ops, types = [], {}
+    ops, types, host = [], {}, {}
     for n, raw in enumerate(text.splitlines(), 1):
         s = raw.strip()
         if not s or s.startswith(("//", "#", "}", "^")):
@@ -672,6 +681,8 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
         if op is None:
             continue
         ops.append(op)
+        if host_text(op.name):
+            host[n] = _strip_loc(s)
         if len(op.operand_types) == len(op.operands):
             for v, t in zip(op.operands, op.operand_types):
                 types.setdefault(v, t)
@@ -681,7 +692,21 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
         _block_args(raw, n, aliases, types)
     if not any(o.name.startswith(("cute.", "cute_nvgpu.")) for o in ops):
         raise LayoutError("no CuTe op (cute.* / cute_nvgpu.*) in the text: not a kept CuTe-DSL MLIR module")
-    return CuteModule(tuple(ops), aliases, types)
+    return CuteModule(tuple(ops), aliases, types, host)
+
+
+#: the host-side ops whose text the module keeps (:attr:`CuteModule.host`)
+HOST_OPS = ("arith.constant", "cuda.launch_cfg.", "cuda.launch_ex", "cuda.kernel", "cute.kernel_smem_size",
+            "cute_nvgpu.atom.make_non_exec_tiled_tma_")
+
+
+def host_text(name: str) -> bool:
+    """Whether an op named ``name`` is one whose line the module keeps for the host-side reader.
+
+    >>> host_text("arith.constant"), host_text("cute.copy")
+    (True, False)
+    """
+    return name.startswith(HOST_OPS)
 
 
 def _block_args(raw: str, line: int, aliases: dict, types: dict) -> None:
@@ -750,3 +775,50 @@ def from_dsl(obj: object) -> AnyLayout:
                           f"({mem.align} bytes, pattern span {span}); give the base address "
                           "(parse_cute_tensor of CuTe's print with the pointer's value)")
     return out
+
+
+# ----- tiled copies and an MMA's permutation (the ldmatrix check's plan) ---------------------------------------
+
+@dataclass(frozen=True)
+class TiledCopy:
+    """``!cute.tiled_copy<!cute_nvgpu.atom.NAME<args>, layout_copy_tv = <"TV">, tiler_mn = <"[A;B]">>``: the
+    atom's name (``cute_nvgpu.atom.ldsm``) and top-level arguments, the thread-value layout text and the
+    tiler's modes (``("32:1", "16:1")``)."""
+
+    atom: str
+    atom_args: tuple[str, ...]
+    tv: str
+    tiler: tuple[str, ...]
+
+
+def tiled_copy(t: CuteType) -> TiledCopy:
+    """The :class:`TiledCopy` of a parsed ``!cute.tiled_copy`` type; a one-line ``LayoutError`` for another.
+
+    >>> c = tiled_copy(parse_type('!cute.tiled_copy<!cute_nvgpu.atom.ldsm<val_type = f16, num_matrices = 4, t>, '
+    ...                           'layout_copy_tv = <"(32,8):(8,1)">, tiler_mn = <"[32:1;8:1]">>'))
+    >>> c.atom, c.atom_args[-1], c.tv, c.tiler
+    ('cute_nvgpu.atom.ldsm', 't', '(32,8):(8,1)', ('32:1', '8:1'))
+    """
+    kw = t.keyed()
+    if t.name != "cute.tiled_copy" or not t.args or "layout_copy_tv" not in kw or "tiler_mn" not in kw:
+        raise LayoutError(f"{t.text}: expected !cute.tiled_copy<atom, layout_copy_tv = ..., tiler_mn = ...>")
+    atom = parse_type(t.args[0])
+    tiler = _bracketed(kw["tiler_mn"], t.text).strip()
+    if not (tiler.startswith("[") and tiler.endswith("]")):
+        raise LayoutError(f"{t.text}: expected tiler_mn = <\"[...;...]\">")
+    return TiledCopy(atom.name, tuple(a.strip() for a in atom.args), _bracketed(kw["layout_copy_tv"], t.text),
+                     tuple(m.strip() for m in tiler[1:-1].split(";")))
+
+
+def mma_permutation(mma: TiledMma) -> tuple[str, ...]:
+    """The modes of a tiled MMA's ``permutation_MNK = <"[M;N;K]">`` (``()`` where it states none).
+
+    >>> mma_permutation(interpret(parse_type('!cute.tiled_mma<!cute_nvgpu.sm80.mma<16x8x16>, '
+    ...                                      'permutation_MNK = <"[32:1;32:1;16:1]">>')))
+    ('32:1', '32:1', '16:1')
+    """
+    kw = parse_type(mma.text).keyed() if mma.text else {}
+    if "permutation_MNK" not in kw:
+        return ()
+    text = _bracketed(kw["permutation_MNK"], mma.text).strip()
+    return tuple(m.strip() for m in text.strip("[]").split(";"))

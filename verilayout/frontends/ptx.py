@@ -25,6 +25,7 @@ other than ``.file``/``.loc``/``.entry``/``.func`` are skipped; nothing is inter
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from functools import lru_cache
 
 from verilayout.errors import LayoutError
@@ -50,6 +51,9 @@ _NAME = re.compile(r"[A-Za-z_$][\w$]*")
 _VEC_PARTS = {"v2": 2, "v4": 4, "v8": 8}
 _MMA_SHAPE = re.compile(r"^m(\d+)n(\d+)k(\d+)$")
 _REG_NAME = re.compile(r"%\w+")
+#: an instruction whose operands continue on the next lines (no ``;`` yet: the DSL's LLVM writes
+#: ``mma.sync`` with its operand vectors one per line)
+_OPEN_STATEMENT = re.compile(r"^(?:@!?%?[\w$]+\s+)?[a-z][\w.:]*(?:\s[^;{}:]*)?$")
 #: the common instruction line, read in one match: an optional guard, an opcode followed by
 #: white space or ``;``, operands holding no ``;``, ``/`` or quote, and one ``;`` ending the code
 _PLAIN = re.compile(r"[ \t]*(?:@(!?%?[\w$]+)\s+)?([a-z][\w.]*)(?=[\s;])([^;/\"\n]*);[ \t\r]*(?://[^\n]*)?$")
@@ -183,8 +187,29 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             if g is None:
                 g = guards[p] = _guard(p)
         args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        out.append(Instr(o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1]))
+        out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
     return tuple(out)
+
+
+_INSTR_FIELDS = tuple(f.name for f in fields(Instr))
+_new = object.__new__
+#: the fields alone make an Instr (no __post_init__, no slots): what _instr_of relies on
+_PLAIN_INSTR = not hasattr(Instr, "__post_init__") and not hasattr(Instr, "__slots__")
+
+
+def _instr_of(values: tuple) -> Instr:
+    """``Instr(*values)`` without the frozen dataclass's per-field ``object.__setattr__`` calls: the
+    same fields in the instance's ``__dict__`` (``Instr`` has no ``__post_init__``), for the parser's
+    loop over every instruction line.
+
+    >>> _instr_of(("ret", (), 3, None, None, "", ("ret",), (), None, 1)) == Instr("ret", (), 3, parts=("ret",))
+    True
+    """
+    if not _PLAIN_INSTR:
+        return Instr(*values)
+    ins = _new(Instr)
+    ins.__dict__.update(zip(_INSTR_FIELDS, values))
+    return ins
 
 
 def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | None = None,
@@ -324,11 +349,15 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     target, loc, func, saw_version = None, None, "", False
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
+    cont: tuple[str, int] | None = None             # an instruction continued over lines: its text, first line
     plain, loc_line, data_line = _PLAIN.match, _LOC.match, _DATA.match
     for n, raw in enumerate(text.split("\n"), 1):
-        if func and not open_table and (pm := plain(raw)):   # the common line: what the steps below give it
+        if raw[:2] == ".b" and not open_table and data_line(raw):   # debug data at column 0 (Triton's
+            continue                    # .debug sections): neither an instruction nor a .loc, skipped below too
+        if func and not open_table and cont is None and (pm := plain(raw)):   # the common line: what the steps below give it
+            guard, opcode, rest = pm.groups()
             try:
-                instrs.append((pm.group(2), split_operands(pm.group(3).rstrip()), n, pm.group(1), loc, func))
+                instrs.append((opcode, split_operands(rest.rstrip()), n, guard, loc, func))
             except LayoutError as e:
                 raise LayoutError(f"line {n}: {e}") from None
             continue
@@ -389,14 +418,23 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             if m and func and func not in threads:       # .reqntid comes first when both are given
                 threads[func] = int(m.group(1)) * int(m.group(2) or 1) * int(m.group(3) or 1)
             continue
+        at = n
+        if cont is not None:            # a statement continued from an earlier line, up to its ';'
+            cont = (cont[0] + " " + st, cont[1])
+            if not st.endswith(";"):
+                continue
+            (s, at), cont = cont, None
+        elif func and _OPEN_STATEMENT.match(st) and not _LABEL.match(st):
+            cont = (st, n)
+            continue
         for piece in _statements(s):        # an inline-asm block may hold several on one line
             lab = piece.strip().lstrip("{ \t")
             while func and (m := _LABEL.match(lab)):
                 labels.append((func, m.group(1), len(instrs)))
                 lab = lab[m.end():].strip()
-            got = _instruction(piece, n) if func else None
+            got = _instruction(piece, at) if func else None
             if got is not None:
-                instrs.append((got[0], got[1], n, got[2], loc, func))
+                instrs.append((got[0], got[1], at, got[2], loc, func))
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
     names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -496,6 +496,12 @@ class Module:
         return None
 
 
+_OP_FIELDS = tuple(f.name for f in fields(Op))
+_new = object.__new__
+#: the fields alone make an Op (no __post_init__, no slots): what _op_of relies on
+_PLAIN_OP = not hasattr(Op, "__post_init__") and not hasattr(Op, "__slots__")
+
+
 def _split_top(text: str, sep: str) -> list[str]:
     """Split at ``sep`` outside brackets and strings (the ``>`` of ``->`` closes nothing).
 
@@ -565,6 +571,8 @@ def _type_list(text: str) -> tuple[str, ...]:
 def _results(res: str | None) -> tuple[str, ...]:
     if not res:
         return ()
+    if ":" not in res and "," not in res:          # the common op: one result, no `%x:2` count
+        return (res.strip(),)
     out = []
     for r in res.split(","):
         r = r.strip()
@@ -601,8 +609,23 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
             loc = seen[loc]
         else:
             loc = seen[loc] = _resolve_loc(loc, locs, 0, seen)
-    return Op(name, line_no, _results(m.group("res")), operands, ins, outs, attrs, loc, m.group(0),
-              table if table is not None else TypeTable())
+    return _op_of((name, line_no, _results(m.group("res")), operands, ins, outs, attrs, loc, m.group(0),
+                   table if table is not None else TypeTable()))
+
+
+def _op_of(values: tuple) -> Op:
+    """``Op(*values)`` (every field given) without the frozen dataclass's per-field
+    ``object.__setattr__`` calls: the same fields in the instance's ``__dict__`` (``Op`` has no
+    ``__post_init__``), for the parser's loop over every op line.
+
+    >>> _op_of(("tt.return", 3, (), (), (), (), "", None, "tt.return", TypeTable())) == Op("tt.return", 3, (), (), (), ())
+    True
+    """
+    if not _PLAIN_OP:
+        return Op(*values)
+    op = _new(Op)
+    op.__dict__.update(zip(_OP_FIELDS, values))
+    return op
 
 
 @functools.lru_cache(maxsize=4096)   # key: an op's signature text (a module prints a few dozen distinct ones)

@@ -760,15 +760,30 @@ def magic_divisor(m: int, s: int, w: int = 32) -> int | None:
 
 
 def _kind(e: z3.ExprRef, op: int, n: int) -> bool:
-    """``e`` is an application of z3 operation ``op`` to ``n`` arguments."""
-    return z3.is_app_of(e, op) and e.num_args() == n
+    """``e`` is an application of z3 operation ``op`` to ``n`` arguments (read through z3's C API:
+    no Python object per declaration; a numeral is an application of no such operation)."""
+    ctx, a = e.ctx_ref(), e.as_ast()
+    return (z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST
+            and z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == op
+            and z3.Z3_get_app_num_args(ctx, a) == n)
+
+
+def _has_arg_of(e: z3.ExprRef, op: int) -> bool:
+    """Some argument of the application ``e`` is an application of z3 operation ``op`` (C API)."""
+    ctx, a = e.ctx_ref(), e.as_ast()
+    for i in range(z3.Z3_get_app_num_args(ctx, a)):
+        b = z3.Z3_get_app_arg(ctx, a, i)
+        if z3.Z3_get_ast_kind(ctx, b) == z3.Z3_APP_AST and \
+                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, b)) == op:
+            return True
+    return False
 
 
 def _magic_quotient(e: z3.ExprRef) -> z3.BitVecRef | None:
     """``n / d`` (``bvsdiv``) when ``e`` is literally the signed magic-number quotient of
     :func:`magic_divisor` (``bvadd`` of ``bvashr(h, s)`` or ``h``, and ``bvlshr(h, w-1)``, with ``h``
     the high half of the sign-extended product ``n * m``), else None."""
-    if not _kind(e, z3.Z3_OP_BADD, 2):
+    if not _kind(e, z3.Z3_OP_BADD, 2) or not _has_arg_of(e, z3.Z3_OP_BLSHR):
         return None
     w = e.size()
     for a, b in ((e.arg(0), e.arg(1)), (e.arg(1), e.arg(0))):

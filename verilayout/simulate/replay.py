@@ -52,7 +52,7 @@ from verilayout.frontends.shared_text import operand_of
 from verilayout.hw.intel.block_io import BlockLoad, lane_bytes
 from verilayout.simulate.cluster_check import check_gemm
 from verilayout.simulate.independent import check_wgmma_source, nvcc_path, read_manifest
-from verilayout.simulate.tcgen05_check import check_tcgen05_source
+from verilayout.simulate.mcast_check import check_sm100_source
 from verilayout.hw.nvidia.descriptor import contract_findings, decode, hardware_address_function
 from verilayout.frontends.names import parse_shape
 from verilayout.hw.nvidia.wgmma import fragment
@@ -163,7 +163,7 @@ def simulate(directory: str, *, seed: int = 0, smem_base: int = 0) -> Simulation
                               + ("kernel.cu is missing" if source is None else
                                  "nvcc is not installed"))
         if sm100:
-            return _gemm_result(check_tcgen05_source(gemm, source))
+            return _gemm_result(check_sm100_source(gemm, source))
         return _gemm_result(check_gemm(gemm, source))
     if kind == "wgmma":
         if source is None or nvcc_path() is None:   # no compiler: the kernel file against the manifest
@@ -196,9 +196,10 @@ def _gemm_params(man: dict) -> dict:
     args = dict(tile=(man["bm"], man["bn"], man["bk"]), stages=man["stages"], splits=man["splits"],
                 group_m=man["group_m"], out=epi.get("out", "f32"), bias=epi.get("bias", False),
                 activation=epi.get("activation", "none"))
-    if man.get("arch") == "sm_100a":
-        return dict(args, ctas=2 if isinstance(man.get("cta_pair"), dict) else 1)
     cl = man.get("cluster") if isinstance(man.get("cluster"), dict) else {}
+    if man.get("arch") == "sm_100a":
+        return dict(args, ctas=2 if isinstance(man.get("cta_pair"), dict) else 1,
+                    cluster=(cl.get("m", 1), cl.get("n", 1)))
     return dict(args, arch=man.get("arch"), cluster=(cl.get("m", 1), cl.get("n", 1)),
                 swap_ab=man.get("swap_ab", False),
                 schedule=man.get("consumer_schedule", "cooperative"))

@@ -169,6 +169,9 @@ def check_tcgen05_source(man: Tcgen05Manifest, source: str) -> IndependentReport
     dt, bm, bn, bk, stages, la, lb = _spec(man)
     if dt in _BYTES and bm == 256 and man.cta_pair:
         return check_pair_source(man, source)
+    if man.cluster is not None:
+        raise LayoutError(f"manifest: cluster {man.cluster.m}x{man.cluster.n}: a multicast cluster's checks are "
+                          "verilayout.simulate.mcast_check.check_sm100_source's")
     if dt not in _BYTES or bm != 128:
         raise LayoutError(f"manifest: dtype {dt!r} / BM {bm}: not an sm_100a GEMM of this emitter")
     checks, ptx = compiled_checks(source, "sm_100a")

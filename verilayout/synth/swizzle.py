@@ -73,6 +73,31 @@ def swizzled_shared_layout(shape: Sequence[int], vec: int, per_phase: int, max_p
     return _offset_only(combine_cta_cga_with_shape(cta, {}, tuple(shape)))
 
 
+def _swizzled_2d(shape: tuple, vec: int, per_phase: int, max_phase: int, order: tuple) -> LinearLayout:
+    """:func:`swizzled_shared_layout` of a 2-D tile of power-of-two dims, its bases written at once:
+    offset ``2**i`` below the column count is column ``2**i``; above it, row ``r = 2**j`` at
+    column ``(vec * ((r / perPhase) % maxPhase)) % ncols`` (the rows' XOR pattern of Triton's
+    ``swizzledSharedToLinearLayout``; one CTA, so Triton's fit to the shape changes nothing).
+
+    Law: ``_swizzled_2d(s, v, p, m, o) == swizzled_shared_layout(s, v, p, m, o)`` for every
+    power-of-two 2-D shape (the candidate table's, tested over a sweep of shapes and parameters).
+
+    >>> _swizzled_2d((4, 8), 2, 1, 4, (1, 0)) == swizzled_shared_layout([4, 8], 2, 1, 4, [1, 0])
+    True
+    """
+    col, row = order
+    ncols, nrows = shape[col], shape[row]
+    rows = [(0, c) for c in _powers(ncols)] + [(r, (vec * ((r // per_phase) % max_phase)) % ncols)
+                                               for r in _powers(nrows)]
+    bases = [[b[0], b[1]] if row == 0 else [b[1], b[0]] for b in rows]
+    return LinearLayout({"offset": bases}, {"dim0": shape[0], "dim1": shape[1]}, require_surjective=False)
+
+
+def _powers(n: int) -> list[int]:
+    """``1, 2, 4, ...`` below ``n``."""
+    return [1 << i for i in range(max(0, n.bit_length() - 1))]
+
+
 def nvmma_shared_layout(shape: Sequence[int], swizzle_bytes: int, elem_bits: int,
                         transposed: bool = False) -> LinearLayout:
     """``#ttg.nvmma_shared<{swizzlingByteWidth, transposed, elementBitWidth}>`` of a 2-D tile, by the
@@ -187,6 +212,12 @@ def access_cost(layout: LinearLayout, smem: LinearLayout, elem_bits: int, role: 
     >>> access_cost(reg, swizzled_shared_layout([8, 16], 1, 1, 1, [1, 0]), 32, "read").instruction
     'ld.shared.v4.b32'
     """
+    return _access_cost(layout, smem, elem_bits, role, model)
+
+
+@functools.lru_cache(maxsize=4096)   # the same access meets the same candidate layouts pair after pair
+def _access_cost(layout: LinearLayout, smem: LinearLayout, elem_bits: int, role: str,
+                 model: BankModel) -> AccessCost:
     store = role == "write"
     img = bit_images(layout, smem)
     best = None
@@ -328,9 +359,10 @@ def _choices(accs: Sequence[_Access], n: int, elem_bits: int, model: BankModel):
     kcap = _log2(max(1, 128 // elem_bits))
     sw, _ = _geometry(n, elem_bits, model)
     sigma = max(0, n - _geometry(n, elem_bits, model)[1])
+    memo: dict = {}          # the per-access spaces, shared by the orders that repeat a vector
     for ks in itertools.product(range(kcap + 1), repeat=len(accs)):
         for order in _orders(accs, ks, sw):
-            ch = _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model)
+            ch = _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo)
             if ch is not None:
                 yield ch
 
@@ -343,25 +375,40 @@ def _others_of(acc: _Access, vec: Sequence[int]) -> list[int]:
     return rest + list(acc.lanes) + list(acc.others)
 
 
-def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model) -> _Choice | None:
+def _vector_space(acc: _Access, vec: tuple, n: int) -> list[int] | None:
+    """A reduced basis of ``O`` (the span of ``acc``'s bases other than the vector ``vec``), or
+    None when ``vec`` is no vector of ``acc`` (not its register bases, dependent, or ``O`` and
+    ``vec`` do not span the ``n``-bit tensor)."""
+    k = len(vec)
+    if any(v not in acc.regs for v in vec):
+        return None
+    if len(set(vec)) != k or gf2.rank(list(vec)) != k:
+        return None
+    o = _reduce_basis(_others_of(acc, vec))
+    if len(o) != n - k or gf2.rank(o + list(vec)) != n:
+        return None
+    return o
+
+
+def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | None = None) -> _Choice | None:
+    memo = {} if memo is None else memo
     kmax = len(order)
     os_ = []
-    for acc, k in zip(accs, ks):
-        vec = order[:k]
-        if any(v not in acc.regs for v in vec):
+    for i, (acc, k) in enumerate(zip(accs, ks)):
+        key = ("o", i, order[:k])
+        if key not in memo:
+            memo[key] = _vector_space(acc, order[:k], n)
+        if memo[key] is None:
             return None
-        if len(set(vec)) != k or gf2.rank(list(vec)) != k:
-            return None
-        others = _others_of(acc, vec)
-        o = _reduce_basis(others)
-        if len(o) != n - k or gf2.rank(o + list(vec)) != n:
-            return None
-        os_.append(o)
+        os_.append(memo[key])
     # nested: span(e_k..) must be the same space whichever access defines it
     big = os_[ks.index(kmax)] if kmax else os_[0]
     for acc, k, o in zip(accs, ks, os_):
-        if not _span_contains(_reduce_basis(list(order[k:]) + big), o) or \
-                gf2.rank(list(order[k:]) + big) != n - k:
+        key = ("nest", k, order[k:], tuple(big), tuple(o))
+        if key not in memo:
+            memo[key] = _span_contains(_reduce_basis(list(order[k:]) + big), o) and \
+                gf2.rank(list(order[k:]) + big) == n - k
+        if not memo[key]:
             return None
     fixed_sub = list(order[:min(sw, kmax)])
     total, lbs = 0, []
@@ -369,7 +416,10 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model) -> _Choice | N
         nl = len(acc.lanes)
         p = _phase_lanes(elem_bits, k, nl, model)
         phase = list(order[:k]) + list(acc.lanes[:p]) + fixed_sub
-        q = len(gf2.intersect(phase, big)) if big else 0
+        key = ("q", tuple(phase), tuple(big))
+        if key not in memo:
+            memo[key] = len(gf2.intersect(phase, big)) if big else 0
+        q = memo[key]
         lb = max(0, q + sigma - len(big))
         lbs.append(lb)
         total += _weight(acc, elem_bits, k, model) << lb
@@ -554,15 +604,19 @@ def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
     rank = len(shape)
     if not swizzled:
         return tuple(out)
+    seen: set = set()
+    fast = rank == 2 and all(v >= 1 and v & (v - 1) == 0 for v in shape)   # else the builder's own errors
     for order in ((1, 0), (0, 1)) if rank == 2 else (tuple(range(rank))[::-1],):
         for vec in (1, 2, 4, 8, 16):
             for per in (1, 2, 4, 8):
                 for mx in (1, 2, 4, 8, 16):
                     if mx == 1 and (vec, per) != (1, 1):
                         continue
-                    lay = swizzled_shared_layout(shape, vec, per, mx, order)
-                    if not lay.is_invertible():
-                        continue
+                    lay = _swizzled_2d(shape, vec, per, mx, order) if fast else \
+                        swizzled_shared_layout(shape, vec, per, mx, order)
+                    if lay in seen or not lay.is_invertible():
+                        continue          # a layout named before costs the same: the first name is kept
+                    seen.add(lay)
                     out.append(("swizzled", "swizzled_shared", lay,
                                 (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order))))
     return tuple(out)
@@ -599,16 +653,29 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
     wgmma: dict = {"none": None, "32B": None, "64B": None, "128B": None}
     swz = None
     for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
-        lay = lay.transpose_outs(list(out_dims))
+        lay = _transposed(lay, tuple(out_dims))
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
-        cand = Candidate(cand.name, cand.layout, cand.params, cand.costs, mlir_text(family, params, lay, elem_bits))
         if family == "wgmma":
             cur = wgmma[name]
             if cur is None or cand.total < cur.total:
                 wgmma[name] = cand
         elif swz is None or cand.total < swz.total:
             swz = cand
-    return SwizzlePlan(best, lower, verdict, wgmma, swz, elem_bits, out_dims)
+    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
+    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+
+
+def _with_mlir(cand: Candidate | None, family: str, elem_bits: int) -> Candidate | None:
+    """``cand`` with its MLIR attribute text (:func:`mlir_text`)."""
+    if cand is None:
+        return None
+    return Candidate(cand.name, cand.layout, cand.params, cand.costs,
+                     mlir_text(family, cand.params, cand.layout, elem_bits))
+
+
+@functools.lru_cache(maxsize=1024)   # a candidate table's layouts, in the dim order of the accesses
+def _transposed(lay: LinearLayout, names: tuple) -> LinearLayout:
+    return lay.transpose_outs(list(names))
 
 
 def _common_out_dims(layouts: Sequence[LinearLayout]) -> dict:

@@ -1,0 +1,32 @@
+"""All shifts of one access at once (ptx_scratch._Table.moves) against moving it shift by shift
+(_Table.moved: the access's counts taken off, put back shifted, the metric recounted over the bytes
+it leaves and reaches), on random rounds of stores and loads."""
+import numpy as np
+
+from verilayout.audit.ptx_scratch import _Table
+
+
+def _round(rng):
+    k = int(rng.integers(2, 6))
+    kinds = [("store", "load")[int(rng.integers(0, 2))] for _ in range(k)]
+    evs = []
+    for _ in range(k):
+        n = int(rng.integers(0, 40))
+        evs.append((None, rng.integers(0, 64, size=n).astype(np.int64)))
+    return kinds, evs
+
+
+def test_moves_equal_moved_shift_by_shift():
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(300):
+        kinds, evs = _round(rng)
+        if not any(len(b) for _t, b in evs):
+            continue
+        t = _Table(kinds, evs)
+        ds = sorted(set(int(x) for x in rng.integers(-200, 200, size=12)) | {0})
+        for k in range(len(kinds)):
+            want = [t.moved(k, d) for d in ds]
+            assert t.moves(k, ds) == want
+            checked += 1
+    assert checked > 500

@@ -1,0 +1,238 @@
+"""The K ring of an sm_100a cluster of ``cta_group::1`` CTAs with TMA multicast, as one transition
+system explored over every interleaving (the ``mcast-ring`` check of
+:mod:`verilayout.simulate.mcast_check`).
+
+Processes: per CTA its producer (the thread issuing TMA loads) and its MMA thread. Several MMA
+threads, one per CTA, each reading only its own CTA's stages, is what the CTA pair's
+:class:`verilayout.simulate.ring.MmaRingSystem` (one MMA thread) does not model; the actions are
+its types (:class:`~verilayout.simulate.ring.Wait`, :class:`~verilayout.simulate.ring.Arrive`,
+:class:`~verilayout.simulate.ring.Mma`, :class:`~verilayout.simulate.ring.MmaCommit`) and a
+:class:`McastLoad` naming its destination CTAs; the search is :func:`verilayout.simulate.ring.explore`.
+
+Everything asynchronous is *in flight* from its issue until it lands, at any later step, in
+each destination separately: a TMA load's bytes complete on the mbarrier at its offset in each
+CTA of its mask (PTX ISA 9.7.9.25, ``.multicast::cluster``; the tx-count may go below zero before
+the ``expect_tx``, PTX ISA 9.7.13.15), a ``tcgen05.commit ... .multicast::cluster`` arrives once
+on the mbarrier at its offset in each CTA of its mask once the MMAs before it completed (PTX ISA
+9.7.16; completion taken at the commit, its arrivals in flight). Errors, by name:
+
+* ``mma-early``: an MMA of K iteration ``n`` issued before every load of iteration ``n`` into its
+  CTA (from any sender) was issued and landed there;
+* ``mma-reads-landing``: an MMA reads stage bytes a load of another iteration in flight is writing;
+* ``load-over-read``: a load writes, in some destination, stage bytes an MMA of that CTA issued and
+  not yet committed reads;
+* ``over-arrive``: an arrival (an ``expect_tx``, a landing commit) beyond the count of a phase;
+* ``after-exit``: a load lands in, or a commit is issued to, a CTA whose producer and MMA thread
+  have both finished (stricter than the kernel's closing cluster barrier, which a CTA passes only
+  with its peers);
+* a deadlock (a process waits on a phase that never completes: a release a producer never gets).
+
+>>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
+>>> explore_mcast(s, max_states=10).outcome
+'proved'
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from verilayout.simulate.ring import Exploration, complete_phase, explore, step_ends
+
+__all__ = ["McastLoad", "McastSystem", "McastFinding", "OBSERVED", "explore_mcast"]
+
+#: The kinds after which a process's atomic step ends (others observe them).
+OBSERVED = ("arrive", "mcast-load", "mma", "mma-commit")
+
+
+class McastLoad(NamedTuple):
+    """The TMA loads of CTA ``sender`` in K iteration ``it`` into the CTAs ``dests``, ``nbytes``
+    completing on mbarrier offset ``bar`` of each, writing the shared byte ranges ``regions``
+    (the same offsets in every destination)."""
+    kind: str
+    sender: int
+    it: int
+    dests: tuple
+    bar: int
+    nbytes: int
+    regions: tuple
+    mark: Any
+
+
+class McastFinding(NamedTuple):
+    """An error: ``what`` (module docstring), the process ``p`` and its ``values``."""
+    what: str
+    p: int
+    values: tuple
+
+
+@dataclass(frozen=True)
+class McastSystem:
+    """``ncta`` CTAs' producers and MMA threads: ``prog`` their actions, ``roles`` each process's
+    ``(CTA, "producer" | "mma")``, ``init`` every mbarrier ``((CTA, offset), count)`` used;
+    ``landing``: ``per-dest`` (a multicast lands in each destination at a step of its own),
+    ``atomic`` (in all its destinations at one step) or ``eager`` (at its issue: the landing
+    assumption of :data:`verilayout.simulate.gemm_check.LANDING_ASSUMPTION`), coarser searches
+    for larger clusters."""
+    ncta: int
+    prog: tuple
+    roles: tuple
+    init: tuple
+    landing: str = "per-dest"
+
+
+class _Tables(NamedTuple):
+    bars: dict
+    counts: dict
+    ends: list
+    loads: dict
+    regions: dict
+    procs: dict
+
+
+def _tables(s: McastSystem) -> _Tables:
+    """Law: barrier index and count, step ends, the loads into each (CTA, iteration) as (process,
+    pc), their regions, the processes of each CTA."""
+    loads: dict = {}
+    for p, acts in enumerate(s.prog):
+        for i, a in enumerate(acts):
+            if a.kind == "mcast-load":
+                for y in a.dests:
+                    loads.setdefault((y, a.it), []).append((p, i))
+    regions = {k: [r for p, i in v for r in s.prog[p][i].regions] for k, v in loads.items()}
+    procs: dict = {}
+    for p, (x, _) in enumerate(s.roles):
+        procs.setdefault(x, []).append(p)
+    return _Tables({b: i for i, (b, _) in enumerate(s.init)}, dict(s.init),
+                   [step_ends(acts, OBSERVED) for acts in s.prog], loads, regions, procs)
+
+
+def explore_mcast(system: McastSystem, *, max_states: int) -> Exploration:
+    """Every interleaving of ``system``'s processes and every landing order, breadth first.
+
+    Law: :func:`verilayout.simulate.ring.explore`'s answer: ``counterexample`` with
+    ``(McastFinding, mark)``, ``deadlock`` with ``(process, Wait)`` of each blocked process,
+    ``unknown`` beyond ``max_states``, else ``proved``.
+    """
+    t = _tables(system)
+    start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset())
+    return explore(start, lambda st: _step(st, system, t), system.prog, max_states=max_states)
+
+
+def _exited(y: int, pcs, s: McastSystem, t: _Tables) -> bool:
+    return all(pcs[p] >= len(s.prog[p]) for p in t.procs.get(y, ()))
+
+
+def _land(p: int, i: int, y: int, pcs, bs, s: McastSystem, t: _Tables):
+    """Law: ``(mbarriers, error)`` after action ``(p, i)`` lands in CTA ``y``."""
+    a = s.prog[p][i]
+    if _exited(y, pcs, s, t):
+        return bs, McastFinding("after-exit", p, (a.kind, y))
+    bar = (y, a.bar) if a.kind == "mcast-load" else (y, a.bars[0][1])
+    if bar not in t.bars:
+        return bs, McastFinding("over-arrive", p, (bar,))
+    k = t.bars[bar]
+    phase, pending, tx = bs[k]
+    if a.kind == "mcast-load":
+        return bs[:k] + (complete_phase(phase, pending, tx - a.nbytes, t.counts[bar]),) + bs[k + 1:], None
+    if pending < 1:
+        return bs, McastFinding("over-arrive", p, (bar,))
+    return bs[:k] + (complete_phase(phase, pending - 1, tx, t.counts[bar]),) + bs[k + 1:], None
+
+
+def _step(st, s: McastSystem, t: _Tables):
+    """Law: ``(successors, error, blocked)``: each arrival in flight landing, then each process's
+    atomic step."""
+    pcs, bs, flight = st
+    succ, blocked = [], []
+    for item in flight:
+        nb = bs
+        for y in item[2]:
+            nb, err = _land(item[0], item[1], y, pcs, nb, s, t)
+            if err is not None:
+                return [], (err, s.prog[item[0]][item[1]].mark), []
+        succ.append((pcs, nb, flight - {item}))
+    for p, acts in enumerate(s.prog):
+        pc = pcs[p]
+        if pc >= len(acts):
+            continue
+        if acts[pc].kind == "wait" and bs[t.bars[acts[pc].bar]][0] & 1 == acts[pc].parity:
+            blocked.append((p, acts[pc]))
+            continue
+        cur = [bs, flight]
+        for j in range(pc + (acts[pc].kind == "wait"), t.ends[p][pc]):
+            err = _apply(p, j, acts[j], cur, pcs, s, t)
+            if err is not None:
+                return [], (err, acts[j].mark), []
+        succ.append((pcs[:p] + (t.ends[p][pc],) + pcs[p + 1:], cur[0], cur[1]))
+    return succ, None, blocked
+
+
+def _apply(p: int, j: int, a, cur: list, pcs, s: McastSystem, t: _Tables):
+    """Apply ``a`` (pc ``j`` of ``p``) to ``cur`` = [mbarriers, in flight]: None or a finding."""
+    if a.kind == "arrive":
+        k = t.bars.get(a.bar)
+        if k is None or cur[0][k][1] - a.count < 0:
+            return McastFinding("over-arrive", p, (a.bar,))
+        phase, pending, tx = cur[0][k]
+        cur[0] = cur[0][:k] + (complete_phase(phase, pending - a.count, tx + a.tx, t.counts[a.bar]),) + cur[0][k + 1:]
+    elif a.kind == "mcast-load":
+        err = _load_over_read(p, a, pcs, s, t)
+        if err is not None:
+            return err
+        if s.landing == "eager":
+            for y in a.dests:
+                bs, err = _land(p, j, y, pcs, cur[0], s, t)
+                if err is not None:
+                    return err
+                cur[0] = bs
+        else:
+            cur[1] = cur[1] | _items(p, j, a.dests, s.landing == "per-dest")
+    elif a.kind == "mma":
+        return _mma_issue(p, a, cur[1], pcs, s, t)
+    elif a.kind == "mma-commit":
+        for y, _ in a.bars:
+            bs, err = _land(p, j, y, pcs, cur[0], s, t)
+            if err is not None:
+                return err
+            cur[0] = bs
+    return None
+
+
+def _items(p: int, j: int, dests: tuple, per_dest: bool) -> set:
+    """The in-flight items of action ``(p, j)``: one per destination, or one for all."""
+    return {(p, j, (y,)) for y in dests} if per_dest else {(p, j, dests)}
+
+
+def _overlap(xs, ys) -> bool:
+    return any(lo < h and l2 < hi for lo, hi in xs for l2, h in ys)
+
+
+def _pending_mmas(q: int, pc: int, s: McastSystem) -> list:
+    """The MMAs of process ``q`` issued before ``pc`` and after its last commit before ``pc``."""
+    acts = s.prog[q][:pc]
+    last = max((i for i, a in enumerate(acts) if a.kind == "mma-commit"), default=-1)
+    return [a for a in acts[last + 1:] if a.kind == "mma"]
+
+
+def _load_over_read(p: int, a: McastLoad, pcs, s: McastSystem, t: _Tables):
+    for y in a.dests:
+        for q in t.procs.get(y, ()):
+            for m in _pending_mmas(q, pcs[q], s):
+                if m.it != a.it and _overlap(a.regions, t.regions.get((y, m.it), ())):
+                    return McastFinding("load-over-read", p, (y, a.it, m.it))
+    return None
+
+
+def _mma_issue(p: int, a, flight, pcs, s: McastSystem, t: _Tables):
+    """The MMA of ``a.it`` in CTA ``x``: every load of that iteration into ``x`` issued and
+    landed there; none of another iteration landing on the bytes it reads."""
+    x = s.roles[p][0]
+    for q, i in t.loads.get((x, a.it), ()):
+        if pcs[q] <= i or any(f[:2] == (q, i) and x in f[2] for f in flight):
+            return McastFinding("mma-early", p, (a.it, x, s.roles[q][0]))
+    mine = t.regions.get((x, a.it), ())
+    for q, i, ys in flight:
+        b = s.prog[q][i]
+        if x in ys and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
+            return McastFinding("mma-reads-landing", p, (a.it, x, b.it))
+    return None
