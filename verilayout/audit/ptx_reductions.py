@@ -64,7 +64,7 @@ True
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -454,15 +454,20 @@ def _shape(r: Reduce) -> tuple:
     return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
 
 
-def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict) -> list[Reduce]:
-    """Among the reduces ``wide`` of the chain's width, those it lowers by dataflow (module law): those
-    whose region the chain's combine op matches, then those whose operand's source lines define the
-    chain's in-thread leaves (``<reduce>``: a leaf is another reduction's result); each filter kept
-    only when it leaves some."""
+def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict, by_line: bool = True) -> list[Reduce]:
+    """Among the reduces ``wide`` of the chain's width, those it lowers (module law): those whose region
+    the chain's combine op matches (dataflow), then, with ``by_line``, those whose operand's source
+    lines define the chain's in-thread leaves (``<reduce>``: a leaf is another reduction's result);
+    each filter kept only when it leaves some. The source-line step never makes an error (an error
+    needs every reduce of the width to refuse the chain); a ``proved`` it decided says so.
+
+    >>> tie(None, [], {}, {})
+    []
+    """
     fit = wide
     if len({_shape(r) for r in fit}) > 1:
         fit = [r for r in fit if not any(_combine_errors(chain, r, uses))] or fit
-    if len({_shape(r) for r in fit}) > 1:
+    if by_line and len({_shape(r) for r in fit}) > 1:
         heads = frozenset(u.head for s in chain.steps[0] for u in _first_users(s, uses)) - {"shfl", "redux"}
         heads = heads | ({"add"} if "fma" in heads else set())
         leaves = [d for s in chain.steps[0] for r in _reads(s)[:1] for d in _leaf_defs(r, heads, defs)]
@@ -470,6 +475,18 @@ def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict) -> list[Reduce
                                           else set())
         fit = [r for r in fit if r.source & locs] or fit
     return fit
+
+
+def _by_line(checks: list[Check], fit: list[Reduce], flow: list[Reduce]) -> list[Check]:
+    """``checks`` (a proved verdict against ``fit``), saying so when the source-line step of :func:`tie`
+    narrowed the dataflow candidates ``flow`` to ``fit`` (LLVM may move code across lines: the tie is
+    then an inference, not a dataflow fact)."""
+    if len({_shape(r) for r in flow}) == len({_shape(r) for r in fit}):
+        return checks
+    lines = ", ".join(str(r.op.line) for r in flow)
+    why = (f"; tied to this reduce by the source line of its operand's definitions (by dataflow it "
+           f"could be any of the tt.reduce ops at TTGIR lines {lines})")
+    return [replace(c, message=c.message + why, data=dict(c.data, tie="source line")) for c in checks]
 
 
 def _leaf_defs(reg: str, heads: frozenset, defs: dict, depth: int = 0) -> list[Instr]:
@@ -621,7 +638,7 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     fit = tie(chain, wide, defs, uses)
     verdicts = {id(r): _verdict(chain, r, uses, data) for r in fit}
     if all(verdicts[id(r)][0].status == "proved" for r in fit):
-        return verdicts[id(fit[0])]
+        return _by_line(verdicts[id(fit[0])], fit, tie(chain, wide, defs, uses, by_line=False))
     if len(fit) == 1 and not any(_verdict(chain, r, uses, data)[0].status == "proved" for r in wide if r is not fit[0]):
         return verdicts[id(fit[0])]
     lines = ", ".join(str(r.op.line) for r in fit)
