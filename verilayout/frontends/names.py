@@ -335,13 +335,14 @@ def parse_cluster(text: object) -> tuple[int, int]:
     >>> parse_cluster("4x")
     Traceback (most recent call last):
     ...
-    verilayout.errors.LayoutError: --cluster '4x': expected 1x1, 2x1 or 1x2
+    verilayout.errors.LayoutError: --cluster '4x': expected CMxCN, e.g. 2x1 (sm_90a: 1x1, 2x1, 1x2; sm_100a also 2x2, 4x1, 1x4)
     """
     if isinstance(text, (tuple, list)) and len(text) == 2 and all(type(v) is int for v in text):
         return int(text[0]), int(text[1])
     m = _CLUSTER_RE.match(str(text))
     if not m:
-        raise LayoutError(f"--cluster {text!r}: expected 1x1, 2x1 or 1x2")
+        raise LayoutError(f"--cluster {text!r}: expected CMxCN, e.g. 2x1 (sm_90a: 1x1, 2x1, 1x2; sm_100a "
+                          "also 2x2, 4x1, 1x4)")
     return int(m[1]), int(m[2])
 
 
