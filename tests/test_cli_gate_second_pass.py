@@ -362,6 +362,8 @@ def test_paths_after_options_are_audited_too():
     assert r.returncode == 0, r.stderr
     assert [f["path"] for f in json.loads(r.stdout)["files"]] == [a, b]
     one_error_line(cli("audit", a, "--json", "--bogus"), "unrecognized arguments: --bogus")
+    # the line names the command whose --help teaches the options, not the top-level program
+    assert "(see verilayout audit --help)" in cli("audit", a, "--bogus").stderr
     # check takes its spec files the same way
     r = cli("check", "specs/linear_layouts.toml", "--json", "specs/wgmma.toml")
     assert r.returncode == 0, r.stderr

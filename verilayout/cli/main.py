@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from importlib import import_module
 
@@ -19,8 +19,25 @@ class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr (``error: ...``) and exit 2."""
 
     def error(self, message: str):  # noqa: D102 - argparse's hook
-        print(f"error: {self.prog}: {one_line(message)} (see {self.prog} --help)", file=sys.stderr)
-        sys.exit(2)
+        usage_error(self.prog, message)
+
+
+def usage_error(prog: str, message: str) -> NoReturn:
+    """A usage error: one line on stderr naming the command and its ``--help``, exit 2."""
+    print(f"error: {prog}: {one_line(message)} (see {prog} --help)", file=sys.stderr)
+    sys.exit(2)
+
+
+def command_prog(prog: str, args: argparse.Namespace) -> str:
+    """The name of the command ``args`` chose (``verilayout emit gemm``): a command's sub-command is
+    its ``<command>_command`` attribute.
+
+    >>> command_prog("verilayout", argparse.Namespace(command="emit", emit_command="gemm"))
+    'verilayout emit gemm'
+    """
+    cmd = getattr(args, "command", None)
+    sub = getattr(args, f"{cmd}_command", None) if cmd else None
+    return " ".join(p for p in (prog, cmd, sub) if p)
 
 #: The one line every interrupted command ends with (exit 130).
 INTERRUPTED = "error: interrupted (Ctrl-C)"
@@ -149,7 +166,7 @@ def parse_intermixed(parser: argparse.ArgumentParser, argv: list[str]) -> argpar
     dest = getattr(args, "intermixed", None)
     if extra:
         if not dest or any(x.startswith("-") and x != "-" for x in extra):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            usage_error(command_prog(parser.prog, args), f"unrecognized arguments: {' '.join(extra)}")
         setattr(args, dest, list(getattr(args, dest) or ()) + extra)
     return args
 
