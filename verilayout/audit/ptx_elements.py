@@ -275,12 +275,13 @@ def element_checks(ctx: PtxContext) -> list[Check]:
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
     owned = {(op.loc, _OPS[op.name][0]) for op in ops}
+    scratch = {op.loc for op in tmod.ops if op.name == "ttg.convert_layout" and op.loc}
     lines: dict[tuple[str, str], dict[tuple, Any]] = {}
     for op in ops:                           # ops of one type on one line share their PTX accesses
         lines.setdefault((op.loc, _OPS[op.name][0]), {}).setdefault(
             (tuple(op.operand_types), tuple(op.result_types)), op)
     for (loc, kind), reps in lines.items():
-        instrs = _adopt(by_loc.get((loc, kind), []), kind, of, by, owned)
+        instrs = _adopt(by_loc.get((loc, kind), []), kind, of, by, owned, scratch)
         if instrs:
             out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
                                       loc in claims["foreign"], of, claims["chained"]))
@@ -490,17 +491,21 @@ def _address_register(ins: Instr) -> str | None:
     return addr.base_name if addr else None
 
 
-def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> list[Instr]:
+def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set,
+           scratch: set = frozenset()) -> list[Instr]:
     """``instrs`` (an op's accesses, found by source line) with the accesses the scheduler moved
     among them under another line's ``.loc``, found by dataflow: same direction, same barrier epoch,
     the same address register as one of the op's own (the address flows from the op's base), and a
-    line that holds no shared-memory op of that direction itself."""
+    line that holds no shared-memory op of that direction itself nor a ``ttg.convert_layout``
+    (``scratch``: its round trip through scratch memory is the conversion's, even where the compiler
+    derived the scratch address from another buffer's register plus a constant)."""
     if not instrs:
         return instrs
     regs = {_address_register(i) for i in instrs}
     mine = {i.line for i in instrs}
     extra = [j for e in sorted({of[i.line] for i in instrs if i.line in of}) for j in by.get(e, [])
-             if j.line not in mine and j.loc and (j.loc, kind) not in owned and smem_access(j)[0] == kind
+             if j.line not in mine and j.loc and (j.loc, kind) not in owned and j.loc not in scratch
+             and smem_access(j)[0] == kind
              and _address_register(j) in regs and j.func == instrs[0].func]
     return sorted(instrs + extra, key=lambda i: i.line) if extra else instrs
 
