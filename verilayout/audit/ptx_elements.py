@@ -274,20 +274,36 @@ def element_checks(ctx: PtxContext) -> list[Check]:
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
     owned = {(op.loc, _OPS[op.name][0]) for op in ops}
+    scratch = {op.loc for op in tmod.ops if op.name == "ttg.convert_layout" and op.loc}
     lines: dict[tuple[str, str], dict[tuple, Any]] = {}
     for op in ops:                           # ops of one type on one line share their PTX accesses
         lines.setdefault((op.loc, _OPS[op.name][0]), {}).setdefault(
             (tuple(op.operand_types), tuple(op.result_types)), op)
     for (loc, kind), reps in lines.items():
-        instrs = _adopt(by_loc.get((loc, kind), []), kind, of, by, owned)
+        mine = by_loc.get((loc, kind), [])
+        instrs = _adopt(mine, kind, of, by, owned)
         if instrs:
-            out.extend(_line_elements(list(reps.values()), instrs, tmod, evals, memo,
-                                      loc in claims["foreign"], of, claims["chained"]))
+            def run(xs: list[Instr], reps: dict = reps, loc: str = loc) -> list[Check]:
+                return _line_elements(list(reps.values()), xs, tmod, evals, memo, loc in claims["foreign"], of,
+                                      claims["chained"])
+            out.extend(_without_scratch(run, instrs, _adopt(mine, kind, of, by, owned, scratch)))
     out.extend(_sunk_loads(lines, ops, by_loc, owned, out, tmod, evals, memo, of, claims["chained"]))
     memo[("local_proved",)] = {ln for c in out if c.status == "proved" for ln in c.data.get("instructions", ())}
     out = _also_charged(out, {i.line: i for i in mod.instrs})
     memo[("element_lines",)] = {ln for c in out for ln in (c.line, *c.data.get("instructions", ()))}
     return out
+
+
+def _without_scratch(run: Any, instrs: list[Instr], alt: list[Instr]) -> list[Check]:
+    """``run(instrs)``; when that finds an error and ``alt`` (the same accesses less those adopted from a
+    line holding a ``ttg.convert_layout``) differs, ``run(alt)`` if it finds none: the dropped accesses
+    are then the conversion's round trip (the compiler derived its scratch address from the op's
+    register plus a constant), left to the round checks, which prove or report them."""
+    got = run(instrs)
+    if alt == instrs or not any(c.severity == "error" for c in got):
+        return got
+    other = run(alt)
+    return got if any(c.severity == "error" for c in other) else other
 
 
 def _sunk_loads(lines: dict, ops: list, by_loc: dict, owned: set, done: list[Check], tmod: Module, evals: dict,
@@ -499,17 +515,20 @@ def _address_register(ins: Instr) -> str | None:
     return addr.base_name if addr else None
 
 
-def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set) -> list[Instr]:
+def _adopt(instrs: list[Instr], kind: str, of: dict, by: dict, owned: set,
+           scratch: set = frozenset()) -> list[Instr]:
     """``instrs`` (an op's accesses, found by source line) with the accesses the scheduler moved
     among them under another line's ``.loc``, found by dataflow: same direction, same barrier epoch,
     the same address register as one of the op's own (the address flows from the op's base), and a
-    line that holds no shared-memory op of that direction itself."""
+    line that holds no shared-memory op of that direction itself (nor one of the lines ``scratch``:
+    those holding a ``ttg.convert_layout``, tried by :func:`_without_scratch`)."""
     if not instrs:
         return instrs
     regs = {_address_register(i) for i in instrs}
     mine = {i.line for i in instrs}
     extra = [j for e in sorted({of[i.line] for i in instrs if i.line in of}) for j in by.get(e, [])
-             if j.line not in mine and j.loc and (j.loc, kind) not in owned and smem_access(j)[0] == kind
+             if j.line not in mine and j.loc and (j.loc, kind) not in owned and j.loc not in scratch
+             and smem_access(j)[0] == kind
              and _address_register(j) in regs and j.func == instrs[0].func]
     return sorted(instrs + extra, key=lambda i: i.line) if extra else instrs
 
