@@ -5,8 +5,9 @@ Every case runs in its own process under resource limits (10 s CPU, 1 GiB addres
 To keep the battery fast, a small server process imports ``verilayout.cli.main`` once and
 forks one child per case (the child sets the limits, redirects stdin/stdout/stderr and calls
 ``main(argv)``); two servers, started once for the module, run the cases of one class in
-parallel. One pytest test per class lists every failing case. Cases marked "routed" fail in code owned by another engineer (listed
-in ROUTED with the reason) and are expected to fail until that code is fixed.
+parallel. One pytest test per class lists every failing case. Cases marked "routed" fail in
+code owned by another engineer (listed in ROUTED with the reason) and are expected to fail
+until that code is fixed.
 """
 from __future__ import annotations
 
