@@ -31,7 +31,10 @@ SLOW_FILES = frozenset({
     "test_harvest_audit.py", "test_ptx_mutations.py",
     # the CTA-pair GEMM: each check compiles (nvcc, ptxas) and searches the pair's barrier protocol
     # (about 10 s a kernel), the heaviest file of the suite
-    "test_emit_gemm_sm100_2cta.py"})
+    "test_emit_gemm_sm100_2cta.py",
+    # the ping-pong GEMM: every test but a few compiles its kernel with nvcc and explores its turns
+    # (52 s of CPU in all, measured with -p tests.cpu_table)
+    "test_emit_gemm_pingpong.py"})
 
 #: Seconds of the slowest test files in CI's ``--durations=25`` (``.ci/run`` on 2 cores,
 #: 2026-11-29, the larger of two runs; files with many small tests are not listed). They are
@@ -95,15 +98,22 @@ def _order(item) -> tuple[bool, int]:
     return name in LATE_FILES, -HEAVY_FILES.get(name, 0)
 
 
+def _needs_nvcc(item) -> bool:
+    """A test skipped without nvcc (a ``skipif`` whose reason names it): its oracle is an nvcc
+    compile of an emitted kernel and the checks of its PTX, seconds of CPU each (90 s in all
+    outside SLOW_FILES, measured with -p tests.cpu_table)."""
+    return any("nvcc" in str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+
+
 def pytest_collection_modifyitems(config, items):
-    """Mark the slow tests (see ``SLOW_FILES``); the heaviest files first (``HEAVY_FILES``), the
-    C++-built oracles last (``LATE_FILES``, their build started in the background); the sort is
-    stable, so the other files keep their collection order."""
+    """Mark the slow tests (see ``SLOW_FILES``, :func:`_needs_nvcc`); the heaviest files first
+    (``HEAVY_FILES``), the C++-built oracles last (``LATE_FILES``, their build started in the
+    background); the sort is stable, so the other files keep their collection order."""
     items.sort(key=_order)
     for item in items:
         path = str(getattr(item, "path", item.fspath))
         if (os.path.basename(path) in SLOW_FILES or f"{os.sep}oracles{os.sep}" in path
-                or item.get_closest_marker("oracle")):
+                or item.get_closest_marker("oracle") or _needs_nvcc(item)):
             item.add_marker(pytest.mark.slow)
 OPTIONAL = "(optional tool)"
 

@@ -4,9 +4,10 @@ line, starting ``error:``, and no traceback.
 Every case runs in its own process under resource limits (10 s CPU, 1 GiB address space).
 To keep the battery fast, a small server process imports ``verilayout.cli.main`` once and
 forks one child per case (the child sets the limits, redirects stdin/stdout/stderr and calls
-``main(argv)``); two servers run the cases of one class in parallel. One pytest test per class
-lists every failing case. Cases marked "routed" fail in code owned by another engineer (listed
-in ROUTED with the reason) and are expected to fail until that code is fixed.
+``main(argv)``); two servers, started once for the module, run the cases of one class in
+parallel. One pytest test per class lists every failing case. Cases marked "routed" fail in
+code owned by another engineer (listed in ROUTED with the reason) and are expected to fail
+until that code is fixed.
 """
 from __future__ import annotations
 
@@ -523,42 +524,77 @@ def case_id(argv: list[str]) -> str:
     return ascii(text if len(text) < 160 else text[:150] + f"...({len(text)} chars)")
 
 
-def _serve(cases: "queue.Queue", results: dict, tmp: str, env: dict) -> None:
-    srv = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
-    try:
-        while True:
-            try:
-                i, argv = cases.get_nowait()
-            except queue.Empty:
-                break
-            msg = {"argv": argv, "stdin": None, "cwd": tmp,
-                   "out": os.path.join(tmp, f"o{i}"), "err": os.path.join(tmp, f"e{i}")}
-            srv.stdin.write(json.dumps(msg) + "\n")
-            srv.stdin.flush()
-            line = srv.stdout.readline()
-            results[i] = json.loads(line) if line else {"rc": None, "out": "", "err": "server died"}
-    finally:
-        srv.stdin.close()
-        srv.wait(timeout=30)
+class _Server:
+    """One server process (``SERVER``), started on first use and again if it died; a class's
+    cases and the next class's are forked from the same imported parent, which never runs a
+    case itself, so every child starts from the same state whichever class it belongs to."""
+
+    def __init__(self, env: dict) -> None:
+        self.env, self.proc = env, None
+
+    def ask(self, msg: dict) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self.proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True, env=self.env, cwd=ROOT)
+        try:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except OSError:
+            line = ""
+        return json.loads(line) if line else {"rc": None, "out": "", "err": "server died"}
+
+    def close(self) -> None:
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+
+
+def _serve(cases: "queue.Queue", results: dict, tmp: str, server: _Server) -> None:
+    while True:
+        try:
+            i, argv = cases.get_nowait()
+        except queue.Empty:
+            break
+        results[i] = server.ask({"argv": argv, "stdin": None, "cwd": tmp,
+                                 "out": os.path.join(tmp, f"o{i}"), "err": os.path.join(tmp, f"e{i}")})
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_battery(cases: list, tmp: str) -> list[dict]:
+def _servers() -> list[_Server]:
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return [_Server(env) for _ in range(2)]
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """The two servers of this module's batteries: started once (each imports the CLI, z3, numpy
+    and sympy: about a CPU second), not once per class."""
+    pair = _servers()
+    yield pair
+    for srv in pair:
+        srv.close()
+
+
+def run_battery(cases: list, tmp: str, servers: list[_Server] | None = None) -> list[dict]:
     """Run every case (two server processes, one forked child per case); results in order."""
     q: queue.Queue = queue.Queue()
     for i, argv in enumerate(cases):
         q.put((i, [os.path.join(ROOT, a) if a.startswith("specs/") else a for a in argv]))
     results: dict = {}
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    threads = [threading.Thread(target=_serve, args=(q, results, tmp, env)) for _ in range(2)]
+    own = servers is None
+    pair = _servers() if own else servers
+    threads = [threading.Thread(target=_serve, args=(q, results, tmp, srv)) for srv in pair]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if own:
+        for srv in pair:
+            srv.close()
     return [results.get(i, {"rc": None, "out": "", "err": "not run"}) for i in range(len(cases))]
 
 
@@ -575,10 +611,10 @@ def problem(r: dict) -> str | None:
 
 
 @pytest.mark.parametrize("cls", list(CLASSES))
-def test_bad_input_battery(cls, tmp_path_factory):
+def test_bad_input_battery(cls, tmp_path_factory, servers):
     tmp = str(tmp_path_factory.mktemp(f"bad_{cls}"))
     cases = CLASSES[cls](make_files(tmp))
-    results = run_battery(cases, tmp)
+    results = run_battery(cases, tmp, servers)
     failing, routed = [], []
     for i, (argv, r) in enumerate(zip(cases, results)):
         p = problem(r)
