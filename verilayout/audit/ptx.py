@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import z3
 
+from verilayout.audit.launch_limits import cannot_launch
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
@@ -649,7 +650,14 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     if ttgir is None:
         return _without_plan(mod, path, no_plan)
     tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
-    return _with_plan(ptx_context(mod, tmod, ttgir_checks, path))
+    return cannot_launch(_with_plan(ptx_context(mod, tmod, ttgir_checks, path)), tmod, _first_shared(mod))
+
+
+def _first_shared(mod: PtxModule) -> tuple[str, int]:
+    """The first instruction that addresses shared memory (where a launch-resources warning of the
+    PTX points), else the module's first instruction, else line 1."""
+    first = next((i for i in mod.instrs if "shared" in i.parts), mod.instrs[0] if mod.instrs else None)
+    return (first.opcode, first.line) if first is not None else ("module", 1)
 
 
 def ptx_context(mod: PtxModule, tmod: Module, plan: tuple[Check, ...] = (), path: str = "<ptx>") -> PtxContext:

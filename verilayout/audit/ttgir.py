@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import Any
 
 from verilayout.audit.inputs import read_bounded
+from verilayout.audit.launch_limits import cannot_launch
 from verilayout.audit.model import FileReport, Unsupported
 from verilayout.audit.ttgir_banks import async_copy_check, attach_joint, bank_check
 from verilayout.audit.ttgir_context import (AuditContext, internal_message, internal_unchecked, is_nvidia,
@@ -902,9 +903,10 @@ def audit_text(text: str | bytes, path: str = "<text>") -> FileReport:
     ()
     """
     try:
-        return audited(text, path)[1]
+        mod, rep = audited(text, path)
     except RecursionError:
         raise LayoutError(f"{path}: nested too deeply") from None
+    return cannot_launch(rep, mod)     # a kernel that cannot launch: its errors are unchecked
 
 
 def audited(text: str | bytes, path: str) -> tuple[Module, FileReport]:

@@ -56,7 +56,7 @@ _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
 _LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
 _MULTI_RESULT = re.compile(r"(%[\w.$-]+):(\d+)$")
 _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
-                "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas"}
+                "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas", "ttg.shared": "shared"}
 
 
 #: the dialects whose encodings are Triton layouts (converted by ``frontends.triton``)
@@ -419,6 +419,11 @@ class Module:
     #: the worker regions of ``ttg.warp_specialize`` ops, each ``(line, index, num_warps)`` of its
     #: header ``partitionN(...) num_warps(k) {`` in file order (Triton's WarpSpecializeOp printer)
     partitions: tuple[tuple[int, int, int], ...] = ()
+    #: the module's ``ttg.shared = N : i32``: the bytes of shared memory its kernel allocates, set by
+    #: Triton's AllocateSharedMemory pass (``triton/lib/Analysis/Allocation.cpp``; the driver's
+    #: ``metadata.shared``); None where the text does not carry it (Triton's dumped ``.ttgir`` is
+    #: printed before that pass)
+    shared: int | None = None
 
     def type_of(self, text: str) -> Any:
         """Parse one type text (``tensor<...>``/``!ttg.memdesc<...>``) with the module's aliases
@@ -738,4 +743,9 @@ def parse_module(text: str | bytes) -> Module:
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
-                  tuple(ops), aliases, parsed, tuple(heads))
+                  tuple(ops), aliases, parsed, tuple(heads), _int_attr(attrs.get("shared")))
+
+
+def _int_attr(val: Any) -> int | None:
+    """A module attribute read as a non-negative integer, else None (absent or not a number)."""
+    return val if isinstance(val, int) and val >= 0 else None
