@@ -140,7 +140,8 @@ def _unlaunched(c: Check, prefix: str) -> Check:
 
 def cannot_launch(rep: FileReport, mod: Module | None, at: tuple[str, int] | None = None) -> FileReport:
     """``rep`` with the launch-resources warning first and every error ``unchecked`` (the reason
-    prefixed, as it is before each unchecked check) when ``mod``'s kernel cannot launch on its target; else ``rep`` itself (module law).
+    prefixed, as it is before each unchecked check) when ``mod``'s kernel cannot launch on its
+    target; else ``rep`` itself (module law).
     ``at``: the warning's ``(op, line)`` in a file other than the TTGIR (its PTX), no source line.
 
     >>> from verilayout.frontends.ttgir import parse_module
