@@ -46,7 +46,6 @@ the operand's registers come out of lane shuffles. A conversion whose operand re
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -788,10 +787,11 @@ class Offset:
     hi: int
 
 
-def _int_bits(type_text: str) -> int | None:
-    """The width of an integer type text (``i64``, ``tensor<64xi32, #blocked>``); None for other types."""
-    m = re.search(r"(?:^|[<x])i(\d+)\b", type_text.strip())
-    return int(m.group(1)) if m else None
+def _int_bits(t: Any) -> int | None:
+    """The width of an integer :class:`~verilayout.frontends.ttgir.Type` (``i64``, ``tensor<64xi32, ...>``);
+    None for other types."""
+    elem = t.tensor.elem if t.tensor is not None else t.value
+    return int(elem[1:]) if isinstance(elem, str) and elem[:1] == "i" and elem[1:].isdigit() else None
 
 
 def _signed(bits: int) -> tuple[int, int]:
@@ -804,11 +804,11 @@ def scalar_range(value: str, tmod: Module, depth: int = 0) -> tuple[int, int] | 
     signed type (then no operation wrapped); any other value is bounded by its signed type.
 
     >>> from verilayout.frontends.ttgir import parse_module
-    >>> scalar_range("%c", parse_module("module {\n  %c = arith.constant 5 : i32\n}"))
+    >>> scalar_range("%c", parse_module("module {\\n  %c = arith.constant 5 : i32\\n}"))
     (5, 5)
     """
     op = _defining(value, tmod)
-    bits = _int_bits(op.result_types[0]) if op is not None and op.result_types else None
+    bits = _int_bits(op.out_types[0]) if op is not None and op.out_types else None
     if op is None or bits is None or _shape_of(op) != ():
         return None
     if isinstance(op.scalar, int) and not isinstance(op.scalar, bool):
@@ -817,7 +817,7 @@ def scalar_range(value: str, tmod: Module, depth: int = 0) -> tuple[int, int] | 
     if depth > 16 or op.name not in ("arith.extsi", "arith.addi", "arith.subi", "arith.muli"):
         return full
     got = [scalar_range(v, tmod, depth + 1) for v in op.operands[:2]]
-    source = _int_bits(op.operand_types[0]) if op.name == "arith.extsi" and op.operand_types else None
+    source = _int_bits(op.in_types[0]) if op.name == "arith.extsi" and op.in_types else None
     if source is not None and got and got[0] is None:
         got[0] = _signed(source)                       # a value whose op prints no result type (a load)
     if any(g is None for g in got) or (op.name != "arith.extsi" and len(got) < 2):
@@ -848,13 +848,13 @@ def program_offset(value: str, tmod: Module, depth: int = 0) -> Offset | None:
     (:func:`scalar_range`); None otherwise.
 
     >>> from verilayout.frontends.ttgir import parse_module
-    >>> program_offset("%x", parse_module("module {\n}")) is None
+    >>> program_offset("%x", parse_module("module {\\n}")) is None
     True
     """
     op = _defining(value, tmod)
-    if op is None or depth > 32 or not op.result_types:
+    if op is None or depth > 32 or not op.out_types:
         return None
-    shape, bits = _shape_of(op), _int_bits(op.result_types[0])
+    shape, bits = _shape_of(op), _int_bits(op.out_types[0])
     if shape == () and op.scalar is None and op.name not in ("tt.splat",):
         got = scalar_range(value, tmod)
         return Offset(value, np.zeros((), dtype=np.int64), *got) if got is not None else None
@@ -907,7 +907,7 @@ def partial_mask(value: str, tmod: Module, depth: int = 0) -> tuple[np.ndarray, 
     ``broadcast`` and ``convert_layout`` move both arrays; None when nothing is known.
 
     >>> from verilayout.frontends.ttgir import parse_module
-    >>> partial_mask("%x", parse_module("module {\n}")) is None
+    >>> partial_mask("%x", parse_module("module {\\n}")) is None
     True
     """
     op = _defining(value, tmod)
