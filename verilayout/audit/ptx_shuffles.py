@@ -41,6 +41,13 @@ decided), or when the converted value's producer is not a dot (nor a dot's yield
 the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
 (through shared memory) has no check here: the element checks own it.
 
+Which element a folded constant stands for comes from the TTGIR: an ``arith.select`` whose mask is decided
+per element. A mask is decided where it is the same in every program, or where a comparison's two sides
+are one program offset (the same scalar SSA value) plus element parts and no sum can wrap around (the
+offset's bounds, e.g. an ``i32`` widened to ``i64`` times a constant, leave room for the element part):
+then ``p + a R p + b`` iff ``a R b``; an ``and`` with a decided-false side (an ``or`` with a decided-true
+side) is decided. An ``i32`` offset such as ``program_id * 64`` may wrap and stays undecided.
+
 >>> frag_a(Frag("mma", 16, 8, 8, 32, 32), np.array([5]), np.array([0]), 3)
 (array([9]), array([5]))
 """
