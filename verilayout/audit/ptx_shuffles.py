@@ -867,8 +867,7 @@ def program_offset(value: str, tmod: Module, depth: int = 0) -> Offset | None:
         return Offset(value, np.zeros((), dtype=np.int64), *got) if got is not None else None
     if shape is None or not op.operands:
         return None
-    if op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "arith.extsi",
-                   "arith.index_cast"):
+    if op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "arith.extsi"):
         a = program_offset(op.operands[0], tmod, depth + 1)
         if a is None:
             return None
