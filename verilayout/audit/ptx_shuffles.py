@@ -41,6 +41,13 @@ decided), or when the converted value's producer is not a dot (nor a dot's yield
 the operand's registers come out of lane shuffles. A conversion whose operand registers are loaded
 (through shared memory) has no check here: the element checks own it.
 
+Which element a folded constant stands for comes from the TTGIR: an ``arith.select`` whose mask is decided
+per element. A mask is decided where it is the same in every program, or where a comparison's two sides
+are one program offset (the same scalar SSA value) plus element parts and no sum can wrap around (the
+offset's bounds, e.g. an ``i32`` widened to ``i64`` times a constant, leave room for the element part):
+then ``p + a R p + b`` iff ``a R b``; an ``and`` with a decided-false side (an ``or`` with a decided-true
+side) is decided. An ``i32`` offset such as ``program_id * 64`` may wrap and stays undecided.
+
 >>> frag_a(Frag("mma", 16, 8, 8, 32, 32), np.array([5]), np.array([0]), 3)
 (array([9]), array([5]))
 """
@@ -755,8 +762,8 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
     if op.name == "tt.make_range":
         a = op.attributes
         return np.arange(int(a.get("start", 0)), int(a.get("end", 0)), dtype=np.int64)
-    if not op.operands or args[0] is None:
-        return None
+    if not op.operands or args[0] is None or (op.name == "arith.cmpi" and args[1] is None):
+        return _offset_compare(op, tmod, depth) if op.name == "arith.cmpi" and len(op.operands) == 2 else None
     if op.name == "tt.expand_dims":
         return np.expand_dims(args[0], int(op.attributes.get("axis", 0)))
     if op.name in ("tt.broadcast", "tt.splat"):
@@ -772,6 +779,172 @@ def _ints(value: str, tmod: Module, depth: int = 0) -> np.ndarray | None:
         a, b = (x.astype(np.uint64) for x in args[:2]) if pred.startswith("u") else args[:2]   # sign-extended:
         return _CMP[pred](a, b).astype(np.int64)                                              # order kept
     return None
+
+
+# ----- program offset + element part: comparisons where the program's offset cancels ------------------
+
+@dataclass(frozen=True)
+class Offset:
+    """An integer TTGIR tensor whose every element is, exactly (no wrap-around), the value of the scalar
+    ``prog`` (one SSA value, so the same number in every element of one program) plus ``elem``; ``lo``/``hi``
+    bound ``prog`` in every program."""
+    prog: str
+    elem: np.ndarray
+    lo: int
+    hi: int
+
+
+def _int_bits(t: Any) -> int | None:
+    """The width of an integer :class:`~verilayout.frontends.ttgir.Type` (``i64``, ``tensor<64xi32, ...>``);
+    None for other types."""
+    elem = t.tensor.elem if t.tensor is not None else t.value
+    return int(elem[1:]) if isinstance(elem, str) and elem[:1] == "i" and elem[1:].isdigit() else None
+
+
+def _signed(bits: int) -> tuple[int, int]:
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def scalar_range(value: str, tmod: Module, depth: int = 0) -> tuple[int, int] | None:
+    """Bounds ``(lo, hi)`` of a scalar integer TTGIR value over all programs: a constant is itself; ``extsi``
+    keeps its source's bounds (its source's signed type when nothing more is known); ``addi``/``subi``/``muli`` combine bounds when every result in them fits the
+    signed type (then no operation wrapped); any other value is bounded by its signed type.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> scalar_range("%c", parse_module("module {\\n  %c = arith.constant 5 : i32\\n}"))
+    (5, 5)
+    """
+    op = _defining(value, tmod)
+    bits = _int_bits(op.out_types[0]) if op is not None and op.out_types else None
+    if op is None or bits is None or _shape_of(op) != ():
+        return None
+    if isinstance(op.scalar, int) and not isinstance(op.scalar, bool):
+        return op.scalar, op.scalar
+    full = _signed(bits)
+    if depth > 16 or op.name not in ("arith.extsi", "arith.addi", "arith.subi", "arith.muli"):
+        return full
+    got = [scalar_range(v, tmod, depth + 1) for v in op.operands[:2]]
+    source = _int_bits(op.in_types[0]) if op.name == "arith.extsi" and op.in_types else None
+    if source is not None and got and got[0] is None:
+        got[0] = _signed(source)                       # a value whose op prints no result type (a load)
+    if any(g is None for g in got) or (op.name != "arith.extsi" and len(got) < 2):
+        return full
+    a = got[0]
+    if op.name != "arith.extsi":
+        b = got[1]
+        if op.name == "arith.subi":
+            b = (-b[1], -b[0])
+        ends = [x * y for x in a for y in b] if op.name == "arith.muli" else [a[0] + b[0], a[1] + b[1]]
+        a = (min(ends), max(ends))
+    return a if full[0] <= a[0] and a[1] <= full[1] else full
+
+
+def _exact(prog: str, elem: np.ndarray, bounds: tuple[int, int], bits: int | None) -> Offset | None:
+    """The :class:`Offset` when ``prog + elem`` cannot leave the signed ``bits`` range, else None."""
+    if bits is None or elem.size == 0:
+        return None
+    lo, hi = _signed(bits)
+    ok = bounds[0] + int(elem.min()) >= lo and bounds[1] + int(elem.max()) <= hi
+    return Offset(prog, elem, bounds[0], bounds[1]) if ok else None
+
+
+def program_offset(value: str, tmod: Module, depth: int = 0) -> Offset | None:
+    """:class:`Offset` of an integer TTGIR value: a scalar that is not a constant is its own program part;
+    ``splat``/``expand_dims``/``broadcast``/``convert_layout``/``extsi`` keep it; ``addi``/``subi`` of it and
+    a tensor the same in every program (:func:`_ints`) add to the element part when no sum can wrap
+    (:func:`scalar_range`); None otherwise.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> program_offset("%x", parse_module("module {\\n}")) is None
+    True
+    """
+    op = _defining(value, tmod)
+    if op is None or depth > 32 or not op.out_types:
+        return None
+    shape, bits = _shape_of(op), _int_bits(op.out_types[0])
+    if shape == () and op.scalar is None and op.name not in ("tt.splat",):
+        got = scalar_range(value, tmod)
+        return Offset(value, np.zeros((), dtype=np.int64), *got) if got is not None else None
+    if shape is None or not op.operands:
+        return None
+    if op.name in ("tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "arith.extsi"):
+        a = program_offset(op.operands[0], tmod, depth + 1)
+        if a is None:
+            return None
+        e = np.expand_dims(a.elem, int(op.attributes.get("axis", 0))) if op.name == "tt.expand_dims" else a.elem
+        e = np.broadcast_to(e, shape) if op.name in ("tt.splat", "tt.broadcast") else e
+        return Offset(a.prog, e, a.lo, a.hi)
+    return _offset_sum(op, tmod, shape, bits, depth) if op.name in ("arith.addi", "arith.subi") else None
+
+
+def _offset_sum(op: Op, tmod: Module, shape: tuple, bits: int | None, depth: int) -> Offset | None:
+    """``addi``/``subi`` of an :class:`Offset` and a tensor the same in every program (either order for addi)."""
+    x, y = op.operands[:2]
+    a, b = program_offset(x, tmod, depth + 1), _ints(y, tmod, depth + 1)
+    if (a is None or b is None) and op.name == "arith.addi":
+        a, b = program_offset(y, tmod, depth + 1), _ints(x, tmod, depth + 1)
+    elif a is None and op.name == "arith.subi":
+        return None
+    if a is None or b is None or b.dtype.kind not in "iu":
+        return None
+    return _exact(a.prog, np.broadcast_to(a.elem + (b if op.name == "arith.addi" else -b), shape),
+                  (a.lo, a.hi), bits)
+
+
+def _offset_compare(op: Op, tmod: Module, depth: int) -> np.ndarray | None:
+    """An ``arith.cmpi`` of two :class:`Offset` values with the same program part, decided per element.
+
+    Law: both sides are exactly ``p + a`` and ``p + b`` (no wrap-around, :func:`program_offset`) with the
+    same ``p`` in one program, so signed ``p + a  R  p + b`` iff ``a R b`` and ``eq``/``ne`` likewise; an
+    unsigned predicate is decided the same way when both sides are non-negative in every program."""
+    pred = op.predicate or ""
+    a, b = (program_offset(v, tmod, depth + 1) for v in op.operands[:2])
+    if pred not in _CMP or a is None or b is None or a.prog != b.prog:
+        return None
+    if pred.startswith("u") and (a.lo + int(a.elem.min()) < 0 or b.lo + int(b.elem.min()) < 0):
+        return None
+    return _CMP[pred](a.elem, b.elem).astype(np.int64)
+
+
+def partial_mask(value: str, tmod: Module, depth: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(known, true)`` boolean arrays of an ``i1`` TTGIR tensor: where ``known`` the element is ``true`` in
+    every program. Law: a value :func:`_ints` decides is known everywhere; ``a & b`` is known false where
+    either is known false and known where both are known; ``a | b`` dually with true; ``expand_dims``,
+    ``broadcast`` and ``convert_layout`` move both arrays; None when nothing is known.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> partial_mask("%x", parse_module("module {\\n}")) is None
+    True
+    """
+    op = _defining(value, tmod)
+    if op is None or depth > 32:
+        return None
+    whole = _ints(value, tmod)
+    if whole is not None:
+        return np.ones(whole.shape, dtype=bool), whole != 0
+    shape = _shape_of(op)
+    if not shape or not op.operands:
+        return None
+    if op.name in ("tt.expand_dims", "tt.broadcast", "ttg.convert_layout"):
+        got = partial_mask(op.operands[0], tmod, depth + 1)
+        if got is None:
+            return None
+        if op.name == "tt.expand_dims":
+            got = tuple(np.expand_dims(g, int(op.attributes.get("axis", 0))) for g in got)
+        return tuple(np.broadcast_to(g, shape) for g in got) if op.name == "tt.broadcast" else got
+    if op.name in ("arith.andi", "arith.ori") and len(op.operands) == 2:
+        return _combine(op.name == "arith.andi", shape, [partial_mask(v, tmod, depth + 1) for v in op.operands])
+    return None
+
+
+def _combine(conj: bool, shape: tuple, parts: list) -> tuple[np.ndarray, np.ndarray] | None:
+    """``and`` (``conj``) or ``or`` of two partial masks (None: nothing known)."""
+    none = (np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool))
+    (ka, va), (kb, vb) = (p if p is not None and p[0].shape == shape else none for p in parts)
+    dominant = (ka & (va != conj)) | (kb & (vb != conj))          # a known false (and) / true (or) side
+    known = (ka & kb) | dominant
+    value = np.where(dominant, not conj, (va & vb) if conj else (va | vb))
+    return (known, value) if known.any() else None
 
 
 @dataclass(frozen=True)
@@ -817,12 +990,16 @@ def element_values(value: str, tmod: Module, shape: tuple, depth: int = 0) -> Va
 
 
 def _select(op: Op, tmod: Module, shape: tuple, args: list[Values]) -> Values:
-    m = _ints(op.operands[0], tmod)
-    if m is None or m.shape != shape:
+    got = partial_mask(op.operands[0], tmod)
+    if got is None or got[0].shape != shape:
         return _unknown(shape, f"the mask of the arith.select at TTGIR line {op.line} (not the same in every program)")
-    keep = m != 0
+    known, keep = got
     why = f"the arith.select at TTGIR line {op.line}" + (f" ({args[2].why})" if args[2].why else "")
-    return Values(np.where(keep, args[1].code, args[2].code), np.where(keep, args[1].const, args[2].const), why)
+    if not known.all():
+        why = f"the arith.select at TTGIR line {op.line} (its mask is the same in every program only for some " \
+              f"elements)"
+    code = np.where(known, np.where(keep, args[1].code, args[2].code), 2).astype(np.int8)
+    return Values(code, np.where(known & keep, args[1].const, np.where(known, args[2].const, np.nan)), why)
 
 
 def _fold(op: Op, args: list[Values]) -> Values:
