@@ -65,6 +65,7 @@ from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, lo
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
+from verilayout.audit.ptx_tally import wrong_reads
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -1441,33 +1442,6 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     return wrote, reads
 
 
-def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int) -> tuple:
-    """The tally :func:`_blamed` scores: wrong reads by load line and by the line of the store of
-    the byte, reads by line, the first wrong read of each line ``(thread, byte, writer, instr)``, the
-    wrong reads in all and those of bytes no store wrote. A read is wrong when no store wrote the byte
-    or the writer shares no element with the reader."""
-    wrong_l: dict[int, int] = {}
-    wrong_s: dict[int, int] = {}
-    total: dict[int, int] = {}
-    first_bad: dict[int, tuple] = {}
-    n_wrong = unwritten = 0
-    for td in range(n):
-        for b, ins in reads[td].items():
-            w = wrote.get(b)
-            total[ins.line] = total.get(ins.line, 0) + 1
-            if w is not None:
-                total[w[1].line] = total.get(w[1].line, 0) + 1
-            if w is None or not hs[w[0]] & hd[td]:
-                n_wrong += 1
-                unwritten += w is None
-                wrong_l[ins.line] = wrong_l.get(ins.line, 0) + 1
-                first_bad.setdefault(ins.line, (td, b, w[0] if w else None, ins))
-                if w is not None:
-                    wrong_s[w[1].line] = wrong_s.get(w[1].line, 0) + 1
-                    first_bad.setdefault(w[1].line, (td, b, w[0], w[1]))
-    return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
-
-
 def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
@@ -1513,10 +1487,11 @@ _line_of = operator.attrgetter("line")
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict, eb: int = 1) -> Check | None:
     """A byte read is right when the thread that loads it shares an element with the one that
-    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
-    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
+    stored it (the tally: :func:`verilayout.audit.ptx_tally.wrong_reads`). The moved access is the
+    one whose leaving out leaves the fewest wrong reads (then the one that takes the fewest reads
+    with it): the counterexample. With no wrong read, bytes
     stored that no one loads blame their store; ``None`` when nothing is wrong."""
-    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = _wrong_reads(wrote, reads, hs, hd, n)
+    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = wrong_reads(wrote, reads, hs, hd, n)
     # leave one access out: the wrong reads that remain (a store left out excuses the reads of
     # bytes no store writes: they may be the ones it should have written); fewest first, then the
     # fewest reads left out with it, then the earliest line
