@@ -11,6 +11,7 @@ no store wrote its byte or the storing thread holds none of the reading thread's
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from typing import Any
@@ -18,23 +19,15 @@ from typing import Any
 import numpy as np
 
 _line_of = operator.attrgetter("line")
+_first = operator.itemgetter(0)
+_second = operator.itemgetter(1)
+_is_not_none = functools.partial(operator.is_not, None)
 
 
 def _counts(lines: np.ndarray) -> dict[int, int]:
     """line -> how many times it occurs in ``lines``."""
     got, count = np.unique(lines, return_counts=True)
     return dict(zip(got.tolist(), count.tolist()))
-
-
-def _writers(wrote: dict, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(found, at)``: per byte of ``b``, whether ``wrote`` has it, and its index in ``wrote``'s order."""
-    keys = np.fromiter(wrote, dtype=np.int64, count=len(wrote))
-    if not len(keys):
-        return np.zeros(len(b), dtype=bool), np.zeros(len(b), dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    pos = np.minimum(np.searchsorted(keys[order], b), len(keys) - 1)
-    at = order[pos]
-    return keys[at] == b, at
 
 
 def _share(wt: np.ndarray, td: np.ndarray, hs: list[set[int]], hd: list[set[int]], n: int) -> np.ndarray:
@@ -71,27 +64,27 @@ def wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set
     loads = list(itertools.chain.from_iterable(r.values() for r in reads[:n]))
     if not loads:
         return {}, {}, {}, {}, 0, 0
+    bl = list(itertools.chain.from_iterable(reads[:n]))
+    ws = list(map(wrote.get, bl))                 # each read's (writer, store), None when unwritten
+    found = np.fromiter(map(_is_not_none, ws), dtype=bool, count=len(ws))
+    fw = [w for w in ws if w is not None]
     td = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes)
-    b = np.fromiter(itertools.chain.from_iterable(reads[:n]), dtype=np.int64, count=len(loads))
     ld_line = np.fromiter(map(_line_of, loads), dtype=np.int64, count=len(loads))
-    found, at = _writers(wrote, b)
-    vals = list(wrote.values())
-    w_thread = np.fromiter((v[0] for v in vals), dtype=np.int64, count=len(vals))[at] if vals else at
-    st_line = np.fromiter((v[1].line for v in vals), dtype=np.int64, count=len(vals))[at] if vals else at
+    st_line = np.full(len(ws), -1, dtype=np.int64)
+    st_line[found] = np.fromiter(map(_line_of, map(_second, fw)), dtype=np.int64, count=len(fw))
     bad = ~found
-    if found.any():
-        bad[found] = ~_share(w_thread[found], td[found], hs, hd, n)
+    if fw:
+        wt = np.fromiter(map(_first, fw), dtype=np.int64, count=len(fw))
+        bad[found] = ~_share(wt, td[found], hs, hd, n)
     total = _counts(np.concatenate([ld_line, st_line[found]]))
     wrong_l = _counts(ld_line[bad])
     wrong_s = _counts(st_line[bad & found])
-    first_bad = {ln: _bad_read(p, td, b, found, w_thread, at, loads, vals)
-                 for ln, p in _first_bad(bad, found, ld_line, st_line).items()}
+    first_bad = {ln: _bad_read(p, td, bl, ws, loads) for ln, p in _first_bad(bad, found, ld_line, st_line).items()}
     return wrong_l, wrong_s, total, first_bad, int(bad.sum()), int((~found).sum())
 
 
-def _bad_read(p: int, td: np.ndarray, b: np.ndarray, found: np.ndarray, w_thread: np.ndarray, at: np.ndarray,
-              loads: list, vals: list) -> tuple[int, int, Any, Any]:
+def _bad_read(p: int, td: np.ndarray, bl: list, ws: list, loads: list) -> tuple[int, int, Any, Any]:
     """``(thread, byte, writer or None, access)`` of the event :func:`_first_bad` numbered ``p``."""
     i = p // 2
-    w = int(w_thread[i]) if found[i] else None
-    return int(td[i]), int(b[i]), w, (vals[int(at[i])][1] if p % 2 else loads[i])
+    w = ws[i]
+    return int(td[i]), bl[i], (w[0] if w is not None else None), (w[1] if p % 2 else loads[i])
