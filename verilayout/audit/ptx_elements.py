@@ -163,7 +163,8 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     acc, addr = got
     imm = addr.offset
     a0 = ev.operand(addr.base, 32, at=ins)
-    offs = lane_byte_offsets(ev, addr.base, ins, memo)
+    offs = None if a0 is None else _by_term(("lanes", a0.get_id()), a0,
+                                            lambda: lane_byte_offsets(ev, addr.base, ins, memo))
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
     active = [True] * 32
@@ -190,8 +191,31 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     key = ("at0", a.get_id(), imm)
     hit = memo.get(key)
     if hit is None:                # the core simplified once; each constant on the small result
-        core, c = address_parts(a, memo)
-        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo))
+        def at0() -> z3.BitVecRef:
+            core, c = address_parts(a, memo)
+            return at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo)
+        hit = memo[key] = (a, _by_term(key, a, at0))
+    return hit[1]
+
+
+#: Answers that are functions of one z3 term alone (its lanes' offsets, its value at thread 0),
+#: shared by every file this process audits: z3 hash-conses the terms of its (one, default)
+#: context, so a term alive in this table and a term built later are equal exactly when their ids
+#: are; each entry keeps its term alive. Kernels repeat address functions (unrolled copies, the
+#: same kernel audited again with one access changed): each is simplified once.
+_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, Any]] = {}
+_TERM_ANSWERS_MAX = 200_000
+
+
+def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
+    """``compute()``, remembered in :data:`_TERM_ANSWERS` under ``key`` (which holds ``term``'s
+    id and the other arguments the answer depends on), with ``term`` kept alive beside it; the
+    table is emptied (keys and terms together) when it reaches :data:`_TERM_ANSWERS_MAX`."""
+    hit = _TERM_ANSWERS.get(key)
+    if hit is None:
+        if len(_TERM_ANSWERS) >= _TERM_ANSWERS_MAX:
+            _TERM_ANSWERS.clear()
+        hit = _TERM_ANSWERS[key] = (term, compute())
     return hit[1]
 
 
@@ -823,13 +847,15 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
-    got = _thread_offsets(ev, ins, addr.base, n, memo)
+    expr = ev.operand(addr.base, 32, at=ins)
+    got = None if expr is None else _by_term(("threads", expr.get_id(), n), expr,
+                                             lambda: _thread_offsets(ev, ins, addr.base, n, memo))
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
     key = ("zero+", zero.get_id(), imm)          # accesses at one address and offset: one simplification
     if key not in memo:
-        memo[key] = (zero, z3.simplify(zero + imm))
+        memo[key] = (zero, _by_term(key, zero, lambda: z3.simplify(zero + imm)))
     zero = memo[key][1]
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
         if not all(active):
