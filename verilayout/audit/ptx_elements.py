@@ -374,10 +374,27 @@ def _also_charged(checks: list[Check], at: dict[int, Instr]) -> list[Check]:
 def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str, bool, int] | str:
     try:
         types = _types(tmod, op)
-        return _layout_bytes(*types, store=_OPS[op.name][0] == "store") if types is not None \
+        return _layout_bytes_of(*types, store=_OPS[op.name][0] == "store") if types is not None \
             else "its types could not be read"
     except (LayoutError, KeyError, ValueError) as e:
         return str(e)
+
+
+#: :func:`_layout_bytes` answers (read only) by the full text of the two parsed types: one per
+#: distinct pair of layouts in this process (a kernel audited again, ops of one type on many lines)
+_LAYOUT_BYTES: dict[tuple[str, str, bool], Any] = {}
+
+
+def _layout_bytes_of(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool, int] | str:
+    """:func:`_layout_bytes`, remembered by ``(repr(rt), repr(mt), store)`` (every field of the
+    parsed types, their encodings included); emptied past 4,096 entries."""
+    key = (repr(rt), repr(mt), store)
+    hit = _LAYOUT_BYTES.get(key)
+    if hit is None:
+        if len(_LAYOUT_BYTES) >= 4096:
+            _LAYOUT_BYTES.clear()
+        hit = _LAYOUT_BYTES[key] = _layout_bytes(rt, mt, store)
+    return hit
 
 
 def _unchecked(op: Any, first: Instr, why: str) -> Check:
