@@ -65,6 +65,7 @@ from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, lo
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
+from verilayout.audit.ptx_tally import wrong_reads
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -162,7 +163,8 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
     acc, addr = got
     imm = addr.offset
     a0 = ev.operand(addr.base, 32, at=ins)
-    offs = lane_byte_offsets(ev, addr.base, ins, memo)
+    offs = None if a0 is None else _by_term(("lanes", a0.get_id()), a0,
+                                            lambda: lane_byte_offsets(ev, addr.base, ins, memo))
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
     active = [True] * 32
@@ -189,8 +191,31 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     key = ("at0", a.get_id(), imm)
     hit = memo.get(key)
     if hit is None:                # the core simplified once; each constant on the small result
-        core, c = address_parts(a, memo)
-        hit = memo[key] = (a, at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo))
+        def at0() -> z3.BitVecRef:
+            core, c = address_parts(a, memo)
+            return at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo)
+        hit = memo[key] = (a, _by_term(key, a, at0))
+    return hit[1]
+
+
+#: Answers that are functions of one z3 term alone (its lanes' offsets, its value at thread 0),
+#: shared by every file this process audits: z3 hash-conses the terms of its (one, default)
+#: context, so a term alive in this table and a term built later are equal exactly when their ids
+#: are; each entry keeps its term alive. Kernels repeat address functions (unrolled copies, the
+#: same kernel audited again with one access changed): each is simplified once.
+_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, Any]] = {}
+_TERM_ANSWERS_MAX = 200_000
+
+
+def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
+    """``compute()``, remembered in :data:`_TERM_ANSWERS` under ``key`` (which holds ``term``'s
+    id and the other arguments the answer depends on), with ``term`` kept alive beside it; the
+    table is emptied (keys and terms together) when it reaches :data:`_TERM_ANSWERS_MAX`."""
+    hit = _TERM_ANSWERS.get(key)
+    if hit is None:
+        if len(_TERM_ANSWERS) >= _TERM_ANSWERS_MAX:
+            _TERM_ANSWERS.clear()
+        hit = _TERM_ANSWERS[key] = (term, compute())
     return hit[1]
 
 
@@ -349,10 +374,27 @@ def _also_charged(checks: list[Check], at: dict[int, Instr]) -> list[Check]:
 def _want(tmod: Module, op: Any) -> tuple[list[set[int]], str, bool, int] | str:
     try:
         types = _types(tmod, op)
-        return _layout_bytes(*types, store=_OPS[op.name][0] == "store") if types is not None \
+        return _layout_bytes_of(*types, store=_OPS[op.name][0] == "store") if types is not None \
             else "its types could not be read"
     except (LayoutError, KeyError, ValueError) as e:
         return str(e)
+
+
+#: :func:`_layout_bytes` answers (read only) by the full text of the two parsed types: one per
+#: distinct pair of layouts in this process (a kernel audited again, ops of one type on many lines)
+_LAYOUT_BYTES: dict[tuple[str, str, bool], Any] = {}
+
+
+def _layout_bytes_of(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]], str, bool, int] | str:
+    """:func:`_layout_bytes`, remembered by ``(repr(rt), repr(mt), store)`` (every field of the
+    parsed types, their encodings included); emptied past 4,096 entries."""
+    key = (repr(rt), repr(mt), store)
+    hit = _LAYOUT_BYTES.get(key)
+    if hit is None:
+        if len(_LAYOUT_BYTES) >= 4096:
+            _LAYOUT_BYTES.clear()
+        hit = _LAYOUT_BYTES[key] = _layout_bytes(rt, mt, store)
+    return hit
 
 
 def _unchecked(op: Any, first: Instr, why: str) -> Check:
@@ -822,13 +864,15 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     active, how = thread_guard(ev, ins, memo, n)
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
-    got = _thread_offsets(ev, ins, addr.base, n, memo)
+    expr = ev.operand(addr.base, 32, at=ins)
+    got = None if expr is None else _by_term(("threads", expr.get_id(), n), expr,
+                                             lambda: _thread_offsets(ev, ins, addr.base, n, memo))
     if got is None:
         return "the threads' addresses are not exact relative to thread 0"
     zero, offs = got
     key = ("zero+", zero.get_id(), imm)          # accesses at one address and offset: one simplification
     if key not in memo:
-        memo[key] = (zero, z3.simplify(zero + imm))
+        memo[key] = (zero, _by_term(key, zero, lambda: z3.simplify(zero + imm)))
     zero = memo[key][1]
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
         if not all(active):
@@ -1441,33 +1485,6 @@ def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[di
     return wrote, reads
 
 
-def _wrong_reads(wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int) -> tuple:
-    """The tally :func:`_blamed` scores: wrong reads by load line and by the line of the store of
-    the byte, reads by line, the first wrong read of each line ``(thread, byte, writer, instr)``, the
-    wrong reads in all and those of bytes no store wrote. A read is wrong when no store wrote the byte
-    or the writer shares no element with the reader."""
-    wrong_l: dict[int, int] = {}
-    wrong_s: dict[int, int] = {}
-    total: dict[int, int] = {}
-    first_bad: dict[int, tuple] = {}
-    n_wrong = unwritten = 0
-    for td in range(n):
-        for b, ins in reads[td].items():
-            w = wrote.get(b)
-            total[ins.line] = total.get(ins.line, 0) + 1
-            if w is not None:
-                total[w[1].line] = total.get(w[1].line, 0) + 1
-            if w is None or not hs[w[0]] & hd[td]:
-                n_wrong += 1
-                unwritten += w is None
-                wrong_l[ins.line] = wrong_l.get(ins.line, 0) + 1
-                first_bad.setdefault(ins.line, (td, b, w[0] if w else None, ins))
-                if w is not None:
-                    wrong_s[w[1].line] = wrong_s.get(w[1].line, 0) + 1
-                    first_bad.setdefault(w[1].line, (td, b, w[0], w[1]))
-    return wrong_l, wrong_s, total, first_bad, n_wrong, unwritten
-
-
 def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
@@ -1513,10 +1530,11 @@ _line_of = operator.attrgetter("line")
 def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict, eb: int = 1) -> Check | None:
     """A byte read is right when the thread that loads it shares an element with the one that
-    stored it. The moved access is the one whose leaving out leaves the fewest wrong reads (then
-    the one that takes the fewest reads with it): the counterexample. With no wrong read, bytes
+    stored it (the tally: :func:`verilayout.audit.ptx_tally.wrong_reads`). The moved access is the
+    one whose leaving out leaves the fewest wrong reads (then the one that takes the fewest reads
+    with it): the counterexample. With no wrong read, bytes
     stored that no one loads blame their store; ``None`` when nothing is wrong."""
-    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = _wrong_reads(wrote, reads, hs, hd, n)
+    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = wrong_reads(wrote, reads, hs, hd, n)
     # leave one access out: the wrong reads that remain (a store left out excuses the reads of
     # bytes no store writes: they may be the ones it should have written); fewest first, then the
     # fewest reads left out with it, then the earliest line
