@@ -399,8 +399,9 @@ def test_the_whole_corpus_is_read_and_only_unmodelled_ops_stay_unchecked():
     for f in files:
         assert f.layouts_parsed == f.layouts_seen and not f.unsupported, (f.path, f.unsupported[:2])
     reasons = {c.data.get("reason") for f in files for c in f.checks if c.status == "unchecked"}
-    # what no model covers yet, each named: tcgen05.cp of scale factors, TMEM A operands
-    assert reasons <= {"tcgen05.cp", "tensor-memory operand"}, reasons
+    # what no model covers yet, each named: tcgen05.cp of scale factors, TMEM A operands, and
+    # NVIDIA padded_shared banks on the TTGIR side (an address map; the PTX audit checks them)
+    assert reasons <= {"tcgen05.cp", "tensor-memory operand", "padded shared (NVIDIA TTGIR)"}, reasons
     assert not [c for f in files for c in f.checks if c.data.get("reason") == "internal error"]
 
 

@@ -31,8 +31,22 @@ def test_manifest_matches_the_files():
         if f["target"].startswith("cuda"):
             assert f.get("ptx") and (CORPUS / f["ptx"]).is_file(), f   # Triton's cache keeps both
             listed.add(f["ptx"])
-    on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*") if p.suffix in (".ttgir", ".ptx")}
+    folders = set(_manifest()["targets"]) | {f["target"] for f in _manifest()["files"]}
+    on_disk = {str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/*")
+               if p.suffix in (".ttgir", ".ptx") and p.parent.name in folders}
     assert on_disk == listed
+
+
+def test_each_other_corpus_folder_says_where_its_files_came_from():
+    # folders beside the generated targets (hand-layout Gluon kernels, pairs from a package
+    # sweep) are not in the manifest: each has a README naming how its pairs were made
+    folders = set(_manifest()["targets"]) | {f["target"] for f in _manifest()["files"]}
+    others = [d for d in CORPUS.iterdir() if d.is_dir() and d.name not in folders and d.name != "__pycache__"]
+    assert others, "expected the gluon_week and unseen folders"
+    for d in others:
+        pairs = list(d.glob("*.ttgir"))
+        assert pairs and (d / "README.md").is_file(), d
+        assert all(p.with_suffix(".ptx").is_file() for p in pairs), d
 
 
 def test_no_path_of_this_machine_remains():

@@ -172,8 +172,18 @@ def compare(ct, ans: dict) -> str:
         pairs, params = triton_memory.padded_shared_parts(ct.parsed.encoding.body)
         if not isinstance(ours, SharedAddressMap):
             return f"padded: ours is {type(ours).__name__}"
-        if [list(x) for x in pairs] != p["pairs"] or params.get("offset") != p["offset"]:
-            return f"padded: ours {pairs} {params.get('offset')}, Triton {p}"
+        if [list(x) for x in pairs] != p["pairs"]:
+            return f"padded: ours {pairs}, Triton {p}"
+        if "offset" in params:
+            return "" if params["offset"] == p["offset"] else f"padded: ours {params['offset']}, Triton {p}"
+        # the short form {order, shape}: Triton's linear component puts offset bit i at coordinate
+        # offset[i]; our map must store that element at 2^i plus the paddings before it
+        for i, coord in enumerate(p["offset"]):
+            o = 1 << i
+            want = o + sum(pad * (o // interval) for interval, pad in pairs)
+            got = ours.offset({f"dim{d}": v for d, v in enumerate(coord)})
+            if got != want:
+                return f"padded: offset bit {i} at {coord}: ours {got}, Triton {want}"
         return ""
     assert isinstance(ours, LinearLayout)
     want = {k: v for k, v in ans["bases"].items()}

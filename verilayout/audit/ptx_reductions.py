@@ -143,9 +143,37 @@ def _tensor_type(tmod: Module, value: str, depth: int = 0) -> Any:
     return _tensor_type(tmod, loop.yielded[i], depth + 1)
 
 
-def _bases(tmod: Module, value: str) -> tuple[tuple, tuple]:
-    """(lane bases, register bases) of ``value``'s layout, 5 lane bases (missing ones 0)."""
-    t = _tensor_type(tmod, value)
+def _operand_type(tmod: Module, at: int) -> Any:
+    """The tensor type of the first operand of ``tmod.ops[at]``: as the op prints it, else the type
+    of the nearest definition of that name before it (a ``ttg.warp_specialize`` partition is an
+    isolated region that may define the same name again: within a region a name is defined before
+    its uses, so the nearest earlier definition is this region's), else :func:`_tensor_type`.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> _operand_type(parse_module("module {}"), 0) is None
+    True
+    """
+    if at >= len(tmod.ops):
+        return None
+    op = tmod.ops[at]
+    value = op.operands[0]
+    t = op.in_types[0].read() if op.operand_types else None
+    if getattr(t, "encoding", None) is not None:
+        return t
+    for d in reversed(tmod.ops[:at]):
+        if value in d.results and d.result_types:
+            k = d.results.index(value)
+            t = d.out_types[min(k, len(d.out_types) - 1)].read()
+            if getattr(t, "encoding", None) is not None:
+                return t
+            break
+    return _tensor_type(tmod, value)
+
+
+def _bases(tmod: Module, value: str, t: Any = None) -> tuple[tuple, tuple]:
+    """(lane bases, register bases) of ``value``'s layout (of type ``t`` when given), 5 lane bases
+    (missing ones 0)."""
+    t = _tensor_type(tmod, value) if t is None else t
     ll = attr_to_linear(t.encoding, layout_shape(t))
     rank = len(ll.out_dims)
     lanes = [tuple(b) for b in ll.bases.get("lane", [])]
@@ -185,9 +213,11 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
         if op.name != "tt.reduce":
             continue
         body, ret = _region(tmod, at)
-        prev = next((r for r in out if isinstance(r, Reduce) and op.operands[0] in r.op.results), None)
+        prev = next((r for r in out if isinstance(r, Reduce) and op.operands[0] in r.op.results
+                     and r.op.result_types[:1] == op.operand_types[:1]), None)
         try:
-            lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0])
+            lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0],
+                                                                           _operand_type(tmod, at))
             axis = int(op.attributes["axis"])
         except (LayoutError, KeyError, AttributeError, TypeError, ValueError) as e:
             out.append((op, f"the reduce operand's layout does not read ({e})"))

@@ -65,8 +65,15 @@ def _bank_operands(ctx: AuditContext, op: Op, reg_t: Type, mem_t: Type, mem_name
     (with an ``unchecked`` result naming why) where one of them cannot be read."""
     mt, rt = ctx.typ(mem_t), ctx.typ(reg_t)
     reg, smem = ctx.layout(reg_t), ctx.layout(mem_t)
-    if amd and smem is None and mt is not None and isinstance(mt.encoding, Attr):
-        smem = mem_t.padded                 # padded_shared (gfx950): an address map, not linear
+    if smem is None and mt is not None and isinstance(mt.encoding, Attr):
+        if amd:
+            smem = mem_t.padded             # padded_shared (gfx950): an address map, not linear
+        elif rt is not None and reg is not None and mem_t.padded is not None:
+            ctx.add(op, "bank-conflicts", "unchecked", None,
+                    f"{what}: a #ttg.padded_shared layout is an address map, not a linear layout: the "
+                    "TTGIR bank model for NVIDIA takes linear layouts; the PTX audit checks this "
+                    "access's ld/st.shared addresses", reason="padded shared (NVIDIA TTGIR)")
+            return None
     if mt is None or rt is None or reg is None or smem is None:
         ctx.add(op, "bank-conflicts", "unchecked", None,
                 f"{what}: a layout of this op could not be read (see the file's unsupported layouts)",
