@@ -596,6 +596,22 @@ _DRAIN_ONE = _DRAIN.substitute(
     note3="                         // rows and columns past M, N are clipped by the TMA",
     store_row="int32_t(tm * BM + quad * 32u)")
 _DRAIN_PAIR = _DRAIN.substitute(note0="", note1="", note2="", note3="", store_row="int32_t(row0)")
+#: The scalar store of a drained chunk without a TMA store (no split-K), then the stage's release
+#: fence: the same text in the CTA-pair and the cluster kernels.
+_SCALAR_TAIL = r"""        } else if (row < uint32_t(M)) {
+          store_t* p = D + size_t(row) * size_t(N);
+#pragma unroll
+          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
+            const uint32_t col = col0 + r;
+            float x = __uint_as_float(v[r]);
+            if (FUSED) x = epilogue(x, bias, col, N);
+            if (col < uint32_t(N)) store_one(p + col, x);
+          }
+        }
+      }
+      tc_fence_before();
+      __syncwarp();
+"""
 
 _BODY = r"""// Persistent: CTA b takes units b, b + gridDim.x, ... (unit u: tile u / SPLITS in grouped raster
 // order, K slice u % SPLITS). Warp 0 lane 0 loads the K ring by TMA, warp 1 lane 0 issues the MMAs
@@ -876,20 +892,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
       const uint32_t row0 = tm * TILE_M + rank * BM + quad * 32u;   // this CTA's 128 rows of the tile
       const uint32_t row = row0 + lane;
       const uint32_t acc_col = acc * uint32_t(BN);
-""" + _DRAIN_PAIR + r"""        } else if (row < uint32_t(M)) {
-          store_t* p = D + size_t(row) * size_t(N);
-#pragma unroll
-          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
-            const uint32_t col = col0 + r;
-            float x = __uint_as_float(v[r]);
-            if (FUSED) x = epilogue(x, bias, col, N);
-            if (col < uint32_t(N)) store_one(p + col, x);
-          }
-        }
-      }
-      tc_fence_before();
-      __syncwarp();
-      if (lane == 0) mbar_arrive_cluster(acc_empty_leader0 + 8u * acc);   // the leader's acc_empty: both CTAs' warps
+""" + _DRAIN_PAIR + _SCALAR_TAIL + r"""      if (lane == 0) mbar_arrive_cluster(acc_empty_leader0 + 8u * acc);   // the leader's acc_empty: both CTAs' warps
       if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
     }
     if (lane == 0 && nstore > 0u) bulk_wait_all();
@@ -1034,20 +1037,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
       tc_fence_after();
       const uint32_t row = tm * BM + quad * 32u + lane;
       const uint32_t acc_col = acc * uint32_t(BN);
-""" + _DRAIN.substitute(note0="", note1="", note2="", note3="", store_row="int32_t(tm * BM + quad * 32u)") + r"""        } else if (row < uint32_t(M)) {
-          store_t* p = D + size_t(row) * size_t(N);
-#pragma unroll
-          for (uint32_t r = 0; r < uint32_t(LD_NUM); ++r) {
-            const uint32_t col = col0 + r;
-            float x = __uint_as_float(v[r]);
-            if (FUSED) x = epilogue(x, bias, col, N);
-            if (col < uint32_t(N)) store_one(p + col, x);
-          }
-        }
-      }
-      tc_fence_before();
-      __syncwarp();
-      if (lane == 0) mbar_arrive(acc_empty0 + 8u * acc);
+""" + _DRAIN.substitute(note0="", note1="", note2="", note3="", store_row="int32_t(tm * BM + quad * 32u)") + _SCALAR_TAIL + r"""      if (lane == 0) mbar_arrive(acc_empty0 + 8u * acc);
       if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
     }
     if (lane == 0 && nstore > 0u) bulk_wait_all();
