@@ -323,9 +323,11 @@ def test_a_background_audit_past_its_timeout_is_a_finding_then_the_worker_goes_o
     lst.worker.close()
     lst = vt.make_listener(strict=True, background=True, timeout=0.001)
     lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    # the PTX audit cannot end within 1 ms; the small TTGIR's audit sometimes does (then it is clean)
     with pytest.raises(vt.KernelAuditError, match=r"add_vec\.ptx: error: line 1: ptx \[time-limit\] audit time limit "
-                       r"of 0\.001 s reached.*add_vec\.ttgir: error: line 1: ttgir \[time-limit\]"):
+                       r"of 0\.001 s reached") as err:
         lst.flush()
+    assert "add_vec.ttgir: error" not in str(err.value) or "ttgir [time-limit]" in str(err.value)
     lst(src=None, metadata={"name": "bad"}, metadata_group=_planted(tmp_path, "module {"), times=None,
         cache_hit=False)
     # the worker went on: the next kernel's file is audited (its parse error, or under load its

@@ -171,8 +171,46 @@ def parse_intermixed(parser: argparse.ArgumentParser, argv: list[str]) -> argpar
     return args
 
 
+class _Z3KeepsNoCtrlC:
+    """An import hook: when z3 is first imported (lazily, inside the functions that need it), its
+    ``ctrl_c`` parameter is turned off. Law: z3 otherwise takes SIGINT for itself during any of
+    its calls (a check, but also ``simplify``), cancels that call and goes on, so a Ctrl-C that
+    lands there never reaches the command line's handler; off, the signal waits for the call to
+    return and is then a KeyboardInterrupt (one line, exit 130)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:  # noqa: D102
+        if name != "z3":
+            return None
+        import importlib.util
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            module.set_param("ctrl_c", False)
+        spec.loader.exec_module = exec_module        # type: ignore[method-assign]
+        return spec
+
+
+def keep_ctrl_c_from_z3() -> None:
+    """Turn z3's own SIGINT handling off, now if z3 is loaded, else when it is first imported
+    (:class:`_Z3KeepsNoCtrlC`); z3 is not imported here (start-up time).
+
+    >>> keep_ctrl_c_from_z3(); import z3; z3.get_param("ctrl_c")
+    'false'
+    """
+    if "z3" in sys.modules:
+        sys.modules["z3"].set_param("ctrl_c", False)
+    elif not any(isinstance(f, _Z3KeepsNoCtrlC) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Z3KeepsNoCtrlC())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    keep_ctrl_c_from_z3()
     try:
         return _run(argv)
     except KeyboardInterrupt:
