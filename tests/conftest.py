@@ -49,7 +49,12 @@ HEAVY_FILES = {
     "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 14,
     "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
     "test_banks_oracle.py": 9, "test_cute_pycute.py": 9, "test_cute_tv_stage_oracle.py": 13,
-    "test_cutedsl_quack.py": 13, "test_emit_gemm_cover.py": 10}
+    "test_emit_gemm_cover.py": 10,
+    # the CuTe-DSL host tests (CPU seconds of the file, one process on a fresh cache, -p
+    # tests.cpu_table): their fixture audits the corpus' kernels of test_cutedsl_audit and
+    # test_cutedsl_quack as well (tests/audited.audit_cute_pair, shared on disk between the
+    # workers); those two stay in collection order, so they start after it has written them
+    "test_cutedsl_host.py": 19}
 
 
 #: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and
