@@ -354,6 +354,8 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     out: list[SharedAccess] = []
     done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
+        if ins.parts[0] not in _ACCESS_HEADS:         # smem_access's own first test, without the call
+            continue
         acc = smem_access(ins)
         if acc is None or len(ins.args) <= acc[1]:
             continue
