@@ -47,3 +47,29 @@ def test_split_of_an_op_signature():
     body = "%5 = tt.splat %4 : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #blocked>"
     assert _split_top(body, " : ") == ["%5 = tt.splat %4", "!tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #blocked>"]
     assert _split_top("tensor<4xf32, #b>, i32", ",") == ["tensor<4xf32, #b>", " i32"]
+
+
+def test_loc_sites_found_by_literal_start_as_the_anchored_scan_finds_them():
+    # ptx_inline_sites finds `^\s*.loc ...` (multi-line) by searching `.loc` and checking the line
+    # start; the anchored expression is the oracle, on texts mixing blank lines, indents, code
+    # before a .loc, and inlined_at tails
+    import random
+    import re
+    from verilayout.frontends import prescan
+    anchored = re.compile(r"^\s*" + prescan._PTX_LOC_TAIL.pattern, re.M)
+    rnd = random.Random(11)
+    pieces = ["\n", " ", "\t", ".loc", "1", " 2", " 3", ",", " inlined_at", "x", "\r"]
+    for _ in range(20000):
+        t = "".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 24)))
+        want = [(m.start(), m.groups()) for m in anchored.finditer(t)]
+        got = [(p, m.groups()) for p, m in prescan._at_line_starts(prescan._PTX_LOC_TAIL, t)]
+        assert got == want, repr(t)
+
+
+def test_inline_sites_of_a_small_ptx():
+    text = ('.file 1 "/s/k.py"\n.file 2 "/s/lib.py"\n\n\t.loc 1 13 9\n\tadd.s32 %r1, %r2, 1; .loc 1 14 2\n\n'
+            '\t.loc\t2 9 26, function_name $L__x, inlined_at 1 13 9\n')
+    from verilayout.frontends.prescan import ptx_inline_sites
+    # `^\s*` (multi-line) starts each match on the blank line before its .loc (lines 3 and 6); the
+    # .loc after code on line 5 begins no line and is not read
+    assert ptx_inline_sites(text) == [(3, "k.py:13", None), (6, "lib.py:9", "k.py:13")]

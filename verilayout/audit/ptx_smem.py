@@ -321,10 +321,15 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):
-        lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
-        low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
-        cost = _warp_cost(tuple(None if x is None else x - low for x in lanes), width, lanes_per_phase,
-                          bool(mats), _MODEL, kind == "store")
+        if all(active[32 * w:32 * w + used]):     # every lane executes it (no guard): no None to skip
+            lanes = offs[32 * w:32 * w + used]
+            low = min(lanes, default=0) // 128 * 128
+            moved = tuple([x - low for x in lanes])
+        else:
+            lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
+            low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
+            moved = tuple(None if x is None else x - low for x in lanes)
+        cost = _warp_cost(moved, width, lanes_per_phase, bool(mats), _MODEL, kind == "store")
         per_warp.append(cost)
         if cost > worst:
             live = sum(x is not None for x in lanes)
