@@ -73,3 +73,23 @@ def test_inline_sites_of_a_small_ptx():
     # `^\s*` (multi-line) starts each match on the blank line before its .loc (lines 3 and 6); the
     # .loc after code on line 5 begins no line and is not read
     assert ptx_inline_sites(text) == [(3, "k.py:13", None), (6, "lib.py:9", "k.py:13")]
+
+
+def test_free_symbols_of_random_terms_against_z3_own_walk():
+    # the symbols free_symbols finds are the uninterpreted constants z3's own Python walk
+    # (z3util.get_vars) finds, on random terms that share subterms
+    import random
+    import z3
+    from z3.z3util import get_vars
+    from verilayout.prove.smem_address import free_symbols
+    rnd = random.Random(4)
+    xs = [z3.BitVec(n, 32) for n in ("tid_x", "smem_base", "p0")]
+
+    def term(d):
+        if d == 0 or rnd.random() < 0.3:
+            return rnd.choice(xs + [z3.BitVecVal(rnd.randint(0, 9), 32)])
+        a, b = term(d - 1), term(d - 1)
+        return rnd.choice([a + b, a * b, a & b, a << b, z3.If(a == b, a, b)])
+    for _ in range(500):
+        t = term(5)
+        assert free_symbols(t, {}) == frozenset(str(v) for v in get_vars(t))

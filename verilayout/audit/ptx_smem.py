@@ -170,15 +170,26 @@ def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
         offs = [0] * n
     elif parts is not None:
         try:
-            vals = [sum(x) for x in zip(*(thread_values(t, memo, n) for t in parts))]
+            vals = _summed([thread_values(t, memo, n) for t in parts])
         except (ValueError, AttributeError):
             vals = None
         if vals is not None:
             v0 = vals[0]
-            offs = [(v - v0) % (1 << 32) for v in vals]
-            offs = [v - (1 << 32) if v >= 1 << 31 else v for v in offs]
+            offs = [d - (1 << 32) if (d := (v - v0) % (1 << 32)) >= 1 << 31 else d for v in vals]
     memo[key] = (core, offs)
     return offs
+
+
+def _summed(columns: list[list[int]]) -> list[int]:
+    """``[sum(x) for x in zip(*columns)]``; one column of ints is that list itself (a column holds
+    one Python type, :func:`thread_values`).
+
+    >>> _summed([[1, 2], [10, 20]]), _summed([[3, 4]]), _summed([[True, False]])
+    ([11, 22], [3, 4], [1, 0])
+    """
+    if len(columns) == 1 and (not columns[0] or type(columns[0][0]) is int):
+        return columns[0]
+    return [sum(x) for x in zip(*columns)]
 
 
 def _offsets_of(delta: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:

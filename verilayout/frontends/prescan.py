@@ -113,7 +113,7 @@ def _ptx_missing(text: str) -> str | None:
 
 _FUNC_ARGS = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
 _PTR_ELEM = re.compile(r"!tt\.ptr<\s*([\w]+)")
-_TTGIR_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
+_TTGIR_SOURCE = re.compile(r'loc\("([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*\d+')   # strings unrolled as _STRING
 _PTX_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
 _PTX_FILE_HIT = re.compile(r'\.file\s+\d+\s+"([^"\n]*)"')
 
@@ -166,10 +166,10 @@ def _ptx_file_names(text: str) -> list[str]:
 LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 #: LOC_ALIAS without its line anchor (searched by its literal start; each hit checked to begin its line)
 _LOC_ALIAS_HIT = re.compile(r"#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
-_LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
-_LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
+_LOC_FILE = re.compile(r'^loc\(\s*"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
+_LOC_NAMED = re.compile(r'^loc\(\s*"[^"\\\n]*(?:\\.[^"\\\n]*)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
-_LOC_ANY_FILE = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)')
+_LOC_ANY_FILE = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*(\d+)')
 #: a reference to a location alias inside a ``loc(...)`` body, ``#loc3``: its name
 LOC_REF = re.compile(r"#(loc\w*)")
 _OP_LOC = re.compile(r"\bloc\((#loc\w*)\)\s*\{?\s*$")

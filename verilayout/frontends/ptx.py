@@ -71,14 +71,21 @@ def split_operands(text: str) -> tuple[str, ...]:
     if not opens and ")" not in text and "]" not in text and "}" not in text:
         return tuple(filter(None, map(str.strip, text.split(","))))   # the common case: no nesting
     if opens <= _MAX_DEPTH:
+        if "," not in text:             # one piece: what the loop below gives it
+            one = text.strip()
+            return (one,) if one else ()
         # the depth at a comma is the count of openers minus closers before it, so whole pieces
         # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
         out, cur, depth = [], [], 0
         pieces = text.split(",")
+        square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
         for k, piece in enumerate(pieces):
             cur.append(piece)
-            depth += (piece.count("{") + piece.count("[") + piece.count("(")
-                      - piece.count("}") - piece.count("]") - piece.count(")"))
+            if square:                  # addresses only (`%r1, [%rd2+4]`): the other pairs count 0
+                depth += piece.count("[") - piece.count("]")
+            else:
+                depth += (piece.count("{") + piece.count("[") + piece.count("(")
+                          - piece.count("}") - piece.count("]") - piece.count(")"))
             if depth == 0 and k < len(pieces) - 1:
                 out.append(",".join(cur).strip())
                 cur = []

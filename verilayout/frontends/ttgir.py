@@ -53,7 +53,7 @@ _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
 _PARTITION = re.compile(r"partition(\d+)\(.*\)\s+num_warps\((\d+)\)\s*\{\s*$")
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
-_LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
+_LOC_FILE = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')   # a string's body unrolled: the same matches
 _MULTI_RESULT = re.compile(r"(%[\w.$-]+):(\d+)$")
 _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
                 "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas", "ttg.shared": "shared"}
