@@ -518,6 +518,9 @@ def _split_top(text: str, sep: str) -> list[str]:
     if '"' not in text:
         opens = text.count("(") + text.count("[") + text.count("{") + text.count("<")
         if opens <= MAX_DEPTH:          # no string and no depth past the limit: count whole pieces
+            head, got, tail = text.partition(sep)
+            if got and sep not in tail and not _BRACKET.search(head):
+                return [head, tail]     # the common op line: one separator, nothing open before it
             return _split_counted(text, sep)
     out, depth, cur, skip = [], 0, 0, -1
     in_str = False
