@@ -208,6 +208,18 @@ def _projected(prev: Reduce) -> tuple[tuple, tuple]:
     return drop(prev.lanes), tuple(b for b in drop(prev.registers) if any(b))
 
 
+def _nearest_def(tmod: Module, at: int, value: str) -> Op | None:
+    """The op defining ``value`` nearest before ``tmod.ops[at]``: a name may be defined again in a
+    sibling region (the branches of one ``scf.if``, the partitions of a ``ttg.warp_specialize``), and
+    within a region a name is defined before its uses.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> _nearest_def(parse_module("module {}"), 0, "%x") is None
+    True
+    """
+    return next((d for d in reversed(tmod.ops[:at]) if value in d.results), None)
+
+
 def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
     """Every ``tt.reduce`` of the plan as a :class:`Reduce`, or ``(op, why)`` when its layout or region
     does not read."""
@@ -216,7 +228,8 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
         if op.name != "tt.reduce":
             continue
         body, ret = _region(tmod, at)
-        prev = next((r for r in out if isinstance(r, Reduce) and op.operands[0] in r.op.results
+        src = _nearest_def(tmod, at, op.operands[0])
+        prev = next((r for r in out if isinstance(r, Reduce) and r.op is src
                      and r.op.result_types[:1] == op.operand_types[:1]), None)
         try:
             lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0],
