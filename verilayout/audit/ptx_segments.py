@@ -5,7 +5,9 @@ identity, and a per-lane select of the segment's result (part of check ``warp-re
 What the compiler emits (Triton 3.9, NVPTX; a ``tt.reduce`` whose layout puts lanes of other rows
 beside the reduced ones, e.g. ``threadsPerWarp = [2, 16]`` reduced over axis 1), per segment ``s``:
 an input ``x_s = selp v, c, p`` (or ``selp c, v, p``) with ``c`` an immediate, or ``x_s = and m, v``
-with ``m`` a lane mask of 0 / -1 (``bfe.s32`` of ``%tid``, the identity then 0); ``r_s = redux.sync x_s``;
+with ``m`` a register holding a lane mask of 0 / -1 (``bfe.s32`` of ``%tid``, the identity then 0; an
+``and`` with an immediate or with a per-lane value of other bits is data, not a segment);
+``r_s = redux.sync x_s``;
 and the lane's result ``selp r_0, r_1, q``.
 
 Semantics (PTX ISA 9.7.13.11 ``redux.sync``; 9.7.x ``selp``): every lane of the membermask receives the
@@ -21,7 +23,9 @@ Then lane ``t`` of the takers combines exactly the lanes ``P_s`` that take part 
 P_s]``), which :func:`verilayout.audit.ptx_reductions.lane_fault` checks against the reduce's layout
 on the takers' rows. Predicates and masks are evaluated per thread over the CTA (functions of
 ``%tid``) and must be the same in every warp; a form outside this (another input, another user, a
-constant that is not an identity, a lane set that depends on data) leaves the chain ``unchecked``.
+constant that is not an identity, a result select that is not a function of the lane) leaves the chain
+``unchecked``; an input selected or masked on data with no per-lane select of the result is no segment
+(the plain full-warp law applies).
 
 >>> identity_ok(("redux", "sync", "max", "s32"), -2**31), identity_ok(("redux", "sync", "add", "s32"), 1)
 (True, False)
@@ -88,28 +92,27 @@ def _per_lane(run: Any, op: Any, at: Instr, pred: bool = False) -> np.ndarray | 
     return warps[0] if bool(np.all(warps == warps[0])) else None
 
 
-def _participants(x: str, defs: dict, run: Any) -> tuple[np.ndarray, int] | str | None:
-    """(the lanes whose value the redux input ``x`` carries, the constant the others give), a reason
-    when the input is a per-lane form whose lanes cannot be told, None when it is no such form."""
+def _participants(x: str, defs: dict, run: Any) -> tuple[np.ndarray, int] | None:
+    """(the lanes whose value the redux input ``x`` carries, the constant the others give), or None when
+    the input is no per-lane form (a select or mask on data is the reduce operand's own value: a real
+    segment also has a per-lane select of its result, :func:`_takers`, so the pair is never missed)."""
     ds = defs.get(x, [])
     if len(ds) != 1:
         return None
     d = ds[0]
     if d.head == "selp" and len(d.args) == 4 and sum(isinstance(a, Imm) for a in d.args[1:3]) == 1:
         p = _per_lane(run, d.args[3], d, pred=True)
-        if p is None:
-            return f"its input (PTX line {d.line}) is selected by a predicate that is not a function of the lane"
+        if p is None:                # a select on data (``tl.where``) is the reduce operand's own value
+            return None
         first = isinstance(d.args[2], Imm)
         c = d.args[2] if first else d.args[1]
         return (p != 0) if first else (p == 0), c.value
-    if d.head == "and" and len(d.args) == 3:
+    if d.head == "and" and len(d.args) == 3 and all(isinstance(a, Reg) for a in d.args[1:3]):
         masks = [_per_lane(run, a, d) for a in d.args[1:3]]
         if sum(m is not None for m in masks) != 1:
             return None
         m = next(m for m in masks if m is not None) % (1 << 32)
-        if not bool(np.all((m == 0) | (m == _ALL))):
-            return f"its input (PTX line {d.line}) is masked by a value other than 0 / -1 per lane"
-        return m == _ALL, 0
+        return (m == _ALL, 0) if bool(np.all((m == 0) | (m == _ALL))) else None
     return None
 
 
@@ -152,9 +155,8 @@ def segment(ins: Instr, defs: dict, uses: dict, run: Any) -> Segment | str | Non
     takers = _takers(regs[0], defs, uses, run)
     if part is None and takers is None:
         return None
-    for why in (part, takers):
-        if isinstance(why, str):
-            return f"a segmented redux.sync: {why}"
+    if isinstance(takers, str):
+        return f"a segmented redux.sync: {takers}"
     if part is None or takers is None:
         side = "its input is not selected per lane" if part is None else "no per-lane select takes its result"
         return f"a segmented redux.sync: {side}"
