@@ -126,3 +126,31 @@ def test_identity_table_from_the_isa():
     assert identity_ok(("redux", "sync", "max", "f32"), 0x7FC00000)
     assert not identity_ok(("redux", "sync", "max", "NaN", "f32"), 0x7FC00000)
     assert not identity_ok(("redux", "sync", "min", "f32"), 0xFF800000)
+
+
+@triton.jit
+def _col_amax(X, Y, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(X + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.store(Y + tl.arange(0, N), tl.max(tl.abs(x.to(tl.float32)), axis=0))
+
+
+def test_segmented_inter_warp_stage_is_unchecked_not_an_error():
+    """torchao 0.18 (``triton_fp8_blockwise_act_quant_k_grouped_compact_deepgemm_kernel``, 8 warps):
+    ``tl.max`` over axis 0 of a 64 x 128 bf16 tile, ``threadsPerWarp = [2, 16]``, ``warpsPerCTA = [8,
+    1]``: the warps' partials go through shared memory and the second stage is a segmented
+    ``redux.sync`` over values loaded from there, whose lanes hold the scratch round's partials, not
+    the operand layout's elements. It was a false error ("lane 0 combines lane 1's element")."""
+    from triton.backends.compiler import GPUTarget
+    src = triton.compiler.ASTSource(_col_amax, {"X": "*bf16", "Y": "*fp32", "M": "constexpr", "N": "constexpr"},
+                                    {"M": 64, "N": 128},
+                                    attrs={(0,): [["tt.divisibility", 16]], (1,): [["tt.divisibility", 16]]})
+    k = triton.compile(src, target=GPUTarget("cuda", 100, 32), options={"num_warps": 8})
+    ttgir, ptx = k.asm["ttgir"], k.asm["ptx"]
+    text = ptx.splitlines()
+    loaded = {m.group(1) for t in text for m in [re.search(r"ld\.shared\.\S+\s+\{?(%r\d+)", t)] if m}
+    assert re.search(r"threadsPerWarp = \[2, 16\], warpsPerCTA = \[8, 1\]", ttgir)
+    redux = [n for n, t in enumerate(text, 1) if "redux.sync" in t]
+    assert redux and any("selp.f32" in t for t in text) and loaded, "the form under test"
+    checks = [c for c in reduce_checks(ttgir, ptx) if set(c.data.get("instructions", [])) & set(redux)]
+    assert checks and not [c for c in checks if c.severity == "error"]
+    assert all(c.status == "unchecked" and "inter-warp" in c.message for c in checks)

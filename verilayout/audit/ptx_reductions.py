@@ -674,6 +674,10 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     seg = segment(chain.steps[0][0], defs, uses, cta) if chain.steps[0][0].head == "redux" else None
     if isinstance(seg, str):
         return _unchecked(chain, seg, data)
+    if seg is not None and _loaded_shared(seg.value, defs):
+        return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
+                          "partial moved into lanes, a segment of them selected per lane); which lane holds which "
+                          "partial is the scratch round's", data)
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     if not wide:
         return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",

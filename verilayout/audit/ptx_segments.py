@@ -67,9 +67,10 @@ def identity_ok(parts: tuple[str, ...], c: int) -> bool:
 @dataclass(frozen=True)
 class Segment:
     """One segmented ``redux.sync``: per lane of a warp, whether it takes part (``part``) and whether it
-    takes the result (``takers``)."""
+    takes the result (``takers``); ``value``: the register the lanes that take part give."""
     part: tuple[bool, ...]
     takers: tuple[bool, ...]
+    value: str = ""
 
     def counts(self) -> np.ndarray:
         """``C[t][u]``: 1 where lane ``u`` takes part (every lane receives the same combination)."""
@@ -92,8 +93,9 @@ def _per_lane(run: Any, op: Any, at: Instr, pred: bool = False) -> np.ndarray | 
     return warps[0] if bool(np.all(warps == warps[0])) else None
 
 
-def _participants(x: str, defs: dict, run: Any) -> tuple[np.ndarray, int] | None:
-    """(the lanes whose value the redux input ``x`` carries, the constant the others give), or None when
+def _participants(x: str, defs: dict, run: Any) -> tuple[np.ndarray, int, str] | None:
+    """(the lanes whose value the redux input ``x`` carries, the constant the others give, the value's
+    register), or None when
     the input is no per-lane form (a select or mask on data is the reduce operand's own value: a real
     segment also has a per-lane select of its result, :func:`_takers`, so the pair is never missed)."""
     ds = defs.get(x, [])
@@ -105,14 +107,15 @@ def _participants(x: str, defs: dict, run: Any) -> tuple[np.ndarray, int] | None
         if p is None:                # a select on data (``tl.where``) is the reduce operand's own value
             return None
         first = isinstance(d.args[2], Imm)
-        c = d.args[2] if first else d.args[1]
-        return (p != 0) if first else (p == 0), c.value
+        c, v = (d.args[2], d.args[1]) if first else (d.args[1], d.args[2])
+        return (p != 0) if first else (p == 0), c.value, getattr(v, "name", "")
     if d.head == "and" and len(d.args) == 3 and all(isinstance(a, Reg) for a in d.args[1:3]):
         masks = [_per_lane(run, a, d) for a in d.args[1:3]]
         if sum(m is not None for m in masks) != 1:
             return None
-        m = next(m for m in masks if m is not None) % (1 << 32)
-        return (m == _ALL, 0) if bool(np.all((m == 0) | (m == _ALL))) else None
+        k = next(i for i, m in enumerate(masks) if m is not None)
+        m = masks[k] % (1 << 32)
+        return (m == _ALL, 0, d.args[2 - k].name) if bool(np.all((m == 0) | (m == _ALL))) else None
     return None
 
 
@@ -160,8 +163,8 @@ def segment(ins: Instr, defs: dict, uses: dict, run: Any) -> Segment | str | Non
     if part is None or takers is None:
         side = "its input is not selected per lane" if part is None else "no per-lane select takes its result"
         return f"a segmented redux.sync: {side}"
-    lanes, c = part
+    lanes, c, value = part
     if not identity_ok(ins.parts, c):
         return (f"a segmented redux.sync: the lanes outside the segment give {c & _ALL:#x}, not an identity of "
                 f"{ins.opcode}")
-    return Segment(tuple(bool(x) for x in lanes), tuple(bool(x) for x in takers))
+    return Segment(tuple(bool(x) for x in lanes), tuple(bool(x) for x in takers), value)
