@@ -589,6 +589,15 @@ def _lane_errors(chain: Chain, r: Reduce) -> list[tuple[Instr, str]]:
     return out
 
 
+def _only_selected(chain: Chain, uses: dict) -> bool:
+    """Whether every shuffle of the butterfly chain is read, past moves, by ``selp`` only (Triton lowers a
+    ``ttg.convert_layout`` within a warp to shuffles and selects; a reduction combines what it shuffles)."""
+    if chain.steps[0][0].head == "redux":
+        return False
+    users = [[u for u in _first_users(s, uses) if not _is_bfly(u)] for s in chain.shuffles]
+    return all(us and all(u.head == "selp" for u in us) for us in users)
+
+
 def _segment_errors(chain: Chain, r: Reduce, seg: Segment) -> list[tuple[Instr, str]]:
     """A segmented ``redux.sync``'s fault against ``r`` (:mod:`verilayout.audit.ptx_segments`), at it."""
     fault = lane_fault(seg.counts(), r.lanes, r.axis, _idempotent(r), seg.takers)
@@ -678,6 +687,9 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes, a segment of them selected per lane); which lane holds which "
                           "partial is the scratch round's", data)
+    if _only_selected(chain, uses):
+        return _unchecked(chain, "each shuffled value is only selected (selp) by the lanes, never combined: a "
+                          "register permute (a layout conversion through shuffles), not a reduction", data)
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     if not wide:
         return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",
