@@ -806,6 +806,49 @@ __device__ __forceinline__ void mma_commit_pair(uint32_t bar, uint16_t mask) {
 constexpr uint16_t PAIR_MASK = ${pair_mask};           // both CTAs of the pair (ranks 0 and 1)
 """
 
+#: The MMA warp's loop over the units of a multi-CTA kernel (one home for the CTA pair, the
+#: cluster and the cluster of pairs): ``${issuer}`` the issuing thread's test and comment, ``${first}``
+#: / ``${step}`` the unit walk, ``${drained}`` the acc_empty wait's comment, ``${stage_commit}`` /
+#: ``${acc_commit}`` the commits releasing a K stage and publishing the accumulator.
+_MMA_ISSUER = Template(r"""  } else if (warp == 1) {
+    ${issuer}
+      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
+      for (uint32_t u = ${first}; u < units; u += ${step}) {
+        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // ${drained}
+        tc_fence_after();
+        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(full0 + 8u * stage, phase);
+          tc_fence_after();
+#pragma unroll
+          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
+          ${stage_commit}
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+        ${acc_commit}
+        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+      }
+    }
+""")
+_PAIR_ISSUER = dict(
+    issuer="if (lane == 0 && rank == 0u) {                 // ---- MMA issuer (the leader): tcgen05.mma.cta_group::2 ----",
+    first="pair", step="pairs", drained="both CTAs' epilogues drained stage acc",
+    stage_commit="mma_commit_pair(empty0 + 8u * stage, PAIR_MASK);   // both CTAs' stage free once these MMAs completed",
+    acc_commit="mma_commit_pair(acc_full0 + 8u * acc, PAIR_MASK);    // both CTAs' accumulator halves are final")
+_CLUSTER_ISSUER = dict(
+    issuer="if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----",
+    first="first", step="step", drained="the epilogue drained accumulator stage acc",
+    stage_commit="mma_commit_mc(empty0 + 8u * stage, peer_mask(rank));   // the stage is free, for every producer writing into it",
+    acc_commit="mma_commit(acc_full0 + 8u * acc);          // the accumulator is final")
+_PAIR_CLUSTER_ISSUER = dict(
+    issuer="if (lane == 0 && half == 0u) {                 // ---- MMA issuer (each pair's leader): tcgen05.mma.cta_group::2 ----",
+    first="first", step="step", drained="both CTAs' epilogues drained stage acc",
+    stage_commit="mma_commit_pair(empty0 + 8u * stage, commit_mask(rank));   // free for every producer writing into the pair",
+    acc_commit="mma_commit_pair(acc_full0 + 8u * acc, uint16_t(PAIR_MASK << rank));   // both CTAs' halves are final")
+
+
 _PAIR_BODY = r"""// Persistent over CTA pairs: pair p = blockIdx.x / 2 takes tiles p, p + gridDim.x / 2, ... (grouped
 // raster order) of TILE_M = 256 x BN. CTA rank r of the pair loads rows 128 r .. of the A tile and rows
 // B_ROWS r .. of the B tile into its own shared memory; every byte completes on the leader's (rank 0)
@@ -855,28 +898,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
     }
-  } else if (warp == 1) {
-    if (lane == 0 && rank == 0u) {                 // ---- MMA issuer (the leader): tcgen05.mma.cta_group::2 ----
-      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
-      for (uint32_t u = pair; u < units; u += pairs) {
-        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // both CTAs' epilogues drained stage acc
-        tc_fence_after();
-        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
-          mbar_wait(full0 + 8u * stage, phase);
-          tc_fence_after();
-#pragma unroll
-          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
-          mma_commit_pair(empty0 + 8u * stage, PAIR_MASK);   // both CTAs' stage free once these MMAs completed
-          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
-        }
-        mma_commit_pair(acc_full0 + 8u * acc, PAIR_MASK);    // both CTAs' accumulator halves are final
-        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
-      }
-    }
-  } else {
+""" + _MMA_ISSUER.substitute(_PAIR_ISSUER) + r"""  } else {
     // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows 128 rank + 32 (w % 4) .. of the tile ----
     const uint32_t quad = warp % 4u;
     const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
@@ -1001,28 +1023,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
     }
-  } else if (warp == 1) {
-    if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----
-      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
-      for (uint32_t u = first; u < units; u += step) {
-        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // the epilogue drained accumulator stage acc
-        tc_fence_after();
-        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
-          mbar_wait(full0 + 8u * stage, phase);
-          tc_fence_after();
-#pragma unroll
-          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
-          mma_commit_mc(empty0 + 8u * stage, peer_mask(rank));   // the stage is free, for every producer writing into it
-          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
-        }
-        mma_commit(acc_full0 + 8u * acc);          // the accumulator is final
-        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
-      }
-    }
-  } else {
+""" + _MMA_ISSUER.substitute(_CLUSTER_ISSUER) + r"""  } else {
     // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows of the tile ----
     const uint32_t quad = warp % 4u;
     const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
