@@ -376,7 +376,11 @@ def _check_cluster(cluster: object, ctas: int, splits: int) -> tuple[int, int]:
     a one-line ``LayoutError`` otherwise."""
     cluster = tuple(cluster) if isinstance(cluster, list) else cluster
     if ctas == 2 and cluster != (1, 1):
-        shape = require_cluster(cluster, SM100_PAIR_CLUSTER_SHAPES)
+        if cluster not in SM100_PAIR_CLUSTER_SHAPES:
+            shown = f"{cluster[0]}x{cluster[1]}" if isinstance(cluster, tuple) and len(cluster) == 2 else cluster
+            raise LayoutError(f"--cluster {shown!r}: the CTA-pair kernel (BM 256) takes 2x1, 4x1 or 2x2 "
+                              "(CTA pairs along M)")
+        shape = cluster
         if splits != 1:
             raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the cluster kernel has no split-K")
         return (1, 1) if shape == (2, 1) else shape    # 2x1: the CTA pair itself
