@@ -186,6 +186,15 @@ def _operand_summary(op: dict) -> dict:
 
 # ----- emit gemm ------------------------------------------------------------------------------
 
+def _cluster_words(cl: dict) -> str:
+    """Law: ``", cluster MxN (TMA multicast)"`` for a manifest's cluster of more than one CTA (of
+    CTA pairs: the leaders named), ``""`` otherwise."""
+    if cl.get("size", 1) <= 1:
+        return ""
+    pairs = ", CTA pairs: each leader issues cta_group::2 MMAs" if "commits" in cl else ""
+    return f", cluster {cl['m']}x{cl['n']} (TMA multicast{pairs})"
+
+
 def _cmd_emit_gemm(args) -> int:
     choice = None
     if args.problem is not None:
@@ -229,9 +238,7 @@ def _cmd_emit_gemm(args) -> int:
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +
-          (f", cluster {m['cluster']['m']}x{m['cluster']['n']} (TMA multicast"
-           + (", CTA pairs: each leader issues cta_group::2 MMAs)" if "commits" in m.get("cluster", {}) else ")")
-           if m.get("cluster", {}).get("size", 1) > 1 else "") +
+          _cluster_words(m.get("cluster", {})) +
           (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
            "over M)" if m.get("swap_ab") else "") +
           (", ping-pong consumer warpgroups (each owns whole tiles; turn mbarriers order their "

@@ -378,7 +378,7 @@ def _check_cluster(cluster: object, ctas: int, splits: int) -> tuple[int, int]:
     if ctas == 2 and cluster != (1, 1):
         if cluster not in SM100_PAIR_CLUSTER_SHAPES:
             shown = f"{cluster[0]}x{cluster[1]}" if isinstance(cluster, tuple) and len(cluster) == 2 else cluster
-            raise LayoutError(f"--cluster {shown!r}: the CTA-pair kernel (BM 256) takes 2x1, 4x1 or 2x2 "
+            raise LayoutError(f"--cluster {shown!r}: the CTA pair kernel (BM 256) takes 2x1, 4x1 or 2x2 "
                               "(CTA pairs along M)")
         shape = cluster
         if splits != 1:

@@ -328,8 +328,8 @@ def expect_tx_check(spec: _Spec, loads: list, runs: list) -> KernelCheck:
             e = exp.get(x, [])
             want = e[it] if it < len(e) else (0 if not e else None)
             if got.get((x, it), 0) != want:
-                return KernelCheck("expect-tx", "counterexample", f"expect-tx: CTA {x}'s full barrier is "
-                                   f"expected {want} bytes in iteration {it}, {got.get((x, it), 0)} complete on it "
+                return KernelCheck("expect-tx", "counterexample", f"expect-tx: CTA {x}'s producer expects "
+                                   f"{want} bytes in iteration {it}, {got.get((x, it), 0)} arrive on its full barrier "
                                    f"(a CTA's slices and its peers'; one CTA's stage is {stage}"
                                    + (", a pair leader's both CTAs'" if spec.pair else "") + ")")
     return KernelCheck("expect-tx", "proved", "in every CTA and iteration the bytes completing on its full "
@@ -565,7 +565,7 @@ def schedule_check(man: Tcgen05Manifest, mod, entry: str, tiles: tuple = (3, 3),
                     return KernelCheck("cluster-schedule", "counterexample", f"CTA {b} (rank {r}) computes "
                                        f"tile {t}" + (f" half {half}" if pair else "") + ", not one of its "
                                        "rank's place in a cluster tile")
-                owner.setdefault(t + half[:1], []).append(b)
+                owner.setdefault(t + (half[:1] if pair else ()), []).append(b)
         inside = {t: v for t, v in owner.items() if t[0] < tiles[0] and t[1] < tiles[1]}
         bad = [(tm, tn, *h) for tm in range(tiles[0]) for tn in range(tiles[1]) for h in ([(0,), (1,)] if pair else [()])
                if len(inside.get((tm, tn, *h), [])) != 1]
