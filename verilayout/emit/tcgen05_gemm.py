@@ -54,6 +54,22 @@ exit, and the producer's tail, keep every multicast and commit inside the CTAs' 
 plan and its proofs are :func:`verilayout.emit.gemm_cluster.cluster_plan`'s (the sm_90a kernel's);
 checked independently on every CTA's PTX run by :mod:`verilayout.simulate.mcast_check`.
 
+**Clusters of CTA pairs** (``ctas=2`` with ``cluster=(4, 1)`` or ``(2, 2)``,
+:data:`~verilayout.emit.gemm_cluster.SM100_PAIR_CLUSTER_SHAPES`; ``(2, 1)`` is the pair itself):
+ranks ``2k, 2k + 1`` are a pair (the peer's ``%cluster_ctarank`` differs in bit 0, PTX ISA 9.7.16)
+computing one 256 x BN tile with ``cta_group::2``, the pair at place ``(r % CM / 2, r // CM)`` of the
+cluster tile; rank ``r`` holds half ``r % 2`` (128 rows of A, BN / 2 of B). The ``CN`` CTAs holding the
+same A rows each load ``128 / CN`` of them, the ``CM / 2`` CTAs holding the same B rows ``BN / CM`` each,
+multicast with ``cp.async.bulk.tensor ... .multicast::cluster.cta_group::2`` whose bytes complete on
+the full barrier at the same offset in each destination's pair leader (the operand names the
+issuing pair's leader; PTX ISA 9.7.9.25); only leaders ``arrive.expect_tx``, both CTAs' stages. Each
+leader's MMA warp frees a stage with one ``tcgen05.commit.cta_group::2 ... .multicast::cluster`` to
+``commits[leader]`` (every CTA whose producer writes into either CTA of the pair; each empty barrier
+counts the leaders reaching it) and publishes the accumulator to its pair (mask ``0b11 << leader``).
+The MMA warp's loop is one template (``_MMA_ISSUER``) for the pair, the cluster and the cluster of
+pairs. Plan and proofs: :func:`verilayout.emit.gemm_cluster.pair_cluster_plan`; checked
+independently by :mod:`verilayout.simulate.mcast_check` (its pair contract).
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -1327,11 +1343,17 @@ def emission_of_tcgen05(man: Tcgen05Manifest | Mapping) -> Emission:
         f"{man.group_m} tile rows) walks the {man.bm} x {man.bn} tiles"
         + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
            "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
-           "rows)" if man.cta_pair else "")
+           "rows)" if man.cta_pair and not man.cluster else "")
+        + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs = {man.cluster.m // 2} x {man.cluster.n} "
+           f"CTA pairs (each CTA holds 128 rows of A and {man.bn // 2} of B, loads {man.cluster.a_slice_rows} "
+           f"and {man.cluster.b_slice_rows} of them and multicasts them to the CTAs holding the same rows, "
+           "the bytes completing on each destination's pair leader; each leader issues the "
+           "cta_group::2 MMAs and frees a stage with one tcgen05.commit multicast to every CTA that "
+           "wrote into its pair)" if man.cta_pair and man.cluster else "")
         + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs (each CTA loads "
            f"{man.cluster.a_slice_rows} rows of the A tile and {man.cluster.b_slice_rows} of the B tile "
            "and multicasts them to the CTAs sharing that block; each MMA warp frees a stage with one "
-           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster else "")
+           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster and not man.cta_pair else "")
         + (f" and K slices (split-K {man.splits}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.splits > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "
