@@ -487,7 +487,7 @@ def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
         progs += [tuple(_producer(run, x, spec, keep)), tuple(_mma_prog(run, x, keep))]
         roles += [(x, "producer"), (x, "mma")]
     names = [f"CTA {x}'s {r}" for x, r in roles]
-    reads = tuple((x, x + 1) if spec.pair and r == "mma" else () for x, r in roles)
+    reads = tuple((x, x + 1) if spec.pair and r == "mma" and x % 2 == 0 else () for x, r in roles)
     system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
     models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
     for landing in models:                   # multicast searches pass any affordable bound
