@@ -21,6 +21,7 @@ completed (PTX ISA 9.7.15.7, ``wgmma.wait_group``).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 from collections import deque
 from collections.abc import Callable
@@ -820,13 +821,18 @@ def _mma_tables(system: MmaRingSystem) -> _MmaTables:
                       tuple(tuple(g) for g in groups.values() if len(g) > 1))
 
 
-def explore_mma_rings(system: MmaRingSystem, *, max_states: int) -> Exploration:
+def explore_mma_rings(system: MmaRingSystem, *, max_states: int, reduce: bool = True) -> Exploration:
     """Explore every interleaving of ``system``'s processes and every landing order of its loads
     (:class:`MmaRingSystem`), breadth first.
 
     Law: :func:`explore`'s answer over the atomic steps: ``counterexample`` with ``(MmaFinding,
     mark)`` of the first error, ``deadlock`` with ``(process, Wait)`` of each blocked process,
-    ``unknown`` beyond ``max_states`` states, else ``proved``.
+    ``unknown`` beyond ``max_states`` states, else ``proved``. ``reduce`` (the default) gives the
+    same answer, state count included, with less work: of interchangeable processes at the same
+    pc only the first takes its step (the others' steps lead to the same representative state,
+    with the same error, if any, found first at the first), and a step keeps the state's
+    representative without sorting every class again; ``reduce=False`` canonicalizes every
+    successor (the plain search, kept as the reference).
 
     >>> e = (TmemRead("tmem-read", 0, 0, 64, 6),)
     >>> sys = MmaRingSystem(1, ((), e), ((0, "mma"), (0, "epilogue")), (), (), MMA_OBSERVED)
@@ -835,8 +841,42 @@ def explore_mma_rings(system: MmaRingSystem, *, max_states: int) -> Exploration:
     """
     t = _mma_tables(system)
     start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset(), 0)
+    if t.classes and reduce:
+        member = _class_members(t.classes, len(system.prog))
+        return explore(start, lambda s: _mma_step(s, t, member), system.prog, max_states=max_states)
     canon = (lambda s: _mma_canonical(s, t.classes)) if t.classes else None
     return explore(start, lambda s: _mma_step(s, t), system.prog, canon, max_states=max_states)
+
+
+def _class_members(classes: tuple, n: int) -> tuple:
+    """Law: for each of ``n`` processes, None or ``(its class of interchangeable processes (process
+    indices, ascending), the class's process before it or -1)``.
+
+    >>> _class_members(((1, 3),), 4)
+    (None, ((1, 3), -1), None, ((1, 3), 1))
+    """
+    out: list = [None] * n
+    for g in classes:
+        for i, p in enumerate(g):
+            out[p] = (g, g[i - 1] if i else -1)
+    return tuple(out)
+
+
+def _class_moved(pcs: tuple, g: tuple, p: int, end: int) -> tuple:
+    """Law: ``_mma_canonical`` of ``pcs`` with process ``p`` of class ``g`` moved to ``end``, for
+    ``pcs`` already canonical (each class's pcs ascending in process order): the class's pcs with
+    one ``pcs[p]`` replaced by ``end``, sorted back into its processes.
+
+    >>> _class_moved((9, 0, 0, 2), (1, 2, 3), 1, 3)
+    (9, 0, 2, 3)
+    """
+    vals = [pcs[q] for q in g]
+    vals.remove(pcs[p])
+    bisect.insort(vals, end)
+    out = list(pcs)
+    for q, v in zip(g, vals):
+        out[q] = v
+    return tuple(out)
 
 
 def _mma_canonical(s, classes: tuple):
@@ -848,10 +888,12 @@ def _mma_canonical(s, classes: tuple):
     return (tuple(pcs),) + s[1:]
 
 
-def _mma_step(s, t: _MmaTables):
+def _mma_step(s, t: _MmaTables, member: tuple | None = None):
     """Law: ``(successors, error, blocked)`` of state ``s``: each load in flight landing, then each
     process's atomic step (a wait that passes and the actions after it up to the next wait or
-    through the next observed action)."""
+    through the next observed action). With ``member`` (:func:`_class_members`; ``s`` canonical)
+    the successors are canonical, and a process whose class has an earlier process at its pc is
+    left out (its successor is that process's; a blocked one is still listed)."""
     pcs, bs, flight, retired = s
     prog = t.sys.prog
     succ, blocked = [], []
@@ -869,13 +911,17 @@ def _mma_step(s, t: _MmaTables):
             if bs[t.bars[acts[pc].bar]][0] & 1 == acts[pc].parity:
                 blocked.append((p, acts[pc]))
                 continue
+        g = member[p] if member else None
+        if g is not None and g[1] >= 0 and pcs[g[1]] == pc:
+            continue                            # an earlier interchangeable process took this step
         st = [bs, flight, retired]
         end = t.ends[p][pc]
         for j in range(pc + (acts[pc].kind == "wait"), end):
             err = _mma_apply(p, j, acts[j], st, pcs, t)
             if err is not None:
                 return [], (err, acts[j].mark), []
-        succ.append((pcs[:p] + (end,) + pcs[p + 1:], st[0], st[1], st[2]))
+        npcs = _class_moved(pcs, g[0], p, end) if g is not None else pcs[:p] + (end,) + pcs[p + 1:]
+        succ.append((npcs, st[0], st[1], st[2]))
     return succ, None, blocked
 
 
