@@ -7,6 +7,7 @@ as text from the CUTLASS wheel.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -85,6 +86,7 @@ def test_bad_sm100_tiles_are_layout_errors():
         build_tcgen05_manifest("bf16", tile=(64, 128, 64))
 
 
+@functools.lru_cache(maxsize=None)   # one emission per configuration per session (immutable results)
 def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
     e = emit_tcgen05_gemm(dtype, tile=parse_tile(tile), stages=stages, splits=splits, **epi)
     return Tcgen05Manifest.from_dict(json.loads(e.files["manifest.json"])), e.files["kernel.cu"]
