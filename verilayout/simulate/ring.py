@@ -775,8 +775,9 @@ class _MmaTables(NamedTuple):
     """What the exploration of an :class:`MmaRingSystem` reads besides the state, derived once:
     each mbarrier's index and count, each process's step ends, the MMA process, the MMAs issued
     before each of its pcs and the tiles begun, each (CTA, iteration)'s loads and their byte
-    ranges, the CTAs that load, the epilogue processes, each process's last read of each tile and
-    the classes of interchangeable processes."""
+    ranges, the CTAs that load, the epilogue processes, each process's last read of each tile,
+    the classes of interchangeable processes and, per process and pc, the wait there as (its
+    mbarrier's index, its parity) (None: no wait; index -1: a barrier without an init count)."""
     sys: MmaRingSystem
     bars: dict
     counts: dict
@@ -790,6 +791,17 @@ class _MmaTables(NamedTuple):
     epilogues: tuple
     last_read: list
     classes: tuple
+    waits: tuple
+
+
+def _wait_table(prog: tuple, bars: dict) -> tuple:
+    """Law: per process, per pc, ``(bars[a.bar] or -1, a.parity)`` where action ``a`` there is a
+    :class:`Wait`, else None.
+
+    >>> _wait_table(((Wait("wait", (0, 8), 1, 0), Arrive("arrive", (0, 8), 1, 0, 1)),), {(0, 8): 0})
+    (((0, 1), None),)
+    """
+    return tuple(tuple((bars.get(a.bar, -1), a.parity) if a.kind == "wait" else None for a in acts) for acts in prog)
 
 
 def _mma_tables(system: MmaRingSystem) -> _MmaTables:
@@ -814,11 +826,12 @@ def _mma_tables(system: MmaRingSystem) -> _MmaTables:
     groups: dict = {}
     for p in epilogues:
         groups.setdefault((roles[p][0], tuple(a[:-1] for a in prog[p])), []).append(p)
-    return _MmaTables(system, {b: i for i, (b, _) in enumerate(system.init)}, dict(system.init),
+    bars = {b: i for i, (b, _) in enumerate(system.init)}
+    return _MmaTables(system, bars, dict(system.init),
                       [step_ends(acts, system.observed) for acts in prog], mma,
                       [tuple(mmas[:n]) for n in counted], [mmas[n - 1].tile + 1 if n else 0 for n in counted],
                       loads, regions, tuple(sorted({k[0] for k in loads})), epilogues, last_read,
-                      tuple(tuple(g) for g in groups.values() if len(g) > 1))
+                      tuple(tuple(g) for g in groups.values() if len(g) > 1), _wait_table(prog, bars))
 
 
 def explore_mma_rings(system: MmaRingSystem, *, max_states: int, reduce: bool = True) -> Exploration:
@@ -903,20 +916,22 @@ def _mma_step(s, t: _MmaTables, member: tuple | None = None):
         phase, pending, tx = bs[k]
         nb = bs[:k] + (complete_phase(phase, pending, tx - a.nbytes, t.counts[a.bar]),) + bs[k + 1:]
         succ.append((pcs, nb, flight - {(p, i)}, retired))
+    waits, ends = t.waits, t.ends
     for p, acts in enumerate(prog):
         pc = pcs[p]
         if pc >= len(acts):
             continue
-        if acts[pc].kind == "wait":
-            if bs[t.bars[acts[pc].bar]][0] & 1 == acts[pc].parity:
+        w = waits[p][pc]
+        if w is not None:
+            if bs[w[0] if w[0] >= 0 else t.bars[acts[pc].bar]][0] & 1 == w[1]:
                 blocked.append((p, acts[pc]))
                 continue
         g = member[p] if member else None
         if g is not None and g[1] >= 0 and pcs[g[1]] == pc:
             continue                            # an earlier interchangeable process took this step
         st = [bs, flight, retired]
-        end = t.ends[p][pc]
-        for j in range(pc + (acts[pc].kind == "wait"), end):
+        end = ends[p][pc]
+        for j in range(pc + (w is not None), end):
             err = _mma_apply(p, j, acts[j], st, pcs, t)
             if err is not None:
                 return [], (err, acts[j].mark), []
