@@ -48,7 +48,7 @@ HEAVY_FILES = {
     "test_emit_gemm_sm100_2cta.py": 32, "test_emit_gemm_sm100_cluster.py": 26,
     "test_emit_gemm_sm100_pair_cluster.py": 26, "test_emit_gemm_tma_store.py": 17,
     "test_emit_gemm_epilogue.py": 16, "test_emit_gemm_cluster.py": 14,
-    "test_ptx_mutations.py": 68, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
+    "test_ptx_mutations.py": 20, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
     "test_ptx_cutlass.py": 18, "test_ptx_audit.py": 16, "test_thirdparty.py": 16,
     "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 21,
     "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
