@@ -59,6 +59,7 @@ import z3
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_partitions import op_threads
+from verilayout.audit.ptx_relabel import instantiate, ranks, template
 from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
                                          repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
                                          thread_arrays)
@@ -928,8 +929,11 @@ def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None)
         return _holders_of(tmod, op, n)
     key = ("holders", id(op), id(tmod), n)
     hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = (op, tmod, _holders_of(tmod, op, n))
+    if hit is None:                      # conversions between the same two types: one computation
+        same = ("holders_of", id(op.in_types[0]), id(op.out_types[0]), n) if op.in_types and op.out_types else key
+        if same not in memo:
+            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n))
+        hit = memo[key] = (op, tmod, memo[same][2])
     return hit[2]
 
 
@@ -1128,12 +1132,7 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             elif op is pinned:               # the one conversion program order leaves for this chain
                 data.update(ttgir_line=op.line, ttgir_op=op.name, inferred="program order")
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
-                got_c = _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
-                if got_c.status == "counterexample":
-                    got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
-                                    "program order: the only conversion of the line between the ones matched "
-                                    "before and after it, moving its amount of data; an inference)")
-                out.extend(_charged(_with_ties(got_c), pieces))
+                out.extend(_trip_checks(op, pieces, got, n, data, True, memo))
             elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
@@ -1141,11 +1140,43 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             else:
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
-                out.extend(_charged(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)), pieces))
+                out.extend(_trip_checks(op, pieces, got, n, data, False, memo))
     return out + round_checks(ctx, out)
 
 
-def _charged(checks: list[Check], pieces: list) -> list[Check]:
+def _trip_checks(op: Any, pieces: list, got: tuple, n: int, data: dict, pinned: bool, memo: dict) -> list[Check]:
+    """The checks of a conversion's round trip (:func:`_round_trip`, its ties and the accesses also
+    charged); ``pinned``: the round trip is the conversion's by program order (said in an error)."""
+    got_c = _round_trip_of(op, pieces, got, n, data, memo)
+    if pinned and got_c.status == "counterexample":
+        got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
+                        "program order: the only conversion of the line between the ones matched "
+                        "before and after it, moving its amount of data; an inference)")
+    return _charged(_with_ties(got_c), pieces, memo)
+
+
+def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: dict) -> Check:
+    """:func:`_round_trip`; a round trip the law rejects is explained once per content (the
+    holders, the accesses' kinds, opcodes, bytes objects, relative bases and line order: see
+    :mod:`verilayout.audit.ptx_relabel`) and relabelled for each conversion that repeats it."""
+    rels = _relative_bases(op, pieces, {})
+    if isinstance(rels, Check) or _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+        return _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
+    base = {k: v for k, v in data.items() if k not in ("ttgir_line", "inferred")}
+    key = ("trip", id(got[0]), id(got[1]), got[2], n, op.name, tuple(sorted(base.items())), ranks(pieces),
+           tuple(rels), tuple((i.opcode, i.parts, i.vec, i.func, smem_access(i), id(ts)) for i, _a, ts in pieces))
+    hit = memo.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        t_op, t_pieces = template(op, pieces)
+        t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
+        hit = memo[key] = ((got, [ts for _i, _a, ts in pieces]),
+                           _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data))
+    c = instantiate([hit[1]], op, pieces)[0]
+    data.update(c.data)                      # the caller's keys first, in its order (as _round_trip leaves them)
+    return replace(c, data=data)
+
+
+def _charged(checks: list[Check], pieces: list, memo: dict | None = None) -> list[Check]:
     """A round trip's error also charged to the access(es) whose correction alone (one constant
     shift, :func:`verilayout.audit.ptx_scratch.repair_culprits`) makes the bytes whole, when the
     blame by wrong readers (:func:`_blamed`) named others: a load moved onto bytes other threads
@@ -1153,7 +1184,7 @@ def _charged(checks: list[Check], pieces: list) -> list[Check]:
     if not checks or checks[0].status != "counterexample":
         return checks
     rels = _relative_bases(None, pieces, {})
-    lines = repair_culprits(pieces, rels) if not isinstance(rels, Check) else []
+    lines = _culprits(pieces, rels, memo) if not isinstance(rels, Check) else []
     named = {c.line for c in checks}
     by_line = {i.line: i for i, _a, _t in pieces}
     c = checks[0]
@@ -1162,6 +1193,21 @@ def _charged(checks: list[Check], pieces: list) -> list[Check]:
                    "stored and loaded whole)", dict(c.data, charged=ln))
              for ln in lines[:3] if ln not in named]
     return checks + extra
+
+
+def _culprits(pieces: list, rels: list[int], memo: dict | None) -> list[int]:
+    """:func:`verilayout.audit.ptx_scratch.repair_culprits`, once per content in ``memo`` (the
+    accesses' kinds, bytes objects, relative bases and line order): its lines by rank."""
+    if memo is None:
+        return repair_culprits(pieces, rels)
+    rk = ranks(pieces)
+    key = ("culprits", rk, tuple(rels), tuple((smem_access(i), id(ts)) for i, _a, ts in pieces))
+    hit = memo.get(key)
+    if hit is None:
+        at = {ln: r for (i, _a, _t), r in zip(pieces, rk) for ln in [i.line]}
+        hit = memo[key] = ([ts for _i, _a, ts in pieces], [at[ln] for ln in repair_culprits(pieces, rels)])
+    line_of = {r: i.line for (i, _a, _t), r in zip(pieces, rk)}
+    return [line_of[r] for r in hit[1]]
 
 
 def _pinned(entries: list, i: int, ops: list) -> Any:
@@ -1354,7 +1400,20 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     elements in the source layout (one thread each, unless the layout broadcasts: then any of the
     copies may store, or all of them the same bytes). Every byte read was written, by one class
     only; every byte written is read; and the distinct bytes thread ``td`` reads from class ``c``
-    number ``eb x |elements(c) & hd[td]|`` for every pair."""
+    number ``eb x |elements(c) & hd[td]|`` for every pair. Decided once per content (the accesses'
+    directions, bytes objects and relative bases, with ``hs``, ``eb`` and ``n``), kept with ``hd``:
+    a conversion's chain is tried against each candidate conversion, and kernels repeat conversions."""
+    kept = hd.__dict__.setdefault("_arrays", {}) if isinstance(hd, ThreadBytes) else {}
+    key = ("holds", id(hs), eb, n, tuple((smem_access(ins)[0], id(ts), rel) for (ins, _a0, ts), rel in zip(pieces, rels)))
+    hit = kept.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        hit = kept[key] = ((hs, [ts for _i, _a, ts in pieces]), _round_trip_decided(pieces, rels, hs, hd, eb, n))
+    return hit[1]
+
+
+def _round_trip_decided(pieces: list, rels: list[int], hs: list[set[int]], hd: list[set[int]], eb: int,
+                        n: int) -> bool:
+    """:func:`_round_trip_holds`, computed."""
     of, k, share = _class_share(hs, hd, n)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):
