@@ -759,7 +759,40 @@ def _narrowed_proofs(op: Any, parts: list, want: tuple, memo: dict) -> list[Chec
 def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
              memo: dict | None = None, explain: bool = True) -> Check | None:
     """The verdict on one copy (see :func:`element_checks`); ``explain=False``: the proof of a
-    narrowed load (:func:`_narrowed`) or None, nothing else built."""
+    narrowed load (:func:`_narrowed`) or None, nothing else built. Decided once per content in
+    ``memo`` (the op's name, the layouts' bytes object, the accesses' opcodes, bytes objects,
+    relative bases and line order) and relabelled for each copy that repeats it
+    (:mod:`verilayout.audit.ptx_relabel`): unrolled copies, pipeline stages, ops of one type."""
+    rels = _part_rels(part, memo) if memo is not None else None
+    if rels is None:
+        return _compare_of(op, part, lanes, what, bcast, eb, memo, explain)
+    key = ("compare", op.name, id(lanes), what, bcast, eb, explain, ranks(part), rels,
+           tuple((i.opcode, i.parts, id(ls)) for i, _a, ls in part))
+    hit = memo.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        t_op, t_part = template(op, part)
+        hit = memo[key] = ((lanes, [ls for _i, _a, ls in part]),
+                           _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain))
+    return None if hit[1] is None else instantiate([hit[1]], op, part)[0]
+
+
+def _part_rels(part: list, memo: dict) -> tuple[int, ...] | None:
+    """Each access's base minus the first one's (signed 32-bit) when the z3 terms say so without
+    simplifying (the same terms plus constants), else None."""
+    c1, r1 = _split_const(part[0][1], memo)
+    out = []
+    for _i, a0, _ls in part:
+        c0, r0 = _split_const(a0, memo)
+        if r0 != r1:
+            return None
+        v = (c0 - c1) % (1 << 32)
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return tuple(out)
+
+
+def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
+                memo: dict | None = None, explain: bool = True) -> Check | None:
+    """:func:`_compare`, computed."""
     if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
         return fast if explain else None
     load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
@@ -1386,8 +1419,9 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
     rels = _relative_bases(None, pieces, {})
     if isinstance(rels, Check):
         return [], "the accesses' bases are not a constant apart"
-    lo = min(rel + min(min(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
-    hi = max(rel + max(max(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    spans = [(rel + int(by.min()), rel + int(by.max())) for (_i, _a, ts), rel in zip(pieces, rels)
+             for by in [thread_arrays(ts)[1]] if len(by)]         # each access's bytes, from its arrays
+    lo, hi = min(a for a, _b in spans), max(b for _a, b in spans)
     stride = (hi - lo + 128) // 128 * 128
     moved = [(ins, z3.simplify(a0 + r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
     return moved, None

@@ -23,7 +23,6 @@ order and never prints a location, ``instantiate(f(*template(op, P)), op, P) == 
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -36,7 +35,6 @@ from verilayout.hw.nvidia.ptx_model import Instr
 #: (both far above any line of a text and any byte offset of 32-bit addresses)
 PTX_LINE = 1 << 61
 OP_LINE = 1 << 60
-_NUMBER = re.compile(r"(?<!\d)\d{19}(?!\d)")
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,10 @@ def _relabel(x: Any, lines: dict, locs: dict, instrs: dict) -> Any:
     if isinstance(x, str):
         if x in locs:
             return locs[x]
-        return _NUMBER.sub(lambda m: str(lines.get(int(m.group()), m.group())), x)
+        for t, ln in lines.items():          # placeholders are 19 digits: no real number holds one
+            if str(t) in x:
+                x = x.replace(str(t), str(ln))
+        return x
     if isinstance(x, (bool, np.bool_)):
         return x
     if isinstance(x, (int, np.integer)):
