@@ -28,7 +28,11 @@ wall the run's wall less the time ``flush()`` waited. Modes are rotated by one e
 ``--repeat``), so a change of the machine's load does not always fall on the same mode.
 
 Printed per mode: CPU seconds, wall seconds, and the ratios against ``off`` measured in the same
-run, for the whole run and for the compile's critical path. The issue's bar is the CPU ratio of
+run, for the whole run and for the compile's critical path. For the in-line modes (``hook``,
+``cached``) also the CPU spent inside the listener (``time.process_time`` around each call): in all,
+at the first kernel (an element-wise one, whose own audit takes a few ms: the rest is loading the
+audit's modules, numpy and z3), and at the other kernels by kind; the rest of a mode's extra CPU
+over ``off`` is the hook's import and ``install()``, and noise. The issue's bar is the CPU ratio of
 the whole run (<= 1.10); ``background`` moves the audit off the critical path, it does not remove
 its CPU (the worker does the same audits), so its whole-run CPU ratio is ``hook``'s plus the
 worker's start.
@@ -96,9 +100,18 @@ import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 mode = sys.argv[1]
+HOOK = []                     # in-line modes: (kernel name, CPU seconds the audit listener took)
 if mode in ("hook", "cached"):
     import verilayout.triton
+    from triton import knobs
     verilayout.triton.install()
+    audit = knobs.compilation.listener
+
+    def timed(**kw):
+        t = time.process_time()
+        audit(**kw)
+        HOOK.append((kw["metadata"].get("name", "?"), time.process_time() - t))
+    knobs.compilation.listener = timed
 elif mode in ("background", "flush-each"):
     import verilayout.triton
     verilayout.triton.install(background=True)
@@ -115,7 +128,7 @@ path_cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime   # ptxas
 t = time.perf_counter()
 if mode == "background":
     verilayout.triton.flush()
-print("VL_BENCH " + json.dumps({{"path_cpu": path_cpu, "flush_wall": time.perf_counter() - t}}))
+print("VL_BENCH " + json.dumps({{"path_cpu": path_cpu, "flush_wall": time.perf_counter() - t, "hook": HOOK}}))
 '''
 
 
@@ -161,10 +174,31 @@ class Run:
     wall: float
     path_cpu: float
     path_wall: float
+    hook: tuple[tuple[str, float], ...] = ()    # in-line modes: the listener's CPU, see hook_split
 
     def __add__(self, other: "Run") -> "Run":
+        merged = dict(self.hook)
+        for part, seconds in other.hook:
+            merged[part] = merged.get(part, 0.0) + seconds
         return Run(self.cpu + other.cpu, self.wall + other.wall, self.path_cpu + other.path_cpu,
-                   self.path_wall + other.path_wall)
+                   self.path_wall + other.path_wall, tuple(merged.items()))
+
+
+def hook_split(calls: list) -> tuple[tuple[str, float], ...]:
+    """The in-line listener's CPU seconds, whole and in parts: the first kernel (it loads the audit's
+    modules, numpy and z3 with them; an element-wise kernel, whose own audit is a few ms), then the
+    other kernels by kind (the name's prefix: ``ew``, ``red``, ``dot``).
+
+    >>> hook_split([["ew_0", 0.2], ["red_1", 0.01], ["dot_2", 0.05], ["dot_5", 0.04]])
+    (('listener', 0.3), ('first', 0.2), ('red', 0.01), ('dot', 0.09))
+    """
+    if not calls:
+        return ()
+    parts = {"listener": round(sum(s for _, s in calls), 9), "first": calls[0][1]}
+    for name, seconds in calls[1:]:
+        kind = name.split("_")[0]
+        parts[kind] = round(parts.get(kind, 0.0) + seconds, 9)
+    return tuple(parts.items())
 
 
 def run(script: str, mode: str, triton_dir: str, xdg: str, src: str) -> Run:
@@ -184,7 +218,7 @@ def run(script: str, mode: str, triton_dir: str, xdg: str, src: str) -> Run:
     if r.returncode != 0 or not lines:
         sys.exit(f"mode {mode}: " + (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1])
     got = json.loads(lines[-1].split(" ", 1)[1])
-    return Run(cpu, wall, got["path_cpu"], wall - got["flush_wall"])
+    return Run(cpu, wall, got["path_cpu"], wall - got["flush_wall"], hook_split(got.get("hook", [])))
 
 
 def round_order(modes: list[str], rnd: int) -> list[str]:
@@ -227,8 +261,21 @@ def main() -> None:
                 got = run(script, m, triton_dir, xdg, src)
                 totals[m] = totals[m] + got
                 print(f"round {rnd + 1} {m:>10}: CPU {got.cpu:7.2f} s (compile path {got.path_cpu:6.2f})"
-                      f"  wall {got.wall:7.2f} s (compile path {got.path_wall:6.2f})", flush=True)
+                      f"  wall {got.wall:7.2f} s (compile path {got.path_wall:6.2f})" + hook_text(got.hook), flush=True)
     print(table(totals, args.kernels, args.repeat))
+
+
+def hook_text(hook: tuple[tuple[str, float], ...]) -> str:
+    """The listener's CPU as printed after a run's figures (empty for the modes without it).
+
+    >>> hook_text((("listener", 0.3), ("first", 0.2), ("dot", 0.1)))
+    '  hook CPU 0.30 s: first kernel 0.20, dot 0.10'
+    """
+    if not hook:
+        return ""
+    (_, whole), *parts = hook
+    return f"  hook CPU {whole:.2f} s: " + ", ".join(f"{k} {'kernel ' if k == 'first' else ''}{v:.2f}"
+                                                   for k, v in parts)
 
 
 def table(totals: dict[str, Run], kernels: int, repeat: int) -> str:
@@ -242,6 +289,10 @@ def table(totals: dict[str, Run], kernels: int, repeat: int) -> str:
     for m, r in totals.items():
         out.append(f"{m:>10} {r.cpu:8.2f} {r.wall:8.2f} {r.cpu / base.cpu:10.3f} {r.wall / base.wall:11.3f}"
                    f" {r.path_cpu / base.path_cpu:15.3f} {r.path_wall / base.path_wall:16.3f}")
+    for m, r in totals.items():
+        if r.hook:
+            out.append(f"{m:>10} in the listener, against `off` CPU: " + ", ".join(
+                f"{k} {v / base.cpu:.3f}" for k, v in r.hook))
     return "\n".join(out)
 
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 import z3
@@ -67,7 +67,7 @@ from verilayout.frontends.cute_mlir import CuteModule, Memref, interpret
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Reg, Vec
 from verilayout.prove.ptx_values import SMEM, TID, PtxValues, symbol_names
 
-__all__ = ["CHECK", "CopyPlan", "copy_plans", "copy_checks", "stmatrix_rows", "buffer_plan", "operand_type",
+__all__ = ["CHECK", "CopyPlan", "copy_plans", "smem_partitions", "copy_checks", "stmatrix_rows", "buffer_plan", "operand_type",
            "address_values", "reaching_threads", "address_chain"]
 
 CHECK = "smem-copy"
@@ -149,6 +149,23 @@ def operand_type(mod: CuteModule, op: Any, i: int) -> Any:
     return mod.type_of(op.operands[i]) if len(op.operands) > i else None
 
 
+def smem_partitions(mod: CuteModule, op_name: str, origin_of: Callable[[str, int], int | None] | None = None
+                    ) -> Iterator[tuple[Any, Any, Memref, int | None]]:
+    """Each ``op_name`` partition (``cute.tiled.copy.partition_S`` / ``_D``) of a shared-memory memref:
+    ``(op, copy type, memref, origin line of the memref or None)``, in MLIR order; other spaces and
+    partitions with fewer than two operands are passed over.
+
+    >>> list(smem_partitions(CuteModule((), {}, {}), "cute.tiled.copy.partition_D"))
+    []
+    """
+    for op in mod.ops:
+        if op.name != op_name or len(op.operands) < 2:
+            continue
+        mem = operand_type(mod, op, 1)
+        if isinstance(mem, Memref) and mem.space == "smem":
+            yield op, operand_type(mod, op, 0), mem, origin_of(op.operands[1], op.line) if origin_of else None
+
+
 def copy_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | None = None) -> list[CopyPlan]:
     """Every ``stsm`` tiled copy's destination buffer (see the module docstring), in MLIR order.
 
@@ -156,14 +173,11 @@ def copy_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | No
     []
     """
     out = []
-    for op in mod.ops:
-        if op.name != "cute.tiled.copy.partition_D" or len(op.operands) < 2:
-            continue
-        cp, mem = operand_type(mod, op, 0), operand_type(mod, op, 1)
-        if "atom.stsm" not in getattr(cp, "text", "") or not isinstance(mem, Memref) or mem.space != "smem":
+    for op, cp, mem, origin in smem_partitions(mod, "cute.tiled.copy.partition_D", origin_of):
+        if "atom.stsm" not in getattr(cp, "text", ""):
             continue
         try:
-            out.append(buffer_plan(mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
+            out.append(buffer_plan(mem, op.line, origin))
         except LayoutError:
             continue
     return out

@@ -58,7 +58,7 @@ from typing import Any, Callable
 import numpy as np
 
 from verilayout.audit.cute_dsl_copies import (CHECK, CopyPlan, address_chain, address_values, buffer_plan, operand_type,
-                                              reaching_threads)
+                                              reaching_threads, smem_partitions, stmatrix_rows)
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_shuffles import Frag, TagRun, Val, frag_a, frag_b, frag_d, schedule, step_tags
 from verilayout.core.cute.int_tuple import product
@@ -120,17 +120,14 @@ def ldsm_plans(mod: CuteModule, origin_of: Callable[[str, int], int | None] | No
     []
     """
     out = []
-    for op in mod.ops:
-        if op.name != "cute.tiled.copy.partition_S" or len(op.operands) < 2:
-            continue
-        cp, mem = operand_type(mod, op, 0), operand_type(mod, op, 1)
-        if getattr(cp, "name", "") != "cute.tiled_copy" or not isinstance(mem, Memref) or mem.space != "smem":
+    for op, cp, mem, origin in smem_partitions(mod, "cute.tiled.copy.partition_S", origin_of):
+        if getattr(cp, "name", "") != "cute.tiled_copy":
             continue
         try:
             copy = tiled_copy(cp)
             if copy.atom != "cute_nvgpu.atom.ldsm":
                 continue
-            out.append(_ldsm_plan(copy, mem, op.line, origin_of(op.operands[1], op.line) if origin_of else None))
+            out.append(_ldsm_plan(copy, mem, op.line, origin))
         except (LayoutError, KeyError, ValueError):
             continue
     return out
@@ -145,7 +142,8 @@ def ldmatrix_source(lane: np.ndarray, j: int, h: int, trans: bool) -> tuple[np.n
     """
     if trans:
         return 8 * j + 2 * (lane % 4) + h, 2 * (lane // 4)
-    return 8 * j + lane // 4, 4 * (lane % 4) + 2 * h
+    src, off = stmatrix_rows(lane, j)
+    return src, off + 2 * h
 
 
 # ----- the buffers' elements: brute force over the memref ----------------------------------------------

@@ -660,6 +660,12 @@ def _first_shared(mod: PtxModule) -> tuple[str, int]:
     return (first.opcode, first.line) if first is not None else ("module", 1)
 
 
+#: The first opcode part (``Instr.parts[0]``) of every MMA opcode prefix and group close of
+#: :data:`DOT_FAMILIES` (``wgmma.mma_async``, ``wgmma.commit_group``, ``tcgen05.mma``, ``tcgen05.commit``,
+#: ``mma.sync``): the instructions :func:`ptx_context` hands to ``dot_ties``.
+_MMA_HEADS = frozenset(("wgmma", "tcgen05", "mma"))
+
+
 def ptx_context(mod: PtxModule, tmod: Module, plan: tuple[Check, ...] = (), path: str = "<ptx>") -> PtxContext:
     """The one context of a PTX file audited against its TTGIR plan: the first-iteration evaluator of
     each function (the worker regions' ``%tid.x`` per partition, ``audit.ptx_partitions``), the
@@ -672,7 +678,8 @@ def ptx_context(mod: PtxModule, tmod: Module, plan: tuple[Check, ...] = (), path
     (['f'], None, ['mma.sync', 'sm_100', 'sm_90'])
     """
     values, pmap = partitioned(mod, tmod, {f: _Eval(mod, f, first_iteration=True) for f in mod.functions})
-    ties = {family: dot_ties(mod.instrs, tmod.ops, family) for family in DOT_FAMILIES}
+    mmas = [i for i in mod.instrs if i.parts[0] in _MMA_HEADS]   # what mma_groups reads; the rest it skips
+    ties = {family: dot_ties(mmas, tmod.ops, family) for family in DOT_FAMILIES}
     return PtxContext(path, mod, tmod, tuple(plan), values, pmap, ties, {})
 
 

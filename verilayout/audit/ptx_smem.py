@@ -170,15 +170,26 @@ def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
         offs = [0] * n
     elif parts is not None:
         try:
-            vals = [sum(x) for x in zip(*(thread_values(t, memo, n) for t in parts))]
+            vals = _summed([thread_values(t, memo, n) for t in parts])
         except (ValueError, AttributeError):
             vals = None
         if vals is not None:
             v0 = vals[0]
-            offs = [(v - v0) % (1 << 32) for v in vals]
-            offs = [v - (1 << 32) if v >= 1 << 31 else v for v in offs]
+            offs = [d - (1 << 32) if (d := (v - v0) % (1 << 32)) >= 1 << 31 else d for v in vals]
     memo[key] = (core, offs)
     return offs
+
+
+def _summed(columns: list[list[int]]) -> list[int]:
+    """``[sum(x) for x in zip(*columns)]``; one column of ints is that list itself (a column holds
+    one Python type, :func:`thread_values`).
+
+    >>> _summed([[1, 2], [10, 20]]), _summed([[3, 4]]), _summed([[True, False]])
+    ([11, 22], [3, 4], [1, 0])
+    """
+    if len(columns) == 1 and (not columns[0] or type(columns[0][0]) is int):
+        return columns[0]
+    return [sum(x) for x in zip(*columns)]
 
 
 def _offsets_of(delta: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
@@ -321,10 +332,15 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):
-        lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
-        low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
-        cost = _warp_cost(tuple(None if x is None else x - low for x in lanes), width, lanes_per_phase,
-                          bool(mats), _MODEL, kind == "store")
+        if all(active[32 * w:32 * w + used]):     # every lane executes it (no guard): no None to skip
+            lanes = offs[32 * w:32 * w + used]
+            low = min(lanes, default=0) // 128 * 128
+            moved = tuple([x - low for x in lanes])
+        else:
+            lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
+            low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
+            moved = tuple(None if x is None else x - low for x in lanes)
+        cost = _warp_cost(moved, width, lanes_per_phase, bool(mats), _MODEL, kind == "store")
         per_warp.append(cost)
         if cost > worst:
             live = sum(x is not None for x in lanes)
@@ -354,6 +370,8 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
     out: list[SharedAccess] = []
     done: dict[tuple, SharedAccess] = {}
     for ins in mod.instrs:
+        if ins.parts[0] not in _ACCESS_HEADS:         # smem_access's own first test, without the call
+            continue
         acc = smem_access(ins)
         if acc is None or len(ins.args) <= acc[1]:
             continue

@@ -6,7 +6,8 @@ kernel's pointer arguments (a Triton cache's kernel names). A TTGIR text holds a
 an ``.entry`` or ``.func``, and its braces close.
 
 Law: ``missing_part(t, kind)`` is None for every file Triton writes (the corpus), and not None
-for each proper prefix of it that cuts a bracket pair, and for empty text.
+for each proper prefix of it that cuts a bracket pair or (TTGIR) drops the definition of a location
+alias the ops use, and for empty text.
 
 >>> missing_part("", "ttgir")
 'empty: no TTGIR module'
@@ -16,6 +17,7 @@ for each proper prefix of it that cuts a bracket pair, and for empty text.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
            "ptx_inline_sites", "target_name", "kernel_def_site"]
@@ -70,7 +72,27 @@ def _ttgir_missing(text: str) -> str | None:
     bad = _unclosed(body)
     if bad:
         return f"truncated: {bad} (the file ends inside an op or function)"
-    return None
+    return _undefined_loc(text)
+
+
+_ALIAS_DEF = re.compile(r"^(#loc\w*) = ", re.M)
+_ALIAS_USE = re.compile(r"#loc\w*")
+
+
+def _undefined_loc(text: str) -> str | None:
+    """A location alias the ops use that the module never defines: the file was cut inside the table
+    of ``#locN = loc(...)`` lines MLIR prints after the module (a cut there closes every bracket).
+
+    >>> _undefined_loc('module {\\n} loc(#loc3)\\n#loc = loc("k.py":1:0)\\n#lo')
+    'truncated: location #loc3 is used but never defined (the file ends inside its location table)'
+    """
+    if "#loc" not in text:
+        return None
+    defined = set(_ALIAS_DEF.findall(text))
+    missing = next((u for u in _ALIAS_USE.findall(text) if u not in defined), None)
+    if missing is None:
+        return None
+    return f"truncated: location {missing} is used but never defined (the file ends inside its location table)"
 
 
 def _is_word(ch: str) -> bool:
@@ -112,7 +134,7 @@ def _ptx_missing(text: str) -> str | None:
 
 _FUNC_ARGS = re.compile(r"tt\.func\b[^@\n]*@[\w$.]+\((?P<args>[^\n]*)")
 _PTR_ELEM = re.compile(r"!tt\.ptr<\s*([\w]+)")
-_TTGIR_SOURCE = re.compile(r'loc\("((?:[^"\\\n]|\\.)*)"\s*:\s*\d+')
+_TTGIR_SOURCE = re.compile(r'loc\("([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*\d+')   # strings unrolled as _STRING
 _PTX_SOURCE = re.compile(r'^\s*\.file\s+\d+\s+"([^"\n]*)"', re.M)
 _PTX_FILE_HIT = re.compile(r'\.file\s+\d+\s+"([^"\n]*)"')
 
@@ -165,10 +187,10 @@ def _ptx_file_names(text: str) -> list[str]:
 LOC_ALIAS = re.compile(r"^\s*#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
 #: LOC_ALIAS without its line anchor (searched by its literal start; each hit checked to begin its line)
 _LOC_ALIAS_HIT = re.compile(r"#(loc\w*)\s*=\s*(loc\(.*\))\s*$", re.M)
-_LOC_FILE = re.compile(r'^loc\(\s*"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
-_LOC_NAMED = re.compile(r'^loc\(\s*"(?:[^"\\\n]|\\.)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
+_LOC_FILE = re.compile(r'^loc\(\s*"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?\s*\)$')
+_LOC_NAMED = re.compile(r'^loc\(\s*"[^"\\\n]*(?:\\.[^"\\\n]*)*"\s*\(\s*(#loc\w*|loc\(.*\))\s*\)\s*\)$')
 _LOC_CALLSITE = re.compile(r"^loc\(\s*callsite\(\s*(#loc\w*)\s+at\s+(#loc\w*)\s*\)\s*\)$")
-_LOC_ANY_FILE = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(\d+)')
+_LOC_ANY_FILE = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)"\s*:\s*(\d+)')
 #: a reference to a location alias inside a ``loc(...)`` body, ``#loc3``: its name
 LOC_REF = re.compile(r"#(loc\w*)")
 _OP_LOC = re.compile(r"\bloc\((#loc\w*)\)\s*\{?\s*$")
@@ -240,6 +262,33 @@ def ttgir_inline_chains(text: str, lines: set[int] | None = None) -> dict[int, t
 
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"\n]*)"', re.M)
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+(?:,[^\n]*?\binlined_at\s+(\d+)\s+(\d+)\s+\d+)?", re.M)
+#: the two without their ``^\s*`` (:func:`_at_line_starts` puts it back)
+_PTX_FILE_TAIL = re.compile(_PTX_FILE.pattern[len(r"^\s*"):])
+_PTX_LOC_TAIL = re.compile(_PTX_LOC.pattern[len(r"^\s*"):])
+
+
+def _at_line_starts(tail: re.Pattern, text: str) -> Iterator[tuple[int, re.Match]]:
+    """``(m.start(), m)`` of each match ``m`` of ``^\\s*`` + ``tail`` (multi-line) in ``text``, as
+    ``finditer`` gives them, with ``tail`` searched by its literal start (fast) instead of trying
+    every position: a hit of ``tail`` at ``j`` is such a match when only white space lies between
+    ``j`` and a line start at or after the end of the match before; the match starts at the first
+    such line start (``\\s*`` crosses blank lines). ``tail[j:]`` is the same text either way.
+
+    >>> [(p, m.group(1)) for p, m in _at_line_starts(re.compile(r"\\.loc (\\d)"), ".loc 1\\n x .loc 2\\n\\n  .loc 3")]
+    [(0, '1'), (17, '3')]
+    """
+    floor, j = 0, 0
+    while (m := tail.search(text, j)) is not None:
+        j = m.start()
+        b = j
+        while b > floor and text[b - 1].isspace():
+            b -= 1
+        start = b if b == 0 or text[b - 1] == "\n" else text.find("\n", b, j) + 1
+        if start <= 0 and b != 0:         # no line start between the last non-space and the hit
+            j += 1
+            continue
+        yield start, m
+        floor = j = m.end()
 
 
 def ptx_inline_sites(text: str, last: int | None = None) -> list[tuple[int, str, str | None]]:
@@ -250,10 +299,10 @@ def ptx_inline_sites(text: str, last: int | None = None) -> list[tuple[int, str,
     >>> ptx_inline_sites('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
     [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
     """
-    files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for m in _PTX_FILE.finditer(text)}
+    files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for _p, m in _at_line_starts(_PTX_FILE_TAIL, text)}
     out, line, pos = [], 1, 0
-    for m in _PTX_LOC.finditer(text):
-        line, pos = line + text.count("\n", pos, m.start()), m.start()   # counted on from the last .loc
+    for start, m in _at_line_starts(_PTX_LOC_TAIL, text):
+        line, pos = line + text.count("\n", pos, start), start   # counted on from the last .loc
         if last is not None and line > last:
             break
         here = f"{files.get(m.group(1), '?')}:{m.group(2)}"

@@ -71,14 +71,21 @@ def split_operands(text: str) -> tuple[str, ...]:
     if not opens and ")" not in text and "]" not in text and "}" not in text:
         return tuple(filter(None, map(str.strip, text.split(","))))   # the common case: no nesting
     if opens <= _MAX_DEPTH:
+        if "," not in text:             # one piece: what the loop below gives it
+            one = text.strip()
+            return (one,) if one else ()
         # the depth at a comma is the count of openers minus closers before it, so whole pieces
         # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
         out, cur, depth = [], [], 0
         pieces = text.split(",")
+        square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
         for k, piece in enumerate(pieces):
             cur.append(piece)
-            depth += (piece.count("{") + piece.count("[") + piece.count("(")
-                      - piece.count("}") - piece.count("]") - piece.count(")"))
+            if square:                  # addresses only (`%r1, [%rd2+4]`): the other pairs count 0
+                depth += piece.count("[") - piece.count("]")
+            else:
+                depth += (piece.count("{") + piece.count("[") + piece.count("(")
+                          - piece.count("}") - piece.count("]") - piece.count(")"))
             if depth == 0 and k < len(pieces) - 1:
                 out.append(",".join(cur).strip())
                 cur = []
@@ -187,7 +194,14 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             if g is None:
                 g = guards[p] = _guard(p)
         args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
+        if _FIELDS_AS_WRITTEN:          # the instance's fields set at once (see _instr_of)
+            ins = _new(Instr)
+            _set(ins, "__dict__", {"opcode": o, "operands": ops, "line": n, "pred": p,
+                                   "loc": names[lc] if lc else None, "func": f, "parts": pv[0], "args": args,
+                                   "guard": g, "vec": pv[1]})
+            out.append(ins)
+        else:
+            out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
     return tuple(out)
 
 
@@ -195,6 +209,10 @@ _INSTR_FIELDS = tuple(f.name for f in fields(Instr))
 _new = object.__new__
 #: the fields alone make an Instr (no __post_init__, no slots): what _instr_of relies on
 _PLAIN_INSTR = not hasattr(Instr, "__post_init__") and not hasattr(Instr, "__slots__")
+_set = object.__setattr__
+#: :func:`_typed` writes an Instr's ``__dict__`` with these field names, in this order
+_FIELDS_AS_WRITTEN = _PLAIN_INSTR and _INSTR_FIELDS == ("opcode", "operands", "line", "pred", "loc", "func",
+                                                        "parts", "args", "guard", "vec")
 
 
 def _instr_of(values: tuple) -> Instr:

@@ -53,7 +53,7 @@ _OP = re.compile(r"^\s*(?:(?P<res>%[\w.$#:-]+(?:\s*,\s*%[\w.$#:-]+)*)\s*=\s*)?"
                  r"(?P<name>\"?[a-z_][\w]*\.[\w.]+\"?)(?P<rest>.*)$")
 _PARTITION = re.compile(r"partition(\d+)\(.*\)\s+num_warps\((\d+)\)\s*\{\s*$")
 _SSA = re.compile(r"%[\w.$-]+(?:#\d+)?")
-_LOC_FILE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')
+_LOC_FILE = re.compile(r'"([^"\\]*(?:\\.[^"\\]*)*)"\s*:\s*(\d+)(?:\s*:\s*\d+)?')   # a string's body unrolled: the same matches
 _MULTI_RESULT = re.compile(r"(%[\w.$-]+):(\d+)$")
 _MODULE_ATTR = {"ttg.target": "target", "ttg.num-warps": "num_warps",
                 "ttg.threads-per-warp": "threads_per_warp", "ttg.num-ctas": "num_ctas", "ttg.shared": "shared"}
@@ -515,6 +515,13 @@ def _split_top(text: str, sep: str) -> list[str]:
     """
     if sep not in text and len(text) <= MAX_DEPTH:   # nothing to split, too short to nest too deep
         return [text]
+    if '"' not in text:
+        opens = text.count("(") + text.count("[") + text.count("{") + text.count("<")
+        if opens <= MAX_DEPTH:          # no string and no depth past the limit: count whole pieces
+            head, got, tail = text.partition(sep)
+            if got and sep not in tail and not _BRACKET.search(head):
+                return [head, tail]     # the common op line: one separator, nothing open before it
+            return _split_counted(text, sep)
     out, depth, cur, skip = [], 0, 0, -1
     in_str = False
     for m in _splitter(sep).finditer(text):
@@ -540,6 +547,37 @@ def _split_top(text: str, sep: str) -> list[str]:
             cur = m.end()
     out.append(text[cur:])
     return out
+
+
+def _split_counted(text: str, sep: str) -> list[str]:
+    """:func:`_split_top` of a text with no string: the depth before each ``sep`` is the openers
+    minus the closers of the pieces before it (a ``>`` after ``-`` closes nothing), so whole
+    pieces between separators are counted at once.
+
+    >>> _split_counted("a<b : c> : d -> e : f", " : ")
+    ['a<b : c>', 'd -> e', 'f']
+    """
+    pieces = text.split(sep)
+    if len(pieces) == 1:
+        return pieces
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for piece in pieces[:-1]:           # the depth after the last piece splits nothing
+        cur.append(piece)
+        if _BRACKET.search(piece):
+            depth += (piece.count("(") + piece.count("[") + piece.count("{") + piece.count("<")
+                      - piece.count(")") - piece.count("]") - piece.count("}") - piece.count(">")
+                      + piece.count("->"))
+        if depth == 0:
+            out.append(sep.join(cur))
+            cur = []
+    cur.append(pieces[-1])
+    out.append(sep.join(cur))
+    return out
+
+
+_BRACKET = re.compile(r"[()\[\]{}<>]")
 
 
 @functools.lru_cache(maxsize=16)
@@ -595,8 +633,9 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
     the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
     ``loc`` bodies (ops of one source line print the same one)."""
-    name = m.group("name").strip('"')
-    body, loc = _strip_loc(m.group("rest"))
+    res, name, rest = m.group("res", "name", "rest")
+    name = name.strip('"')
+    body, loc = _strip_loc(rest)
     parts = _split_top(body, " : ")
     head = parts[0]
     sig = " : ".join(parts[1:]) if len(parts) > 1 else ""
@@ -606,6 +645,8 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
         attrs = head[k:]
         head = head[:k]
     operands = tuple(_SSA.findall(head))
+    if "#0" in head:            # `%x#0` is the first result of `%x:n = ...`, which :func:`_results` names `%x`
+        operands = tuple(o.partition("#")[0] if o.partition("#")[2] == "0" else o for o in operands)
     ins, outs = _signature(sig) if sig else ((), ())
     if locs is not None:
         if seen is None:
@@ -614,7 +655,7 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
             loc = seen[loc]
         else:
             loc = seen[loc] = _resolve_loc(loc, locs, 0, seen)
-    return _op_of((name, line_no, _results(m.group("res")), operands, ins, outs, attrs, loc, m.group(0),
+    return _op_of((name, line_no, _results(res), operands, ins, outs, attrs, loc, m.group(0),
                    table if table is not None else TypeTable()))
 
 

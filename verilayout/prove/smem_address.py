@@ -131,39 +131,40 @@ def free_symbols(e: z3.ExprRef, memo: dict) -> frozenset:
     """
     ctx = e.ctx_ref()
     root = e.as_ast()
-    stack = [root]
+    stack: list[list] = [[root, z3.Z3_get_ast_id(ctx, root), None]]   # [ast, its id, its arguments' ids]
     while stack:
-        a = stack[-1]
-        key = ("syms", z3.Z3_get_ast_id(ctx, a))
+        top = stack[-1]
+        a, key = top[0], ("syms", top[1])
         if key in memo:
             stack.pop()
             continue
-        kind = z3.Z3_get_ast_kind(ctx, a)
-        if kind == z3.Z3_NUMERAL_AST:
-            memo[key] = frozenset()
-        elif kind != z3.Z3_APP_AST:
-            memo[key] = _UNREAD
-        else:
+        if top[2] is None:                          # first visit: a leaf's answer, or its arguments
+            kind = z3.Z3_get_ast_kind(ctx, a)
+            if kind != z3.Z3_APP_AST:
+                memo[key] = frozenset() if kind == z3.Z3_NUMERAL_AST else _UNREAD
+                stack.pop()
+                continue
             args = [z3.Z3_get_app_arg(ctx, a, i) for i in range(z3.Z3_get_app_num_args(ctx, a))]
-            todo = [b for b in args if ("syms", z3.Z3_get_ast_id(ctx, b)) not in memo]
+            top[2] = [z3.Z3_get_ast_id(ctx, b) for b in args]
+            todo = [[b, i, None] for b, i in zip(args, top[2]) if ("syms", i) not in memo]
             if todo:
                 stack.extend(todo)
                 continue
-            memo[key] = _app_symbols(ctx, a, args, memo)
+        memo[key] = _app_symbols(ctx, a, top[2], memo)   # every argument's answer is in memo
         stack.pop()
     return memo[("syms", z3.Z3_get_ast_id(ctx, root))]
 
 
-def _app_symbols(ctx, a, args: list, memo: dict) -> frozenset:
-    """The symbols of the application ``a`` whose arguments' symbols are in ``memo``."""
-    if not args:
+def _app_symbols(ctx, a, arg_ids: list, memo: dict) -> frozenset:
+    """The symbols of the application ``a`` whose arguments' (ids ``arg_ids``) symbols are in ``memo``."""
+    if not arg_ids:
         d = z3.Z3_get_app_decl(ctx, a)
         if z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED:
             return frozenset((z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d)),))
         return frozenset()
     out: frozenset = frozenset()
-    for b in args:
-        out = out | memo[("syms", z3.Z3_get_ast_id(ctx, b))]
+    for i in arg_ids:
+        out = out | memo[("syms", i)]
     return out
 
 
