@@ -105,25 +105,26 @@ def _mask_obligation(masks: list[int], cm: int, cn: int, operand: str, span: int
                             + (f" (misses CTA {bad[4][0]})" if bad[4] else ""))}
 
 
-def _landing_obligation(masks: list[int], cm: int, cn: int, operand: str, rows: int) -> dict:
+def _landing_obligation(masks: list[int], cm: int, cn: int, operand: str, rows: int, pair: bool = False) -> dict:
     """Every rank receives each row of its operand stage exactly once: rank ``s`` sends rows
     ``[q rows/g, (q+1) rows/g)`` (``q`` its place in the group, ``g`` the group size) to the
-    CTAs of its mask."""
+    CTAs of its mask. ``pair``: ranks ``(2k, 2k + 1)`` are a CTA pair holding different B rows, so
+    the group sharing B rows is every other rank along M."""
     size = cm * cn
-    g = cn if operand == "A" else cm
-    part = rows // g
-    bad = None
+    along = 2 if pair else 1
+    g = cn if operand == "A" else cm // along
+    part, bad = rows // g, None
     for x in range(size):
         got = [0] * rows
-        for s in range(size):
-            if masks[s] >> x & 1:
-                q = s // cm if operand == "A" else s % cm
-                for row in range(q * part, (q + 1) * part):
-                    got[row] += 1
+        for s in (s for s in range(size) if masks[s] >> x & 1):
+            q = s // cm if operand == "A" else s % cm // along
+            for row in range(q * part, (q + 1) * part):
+                got[row] += 1
         if any(c != 1 for c in got) and bad is None:
             bad = (x, next(i for i, c in enumerate(got) if c != 1), got)
-    return {"claim": f"{operand} slices: each CTA's stage receives every one of its {rows} rows "
-                     f"exactly once ({g} slice(s) of {part} rows, each sent to its mask)",
+    claim = (f"{operand} slices (pairs): each CTA's stage receives each of its {rows} rows of {operand} exactly once"
+             if pair else f"{operand} slices: each CTA's stage receives every one of its {rows} rows exactly once")
+    return {"claim": f"{claim} ({g} slice(s) of {part} rows, each sent to its mask)",
             "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
             "reason": (f"all {size} CTAs x {rows} rows" if bad is None else
                        f"CTA {bad[0]}, row {bad[1]}: received {bad[2][bad[1]]} times")}
@@ -228,27 +229,6 @@ def _pair_release_obligation(ma: list, mb: list, commits: list, empty: int) -> d
             "reason": f"all {size} x {size} (producer, CTA) pairs" if bad is None else bad}
 
 
-def _pair_landing_obligation(masks: list, cm: int, cn: int, operand: str, rows: int) -> dict:
-    """Every CTA receives each of its ``rows`` rows of ``operand`` once: sender ``s`` sends its
-    slice (its place ``q`` in the group sharing the rows) to the CTAs of its mask."""
-    size = cm * cn
-    g = cn if operand == "A" else cm // 2
-    part, bad = rows // g, None
-    for x in range(size):
-        got = [0] * rows
-        for s in (s for s in range(size) if masks[s] >> x & 1):
-            q = s // cm if operand == "A" else s % cm // 2
-            for row in range(q * part, (q + 1) * part):
-                got[row] += 1
-        if any(c != 1 for c in got) and bad is None:
-            bad = (x, next(i for i, c in enumerate(got) if c != 1), got)
-    return {"claim": f"{operand} slices (pairs): each CTA's stage receives each of its {rows} rows of "
-                     f"{operand} exactly once ({g} slice(s) of {part} rows, each sent to its mask)",
-            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
-            "reason": (f"all {size} CTAs x {rows} rows" if bad is None else
-                       f"CTA {bad[0]}, row {bad[1]}: received {bad[2][bad[1]]} times")}
-
-
 def pair_cluster_plan(cm: int, cn: int, *, bn: int, a_stage: int, b_stage: int) -> dict:
     """The cluster fields of the ``cta_group::2`` kernel on a ``cm x cn`` cluster of CTAs
     (:data:`SM100_PAIR_CLUSTER_SHAPES`): CTA pairs ``(2k, 2k + 1)`` along M, each computing a
@@ -274,7 +254,7 @@ def pair_cluster_plan(cm: int, cn: int, *, bn: int, a_stage: int, b_stage: int) 
     peers = [ma[r] | mb[r] for r in range(size)]
     commits = _leader_masks(peers)
     empty = sum(1 for x in range(0, size, 2) if commits[x] & 1)
-    obls = [_pair_landing_obligation(ma, cm, cn, "A", 128), _pair_landing_obligation(mb, cm, cn, "B", half),
+    obls = [_landing_obligation(ma, cm, cn, "A", 128, pair=True), _landing_obligation(mb, cm, cn, "B", half, pair=True),
             _pair_release_obligation(ma, mb, commits, empty),
             {"claim": f"expect_tx: each leader's full barrier receives 2 x ({a_stage} + {b_stage}) bytes "
                       "(both CTAs' stages: every multicast completes on the destination's leader), "
