@@ -69,7 +69,9 @@ from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Vec
-from verilayout.prove.ptx_values import SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names
+from verilayout.prove.ptx_values import (SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names,
+                                         symbol_widths)
+from verilayout.prove.z3_numpy import compile_term
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
@@ -139,7 +141,8 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     """``e``'s value if it is one constant for every value of its symbols (under the assumptions);
     ``cache``: the answers already found in this file; ``prover``: the function's solvers. When the
     shared-memory base is ``e``'s only symbol, by enumeration: the assumption admits exactly the
-    ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each.
+    ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each; with
+    other symbols, None at once when a sample shows two values (:func:`_varies`), else the solver.
 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
@@ -157,7 +160,38 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
         vals = hit[1]
     if vals is not None:
         return vals[0] if all(v == vals[0] for v in vals) else None
+    if _varies(e, {} if cache is None else cache.setdefault(("compiled",), {})):
+        return None                          # two values where the assumption holds: no solver needed
     return constant(e, _smem_assumption(), cache, prover)
+
+
+def _varies(e: z3.BitVecRef, memo: dict) -> bool:
+    """True when ``e`` takes two values at assignments the shared-memory assumption allows (then it
+    is not one constant): a sample, each aligned base of ``_SMEM_BASES`` with every other bit-vector
+    symbol at a pattern of its width, evaluated at once (``prove.z3_numpy``); False when the sample
+    shows one value, or ``e`` has a symbol that is not a bit-vector or an operator not modelled.
+
+    >>> v = z3.ZeroExt(7, z3.BitVec("v", 8))
+    >>> _varies(z3.Extract(31, 17, SMEM) + v, {}), _varies(z3.Extract(31, 17, SMEM) + (v & 0), {})
+    (True, False)
+    """
+    widths = symbol_widths(e)
+    if widths is None:
+        return False
+    n = len(_SMEM_BASES)
+    env: dict[str, np.ndarray] = {}
+    for k, (name, w) in enumerate(widths.items()):
+        if name == _SMEM_NAME:
+            env[name] = _SMEM_BASES
+        else:                                # 0, then spread bits; the symbol is otherwise free
+            mask = (1 << min(w, 64)) - 1
+            env[name] = np.array([(j * (0x9E3779B97F4A7C15 + 2 * k) + (j > 1)) & mask for j in range(n)],
+                                 dtype=np.uint64)
+    try:
+        out = compile_term(e, memo, tuple(env), wide=False)(env)
+    except ValueError:                       # TooWide is a ValueError; an operator not modelled
+        return False
+    return bool(np.any(out != out[0]))
 
 
 def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],

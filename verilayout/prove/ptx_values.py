@@ -26,7 +26,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
 
-__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names",
+__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
            "magic_divisor", "division_idiom"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
@@ -1057,6 +1057,24 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None, prover: Prover | None 
     if prover is not None:
         return v if prover.proves(e == v, assume) else None
     return v if decide_claim(e == v, assume)[0] == "proved" else None
+
+
+def symbol_widths(e: z3.ExprRef) -> dict[str, int] | None:
+    """Each free symbol of ``e`` by its name (the string z3 keeps, what ``prove.z3_numpy`` reads)
+    to its bit-vector width; None when a symbol is not a bit-vector or has no string name.
+
+    >>> symbol_widths(z3.ZeroExt(24, z3.BitVec("a", 8)) + SMEM), symbol_widths(z3.If(z3.Bool("p"), SMEM, 0))
+    ({'a': 8, 'smem_base': 32}, None)
+    """
+    out: dict[str, int] = {}
+    for ctx, a in _leaves(e):
+        if not _uninterpreted(ctx, a):
+            continue
+        sort, sym = z3.Z3_get_sort(ctx, a), z3.Z3_get_decl_name(ctx, z3.Z3_get_app_decl(ctx, a))
+        if z3.Z3_get_sort_kind(ctx, sort) != z3.Z3_BV_SORT or z3.Z3_get_symbol_kind(ctx, sym) != z3.Z3_STRING_SYMBOL:
+            return None
+        out[z3.Z3_get_symbol_string(ctx, sym)] = z3.Z3_get_bv_sort_size(ctx, sort)
+    return dict(sorted(out.items()))
 
 
 def _consts_of(*exprs) -> list:
