@@ -62,3 +62,25 @@ def test_symbol_widths_names_each_free_symbol_with_its_width():
     want = {str(x): x.size() for x in get_vars(e)}
     assert symbol_widths(e) == dict(sorted(want.items())) == {"a": 8, "b%r1@3,4": 16, "smem_base": 32}
     assert symbol_widths(z3.If(z3.Bool("p"), SMEM, z3.BitVecVal(0, 32))) is None   # a Boolean symbol
+
+
+def test_alignment_by_known_bits_holds_at_every_allowed_base():
+    """When the known-bits route says a descriptor start is a multiple of the swizzle repeat,
+    brute force over every 1024-aligned base below 128 KB (and the loop symbol's 256 values) agrees;
+    and it does answer for a start whose offset is a multiple of the repeat."""
+    from verilayout.audit.ptx import _aligned_by_known_bits
+    v = z3.BitVec("v", 8)
+    rng = random.Random(3)
+    hits = 0
+    for _ in range(30):
+        c, m, rep = rng.randrange(64) * rng.choice([16, 256, 1024]), rng.choice([1, 2, 64, 128]), rng.choice([16, 32, 64])
+        start = z3.Extract(17, 4, SMEM + c + (z3.ZeroExt(24, v) << (m.bit_length() + 8)))
+        if _aligned_by_known_bits(start, rep):
+            hits += 1
+            for base in range(0, 1 << 17, 1024):
+                for x in (0, 1, 77, 255):
+                    s = z3.simplify(z3.substitute(start, (SMEM, z3.BitVecVal(base, 32)), (v, z3.BitVecVal(x, 8))))
+                    assert s.as_long() % rep == 0, (start, base, x)
+    assert hits > 0
+    assert _aligned_by_known_bits(z3.Extract(17, 4, SMEM + 8192), 64)
+    assert not _aligned_by_known_bits(z3.Extract(17, 4, SMEM + 8192 + 16), 64)

@@ -50,7 +50,7 @@ from verilayout.audit.launch_limits import cannot_launch
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
-from verilayout.audit.ptx_known_bits import known_constant
+from verilayout.audit.ptx_known_bits import known_bits, known_constant
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
@@ -162,7 +162,40 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
         return vals[0] if all(v == vals[0] for v in vals) else None
     if _varies(e, {} if cache is None else cache.setdefault(("compiled",), {})):
         return None                          # two values where the assumption holds: no solver needed
+    known = known_constant(_aligned_smem(e))  # every bit known for every aligned base: the one value
+    if known is not None:
+        return known
     return constant(e, _smem_assumption(), cache, prover)
+
+
+#: The shared-memory base's bits above its alignment: ``SMEM`` is ``Concat(_SMEM_HIGH, 0)`` for every
+#: base the assumption allows (and for more: the bound ``SMEM_BELOW`` is dropped).
+_SMEM_HIGH = z3.BitVec("smem_base_above_alignment", 32 - (SMEM_ALIGNMENT.bit_length() - 1))
+
+
+def _aligned_smem(e: z3.ExprRef) -> z3.ExprRef:
+    """``e`` with the shared-memory base written as its aligned form, ``Concat(_SMEM_HIGH, 0)``:
+    a fact of every value of the result (known bits included) holds of ``e`` for every base the
+    shared-memory assumption allows.
+
+    >>> known_constant(_aligned_smem(z3.Extract(9, 0, SMEM + 4))), known_constant(z3.Extract(9, 0, SMEM + 4))
+    (4, None)
+    """
+    return z3.simplify(z3.substitute(e, (SMEM, z3.Concat(_SMEM_HIGH, z3.BitVecVal(0, SMEM_ALIGNMENT.bit_length() - 1)))))
+
+
+def _aligned_by_known_bits(base: z3.BitVecRef, rep: int) -> bool:
+    """True when ``base``'s low ``log2(rep)`` bits are known zero for every aligned shared-memory
+    base (:func:`_aligned_smem`, ``ptx_known_bits``): then ``base`` is a multiple of ``rep`` (a
+    power of two) under the assumption, proved without a solver; False when not known.
+
+    >>> _aligned_by_known_bits(z3.Extract(13, 0, SMEM >> 4) + 128, 64), _aligned_by_known_bits(z3.Extract(13, 0, SMEM >> 4) + 8, 64)
+    (True, False)
+    """
+    if rep & (rep - 1):
+        return False
+    got = known_bits(_aligned_smem(base))
+    return got is not None and got[0] & (rep - 1) == rep - 1
 
 
 def _varies(e: z3.BitVecRef, memo: dict) -> bool:
@@ -606,6 +639,8 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
     bases = values_at(z3.ZeroExt(18, ref[0][2]), _SMEM_NAME, _SMEM_BASES)    # every base the assumption allows
     if bases is not None:
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
+    elif _aligned_by_known_bits(ref[0][2], rep):
+        aligned = "proved"
     else:
         aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
     induction = None
