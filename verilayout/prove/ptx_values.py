@@ -68,6 +68,73 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
     return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
 
 
+class _FunctionIndex:
+    """What every evaluator of one function of one module reads and never changes: each register's
+    definitions (``defs``, predicates in ``pdefs``, vector destinations' lanes in ``lane``), the
+    function's instructions (``code``, empty for the whole module), their positions by line,
+    each label's positions; and, filled on first use, the basic blocks (``cfg``) and the
+    reaching definitions by register (``reaching``), functions of the former alone."""
+
+    def __init__(self, mod: PtxModule, func: str | None):
+        self.mod, self.n = mod, len(mod.instrs)
+        self.defs: dict[str, list[Instr]] = {}
+        self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
+        self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
+        code: list[Instr] = []
+        glob: list[int | None] = []                     # each module instruction's index in code
+        for i in mod.instrs:
+            if func is None or i.func == func:
+                glob.append(len(code) if func is not None else None)
+                if func is not None:
+                    code.append(i)
+                self._note_def(i)
+            else:
+                glob.append(None)
+        self.code = code
+        self.index = {i.line: k for k, i in enumerate(code)}
+        self.labels: dict[str, list[int]] = {}
+        for f, lab, at in mod.labels:
+            if f == func and at < len(glob):
+                k = next((glob[j] for j in range(at, len(glob)) if glob[j] is not None), len(code))
+                self.labels.setdefault(lab, []).append(k)
+        self.cfg: tuple | None = None
+        self.reaching: dict[str, tuple] = {}
+
+    def _note_def(self, i: Instr) -> None:
+        if not i.args or i.opcode.startswith(NO_DEST):
+            return
+        dest = i.args[0]
+        if i.parts[0].startswith("setp"):
+            for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
+                if isinstance(d, Reg):
+                    self.pdefs.setdefault(d.name, []).append(i)
+        elif isinstance(dest, Reg):
+            self.defs.setdefault(dest.name, []).append(i)
+        elif isinstance(dest, Vec):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
+            for k, d in enumerate(dest.items):
+                if isinstance(d, Reg):
+                    self.defs.setdefault(d.name, []).append(i)
+                    self.lane[(i.line, d.name)] = k
+
+
+#: The indexes of the last few modules' functions, by ``(id(module), function)`` (each entry keeps
+#: its module alive, so the id is not reused while it is here).
+_INDEXES: dict[tuple[int, str | None], _FunctionIndex] = {}
+
+
+def _function_index(mod: PtxModule, func: str | None) -> _FunctionIndex:
+    """The :class:`_FunctionIndex` of ``func`` in ``mod``, built once per module and function
+    (the audit builds several evaluators of one function: the first iteration's and the loop's)."""
+    key = (id(mod), func)
+    hit = _INDEXES.get(key)
+    if hit is not None and hit.mod is mod and hit.n == len(mod.instrs):
+        return hit
+    if len(_INDEXES) >= 8:
+        _INDEXES.clear()
+    hit = _INDEXES[key] = _FunctionIndex(mod, func)
+    return hit
+
+
 class PtxValues:
     """Symbolic values of a PTX function's registers (see the module docstring): ``reg(name)``
     and ``operand(decoded operand, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
@@ -89,27 +156,9 @@ class PtxValues:
         self.nonneg_params = dict(nonneg_params or {})
         self.premises: dict[str, tuple[z3.BoolRef, str]] = {}   # symbol -> (fact, text): its ld.param's
         self.fixed: set[str] = set(_FIXED_NAMES)   # symbols with one value in a thread (guards())
-        self.defs: dict[str, list[Instr]] = {}
-        self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
-        self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
+        idx = _function_index(mod, func)                # shared by every evaluator of this function
+        self.defs, self.pdefs, self.lane = idx.defs, idx.pdefs, idx.lane
         self.kernel_inputs = kernel_inputs   # parameters and %ctaid as named symbols, cvta the identity
-        for i in mod.instrs:
-            if func is not None and i.func != func:
-                continue
-            if not i.args or i.opcode.startswith(NO_DEST):
-                continue
-            dest = i.args[0]
-            if i.parts[0].startswith("setp"):
-                for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
-                    if isinstance(d, Reg):
-                        self.pdefs.setdefault(d.name, []).append(i)
-            elif isinstance(dest, Reg):
-                self.defs.setdefault(dest.name, []).append(i)
-            elif isinstance(dest, Vec):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
-                for k, d in enumerate(dest.items):
-                    if isinstance(d, Reg):
-                        self.defs.setdefault(d.name, []).append(i)
-                        self.lane[(i.line, d.name)] = k
         self.first_iteration = first_iteration   # loop-carried registers take their first definition
         self.memo: dict[str, z3.BitVecRef] = {}
         self.pmemo: dict[str, z3.BoolRef] = {}
@@ -120,18 +169,10 @@ class PtxValues:
         self.smem_names = tuple(smem_names)   # shared variables whose address is SMEM
         # flow sensitivity (one function): a use reads the definitions that reach it in the CFG
         self.flow = func is not None
-        self.code: list[Instr] = [i for i in mod.instrs if i.func == func] if self.flow else []
-        self.index = {i.line: k for k, i in enumerate(self.code)}
-        gidx = {id(i): k for k, i in enumerate(self.code)}
-        glob = [gidx.get(id(i)) for i in mod.instrs]
-        self.labels: dict[str, list[int]] = {}
-        for f, lab, at in mod.labels:
-            if f == func and at < len(glob):
-                k = next((glob[j] for j in range(at, len(glob)) if glob[j] is not None), len(self.code))
-                self.labels.setdefault(lab, []).append(k)
+        self.code, self.index, self.labels = idx.code, idx.index, idx.labels
+        self._idx = idx
         self._at: int | None = None                     # the instruction whose operands are read
-        self._cfg: tuple | None = None
-        self._rd: dict[str, tuple] = {}
+        self._rd: dict[str, tuple] = idx.reaching      # reaching definitions by register (shared)
         self._merging: set[str] = set()                 # joins being evaluated (_merge)
         self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
@@ -233,8 +274,8 @@ class PtxValues:
 
     def _blocks(self) -> tuple:
         """Basic blocks of the function: ``(starts, block of each instruction, successors)``."""
-        if self._cfg is not None:
-            return self._cfg
+        if self._idx.cfg is not None:
+            return self._idx.cfg
         n = len(self.code)
         leaders = {0} | {k for ks in self.labels.values() for k in ks if k < n}
         for k, i in enumerate(self.code):
@@ -263,8 +304,8 @@ class PtxValues:
             if falls and b + 1 < len(starts):
                 out.add(b + 1)
             succ.append(out)
-        self._cfg = (starts, block, succ)
-        return self._cfg
+        self._idx.cfg = (starts, block, succ)
+        return self._idx.cfg
 
     def reaching(self, name: str, at: int) -> list[Instr]:
         """The definitions of ``name`` that reach instruction ``at`` (index in the function) along
