@@ -150,22 +150,29 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     known = known_constant(e)                # all bits known without a solver (sound: the same value)
     if known is not None:
         return known
-    if cache is None:
-        vals = values_at(e, _SMEM_NAME, _SMEM_BASES)
-    else:                                    # once per term and file; the term kept: its id stays unique
-        hit = cache.get(("at_smem_bases", e.get_id()))
-        if hit is None:
-            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES,
-                                                                       cache.setdefault(("compiled",), {})))
-        vals = hit[1]
-    if vals is not None:
-        return vals[0] if all(v == vals[0] for v in vals) else None
-    if _varies(e, {} if cache is None else cache.setdefault(("compiled",), {})):
+    widths = symbol_widths(e)
+    memo = {} if cache is None else cache.setdefault(("compiled",), {})
+    if widths is None or set(widths) <= {_SMEM_NAME}:
+        vals = _at_smem_bases(e, cache, memo)
+        if vals is not None:
+            return vals[0] if all(v == vals[0] for v in vals) else None
+    elif _varies(e, memo, widths):
         return None                          # two values where the assumption holds: no solver needed
     known = known_constant(_aligned_smem(e))  # every bit known for every aligned base: the one value
     if known is not None:
         return known
     return constant(e, _smem_assumption(), cache, prover)
+
+
+def _at_smem_bases(e: z3.BitVecRef, cache: dict | None, memo: dict) -> list[int] | None:
+    """``values_at(e)`` at every base of ``_SMEM_BASES``; with ``cache``, once per term and file
+    (the term kept with its answer: its id stays unique)."""
+    if cache is None:
+        return values_at(e, _SMEM_NAME, _SMEM_BASES)
+    hit = cache.get(("at_smem_bases", e.get_id()))
+    if hit is None:
+        hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES, memo))
+    return hit[1]
 
 
 #: The shared-memory base's bits above its alignment: ``SMEM`` is ``Concat(_SMEM_HIGH, 0)`` for every
@@ -198,17 +205,18 @@ def _aligned_by_known_bits(base: z3.BitVecRef, rep: int) -> bool:
     return got is not None and got[0] & (rep - 1) == rep - 1
 
 
-def _varies(e: z3.BitVecRef, memo: dict) -> bool:
+def _varies(e: z3.BitVecRef, memo: dict, widths: dict[str, int] | None = None) -> bool:
     """True when ``e`` takes two values at assignments the shared-memory assumption allows (then it
     is not one constant): a sample, each aligned base of ``_SMEM_BASES`` with every other bit-vector
     symbol at a pattern of its width, evaluated at once (``prove.z3_numpy``); False when the sample
-    shows one value, or ``e`` has a symbol that is not a bit-vector or an operator not modelled.
+    shows one value, or ``e`` has a symbol that is not a bit-vector or an operator not modelled;
+    ``widths``: ``symbol_widths(e)`` where the caller has it.
 
     >>> v = z3.ZeroExt(7, z3.BitVec("v", 8))
     >>> _varies(z3.Extract(31, 17, SMEM) + v, {}), _varies(z3.Extract(31, 17, SMEM) + (v & 0), {})
     (True, False)
     """
-    widths = symbol_widths(e)
+    widths = symbol_widths(e) if widths is None else widths
     if widths is None:
         return False
     n = len(_SMEM_BASES)
@@ -591,7 +599,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
-    some, e0 = _in_warpgroup(e, w) if _TID_NAME in symbol_names(e) else (e, e)
+    some, e0 = _in_warpgroup(e, w) if _TID_NAME in _names(e, ev.const_cache) else (e, e)
     if some is not e0 and _THREAD_NAME in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
@@ -616,6 +624,14 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
                 f"{want['descriptor']})", dict(data, counterexample=v.counterexample))
     base = z3.Extract(13, 0, e0) - z3.BitVecVal(derived & _START, 14)
     return ("start", base, _REPEATS["sm_90"].get(_swizzle_code(hi, "sm_90"), 1))
+
+
+def _names(e: z3.ExprRef, cache: dict) -> set[str]:
+    """``symbol_names(e)``, once per term and file (``cache``: the evaluator's; the term kept)."""
+    hit = cache.get(("names", e.get_id()))
+    if hit is None:
+        hit = cache[("names", e.get_id())] = (e, symbol_names(e))
+    return hit[1]
 
 
 def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None,
