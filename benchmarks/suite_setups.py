@@ -1,7 +1,7 @@
 """The test suite's costly set-ups, each against its baseline measured in the same run (CPU seconds
 of this process and its children, so a loaded machine moves both sides alike).
 
-    python benchmarks/suite_setups.py [--skip compile,ring,tar]
+    python benchmarks/suite_setups.py [--skip compile,ring,tar,cute,planted]
 
 * ``compile``: ``simulate.independent.compiled_checks`` of the emitted CTA-pair sm_100a GEMM:
   nvcc + ptxas with the compile cache off, against a second process of the same run that finds
@@ -12,6 +12,13 @@ of this process and its children, so a loaded machine moves both sides alike).
 * ``tar``: the harvested pairs ``tests/test_ptx_shuffles`` reads (pairs whose TTGIR converts into
   a dot operand, 5 of them), extracted by name from the xz tarball (the old way: each extraction
   seeks back, which decompresses from the start) against one forward pass; the bytes are compared.
+* ``cute``: the module fixtures of ``tests/test_cutedsl_audit``, ``test_cutedsl_quack`` and
+  ``test_cutedsl_host`` (the CuTe-DSL corpus' unmodified kernels: the first two files' kernels, the
+  third both sets), each auditing its kernels, against ``tests.audited.audit_cute_pair`` (each pair
+  audited once between them; a fresh cache folder); the reports are compared.
+* ``planted``: the mutants of ``tests/test_ptx_mutations``'s sweep parsed in full, against
+  ``tests.reference.ptx_mutations.planted_module`` (the kernel's module, the planted line parsed
+  again); the modules are compared.
 
 Prints one line per set-up: baseline s, new s, ratio new/baseline. Goal: every ratio < 0.2.
 """
@@ -109,12 +116,51 @@ def bench_tar() -> tuple[float, float, bool]:
     return base, new, got == want
 
 
-BENCHES = {"compile": bench_compile, "ring": bench_ring, "tar": bench_tar}
+def _cute_fixtures() -> list[list[tuple[str, str, str]]]:
+    """The pairs each of the three CuTe-DSL test modules' fixtures audits: (mlir, ptx, path)."""
+    import gzip
+    import json
+    corpus = ROOT / "tests" / "cutedsl" / "corpus"
+
+    def kernels(manifest: str) -> list[str]:
+        return sorted(json.loads((corpus / manifest).read_text())["kernels"])
+
+    def pair(k: str) -> tuple[str, str, str]:
+        return tuple(gzip.open(corpus / f"{k}.{x}.gz", "rt").read() for x in ("mlir", "ptx")) + (f"{k}.ptx",)
+    main, quack = kernels("manifest.json"), kernels("manifest_quack.json")
+    return [[pair(k) for k in ks] for ks in (main, quack, main + quack)]
+
+
+def bench_cute() -> tuple[float, float, bool]:
+    from verilayout.audit.cute_dsl import audit_pair
+    from tests import audited
+    files = _cute_fixtures()
+    base, want = _timed(lambda: [[audit_pair(*p) for p in f] for f in files])
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="vl_bench_cute_")
+    audited._cute_memo.cache_clear()
+    new, got = _timed(lambda: [[audited.audit_cute_pair(*p) for p in f] for f in files])
+    return base, new, got == want
+
+
+def bench_planted() -> tuple[float, float, bool]:
+    from verilayout.frontends.ptx import parse_ptx
+    from tests.reference.ptx_mutations import plant, planted_module
+    from tests.test_ptx_mutations import _sweep
+    todo = _sweep()
+    texts = {p: p.read_text() for p, _ in todo}
+    mods = {p: parse_ptx(t) for p, t in texts.items()}
+    base, want = _timed(lambda: [parse_ptx(plant(texts[p], s)) for p, s in todo])
+    new, got = _timed(lambda: [planted_module(mods[p], texts[p], s) for p, s in todo])
+    return base, new, got == want
+
+
+BENCHES = {"compile": bench_compile, "ring": bench_ring, "tar": bench_tar, "cute": bench_cute,
+           "planted": bench_planted}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--skip", default="", help="comma-separated set-ups not to run (compile, ring, tar)")
+    ap.add_argument("--skip", default="", help="comma-separated set-ups not to run (compile, ring, tar, cute, planted)")
     args = ap.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
     print(f"{'set-up':8s} {'baseline s':>10s} {'new s':>8s} {'new/base':>8s}  same answer")

@@ -26,6 +26,7 @@ import tempfile
 from verilayout.audit import audit_file as _audit_ttgir, audit_ptx_file as _audit_ptx
 from verilayout.audit import audit_ptx_text as _audit_ptx_text, audit_text as _audit_text
 from verilayout.audit import cache as _cache
+from verilayout.audit.cute_dsl import audit_pair as _audit_cute_pair
 from verilayout.audit.model import FileReport
 
 
@@ -47,6 +48,15 @@ def _disk_entry(kind: str, path: str) -> str | None:
     key = _cache.key(path, data, f"tests.audited:{kind}")
     folder = os.path.join(os.path.dirname(_cache.default_dir()), "tests-audit", key[:2])
     return os.path.join(folder, key + ".pickle")
+
+
+def _text_entry(kind: str, *texts: str) -> str:
+    """The disk entry of an audit of ``texts`` (no file behind them): their bytes and the code."""
+    h = hashlib.sha256(f"{_cache.code_fingerprint()}\0tests.audited:{kind}".encode())
+    for t in texts:
+        h.update(b"\0" + hashlib.sha256(t.encode()).digest())
+    key = h.hexdigest()
+    return os.path.join(os.path.dirname(_cache.default_dir()), "tests-audit", key[:2], key + ".pickle")
 
 
 def _disk_load(entry: str) -> FileReport | None:
@@ -101,3 +111,20 @@ def audit_pair(ttgir: str, ptx: str, stem: str = "k") -> FileReport:
 @functools.lru_cache(maxsize=64)
 def _plan(ttgir: str, stem: str) -> tuple:
     return _audit_text(ttgir, f"{stem}.ttgir").checks
+
+
+def audit_cute_pair(mlir: str, ptx: str, path: str) -> FileReport:
+    """``verilayout.audit.cute_dsl.audit_pair(mlir, ptx, path)``, once per content (memory, then
+    disk): the CuTe-DSL corpus' unmodified kernels are audited by the fixtures of three test files
+    (``test_cutedsl_audit``, ``test_cutedsl_quack``, ``test_cutedsl_host``), once between them."""
+    return _cute_memo(mlir, ptx, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _cute_memo(mlir: str, ptx: str, path: str) -> FileReport:
+    entry = _text_entry("cute-pair", mlir, ptx, path)
+    rep = _disk_load(entry)
+    if rep is None:
+        rep = _audit_cute_pair(mlir, ptx, path)
+        _disk_store(entry, rep)
+    return rep

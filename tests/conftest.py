@@ -41,15 +41,24 @@ SLOW_FILES = frozenset({
 #: handed out first, longest first, so that the two xdist workers end together (longest
 #: processing time first) instead of one of them starting a one-minute file at the end.
 HEAVY_FILES = {
-    # the CTA-pair GEMM: 136-138 s in its tests that --durations=25 lists (each runs the pair's
-    # barrier search); before this entry it was handed out in collection order, mid-run
-    "test_emit_gemm_sm100_2cta.py": 140,
-    "test_ptx_mutations.py": 68, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
+    # the emitted-GEMM files: CPU seconds of each file alone on a fresh cache (-p tests.cpu_table,
+    # 2026-11-29, after the reduced MMA-ring search); test_emit_gemm_sm100 (113 s) was handed out in
+    # collection order, mid-run, where it could be the last file of a worker
+    "test_emit_gemm_sm100.py": 113, "test_emit_gemm_select.py": 55, "test_emit_gemm_pingpong.py": 47,
+    "test_emit_gemm_sm100_2cta.py": 32, "test_emit_gemm_sm100_cluster.py": 26,
+    "test_emit_gemm_sm100_pair_cluster.py": 26, "test_emit_gemm_tma_store.py": 17,
+    "test_emit_gemm_epilogue.py": 16, "test_emit_gemm_cluster.py": 14,
+    "test_ptx_mutations.py": 20, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
     "test_ptx_cutlass.py": 18, "test_ptx_audit.py": 16, "test_thirdparty.py": 16,
-    "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 14,
+    "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 21,
     "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
     "test_banks_oracle.py": 9, "test_cute_pycute.py": 9, "test_cute_tv_stage_oracle.py": 13,
-    "test_cutedsl_quack.py": 13, "test_emit_gemm_cover.py": 10}
+    "test_emit_gemm_cover.py": 17,
+    # the CuTe-DSL host tests (CPU seconds of the file, one process on a fresh cache, -p
+    # tests.cpu_table): their fixture audits the corpus' kernels of test_cutedsl_audit and
+    # test_cutedsl_quack as well (tests/audited.audit_cute_pair, shared on disk between the
+    # workers); those two stay in collection order, so they start after it has written them
+    "test_cutedsl_host.py": 19}
 
 
 #: Test files whose oracle is a C++ build (``tests/oracles/cutlass_build.py``): they run last, and

@@ -14,6 +14,8 @@ import glob
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.audited import audit_pair, audit_ptx_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +41,9 @@ def test_a_copy_split_into_four_messages_lands_at_64_column_steps():
         assert (c.data["message"], c.data["expected_offset"], c.data["ptx_offset"]) == (k, 64 * k, 64 * k)
 
 
+# slow: 9.5 s of CPU (-p tests.cpu_table), the audit of every sm_100 corpus and third-party kernel;
+# the planted-message tests below keep the check in the fast subset (pytest -m 'not slow')
+@pytest.mark.slow
 def test_every_tmem_message_of_the_sm100_corpora_is_proved():
     paths = sorted(glob.glob(str(ROOT / "tests" / "corpus" / "cuda100" / "*.ptx"))
                    + glob.glob(str(ROOT / "tests" / "thirdparty" / "cuda100" / "*.ptx")))

@@ -164,6 +164,9 @@ def _brute_subslice(c, offset, width) -> bool:
                for r in range(c["m"]) for j in range(width))
 
 
+# slow: 4.7 s of CPU (-p tests.cpu_table), the enumeration over every subslice; the module's other
+# tests stay in the fast subset (pytest -m 'not slow')
+@pytest.mark.slow
 def test_subslice_verdict_equals_the_enumerated_rule_on_triton_layouts(triton_tmem):
     from verilayout.hw.nvidia.tmem import accumulator_layout
     # plus the cta_group::2 M = 128 data path (layout B: column halves folded onto lanes 64-127),

@@ -15,6 +15,7 @@ from verilayout.audit.cute_dsl import audit_pair, block_of, mma_plans
 from verilayout.core.cute.units import offset_bytes
 from verilayout.errors import LayoutError
 from verilayout.frontends.cute_mlir import Memref, TiledMma, TmaAtom, parse_cute_mlir, split_top
+from tests.audited import audit_cute_pair
 
 CORPUS = os.path.join(os.path.dirname(__file__), "cutedsl", "corpus")
 with open(os.path.join(CORPUS, "manifest.json")) as _f:
@@ -72,7 +73,7 @@ def _mma(rep) -> list:
 
 @pytest.fixture(scope="module")
 def audited() -> dict:
-    return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
+    return {k: audit_cute_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
 
 
 # ----- the corpus and its manifest -------------------------------------------------------------

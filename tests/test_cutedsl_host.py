@@ -17,6 +17,7 @@ from verilayout.audit.cute_dsl import audit_pair
 from verilayout.audit.cute_dsl_host import NEW_CHECKS, coordinate_range, map_findings, overflow_for_grid, trip_premise
 from verilayout.frontends.cute_host import HostTmaMap, host_launch, host_tma_maps, kernel_facts
 from verilayout.frontends.cute_mlir import parse_cute_mlir
+from tests.audited import audit_cute_pair
 
 CORPUS = os.path.join(os.path.dirname(__file__), "cutedsl", "corpus")
 with open(os.path.join(CORPUS, "manifest.json")) as _f:
@@ -126,7 +127,7 @@ def test_trip_premise_bound():
 
 @pytest.fixture(scope="module")
 def audited() -> dict:
-    return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
+    return {k: audit_cute_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
 
 
 @pytest.mark.parametrize("name", KERNELS)

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from verilayout.audit.cute_dsl import audit_pair
+from tests.audited import audit_cute_pair
 
 CORPUS = os.path.join(os.path.dirname(__file__), "cutedsl", "corpus")
 with open(os.path.join(CORPUS, "manifest_quack.json")) as _f:
@@ -46,7 +47,7 @@ def _tma_loads(ptx: str) -> set[int]:
 
 @pytest.fixture(scope="module")
 def audited() -> dict:
-    return {k: audit_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
+    return {k: audit_cute_pair(_text(k, "mlir"), _text(k, "ptx"), f"{k}.ptx") for k in KERNELS}
 
 
 def test_manifest_records_versions_and_files():

@@ -12,6 +12,7 @@ here.
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 import subprocess
@@ -32,8 +33,15 @@ from verilayout.simulate.independent import compiled_checks
 
 
 def _emitted(**cfg):
-    e = emit_gemm(schedule="pingpong", **cfg)
-    return e.manifest, e.files["kernel.cu"]
+    """The ping-pong emission of ``cfg``: (a fresh copy of its manifest dict, kernel.cu)."""
+    text, src = _emission(tuple(sorted(cfg.items())))
+    return json.loads(text), src
+
+
+@functools.lru_cache(maxsize=None)   # one emission per configuration per session
+def _emission(cfg: tuple) -> tuple[str, str]:
+    e = emit_gemm(schedule="pingpong", **dict(cfg))
+    return json.dumps(e.manifest), e.files["kernel.cu"]
 
 
 def _check(edit=None, host=False, ragged=False, **cfg):

@@ -7,6 +7,7 @@ as text from the CUTLASS wheel.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -85,6 +86,7 @@ def test_bad_sm100_tiles_are_layout_errors():
         build_tcgen05_manifest("bf16", tile=(64, 128, 64))
 
 
+@functools.lru_cache(maxsize=None)   # one emission per configuration per session (immutable results)
 def _kernel(dtype="bf16", tile=(128, 128, 64), stages=3, splits=1, **epi):
     e = emit_tcgen05_gemm(dtype, tile=parse_tile(tile), stages=stages, splits=splits, **epi)
     return Tcgen05Manifest.from_dict(json.loads(e.files["manifest.json"])), e.files["kernel.cu"]
@@ -100,9 +102,11 @@ def _planted(old: str, new: str, check: str, *kernel, **options):
 
 
 @needs_nvcc
-def test_the_sm100_kernel_passes_every_independent_check_with_0_spills():
+def test_the_sm100_kernel_passes_every_independent_check_with_0_spills(monkeypatch):
+    compared = _compared(monkeypatch)
     man, src = _kernel()
     r = check_tcgen05_source(man, src)
+    assert [o for o, _ in compared] == ["proved"], compared        # its acc-ring, both searches
     assert r.ok, [c.to_dict() for c in r.failures]
     assert {c.check for c in r.checks} == {"compile", "spills", "tma", "instruction", "descriptor",
                                            "tmem", "d-store", "protocol", "acc-ring", "schedule",
@@ -441,29 +445,45 @@ def test_planted_epilogue_tile_order_off_is_caught_by_d_store():
     assert hits and "origin" in hits[0].message, [c.to_dict() for c in r.failures]
 
 
+def _compared(monkeypatch) -> list:
+    """Every acc-ring search of the test also run by the reference search (``tests/ring_reference``):
+    the same answer and the same states stepped; the list of the searches compared."""
+    import verilayout.simulate.tmem_ring as tmem_ring
+    from ring_reference import recording
+    compared: list = []
+    monkeypatch.setattr(tmem_ring, "explore_mma_rings", recording(compared))
+    return compared
+
+
 @needs_nvcc
-def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring():
+def test_planted_mma_writing_the_stage_the_epilogue_reads_is_caught_by_acc_ring(monkeypatch):
     """The MMA warp does not wait for acc_empty: tile 2's MMAs may write accumulator stage 0
     while an epilogue warp still reads tile 0 there."""
+    compared = _compared(monkeypatch)
     old = "mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);"
     hits, r = _planted(old, "", "acc-ring")
+    assert ("counterexample" in {o for o, _ in compared}), compared
     assert hits and re.search(r"writes TMEM columns 0\.\.127 while epilogue warp \d has not finished "
                               r"reading tile 0", hits[0].message), [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
-def test_planted_epilogue_reading_the_stage_the_mma_is_writing_is_caught_by_acc_ring():
+def test_planted_epilogue_reading_the_stage_the_mma_is_writing_is_caught_by_acc_ring(monkeypatch):
     """The epilogue warps read accumulator stage acc ^ 1: the stage the MMA thread fills next."""
+    compared = _compared(monkeypatch)
     old = "const uint32_t acc_col = acc * uint32_t(BN);"
     hits, r = _planted(old, "const uint32_t acc_col = (acc ^ 1u) * uint32_t(BN);", "acc-ring")
+    assert ("counterexample" in {o for o, _ in compared}), compared
     assert hits and "for tile 0, whose accumulator the MMAs wrote at columns 0..127" in hits[0].message, \
         [c.to_dict() for c in r.failures]
 
 
 @needs_nvcc
-def test_planted_epilogue_skipping_the_acc_full_wait_is_caught_by_acc_ring():
+def test_planted_epilogue_skipping_the_acc_full_wait_is_caught_by_acc_ring(monkeypatch):
+    compared = _compared(monkeypatch)
     old = "      mbar_wait(acc_full0 + 8u * acc, acc_phase);\n"
     hits, r = _planted(old, "", "acc-ring")
+    assert ("counterexample" in {o for o, _ in compared}), compared
     assert hits and "before its MMAs completed" in hits[0].message, [c.to_dict() for c in r.failures]
 
 

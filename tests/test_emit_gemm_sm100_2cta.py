@@ -81,20 +81,36 @@ def test_the_pair_kernel_compiles_with_0_spills_and_passes_every_independent_che
     assert "M 256" in msg and "cta_group::2" in msg
 
 
+def _compared(monkeypatch) -> list:
+    """Every pair-ring search of the test also run by the reference search (``tests/ring_reference``:
+    the same answer and the same states stepped), none reused from an earlier test; the list of
+    the searches compared."""
+    import verilayout.simulate.pair_ring as pair_ring
+    from ring_reference import recording
+    compared: list = []
+    monkeypatch.setattr(pair_ring, "_MEMO", {})
+    monkeypatch.setattr(pair_ring, "explore_mma_rings", recording(compared))
+    return compared
+
+
 @needs_nvcc
-def test_planted_commit_mask_naming_one_cta_is_caught_by_pair_ring():
+def test_planted_commit_mask_naming_one_cta_is_caught_by_pair_ring(monkeypatch):
     """A CTA pair committing to one barrier: the leader's tcgen05.commit multicast mask names only
     itself, so CTA 1's producer and epilogue wait for phases that never complete."""
+    compared = _compared(monkeypatch)
     rep = _check(lambda s: s.replace("constexpr uint16_t PAIR_MASK = 3;", "constexpr uint16_t PAIR_MASK = 1;"))
     caught(rep, "pair-ring", "deadlock")
+    assert [o for o, _ in compared] == ["deadlock"], compared
 
 
 @needs_nvcc
-def test_planted_peer_loads_completing_on_its_own_barrier_are_caught_by_pair_ring():
+def test_planted_peer_loads_completing_on_its_own_barrier_are_caught_by_pair_ring(monkeypatch):
     """CTA 1's TMA bytes complete on its own full barrier (no mapa to the leader's): the leader's
     barrier, expecting both CTAs' bytes, never completes."""
+    compared = _compared(monkeypatch)
     rep = _check(lambda s: s.replace("full_leader0 + 8u * stage);", "full0 + 8u * stage);"))
     caught(rep, "pair-ring", "deadlock")
+    assert [o for o, _ in compared] == ["deadlock"], compared
 
 
 @needs_nvcc

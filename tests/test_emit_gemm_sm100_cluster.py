@@ -87,7 +87,7 @@ def test_bad_cluster_configurations_are_one_line_layout_errors():
     with pytest.raises(LayoutError, match=r"--cluster '4x4': expected 1x1, 2x1, 1x2, 2x2, 4x1 or 1x4"):
         build_tcgen05_manifest("bf16", tile=(128, 128, 64), stages=2, cluster=(4, 4))
     with pytest.raises(LayoutError, match="CTA pair kernel"):
-        build_tcgen05_manifest("bf16", tile=(256, 128, 64), stages=2, ctas=2, cluster=(2, 1))
+        build_tcgen05_manifest("bf16", tile=(256, 128, 64), stages=2, ctas=2, cluster=(1, 2))   # pairs take 2x1, 4x1, 2x2
     with pytest.raises(LayoutError, match="no split-K"):
         build_tcgen05_manifest("bf16", tile=(128, 128, 64), stages=2, splits=2, cluster=(2, 1))
 

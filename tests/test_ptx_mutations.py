@@ -19,7 +19,7 @@ from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
 from verilayout.frontends.ptx import parse_ptx
 from verilayout.frontends.ttgir import parse_module
-from tests.reference.ptx_mutations import Site, errors_at, op_class, pairs, plant, sample, sites
+from tests.reference.ptx_mutations import Site, errors_at, op_class, pairs, plant, planted_module, sample, sites
 
 ROOT = Path(__file__).resolve().parent
 CORPUS = ROOT / "corpus"
@@ -30,7 +30,11 @@ def _smem_address(ptx: str, tmod) -> list:
     """The ``smem-address`` checks of ``verilayout.audit.audit_ptx_text`` (the element checks, then
     the conversion and scratch-round checks, on the first-iteration evaluators it builds; one context,
     so one memo)."""
-    mod = parse_ptx(ptx)
+    return _smem_address_of(parse_ptx(ptx), tmod)
+
+
+def _smem_address_of(mod, tmod) -> list:
+    """:func:`_smem_address` of a parsed PTX module."""
     ctx = PtxContext("k.ptx", mod, tmod, (), {f: _Eval(mod, f, first_iteration=True) for f in mod.functions})
     return element_checks(ctx) + convert_checks(ctx)
 
@@ -132,6 +136,22 @@ def test_gather_and_conversions_on_one_line_are_all_reached():
         assert _errors(plant(ptx, s), tmod, s.line), s
 
 
+@pytest.mark.parametrize("stem, every", [
+    ("corpus/cuda90/softmax_rows_4x256_w4", 1), ("corpus/cuda90/gather_rows_32x32_w4", 1),
+    ("corpus/cuda100/attention_fwd_d128_128x64_w8_s2", 7), ("corpus/cuda90/matmul_bt_f16_128x128x64_w4_s3", 5),
+])
+def test_a_planted_module_is_the_parse_of_the_planted_text(stem, every):
+    # the sweep below audits each mutant's module built by planted_module (the kernel's module with
+    # the planted line parsed again); it must be the module the full parse of the planted text gives
+    ptx = (ROOT / f"{stem}.ptx").read_text()
+    mod, todo = parse_ptx(ptx), sites(ptx)[::every]
+    assert len(todo) >= 3
+    for s in todo:
+        got = planted_module(mod, ptx, s)
+        assert got == parse_ptx(plant(ptx, s)), s
+        assert got != mod
+
+
 # ----- the sweep: sampled corpus mutations ------------------------------------------------------
 
 #: the sweep: files (every `STEP`-th pair of the corpus and the third-party kernels, sorted), `PER`
@@ -180,10 +200,11 @@ def test_every_planted_offset_is_an_error_at_its_line():
     assert len(todo) >= 240
     missed, texts, tmods, pmods, by_class = [], {}, {}, {}, {}
     for p, s in todo:
-        if p not in texts:                        # each kernel read and parsed once, not once per site
+        if p not in texts:                        # each kernel read and parsed once, not once per site (a
+            # mutant's module is the kernel's with the planted line parsed again: planted_module)
             texts[p], tmods[p] = p.read_text(), parse_module(p.with_suffix(".ttgir").read_text())
             pmods[p] = parse_ptx(texts[p])
-        got = _smem_address(plant(texts[p], s), tmods[p])
+        got = _smem_address_of(planted_module(pmods[p], texts[p], s), tmods[p])   # the mutant, audited in full
         if (p.stem, s.line) in HARMLESS:          # still said at its line, as a warning
             assert [c for c in got if c.line == s.line and c.severity == "warning" and c.data.get("unread_only")], \
                 (p.stem, s.line)

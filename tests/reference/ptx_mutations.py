@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 #: the opcode of a shared-memory access this harness plants into (after an optional guard)
@@ -65,6 +65,28 @@ def plant(ptx: str, site: Site, delta: int = 16) -> str:
     lo, hi = site.span
     lines[site.line - 1] = text[:lo] + f"[{site.base}+{site.offset + delta}]" + text[hi:]
     return "\n".join(lines)
+
+
+#: what comes before a planted line parsed alone (:func:`planted_module`): a function is open
+_ALONE = ".version 8.0\n.target sm_90a\n.visible .entry _planted()\n{\n"
+
+
+def planted_module(module, ptx: str, site: Site, delta: int = 16):
+    """``parse_ptx(plant(ptx, site, delta))`` from ``module`` (``parse_ptx(ptx)``) without parsing
+    the whole text again: the planted line alone is parsed inside an open function, its
+    instructions take the place of those of ``site.line`` (with that line, ``.loc`` and function);
+    every other line is unchanged, so are its instructions. A line whose statements do not map one
+    to one (none seen in the corpus) is parsed in full. ``tests/test_ptx_mutations`` checks the law
+    against the full parse."""
+    from verilayout.frontends.ptx import parse_ptx
+    planted = plant(ptx.split("\n")[site.line - 1], replace(site, line=1), delta)
+    alone = parse_ptx(_ALONE + planted + "\n}\n").instrs
+    at = [k for k, ins in enumerate(module.instrs) if ins.line == site.line]
+    if not at or len(alone) != len(at) or at[-1] - at[0] != len(at) - 1:
+        return parse_ptx(plant(ptx, site, delta))
+    old = module.instrs
+    new = tuple(replace(a, line=site.line, loc=old[k].loc, func=old[k].func) for a, k in zip(alone, at))
+    return replace(module, instrs=old[:at[0]] + new + old[at[-1] + 1:])
 
 
 def op_class(ptx_module, ttgir_module, line: int) -> str:

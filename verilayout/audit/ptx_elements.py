@@ -59,6 +59,7 @@ import z3
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_partitions import op_threads
+from verilayout.audit.ptx_relabel import instantiate, ranks, template
 from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
                                          repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
                                          thread_arrays)
@@ -758,7 +759,40 @@ def _narrowed_proofs(op: Any, parts: list, want: tuple, memo: dict) -> list[Chec
 def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
              memo: dict | None = None, explain: bool = True) -> Check | None:
     """The verdict on one copy (see :func:`element_checks`); ``explain=False``: the proof of a
-    narrowed load (:func:`_narrowed`) or None, nothing else built."""
+    narrowed load (:func:`_narrowed`) or None, nothing else built. Decided once per content in
+    ``memo`` (the op's name, the layouts' bytes object, the accesses' opcodes, bytes objects,
+    relative bases and line order) and relabelled for each copy that repeats it
+    (:mod:`verilayout.audit.ptx_relabel`): unrolled copies, pipeline stages, ops of one type."""
+    rels = _part_rels(part, memo) if memo is not None else None
+    if rels is None:
+        return _compare_of(op, part, lanes, what, bcast, eb, memo, explain)
+    key = ("compare", op.name, id(lanes), what, bcast, eb, explain, ranks(part), rels,
+           tuple((i.opcode, i.parts, id(ls)) for i, _a, ls in part))
+    hit = memo.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        t_op, t_part = template(op, part)
+        hit = memo[key] = ((lanes, [ls for _i, _a, ls in part]),
+                           _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain))
+    return None if hit[1] is None else instantiate([hit[1]], op, part)[0]
+
+
+def _part_rels(part: list, memo: dict) -> tuple[int, ...] | None:
+    """Each access's base minus the first one's (signed 32-bit) when the z3 terms say so without
+    simplifying (the same terms plus constants), else None."""
+    c1, r1 = _split_const(part[0][1], memo)
+    out = []
+    for _i, a0, _ls in part:
+        c0, r0 = _split_const(a0, memo)
+        if r0 != r1:
+            return None
+        v = (c0 - c1) % (1 << 32)
+        out.append(v - (1 << 32) if v >= 1 << 31 else v)
+    return tuple(out)
+
+
+def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool = False, eb: int = 0,
+                memo: dict | None = None, explain: bool = True) -> Check | None:
+    """:func:`_compare`, computed."""
     if (fast := _exact_proof(op, part, lanes, what, memo)) is not None:   # the common case
         return fast if explain else None
     load, (per_lane, twice) = _OPS.get(op.name, ("store",))[0] == "load", _lane_bytes(part, memo)
@@ -928,8 +962,11 @@ def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None)
         return _holders_of(tmod, op, n)
     key = ("holders", id(op), id(tmod), n)
     hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = (op, tmod, _holders_of(tmod, op, n))
+    if hit is None:                      # conversions between the same two types: one computation
+        same = ("holders_of", id(op.in_types[0]), id(op.out_types[0]), n) if op.in_types and op.out_types else key
+        if same not in memo:
+            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n))
+        hit = memo[key] = (op, tmod, memo[same][2])
     return hit[2]
 
 
@@ -1128,12 +1165,7 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             elif op is pinned:               # the one conversion program order leaves for this chain
                 data.update(ttgir_line=op.line, ttgir_op=op.name, inferred="program order")
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
-                got_c = _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
-                if got_c.status == "counterexample":
-                    got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
-                                    "program order: the only conversion of the line between the ones matched "
-                                    "before and after it, moving its amount of data; an inference)")
-                out.extend(_charged(_with_ties(got_c), pieces))
+                out.extend(_trip_checks(op, pieces, got, n, data, True, memo))
             elif loc in claims["scratch"] or len(entries) != len(ops):
                 out.append(_skip(op, first, f"the scratch round trip at PTX line {first.line} matches none of "
                                  f"the {len(ops)} conversion(s) of source line {loc}, which "
@@ -1141,11 +1173,43 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             else:
                 data.update(ttgir_line=op.line, ttgir_op=op.name)
                 memo.setdefault(("cvt_decided",), set()).update(j.line for st, ld in chain for j in st + ld)
-                out.extend(_charged(_with_ties(_round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)), pieces))
+                out.extend(_trip_checks(op, pieces, got, n, data, False, memo))
     return out + round_checks(ctx, out)
 
 
-def _charged(checks: list[Check], pieces: list) -> list[Check]:
+def _trip_checks(op: Any, pieces: list, got: tuple, n: int, data: dict, pinned: bool, memo: dict) -> list[Check]:
+    """The checks of a conversion's round trip (:func:`_round_trip`, its ties and the accesses also
+    charged); ``pinned``: the round trip is the conversion's by program order (said in an error)."""
+    got_c = _round_trip_of(op, pieces, got, n, data, memo)
+    if pinned and got_c.status == "counterexample":
+        got_c = replace(got_c, message=got_c.message + " (the round trip is this conversion's by "
+                        "program order: the only conversion of the line between the ones matched "
+                        "before and after it, moving its amount of data; an inference)")
+    return _charged(_with_ties(got_c), pieces, memo)
+
+
+def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: dict) -> Check:
+    """:func:`_round_trip`; a round trip the law rejects is explained once per content (the
+    holders, the accesses' kinds, opcodes, bytes objects, relative bases and line order: see
+    :mod:`verilayout.audit.ptx_relabel`) and relabelled for each conversion that repeats it."""
+    rels = _relative_bases(op, pieces, {})
+    if isinstance(rels, Check) or _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+        return _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
+    base = {k: v for k, v in data.items() if k not in ("ttgir_line", "inferred")}
+    key = ("trip", id(got[0]), id(got[1]), got[2], n, op.name, tuple(sorted(base.items())), ranks(pieces),
+           tuple(rels), tuple((i.opcode, i.parts, i.vec, i.func, smem_access(i), id(ts)) for i, _a, ts in pieces))
+    hit = memo.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        t_op, t_pieces = template(op, pieces)
+        t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
+        hit = memo[key] = ((got, [ts for _i, _a, ts in pieces]),
+                           _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data))
+    c = instantiate([hit[1]], op, pieces)[0]
+    data.update(c.data)                      # the caller's keys first, in its order (as _round_trip leaves them)
+    return replace(c, data=data)
+
+
+def _charged(checks: list[Check], pieces: list, memo: dict | None = None) -> list[Check]:
     """A round trip's error also charged to the access(es) whose correction alone (one constant
     shift, :func:`verilayout.audit.ptx_scratch.repair_culprits`) makes the bytes whole, when the
     blame by wrong readers (:func:`_blamed`) named others: a load moved onto bytes other threads
@@ -1153,7 +1217,7 @@ def _charged(checks: list[Check], pieces: list) -> list[Check]:
     if not checks or checks[0].status != "counterexample":
         return checks
     rels = _relative_bases(None, pieces, {})
-    lines = repair_culprits(pieces, rels) if not isinstance(rels, Check) else []
+    lines = _culprits(pieces, rels, memo) if not isinstance(rels, Check) else []
     named = {c.line for c in checks}
     by_line = {i.line: i for i, _a, _t in pieces}
     c = checks[0]
@@ -1162,6 +1226,21 @@ def _charged(checks: list[Check], pieces: list) -> list[Check]:
                    "stored and loaded whole)", dict(c.data, charged=ln))
              for ln in lines[:3] if ln not in named]
     return checks + extra
+
+
+def _culprits(pieces: list, rels: list[int], memo: dict | None) -> list[int]:
+    """:func:`verilayout.audit.ptx_scratch.repair_culprits`, once per content in ``memo`` (the
+    accesses' kinds, bytes objects, relative bases and line order): its lines by rank."""
+    if memo is None:
+        return repair_culprits(pieces, rels)
+    rk = ranks(pieces)
+    key = ("culprits", rk, tuple(rels), tuple((smem_access(i), id(ts)) for i, _a, ts in pieces))
+    hit = memo.get(key)
+    if hit is None:
+        at = {ln: r for (i, _a, _t), r in zip(pieces, rk) for ln in [i.line]}
+        hit = memo[key] = ([ts for _i, _a, ts in pieces], [at[ln] for ln in repair_culprits(pieces, rels)])
+    line_of = {r: i.line for (i, _a, _t), r in zip(pieces, rk)}
+    return [line_of[r] for r in hit[1]]
 
 
 def _pinned(entries: list, i: int, ops: list) -> Any:
@@ -1340,8 +1419,9 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
     rels = _relative_bases(None, pieces, {})
     if isinstance(rels, Check):
         return [], "the accesses' bases are not a constant apart"
-    lo = min(rel + min(min(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
-    hi = max(rel + max(max(s) for s in ts if s) for (_i, _a, ts), rel in zip(pieces, rels) if any(ts))
+    spans = [(rel + int(by.min()), rel + int(by.max())) for (_i, _a, ts), rel in zip(pieces, rels)
+             for by in [thread_arrays(ts)[1]] if len(by)]         # each access's bytes, from its arrays
+    lo, hi = min(a for a, _b in spans), max(b for _a, b in spans)
     stride = (hi - lo + 128) // 128 * 128
     moved = [(ins, z3.simplify(a0 + r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
     return moved, None
@@ -1354,7 +1434,20 @@ def _round_trip_holds(pieces: list, rels: list[int], hs: list[set[int]], hd: lis
     elements in the source layout (one thread each, unless the layout broadcasts: then any of the
     copies may store, or all of them the same bytes). Every byte read was written, by one class
     only; every byte written is read; and the distinct bytes thread ``td`` reads from class ``c``
-    number ``eb x |elements(c) & hd[td]|`` for every pair."""
+    number ``eb x |elements(c) & hd[td]|`` for every pair. Decided once per content (the accesses'
+    directions, bytes objects and relative bases, with ``hs``, ``eb`` and ``n``), kept with ``hd``:
+    a conversion's chain is tried against each candidate conversion, and kernels repeat conversions."""
+    kept = hd.__dict__.setdefault("_arrays", {}) if isinstance(hd, ThreadBytes) else {}
+    key = ("holds", id(hs), eb, n, tuple((smem_access(ins)[0], id(ts), rel) for (ins, _a0, ts), rel in zip(pieces, rels)))
+    hit = kept.get(key)
+    if hit is None:                          # the objects whose ids the key holds are kept alive with it
+        hit = kept[key] = ((hs, [ts for _i, _a, ts in pieces]), _round_trip_decided(pieces, rels, hs, hd, eb, n))
+    return hit[1]
+
+
+def _round_trip_decided(pieces: list, rels: list[int], hs: list[set[int]], hd: list[set[int]], eb: int,
+                        n: int) -> bool:
+    """:func:`_round_trip_holds`, computed."""
     of, k, share = _class_share(hs, hd, n)
     wb, wt, rb, rt = [], [], [], []
     for (ins, _a0, ts), rel in zip(pieces, rels):

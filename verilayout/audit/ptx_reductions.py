@@ -43,7 +43,9 @@ be met (LLVM merges equal values of different ops, so a source line alone never 
 among several of its width, its combine op matches some region; else
 it is ``unchecked`` with the reason (as when no reduce has its width): one result at the chain's first
 shuffle naming every shuffle's line, successive chains of one reason and mask sequence merged. A ``redux.sync``
-whose input is selected per lane against a constant (LLVM's segmented reduction) is ``unchecked``.
+whose input is selected per lane against the op's identity and whose result a per-lane ``selp`` takes
+(LLVM's segmented reduction) is checked on the lanes that take part and the lanes that take its result
+(:mod:`verilayout.audit.ptx_segments`); a form of it that module does not read is ``unchecked``.
 
 Combine: a one-op region must be the PTX op of the shuffled value's first non-move user
 (``arith.addf`` -> ``add.f32``, ``arith.maxnumf`` -> ``max.f32``, ``arith.maximumf`` -> ``max.NaN.f32``,
@@ -72,6 +74,7 @@ import numpy as np
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
@@ -205,6 +208,18 @@ def _projected(prev: Reduce) -> tuple[tuple, tuple]:
     return drop(prev.lanes), tuple(b for b in drop(prev.registers) if any(b))
 
 
+def _nearest_def(tmod: Module, at: int, value: str) -> Op | None:
+    """The op defining ``value`` nearest before ``tmod.ops[at]``: a name may be defined again in a
+    sibling region (the branches of one ``scf.if``, the partitions of a ``ttg.warp_specialize``), and
+    within a region a name is defined before its uses.
+
+    >>> from verilayout.frontends.ttgir import parse_module
+    >>> _nearest_def(parse_module("module {}"), 0, "%x") is None
+    True
+    """
+    return next((d for d in reversed(tmod.ops[:at]) if value in d.results), None)
+
+
 def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
     """Every ``tt.reduce`` of the plan as a :class:`Reduce`, or ``(op, why)`` when its layout or region
     does not read."""
@@ -213,7 +228,8 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
         if op.name != "tt.reduce":
             continue
         body, ret = _region(tmod, at)
-        prev = next((r for r in out if isinstance(r, Reduce) and op.operands[0] in r.op.results
+        src = _nearest_def(tmod, at, op.operands[0])
+        prev = next((r for r in out if isinstance(r, Reduce) and r.op is src
                      and r.op.result_types[:1] == op.operand_types[:1]), None)
         try:
             lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0],
@@ -257,10 +273,11 @@ def _fault(masks: tuple, lanes: tuple, axis: int, idempotent: bool) -> str | Non
     return lane_fault(lane_counts(list(masks)), lanes, axis, idempotent)
 
 
-def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = False) -> str | None:
-    """None when every lane combines exactly the distinct elements of its non-reduced coordinates, each
-    once (``idempotent``: at least once; ``max``, ``min``, ``and``, ``or`` may see one twice) (module
-    law); else the first lane's fault in words.
+def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = False,
+               takers: tuple[bool, ...] | None = None) -> str | None:
+    """None when every lane (of ``takers``, when given: the lanes that take the result) combines exactly
+    the distinct elements of its non-reduced coordinates, each once (``idempotent``: at least once;
+    ``max``, ``min``, ``and``, ``or`` may see one twice) (module law); else the first lane's fault in words.
 
     >>> lane_fault(lane_counts([1, 2]), ((0, 1), (0, 2), (1, 0), (2, 0), (4, 0)), 1) is None
     True
@@ -272,13 +289,14 @@ def lane_fault(counts: np.ndarray, lanes: tuple, axis: int, idempotent: bool = F
     keys: dict = {}
     eid = np.array([ids.setdefault(r, len(ids)) for r in rows])
     kid = np.array([keys.setdefault(r[:axis] + r[axis + 1:], len(keys)) for r in rows])
-    foreign = (counts > 0) & (kid[None, :] != kid[:, None])
+    keep = np.ones((32, 1), dtype=bool) if takers is None else np.array(takers, dtype=bool)[:, None]
+    foreign = (counts > 0) & (kid[None, :] != kid[:, None]) & keep
     if foreign.any():
         t, u = (int(x) for x in np.argwhere(foreign)[0])
         return f"lane {t} combines lane {u}'s element {tuple(coords[u].tolist())}, of other non-reduced coordinates"
     per = counts @ (eid[:, None] == np.arange(eid.max() + 1)[None, :])      # [t, element]: times combined
     own = kid[:, None] == kid[np.argmax(eid[None, :] == np.arange(eid.max() + 1)[:, None], axis=1)][None, :]
-    missing, twice = own & (per == 0), own & (per > 1)
+    missing, twice = own & (per == 0) & keep, own & (per > 1) & keep
     if twice.any() and not idempotent:
         t, e = (int(x) for x in np.argwhere(twice)[0])
         return f"lane {t} combines element {tuple(coords[list(eid).index(e)].tolist())} {int(per[t, e])} times"
@@ -467,12 +485,6 @@ def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
     return False
 
 
-def _segmented(ins: Instr, defs: dict) -> bool:
-    """Whether the input of ``redux.sync`` ``ins`` is a ``selp`` with an immediate side."""
-    return any(d.head == "selp" and any(isinstance(a, Imm) for a in d.args[1:3])
-               for r in _reads(ins)[:1] for d in defs.get(r, []))
-
-
 def _expected(r: Reduce) -> tuple[str, bool] | None:
     """The one-op region's PTX head and whether ``.NaN`` is needed; None for another region."""
     ops = [name for name, _t in r.region]
@@ -577,6 +589,21 @@ def _lane_errors(chain: Chain, r: Reduce) -> list[tuple[Instr, str]]:
     return out
 
 
+def _only_selected(chain: Chain, uses: dict) -> bool:
+    """Whether every shuffle of the butterfly chain is read, past moves, by ``selp`` only (Triton lowers a
+    ``ttg.convert_layout`` within a warp to shuffles and selects; a reduction combines what it shuffles)."""
+    if chain.steps[0][0].head == "redux":
+        return False
+    users = [[u for u in _first_users(s, uses) if not _is_bfly(u)] for s in chain.shuffles]
+    return all(us and all(u.head == "selp" for u in us) for us in users)
+
+
+def _segment_errors(chain: Chain, r: Reduce, seg: Segment) -> list[tuple[Instr, str]]:
+    """A segmented ``redux.sync``'s fault against ``r`` (:mod:`verilayout.audit.ptx_segments`), at it."""
+    fault = lane_fault(seg.counts(), r.lanes, r.axis, _idempotent(r), seg.takers)
+    return [] if fault is None else [(chain.steps[0][0], f"a segmented redux.sync ({seg.describe()}): {fault}")]
+
+
 def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
     """(errors, why unchecked) of the chain's combine ops against ``r``'s region."""
     want = _expected(r)
@@ -627,11 +654,11 @@ def _unchecked(chain: Chain, why: str, data: dict) -> list[Check]:
                    f"{', '.join(map(str, lines))}: unchecked: {why}", dict(data, reason=why))]
 
 
-def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = None) -> list[Check]:
+def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = None, cta: Any = None) -> list[Check]:
     """The ``warp-reduce`` checks of one chain (module law); ``cands``: :func:`reduces` (a reduce whose
     layout does not read may own the chain: then no error is reported); ``run`` evaluates register
-    operands per thread (``audit.ptx_shuffles.TagRun``)."""
-    got = _chain_checks(chain, [r for r in cands if isinstance(r, Reduce)], defs, uses, run)
+    operands per thread (``audit.ptx_shuffles.TagRun``) over a warp, ``cta`` over the CTA (default ``run``)."""
+    got = _chain_checks(chain, [r for r in cands if isinstance(r, Reduce)], defs, uses, run, cta or run)
     unread = [r for r in cands if not isinstance(r, Reduce)]
     if unread and any(c.status == "counterexample" for c in got):
         op, why = unread[0]
@@ -640,7 +667,7 @@ def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = N
     return got
 
 
-def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any) -> list[Check]:
+def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any, cta: Any) -> list[Check]:
     """:func:`chain_checks` over the reduces whose layouts read."""
     masks = [_mask(s[0]) for s in chain.steps]
     data: dict[str, Any] = {"instructions": [s.line for s in chain.shuffles], "masks": masks}
@@ -653,9 +680,16 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes); which lane holds which partial is the scratch round's", data)
-    if chain.steps[0][0].head == "redux" and _segmented(chain.steps[0][0], defs):
-        return _unchecked(chain, "a segmented redux.sync: its input is selected per lane against a constant "
-                          "(the identity), which lanes take part is not modelled", data)
+    seg = segment(chain.steps[0][0], defs, uses, cta) if chain.steps[0][0].head == "redux" else None
+    if isinstance(seg, str):
+        return _unchecked(chain, seg, data)
+    if seg is not None and _loaded_shared(seg.value, defs):
+        return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
+                          "partial moved into lanes, a segment of them selected per lane); which lane holds which "
+                          "partial is the scratch round's", data)
+    if _only_selected(chain, uses):
+        return _unchecked(chain, "each shuffled value is only selected (selp) by the lanes, never combined: a "
+                          "register permute (a layout conversion through shuffles), not a reduction", data)
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     if not wide:
         return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",
@@ -666,23 +700,25 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
                           f"width (TTGIR lines {lines}): not a reduction the plan names (e.g. a compare-exchange "
                           "LLVM made of a sort's reductions)", data)
     fit = tie(chain, wide, defs, uses)
-    verdicts = {id(r): _verdict(chain, r, uses, data) for r in fit}
+    verdicts = {id(r): _verdict(chain, r, uses, data, seg) for r in fit}
     if all(verdicts[id(r)][0].status == "proved" for r in fit):
         return _by_line(verdicts[id(fit[0])], fit, tie(chain, wide, defs, uses, by_line=False))
-    if len(fit) == 1 and not any(_verdict(chain, r, uses, data)[0].status == "proved" for r in wide if r is not fit[0]):
+    if len(fit) == 1 and not any(_verdict(chain, r, uses, data, seg)[0].status == "proved"
+                                 for r in wide if r is not fit[0]):
         return verdicts[id(fit[0])]
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
 
 
-def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
-    """The chain's checks against reduce ``r``: errors at their lines, or one ``proved``/``unchecked``."""
+def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict, seg: Segment | None = None) -> list[Check]:
+    """The chain's checks against reduce ``r`` (``seg``: a segmented ``redux.sync``'s lanes): errors at
+    their lines, or one ``proved``/``unchecked``."""
     data = dict(base, ttgir_line=r.op.line, axis=r.axis, lane_bases=[list(b) for b in r.lanes])
     masks = data["masks"]
     if any(len(s) != r.words for s in chain.steps):
         return _unchecked(chain, f"a step shuffles other than the reduce's {r.words} word(s)", data)
-    bad = _lane_errors(chain, r)
+    bad = _lane_errors(chain, r) if seg is None else _segment_errors(chain, r, seg)
     wrong, loose = _combine_errors(chain, r, uses)
     if bad or wrong:
         return [_check(i, "counterexample", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {msg}", data)
@@ -690,6 +726,8 @@ def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict) -> list[Check]:
     if loose:
         return _unchecked(chain, loose, data)
     what = "redux.sync over the 32 lanes" if masks == [-1] else f"butterflies {masks}"
+    if seg is not None:
+        what = f"a segmented redux.sync ({seg.describe()})"
     op = "the region's op" if _expected(r) else "the region's op kinds (first users of each shuffled value)"
     once = "at least once (an idempotent op)" if _idempotent(r) else "once"
     return [_check(chain.steps[0][0], "proved", f"reduce at TTGIR line {r.op.line} over axis {r.axis}: {what} "
@@ -755,8 +793,10 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
         defs, uses = _index(instrs)
         ev = ctx.values.get(func)
         run = TagRun(ev, 32) if ev is not None else None
+        warps = (ctx.tmod.num_warps if ctx.tmod is not None else None) or 1
+        cta = TagRun(ev, 32 * warps) if ev is not None and warps > 1 else run
         got: list[Check] = []
         for chain in chains(instrs, (defs, uses)):
-            got.extend(chain_checks(chain, cands, defs, uses, run))
+            got.extend(chain_checks(chain, cands, defs, uses, run, cta))
         out.extend(merged(got))
     return out + _gather_checks(ctx)

@@ -179,11 +179,26 @@ def layout_coords(bases: dict, reg: np.ndarray, lane: np.ndarray, warp: np.ndarr
     """
     r = np.zeros(np.broadcast(reg, lane, warp).shape, dtype=np.int64)
     c = np.zeros_like(r)
-    for dim, x in (("register", reg), ("lane", lane), ("warp", warp)):
-        tr, tc = _table(tuple(tuple(b) for b in bases.get(dim, [])))
+    for (tr, tc), x in zip(_tables(bases), (reg, lane, warp)):
         idx = np.asarray(x) & (len(tr) - 1)
         r, c = r ^ tr[idx], c ^ tc[idx]
     return r, c
+
+
+#: :func:`_tables` answers by the id of the bases dict (kept alive with them, so the id is its own)
+_TABLES: dict[int, tuple[dict, tuple]] = {}
+
+
+def _tables(bases: dict) -> tuple:
+    """The :func:`_table` of ``bases``' register, lane and warp bases; once per dict (a run reads one
+    layout's bases thousands of times), the table emptied past 1,024 dicts."""
+    hit = _TABLES.get(id(bases))
+    if hit is None or hit[0] is not bases:
+        if len(_TABLES) >= 1024:
+            _TABLES.clear()
+        hit = _TABLES[id(bases)] = (bases, tuple(_table(tuple(tuple(b) for b in bases.get(dim, [])))
+                                                 for dim in ("register", "lane", "warp")))
+    return hit[1]
 
 
 @lru_cache(maxsize=256)

@@ -66,6 +66,7 @@ examples:
   verilayout emit gemm --dtype bf16 --problem 16,4096,4096 --explain -o out/decode   # chosen for the problem
   verilayout emit gemm --dtype bf16 --tile 128x256x64 --cluster 2x1 -o out/c2x1    # B multicast to 2 CTAs
   verilayout emit gemm --arch sm_100a --dtype bf16 --tile 128x128x64 --cluster 2x2 -o out/b200_c2x2   # A and B multicast
+  verilayout emit gemm --arch sm_100a --dtype bf16 --tile 256x256x64 --cluster 4x1 -o out/b200_p4x1   # two CTA pairs share B
   verilayout emit gemm --dtype bf16 --tile 64x256x64 --schedule pingpong -o out/pp  # ping-pong consumers
   verilayout emit gemm --dtype bf16 --problem 4096,14336,4096 --out-dtype bf16 --bias --activation silu -o out/mlp
 then, on an H100 / H200:
@@ -185,6 +186,15 @@ def _operand_summary(op: dict) -> dict:
 
 # ----- emit gemm ------------------------------------------------------------------------------
 
+def _cluster_words(cl: dict) -> str:
+    """Law: ``", cluster MxN (TMA multicast)"`` for a manifest's cluster of more than one CTA (of
+    CTA pairs: the leaders named), ``""`` otherwise."""
+    if cl.get("size", 1) <= 1:
+        return ""
+    pairs = ", CTA pairs: each leader issues cta_group::2 MMAs" if "commits" in cl else ""
+    return f", cluster {cl['m']}x{cl['n']} (TMA multicast{pairs})"
+
+
 def _cmd_emit_gemm(args) -> int:
     choice = None
     if args.problem is not None:
@@ -228,8 +238,7 @@ def _cmd_emit_gemm(args) -> int:
            f"schedule: persistent, GROUP_M {m['group_m']} tile rows at a time, split-K ") +
           f"{m['splits']}" + (" (partial sums to a workspace, then one reduction kernel)"
                               if m["splits"] > 1 else "") +
-          (f", cluster {m['cluster']['m']}x{m['cluster']['n']} (TMA multicast)"
-           if m.get("cluster", {}).get("size", 1) > 1 else "") +
+          _cluster_words(m.get("cluster", {})) +
           (", swap-AB (the kernel computes D^T = B A^T: its A operand is B, its tile's N runs "
            "over M)" if m.get("swap_ab") else "") +
           (", ping-pong consumer warpgroups (each owns whole tiles; turn mbarriers order their "
@@ -409,7 +418,13 @@ def register(subparsers) -> None:
                    "with --problem the model's choice); sm_100a (one CTA per 128-row tile) also 2x2, "
                    "4x1 and 1x4: the CTAs of one M block (N block) each load a slice of A (B) and "
                    "multicast it (cp.async.bulk.tensor .multicast::cluster, PTX ISA 9.7.9.25), each "
-                   "MMA warp frees a stage with one tcgen05.commit multicast to the CTAs that wrote it")
+                   "MMA warp frees a stage with one tcgen05.commit multicast to the CTAs that wrote it. "
+                   "sm_100a CTA pairs (--tile 256xBNxBK, tcgen05.mma.cta_group::2, ranks 2k and 2k+1 a "
+                   "pair along M): 2x1 (one pair, the default), 4x1 (two pairs along M share B: the two "
+                   "CTAs holding the same half of B each load half of it and multicast it) or 2x2 (two "
+                   "pairs along N share A); every byte completes on the destination pair's leader, "
+                   "whose MMA warp frees a stage with one tcgen05.commit.cta_group::2 multicast to every "
+                   "CTA that wrote into the pair")
     p.add_argument("--swap-ab", action="store_true", help="compute D^T = B A^T so that N fills "
                    "wgmma's 64 rows (decode shapes, small M; with --problem the model's choice)")
     p.add_argument("--schedule", default=None, choices=("cooperative", "pingpong"), metavar="S",

@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 import sys
 from dataclasses import dataclass
@@ -139,12 +140,23 @@ def _resolve(source: str, is_pkg: bool, node: ast.ImportFrom, modules: set[str])
     return out
 
 
+@functools.lru_cache(maxsize=512)   # key: a source file's text; the checks read each package file several times
+def source_tree(text: str) -> ast.Module:
+    """``ast.parse(text)``, once per text: the checks of this module walk each file's tree several
+    times in one run and never change it (a tree is shared, to be read only).
+
+    >>> source_tree("x = 1") is source_tree("x = 1")
+    True
+    """
+    return ast.parse(text)
+
+
 def imports_of(path: pathlib.Path, root: pathlib.Path, modules: set[str]) -> list[Import]:
     """Every import of a ``verilayout`` module in one file."""
     source = module_name(path, root)
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
-    tree = ast.parse(text)
+    tree = source_tree(text)
     top_nodes = set()
     for node in tree.body:
         if isinstance(node, (ast.If, ast.Try)):  # TYPE_CHECKING blocks and guarded imports
@@ -236,7 +248,7 @@ def _readers(root: pathlib.Path) -> list[tuple[str, str, str]]:
         mod = module_name(p, root)
         if layer_of(mod) not in NO_TEXT:
             continue
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(source_tree(p.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("parse_"):
                 out.append((mod, node.name, f"{p.relative_to(root)}:{node.lineno}: {mod} ({layer_of(mod)}) "
                                             f"defines a text reader {node.name} (text is read in frontends)"))
@@ -282,7 +294,7 @@ def text_uses(text: str) -> int:
     3
     """
     n = 0
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(source_tree(text)):
         if isinstance(node, ast.Import):
             n += sum(a.name == "re" for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -343,7 +355,7 @@ def private_imports(root: pathlib.Path) -> list[str]:
     out = []
     for p in sorted((root / PACKAGE).rglob("*.py")):
         mod = module_name(p, root)
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(source_tree(p.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom) or node.level or not node.module \
                     or not (node.module + ".").startswith(PACKAGE + ".") or node.module == mod:
                 continue
@@ -380,7 +392,7 @@ def private_calls(root: pathlib.Path, scope: tuple[str, ...] = PRIVATE_CALL_SCOP
     out = []
     for folder in scope:
         for p in sorted((root / PACKAGE / folder).rglob("*.py")):
-            tree = ast.parse(p.read_text(encoding="utf-8"))
+            tree = source_tree(p.read_text(encoding="utf-8"))
             own = _defined_names(tree)
             for node in ast.walk(tree):
                 f = node.func if isinstance(node, ast.Call) else None
@@ -456,7 +468,7 @@ def operand_or_text(root: pathlib.Path) -> list[str]:
     """
     out = []
     for p in sorted((root / PACKAGE).rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(source_tree(p.read_text(encoding="utf-8"))):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             anns = [a.annotation for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs]
@@ -506,7 +518,7 @@ def ptx_entry_points(root: pathlib.Path) -> dict[str, set[str]]:
     for p in sorted((root / PACKAGE / "audit").glob("*.py")):
         mod = module_name(p, root)
         if is_ptx_check_module(mod):
-            tree = ast.parse(p.read_text(encoding="utf-8"))
+            tree = source_tree(p.read_text(encoding="utf-8"))
             out[mod] = {n.name for n in tree.body if _takes_context(n) and not n.name.startswith("_")} \
                 | set(PTX_ENTRY_POINTS.get(mod, ()))
     return out
@@ -548,7 +560,7 @@ def ptx_hand_offs(root: pathlib.Path) -> list[str]:
     out = []
     for mod in entries:
         p = root / (mod.replace(".", "/") + ".py")
-        for line, what in _hand_offs(ast.parse(p.read_text(encoding="utf-8")), mod, entries):
+        for line, what in _hand_offs(source_tree(p.read_text(encoding="utf-8")), mod, entries):
             out.append(f"{p.relative_to(root)}:{line}: {mod} {what}")
     return out
 

@@ -171,7 +171,8 @@ def cluster_lines(choice) -> list[str]:
             same[c.cluster] = t
     if len(same) < 2:
         return ["  clusters (TMA multicast, --cluster CMxCN): not considered for the chosen tile "
-                "(split-K or a CTA pair)"]
+                "(split-K or a CTA pair; clusters of CTA pairs, --tile 256xBNxBK --cluster 4x1|2x2, are "
+                "emitted and checked when asked for, not ranked by the model)"]
     shape = f"{b.cluster[0]}x{b.cluster[1]}"
     head = (f"  clusters (TMA multicast, --cluster CMxCN): {shape} chosen" if b.cluster != (1, 1) else
             "  clusters (TMA multicast, --cluster CMxCN): none chosen (ties go to fewer CTAs)")

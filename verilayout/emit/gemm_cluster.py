@@ -23,13 +23,18 @@ from __future__ import annotations
 
 from verilayout.errors import LayoutError
 
-__all__ = ["CLUSTER_SHAPES", "SM100_CLUSTER_SHAPES", "require_cluster", "cluster_tile", "share_mask", "cluster_plan"]
+__all__ = ["CLUSTER_SHAPES", "SM100_CLUSTER_SHAPES", "SM100_PAIR_CLUSTER_SHAPES", "require_cluster", "cluster_tile",
+           "share_mask", "cluster_plan", "pair_share_mask", "pair_cluster_plan"]
 
 #: Cluster shapes ``(CM, CN)`` the emitter writes (1x1: no cluster).
 CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2))
 #: Cluster shapes of the sm_100a ``cta_group::1`` kernel: up to 4 CTAs (a multicast mask names
 #: each CTA of the cluster; PTX ISA 9.7.9.25 cp.async.bulk.tensor, ``ctaMask``).
 SM100_CLUSTER_SHAPES = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 1), (1, 4))
+#: Cluster shapes (in CTAs) of the sm_100a ``cta_group::2`` kernel: CTA pairs (ranks ``2k, 2k + 1``,
+#: neighbours along M: PTX ISA 9.7.16, the peer CTA's ``%cluster_ctarank`` differs in bit 0) -- 2x1
+#: one pair, 4x1 two pairs along M sharing B, 2x2 two pairs along N sharing A.
+SM100_PAIR_CLUSTER_SHAPES = ((2, 1), (4, 1), (2, 2))
 
 
 def _shape_words(shapes: tuple) -> str:
@@ -183,4 +188,100 @@ def cluster_plan(cm: int, cn: int, *, consumers: int, bm: int = 128, bn: int = 1
                                f"{b_stage // cm} B (rows received once each, above)"})
     return {"m": cm, "n": cn, "size": size, "a_masks": ma, "b_masks": mb, "peers": peers,
             "empty_count": empty, "a_slice_rows": bm // cn, "b_slice_rows": bn // cm,
+            "obligations": obls}
+
+
+def pair_share_mask(rank: int, cm: int, cn: int, operand: str) -> int:
+    """The CTA mask of the ranks of a ``cm x cn`` cluster of CTA pairs that hold the same rows of
+    A (same place along M: the same half of the same pair tile's M block) or of B (the same N
+    block and the same half of it: bit 0 of the rank, the CTA's place in its pair).
+
+    >>> pair_share_mask(0, 4, 1, "B"), pair_share_mask(1, 4, 1, "B"), pair_share_mask(1, 2, 2, "A")
+    (5, 10, 10)
+    """
+    if operand == "A":
+        return share_mask(rank, cm, cn, "A")
+    return sum(1 << (rank // cm * cm + 2 * i + rank % 2) for i in range(cm // 2))
+
+
+def _leader_masks(peers: list) -> list:
+    """Per rank, the commit mask of its pair's leader (rank ``r & ~1``): every CTA whose producer
+    writes into either CTA of the pair (the leader's MMA reads both); 0 for a non-leader."""
+    return [peers[r] | peers[r + 1] if r % 2 == 0 else 0 for r in range(len(peers))]
+
+
+def _pair_release_obligation(ma: list, mb: list, commits: list, empty: int) -> dict:
+    """Brute force: every producer ``s`` and CTA ``x`` it writes into, the leader of ``x``'s pair
+    commits to ``s``; each CTA's empty barrier counts the leaders' commits reaching it."""
+    size, bad = len(ma), None
+    for s in range(size):
+        for x in range(size):
+            if (ma[s] | mb[s]) >> x & 1 and not commits[x & ~1] >> s & 1 and bad is None:
+                bad = f"CTA {x} is written by CTA {s}'s producer but its leader never releases to {s}"
+        got = sum(1 for x in range(0, size, 2) if commits[x] >> s & 1)
+        if got != empty and bad is None:
+            bad = f"CTA {s}'s empty barrier gets {got} commits per phase, init {empty}"
+    return {"claim": "release: each pair's leader commits (cta_group::2, multicast) to the empty barrier of "
+                     "every CTA whose producer writes into either CTA of the pair; each empty barrier's "
+                     "count is the leaders' commits reaching it",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": f"all {size} x {size} (producer, CTA) pairs" if bad is None else bad}
+
+
+def _pair_landing_obligation(masks: list, cm: int, cn: int, operand: str, rows: int) -> dict:
+    """Every CTA receives each of its ``rows`` rows of ``operand`` once: sender ``s`` sends its
+    slice (its place ``q`` in the group sharing the rows) to the CTAs of its mask."""
+    size = cm * cn
+    g = cn if operand == "A" else cm // 2
+    part, bad = rows // g, None
+    for x in range(size):
+        got = [0] * rows
+        for s in (s for s in range(size) if masks[s] >> x & 1):
+            q = s // cm if operand == "A" else s % cm // 2
+            for row in range(q * part, (q + 1) * part):
+                got[row] += 1
+        if any(c != 1 for c in got) and bad is None:
+            bad = (x, next(i for i, c in enumerate(got) if c != 1), got)
+    return {"claim": f"{operand} slices (pairs): each CTA's stage receives each of its {rows} rows of "
+                     f"{operand} exactly once ({g} slice(s) of {part} rows, each sent to its mask)",
+            "status": "proved" if bad is None else "counterexample", "method": "exhaustive",
+            "reason": (f"all {size} CTAs x {rows} rows" if bad is None else
+                       f"CTA {bad[0]}, row {bad[1]}: received {bad[2][bad[1]]} times")}
+
+
+def pair_cluster_plan(cm: int, cn: int, *, bn: int, a_stage: int, b_stage: int) -> dict:
+    """The cluster fields of the ``cta_group::2`` kernel on a ``cm x cn`` cluster of CTAs
+    (:data:`SM100_PAIR_CLUSTER_SHAPES`): CTA pairs ``(2k, 2k + 1)`` along M, each computing a
+    256 x ``bn`` tile; rank ``r`` holds 128 rows of A (half ``r % 2`` of its pair's M block) and
+    ``bn / 2`` rows of B (half ``r % 2`` of its N block). The ``cn`` CTAs holding the same A rows
+    each load ``128 / cn`` of them and multicast them, the ``cm / 2`` CTAs holding the same B rows
+    ``bn / cm`` each; every byte completes on the full barrier of the destination's pair leader,
+    which expects both CTAs' stages (``2 (a_stage + b_stage)``); the leader's MMA warp frees a stage
+    with one commit to ``commits[leader]``.
+
+    Law: ``(2, 1)`` is the CTA pair without multicast (masks of one CTA, commit mask ``0b11``).
+
+    >>> p = pair_cluster_plan(4, 1, bn=256, a_stage=16384, b_stage=16384)
+    >>> p["b_masks"], p["commits"], p["empty_count"], p["b_slice_rows"]
+    ([5, 10, 5, 10], [15, 0, 15, 0], 2, 64)
+    """
+    cm, cn = require_cluster((cm, cn), SM100_PAIR_CLUSTER_SHAPES)
+    size, half = cm * cn, bn // 2
+    if half % (8 * (cm // 2)) or 128 % (8 * cn):
+        raise LayoutError(f"--cluster {cm}x{cn}: BN {bn} is not a multiple of 8 rows per B slice")
+    ma = [pair_share_mask(r, cm, cn, "A") for r in range(size)]
+    mb = [pair_share_mask(r, cm, cn, "B") for r in range(size)]
+    peers = [ma[r] | mb[r] for r in range(size)]
+    commits = _leader_masks(peers)
+    empty = sum(1 for x in range(0, size, 2) if commits[x] & 1)
+    obls = [_pair_landing_obligation(ma, cm, cn, "A", 128), _pair_landing_obligation(mb, cm, cn, "B", half),
+            _pair_release_obligation(ma, mb, commits, empty),
+            {"claim": f"expect_tx: each leader's full barrier receives 2 x ({a_stage} + {b_stage}) bytes "
+                      "(both CTAs' stages: every multicast completes on the destination's leader), "
+                      "the count its producer expects; a non-leader's full barrier receives none",
+             "status": "proved" if a_stage % cn == 0 and b_stage % (cm // 2) == 0 else "counterexample",
+             "method": "exhaustive", "reason": f"A: {cn} slice(s) of {a_stage // cn} B, B: {cm // 2} "
+                                               f"slice(s) of {b_stage // (cm // 2)} B per CTA"}]
+    return {"m": cm, "n": cn, "size": size, "a_masks": ma, "b_masks": mb, "peers": peers, "commits": commits,
+            "empty_count": empty, "a_slice_rows": 128 // cn, "b_slice_rows": half // (cm // 2),
             "obligations": obls}

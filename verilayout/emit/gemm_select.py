@@ -606,7 +606,7 @@ def explain(choice: Choice, top: int = 12, hw: Machine = H100) -> str:
            f"{'ping-pong ' if choice.best.pingpong else ''}"
            f"{choice.best.tile}, {choice.best.stages} "
            f"stages, GROUP_M {choice.best.group_m}, split-K {choice.best.splits}, cluster "
-           f"{choice.best.cluster[0]}x{choice.best.cluster[1]} "
+           f"{choice.ranked[0][1].get('cluster', f'{choice.best.cluster[0]}x{choice.best.cluster[1]}')} "
            f"(model: {choice.notes[0] if choice.notes else hw.source})",
            "cost = max(waves x (max(MMA, L2 load) + fill + epilogue), DRAM) + reduction + launches;"
            " one line per tile at its best raster and split, best first:"]

@@ -54,6 +54,22 @@ exit, and the producer's tail, keep every multicast and commit inside the CTAs' 
 plan and its proofs are :func:`verilayout.emit.gemm_cluster.cluster_plan`'s (the sm_90a kernel's);
 checked independently on every CTA's PTX run by :mod:`verilayout.simulate.mcast_check`.
 
+**Clusters of CTA pairs** (``ctas=2`` with ``cluster=(4, 1)`` or ``(2, 2)``,
+:data:`~verilayout.emit.gemm_cluster.SM100_PAIR_CLUSTER_SHAPES`; ``(2, 1)`` is the pair itself):
+ranks ``2k, 2k + 1`` are a pair (the peer's ``%cluster_ctarank`` differs in bit 0, PTX ISA 9.7.16)
+computing one 256 x BN tile with ``cta_group::2``, the pair at place ``(r % CM / 2, r // CM)`` of the
+cluster tile; rank ``r`` holds half ``r % 2`` (128 rows of A, BN / 2 of B). The ``CN`` CTAs holding the
+same A rows each load ``128 / CN`` of them, the ``CM / 2`` CTAs holding the same B rows ``BN / CM`` each,
+multicast with ``cp.async.bulk.tensor ... .multicast::cluster.cta_group::2`` whose bytes complete on
+the full barrier at the same offset in each destination's pair leader (the operand names the
+issuing pair's leader; PTX ISA 9.7.9.25); only leaders ``arrive.expect_tx``, both CTAs' stages. Each
+leader's MMA warp frees a stage with one ``tcgen05.commit.cta_group::2 ... .multicast::cluster`` to
+``commits[leader]`` (every CTA whose producer writes into either CTA of the pair; each empty barrier
+counts the leaders reaching it) and publishes the accumulator to its pair (mask ``0b11 << leader``).
+The MMA warp's loop is one template (``_MMA_ISSUER``) for the pair, the cluster and the cluster of
+pairs. Plan and proofs: :func:`verilayout.emit.gemm_cluster.pair_cluster_plan`; checked
+independently by :mod:`verilayout.simulate.mcast_check` (its pair contract).
+
 Proved when the manifest is built (listed at the top of ``kernel.cu``): the TMA boxes write the
 stage layouts (as for sm_90a); each sm_100 shared-memory descriptor (version 1) reads its K-block
 of every stage; the instruction descriptor's fields are M, N, the operand and accumulator types and
@@ -84,7 +100,8 @@ from verilayout.emit.cuda_gemm import (MAKE_TENSOR_MAP, ELEM_T, TMA_DTYPE, REDUC
                                        u64_literal, render_gemm_main, epilogue_source, epilogue_subs,
                                        epilogue_words)
 from verilayout.emit.cuda_wgmma import Emission
-from verilayout.emit.gemm_cluster import SM100_CLUSTER_SHAPES, cluster_plan, require_cluster
+from verilayout.emit.gemm_cluster import (SM100_CLUSTER_SHAPES, SM100_PAIR_CLUSTER_SHAPES, cluster_plan,
+                                          pair_cluster_plan, require_cluster)
 from verilayout.emit.gemm_plan import tile_coords
 from verilayout.emit.gemm_plan import (ACTIVATIONS, GEMM_DTYPES, GEMM_FORMAT, MAX_SMEM_BYTES, OUT_DTYPES,
                                        TMA_SWIZZLE_CODES, SWIZZLE_SPAN, Epilogue, SmemBudget, StageOperand,
@@ -100,7 +117,7 @@ from verilayout.synth.descriptor import derive_descriptor
 
 __all__ = ["KIND", "IDESC_FIELDS", "encode_idesc", "decode_idesc", "build_tcgen05_manifest", "Tcgen05Manifest",
            "max_stages", "tile_coords", "schedule_obligation", "staging_obligation",
-           "d_staging_bytes", "cluster_section", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
+           "d_staging_bytes", "cluster_section", "pair_cluster_section", "render_tcgen05_cuda", "emit_tcgen05_gemm", "emission_of_tcgen05"]
 
 #: ``.kind`` of tcgen05.mma per multiplicand type, and its K per instruction (32 bytes of K).
 KIND = {"f16": ("f16", 16), "bf16": ("f16", 16), "tf32": ("tf32", 8), "e4m3": ("f8f6f4", 32)}
@@ -336,7 +353,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
                    f"accumulator stages of {bn} f32 columns",
           "status": "proved" if ACC_STAGES * bn <= cols <= 512 else "counterexample",
           "method": "exhaustive", "reason": "PTX ISA tcgen05.alloc: 32..512 columns, powers of 2"}
-    cl, ocl = cluster_section(cluster, bn, a_stage, b_stage)
+    cl, ocl = (pair_cluster_section if ctas == 2 else cluster_section)(cluster, bn, a_stage, b_stage)
     obls = ([tma_obligation("A", a_tile, dtype, bm, bk, sw), tma_obligation("B", b_tile, dtype, b_rows, bk, sw)]
             + oa + ob + [oi, oc, _tmem_obligation(bn, ctas), schedule_obligation(group_m)]
             + ([staging_obligation(out)] if splits == 1 else []) + ([split_obligation(splits)] if splits > 1 else [])
@@ -345,7 +362,7 @@ def build_tcgen05_manifest(dtype: str, tile: tuple[int, int, int] | None = None,
             "2 x min(SMs / 2, tiles): one CTA pair (cluster 2 x 1) per tile")
     if cl is not None:
         grid = (f"{cl.size} x min(SMs / {cl.size}, cluster tiles): one cluster of {cl.m} x {cl.n} CTAs "
-                "per cluster tile")
+                + (f"({cl.m // 2} x {cl.n} CTA pairs) " if ctas == 2 else "") + "per cluster tile")
     return Tcgen05Manifest(
         format=GEMM_FORMAT, kind="gemm", arch="sm_100a",
         tag=gemm_tag(dtype, bm * ctas, bn, bk, stages, splits=splits, epilogue=epi, cluster=cluster)
@@ -373,10 +390,17 @@ def _check_cluster(cluster: object, ctas: int, splits: int) -> tuple[int, int]:
     """Law: ``cluster`` when the kernel is written for it (one of
     :data:`~verilayout.emit.gemm_cluster.SM100_CLUSTER_SHAPES`, one CTA per tile, no split-K);
     a one-line ``LayoutError`` otherwise."""
-    shape = require_cluster(tuple(cluster) if isinstance(cluster, list) else cluster, SM100_CLUSTER_SHAPES)
-    if shape != (1, 1) and ctas != 1:
-        raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the CTA pair kernel (BM 256) is written "
-                          "without a larger cluster for now (use a 128-row tile)")
+    cluster = tuple(cluster) if isinstance(cluster, list) else cluster
+    if ctas == 2 and cluster != (1, 1):
+        if cluster not in SM100_PAIR_CLUSTER_SHAPES:
+            shown = f"{cluster[0]}x{cluster[1]}" if isinstance(cluster, tuple) and len(cluster) == 2 else cluster
+            raise LayoutError(f"--cluster {shown!r}: the CTA pair kernel (BM 256) takes 2x1, 4x1 or 2x2 "
+                              "(CTA pairs along M)")
+        shape = cluster
+        if splits != 1:
+            raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the cluster kernel has no split-K")
+        return (1, 1) if shape == (2, 1) else shape    # 2x1: the CTA pair itself
+    shape = require_cluster(cluster, SM100_CLUSTER_SHAPES)
     if shape != (1, 1) and splits != 1:
         raise LayoutError(f"--cluster {shape[0]}x{shape[1]}: the cluster kernel has no split-K")
     return shape
@@ -398,6 +422,25 @@ def cluster_section(cluster: tuple[int, int], bn: int, a_stage: int, b_stage: in
     c = Cluster(p["m"], p["n"], p["size"], tuple(p["a_masks"]), tuple(p["b_masks"]), tuple(p["peers"]),
                 p["empty_count"], p["a_slice_rows"], p["b_slice_rows"],
                 "tcgen05.commit.cta_group::1 ... .multicast::cluster to the CTAs of peers[rank]")
+    return c, p["obligations"]
+
+
+def pair_cluster_section(cluster: tuple[int, int], bn: int, a_stage: int, b_stage: int) -> tuple:
+    """The manifest's ``cluster`` section of the CTA-pair kernel on a cluster of pairs and its
+    obligations (the plan of :func:`verilayout.emit.gemm_cluster.pair_cluster_plan`; ``commits``
+    the leaders' ``tcgen05.commit.cta_group::2`` masks); ``(None, [])`` for ``(1, 1)``.
+
+    >>> c, obls = pair_cluster_section((2, 2), 256, 16384, 16384)
+    >>> c.a_masks, c.commits, c.empty_count, sorted({o["status"] for o in obls})
+    ((5, 10, 5, 10), (15, 0, 15, 0), 2, ['proved'])
+    """
+    if tuple(cluster) == (1, 1):
+        return None, []
+    p = pair_cluster_plan(*cluster, bn=bn, a_stage=a_stage, b_stage=b_stage)
+    c = Cluster(p["m"], p["n"], p["size"], tuple(p["a_masks"]), tuple(p["b_masks"]), tuple(p["peers"]),
+                p["empty_count"], p["a_slice_rows"], p["b_slice_rows"],
+                "tcgen05.commit.cta_group::2 ... .multicast::cluster by each pair's leader to commits[leader]",
+                tuple(p["commits"]))
     return c, p["obligations"]
 
 
@@ -806,6 +849,49 @@ __device__ __forceinline__ void mma_commit_pair(uint32_t bar, uint16_t mask) {
 constexpr uint16_t PAIR_MASK = ${pair_mask};           // both CTAs of the pair (ranks 0 and 1)
 """
 
+#: The MMA warp's loop over the units of a multi-CTA kernel (one home for the CTA pair, the
+#: cluster and the cluster of pairs): ``${issuer}`` the issuing thread's test and comment, ``${first}``
+#: / ``${step}`` the unit walk, ``${drained}`` the acc_empty wait's comment, ``${stage_commit}`` /
+#: ``${acc_commit}`` the commits releasing a K stage and publishing the accumulator.
+_MMA_ISSUER = Template(r"""  } else if (warp == 1) {
+    ${issuer}
+      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
+      for (uint32_t u = ${first}; u < units; u += ${step}) {
+        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // ${drained}
+        tc_fence_after();
+        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(full0 + 8u * stage, phase);
+          tc_fence_after();
+#pragma unroll
+          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
+            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
+                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
+          ${stage_commit}
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+        ${acc_commit}
+        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+      }
+    }
+""")
+_PAIR_ISSUER = dict(
+    issuer="if (lane == 0 && rank == 0u) {                 // ---- MMA issuer (the leader): tcgen05.mma.cta_group::2 ----",
+    first="pair", step="pairs", drained="both CTAs' epilogues drained stage acc",
+    stage_commit="mma_commit_pair(empty0 + 8u * stage, PAIR_MASK);   // both CTAs' stage free once these MMAs completed",
+    acc_commit="mma_commit_pair(acc_full0 + 8u * acc, PAIR_MASK);    // both CTAs' accumulator halves are final")
+_CLUSTER_ISSUER = dict(
+    issuer="if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----",
+    first="first", step="step", drained="the epilogue drained accumulator stage acc",
+    stage_commit="mma_commit_mc(empty0 + 8u * stage, peer_mask(rank));   // the stage is free, for every producer writing into it",
+    acc_commit="mma_commit(acc_full0 + 8u * acc);          // the accumulator is final")
+_PAIR_CLUSTER_ISSUER = dict(
+    issuer="if (lane == 0 && half == 0u) {                 // ---- MMA issuer (each pair's leader): tcgen05.mma.cta_group::2 ----",
+    first="first", step="step", drained="both CTAs' epilogues drained stage acc",
+    stage_commit="mma_commit_pair(empty0 + 8u * stage, commit_mask(rank));   // free for every producer writing into the pair",
+    acc_commit="mma_commit_pair(acc_full0 + 8u * acc, uint16_t(PAIR_MASK << rank));   // both CTAs' halves are final")
+
+
 _PAIR_BODY = r"""// Persistent over CTA pairs: pair p = blockIdx.x / 2 takes tiles p, p + gridDim.x / 2, ... (grouped
 // raster order) of TILE_M = 256 x BN. CTA rank r of the pair loads rows 128 r .. of the A tile and rows
 // B_ROWS r .. of the B tile into its own shared memory; every byte completes on the leader's (rank 0)
@@ -855,28 +941,7 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(THREADS, 1)
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
     }
-  } else if (warp == 1) {
-    if (lane == 0 && rank == 0u) {                 // ---- MMA issuer (the leader): tcgen05.mma.cta_group::2 ----
-      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
-      for (uint32_t u = pair; u < units; u += pairs) {
-        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // both CTAs' epilogues drained stage acc
-        tc_fence_after();
-        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
-          mbar_wait(full0 + 8u * stage, phase);
-          tc_fence_after();
-#pragma unroll
-          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
-          mma_commit_pair(empty0 + 8u * stage, PAIR_MASK);   // both CTAs' stage free once these MMAs completed
-          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
-        }
-        mma_commit_pair(acc_full0 + 8u * acc, PAIR_MASK);    // both CTAs' accumulator halves are final
-        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
-      }
-    }
-  } else {
+""" + _MMA_ISSUER.substitute(_PAIR_ISSUER) + r"""  } else {
     // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows 128 rank + 32 (w % 4) .. of the tile ----
     const uint32_t quad = warp % 4u;
     const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
@@ -1001,28 +1066,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
         if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
       }
     }
-  } else if (warp == 1) {
-    if (lane == 0) {                               // ---- MMA issuer: tcgen05.mma into TMEM ----
-      uint32_t stage = 0, phase = 0, acc = 0, acc_phase = 0;
-      for (uint32_t u = first; u < units; u += step) {
-        mbar_wait(acc_empty0 + 8u * acc, acc_phase ^ 1u);   // the epilogue drained accumulator stage acc
-        tc_fence_after();
-        const uint32_t tmem_d = tmem + acc * uint32_t(BN);
-        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
-          mbar_wait(full0 + 8u * stage, phase);
-          tc_fence_after();
-#pragma unroll
-          for (uint32_t kb = 0; kb < uint32_t(K_BLOCKS); ++kb)
-            mma(tmem_d, with_start(desc_a0(kb), base + A_OFFSET + stage * A_STAGE_BYTES),
-                with_start(desc_b0(kb), base + B_OFFSET + stage * B_STAGE_BYTES), (kt != 0u) || (kb != 0u));
-          mma_commit_mc(empty0 + 8u * stage, peer_mask(rank));   // the stage is free, for every producer writing into it
-          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
-        }
-        mma_commit(acc_full0 + 8u * acc);          // the accumulator is final
-        if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
-      }
-    }
-  } else {
+""" + _MMA_ISSUER.substitute(_CLUSTER_ISSUER) + r"""  } else {
     // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows of the tile ----
     const uint32_t quad = warp % 4u;
     const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
@@ -1049,6 +1093,120 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
 }
 
 """
+
+
+_PAIR_CLUSTER_FUNCS = r"""// ----- clusters of CTA pairs (manifest.json "cluster": masks, commits and counts proved there): PTX ISA
+// 9.7.9.25 cp.async.bulk.tensor (.multicast::cluster .cta_group::2), 9.7.16 tcgen05.commit (.cta_group::2
+// .multicast::cluster); the pair of rank r is (r & ~1, r | 1), its leader r & ~1 issues the MMAs
+constexpr int CLUSTER_M = ${cluster_m}, CLUSTER_N = ${cluster_n};   // CTAs of a cluster along M, N
+constexpr int CLUSTER = CLUSTER_M * CLUSTER_N, PAIR_M = CLUSTER_M / 2;   // pairs along M
+constexpr uint32_t A_SLICE_ROWS = ${a_slice_rows}u, B_SLICE_ROWS = ${b_slice_rows}u;   // rows of one multicast slice
+constexpr uint32_t EMPTY_ARRIVALS = ${empty_count}u;   // one commit of every leader reading a stage this CTA writes
+__host__ __device__ __forceinline__ uint16_t a_mask(uint32_t r) { (void)r; return uint16_t(${a_masks}); }
+__host__ __device__ __forceinline__ uint16_t b_mask(uint32_t r) { (void)r; return uint16_t(${b_masks}); }
+__host__ __device__ __forceinline__ uint16_t commit_mask(uint32_t r) { (void)r; return uint16_t(${commit_masks}); }
+// a TMA load written at the same shared offset of every CTA in `mask`, its bytes completing on the
+// mbarrier at the offset of `bar` in each destination's pair leader (`bar`: this pair's leader's)
+__device__ __forceinline__ void tma_load_2d_pair_mc(uint32_t dst, const CUtensorMap* map, int32_t c0, int32_t c1, uint32_t bar, uint16_t mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 [%0], [%1, {%2, %3}], [%4], %5;\n"
+               :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+"""
+
+_PAIR_CLUSTER_BODY = r"""// Persistent over clusters of CLUSTER_M x CLUSTER_N CTAs = PAIR_M x CLUSTER_N CTA pairs: cluster c =
+// blockIdx.x / CLUSTER takes cluster tiles c, c + gridDim.x / CLUSTER, ... (grouped raster order); the pair
+// of rank r (place (r % CLUSTER_M / 2, r / CLUSTER_M)) computes that 256 x BN tile of each, rank r holding
+// its half r & 1 (128 rows of A, B_ROWS of B). The CLUSTER_N CTAs holding the same A rows each load
+// A_SLICE_ROWS of them and multicast them (a_mask), the PAIR_M CTAs holding the same B rows B_SLICE_ROWS
+// (b_mask); every byte completes on the full barrier of its destination's leader, which expects both
+// CTAs' stages. Each leader's MMA warp releases a stage to every CTA whose producer writes into its pair
+// (one tcgen05.commit.cta_group::2 multicast to commit_mask); a producer's empty barrier counts them.
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS, 1)
+""" + _ENTRY + r"""  const uint32_t rank = cluster_rank(), rm = rank % uint32_t(CLUSTER_M), rn = rank / uint32_t(CLUSTER_M);
+  const uint32_t leader = rank & ~1u, half = rank & 1u;   // the pair's leader; this CTA's half of the pair tile
+  const uint32_t first = blockIdx.x / uint32_t(CLUSTER), step = gridDim.x / uint32_t(CLUSTER);
+  const uint32_t tiles_m = (uint32_t(M) + TILE_M - 1) / TILE_M, tiles_n = (uint32_t(N) + BN - 1) / BN;
+  const uint32_t ctiles_m = (tiles_m + PAIR_M - 1) / PAIR_M, ctiles_n = (tiles_n + CLUSTER_N - 1) / CLUSTER_N;
+  const uint32_t units = ctiles_m * ctiles_n;
+  const uint32_t k_tiles = (uint32_t(K) + BK - 1) / BK;
+  if (threadIdx.x == 0) {
+    for (uint32_t s = 0; s < uint32_t(STAGES); ++s) { mbar_init(full0 + 8u * s, 1u); mbar_init(empty0 + 8u * s, EMPTY_ARRIVALS); }
+    for (uint32_t a = 0; a < ACC_STAGES; ++a) { mbar_init(acc_full0 + 8u * a, 1u); mbar_init(acc_empty0 + 8u * a, uint32_t(CTAS) * EPI_WARPS); }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  if (warp == 0) tmem_alloc(slot);                 // cta_group::2: warp 0 of both CTAs of each pair together
+  tc_fence_before();
+  cluster_sync();                                  // every CTA's barriers initialised before any multicast or commit
+  tc_fence_after();
+  const uint32_t tmem = ld_shared(slot);           // lane 0, first allocated column
+  if (warp == 0) {
+    if (lane == 0) {                               // ---- producer: TMA, this rank's slices of its pair half ----
+      uint32_t stage = 0, phase = 0;
+      const uint32_t full_leader0 = map_to_cta(full0, leader);   // the pair leader's full barriers
+      for (uint32_t u = first; u < units; u += step) {
+        uint32_t tm, tn;
+        tile_coords(u, ctiles_m, ctiles_n, tm, tn);
+        tm = tm * uint32_t(PAIR_M) + rm / 2u; tn = tn * uint32_t(CLUSTER_N) + rn;   // this pair's tile
+        const int32_t a_row = int32_t(tm * TILE_M + half * BM), b_row = int32_t(tn * BN + half * B_ROWS);
+        for (uint32_t kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(empty0 + 8u * stage, phase ^ 1u);   // released by the commit of every leader reading what it wrote
+          const uint32_t full = full_leader0 + 8u * stage;
+          if (half == 0u) mbar_arrive_expect_tx(full0 + 8u * stage, uint32_t(CTAS) * TX_BYTES);   // both CTAs' stages
+          const uint32_t a_dst = base + A_OFFSET + stage * A_STAGE_BYTES, b_dst = base + B_OFFSET + stage * B_STAGE_BYTES;
+#pragma unroll
+          for (uint32_t j = 0; j < BOXES; ++j) {
+            const int32_t k0 = int32_t(kt * BK + j * BOX_K);
+            if (CLUSTER_N == 1) tma_load_2d_pair(a_dst + j * A_BOX_BYTES, &tmap_a, k0, a_row, full);
+            else tma_load_2d_pair_mc(a_dst + j * A_BOX_BYTES + rn * A_SLICE_ROWS * (A_BOX_BYTES / uint32_t(BM)), &tmap_a, k0,
+                                     a_row + int32_t(rn * A_SLICE_ROWS), full, a_mask(rank));
+            if (PAIR_M == 1) tma_load_2d_pair(b_dst + j * B_BOX_BYTES, &tmap_b, k0, b_row, full);
+            else tma_load_2d_pair_mc(b_dst + j * B_BOX_BYTES + (rm / 2u) * B_SLICE_ROWS * (B_BOX_BYTES / uint32_t(B_ROWS)), &tmap_b,
+                                     k0, b_row + int32_t((rm / 2u) * B_SLICE_ROWS), full, b_mask(rank));
+          }
+          if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+        }
+      }
+      for (uint32_t s = 0; s < uint32_t(STAGES); ++s) {   // tail: every stage released (no leader's commit lands after exit)
+        mbar_wait(empty0 + 8u * stage, phase ^ 1u);
+        if (++stage == uint32_t(STAGES)) { stage = 0; phase ^= 1u; }
+      }
+    }
+""" + _MMA_ISSUER.substitute(_PAIR_CLUSTER_ISSUER) + r"""  } else {
+    // ---- epilogue warps: warp w reads TMEM lanes 32 (w % 4) .. + 31 = rows 128 half + 32 (w % 4) .. of the pair tile ----
+    const uint32_t quad = warp % 4u;
+    const bool tma_store = (uint32_t(N) * uint32_t(OUT_BYTES)) % 16u == 0u;
+    const uint32_t dbuf0 = base + D_OFFSET + (warp - 2u) * D_BUFS * D_BUF_BYTES;
+    const uint32_t acc_empty_leader0 = map_to_cta(acc_empty0, leader);
+    uint32_t acc = 0, acc_phase = 0, nstore = 0;
+    for (uint32_t u = first; u < units; u += step) {
+      uint32_t tm, tn;
+      tile_coords(u, ctiles_m, ctiles_n, tm, tn);
+      tm = tm * uint32_t(PAIR_M) + rm / 2u; tn = tn * uint32_t(CLUSTER_N) + rn;
+      mbar_wait(acc_full0 + 8u * acc, acc_phase);
+      __syncwarp();                                // tcgen05.ld is .sync.aligned: the warp converged
+      tc_fence_after();
+      const uint32_t row0 = tm * TILE_M + half * BM + quad * 32u;   // this CTA's 128 rows of the pair tile
+      const uint32_t row = row0 + lane;
+      const uint32_t acc_col = acc * uint32_t(BN);
+""" + _DRAIN_PAIR + _SCALAR_TAIL + r"""      if (lane == 0) mbar_arrive_cluster(acc_empty_leader0 + 8u * acc);   // the leader's acc_empty: both CTAs' warps
+      if (++acc == ACC_STAGES) { acc = 0; acc_phase ^= 1u; }
+    }
+    if (lane == 0 && nstore > 0u) bulk_wait_all();
+  }
+  tc_fence_before();
+  cluster_sync();                                  // no CTA exits while a peer may still multicast or commit into it
+  tc_fence_after();
+  if (warp == 0) tmem_dealloc(tmem);
+}
+
+"""
+#: The launch's grid with clusters of CTA pairs: clusters of CLUSTER CTAs, one cluster tile
+#: (PAIR_M x CLUSTER_N pair tiles of TILE_M x BN) each in turn.
+_HOST_PAIR_CLUSTER_UNITS = r"""  const long units = long(((M + TILE_M - 1) / TILE_M + PAIR_M - 1) / PAIR_M) *
+                     long(((N + BN - 1) / BN + CLUSTER_N - 1) / CLUSTER_N);   // cluster tiles
+  const long groups = ctas / CLUSTER > 0 ? ctas / CLUSTER : 1;   // clusters of the persistent grid
+  const int grid = int(CLUSTER * (units < groups ? units : groups));"""
 
 
 def _tmem_ld() -> str:
@@ -1090,7 +1248,8 @@ def render_tcgen05_cuda(man: Tcgen05Manifest) -> str:
             "// Generated from manifest.json by verilayout.emit.tcgen05_gemm; do not edit by hand.",
             "//", *obligation_block(g), "",
             "#include <cuda.h>", "#include <cuda_runtime.h>", "#include <cstddef>", "#include <cstdint>", "#include <cstring>"]
-    body = _PAIR_BODY if man.ctas == 2 else _CLUSTER_BODY if man.cluster else _BODY
+    body = (_PAIR_CLUSTER_BODY if man.ctas == 2 and man.cluster else _PAIR_BODY if man.ctas == 2
+            else _CLUSTER_BODY if man.cluster else _BODY)
     return "\n".join(head) + "\n" + Template(_HELPERS + body + _HOST).substitute(_template_values(man, g))
 
 
@@ -1123,13 +1282,17 @@ def _template_values(man: Tcgen05Manifest, g) -> dict:
 
 def _pair_funcs(man: Tcgen05Manifest) -> str:
     """Law: the device functions of the CTA pair or of the cluster (``""`` for one CTA)."""
-    if man.ctas == 2:
-        return Template(_PAIR_FUNCS).substitute(pair_mask=man.cta_pair.commit_mask)
     cl = man.cluster
-    if cl is None:
-        return ""
     def masks(xs):
         return select_expr([f"{x:#x}u" for x in xs], "r")
+    if man.ctas == 2:
+        pair = Template(_PAIR_FUNCS).substitute(pair_mask=man.cta_pair.commit_mask)
+        return pair if cl is None else pair + Template(_PAIR_CLUSTER_FUNCS).substitute(
+            cluster_m=cl.m, cluster_n=cl.n, a_slice_rows=cl.a_slice_rows, b_slice_rows=cl.b_slice_rows,
+            empty_count=cl.empty_count, a_masks=masks(cl.a_masks), b_masks=masks(cl.b_masks),
+            commit_masks=masks(cl.commits))
+    if cl is None:
+        return ""
     return Template(_CLUSTER_FUNCS).substitute(
         cluster_m=cl.m, cluster_n=cl.n, a_slice_rows=cl.a_slice_rows, b_slice_rows=cl.b_slice_rows,
         empty_count=cl.empty_count, a_masks=masks(cl.a_masks), b_masks=masks(cl.b_masks),
@@ -1141,7 +1304,8 @@ def _cluster_values(man: Tcgen05Manifest) -> dict:
     with a cluster; otherwise the text of the kernel without one."""
     if man.cluster is None:
         return {"a_box_rows": "BM", "b_box_rows": "B_ROWS", "host_units": _HOST_UNITS}
-    return {"a_box_rows": "A_SLICE_ROWS", "b_box_rows": "B_SLICE_ROWS", "host_units": _HOST_CLUSTER_UNITS}
+    return {"a_box_rows": "A_SLICE_ROWS", "b_box_rows": "B_SLICE_ROWS",
+            "host_units": _HOST_PAIR_CLUSTER_UNITS if man.ctas == 2 else _HOST_CLUSTER_UNITS}
 
 
 def emit_tcgen05_gemm(dtype: str, tile: tuple[int, int, int] | None = None, stages: int = 4, **options):
@@ -1179,11 +1343,17 @@ def emission_of_tcgen05(man: Tcgen05Manifest | Mapping) -> Emission:
         f"{man.group_m} tile rows) walks the {man.bm} x {man.bn} tiles"
         + (" by CTA pairs (cluster 2 x 1: each CTA loads 128 rows of A and half of B, the leader "
            "issues the MMAs and commits to both CTAs' barriers, each CTA's epilogue stores its 128 "
-           "rows)" if man.cta_pair else "")
+           "rows)" if man.cta_pair and not man.cluster else "")
+        + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs = {man.cluster.m // 2} x {man.cluster.n} "
+           f"CTA pairs (each CTA holds 128 rows of A and {man.bn // 2} of B, loads {man.cluster.a_slice_rows} "
+           f"and {man.cluster.b_slice_rows} of them and multicasts them to the CTAs holding the same rows, "
+           "the bytes completing on each destination's pair leader; each leader issues the "
+           "cta_group::2 MMAs and frees a stage with one tcgen05.commit multicast to every CTA that "
+           "wrote into its pair)" if man.cta_pair and man.cluster else "")
         + (f" by clusters of {man.cluster.m} x {man.cluster.n} CTAs (each CTA loads "
            f"{man.cluster.a_slice_rows} rows of the A tile and {man.cluster.b_slice_rows} of the B tile "
            "and multicasts them to the CTAs sharing that block; each MMA warp frees a stage with one "
-           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster else "")
+           "tcgen05.commit multicast to the CTAs that wrote it)" if man.cluster and not man.cta_pair else "")
         + (f" and K slices (split-K {man.splits}: f32 partial sums to a workspace, then one "
            "reduction kernel that adds the slices and applies the epilogue)"
            if man.splits > 1 else "") + "; warp 0 loads by TMA, warp 1 issues the MMAs "

@@ -237,7 +237,9 @@ class Cluster:
     :func:`verilayout.emit.gemm_cluster.cluster_plan`): rank ``r`` computes tile ``(r % m, r // m)``
     of each cluster tile; per rank the CTA masks of its A slice and B slice multicasts and of its
     ``tcgen05.commit`` releasing a stage (``peers``), each empty barrier's count, the rows of one
-    slice of A and of B."""
+    slice of A and of B. ``commits``: with CTA pairs (``cta_group::2``, the plan of
+    :func:`verilayout.emit.gemm_cluster.pair_cluster_plan`) the commit mask of each pair's leader
+    (0 for a non-leader); None (left out of the file) for one CTA per tile."""
     m: int
     n: int
     size: int
@@ -248,6 +250,7 @@ class Cluster:
     a_slice_rows: int
     b_slice_rows: int
     release: str
+    commits: tuple[int, ...] | None = None
 
     @property
     def shape(self) -> tuple[int, int]:

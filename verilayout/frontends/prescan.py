@@ -6,7 +6,8 @@ kernel's pointer arguments (a Triton cache's kernel names). A TTGIR text holds a
 an ``.entry`` or ``.func``, and its braces close.
 
 Law: ``missing_part(t, kind)`` is None for every file Triton writes (the corpus), and not None
-for each proper prefix of it that cuts a bracket pair, and for empty text.
+for each proper prefix of it that cuts a bracket pair or (TTGIR) drops the definition of a location
+alias the ops use, and for empty text.
 
 >>> missing_part("", "ttgir")
 'empty: no TTGIR module'
@@ -71,7 +72,27 @@ def _ttgir_missing(text: str) -> str | None:
     bad = _unclosed(body)
     if bad:
         return f"truncated: {bad} (the file ends inside an op or function)"
-    return None
+    return _undefined_loc(text)
+
+
+_ALIAS_DEF = re.compile(r"^(#loc\w*) = ", re.M)
+_ALIAS_USE = re.compile(r"#loc\w*")
+
+
+def _undefined_loc(text: str) -> str | None:
+    """A location alias the ops use that the module never defines: the file was cut inside the table
+    of ``#locN = loc(...)`` lines MLIR prints after the module (a cut there closes every bracket).
+
+    >>> _undefined_loc('module {\\n} loc(#loc3)\\n#loc = loc("k.py":1:0)\\n#lo')
+    'truncated: location #loc3 is used but never defined (the file ends inside its location table)'
+    """
+    if "#loc" not in text:
+        return None
+    defined = set(_ALIAS_DEF.findall(text))
+    missing = next((u for u in _ALIAS_USE.findall(text) if u not in defined), None)
+    if missing is None:
+        return None
+    return f"truncated: location {missing} is used but never defined (the file ends inside its location table)"
 
 
 def _is_word(ch: str) -> bool:

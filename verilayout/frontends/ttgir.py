@@ -645,6 +645,8 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
         attrs = head[k:]
         head = head[:k]
     operands = tuple(_SSA.findall(head))
+    if "#0" in head:            # `%x#0` is the first result of `%x:n = ...`, which :func:`_results` names `%x`
+        operands = tuple(o.partition("#")[0] if o.partition("#")[2] == "0" else o for o in operands)
     ins, outs = _signature(sig) if sig else ((), ())
     if locs is not None:
         if seen is None:

@@ -31,10 +31,26 @@ two cluster tiles along N with ragged edges for the ring.
   loaded (so computed) by exactly one CTA, the CTA its rank names;
 * ``compile`` / ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
 
+**Clusters of CTA pairs** (``cta_group::2``, the manifest's ``cta_pair`` with a cluster of
+``CM x CN`` CTAs, ``CM`` even): the contract is that ranks ``2k, 2k + 1`` are a pair whose leader
+``2k`` issues the MMAs of the pair's 256 x BN tile (place ``(r % CM / 2, r // CM)`` in the cluster
+tile); rank ``r`` holds half ``r % 2`` of it: 128 rows of A and ``BN / 2`` rows of B. The checks above
+read "block" as those halves (:func:`pair_blocks`): the CTAs sharing rows are those holding the same
+half of the same block, a slice is ``128 / CN`` rows of A or ``BN / CM`` of B, every byte of a
+``.cta_group::2`` load completes on the barrier at its offset in the *destination's pair leader*
+(the operand names the issuing pair's leader: PTX ISA 9.7.9.25, the mbarrier may be in the
+destination CTA's peer), so ``expect-tx`` compares per barrier (a leader expects both CTAs' stages,
+a non-leader's full barrier nothing); ``release`` asks the commit of the destination's *leader*
+to reach every writer; ``instruction`` / ``descriptor`` run on the leaders (M 256,
+``cta_group::2``), ``cluster-cover`` stores per CTA its 128 rows of the pair tile, and
+``mcast-ring`` models the leader's MMA thread reading both CTAs' stages.
+
 Nothing here is run on an sm_100 GPU (none is available).
 
 >>> contract_tile(3, 2, 2, 1, 4)
 (3, 9)
+>>> pair_blocks(3, 4, 1, 0, 1)
+(3, 3)
 """
 from __future__ import annotations
 
@@ -54,7 +70,7 @@ from verilayout.simulate.ring import Arrive, Mma, MmaCommit, Wait
 from verilayout.simulate.tcgen05_check import MAP_D_ADDR, check_tcgen05_source, mma_checks, tmem_checks
 from verilayout.simulate.tma_store import is_tma_store, tma_store_elements
 
-__all__ = ["MCAST_ASSUMPTIONS", "contract_tile", "cluster_runs", "cluster_loads", "multicast_check",
+__all__ = ["MCAST_ASSUMPTIONS", "contract_tile", "pair_blocks", "cluster_runs", "cluster_loads", "multicast_check",
            "slices_check", "expect_tx_check", "release_check", "mcast_ring_check", "cover_check",
            "schedule_check", "check_mcast_source", "check_sm100_source"]
 
@@ -106,6 +122,30 @@ def contract_tile(rank: int, cm: int, cn: int, ctm: int, ctn: int) -> tuple[int,
     return ctm * cm + rank % cm, ctn * cn + rank // cm
 
 
+def pair_blocks(rank: int, cm: int, cn: int, ctm: int, ctn: int) -> tuple[int, int]:
+    """The blocks rank ``rank`` of a ``cm x cn`` cluster of CTA pairs holds in cluster tile
+    ``(ctm, ctn)``: its 128-row block of A and its ``BN / 2``-row block of B (half ``rank % 2`` of
+    its pair's 256 x BN tile, the pair at ``(ctm cm / 2 + rank % cm // 2, ctn cn + rank // cm)``),
+    written here independently of the emitter.
+
+    >>> [pair_blocks(r, 2, 2, 0, 0) for r in range(4)]
+    [(0, 0), (1, 1), (0, 2), (1, 3)]
+    """
+    ptm, ptn = ctm * (cm // 2) + rank % cm // 2, ctn * cn + rank // cm
+    return 2 * ptm + rank % 2, 2 * ptn + rank % 2
+
+
+def _leader(x: int, pair: bool) -> int:
+    """The CTA whose MMA thread reads CTA ``x``'s stages (``x`` itself without pairs)."""
+    return x & ~1 if pair else x
+
+
+def _signal(ld: dict, y: int) -> int:
+    """The CTA whose full barrier a load's bytes landing in ``y`` complete on: ``y`` (``cta_group::1``),
+    else ``y``'s pair member with the operand's pair bit (``.cta_group::2``)."""
+    return (y & ~1) | (ld["bar_cta"] & 1) if ld["pair"] else y
+
+
 def _params(M: int, N: int, K: int) -> dict:
     return {0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: M, 4: N, 5: K, 6: BIAS_ADDR, 7: MAP_D_ADDR}
 
@@ -130,8 +170,9 @@ def cluster_loads(run, cta: int) -> list[dict]:
             t = tma_load(e, it)
             m = cta_mask(e.values) if "multicast" in e.op else None
             dests = tuple(y for y in range(16) if int(m[0]) >> y & 1) if m is not None else (cta,)
+            key = barrier_key(int(tma_mbarrier(e.values)[0]), cta)
             out.append({"it": t.it, "map": t.map, "c0": t.c0, "c1": t.c1, "dst": t.dst, "ev": e,
-                        "bar": barrier_key(int(tma_mbarrier(e.values)[0]), cta)[1], "dests": dests,
+                        "bar": key[1], "bar_cta": key[0], "pair": "cta_group::2" in e.op, "dests": dests,
                         "mcast": "multicast" in e.op})
     return out
 
@@ -143,20 +184,29 @@ class _Spec:
         self.man = man
         self.cm, self.cn = man.cluster.m, man.cluster.n
         self.size = self.cm * self.cn
+        self.pair = man.cta_pair is not None          # CTA pairs: a CTA's blocks are halves
         self.eb, self.span = _BYTES[man.dtype], _SPAN[man.swizzle]
-        self.bm, self.bn, self.bk, self.stages = man.bm, man.bn, man.bk, man.stages
+        self.tile_n = man.bn                          # columns of D per tile (a pair's too)
+        self.bm, self.bn = (128, man.bn // 2) if self.pair else (man.bm, man.bn)
+        self.bk, self.stages = man.bk, man.stages
         self.box_k = self.span // self.eb
         self.M, self.N, self.K = problem
         self.k_tiles = -(-self.K // self.bk)
-        self.ctn = -(-(-(-self.N // self.bn)) // self.cn)   # cluster tiles along N (one along M)
+        self.ctn = -(-(-(-self.N // self.tile_n)) // self.cn)   # cluster tiles along N (one along M)
 
     def tile(self, x: int, it: int) -> tuple[int, int]:
-        """CTA ``x``'s tile in K iteration ``it`` (cluster tiles walked along N, one along M)."""
-        return contract_tile(x, self.cm, self.cn, 0, it // self.k_tiles)
+        """CTA ``x``'s blocks (A, B) in K iteration ``it`` (cluster tiles walked along N, one along M)."""
+        f = pair_blocks if self.pair else contract_tile
+        return f(x, self.cm, self.cn, 0, it // self.k_tiles)
 
     def rows(self, op: str) -> int:
         """Rows of one slice of ``op``."""
-        return self.bm // self.cn if op == "A" else self.bn // self.cm
+        return self.bm // self.cn if op == "A" else self.bn // (self.cm // 2 if self.pair else self.cm)
+
+    def store_tile(self, x: int) -> tuple[int, int]:
+        """The first row and column of D CTA ``x`` stores in the first cluster tile."""
+        a, b = self.tile(x, 0)
+        return a * self.bm, (b // 2 if self.pair else b) * self.tile_n
 
     def block(self, op: str) -> int:
         return self.bm if op == "A" else self.bn
@@ -247,25 +297,44 @@ def _slice_error(spec: _Spec, x: int, it: int, arrived: list):
     return None
 
 
-def _expects(run) -> list:
-    """The producer's ``arrive.expect_tx`` byte counts in order."""
-    return [int(tx_count(e.values)[0]) for e in run.events if e.op.startswith("mbarrier.arrive.expect_tx")]
+def _expects(runs: list) -> dict:
+    """``{CTA: [bytes, ...]}``: the ``arrive.expect_tx`` byte counts on each CTA's barriers, in order."""
+    out: dict = {}
+    for x, run in enumerate(runs):
+        for e in run.events:
+            if e.op.startswith("mbarrier.arrive.expect_tx"):
+                out.setdefault(barrier_key(int(e.values["addr"][0]), x)[0], []).append(int(tx_count(e.values)[0]))
+    return out
+
+
+def _signalled(spec: _Spec, loads: list) -> dict:
+    """``{(x, it): bytes}``: the bytes completing on CTA ``x``'s full barrier in iteration ``it``."""
+    got: dict = {}
+    for ls in loads:
+        for ld in ls:
+            for y in ld["dests"]:
+                k = (_signal(ld, y), ld["it"])
+                got[k] = got.get(k, 0) + spec.rows(_op(ld)) * spec.span
+    return got
 
 
 def expect_tx_check(spec: _Spec, loads: list, runs: list) -> KernelCheck:
-    """``expect-tx`` (module docstring): per CTA and iteration, the bytes arriving = the count expected."""
-    land = _arrivals(spec, loads)
-    for x, run in enumerate(runs):
-        exp = _expects(run)
+    """``expect-tx`` (module docstring): per CTA barrier and iteration, the bytes completing on it =
+    the count expected on it (a barrier no producer expects on: 0 bytes)."""
+    got, exp = _signalled(spec, loads), _expects(runs)
+    stage = (spec.bm + spec.bn) * spec.bk * spec.eb
+    for x in range(len(runs)):
         for it in range(spec.k_tiles * spec.ctn):
-            got = sum(spec.rows(_op(ld)) * spec.span for ld in land.get((x, it), []))
-            want = exp[it] if it < len(exp) else None
-            if got != want:
+            e = exp.get(x, [])
+            want = e[it] if it < len(e) else (0 if not e else None)
+            if got.get((x, it), 0) != want:
                 return KernelCheck("expect-tx", "counterexample", f"expect-tx: CTA {x}'s producer expects "
-                                   f"{want} bytes in iteration {it}, {got} arrive (its slices and its peers'; "
-                                   f"the whole stage is {(spec.bm + spec.bn) * spec.bk * spec.eb})")
-    return KernelCheck("expect-tx", "proved", "in every CTA and iteration the bytes arriving (own and peers' "
-                       "slices) equal the producer's expect_tx")
+                                   f"{want} bytes in iteration {it}, {got.get((x, it), 0)} arrive on its full barrier "
+                                   f"(a CTA's slices and its peers'; one CTA's stage is {stage}"
+                                   + (", a pair leader's both CTAs'" if spec.pair else "") + ")")
+    return KernelCheck("expect-tx", "proved", "in every CTA and iteration the bytes completing on its full "
+                       "barrier (own and peers' slices" + (", both CTAs of the pair on the leader's" if spec.pair
+                                                           else "") + ") equal the expect_tx on it")
 
 
 def _commits(run, cta: int) -> list:
@@ -308,17 +377,18 @@ def release_check(spec: _Spec, loads: list, runs: list) -> KernelCheck:
     """``release`` (module docstring)."""
     land = _arrivals(spec, loads)
     reach: dict = {}
-    for x, run in enumerate(runs):
-        commits = _commits(run, x)
+    for x in range(len(runs)):
+        lead = _leader(x, spec.pair)
+        commits = _commits(runs[lead], lead)
         for it in range(spec.k_tiles * spec.ctn):
             writers = {s for s in range(spec.size) for ld in land.get((x, it), []) if ld in loads[s]}
             to = {b[0] for b in commits[it].bars} if it < len(commits) else set()
             if not writers <= to:
-                return KernelCheck("release", "counterexample", f"release: CTA {x}'s commit freeing its stage of "
-                                   f"iteration {it} arrives in CTAs {sorted(to)}, but CTA "
+                return KernelCheck("release", "counterexample", f"release: CTA {lead}'s commit freeing CTA {x}'s "
+                                   f"stage of iteration {it} arrives in CTAs {sorted(to)}, but CTA "
                                    f"{min(writers - to)}'s producer wrote into it (it never learns the stage is free)")
             for y in to:
-                reach.setdefault((y, it), set()).add(x)
+                reach.setdefault((y, it), set()).add(lead)
     for y, run in enumerate(runs):
         count = _inits(run, y).get(_empty_offset(run, y))
         got = {len(reach.get((y, it), ())) for it in range(spec.k_tiles * spec.ctn)}
@@ -326,7 +396,8 @@ def release_check(spec: _Spec, loads: list, runs: list) -> KernelCheck:
             return KernelCheck("release", "counterexample", f"release: CTA {y}'s empty barrier is initialised to "
                                f"{count}, its stages are released by {sorted(got)} commit(s) per use")
     return KernelCheck("release", "proved", "every stage commit arrives on the empty barrier of every CTA whose "
-                       "producer wrote into the stage; each empty barrier's count is the commits reaching it")
+                       "producer wrote into the stage" + (" (either CTA of the leader's pair)" if spec.pair else "")
+                       + "; each empty barrier's count is the commits reaching it")
 
 
 def _producer(run, x: int, spec: _Spec, keep: set) -> list:
@@ -357,17 +428,19 @@ def _merged(prog: list, e, x: int, it: int, spec: _Spec):
     m = cta_mask(e.values) if "multicast" in e.op else None
     dests = tuple(y for y in range(16) if int(m[0]) >> y & 1) if m is not None else (x,)
     n = spec.rows("A" if int(e.values["map"][0]) == MAP_A_ADDR else "B") * spec.span
-    dst, bar = int(e.values["addr"][0]), barrier_key(int(tma_mbarrier(e.values)[0]), x)[1]
+    dst, (bar_cta, bar) = int(e.values["addr"][0]), barrier_key(int(tma_mbarrier(e.values)[0]), x)
+    sig = tuple(_signal({"pair": "cta_group::2" in e.op, "bar_cta": bar_cta}, y) for y in dests)
+    sig = () if sig == dests else sig
     for k in range(len(prog) - 1, -1, -1):
         a = prog[k]
         if a is None:
             continue
         if a.kind != "mcast-load" or a.it != it:
             break
-        if a.dests == dests and a.bar == bar:
+        if a.dests == dests and a.bar == bar and a.sig == sig:
             prog[k] = a._replace(nbytes=a.nbytes + n, regions=a.regions + ((dst, dst + n),))
             return None
-    return McastLoad("mcast-load", x, it, dests, bar, n, ((dst, dst + n),), e)
+    return McastLoad("mcast-load", x, it, dests, bar, n, ((dst, dst + n),), e, sig)
 
 
 def _mma_prog(run, x: int, keep: set) -> list:
@@ -414,7 +487,8 @@ def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
         progs += [tuple(_producer(run, x, spec, keep)), tuple(_mma_prog(run, x, keep))]
         roles += [(x, "producer"), (x, "mma")]
     names = [f"CTA {x}'s {r}" for x, r in roles]
-    system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())))
+    reads = tuple((x, x + 1) if spec.pair and r == "mma" and x % 2 == 0 else () for x, r in roles)
+    system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
     models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
     for landing in models:                   # multicast searches pass any affordable bound
         r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
@@ -442,9 +516,9 @@ def cover_check(spec: _Spec, runs: list, d_map) -> KernelCheck:
     """``cluster-cover``: each CTA stores exactly its tile (inside M x N) once, element (row, col)
     from TMEM lane ``row mod 128`` and column ``col - tile column`` (f32 D, the cell's tag)."""
     for x, run in enumerate(runs):
-        tm, tn = spec.tile(x, 0)
-        want = {(r, c) for r in range(tm * spec.bm, min(spec.M, tm * spec.bm + spec.bm))
-                for c in range(tn * spec.bn, min(spec.N, tn * spec.bn + spec.bn))}
+        r0, c0 = spec.store_tile(x)
+        tm, tn = r0 // spec.bm, c0 // spec.tile_n
+        want = {(r, c) for r in range(r0, min(spec.M, r0 + spec.bm)) for c in range(c0, min(spec.N, c0 + spec.tile_n))}
         got: dict = {}
         for e, pos, bits in tma_store_elements(run, "f32", *d_map, (spec.M, spec.N), MAP_D_ADDR):
             if pos is None:
@@ -452,16 +526,17 @@ def cover_check(spec: _Spec, runs: list, d_map) -> KernelCheck:
             for p, b in zip(np.asarray(pos).tolist(), np.asarray(bits).tolist()):
                 row, col = p // spec.N, p % spec.N
                 cell = ((int(b) >> 16) & 0x7FFF, int(b) & 0xFFFF)
-                if not int(b) & TMEM_TAG or cell != (row - tm * spec.bm, col - tn * spec.bn):
+                if not int(b) & TMEM_TAG or cell != (row - r0, col - c0):
                     return KernelCheck("cluster-cover", "counterexample", f"CTA {x} stores D({row}, {col}) from "
                                        f"TMEM cell {cell}; its tile is ({tm}, {tn}): expected "
-                                       f"({row - tm * spec.bm}, {col - tn * spec.bn})")
+                                       f"({row - r0}, {col - c0})")
                 got[(row, col)] = got.get((row, col), 0) + 1
         if set(got) != want or any(v != 1 for v in got.values()):
             return KernelCheck("cluster-cover", "counterexample", f"CTA {x} stores {len(got)} elements, expected "
                                f"the {len(want)} of its tile ({tm}, {tn}) once each")
-    return KernelCheck("cluster-cover", "proved", f"each of the {spec.size} CTAs stores exactly its tile of D once, "
-                       "each element from its own TMEM cell")
+    return KernelCheck("cluster-cover", "proved", f"each of the {spec.size} CTAs stores exactly its "
+                       + ("128 rows of its pair's tile" if spec.pair else "tile") + " of D once, each element "
+                       "from its own TMEM cell")
 
 
 def schedule_check(man: Tcgen05Manifest, mod, entry: str, tiles: tuple = (3, 3), grids: int = 4) -> KernelCheck:
@@ -471,6 +546,9 @@ def schedule_check(man: Tcgen05Manifest, mod, entry: str, tiles: tuple = (3, 3),
     cm, cn = man.cluster.m, man.cluster.n
     size, bm, bn = cm * cn, man.bm, man.bn
     M, N = tiles[0] * bm, tiles[1] * bn
+    pair = man.cta_pair is not None              # blocks of 128 rows of A, BN / 2 of B; tiles of pairs
+    blocks = (128, bn // 2) if pair else (bm, bn)
+    gm = cm // 2 if pair else cm
     for g in range(1, grids + 1):
         owner: dict = {}
         for b in range(size * g):
@@ -479,18 +557,24 @@ def schedule_check(man: Tcgen05Manifest, mod, entry: str, tiles: tuple = (3, 3),
                               shared_base=SMEM_BASE, max_steps=400000)
             if not run.complete:
                 return KernelCheck("cluster-schedule", "unknown", f"CTA {b} of {size * g} could not be run")
-            for t in _loaded_tiles(run, b % size, bm, bn):
-                if (t[0] % cm, t[1] % cn) != (b % size % cm, b % size // cm):
-                    return KernelCheck("cluster-schedule", "counterexample", f"CTA {b} (rank {b % size}) computes "
-                                       f"tile {t}, not one of its rank's place in a cluster tile")
-                owner.setdefault(t, []).append(b)
+            r = b % size
+            for a, c in _loaded_tiles(run, r, *blocks):
+                t, half = ((a // 2, c // 2), (a % 2, c % 2)) if pair else ((a, c), (0, 0))
+                place = (r % cm // 2, r // cm) if pair else (r % cm, r // cm)
+                if (t[0] % gm, t[1] % cn) != place or half != ((r % 2, r % 2) if pair else (0, 0)):
+                    return KernelCheck("cluster-schedule", "counterexample", f"CTA {b} (rank {r}) computes "
+                                       f"tile {t}" + (f" half {half}" if pair else "") + ", not one of its "
+                                       "rank's place in a cluster tile")
+                owner.setdefault(t + (half[:1] if pair else ()), []).append(b)
         inside = {t: v for t, v in owner.items() if t[0] < tiles[0] and t[1] < tiles[1]}
-        bad = [(tm, tn) for tm in range(tiles[0]) for tn in range(tiles[1]) if len(inside.get((tm, tn), [])) != 1]
+        bad = [(tm, tn, *h) for tm in range(tiles[0]) for tn in range(tiles[1]) for h in ([(0,), (1,)] if pair else [()])
+               if len(inside.get((tm, tn, *h), [])) != 1]
         if bad:
             return KernelCheck("cluster-schedule", "counterexample", f"tile {bad[0]} computed by CTAs "
                                f"{inside.get(bad[0], [])} with {g} cluster(s) on {tiles[0]} x {tiles[1]} tiles")
     return KernelCheck("cluster-schedule", "proved", f"{tiles[0]} x {tiles[1]} tiles, every grid of 1 .. {grids} "
-                       "clusters: each tile computed by exactly one CTA, at its rank's place")
+                       "clusters: each tile computed by exactly one " + ("CTA pair (each half by one CTA)" if pair
+                                                                          else "CTA") + ", at its rank's place")
 
 
 def _loaded_tiles(run, rank: int, bm: int, bn: int) -> list:
@@ -507,7 +591,9 @@ def _one_cta_checks(spec: _Spec, runs: list, loads: list) -> list[KernelCheck]:
     land = _arrivals(spec, loads)
     for x, run in enumerate(runs):
         tmas = [replace(tma_load(ld["ev"], it), it=it) for (y, it), lds in sorted(land.items()) if y == x for ld in lds]
-        cs = mma_checks(run, tmas, man.dtype, man.bn, man.bk, man.a.layout, man.b.layout) + tmem_checks(run, man.bn)
+        mma = (mma_checks(run, tmas, man.dtype, man.bn, man.bk, man.a.layout, man.b.layout, group=2 if spec.pair else 1)
+               if _leader(x, spec.pair) == x else [])
+        cs = mma + tmem_checks(run, man.bn)
         out += [KernelCheck(c.check, c.status, c.message + f" [CTA {x}]", c.ptx_line) for c in cs]
     return out
 
@@ -532,9 +618,17 @@ def _ring_problem(man: Tcgen05Manifest) -> tuple:
     """The ring's problem: two ragged cluster tiles along N, the ring wrapping (2 CTAs); one
     cluster tile of ``stages + 1`` K-tiles (4 CTAs: the smallest run where every stage is reused)."""
     cm, cn, st = man.cluster.m, man.cluster.n, man.stages
+    m = _extent(man)[0]
     if cm * cn <= 2:
-        return cm * man.bm - 40, 2 * cn * man.bn - 8, (st // 2 + 1) * man.bk
-    return cm * man.bm - 40, cn * man.bn - 8, (st + 1) * man.bk
+        return m - 40, 2 * cn * man.bn - 8, (st // 2 + 1) * man.bk
+    return m - 40, cn * man.bn - 8, (st + 1) * man.bk
+
+
+def _extent(man: Tcgen05Manifest) -> tuple[int, int]:
+    """Law: the rows and columns of D one cluster tile covers (``CM / 2`` pair tiles of 256 rows
+    with CTA pairs)."""
+    cm, cn = man.cluster.m, man.cluster.n
+    return (cm // 2 if man.cta_pair is not None else cm) * man.bm, cn * man.bn
 
 
 def check_mcast_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
@@ -546,7 +640,7 @@ def check_mcast_source(man: Tcgen05Manifest, source: str) -> IndependentReport:
     mod = parse_ptx(ptx)
     entry = next((f for f in mod.functions if "vl_gemm_kernel" in f), None)
     cm, cn, st = man.cluster.m, man.cluster.n, man.stages
-    one = _Spec(man, (cm * man.bm, cn * man.bn, (st + 1) * man.bk))
+    one = _Spec(man, (*_extent(man), (st + 1) * man.bk))
     runs = cluster_runs(mod, entry, one.size, (one.M, one.N, one.K)) if entry else []
     if not runs or not all(r.complete for r in runs):
         why = "no vl_gemm_kernel" if not runs else next(r.reason for r in runs if not r.complete)

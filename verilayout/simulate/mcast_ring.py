@@ -47,7 +47,8 @@ OBSERVED = ("arrive", "mcast-load", "mma", "mma-commit")
 class McastLoad(NamedTuple):
     """The TMA loads of CTA ``sender`` in K iteration ``it`` into the CTAs ``dests``, ``nbytes``
     completing on mbarrier offset ``bar`` of each, writing the shared byte ranges ``regions``
-    (the same offsets in every destination)."""
+    (the same offsets in every destination); ``sig``: per destination the CTA whose mbarrier its
+    bytes complete on (``.cta_group::2``: the destination's pair leader; empty: the destination)."""
     kind: str
     sender: int
     it: int
@@ -56,6 +57,7 @@ class McastLoad(NamedTuple):
     nbytes: int
     regions: tuple
     mark: Any
+    sig: tuple = ()
 
 
 class McastFinding(NamedTuple):
@@ -72,12 +74,14 @@ class McastSystem:
     ``landing``: ``per-dest`` (a multicast lands in each destination at a step of its own),
     ``atomic`` (in all its destinations at one step) or ``eager`` (at its issue: the landing
     assumption of :data:`verilayout.simulate.gemm_check.LANDING_ASSUMPTION`), coarser searches
-    for larger clusters."""
+    for larger clusters. ``reads``: per process the CTAs whose stages its MMAs read (a CTA pair's
+    leader: both; empty: its own CTA)."""
     ncta: int
     prog: tuple
     roles: tuple
     init: tuple
     landing: str = "per-dest"
+    reads: tuple = ()
 
 
 class _Tables(NamedTuple):
@@ -87,6 +91,7 @@ class _Tables(NamedTuple):
     loads: dict
     regions: dict
     procs: dict
+    readers: dict
 
 
 def _tables(s: McastSystem) -> _Tables:
@@ -102,8 +107,17 @@ def _tables(s: McastSystem) -> _Tables:
     procs: dict = {}
     for p, (x, _) in enumerate(s.roles):
         procs.setdefault(x, []).append(p)
+    readers: dict = {}
+    for p in range(len(s.prog)):
+        for y in _reads(s, p):
+            readers.setdefault(y, []).append(p)
     return _Tables({b: i for i, (b, _) in enumerate(s.init)}, dict(s.init),
-                   [step_ends(acts, OBSERVED) for acts in s.prog], loads, regions, procs)
+                   [step_ends(acts, OBSERVED) for acts in s.prog], loads, regions, procs, readers)
+
+
+def _reads(s: McastSystem, p: int) -> tuple:
+    """The CTAs whose stages process ``p``'s MMAs read."""
+    return (s.reads[p] if s.reads and s.reads[p] else None) or (s.roles[p][0],)
 
 
 def explore_mcast(system: McastSystem, *, max_states: int) -> Exploration:
@@ -127,7 +141,7 @@ def _land(p: int, i: int, y: int, pcs, bs, s: McastSystem, t: _Tables):
     a = s.prog[p][i]
     if _exited(y, pcs, s, t):
         return bs, McastFinding("after-exit", p, (a.kind, y))
-    bar = (y, a.bar) if a.kind == "mcast-load" else (y, a.bars[0][1])
+    bar = ((a.sig[a.dests.index(y)] if a.sig else y), a.bar) if a.kind == "mcast-load" else (y, a.bars[0][1])
     if bar not in t.bars:
         return bs, McastFinding("over-arrive", p, (bar,))
     k = t.bars[bar]
@@ -216,7 +230,7 @@ def _pending_mmas(q: int, pc: int, s: McastSystem) -> list:
 
 def _load_over_read(p: int, a: McastLoad, pcs, s: McastSystem, t: _Tables):
     for y in a.dests:
-        for q in t.procs.get(y, ()):
+        for q in t.readers.get(y, ()):
             for m in _pending_mmas(q, pcs[q], s):
                 if m.it != a.it and _overlap(a.regions, t.regions.get((y, m.it), ())):
                     return McastFinding("load-over-read", p, (y, a.it, m.it))
@@ -224,15 +238,15 @@ def _load_over_read(p: int, a: McastLoad, pcs, s: McastSystem, t: _Tables):
 
 
 def _mma_issue(p: int, a, flight, pcs, s: McastSystem, t: _Tables):
-    """The MMA of ``a.it`` in CTA ``x``: every load of that iteration into ``x`` issued and
-    landed there; none of another iteration landing on the bytes it reads."""
-    x = s.roles[p][0]
-    for q, i in t.loads.get((x, a.it), ()):
-        if pcs[q] <= i or any(f[:2] == (q, i) and x in f[2] for f in flight):
-            return McastFinding("mma-early", p, (a.it, x, s.roles[q][0]))
-    mine = t.regions.get((x, a.it), ())
-    for q, i, ys in flight:
-        b = s.prog[q][i]
-        if x in ys and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
-            return McastFinding("mma-reads-landing", p, (a.it, x, b.it))
+    """The MMA of ``a.it`` reading CTA ``x`` (each of :func:`_reads`): every load of that iteration
+    into ``x`` issued and landed there; none of another iteration landing on the bytes it reads."""
+    for x in _reads(s, p):
+        for q, i in t.loads.get((x, a.it), ()):
+            if pcs[q] <= i or any(f[:2] == (q, i) and x in f[2] for f in flight):
+                return McastFinding("mma-early", p, (a.it, x, s.roles[q][0]))
+        mine = t.regions.get((x, a.it), ())
+        for q, i, ys in flight:
+            b = s.prog[q][i]
+            if x in ys and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
+                return McastFinding("mma-reads-landing", p, (a.it, x, b.it))
     return None

@@ -21,6 +21,7 @@ completed (PTX ISA 9.7.15.7, ``wgmma.wait_group``).
 """
 from __future__ import annotations
 
+import bisect
 import functools
 from collections import deque
 from collections.abc import Callable
@@ -774,8 +775,9 @@ class _MmaTables(NamedTuple):
     """What the exploration of an :class:`MmaRingSystem` reads besides the state, derived once:
     each mbarrier's index and count, each process's step ends, the MMA process, the MMAs issued
     before each of its pcs and the tiles begun, each (CTA, iteration)'s loads and their byte
-    ranges, the CTAs that load, the epilogue processes, each process's last read of each tile and
-    the classes of interchangeable processes."""
+    ranges, the CTAs that load, the epilogue processes, each process's last read of each tile,
+    the classes of interchangeable processes and, per process and pc, the wait there as (its
+    mbarrier's index, its parity) (None: no wait; index -1: a barrier without an init count)."""
     sys: MmaRingSystem
     bars: dict
     counts: dict
@@ -789,6 +791,17 @@ class _MmaTables(NamedTuple):
     epilogues: tuple
     last_read: list
     classes: tuple
+    waits: tuple
+
+
+def _wait_table(prog: tuple, bars: dict) -> tuple:
+    """Law: per process, per pc, ``(bars[a.bar] or -1, a.parity)`` where action ``a`` there is a
+    :class:`Wait`, else None.
+
+    >>> _wait_table(((Wait("wait", (0, 8), 1, 0), Arrive("arrive", (0, 8), 1, 0, 1)),), {(0, 8): 0})
+    (((0, 1), None),)
+    """
+    return tuple(tuple((bars.get(a.bar, -1), a.parity) if a.kind == "wait" else None for a in acts) for acts in prog)
 
 
 def _mma_tables(system: MmaRingSystem) -> _MmaTables:
@@ -813,20 +826,26 @@ def _mma_tables(system: MmaRingSystem) -> _MmaTables:
     groups: dict = {}
     for p in epilogues:
         groups.setdefault((roles[p][0], tuple(a[:-1] for a in prog[p])), []).append(p)
-    return _MmaTables(system, {b: i for i, (b, _) in enumerate(system.init)}, dict(system.init),
+    bars = {b: i for i, (b, _) in enumerate(system.init)}
+    return _MmaTables(system, bars, dict(system.init),
                       [step_ends(acts, system.observed) for acts in prog], mma,
                       [tuple(mmas[:n]) for n in counted], [mmas[n - 1].tile + 1 if n else 0 for n in counted],
                       loads, regions, tuple(sorted({k[0] for k in loads})), epilogues, last_read,
-                      tuple(tuple(g) for g in groups.values() if len(g) > 1))
+                      tuple(tuple(g) for g in groups.values() if len(g) > 1), _wait_table(prog, bars))
 
 
-def explore_mma_rings(system: MmaRingSystem, *, max_states: int) -> Exploration:
+def explore_mma_rings(system: MmaRingSystem, *, max_states: int, reduce: bool = True) -> Exploration:
     """Explore every interleaving of ``system``'s processes and every landing order of its loads
     (:class:`MmaRingSystem`), breadth first.
 
     Law: :func:`explore`'s answer over the atomic steps: ``counterexample`` with ``(MmaFinding,
     mark)`` of the first error, ``deadlock`` with ``(process, Wait)`` of each blocked process,
-    ``unknown`` beyond ``max_states`` states, else ``proved``.
+    ``unknown`` beyond ``max_states`` states, else ``proved``. ``reduce`` (the default) gives the
+    same answer, state count included, with less work: of interchangeable processes at the same
+    pc only the first takes its step (the others' steps lead to the same representative state,
+    with the same error, if any, found first at the first), and a step keeps the state's
+    representative without sorting every class again; ``reduce=False`` canonicalizes every
+    successor (the plain search, kept as the reference).
 
     >>> e = (TmemRead("tmem-read", 0, 0, 64, 6),)
     >>> sys = MmaRingSystem(1, ((), e), ((0, "mma"), (0, "epilogue")), (), (), MMA_OBSERVED)
@@ -835,8 +854,42 @@ def explore_mma_rings(system: MmaRingSystem, *, max_states: int) -> Exploration:
     """
     t = _mma_tables(system)
     start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset(), 0)
+    if t.classes and reduce:
+        member = _class_members(t.classes, len(system.prog))
+        return explore(start, lambda s: _mma_step(s, t, member), system.prog, max_states=max_states)
     canon = (lambda s: _mma_canonical(s, t.classes)) if t.classes else None
     return explore(start, lambda s: _mma_step(s, t), system.prog, canon, max_states=max_states)
+
+
+def _class_members(classes: tuple, n: int) -> tuple:
+    """Law: for each of ``n`` processes, None or ``(its class of interchangeable processes (process
+    indices, ascending), the class's process before it or -1)``.
+
+    >>> _class_members(((1, 3),), 4)
+    (None, ((1, 3), -1), None, ((1, 3), 1))
+    """
+    out: list = [None] * n
+    for g in classes:
+        for i, p in enumerate(g):
+            out[p] = (g, g[i - 1] if i else -1)
+    return tuple(out)
+
+
+def _class_moved(pcs: tuple, g: tuple, p: int, end: int) -> tuple:
+    """Law: ``_mma_canonical`` of ``pcs`` with process ``p`` of class ``g`` moved to ``end``, for
+    ``pcs`` already canonical (each class's pcs ascending in process order): the class's pcs with
+    one ``pcs[p]`` replaced by ``end``, sorted back into its processes.
+
+    >>> _class_moved((9, 0, 0, 2), (1, 2, 3), 1, 3)
+    (9, 0, 2, 3)
+    """
+    vals = [pcs[q] for q in g]
+    vals.remove(pcs[p])
+    bisect.insort(vals, end)
+    out = list(pcs)
+    for q, v in zip(g, vals):
+        out[q] = v
+    return tuple(out)
 
 
 def _mma_canonical(s, classes: tuple):
@@ -848,10 +901,12 @@ def _mma_canonical(s, classes: tuple):
     return (tuple(pcs),) + s[1:]
 
 
-def _mma_step(s, t: _MmaTables):
+def _mma_step(s, t: _MmaTables, member: tuple | None = None):
     """Law: ``(successors, error, blocked)`` of state ``s``: each load in flight landing, then each
     process's atomic step (a wait that passes and the actions after it up to the next wait or
-    through the next observed action)."""
+    through the next observed action). With ``member`` (:func:`_class_members`; ``s`` canonical)
+    the successors are canonical, and a process whose class has an earlier process at its pc is
+    left out (its successor is that process's; a blocked one is still listed)."""
     pcs, bs, flight, retired = s
     prog = t.sys.prog
     succ, blocked = [], []
@@ -861,21 +916,27 @@ def _mma_step(s, t: _MmaTables):
         phase, pending, tx = bs[k]
         nb = bs[:k] + (complete_phase(phase, pending, tx - a.nbytes, t.counts[a.bar]),) + bs[k + 1:]
         succ.append((pcs, nb, flight - {(p, i)}, retired))
+    waits, ends = t.waits, t.ends
     for p, acts in enumerate(prog):
         pc = pcs[p]
         if pc >= len(acts):
             continue
-        if acts[pc].kind == "wait":
-            if bs[t.bars[acts[pc].bar]][0] & 1 == acts[pc].parity:
+        w = waits[p][pc]
+        if w is not None:
+            if bs[w[0] if w[0] >= 0 else t.bars[acts[pc].bar]][0] & 1 == w[1]:
                 blocked.append((p, acts[pc]))
                 continue
+        g = member[p] if member else None
+        if g is not None and g[1] >= 0 and pcs[g[1]] == pc:
+            continue                            # an earlier interchangeable process took this step
         st = [bs, flight, retired]
-        end = t.ends[p][pc]
-        for j in range(pc + (acts[pc].kind == "wait"), end):
+        end = ends[p][pc]
+        for j in range(pc + (w is not None), end):
             err = _mma_apply(p, j, acts[j], st, pcs, t)
             if err is not None:
                 return [], (err, acts[j].mark), []
-        succ.append((pcs[:p] + (end,) + pcs[p + 1:], st[0], st[1], st[2]))
+        npcs = _class_moved(pcs, g[0], p, end) if g is not None else pcs[:p] + (end,) + pcs[p + 1:]
+        succ.append((npcs, st[0], st[1], st[2]))
     return succ, None, blocked
 
 

@@ -97,6 +97,25 @@ def _fields(tile: TileAddress, block: OperandBlock, major: Major, swizzle: Swizz
     return start, lbo, sbo
 
 
+#: :func:`intended_tile` answers by ``(layout, dtype, base address, MN dim)``: the K-blocks and MN
+#: blocks of one operand read one tile (an audit derives a descriptor per block); emptied past 512
+_TILES: dict[tuple, TileAddress] = {}
+
+
+def _tile_of(layout, dtype: str, base_address: int, mn_dim: int) -> TileAddress:
+    """``intended_tile(layout, ...)``, once per hashable layout and arguments (a frozen answer)."""
+    try:
+        key = (layout, dtype, base_address, mn_dim)
+        hit = _TILES.get(key)
+    except TypeError:                        # a layout that is not hashable: computed each time
+        return intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    if hit is None:
+        if len(_TILES) >= 512:
+            _TILES.clear()
+        hit = _TILES[key] = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    return hit
+
+
 def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, base_address: int = 0,
                       mn: int | None = None, mn_block: int = 0, mn_dim: int = 0,
                       arch: NvArch = "sm_90", timeout_ms: int = DEFAULT_TIMEOUT_MS) -> DescriptorPlan:
@@ -118,7 +137,7 @@ def derive_descriptor(layout, *, dtype: str, major: Major, k_block: int = 0, bas
     k_block, base_address, mn, mn_block, mn_dim = plain_ints(
         (k_block, base_address, mn, mn_block, mn_dim))
     major = require_major(major)
-    tile = intended_tile(layout, dtype=dtype, base_address=base_address, mn_dim=mn_dim)
+    tile = _tile_of(layout, dtype, base_address, mn_dim)
     block = operand_block(tile, k_block=k_block, mn=mn, mn_block=mn_block)
     tried = []
     for sw in _candidates(tile, arch):

@@ -404,11 +404,7 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
     # nested: span(e_k..) must be the same space whichever access defines it
     big = os_[ks.index(kmax)] if kmax else os_[0]
     for acc, k, o in zip(accs, ks, os_):
-        key = ("nest", k, order[k:], tuple(big), tuple(o))
-        if key not in memo:
-            memo[key] = _span_contains(_reduce_basis(list(order[k:]) + big), o) and \
-                gf2.rank(list(order[k:]) + big) == n - k
-        if not memo[key]:
+        if not _nested(order[k:], tuple(big), tuple(o), n - k):
             return None
     fixed_sub = list(order[:min(sw, kmax)])
     total, lbs = 0, []
@@ -416,14 +412,23 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
         nl = len(acc.lanes)
         p = _phase_lanes(elem_bits, k, nl, model)
         phase = list(order[:k]) + list(acc.lanes[:p]) + fixed_sub
-        key = ("q", tuple(phase), tuple(big))
-        if key not in memo:
-            memo[key] = len(gf2.intersect(phase, big)) if big else 0
-        q = memo[key]
+        q = _meet_dim(tuple(phase), tuple(big)) if big else 0
         lb = max(0, q + sigma - len(big))
         lbs.append(lb)
         total += _weight(acc, elem_bits, k, model) << lb
     return _Choice(tuple(order), tuple(ks), total, tuple(lbs))
+
+
+@functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
+def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
+    """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
+    return _span_contains(_reduce_basis(list(rest) + list(big)), o) and gf2.rank(list(rest) + list(big)) == dim
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _meet_dim(phase: tuple, big: tuple) -> int:
+    """The dimension of ``span(phase) & span(big)``."""
+    return len(gf2.intersect(list(phase), list(big)))
 
 
 def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
