@@ -117,21 +117,19 @@ class _FunctionIndex:
                     self.lane[(i.line, d.name)] = k
 
 
-#: The indexes of the last few modules' functions, by ``(id(module), function)`` (each entry keeps
-#: its module alive, so the id is not reused while it is here).
-_INDEXES: dict[tuple[int, str | None], _FunctionIndex] = {}
+#: The function indexes of the last module evaluated: ``[module, {function: index}]`` (one module:
+#: an audit evaluates one file's functions together, and nothing older is kept alive).
+_LAST: list = [None, {}]
 
 
 def _function_index(mod: PtxModule, func: str | None) -> _FunctionIndex:
     """The :class:`_FunctionIndex` of ``func`` in ``mod``, built once per module and function
     (the audit builds several evaluators of one function: the first iteration's and the loop's)."""
-    key = (id(mod), func)
-    hit = _INDEXES.get(key)
-    if hit is not None and hit.mod is mod and hit.n == len(mod.instrs):
-        return hit
-    if len(_INDEXES) >= 8:
-        _INDEXES.clear()
-    hit = _INDEXES[key] = _FunctionIndex(mod, func)
+    if _LAST[0] is not mod:
+        _LAST[:] = [mod, {}]
+    hit = _LAST[1].get(func)
+    if hit is None or hit.n != len(mod.instrs):
+        hit = _LAST[1][func] = _FunctionIndex(mod, func)
     return hit
 
 
