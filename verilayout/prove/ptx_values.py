@@ -80,16 +80,17 @@ class _FunctionIndex:
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
-        code: list[Instr] = []
-        glob: list[int | None] = []                     # each module instruction's index in code
-        for i in mod.instrs:
-            if func is None or i.func == func:
-                glob.append(len(code) if func is not None else None)
-                if func is not None:
-                    code.append(i)
-                self._note_def(i)
-            else:
-                glob.append(None)
+        instrs = mod.instrs
+        if func is None:
+            code: list[Instr] = []
+            glob: list[int | None] = [None] * len(instrs)
+            mine = instrs
+        else:
+            code = [i for i in instrs if i.func == func]
+            k = iter(range(len(code)))
+            glob = [next(k) if i.func == func else None for i in instrs]   # index in code, or None
+            mine = code
+        self._note_defs(mine)
         self.code = code
         self.index = {i.line: k for k, i in enumerate(code)}
         self.labels: dict[str, list[int]] = {}
@@ -100,11 +101,29 @@ class _FunctionIndex:
         self.cfg: tuple | None = None
         self.reaching: dict[str, tuple] = {}
 
-    def _note_def(self, i: Instr) -> None:
-        if not i.args or i.opcode.startswith(NO_DEST):
-            return
+    def _note_defs(self, instrs) -> None:
+        """Each instruction's destination registers noted (an opcode of ``NO_DEST`` has none;
+        ``setp`` writes predicates; a vector destination is an unpack, each lane noted)."""
+        defs, kinds = self.defs, {}            # opcode -> 0 no destination, 1 setp, 2 a register
+        for i in instrs:
+            a = i.args
+            if not a:
+                continue
+            kind = kinds.get(i.opcode)
+            if kind is None:
+                kind = kinds[i.opcode] = 0 if i.opcode.startswith(NO_DEST) else 1 if i.parts[0].startswith("setp") else 2
+            if kind == 2 and type(a[0]) is Reg:           # the common case
+                ds = defs.get(a[0].name)
+                if ds is None:
+                    defs[a[0].name] = [i]
+                else:
+                    ds.append(i)
+            elif kind:
+                self._note_def(i, kind == 1)
+
+    def _note_def(self, i: Instr, setp: bool) -> None:
         dest = i.args[0]
-        if i.parts[0].startswith("setp"):
+        if setp:
             for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
                 if isinstance(d, Reg):
                     self.pdefs.setdefault(d.name, []).append(i)
