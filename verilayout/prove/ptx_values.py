@@ -17,6 +17,7 @@ numpy). The PTX audit (``verilayout.audit.ptx``) and the independent check of em
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 import z3
@@ -76,7 +77,7 @@ class _FunctionIndex:
     reaching definitions by register (``reaching``), functions of the former alone."""
 
     def __init__(self, mod: PtxModule, func: str | None):
-        self.mod, self.n = mod, len(mod.instrs)
+        self.n = len(mod.instrs)                        # (no reference to mod: see _INDEXES)
         self.defs: dict[str, list[Instr]] = {}
         self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
         self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
@@ -136,19 +137,22 @@ class _FunctionIndex:
                     self.lane[(i.line, d.name)] = k
 
 
-#: The function indexes of the last module evaluated: ``[module, {function: index}]`` (one module:
-#: an audit evaluates one file's functions together, and nothing older is kept alive).
-_LAST: list = [None, {}]
+#: The function indexes of each live module, by ``id(module)``: an entry goes when its module is
+#: collected (``weakref.finalize``), so the id is never reused while it is here and no module is
+#: kept alive by it.
+_INDEXES: dict[int, dict[str | None, _FunctionIndex]] = {}
 
 
 def _function_index(mod: PtxModule, func: str | None) -> _FunctionIndex:
     """The :class:`_FunctionIndex` of ``func`` in ``mod``, built once per module and function
     (the audit builds several evaluators of one function: the first iteration's and the loop's)."""
-    if _LAST[0] is not mod:
-        _LAST[:] = [mod, {}]
-    hit = _LAST[1].get(func)
+    per = _INDEXES.get(id(mod))
+    if per is None:
+        per = _INDEXES[id(mod)] = {}
+        weakref.finalize(mod, _INDEXES.pop, id(mod), None)
+    hit = per.get(func)
     if hit is None or hit.n != len(mod.instrs):
-        hit = _LAST[1][func] = _FunctionIndex(mod, func)
+        hit = per[func] = _FunctionIndex(mod, func)
     return hit
 
 
