@@ -50,7 +50,7 @@ from verilayout.audit.launch_limits import cannot_launch
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
-from verilayout.audit.ptx_known_bits import known_constant
+from verilayout.audit.ptx_known_bits import known_bits, known_constant
 from verilayout.audit.ptx_partitions import partition_checks, partitioned, with_partitions
 from verilayout.audit.ptx_smem import smem_checks, values_at
 from verilayout.audit.ptx_shuffles import register_permute_checks
@@ -69,7 +69,9 @@ from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
 from verilayout.hw.nvidia.descriptor import operand_k
 from verilayout.hw.nvidia.ptx_model import Addr, Instr, PtxModule, Vec
-from verilayout.prove.ptx_values import SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names
+from verilayout.prove.ptx_values import (SMEM, TID, Prover, PtxValues as _Eval, constant, decide_claim, symbol_names,
+                                         symbol_widths)
+from verilayout.prove.z3_numpy import compile_term
 from verilayout.prove.wgmma import check_descriptor
 from verilayout.synth.descriptor import derive_descriptor
 
@@ -139,7 +141,8 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     """``e``'s value if it is one constant for every value of its symbols (under the assumptions);
     ``cache``: the answers already found in this file; ``prover``: the function's solvers. When the
     shared-memory base is ``e``'s only symbol, by enumeration: the assumption admits exactly the
-    ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each.
+    ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each; with
+    other symbols, None at once when a sample shows two values (:func:`_varies`), else the solver.
 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
@@ -147,17 +150,89 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     known = known_constant(e)                # all bits known without a solver (sound: the same value)
     if known is not None:
         return known
-    if cache is None:
-        vals = values_at(e, _SMEM_NAME, _SMEM_BASES)
-    else:                                    # once per term and file; the term kept: its id stays unique
-        hit = cache.get(("at_smem_bases", e.get_id()))
-        if hit is None:
-            hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES,
-                                                                       cache.setdefault(("compiled",), {})))
-        vals = hit[1]
-    if vals is not None:
-        return vals[0] if all(v == vals[0] for v in vals) else None
+    widths = symbol_widths(e)
+    memo = {} if cache is None else cache.setdefault(("compiled",), {})
+    if widths is None or set(widths) <= {_SMEM_NAME}:
+        vals = _at_smem_bases(e, cache, memo)
+        if vals is not None:
+            return vals[0] if all(v == vals[0] for v in vals) else None
+    elif _varies(e, memo, widths):
+        return None                          # two values where the assumption holds: no solver needed
+    known = known_constant(_aligned_smem(e))  # every bit known for every aligned base: the one value
+    if known is not None:
+        return known
     return constant(e, _smem_assumption(), cache, prover)
+
+
+def _at_smem_bases(e: z3.BitVecRef, cache: dict | None, memo: dict) -> list[int] | None:
+    """``values_at(e)`` at every base of ``_SMEM_BASES``; with ``cache``, once per term and file
+    (the term kept with its answer: its id stays unique)."""
+    if cache is None:
+        return values_at(e, _SMEM_NAME, _SMEM_BASES)
+    hit = cache.get(("at_smem_bases", e.get_id()))
+    if hit is None:
+        hit = cache[("at_smem_bases", e.get_id())] = (e, values_at(e, _SMEM_NAME, _SMEM_BASES, memo))
+    return hit[1]
+
+
+#: The shared-memory base's bits above its alignment: ``SMEM`` is ``Concat(_SMEM_HIGH, 0)`` for every
+#: base the assumption allows (and for more: the bound ``SMEM_BELOW`` is dropped).
+_SMEM_HIGH = z3.BitVec("smem_base_above_alignment", 32 - (SMEM_ALIGNMENT.bit_length() - 1))
+
+
+def _aligned_smem(e: z3.ExprRef) -> z3.ExprRef:
+    """``e`` with the shared-memory base written as its aligned form, ``Concat(_SMEM_HIGH, 0)``:
+    a fact of every value of the result (known bits included) holds of ``e`` for every base the
+    shared-memory assumption allows.
+
+    >>> known_constant(_aligned_smem(z3.Extract(9, 0, SMEM + 4))), known_constant(z3.Extract(9, 0, SMEM + 4))
+    (4, None)
+    """
+    return z3.simplify(z3.substitute(e, (SMEM, z3.Concat(_SMEM_HIGH, z3.BitVecVal(0, SMEM_ALIGNMENT.bit_length() - 1)))))
+
+
+def _aligned_by_known_bits(base: z3.BitVecRef, rep: int) -> bool:
+    """True when ``base``'s low ``log2(rep)`` bits are known zero for every aligned shared-memory
+    base (:func:`_aligned_smem`, ``ptx_known_bits``): then ``base`` is a multiple of ``rep`` (a
+    power of two) under the assumption, proved without a solver; False when not known.
+
+    >>> _aligned_by_known_bits(z3.Extract(13, 0, SMEM >> 4) + 128, 64), _aligned_by_known_bits(z3.Extract(13, 0, SMEM >> 4) + 8, 64)
+    (True, False)
+    """
+    if rep & (rep - 1):
+        return False
+    got = known_bits(_aligned_smem(base))
+    return got is not None and got[0] & (rep - 1) == rep - 1
+
+
+def _varies(e: z3.BitVecRef, memo: dict, widths: dict[str, int] | None = None) -> bool:
+    """True when ``e`` takes two values at assignments the shared-memory assumption allows (then it
+    is not one constant): a sample, each aligned base of ``_SMEM_BASES`` with every other bit-vector
+    symbol at a pattern of its width, evaluated at once (``prove.z3_numpy``); False when the sample
+    shows one value, or ``e`` has a symbol that is not a bit-vector or an operator not modelled;
+    ``widths``: ``symbol_widths(e)`` where the caller has it.
+
+    >>> v = z3.ZeroExt(7, z3.BitVec("v", 8))
+    >>> _varies(z3.Extract(31, 17, SMEM) + v, {}), _varies(z3.Extract(31, 17, SMEM) + (v & 0), {})
+    (True, False)
+    """
+    widths = symbol_widths(e) if widths is None else widths
+    if widths is None:
+        return False
+    n = len(_SMEM_BASES)
+    env: dict[str, np.ndarray] = {}
+    for k, (name, w) in enumerate(widths.items()):
+        if name == _SMEM_NAME:
+            env[name] = _SMEM_BASES
+        else:                                # 0, then spread bits; the symbol is otherwise free
+            mask = (1 << min(w, 64)) - 1
+            env[name] = np.array([(j * (0x9E3779B97F4A7C15 + 2 * k) + (j > 1)) & mask for j in range(n)],
+                                 dtype=np.uint64)
+    try:
+        out = compile_term(e, memo, tuple(env), wide=False)(env)
+    except ValueError:                       # TooWide is a ValueError; an operator not modelled
+        return False
+    return bool(np.any(out != out[0]))
 
 
 def _tc05_checks(ev: _Eval, wg: list[Instr], dot: Any, mma_checks: list[Check],
@@ -524,7 +599,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     if e is None:
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
-    some, e0 = _in_warpgroup(e, w) if _TID_NAME in symbol_names(e) else (e, e)
+    some, e0 = _in_warpgroup(e, w) if _TID_NAME in _names(e, ev.const_cache) else (e, e)
     if some is not e0 and _THREAD_NAME in symbol_names(some) and not ev.prover.proves(some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
@@ -551,6 +626,14 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
     return ("start", base, _REPEATS["sm_90"].get(_swizzle_code(hi, "sm_90"), 1))
 
 
+def _names(e: z3.ExprRef, cache: dict) -> set[str]:
+    """``symbol_names(e)``, once per term and file (``cache``: the evaluator's; the term kept)."""
+    hit = cache.get(("names", e.get_id()))
+    if hit is None:
+        hit = cache[("names", e.get_id())] = (e, symbol_names(e))
+    return hit[1]
+
+
 def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None,
                   ev: _Eval | None = None) -> tuple[list[tuple], Any]:
     """Every (instruction, warpgroup) must imply the same operand base (its start minus the planned
@@ -572,6 +655,8 @@ def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = No
     bases = values_at(z3.ZeroExt(18, ref[0][2]), _SMEM_NAME, _SMEM_BASES)    # every base the assumption allows
     if bases is not None:
         aligned = "proved" if all(b % rep == 0 for b in bases) else "counterexample"
+    elif _aligned_by_known_bits(ref[0][2], rep):
+        aligned = "proved"
     else:
         aligned, _ = _prove(z3.URem(z3.ZeroExt(18, ref[0][2]), rep) == 0, _smem_assumption(), prover=prover)
     induction = None

@@ -17,6 +17,7 @@ numpy). The PTX audit (``verilayout.audit.ptx``) and the independent check of em
 """
 from __future__ import annotations
 
+import weakref
 from typing import Any, Iterator
 
 import z3
@@ -26,7 +27,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
 
-__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names",
+__all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
            "magic_divisor", "division_idiom"]
 
 #: The shared-memory base (the address of the kernel's shared variable), 32 bits.
@@ -68,6 +69,93 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
     return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
 
 
+class _FunctionIndex:
+    """What every evaluator of one function of one module reads and never changes: each register's
+    definitions (``defs``, predicates in ``pdefs``, vector destinations' lanes in ``lane``), the
+    function's instructions (``code``, empty for the whole module), their positions by line,
+    each label's positions; and, filled on first use, the basic blocks (``cfg``) and the
+    reaching definitions by register (``reaching``), functions of the former alone."""
+
+    def __init__(self, mod: PtxModule, func: str | None):
+        self.n = len(mod.instrs)                        # (no reference to mod: see _INDEXES)
+        self.defs: dict[str, list[Instr]] = {}
+        self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
+        self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
+        instrs = mod.instrs
+        if func is None:
+            code: list[Instr] = []
+            glob: list[int | None] = [None] * len(instrs)
+            mine = instrs
+        else:
+            code = [i for i in instrs if i.func == func]
+            k = iter(range(len(code)))
+            glob = [next(k) if i.func == func else None for i in instrs]   # index in code, or None
+            mine = code
+        self._note_defs(mine)
+        self.code = code
+        self.index = {i.line: k for k, i in enumerate(code)}
+        self.labels: dict[str, list[int]] = {}
+        for f, lab, at in mod.labels:
+            if f == func and at < len(glob):
+                k = next((glob[j] for j in range(at, len(glob)) if glob[j] is not None), len(code))
+                self.labels.setdefault(lab, []).append(k)
+        self.cfg: tuple | None = None
+        self.reaching: dict[str, tuple] = {}
+
+    def _note_defs(self, instrs) -> None:
+        """Each instruction's destination registers noted (an opcode of ``NO_DEST`` has none;
+        ``setp`` writes predicates; a vector destination is an unpack, each lane noted)."""
+        defs, kinds = self.defs, {}            # opcode -> 0 no destination, 1 setp, 2 a register
+        for i in instrs:
+            a = i.args
+            if not a:
+                continue
+            kind = kinds.get(i.opcode)
+            if kind is None:
+                kind = kinds[i.opcode] = 0 if i.opcode.startswith(NO_DEST) else 1 if i.parts[0].startswith("setp") else 2
+            if kind == 2 and type(a[0]) is Reg:           # the common case
+                ds = defs.get(a[0].name)
+                if ds is None:
+                    defs[a[0].name] = [i]
+                else:
+                    ds.append(i)
+            elif kind:
+                self._note_def(i, kind == 1)
+
+    def _note_def(self, i: Instr, setp: bool) -> None:
+        dest = i.args[0]
+        if setp:
+            for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
+                if isinstance(d, Reg):
+                    self.pdefs.setdefault(d.name, []).append(i)
+        elif isinstance(dest, Reg):
+            self.defs.setdefault(dest.name, []).append(i)
+        elif isinstance(dest, Vec):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
+            for k, d in enumerate(dest.items):
+                if isinstance(d, Reg):
+                    self.defs.setdefault(d.name, []).append(i)
+                    self.lane[(i.line, d.name)] = k
+
+
+#: The function indexes of each live module, by ``id(module)``: an entry goes when its module is
+#: collected (``weakref.finalize``), so the id is never reused while it is here and no module is
+#: kept alive by it.
+_INDEXES: dict[int, dict[str | None, _FunctionIndex]] = {}
+
+
+def _function_index(mod: PtxModule, func: str | None) -> _FunctionIndex:
+    """The :class:`_FunctionIndex` of ``func`` in ``mod``, built once per module and function
+    (the audit builds several evaluators of one function: the first iteration's and the loop's)."""
+    per = _INDEXES.get(id(mod))
+    if per is None:
+        per = _INDEXES[id(mod)] = {}
+        weakref.finalize(mod, _INDEXES.pop, id(mod), None)
+    hit = per.get(func)
+    if hit is None or hit.n != len(mod.instrs):
+        hit = per[func] = _FunctionIndex(mod, func)
+    return hit
+
+
 class PtxValues:
     """Symbolic values of a PTX function's registers (see the module docstring): ``reg(name)``
     and ``operand(decoded operand, width)`` give z3 bit-vectors; ``opaque`` names what became a free symbol.
@@ -89,27 +177,9 @@ class PtxValues:
         self.nonneg_params = dict(nonneg_params or {})
         self.premises: dict[str, tuple[z3.BoolRef, str]] = {}   # symbol -> (fact, text): its ld.param's
         self.fixed: set[str] = set(_FIXED_NAMES)   # symbols with one value in a thread (guards())
-        self.defs: dict[str, list[Instr]] = {}
-        self.pdefs: dict[str, list[Instr]] = {}        # predicate registers (setp)
-        self.lane: dict[tuple[int, str], int] = {}      # (line, register) -> index in a vector dest
+        idx = _function_index(mod, func)                # shared by every evaluator of this function
+        self.defs, self.pdefs, self.lane = idx.defs, idx.pdefs, idx.lane
         self.kernel_inputs = kernel_inputs   # parameters and %ctaid as named symbols, cvta the identity
-        for i in mod.instrs:
-            if func is not None and i.func != func:
-                continue
-            if not i.args or i.opcode.startswith(NO_DEST):
-                continue
-            dest = i.args[0]
-            if i.parts[0].startswith("setp"):
-                for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
-                    if isinstance(d, Reg):
-                        self.pdefs.setdefault(d.name, []).append(i)
-            elif isinstance(dest, Reg):
-                self.defs.setdefault(dest.name, []).append(i)
-            elif isinstance(dest, Vec):                  # mov.b64 {%r1, %r2}, %rd3 (an unpack)
-                for k, d in enumerate(dest.items):
-                    if isinstance(d, Reg):
-                        self.defs.setdefault(d.name, []).append(i)
-                        self.lane[(i.line, d.name)] = k
         self.first_iteration = first_iteration   # loop-carried registers take their first definition
         self.memo: dict[str, z3.BitVecRef] = {}
         self.pmemo: dict[str, z3.BoolRef] = {}
@@ -120,18 +190,10 @@ class PtxValues:
         self.smem_names = tuple(smem_names)   # shared variables whose address is SMEM
         # flow sensitivity (one function): a use reads the definitions that reach it in the CFG
         self.flow = func is not None
-        self.code: list[Instr] = [i for i in mod.instrs if i.func == func] if self.flow else []
-        self.index = {i.line: k for k, i in enumerate(self.code)}
-        gidx = {id(i): k for k, i in enumerate(self.code)}
-        glob = [gidx.get(id(i)) for i in mod.instrs]
-        self.labels: dict[str, list[int]] = {}
-        for f, lab, at in mod.labels:
-            if f == func and at < len(glob):
-                k = next((glob[j] for j in range(at, len(glob)) if glob[j] is not None), len(self.code))
-                self.labels.setdefault(lab, []).append(k)
+        self.code, self.index, self.labels = idx.code, idx.index, idx.labels
+        self._idx = idx
         self._at: int | None = None                     # the instruction whose operands are read
-        self._cfg: tuple | None = None
-        self._rd: dict[str, tuple] = {}
+        self._rd: dict[str, tuple] = idx.reaching      # reaching definitions by register (shared)
         self._merging: set[str] = set()                 # joins being evaluated (_merge)
         self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
@@ -233,8 +295,8 @@ class PtxValues:
 
     def _blocks(self) -> tuple:
         """Basic blocks of the function: ``(starts, block of each instruction, successors)``."""
-        if self._cfg is not None:
-            return self._cfg
+        if self._idx.cfg is not None:
+            return self._idx.cfg
         n = len(self.code)
         leaders = {0} | {k for ks in self.labels.values() for k in ks if k < n}
         for k, i in enumerate(self.code):
@@ -263,8 +325,8 @@ class PtxValues:
             if falls and b + 1 < len(starts):
                 out.add(b + 1)
             succ.append(out)
-        self._cfg = (starts, block, succ)
-        return self._cfg
+        self._idx.cfg = (starts, block, succ)
+        return self._idx.cfg
 
     def reaching(self, name: str, at: int) -> list[Instr]:
         """The definitions of ``name`` that reach instruction ``at`` (index in the function) along
@@ -1057,6 +1119,24 @@ def _constant(e: z3.BitVecRef, assume: z3.BoolRef | None, prover: Prover | None 
     if prover is not None:
         return v if prover.proves(e == v, assume) else None
     return v if decide_claim(e == v, assume)[0] == "proved" else None
+
+
+def symbol_widths(e: z3.ExprRef) -> dict[str, int] | None:
+    """Each free symbol of ``e`` by its name (the string z3 keeps, what ``prove.z3_numpy`` reads)
+    to its bit-vector width; None when a symbol is not a bit-vector or has no string name.
+
+    >>> symbol_widths(z3.ZeroExt(24, z3.BitVec("a", 8)) + SMEM), symbol_widths(z3.If(z3.Bool("p"), SMEM, 0))
+    ({'a': 8, 'smem_base': 32}, None)
+    """
+    out: dict[str, int] = {}
+    for ctx, a in _leaves(e):
+        if not _uninterpreted(ctx, a):
+            continue
+        sort, sym = z3.Z3_get_sort(ctx, a), z3.Z3_get_decl_name(ctx, z3.Z3_get_app_decl(ctx, a))
+        if z3.Z3_get_sort_kind(ctx, sort) != z3.Z3_BV_SORT or z3.Z3_get_symbol_kind(ctx, sym) != z3.Z3_STRING_SYMBOL:
+            return None
+        out[z3.Z3_get_symbol_string(ctx, sym)] = z3.Z3_get_bv_sort_size(ctx, sort)
+    return dict(sorted(out.items()))
 
 
 def _consts_of(*exprs) -> list:
