@@ -88,3 +88,35 @@ def _systems(only=None) -> list:
         finally:
             mc.explore_mcast = real
     return found
+
+
+def main(argv: list) -> int:
+    from mcast_reference import same_search
+    from verilayout.simulate.mcast_ring import explore_mcast
+    systems = _systems(argv or None)
+    if not systems:
+        print("no mcast-ring search found (nvcc missing?)")
+        return 2
+    ref_total = fast_total = 0.0
+    for name, system, cap in systems:
+        t = time.process_time()
+        slow = explore_mcast(system, max_states=cap, reference=True)
+        ref = time.process_time() - t
+        t = time.process_time()
+        fast = explore_mcast(system, max_states=cap)
+        tabled = time.process_time() - t
+        assert fast == slow, (name, fast, slow)
+        if fast.states <= ORDER_LIMIT:
+            same_search(system, cap)                  # and the same states stepped in the same order
+        ref_total, fast_total = ref_total + ref, fast_total + tabled
+        print(f"{name:32s} {system.landing:8s} {fast.outcome:14s} {fast.states:7d} states  reference {ref:6.2f} s  "
+              f"tabled {tabled:6.2f} s  ratio {tabled / ref:.2f}", flush=True)
+    print(f"total: reference {ref_total:.2f} s, tabled {fast_total:.2f} s, ratio {fast_total / ref_total:.2f}")
+    return 0
+
+
+#: Searches of at most this many states are also compared state by state (tests/mcast_reference).
+ORDER_LIMIT = 50000
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

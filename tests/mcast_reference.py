@@ -2,7 +2,7 @@
 transition system stepped action by action, :func:`verilayout.simulate.mcast_ring._step`) against
 the default tabled one on the same system: the same answer (outcome, finding with its mark, blocked
 processes, state count) and the same states stepped in the same order (the reference's state
-``(pcs, mbarriers, in flight)`` written flat as the tabled search keeps it).
+``(pcs, mbarriers, in flight)`` written flat as the tabled search keeps it, each mbarrier one int).
 
 A helper of the tests, not a test module: :func:`same_search` runs both searches;
 :func:`recording` wraps a module's ``explore_mcast`` so that each search a check makes is compared
@@ -15,7 +15,7 @@ from verilayout.simulate import mcast_ring
 
 def _flat(st) -> tuple:
     pcs, bs, flight = st
-    return pcs + tuple(x for b in bs for x in b), flight
+    return pcs + tuple(mcast_ring._word(*b) for b in bs), flight
 
 
 def _stepped(system, reference: bool, max_states: int):

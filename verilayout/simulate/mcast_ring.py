@@ -33,6 +33,7 @@ on the mbarrier at its offset in each CTA of its mask once the MMAs before it co
 """
 from __future__ import annotations
 
+import gc
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -129,9 +130,15 @@ def explore_mcast(system: McastSystem, *, max_states: int, reference: bool = Fal
     ``unknown`` beyond ``max_states``, else ``proved``.
     """
     t = _tables(system)
-    if not reference:
-        start = (tuple(0 for _ in system.prog) + tuple(x for _, c in system.init for x in (0, c, 0)), frozenset())
-        return _search(start, _fast_tables(system, t), max_states)
+    if not reference and all(0 <= c <= _PENDING for _, c in system.init):
+        start = (tuple(0 for _ in system.prog) + tuple(_word(0, c, 0) for _, c in system.init), frozenset())
+        was = gc.isenabled()
+        gc.disable()                          # the states hold no cycles; the collector's passes
+        try:                                  # over a growing seen set cost more than the search
+            return _search(start, _fast_tables(system, t), max_states)
+        finally:
+            if was:
+                gc.enable()
     start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset())
     return explore(start, lambda st: _step(st, system, t), system.prog, max_states=max_states)
 
@@ -268,6 +275,7 @@ class _Fast(NamedTuple):
     lands: dict          # in-flight item -> ((land op, ...), (finding, mark) of a failed landing)
     lens: tuple
     prog: tuple
+    memo: dict           # see _memo and _canon; id of an in-flight set -> (that set, _landings)
 
 
 def _land_op(p: int, i: int, y: int, s: McastSystem, t: _Tables) -> tuple:
@@ -351,7 +359,7 @@ def _fast_tables(s: McastSystem, t: _Tables) -> _Fast:
             row.append((k, a.parity if a.kind == "wait" else 0, t.ends[p][pc], _ops(p, pc, s, t, items)))
         steps.append(row)
     lands = {it: (tuple(_land_op(it[0], it[1], y, s, t) for y in it[2]), s.prog[it[0]][it[1]].mark) for it in items}
-    return _Fast(len(s.prog), steps, lands, tuple(len(acts) for acts in s.prog), s.prog)
+    return _Fast(len(s.prog), steps, lands, tuple(len(acts) for acts in s.prog), s.prog, {})
 
 
 def _search(start, f: _Fast, max_states: int) -> Exploration:
@@ -378,27 +386,50 @@ def _search(start, f: _Fast, max_states: int) -> Exploration:
     return Exploration("proved", None, (), len(seen))
 
 
+def _word(phase: int, pending: int, tx: int) -> int:
+    """One mbarrier's ``(phase, pending, tx)`` as one int (injective for ``0 <= pending < 2**20``).
+
+    >>> [_unword(_word(*b)) for b in ((1, 2, 0), (0, 0, -64), (1, 5, 128))]
+    [(1, 2, 0), (0, 0, -64), (1, 5, 128)]
+    """
+    return (tx << 21) | (pending << 1) | phase
+
+
+def _unword(w: int) -> tuple:
+    return w & 1, (w >> 1) & _PENDING, w >> 21
+
+
+_PENDING = (1 << 20) - 1
+
+
+def _after(phase: int, pending: int, tx: int, count: int) -> int:
+    """Law: :func:`verilayout.simulate.ring.complete_phase` as a word."""
+    if pending == 0 and tx == 0:
+        return (count << 1) | (phase ^ 1)
+    return (tx << 21) | (pending << 1) | phase
+
+
 def _fast_land(op: tuple, v: tuple, n: int):
     """Law: :func:`_land` on the flat state ``v`` (``n`` processes): ``(v, finding or None)``."""
     exits, k, nbytes, count, load, after, over = op
-    if all(v[q] >= m for q, m in exits):
+    for q, m in exits:
+        if v[q] < m:
+            break
+    else:
         return v, after
     if k < 0:
         return v, over
-    o = n + 3 * k
-    phase, pending, tx = v[o], v[o + 1], v[o + 2]
+    o = n + k
+    w = v[o]
+    pending = (w >> 1) & _PENDING
     if load:
-        tx -= nbytes
-    elif pending < 1:
+        return v[:o] + (_after(w & 1, pending, (w >> 21) - nbytes, count),) + v[o + 1:], None
+    if pending < 1:
         return v, over
-    else:
-        pending -= 1
-    if pending == 0 and tx == 0:
-        return v[:o] + (phase ^ 1, count, 0) + v[o + 3:], None
-    return v[:o] + (phase, pending, tx) + v[o + 3:], None
+    return v[:o] + (_after(w & 1, pending - 1, w >> 21, count),) + v[o + 1:], None
 
 
-def _fast_op(p: int, op: tuple, cur: list, v0: tuple, n: int):
+def _fast_op(p: int, op: tuple, cur: list, v0: tuple, f: _Fast):
     """Law: :func:`_apply` of one tabled operation to ``cur`` = [flat state, in flight]; ``v0``:
     the state before the step (its pcs are the ones the checks read). None or a finding."""
     code, d = op[0], op[1]
@@ -406,29 +437,52 @@ def _fast_op(p: int, op: tuple, cur: list, v0: tuple, n: int):
         k, cnt, tx, count, over = d
         if k < 0:
             return over
-        o = n + 3 * k
+        o = f.nproc + k
         v = cur[0]
-        phase, pending, t0 = v[o], v[o + 1] - cnt, v[o + 2] + tx
+        w = v[o]
+        pending = ((w >> 1) & _PENDING) - cnt
         if pending < 0:
             return over
-        cur[0] = v[:o] + ((phase ^ 1, count, 0) if pending == 0 and t0 == 0 else (phase, pending, t0)) + v[o + 3:]
+        cur[0] = v[:o] + (_after(w & 1, pending, (w >> 21) + tx, count),) + v[o + 1:]
     elif code == 1:
         for q, by_pc in d[0]:
             if by_pc[v0[q]] is not None:
                 return by_pc[v0[q]]
         if d[1]:
-            return _fast_lands(d[1], cur, v0, n)
-        cur[1] = cur[1] | d[2]
+            return _fast_lands(d[1], cur, f.nproc)
+        cur[1] = _memo(f.memo, cur[1], d[2], True)
     elif code == 2:
         return _fast_mma(d, cur[1], v0)
     else:
-        return _fast_lands(d, cur, v0, n)
+        return _fast_lands(d, cur, f.nproc)
     return None
 
 
-def _fast_lands(lands: tuple, cur: list, v0: tuple, n: int):
-    """Each landing in turn on ``cur[0]``, the exits read from ``v0``'s pcs."""
-    for op in lands:                          # cur[0]'s pcs are v0's until the step ends
+def _landings(flight: frozenset, f: _Fast) -> list:
+    """Per item of ``flight`` in its order: its landings, its mark, ``flight`` without it."""
+    return [f.lands[item] + (_canon(f.memo, flight - {item}),) for item in flight]
+
+
+def _canon(memo: dict, flight: frozenset) -> frozenset:
+    """The first in-flight set made with ``flight``'s items in ``flight``'s iteration order (a set
+    behaves as its items in that order: the reference search's set and this one are iterated alike)."""
+    return memo.setdefault(tuple(flight), flight)
+
+
+def _memo(memo: dict, flight: frozenset, x, union: bool) -> frozenset:
+    """``flight | x`` (a set of items) or ``flight - {x}`` (an item), computed once per ``flight``
+    object: the result of the same operation on the same object, so iterated in the same order,
+    and its hash computed once."""
+    key = (id(flight), id(x) if union else x)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (flight, _canon(memo, flight | x if union else flight - {x}))   # flight kept: its id stays its own
+    return got[1]
+
+
+def _fast_lands(lands: tuple, cur: list, n: int):
+    """Each landing in turn on ``cur[0]`` (its pcs are the step's first state's until it ends)."""
+    for op in lands:
         v, err = _fast_land(op, cur[0], n)
         if err is not None:
             return err
@@ -455,14 +509,16 @@ def _fast_step(st, f: _Fast):
     v, flight = st
     n = f.nproc
     succ, blocked = [], []
-    for item in flight:
-        ops, mark = f.lands[item]
+    info = f.memo.get(id(flight))
+    if info is None:
+        info = f.memo[id(flight)] = (flight, _landings(flight, f))
+    for ops, mark, rest in info[1]:
         nb = v
         for op in ops:
             nb, err = _fast_land(op, nb, n)
             if err is not None:
                 return [], (err, mark), []
-        succ.append((nb, flight - {item}))
+        succ.append((nb, rest))
     for p in range(n):
         pc = v[p]
         if pc >= f.lens[p]:
@@ -471,12 +527,12 @@ def _fast_step(st, f: _Fast):
         if k != -1:
             if not isinstance(k, int):
                 raise KeyError(k)
-            if v[n + 3 * k] & 1 == parity:
+            if v[n + k] & 1 == parity:
                 blocked.append((p, f.prog[p][pc]))
                 continue
         cur = [v, flight]
         for op in ops:
-            err = _fast_op(p, op, cur, v, n)
+            err = _fast_op(p, op, cur, v, f)
             if err is not None:
                 return [], (err, op[2]), []
         nv = cur[0]
