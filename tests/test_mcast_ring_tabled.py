@@ -68,3 +68,14 @@ def test_findings_name_the_step_the_derivation_names():
     assert r.error[0].what == "after-exit" and r.error[1][0] == "c"
     r = same_search(RINGS["MMA without its wait"][0], 100000)
     assert r.error[0].what == "mma-early" and r.error[1] == ("m", 0, 0)
+
+
+@pytest.mark.parametrize("landed_peer_first", [True, False])
+def test_the_pair_leader_reading_both_stages_is_searched_alike(landed_peer_first):
+    """The CTA-pair ring of ``tests/test_emit_gemm_sm100_pair_cluster``: with the leader's wait on
+    its full barrier proved, without it the MMA may precede the peer's half (``mma-early``)."""
+    from test_emit_gemm_sm100_pair_cluster import _leader_reads_both
+    for landing in ("per-dest", "atomic", "eager"):
+        r = same_search(replace(_leader_reads_both(landed_peer_first), landing=landing), 10000)
+        assert r.outcome == ("proved" if landed_peer_first else "counterexample"), r
+        assert landed_peer_first or r.error[0].what == "mma-early"
