@@ -275,7 +275,7 @@ class _Fast(NamedTuple):
     lands: dict          # in-flight item -> ((land op, ...), (finding, mark) of a failed landing)
     lens: tuple
     prog: tuple
-    memo: dict           # see _memo and _canon; id of an in-flight set -> (that set, _landings)
+    memo: dict           # see _union; id of an in-flight set -> (that set, _landings)
 
 
 def _land_op(p: int, i: int, y: int, s: McastSystem, t: _Tables) -> tuple:
@@ -450,7 +450,7 @@ def _fast_op(p: int, op: tuple, cur: list, v0: tuple, f: _Fast):
                 return by_pc[v0[q]]
         if d[1]:
             return _fast_lands(d[1], cur, f.nproc)
-        cur[1] = _memo(f.memo, cur[1], d[2], True)
+        cur[1] = _union(f.memo, cur[1], d[2])
     elif code == 2:
         return _fast_mma(d, cur[1], v0)
     else:
@@ -459,24 +459,19 @@ def _fast_op(p: int, op: tuple, cur: list, v0: tuple, f: _Fast):
 
 
 def _landings(flight: frozenset, f: _Fast) -> list:
-    """Per item of ``flight`` in its order: its landings, its mark, ``flight`` without it."""
-    return [f.lands[item] + (_canon(f.memo, flight - {item}),) for item in flight]
+    """Per item of ``flight`` in its order: its landings, its mark, ``flight`` without it (made
+    as the reference search makes it, once per ``flight`` object)."""
+    return [f.lands[item] + (flight - {item},) for item in flight]
 
 
-def _canon(memo: dict, flight: frozenset) -> frozenset:
-    """The first in-flight set made with ``flight``'s items in ``flight``'s iteration order (a set
-    behaves as its items in that order: the reference search's set and this one are iterated alike)."""
-    return memo.setdefault(tuple(flight), flight)
-
-
-def _memo(memo: dict, flight: frozenset, x, union: bool) -> frozenset:
-    """``flight | x`` (a set of items) or ``flight - {x}`` (an item), computed once per ``flight``
-    object: the result of the same operation on the same object, so iterated in the same order,
-    and its hash computed once."""
-    key = (id(flight), id(x) if union else x)
+def _union(memo: dict, flight: frozenset, items: set) -> frozenset:
+    """``flight | items``, computed once per (``flight`` object, ``items`` object): every set here
+    is made from the empty one by the reference search's operations on equal operands, so it is
+    the reference's set in every respect, its iteration order included; its hash is computed once."""
+    key = (id(flight), id(items))
     got = memo.get(key)
     if got is None:
-        got = memo[key] = (flight, _canon(memo, flight | x if union else flight - {x}))   # flight kept: its id stays its own
+        got = memo[key] = (flight, flight | items)       # flight kept alive: its id stays its own
     return got[1]
 
 
