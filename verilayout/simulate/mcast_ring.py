@@ -27,6 +27,15 @@ on the mbarrier at its offset in each CTA of its mask once the MMAs before it co
   with its peers);
 * a deadlock (a process waits on a phase that never completes: a release a producer never gets).
 
+The search (:func:`explore_mcast`) reads each step from tables made once per system: per
+(process, pc) its wait, its end and its actions with what they check (the loads an MMA needs, the
+in-flight loads it must not read under, the pcs of a reader at which a load would overwrite its
+uncommitted operands), per in-flight item its landings; a state is one tuple of small ints (pcs,
+each mbarrier's phase, pending count and tx-count as one int) and the in-flight set. It is the
+same breadth-first search as the one that applies each action to the state
+(``explore_mcast(..., reference=True)``): the same states stepped in the same order, so the same
+answer and state count (``tests/mcast_reference.py``; ``benchmarks/mcast_ring_speed.py`` times both).
+
 >>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
 >>> explore_mcast(s, max_states=10).outcome
 'proved'
@@ -127,7 +136,8 @@ def explore_mcast(system: McastSystem, *, max_states: int, reference: bool = Fal
 
     Law: :func:`verilayout.simulate.ring.explore`'s answer: ``counterexample`` with
     ``(McastFinding, mark)``, ``deadlock`` with ``(process, Wait)`` of each blocked process,
-    ``unknown`` beyond ``max_states``, else ``proved``.
+    ``unknown`` beyond ``max_states``, else ``proved``; ``reference``: each action applied to the
+    state as it comes (:func:`_step`), the same answer and states in the same order, slower.
     """
     t = _tables(system)
     if not reference and all(0 <= c <= _PENDING for _, c in system.init):
