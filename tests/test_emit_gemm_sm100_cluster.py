@@ -45,14 +45,26 @@ def _kernel(shape=(2, 2), dtype="bf16", bn=128, stages=2):
     return man, render_tcgen05_cuda(man)
 
 
+#: (outcome, states) of each mcast-ring search compared with the reference search (tests/mcast_reference).
+COMPARED: list = []
+
+
 def _check(shape=(2, 2), edit=None, **kw):
-    from verilayout.simulate.mcast_check import check_sm100_source
+    """The report of ``check_sm100_source``, each of its mcast-ring searches of at most 20000
+    states also run by the reference search and asserted to agree (``COMPARED``)."""
+    import verilayout.simulate.mcast_check as mc
+    from mcast_reference import recording
     man, src = _kernel(shape, **kw)
     if edit is not None:
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    return check_sm100_source(man, src)
+    real = mc.explore_mcast
+    mc.explore_mcast = recording(COMPARED)
+    try:
+        return mc.check_sm100_source(man, src)
+    finally:
+        mc.explore_mcast = real
 
 
 @pytest.mark.parametrize("shape", sorted(HAND_MASKS))
@@ -134,6 +146,7 @@ def test_planted_missing_slice_is_caught_by_slices_and_the_ring():
                                              "int32_t(tn * BN + rm * B_SLICE_ROWS), full, uint16_t(b_mask(rank) & ~1u));"))
     caught(rep, "slices", "arrives never")
     caught(rep, "mcast-ring", "deadlock")
+    assert COMPARED and COMPARED[-1][0] == "deadlock"          # the reference search agreed
 
 
 @needs_nvcc
@@ -143,6 +156,7 @@ def test_planted_expect_tx_of_one_slice_is_caught_by_expect_tx_and_the_ring():
     man, _ = _kernel((2, 1))
     caught(rep, "expect-tx", f"expects {man.tma.tx_bytes // 2} bytes in iteration 0, {man.tma.tx_bytes} arrive")
     caught(rep, "mcast-ring", "mma-early")
+    assert COMPARED and COMPARED[-1][0] == "counterexample"    # the reference search agreed
 
 
 @needs_nvcc

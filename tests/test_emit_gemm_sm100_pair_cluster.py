@@ -77,12 +77,28 @@ def test_pair_cluster_shapes_and_the_plain_pair():
 @pytest.fixture(scope="session")
 def reports():
     """One compile and one check per shape for the whole session (and ptxas's content cache)."""
-    from verilayout.simulate.mcast_check import check_sm100_source
     out = {}
     for shape in sorted(HAND):
         m = _man(shape)
-        out[shape] = (m, check_sm100_source(m, render_tcgen05_cuda(m)))
+        out[shape] = (m, _compared_check(m, render_tcgen05_cuda(m)))
     return out
+
+
+#: (outcome, states) of each mcast-ring search compared with the reference search (tests/mcast_reference).
+COMPARED: list = []
+
+
+def _compared_check(man, src: str):
+    """``check_sm100_source``, each mcast-ring search of at most 20000 states also run by the
+    reference search and asserted to agree (``COMPARED``)."""
+    import verilayout.simulate.mcast_check as mc
+    from mcast_reference import recording
+    real = mc.explore_mcast
+    mc.explore_mcast = recording(COMPARED)
+    try:
+        return mc.check_sm100_source(man, src)
+    finally:
+        mc.explore_mcast = real
 
 
 @needs_nvcc
@@ -127,12 +143,13 @@ PLANTED = [
 @needs_nvcc
 @pytest.mark.parametrize("shape,name,edit,check", PLANTED, ids=[p[1] for p in PLANTED])
 def test_planted_bug_is_caught_by_name(reports, shape, name, edit, check):
-    from verilayout.simulate.mcast_check import check_sm100_source
     m, _ = reports[shape]
     src = render_tcgen05_cuda(m)
     new = src.replace(*edit)
     assert new != src, "the planted edit did not change kernel.cu"
-    r = check_sm100_source(m, new)
+    before = len(COMPARED)
+    r = _compared_check(m, new)
+    assert len(COMPARED) > before               # its ring search (a few thousand states) was compared
     got = {c.check: c for c in r.checks if c.status == "counterexample"}
     assert check in got, [(c.check, c.status) for c in r.checks]
 

@@ -27,12 +27,23 @@ on the mbarrier at its offset in each CTA of its mask once the MMAs before it co
   with its peers);
 * a deadlock (a process waits on a phase that never completes: a release a producer never gets).
 
+The search (:func:`explore_mcast`) reads each step from tables made once per system: per
+(process, pc) its wait, its end and its actions with what they check (the loads an MMA needs, the
+in-flight loads it must not read under, the pcs of a reader at which a load would overwrite its
+uncommitted operands), per in-flight item its landings; a state is one tuple of small ints (pcs,
+each mbarrier's phase, pending count and tx-count as one int) and the in-flight set. It is the
+same breadth-first search as the one that applies each action to the state
+(``explore_mcast(..., reference=True)``): the same states stepped in the same order, so the same
+answer and state count (``tests/mcast_reference.py``; ``benchmarks/mcast_ring_speed.py`` times both).
+
 >>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
 >>> explore_mcast(s, max_states=10).outcome
 'proved'
 """
 from __future__ import annotations
 
+import gc
+from collections import deque
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -120,14 +131,24 @@ def _reads(s: McastSystem, p: int) -> tuple:
     return (s.reads[p] if s.reads and s.reads[p] else None) or (s.roles[p][0],)
 
 
-def explore_mcast(system: McastSystem, *, max_states: int) -> Exploration:
+def explore_mcast(system: McastSystem, *, max_states: int, reference: bool = False) -> Exploration:
     """Every interleaving of ``system``'s processes and every landing order, breadth first.
 
     Law: :func:`verilayout.simulate.ring.explore`'s answer: ``counterexample`` with
     ``(McastFinding, mark)``, ``deadlock`` with ``(process, Wait)`` of each blocked process,
-    ``unknown`` beyond ``max_states``, else ``proved``.
+    ``unknown`` beyond ``max_states``, else ``proved``; ``reference``: each action applied to the
+    state as it comes (:func:`_step`), the same answer and states in the same order, slower.
     """
     t = _tables(system)
+    if not reference and all(0 <= c <= _PENDING for _, c in system.init):
+        start = (tuple(0 for _ in system.prog) + tuple(_word(0, c, 0) for _, c in system.init), frozenset())
+        was = gc.isenabled()
+        gc.disable()                          # the states hold no cycles; the collector's passes
+        try:                                  # over a growing seen set cost more than the search
+            return _search(start, _fast_tables(system, t), max_states)
+        finally:
+            if was:
+                gc.enable()
     start = (tuple(0 for _ in system.prog), tuple((0, c, 0) for _, c in system.init), frozenset())
     return explore(start, lambda st: _step(st, system, t), system.prog, max_states=max_states)
 
@@ -250,3 +271,275 @@ def _mma_issue(p: int, a, flight, pcs, s: McastSystem, t: _Tables):
             if x in ys and b.kind == "mcast-load" and b.it != a.it and _overlap(b.regions, mine):
                 return McastFinding("mma-reads-landing", p, (a.it, x, b.it))
     return None
+
+
+# ----- the tabled search: the same transition system, its successors read from tables ------------
+# A state is ``(v, flight)``: ``v`` the pcs then each mbarrier's (phase, pending, tx) flattened
+# (one tuple of small ints), ``flight`` the same frozenset of in-flight items as the reference
+# search's, built by the same operations so that it is iterated in the same order. Everything a
+# step consults that depends only on a (process, pc) or an in-flight item is computed once.
+
+class _Fast(NamedTuple):
+    nproc: int
+    steps: list          # per process, per pc: None (finished) or (wait index or -1, parity, end, ops)
+    lands: dict          # in-flight item -> ((land op, ...), (finding, mark) of a failed landing)
+    lens: tuple
+    prog: tuple
+    memo: dict           # see _union; id of an in-flight set -> (that set, _landings)
+
+
+def _land_op(p: int, i: int, y: int, s: McastSystem, t: _Tables) -> tuple:
+    """``(exit list, mbarrier index or -1, bytes, count, is load, after-exit, over-arrive)`` of
+    action ``(p, i)`` landing in CTA ``y`` (:func:`_land`)."""
+    a = s.prog[p][i]
+    load = a.kind == "mcast-load"
+    bar = ((a.sig[a.dests.index(y)] if a.sig else y), a.bar) if load else (y, a.bars[0][1])
+    exits = tuple((q, len(s.prog[q])) for q in t.procs.get(y, ()))
+    k = t.bars.get(bar, -1)
+    return (exits, k, a.nbytes if load else 0, t.counts.get(bar, 0), load,
+            McastFinding("after-exit", p, (a.kind, y)), McastFinding("over-arrive", p, (bar,)))
+
+
+def _load_table(p: int, a: McastLoad, s: McastSystem, t: _Tables) -> tuple:
+    """Per (destination, reader) in :func:`_load_over_read`'s order: ``(reader, finding by its pc)``."""
+    out = []
+    for y in a.dests:
+        for q in t.readers.get(y, ()):
+            by_pc = tuple(next((McastFinding("load-over-read", p, (y, a.it, m.it)) for m in _pending_mmas(q, pc, s)
+                                if m.it != a.it and _overlap(a.regions, t.regions.get((y, m.it), ()))), None)
+                          for pc in range(len(s.prog[q]) + 1))
+            if any(by_pc):
+                out.append((q, by_pc))
+    return tuple(out)
+
+
+def _flight_items(s: McastSystem) -> list:
+    """Every in-flight item the landing model can create, in program order."""
+    if s.landing == "eager":
+        return []
+    return [it for p, acts in enumerate(s.prog) for j, a in enumerate(acts) if a.kind == "mcast-load"
+            for it in sorted(_items(p, j, a.dests, s.landing == "per-dest"))]
+
+
+def _mma_table(p: int, a, s: McastSystem, t: _Tables, items: list) -> tuple:
+    """Per CTA read (:func:`_mma_issue`'s order): ``(early checks, landing conflicts)``, the early
+    checks ``(process, pc, in-flight item, finding)``, the conflicts in-flight item -> finding."""
+    out = []
+    for x in _reads(s, p):
+        early = []
+        for q, i in t.loads.get((x, a.it), ()):
+            key = (q, i, (x,)) if s.landing == "per-dest" else (q, i, s.prog[q][i].dests)
+            early.append((q, i, key, McastFinding("mma-early", p, (a.it, x, s.roles[q][0]))))
+        mine = t.regions.get((x, a.it), ())
+        clash = {}
+        for q, i, ys in items:
+            b = s.prog[q][i]
+            if x in ys and b.it != a.it and _overlap(b.regions, mine):
+                clash[(q, i, ys)] = McastFinding("mma-reads-landing", p, (a.it, x, b.it))
+        out.append((tuple(early), clash))
+    return tuple(out)
+
+
+def _ops(p: int, pc: int, s: McastSystem, t: _Tables, items: list) -> tuple:
+    """The atomic step of ``p`` at ``pc`` as ``(op, data, mark)`` (:func:`_apply`)."""
+    acts, ops = s.prog[p], []
+    for j in range(pc + (acts[pc].kind == "wait"), t.ends[p][pc]):
+        a = acts[j]
+        if a.kind == "arrive":
+            k = t.bars.get(a.bar, -1)
+            ops.append((0, (k, a.count, a.tx, t.counts.get(a.bar, 0), McastFinding("over-arrive", p, (a.bar,))), a.mark))
+        elif a.kind == "mcast-load":
+            lands = tuple(_land_op(p, j, y, s, t) for y in a.dests) if s.landing == "eager" else ()
+            ops.append((1, (_load_table(p, a, s, t), lands, _items(p, j, a.dests, s.landing == "per-dest")), a.mark))
+        elif a.kind == "mma":
+            ops.append((2, _mma_table(p, a, s, t, items), a.mark))
+        elif a.kind == "mma-commit":
+            ops.append((3, tuple(_land_op(p, j, y, s, t) for y, _ in a.bars), a.mark))
+    return tuple(ops)
+
+
+def _fast_tables(s: McastSystem, t: _Tables) -> _Fast:
+    """Law: per (process, pc) its step's wait, end and operations; per in-flight item its landings."""
+    items = _flight_items(s)
+    steps = []
+    for p, acts in enumerate(s.prog):
+        row = []
+        for pc, a in enumerate(acts):
+            k = t.bars.get(a.bar, a.bar) if a.kind == "wait" else -1   # unknown: KeyError when reached
+            row.append((k, a.parity if a.kind == "wait" else 0, t.ends[p][pc], _ops(p, pc, s, t, items)))
+        steps.append(row)
+    lands = {it: (tuple(_land_op(it[0], it[1], y, s, t) for y in it[2]), s.prog[it[0]][it[1]].mark) for it in items}
+    return _Fast(len(s.prog), steps, lands, tuple(len(acts) for acts in s.prog), s.prog, {})
+
+
+def _search(start, f: _Fast, max_states: int) -> Exploration:
+    """:func:`verilayout.simulate.ring.explore` on the flat states (the same order, the same law)."""
+    seen = {start}
+    queue = deque([start])
+    n, lens = f.nproc, f.lens
+    while queue:
+        if len(seen) > max_states:
+            return Exploration("unknown", None, (), len(seen))
+        s = queue.popleft()
+        succ, err, blocked = _fast_step(s, f)
+        if err:
+            return Exploration("counterexample", err, (), len(seen))
+        if not succ:
+            if not s[1] and all(s[0][p] == lens[p] for p in range(n)):
+                continue
+            return Exploration("deadlock", None, tuple(blocked), len(seen))
+        for x in succ:
+            k = len(seen)
+            seen.add(x)
+            if len(seen) != k:
+                queue.append(x)
+    return Exploration("proved", None, (), len(seen))
+
+
+def _word(phase: int, pending: int, tx: int) -> int:
+    """One mbarrier's ``(phase, pending, tx)`` as one int (injective for ``0 <= pending < 2**20``).
+
+    >>> [_unword(_word(*b)) for b in ((1, 2, 0), (0, 0, -64), (1, 5, 128))]
+    [(1, 2, 0), (0, 0, -64), (1, 5, 128)]
+    """
+    return (tx << 21) | (pending << 1) | phase
+
+
+def _unword(w: int) -> tuple:
+    return w & 1, (w >> 1) & _PENDING, w >> 21
+
+
+_PENDING = (1 << 20) - 1
+
+
+def _after(phase: int, pending: int, tx: int, count: int) -> int:
+    """Law: :func:`verilayout.simulate.ring.complete_phase` as a word."""
+    if pending == 0 and tx == 0:
+        return (count << 1) | (phase ^ 1)
+    return (tx << 21) | (pending << 1) | phase
+
+
+def _fast_land(op: tuple, v: tuple, n: int):
+    """Law: :func:`_land` on the flat state ``v`` (``n`` processes): ``(v, finding or None)``."""
+    exits, k, nbytes, count, load, after, over = op
+    for q, m in exits:
+        if v[q] < m:
+            break
+    else:
+        return v, after
+    if k < 0:
+        return v, over
+    o = n + k
+    w = v[o]
+    pending = (w >> 1) & _PENDING
+    if load:
+        return v[:o] + (_after(w & 1, pending, (w >> 21) - nbytes, count),) + v[o + 1:], None
+    if pending < 1:
+        return v, over
+    return v[:o] + (_after(w & 1, pending - 1, w >> 21, count),) + v[o + 1:], None
+
+
+def _fast_op(p: int, op: tuple, cur: list, v0: tuple, f: _Fast):
+    """Law: :func:`_apply` of one tabled operation to ``cur`` = [flat state, in flight]; ``v0``:
+    the state before the step (its pcs are the ones the checks read). None or a finding."""
+    code, d = op[0], op[1]
+    if code == 0:
+        k, cnt, tx, count, over = d
+        if k < 0:
+            return over
+        o = f.nproc + k
+        v = cur[0]
+        w = v[o]
+        pending = ((w >> 1) & _PENDING) - cnt
+        if pending < 0:
+            return over
+        cur[0] = v[:o] + (_after(w & 1, pending, (w >> 21) + tx, count),) + v[o + 1:]
+    elif code == 1:
+        for q, by_pc in d[0]:
+            if by_pc[v0[q]] is not None:
+                return by_pc[v0[q]]
+        if d[1]:
+            return _fast_lands(d[1], cur, f.nproc)
+        cur[1] = _union(f.memo, cur[1], d[2])
+    elif code == 2:
+        return _fast_mma(d, cur[1], v0)
+    else:
+        return _fast_lands(d, cur, f.nproc)
+    return None
+
+
+def _landings(flight: frozenset, f: _Fast) -> list:
+    """Per item of ``flight`` in its order: its landings, its mark, ``flight`` without it (made
+    as the reference search makes it, once per ``flight`` object)."""
+    return [f.lands[item] + (flight - {item},) for item in flight]
+
+
+def _union(memo: dict, flight: frozenset, items: set) -> frozenset:
+    """``flight | items``, computed once per (``flight`` object, ``items`` object): every set here
+    is made from the empty one by the reference search's operations on equal operands, so it is
+    the reference's set in every respect, its iteration order included; its hash is computed once."""
+    key = (id(flight), id(items))
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = (flight, flight | items)       # flight kept alive: its id stays its own
+    return got[1]
+
+
+def _fast_lands(lands: tuple, cur: list, n: int):
+    """Each landing in turn on ``cur[0]`` (its pcs are the step's first state's until it ends)."""
+    for op in lands:
+        v, err = _fast_land(op, cur[0], n)
+        if err is not None:
+            return err
+        cur[0] = v
+    return None
+
+
+def _fast_mma(table: tuple, flight, v0: tuple):
+    """Law: :func:`_mma_issue` from its table."""
+    for early, clash in table:
+        for q, i, key, f in early:
+            if v0[q] <= i or key in flight:
+                return f
+        if clash:
+            for item in flight:
+                f = clash.get(item)
+                if f is not None:
+                    return f
+    return None
+
+
+def _fast_step(st, f: _Fast):
+    """Law: :func:`_step` on the flat state: the same successors in the same order."""
+    v, flight = st
+    n = f.nproc
+    succ, blocked = [], []
+    info = f.memo.get(id(flight))
+    if info is None:
+        info = f.memo[id(flight)] = (flight, _landings(flight, f))
+    for ops, mark, rest in info[1]:
+        nb = v
+        for op in ops:
+            nb, err = _fast_land(op, nb, n)
+            if err is not None:
+                return [], (err, mark), []
+        succ.append((nb, rest))
+    for p in range(n):
+        pc = v[p]
+        if pc >= f.lens[p]:
+            continue
+        k, parity, end, ops = f.steps[p][pc]
+        if k != -1:
+            if not isinstance(k, int):
+                raise KeyError(k)
+            if v[n + k] & 1 == parity:
+                blocked.append((p, f.prog[p][pc]))
+                continue
+        cur = [v, flight]
+        for op in ops:
+            err = _fast_op(p, op, cur, v, f)
+            if err is not None:
+                return [], (err, op[2]), []
+        nv = cur[0]
+        succ.append((nv[:p] + (end,) + nv[p + 1:], cur[1]))
+    return succ, None, blocked
