@@ -79,3 +79,13 @@ def test_the_pair_leader_reading_both_stages_is_searched_alike(landed_peer_first
         r = same_search(replace(_leader_reads_both(landed_peer_first), landing=landing), 10000)
         assert r.outcome == ("proved" if landed_peer_first else "counterexample"), r
         assert landed_peer_first or r.error[0].what == "mma-early"
+
+
+@pytest.mark.parametrize("reference", [True, False])
+def test_a_barrier_without_init_is_not_explored_as_if_set_up(reference):
+    """CTA 1's empty barrier has no mbarrier.init: both searches refuse the system (KeyError, which
+    ``mcast_check.mcast_ring_check`` reports as ``unknown`` naming the barrier), never a verdict."""
+    from verilayout.simulate.mcast_ring import explore_mcast
+    system = replace(RINGS["good"][0], init=tuple(i for i in INIT2 if i[0] != (1, E)))
+    with pytest.raises(KeyError):
+        explore_mcast(system, max_states=100000, reference=reference)

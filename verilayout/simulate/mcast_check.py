@@ -491,7 +491,11 @@ def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
     system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
     models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
     for landing in models:                   # multicast searches pass any affordable bound
-        r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
+        try:
+            r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
+        except KeyError as e:                # a barrier no mbarrier.init of the runs set up
+            return KernelCheck("mcast-ring", "unknown", f"mcast-ring: mbarrier {e} is waited on or signalled, "
+                               "but no mbarrier.init of it was read in the runs")
         if r.outcome != "unknown":
             break
     grain = LANDINGS[landing]
