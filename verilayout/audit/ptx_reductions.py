@@ -74,6 +74,7 @@ import numpy as np
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_interwarp import Finding, check_stage, source_load
 from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
@@ -113,6 +114,7 @@ class Reduce:
     region: tuple[tuple[str, tuple[str, ...]], ...]
     types: tuple[str, ...]
     source: frozenset = frozenset()
+    warps: tuple[tuple[int, ...], ...] = ()
 
     @property
     def words(self) -> int:
@@ -201,6 +203,15 @@ def _sources(tmod: Module, value: str, depth: int = 0) -> frozenset:
     return own.union(*(_sources(tmod, v, depth + 1) for v in op.operands))
 
 
+def _warp_bases(tmod: Module, value: str, t: Any) -> tuple[tuple[int, ...], ...]:
+    """The warp bases of ``value``'s layout (of type ``t``), () when they do not read."""
+    try:
+        t = _tensor_type(tmod, value) if t is None else t
+        return tuple(tuple(b) for b in attr_to_linear(t.encoding, layout_shape(t)).bases.get("warp", []))
+    except (LayoutError, KeyError, AttributeError, TypeError, ValueError):
+        return ()
+
+
 def _projected(prev: Reduce) -> tuple[tuple, tuple]:
     """The lane and register bases of ``prev``'s result: its operand's without the reduced coordinate
     (Triton's slice layout; a lane whose basis moved only along the axis now holds a replica)."""
@@ -239,8 +250,10 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
             out.append((op, f"the reduce operand's layout does not read ({e})"))
             continue
         types = tuple(t.strip() for t in ret.operand_types) if ret is not None else ()
+        warps = tuple(tuple(x for d, x in enumerate(b) if d != prev.axis) for b in prev.warps) if prev is not None \
+            else _warp_bases(tmod, op.operands[0], _operand_type(tmod, at))
         out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types,
-                          _sources(tmod, op.operands[0])))
+                          _sources(tmod, op.operands[0]), warps))
     return out
 
 
@@ -677,6 +690,9 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
                        "0xffffffff): lanes outside it read undefined values (PTX ISA 9.7.8.6)", data) for s in partial]
     if any(m is None for m in masks) or any(_mask(s) != _mask(st[0]) for st in chain.steps for s in st):
         return _unchecked(chain, "a lane mask is not one immediate per step", data)
+    inter = _interwarp(chain, cands, defs, uses, cta, data)
+    if inter is not None:
+        return inter
     if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes); which lane holds which partial is the scratch round's", data)
@@ -709,6 +725,27 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
+
+
+def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: Any, data: dict) -> list[Check] | None:
+    """The checks of an inter-warp stage (:mod:`verilayout.audit.ptx_interwarp`) against the reduces of the
+    chain's width whose region its combine op meets; None when its loads are no inter-warp stage of them.
+    An error needs every such reduce to refuse it; a proof, every one to accept it."""
+    if not any(source_load(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+        return None
+    wide = [r for r in cands if r.words == len(chain.steps[0])]
+    fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
+           if not any(_combine_errors(chain, r, uses))]
+    found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
+    if not fit or all(f is None for f in found):
+        return None
+    why = next((f for f in found if isinstance(f, str)), None)
+    kinds = {f.status if isinstance(f, Finding) else None for f in found}
+    if why is None and len(kinds) == 1 and None not in kinds:
+        return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis))
+                for f, r in list(zip(found, fit))[:1]]
+    return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and region disagree on it'}",
+                      data)
 
 
 def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict, seg: Segment | None = None) -> list[Check]:

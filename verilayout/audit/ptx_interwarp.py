@@ -1,0 +1,314 @@
+"""The inter-warp stage of a ``tt.reduce`` checked per thread (part of check ``warp-reduce``): the
+partials each warp stores to the shared scratch, the lanes that load them back and the butterflies
+(or ``redux.sync``) that combine them again.
+
+What Triton emits (``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``): when warps lie along the
+reduced axis, each warp's first-stage result (its butterflies' last combine, or a ``redux.sync``) is
+written with ``st.shared`` to a scratch buffer, a ``bar.sync`` follows, the lanes read partials back
+with ``ld.shared`` and reduce them again with a butterfly chain (or ``redux.sync``) on the loaded
+values.
+
+Semantics: ``st.shared``/``ld.shared`` (PTX ISA 9.7.9.8 / 9.7.9.9; a ``.vN`` access moves element
+``j`` at byte ``addr + j * size``), a guarded access runs in the threads whose guard holds; a
+butterfly chain leaves in lane ``t`` the counts ``C[t][u]`` of :func:`lane_counts` (PTX ISA 9.7.8.6,
+``redux.sync`` 9.7.13.11: every lane once).
+
+Law: a *round* is the run of ``st.shared`` right before the run of ``ld.shared`` that holds the chain's
+load, in program order among the function's shared accesses; every stored value must come (through
+moves) from a shuffle or ``redux.sync`` (a first stage), else this is no inter-warp stage (None). Each
+thread ``s`` (warp ``w``, lane ``l``) that stores element ``j`` of register operand ``R`` writes the
+*partial* ``(E, p)``: element ``E = (R, j, key)``, ``key`` the coordinates of ``lane(l) ^ warp(w)``
+without the reduced axis (the operand layout's lane and warp bases), ``p`` the reduced-axis coordinate
+of ``warp(w)``. Addresses are evaluated per thread relative to the load's thread 0 (a constant
+difference between the two thread-0 addresses, else ``unchecked``); a later store of the round to a
+byte wins, one store writing two different partials to one byte makes it unknown. Thread ``t`` of warp
+``w`` then combines the partial each lane ``u`` of ``w`` loaded, ``C[t][u]`` times; it is *complete*
+when every such lane loaded a known partial. A complete thread is right when all its partials are of
+one element ``E`` and it combines each ``p`` that some thread stored for ``E`` exactly once (an
+idempotent op, ``max``/``min``/``and``/``or``: at least once) and no other.
+
+Verdict: ``proved`` when every complete thread is right and every element some lane loads is held by a
+right thread; an ``error`` at the chain's first instruction when some element that complete threads
+combine is held right by no thread (its reduction is lost in every thread, certain given the stores);
+``unchecked`` with the reason otherwise (no complete thread: a lane reads a byte no thread of the round
+stored; only some complete threads wrong: whether their results are used is not modelled; an address
+or guard that is not a function of ``%tid``; a chain of several words). The ``bar.sync`` between the
+round's stores and loads is not checked here.
+
+>>> lane_counts([2, 1])[0][:5].tolist()
+[1, 1, 1, 1, 0]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+from verilayout.audit.ptx_smem import thread_guard, thread_offsets
+from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Reg, Vec
+
+_SIZE = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
+         "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8}
+_IDEMPOTENT = ("max", "min", "and", "or")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """One warp's partial in the scratch: ``element`` (store line, vector slot, non-reduced
+    coordinates) and ``part`` (the storing warp's reduced-axis coordinate), ``warp`` for messages."""
+    element: tuple
+    part: int
+    warp: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict of the stage: ``status`` (``proved``/``counterexample``), at ``ins``, with ``message``."""
+    ins: Instr
+    status: str
+    message: str
+
+
+def lane_counts(masks: list[int]) -> np.ndarray:
+    """``C[t][u]``: how often lane ``t`` combines lane ``u``'s value after butterflies ``masks``
+    (``-1``: a ``redux.sync``, every lane once).
+
+    >>> lane_counts([-1]).sum()
+    1024
+    """
+    c = np.eye(32, dtype=np.int64)
+    for m in masks:
+        c = np.ones((32, 32), dtype=np.int64) if m < 0 else c + c[np.arange(32) ^ (m & 31)]
+    return c
+
+
+def _reads(ins: Instr) -> list[str]:
+    return [x.name for a in ins.args[1:] for x in (a.items if isinstance(a, Vec) else (a,)) if isinstance(x, Reg)]
+
+
+def _passes(d: Instr) -> bool:
+    """A move of the value's bits: ``mov``/``cvt`` of a register, an ``and`` with an immediate (an
+    ``i1`` or narrow value masked after its load)."""
+    if d.head in ("mov", "cvt"):
+        return len(_reads(d)) == 1
+    return d.head == "and" and len(d.args) == 3 and sum(isinstance(a, Imm) for a in d.args[1:]) == 1
+
+
+def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | None:
+    """``(ld.shared, vector slot)`` that ``reg`` is loaded by, through moves (:func:`_passes`); else None.
+
+    >>> source_load("%r1", {})
+    """
+    for d in defs.get(reg, []):
+        if d.head == "ld" and "shared" in d.parts:
+            dest = d.args[0]
+            items = dest.items if isinstance(dest, Vec) else (dest,)
+            return d, next((k for k, x in enumerate(items) if isinstance(x, Reg) and x.name == reg), 0)
+        if depth < 4 and _passes(d):
+            got = source_load(_reads(d)[0], defs, depth + 1)
+            if got is not None:
+                return got
+    return None
+
+
+def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
+    """Whether ``reg`` is (through moves) a shuffle's combine result or a ``redux.sync`` result."""
+    for d in defs.get(reg, []):
+        if d.head == "redux" or any(x.head in ("shfl", "redux") for r in _reads(d) for x in defs.get(r, [])):
+            return True
+        if depth < 4 and _passes(d) and _from_chain(_reads(d)[0], defs, depth + 1):
+            return True
+    return False
+
+
+def _size(ins: Instr) -> int | None:
+    return next((_SIZE[p] for p in reversed(ins.parts) if p in _SIZE), None)
+
+
+def _round(load: Instr, defs: dict, uses: dict) -> list[Instr]:
+    """The round's stores (module law): the ``st.shared`` run right before the loads' run holding ``load``."""
+    acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
+           if i.head in ("ld", "st") and "shared" in i.parts}
+    order = sorted(acc.values(), key=lambda i: i.line)
+    k = next(n for n, i in enumerate(order) if i is load)
+    while k > 0 and order[k - 1].head == "ld":
+        k -= 1
+    out = []
+    while k > 0 and order[k - 1].head == "st":
+        k -= 1
+        out.append(order[k])
+    return out[::-1]
+
+
+def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
+    """XOR of ``bases`` over the set bits of each ``index`` (rows: coordinates)."""
+    out = np.zeros((len(index), rank), dtype=np.int64)
+    for i, b in enumerate(bases):
+        out ^= ((index >> i) & 1)[:, None] * np.array(b, dtype=np.int64)[None, :]
+    return out
+
+
+def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
+    """(thread 0's address term, each thread's byte offset from it) of the access's address operand."""
+    a = ins.args[at] if len(ins.args) > at else None
+    if not isinstance(a, Addr) or not a.modelled or a.offset is None:
+        return None
+    try:
+        got = thread_offsets(ev, ins, a.base, n, memo)
+    except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
+        return None
+    return None if got is None else (got[0], np.array(got[1], dtype=np.int64) + a.offset)
+
+
+def _delta(x: Any, y: Any) -> int | None:
+    """``x - y`` when it simplifies to a constant."""
+    try:
+        d = z3.simplify(x - y)
+    except (z3.Z3Exception, TypeError):
+        return None
+    return d.as_signed_long() if z3.is_bv_value(d) else None
+
+
+def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dict) -> dict | str:
+    """Byte offset (from the load's thread 0) -> :class:`Partial` (None: two partials), or a reason."""
+    mem: dict = {}
+    for s in stores:
+        addr, size, guard = _addresses(s, 0, ev, n, memo), _size(s), thread_guard(ev, s, memo, n)
+        delta = _delta(addr[0], ref) if addr is not None else None
+        if delta is None or size is None or guard[1] == "free":
+            return f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to the load"
+        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
+        mine: dict = {}
+        for t in np.flatnonzero(guard[0]):
+            for j, x in enumerate(data):
+                p = _partial(s, j, int(t), r)
+                for b in range(size):
+                    at = delta + int(addr[1][t]) + j * size + b
+                    mine[at] = p if mine.get(at, p) == p else None
+        mem.update(mine)
+    return mem
+
+
+def _partial(s: Instr, j: int, t: int, r: Any) -> Partial:
+    lane = _coords(r.lanes, np.array([t % 32]), len(r.lanes[0]))[0]
+    warp = _coords(r.warps, np.array([t // 32]), len(r.lanes[0]))[0]
+    key = tuple(int(c) for d, c in enumerate(lane ^ warp) if d != r.axis)
+    return Partial((s.line, j, key), int(warp[r.axis]), t // 32)
+
+
+def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
+    """Each thread's loaded partial (None: unknown), or a reason."""
+    addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
+    if addr is None or size is None or guard[1] == "free":
+        return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
+    out = []
+    for t in range(n):
+        at = int(addr[1][t]) + slot * size
+        got = {mem.get(at + b) for b in range(size)} if guard[0][t] else {None}
+        out.append(got.pop() if len(got) == 1 else None)
+    return out
+
+
+def _thread_fault(tags: list, counts: np.ndarray, need: dict, idem: bool) -> str | None:
+    """What is wrong with one complete thread's combination (``tags``: per lane, ``counts``: its row)."""
+    got = [(tags[u], int(c)) for u, c in enumerate(counts) if c]
+    elems = {p.element for p, _c in got}
+    if len(elems) > 1:
+        return f"combines partials of {len(elems)} different elements {sorted(e[2] for e in elems)}"
+    e = elems.pop()
+    times: dict = {}
+    for p, c in got:
+        times[p.part] = times.get(p.part, 0) + c
+    extra = sorted(k for k, c in times.items() if c > 1 and not idem)
+    missing = sorted(set(need[e]) - set(times))
+    if extra:
+        return f"combines the partial of reduced-axis warp coordinate {extra[0]} {times[extra[0]]} times"
+    if missing:
+        return f"misses the partial of warps {sorted(need[e][missing[0]])} (reduced-axis warp coordinate {missing[0]})"
+    return None
+
+
+def _needs(mem: dict) -> dict:
+    """Element -> {reduced-axis coordinate: warps that stored it}."""
+    out: dict = {}
+    for p in mem.values():
+        if p is not None:
+            out.setdefault(p.element, {}).setdefault(p.part, set()).add(p.warp)
+    return out
+
+
+def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
+    """The inter-warp stage ``chain`` against reduce ``r`` (module law): a :class:`Finding`, a reason it
+    is unchecked, or None when its loads are no inter-warp stage (not stored from a first stage, or the
+    reduce has no warp along its axis).
+
+    >>> check_stage(None, None, {}, {}, None, []) is None
+    True
+    """
+    if chain is None or len(chain.steps[0]) != 1:
+        return None if chain is None else "a chain of several words per step is not modelled"
+    got = source_load(_reads(chain.steps[0][0])[0], defs)
+    if got is None or not any(any(b) and b[r.axis] for b in r.warps):
+        return None
+    load, slot = got
+    stores = _round(load, defs, uses)
+    if not stores or not all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]):
+        return None
+    return _judge(chain, r, load, slot, stores, cta, masks)
+
+
+def _judge(chain: Any, r: Any, load: Instr, slot: int, stores: list, cta: Any, masks: list[int]) -> Finding | str:
+    """:func:`check_stage` once the round is found."""
+    ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
+    if ev is None or n != 32 * (1 << len(r.warps)):
+        return "the threads of the CTA do not match the reduce's warps"
+    ref = _addresses(load, 1, ev, n, memo)
+    mem = _store_map(stores, ref[0], r, ev, n, memo) if ref is not None else "the load's address does not read"
+    tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
+    if isinstance(tags, str):
+        return tags
+    return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
+
+
+def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
+    """The finding from every thread's combination (module law)."""
+    counts = lane_counts(masks)
+    idem = any(name.split(".")[-1].startswith(_IDEMPOTENT) for name, _t in r.region)
+    right, wrong, blank = set(), {}, None
+    for t in range(len(tags)):
+        w = t // 32 * 32
+        row = counts[t % 32]
+        lanes = [tags[w + u] for u in range(32)]
+        if any(lanes[u] is None for u in np.flatnonzero(row)):
+            blank = blank or (t, next(u for u in np.flatnonzero(row) if lanes[u] is None))
+            continue
+        fault = _thread_fault(lanes, row, need, idem)
+        elem = lanes[int(np.flatnonzero(row)[0])].element
+        if fault is None:
+            right.add(elem)
+        else:
+            wrong.setdefault(elem, (t, fault))
+    rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
+    if not right and not wrong:
+        t, u = blank
+        return (f"no thread combines only partials the round stored ({rounds}): thread {t} combines lane {u % 32}'s "
+                "load, of a scratch byte no store of the round wrote (or two wrote different partials)")
+    lost = [e for e in wrong if e not in right]
+    head = f"reduce at TTGIR line {r.op.line} over axis {r.axis}, inter-warp stage ({rounds}, butterflies {masks})"
+    if lost:
+        t, fault = wrong[lost[0]]
+        return Finding(chain.steps[0][0], "counterexample", f"{head}: no thread combines element {lost[0][2]} "
+                       f"right; thread {t} (warp {t // 32}, lane {t % 32}) {fault}")
+    if wrong:
+        t, fault = next(iter(wrong.values()))
+        return (f"thread {t} (warp {t // 32}, lane {t % 32}) {fault}, while other threads combine that element "
+                "right: whether its result is used is not modelled")
+    loaded = {p.element for p in tags if p is not None}
+    if loaded - right:
+        return f"the element {sorted(loaded - right)[0][2]} is loaded by some lane but combined by no complete thread"
+    return Finding(chain.steps[0][0], "proved", f"{head}: every thread whose lanes loaded stored partials combines "
+                   f"the partials of exactly the warps along axis {r.axis} that share its element (warp bases "
+                   f"{[list(b) for b in r.warps]}), each {'at least ' if idem else ''}once; all {len(right)} loaded "
+                   "elements are combined")
