@@ -9,14 +9,15 @@ with ``ld.shared`` and reduce them again with a butterfly chain (or ``redux.sync
 values.
 
 Semantics: ``st.shared``/``ld.shared`` (PTX ISA 9.7.9.8 / 9.7.9.9; a ``.vN`` access moves element
-``j`` at byte ``addr + j * size``), a guarded access runs in the threads whose guard holds; a
+``j`` at byte ``addr + j * size``; a value wider than 32 bits packs one element per 32-bit word, as
+Triton's ``f32x2`` combines on sm_100 do), a guarded access runs in the threads whose guard holds; a
 butterfly chain leaves in lane ``t`` the counts ``C[t][u]`` of :func:`lane_counts` (PTX ISA 9.7.8.6,
 ``redux.sync`` 9.7.13.11: every lane once).
 
 Law: a *round* is the run of ``st.shared`` right before the run of ``ld.shared`` that holds the chain's
 load, in program order among the function's shared accesses; every stored value must come (through
-moves) from a shuffle or ``redux.sync`` (a first stage), else this is no inter-warp stage (None). Each
-thread ``s`` (warp ``w``, lane ``l``) that stores element ``j`` of register operand ``R`` writes the
+moves, packs and combines, within four instructions) from a shuffle or ``redux.sync`` (a first stage), else this is no inter-warp stage (None). Each
+thread ``s`` (warp ``w``, lane ``l``) that stores 32-bit word ``j`` of store ``R`` writes the
 *partial* ``(E, p)``: element ``E = (R, j, key)``, ``key`` the coordinates of ``lane(l) ^ warp(w)``
 without the reduced axis (the operand layout's lane and warp bases), ``p`` the reduced-axis coordinate
 of ``warp(w)``. Addresses are evaluated per thread relative to the load's thread 0 (a constant
@@ -32,7 +33,8 @@ right thread; an ``error`` at the chain's first instruction when some element th
 combine is held right by no thread (its reduction is lost in every thread, certain given the stores);
 ``unchecked`` with the reason otherwise (no complete thread: a lane reads a byte no thread of the round
 stored; only some complete threads wrong: whether their results are used is not modelled; an address
-or guard that is not a function of ``%tid``; a chain of several words). The ``bar.sync`` between the
+or guard that is not a function of ``%tid``; a chain of several words; a round through
+``stmatrix``/``ldmatrix``, which Triton 3.9 emits on sm_90). The ``bar.sync`` between the
 round's stores and loads is not checked here.
 
 >>> lane_counts([2, 1])[0][:5].tolist()
@@ -65,10 +67,12 @@ class Partial:
 
 @dataclass(frozen=True)
 class Finding:
-    """One verdict of the stage: ``status`` (``proved``/``counterexample``), at ``ins``, with ``message``."""
+    """One verdict of the stage: ``status`` (``proved``/``counterexample``), at ``ins``, with ``message``;
+    ``groups``: the sets of warps whose partials the right threads combine."""
     ins: Instr
     status: str
     message: str
+    groups: tuple[tuple[int, ...], ...] = ()
 
 
 def lane_counts(masks: list[int]) -> np.ndarray:
@@ -97,12 +101,13 @@ def _passes(d: Instr) -> bool:
 
 
 def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | None:
-    """``(ld.shared, vector slot)`` that ``reg`` is loaded by, through moves (:func:`_passes`); else None.
+    """``(ld.shared or ldmatrix, vector slot)`` that ``reg`` is loaded by, through moves (:func:`_passes`);
+    else None.
 
     >>> source_load("%r1", {})
     """
     for d in defs.get(reg, []):
-        if d.head == "ld" and "shared" in d.parts:
+        if d.head in ("ld", "ldmatrix") and "shared" in d.parts:
             dest = d.args[0]
             items = dest.items if isinstance(dest, Vec) else (dest,)
             return d, next((k for k, x in enumerate(items) if isinstance(x, Reg) and x.name == reg), 0)
@@ -114,11 +119,12 @@ def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | Non
 
 
 def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
-    """Whether ``reg`` is (through moves) a shuffle's combine result or a ``redux.sync`` result."""
+    """Whether ``reg`` is computed (within four instructions: moves, packs, packed combines) from a
+    shuffle's or a ``redux.sync``'s result."""
     for d in defs.get(reg, []):
         if d.head == "redux" or any(x.head in ("shfl", "redux") for r in _reads(d) for x in defs.get(r, [])):
             return True
-        if depth < 4 and _passes(d) and _from_chain(_reads(d)[0], defs, depth + 1):
+        if depth < 4 and any(_from_chain(x, defs, depth + 1) for x in _reads(d)):
             return True
     return False
 
@@ -127,19 +133,22 @@ def _size(ins: Instr) -> int | None:
     return next((_SIZE[p] for p in reversed(ins.parts) if p in _SIZE), None)
 
 
-def _round(load: Instr, defs: dict, uses: dict) -> list[Instr]:
-    """The round's stores (module law): the ``st.shared`` run right before the loads' run holding ``load``."""
+def _round(load: Instr, defs: dict, uses: dict) -> tuple[list[Instr], list[Instr]]:
+    """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
+    ``ld.shared`` run)."""
     acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
            if i.head in ("ld", "st") and "shared" in i.parts}
     order = sorted(acc.values(), key=lambda i: i.line)
-    k = next(n for n, i in enumerate(order) if i is load)
+    k = end = next(n for n, i in enumerate(order) if i is load)
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
-    out = []
+    while end + 1 < len(order) and order[end + 1].head == "ld":
+        end += 1
+    loads, out = order[k:end + 1], []
     while k > 0 and order[k - 1].head == "st":
         k -= 1
         out.append(order[k])
-    return out[::-1]
+    return out[::-1], loads
 
 
 def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
@@ -183,15 +192,16 @@ def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dic
         mine: dict = {}
         for t in np.flatnonzero(guard[0]):
             for j, x in enumerate(data):
-                p = _partial(s, j, int(t), r)
                 for b in range(size):
+                    p = _partial(s, (j, b // 4), int(t), r)
                     at = delta + int(addr[1][t]) + j * size + b
                     mine[at] = p if mine.get(at, p) == p else None
         mem.update(mine)
     return mem
 
 
-def _partial(s: Instr, j: int, t: int, r: Any) -> Partial:
+def _partial(s: Instr, j: tuple[int, int], t: int, r: Any) -> Partial:
+    """Thread ``t``'s partial in 32-bit word ``j`` (vector slot, word of it) of store ``s`` (module law)."""
     lane = _coords(r.lanes, np.array([t % 32]), len(r.lanes[0]))[0]
     warp = _coords(r.warps, np.array([t // 32]), len(r.lanes[0]))[0]
     key = tuple(int(c) for d, c in enumerate(lane ^ warp) if d != r.axis)
@@ -253,14 +263,18 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
         return None
     load, slot = got
-    stores = _round(load, defs, uses)
+    if load.head == "ldmatrix":
+        return (f"its inputs are loaded by {load.opcode} (PTX line {load.line}) from a scratch stmatrix wrote: "
+                "the matrix fragments' lanes are not modelled here")
+    stores, loads = _round(load, defs, uses)
     if not stores or not all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]):
         return None
-    return _judge(chain, r, load, slot, stores, cta, masks)
+    return _judge(chain, r, (load, slot, loads), stores, cta, masks)
 
 
-def _judge(chain: Any, r: Any, load: Instr, slot: int, stores: list, cta: Any, masks: list[int]) -> Finding | str:
-    """:func:`check_stage` once the round is found."""
+def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[int]) -> Finding | str:
+    """:func:`check_stage` once the round is found; ``at``: (the chain's load, its slot, the round's loads)."""
+    load, slot, loads = at
     ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
     if ev is None or n != 32 * (1 << len(r.warps)):
         return "the threads of the CTA do not match the reduce's warps"
@@ -269,14 +283,33 @@ def _judge(chain: Any, r: Any, load: Instr, slot: int, stores: list, cta: Any, m
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
     if isinstance(tags, str):
         return tags
+    unread = _unread(loads, mem, ref[0], ev, n, memo)
+    if unread:
+        return unread
     return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
+
+
+def _unread(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict) -> str | None:
+    """Why a partial the round stored is read by none of its loads (a lost partial, or offsets shifted
+    so that a load takes another store's element); None when every one is read."""
+    got: set = set()
+    for ld in loads:
+        addr, size = _addresses(ld, 1, ev, n, memo), _size(ld)
+        delta = _delta(addr[0], ref) if addr is not None else None
+        if delta is None or size is None:
+            return f"the address of {ld.opcode} (PTX line {ld.line}) is not a function of %tid relative to the round"
+        width = len(ld.args[0].items) if isinstance(ld.args[0], Vec) else 1
+        got |= {mem.get(delta + int(o) + b) for o in addr[1] for b in range(width * size)}
+    lost = sorted({p for p in mem.values() if p is not None} - got, key=lambda p: (p.element, p.part))
+    return None if not lost else (f"the partial of warp {lost[0].warp} for element {lost[0].element[2]} (store at PTX "
+                                  f"line {lost[0].element[0]}) is read by no load of the round")
 
 
 def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
     """The finding from every thread's combination (module law)."""
     counts = lane_counts(masks)
     idem = any(name.split(".")[-1].startswith(_IDEMPOTENT) for name, _t in r.region)
-    right, wrong, blank = set(), {}, None
+    right, wrong, blank, groups = set(), {}, None, set()
     for t in range(len(tags)):
         w = t // 32 * 32
         row = counts[t % 32]
@@ -288,6 +321,7 @@ def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], store
         elem = lanes[int(np.flatnonzero(row)[0])].element
         if fault is None:
             right.add(elem)
+            groups.add(tuple(sorted({lanes[u].warp for u in np.flatnonzero(row)})))
         else:
             wrong.setdefault(elem, (t, fault))
     rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
@@ -311,4 +345,4 @@ def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], store
     return Finding(chain.steps[0][0], "proved", f"{head}: every thread whose lanes loaded stored partials combines "
                    f"the partials of exactly the warps along axis {r.axis} that share its element (warp bases "
                    f"{[list(b) for b in r.warps]}), each {'at least ' if idem else ''}once; all {len(right)} loaded "
-                   "elements are combined")
+                   "elements are combined", tuple(sorted(groups)))

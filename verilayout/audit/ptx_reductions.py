@@ -742,7 +742,8 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     why = next((f for f in found if isinstance(f, str)), None)
     kinds = {f.status if isinstance(f, Finding) else None for f in found}
     if why is None and len(kinds) == 1 and None not in kinds:
-        return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis))
+        return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis,
+                                                            warp_groups=[list(g) for g in f.groups]))
                 for f, r in list(zip(found, fit))[:1]]
     return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and region disagree on it'}",
                       data)
