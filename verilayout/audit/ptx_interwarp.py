@@ -181,7 +181,26 @@ def _delta(x: Any, y: Any) -> int | None:
 
 
 def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dict) -> dict | str:
-    """Byte offset (from the load's thread 0) -> :class:`Partial` (None: two partials), or a reason."""
+    """Byte offset (from the load's thread 0) -> :class:`Partial` (None: two partials), or a reason
+    (kept in ``memo`` per round, reference address and reduce: every chain of a round asks)."""
+    key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.op.line, r.axis, r.lanes, r.warps, n)
+    if key not in memo:
+        memo[key] = (ref, _build_map(stores, ref, _owners(r, n), ev, n, memo))
+    return memo[key][1]
+
+
+def _owners(r: Any, n: int) -> list[tuple]:
+    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``, warp)."""
+    t = np.arange(n)
+    rank = len(r.lanes[0])
+    lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
+    both = lane ^ warp
+    keep = [d for d in range(rank) if d != r.axis]
+    return [(tuple(int(x) for x in both[i, keep]), int(warp[i, r.axis]), i // 32) for i in range(n)]
+
+
+def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: int, memo: dict) -> dict | str:
+    """:func:`_store_map`, computed."""
     mem: dict = {}
     for s in stores:
         addr, size, guard = _addresses(s, 0, ev, n, memo), _size(s), thread_guard(ev, s, memo, n)
@@ -191,21 +210,14 @@ def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dic
         data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
         mine: dict = {}
         for t in np.flatnonzero(guard[0]):
-            for j, x in enumerate(data):
+            k, part, w = owners[int(t)]
+            for j in range(len(data)):
                 for b in range(size):
-                    p = _partial(s, (j, b // 4), int(t), r)
+                    p = Partial((s.line, (j, b // 4), k), part, w)
                     at = delta + int(addr[1][t]) + j * size + b
                     mine[at] = p if mine.get(at, p) == p else None
         mem.update(mine)
     return mem
-
-
-def _partial(s: Instr, j: tuple[int, int], t: int, r: Any) -> Partial:
-    """Thread ``t``'s partial in 32-bit word ``j`` (vector slot, word of it) of store ``s`` (module law)."""
-    lane = _coords(r.lanes, np.array([t % 32]), len(r.lanes[0]))[0]
-    warp = _coords(r.warps, np.array([t // 32]), len(r.lanes[0]))[0]
-    key = tuple(int(c) for d, c in enumerate(lane ^ warp) if d != r.axis)
-    return Partial((s.line, j, key), int(warp[r.axis]), t // 32)
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
