@@ -53,7 +53,9 @@ from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Reg, Vec
 
 _SIZE = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
          "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8}
-_IDEMPOTENT = ("max", "min", "and", "or")
+#: one-op regions that may combine an element more than once (max, min, and, or)
+_IDEMPOTENT = frozenset({"arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf", "arith.maxsi",
+                         "arith.minsi", "arith.maxui", "arith.minui", "arith.andi", "arith.ori"})
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,7 @@ def lane_counts(masks: list[int]) -> np.ndarray:
     """``C[t][u]``: how often lane ``t`` combines lane ``u``'s value after butterflies ``masks``
     (``-1``: a ``redux.sync``, every lane once).
 
-    >>> lane_counts([-1]).sum()
+    >>> int(lane_counts([-1]).sum())
     1024
     """
     c = np.eye(32, dtype=np.int64)
@@ -320,7 +322,7 @@ def _unread(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict
 def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
     """The finding from every thread's combination (module law)."""
     counts = lane_counts(masks)
-    idem = any(name.split(".")[-1].startswith(_IDEMPOTENT) for name, _t in r.region)
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
     right, wrong, blank, groups = set(), {}, None, set()
     for t in range(len(tags)):
         w = t // 32 * 32

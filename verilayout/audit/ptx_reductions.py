@@ -30,8 +30,10 @@ the 32 lanes, a proof for that layout.
 Ties, by dataflow: the butterflies form chains (a shuffle's successor is a shuffle whose source the
 combine instructions reading the first's result define; shuffles of one step of a multi-operand
 region are joined by those instructions); a chain's inputs are traced back through its function's
-definitions: an input loaded from shared memory is the inter-warp stage (``unchecked``: which lane holds
-which warp's partial is the scratch round's, not modelled here). The candidates are the ``tt.reduce``
+definitions: an input loaded from shared memory (through moves, or an ``and`` with an immediate) is the
+inter-warp stage, checked per thread by :mod:`verilayout.audit.ptx_interwarp` against the reduces of its
+width whose region its combine op meets (``proved`` only when every one accepts it, an error only when
+every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason here. The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
 elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
 combine op matches, then those whose operand is defined (through register views) at the source line of
@@ -735,7 +737,7 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
         return None
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
-           if not any(_combine_errors(chain, r, uses))]
+           if not any(_combine_errors(chain, r, uses)) and _redux_fits(chain.steps[0][0], r)]
     found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
     if not fit or all(f is None for f in found):
         return None
@@ -745,8 +747,18 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
         return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis,
                                                             warp_groups=[list(g) for g in f.groups]))
                 for f, r in list(zip(found, fit))[:1]]
-    return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and region disagree on it'}",
-                      data)
+    said = {None: "no inter-warp stage of it (no warp along its axis, or no first-stage store)", "proved": "proved",
+            "counterexample": "an error"}
+    each = "; ".join(f"TTGIR line {r.op.line}: {said[f.status if isinstance(f, Finding) else f]}"
+                     for f, r in zip(found, fit) if not isinstance(f, str))
+    return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and combine op disagree on it'}"
+                      f"{' (' + each + ')' if each else ''}", data)
+
+
+def _redux_fits(ins: Instr, r: Reduce) -> bool:
+    """Whether a ``redux.sync``'s op is the one-op region's (a butterfly's combine op is checked elsewhere)."""
+    want = _expected(r)
+    return ins.head != "redux" or (want is not None and len(ins.parts) > 2 and ins.parts[2] == want[0])
 
 
 def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict, seg: Segment | None = None) -> list[Check]:
