@@ -171,3 +171,15 @@ def test_i1_and_reduce_across_warps_is_the_inter_warp_stage():
     got = [c for c in audit_pair(k.asm["ttgir"], ptx, "k").checks if c.check == "warp-reduce" and c.line == second[0]]
     assert got and got[0].status == "proved" and "inter-warp" in got[0].message, [c.message for c in got]
     assert [list(g) for g in got[0].data["warp_groups"]] == [[0, 1, 2, 3]]
+
+
+@pytest.mark.parametrize("name", ["sum1_w4_sm90", "max0_w8_sm80", "max1_w8_sm100"])
+def test_removed_barrier_is_an_error(name):
+    ttgir, ptx = kernel(name)
+    lines = ptx.splitlines()
+    ld = next(i for i, s in enumerate(lines) if re.search(r"\bld\.shared\.", s))
+    bar = max(i for i in range(ld) if "bar.sync" in lines[i])
+    assert any(re.search(r"\bst\.shared\.", s) for s in lines[:bar])
+    # the blank keeps the line numbers; the round now has no barrier between its stores and loads
+    checks = stage_checks(ttgir, "\n".join(lines[:bar] + [""] + lines[bar + 1:]))
+    assert any(c.status == "counterexample" and "barrier" in c.message for c in checks), [c.message for c in checks]

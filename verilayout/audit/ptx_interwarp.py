@@ -32,10 +32,13 @@ Verdict: ``proved`` when every complete thread is right and every element some l
 right thread; an ``error`` at the chain's first instruction when some element that complete threads
 combine is held right by no thread (its reduction is lost in every thread, certain given the stores);
 ``unchecked`` with the reason otherwise (no complete thread: a lane reads a byte no thread of the round
-stored; only some complete threads wrong: whether their results are used is not modelled; an address
+stored; only some complete threads wrong: whether their results are used is not modelled; a partial
+stored but read by no load of the round; an address
 or guard that is not a function of ``%tid``; a chain of several words; a round through
-``stmatrix``/``ldmatrix``, which Triton 3.9 emits on sm_90). The ``bar.sync`` between the
-round's stores and loads is not checked here.
+``stmatrix``/``ldmatrix``, which Triton 3.9 emits on sm_90). Barrier: a thread that loads another
+warp's partial needs a CTA barrier (``bar.sync``, PTX ISA 9.7.13.1) between the round's last store and
+its first load; none on that stretch of code with no branch in it is an error, none with a branch
+``unchecked``.
 
 >>> lane_counts([2, 1])[0][:5].tolist()
 [1, 1, 1, 1, 0]
@@ -300,7 +303,29 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
+    fence = _fence(stores, loads, getattr(ev, "code", None))
+    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(tags)):
+        return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
+            f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
+            f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
+            "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
     return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
+
+
+def _fence(stores: list[Instr], loads: list[Instr], code: list | None) -> str | bool | None:
+    """None when a CTA barrier (``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp``) lies between the
+    round's last store and first load in program order; True when none does and no branch either (every
+    path from the store to the load is that straight line); a reason when a branch lies between."""
+    if code is None:
+        return "the function's instructions are not at hand to find its barrier"
+    lo, hi = max(s.line for s in stores), min(x.line for x in loads)
+    between = [i for i in code if lo < i.line < hi]
+    if any(i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
+           for i in between):
+        return None
+    if any(i.head == "bra" for i in between):
+        return "no CTA barrier between the round's stores and loads on the straight line, and a branch between them"
+    return True
 
 
 def _unread(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict) -> str | None:
