@@ -37,7 +37,7 @@ stored but read by no load of the round; an address
 or guard that is not a function of ``%tid``; a chain of several words; a round through
 ``stmatrix``/``ldmatrix``, which Triton 3.9 emits on sm_90). Barrier: a thread that loads another
 warp's partial needs a CTA barrier (``bar.sync``, PTX ISA 9.7.13.1) between the round's last store and
-its first load; none on that stretch of code with no branch in it is an error, none with a branch
+that load; none on that stretch of code with no branch in it is an error, none with a branch
 ``unchecked``.
 
 >>> lane_counts([2, 1])[0][:5].tolist()
@@ -303,7 +303,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
-    fence = _fence(stores, loads, getattr(ev, "code", None))
+    fence = _fence(stores, load, getattr(ev, "code", None))
     if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
@@ -312,13 +312,13 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
 
 
-def _fence(stores: list[Instr], loads: list[Instr], code: list | None) -> str | bool | None:
+def _fence(stores: list[Instr], load: Instr, code: list | None) -> str | bool | None:
     """None when a CTA barrier (``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp``) lies between the
-    round's last store and first load in program order; True when none does and no branch either (every
+    round's last store and ``load`` in program order; True when none does and no branch either (every
     path from the store to the load is that straight line); a reason when a branch lies between."""
     if code is None:
         return "the function's instructions are not at hand to find its barrier"
-    lo, hi = max(s.line for s in stores), min(x.line for x in loads)
+    lo, hi = max(s.line for s in stores), load.line
     between = [i for i in code if lo < i.line < hi]
     if any(i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
            for i in between):

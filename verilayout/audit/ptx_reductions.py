@@ -756,9 +756,14 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
 
 
 def _redux_fits(ins: Instr, r: Reduce) -> bool:
-    """Whether a ``redux.sync``'s op is the one-op region's (a butterfly's combine op is checked elsewhere)."""
+    """Whether a ``redux.sync``'s op and its float or integer type are the one-op region's (a butterfly's
+    combine op is checked elsewhere)."""
     want = _expected(r)
-    return ins.head != "redux" or (want is not None and len(ins.parts) > 2 and ins.parts[2] == want[0])
+    if ins.head != "redux":
+        return True
+    floats = ins.parts[-1] in _FLOATS
+    return want is not None and len(ins.parts) > 2 and ins.parts[2] == want[0] and \
+        floats == (bool(r.types) and r.types[0] in _FLOATS)
 
 
 def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict, seg: Segment | None = None) -> list[Check]:
