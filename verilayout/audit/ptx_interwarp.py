@@ -45,7 +45,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,10 +64,11 @@ _IDEMPOTENT = frozenset({"arith.maxnumf", "arith.minnumf", "arith.maximumf", "ar
 @dataclass(frozen=True)
 class Partial:
     """One warp's partial in the scratch: ``element`` (store line, vector slot, non-reduced
-    coordinates) and ``part`` (the storing warp's reduced-axis coordinate), ``warp`` for messages."""
+    coordinates) and ``part`` (the storing warp's reduced-axis coordinate); ``warp``, for messages, is no
+    part of its identity (warps whose bases coincide hold the same partial)."""
     element: tuple
     part: int
-    warp: int
+    warp: int = field(default=0, compare=False)     # a replicated warp writes the same partial
 
 
 @dataclass(frozen=True)

@@ -741,7 +741,8 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
     if not fit or all(f is None for f in found):
         return None
-    why = next((f for f in found if isinstance(f, str)), None)
+    why = next((f for f in found if isinstance(f, str)), None) if not any(isinstance(f, Finding) for f in found) \
+        else None
     kinds = {f.status if isinstance(f, Finding) else None for f in found}
     if why is None and len(kinds) == 1 and None not in kinds:
         return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis,
@@ -749,8 +750,8 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
                 for f, r in list(zip(found, fit))[:1]]
     said = {None: "no inter-warp stage of it (no warp along its axis, or no first-stage store)", "proved": "proved",
             "counterexample": "an error"}
-    each = "; ".join(f"TTGIR line {r.op.line}: {said[f.status if isinstance(f, Finding) else f]}"
-                     for f, r in zip(found, fit) if not isinstance(f, str))
+    told = [said[f.status] if isinstance(f, Finding) else said[None] if f is None else f"unchecked, {f}" for f in found]
+    each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
     return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and combine op disagree on it'}"
                       f"{' (' + each + ')' if each else ''}", data)
 
