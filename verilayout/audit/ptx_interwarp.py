@@ -16,7 +16,8 @@ butterfly chain leaves in lane ``t`` the counts ``C[t][u]`` of :func:`lane_count
 
 Law: a *round* is the run of ``st.shared`` right before the run of ``ld.shared`` that holds the chain's
 load, in program order among the function's shared accesses; every stored value must come (through
-moves, packs and combines, within four instructions) from a shuffle or ``redux.sync`` (a first stage), else this is no inter-warp stage (None). Each
+moves, packs and combines, within four instructions) from a shuffle or ``redux.sync`` (a first
+stage), else this is no inter-warp stage (None). Each
 thread ``s`` (warp ``w``, lane ``l``) that stores 32-bit word ``j`` of store ``R`` writes the
 *partial* ``(E, p)``: element ``E = (R, j, key)``, ``key`` the coordinates of ``lane(l) ^ warp(w)``
 without the reduced axis (the operand layout's lane and warp bases), ``p`` the reduced-axis coordinate
@@ -212,7 +213,8 @@ def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: i
         addr, size, guard = _addresses(s, 0, ev, n, memo), _size(s), thread_guard(ev, s, memo, n)
         delta = _delta(addr[0], ref) if addr is not None else None
         if delta is None or size is None or guard[1] == "free":
-            return f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to the load"
+            return (f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to "
+                    "the load")
         data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
         mine: dict = {}
         for t in np.flatnonzero(guard[0]):

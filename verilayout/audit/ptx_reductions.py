@@ -33,7 +33,8 @@ region are joined by those instructions); a chain's inputs are traced back throu
 definitions: an input loaded from shared memory (through moves, or an ``and`` with an immediate) is the
 inter-warp stage, checked per thread by :mod:`verilayout.audit.ptx_interwarp` against the reduces of its
 width whose region its combine op meets (``proved`` only when every one accepts it, an error only when
-every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason here. The candidates are the ``tt.reduce``
+every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason
+here. The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
 elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
 combine op matches, then those whose operand is defined (through register views) at the source line of
@@ -752,8 +753,8 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
             "counterexample": "an error"}
     told = [said[f.status] if isinstance(f, Finding) else said[None] if f is None else f"unchecked, {f}" for f in found]
     each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
-    return _unchecked(chain, f"inter-warp stage: {why or 'the tt.reduce ops of its width and combine op disagree on it'}"
-                      f"{' (' + each + ')' if each else ''}", data)
+    why = why or "the tt.reduce ops of its width and combine op disagree on it"
+    return _unchecked(chain, f"inter-warp stage: {why}{' (' + each + ')' if each else ''}", data)
 
 
 def _redux_fits(ins: Instr, r: Reduce) -> bool:
