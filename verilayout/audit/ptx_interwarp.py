@@ -140,12 +140,20 @@ def _size(ins: Instr) -> int | None:
     return next((_SIZE[p] for p in reversed(ins.parts) if p in _SIZE), None)
 
 
-def _round(load: Instr, defs: dict, uses: dict) -> tuple[list[Instr], list[Instr]]:
+def _shared_order(defs: dict, uses: dict, memo: dict) -> list[Instr]:
+    """The function's ``ld.shared``/``st.shared`` in program order (kept in ``memo`` per function)."""
+    key = ("interwarp-order", id(defs))
+    if key not in memo:
+        acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
+               if i.head in ("ld", "st") and "shared" in i.parts}
+        memo[key] = (defs, sorted(acc.values(), key=lambda i: i.line))     # defs kept: its id stays unique
+    return memo[key][1]
+
+
+def _round(load: Instr, defs: dict, uses: dict, memo: dict | None = None) -> tuple[list[Instr], list[Instr]]:
     """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
     ``ld.shared`` run)."""
-    acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
-           if i.head in ("ld", "st") and "shared" in i.parts}
-    order = sorted(acc.values(), key=lambda i: i.line)
+    order = _shared_order(defs, uses, {} if memo is None else memo)
     k = end = next(n for n, i in enumerate(order) if i is load)
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
@@ -286,7 +294,7 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
     if load.head == "ldmatrix":
         return (f"its inputs are loaded by {load.opcode} (PTX line {load.line}) from a scratch stmatrix wrote: "
                 "the matrix fragments' lanes are not modelled here")
-    stores, loads = _round(load, defs, uses)
+    stores, loads = _round(load, defs, uses, getattr(cta, "memo", None))
     if not stores or not all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]):
         return None
     return _judge(chain, r, (load, slot, loads), stores, cta, masks)
@@ -306,7 +314,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
-    fence = _fence(stores, load, getattr(ev, "code", None))
+    fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
     if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
@@ -315,14 +323,15 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
 
 
-def _fence(stores: list[Instr], load: Instr, code: list | None) -> str | bool | None:
+def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
     """None when a CTA barrier (``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp``) lies between the
     round's last store and ``load`` in program order; True when none does and no branch either (every
     path from the store to the load is that straight line); a reason when a branch lies between."""
     if code is None:
         return "the function's instructions are not at hand to find its barrier"
     lo, hi = max(s.line for s in stores), load.line
-    between = [i for i in code if lo < i.line < hi]
+    a, b = index.get(lo), index.get(hi)
+    between = code[a + 1:b] if a is not None and b is not None else [i for i in code if lo < i.line < hi]
     if any(i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
            for i in between):
         return None
@@ -334,6 +343,14 @@ def _fence(stores: list[Instr], load: Instr, code: list | None) -> str | bool | 
 def _unread(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict) -> str | None:
     """Why a partial the round stored is read by none of its loads (a lost partial, or offsets shifted
     so that a load takes another store's element); None when every one is read."""
+    key = ("interwarp-unread", tuple(x.line for x in loads), id(mem))
+    if key not in memo:
+        memo[key] = (mem, _unread_of(loads, mem, ref, ev, n, memo))      # mem kept: its id stays unique
+    return memo[key][1]
+
+
+def _unread_of(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict) -> str | None:
+    """:func:`_unread`, computed."""
     got: set = set()
     for ld in loads:
         addr, size = _addresses(ld, 1, ev, n, memo), _size(ld)
