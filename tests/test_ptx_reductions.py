@@ -143,8 +143,8 @@ def test_sum_rows_chains_proved_with_derived_masks():
     ttgir, ptx = kernel("sum")
     tr, tc = blocked_tpw(ttgir)                      # reduce over axis 1: the lanes along dim 1
     want = [tc >> (k + 1) for k in range(tc.bit_length() - 1)]       # 16, 8, 4, 2, 1 for tc = 32
-    proved = [c for c in warp_checks(ttgir, ptx) if c.status == "proved"]
-    assert proved and all(c.data["masks"] == want for c in proved)
+    proved = [c for c in warp_checks(ttgir, ptx) if c.status == "proved" and "inter-warp" not in c.message]
+    assert proved and all(c.data["masks"] == want for c in proved)     # the first stage (tests/test_ptx_interwarp.py: the second)
     # one chain per distinct row a thread holds: N rows over tr lanes and the warps along dim 0
     wpc = re.search(r"#blocked = .*warpsPerCTA = \[(\d+), (\d+)\]", ttgir)
     rows = KERNELS["sum"][2]["N"] // (tr * int(wpc.group(1)))

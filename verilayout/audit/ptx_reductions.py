@@ -30,8 +30,11 @@ the 32 lanes, a proof for that layout.
 Ties, by dataflow: the butterflies form chains (a shuffle's successor is a shuffle whose source the
 combine instructions reading the first's result define; shuffles of one step of a multi-operand
 region are joined by those instructions); a chain's inputs are traced back through its function's
-definitions: an input loaded from shared memory is the inter-warp stage (``unchecked``: which lane holds
-which warp's partial is the scratch round's, not modelled here). The candidates are the ``tt.reduce``
+definitions: an input loaded from shared memory (through moves, or an ``and`` with an immediate) is the
+inter-warp stage, checked per thread by :mod:`verilayout.audit.ptx_interwarp` against the reduces of its
+width whose region its combine op meets (``proved`` only when every one accepts it, an error only when
+every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason
+here. The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
 elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
 combine op matches, then those whose operand is defined (through register views) at the source line of
@@ -74,6 +77,7 @@ import numpy as np
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
+from verilayout.audit.ptx_interwarp import Finding, check_stage, source_load
 from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
@@ -113,6 +117,7 @@ class Reduce:
     region: tuple[tuple[str, tuple[str, ...]], ...]
     types: tuple[str, ...]
     source: frozenset = frozenset()
+    warps: tuple[tuple[int, ...], ...] = ()
 
     @property
     def words(self) -> int:
@@ -201,6 +206,15 @@ def _sources(tmod: Module, value: str, depth: int = 0) -> frozenset:
     return own.union(*(_sources(tmod, v, depth + 1) for v in op.operands))
 
 
+def _warp_bases(tmod: Module, value: str, t: Any) -> tuple[tuple[int, ...], ...]:
+    """The warp bases of ``value``'s layout (of type ``t``), () when they do not read."""
+    try:
+        t = _tensor_type(tmod, value) if t is None else t
+        return tuple(tuple(b) for b in attr_to_linear(t.encoding, layout_shape(t)).bases.get("warp", []))
+    except (LayoutError, KeyError, AttributeError, TypeError, ValueError):
+        return ()
+
+
 def _projected(prev: Reduce) -> tuple[tuple, tuple]:
     """The lane and register bases of ``prev``'s result: its operand's without the reduced coordinate
     (Triton's slice layout; a lane whose basis moved only along the axis now holds a replica)."""
@@ -239,8 +253,10 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
             out.append((op, f"the reduce operand's layout does not read ({e})"))
             continue
         types = tuple(t.strip() for t in ret.operand_types) if ret is not None else ()
+        warps = tuple(tuple(x for d, x in enumerate(b) if d != prev.axis) for b in prev.warps) if prev is not None \
+            else _warp_bases(tmod, op.operands[0], _operand_type(tmod, at))
         out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types,
-                          _sources(tmod, op.operands[0])))
+                          _sources(tmod, op.operands[0]), warps))
     return out
 
 
@@ -677,6 +693,9 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
                        "0xffffffff): lanes outside it read undefined values (PTX ISA 9.7.8.6)", data) for s in partial]
     if any(m is None for m in masks) or any(_mask(s) != _mask(st[0]) for st in chain.steps for s in st):
         return _unchecked(chain, "a lane mask is not one immediate per step", data)
+    inter = _interwarp(chain, cands, defs, uses, cta, data)
+    if inter is not None:
+        return inter
     if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes); which lane holds which partial is the scratch round's", data)
@@ -709,6 +728,44 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
+
+
+def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: Any, data: dict) -> list[Check] | None:
+    """The checks of an inter-warp stage (:mod:`verilayout.audit.ptx_interwarp`) against the reduces of the
+    chain's width whose region its combine op meets; None when its loads are no inter-warp stage of them.
+    An error needs every such reduce to refuse it; a proof, every one to accept it."""
+    if not any(source_load(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+        return None
+    wide = [r for r in cands if r.words == len(chain.steps[0])]
+    fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
+           if not any(_combine_errors(chain, r, uses)) and _redux_fits(chain.steps[0][0], r)]
+    found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
+    if not fit or all(f is None for f in found):
+        return None
+    why = next((f for f in found if isinstance(f, str)), None) if not any(isinstance(f, Finding) for f in found) \
+        else None
+    kinds = {f.status if isinstance(f, Finding) else None for f in found}
+    if why is None and len(kinds) == 1 and None not in kinds:
+        return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis,
+                                                            warp_groups=[list(g) for g in f.groups]))
+                for f, r in list(zip(found, fit))[:1]]
+    said = {None: "no inter-warp stage of it (no warp along its axis, or no first-stage store)", "proved": "proved",
+            "counterexample": "an error"}
+    told = [said[f.status] if isinstance(f, Finding) else said[None] if f is None else f"unchecked, {f}" for f in found]
+    each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
+    why = why or "the tt.reduce ops of its width and combine op disagree on it"
+    return _unchecked(chain, f"inter-warp stage: {why}{' (' + each + ')' if each else ''}", data)
+
+
+def _redux_fits(ins: Instr, r: Reduce) -> bool:
+    """Whether a ``redux.sync``'s op and its float or integer type are the one-op region's (a butterfly's
+    combine op is checked elsewhere)."""
+    want = _expected(r)
+    if ins.head != "redux":
+        return True
+    floats = ins.parts[-1] in _FLOATS
+    return want is not None and len(ins.parts) > 2 and ins.parts[2] == want[0] and \
+        floats == (bool(r.types) and r.types[0] in _FLOATS)
 
 
 def _verdict(chain: Chain, r: Reduce, uses: dict, base: dict, seg: Segment | None = None) -> list[Check]:
