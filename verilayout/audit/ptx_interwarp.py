@@ -46,6 +46,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,9 @@ _SIZE = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf1
 #: one-op regions that may combine an element more than once (max, min, and, or)
 _IDEMPOTENT = frozenset({"arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf", "arith.maxsi",
                          "arith.minsi", "arith.maxui", "arith.minui", "arith.andi", "arith.ori"})
+
+
+_NONE = object()            # no partial at a byte yet (None: two different partials)
 
 
 @dataclass(frozen=True)
@@ -224,16 +228,40 @@ def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: i
             return (f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to "
                     "the load")
         data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
-        mine: dict = {}
-        for t in np.flatnonzero(guard[0]):
-            k, part, w = owners[int(t)]
-            for j in range(len(data)):
-                for b in range(size):
-                    p = Partial((s.line, (j, b // 4), k), part, w)
-                    at = delta + int(addr[1][t]) + j * size + b
-                    mine[at] = p if mine.get(at, p) == p else None
+        mine = _store_bytes(s.line, np.flatnonzero(guard[0]), np.asarray(addr[1], dtype=np.int64) + delta,
+                            len(data), size, owners)
         mem.update(mine)
     return mem
+
+
+def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: list[tuple]) -> dict:
+    """One store's scratch bytes: byte -> the :class:`Partial` its threads ``act`` write there (the last
+    writer's, in thread, element and byte order), None where two of them write different partials."""
+    if not act.size:
+        return {}
+    slots = (size + 3) // 4
+    kid: dict = {}
+    tk = np.array([kid.setdefault(owners[x][:2], len(kid)) for x in act.tolist()], dtype=np.int64)
+    jb = np.arange(words * size)
+    at = (base[act][:, None] + jb[None, :]).ravel()
+    key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
+    order = np.argsort(at, kind="stable")
+    a_s, k_s = at[order], key[order]
+    starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
+    same = np.minimum.reduceat(k_s, starts) == np.maximum.reduceat(k_s, starts)
+    last = order[np.r_[starts[1:], len(a_s)] - 1]
+    keys = {v: k for k, v in kid.items()}
+    made: dict = {}
+    out: dict = {}
+    for a, ok, i in zip(a_s[starts].tolist(), same.tolist(), last.tolist()):
+        if not ok:
+            out[a] = None
+            continue
+        thread, byte = act[i // (words * size)], i % (words * size)
+        (k, part), w = keys[int(tk[i // (words * size)])], owners[int(thread)][2]
+        el = (byte // size, byte % size // 4)
+        out[a] = made.setdefault((k, part, el, w), Partial((line, el, k), part, w))
+    return out
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
@@ -241,17 +269,42 @@ def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> l
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
         return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
-    out = []
-    for t in range(n):
-        at = int(addr[1][t]) + slot * size
-        got = {mem.get(at + b) for b in range(size)} if guard[0][t] else {None}
-        out.append(got.pop() if len(got) == 1 else None)
-    return out
+    keys, vids, objs, _reps = _mem_arrays(mem, memo)
+    v = _vids_at(keys, vids, np.asarray(addr[1], dtype=np.int64)[:, None] + slot * size + np.arange(size))
+    same = np.asarray(guard[0], dtype=bool) & (v[:, 0] >= 0) & np.all(v == v[:, :1], axis=1)
+    first = np.searchsorted(keys, np.asarray(addr[1], dtype=np.int64) + slot * size)
+    return [objs[i] if ok else None for i, ok in zip(first.tolist(), same.tolist())]
 
 
-def _thread_fault(tags: list, counts: np.ndarray, need: dict, idem: bool) -> str | None:
-    """What is wrong with one complete thread's combination (``tags``: per lane, ``counts``: its row)."""
-    got = [(tags[u], int(c)) for u, c in enumerate(counts) if c]
+def _mem_arrays(mem: dict, memo: dict) -> tuple[np.ndarray, np.ndarray, list, list]:
+    """``mem`` as arrays (kept in ``memo``): its bytes sorted, each byte's partial as a value id (-1: None,
+    two partials), the partial objects in that order, and per value id its first object in ``mem``."""
+    key = ("interwarp-arrays", id(mem))
+    if key not in memo:
+        vals, ids, reps = list(mem.values()), {}, []
+        vid = [-1 if p is None else ids.setdefault((p.element, p.part), len(ids)) for p in vals]
+        reps = [None] * len(ids)
+        for p, i in zip(vals, vid):
+            if i >= 0 and reps[i] is None:
+                reps[i] = p
+        addrs = np.array(list(mem.keys()), dtype=np.int64)
+        order = np.argsort(addrs, kind="stable")
+        memo[key] = (mem, (addrs[order], np.array(vid, dtype=np.int64)[order] if vid else np.zeros(0, np.int64),
+                           [vals[i] for i in order.tolist()], reps))
+    return memo[key][1]
+
+
+def _vids_at(keys: np.ndarray, vids: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The value id of the partial at each byte of ``at`` (-1: none, or two partials)."""
+    if not keys.size:
+        return np.full(at.shape, -1, dtype=np.int64)
+    i = np.minimum(np.searchsorted(keys, at), keys.size - 1)
+    return np.where(keys[i] == at, vids[i], -1)
+
+
+def _thread_fault(got: list, need: dict, idem: bool) -> str | None:
+    """What is wrong with one complete thread's combination (``got``: (partial, times) of each lane it
+    combines, in lane order)."""
     elems = {p.element for p, _c in got}
     if len(elems) > 1:
         return f"combines partials of {len(elems)} different elements {sorted(e[2] for e in elems)}"
@@ -268,8 +321,13 @@ def _thread_fault(tags: list, counts: np.ndarray, need: dict, idem: bool) -> str
     return None
 
 
-def _needs(mem: dict) -> dict:
-    """Element -> {reduced-axis coordinate: warps that stored it}."""
+def _needs(mem: dict, memo: dict | None = None) -> dict:
+    """Element -> {reduced-axis coordinate: warps that stored it} (kept in ``memo`` per ``mem``)."""
+    key = ("interwarp-needs", id(mem))
+    if memo is not None:
+        if key not in memo:
+            memo[key] = (mem, _needs(mem))             # mem kept: its id stays unique
+        return memo[key][1]
     out: dict = {}
     for p in mem.values():
         if p is not None:
@@ -320,7 +378,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
             f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
             "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, tags, _needs(mem), masks, stores, load)
+    return _verdict(chain, r, tags, _needs(mem, memo), masks, stores, load)
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
@@ -351,6 +409,7 @@ def _unread(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict
 
 def _unread_of(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: dict) -> str | None:
     """:func:`_unread`, computed."""
+    keys, vids, _objs, reps = _mem_arrays(mem, memo)
     got: set = set()
     for ld in loads:
         addr, size = _addresses(ld, 1, ev, n, memo), _size(ld)
@@ -358,31 +417,80 @@ def _unread_of(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: d
         if delta is None or size is None:
             return f"the address of {ld.opcode} (PTX line {ld.line}) is not a function of %tid relative to the round"
         width = len(ld.args[0].items) if isinstance(ld.args[0], Vec) else 1
-        got |= {mem.get(delta + int(o) + b) for o in addr[1] for b in range(width * size)}
-    lost = sorted({p for p in mem.values() if p is not None} - got, key=lambda p: (p.element, p.part))
+        at = delta + np.asarray(addr[1], dtype=np.int64)[:, None] + np.arange(width * size)
+        got |= set(_vids_at(keys, vids, at).ravel().tolist())
+    lost = sorted((reps[v] for v in range(len(reps)) if v not in got), key=lambda p: (p.element, p.part))
     return None if not lost else (f"the partial of warp {lost[0].warp} for element {lost[0].element[2]} (store at PTX "
                                   f"line {lost[0].element[0]}) is read by no load of the round")
+
+
+@functools.lru_cache(maxsize=64)
+def _lane_table(raw: bytes, shape: tuple, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """For the butterfly counts ``C`` (given as bytes): per lane the lanes it combines, padded to one
+    width with its first (``(32, k)``), and their counts (0 in the padding)."""
+    counts = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape)
+    rows = [np.flatnonzero(counts[lane]) for lane in range(32)]
+    k = max(len(x) for x in rows)
+    nzm = np.array([np.concatenate([x, np.full(k - len(x), x[0], dtype=x.dtype)]) for x in rows])
+    cnt = np.array([np.concatenate([counts[lane][x], np.zeros(k - len(x), dtype=counts.dtype)])
+                    for lane, x in enumerate(rows)])
+    return nzm, cnt
+
+
+def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[set, dict, tuple | None, set]:
+    """Every thread's combination judged (module law), on arrays: (elements some complete thread combines
+    right, element -> (first thread combining it wrong, why), (first thread with a lane whose load is
+    unknown, that lane) or None, the sorted warps of each right combination)."""
+    n = len(tags)
+    pids: dict = {}
+    ids = np.array([-1 if x is None else pids.setdefault(id(x), len(pids)) for x in tags], dtype=np.int64)
+    objs = {i: x for x in tags if x is not None for i in (pids[id(x)],)}
+    elems: dict = {}
+    eid = np.array([elems.setdefault(objs[i].element, len(elems)) for i in range(len(pids))] + [-1], dtype=np.int64)
+    parts = sorted({p for e in need.values() for p in e} | {objs[i].part for i in objs}) or [0]
+    pidx = np.array([parts.index(objs[i].part) for i in range(len(pids))] + [0], dtype=np.int64)
+    needm = np.zeros((len(elems) + 1, len(parts)), dtype=bool)
+    for e, k in elems.items():
+        needm[k, [parts.index(p) for p in need.get(e, ())]] = True
+    grid = ids.reshape(n // 32, 32)
+    wid = np.array([objs[i].warp for i in range(len(pids))] + [-1], dtype=np.int64)
+    nzm, cnt = _lane_table(counts.tobytes(), counts.shape, counts.dtype.str)
+    valid = cnt > 0
+    combo = grid[:, nzm]                                                                  # (warps, 32, k)
+    e = eid[combo]
+    times = np.zeros(combo.shape[:2] + (len(parts),), dtype=np.int64)
+    wi, li = np.meshgrid(np.arange(combo.shape[0]), np.arange(32), indexing="ij")
+    np.add.at(times, (wi[..., None], li[..., None], pidx[combo]), np.broadcast_to(cnt, combo.shape))
+    ok = (times >= 1) if idem else (times == 1)
+    good = np.all((e == e[..., :1]) | ~valid, axis=2) & np.all(np.where(needm[e[..., 0]], ok, times == 0), axis=2)
+    st = np.where(np.any((combo < 0) & valid, axis=2), 2, np.where(good, 0, 1))            # 0 right, 1 wrong, 2 blank
+    state, first = st.reshape(n), e[..., 0].reshape(n)
+    groups: set = set()
+    if np.any(st == 0):
+        ws = np.where(valid, wid[combo], -2)[st == 0]
+        for row in np.unique(np.sort(ws, axis=1), axis=0).tolist():
+            groups.add(tuple(sorted(set(row) - {-2})))
+    back = {k: v for v, k in elems.items()}
+    right = {back[int(k)] for k in np.unique(first[state == 0]).tolist()}
+    wrong: dict = {}
+    bad = np.flatnonzero(state == 1)
+    if bad.size:
+        _u, at = np.unique(first[bad], return_index=True)
+        for t in sorted(bad[at].tolist()):
+            sel = [(tags[t // 32 * 32 + u], int(c)) for u, c in enumerate(counts[t % 32]) if c]
+            wrong[sel[0][0].element] = (t, _thread_fault(sel, need, idem))
+    blank = None
+    for t in np.flatnonzero(state == 2)[:1].tolist():
+        row = np.flatnonzero(counts[t % 32]).tolist()
+        blank = (t, next(u for u in row if tags[t // 32 * 32 + u] is None))
+    return right, wrong, blank, groups
 
 
 def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
     """The finding from every thread's combination (module law)."""
     counts = lane_counts(masks)
     idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
-    right, wrong, blank, groups = set(), {}, None, set()
-    for t in range(len(tags)):
-        w = t // 32 * 32
-        row = counts[t % 32]
-        lanes = [tags[w + u] for u in range(32)]
-        if any(lanes[u] is None for u in np.flatnonzero(row)):
-            blank = blank or (t, next(u for u in np.flatnonzero(row) if lanes[u] is None))
-            continue
-        fault = _thread_fault(lanes, row, need, idem)
-        elem = lanes[int(np.flatnonzero(row)[0])].element
-        if fault is None:
-            right.add(elem)
-            groups.add(tuple(sorted({lanes[u].warp for u in np.flatnonzero(row)})))
-        else:
-            wrong.setdefault(elem, (t, fault))
+    right, wrong, blank, groups = _classify(tags, counts, need, idem)
     rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
     if not right and not wrong:
         t, u = blank
