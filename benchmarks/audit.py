@@ -233,7 +233,8 @@ PHASES = (("verilayout.frontends.ttgir", "parse_module"), ("verilayout.audit.ttg
           ("verilayout.audit.ptx", "_dot_checks"), ("verilayout.audit.ptx_smem", "smem_checks"),
           ("verilayout.audit.ptx_elements", "element_checks"), ("verilayout.audit.ptx_elements", "convert_checks"),
           ("verilayout.audit.ptx_shuffles", "register_permute_checks"),
-          ("verilayout.audit.ptx_tmem", "tmem_message_checks"), ("verilayout.audit.paths", "at_call_sites"))
+          ("verilayout.audit.ptx_tmem", "tmem_message_checks"), ("verilayout.audit.paths", "at_call_sites"),
+          ("verilayout.audit.ptx_reductions", "warp_reduce_checks"))
 
 
 class PhaseClock:
