@@ -10,6 +10,7 @@ too (``monkeypatch.setattr(module, "explore_mcast", recording(compared))``).
 """
 from __future__ import annotations
 
+from ring_reference import recorder
 from verilayout.simulate import mcast_ring
 
 
@@ -46,13 +47,18 @@ def same_search(system, max_states: int):
 
 
 def recording(compared: list, limit: int = 20000):
-    """An ``explore_mcast`` that appends ``(outcome, states)`` of each search to ``compared``,
-    checked against the reference (:func:`same_search`) when the search is of at most ``limit``
-    states (larger ones: ``benchmarks/mcast_ring_speed.py``)."""
-    def explore(system, *, max_states: int):
-        r = mcast_ring.explore_mcast(system, max_states=max_states)
-        if r.states <= limit:
-            assert same_search(system, max_states) == r
-            compared.append((r.outcome, r.states))
-        return r
-    return explore
+    """An ``explore_mcast`` compared with the reference search (``ring_reference.recorder``,
+    :func:`same_search`; larger searches: ``benchmarks/mcast_ring_speed.py``)."""
+    return recorder(mcast_ring.explore_mcast, same_search, compared, limit)
+
+
+def compared_check(man, src: str, compared: list):
+    """``mcast_check.check_sm100_source(man, src)`` with each of its mcast-ring searches of at most
+    20000 states also run by the reference search and asserted to agree (appended to ``compared``)."""
+    import verilayout.simulate.mcast_check as mc
+    real = mc.explore_mcast
+    mc.explore_mcast = recording(compared)
+    try:
+        return mc.check_sm100_source(man, src)
+    finally:
+        mc.explore_mcast = real

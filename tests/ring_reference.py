@@ -38,14 +38,21 @@ def same_search(system, max_states: int):
     return fast
 
 
-def recording(compared: list, limit: int = 20000):
-    """An ``explore_mma_rings`` that appends ``(outcome, states)`` of each search to ``compared``,
-    checked against the reference (:func:`same_search`) when the search is of at most ``limit``
-    states (larger ones: ``benchmarks/mma_ring_reduce.py``)."""
-    def explore(system, *, max_states: int):
-        r = ring.explore_mma_rings(system, max_states=max_states)
+def recorder(explore, same, compared: list, limit: int = 20000):
+    """``explore`` (a search taking ``system, *, max_states``) that appends ``(outcome, states)`` of
+    each search to ``compared``, checked against its reference (``same(system, max_states)``, which
+    asserts the two searches agree and returns the answer) when the search is of at most ``limit``
+    states (larger ones: the benchmarks)."""
+    def run(system, *, max_states: int):
+        r = explore(system, max_states=max_states)
         if r.states <= limit:
-            assert same_search(system, max_states) == r
+            assert same(system, max_states) == r
             compared.append((r.outcome, r.states))
         return r
-    return explore
+    return run
+
+
+def recording(compared: list, limit: int = 20000):
+    """An ``explore_mma_rings`` compared with the plain search (:func:`recorder`, :func:`same_search`;
+    larger searches: ``benchmarks/mma_ring_reduce.py``)."""
+    return recorder(ring.explore_mma_rings, same_search, compared, limit)

@@ -52,19 +52,13 @@ COMPARED: list = []
 def _check(shape=(2, 2), edit=None, **kw):
     """The report of ``check_sm100_source``, each of its mcast-ring searches of at most 20000
     states also run by the reference search and asserted to agree (``COMPARED``)."""
-    import verilayout.simulate.mcast_check as mc
-    from mcast_reference import recording
+    from mcast_reference import compared_check
     man, src = _kernel(shape, **kw)
     if edit is not None:
         new = edit(src)
         assert new != src, "the planted edit did not change kernel.cu"
         src = new
-    real = mc.explore_mcast
-    mc.explore_mcast = recording(COMPARED)
-    try:
-        return mc.check_sm100_source(man, src)
-    finally:
-        mc.explore_mcast = real
+    return compared_check(man, src, COMPARED)
 
 
 @pytest.mark.parametrize("shape", sorted(HAND_MASKS))

@@ -91,14 +91,8 @@ COMPARED: list = []
 def _compared_check(man, src: str):
     """``check_sm100_source``, each mcast-ring search of at most 20000 states also run by the
     reference search and asserted to agree (``COMPARED``)."""
-    import verilayout.simulate.mcast_check as mc
-    from mcast_reference import recording
-    real = mc.explore_mcast
-    mc.explore_mcast = recording(COMPARED)
-    try:
-        return mc.check_sm100_source(man, src)
-    finally:
-        mc.explore_mcast = real
+    from mcast_reference import compared_check
+    return compared_check(man, src, COMPARED)
 
 
 @needs_nvcc
