@@ -215,7 +215,8 @@ def _owners(r: Any, n: int) -> list[tuple]:
     lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
     both = lane ^ warp
     keep = [d for d in range(rank) if d != r.axis]
-    return [(tuple(int(x) for x in both[i, keep]), int(warp[i, r.axis]), i // 32) for i in range(n)]
+    rows, parts = both[:, keep].tolist(), warp[:, r.axis].tolist()
+    return [(tuple(rows[i]), parts[i], i // 32) for i in range(n)]
 
 
 def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: int, memo: dict) -> dict | str:

@@ -851,7 +851,8 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
         ev = ctx.values.get(func)
         run = TagRun(ev, 32) if ev is not None else None
         warps = (ctx.tmod.num_warps if ctx.tmod is not None else None) or 1
-        cta = TagRun(ev, 32 * warps) if ev is not None and warps > 1 else run
+        # the CTA's run shares the file's memo (the shared-memory checks' address terms, simplified once)
+        cta = TagRun(ev, 32 * warps, memo=ctx.memo) if ev is not None and warps > 1 else run
         got: list[Check] = []
         for chain in chains(instrs, (defs, uses)):
             got.extend(chain_checks(chain, cands, defs, uses, run, cta))
