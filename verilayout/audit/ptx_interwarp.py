@@ -54,10 +54,9 @@ import numpy as np
 import z3
 
 from verilayout.audit.ptx_smem import thread_guard, thread_offsets
+from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Reg, Vec
 
-_SIZE = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
-         "s32": 4, "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8}
 #: one-op regions that may combine an element more than once (max, min, and, or)
 _IDEMPOTENT = frozenset({"arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf", "arith.maxsi",
                          "arith.minsi", "arith.maxui", "arith.minui", "arith.andi", "arith.ori"})
@@ -141,7 +140,8 @@ def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
 
 
 def _size(ins: Instr) -> int | None:
-    return next((_SIZE[p] for p in reversed(ins.parts) if p in _SIZE), None)
+    """Bytes of one element of the access (its last PTX type of 8 to 64 bits), or None."""
+    return next((ptx_bits(p) // 8 for p in reversed(ins.parts) if ptx_bits(p) in (8, 16, 32, 64)), None)
 
 
 def _shared_order(defs: dict, uses: dict, memo: dict) -> list[Instr]:
