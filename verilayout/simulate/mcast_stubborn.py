@@ -63,6 +63,7 @@ class _Trans(NamedTuple):
     soft: tuple
     writes: tuple
     pend_writes: tuple
+    landing: int         # a load's landing on one mbarrier: its bytes, else 0
 
 
 class _Reduction(NamedTuple):
@@ -74,12 +75,13 @@ class _Reduction(NamedTuple):
     pend_writers: dict     # mbarrier index -> ids writing its pending count
     waits: list            # per process its wait steps (pc, mbarrier index, parity), in order
     starts: list           # per process its step-start pcs, in order
+    counts: tuple          # per mbarrier index its count
 
 
 def _land_rw(op: tuple, w: set, r: set, pred: set, f: _Fast, ends: list) -> None:
     exits, k, load = op[0], op[1], op[4]
     if k >= 0:
-        w.add(("t" if load else "b", k))
+        w.add(("t" if load else "d", k))
     for q, m in exits:
         pred.update(("s", q, c) for c in ends[q] if ends[q][c] == m)
 
@@ -148,7 +150,8 @@ def _reduction(s: McastSystem) -> _Reduction:
         w = rw[0]
         trans.append(_Trans(key[0], key[1], key[2], key[3] if key[0] == "l" else (), tuple(hard),
                             tuple((k, tuple(js)) for k, js in sorted(soft.items())),
-                            tuple(sorted({x[1] for x in w if x[0] in "bt"})), tuple(sorted(x[1] for x in w if x[0] == "b"))))
+                            tuple(sorted({x[1] for x in w if x[0] in "btd"})), tuple(sorted({x[1] for x in w if x[0] in "bd"})),
+                            _landing_bytes(key, f)))
     writers: dict = {}
     pend_writers: dict = {}
     for i, t in enumerate(trans):
@@ -160,7 +163,7 @@ def _reduction(s: McastSystem) -> _Reduction:
              for p in range(f.nproc)]
     return _Reduction(f, trans, {k[1:]: ids[k] for k in keys if k[0] == "s"},
                       {k[3]: ids[k] for k in keys if k[0] == "l"}, writers, pend_writers, waits,
-                      [sorted(e) for e in ends])
+                      [sorted(e) for e in ends], tuple(c for _, c in s.init))
 
 
 def _interference(key, rw, key2, rw2):
@@ -175,7 +178,9 @@ def _interference(key, rw, key2, rw2):
     soft = set()
     a, b = _bars(w, r), _bars(w2, r2)
     for k in set(a) & set(b):
-        if "b" in a[k] or "b" in b[k]:
+        if a[k] == b[k] == {"d"}:             # two commits' arrivals: commute (module docstring)
+            continue
+        if a[k] & {"b", "d"} or b[k] & {"b", "d"}:
             return True
         if "t" in a[k] or "t" in b[k]:
             soft.add(k)
@@ -187,9 +192,17 @@ def _bars(w: set, r: set) -> dict:
     only, ``w`` phase read."""
     out: dict = {}
     for x in w | r:
-        if x[0] in "btw":
+        if x[0] in "btdw":
             out.setdefault(x[1], set()).add(x[0])
     return out
+
+
+def _landing_bytes(key: tuple, f: _Fast) -> int:
+    """A landing of one load on one mbarrier: its bytes (> 0); anything else: 0."""
+    if key[0] != "l" or len(f.lands[key[3]][0]) != 1:
+        return 0
+    op = f.lands[key[3]][0][0]
+    return op[2] if op[4] and op[2] > 0 and op[1] >= 0 else 0
 
 
 def _same_thread(a: tuple, b: tuple) -> bool:
@@ -239,8 +252,7 @@ def _nes(t: _Trans, v: tuple, flight, r: _Reduction, inside: set) -> list:
         cost = _cost(best, v, flight, r, inside)
     for c, k, parity in r.waits[t.p]:
         if pc <= c <= t.pc and v[n + k] & 1 == parity:
-            ws = r.pend_writers if (v[n + k] >> 1) & _PENDING else r.writers
-            got = [j for j in ws.get(k, ()) if j not in inside and _future(r.trans[j], v, flight)]
+            got = _phase_writers(k, v, flight, r, inside)
             c2 = _cost(got, v, flight, r, inside)
             if cost is None or c2 < cost:
                 best, cost = got, c2
@@ -249,39 +261,98 @@ def _nes(t: _Trans, v: tuple, flight, r: _Reduction, inside: set) -> list:
     return best
 
 
+def _phase_writers(k: int, v: tuple, flight, r: _Reduction, inside: set) -> list:
+    """Transitions one of which every path completing the current phase of mbarrier ``k`` takes.
+
+    Law: pending count above 0: the pending-count writers that can still occur (no completion
+    before one). Pending 0 (an arrive or a commit then fails ``over-arrive``: it completes nothing)
+    and every other writer that can still occur a load's landing (each lowers the
+    tx-count by its bytes, the phase completing when it reaches 0 exactly): one landing ``L`` in
+    flight such that no subset of the other in-flight landings sums to the tx-count, with every
+    landing not yet issued (a completing path lands either ``L`` or one not yet in flight). Else
+    every writer that can still occur."""
+    w = v[r.f.nproc + k]
+    if (w >> 1) & _PENDING:
+        return [j for j in r.pend_writers.get(k, ()) if j not in inside and _future(r.trans[j], v, flight)]
+    every = [j for j in r.writers.get(k, ()) if _future(r.trans[j], v, flight)]
+    if any(not r.trans[j].landing and k not in r.trans[j].pend_writes for j in every):
+        return [j for j in every if j not in inside]
+    every = [j for j in every if r.trans[j].landing]   # a pending-count write at 0 fails its check
+    ins = [j for j in every if r.trans[j].item in flight]
+    out = [j for j in every if r.trans[j].item not in flight and j not in inside]
+    if not ins:
+        return out
+    tx = w >> 21
+    for j in sorted(ins, key=lambda j: j not in inside):
+        sums = {0}
+        for j2 in ins:
+            if j2 != j:
+                sums |= {x + r.trans[j2].landing for x in sums}
+        if tx not in sums:
+            return ([] if j in inside else [j]) + out
+    return [j for j in every if j not in inside]
+
+
 def _cost(js: list, v: tuple, flight, r: _Reduction, inside: set) -> tuple:
     new = [j for j in js if j not in inside]
     return sum(_enabled(r.trans[j], v, flight, r.f) for j in new), len(new)
 
 
-def _interferers(t: _Trans, v: tuple, n: int):
-    """The transitions interfering with ``t`` in the states reachable from ``v`` without the
-    stubborn set: a tx-count write and a wait or another tx-count write on mbarrier ``k`` only when
-    its pending count is 0 (else no phase of ``k`` completes without a pending-count write, all of
-    which are in the set with ``t``)."""
-    out = list(t.interf)
-    for k, js in t.soft:
-        if not (v[n + k] >> 1) & _PENDING:
-            out += js
-    return out
-
-
 def _stubborn(seed: int, v: tuple, flight, r: _Reduction, bound: int):
-    """Law: the closure of ``{seed}`` and its enabled transitions (None once more than ``bound``)."""
-    inside, stack, enabled = {seed}, [seed], []
-    while stack:
-        i = stack.pop()
-        t = r.trans[i]
-        if _enabled(t, v, flight, r.f):
-            enabled.append(i)
-            if len(enabled) > bound:
-                return None
-            more = [j for j in _interferers(t, v, r.f.nproc) if j not in inside and _future(r.trans[j], v, flight)]
-        else:
-            more = [j for j in _nes(t, v, flight, r, inside) if j not in inside]
-        inside.update(more)
-        stack += more
-    return enabled
+    """Law: the closure of ``{seed}`` (module docstring) and its enabled transitions (None once
+    more than ``bound``). A landing in flight that only a tx-count write or wait in the set shares
+    an mbarrier with (pending count 0) joins only if some sum of the in-flight landings left out can
+    bring the tx-count to where one of the two completes the phase (:func:`_completes`)."""
+    inside, stack, enabled, deferred = {seed}, [seed], [], []
+    n = r.f.nproc
+    while True:
+        while stack:
+            i = stack.pop()
+            t = r.trans[i]
+            if _enabled(t, v, flight, r.f):
+                enabled.append(i)
+                if len(enabled) > bound:
+                    return None
+                more = [j for j in t.interf if j not in inside and _future(r.trans[j], v, flight)]
+                for k, js in t.soft:
+                    if (v[n + k] >> 1) & _PENDING:
+                        continue
+                    for j in js:
+                        if j in inside or not _future(r.trans[j], v, flight):
+                            continue
+                        if r.trans[j].item in flight and r.trans[j].landing and (t.landing or t.kind == "s"):
+                            deferred.append((i, j, k))
+                        else:
+                            more.append(j)
+            else:
+                more = [j for j in _nes(t, v, flight, r, inside) if j not in inside]
+            more = list(dict.fromkeys(more))
+            inside.update(more)
+            stack += more
+        late = [j for i, j, k in deferred if j not in inside and _completes(i, j, k, v, flight, r, inside)]
+        if not late:
+            return enabled
+        inside.update(late)
+        stack += list(dict.fromkeys(late))
+
+
+def _completes(i: int, j: int, k: int, v: tuple, flight, r: _Reduction, inside: set) -> bool:
+    """Whether landing ``j`` (outside the set) and ``i`` (in it: a landing, or a step reading or
+    writing mbarrier ``k``) may fail to commute: ``i`` not a plain landing, or the tx-count minus a
+    sum of in-flight landings on ``k`` outside the set (``j`` excepted) equals the bytes of ``i`` or
+    ``j`` (that one would complete the phase). Landings not in flight on ``k`` are in the set."""
+    ti, tj = r.trans[i], r.trans[j]
+    if (ti.kind == "s" and k in ti.writes) or not r.counts[k]:    # count 0: phases complete at 0 again
+        return True
+    tx = v[r.f.nproc + k] >> 21
+    sums = {0}
+    for x in flight:
+        m = r.land_id[x]
+        if m != j and m not in inside and k in r.trans[m].writes:
+            if not r.trans[m].landing:
+                return True
+            sums |= {y + r.trans[m].landing for y in sums}
+    return any(tx - y in ((ti.landing, tj.landing) if ti.kind == "l" else (tj.landing,)) for y in sums)
 
 
 def _fire(i: int, st, r: _Reduction):
