@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections import deque
 from typing import NamedTuple
 
-from verilayout.simulate.mcast_ring import _PENDING, _Fast, _fast_land, _fast_op, _fast_tables, _tables, McastSystem
+from verilayout.simulate.mcast_ring import PENDING_MASK as _PENDING, RingTables as _Fast, McastSystem, apply_op, land_op, ring_tables
 from verilayout.simulate.ring import Exploration
 
 __all__ = ["explore_stubborn"]
@@ -115,7 +115,7 @@ def _step_rw(p: int, pc: int, f: _Fast, ends: list) -> tuple:
 
 def _reduction(s: McastSystem) -> _Reduction:
     """Law: every transition with its interfering ones (module docstring)."""
-    f = _fast_tables(s, _tables(s))
+    f = ring_tables(s)
     ends = [{c: f.steps[p][c][2] for c in _starts(f, p)} for p in range(f.nproc)]
     for p in range(f.nproc):                  # a wait on a barrier no init names: as the full search
         for c in ends[p]:
@@ -363,14 +363,14 @@ def _fire(i: int, st, r: _Reduction):
         ops, mark = f.lands[t.item]
         nb = v
         for op in ops:
-            nb, err = _fast_land(op, nb, f.nproc)
+            nb, err = land_op(op, nb, f.nproc)
             if err is not None:
                 return None, (err, mark)
         return (nb, flight - {t.item}), None
     _, _, end, ops = f.steps[t.p][t.pc]
     cur = [v, flight]
     for op in ops:
-        err = _fast_op(t.p, op, cur, v, f)
+        err = apply_op(t.p, op, cur, v, f)
         if err is not None:
             return None, (err, op[2])
     nv = cur[0]
