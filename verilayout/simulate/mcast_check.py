@@ -64,7 +64,6 @@ from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_ADDR, SMEM_BASE, tma_load
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.mcast_ring import McastLoad, McastSystem, explore_mcast
-from verilayout.simulate.mcast_stubborn import explore_stubborn
 from verilayout.simulate.ptx_run import (TMEM_TAG, barrier_key, cta_mask, init_count, phase_parity, run_threads,
                                          tma_mbarrier, tx_count)
 from verilayout.simulate.ring import Arrive, Mma, MmaCommit, Wait
@@ -93,9 +92,6 @@ LANDINGS = {"per-dest": "every landing order (each destination of a multicast on
                      "assumption; with 4 CTAs the searches with loads in flight pass any affordable bound)"}
 #: States explored before ``mcast-ring`` is ``unknown``.
 MAX_MCAST_STATES = 200000
-#: States of the stubborn-set reduced search (per-destination landings) tried where the full
-#: searches did not prove that model.
-MAX_STUBBORN_STATES = 60000
 
 
 def _is_load(e) -> bool:
@@ -493,51 +489,31 @@ def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
     names = [f"CTA {x}'s {r}" for x, r in roles]
     reads = tuple((x, x + 1) if spec.pair and r == "mma" and x % 2 == 0 else () for x, r in roles)
     system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
-    try:
-        r, landing, how = _explored(system, len(runs))
-    except KeyError as e:                    # a barrier no mbarrier.init of the runs set up
-        return KernelCheck("mcast-ring", "unknown", f"mcast-ring: mbarrier {e} is waited on or signalled, "
-                           "but no mbarrier.init of it was read in the runs")
+    models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
+    for landing in models:                   # multicast searches pass any affordable bound
+        try:
+            r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
+        except KeyError as e:                # a barrier no mbarrier.init of the runs set up
+            return KernelCheck("mcast-ring", "unknown", f"mcast-ring: mbarrier {e} is waited on or signalled, "
+                               "but no mbarrier.init of it was read in the runs")
+        if r.outcome != "unknown":
+            break
     grain = LANDINGS[landing]
     if r.outcome == "counterexample":
         f, ev = r.error
-        return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: {f.what}: {_words(f, names)}" + how,
+        return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: {f.what}: {_words(f, names)}",
                            ev.instr.line if getattr(ev, "instr", None) else None)
     if r.outcome == "deadlock":
         w = "; ".join(f"{names[p]} waits on mbarrier {a.bar[1]:#x} of CTA {a.bar[0]} parity {a.parity}"
                       for p, a in r.blocked[:3])
-        return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: deadlock: {w}" + how)
+        return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: deadlock: {w}")
     if r.outcome == "unknown":
         return KernelCheck("mcast-ring", "unknown", f"mcast-ring: more than {MAX_MCAST_STATES} states")
     its = sum(1 for p in progs for a in p if a.kind == "mma")
-    states = f"{r.states} states" + (how and " of a stubborn-set reduced search")
     return KernelCheck("mcast-ring", "proved", f"{len(progs)} processes ({len(runs)} producers and MMA threads), "
-                       f"{its} MMA iterations, every interleaving and {grain} ({states}): every "
+                       f"{its} MMA iterations, every interleaving and {grain} ({r.states} states): every "
                        "MMA after its stage's slices landed, no stage rewritten while read, every release "
                        "reaches its producer, nothing lands after a CTA finished, no deadlock")
-
-
-def _explored(system: McastSystem, ncta: int) -> tuple:
-    """Law: ``(exploration, landing model, method note)``: the full searches as before (per
-    destination, whole multicasts, eager; 4 CTAs: eager only), the first that ends; a
-    counterexample or deadlock of theirs is the answer. Where none of them proved the finest model,
-    the stubborn-set reduced search (:mod:`verilayout.simulate.mcast_stubborn`, at most
-    :data:`MAX_STUBBORN_STATES` states) under per-destination landings: its answer where it ends
-    (the note names the method), else the full searches'."""
-    models = list(LANDINGS)[0 if ncta <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
-    for landing in models:                   # multicast searches pass any affordable bound
-        r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
-        if r.outcome != "unknown":
-            break
-    if r.outcome in ("counterexample", "deadlock") or (r.outcome == "proved" and landing == "per-dest"):
-        return r, landing, ""
-    try:
-        red = explore_stubborn(replace(system, landing="per-dest"), max_states=MAX_STUBBORN_STATES)
-    except KeyError:                         # a wait on an mbarrier without init: the full answer stands
-        return r, landing, ""
-    if red.outcome == "unknown":
-        return r, landing, ""
-    return red, "per-dest", " [stubborn-set reduced search, per-destination landings]"
 
 
 def cover_check(spec: _Spec, runs: list, d_map) -> KernelCheck:

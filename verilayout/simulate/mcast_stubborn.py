@@ -1,7 +1,7 @@
 """The cluster K ring of :mod:`verilayout.simulate.mcast_ring` explored with strong stubborn sets: a
 partial-order reduction that visits a subset of the states and still reaches every reachable
 *terminal* state (a deadlock, the normal end, and, errors being transitions into terminal error
-states, every reachable error), for the rings whose full search passes its bound.
+states named by their kind, every reachable kind of error).
 
 **Transitions.** ``("s", p, c)``: process ``p``'s atomic step from pc ``c`` (enabled when ``p`` is at
 ``c`` and, for a wait, the phase of its parity completed); ``("l", item)``: an in-flight item's landing
@@ -9,25 +9,39 @@ states, every reachable error), for the rings whose full search passes its bound
 its finding. Programs are straight-line and an item lands once, so every transition occurs at most
 once on a path and the state graph is acyclic.
 
-**Independence.** Each transition has the resources it writes and reads: ``("b", k)`` mbarrier ``k``
-(an arrive, a commit's or a load's landing write it; a wait reads its phase), ``("f", item)`` an
-item's in-flight bit (an issue and the landing write it; an MMA's ``mma-early`` and
-``mma-reads-landing`` checks read it), and predicates on another process's pc: ``mma-early`` reads
-whether a loader's pc passed its load, ``load-over-read`` which MMAs of a reader are uncommitted,
-``after-exit`` whether a CTA's processes finished; a predicate conflicts with exactly the steps of
-that process that change its value. Two transitions of different processes (or a landing and
-anything but its own issue) that share no written resource (write/write or write/read) and touch no
-predicate the other changes commute from every state where both are enabled, neither disables the
-other, and each fails a check after the other iff it fails before it (everything a check reads is
-one of its read resources). All others *interfere*.
+**Independence.** Each transition has the resources it writes and reads: ``("f", item)`` an item's
+in-flight bit (an issue and the landing write it; an MMA's ``mma-early`` and ``mma-reads-landing``
+checks read it); per mbarrier ``k`` a write of its pending count (``b``: an arrive; ``d``: a commit's
+arrival, pending - 1 only), a write of its tx-count only (``t``: a load's landing), a read of its
+phase (``w``: a wait); and predicates on another process's pc: ``mma-early`` reads whether a
+loader's pc passed its load, ``load-over-read`` which MMAs of a reader are uncommitted,
+``after-exit`` whether a CTA's processes finished (each conflicts with exactly the steps of that
+process that change its value). Two transitions of different processes (or a landing and anything
+but its own issue) commute from every state where both are enabled, neither disabling the other and
+each failing a check of the same kind after the other iff before it, unless they share an in-flight
+bit written by one, a predicate one changes, or an mbarrier touched by a ``b`` or ``d`` write of one
+of them (two ``d`` writes excepted: pending - 1 twice completes the phase once, at the same point,
+in either order, and fails ``over-arrive`` in either order when it fails in one). A ``t`` write
+against a ``t`` write or a ``w`` read of the same mbarrier ``k``: independent while ``k``'s pending
+count is above 0 (no phase completes without a ``b``/``d`` write, and every ``b``/``d`` write of ``k``
+that can still occur interferes with both, so it is in the set whenever they are); at pending 0 a
+landing of ``n`` bytes completes the phase iff the tx-count is ``n``, so an in-flight landing ``j`` left
+out of the set conflicts with a landing ``i`` in it (or a wait on ``k``) only if the tx-count minus a
+sum of in-flight landings on ``k`` left out (``j`` excepted) is the bytes of ``i`` or ``j``: every
+landing on ``k`` not yet in flight is put in the set, the sums are checked once the set is closed,
+and a conflicting ``j`` joins (the sums only shrink as the set grows).
 
 **Stubborn sets** (Valmari's strong stubborn sets). At state ``s`` a set ``T`` is built from one enabled
-seed by closing under: an enabled ``t`` in ``T`` brings every transition that interferes with it and
-can still occur; a disabled ``t`` brings a *necessary enabling set*: for a step of ``p`` at a later
-pc, ``p``'s current step (a straight-line program passes it first); for a wait of ``p`` at its pc
-whose phase is not complete, every transition that can still write that mbarrier (only they change
-its phase); for a landing not yet issued, its issuer's current step. Only ``T``'s enabled transitions
-are followed (the seed giving the fewest). **Lemma** (Valmari 1991, the deadlock-preserving
+seed by closing under: an enabled ``t`` in ``T`` brings every transition that interferes with it (as
+above) and can still occur; a disabled ``t`` brings a *necessary enabling set* (one transition of it
+is on every path from ``s`` that enables ``t``), the cheapest of: a step of ``t``'s process at a pc
+between its pc and ``t`` already in ``T``; that process's current step (not ``t`` itself); for a wait of
+that process between its pc and ``t`` whose phase now blocks it, the transitions without which the
+phase cannot complete: pending count above 0, its ``b``/``d`` writes that can still occur; pending 0
+(a ``b``/``d`` write then fails ``over-arrive``) with only landings left to write it, one in-flight
+landing ``L`` such that no sum of the other in-flight ones is the tx-count, and every landing not yet
+in flight; else every write that can still occur. Only ``T``'s enabled transitions are followed (the
+seed giving the fewest). **Lemma** (Valmari 1991, the deadlock-preserving
 theorem): every terminal state reachable from ``s`` is reachable in the reduced graph. Proof: let
 ``s -w-> d`` with ``d`` terminal. If ``w`` held no transition of ``T``, the seed, interfering with none
 of ``w``'s transitions, would stay enabled along ``w``: ``d`` not terminal. So let ``t`` be ``w``'s first
