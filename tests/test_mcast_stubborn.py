@@ -73,3 +73,18 @@ def test_the_reduced_search_visits_fewer_states_on_a_kernel_sized_ring():
 def test_a_bound_below_the_reduced_state_count_is_unknown():
     r = explore_stubborn(RINGS["good"][0], max_states=3)
     assert r.outcome == "unknown" and r.states > 3
+
+
+@pytest.mark.parametrize("landing", LANDINGS)
+@pytest.mark.parametrize("landed_peer_first", [True, False])
+def test_the_pair_leader_reading_both_stages_gets_the_full_search_verdict(landed_peer_first, landing):
+    """The CTA-pair ring of ``tests/test_emit_gemm_sm100_pair_cluster`` (the leader's MMA reads both
+    CTAs' stages, the peer's bytes complete on the leader's barrier), with every one-action deletion."""
+    from test_emit_gemm_sm100_pair_cluster import _leader_reads_both
+    base = replace(_leader_reads_both(landed_peer_first), landing=landing)
+    _same(base)
+    for _, system in _deleted(base):
+        try:
+            _same(system)
+        except KeyError:
+            continue
