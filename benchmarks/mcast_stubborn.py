@@ -38,9 +38,9 @@ def _systems(only: list) -> list:
     try:
         from mcast_ring_speed import _systems as kernels
         seen = set()
-        for name, s, _ in kernels(only or None):
-            if (name, s.prog) not in seen:
-                seen.add((name, s.prog))
+        for name, s, _ in kernels(only or None):    # one system per kernel (each model run below)
+            if name not in seen:
+                seen.add(name)
                 out.append((name, s))
     except Exception as e:                     # no nvcc: the hand-made rings only
         print(f"kernels skipped: {e}")
