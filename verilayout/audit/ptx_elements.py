@@ -1156,9 +1156,11 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             if all(j.line in local for st, ld in chain for j in st + ld):
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
-            pinned = _pinned(entries, i, ops)
-            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):
+            pinned = _pinned(entries, i, ops) if loc not in claims["scratch"] else None   # (a reduce or
+            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):  # scan may own it)
                 op = pinned
+            else:
+                pinned = None
             got = why or _conversion_holders(tmod, op, n, memo)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -769,8 +769,11 @@ def parse_module(text: str | bytes) -> Module:
     ops = []
     seen: dict = {}                     # loc bodies and (alias, depth) -> resolved (_resolve_loc)
     heads: list[tuple[int, int, int]] = []
+    regions: list[int] = []             # ops printed `... ({` (tt.reduce, tt.scan) whose `})` line is ahead
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
+        if s.startswith("})") and regions:
+            _closing_loc(ops, regions.pop(), s, locs, seen)
         if not s or s.startswith(("#", "//", "}", "module", "^")):
             continue
         if s.startswith("partition") and (pm := _PARTITION.match(s)):
@@ -780,11 +783,32 @@ def parse_module(text: str | bytes) -> Module:
         if not m:
             continue
         ops.append(_parse_op(i, m, locs, table, seen))
+        if s.rstrip().endswith("({"):
+            regions.append(len(ops) - 1)
     nw = attrs.get("num_warps")
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
                   tuple(ops), aliases, parsed, tuple(heads), _int_attr(attrs.get("shared")))
+
+
+def _closing_loc(ops: list, at: int, closing: str, locs: Mapping[str, str], seen: dict) -> None:
+    """A generic region op (``%r = "tt.reduce"(%x) <{axis = 1 : i32}> ({``) prints its ``loc`` on
+    its closing line (``}) : (tensor<...>) -> tensor<...> loc(#loc7)``, the MLIR generic form):
+    ``ops[at]`` takes it there when its first line had none.
+
+    >>> m = parse_module('#loc7 = loc("k.py":9:1)\\nmodule {\\n  %r = "tt.reduce"(%x) <{axis = 0 : i32}> ({\\n'
+    ...                  '  }) : (tensor<4xi32, #b>) -> i32 loc(#loc7)\\n}')
+    >>> m.ops[0].name, m.ops[0].loc
+    ('tt.reduce', 'k.py:9')
+    """
+    if ops[at].loc is not None:
+        return
+    loc = _strip_loc(closing)[1]
+    if loc is not None:
+        if loc not in seen:
+            seen[loc] = _resolve_loc(loc, locs, 0, seen)
+        ops[at] = replace(ops[at], loc=seen[loc])
 
 
 def _int_attr(val: Any) -> int | None:
