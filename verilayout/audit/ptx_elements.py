@@ -1056,7 +1056,7 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
     for e in sorted(by):
         st, ld = mine(e, "store"), mine(e + 1, "load")
         if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
-            rounds.append((e, st, ld))                               # other addresses: another op's)
+            rounds.append((e, _lineless(by, e, "store", st), _lineless(by, e + 1, "load", ld)))
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
@@ -1070,9 +1070,20 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
         e = next(x for x, st, _ld in rounds if st is chain[-1][0])
         while (st := mine(e + 2, "store")) and not mine(e + 2, "load") and not mine(e + 3, "load") \
                 and _addr_keys(st) <= _addr_keys(chain[-1][0]):
-            chain.append((st, []))
+            chain.append((st, _lineless(by, e + 3, "load", [], _regs(chain[-1][1]))))
             e += 2
     return chains
+
+
+def _lineless(by: dict[int, list[Instr]], e: int, kind: str, mine: list[Instr], regs: set | None = None) -> list[Instr]:
+    """``mine`` (a round's stores or loads in epoch ``e``) with the accesses of that epoch whose
+    ``.loc`` names line 0 (no source line: code LLVM moved or merged, which keeps the file) and whose
+    address register is one of ``mine``'s (or of ``regs``: the round before's loads, for a round
+    whose loads are all such): the same scratch addresses, the round's own accesses."""
+    regs = _regs(mine) if regs is None else regs
+    more = [i for i in by.get(e, []) if i.loc and i.loc.endswith(":0") and i not in mine and
+            smem_access(i)[0] == kind and _address_register(i) in regs]
+    return sorted(mine + more, key=lambda i: i.line) if more else mine
 
 
 def _addr_keys(instrs: list[Instr]) -> set:
