@@ -1054,7 +1054,8 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
 
     rounds = []
     for e in sorted(by):
-        st, ld = mine(e, "store"), mine(e + 1, "load")
+        st = mine(e, "store")
+        ld = mine(e + 1, "load") or _all_lineless(by, e + 1, st)
         if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
             rounds.append((e, _lineless(by, e, "store", st), _lineless(by, e + 1, "load", ld)))
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
@@ -1084,6 +1085,16 @@ def _lineless(by: dict[int, list[Instr]], e: int, kind: str, mine: list[Instr], 
     more = [i for i in by.get(e, []) if i.loc and i.loc.endswith(":0") and i not in mine and
             smem_access(i)[0] == kind and _address_register(i) in regs]
     return sorted(mine + more, key=lambda i: i.line) if more else mine
+
+
+def _all_lineless(by: dict[int, list[Instr]], e: int, stores: list[Instr]) -> list[Instr]:
+    """The loads of epoch ``e`` when ``stores`` (a line's, the epoch before) exist and every load and
+    store of ``e`` is under ``.loc N 0`` (no source line): a round whose loads LLVM moved, all of them,
+    out of the line (hoisted before a loop); else []."""
+    acc = by.get(e, []) if stores else []
+    if not acc or not all(i.loc and i.loc.endswith(":0") for i in acc):
+        return []
+    return [i for i in acc if smem_access(i)[0] == "load"]
 
 
 def _addr_keys(instrs: list[Instr]) -> set:
