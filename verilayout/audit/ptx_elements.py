@@ -1119,6 +1119,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     others: dict[str, int] = {}
     foreign: set[str] = set()
     scratch: set[str] = set()
+    reduced: set[str] = set()                # lines of reductions and scans (inter-warp rounds of their own)
     for op in tmod.ops:
         if not op.loc:
             continue
@@ -1129,6 +1130,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             if op.name in _SCRATCH:
                 foreign.add(op.loc)
                 scratch.add(op.loc)
+            if op.name in ("tt.reduce", "tt.scan"):
+                reduced.add(op.loc)
     lines, claimed, chained = {}, set(), set()
     n_of = {}                                # a worker's own threads, when the line's ops are all its
     for loc, ops in convs.items():
@@ -1144,7 +1147,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
     got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
-           "scratch": scratch, "n_of": n_of}
+           "scratch": scratch, "n_of": n_of, "reduced": reduced}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -1178,7 +1181,7 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             if all(j.line in local for st, ld in chain for j in st + ld):
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
-            pinned = _pinned(entries, i, ops) if loc not in claims["scratch"] else None   # (a reduce or
+            pinned = _pinned(entries, i, ops) if loc not in claims["reduced"] else None   # (a reduce or
             if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):  # scan may own it)
                 op = pinned
             else:
