@@ -202,7 +202,7 @@ def _delta(x: Any, y: Any) -> int | None:
 def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dict) -> dict | str:
     """Byte offset (from the load's thread 0) -> :class:`Partial` (None: two partials), or a reason
     (kept in ``memo`` per round, reference address and reduce: every chain of a round asks)."""
-    key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.op.line, r.axis, r.lanes, r.warps, n)
+    key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.axis, r.lanes, r.warps, n)
     if key not in memo:
         memo[key] = (ref, _build_map(stores, ref, _owners(r, n), ev, n, memo))
     return memo[key][1]
@@ -266,7 +266,16 @@ def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size:
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
-    """Each thread's loaded partial (None: unknown), or a reason."""
+    """Each thread's loaded partial (None: unknown), or a reason (kept in ``memo`` per load, slot and
+    ``mem``: the reduces of one shape share it)."""
+    key = ("interwarp-loaded", load.line, slot, id(mem), n)
+    if key not in memo:
+        memo[key] = (mem, _loaded_of(load, slot, mem, ev, n, memo))      # mem kept: its id stays unique
+    return memo[key][1]
+
+
+def _loaded_of(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
+    """:func:`_loaded`, computed."""
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
         return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
@@ -379,7 +388,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
             f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
             "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, tags, _needs(mem, memo), masks, stores, load)
+    return _verdict(chain, r, tags, _needs(mem, memo), masks, stores, load, memo)
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
@@ -487,11 +496,58 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     return right, wrong, blank, groups
 
 
-def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
+def _canonical(tags: list) -> tuple[tuple, list, dict]:
+    """``tags`` up to the names of their partials: (each thread's partial as the index of its first
+    appearance, -1 for None; those partials; their elements -> index of first appearance)."""
+    seen: dict = {}
+    objs: list = []
+    ids = []
+    for x in tags:
+        if x is None:
+            ids.append(-1)
+            continue
+        k = seen.get(id(x))
+        if k is None:
+            k = seen[id(x)] = len(objs)
+            objs.append(x)
+        ids.append(k)
+    elems: dict = {}
+    for p in objs:
+        elems.setdefault(p.element, len(elems))
+    return tuple(ids), objs, elems
+
+
+def _need_parts(need: dict, memo: dict) -> tuple:
+    """The sorted reduced-axis coordinates of ``need`` (kept in ``memo`` per ``need``)."""
+    key = ("interwarp-parts", id(need))
+    if key not in memo:
+        memo[key] = (need, tuple(sorted({p for e in need.values() for p in e})))    # need kept: its id stays unique
+    return memo[key][1]
+
+
+def _classified(tags: list, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
+    """:func:`_classify` of ``tags`` after butterflies ``masks``, decided once per shape (kept in ``memo``):
+    the threads' partials up to their names, each partial's element (by first appearance), reduced-axis
+    coordinate and warp, each element's non-reduced coordinates and the warps that stored it; the
+    elements of the result named back."""
+    ids, objs, elems = _canonical(tags)
+    rows = tuple((e[2], None if e not in need else tuple(sorted((k, tuple(sorted(v))) for k, v in need[e].items())))
+                 for e in elems)
+    key = ("interwarp-classify", ids, tuple((elems[p.element], p.part, p.warp) for p in objs), rows,
+           _need_parts(need, memo), tuple(masks), idem)
+    hit = memo.get(key)
+    if hit is None:
+        right, wrong, blank, groups = _classify(tags, lane_counts(masks), need, idem)
+        hit = memo[key] = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+    back = list(elems)
+    return {back[i] for i in hit[0]}, {back[i]: v for i, v in hit[1]}, hit[2], hit[3]
+
+
+def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr,
+             memo: dict | None = None) -> Finding | str:
     """The finding from every thread's combination (module law)."""
-    counts = lane_counts(masks)
     idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
-    right, wrong, blank, groups = _classify(tags, counts, need, idem)
+    right, wrong, blank, groups = _classified(tags, need, masks, idem, {} if memo is None else memo)
     rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
     if not right and not wrong:
         t, u = blank
