@@ -208,18 +208,29 @@ def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dic
     return memo[key][1]
 
 
-def _owners(r: Any, n: int) -> list[tuple]:
-    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``, warp)."""
+@dataclass(frozen=True)
+class Owners:
+    """Who owns each thread's partial: ``kinds`` the distinct (non-reduced coordinates of ``lane ^ warp``,
+    reduced-axis coordinate of ``warp``) in thread order, ``kind`` each thread's index into them."""
+    kinds: tuple
+    kind: np.ndarray
+
+
+def _owners(r: Any, n: int) -> Owners:
+    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``); a
+    thread's warp is ``t // 32``."""
     t = np.arange(n)
     rank = len(r.lanes[0])
     lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
     both = lane ^ warp
     keep = [d for d in range(rank) if d != r.axis]
     rows, parts = both[:, keep].tolist(), warp[:, r.axis].tolist()
-    return [(tuple(rows[i]), parts[i], i // 32) for i in range(n)]
+    ids: dict = {}
+    kind = [ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)]
+    return Owners(tuple(ids), np.array(kind, dtype=np.int64))
 
 
-def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: int, memo: dict) -> dict | str:
+def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, memo: dict) -> dict | str:
     """:func:`_store_map`, computed."""
     mem: dict = {}
     for s in stores:
@@ -235,14 +246,13 @@ def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: i
     return mem
 
 
-def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: list[tuple]) -> dict:
+def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: Owners) -> dict:
     """One store's scratch bytes: byte -> the :class:`Partial` its threads ``act`` write there (the last
     writer's, in thread, element and byte order), None where two of them write different partials."""
     if not act.size:
         return {}
     slots = (size + 3) // 4
-    kid: dict = {}
-    tk = np.array([kid.setdefault(owners[x][:2], len(kid)) for x in act.tolist()], dtype=np.int64)
+    tk = owners.kind[act]
     jb = np.arange(words * size)
     at = (base[act][:, None] + jb[None, :]).ravel()
     key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
@@ -251,39 +261,92 @@ def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size:
     starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
     same = np.minimum.reduceat(k_s, starts) == np.maximum.reduceat(k_s, starts)
     last = order[np.r_[starts[1:], len(a_s)] - 1]
-    keys = {v: k for k, v in kid.items()}
     made: dict = {}
     out: dict = {}
+    span = words * size
+    kinds, acts, tks = owners.kinds, act.tolist(), tk.tolist()
     for a, ok, i in zip(a_s[starts].tolist(), same.tolist(), last.tolist()):
         if not ok:
             out[a] = None
             continue
-        thread, byte = act[i // (words * size)], i % (words * size)
-        (k, part), w = keys[int(tk[i // (words * size)])], owners[int(thread)][2]
+        byte, kk, w = i % span, tks[i // span], acts[i // span] // 32
         el = (byte // size, byte % size // 4)
-        out[a] = made.setdefault((k, part, el, w), Partial((line, el, k), part, w))
+        p = made.get((kk, el, w))
+        if p is None:
+            k, part = kinds[kk]
+            p = made[(kk, el, w)] = Partial((line, el, k), part, w)
+        out[a] = p
     return out
 
 
-def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
-    """Each thread's loaded partial (None: unknown), or a reason (kept in ``memo`` per load, slot and
-    ``mem``: the reduces of one shape share it)."""
+@dataclass(frozen=True)
+class Loaded:
+    """Each thread's loaded partial: ``tags`` (None: unknown), ``ids`` the same up to the partials' names
+    (each as the index of its first appearance, -1 for None; bytes of int64) and ``objs`` the partials in
+    that order."""
+    tags: list
+    ids: bytes
+    objs: list
+
+
+def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
+    """Each thread's loaded partial, or a reason (kept in ``memo`` per load, slot and ``mem``: the reduces of
+    one shape share it)."""
     key = ("interwarp-loaded", load.line, slot, id(mem), n)
     if key not in memo:
         memo[key] = (mem, _loaded_of(load, slot, mem, ev, n, memo))      # mem kept: its id stays unique
     return memo[key][1]
 
 
-def _loaded_of(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
+def _loaded_of(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
     """:func:`_loaded`, computed."""
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
         return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
-    keys, vids, objs, _reps = _mem_arrays(mem, memo)
-    v = _vids_at(keys, vids, np.asarray(addr[1], dtype=np.int64)[:, None] + slot * size + np.arange(size))
+    keys, vids, _objs, _reps = _mem_arrays(mem, memo)
+    oid, uniq = _identities(mem, memo)
+    start = np.asarray(addr[1], dtype=np.int64) + slot * size
+    v = _vids_at(keys, vids, start[:, None] + np.arange(size))
     same = np.asarray(guard[0], dtype=bool) & (v[:, 0] >= 0) & np.all(v == v[:, :1], axis=1)
-    first = np.searchsorted(keys, np.asarray(addr[1], dtype=np.int64) + slot * size)
-    return [objs[i] if ok else None for i, ok in zip(first.tolist(), same.tolist())]
+    first = np.minimum(np.searchsorted(keys, start), max(keys.size - 1, 0))
+    got = np.where(same, oid[first], -1) if keys.size else np.full(start.shape, -1, dtype=np.int64)
+    return _relabelled(got, uniq)
+
+
+def _relabelled(got: np.ndarray, uniq: list) -> Loaded:
+    """:class:`Loaded` of each thread's partial given as an index into ``uniq`` (-1: None)."""
+    ids = np.full(got.shape, -1, dtype=np.int64)
+    objs: list = []
+    have = got >= 0
+    if have.any():
+        u, first, inv = np.unique(got[have], return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty(len(u), dtype=np.int64)
+        rank[order] = np.arange(len(u))
+        ids[have] = rank[inv.ravel()]
+        objs = [uniq[k] for k in u[order].tolist()]
+    return Loaded([objs[k] if k >= 0 else None for k in ids.tolist()], ids.tobytes(), objs)
+
+
+def _identities(mem: dict, memo: dict) -> tuple[np.ndarray, list]:
+    """Per byte of :func:`_mem_arrays`' order the index of its partial object (-1: None) and those objects
+    (kept in ``memo`` per ``mem``)."""
+    key = ("interwarp-identities", id(mem))
+    if key not in memo:
+        seen: dict = {}
+        uniq: list = []
+        oid = []
+        for p in _mem_arrays(mem, memo)[2]:
+            if p is None:
+                oid.append(-1)
+                continue
+            k = seen.get(id(p))
+            if k is None:
+                k = seen[id(p)] = len(uniq)
+                uniq.append(p)
+            oid.append(k)
+        memo[key] = (mem, (np.array(oid, dtype=np.int64), uniq))         # mem kept: its id stays unique
+    return memo[key][1]
 
 
 def _mem_arrays(mem: dict, memo: dict) -> tuple[np.ndarray, np.ndarray, list, list]:
@@ -379,6 +442,8 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
     if isinstance(tags, str):
         return tags
+    got = tags
+    tags = got.tags
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
@@ -388,7 +453,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
             f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
             "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, tags, _needs(mem, memo), masks, stores, load, memo)
+    return _verdict(chain, r, got, _needs(mem, memo), masks, stores, load, memo)
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
@@ -496,27 +561,6 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     return right, wrong, blank, groups
 
 
-def _canonical(tags: list) -> tuple[tuple, list, dict]:
-    """``tags`` up to the names of their partials: (each thread's partial as the index of its first
-    appearance, -1 for None; those partials; their elements -> index of first appearance)."""
-    seen: dict = {}
-    objs: list = []
-    ids = []
-    for x in tags:
-        if x is None:
-            ids.append(-1)
-            continue
-        k = seen.get(id(x))
-        if k is None:
-            k = seen[id(x)] = len(objs)
-            objs.append(x)
-        ids.append(k)
-    elems: dict = {}
-    for p in objs:
-        elems.setdefault(p.element, len(elems))
-    return tuple(ids), objs, elems
-
-
 def _need_parts(need: dict, memo: dict) -> tuple:
     """The sorted reduced-axis coordinates of ``need`` (kept in ``memo`` per ``need``)."""
     key = ("interwarp-parts", id(need))
@@ -525,29 +569,31 @@ def _need_parts(need: dict, memo: dict) -> tuple:
     return memo[key][1]
 
 
-def _classified(tags: list, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
+def _classified(got: Loaded, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
     """:func:`_classify` of ``tags`` after butterflies ``masks``, decided once per shape (kept in ``memo``):
     the threads' partials up to their names, each partial's element (by first appearance), reduced-axis
     coordinate and warp, each element's non-reduced coordinates and the warps that stored it; the
     elements of the result named back."""
-    ids, objs, elems = _canonical(tags)
+    elems: dict = {}
+    for p in got.objs:
+        elems.setdefault(p.element, len(elems))
     rows = tuple((e[2], None if e not in need else tuple(sorted((k, tuple(sorted(v))) for k, v in need[e].items())))
                  for e in elems)
-    key = ("interwarp-classify", ids, tuple((elems[p.element], p.part, p.warp) for p in objs), rows,
+    key = ("interwarp-classify", got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
            _need_parts(need, memo), tuple(masks), idem)
     hit = memo.get(key)
     if hit is None:
-        right, wrong, blank, groups = _classify(tags, lane_counts(masks), need, idem)
+        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem)
         hit = memo[key] = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
     back = list(elems)
     return {back[i] for i in hit[0]}, {back[i]: v for i, v in hit[1]}, hit[2], hit[3]
 
 
-def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr,
+def _verdict(chain: Any, r: Any, got: Loaded, need: dict, masks: list[int], stores: list, load: Instr,
              memo: dict | None = None) -> Finding | str:
     """The finding from every thread's combination (module law)."""
     idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
-    right, wrong, blank, groups = _classified(tags, need, masks, idem, {} if memo is None else memo)
+    right, wrong, blank, groups = _classified(got, need, masks, idem, {} if memo is None else memo)
     rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
     if not right and not wrong:
         t, u = blank
@@ -563,7 +609,7 @@ def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], store
         t, fault = next(iter(wrong.values()))
         return (f"thread {t} (warp {t // 32}, lane {t % 32}) {fault}, while other threads combine that element "
                 "right: whether its result is used is not modelled")
-    loaded = {p.element for p in tags if p is not None}
+    loaded = {p.element for p in got.objs}
     if loaded - right:
         return f"the element {sorted(loaded - right)[0][2]} is loaded by some lane but combined by no complete thread"
     return Finding(chain.steps[0][0], "proved", f"{head}: every thread whose lanes loaded stored partials combines "
