@@ -179,7 +179,19 @@ def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
 
 
 def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
-    """(thread 0's address term, each thread's byte offset from it) of the access's address operand."""
+    """(thread 0's address term, each thread's byte offset from it) of the access's address operand (kept in
+    ``memo`` per instruction: a round's loads and stores are asked again by every chain and reduce)."""
+    key = ("interwarp-addr", id(ins), at, n)
+    if key not in memo:
+        got = _addresses_of(ins, at, ev, n, memo)
+        if got is not None:
+            got[1].flags.writeable = False
+        memo[key] = (ins, got)                   # ins kept: its id stays unique
+    return memo[key][1]
+
+
+def _addresses_of(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
+    """:func:`_addresses`, computed."""
     a = ins.args[at] if len(ins.args) > at else None
     if not isinstance(a, Addr) or not a.modelled or a.offset is None:
         return None
@@ -190,8 +202,13 @@ def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, n
     return None if got is None else (got[0], np.array(got[1], dtype=np.int64) + a.offset)
 
 
-def _delta(x: Any, y: Any) -> int | None:
-    """``x - y`` when it simplifies to a constant."""
+def _delta(x: Any, y: Any, memo: dict | None = None) -> int | None:
+    """``x - y`` when it simplifies to a constant (kept in ``memo`` per pair of terms)."""
+    if memo is not None:
+        key = ("interwarp-delta", x.get_id(), y.get_id())
+        if key not in memo:
+            memo[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
+        return memo[key][2]
     try:
         d = z3.simplify(x - y)
     except (z3.Z3Exception, TypeError):
@@ -204,7 +221,7 @@ def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dic
     (kept in ``memo`` per round, reference address and reduce: every chain of a round asks)."""
     key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.axis, r.lanes, r.warps, n)
     if key not in memo:
-        memo[key] = (ref, _build_map(stores, ref, _owners(r, n), ev, n, memo))
+        memo[key] = (ref, _build_map(stores, ref, _owners_of(r, n, memo), ev, n, memo))
     return memo[key][1]
 
 
@@ -214,6 +231,14 @@ class Owners:
     reduced-axis coordinate of ``warp``) in thread order, ``kind`` each thread's index into them."""
     kinds: tuple
     kind: np.ndarray
+
+
+def _owners_of(r: Any, n: int, memo: dict) -> Owners:
+    """:func:`_owners`, kept in ``memo`` per reduce shape (its store bytes are kept per :class:`Owners`)."""
+    key = ("interwarp-owners", r.axis, r.lanes, r.warps, n)
+    if key not in memo:
+        memo[key] = _owners(r, n)
+    return memo[key]
 
 
 def _owners(r: Any, n: int) -> Owners:
@@ -235,15 +260,24 @@ def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, m
     mem: dict = {}
     for s in stores:
         addr, size, guard = _addresses(s, 0, ev, n, memo), _size(s), thread_guard(ev, s, memo, n)
-        delta = _delta(addr[0], ref) if addr is not None else None
+        delta = _delta(addr[0], ref, memo) if addr is not None else None
         if delta is None or size is None or guard[1] == "free":
             return (f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to "
                     "the load")
-        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
-        mine = _store_bytes(s.line, np.flatnonzero(guard[0]), np.asarray(addr[1], dtype=np.int64) + delta,
-                            len(data), size, owners)
-        mem.update(mine)
+        mine = _store_at(s, addr[1], guard[0], size, owners, memo)
+        mem.update(mine if not delta else {a + delta: p for a, p in mine.items()})
     return mem
+
+
+def _store_at(s: Instr, base: np.ndarray, guard: list, size: int, owners: Owners, memo: dict) -> dict:
+    """:func:`_store_bytes` of store ``s`` at its offsets from its own thread 0 (kept in ``memo`` per store and
+    owners: a round's map for another reference address is this one shifted, in the same order)."""
+    key = ("interwarp-store", id(s), id(owners))
+    if key not in memo:
+        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
+        got = _store_bytes(s.line, np.flatnonzero(guard), np.asarray(base, dtype=np.int64), len(data), size, owners)
+        memo[key] = (s, owners, got)                  # s and owners kept: their ids stay unique
+    return memo[key][2]
 
 
 def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: Owners) -> dict:
@@ -488,7 +522,7 @@ def _unread_of(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: d
     got: set = set()
     for ld in loads:
         addr, size = _addresses(ld, 1, ev, n, memo), _size(ld)
-        delta = _delta(addr[0], ref) if addr is not None else None
+        delta = _delta(addr[0], ref, memo) if addr is not None else None
         if delta is None or size is None:
             return f"the address of {ld.opcode} (PTX line {ld.line}) is not a function of %tid relative to the round"
         width = len(ld.args[0].items) if isinstance(ld.args[0], Vec) else 1
