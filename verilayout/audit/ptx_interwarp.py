@@ -47,7 +47,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -452,6 +452,41 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
     """
     if chain is None or len(chain.steps[0]) != 1:
         return None if chain is None else "a chain of several words per step is not modelled"
+    memo = getattr(cta, "memo", None)
+    if memo is None:
+        return _stage(chain, r, defs, uses, cta, masks)
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    key = ("interwarp-stage", id(chain), id(defs), r.axis, r.lanes, r.warps, idem, tuple(masks))
+    if key not in memo:                      # chain and defs kept: their ids stay unique
+        memo[key] = (chain, defs, _stage(chain, _Shape(_Line(_LINE), r.axis, r.lanes, r.warps, r.region), defs,
+                                         uses, cta, masks))
+    got = memo[key][2]
+    if isinstance(got, Finding):
+        return replace(got, message=got.message.replace(_LINE, str(r.op.line)))
+    return got.replace(_LINE, str(r.op.line)) if isinstance(got, str) else got
+
+
+#: stands for the reduce's TTGIR line in a verdict kept for every reduce of one shape
+_LINE = "\x00reduce-line\x00"
+
+
+@dataclass(frozen=True)
+class _Line:
+    line: str
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the stage's verdict reads of a reduce (its line a placeholder, :data:`_LINE`)."""
+    op: _Line
+    axis: int
+    lanes: tuple
+    warps: tuple
+    region: tuple
+
+
+def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
+    """:func:`check_stage` past its first test, computed (``r``: a reduce or its :class:`_Shape`)."""
     got = source_load(_reads(chain.steps[0][0])[0], defs)
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
         return None
@@ -577,10 +612,10 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     groups: set = set()
     if np.any(st == 0):
         ws = np.where(valid, wid[combo], -2)[st == 0]
-        for row in np.unique(np.sort(ws, axis=1), axis=0).tolist():
+        for row in {tuple(x) for x in np.sort(ws, axis=1).tolist()}:   # np.unique(axis=0) imports numpy.ma
             groups.add(tuple(sorted(set(row) - {-2})))
     back = {k: v for v, k in elems.items()}
-    right = {back[int(k)] for k in np.unique(first[state == 0]).tolist()}
+    right = {back[k] for k in set(first[state == 0].tolist())}
     wrong: dict = {}
     bad = np.flatnonzero(state == 1)
     if bad.size:

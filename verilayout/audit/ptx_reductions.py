@@ -336,10 +336,20 @@ class Chain:
         return tuple(i for s in self.steps for i in s)
 
 
+class Readers(dict):
+    """Register -> the instructions reading it (one function), with ``memo``: what the chain checks derive
+    from it, kept per instruction or chain (each asked again by every reduce and tie)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memo: dict = {}
+
+
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
-    """(register -> defining instructions, register -> reading instructions) of one function."""
+    """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
+    function."""
     defs: dict[str, list[Instr]] = {}
-    uses: dict[str, list[Instr]] = {}
+    uses: dict[str, list[Instr]] = Readers()
     for ins in instrs:
         args = ins.args
         for k, a in enumerate(args):
@@ -387,7 +397,19 @@ def _is_move(u: Instr) -> bool:
 
 
 def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
-    """``(user, register it reads)`` for the first instructions past moves that read ``ins``'s result."""
+    """``(user, register it reads)`` for the first instructions past moves that read ``ins``'s result (kept in
+    the memo of :class:`Readers`; the list is not to be changed)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return _first_reads_of(ins, uses)
+    key = ("first-reads", id(ins))
+    if key not in memo:
+        memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
+    return memo[key][1]
+
+
+def _first_reads_of(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
+    """:func:`_first_reads`, computed."""
     out, todo, seen = [], list(_dests(ins)), set()
     while todo:
         r = todo.pop()
@@ -621,7 +643,19 @@ def _segment_errors(chain: Chain, r: Reduce, seg: Segment) -> list[tuple[Instr, 
 
 
 def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
-    """(errors, why unchecked) of the chain's combine ops against ``r``'s region."""
+    """(errors, why unchecked) of the chain's combine ops against ``r``'s region (kept in the memo of
+    :class:`Readers` per chain and reduce; the result is not to be changed)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return _combine_errors_of(chain, r, uses)
+    key = ("combine", id(chain), id(r))
+    if key not in memo:
+        memo[key] = (chain, r, _combine_errors_of(chain, r, uses))    # chain and r kept: their ids stay unique
+    return memo[key][2]
+
+
+def _combine_errors_of(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
+    """:func:`_combine_errors`, computed."""
     want = _expected(r)
     if want is None:
         kinds = {h for name, _t in r.region for h in _KINDS.get(name, (_COMBINE.get(name, ("?",))[0],))}
