@@ -326,25 +326,27 @@ class Loaded:
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
     """Each thread's loaded partial, or a reason (kept in ``memo`` per load, slot and ``mem``: the reduces of
     one shape share it)."""
-    key = ("interwarp-loaded", load.line, slot, id(mem), n)
+    key = ("interwarp-loaded", id(load), slot, id(mem), n)
     if key not in memo:
-        memo[key] = (mem, _loaded_of(load, slot, mem, ev, n, memo))      # mem kept: its id stays unique
-    return memo[key][1]
+        width = len(load.args[0].items) if load.args and isinstance(load.args[0], Vec) else 1
+        for k, got in enumerate(_loaded_of(load, max(width, slot + 1), mem, ev, n, memo)):
+            memo[key[:2] + (k,) + key[3:]] = (load, mem, got)    # load and mem kept: their ids stay unique
+    return memo[key][2]
 
 
-def _loaded_of(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
-    """:func:`_loaded`, computed."""
+def _loaded_of(load: Instr, slots: int, mem: dict, ev: Any, n: int, memo: dict) -> list[Loaded | str]:
+    """:func:`_loaded` of each of the load's first ``slots`` vector slots, computed."""
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
-        return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
+        return [f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"] * slots
     keys, vids, _objs, _reps = _mem_arrays(mem, memo)
     oid, uniq = _identities(mem, memo)
-    start = np.asarray(addr[1], dtype=np.int64) + slot * size
-    v = _vids_at(keys, vids, start[:, None] + np.arange(size))
-    same = np.asarray(guard[0], dtype=bool) & (v[:, 0] >= 0) & np.all(v == v[:, :1], axis=1)
+    start = np.asarray(addr[1], dtype=np.int64)[:, None] + np.arange(slots)[None, :] * size        # (n, slots)
+    v = _vids_at(keys, vids, start[:, :, None] + np.arange(size))
+    same = np.asarray(guard[0], dtype=bool)[:, None] & (v[..., 0] >= 0) & np.all(v == v[..., :1], axis=2)
     first = np.minimum(np.searchsorted(keys, start), max(keys.size - 1, 0))
     got = np.where(same, oid[first], -1) if keys.size else np.full(start.shape, -1, dtype=np.int64)
-    return _relabelled(got, uniq)
+    return [_relabelled(got[:, k], uniq) for k in range(slots)]
 
 
 def _relabelled(got: np.ndarray, uniq: list) -> Loaded:

@@ -506,8 +506,11 @@ def _full_warp(ins: Instr, run: Any) -> bool:
     if len(imms) != len(want):
         return False
     for x, w in zip(imms, want):
-        got = run.per_thread(x, ins) if run is not None and isinstance(x, Reg) else \
-            np.array([x.value]) if isinstance(x, Imm) else None
+        if isinstance(x, Imm):
+            if x.value % (1 << 32) != w:
+                return False
+            continue
+        got = run.per_thread(x, ins) if run is not None and isinstance(x, Reg) else None
         if got is None or not bool(np.all(got % (1 << 32) == w)):
             return False
     return True
