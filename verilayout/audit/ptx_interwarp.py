@@ -128,6 +128,16 @@ def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | Non
     return None
 
 
+def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int] | None:
+    """:func:`source_load`, kept in ``memo`` per function and register."""
+    if memo is None:
+        return source_load(reg, defs)
+    key = ("interwarp-source", id(defs), reg)
+    if key not in memo:
+        memo[key] = (defs, source_load(reg, defs))      # defs kept: its id stays unique
+    return memo[key][1]
+
+
 def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
     """Whether ``reg`` is computed (within four instructions: moves, packs, packed combines) from a
     shuffle's or a ``redux.sync``'s result."""
@@ -144,21 +154,26 @@ def _size(ins: Instr) -> int | None:
     return next((ptx_bits(p) // 8 for p in reversed(ins.parts) if ptx_bits(p) in (8, 16, 32, 64)), None)
 
 
-def _shared_order(defs: dict, uses: dict, memo: dict) -> list[Instr]:
-    """The function's ``ld.shared``/``st.shared`` in program order (kept in ``memo`` per function)."""
+def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict]:
+    """The function's ``ld.shared``/``st.shared`` in program order and each one's index there by its id
+    (kept in ``memo`` per function)."""
     key = ("interwarp-order", id(defs))
     if key not in memo:
         acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
                if i.head in ("ld", "st") and "shared" in i.parts}
-        memo[key] = (defs, sorted(acc.values(), key=lambda i: i.line))     # defs kept: its id stays unique
+        order = sorted(acc.values(), key=lambda i: i.line)
+        at: dict = {}
+        for k, i in enumerate(order):
+            at.setdefault(id(i), k)
+        memo[key] = (defs, (order, at))              # defs kept: its id stays unique
     return memo[key][1]
 
 
 def _round(load: Instr, defs: dict, uses: dict, memo: dict | None = None) -> tuple[list[Instr], list[Instr]]:
     """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
     ``ld.shared`` run)."""
-    order = _shared_order(defs, uses, {} if memo is None else memo)
-    k = end = next(n for n, i in enumerate(order) if i is load)
+    order, at = _shared_order(defs, uses, {} if memo is None else memo)
+    k = end = at[id(load)]
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
     while end + 1 < len(order) and order[end + 1].head == "ld":
@@ -317,10 +332,15 @@ def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size:
 class Loaded:
     """Each thread's loaded partial: ``tags`` (None: unknown), ``ids`` the same up to the partials' names
     (each as the index of its first appearance, -1 for None; bytes of int64) and ``objs`` the partials in
-    that order."""
-    tags: list
+    that order; ``index``: ``ids`` as an array)."""
+    index: np.ndarray
     ids: bytes
     objs: list
+
+    @functools.cached_property
+    def tags(self) -> list:
+        """Each thread's partial (None: unknown), built when asked."""
+        return [self.objs[k] if k >= 0 else None for k in self.index.tolist()]
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
@@ -355,13 +375,14 @@ def _relabelled(got: np.ndarray, uniq: list) -> Loaded:
     objs: list = []
     have = got >= 0
     if have.any():
-        u, first, inv = np.unique(got[have], return_index=True, return_inverse=True)
+        vals = got[have]
+        u, first = np.unique(vals, return_index=True)
         order = np.argsort(first, kind="stable")
-        rank = np.empty(len(u), dtype=np.int64)
-        rank[order] = np.arange(len(u))
-        ids[have] = rank[inv.ravel()]
+        rank = np.full(len(uniq), -1, dtype=np.int64)
+        rank[u[order]] = np.arange(len(u))
+        ids[have] = rank[vals]
         objs = [uniq[k] for k in u[order].tolist()]
-    return Loaded([objs[k] if k >= 0 else None for k in ids.tolist()], ids.tobytes(), objs)
+    return Loaded(ids, ids.tobytes(), objs)
 
 
 def _identities(mem: dict, memo: dict) -> tuple[np.ndarray, list]:
@@ -489,7 +510,7 @@ class _Shape:
 
 def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
     """:func:`check_stage` past its first test, computed (``r``: a reduce or its :class:`_Shape`)."""
-    got = source_load(_reads(chain.steps[0][0])[0], defs)
+    got = _source_of(_reads(chain.steps[0][0])[0], defs, getattr(cta, "memo", None))
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
         return None
     load, slot = got
@@ -514,12 +535,11 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     if isinstance(tags, str):
         return tags
     got = tags
-    tags = got.tags
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
     fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
-    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(tags)):
+    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
             f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "

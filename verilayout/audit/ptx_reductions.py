@@ -771,7 +771,7 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     """The checks of an inter-warp stage (:mod:`verilayout.audit.ptx_interwarp`) against the reduces of the
     chain's width whose region its combine op meets; None when its loads are no inter-warp stage of them.
     An error needs every such reduce to refuse it; a proof, every one to accept it."""
-    if not any(source_load(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+    if not any(_loaded_from(r, defs, uses) for s in chain.steps[0] for r in _reads(s)[:1]):
         return None
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
@@ -792,6 +792,18 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
     why = why or "the tt.reduce ops of its width and combine op disagree on it"
     return _unchecked(chain, f"inter-warp stage: {why}{' (' + each + ')' if each else ''}", data)
+
+
+def _loaded_from(reg: str, defs: dict, uses: dict) -> bool:
+    """Whether ``reg`` is loaded from shared memory (:func:`ptx_interwarp.source_load`; kept in the memo of
+    :class:`Readers`)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return source_load(reg, defs) is not None
+    key = ("source-load", reg)
+    if key not in memo:
+        memo[key] = source_load(reg, defs) is not None
+    return memo[key]
 
 
 def _redux_fits(ins: Instr, r: Reduce) -> bool:
