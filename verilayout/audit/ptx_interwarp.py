@@ -289,32 +289,56 @@ def _store_at(s: Instr, base: np.ndarray, guard: list, size: int, owners: Owners
     owners: a round's map for another reference address is this one shifted, in the same order)."""
     key = ("interwarp-store", id(s), id(owners))
     if key not in memo:
-        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
-        got = _store_bytes(s.line, np.flatnonzero(guard), np.asarray(base, dtype=np.int64), len(data), size, owners)
+        got = _store_bytes(s.line, _store_layout(s, base, guard, size, memo), size, owners)
         memo[key] = (s, owners, got)                  # s and owners kept: their ids stay unique
     return memo[key][2]
 
 
-def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: Owners) -> dict:
-    """One store's scratch bytes: byte -> the :class:`Partial` its threads ``act`` write there (the last
+@dataclass(frozen=True)
+class _Layout:
+    """Where one store's threads ``act`` write (``words`` elements of ``size`` bytes each): its (thread,
+    byte) writes sorted by address (``order``, stable), each distinct byte's first write there (``starts``),
+    those bytes (``heads``) and each one's last write (``lasts``, an index into (thread, byte))."""
+    act: np.ndarray
+    words: int
+    order: np.ndarray
+    starts: np.ndarray
+    heads: list
+    lasts: list
+
+
+def _store_layout(s: Instr, base: np.ndarray, guard: list, size: int, memo: dict) -> _Layout:
+    """:class:`_Layout` of store ``s`` (kept in ``memo`` per store: every reduce shape reads it)."""
+    key = ("interwarp-layout", id(s))
+    if key not in memo:
+        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
+        act, words = np.flatnonzero(guard), len(data)
+        at = (np.asarray(base, dtype=np.int64)[act][:, None] + np.arange(words * size)[None, :]).ravel()
+        order = np.argsort(at, kind="stable")
+        a_s = at[order]
+        starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
+        last = order[np.r_[starts[1:], len(a_s)] - 1]
+        memo[key] = (s, _Layout(act, words, order, starts, a_s[starts].tolist(), last.tolist()))   # s kept
+    return memo[key][1]
+
+
+def _store_bytes(line: int, lay: _Layout, size: int, owners: Owners) -> dict:
+    """One store's scratch bytes: byte -> the :class:`Partial` its threads ``lay.act`` write there (the last
     writer's, in thread, element and byte order), None where two of them write different partials."""
+    act, words = lay.act, lay.words
     if not act.size:
         return {}
     slots = (size + 3) // 4
     tk = owners.kind[act]
     jb = np.arange(words * size)
-    at = (base[act][:, None] + jb[None, :]).ravel()
     key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
-    order = np.argsort(at, kind="stable")
-    a_s, k_s = at[order], key[order]
-    starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
-    same = np.minimum.reduceat(k_s, starts) == np.maximum.reduceat(k_s, starts)
-    last = order[np.r_[starts[1:], len(a_s)] - 1]
+    k_s = key[lay.order]
+    same = np.minimum.reduceat(k_s, lay.starts) == np.maximum.reduceat(k_s, lay.starts)
     made: dict = {}
     out: dict = {}
     span = words * size
     kinds, acts, tks = owners.kinds, act.tolist(), tk.tolist()
-    for a, ok, i in zip(a_s[starts].tolist(), same.tolist(), last.tolist()):
+    for a, ok, i in zip(lay.heads, same.tolist(), lay.lasts):
         if not ok:
             out[a] = None
             continue

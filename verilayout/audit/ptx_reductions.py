@@ -647,14 +647,14 @@ def _segment_errors(chain: Chain, r: Reduce, seg: Segment) -> list[tuple[Instr, 
 
 def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
     """(errors, why unchecked) of the chain's combine ops against ``r``'s region (kept in the memo of
-    :class:`Readers` per chain and reduce; the result is not to be changed)."""
+    :class:`Readers` per chain and region; the result is not to be changed)."""
     memo = getattr(uses, "memo", None)
     if memo is None:
         return _combine_errors_of(chain, r, uses)
-    key = ("combine", id(chain), id(r))
+    key = ("combine", id(chain), r.region, r.types)          # all of ``r`` that the check reads
     if key not in memo:
-        memo[key] = (chain, r, _combine_errors_of(chain, r, uses))    # chain and r kept: their ids stay unique
-    return memo[key][2]
+        memo[key] = (chain, _combine_errors_of(chain, r, uses))      # chain kept: its id stays unique
+    return memo[key][1]
 
 
 def _combine_errors_of(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
