@@ -138,6 +138,15 @@ def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int] | N
     return memo[key][1]
 
 
+def _first_stage_stores(stores: list[Instr], defs: dict, memo: dict) -> bool:
+    """Whether every store's value comes from a first stage (:func:`_from_chain`; kept in ``memo`` per
+    function and round)."""
+    key = ("interwarp-first-stage", id(defs), tuple(s.line for s in stores))
+    if key not in memo:
+        memo[key] = (defs, all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]))    # defs kept
+    return memo[key][1]
+
+
 def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
     """Whether ``reg`` is computed (within four instructions: moves, packs, packed combines) from a
     shuffle's or a ``redux.sync``'s result."""
@@ -541,8 +550,9 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
     if load.head == "ldmatrix":
         return (f"its inputs are loaded by {load.opcode} (PTX line {load.line}) from a scratch stmatrix wrote: "
                 "the matrix fragments' lanes are not modelled here")
-    stores, loads = _round(load, defs, uses, getattr(cta, "memo", None))
-    if not stores or not all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]):
+    memo = getattr(cta, "memo", None)
+    stores, loads = _round(load, defs, uses, memo)
+    if not stores or not _first_stage_stores(stores, defs, {} if memo is None else memo):
         return None
     return _judge(chain, r, (load, slot, loads), stores, cta, masks)
 
