@@ -1210,7 +1210,7 @@ def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: 
     """:func:`_round_trip`; a round trip the law rejects is explained once per content (the
     holders, the accesses' kinds, opcodes, bytes objects, relative bases and line order: see
     :mod:`verilayout.audit.ptx_relabel`) and relabelled for each conversion that repeats it."""
-    rels = _relative_bases(op, pieces, {})
+    rels = _relative_bases(op, pieces, {}, memo)
     if isinstance(rels, Check) or _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
         return _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
     base = {k: v for k, v in data.items() if k not in ("ttgir_line", "inferred")}
@@ -1234,7 +1234,7 @@ def _charged(checks: list[Check], pieces: list, memo: dict | None = None) -> lis
     wrote reads wrong data, and the bytes it left unread tell which load moved."""
     if not checks or checks[0].status != "counterexample":
         return checks
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     lines = _culprits(pieces, rels, memo) if not isinstance(rels, Check) else []
     named = {c.line for c in checks}
     by_line = {i.line: i for i, _a, _t in pieces}
@@ -1317,7 +1317,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         if why is not None:
             out.append((chain, pieces, why, None))
             continue
-        rels = _relative_bases(ops[0], pieces, {})
+        rels = _relative_bases(ops[0], pieces, {}, memo)
         hit = None
         skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
         for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
@@ -1361,7 +1361,7 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
         if isinstance(got, str):
             return chain
         pieces.append((ins, *got))
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return chain
     read = sorted_unique(np.concatenate([thread_arrays(ts)[1] + rel for (_i, _a, ts), rel
@@ -1390,7 +1390,7 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
         if not r[1]:
             continue
         pieces, why = _chain_pieces([r], evals, n, memo)
-        rels = _relative_bases(ops[0], pieces, {}) if why is None else None
+        rels = _relative_bases(ops[0], pieces, {}, memo) if why is None else None
         if rels is None or isinstance(rels, Check):
             continue
         for op in ops:
@@ -1434,7 +1434,7 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
             rounds.append(r)
     if len(chain) == 1:
         return pieces, None
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return [], "the accesses' bases are not a constant apart"
     spans = [(rel + int(by.min()), rel + int(by.max())) for (_i, _a, ts), rel in zip(pieces, rels)
@@ -1542,14 +1542,14 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
     return bad
 
 
-def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
+def _relative_bases(op: Any, pieces: list, data: dict, memo: dict | None = None) -> list[int] | Check:
     """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
-    a constant apart."""
+    a constant apart; ``memo``: the file's, where each base is split once (:func:`_split_const`)."""
     ref = pieces[0][1]
-    c1, r1 = _split_const(ref)
+    c1, r1 = _split_const(ref, memo)
     rels = []
     for ins, a0, _ts in pieces:
-        c0, r0 = _split_const(a0)
+        c0, r0 = _split_const(a0, memo)
         if r0 == r1:                         # the same terms plus constants: no simplification needed
             v = (c0 - c1) % (1 << 32)
             rels.append(v - (1 << 32) if v >= 1 << 31 else v)
