@@ -296,6 +296,27 @@ def _pivots(vectors: Iterable[int]) -> dict[int, int]:
     return table
 
 
+def _table_of(basis: Sequence[int]) -> dict[int, int]:
+    """A :func:`_pivots` table spanning ``basis``: the basis itself when its leading bits are
+    distinct (a reduced basis: :func:`_reduce_basis`), else its pivots."""
+    table = {v.bit_length() - 1: v for v in basis}
+    return table if len(table) == len(basis) and 0 not in basis else _pivots(basis)
+
+
+def _extended(table: dict[int, int], vectors: Iterable[int]) -> dict[int, int]:
+    """A :func:`_pivots` table of ``span(table) + span(vectors)`` (``table`` itself not changed)."""
+    table = dict(table)
+    for v in vectors:
+        while v:
+            top = v.bit_length() - 1
+            p = table.get(top)
+            if p is None:
+                table[top] = v
+                break
+            v ^= p
+    return table
+
+
 def _in_span(table: dict[int, int], vectors: Iterable[int]) -> bool:
     """Every vector lies in the span of a :func:`_pivots` table."""
     for v in vectors:
@@ -409,7 +430,7 @@ def _vector_space(acc: _Access, vec: tuple, n: int) -> list[int] | None:
     if len(set(vec)) != k or len(_pivots(vec)) != k:
         return None
     o = _reduce_basis(_others_of(acc, vec))
-    if len(o) != n - k or len(_pivots(o + list(vec))) != n:
+    if len(o) != n - k or len(_extended(_table_of(o), vec)) != n:
         return None
     return o
 
@@ -449,14 +470,15 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    table = _pivots(rest + big)
+    table = _extended(_table_of(big), rest)
     return len(table) == dim and _in_span(table, o)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _meet_dim(phase: tuple, big: tuple) -> int:
     """The dimension of ``span(phase) & span(big)``: ``rank(phase) + rank(big) - rank(phase + big)``."""
-    return len(_pivots(phase)) + len(_pivots(big)) - len(_pivots(phase + big))
+    table = _table_of(big)
+    return len(_pivots(phase)) + len(table) - len(_extended(table, phase))
 
 
 def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
