@@ -41,9 +41,44 @@ _U = ctypes.c_uint
 
 def _unchecked(wrapper: Callable, restype: Any, *argtypes: Any) -> Callable:
     """The C function behind the binding's ``wrapper`` (its ``Elementaries`` default argument holds
-    the library's function), with ``void *`` in place of the binding's pointer types."""
-    fn = wrapper.__defaults__[0].f
-    return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(fn, _P).value)
+    the library's function), with ``void *`` in place of the binding's pointer types; where a z3
+    binding is built otherwise (no such default), the binding's own checked function, its pointer
+    results read as addresses (:func:`_checked`): slower, the same answers."""
+    try:
+        fn = wrapper.__defaults__[0].f
+        return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(fn, _P).value)
+    except (AttributeError, IndexError, TypeError, ctypes.ArgumentError):
+        return _checked(wrapper, restype)
+
+
+def _checked(wrapper: Callable, restype: Any) -> Callable:
+    """``wrapper`` (a function of the z3 binding) called with addresses, its result an address
+    (``void *`` results), bytes (C strings) or the plain value."""
+    def call(ctx: int, *args: Any) -> Any:
+        out = wrapper(_Ctx(ctx), *(_ast(a) if i == 0 else a for i, a in enumerate(args)))
+        if restype is _P:
+            return getattr(out, "value", out)
+        if restype is ctypes.c_char_p and isinstance(out, str):
+            return out.encode(_ENCODING)
+        return out
+    return call
+
+
+def _ast(a: int) -> Any:
+    """The binding's pointer object for the address ``a`` (a term, declaration or symbol)."""
+    ast = _AST.__new__(_AST)
+    _P.__init__(ast, a)
+    return ast
+
+
+def _Ctx(c: int) -> Any:
+    """The binding's context pointer object for the address ``c``."""
+    obj = z3.z3types.ContextObj.__new__(z3.z3types.ContextObj)
+    _P.__init__(obj, c)
+    return obj
+
+
+_AST = z3.z3types.Ast
 
 
 ast_id = _unchecked(z3.Z3_get_ast_id, _U, _P, _P)
@@ -94,9 +129,4 @@ def bv_term(a: int, e: z3.ExprRef) -> z3.BitVecRef:
     """The bit-vector term at address ``a`` (a subterm of ``e``, in ``e``'s context) as a binding
     object, which holds its own reference (the binding's ``BitVecRef``, as ``e.arg(i)`` gives for
     a bit-vector argument that is not a numeral)."""
-    ast = _AST.__new__(_AST)            # the binding's Ast type holding the address as its value,
-    _P.__init__(ast, a)                 # as its C calls return it (its own __init__ sets another field)
-    return z3.BitVecRef(ast, e.ctx)
-
-
-_AST = z3.z3types.Ast
+    return z3.BitVecRef(_ast(a), e.ctx)     # the binding's Ast type holding the address as its value
