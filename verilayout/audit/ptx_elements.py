@@ -443,23 +443,25 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         groups = [[x for x in g if key(x) == k] for g in groups for k in sorted({key(x) for x in g})]
     out: list[Check] = []
     left, used = [], set()
+    mine = len(reps) == 1 and not foreign   # the line's one op: its verdicts, errors included
     for g in groups:
         tries = []
         for op, want in wants:
             if isinstance(want, str):
-                continue
-            got = _copies(op, want, g, tmod, memo)
-            if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
-                out.extend(got)              # matched; or the line's one op: its verdicts, errors included
+                continue                     # (tried ops: verdicts first, an error explained when kept)
+            got = _copies(op, want, g, tmod, memo, True if mine else _VERDICT)
+            if all(c.status == "proved" for c in got) or mine:
+                out.extend(got)              # matched; or the line's one op
                 used.add(op.line)
                 break
-            tries.append((op, got))
+            tries.append((op, got, want))
         else:
-            owner = _majority_owner(tries)
+            owner = _majority_owner([(op, got) for op, got, _w in tries])
             if owner is None:
                 left.append(g)
             else:                            # the copies of one op, one of them wrong: its verdicts
-                out.extend(owner[1])
+                want = next(w for op, _g, w in tries if op is owner[0])
+                out.extend(_copies(owner[0], want, g, tmod, memo))
                 used.add(owner[0].line)
     free = [(op, w) for op, w in wants if op.line not in used]
     unmatched: list[Instr] = []
@@ -482,12 +484,13 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
     return out
 
 
-def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict) -> list[Check]:
+def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict, explain: bool | str = True) -> list[Check]:
     """The verdicts of ``op`` on one base group: each copy of the op it holds compared with the
     layouts (:func:`_compare`), loads narrowed by the compiler tried when whole elements fail, and
-    the copies' places checked against the buffer's stages (:func:`_stages_apart`)."""
+    the copies' places checked against the buffer's stages (:func:`_stages_apart`); ``explain``
+    :data:`_VERDICT`: the same verdicts, errors unexplained."""
     parts = _parts(g, want[0])
-    got = [_compare(op, part, *want, memo) for part in parts]
+    got = [_compare(op, part, *want, memo, explain=explain) for part in parts]
     if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
         for f in (2, 4):                     # loads the compiler narrowed to a part of each element
             alt_parts = _parts(g, want[0], f)
@@ -810,12 +813,14 @@ def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bo
         return _proved(op, first, part, what, data)
     if not explain:
         return None
-    if differ:
-        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
         data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
     if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
         return _proved(op, first, part, what, data)
+    if explain == _VERDICT:                          # an error (a lane differs, or a store twice):
+        return _unexplained(op, first, data)         # its explanation left to a caller that keeps it
+    if differ:
+        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     # the most blamed access (the earliest on a tie, the others named) is reported
     blame = _blame(per_lane, twice, lanes, lo_p, lo_l)
     top = max(blame.values()) if blame else 0
@@ -844,6 +849,19 @@ def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bo
                      + f" ({at.opcode}, line {at.line}"
                      + (f"; lines {culprits[1:]} are as much to blame" if len(culprits) > 1 else "") + ")", data)
     return _proved(op, first, part, what, data)
+
+
+#: :func:`_compare`'s ``explain`` when only the verdict is wanted: an error comes back unexplained
+#: (:func:`_unexplained`: its status and severity, no witness), the same status the explanation gives
+_VERDICT = "verdict"
+
+
+def _unexplained(op: Any, first: Instr, data: dict) -> Check:
+    """The error of :func:`_compare` without its explanation (a caller that may drop it: ops of
+    one line tried on a copy): ``counterexample``/``error`` as the explained one."""
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "counterexample", "error",
+                 f"{op.name} (TTGIR line {op.line}): the lanes' bytes differ from the layouts' (not explained)",
+                 data)
 
 
 def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
@@ -1219,7 +1237,7 @@ def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: 
     """:func:`_round_trip`; a round trip the law rejects is explained once per content (the
     holders, the accesses' kinds, opcodes, bytes objects, relative bases and line order: see
     :mod:`verilayout.audit.ptx_relabel`) and relabelled for each conversion that repeats it."""
-    rels = _relative_bases(op, pieces, {})
+    rels = _relative_bases(op, pieces, {}, memo)
     if isinstance(rels, Check) or _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
         return _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
     base = {k: v for k, v in data.items() if k not in ("ttgir_line", "inferred")}
@@ -1243,7 +1261,7 @@ def _charged(checks: list[Check], pieces: list, memo: dict | None = None) -> lis
     wrote reads wrong data, and the bytes it left unread tell which load moved."""
     if not checks or checks[0].status != "counterexample":
         return checks
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     lines = _culprits(pieces, rels, memo) if not isinstance(rels, Check) else []
     named = {c.line for c in checks}
     by_line = {i.line: i for i, _a, _t in pieces}
@@ -1326,7 +1344,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         if why is not None:
             out.append((chain, pieces, why, None))
             continue
-        rels = _relative_bases(ops[0], pieces, {})
+        rels = _relative_bases(ops[0], pieces, {}, memo)
         hit = None
         skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
         for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
@@ -1370,7 +1388,7 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
         if isinstance(got, str):
             return chain
         pieces.append((ins, *got))
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return chain
     read = sorted_unique(np.concatenate([thread_arrays(ts)[1] + rel for (_i, _a, ts), rel
@@ -1399,7 +1417,7 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
         if not r[1]:
             continue
         pieces, why = _chain_pieces([r], evals, n, memo)
-        rels = _relative_bases(ops[0], pieces, {}) if why is None else None
+        rels = _relative_bases(ops[0], pieces, {}, memo) if why is None else None
         if rels is None or isinstance(rels, Check):
             continue
         for op in ops:
@@ -1443,7 +1461,7 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
             rounds.append(r)
     if len(chain) == 1:
         return pieces, None
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return [], "the accesses' bases are not a constant apart"
     spans = [(rel + int(by.min()), rel + int(by.max())) for (_i, _a, ts), rel in zip(pieces, rels)
@@ -1484,8 +1502,8 @@ def _round_trip_decided(pieces: list, rels: list[int], hs: list[set[int]], hd: l
             continue
         (wb if store else rb).append(bytes_ + rel)
         (wt if store else rt).append(of[threads] if store else threads)
-    if not wb or not rb:
-        return False
+    if not wb or not rb or sum(map(len, rb)) < eb * int(share.sum()):
+        return False                     # the law reads eb x sum(share) distinct (reader, byte) pairs
     wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
     lo = min(int(wb_.min()), int(rb_.min()))
     span = max(int(wb_.max()), int(rb_.max())) - lo + 1
@@ -1551,14 +1569,14 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
     return bad
 
 
-def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
+def _relative_bases(op: Any, pieces: list, data: dict, memo: dict | None = None) -> list[int] | Check:
     """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
-    a constant apart."""
+    a constant apart; ``memo``: the file's, where each base is split once (:func:`_split_const`)."""
     ref = pieces[0][1]
-    c1, r1 = _split_const(ref)
+    c1, r1 = _split_const(ref, memo)
     rels = []
     for ins, a0, _ts in pieces:
-        c0, r0 = _split_const(a0)
+        c0, r0 = _split_const(a0, memo)
         if r0 == r1:                         # the same terms plus constants: no simplification needed
             v = (c0 - c1) % (1 << 32)
             rels.append(v - (1 << 32) if v >= 1 << 31 else v)

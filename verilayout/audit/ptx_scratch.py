@@ -167,13 +167,15 @@ class _Table:
         store = self.kinds[k] == "store"
         arr, other = (self.w, self.r) if store else (self.r, self.w)
         step = np.ones(len(u), dtype=np.int64) if store else c
-        less = arr.copy()
-        less[u] -= step
         now = _bad_bytes(self.w[u], self.r[u])
-        gone = _bad_bytes(less[u], other[u]) if store else _bad_bytes(other[u], less[u])
-        removal = int(gone.sum() - now.sum())
         at = u[None, :] + dd[valid][:, None]          # one row per shift: the bytes the access reaches
-        a, o = less[at], other[at]
+        arr[u] -= step                                # the counts less the access (u: distinct bytes),
+        try:                                          # read, then put back: no copy of the table
+            gone = _bad_bytes(arr[u], other[u]) if store else _bad_bytes(other[u], arr[u])
+            a, o = arr[at], other[at]
+        finally:
+            arr[u] += step
+        removal = int(gone.sum() - now.sum())
         if store:
             gain = _bad_bytes(a + step, o) - _bad_bytes(a, o)
         else:
