@@ -501,10 +501,9 @@ def test_ctrl_c_at_any_moment_is_130_or_the_commands_own_exit():
     Before the fix, 3 to 5 of 60 such runs died by SIGINT (exit -2): after an interrupt the
     interpreter's own exit re-raised the signal, and one landing in the interpreter's shutdown met
     the default action. The delays count from the moment the script has imported its entry point
-    (a few ms of our imports, after Python's own start-up): ``run`` puts its handler in place
-    before it loads the commands, so from there every Ctrl-C is the handler's. A Ctrl-C inside
-    Python's start-up meets the default action whatever the CLI does, and on a loaded machine that
-    start-up can outlast any fixed delay."""
+    (Python's own start-up and the CLI's imports done): ``run`` puts its handler in place first,
+    so from there every Ctrl-C is the handler's. A Ctrl-C inside Python's start-up meets the default
+    action whatever the CLI does, and on a loaded machine that start-up can outlast any fixed delay."""
     seen = []
     for delay in (0.0, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.7, 0.9, 1.2):
         p = subprocess.Popen([sys.executable, "-c", _SCRIPT_THEN_RUN, *_SYNTH], stdout=subprocess.PIPE,
