@@ -36,7 +36,7 @@ SLOW_FILES = frozenset({
     # (52 s of CPU in all, measured with -p tests.cpu_table)
     "test_emit_gemm_pingpong.py"})
 
-#: CPU seconds of each test file of at least 9 s in a whole ``.ci/run`` (a fresh clone, two
+#: CPU seconds of each test file of at least 9 s in a ``.ci/run`` (a fresh clone, two
 #: workers, ``PYTEST_ADDOPTS="-p tests.cpu_table"``, 2026-11-30, commit 937192a, on the shared machine
 #: at load 6-10: the figures are the files' own CPU, not wall). They are handed out first, largest
 #: first, so that the two xdist workers end together (longest processing time first) instead of one
