@@ -45,9 +45,11 @@ class ScratchMap:
 def _groups(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, last)``: per distinct value of ``key`` (ascending), the index of its first and of
     its last occurrence."""
+    if not len(key):
+        return key.astype(np.int64), key.astype(np.int64)
     o = np.argsort(key, kind="stable")
     s = key[o]
-    start = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1]))) if len(s) else np.zeros(0, dtype=np.int64)
+    start = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
     end = np.concatenate((start[1:], [len(s)])) - 1
     return o[start], o[end]
 
