@@ -99,3 +99,12 @@ def test_the_scratch_map_is_the_per_byte_dicts():
         assert [(t, accesses[a]) for t, a in zip(m.w_thread.tolist(), m.w_acc.tolist())] == list(wrote.values())
         got = [(t, b, accesses[a]) for t, b, a in zip(m.r_thread.tolist(), m.r_key.tolist(), m.r_acc.tolist())]
         assert got == [(t, b, x) for t in range(n) for b, x in reads[t].items()]
+
+
+def test_the_tally_without_the_join_is_the_same(monkeypatch):
+    import verilayout.audit.ptx_tally as tally
+    monkeypatch.setattr(tally, "_JOIN_MAX", 0)
+    rng = random.Random(20261130)
+    for _ in range(500):
+        args = _case(rng)
+        assert wrong_reads(*args) == _walk(*args)

@@ -313,7 +313,8 @@ def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str
     evs = _events(pieces, rels, masks)
     if not any(len(b) for _t, b in evs):
         return "proved", {"unwritten": 0, "unread": 0}
-    t = _Table(kinds, evs)
+    t = _Table(kinds, evs, [None if masks.get(i.line) is not None else (*distinct_bytes(ts), rel)
+                            for (i, _a, ts), rel in zip(pieces, rels)])
     total, unwritten, unread = t.total()
     if not len(unwritten):
         return "proved", {"unwritten": 0, "unread": len(unread)}

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from verilayout.audit.ptx_scratch import sorted_unique, thread_arrays
+
 _line_of = operator.attrgetter("line")
 _first = operator.itemgetter(0)
 _second = operator.itemgetter(1)
@@ -110,9 +112,47 @@ def _counts(lines: np.ndarray) -> dict[int, int]:
     return dict(zip(got.tolist(), count.tolist()))
 
 
+#: the most (writer, reader, element) triples :func:`_meeting` joins; past it, one intersection per pair
+_JOIN_MAX = 1 << 21
+
+
+def _meeting(hs: list[set[int]], hd: list[set[int]], n: int) -> np.ndarray | None:
+    """``writer * n + reader`` of every pair whose holder sets meet, sorted and distinct: the
+    holders of each element joined (an element's source holders by its destination holders);
+    None when that join passes :data:`_JOIN_MAX`. Kept on ``hd`` (a ``ThreadBytes``) per ``hs``.
+
+    >>> _meeting([{0}, {1, 2}], [{2}, {0}], 2).tolist()
+    [1, 2]
+    """
+    kept = hd.__dict__.setdefault("_arrays", {}) if hasattr(hd, "__dict__") else {}
+    hit = kept.get(("meet", id(hs), n))
+    if hit is not None:
+        return hit[1]
+    ws, es = thread_arrays(hs)
+    rd, ed = thread_arrays(hd)
+    o = np.argsort(es, kind="stable")
+    ws, es = ws[o], es[o]
+    lo, hi = np.searchsorted(es, ed, "left"), np.searchsorted(es, ed, "right")
+    size = hi - lo
+    got = None
+    if int(size.sum()) <= _JOIN_MAX:
+        reader = np.repeat(rd, size)
+        at = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) + np.arange(int(size.sum()))
+        got = sorted_unique(ws[at] * n + reader)
+    kept[("meet", id(hs), n)] = (hs, got)             # hs kept alive: its id stays unique
+    return got
+
+
 def _share(wt: np.ndarray, td: np.ndarray, hs: list[set[int]], hd: list[set[int]], n: int) -> np.ndarray:
-    """Per (writer, reader) pair, whether ``hs[writer]`` and ``hd[reader]`` meet (one intersection
-    per distinct pair)."""
+    """Per (writer, reader) pair, whether ``hs[writer]`` and ``hd[reader]`` meet (the pairs of
+    :func:`_meeting`, else one intersection per distinct pair)."""
+    meet = _meeting(hs, hd, n)
+    if meet is not None:
+        key = wt * n + td
+        if not len(meet):
+            return np.zeros(len(key), dtype=bool)
+        at = np.minimum(np.searchsorted(meet, key), len(meet) - 1)
+        return meet[at] == key
     pair, back = np.unique(wt * n + td, return_inverse=True)
     meet = np.fromiter((bool(hs[p // n] & hd[p % n]) for p in pair.tolist()), dtype=bool, count=len(pair))
     return meet[back.reshape(-1)]
