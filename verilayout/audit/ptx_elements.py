@@ -938,6 +938,16 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     return zero, _bytes_of(offs, acc[2], active, memo)
 
 
+def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | None) -> list[set[int]] | None:
+    """:func:`_holders`, once per layout (equal by value), shape and ``n`` in ``memo``."""
+    if memo is None:
+        return _holders(layout, shape, n)
+    key = ("layout_holders", layout, shape, n)
+    if key not in memo:
+        memo[key] = _holders(layout, shape, n)
+    return memo[key]
+
+
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
     """The flat indices of the elements each of threads 0..n-1 holds (a broadcast layout gives
     several threads, or registers, one element), or None when the layout has fewer lanes than 32."""
@@ -981,13 +991,14 @@ def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None)
     if hit is None:                      # conversions between the same two types: one computation
         same = ("holders_of", id(op.in_types[0]), id(op.out_types[0]), n) if op.in_types and op.out_types else key
         if same not in memo:
-            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n))
+            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n, memo))
         hit = memo[key] = (op, tmod, memo[same][2])
     return hit[2]
 
 
-def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
-    """:func:`_conversion_holders`, computed."""
+def _holders_of(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
+    """:func:`_conversion_holders`, computed; ``memo``: each layout's holders once per file (many
+    conversions share a source or a destination layout)."""
     try:
         st, dt = op.in_types[0].read(), op.out_types[0].read()
         shape = tuple(st.shape)
@@ -1000,7 +1011,7 @@ def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
         bits = 8                             # zero-extends i1 to i8 for memory: TritonGPUToLLVM Utility.cpp)
     if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
         return "a layout that is not linear or an element that is not whole bytes"
-    hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
+    hs, hd = _layout_holders(src, shape, n, memo), _layout_holders(dst, shape, n, memo)
     if hs is None or hd is None:
         return "a layout with fewer than 32 lanes"
     return hs, hd, bits
