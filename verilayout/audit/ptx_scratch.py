@@ -299,9 +299,10 @@ def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.nd
         bad = t.__dict__["bad"] = np.zeros(len(t.w), dtype=bool)
         bad[unwritten] = True
         bad[unread] = True
+        t.__dict__["targets"] = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
     own = u[bad[u]]
-    anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
-    targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
+    anchors = {int(u[0]), int(u[-1])} | ({int(own[0]), int(own[-1])} if len(own) else set())   # u: sorted
+    targets = t.__dict__["targets"]                      # the ends of the bad bytes, once per table
     return total + min([0] + t.moves(k, sorted({g - a for g in targets for a in anchors})))
 
 
