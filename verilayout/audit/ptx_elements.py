@@ -48,8 +48,6 @@ table, captures) are left to that module's checks.
 """
 from __future__ import annotations
 
-import itertools
-import operator
 from dataclasses import replace
 from typing import Any, Iterator
 
@@ -66,7 +64,7 @@ from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, lo
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
-from verilayout.audit.ptx_tally import wrong_reads
+from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -443,23 +441,25 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
         groups = [[x for x in g if key(x) == k] for g in groups for k in sorted({key(x) for x in g})]
     out: list[Check] = []
     left, used = [], set()
+    mine = len(reps) == 1 and not foreign   # the line's one op: its verdicts, errors included
     for g in groups:
         tries = []
         for op, want in wants:
             if isinstance(want, str):
-                continue
-            got = _copies(op, want, g, tmod, memo)
-            if all(c.status == "proved" for c in got) or (len(reps) == 1 and not foreign):
-                out.extend(got)              # matched; or the line's one op: its verdicts, errors included
+                continue                     # (tried ops: verdicts first, an error explained when kept)
+            got = _copies(op, want, g, tmod, memo, True if mine else _VERDICT)
+            if all(c.status == "proved" for c in got) or mine:
+                out.extend(got)              # matched; or the line's one op
                 used.add(op.line)
                 break
-            tries.append((op, got))
+            tries.append((op, got, want))
         else:
-            owner = _majority_owner(tries)
+            owner = _majority_owner([(op, got) for op, got, _w in tries])
             if owner is None:
                 left.append(g)
             else:                            # the copies of one op, one of them wrong: its verdicts
-                out.extend(owner[1])
+                want = next(w for op, _g, w in tries if op is owner[0])
+                out.extend(_copies(owner[0], want, g, tmod, memo))
                 used.add(owner[0].line)
     free = [(op, w) for op, w in wants if op.line not in used]
     unmatched: list[Instr] = []
@@ -482,12 +482,13 @@ def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, m
     return out
 
 
-def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict) -> list[Check]:
+def _copies(op: Any, want: tuple, g: list, tmod: Module, memo: dict, explain: bool | str = True) -> list[Check]:
     """The verdicts of ``op`` on one base group: each copy of the op it holds compared with the
     layouts (:func:`_compare`), loads narrowed by the compiler tried when whole elements fail, and
-    the copies' places checked against the buffer's stages (:func:`_stages_apart`)."""
+    the copies' places checked against the buffer's stages (:func:`_stages_apart`); ``explain``
+    :data:`_VERDICT`: the same verdicts, errors unexplained."""
     parts = _parts(g, want[0])
-    got = [_compare(op, part, *want, memo) for part in parts]
+    got = [_compare(op, part, *want, memo, explain=explain) for part in parts]
     if _OPS[op.name][0] == "load" and not all(c.status == "proved" for c in got):
         for f in (2, 4):                     # loads the compiler narrowed to a part of each element
             alt_parts = _parts(g, want[0], f)
@@ -810,12 +811,14 @@ def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bo
         return _proved(op, first, part, what, data)
     if not explain:
         return None
-    if differ:
-        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     if not differ and load and any(twice):           # every byte of the lane's elements, some loaded
         data["reread_bytes"] = sum(len(t) for t in twice)   # twice (into two registers): harmless
     if not differ and (load or not any(twice)):      # nothing to blame: the proof below, at once
         return _proved(op, first, part, what, data)
+    if explain == _VERDICT:                          # an error (a lane differs, or a store twice):
+        return _unexplained(op, first, data)         # its explanation left to a caller that keeps it
+    if differ:
+        lo_p = lo_l + _best_shift(per_lane, lanes)   # align on what most bytes agree on, then report
     # the most blamed access (the earliest on a tie, the others named) is reported
     blame = _blame(per_lane, twice, lanes, lo_p, lo_l)
     top = max(blame.values()) if blame else 0
@@ -844,6 +847,19 @@ def _compare_of(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bo
                      + f" ({at.opcode}, line {at.line}"
                      + (f"; lines {culprits[1:]} are as much to blame" if len(culprits) > 1 else "") + ")", data)
     return _proved(op, first, part, what, data)
+
+
+#: :func:`_compare`'s ``explain`` when only the verdict is wanted: an error comes back unexplained
+#: (:func:`_unexplained`: its status and severity, no witness), the same status the explanation gives
+_VERDICT = "verdict"
+
+
+def _unexplained(op: Any, first: Instr, data: dict) -> Check:
+    """The error of :func:`_compare` without its explanation (a caller that may drop it: ops of
+    one line tried on a copy): ``counterexample``/``error`` as the explained one."""
+    return Check(".".join(first.parts[:2]), first.line, first.loc, "smem-address", "counterexample", "error",
+                 f"{op.name} (TTGIR line {op.line}): the lanes' bytes differ from the layouts' (not explained)",
+                 data)
 
 
 def _proved(op: Any, first: Instr, part: list, what: str, data: dict) -> Check:
@@ -922,6 +938,16 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     return zero, _bytes_of(offs, acc[2], active, memo)
 
 
+def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | None) -> list[set[int]] | None:
+    """:func:`_holders`, once per layout (equal by value), shape and ``n`` in ``memo``."""
+    if memo is None:
+        return _holders(layout, shape, n)
+    key = ("layout_holders", layout, shape, n)
+    if key not in memo:
+        memo[key] = _holders(layout, shape, n)
+    return memo[key]
+
+
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
     """The flat indices of the elements each of threads 0..n-1 holds (a broadcast layout gives
     several threads, or registers, one element), or None when the layout has fewer lanes than 32."""
@@ -965,13 +991,14 @@ def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None)
     if hit is None:                      # conversions between the same two types: one computation
         same = ("holders_of", id(op.in_types[0]), id(op.out_types[0]), n) if op.in_types and op.out_types else key
         if same not in memo:
-            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n))
+            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n, memo))
         hit = memo[key] = (op, tmod, memo[same][2])
     return hit[2]
 
 
-def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
-    """:func:`_conversion_holders`, computed."""
+def _holders_of(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
+    """:func:`_conversion_holders`, computed; ``memo``: each layout's holders once per file (many
+    conversions share a source or a destination layout)."""
     try:
         st, dt = op.in_types[0].read(), op.out_types[0].read()
         shape = tuple(st.shape)
@@ -984,7 +1011,7 @@ def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
         bits = 8                             # zero-extends i1 to i8 for memory: TritonGPUToLLVM Utility.cpp)
     if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
         return "a layout that is not linear or an element that is not whole bytes"
-    hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
+    hs, hd = _layout_holders(src, shape, n, memo), _layout_holders(dst, shape, n, memo)
     if hs is None or hd is None:
         return "a layout with fewer than 32 lanes"
     return hs, hd, bits
@@ -1054,9 +1081,10 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
 
     rounds = []
     for e in sorted(by):
-        st, ld = mine(e, "store"), mine(e + 1, "load")
+        st = mine(e, "store")
+        ld = mine(e + 1, "load") or _all_lineless(by, e + 1, st)
         if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
-            rounds.append((e, st, ld))                               # other addresses: another op's)
+            rounds.append((e, _lineless(by, e, "store", st), _lineless(by, e + 1, "load", ld)))
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
@@ -1070,9 +1098,30 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
         e = next(x for x, st, _ld in rounds if st is chain[-1][0])
         while (st := mine(e + 2, "store")) and not mine(e + 2, "load") and not mine(e + 3, "load") \
                 and _addr_keys(st) <= _addr_keys(chain[-1][0]):
-            chain.append((st, []))
+            chain.append((st, _lineless(by, e + 3, "load", [], _regs(chain[-1][1]))))
             e += 2
     return chains
+
+
+def _lineless(by: dict[int, list[Instr]], e: int, kind: str, mine: list[Instr], regs: set | None = None) -> list[Instr]:
+    """``mine`` (a round's stores or loads in epoch ``e``) with the accesses of that epoch whose
+    ``.loc`` names line 0 (no source line: code LLVM moved or merged, which keeps the file) and whose
+    address register is one of ``mine``'s (or of ``regs``: the round before's loads, for a round
+    whose loads are all such): the same scratch addresses, the round's own accesses."""
+    regs = _regs(mine) if regs is None else regs
+    more = [i for i in by.get(e, []) if i.loc and i.loc.endswith(":0") and i not in mine and
+            smem_access(i)[0] == kind and _address_register(i) in regs]
+    return sorted(mine + more, key=lambda i: i.line) if more else mine
+
+
+def _all_lineless(by: dict[int, list[Instr]], e: int, stores: list[Instr]) -> list[Instr]:
+    """The loads of epoch ``e`` when ``stores`` (a line's, the epoch before) exist and every load and
+    store of ``e`` is under ``.loc N 0`` (no source line): a round whose loads LLVM moved, all of them,
+    out of the line (hoisted before a loop); else []."""
+    acc = by.get(e, []) if stores else []
+    if not acc or not all(i.loc and i.loc.endswith(":0") for i in acc):
+        return []
+    return [i for i in acc if smem_access(i)[0] == "load"]
 
 
 def _addr_keys(instrs: list[Instr]) -> set:
@@ -1097,6 +1146,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     others: dict[str, int] = {}
     foreign: set[str] = set()
     scratch: set[str] = set()
+    reduced: set[str] = set()                # lines of reductions and scans (inter-warp rounds of their own)
     for op in tmod.ops:
         if not op.loc:
             continue
@@ -1107,6 +1157,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             if op.name in _SCRATCH:
                 foreign.add(op.loc)
                 scratch.add(op.loc)
+            if op.name in ("tt.reduce", "tt.scan"):
+                reduced.add(op.loc)
     lines, claimed, chained = {}, set(), set()
     n_of = {}                                # a worker's own threads, when the line's ops are all its
     for loc, ops in convs.items():
@@ -1122,7 +1174,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
     got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
-           "scratch": scratch, "n_of": n_of}
+           "scratch": scratch, "n_of": n_of, "reduced": reduced}
     memo[("claims",)] = (mod, got)
     return got
 
@@ -1156,9 +1208,11 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
             if all(j.line in local for st, ld in chain for j in st + ld):
                 continue                     # a local_alloc/local_load pair of the line, proved there
             op = ops[min(i, len(ops) - 1)]
-            pinned = _pinned(entries, i, ops)
-            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):
+            pinned = _pinned(entries, i, ops) if loc not in claims["reduced"] else None   # (a reduce or
+            if pinned is not None and why is None and _sized(tmod, pinned, pieces, n, memo):  # scan may own it)
                 op = pinned
+            else:
+                pinned = None
             got = why or _conversion_holders(tmod, op, n, memo)
             if isinstance(got, str):
                 out.append(_skip(op, first, got))
@@ -1192,7 +1246,7 @@ def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: 
     """:func:`_round_trip`; a round trip the law rejects is explained once per content (the
     holders, the accesses' kinds, opcodes, bytes objects, relative bases and line order: see
     :mod:`verilayout.audit.ptx_relabel`) and relabelled for each conversion that repeats it."""
-    rels = _relative_bases(op, pieces, {})
+    rels = _relative_bases(op, pieces, {}, memo)
     if isinstance(rels, Check) or _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
         return _round_trip(op, pieces, got[0], got[1], got[2] // 8, n, data)
     base = {k: v for k, v in data.items() if k not in ("ttgir_line", "inferred")}
@@ -1216,7 +1270,7 @@ def _charged(checks: list[Check], pieces: list, memo: dict | None = None) -> lis
     wrote reads wrong data, and the bytes it left unread tell which load moved."""
     if not checks or checks[0].status != "counterexample":
         return checks
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     lines = _culprits(pieces, rels, memo) if not isinstance(rels, Check) else []
     named = {c.line for c in checks}
     by_line = {i.line: i for i, _a, _t in pieces}
@@ -1299,7 +1353,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         if why is not None:
             out.append((chain, pieces, why, None))
             continue
-        rels = _relative_bases(ops[0], pieces, {})
+        rels = _relative_bases(ops[0], pieces, {}, memo)
         hit = None
         skip = sum(1 for e in out if e[3] is None and e[2] is None and e[0] not in done)   # chains left unmatched
         for k in [*range(min(at + skip, len(ops)), len(ops)), *range(at, min(at + skip, len(ops)))]:
@@ -1343,7 +1397,7 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
         if isinstance(got, str):
             return chain
         pieces.append((ins, *got))
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return chain
     read = sorted_unique(np.concatenate([thread_arrays(ts)[1] + rel for (_i, _a, ts), rel
@@ -1372,7 +1426,7 @@ def _a_round_converts(tmod: Module, evals: dict, chain: list, ops: list, n: int,
         if not r[1]:
             continue
         pieces, why = _chain_pieces([r], evals, n, memo)
-        rels = _relative_bases(ops[0], pieces, {}) if why is None else None
+        rels = _relative_bases(ops[0], pieces, {}, memo) if why is None else None
         if rels is None or isinstance(rels, Check):
             continue
         for op in ops:
@@ -1416,7 +1470,7 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
             rounds.append(r)
     if len(chain) == 1:
         return pieces, None
-    rels = _relative_bases(None, pieces, {})
+    rels = _relative_bases(None, pieces, {}, memo)
     if isinstance(rels, Check):
         return [], "the accesses' bases are not a constant apart"
     spans = [(rel + int(by.min()), rel + int(by.max())) for (_i, _a, ts), rel in zip(pieces, rels)
@@ -1457,8 +1511,8 @@ def _round_trip_decided(pieces: list, rels: list[int], hs: list[set[int]], hd: l
             continue
         (wb if store else rb).append(bytes_ + rel)
         (wt if store else rt).append(of[threads] if store else threads)
-    if not wb or not rb:
-        return False
+    if not wb or not rb or sum(map(len, rb)) < eb * int(share.sum()):
+        return False                     # the law reads eb x sum(share) distinct (reader, byte) pairs
     wb_, wt_, rb_, rt_ = (np.concatenate(x) for x in (wb, wt, rb, rt))
     lo = min(int(wb_.min()), int(rb_.min()))
     span = max(int(wb_.max()), int(rb_.max())) - lo + 1
@@ -1512,10 +1566,10 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
         return rels
     if _round_trip_holds(pieces, rels, hs, hd, eb, n):
         return _round_trip_proved(op, pieces, n, data)
-    wrote, reads = _scratch_bytes(pieces, rels, n)
-    bad = _blamed(op, wrote, reads, hs, hd, n, data, eb)
+    m = _scratch_bytes(pieces, rels)
+    bad = _blamed(op, m, hs, hd, n, data, eb)
     if bad is None:
-        bad = _byte_counts(op, pieces, wrote, reads, hs, hd, eb, n, data)
+        bad = _byte_counts(op, pieces, m, hs, hd, eb, n, data)
     if bad is None:                          # the law failed where the per-thread accounts do not show it
         ins = pieces[0][0]
         bad = Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
@@ -1524,14 +1578,14 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
     return bad
 
 
-def _relative_bases(op: Any, pieces: list, data: dict) -> list[int] | Check:
+def _relative_bases(op: Any, pieces: list, data: dict, memo: dict | None = None) -> list[int] | Check:
     """Each access's base minus the first one's (signed 32-bit), or ``unchecked`` when one is not
-    a constant apart."""
+    a constant apart; ``memo``: the file's, where each base is split once (:func:`_split_const`)."""
     ref = pieces[0][1]
-    c1, r1 = _split_const(ref)
+    c1, r1 = _split_const(ref, memo)
     rels = []
     for ins, a0, _ts in pieces:
-        c0, r0 = _split_const(a0)
+        c0, r0 = _split_const(a0, memo)
         if r0 == r1:                         # the same terms plus constants: no simplification needed
             v = (c0 - c1) % (1 << 32)
             rels.append(v - (1 << 32) if v >= 1 << 31 else v)
@@ -1557,55 +1611,42 @@ def _round_trip_proved(op: Any, pieces: list, n: int, data: dict) -> Check:
                                                     else ""), data)
 
 
-def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[dict]]:
-    """``(wrote, reads)``: byte -> (thread, store) that writes it; per thread, byte -> its load."""
-    wrote: dict[int, tuple[int, Instr]] = {}
-    reads: list[dict[int, Instr]] = [{} for _ in range(n)]
+def _scratch_bytes(pieces: list, rels: list[int]) -> ScratchMap:
+    """The round trip's bytes (:func:`verilayout.audit.ptx_tally.scratch_map`): each access's bytes
+    moved by its relative base (mod 2**32), each thread's in its set's order; the last store of a
+    byte holds it, a thread's first load of a byte reads it."""
+    parts = []
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        th, by = thread_arrays(ts, ordered=False)        # the sets' order: the dicts' order below
-        keys = ((by + rel) % (1 << 32)).tolist()
-        if smem_access(ins)[0] == "store":              # the last store of a byte holds it
-            wrote.update(zip(keys, zip(th.tolist(), [ins] * len(keys))))
-            continue
-        ends = np.cumsum([len(x) for x in ts]).tolist()
-        start = 0
-        for t, end in enumerate(ends):                  # a thread's first load of a byte holds it
-            if end > start:
-                new = dict.fromkeys(keys[start:end], ins)
-                d = reads[t]
-                d.update({k: v for k, v in new.items() if k not in d} if d else new)
-            start = end
-    return wrote, reads
+        th, by = thread_arrays(ts, ordered=False)
+        parts.append((smem_access(ins)[0] == "store", th, (by + rel) % (1 << 32)))
+    return scratch_map(parts, [i for i, _a, _t in pieces])
 
 
-def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
+def _inside_scratch(m: ScratchMap, line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
     the greatest byte read, whichever is more. A store past that may clobber another buffer.
-    ``unread``: :func:`_unread_writes` of ``wrote`` and ``reads`` when the caller has it.
+    ``unread``: :func:`_unread_writes` of ``m`` when the caller has it.
 
+    >>> from verilayout.audit.ptx_tally import from_dicts
     >>> class I: line = 7
-    >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
-    (True, False)
+    >>> _inside_scratch(from_dicts({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 1), 7, 16)
+    True
+    >>> _inside_scratch(from_dicts({16: (0, I)}, [{0: I}], 1), 7, 16)
+    False
     """
-    if not any(reads):
+    if not len(m.r_key):
         return False
-    keys, _vals, lines, unread = unread if unread is not None else _unread_writes(wrote, reads)
-    read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
-    lo = int(read.min())                     # (a store below every byte read is past the scratch)
-    hi = max(lo + size - 1, int(read.max()))
-    mine = np.array(keys, dtype=np.int64)[unread & (lines == line)]
+    lines, unread = unread if unread is not None else _unread_writes(m)
+    lo = int(m.r_key.min())                  # (a store below every byte read is past the scratch)
+    hi = max(lo + size - 1, int(m.r_key.max()))
+    mine = m.w_key[unread & (lines == line)]
     return bool(((mine >= lo) & (mine <= hi)).all())
 
 
-def _unread_writes(wrote: dict, reads: list[dict]) -> tuple[list, list, np.ndarray, np.ndarray]:
-    """``(bytes, (thread, store) of each, the stores' lines, whether no load reads it)`` of the
-    bytes of ``wrote`` in its order (arrays but the first two)."""
-    keys, vals = list(wrote), list(wrote.values())
-    lines = np.fromiter(map(_line_of, map(_second, vals)), dtype=np.int64, count=len(vals))
-    read = sorted_unique(np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64))
-    got = np.array(keys, dtype=np.int64)
-    return keys, vals, lines, ~_members(got, read)
+def _unread_writes(m: ScratchMap) -> tuple[np.ndarray, np.ndarray]:
+    """``(the line of each written byte's store, whether no load reads it)``, in the writes' order."""
+    return m.lines[m.w_acc], ~_members(m.w_key, sorted_unique(m.r_key))
 
 
 def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
@@ -1616,18 +1657,21 @@ def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
     return read[at] == b
 
 
-_second = operator.itemgetter(1)
-_line_of = operator.attrgetter("line")
+def _by_line(m: ScratchMap, acc: np.ndarray) -> dict[int, Any]:
+    """line -> access, of the accesses ``acc`` names, in the order they first appear there."""
+    got, first = np.unique(acc, return_index=True)
+    return {m.accesses[j].line: m.accesses[j] for j in got[np.argsort(first)].tolist()}
 
 
-def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
+def _blamed(op: Any, m: ScratchMap, hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict, eb: int = 1) -> Check | None:
     """A byte read is right when the thread that loads it shares an element with the one that
-    stored it (the tally: :func:`verilayout.audit.ptx_tally.wrong_reads`). The moved access is the
-    one whose leaving out leaves the fewest wrong reads (then the one that takes the fewest reads
-    with it): the counterexample. With no wrong read, bytes
+    stored it (the tally of the round trip's bytes ``m``:
+    :func:`verilayout.audit.ptx_tally.map_wrong_reads`). The moved access is the one whose leaving
+    out leaves the fewest wrong reads (then the one that takes the fewest reads with it): the
+    counterexample. With no wrong read, bytes
     stored that no one loads blame their store; ``None`` when nothing is wrong."""
-    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = wrong_reads(wrote, reads, hs, hd, n)
+    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = map_wrong_reads(m, hs, hd, n)
     # leave one access out: the wrong reads that remain (a store left out excuses the reads of
     # bytes no store writes: they may be the ones it should have written); fewest first, then the
     # fewest reads left out with it, then the earliest line
@@ -1635,20 +1679,17 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
     unread_writes = None
     if not score:                            # bytes stored that no load reads: each blames its store
-        unread_writes = keys, vals, lines, unread = _unread_writes(wrote, reads)
+        unread_writes = lines, unread = _unread_writes(m)
         got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
         at = np.flatnonzero(unread)[first]
         for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
             score[ln] = (0, 0, -c)
-            first_bad.setdefault(ln, (None, keys[k], vals[k][0], vals[k][1]))
+            first_bad.setdefault(ln, (None, int(m.w_key[k]), int(m.w_thread[k]), m.accesses[int(m.w_acc[k])]))
     if not score:
         return None
     line = min(score, key=lambda ln: (score[ln], ln))
     tied = sorted(ln for ln in score if score[ln] == score[line] and ln != line)
-    stores = list(map(_second, wrote.values()))
-    st_lines = {i.line: i for i in dict(zip(map(id, stores), stores)).values()}
-    loads = list(itertools.chain.from_iterable(r.values() for r in reads))
-    ld_lines = {i.line: i for i in dict(zip(map(id, loads), loads)).values()}
+    st_lines, ld_lines = _by_line(m, m.w_acc), _by_line(m, m.r_acc)
     if len(st_lines) == 1 and len(ld_lines) == 1:   # one store, one load: only their difference is known
         tied = [ln for ln in (*st_lines, *ld_lines) if ln != line]
         first_bad.update({ln: (td0, b0, w0, i) for ln, i in (*st_lines.items(), *ld_lines.items())
@@ -1667,7 +1708,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     else:
         what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
                 f"holds none of thread {td}'s elements")
-    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs)), unread_writes):
+    if td is None and _inside_scratch(m, line, eb * len(set().union(*hs)), unread_writes):
         # every byte a load reads holds the right element, and the bytes written and never read lie
         # inside the round's scratch (the compiler removed the loads of elements nothing uses): no
         # value is wrong and nothing outside the conversion's scratch is written; a warning
@@ -1680,29 +1721,29 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                  f"{n_bad} wrong byte(s) involve it)", data)
 
 
-def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list[set[int]],
+def _byte_counts(op: Any, pieces: list, m: ScratchMap, hs: list[set[int]],
                  hd: list[set[int]], eb: int, n: int, data: dict) -> Check | None:
     """Each reader loads from each writer exactly the bytes of the elements they share, and all
-    of its own elements' bytes; the first thread that does not is the counterexample."""
+    of its own elements' bytes; the first thread that does not is the counterexample (every byte
+    read was written: :func:`_blamed` found no wrong read)."""
     first_load = next(i for i, _, _ in pieces if smem_access(i)[0] == "load")
     where = (".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
              "counterexample", "error")
+    wt = m.w_thread[writer_of(m)]
+    k = max(n, int(wt.max()) + 1 if len(wt) else 0)
+    count = np.bincount(m.r_thread * k + wt, minlength=n * k)[:n * k].reshape(n, k)
     for td in range(n):
-        count: dict[int, int] = {}
-        for b in reads[td]:
-            ts = wrote[b][0]
-            count[ts] = count.get(ts, 0) + 1
-        for ts, c in sorted(count.items()):
-            want = eb * len(hs[ts] & hd[td])
+        for ts in np.flatnonzero(count[td]).tolist():
+            c, want = int(count[td, ts]), eb * len(hs[ts] & hd[td])
             if c != want:
                 data.update(thread=td, writer=ts, bytes=c, shared_bytes=want)
                 return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads {c} bytes "
                              f"written by thread {ts}, but they share {want // eb} element(s) ({want} bytes)", data)
-        need = eb * len(hd[td])
-        if sum(count.values()) != need:
-            data.update(thread=td, bytes=sum(count.values()), need=need)
+        need, got = eb * len(hd[td]), int(count[td].sum())
+        if got != need:
+            data.update(thread=td, bytes=got, need=need)
             return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
-                         f"{sum(count.values())} bytes, its {len(hd[td])} elements are {need}", data)
+                         f"{got} bytes, its {len(hd[td])} elements are {need}", data)
     return None
 
 

@@ -47,7 +47,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -128,6 +128,25 @@ def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | Non
     return None
 
 
+def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int] | None:
+    """:func:`source_load`, kept in ``memo`` per function and register."""
+    if memo is None:
+        return source_load(reg, defs)
+    key = ("interwarp-source", id(defs), reg)
+    if key not in memo:
+        memo[key] = (defs, source_load(reg, defs))      # defs kept: its id stays unique
+    return memo[key][1]
+
+
+def _first_stage_stores(stores: list[Instr], defs: dict, memo: dict) -> bool:
+    """Whether every store's value comes from a first stage (:func:`_from_chain`; kept in ``memo`` per
+    function and round)."""
+    key = ("interwarp-first-stage", id(defs), tuple(s.line for s in stores))
+    if key not in memo:
+        memo[key] = (defs, all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]))    # defs kept
+    return memo[key][1]
+
+
 def _from_chain(reg: str, defs: dict, depth: int = 0) -> bool:
     """Whether ``reg`` is computed (within four instructions: moves, packs, packed combines) from a
     shuffle's or a ``redux.sync``'s result."""
@@ -144,21 +163,26 @@ def _size(ins: Instr) -> int | None:
     return next((ptx_bits(p) // 8 for p in reversed(ins.parts) if ptx_bits(p) in (8, 16, 32, 64)), None)
 
 
-def _shared_order(defs: dict, uses: dict, memo: dict) -> list[Instr]:
-    """The function's ``ld.shared``/``st.shared`` in program order (kept in ``memo`` per function)."""
+def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict]:
+    """The function's ``ld.shared``/``st.shared`` in program order and each one's index there by its id
+    (kept in ``memo`` per function)."""
     key = ("interwarp-order", id(defs))
     if key not in memo:
         acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
                if i.head in ("ld", "st") and "shared" in i.parts}
-        memo[key] = (defs, sorted(acc.values(), key=lambda i: i.line))     # defs kept: its id stays unique
+        order = sorted(acc.values(), key=lambda i: i.line)
+        at: dict = {}
+        for k, i in enumerate(order):
+            at.setdefault(id(i), k)
+        memo[key] = (defs, (order, at))              # defs kept: its id stays unique
     return memo[key][1]
 
 
 def _round(load: Instr, defs: dict, uses: dict, memo: dict | None = None) -> tuple[list[Instr], list[Instr]]:
     """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
     ``ld.shared`` run)."""
-    order = _shared_order(defs, uses, {} if memo is None else memo)
-    k = end = next(n for n, i in enumerate(order) if i is load)
+    order, at = _shared_order(defs, uses, {} if memo is None else memo)
+    k = end = at[id(load)]
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
     while end + 1 < len(order) and order[end + 1].head == "ld":
@@ -179,7 +203,19 @@ def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
 
 
 def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
-    """(thread 0's address term, each thread's byte offset from it) of the access's address operand."""
+    """(thread 0's address term, each thread's byte offset from it) of the access's address operand (kept in
+    ``memo`` per instruction: a round's loads and stores are asked again by every chain and reduce)."""
+    key = ("interwarp-addr", id(ins), at, n)
+    if key not in memo:
+        got = _addresses_of(ins, at, ev, n, memo)
+        if got is not None:
+            got[1].flags.writeable = False
+        memo[key] = (ins, got)                   # ins kept: its id stays unique
+    return memo[key][1]
+
+
+def _addresses_of(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
+    """:func:`_addresses`, computed."""
     a = ins.args[at] if len(ins.args) > at else None
     if not isinstance(a, Addr) or not a.modelled or a.offset is None:
         return None
@@ -190,8 +226,13 @@ def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, n
     return None if got is None else (got[0], np.array(got[1], dtype=np.int64) + a.offset)
 
 
-def _delta(x: Any, y: Any) -> int | None:
-    """``x - y`` when it simplifies to a constant."""
+def _delta(x: Any, y: Any, memo: dict | None = None) -> int | None:
+    """``x - y`` when it simplifies to a constant (kept in ``memo`` per pair of terms)."""
+    if memo is not None:
+        key = ("interwarp-delta", x.get_id(), y.get_id())
+        if key not in memo:
+            memo[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
+        return memo[key][2]
     try:
         d = z3.simplify(x - y)
     except (z3.Z3Exception, TypeError):
@@ -202,79 +243,200 @@ def _delta(x: Any, y: Any) -> int | None:
 def _store_map(stores: list[Instr], ref: Any, r: Any, ev: Any, n: int, memo: dict) -> dict | str:
     """Byte offset (from the load's thread 0) -> :class:`Partial` (None: two partials), or a reason
     (kept in ``memo`` per round, reference address and reduce: every chain of a round asks)."""
-    key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.op.line, r.axis, r.lanes, r.warps, n)
+    key = ("interwarp-mem", tuple(s.line for s in stores), ref.get_id(), r.axis, r.lanes, r.warps, n)
     if key not in memo:
-        memo[key] = (ref, _build_map(stores, ref, _owners(r, n), ev, n, memo))
+        memo[key] = (ref, _build_map(stores, ref, _owners_of(r, n, memo), ev, n, memo))
     return memo[key][1]
 
 
-def _owners(r: Any, n: int) -> list[tuple]:
-    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``, warp)."""
+@dataclass(frozen=True)
+class Owners:
+    """Who owns each thread's partial: ``kinds`` the distinct (non-reduced coordinates of ``lane ^ warp``,
+    reduced-axis coordinate of ``warp``) in thread order, ``kind`` each thread's index into them."""
+    kinds: tuple
+    kind: np.ndarray
+
+
+def _owners_of(r: Any, n: int, memo: dict) -> Owners:
+    """:func:`_owners`, kept in ``memo`` per reduce shape (its store bytes are kept per :class:`Owners`)."""
+    key = ("interwarp-owners", r.axis, r.lanes, r.warps, n)
+    if key not in memo:
+        memo[key] = _owners(r, n)
+    return memo[key]
+
+
+def _owners(r: Any, n: int) -> Owners:
+    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``); a
+    thread's warp is ``t // 32``."""
     t = np.arange(n)
     rank = len(r.lanes[0])
     lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
     both = lane ^ warp
     keep = [d for d in range(rank) if d != r.axis]
     rows, parts = both[:, keep].tolist(), warp[:, r.axis].tolist()
-    return [(tuple(rows[i]), parts[i], i // 32) for i in range(n)]
+    ids: dict = {}
+    kind = [ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)]
+    return Owners(tuple(ids), np.array(kind, dtype=np.int64))
 
 
-def _build_map(stores: list[Instr], ref: Any, owners: list[tuple], ev: Any, n: int, memo: dict) -> dict | str:
+def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, memo: dict) -> dict | str:
     """:func:`_store_map`, computed."""
     mem: dict = {}
     for s in stores:
         addr, size, guard = _addresses(s, 0, ev, n, memo), _size(s), thread_guard(ev, s, memo, n)
-        delta = _delta(addr[0], ref) if addr is not None else None
+        delta = _delta(addr[0], ref, memo) if addr is not None else None
         if delta is None or size is None or guard[1] == "free":
             return (f"the address or guard of {s.opcode} (PTX line {s.line}) is not a function of %tid relative to "
                     "the load")
-        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
-        mine = _store_bytes(s.line, np.flatnonzero(guard[0]), np.asarray(addr[1], dtype=np.int64) + delta,
-                            len(data), size, owners)
-        mem.update(mine)
+        mine = _store_at(s, addr[1], guard[0], size, owners, memo)
+        mem.update(mine if not delta else {a + delta: p for a, p in mine.items()})
     return mem
 
 
-def _store_bytes(line: int, act: np.ndarray, base: np.ndarray, words: int, size: int, owners: list[tuple]) -> dict:
-    """One store's scratch bytes: byte -> the :class:`Partial` its threads ``act`` write there (the last
+def _store_at(s: Instr, base: np.ndarray, guard: list, size: int, owners: Owners, memo: dict) -> dict:
+    """:func:`_store_bytes` of store ``s`` at its offsets from its own thread 0 (kept in ``memo`` per store and
+    owners: a round's map for another reference address is this one shifted, in the same order)."""
+    key = ("interwarp-store", id(s), id(owners))
+    if key not in memo:
+        got = _store_bytes(s.line, _store_layout(s, base, guard, size, memo), size, owners)
+        memo[key] = (s, owners, got)                  # s and owners kept: their ids stay unique
+    return memo[key][2]
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where one store's threads ``act`` write (``words`` elements of ``size`` bytes each): its (thread,
+    byte) writes sorted by address (``order``, stable), each distinct byte's first write there (``starts``),
+    those bytes (``heads``) and each one's last write (``lasts``, an index into (thread, byte))."""
+    act: np.ndarray
+    words: int
+    order: np.ndarray
+    starts: np.ndarray
+    heads: list
+    lasts: list
+
+
+def _store_layout(s: Instr, base: np.ndarray, guard: list, size: int, memo: dict) -> _Layout:
+    """:class:`_Layout` of store ``s`` (kept in ``memo`` per store: every reduce shape reads it)."""
+    key = ("interwarp-layout", id(s))
+    if key not in memo:
+        data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
+        act, words = np.flatnonzero(guard), len(data)
+        at = (np.asarray(base, dtype=np.int64)[act][:, None] + np.arange(words * size)[None, :]).ravel()
+        order = np.argsort(at, kind="stable")
+        a_s = at[order]
+        starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
+        last = order[np.r_[starts[1:], len(a_s)] - 1]
+        memo[key] = (s, _Layout(act, words, order, starts, a_s[starts].tolist(), last.tolist()))   # s kept
+    return memo[key][1]
+
+
+def _store_bytes(line: int, lay: _Layout, size: int, owners: Owners) -> dict:
+    """One store's scratch bytes: byte -> the :class:`Partial` its threads ``lay.act`` write there (the last
     writer's, in thread, element and byte order), None where two of them write different partials."""
+    act, words = lay.act, lay.words
     if not act.size:
         return {}
     slots = (size + 3) // 4
-    kid: dict = {}
-    tk = np.array([kid.setdefault(owners[x][:2], len(kid)) for x in act.tolist()], dtype=np.int64)
+    tk = owners.kind[act]
     jb = np.arange(words * size)
-    at = (base[act][:, None] + jb[None, :]).ravel()
     key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
-    order = np.argsort(at, kind="stable")
-    a_s, k_s = at[order], key[order]
-    starts = np.flatnonzero(np.r_[True, a_s[1:] != a_s[:-1]])
-    same = np.minimum.reduceat(k_s, starts) == np.maximum.reduceat(k_s, starts)
-    last = order[np.r_[starts[1:], len(a_s)] - 1]
-    keys = {v: k for k, v in kid.items()}
+    k_s = key[lay.order]
+    same = np.minimum.reduceat(k_s, lay.starts) == np.maximum.reduceat(k_s, lay.starts)
     made: dict = {}
     out: dict = {}
-    for a, ok, i in zip(a_s[starts].tolist(), same.tolist(), last.tolist()):
+    span = words * size
+    kinds, acts, tks = owners.kinds, act.tolist(), tk.tolist()
+    for a, ok, i in zip(lay.heads, same.tolist(), lay.lasts):
         if not ok:
             out[a] = None
             continue
-        thread, byte = act[i // (words * size)], i % (words * size)
-        (k, part), w = keys[int(tk[i // (words * size)])], owners[int(thread)][2]
+        byte, kk, w = i % span, tks[i // span], acts[i // span] // 32
         el = (byte // size, byte % size // 4)
-        out[a] = made.setdefault((k, part, el, w), Partial((line, el, k), part, w))
+        p = made.get((kk, el, w))
+        if p is None:
+            k, part = kinds[kk]
+            p = made[(kk, el, w)] = Partial((line, el, k), part, w)
+        out[a] = p
     return out
 
 
-def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> list | str:
-    """Each thread's loaded partial (None: unknown), or a reason."""
+@dataclass(frozen=True)
+class Loaded:
+    """Each thread's loaded partial: ``tags`` (None: unknown), ``ids`` the same up to the partials' names
+    (each as the index of its first appearance, -1 for None; bytes of int64) and ``objs`` the partials in
+    that order; ``index``: ``ids`` as an array)."""
+    index: np.ndarray
+    ids: bytes
+    objs: list
+
+    @functools.cached_property
+    def tags(self) -> list:
+        """Each thread's partial (None: unknown), built when asked."""
+        return [self.objs[k] if k >= 0 else None for k in self.index.tolist()]
+
+
+def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
+    """Each thread's loaded partial, or a reason (kept in ``memo`` per load, slot and ``mem``: the reduces of
+    one shape share it)."""
+    key = ("interwarp-loaded", id(load), slot, id(mem), n)
+    if key not in memo:
+        width = len(load.args[0].items) if load.args and isinstance(load.args[0], Vec) else 1
+        for k, got in enumerate(_loaded_of(load, max(width, slot + 1), mem, ev, n, memo)):
+            memo[key[:2] + (k,) + key[3:]] = (load, mem, got)    # load and mem kept: their ids stay unique
+    return memo[key][2]
+
+
+def _loaded_of(load: Instr, slots: int, mem: dict, ev: Any, n: int, memo: dict) -> list[Loaded | str]:
+    """:func:`_loaded` of each of the load's first ``slots`` vector slots, computed."""
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
-        return f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"
-    keys, vids, objs, _reps = _mem_arrays(mem, memo)
-    v = _vids_at(keys, vids, np.asarray(addr[1], dtype=np.int64)[:, None] + slot * size + np.arange(size))
-    same = np.asarray(guard[0], dtype=bool) & (v[:, 0] >= 0) & np.all(v == v[:, :1], axis=1)
-    first = np.searchsorted(keys, np.asarray(addr[1], dtype=np.int64) + slot * size)
-    return [objs[i] if ok else None for i, ok in zip(first.tolist(), same.tolist())]
+        return [f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"] * slots
+    keys, vids, _objs, _reps = _mem_arrays(mem, memo)
+    oid, uniq = _identities(mem, memo)
+    start = np.asarray(addr[1], dtype=np.int64)[:, None] + np.arange(slots)[None, :] * size        # (n, slots)
+    v = _vids_at(keys, vids, start[:, :, None] + np.arange(size))
+    same = np.asarray(guard[0], dtype=bool)[:, None] & (v[..., 0] >= 0) & np.all(v == v[..., :1], axis=2)
+    first = np.minimum(np.searchsorted(keys, start), max(keys.size - 1, 0))
+    got = np.where(same, oid[first], -1) if keys.size else np.full(start.shape, -1, dtype=np.int64)
+    return [_relabelled(got[:, k], uniq) for k in range(slots)]
+
+
+def _relabelled(got: np.ndarray, uniq: list) -> Loaded:
+    """:class:`Loaded` of each thread's partial given as an index into ``uniq`` (-1: None)."""
+    ids = np.full(got.shape, -1, dtype=np.int64)
+    objs: list = []
+    have = got >= 0
+    if have.any():
+        vals = got[have]
+        u, first = np.unique(vals, return_index=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.full(len(uniq), -1, dtype=np.int64)
+        rank[u[order]] = np.arange(len(u))
+        ids[have] = rank[vals]
+        objs = [uniq[k] for k in u[order].tolist()]
+    return Loaded(ids, ids.tobytes(), objs)
+
+
+def _identities(mem: dict, memo: dict) -> tuple[np.ndarray, list]:
+    """Per byte of :func:`_mem_arrays`' order the index of its partial object (-1: None) and those objects
+    (kept in ``memo`` per ``mem``)."""
+    key = ("interwarp-identities", id(mem))
+    if key not in memo:
+        seen: dict = {}
+        uniq: list = []
+        oid = []
+        for p in _mem_arrays(mem, memo)[2]:
+            if p is None:
+                oid.append(-1)
+                continue
+            k = seen.get(id(p))
+            if k is None:
+                k = seen[id(p)] = len(uniq)
+                uniq.append(p)
+            oid.append(k)
+        memo[key] = (mem, (np.array(oid, dtype=np.int64), uniq))         # mem kept: its id stays unique
+    return memo[key][1]
 
 
 def _mem_arrays(mem: dict, memo: dict) -> tuple[np.ndarray, np.ndarray, list, list]:
@@ -346,15 +508,51 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
     """
     if chain is None or len(chain.steps[0]) != 1:
         return None if chain is None else "a chain of several words per step is not modelled"
-    got = source_load(_reads(chain.steps[0][0])[0], defs)
+    memo = getattr(cta, "memo", None)
+    if memo is None:
+        return _stage(chain, r, defs, uses, cta, masks)
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    key = ("interwarp-stage", id(chain), id(defs), r.axis, r.lanes, r.warps, idem, tuple(masks))
+    if key not in memo:                      # chain and defs kept: their ids stay unique
+        memo[key] = (chain, defs, _stage(chain, _Shape(_Line(_LINE), r.axis, r.lanes, r.warps, r.region), defs,
+                                         uses, cta, masks))
+    got = memo[key][2]
+    if isinstance(got, Finding):
+        return replace(got, message=got.message.replace(_LINE, str(r.op.line)))
+    return got.replace(_LINE, str(r.op.line)) if isinstance(got, str) else got
+
+
+#: stands for the reduce's TTGIR line in a verdict kept for every reduce of one shape
+_LINE = "\x00reduce-line\x00"
+
+
+@dataclass(frozen=True)
+class _Line:
+    line: str
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the stage's verdict reads of a reduce (its line a placeholder, :data:`_LINE`)."""
+    op: _Line
+    axis: int
+    lanes: tuple
+    warps: tuple
+    region: tuple
+
+
+def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
+    """:func:`check_stage` past its first test, computed (``r``: a reduce or its :class:`_Shape`)."""
+    got = _source_of(_reads(chain.steps[0][0])[0], defs, getattr(cta, "memo", None))
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
         return None
     load, slot = got
     if load.head == "ldmatrix":
         return (f"its inputs are loaded by {load.opcode} (PTX line {load.line}) from a scratch stmatrix wrote: "
                 "the matrix fragments' lanes are not modelled here")
-    stores, loads = _round(load, defs, uses, getattr(cta, "memo", None))
-    if not stores or not all(_from_chain(x, defs) for s in stores for x in _reads(s)[-1:]):
+    memo = getattr(cta, "memo", None)
+    stores, loads = _round(load, defs, uses, memo)
+    if not stores or not _first_stage_stores(stores, defs, {} if memo is None else memo):
         return None
     return _judge(chain, r, (load, slot, loads), stores, cta, masks)
 
@@ -370,16 +568,17 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
     if isinstance(tags, str):
         return tags
+    got = tags
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
     fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
-    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(tags)):
+    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
             f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
             "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, tags, _needs(mem, memo), masks, stores, load)
+    return _verdict(chain, r, got, _needs(mem, memo), masks, stores, load, memo)
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
@@ -414,7 +613,7 @@ def _unread_of(loads: list[Instr], mem: dict, ref: Any, ev: Any, n: int, memo: d
     got: set = set()
     for ld in loads:
         addr, size = _addresses(ld, 1, ev, n, memo), _size(ld)
-        delta = _delta(addr[0], ref) if addr is not None else None
+        delta = _delta(addr[0], ref, memo) if addr is not None else None
         if delta is None or size is None:
             return f"the address of {ld.opcode} (PTX line {ld.line}) is not a function of %tid relative to the round"
         width = len(ld.args[0].items) if isinstance(ld.args[0], Vec) else 1
@@ -469,10 +668,10 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     groups: set = set()
     if np.any(st == 0):
         ws = np.where(valid, wid[combo], -2)[st == 0]
-        for row in np.unique(np.sort(ws, axis=1), axis=0).tolist():
+        for row in {tuple(x) for x in np.sort(ws, axis=1).tolist()}:   # np.unique(axis=0) imports numpy.ma
             groups.add(tuple(sorted(set(row) - {-2})))
     back = {k: v for v, k in elems.items()}
-    right = {back[int(k)] for k in np.unique(first[state == 0]).tolist()}
+    right = {back[k] for k in set(first[state == 0].tolist())}
     wrong: dict = {}
     bad = np.flatnonzero(state == 1)
     if bad.size:
@@ -487,11 +686,39 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     return right, wrong, blank, groups
 
 
-def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], stores: list, load: Instr) -> Finding | str:
+def _need_parts(need: dict, memo: dict) -> tuple:
+    """The sorted reduced-axis coordinates of ``need`` (kept in ``memo`` per ``need``)."""
+    key = ("interwarp-parts", id(need))
+    if key not in memo:
+        memo[key] = (need, tuple(sorted({p for e in need.values() for p in e})))    # need kept: its id stays unique
+    return memo[key][1]
+
+
+def _classified(got: Loaded, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
+    """:func:`_classify` of ``tags`` after butterflies ``masks``, decided once per shape (kept in ``memo``):
+    the threads' partials up to their names, each partial's element (by first appearance), reduced-axis
+    coordinate and warp, each element's non-reduced coordinates and the warps that stored it; the
+    elements of the result named back."""
+    elems: dict = {}
+    for p in got.objs:
+        elems.setdefault(p.element, len(elems))
+    rows = tuple((e[2], None if e not in need else tuple(sorted((k, tuple(sorted(v))) for k, v in need[e].items())))
+                 for e in elems)
+    key = ("interwarp-classify", got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
+           _need_parts(need, memo), tuple(masks), idem)
+    hit = memo.get(key)
+    if hit is None:
+        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem)
+        hit = memo[key] = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+    back = list(elems)
+    return {back[i] for i in hit[0]}, {back[i]: v for i, v in hit[1]}, hit[2], hit[3]
+
+
+def _verdict(chain: Any, r: Any, got: Loaded, need: dict, masks: list[int], stores: list, load: Instr,
+             memo: dict | None = None) -> Finding | str:
     """The finding from every thread's combination (module law)."""
-    counts = lane_counts(masks)
     idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
-    right, wrong, blank, groups = _classify(tags, counts, need, idem)
+    right, wrong, blank, groups = _classified(got, need, masks, idem, {} if memo is None else memo)
     rounds = f"stores at PTX lines {', '.join(str(s.line) for s in stores)}, load at PTX line {load.line}"
     if not right and not wrong:
         t, u = blank
@@ -507,7 +734,7 @@ def _verdict(chain: Any, r: Any, tags: list, need: dict, masks: list[int], store
         t, fault = next(iter(wrong.values()))
         return (f"thread {t} (warp {t // 32}, lane {t % 32}) {fault}, while other threads combine that element "
                 "right: whether its result is used is not modelled")
-    loaded = {p.element for p in tags if p is not None}
+    loaded = {p.element for p in got.objs}
     if loaded - right:
         return f"the element {sorted(loaded - right)[0][2]} is loaded by some lane but combined by no complete thread"
     return Finding(chain.steps[0][0], "proved", f"{head}: every thread whose lanes loaded stored partials combines "

@@ -336,10 +336,20 @@ class Chain:
         return tuple(i for s in self.steps for i in s)
 
 
+class Readers(dict):
+    """Register -> the instructions reading it (one function), with ``memo``: what the chain checks derive
+    from it, kept per instruction or chain (each asked again by every reduce and tie)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.memo: dict = {}
+
+
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
-    """(register -> defining instructions, register -> reading instructions) of one function."""
+    """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
+    function."""
     defs: dict[str, list[Instr]] = {}
-    uses: dict[str, list[Instr]] = {}
+    uses: dict[str, list[Instr]] = Readers()
     for ins in instrs:
         args = ins.args
         for k, a in enumerate(args):
@@ -387,7 +397,19 @@ def _is_move(u: Instr) -> bool:
 
 
 def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
-    """``(user, register it reads)`` for the first instructions past moves that read ``ins``'s result."""
+    """``(user, register it reads)`` for the first instructions past moves that read ``ins``'s result (kept in
+    the memo of :class:`Readers`; the list is not to be changed)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return _first_reads_of(ins, uses)
+    key = ("first-reads", id(ins))
+    if key not in memo:
+        memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
+    return memo[key][1]
+
+
+def _first_reads_of(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
+    """:func:`_first_reads`, computed."""
     out, todo, seen = [], list(_dests(ins)), set()
     while todo:
         r = todo.pop()
@@ -484,8 +506,11 @@ def _full_warp(ins: Instr, run: Any) -> bool:
     if len(imms) != len(want):
         return False
     for x, w in zip(imms, want):
-        got = run.per_thread(x, ins) if run is not None and isinstance(x, Reg) else \
-            np.array([x.value]) if isinstance(x, Imm) else None
+        if isinstance(x, Imm):
+            if x.value % (1 << 32) != w:
+                return False
+            continue
+        got = run.per_thread(x, ins) if run is not None and isinstance(x, Reg) else None
         if got is None or not bool(np.all(got % (1 << 32) == w)):
             return False
     return True
@@ -621,7 +646,19 @@ def _segment_errors(chain: Chain, r: Reduce, seg: Segment) -> list[tuple[Instr, 
 
 
 def _combine_errors(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
-    """(errors, why unchecked) of the chain's combine ops against ``r``'s region."""
+    """(errors, why unchecked) of the chain's combine ops against ``r``'s region (kept in the memo of
+    :class:`Readers` per chain and region; the result is not to be changed)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return _combine_errors_of(chain, r, uses)
+    key = ("combine", id(chain), r.region, r.types)          # all of ``r`` that the check reads
+    if key not in memo:
+        memo[key] = (chain, _combine_errors_of(chain, r, uses))      # chain kept: its id stays unique
+    return memo[key][1]
+
+
+def _combine_errors_of(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[Instr, str]], str | None]:
+    """:func:`_combine_errors`, computed."""
     want = _expected(r)
     if want is None:
         kinds = {h for name, _t in r.region for h in _KINDS.get(name, (_COMBINE.get(name, ("?",))[0],))}
@@ -734,7 +771,7 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     """The checks of an inter-warp stage (:mod:`verilayout.audit.ptx_interwarp`) against the reduces of the
     chain's width whose region its combine op meets; None when its loads are no inter-warp stage of them.
     An error needs every such reduce to refuse it; a proof, every one to accept it."""
-    if not any(source_load(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+    if not any(_loaded_from(r, defs, uses) for s in chain.steps[0] for r in _reads(s)[:1]):
         return None
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
@@ -755,6 +792,18 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
     why = why or "the tt.reduce ops of its width and combine op disagree on it"
     return _unchecked(chain, f"inter-warp stage: {why}{' (' + each + ')' if each else ''}", data)
+
+
+def _loaded_from(reg: str, defs: dict, uses: dict) -> bool:
+    """Whether ``reg`` is loaded from shared memory (:func:`ptx_interwarp.source_load`; kept in the memo of
+    :class:`Readers`)."""
+    memo = getattr(uses, "memo", None)
+    if memo is None:
+        return source_load(reg, defs) is not None
+    key = ("source-load", reg)
+    if key not in memo:
+        memo[key] = source_load(reg, defs) is not None
+    return memo[key]
 
 
 def _redux_fits(ins: Instr, r: Reduce) -> bool:

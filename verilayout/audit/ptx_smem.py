@@ -112,10 +112,32 @@ def thread_values(e: z3.ExprRef, memo: dict, n: int) -> list[int]:
     >>> thread_values(z3.ZeroExt(32, TID) * 3 + 1, {}, 4)
     [1, 4, 7, 10]
     """
-    out = compile_term(e, memo)({"tid_x": np.arange(n, dtype=np.uint64)})
+    out = _thread_array(e, memo, n)
     if out.dtype == object:
         return [bool(x) for x in out] if out.dtype == bool else [int(x) for x in out]
     return out.tolist()                      # Python ints (or bools) at once
+
+
+def _thread_array(e: z3.ExprRef, memo: dict, n: int) -> np.ndarray:
+    """The array :func:`thread_values` reads its list from (same errors)."""
+    return compile_term(e, memo)({"tid_x": np.arange(n, dtype=np.uint64)})
+
+
+def _relative(columns: list[np.ndarray]) -> list[int] | None:
+    """``[(v - v0) mod 2**32 as a signed 32-bit number for v in _summed(columns)]`` (``v0`` the first
+    sum), computed on the arrays; None when a column holds exact integers (an object array: the
+    list path computes it). Each column is a 32-bit term's values, so the sums fit in 64 bits.
+
+    >>> _relative([np.array([5, 7, 4], dtype=np.uint64), np.array([True, False, False])])
+    [0, 1, -2]
+    """
+    if any(c.dtype == object for c in columns):
+        return None
+    total = columns[0].astype(np.int64)
+    for c in columns[1:]:
+        total = total + c.astype(np.int64)
+    d = (total - total[0]) % (1 << 32)
+    return np.where(d >= 1 << 31, d - (1 << 32), d).tolist()
 
 
 def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dict | None = None,
@@ -170,10 +192,12 @@ def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
         offs = [0] * n
     elif parts is not None:
         try:
-            vals = _summed([thread_values(t, memo, n) for t in parts])
+            cols = [_thread_array(t, memo, n) for t in parts]
         except (ValueError, AttributeError):
-            vals = None
-        if vals is not None:
+            cols = None
+        offs = _relative(cols) if cols is not None and n else None
+        if offs is None and cols is not None:       # exact integers: the lists, summed
+            vals = _summed([c.tolist() if c.dtype != object else [int(x) for x in c] for c in cols])
             v0 = vals[0]
             offs = [d - (1 << 32) if (d := (v - v0) % (1 << 32)) >= 1 << 31 else d for v in vals]
     memo[key] = (core, offs)
@@ -310,7 +334,7 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     hit = memo.get(key)
     if hit is None:
         try:
-            vals = [bool(v) for v in thread_values(p, memo, n)]
+            vals = _thread_array(p, memo, n).astype(bool).tolist()   # thread_values, each as a bool
             hit = (p, vals, "evaluated")
         except (ValueError, AttributeError):
             hit = (p, [True] * n, "free")

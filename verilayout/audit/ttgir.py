@@ -583,6 +583,12 @@ def classify_conversion(src: LinearLayout, dst: LinearLayout) -> str:
     return names[worst]
 
 
+@lru_cache(maxsize=1024)   # kernels convert between the same few layout pairs again and again
+def _classified(src: LinearLayout, dst: LinearLayout) -> str:
+    """:func:`classify_conversion`, once per pair of layouts (a bad pair raises again each time)."""
+    return classify_conversion(src, dst)
+
+
 def _convert_check(ctx: AuditContext, op: Op) -> None:
     if not op.in_types or not op.out_types:
         ctx.add(op, "convert-layout", "unchecked", None, "no types on the op", reason="no type")
@@ -592,7 +598,7 @@ def _convert_check(ctx: AuditContext, op: Op) -> None:
         ctx.add(op, "convert-layout", "unchecked", None, "a layout could not be read", reason="unsupported layout")
         return
     try:
-        kind = classify_conversion(src, dst)
+        kind = _classified(src, dst)
     except LayoutError as e:
         ctx.add(op, "convert-layout", "unchecked", None, f"cannot compose the layouts: {e}", reason=str(e))
         return

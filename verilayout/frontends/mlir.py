@@ -25,6 +25,7 @@ verilayout.errors.LayoutError: line 1, col 6: expected ',' or ']' in array, foun
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -127,7 +128,8 @@ _ALLOC_SHAPE = re.compile(r"[0-9]+(?:x[0-9]+)*")
 def _line_starts(text: str) -> tuple[int, ...]:
     """Offsets where the lines of ``text`` start. Every alias of a file is read by a scanner over
     the whole file, so the table is kept for the last 64 texts (a string hashes once)."""
-    return (0,) + tuple(m.end() for m in re.finditer("\n", text))
+    starts = tuple(itertools.accumulate(map((1).__add__, map(len, text.split("\n"))), initial=0))
+    return starts[:-1]                  # each line's start: the lengths before it, each with its line break
 
 
 @functools.lru_cache(maxsize=1024)
@@ -557,6 +559,26 @@ def parse_value(text: str, aliases: Mapping[str, Any] | None = None, offset: int
 _ALIAS_LINE = re.compile(r"^[ \t]*#([A-Za-z_0-9][A-Za-z0-9_$.\-]*)[ \t]*=[ \t]*", re.M)
 
 
+#: ``_ALIAS_LINE`` without its line anchor and indent: searched by its literal start ``#``
+_ALIAS_HIT = re.compile(_ALIAS_LINE.pattern[len(r"^[ \t]*"):])
+
+
+def _alias_lines(text: str) -> list[re.Match]:
+    """The matches of ``_ALIAS_LINE.finditer(text)`` as group 1 and the end read them: each hit of
+    ``_ALIAS_HIT`` (one line long) with only blanks and tabs before it on its line.
+
+    >>> [m.group(1) for m in _alias_lines("#a = 1\\n  #b = x\\n %0 = #c = 2\\n\\t#d=3")]
+    ['a', 'b', 'd']
+    """
+    out = []
+    for m in _ALIAS_HIT.finditer(text):
+        i = m.start()
+        start = text.rfind("\n", 0, i) + 1
+        if start == i or not text[start:i].strip(" \t"):
+            out.append(m)
+    return out
+
+
 def parse_aliases(text: str) -> dict[str, AliasDef]:
     """The ``#name = value`` lines of a file (values are parsed later, on demand).
 
@@ -565,7 +587,7 @@ def parse_aliases(text: str) -> dict[str, AliasDef]:
     """
     out: dict[str, AliasDef] = {}
     s = Scanner(text)
-    for m in _ALIAS_LINE.finditer(text):
+    for m in _alias_lines(text):
         name = m.group(1)
         line, col = s.pos_of(m.start(1) - 1)
         if name in out:

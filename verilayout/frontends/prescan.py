@@ -76,6 +76,9 @@ def _ttgir_missing(text: str) -> str | None:
 
 
 _ALIAS_DEF = re.compile(r"^(#loc\w*) = ", re.M)
+#: _ALIAS_DEF after a line break (searched by that literal start, which ``^`` in multi-line mode
+#: is not); the text's first line is matched on its own
+_ALIAS_DEF_NL = re.compile(r"\n(#loc\w*) = ")
 _ALIAS_USE = re.compile(r"#loc\w*")
 
 
@@ -88,8 +91,13 @@ def _undefined_loc(text: str) -> str | None:
     """
     if "#loc" not in text:
         return None
-    defined = set(_ALIAS_DEF.findall(text))
-    missing = next((u for u in _ALIAS_USE.findall(text) if u not in defined), None)
+    defined = set(_ALIAS_DEF_NL.findall(text))
+    if text.startswith("#loc") and (first := _ALIAS_DEF.match(text)):
+        defined.add(first.group(1))
+    uses = _ALIAS_USE.findall(text)
+    if defined.issuperset(uses):        # the whole table is there (the common case): no use to walk
+        return None
+    missing = next((u for u in uses if u not in defined), None)
     if missing is None:
         return None
     return f"truncated: location {missing} is used but never defined (the file ends inside its location table)"

@@ -58,6 +58,12 @@ _OPEN_STATEMENT = re.compile(r"^(?:@!?%?[\w$]+\s+)?[a-z][\w.:]*(?:\s[^;{}:]*)?$"
 #: white space or ``;``, operands holding no ``;``, ``/`` or quote, and one ``;`` ending the code
 _PLAIN = re.compile(r"[ \t]*(?:@(!?%?[\w$]+)\s+)?([a-z][\w.]*)(?=[\s;])([^;/\"\n]*);[ \t\r]*(?://[^\n]*)?$")
 _DATA = re.compile(r"[ \t]*\.b(?:8|16|32|64)\s")   # `.b8 1  // Abbreviation Code` (a debug section's bytes)
+#: the directives :func:`parse_ptx` reads something from (a directive starting otherwise, ``.reg``,
+#: ``.param``, ``.section``, ..., matches none of its patterns and is skipped at once)
+_READ_DIRECTIVES = (".loc", ".version", ".target", ".file", ".visible", ".weak", ".extern", ".entry", ".func",
+                    ".shared", ".reqntid", ".maxntid")
+#: a bracket of any kind: an operand list without one splits at every comma (:func:`split_operands`)
+_NESTING = re.compile(r"[{}\[\]()]")
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -275,6 +281,7 @@ def register_names(text: str) -> tuple[str, ...]:
     return tuple(_REG_NAME.findall(text))
 
 
+@lru_cache(maxsize=4096)   # key: an opcode's spelling (a kernel has a few dozen, kernels share most)
 def _opcode_parts(opcode: str) -> tuple[tuple[str, ...], int]:
     parts = tuple(opcode.split("."))
     return parts, next((_VEC_PARTS[p] for p in parts if p in _VEC_PARTS), 1)
@@ -314,6 +321,41 @@ def _instr_text(s: str) -> str | None:
     if not s or s.startswith("."):
         return None
     return s[:-1].strip() if s.endswith(";") else s
+
+
+_BRACES = frozenset(("{", "}", ")"))
+_WHOLE_LABEL = re.compile(r"[\w$]+:")
+
+
+def _label_line(st: str) -> str | None:
+    """The label of a stripped code line that is one label alone (``$L__BB0_2:``), ``""`` for a
+    line that is one brace (``{``, ``}``, ``)``: no label, no instruction), else None (the general
+    path reads it).
+
+    >>> _label_line("$L__BB0_2:"), _label_line("}"), _label_line("L1: bra L1;")
+    ('$L__BB0_2', '', None)
+    """
+    if st in _BRACES:
+        return ""
+    m = _WHOLE_LABEL.fullmatch(st)
+    return st[:-1] if m else None
+
+
+def _asm_mark(raw: str, in_asm: bool, loc: tuple | None, outside: tuple | None) -> tuple[bool, tuple | None, tuple | None]:
+    """``(in_asm, loc, outside)`` after a comment line holding "inline asm". nvcc/LLVM mark inline
+    asm with comments; a .loc written inside the asm text (as Triton's load asm does) is not LLVM's:
+    after the region the location in force is LLVM's last one again (LLVM emits no new .loc when
+    the line did not change).
+
+    >>> _asm_mark("\t// begin inline asm", False, ("1", "7"), None), _asm_mark("// end inline asm", True, ("1", "9"), ("1", "7"))
+    ((True, ('1', '7'), ('1', '7')), (False, ('1', '7'), ('1', '7')))
+    """
+    c = raw.strip()
+    if c.startswith("// begin inline asm") and not in_asm:
+        return True, loc, loc
+    if c.startswith("// end inline asm") and in_asm:
+        return False, outside, outside
+    return in_asm, loc, outside
 
 
 def _statements(line: str) -> list[str]:
@@ -368,34 +410,39 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     outside = None                      # the .loc in force outside the inline-asm region
     in_asm = False
     cont: tuple[str, int] | None = None             # an instruction continued over lines: its text, first line
-    plain, loc_line, data_line = _PLAIN.match, _LOC.match, _DATA.match
+    plain, loc_line, data_line, nesting = _PLAIN.match, _LOC.match, _DATA.match, _NESTING.search
+    strip = str.strip
     for n, raw in enumerate(text.split("\n"), 1):
-        if raw[:2] == ".b" and not open_table and data_line(raw):   # debug data at column 0 (Triton's
-            continue                    # .debug sections): neither an instruction nor a .loc, skipped below too
-        if func and not open_table and cont is None and (pm := plain(raw)):   # the common line: what the steps below give it
-            guard, opcode, rest = pm.groups()
-            try:
-                instrs.append((opcode, split_operands(rest.rstrip()), n, guard, loc, func))
-            except LayoutError as e:
-                raise LayoutError(f"line {n}: {e}") from None
-            continue
-        if not open_table and (lm := loc_line(raw)):       # a .loc: as the directive branch below reads it
-            loc = (lm.group(1), lm.group(2))
-            continue
-        if not open_table and data_line(raw):              # debug-section data: a directive that sets nothing
-            continue
+        if raw[:2] == ".b" and not open_table and (raw[2:4] == "8 " or data_line(raw)):   # debug data at column 0
+            continue                    # (Triton's .debug sections): neither an instruction nor a .loc, skipped below too
+        if not open_table:              # the common lines, told apart by their first character
+            body = raw.lstrip()
+            if body[:1] == ".":         # no instruction: a .loc, debug-section data, or a directive
+                if body[:4] == ".loc" and (lm := loc_line(raw)):   # as the directive branch below reads it
+                    loc = (lm.group(1), lm.group(2))
+                    continue
+                if body[:2] == ".b" and data_line(raw):            # debug-section data: sets nothing
+                    continue
+            elif not body or body[:2] == "//":                     # blank, or a comment alone
+                if "inline asm" in raw:
+                    in_asm, loc, outside = _asm_mark(raw, in_asm, loc, outside)
+                continue
+            elif func and cont is None and (pm := plain(raw)):     # an instruction: what the steps below give it
+                guard, opcode, rest = pm.groups()
+                if nesting(rest) is None:   # split_operands' common case, without the call
+                    ops = tuple(filter(None, map(strip, rest.split(","))))
+                else:
+                    try:
+                        ops = split_operands(rest.rstrip())
+                    except LayoutError as e:
+                        raise LayoutError(f"line {n}: {e}") from None
+                instrs.append((opcode, ops, n, guard, loc, func))
+                continue
         s = _strip_comment(raw)
         st = s.strip()
         if not st:
             if "inline asm" in raw:
-                # nvcc/LLVM mark inline asm with comments; a .loc written inside the asm text (as
-                # Triton's load asm does) is not LLVM's: after the region the location in force
-                # is LLVM's last one again (LLVM emits no new .loc when the line did not change)
-                c = raw.strip()
-                if c.startswith("// begin inline asm") and not in_asm:
-                    in_asm, outside = True, loc
-                elif c.startswith("// end inline asm") and in_asm:
-                    in_asm, loc = False, outside
+                in_asm, loc, outside = _asm_mark(raw, in_asm, loc, outside)
             continue
         if open_table:                  # the targets of a .branchtargets table, up to its ';'
             tables[-1][2].extend(t.strip() for t in st.rstrip(";").split(",") if t.strip())
@@ -408,6 +455,8 @@ def parse_ptx(text: str | bytes) -> PtxModule:
             open_table = not rest.endswith(";")
             continue
         if st[0] == ".":                # a directive (an instruction or a label never starts with '.')
+            if not st.startswith(_READ_DIRECTIVES):
+                continue                # `.reg`, `.param`, ...: none of the patterns below matches it
             if st.startswith(".loc"):
                 m = _LOC.match(s)
                 if m:
@@ -437,6 +486,10 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                 threads[func] = int(m.group(1)) * int(m.group(2) or 1) * int(m.group(3) or 1)
             continue
         at = n
+        if cont is None and (st[-1] == ":" or st in _BRACES) and (lm := _label_line(st)) is not None:
+            if func and lm:             # a label alone on its line (or a brace): what the loop below gives it
+                labels.append((func, lm, len(instrs)))
+            continue
         if cont is not None:            # a statement continued from an earlier line, up to its ';'
             cont = (cont[0] + " " + st, cont[1])
             if not st.endswith(";"):

@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -505,6 +505,10 @@ _OP_FIELDS = tuple(f.name for f in fields(Op))
 _new = object.__new__
 #: the fields alone make an Op (no __post_init__, no slots): what _op_of relies on
 _PLAIN_OP = not hasattr(Op, "__post_init__") and not hasattr(Op, "__slots__")
+_set = object.__setattr__
+#: :func:`_parse_op` writes an Op's ``__dict__`` with these field names, in this order
+_FIELDS_AS_WRITTEN = _PLAIN_OP and _OP_FIELDS == ("name", "line", "results", "operands", "operand_types",
+                                                  "result_types", "attrs", "loc", "text", "table")
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -516,8 +520,9 @@ def _split_top(text: str, sep: str) -> list[str]:
     if sep not in text and len(text) <= MAX_DEPTH:   # nothing to split, too short to nest too deep
         return [text]
     if '"' not in text:
-        opens = text.count("(") + text.count("[") + text.count("{") + text.count("<")
-        if opens <= MAX_DEPTH:          # no string and no depth past the limit: count whole pieces
+        # no string and no depth past the limit (a text that short cannot have more openers): count whole pieces
+        if len(text) <= MAX_DEPTH or (text.count("(") + text.count("[") + text.count("{")
+                                      + text.count("<")) <= MAX_DEPTH:
             head, got, tail = text.partition(sep)
             if got and sep not in tail and not _BRACKET.search(head):
                 return [head, tail]     # the common op line: one separator, nothing open before it
@@ -634,11 +639,13 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
     ``loc`` bodies (ops of one source line print the same one)."""
     res, name, rest = m.group("res", "name", "rest")
-    name = name.strip('"')
+    if '"' in name:
+        name = name.strip('"')
     body, loc = _strip_loc(rest)
     parts = _split_top(body, " : ")
     head = parts[0]
-    sig = " : ".join(parts[1:]) if len(parts) > 1 else ""
+    n = len(parts)
+    sig = parts[1] if n == 2 else " : ".join(parts[1:]) if n > 1 else ""
     attrs = ""
     k = head.find("{")
     if k >= 0:
@@ -653,10 +660,18 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
             loc = _resolve_loc(loc, locs)
         elif loc in seen:
             loc = seen[loc]
-        else:
-            loc = seen[loc] = _resolve_loc(loc, locs, 0, seen)
-    return _op_of((name, line_no, _results(res), operands, ins, outs, attrs, loc, m.group(0),
-                   table if table is not None else TypeTable()))
+        else:                           # kept under the body as printed (ops of one line repeat it)
+            got = seen[loc] = _resolve_loc(loc, locs, 0, seen)
+            loc = got
+    if table is None:
+        table = TypeTable()
+    if not _FIELDS_AS_WRITTEN:
+        return _op_of((name, line_no, _results(res), operands, ins, outs, attrs, loc, m.group(0), table))
+    op = _new(Op)                       # the fields at once, as _op_of sets them
+    _set(op, "__dict__", {"name": name, "line": line_no, "results": _results(res), "operands": operands,
+                          "operand_types": ins, "result_types": outs, "attrs": attrs, "loc": loc,
+                          "text": m.group(0), "table": table})
+    return op
 
 
 def _op_of(values: tuple) -> Op:
@@ -697,10 +712,11 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo
     aliases' chains)."""
     if body is None or depth > 32:
         return None
-    m = _LOC_FILE.search(body)
-    if m:
-        return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
-    for ref in LOC_REF.findall(body):
+    if '"' in body:                     # a file location holds its file as a string
+        m = _LOC_FILE.search(body)
+        if m:
+            return f"{m.group(1).rsplit('/', 1)[-1]}:{m.group(2)}"    # os.path.basename
+    for ref in _refs(body):
         if ref in locs:
             if memo is None:
                 got = _resolve_loc(locs[ref], locs, depth + 1)
@@ -713,8 +729,82 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo
     return None
 
 
+def _refs(body: str) -> list[str]:
+    """``LOC_REF.findall(body)``: the location aliases a ``loc(...)`` body names; an op's
+    ``loc(#locN)`` read without the expression.
+
+    >>> _refs("loc(#loc12)"), _refs('loc(callsite(#loc1 at #loc_2))')
+    (['loc12'], ['loc1', 'loc_2'])
+    """
+    if body[:8] == "loc(#loc" and body[-1:] == ")" and body[5:-1].replace("_", "").isalnum():
+        return [body[5:-1]]             # `loc\w*` whole: the one name findall gives
+    return LOC_REF.findall(body)
+
+
+def _location_table(text: str, lines: list[str]) -> tuple[dict[str, str], str]:
+    """The ``#locN = loc(...)`` lines of a TTGIR text (``lines``: its lines): each alias's body
+    (a later line of one name wins), and the text with those lines emptied (what the other
+    aliases are read from). A line is one when ``LOC_ALIAS`` matches it whole; the lines are found
+    by the expression's literal start (:data:`_LOC_LINE_HIT`), each hit on one line and preceded
+    by white space alone, else by matching every line.
+
+    >>> _location_table('#loc3 = loc("k.py":7:1)\\nmodule {\\n} loc(#loc3)', ['#loc3 = loc("k.py":7:1)', 'module {', '} loc(#loc3)'])
+    ({'loc3': 'loc("k.py":7:1)'}, '\\nmodule {\\n} loc(#loc3)')
+    """
+    locs: dict[str, str] = {}
+    blank: list[int] = []
+    row, pos = 0, 0
+    for m in _LOC_LINE_HIT.finditer(text):
+        i = m.start()
+        start = i if not i or text[i - 1] == "\n" else text.rfind("\n", 0, i) + 1
+        if start != i and not text[start:i].isspace() or text.find("\n", i, m.end(2)) >= 0:
+            return _location_lines(lines)
+        row, pos = row + text.count("\n", pos, start), start
+        locs[m.group(1)] = m.group(2)
+        blank.append(row)
+    if not blank:
+        return locs, text
+    out = list(lines)
+    for r in blank:
+        out[r] = ""
+    return locs, "\n".join(out)
+
+
+#: ``LOC_ALIAS`` without its line anchor: searched by its literal start ``#loc``
+_LOC_LINE_HIT = re.compile(LOC_ALIAS.pattern[len(r"^\s*"):], re.M)
+
+
+def _location_lines(lines: list[str]) -> tuple[dict[str, str], str]:
+    """:func:`_location_table`, line by line."""
+    locs: dict[str, str] = {}
+    layout_text = []
+    for ln in lines:
+        lm = LOC_ALIAS.match(ln) if "#loc" in ln else None
+        if lm:
+            locs[lm.group(1)] = lm.group(2)
+            layout_text.append("")
+        else:
+            layout_text.append(ln)
+    return locs, "\n".join(layout_text)
+
+
+_MODULE_HEAD = re.compile(r"module\b[^\n]*?attributes\s*\{([^\n]*)\}\s*\{")
+
+
+def _module_head(text: str) -> re.Match | None:
+    """``re.search(r"^\\s*" + _MODULE_HEAD.pattern, text, re.M)``'s group 1 (the module's attributes),
+    searched by the literal ``module``: the first hit with only white space before it on its line."""
+    i = 0
+    while (m := _MODULE_HEAD.search(text, i)) is not None:
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == m.start() or text[start:m.start()].isspace():
+            return m
+        i = m.start() + 1
+    return None
+
+
 def _module_attrs(text: str) -> dict:
-    m = re.search(r"^\s*module\b[^\n]*?attributes\s*\{([^\n]*)\}\s*\{", text, re.M)
+    m = _module_head(text)
     out: dict = {}
     if not m:
         return out
@@ -749,18 +839,10 @@ def parse_module(text: str | bytes) -> Module:
     text = _decode(text)
     if "\x00" in text:
         raise LayoutError("the input holds NUL bytes: not a TTGIR text file")
-    locs: dict[str, str] = {}
     lines = text.split("\n")
-    layout_text = []
-    for ln in lines:
-        lm = LOC_ALIAS.match(ln)
-        if lm:
-            locs[lm.group(1)] = lm.group(2)
-            layout_text.append("")
-        else:
-            layout_text.append(ln)
+    locs, layout_text = _location_table(text, lines)
     try:
-        aliases: dict[str, Any] = dict(parse_aliases("\n".join(layout_text)))
+        aliases: dict[str, Any] = dict(parse_aliases(layout_text))
     except RecursionError:
         raise LayoutError("alias definitions nested too deeply") from None
     attrs = _module_attrs(text)
@@ -769,8 +851,11 @@ def parse_module(text: str | bytes) -> Module:
     ops = []
     seen: dict = {}                     # loc bodies and (alias, depth) -> resolved (_resolve_loc)
     heads: list[tuple[int, int, int]] = []
+    regions: list[int] = []             # ops printed `... ({` (tt.reduce, tt.scan) whose `})` line is ahead
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
+        if s.startswith("})") and regions:
+            _closing_loc(ops, regions.pop(), s, locs, seen)
         if not s or s.startswith(("#", "//", "}", "module", "^")):
             continue
         if s.startswith("partition") and (pm := _PARTITION.match(s)):
@@ -780,11 +865,32 @@ def parse_module(text: str | bytes) -> Module:
         if not m:
             continue
         ops.append(_parse_op(i, m, locs, table, seen))
+        if s.rstrip().endswith("({"):
+            regions.append(len(ops) - 1)
     nw = attrs.get("num_warps")
     return Module(attrs.get("target"), nw if isinstance(nw, int) else None,
                   int(attrs.get("threads_per_warp", 32)) if str(attrs.get("threads_per_warp", 32)).isdigit() else 32,
                   int(attrs.get("num_ctas", 1)) if str(attrs.get("num_ctas", 1)).isdigit() else 1,
                   tuple(ops), aliases, parsed, tuple(heads), _int_attr(attrs.get("shared")))
+
+
+def _closing_loc(ops: list, at: int, closing: str, locs: Mapping[str, str], seen: dict) -> None:
+    """A generic region op (``%r = "tt.reduce"(%x) <{axis = 1 : i32}> ({``) prints its ``loc`` on
+    its closing line (``}) : (tensor<...>) -> tensor<...> loc(#loc7)``, the MLIR generic form):
+    ``ops[at]`` takes it there when its first line had none.
+
+    >>> m = parse_module('#loc7 = loc("k.py":9:1)\\nmodule {\\n  %r = "tt.reduce"(%x) <{axis = 0 : i32}> ({\\n'
+    ...                  '  }) : (tensor<4xi32, #b>) -> i32 loc(#loc7)\\n}')
+    >>> m.ops[0].name, m.ops[0].loc
+    ('tt.reduce', 'k.py:9')
+    """
+    if ops[at].loc is not None:
+        return
+    loc = _strip_loc(closing)[1]
+    if loc is not None:
+        if loc not in seen:
+            seen[loc] = _resolve_loc(loc, locs, 0, seen)
+        ops[at] = replace(ops[at], loc=seen[loc])
 
 
 def _int_attr(val: Any) -> int | None:

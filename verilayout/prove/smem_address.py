@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import z3
 
+from verilayout.prove import z3_api as api
 from verilayout.prove.ptx_values import TID
 
 __all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", "free_symbols", "thread_part"]
@@ -123,15 +124,19 @@ _UNREAD = frozenset(("?",))
 
 def free_symbols(e: z3.ExprRef, memo: dict) -> frozenset:
     """The names of the uninterpreted constants of ``e`` (``{"?"}`` when it holds a term of
-    another kind), by one walk of its DAG through z3's C API; every subterm's answer is kept in
-    ``memo`` by its id (the caller keeps ``e`` alive while ``memo`` is used).
+    another kind), by one walk of its DAG through z3's C API (:mod:`verilayout.prove.z3_api`);
+    every subterm's answer is kept in ``memo`` by its id (the caller keeps ``e`` alive while
+    ``memo`` is used).
 
     >>> sorted(free_symbols(TID * 4 + z3.BitVec("smem_base", 32), {}))
     ['smem_base', 'tid_x']
     """
-    ctx = e.ctx_ref()
-    root = e.as_ast()
-    stack: list[list] = [[root, z3.Z3_get_ast_id(ctx, root), None]]   # [ast, its id, its arguments' ids]
+    ctx = api.ctx_of(e)
+    root = api.addr_of(e)
+    got = memo.get(("syms", api.ast_id(ctx, root)))
+    if got is not None:
+        return got
+    stack: list[list] = [[root, api.ast_id(ctx, root), None]]   # [ast, its id, its arguments' ids]
     while stack:
         top = stack[-1]
         a, key = top[0], ("syms", top[1])
@@ -139,29 +144,31 @@ def free_symbols(e: z3.ExprRef, memo: dict) -> frozenset:
             stack.pop()
             continue
         if top[2] is None:                          # first visit: a leaf's answer, or its arguments
-            kind = z3.Z3_get_ast_kind(ctx, a)
+            kind = api.ast_kind(ctx, a)
             if kind != z3.Z3_APP_AST:
                 memo[key] = frozenset() if kind == z3.Z3_NUMERAL_AST else _UNREAD
                 stack.pop()
                 continue
-            args = [z3.Z3_get_app_arg(ctx, a, i) for i in range(z3.Z3_get_app_num_args(ctx, a))]
-            top[2] = [z3.Z3_get_ast_id(ctx, b) for b in args]
+            args = [api.app_arg(ctx, a, i) for i in range(api.app_num_args(ctx, a))]
+            top[2] = [api.ast_id(ctx, b) for b in args]
             todo = [[b, i, None] for b, i in zip(args, top[2]) if ("syms", i) not in memo]
             if todo:
                 stack.extend(todo)
                 continue
         memo[key] = _app_symbols(ctx, a, top[2], memo)   # every argument's answer is in memo
         stack.pop()
-    return memo[("syms", z3.Z3_get_ast_id(ctx, root))]
+    return memo[("syms", api.ast_id(ctx, root))]
 
 
-def _app_symbols(ctx, a, arg_ids: list, memo: dict) -> frozenset:
+def _app_symbols(ctx: int, a: int, arg_ids: list, memo: dict) -> frozenset:
     """The symbols of the application ``a`` whose arguments' (ids ``arg_ids``) symbols are in ``memo``."""
     if not arg_ids:
-        d = z3.Z3_get_app_decl(ctx, a)
-        if z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED:
-            return frozenset((z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d)),))
+        d = api.app_decl(ctx, a)
+        if api.decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED:
+            return frozenset((api.symbol_string(ctx, api.decl_name(ctx, d)),))
         return frozenset()
+    if len(arg_ids) == 1:
+        return memo[("syms", arg_ids[0])]
     out: frozenset = frozenset()
     for i in arg_ids:
         out = out | memo[("syms", i)]
@@ -188,33 +195,41 @@ def thread_part(core: z3.BitVecRef, memo: dict) -> tuple[z3.BitVecRef, ...] | No
         return ()
     if syms == only:
         return (core,)
-    if not z3.is_app_of(core, z3.Z3_OP_BADD):
+    ctx = api.ctx_of(core)
+    root = api.addr_of(core)
+    if not _is_add(ctx, root):
         return None
     moving = []
-    for b in _summands(core):
-        got = free_symbols(b, memo)
+    for b in _summands(ctx, root):
+        got = memo[("syms", api.ast_id(ctx, b))]        # the walk above answered every subterm
         if _TID_NAME in got:
             if got != only:
                 return None
-            moving.append(b)
+            moving.append(api.bv_term(b, core))
         elif "?" in got:
             return None
     return tuple(moving)
 
 
-def _summands(e: z3.BitVecRef) -> list[z3.BitVecRef]:
-    """The arguments of the nested additions at the top of ``e`` (``e`` itself when it is no
-    addition), left to right.
+def _is_add(ctx: int, a: int) -> bool:
+    """``a`` is an application of ``bvadd`` (``z3.is_app_of(a, Z3_OP_BADD)``)."""
+    return api.ast_kind(ctx, a) == z3.Z3_APP_AST and api.decl_kind(ctx, api.app_decl(ctx, a)) == z3.Z3_OP_BADD
+
+
+def _summands(ctx: int, a: int) -> list[int]:
+    """The arguments of the nested additions at the top of the term ``a`` (``a`` itself when it is
+    no addition), left to right, as addresses (:mod:`verilayout.prove.z3_api`).
 
     >>> x, y = z3.BitVecs("x y", 32)
-    >>> [t.sexpr() for t in _summands((x + 1) + (y * 2))]
+    >>> e = (x + 1) + (y * 2)
+    >>> [api.bv_term(t, e).sexpr() for t in _summands(api.ctx_of(e), api.addr_of(e))]
     ['x', '#x00000001', '(bvmul y #x00000002)']
     """
-    out, stack = [], [e]
+    out, stack = [], [a]
     while stack:                                 # no recursion: a long chain of additions is fine
         t = stack.pop()
-        if z3.is_app_of(t, z3.Z3_OP_BADD):
-            stack.extend(t.arg(i) for i in reversed(range(t.num_args())))
+        if _is_add(ctx, t):
+            stack.extend(api.app_arg(ctx, t, i) for i in reversed(range(api.app_num_args(ctx, t))))
         else:
             out.append(t)
     return out

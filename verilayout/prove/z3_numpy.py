@@ -10,7 +10,8 @@ rules; without ``wide`` a wider subterm raises :class:`TooWide`), Booleans as ``
 Sums, products and negations wrap, shifts by the width or more give 0 (or the sign), division
 and remainder by zero are SMT-LIB's (what z3 computes), signed operations read two's complement.
 An operator not modelled, or a free symbol not in ``names``, raises ValueError naming it. The term
-tree is walked once through z3's C API (no Python object per subterm); ``memo`` keeps the compiled
+tree is walked once through z3's C API (no Python object per subterm, :mod:`verilayout.prove.z3_api`:
+no error check per call); ``memo`` keeps the compiled
 subterms by z3 id, and the root term with them (alive, so ids stay unique). Users: the PTX audit
 (``verilayout.audit.ptx_smem``, addresses of every thread) and the independent check of emitted
 kernels (``verilayout.simulate.independent``, descriptors over sampled shared-memory bases).
@@ -26,6 +27,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 import z3
+
+from verilayout.prove import z3_api as api
 
 __all__ = ["TooWide", "compile_term", "evaluate"]
 
@@ -51,12 +54,12 @@ def compile_term(e: z3.ExprRef, memo: dict, names: tuple[str, ...] = ("tid_x",),
     if hit is not None:
         return hit[1]
     try:
-        g = _node(e.ctx_ref(), e.as_ast(), memo, names, False)
+        g = _node(api.ctx_of(e), api.addr_of(e), memo, names, False)
         big = False
     except TooWide:
         if not wide:
             raise
-        g = _node(e.ctx_ref(), e.as_ast(), memo, names, True)
+        g = _node(api.ctx_of(e), api.addr_of(e), memo, names, True)
         big = True
     is_bool = z3.is_bool(e)
 
@@ -98,24 +101,24 @@ def _leaf_value(v: Any, big: bool) -> np.ndarray:
 
 def _node(ctx: Any, a: Any, memo: dict, names: tuple, big: bool) -> Callable:
     """One subterm as a function of the environment (``big``: exact integers)."""
-    k = ("vnode", names, big, z3.Z3_get_ast_id(ctx, a))
+    k = ("vnode", names, big, api.ast_id(ctx, a))
     f = memo.get(k)
     if f is not None:
         return f
-    sort = z3.Z3_get_sort(ctx, a)
-    skind = z3.Z3_get_sort_kind(ctx, sort)
-    if z3.Z3_get_ast_kind(ctx, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
+    sort = api.sort_of(ctx, a)
+    skind = api.sort_kind(ctx, sort)
+    if api.ast_kind(ctx, a) not in (z3.Z3_APP_AST, z3.Z3_NUMERAL_AST):
         raise ValueError("not an application")
-    decl = z3.Z3_get_app_decl(ctx, a)
-    kind = z3.Z3_get_decl_kind(ctx, decl)
-    n = z3.Z3_get_app_num_args(ctx, a)
-    kids = [z3.Z3_get_app_arg(ctx, a, i) for i in range(n)]
+    decl = api.app_decl(ctx, a)
+    kind = api.decl_kind(ctx, decl)
+    n = api.app_num_args(ctx, a)
+    kids = [api.app_arg(ctx, a, i) for i in range(n)]
     if skind == z3.Z3_BOOL_SORT:
         f = _bool(ctx, decl, kind, kids, memo, names, big)
     elif skind != z3.Z3_BV_SORT:
         raise ValueError("not a bit-vector")
     else:
-        w = z3.Z3_get_bv_sort_size(ctx, sort)
+        w = api.bv_sort_size(ctx, sort)
         if w > 64 and not big:
             raise TooWide(w)
         f = _bv(ctx, a, decl, kind, kids, w, memo, names, big)
@@ -124,7 +127,7 @@ def _node(ctx: Any, a: Any, memo: dict, names: tuple, big: bool) -> Callable:
 
 
 def _symbol(ctx: Any, decl: Any, names: tuple) -> str:
-    name = z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl))
+    name = api.symbol_string(ctx, api.decl_name(ctx, decl))
     if name not in names:
         raise ValueError(f"a free symbol other than {', '.join(names)}: {name}")
     return name
@@ -138,8 +141,8 @@ def _bv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, 
     if kind == z3.Z3_OP_ITE:
         c, x, y = (_node(ctx, b, memo, names, big) for b in kids)
         return lambda t: _where(c(t), x(t), y(t), big)
-    if z3.Z3_is_numeral_ast(ctx, a):               # exact integers: a 0-d object array (numpy would
-        v = int(z3.Z3_get_numeral_string(ctx, a))    # turn a bare int into a 64-bit word)
+    if api.is_numeral_ast(ctx, a):               # exact integers: a 0-d object array (numpy would
+        v = int(api.numeral_string(ctx, a))    # turn a bare int into a 64-bit word)
         c = np.array(v, dtype=object) if big else _U64(v)
         return lambda t: c
     if not kids:
@@ -147,10 +150,10 @@ def _bv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, 
         return lambda t: t[name] & mask
     g = [_node(ctx, b, memo, names, big) for b in kids]
     if kind == z3.Z3_OP_EXTRACT:
-        lo = num(z3.Z3_get_decl_int_parameter(ctx, decl, 1))
+        lo = num(api.decl_int_parameter(ctx, decl, 1))
         return lambda t: (g[0](t) >> lo) & mask
     if kind == z3.Z3_OP_CONCAT:
-        sizes = [num(z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, b))) for b in kids]
+        sizes = [num(api.bv_sort_size(ctx, api.sort_of(ctx, b))) for b in kids]
 
         def cat(t: Any) -> Any:
             v = np.array(0, dtype=object) if big else _U64(0)
@@ -159,7 +162,7 @@ def _bv(ctx: Any, a: Any, decl: Any, kind: int, kids: list, w: int, memo: dict, 
             return v & mask
         return cat
     if kind == z3.Z3_OP_SIGN_EXT:
-        cw = z3.Z3_get_bv_sort_size(ctx, z3.Z3_get_sort(ctx, kids[0]))
+        cw = api.bv_sort_size(ctx, api.sort_of(ctx, kids[0]))
         top, high, one = num(cw - 1), mask & ~num((1 << cw) - 1), num(1)
         return lambda t: _where((g[0](t) >> top) & one, g[0](t) | high, g[0](t), big)
     if kind == z3.Z3_OP_ZERO_EXT:
@@ -208,10 +211,10 @@ def _bool(ctx: Any, decl: Any, kind: int, kids: list, memo: dict, names: tuple, 
         c, x, y = (_node(ctx, b, memo, names, big) for b in kids)
         return lambda t: np.where(c(t), x(t), y(t))             # Booleans
     if kind in _CMP and len(kids) == 2 and \
-            z3.Z3_get_sort_kind(ctx, z3.Z3_get_sort(ctx, kids[0])) in (z3.Z3_BV_SORT, z3.Z3_BOOL_SORT):
+            api.sort_kind(ctx, api.sort_of(ctx, kids[0])) in (z3.Z3_BV_SORT, z3.Z3_BOOL_SORT):
         x, y = (_node(ctx, b, memo, names, big) for b in kids)
-        sort = z3.Z3_get_sort(ctx, kids[0])
-        w = z3.Z3_get_bv_sort_size(ctx, sort) if z3.Z3_get_sort_kind(ctx, sort) == z3.Z3_BV_SORT else 1
+        sort = api.sort_of(ctx, kids[0])
+        w = api.bv_sort_size(ctx, sort) if api.sort_kind(ctx, sort) == z3.Z3_BV_SORT else 1
         op = _CMP[kind]
         return lambda t: np.asarray(op(x(t), y(t), w, big), dtype=bool)
     raise ValueError(f"unsupported boolean (kind {kind})")

@@ -276,19 +276,64 @@ def _prepare(layout: LinearLayout, role: str, out_dims: dict) -> _Access:
     return _Access(role, lay, regs, tuple(cols["lane"]), others)
 
 
-def _span_contains(basis: Sequence[int], vectors: Iterable[int]) -> bool:
-    table = {p: v for p, (v, _) in gf2.echelon(list(basis)).items()}
+def _pivots(vectors: Iterable[int]) -> dict[int, int]:
+    """``{leading bit: vector}``: each vector reduced by the ones kept before it, kept when not
+    zero, in input order; the vectors of :func:`verilayout.core.gf2.echelon` (its table without
+    the combinations), so ``len`` is the rank.
+
+    >>> _pivots([3, 1, 2])
+    {1: 3, 0: 1}
+    """
+    table: dict[int, int] = {}
     for v in vectors:
         while v:
-            top = _log2(v)
-            if top not in table:
+            top = v.bit_length() - 1
+            p = table.get(top)
+            if p is None:
+                table[top] = v
+                break
+            v ^= p
+    return table
+
+
+def _table_of(basis: Sequence[int]) -> dict[int, int]:
+    """A :func:`_pivots` table spanning ``basis``: the basis itself when its leading bits are
+    distinct (a reduced basis: :func:`_reduce_basis`), else its pivots."""
+    table = {v.bit_length() - 1: v for v in basis}
+    return table if len(table) == len(basis) and 0 not in basis else _pivots(basis)
+
+
+def _extended(table: dict[int, int], vectors: Iterable[int]) -> dict[int, int]:
+    """A :func:`_pivots` table of ``span(table) + span(vectors)`` (``table`` itself not changed)."""
+    table = dict(table)
+    for v in vectors:
+        while v:
+            top = v.bit_length() - 1
+            p = table.get(top)
+            if p is None:
+                table[top] = v
+                break
+            v ^= p
+    return table
+
+
+def _in_span(table: dict[int, int], vectors: Iterable[int]) -> bool:
+    """Every vector lies in the span of a :func:`_pivots` table."""
+    for v in vectors:
+        while v:
+            p = table.get(v.bit_length() - 1)
+            if p is None:
                 return False
-            v ^= table[top]
+            v ^= p
     return True
 
 
+def _span_contains(basis: Sequence[int], vectors: Iterable[int]) -> bool:
+    return _in_span(_pivots(basis), vectors)
+
+
 def _reduce_basis(vectors: Sequence[int]) -> list[int]:
-    return [v for v, _ in gf2.echelon(list(vectors)).values()]
+    return list(_pivots(vectors).values())
 
 
 def _complement(sub: Sequence[int], within: Sequence[int]) -> list[int]:
@@ -382,10 +427,10 @@ def _vector_space(acc: _Access, vec: tuple, n: int) -> list[int] | None:
     k = len(vec)
     if any(v not in acc.regs for v in vec):
         return None
-    if len(set(vec)) != k or gf2.rank(list(vec)) != k:
+    if len(set(vec)) != k or len(_pivots(vec)) != k:
         return None
     o = _reduce_basis(_others_of(acc, vec))
-    if len(o) != n - k or gf2.rank(o + list(vec)) != n:
+    if len(o) != n - k or len(_extended(_table_of(o), vec)) != n:
         return None
     return o
 
@@ -403,32 +448,37 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
         os_.append(memo[key])
     # nested: span(e_k..) must be the same space whichever access defines it
     big = os_[ks.index(kmax)] if kmax else os_[0]
+    tbig = tuple(big)
     for acc, k, o in zip(accs, ks, os_):
-        if not _nested(order[k:], tuple(big), tuple(o), n - k):
+        if not _nested(order[k:], tbig, tuple(o), n - k):
             return None
-    fixed_sub = list(order[:min(sw, kmax)])
+    fixed_sub = tuple(order[:min(sw, kmax)])
     total, lbs = 0, []
-    for acc, k in zip(accs, ks):
-        nl = len(acc.lanes)
-        p = _phase_lanes(elem_bits, k, nl, model)
-        phase = list(order[:k]) + list(acc.lanes[:p]) + fixed_sub
-        q = _meet_dim(tuple(phase), tuple(big)) if big else 0
+    for i, (acc, k) in enumerate(zip(accs, ks)):
+        key = ("w", i, k)                    # the access's phase lanes and weight at vector k
+        if key not in memo:
+            memo[key] = (acc.lanes[:_phase_lanes(elem_bits, k, len(acc.lanes), model)],
+                         _weight(acc, elem_bits, k, model))
+        lanes, weight = memo[key]
+        q = _meet_dim(order[:k] + lanes + fixed_sub, tbig) if big else 0
         lb = max(0, q + sigma - len(big))
         lbs.append(lb)
-        total += _weight(acc, elem_bits, k, model) << lb
+        total += weight << lb
     return _Choice(tuple(order), tuple(ks), total, tuple(lbs))
 
 
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    return _span_contains(_reduce_basis(list(rest) + list(big)), o) and gf2.rank(list(rest) + list(big)) == dim
+    table = _extended(_table_of(big), rest)
+    return len(table) == dim and _in_span(table, o)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _meet_dim(phase: tuple, big: tuple) -> int:
-    """The dimension of ``span(phase) & span(big)``."""
-    return len(gf2.intersect(list(phase), list(big)))
+    """The dimension of ``span(phase) & span(big)``: ``rank(phase) + rank(big) - rank(phase + big)``."""
+    table = _table_of(big)
+    return len(_pivots(phase)) + len(table) - len(_extended(table, phase))
 
 
 def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
