@@ -1373,6 +1373,11 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
                     split[-1].append(r)
             work[:0] = split
             continue
+        if hit is None and at >= len(ops) and not isinstance(rels, Check):
+            late = _late_round(tmod, ops, pieces, rels, n, memo)
+            if late is not None:             # a conversion's round after every conversion took one
+                out.append((chain, pieces, late, None))
+                continue
         if hit is None and not any(_sized(tmod, op, pieces, n, memo) for op in ops[at:]):
             continue                         # moves another amount of data: a local op pair's accesses
         out.append((chain, pieces, None, hit))
@@ -1380,6 +1385,20 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
             at = hit + 1
             done.extend(e[0] for e in out)
     return out
+
+
+def _late_round(tmod: Module, ops: list, pieces: list, rels: list[int], n: int, memo: dict) -> str | None:
+    """Why a round trip of a line whose last conversion already took an earlier round is not
+    compared, when it satisfies the law of one of them (so it may be that one's own: an earlier round
+    taken was another scratch op's of the line, e.g. a reduction's, which a broadcast conversion's law
+    can accept); None when it satisfies none (another op's round, left to the write-before-read law)."""
+    for op in ops:
+        got = _conversion_holders(tmod, op, n, memo)
+        if not isinstance(got, str) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+            return (f"it satisfies the law of the conversion at TTGIR line {op.line}, but the last of the line's "
+                    f"{len(ops)} conversion(s) (TTGIR line {ops[-1].line}) was matched to an earlier round, and a round "
+                    "taken before may be another op's (e.g. a reduction's): which conversion's round this is is not told apart")
+    return None
 
 
 def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
