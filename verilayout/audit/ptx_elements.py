@@ -1191,7 +1191,8 @@ def convert_checks(ctx: PtxContext) -> list[Check]:
     source line take the line's chains in program order, each confirmed by the law. A chain no
     conversion's law accepts: nothing when its accesses are a local op's, proved by
     :func:`element_checks` (run first, same ``ctx``); the error of the conversion in its place
-    when the line holds only conversions, as many as chains; else ``unchecked``."""
+    when the line holds only conversions, as many as chains; else ``unchecked`` (so is a chain found
+    after the line's last conversion was matched that satisfies a conversion's law of the line)."""
     out: list[Check] = []
     mod, evals, tmod, memo = ctx.ptx, ctx.values, ctx.tmod, ctx.memo
     claims = _claims(mod, evals, tmod, memo)
