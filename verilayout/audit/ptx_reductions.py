@@ -32,9 +32,13 @@ combine instructions reading the first's result define; shuffles of one step of 
 region are joined by those instructions); a chain's inputs are traced back through its function's
 definitions: an input loaded from shared memory (through moves, or an ``and`` with an immediate) is the
 inter-warp stage, checked per thread by :mod:`verilayout.audit.ptx_interwarp` against the reduces of its
-width whose region its combine op meets (``proved`` only when every one accepts it, an error only when
-every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason
-here. The candidates are the ``tt.reduce``
+width whose region its combine op meets and that may own it (``proved`` only when every one accepts it,
+an error only when every one refuses it); a load it finds no first-stage store for keeps the
+``unchecked`` reason here. Ownership is dataflow, not the source line (several ``tt.reduce`` ops of one
+line share it): Triton shuffles only over the lanes along the axis (``warpReduce``) and goes through
+shared memory only for warps along it, so a reduce none of whose lane bases moves along its axis owns
+no butterfly or ``redux.sync`` (nor the inter-warp round of shuffled partials), and one with no warp
+along its axis owns no inter-warp stage (each filter kept only when it leaves some). The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
 elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
 combine op matches, then those whose operand is defined (through register views) at the source line of
