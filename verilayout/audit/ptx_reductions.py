@@ -780,7 +780,7 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
            if not any(_combine_errors(chain, r, uses)) and _redux_fits(chain.steps[0][0], r)]
-    fit0, fit = fit, _shufflers(fit)
+    fit0 = fit
     found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
     if not fit or all(f is None for f in found):
         return None
@@ -813,7 +813,8 @@ def _shufflers(rs: list[Reduce]) -> list[Reduce]:
 def _agreed(owned: list, data: dict, dropped: list[Reduce]) -> list[Check] | None:
     """The one verdict of an inter-warp stage when every reduce that may own it (``owned``: pairs of a
     :class:`Finding` and its reduce) gives the same status, said with the reduces the dataflow left out
-    (``dropped``: of its width and combine op, no shuffled first stage or no warp along the axis); else None."""
+    (``dropped``: of its width and combine op, with no warp along the axis, or a first stage of shuffles
+    where none made the round's stores, or none where one did: :func:`ptx_interwarp.check_stage`); else None."""
     if not owned or not all(isinstance(f, Finding) for f, _r in owned) or len({f.status for f, _r in owned}) > 1:
         return None
     f, r = owned[0]
@@ -822,8 +823,8 @@ def _agreed(owned: list, data: dict, dropped: list[Reduce]) -> list[Check] | Non
         lines = ", ".join(str(o.op.line) for _f, o in owned)
         out = ", ".join(str(o.op.line) for o in dropped)
         msg += (f"; by dataflow it is the stage of the tt.reduce at TTGIR line(s) {lines}, each with this verdict "
-                f"(those at TTGIR line(s) {out} of its width and combine op shuffle no lane or have no warp "
-                "along their axis)")
+                f"(those at TTGIR line(s) {out} of its width and combine op cannot own it: no warp along their "
+                "axis, or lanes along it where no shuffle made the round's stores, or none where one did)")
     return [_check(f.ins, f.status, msg, dict(data, ttgir_line=r.op.line, axis=r.axis,
                                              warp_groups=[list(g) for g in f.groups]))]
 
