@@ -36,28 +36,29 @@ SLOW_FILES = frozenset({
     # (52 s of CPU in all, measured with -p tests.cpu_table)
     "test_emit_gemm_pingpong.py"})
 
-#: Seconds of the slowest test files in CI's ``--durations=25`` (``.ci/run`` on 2 cores,
-#: 2026-11-29, the larger of two runs; files with many small tests are not listed). They are
-#: handed out first, longest first, so that the two xdist workers end together (longest
-#: processing time first) instead of one of them starting a one-minute file at the end.
+#: CPU seconds of each test file of at least 9 s in a ``.ci/run`` (a fresh clone, two
+#: workers, ``PYTEST_ADDOPTS="-p tests.cpu_table"``, 2026-11-30, commit 937192a, on the shared machine
+#: at load 6-10: the figures are the files' own CPU, not wall). They are handed out first, largest
+#: first, so that the two xdist workers end together (longest processing time first) instead of one
+#: of them starting a one-minute file at the end; the other files keep their collection order.
 HEAVY_FILES = {
-    # the emitted-GEMM files: CPU seconds of each file alone on a fresh cache (-p tests.cpu_table,
-    # 2026-11-29, after the reduced MMA-ring search); test_emit_gemm_sm100 (113 s) was handed out in
-    # collection order, mid-run, where it could be the last file of a worker
-    "test_emit_gemm_sm100.py": 113, "test_emit_gemm_select.py": 55, "test_emit_gemm_pingpong.py": 47,
-    "test_emit_gemm_sm100_2cta.py": 32, "test_emit_gemm_sm100_cluster.py": 26,
-    "test_emit_gemm_sm100_pair_cluster.py": 26, "test_emit_gemm_tma_store.py": 17,
-    "test_emit_gemm_epilogue.py": 16, "test_emit_gemm_cluster.py": 14,
-    "test_ptx_mutations.py": 20, "test_harvest_audit.py": 60, "test_ptx_shuffles.py": 34, "test_triton_layouts.py": 21,
-    "test_ptx_cutlass.py": 18, "test_ptx_audit.py": 16, "test_thirdparty.py": 16,
-    "test_triton_mma_oracle.py": 16, "test_audit_tmem_messages.py": 15, "test_emit_gemm.py": 21,
-    "test_fuzz.py": 13, "test_hw_banks.py": 12, "test_lit_layouts_oracle.py": 11,
-    "test_banks_oracle.py": 9, "test_cute_pycute.py": 9, "test_cute_tv_stage_oracle.py": 13,
-    "test_emit_gemm_cover.py": 17,
-    # the CuTe-DSL host tests (CPU seconds of the file, one process on a fresh cache, -p
-    # tests.cpu_table): their fixture audits the corpus' kernels of test_cutedsl_audit and
-    # test_cutedsl_quack as well (tests/audited.audit_cute_pair, shared on disk between the
-    # workers); those two stay in collection order, so they start after it has written them
+    # the emitted-kernel files: each test compiles (nvcc, ptxas) and checks a kernel; 48 s of
+    # test_emit_gemm_sm100 are its 12 auto-chosen configurations (their mcast-ring searches)
+    "test_emit_gemm_sm100.py": 86, "test_emit_independent.py": 78, "test_emit_gemm_select.py": 61,
+    "test_emit_wgmma.py": 60, "test_emit_gemm_pingpong.py": 50, "test_emit_gemm_sm100_2cta.py": 34,
+    "test_thirdparty.py": 25, "test_emit_gemm.py": 21, "test_ptx_mutations.py": 21, "test_ptx_shuffles.py": 20,
+    "test_harvest_audit.py": 18, "test_triton_layouts.py": 18, "test_emit_gemm_sm100_cluster.py": 18,
+    "test_ptx_cutlass.py": 18, "test_emit_gemm_cover.py": 18, "test_emit_gemm_epilogue.py": 17,
+    "test_emit_gemm_tma_store.py": 16, "test_emit_gemm_cluster.py": 16, "test_fuzz.py": 15,
+    "test_ptx_audit.py": 15, "test_audit.py": 13, "test_cute.py": 13, "test_cute_pycute.py": 13,
+    "test_bad_input.py": 12, "test_lit_layouts_oracle.py": 12, "test_cli_gate_second_pass.py": 11,
+    "test_triton_mma_oracle.py": 11, "test_audit_warp_specialize.py": 11, "test_cutedsl_ldmatrix.py": 10,
+    "test_emit_gemm_sm100_pair_cluster.py": 10, "test_cli_gate.py": 10, "test_hwtests_build.py": 9,
+    "test_emit_gemm_swap.py": 9, "test_banks_oracle.py": 9,
+    # the CuTe-DSL host tests (18 s): their fixture audits the corpus' kernels of test_cutedsl_audit
+    # and test_cutedsl_quack as well (tests/audited.audit_cute_pair, shared on disk between the
+    # workers); those two (16 and 17 s) are left off the list and stay in collection order, so they
+    # start after it has written them
     "test_cutedsl_host.py": 19}
 
 

@@ -182,3 +182,22 @@ def test_cli_help_and_refusal():
     bad = subprocess.run(cmd + ["emit", "gemm", "--arch", "sm_100a", "--tile", "256x128x64", "--cluster", "1x2",
                                 "-o", "/tmp/vl_pair_cluster_refused"], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "2x1, 4x1 or 2x2" in bad.stderr
+
+
+@needs_nvcc
+def test_six_stage_pair_cluster_ring_is_proved_by_the_reduced_search():
+    """256x256x64, 6 stages, 2x2 (``emit gemm --arch sm_100a --tile 256x256x64 --stages 6 --cluster
+    2x2``): every full search of its ring passes ``MAX_MCAST_STATES``; the stubborn-set reduced
+    search (tests/test_mcast_stubborn.py: the full search's verdict on every ring that one finishes)
+    proves the eager landing model. Releasing to one pair only deadlocks it (``release`` names it too)."""
+    m = build_tcgen05_manifest("bf16", tile=(256, 256, 64), stages=6, ctas=2, cluster=(2, 2))
+    from verilayout.simulate.mcast_check import check_sm100_source
+    src = render_tcgen05_cuda(m)
+    ring = next(c for c in check_sm100_source(m, src).checks if c.check == "mcast-ring")
+    assert ring.status == "proved", ring.message
+    assert "stubborn-set reduced search" in ring.message and "landings eager" in ring.message
+    bad = src.replace("uint16_t((r == 0u ? 0xfu", "uint16_t((r == 0u ? 0x3u")
+    assert bad != src
+    got = {c.check: c for c in check_sm100_source(m, bad).checks}
+    assert got["release"].status == "counterexample"
+    assert got["mcast-ring"].status == "counterexample" and "deadlock" in got["mcast-ring"].message

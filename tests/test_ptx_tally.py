@@ -64,3 +64,47 @@ def test_a_read_of_a_byte_no_store_wrote_is_wrong_and_unwritten():
     wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = wrong_reads({}, [{12: ld}], [{0}], [{0}], 1)
     assert (wrong_l, wrong_s, total, n_wrong, unwritten) == ({7: 1}, {}, {7: 1}, 1, 1)
     assert first_bad == {7: (0, 12, None, ld)}
+
+
+def _dicts(parts: list, accesses: list, n: int) -> tuple[dict, list[dict]]:
+    """The round trip's dicts built byte by byte: the last store of a byte holds it, a thread's
+    first load of a byte reads it (insertion order: first store, first load)."""
+    wrote: dict = {}
+    reads: list[dict] = [{} for _ in range(n)]
+    for (store, th, by), acc in zip(parts, accesses):
+        for t, b in zip(th.tolist(), by.tolist()):
+            if store:
+                wrote[b] = (t, acc)
+            else:
+                reads[t].setdefault(b, acc)
+    return wrote, reads
+
+
+def test_the_scratch_map_is_the_per_byte_dicts():
+    import numpy as np
+    from verilayout.audit.ptx_tally import scratch_map
+    rng = random.Random(7)
+    for _ in range(500):
+        n = rng.choice([1, 2, 4, 32])
+        accesses = [_Access(rng.randint(1, 99)) for _ in range(rng.randint(1, 6))]
+        parts = []
+        for _a in accesses:
+            k = rng.randint(0, 40)
+            parts.append((rng.random() < 0.5, np.array([rng.randrange(n) for _ in range(k)], dtype=np.int64),
+                          np.array([rng.choice([0, 4, 8, 12, rng.randint(0, (1 << 32) - 1)]) for _ in range(k)],
+                                   dtype=np.int64)))
+        wrote, reads = _dicts(parts, accesses, n)
+        m = scratch_map(parts, accesses)
+        assert m.w_key.tolist() == list(wrote)
+        assert [(t, accesses[a]) for t, a in zip(m.w_thread.tolist(), m.w_acc.tolist())] == list(wrote.values())
+        got = [(t, b, accesses[a]) for t, b, a in zip(m.r_thread.tolist(), m.r_key.tolist(), m.r_acc.tolist())]
+        assert got == [(t, b, x) for t in range(n) for b, x in reads[t].items()]
+
+
+def test_the_tally_without_the_join_is_the_same(monkeypatch):
+    import verilayout.audit.ptx_tally as tally
+    monkeypatch.setattr(tally, "_JOIN_MAX", 0)
+    rng = random.Random(20261130)
+    for _ in range(500):
+        args = _case(rng)
+        assert wrong_reads(*args) == _walk(*args)

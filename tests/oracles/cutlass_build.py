@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import fcntl
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -51,6 +52,36 @@ def toolchain() -> tuple[str, list[str]]:
     return cxx, [str(inc)] + cuda
 
 
+@functools.lru_cache(maxsize=1)
+def _wheel_content() -> tuple[str, str] | None:
+    """``(folder of cutlass_library, content id)`` of the installed nvidia-cutlass wheel: the
+    SHA-256 of its ``RECORD`` (which lists the SHA-256 of every file the wheel installed), or None."""
+    spec = importlib.util.find_spec("cutlass_library")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    try:
+        record = importlib.metadata.distribution("nvidia-cutlass").read_text("RECORD")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    if not record:
+        return None
+    folder = str(pathlib.Path(list(spec.submodule_search_locations)[0]))
+    return folder, "nvidia-cutlass@" + hashlib.sha256(record.encode()).hexdigest()[:16]
+
+
+def content_named(text: str) -> str:
+    """``text`` (an include folder or a compiler flag) with the nvidia-cutlass wheel's folder named
+    by the wheel's content (:func:`_wheel_content`), for the build cache keys: the same headers
+    installed under another path (a fresh clone's virtual environment) find the same executable,
+    and other headers (another wheel) never do.
+
+    >>> content_named("-I/usr/local/cuda/include")
+    '-I/usr/local/cuda/include'
+    """
+    wheel = _wheel_content()
+    return text.replace(wheel[0], wheel[1]) if wheel else text
+
+
 def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
     """Compile ``header`` with ``lines`` (statements, split over two units) and run it."""
     cxx, incs = toolchain()
@@ -59,7 +90,7 @@ def build_and_run(header: pathlib.Path, lines: list[str], name: str) -> str:
                                 + "\n}\n") for i, part in enumerate(parts)}
     sources["main.cpp"] = "void part0();\nvoid part1();\nint main() { part0(); part1(); return 0; }\n"
     key = hashlib.sha256((header.read_text() + "".join(sources.values()) + cxx
-                          + "".join(incs)).encode()).hexdigest()[:16]
+                          + "".join(map(content_named, incs))).encode()).hexdigest()[:16]
     work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
     exe = work / name
     work.mkdir(parents=True, exist_ok=True)
@@ -81,7 +112,7 @@ def run_program(name: str, src: str, defines: tuple[str, ...] = ()) -> str:
     """
     cxx, incs = toolchain()
     flags = ["-std=c++17", "-O0", "-w", *defines, *[f"-I{p}" for p in incs]]
-    key = hashlib.sha256("\n".join([src, cxx, *flags]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\n".join([src, cxx, *map(content_named, flags)]).encode()).hexdigest()[:16]
     work = pathlib.Path(tempfile.gettempdir()) / f"verilayout-{name}-{key}"
     exe = work / name
     if not exe.exists():

@@ -48,8 +48,6 @@ table, captures) are left to that module's checks.
 """
 from __future__ import annotations
 
-import itertools
-import operator
 from dataclasses import replace
 from typing import Any, Iterator
 
@@ -66,7 +64,7 @@ from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, lo
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
-from verilayout.audit.ptx_tally import wrong_reads
+from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
@@ -940,6 +938,16 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     return zero, _bytes_of(offs, acc[2], active, memo)
 
 
+def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | None) -> list[set[int]] | None:
+    """:func:`_holders`, once per layout (equal by value), shape and ``n`` in ``memo``."""
+    if memo is None:
+        return _holders(layout, shape, n)
+    key = ("layout_holders", layout, shape, n)
+    if key not in memo:
+        memo[key] = _holders(layout, shape, n)
+    return memo[key]
+
+
 def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | None:
     """The flat indices of the elements each of threads 0..n-1 holds (a broadcast layout gives
     several threads, or registers, one element), or None when the layout has fewer lanes than 32."""
@@ -983,13 +991,14 @@ def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None)
     if hit is None:                      # conversions between the same two types: one computation
         same = ("holders_of", id(op.in_types[0]), id(op.out_types[0]), n) if op.in_types and op.out_types else key
         if same not in memo:
-            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n))
+            memo[same] = (op.in_types, op.out_types, _holders_of(tmod, op, n, memo))
         hit = memo[key] = (op, tmod, memo[same][2])
     return hit[2]
 
 
-def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
-    """:func:`_conversion_holders`, computed."""
+def _holders_of(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
+    """:func:`_conversion_holders`, computed; ``memo``: each layout's holders once per file (many
+    conversions share a source or a destination layout)."""
     try:
         st, dt = op.in_types[0].read(), op.out_types[0].read()
         shape = tuple(st.shape)
@@ -1002,7 +1011,7 @@ def _holders_of(tmod: Module, op: Any, n: int) -> tuple | str:
         bits = 8                             # zero-extends i1 to i8 for memory: TritonGPUToLLVM Utility.cpp)
     if not bits or bits % 8 or not isinstance(src, LinearLayout) or not isinstance(dst, LinearLayout):
         return "a layout that is not linear or an element that is not whole bytes"
-    hs, hd = _holders(src, shape, n), _holders(dst, shape, n)
+    hs, hd = _layout_holders(src, shape, n, memo), _layout_holders(dst, shape, n, memo)
     if hs is None or hd is None:
         return "a layout with fewer than 32 lanes"
     return hs, hd, bits
@@ -1557,10 +1566,10 @@ def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], e
         return rels
     if _round_trip_holds(pieces, rels, hs, hd, eb, n):
         return _round_trip_proved(op, pieces, n, data)
-    wrote, reads = _scratch_bytes(pieces, rels, n)
-    bad = _blamed(op, wrote, reads, hs, hd, n, data, eb)
+    m = _scratch_bytes(pieces, rels)
+    bad = _blamed(op, m, hs, hd, n, data, eb)
     if bad is None:
-        bad = _byte_counts(op, pieces, wrote, reads, hs, hd, eb, n, data)
+        bad = _byte_counts(op, pieces, m, hs, hd, eb, n, data)
     if bad is None:                          # the law failed where the per-thread accounts do not show it
         ins = pieces[0][0]
         bad = Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "counterexample", "error",
@@ -1602,55 +1611,42 @@ def _round_trip_proved(op: Any, pieces: list, n: int, data: dict) -> Check:
                                                     else ""), data)
 
 
-def _scratch_bytes(pieces: list, rels: list[int], n: int) -> tuple[dict, list[dict]]:
-    """``(wrote, reads)``: byte -> (thread, store) that writes it; per thread, byte -> its load."""
-    wrote: dict[int, tuple[int, Instr]] = {}
-    reads: list[dict[int, Instr]] = [{} for _ in range(n)]
+def _scratch_bytes(pieces: list, rels: list[int]) -> ScratchMap:
+    """The round trip's bytes (:func:`verilayout.audit.ptx_tally.scratch_map`): each access's bytes
+    moved by its relative base (mod 2**32), each thread's in its set's order; the last store of a
+    byte holds it, a thread's first load of a byte reads it."""
+    parts = []
     for (ins, _a0, ts), rel in zip(pieces, rels):
-        th, by = thread_arrays(ts, ordered=False)        # the sets' order: the dicts' order below
-        keys = ((by + rel) % (1 << 32)).tolist()
-        if smem_access(ins)[0] == "store":              # the last store of a byte holds it
-            wrote.update(zip(keys, zip(th.tolist(), [ins] * len(keys))))
-            continue
-        ends = np.cumsum([len(x) for x in ts]).tolist()
-        start = 0
-        for t, end in enumerate(ends):                  # a thread's first load of a byte holds it
-            if end > start:
-                new = dict.fromkeys(keys[start:end], ins)
-                d = reads[t]
-                d.update({k: v for k, v in new.items() if k not in d} if d else new)
-            start = end
-    return wrote, reads
+        th, by = thread_arrays(ts, ordered=False)
+        parts.append((smem_access(ins)[0] == "store", th, (by + rel) % (1 << 32)))
+    return scratch_map(parts, [i for i, _a, _t in pieces])
 
 
-def _inside_scratch(wrote: dict, reads: list[dict], line: int, size: int, unread: tuple | None = None) -> bool:
+def _inside_scratch(m: ScratchMap, line: int, size: int, unread: tuple | None = None) -> bool:
     """Every byte the store at ``line`` writes that no load reads lies inside the round's scratch:
     from the least byte a load reads up ``size`` bytes (the tensor's, each element once) or up to
     the greatest byte read, whichever is more. A store past that may clobber another buffer.
-    ``unread``: :func:`_unread_writes` of ``wrote`` and ``reads`` when the caller has it.
+    ``unread``: :func:`_unread_writes` of ``m`` when the caller has it.
 
+    >>> from verilayout.audit.ptx_tally import from_dicts
     >>> class I: line = 7
-    >>> _inside_scratch({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 7, 16), _inside_scratch({16: (0, I)}, [{0: I}], 7, 16)
-    (True, False)
+    >>> _inside_scratch(from_dicts({0: (0, I), 4: (0, I), 12: (0, I)}, [{0: I, 8: I}], 1), 7, 16)
+    True
+    >>> _inside_scratch(from_dicts({16: (0, I)}, [{0: I}], 1), 7, 16)
+    False
     """
-    if not any(reads):
+    if not len(m.r_key):
         return False
-    keys, _vals, lines, unread = unread if unread is not None else _unread_writes(wrote, reads)
-    read = np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64)
-    lo = int(read.min())                     # (a store below every byte read is past the scratch)
-    hi = max(lo + size - 1, int(read.max()))
-    mine = np.array(keys, dtype=np.int64)[unread & (lines == line)]
+    lines, unread = unread if unread is not None else _unread_writes(m)
+    lo = int(m.r_key.min())                  # (a store below every byte read is past the scratch)
+    hi = max(lo + size - 1, int(m.r_key.max()))
+    mine = m.w_key[unread & (lines == line)]
     return bool(((mine >= lo) & (mine <= hi)).all())
 
 
-def _unread_writes(wrote: dict, reads: list[dict]) -> tuple[list, list, np.ndarray, np.ndarray]:
-    """``(bytes, (thread, store) of each, the stores' lines, whether no load reads it)`` of the
-    bytes of ``wrote`` in its order (arrays but the first two)."""
-    keys, vals = list(wrote), list(wrote.values())
-    lines = np.fromiter(map(_line_of, map(_second, vals)), dtype=np.int64, count=len(vals))
-    read = sorted_unique(np.fromiter(itertools.chain.from_iterable(reads), dtype=np.int64))
-    got = np.array(keys, dtype=np.int64)
-    return keys, vals, lines, ~_members(got, read)
+def _unread_writes(m: ScratchMap) -> tuple[np.ndarray, np.ndarray]:
+    """``(the line of each written byte's store, whether no load reads it)``, in the writes' order."""
+    return m.lines[m.w_acc], ~_members(m.w_key, sorted_unique(m.r_key))
 
 
 def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
@@ -1661,18 +1657,21 @@ def _members(b: np.ndarray, read: np.ndarray) -> np.ndarray:
     return read[at] == b
 
 
-_second = operator.itemgetter(1)
-_line_of = operator.attrgetter("line")
+def _by_line(m: ScratchMap, acc: np.ndarray) -> dict[int, Any]:
+    """line -> access, of the accesses ``acc`` names, in the order they first appear there."""
+    got, first = np.unique(acc, return_index=True)
+    return {m.accesses[j].line: m.accesses[j] for j in got[np.argsort(first)].tolist()}
 
 
-def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: list[set[int]], n: int,
+def _blamed(op: Any, m: ScratchMap, hs: list[set[int]], hd: list[set[int]], n: int,
             data: dict, eb: int = 1) -> Check | None:
     """A byte read is right when the thread that loads it shares an element with the one that
-    stored it (the tally: :func:`verilayout.audit.ptx_tally.wrong_reads`). The moved access is the
-    one whose leaving out leaves the fewest wrong reads (then the one that takes the fewest reads
-    with it): the counterexample. With no wrong read, bytes
+    stored it (the tally of the round trip's bytes ``m``:
+    :func:`verilayout.audit.ptx_tally.map_wrong_reads`). The moved access is the one whose leaving
+    out leaves the fewest wrong reads (then the one that takes the fewest reads with it): the
+    counterexample. With no wrong read, bytes
     stored that no one loads blame their store; ``None`` when nothing is wrong."""
-    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = wrong_reads(wrote, reads, hs, hd, n)
+    wrong_l, wrong_s, total, first_bad, n_wrong, unwritten = map_wrong_reads(m, hs, hd, n)
     # leave one access out: the wrong reads that remain (a store left out excuses the reads of
     # bytes no store writes: they may be the ones it should have written); fewest first, then the
     # fewest reads left out with it, then the earliest line
@@ -1680,20 +1679,17 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                   total.get(ln, 0), 0) for ln in set(wrong_l) | set(wrong_s)}
     unread_writes = None
     if not score:                            # bytes stored that no load reads: each blames its store
-        unread_writes = keys, vals, lines, unread = _unread_writes(wrote, reads)
+        unread_writes = lines, unread = _unread_writes(m)
         got, first, count = np.unique(lines[unread], return_index=True, return_counts=True)
         at = np.flatnonzero(unread)[first]
         for ln, k, c in zip(got.tolist(), at.tolist(), count.tolist()):
             score[ln] = (0, 0, -c)
-            first_bad.setdefault(ln, (None, keys[k], vals[k][0], vals[k][1]))
+            first_bad.setdefault(ln, (None, int(m.w_key[k]), int(m.w_thread[k]), m.accesses[int(m.w_acc[k])]))
     if not score:
         return None
     line = min(score, key=lambda ln: (score[ln], ln))
     tied = sorted(ln for ln in score if score[ln] == score[line] and ln != line)
-    stores = list(map(_second, wrote.values()))
-    st_lines = {i.line: i for i in dict(zip(map(id, stores), stores)).values()}
-    loads = list(itertools.chain.from_iterable(r.values() for r in reads))
-    ld_lines = {i.line: i for i in dict(zip(map(id, loads), loads)).values()}
+    st_lines, ld_lines = _by_line(m, m.w_acc), _by_line(m, m.r_acc)
     if len(st_lines) == 1 and len(ld_lines) == 1:   # one store, one load: only their difference is known
         tied = [ln for ln in (*st_lines, *ld_lines) if ln != line]
         first_bad.update({ln: (td0, b0, w0, i) for ln, i in (*st_lines.items(), *ld_lines.items())
@@ -1712,7 +1708,7 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
     else:
         what = (f"thread {td} loads byte {b} (relative to the scratch base) written by thread {ts}, which "
                 f"holds none of thread {td}'s elements")
-    if td is None and _inside_scratch(wrote, reads, line, eb * len(set().union(*hs)), unread_writes):
+    if td is None and _inside_scratch(m, line, eb * len(set().union(*hs)), unread_writes):
         # every byte a load reads holds the right element, and the bytes written and never read lie
         # inside the round's scratch (the compiler removed the loads of elements nothing uses): no
         # value is wrong and nothing outside the conversion's scratch is written; a warning
@@ -1725,29 +1721,29 @@ def _blamed(op: Any, wrote: dict, reads: list[dict], hs: list[set[int]], hd: lis
                  f"{n_bad} wrong byte(s) involve it)", data)
 
 
-def _byte_counts(op: Any, pieces: list, wrote: dict, reads: list[dict], hs: list[set[int]],
+def _byte_counts(op: Any, pieces: list, m: ScratchMap, hs: list[set[int]],
                  hd: list[set[int]], eb: int, n: int, data: dict) -> Check | None:
     """Each reader loads from each writer exactly the bytes of the elements they share, and all
-    of its own elements' bytes; the first thread that does not is the counterexample."""
+    of its own elements' bytes; the first thread that does not is the counterexample (every byte
+    read was written: :func:`_blamed` found no wrong read)."""
     first_load = next(i for i, _, _ in pieces if smem_access(i)[0] == "load")
     where = (".".join(first_load.parts[:2]), first_load.line, first_load.loc, "smem-address",
              "counterexample", "error")
+    wt = m.w_thread[writer_of(m)]
+    k = max(n, int(wt.max()) + 1 if len(wt) else 0)
+    count = np.bincount(m.r_thread * k + wt, minlength=n * k)[:n * k].reshape(n, k)
     for td in range(n):
-        count: dict[int, int] = {}
-        for b in reads[td]:
-            ts = wrote[b][0]
-            count[ts] = count.get(ts, 0) + 1
-        for ts, c in sorted(count.items()):
-            want = eb * len(hs[ts] & hd[td])
+        for ts in np.flatnonzero(count[td]).tolist():
+            c, want = int(count[td, ts]), eb * len(hs[ts] & hd[td])
             if c != want:
                 data.update(thread=td, writer=ts, bytes=c, shared_bytes=want)
                 return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads {c} bytes "
                              f"written by thread {ts}, but they share {want // eb} element(s) ({want} bytes)", data)
-        need = eb * len(hd[td])
-        if sum(count.values()) != need:
-            data.update(thread=td, bytes=sum(count.values()), need=need)
+        need, got = eb * len(hd[td]), int(count[td].sum())
+        if got != need:
+            data.update(thread=td, bytes=got, need=need)
             return Check(*where, f"ttg.convert_layout (TTGIR line {op.line}): thread {td} loads "
-                         f"{sum(count.values())} bytes, its {len(hd[td])} elements are {need}", data)
+                         f"{got} bytes, its {len(hd[td])} elements are {need}", data)
     return None
 
 

@@ -104,9 +104,11 @@ def _events(pieces: list, rels: list[int], masks: dict[int, list[bool] | None]) 
 class _Table:
     """The round's bytes as arrays over ``[lo - span, lo + 2 span)`` (a shift never moves an access
     further than the span): ``w[b]`` the store instructions that write byte ``b``, ``r[b]`` the
-    (reader, byte) reads of it; each access's distinct bytes (and, a load, its reads per byte)."""
+    (reader, byte) reads of it; each access's distinct bytes (and, a load, its reads per byte).
+    ``distinct``: per access, ``(distinct bytes, their counts, shift)`` when known (the access's
+    :func:`distinct_bytes` and relative base), else None: the same table, without a sort."""
 
-    def __init__(self, kinds: list[str], evs: list) -> None:
+    def __init__(self, kinds: list[str], evs: list, distinct: list | None = None) -> None:
         allb = [b for _t, b in evs if len(b)]
         self.lo = min(int(b.min()) for b in allb)
         self.span = max(int(b.max()) for b in allb) - self.lo + 1
@@ -115,8 +117,11 @@ class _Table:
         self.r = np.zeros(3 * self.span, dtype=np.int64)
         self.kinds = kinds
         self.acc: list[tuple[np.ndarray, np.ndarray]] = []
-        for kind, (_t, b) in zip(kinds, evs):
-            u, c = np.unique(b - self.base, return_counts=True) if len(b) else (np.zeros(0, np.int64),) * 2
+        for kind, (_t, b), known in zip(kinds, evs, distinct or [None] * len(evs)):
+            if known is not None:
+                u, c = known[0] + (known[2] - self.base), known[1]
+            else:
+                u, c = np.unique(b - self.base, return_counts=True) if len(b) else (np.zeros(0, np.int64),) * 2
             self.acc.append((u, c))
             if kind == "store":
                 self.w[u] += 1
@@ -176,12 +181,26 @@ class _Table:
         finally:
             arr[u] += step
         removal = int(gone.sum() - now.sum())
-        if store:
-            gain = _bad_bytes(a + step, o) - _bad_bytes(a, o)
-        else:
-            gain = _bad_bytes(o, a + step) - _bad_bytes(o, a)
-        out[valid] = removal + gain.sum(axis=1)
+        out[valid] = removal + _gain(a, o, step, store).sum(axis=1)
         return out.tolist()
+
+
+def _gain(a: np.ndarray, o: np.ndarray, step: np.ndarray, store: bool) -> np.ndarray:
+    """Per byte, the change of :func:`_bad_bytes` when an access adds ``step`` (> 0) to count
+    ``a`` (the access's kind: a store's writes, 1 each, else a load's reads), ``o`` the other
+    count. A store on an unwritten byte: ``(o == 0) - o`` (its reads become right, or it is now
+    written and unread); on a byte one store writes: 2 (now two stores); else 0. A load on an
+    unwritten byte: ``step`` more wrong reads; on a written one: -1 when it was unread, else 0.
+
+    >>> w, r = np.array([0, 0, 1, 2, 1]), np.array([0, 3, 0, 1, 1])
+    >>> bool((_gain(w, r, np.ones(5, dtype=np.int64), True) == _bad_bytes(w + 1, r) - _bad_bytes(w, r)).all())
+    True
+    >>> bool((_gain(r, w, np.full(5, 2), False) == _bad_bytes(w, r + 2) - _bad_bytes(w, r)).all())
+    True
+    """
+    if store:
+        return np.where(a == 0, (o == 0).astype(np.int64) - o, 2 * (a == 1))
+    return np.where(o == 0, step, -(a == 0).astype(np.int64))
 
 
 def _bad_bytes(w: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -242,6 +261,21 @@ def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarra
     return tb.flat() if ordered else tb.in_set_order()
 
 
+def distinct_bytes(ts: list) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(bytes, return_counts=True)`` of one access's per-thread byte sets (every
+    thread's bytes together), kept on a :class:`ThreadBytes`.
+
+    >>> [a.tolist() for a in distinct_bytes(ThreadBytes([{4, 0}, {4}]))]
+    [[0, 4], [1, 2]]
+    """
+    tb = ts if isinstance(ts, ThreadBytes) else ThreadBytes(ts)
+    got = tb.__dict__.setdefault("_arrays", {}).get("distinct")
+    if got is None:
+        by = tb.flat()[1]
+        got = tb._arrays["distinct"] = np.unique(by, return_counts=True) if len(by) else (np.zeros(0, np.int64),) * 2
+    return got
+
+
 def sorted_unique(x: np.ndarray) -> np.ndarray:
     """``np.unique(x)`` (the distinct values, sorted) by one sort and a comparison of neighbours:
     numpy 2's ``np.unique`` hashes, which is far slower on the small integer arrays of these checks.
@@ -265,9 +299,10 @@ def _repairs(k: int, t: _Table, total: int, unwritten: np.ndarray, unread: np.nd
         bad = t.__dict__["bad"] = np.zeros(len(t.w), dtype=bool)
         bad[unwritten] = True
         bad[unread] = True
+        t.__dict__["targets"] = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
     own = u[bad[u]]
-    anchors = {int(u.min()), int(u.max())} | ({int(own.min()), int(own.max())} if len(own) else set())
-    targets = [int(f(x)) for x in (unwritten, unread) if len(x) for f in (np.min, np.max)]
+    anchors = {int(u[0]), int(u[-1])} | ({int(own[0]), int(own[-1])} if len(own) else set())   # u: sorted
+    targets = t.__dict__["targets"]                      # the ends of the bad bytes, once per table
     return total + min([0] + t.moves(k, sorted({g - a for g in targets for a in anchors})))
 
 
@@ -279,7 +314,8 @@ def check_round(pieces: list, rels: list[int], masks: dict, n: int) -> tuple[str
     evs = _events(pieces, rels, masks)
     if not any(len(b) for _t, b in evs):
         return "proved", {"unwritten": 0, "unread": 0}
-    t = _Table(kinds, evs)
+    t = _Table(kinds, evs, [None if masks.get(i.line) is not None else (*distinct_bytes(ts), rel)
+                            for (i, _a, ts), rel in zip(pieces, rels)])
     total, unwritten, unread = t.total()
     if not len(unwritten):
         return "proved", {"unwritten": 0, "unread": len(unread)}
@@ -408,7 +444,7 @@ def repair_culprits(pieces: list, rels: list[int]) -> list[int]:
     evs = _events(pieces, rels, {})
     if not any(len(b) for _t, b in evs) or "load" not in kinds or "store" not in kinds:
         return []
-    t = _Table(kinds, evs)
+    t = _Table(kinds, evs, [(*distinct_bytes(ts), rel) for (_i, _a, ts), rel in zip(pieces, rels)])
     total, unwritten, unread = t.total()
     if not total:
         return []

@@ -543,3 +543,33 @@ def _fast_step(st, f: _Fast):
         nv = cur[0]
         succ.append((nv[:p] + (end,) + nv[p + 1:], cur[1]))
     return succ, None, blocked
+
+
+# ----- the tables and steps other explorers of the same system read (mcast_stubborn) -------------
+
+#: The tabled form of a system (:func:`ring_tables`).
+RingTables = _Fast
+#: The mask of an mbarrier word's pending count (after the phase bit; the tx-count from bit 21).
+PENDING_MASK = _PENDING
+
+
+def ring_tables(system: McastSystem) -> _Fast:
+    """Law: the tables the tabled search steps: per (process, pc) its wait, end and operations, per
+    in-flight item its landings (:func:`explore_mcast`'s, built the same way).
+
+    >>> ring_tables(McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())).lens
+    (0, 0)
+    """
+    return _fast_tables(system, _tables(system))
+
+
+def land_op(op: tuple, v: tuple, n: int):
+    """Law: one tabled landing operation on the flat state ``v`` of ``n`` processes: ``(state,
+    finding or None)`` (the tabled search's step)."""
+    return _fast_land(op, v, n)
+
+
+def apply_op(p: int, op: tuple, cur: list, v0: tuple, tables: _Fast):
+    """Law: one tabled operation of process ``p``'s step applied to ``cur`` = [flat state, in
+    flight], its checks reading ``v0`` (the state before the step): None or a finding."""
+    return _fast_op(p, op, cur, v0, tables)

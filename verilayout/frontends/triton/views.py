@@ -27,14 +27,6 @@ def _coord_text(dims: Sequence[int], sep: str):
     return lambda out: "(" + sep.join(t[v] for t, v in zip(texts, out)) + ")"
 
 
-def _unravel(i: int, shape: Sequence[int]) -> list[int]:
-    out = []
-    for s in reversed(shape):
-        out.append(i % s)
-        i //= s
-    return out[::-1]
-
-
 def _view_dims(layout: LinearLayout, shape: Sequence[int] | None) -> list[int]:
     if not isinstance(layout, LinearLayout):
         raise LayoutError(f"expected a LinearLayout, got {type(layout).__name__}")
@@ -61,9 +53,9 @@ def _in_size(layout: LinearLayout, name: str) -> int:
     return layout.in_dims.get(name, 1)
 
 
-def _walk(layout: LinearLayout, order: Sequence[str]) -> tuple[dict, list[tuple]]:
-    """``(inputs, outputs)`` over every hardware coordinate, ``order`` outermost first: per input
-    dim of ``order`` the list of its values, and the list of output tuples, point by point."""
+def _walk_arrays(layout: LinearLayout, order: Sequence[str]) -> tuple[dict, list, int]:
+    """:func:`_walk` as arrays: per input dim of ``order`` its values, per output dim its values
+    (numpy, point by point, ``order`` outermost first), and the number of points."""
     import numpy as np  # deferred: start-up time (only array code needs numpy)
     sizes = [_in_size(layout, n) for n in order]
     table = layout.apply_all()  # packed outputs, flat input with the first in dim low
@@ -91,9 +83,15 @@ def _walk(layout: LinearLayout, order: Sequence[str]) -> tuple[dict, list[tuple]
             idx |= c << in_off[n]
     coords = dict(coords)
     packed = table[idx]
-    outs = [((packed >> o) & m).tolist() for o, m in offs]
-    cols = {n: coords[n].tolist() for n in order}
-    return cols, list(zip(*outs)) if outs else [()] * total
+    return {n: coords[n] for n in order}, [(packed >> o) & m for o, m in offs], total
+
+
+def _walk(layout: LinearLayout, order: Sequence[str]) -> tuple[dict, list[tuple]]:
+    """``(inputs, outputs)`` over every hardware coordinate, ``order`` outermost first: per input
+    dim of ``order`` the list of its values, and the list of output tuples, point by point."""
+    coords, outs, total = _walk_arrays(layout, order)
+    cols = {n: c.tolist() for n, c in coords.items()}
+    return cols, list(zip(*(o.tolist() for o in outs))) if outs else [()] * total
 
 
 def _shared_points(layout: LinearLayout, dims: list[int]):
@@ -138,7 +136,7 @@ def format_hardware_view(layout: LinearLayout, shape: Sequence[int] | None = Non
     n_blocks = _in_size(layout, "block")
     n_lanes = _in_size(layout, "lane")
     cols, outs = _walk(layout, ["block", "warp", "register", "lane"])
-    texts = [coord(out) for out in outs]
+    texts = list(map(coord, outs))
     for at in range(0, len(outs), n_lanes):        # one line per (block, warp, register)
         if cols["register"][at] == 0:
             if cols["warp"][at] == 0 and n_blocks > 1:
@@ -182,38 +180,35 @@ def format_tensor_view(layout: LinearLayout, shape: Sequence[int] | None = None)
         name_b = [f"B{b}:" if n_blocks > 1 else "" for b in range(n_blocks)]
         name_t = [f"T{t}:" for t in range(n_warps * n_lanes)]
         name_r = [str(r) for r in range(n_regs)]
-        cols, outs = _walk(layout, ["block", "warp", "lane", "register"])
+        cols, outs, _ = _walk_arrays(layout, ["block", "warp", "lane", "register"])
         strides = [math.prod(dims[k + 1:]) for k in range(len(dims))]   # row-major
-        for b, w, ln, r, out in zip(cols["block"], cols["warp"], cols["lane"], cols["register"], outs):
-            tid = ln + w * n_lanes
-            cells[sum(v * st for v, st in zip(out, strides))].append(
-                pad_b[b] + pad_t[tid] + pad_r[r] + name_b[b] + name_t[tid] + name_r[r])
+        at = sum((o * st for o, st in zip(outs, strides)), 0 * cols["block"]).tolist()
+        tids = (cols["lane"] + cols["warp"] * n_lanes).tolist()
+        for c, b, tid, r in zip(at, cols["block"].tolist(), tids, cols["register"].tolist()):
+            cells[c].append(pad_b[b] + pad_t[tid] + pad_r[r] + name_b[b] + name_t[tid] + name_r[r])
         sep = ", "
     return _tensor_text(["|".join(c) for c in cells], dims, sep)
 
 
 def _tensor_text(cells: list[str], dims: list[int], sep: str) -> str:
+    """The nested-bracket text of ``cells`` (row-major over ``dims``): before cell ``i`` one ``[``
+    per trailing index of ``i`` that is 0, after it one ``]`` per trailing index of ``i + 1`` that
+    is 0 (all of them after the last cell), a line break where the last index wraps."""
     rank = len(dims)
+    sizes = [math.prod(dims[rank - k:]) for k in range(1, rank + 1)]   # i % sizes[k-1] == 0: k zeros
+    zeros = [sum(1 for z in sizes if i % z == 0) for i in range(len(cells) + 1)]
+    last = dims[-1]
     out: list[str] = []
     new_line = True
     for i, cell in enumerate(cells):
-        idx = _unravel(i, dims)
-        opened = 0
-        for j in range(rank - 1, -1, -1):
-            if idx[j] != 0:
-                break
-            out.append("[")
-            opened += 1
+        opened = zeros[i]
+        out.append("[" * opened)
         if new_line:
             out.append(" " * (rank - opened))
             new_line = False
         out.append(cell)
-        nxt = _unravel(i + 1, dims) if i + 1 < len(cells) else [0] * rank
-        for j in range(rank - 1, -1, -1):
-            if nxt[j] != 0:
-                break
-            out.append("]")
-        if nxt[-1] == 0:
+        out.append("]" * zeros[i + 1])
+        if (i + 1) % last == 0:
             out.append("\n")
             new_line = True
         else:
