@@ -132,13 +132,9 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     lanes = span("lane", 32)
     if len(lanes) < 32:
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
-    out = ThreadBytes()
-    for lane in range(32):
-        got: set[int] = set()
-        for r in regs:
-            off = (r ^ lanes[lane]) * eb
-            got.update(range(off, off + eb))
-        out.append(got)
+    offs = (np.array(lanes, dtype=np.int64)[:, None] ^ np.array(regs, dtype=np.int64)[None, :]) * eb
+    got = (offs[:, :, None] + np.arange(eb, dtype=np.int64)).reshape(32, -1)   # lane, register, byte
+    out = ThreadBytes(set(row) for row in got.tolist())
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
