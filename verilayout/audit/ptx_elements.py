@@ -1542,9 +1542,10 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     cls: dict[frozenset, int] = {}
     of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
     k = len(cls)
-    owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
-    for t, h in enumerate(hs):
-        owner[list(h)] = of[t]
+    hth, hel = thread_arrays(hs)                       # the last thread holding an element: its owner
+    last = np.full(int(hel.max()) + 1 if len(hel) else 1, -1, dtype=np.int64)
+    np.maximum.at(last, hel, hth)
+    owner = np.where(last >= 0, of[np.maximum(last, 0)] if len(of) else -1, -1)
     share = np.zeros((k, n), dtype=np.int64)           # share[c, td]: elements both hold
     th, el = thread_arrays(hd)
     th, el = th[el < len(owner)], el[el < len(owner)]
