@@ -494,16 +494,20 @@ def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
     reads = tuple((x, x + 1) if spec.pair and r == "mma" and x % 2 == 0 else () for x, r in roles)
     system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
     key = ring_content(system)
-    if key not in _RING_MEMO:
-        _RING_MEMO[key] = _ring_verdict(system)
-    check = _RING_MEMO[key]
-    if check.status == "counterexample":
-        del _RING_MEMO[key]
+    check = _RING_MEMO.get(key)
+    if check is None:
+        check = _ring_verdict(system)
+        while len(_RING_MEMO) >= _RING_MEMO_SIZE:
+            del _RING_MEMO[next(iter(_RING_MEMO))]
+        if check.status != "counterexample":
+            _RING_MEMO[key] = check
     return check
 
 
-#: ``mcast-ring`` checks by :func:`ring_content` of their system (this process; no counterexamples).
+#: ``mcast-ring`` checks by :func:`ring_content` of their system (this process; no counterexamples),
+#: oldest dropped past :data:`_RING_MEMO_SIZE` (as :mod:`verilayout.simulate.pair_ring`'s memo).
 _RING_MEMO: dict = {}
+_RING_MEMO_SIZE = 16
 
 
 def ring_content(system: McastSystem) -> McastSystem:
