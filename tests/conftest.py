@@ -42,9 +42,11 @@ SLOW_FILES = frozenset({
 #: first, so that the two xdist workers end together (longest processing time first) instead of one
 #: of them starting a one-minute file at the end; the other files keep their collection order.
 HEAVY_FILES = {
-    # the emitted-kernel files: each test compiles (nvcc, ptxas) and checks a kernel; 48 s of
-    # test_emit_gemm_sm100 are its 12 auto-chosen configurations (their mcast-ring searches)
-    "test_emit_gemm_sm100.py": 86, "test_emit_independent.py": 78, "test_emit_gemm_select.py": 61,
+    # the emitted-kernel files: each test compiles (nvcc, ptxas) and checks a kernel; test_emit_gemm_sm100
+    # was 86 s, 48 s of it its 12 auto-chosen configurations (their mcast-ring searches): the four
+    # 1x2-cluster ones build one ring system, searched once per process since (mcast_check's memo),
+    # 20 s (56.5 s for the file, -p tests.cpu_table, 2026-11-30, one process at load 5)
+    "test_emit_gemm_sm100.py": 57, "test_emit_independent.py": 78, "test_emit_gemm_select.py": 61,
     "test_emit_wgmma.py": 60, "test_emit_gemm_pingpong.py": 50, "test_emit_gemm_sm100_2cta.py": 34,
     "test_thirdparty.py": 25, "test_emit_gemm.py": 21, "test_ptx_mutations.py": 21, "test_ptx_shuffles.py": 20,
     "test_harvest_audit.py": 18, "test_triton_layouts.py": 18, "test_emit_gemm_sm100_cluster.py": 18,
@@ -53,8 +55,10 @@ HEAVY_FILES = {
     "test_ptx_audit.py": 15, "test_audit.py": 13, "test_cute.py": 13, "test_cute_pycute.py": 13,
     "test_bad_input.py": 12, "test_lit_layouts_oracle.py": 12, "test_cli_gate_second_pass.py": 11,
     "test_triton_mma_oracle.py": 11, "test_audit_warp_specialize.py": 11, "test_cutedsl_ldmatrix.py": 10,
-    "test_emit_gemm_sm100_pair_cluster.py": 10, "test_cli_gate.py": 10, "test_hwtests_build.py": 9,
+    "test_emit_gemm_sm100_pair_cluster.py": 29, "test_cli_gate.py": 10, "test_hwtests_build.py": 9,
     "test_emit_gemm_swap.py": 9, "test_banks_oracle.py": 9,
+    # test_emit_gemm_sm100_pair_cluster (29 s, same measurement): 19 s of it the 6-stage 2x2 pair
+    # cluster's ring, whose full searches pass their bound before the stubborn-set reduced search
     # the CuTe-DSL host tests (18 s): their fixture audits the corpus' kernels of test_cutedsl_audit
     # and test_cutedsl_quack as well (tests/audited.audit_cute_pair, shared on disk between the
     # workers); those two (16 and 17 s) are left off the list and stay in collection order, so they

@@ -56,9 +56,11 @@ def compared_check(man, src: str, compared: list):
     """``mcast_check.check_sm100_source(man, src)`` with each of its mcast-ring searches of at most
     20000 states also run by the reference search and asserted to agree (appended to ``compared``)."""
     import verilayout.simulate.mcast_check as mc
-    real = mc.explore_mcast
+    real, memo = mc.explore_mcast, dict(mc._RING_MEMO)
     mc.explore_mcast = recording(compared)
+    mc._RING_MEMO.clear()            # every search of this check runs (and is compared): none from the memo
     try:
         return mc.check_sm100_source(man, src)
     finally:
         mc.explore_mcast = real
+        mc._RING_MEMO.update(memo)

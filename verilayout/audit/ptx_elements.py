@@ -132,13 +132,9 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
     lanes = span("lane", 32)
     if len(lanes) < 32:
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
-    out = ThreadBytes()
-    for lane in range(32):
-        got: set[int] = set()
-        for r in regs:
-            off = (r ^ lanes[lane]) * eb
-            got.update(range(off, off + eb))
-        out.append(got)
+    offs = (np.array(lanes, dtype=np.int64)[:, None] ^ np.array(regs, dtype=np.int64)[None, :]) * eb
+    got = (offs[:, :, None] + np.arange(eb, dtype=np.int64)).reshape(32, -1)   # lane, register, byte
+    out = ThreadBytes(set(row) for row in got.tolist())
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
@@ -1566,9 +1562,10 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     cls: dict[frozenset, int] = {}
     of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
     k = len(cls)
-    owner = np.full(max((max(h) for h in hs if h), default=0) + 1, -1, dtype=np.int64)
-    for t, h in enumerate(hs):
-        owner[list(h)] = of[t]
+    hth, hel = thread_arrays(hs)                       # the last thread holding an element: its owner
+    last = np.full(int(hel.max()) + 1 if len(hel) else 1, -1, dtype=np.int64)
+    np.maximum.at(last, hel, hth)
+    owner = np.where(last >= 0, of[np.maximum(last, 0)] if len(of) else -1, -1)
     share = np.zeros((k, n), dtype=np.int64)           # share[c, td]: elements both hold
     th, el = thread_arrays(hd)
     th, el = th[el < len(owner)], el[el < len(owner)]

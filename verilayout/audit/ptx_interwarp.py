@@ -17,7 +17,10 @@ butterfly chain leaves in lane ``t`` the counts ``C[t][u]`` of :func:`lane_count
 Law: a *round* is the run of ``st.shared`` right before the run of ``ld.shared`` that holds the chain's
 load, in program order among the function's shared accesses; every stored value must come (through
 moves, packs and combines, within four instructions) from a shuffle or ``redux.sync`` (a first
-stage), else this is no inter-warp stage (None). Each
+stage), else this is no inter-warp stage (None), except for a reduce none of whose lanes moves along
+its axis: its first stage is in-thread only, so its round's stores come from no shuffle (and a round
+whose stores do is not its: None); such a round is judged the same way, but it may be any plain round
+(a layout conversion's), so its error is reported as the reason it stays ``unchecked``. Each
 thread ``s`` (warp ``w``, lane ``l``) that stores 32-bit word ``j`` of store ``R`` writes the
 *partial* ``(E, p)``: element ``E = (R, j, key)``, ``key`` the coordinates of ``lane(l) ^ warp(w)``
 without the reduced axis (the operand layout's lane and warp bases), ``p`` the reduced-axis coordinate
@@ -552,9 +555,22 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
                 "the matrix fragments' lanes are not modelled here")
     memo = getattr(cta, "memo", None)
     stores, loads = _round(load, defs, uses, memo)
-    if not stores or not _first_stage_stores(stores, defs, {} if memo is None else memo):
+    if not stores:
         return None
-    return _judge(chain, r, (load, slot, loads), stores, cta, masks)
+    shuffled = _first_stage_stores(stores, defs, {} if memo is None else memo)
+    if shuffled == any(b[r.axis] for b in r.lanes):
+        return _judge(chain, r, (load, slot, loads), stores, cta, masks) if shuffled else _unshuffled(
+            _judge(chain, r, (load, slot, loads), stores, cta, masks))
+    return None
+
+
+def _unshuffled(got: Finding | str) -> Finding | str:
+    """The verdict of a round whose stores no shuffle made, for a reduce with no lane along its axis (its
+    first stage is in-thread only): a proof stands; an error is only a reason (any round of plain stores,
+    a layout conversion's too, feeds such a stage: its ownership is not certain)."""
+    if isinstance(got, Finding) and got.status != "proved":
+        return "its stores come from no shuffle (an in-thread first stage), and against this reduce " + got.message
+    return got
 
 
 def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[int]) -> Finding | str:

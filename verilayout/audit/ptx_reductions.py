@@ -32,9 +32,13 @@ combine instructions reading the first's result define; shuffles of one step of 
 region are joined by those instructions); a chain's inputs are traced back through its function's
 definitions: an input loaded from shared memory (through moves, or an ``and`` with an immediate) is the
 inter-warp stage, checked per thread by :mod:`verilayout.audit.ptx_interwarp` against the reduces of its
-width whose region its combine op meets (``proved`` only when every one accepts it, an error only when
-every one refuses it); a load it finds no first-stage store for keeps the ``unchecked`` reason
-here. The candidates are the ``tt.reduce``
+width whose region its combine op meets and that may own it (``proved`` only when every one accepts it,
+an error only when every one refuses it); a load it finds no first-stage store for keeps the
+``unchecked`` reason here. Ownership is dataflow, not the source line (several ``tt.reduce`` ops of one
+line share it): Triton shuffles only over the lanes along the axis (``warpReduce``) and goes through
+shared memory only for warps along it, so a reduce none of whose lane bases moves along its axis owns
+no butterfly or ``redux.sync`` (nor the inter-warp round of shuffled partials), and one with no warp
+along its axis owns no inter-warp stage (each filter kept only when it leaves some). The candidates are the ``tt.reduce``
 ops with as many 32-bit words per step as the chain has shuffles (one per operand, two for 64-bit
 elements); among several whose layouts or regions differ, the tie keeps those whose region the chain's
 combine op matches, then those whose operand is defined (through register views) at the source line of
@@ -746,7 +750,7 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     if _only_selected(chain, uses):
         return _unchecked(chain, "each shuffled value is only selected (selp) by the lanes, never combined: a "
                           "register permute (a layout conversion through shuffles), not a reduction", data)
-    wide = [r for r in cands if r.words == len(chain.steps[0])]
+    wide = _shufflers([r for r in cands if r.words == len(chain.steps[0])])
     if not wide:
         return _unchecked(chain, f"no tt.reduce of the plan shuffles {len(chain.steps[0])} 32-bit word(s) per step",
                           data)
@@ -776,22 +780,53 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
     wide = [r for r in cands if r.words == len(chain.steps[0])]
     fit = [r for r in (tie(chain, wide, defs, uses, by_line=False) if wide else [])
            if not any(_combine_errors(chain, r, uses)) and _redux_fits(chain.steps[0][0], r)]
+    fit0 = fit
     found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
     if not fit or all(f is None for f in found):
         return None
+    owned = [(f, r) for f, r in zip(found, fit) if f is not None]     # None: no warp along its axis
+    got = _agreed(owned, data, [r for r in fit0 if all(r is not o for _f, o in owned)])
+    if got is not None:
+        return got
     why = next((f for f in found if isinstance(f, str)), None) if not any(isinstance(f, Finding) for f in found) \
         else None
-    kinds = {f.status if isinstance(f, Finding) else None for f in found}
-    if why is None and len(kinds) == 1 and None not in kinds:
-        return [_check(f.ins, f.status, f.message, dict(data, ttgir_line=r.op.line, axis=r.axis,
-                                                            warp_groups=[list(g) for g in f.groups]))
-                for f, r in list(zip(found, fit))[:1]]
     said = {None: "no inter-warp stage of it (no warp along its axis, or no first-stage store)", "proved": "proved",
             "counterexample": "an error"}
     told = [said[f.status] if isinstance(f, Finding) else said[None] if f is None else f"unchecked, {f}" for f in found]
     each = "; ".join(f"TTGIR line {r.op.line}: {t}" for t, r in zip(told, fit)) if why is None else ""
     why = why or "the tt.reduce ops of its width and combine op disagree on it"
     return _unchecked(chain, f"inter-warp stage: {why}{' (' + each + ')' if each else ''}", data)
+
+
+def _shufflers(rs: list[Reduce]) -> list[Reduce]:
+    """The reduces of ``rs`` that combine across lanes (some lane basis moves along the axis), or ``rs``
+    when none does: Triton shuffles only over the lanes along the axis (``ReduceOpToLLVM.cpp``,
+    ``warpReduce``), so a reduce with none emits no butterfly or ``redux.sync`` and its inter-warp
+    round (if any) stores partials no shuffle made.
+
+    >>> _shufflers([])
+    []
+    """
+    return [r for r in rs if any(b[r.axis] for b in r.lanes)] or rs
+
+
+def _agreed(owned: list, data: dict, dropped: list[Reduce]) -> list[Check] | None:
+    """The one verdict of an inter-warp stage when every reduce that may own it (``owned``: pairs of a
+    :class:`Finding` and its reduce) gives the same status, said with the reduces the dataflow left out
+    (``dropped``: of its width and combine op, with no warp along the axis, or a first stage of shuffles
+    where none made the round's stores, or none where one did: :func:`ptx_interwarp.check_stage`); else None."""
+    if not owned or not all(isinstance(f, Finding) for f, _r in owned) or len({f.status for f, _r in owned}) > 1:
+        return None
+    f, r = owned[0]
+    msg = f.message
+    if dropped:
+        lines = ", ".join(str(o.op.line) for _f, o in owned)
+        out = ", ".join(str(o.op.line) for o in dropped)
+        msg += (f"; by dataflow it is the stage of the tt.reduce at TTGIR line(s) {lines}, each with this verdict "
+                f"(those at TTGIR line(s) {out} of its width and combine op cannot own it: no warp along their "
+                "axis, or lanes along it where no shuffle made the round's stores, or none where one did)")
+    return [_check(f.ins, f.status, msg, dict(data, ttgir_line=r.op.line, axis=r.axis,
+                                             warp_groups=[list(g) for g in f.groups]))]
 
 
 def _loaded_from(reg: str, defs: dict, uses: dict) -> bool:

@@ -268,19 +268,17 @@ def matrix_bytes(row_offsets: list[int], matrices: int, trans: bool) -> list[set
     >>> sorted(matrix_bytes([16 * i for i in range(32)], 1, False)[5])
     [20, 21, 22, 23]
     """
-    out = []
-    for lane in range(32):
-        got: set[int] = set()
-        for i in range(matrices):
-            if trans:
-                for j in (0, 1):
-                    a = row_offsets[8 * i + 2 * (lane % 4) + j] + 2 * (lane // 4)
-                    got.update((a, a + 1))
-            else:
-                a = row_offsets[8 * i + lane // 4] + 4 * (lane % 4)
-                got.update(range(a, a + 4))
-        out.append(got)
-    return out
+    rows = np.asarray(row_offsets, dtype=np.int64)
+    lane = np.arange(32, dtype=np.int64)[:, None, None]
+    i = np.arange(matrices, dtype=np.int64)[None, :, None]
+    if trans:                             # [lane, matrix, j]: rows 2 (l % 4) + j at byte 2 (l / 4)
+        a = rows[8 * i + 2 * (lane % 4) + np.arange(2, dtype=np.int64)] + 2 * (lane // 4)
+        width = 2
+    else:                                 # [lane, matrix, 0]: row l / 4 at byte 4 (l % 4)
+        a = rows[8 * i + lane // 4] + 4 * (lane % 4)
+        width = 4
+    got = (a[..., None] + np.arange(width, dtype=np.int64)).reshape(32, -1)
+    return [set(r) for r in got.tolist()]    # each lane's bytes added in the order listed above
 
 
 def matrix_count(ins: Instr, default: int) -> int:

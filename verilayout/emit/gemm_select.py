@@ -47,6 +47,7 @@ The cost model (all times in SM clocks; the constants and where they come from a
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from verilayout.dtypes import bytes_of
@@ -283,18 +284,31 @@ def swap_candidates(dtype: str, M: int) -> list[Candidate]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)   # candidates differing in BK, stages or dtype share a wave
+def _wave_extent(bm: int, bn: int, splits: int, group_m: int, M: int, N: int, w0: int, end: int) -> tuple[int, int]:
+    """Law: ``(rows, cols)``: the A rows and B columns (each panel counted once per K slice) that
+    units ``w0 .. end - 1`` of the raster load (unit ``u``: tile ``u // splits``, slice
+    ``u % splits``; units past the tile grid, a cluster's padding, load nothing).
+
+    >>> _wave_extent(128, 128, 1, 8, 256, 256, 0, 4)
+    (256, 256)
+    """
+    tm_n, tn_n = -(-M // bm), -(-N // bn)
+    us = range(w0, min(end, tm_n * tn_n * splits))
+    co = [(tile_coords(u // splits, tm_n, tn_n, group_m), u % splits) for u in us]
+    rows = sum(min(bm, M - tm * bm) for tm, s in {(a, s) for (a, _), s in co})
+    cols = sum(min(bn, N - tn * bn) for tn, s in {(b, s) for (_, b), s in co})
+    return rows, cols
+
+
 def _dram_bytes(c: Candidate, M: int, N: int, K: int, units: int, sms: int) -> float:
     """Distinct A and B panel bytes of every wave under the raster (unit ``u`` is tile
     ``u // splits``, K slice ``u % splits``; each wave loads each (panel, slice) once), plus D and
     the split-K workspace (written, then read back by the reduction)."""
     eb = bytes_of(c.dtype)
-    tm_n, tn_n = -(-M // c.bm), -(-N // c.bn)
     total, k_slice = 0.0, K / c.splits
     for w0 in range(0, min(units, sms), sms):   # the first wave; every wave like it
-        us = range(w0, min(units, w0 + sms, tm_n * tn_n * c.splits))   # not a cluster's padding
-        co = [(tile_coords(u // c.splits, tm_n, tn_n, c.group_m), u % c.splits) for u in us]
-        rows = sum(min(c.bm, M - tm * c.bm) for tm, s in {(a, s) for (a, _), s in co})
-        cols = sum(min(c.bn, N - tn * c.bn) for tn, s in {(b, s) for (_, b), s in co})
+        rows, cols = _wave_extent(c.bm, c.bn, c.splits, c.group_m, M, N, w0, min(units, w0 + sms))
         total += (rows + cols) * k_slice * eb * units / min(units, sms)
     work = 2 * c.splits * M * N * 4 if c.splits > 1 else 0
     return total + M * N * 4 + work

@@ -25,6 +25,7 @@ import z3
 from verilayout.core.smt import solve
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
+from verilayout.prove import z3_api as api
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
@@ -65,7 +66,12 @@ def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
     >>> z3.simplify(fit(z3.BitVecVal(0x1FF, 16), 8)).as_long(), fit(z3.BitVecVal(5, 8), 64).size()
     (255, 64)
     """
-    n = z3.Z3_get_bv_sort_size(e.ctx_ref(), z3.Z3_get_sort(e.ctx_ref(), e.as_ast()))   # e.size(), no SortRef
+    ctx, a = api.ctx_of(e), api.addr_of(e)           # e.size() through the C API, no SortRef
+    sort = api.sort_of(ctx, a)
+    if api.sort_kind(ctx, sort) != z3.Z3_BV_SORT:     # not a bit-vector: the binding's own error
+        n = z3.Z3_get_bv_sort_size(e.ctx_ref(), z3.Z3_get_sort(e.ctx_ref(), e.as_ast()))
+    else:
+        n = api.bv_sort_size(ctx, sort)
     return e if n == w else (z3.Extract(w - 1, 0, e) if n > w else z3.ZeroExt(w - n, e))
 
 

@@ -481,16 +481,51 @@ def _ring_bars(runs: list) -> set:
 
 def mcast_ring_check(spec: _Spec, runs: list) -> KernelCheck:
     """``mcast-ring``: the system of :mod:`verilayout.simulate.mcast_ring` read off the runs,
-    explored. Law: ``proved`` only when no interleaving and landing order errs or deadlocks."""
+    explored. Law: ``proved`` only when no interleaving and landing order errs or deadlocks.
+    A system whose content less its marks (:func:`ring_content`) was explored before in this
+    process gets the same check without a search, unless that check was a counterexample (its
+    line is the mark's)."""
     keep = _ring_bars(runs)
     progs, roles, init = [], [], {}
     for x, run in enumerate(runs):
         init.update({(x, o): c for o, c in _inits(run, x).items() if o in keep})
         progs += [tuple(_producer(run, x, spec, keep)), tuple(_mma_prog(run, x, keep))]
         roles += [(x, "producer"), (x, "mma")]
-    names = [f"CTA {x}'s {r}" for x, r in roles]
     reads = tuple((x, x + 1) if spec.pair and r == "mma" and x % 2 == 0 else () for x, r in roles)
     system = McastSystem(len(runs), tuple(progs), tuple(roles), tuple(sorted(init.items())), reads=reads)
+    key = ring_content(system)
+    check = _RING_MEMO.get(key)
+    if check is None:
+        check = _ring_verdict(system)
+        while len(_RING_MEMO) >= _RING_MEMO_SIZE:
+            del _RING_MEMO[next(iter(_RING_MEMO))]
+        if check.status != "counterexample":
+            _RING_MEMO[key] = check
+    return check
+
+
+#: ``mcast-ring`` checks by :func:`ring_content` of their system (this process; no counterexamples),
+#: oldest dropped past :data:`_RING_MEMO_SIZE` (as :mod:`verilayout.simulate.pair_ring`'s memo).
+_RING_MEMO: dict = {}
+_RING_MEMO_SIZE = 16
+
+
+def ring_content(system: McastSystem) -> McastSystem:
+    """Law: ``system`` with every action's ``mark`` (the PTX event it came from) set to ``None``:
+    the search reads marks only to report an error, so two systems of equal content have the same
+    outcome, state count and blocked waits.
+
+    >>> s = McastSystem(1, ((Wait("wait", (0, 8), 0, "line 3"),), ()), ((0, "producer"), (0, "mma")), ())
+    >>> ring_content(s).prog[0][0].mark is None
+    True
+    """
+    return replace(system, prog=tuple(tuple(a._replace(mark=None) for a in p) for p in system.prog))
+
+
+def _ring_verdict(system: McastSystem) -> KernelCheck:
+    """Law: the ``mcast-ring`` check of ``system`` (:func:`mcast_ring_check`), searched."""
+    progs, runs = system.prog, range(system.ncta)
+    names = [f"CTA {x}'s {r}" for x, r in system.roles]
     models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
     for landing in models:                   # multicast searches pass any affordable bound
         try:
