@@ -488,10 +488,11 @@ _SYNTH = ("swizzle", "synth", "-t", "tensor<512x512xf16>", "--write",
 
 
 #: The child does what the installed ``verilayout`` script does (import ``run`` from
-#: ``verilayout.cli.__main__``, call it), writing one byte in between; the parent times its Ctrl-C
-#: from that byte.
-_SCRIPT_THEN_RUN = ("import os, sys; from verilayout.cli.__main__ import run; os.write(1, b'.'); "
-                    "sys.argv[0] = 'verilayout'; run()")
+#: ``verilayout.cli.__main__``, call it), with the first two steps of ``run`` (its process id and
+#: its SIGINT handler) taken before it writes one byte; the parent times its Ctrl-C from that byte.
+_SCRIPT_THEN_RUN = ("import os, signal, sys; import verilayout.cli.__main__ as m; m._MAIN_PID = os.getpid(); "
+                    "signal.signal(signal.SIGINT, m._on_sigint); os.write(1, b'.'); "
+                    "sys.argv[0] = 'verilayout'; m.run()")
 
 
 @pytest.mark.slow
@@ -500,10 +501,10 @@ def test_ctrl_c_at_any_moment_is_130_or_the_commands_own_exit():
     run is either interrupted (exit 130, the one line) or had finished (exit 0, no error line).
     Before the fix, 3 to 5 of 60 such runs died by SIGINT (exit -2): after an interrupt the
     interpreter's own exit re-raised the signal, and one landing in the interpreter's shutdown met
-    the default action. The delays count from the moment the script has imported its entry point
-    (Python's own start-up and the CLI's imports done): ``run`` puts its handler in place first,
-    so from there every Ctrl-C is the handler's. A Ctrl-C inside Python's start-up meets the default
-    action whatever the CLI does, and on a loaded machine that start-up can outlast any fixed delay."""
+    the default action. The delays count from the moment the child's handler is in place (Python's
+    own start-up and the CLI's imports done, then ``run``'s handler): a Ctrl-C inside Python's
+    start-up meets the default action whatever the CLI does, and on a loaded machine that start-up
+    can outlast any fixed delay; one between the child's byte and ``run`` is the test's own window."""
     seen = []
     for delay in (0.0, 0.05, 0.1, 0.15, 0.25, 0.35, 0.5, 0.7, 0.9, 1.2):
         p = subprocess.Popen([sys.executable, "-c", _SCRIPT_THEN_RUN, *_SYNTH], stdout=subprocess.PIPE,
