@@ -71,8 +71,7 @@ def _on_sigint(signum: int, frame: object) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)       # a second Ctrl-C cannot interrupt this one
     if os.getpid() != _MAIN_PID:        # a worker forked before its initializer ignored SIGINT
         os._exit(130)
-    mp = sys.modules.get("multiprocessing")
-    if mp is not None and mp.active_children():
+    if _has_workers():
         # worker processes: the code that started them ends them (a pool's terminate() in its
         # ``finally``; killing them here would only make the pool fork new ones), then run() prints;
         # SIGINT stays ignored meanwhile, so a second Ctrl-C cannot cut that cleanup short
@@ -86,6 +85,21 @@ def _on_sigint(signum: int, frame: object) -> None:
     except OSError:
         pass
     os._exit(130)
+
+
+def _has_workers() -> bool:
+    """Whether the command has worker processes now. Law: never raises: a Ctrl-C can land while
+    ``multiprocessing`` is half imported (no ``active_children`` yet), and an exception raised in
+    the handler would surface inside the interrupted code (an import then fails as a missing module).
+
+    >>> _has_workers()
+    False
+    """
+    try:
+        mp = sys.modules.get("multiprocessing")
+        return bool(mp is not None and mp.active_children())
+    except Exception:
+        return False
 
 
 def _exit_now(code: int) -> None:
