@@ -15,6 +15,7 @@ import re
 import pytest
 
 from audited import audit_pair
+from test_ptx_interwarp import _second_stage_bfly
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -116,16 +117,6 @@ def test_each_chain_is_proved_against_the_reduce_with_lanes_and_warps_along_its_
             assert {tuple(g) for g in c.data["warp_groups"]} == _warp_groups(warps, 1)
     else:
         assert not inter
-
-
-def _second_stage_bfly(ptx: str) -> tuple[int, str, int]:
-    lines = ptx.splitlines()
-    ld = next(i for i, s in enumerate(lines) if re.search(r"\bld\.shared\.", s))
-    for i in range(ld, len(lines)):
-        m = re.search(r"shfl\.sync\.bfly\.b32\s+%r\d+, %r\d+, (\d+), 31, -1;", lines[i])
-        if m:
-            return i, lines[i], int(m.group(1))
-    raise AssertionError("no second-stage butterfly")
 
 
 @pytest.mark.parametrize("name", ["m16n256_w8", "m64n64_w8", "m32n128_w4"])

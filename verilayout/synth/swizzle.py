@@ -284,16 +284,7 @@ def _pivots(vectors: Iterable[int]) -> dict[int, int]:
     >>> _pivots([3, 1, 2])
     {1: 3, 0: 1}
     """
-    table: dict[int, int] = {}
-    for v in vectors:
-        while v:
-            top = v.bit_length() - 1
-            p = table.get(top)
-            if p is None:
-                table[top] = v
-                break
-            v ^= p
-    return table
+    return _extended({}, vectors)
 
 
 def _table_of(basis: Sequence[int]) -> dict[int, int]:
