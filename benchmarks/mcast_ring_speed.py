@@ -15,8 +15,9 @@ ratio) and the total ratio tabled / reference (CPU seconds of this process).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
+
+from cpu_timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -100,12 +101,8 @@ def main(argv: list) -> int:
         return 2
     ref_total = fast_total = 0.0
     for name, system, cap in systems:
-        t = time.process_time()
-        slow = explore_mcast(system, max_states=cap, reference=True)
-        ref = time.process_time() - t
-        t = time.process_time()
-        fast = explore_mcast(system, max_states=cap)
-        tabled = time.process_time() - t
+        slow, ref = timed(explore_mcast, system, max_states=cap, reference=True)
+        fast, tabled = timed(explore_mcast, system, max_states=cap)
         assert fast == slow, (name, fast, slow)
         same_search(system, cap)                      # and the same states stepped in the same order
         ref_total, fast_total = ref_total + ref, fast_total + tabled

@@ -14,9 +14,10 @@ ratios reduced / full) and the totals over the searches both finished.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
+
+from cpu_timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
@@ -24,12 +25,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "benchmarks")]
 
 def _kind(r) -> tuple:
     return r.outcome, (r.error[0].what if r.outcome == "counterexample" else None)
-
-
-def _timed(fn, system, cap: int):
-    t = time.process_time()
-    r = fn(system, max_states=cap)
-    return r, time.process_time() - t
 
 
 def _systems(only: list) -> list:
@@ -57,8 +52,8 @@ def main(argv: list) -> int:
     for name, base in _systems(argv):
         for landing in ("per-dest", "atomic", "eager"):
             system = replace(base, landing=landing)
-            full, tf = _timed(explore_mcast, system, cap)
-            red, tr = _timed(explore_stubborn, system, cap)
+            full, tf = timed(explore_mcast, system, max_states=cap)
+            red, tr = timed(explore_stubborn, system, max_states=cap)
             line = f"{name:34s} {landing:8s} full {'/'.join(map(str, _kind(full))):28s} {full.states:7d} {tf:6.2f}s  " \
                    f"reduced {'/'.join(map(str, _kind(red))):28s} {red.states:7d} {tr:6.2f}s"
             if full.outcome != "unknown" and red.outcome != "unknown":

@@ -12,8 +12,9 @@ the total ratio reduced / plain (CPU seconds of this process).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
+
+from cpu_timing import timed
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -56,12 +57,8 @@ def main() -> int:
     plain_total = fast_total = 0.0
     for (name, _), (system, cap) in zip(EDITS, systems):
         same_search(system, cap)                      # same answer, same states stepped in order
-        t = time.process_time()
-        slow = explore_mma_rings(system, max_states=cap, reduce=False)
-        plain = time.process_time() - t
-        t = time.process_time()
-        fast = explore_mma_rings(system, max_states=cap)
-        reduced = time.process_time() - t
+        slow, plain = timed(explore_mma_rings, system, max_states=cap, reduce=False)
+        fast, reduced = timed(explore_mma_rings, system, max_states=cap)
         assert fast == slow
         plain_total, fast_total = plain_total + plain, fast_total + reduced
         print(f"{name:34s} {fast.outcome:15s} {fast.states:7d} states  plain {plain:6.2f} s  "
