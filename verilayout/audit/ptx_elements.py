@@ -1081,6 +1081,7 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
         ld = mine(e + 1, "load") or _all_lineless(by, e + 1, st)
         if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
             rounds.append((e, _lineless(by, e, "store", st), _lineless(by, e + 1, "load", ld)))
+    rounds = _through_shared_registers(rounds)
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
@@ -1097,6 +1098,25 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
             chain.append((st, _lineless(by, e + 3, "load", [], _regs(chain[-1][1]))))
             e += 2
     return chains
+
+
+def _through_shared_registers(rounds: list[tuple]) -> list[tuple]:
+    """Rounds one barrier pair apart whose stores share address registers and whose loads do (one
+    multi-round conversion through the same scratch) keep only the accesses through those registers:
+    another op of the line in the same epoch (a ``local_alloc``'s stores before the first round, a
+    ``local_load``'s loads after the last) goes through its own allocation's registers."""
+    out = list(rounds)
+    for k in range(len(out) - 1):
+        (e0, st0, ld0), (e1, st1, ld1) = out[k], out[k + 1]
+        rs, rl = _regs(st0) & _regs(st1), _regs(ld0) & _regs(ld1)
+        if e1 == e0 + 2 and rs - {None} and rl - {None}:
+            out[k] = (e0, _through(st0, rs), _through(ld0, rl))
+            out[k + 1] = (e1, _through(st1, rs), _through(ld1, rl))
+    return out
+
+
+def _through(instrs: list[Instr], regs: set) -> list[Instr]:
+    return [i for i in instrs if _address_register(i) in regs]
 
 
 def _lineless(by: dict[int, list[Instr]], e: int, kind: str, mine: list[Instr], regs: set | None = None) -> list[Instr]:
