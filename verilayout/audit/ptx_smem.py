@@ -36,7 +36,8 @@ from verilayout.audit.ptx_context import PtxContext
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
-from verilayout.prove.ptx_values import TID
+from verilayout.prove.ptx_forms import Form, PtxForms
+from verilayout.prove.ptx_values import TID, PtxValues
 from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, thread_part
 from verilayout.prove.z3_numpy import compile_term
 
@@ -147,6 +148,11 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
     ``%tid.x`` after z3's simplifier, or uses an operator the evaluators do not model).
     ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
     z3's term ids stay unique)."""
+    fs = forms_of(ev)
+    if fs is not None:
+        offs = _form_offsets(fs, base, at, memo, n)
+        if offs is not None:
+            return offs
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
@@ -157,6 +163,28 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
     offs = _expr_offsets(expr, memo, n)
     memo[("expr", expr.get_id(), n)] = (expr, offs)        # the term is kept: its id stays unique
     return offs
+
+
+def forms_of(ev: Any) -> PtxForms | None:
+    """The register forms of ``ev`` (:mod:`verilayout.prove.ptx_forms`) when it is a plain
+    :class:`~verilayout.prove.ptx_values.PtxValues` (a wrapper that rewrites its terms, such as
+    the warp-specialized partitions' ``%tid.x``, is read through its z3 terms), else None."""
+    return ev.forms() if type(ev) is PtxValues else None
+
+
+def _form_offsets(fs: PtxForms, base: Operand, at: Instr | None, memo: dict | None, n: int) -> list[int] | None:
+    """:func:`lane_byte_offsets` from the address's form, or None where the form is not known
+    (then the z3 term decides); answers kept in ``memo`` by the form (one object per form)."""
+    f = fs.operand(base, 32, at=at)
+    if not isinstance(f, Form):
+        return None
+    if memo is None:
+        return fs.offsets(f, n)
+    key = ("form-offsets", id(f), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (f, fs.offsets(f, n))       # the form kept: its id stays unique
+    return hit[1]
 
 
 def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
@@ -327,6 +355,10 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
     if ins.pred is None:
         return [True] * n, "none"
+    fs = forms_of(ev)
+    got = fs.guard(ins.guard, n) if fs is not None else None
+    if got is not None:
+        return got
     p = ev.pred(ins.guard)
     key = ("guard", p.get_id(), n)
     hit = memo.get(key)

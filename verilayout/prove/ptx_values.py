@@ -204,6 +204,15 @@ class PtxValues:
         self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
         self.prover = Prover()                          # incremental solvers for this function's claims
+        self._forms: Any = None
+
+    def forms(self) -> Any:
+        """This evaluator's :class:`verilayout.prove.ptx_forms.PtxForms` (the registers' forms over
+        the threads, read without z3 terms), built on first use; None with ``kernel_inputs``."""
+        if self._forms is None and not self.kernel_inputs:
+            from verilayout.prove.ptx_forms import PtxForms
+            self._forms = PtxForms(self)
+        return self._forms
 
     def _sym(self, name: str, why: str) -> z3.BitVecRef:
         self.opaque.add(f"{name} ({why})")
