@@ -24,7 +24,7 @@ TTGIR-level figure of the op with the same source line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -448,7 +448,8 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
                 lanes = tuple(offs[32 * first + i] - offs[32 * first] for i in range(8))
                 prev = SharedAccess(ins, acc[0], acc[2], True, cost, ideal, per_warp, lanes, guard)
             done[key] = prev
-        out.append(replace(prev, ins=ins))
+        out.append(prev if prev.ins is ins else SharedAccess(ins, prev.kind, prev.width, prev.exact, prev.wavefronts,
+                                                             prev.ideal, prev.per_warp, prev.lane_offsets, prev.guard))
     return out
 
 

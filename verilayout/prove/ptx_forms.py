@@ -48,13 +48,14 @@ the corpora).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, Reg, Sym, Vec
-from verilayout.prove.ptx_semantics import NUMPY, PRED, form as _form_of, compute
+from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form as _table_form
 
 __all__ = ["CONST", "THREAD", "FREE", "SUM", "THREADS", "Form", "PtxForms"]
 
@@ -114,9 +115,10 @@ class PtxForms:
     def _thread(self, vec: Any, w: int) -> Form:
         """A ``THREAD`` form of ``vec`` (a full array, or a scalar: the same in every thread)."""
         if w == 0:
-            vec = np.broadcast_to(np.asarray(vec, dtype=bool), (THREADS,)).copy()
+            vec = np.asarray(vec, dtype=bool)
+            vec = vec.copy() if vec.shape == (THREADS,) else np.broadcast_to(vec, (THREADS,)).copy()
         else:
-            vec = np.broadcast_to(np.asarray(vec, dtype=_U64) & _U64((1 << w) - 1), (THREADS,)).copy()
+            vec = _whole(vec, w)
         return self._make(THREAD, w, vec=vec)
 
     def _free(self, w: int) -> Form:
@@ -235,12 +237,10 @@ class PtxForms:
     def _instr(self, i: Instr, w: int, dest: str) -> Any:
         """The form ``i`` writes to ``dest`` (``PtxValues._instr``'s cases), ``_UNMODELLED`` where
         the tracker has no value, None where the form is not known here."""
-        head = i.parts[0]
-        tw = next((ptx_bits(p) for p in reversed(i.parts) if ptx_bits(p)), w)
         if (i.line, dest) in self.ev.lane:
-            return self._lane(i, tw, dest)
-        if head == "shfl":
-            return self._shfl(i, tw)
+            return self._lane(i, _type_bits(i.parts, w), dest)
+        if i.parts[0] == "shfl":
+            return self._shfl(i, _type_bits(i.parts, w))
         return self._compute(i)
 
     def _lane(self, i: Instr, tw: int, dest: str) -> Any:
@@ -286,16 +286,17 @@ class PtxForms:
         if f is None or len(i.args) != len(f.sources) + 1:
             return _UNMODELLED
         srcs = [self._source(o, sw) for o, sw in zip(i.args[1:], f.sources)]
-        if any(x is _UNMODELLED for x in srcs):
+        if _UNMODELLED in srcs:
             return _UNMODELLED
-        if any(x is None for x in srcs) or f.result > 64:
+        if None in srcs or f.result > 64:
             return None
-        need = _NEEDS_LITERAL.get(i.parts[0], ())
-        if any(srcs[k].literal is None for k in need):
-            return None
-        if any(srcs[k].literal is not True for k in need):
-            return _UNMODELLED                        # the tracker's bfe/bfi/prmt need numerals
         head = i.parts[0]
+        need = _NEEDS_LITERAL.get(head)
+        if need is not None:
+            if any(srcs[k].literal is None for k in need):
+                return None
+            if any(srcs[k].literal is not True for k in need):
+                return _UNMODELLED                    # the tracker's bfe/bfi/prmt need numerals
         if head in ("add", "mad"):
             return self._sum(i, srcs, f.result)
         return self._generic(i.parts, srcs, f.result, head == "mov")
@@ -392,9 +393,9 @@ class PtxForms:
         if f is None or len(d.args) != len(f.sources) + 1:
             return self._make(FREE, 0)
         srcs = [self._source(o, sw) for o, sw in zip(d.args[1:], f.sources)]
-        if any(x is _UNMODELLED for x in srcs):
+        if _UNMODELLED in srcs:
             return self._make(FREE, 0)
-        if any(x is None for x in srcs):
+        if None in srcs:
             return None
         kinds = {s.kind for s in srcs}
         if kinds & {FREE, SUM}:
@@ -439,10 +440,29 @@ def _vals(f: Form) -> Any:
 
 
 def _whole(v: Any, w: int) -> Any:
-    """``v`` reduced mod ``2^w`` as a full thread array."""
-    return np.broadcast_to(np.asarray(v, dtype=_U64) & _U64((1 << w) - 1), (THREADS,)).copy()
+    """``v`` reduced mod ``2^w`` as a full thread array (a new one)."""
+    if type(v) is np.ndarray and v.dtype == _U64 and v.shape == (THREADS,):
+        return v & _MASK[w]
+    return np.broadcast_to(np.asarray(v, dtype=_U64) & _MASK[w], (THREADS,)).copy()
 
 
+#: ``2^w - 1`` as a word, by ``w``
+_MASK = [_U64((1 << w) - 1) for w in range(65)]
+
+
+@lru_cache(maxsize=1024)
+def _form_of(parts: tuple[str, ...]) -> Any:
+    """:func:`verilayout.prove.ptx_semantics.form`, once per opcode."""
+    return _table_form(parts)
+
+
+@lru_cache(maxsize=1024)
+def _type_bits(parts: tuple[str, ...], w: int) -> int:
+    """The width of the opcode's last typed part (``PtxValues._instr``'s ``tw``), else ``w``."""
+    return next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
+
+
+@lru_cache(maxsize=4096)
 def _reg_width(name: str) -> int:
     """``ptx_values.reg_width`` (``%rd`` 64, ``%rs`` 16, ``%p`` 1, others 32)."""
     if name.startswith("%rd"):

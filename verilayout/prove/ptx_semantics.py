@@ -24,6 +24,7 @@ to be a constant (else None: not modelled); an opcode or modifier not in the tab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -434,6 +435,12 @@ _UNTYPED = ("mov", "selp")
 
 def _key(parts: tuple[str, ...]) -> tuple[str, tuple[int, bool], tuple[str, ...]] | None:
     """``(table key, (width, signed), the other modifiers)`` of a generic opcode, else None."""
+    return _key_of(tuple(parts))
+
+
+@lru_cache(maxsize=4096)   # key: an opcode's parts (a few dozen distinct per file)
+def _key_of(parts: tuple[str, ...]) -> tuple[str, tuple[int, bool], tuple[str, ...]] | None:
+    """:func:`_key`, computed."""
     if not parts:
         return None
     head = parts[0]
