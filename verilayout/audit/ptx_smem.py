@@ -335,15 +335,18 @@ def thread_offsets(ev: Any, ins: Instr, reg: Operand, n: int, memo: dict) -> tup
     key = ("threads", expr.get_id(), n)
     hit = memo.get(key)
     if hit is None:                          # the term kept with the answer: its id stays unique
-        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo))
+        fs = forms_of(ev)
+        offs = _form_offsets(fs, reg, ins, memo, n) if fs is not None else None
+        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo, offs))
     return hit[1]
 
 
-def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict,
+                       offs: list[int] | None = None) -> tuple[z3.BitVecRef, list[int]] | None:
     """:func:`thread_offsets`, computed: thread 0's address simplified, and the offsets of
     :func:`_expr_offsets` (one simplified difference per address term and file, shared with
-    :func:`lane_byte_offsets`)."""
-    offs = _expr_offsets(expr, memo, n)
+    :func:`lane_byte_offsets`), or ``offs`` where the caller has them from the address's form."""
+    offs = _expr_offsets(expr, memo, n) if offs is None else offs
     if offs is None:
         return None
     core, c = address_parts(expr, memo)

@@ -30,7 +30,7 @@ from typing import Any, Callable
 import numpy as np
 import z3
 
-__all__ = ["PRED", "Form", "Z3", "NUMPY", "Z3Words", "NumpyWords", "TABLE", "form", "compute", "int_type"]
+__all__ = ["PRED", "Form", "Z3", "NUMPY", "Z3Words", "NumpyWords", "TABLE", "form", "compute", "int_type", "numeral"]
 
 #: A source (or result) that is a predicate: a z3 Boolean, or a numpy ``bool`` array.
 PRED = 0
@@ -84,6 +84,26 @@ class _Bitwise:
         return a ^ b
 
 
+#: z3 numerals by (value, width): z3 hash-conses its terms, so one binding object per numeral
+#: serves every caller (building one costs a sort and a numeral through the binding)
+_NUMERALS: dict[tuple[int, int], z3.BitVecRef] = {}
+
+
+def numeral(v: int, w: int) -> z3.BitVecRef:
+    """``z3.BitVecVal(v % 2^w, w)`` (the same term), one binding object per value and width.
+
+    >>> numeral(-1, 8).as_long(), numeral(3, 32) is numeral(3, 32)
+    (255, True)
+    """
+    key = (v, w)
+    hit = _NUMERALS.get(key)
+    if hit is None:
+        if len(_NUMERALS) >= 1 << 16:
+            _NUMERALS.clear()
+        hit = _NUMERALS[key] = z3.BitVecVal(v % (1 << w), w)
+    return hit
+
+
 class Z3Words(_Bitwise):
     """The z3 domain: a value of width ``w`` is a z3 bit-vector term of ``w`` bits, a predicate a
     z3 Boolean. Each operation builds the term z3 defines (``bvadd``, ``bvlshr``, ...); widths are
@@ -94,7 +114,7 @@ class Z3Words(_Bitwise):
     """
 
     def const(self, v: int, w: int) -> z3.BitVecRef:
-        return z3.BitVecVal(v % (1 << w), w)
+        return numeral(v, w)
 
     def constant(self, a: Any) -> int | None:
         """``a``'s value when it is a literal (no simplification), else None."""
