@@ -27,6 +27,7 @@ from verilayout.core.smt import solve
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove import z3_api as api
+from verilayout.prove.ptx_forms import PtxForms
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form, numeral
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
@@ -206,13 +207,12 @@ class PtxValues:
         self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
         self.prover = Prover()                          # incremental solvers for this function's claims
-        self._forms: Any = None
+        self._forms: PtxForms | None = None
 
-    def forms(self) -> Any:
+    def forms(self) -> PtxForms | None:
         """This evaluator's :class:`verilayout.prove.ptx_forms.PtxForms` (the registers' forms over
         the threads, read without z3 terms), built on first use; None with ``kernel_inputs``."""
         if self._forms is None and not self.kernel_inputs:
-            from verilayout.prove.ptx_forms import PtxForms
             self._forms = PtxForms(self)
         return self._forms
 
