@@ -853,19 +853,18 @@ def _top_kind(e: z3.ExprRef) -> int | None:
 def _kind(e: z3.ExprRef, op: int, n: int) -> bool:
     """``e`` is an application of z3 operation ``op`` to ``n`` arguments (read through z3's C API:
     no Python object per declaration; a numeral is an application of no such operation)."""
-    ctx, a = e.ctx_ref(), e.as_ast()
-    return (z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST
-            and z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == op
-            and z3.Z3_get_app_num_args(ctx, a) == n)
+    ctx, a = api.ctx_of(e), api.addr_of(e)
+    return (api.ast_kind(ctx, a) == z3.Z3_APP_AST
+            and api.decl_kind(ctx, api.app_decl(ctx, a)) == op
+            and api.app_num_args(ctx, a) == n)
 
 
 def _has_arg_of(e: z3.ExprRef, op: int) -> bool:
     """Some argument of the application ``e`` is an application of z3 operation ``op`` (C API)."""
-    ctx, a = e.ctx_ref(), e.as_ast()
-    for i in range(z3.Z3_get_app_num_args(ctx, a)):
-        b = z3.Z3_get_app_arg(ctx, a, i)
-        if z3.Z3_get_ast_kind(ctx, b) == z3.Z3_APP_AST and \
-                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, b)) == op:
+    ctx, a = api.ctx_of(e), api.addr_of(e)
+    for i in range(api.app_num_args(ctx, a)):
+        b = api.app_arg(ctx, a, i)
+        if api.ast_kind(ctx, b) == z3.Z3_APP_AST and api.decl_kind(ctx, api.app_decl(ctx, b)) == op:
             return True
     return False
 
