@@ -3,7 +3,9 @@
 For every ``st.shared`` / ``ld.shared`` / ``cp.async`` (shared destination) / ``ldmatrix`` /
 ``stmatrix`` instruction, the address register is evaluated symbolically (``verilayout.audit.ptx``'s
 evaluator; ``%tid.x`` is a symbol) and instantiated for every thread of the CTA (``.reqntid``; the
-32 lanes of warp 0 when the PTX does not state it), warp by warp. The addresses are exact relative
+32 lanes of warp 0 when the PTX does not state it), warp by warp. The address's form
+(:mod:`verilayout.prove.ptx_forms`: a function of ``%tid.x`` plus symbols, computed over the threads
+with no z3 term) answers first; the z3 term of the evaluator only where the form is not known. The addresses are exact relative
 to thread 0 when ``addr(tid) - addr(0)`` is one constant for every value of the other symbols
 (stage offsets, the shared-memory base); the bank figure then assumes the base is 128-byte aligned
 (said in the report). A guard (``@%p``) that is a function of ``%tid.x`` is evaluated per thread:
