@@ -47,6 +47,7 @@ the corpora).
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -70,6 +71,20 @@ _UNMODELLED = object()
 _NEEDS_LITERAL = {"bfe": (1, 2), "bfi": (2, 3), "prmt": (2,)}
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What :class:`PtxForms` reads of its tracker (``PtxValues``'s fields of the same names)."""
+    index: dict
+    defs: dict
+    pdefs: dict
+    lane: dict
+    pmemo: dict
+    flow: bool
+    first_iteration: bool
+    kernel_inputs: bool
+    smem_names: tuple
+
+
 @dataclass(frozen=True, eq=False)
 class Form:
     """One register's value (see the module docstring); ``width`` in bits; ``vec``: ``THREAD``
@@ -88,7 +103,11 @@ class PtxForms:
     answers kept per register (by the tracker's key: name and reaching definitions)."""
 
     def __init__(self, ev: Any):
-        self.ev = ev
+        # what ev reads, held directly; ev itself by a weak reference (ev keeps this object: no
+        # reference cycle, so both go when the audit drops ev)
+        self._ev = weakref.ref(ev)
+        self.ev = _Facts(ev.index, ev.defs, ev.pdefs, ev.lane, ev.pmemo, ev.flow, ev.first_iteration,
+                         ev.kernel_inputs, tuple(ev.smem_names))
         self.memo: dict[str, Form | None] = {}
         self.pmemo: dict[str, Form | None] = {}
         self._interned: dict[tuple, Form] = {}
@@ -140,7 +159,7 @@ class PtxForms:
         ds_all = ev.defs.get(name, [])
         if self._in_pred and len(ds_all) > 1:
             return None                     # the tracker reads it where the predicate is first read
-        ds = ev.reaching(name, self._at) if ev.flow and self._at is not None and len(ds_all) > 1 else ds_all
+        ds = self._ev().reaching(name, self._at) if ev.flow and self._at is not None and len(ds_all) > 1 else ds_all
         key = name if ds is ds_all else name + "@" + ",".join(str(d.line) for d in ds)
         if key in self.memo:
             return self.memo[key]
