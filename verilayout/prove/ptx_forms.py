@@ -58,7 +58,7 @@ from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form as _table_form
 
-__all__ = ["CONST", "THREAD", "FREE", "SUM", "THREADS", "Form", "PtxForms"]
+__all__ = ["CONST", "THREAD", "FREE", "SUM", "THREADS", "Form", "PtxForms", "type_bits"]
 
 CONST, THREAD, FREE, SUM = "c", "t", "s", "+"
 #: The threads a ``THREAD`` or ``SUM`` form holds values of (PTX ISA: at most 1024 in a CTA).
@@ -257,9 +257,9 @@ class PtxForms:
         """The form ``i`` writes to ``dest`` (``PtxValues._instr``'s cases), ``_UNMODELLED`` where
         the tracker has no value, None where the form is not known here."""
         if (i.line, dest) in self.ev.lane:
-            return self._lane(i, _type_bits(i.parts, w), dest)
+            return self._lane(i, type_bits(i.parts, w), dest)
         if i.parts[0] == "shfl":
-            return self._shfl(i, _type_bits(i.parts, w))
+            return self._shfl(i, type_bits(i.parts, w))
         return self._compute(i)
 
     def _lane(self, i: Instr, tw: int, dest: str) -> Any:
@@ -476,8 +476,13 @@ def _form_of(parts: tuple[str, ...]) -> Any:
 
 
 @lru_cache(maxsize=1024)
-def _type_bits(parts: tuple[str, ...], w: int) -> int:
-    """The width of the opcode's last typed part (``PtxValues._instr``'s ``tw``), else ``w``."""
+def type_bits(parts: tuple[str, ...], w: int) -> int:
+    """The width of the opcode's last typed part (what ``PtxValues._instr`` reads a vector
+    unpack's or a ``shfl``'s source at), else ``w``; once per opcode.
+
+    >>> type_bits(("mov", "b64"), 32), type_bits(("shfl", "sync", "idx", "b32"), 64), type_bits(("mov",), 16)
+    (64, 32, 16)
+    """
     return next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
 
 

@@ -574,6 +574,12 @@ def form(parts: tuple[str, ...]) -> Form | None:
     >>> form(("shl", "b64")), form(("setp", "lt", "and", "s32")).sources, form(("add", "f32"))
     (Form(sources=(64, 32), result=64), (32, 32, 0), None)
     """
+    return _form_of(tuple(parts))
+
+
+@lru_cache(maxsize=4096)   # key: an opcode's parts (a few dozen distinct per file)
+def _form_of(parts: tuple[str, ...]) -> Form | None:
+    """:func:`form`, computed."""
     if parts and parts[0] == "cvt":
         ts = _cvt_types(parts)
         return None if ts is None else Form((ts[1][0],), ts[0][0])

@@ -24,10 +24,9 @@ from typing import Any, Iterator
 import z3
 
 from verilayout.core.smt import solve
-from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove import z3_api as api
-from verilayout.prove.ptx_forms import PtxForms
+from verilayout.prove.ptx_forms import PtxForms, type_bits
 from verilayout.prove.ptx_semantics import PRED, Z3, compute, form, numeral
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
@@ -782,7 +781,7 @@ class PtxValues:
         :mod:`verilayout.prove.ptx_semantics` says the opcode computes; None when not modelled."""
         parts = i.parts
         head = parts[0]
-        tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
+        tw = type_bits(parts, w)
         if (i.line, dest) in self.lane:                # one element of a vector destination
             if head != "mov" or len(i.args) != 2 or not isinstance(i.args[0], Vec):
                 return None
