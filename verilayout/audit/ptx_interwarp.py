@@ -261,25 +261,30 @@ class Owners:
 
 
 def _owners_of(r: Any, n: int, memo: dict) -> Owners:
-    """:func:`_owners`, kept in ``memo`` per reduce shape (its store bytes are kept per :class:`Owners`)."""
-    key = ("interwarp-owners", r.axis, r.lanes, r.warps, n)
-    if key not in memo:
-        memo[key] = _owners(r, n)
-    return memo[key]
+    """:func:`_owners` of ``r``'s shape (its store bytes are kept per :class:`Owners`; ``memo`` unused: the
+    owners are a pure function of the shape, kept once per process)."""
+    return _owners(r.axis, r.lanes, r.warps, n)
 
 
-def _owners(r: Any, n: int) -> Owners:
-    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``); a
-    thread's warp is ``t // 32``."""
+@functools.lru_cache(maxsize=256)
+def _owners(axis: int, lanes: tuple, warps: tuple, n: int) -> Owners:
+    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``) of the
+    layout with lane bases ``lanes`` and warp bases ``warps``; a thread's warp is ``t // 32``.
+
+    >>> o = _owners(1, ((0, 1),) * 5, ((1, 0), (0, 32)), 128)
+    >>> len(o.kinds), o.kind[:2].tolist()
+    (4, [0, 0])
+    """
     t = np.arange(n)
-    rank = len(r.lanes[0])
-    lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
+    rank = len(lanes[0])
+    lane, warp = _coords(lanes, t % 32, rank), _coords(warps, t // 32, rank)
     both = lane ^ warp
-    keep = [d for d in range(rank) if d != r.axis]
-    rows, parts = both[:, keep].tolist(), warp[:, r.axis].tolist()
+    keep = [d for d in range(rank) if d != axis]
+    rows, parts = both[:, keep].tolist(), warp[:, axis].tolist()
     ids: dict = {}
-    kind = [ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)]
-    return Owners(tuple(ids), np.array(kind, dtype=np.int64))
+    kind = np.array([ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)], dtype=np.int64)
+    kind.flags.writeable = False
+    return Owners(tuple(ids), kind)
 
 
 def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, memo: dict) -> dict | str:
@@ -710,22 +715,32 @@ def _need_parts(need: dict, memo: dict) -> tuple:
     return memo[key][1]
 
 
+#: :func:`_classified`'s answers by canonical shape, kept for the process (every file whose rounds have one
+#: shape, e.g. the norms of one warp count, asks the same); cleared when full
+_DECIDED: dict = {}
+_DECIDED_MAX = 4096
+
+
 def _classified(got: Loaded, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
     """:func:`_classify` of ``tags`` after butterflies ``masks``, decided once per shape (kept in ``memo``):
     the threads' partials up to their names, each partial's element (by first appearance), reduced-axis
-    coordinate and warp, each element's non-reduced coordinates and the warps that stored it; the
-    elements of the result named back."""
+    coordinate and warp, each element's non-reduced coordinates and the warps that stored it (kept in
+    :data:`_DECIDED` for the process; the answer holds no name of the file); the elements of the result
+    named back."""
     elems: dict = {}
     for p in got.objs:
         elems.setdefault(p.element, len(elems))
     rows = tuple((e[2], None if e not in need else tuple(sorted((k, tuple(sorted(v))) for k, v in need[e].items())))
                  for e in elems)
-    key = ("interwarp-classify", got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
+    key = (got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
            _need_parts(need, memo), tuple(masks), idem)
-    hit = memo.get(key)
+    hit = _DECIDED.get(key)
     if hit is None:
         right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem)
-        hit = memo[key] = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+        hit = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+        if len(_DECIDED) >= _DECIDED_MAX:
+            _DECIDED.clear()
+        _DECIDED[key] = hit
     back = list(elems)
     return {back[i] for i in hit[0]}, {back[i]: v for i, v in hit[1]}, hit[2], hit[3]
 

@@ -354,14 +354,20 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     function."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
+    put_def, put_use = defs.setdefault, uses.setdefault
     for ins in instrs:
-        args = ins.args
-        for k, a in enumerate(args):
-            for x in (a.items if type(a) is Vec else (a,)):
-                if type(x) is Reg:
-                    (defs if k == 0 and ins.head not in _NO_WRITE else uses).setdefault(x.name, []).append(ins)
+        first = put_use if (ins.parts[0] if ins.parts else ins.opcode) in _NO_WRITE else put_def
+        for k, a in enumerate(ins.args):
+            put = first if k == 0 else put_use
+            ta = type(a)
+            if ta is Reg:
+                put(a.name, []).append(ins)
+            elif ta is Vec:
+                for x in a.items:
+                    if type(x) is Reg:
+                        put(x.name, []).append(ins)
         if ins.pred:
-            uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
+            put_use(ins.pred.lstrip("@!"), []).append(ins)
     return defs, uses
 
 
