@@ -50,6 +50,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -205,10 +206,16 @@ def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
     return out
 
 
+def _where(ins: Instr) -> tuple:
+    """An instruction as the memo keys name it: its function, line, opcode and operands (the same for the
+    stand-ins of :func:`_judge`, whose lines print as marks)."""
+    return ins.func, int(ins.line), ins.opcode, ins.operands
+
+
 def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
     """(thread 0's address term, each thread's byte offset from it) of the access's address operand (kept in
     ``memo`` per instruction: a round's loads and stores are asked again by every chain and reduce)."""
-    key = ("interwarp-addr", id(ins), at, n)
+    key = ("interwarp-addr", _where(ins), at, n)
     if key not in memo:
         got = _addresses_of(ins, at, ev, n, memo)
         if got is not None:
@@ -304,7 +311,7 @@ def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, m
 def _store_at(s: Instr, base: np.ndarray, guard: list, size: int, owners: Owners, memo: dict) -> dict:
     """:func:`_store_bytes` of store ``s`` at its offsets from its own thread 0 (kept in ``memo`` per store and
     owners: a round's map for another reference address is this one shifted, in the same order)."""
-    key = ("interwarp-store", id(s), id(owners))
+    key = ("interwarp-store", _where(s), str(s.line), id(owners))
     if key not in memo:
         got = _store_bytes(s.line, _store_layout(s, base, guard, size, memo), size, owners)
         memo[key] = (s, owners, got)                  # s and owners kept: their ids stay unique
@@ -326,7 +333,7 @@ class _Layout:
 
 def _store_layout(s: Instr, base: np.ndarray, guard: list, size: int, memo: dict) -> _Layout:
     """:class:`_Layout` of store ``s`` (kept in ``memo`` per store: every reduce shape reads it)."""
-    key = ("interwarp-layout", id(s))
+    key = ("interwarp-layout", _where(s))
     if key not in memo:
         data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
         act, words = np.flatnonzero(guard), len(data)
@@ -579,11 +586,102 @@ def _unshuffled(got: Finding | str) -> Finding | str:
 
 
 def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[int]) -> Finding | str:
-    """:func:`check_stage` once the round is found; ``at``: (the chain's load, its slot, the round's loads)."""
+    """:func:`check_stage` once the round is found; ``at``: (the chain's load, its slot, the round's loads).
+    Decided once per process for each :func:`_round_key` (the verdict of a round is a function of its
+    threads' offsets, guards and opcodes, not of where the round stands in the file), its PTX lines
+    named back (:func:`_named`)."""
     load, slot, loads = at
     ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
     if ev is None or n != 32 * (1 << len(r.warps)):
         return "the threads of the CTA do not match the reduce's warps"
+    fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
+    key = _round_key(r, at, stores, ev, n, memo, masks, fence)
+    hit = _JUDGED.get(key)
+    if hit is None:
+        stand = [replace(s, line=_Tok(s.line, f"S{k}")) for k, s in enumerate(stores)]
+        lds = [replace(x, line=_Tok(x.line, f"L{k}")) for k, x in enumerate(loads)]
+        mine = lds[next(k for k, x in enumerate(loads) if x is load)]
+        hit = _judge_of(chain, r, (mine, slot, lds), stand, (ev, n, memo), masks, fence)
+        if len(_JUDGED) >= _DECIDED_MAX:
+            _JUDGED.clear()
+        _JUDGED[key] = hit
+    return _named(hit, chain.steps[0][0], stores, loads)
+
+
+#: :func:`_judge`'s verdicts by :func:`_round_key`, their PTX lines as :class:`_Tok` marks; cleared when full
+_JUDGED: dict = {}
+
+
+class _Tok(int):
+    """A PTX line that prints as a mark (``S3``: the round's fourth store, ``L0``: its first load), so that a
+    verdict computed once names the lines of every round of its key (:func:`_named`); it compares, hashes
+    and indexes as the line itself."""
+    mark: str
+
+    def __new__(cls, line: int, mark: str) -> "_Tok":
+        tok = int.__new__(cls, line)
+        tok.mark = mark
+        return tok
+
+    def __str__(self) -> str:
+        return f"\x00{self.mark}\x00"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+_MARK = re.compile("\x00([SL])(\\d+)\x00")
+
+
+def _named(got: Finding | str, ins: Instr, stores: list, loads: list) -> Finding | str:
+    """``got`` with its marks (:class:`_Tok`) replaced by the lines of ``stores`` and ``loads``, at ``ins``."""
+    def line(m: re.Match) -> str:
+        return str((stores if m.group(1) == "S" else loads)[int(m.group(2))].line)
+    if isinstance(got, Finding):
+        return replace(got, ins=ins, message=_MARK.sub(line, got.message))
+    return _MARK.sub(line, got)
+
+
+def _round_key(r: Any, at: tuple, stores: list, ev: Any, n: int, memo: dict, masks: list, fence: Any) -> tuple:
+    """All that :func:`_judge_of` reads of a round: the reduce's shape and line (:data:`_LINE` when it stands
+    for every reduce of the shape), the butterflies, the barrier's
+    finding, and per store and load its opcode, vector width, guard and per-thread offsets from the
+    chain's load's thread 0 (the address terms themselves only through their differences)."""
+    load, slot, loads = at
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    return (str(r.op.line), n, r.axis, r.lanes, r.warps, idem, tuple(masks), slot, fence,
+            _accesses_key(load, loads, stores, ev, n, memo))
+
+
+def _accesses_key(load: Instr, loads: list, stores: list, ev: Any, n: int, memo: dict) -> tuple:
+    """The round's part of :func:`_round_key` seen from ``load`` (kept in ``memo`` per round and load)."""
+    key = ("interwarp-round-key", _where(load), tuple(_where(x) for x in loads), tuple(_where(s) for s in stores), n)
+    if key not in memo:
+        ref = _addresses(load, 1, ev, n, memo)
+        term = None if ref is None else ref[0]
+        memo[key] = (next(k for k, x in enumerate(loads) if x is load),
+                     tuple(_access_key(s, 0, ev, n, memo, term) for s in stores),
+                     tuple(_access_key(x, 1, ev, n, memo, term) for x in loads))
+    return memo[key]
+
+
+def _access_key(ins: Instr, at: int, ev: Any, n: int, memo: dict, ref: Any) -> tuple:
+    """An access's part of :func:`_round_key`: opcode, register operand's vector width, guard, its
+    threads' offsets and their thread 0's difference from ``ref``."""
+    a = _addresses(ins, at, ev, n, memo)
+    delta = _delta(a[0], ref, memo) if a is not None and ref is not None else None
+    guard, kind = thread_guard(ev, ins, memo, n)
+    data = ins.args[1 - at] if len(ins.args) > 1 - at else None
+    width = len(data.items) if isinstance(data, Vec) else 1
+    return (ins.opcode, ins.parts, width, kind, bytes(guard), None if a is None else a[1].tobytes(), delta)
+
+
+def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int], fence: Any) -> Finding | str:
+    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo)."""
+    load, slot, loads = at
+    ev, n, memo = run
     ref = _addresses(load, 1, ev, n, memo)
     mem = _store_map(stores, ref[0], r, ev, n, memo) if ref is not None else "the load's address does not read"
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
@@ -593,7 +691,6 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
-    fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
     if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
