@@ -50,7 +50,6 @@ that load; none on that stretch of code with no branch in it is an error, none w
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -172,8 +171,10 @@ def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict
     (kept in ``memo`` per function)."""
     key = ("interwarp-order", id(defs))
     if key not in memo:
-        acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
-               if i.head in ("ld", "st") and "shared" in i.parts}
+        listed = getattr(uses, "shared", None)        # the same instructions, listed by the index
+        acc = {id(i): i for i in listed} if listed is not None else {
+            id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
+            if i.head in ("ld", "st") and "shared" in i.parts}
         order = sorted(acc.values(), key=lambda i: i.line)
         at: dict = {}
         for k, i in enumerate(order):
@@ -392,13 +393,13 @@ class Loaded:
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
-    """Each thread's loaded partial, or a reason (kept in ``memo`` per load, slot and ``mem``: the reduces of
-    one shape share it)."""
-    key = ("interwarp-loaded", id(load), slot, id(mem), n)
+    """Each thread's loaded partial, or a reason (kept in ``memo`` per load (:func:`_where`, its line as it
+    prints), slot and ``mem``: the reduces of one shape and the chains of the load's other slots share it)."""
+    key = ("interwarp-loaded", _where(load), str(load.line), slot, id(mem), n)
     if key not in memo:
         width = len(load.args[0].items) if load.args and isinstance(load.args[0], Vec) else 1
         for k, got in enumerate(_loaded_of(load, max(width, slot + 1), mem, ev, n, memo)):
-            memo[key[:2] + (k,) + key[3:]] = (load, mem, got)    # load and mem kept: their ids stay unique
+            memo[key[:3] + (k,) + key[4:]] = (load, mem, got)    # mem kept: its id stays unique
     return memo[key][2]
 
 
@@ -632,16 +633,18 @@ class _Tok(int):
         return str(self)
 
 
-_MARK = re.compile("\x00([SL])(\\d+)\x00")
-
-
 def _named(got: Finding | str, ins: Instr, stores: list, loads: list) -> Finding | str:
     """``got`` with its marks (:class:`_Tok`) replaced by the lines of ``stores`` and ``loads``, at ``ins``."""
-    def line(m: re.Match) -> str:
-        return str((stores if m.group(1) == "S" else loads)[int(m.group(2))].line)
+    def named(text: str) -> str:
+        if "\x00" not in text:
+            return text
+        for mark, xs in (("S", stores), ("L", loads)):
+            for k, x in enumerate(xs):
+                text = text.replace(f"\x00{mark}{k}\x00", str(x.line))
+        return text
     if isinstance(got, Finding):
-        return replace(got, ins=ins, message=_MARK.sub(line, got.message))
-    return _MARK.sub(line, got)
+        return replace(got, ins=ins, message=named(got.message))
+    return named(got)
 
 
 def _round_key(r: Any, at: tuple, stores: list, ev: Any, n: int, memo: dict, masks: list, fence: Any) -> tuple:
