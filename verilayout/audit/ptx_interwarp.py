@@ -50,7 +50,7 @@ that load; none on that stretch of code with no branch in it is an error, none w
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -534,7 +534,7 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
                                          uses, cta, masks))
     got = memo[key][2]
     if isinstance(got, Finding):
-        return replace(got, message=got.message.replace(_LINE, str(r.op.line)))
+        return Finding(got.ins, got.status, got.message.replace(_LINE, str(r.op.line)), got.groups)
     return got.replace(_LINE, str(r.op.line)) if isinstance(got, str) else got
 
 
@@ -599,8 +599,8 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     key = _round_key(r, at, stores, ev, n, memo, masks, fence)
     hit = _JUDGED.get(key)
     if hit is None:
-        stand = [replace(s, line=_Tok(s.line, f"S{k}")) for k, s in enumerate(stores)]
-        lds = [replace(x, line=_Tok(x.line, f"L{k}")) for k, x in enumerate(loads)]
+        stand = [_stand_in(s, f"S{k}") for k, s in enumerate(stores)]
+        lds = [_stand_in(x, f"L{k}") for k, x in enumerate(loads)]
         mine = lds[next(k for k, x in enumerate(loads) if x is load)]
         hit = _judge_of(chain, r, (mine, slot, lds), stand, (ev, n, memo), masks, fence)
         if len(_JUDGED) >= _DECIDED_MAX:
@@ -633,6 +633,15 @@ class _Tok(int):
         return str(self)
 
 
+def _stand_in(ins: Instr, mark: str) -> Instr:
+    """``ins`` with its line a :class:`_Tok` of ``mark`` (equal to ``replace(ins, line=...)``, made without
+    running the dataclass's constructor again)."""
+    twin = object.__new__(type(ins))
+    twin.__dict__.update(ins.__dict__)
+    twin.__dict__["line"] = _Tok(ins.line, mark)
+    return twin
+
+
 def _named(got: Finding | str, ins: Instr, stores: list, loads: list) -> Finding | str:
     """``got`` with its marks (:class:`_Tok`) replaced by the lines of ``stores`` and ``loads``, at ``ins``."""
     def named(text: str) -> str:
@@ -643,7 +652,7 @@ def _named(got: Finding | str, ins: Instr, stores: list, loads: list) -> Finding
                 text = text.replace(f"\x00{mark}{k}\x00", str(x.line))
         return text
     if isinstance(got, Finding):
-        return replace(got, ins=ins, message=named(got.message))
+        return Finding(ins, got.status, named(got.message), got.groups)
     return named(got)
 
 

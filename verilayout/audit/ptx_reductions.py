@@ -348,6 +348,7 @@ class Readers(dict):
         super().__init__()
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
+        self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
@@ -356,7 +357,7 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
     put_def, put_use = defs.setdefault, uses.setdefault
-    shared = uses.shared
+    shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
         head = ins.parts[0] if ins.parts else ins.opcode
         first = put_use if head in _NO_WRITE else put_def
@@ -377,6 +378,8 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
             seen = True
         if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
             shared.append(ins)
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+            shuffles.append(ins)
     return defs, uses
 
 
@@ -471,7 +474,8 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
     defined in its predecessor's combine instructions; joined shuffles share a step); ``index``: their
     :func:`_index` where the caller has it."""
     defs, uses = index if index is not None else _index(instrs)
-    shfl = [i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
+    shfl = uses.shuffles if isinstance(uses, Readers) else [
+        i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
     parent = {id(i): id(i) for i in shfl}
 
     def find(x: int) -> int:
