@@ -767,14 +767,17 @@ def _lane_table(raw: bytes, shape: tuple, dtype: str) -> tuple[np.ndarray, np.nd
     return nzm, cnt
 
 
-def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[set, dict, tuple | None, set]:
+def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool,
+              got: Loaded | None = None) -> tuple[set, dict, tuple | None, set]:
     """Every thread's combination judged (module law), on arrays: (elements some complete thread combines
     right, element -> (first thread combining it wrong, why), (first thread with a lane whose load is
-    unknown, that lane) or None, the sorted warps of each right combination)."""
+    unknown, that lane) or None, the sorted warps of each right combination); ``got``: the :class:`Loaded`
+    whose ``tags`` these are (its partials already numbered by first appearance)."""
     n = len(tags)
-    pids: dict = {}
-    ids = np.array([-1 if x is None else pids.setdefault(id(x), len(pids)) for x in tags], dtype=np.int64)
-    objs = {i: x for x in tags if x is not None for i in (pids[id(x)],)}
+    if got is not None:
+        ids, objs, pids = got.index, dict(enumerate(got.objs)), got.objs
+    else:
+        ids, objs, pids = _numbered(tags)
     elems: dict = {}
     eid = np.array([elems.setdefault(objs[i].element, len(elems)) for i in range(len(pids))] + [-1], dtype=np.int64)
     parts = sorted({p for e in need.values() for p in e} | {objs[i].part for i in objs}) or [0]
@@ -797,8 +800,7 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     state, first = st.reshape(n), e[..., 0].reshape(n)
     groups: set = set()
     if np.any(st == 0):
-        ws = np.where(valid, wid[combo], -2)[st == 0]
-        for row in {tuple(x) for x in np.sort(ws, axis=1).tolist()}:   # np.unique(axis=0) imports numpy.ma
+        for row in _distinct_rows(np.sort(np.where(valid, wid[combo], -2)[st == 0], axis=1)).tolist():
             groups.add(tuple(sorted(set(row) - {-2})))
     back = {k: v for v, k in elems.items()}
     right = {back[k] for k in set(first[state == 0].tolist())}
@@ -814,6 +816,26 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
         row = np.flatnonzero(counts[t % 32]).tolist()
         blank = (t, next(u for u in row if tags[t // 32 * 32 + u] is None))
     return right, wrong, blank, groups
+
+
+def _numbered(tags: list) -> tuple[np.ndarray, dict, dict]:
+    """Each thread's partial as the index of its first appearance (-1: None), the partials by index, and
+    the index by partial (by identity)."""
+    pids: dict = {}
+    ids = np.array([-1 if x is None else pids.setdefault(id(x), len(pids)) for x in tags], dtype=np.int64)
+    return ids, {i: x for x in tags if x is not None for i in (pids[id(x)],)}, pids
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows of a 2-D array, in lexicographic order (``np.unique(axis=0)`` imports numpy.ma).
+
+    >>> _distinct_rows(np.array([[2, 1], [0, 3], [2, 1]])).tolist()
+    [[0, 3], [2, 1]]
+    """
+    if len(rows) < 2:
+        return rows
+    rows = rows[np.lexsort(rows.T[::-1])]
+    return rows[np.r_[True, np.any(rows[1:] != rows[:-1], axis=1)]]
 
 
 def _need_parts(need: dict, memo: dict) -> tuple:
@@ -845,7 +867,7 @@ def _classified(got: Loaded, need: dict, masks: list[int], idem: bool, memo: dic
            _need_parts(need, memo), tuple(masks), idem)
     hit = _DECIDED.get(key)
     if hit is None:
-        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem)
+        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem, got)
         hit = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
         if len(_DECIDED) >= _DECIDED_MAX:
             _DECIDED.clear()
