@@ -44,6 +44,11 @@ warp's partial needs a CTA barrier (``bar.sync``, PTX ISA 9.7.13.1) between the 
 that load; none on that stretch of code with no branch in it is an error, none with a branch
 ``unchecked``.
 
+Cost: a round's verdict is a function of its accesses' opcodes, widths, guards and per-thread offsets, the
+reduce's shape, the butterflies and the barrier's finding, not of the PTX lines it stands at; it is
+decided once per process for each such key (the kernels of one warp count and layout share it) and its
+lines are named back for each file.
+
 >>> lane_counts([2, 1])[0][:5].tolist()
 [1, 1, 1, 1, 0]
 """
