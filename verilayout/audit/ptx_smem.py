@@ -391,10 +391,11 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):
-        if all(active[32 * w:32 * w + used]):     # every lane executes it (no guard): no None to skip
+        full = all(active[32 * w:32 * w + used])    # every lane executes it (no guard): no None to skip
+        if full:
             lanes = offs[32 * w:32 * w + used]
             low = min(lanes, default=0) // 128 * 128
-            moved = tuple([x - low for x in lanes])
+            moved = tuple([x - low for x in lanes]) if low else tuple(lanes)
         else:
             lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
             low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
@@ -402,11 +403,21 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
         cost = _warp_cost(moved, width, lanes_per_phase, bool(mats), _MODEL, kind == "store")
         per_warp.append(cost)
         if cost > worst:
-            live = sum(x is not None for x in lanes)
-            phases = sum(any(x is not None for x in lanes[i:i + 8]) for i in range(0, used, 8))
+            live, phases = (len(lanes), len(range(0, len(lanes), 8))) if full else _live(lanes, used)
             worst = cost
             ideal = phases if mats else max(1, -(-live * width // _MODEL.row_bytes))
     return worst, ideal, tuple(per_warp)
+
+
+def _live(lanes: list, used: int) -> tuple[int, int]:
+    """``(lanes that execute, phases of 8 lanes with one that executes)`` of one warp's lanes
+    (None: the lane's guard is false).
+
+    >>> _live([0, None, 4, None] + [None] * 8, 12)
+    (2, 1)
+    """
+    live = sum(x is not None for x in lanes)
+    return live, sum(any(x is not None for x in lanes[i:i + 8]) for i in range(0, used, 8))
 
 
 def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> list[SharedAccess]:
