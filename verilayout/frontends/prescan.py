@@ -367,12 +367,21 @@ def kernel_def_site(text: str) -> tuple[str, int] | None:
 #: ``wgmma``, ``tcgen05``; the lane shuffles and reductions ``shfl``/``redux``; a warp-specialized
 #: dispatch's ``brx.idx`` and its ``.branchtargets``), each a substring of its opcode or directive.
 PTX_CHECKED = ("shared", "matrix", "mma", "tcgen05", "shfl", "redux", "brx", "branchtargets")
-#: a line holding more than 64 brackets (where ``frontends.ptx.split_operands`` may refuse a statement)
-_PTX_DEEP = re.compile(r"^(?:[^\n{\[(]*[{\[(]){65}", re.M)
-#: a line that would start an instruction continued over lines (``frontends.ptx``'s ``_OPEN_STATEMENT``)
-_PTX_OPEN = re.compile(r"^[ \t]*(?:@!?%?[\w$]+\s+)?[a-z][\w.:]*(?:[ \t][^;{}:\n]*)?[ \t\r]*$", re.M)
-_PTX_VERSION = re.compile(r"^[ \t]*\.version", re.M)
-_PTX_TARGET = re.compile(r"^[ \t]*(\.target[^\n]*)", re.M)
+#: 65 brackets on one line (where ``frontends.ptx.split_operands`` may refuse a statement)
+_PTX_DEEP = re.compile(r"[{\[(](?:[^\n{\[(]*[{\[(]){64}")
+#: a line that may start an instruction continued over lines (``frontends.ptx``'s ``_OPEN_STATEMENT``
+#: after its comment is cut): it starts with a letter or a guard and holds no ``;``, ``{`` or ``}``
+#: before its comment
+_PTX_OPEN = re.compile(r"\n[^\S\n]*[a-z@][^;{}\n]*?(?://[^\n]*)?(?:\n|$)")
+
+
+def _directive_lines(text: str, word: str) -> Iterator[int]:
+    """The start of each ``word`` that begins a line (only white space before it on its line)."""
+    i = text.find(word)
+    while i >= 0:
+        if _line_start_only(text, i):
+            yield i
+        i = text.find(word, i + 1)
 
 
 @dataclass(frozen=True)
@@ -398,10 +407,11 @@ def quiet_ptx(text: str) -> QuietPtx | None:
     """
     if any(word in text for word in PTX_CHECKED) or "\x00" in text or "/*" in text:
         return None
-    if not _PTX_VERSION.search(text) or _PTX_DEEP.search(text) or _PTX_OPEN.search(text):
+    if next(_directive_lines(text, ".version"), None) is None or _PTX_DEEP.search(text) or _PTX_OPEN.search(text):
         return None
     target = None
-    for m in _PTX_TARGET.finditer(text):
-        st = m.group(1).split("//", 1)[0].strip()
+    for i in _directive_lines(text, ".target"):
+        end = text.find("\n", i)
+        st = text[i:end if end >= 0 else len(text)].split("//", 1)[0].strip()
         target = st.split(None, 1)[1].split(",")[0].strip() if len(st.split()) > 1 else None
     return QuietPtx(target)
