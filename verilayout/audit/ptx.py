@@ -28,6 +28,11 @@ with the descriptor the plan derives for that K-block of that block (``derived``
   through the ``ttg.memdesc_*`` views to their ``ttg.local_alloc``), read disjoint bytes, where
   their bases are one constant distance apart.
 
+A PTX file that no check reads (its TTGIR holds element-wise arithmetic, global loads and stores and
+control flow alone, :data:`_QUIET_OPS`; its text spells no shared-memory, MMA, ``tcgen05``, shuffle,
+``redux`` or ``brx`` instruction, ``frontends.prescan.quiet_ptx``) is reported without being
+parsed: no check, on the PTX's target, as the full path finds it.
+
 An exception inside one dot's checks is one ``unchecked: internal error (...)`` result.
 A descriptor the evaluator cannot reduce (an unmodelled instruction on its path) gives
 ``unknown``, never ``proved``.
