@@ -143,3 +143,12 @@ def test_a_quiet_ptx_beside_a_conversion_is_parsed(monkeypatch, tmp_path):
     parsed.clear()
     rep = audit_paths([str(tmp_path / "k.ttgir"), str(tmp_path / "k.ptx")])
     assert parsed == [] and rep.files[1].target == "sm_90a" and rep.files[1].checks == ()
+
+
+def test_text_and_plan_read_in_the_order_of_the_full_path():
+    """Without a parsed plan the PTX is read first (as before the shortcut): its error is the one raised."""
+    from verilayout.errors import LayoutError
+    with pytest.raises(LayoutError, match="NUL"):
+        audit_ptx.audit_ptx_text(QUIET + "\x00", "k.ptx", b"\xff not a module")
+    with pytest.raises(LayoutError, match="UTF-8"):
+        audit_ptx.audit_ptx_text(QUIET, "k.ptx", b"\xff not a module")

@@ -737,14 +737,14 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     :class:`PtxContext` (:func:`ptx_context`). Without a TTGIR each wgmma is checked on its own
     (``verilayout.audit.ptx_wgmma``: valid canonical descriptors, shape, K-block advance) and each
     tcgen05.mma is listed unchecked."""
-    if ttgir is not None:
-        tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
-        quiet = _quiet_report(text, tmod, path)
+    if ttgir is not None and ttgir_module is not None:
+        quiet = _quiet_report(text, ttgir_module, path)     # no check reads this PTX: not parsed
         if quiet is not None:
             return quiet
     mod = parse_ptx(text)
     if ttgir is None:
         return _without_plan(mod, path, no_plan)
+    tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
     return cannot_launch(_with_plan(ptx_context(mod, tmod, ttgir_checks, path)), tmod, _first_shared(mod))
 
 
