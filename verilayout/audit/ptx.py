@@ -28,6 +28,11 @@ with the descriptor the plan derives for that K-block of that block (``derived``
   through the ``ttg.memdesc_*`` views to their ``ttg.local_alloc``), read disjoint bytes, where
   their bases are one constant distance apart.
 
+A PTX file that no check reads (its TTGIR holds element-wise arithmetic, global loads and stores and
+control flow alone, :data:`_QUIET_OPS`; its text spells no shared-memory, MMA, ``tcgen05``, shuffle,
+``redux`` or ``brx`` instruction, ``frontends.prescan.quiet_ptx``) is reported without being
+parsed: no check, on the PTX's target, as the full path finds it.
+
 An exception inside one dot's checks is one ``unchecked: internal error (...)`` result.
 A descriptor the evaluator cannot reduce (an unmodelled instruction on its path) gives
 ``unknown``, never ``proved``.
@@ -46,7 +51,7 @@ from typing import Any
 import numpy as np
 import z3
 
-from verilayout.audit.launch_limits import cannot_launch
+from verilayout.audit.launch_limits import cannot_launch, launch_check
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_elements import convert_checks, element_checks
@@ -63,7 +68,8 @@ from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import parse_ptx, wgmma_shape
+from verilayout.frontends.prescan import quiet_ptx
+from verilayout.frontends.ptx import MAX_PTX_BYTES, parse_ptx, wgmma_shape
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, parse_module
@@ -731,11 +737,48 @@ def audit_ptx_text(text: str | bytes, path: str = "<ptx>", ttgir: str | bytes | 
     :class:`PtxContext` (:func:`ptx_context`). Without a TTGIR each wgmma is checked on its own
     (``verilayout.audit.ptx_wgmma``: valid canonical descriptors, shape, K-block advance) and each
     tcgen05.mma is listed unchecked."""
+    if ttgir is not None and ttgir_module is not None:
+        quiet = _quiet_report(text, ttgir_module, path)     # no check reads this PTX: not parsed
+        if quiet is not None:
+            return quiet
     mod = parse_ptx(text)
     if ttgir is None:
         return _without_plan(mod, path, no_plan)
     tmod = ttgir_module if ttgir_module is not None else parse_module(ttgir)
     return cannot_launch(_with_plan(ptx_context(mod, tmod, ttgir_checks, path)), tmod, _first_shared(mod))
+
+
+#: TTGIR ops no PTX check reads (element-wise arithmetic, global loads and stores, control flow):
+#: a kernel of these alone, whose PTX has no instruction a PTX check reads either
+#: (``frontends.prescan.quiet_ptx``), has no PTX check; every other op (shared memory, conversions,
+#: reductions, dots, tensor memory, warp specialization, ...) has its PTX read.
+_QUIET_OPS = frozenset(("tt.func", "tt.return", "tt.load", "tt.store", "tt.addptr", "tt.get_program_id",
+                        "tt.get_num_programs", "tt.make_range", "tt.splat", "tt.broadcast", "tt.expand_dims",
+                        "tt.bitcast", "tt.fp_to_fp", "tt.ptr_to_int", "tt.int_to_ptr", "tt.approx_divf",
+                        "tt.precise_divf", "tt.precise_sqrt", "tt.extern_elementwise", "tt.atomic_rmw",
+                        "tt.atomic_cas", "scf.for", "scf.yield", "scf.if", "scf.while", "scf.condition",
+                        "cf.br", "cf.cond_br"))
+_QUIET_DIALECTS = ("arith.", "math.")
+
+
+def _quiet_report(text: str | bytes, tmod: Module, path: str) -> FileReport | None:
+    """The report of a PTX file that no check reads, without parsing it (what :func:`_with_plan`
+    finds there: no check, on the PTX's target): its TTGIR holds only :data:`_QUIET_OPS` and
+    arithmetic, its kernel can launch, and its text spells no instruction a check reads and parses
+    (``frontends.prescan.quiet_ptx``); else None (the file is parsed and checked)."""
+    if not all(op.name in _QUIET_OPS or op.name.startswith(_QUIET_DIALECTS) for op in tmod.ops):
+        return None
+    if isinstance(text, (bytes, bytearray)):
+        if len(text) > MAX_PTX_BYTES:
+            return None
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    quiet = quiet_ptx(text) if len(text) <= MAX_PTX_BYTES else None
+    if quiet is None or launch_check(tmod) is not None:
+        return None
+    return FileReport(path, quiet.target, None, (), assumptions=ASSUMPTIONS + SMEM_ASSUMPTIONS)
 
 
 def _first_shared(mod: PtxModule) -> tuple[str, int]:

@@ -17,10 +17,11 @@ alias the ops use, and for empty text.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Iterator
 
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
-           "ptx_inline_sites", "target_name", "kernel_def_site"]
+           "ptx_inline_sites", "target_name", "kernel_def_site", "QuietPtx", "quiet_ptx"]
 
 _STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')   # "(?:[^"\\\n]|\\.)*" unrolled: the same matches
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -357,3 +358,60 @@ def kernel_def_site(text: str) -> tuple[str, int] | None:
         return None
     defs = {d.group(1): (d.group(2), int(d.group(3))) for d in _LOC_DEF.finditer(text)}
     return defs.get(m.group(1))
+
+
+# ----- PTX that no PTX check reads ---------------------------------------------------------------
+
+#: Spellings of every PTX instruction a PTX check of the audit reads (its shared-memory accesses:
+#: ``ld``/``st``/``cp``/``atom`` ``.shared``, ``ldmatrix``/``stmatrix``; the MMA families ``mma``,
+#: ``wgmma``, ``tcgen05``; the lane shuffles and reductions ``shfl``/``redux``; a warp-specialized
+#: dispatch's ``brx.idx`` and its ``.branchtargets``), each a substring of its opcode or directive.
+PTX_CHECKED = ("shared", "matrix", "mma", "tcgen05", "shfl", "redux", "brx", "branchtargets")
+#: 65 brackets on one line (where ``frontends.ptx.split_operands`` may refuse a statement)
+_PTX_DEEP = re.compile(r"[{\[(](?:[^\n{\[(]*[{\[(]){64}")
+#: a line that may start an instruction continued over lines (``frontends.ptx``'s ``_OPEN_STATEMENT``
+#: after its comment is cut): it starts with a letter or a guard and holds no ``;``, ``{`` or ``}``
+#: before its comment
+_PTX_OPEN = re.compile(r"\n[^\S\n]*[a-z@][^;{}\n]*?(?://[^\n]*)?(?:\n|$)")
+
+
+def _directive_lines(text: str, word: str) -> Iterator[int]:
+    """The start of each ``word`` that begins a line (only white space before it on its line)."""
+    i = text.find(word)
+    while i >= 0:
+        if _line_start_only(text, i):
+            yield i
+        i = text.find(word, i + 1)
+
+
+@dataclass(frozen=True)
+class QuietPtx:
+    """A PTX text none of whose instructions a PTX check reads (:func:`quiet_ptx`): its ``.target``
+    as ``frontends.ptx.parse_ptx`` reads it (the last ``.target`` directive's first value)."""
+    target: str | None
+
+
+def quiet_ptx(text: str) -> QuietPtx | None:
+    """The :class:`QuietPtx` of a PTX text that spells none of :data:`PTX_CHECKED` and that
+    ``frontends.ptx.parse_ptx`` reads without an error (UTF-8 text with a ``.version``, no NUL byte,
+    no statement continued over lines, no line of more than 64 brackets); else None (the text is
+    to be parsed).
+
+    Law: for a text with a QuietPtx, ``parse_ptx(text)`` raises nothing, holds no instruction a PTX
+    check reads, and its ``target`` is the QuietPtx's.
+
+    >>> quiet_ptx(".version 8.7\\n.target sm_90a\\n.entry f()\\n{\\nret;\\n}")
+    QuietPtx(target='sm_90a')
+    >>> quiet_ptx(".version 8.7\\n.entry f()\\n{\\nshfl.sync.bfly.b32 %r1, %r2, 1, 31, -1;\\n}") is None
+    True
+    """
+    if any(word in text for word in PTX_CHECKED) or "\x00" in text or "/*" in text:
+        return None
+    if next(_directive_lines(text, ".version"), None) is None or _PTX_DEEP.search(text) or _PTX_OPEN.search(text):
+        return None
+    target = None
+    for i in _directive_lines(text, ".target"):
+        end = text.find("\n", i)
+        st = text[i:end if end >= 0 else len(text)].split("//", 1)[0].strip()
+        target = st.split(None, 1)[1].split(",")[0].strip() if len(st.split()) > 1 else None
+    return QuietPtx(target)
