@@ -1362,7 +1362,7 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
         chains = [[([i for i in acc if smem_access(i)[0] == "store"], [i for i in acc if smem_access(i)[0] == "load"])]]
         if kinds != sorted(kinds, key=lambda k: k == "load"):
             return [(chains[0], [], "not one round of stores then loads (no barrier between rounds)", None)]
-    work = [_meeting_stores(c, evals, n, memo) for c in chains]
+    work = [w for c in chains for w in _converting_parts(tmod, evals, _meeting_stores(c, evals, n, memo), ops, n, memo)]
     done: list = []                          # chains before the last match (an unmatched one is settled)
     while work:
         chain = work.pop(0)
@@ -1440,6 +1440,64 @@ def _meeting_stores(chain: list, evals: dict, n: int, memo: dict) -> list:
                                          in zip(pieces[len(st):], rels[len(st):])] or [np.zeros(0, np.int64)]))
     keep = [p[0] for p, rel in zip(pieces[:len(st)], rels[:len(st)]) if _meets(thread_arrays(p[2])[1] + rel, read)]
     return [(keep, ld)] if keep and len(keep) < len(st) else chain
+
+
+def _converting_parts(tmod: Module, evals: dict, chain: list, ops: list, n: int, memo: dict) -> list[list]:
+    """A one-round chain that satisfies no conversion's law of ``ops``, cut into the parts whose bytes
+    meet (:func:`_meeting_parts`), kept to the parts that satisfy one: a ``local_alloc``'s stores and
+    a ``local_load``'s loads of the same line and epoch (their own buffer, which the conversion's
+    scratch never meets) are left to those ops' checks. ``[chain]`` when a part does not satisfy a law.
+
+    >>> _converting_parts(None, {}, [([], [])], [], 128, {})   # nothing to cut
+    [[([], [])]]
+    """
+    if len(chain) != 1 or len(_regs(chain[0][0])) < 2 or len(_regs(chain[0][1])) < 2:
+        return [chain]
+    pieces, why = _chain_pieces(chain, evals, n, memo)
+    rels = _relative_bases(ops[0], pieces, {}, memo) if why is None else None
+    if rels is None or isinstance(rels, Check) or _converts(tmod, pieces, rels, ops, n, memo):
+        return [chain]
+    parts = _meeting_parts(pieces, rels)
+    keep = [p for p in parts if _converts(tmod, [pieces[k] for k in p], [rels[k] for k in p], ops, n, memo)]
+    if len(parts) < 2 or not keep:
+        return [chain]
+    return [[([pieces[k][0] for k in p if smem_access(pieces[k][0])[0] == "store"],
+              [pieces[k][0] for k in p if smem_access(pieces[k][0])[0] == "load"])] for p in keep]
+
+
+def _converts(tmod: Module, pieces: list, rels: list[int], ops: list, n: int, memo: dict) -> bool:
+    """Some conversion of ``ops`` has its law (:func:`_round_trip_holds`) on ``pieces``."""
+    for op in ops:
+        got = _conversion_holders(tmod, op, n, memo)
+        if not isinstance(got, str) and _round_trip_holds(pieces, rels, got[0], got[1], got[2] // 8, n):
+            return True
+    return False
+
+
+def _meeting_parts(pieces: list, rels: list[int]) -> list[list[int]]:
+    """The indices of ``pieces`` (one round's accesses) grouped by address register, groups joined
+    when a store group's bytes meet a load group's (one buffer): the round's independent buffers, in
+    order of their first access."""
+    groups: dict[tuple, list[int]] = {}
+    for k, (ins, _a, _ts) in enumerate(pieces):
+        groups.setdefault((smem_access(ins)[0], _address_register(ins)), []).append(k)
+    keys = list(groups)
+    byts = {g: sorted_unique(np.concatenate([thread_arrays(pieces[k][2])[1] + rels[k] for k in groups[g]]))
+            for g in keys}
+    root = {g: g for g in keys}
+
+    def find(g: tuple) -> tuple:
+        while root[g] != g:
+            g = root[g]
+        return g
+    for a in keys:
+        for b in keys:
+            if a[0] == "store" and b[0] == "load" and _meets(byts[a], byts[b]):
+                root[find(a)] = find(b)
+    out: dict[tuple, list[int]] = {}
+    for g in keys:
+        out.setdefault(find(g), []).extend(groups[g])
+    return [sorted(v) for v in sorted(out.values(), key=min)]
 
 
 def _meets(b: np.ndarray, read: np.ndarray) -> bool:
