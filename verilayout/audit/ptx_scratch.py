@@ -37,6 +37,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.ptx_smem import smem_access
+from verilayout.audit.z3_ops import minus_simplified
 from verilayout.frontends.ptx import register_names
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 
@@ -261,6 +262,37 @@ def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarra
     return tb.flat() if ordered else tb.in_set_order()
 
 
+def byte_stats(ts: list) -> tuple[int, int, bool]:
+    """``(sum of the sets' sizes, size of their union, whether some set is empty)`` of one access's
+    (or layout's) per-thread byte sets, kept on a :class:`ThreadBytes` (its sets are read only).
+
+    >>> byte_stats(ThreadBytes([{4, 0}, {4}, set()]))
+    (3, 2, True)
+    """
+    kept = ts.__dict__.setdefault("_arrays", {}) if isinstance(ts, ThreadBytes) else {}
+    got = kept.get("stats")
+    if got is None:
+        got = kept["stats"] = (sum(map(len, ts)), len(set().union(*ts)), not all(ts))
+    return got
+
+
+def thread_keys(ts: list) -> tuple[np.ndarray, int]:
+    """``(keys, least)`` of one access's per-thread byte sets: each (thread ``t``, byte ``b``) of
+    :func:`thread_arrays` (ordered) as one int ``t * 2**40 + b``, and the least byte (0 when there
+    is none); kept on a :class:`ThreadBytes`.
+
+    >>> k, lo = thread_keys(ThreadBytes([{5, 4}, {1}]))
+    >>> [int(x) - (1 << 40) for x in k[2:]], lo
+    ([1], 1)
+    """
+    kept = ts.__dict__.setdefault("_arrays", {}) if isinstance(ts, ThreadBytes) else {}
+    got = kept.get("keys")
+    if got is None:
+        th, by = thread_arrays(ts)
+        got = kept["keys"] = ((th << 40) + by, int(by.min()) if len(by) else 0)
+    return got
+
+
 def distinct_bytes(ts: list) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(bytes, return_counts=True)`` of one access's per-thread byte sets (every
     thread's bytes together), kept on a :class:`ThreadBytes`.
@@ -361,7 +393,7 @@ def relative(pieces: list) -> list[int] | None:
     ref = pieces[0][1]
     out = []
     for _i, a0, _t in pieces:
-        d = z3.simplify(a0 - ref)
+        d = minus_simplified(a0, ref)
         if not z3.is_bv_value(d):
             return None
         v = d.as_long()
