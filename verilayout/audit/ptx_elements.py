@@ -59,7 +59,7 @@ from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_partitions import op_threads
 from verilayout.audit.ptx_relabel import instantiate, ranks, template
 from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets, relative,
-                                         repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
+                                         repair_culprits, rounds, LazyUses, scratch_locs, sorted_unique,
                                          thread_arrays)
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
@@ -940,11 +940,11 @@ def _bytes_of(offs: list[int], width: int, active: list[bool] | None, memo: dict
     key = ("bytes_of", tuple(offs), width, tuple(active))
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = ThreadBytes(set(range(o, o + width)) if on else set() for o, on in zip(offs, active))
         on = np.array(active, dtype=bool)
         th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
         by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
-        hit.__dict__["_arrays"] = {"flat": (th, by)}
+        hit = memo[key] = ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
+                                                     for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
     memo[by_id] = (offs, given, hit)             # the lists kept alive with it: their ids stay unique
     return hit
 
@@ -1863,7 +1863,7 @@ def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
-                              round_register_uses(mod, memo), settled, reached))
+                              LazyUses(mod, memo), settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
     out.extend(_untouched(_accesses(mod, memo), reached))
     return out
@@ -1939,7 +1939,7 @@ def _tensormap_fill(cp: Instr, fill: list[Instr], evals: dict, memo: dict, n: in
 
 
 def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Module, memo: dict, n: int,
-               uses: dict, settled: set[int], reached: set[int]) -> list[Check]:
+               uses: LazyUses, settled: set[int], reached: set[int]) -> list[Check]:
     """The check(s) of one candidate round (see :func:`round_checks`); ``reached`` gains the PTX
     lines the round decided."""
     pieces, failed = [], []
