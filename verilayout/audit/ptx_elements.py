@@ -58,7 +58,7 @@ from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_partitions import op_threads
 from verilayout.audit.ptx_relabel import instantiate, ranks, template
-from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets, relative,
+from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets,
                                          repair_culprits, rounds, LazyUses, scratch_locs, sorted_unique,
                                          thread_arrays)
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
@@ -1957,7 +1957,8 @@ def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Modul
     out = [_round_unchecked([i], tmod, why, reached) [0] for i, why in failed if i.line not in settled]
     if not any(smem_access(p[0])[0] == "load" for p in pieces):
         return out
-    rels = relative(pieces)
+    rels = _relative_bases(None, pieces, {}, memo)          # (relative(pieces), each base split once)
+    rels = None if isinstance(rels, Check) else rels
     if rels is None:
         return out + _round_unchecked([i for i in loads if i.line not in settled], tmod,
                                       "the accesses' addresses are not a constant apart", reached)
