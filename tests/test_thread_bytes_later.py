@@ -62,3 +62,23 @@ def test_every_list_operation_sees_the_sets():
                lambda x: x.count(set()), lambda x: list(reversed(x)), lambda x: repr(x), lambda x: bool(x),
                lambda x: x + [], lambda x: x.copy(), lambda x: sorted(map(len, x)), lambda x: set().union(*x)):
         assert op(_later(offs, width, active)) == op(rows)
+
+
+def test_writer_classes_from_rows_are_those_of_the_sets():
+    """The conversion's writer classes (threads holding equal sets of elements, numbered by first
+    thread) read from the sorted rows kept with lazily built holders equal those read from the sets."""
+    from verilayout.audit.ptx_elements import _writer_classes
+    rng = random.Random(5)
+    for _ in range(30):
+        n, r = rng.choice([32, 64]), rng.choice([1, 2, 4])
+        pool = [sorted(rng.sample(range(64), r)) for _ in range(rng.randint(1, 6))]
+        rows = np.array([rng.choice(pool) for _ in range(n)], dtype=np.int64)
+        sets = [set(x) for x in rows.tolist()]
+        lazy = ThreadBytes.later(lambda rows=rows: (set(x) for x in rows.tolist()), {"rows": rows, "n": n})
+        cls: dict = {}
+        want = [cls.setdefault(frozenset(h), len(cls)) for h in sets]
+        of, k = _writer_classes(lazy)
+        assert of.tolist() == want and k == len(cls)
+        assert "_rows" in lazy.__dict__                      # decided on the rows: no set built
+        of2, k2 = _writer_classes(sets)
+        assert of2.tolist() == want and k2 == k

@@ -136,7 +136,11 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
     offs = (np.array(lanes, dtype=np.int64)[:, None] ^ np.array(regs, dtype=np.int64)[None, :]) * eb
     got = (offs[:, :, None] + np.arange(eb, dtype=np.int64)).reshape(32, -1)   # lane, register, byte
-    out = ThreadBytes(set(row) for row in got.tolist())
+    srt = np.sort(got, axis=1)                                  # each lane's distinct bytes, ascending
+    first = np.ones(srt.shape, dtype=bool)
+    first[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    th = np.repeat(np.arange(32, dtype=np.int64), srt.shape[1]).reshape(srt.shape)
+    out = ThreadBytes.later(lambda: (set(row) for row in got.tolist()), {"flat": (th[first], srt[first]), "n": 32})
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
@@ -1016,13 +1020,14 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     t = np.arange(n)
     base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
     flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
-    out = ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
     srt = np.sort(flat, axis=1)                               # each thread's distinct elements, ascending
     first = np.ones(srt.shape, dtype=bool)
     first[:, 1:] = srt[:, 1:] != srt[:, :-1]
     th = np.repeat(np.arange(srt.shape[0], dtype=np.int64), srt.shape[1]).reshape(srt.shape)
-    out.__dict__["_arrays"] = {"flat": (th[first], srt[first])}
-    return out
+    arrays = {"flat": (th[first], srt[first]), "n": n}
+    if first.all():                          # no thread holds an element twice: its sorted row is its set
+        arrays["rows"] = srt
+    return ThreadBytes.later(lambda: (set(row) for row in flat.tolist()), arrays)   # sets when read
 
 
 def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
@@ -1626,9 +1631,7 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     hit = kept.get(("share", id(hs), n))
     if hit is not None:
         return hit[1]
-    cls: dict[frozenset, int] = {}
-    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
-    k = len(cls)
+    of, k = _writer_classes(hs)
     hth, hel = thread_arrays(hs)                       # the last thread holding an element: its owner
     last = np.full(int(hel.max()) + 1 if len(hel) else 1, -1, dtype=np.int64)
     np.maximum.at(last, hel, hth)
@@ -1640,6 +1643,25 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     np.add.at(share, (c[c >= 0], th[c >= 0]), 1)
     kept[("share", id(hs), n)] = (hs, (of, k, share))   # hs kept alive: its id stays unique
     return of, k, share
+
+
+def _writer_classes(hs: list[set[int]]) -> tuple[np.ndarray, int]:
+    """``(of, k)``: each thread's class among the threads holding the same set of elements, the
+    classes numbered in order of their first thread, and their number. From the sorted rows
+    :func:`_holders` keeps (equal sets are equal rows when no row repeats an element), else from
+    the sets.
+
+    >>> [x.tolist() if hasattr(x, "tolist") else x for x in _writer_classes([{4, 1}, {2}, {1, 4}, {2}])]
+    [[0, 1, 0, 1], 2]
+    """
+    rows = hs.__dict__.get("_arrays", {}).get("rows") if isinstance(hs, ThreadBytes) else None
+    if rows is None:
+        cls: dict[frozenset, int] = {}
+        return np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64), len(cls)
+    _u, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.int64)
+    return rank[inverse.reshape(-1)], len(first)
 
 
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
