@@ -1095,8 +1095,14 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     epoch is the stretch of one function between two barriers (no access moves across one);
     numbered as :func:`_epoch_walk` numbers them (one loop, no generator: every instruction of
     the file passes here)."""
+    return _walk(mod)[:2]
+
+
+def _walk(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]], set[int]]:
+    """:func:`_epochs` and :func:`atomic_epochs` of ``mod`` in one pass over its instructions."""
     of: dict[int, int] = {}
     by: dict[int, list[Instr]] = {}
+    seen: dict[int, bool] = {}
     e, func = 0, None
     for ins in mod.instrs:
         barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
@@ -1104,10 +1110,13 @@ def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
             e, func = e + 1, ins.func
             if barrier:
                 continue
-        if smem_access(ins) is not None:
+        acc = smem_access(ins)
+        if acc is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
-    return of, by
+        if "shared" in ins.opcode and ins.parts[0] != "fence":
+            seen[e] = seen.get(e, True) and ins.parts[0] in ("atom", "red") and acc is None
+    return of, by, {k for k, v in seen.items() if v}
 
 
 def _accesses(mod: PtxModule, memo: dict) -> list[tuple[Instr, tuple]]:
@@ -1125,27 +1134,41 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     (``atom.shared`` / ``red.shared``, and fences): they change the values of bytes a store of an
     earlier epoch put there but no byte's place, so a load after them reads the bytes that store
     wrote (a histogram: bins zeroed, counted with atomics, read)."""
-    seen: dict[int, bool] = {}
-    for e, ins in _epoch_walk(mod):
-        if "shared" not in ins.opcode or ins.parts[0] == "fence":
-            continue
-        atomic = ins.parts[0] in ("atom", "red") and smem_access(ins) is None
-        seen[e] = seen.get(e, True) and atomic
-    return {k for k, v in seen.items() if v}
+    return _walk(mod)[2]
 
 
 def _regs(instrs: list[Instr]) -> set:
     return {_address_register(i) for i in instrs}
 
 
-def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr], list[Instr]]]]:
+def _epoch_index(by: dict[int, list[Instr]]) -> dict[tuple[int, str, str], list[Instr]]:
+    """``(epoch, source line, direction) -> the accesses``, in program order, of ``by``
+    (:func:`_epochs`): what :func:`_chains` selects, grouped once per file.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> a = make_instr("st.shared.b32", ("[%r1]", "%r2"), 5)
+    >>> _epoch_index({1: [a]})[(1, a.loc, "store")] == [a]
+    True
+    """
+    out: dict[tuple[int, str, str], list[Instr]] = {}
+    for e, instrs in by.items():
+        for i in instrs:
+            out.setdefault((e, i.loc, smem_access(i)[0]), []).append(i)
+    return out
+
+
+def _chains(by: dict[int, list[Instr]], loc: str,
+            index: dict[tuple[int, str, str], list[Instr]] | None = None) -> list[list[tuple[list[Instr], list[Instr]]]]:
     """The scratch round trips of source line ``loc``, matched by barriers: a round is an epoch
     holding stores of the line followed (one barrier later) by an epoch holding loads of the line;
     rounds one barrier apart (stores right after the previous round's loads) through the same address
     registers form one chain (one multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
-    to another op's) belong to no round."""
+    to another op's) belong to no round. ``index``: :func:`_epoch_index` of ``by`` when the caller
+    has it."""
+    index = _epoch_index(by) if index is None else index
+
     def mine(e: int, kind: str) -> list[Instr]:
-        return [i for i in by.get(e, []) if i.loc == loc and smem_access(i)[0] == kind]
+        return list(index.get((e, loc, kind), ()))
 
     rounds = []
     for e in sorted(by):
@@ -1209,7 +1232,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     if hit is not None and hit[0] is mod:
         return hit[1]
     n = 32 * (tmod.num_warps or 4)
-    of, by = _epochs(mod)
+    of, by, atomic = _walk(mod)
     convs: dict[str, list] = {}
     others: dict[str, int] = {}
     foreign: set[str] = set()
@@ -1241,7 +1264,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(loc)
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
-    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
+    got = {"epochs": (of, by), "atomic": atomic, "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
            "scratch": scratch, "n_of": n_of, "reduced": reduced}
     memo[("claims",)] = (mod, got)
     return got
@@ -1405,7 +1428,10 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
     conversion after the last matched one whose law the chain satisfies, or None)``."""
     out: list[tuple] = []
     at = 0
-    chains = _chains(by, loc)
+    hit = memo.get(("epoch_index",))
+    if hit is None or hit[0] is not by:
+        hit = memo[("epoch_index",)] = (by, _epoch_index(by))
+    chains = _chains(by, loc, hit[1])
     if not chains:                           # no barrier between: the line's stores, then its loads
         acc = [i for e in sorted(by) for i in by[e] if i.loc == loc]
         kinds = [smem_access(i)[0] for i in acc]
@@ -1881,7 +1907,7 @@ def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
                for st, ld in ch for i in st + ld}
     out: list[Check] = []
     reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | ctx.machinery()
-    for stores, loads in rounds(mod, by, atomic_epochs(mod)):
+    for stores, loads in rounds(mod, by, claims["atomic"]):
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
