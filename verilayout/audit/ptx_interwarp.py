@@ -44,13 +44,18 @@ warp's partial needs a CTA barrier (``bar.sync``, PTX ISA 9.7.13.1) between the 
 that load; none on that stretch of code with no branch in it is an error, none with a branch
 ``unchecked``.
 
+Cost: a round's verdict is a function of its accesses' opcodes, widths, guards and per-thread offsets, the
+reduce's shape, the butterflies and the barrier's finding, not of the PTX lines it stands at; it is
+decided once per process for each such key (the kernels of one warp count and layout share it) and its
+lines are named back for each file.
+
 >>> lane_counts([2, 1])[0][:5].tolist()
 [1, 1, 1, 1, 0]
 """
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -171,8 +176,10 @@ def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict
     (kept in ``memo`` per function)."""
     key = ("interwarp-order", id(defs))
     if key not in memo:
-        acc = {id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
-               if i.head in ("ld", "st") and "shared" in i.parts}
+        listed = getattr(uses, "shared", None)        # the same instructions, listed by the index
+        acc = {id(i): i for i in listed} if listed is not None else {
+            id(i): i for lst in list(defs.values()) + list(uses.values()) for i in lst
+            if i.head in ("ld", "st") and "shared" in i.parts}
         order = sorted(acc.values(), key=lambda i: i.line)
         at: dict = {}
         for k, i in enumerate(order):
@@ -205,10 +212,16 @@ def _coords(bases: tuple, index: np.ndarray, rank: int) -> np.ndarray:
     return out
 
 
+def _where(ins: Instr) -> tuple:
+    """An instruction as the memo keys name it: its function, line, opcode and operands (the same for the
+    stand-ins of :func:`_judge`, whose lines print as marks)."""
+    return ins.func, int(ins.line), ins.opcode, ins.operands
+
+
 def _addresses(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any, np.ndarray] | None:
     """(thread 0's address term, each thread's byte offset from it) of the access's address operand (kept in
     ``memo`` per instruction: a round's loads and stores are asked again by every chain and reduce)."""
-    key = ("interwarp-addr", id(ins), at, n)
+    key = ("interwarp-addr", _where(ins), at, n)
     if key not in memo:
         got = _addresses_of(ins, at, ev, n, memo)
         if got is not None:
@@ -261,25 +274,30 @@ class Owners:
 
 
 def _owners_of(r: Any, n: int, memo: dict) -> Owners:
-    """:func:`_owners`, kept in ``memo`` per reduce shape (its store bytes are kept per :class:`Owners`)."""
-    key = ("interwarp-owners", r.axis, r.lanes, r.warps, n)
-    if key not in memo:
-        memo[key] = _owners(r, n)
-    return memo[key]
+    """:func:`_owners` of ``r``'s shape (its store bytes are kept per :class:`Owners`; ``memo`` unused: the
+    owners are a pure function of the shape, kept once per process)."""
+    return _owners(r.axis, r.lanes, r.warps, n)
 
 
-def _owners(r: Any, n: int) -> Owners:
-    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``); a
-    thread's warp is ``t // 32``."""
+@functools.lru_cache(maxsize=256)
+def _owners(axis: int, lanes: tuple, warps: tuple, n: int) -> Owners:
+    """Per thread: (non-reduced coordinates of ``lane ^ warp``, reduced-axis coordinate of ``warp``) of the
+    layout with lane bases ``lanes`` and warp bases ``warps``; a thread's warp is ``t // 32``.
+
+    >>> o = _owners(1, ((0, 1),) * 5, ((1, 0), (0, 32)), 128)
+    >>> len(o.kinds), o.kind[:2].tolist()
+    (4, [0, 0])
+    """
     t = np.arange(n)
-    rank = len(r.lanes[0])
-    lane, warp = _coords(r.lanes, t % 32, rank), _coords(r.warps, t // 32, rank)
+    rank = len(lanes[0])
+    lane, warp = _coords(lanes, t % 32, rank), _coords(warps, t // 32, rank)
     both = lane ^ warp
-    keep = [d for d in range(rank) if d != r.axis]
-    rows, parts = both[:, keep].tolist(), warp[:, r.axis].tolist()
+    keep = [d for d in range(rank) if d != axis]
+    rows, parts = both[:, keep].tolist(), warp[:, axis].tolist()
     ids: dict = {}
-    kind = [ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)]
-    return Owners(tuple(ids), np.array(kind, dtype=np.int64))
+    kind = np.array([ids.setdefault((tuple(rows[i]), parts[i]), len(ids)) for i in range(n)], dtype=np.int64)
+    kind.flags.writeable = False
+    return Owners(tuple(ids), kind)
 
 
 def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, memo: dict) -> dict | str:
@@ -299,7 +317,7 @@ def _build_map(stores: list[Instr], ref: Any, owners: Owners, ev: Any, n: int, m
 def _store_at(s: Instr, base: np.ndarray, guard: list, size: int, owners: Owners, memo: dict) -> dict:
     """:func:`_store_bytes` of store ``s`` at its offsets from its own thread 0 (kept in ``memo`` per store and
     owners: a round's map for another reference address is this one shifted, in the same order)."""
-    key = ("interwarp-store", id(s), id(owners))
+    key = ("interwarp-store", _where(s), str(s.line), id(owners))
     if key not in memo:
         got = _store_bytes(s.line, _store_layout(s, base, guard, size, memo), size, owners)
         memo[key] = (s, owners, got)                  # s and owners kept: their ids stay unique
@@ -321,7 +339,7 @@ class _Layout:
 
 def _store_layout(s: Instr, base: np.ndarray, guard: list, size: int, memo: dict) -> _Layout:
     """:class:`_Layout` of store ``s`` (kept in ``memo`` per store: every reduce shape reads it)."""
-    key = ("interwarp-layout", id(s))
+    key = ("interwarp-layout", _where(s))
     if key not in memo:
         data = s.args[1].items if isinstance(s.args[1], Vec) else (s.args[1],)
         act, words = np.flatnonzero(guard), len(data)
@@ -380,13 +398,13 @@ class Loaded:
 
 
 def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
-    """Each thread's loaded partial, or a reason (kept in ``memo`` per load, slot and ``mem``: the reduces of
-    one shape share it)."""
-    key = ("interwarp-loaded", id(load), slot, id(mem), n)
+    """Each thread's loaded partial, or a reason (kept in ``memo`` per load (:func:`_where`, its line as it
+    prints), slot and ``mem``: the reduces of one shape and the chains of the load's other slots share it)."""
+    key = ("interwarp-loaded", _where(load), str(load.line), slot, id(mem), n)
     if key not in memo:
         width = len(load.args[0].items) if load.args and isinstance(load.args[0], Vec) else 1
         for k, got in enumerate(_loaded_of(load, max(width, slot + 1), mem, ev, n, memo)):
-            memo[key[:2] + (k,) + key[3:]] = (load, mem, got)    # load and mem kept: their ids stay unique
+            memo[key[:3] + (k,) + key[4:]] = (load, mem, got)    # mem kept: its id stays unique
     return memo[key][2]
 
 
@@ -521,7 +539,7 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
                                          uses, cta, masks))
     got = memo[key][2]
     if isinstance(got, Finding):
-        return replace(got, message=got.message.replace(_LINE, str(r.op.line)))
+        return Finding(got.ins, got.status, got.message.replace(_LINE, str(r.op.line)), got.groups)
     return got.replace(_LINE, str(r.op.line)) if isinstance(got, str) else got
 
 
@@ -574,11 +592,113 @@ def _unshuffled(got: Finding | str) -> Finding | str:
 
 
 def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[int]) -> Finding | str:
-    """:func:`check_stage` once the round is found; ``at``: (the chain's load, its slot, the round's loads)."""
+    """:func:`check_stage` once the round is found; ``at``: (the chain's load, its slot, the round's loads).
+    Decided once per process for each :func:`_round_key` (the verdict of a round is a function of its
+    threads' offsets, guards and opcodes, not of where the round stands in the file), its PTX lines
+    named back (:func:`_named`)."""
     load, slot, loads = at
     ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
     if ev is None or n != 32 * (1 << len(r.warps)):
         return "the threads of the CTA do not match the reduce's warps"
+    fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
+    key = _round_key(r, at, stores, ev, n, memo, masks, fence)
+    hit = _JUDGED.get(key)
+    if hit is None:
+        stand = [_stand_in(s, f"S{k}") for k, s in enumerate(stores)]
+        lds = [_stand_in(x, f"L{k}") for k, x in enumerate(loads)]
+        mine = lds[next(k for k, x in enumerate(loads) if x is load)]
+        hit = _judge_of(chain, r, (mine, slot, lds), stand, (ev, n, memo), masks, fence)
+        if len(_JUDGED) >= _DECIDED_MAX:
+            _JUDGED.clear()
+        _JUDGED[key] = hit
+    return _named(hit, chain.steps[0][0], stores, loads)
+
+
+#: :func:`_judge`'s verdicts by :func:`_round_key`, their PTX lines as :class:`_Tok` marks; cleared when full
+_JUDGED: dict = {}
+
+
+class _Tok(int):
+    """A PTX line that prints as a mark (``S3``: the round's fourth store, ``L0``: its first load), so that a
+    verdict computed once names the lines of every round of its key (:func:`_named`); it compares, hashes
+    and indexes as the line itself."""
+    mark: str
+
+    def __new__(cls, line: int, mark: str) -> "_Tok":
+        tok = int.__new__(cls, line)
+        tok.mark = mark
+        return tok
+
+    def __str__(self) -> str:
+        return f"\x00{self.mark}\x00"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+def _stand_in(ins: Instr, mark: str) -> Instr:
+    """``ins`` with its line a :class:`_Tok` of ``mark`` (equal to ``replace(ins, line=...)``, made without
+    running the dataclass's constructor again)."""
+    twin = object.__new__(type(ins))
+    twin.__dict__.update(ins.__dict__)
+    twin.__dict__["line"] = _Tok(ins.line, mark)
+    return twin
+
+
+def _named(got: Finding | str, ins: Instr, stores: list, loads: list) -> Finding | str:
+    """``got`` with its marks (:class:`_Tok`) replaced by the lines of ``stores`` and ``loads``, at ``ins``."""
+    def named(text: str) -> str:
+        if "\x00" not in text:
+            return text
+        for mark, xs in (("S", stores), ("L", loads)):
+            for k, x in enumerate(xs):
+                text = text.replace(f"\x00{mark}{k}\x00", str(x.line))
+        return text
+    if isinstance(got, Finding):
+        return Finding(ins, got.status, named(got.message), got.groups)
+    return named(got)
+
+
+def _round_key(r: Any, at: tuple, stores: list, ev: Any, n: int, memo: dict, masks: list, fence: Any) -> tuple:
+    """All that :func:`_judge_of` reads of a round: the reduce's shape and line (:data:`_LINE` when it stands
+    for every reduce of the shape), the butterflies, the barrier's
+    finding, and per store and load its opcode, vector width, guard and per-thread offsets from the
+    chain's load's thread 0 (the address terms themselves only through their differences)."""
+    load, slot, loads = at
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    return (str(r.op.line), n, r.axis, r.lanes, r.warps, idem, tuple(masks), slot, fence,
+            _accesses_key(load, loads, stores, ev, n, memo))
+
+
+def _accesses_key(load: Instr, loads: list, stores: list, ev: Any, n: int, memo: dict) -> tuple:
+    """The round's part of :func:`_round_key` seen from ``load`` (kept in ``memo`` per round and load)."""
+    key = ("interwarp-round-key", _where(load), tuple(_where(x) for x in loads), tuple(_where(s) for s in stores), n)
+    if key not in memo:
+        ref = _addresses(load, 1, ev, n, memo)
+        term = None if ref is None else ref[0]
+        memo[key] = (next(k for k, x in enumerate(loads) if x is load),
+                     tuple(_access_key(s, 0, ev, n, memo, term) for s in stores),
+                     tuple(_access_key(x, 1, ev, n, memo, term) for x in loads))
+    return memo[key]
+
+
+def _access_key(ins: Instr, at: int, ev: Any, n: int, memo: dict, ref: Any) -> tuple:
+    """An access's part of :func:`_round_key`: opcode, register operand's vector width, guard, its
+    threads' offsets and their thread 0's difference from ``ref``."""
+    a = _addresses(ins, at, ev, n, memo)
+    delta = _delta(a[0], ref, memo) if a is not None and ref is not None else None
+    guard, kind = thread_guard(ev, ins, memo, n)
+    data = ins.args[1 - at] if len(ins.args) > 1 - at else None
+    width = len(data.items) if isinstance(data, Vec) else 1
+    return (ins.opcode, ins.parts, width, kind, bytes(guard), None if a is None else a[1].tobytes(), delta)
+
+
+def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int], fence: Any) -> Finding | str:
+    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo)."""
+    load, slot, loads = at
+    ev, n, memo = run
     ref = _addresses(load, 1, ev, n, memo)
     mem = _store_map(stores, ref[0], r, ev, n, memo) if ref is not None else "the load's address does not read"
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
@@ -588,7 +708,6 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     unread = _unread(loads, mem, ref[0], ev, n, memo)
     if unread:
         return unread
-    fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
     if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
         return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
             f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
@@ -653,14 +772,17 @@ def _lane_table(raw: bytes, shape: tuple, dtype: str) -> tuple[np.ndarray, np.nd
     return nzm, cnt
 
 
-def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[set, dict, tuple | None, set]:
+def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool,
+              got: Loaded | None = None) -> tuple[set, dict, tuple | None, set]:
     """Every thread's combination judged (module law), on arrays: (elements some complete thread combines
     right, element -> (first thread combining it wrong, why), (first thread with a lane whose load is
-    unknown, that lane) or None, the sorted warps of each right combination)."""
+    unknown, that lane) or None, the sorted warps of each right combination); ``got``: the :class:`Loaded`
+    whose ``tags`` these are (its partials already numbered by first appearance)."""
     n = len(tags)
-    pids: dict = {}
-    ids = np.array([-1 if x is None else pids.setdefault(id(x), len(pids)) for x in tags], dtype=np.int64)
-    objs = {i: x for x in tags if x is not None for i in (pids[id(x)],)}
+    if got is not None:
+        ids, objs, pids = got.index, dict(enumerate(got.objs)), got.objs
+    else:
+        ids, objs, pids = _numbered(tags)
     elems: dict = {}
     eid = np.array([elems.setdefault(objs[i].element, len(elems)) for i in range(len(pids))] + [-1], dtype=np.int64)
     parts = sorted({p for e in need.values() for p in e} | {objs[i].part for i in objs}) or [0]
@@ -683,8 +805,7 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     state, first = st.reshape(n), e[..., 0].reshape(n)
     groups: set = set()
     if np.any(st == 0):
-        ws = np.where(valid, wid[combo], -2)[st == 0]
-        for row in {tuple(x) for x in np.sort(ws, axis=1).tolist()}:   # np.unique(axis=0) imports numpy.ma
+        for row in _distinct_rows(np.sort(np.where(valid, wid[combo], -2)[st == 0], axis=1)).tolist():
             groups.add(tuple(sorted(set(row) - {-2})))
     back = {k: v for v, k in elems.items()}
     right = {back[k] for k in set(first[state == 0].tolist())}
@@ -702,6 +823,26 @@ def _classify(tags: list, counts: np.ndarray, need: dict, idem: bool) -> tuple[s
     return right, wrong, blank, groups
 
 
+def _numbered(tags: list) -> tuple[np.ndarray, dict, dict]:
+    """Each thread's partial as the index of its first appearance (-1: None), the partials by index, and
+    the index by partial (by identity)."""
+    pids: dict = {}
+    ids = np.array([-1 if x is None else pids.setdefault(id(x), len(pids)) for x in tags], dtype=np.int64)
+    return ids, {i: x for x in tags if x is not None for i in (pids[id(x)],)}, pids
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """The distinct rows of a 2-D array, in lexicographic order (``np.unique(axis=0)`` imports numpy.ma).
+
+    >>> _distinct_rows(np.array([[2, 1], [0, 3], [2, 1]])).tolist()
+    [[0, 3], [2, 1]]
+    """
+    if len(rows) < 2:
+        return rows
+    rows = rows[np.lexsort(rows.T[::-1])]
+    return rows[np.r_[True, np.any(rows[1:] != rows[:-1], axis=1)]]
+
+
 def _need_parts(need: dict, memo: dict) -> tuple:
     """The sorted reduced-axis coordinates of ``need`` (kept in ``memo`` per ``need``)."""
     key = ("interwarp-parts", id(need))
@@ -710,22 +851,32 @@ def _need_parts(need: dict, memo: dict) -> tuple:
     return memo[key][1]
 
 
+#: :func:`_classified`'s answers by canonical shape, kept for the process (every file whose rounds have one
+#: shape, e.g. the norms of one warp count, asks the same); cleared when full
+_DECIDED: dict = {}
+_DECIDED_MAX = 4096
+
+
 def _classified(got: Loaded, need: dict, masks: list[int], idem: bool, memo: dict) -> tuple[set, dict, tuple | None, set]:
     """:func:`_classify` of ``tags`` after butterflies ``masks``, decided once per shape (kept in ``memo``):
     the threads' partials up to their names, each partial's element (by first appearance), reduced-axis
-    coordinate and warp, each element's non-reduced coordinates and the warps that stored it; the
-    elements of the result named back."""
+    coordinate and warp, each element's non-reduced coordinates and the warps that stored it (kept in
+    :data:`_DECIDED` for the process; the answer holds no name of the file); the elements of the result
+    named back."""
     elems: dict = {}
     for p in got.objs:
         elems.setdefault(p.element, len(elems))
     rows = tuple((e[2], None if e not in need else tuple(sorted((k, tuple(sorted(v))) for k, v in need[e].items())))
                  for e in elems)
-    key = ("interwarp-classify", got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
+    key = (got.ids, tuple((elems[p.element], p.part, p.warp) for p in got.objs), rows,
            _need_parts(need, memo), tuple(masks), idem)
-    hit = memo.get(key)
+    hit = _DECIDED.get(key)
     if hit is None:
-        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem)
-        hit = memo[key] = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+        right, wrong, blank, groups = _classify(got.tags, lane_counts(masks), need, idem, got)
+        hit = ({elems[e] for e in right}, [(elems[e], v) for e, v in wrong.items()], blank, groups)
+        if len(_DECIDED) >= _DECIDED_MAX:
+            _DECIDED.clear()
+        _DECIDED[key] = hit
     back = list(elems)
     return {back[i] for i in hit[0]}, {back[i]: v for i, v in hit[1]}, hit[2], hit[3]
 

@@ -185,8 +185,17 @@ def _operand_type(tmod: Module, at: int) -> Any:
 def _bases(tmod: Module, value: str, t: Any = None) -> tuple[tuple, tuple]:
     """(lane bases, register bases) of ``value``'s layout (of type ``t`` when given), 5 lane bases
     (missing ones 0)."""
+    return _lane_register_bases(_linear(tmod, value, t))
+
+
+def _linear(tmod: Module, value: str, t: Any = None) -> Any:
+    """The linear layout of ``value`` (of type ``t`` when given)."""
     t = _tensor_type(tmod, value) if t is None else t
-    ll = attr_to_linear(t.encoding, layout_shape(t))
+    return attr_to_linear(t.encoding, layout_shape(t))
+
+
+def _lane_register_bases(ll: Any) -> tuple[tuple, tuple]:
+    """:func:`_bases` of the linear layout ``ll``."""
     rank = len(ll.out_dims)
     lanes = [tuple(b) for b in ll.bases.get("lane", [])]
     lanes += [(0,) * rank] * (5 - len(lanes))
@@ -208,15 +217,6 @@ def _sources(tmod: Module, value: str, depth: int = 0) -> frozenset:
     if op.name not in _VIEWS:
         return own
     return own.union(*(_sources(tmod, v, depth + 1) for v in op.operands))
-
-
-def _warp_bases(tmod: Module, value: str, t: Any) -> tuple[tuple[int, ...], ...]:
-    """The warp bases of ``value``'s layout (of type ``t``), () when they do not read."""
-    try:
-        t = _tensor_type(tmod, value) if t is None else t
-        return tuple(tuple(b) for b in attr_to_linear(t.encoding, layout_shape(t)).bases.get("warp", []))
-    except (LayoutError, KeyError, AttributeError, TypeError, ValueError):
-        return ()
 
 
 def _projected(prev: Reduce) -> tuple[tuple, tuple]:
@@ -250,15 +250,15 @@ def reduces(tmod: Module) -> list[Reduce | tuple[Op, str]]:
         prev = next((r for r in out if isinstance(r, Reduce) and r.op is src
                      and r.op.result_types[:1] == op.operand_types[:1]), None)
         try:
-            lanes, regs = _projected(prev) if prev is not None else _bases(tmod, op.operands[0],
-                                                                           _operand_type(tmod, at))
+            ll = _linear(tmod, op.operands[0], _operand_type(tmod, at)) if prev is None else None
+            lanes, regs = _projected(prev) if prev is not None else _lane_register_bases(ll)
             axis = int(op.attributes["axis"])
         except (LayoutError, KeyError, AttributeError, TypeError, ValueError) as e:
             out.append((op, f"the reduce operand's layout does not read ({e})"))
             continue
         types = tuple(t.strip() for t in ret.operand_types) if ret is not None else ()
         warps = tuple(tuple(x for d, x in enumerate(b) if d != prev.axis) for b in prev.warps) if prev is not None \
-            else _warp_bases(tmod, op.operands[0], _operand_type(tmod, at))
+            else tuple(tuple(b) for b in ll.bases.get("warp", []))         # the operand's layout, read above
         out.append(Reduce(op, axis, lanes, regs, tuple((o.name, o.operand_types) for o in body), types,
                           _sources(tmod, op.operands[0]), warps))
     return out
@@ -347,6 +347,8 @@ class Readers(dict):
     def __init__(self) -> None:
         super().__init__()
         self.memo: dict = {}
+        self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
+        self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
@@ -354,14 +356,30 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     function."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
+    put_def, put_use = defs.setdefault, uses.setdefault
+    shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
-        args = ins.args
-        for k, a in enumerate(args):
-            for x in (a.items if type(a) is Vec else (a,)):
-                if type(x) is Reg:
-                    (defs if k == 0 and ins.head not in _NO_WRITE else uses).setdefault(x.name, []).append(ins)
+        head = ins.parts[0] if ins.parts else ins.opcode
+        first = put_use if head in _NO_WRITE else put_def
+        seen = False
+        for k, a in enumerate(ins.args):
+            put = first if k == 0 else put_use
+            ta = type(a)
+            if ta is Reg:
+                put(a.name, []).append(ins)
+                seen = True
+            elif ta is Vec:
+                for x in a.items:
+                    if type(x) is Reg:
+                        put(x.name, []).append(ins)
+                        seen = True
         if ins.pred:
-            uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
+            put_use(ins.pred.lstrip("@!"), []).append(ins)
+            seen = True
+        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
+            shared.append(ins)
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+            shuffles.append(ins)
     return defs, uses
 
 
@@ -456,7 +474,8 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
     defined in its predecessor's combine instructions; joined shuffles share a step); ``index``: their
     :func:`_index` where the caller has it."""
     defs, uses = index if index is not None else _index(instrs)
-    shfl = [i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
+    shfl = uses.shuffles if isinstance(uses, Readers) else [
+        i for i in instrs if _is_bfly(i) or i.parts[:2] == ("redux", "sync")]
     parent = {id(i): id(i) for i in shfl}
 
     def find(x: int) -> int:

@@ -3,7 +3,9 @@
 For every ``st.shared`` / ``ld.shared`` / ``cp.async`` (shared destination) / ``ldmatrix`` /
 ``stmatrix`` instruction, the address register is evaluated symbolically (``verilayout.audit.ptx``'s
 evaluator; ``%tid.x`` is a symbol) and instantiated for every thread of the CTA (``.reqntid``; the
-32 lanes of warp 0 when the PTX does not state it), warp by warp. The addresses are exact relative
+32 lanes of warp 0 when the PTX does not state it), warp by warp. The address's form
+(:mod:`verilayout.prove.ptx_forms`: a function of ``%tid.x`` plus symbols, computed over the threads
+with no z3 term) answers first; the z3 term of the evaluator only where the form is not known. The addresses are exact relative
 to thread 0 when ``addr(tid) - addr(0)`` is one constant for every value of the other symbols
 (stage offsets, the shared-memory base); the bank figure then assumes the base is 128-byte aligned
 (said in the report). A guard (``@%p``) that is a function of ``%tid.x`` is evaluated per thread:
@@ -24,7 +26,7 @@ TTGIR-level figure of the op with the same source line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -36,7 +38,8 @@ from verilayout.audit.ptx_context import PtxContext
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
-from verilayout.prove.ptx_values import TID
+from verilayout.prove.ptx_forms import Form, PtxForms
+from verilayout.prove.ptx_values import TID, PtxValues
 from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, thread_part
 from verilayout.prove.z3_numpy import compile_term
 
@@ -147,6 +150,11 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
     ``%tid.x`` after z3's simplifier, or uses an operator the evaluators do not model).
     ``memo``: compiled subterms shared by the addresses of one file (it keeps the terms alive, so
     z3's term ids stay unique)."""
+    fs = forms_of(ev)
+    if fs is not None:
+        offs = _form_offsets(fs, base, at, memo, n)
+        if offs is not None:
+            return offs
     expr = ev.operand(base, 32, at=at)
     if expr is None:
         return None
@@ -157,6 +165,28 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
     offs = _expr_offsets(expr, memo, n)
     memo[("expr", expr.get_id(), n)] = (expr, offs)        # the term is kept: its id stays unique
     return offs
+
+
+def forms_of(ev: Any) -> PtxForms | None:
+    """The register forms of ``ev`` (:mod:`verilayout.prove.ptx_forms`) when it is a plain
+    :class:`~verilayout.prove.ptx_values.PtxValues` (a wrapper that rewrites its terms, such as
+    the warp-specialized partitions' ``%tid.x``, is read through its z3 terms), else None."""
+    return ev.forms() if type(ev) is PtxValues else None
+
+
+def _form_offsets(fs: PtxForms, base: Operand, at: Instr | None, memo: dict | None, n: int) -> list[int] | None:
+    """:func:`lane_byte_offsets` from the address's form, or None where the form is not known
+    (then the z3 term decides); answers kept in ``memo`` by the form (one object per form)."""
+    f = fs.operand(base, 32, at=at)
+    if not isinstance(f, Form):
+        return None
+    if memo is None:
+        return fs.offsets(f, n)
+    key = ("form-offsets", id(f), n)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (f, fs.offsets(f, n))       # the form kept: its id stays unique
+    return hit[1]
 
 
 def _expr_offsets(expr: z3.BitVecRef, memo: dict, n: int = 32) -> list[int] | None:
@@ -307,15 +337,18 @@ def thread_offsets(ev: Any, ins: Instr, reg: Operand, n: int, memo: dict) -> tup
     key = ("threads", expr.get_id(), n)
     hit = memo.get(key)
     if hit is None:                          # the term kept with the answer: its id stays unique
-        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo))
+        fs = forms_of(ev)
+        offs = _form_offsets(fs, reg, ins, memo, n) if fs is not None else None
+        hit = memo[key] = (expr, _thread_offsets_of(expr, n, memo, offs))
     return hit[1]
 
 
-def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict) -> tuple[z3.BitVecRef, list[int]] | None:
+def _thread_offsets_of(expr: z3.BitVecRef, n: int, memo: dict,
+                       offs: list[int] | None = None) -> tuple[z3.BitVecRef, list[int]] | None:
     """:func:`thread_offsets`, computed: thread 0's address simplified, and the offsets of
     :func:`_expr_offsets` (one simplified difference per address term and file, shared with
-    :func:`lane_byte_offsets`)."""
-    offs = _expr_offsets(expr, memo, n)
+    :func:`lane_byte_offsets`), or ``offs`` where the caller has them from the address's form."""
+    offs = _expr_offsets(expr, memo, n) if offs is None else offs
     if offs is None:
         return None
     core, c = address_parts(expr, memo)
@@ -327,6 +360,10 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     function of ``%tid.x`` alone; every thread when there is no predicate or it holds other values."""
     if ins.pred is None:
         return [True] * n, "none"
+    fs = forms_of(ev)
+    got = fs.guard(ins.guard, n) if fs is not None else None
+    if got is not None:
+        return got
     p = ev.pred(ins.guard)
     key = ("guard", p.get_id(), n)
     hit = memo.get(key)
@@ -354,10 +391,11 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):
-        if all(active[32 * w:32 * w + used]):     # every lane executes it (no guard): no None to skip
+        full = all(active[32 * w:32 * w + used])    # every lane executes it (no guard): no None to skip
+        if full:
             lanes = offs[32 * w:32 * w + used]
             low = min(lanes, default=0) // 128 * 128
-            moved = tuple([x - low for x in lanes])
+            moved = tuple([x - low for x in lanes]) if low else tuple(lanes)
         else:
             lanes = [offs[t] if active[t] else None for t in range(32 * w, 32 * w + used)]
             low = min((x for x in lanes if x is not None), default=0) // 128 * 128   # banks repeat every 128 B
@@ -365,11 +403,21 @@ def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -
         cost = _warp_cost(moved, width, lanes_per_phase, bool(mats), _MODEL, kind == "store")
         per_warp.append(cost)
         if cost > worst:
-            live = sum(x is not None for x in lanes)
-            phases = sum(any(x is not None for x in lanes[i:i + 8]) for i in range(0, used, 8))
+            live, phases = (len(lanes), len(range(0, len(lanes), 8))) if full else _live(lanes, used)
             worst = cost
             ideal = phases if mats else max(1, -(-live * width // _MODEL.row_bytes))
     return worst, ideal, tuple(per_warp)
+
+
+def _live(lanes: list, used: int) -> tuple[int, int]:
+    """``(lanes that execute, phases of 8 lanes with one that executes)`` of one warp's lanes
+    (None: the lane's guard is false).
+
+    >>> _live([0, None, 4, None] + [None] * 8, 12)
+    (2, 1)
+    """
+    live = sum(x is not None for x in lanes)
+    return live, sum(any(x is not None for x in lanes[i:i + 8]) for i in range(0, used, 8))
 
 
 def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> list[SharedAccess]:
@@ -416,7 +464,8 @@ def shared_accesses(mod: PtxModule, evals: dict, memo: dict | None = None) -> li
                 lanes = tuple(offs[32 * first + i] - offs[32 * first] for i in range(8))
                 prev = SharedAccess(ins, acc[0], acc[2], True, cost, ideal, per_warp, lanes, guard)
             done[key] = prev
-        out.append(replace(prev, ins=ins))
+        out.append(prev if prev.ins is ins else SharedAccess(ins, prev.kind, prev.width, prev.exact, prev.wavefronts,
+                                                             prev.ideal, prev.per_warp, prev.lane_offsets, prev.guard))
     return out
 
 

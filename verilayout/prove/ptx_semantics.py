@@ -24,12 +24,15 @@ to be a constant (else None: not modelled); an opcode or modifier not in the tab
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
 import z3
 
-__all__ = ["PRED", "Form", "Z3", "NUMPY", "Z3Words", "NumpyWords", "TABLE", "form", "compute", "int_type"]
+from verilayout.prove import z3_api as api
+
+__all__ = ["PRED", "Form", "Z3", "NUMPY", "Z3Words", "NumpyWords", "TABLE", "form", "compute", "int_type", "numeral"]
 
 #: A source (or result) that is a predicate: a z3 Boolean, or a numpy ``bool`` array.
 PRED = 0
@@ -83,6 +86,70 @@ class _Bitwise:
         return a ^ b
 
 
+#: z3 numerals by (value, width): z3 hash-conses its terms, so one binding object per numeral
+#: serves every caller (building one costs a sort and a numeral through the binding)
+_NUMERALS: dict[tuple[int, int], z3.BitVecRef] = {}
+
+
+def numeral(v: int, w: int) -> z3.BitVecRef:
+    """``z3.BitVecVal(v % 2^w, w)`` (the same term), one binding object per value and width.
+
+    >>> numeral(-1, 8).as_long(), numeral(3, 32) is numeral(3, 32)
+    (255, True)
+    """
+    key = (v, w)
+    hit = _NUMERALS.get(key)
+    if hit is None:
+        if len(_NUMERALS) >= 1 << 16:
+            _NUMERALS.clear()
+        hit = _NUMERALS[key] = z3.BitVecVal(v % (1 << w), w)
+    return hit
+
+
+def _raw(wrapper: Callable) -> Callable | None:
+    """The ctypes function behind a z3 binding function (its ``Elementaries`` default argument),
+    or None where the binding is built otherwise."""
+    try:
+        return wrapper.__defaults__[0].f
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+#: z3's constructors of the binary bit-vector operations, without the binding's error check
+_MAKE = {k: _raw(getattr(z3, "Z3_mk_" + k)) for k in ("bvadd", "bvsub", "bvmul", "bvand", "bvor", "bvxor",
+                                                        "bvshl", "bvlshr", "bvashr")}
+_INC_REF = _raw(z3.Z3_inc_ref)
+
+
+def _made(op: str, a: Any, b: Any) -> z3.BitVecRef | None:
+    """The term ``(op a b)`` the binding's operator builds (the same z3 call, so the same term),
+    built without its coercion and error check when ``a`` and ``b`` are bit-vectors of one width in
+    one context; None otherwise (the caller uses the binding's operator, which coerces or raises).
+
+    >>> x = z3.BitVec("x", 8)
+    >>> z3.eq(_made("bvadd", x, z3.BitVecVal(3, 8)), x + 3), _made("bvadd", x, z3.BitVec("y", 16))
+    (True, None)
+    """
+    mk = _MAKE.get(op)
+    if mk is None or _INC_REF is None or not isinstance(a, z3.BitVecRef) or not isinstance(b, z3.BitVecRef) \
+            or a.ctx is not b.ctx:
+        return None
+    ctx = a.ctx
+    ref = ctx.ref()
+    c = ref.value
+    sa, sb = api.sort_of(c, a.ast.value), api.sort_of(c, b.ast.value)
+    if api.sort_kind(c, sa) != z3.Z3_BV_SORT or api.sort_kind(c, sb) != z3.Z3_BV_SORT or \
+            api.bv_sort_size(c, sa) != api.bv_sort_size(c, sb):
+        return None
+    r = mk(ref, a.ast, b.ast)
+    if not r:
+        return None
+    out = z3.BitVecRef.__new__(z3.BitVecRef)        # what BitVecRef(r, ctx) does, unchecked
+    out.ast, out.ctx = r, ctx
+    _INC_REF(ref, r)
+    return out
+
+
 class Z3Words(_Bitwise):
     """The z3 domain: a value of width ``w`` is a z3 bit-vector term of ``w`` bits, a predicate a
     z3 Boolean. Each operation builds the term z3 defines (``bvadd``, ``bvlshr``, ...); widths are
@@ -93,20 +160,35 @@ class Z3Words(_Bitwise):
     """
 
     def const(self, v: int, w: int) -> z3.BitVecRef:
-        return z3.BitVecVal(v % (1 << w), w)
+        return numeral(v, w)
 
     def constant(self, a: Any) -> int | None:
         """``a``'s value when it is a literal (no simplification), else None."""
         return a.as_long() if z3.is_bv_value(a) else None
 
     def add(self, a, b, w):
-        return a + b
+        got = _made("bvadd", a, b)
+        return a + b if got is None else got
 
     def sub(self, a, b, w):
-        return a - b
+        got = _made("bvsub", a, b)
+        return a - b if got is None else got
 
     def mul(self, a, b, w):
-        return a * b
+        got = _made("bvmul", a, b)
+        return a * b if got is None else got
+
+    def and_(self, a, b, w):
+        got = _made("bvand", a, b)
+        return a & b if got is None else got
+
+    def or_(self, a, b, w):
+        got = _made("bvor", a, b)
+        return a | b if got is None else got
+
+    def xor(self, a, b, w):
+        got = _made("bvxor", a, b)
+        return a ^ b if got is None else got
 
     def neg(self, a, w):
         return -a
@@ -115,13 +197,16 @@ class Z3Words(_Bitwise):
         return ~a
 
     def shl(self, a, n, w):
-        return a << n
+        got = _made("bvshl", a, n)
+        return a << n if got is None else got
 
     def lshr(self, a, n, w):
-        return z3.LShR(a, n)
+        got = _made("bvlshr", a, n)
+        return z3.LShR(a, n) if got is None else got
 
     def ashr(self, a, n, w):
-        return a >> n
+        got = _made("bvashr", a, n)
+        return a >> n if got is None else got
 
     def ext(self, a, f: int, t: int, signed: bool):
         return a if t == f else (z3.SignExt(t - f, a) if signed else z3.ZeroExt(t - f, a))
@@ -434,6 +519,12 @@ _UNTYPED = ("mov", "selp")
 
 def _key(parts: tuple[str, ...]) -> tuple[str, tuple[int, bool], tuple[str, ...]] | None:
     """``(table key, (width, signed), the other modifiers)`` of a generic opcode, else None."""
+    return _key_of(tuple(parts))
+
+
+@lru_cache(maxsize=4096)   # key: an opcode's parts (a few dozen distinct per file)
+def _key_of(parts: tuple[str, ...]) -> tuple[str, tuple[int, bool], tuple[str, ...]] | None:
+    """:func:`_key`, computed."""
     if not parts:
         return None
     head = parts[0]
@@ -483,6 +574,12 @@ def form(parts: tuple[str, ...]) -> Form | None:
     >>> form(("shl", "b64")), form(("setp", "lt", "and", "s32")).sources, form(("add", "f32"))
     (Form(sources=(64, 32), result=64), (32, 32, 0), None)
     """
+    return _form_of(tuple(parts))
+
+
+@lru_cache(maxsize=4096)   # key: an opcode's parts (a few dozen distinct per file)
+def _form_of(parts: tuple[str, ...]) -> Form | None:
+    """:func:`form`, computed."""
     if parts and parts[0] == "cvt":
         ts = _cvt_types(parts)
         return None if ts is None else Form((ts[1][0],), ts[0][0])

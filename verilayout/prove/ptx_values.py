@@ -18,15 +18,16 @@ numpy). The PTX audit (``verilayout.audit.ptx``) and the independent check of em
 from __future__ import annotations
 
 import weakref
+from functools import lru_cache
 from typing import Any, Iterator
 
 import z3
 
 from verilayout.core.smt import solve
-from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove import z3_api as api
-from verilayout.prove.ptx_semantics import PRED, Z3, compute, form
+from verilayout.prove.ptx_forms import PtxForms, type_bits
+from verilayout.prove.ptx_semantics import PRED, Z3, compute, form, numeral
 
 __all__ = ["SMEM", "TID", "PtxValues", "Prover", "reg_width", "fit", "decide_claim", "constant", "symbol_names", "symbol_widths",
            "magic_divisor", "division_idiom"]
@@ -44,6 +45,7 @@ NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "m
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
 
 
+@lru_cache(maxsize=8192)   # key: a register name (a few hundred distinct per file)
 def reg_width(name: str) -> int:
     """The width in bits of a register by nvcc's and Triton's naming (``%rd`` 64, ``%rs`` 16,
     ``%p`` 1, others 32).
@@ -204,6 +206,14 @@ class PtxValues:
         self._cycled: set[str] = set()                  # ... that were read again while evaluated
         self.const_cache: dict = {}                     # constant()'s answers for this function's values
         self.prover = Prover()                          # incremental solvers for this function's claims
+        self._forms: PtxForms | None = None
+
+    def forms(self) -> PtxForms | None:
+        """This evaluator's :class:`verilayout.prove.ptx_forms.PtxForms` (the registers' forms over
+        the threads, read without z3 terms), built on first use; None with ``kernel_inputs``."""
+        if self._forms is None and not self.kernel_inputs:
+            self._forms = PtxForms(self)
+        return self._forms
 
     def _sym(self, name: str, why: str) -> z3.BitVecRef:
         self.opaque.add(f"{name} ({why})")
@@ -378,9 +388,12 @@ class PtxValues:
             finally:
                 self._at = saved
         if isinstance(op, Reg):
-            return fit(TID, w) if op.name == "%tid.x" else fit(self.reg(op.name), w)
+            if op.name == "%tid.x":
+                return fit(TID, w)
+            v = self.reg(op.name)                    # max(reg_width, 8) bits wide: reg() fits it
+            return v if w == max(reg_width(op.name), 8) else fit(v, w)
         if isinstance(op, Imm):
-            return z3.BitVecVal(op.value % (1 << w), w)
+            return numeral(op.value, w)
         if isinstance(op, Sym):
             return fit(SMEM, w) if op.name in self.smem_names else None
         if isinstance(op, Vec) and len(op.items) == 2 and all(isinstance(x, Reg) for x in op.items):
@@ -768,7 +781,7 @@ class PtxValues:
         :mod:`verilayout.prove.ptx_semantics` says the opcode computes; None when not modelled."""
         parts = i.parts
         head = parts[0]
-        tw = next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
+        tw = type_bits(parts, w)
         if (i.line, dest) in self.lane:                # one element of a vector destination
             if head != "mov" or len(i.args) != 2 or not isinstance(i.args[0], Vec):
                 return None
@@ -827,22 +840,30 @@ def magic_divisor(m: int, s: int, w: int = 32) -> int | None:
     return d if d > 1 and e > 0 and (e << (w - 1)) <= 1 << k else None
 
 
+def _top_kind(e: z3.ExprRef) -> int | None:
+    """The z3 operation ``e`` applies (None for a term that is no application), read through
+    :mod:`verilayout.prove.z3_api` (no binding object, no error check per call)."""
+    ctx, a = api.ctx_of(e), api.addr_of(e)
+    if api.ast_kind(ctx, a) != z3.Z3_APP_AST:
+        return None
+    return api.decl_kind(ctx, api.app_decl(ctx, a))
+
+
 def _kind(e: z3.ExprRef, op: int, n: int) -> bool:
     """``e`` is an application of z3 operation ``op`` to ``n`` arguments (read through z3's C API:
     no Python object per declaration; a numeral is an application of no such operation)."""
-    ctx, a = e.ctx_ref(), e.as_ast()
-    return (z3.Z3_get_ast_kind(ctx, a) == z3.Z3_APP_AST
-            and z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, a)) == op
-            and z3.Z3_get_app_num_args(ctx, a) == n)
+    ctx, a = api.ctx_of(e), api.addr_of(e)
+    return (api.ast_kind(ctx, a) == z3.Z3_APP_AST
+            and api.decl_kind(ctx, api.app_decl(ctx, a)) == op
+            and api.app_num_args(ctx, a) == n)
 
 
 def _has_arg_of(e: z3.ExprRef, op: int) -> bool:
     """Some argument of the application ``e`` is an application of z3 operation ``op`` (C API)."""
-    ctx, a = e.ctx_ref(), e.as_ast()
-    for i in range(z3.Z3_get_app_num_args(ctx, a)):
-        b = z3.Z3_get_app_arg(ctx, a, i)
-        if z3.Z3_get_ast_kind(ctx, b) == z3.Z3_APP_AST and \
-                z3.Z3_get_decl_kind(ctx, z3.Z3_get_app_decl(ctx, b)) == op:
+    ctx, a = api.ctx_of(e), api.addr_of(e)
+    for i in range(api.app_num_args(ctx, a)):
+        b = api.app_arg(ctx, a, i)
+        if api.ast_kind(ctx, b) == z3.Z3_APP_AST and api.decl_kind(ctx, api.app_decl(ctx, b)) == op:
             return True
     return False
 
@@ -905,10 +926,12 @@ def division_idiom(e: z3.BitVecRef) -> z3.BitVecRef:
     >>> q.sexpr(), r.sexpr()
     ('(bvsdiv n #x00000005)', '(bvsrem n #x00000005)')
     """
-    q = _magic_quotient(e)
-    if q is not None:
-        return q
-    if _kind(e, z3.Z3_OP_BSUB, 2) and _kind(e.arg(1), z3.Z3_OP_BMUL, 2):
+    top = _top_kind(e)
+    if top == z3.Z3_OP_BADD:
+        q = _magic_quotient(e)
+        if q is not None:
+            return q
+    if top == z3.Z3_OP_BSUB and _kind(e, z3.Z3_OP_BSUB, 2) and _kind(e.arg(1), z3.Z3_OP_BMUL, 2):
         n, t = e.arg(0), e.arg(1)
         for q, c in ((t.arg(0), t.arg(1)), (t.arg(1), t.arg(0))):
             if _kind(q, z3.Z3_OP_BSDIV, 2) and z3.is_bv_value(c) and z3.eq(q.arg(1), c) and z3.eq(q.arg(0), n) \
