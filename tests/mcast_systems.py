@@ -21,9 +21,8 @@ def _tup(x):
 
 def _action(row: list):
     cls = _KINDS[row[0]]
-    fields = dict(zip(cls._fields, [row[0]] + [_tup(x) for x in row[1:]]))
-    fields["mark"] = None
-    return cls(**fields)
+    fields = dict(zip([f for f in cls._fields if f != "mark"], [row[0]] + [_tup(x) for x in row[1:]]))
+    return cls(**fields, mark=None)
 
 
 def encode(system: McastSystem) -> dict:
