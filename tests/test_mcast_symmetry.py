@@ -137,3 +137,24 @@ def test_the_fixture_codec_keeps_every_field():
         assert mcast_systems.decode(mcast_systems.encode(s)) == s
     peer = KERNELS["pair 2x2"].prog[2]                # CTA 1's producer: bytes signal CTA 0 or 2
     assert all(a.sig and set(a.sig) <= {0, 2} for a in peer if a.kind == "mcast-load")
+
+
+def _release_own_pair(system):
+    """Every stage commit arriving on its own pair's empty barriers only (the planted bug "pair 2x2
+    release one pair" of benchmarks/mcast_ring_speed.py, made here on the ring)."""
+    prog = tuple(tuple(a._replace(bars=tuple(b for b in a.bars if b[0] // 2 == system.roles[p][0] // 2))
+                       if a.kind == "mma-commit" else a for a in acts) for p, acts in enumerate(system.prog))
+    return replace(system, prog=prog, landing="eager")
+
+
+@pytest.mark.slow
+def test_the_eight_stage_f16_4x1_pair_ring_is_proved_up_to_its_symmetry():
+    """256x128x64 f16, 8 stages, 4x1 pairs: the plain reduced search passes 200000 states
+    (benchmarks/mcast_symmetry.py); up to the pair swap it ends and proves the ring. Releasing to the
+    own pair only: B is multicast to both pairs' CTAs (0, 2 / 1, 3), so the other pair's producer
+    waits for a release that never comes: a deadlock, found by name."""
+    system = replace(KERNELS["big pair 4x1 f16 s8"], landing="eager")
+    r = explore_stubborn(system, max_states=200000, symmetric=True)
+    assert r.outcome == "proved", r
+    bad = explore_stubborn(_release_own_pair(system), max_states=200000, symmetric=True)
+    assert bad.outcome == "deadlock", bad
