@@ -583,3 +583,14 @@ def flight_items(system: McastSystem) -> list:
     []
     """
     return _flight_items(system)
+
+
+def ring_step(state: tuple, tables: _Fast):
+    """Law: ``(successors, (finding, mark) or None, blocked)`` of the flat state ``(v, in flight)``:
+    the tabled search's step (each in-flight item landing, then each process's atomic step).
+
+    >>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
+    >>> ring_step(((0, 0), frozenset()), ring_tables(s))
+    ([], None, [])
+    """
+    return _fast_step(state, tables)

@@ -51,12 +51,15 @@ is ``n - 1`` steps away. Hence ``proved`` (no error, no deadlock reached) is sou
 """
 from __future__ import annotations
 
+import gc
 import itertools
+from collections import deque
 from typing import NamedTuple
 
-from verilayout.simulate.mcast_ring import McastSystem, flight_items
+from verilayout.simulate.mcast_ring import McastSystem, flight_items, ring_step, ring_tables
+from verilayout.simulate.ring import Exploration
 
-__all__ = ["StatePerm", "ring_symmetries", "canonical", "MAX_SYMMETRY_CTAS"]
+__all__ = ["StatePerm", "ring_symmetries", "canonical", "explore_symmetric", "MAX_SYMMETRY_CTAS"]
 
 #: Clusters up to this many CTAs are searched for symmetries (every permutation tried); larger: none.
 MAX_SYMMETRY_CTAS = 6
@@ -192,3 +195,45 @@ def canonical(state: tuple, perms: tuple) -> tuple:
                 continue
         best, low, items = (v2, frozenset(f2)), v2, f2
     return best
+
+
+def explore_symmetric(system: McastSystem, *, max_states: int) -> Exploration:
+    """Breadth first over every interleaving and landing order of ``system`` (the tabled steps of
+    :func:`verilayout.simulate.mcast_ring.explore_mcast`), each state reached replaced by
+    :func:`canonical` under :func:`ring_symmetries` (Lemma 2, every transition followed).
+
+    Law: ``counterexample`` with ``(McastFinding, mark)`` of a reachable error, ``deadlock`` with
+    the blocked processes of a reachable deadlock, ``unknown`` beyond ``max_states`` states, else
+    ``proved``. Init counts below 2**20 (the tabled mbarrier word; PTX ISA 9.7.13.15: an mbarrier's
+    expected count is at most 2**20 - 1).
+
+    >>> explore_symmetric(McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ()), max_states=10).outcome
+    'proved'
+    """
+    perms, f = ring_symmetries(system), ring_tables(system)
+    start = (tuple(0 for _ in system.prog) + tuple(c << 1 for _, c in system.init), frozenset())
+    lens, n = f.lens, len(system.prog)
+    seen, queue = {start}, deque([start])
+    was = gc.isenabled()
+    gc.disable()                              # the states hold no cycles (as explore_mcast)
+    try:
+        while queue:
+            if len(seen) > max_states:
+                return Exploration("unknown", None, (), len(seen))
+            st = queue.popleft()
+            succ, err, blocked = ring_step(st, f)
+            if err:
+                return Exploration("counterexample", err, (), len(seen))
+            if not succ:
+                if st[1] or any(st[0][p] < lens[p] for p in range(n)):
+                    return Exploration("deadlock", None, tuple(blocked), len(seen))
+                continue
+            for x in succ:
+                x = canonical(x, perms) if len(perms) > 1 else x
+                if x not in seen:
+                    seen.add(x)
+                    queue.append(x)
+    finally:
+        if was:
+            gc.enable()
+    return Exploration("proved", None, (), len(seen))
