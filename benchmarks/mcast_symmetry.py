@@ -1,7 +1,8 @@
 """The cluster K ring's searches side by side, measured in the same run: the full breadth-first
-search (``simulate.mcast_ring.explore_mcast``), the stubborn-set reduced search
+search (``simulate.mcast_ring.explore_mcast``), the same up to the ring's symmetries
+(``simulate.mcast_symmetry.explore_symmetric``), the stubborn-set reduced search
 (``simulate.mcast_stubborn.explore_stubborn``) and the same with symmetry reduction
-(``explore_stubborn(..., symmetric=True)``, ``simulate.mcast_symmetry``), on the rings of emitted
+(``explore_stubborn(..., symmetric=True)``), on the rings of emitted
 kernels: the shipped cluster kernels and planted protocol bugs of ``benchmarks/mcast_ring_speed.py``
 and the large rings of ``BIG`` (6-stage one-CTA 2x2, 8-stage f16 4x1 pair, 6-stage 2x2 pair, 4- and
 6-stage 2x1 / 1x2). Where two searches finish they are asserted to agree (outcome and finding kind).
@@ -73,15 +74,20 @@ def _models(name: str, system) -> tuple:
 def _run(name: str, system, cap: int) -> None:
     from verilayout.simulate.mcast_ring import explore_mcast
     from verilayout.simulate.mcast_stubborn import explore_stubborn
+    from verilayout.simulate.mcast_symmetry import explore_symmetric
     full, tf = (None, 0.0) if name.startswith("big") else timed(explore_mcast, system, max_states=cap)
+    whole, tw = timed(explore_symmetric, system, max_states=cap)
     red, tr = timed(explore_stubborn, system, max_states=cap)
     sym, ts = timed(explore_stubborn, system, max_states=cap, symmetric=True)
-    done = [r for r in (full, red, sym) if r is not None and r.outcome != "unknown"]
-    assert len({_kind(r) for r in done}) <= 1, (name, system.landing, full, red, sym)
+    done = [r for r in (full, whole, red, sym) if r is not None and r.outcome != "unknown"]
+    assert len({_kind(r) for r in done}) <= 1, (name, system.landing, full, whole, red, sym)
     cols = [] if full is None else [f"full {'/'.join(map(str, _kind(full)))} {full.states} {tf:.2f}s"]
-    cols += [f"reduced {'/'.join(map(str, _kind(red)))} {red.states} {tr:.2f}s",
-             f"symmetric {'/'.join(map(str, _kind(sym)))} {sym.states} {ts:.2f}s",
-             f"states x{sym.states / red.states:.3f} CPU x{ts / max(tr, 1e-9):.2f}"]
+    cols += [f"full-sym {'/'.join(map(str, _kind(whole)))} {whole.states} {tw:.2f}s",
+             f"reduced {'/'.join(map(str, _kind(red)))} {red.states} {tr:.2f}s",
+             f"reduced-sym {'/'.join(map(str, _kind(sym)))} {sym.states} {ts:.2f}s",
+             f"reduced-sym/reduced states x{sym.states / red.states:.3f} CPU x{ts / max(tr, 1e-9):.2f}"]
+    if full is not None:
+        cols.append(f"full-sym/full states x{whole.states / full.states:.3f} CPU x{tw / max(tf, 1e-9):.2f}")
     print(f"{name:34s} {system.landing:8s} " + "  ".join(cols), flush=True)
 
 
