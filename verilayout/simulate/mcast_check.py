@@ -573,8 +573,8 @@ def _reduced(system: McastSystem, full) -> tuple:
     except KeyError:
         return full, ""
     k = len(ring_symmetries(system))
-    how = " of a stubborn-set reduced search" + (f", up to {k} CTA permutations mapping the ring onto itself" if k > 1 else "")
-    return r, how if r.outcome == "proved" else " [stubborn-set reduced search]"
+    sym = f", up to {k} CTA permutations mapping the ring onto itself" if k > 1 else ""
+    return r, " of a stubborn-set reduced search" + sym if r.outcome == "proved" else " [stubborn-set reduced search]"
 
 
 def cover_check(spec: _Spec, runs: list, d_map) -> KernelCheck:

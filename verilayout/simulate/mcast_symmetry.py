@@ -160,7 +160,8 @@ def ring_symmetries(system: McastSystem) -> tuple:
     :class:`StatePerm` s, the identity first; only the identity past :data:`MAX_SYMMETRY_CTAS` CTAs.
 
     >>> from verilayout.simulate.mcast_ring import McastSystem
-    >>> ring_symmetries(McastSystem(2, ((), (), (), ()), ((0, "producer"), (0, "mma"), (1, "producer"), (1, "mma")), ()))[1].cta
+    >>> roles = ((0, "producer"), (0, "mma"), (1, "producer"), (1, "mma"))
+    >>> ring_symmetries(McastSystem(2, ((), (), (), ()), roles, ()))[1].cta
     (1, 0)
     """
     ids = tuple(range(system.ncta))
