@@ -1077,24 +1077,11 @@ def _is_barrier(ins: Instr) -> bool:
     return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
 
 
-def _epoch_walk(mod: PtxModule) -> Iterator[tuple[int, Instr]]:
-    """``(epoch, instruction)`` for each instruction of ``mod`` that is not a barrier, in program
-    order: the epoch number grows at each barrier and at each new function (from 1)."""
-    e, func = 0, None
-    for ins in mod.instrs:
-        barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
-        if ins.func != func or barrier:
-            e, func = e + 1, ins.func
-            if barrier:
-                continue
-        yield e, ins
-
-
 def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
     """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
-    epoch is the stretch of one function between two barriers (no access moves across one);
-    numbered as :func:`_epoch_walk` numbers them (one loop, no generator: every instruction of
-    the file passes here)."""
+    epoch is the stretch of one function between two barriers (no access moves across one),
+    numbered from 1 in program order, growing at each barrier and at each new function (one loop,
+    no generator: every instruction of the file passes here)."""
     return _walk(mod)[:2]
 
 
