@@ -49,7 +49,7 @@ table, captures) are left to that module's checks.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import z3
