@@ -159,3 +159,22 @@ def test_name_defaults(harvest, name, value):
 
 def test_strip_paths(harvest):
     assert harvest.strip_paths('loc("/tmp/x/pkg/k.py":3:7)') == 'loc("k.py":3:7)'
+
+
+def test_source_folder_spec(harvest, tmp_path):
+    # NAME==VERSION=DIR, the folder resolved; anything else is one line, not a traceback
+    assert harvest.source_folder(f"mamba-ssm==2.3.2={tmp_path}") == ("mamba-ssm==2.3.2", tmp_path.resolve())
+    for bad in ("mamba-ssm", f"mamba-ssm={tmp_path}", "mamba-ssm==2.3.2", f"mamba-ssm==2.3.2={tmp_path}/none"):
+        with pytest.raises(SystemExit, match="NAME==VERSION=DIR"):
+            harvest.source_folder(bad)
+
+
+def test_scan_package_reads_a_source_folder(harvest, tmp_path):
+    # a package read from a folder is never downloaded: its kernels are those written above
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "kernels.py").write_text(KERNELS)
+    entry, units = harvest.scan_package("pkg==0.1", tmp_path / "cache", tmp_path / "src")
+    assert entry == {"pypi": "pkg", "version": "0.1", "archive": "source folder src", "kernels": 3}
+    assert [(root, sorted(s["kernel"] for s in specs)) for root, specs in units] \
+        == [(tmp_path / "src", ["add", "dequant", "rms"])]
+    assert not (tmp_path / "cache").exists()

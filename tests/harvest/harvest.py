@@ -94,6 +94,20 @@ def fetch(requirement: str, cache: Path) -> tuple[Path, str]:
     return root, archive.name
 
 
+def source_folder(spec: str) -> tuple[str, Path]:
+    """``NAME==VERSION=DIR`` -> (``NAME==VERSION``, DIR): a package read from a source folder, not downloaded.
+
+    For packages whose sdist cannot be downloaded here (its metadata build imports torch): a
+    checkout of the public repository holding the package's import folders at its top.
+    """
+    name, _, rest = spec.partition("==")
+    version, sep, folder = rest.partition("=")
+    if not name or not version or not sep or not Path(folder).is_dir():
+        raise SystemExit(f"--source {spec!r}: expected NAME==VERSION=DIR with DIR a folder")
+    requirement = f"{name}=={version}"
+    return requirement, Path(folder).resolve()
+
+
 def _unpack(archive: Path, root: Path, cache: Path) -> None:
     """Unpack a wheel into ``root``, or an sdist's single top folder's content into ``root``."""
     if root.exists():
@@ -625,11 +639,12 @@ def write_tarball(folder: Path, tarball: Path) -> None:
     tarball.write_bytes(lzma.compress(buf.getvalue(), preset=9))
 
 
-def scan_package(requirement: str, cache: Path) -> tuple[dict, list[tuple[Path, list[dict]]]]:
-    """Fetch and scan one package; return (its manifest entry, (root, kernel specs) per source file)."""
+def scan_package(requirement: str, cache: Path,
+                 folder: Path | None = None) -> tuple[dict, list[tuple[Path, list[dict]]]]:
+    """Fetch (or read ``folder``) and scan one package; return (its manifest entry, (root, specs) per file)."""
     name, _, version = requirement.partition("==")
     try:
-        root, archive = fetch(requirement, cache)
+        root, archive = (folder, f"source folder {folder.name}") if folder else fetch(requirement, cache)
     except Exception as e:   # noqa: BLE001 - a package that cannot be fetched is reported, not fatal
         return {"pypi": name, "version": version, "error": " ".join(str(e).split())[:300]}, []
     kernels = scan(name, root)
@@ -650,6 +665,8 @@ def main() -> None:
     """Parse arguments, harvest every package, write the corpus, tarball and manifest."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--packages", nargs="+", default=PACKAGES, metavar="NAME==VERSION")
+    ap.add_argument("--source", action="append", default=[], metavar="NAME==VERSION=DIR",
+                    help="also harvest a package from a source folder (no download)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "verilayout-harvest"))
     ap.add_argument("--out", default=None, help="folder of the extracted corpus (default: a temp folder)")
@@ -663,7 +680,9 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     for t in TARGETS:
         shutil.rmtree(out / t, ignore_errors=True)
-    scanned = [scan_package(r, cache) for r in sorted(args.packages)]
+    packages = [] if args.source and args.packages == PACKAGES else args.packages
+    scanned = [scan_package(r, cache) for r in sorted(packages)]
+    scanned += [scan_package(r, cache, d) for r, d in sorted(map(source_folder, args.source))]
     units = sorted((u for _, us in scanned for u in us), key=lambda u: -len(u[1]))   # biggest files first
     with ThreadPoolExecutor(args.jobs) as pool:
         results = [r for rs in pool.map(lambda u: _compile_file(u, args.timeout), units) for r in rs]

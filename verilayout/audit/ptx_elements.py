@@ -49,7 +49,7 @@ table, captures) are left to that module's checks.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import z3
@@ -58,21 +58,23 @@ from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
 from verilayout.audit.ptx_partitions import op_threads
 from verilayout.audit.ptx_relabel import instantiate, ranks, template
-from verilayout.audit.ptx_scratch import (ThreadBytes, check_round, describe, load_mask, meets, relative,
-                                         repair_culprits, rounds, round_register_uses, scratch_locs, sorted_unique,
+from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets,
+                                         repair_culprits, rounds, LazyUses, scratch_locs, sorted_unique,
                                          thread_arrays)
 from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
                                        thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
+from verilayout.audit.z3_ops import at_zero_simplified, minus_simplified, plus_simplified
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
-from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero
+from verilayout.prove.ptx_values import TID
+from verilayout.prove.smem_address import address_parts
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -134,7 +136,11 @@ def _layout_bytes(rt: Any, mt: Any, store: bool = False) -> tuple[list[set[int]]
         lanes = [lanes[i % len(lanes)] for i in range(32)] if lanes else [0] * 32
     offs = (np.array(lanes, dtype=np.int64)[:, None] ^ np.array(regs, dtype=np.int64)[None, :]) * eb
     got = (offs[:, :, None] + np.arange(eb, dtype=np.int64)).reshape(32, -1)   # lane, register, byte
-    out = ThreadBytes(set(row) for row in got.tolist())
+    srt = np.sort(got, axis=1)                                  # each lane's distinct bytes, ascending
+    first = np.ones(srt.shape, dtype=bool)
+    first[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    th = np.repeat(np.arange(32, dtype=np.int64), srt.shape[1]).reshape(srt.shape)
+    out = ThreadBytes.later(lambda: (set(row) for row in got.tolist()), {"flat": (th[first], srt[first]), "n": 32})
     return out, f"{eb}-byte {mt.elem}", bcast and store, eb
 
 
@@ -162,7 +168,7 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
                                             lambda: lane_byte_offsets(ev, addr.base, ins, memo))
     if a0 is None or offs is None:
         return "the lanes' addresses are not exact relative to lane 0"
-    active = [True] * 32
+    active = None                               # every lane
     if ins.pred is not None:
         active, how = thread_guard(ev, ins, memo, 32)
         if how == "free" or ins.parts[0] in ("ldmatrix", "stmatrix"):
@@ -188,8 +194,30 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
     if hit is None:                # the core simplified once; each constant on the small result
         def at0() -> z3.BitVecRef:
             core, c = address_parts(a, memo)
-            return at_thread_zero(core_at_zero(core, memo), (c + imm) % (1 << 32), memo)
+            return _core_plus(_core_zero(core, memo), (c + imm) % (1 << 32), memo)
         hit = memo[key] = (a, _by_term(key, a, at0))
+    return hit[1]
+
+
+def _core_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
+    """:func:`verilayout.prove.smem_address.core_at_zero` (``simplify(core[%tid.x := 0])``, kept
+    in ``memo`` under its key), built through z3's C API (:mod:`verilayout.audit.z3_ops`)."""
+    key = ("core0", core.get_id())
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (core, at_zero_simplified(core, TID))
+    return hit[1]
+
+
+def _core_plus(core0: z3.BitVecRef, c: int, memo: dict) -> z3.BitVecRef:
+    """:func:`verilayout.prove.smem_address.at_thread_zero` (``simplify(core0 + c)``, ``core0``
+    itself when ``c`` is 0; kept in ``memo`` under its key), built through z3's C API."""
+    if not c:
+        return core0
+    key = ("zero+c", core0.get_id(), c)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (core0, plus_simplified(core0, c))
     return hit[1]
 
 
@@ -221,11 +249,16 @@ def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[
     ids are; the arguments are read through the C API (no Python object per term). ``memo``: the
     file's answers, keyed by ``e``'s id (``e`` kept alive with them).
     """
+    if memo is not None:                   # the same Python object again: no call into z3
+        hit = memo.get(("split_obj", id(e)))
+        if hit is not None and hit[0] is e:
+            return hit[1]
     ctx, a = e.ctx_ref(), e.as_ast()
     k = z3.Z3_get_ast_id(ctx, a)
     if memo is not None:
         hit = memo.get(("split", k))
         if hit is not None:
+            memo[("split_obj", id(e))] = (e, hit[1])
             return hit[1]
     if z3.Z3_is_numeral_ast(ctx, a):                   # a bit-vector value (e is a bit-vector term)
         got: tuple[int, tuple[int, ...]] = (int(z3.Z3_get_numeral_string(ctx, a)), ())
@@ -239,7 +272,7 @@ def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[
                 got = (int(z3.Z3_get_numeral_string(ctx, first)),
                        tuple(z3.Z3_get_ast_id(ctx, z3.Z3_get_app_arg(ctx, a, i)) for i in range(1, n)))
     if memo is not None:
-        memo[("split", k)] = (e, got)
+        memo[("split", k)] = memo[("split_obj", id(e))] = (e, got)
     return got
 
 
@@ -263,7 +296,7 @@ def _base_groups(instrs: list[Instr], evals: dict, memo: dict) -> tuple[list, tu
             by_rest[rest].append((ins, *got))
         else:
             for g in groups:
-                if z3.is_bv_value(z3.simplify(got[0] - g[0][1])):
+                if z3.is_bv_value(minus_simplified(got[0], g[0][1])):
                     g.append((ins, *got))
                     break
             else:
@@ -287,9 +320,9 @@ def element_checks(ctx: PtxContext) -> list[Check]:
     of, by = claims["epochs"]
     by_loc: dict[tuple[str, str], list[Instr]] = {}
     ws = ctx.machinery()                    # a warp_specialize's own state table and captures
-    for ins in mod.instrs:
-        acc = smem_access(ins)
-        if acc is not None and ins.loc and ins.line not in claims["claimed"] and ins.line not in ws:
+    claimed = claims["claimed"]
+    for ins, acc in _accesses(mod, memo):
+        if ins.loc and ins.line not in claimed and ins.line not in ws:
             by_loc.setdefault((ins.loc, acc[0]), []).append(ins)
     ops = [op for op in tmod.ops if op.name in _OPS and op.loc
            and not (op.name == "ttg.local_alloc" and not op.operands)]
@@ -401,9 +434,9 @@ def _unchecked(op: Any, first: Instr, why: str) -> Check:
 def _parts(g: list, lanes: list[set[int]], narrow: int = 1) -> list[list]:
     """A base group split into the copies of the op it holds (a pipelined prologue), in order;
     ``narrow``: each copy reads that fraction of the bytes (:func:`_narrowed`)."""
-    n = sum(len(s) for _, _, ls in g for s in ls) * narrow
-    every, one = sum(len(s) for s in lanes), len(set().union(*lanes))
-    guarded = any(not s for _, _, ls in g for s in ls)   # lanes switched off: one copy of each element
+    n = sum(byte_stats(ls)[0] for _, _, ls in g) * narrow
+    every, one, _e = byte_stats(lanes)
+    guarded = any(byte_stats(ls)[2] for _, _, ls in g)   # lanes switched off: one copy of each element
     for total in ((one, every) if guarded else (every, one)):   # every copy writes, or one
         if total and n % total == 0 and len(g) % max(1, n // total) == 0:
             return _split(g, n // total)
@@ -412,8 +445,8 @@ def _parts(g: list, lanes: list[set[int]], narrow: int = 1) -> list[list]:
 
 def _whole(g: list, lanes: list[set[int]]) -> bool:
     """The group moves whole copies of the op's data (bytes a multiple of the layouts')."""
-    total = sum(len(x) for x in lanes)
-    return bool(total) and sum(len(x) for _, _, ls in g for x in ls) % total == 0
+    total = byte_stats(lanes)[0]
+    return bool(total) and sum(byte_stats(ls)[0] for _, _, ls in g) % total == 0
 
 
 def _line_elements(reps: list, instrs: list[Instr], tmod: Module, evals: dict, memo: dict,
@@ -660,7 +693,7 @@ def _lane_bytes(part: list, memo: dict | None) -> tuple[list[dict], list[dict]]:
     c1, r1 = _split_const(ref, memo)
     for ins, a0, ls in part:
         c0, r0 = _split_const(a0, memo)
-        rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
+        rel = (c0 - c1) % (1 << 32) if r0 == r1 else minus_simplified(a0, ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
         for lane, s in enumerate(ls):
             for b in s:
@@ -689,25 +722,36 @@ def _exact(part: list, lanes: list[set[int]], memo: dict | None) -> tuple[bool, 
     whether every lane touches exactly its bytes (both relative to their least byte, as
     :func:`_compare` compares them), and how many (lane, byte) pairs two accesses touch."""
     ref = part[0][1]
-    ths, bys = [], []
+    keys, low = [], None
     c1, r1 = _split_const(ref, memo)
-    for _ins, a0, ls in part:
+    for _ins, a0, ls in part:                # each (lane, byte) as one int: lane * 2**40 + byte
         c0, r0 = _split_const(a0, memo)
-        rel = (c0 - c1) % (1 << 32) if r0 == r1 else z3.simplify(a0 - ref).as_long()
+        rel = (c0 - c1) % (1 << 32) if r0 == r1 else minus_simplified(a0, ref).as_long()
         rel = rel - (1 << 32) if rel >= 1 << 31 else rel
-        th, by = thread_arrays(ls)
-        ths.append(th)
-        bys.append(by + rel)
-    th, by = np.concatenate(ths), np.concatenate(bys)
-    wt, wb = thread_arrays(lanes)
-    if not len(by) or not len(wb):
-        return len(by) == len(wb), 0
-    got = np.sort((th << 40) + (by - by.min()), kind="stable")     # (lane, byte) as one int
+        k, least = thread_keys(ls)
+        if not len(k):
+            continue
+        keys.append(k + rel if rel else k)
+        low = least + rel if low is None else min(low, least + rel)
+    want = _want_keys(lanes)
+    if low is None or want is None:
+        return (low is None) == (want is None), 0
+    got = np.sort(np.concatenate(keys) if len(keys) > 1 else keys[0], kind="stable") - low
     step = np.concatenate(([True], got[1:] != got[:-1]))
     twice = int((np.diff(np.append(np.flatnonzero(step), len(got))) > 1).sum())
-    want = sorted_unique((wt << 40) + (wb - wb.min()))
     mine = got[step]
     return len(want) == len(mine) and bool((want == mine).all()), twice
+
+
+def _want_keys(lanes: list[set[int]]) -> np.ndarray | None:
+    """The layouts' (lane, byte) pairs as :func:`_exact` compares them (lane ``* 2**40`` plus the
+    byte less the least byte), sorted, distinct; None when no lane has a byte. Kept on a
+    :class:`ThreadBytes` (the layouts' bytes are one object per pair of layouts)."""
+    kept = lanes.__dict__.setdefault("_arrays", {}) if isinstance(lanes, ThreadBytes) else {}
+    if "want_keys" not in kept:
+        k, least = thread_keys(lanes)
+        kept["want_keys"] = sorted_unique(k - least) if len(k) else None
+    return kept["want_keys"]
 
 
 def _exact_proof(op: Any, part: list, lanes: list[set[int]], what: str, memo: dict | None) -> Check | None:
@@ -886,17 +930,26 @@ def _thread_bytes(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef
     return hit[2]
 
 
-def _bytes_of(offs: list[int], width: int, active: list[bool], memo: dict) -> ThreadBytes:
-    """Each thread's bytes ``offs[t] .. offs[t] + width - 1`` (none when not ``active``), one
-    object per distinct ``(offs, width, active)`` of the file (its sorted arrays given at once)."""
+def _bytes_of(offs: list[int], width: int, active: list[bool] | None, memo: dict) -> ThreadBytes:
+    """Each thread's bytes ``offs[t] .. offs[t] + width - 1`` (none when not ``active``; every
+    thread when ``active`` is None), one object per distinct ``(offs, width, active)`` of the file
+    (its sorted arrays given at once). The lists ``offs`` and ``active`` are the cached answers of
+    the address and guard evaluators: the same objects again are looked up by identity first."""
+    by_id, given = ("bytes_of_ids", id(offs), width, id(active)), active
+    hit = memo.get(by_id)
+    if hit is not None and hit[0] is offs and hit[1] is given:
+        return hit[2]
+    if active is None:
+        active = [True] * len(offs)
     key = ("bytes_of", tuple(offs), width, tuple(active))
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = ThreadBytes(set(range(o, o + width)) if on else set() for o, on in zip(offs, active))
         on = np.array(active, dtype=bool)
         th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
         by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
-        hit.__dict__["_arrays"] = {"flat": (th, by)}
+        hit = memo[key] = ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
+                                                     for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
+    memo[by_id] = (offs, given, hit)             # the lists kept alive with it: their ids stay unique
     return hit
 
 
@@ -907,7 +960,7 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
         return got
     acc, addr = got
     imm = addr.offset
-    active, how = thread_guard(ev, ins, memo, n)
+    active, how = thread_guard(ev, ins, memo, n) if ins.pred is not None else (None, "none")
     if how == "free":
         return f"a predicated access whose guard ({ins.pred}) depends on more than %tid.x"
     expr = ev.operand(addr.base, 32, at=ins)
@@ -918,10 +971,10 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
     zero, offs = got
     key = ("zero+", zero.get_id(), imm)          # accesses at one address and offset: one simplification
     if key not in memo:
-        memo[key] = (zero, _by_term(key, zero, lambda: z3.simplify(zero + imm)))
+        memo[key] = (zero, _by_term(key, zero, lambda: plus_simplified(zero, imm)))
     zero = memo[key][1]
     if ins.parts[0] in ("ldmatrix", "stmatrix"):
-        if not all(active):
+        if active is not None and not all(active):
             return "a predicated ldmatrix/stmatrix"
         k = matrix_count(ins, 1)
         key = ("matrix_of", tuple(offs), k, "trans" in ins.parts, n)
@@ -967,13 +1020,14 @@ def _holders(layout: LinearLayout, shape: tuple, n: int) -> list[set[int]] | Non
     t = np.arange(n)
     base = np.array(lanes, dtype=np.int64)[t % 32] ^ np.array(warps, dtype=np.int64)[(t // 32) % len(warps)]
     flat = ((np.array(regs, dtype=np.int64)[None, :, :] ^ base[:, None, :]) * np.array(strides, dtype=np.int64)).sum(-1)
-    out = ThreadBytes(set(row) for row in flat.tolist())     # (ThreadBytes: arrays kept with it)
     srt = np.sort(flat, axis=1)                               # each thread's distinct elements, ascending
     first = np.ones(srt.shape, dtype=bool)
     first[:, 1:] = srt[:, 1:] != srt[:, :-1]
     th = np.repeat(np.arange(srt.shape[0], dtype=np.int64), srt.shape[1]).reshape(srt.shape)
-    out.__dict__["_arrays"] = {"flat": (th[first], srt[first])}
-    return out
+    arrays = {"flat": (th[first], srt[first]), "n": n}
+    if first.all():                          # no thread holds an element twice: its sorted row is its set
+        arrays["rows"] = srt
+    return ThreadBytes.later(lambda: (set(row) for row in flat.tolist()), arrays)   # sets when read
 
 
 def _conversion_holders(tmod: Module, op: Any, n: int, memo: dict | None = None) -> tuple | str:
@@ -1023,9 +1077,19 @@ def _is_barrier(ins: Instr) -> bool:
     return p[0] in ("bar", "barrier") and ("sync" in p or "red" in p) and "arrive" not in p
 
 
-def _epoch_walk(mod: PtxModule) -> Iterator[tuple[int, Instr]]:
-    """``(epoch, instruction)`` for each instruction of ``mod`` that is not a barrier, in program
-    order: the epoch number grows at each barrier and at each new function (from 1)."""
+def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
+    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
+    epoch is the stretch of one function between two barriers (no access moves across one),
+    numbered from 1 in program order, growing at each barrier and at each new function (one loop,
+    no generator: every instruction of the file passes here)."""
+    return _walk(mod)[:2]
+
+
+def _walk(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]], set[int]]:
+    """:func:`_epochs` and :func:`atomic_epochs` of ``mod`` in one pass over its instructions."""
+    of: dict[int, int] = {}
+    by: dict[int, list[Instr]] = {}
+    seen: dict[int, bool] = {}
     e, func = 0, None
     for ins in mod.instrs:
         barrier = ins.parts[0] in _BARRIER_HEADS and _is_barrier(ins)
@@ -1033,19 +1097,23 @@ def _epoch_walk(mod: PtxModule) -> Iterator[tuple[int, Instr]]:
             e, func = e + 1, ins.func
             if barrier:
                 continue
-        yield e, ins
-
-
-def _epochs(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]]]:
-    """``(epoch of each shared access by PTX line, accesses of each epoch in program order)``: an
-    epoch is the stretch of one function between two barriers (no access moves across one)."""
-    of: dict[int, int] = {}
-    by: dict[int, list[Instr]] = {}
-    for e, ins in _epoch_walk(mod):
-        if smem_access(ins) is not None:
+        acc = smem_access(ins)
+        if acc is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
-    return of, by
+        if "shared" in ins.opcode and ins.parts[0] != "fence":
+            seen[e] = seen.get(e, True) and ins.parts[0] in ("atom", "red") and acc is None
+    return of, by, {k for k, v in seen.items() if v}
+
+
+def _accesses(mod: PtxModule, memo: dict) -> list[tuple[Instr, tuple]]:
+    """``(instruction, smem_access(instruction))`` of each shared-memory access of ``mod``, in
+    program order, once per file (kept in ``memo``)."""
+    hit = memo.get(("accesses",))
+    if hit is None or hit[0] is not mod:
+        got = [(ins, acc) for ins in mod.instrs for acc in [smem_access(ins)] if acc is not None]
+        hit = memo[("accesses",)] = (mod, got)
+    return hit[1]
 
 
 def atomic_epochs(mod: PtxModule) -> set[int]:
@@ -1053,27 +1121,41 @@ def atomic_epochs(mod: PtxModule) -> set[int]:
     (``atom.shared`` / ``red.shared``, and fences): they change the values of bytes a store of an
     earlier epoch put there but no byte's place, so a load after them reads the bytes that store
     wrote (a histogram: bins zeroed, counted with atomics, read)."""
-    seen: dict[int, bool] = {}
-    for e, ins in _epoch_walk(mod):
-        if "shared" not in ins.opcode or ins.parts[0] == "fence":
-            continue
-        atomic = ins.parts[0] in ("atom", "red") and smem_access(ins) is None
-        seen[e] = seen.get(e, True) and atomic
-    return {k for k, v in seen.items() if v}
+    return _walk(mod)[2]
 
 
 def _regs(instrs: list[Instr]) -> set:
     return {_address_register(i) for i in instrs}
 
 
-def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr], list[Instr]]]]:
+def _epoch_index(by: dict[int, list[Instr]]) -> dict[tuple[int, str, str], list[Instr]]:
+    """``(epoch, source line, direction) -> the accesses``, in program order, of ``by``
+    (:func:`_epochs`): what :func:`_chains` selects, grouped once per file.
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> a = make_instr("st.shared.b32", ("[%r1]", "%r2"), 5)
+    >>> _epoch_index({1: [a]})[(1, a.loc, "store")] == [a]
+    True
+    """
+    out: dict[tuple[int, str, str], list[Instr]] = {}
+    for e, instrs in by.items():
+        for i in instrs:
+            out.setdefault((e, i.loc, smem_access(i)[0]), []).append(i)
+    return out
+
+
+def _chains(by: dict[int, list[Instr]], loc: str,
+            index: dict[tuple[int, str, str], list[Instr]] | None = None) -> list[list[tuple[list[Instr], list[Instr]]]]:
     """The scratch round trips of source line ``loc``, matched by barriers: a round is an epoch
     holding stores of the line followed (one barrier later) by an epoch holding loads of the line;
     rounds one barrier apart (stores right after the previous round's loads) through the same address
     registers form one chain (one multi-round conversion). Accesses of the line outside any round (moved by the scheduler next
-    to another op's) belong to no round."""
+    to another op's) belong to no round. ``index``: :func:`_epoch_index` of ``by`` when the caller
+    has it."""
+    index = _epoch_index(by) if index is None else index
+
     def mine(e: int, kind: str) -> list[Instr]:
-        return [i for i in by.get(e, []) if i.loc == loc and smem_access(i)[0] == kind]
+        return list(index.get((e, loc, kind), ()))
 
     rounds = []
     for e in sorted(by):
@@ -1081,6 +1163,7 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
         ld = mine(e + 1, "load") or _all_lineless(by, e + 1, st)
         if st and ld and not _regs(mine(e, "load")) & _regs(ld):   # (loads beside the stores through
             rounds.append((e, _lineless(by, e, "store", st), _lineless(by, e + 1, "load", ld)))
+    rounds = _through_shared_registers(rounds)
     chains: list[list[tuple[list[Instr], list[Instr]]]] = []
     last = None
     for e, st, ld in rounds:
@@ -1097,6 +1180,25 @@ def _chains(by: dict[int, list[Instr]], loc: str) -> list[list[tuple[list[Instr]
             chain.append((st, _lineless(by, e + 3, "load", [], _regs(chain[-1][1]))))
             e += 2
     return chains
+
+
+def _through_shared_registers(rounds: list[tuple]) -> list[tuple]:
+    """Rounds one barrier pair apart whose stores share address registers and whose loads do (one
+    multi-round conversion through the same scratch) keep only the accesses through those registers:
+    another op of the line in the same epoch (a ``local_alloc``'s stores before the first round, a
+    ``local_load``'s loads after the last) goes through its own allocation's registers."""
+    out = list(rounds)
+    for k in range(len(out) - 1):
+        (e0, st0, ld0), (e1, st1, ld1) = out[k], out[k + 1]
+        rs, rl = _regs(st0) & _regs(st1), _regs(ld0) & _regs(ld1)
+        if e1 == e0 + 2 and rs - {None} and rl - {None}:
+            out[k] = (e0, _through(st0, rs), _through(ld0, rl))
+            out[k + 1] = (e1, _through(st1, rs), _through(ld1, rl))
+    return out
+
+
+def _through(instrs: list[Instr], regs: set) -> list[Instr]:
+    return [i for i in instrs if _address_register(i) in regs]
 
 
 def _lineless(by: dict[int, list[Instr]], e: int, kind: str, mine: list[Instr], regs: set | None = None) -> list[Instr]:
@@ -1137,7 +1239,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     if hit is not None and hit[0] is mod:
         return hit[1]
     n = 32 * (tmod.num_warps or 4)
-    of, by = _epochs(mod)
+    of, by, atomic = _walk(mod)
     convs: dict[str, list] = {}
     others: dict[str, int] = {}
     foreign: set[str] = set()
@@ -1169,7 +1271,7 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
                 foreign.add(loc)
             else:
                 claimed.update(i.line for st, ld in chain for i in st + ld)
-    got = {"epochs": (of, by), "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
+    got = {"epochs": (of, by), "atomic": atomic, "lines": lines, "claimed": claimed, "chained": chained, "foreign": foreign, "others": others, "n": n,
            "scratch": scratch, "n_of": n_of, "reduced": reduced}
     memo[("claims",)] = (mod, got)
     return got
@@ -1333,7 +1435,10 @@ def _match_line(tmod: Module, evals: dict, loc: str, ops: list, by: dict, n: int
     conversion after the last matched one whose law the chain satisfies, or None)``."""
     out: list[tuple] = []
     at = 0
-    chains = _chains(by, loc)
+    hit = memo.get(("epoch_index",))
+    if hit is None or hit[0] is not by:
+        hit = memo[("epoch_index",)] = (by, _epoch_index(by))
+    chains = _chains(by, loc, hit[1])
     if not chains:                           # no barrier between: the line's stores, then its loads
         acc = [i for e in sorted(by) for i in by[e] if i.loc == loc]
         kinds = [smem_access(i)[0] for i in acc]
@@ -1459,8 +1564,8 @@ def _sized(tmod: Module, op: Any, pieces: list, n: int, memo: dict | None = None
     if isinstance(got, str):
         return True
     hs, _hd, bits = got
-    want = len(set().union(*hs)) * bits // 8
-    most = sum(len(h) for h in hs) * bits // 8
+    most, want, _e = byte_stats(hs)
+    want, most = want * bits // 8, most * bits // 8
     stored = sum(len(thread_arrays(ts)[1]) for ins, _a, ts in pieces if smem_access(ins)[0] == "store")
     return bool(want) and want <= stored <= most
 
@@ -1493,7 +1598,7 @@ def _chain_pieces(chain: list, evals: dict, n: int, memo: dict) -> tuple[list, s
              for by in [thread_arrays(ts)[1]] if len(by)]         # each access's bytes, from its arrays
     lo, hi = min(a for a, _b in spans), max(b for _a, b in spans)
     stride = (hi - lo + 128) // 128 * 128
-    moved = [(ins, z3.simplify(a0 + r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
+    moved = [(ins, plus_simplified(a0, r * stride), ts) for (ins, a0, ts), r in zip(pieces, rounds)]
     return moved, None
 
 
@@ -1559,9 +1664,7 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     hit = kept.get(("share", id(hs), n))
     if hit is not None:
         return hit[1]
-    cls: dict[frozenset, int] = {}
-    of = np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64)
-    k = len(cls)
+    of, k = _writer_classes(hs)
     hth, hel = thread_arrays(hs)                       # the last thread holding an element: its owner
     last = np.full(int(hel.max()) + 1 if len(hel) else 1, -1, dtype=np.int64)
     np.maximum.at(last, hel, hth)
@@ -1573,6 +1676,25 @@ def _class_share(hs: list[set[int]], hd: list[set[int]], n: int) -> tuple[np.nda
     np.add.at(share, (c[c >= 0], th[c >= 0]), 1)
     kept[("share", id(hs), n)] = (hs, (of, k, share))   # hs kept alive: its id stays unique
     return of, k, share
+
+
+def _writer_classes(hs: list[set[int]]) -> tuple[np.ndarray, int]:
+    """``(of, k)``: each thread's class among the threads holding the same set of elements, the
+    classes numbered in order of their first thread, and their number. From the sorted rows
+    :func:`_holders` keeps (equal sets are equal rows when no row repeats an element), else from
+    the sets.
+
+    >>> [x.tolist() if hasattr(x, "tolist") else x for x in _writer_classes([{4, 1}, {2}, {1, 4}, {2}])]
+    [[0, 1, 0, 1], 2]
+    """
+    rows = hs.__dict__.get("_arrays", {}).get("rows") if isinstance(hs, ThreadBytes) else None
+    if rows is None:
+        cls: dict[frozenset, int] = {}
+        return np.array([cls.setdefault(frozenset(h), len(cls)) for h in hs], dtype=np.int64), len(cls)
+    _u, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.int64)
+    return rank[inverse.reshape(-1)], len(first)
 
 
 def _round_trip(op: Any, pieces: list, hs: list[set[int]], hd: list[set[int]], eb: int, n: int, data: dict) -> Check:
@@ -1607,7 +1729,7 @@ def _relative_bases(op: Any, pieces: list, data: dict, memo: dict | None = None)
             v = (c0 - c1) % (1 << 32)
             rels.append(v - (1 << 32) if v >= 1 << 31 else v)
             continue
-        d = z3.simplify(a0 - ref)
+        d = minus_simplified(a0, ref)
         if not z3.is_bv_value(d):
             return Check(".".join(ins.parts[:2]), ins.line, ins.loc, "smem-address", "unchecked", None,
                          f"ttg.convert_layout (TTGIR line {op.line if op else '?'}): the accesses' bases are not a "
@@ -1792,13 +1914,13 @@ def round_checks(ctx: PtxContext, done: list[Check]) -> list[Check]:
                for st, ld in ch for i in st + ld}
     out: list[Check] = []
     reached = set(memo.get(("element_lines",), set())) | chained | {c.line for c in done} | ctx.machinery()
-    for stores, loads in rounds(mod, by, atomic_epochs(mod)):
+    for stores, loads in rounds(mod, by, claims["atomic"]):
         if all(i.line in settled for i in stores + loads):
             continue
         out.extend(_one_round(stores, loads, evals, tmod, memo, ctx.threads_at((stores + loads)[0].line, n),
-                              round_register_uses(mod, memo), settled, reached))
+                              LazyUses(mod, memo), settled, reached))
     out.extend(tensormap_checks(mod, evals, memo, n, reached))
-    out.extend(_untouched(mod, reached))
+    out.extend(_untouched(_accesses(mod, memo), reached))
     return out
 
 
@@ -1872,7 +1994,7 @@ def _tensormap_fill(cp: Instr, fill: list[Instr], evals: dict, memo: dict, n: in
 
 
 def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Module, memo: dict, n: int,
-               uses: dict, settled: set[int], reached: set[int]) -> list[Check]:
+               uses: LazyUses, settled: set[int], reached: set[int]) -> list[Check]:
     """The check(s) of one candidate round (see :func:`round_checks`); ``reached`` gains the PTX
     lines the round decided."""
     pieces, failed = [], []
@@ -1890,7 +2012,8 @@ def _one_round(stores: list[Instr], loads: list[Instr], evals: dict, tmod: Modul
     out = [_round_unchecked([i], tmod, why, reached) [0] for i, why in failed if i.line not in settled]
     if not any(smem_access(p[0])[0] == "load" for p in pieces):
         return out
-    rels = relative(pieces)
+    rels = _relative_bases(None, pieces, {}, memo)          # (relative(pieces), each base split once)
+    rels = None if isinstance(rels, Check) else rels
     if rels is None:
         return out + _round_unchecked([i for i in loads if i.line not in settled], tmod,
                                       "the accesses' addresses are not a constant apart", reached)
@@ -1940,15 +2063,17 @@ def _round_unchecked(loads: list[Instr], tmod: Module, why: str, reached: set[in
                   {"source": "ptx", "reason": why, "instructions": [i.line for i in loads]})]
 
 
-def _untouched(mod: PtxModule, reached: set[int]) -> list[Check]:
-    """One ``unchecked`` per (source line, direction) for the shared-memory accesses through a
-    register that no check reached (an access at a fixed symbol, ``[global_smem]``, is a slot of
-    the compiler's own: the TMEM address ``tcgen05.alloc`` writes, a flag; not tensor data)."""
+def _untouched(accesses: list[tuple[Instr, tuple]], reached: set[int]) -> list[Check]:
+    """One ``unchecked`` per (source line, direction) for the shared-memory accesses (``accesses``:
+    :func:`_accesses`) through a register that no check reached (an access at a fixed symbol,
+    ``[global_smem]``, is a slot of the compiler's own: the TMEM address ``tcgen05.alloc`` writes,
+    a flag; not tensor data)."""
     left: dict[tuple, list[Instr]] = {}
-    for ins in mod.instrs:
-        acc = smem_access(ins)
-        addr = address_of(ins) if acc is not None else None
-        if addr is not None and isinstance(addr.base, Reg) and ins.line not in reached:
+    for ins, acc in accesses:
+        if ins.line in reached:
+            continue
+        addr = address_of(ins)
+        if addr is not None and isinstance(addr.base, Reg):
             left.setdefault((ins.func, ins.loc, acc[0]), []).append(ins)
     out = []
     for (_f, _loc, kind), instrs in left.items():

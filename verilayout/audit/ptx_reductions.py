@@ -488,8 +488,10 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
         for d in {id(d) for r in _reads(t)[:1] for d in defs.get(r, [])}:
             fed.setdefault(d, []).append(t)
     succ: dict[int, list[Instr]] = {}
+    perm = {id(s) for s in shfl if _permutes(s, defs, uses)}
     for s in shfl:
-        nxt = {id(t): t for c in (_cluster(s, uses) if _is_bfly(s) else ()) for t in fed.get(c, []) if t is not s}
+        cl = _cluster(s, uses) if _is_bfly(s) and id(s) not in perm else ()
+        nxt = {id(t): t for c in cl for t in fed.get(c, []) if t is not s and id(t) not in perm}
         succ[id(s)] = list(nxt.values())
         for t in nxt.values():
             parent[find(id(s))] = find(id(t))
@@ -497,6 +499,51 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
     for s in shfl:
         groups.setdefault(find(id(s)), []).append(s)
     return [_steps(g, succ, instrs[0].func if instrs else "") for g in groups.values()]
+
+
+def _moved_from(reg: str, defs: dict, depth: int = 0) -> set[str]:
+    """``reg`` and the registers it is a move of (``mov``, integer ``cvt``, a vector unpack), traced back."""
+    out = {reg}
+    for d in defs.get(reg, []) if depth < 4 else ():
+        if _is_move(d):
+            for r in _reads(d):
+                out |= _moved_from(r, defs, depth + 1)
+    return out
+
+
+def _moved_to(regs: set[str], uses: dict) -> set[str]:
+    """``regs`` and the registers moves carry them into (a vector pack too), traced forward."""
+    out, todo = set(regs), list(regs)
+    while todo and len(out) < 64:
+        for u in uses.get(todo.pop(), []):
+            if _is_move(u) and not _is_bfly(u):
+                new = set(_dests(u)) - out
+                out |= new
+                todo.extend(new)
+    return out
+
+
+def _permutes(ins: Instr, defs: dict, uses: dict) -> bool:
+    """Whether butterfly ``ins`` only moves values between lanes. A reduction step shuffles by one lane
+    bit and combines the shuffled value with the one it shuffled (``warpReduce`` in
+    ``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``: ``acc = combine(acc, shuffleXor(acc, N))``,
+    ``N`` a power of two); a reverse ``tt.scan`` flips its lanes with a butterfly of mask ``lanes - 1``
+    whose result is scanned or selected on its own (``ScanOpToLLVM.cpp``).
+
+    Law: ``True`` iff ``ins`` is a ``shfl.sync.bfly`` whose immediate mask has two or more bits set and,
+    for every ``(u, r)`` of :func:`_first_reads`, ``reads(u) - {r}`` meets no register its source is
+    moved from or into. (A single-bit mask is always a reduction step: LLVM may fold the shuffled
+    value's definition into the combine, ``fma`` for ``x * x`` then ``add``.)
+    """
+    m = _mask(ins) if _is_bfly(ins) else None
+    if m is None or m & (m - 1) == 0:
+        return False
+    memo = getattr(uses, "memo", {})
+    key = ("permutes", id(ins))
+    if key not in memo:
+        src = _moved_to(set().union(*(_moved_from(r, defs) for r in _reads(ins)[:1])), uses)
+        memo[key] = (ins, not any(src & (set(_reads(u)) - {r}) for u, r in _first_reads(ins, uses)))
+    return memo[key][1]
 
 
 def _steps(group: list[Instr], succ: dict, func: str) -> Chain:
@@ -766,6 +813,10 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
         return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
                           "partial moved into lanes, a segment of them selected per lane); which lane holds which "
                           "partial is the scratch round's", data)
+    if all(_permutes(s, defs, uses) for s in chain.shuffles):
+        return _unchecked(chain, "a lane permutation, not a reduction: no reader of a shuffled value also reads "
+                          "the value shuffled (a reverse tt.scan's lane flip); the scan's lanes are not checked "
+                          "here", data)
     if _only_selected(chain, uses):
         return _unchecked(chain, "each shuffled value is only selected (selp) by the lanes, never combined: a "
                           "register permute (a layout conversion through shuffles), not a reduction", data)

@@ -31,12 +31,13 @@ from __future__ import annotations
 
 import collections
 import itertools
-from typing import Any
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import z3
 
 from verilayout.audit.ptx_smem import smem_access
+from verilayout.audit.z3_ops import minus_simplified
 from verilayout.frontends.ptx import register_names
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 
@@ -61,7 +62,7 @@ def _register_uses(mod: PtxModule) -> dict[tuple[str, str], int]:
     return out
 
 
-def load_mask(ins: Instr, uses: dict[tuple[str, str], int]) -> list[bool] | None:
+def load_mask(ins: Instr, uses: dict[tuple[str, str], int] | LazyUses) -> list[bool] | None:
     """Per byte of one lane's access, whether the register it lands in is used; None: all are
     (or the destination is not a plain register vector)."""
     if not ins.operands:
@@ -227,6 +228,28 @@ class ThreadBytes(list):
 
     _arrays: dict
 
+    @classmethod
+    def later(cls, rows: Callable[[], Iterable[set[int]]], arrays: dict) -> "ThreadBytes":
+        """A ThreadBytes whose sets ``rows()`` builds at the first read of the list itself (its
+        iteration, length, an item, a comparison, ...), its arrays given now (``"flat"`` and
+        ``"n"``, the number of threads): the checks that decide on arrays never build the sets.
+
+        >>> tb = ThreadBytes.later(lambda: [{3}, set()], {"flat": (np.array([0]), np.array([3])), "n": 2})
+        >>> byte_stats(tb), "_rows" in tb.__dict__, tb, len(tb)
+        ((1, 1, True), True, [{3}, set()], 2)
+        """
+        tb = cls()
+        tb.__dict__["_rows"] = rows
+        tb.__dict__["_arrays"] = arrays
+        return tb
+
+    def _filled(self) -> "ThreadBytes":
+        """This list with its sets built (see :meth:`later`)."""
+        rows = self.__dict__.pop("_rows", None)
+        if rows is not None:
+            list.extend(self, rows())
+        return self
+
     def flat(self) -> tuple[np.ndarray, np.ndarray]:
         """``(threads, bytes)``: every (thread, byte) pair, threads ascending, bytes sorted within."""
         got = self.__dict__.setdefault("_arrays", {}).get("flat")
@@ -248,6 +271,25 @@ class ThreadBytes(list):
         return got
 
 
+def _filling(name: str) -> Callable:
+    """The list method ``name`` of a :class:`ThreadBytes`, its sets built first."""
+    method = getattr(list, name)
+
+    def filled(self: ThreadBytes, *args: Any, **kwargs: Any) -> Any:
+        if "_rows" in self.__dict__:
+            self._filled()
+        return method(self, *args, **kwargs)
+    filled.__name__ = name
+    return filled
+
+
+for _name in ("__iter__", "__len__", "__getitem__", "__contains__", "__reversed__", "__eq__", "__ne__", "__lt__",
+              "__le__", "__gt__", "__ge__", "__repr__", "__add__", "__mul__", "__rmul__", "__iadd__", "__imul__",
+              "__setitem__", "__delitem__", "append", "extend", "insert", "pop", "remove", "index", "count",
+              "reverse", "sort", "clear", "copy", "__reduce_ex__", "__sizeof__"):
+    setattr(ThreadBytes, _name, _filling(_name))
+
+
 def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(threads, bytes)`` of one access's per-thread byte sets: ``ordered``, bytes ascending
     within each thread, else in the sets' iteration order; kept on a :class:`ThreadBytes`.
@@ -259,6 +301,40 @@ def thread_arrays(ts: list, ordered: bool = True) -> tuple[np.ndarray, np.ndarra
         return ts.flat() if ordered else ts.in_set_order()
     tb = ThreadBytes(ts)
     return tb.flat() if ordered else tb.in_set_order()
+
+
+def byte_stats(ts: list) -> tuple[int, int, bool]:
+    """``(sum of the sets' sizes, size of their union, whether some set is empty)`` of one access's
+    (or layout's) per-thread byte sets, kept on a :class:`ThreadBytes` (its sets are read only).
+
+    >>> byte_stats(ThreadBytes([{4, 0}, {4}, set()]))
+    (3, 2, True)
+    """
+    kept = ts.__dict__.setdefault("_arrays", {}) if isinstance(ts, ThreadBytes) else {}
+    got = kept.get("stats")
+    if got is None and "_rows" in ts.__dict__:      # sets not built: from the arrays (each pair once)
+        th, by = kept["flat"]
+        got = kept["stats"] = (len(by), len(sorted_unique(by)), len(sorted_unique(th)) < kept["n"])
+    elif got is None:
+        got = kept["stats"] = (sum(map(len, ts)), len(set().union(*ts)), not all(ts))
+    return got
+
+
+def thread_keys(ts: list) -> tuple[np.ndarray, int]:
+    """``(keys, least)`` of one access's per-thread byte sets: each (thread ``t``, byte ``b``) of
+    :func:`thread_arrays` (ordered) as one int ``t * 2**40 + b``, and the least byte (0 when there
+    is none); kept on a :class:`ThreadBytes`.
+
+    >>> k, lo = thread_keys(ThreadBytes([{5, 4}, {1}]))
+    >>> [int(x) - (1 << 40) for x in k[2:]], lo
+    ([1], 1)
+    """
+    kept = ts.__dict__.setdefault("_arrays", {}) if isinstance(ts, ThreadBytes) else {}
+    got = kept.get("keys")
+    if got is None:
+        th, by = thread_arrays(ts)
+        got = kept["keys"] = ((th << 40) + by, int(by.min()) if len(by) else 0)
+    return got
 
 
 def distinct_bytes(ts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -347,6 +423,18 @@ def rounds(mod: PtxModule, by: dict[int, list[Instr]], atomic: set[int] = frozen
     return out
 
 
+class LazyUses:
+    """:func:`round_register_uses` of one file, computed at the first :meth:`get` (a scan of every
+    operand of the file: left undone when no round reaches a load's registers)."""
+
+    def __init__(self, mod: PtxModule, memo: dict) -> None:
+        self.mod, self.memo = mod, memo
+
+    def get(self, key: tuple[str, str], default: int = 0) -> int:
+        """``round_register_uses(mod, memo).get(key, default)``."""
+        return round_register_uses(self.mod, self.memo).get(key, default)
+
+
 def round_register_uses(mod: PtxModule, memo: dict) -> dict[tuple[str, str], int]:
     """:func:`_register_uses` of ``mod``, once per file (kept in ``memo``)."""
     hit = memo.get(("reg_uses",))
@@ -361,7 +449,7 @@ def relative(pieces: list) -> list[int] | None:
     ref = pieces[0][1]
     out = []
     for _i, a0, _t in pieces:
-        d = z3.simplify(a0 - ref)
+        d = minus_simplified(a0, ref)
         if not z3.is_bv_value(d):
             return None
         v = d.as_long()

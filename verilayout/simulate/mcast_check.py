@@ -27,7 +27,8 @@ two cluster tiles along N with ragged edges for the ring.
   from its own TMEM cell;
 * ``mcast-ring``: the K rings of all CTAs explored over every interleaving and landing order
   (:mod:`verilayout.simulate.mcast_ring`); where every full search passes its bound, the
-  coarsest landing model by the stubborn-set reduced search (:mod:`verilayout.simulate.mcast_stubborn`);
+  coarsest landing model by the stubborn-set reduced search (:mod:`verilayout.simulate.mcast_stubborn`)
+  up to the cluster's symmetries (:mod:`verilayout.simulate.mcast_symmetry`);
 * ``cluster-schedule``: on a 3 x 3 tile grid, for every grid of 1 .. 4 clusters, every tile is
   loaded (so computed) by exactly one CTA, the CTA its rank names;
 * ``compile`` / ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
@@ -66,6 +67,7 @@ from verilayout.simulate.gemm_check import MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS_
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.mcast_ring import McastLoad, McastSystem, explore_mcast
 from verilayout.simulate.mcast_stubborn import explore_stubborn
+from verilayout.simulate.mcast_symmetry import ring_symmetries
 from verilayout.simulate.ptx_run import (TMEM_TAG, barrier_key, cta_mask, init_count, phase_parity, run_threads,
                                          tma_mbarrier, tx_count)
 from verilayout.simulate.ring import Arrive, Mma, MmaCommit, Wait
@@ -94,6 +96,8 @@ LANDINGS = {"per-dest": "every landing order (each destination of a multicast on
                      "assumption; with 4 CTAs the searches with loads in flight pass any affordable bound)"}
 #: States explored before ``mcast-ring`` is ``unknown``.
 MAX_MCAST_STATES = 200000
+#: States of the reduced search (:func:`_reduced`) before ``mcast-ring`` is ``unknown``.
+MAX_REDUCED_STATES = 200000
 
 
 def _is_load(e) -> bool:
@@ -549,7 +553,7 @@ def _ring_verdict(system: McastSystem) -> KernelCheck:
         return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: deadlock: {w}" + how)
     if r.outcome == "unknown":
         return KernelCheck("mcast-ring", "unknown", f"mcast-ring: more than {MAX_MCAST_STATES} states"
-                           + (" (and of the stubborn-set reduced search)" if how else ""))
+                           + (f" (and {MAX_REDUCED_STATES} of the stubborn-set reduced search)" if how else ""))
     its = sum(1 for p in progs for a in p if a.kind == "mma")
     return KernelCheck("mcast-ring", "proved", f"{len(progs)} processes ({len(runs)} producers and MMA threads), "
                        f"{its} MMA iterations, every interleaving and {grain} ({r.states} states{how}): every "
@@ -558,16 +562,19 @@ def _ring_verdict(system: McastSystem) -> KernelCheck:
 
 
 def _reduced(system: McastSystem, full) -> tuple:
-    """Law: ``(exploration, note)`` of the stubborn-set reduced search
+    """Law: ``(exploration, note)`` of the stubborn-set reduced search with symmetry reduction
     (:mod:`verilayout.simulate.mcast_stubborn`: every terminal state of the full search, so every
-    kind of error and every deadlock, is reached) on ``system``, at most :data:`MAX_MCAST_STATES`
+    error and every deadlock, is reached; :mod:`verilayout.simulate.mcast_symmetry`: up to the CTA
+    permutations that map the system onto itself) on ``system``, at most :data:`MAX_REDUCED_STATES`
     states; the note names the method for the message. A wait on an mbarrier without init (the
     reduced search refuses the system): ``(full, "")``, the full search's answer."""
     try:
-        r = explore_stubborn(system, max_states=MAX_MCAST_STATES)
+        r = explore_stubborn(system, max_states=MAX_REDUCED_STATES, symmetric=True)
     except KeyError:
         return full, ""
-    return r, " of a stubborn-set reduced search" if r.outcome == "proved" else " [stubborn-set reduced search]"
+    k = len(ring_symmetries(system))
+    sym = f", up to {k} CTA permutations mapping the ring onto itself" if k > 1 else ""
+    return r, " of a stubborn-set reduced search" + sym if r.outcome == "proved" else " [stubborn-set reduced search]"
 
 
 def cover_check(spec: _Spec, runs: list, d_map) -> KernelCheck:

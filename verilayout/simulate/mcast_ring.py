@@ -573,3 +573,24 @@ def apply_op(p: int, op: tuple, cur: list, v0: tuple, tables: _Fast):
     """Law: one tabled operation of process ``p``'s step applied to ``cur`` = [flat state, in
     flight], its checks reading ``v0`` (the state before the step): None or a finding."""
     return _fast_op(p, op, cur, v0, tables)
+
+
+def flight_items(system: McastSystem) -> list:
+    """Law: every in-flight item ``(process, pc, destinations)`` the landing model of ``system`` can
+    create, in program order (none under eager landing).
+
+    >>> flight_items(McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ()))
+    []
+    """
+    return _flight_items(system)
+
+
+def ring_step(state: tuple, tables: _Fast):
+    """Law: ``(successors, (finding, mark) or None, blocked)`` of the flat state ``(v, in flight)``:
+    the tabled search's step (each in-flight item landing, then each process's atomic step).
+
+    >>> s = McastSystem(1, ((), ()), ((0, "producer"), (0, "mma")), ())
+    >>> ring_step(((0, 0), frozenset()), ring_tables(s))
+    ([], None, [])
+    """
+    return _fast_step(state, tables)

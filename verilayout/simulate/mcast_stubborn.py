@@ -61,6 +61,7 @@ from collections import deque
 from typing import NamedTuple
 
 from verilayout.simulate.mcast_ring import PENDING_MASK as _PENDING, RingTables as _Fast, McastSystem, apply_op, land_op, ring_tables
+from verilayout.simulate.mcast_symmetry import canonical, ring_symmetries
 from verilayout.simulate.ring import Exploration
 
 __all__ = ["explore_stubborn"]
@@ -417,14 +418,17 @@ def _blocked(st, r: _Reduction) -> tuple:
     return tuple((p, r.f.prog[p][v[p]]) for p in range(r.f.nproc) if v[p] < r.f.lens[p])
 
 
-def explore_stubborn(system: McastSystem, *, max_states: int) -> Exploration:
-    """Breadth first over the stubborn-set reduced graph of ``system`` (module docstring).
+def explore_stubborn(system: McastSystem, *, max_states: int, symmetric: bool = False) -> Exploration:
+    """Breadth first over the stubborn-set reduced graph of ``system`` (module docstring);
+    ``symmetric``: each state reached replaced by its canonical image under the CTA permutations
+    that map the system onto itself (:mod:`verilayout.simulate.mcast_symmetry`, its Lemma 2).
 
     Law: ``counterexample`` with ``(McastFinding, mark)`` of a reachable error, ``deadlock`` with
     the blocked processes of a reachable deadlock, ``unknown`` beyond ``max_states`` states, else
     ``proved`` (no error and no deadlock reachable in the full system).
     """
     r = _reduction(system)
+    perms = ring_symmetries(system) if symmetric else ()
     start = (tuple(0 for _ in system.prog) + tuple(_word(c) for _, c in system.init), frozenset())
     seen, queue = {start}, deque([start])
     while queue:
@@ -440,6 +444,8 @@ def explore_stubborn(system: McastSystem, *, max_states: int) -> Exploration:
             nxt, err = _fire(i, st, r)
             if err is not None:
                 return Exploration("counterexample", err, (), len(seen))
+            if perms:
+                nxt = canonical(nxt, perms)
             if nxt not in seen:
                 seen.add(nxt)
                 queue.append(nxt)
