@@ -75,3 +75,37 @@ def test_descriptor_fields_are_one_constant():
     desc = z3.ZeroExt(32, start) | 0x4000004000000000
     assert known_constant(desc & 0xFFFFFFFFFFFF0000) == 0x4000004000000000
     assert known_constant(desc & 0xFFFF) is None          # the start field depends on the base
+
+
+def test_shared_memo_keeps_the_plain_walks_answers_and_size_limit():
+    """The process-wide memo answers as a fresh walk of each term alone (``_Walk``): terms that
+    share subterms, a DAG far smaller than its tree (x + x, 30 times: 31 distinct nodes, 2**30
+    paths), and a sum of just under / over ``MAX_NODES`` distinct nodes after half of it was memoised."""
+    from verilayout.audit import ptx_known_bits as kb
+
+    def plain(e):
+        try:
+            return kb._Walk(e.ctx.ref()).node(e.as_ast())
+        except kb._TooLarge:
+            return None
+
+    x, y = z3.BitVec("mx", 32), z3.BitVec("my", 32)
+    base = z3.ZeroExt(20, z3.Extract(15, 4, x)) << 4
+    terms = [(base + (k << 8)) | 0x40000000 for k in range(8)] + [base & y, z3.LShR(base, 3) + y]
+    d = z3.ZeroExt(28, z3.Extract(3, 0, x))
+    for _ in range(30):
+        d = d + d
+    terms.append(d)
+    for e in terms:
+        assert known_bits(e) == plain(e)
+    leaves = [z3.BitVec(f"c{i}", 32) & 0xF0 for i in range(1500)]   # 2 new nodes each, 0xF0 shared
+
+    def tree(xs):
+        return xs[0] if len(xs) == 1 else tree(xs[:len(xs) // 2]) + tree(xs[len(xs) // 2:])
+
+    left = tree(leaves[:1024])
+    assert known_bits(left) == plain(left) is not None
+    for n in (1365, 1366, 1500):               # 3 n distinct nodes: 4095, 4098 (the plain walk
+        e = left + tree(leaves[1024:n])        # counts finished nodes: still walked), 4500 (too large)
+        assert known_bits(e) == plain(e)
+        assert (plain(e) is None) == (n == 1500)

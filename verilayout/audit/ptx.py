@@ -62,7 +62,7 @@ from verilayout.audit.ptx_shuffles import register_permute_checks
 from verilayout.audit.ptx_reductions import warp_reduce_checks
 from verilayout.audit.ptx_dots import (DOT_FAMILIES, accumulator_blocks, dot_ties, live_lines, memdesc_root,
                                        producers_by_name, stage_view, warpgroup_blocks)
-from verilayout.audit.ptx_wgmma import wgmma_checks_without_plan
+from verilayout.audit.ptx_wgmma import planned_tile, wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
 from verilayout.core.linear_layout import LinearLayout
@@ -549,8 +549,8 @@ def _checked_descriptor(value: int, ll: LinearLayout, dtype: str, major: str, k_
     hit = _PROVED.get(key)
     if hit is not None:
         return hit
-    v = check_descriptor(value, ll, dtype=dtype, major=major, k_block=k_block, mn=mn, mn_block=mn_block,
-                         mn_dim=mn_dim, arch=arch)
+    v = check_descriptor(value, planned_tile(ll, dtype, mn_dim), dtype=dtype, major=major, k_block=k_block,
+                         mn=mn, mn_block=mn_block, mn_dim=mn_dim, arch=arch)
     if v.status == "proved" and len(_PROVED) < _PROVED_MAX:
         _PROVED[key] = v
     return v

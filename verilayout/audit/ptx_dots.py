@@ -166,19 +166,29 @@ def warpgroup_blocks(result: LinearLayout, num_warps: int, n_inst: int) -> list[
     >>> warpgroup_blocks(ll, 8, 64)
     [([0, 2], [0]), ([1, 3], [0])]
     """
-    out = []
     names = result.out_dim_names
-    nreg = result.in_dims.get("register", 1)
+    span = _register_span(result.bases.get("register", []))
+    out = []
     for w in range(max(1, num_warps // 4)):
-        rows, cols = set(), set()
-        for r in range(nreg):
-            coords = {d: 0 for d in result.in_dims}
-            coords.update(register=r, warp=4 * w)
-            got = result.apply(coords)
-            rows.add(got[names[0]] // 64)
-            cols.add(got[names[1]] // n_inst)
-        out.append((sorted(rows), sorted(cols)))
+        coords = {d: 0 for d in result.in_dims}
+        coords.update(register=0, warp=4 * w)
+        origin = result.apply(coords)
+        r0, c0 = origin[names[0]], origin[names[1]]
+        out.append((sorted({(r0 ^ r) // 64 for r, _ in span}), sorted({(c0 ^ c) // n_inst for _, c in span})))
     return out
+
+
+def _register_span(bases: list[list[int]]) -> set[tuple[int, int]]:
+    """The (dim0, dim1) images of every register index under the register bases (each the XOR of
+    the bases of its set bits: a linear layout over GF(2)), as a set.
+
+    >>> sorted(_register_span([[0, 1], [128, 0]]))
+    [(0, 0), (0, 1), (128, 0), (128, 1)]
+    """
+    span = {(0, 0)}
+    for b in bases:
+        span |= {(r ^ b[0], c ^ b[1]) for r, c in span}
+    return span
 
 
 def producers_by_name(ops: Sequence[Op]) -> dict[str, list[Op]]:

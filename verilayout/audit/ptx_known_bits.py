@@ -54,10 +54,40 @@ def known_bits(e: z3.BitVecRef) -> tuple[int, int] | None:
     """
     if not z3.is_bv(e):
         return None
+    ctx = e.ctx.ref()
     try:
-        return _Walk(e.ctx.ref()).node(e.as_ast())
+        return _shared_walk(e, ctx)
+    except _Unsure:
+        pass
+    try:
+        return _Walk(ctx).node(e.as_ast())
     except _TooLarge:
         return None
+
+
+#: Known bits and a bound on the distinct nodes below, by node id, of every term walked in this
+#: process (terms are hash-consed: a descriptor chain's subterms recur across a file's
+#: instructions). The terms are kept, so their nodes' ids stay theirs; cleared past _SHARED_MAX.
+_SHARED: dict = {"ctx": None, "memo": {}, "bound": {}, "kept": []}
+_SHARED_MAX = 200_000
+
+
+def _shared_walk(e: z3.BitVecRef, ctx) -> tuple[int, int]:
+    """:class:`_Walk`'s answer for ``e`` through the process-wide memo; raises ``_Unsure`` where the
+    term may reach :class:`_Walk`'s size limit (the caller then walks ``e`` alone, as without the
+    memo: the limit then falls where it did)."""
+    if _SHARED["ctx"] is not ctx or len(_SHARED["memo"]) > _SHARED_MAX:
+        _SHARED.update(ctx=ctx, memo={}, bound={}, kept=[])
+    _SHARED["kept"].append(e)                # before the walk: a partial walk's nodes are kept too
+    w = _MemoWalk(ctx, _SHARED["memo"], _SHARED["bound"])
+    got = w.node(e.as_ast())
+    if w.acc[0] > MAX_NODES:
+        raise _Unsure
+    return got
+
+
+class _Unsure(Exception):
+    pass
 
 
 class _TooLarge(Exception):
@@ -138,6 +168,35 @@ class _Walk:
                 return 0, 0
             return _shifted(self.node(x), int(z3.Z3_get_numeral_string(ctx, amount)), full, k == z3.Z3_OP_BSHL)
         return 0, 0
+
+
+class _MemoWalk(_Walk):
+    """:class:`_Walk` over a shared memo: each node's known bits once per process, and with them a
+    bound on the distinct nodes the plain walk would visit from it (1 plus its walked operands'
+    bounds, capped above ``MAX_NODES``). A root bound within ``MAX_NODES`` means the plain walk
+    stays within its limit too (it stops only past ``MAX_NODES`` distinct nodes); any other term
+    (a bound or ``MAX_NODES`` new nodes past it) is left to the plain walk (``_Unsure``)."""
+
+    def __init__(self, ctx, shared: dict, bound: dict) -> None:
+        super().__init__(ctx)
+        self.shared, self.bound, self.acc, self.new = shared, bound, [0], 0
+
+    def node(self, a) -> tuple[int, int]:
+        key = z3.Z3_get_ast_id(self.ctx, a)
+        hit = self.memo.get(key) or self.shared.get(key)
+        if hit is None:
+            self.new += 1
+            if self.new > MAX_NODES:
+                raise _Unsure
+            self.acc.append(1)
+            try:
+                hit = self.rule(a)
+            finally:
+                b = min(self.acc.pop(), MAX_NODES + 1)
+            self.shared[key], self.bound[key] = hit, b
+        self.memo[key] = hit
+        self.acc[-1] += self.bound[key]
+        return hit
 
 
 def _shifted(known: tuple[int, int], s: int, full: int, left: bool) -> tuple[int, int]:

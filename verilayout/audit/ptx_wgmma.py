@@ -60,6 +60,7 @@ from verilayout.hw.nvidia.descriptor import (contract_findings, decode, hardware
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, PtxModule, Reg, Vec
 from verilayout.hw.nvidia.wgmma import ACCUMULATORS, DTYPE_BITS, k_of_dtype, swizzle_units, valid_n
 from verilayout.prove.ptx_values import SMEM, PtxValues, constant
+from verilayout.prove.wgmma import intended_tile
 
 #: The most shared memory an sm_90 CTA can have (227 KB, CUDA C++ Programming Guide, compute
 #: capability 9.0 table); every shared address a kernel forms lies below it.
@@ -69,6 +70,30 @@ _HIGH = ((1 << 64) - 1) & ~0xFFFF           # bits 16-63: LBO, SBO, base offset,
 _BASE_OFFSET = 7 << 49
 #: rules of the descriptor contract that are inferences (reported, never errors)
 _INFERRED = frozenset({"stride-repeat", "inferred-layout"})
+
+
+#: intended tiles of this process, by ``(layout, dtype, mn_dim)``; at most _TILES_MAX kept
+_TILES: dict[tuple, Any] = {}
+_TILES_MAX = 1024
+
+
+def planned_tile(layout: Any, dtype: str, mn_dim: int) -> Any:
+    """``intended_tile(layout, dtype=dtype, mn_dim=mn_dim)`` (``prove.wgmma``, at base 0), kept per
+    arguments: the tile is a function of them alone, and every K-block and MN block of an operand
+    is checked against the same tile (``check_descriptor`` takes the tile in place of the layout).
+
+    >>> from verilayout.core.linear_layout import LinearLayout
+    >>> L = LinearLayout({"offset": [[0, 1], [0, 2], [0, 4], [1, 0], [2, 0]]}, ["dim0", "dim1"])
+    >>> planned_tile(L, "f16", 0) is planned_tile(L, "f16", 0), planned_tile(L, "f16", 0).fn.eval(1, 3) // 8
+    (True, 22)
+    """
+    key = (layout, dtype, mn_dim)
+    hit = _TILES.get(key)
+    if hit is None:
+        hit = intended_tile(layout, dtype=dtype, mn_dim=mn_dim)
+        if len(_TILES) < _TILES_MAX:
+            _TILES[key] = hit
+    return hit
 
 
 def _regs(op: object) -> tuple:
