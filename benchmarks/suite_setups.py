@@ -1,7 +1,7 @@
 """The test suite's costly set-ups, each against its baseline measured in the same run (CPU seconds
 of this process and its children, so a loaded machine moves both sides alike).
 
-    python benchmarks/suite_setups.py [--skip compile,ring,tar,cute,planted]
+    python benchmarks/suite_setups.py [--skip compile,ring,tar,cute,planted,grids]
 
 * ``compile``: ``simulate.independent.compiled_checks`` of the emitted CTA-pair sm_100a GEMM:
   nvcc + ptxas with the compile cache off, against a second process of the same run that finds
@@ -19,6 +19,9 @@ of this process and its children, so a loaded machine moves both sides alike).
 * ``planted``: the mutants of ``tests/test_ptx_mutations``'s sweep parsed in full, against
   ``tests.reference.ptx_mutations.planted_module`` (the kernel's module, the planted line parsed
   again); the modules are compared.
+* ``grids``: the CTA runs of ``tests/test_emit_gemm_cover``'s swap-AB split-K cover (every grid of
+  1..31 CTAs, threads 0 and 128 of each), one ``run_threads`` per CTA against ``run_ctas`` (each
+  grid's CTAs as one batch); every event of every run is compared.
 
 Prints one line per set-up: baseline s, new s, ratio new/baseline. Goal: every ratio < 0.2.
 """
@@ -154,13 +157,39 @@ def bench_planted() -> tuple[float, float, bool]:
     return base, new, got == want
 
 
+def _events(runs) -> list:
+    """The runs as plain values: completion, and each event's op, line, order, lanes and values."""
+    def val(v):
+        return None if v is None else (str(v.dtype), v.tolist())
+    return [(r.complete, r.reason, [(e.op, e.line, e.seq, e.lanes.tolist(),
+                                     [(k, val(v)) for k, v in e.values.items()]) for e in r.events])
+            for r in runs]
+
+
+def bench_grids() -> tuple[float, float, bool]:
+    from verilayout.emit.cuda_gemm import emit_gemm
+    from verilayout.frontends.ptx import parse_ptx
+    from verilayout.simulate.gemm_check import PARAMS, SMEM_BASE
+    from verilayout.simulate.independent import compile_ptx
+    from verilayout.simulate.ptx_run import run_ctas, run_threads
+    e = emit_gemm("bf16", tile=(64, 16, 64), stages=3, splits=2, swap_ab=True)
+    mod = parse_ptx(compile_ptx(e.files["kernel.cu"])[1])
+    entry = next(f for f in mod.functions if "vl_gemm_kernel" in f)
+    kw = dict(param_values=PARAMS(5 * 64 - 8, 3 * 16 - 8, 3 * 64), shared_base=SMEM_BASE)
+    base, want = _timed(lambda: [_events([run_threads(mod, entry, [0, 128], ctaid=b, nctaid=g, **kw)
+                                          for b in range(g)]) for g in range(1, 32)])
+    new, got = _timed(lambda: [_events(run_ctas(mod, entry, [0, 128], range(g), nctaid=g, **kw))
+                               for g in range(1, 32)])
+    return base, new, got == want
+
+
 BENCHES = {"compile": bench_compile, "ring": bench_ring, "tar": bench_tar, "cute": bench_cute,
-           "planted": bench_planted}
+           "planted": bench_planted, "grids": bench_grids}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--skip", default="", help="comma-separated set-ups not to run (compile, ring, tar, cute, planted)")
+    ap.add_argument("--skip", default="", help="comma-separated set-ups not to run (compile, ring, tar, cute, planted, grids)")
     args = ap.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
     print(f"{'set-up':8s} {'baseline s':>10s} {'new s':>8s} {'new/base':>8s}  same answer")

@@ -86,7 +86,7 @@ from verilayout.simulate.independent import (HOST_NVCC_FLAGS, KernelCheck, Indep
                                               compile_ptx, compiled_checks, imm_operands)
 from verilayout.simulate.tma_store import is_tma_store, register_bytes, warpgroup_store_order
 from verilayout.simulate.ptx_run import (Event, init_count, mma_descriptors, pending_groups, phase_parity,
-                                         run_threads, stored_values, tma_mbarrier, tx_count)
+                                         run_ctas, run_threads, stored_values, tma_mbarrier, tx_count)
 
 __all__ = ["check_gemm_source", "GEMM_ASSUMPTIONS", "MAX_STATES", "GemmSim", "SimInputs", "TmaLoad", "tma_load", "Step", "gemm_spec", "splits_of", "bias_loader", "run_findings",
            "decode_out", "out_tolerance", "epilogue_spec", "reduce_check", "act_reference", "round_out", "bias_value",
@@ -1026,9 +1026,9 @@ def pingpong_cover_check(mod, entry: str, man: GemmManifest, grids: tuple[int, i
     top = grid_max or len(want) + 1
     for g in range(1, top + 1):
         owner: dict = {}
-        for b in range(g):
-            run = run_threads(mod, entry, [128, 256], ctaid=b, nctaid=g, param_values=PARAMS(M, N, K),
-                              shared_base=SMEM_BASE, max_steps=400000)
+        runs = run_ctas(mod, entry, [128, 256], range(g), nctaid=g, param_values=PARAMS(M, N, K),
+                        shared_base=SMEM_BASE, max_steps=400000)
+        for b, run in enumerate(runs):
             if not run.complete:
                 return KernelCheck("cover", "unknown", f"CTA {b} of grid {g} could not be run on the "
                                    f"PTX: {run.reason}")

@@ -1,5 +1,5 @@
 """The persistent scheduler's tile cover of an emitted sm_90a GEMM, checked on its PTX for every
-grid size: each CTA's producer and first consumer thread run (:func:`verilayout.simulate.ptx_run.run_threads`,
+grid size: each CTA's producer and first consumer thread run (:func:`verilayout.simulate.ptx_run.run_ctas`,
 CTA ``b`` of a grid of ``G``), the tiles read off what they do, never off the emitter.
 
 * the producer's tiles: each TMA load's coordinates (the A map's row ``c1 // BM``, the B map's
@@ -28,7 +28,7 @@ from verilayout.frontends.ptx import parse_ptx
 from verilayout.simulate.gemm_check import (D_ADDR, MAP_A_ADDR, MAP_B_ADDR, PARAMS, SMEM_BASE,
                                             cluster_shape, gemm_spec, is_tma_store)
 from verilayout.simulate.independent import KernelCheck, compile_ptx
-from verilayout.simulate.ptx_run import run_threads
+from verilayout.simulate.ptx_run import run_ctas
 
 __all__ = ["COVER_SHAPE", "check_tile_cover", "cta_tiles"]
 
@@ -109,10 +109,9 @@ def check_tile_cover(man: GemmManifest, source: str, *, max_grid: int | None = N
         loads: Counter = Counter()
         stores: Counter = Counter()
         owner: dict = {}
-        for b in range(grid):
-            run = run_threads(mod, entry, [0, 128], ctaid=b, nctaid=grid,
-                              param_values=PARAMS(M, N, K), shared_base=SMEM_BASE,
-                              cluster_rank=b % size, cluster_size=size)
+        runs = run_ctas(mod, entry, [0, 128], range(grid), nctaid=grid, cluster_size=size,
+                        param_values=PARAMS(M, N, K), shared_base=SMEM_BASE)
+        for b, run in enumerate(runs):
             if not run.complete:
                 return KernelCheck("tile-cover", "unknown", f"grid {grid}, CTA {b} could not be run "
                                    f"on the PTX: {run.reason}")

@@ -37,7 +37,7 @@ from verilayout.frontends.ptx import Instr, PtxModule, decode_operand, split_ope
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Operand, Other, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form
 
-__all__ = ["Event", "RunResult", "run_threads", "EVENT_HEADS", "CLUSTER_WINDOW", "init_count",
+__all__ = ["Event", "RunResult", "run_threads", "run_ctas", "EVENT_HEADS", "CLUSTER_WINDOW", "init_count",
            "phase_parity", "tx_count", "pending_groups", "tma_mbarrier", "cta_mask", "mma_descriptors",
            "mma_idesc", "alloc_columns", "stored_values", "barrier_key"]
 
@@ -230,6 +230,11 @@ class _Unknown(Exception):
     pass
 
 
+class _Diverged(Exception):
+    """A batched run (:func:`run_ctas`) met state its CTAs could share (an unknown register, a
+    load tag, TMEM, a register one executing CTA never wrote): the CTAs are run one by one."""
+
+
 class _Machine:
     float_tags = False
     tmem_value = None
@@ -261,6 +266,11 @@ class _Machine:
         self.tmem_slots: set[int] = set()
         self.cur_sel: np.ndarray | None = None
         self.in_wgmma = False
+        # a batch of CTAs (run_ctas): each lane's CTA, the CTAs that wrote each register, and the
+        # lanes of the CTAs taking the current step
+        self.cta: np.ndarray | None = None
+        self.defined: dict[str, np.ndarray] = {}
+        self.exec_mask: np.ndarray | None = None
 
     # ---- values ----
     def value(self, op: Operand, w: int) -> np.ndarray:
@@ -277,7 +287,7 @@ class _Machine:
             self.touched |= self.cur_sel
         if t in self.unknown:
             raise _Unknown(t)
-        if t in self.regs:
+        if t in self.regs and (self.cta is None or self._defined_here(t)):
             return self.regs[t] & _mask(w)
         if t in self.shared:
             return np.full(self.n, self.shared[t], dtype=_U64) & _mask(w)
@@ -303,6 +313,8 @@ class _Machine:
             self.touched |= sel
         v = np.asarray(v, dtype=_U64) & _mask(w)
         old = self.regs.get(name)
+        if self.cta is not None:
+            sel = sel | self._first_write(name)
         self.regs[name] = v if old is None else np.where(sel, v, old)
         self.unknown.discard(name)
         if origin is not None:
@@ -311,9 +323,35 @@ class _Machine:
         elif name in self.origin:
             self.origin[name] = np.where(sel, _U64(0), self.origin[name])
 
+    def _first_write(self, name: str) -> np.ndarray:
+        """Law (batch): the lanes of the executing CTAs that had not written ``name``; a CTA's
+        first write sets all its lanes, as :meth:`write` does in a run of that CTA alone."""
+        d = self.defined.get(name)
+        fill = self.exec_mask if d is None else self.exec_mask & ~d
+        self.defined[name] = self.exec_mask if d is None else d | self.exec_mask
+        return fill
+
+    def _defined_here(self, t: str) -> bool:
+        """Law (batch): whether every executing CTA wrote ``t`` (False: none did, as in a run of
+        each alone, where ``t`` is not a register yet); raises ``_Diverged`` where some did."""
+        d = self.defined[t][self.exec_mask]
+        if d.all():
+            return True
+        if d.any():
+            raise _Diverged(t)
+        return False
+
+    def enter(self, sel: np.ndarray) -> None:
+        """Law (batch): ``exec_mask`` is every lane of each CTA with a lane in ``sel``."""
+        hit = np.zeros(int(self.cta[-1]) + 1, dtype=bool)
+        hit[self.cta[sel]] = True
+        self.exec_mask = hit[self.cta]
+
     # ---- one instruction ----
     def step(self, i: Instr, sel: np.ndarray) -> np.ndarray | None:
         """Execute ``i`` for the threads ``sel``; the branch-taken mask for a ``bra``."""
+        if self.cta is not None:
+            self.enter(sel)
         parts = i.parts
         head = parts[0]
         args = i.args
@@ -444,6 +482,23 @@ class _Machine:
         return None
 
     def _event(self, i: Instr, sel: np.ndarray) -> None:
+        """Law: records ``i`` for the threads ``sel``; in a batch (:func:`run_ctas`) one event for
+        all of them, or one per CTA where its CTAs read a register not all of them wrote (what a
+        run of each alone reads; the side effects before the record are idempotent)."""
+        if self.cta is None:
+            return self._event_of(i, sel)
+        try:
+            return self._event_of(i, sel)
+        except _Diverged:
+            pass
+        full, cur = self.exec_mask, self.cur_sel
+        for c in np.unique(self.cta[sel]).tolist():
+            self.exec_mask = self.cta == c
+            self.cur_sel = sel & self.exec_mask
+            self._event_of(i, self.cur_sel)
+        self.exec_mask, self.cur_sel = full, cur
+
+    def _event_of(self, i: Instr, sel: np.ndarray) -> None:
         lanes = np.nonzero(sel)[0]
         if not len(lanes):
             return
@@ -654,18 +709,81 @@ def run_threads(mod: PtxModule, func: str, threads, *, ctaid: int = 0, nctaid: i
     """
     threads = list(threads)
     tid = np.asarray(threads, dtype=_U64)
-    ntid = ntid or max(threads) + 1
-    special = {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": ntid, "%ntid.y": 1,
-               "%ntid.z": 1, "%ctaid.x": ctaid, "%ctaid.y": 0, "%ctaid.z": 0, "%nctaid.x": nctaid,
-               "%nctaid.y": 1, "%nctaid.z": 1, "%laneid": tid % _U64(32),
-               "%warpid": tid // _U64(32), "%cluster_ctarank": cluster_rank,
-               "%cluster_nctarank": cluster_size}
+    special = _specials(tid, ntid or max(threads) + 1, ctaid, nctaid, cluster_rank, cluster_size)
     names = {**_param_names(mod, func, dict(param_values or {})), **(params or {})}
     mach = _Machine(mod, func, threads, special, names, {s: shared_base for s in mod.shared},
                     stop, load_value)
     mach.float_tags = float_tags
     mach.tmem_value = tmem_value
     return _run(mach, threads, max_steps)
+
+
+def _specials(tid: np.ndarray, ntid: int, ctaid, nctaid: int, rank, size: int) -> dict:
+    """Law: the special registers of threads ``tid`` (``ctaid``, ``rank``: one value, or one per
+    thread)."""
+    return {"%tid.x": tid, "%tid.y": 0, "%tid.z": 0, "%ntid.x": ntid, "%ntid.y": 1,
+            "%ntid.z": 1, "%ctaid.x": ctaid, "%ctaid.y": 0, "%ctaid.z": 0, "%nctaid.x": nctaid,
+            "%nctaid.y": 1, "%nctaid.z": 1, "%laneid": tid % _U64(32),
+            "%warpid": tid // _U64(32), "%cluster_ctarank": rank, "%cluster_nctarank": size}
+
+
+def run_ctas(mod: PtxModule, func: str, threads, ctas, *, nctaid: int, cluster_size: int = 1,
+             params: dict | None = None, shared_base: int = 0, param_values: dict | None = None,
+             stop=None, max_steps: int = 200000) -> list[RunResult]:
+    """Law: ``[run_threads(mod, func, threads, ctaid=b, nctaid=nctaid, cluster_rank=b %
+    cluster_size, cluster_size=cluster_size, ...) for b in ctas]``, each event equal in ``op``,
+    ``line``, ``seq``, ``lanes`` and ``values``; computed as one run of all the CTAs' threads
+    (they share no state: each CTA takes the steps it takes alone, the lowest program counter
+    first), and CTA by CTA where that run meets state they could share (``_Diverged``) or does
+    not complete.
+
+    >>> from verilayout.frontends.ptx import parse_ptx
+    >>> m = parse_ptx(".version 8.7\\n.visible .entry f()\\n{\\nmov.u32 %r1, %ctaid.x;\\n"
+    ...               "st.shared.u32 [%r1], %r1;\\nret;\\n}")
+    >>> [[e.values["addr"].tolist() for e in r.events] for r in run_ctas(m, "f", [0], [0, 3], nctaid=4)]
+    [[[0]], [[3]]]
+    """
+    threads, ctas = list(threads), list(ctas)
+    solo = dict(nctaid=nctaid, cluster_size=cluster_size, params=params, shared_base=shared_base,
+                param_values=param_values, stop=stop, max_steps=max_steps)
+    if len(ctas) > 1:
+        try:
+            run = _batch_run(mod, func, threads, ctas, solo)
+            if run.complete:
+                return _split_run(run, len(ctas), threads)
+        except _Diverged:
+            pass
+    return [run_threads(mod, func, threads, ctaid=b, cluster_rank=b % cluster_size, **solo) for b in ctas]
+
+
+def _batch_run(mod: PtxModule, func: str, threads: list, ctas: list, kw: dict) -> RunResult:
+    """Law: one run of ``threads`` of every CTA of ``ctas`` (lane ``c * len(threads) + j``:
+    thread ``threads[j]`` of CTA ``ctas[c]``); raises ``_Diverged`` (see :func:`run_ctas`)."""
+    k, n = len(ctas), len(threads)
+    tid = np.tile(np.asarray(threads, dtype=_U64), k)
+    cta = np.repeat(np.asarray(ctas, dtype=_U64), n)
+    special = _specials(tid, max(threads) + 1, cta, kw["nctaid"], cta % _U64(kw["cluster_size"]),
+                        kw["cluster_size"])
+    names = {**_param_names(mod, func, dict(kw["param_values"] or {})), **(kw["params"] or {})}
+    mach = _Machine(mod, func, threads * k, special, names,
+                    {s: kw["shared_base"] for s in mod.shared}, kw["stop"], None)
+    mach.cta = np.repeat(np.arange(k), n)
+    return _run(mach, threads * k, kw["max_steps"])
+
+
+def _split_run(run: RunResult, k: int, threads: list) -> list[RunResult]:
+    """Law: the complete batched ``run`` of ``k`` CTAs as one run per CTA: each event's lanes of
+    CTA ``c`` (renumbered from 0) with their values, numbered in the CTA's own order."""
+    n = len(threads)
+    per: list[list[Event]] = [[] for _ in range(k)]
+    for ev in run.events:
+        owner = ev.lanes // n
+        for c in np.unique(owner).tolist():
+            m = owner == c
+            vals = {key: None if v is None else v[:, m] if v.ndim == 2 else v[m]
+                    for key, v in ev.values.items()}
+            per[c].append(Event(ev.op, ev.line, len(per[c]), ev.lanes[m] - c * n, vals, ev.instr))
+    return [RunResult(tuple(evs), True, "", tuple(threads)) for evs in per]
 
 
 def _param_names(mod: PtxModule, func: str, pv: dict) -> dict:
@@ -711,6 +829,8 @@ def _run(mach: "_Machine", threads: list, max_steps: int) -> RunResult:
             continue
         try:
             taken = mach.step(ins, sel)
+            if mach.cta is not None and (mach.unknown or mach.origin or mach.tmem_slots):
+                raise _Diverged(ins.line)
         except _Unknown as e:
             return RunResult(tuple(mach.events), False, f"PTX line {ins.line}: {ins.opcode} reads "
                              f"{e.args[0]}, which is not modelled", tuple(threads))

@@ -76,7 +76,7 @@ from verilayout.simulate.gemm_check import (MAP_A_ADDR, MAP_B_ADDR, D_ADDR, BIAS
                                             decode_out, out_tolerance, run_findings)
 from verilayout.simulate.independent import KernelCheck, IndependentReport, compiled_checks
 from verilayout.simulate.ptx_run import (TMEM_TAG, alloc_columns, init_count, mma_descriptors, mma_idesc,
-                                         run_threads, stored_values)
+                                         run_ctas, run_threads, stored_values)
 from verilayout.simulate.tile_schedule import schedule_check
 from verilayout.simulate.pair_ring import pair_ring_check
 from verilayout.simulate.tmem_ring import acc_ring_check, tiles_d_store
@@ -707,10 +707,10 @@ def pair_schedule_check(mod, entry: str, tile: tuple, tiles: int = 3) -> KernelC
         return KernelCheck("pair-schedule", "unknown", "no tiles")
     for g in range(1, tiles + 2):
         owner: dict = {}
-        for b in range(2 * g):
-            run = run_threads(mod, entry, [0], ctaid=b, nctaid=2 * g, cluster_rank=b % 2, cluster_size=2,
-                              param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: tiles * bm, 4: bn,
-                                            5: bk, 6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=400000)
+        runs = run_ctas(mod, entry, [0], range(2 * g), nctaid=2 * g, cluster_size=2,
+                        param_values={0: MAP_A_ADDR, 1: MAP_B_ADDR, 2: D_ADDR, 3: tiles * bm, 4: bn,
+                                      5: bk, 6: BIAS_ADDR}, shared_base=SMEM_BASE, max_steps=400000)
+        for b, run in enumerate(runs):
             if not run.complete:
                 return KernelCheck("pair-schedule", "unknown", f"CTA {b} of {2 * g} could not be run")
             rows = {(x.map, x.c1) for x in _pair_tmas(run) if x.c0 == 0}

@@ -23,7 +23,7 @@ from __future__ import annotations
 from verilayout.errors import LayoutError
 from verilayout.frontends.ptx import PtxModule
 from verilayout.simulate.independent import KernelCheck
-from verilayout.simulate.ptx_run import run_threads
+from verilayout.simulate.ptx_run import run_ctas, run_threads
 
 __all__ = ["schedule_problem", "tiles_of_cta", "tile_origins", "schedule_check"]
 
@@ -46,6 +46,11 @@ def tiles_of_cta(mod: PtxModule, entry: str, cta: int, grid: int, params: dict, 
     PTX alone (``params``: parameter index -> value)."""
     run = run_threads(mod, entry, [0], ctaid=cta, nctaid=grid, param_values=params,
                       shared_base=shared_base, max_steps=400000)
+    return _units_of_run(run, maps, tile)
+
+
+def _units_of_run(run, maps: tuple[int, int], tile: tuple[int, int, int]) -> list[tuple[int, int, int]] | None:
+    """Law: the units of :func:`tiles_of_cta` read off one CTA's ``run``; None where incomplete."""
     if not run.complete:
         return None
     bm, bn, bk = tile
@@ -102,8 +107,10 @@ def schedule_check(mod: PtxModule, entry: str, tile: tuple[int, int, int], grids
     top = grid_max or tiles + 1
     for g in range(1, top + 1):
         owner: dict = {}
-        for b in range(g):
-            got = tiles_of_cta(mod, entry, b, g, p, maps, (bm, bn, bk), shared_base)
+        runs = run_ctas(mod, entry, [0], range(g), nctaid=g, param_values=p, shared_base=shared_base,
+                        max_steps=400000)          # each CTA as tiles_of_cta runs it
+        for b, run in enumerate(runs):
+            got = _units_of_run(run, maps, (bm, bn, bk))
             if got is None:
                 return KernelCheck("schedule", "unknown", f"CTA {b} of grid {g} could not be run on "
                                    "the PTX")
