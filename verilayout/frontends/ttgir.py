@@ -638,10 +638,15 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
     the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
     ``loc`` bodies (ops of one source line print the same one)."""
-    res, name, rest = m.group("res", "name", "rest")
+    res, name, rest = m.groups()        # _OP's groups: res, name, rest
     if '"' in name:
         name = name.strip('"')
-    body, loc = _strip_loc(rest)
+    r = rest.rstrip()                   # _strip_loc(rest), inline: its common case, no region
+    j = r.rfind("loc(")
+    if r[-1:] == "{" or j < 0 or r[-1:] != ")":
+        body, loc = _strip_loc(rest)
+    else:
+        body, loc = r[:j].rstrip(), r[j:]
     parts = _split_top(body, " : ")
     head = parts[0]
     n = len(parts)
@@ -665,10 +670,11 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
             loc = got
     if table is None:
         table = TypeTable()
+    results = (res.strip(),) if res and ":" not in res and "," not in res else _results(res)   # one result: at once
     if not _FIELDS_AS_WRITTEN:
-        return _op_of((name, line_no, _results(res), operands, ins, outs, attrs, loc, m.group(0), table))
+        return _op_of((name, line_no, results, operands, ins, outs, attrs, loc, m.group(0), table))
     op = _new(Op)                       # the fields at once, as _op_of sets them
-    _set(op, "__dict__", {"name": name, "line": line_no, "results": _results(res), "operands": operands,
+    _set(op, "__dict__", {"name": name, "line": line_no, "results": results, "operands": operands,
                           "operand_types": ins, "result_types": outs, "attrs": attrs, "loc": loc,
                           "text": m.group(0), "table": table})
     return op
