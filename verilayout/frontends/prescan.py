@@ -17,6 +17,7 @@ alias the ops use, and for empty text.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -373,6 +374,11 @@ _PTX_DEEP = re.compile(r"[{\[(](?:[^\n{\[(]*[{\[(]){64}")
 #: after its comment is cut): it starts with a letter or a guard and holds no ``;``, ``{`` or ``}``
 #: before its comment
 _PTX_OPEN = re.compile(r"\n[^\S\n]*[a-z@][^;{}\n]*?(?://[^\n]*)?(?:\n|$)")
+if sys.version_info >= (3, 11):
+    # the same lines found (a match there iff there is one here) without backtracking: the line is
+    # read up to its first `;`, `{`, `}`, line end or `//` (possessive quantifiers: Python 3.11+);
+    # what `search` gives is only tested for being a match
+    _PTX_OPEN = re.compile(r"\n[^\S\n]*+[a-z@][^;{}\n/]*+(?:/(?!/)[^;{}\n/]*+)*+(?://|\n|$)")
 
 
 def _directive_lines(text: str, word: str) -> Iterator[int]:

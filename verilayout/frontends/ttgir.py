@@ -638,10 +638,15 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
     the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
     ``loc`` bodies (ops of one source line print the same one)."""
-    res, name, rest = m.group("res", "name", "rest")
+    res, name, rest = m.groups()        # _OP's groups: res, name, rest
     if '"' in name:
         name = name.strip('"')
-    body, loc = _strip_loc(rest)
+    r = rest.rstrip()                   # _strip_loc(rest), inline: its common case, no region
+    j = r.rfind("loc(")
+    if r[-1:] == "{" or j < 0 or r[-1:] != ")":
+        body, loc = _strip_loc(rest)
+    else:
+        body, loc = r[:j].rstrip(), r[j:]
     parts = _split_top(body, " : ")
     head = parts[0]
     n = len(parts)
@@ -661,14 +666,15 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
         elif loc in seen:
             loc = seen[loc]
         else:                           # kept under the body as printed (ops of one line repeat it)
-            got = seen[loc] = _resolve_loc(loc, locs, 0, seen)
+            got = seen[loc] = _resolve_alias_loc(loc, locs, seen)
             loc = got
     if table is None:
         table = TypeTable()
+    results = (res.strip(),) if res and ":" not in res and "," not in res else _results(res)   # one result: at once
     if not _FIELDS_AS_WRITTEN:
-        return _op_of((name, line_no, _results(res), operands, ins, outs, attrs, loc, m.group(0), table))
+        return _op_of((name, line_no, results, operands, ins, outs, attrs, loc, m.group(0), table))
     op = _new(Op)                       # the fields at once, as _op_of sets them
-    _set(op, "__dict__", {"name": name, "line": line_no, "results": _results(res), "operands": operands,
+    _set(op, "__dict__", {"name": name, "line": line_no, "results": results, "operands": operands,
                           "operand_types": ins, "result_types": outs, "attrs": attrs, "loc": loc,
                           "text": m.group(0), "table": table})
     return op
@@ -727,6 +733,25 @@ def _resolve_loc(body: str | None, locs: Mapping[str, str], depth: int = 0, memo
             if got:
                 return got
     return None
+
+
+def _resolve_alias_loc(body: str | None, locs: Mapping[str, str], memo: dict) -> str | None:
+    """``_resolve_loc(body, locs, 0, memo)``, with the common op's ``loc(#locN)`` (one alias, no
+    string) looked up at once: the alias's answer at depth 1, as :func:`_resolve_loc` keeps it.
+
+    >>> _resolve_alias_loc("loc(#loc2)", {"loc2": 'loc("/s/k.py":7:3)'}, {})
+    'k.py:7'
+    """
+    if body is None or body[:8] != "loc(#loc" or body[-1:] != ")" or not body[5:-1].replace("_", "").isalnum():
+        return _resolve_loc(body, locs, 0, memo)
+    ref = body[5:-1]
+    if ref not in locs:
+        return None
+    key = (ref, 1)
+    if key in memo:
+        return memo[key]
+    got = memo[key] = _resolve_loc(locs[ref], locs, 1, memo)
+    return got
 
 
 def _refs(body: str) -> list[str]:
@@ -824,6 +849,11 @@ def _decode(data: bytes | str) -> str:
         raise LayoutError(f"byte {e.start}: not UTF-8 text (a TTGIR file is text)") from None
 
 
+#: first characters of the lines :func:`parse_module` skips (``""``: an empty line; ``/`` and
+#: ``m`` only as ``//`` and ``module``)
+_SKIP_FIRST = ("", "#", "/", "}", "m", "^")
+
+
 def parse_module(text: str | bytes) -> Module:
     """The :class:`Module` of a TTGIR text (see the module docstring for the law).
 
@@ -854,11 +884,12 @@ def parse_module(text: str | bytes) -> Module:
     regions: list[int] = []             # ops printed `... ({` (tt.reduce, tt.scan) whose `})` line is ahead
     for i, ln in enumerate(lines, 1):
         s = ln.lstrip()
-        if s.startswith("})") and regions:
+        if regions and s.startswith("})"):
             _closing_loc(ops, regions.pop(), s, locs, seen)
-        if not s or s.startswith(("#", "//", "}", "module", "^")):
-            continue
-        if s.startswith("partition") and (pm := _PARTITION.match(s)):
+        c = s[:1]
+        if c in _SKIP_FIRST and (c != "/" or s[1:2] == "/") and (c != "m" or s.startswith("module")):
+            continue                    # empty, `#`, `//`, `}`, `module`, `^`: no op
+        if c == "p" and s.startswith("partition") and (pm := _PARTITION.match(s)):
             heads.append((i, int(pm.group(1)), int(pm.group(2))))
             continue
         m = _OP.match(ln)
