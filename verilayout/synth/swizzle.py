@@ -696,10 +696,33 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
     out_dims = _common_out_dims([lay for lay, _ in accesses])
     best, lower, verdict = optimal_swizzle(accesses, elem_bits, out_dims, model)
     shape = list(out_dims.values())
+    floor = lower if best.total >= lower else None      # the bound, where its premise held
+    wgmma, swz = _best_named(accesses, elem_bits, shape, tuple(out_dims), swizzled, model, floor)
+    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
+    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+
+
+def _best_named(accesses: list, elem_bits: int, shape: list, names: tuple, swizzled: bool,
+                model: BankModel, floor: int | None) -> tuple[dict, Candidate | None]:
+    """The cheapest ``nvmma_shared`` layout of each swizzle width and the cheapest
+    ``swizzled_shared`` layout (the first named on ties) for ``accesses``.
+
+    Law: every candidate is a linear shared layout, so none costs fewer than the lower bound
+    ``floor`` of :func:`optimal_swizzle`; once a ``swizzled_shared`` layout reaches ``floor``
+    no later one can replace it (ties keep the first), and the rest of that family is skipped.
+    ``floor=None`` evaluates every candidate.
+
+    >>> reg = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [1, 0], [2, 0]],
+    ...                     "warp": []}, {"dim0": 4, "dim1": 16})
+    >>> _best_named([(reg, "read")], 32, [4, 16], ("dim0", "dim1"), True, BankModel(), 2)[1].total
+    2
+    """
     wgmma: dict = {"none": None, "32B": None, "64B": None, "128B": None}
     swz = None
     for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
-        lay = _transposed(lay, tuple(out_dims))
+        if family != "wgmma" and swz is not None and floor is not None and swz.total <= floor:
+            continue
+        lay = _transposed(lay, names)
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
         if family == "wgmma":
             cur = wgmma[name]
@@ -707,8 +730,7 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
                 wgmma[name] = cand
         elif swz is None or cand.total < swz.total:
             swz = cand
-    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
-    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+    return wgmma, swz
 
 
 def _with_mlir(cand: Candidate | None, family: str, elem_bits: int) -> Candidate | None:
