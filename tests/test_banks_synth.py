@@ -151,3 +151,23 @@ def test_named_layouts_kept_are_the_cheapest_by_brute_force_over_every_candidate
         assert (name in best) == (cand is not None)
         if cand is not None:
             assert best[name] == (cand.total, cand.layout)
+
+
+def test_candidate_table_made_as_scanned_gives_every_named_layout_and_raises_each_time():
+    import itertools
+    import pytest
+    from verilayout.errors import LayoutError
+    from verilayout.synth.swizzle import _candidate_table
+    table = _candidate_table((16, 32), 16, True)
+    assert len(list(itertools.islice(table, 10))) == 10      # a scan stopped early
+    swz = [lay for fam, _, lay, _ in table if fam == "swizzled"]
+    # brute force: every invertible swizzled_shared layout of the grid, each once
+    want = set()
+    for order, vec, per, mx in itertools.product(([1, 0], [0, 1]), (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 4, 8, 16)):
+        lay = swizzled_shared_layout([16, 32], vec, per, mx, order)
+        if lay.is_invertible():
+            want.add(lay)
+    assert len(swz) == len(set(swz)) and set(swz) == want
+    for _ in range(2):                                      # a shape the builder refuses, every call
+        with pytest.raises(LayoutError):
+            list(_candidate_table((12, 32), 16, True))

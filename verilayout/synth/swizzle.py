@@ -636,20 +636,52 @@ def _named_candidates(shape: Sequence[int], elem_bits: int, swizzled: bool = Tru
         yield family, name, lay, {k: (list(v) if isinstance(v, tuple) else v) for k, v in params}
 
 
+class _Lazy:
+    """The items of ``gen``, each made once when first asked for and kept for every later pass
+    (a scan that stops early leaves the rest unmade); an error of ``gen`` is raised again by
+    every pass that reaches it, as a table built at once would raise on every call."""
+
+    def __init__(self, gen) -> None:
+        self._gen, self._done, self._error = gen, [], None
+
+    def __iter__(self):
+        i = 0
+        while True:
+            if i == len(self._done):
+                if self._error is not None:
+                    raise self._error
+                try:
+                    nxt = next(self._gen, None)
+                except Exception as e:   # kept: the generator is closed after raising
+                    self._error = e
+                    raise
+                if nxt is None:
+                    return
+                self._done.append(nxt)
+            yield self._done[i]
+            i += 1
+
+
 @functools.lru_cache(maxsize=32)   # the audit asks for the same tile shapes kernel after kernel
-def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
-    out = []
+def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> _Lazy:
+    """``(family, name, layout, params)`` of every named layout for ``shape``, made as scanned."""
+    return _Lazy(_candidates(shape, elem_bits, swizzled))
+
+
+def _candidates(shape: tuple, elem_bits: int, swizzled: bool):
     for sw in (0, 32, 64, 128):
         for tr in (False, True):
             try:
                 lay = nvmma_shared_layout(shape, sw, elem_bits, tr)
             except LayoutError:
                 continue
-            out.append(("wgmma", f"{sw}B" if sw else "none", lay,
-                        (("swizzle_byte_width", sw), ("transposed", tr))))
+            yield ("wgmma", f"{sw}B" if sw else "none", lay, (("swizzle_byte_width", sw), ("transposed", tr)))
+    if swizzled:
+        yield from _swizzled_candidates(shape)
+
+
+def _swizzled_candidates(shape: tuple):
     rank = len(shape)
-    if not swizzled:
-        return tuple(out)
     seen: set = set()
     fast = rank == 2 and all(v >= 1 and v & (v - 1) == 0 for v in shape)   # else the builder's own errors
     for order in ((1, 0), (0, 1)) if rank == 2 else (tuple(range(rank))[::-1],):
@@ -663,9 +695,8 @@ def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
                     if lay in seen or not lay.is_invertible():
                         continue          # a layout named before costs the same: the first name is kept
                     seen.add(lay)
-                    out.append(("swizzled", "swizzled_shared", lay,
-                                (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order))))
-    return tuple(out)
+                    yield ("swizzled", "swizzled_shared", lay,
+                           (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order)))
 
 
 def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bits: int,
