@@ -752,7 +752,7 @@ def _best_named(accesses: list, elem_bits: int, shape: list, names: tuple, swizz
     swz = None
     for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
         if family != "wgmma" and swz is not None and floor is not None and swz.total <= floor:
-            continue
+            break                 # the table lists every nvmma_shared layout first: none is left
         lay = _transposed(lay, names)
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
         if family == "wgmma":
