@@ -415,15 +415,25 @@ def _vector_space(acc: _Access, vec: tuple, n: int) -> list[int] | None:
     """A reduced basis of ``O`` (the span of ``acc``'s bases other than the vector ``vec``), or
     None when ``vec`` is no vector of ``acc`` (not its register bases, dependent, or ``O`` and
     ``vec`` do not span the ``n``-bit tensor)."""
+    got = _space_of(acc.regs, acc.lanes, acc.others, vec, n)
+    return None if got is None else list(got)
+
+
+@functools.lru_cache(maxsize=1 << 14)   # packed vectors only: the searches of a process share them
+def _space_of(regs: tuple, lanes: tuple, others: tuple, vec: tuple, n: int) -> tuple | None:
+    """:func:`_vector_space` of the access whose register, lane and other bases are given."""
     k = len(vec)
-    if any(v not in acc.regs for v in vec):
+    if any(v not in regs for v in vec):
         return None
     if len(set(vec)) != k or len(_pivots(vec)) != k:
         return None
-    o = _reduce_basis(_others_of(acc, vec))
+    rest = list(regs)
+    for v in vec:
+        rest.remove(v)
+    o = _reduce_basis(rest + list(lanes) + list(others))
     if len(o) != n - k or len(_extended(_table_of(o), vec)) != n:
         return None
-    return o
+    return tuple(o)
 
 
 def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | None = None) -> _Choice | None:
