@@ -471,15 +471,22 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    table = _extended(_table_of(big), rest)
+    table = _extended(_shared_table(big), rest)
     return len(table) == dim and _in_span(table, o)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _meet_dim(phase: tuple, big: tuple) -> int:
     """The dimension of ``span(phase) & span(big)``: ``rank(phase) + rank(big) - rank(phase + big)``."""
-    table = _table_of(big)
+    table = _shared_table(big)
     return len(_pivots(phase)) + len(table) - len(_extended(table, phase))
+
+
+@functools.lru_cache(maxsize=1 << 12)   # one search meets the same span for many vector orders
+def _shared_table(basis: tuple) -> dict[int, int]:
+    """:func:`_table_of` ``basis``, made once; shared by its callers, so read only (``_extended``
+    copies the table it is given)."""
+    return _table_of(basis)
 
 
 def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
