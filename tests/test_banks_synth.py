@@ -125,3 +125,49 @@ def test_seed_column_read_gets_a_conflict_free_swizzle():
     assert plan.best.total == plan.lower_bound == 32 == brute_cost(col, plan.best.layout, 32)
     read = plan.best.costs[0]
     assert read.wavefronts == read.ideal_wavefronts
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 10**9), bits=st.sampled_from([16, 32]), both=st.booleans(),
+       shape=st.sampled_from([[16, 32], [32, 32], [8, 64]]))
+def test_named_layouts_kept_are_the_cheapest_by_brute_force_over_every_candidate(seed, bits, both, shape):
+    # the synthesis may stop scanning swizzled_shared layouts once one meets the lower bound;
+    # brute force over every named candidate must still find the same cheapest (first on ties)
+    from verilayout.synth.swizzle import _candidate_table, _transposed
+    rng = random.Random(seed)
+    write = random_reg(rng, shape, mix=0.0) if both else None
+    read = random_reg(rng, shape, mix=0.2)
+    plan = synthesize(write, read, elem_bits=bits)
+    names = tuple(read.out_dim_names)
+    best: dict = {}
+    for family, name, lay, _ in _candidate_table(tuple(shape), bits, True):
+        lay = _transposed(lay, names)
+        cost = brute_cost(read, lay, bits) + (brute_cost(write, lay, bits) if write is not None else 0)
+        key = name if family == "wgmma" else "swizzled"
+        if key not in best or cost < best[key][0]:
+            best[key] = (cost, lay)
+    assert best["swizzled"] == (plan.swizzled.total, plan.swizzled.layout)
+    for name, cand in plan.wgmma.items():
+        assert (name in best) == (cand is not None)
+        if cand is not None:
+            assert best[name] == (cand.total, cand.layout)
+
+
+def test_candidate_table_made_as_scanned_gives_every_named_layout_and_raises_each_time():
+    import itertools
+    import pytest
+    from verilayout.errors import LayoutError
+    from verilayout.synth.swizzle import _candidate_table
+    table = _candidate_table((16, 32), 16, True)
+    assert len(list(itertools.islice(table, 10))) == 10      # a scan stopped early
+    swz = [lay for fam, _, lay, _ in table if fam == "swizzled"]
+    # brute force: every invertible swizzled_shared layout of the grid, each once
+    want = set()
+    for order, vec, per, mx in itertools.product(([1, 0], [0, 1]), (1, 2, 4, 8, 16), (1, 2, 4, 8), (1, 2, 4, 8, 16)):
+        lay = swizzled_shared_layout([16, 32], vec, per, mx, order)
+        if lay.is_invertible():
+            want.add(lay)
+    assert len(swz) == len(set(swz)) and set(swz) == want
+    for _ in range(2):                                      # a shape the builder refuses, every call
+        with pytest.raises(LayoutError):
+            list(_candidate_table((12, 32), 16, True))

@@ -415,15 +415,25 @@ def _vector_space(acc: _Access, vec: tuple, n: int) -> list[int] | None:
     """A reduced basis of ``O`` (the span of ``acc``'s bases other than the vector ``vec``), or
     None when ``vec`` is no vector of ``acc`` (not its register bases, dependent, or ``O`` and
     ``vec`` do not span the ``n``-bit tensor)."""
+    got = _space_of(acc.regs, acc.lanes, acc.others, vec, n)
+    return None if got is None else list(got)
+
+
+@functools.lru_cache(maxsize=1 << 14)   # packed vectors only: the searches of a process share them
+def _space_of(regs: tuple, lanes: tuple, others: tuple, vec: tuple, n: int) -> tuple | None:
+    """:func:`_vector_space` of the access whose register, lane and other bases are given."""
     k = len(vec)
-    if any(v not in acc.regs for v in vec):
+    if any(v not in regs for v in vec):
         return None
     if len(set(vec)) != k or len(_pivots(vec)) != k:
         return None
-    o = _reduce_basis(_others_of(acc, vec))
+    rest = list(regs)
+    for v in vec:
+        rest.remove(v)
+    o = _reduce_basis(rest + list(lanes) + list(others))
     if len(o) != n - k or len(_extended(_table_of(o), vec)) != n:
         return None
-    return o
+    return tuple(o)
 
 
 def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | None = None) -> _Choice | None:
@@ -461,15 +471,22 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    table = _extended(_table_of(big), rest)
+    table = _extended(_shared_table(big), rest)
     return len(table) == dim and _in_span(table, o)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _meet_dim(phase: tuple, big: tuple) -> int:
     """The dimension of ``span(phase) & span(big)``: ``rank(phase) + rank(big) - rank(phase + big)``."""
-    table = _table_of(big)
+    table = _shared_table(big)
     return len(_pivots(phase)) + len(table) - len(_extended(table, phase))
+
+
+@functools.lru_cache(maxsize=1 << 12)   # one search meets the same span for many vector orders
+def _shared_table(basis: tuple) -> dict[int, int]:
+    """:func:`_table_of` ``basis``, made once; shared by its callers, so read only (``_extended``
+    copies the table it is given)."""
+    return _table_of(basis)
 
 
 def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
@@ -636,20 +653,52 @@ def _named_candidates(shape: Sequence[int], elem_bits: int, swizzled: bool = Tru
         yield family, name, lay, {k: (list(v) if isinstance(v, tuple) else v) for k, v in params}
 
 
+class _Lazy:
+    """The items of ``gen``, each made once when first asked for and kept for every later pass
+    (a scan that stops early leaves the rest unmade); an error of ``gen`` is raised again by
+    every pass that reaches it, as a table built at once would raise on every call."""
+
+    def __init__(self, gen) -> None:
+        self._gen, self._done, self._error = gen, [], None
+
+    def __iter__(self):
+        i = 0
+        while True:
+            if i == len(self._done):
+                if self._error is not None:
+                    raise self._error
+                try:
+                    nxt = next(self._gen, None)
+                except Exception as e:   # kept: the generator is closed after raising
+                    self._error = e
+                    raise
+                if nxt is None:
+                    return
+                self._done.append(nxt)
+            yield self._done[i]
+            i += 1
+
+
 @functools.lru_cache(maxsize=32)   # the audit asks for the same tile shapes kernel after kernel
-def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
-    out = []
+def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> _Lazy:
+    """``(family, name, layout, params)`` of every named layout for ``shape``, made as scanned."""
+    return _Lazy(_candidates(shape, elem_bits, swizzled))
+
+
+def _candidates(shape: tuple, elem_bits: int, swizzled: bool):
     for sw in (0, 32, 64, 128):
         for tr in (False, True):
             try:
                 lay = nvmma_shared_layout(shape, sw, elem_bits, tr)
             except LayoutError:
                 continue
-            out.append(("wgmma", f"{sw}B" if sw else "none", lay,
-                        (("swizzle_byte_width", sw), ("transposed", tr))))
+            yield ("wgmma", f"{sw}B" if sw else "none", lay, (("swizzle_byte_width", sw), ("transposed", tr)))
+    if swizzled:
+        yield from _swizzled_candidates(shape)
+
+
+def _swizzled_candidates(shape: tuple):
     rank = len(shape)
-    if not swizzled:
-        return tuple(out)
     seen: set = set()
     fast = rank == 2 and all(v >= 1 and v & (v - 1) == 0 for v in shape)   # else the builder's own errors
     for order in ((1, 0), (0, 1)) if rank == 2 else (tuple(range(rank))[::-1],):
@@ -663,9 +712,8 @@ def _candidate_table(shape: tuple, elem_bits: int, swizzled: bool) -> tuple:
                     if lay in seen or not lay.is_invertible():
                         continue          # a layout named before costs the same: the first name is kept
                     seen.add(lay)
-                    out.append(("swizzled", "swizzled_shared", lay,
-                                (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order))))
-    return tuple(out)
+                    yield ("swizzled", "swizzled_shared", lay,
+                           (("vec", vec), ("perPhase", per), ("maxPhase", mx), ("order", order)))
 
 
 def synthesize(write: LinearLayout | None, read: LinearLayout | None, *, elem_bits: int,
@@ -696,10 +744,33 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
     out_dims = _common_out_dims([lay for lay, _ in accesses])
     best, lower, verdict = optimal_swizzle(accesses, elem_bits, out_dims, model)
     shape = list(out_dims.values())
+    floor = lower if best.total >= lower else None      # the bound, where its premise held
+    wgmma, swz = _best_named(accesses, elem_bits, shape, tuple(out_dims), swizzled, model, floor)
+    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
+    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+
+
+def _best_named(accesses: list, elem_bits: int, shape: list, names: tuple, swizzled: bool,
+                model: BankModel, floor: int | None) -> tuple[dict, Candidate | None]:
+    """The cheapest ``nvmma_shared`` layout of each swizzle width and the cheapest
+    ``swizzled_shared`` layout (the first named on ties) for ``accesses``.
+
+    Law: every candidate is a linear shared layout, so none costs fewer than the lower bound
+    ``floor`` of :func:`optimal_swizzle`; once a ``swizzled_shared`` layout reaches ``floor``
+    no later one can replace it (ties keep the first), and the rest of that family is skipped.
+    ``floor=None`` evaluates every candidate.
+
+    >>> reg = LinearLayout({"register": [[0, 1]], "lane": [[0, 2], [0, 4], [0, 8], [1, 0], [2, 0]],
+    ...                     "warp": []}, {"dim0": 4, "dim1": 16})
+    >>> _best_named([(reg, "read")], 32, [4, 16], ("dim0", "dim1"), True, BankModel(), 2)[1].total
+    2
+    """
     wgmma: dict = {"none": None, "32B": None, "64B": None, "128B": None}
     swz = None
     for family, name, lay, params in _named_candidates(shape, elem_bits, swizzled):
-        lay = _transposed(lay, tuple(out_dims))
+        if family != "wgmma" and swz is not None and floor is not None and swz.total <= floor:
+            break                 # the table lists every nvmma_shared layout first: none is left
+        lay = _transposed(lay, names)
         cand = evaluate(f"{family} {name}" if family == "wgmma" else name, lay, accesses, elem_bits, params, model)
         if family == "wgmma":
             cur = wgmma[name]
@@ -707,8 +778,7 @@ def _synthesize(write: LinearLayout | None, read: LinearLayout | None, elem_bits
                 wgmma[name] = cand
         elif swz is None or cand.total < swz.total:
             swz = cand
-    wgmma = {k: _with_mlir(c, "wgmma", elem_bits) for k, c in wgmma.items()}   # the text of the kept ones only
-    return SwizzlePlan(best, lower, verdict, wgmma, _with_mlir(swz, "swizzled", elem_bits), elem_bits, out_dims)
+    return wgmma, swz
 
 
 def _with_mlir(cand: Candidate | None, family: str, elem_bits: int) -> Candidate | None:
