@@ -17,7 +17,7 @@ import re
 import pytest
 
 from audited import audit_pair
-from test_round_beside_alloc import _dw_ops, _hess, _plant, _smem
+from test_round_beside_alloc import _dw_ops, _hess, _plant, _smem, assert_each_op_proved
 
 triton = pytest.importorskip("triton")
 
@@ -41,13 +41,7 @@ def kernel(cc: int, warps: int, b: int) -> tuple[str, str]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_the_three_ops_of_the_line_are_each_proved(case):
-    ttgir, ptx = kernel(*case)
-    ops = _dw_ops(ttgir)
-    checks = _smem(ttgir, ptx)
-    assert not [c.message for c in checks if c.status == "counterexample"]
-    for what, line in ops.items():
-        mine = [c for c in checks if f"(TTGIR line {line})" in c.message]
-        assert mine and all(c.status == "proved" for c in mine), (what, [c.message for c in mine])
+    assert_each_op_proved(*kernel(*case))
 
 
 def _conversion_load(ttgir: str, ptx: str) -> int:

@@ -149,6 +149,22 @@ def bytes_of(name: str) -> int:
 _PTX_TYPE = re.compile(r"[bsuf](8|16|32|64|128)")
 
 
+def ptx_reg_width(name: str) -> int:
+    """The width in bits of a PTX register by nvcc's and Triton's naming (``%rd`` 64, ``%rs`` 16,
+    ``%p`` 1, others 32).
+
+    >>> ptx_reg_width("%rd3"), ptx_reg_width("%rs1"), ptx_reg_width("%r7")
+    (64, 16, 32)
+    """
+    if name.startswith("%rd"):
+        return 64
+    if name.startswith("%rs"):
+        return 16
+    if name.startswith("%p"):
+        return 1
+    return 32
+
+
 def ptx_bits(suffix: str) -> int | None:
     """Bits of a PTX type suffix (``b32``, ``u64``, ``f16``, ``s8``, ``b128``), else None.
 

@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from verilayout.dtypes import ptx_bits
+from verilayout.dtypes import ptx_bits, ptx_reg_width
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Operand, Pred, PredPair, Reg, Sym, Vec
 from verilayout.prove.ptx_semantics import NUMPY, PRED, compute, form as _table_form
 
@@ -486,13 +486,5 @@ def type_bits(parts: tuple[str, ...], w: int) -> int:
     return next((ptx_bits(p) for p in reversed(parts) if ptx_bits(p)), w)
 
 
-@lru_cache(maxsize=4096)
-def _reg_width(name: str) -> int:
-    """``ptx_values.reg_width`` (``%rd`` 64, ``%rs`` 16, ``%p`` 1, others 32)."""
-    if name.startswith("%rd"):
-        return 64
-    if name.startswith("%rs"):
-        return 16
-    if name.startswith("%p"):
-        return 1
-    return 32
+#: ``dtypes.ptx_reg_width`` memoised per register name (the key: the name).
+_reg_width = lru_cache(maxsize=4096)(ptx_reg_width)

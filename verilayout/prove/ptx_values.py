@@ -24,6 +24,7 @@ from typing import Any, Iterator
 import z3
 
 from verilayout.core.smt import solve
+from verilayout.dtypes import ptx_reg_width
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, Pred, PredPair, PtxModule, Reg, Sym, Vec
 from verilayout.prove import z3_api as api
 from verilayout.prove.ptx_forms import PtxForms, type_bits
@@ -45,21 +46,9 @@ NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "m
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
 
 
-@lru_cache(maxsize=8192)   # key: a register name (a few hundred distinct per file)
-def reg_width(name: str) -> int:
-    """The width in bits of a register by nvcc's and Triton's naming (``%rd`` 64, ``%rs`` 16,
-    ``%p`` 1, others 32).
-
-    >>> reg_width("%rd3"), reg_width("%rs1"), reg_width("%r7")
-    (64, 16, 32)
-    """
-    if name.startswith("%rd"):
-        return 64
-    if name.startswith("%rs"):
-        return 16
-    if name.startswith("%p"):
-        return 1
-    return 32
+#: The width in bits of a register by its name (:func:`verilayout.dtypes.ptx_reg_width`), memoised
+#: per name (a few hundred distinct per file).
+reg_width = lru_cache(maxsize=8192)(ptx_reg_width)
 
 
 def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
