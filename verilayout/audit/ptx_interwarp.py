@@ -27,7 +27,8 @@ without the reduced axis (the operand layout's lane and warp bases), ``p`` the r
 of ``warp(w)``. Addresses are evaluated per thread relative to the load's thread 0 (a constant
 difference between the two thread-0 addresses, else ``unchecked``); a later store of the round to a
 byte wins, one store writing two different partials to one byte makes it unknown. Thread ``t`` of warp
-``w`` then combines the partial each lane ``u`` of ``w`` loaded, ``C[t][u]`` times; it is *complete*
+``w`` then combines the partial each lane ``u`` of ``w`` loaded (the 32-bit word a ``mov.b64 {lo, hi}`` unpack
+of a 64-bit slot gives the chain, PTX ISA 9.7.9.1: ``lo`` the word at the lower address), ``C[t][u]`` times; it is *complete*
 when every such lane loaded a known partial. A complete thread is right when all its partials are of
 one element ``E`` and it combines each ``p`` that some thread stored for ``E`` exactly once (an
 idempotent op, ``max``/``min``/``and``/``or``: at least once) and no other.
