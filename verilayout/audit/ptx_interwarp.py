@@ -27,7 +27,8 @@ without the reduced axis (the operand layout's lane and warp bases), ``p`` the r
 of ``warp(w)``. Addresses are evaluated per thread relative to the load's thread 0 (a constant
 difference between the two thread-0 addresses, else ``unchecked``); a later store of the round to a
 byte wins, one store writing two different partials to one byte makes it unknown. Thread ``t`` of warp
-``w`` then combines the partial each lane ``u`` of ``w`` loaded, ``C[t][u]`` times; it is *complete*
+``w`` then combines the partial each lane ``u`` of ``w`` loaded (the 32-bit word a ``mov.b64 {lo, hi}`` unpack
+of a 64-bit slot gives the chain, PTX ISA 9.7.9.1: ``lo`` the word at the lower address), ``C[t][u]`` times; it is *complete*
 when every such lane loaded a known partial. A complete thread is right when all its partials are of
 one element ``E`` and it combines each ``p`` that some thread stored for ``E`` exactly once (an
 idempotent op, ``max``/``min``/``and``/``or``: at least once) and no other.
@@ -124,25 +125,45 @@ def source_load(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int] | Non
 
     >>> source_load("%r1", {})
     """
+    got = source_word(reg, defs, depth)
+    return None if got is None else got[:2]
+
+
+def source_word(reg: str, defs: dict, depth: int = 0) -> tuple[Instr, int, int | None] | None:
+    """:func:`source_load` and the 32-bit word of the slot ``reg`` holds when a ``mov.b64 {lo, hi}, x`` on the
+    way unpacks it (:func:`_unpacked_word`; None: the whole slot).
+
+    >>> source_word("%r1", {})
+    """
     for d in defs.get(reg, []):
         if d.head in ("ld", "ldmatrix") and "shared" in d.parts:
             dest = d.args[0]
             items = dest.items if isinstance(dest, Vec) else (dest,)
-            return d, next((k for k, x in enumerate(items) if isinstance(x, Reg) and x.name == reg), 0)
+            return d, next((k for k, x in enumerate(items) if isinstance(x, Reg) and x.name == reg), 0), None
         if depth < 4 and _passes(d):
-            got = source_load(_reads(d)[0], defs, depth + 1)
+            got = source_word(_reads(d)[0], defs, depth + 1)
             if got is not None:
-                return got
+                word = _unpacked_word(d, reg)
+                return got if word is None or got[2] is not None else (got[0], got[1], word)
     return None
 
 
-def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int] | None:
-    """:func:`source_load`, kept in ``memo`` per function and register."""
+def _unpacked_word(d: Instr, reg: str) -> int | None:
+    """The 32-bit word ``reg`` takes in ``d`` when ``d`` is ``mov.b64 {lo, hi}, x`` (PTX ISA 9.7.9.1 mov: the
+    first register takes the low 32 bits, stored at the lower address), else None."""
+    dest = d.args[0] if d.args else None
+    if d.head != "mov" or "b64" not in d.parts or not isinstance(dest, Vec) or len(dest.items) != 2:
+        return None
+    return next((k for k, x in enumerate(dest.items) if isinstance(x, Reg) and x.name == reg), None)
+
+
+def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int, int | None] | None:
+    """:func:`source_word`, kept in ``memo`` per function and register."""
     if memo is None:
-        return source_load(reg, defs)
-    key = ("interwarp-source", id(defs), reg)
+        return source_word(reg, defs)
+    key = ("interwarp-source-word", id(defs), reg)
     if key not in memo:
-        memo[key] = (defs, source_load(reg, defs))      # defs kept: its id stays unique
+        memo[key] = (defs, source_word(reg, defs))      # defs kept: its id stays unique
     return memo[key][1]
 
 
@@ -397,25 +418,33 @@ class Loaded:
         return [self.objs[k] if k >= 0 else None for k in self.index.tolist()]
 
 
-def _loaded(load: Instr, slot: int, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
+def _loaded(load: Instr, slot: int | tuple, mem: dict, ev: Any, n: int, memo: dict) -> Loaded | str:
     """Each thread's loaded partial, or a reason (kept in ``memo`` per load (:func:`_where`, its line as it
-    prints), slot and ``mem``: the reduces of one shape and the chains of the load's other slots share it)."""
+    prints), slot and ``mem``: the reduces of one shape and the chains of the load's other slots share it);
+    ``slot`` ``(k, w)``: only 32-bit word ``w`` of 64-bit slot ``k`` (a ``mov.b64`` unpack of it)."""
     key = ("interwarp-loaded", _where(load), str(load.line), slot, id(mem), n)
     if key not in memo:
+        if isinstance(slot, tuple):
+            memo[key] = (load, mem, _loaded_of(load, 1, mem, ev, n, memo, slot)[0])
+            return memo[key][2]
         width = len(load.args[0].items) if load.args and isinstance(load.args[0], Vec) else 1
         for k, got in enumerate(_loaded_of(load, max(width, slot + 1), mem, ev, n, memo)):
             memo[key[:3] + (k,) + key[4:]] = (load, mem, got)    # mem kept: its id stays unique
     return memo[key][2]
 
 
-def _loaded_of(load: Instr, slots: int, mem: dict, ev: Any, n: int, memo: dict) -> list[Loaded | str]:
-    """:func:`_loaded` of each of the load's first ``slots`` vector slots, computed."""
+def _loaded_of(load: Instr, slots: int, mem: dict, ev: Any, n: int, memo: dict,
+               word: tuple | None = None) -> list[Loaded | str]:
+    """:func:`_loaded` of each of the load's first ``slots`` vector slots, computed (``word`` ``(k, w)``: the
+    one 32-bit word ``w`` of slot ``k`` instead, as one slot)."""
     addr, size, guard = _addresses(load, 1, ev, n, memo), _size(load), thread_guard(ev, load, memo, n)
     if addr is None or size is None or guard[1] == "free":
         return [f"the address or guard of {load.opcode} (PTX line {load.line}) is not a function of %tid"] * slots
     keys, vids, _objs, _reps = _mem_arrays(mem, memo)
     oid, uniq = _identities(mem, memo)
     start = np.asarray(addr[1], dtype=np.int64)[:, None] + np.arange(slots)[None, :] * size        # (n, slots)
+    if word is not None:
+        start, size = start + word[0] * size + word[1] * 4, 4
     v = _vids_at(keys, vids, start[:, :, None] + np.arange(size))
     same = np.asarray(guard[0], dtype=bool)[:, None] & (v[..., 0] >= 0) & np.all(v == v[..., :1], axis=2)
     first = np.minimum(np.searchsorted(keys, start), max(keys.size - 1, 0))
@@ -567,7 +596,9 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
     got = _source_of(_reads(chain.steps[0][0])[0], defs, getattr(cta, "memo", None))
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
         return None
-    load, slot = got
+    load, slot, word = got
+    if word is not None and _size(load) == 8:
+        slot = (slot, word)                     # one 32-bit word of a 64-bit slot (packed f32x2 partials)
     if load.head == "ldmatrix":
         return (f"its inputs are loaded by {load.opcode} (PTX line {load.line}) from a scratch stmatrix wrote: "
                 "the matrix fragments' lanes are not modelled here")
