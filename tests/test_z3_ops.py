@@ -1,4 +1,4 @@
-"""verilayout.audit.z3_ops against the z3 binding's own spelling of the same operations: z3
+"""verilayout.prove.z3_api's term builders against the z3 binding's own spelling of the same operations: z3
 hash-conses the terms of a context, so the C-API builds must give the very term (same id) the
 binding's ``simplify(a + c)``, ``simplify(a - b)`` and ``simplify(substitute(t, (x, 0)))`` give,
 wrapped in the same Python class."""
@@ -6,7 +6,7 @@ import random
 
 import z3
 
-from verilayout.audit.z3_ops import at_zero_simplified, minus_simplified, plus_simplified
+from verilayout.prove.z3_api import at_zero_simplified, minus_simplified, plus_simplified
 
 X, Y = z3.BitVec("x", 32), z3.BitVec("y", 32)
 

@@ -66,7 +66,7 @@ from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
-from verilayout.audit.z3_ops import at_zero_simplified, minus_simplified, plus_simplified
+from verilayout.prove.z3_api import at_zero_simplified, minus_simplified, plus_simplified
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.errors import LayoutError
 from verilayout.frontends.mlir import elem_bit_width
@@ -201,7 +201,7 @@ def _at_zero(a: z3.BitVecRef, imm: int, memo: dict) -> z3.BitVecRef:
 
 def _core_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
     """:func:`verilayout.prove.smem_address.core_at_zero` (``simplify(core[%tid.x := 0])``, kept
-    in ``memo`` under its key), built through z3's C API (:mod:`verilayout.audit.z3_ops`)."""
+    in ``memo`` under its key), built through z3's C API (:mod:`verilayout.prove.z3_api`)."""
     key = ("core0", core.get_id())
     hit = memo.get(key)
     if hit is None:

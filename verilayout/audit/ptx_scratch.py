@@ -37,7 +37,7 @@ import numpy as np
 import z3
 
 from verilayout.audit.ptx_smem import smem_access
-from verilayout.audit.z3_ops import minus_simplified
+from verilayout.prove.z3_api import minus_simplified
 from verilayout.frontends.ptx import register_names
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule
 

@@ -106,50 +106,6 @@ def numeral(v: int, w: int) -> z3.BitVecRef:
     return hit
 
 
-def _raw(wrapper: Callable) -> Callable | None:
-    """The ctypes function behind a z3 binding function (its ``Elementaries`` default argument),
-    or None where the binding is built otherwise."""
-    try:
-        return wrapper.__defaults__[0].f
-    except (AttributeError, IndexError, TypeError):
-        return None
-
-
-#: z3's constructors of the binary bit-vector operations, without the binding's error check
-_MAKE = {k: _raw(getattr(z3, "Z3_mk_" + k)) for k in ("bvadd", "bvsub", "bvmul", "bvand", "bvor", "bvxor",
-                                                        "bvshl", "bvlshr", "bvashr")}
-_INC_REF = _raw(z3.Z3_inc_ref)
-
-
-def _made(op: str, a: Any, b: Any) -> z3.BitVecRef | None:
-    """The term ``(op a b)`` the binding's operator builds (the same z3 call, so the same term),
-    built without its coercion and error check when ``a`` and ``b`` are bit-vectors of one width in
-    one context; None otherwise (the caller uses the binding's operator, which coerces or raises).
-
-    >>> x = z3.BitVec("x", 8)
-    >>> z3.eq(_made("bvadd", x, z3.BitVecVal(3, 8)), x + 3), _made("bvadd", x, z3.BitVec("y", 16))
-    (True, None)
-    """
-    mk = _MAKE.get(op)
-    if mk is None or _INC_REF is None or not isinstance(a, z3.BitVecRef) or not isinstance(b, z3.BitVecRef) \
-            or a.ctx is not b.ctx:
-        return None
-    ctx = a.ctx
-    ref = ctx.ref()
-    c = ref.value
-    sa, sb = api.sort_of(c, a.ast.value), api.sort_of(c, b.ast.value)
-    if api.sort_kind(c, sa) != z3.Z3_BV_SORT or api.sort_kind(c, sb) != z3.Z3_BV_SORT or \
-            api.bv_sort_size(c, sa) != api.bv_sort_size(c, sb):
-        return None
-    r = mk(ref, a.ast, b.ast)
-    if not r:
-        return None
-    out = z3.BitVecRef.__new__(z3.BitVecRef)        # what BitVecRef(r, ctx) does, unchecked
-    out.ast, out.ctx = r, ctx
-    _INC_REF(ref, r)
-    return out
-
-
 class Z3Words(_Bitwise):
     """The z3 domain: a value of width ``w`` is a z3 bit-vector term of ``w`` bits, a predicate a
     z3 Boolean. Each operation builds the term z3 defines (``bvadd``, ``bvlshr``, ...); widths are
@@ -167,27 +123,27 @@ class Z3Words(_Bitwise):
         return a.as_long() if z3.is_bv_value(a) else None
 
     def add(self, a, b, w):
-        got = _made("bvadd", a, b)
+        got = api.bv_binary("bvadd", a, b)
         return a + b if got is None else got
 
     def sub(self, a, b, w):
-        got = _made("bvsub", a, b)
+        got = api.bv_binary("bvsub", a, b)
         return a - b if got is None else got
 
     def mul(self, a, b, w):
-        got = _made("bvmul", a, b)
+        got = api.bv_binary("bvmul", a, b)
         return a * b if got is None else got
 
     def and_(self, a, b, w):
-        got = _made("bvand", a, b)
+        got = api.bv_binary("bvand", a, b)
         return a & b if got is None else got
 
     def or_(self, a, b, w):
-        got = _made("bvor", a, b)
+        got = api.bv_binary("bvor", a, b)
         return a | b if got is None else got
 
     def xor(self, a, b, w):
-        got = _made("bvxor", a, b)
+        got = api.bv_binary("bvxor", a, b)
         return a ^ b if got is None else got
 
     def neg(self, a, w):
@@ -197,15 +153,15 @@ class Z3Words(_Bitwise):
         return ~a
 
     def shl(self, a, n, w):
-        got = _made("bvshl", a, n)
+        got = api.bv_binary("bvshl", a, n)
         return a << n if got is None else got
 
     def lshr(self, a, n, w):
-        got = _made("bvlshr", a, n)
+        got = api.bv_binary("bvlshr", a, n)
         return z3.LShR(a, n) if got is None else got
 
     def ashr(self, a, n, w):
-        got = _made("bvashr", a, n)
+        got = api.bv_binary("bvashr", a, n)
         return a >> n if got is None else got
 
     def ext(self, a, f: int, t: int, signed: bool):

@@ -22,6 +22,17 @@ met in a walk is borrowed from its parent (no reference is taken): the caller ke
 (2, 'x')
 >>> ast_id(c, a) == x.get_id(), is_numeral_ast(c, app_arg(c, a, 1)), numeral_string(c, app_arg(c, a, 1))
 (True, True, '4')
+
+The few terms the PTX evaluator and the element checks build per instruction or access are built
+here too, through the same C entry points: :func:`bv_binary` (the binding's binary bit-vector
+operator without its coercion and error check) and :func:`plus_simplified`,
+:func:`minus_simplified`, :func:`at_zero_simplified` (the binding's checked C calls
+``Z3_mk_numeral``, ``Z3_mk_bvadd`` / ``Z3_mk_bvsub``, ``Z3_substitute``, ``Z3_simplify`` in one
+call each, the result wrapped as the binding's ``_to_expr_ref`` wraps a bit-vector term). z3
+hash-conses the terms of a context, so each returns the very term (same z3 id, same Python class)
+of the binding's spelling it names: ``plus_simplified(a, c)`` is ``z3.simplify(a + c)``,
+``minus_simplified(a, b)`` is ``z3.simplify(a - b)``, ``at_zero_simplified(t, x)`` is
+``z3.simplify(z3.substitute(t, (x, z3.BitVecVal(0, x.size()))))``.
 """
 from __future__ import annotations
 
@@ -33,21 +44,34 @@ import z3
 
 __all__ = ["ctx_of", "ast_id", "ast_kind", "app_num_args", "app_arg", "app_decl", "decl_kind", "decl_name",
            "symbol_string", "is_numeral_ast", "numeral_string", "sort_of", "sort_kind", "bv_sort_size",
-           "decl_int_parameter", "bv_term", "addr_of"]
+           "decl_int_parameter", "bv_term", "addr_of", "bv_binary", "plus_simplified", "minus_simplified",
+           "at_zero_simplified"]
 
 _P = ctypes.c_void_p
 _U = ctypes.c_uint
 
 
-def _unchecked(wrapper: Callable, restype: Any, *argtypes: Any) -> Callable:
-    """The C function behind the binding's ``wrapper`` (its ``Elementaries`` default argument holds
-    the library's function), with ``void *`` in place of the binding's pointer types; where a z3
-    binding is built otherwise (no such default), the binding's own checked function, its pointer
-    results read as addresses (:func:`_checked`): slower, the same answers."""
+def _c_function(wrapper: Callable) -> Any:
+    """The library's ctypes function behind the binding's ``wrapper`` (its ``Elementaries`` default
+    argument holds it; the binding's own argument types), or None where a z3 binding is built
+    otherwise."""
     try:
-        fn = wrapper.__defaults__[0].f
+        return wrapper.__defaults__[0].f
+    except (AttributeError, IndexError, TypeError):
+        return None
+
+
+def _unchecked(wrapper: Callable, restype: Any, *argtypes: Any) -> Callable:
+    """The C function behind the binding's ``wrapper`` (:func:`_c_function`), with ``void *`` in
+    place of the binding's pointer types; where a z3 binding is built otherwise (no such default),
+    the binding's own checked function, its pointer results read as addresses (:func:`_checked`):
+    slower, the same answers."""
+    fn = _c_function(wrapper)
+    if fn is None:
+        return _checked(wrapper, restype)
+    try:
         return ctypes.CFUNCTYPE(restype, *argtypes)(ctypes.cast(fn, _P).value)
-    except (AttributeError, IndexError, TypeError, ctypes.ArgumentError):
+    except (AttributeError, TypeError, ctypes.ArgumentError):
         return _checked(wrapper, restype)
 
 
@@ -130,3 +154,89 @@ def bv_term(a: int, e: z3.ExprRef) -> z3.BitVecRef:
     object, which holds its own reference (the binding's ``BitVecRef``, as ``e.arg(i)`` gives for
     a bit-vector argument that is not a numeral)."""
     return z3.BitVecRef(_ast(a), e.ctx)     # the binding's Ast type holding the address as its value
+
+
+#: z3's constructors of the binary bit-vector operations (the binding's argument types, no error
+#: check), None where the binding is built otherwise
+_MAKE = {k: _c_function(getattr(z3, "Z3_mk_" + k)) for k in ("bvadd", "bvsub", "bvmul", "bvand", "bvor", "bvxor",
+                                                               "bvshl", "bvlshr", "bvashr")}
+_INC_REF = _c_function(z3.Z3_inc_ref)
+
+
+def bv_binary(op: str, a: Any, b: Any) -> z3.BitVecRef | None:
+    """The term ``(op a b)`` the binding's operator builds (the same z3 call, so the same term),
+    built without its coercion and error check when ``a`` and ``b`` are bit-vectors of one width in
+    one context; None otherwise (the caller uses the binding's operator, which coerces or raises).
+
+    >>> x = z3.BitVec("x", 8)
+    >>> z3.eq(bv_binary("bvadd", x, z3.BitVecVal(3, 8)), x + 3), bv_binary("bvadd", x, z3.BitVec("y", 16))
+    (True, None)
+    """
+    mk = _MAKE.get(op)
+    if mk is None or _INC_REF is None or not isinstance(a, z3.BitVecRef) or not isinstance(b, z3.BitVecRef) \
+            or a.ctx is not b.ctx:
+        return None
+    ctx = a.ctx
+    ref = ctx.ref()
+    c = ref.value
+    sa, sb = sort_of(c, a.ast.value), sort_of(c, b.ast.value)
+    if sort_kind(c, sa) != z3.Z3_BV_SORT or sort_kind(c, sb) != z3.Z3_BV_SORT or \
+            bv_sort_size(c, sa) != bv_sort_size(c, sb):
+        return None
+    r = mk(ref, a.ast, b.ast)
+    if not r:
+        return None
+    out = z3.BitVecRef.__new__(z3.BitVecRef)        # what BitVecRef(r, ctx) does, unchecked
+    out.ast, out.ctx = r, ctx
+    _INC_REF(ref, r)
+    return out
+
+
+def _bv(ast: z3.Ast, ctx: z3.Context) -> z3.BitVecRef:
+    """The binding's object for the bit-vector term ``ast`` (what ``_to_expr_ref`` gives for a
+    bit-vector sort: a ``BitVecNumRef`` for a numeral, else a ``BitVecRef``)."""
+    if z3.Z3_get_ast_kind(ctx.ref(), ast) == z3.Z3_NUMERAL_AST:
+        return z3.BitVecNumRef(ast, ctx)
+    return z3.BitVecRef(ast, ctx)
+
+
+def plus_simplified(a: z3.BitVecRef, c: int) -> z3.BitVecRef:
+    """``z3.simplify(a + c)`` for a bit-vector term ``a`` and a Python integer ``c`` (any sign:
+    the numeral is ``c`` modulo ``2**a.size()``, as the binding's cast makes it).
+
+    >>> plus_simplified(z3.BitVecVal(250, 8), 10).as_long()
+    4
+    """
+    ctx = a.ctx
+    ref, ast = ctx.ref(), a.as_ast()
+    sort = z3.Z3_get_sort(ref, ast)
+    num = z3.Z3_mk_numeral(ref, str(c), sort)
+    return _bv(z3.Z3_simplify(ref, z3.Z3_mk_bvadd(ref, ast, num)), ctx)
+
+
+def minus_simplified(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BitVecRef:
+    """``z3.simplify(a - b)`` for two bit-vector terms of one sort and context.
+
+    >>> y = z3.BitVec("y", 16)
+    >>> minus_simplified(y * 2 + 6, y * 2).as_long()
+    6
+    """
+    ctx = a.ctx
+    ref = ctx.ref()
+    return _bv(z3.Z3_simplify(ref, z3.Z3_mk_bvsub(ref, a.as_ast(), b.as_ast())), ctx)
+
+
+def at_zero_simplified(t: z3.BitVecRef, x: z3.BitVecRef) -> z3.BitVecRef:
+    """``z3.simplify(z3.substitute(t, (x, 0)))``: the bit-vector term ``t`` with the symbol ``x``
+    set to zero, simplified.
+
+    >>> tid = z3.BitVec("t", 32)
+    >>> at_zero_simplified(tid * 4 + 16, tid).as_long()
+    16
+    """
+    ctx = t.ctx
+    ref = ctx.ref()
+    zero = z3.Z3_mk_numeral(ref, "0", z3.Z3_get_sort(ref, x.as_ast()))
+    src = (z3.Ast * 1)(x.as_ast())
+    dst = (z3.Ast * 1)(zero)
+    return _bv(z3.Z3_simplify(ref, z3.Z3_substitute(ref, t.as_ast(), 1, src, dst)), ctx)
