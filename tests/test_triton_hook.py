@@ -301,33 +301,40 @@ def test_install_loads_no_audit_numpy_or_z3(tmp_path):
     assert _loaded_after("import verilayout.triton as t; t.install(); t.install(background=True)", tmp_path) == []
 
 
-def _add_vec(tmp_path) -> dict:
-    """The corpus's clean add_vec (TTGIR + PTX) copied to ``tmp_path``, as Triton's metadata group."""
+def _corpus_kernel(tmp_path, stem: str, name: str) -> dict:
+    """The corpus's clean cuda90 kernel ``stem`` (TTGIR + PTX) copied to ``tmp_path`` as ``name``.*,
+    as Triton's metadata group."""
     group = {}
     for ext in ("ttgir", "ptx"):
-        src = ROOT / "tests" / "corpus" / "cuda90" / f"add_vec_b1024_w4.{ext}"
-        (tmp_path / f"add_vec.{ext}").write_text(src.read_text())
-        group[f"add_vec.{ext}"] = str(tmp_path / f"add_vec.{ext}")
+        src = ROOT / "tests" / "corpus" / "cuda90" / f"{stem}.{ext}"
+        (tmp_path / f"{name}.{ext}").write_text(src.read_text())
+        group[f"{name}.{ext}"] = str(tmp_path / f"{name}.{ext}")
     return group
 
 
+def _add_vec(tmp_path) -> dict:
+    """The corpus's clean add_vec (TTGIR + PTX) copied to ``tmp_path``, as Triton's metadata group."""
+    return _corpus_kernel(tmp_path, "add_vec_b1024_w4", "add_vec")
+
+
 def test_a_background_audit_past_its_timeout_is_a_finding_then_the_worker_goes_on(tmp_path):
-    """add_vec is clean (no timeout: flush reports nothing); with a limit no audit can meet (1 ms,
+    """row_sum is clean (no timeout: flush reports nothing); with a limit no audit can meet (1 ms,
     counted from when the worker hands the file to its forked auditor), each file is one
-    time-limit error and the test fails; the same worker then audits the next kernel."""
+    time-limit error and the test fails; the same worker then audits the next kernel. (A kernel whose
+    PTX the checks read: add_vec's PTX is reported without being parsed, which can end within 1 ms.)"""
     import verilayout.triton as vt
-    group = _add_vec(tmp_path)
+    group = _corpus_kernel(tmp_path, "row_sum_32x128_w4", "row_sum")
     lst = vt.make_listener(strict=True, background=True, timeout=None)
-    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    lst(src=None, metadata={"name": "row_sum"}, metadata_group=group, times=None, cache_hit=False)
     assert lst.flush() == []
     lst.worker.close()
     lst = vt.make_listener(strict=True, background=True, timeout=0.001)
-    lst(src=None, metadata={"name": "add"}, metadata_group=group, times=None, cache_hit=False)
+    lst(src=None, metadata={"name": "row_sum"}, metadata_group=group, times=None, cache_hit=False)
     # the PTX audit cannot end within 1 ms; the small TTGIR's audit sometimes does (then it is clean)
-    with pytest.raises(vt.KernelAuditError, match=r"add_vec\.ptx: error: line 1: ptx \[time-limit\] audit time limit "
+    with pytest.raises(vt.KernelAuditError, match=r"row_sum\.ptx: error: line 1: ptx \[time-limit\] audit time limit "
                        r"of 0\.001 s reached") as err:
         lst.flush()
-    assert "add_vec.ttgir: error" not in str(err.value) or "ttgir [time-limit]" in str(err.value)
+    assert "row_sum.ttgir: error" not in str(err.value) or "ttgir [time-limit]" in str(err.value)
     lst(src=None, metadata={"name": "bad"}, metadata_group=_planted(tmp_path, "module {"), times=None,
         cache_hit=False)
     # the worker went on: the next kernel's file is audited (its parse error, or under load its
