@@ -385,22 +385,18 @@ def _store_bytes(line: int, lay: _Layout, size: int, owners: Owners) -> dict:
     key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
     k_s = key[lay.order]
     same = np.minimum.reduceat(k_s, lay.starts) == np.maximum.reduceat(k_s, lay.starts)
-    made: dict = {}
-    out: dict = {}
-    span = words * size
-    kinds, acts, tks = owners.kinds, act.tolist(), tk.tolist()
-    for a, ok, i in zip(lay.heads, same.tolist(), lay.lasts):
-        if not ok:
-            out[a] = None
-            continue
-        byte, kk, w = i % span, tks[i // span], acts[i // span] // 32
-        el = (byte // size, byte % size // 4)
-        p = made.get((kk, el, w))
-        if p is None:
-            k, part = kinds[kk]
-            p = made[(kk, el, w)] = Partial((line, el, k), part, w)
-        out[a] = p
-    return out
+    span, last = words * size, np.asarray(lay.lasts, dtype=np.int64)
+    byte, kk, w = last % span, tk[last // span], act[last // span] // 32
+    elem = byte // size * slots + byte % size // 4                       # (element, 32-bit word) of the byte
+    code = np.where(same, (kk * (words * slots) + elem) * (int(w.max()) + 1) + w, -1)
+    made: dict = {-1: None}
+    u, first = np.unique(code, return_index=True)
+    for c, i in zip(u.tolist(), first.tolist()):
+        if c >= 0:                       # one partial per (owner, element, warp), as each byte's last writer
+            coords, part = owners.kinds[int(kk[i])]
+            b = int(byte[i])
+            made[c] = Partial((line, (b // size, b % size // 4), coords), part, int(w[i]))
+    return dict(zip(lay.heads, map(made.__getitem__, code.tolist())))
 
 
 @dataclass(frozen=True)
@@ -473,19 +469,13 @@ def _identities(mem: dict, memo: dict) -> tuple[np.ndarray, list]:
     (kept in ``memo`` per ``mem``)."""
     key = ("interwarp-identities", id(mem))
     if key not in memo:
-        seen: dict = {}
-        uniq: list = []
-        oid = []
-        for p in _mem_arrays(mem, memo)[2]:
-            if p is None:
-                oid.append(-1)
-                continue
-            k = seen.get(id(p))
-            if k is None:
-                k = seen[id(p)] = len(uniq)
-                uniq.append(p)
-            oid.append(k)
-        memo[key] = (mem, (np.array(oid, dtype=np.int64), uniq))         # mem kept: its id stays unique
+        objs = _mem_arrays(mem, memo)[2]
+        byid = dict(zip(map(id, objs), objs))          # each partial object once, by first appearance
+        byid.pop(id(None), None)
+        at = dict(zip(byid, range(len(byid))))
+        at[id(None)] = -1
+        oid = np.fromiter(map(at.__getitem__, map(id, objs)), dtype=np.int64, count=len(objs))
+        memo[key] = (mem, (oid, list(byid.values())))         # mem kept: its id stays unique
     return memo[key][1]
 
 
@@ -495,11 +485,14 @@ def _mem_arrays(mem: dict, memo: dict) -> tuple[np.ndarray, np.ndarray, list, li
     key = ("interwarp-arrays", id(mem))
     if key not in memo:
         vals, ids, reps = list(mem.values()), {}, []
-        vid = [-1 if p is None else ids.setdefault((p.element, p.part), len(ids)) for p in vals]
-        reps = [None] * len(ids)
-        for p, i in zip(vals, vid):
-            if i >= 0 and reps[i] is None:
-                reps[i] = p
+        byid = dict(zip(map(id, vals), vals))          # each partial object once, by first appearance
+        byid.pop(id(None), None)
+        of = {id(None): -1}                            # object -> value id, by first appearance of its value
+        for i, p in byid.items():
+            of[i] = ids.setdefault((p.element, p.part), len(ids))
+            if of[i] == len(reps):
+                reps.append(p)
+        vid = list(map(of.__getitem__, map(id, vals)))
         addrs = np.array(list(mem.keys()), dtype=np.int64)
         order = np.argsort(addrs, kind="stable")
         memo[key] = (mem, (addrs[order], np.array(vid, dtype=np.int64)[order] if vid else np.zeros(0, np.int64),
@@ -542,7 +535,7 @@ def _needs(mem: dict, memo: dict | None = None) -> dict:
             memo[key] = (mem, _needs(mem))             # mem kept: its id stays unique
         return memo[key][1]
     out: dict = {}
-    for p in mem.values():
+    for p in dict(zip(map(id, mem.values()), mem.values())).values():      # each object once, in order
         if p is not None:
             out.setdefault(p.element, {}).setdefault(p.part, set()).add(p.warp)
     return out
@@ -727,7 +720,43 @@ def _access_key(ins: Instr, at: int, ev: Any, n: int, memo: dict, ref: Any) -> t
 
 
 def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int], fence: Any) -> Finding | str:
-    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo)."""
+    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo); the round's loaded partials
+    (:func:`_round_part`) are taken from :data:`_ROUNDS` when a round of this key was read before."""
+    load, slot, loads = at
+    ev, n, memo = run
+    key = _part_key(r, at, stores, ev, n, memo)
+    part = _ROUNDS.get(key)
+    if part is None:
+        part = _round_part(r, at, stores, run)
+        if len(_ROUNDS) >= _DECIDED_MAX:
+            _ROUNDS.clear()
+        _ROUNDS[key] = part
+    if isinstance(part, str):
+        return part
+    got, need = part
+    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
+        return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
+            f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
+            f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
+            "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
+    return _verdict(chain, r, got, need, masks, stores, load, memo)
+
+
+#: :func:`_round_part`'s answers by :func:`_part_key` (a round's loaded partials do not depend on the
+#: butterflies, the region or the barrier: the reduces of one layout with other ops share them); cleared when full
+_ROUNDS: dict = {}
+
+
+def _part_key(r: Any, at: tuple, stores: list, ev: Any, n: int, memo: dict) -> tuple:
+    """All that :func:`_round_part` reads of a round: the reduce's axis, lane and warp bases, the slot, and the
+    accesses' part of :func:`_round_key`."""
+    load, slot, loads = at
+    return (n, r.axis, r.lanes, r.warps, slot, _accesses_key(load, loads, stores, ev, n, memo))
+
+
+def _round_part(r: Any, at: tuple, stores: list, run: tuple) -> tuple[Loaded, dict] | str:
+    """(each thread's loaded partial, each element's stored partials) of the round, or why it does not read
+    (an address or guard, or a partial no load reads)."""
     load, slot, loads = at
     ev, n, memo = run
     ref = _addresses(load, 1, ev, n, memo)
@@ -735,16 +764,8 @@ def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: li
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
     if isinstance(tags, str):
         return tags
-    got = tags
     unread = _unread(loads, mem, ref[0], ev, n, memo)
-    if unread:
-        return unread
-    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
-        return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
-            f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
-            f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
-            "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, got, _needs(mem, memo), masks, stores, load, memo)
+    return unread if unread else (tags, _needs(mem, memo))
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
