@@ -257,19 +257,45 @@ def _addresses_of(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any
     if not isinstance(a, Addr) or not a.modelled or a.offset is None:
         return None
     try:
-        got = thread_offsets(ev, ins, a.base, n, memo)
+        got = _offsets(ev, ins, a.base, n, memo)
     except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
         return None
     return None if got is None else (got[0], np.array(got[1], dtype=np.int64) + a.offset)
 
 
+#: :func:`_offsets`' answers by address term and thread count, the term kept (its id stays unique); for the
+#: process (the norms of one warp count address their scratch by one term); cleared when full
+_OFFSETS: dict = {}
+
+
+def _offsets(ev: Any, ins: Instr, reg: Any, n: int, memo: dict) -> tuple | None:
+    """:func:`ptx_smem.thread_offsets` of the address register ``reg`` at ``ins``: a function of its term (the
+    thread-0 term and each thread's offset are read off it), so kept per term for the process."""
+    expr = ev.operand(reg, 32, at=ins)
+    if expr is None:
+        return None
+    key = (expr.get_id(), n)
+    hit = _OFFSETS.get(key)
+    if hit is None:
+        if len(_OFFSETS) >= _DECIDED_MAX:
+            _OFFSETS.clear()
+        hit = _OFFSETS[key] = (expr, thread_offsets(ev, ins, reg, n, memo))
+    return hit[1]
+
+
+#: :func:`_delta`'s answers by the two terms' ids, the terms kept; cleared when full
+_DELTAS: dict = {}
+
+
 def _delta(x: Any, y: Any, memo: dict | None = None) -> int | None:
     """``x - y`` when it simplifies to a constant (kept in ``memo`` per pair of terms)."""
-    if memo is not None:
-        key = ("interwarp-delta", x.get_id(), y.get_id())
-        if key not in memo:
-            memo[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
-        return memo[key][2]
+    if memo is not None:                             # kept for the process: a function of the two terms
+        key = (x.get_id(), y.get_id())
+        if key not in _DELTAS:
+            if len(_DELTAS) >= _DECIDED_MAX:
+                _DELTAS.clear()
+            _DELTAS[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
+        return _DELTAS[key][2]
     try:
         d = z3.simplify(x - y)
     except (z3.Z3Exception, TypeError):
