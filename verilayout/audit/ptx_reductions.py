@@ -74,7 +74,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy as np
@@ -335,52 +335,73 @@ class Chain:
     func: str
     steps: tuple[tuple[Instr, ...], ...]
 
-    @property
+    @cached_property
     def shuffles(self) -> tuple[Instr, ...]:
         return tuple(i for s in self.steps for i in s)
 
 
 class Readers(dict):
     """Register -> the instructions reading it (one function), with ``memo``: what the chain checks derive
-    from it, kept per instruction or chain (each asked again by every reduce and tie)."""
+    from it, kept per instruction or chain (each asked again by every reduce and tie); ``dests``: each
+    writing instruction's destination registers (:func:`_dests`) by its id."""
 
     def __init__(self) -> None:
         super().__init__()
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
         self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
+        self.dests: dict[int, list[str]] = {}
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
-    function."""
+    function, in one pass."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
-    put_def, put_use = defs.setdefault, uses.setdefault
-    shared, shuffles = uses.shared, uses.shuffles
+    shared, shuffles, dests = uses.shared, uses.shuffles, uses.dests
     for ins in instrs:
-        head = ins.parts[0] if ins.parts else ins.opcode
-        first = put_use if head in _NO_WRITE else put_def
+        writes, access, shuffle = _kind(ins.parts or ins.opcode, ins)
         seen = False
         for k, a in enumerate(ins.args):
-            put = first if k == 0 else put_use
             ta = type(a)
             if ta is Reg:
-                put(a.name, []).append(ins)
-                seen = True
+                names = [a.name]
             elif ta is Vec:
-                for x in a.items:
-                    if type(x) is Reg:
-                        put(x.name, []).append(ins)
-                        seen = True
+                names = [x.name for x in a.items if type(x) is Reg]
+            else:
+                continue
+            seen = seen or bool(names)
+            into = defs if k == 0 and writes else uses
+            if k == 0 and writes:
+                dests[id(ins)] = names
+            for name in names:
+                got = into.get(name)
+                if got is None:
+                    into[name] = [ins]
+                else:
+                    got.append(ins)
         if ins.pred:
-            put_use(ins.pred.lstrip("@!"), []).append(ins)
+            uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
-        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
+        if seen and access:
             shared.append(ins)
-        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+        elif shuffle:
             shuffles.append(ins)
     return defs, uses
+
+
+#: opcode parts -> (writes its first operand, a shared-memory ld/st, a butterfly or redux.sync)
+_KINDS_OF: dict = {}
+
+
+def _kind(key: Any, ins: Instr) -> tuple[bool, bool, bool]:
+    """What :func:`_index` reads of an opcode (``key``: its parts, else the opcode), once per opcode."""
+    hit = _KINDS_OF.get(key)
+    if hit is None:
+        head = ins.head
+        hit = _KINDS_OF[key] = (head not in _NO_WRITE, head in ("ld", "st") and "shared" in ins.parts,
+                                head in ("shfl", "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")))
+    return hit
 
 
 _NO_WRITE = frozenset({"st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier"})
@@ -394,6 +415,12 @@ def _dests(ins: Instr) -> list[str]:
     d = ins.args[0] if ins.args and _writes(ins) else None
     items = d.items if isinstance(d, Vec) else (d,)
     return [x.name for x in items if isinstance(x, Reg)]
+
+
+def _dests_in(uses: dict) -> Any:
+    """:func:`_dests`, read from the index ``uses`` where it has them (every instruction of its function)."""
+    table = getattr(uses, "dests", None)
+    return _dests if table is None else (lambda ins: table.get(id(ins), ()))
 
 
 def _reads(ins: Instr) -> list[str]:
@@ -410,12 +437,28 @@ def _first_users(ins: Instr, uses: dict) -> list[Instr]:
     return [u for u, _r in _first_reads(ins, uses)]
 
 
+#: opcode parts -> (a move of bits but for ``prmt``, a join (:func:`_joins`), a butterfly)
+_MOVE_OF: dict = {}
+
+
+def _opcode_facts(u: Instr) -> tuple[bool, bool, bool]:
+    """(:func:`_is_move` for any opcode but ``prmt``, :func:`_joins`, :func:`_is_bfly`) of ``u``'s opcode,
+    decided once per opcode."""
+    key = u.parts or u.opcode
+    hit = _MOVE_OF.get(key)
+    if hit is None:
+        integer = not any(p in _FLOATS for p in u.parts[1:])
+        hit = _MOVE_OF[key] = (u.head in _MOVES and integer, integer if u.head == "cvt" else u.head in _JOIN,
+                               _is_bfly(u))
+    return hit
+
+
 def _is_move(u: Instr) -> bool:
     """A move of bits: ``mov``, an integer ``cvt``, a default-mode ``prmt`` with an immediate selector
     (LLVM packs two chains' last values into one register before a ``.x2`` combine)."""
     if u.head == "prmt":
         return u.parts == ("prmt", "b32") and len(u.args) == 4 and isinstance(u.args[3], Imm)
-    return u.head in _MOVES and not any(p in _FLOATS for p in u.parts[1:])
+    return _opcode_facts(u)[0]
 
 
 def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
@@ -425,22 +468,24 @@ def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
     if memo is None:
         return _first_reads_of(ins, uses)
     key = ("first-reads", id(ins))
-    if key not in memo:
-        memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
-    return memo[key][1]
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
+    return hit[1]
 
 
 def _first_reads_of(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
     """:func:`_first_reads`, computed."""
-    out, todo, seen = [], list(_dests(ins)), set()
+    dests = _dests_in(uses)
+    out, todo, seen = [], list(dests(ins)), set()
     while todo:
         r = todo.pop()
-        for u in uses.get(r, []):
+        for u in uses.get(r, ()):
             if id(u) in seen:
                 continue
             seen.add(id(u))
-            if _is_move(u) and not _is_bfly(u):
-                todo.extend(_dests(u))
+            if _is_move(u) and not _opcode_facts(u)[2]:
+                todo.extend(dests(u))
             else:
                 out.append((u, r))
     return out
@@ -450,12 +495,13 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
     """The ids of the combine instructions after shuffle ``ins``: its first users, then what only joins
     them (compares, selects, predicate logic, moves)."""
     first = _first_users(ins, uses)
-    got, todo = {id(u) for u in first}, [u for u in first if not _is_bfly(u)]
+    dests = _dests_in(uses)
+    got, todo = {id(u) for u in first}, [u for u in first if not _opcode_facts(u)[2]]
     while todo:
         u = todo.pop()
-        for r in _dests(u):
-            for v in uses.get(r, []):
-                if id(v) not in got and _joins(v):
+        for r in dests(u):
+            for v in uses.get(r, ()):
+                if id(v) not in got and _opcode_facts(v)[1]:
                     got.add(id(v))
                     todo.append(v)
     return got
@@ -464,9 +510,7 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
 def _joins(v: Instr) -> bool:
     """Whether ``v`` may be part of a combine region past its first op: compares, selects, predicate
     logic, moves and integer conversions (a value narrowed back after its shuffle)."""
-    if v.head == "cvt":
-        return not any(p in _FLOATS for p in v.parts[1:])
-    return v.head in _JOIN
+    return _opcode_facts(v)[1]
 
 
 def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[Chain]:
