@@ -359,27 +359,35 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
     shared, shuffles, dests = uses.shared, uses.shuffles, uses.dests
+    kind_of = _KINDS_OF.get
     for ins in instrs:
-        writes, access, shuffle = _kind(ins.parts or ins.opcode, ins)
-        seen = False
-        for k, a in enumerate(ins.args):
+        key = ins.parts or ins.opcode
+        writes, access, shuffle = kind_of(key) or _kind(key, ins)
+        args, seen = ins.args, False
+        if args:
+            a = args[0]
             ta = type(a)
-            if ta is Reg:
-                names = [a.name]
-            elif ta is Vec:
-                names = [x.name for x in a.items if type(x) is Reg]
-            else:
-                continue
-            seen = seen or bool(names)
-            into = defs if k == 0 and writes else uses
-            if k == 0 and writes:
+            names = [a.name] if ta is Reg else [x.name for x in a.items if type(x) is Reg] if ta is Vec else ()
+            if writes and (ta is Reg or ta is Vec):
                 dests[id(ins)] = names
+            into = defs if writes else uses
             for name in names:
+                seen = True
                 got = into.get(name)
                 if got is None:
                     into[name] = [ins]
                 else:
                     got.append(ins)
+            for a in args[1:]:
+                ta = type(a)
+                for name in ([a.name] if ta is Reg else [x.name for x in a.items if type(x) is Reg] if ta is Vec
+                             else ()):
+                    seen = True
+                    got = uses.get(name)
+                    if got is None:
+                        uses[name] = [ins]
+                    else:
+                        got.append(ins)
         if ins.pred:
             uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
@@ -1040,9 +1048,11 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
     """
     out: list[Check] = []
     cands: list | None = None
-    funcs = {i.func for i in ctx.ptx.instrs if i.parts[:3] == ("shfl", "sync", "bfly") or i.parts[:1] == ("redux",)}
+    funcs = {i.func for i in ctx.ptx.instrs if i.opcode.startswith(("shfl.sync.bfly", "redux"))   # parts: the
+             and (i.parts[:3] == ("shfl", "sync", "bfly") or i.parts[:1] == ("redux",))}              # opcode's
     for func in [f for f in ctx.ptx.functions if f in funcs]:
-        instrs = [i for i in ctx.ptx.instrs if i.func == func]
+        code = getattr(ctx.values.get(func), "code", None)            # the same list, kept by the evaluator
+        instrs = list(code) if code else [i for i in ctx.ptx.instrs if i.func == func]
         if cands is None:
             cands = reduces(ctx.tmod) if ctx.tmod is not None else []
         defs, uses = _index(instrs)
