@@ -123,10 +123,21 @@ class Reduce:
     source: frozenset = frozenset()
     warps: tuple[tuple[int, ...], ...] = ()
 
-    @property
+    @cached_property
     def words(self) -> int:
         """32-bit words shuffled per butterfly step: one per operand, two for a 64-bit one."""
         return sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types)
+
+    @cached_property
+    def combine(self) -> tuple[str, bool] | None:
+        """:func:`_expected`, computed once."""
+        ops = [name for name, _t in self.region]
+        return _COMBINE.get(ops[0]) if len(ops) == 1 else None
+
+    @cached_property
+    def shape(self) -> tuple:
+        """:func:`_shape`, computed once."""
+        return (self.lanes, self.axis, tuple(n for n, _t in self.region), self.types)
 
 
 def _region(tmod: Module, at: int) -> tuple[list[Op], Op | None]:
@@ -342,74 +353,47 @@ class Chain:
 
 class Readers(dict):
     """Register -> the instructions reading it (one function), with ``memo``: what the chain checks derive
-    from it, kept per instruction or chain (each asked again by every reduce and tie); ``dests``: each
-    writing instruction's destination registers (:func:`_dests`) by its id."""
+    from it, kept per instruction or chain (each asked again by every reduce and tie); ``dests``: the
+    destination registers (:func:`_dests`) of each instruction asked, by its id."""
 
     def __init__(self) -> None:
         super().__init__()
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
         self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
-        self.dests: dict[int, list[str]] = {}
+        self.dests: dict[int, tuple] = {}      # id -> (instruction, its destinations), once asked
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
-    function, in one pass."""
+    function."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
-    shared, shuffles, dests = uses.shared, uses.shuffles, uses.dests
-    kind_of = _KINDS_OF.get
+    put_def, put_use = defs.setdefault, uses.setdefault
+    shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
-        key = ins.parts or ins.opcode
-        writes, access, shuffle = kind_of(key) or _kind(key, ins)
-        args, seen = ins.args, False
-        if args:
-            a = args[0]
+        head = ins.parts[0] if ins.parts else ins.opcode
+        first = put_use if head in _NO_WRITE else put_def
+        seen = False
+        for k, a in enumerate(ins.args):
+            put = first if k == 0 else put_use
             ta = type(a)
-            names = [a.name] if ta is Reg else [x.name for x in a.items if type(x) is Reg] if ta is Vec else ()
-            if writes and (ta is Reg or ta is Vec):
-                dests[id(ins)] = names
-            into = defs if writes else uses
-            for name in names:
+            if ta is Reg:
+                put(a.name, []).append(ins)
                 seen = True
-                got = into.get(name)
-                if got is None:
-                    into[name] = [ins]
-                else:
-                    got.append(ins)
-            for a in args[1:]:
-                ta = type(a)
-                for name in ([a.name] if ta is Reg else [x.name for x in a.items if type(x) is Reg] if ta is Vec
-                             else ()):
-                    seen = True
-                    got = uses.get(name)
-                    if got is None:
-                        uses[name] = [ins]
-                    else:
-                        got.append(ins)
+            elif ta is Vec:
+                for x in a.items:
+                    if type(x) is Reg:
+                        put(x.name, []).append(ins)
+                        seen = True
         if ins.pred:
-            uses.setdefault(ins.pred.lstrip("@!"), []).append(ins)
+            put_use(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
-        if seen and access:
+        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
             shared.append(ins)
-        elif shuffle:
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
     return defs, uses
-
-
-#: opcode parts -> (writes its first operand, a shared-memory ld/st, a butterfly or redux.sync)
-_KINDS_OF: dict = {}
-
-
-def _kind(key: Any, ins: Instr) -> tuple[bool, bool, bool]:
-    """What :func:`_index` reads of an opcode (``key``: its parts, else the opcode), once per opcode."""
-    hit = _KINDS_OF.get(key)
-    if hit is None:
-        head = ins.head
-        hit = _KINDS_OF[key] = (head not in _NO_WRITE, head in ("ld", "st") and "shared" in ins.parts,
-                                head in ("shfl", "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")))
-    return hit
 
 
 _NO_WRITE = frozenset({"st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier"})
@@ -426,9 +410,17 @@ def _dests(ins: Instr) -> list[str]:
 
 
 def _dests_in(uses: dict) -> Any:
-    """:func:`_dests`, read from the index ``uses`` where it has them (every instruction of its function)."""
+    """:func:`_dests`, kept in the index ``uses`` (:class:`Readers`) per instruction once asked."""
     table = getattr(uses, "dests", None)
-    return _dests if table is None else (lambda ins: table.get(id(ins), ()))
+    if table is None:
+        return _dests
+
+    def dests(ins: Instr) -> list[str]:
+        hit = table.get(id(ins))
+        if hit is None:
+            hit = table[id(ins)] = (ins, _dests(ins))        # ins kept: its id stays unique
+        return hit[1]
+    return dests
 
 
 def _reads(ins: Instr) -> list[str]:
@@ -614,9 +606,10 @@ def _steps(group: list[Instr], succ: dict, func: str) -> Chain:
 
 def _mask(ins: Instr) -> int | None:
     """The butterfly's lane mask (``redux.sync``: -1), or None when it is not an immediate."""
-    if ins.head == "redux":
+    parts, args = ins.parts, ins.args
+    if (parts[0] if parts else ins.opcode) == "redux":
         return -1
-    m = ins.args[2] if len(ins.args) > 2 else None
+    m = args[2] if len(args) > 2 else None
     return m.value if isinstance(m, Imm) else None
 
 
@@ -650,13 +643,12 @@ def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
 
 def _expected(r: Reduce) -> tuple[str, bool] | None:
     """The one-op region's PTX head and whether ``.NaN`` is needed; None for another region."""
-    ops = [name for name, _t in r.region]
-    return _COMBINE.get(ops[0]) if len(ops) == 1 else None
+    return r.combine
 
 
 def _shape(r: Reduce) -> tuple:
     """What decides a chain's verdict against ``r``: lanes, axis, region."""
-    return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
+    return r.shape
 
 
 def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict, by_line: bool = True) -> list[Reduce]:
