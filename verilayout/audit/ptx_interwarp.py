@@ -212,7 +212,17 @@ def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict
 def _round(load: Instr, defs: dict, uses: dict, memo: dict | None = None) -> tuple[list[Instr], list[Instr]]:
     """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
     ``ld.shared`` run)."""
-    order, at = _shared_order(defs, uses, {} if memo is None else memo)
+    if memo is not None:
+        key = ("interwarp-round", id(defs), id(load))
+        if key not in memo:
+            memo[key] = (defs, load, _round_of(load, defs, uses, memo))      # defs and load kept: ids stay unique
+        return memo[key][2]
+    return _round_of(load, defs, uses, {})
+
+
+def _round_of(load: Instr, defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], list[Instr]]:
+    """:func:`_round`, computed."""
+    order, at = _shared_order(defs, uses, memo)
     k = end = at[id(load)]
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
@@ -650,6 +660,19 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
     if ev is None or n != 32 * (1 << len(r.warps)):
         return "the threads of the CTA do not match the reduce's warps"
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    mine = ("interwarp-judged", id(ev), id(load), slot, n, r.axis, r.lanes, r.warps, idem, str(r.op.line),
+            tuple(masks))                    # the round and its stores follow from the load (:func:`_round`)
+    got = memo.get(mine)
+    if got is None:
+        got = memo[mine] = (ev, load, _judged(chain, r, at, stores, (ev, n, memo), masks))    # ev, load kept
+    return _named(got[2], chain.steps[0][0], stores, loads)
+
+
+def _judged(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int]) -> Finding | str:
+    """:func:`_judge`'s verdict with its lines as marks, from :data:`_JUDGED` or computed."""
+    load, slot, loads = at
+    ev, n, memo = run
     fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
     key = _round_key(r, at, stores, ev, n, memo, masks, fence)
     hit = _JUDGED.get(key)
@@ -661,7 +684,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
         if len(_JUDGED) >= _DECIDED_MAX:
             _JUDGED.clear()
         _JUDGED[key] = hit
-    return _named(hit, chain.steps[0][0], stores, loads)
+    return hit
 
 
 #: :func:`_judge`'s verdicts by :func:`_round_key`, their PTX lines as :class:`_Tok` marks; cleared when full
