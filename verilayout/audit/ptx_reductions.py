@@ -353,15 +353,13 @@ class Chain:
 
 class Readers(dict):
     """Register -> the instructions reading it (one function), with ``memo``: what the chain checks derive
-    from it, kept per instruction or chain (each asked again by every reduce and tie); ``dests``: the
-    destination registers (:func:`_dests`) of each instruction asked, by its id."""
+    from it, kept per instruction or chain (each asked again by every reduce and tie)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
         self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
-        self.dests: dict[int, tuple] = {}      # id -> (instruction, its destinations), once asked
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
@@ -404,23 +402,13 @@ def _writes(ins: Instr) -> bool:
 
 
 def _dests(ins: Instr) -> list[str]:
-    d = ins.args[0] if ins.args and _writes(ins) else None
-    items = d.items if isinstance(d, Vec) else (d,)
-    return [x.name for x in items if isinstance(x, Reg)]
-
-
-def _dests_in(uses: dict) -> Any:
-    """:func:`_dests`, kept in the index ``uses`` (:class:`Readers`) per instruction once asked."""
-    table = getattr(uses, "dests", None)
-    if table is None:
-        return _dests
-
-    def dests(ins: Instr) -> list[str]:
-        hit = table.get(id(ins))
-        if hit is None:
-            hit = table[id(ins)] = (ins, _dests(ins))        # ins kept: its id stays unique
-        return hit[1]
-    return dests
+    args, parts = ins.args, ins.parts
+    if not args or (parts[0] if parts else ins.opcode) in _NO_WRITE:
+        return []
+    d = args[0]
+    if isinstance(d, Reg):
+        return [d.name]
+    return [x.name for x in d.items if isinstance(x, Reg)] if isinstance(d, Vec) else []
 
 
 def _reads(ins: Instr) -> list[str]:
@@ -456,7 +444,7 @@ def _opcode_facts(u: Instr) -> tuple[bool, bool, bool]:
 def _is_move(u: Instr) -> bool:
     """A move of bits: ``mov``, an integer ``cvt``, a default-mode ``prmt`` with an immediate selector
     (LLVM packs two chains' last values into one register before a ``.x2`` combine)."""
-    if u.head == "prmt":
+    if u.parts[:1] == ("prmt",) or not u.parts and u.opcode == "prmt":
         return u.parts == ("prmt", "b32") and len(u.args) == 4 and isinstance(u.args[3], Imm)
     return _opcode_facts(u)[0]
 
@@ -476,7 +464,7 @@ def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
 
 def _first_reads_of(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
     """:func:`_first_reads`, computed."""
-    dests = _dests_in(uses)
+    dests = _dests
     out, todo, seen = [], list(dests(ins)), set()
     while todo:
         r = todo.pop()
@@ -495,7 +483,7 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
     """The ids of the combine instructions after shuffle ``ins``: its first users, then what only joins
     them (compares, selects, predicate logic, moves)."""
     first = _first_users(ins, uses)
-    dests = _dests_in(uses)
+    dests = _dests
     got, todo = {id(u) for u in first}, [u for u in first if not _opcode_facts(u)[2]]
     while todo:
         u = todo.pop()
