@@ -48,7 +48,9 @@ that load; none on that stretch of code with no branch in it is an error, none w
 Cost: a round's verdict is a function of its accesses' opcodes, widths, guards and per-thread offsets, the
 reduce's shape, the butterflies and the barrier's finding, not of the PTX lines it stands at; it is
 decided once per process for each such key (the kernels of one warp count and layout share it) and its
-lines are named back for each file.
+lines are named back for each file; within a file, once per load, slot, reduce shape and butterflies. What
+it is built from is kept per process by content too: each access's per-thread offsets by its z3 address term,
+the difference of two terms, and a round's loaded partials apart from the butterflies and region.
 
 >>> lane_counts([2, 1])[0][:5].tolist()
 [1, 1, 1, 1, 0]
