@@ -346,9 +346,13 @@ class Chain:
     func: str
     steps: tuple[tuple[Instr, ...], ...]
 
-    @cached_property
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_shuffles", tuple(i for s in self.steps for i in s))   # no field: eq, repr as before
+
+    @property
     def shuffles(self) -> tuple[Instr, ...]:
-        return tuple(i for s in self.steps for i in s)
+        """Every step's shuffles, in order."""
+        return self._shuffles
 
 
 class Readers(dict):
