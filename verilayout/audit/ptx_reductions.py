@@ -74,7 +74,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -123,21 +123,26 @@ class Reduce:
     source: frozenset = frozenset()
     warps: tuple[tuple[int, ...], ...] = ()
 
-    @cached_property
+    def __post_init__(self) -> None:
+        ops = tuple(n for n, _t in self.region)              # derived once, no fields (eq, repr as before)
+        object.__setattr__(self, "_derived", (sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types),
+                                              _COMBINE.get(ops[0]) if len(ops) == 1 else None,
+                                              (self.lanes, self.axis, ops, self.types)))
+
+    @property
     def words(self) -> int:
         """32-bit words shuffled per butterfly step: one per operand, two for a 64-bit one."""
-        return sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types)
+        return self._derived[0]
 
-    @cached_property
+    @property
     def combine(self) -> tuple[str, bool] | None:
-        """:func:`_expected`, computed once."""
-        ops = [name for name, _t in self.region]
-        return _COMBINE.get(ops[0]) if len(ops) == 1 else None
+        """The one-op region's PTX head and whether ``.NaN`` is needed (:func:`_expected`)."""
+        return self._derived[1]
 
-    @cached_property
+    @property
     def shape(self) -> tuple:
-        """:func:`_shape`, computed once."""
-        return (self.lanes, self.axis, tuple(n for n, _t in self.region), self.types)
+        """What decides a chain's verdict against it (:func:`_shape`)."""
+        return self._derived[2]
 
 
 def _region(tmod: Module, at: int) -> tuple[list[Op], Op | None]:
