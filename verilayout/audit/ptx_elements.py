@@ -74,7 +74,7 @@ from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
 from verilayout.prove.ptx_values import TID
-from verilayout.prove.smem_address import address_parts
+from verilayout.prove.smem_address import address_parts, remembered
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -205,7 +205,7 @@ def _core_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
     key = ("core0", core.get_id())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core, at_zero_simplified(core, TID))
+        hit = memo[key] = (core, remembered(key, core, lambda: at_zero_simplified(core, TID)))
     return hit[1]
 
 
@@ -217,29 +217,16 @@ def _core_plus(core0: z3.BitVecRef, c: int, memo: dict) -> z3.BitVecRef:
     key = ("zero+c", core0.get_id(), c)
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core0, plus_simplified(core0, c))
+        hit = memo[key] = (core0, remembered(key, core0, lambda: plus_simplified(core0, c)))
     return hit[1]
-
-
-#: Answers that are functions of one z3 term alone (its lanes' offsets, its value at thread 0),
-#: shared by every file this process audits: z3 hash-conses the terms of its (one, default)
-#: context, so a term alive in this table and a term built later are equal exactly when their ids
-#: are; each entry keeps its term alive. Kernels repeat address functions (unrolled copies, the
-#: same kernel audited again with one access changed): each is simplified once.
-_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, Any]] = {}
-_TERM_ANSWERS_MAX = 200_000
 
 
 def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
-    """``compute()``, remembered in :data:`_TERM_ANSWERS` under ``key`` (which holds ``term``'s
-    id and the other arguments the answer depends on), with ``term`` kept alive beside it; the
-    table is emptied (keys and terms together) when it reaches :data:`_TERM_ANSWERS_MAX`."""
-    hit = _TERM_ANSWERS.get(key)
-    if hit is None:
-        if len(_TERM_ANSWERS) >= _TERM_ANSWERS_MAX:
-            _TERM_ANSWERS.clear()
-        hit = _TERM_ANSWERS[key] = (term, compute())
-    return hit[1]
+    """``compute()``, remembered for the process under ``key`` (which holds ``term``'s id and the
+    other arguments the answer depends on), with ``term`` kept alive beside it
+    (:func:`verilayout.prove.smem_address.remembered`: z3 hash-conses terms, so kernels that repeat
+    an address function simplify it once)."""
+    return remembered(key, term, compute)
 
 
 def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[int, ...]]:
