@@ -181,7 +181,7 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
             return f"{ins.opcode}: only b16 matrices are modelled"
         key = ("matrix", tuple(offs), n, "trans" in ins.parts)
         if key not in memo:
-            memo[key] = ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts))
+            memo[key] = _by_content(key, None, lambda: ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts)))
         return a0, memo[key]
     return a0, _bytes_of(offs, acc[2], active, memo)     # read only below: shared by the file's accesses
 
@@ -227,6 +227,25 @@ def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
     (:func:`verilayout.prove.smem_address.remembered`: z3 hash-conses terms, so kernels that repeat
     an address function simplify it once)."""
     return remembered(key, term, compute)
+
+
+#: Answers by content for the process (each thread's bytes from its offsets, a layout's holders,
+#: a copy's verdict before relabelling): keys hold values, or ids of objects kept alive in the
+#: entry; emptied past :data:`_CONTENT_MAX` entries. Kernels of a package repeat thread maps and
+#: layouts: each is computed once.
+_BY_CONTENT: dict[tuple, tuple[Any, Any]] = {}
+_CONTENT_MAX = 50_000
+
+
+def _by_content(key: tuple, keep: Any, compute: Any) -> Any:
+    """``compute()``, remembered in :data:`_BY_CONTENT` under ``key`` with ``keep`` (the objects
+    whose ids ``key`` holds) alive beside it."""
+    hit = _BY_CONTENT.get(key)
+    if hit is None:
+        if len(_BY_CONTENT) >= _CONTENT_MAX:
+            _BY_CONTENT.clear()
+        hit = _BY_CONTENT[key] = (keep, compute())
+    return hit[1]
 
 
 def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[int, ...]]:
@@ -798,9 +817,11 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
            tuple((i.opcode, i.parts, id(ls)) for i, _a, ls in part))
     hit = memo.get(key)
     if hit is None:                          # the objects whose ids the key holds are kept alive with it
-        t_op, t_part = template(op, part)
-        hit = memo[key] = ((lanes, [ls for _i, _a, ls in part]),
-                           _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain))
+        def compute() -> Check | None:
+            t_op, t_part = template(op, part)
+            return _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain)
+        keep = (lanes, [ls for _i, _a, ls in part])
+        hit = memo[key] = (keep, _by_content(key, keep, compute))
     return None if hit[1] is None else instantiate([hit[1]], op, part)[0]
 
 
@@ -931,13 +952,18 @@ def _bytes_of(offs: list[int], width: int, active: list[bool] | None, memo: dict
     key = ("bytes_of", tuple(offs), width, tuple(active))
     hit = memo.get(key)
     if hit is None:
-        on = np.array(active, dtype=bool)
-        th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
-        by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
-        hit = memo[key] = ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
-                                                     for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
+        hit = memo[key] = _by_content(key, None, lambda: _bytes_made(offs, width, active))
     memo[by_id] = (offs, given, hit)             # the lists kept alive with it: their ids stay unique
     return hit
+
+
+def _bytes_made(offs: list[int], width: int, active: list[bool]) -> ThreadBytes:
+    """:func:`_bytes_of`, computed (``active`` a list)."""
+    on = np.array(active, dtype=bool)
+    th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
+    by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
+    return ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
+                                      for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
 
 
 def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
@@ -967,11 +993,18 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
         key = ("matrix_of", tuple(offs), k, "trans" in ins.parts, n)
         out = memo.get(key)
         if out is None:
-            out = memo[key] = ThreadBytes()
-            for w in range(n // 32):
-                out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
+            out = memo[key] = _by_content(key, None, lambda: _matrices_of(offs, k, "trans" in ins.parts, n))
         return zero, out
     return zero, _bytes_of(offs, acc[2], active, memo)
+
+
+def _matrices_of(offs: list[int], k: int, trans: bool, n: int) -> ThreadBytes:
+    """The bytes of each of ``n`` threads of an ``ldmatrix``/``stmatrix`` ``.x{k}``, warp by warp
+    (:func:`verilayout.audit.ptx_smem.matrix_bytes`)."""
+    out = ThreadBytes()
+    for w in range(n // 32):
+        out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, trans))
+    return out
 
 
 def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | None) -> list[set[int]] | None:
@@ -980,7 +1013,7 @@ def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | Non
         return _holders(layout, shape, n)
     key = ("layout_holders", layout, shape, n)
     if key not in memo:
-        memo[key] = _holders(layout, shape, n)
+        memo[key] = _by_content(key, None, lambda: _holders(layout, shape, n))
     return memo[key]
 
 
