@@ -1373,10 +1373,12 @@ def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: 
            tuple(rels), tuple((i.opcode, i.parts, i.vec, i.func, smem_access(i), id(ts)) for i, _a, ts in pieces))
     hit = memo.get(key)
     if hit is None:                          # the objects whose ids the key holds are kept alive with it
-        t_op, t_pieces = template(op, pieces)
-        t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
-        hit = memo[key] = ((got, [ts for _i, _a, ts in pieces]),
-                           _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data))
+        def compute() -> Check:
+            t_op, t_pieces = template(op, pieces)
+            t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
+            return _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data)
+        keep = (got, [ts for _i, _a, ts in pieces])
+        hit = memo[key] = (keep, _by_content(key, keep, compute))
     c = instantiate([hit[1]], op, pieces)[0]
     data.update(c.data)                      # the caller's keys first, in its order (as _round_trip leaves them)
     return replace(c, data=data)
@@ -1411,7 +1413,8 @@ def _culprits(pieces: list, rels: list[int], memo: dict | None) -> list[int]:
     hit = memo.get(key)
     if hit is None:
         at = {ln: r for (i, _a, _t), r in zip(pieces, rk) for ln in [i.line]}
-        hit = memo[key] = ([ts for _i, _a, ts in pieces], [at[ln] for ln in repair_culprits(pieces, rels)])
+        keep = [ts for _i, _a, ts in pieces]
+        hit = memo[key] = (keep, _by_content(key, keep, lambda: [at[ln] for ln in repair_culprits(pieces, rels)]))
     line_of = {r: i.line for (i, _a, _t), r in zip(pieces, rk)}
     return [line_of[r] for r in hit[1]]
 
