@@ -232,9 +232,9 @@ def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
 #: Answers by content for the process (each thread's bytes from its offsets, a layout's holders,
 #: a copy's verdict before relabelling): keys hold values, or ids of objects kept alive in the
 #: entry; emptied past :data:`_CONTENT_MAX` entries. Kernels of a package repeat thread maps and
-#: layouts: each is computed once.
+#: layouts: each is computed once. The bound is low: an entry may hold the bytes of every thread.
 _BY_CONTENT: dict[tuple, tuple[Any, Any]] = {}
-_CONTENT_MAX = 50_000
+_CONTENT_MAX = 4_096
 
 
 def _by_content(key: tuple, keep: Any, compute: Any) -> Any:

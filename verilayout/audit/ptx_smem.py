@@ -395,7 +395,7 @@ def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, mod
 #: :func:`_cost` answers by content (the access's shape, every thread's offset and guard), for the
 #: process: kernels repeat the same thread maps; emptied past :data:`_COSTS_MAX` entries
 _COSTS: dict[tuple, tuple[int, int, tuple]] = {}
-_COSTS_MAX = 20_000
+_COSTS_MAX = 8_192
 
 
 def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
