@@ -3,8 +3,8 @@ typed opcodes and operands, and the source location (``.loc`` with ``.file``) of
 
 Law: every instruction line of the text becomes one :class:`Instr` of the typed model
 (:mod:`verilayout.hw.nvidia.ptx_model`: opcode split at dots, the operands split at top-level
-commas, vector braces and address brackets kept whole, and each decoded once by
-:func:`decode_operand`: registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
+commas, vector braces and address brackets kept whole, and each decoded by
+:func:`decode_operand` when an instruction's ``args`` are first read (:class:`ParsedInstr`): registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
 with its 1-based line number and the ``file:line`` of the last ``.loc`` before it (a ``.loc`` inside an
 inline-asm region, between nvcc's ``// begin inline asm`` and ``// end inline asm`` comments, holds
 only until the region ends). Directives
@@ -32,7 +32,7 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pred, PredPair, PtxModule, Reg, Sym,
                                             Vec)
 
-__all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
+__all__ = ["MAX_PTX_BYTES", "Instr", "ParsedInstr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
            "decode_operand", "make_instr", "wgmma_shape", "register_names"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
@@ -183,13 +183,42 @@ def decode_operand(text: str) -> Operand:
     return Other(t)
 
 
+class _DecodedArgs:
+    """The ``args`` of a parsed instruction, decoded from its ``operands`` when first read and kept in
+    the instance's ``__dict__`` (a non-data descriptor: a later read finds the stored tuple first).
+    Most instructions of a kernel are read by no check: their operands are never decoded."""
+
+    def __get__(self, ins: Instr | None, owner: type | None = None) -> tuple:
+        if ins is None:
+            return ()                   # the class's default, as Instr's field has it
+        d = ins.__dict__
+        args = d["args"] = tuple(map(decode_operand, d["operands"]))
+        return args
+
+
+class ParsedInstr(Instr):
+    """An :class:`Instr` of :func:`parse_ptx`: the same fields, ``args`` decoded on first read
+    (:class:`_DecodedArgs`; equal to ``tuple(map(decode_operand, operands))``, as
+    :func:`make_instr` sets it). Its ``repr`` is Instr's.
+
+    >>> i = parse_ptx(".version 8.7\\n.entry f()\\n{\\nadd.s32 %r1, %r2, 3;\\n}").instrs[0]
+    >>> "args" in vars(i), i.args[2], "args" in vars(i), repr(i)[:17]
+    (False, Imm(value=3, is_float=False), True, "Instr(opcode='add")
+    """
+
+    args = _DecodedArgs()
+
+    def __repr__(self) -> str:
+        return "Instr" + Instr.__repr__(self)[len(type(self).__qualname__):]
+
+
 def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
-    """The :class:`Instr` of each scanned line (fields as :func:`make_instr` sets them); each
-    spelling of an operand, opcode or guard of the text is decoded once."""
-    dec: dict[str, Operand] = {}
+    """The :class:`ParsedInstr` of each scanned line (fields as :func:`make_instr` sets them, ``args``
+    decoded when first read); each spelling of an opcode or guard of the text is decoded once."""
     heads: dict[str, tuple[tuple[str, ...], int]] = {}
     guards: dict[str, Pred] = {}
     out = []
+    new, cls = _new, ParsedInstr
     for o, ops, n, p, lc, f in instrs:
         pv = heads.get(o)
         if pv is None:
@@ -199,15 +228,15 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             g = guards.get(p)
             if g is None:
                 g = guards[p] = _guard(p)
-        args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        if _FIELDS_AS_WRITTEN:          # the instance's fields set at once (see _instr_of)
-            ins = _new(Instr)
+        if _FIELDS_AS_WRITTEN:          # the instance's fields set at once, ``args`` left to _DecodedArgs
+            ins = new(cls)
             _set(ins, "__dict__", {"opcode": o, "operands": ops, "line": n, "pred": p,
-                                   "loc": names[lc] if lc else None, "func": f, "parts": pv[0], "args": args,
+                                   "loc": names[lc] if lc else None, "func": f, "parts": pv[0],
                                    "guard": g, "vec": pv[1]})
             out.append(ins)
         else:
-            out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
+            out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0],
+                                  tuple(map(decode_operand, ops)), g, pv[1])))
     return tuple(out)
 
 
@@ -216,7 +245,7 @@ _new = object.__new__
 #: the fields alone make an Instr (no __post_init__, no slots): what _instr_of relies on
 _PLAIN_INSTR = not hasattr(Instr, "__post_init__") and not hasattr(Instr, "__slots__")
 _set = object.__setattr__
-#: :func:`_typed` writes an Instr's ``__dict__`` with these field names, in this order
+#: :func:`_typed` writes a ParsedInstr's ``__dict__`` with these field names (``args`` read lazily)
 _FIELDS_AS_WRITTEN = _PLAIN_INSTR and _INSTR_FIELDS == ("opcode", "operands", "line", "pred", "loc", "func",
                                                         "parts", "args", "guard", "vec")
 

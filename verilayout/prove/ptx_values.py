@@ -104,19 +104,22 @@ class _FunctionIndex:
         ``setp`` writes predicates; a vector destination is an unpack, each lane noted)."""
         defs, kinds = self.defs, {}            # opcode -> 0 no destination, 1 setp, 2 a register
         for i in instrs:
-            a = i.args
-            if not a:
+            ops = i.operands                   # as written: args are decoded only where read
+            if not ops:
                 continue
             kind = kinds.get(i.opcode)
             if kind is None:
                 kind = kinds[i.opcode] = 0 if i.opcode.startswith(NO_DEST) else 1 if i.parts[0].startswith("setp") else 2
-            if kind == 2 and type(a[0]) is Reg:           # the common case
-                ds = defs.get(a[0].name)
+            if not kind:
+                continue
+            d = ops[0]
+            if kind == 2 and d[:1] == "%" and "|" not in d:   # the common case: args[0] is Reg(d)
+                ds = defs.get(d)
                 if ds is None:
-                    defs[a[0].name] = [i]
+                    defs[d] = [i]
                 else:
                     ds.append(i)
-            elif kind:
+            else:
                 self._note_def(i, kind == 1)
 
     def _note_def(self, i: Instr, setp: bool) -> None:
