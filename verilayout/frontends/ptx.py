@@ -82,9 +82,14 @@ def split_operands(text: str) -> tuple[str, ...]:
             return (one,) if one else ()
         # the depth at a comma is the count of openers minus closers before it, so whole pieces
         # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
-        out, cur, depth = [], [], 0
         pieces = text.split(",")
         square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
+        if square and all(p.count("[") == p.count("]") for p in pieces):
+            out = [p.strip() for p in pieces]    # depth 0 at every comma: each piece is one operand
+            if not out[-1]:
+                out.pop()
+            return tuple(out)
+        out, cur, depth = [], [], 0
         for k, piece in enumerate(pieces):
             cur.append(piece)
             if square:                  # addresses only (`%r1, [%rd2+4]`): the other pairs count 0
@@ -444,28 +449,28 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     for n, raw in enumerate(text.split("\n"), 1):
         if raw[:2] == ".b" and not open_table and (raw[2:4] == "8 " or data_line(raw)):   # debug data at column 0
             continue                    # (Triton's .debug sections): neither an instruction nor a .loc, skipped below too
-        if not open_table:              # the common lines, told apart by their first character
+        if func and cont is None and not open_table and (pm := plain(raw)):   # an instruction: the common line
+            guard, opcode, rest = pm.groups()   # (what the steps below give it)
+            if nesting(rest) is None:   # split_operands' common case, without the call
+                ops = tuple(filter(None, map(strip, rest.split(","))))
+            else:
+                try:
+                    ops = split_operands(rest.rstrip())
+                except LayoutError as e:
+                    raise LayoutError(f"line {n}: {e}") from None
+            instrs.append((opcode, ops, n, guard, loc, func))
+            continue
+        if not open_table:              # the other common lines, told apart by their first character
             body = raw.lstrip()
             if body[:1] == ".":         # no instruction: a .loc, debug-section data, or a directive
                 if body[:4] == ".loc" and (lm := loc_line(raw)):   # as the directive branch below reads it
-                    loc = (lm.group(1), lm.group(2))
+                    loc = lm.group(1, 2)
                     continue
                 if body[:2] == ".b" and data_line(raw):            # debug-section data: sets nothing
                     continue
             elif not body or body[:2] == "//":                     # blank, or a comment alone
                 if "inline asm" in raw:
                     in_asm, loc, outside = _asm_mark(raw, in_asm, loc, outside)
-                continue
-            elif func and cont is None and (pm := plain(raw)):     # an instruction: what the steps below give it
-                guard, opcode, rest = pm.groups()
-                if nesting(rest) is None:   # split_operands' common case, without the call
-                    ops = tuple(filter(None, map(strip, rest.split(","))))
-                else:
-                    try:
-                        ops = split_operands(rest.rstrip())
-                    except LayoutError as e:
-                        raise LayoutError(f"line {n}: {e}") from None
-                instrs.append((opcode, ops, n, guard, loc, func))
                 continue
         s = _strip_comment(raw)
         st = s.strip()
