@@ -83,6 +83,10 @@ class _FunctionIndex:
             code: list[Instr] = []
             glob: list[int | None] = [None] * len(instrs)
             mine = instrs
+        elif all(i.func == func for i in instrs):     # one function (the common kernel): its code is the module's
+            code = list(instrs)
+            glob = range(len(instrs))                   # each instruction's index in code is its own
+            mine = code
         else:
             code = [i for i in instrs if i.func == func]
             k = iter(range(len(code)))
