@@ -64,6 +64,10 @@ _READ_DIRECTIVES = (".loc", ".version", ".target", ".file", ".visible", ".weak",
                     ".shared", ".reqntid", ".maxntid")
 #: a bracket of any kind: an operand list without one splits at every comma (:func:`split_operands`)
 _NESTING = re.compile(r"[{}\[\]()]")
+#: an operand list whose brackets are ``{...}`` and ``[...]`` groups holding no bracket (``{%r1, %r2}, [%rd3+4]``),
+#: and a comma outside such groups (the next bracket after it is no closer)
+_FLAT_GROUPS = re.compile(r"[^{}\[\]()]*(?:(?:\{[^{}\[\]()]*\}|\[[^{}\[\]()]*\])[^{}\[\]()]*)*")
+_TOP_COMMA = re.compile(r",(?![^{}\[\]]*[}\]])")
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -82,13 +86,13 @@ def split_operands(text: str) -> tuple[str, ...]:
             return (one,) if one else ()
         # the depth at a comma is the count of openers minus closers before it, so whole pieces
         # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
-        pieces = text.split(",")
-        square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
-        if square and all(p.count("[") == p.count("]") for p in pieces):
-            out = [p.strip() for p in pieces]    # depth 0 at every comma: each piece is one operand
+        if _FLAT_GROUPS.fullmatch(text):    # groups `{..}`/`[..]` holding no bracket: a comma is at depth 0
+            out = [p.strip() for p in _TOP_COMMA.split(text)]   # iff no group's closer comes before the next opener
             if not out[-1]:
                 out.pop()
             return tuple(out)
+        pieces = text.split(",")
+        square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
         out, cur, depth = [], [], 0
         for k, piece in enumerate(pieces):
             cur.append(piece)
