@@ -106,7 +106,7 @@ class _FunctionIndex:
     def _note_defs(self, instrs) -> None:
         """Each instruction's destination registers noted (an opcode of ``NO_DEST`` has none;
         ``setp`` writes predicates; a vector destination is an unpack, each lane noted)."""
-        defs, kinds = self.defs, {}            # opcode -> 0 no destination, 1 setp, 2 a register
+        defs, pdefs, kinds = self.defs, self.pdefs, {}   # opcode -> 0 no destination, 1 setp, 2 a register
         for i in instrs:
             ops = i.operands                   # as written: args are decoded only where read
             if not ops:
@@ -117,10 +117,11 @@ class _FunctionIndex:
             if not kind:
                 continue
             d = ops[0]
-            if kind == 2 and d[:1] == "%" and "|" not in d:   # the common case: args[0] is Reg(d)
-                ds = defs.get(d)
+            if d[:1] == "%" and "|" not in d:           # the common case: args[0] is Reg(d)
+                into = defs if kind == 2 else pdefs
+                ds = into.get(d)
                 if ds is None:
-                    defs[d] = [i]
+                    into[d] = [i]
                 else:
                     ds.append(i)
             else:
