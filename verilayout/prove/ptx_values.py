@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import weakref
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Iterator
 
 import z3
@@ -49,6 +50,7 @@ NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "m
 #: The width in bits of a register by its name (:func:`verilayout.dtypes.ptx_reg_width`), memoised
 #: per name (a few hundred distinct per file).
 reg_width = lru_cache(maxsize=8192)(ptx_reg_width)
+_FUNC_OF = attrgetter("func")
 
 
 def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
@@ -83,7 +85,7 @@ class _FunctionIndex:
             code: list[Instr] = []
             glob: list[int | None] = [None] * len(instrs)
             mine = instrs
-        elif all(i.func == func for i in instrs):     # one function (the common kernel): its code is the module's
+        elif set(map(_FUNC_OF, instrs)) <= {func}:   # one function (the common kernel): its code is the module's
             code = list(instrs)
             glob = range(len(instrs))                   # each instruction's index in code is its own
             mine = code
