@@ -221,6 +221,23 @@ class ParsedInstr(Instr):
         return "Instr" + Instr.__repr__(self)[len(type(self).__qualname__):]
 
 
+class _LocNames(dict):
+    """``(file number, line)`` -> ``"file:line"`` (the ``.file`` name's last part, else the number),
+    each spelled when first looked up.
+
+    >>> _LocNames({"1": "k.py"})[("1", "7")], _LocNames({})[("2", "3")]
+    ('k.py:7', '2:3')
+    """
+
+    def __init__(self, files: dict[str, str]):
+        super().__init__()
+        self.files = files
+
+    def __missing__(self, lc: tuple[str, str]) -> str:
+        name = self[lc] = f"{self.files.get(lc[0], lc[0])}:{lc[1]}"
+        return name
+
+
 def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
     """The :class:`ParsedInstr` of each scanned line (fields as :func:`make_instr` sets them, ``args``
     decoded when first read); each spelling of an opcode or guard of the text is decoded once."""
@@ -546,7 +563,6 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                 instrs.append((got[0], got[1], at, got[2], loc, func))
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
-    names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
-    resolved = _typed(instrs, names)
+    resolved = _typed(instrs, _LocNames(files))
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
                      tuple(full.items()), tuple((f, lab, tuple(t)) for f, lab, t in tables))
