@@ -788,6 +788,8 @@ class LinearLayout:
         for n in out_dims - set(self.out_dim_names):
             raise LayoutError(f"sublayout: no output dim '{n}'")
         keep_out = [k for k, n in enumerate(self.out_dim_names) if n in out_dims]
+        if len(keep_out) == len(self._out):     # every out dim, in order: the packed columns as they are
+            return self._in_sublayout(in_dims)
         outs = [self._out[k] for k in keep_out]
         offs = _offsets(outs)
         ins, cols = [], []
@@ -800,6 +802,18 @@ class LinearLayout:
                 vals = self.unpack(c)
                 cols.append(sum(vals[k] << offs[j] for j, k in enumerate(keep_out)))
         return LinearLayout._raw(ins, outs, cols)
+
+    def _in_sublayout(self, in_dims: set) -> "LinearLayout":
+        """:meth:`sublayout` keeping every output dim: the columns of ``in_dims``, each masked to
+        the output bits (what unpacking and packing them again gives)."""
+        mask = (1 << self.total_out_bits) - 1
+        ins, cols, off = [], [], 0
+        for n, b in self._in:
+            if n in in_dims:
+                ins.append((n, b))
+                cols.extend(c & mask for c in self._cols[off:off + b])
+            off += b
+        return LinearLayout._raw(ins, self._out, cols)
 
     def with_out_dim_sizes(self, sizes: Mapping[str, int]) -> "LinearLayout":
         """Same bases over larger (or equal) output dims."""
