@@ -36,3 +36,27 @@ def test_meet_dim_is_the_rank_formula():
         phase = tuple(rng.randrange(1 << n) for _ in range(rng.randint(0, 6)))
         want = gf2.rank(list(phase)) + gf2.rank(list(big)) - gf2.rank(list(phase) + list(big))
         assert swizzle._meet_dim.__wrapped__(phase, big) == want, (phase, big)
+
+
+def test_product_of_disjoint_layouts_applies_each_factor():
+    """``(a * b)(x, y) = (a(x), b(y))`` when ``a`` and ``b`` share no dim (the product's law),
+    the first and the repeated (memoized) product alike."""
+    rng = random.Random(3)
+    for _ in range(200):
+        a, b = _random_layout(rng), _random_layout(rng)
+        b = LinearLayout({f"b_{n}": v for n, v in b.bases.items()},
+                         {f"b_{n}": s for n, s in b.out_dims.items()}, require_surjective=False)
+        for prod in (a * b, a * b):
+            assert prod.in_dim_names == a.in_dim_names + b.in_dim_names
+            assert prod.out_dim_names == a.out_dim_names + b.out_dim_names
+            x = {n: rng.randrange(a.in_dim_size(n)) for n in a.in_dim_names}
+            y = {n: rng.randrange(b.in_dim_size(n)) for n in b.in_dim_names}
+            assert prod.apply({**x, **y}) == {**a.apply(x), **b.apply(y)}
+
+
+def test_transpose_outs_to_the_same_order_is_the_layout():
+    rng = random.Random(5)
+    for _ in range(100):
+        ll = _random_layout(rng)
+        same = ll.transpose_outs(ll.out_dim_names)
+        assert same == ll and same.bases == ll.bases and same.out_dims == ll.out_dims
