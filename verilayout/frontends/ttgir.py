@@ -972,7 +972,8 @@ def parse_module(text: str | bytes) -> Module:
         m = _OP.match(ln)
         if not m:
             continue
-        ops.append(_parse_op(i, m, locs, table, seen) if _may_raise(ln) else _deferred_op(i, m, locs, table, seen))
+        ops.append(_parse_op(i, m, locs, table, seen) if len(ln) > MAX_DEPTH and _may_raise(ln)
+                   else _deferred_op(i, m, locs, table, seen))
         if s.rstrip().endswith("({"):
             regions.append(len(ops) - 1)
     nw = attrs.get("num_warps")
