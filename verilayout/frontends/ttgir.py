@@ -194,7 +194,10 @@ class Type:
     def encoding_text(self) -> str | None:
         """The type's encoding printed in full (aliases resolved), or None for no tensor type."""
         t = self.tensor
-        return format_value(t.encoding) if t is not None else None
+        if t is None:
+            return None
+        enc = t.encoding               # an attribute's key is this text when not preset: printed once, kept
+        return enc.key() if isinstance(enc, Attr) and "_key" not in enc.__dict__ else format_value(enc)
 
     @property
     def layout_shape(self) -> tuple:
