@@ -60,3 +60,20 @@ def test_transpose_outs_to_the_same_order_is_the_layout():
         ll = _random_layout(rng)
         same = ll.transpose_outs(ll.out_dim_names)
         assert same == ll and same.bases == ll.bases and same.out_dims == ll.out_dims
+
+
+def test_nested_is_span_containment_at_the_dimension():
+    """``_nested(rest, big, o, dim)``: ``span(rest + big)`` has dimension ``dim`` and holds every
+    vector of ``o`` (ranks by ``core.gf2.rank``: ``v`` is in a span when adding it keeps the rank)."""
+    rng = random.Random(13)
+    for _ in range(500):
+        n = rng.randint(1, 10)
+        big = tuple(swizzle._reduce_basis([rng.randrange(1 << n) for _ in range(rng.randint(0, n))]))
+        rest = tuple(rng.randrange(1 << n) for _ in range(rng.randint(0, 4)))
+        both = list(rest) + list(big)
+        r = gf2.rank(both)
+        o = tuple(rng.choice([rng.randrange(1 << n), (rest + big + (0,))[0] ^ (big[-1] if big else 0)])
+                  for _ in range(rng.randint(0, 4)))
+        for dim in (r, r + 1):
+            want = r == dim and all(gf2.rank(both + [v]) == r for v in o)
+            assert swizzle._nested.__wrapped__(rest, big, o, dim) == want, (rest, big, o, dim)

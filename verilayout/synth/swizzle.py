@@ -474,8 +474,30 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    table = _extended(_shared_table(big), rest)
-    return len(table) == dim and _in_span(table, o)
+    table = _shared_table(big)
+    get, own = table.get, {}            # _extended(table, rest) without copying the table: its new rows
+    for v in rest:
+        while v:
+            top = v.bit_length() - 1
+            p = get(top)
+            if p is None:
+                p = own.get(top)
+                if p is None:
+                    own[top] = v
+                    break
+            v ^= p
+    if len(table) + len(own) != dim:
+        return False
+    for v in o:                         # _in_span of the table and its new rows
+        while v:
+            top = v.bit_length() - 1
+            p = get(top)
+            if p is None:
+                p = own.get(top)
+                if p is None:
+                    return False
+            v ^= p
+    return True
 
 
 @functools.lru_cache(maxsize=1 << 16)
