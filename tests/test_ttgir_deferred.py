@@ -1,4 +1,4 @@
-"""The parser's deferred ops (``frontends.ttgir._deferred_op``: an op's results, operands, types,
+"""The parser's deferred ops (``frontends.ttgir._deferred_op``: an op's operands, types,
 attributes and ``loc`` decoded when first read) equal the ops decoded whole at parse time, field
 by field, on every op line of the hand-written corpus; a line that can only fail when decoded
 still fails the parse."""
@@ -44,7 +44,7 @@ def test_reading_one_field_leaves_the_others_undecoded():
     mod = T.parse_module('#loc1 = loc("/s/k.py":4:2)\nmodule {\n  %0 = tt.splat %a : f32 -> tensor<4xf32> loc(#loc1)\n}')
     op = mod.ops[0]
     assert op.loc == "k.py:4"
-    assert "operands" not in op.__dict__ and "results" not in op.__dict__
+    assert "operands" not in op.__dict__ and "operand_types" not in op.__dict__
     assert (op.results, op.operands, op.operand_types, op.result_types) == \
         (("%0",), ("%a",), ("f32",), ("tensor<4xf32>",))
 

@@ -14,7 +14,7 @@ module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_
 value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
 unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
 keys; ``Module.type_of`` reads a type text that no op holds. The text is read in one pass that
-keeps each op's name and line; the rest of an op (results, operands, types, attributes, ``loc``) is
+keeps each op's name, line and results; the rest of an op (operands, types, attributes, ``loc``) is
 decoded from its line when first read, so the many ops a check only dispatches on by name cost a
 match each.
 
@@ -653,27 +653,23 @@ _SRC = "_src"
 
 def _deferred_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None, table: TypeTable,
                  seen: dict | None) -> Op:
-    """An :class:`Op` whose ``name``, ``line``, ``text`` and ``table`` are set and whose other
-    fields are read from the line when first asked for (:class:`_Deferred`): most ops of a kernel
-    are only dispatched on by name; their results, operands, types, attributes and ``loc`` are
+    """An :class:`Op` whose ``name``, ``line``, ``results``, ``text`` and ``table`` are set and whose
+    other fields are read from the line when first asked for (:class:`_Deferred`): most ops of a
+    kernel are only dispatched on by name; their operands, types, attributes and ``loc`` are
     decoded for the few a check reads. Equal, field by field, to :func:`_parse_op`'s op.
 
     >>> op = _deferred_op(3, _OP.match("  %0 = tt.splat %a : f32 -> tensor<4xf32>"), None, TypeTable(), None)
-    >>> "operands" in op.__dict__, op.operands, op.result_types
-    (False, ('%a',), ('tensor<4xf32>',))
+    >>> "operands" in op.__dict__, op.results, op.operands, op.result_types
+    (False, ('%0',), ('%a',), ('tensor<4xf32>',))
     """
     res, name, rest = m.groups()        # _OP's groups: res, name, rest
     if '"' in name:
         name = name.strip('"')
-    op = _new(Op)
+    op = _new(Op)                       # results at once: the def-use graph reads every op's
     _set(op, "__dict__", {"name": name, "line": line_no, "text": m.group(0), "table": table,
+                          "results": (res.strip(),) if res and ":" not in res and "," not in res else _results(res),
                           _SRC: (res, rest, locs, seen)})
     return op
-
-
-def _results_of(src: tuple) -> dict:
-    res = src[0]
-    return {"results": (res.strip(),) if res and ":" not in res and "," not in res else _results(res)}
 
 
 def _body_of(rest: str) -> tuple[str, str | None]:
@@ -718,7 +714,7 @@ def _signature_of(src: tuple) -> dict:
 
 
 #: the deferred fields of an :class:`Op`, in groups read together from its source
-_GROUPS = (_results_of, _loc_of, _signature_of)
+_GROUPS = (_loc_of, _signature_of)
 
 
 class _Deferred:
@@ -745,7 +741,7 @@ class _Deferred:
         return d[self.name]
 
 
-for _group, _fields in ((_results_of, ("results",)), (_loc_of, ("loc",)),
+for _group, _fields in ((_loc_of, ("loc",)),
                         (_signature_of, ("operands", "operand_types", "result_types", "attrs"))):
     for _f in _fields:
         _d = _Deferred(_group, Op.__dataclass_fields__[_f].default)
