@@ -1266,8 +1266,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     scratch: set[str] = set()
     reduced: set[str] = set()                # lines of reductions and scans (inter-warp rounds of their own)
     for op in tmod.ops:
-        if not op.loc:
-            continue
+        if op.name != "ttg.convert_layout" and op.name not in _SCRATCH and op.name not in _OPS or not op.loc:
+            continue                     # the name first: most ops' loc is then never decoded
         if op.name == "ttg.convert_layout" and op.in_types and op.out_types:
             convs.setdefault(op.loc, []).append(op)
         elif op.name in _SCRATCH or op.name in _OPS:
