@@ -84,6 +84,7 @@ import z3
 from verilayout.audit.cute_dsl_copies import copy_checks
 from verilayout.audit.cute_dsl_host import DeviceSide, host_checks
 from verilayout.audit.cute_dsl_ldmatrix import ldmatrix_checks
+from verilayout.audit.cute_refute import RefutingProver
 from verilayout.audit.model import Check, FileReport
 from verilayout.audit.ptx_dots import MMA_OPS, accumulator_blocks, mma_groups
 from verilayout.audit.ptx_smem import values_at
@@ -759,6 +760,7 @@ def _context(ptx: PtxModule, func: str, plans: list[MmaPlan], mod: CuteModule | 
     kernel arguments' dynamic shape extents are non-negative (:func:`shape_params`)."""
     ev = PtxValues(ptx, func, smem_names=tuple(ptx.shared) if len(ptx.shared) == 1 else ("global_smem",),
                    nonneg_params=shape_params(mod, ptx, func) if mod is not None else None)
+    ev.prover = RefutingProver()        # a claim false at a point is answered without the solver's timeout
     ends = [o.end for p in plans for o in p.operands if o.end is not None and o.end <= SM90_SMEM_BYTES]
     return _Ctx(ev, min(SM90_SMEM_BYTES, max([smem_offset_bound(ptx, ev, func)] + ends)),   # never a void assumption
                 ptx.target or "", mod.cluster_dim() if mod is not None else None)
