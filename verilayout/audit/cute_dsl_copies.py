@@ -47,6 +47,7 @@ the ``mma.sync`` it feeds), is :mod:`verilayout.audit.cute_dsl_ldmatrix`, on the
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterator
@@ -96,8 +97,14 @@ class CopyPlan:
     @property
     def swizzle(self) -> Swizzle:
         if self.composed:
-            return Swizzle(*self.composed)
-        return Swizzle(*self.memref.swizzle) if self.memref.swizzle else Swizzle(0, 0, 0)
+            return _swizzle(*self.composed)
+        return _swizzle(*self.memref.swizzle) if self.memref.swizzle else _swizzle(0, 0, 0)
+
+
+@functools.lru_cache(maxsize=256)
+def _swizzle(bits: int, base: int, shift: int) -> Swizzle:
+    """``Swizzle(bits, base, shift)``, built (and validated) once per process: it is immutable."""
+    return Swizzle(bits, base, shift)
 
 
 def _mode_bytes(shape: Any, stride: Any, eb: int) -> tuple[int, ...]:

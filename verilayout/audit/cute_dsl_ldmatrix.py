@@ -561,9 +561,14 @@ def _decode(tags: np.ndarray, tab: _Table) -> tuple[np.ndarray, np.ndarray, np.n
 def _source_of(tags: np.ndarray, tab: _Table, allowed: tuple[int, ...], acc: bool) -> int | None:
     """The source (one of the ``allowed`` buffers, or with ``acc`` an accumulator) most of an operand's
     elements come from; None if none does."""
-    src = _decode(tags, tab)[0]
-    found = Counter(x for x in src.ravel().tolist() if x in allowed or (acc and x >= _ACC))
-    return found.most_common(1)[0][0] if found else None
+    src = _decode(tags, tab)[0].ravel()
+    keep = np.isin(src, np.asarray(allowed, dtype=src.dtype)) | ((src >= _ACC) if acc else False)
+    vals = src[keep]
+    if not vals.size:
+        return None
+    u, first, count = np.unique(vals, return_index=True, return_counts=True)
+    best = count == count.max()                 # a tie: the value seen first (as Counter.most_common keeps)
+    return int(u[best][np.argmin(first[best])])
 
 
 def _offsets(tags: np.ndarray, rel: tuple[np.ndarray, np.ndarray], tab: _Table, src: int | None) -> tuple | None:
