@@ -680,6 +680,13 @@ def parse_cute_mlir(text: str | bytes) -> CuteModule:
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8", errors="replace")
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse(text: str) -> CuteModule:
+    """:func:`parse_cute_mlir` of a text, once per process and content (the module is read only: an audit
+    of a mutated PTX against the same MLIR, or the several checks of one kernel, share it)."""
     aliases: dict[str, CuteType] = {}
     ops, types, host = [], {}, {}
     for n, raw in enumerate(text.splitlines(), 1):
