@@ -50,6 +50,7 @@ permuted tiled MMA, a register that holds no traced element).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import Counter
 from dataclasses import dataclass
@@ -531,9 +532,19 @@ def _load_tags(ins: Instr, got: _Load, threads: int) -> dict[str, Val]:
     return out
 
 
+@functools.lru_cache(maxsize=64)
 def _expected(mp: _Mma, threads: int, operand: str) -> tuple[np.ndarray, np.ndarray]:
     """(row, col) of each thread's A elements (M, K) or B elements (N, K) relative to the block origin: the
-    PTX ISA m16n8k16 fragments placed at the warp's atom."""
+    PTX ISA m16n8k16 fragments placed at the warp's atom (read-only arrays, once per tiled MMA)."""
+    return tuple(_frozen(x) for x in _expected_fresh(mp, threads, operand))
+
+
+def _frozen(x: np.ndarray) -> np.ndarray:
+    x.setflags(write=False)
+    return x
+
+
+def _expected_fresh(mp: _Mma, threads: int, operand: str) -> tuple[np.ndarray, np.ndarray]:
     tid = np.arange(threads)
     lane, warp = tid % 32, tid // 32
     f = Frag("mma", 16, 8, 16, 16, 16)
@@ -546,9 +557,26 @@ def _expected(mp: _Mma, threads: int, operand: str) -> tuple[np.ndarray, np.ndar
     return np.stack([8 * wn + n for _, n in kn], axis=1), np.stack([k for k, _ in kn], axis=1)
 
 
+#: :func:`_decode`'s recent answers by the identity of (tags, table), each kept with both (so no identity is
+#: reused while it is here): an ``mma.sync``'s operands are decoded by each of its checks
+_DECODED: dict[tuple[int, int], tuple] = {}
+
+
 def _decode(tags: np.ndarray, tab: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(source, row, col, stage) of element tags: a buffer's index and its element, or ``_ACC + p`` and
-    C[row, col] of product ``p``'s accumulator (stage -1); source -1 for no element."""
+    C[row, col] of product ``p``'s accumulator (stage -1); source -1 for no element (read-only arrays)."""
+    key = (id(tags), id(tab))
+    got = _DECODED.get(key)
+    if got is not None and got[0] is tags and got[1] is tab:
+        return got[2]
+    out = tuple(_frozen(x) for x in _decode_fresh(tags, tab))
+    if len(_DECODED) >= 64:
+        _DECODED.clear()
+    _DECODED[key] = (tags, tab, out)
+    return out
+
+
+def _decode_fresh(tags: np.ndarray, tab: _Table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     t = np.asarray(tags)
     f = tab.fields[np.clip(t, 0, tab.end - 1)]
     src = np.where((t > 0) & (t < tab.end), f[..., 0], -1)
