@@ -808,22 +808,20 @@ def audit_modules(mod: CuteModule, ptx: PtxModule, path: str = "<ptx>") -> FileR
     plans = mma_plans(mod)
     checks: list[Check] = []
     cache: dict = {}
+    contexts: dict[str, _Ctx] = {}        # one evaluator per function for the MMA and TMA checks (its memos)
+
+    def context(func: str) -> _Ctx:
+        if func not in contexts:
+            contexts[func] = _context(ptx, func, plans, mod)
+        return contexts[func]
+    by_func = {f: [i for i in ptx.instrs if i.func == f] for f in ptx.functions}
     for func in ptx.functions:
-        instrs = [i for i in ptx.instrs if i.func == func]
-        groups = mma_groups(instrs, *MMA_OPS["sm_90"])
-        if not groups:
-            continue
-        ctx = _context(ptx, func, plans, mod)
-        for g in groups:
-            checks.extend(_group_checks(ctx, g, plans, cache))
+        for g in mma_groups(by_func[func], *MMA_OPS["sm_90"]):
+            checks.extend(_group_checks(context(func), g, plans, cache))
     for func in ptx.functions:
-        instrs = [i for i in ptx.instrs if i.func == func]
-        groups = mma_groups(instrs, *MMA_OPS["sm_100"])
-        if groups:
-            ctx = _context(ptx, func, plans, mod)
-            for g in groups:
-                checks.extend(_tc05_group_checks(ctx, g, plans, cache))
-    state: dict = {}
+        for g in mma_groups(by_func[func], *MMA_OPS["sm_100"]):
+            checks.extend(_tc05_group_checks(context(func), g, plans, cache))
+    state: dict = {"contexts": contexts}
     checks.extend(tma_checks(mod, ptx, plans, state))
     allocas = [o for o in mod.ops if o.name == "cute.memref.alloca" and o.results
                and getattr(mod.type_of(o.results[0]), "space", None) == "smem"]
@@ -1637,14 +1635,15 @@ def tma_checks(mod: CuteModule, ptx: PtxModule, plans: list[MmaPlan], state: dic
     tplans, skipped = tma_plans(mod)
     out = []
     premises: dict = {}
+    contexts = state.setdefault("contexts", {}) if state is not None else {}
     if state is not None:
-        state.update(tplans=tplans, matched={}, premises=premises, contexts={})
+        state.update(tplans=tplans, matched={}, premises=premises)
     for func in ptx.functions:
         instrs = [i for i in ptx.instrs if i.func == func]
         copies = [i for i in instrs if i.opcode.startswith("cp.async.bulk.tensor")]
         if not copies:
             continue
-        ctx = _context(ptx, func, plans, mod)
+        ctx = contexts[func] if func in contexts else _context(ptx, func, plans, mod)
         matched: dict = {}
         for ins in copies:
             if not tplans and skipped:
