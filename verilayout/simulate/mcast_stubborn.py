@@ -57,6 +57,7 @@ reachable one of the full system (not necessarily the first in the full breadth-
 """
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import deque
 from typing import NamedTuple
 
@@ -91,6 +92,9 @@ class _Reduction(NamedTuple):
     waits: list            # per process its wait steps (pc, mbarrier index, parity), in order
     starts: list           # per process its step-start pcs, in order
     counts: tuple          # per mbarrier index its count
+    ids: list              # per process its step ids, in the order of ``starts``
+    fut: tuple             # per id: (process, pc, in-flight item or None): see _future
+    gate: tuple            # per id: (process, pc, waited mbarrier's word index or -1, parity); landings None
 
 
 def _land_rw(op: tuple, w: set, r: set, pred: set, f: _Fast, ends: list) -> None:
@@ -176,9 +180,15 @@ def _reduction(s: McastSystem) -> _Reduction:
             pend_writers.setdefault(k, []).append(i)
     waits = [[(c, f.steps[p][c][0], f.steps[p][c][1]) for c in sorted(ends[p]) if f.steps[p][c][0] != -1]
              for p in range(f.nproc)]
-    return _Reduction(f, trans, {k[1:]: ids[k] for k in keys if k[0] == "s"},
-                      {k[3]: ids[k] for k in keys if k[0] == "l"}, writers, pend_writers, waits,
-                      [sorted(e) for e in ends], tuple(c for _, c in s.init))
+    step_id = {k[1:]: ids[k] for k in keys if k[0] == "s"}
+    starts = [sorted(e) for e in ends]
+    fut = tuple((t.p, t.pc, t.item if t.kind == "l" else None) for t in trans)
+    gate = tuple(None if t.kind == "l" else (t.p, t.pc, -1 if f.steps[t.p][t.pc][0] == -1
+                                             else f.nproc + f.steps[t.p][t.pc][0], f.steps[t.p][t.pc][1])
+                 for t in trans)
+    return _Reduction(f, trans, step_id, {k[3]: ids[k] for k in keys if k[0] == "l"}, writers, pend_writers,
+                      waits, starts, tuple(c for _, c in s.init), [[step_id[(p, c)] for c in cs]
+                                                                    for p, cs in enumerate(starts)], fut, gate)
 
 
 def _interference(key, rw, key2, rw2):
@@ -249,24 +259,44 @@ def _enabled(t: _Trans, v: tuple, flight, f: _Fast) -> bool:
     return k == -1 or v[f.nproc + k] & 1 != parity
 
 
+def _can(j: int, v: tuple, flight, fut: tuple) -> bool:
+    """Law: :func:`_future` of transition ``j`` (from its row of ``_Reduction.fut``)."""
+    p, pc, item = fut[j]
+    return v[p] <= pc or (item is not None and item in flight)
+
+
+def _on(j: int, v: tuple, flight, r: _Reduction) -> bool:
+    """Law: :func:`_enabled` of transition ``j`` (from its row of ``_Reduction.gate``)."""
+    g = r.gate[j]
+    if g is None:
+        return r.fut[j][2] in flight
+    p, pc, o, parity = g
+    return v[p] == pc and (o < 0 or v[o] & 1 != parity)
+
+
 def _nes(t: _Trans, v: tuple, flight, r: _Reduction, inside: set) -> list:
     """A necessary enabling set of the disabled ``t`` (module docstring), the one adding the fewest
     enabled transitions to ``inside``: for each wait of ``t``'s process from its pc up to ``t``
     whose phase now blocks it, the writers of its mbarrier that can still occur (no path passes
     that wait without one); or the process's current step."""
-    n, pc = r.f.nproc, v[t.p]
-    if pc >= r.f.lens[t.p]:
+    q = t.p
+    n, pc = r.f.nproc, v[q]
+    if pc >= r.f.lens[q]:
         return []
     last = t.pc if t.kind == "l" else t.pc - 1
-    for c in r.starts[t.p]:                   # a step the process takes before: already in the set
-        if pc <= c <= last and r.step_id[(t.p, c)] in inside:
-            return [r.step_id[(t.p, c)]]
+    cs, ids = r.starts[q], r.ids[q]
+    lo = bisect_left(cs, pc)
+    for x in range(lo, bisect_right(cs, last)):   # a step the process takes before: already in the set
+        if ids[x] in inside:
+            return [ids[x]]
     best, cost = None, None
     if t.kind == "l" or pc < t.pc:            # the process must take its current step first
-        best = [r.step_id[(t.p, pc)]]
+        best = [ids[lo]]                      # (pc is a step start: lo indexes it)
         cost = _cost(best, v, flight, r, inside)
-    for c, k, parity in r.waits[t.p]:
-        if pc <= c <= t.pc and v[n + k] & 1 == parity:
+    for c, k, parity in r.waits[q]:
+        if c > t.pc:
+            break
+        if pc <= c and v[n + k] & 1 == parity:
             got = _phase_writers(k, v, flight, r, inside)
             c2 = _cost(got, v, flight, r, inside)
             if cost is None or c2 < cost:
@@ -287,14 +317,16 @@ def _phase_writers(k: int, v: tuple, flight, r: _Reduction, inside: set) -> list
     landing not yet issued (a completing path lands either ``L`` or one not yet in flight). Else
     every writer that can still occur."""
     w = v[r.f.nproc + k]
+    fut = r.fut
     if (w >> 1) & _PENDING:
-        return [j for j in r.pend_writers.get(k, ()) if j not in inside and _future(r.trans[j], v, flight)]
-    every = [j for j in r.writers.get(k, ()) if _future(r.trans[j], v, flight)]
-    if any(not r.trans[j].landing and k not in r.trans[j].pend_writes for j in every):
+        return [j for j in r.pend_writers.get(k, ()) if j not in inside and _can(j, v, flight, fut)]
+    trans = r.trans
+    every = [j for j in r.writers.get(k, ()) if _can(j, v, flight, fut)]
+    if any(not trans[j].landing and k not in trans[j].pend_writes for j in every):
         return [j for j in every if j not in inside]
-    every = [j for j in every if r.trans[j].landing]   # a pending-count write at 0 fails its check
-    ins = [j for j in every if r.trans[j].item in flight]
-    out = [j for j in every if r.trans[j].item not in flight and j not in inside]
+    every = [j for j in every if trans[j].landing]   # a pending-count write at 0 fails its check
+    ins = [j for j in every if trans[j].item in flight]
+    out = [j for j in every if trans[j].item not in flight and j not in inside]
     if not ins:
         return out
     tx = w >> 21
@@ -302,7 +334,7 @@ def _phase_writers(k: int, v: tuple, flight, r: _Reduction, inside: set) -> list
         sums = {0}
         for j2 in ins:
             if j2 != j:
-                sums |= {x + r.trans[j2].landing for x in sums}
+                sums |= {x + trans[j2].landing for x in sums}
         if tx not in sums:
             return ([] if j in inside else [j]) + out
     return [j for j in every if j not in inside]
@@ -310,7 +342,7 @@ def _phase_writers(k: int, v: tuple, flight, r: _Reduction, inside: set) -> list
 
 def _cost(js: list, v: tuple, flight, r: _Reduction, inside: set) -> tuple:
     new = [j for j in js if j not in inside]
-    return sum(_enabled(r.trans[j], v, flight, r.f) for j in new), len(new)
+    return sum(1 for j in new if _on(j, v, flight, r)), len(new)
 
 
 def _stubborn(seed: int, v: tuple, flight, r: _Reduction, bound: int):
@@ -319,31 +351,32 @@ def _stubborn(seed: int, v: tuple, flight, r: _Reduction, bound: int):
     an mbarrier with (pending count 0) joins only if some sum of the in-flight landings left out can
     bring the tx-count to where one of the two completes the phase (:func:`_completes`)."""
     inside, stack, enabled, deferred = {seed}, [seed], [], []
-    n = r.f.nproc
+    n, fut, trans = r.f.nproc, r.fut, r.trans
     while True:
         while stack:
             i = stack.pop()
-            t = r.trans[i]
-            if _enabled(t, v, flight, r.f):
+            t = trans[i]
+            if _on(i, v, flight, r):
                 enabled.append(i)
                 if len(enabled) > bound:
                     return None
-                more = [j for j in t.interf if j not in inside and _future(r.trans[j], v, flight)]
+                more = [j for j in t.interf if j not in inside and _can(j, v, flight, fut)]
                 for k, js in t.soft:
                     if (v[n + k] >> 1) & _PENDING:
                         continue
                     for j in js:
-                        if j in inside or not _future(r.trans[j], v, flight):
+                        if j in inside or not _can(j, v, flight, fut):
                             continue
-                        if r.trans[j].item in flight and r.trans[j].landing and (t.landing or t.kind == "s"):
+                        if trans[j].item in flight and trans[j].landing and (t.landing or t.kind == "s"):
                             deferred.append((i, j, k))
                         else:
                             more.append(j)
             else:
                 more = [j for j in _nes(t, v, flight, r, inside) if j not in inside]
-            more = list(dict.fromkeys(more))
-            inside.update(more)
-            stack += more
+            if more:
+                more = list(dict.fromkeys(more))
+                inside.update(more)
+                stack += more
         late = [j for i, j, k in deferred if j not in inside and _completes(i, j, k, v, flight, r, inside)]
         if not late:
             return enabled
@@ -396,8 +429,10 @@ def _enabled_ids(st, r: _Reduction) -> list:
     v, flight = st
     out = [r.land_id[it] for it in flight]
     for p in range(r.f.nproc):
-        if v[p] < r.f.lens[p] and _enabled(r.trans[r.step_id[(p, v[p])]], v, flight, r.f):
-            out.append(r.step_id[(p, v[p])])
+        if v[p] < r.f.lens[p]:
+            j = r.step_id[(p, v[p])]
+            if _on(j, v, flight, r):
+                out.append(j)
     return out
 
 
