@@ -213,12 +213,14 @@ def test_the_planted_pair_cluster_rings_get_the_full_search_verdict():
     from verilayout.simulate.mcast_stubborn import explore_stubborn
     for shape, name, edit, _ in PLANTED:
         m = _man(shape)
-        got, real = [], mc._ring_verdict
+        got, real, memo = [], mc._ring_verdict, dict(mc._RING_MEMO)
         mc._ring_verdict = lambda s: (got.append(s), mc.KernelCheck("mcast-ring", "unknown", "-"))[1]
+        mc._RING_MEMO.clear()                 # the check builds its ring (none from the memo)
         try:
             mc.check_sm100_source(m, render_tcgen05_cuda(m).replace(*edit))
         finally:
             mc._ring_verdict = real
+            mc._RING_MEMO.update(memo)
         system = replace(got[0], landing="eager")
         full = same_search(system, 200000)
         red = explore_stubborn(system, max_states=200000, symmetric=True)
