@@ -66,7 +66,6 @@ import z3
 
 from verilayout.audit.ptx_smem import thread_guard, thread_offsets
 from verilayout.dtypes import ptx_bits
-from verilayout.frontends.ptx import operand_registers
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Reg, Vec
 
 #: one-op regions that may combine an element more than once (max, min, and, or)
@@ -111,7 +110,7 @@ def lane_counts(masks: list[int]) -> np.ndarray:
 
 
 def _reads(ins: Instr) -> list[str]:
-    return [r for regs in operand_registers(ins)[1:] for r in regs]
+    return [x.name for a in ins.args[1:] for x in (a.items if isinstance(a, Vec) else (a,)) if isinstance(x, Reg)]
 
 
 def _passes(d: Instr) -> bool:

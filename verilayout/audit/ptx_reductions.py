@@ -86,7 +86,7 @@ from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
-from verilayout.frontends.ptx import operand_registers
+from verilayout.frontends.ptx import decode_operand, operand_registers
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
@@ -385,7 +385,19 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
         head = parts[0] if parts else ins.opcode
         put = put_use if head in _NO_WRITE else put_def
         seen = False
-        for regs in operand_registers(ins):
+        d = ins.__dict__
+        for t in d["operands"] if "args" not in d else ():    # as written: `%r1` is Reg('%r1')
+            c = t[:1]
+            if c == "%" and "|" not in t:
+                put(t, []).append(ins)
+                seen = True
+            elif c == "{" and "|" not in t:
+                for x in decode_operand(t).items:
+                    if type(x) is Reg:
+                        put(x.name, []).append(ins)
+                        seen = True
+            put = put_use
+        for regs in operand_registers(ins) if "args" in d else ():     # decoded already
             for r in regs:
                 put(r, []).append(ins)
                 seen = True
@@ -408,15 +420,17 @@ def _writes(ins: Instr) -> bool:
 
 
 def _dests(ins: Instr) -> list[str]:
-    parts = ins.parts
-    if (parts[0] if parts else ins.opcode) in _NO_WRITE:
+    args, parts = ins.args, ins.parts
+    if not args or (parts[0] if parts else ins.opcode) in _NO_WRITE:
         return []
-    regs = operand_registers(ins)
-    return list(regs[0]) if regs else []
+    d = args[0]
+    if isinstance(d, Reg):
+        return [d.name]
+    return [x.name for x in d.items if isinstance(x, Reg)] if isinstance(d, Vec) else []
 
 
 def _reads(ins: Instr) -> list[str]:
-    out = [r for regs in operand_registers(ins)[1:] for r in regs]
+    out = [x.name for a in ins.args[1:] for x in (a.items if isinstance(a, Vec) else (a,)) if isinstance(x, Reg)]
     return out + ([ins.pred.lstrip("@!")] if ins.pred else [])
 
 
