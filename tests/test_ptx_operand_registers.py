@@ -61,5 +61,8 @@ def test_index_reads_and_writes_from_spellings():
     assert [i.line for i in uses["%r4"]] == [6, 7] and [i.line for i in uses["%p1"]] == [6]
     assert "%r5" not in uses                               # an address's base is no operand register
     assert [i.line for i in uses.shuffles] == [7] and [i.line for i in uses.shared] == [6]
+    assert not any("args" in vars(i) for i in instrs)      # the index decoded no instruction
     assert red._dests(instrs[0]) == ["%r2", "%r3"] and red._reads(instrs[2]) == ["%r4", "%p1"]
-    assert not any("args" in vars(i) for i in instrs)
+    assert all(i.args for i in instrs)                     # every instruction decoded now
+    again = red._index(instrs)                             # the same from decoded args
+    assert again == (defs, uses) and again[1].shuffles == uses.shuffles and again[1].shared == uses.shared
