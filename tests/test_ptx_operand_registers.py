@@ -66,3 +66,12 @@ def test_index_reads_and_writes_from_spellings():
     assert all(i.args for i in instrs)                     # every instruction decoded now
     again = red._index(instrs)                             # the same from decoded args
     assert again == (defs, uses) and again[1].shuffles == uses.shuffles and again[1].shared == uses.shared
+
+
+@pytest.mark.parametrize("text", ["{%r1, %r2}", "{%r1,%r2,,%r3}", "{ %f1 , 0f3F800000, _ }", "{%r1, 4U, -2}",
+                                  "{%r1, [%rd2+4]}", "{{%r1, %r2}, %r3}", "{}", "{%r9"])
+def test_flat_vector_decodes_as_its_split_items(text):
+    from verilayout.frontends.ptx import decode_operand, split_operands
+    inner = text[1:-1] if text.endswith("}") else text[1:]
+    want = tuple(decode_operand.__wrapped__(x) for x in split_operands(inner))    # the oracle: item by item
+    assert decode_operand.__wrapped__(text) == Vec(want)

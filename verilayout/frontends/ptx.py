@@ -183,6 +183,8 @@ def decode_operand(text: str) -> Operand:
         return Addr(base, 0 if off is None else parse_immediate(off), off)
     if t.startswith("{"):
         inner = t[1:-1] if t.endswith("}") else t[1:]
+        if _NESTING.search(inner) is None:     # flat (`%r1, %r2`): split_operands' common case, in line
+            return Vec(tuple(map(decode_operand, filter(None, map(str.strip, inner.split(","))))))
         return Vec(tuple(decode_operand(x) for x in split_operands(inner)))
     v = parse_immediate(t)
     if v is not None:
