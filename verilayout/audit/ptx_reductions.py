@@ -86,6 +86,7 @@ from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import decode_operand, operand_registers
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
@@ -373,32 +374,40 @@ class Readers(dict):
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
-    function."""
+    function. The registers are read from the operands as written (:func:`operand_registers`): an
+    instruction's ``args`` are not decoded for the index."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
     put_def, put_use = defs.setdefault, uses.setdefault
     shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
-        head = ins.parts[0] if ins.parts else ins.opcode
-        first = put_use if head in _NO_WRITE else put_def
+        parts = ins.parts
+        head = parts[0] if parts else ins.opcode
+        put = put_use if head in _NO_WRITE else put_def
         seen = False
-        for k, a in enumerate(ins.args):
-            put = first if k == 0 else put_use
-            ta = type(a)
-            if ta is Reg:
-                put(a.name, []).append(ins)
+        d = ins.__dict__
+        for t in d["operands"] if "args" not in d else ():    # as written: `%r1` is Reg('%r1')
+            c = t[:1]
+            if c == "%" and "|" not in t:
+                put(t, []).append(ins)
                 seen = True
-            elif ta is Vec:
-                for x in a.items:
+            elif c == "{" and "|" not in t:
+                for x in decode_operand(t).items:
                     if type(x) is Reg:
                         put(x.name, []).append(ins)
                         seen = True
+            put = put_use
+        for regs in operand_registers(ins) if "args" in d else ():     # decoded already
+            for r in regs:
+                put(r, []).append(ins)
+                seen = True
+            put = put_use
         if ins.pred:
             put_use(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
-        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
+        if seen and (head == "ld" or head == "st") and "shared" in parts:
             shared.append(ins)
-        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
     return defs, uses
 
