@@ -836,9 +836,26 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     if len(fit) == 1 and not any(_verdict(chain, r, uses, data, seg)[0].status == "proved"
                                  for r in wide if r is not fit[0]):
         return verdicts[id(fit[0])]
+    by_lanes = _by_lanes(chain, fit, verdicts)
+    if by_lanes is not None:
+        return by_lanes
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
+
+
+def _by_lanes(chain: Chain, fit: list[Reduce], verdicts: dict) -> list[Check] | None:
+    """The proved verdict of the reduces of ``fit`` whose lane bases along their axis are the chain's masks
+    (a reduce's butterflies are the lane bits of its axis, Triton's ``ReduceOpToLLVM`` warp step), when
+    every such reduce proves it and some other reduce of ``fit`` does not: the chain is tied to them by
+    its masks, and says so. None otherwise (a chain whose masks are no reduce's lanes stays unchecked)."""
+    lanes = [r for r in fit if not _lane_errors(chain, r)]
+    if not lanes or len(lanes) == len(fit) or any(verdicts[id(r)][0].status != "proved" for r in lanes):
+        return None
+    others = ", ".join(str(r.op.line) for r in fit if all(r is not o for o in lanes))
+    why = (f"; tied to this reduce by its lane masks (the tt.reduce ops at TTGIR lines {others} also fit its "
+           "width, combine op and inputs; their lanes along their axes are other butterflies)")
+    return [replace(c, message=c.message + why, data=dict(c.data, tie="lane masks")) for c in verdicts[id(lanes[0])]]
 
 
 def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: Any, data: dict) -> list[Check] | None:
