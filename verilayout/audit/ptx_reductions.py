@@ -349,6 +349,7 @@ class Readers(dict):
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
         self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
+        self.ones: dict[str, int] = {}      # register -> the immediate bits a lone ``mov`` gives it (:func:`_one`)
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
@@ -380,7 +381,20 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
             shared.append(ins)
         elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
+        elif head == "mov" and len(ins.args) == 2 and type(ins.args[1]) is Imm and type(ins.args[0]) is Reg:
+            uses.ones[ins.args[0].name] = ins.args[1].value
+    uses.ones = {r: v for r, v in uses.ones.items() if len(defs.get(r, ())) == 1 and v in _ONE.values()}
     return defs, uses
+
+
+#: the bits of 1.0 per element type: an ``fma`` by it is an ``add`` (Triton lowers a bf16 ``arith.addf``
+#: below sm_90 to ``fma.rn.bf16 d, a, 1.0, b``: PTX ISA 9.7.4.7 ``add.bf16`` needs sm_90)
+_ONE = {"bf16": 0x3F80, "f16": 0x3C00, "f32": 0x3F800000, "f64": 0x3FF0000000000000}
+
+
+def _one(uses: dict, reg: str, elem: str) -> bool:
+    """Whether ``reg`` holds 1.0 of ``elem`` (one ``mov`` of its bits)."""
+    return getattr(uses, "ones", {}).get(reg, -1) == _ONE.get(elem)
 
 
 _NO_WRITE = frozenset({"st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier"})
@@ -744,7 +758,7 @@ def _combine_errors_of(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[
     for s in chain.shuffles:
         reads = [(u, r) for u, r in _first_reads(s, uses) if not _is_bfly(u)]
         users = [u for u, _r in reads]
-        if not any(_matches(u, head, nan, elem, r) for u, r in reads):
+        if not any(_matches(u, head, nan, elem, r) or _add_by_one(u, head, elem, r, uses) for u, r in reads):
             at = users[0] if users else s
             got = ", ".join(sorted({u.opcode for u in users})) or "nothing"
             out.append((at, f"the value shuffled at PTX line {s.line} is combined by {got}; the reduce's region "
@@ -762,6 +776,17 @@ def _matches(u: Instr, head: str, nan: bool, elem: str, shuffled: str = "") -> b
     if elem in _FLOATS:
         return elem in u.parts or f"{elem}x2" in u.parts
     return not any(p in _FLOATS for p in u.parts)
+
+
+def _add_by_one(u: Instr, head: str, elem: str, shuffled: str, uses: dict) -> bool:
+    """Whether ``u`` is an ``add`` of ``shuffled`` written ``fma shuffled, 1.0, c`` (or ``1.0, shuffled``): the
+    shuffled value a multiplicand, the other one 1.0 of ``elem`` (a bf16 add below sm_90; LLVM may fold the
+    thread's own value into the addend when it is a constant)."""
+    regs = _reads(u)
+    if head != "add" or u.head != "fma" or elem not in u.parts or shuffled not in regs[:2] or len(regs) < 3:
+        return False
+    other = regs[1] if regs[0] == shuffled else regs[0]
+    return _one(uses, other, elem)
 
 
 def _check(ins: Instr, status: str, message: str, data: dict, op: str = "tt.reduce", check: str = CHECK) -> Check:
