@@ -5,6 +5,7 @@ message. No other exception, no hang (a per-example deadline).
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from verilayout import LayoutError, parse
@@ -66,6 +67,16 @@ def _check_parse(text, shape):
     except LayoutError as e:
         msg = str(e)
         assert msg and "\n" not in msg, repr(msg)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _imported():
+    """Every front-end's lazy imports (sympy, z3: 0.3 s of CPU, over 2 s of wall on a loaded
+    machine) happen here, before hypothesis times the first example against its deadline."""
+    for text in VALID:
+        for shape in SHAPES:
+            _check_parse(text, shape)
+    run_spec(load_spec_text(SPEC_VALID, "warm.toml"), timeout_ms=2000)
 
 
 @seed(20261121)

@@ -5,7 +5,8 @@ conversion), verilayout must refuse it too, with a :class:`LayoutError`.
 
 Triton's side runs in worker subprocesses (the wheel aborts the process on a layout it rejects): the
 worker writes one JSON line per answer, so after an abort the driver knows the culprit, records
-Triton's message for it and starts a fresh worker on the rest. Each type becomes a module whose
+Triton's message for it and goes on with the rest (in a fresh child forked by the worker, which
+imported Triton once). Each type becomes a module whose
 function takes it as its one argument; Triton parses it, turns the encoding into its Gluon layout
 object and back into an attribute, and converts it with ``GluonOpBuilder.to_linear_layout`` at
 the shape Triton's ``toLinearLayout(type)`` uses (a memdesc: its allocation's trailing dims, one
@@ -15,8 +16,10 @@ its paddings and linear component.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
@@ -74,7 +77,12 @@ def worker_main() -> None:
     """stdin: ``[{"type": text, "kind": "tensor"|"memdesc", "shape": [..]}, ...]``; stdout: one
     JSON line ``{"i": index, "answer": {...}}`` per request, flushed, so a crash names its culprit.
     Types are parsed ``BATCH`` to a module; a batch Triton refuses is parsed type by type (so is
-    every type before ``--single-until``, after a crash in a batch's parse)."""
+    every type before ``--single-until``, after a crash in a batch's parse).
+
+    Triton is imported and its context made once; the requests are answered in a ``fork``ed child
+    (:func:`_answer_from`). A child the wheel kills while parsing a batch is followed by one that
+    parses that batch type by type; one killed on a type is reported ``{"i": index, "died": rc}``
+    (rc as ``subprocess`` gives it, -6 for SIGABRT) and a fresh child goes on after it."""
     from triton._C.libtriton import gluon_ir, ir  # deferred: the oracle, only in this subprocess
 
     reqs = json.load(sys.stdin)
@@ -85,12 +93,41 @@ def worker_main() -> None:
     ctx = ir.context()
     ir.load_dialects(ctx)
     b = gluon_ir.GluonOpBuilder(ctx, "sm100")
-    keep = []
+    at = mmap.mmap(-1, 16)             # the child's place: (index, 1 while it parses a batch there)
     i = start
+    while i < len(reqs):
+        at[:16] = struct.pack("qq", i, 0)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                _answer_from(reqs, i, single_until, (ir, ctx, b), out, at)
+                code = 0
+            finally:
+                os._exit(code)
+        rc = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        if rc == 0:
+            break
+        k, in_batch = struct.unpack("qq", at[:16])
+        if in_batch:                   # died parsing a batch: redo it type by type
+            i, single_until = k, k + BATCH
+            continue
+        out.write(json.dumps({"i": k, "died": rc}) + "\n")
+        out.flush()
+        i = k + 1
+    out.close()
+    os._exit(0)
+
+
+def _answer_from(reqs: list, i: int, single_until: int, triton: tuple, out, at) -> None:
+    """Answer ``reqs[i:]`` (in a forked child of :func:`worker_main`), writing its place to ``at``."""
+    ir, ctx, b = triton
+    keep = []
     while i < len(reqs):
         n = 1 if i < single_until else min(BATCH, len(reqs) - i)
         args = None
         if n > 1:
+            at[:16] = struct.pack("qq", i, 1)
             sys.stderr.write(f"\n@@BATCH {i}\n")
             sys.stderr.flush()
             try:
@@ -101,6 +138,7 @@ def worker_main() -> None:
                 n = 1
         for k in range(n):
             r = reqs[i + k]
+            at[:16] = struct.pack("qq", i + k, 0)
             sys.stderr.write(f"\n@@LIT {i + k}\n")
             sys.stderr.flush()
             try:
@@ -114,8 +152,6 @@ def worker_main() -> None:
             out.write(json.dumps({"i": i + k, "answer": ans}) + "\n")
             out.flush()
         i += n
-    out.close()
-    os._exit(0)
 
 
 def _stderr_by_request(err: str) -> dict:
@@ -130,7 +166,7 @@ def _stderr_by_request(err: str) -> dict:
 
 def run_workers(reqs: list, timeout: float = 900) -> list:
     """Answer every request; a request that kills the worker is answered ``{"refused": <Triton's
-    fatal message>, "aborted": True}`` and a fresh worker goes on after it."""
+    fatal message>, "aborted": True}`` and a fresh child of the worker goes on after it."""
     answers: list = [None] * len(reqs)
     start, single_until = 0, 0
     payload = json.dumps(reqs)
@@ -144,6 +180,9 @@ def run_workers(reqs: list, timeout: float = 900) -> list:
         said = _stderr_by_request(proc.stderr)
         for line in proc.stdout.splitlines():
             msg = json.loads(line)
+            if "died" in msg:          # a forked child of the worker died on it
+                answers[msg["i"]] = _aborted(reqs[msg["i"]]["type"], _tail_of(proc.stderr, msg["i"]), msg["died"])
+                continue
             if "refused" in msg["answer"] and said.get(msg["i"]):
                 msg["answer"]["refused"] = said[msg["i"]][-500:]
             answers[msg["i"]] = msg["answer"]
@@ -156,17 +195,26 @@ def run_workers(reqs: list, timeout: float = 900) -> list:
         if last.startswith("BATCH"):       # died parsing a batch: redo it type by type
             start, single_until = nxt, nxt + BATCH
             continue
-        tail = proc.stderr.rsplit(f"@@LIT {nxt}\n", 1)[-1].strip()
-        if ("@@STAGE convert" not in tail and "@@STAGE gluon" in tail) or (
-                "#ttg.generic_linear<" in reqs[nxt]["type"] and "LinearEncodingAttr requires" in tail):
-            # Triton parsed and verified the type; its Python side died making the layout object
-            # (a #ttg.generic_linear with a swizzled warp basis becomes a #ttg.linear there)
-            answers[nxt] = {"none": "aborted making the Gluon object: " + tail[-400:]}
-        else:
-            answers[nxt] = {"refused": tail.rsplit("@@STAGE convert", 1)[-1].strip()[-500:]
-                            or f"worker died (rc {proc.returncode})", "aborted": True}
+        answers[nxt] = _aborted(reqs[nxt]["type"], _tail_of(proc.stderr, nxt), proc.returncode)
         start = nxt + 1
     return answers
+
+
+def _tail_of(err: str, i: int) -> str:
+    """What the worker printed on request ``i`` (its last run), up to the next request's marker."""
+    tail = err.rsplit(f"@@LIT {i}\n", 1)[-1]
+    return re.split(r"\n@@(?:LIT|BATCH) \d+\n", tail, maxsplit=1)[0].strip()
+
+
+def _aborted(text: str, tail: str, rc: int) -> dict:
+    """The answer to a type whose process the wheel killed, from what it printed (``tail``)."""
+    if ("@@STAGE convert" not in tail and "@@STAGE gluon" in tail) or (
+            "#ttg.generic_linear<" in text and "LinearEncodingAttr requires" in tail):
+        # Triton parsed and verified the type; its Python side died making the layout object
+        # (a #ttg.generic_linear with a swizzled warp basis becomes a #ttg.linear there)
+        return {"none": "aborted making the Gluon object: " + tail[-400:]}
+    return {"refused": tail.rsplit("@@STAGE convert", 1)[-1].strip()[-500:] or f"worker died (rc {rc})",
+            "aborted": True}
 
 
 if __name__ == "__main__" and "--worker" in sys.argv:

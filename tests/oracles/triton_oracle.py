@@ -24,10 +24,14 @@ Command line
     Options: ``--timeout S`` (per request, default 60), ``--startup-timeout S``
     (default 300), ``--indent N``.
 
-``python tests/oracles/triton_oracle.py --worker < requests.json``
-    Raw worker (not robust; used by the driver).  Writes JSON lines: first
+``python tests/oracles/triton_oracle.py --worker [--retry-isolated] < requests.json``
+    Raw worker (used by the driver).  Writes JSON lines: first
     ``{"ready": true, ...}``, then ``{"index": i, "response": {...}}`` per
-    request, then ``{"done": true}``.  It ends with ``os._exit(0)``.
+    request, then ``{"done": true}``.  It ends with ``os._exit(0)``.  It imports
+    Triton once and answers in forked children: a child the wheel aborts is
+    reported ``{"died": i, "returncode": rc}`` (``rc`` as ``Popen`` gives it: -6
+    for SIGABRT) and a fresh child goes on at ``i + 1``, so an abort costs a
+    ``fork``, not a new interpreter importing Triton (about 0.25 s of CPU).
 
 ``python tests/oracles/triton_oracle.py --write-sample tests/oracles/fixtures_sample.json``
     Answers the built-in ``SAMPLE_REQUESTS`` (one per kind, a few failing on
@@ -46,9 +50,12 @@ Request kinds and response fields are documented in ``tests/oracles/README.md``.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import queue
 import re
+import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -77,8 +84,23 @@ _RESERVED = {
 # ============================================================================
 
 
-def _worker_cmd(python):
-    return [python or sys.executable, os.path.abspath(__file__), "--worker"]
+def _worker_cmd(python, retry_isolated=False):
+    return [python or sys.executable, os.path.abspath(__file__), "--worker"] + (
+        ["--retry-isolated"] if retry_isolated else [])
+
+
+def _aborted(request, rc, detail):
+    """The answer to a request whose worker the wheel killed."""
+    return {"ok": False, "error": "aborted", "returncode": rc,
+            "id": request.get("id") if isinstance(request, dict) else None, "detail": _tail(detail)}
+
+
+def _kill(proc):
+    """Kill the worker and the child it forked (one process group: the worker leads its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
 
 
 def _split_stderr(text):
@@ -107,8 +129,9 @@ def _tail(text, n=4000):
     return text if len(text) <= n else "..." + text[-n:]
 
 
-def _run_worker_once(requests, timeout, startup_timeout, python):
-    """Run one worker over `requests`.
+def _run_worker_once(requests, timeout, startup_timeout, python, retry_isolated=False):
+    """Run one worker over `requests` (it goes on past a request that aborts its child, see
+    :func:`_serve`).
 
     Returns (answers, status, info): answers maps local index -> response;
     status is "complete", "died", "timeout" or "startup_failed"; info carries
@@ -119,11 +142,12 @@ def _run_worker_once(requests, timeout, startup_timeout, python):
         env = dict(os.environ, TMPDIR=tmp)   # its .mlir files: removed here even if the wheel aborts it
         env.setdefault("PYTHONUNBUFFERED", "1")
         proc = subprocess.Popen(
-            _worker_cmd(python),
+            _worker_cmd(python, retry_isolated),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=err_file,
             env=env,
+            start_new_session=True,
         )
         lines: "queue.Queue[bytes | None]" = queue.Queue()
 
@@ -147,6 +171,7 @@ def _run_worker_once(requests, timeout, startup_timeout, python):
         t_out.start()
 
         answers = {}
+        died = {}
         ready = None
         status = None
         while True:
@@ -155,7 +180,7 @@ def _run_worker_once(requests, timeout, startup_timeout, python):
                 raw = lines.get(timeout=wait)
             except queue.Empty:
                 status = "timeout" if ready is not None else "startup_failed"
-                proc.kill()
+                _kill(proc)
                 break
             if raw is None:
                 break
@@ -167,21 +192,27 @@ def _run_worker_once(requests, timeout, startup_timeout, python):
                 ready = msg
             elif "index" in msg:
                 answers[msg["index"]] = msg["response"]
+            elif "died" in msg:
+                died[msg["died"]] = msg["returncode"]
             elif msg.get("done"):
                 status = "complete"
         try:
             rc = proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill(proc)
             rc = proc.wait()
         t_out.join(timeout=5)
-        if status is None:
-            status = "startup_failed" if ready is None else "died"
-        if status == "complete" and len(answers) < len(requests):
-            status = "died"
         err_file.seek(0)
         err_text = err_file.read().decode(errors="replace")
-    info = {"returncode": rc, "stderr": err_text, "per_request": _split_stderr(err_text), "ready": ready}
+    per_request = _split_stderr(err_text)
+    for k, child_rc in died.items():
+        if k not in answers:
+            answers[k] = _aborted(requests[k], child_rc, per_request.get(k, err_text))
+    if status is None:
+        status = "startup_failed" if ready is None else "died"
+    if status == "complete" and len(answers) < len(requests):
+        status = "died"
+    info = {"returncode": rc, "stderr": err_text, "per_request": per_request, "ready": ready}
     return answers, status, info
 
 
@@ -190,7 +221,8 @@ def run_oracle(requests, timeout=60.0, startup_timeout=300.0, python=None, retry
 
     A request that kills the worker (C++ assertion / fatal error) is answered
     ``{"ok": false, "error": "aborted", "returncode": rc, "detail": stderr}``
-    and the remaining requests are answered by a fresh worker.  With
+    and the remaining requests are answered by a fresh child of the worker (forked
+    from the process that imported Triton, before any request ran).  With
     ``retry_isolated`` the killing request is first re-run alone to confirm it
     is the culprit (if it then succeeds, that answer is kept and marked
     ``"isolated_retry": true``).  A request that runs longer than ``timeout``
@@ -203,7 +235,8 @@ def run_oracle(requests, timeout=60.0, startup_timeout=300.0, python=None, retry
     pending = list(range(len(requests)))
     while pending:
         batch = pending
-        answers, status, info = _run_worker_once([requests[i] for i in batch], timeout, startup_timeout, python)
+        answers, status, info = _run_worker_once([requests[i] for i in batch], timeout, startup_timeout, python,
+                                                 retry_isolated and len(batch) > 1)
         for li, resp in answers.items():
             results[batch[li]] = resp
         if status == "complete":
@@ -776,7 +809,7 @@ def _answer(req):
     return out
 
 
-def _worker_main():
+def _worker_main(retry_isolated=False):
     # Keep the JSON channel clean: whatever C++ (or Python) prints goes to stderr.
     out_fd = os.dup(1)
     os.dup2(2, 1)
@@ -799,11 +832,48 @@ def _worker_main():
         os._exit(3)
     emit({"ready": True, "triton_version": _W["triton"].__version__, "init_s": round(init_s, 4),
           "pid": os.getpid()})
-    for i, req in enumerate(requests):
-        os.write(2, f"\n{_MARKER} {i}\n".encode())
-        emit({"index": i, "response": _answer(req)})
+    _serve(requests, emit, retry_isolated)
     emit({"done": True})
     os._exit(0)
+
+
+def _answer_in_child(requests, lo, hi, emit, at, retried):
+    """Answer ``requests[lo:hi]`` in a forked child, writing the index it is on to ``at``; the
+    child's exit code as ``Popen`` gives it (-6: the wheel aborted it)."""
+    at[:8] = struct.pack("q", lo)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            for i in range(lo, hi):
+                at[:8] = struct.pack("q", i)
+                os.write(2, f"\n{_MARKER} {i}\n".encode())
+                resp = _answer(requests[i])
+                if retried:
+                    resp["isolated_retry"] = True
+                emit({"index": i, "response": resp})
+            code = 0
+        finally:
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def _serve(requests, emit, retry_isolated):
+    """Answer every request in children forked from this process (Triton imported, its context
+    made, no request run), a fresh one after each that dies: the request it was on is retried
+    alone (``retry_isolated``, more than one request left), else reported ``{"died": i}``."""
+    at = mmap.mmap(-1, 8)
+    lo = 0
+    while lo < len(requests):
+        rc = _answer_in_child(requests, lo, len(requests), emit, at, False)
+        if rc == 0:
+            return
+        k = struct.unpack("q", at[:8])[0]
+        if retry_isolated and len(requests) - lo > 1:
+            rc = _answer_in_child(requests, k, k + 1, emit, at, True)
+        if rc != 0:
+            emit({"died": k, "returncode": rc})
+        lo = k + 1
 
 
 # ============================================================================
@@ -900,14 +970,17 @@ def _driver_main(argv):
     import argparse
 
     ap = argparse.ArgumentParser(description="Triton layout oracle (see tests/oracles/README.md)")
-    ap.add_argument("--worker", action="store_true", help="raw worker mode (JSON lines, not crash-safe)")
+    ap.add_argument("--worker", action="store_true", help="raw worker mode (JSON lines; a request that aborts "
+                    "its forked child is reported as died)")
+    ap.add_argument("--retry-isolated", action="store_true",
+                    help="worker mode: run a request that aborted its child again alone before reporting it")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     ap.add_argument("--startup-timeout", type=float, default=300.0)
     ap.add_argument("--indent", type=int, default=None)
     ap.add_argument("--write-sample", metavar="PATH", help="answer the built-in SAMPLE_REQUESTS, store them at PATH")
     args = ap.parse_args(argv)
     if args.worker:
-        _worker_main()
+        _worker_main(args.retry_isolated)
         return
     if args.write_sample:
         res = write_sample(args.write_sample, timeout=args.timeout, startup_timeout=args.startup_timeout)

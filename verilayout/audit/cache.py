@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
+import threading
 
 from verilayout.audit.model import FileReport
 
@@ -124,13 +124,41 @@ def load(folder: str, k: str) -> FileReport | None:
 
 
 def store(folder: str, k: str, report: FileReport) -> None:
-    """Write ``report`` under key ``k`` (atomically; a folder that cannot be written is skipped)."""
+    """Write ``report`` under key ``k`` (atomically; a folder that cannot be written is skipped):
+    the JSON text goes to a temporary file of this process and thread beside the entry (created
+    exclusively, mode 0600), which is then renamed over it; the entry's folder is made only when
+    the first write finds it missing."""
     path = _entry(folder, k)
+    data = json.dumps(report.to_dict()).encode("utf-8")   # the text json.dump writes, in one C call
+    tmp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(report.to_dict()))    # the text json.dump writes, encoded in one C call
+        try:
+            fd = os.open(tmp, _CREATE, 0o600)
+        except FileNotFoundError:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            fd = os.open(tmp, _CREATE, 0o600)
+        try:
+            _write_all(fd, data)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except OSError:
-        return
+        _remove(tmp)
+
+
+#: how :func:`store` opens its temporary file: created here, never an existing one (a file left by
+#: a writer that died is removed and the write tried once more by the next store of the key)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass

@@ -35,7 +35,7 @@ from verilayout.audit.advice import gluon_kernel, may_suggest, suggestion
 from verilayout.audit.kernel_names import cache_kernel_name, source_paths
 from verilayout.audit.limits import run_limited
 from verilayout.audit.inputs import looks_like_ptx, missing_part, read_input
-from verilayout.frontends.prescan import ptx_inline_sites, ttgir_inline_chains
+from verilayout.frontends.prescan import PtxLocs, ttgir_inline_chains
 from verilayout.audit.model import (TIME_LIMIT, AuditReport, Check, FileReport, InputError, merge_confirmations,
                                     time_limited)
 from verilayout.errors import LayoutError
@@ -161,14 +161,15 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
     if not rep.checks or ("inlined_at" not in text if kind == "ptx" else "callsite(" not in text):
         return rep                      # no check, or nothing inlined: no check moves
     if kind == "ptx":
-        sites = ptx_inline_sites(text, max(c.line for c in rep.checks))   # a check looks back only
-        lines = [s[0] for s in sites]
+        locs = PtxLocs(text, max(c.line for c in rep.checks))   # a check looks back only
+        lines = locs.lines
 
         def site(c):
             i = bisect.bisect_right(lines, c.line) - 1
             for j in range(i, max(-1, i - MAX_LOC_LOOKBACK), -1):
-                if sites[j][1] == c.loc:
-                    return (sites[j][2], [c.loc]) if sites[j][2] else None
+                here, at = locs.names(j)
+                if here == c.loc:
+                    return (at, [c.loc]) if at else None
             return None
     else:
         chains = ttgir_inline_chains(text, {c.line for c in rep.checks})
@@ -176,7 +177,7 @@ def at_call_sites(rep: FileReport, text: str, kind: str) -> FileReport:
         def site(c):
             ch = chains.get(c.line)
             return (ch[0], list(reversed(ch[1:]))) if ch and c.loc == ch[-1] else None
-    if not any(sites if kind == "ptx" else chains):
+    if not (lines if kind == "ptx" else chains):
         return rep
     checks = tuple(replace(c, loc=s[0], data={**c.data, "inlined_from": s[1]}) if (s := site(c)) else c
                    for c in rep.checks)

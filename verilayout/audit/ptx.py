@@ -65,6 +65,7 @@ from verilayout.audit.ptx_dots import (DOT_FAMILIES, accumulator_blocks, dot_tie
 from verilayout.audit.ptx_wgmma import planned_tile, wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
+from verilayout.audit.term_memo import MISSING, TermMemo
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
@@ -132,11 +133,33 @@ def _operand_layout(op: Any, idx: int) -> tuple[Any, LinearLayout] | None:
     return t, attr_to_linear(t.encoding, layout_shape(t))
 
 
+#: answers that are functions of their z3 terms alone, kept for the process (``audit.term_memo``):
+#: the kernels of one test run share their descriptor and address terms
+_TERMS = TermMemo()
+
+
 def _prove(claim: z3.BoolRef, assume: z3.BoolRef | None = None, timeout_ms: int = 5000,
            prover: Prover | None = None) -> tuple[str, Any]:
-    if prover is not None:
-        return prover.decide(claim, assume, timeout_ms)
-    return decide_claim(claim, assume, timeout_ms)
+    if prover is None:
+        return decide_claim(claim, assume, timeout_ms)
+    key = ("proved", claim.get_id(), None if assume is None else assume.get_id(), timeout_ms)
+    if _TERMS.get(key) is not MISSING:
+        return ("proved", None)                 # a proof is kept; other answers are asked again
+    got = prover.decide(claim, assume, timeout_ms)
+    if got[0] == "proved":
+        _TERMS.put(key, (claim, assume), True)
+    return got
+
+
+def _proves(prover: Prover, claim: z3.BoolRef) -> bool:
+    """``prover.proves(claim)``, a proof kept for the process (other answers asked again)."""
+    key = ("proves", claim.get_id())
+    if _TERMS.get(key) is not MISSING:
+        return True
+    ok = prover.proves(claim)
+    if ok:
+        _TERMS.put(key, (claim,), True)
+    return ok
 
 
 def _smem_assumption() -> z3.BoolRef:
@@ -149,25 +172,41 @@ def _constant(e: z3.BitVecRef, cache: dict | None = None, prover: Prover | None 
     shared-memory base is ``e``'s only symbol, by enumeration: the assumption admits exactly the
     ``SMEM_BELOW / SMEM_ALIGNMENT`` bases of ``_SMEM_BASES``, and ``e`` is evaluated at each; with
     other symbols, None at once when a sample shows two values (:func:`_varies`), else the solver.
+    The answer is a function of ``e`` alone: kept for the process (not a None of the solver's,
+    which may be a timeout).
 
     >>> _constant(z3.Extract(31, 17, SMEM + 1023) + 1), _constant(z3.Extract(31, 17, SMEM + 1024))
     (1, None)
     """
+    key = ("constant", e.get_id())
+    hit = _TERMS.get(key)
+    if hit is not MISSING:
+        return hit
+    v, sure = _constant_of(e, cache, prover)
+    if sure:
+        _TERMS.put(key, (e,), v)
+    return v
+
+
+def _constant_of(e: z3.BitVecRef, cache: dict | None, prover: Prover | None) -> tuple[int | None, bool]:
+    """:func:`_constant`'s answer, and whether it is sure (False: the solver found no value,
+    or timed out)."""
     known = known_constant(e)                # all bits known without a solver (sound: the same value)
     if known is not None:
-        return known
+        return known, True
     widths = symbol_widths(e)
     memo = {} if cache is None else cache.setdefault(("compiled",), {})
     if widths is None or set(widths) <= {_SMEM_NAME}:
         vals = _at_smem_bases(e, cache, memo)
         if vals is not None:
-            return vals[0] if all(v == vals[0] for v in vals) else None
+            return (vals[0] if all(v == vals[0] for v in vals) else None), True
     elif _varies(e, memo, widths):
-        return None                          # two values where the assumption holds: no solver needed
+        return None, True                    # two values where the assumption holds: no solver needed
     known = known_constant(_aligned_smem(e))  # every bit known for every aligned base: the one value
     if known is not None:
-        return known
-    return constant(e, _smem_assumption(), cache, prover)
+        return known, True
+    v = constant(e, _smem_assumption(), cache, prover)
+    return v, v is not None
 
 
 def _at_smem_bases(e: z3.BitVecRef, cache: dict | None, memo: dict) -> list[int] | None:
@@ -559,8 +598,13 @@ def _checked_descriptor(value: int, ll: LinearLayout, dtype: str, major: str, k_
 def _in_warpgroup(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
     """``e`` for the threads of warpgroup ``w`` (``%tid.x = 128 w + t``, ``t < 128`` free) and for
     its thread 0."""
-    some = z3.simplify(z3.substitute(e, (TID, z3.Concat(z3.BitVecVal(w, 25), _THREAD))))
-    return some, z3.substitute(e, (TID, z3.BitVecVal(128 * w, 32)))
+    key = ("warpgroup", e.get_id(), w)
+    hit = _TERMS.get(key)
+    if hit is MISSING:
+        hit = (z3.simplify(z3.substitute(e, (TID, z3.Concat(z3.BitVecVal(w, 25), _THREAD)))),
+               z3.substitute(e, (TID, z3.BitVecVal(128 * w, 32))))
+        _TERMS.put(key, (e,), hit)
+    return hit
 
 
 def _operand_checks(ev: _Eval, items: list, slot: int, name: str, tcheck: Check, ll: LinearLayout,
@@ -606,7 +650,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
         return ("unknown", "note", f"{where}: the descriptor {ins.operands[slot]} is not a register the "
                 "evaluator reads", data)
     some, e0 = _in_warpgroup(e, w) if _TID_NAME in _names(e, ev.const_cache) else (e, e)
-    if some is not e0 and _THREAD_NAME in symbol_names(some) and not ev.prover.proves(some == e0):
+    if some is not e0 and _THREAD_NAME in _names(some, ev.const_cache) and not _proves(ev.prover, some == e0):
         return ("unknown", "note", f"{where}: the descriptor is not proved the same for every thread of "
                 "the warpgroup", data)
     hi = _constant(e0 & z3.BitVecVal(_FIELDS, 64), ev.const_cache, ev.prover)
@@ -633,11 +677,14 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
 
 
 def _names(e: z3.ExprRef, cache: dict) -> set[str]:
-    """``symbol_names(e)``, once per term and file (``cache``: the evaluator's; the term kept)."""
-    hit = cache.get(("names", e.get_id()))
-    if hit is None:
-        hit = cache[("names", e.get_id())] = (e, symbol_names(e))
-    return hit[1]
+    """``symbol_names(e)``, once per term in the process (``audit.term_memo``; ``cache``, the
+    evaluator's, is not needed: the answer is the term's alone)."""
+    key = ("names", e.get_id())
+    hit = _TERMS.get(key)
+    if hit is MISSING:
+        hit = symbol_names(e)
+        _TERMS.put(key, (e,), hit)
+    return hit
 
 
 def _start_checks(starts: list, name: str, n_wg: int, prover: Prover | None = None,

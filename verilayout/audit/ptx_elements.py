@@ -61,8 +61,8 @@ from verilayout.audit.ptx_relabel import instantiate, ranks, template
 from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets,
                                          repair_culprits, rounds, LazyUses, scratch_locs, sorted_unique,
                                          thread_arrays)
-from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
-                                       thread_guard, lane_byte_offsets,
+from verilayout.audit.ptx_smem import (ACCESS_HEADS, address_of, matrix_bytes as _matrix_bytes, matrix_count,
+                                       smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
@@ -74,7 +74,7 @@ from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
 from verilayout.prove.ptx_values import TID
-from verilayout.prove.smem_address import address_parts
+from verilayout.prove.smem_address import address_parts, remembered
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -181,7 +181,7 @@ def _instr_bytes(ev: Any, ins: Instr, memo: dict) -> tuple[z3.BitVecRef, list[se
             return f"{ins.opcode}: only b16 matrices are modelled"
         key = ("matrix", tuple(offs), n, "trans" in ins.parts)
         if key not in memo:
-            memo[key] = ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts))
+            memo[key] = _by_content(key, None, lambda: ThreadBytes(_matrix_bytes(offs, n, "trans" in ins.parts)))
         return a0, memo[key]
     return a0, _bytes_of(offs, acc[2], active, memo)     # read only below: shared by the file's accesses
 
@@ -205,7 +205,7 @@ def _core_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
     key = ("core0", core.get_id())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core, at_zero_simplified(core, TID))
+        hit = memo[key] = (core, remembered(key, core, lambda: at_zero_simplified(core, TID)))
     return hit[1]
 
 
@@ -217,28 +217,34 @@ def _core_plus(core0: z3.BitVecRef, c: int, memo: dict) -> z3.BitVecRef:
     key = ("zero+c", core0.get_id(), c)
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core0, plus_simplified(core0, c))
+        hit = memo[key] = (core0, remembered(key, core0, lambda: plus_simplified(core0, c)))
     return hit[1]
 
 
-#: Answers that are functions of one z3 term alone (its lanes' offsets, its value at thread 0),
-#: shared by every file this process audits: z3 hash-conses the terms of its (one, default)
-#: context, so a term alive in this table and a term built later are equal exactly when their ids
-#: are; each entry keeps its term alive. Kernels repeat address functions (unrolled copies, the
-#: same kernel audited again with one access changed): each is simplified once.
-_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, Any]] = {}
-_TERM_ANSWERS_MAX = 200_000
-
-
 def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
-    """``compute()``, remembered in :data:`_TERM_ANSWERS` under ``key`` (which holds ``term``'s
-    id and the other arguments the answer depends on), with ``term`` kept alive beside it; the
-    table is emptied (keys and terms together) when it reaches :data:`_TERM_ANSWERS_MAX`."""
-    hit = _TERM_ANSWERS.get(key)
+    """``compute()``, remembered for the process under ``key`` (which holds ``term``'s id and the
+    other arguments the answer depends on), with ``term`` kept alive beside it
+    (:func:`verilayout.prove.smem_address.remembered`: z3 hash-conses terms, so kernels that repeat
+    an address function simplify it once)."""
+    return remembered(key, term, compute)
+
+
+#: Answers by content for the process (each thread's bytes from its offsets, a layout's holders,
+#: a copy's verdict before relabelling): keys hold values, or ids of objects kept alive in the
+#: entry; emptied past :data:`_CONTENT_MAX` entries. Kernels of a package repeat thread maps and
+#: layouts: each is computed once. The bound is low: an entry may hold the bytes of every thread.
+_BY_CONTENT: dict[tuple, tuple[Any, Any]] = {}
+_CONTENT_MAX = 4_096
+
+
+def _by_content(key: tuple, keep: Any, compute: Any) -> Any:
+    """``compute()``, remembered in :data:`_BY_CONTENT` under ``key`` with ``keep`` (the objects
+    whose ids ``key`` holds) alive beside it."""
+    hit = _BY_CONTENT.get(key)
     if hit is None:
-        if len(_TERM_ANSWERS) >= _TERM_ANSWERS_MAX:
-            _TERM_ANSWERS.clear()
-        hit = _TERM_ANSWERS[key] = (term, compute())
+        if len(_BY_CONTENT) >= _CONTENT_MAX:
+            _BY_CONTENT.clear()
+        hit = _BY_CONTENT[key] = (keep, compute())
     return hit[1]
 
 
@@ -811,9 +817,11 @@ def _compare(op: Any, part: list, lanes: list[set[int]], what: str, bcast: bool 
            tuple((i.opcode, i.parts, id(ls)) for i, _a, ls in part))
     hit = memo.get(key)
     if hit is None:                          # the objects whose ids the key holds are kept alive with it
-        t_op, t_part = template(op, part)
-        hit = memo[key] = ((lanes, [ls for _i, _a, ls in part]),
-                           _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain))
+        def compute() -> Check | None:
+            t_op, t_part = template(op, part)
+            return _compare_of(t_op, t_part, lanes, what, bcast, eb, memo, explain)
+        keep = (lanes, [ls for _i, _a, ls in part])
+        hit = memo[key] = (keep, _by_content(key, keep, compute))
     return None if hit[1] is None else instantiate([hit[1]], op, part)[0]
 
 
@@ -944,13 +952,18 @@ def _bytes_of(offs: list[int], width: int, active: list[bool] | None, memo: dict
     key = ("bytes_of", tuple(offs), width, tuple(active))
     hit = memo.get(key)
     if hit is None:
-        on = np.array(active, dtype=bool)
-        th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
-        by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
-        hit = memo[key] = ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
-                                                     for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
+        hit = memo[key] = _by_content(key, None, lambda: _bytes_made(offs, width, active))
     memo[by_id] = (offs, given, hit)             # the lists kept alive with it: their ids stay unique
     return hit
+
+
+def _bytes_made(offs: list[int], width: int, active: list[bool]) -> ThreadBytes:
+    """:func:`_bytes_of`, computed (``active`` a list)."""
+    on = np.array(active, dtype=bool)
+    th = np.repeat(np.arange(len(offs), dtype=np.int64)[on], width)
+    by = (np.array(offs, dtype=np.int64)[on][:, None] + np.arange(width, dtype=np.int64)).ravel()
+    return ThreadBytes.later(lambda: (set(range(o, o + width)) if a else set()
+                                      for o, a in zip(offs, active)), {"flat": (th, by), "n": len(offs)})
 
 
 def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVecRef, list[set[int]]] | str:
@@ -980,11 +993,18 @@ def _thread_bytes_of(ev: Any, ins: Instr, n: int, memo: dict) -> tuple[z3.BitVec
         key = ("matrix_of", tuple(offs), k, "trans" in ins.parts, n)
         out = memo.get(key)
         if out is None:
-            out = memo[key] = ThreadBytes()
-            for w in range(n // 32):
-                out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, "trans" in ins.parts))
+            out = memo[key] = _by_content(key, None, lambda: _matrices_of(offs, k, "trans" in ins.parts, n))
         return zero, out
     return zero, _bytes_of(offs, acc[2], active, memo)
+
+
+def _matrices_of(offs: list[int], k: int, trans: bool, n: int) -> ThreadBytes:
+    """The bytes of each of ``n`` threads of an ``ldmatrix``/``stmatrix`` ``.x{k}``, warp by warp
+    (:func:`verilayout.audit.ptx_smem.matrix_bytes`)."""
+    out = ThreadBytes()
+    for w in range(n // 32):
+        out.extend(_matrix_bytes(offs[32 * w:32 * w + 32], k, trans))
+    return out
 
 
 def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | None) -> list[set[int]] | None:
@@ -993,7 +1013,7 @@ def _layout_holders(layout: LinearLayout, shape: tuple, n: int, memo: dict | Non
         return _holders(layout, shape, n)
     key = ("layout_holders", layout, shape, n)
     if key not in memo:
-        memo[key] = _holders(layout, shape, n)
+        memo[key] = _by_content(key, None, lambda: _holders(layout, shape, n))
     return memo[key]
 
 
@@ -1097,7 +1117,7 @@ def _walk(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]], set[i
             e, func = e + 1, ins.func
             if barrier:
                 continue
-        acc = smem_access(ins)
+        acc = smem_access(ins) if ins.parts[0] in ACCESS_HEADS else None   # opcode first
         if acc is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
@@ -1111,7 +1131,8 @@ def _accesses(mod: PtxModule, memo: dict) -> list[tuple[Instr, tuple]]:
     program order, once per file (kept in ``memo``)."""
     hit = memo.get(("accesses",))
     if hit is None or hit[0] is not mod:
-        got = [(ins, acc) for ins in mod.instrs for acc in [smem_access(ins)] if acc is not None]
+        got = [(ins, acc) for ins in mod.instrs if ins.parts[0] in ACCESS_HEADS
+               for acc in [smem_access(ins)] if acc is not None]
         hit = memo[("accesses",)] = (mod, got)
     return hit[1]
 
@@ -1246,8 +1267,8 @@ def _claims(mod: PtxModule, evals: dict, tmod: Module, memo: dict) -> dict:
     scratch: set[str] = set()
     reduced: set[str] = set()                # lines of reductions and scans (inter-warp rounds of their own)
     for op in tmod.ops:
-        if not op.loc:
-            continue
+        if op.name != "ttg.convert_layout" and op.name not in _SCRATCH and op.name not in _OPS or not op.loc:
+            continue                     # the name first: most ops' loc is then never decoded
         if op.name == "ttg.convert_layout" and op.in_types and op.out_types:
             convs.setdefault(op.loc, []).append(op)
         elif op.name in _SCRATCH or op.name in _OPS:
@@ -1353,10 +1374,12 @@ def _round_trip_of(op: Any, pieces: list, got: tuple, n: int, data: dict, memo: 
            tuple(rels), tuple((i.opcode, i.parts, i.vec, i.func, smem_access(i), id(ts)) for i, _a, ts in pieces))
     hit = memo.get(key)
     if hit is None:                          # the objects whose ids the key holds are kept alive with it
-        t_op, t_pieces = template(op, pieces)
-        t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
-        hit = memo[key] = ((got, [ts for _i, _a, ts in pieces]),
-                           _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data))
+        def compute() -> Check:
+            t_op, t_pieces = template(op, pieces)
+            t_data = dict(base, ttgir_line=t_op.line) if "ttgir_line" in data else base
+            return _round_trip(t_op, t_pieces, got[0], got[1], got[2] // 8, n, t_data)
+        keep = (got, [ts for _i, _a, ts in pieces])
+        hit = memo[key] = (keep, _by_content(key, keep, compute))
     c = instantiate([hit[1]], op, pieces)[0]
     data.update(c.data)                      # the caller's keys first, in its order (as _round_trip leaves them)
     return replace(c, data=data)
@@ -1391,7 +1414,8 @@ def _culprits(pieces: list, rels: list[int], memo: dict | None) -> list[int]:
     hit = memo.get(key)
     if hit is None:
         at = {ln: r for (i, _a, _t), r in zip(pieces, rk) for ln in [i.line]}
-        hit = memo[key] = ([ts for _i, _a, ts in pieces], [at[ln] for ln in repair_culprits(pieces, rels)])
+        keep = [ts for _i, _a, ts in pieces]
+        hit = memo[key] = (keep, _by_content(key, keep, lambda: [at[ln] for ln in repair_culprits(pieces, rels)]))
     line_of = {r: i.line for (i, _a, _t), r in zip(pieces, rk)}
     return [line_of[r] for r in hit[1]]
 

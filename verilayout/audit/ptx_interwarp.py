@@ -48,7 +48,9 @@ that load; none on that stretch of code with no branch in it is an error, none w
 Cost: a round's verdict is a function of its accesses' opcodes, widths, guards and per-thread offsets, the
 reduce's shape, the butterflies and the barrier's finding, not of the PTX lines it stands at; it is
 decided once per process for each such key (the kernels of one warp count and layout share it) and its
-lines are named back for each file.
+lines are named back for each file; within a file, once per load, slot, reduce shape and butterflies. What
+it is built from is kept per process by content too: each access's per-thread offsets by its z3 address term,
+the difference of two terms, and a round's loaded partials apart from the butterflies and region.
 
 >>> lane_counts([2, 1])[0][:5].tolist()
 [1, 1, 1, 1, 0]
@@ -212,7 +214,17 @@ def _shared_order(defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], dict
 def _round(load: Instr, defs: dict, uses: dict, memo: dict | None = None) -> tuple[list[Instr], list[Instr]]:
     """The round (module law): (the ``st.shared`` run right before the loads' run holding ``load``, that
     ``ld.shared`` run)."""
-    order, at = _shared_order(defs, uses, {} if memo is None else memo)
+    if memo is not None:
+        key = ("interwarp-round", id(defs), id(load))
+        if key not in memo:
+            memo[key] = (defs, load, _round_of(load, defs, uses, memo))      # defs and load kept: ids stay unique
+        return memo[key][2]
+    return _round_of(load, defs, uses, {})
+
+
+def _round_of(load: Instr, defs: dict, uses: dict, memo: dict) -> tuple[list[Instr], list[Instr]]:
+    """:func:`_round`, computed."""
+    order, at = _shared_order(defs, uses, memo)
     k = end = at[id(load)]
     while k > 0 and order[k - 1].head == "ld":
         k -= 1
@@ -257,19 +269,45 @@ def _addresses_of(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any
     if not isinstance(a, Addr) or not a.modelled or a.offset is None:
         return None
     try:
-        got = thread_offsets(ev, ins, a.base, n, memo)
+        got = _offsets(ev, ins, a.base, n, memo)
     except (ValueError, AttributeError, TypeError, KeyError, z3.Z3Exception):
         return None
     return None if got is None else (got[0], np.array(got[1], dtype=np.int64) + a.offset)
 
 
+#: :func:`_offsets`' answers by address term and thread count, the term kept (its id stays unique); for the
+#: process (the norms of one warp count address their scratch by one term); cleared when full
+_OFFSETS: dict = {}
+
+
+def _offsets(ev: Any, ins: Instr, reg: Any, n: int, memo: dict) -> tuple | None:
+    """:func:`ptx_smem.thread_offsets` of the address register ``reg`` at ``ins``: a function of its term (the
+    thread-0 term and each thread's offset are read off it), so kept per term for the process."""
+    expr = ev.operand(reg, 32, at=ins)
+    if expr is None:
+        return None
+    key = (expr.get_id(), n)
+    hit = _OFFSETS.get(key)
+    if hit is None:
+        if len(_OFFSETS) >= _DECIDED_MAX:
+            _OFFSETS.clear()
+        hit = _OFFSETS[key] = (expr, thread_offsets(ev, ins, reg, n, memo))
+    return hit[1]
+
+
+#: :func:`_delta`'s answers by the two terms' ids, the terms kept; cleared when full
+_DELTAS: dict = {}
+
+
 def _delta(x: Any, y: Any, memo: dict | None = None) -> int | None:
     """``x - y`` when it simplifies to a constant (kept in ``memo`` per pair of terms)."""
-    if memo is not None:
-        key = ("interwarp-delta", x.get_id(), y.get_id())
-        if key not in memo:
-            memo[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
-        return memo[key][2]
+    if memo is not None:                             # kept for the process: a function of the two terms
+        key = (x.get_id(), y.get_id())
+        if key not in _DELTAS:
+            if len(_DELTAS) >= _DECIDED_MAX:
+                _DELTAS.clear()
+            _DELTAS[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
+        return _DELTAS[key][2]
     try:
         d = z3.simplify(x - y)
     except (z3.Z3Exception, TypeError):
@@ -385,22 +423,18 @@ def _store_bytes(line: int, lay: _Layout, size: int, owners: Owners) -> dict:
     key = (tk[:, None] * (words * slots) + (jb // size * slots + jb % size // 4)[None, :]).ravel()
     k_s = key[lay.order]
     same = np.minimum.reduceat(k_s, lay.starts) == np.maximum.reduceat(k_s, lay.starts)
-    made: dict = {}
-    out: dict = {}
-    span = words * size
-    kinds, acts, tks = owners.kinds, act.tolist(), tk.tolist()
-    for a, ok, i in zip(lay.heads, same.tolist(), lay.lasts):
-        if not ok:
-            out[a] = None
-            continue
-        byte, kk, w = i % span, tks[i // span], acts[i // span] // 32
-        el = (byte // size, byte % size // 4)
-        p = made.get((kk, el, w))
-        if p is None:
-            k, part = kinds[kk]
-            p = made[(kk, el, w)] = Partial((line, el, k), part, w)
-        out[a] = p
-    return out
+    span, last = words * size, np.asarray(lay.lasts, dtype=np.int64)
+    byte, kk, w = last % span, tk[last // span], act[last // span] // 32
+    elem = byte // size * slots + byte % size // 4                       # (element, 32-bit word) of the byte
+    code = np.where(same, (kk * (words * slots) + elem) * (int(w.max()) + 1) + w, -1)
+    made: dict = {-1: None}
+    u, first = np.unique(code, return_index=True)
+    for c, i in zip(u.tolist(), first.tolist()):
+        if c >= 0:                       # one partial per (owner, element, warp), as each byte's last writer
+            coords, part = owners.kinds[int(kk[i])]
+            b = int(byte[i])
+            made[c] = Partial((line, (b // size, b % size // 4), coords), part, int(w[i]))
+    return dict(zip(lay.heads, map(made.__getitem__, code.tolist())))
 
 
 @dataclass(frozen=True)
@@ -473,19 +507,13 @@ def _identities(mem: dict, memo: dict) -> tuple[np.ndarray, list]:
     (kept in ``memo`` per ``mem``)."""
     key = ("interwarp-identities", id(mem))
     if key not in memo:
-        seen: dict = {}
-        uniq: list = []
-        oid = []
-        for p in _mem_arrays(mem, memo)[2]:
-            if p is None:
-                oid.append(-1)
-                continue
-            k = seen.get(id(p))
-            if k is None:
-                k = seen[id(p)] = len(uniq)
-                uniq.append(p)
-            oid.append(k)
-        memo[key] = (mem, (np.array(oid, dtype=np.int64), uniq))         # mem kept: its id stays unique
+        objs = _mem_arrays(mem, memo)[2]
+        byid = dict(zip(map(id, objs), objs))          # each partial object once, by first appearance
+        byid.pop(id(None), None)
+        at = dict(zip(byid, range(len(byid))))
+        at[id(None)] = -1
+        oid = np.fromiter(map(at.__getitem__, map(id, objs)), dtype=np.int64, count=len(objs))
+        memo[key] = (mem, (oid, list(byid.values())))         # mem kept: its id stays unique
     return memo[key][1]
 
 
@@ -495,11 +523,14 @@ def _mem_arrays(mem: dict, memo: dict) -> tuple[np.ndarray, np.ndarray, list, li
     key = ("interwarp-arrays", id(mem))
     if key not in memo:
         vals, ids, reps = list(mem.values()), {}, []
-        vid = [-1 if p is None else ids.setdefault((p.element, p.part), len(ids)) for p in vals]
-        reps = [None] * len(ids)
-        for p, i in zip(vals, vid):
-            if i >= 0 and reps[i] is None:
-                reps[i] = p
+        byid = dict(zip(map(id, vals), vals))          # each partial object once, by first appearance
+        byid.pop(id(None), None)
+        of = {id(None): -1}                            # object -> value id, by first appearance of its value
+        for i, p in byid.items():
+            of[i] = ids.setdefault((p.element, p.part), len(ids))
+            if of[i] == len(reps):
+                reps.append(p)
+        vid = list(map(of.__getitem__, map(id, vals)))
         addrs = np.array(list(mem.keys()), dtype=np.int64)
         order = np.argsort(addrs, kind="stable")
         memo[key] = (mem, (addrs[order], np.array(vid, dtype=np.int64)[order] if vid else np.zeros(0, np.int64),
@@ -542,7 +573,7 @@ def _needs(mem: dict, memo: dict | None = None) -> dict:
             memo[key] = (mem, _needs(mem))             # mem kept: its id stays unique
         return memo[key][1]
     out: dict = {}
-    for p in mem.values():
+    for p in dict(zip(map(id, mem.values()), mem.values())).values():      # each object once, in order
         if p is not None:
             out.setdefault(p.element, {}).setdefault(p.part, set()).add(p.warp)
     return out
@@ -631,6 +662,19 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
     ev, n, memo = getattr(cta, "ev", None), getattr(cta, "threads", 0), getattr(cta, "memo", {})
     if ev is None or n != 32 * (1 << len(r.warps)):
         return "the threads of the CTA do not match the reduce's warps"
+    idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
+    mine = ("interwarp-judged", id(ev), id(load), slot, n, r.axis, r.lanes, r.warps, idem, str(r.op.line),
+            tuple(masks))                    # the round and its stores follow from the load (:func:`_round`)
+    got = memo.get(mine)
+    if got is None:
+        got = memo[mine] = (ev, load, _judged(chain, r, at, stores, (ev, n, memo), masks))    # ev, load kept
+    return _named(got[2], chain.steps[0][0], stores, loads)
+
+
+def _judged(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int]) -> Finding | str:
+    """:func:`_judge`'s verdict with its lines as marks, from :data:`_JUDGED` or computed."""
+    load, slot, loads = at
+    ev, n, memo = run
     fence = _fence(stores, load, getattr(ev, "code", None), getattr(ev, "index", {}))
     key = _round_key(r, at, stores, ev, n, memo, masks, fence)
     hit = _JUDGED.get(key)
@@ -642,7 +686,7 @@ def _judge(chain: Any, r: Any, at: tuple, stores: list, cta: Any, masks: list[in
         if len(_JUDGED) >= _DECIDED_MAX:
             _JUDGED.clear()
         _JUDGED[key] = hit
-    return _named(hit, chain.steps[0][0], stores, loads)
+    return hit
 
 
 #: :func:`_judge`'s verdicts by :func:`_round_key`, their PTX lines as :class:`_Tok` marks; cleared when full
@@ -727,7 +771,43 @@ def _access_key(ins: Instr, at: int, ev: Any, n: int, memo: dict, ref: Any) -> t
 
 
 def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: list[int], fence: Any) -> Finding | str:
-    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo)."""
+    """:func:`_judge`, computed (``run``: the CTA's evaluator, threads and memo); the round's loaded partials
+    (:func:`_round_part`) are taken from :data:`_ROUNDS` when a round of this key was read before."""
+    load, slot, loads = at
+    ev, n, memo = run
+    key = _part_key(r, at, stores, ev, n, memo)
+    part = _ROUNDS.get(key)
+    if part is None:
+        part = _round_part(r, at, stores, run)
+        if len(_ROUNDS) >= _DECIDED_MAX:
+            _ROUNDS.clear()
+        _ROUNDS[key] = part
+    if isinstance(part, str):
+        return part
+    got, need = part
+    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
+        return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
+            f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
+            f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
+            "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
+    return _verdict(chain, r, got, need, masks, stores, load, memo)
+
+
+#: :func:`_round_part`'s answers by :func:`_part_key` (a round's loaded partials do not depend on the
+#: butterflies, the region or the barrier: the reduces of one layout with other ops share them); cleared when full
+_ROUNDS: dict = {}
+
+
+def _part_key(r: Any, at: tuple, stores: list, ev: Any, n: int, memo: dict) -> tuple:
+    """All that :func:`_round_part` reads of a round: the reduce's axis, lane and warp bases, the slot, and the
+    accesses' part of :func:`_round_key`."""
+    load, slot, loads = at
+    return (n, r.axis, r.lanes, r.warps, slot, _accesses_key(load, loads, stores, ev, n, memo))
+
+
+def _round_part(r: Any, at: tuple, stores: list, run: tuple) -> tuple[Loaded, dict] | str:
+    """(each thread's loaded partial, each element's stored partials) of the round, or why it does not read
+    (an address or guard, or a partial no load reads)."""
     load, slot, loads = at
     ev, n, memo = run
     ref = _addresses(load, 1, ev, n, memo)
@@ -735,16 +815,8 @@ def _judge_of(chain: Any, r: Any, at: tuple, stores: list, run: tuple, masks: li
     tags = _loaded(load, slot, mem, ev, n, memo) if isinstance(mem, dict) else mem
     if isinstance(tags, str):
         return tags
-    got = tags
     unread = _unread(loads, mem, ref[0], ev, n, memo)
-    if unread:
-        return unread
-    if fence is not None and any(p is not None and p.warp != t // 32 for t, p in enumerate(got.tags)):
-        return fence if isinstance(fence, str) else Finding(chain.steps[0][0], "counterexample", (
-            f"reduce at TTGIR line {r.op.line}, inter-warp stage: no CTA barrier between the round's stores (PTX "
-            f"lines {', '.join(str(x.line) for x in stores)}) and its load at PTX line {load.line}, with no branch "
-            "between them: a warp may read another warp's slot before that warp wrote it (PTX ISA 9.7.13.1 bar.sync)"))
-    return _verdict(chain, r, got, _needs(mem, memo), masks, stores, load, memo)
+    return unread if unread else (tags, _needs(mem, memo))
 
 
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:

@@ -86,6 +86,7 @@ from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import decode_operand, operand_registers
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
@@ -123,10 +124,26 @@ class Reduce:
     source: frozenset = frozenset()
     warps: tuple[tuple[int, ...], ...] = ()
 
+    def __post_init__(self) -> None:
+        ops = tuple(n for n, _t in self.region)              # derived once, no fields (eq, repr as before)
+        object.__setattr__(self, "_derived", (sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types),
+                                              _COMBINE.get(ops[0]) if len(ops) == 1 else None,
+                                              (self.lanes, self.axis, ops, self.types)))
+
     @property
     def words(self) -> int:
         """32-bit words shuffled per butterfly step: one per operand, two for a 64-bit one."""
-        return sum(2 if _BITS.get(t, 32) > 32 else 1 for t in self.types)
+        return self._derived[0]
+
+    @property
+    def combine(self) -> tuple[str, bool] | None:
+        """The one-op region's PTX head and whether ``.NaN`` is needed (:func:`_expected`)."""
+        return self._derived[1]
+
+    @property
+    def shape(self) -> tuple:
+        """What decides a chain's verdict against it (:func:`_shape`)."""
+        return self._derived[2]
 
 
 def _region(tmod: Module, at: int) -> tuple[list[Op], Op | None]:
@@ -335,9 +352,13 @@ class Chain:
     func: str
     steps: tuple[tuple[Instr, ...], ...]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_shuffles", tuple(i for s in self.steps for i in s))   # no field: eq, repr as before
+
     @property
     def shuffles(self) -> tuple[Instr, ...]:
-        return tuple(i for s in self.steps for i in s)
+        """Every step's shuffles, in order."""
+        return self._shuffles
 
 
 class Readers(dict):
@@ -354,32 +375,40 @@ class Readers(dict):
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
-    function."""
+    function. The registers are read from the operands as written (:func:`operand_registers`): an
+    instruction's ``args`` are not decoded for the index."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
     put_def, put_use = defs.setdefault, uses.setdefault
     shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
-        head = ins.parts[0] if ins.parts else ins.opcode
-        first = put_use if head in _NO_WRITE else put_def
+        parts = ins.parts
+        head = parts[0] if parts else ins.opcode
+        put = put_use if head in _NO_WRITE else put_def
         seen = False
-        for k, a in enumerate(ins.args):
-            put = first if k == 0 else put_use
-            ta = type(a)
-            if ta is Reg:
-                put(a.name, []).append(ins)
+        d = ins.__dict__
+        for t in d["operands"] if "args" not in d else ():    # as written: `%r1` is Reg('%r1')
+            c = t[:1]
+            if c == "%" and "|" not in t:
+                put(t, []).append(ins)
                 seen = True
-            elif ta is Vec:
-                for x in a.items:
+            elif c == "{" and "|" not in t:
+                for x in decode_operand(t).items:
                     if type(x) is Reg:
                         put(x.name, []).append(ins)
                         seen = True
+            put = put_use
+        for regs in operand_registers(ins) if "args" in d else ():     # decoded already
+            for r in regs:
+                put(r, []).append(ins)
+                seen = True
+            put = put_use
         if ins.pred:
             put_use(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
-        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
+        if seen and (head == "ld" or head == "st") and "shared" in parts:
             shared.append(ins)
-        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
         elif head == "mov" and len(ins.args) == 2 and type(ins.args[1]) is Imm and type(ins.args[0]) is Reg:
             uses.ones[ins.args[0].name] = ins.args[1].value
@@ -405,9 +434,13 @@ def _writes(ins: Instr) -> bool:
 
 
 def _dests(ins: Instr) -> list[str]:
-    d = ins.args[0] if ins.args and _writes(ins) else None
-    items = d.items if isinstance(d, Vec) else (d,)
-    return [x.name for x in items if isinstance(x, Reg)]
+    args, parts = ins.args, ins.parts
+    if not args or (parts[0] if parts else ins.opcode) in _NO_WRITE:
+        return []
+    d = args[0]
+    if isinstance(d, Reg):
+        return [d.name]
+    return [x.name for x in d.items if isinstance(x, Reg)] if isinstance(d, Vec) else []
 
 
 def _reads(ins: Instr) -> list[str]:
@@ -424,12 +457,28 @@ def _first_users(ins: Instr, uses: dict) -> list[Instr]:
     return [u for u, _r in _first_reads(ins, uses)]
 
 
+#: opcode parts -> (a move of bits but for ``prmt``, a join (:func:`_joins`), a butterfly)
+_MOVE_OF: dict = {}
+
+
+def _opcode_facts(u: Instr) -> tuple[bool, bool, bool]:
+    """(:func:`_is_move` for any opcode but ``prmt``, :func:`_joins`, :func:`_is_bfly`) of ``u``'s opcode,
+    decided once per opcode."""
+    key = u.parts or u.opcode
+    hit = _MOVE_OF.get(key)
+    if hit is None:
+        integer = not any(p in _FLOATS for p in u.parts[1:])
+        hit = _MOVE_OF[key] = (u.head in _MOVES and integer, integer if u.head == "cvt" else u.head in _JOIN,
+                               _is_bfly(u))
+    return hit
+
+
 def _is_move(u: Instr) -> bool:
     """A move of bits: ``mov``, an integer ``cvt``, a default-mode ``prmt`` with an immediate selector
     (LLVM packs two chains' last values into one register before a ``.x2`` combine)."""
-    if u.head == "prmt":
+    if u.parts[:1] == ("prmt",) or not u.parts and u.opcode == "prmt":
         return u.parts == ("prmt", "b32") and len(u.args) == 4 and isinstance(u.args[3], Imm)
-    return u.head in _MOVES and not any(p in _FLOATS for p in u.parts[1:])
+    return _opcode_facts(u)[0]
 
 
 def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
@@ -439,22 +488,24 @@ def _first_reads(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
     if memo is None:
         return _first_reads_of(ins, uses)
     key = ("first-reads", id(ins))
-    if key not in memo:
-        memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
-    return memo[key][1]
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (ins, _first_reads_of(ins, uses))     # ins kept: its id stays unique
+    return hit[1]
 
 
 def _first_reads_of(ins: Instr, uses: dict) -> list[tuple[Instr, str]]:
     """:func:`_first_reads`, computed."""
-    out, todo, seen = [], list(_dests(ins)), set()
+    dests = _dests
+    out, todo, seen = [], list(dests(ins)), set()
     while todo:
         r = todo.pop()
-        for u in uses.get(r, []):
+        for u in uses.get(r, ()):
             if id(u) in seen:
                 continue
             seen.add(id(u))
-            if _is_move(u) and not _is_bfly(u):
-                todo.extend(_dests(u))
+            if _is_move(u) and not _opcode_facts(u)[2]:
+                todo.extend(dests(u))
             else:
                 out.append((u, r))
     return out
@@ -464,12 +515,13 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
     """The ids of the combine instructions after shuffle ``ins``: its first users, then what only joins
     them (compares, selects, predicate logic, moves)."""
     first = _first_users(ins, uses)
-    got, todo = {id(u) for u in first}, [u for u in first if not _is_bfly(u)]
+    dests = _dests
+    got, todo = {id(u) for u in first}, [u for u in first if not _opcode_facts(u)[2]]
     while todo:
         u = todo.pop()
-        for r in _dests(u):
-            for v in uses.get(r, []):
-                if id(v) not in got and _joins(v):
+        for r in dests(u):
+            for v in uses.get(r, ()):
+                if id(v) not in got and _opcode_facts(v)[1]:
                     got.add(id(v))
                     todo.append(v)
     return got
@@ -478,9 +530,7 @@ def _cluster(ins: Instr, uses: dict) -> set[int]:
 def _joins(v: Instr) -> bool:
     """Whether ``v`` may be part of a combine region past its first op: compares, selects, predicate
     logic, moves and integer conversions (a value narrowed back after its shuffle)."""
-    if v.head == "cvt":
-        return not any(p in _FLOATS for p in v.parts[1:])
-    return v.head in _JOIN
+    return _opcode_facts(v)[1]
 
 
 def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[Chain]:
@@ -576,9 +626,10 @@ def _steps(group: list[Instr], succ: dict, func: str) -> Chain:
 
 def _mask(ins: Instr) -> int | None:
     """The butterfly's lane mask (``redux.sync``: -1), or None when it is not an immediate."""
-    if ins.head == "redux":
+    parts, args = ins.parts, ins.args
+    if (parts[0] if parts else ins.opcode) == "redux":
         return -1
-    m = ins.args[2] if len(ins.args) > 2 else None
+    m = args[2] if len(args) > 2 else None
     return m.value if isinstance(m, Imm) else None
 
 
@@ -612,13 +663,12 @@ def _loaded_shared(reg: str, defs: dict, depth: int = 0) -> bool:
 
 def _expected(r: Reduce) -> tuple[str, bool] | None:
     """The one-op region's PTX head and whether ``.NaN`` is needed; None for another region."""
-    ops = [name for name, _t in r.region]
-    return _COMBINE.get(ops[0]) if len(ops) == 1 else None
+    return r.combine
 
 
 def _shape(r: Reduce) -> tuple:
     """What decides a chain's verdict against ``r``: lanes, axis, region."""
-    return (r.lanes, r.axis, tuple(n for n, _t in r.region), r.types)
+    return r.shape
 
 
 def tie(chain: Chain, wide: list[Reduce], defs: dict, uses: dict, by_line: bool = True) -> list[Reduce]:
@@ -1038,9 +1088,11 @@ def warp_reduce_checks(ctx: PtxContext) -> list[Check]:
     """
     out: list[Check] = []
     cands: list | None = None
-    funcs = {i.func for i in ctx.ptx.instrs if i.parts[:3] == ("shfl", "sync", "bfly") or i.parts[:1] == ("redux",)}
+    funcs = {i.func for i in ctx.ptx.instrs if i.opcode.startswith(("shfl.sync.bfly", "redux"))   # parts: the
+             and (i.parts[:3] == ("shfl", "sync", "bfly") or i.parts[:1] == ("redux",))}              # opcode's
     for func in [f for f in ctx.ptx.functions if f in funcs]:
-        instrs = [i for i in ctx.ptx.instrs if i.func == func]
+        code = getattr(ctx.values.get(func), "code", None)            # the same list, kept by the evaluator
+        instrs = list(code) if code else [i for i in ctx.ptx.instrs if i.func == func]
         if cands is None:
             cands = reduces(ctx.tmod) if ctx.tmod is not None else []
         defs, uses = _index(instrs)

@@ -35,6 +35,9 @@ from verilayout.hw.nvidia.ptx_model import Instr
 #: (both far above any line of a text and any byte offset of 32-bit addresses)
 PTX_LINE = 1 << 61
 OP_LINE = 1 << 60
+#: the leading digits every placeholder line shares (ranks stay far below 10**9, so adding one to
+#: ``PTX_LINE`` leaves them): a string without either holds no placeholder
+_HEAD_PTX, _HEAD_OP = str(PTX_LINE)[:9], str(OP_LINE)[:9]
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ def _relabel(x: Any, lines: dict, locs: dict, instrs: dict) -> Any:
     if isinstance(x, str):
         if x in locs:
             return locs[x]
+        if _HEAD_PTX not in x and _HEAD_OP not in x:
+            return x                         # no placeholder's leading digits: nothing to replace
         for t, ln in lines.items():          # placeholders are 19 digits: no real number holds one
             if str(t) in x:
                 x = x.replace(str(t), str(ln))

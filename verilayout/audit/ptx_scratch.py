@@ -477,8 +477,8 @@ def describe(ins: Instr, tmod: Any) -> str:
     op of the combine region of a ``tt.reduce``/``tt.scan`` (whose PTX carries the combine's line)
     names the reduction."""
     owner = _region_owners(tmod)
-    names = sorted({o.name for o in tmod.ops if o.loc and o.loc == ins.loc and o.name in _SMEM_OPS} |
-                   {owner[o.line] for o in tmod.ops if o.loc and o.loc == ins.loc and o.line in owner})
+    names = sorted({o.name for o in tmod.ops if o.name in _SMEM_OPS and o.loc and o.loc == ins.loc} |
+                   {owner[o.line] for o in tmod.ops if o.line in owner and o.loc and o.loc == ins.loc})
     return " / ".join(names) if names else "no TTGIR op of its source line"
 
 
@@ -510,8 +510,8 @@ def scratch_locs(tmod: Any) -> set[str]:
     owner = _region_owners(tmod)
     scratch, buffers = set(), set()
     for o in tmod.ops:
-        if not o.loc:
-            continue
+        if o.name not in SCRATCH_OPS and o.line not in owner and o.name not in _BUFFER_OPS or not o.loc:
+            continue                     # the name first: most ops' loc is then never decoded
         if o.name in SCRATCH_OPS or o.line in owner:
             scratch.add(o.loc)
         if o.name in _BUFFER_OPS:

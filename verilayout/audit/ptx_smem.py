@@ -40,15 +40,15 @@ from verilayout.hw.nvidia.banks import BankModel, warp_wavefronts
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Operand, PtxModule
 from verilayout.prove.ptx_forms import Form, PtxForms
 from verilayout.prove.ptx_values import TID, PtxValues
-from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, thread_part
+from verilayout.prove.smem_address import address_parts, at_thread_zero, core_at_zero, remembered, thread_part
 from verilayout.prove.z3_numpy import compile_term
 
 #: The bank model the PTX figures use (NVIDIA: 32 banks of 4 bytes).
 _MODEL = BankModel()
 
 
-#: The opcode heads of the instructions :func:`smem_access` models.
-_ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
+#: The opcode heads of the instructions :func:`smem_access` models (any other: None, without the call).
+ACCESS_HEADS = _ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
 
 
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:
@@ -159,11 +159,12 @@ def lane_byte_offsets(ev: Any, base: Operand, at: Instr | None = None, memo: dic
     if expr is None:
         return None
     memo = {} if memo is None else memo
-    hit = memo.get(("expr", expr.get_id(), n))
+    key = ("expr", expr.get_id(), n)
+    hit = memo.get(key)
     if hit is not None:
         return hit[1]
-    offs = _expr_offsets(expr, memo, n)
-    memo[("expr", expr.get_id(), n)] = (expr, offs)        # the term is kept: its id stays unique
+    offs = remembered(key, expr, lambda: _expr_offsets(expr, memo, n))
+    memo[key] = (expr, offs)                               # the term is kept: its id stays unique
     return offs
 
 
@@ -216,6 +217,12 @@ def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
     key = ("direct", core.get_id(), n)
     if key in memo:
         return memo[key][1]
+    offs = memo[key] = (core, remembered(key, core, lambda: _direct_offsets_of(core, memo, n)))
+    return offs[1]
+
+
+def _direct_offsets_of(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
+    """:func:`_direct_offsets`, computed."""
     parts = thread_part(core, memo)
     offs = None
     if parts == ():                                   # the same address in every thread
@@ -230,7 +237,6 @@ def _direct_offsets(core: z3.BitVecRef, memo: dict, n: int) -> list[int] | None:
             vals = _summed([c.tolist() if c.dtype != object else [int(x) for x in c] for c in cols])
             v0 = vals[0]
             offs = [d - (1 << 32) if (d := (v - v0) % (1 << 32)) >= 1 << 31 else d for v in vals]
-    memo[key] = (core, offs)
     return offs
 
 
@@ -368,13 +374,16 @@ def thread_guard(ev: Any, ins: Instr, memo: dict, n: int) -> tuple[list[bool], s
     key = ("guard", p.get_id(), n)
     hit = memo.get(key)
     if hit is None:
-        try:
-            vals = _thread_array(p, memo, n).astype(bool).tolist()   # thread_values, each as a bool
-            hit = (p, vals, "evaluated")
-        except (ValueError, AttributeError):
-            hit = (p, [True] * n, "free")
-        memo[key] = hit
+        hit = memo[key] = (p, *remembered(key, p, lambda: _guard_values(p, memo, n)))
     return hit[1], hit[2]
+
+
+def _guard_values(p: z3.BoolRef, memo: dict, n: int) -> tuple[list[bool], str]:
+    """:func:`thread_guard` of the predicate term ``p``, computed."""
+    try:
+        return _thread_array(p, memo, n).astype(bool).tolist(), "evaluated"   # thread_values, each as a bool
+    except (ValueError, AttributeError):
+        return [True] * n, "free"
 
 
 @lru_cache(maxsize=4096)   # key: one warp's lane offsets (warps of a CTA mostly repeat one pattern)
@@ -383,11 +392,29 @@ def _warp_cost(lanes: tuple, width: int, lanes_per_phase: int, matrix: bool, mod
     return warp_wavefronts(lanes, width, lanes_per_phase, matrix, model, store)
 
 
+#: :func:`_cost` answers by content (the access's shape, every thread's offset and guard), for the
+#: process: kernels repeat the same thread maps; emptied past :data:`_COSTS_MAX` entries
+_COSTS: dict[tuple, tuple[int, int, tuple]] = {}
+_COSTS_MAX = 8_192
+
+
 def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
     """(worst wavefronts, that warp's ideal, wavefronts per warp) of ``ins`` over the ``n // 32`` warps;
-    (0, 0, ...) when no warp executes it."""
-    kind, _, width, lanes_per_phase = acc
+    (0, 0, ...) when no warp executes it. A function of ``acc``, ``ins``' matrix count, ``offs``,
+    ``active`` and ``n`` alone: remembered by them (:data:`_COSTS`)."""
     mats = _matrices(ins)
+    key = (acc, mats, n, tuple(offs), tuple(active))
+    hit = _COSTS.get(key)
+    if hit is None:
+        if len(_COSTS) >= _COSTS_MAX:
+            _COSTS.clear()
+        hit = _COSTS[key] = _cost_of(acc, mats, offs, active, n)
+    return hit
+
+
+def _cost_of(acc: tuple, mats: int, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
+    """:func:`_cost`, computed."""
+    kind, _, width, lanes_per_phase = acc
     used = 8 * mats if mats else 32
     per_warp, worst, ideal = [], 0, 0
     for w in range(max(1, n // 32)):

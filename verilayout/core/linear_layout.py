@@ -41,6 +41,8 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
         return list(x)
     if not x:
         return list(y)
+    if set(x).isdisjoint(y):            # no shared name: all of x, then all of y (what the merge picks)
+        return list(x) + list(y)
     posx = {n: i for i, n in enumerate(x)}
     posy = {n: i for i, n in enumerate(y)}
     result: list[str] = []
@@ -72,6 +74,13 @@ def supremum(x: Sequence[str], y: Sequence[str]) -> list[str]:
     return result
 
 
+#: Products of layouts, keyed by both operands' contents (layouts are immutable): converters build
+#: the same small products (identities, CGA tiles) for every layout they convert; at most
+#: MAX_PRODUCTS kept per process.
+_PRODUCTS: dict[tuple, "LinearLayout"] = {}
+MAX_PRODUCTS = 4096
+
+
 def _listlike(x) -> bool:
     """A list, tuple or array (not text, a mapping or a scalar).
 
@@ -81,6 +90,10 @@ def _listlike(x) -> bool:
     return not isinstance(x, (str, bytes, dict)) and hasattr(x, "__iter__") and hasattr(x, "__len__")
 
 
+#: the sequence types whose basis vectors :func:`_checked_bases` reads without the general checks
+_PLAIN_SEQ = (list, tuple)
+
+
 def _out_pairs(out_dims) -> tuple[list, bool]:
     """``([(name, size or None), ...], sizes given)`` of the ``out_dims`` a LinearLayout takes: a
     list of names, of ``(name, size)`` pairs, or a mapping; anything else is a LayoutError.
@@ -88,7 +101,7 @@ def _out_pairs(out_dims) -> tuple[list, bool]:
     >>> _out_pairs(["dim0"]), _out_pairs({"dim0": 4})
     (([('dim0', None)], False), ([('dim0', 4)], True))
     """
-    if isinstance(out_dims, Mapping):
+    if type(out_dims) is dict or isinstance(out_dims, Mapping):
         pairs, explicit = list(out_dims.items()), True
     else:
         if not _listlike(out_dims):
@@ -120,6 +133,9 @@ def _checked_bases(bases: Mapping, n_out: int, names: list) -> tuple[list, list]
                               f"got {type(blist).__name__}")
         blist = list(blist)
         for i, b in enumerate(blist):
+            if type(b) in _PLAIN_SEQ and len(b) == n_out and all(type(v) is int and v >= 0 for v in b):
+                vecs.append((name, i, list(b)))     # plain non-negative ints: what the checks below pass
+                continue
             if not _listlike(b):
                 raise LayoutError(f"basis {i} of input dim '{name}' must be a list of integers, "
                                   f"got {type(b).__name__}")
@@ -174,7 +190,7 @@ class LinearLayout:
     def __init__(self, bases: Mapping[str, Sequence[Sequence[int]]],
                  out_dims: Sequence[str] | Mapping[str, int] | Sequence[tuple[str, int]],
                  require_surjective: bool | None = None):
-        if not isinstance(bases, Mapping):
+        if type(bases) is not dict and not isinstance(bases, Mapping):
             raise LayoutError("bases must map input dim names to lists of basis vectors")
         out_pairs, explicit = _out_pairs(out_dims)
         names = [p[0] for p in out_pairs]
@@ -585,6 +601,16 @@ class LinearLayout:
         """
         if not isinstance(outer, LinearLayout):
             return NotImplemented
+        key = (self._in, self._out, self._cols, outer._in, outer._out, outer._cols)
+        got = _PRODUCTS.get(key)
+        if got is None:
+            got = self._product(outer)
+            if len(_PRODUCTS) < MAX_PRODUCTS:
+                _PRODUCTS[key] = got
+        return got
+
+    def _product(self, outer: "LinearLayout") -> "LinearLayout":
+        """:meth:`__mul__` computed (no memo)."""
         inner = self
         in_names = supremum(inner.in_dim_names, outer.in_dim_names)
         out_names = supremum(inner.out_dim_names, outer.out_dim_names)
@@ -746,7 +772,11 @@ class LinearLayout:
     def transpose_outs(self, order: Sequence[str]) -> "LinearLayout":
         """Reorder output dims (``order`` is a permutation of the names)."""
         order = list(order)
-        if sorted(order) != sorted(self.out_dim_names):
+        names = self.out_dim_names
+        if order == names:                  # the same order: the columns as they are (masked as unpacking does)
+            mask = (1 << self.total_out_bits) - 1
+            return LinearLayout._raw(self._in, self._out, [c & mask for c in self._cols])
+        if sorted(order) != sorted(names):
             raise LayoutError(f"transpose_outs: {order} is not a permutation of {self.out_dim_names}")
         idx = [self.out_dim_names.index(n) for n in order]
         outs = [(n, self.out_dim_bits(n)) for n in order]
@@ -788,6 +818,8 @@ class LinearLayout:
         for n in out_dims - set(self.out_dim_names):
             raise LayoutError(f"sublayout: no output dim '{n}'")
         keep_out = [k for k, n in enumerate(self.out_dim_names) if n in out_dims]
+        if len(keep_out) == len(self._out):     # every out dim, in order: the packed columns as they are
+            return self._in_sublayout(in_dims)
         outs = [self._out[k] for k in keep_out]
         offs = _offsets(outs)
         ins, cols = [], []
@@ -800,6 +832,18 @@ class LinearLayout:
                 vals = self.unpack(c)
                 cols.append(sum(vals[k] << offs[j] for j, k in enumerate(keep_out)))
         return LinearLayout._raw(ins, outs, cols)
+
+    def _in_sublayout(self, in_dims: set) -> "LinearLayout":
+        """:meth:`sublayout` keeping every output dim: the columns of ``in_dims``, each masked to
+        the output bits (what unpacking and packing them again gives)."""
+        mask = (1 << self.total_out_bits) - 1
+        ins, cols, off = [], [], 0
+        for n, b in self._in:
+            if n in in_dims:
+                ins.append((n, b))
+                cols.extend(c & mask for c in self._cols[off:off + b])
+            off += b
+        return LinearLayout._raw(ins, self._out, cols)
 
     def with_out_dim_sizes(self, sizes: Mapping[str, int]) -> "LinearLayout":
         """Same bases over larger (or equal) output dims."""

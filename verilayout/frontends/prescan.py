@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 __all__ = ["looks_like_ptx", "missing_part", "source_files", "pointer_element_types", "ttgir_inline_chains",
-           "ptx_inline_sites", "target_name", "kernel_def_site", "QuietPtx", "quiet_ptx"]
+           "ptx_inline_sites", "PtxLocs", "target_name", "kernel_def_site", "QuietPtx", "quiet_ptx"]
 
 _STRING = re.compile(r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"')   # "(?:[^"\\\n]|\\.)*" unrolled: the same matches
 _PTX_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
@@ -290,6 +290,11 @@ def _at_line_starts(tail: re.Pattern, text: str) -> Iterator[tuple[int, re.Match
     floor, j = 0, 0
     while (m := tail.search(text, j)) is not None:
         j = m.start()
+        ls = text.rfind("\n", 0, j) + 1
+        if ls > floor + 1 and (ls == j or text[ls:j].isspace()) and not text[ls - 2].isspace():
+            yield ls, m                   # the common hit: indented on its own line after a line of code
+            floor = j = m.end()           # (the loop below ends at ls - 1 and the match starts at ls)
+            continue
         b = j
         while b > floor and text[b - 1].isspace():
             b -= 1
@@ -309,16 +314,42 @@ def ptx_inline_sites(text: str, last: int | None = None) -> list[tuple[int, str,
     >>> ptx_inline_sites('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
     [(2, 'k.py:13', None), (3, 'k.py:9', 'k.py:13')]
     """
-    files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for _p, m in _at_line_starts(_PTX_FILE_TAIL, text)}
-    out, line, pos = [], 1, 0
-    for start, m in _at_line_starts(_PTX_LOC_TAIL, text):
-        line, pos = line + text.count("\n", pos, start), start   # counted on from the last .loc
-        if last is not None and line > last:
-            break
-        here = f"{files.get(m.group(1), '?')}:{m.group(2)}"
-        site = f"{files.get(m.group(3), '?')}:{m.group(4)}" if m.group(3) else None
-        out.append((line, here, site))
-    return out
+    locs = PtxLocs(text, last)
+    return [(line, *locs.names(k)) for k, line in enumerate(locs.lines)]
+
+
+class PtxLocs:
+    """The ``.loc`` directives of a PTX text up to line ``last`` (all without it): ``lines``, each one's
+    line as :func:`ptx_inline_sites` gives it, in order; ``names(k)``: the ``.loc``'s
+    ``("file.py:L", call site or None)``, spelled when first asked (a caller that reads a few
+    entries of a long kernel spells only those).
+
+    >>> locs = PtxLocs('.file 1 "/s/k.py"\\n.loc 1 13 9\\n.loc 1 9 26, function_name $L__x, inlined_at 1 13 9\\n')
+    >>> locs.lines, locs.names(1)
+    ([2, 3], ('k.py:9', 'k.py:13'))
+    """
+
+    def __init__(self, text: str, last: int | None = None):
+        self.files = {m.group(1): m.group(2).rsplit("/", 1)[-1] for _p, m in _at_line_starts(_PTX_FILE_TAIL, text)}
+        self.lines: list[int] = []
+        self._matches: list[re.Match] = []
+        self._names: dict[int, tuple[str, str | None]] = {}
+        line, pos, count = 1, 0, text.count
+        for start, m in _at_line_starts(_PTX_LOC_TAIL, text):
+            line, pos = line + count("\n", pos, start), start   # counted on from the last .loc
+            if last is not None and line > last:
+                break
+            self.lines.append(line)
+            self._matches.append(m)
+
+    def names(self, k: int) -> tuple[str, str | None]:
+        """``("file.py:L", call site or None)`` of the ``k``-th ``.loc``."""
+        got = self._names.get(k)
+        if got is None:
+            f, ln, sf, sl = self._matches[k].group(1, 2, 3, 4)
+            files = self.files
+            got = self._names[k] = (f"{files.get(f, '?')}:{ln}", f"{files.get(sf, '?')}:{sl}" if sf else None)
+        return got
 
 
 def target_name(target: str | None) -> str | None:

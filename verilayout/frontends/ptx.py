@@ -3,8 +3,8 @@ typed opcodes and operands, and the source location (``.loc`` with ``.file``) of
 
 Law: every instruction line of the text becomes one :class:`Instr` of the typed model
 (:mod:`verilayout.hw.nvidia.ptx_model`: opcode split at dots, the operands split at top-level
-commas, vector braces and address brackets kept whole, and each decoded once by
-:func:`decode_operand`: registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
+commas, vector braces and address brackets kept whole, and each decoded by
+:func:`decode_operand` when an instruction's ``args`` are first read (:class:`ParsedInstr`): registers, immediates as integers, ``[base+offset]`` addresses, vectors), in order,
 with its 1-based line number and the ``file:line`` of the last ``.loc`` before it (a ``.loc`` inside an
 inline-asm region, between nvcc's ``// begin inline asm`` and ``// end inline asm`` comments, holds
 only until the region ends). Directives
@@ -32,8 +32,8 @@ from verilayout.errors import LayoutError
 from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pred, PredPair, PtxModule, Reg, Sym,
                                             Vec)
 
-__all__ = ["MAX_PTX_BYTES", "Instr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr", "wgmma_shape", "register_names"]
+__all__ = ["MAX_PTX_BYTES", "Instr", "ParsedInstr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
+           "decode_operand", "make_instr", "operand_registers", "wgmma_shape", "register_names"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -64,6 +64,10 @@ _READ_DIRECTIVES = (".loc", ".version", ".target", ".file", ".visible", ".weak",
                     ".shared", ".reqntid", ".maxntid")
 #: a bracket of any kind: an operand list without one splits at every comma (:func:`split_operands`)
 _NESTING = re.compile(r"[{}\[\]()]")
+#: an operand list whose brackets are ``{...}`` and ``[...]`` groups holding no bracket (``{%r1, %r2}, [%rd3+4]``),
+#: and a comma outside such groups (the next bracket after it is no closer)
+_FLAT_GROUPS = re.compile(r"[^{}\[\]()]*(?:(?:\{[^{}\[\]()]*\}|\[[^{}\[\]()]*\])[^{}\[\]()]*)*")
+_TOP_COMMA = re.compile(r",(?![^{}\[\]]*[}\]])")
 _SHARED = re.compile(r"^\s*(?:\.(?:extern|visible|weak)\s+)*\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+([\w$]+)")
 
 
@@ -82,9 +86,14 @@ def split_operands(text: str) -> tuple[str, ...]:
             return (one,) if one else ()
         # the depth at a comma is the count of openers minus closers before it, so whole pieces
         # between commas are counted at once (with at most _MAX_DEPTH openers, no depth exceeds it)
-        out, cur, depth = [], [], 0
+        if _FLAT_GROUPS.fullmatch(text):    # groups `{..}`/`[..]` holding no bracket: a comma is at depth 0
+            out = [p.strip() for p in _TOP_COMMA.split(text)]   # iff no group's closer comes before the next opener
+            if not out[-1]:
+                out.pop()
+            return tuple(out)
         pieces = text.split(",")
         square = "{" not in text and "(" not in text and "}" not in text and ")" not in text
+        out, cur, depth = [], [], 0
         for k, piece in enumerate(pieces):
             cur.append(piece)
             if square:                  # addresses only (`%r1, [%rd2+4]`): the other pairs count 0
@@ -174,6 +183,8 @@ def decode_operand(text: str) -> Operand:
         return Addr(base, 0 if off is None else parse_immediate(off), off)
     if t.startswith("{"):
         inner = t[1:-1] if t.endswith("}") else t[1:]
+        if _NESTING.search(inner) is None:     # flat (`%r1, %r2`): split_operands' common case, in line
+            return Vec(tuple(map(decode_operand, filter(None, map(str.strip, inner.split(","))))))
         return Vec(tuple(decode_operand(x) for x in split_operands(inner)))
     v = parse_immediate(t)
     if v is not None:
@@ -183,13 +194,70 @@ def decode_operand(text: str) -> Operand:
     return Other(t)
 
 
+class _DecodedArgs:
+    """The ``args`` of a parsed instruction, decoded from its ``operands`` when first read and kept in
+    the instance's ``__dict__`` (a non-data descriptor: a later read finds the stored tuple first).
+    Most instructions of a kernel are read by no check: their operands are never decoded."""
+
+    def __get__(self, ins: Instr | None, owner: type | None = None) -> tuple:
+        if ins is None:
+            return ()                   # the class's default, as Instr's field has it
+        d = ins.__dict__
+        args = d["args"] = tuple(map(decode_operand, d["operands"]))
+        return args
+
+
+class ParsedInstr(Instr):
+    """An :class:`Instr` of :func:`parse_ptx`: the same fields, ``args`` decoded on first read
+    (:class:`_DecodedArgs`; equal to ``tuple(map(decode_operand, operands))``, as
+    :func:`make_instr` sets it). Its ``repr`` is Instr's.
+
+    >>> i = parse_ptx(".version 8.7\\n.entry f()\\n{\\nadd.s32 %r1, %r2, 3;\\n}").instrs[0]
+    >>> "args" in vars(i), i.args[2], "args" in vars(i), repr(i)[:17]
+    (False, Imm(value=3, is_float=False), True, "Instr(opcode='add")
+    """
+
+    args = _DecodedArgs()
+
+    def arg(self, k: int) -> Operand:
+        """``args[k]``, decoding operand ``k`` alone while ``args`` are not decoded (law: equal to
+        ``args[k]``).
+
+        >>> i = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.b64 {%r1, %r2}, %rd3;\\n}").instrs[0]
+        >>> i.arg(0).items[1], "args" in vars(i), i.arg(1) == i.args[1]
+        (Reg(name='%r2'), False, True)
+        """
+        d = self.__dict__
+        return d["args"][k] if "args" in d else decode_operand(d["operands"][k])
+
+    def __repr__(self) -> str:
+        return "Instr" + Instr.__repr__(self)[len(type(self).__qualname__):]
+
+
+class _LocNames(dict):
+    """``(file number, line)`` -> ``"file:line"`` (the ``.file`` name's last part, else the number),
+    each spelled when first looked up.
+
+    >>> _LocNames({"1": "k.py"})[("1", "7")], _LocNames({})[("2", "3")]
+    ('k.py:7', '2:3')
+    """
+
+    def __init__(self, files: dict[str, str]):
+        super().__init__()
+        self.files = files
+
+    def __missing__(self, lc: tuple[str, str]) -> str:
+        name = self[lc] = f"{self.files.get(lc[0], lc[0])}:{lc[1]}"
+        return name
+
+
 def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
-    """The :class:`Instr` of each scanned line (fields as :func:`make_instr` sets them); each
-    spelling of an operand, opcode or guard of the text is decoded once."""
-    dec: dict[str, Operand] = {}
+    """The :class:`ParsedInstr` of each scanned line (fields as :func:`make_instr` sets them, ``args``
+    decoded when first read); each spelling of an opcode or guard of the text is decoded once."""
     heads: dict[str, tuple[tuple[str, ...], int]] = {}
     guards: dict[str, Pred] = {}
     out = []
+    new, cls = _new, ParsedInstr
     for o, ops, n, p, lc, f in instrs:
         pv = heads.get(o)
         if pv is None:
@@ -199,15 +267,15 @@ def _typed(instrs: list[tuple], names: dict) -> tuple[Instr, ...]:
             g = guards.get(p)
             if g is None:
                 g = guards[p] = _guard(p)
-        args = tuple([dec[t] if t in dec else dec.setdefault(t, decode_operand(t)) for t in ops])
-        if _FIELDS_AS_WRITTEN:          # the instance's fields set at once (see _instr_of)
-            ins = _new(Instr)
+        if _FIELDS_AS_WRITTEN:          # the instance's fields set at once, ``args`` left to _DecodedArgs
+            ins = new(cls)
             _set(ins, "__dict__", {"opcode": o, "operands": ops, "line": n, "pred": p,
-                                   "loc": names[lc] if lc else None, "func": f, "parts": pv[0], "args": args,
+                                   "loc": names[lc] if lc else None, "func": f, "parts": pv[0],
                                    "guard": g, "vec": pv[1]})
             out.append(ins)
         else:
-            out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0], args, g, pv[1])))
+            out.append(_instr_of((o, ops, n, p, names[lc] if lc else None, f, pv[0],
+                                  tuple(map(decode_operand, ops)), g, pv[1])))
     return tuple(out)
 
 
@@ -216,7 +284,7 @@ _new = object.__new__
 #: the fields alone make an Instr (no __post_init__, no slots): what _instr_of relies on
 _PLAIN_INSTR = not hasattr(Instr, "__post_init__") and not hasattr(Instr, "__slots__")
 _set = object.__setattr__
-#: :func:`_typed` writes an Instr's ``__dict__`` with these field names, in this order
+#: :func:`_typed` writes a ParsedInstr's ``__dict__`` with these field names (``args`` read lazily)
 _FIELDS_AS_WRITTEN = _PLAIN_INSTR and _INSTR_FIELDS == ("opcode", "operands", "line", "pred", "loc", "func",
                                                         "parts", "args", "guard", "vec")
 
@@ -248,6 +316,40 @@ def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | No
     parts, vec = _opcode_parts(opcode)
     guard = None if pred is None else _guard(pred)
     return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
+
+
+def operand_registers(ins: Instr) -> list[tuple[str, ...]]:
+    """The register names of each operand of ``ins``, in order.
+
+    Law: entry ``k`` is ``(a.name,)`` when ``args[k]`` is a :class:`Reg`, the names of the
+    :class:`Reg` items of a :class:`Vec`, else ``()`` (an address's base is no operand register
+    here). Read from the spelling (``%r1`` decodes to ``Reg('%r1')``; a vector is decoded alone by
+    :func:`decode_operand`), so an instruction's ``args`` are not decoded for it.
+
+    >>> operand_registers(parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.b64 {%r1, 2}, [%rd1];\\n}").instrs[0])
+    [('%r1',), ()]
+    """
+    if "args" in ins.__dict__:                   # decoded already (or an Instr built with its args)
+        return [_arg_regs(a) for a in ins.args]
+    out = []
+    for t in ins.operands:
+        c = t[:1]
+        if c == "%" and "|" not in t:
+            out.append((t,))
+        elif c == "{" and "|" not in t:
+            out.append(_arg_regs(decode_operand(t)))
+        else:
+            out.append(())
+    return out
+
+
+def _arg_regs(a: Operand) -> tuple[str, ...]:
+    ta = type(a)
+    if ta is Reg:
+        return (a.name,)
+    if ta is Vec:
+        return tuple(x.name for x in a.items if type(x) is Reg)
+    return ()
 
 
 @lru_cache(maxsize=256)   # key: an opcode's spelling (a kernel has a few wgmma shapes)
@@ -415,28 +517,28 @@ def parse_ptx(text: str | bytes) -> PtxModule:
     for n, raw in enumerate(text.split("\n"), 1):
         if raw[:2] == ".b" and not open_table and (raw[2:4] == "8 " or data_line(raw)):   # debug data at column 0
             continue                    # (Triton's .debug sections): neither an instruction nor a .loc, skipped below too
-        if not open_table:              # the common lines, told apart by their first character
+        if func and cont is None and not open_table and (pm := plain(raw)):   # an instruction: the common line
+            guard, opcode, rest = pm.groups()   # (what the steps below give it)
+            if nesting(rest) is None:   # split_operands' common case, without the call
+                ops = tuple(filter(None, map(strip, rest.split(","))))
+            else:
+                try:
+                    ops = split_operands(rest.rstrip())
+                except LayoutError as e:
+                    raise LayoutError(f"line {n}: {e}") from None
+            instrs.append((opcode, ops, n, guard, loc, func))
+            continue
+        if not open_table:              # the other common lines, told apart by their first character
             body = raw.lstrip()
             if body[:1] == ".":         # no instruction: a .loc, debug-section data, or a directive
                 if body[:4] == ".loc" and (lm := loc_line(raw)):   # as the directive branch below reads it
-                    loc = (lm.group(1), lm.group(2))
+                    loc = lm.group(1, 2)
                     continue
                 if body[:2] == ".b" and data_line(raw):            # debug-section data: sets nothing
                     continue
             elif not body or body[:2] == "//":                     # blank, or a comment alone
                 if "inline asm" in raw:
                     in_asm, loc, outside = _asm_mark(raw, in_asm, loc, outside)
-                continue
-            elif func and cont is None and (pm := plain(raw)):     # an instruction: what the steps below give it
-                guard, opcode, rest = pm.groups()
-                if nesting(rest) is None:   # split_operands' common case, without the call
-                    ops = tuple(filter(None, map(strip, rest.split(","))))
-                else:
-                    try:
-                        ops = split_operands(rest.rstrip())
-                    except LayoutError as e:
-                        raise LayoutError(f"line {n}: {e}") from None
-                instrs.append((opcode, ops, n, guard, loc, func))
                 continue
         s = _strip_comment(raw)
         st = s.strip()
@@ -508,7 +610,6 @@ def parse_ptx(text: str | bytes) -> PtxModule:
                 instrs.append((got[0], got[1], at, got[2], loc, func))
     if not saw_version and not instrs:
         raise LayoutError("line 1: not PTX (no .version directive and no instructions in an entry)")
-    names = {lc: f"{files.get(lc[0], lc[0])}:{lc[1]}" for lc in {i[4] for i in instrs} if lc}
-    resolved = _typed(instrs, names)
+    resolved = _typed(instrs, _LocNames(files))
     return PtxModule(target, resolved, tuple(funcs), tuple(labels), tuple(shared), tuple(threads.items()),
                      tuple(full.items()), tuple((f, lab, tuple(t)) for f, lab, t in tables))

@@ -13,7 +13,10 @@ module holds its def-use graph (``Module.defs``, ``Module.users``, ``Module.def_
 ``scf.for`` loops (``Module.loops``: iter_args, inits, yield operands; ``Module.carried``). A type's
 value is ``Type.tensor`` (None when unreadable) or ``Type.read()`` (its ``LayoutError`` when
 unreadable): the audits take types this way. The raw texts stay on :class:`Op` for messages and
-keys; ``Module.type_of`` reads a type text that no op holds.
+keys; ``Module.type_of`` reads a type text that no op holds. The text is read in one pass that
+keeps each op's name, line and results; the rest of an op (operands, types, attributes, ``loc``) is
+decoded from its line when first read, so the many ops a check only dispatches on by name cost a
+match each.
 
 Law: every op line of the text (``%x = dialect.op ...`` or ``dialect.op ...``) yields one
 :class:`Op` whose ``line`` is that line; bad input raises ``LayoutError``, never another
@@ -191,7 +194,10 @@ class Type:
     def encoding_text(self) -> str | None:
         """The type's encoding printed in full (aliases resolved), or None for no tensor type."""
         t = self.tensor
-        return format_value(t.encoding) if t is not None else None
+        if t is None:
+            return None
+        enc = t.encoding               # an attribute's key is this text when not preset: printed once, kept
+        return enc.key() if isinstance(enc, Attr) and "_key" not in enc.__dict__ else format_value(enc)
 
     @property
     def layout_shape(self) -> tuple:
@@ -506,9 +512,6 @@ _new = object.__new__
 #: the fields alone make an Op (no __post_init__, no slots): what _op_of relies on
 _PLAIN_OP = not hasattr(Op, "__post_init__") and not hasattr(Op, "__slots__")
 _set = object.__setattr__
-#: :func:`_parse_op` writes an Op's ``__dict__`` with these field names, in this order
-_FIELDS_AS_WRITTEN = _PLAIN_OP and _OP_FIELDS == ("name", "line", "results", "operands", "operand_types",
-                                                  "result_types", "attrs", "loc", "text", "table")
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -638,15 +641,62 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     """The op of one matched line; with ``locs`` its ``loc`` resolved through them and ``table``
     the module's types (built once: an :class:`Op` is frozen); ``seen``: the module's resolved
     ``loc`` bodies (ops of one source line print the same one)."""
+    op = _deferred_op(line_no, m, locs, table if table is not None else TypeTable(), seen)
+    for group in _GROUPS:               # every field now (equal to the deferred op's, read later)
+        op.__dict__.update(group(op.__dict__[_SRC]))
+    return op
+
+
+#: the instance key of a deferred :class:`Op`'s source: (results text, rest of the line, locs, loc memo)
+_SRC = "_src"
+
+
+def _deferred_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None, table: TypeTable,
+                 seen: dict | None) -> Op:
+    """An :class:`Op` whose ``name``, ``line``, ``results``, ``text`` and ``table`` are set and whose
+    other fields are read from the line when first asked for (:class:`_Deferred`): most ops of a
+    kernel are only dispatched on by name; their operands, types, attributes and ``loc`` are
+    decoded for the few a check reads. Equal, field by field, to :func:`_parse_op`'s op.
+
+    >>> op = _deferred_op(3, _OP.match("  %0 = tt.splat %a : f32 -> tensor<4xf32>"), None, TypeTable(), None)
+    >>> "operands" in op.__dict__, op.results, op.operands, op.result_types
+    (False, ('%0',), ('%a',), ('tensor<4xf32>',))
+    """
     res, name, rest = m.groups()        # _OP's groups: res, name, rest
     if '"' in name:
         name = name.strip('"')
+    op = _new(Op)                       # results at once: the def-use graph reads every op's
+    _set(op, "__dict__", {"name": name, "line": line_no, "text": m.group(0), "table": table,
+                          "results": (res.strip(),) if res and ":" not in res and "," not in res else _results(res),
+                          _SRC: (res, rest, locs, seen)})
+    return op
+
+
+def _body_of(rest: str) -> tuple[str, str | None]:
+    """(the line after the op name without its trailing ``loc(...)``, that loc's text)."""
     r = rest.rstrip()                   # _strip_loc(rest), inline: its common case, no region
     j = r.rfind("loc(")
     if r[-1:] == "{" or j < 0 or r[-1:] != ")":
-        body, loc = _strip_loc(rest)
-    else:
-        body, loc = r[:j].rstrip(), r[j:]
+        return _strip_loc(rest)
+    return r[:j].rstrip(), r[j:]
+
+
+def _loc_of(src: tuple) -> dict:
+    _, rest, locs, seen = src
+    loc = _body_of(rest)[1]
+    if locs is not None:
+        if seen is None:
+            loc = _resolve_loc(loc, locs)
+        elif loc in seen:
+            loc = seen[loc]
+        else:                           # kept under the body as printed (ops of one line repeat it)
+            got = seen[loc] = _resolve_alias_loc(loc, locs, seen)
+            loc = got
+    return {"loc": loc}
+
+
+def _signature_of(src: tuple) -> dict:
+    body = _body_of(src[1])[0]
     parts = _split_top(body, " : ")
     head = parts[0]
     n = len(parts)
@@ -660,30 +710,56 @@ def _parse_op(line_no: int, m: re.Match, locs: Mapping[str, str] | None = None, 
     if "#0" in head:            # `%x#0` is the first result of `%x:n = ...`, which :func:`_results` names `%x`
         operands = tuple(o.partition("#")[0] if o.partition("#")[2] == "0" else o for o in operands)
     ins, outs = _signature(sig) if sig else ((), ())
-    if locs is not None:
-        if seen is None:
-            loc = _resolve_loc(loc, locs)
-        elif loc in seen:
-            loc = seen[loc]
-        else:                           # kept under the body as printed (ops of one line repeat it)
-            got = seen[loc] = _resolve_alias_loc(loc, locs, seen)
-            loc = got
-    if table is None:
-        table = TypeTable()
-    results = (res.strip(),) if res and ":" not in res and "," not in res else _results(res)   # one result: at once
-    if not _FIELDS_AS_WRITTEN:
-        return _op_of((name, line_no, results, operands, ins, outs, attrs, loc, m.group(0), table))
-    op = _new(Op)                       # the fields at once, as _op_of sets them
-    _set(op, "__dict__", {"name": name, "line": line_no, "results": results, "operands": operands,
-                          "operand_types": ins, "result_types": outs, "attrs": attrs, "loc": loc,
-                          "text": m.group(0), "table": table})
-    return op
+    return {"operands": operands, "operand_types": ins, "result_types": outs, "attrs": attrs}
+
+
+#: the deferred fields of an :class:`Op`, in groups read together from its source
+_GROUPS = (_loc_of, _signature_of)
+
+
+class _Deferred:
+    """The class attribute of one deferred field of :class:`Op`: a non-data descriptor, so a field
+    set in the instance (every op built by ``Op(...)`` or ``replace``) is read as usual; a deferred
+    op's missing field is computed with its group from the op's source and stored in the instance.
+
+    Law: ``op.f`` is the value :func:`_parse_op` gives ``f`` for the same line."""
+
+    def __init__(self, group, default: Any) -> None:
+        self.group, self.default, self.name = group, default, ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, op: Any, owner: type | None = None) -> Any:
+        if op is None:
+            return self.default         # the class's default, as the dataclass left it
+        d = op.__dict__
+        src = d.get(_SRC)
+        if src is None:
+            raise AttributeError(self.name)
+        d.update(self.group(src))
+        return d[self.name]
+
+
+for _group, _fields in ((_loc_of, ("loc",)),
+                        (_signature_of, ("operands", "operand_types", "result_types", "attrs"))):
+    for _f in _fields:
+        _d = _Deferred(_group, Op.__dataclass_fields__[_f].default)
+        _d.__set_name__(Op, _f)
+        setattr(Op, _f, _d)
+
+
+def _may_raise(line: str) -> bool:
+    """A line whose decoding can raise (brackets nested past :data:`MAX_DEPTH` need more openers
+    than that): :func:`parse_module` decodes it at once, so its error is the module's, as before."""
+    return len(line) > MAX_DEPTH and (line.count("(") + line.count("[") + line.count("{")
+                                      + line.count("<")) > MAX_DEPTH
 
 
 def _op_of(values: tuple) -> Op:
     """``Op(*values)`` (every field given) without the frozen dataclass's per-field
     ``object.__setattr__`` calls: the same fields in the instance's ``__dict__`` (``Op`` has no
-    ``__post_init__``), for the parser's loop over every op line.
+    ``__post_init__``).
 
     >>> _op_of(("tt.return", 3, (), (), (), (), "", None, "tt.return", TypeTable())) == Op("tt.return", 3, (), (), (), ())
     True
@@ -895,7 +971,8 @@ def parse_module(text: str | bytes) -> Module:
         m = _OP.match(ln)
         if not m:
             continue
-        ops.append(_parse_op(i, m, locs, table, seen))
+        ops.append(_parse_op(i, m, locs, table, seen) if len(ln) > MAX_DEPTH and _may_raise(ln)
+                   else _deferred_op(i, m, locs, table, seen))
         if s.rstrip().endswith("({"):
             regions.append(len(ops) - 1)
     nw = attrs.get("num_warps")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import weakref
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Iterator
 
 import z3
@@ -49,6 +50,7 @@ NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "m
 #: The width in bits of a register by its name (:func:`verilayout.dtypes.ptx_reg_width`), memoised
 #: per name (a few hundred distinct per file).
 reg_width = lru_cache(maxsize=8192)(ptx_reg_width)
+_FUNC_OF = attrgetter("func")
 
 
 def fit(e: z3.BitVecRef, w: int) -> z3.BitVecRef:
@@ -83,6 +85,10 @@ class _FunctionIndex:
             code: list[Instr] = []
             glob: list[int | None] = [None] * len(instrs)
             mine = instrs
+        elif set(map(_FUNC_OF, instrs)) <= {func}:   # one function (the common kernel): its code is the module's
+            code = list(instrs)
+            glob = range(len(instrs))                   # each instruction's index in code is its own
+            mine = code
         else:
             code = [i for i in instrs if i.func == func]
             k = iter(range(len(code)))
@@ -102,25 +108,30 @@ class _FunctionIndex:
     def _note_defs(self, instrs) -> None:
         """Each instruction's destination registers noted (an opcode of ``NO_DEST`` has none;
         ``setp`` writes predicates; a vector destination is an unpack, each lane noted)."""
-        defs, kinds = self.defs, {}            # opcode -> 0 no destination, 1 setp, 2 a register
+        defs, pdefs, kinds = self.defs, self.pdefs, {}   # opcode -> 0 no destination, 1 setp, 2 a register
         for i in instrs:
-            a = i.args
-            if not a:
+            ops = i.operands                   # as written: args are decoded only where read
+            if not ops:
                 continue
             kind = kinds.get(i.opcode)
             if kind is None:
                 kind = kinds[i.opcode] = 0 if i.opcode.startswith(NO_DEST) else 1 if i.parts[0].startswith("setp") else 2
-            if kind == 2 and type(a[0]) is Reg:           # the common case
-                ds = defs.get(a[0].name)
+            if not kind:
+                continue
+            d = ops[0]
+            if d[:1] == "%" and "|" not in d:           # the common case: args[0] is Reg(d)
+                into = defs if kind == 2 else pdefs
+                ds = into.get(d)
                 if ds is None:
-                    defs[a[0].name] = [i]
+                    into[d] = [i]
                 else:
                     ds.append(i)
-            elif kind:
+            else:
                 self._note_def(i, kind == 1)
 
     def _note_def(self, i: Instr, setp: bool) -> None:
-        dest = i.args[0]
+        one = getattr(i, "arg", None)              # a parsed instruction decodes its destination alone
+        dest = one(0) if one is not None else i.args[0]
         if setp:
             for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
                 if isinstance(d, Reg):

@@ -29,7 +29,34 @@ import z3
 from verilayout.prove import z3_api as api
 from verilayout.prove.ptx_values import TID
 
-__all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", "free_symbols", "thread_part"]
+__all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", "free_symbols", "thread_part",
+           "remembered"]
+
+#: Answers that are functions of one z3 term alone (its value at thread 0, its threads' offsets, a
+#: guard's values), shared by every file this process audits: z3 hash-conses the terms of its (one,
+#: default) context, so a term alive in this table and a term built later are equal exactly when
+#: their ids are; each entry keeps its term alive. Kernels repeat address functions (unrolled
+#: copies, the same few thread maps in many kernels of a package): each is simplified once.
+_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, object]] = {}
+#: the most entries :data:`_TERM_ANSWERS` holds before it is emptied
+TERM_ANSWERS_MAX = 200_000
+
+
+def remembered(key: tuple, term: z3.ExprRef, compute):
+    """``compute()``, remembered for the process under ``key`` (which holds ``term``'s id and the
+    other arguments the answer depends on), ``term`` kept alive beside it; the table is emptied
+    (keys and terms together) when it reaches :data:`TERM_ANSWERS_MAX` entries.
+
+    >>> x = z3.BitVec("x", 32)
+    >>> remembered(("doc", (x + 1).get_id()), x + 1, lambda: 7), remembered(("doc", (x + 1).get_id()), x + 1, lambda: 8)
+    (7, 7)
+    """
+    hit = _TERM_ANSWERS.get(key)
+    if hit is None:
+        if len(_TERM_ANSWERS) >= TERM_ANSWERS_MAX:
+            _TERM_ANSWERS.clear()
+        hit = _TERM_ANSWERS[key] = (term, compute())
+    return hit[1]
 
 
 def _numeral_arg(ctx, a) -> tuple[int, int] | None:
@@ -83,7 +110,7 @@ def at_thread_zero(core_at_zero: z3.BitVecRef, c: int, memo: dict | None = None)
     key = ("zero+c", core_at_zero.get_id(), c)
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core_at_zero, z3.simplify(core_at_zero + c))
+        hit = memo[key] = (core_at_zero, remembered(key, core_at_zero, lambda: z3.simplify(core_at_zero + c)))
     return hit[1]
 
 
@@ -98,7 +125,7 @@ def address_parts(e: z3.BitVecRef, memo: dict) -> tuple[z3.BitVecRef, int]:
     key = ("parts", e.get_id())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (e, *split_constant(e))
+        hit = memo[key] = (e, *remembered(key, e, lambda: split_constant(e)))
     return hit[1], hit[2]
 
 
@@ -112,7 +139,7 @@ def core_at_zero(core: z3.BitVecRef, memo: dict) -> z3.BitVecRef:
     key = ("core0", core.get_id())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = (core, z3.simplify(z3.substitute(core, (TID, z3.BitVecVal(0, 32)))))
+        hit = memo[key] = (core, remembered(key, core, lambda: api.at_zero_simplified(core, TID)))
     return hit[1]
 
 

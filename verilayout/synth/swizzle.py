@@ -268,9 +268,10 @@ def _prepare(layout: LinearLayout, role: str, out_dims: dict) -> _Access:
     lay = align_outs(layout, shape_ref)
     if lay.rank() != lay.total_out_bits:
         raise LayoutError(f"{role} layout does not cover the whole tensor {dict(out_dims)}")
-    cols = {}
-    for d in lay.in_dim_names:
-        cols[d] = list(lay.sublayout([d], lay.out_dim_names).columns)
+    cols, off, mask = {}, 0, (1 << lay.total_out_bits) - 1
+    for d, b in lay._in:                 # lay.sublayout([d], every out dim).columns, read in place
+        cols[d] = [c & mask for c in lay.columns[off:off + b]]
+        off += b
     regs = tuple(c for c in cols["register"] if c)
     others = tuple(c for d in lay.in_dim_names if d not in ("register", "lane") for c in cols[d])
     return _Access(role, lay, regs, tuple(cols["lane"]), others)
@@ -297,10 +298,11 @@ def _table_of(basis: Sequence[int]) -> dict[int, int]:
 def _extended(table: dict[int, int], vectors: Iterable[int]) -> dict[int, int]:
     """A :func:`_pivots` table of ``span(table) + span(vectors)`` (``table`` itself not changed)."""
     table = dict(table)
+    get = table.get
     for v in vectors:
         while v:
             top = v.bit_length() - 1
-            p = table.get(top)
+            p = get(top)
             if p is None:
                 table[top] = v
                 break
@@ -310,9 +312,10 @@ def _extended(table: dict[int, int], vectors: Iterable[int]) -> dict[int, int]:
 
 def _in_span(table: dict[int, int], vectors: Iterable[int]) -> bool:
     """Every vector lies in the span of a :func:`_pivots` table."""
+    get = table.get
     for v in vectors:
         while v:
-            p = table.get(v.bit_length() - 1)
+            p = get(v.bit_length() - 1)
             if p is None:
                 return False
             v ^= p
@@ -471,15 +474,49 @@ def _lower_bound(accs, order, ks, n, elem_bits, sw, sigma, model, memo: dict | N
 @functools.lru_cache(maxsize=1 << 16)   # GF(2) facts of packed vectors: the searches of one audit share them
 def _nested(rest: tuple, big: tuple, o: tuple, dim: int) -> bool:
     """``span(rest + big)`` contains ``o`` and has dimension ``dim``."""
-    table = _extended(_shared_table(big), rest)
-    return len(table) == dim and _in_span(table, o)
+    table = _shared_table(big)
+    get, own = table.get, {}            # _extended(table, rest) without copying the table: its new rows
+    for v in rest:
+        while v:
+            top = v.bit_length() - 1
+            p = get(top)
+            if p is None:
+                p = own.get(top)
+                if p is None:
+                    own[top] = v
+                    break
+            v ^= p
+    if len(table) + len(own) != dim:
+        return False
+    for v in o:                         # _in_span of the table and its new rows
+        while v:
+            top = v.bit_length() - 1
+            p = get(top)
+            if p is None:
+                p = own.get(top)
+                if p is None:
+                    return False
+            v ^= p
+    return True
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _meet_dim(phase: tuple, big: tuple) -> int:
     """The dimension of ``span(phase) & span(big)``: ``rank(phase) + rank(big) - rank(phase + big)``."""
     table = _shared_table(big)
-    return len(_pivots(phase)) + len(table) - len(_extended(table, phase))
+    get, own, grown = table.get, {}, 0      # _pivots(phase) and _extended(table, phase), one pass each
+    for v in phase:
+        while v:                            # v reduced by big and the phase vectors kept
+            top = v.bit_length() - 1
+            p = get(top)
+            if p is None:
+                p = own.get(top)
+                if p is None:
+                    own[top] = v
+                    grown += 1
+                    break
+            v ^= p
+    return len(_pivots(phase)) - grown
 
 
 @functools.lru_cache(maxsize=1 << 12)   # one search meets the same span for many vector orders
@@ -516,16 +553,8 @@ def _build_s(big: list[int], qs: list[list[int]], sigma: int) -> list[int]:
 
 def _layout_from_basis(basis: Sequence[int], ref: LinearLayout) -> LinearLayout:
     """``offset -> dims`` whose offset ``2**i`` is the packed element ``basis[i]``."""
-    outs = list(ref.out_dims.items())
-    rows = []
-    for v in basis:
-        vals = []
-        for _, size in outs:
-            b = _log2(size)
-            vals.append(v & (size - 1))
-            v >>= b
-        rows.append(vals)
-    return LinearLayout({"offset": rows}, dict(outs), require_surjective=False)
+    mask = (1 << ref.total_out_bits) - 1       # each row is the basis value split over ref's out dims
+    return LinearLayout._raw((("offset", len(basis)),), ref._out, [v & mask for v in basis])
 
 
 def _construct(accs, choice: _Choice, n: int, elem_bits: int, model: BankModel) -> list[int] | None:

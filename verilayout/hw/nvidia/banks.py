@@ -333,18 +333,32 @@ def widest_chain(img: BitImages, elem_bits: int, max_bits: int = 128) -> tuple[i
     blocks, zeros = img.block.get("register", []), img.zero.get("register", [])
     chain: list[int] = []
     while len(chain) < kmax:  # register bits reaching offsets 1, 2, 4, ... (first match, as Triton)
-        want = 1 << len(chain)
-        hit = next((j for j, off in enumerate(regs) if off == want and blocks[j] == 0
-                    and not zeros[j] and j not in chain), None)
+        hit = _first_reaching(regs, blocks, zeros, 1 << len(chain), chain)
         if hit is None:
             break
         chain.append(hit)
     k = len(chain)
+    taken = set(chain)
     for d, offs in img.offset.items():  # every other bit must be a multiple of the vector
+        mine = taken if d == "register" else ()
         for j, off in enumerate(offs):
-            if off and not (d == "register" and j in chain):
+            if off and j not in mine:
                 k = min(k, (off & -off).bit_length() - 1)
     return tuple(chain[:k])
+
+
+def _first_reaching(regs: list[int], blocks: list[int], zeros: list[bool], want: int,
+                    chain: list[int]) -> int | None:
+    """The first register bit not in ``chain`` that reaches offset ``want`` alone (block 0, not
+    a broadcast copy), or None.
+
+    >>> _first_reaching([2, 1, 1], [0, 0, 0], [False, False, False], 1, [1])
+    2
+    """
+    for j, off in enumerate(regs):
+        if off == want and blocks[j] == 0 and not zeros[j] and j not in chain:
+            return j
+    return None
 
 
 def _nonzero_regs(img: BitImages) -> list[int]:
@@ -457,16 +471,43 @@ def phase_wavefronts(byte_ranges: Iterable[tuple[int, int]], model: BankModel = 
     """Wavefronts for requests served together: max over banks of distinct words in it.
 
     ``byte_ranges`` holds ``(first_byte, nbytes)`` per lane (rule 2 of the module docstring).
+    The distinct words are gathered once and counted per bank (word ``w`` lives in bank
+    ``w mod num_banks``).
 
     >>> phase_wavefronts([(0, 4), (128, 4), (4, 4)])
     2
     """
-    per_bank: dict[int, set[int]] = {}
+    return _bank_load(_words(byte_ranges, model.bank_bytes), model.num_banks)
+
+
+def _words(byte_ranges: Iterable[tuple[int, int]], bank_bytes: int) -> set[int]:
+    """The distinct ``bank_bytes``-byte words the ranges ``(first_byte, nbytes)`` touch.
+
+    >>> sorted(_words([(0, 4), (6, 4), (128, 1)], 4))
+    [0, 1, 2, 32]
+    """
+    words: set[int] = set()
     for start, n in byte_ranges:
-        first, last = model.word(start), model.word(start + n - 1)
-        for w in range(first, last + 1):
-            per_bank.setdefault(w % model.num_banks, set()).add(w)
-    return max((len(s) for s in per_bank.values()), default=0)
+        first, last = start // bank_bytes, (start + n - 1) // bank_bytes
+        if first == last:
+            words.add(first)
+        else:
+            words.update(range(first, last + 1))
+    return words
+
+
+def _bank_load(words: set[int], num_banks: int) -> int:
+    """The most words of ``words`` one bank holds (0 for none).
+
+    >>> _bank_load({0, 32, 64, 1}, 32)
+    3
+    """
+    if len(words) <= 1:
+        return len(words)
+    per_bank = [0] * num_banks
+    for w in words:
+        per_bank[w % num_banks] += 1
+    return max(per_bank)
 
 
 def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_phase: int,
@@ -487,8 +528,10 @@ def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_
     >>> warp_wavefronts([128 * i if i < 4 else None for i in range(32)], 4, 32)
     4
     """
-    def phase(lanes: Sequence[int | None]) -> int:
-        return phase_wavefronts([(a, width) for a in lanes if a is not None], model)
+    bb, nb = model.bank_bytes, model.num_banks
+
+    def words(lanes: Sequence[int | None]) -> set[int]:
+        return _words(((a, width) for a in lanes if a is not None), bb)
 
     total = 0
     half = 2 * lanes_per_phase
@@ -496,8 +539,9 @@ def warp_wavefronts(lane_addresses: Sequence[int | None], width: int, lanes_per_
     step = half if merge else lanes_per_phase
     for i in range(0, len(lane_addresses), step):
         group = lane_addresses[i:i + step]
-        parts = sum(phase(group[j:j + lanes_per_phase]) for j in range(0, len(group), lanes_per_phase))
-        total += 1 if merge and parts > 1 and phase(group) == 1 else parts
+        sets = [words(group[j:j + lanes_per_phase]) for j in range(0, len(group), lanes_per_phase)]
+        parts = sum(_bank_load(w, nb) for w in sets)
+        total += 1 if merge and parts > 1 and _bank_load(set().union(*sets), nb) == 1 else parts
     return total
 
 
