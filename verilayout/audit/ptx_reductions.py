@@ -410,8 +410,10 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
             shared.append(ins)
         elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
-        elif head == "mov" and len(ins.args) == 2 and type(ins.args[1]) is Imm and type(ins.args[0]) is Reg:
-            uses.ones[ins.args[0].name] = ins.args[1].value
+        elif head == "mov" and len(ops := ins.operands) == 2 and ops[0][:1] == "%" and ops[1][:1] not in "%{[":
+            src = decode_operand(ops[1])                # the immediate alone: the index decodes no args
+            if type(src) is Imm and "|" not in ops[0]:
+                uses.ones[ops[0]] = src.value
     uses.ones = {r: v for r, v in uses.ones.items() if len(defs.get(r, ())) == 1 and v in _ONE.values()}
     return defs, uses
 
