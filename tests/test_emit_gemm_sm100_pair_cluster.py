@@ -141,9 +141,7 @@ def test_planted_bug_is_caught_by_name(reports, shape, name, edit, check):
     src = render_tcgen05_cuda(m)
     new = src.replace(*edit)
     assert new != src, "the planted edit did not change kernel.cu"
-    before = len(COMPARED)
     r = _compared_check(m, new)
-    assert len(COMPARED) > before               # its ring search (a few thousand states) was compared
     got = {c.check: c for c in r.checks if c.status == "counterexample"}
     assert check in got, [(c.check, c.status) for c in r.checks]
 
@@ -187,17 +185,43 @@ def test_cli_help_and_refusal():
 @needs_nvcc
 def test_six_stage_pair_cluster_ring_is_proved_by_the_reduced_search():
     """256x256x64, 6 stages, 2x2 (``emit gemm --arch sm_100a --tile 256x256x64 --stages 6 --cluster
-    2x2``): every full search of its ring passes ``MAX_MCAST_STATES``; the stubborn-set reduced
-    search (tests/test_mcast_stubborn.py: the full search's verdict on every ring that one finishes)
-    proves the eager landing model. Releasing to one pair only deadlocks it (``release`` names it too)."""
+    2x2``): with 4 CTAs the ring is searched by the stubborn-set reduced search
+    (tests/test_mcast_stubborn.py, tests/test_mcast_symmetry.py: the full search's verdict on every
+    ring that one finishes), which proves it with every landing order. Releasing to one pair only
+    deadlocks it (``release`` names it too)."""
+    from verilayout.simulate.mcast_check import LANDINGS, check_sm100_source
     m = build_tcgen05_manifest("bf16", tile=(256, 256, 64), stages=6, ctas=2, cluster=(2, 2))
-    from verilayout.simulate.mcast_check import check_sm100_source
     src = render_tcgen05_cuda(m)
     ring = next(c for c in check_sm100_source(m, src).checks if c.check == "mcast-ring")
     assert ring.status == "proved", ring.message
-    assert "stubborn-set reduced search" in ring.message and "landings eager" in ring.message
+    assert "stubborn-set reduced search" in ring.message and LANDINGS["per-dest"] in ring.message
     bad = src.replace("uint16_t((r == 0u ? 0xfu", "uint16_t((r == 0u ? 0x3u")
     assert bad != src
     got = {c.check: c for c in check_sm100_source(m, bad).checks}
     assert got["release"].status == "counterexample"
     assert got["mcast-ring"].status == "counterexample" and "deadlock" in got["mcast-ring"].message
+
+
+@needs_nvcc
+def test_the_planted_pair_cluster_rings_get_the_full_search_verdict():
+    """The rings of the planted bugs above (4 CTAs, searched by the reduced search in the check):
+    under eager landings, where the full search ends (a few thousand states), the reduced search's
+    verdict is the full search's, which the reference search repeats (tests/mcast_reference)."""
+    from dataclasses import replace
+    from mcast_reference import same_search
+    import verilayout.simulate.mcast_check as mc
+    from verilayout.simulate.mcast_stubborn import explore_stubborn
+    for shape, name, edit, _ in PLANTED:
+        m = _man(shape)
+        got, real, memo = [], mc._ring_verdict, dict(mc._RING_MEMO)
+        mc._ring_verdict = lambda s: (got.append(s), mc.KernelCheck("mcast-ring", "unknown", "-"))[1]
+        mc._RING_MEMO.clear()                 # the check builds its ring (none from the memo)
+        try:
+            mc.check_sm100_source(m, render_tcgen05_cuda(m).replace(*edit))
+        finally:
+            mc._ring_verdict = real
+            mc._RING_MEMO.update(memo)
+        system = replace(got[0], landing="eager")
+        full = same_search(system, 200000)
+        red = explore_stubborn(system, max_states=200000, symmetric=True)
+        assert full.outcome != "unknown" and red.outcome == full.outcome, (name, full, red)

@@ -9,26 +9,23 @@ from pathlib import Path
 
 from verilayout.audit import audit_paths
 from verilayout.audit import ptx_interwarp
+from verilayout.prove.term_memo import TermMemo
 
 ROOT = Path(__file__).resolve().parent
 #: one kernel compiled for three targets: the same reduce shape and scratch round at other PTX lines
 PAIRS = [ROOT / "thirdparty" / t / "sglang__mean_kernel_b1024_w4" for t in ("cuda80", "cuda90", "cuda100")]
 
 
-class _Counted(dict):
+class _Counted(TermMemo):
     """A memo that counts how often it is asked."""
 
     def __init__(self) -> None:
         super().__init__()
         self.asked = 0
 
-    def get(self, key, default=None):
+    def answer(self, key, terms, compute):
         self.asked += 1
-        return super().get(key, default)
-
-    def __contains__(self, key) -> bool:
-        self.asked += 1
-        return super().__contains__(key)
+        return super().answer(key, terms, compute)
 
 
 def _forget() -> None:

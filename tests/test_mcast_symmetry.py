@@ -151,18 +151,68 @@ def _release_own_pair(system):
     return replace(system, prog=prog, landing="eager")
 
 
-@pytest.mark.slow
-def test_the_ring_check_proves_the_eight_stage_f16_4x1_pair_ring_up_to_its_symmetry():
-    """256x128x64 f16, 8 stages, 4x1 pairs: the full search passes its bound, so does the plain
-    reduced search (benchmarks/mcast_symmetry.py); up to the pair swap the reduced search ends and
-    the ``mcast-ring`` check proves the ring under eager landings. Releasing to the own pair only: B
-    is multicast to both pairs' CTAs (0, 2 / 1, 3), so the other pair's producer waits for a release
-    that never comes: a deadlock, found by name."""
-    from verilayout.simulate.mcast_check import _ring_verdict
+def test_the_ring_check_proves_the_eight_stage_f16_4x1_pair_ring_with_every_landing_order():
+    """256x128x64 f16, 8 stages, 4x1 pairs: the full search passes its bound in every landing
+    model (benchmarks/mcast_symmetry.py); the reduced search, up to the pair swap, ends and the
+    ``mcast-ring`` check proves the ring with each destination of a multicast landing on its own.
+    Releasing to the own pair only: B is multicast to both pairs' CTAs (0, 2 / 1, 3), so the other
+    pair's producer waits for a release that never comes: a deadlock, found by name."""
+    from verilayout.simulate.mcast_check import LANDINGS, _ring_verdict
     system = KERNELS["big pair 4x1 f16 s8"]
     check = _ring_verdict(system)
     assert check.status == "proved", check.message
     assert "stubborn-set reduced search, up to 2 CTA permutations" in check.message
-    assert "landings eager" in check.message
-    bad = explore_stubborn(_release_own_pair(system), max_states=200000, symmetric=True)
+    assert LANDINGS["per-dest"] in check.message
+    bad = explore_stubborn(replace(_release_own_pair(system), landing="per-dest"), max_states=200000, symmetric=True)
     assert bad.outcome == "deadlock", bad
+
+
+def _release_own_cta(system):
+    """Every stage commit arriving on its own CTA's empty barrier only (the planted bug "2x2 release
+    to one CTA" of benchmarks/mcast_ring_speed.py, made here on the ring)."""
+    prog = tuple(tuple(a._replace(bars=tuple(b for b in a.bars if b[0] == system.roles[p][0]))
+                       if a.kind == "mma-commit" else a for a in acts) for p, acts in enumerate(system.prog))
+    return replace(system, prog=prog)
+
+
+def _untailed(system):
+    """Each producer's tail (its waits after its last load: it waits for every stage's release
+    before it exits) left out (the planted bug "2x1 missing producer tail")."""
+    def cut(acts):
+        last = max((i for i, a in enumerate(acts) if a.kind == "mcast-load"), default=-1)
+        return acts[:last + 1]
+    prog = tuple(cut(acts) if role == "producer" else acts for (_, role), acts in zip(system.roles, system.prog))
+    return replace(system, prog=prog)
+
+
+#: Rings every full search leaves unknown (benchmarks/mcast_symmetry.py), now proved per destination.
+NEWLY_PROVED = ("big 1cta 2x2 s6", "big pair 2x2 256x256 s6", "big 1cta 2x1 s4", "big 1cta 1x2 s6")
+
+
+@pytest.mark.parametrize("name", NEWLY_PROVED)
+def test_the_ring_check_proves_the_large_rings_per_destination(name):
+    """The one-CTA 2x2 at 6 stages, the 2x2 pair at 6 stages, the 2x1 at 4 and the 1x2 at 6 stages:
+    the ``mcast-ring`` check proves each with every landing order, by the reduced search."""
+    from verilayout.simulate.mcast_check import LANDINGS, _ring_verdict
+    check = _ring_verdict(KERNELS[name])
+    assert check.status == "proved", check.message
+    assert LANDINGS["per-dest"] in check.message and "stubborn-set reduced search" in check.message
+
+
+@pytest.mark.parametrize("name", NEWLY_PROVED[:3])
+def test_a_planted_release_bug_on_the_large_rings_is_caught_by_name(name):
+    """On the same rings: a release reaching only the committing CTA deadlocks (a peer's producer
+    waits for it forever), found by the reduced search with every landing order."""
+    from verilayout.simulate.mcast_check import _ring_verdict
+    dead = _ring_verdict(_release_own_cta(KERNELS[name]))
+    assert dead.status == "counterexample" and "deadlock" in dead.message, dead.message
+    assert "[stubborn-set reduced search]" in dead.message
+
+
+def test_the_planted_bugs_reach_the_full_search_verdict_on_a_small_ring():
+    """Two planted bugs on the shipped 2x1 ring (per destination: the full search ends there):
+    the reduced search's verdict is the full search's, the oracle."""
+    for edit, want in ((_release_own_cta, ("deadlock", None)), (_untailed, ("counterexample", "after-exit"))):
+        system = replace(edit(KERNELS["2x1"]), landing="per-dest")
+        full, _ = _same(system)
+        assert _kind(full) == want

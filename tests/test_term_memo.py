@@ -1,11 +1,11 @@
-"""The process-wide memo of answers about z3 terms (audit.term_memo) as the PTX descriptor checks
+"""The process-wide memo of answers about z3 terms (prove.term_memo) as the PTX descriptor checks
 use it: the answer for a term built again (structurally equal, as the next kernel of a test run
 builds it) is the kept one and equals a brute-force evaluation; a solver's "no value" (possibly a
 timeout) is never kept; the memo keeps nothing past its bound."""
 import z3
 
 import verilayout.audit.ptx as X
-from verilayout.audit.term_memo import MISSING, TermMemo
+from verilayout.prove.term_memo import MISSING, TermMemo
 from verilayout.prove.ptx_values import SMEM
 
 ALIGN, BELOW = 1024, 1 << 17       # the shared-memory assumption the PTX audit states

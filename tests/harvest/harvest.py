@@ -672,7 +672,15 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="folder of the extracted corpus (default: a temp folder)")
     ap.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per compile")
     ap.add_argument("--no-store", action="store_true", help="do not write corpus.tar.xz and manifest.json")
+    ap.add_argument("--targets", nargs="+", choices=sorted(TARGETS), default=None,
+                    help="compile for these targets only (a quick sweep; default all three)")
+    ap.add_argument("--max-configs", type=int, default=None,
+                    help="configurations per kernel, 1 to 3 (a quick sweep; default 3, and no added variant at 1)")
     args = ap.parse_args()
+    if args.targets:
+        os.environ["VL_HARVEST_TARGETS"] = ",".join(args.targets)     # read by worker.py
+    if args.max_configs:
+        os.environ["VL_HARVEST_MAX_CONFIGS"] = str(max(1, min(MAX_CONFIGS, args.max_configs)))
     start = time.time()
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ import ast
 import json
 import math
 import sys
+import os
 import types
 import warnings
 from pathlib import Path
@@ -32,6 +33,9 @@ from harvest import MAX_CONFIGS, TARGETS  # noqa: E402
 _TRITON_DECORATORS = {"triton.jit", "jit", "tl.jit", "triton.autotune", "autotune", "triton.heuristics",
                       "heuristics", "triton.language.jit"}
 RUNTIME_INT = 1024
+_LIMIT = int(os.environ.get("VL_HARVEST_MAX_CONFIGS", MAX_CONFIGS))   # --max-configs of harvest.py
+_TARGETS = [t for t in ("cuda90", "cuda80", "cuda100")
+            if t in os.environ.get("VL_HARVEST_TARGETS", "cuda90,cuda80,cuda100").split(",")]   # --targets
 MARK = "@@harvest "   # prefix of the worker's own stdout lines (loaded modules may print)
 
 
@@ -184,7 +188,7 @@ def unwrap(obj) -> tuple[object, list, list]:
 
 def _pick(n: int) -> list[int]:
     """Up to three spread indices of an n-long list: first, middle, last."""
-    return sorted({0, n // 2, n - 1})[:MAX_CONFIGS] if n else []
+    return sorted({0, n // 2, n - 1})[:_LIMIT] if n else []
 
 
 def plan(spec: dict, configs: list, heur: list) -> list[dict]:
@@ -204,11 +208,11 @@ def plan(spec: dict, configs: list, heur: list) -> list[dict]:
             vals = {**base, **_only(first, consts), **_only(c.kwargs, consts)}
             out.append((f"at{i}", vals, c.num_warps or 4, c.num_stages or 3))
     elif launches:
-        for i, L in enumerate(launches[:MAX_CONFIGS]):
+        for i, L in enumerate(launches[:_LIMIT]):
             out.append((f"ls{i}", {**base, **_only(L, consts)}, L.get("num_warps", 4), L.get("num_stages", 3)))
     else:
         out.append(("d0", dict(base), 4, 3))
-    if len(out) == 1:   # one known configuration: add a warps/stages variant
+    if len(out) == 1 and _LIMIT > 1:   # one known configuration: add a warps/stages variant
         tag, vals, w, s = out[0]
         out.append((tag[:-1] + "1" if tag != "d0" else "d1", dict(vals), 8 if w == 4 else 4, 2 if s != 2 else 3))
     rows = []
@@ -329,7 +333,7 @@ def run(root: Path, specs: list[dict], skip: set[str]) -> None:
             continue
         for row in rows:
             refused, sig90 = None, None
-            for target in ("cuda90", "cuda80", "cuda100"):
+            for target in _TARGETS:
                 job = {**base, "id": f"{spec['label']}_{row['config']}_{target}", "config": row["config"],
                        "target": target, "signature": concrete_signature(spec["signature"], row["fp16"], target),
                        "constexprs": row["constexprs"], "num_warps": row["num_warps"],

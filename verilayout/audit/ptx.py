@@ -65,7 +65,7 @@ from verilayout.audit.ptx_dots import (DOT_FAMILIES, accumulator_blocks, dot_tie
 from verilayout.audit.ptx_wgmma import planned_tile, wgmma_checks_without_plan
 from verilayout.audit.ttgir import audited, layout_shape
 from verilayout.audit.ptx_tmem import tmem_message_checks
-from verilayout.audit.term_memo import MISSING, TermMemo
+from verilayout.prove.term_memo import MISSING, TermMemo
 from verilayout.core.linear_layout import LinearLayout
 from verilayout.core.smt import solve
 from verilayout.errors import LayoutError
@@ -133,7 +133,7 @@ def _operand_layout(op: Any, idx: int) -> tuple[Any, LinearLayout] | None:
     return t, attr_to_linear(t.encoding, layout_shape(t))
 
 
-#: answers that are functions of their z3 terms alone, kept for the process (``audit.term_memo``):
+#: answers that are functions of their z3 terms alone, kept for the process (``prove.term_memo``):
 #: the kernels of one test run share their descriptor and address terms
 _TERMS = TermMemo()
 
@@ -677,7 +677,7 @@ def _field_check(ev: _Eval, ins: Instr, e, slot: int, name: str, i: int, kb: int
 
 
 def _names(e: z3.ExprRef, cache: dict) -> set[str]:
-    """``symbol_names(e)``, once per term in the process (``audit.term_memo``; ``cache``, the
+    """``symbol_names(e)``, once per term in the process (``prove.term_memo``; ``cache``, the
     evaluator's, is not needed: the answer is the term's alone)."""
     key = ("names", e.get_id())
     hit = _TERMS.get(key)

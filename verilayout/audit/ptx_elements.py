@@ -61,8 +61,8 @@ from verilayout.audit.ptx_relabel import instantiate, ranks, template
 from verilayout.audit.ptx_scratch import (ThreadBytes, byte_stats, check_round, thread_keys, describe, load_mask, meets,
                                          repair_culprits, rounds, LazyUses, scratch_locs, sorted_unique,
                                          thread_arrays)
-from verilayout.audit.ptx_smem import (address_of, matrix_bytes as _matrix_bytes, matrix_count, smem_access,
-                                       thread_guard, lane_byte_offsets,
+from verilayout.audit.ptx_smem import (ACCESS_HEADS, address_of, matrix_bytes as _matrix_bytes, matrix_count,
+                                       smem_access, thread_guard, lane_byte_offsets,
                                        thread_offsets as _thread_offsets)
 from verilayout.audit.ptx_tally import ScratchMap, map_wrong_reads, scratch_map, writer_of
 from verilayout.audit.ttgir import layout_shape
@@ -1117,7 +1117,7 @@ def _walk(mod: PtxModule) -> tuple[dict[int, int], dict[int, list[Instr]], set[i
             e, func = e + 1, ins.func
             if barrier:
                 continue
-        acc = smem_access(ins)
+        acc = smem_access(ins) if ins.parts[0] in ACCESS_HEADS else None   # opcode first
         if acc is not None:
             of[ins.line] = e
             by.setdefault(e, []).append(ins)
@@ -1131,7 +1131,8 @@ def _accesses(mod: PtxModule, memo: dict) -> list[tuple[Instr, tuple]]:
     program order, once per file (kept in ``memo``)."""
     hit = memo.get(("accesses",))
     if hit is None or hit[0] is not mod:
-        got = [(ins, acc) for ins in mod.instrs for acc in [smem_access(ins)] if acc is not None]
+        got = [(ins, acc) for ins in mod.instrs if ins.parts[0] in ACCESS_HEADS
+               for acc in [smem_access(ins)] if acc is not None]
         hit = memo[("accesses",)] = (mod, got)
     return hit[1]
 

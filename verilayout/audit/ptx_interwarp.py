@@ -67,6 +67,7 @@ import z3
 from verilayout.audit.ptx_smem import thread_guard, thread_offsets
 from verilayout.dtypes import ptx_bits
 from verilayout.hw.nvidia.ptx_model import Addr, Imm, Instr, Reg, Vec
+from verilayout.prove.term_memo import TermMemo
 
 #: one-op regions that may combine an element more than once (max, min, and, or)
 _IDEMPOTENT = frozenset({"arith.maxnumf", "arith.minnumf", "arith.maximumf", "arith.minimumf", "arith.maxsi",
@@ -276,8 +277,8 @@ def _addresses_of(ins: Instr, at: int, ev: Any, n: int, memo: dict) -> tuple[Any
 
 
 #: :func:`_offsets`' answers by address term and thread count, the term kept (its id stays unique); for the
-#: process (the norms of one warp count address their scratch by one term); cleared when full
-_OFFSETS: dict = {}
+#: process (the norms of one warp count address their scratch by one term)
+_OFFSETS = TermMemo(4096)
 
 
 def _offsets(ev: Any, ins: Instr, reg: Any, n: int, memo: dict) -> tuple | None:
@@ -286,28 +287,17 @@ def _offsets(ev: Any, ins: Instr, reg: Any, n: int, memo: dict) -> tuple | None:
     expr = ev.operand(reg, 32, at=ins)
     if expr is None:
         return None
-    key = (expr.get_id(), n)
-    hit = _OFFSETS.get(key)
-    if hit is None:
-        if len(_OFFSETS) >= _DECIDED_MAX:
-            _OFFSETS.clear()
-        hit = _OFFSETS[key] = (expr, thread_offsets(ev, ins, reg, n, memo))
-    return hit[1]
+    return _OFFSETS.answer((expr.get_id(), n), (expr,), lambda: thread_offsets(ev, ins, reg, n, memo))
 
 
-#: :func:`_delta`'s answers by the two terms' ids, the terms kept; cleared when full
-_DELTAS: dict = {}
+#: :func:`_delta`'s answers by the two terms' ids, the terms kept
+_DELTAS = TermMemo(4096)
 
 
 def _delta(x: Any, y: Any, memo: dict | None = None) -> int | None:
     """``x - y`` when it simplifies to a constant (kept in ``memo`` per pair of terms)."""
     if memo is not None:                             # kept for the process: a function of the two terms
-        key = (x.get_id(), y.get_id())
-        if key not in _DELTAS:
-            if len(_DELTAS) >= _DECIDED_MAX:
-                _DELTAS.clear()
-            _DELTAS[key] = (x, y, _delta(x, y))          # the terms kept: their ids stay unique
-        return _DELTAS[key][2]
+        return _DELTAS.answer((x.get_id(), y.get_id()), (x, y), lambda: _delta(x, y))
     try:
         d = z3.simplify(x - y)
     except (z3.Z3Exception, TypeError):

@@ -86,6 +86,7 @@ from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
 from verilayout.errors import LayoutError
+from verilayout.frontends.ptx import decode_operand, operand_registers
 from verilayout.frontends.triton import attr_to_linear
 from verilayout.frontends.ttgir import Module, Op
 from verilayout.hw.nvidia.ptx_model import Imm, Instr, Reg, Vec
@@ -369,38 +370,62 @@ class Readers(dict):
         self.memo: dict = {}
         self.shared: list[Instr] = []       # the ld.shared/st.shared indexed (a register operand), in order
         self.shuffles: list[Instr] = []     # the shfl.sync.bfly and redux.sync, in order
+        self.ones: dict[str, int] = {}      # register -> the immediate bits a lone ``mov`` gives it (:func:`_one`)
 
 
 def _index(instrs: list[Instr]) -> tuple[dict, dict]:
     """(register -> defining instructions, register -> reading instructions (:class:`Readers`)) of one
-    function."""
+    function. The registers are read from the operands as written (:func:`operand_registers`): an
+    instruction's ``args`` are not decoded for the index."""
     defs: dict[str, list[Instr]] = {}
     uses: dict[str, list[Instr]] = Readers()
     put_def, put_use = defs.setdefault, uses.setdefault
     shared, shuffles = uses.shared, uses.shuffles
     for ins in instrs:
-        head = ins.parts[0] if ins.parts else ins.opcode
-        first = put_use if head in _NO_WRITE else put_def
+        parts = ins.parts
+        head = parts[0] if parts else ins.opcode
+        put = put_use if head in _NO_WRITE else put_def
         seen = False
-        for k, a in enumerate(ins.args):
-            put = first if k == 0 else put_use
-            ta = type(a)
-            if ta is Reg:
-                put(a.name, []).append(ins)
+        d = ins.__dict__
+        for t in d["operands"] if "args" not in d else ():    # as written: `%r1` is Reg('%r1')
+            c = t[:1]
+            if c == "%" and "|" not in t:
+                put(t, []).append(ins)
                 seen = True
-            elif ta is Vec:
-                for x in a.items:
+            elif c == "{" and "|" not in t:
+                for x in decode_operand(t).items:
                     if type(x) is Reg:
                         put(x.name, []).append(ins)
                         seen = True
+            put = put_use
+        for regs in operand_registers(ins) if "args" in d else ():     # decoded already
+            for r in regs:
+                put(r, []).append(ins)
+                seen = True
+            put = put_use
         if ins.pred:
             put_use(ins.pred.lstrip("@!"), []).append(ins)
             seen = True
-        if seen and (head == "ld" or head == "st") and "shared" in ins.parts:
+        if seen and (head == "ld" or head == "st") and "shared" in parts:
             shared.append(ins)
-        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or ins.parts[:2] == ("redux", "sync")):
+        elif (head == "shfl" or head == "redux") and (_is_bfly(ins) or parts[:2] == ("redux", "sync")):
             shuffles.append(ins)
+        elif head == "mov" and len(ops := ins.operands) == 2 and ops[0][:1] == "%" and ops[1][:1] not in "%{[":
+            src = decode_operand(ops[1])                # the immediate alone: the index decodes no args
+            if type(src) is Imm and "|" not in ops[0]:
+                uses.ones[ops[0]] = src.value
+    uses.ones = {r: v for r, v in uses.ones.items() if len(defs.get(r, ())) == 1 and v in _ONE.values()}
     return defs, uses
+
+
+#: the bits of 1.0 per element type: an ``fma`` by it is an ``add`` (Triton lowers a bf16 ``arith.addf``
+#: below sm_90 to ``fma.rn.bf16 d, a, 1.0, b``: PTX ISA 9.7.4.7 ``add.bf16`` needs sm_90)
+_ONE = {"bf16": 0x3F80, "f16": 0x3C00, "f32": 0x3F800000, "f64": 0x3FF0000000000000}
+
+
+def _one(uses: dict, reg: str, elem: str) -> bool:
+    """Whether ``reg`` holds 1.0 of ``elem`` (one ``mov`` of its bits)."""
+    return getattr(uses, "ones", {}).get(reg, -1) == _ONE.get(elem)
 
 
 _NO_WRITE = frozenset({"st", "bar", "bra", "red", "ret", "stmatrix", "cp", "mbarrier", "fence", "barrier"})
@@ -785,7 +810,7 @@ def _combine_errors_of(chain: Chain, r: Reduce, uses: dict) -> tuple[list[tuple[
     for s in chain.shuffles:
         reads = [(u, r) for u, r in _first_reads(s, uses) if not _is_bfly(u)]
         users = [u for u, _r in reads]
-        if not any(_matches(u, head, nan, elem, r) for u, r in reads):
+        if not any(_matches(u, head, nan, elem, r) or _add_by_one(u, head, elem, r, uses) for u, r in reads):
             at = users[0] if users else s
             got = ", ".join(sorted({u.opcode for u in users})) or "nothing"
             out.append((at, f"the value shuffled at PTX line {s.line} is combined by {got}; the reduce's region "
@@ -803,6 +828,17 @@ def _matches(u: Instr, head: str, nan: bool, elem: str, shuffled: str = "") -> b
     if elem in _FLOATS:
         return elem in u.parts or f"{elem}x2" in u.parts
     return not any(p in _FLOATS for p in u.parts)
+
+
+def _add_by_one(u: Instr, head: str, elem: str, shuffled: str, uses: dict) -> bool:
+    """Whether ``u`` is an ``add`` of ``shuffled`` written ``fma shuffled, 1.0, c`` (or ``1.0, shuffled``): the
+    shuffled value a multiplicand, the other one 1.0 of ``elem`` (a bf16 add below sm_90; LLVM may fold the
+    thread's own value into the addend when it is a constant)."""
+    regs = _reads(u)
+    if head != "add" or u.head != "fma" or elem not in u.parts or shuffled not in regs[:2] or len(regs) < 3:
+        return False
+    other = regs[1] if regs[0] == shuffled else regs[0]
+    return _one(uses, other, elem)
 
 
 def _check(ins: Instr, status: str, message: str, data: dict, op: str = "tt.reduce", check: str = CHECK) -> Check:
@@ -877,9 +913,26 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     if len(fit) == 1 and not any(_verdict(chain, r, uses, data, seg)[0].status == "proved"
                                  for r in wide if r is not fit[0]):
         return verdicts[id(fit[0])]
+    by_lanes = _by_lanes(chain, fit, verdicts)
+    if by_lanes is not None:
+        return by_lanes
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
+
+
+def _by_lanes(chain: Chain, fit: list[Reduce], verdicts: dict) -> list[Check] | None:
+    """The proved verdict of the reduces of ``fit`` whose lane bases along their axis are the chain's masks
+    (a reduce's butterflies are the lane bits of its axis, Triton's ``ReduceOpToLLVM`` warp step), when
+    every such reduce proves it and some other reduce of ``fit`` does not: the chain is tied to them by
+    its masks, and says so. None otherwise (a chain whose masks are no reduce's lanes stays unchecked)."""
+    lanes = [r for r in fit if not _lane_errors(chain, r)]
+    if not lanes or len(lanes) == len(fit) or any(verdicts[id(r)][0].status != "proved" for r in lanes):
+        return None
+    others = ", ".join(str(r.op.line) for r in fit if all(r is not o for o in lanes))
+    why = (f"; tied to this reduce by its lane masks (the tt.reduce ops at TTGIR lines {others} also fit its "
+           "width, combine op and inputs; their lanes along their axes are other butterflies)")
+    return [replace(c, message=c.message + why, data=dict(c.data, tie="lane masks")) for c in verdicts[id(lanes[0])]]
 
 
 def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: Any, data: dict) -> list[Check] | None:

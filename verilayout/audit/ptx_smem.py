@@ -47,8 +47,8 @@ from verilayout.prove.z3_numpy import compile_term
 _MODEL = BankModel()
 
 
-#: The opcode heads of the instructions :func:`smem_access` models.
-_ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
+#: The opcode heads of the instructions :func:`smem_access` models (any other: None, without the call).
+ACCESS_HEADS = _ACCESS_HEADS = frozenset(("ld", "st", "cp", "ldmatrix", "stmatrix"))
 
 
 def smem_access(ins: Instr) -> tuple[str, int, int, int] | None:

@@ -33,7 +33,7 @@ from verilayout.hw.nvidia.ptx_model import (Addr, Imm, Instr, Operand, Other, Pr
                                             Vec)
 
 __all__ = ["MAX_PTX_BYTES", "Instr", "ParsedInstr", "PtxModule", "parse_ptx", "split_operands", "parse_immediate",
-           "decode_operand", "make_instr", "wgmma_shape", "register_names"]
+           "decode_operand", "make_instr", "operand_registers", "wgmma_shape", "register_names"]
 
 #: The most bytes a PTX file may have (Triton's largest kernels are a few MB).
 MAX_PTX_BYTES = 64 << 20
@@ -183,6 +183,8 @@ def decode_operand(text: str) -> Operand:
         return Addr(base, 0 if off is None else parse_immediate(off), off)
     if t.startswith("{"):
         inner = t[1:-1] if t.endswith("}") else t[1:]
+        if _NESTING.search(inner) is None:     # flat (`%r1, %r2`): split_operands' common case, in line
+            return Vec(tuple(map(decode_operand, filter(None, map(str.strip, inner.split(","))))))
         return Vec(tuple(decode_operand(x) for x in split_operands(inner)))
     v = parse_immediate(t)
     if v is not None:
@@ -216,6 +218,17 @@ class ParsedInstr(Instr):
     """
 
     args = _DecodedArgs()
+
+    def arg(self, k: int) -> Operand:
+        """``args[k]``, decoding operand ``k`` alone while ``args`` are not decoded (law: equal to
+        ``args[k]``).
+
+        >>> i = parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.b64 {%r1, %r2}, %rd3;\\n}").instrs[0]
+        >>> i.arg(0).items[1], "args" in vars(i), i.arg(1) == i.args[1]
+        (Reg(name='%r2'), False, True)
+        """
+        d = self.__dict__
+        return d["args"][k] if "args" in d else decode_operand(d["operands"][k])
 
     def __repr__(self) -> str:
         return "Instr" + Instr.__repr__(self)[len(type(self).__qualname__):]
@@ -303,6 +316,40 @@ def make_instr(opcode: str, operands: tuple[str, ...], line: int, pred: str | No
     parts, vec = _opcode_parts(opcode)
     guard = None if pred is None else _guard(pred)
     return Instr(opcode, operands, line, pred, loc, func, parts, tuple(map(decode_operand, operands)), guard, vec)
+
+
+def operand_registers(ins: Instr) -> list[tuple[str, ...]]:
+    """The register names of each operand of ``ins``, in order.
+
+    Law: entry ``k`` is ``(a.name,)`` when ``args[k]`` is a :class:`Reg`, the names of the
+    :class:`Reg` items of a :class:`Vec`, else ``()`` (an address's base is no operand register
+    here). Read from the spelling (``%r1`` decodes to ``Reg('%r1')``; a vector is decoded alone by
+    :func:`decode_operand`), so an instruction's ``args`` are not decoded for it.
+
+    >>> operand_registers(parse_ptx(".version 8.7\\n.entry f()\\n{\\nmov.b64 {%r1, 2}, [%rd1];\\n}").instrs[0])
+    [('%r1',), ()]
+    """
+    if "args" in ins.__dict__:                   # decoded already (or an Instr built with its args)
+        return [_arg_regs(a) for a in ins.args]
+    out = []
+    for t in ins.operands:
+        c = t[:1]
+        if c == "%" and "|" not in t:
+            out.append((t,))
+        elif c == "{" and "|" not in t:
+            out.append(_arg_regs(decode_operand(t)))
+        else:
+            out.append(())
+    return out
+
+
+def _arg_regs(a: Operand) -> tuple[str, ...]:
+    ta = type(a)
+    if ta is Reg:
+        return (a.name,)
+    if ta is Vec:
+        return tuple(x.name for x in a.items if type(x) is Reg)
+    return ()
 
 
 @lru_cache(maxsize=256)   # key: an opcode's spelling (a kernel has a few wgmma shapes)

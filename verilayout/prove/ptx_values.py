@@ -130,7 +130,8 @@ class _FunctionIndex:
                 self._note_def(i, kind == 1)
 
     def _note_def(self, i: Instr, setp: bool) -> None:
-        dest = i.args[0]
+        one = getattr(i, "arg", None)              # a parsed instruction decodes its destination alone
+        dest = one(0) if one is not None else i.args[0]
         if setp:
             for d in (dest.regs if isinstance(dest, PredPair) else (dest,)):
                 if isinstance(d, Reg):

@@ -28,6 +28,7 @@ import z3
 
 from verilayout.prove import z3_api as api
 from verilayout.prove.ptx_values import TID
+from verilayout.prove.term_memo import TermMemo
 
 __all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", "free_symbols", "thread_part",
            "remembered"]
@@ -37,26 +38,20 @@ __all__ = ["split_constant", "at_thread_zero", "address_parts", "core_at_zero", 
 #: default) context, so a term alive in this table and a term built later are equal exactly when
 #: their ids are; each entry keeps its term alive. Kernels repeat address functions (unrolled
 #: copies, the same few thread maps in many kernels of a package): each is simplified once.
-_TERM_ANSWERS: dict[tuple, tuple[z3.ExprRef, object]] = {}
-#: the most entries :data:`_TERM_ANSWERS` holds before it is emptied
 TERM_ANSWERS_MAX = 200_000
+_TERM_ANSWERS = TermMemo(TERM_ANSWERS_MAX)
 
 
 def remembered(key: tuple, term: z3.ExprRef, compute):
     """``compute()``, remembered for the process under ``key`` (which holds ``term``'s id and the
-    other arguments the answer depends on), ``term`` kept alive beside it; the table is emptied
-    (keys and terms together) when it reaches :data:`TERM_ANSWERS_MAX` entries.
+    other arguments the answer depends on), ``term`` kept alive beside it (:class:`TermMemo`, at
+    most :data:`TERM_ANSWERS_MAX` answers).
 
     >>> x = z3.BitVec("x", 32)
     >>> remembered(("doc", (x + 1).get_id()), x + 1, lambda: 7), remembered(("doc", (x + 1).get_id()), x + 1, lambda: 8)
     (7, 7)
     """
-    hit = _TERM_ANSWERS.get(key)
-    if hit is None:
-        if len(_TERM_ANSWERS) >= TERM_ANSWERS_MAX:
-            _TERM_ANSWERS.clear()
-        hit = _TERM_ANSWERS[key] = (term, compute())
-    return hit[1]
+    return _TERM_ANSWERS.answer(key, (term,), compute)
 
 
 def _numeral_arg(ctx, a) -> tuple[int, int] | None:

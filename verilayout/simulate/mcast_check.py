@@ -26,9 +26,11 @@ two cluster tiles along N with ragged edges for the ring.
 * ``cluster-cover``: each CTA stores exactly its tile of D (clipped to M x N) once, each element
   from its own TMEM cell;
 * ``mcast-ring``: the K rings of all CTAs explored over every interleaving and landing order
-  (:mod:`verilayout.simulate.mcast_ring`); where every full search passes its bound, the
-  coarsest landing model by the stubborn-set reduced search (:mod:`verilayout.simulate.mcast_stubborn`)
-  up to the cluster's symmetries (:mod:`verilayout.simulate.mcast_symmetry`);
+  (:mod:`verilayout.simulate.mcast_ring`), each destination of a multicast landing on its own (the
+  finest landing model; coarser ones only where every finer search passed its bound): with 2 CTAs
+  by the full search, past its bound (and with 4 CTAs at once) by the stubborn-set reduced search
+  (:mod:`verilayout.simulate.mcast_stubborn`) up to the cluster's symmetries
+  (:mod:`verilayout.simulate.mcast_symmetry`);
 * ``cluster-schedule``: on a 3 x 3 tile grid, for every grid of 1 .. 4 clusters, every tile is
   loaded (so computed) by exactly one CTA, the CTA its rank names;
 * ``compile`` / ``spills``: ``ptxas -arch=sm_100a -v`` spills 0 bytes.
@@ -91,9 +93,9 @@ _SPAN = {"128B": 128, "64B": 64, "32B": 32}
 #: The landing models of ``mcast-ring``, finest first, in words.
 LANDINGS = {"per-dest": "every landing order (each destination of a multicast on its own)",
             "atomic": "every landing order of whole multicasts (each in all its CTAs at one step; the "
-                      "per-destination search passed its bound)",
+                      "per-destination searches passed their bounds)",
             "eager": "landings eager (each load lands at its issue: the sm_90a checks' landing "
-                     "assumption; with 4 CTAs the searches with loads in flight pass any affordable bound)"}
+                     "assumption; the searches with loads in flight passed their bounds)"}
 #: States explored before ``mcast-ring`` is ``unknown``.
 MAX_MCAST_STATES = 200000
 #: States of the reduced search (:func:`_reduced`) before ``mcast-ring`` is ``unknown``.
@@ -527,21 +529,23 @@ def ring_content(system: McastSystem) -> McastSystem:
 
 
 def _ring_verdict(system: McastSystem) -> KernelCheck:
-    """Law: the ``mcast-ring`` check of ``system`` (:func:`mcast_ring_check`), searched."""
+    """Law: the ``mcast-ring`` check of ``system`` (:func:`mcast_ring_check`), searched: per landing
+    model, finest first, until one search ends: with 2 CTAs the full search, past its bound the
+    reduced one (:func:`_reduced`); with more CTAs the reduced one (the full one passes any
+    affordable bound there)."""
     progs, runs = system.prog, range(system.ncta)
     names = [f"CTA {x}'s {r}" for x, r in system.roles]
-    models = list(LANDINGS)[0 if len(runs) <= 2 else 2:]   # 4 CTAs: the per-destination and whole-
-    for landing in models:                   # multicast searches pass any affordable bound
+    for landing in LANDINGS:
+        how, one = "", replace(system, landing=landing)
         try:
-            r = explore_mcast(replace(system, landing=landing), max_states=MAX_MCAST_STATES)
+            r = explore_mcast(one, max_states=MAX_MCAST_STATES) if len(runs) <= 2 else None
+            if r is None or r.outcome == "unknown":
+                r, how = _reduced(one)
         except KeyError as e:                # a barrier no mbarrier.init of the runs set up
             return KernelCheck("mcast-ring", "unknown", f"mcast-ring: mbarrier {e} is waited on or signalled, "
                                "but no mbarrier.init of it was read in the runs")
         if r.outcome != "unknown":
             break
-    how = ""
-    if r.outcome == "unknown":               # every full search passed its bound: the reduced one
-        r, how = _reduced(replace(system, landing=landing), r)
     grain = LANDINGS[landing]
     if r.outcome == "counterexample":
         f, ev = r.error
@@ -552,8 +556,9 @@ def _ring_verdict(system: McastSystem) -> KernelCheck:
                       for p, a in r.blocked[:3])
         return KernelCheck("mcast-ring", "counterexample", f"mcast-ring: deadlock: {w}" + how)
     if r.outcome == "unknown":
-        return KernelCheck("mcast-ring", "unknown", f"mcast-ring: more than {MAX_MCAST_STATES} states"
-                           + (f" (and {MAX_REDUCED_STATES} of the stubborn-set reduced search)" if how else ""))
+        full = f"more than {MAX_MCAST_STATES} states and " if len(runs) <= 2 else "more than "
+        return KernelCheck("mcast-ring", "unknown", f"mcast-ring: in every landing model {full}"
+                           f"{MAX_REDUCED_STATES} of the stubborn-set reduced search")
     its = sum(1 for p in progs for a in p if a.kind == "mma")
     return KernelCheck("mcast-ring", "proved", f"{len(progs)} processes ({len(runs)} producers and MMA threads), "
                        f"{its} MMA iterations, every interleaving and {grain} ({r.states} states{how}): every "
@@ -561,17 +566,13 @@ def _ring_verdict(system: McastSystem) -> KernelCheck:
                        "reaches its producer, nothing lands after a CTA finished, no deadlock")
 
 
-def _reduced(system: McastSystem, full) -> tuple:
+def _reduced(system: McastSystem) -> tuple:
     """Law: ``(exploration, note)`` of the stubborn-set reduced search with symmetry reduction
     (:mod:`verilayout.simulate.mcast_stubborn`: every terminal state of the full search, so every
     error and every deadlock, is reached; :mod:`verilayout.simulate.mcast_symmetry`: up to the CTA
     permutations that map the system onto itself) on ``system``, at most :data:`MAX_REDUCED_STATES`
-    states; the note names the method for the message. A wait on an mbarrier without init (the
-    reduced search refuses the system): ``(full, "")``, the full search's answer."""
-    try:
-        r = explore_stubborn(system, max_states=MAX_REDUCED_STATES, symmetric=True)
-    except KeyError:
-        return full, ""
+    states; the note names the method for the message. KeyError: a wait on an mbarrier without init."""
+    r = explore_stubborn(system, max_states=MAX_REDUCED_STATES, symmetric=True)
     k = len(ring_symmetries(system))
     sym = f", up to {k} CTA permutations mapping the ring onto itself" if k > 1 else ""
     return r, " of a stubborn-set reduced search" + sym if r.outcome == "proved" else " [stubborn-set reduced search]"

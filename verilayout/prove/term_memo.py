@@ -1,4 +1,6 @@
-"""Answers about z3 terms kept for the whole process, by the terms' ids.
+"""Answers about z3 terms kept for the whole process, by the terms' ids: the one home of the
+audit's per-process memos keyed by term (descriptor proofs, addresses at thread 0, threads'
+offsets, guards, inter-warp offsets and differences).
 
 z3 shares structurally equal terms of one context (hash-consing): the PTX evaluator builds the
 same descriptor and address terms again for each kernel of a test run that shares a tile and a
@@ -17,10 +19,12 @@ answers that the same question would give again (a proof, a value, never a solve
 True
 >>> m.put(("k", (x + 1).get_id()), (x + 1,), 7); m.get(("k", (x + 1).get_id()))
 7
+>>> m.answer(("j", x.get_id()), (x,), lambda: 3), m.answer(("j", x.get_id()), (x,), lambda: 4)
+(3, 3)
 """
 from __future__ import annotations
 
-from typing import Any, Hashable
+from typing import Any, Callable, Hashable
 
 #: what :meth:`TermMemo.get` returns for a key not kept (``None`` is a value a caller may keep)
 MISSING = object()
@@ -43,6 +47,20 @@ class TermMemo:
         alive with it); nothing is kept past ``max_entries``."""
         if len(self._kept) < self.max_entries:
             self._kept[key] = (terms, value)
+
+    def answer(self, key: Hashable, terms: tuple, compute: Callable[[], Any]) -> Any:
+        """The answer kept under ``key``, else ``compute()``, kept with ``terms`` (``compute`` must
+        be a function of the terms the key names and of the plain values it holds)."""
+        hit = self._kept.get(key)
+        if hit is not None:
+            return hit[1]
+        value = compute()
+        self.put(key, terms, value)
+        return value
+
+    def clear(self) -> None:
+        """Forget every answer (and release the terms kept with them)."""
+        self._kept.clear()
 
     def __len__(self) -> int:
         return len(self._kept)
