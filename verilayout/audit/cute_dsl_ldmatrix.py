@@ -160,19 +160,23 @@ class _Table:
 
 
 def _table(plans: list[LdsmPlan]) -> _Table:
-    """The inverse of each buffer's memref: the tag of the element that starts at each shared byte."""
-    rows, ends, tag = [], [], 1
+    """The inverse of each buffer's memref: the tag of the element that starts at each shared byte (tags
+    numbered stage, then column, then row within a buffer; where two elements start at one byte, the later
+    tag). Each buffer's addresses are one numpy expression, swizzled as arrays."""
+    addrs, fields, tag = [], [np.full((1, 4), -1, dtype=np.int64)], 1
     for b, p in enumerate(plans):
         cp = p.buffer
-        for s, (c, r) in itertools.product(range(len(cp.stages)), itertools.product(range(cp.en), range(cp.em))):
-            rows.append((tag, b, r, c, s, int(cp.swizzle((cp.origin or 0) + cp.stages[s] + cp.rows[r] + cp.cols[c]))))
-            tag += 1
-    at = np.zeros(max([x[5] for x in rows], default=0) + 1, dtype=np.int64)
-    fields = np.full((tag, 4), -1, dtype=np.int64)
-    for t, b, r, c, s, a in rows:
-        at[a] = t
-        fields[t] = (b, r, c, s)
-    return _Table(at, fields, tag)
+        st, co, ro = (np.asarray(x, dtype=np.int64) for x in (cp.stages, cp.cols[:cp.en], cp.rows[:cp.em]))
+        base = (cp.origin or 0) + st[:, None, None] + co[None, :, None] + ro[None, None, :]
+        addrs.append(np.asarray(cp.swizzle(base.ravel()), dtype=np.int64))
+        s, c, r = (g.ravel() for g in np.meshgrid(np.arange(len(st)), np.arange(len(co)), np.arange(len(ro)),
+                                                  indexing="ij"))
+        fields.append(np.stack([np.full(len(s), b), r, c, s], axis=1).astype(np.int64))
+        tag += len(s)
+    a = np.concatenate(addrs) if addrs else np.zeros(0, dtype=np.int64)
+    at = np.zeros(int(a.max(initial=0)) + 1, dtype=np.int64)
+    np.maximum.at(at, a, np.arange(1, tag, dtype=np.int64))      # the later tag where two share a byte
+    return _Table(at, np.concatenate(fields), tag)
 
 
 def _lookup(tab: _Table, addr: np.ndarray) -> np.ndarray:
