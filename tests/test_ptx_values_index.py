@@ -40,3 +40,22 @@ def test_two_evaluators_share_the_index_and_stay_apart():
     assert b.memo == {} and a.memo != {}          # each evaluator's values are its own
     other = PtxValues(parse_ptx(PTX), "f")          # another module: its own index
     assert other.defs is not a.defs
+
+
+def test_redux_writes_its_destination_and_red_writes_none():
+    """PTX ISA, parallel synchronization and communication instructions: ``redux.sync d, a, membermask``
+    writes the register ``d``; ``red{.sem}{.scope}{.space}.op.type [a], b`` writes none (its first
+    operand is an address).
+    The opcode prefixes of the instructions without a destination must not take ``redux`` for ``red``."""
+    mod = parse_ptx(""".version 8.7
+.visible .entry f()
+{
+mov.u32 %r1, 5;
+redux.sync.add.s32 %r2, %r1, -1;
+red.shared.add.u32 [%r1], %r2;
+red.global.add.u32 [%rd1], %r1;
+ret;
+}
+""")
+    ev = PtxValues(mod, "f")
+    assert {name: [i.line for i in ds] for name, ds in ev.defs.items()} == {"%r1": [4], "%r2": [5]}

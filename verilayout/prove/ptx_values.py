@@ -43,7 +43,7 @@ _FIXED_NAMES = (TID.decl().name(), SMEM.decl().name())
 #: Special registers with one value in a thread (their symbols are ``v%ctaid.x``, ...).
 _SPECIAL = ("v%ctaid.", "v%nctaid.", "v%ntid.", "v%tid.", "v%cluster_ctarank", "v%clusterid.", "v%cluster_ctaid.")
 #: Opcodes whose first operand is not a destination register.
-NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red", "cp", "mbarrier", "wgmma",
+NO_DEST = ("st", "bar", "bra", "fence", "ret", "exit", "membar", "red.", "cp", "mbarrier", "wgmma",
            "tcgen05", "prefetch", "trap", "@", "barrier", "stmatrix", "elect", "griddepcontrol")
 
 
