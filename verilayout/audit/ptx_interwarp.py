@@ -569,10 +569,12 @@ def _needs(mem: dict, memo: dict | None = None) -> dict:
     return out
 
 
-def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
+def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int],
+                carried: bool = False) -> Finding | str | None:
     """The inter-warp stage ``chain`` against reduce ``r`` (module law): a :class:`Finding`, a reason it
     is unchecked, or None when its loads are no inter-warp stage (not stored from a first stage, or the
-    reduce has no warp along its axis).
+    reduce has no warp along its axis). ``carried``: a reduce with no lane along its axis may also own a
+    round whose stores come from shuffles (:func:`_carried`).
 
     >>> check_stage(None, None, {}, {}, None, []) is None
     True
@@ -581,12 +583,12 @@ def check_stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: lis
         return None if chain is None else "a chain of several words per step is not modelled"
     memo = getattr(cta, "memo", None)
     if memo is None:
-        return _stage(chain, r, defs, uses, cta, masks)
+        return _stage(chain, r, defs, uses, cta, masks, carried)
     idem = len(r.region) == 1 and r.region[0][0] in _IDEMPOTENT
-    key = ("interwarp-stage", id(chain), id(defs), r.axis, r.lanes, r.warps, idem, tuple(masks))
+    key = ("interwarp-stage", id(chain), id(defs), r.axis, r.lanes, r.warps, idem, tuple(masks), carried)
     if key not in memo:                      # chain and defs kept: their ids stay unique
         memo[key] = (chain, defs, _stage(chain, _Shape(_Line(_LINE), r.axis, r.lanes, r.warps, r.region), defs,
-                                         uses, cta, masks))
+                                         uses, cta, masks, carried))
     got = memo[key][2]
     if isinstance(got, Finding):
         return Finding(got.ins, got.status, got.message.replace(_LINE, str(r.op.line)), got.groups)
@@ -612,7 +614,8 @@ class _Shape:
     region: tuple
 
 
-def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int]) -> Finding | str | None:
+def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int],
+           carried: bool = False) -> Finding | str | None:
     """:func:`check_stage` past its first test, computed (``r``: a reduce or its :class:`_Shape`)."""
     got = _source_of(_reads(chain.steps[0][0])[0], defs, getattr(cta, "memo", None))
     if got is None or not any(any(b) and b[r.axis] for b in r.warps):
@@ -628,10 +631,25 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
     if not stores:
         return None
     shuffled = _first_stage_stores(stores, defs, {} if memo is None else memo)
-    if shuffled == any(b[r.axis] for b in r.lanes):
+    lanes = any(b[r.axis] for b in r.lanes)
+    if shuffled == lanes:
         return _judge(chain, r, (load, slot, loads), stores, cta, masks) if shuffled else _unshuffled(
             _judge(chain, r, (load, slot, loads), stores, cta, masks))
+    if carried and shuffled and not lanes:
+        return _carried(_judge(chain, r, (load, slot, loads), stores, cta, masks))
     return None
+
+
+def _carried(got: Finding | str) -> Finding | str:
+    """The verdict of a round whose stores come from shuffles, for a reduce with no lane along its axis, asked
+    only when no reduce whose lanes lie along its axis owns the round: the reduce's in-thread first stage
+    combines values an earlier reduce's butterflies made (``tt.sum(tt.sum(x, 1), 0)`` with the warps along
+    axis 0). A proof stands; an error is only a reason, as for :func:`_unshuffled` (the round's owner is
+    found by elimination, not by its stores)."""
+    if isinstance(got, Finding) and got.status != "proved":
+        return ("its stores come from shuffles that no reduce with lanes along its axis owns (an in-thread first "
+                "stage over an earlier reduce's results), and against this reduce " + got.message)
+    return got
 
 
 def _unshuffled(got: Finding | str) -> Finding | str:

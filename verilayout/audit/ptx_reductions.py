@@ -946,6 +946,8 @@ def _interwarp(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, cta: A
            if not any(_combine_errors(chain, r, uses)) and _redux_fits(chain.steps[0][0], r)]
     fit0 = fit
     found = [check_stage(chain, r, defs, uses, cta, data["masks"]) for r in fit]
+    if fit and all(f is None for f in found):       # no owner by its stores: a carried first stage may own it
+        found = [check_stage(chain, r, defs, uses, cta, data["masks"], carried=True) for r in fit]
     if not fit or all(f is None for f in found):
         return None
     owned = [(f, r) for f, r in zip(found, fit) if f is not None]     # None: no warp along its axis
