@@ -557,7 +557,7 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
     perm = {id(s) for s in shfl if _permutes(s, defs, uses)}
     for s in shfl:
         cl = _cluster(s, uses) if _is_bfly(s) and id(s) not in perm else ()
-        nxt = {id(t): t for c in cl for t in fed.get(c, []) if t is not s and id(t) not in perm}
+        nxt = {id(t): t for c in cl for t in fed.get(c, []) if t is not s and id(t) not in perm and _follows(s, t)}
         succ[id(s)] = list(nxt.values())
         for t in nxt.values():
             parent[find(id(s))] = find(id(t))
@@ -565,6 +565,22 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
     for s in shfl:
         groups.setdefault(find(id(s)), []).append(s)
     return [_steps(g, succ, instrs[0].func if instrs else "") for g in groups.values()]
+
+
+def _follows(s: Instr, t: Instr) -> bool:
+    """Whether shuffle ``t`` may be the next step after butterfly ``s`` in one reduction: Triton's
+    ``warpReduce`` (``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``) halves its lane mask each step,
+    and a ``redux.sync`` reduces all 32 lanes in one step, after no butterfly. A shuffle reached only
+    through selects and compares past a finished combine (a later reduce of a value chosen from this one)
+    starts a chain of its own. A mask that is no immediate decides nothing (True).
+
+    >>> from verilayout.frontends.ptx import make_instr
+    >>> a, b = (make_instr("shfl.sync.bfly.b32", (f"%r{m}", "%r0", str(m), "31", "-1"), m) for m in (1, 16))
+    >>> _follows(b, a), _follows(a, b)
+    (True, False)
+    """
+    a, b = _mask(s), _mask(t)
+    return b != -1 and (a is None or b is None or b < a)
 
 
 def _moved_from(reg: str, defs: dict, depth: int = 0) -> set[str]:
