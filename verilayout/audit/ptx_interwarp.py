@@ -170,6 +170,22 @@ def _source_of(reg: str, defs: dict, memo: dict | None) -> tuple[Instr, int, int
     return memo[key][1]
 
 
+def converted_input(reg: str, defs: dict, uses: dict, memo: dict | None) -> bool:
+    """Whether ``reg`` is loaded (:func:`source_word`) by an ``ld.shared`` whose round (:func:`_round`) has
+    stores and not one of them comes from a shuffle or ``redux.sync`` (:func:`_from_chain`): the round moves
+    a layout conversion's values, not warps' partials, so a chain on ``reg`` is a first stage.
+
+    >>> converted_input("%r1", {}, {}, None)
+    False
+    """
+    got = _source_of(reg, defs, memo)
+    if got is None or got[0].head != "ld":
+        return False
+    stores, _loads = _round(got[0], defs, uses, memo)
+    memo = {} if memo is None else memo
+    return bool(stores) and not any(_first_stage_stores([s], defs, memo) for s in stores)
+
+
 def _first_stage_stores(stores: list[Instr], defs: dict, memo: dict) -> bool:
     """Whether every store's value comes from a first stage (:func:`_from_chain`; kept in ``memo`` per
     function and round)."""

@@ -81,7 +81,7 @@ import numpy as np
 
 from verilayout.audit.model import Check
 from verilayout.audit.ptx_context import PtxContext
-from verilayout.audit.ptx_interwarp import Finding, check_stage, source_load
+from verilayout.audit.ptx_interwarp import Finding, check_stage, converted_input, source_load
 from verilayout.audit.ptx_segments import Segment, segment
 from verilayout.audit.ptx_shuffles import TagRun
 from verilayout.audit.ttgir import layout_shape
@@ -570,9 +570,10 @@ def chains(instrs: list[Instr], index: tuple[dict, dict] | None = None) -> list[
 def _follows(s: Instr, t: Instr) -> bool:
     """Whether shuffle ``t`` may be the next step after butterfly ``s`` in one reduction: Triton's
     ``warpReduce`` (``lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp``) halves its lane mask each step,
-    and a ``redux.sync`` reduces all 32 lanes in one step, after no butterfly. A shuffle reached only
-    through selects and compares past a finished combine (a later reduce of a value chosen from this one)
-    starts a chain of its own. A mask that is no immediate decides nothing (True).
+    and a ``redux.sync`` reduces all 32 lanes in one step, after no butterfly. A shuffle with a larger mask,
+    or a ``redux.sync``, reached through selects and compares past a finished combine (a later reduce of a
+    value chosen from this one) starts a chain of its own; an equal mask stays (a step repeated is the
+    chain's own bug, reported there). A mask that is no immediate decides nothing (True).
 
     >>> from verilayout.frontends.ptx import make_instr
     >>> a, b = (make_instr("shfl.sync.bfly.b32", (f"%r{m}", "%r0", str(m), "31", "-1"), m) for m in (1, 16))
@@ -580,7 +581,7 @@ def _follows(s: Instr, t: Instr) -> bool:
     (True, False)
     """
     a, b = _mask(s), _mask(t)
-    return b != -1 and (a is None or b is None or b < a)
+    return b != -1 and (a is None or b is None or b <= a)
 
 
 def _moved_from(reg: str, defs: dict, depth: int = 0) -> set[str]:
@@ -883,8 +884,10 @@ def chain_checks(chain: Chain, cands: list, defs: dict, uses: dict, run: Any = N
     return got
 
 
-def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any, cta: Any) -> list[Check]:
-    """:func:`chain_checks` over the reduces whose layouts read."""
+def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run: Any, cta: Any,
+                  converted: bool = False) -> list[Check]:
+    """:func:`chain_checks` over the reduces whose layouts read (``converted``: its loaded inputs are a layout
+    conversion's, :func:`_loaded_input`)."""
     masks = [_mask(s[0]) for s in chain.steps]
     data: dict[str, Any] = {"instructions": [s.line for s in chain.shuffles], "masks": masks}
     partial = [s for s in chain.shuffles if not _full_warp(s, run)]
@@ -896,9 +899,8 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     inter = _interwarp(chain, cands, defs, uses, cta, data)
     if inter is not None:
         return inter
-    if any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
-        return _unchecked(chain, "inter-warp stage: its inputs are loaded from shared memory (each warp's "
-                          "partial moved into lanes); which lane holds which partial is the scratch round's", data)
+    if not converted and any(_loaded_shared(r, defs) for s in chain.steps[0] for r in _reads(s)[:1]):
+        return _loaded_input(chain, cands, defs, uses, (run, cta), data)
     seg = segment(chain.steps[0][0], defs, uses, cta) if chain.steps[0][0].head == "redux" else None
     if isinstance(seg, str):
         return _unchecked(chain, seg, data)
@@ -935,6 +937,25 @@ def _chain_checks(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, run
     lines = ", ".join(str(r.op.line) for r in fit)
     return _unchecked(chain, f"the tt.reduce ops at TTGIR lines {lines} fit the chain's width, combine op and "
                       "inputs; it does not meet all of their layouts, and another reduce's it would", data)
+
+
+def _loaded_input(chain: Chain, cands: list[Reduce], defs: dict, uses: dict, runs: tuple, data: dict) -> list[Check]:
+    """A chain on values loaded from shared memory that no reduce owns as its inter-warp stage: when every
+    such round's stores come from no shuffle (:func:`ptx_interwarp.converted_input`: a layout conversion
+    into the reduce's operand layout), the chain is a first stage, judged as one and kept only when proved
+    (which element each lane holds is the conversion's own check); else unchecked."""
+    why = ("inter-warp stage: its inputs are loaded from shared memory (each warp's partial moved into lanes); "
+           "which lane holds which partial is the scratch round's")
+    memo = getattr(uses, "memo", None)
+    regs = [r for s in chain.steps[0] for r in _reads(s)[:1] if _loaded_shared(r, defs)]
+    if not all(converted_input(r, defs, uses, memo) for r in regs):
+        return _unchecked(chain, why, data)
+    got = _chain_checks(chain, cands, defs, uses, runs[0], runs[1], converted=True)
+    if not got or any(c.status != "proved" for c in got):
+        return _unchecked(chain, why, data)
+    note = ("; its inputs are loaded from a shared-memory round whose stores come from no shuffle (a layout "
+            "conversion's: which element each lane holds is that conversion's check)")
+    return [replace(c, message=c.message + note) for c in got]
 
 
 def _by_lanes(chain: Chain, fit: list[Reduce], verdicts: dict) -> list[Check] | None:
