@@ -15,12 +15,18 @@ butterfly chain leaves in lane ``t`` the counts ``C[t][u]`` of :func:`lane_count
 ``redux.sync`` 9.7.13.11: every lane once).
 
 Law: a *round* is the run of ``st.shared`` right before the run of ``ld.shared`` that holds the chain's
-load, in program order among the function's shared accesses; every stored value must come (through
+load, in program order among the function's shared accesses, cut after the last CTA barrier that lies
+between two of its stores (the earlier ones are another round's, read before that barrier by accesses the
+run does not list, e.g. a ``tt.dot``'s ``ldmatrix``); every stored value must come (through
 moves, packs and combines, within four instructions) from a shuffle or ``redux.sync`` (a first
 stage), else this is no inter-warp stage (None), except for a reduce none of whose lanes moves along
 its axis: its first stage is in-thread only, so its round's stores come from no shuffle (and a round
 whose stores do is not its: None); such a round is judged the same way, but it may be any plain round
-(a layout conversion's), so its error is reported as the reason it stays ``unchecked``. Each
+(a layout conversion's), so its error is reported as the reason it stays ``unchecked``. When no reduce
+with lanes along its axis owns a round of shuffled stores, a reduce with none may (its in-thread first
+stage combines an earlier reduce's butterfly results, :func:`_carried`), judged the same way with the same
+caution. A chain on loads of a round none of whose stores comes from a shuffle that no reduce owns is a
+first stage on converted values (:func:`converted_input`), judged by ``audit.ptx_reductions``. Each
 thread ``s`` (warp ``w``, lane ``l``) that stores 32-bit word ``j`` of store ``R`` writes the
 *partial* ``(E, p)``: element ``E = (R, j, key)``, ``key`` the coordinates of ``lane(l) ^ warp(w)``
 without the reduced axis (the operand layout's lane and warp bases), ``p`` the reduced-axis coordinate
@@ -644,6 +650,8 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
                 "the matrix fragments' lanes are not modelled here")
     memo = getattr(cta, "memo", None)
     stores, loads = _round(load, defs, uses, memo)
+    ev = getattr(cta, "ev", None)
+    stores = _after_barrier(stores, getattr(ev, "code", None), getattr(ev, "index", {}))
     if not stores:
         return None
     shuffled = _first_stage_stores(stores, defs, {} if memo is None else memo)
@@ -843,6 +851,31 @@ def _round_part(r: Any, at: tuple, stores: list, run: tuple) -> tuple[Loaded, di
     return unread if unread else (tags, _needs(mem, memo))
 
 
+def _cta_barrier(i: Instr) -> bool:
+    """A CTA barrier: ``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp`` (PTX ISA 9.7.13.1)."""
+    return i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
+
+
+def _after_barrier(stores: list[Instr], code: list | None, index: dict) -> list[Instr]:
+    """The stores of the run ``stores`` (program order) after the last CTA barrier that lies between two of
+    them: a barrier inside the run closes an earlier round, whose stores something else read before it
+    (``ldmatrix``, or a conversion's loads, which the run of ``ld.shared``/``st.shared`` does not list).
+    Unchanged when the code is not at hand.
+
+    >>> _after_barrier([], None, {})
+    []
+    """
+    if code is None:
+        return stores
+    for k in range(len(stores) - 1, 0, -1):
+        a, b = index.get(stores[k - 1].line), index.get(stores[k].line)
+        if a is None or b is None:
+            return stores
+        if any(_cta_barrier(i) for i in code[a + 1:b]):
+            return stores[k:]
+    return stores
+
+
 def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> str | bool | None:
     """None when a CTA barrier (``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp``) lies between the
     round's last store and ``load`` in program order; True when none does and no branch either (every
@@ -852,8 +885,7 @@ def _fence(stores: list[Instr], load: Instr, code: list | None, index: dict) -> 
     lo, hi = max(s.line for s in stores), load.line
     a, b = index.get(lo), index.get(hi)
     between = code[a + 1:b] if a is not None and b is not None else [i for i in code if lo < i.line < hi]
-    if any(i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
-           for i in between):
+    if any(_cta_barrier(i) for i in between):
         return None
     if any(i.head == "bra" for i in between):
         return "no CTA barrier between the round's stores and loads on the straight line, and a branch between them"
