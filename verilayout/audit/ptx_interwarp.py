@@ -650,8 +650,7 @@ def _stage(chain: Any, r: Any, defs: dict, uses: dict, cta: Any, masks: list[int
                 "the matrix fragments' lanes are not modelled here")
     memo = getattr(cta, "memo", None)
     stores, loads = _round(load, defs, uses, memo)
-    ev = getattr(cta, "ev", None)
-    stores = _after_barrier(stores, getattr(ev, "code", None), getattr(ev, "index", {}))
+    stores = _cut(stores, getattr(cta, "ev", None), memo)
     if not stores:
         return None
     shuffled = _first_stage_stores(stores, defs, {} if memo is None else memo)
@@ -854,6 +853,17 @@ def _round_part(r: Any, at: tuple, stores: list, run: tuple) -> tuple[Loaded, di
 def _cta_barrier(i: Instr) -> bool:
     """A CTA barrier: ``bar.sync``/``barrier.sync``/``bar.red``, not ``.warp`` (PTX ISA 9.7.13.1)."""
     return i.head in ("bar", "barrier") and "warp" not in i.parts and ("sync" in i.parts or "red" in i.parts)
+
+
+def _cut(stores: list[Instr], ev: Any, memo: dict | None) -> list[Instr]:
+    """:func:`_after_barrier` of a round's stores over ``ev``'s code (kept in ``memo`` per run of stores)."""
+    code, index = getattr(ev, "code", None), getattr(ev, "index", {})
+    if memo is None or not stores:
+        return _after_barrier(stores, code, index)
+    key = ("interwarp-cut", id(ev), stores[0].line, stores[-1].line, len(stores))
+    if key not in memo:
+        memo[key] = (ev, _after_barrier(stores, code, index))     # ev kept: its id stays unique
+    return memo[key][1]
 
 
 def _after_barrier(stores: list[Instr], code: list | None, index: dict) -> list[Instr]:
