@@ -75,6 +75,7 @@ from verilayout.frontends.ttgir import Module
 from verilayout.hw.nvidia.ptx_model import Instr, PtxModule, Reg
 from verilayout.prove.ptx_values import TID
 from verilayout.prove.smem_address import address_parts, remembered
+from verilayout.prove.term_memo import TermMemo
 
 #: TTGIR op -> (direction, index of the register-side type, index of the memory-side type), where
 #: an index ``("r", i)`` is the i-th result type and ``("o", i)`` the i-th operand type
@@ -231,21 +232,17 @@ def _by_term(key: tuple, term: z3.ExprRef, compute: Any) -> Any:
 
 #: Answers by content for the process (each thread's bytes from its offsets, a layout's holders,
 #: a copy's verdict before relabelling): keys hold values, or ids of objects kept alive in the
-#: entry; emptied past :data:`_CONTENT_MAX` entries. Kernels of a package repeat thread maps and
-#: layouts: each is computed once. The bound is low: an entry may hold the bytes of every thread.
-_BY_CONTENT: dict[tuple, tuple[Any, Any]] = {}
+#: entry (:class:`~verilayout.prove.term_memo.TermMemo`, at most :data:`_CONTENT_MAX` entries).
+#: Kernels of a package repeat thread maps and layouts: each is computed once. The bound is low:
+#: an entry may hold the bytes of every thread.
 _CONTENT_MAX = 4_096
+_BY_CONTENT = TermMemo(_CONTENT_MAX)
 
 
 def _by_content(key: tuple, keep: Any, compute: Any) -> Any:
     """``compute()``, remembered in :data:`_BY_CONTENT` under ``key`` with ``keep`` (the objects
     whose ids ``key`` holds) alive beside it."""
-    hit = _BY_CONTENT.get(key)
-    if hit is None:
-        if len(_BY_CONTENT) >= _CONTENT_MAX:
-            _BY_CONTENT.clear()
-        hit = _BY_CONTENT[key] = (keep, compute())
-    return hit[1]
+    return _BY_CONTENT.answer(key, (keep,), compute)
 
 
 def _split_const(e: z3.BitVecRef, memo: dict | None = None) -> tuple[int, tuple[int, ...]]:

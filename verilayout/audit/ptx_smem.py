@@ -401,9 +401,9 @@ _COSTS_MAX = 8_192
 def _cost(ins: Instr, acc: tuple, offs: list[int], active: list[bool], n: int) -> tuple[int, int, tuple]:
     """(worst wavefronts, that warp's ideal, wavefronts per warp) of ``ins`` over the ``n // 32`` warps;
     (0, 0, ...) when no warp executes it. A function of ``acc``, ``ins``' matrix count, ``offs``,
-    ``active`` and ``n`` alone: remembered by them (:data:`_COSTS`)."""
+    ``active``, ``n`` and the bank model in force (:data:`_MODEL`) alone: remembered by them (:data:`_COSTS`)."""
     mats = _matrices(ins)
-    key = (acc, mats, n, tuple(offs), tuple(active))
+    key = (_MODEL, acc, mats, n, tuple(offs), tuple(active))
     hit = _COSTS.get(key)
     if hit is None:
         if len(_COSTS) >= _COSTS_MAX:
