@@ -1,7 +1,7 @@
 """A bf16 ``tl.sum`` on sm_80 whose thread's own value LLVM folded to a constant (liger-kernel 0.8.5's
-``_rms_norm_forward_fused_2d``, Triton 3.9, cuda:80, ``tests/sweep_pairs/cuda80``): below sm_90 PTX has no
-``add.bf16`` (PTX ISA 9.7.4.7: ``add{.rnd}.bf16`` requires sm_90), so Triton writes a bf16 ``arith.addf`` as
-``fma.rn.bf16 d, a, 1.0, b``. Where the reduced register is the constant 0 (``mov.b32 %r33, 0``), LLVM
+``_rms_norm_forward_fused_2d``, Triton 3.9, cuda:80, ``tests/sweep_pairs/cuda80``): below sm_90 PTX has
+no ``add.bf16`` (PTX ISA 9.7.4, half precision ``add{.rnd}.bf16``: requires sm_90), so Triton writes a
+bf16 ``arith.addf`` as ``fma.rn.bf16 d, a, 1.0, b``. Where the reduced register is the constant 0 (``mov.b32 %r33, 0``), LLVM
 passes the shuffled value as the multiplicand and the constant as the addend:
 ``fma.rn.bf16 %rs58, %rs56, %rs47, %rs57`` with ``%rs47 = 0x3F80`` (1.0) and ``%rs57 = 0x0000``. The audit
 took only an ``fma`` whose addend is the shuffled value for an ``add`` and reported an error on a correct

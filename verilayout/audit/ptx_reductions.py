@@ -419,7 +419,7 @@ def _index(instrs: list[Instr]) -> tuple[dict, dict]:
 
 
 #: the bits of 1.0 per element type: an ``fma`` by it is an ``add`` (Triton lowers a bf16 ``arith.addf``
-#: below sm_90 to ``fma.rn.bf16 d, a, 1.0, b``: PTX ISA 9.7.4.7 ``add.bf16`` needs sm_90)
+#: below sm_90 to ``fma.rn.bf16 d, a, 1.0, b``: PTX ISA 9.7.4, half precision ``add.bf16``, needs sm_90)
 _ONE = {"bf16": 0x3F80, "f16": 0x3C00, "f32": 0x3F800000, "f64": 0x3FF0000000000000}
 
 
