@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from audited import audit_pair
+from interwarp_plants import PLANTS, first_round, planted, stage_checks
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -38,52 +38,23 @@ def kernel() -> tuple[str, str]:
     return _CACHE["k"]
 
 
-def _round(ptx: str) -> tuple[int, int, int]:
-    """(index of the one ``st.shared``, of the ``bar.sync`` after it, of the ``ld.shared`` after that)."""
-    lines = ptx.splitlines()
-    st = next(i for i, s in enumerate(lines) if re.search(r"\bst\.shared\.", s))
-    bar = next(i for i in range(st, len(lines)) if "bar.sync" in lines[i])
-    ld = next(i for i in range(bar, len(lines)) if re.search(r"\bld\.shared\.", lines[i]))
-    return st, bar, ld
-
-
-def _stage(ttgir: str, ptx: str, ld: int) -> list:
-    """The warp-reduce checks of the chains right after the round's load (same line numbers in every plant)."""
-    lines = ptx.splitlines()
-    after = next(i + 1 for i in range(ld, len(lines)) if "shfl.sync.bfly" in lines[i])
-    return [c for c in audit_pair(ttgir, ptx, "k").checks if c.check == "warp-reduce" and c.line == after]
-
-
 def test_kernel_has_the_form():
     ttgir, ptx = kernel()
     assert re.search(r"threadsPerWarp = \[1, 32\], warpsPerCTA = \[4, 1\]", ttgir)
-    st, bar, ld = _round(ptx)
+    st, bar, ld = first_round(ptx)
     assert len([s for s in ptx.splitlines() if re.search(r"\bst\.shared\.", s)]) == 1
 
 
 def test_carried_first_stage_round_is_proved_with_the_four_warps():
     ttgir, ptx = kernel()
-    got = _stage(ttgir, ptx, _round(ptx)[2])
+    got = stage_checks(ttgir, ptx, first_round(ptx)[2])
     assert got and all(c.status == "proved" for c in got), [c.message for c in got]
     assert [list(g) for g in got[0].data["warp_groups"]] == [[0, 1, 2, 3]]
 
 
-def _moved(line: str, by: int) -> str:
-    return re.sub(r"\[(%r\d+)\]", lambda m: f"[{m.group(1)}+{by}]", line, count=1)
-
-
-@pytest.mark.parametrize("plant", ["store", "load", "barrier"])
+@pytest.mark.parametrize("plant", PLANTS)
 def test_planted_bug_is_not_proved(plant):
     ttgir, ptx = kernel()
-    st, bar, ld = _round(ptx)
-    lines = ptx.splitlines()
-    if plant == "store":
-        lines[st] = _moved(lines[st], 4)
-    elif plant == "load":
-        lines[ld] = _moved(lines[ld], 4)
-    else:
-        lines[bar] = ""                 # the blank keeps the line numbers
-    planted = "\n".join(lines)
-    assert planted != ptx
-    got = _stage(ttgir, planted, ld)
+    rnd = first_round(ptx)
+    got = stage_checks(ttgir, planted(ptx, rnd, plant), rnd[2])
     assert got and not any(c.status == "proved" for c in got), [c.message for c in got]

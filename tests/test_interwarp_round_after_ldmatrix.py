@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from audited import audit_pair
+from interwarp_plants import PLANTS, planted, stage_checks
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -51,12 +51,6 @@ def _round(ptx: str) -> tuple[int, int, int]:
     return st, bar, ld
 
 
-def _stage(ttgir: str, ptx: str, ld: int) -> list:
-    lines = ptx.splitlines()
-    after = next(i + 1 for i in range(ld, len(lines)) if "shfl.sync.bfly" in lines[i])
-    return [c for c in audit_pair(ttgir, ptx, "k").checks if c.check == "warp-reduce" and c.line == after]
-
-
 def test_kernel_has_the_form():
     ttgir, ptx = kernel()
     assert "warpsPerCTA = [1, 4]" in ttgir
@@ -69,28 +63,15 @@ def test_kernel_has_the_form():
 
 def test_stage_after_operand_staging_is_proved():
     ttgir, ptx = kernel()
-    got = _stage(ttgir, ptx, _round(ptx)[2])
+    got = stage_checks(ttgir, ptx, _round(ptx)[2])
     assert got and all(c.status == "proved" for c in got), [c.message[:300] for c in got]
     assert got[0].data["masks"] == [2, 1]
     assert [list(g) for g in got[0].data["warp_groups"]] == [[0, 1, 2, 3]]
 
 
-def _moved(line: str, by: int) -> str:
-    return re.sub(r"\[(%r\d+)\]", lambda m: f"[{m.group(1)}+{by}]", line, count=1)
-
-
-@pytest.mark.parametrize("plant", ["store", "load", "barrier"])
+@pytest.mark.parametrize("plant", PLANTS)
 def test_planted_bug_is_not_proved(plant):
     ttgir, ptx = kernel()
-    st, bar, ld = _round(ptx)
-    lines = ptx.splitlines()
-    if plant == "store":
-        lines[st] = _moved(lines[st], 4)
-    elif plant == "load":
-        lines[ld] = _moved(lines[ld], 4)
-    else:
-        lines[bar] = ""                 # the blank keeps the line numbers
-    planted = "\n".join(lines)
-    assert planted != ptx
-    got = _stage(ttgir, planted, ld)
+    rnd = _round(ptx)
+    got = stage_checks(ttgir, planted(ptx, rnd, plant), rnd[2])
     assert got and not any(c.status == "proved" for c in got), [c.message[:300] for c in got]

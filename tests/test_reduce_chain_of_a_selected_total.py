@@ -11,11 +11,9 @@ moved by one 4-byte slot, its load reading the next slot, its barrier removed) m
 """
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from audited import audit_pair
+from interwarp_plants import PLANTS, first_round, planted, stage_checks
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -44,22 +42,6 @@ def kernel(integer: int) -> tuple[str, str]:
     return _CACHE[integer]
 
 
-def _first_round(ptx: str) -> tuple[int, int, int]:
-    """(index of the first ``st.shared``, of the ``bar.sync`` after it, of the ``ld.shared`` after that)."""
-    lines = ptx.splitlines()
-    st = next(i for i, s in enumerate(lines) if re.search(r"\bst\.shared\.", s))
-    bar = next(i for i in range(st, len(lines)) if "bar.sync" in lines[i])
-    ld = next(i for i in range(bar, len(lines)) if re.search(r"\bld\.shared\.", lines[i]))
-    return st, bar, ld
-
-
-def _stage(ttgir: str, ptx: str, ld: int) -> list:
-    """The warp-reduce checks at the first shuffle after the first round's load (line numbers kept by plants)."""
-    lines = ptx.splitlines()
-    after = next(i + 1 for i in range(ld, len(lines)) if "shfl.sync.bfly" in lines[i])
-    return [c for c in audit_pair(ttgir, ptx, "k").checks if c.check == "warp-reduce" and c.line == after]
-
-
 @pytest.mark.parametrize("integer", [0, 1])
 def test_kernel_has_the_form(integer):
     ttgir, ptx = kernel(integer)
@@ -70,29 +52,16 @@ def test_kernel_has_the_form(integer):
 @pytest.mark.parametrize("integer", [0, 1])
 def test_first_inter_warp_stage_is_proved_alone(integer):
     ttgir, ptx = kernel(integer)
-    got = _stage(ttgir, ptx, _first_round(ptx)[2])
+    got = stage_checks(ttgir, ptx, first_round(ptx)[2])
     assert got and all(c.status == "proved" for c in got), [c.message for c in got]
     assert got[0].data["masks"] == [2, 1]
     assert [list(g) for g in got[0].data["warp_groups"]] == [[0, 1, 2, 3]]
 
 
-def _moved(line: str, by: int) -> str:
-    return re.sub(r"\[(%r\d+)\]", lambda m: f"[{m.group(1)}+{by}]", line, count=1)
-
-
 @pytest.mark.parametrize("integer", [0, 1])
-@pytest.mark.parametrize("plant", ["store", "load", "barrier"])
+@pytest.mark.parametrize("plant", PLANTS)
 def test_planted_bug_is_not_proved(integer, plant):
     ttgir, ptx = kernel(integer)
-    st, bar, ld = _first_round(ptx)
-    lines = ptx.splitlines()
-    if plant == "store":
-        lines[st] = _moved(lines[st], 4)
-    elif plant == "load":
-        lines[ld] = _moved(lines[ld], 4)
-    else:
-        lines[bar] = ""                 # the blank keeps the line numbers
-    planted = "\n".join(lines)
-    assert planted != ptx
-    got = _stage(ttgir, planted, ld)
+    rnd = first_round(ptx)
+    got = stage_checks(ttgir, planted(ptx, rnd, plant), rnd[2])
     assert got and not any(c.status == "proved" for c in got), [c.message for c in got]
